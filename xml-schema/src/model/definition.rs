@@ -1,0 +1,102 @@
+//! The workflow definition language (seed 001, Figure 9), kept by the controller.
+
+use super::common::{
+    ActivityId, ActivityKind, ActivityTypeId, Contingency, PartitionId, PartnerId, Status,
+    WorkflowId,
+};
+
+/// A whole workflow: its activities, their types, how they are partitioned, and the partners.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct WorkflowDefinition {
+    /// `workflow@id`.
+    pub id: WorkflowId,
+    /// `description`; empty when absent.
+    pub description: String,
+    /// `activities/activity`, in document order.
+    pub activities: Vec<Activity>,
+    /// `activityTypes/activityType` (also spelled `actitivityType`).
+    pub activity_types: Vec<ActivityType>,
+    /// `partitions/partition`. Empty means the controller partitions the workflow itself.
+    pub partitions: Vec<Partition>,
+    /// `partners/partner`.
+    pub partners: Vec<Partner>,
+}
+
+/// One activity of a definition.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Activity {
+    /// `@id`, at least 1.
+    pub id: ActivityId,
+    /// `nameActivity`; empty when absent.
+    pub name: String,
+    /// `descriptionActivity`; empty when absent.
+    pub description: String,
+    /// `activityTypeId` (required): the skill a partner needs to run it.
+    pub activity_type: ActivityTypeId,
+    /// `status`; default pending (0).
+    pub status: Status,
+    /// `timeToWait` in seconds; > 0 is an emergency trigger; default 0.
+    pub time_to_wait_secs: u32,
+    /// `contingencyActivityId`; default -1 (block).
+    pub contingency: Contingency,
+    /// `timeOut` in seconds: longest run, 0 = none; default 0.
+    pub time_out_secs: u32,
+    /// `preconditions/preconditionId`, in document order.
+    pub preconditions: Vec<ActivityId>,
+    /// Extension `kind`; default automatic.
+    pub kind: ActivityKind,
+    /// Extension `command`: run with `sh -c` by automatic activities; absent = succeed at once.
+    pub command: Option<String>,
+}
+
+/// A type of activity, which partners list among their skills.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct ActivityType {
+    /// `@id`.
+    pub id: ActivityTypeId,
+    /// `description`; empty when absent.
+    pub description: String,
+}
+
+/// A set of activities given to one partner.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Partition {
+    /// `@id`.
+    pub id: PartitionId,
+    /// `name`; empty when absent.
+    pub name: String,
+    /// `partnerId` (required).
+    pub partner: PartnerId,
+    /// `timeOut` in seconds: longest run of the whole partition, 0 = none; default 0.
+    pub time_out_secs: u32,
+    /// `activityId`, in document order.
+    pub activities: Vec<ActivityId>,
+}
+
+/// A participant that can run activities of the types in its skills.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Partner {
+    /// `@id`.
+    pub id: PartnerId,
+    /// `name`; empty when absent. Nodes register under a name and are matched by it.
+    pub name: String,
+    /// `description`; empty when absent.
+    pub description: String,
+    /// `ip`: where the partner is reached (an IP, host name or libp2p multiaddr); may be empty
+    /// when the runtime finds the partner by name.
+    pub location: String,
+    /// `skills/activityTypeId`.
+    pub skills: Vec<ActivityTypeId>,
+}
+
+impl WorkflowDefinition {
+    /// The activity with this id, if any (the first, should ids repeat).
+    pub fn activity(&self, id: ActivityId) -> Option<&Activity> {
+        self.activities.iter().find(|a| a.id == id)
+    }
+
+    /// The partner with this id, if any.
+    pub fn partner(&self, id: PartnerId) -> Option<&Partner> {
+        self.partners.iter().find(|p| p.id == id)
+    }
+}

@@ -1,0 +1,16 @@
+//! The typed model of both MobiWfMS XML languages: the workflow definition (Figure 9 of
+//! seed 001) and the partition document sent to a partner (Figure 10).
+//!
+//! The model is plain data: no positions (those live in [`crate::SourceMap`]), so that
+//! `read(write(x)) == x` holds for every value.
+
+mod common;
+mod definition;
+mod partition;
+
+pub use common::{
+    ActivityId, ActivityKind, ActivityTypeId, Contingency, PartitionId, PartnerId, Status,
+    WorkflowId,
+};
+pub use definition::{Activity, ActivityType, Partition, Partner, WorkflowDefinition};
+pub use partition::{Adjacent, PartitionActivity, PartitionDocument, Precondition};

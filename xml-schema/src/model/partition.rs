@@ -1,0 +1,67 @@
+//! The partition document (seed 001, Figure 10): the part of a workflow one partner runs.
+
+use super::common::{ActivityId, ActivityKind, Contingency, Status, WorkflowId};
+
+/// What a partner receives: its activities, with everything needed to run them and to notify
+/// the partners of their successors directly.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct PartitionDocument {
+    /// `workflow@id`: the instance this partition belongs to.
+    pub workflow_id: WorkflowId,
+    /// `startTime` as written by the controller (opaque text); absent when not started.
+    pub start_time: Option<String>,
+    /// `activities/activity` (also accepted directly under `workflow`).
+    pub activities: Vec<PartitionActivity>,
+}
+
+/// One activity of a partition.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct PartitionActivity {
+    /// `@id`.
+    pub id: ActivityId,
+    /// `nameActivity`.
+    pub name: String,
+    /// `descriptionActivity`.
+    pub description: String,
+    /// `status`.
+    pub status: Status,
+    /// `responseImmediate`: tell the controller as soon as this activity finishes (it has an
+    /// adjacent in another partition).
+    pub response_immediate: bool,
+    /// `timeToWait` in seconds (emergency trigger); 0 = none.
+    pub time_to_wait_secs: u32,
+    /// `contingencyActivityId`.
+    pub contingency: Contingency,
+    /// `preconditions/precondition`.
+    pub preconditions: Vec<Precondition>,
+    /// `adjacents/adjacent`: the activities that wait for this one, and where they run.
+    pub adjacents: Vec<Adjacent>,
+    /// Extension `timeOut`: the activity's longest run in seconds, 0 = none (default).
+    pub time_out_secs: u32,
+    /// Extension `kind`; default automatic.
+    pub kind: ActivityKind,
+    /// Extension `command`; absent = succeed at once.
+    pub command: Option<String>,
+}
+
+/// A precondition of a partition activity.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Precondition {
+    /// `@id` (also spelled `Id`): the activity waited for.
+    pub id: ActivityId,
+    /// `status` of that activity as far as this document knows.
+    pub status: Status,
+    /// `local`: the activity is in this same partition.
+    pub local: bool,
+    /// `timeOut` (also spelled `connectDelay`): longest wait in seconds, 0 = none.
+    pub time_out_secs: u32,
+}
+
+/// A successor of a partition activity.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Adjacent {
+    /// `@id` (also spelled `Id`): the successor activity.
+    pub id: ActivityId,
+    /// `ip`: where the partner that runs the successor is reached.
+    pub location: String,
+}

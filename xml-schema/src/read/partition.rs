@@ -1,0 +1,187 @@
+//! Reads a partition document (Figure 10) from its element tree.
+//!
+//! Accepts the published variants: activities directly under `workflow` (Quadro 2 has no
+//! `activities` wrapper), `connectDelay` for a precondition's `timeOut`, and `Id` for `id`.
+
+use super::{Ctx, check_root, many, one};
+use crate::model::{
+    ActivityId, Adjacent, PartitionActivity, PartitionDocument, Precondition, WorkflowId,
+};
+use crate::source_map::Node;
+use crate::tree::Element;
+
+const ROOT: &[super::Child] = &[
+    one(&["startTime"]),
+    one(&["activities"]),
+    many(&["activity"]),
+];
+const ACTIVITY: &[super::Child] = &[
+    one(&["nameActivity"]),
+    one(&["descriptionActivity"]),
+    one(&["status"]),
+    one(&["responseImmediate"]),
+    one(&["timeToWait"]),
+    one(&["contingencyActivityId"]),
+    one(&["preconditions"]),
+    one(&["adjacents"]),
+    one(&["timeOut"]),
+    one(&["kind"]),
+    one(&["command"]),
+];
+const TIME_OUT: &[&str] = &["timeOut", "connectDelay"];
+const PRECONDITION: &[super::Child] = &[one(&["status"]), one(&["local"]), one(TIME_OUT)];
+
+/// Reads a partition document; `None` only when the root is not `workflow`.
+pub(crate) fn read_partition(ctx: &mut Ctx, root: &Element) -> Option<PartitionDocument> {
+    if !check_root(ctx, root) {
+        return None;
+    }
+    ctx.check_shape(root, "<workflow>", ROOT, true);
+    let id = ctx.id_attr(root, "workflow").unwrap_or(0);
+    let start_time = root.child(&["startTime"]).map(|e| ctx.leaf(e).to_string());
+    let wrapped = root.child(&["activities"]);
+    if let (Some(list), Some(direct)) = (wrapped, root.child(&["activity"])) {
+        ctx.error(
+            direct.pos,
+            format!(
+                "<activity> stands directly under <workflow> although <activities> (at {}) \
+                 holds the others; put every <activity> inside <activities>",
+                list.pos
+            ),
+        );
+    }
+    let list = wrapped.unwrap_or(root);
+    if let Some(list) = wrapped {
+        ctx.check_shape(list, "<activities>", &[many(&["activity"])], false);
+    }
+    let mut activities = Vec::new();
+    for el in list.children_named(&["activity"]) {
+        let index = activities.len();
+        activities.push(read_activity(ctx, el, index));
+    }
+    Some(PartitionDocument {
+        workflow_id: WorkflowId(id),
+        start_time,
+        activities,
+    })
+}
+
+fn read_activity(ctx: &mut Ctx, el: &Element, index: usize) -> PartitionActivity {
+    ctx.map.set(Node::Activity(index), el.pos);
+    let id = ctx.id_attr(el, "activity");
+    let owner = match id {
+        Some(id) => format!("activity {id}"),
+        None => "this activity".to_string(),
+    };
+    ctx.check_shape(el, &format!("<activity> ({owner})"), ACTIVITY, true);
+    for child in &el.children {
+        if let Some(name) = ACTIVITY
+            .iter()
+            .flat_map(|c| c.names)
+            .find(|n| **n == child.name)
+        {
+            ctx.map.set(
+                Node::ActivityField(index, name),
+                child.text_pos.unwrap_or(child.pos),
+            );
+        }
+    }
+    let text = |ctx: &mut Ctx, name: &str| {
+        el.child(&[name])
+            .map(|e| ctx.leaf(e).to_string())
+            .unwrap_or_default()
+    };
+
+    let mut preconditions = Vec::new();
+    if let Some(list) = el.child(&["preconditions"]) {
+        let what = format!("<preconditions> of {owner}");
+        ctx.check_shape(list, &what, &[many(&["precondition"])], false);
+        for pre in list.children_named(&["precondition"]) {
+            let Some(pre_id) = ctx.id_attr(pre, "precondition") else {
+                continue;
+            };
+            let pre_owner = format!("precondition {pre_id} of {owner}");
+            ctx.check_shape(
+                pre,
+                &format!("<precondition> ({pre_owner})"),
+                PRECONDITION,
+                true,
+            );
+            ctx.map
+                .set(Node::Precondition(index, preconditions.len()), pre.pos);
+            preconditions.push(Precondition {
+                id: ActivityId(pre_id),
+                status: pre
+                    .child(&["status"])
+                    .and_then(|e| ctx.status(e, &pre_owner))
+                    .unwrap_or_default(),
+                local: pre
+                    .child(&["local"])
+                    .and_then(|e| ctx.flag(e, &pre_owner, "in this partition"))
+                    .unwrap_or(false),
+                time_out_secs: pre
+                    .child(TIME_OUT)
+                    .and_then(|e| ctx.secs(e, &pre_owner))
+                    .unwrap_or(0),
+            });
+        }
+    }
+
+    let mut adjacents = Vec::new();
+    if let Some(list) = el.child(&["adjacents"]) {
+        ctx.check_shape(
+            list,
+            &format!("<adjacents> of {owner}"),
+            &[many(&["adjacent"])],
+            false,
+        );
+        for adj in list.children_named(&["adjacent"]) {
+            let Some(adj_id) = ctx.id_attr(adj, "adjacent") else {
+                continue;
+            };
+            let adj_owner = format!("<adjacent> ({adj_id} of {owner})");
+            ctx.check_shape(adj, &adj_owner, &[one(&["ip"])], true);
+            ctx.map.set(Node::Adjacent(index, adjacents.len()), adj.pos);
+            adjacents.push(Adjacent {
+                id: ActivityId(adj_id),
+                location: adj
+                    .child(&["ip"])
+                    .map(|e| ctx.leaf(e).to_string())
+                    .unwrap_or_default(),
+            });
+        }
+    }
+
+    PartitionActivity {
+        id: ActivityId(id.unwrap_or(0)),
+        name: text(ctx, "nameActivity"),
+        description: text(ctx, "descriptionActivity"),
+        status: el
+            .child(&["status"])
+            .and_then(|e| ctx.status(e, &owner))
+            .unwrap_or_default(),
+        response_immediate: el
+            .child(&["responseImmediate"])
+            .and_then(|e| ctx.flag(e, &owner, "tell the controller at once"))
+            .unwrap_or(false),
+        time_to_wait_secs: el
+            .child(&["timeToWait"])
+            .and_then(|e| ctx.secs(e, &owner))
+            .unwrap_or(0),
+        contingency: el
+            .child(&["contingencyActivityId"])
+            .and_then(|e| ctx.contingency(e, &owner))
+            .unwrap_or_default(),
+        preconditions,
+        adjacents,
+        time_out_secs: el
+            .child(&["timeOut"])
+            .and_then(|e| ctx.secs(e, &owner))
+            .unwrap_or(0),
+        kind: el
+            .child(&["kind"])
+            .and_then(|e| ctx.kind(e, &owner))
+            .unwrap_or_default(),
+        command: el.child(&["command"]).map(|e| ctx.leaf(e).to_string()),
+    }
+}

@@ -1,0 +1,342 @@
+//! A small element tree with source positions, built from quick-xml events.
+//!
+//! Reading a document is two steps: text → [`Element`] tree (this module: well-formedness,
+//! hostile-input refusal, limits), then tree → typed model (`read`), which can report every
+//! problem at once because the whole tree is in hand. Entity declarations cannot be used:
+//! a DOCTYPE is refused, and only the five predefined entities and character references are
+//! resolved.
+
+use quick_xml::Reader;
+use quick_xml::events::{BytesStart, Event};
+
+use crate::diagnostic::{Diagnostic, Pos};
+use crate::limits::{MAX_ATTRIBUTES, MAX_DEPTH, MAX_ELEMENTS, MAX_TEXT_BYTES};
+use crate::text::LineIndex;
+
+/// An element with its attributes, child elements and text, and where it starts.
+#[derive(Debug, Clone)]
+pub(crate) struct Element {
+    pub name: String,
+    /// Position of the `<` that opens the element.
+    pub pos: Pos,
+    pub attrs: Vec<Attribute>,
+    pub children: Vec<Element>,
+    /// The concatenated character data directly inside this element.
+    pub text: String,
+    /// Position of the first non-whitespace character data, if any.
+    pub text_pos: Option<Pos>,
+}
+
+/// An attribute, unescaped.
+#[derive(Debug, Clone)]
+pub(crate) struct Attribute {
+    pub name: String,
+    pub value: String,
+}
+
+impl Element {
+    /// Children named `name` (or any of its aliases).
+    pub fn children_named<'a>(&'a self, names: &'a [&'a str]) -> impl Iterator<Item = &'a Element> {
+        self.children
+            .iter()
+            .filter(move |c| names.contains(&c.name.as_str()))
+    }
+
+    /// The first child named `name` (or any of its aliases).
+    pub fn child(&self, names: &[&str]) -> Option<&Element> {
+        self.children
+            .iter()
+            .find(|c| names.contains(&c.name.as_str()))
+    }
+
+    /// The value of the first attribute named `name` (or any of its aliases).
+    pub fn attr(&self, names: &[&str]) -> Option<&str> {
+        self.attrs
+            .iter()
+            .find(|a| names.contains(&a.name.as_str()))
+            .map(|a| a.value.as_str())
+    }
+}
+
+/// Parses `text` into its root element, or the first well-formedness problem.
+pub(crate) fn parse(text: &str) -> Result<Element, Diagnostic> {
+    let lines = LineIndex::new(text);
+    let at = |offset: u64| lines.pos(usize::try_from(offset).unwrap_or(usize::MAX));
+    let mut reader = Reader::from_str(text);
+    let mut stack: Vec<Element> = Vec::new();
+    let mut root: Option<Element> = None;
+    let mut elements = 0usize;
+
+    loop {
+        let offset = reader.buffer_position();
+        let event = reader.read_event().map_err(|e| {
+            Diagnostic::new(
+                at(reader.error_position()),
+                format!("the document is not well-formed XML: {e}"),
+            )
+        })?;
+        match event {
+            Event::Start(start) | Event::Empty(start) if stack.len() >= MAX_DEPTH => {
+                let name = start.name().as_ref().to_string();
+                return Err(Diagnostic::new(
+                    at(offset),
+                    format!(
+                        "<{name}> is nested {} levels deep, over the limit of {MAX_DEPTH} \
+                         (MAX_DEPTH); the MobiWfMS languages need at most 6",
+                        stack.len() + 1
+                    ),
+                ));
+            }
+            Event::Start(start) => {
+                let element = open(&start, at(offset), &mut elements, root.is_some())?;
+                stack.push(element);
+            }
+            Event::Empty(start) => {
+                let element = open(&start, at(offset), &mut elements, root.is_some())?;
+                close(element, &mut stack, &mut root);
+            }
+            Event::End(_) => {
+                // quick-xml has checked that the end tag matches the open one.
+                if let Some(element) = stack.pop() {
+                    close(element, &mut stack, &mut root);
+                }
+            }
+            Event::Text(t) => add_text(&mut stack, &t.xml10_content(), at(offset))?,
+            Event::CData(c) => add_text(&mut stack, &c.xml10_content(), at(offset))?,
+            Event::GeneralRef(r) => {
+                let resolved = if r.is_char_ref() {
+                    match r.resolve_char_ref() {
+                        Ok(Some(c)) => c.to_string(),
+                        _ => {
+                            return Err(Diagnostic::new(
+                                at(offset),
+                                format!(
+                                    "&{}; is not a valid character reference; write a \
+                                     character like &#233; or &#xE9;",
+                                    &*r
+                                ),
+                            ));
+                        }
+                    }
+                } else {
+                    predefined_entity(&r).map(str::to_string).ok_or_else(|| {
+                        Diagnostic::new(
+                            at(offset),
+                            format!(
+                                "unknown entity &{};: only &lt; &gt; &amp; &apos; &quot; and \
+                                 character references such as &#233; may be used",
+                                &*r
+                            ),
+                        )
+                    })?
+                };
+                add_text(&mut stack, &resolved, at(offset))?;
+            }
+            Event::DocType(_) => {
+                return Err(Diagnostic::new(
+                    at(offset),
+                    "<!DOCTYPE> is not allowed: MobiWfMS documents are read without DTDs, so \
+                     entity declarations and external references are refused; remove the \
+                     DOCTYPE declaration",
+                ));
+            }
+            Event::Comment(_) | Event::Decl(_) | Event::PI(_) => {}
+            Event::Eof => {
+                if let Some(open) = stack.last() {
+                    return Err(Diagnostic::new(
+                        at(offset),
+                        format!(
+                            "the document ends before <{}> (opened at {}) is closed; add \
+                             </{}>",
+                            open.name, open.pos, open.name
+                        ),
+                    ));
+                }
+                return root.ok_or_else(|| {
+                    Diagnostic::new(
+                        Pos::START,
+                        "the document is empty: expected a <workflow> element",
+                    )
+                });
+            }
+        }
+    }
+}
+
+fn open(
+    start: &BytesStart<'_>,
+    pos: Pos,
+    elements: &mut usize,
+    root_done: bool,
+) -> Result<Element, Diagnostic> {
+    let name = start.name().as_ref().to_string();
+    if root_done {
+        return Err(Diagnostic::new(
+            pos,
+            format!(
+                "<{name}> comes after the root element has ended; a document has exactly one root element"
+            ),
+        ));
+    }
+    *elements += 1;
+    if *elements > MAX_ELEMENTS {
+        return Err(Diagnostic::new(
+            pos,
+            format!("the document has more than {MAX_ELEMENTS} elements (MAX_ELEMENTS)"),
+        ));
+    }
+    let mut attrs = Vec::new();
+    for attr in start.attributes() {
+        let attr = attr.map_err(|e| {
+            Diagnostic::new(pos, format!("<{name}> has a malformed attribute: {e}"))
+        })?;
+        if attrs.len() == MAX_ATTRIBUTES {
+            return Err(Diagnostic::new(
+                pos,
+                format!("<{name}> has more than {MAX_ATTRIBUTES} attributes (MAX_ATTRIBUTES)"),
+            ));
+        }
+        let key = attr.key.as_ref().to_string();
+        let value = attr
+            .normalized_value(quick_xml::XmlVersion::Implicit1_0)
+            .map_err(|e| {
+                Diagnostic::new(
+                    pos,
+                    format!("attribute {key} of <{name}> has a bad escape: {e}; write & as &amp;"),
+                )
+            })?;
+        attrs.push(Attribute {
+            name: key,
+            value: value.into_owned(),
+        });
+    }
+    Ok(Element {
+        name,
+        pos,
+        attrs,
+        children: Vec::new(),
+        text: String::new(),
+        text_pos: None,
+    })
+}
+
+fn close(element: Element, stack: &mut [Element], root: &mut Option<Element>) {
+    match stack.last_mut() {
+        Some(parent) => parent.children.push(element),
+        None => *root = Some(element),
+    }
+}
+
+fn add_text(stack: &mut [Element], text: &str, pos: Pos) -> Result<(), Diagnostic> {
+    let Some(top) = stack.last_mut() else {
+        if text.trim().is_empty() {
+            return Ok(());
+        }
+        return Err(Diagnostic::new(
+            pos,
+            "text outside the root element; a document must start with <workflow>",
+        ));
+    };
+    if let Some(bad) = text
+        .chars()
+        .find(|c| c.is_control() && !matches!(c, '\t' | '\n' | '\r'))
+    {
+        return Err(Diagnostic::new(
+            pos,
+            format!(
+                "control character U+{:04X} is not allowed in XML text; remove it",
+                u32::from(bad)
+            ),
+        ));
+    }
+    if top.text_pos.is_none() && !text.trim().is_empty() {
+        let lead = text.len() - text.trim_start().len();
+        top.text_pos = Some(if lead == 0 {
+            pos
+        } else {
+            // Point at the first non-blank character, not the whitespace before it.
+            let lines = LineIndex::new(text);
+            let inner = lines.pos(lead);
+            if inner.line == 1 {
+                Pos {
+                    line: pos.line,
+                    column: pos.column + inner.column - 1,
+                }
+            } else {
+                Pos {
+                    line: pos.line + inner.line - 1,
+                    column: inner.column,
+                }
+            }
+        });
+    }
+    if top.text.len() + text.len() > MAX_TEXT_BYTES {
+        return Err(Diagnostic::new(
+            pos,
+            format!(
+                "the text of <{}> is longer than {MAX_TEXT_BYTES} bytes (MAX_TEXT_BYTES)",
+                top.name
+            ),
+        ));
+    }
+    top.text.push_str(text);
+    Ok(())
+}
+
+fn predefined_entity(name: &str) -> Option<&'static str> {
+    Some(match name {
+        "lt" => "<",
+        "gt" => ">",
+        "amp" => "&",
+        "apos" => "'",
+        "quot" => "\"",
+        _ => return None,
+    })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn builds_tree_with_positions() {
+        let root = parse("<workflow id=\"1\">\n  <a>x &amp; y</a>\n  <b/>\n</workflow>").unwrap();
+        assert_eq!(root.name, "workflow");
+        assert_eq!(root.attr(&["id"]), Some("1"));
+        assert_eq!(root.children.len(), 2);
+        assert_eq!(root.children[0].text, "x & y");
+        assert_eq!(root.children[0].pos, Pos { line: 2, column: 3 });
+        assert_eq!(root.children[0].text_pos, Some(Pos { line: 2, column: 6 }));
+        assert_eq!(root.children[1].pos, Pos { line: 3, column: 3 });
+    }
+
+    #[test]
+    fn doctype_is_refused() {
+        let err = parse("<!DOCTYPE w [<!ENTITY a \"aaaa\">]><w>&a;</w>").unwrap_err();
+        assert!(err.message.contains("DOCTYPE"), "{}", err.message);
+    }
+
+    #[test]
+    fn unknown_entity_is_refused() {
+        let err = parse("<w>&nope;</w>").unwrap_err();
+        assert!(err.message.contains("&nope;"), "{}", err.message);
+    }
+
+    #[test]
+    fn depth_is_limited() {
+        let deep = "<a>".repeat(MAX_DEPTH + 1) + &"</a>".repeat(MAX_DEPTH + 1);
+        assert!(parse(&deep).unwrap_err().message.contains("MAX_DEPTH"));
+    }
+
+    #[test]
+    fn unclosed_element_is_reported_with_where_it_opened() {
+        let err = parse("<w>\n <a>").unwrap_err();
+        assert!(err.message.contains("2:2"), "{}", err.message);
+    }
+
+    #[test]
+    fn mismatched_end_tag_is_reported() {
+        let err = parse("<w><a></b></w>").unwrap_err();
+        assert!(err.message.contains("not well-formed"), "{}", err.message);
+    }
+}

@@ -1,0 +1,69 @@
+//! Checks a partition document's internal consistency.
+
+use std::collections::HashSet;
+
+use super::duplicates;
+use crate::diagnostic::Diagnostic;
+use crate::model::{ActivityId, PartitionDocument};
+use crate::source_map::{Node, SourceMap};
+
+/// Every consistency problem of a partition document: repeated ids, and preconditions or
+/// adjacents whose `local` flag or location contradicts the document.
+pub fn validate_partition(doc: &PartitionDocument, map: &SourceMap) -> Vec<Diagnostic> {
+    let mut diags = Vec::new();
+    duplicates(
+        &mut diags,
+        "activity",
+        doc.activities
+            .iter()
+            .enumerate()
+            .map(|(i, a)| (a.id, map.pos(Node::Activity(i)))),
+    );
+    let here: HashSet<ActivityId> = doc.activities.iter().map(|a| a.id).collect();
+    for (i, a) in doc.activities.iter().enumerate() {
+        for (j, p) in a.preconditions.iter().enumerate() {
+            let pos = map.pos_or(Node::Precondition(i, j), Node::Activity(i));
+            if p.id == a.id {
+                diags.push(Diagnostic::new(
+                    pos,
+                    format!(
+                        "activity {} lists itself as a precondition; remove it",
+                        a.id
+                    ),
+                ));
+            } else if p.local && !here.contains(&p.id) {
+                diags.push(Diagnostic::new(
+                    pos,
+                    format!(
+                        "precondition {} of activity {} is marked local (<local>1</local>) but \
+                         activity {} is not in this partition; set <local>0</local> or add the \
+                         activity",
+                        p.id, a.id, p.id
+                    ),
+                ));
+            } else if !p.local && here.contains(&p.id) {
+                diags.push(Diagnostic::new(
+                    pos,
+                    format!(
+                        "precondition {} of activity {} is marked remote (<local>0</local>) but \
+                         activity {} is in this partition; set <local>1</local>",
+                        p.id, a.id, p.id
+                    ),
+                ));
+            }
+        }
+        for (j, adj) in a.adjacents.iter().enumerate() {
+            if !here.contains(&adj.id) && adj.location.trim().is_empty() {
+                diags.push(Diagnostic::new(
+                    map.pos_or(Node::Adjacent(i, j), Node::Activity(i)),
+                    format!(
+                        "adjacent {} of activity {} runs in another partition but has no <ip>; \
+                         give the location of the partner that runs it",
+                        adj.id, a.id
+                    ),
+                ));
+            }
+        }
+    }
+    diags
+}

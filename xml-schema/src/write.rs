@@ -1,0 +1,207 @@
+//! Model → XML text, indented like the published examples.
+//!
+//! Writes every element of the published languages (so the output reads like Figures 9 and
+//! 10), and our extensions only when they differ from their defaults (so documents without
+//! them stay exactly as published). Always UTF-8.
+
+use std::fmt::Write as _;
+
+use crate::model::{
+    ActivityKind, PartitionActivity, PartitionDocument, Precondition, WorkflowDefinition,
+};
+
+/// Writes a workflow definition.
+pub fn write_definition(def: &WorkflowDefinition) -> String {
+    let mut out = Out::new();
+    out.open("workflow", Some(def.id.0));
+    out.leaf("description", &def.description);
+    out.list("activities", def.activities.is_empty(), |out| {
+        for a in &def.activities {
+            out.open("activity", Some(a.id.0));
+            out.leaf("nameActivity", &a.name);
+            out.leaf("descriptionActivity", &a.description);
+            out.leaf("activityTypeId", a.activity_type);
+            out.leaf("status", a.status.code());
+            out.leaf("timeToWait", a.time_to_wait_secs);
+            out.leaf("contingencyActivityId", a.contingency.code());
+            out.leaf("timeOut", a.time_out_secs);
+            out.list("preconditions", a.preconditions.is_empty(), |out| {
+                for p in &a.preconditions {
+                    out.leaf("preconditionId", p);
+                }
+            });
+            out.extensions(a.kind, a.command.as_deref());
+            out.close("activity");
+        }
+    });
+    out.list("activityTypes", def.activity_types.is_empty(), |out| {
+        for t in &def.activity_types {
+            out.open("activityType", Some(t.id.0));
+            out.leaf("description", &t.description);
+            out.close("activityType");
+        }
+    });
+    out.list("partitions", def.partitions.is_empty(), |out| {
+        for p in &def.partitions {
+            out.open("partition", Some(p.id.0));
+            out.leaf("name", &p.name);
+            out.leaf("partnerId", p.partner);
+            out.leaf("timeOut", p.time_out_secs);
+            for a in &p.activities {
+                out.leaf("activityId", a);
+            }
+            out.close("partition");
+        }
+    });
+    out.list("partners", def.partners.is_empty(), |out| {
+        for p in &def.partners {
+            out.open("partner", Some(p.id.0));
+            out.leaf("name", &p.name);
+            out.leaf("description", &p.description);
+            out.leaf("ip", &p.location);
+            out.list("skills", p.skills.is_empty(), |out| {
+                for s in &p.skills {
+                    out.leaf("activityTypeId", s);
+                }
+            });
+            out.close("partner");
+        }
+    });
+    out.close("workflow");
+    out.buf
+}
+
+/// Writes a partition document.
+pub fn write_partition(doc: &PartitionDocument) -> String {
+    let mut out = Out::new();
+    out.open("workflow", Some(doc.workflow_id.0));
+    if let Some(start) = &doc.start_time {
+        out.leaf("startTime", start);
+    }
+    out.list("activities", doc.activities.is_empty(), |out| {
+        for a in &doc.activities {
+            write_partition_activity(out, a);
+        }
+    });
+    out.close("workflow");
+    out.buf
+}
+
+fn write_partition_activity(out: &mut Out, a: &PartitionActivity) {
+    out.open("activity", Some(a.id.0));
+    out.leaf("nameActivity", &a.name);
+    out.leaf("descriptionActivity", &a.description);
+    out.leaf("status", a.status.code());
+    out.leaf("responseImmediate", u8::from(a.response_immediate));
+    out.leaf("timeToWait", a.time_to_wait_secs);
+    out.leaf("contingencyActivityId", a.contingency.code());
+    out.list("preconditions", a.preconditions.is_empty(), |out| {
+        for p in &a.preconditions {
+            out.line(&precondition(p));
+        }
+    });
+    out.list("adjacents", a.adjacents.is_empty(), |out| {
+        for adj in &a.adjacents {
+            out.line(&format!(
+                "<adjacent id=\"{}\"><ip>{}</ip></adjacent>",
+                adj.id,
+                escape(&adj.location)
+            ));
+        }
+    });
+    if a.time_out_secs != 0 {
+        out.leaf("timeOut", a.time_out_secs);
+    }
+    out.extensions(a.kind, a.command.as_deref());
+    out.close("activity");
+}
+
+fn precondition(p: &Precondition) -> String {
+    format!(
+        "<precondition id=\"{}\"><status>{}</status><local>{}</local><timeOut>{}</timeOut></precondition>",
+        p.id,
+        p.status.code(),
+        u8::from(p.local),
+        p.time_out_secs
+    )
+}
+
+/// An indenting XML text builder for the fixed shapes above.
+struct Out {
+    buf: String,
+    depth: usize,
+}
+
+impl Out {
+    fn new() -> Self {
+        Out {
+            buf: String::from("<?xml version=\"1.0\" encoding=\"UTF-8\"?>\n"),
+            depth: 0,
+        }
+    }
+
+    fn line(&mut self, text: &str) {
+        for _ in 0..self.depth {
+            self.buf.push_str("  ");
+        }
+        self.buf.push_str(text);
+        self.buf.push('\n');
+    }
+
+    fn open(&mut self, name: &str, id: Option<u64>) {
+        match id {
+            Some(id) => self.line(&format!("<{name} id=\"{id}\">")),
+            None => self.line(&format!("<{name}>")),
+        }
+        self.depth += 1;
+    }
+
+    fn close(&mut self, name: &str) {
+        self.depth = self.depth.saturating_sub(1);
+        self.line(&format!("</{name}>"));
+    }
+
+    fn leaf(&mut self, name: &str, value: impl std::fmt::Display) {
+        let mut text = String::new();
+        // Writing to a String cannot fail.
+        let _ = write!(text, "{value}");
+        self.line(&format!("<{name}>{}</{name}>", escape(&text)));
+    }
+
+    /// A container element, written empty (`<name/>`) when it has no children.
+    fn list(&mut self, name: &str, empty: bool, body: impl FnOnce(&mut Out)) {
+        if empty {
+            self.line(&format!("<{name}/>"));
+        } else {
+            self.open(name, None);
+            body(self);
+            self.close(name);
+        }
+    }
+
+    /// Our extensions, only where they differ from their defaults.
+    fn extensions(&mut self, kind: ActivityKind, command: Option<&str>) {
+        if kind != ActivityKind::default() {
+            self.leaf("kind", kind.as_str());
+        }
+        if let Some(command) = command {
+            self.leaf("command", command);
+        }
+    }
+}
+
+/// Escapes text content. `\r` becomes a character reference so that it survives the
+/// end-of-line normalisation every XML reader applies.
+fn escape(text: &str) -> String {
+    let mut out = String::with_capacity(text.len());
+    for c in text.chars() {
+        match c {
+            '&' => out.push_str("&amp;"),
+            '<' => out.push_str("&lt;"),
+            '>' => out.push_str("&gt;"),
+            '\r' => out.push_str("&#13;"),
+            c => out.push(c),
+        }
+    }
+    out
+}

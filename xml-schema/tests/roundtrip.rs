@@ -1,0 +1,228 @@
+//! Property tests: writing any model value and reading it back gives the same value, and no
+//! input bytes make the reader panic.
+#![allow(clippy::unwrap_used, clippy::expect_used)]
+
+use mobiwf_xml_schema::*;
+use proptest::prelude::*;
+
+/// Text a document can carry: any non-control character, plus tab, newline and carriage
+/// return, including XML's special characters and surrounding whitespace.
+fn text() -> impl Strategy<Value = String> {
+    proptest::string::string_regex("(\\PC|[\\t\\n\\r <>&\"'])*")
+        .unwrap()
+        .prop_map(|s| s.chars().take(24).collect())
+}
+
+fn status() -> impl Strategy<Value = Status> {
+    prop_oneof![
+        Just(Status::Pending),
+        Just(Status::Succeeded),
+        Just(Status::Failed)
+    ]
+}
+
+fn contingency() -> impl Strategy<Value = Contingency> {
+    prop_oneof![
+        Just(Contingency::Block),
+        Just(Contingency::Release),
+        any::<u64>()
+            .prop_filter("0 is Release", |x| *x > 0)
+            .prop_map(|x| Contingency::Run(ActivityId(x))),
+    ]
+}
+
+fn kind() -> impl Strategy<Value = ActivityKind> {
+    prop_oneof![
+        Just(ActivityKind::Automatic),
+        Just(ActivityKind::SemiAutomatic),
+        Just(ActivityKind::Manual)
+    ]
+}
+
+fn activity() -> impl Strategy<Value = Activity> {
+    (
+        (any::<u64>(), text(), text(), any::<u64>(), status()),
+        (
+            any::<u32>(),
+            contingency(),
+            any::<u32>(),
+            prop::collection::vec(any::<u64>(), 0..4),
+        ),
+        (kind(), prop::option::of(text())),
+    )
+        .prop_map(
+            |(
+                (id, name, description, ty, status),
+                (wait, contingency, time_out, pre),
+                (kind, command),
+            )| Activity {
+                id: ActivityId(id),
+                name,
+                description,
+                activity_type: ActivityTypeId(ty),
+                status,
+                time_to_wait_secs: wait,
+                contingency,
+                time_out_secs: time_out,
+                preconditions: pre.into_iter().map(ActivityId).collect(),
+                kind,
+                command,
+            },
+        )
+}
+
+fn definition() -> impl Strategy<Value = WorkflowDefinition> {
+    let activity_type = (any::<u64>(), text()).prop_map(|(id, description)| ActivityType {
+        id: ActivityTypeId(id),
+        description,
+    });
+    let partition = (
+        any::<u64>(),
+        text(),
+        any::<u64>(),
+        any::<u32>(),
+        prop::collection::vec(any::<u64>(), 0..4),
+    )
+        .prop_map(|(id, name, partner, time_out, activities)| Partition {
+            id: PartitionId(id),
+            name,
+            partner: PartnerId(partner),
+            time_out_secs: time_out,
+            activities: activities.into_iter().map(ActivityId).collect(),
+        });
+    let partner = (
+        any::<u64>(),
+        text(),
+        text(),
+        text(),
+        prop::collection::vec(any::<u64>(), 0..4),
+    )
+        .prop_map(|(id, name, description, location, skills)| Partner {
+            id: PartnerId(id),
+            name,
+            description,
+            location,
+            skills: skills.into_iter().map(ActivityTypeId).collect(),
+        });
+    (
+        any::<u64>(),
+        text(),
+        prop::collection::vec(activity(), 0..5),
+        prop::collection::vec(activity_type, 0..3),
+        prop::collection::vec(partition, 0..3),
+        prop::collection::vec(partner, 0..3),
+    )
+        .prop_map(
+            |(id, description, activities, activity_types, partitions, partners)| {
+                WorkflowDefinition {
+                    id: WorkflowId(id),
+                    description,
+                    activities,
+                    activity_types,
+                    partitions,
+                    partners,
+                }
+            },
+        )
+}
+
+fn partition_document() -> impl Strategy<Value = PartitionDocument> {
+    let precondition =
+        (any::<u64>(), status(), any::<bool>(), any::<u32>()).prop_map(|(id, status, local, t)| {
+            Precondition {
+                id: ActivityId(id),
+                status,
+                local,
+                time_out_secs: t,
+            }
+        });
+    let adjacent = (any::<u64>(), text()).prop_map(|(id, location)| Adjacent {
+        id: ActivityId(id),
+        location,
+    });
+    let activity = (
+        (
+            any::<u64>(),
+            text(),
+            text(),
+            status(),
+            any::<bool>(),
+            any::<u32>(),
+            contingency(),
+        ),
+        (
+            prop::collection::vec(precondition, 0..3),
+            prop::collection::vec(adjacent, 0..3),
+            any::<u32>(),
+            kind(),
+            prop::option::of(text()),
+        ),
+    )
+        .prop_map(
+            |(
+                (id, name, description, status, ri, wait, contingency),
+                (preconditions, adjacents, time_out, kind, command),
+            )| {
+                PartitionActivity {
+                    id: ActivityId(id),
+                    name,
+                    description,
+                    status,
+                    response_immediate: ri,
+                    time_to_wait_secs: wait,
+                    contingency,
+                    preconditions,
+                    adjacents,
+                    time_out_secs: time_out,
+                    kind,
+                    command,
+                }
+            },
+        );
+    (
+        any::<u64>(),
+        prop::option::of(text()),
+        prop::collection::vec(activity, 0..4),
+    )
+        .prop_map(|(id, start_time, activities)| PartitionDocument {
+            workflow_id: WorkflowId(id),
+            start_time,
+            activities,
+        })
+}
+
+proptest! {
+    #![proptest_config(ProptestConfig::with_cases(256))]
+
+    #[test]
+    fn definition_round_trips(def in definition()) {
+        let xml = write_definition(&def);
+        let back = read_definition(xml.as_bytes()).map_err(|d| TestCaseError::fail(d.render("written")))?;
+        prop_assert_eq!(back.value, def);
+    }
+
+    #[test]
+    fn partition_document_round_trips(doc in partition_document()) {
+        let xml = write_partition(&doc);
+        let back = read_partition(xml.as_bytes()).map_err(|d| TestCaseError::fail(d.render("written")))?;
+        prop_assert_eq!(back.value, doc);
+    }
+
+    #[test]
+    fn arbitrary_bytes_never_panic(bytes in prop::collection::vec(any::<u8>(), 0..512)) {
+        let _ = check(&bytes).render("fuzz");
+    }
+
+    #[test]
+    fn mutated_paper_never_panics(cut in 0usize..4000, byte in any::<u8>()) {
+        let mut bytes = std::fs::read(concat!(env!("CARGO_MANIFEST_DIR"), "/../examples/paper/workflow.xml")).unwrap();
+        let at = cut % bytes.len();
+        bytes[at] = byte;
+        let _ = check(&bytes).render("mutated");
+        if let Ok(def) = load_definition(&bytes) {
+            for part in derive_partitions(&def.value, &DeriveOptions::default()) {
+                prop_assert!(load_partition(write_partition(&part.document).as_bytes()).is_ok());
+            }
+        }
+    }
+}

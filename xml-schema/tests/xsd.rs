@@ -1,0 +1,218 @@
+//! Checks the XSD files in `xsd/` with a real XML Schema validator, `xmllint` (libxml2).
+//!
+//! The schemas are the formal statement of the two MobiWfMS XML languages; nothing in the
+//! crate reads them, so without this test they could silently drift away from the published
+//! documents and from our extensions. It validates:
+//!
+//! * the repaired paper fixtures (`../../shared/fixtures/paper/`, skipped when that directory
+//!   is absent) and their copy in `../examples/paper/` (always present): they must pass;
+//! * every document in `tests/xsd/valid/`: it must pass;
+//! * every document in `tests/xsd/invalid/`: it must be rejected by the validator, with an
+//!   error that contains the text of the document's `<!-- expect-error: ... -->` comment, so a
+//!   document cannot pass the test by failing for an unrelated reason.
+//!
+//! The schema is chosen by file name: `*.workflow.xml` and `workflow.xml` are workflow
+//! definitions (`xsd/workflow.xsd`); `*.partition.xml` and `partition-N.xml` are partition
+//! documents (`xsd/partition.xsd`).
+//!
+//! `xmllint` comes from the Debian package `libxml2-utils`. When it is missing the tests fail
+//! (they do not skip), so that CI cannot pass without checking the schemas.
+
+#![allow(clippy::unwrap_used, clippy::expect_used)]
+
+use std::fs;
+use std::io::ErrorKind;
+use std::path::{Path, PathBuf};
+use std::process::Command;
+
+/// Exit code of `xmllint` when a well-formed document does not validate against the schema
+/// (as opposed to 1: not well-formed, or 4: the schema itself does not compile).
+const XMLLINT_EXIT_INVALID: i32 = 3;
+
+/// Marker that an invalid test document uses to say which error it must produce.
+const EXPECT_MARKER: &str = "expect-error:";
+
+/// Where this crate lives; the other paths are relative to it.
+fn crate_dir() -> PathBuf {
+    PathBuf::from(env!("CARGO_MANIFEST_DIR"))
+}
+
+/// The schema that applies to `document`, chosen by its file name.
+fn schema_for(document: &Path) -> Result<PathBuf, String> {
+    let name = document
+        .file_name()
+        .and_then(|name| name.to_str())
+        .unwrap_or_default();
+    let schema = if name == "workflow.xml" || name.ends_with(".workflow.xml") {
+        "workflow.xsd"
+    } else if name.starts_with("partition-") || name.ends_with(".partition.xml") {
+        "partition.xsd"
+    } else {
+        return Err(format!(
+            "{}: cannot tell which schema applies; name it `*.workflow.xml` or \
+             `*.partition.xml`",
+            document.display()
+        ));
+    };
+    Ok(crate_dir().join("xsd").join(schema))
+}
+
+/// The `*.xml` files of `dir`, sorted so that failures are reported in a stable order.
+fn xml_files(dir: &Path) -> Vec<PathBuf> {
+    let entries =
+        fs::read_dir(dir).unwrap_or_else(|error| panic!("cannot list {}: {error}", dir.display()));
+    let mut files: Vec<PathBuf> = entries
+        .map(|entry| entry.expect("directory entry").path())
+        .filter(|path| path.extension().is_some_and(|ext| ext == "xml"))
+        .collect();
+    files.sort();
+    assert!(!files.is_empty(), "no *.xml file in {}", dir.display());
+    files
+}
+
+/// Outcome of one `xmllint --noout --schema` run.
+struct Verdict {
+    /// Exit code; `None` when xmllint was killed by a signal.
+    code: Option<i32>,
+    /// What xmllint printed (its verdict and errors go to stderr).
+    stderr: String,
+}
+
+/// Runs `xmllint --noout --schema <schema> <document>`.
+fn xmllint(schema: &Path, document: &Path) -> Verdict {
+    let output = Command::new("xmllint")
+        .arg("--noout")
+        .arg("--schema")
+        .arg(schema)
+        .arg(document)
+        .output();
+    let output = match output {
+        Ok(output) => output,
+        Err(error) if error.kind() == ErrorKind::NotFound => panic!(
+            "`xmllint` is not on PATH, so the XSD files cannot be checked. Install it with \
+             `apt-get install libxml2-utils` (Debian/Ubuntu; CI installs it) and run the tests \
+             again."
+        ),
+        Err(error) => panic!("cannot run xmllint: {error}"),
+    };
+    Verdict {
+        code: output.status.code(),
+        stderr: String::from_utf8_lossy(&output.stderr).into_owned(),
+    }
+}
+
+/// Validates `document`; returns a description of the problem when it does not pass.
+fn check_valid(document: &Path) -> Option<String> {
+    let schema = match schema_for(document) {
+        Ok(schema) => schema,
+        Err(problem) => return Some(problem),
+    };
+    let verdict = xmllint(&schema, document);
+    (verdict.code != Some(0)).then(|| {
+        format!(
+            "{} should validate against {} but xmllint exited with {:?}:\n{}",
+            document.display(),
+            schema.display(),
+            verdict.code,
+            verdict.stderr
+        )
+    })
+}
+
+/// Validates `document`, which must be rejected with the error its `expect-error` comment
+/// names; returns a description of the problem when it is not.
+fn check_invalid(document: &Path) -> Option<String> {
+    let schema = match schema_for(document) {
+        Ok(schema) => schema,
+        Err(problem) => return Some(problem),
+    };
+    let text = fs::read_to_string(document)
+        .unwrap_or_else(|error| panic!("cannot read {}: {error}", document.display()));
+    let Some(expected) = expected_error(&text) else {
+        return Some(format!(
+            "{}: add a `<!-- {EXPECT_MARKER} TEXT -->` comment naming the error xmllint must \
+             report",
+            document.display()
+        ));
+    };
+    let verdict = xmllint(&schema, document);
+    if verdict.code != Some(XMLLINT_EXIT_INVALID) {
+        return Some(format!(
+            "{} should be rejected by {} (xmllint exit code {XMLLINT_EXIT_INVALID}) but xmllint \
+             exited with {:?}:\n{}",
+            document.display(),
+            schema.display(),
+            verdict.code,
+            verdict.stderr
+        ));
+    }
+    (!verdict.stderr.contains(expected)).then(|| {
+        format!(
+            "{} is rejected, but not with the expected error `{expected}`:\n{}",
+            document.display(),
+            verdict.stderr
+        )
+    })
+}
+
+/// The text of the `<!-- expect-error: TEXT -->` comment of an invalid test document.
+fn expected_error(text: &str) -> Option<&str> {
+    let start = text.find(EXPECT_MARKER)? + EXPECT_MARKER.len();
+    let rest = &text[start..];
+    let end = rest.find("-->")?;
+    Some(rest[..end].trim()).filter(|expected| !expected.is_empty())
+}
+
+/// Panics with every problem at once, so one run shows all broken documents.
+fn assert_no_problems(problems: &[String]) {
+    assert!(
+        problems.is_empty(),
+        "{} problem(s):\n\n{}",
+        problems.len(),
+        problems.join("\n")
+    );
+}
+
+#[test]
+fn paper_fixtures_are_valid() {
+    let examples = crate_dir().join("../examples/paper");
+    assert!(
+        examples.join("workflow.xml").is_file(),
+        "{}/workflow.xml is missing",
+        examples.display()
+    );
+    let shared = crate_dir().join("../../shared/fixtures/paper");
+    let mut dirs = vec![examples];
+    if shared.is_dir() {
+        dirs.push(shared);
+    } else {
+        eprintln!(
+            "skipping the shared fixtures: {} does not exist",
+            shared.display()
+        );
+    }
+    let problems: Vec<String> = dirs
+        .iter()
+        .flat_map(|dir| xml_files(dir))
+        .filter_map(|document| check_valid(&document))
+        .collect();
+    assert_no_problems(&problems);
+}
+
+#[test]
+fn valid_documents_are_accepted() {
+    let problems: Vec<String> = xml_files(&crate_dir().join("tests/xsd/valid"))
+        .iter()
+        .filter_map(|document| check_valid(document))
+        .collect();
+    assert_no_problems(&problems);
+}
+
+#[test]
+fn invalid_documents_are_rejected_for_the_expected_reason() {
+    let problems: Vec<String> = xml_files(&crate_dir().join("tests/xsd/invalid"))
+        .iter()
+        .filter_map(|document| check_invalid(document))
+        .collect();
+    assert_no_problems(&problems);
+}
