@@ -1,0 +1,13 @@
+//! One module per subcommand; each returns the exit code, or an error for exit status 2.
+
+pub mod partition;
+pub mod validate;
+
+use std::path::Path;
+
+use anyhow::Context;
+
+/// The bytes of `path`, with the path in the error when it cannot be read.
+pub fn read(path: &Path) -> anyhow::Result<Vec<u8>> {
+    std::fs::read(path).with_context(|| format!("cannot read {}", path.display()))
+}
