@@ -238,27 +238,27 @@ fn check_partitions(
                 continue;
             }
             placed.insert(*id, (part.id.0, pos));
-            if let Some(partner) = partner {
-                if !partner.skills.contains(&activity.activity_type) {
-                    diags.push(Diagnostic::new(
-                        pos,
-                        format!(
-                            "partition {} gives activity {id} (activity type {}) to partner {}{}, \
-                             whose skills are {}; add skill {} to the partner or move the \
-                             activity to a partition whose partner has it",
-                            part.id,
-                            activity.activity_type,
-                            partner.id,
-                            if partner.name.is_empty() {
-                                String::new()
-                            } else {
-                                format!(" ({})", partner.name)
-                            },
-                            list(&partner.skills),
-                            activity.activity_type
-                        ),
-                    ));
-                }
+            if let Some(partner) = partner
+                && !partner.skills.contains(&activity.activity_type)
+            {
+                diags.push(Diagnostic::new(
+                    pos,
+                    format!(
+                        "partition {} gives activity {id} (activity type {}) to partner {}{}, \
+                         whose skills are {}; add skill {} to the partner or move the \
+                         activity to a partition whose partner has it",
+                        part.id,
+                        activity.activity_type,
+                        partner.id,
+                        if partner.name.is_empty() {
+                            String::new()
+                        } else {
+                            format!(" ({})", partner.name)
+                        },
+                        list(&partner.skills),
+                        activity.activity_type
+                    ),
+                ));
             }
         }
     }

@@ -1,0 +1,59 @@
+//! Helpers for end-to-end tests: build the workspace's binaries once, find them, and give
+//! each test its own scratch directory.
+//!
+//! The binaries of other packages are not built for this package's tests by Cargo, so
+//! [`binary`] runs `cargo build` for them (a no-op when they are up to date).
+
+use std::path::{Path, PathBuf};
+use std::process::Command;
+use std::sync::OnceLock;
+
+use anyhow::{Context, bail};
+
+/// The repository's root directory.
+pub fn repo_root() -> PathBuf {
+    Path::new(env!("CARGO_MANIFEST_DIR")).join("..")
+}
+
+/// The path of workspace binary `name` (e.g. `mobiwf-controller`), built if needed.
+pub fn binary(name: &str) -> anyhow::Result<PathBuf> {
+    static BUILT: OnceLock<Result<(), String>> = OnceLock::new();
+    BUILT
+        .get_or_init(|| {
+            let status = Command::new(env!("CARGO"))
+                .args(["build", "--bins", "--workspace", "--locked"])
+                .current_dir(repo_root())
+                .status()
+                .map_err(|e| format!("cannot run cargo: {e}"))?;
+            if status.success() {
+                Ok(())
+            } else {
+                Err(format!("cargo build --bins failed: {status}"))
+            }
+        })
+        .clone()
+        .map_err(anyhow::Error::msg)?;
+    let target = std::env::var_os("CARGO_TARGET_DIR")
+        .map(PathBuf::from)
+        .unwrap_or_else(|| repo_root().join("target"));
+    let target = if target.is_absolute() {
+        target
+    } else {
+        repo_root().join(target)
+    };
+    let path = target.join("debug").join(name);
+    if !path.exists() {
+        bail!("{} was not built", path.display());
+    }
+    Ok(path)
+}
+
+/// A fresh, empty directory for one test.
+pub fn scratch(test: &str) -> anyhow::Result<PathBuf> {
+    let dir = std::env::temp_dir().join(format!("mobiwf-e2e-{}-{test}", std::process::id()));
+    if dir.exists() {
+        std::fs::remove_dir_all(&dir).with_context(|| format!("clear {}", dir.display()))?;
+    }
+    std::fs::create_dir_all(&dir).with_context(|| format!("create {}", dir.display()))?;
+    Ok(dir)
+}
