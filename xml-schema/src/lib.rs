@@ -36,6 +36,8 @@ pub use source_map::{Node, SourceMap};
 pub use validate::{validate_definition, validate_partition};
 pub use write::{write_definition, write_partition};
 
+use std::collections::HashSet;
+
 use read::Ctx;
 use tree::Element;
 
@@ -131,10 +133,17 @@ fn finish<T>(
     let Some(value) = value else {
         return Err(Diagnostics(ctx.diags));
     };
-    // Cross-reference checks on a model with structural holes would mostly repeat them.
-    if ctx.diags.is_empty() {
-        ctx.diags = validate(&value, &ctx.map);
-    }
+    // Cross-references are checked even when the form has problems, so one pass shows
+    // everything. Where a value could not be read, the model holds a default; a
+    // cross-reference problem at the very place of a form problem is that default echoing,
+    // so it is left out.
+    let form_problems: HashSet<Pos> = ctx.diags.iter().map(|d| d.pos).collect();
+    let references = validate(&value, &ctx.map);
+    ctx.diags.extend(
+        references
+            .into_iter()
+            .filter(|d| !form_problems.contains(&d.pos)),
+    );
     if ctx.diags.is_empty() {
         Ok(Loaded {
             value,

@@ -17,6 +17,9 @@ pub enum Node {
     ActivityField(usize, &'static str),
     /// Precondition `j` of `activity[i]` (`preconditionId` or `precondition`).
     Precondition(usize, usize),
+    /// The value of child element `name` of precondition `j` of `activity[i]` (partition
+    /// documents, e.g. `"local"`).
+    PreconditionField(usize, usize, &'static str),
     /// Adjacent `j` of `activity[i]` (partition documents).
     Adjacent(usize, usize),
     /// `activityTypes/activityType[i]`.

@@ -69,12 +69,9 @@ pub(crate) fn parse(text: &str) -> Result<Element, Diagnostic> {
 
     loop {
         let offset = reader.buffer_position();
-        let event = reader.read_event().map_err(|e| {
-            Diagnostic::new(
-                at(reader.error_position()),
-                format!("the document is not well-formed XML: {e}"),
-            )
-        })?;
+        let event = reader
+            .read_event()
+            .map_err(|e| ill_formed(&e, at(reader.error_position()), &stack))?;
         match event {
             Event::Start(start) | Event::Empty(start) if stack.len() >= MAX_DEPTH => {
                 let name = start.name().as_ref().to_string();
@@ -124,7 +121,8 @@ pub(crate) fn parse(text: &str) -> Result<Element, Diagnostic> {
                             at(offset),
                             format!(
                                 "unknown entity &{};: only &lt; &gt; &amp; &apos; &quot; and \
-                                 character references such as &#233; may be used",
+                                 character references such as &#233; may be used (write &amp; \
+                                 for a literal &)",
                                 &*r
                             ),
                         )
@@ -143,12 +141,23 @@ pub(crate) fn parse(text: &str) -> Result<Element, Diagnostic> {
             Event::Comment(_) | Event::Decl(_) | Event::PI(_) => {}
             Event::Eof => {
                 if let Some(open) = stack.last() {
+                    let enclosing: Vec<String> = stack
+                        .iter()
+                        .rev()
+                        .skip(1)
+                        .map(|e| format!("<{}>", e.name))
+                        .collect();
+                    let inside = if enclosing.is_empty() {
+                        String::new()
+                    } else {
+                        format!(", inside {}", enclosing.join(" inside "))
+                    };
                     return Err(Diagnostic::new(
                         at(offset),
                         format!(
-                            "the document ends before <{}> (opened at {}) is closed; add \
-                             </{}>",
-                            open.name, open.pos, open.name
+                            "the document ends inside <{}> (opened at {}){inside}: the file looks \
+                             cut off; check that it was saved or copied completely",
+                            open.name, open.pos
                         ),
                     ));
                 }
@@ -161,6 +170,35 @@ pub(crate) fn parse(text: &str) -> Result<Element, Diagnostic> {
             }
         }
     }
+}
+
+/// A well-formedness error in words that say what to do, using the open elements for context.
+fn ill_formed(error: &quick_xml::Error, pos: Pos, stack: &[Element]) -> Diagnostic {
+    use quick_xml::errors::{Error, IllFormedError};
+    let message = match error {
+        Error::IllFormed(IllFormedError::MismatchedEndTag { expected, found }) => {
+            let opened = stack
+                .last()
+                .map(|e| format!(" (opened at {})", e.pos))
+                .unwrap_or_default();
+            if stack.iter().rev().skip(1).any(|e| e.name == *found) {
+                format!(
+                    "<{expected}>{opened} is not closed before </{found}>; add </{expected}> \
+                     before this line"
+                )
+            } else {
+                format!(
+                    "</{found}> does not close <{expected}>{opened}; did you mean \
+                     </{expected}>?"
+                )
+            }
+        }
+        Error::IllFormed(IllFormedError::UnmatchedEndTag(found)) => {
+            format!("</{found}> closes an element that was never opened; remove it")
+        }
+        other => format!("the document is not well-formed XML: {other}"),
+    };
+    Diagnostic::new(pos, message)
 }
 
 fn open(
@@ -229,12 +267,17 @@ fn close(element: Element, stack: &mut [Element], root: &mut Option<Element>) {
 
 fn add_text(stack: &mut [Element], text: &str, pos: Pos) -> Result<(), Diagnostic> {
     let Some(top) = stack.last_mut() else {
-        if text.trim().is_empty() {
+        let text = text.trim();
+        if text.is_empty() {
             return Ok(());
         }
+        let start: String = text.chars().take(12).collect();
         return Err(Diagnostic::new(
             pos,
-            "text outside the root element; a document must start with <workflow>",
+            format!(
+                "found \"{start}\" outside the root element; a MobiWfMS document is one \
+                 <workflow id=\"...\"> element and nothing else"
+            ),
         ));
     };
     if let Some(bad) = text
@@ -337,6 +380,16 @@ mod tests {
     #[test]
     fn mismatched_end_tag_is_reported() {
         let err = parse("<w><a></b></w>").unwrap_err();
-        assert!(err.message.contains("not well-formed"), "{}", err.message);
+        assert_eq!(
+            err.message,
+            "</b> does not close <a> (opened at 1:4); did you mean </a>?"
+        );
+        let err = parse("<w>\n<a><b></a></w>").unwrap_err();
+        assert!(
+            err.message
+                .starts_with("<b> (opened at 2:4) is not closed before </a>"),
+            "{}",
+            err.message
+        );
     }
 }

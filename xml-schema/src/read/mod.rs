@@ -199,7 +199,7 @@ impl Ctx {
                 self.error(
                     el.pos,
                     format!(
-                        "<{what}> has id=\"{}\"; an id is a whole number, 0 or more",
+                        "<{what}> has id=\"{}\"; an id is a whole number, 0 or more, e.g. id=\"17\"",
                         abbreviate(raw)
                     ),
                 );
@@ -209,7 +209,7 @@ impl Ctx {
     }
 
     pub fn status(&mut self, el: &Element, owner: &str) -> Option<Status> {
-        const EXPECTED: &str = "0 (pending), 1 (succeeded) or 2 (failed)";
+        const EXPECTED: &str = "0 (running or pending), 1 (succeeded) or 2 (failed)";
         let n = self.integer(el, owner, EXPECTED)?;
         let status = Status::from_code(n);
         if status.is_none() {

@@ -107,8 +107,12 @@ fn read_activity(ctx: &mut Ctx, el: &Element, index: usize) -> PartitionActivity
                 PRECONDITION,
                 true,
             );
-            ctx.map
-                .set(Node::Precondition(index, preconditions.len()), pre.pos);
+            let j = preconditions.len();
+            ctx.map.set(Node::Precondition(index, j), pre.pos);
+            if let Some(local) = pre.child(&["local"]) {
+                let pos = local.text_pos.unwrap_or(local.pos);
+                ctx.map.set(Node::PreconditionField(index, j, "local"), pos);
+            }
             preconditions.push(Precondition {
                 id: ActivityId(pre_id),
                 status: pre

@@ -122,8 +122,8 @@ pub fn validate_definition(def: &WorkflowDefinition, map: &SourceMap) -> Vec<Dia
                     pos,
                     format!(
                         "activity {} has contingencyActivityId {x}, which is not an activity of \
-                         this workflow; use -1 (block the successors), 0 (release them) or the \
-                         id of an activity",
+                         this workflow; use -1 (abort and block the successors), 0 (abort and \
+                         release the successors) or the id of an activity",
                         a.id
                     ),
                 ));
@@ -238,7 +238,12 @@ fn check_partitions(
                 continue;
             }
             placed.insert(*id, (part.id.0, pos));
+            // An undeclared type is reported on the activity; no skill can match it.
             if let Some(partner) = partner
+                && def
+                    .activity_types
+                    .iter()
+                    .any(|t| t.id == activity.activity_type)
                 && !partner.skills.contains(&activity.activity_type)
             {
                 diags.push(Diagnostic::new(

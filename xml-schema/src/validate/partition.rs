@@ -23,6 +23,10 @@ pub fn validate_partition(doc: &PartitionDocument, map: &SourceMap) -> Vec<Diagn
     for (i, a) in doc.activities.iter().enumerate() {
         for (j, p) in a.preconditions.iter().enumerate() {
             let pos = map.pos_or(Node::Precondition(i, j), Node::Activity(i));
+            let local_pos = map.pos_or(
+                Node::PreconditionField(i, j, "local"),
+                Node::Precondition(i, j),
+            );
             if p.id == a.id {
                 diags.push(Diagnostic::new(
                     pos,
@@ -33,7 +37,7 @@ pub fn validate_partition(doc: &PartitionDocument, map: &SourceMap) -> Vec<Diagn
                 ));
             } else if p.local && !here.contains(&p.id) {
                 diags.push(Diagnostic::new(
-                    pos,
+                    local_pos,
                     format!(
                         "precondition {} of activity {} is marked local (<local>1</local>) but \
                          activity {} is not in this partition; set <local>0</local> or add the \
@@ -43,7 +47,7 @@ pub fn validate_partition(doc: &PartitionDocument, map: &SourceMap) -> Vec<Diagn
                 ));
             } else if !p.local && here.contains(&p.id) {
                 diags.push(Diagnostic::new(
-                    pos,
+                    local_pos,
                     format!(
                         "precondition {} of activity {} is marked remote (<local>0</local>) but \
                          activity {} is in this partition; set <local>1</local>",
