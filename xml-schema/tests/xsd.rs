@@ -216,3 +216,37 @@ fn invalid_documents_are_rejected_for_the_expected_reason() {
         .collect();
     assert_no_problems(&problems);
 }
+
+/// What mobiwf itself writes must pass the XSDs too: the derived partitions of the paper's
+/// workflow, and definitions with our extensions written back by `write_definition`.
+#[test]
+fn written_documents_are_valid() {
+    use mobiwf_xml_schema::{
+        DeriveOptions, derive_partitions, load_definition, write_definition, write_partition,
+    };
+    let out = std::env::temp_dir().join(format!("mobiwf-xsd-written-{}", std::process::id()));
+    fs::create_dir_all(&out).unwrap();
+    let mut problems = Vec::new();
+    let sources = [
+        crate_dir().join("../examples/paper/workflow.xml"),
+        crate_dir().join("tests/xsd/valid/extensions.workflow.xml"),
+    ];
+    for (i, source) in sources.iter().enumerate() {
+        let def = load_definition(&fs::read(source).unwrap())
+            .unwrap_or_else(|d| panic!("{}", d.render(&source.display().to_string())))
+            .value;
+        let written = out.join(format!("written-{i}.workflow.xml"));
+        fs::write(&written, write_definition(&def)).unwrap();
+        problems.extend(check_valid(&written));
+        let options = DeriveOptions {
+            start_time: Some("2026/11/22 10:00:00".into()),
+            ..DeriveOptions::default()
+        };
+        for part in derive_partitions(&def, &options) {
+            let path = out.join(format!("written-{i}-{}.partition.xml", part.partition));
+            fs::write(&path, write_partition(&part.document)).unwrap();
+            problems.extend(check_valid(&path));
+        }
+    }
+    assert_no_problems(&problems);
+}
