@@ -1,6 +1,6 @@
 //! Reads a workflow definition (Figure 9) from its element tree.
 
-use super::{Ctx, check_root, many, one};
+use super::{Ctx, check_root, many, one, owner, read_common_activity};
 use crate::model::{
     Activity, ActivityId, ActivityType, ActivityTypeId, Partition, PartitionId, Partner, PartnerId,
     WorkflowDefinition, WorkflowId,
@@ -118,34 +118,10 @@ pub(crate) fn read_definition(ctx: &mut Ctx, root: &Element) -> Option<WorkflowD
 }
 
 fn read_activity(ctx: &mut Ctx, el: &Element, index: usize) -> Activity {
-    ctx.map.set(Node::Activity(index), el.pos);
-    let id = ctx.id_attr(el, "activity");
-    let owner = match id {
-        Some(id) => format!("activity {id}"),
-        None => "this activity".to_string(),
-    };
-    ctx.check_shape(el, &format!("<activity> ({owner})"), ACTIVITY, true);
-    for child in &el.children {
-        if let Some(name) = ACTIVITY
-            .iter()
-            .flat_map(|c| c.names)
-            .find(|n| **n == child.name)
-        {
-            ctx.map.set(
-                Node::ActivityField(index, name),
-                child.text_pos.unwrap_or(child.pos),
-            );
-        }
-    }
-    let text = |ctx: &mut Ctx, name: &str| {
-        el.child(&[name])
-            .map(|e| ctx.leaf(e).to_string())
-            .unwrap_or_default()
-    };
-    let name = text(ctx, "nameActivity");
-    let description = text(ctx, "descriptionActivity");
+    let common = read_common_activity(ctx, el, index, ACTIVITY);
+    let owner = &common.owner;
     let activity_type = match el.child(&["activityTypeId"]) {
-        Some(e) => ctx.id_text(e, &owner),
+        Some(e) => ctx.id_text(e, owner),
         None => {
             ctx.error(
                 el.pos,
@@ -159,59 +135,36 @@ fn read_activity(ctx: &mut Ctx, el: &Element, index: usize) -> Activity {
     };
     let mut preconditions = Vec::new();
     if let Some(list) = el.child(&["preconditions"]) {
-        ctx.check_shape(
-            list,
-            &format!("<preconditions> of {owner}"),
-            &[many(&["preconditionId"])],
-            false,
-        );
+        let what = format!("<preconditions> of {owner}");
+        ctx.check_shape(list, &what, &[many(&["preconditionId"])], false);
         for pre in list.children_named(&["preconditionId"]) {
-            if let Some(id) = ctx.id_text(pre, &owner) {
-                ctx.map.set(
-                    Node::Precondition(index, preconditions.len()),
-                    pre.text_pos.unwrap_or(pre.pos),
-                );
+            if let Some(id) = ctx.id_text(pre, owner) {
+                let pos = pre.text_pos.unwrap_or(pre.pos);
+                ctx.map
+                    .set(Node::Precondition(index, preconditions.len()), pos);
                 preconditions.push(ActivityId(id));
             }
         }
     }
     Activity {
-        id: ActivityId(id.unwrap_or(0)),
-        name,
-        description,
+        id: common.id,
+        name: common.name,
+        description: common.description,
         activity_type: ActivityTypeId(activity_type.unwrap_or(0)),
-        status: el
-            .child(&["status"])
-            .and_then(|e| ctx.status(e, &owner))
-            .unwrap_or_default(),
-        time_to_wait_secs: el
-            .child(&["timeToWait"])
-            .and_then(|e| ctx.secs(e, &owner))
-            .unwrap_or(0),
-        contingency: el
-            .child(&["contingencyActivityId"])
-            .and_then(|e| ctx.contingency(e, &owner))
-            .unwrap_or_default(),
-        time_out_secs: el
-            .child(&["timeOut"])
-            .and_then(|e| ctx.secs(e, &owner))
-            .unwrap_or(0),
+        status: common.status,
+        time_to_wait_secs: common.time_to_wait_secs,
+        contingency: common.contingency,
+        time_out_secs: common.time_out_secs,
         preconditions,
-        kind: el
-            .child(&["kind"])
-            .and_then(|e| ctx.kind(e, &owner))
-            .unwrap_or_default(),
-        command: el.child(&["command"]).map(|e| ctx.leaf(e).to_string()),
+        kind: common.kind,
+        command: common.command,
     }
 }
 
 fn read_partition(ctx: &mut Ctx, el: &Element, index: usize) -> Partition {
     ctx.map.set(Node::Partition(index), el.pos);
     let id = ctx.id_attr(el, "partition");
-    let owner = match id {
-        Some(id) => format!("partition {id}"),
-        None => "this partition".to_string(),
-    };
+    let owner = owner("partition", id);
     ctx.check_shape(el, &format!("<partition> ({owner})"), PARTITION, true);
     let partner = match el.child(&["partnerId"]) {
         Some(e) => {
@@ -241,10 +194,7 @@ fn read_partition(ctx: &mut Ctx, el: &Element, index: usize) -> Partition {
     }
     Partition {
         id: PartitionId(id.unwrap_or(0)),
-        name: el
-            .child(&["name"])
-            .map(|e| ctx.leaf(e).to_string())
-            .unwrap_or_default(),
+        name: ctx.text_of(el, "name"),
         partner: PartnerId(partner.unwrap_or(0)),
         time_out_secs: el
             .child(&["timeOut"])
@@ -257,16 +207,8 @@ fn read_partition(ctx: &mut Ctx, el: &Element, index: usize) -> Partition {
 fn read_partner(ctx: &mut Ctx, el: &Element, index: usize) -> Partner {
     ctx.map.set(Node::Partner(index), el.pos);
     let id = ctx.id_attr(el, "partner");
-    let owner = match id {
-        Some(id) => format!("partner {id}"),
-        None => "this partner".to_string(),
-    };
+    let owner = owner("partner", id);
     ctx.check_shape(el, &format!("<partner> ({owner})"), PARTNER, true);
-    let text = |ctx: &mut Ctx, name: &str| {
-        el.child(&[name])
-            .map(|e| ctx.leaf(e).to_string())
-            .unwrap_or_default()
-    };
     let mut skills = Vec::new();
     if let Some(list) = el.child(&["skills"]) {
         ctx.check_shape(
@@ -287,9 +229,9 @@ fn read_partner(ctx: &mut Ctx, el: &Element, index: usize) -> Partner {
     }
     Partner {
         id: PartnerId(id.unwrap_or(0)),
-        name: text(ctx, "name"),
-        description: text(ctx, "description"),
-        location: text(ctx, "ip"),
+        name: ctx.text_of(el, "name"),
+        description: ctx.text_of(el, "description"),
+        location: ctx.text_of(el, "ip"),
         skills,
     }
 }

@@ -10,8 +10,8 @@ pub(crate) use definition::read_definition;
 pub(crate) use partition::read_partition;
 
 use crate::diagnostic::{Diagnostic, Pos};
-use crate::model::{ActivityKind, Contingency, Status};
-use crate::source_map::SourceMap;
+use crate::model::{ActivityId, ActivityKind, Contingency, Status};
+use crate::source_map::{Node, SourceMap};
 use crate::tree::Element;
 
 /// A child element a parent may have: its name and accepted aliases, and whether it repeats.
@@ -116,6 +116,13 @@ impl Ctx {
                 seen.push((key, child.pos));
             }
         }
+    }
+
+    /// The text of `el`'s child element `name`, or empty when there is none.
+    pub fn text_of(&mut self, el: &Element, name: &str) -> String {
+        el.child(&[name])
+            .map(|e| self.leaf(e).to_string())
+            .unwrap_or_default()
     }
 
     /// The text of a leaf element; reports child elements inside it.
@@ -300,7 +307,7 @@ fn abbreviate(text: &str) -> String {
 /// Reports a root element that is not `workflow`; returns whether it is.
 pub(crate) fn check_root(ctx: &mut Ctx, root: &Element) -> bool {
     if root.name == "workflow" {
-        ctx.map.set(crate::source_map::Node::Root, root.pos);
+        ctx.map.set(Node::Root, root.pos);
         return true;
     }
     ctx.error(
@@ -311,6 +318,80 @@ pub(crate) fn check_root(ctx: &mut Ctx, root: &Element) -> bool {
         ),
     );
     false
+}
+
+/// `what N`, or `this what` when the id could not be read: how messages name an element.
+pub(crate) fn owner(what: &str, id: Option<u64>) -> String {
+    match id {
+        Some(id) => format!("{what} {id}"),
+        None => format!("this {what}"),
+    }
+}
+
+/// The fields an `activity` has in both languages.
+pub(crate) struct CommonActivity {
+    pub id: ActivityId,
+    /// How messages name the activity (`activity 17`).
+    pub owner: String,
+    pub name: String,
+    pub description: String,
+    pub status: Status,
+    pub time_to_wait_secs: u32,
+    pub contingency: Contingency,
+    pub time_out_secs: u32,
+    pub kind: ActivityKind,
+    pub command: Option<String>,
+}
+
+/// Reads the shared part of `activity[index]`: its id, shape (`spec` lists the children this
+/// language allows), field positions, and the fields of [`CommonActivity`].
+pub(crate) fn read_common_activity(
+    ctx: &mut Ctx,
+    el: &Element,
+    index: usize,
+    spec: &[Child],
+) -> CommonActivity {
+    ctx.map.set(Node::Activity(index), el.pos);
+    let id = ctx.id_attr(el, "activity");
+    let owner = owner("activity", id);
+    ctx.check_shape(el, &format!("<activity> ({owner})"), spec, true);
+    for child in &el.children {
+        if let Some(name) = spec
+            .iter()
+            .flat_map(|c| c.names)
+            .find(|n| **n == child.name)
+        {
+            let pos = child.text_pos.unwrap_or(child.pos);
+            ctx.map.set(Node::ActivityField(index, name), pos);
+        }
+    }
+    CommonActivity {
+        id: ActivityId(id.unwrap_or(0)),
+        name: ctx.text_of(el, "nameActivity"),
+        description: ctx.text_of(el, "descriptionActivity"),
+        status: el
+            .child(&["status"])
+            .and_then(|e| ctx.status(e, &owner))
+            .unwrap_or_default(),
+        time_to_wait_secs: el
+            .child(&["timeToWait"])
+            .and_then(|e| ctx.secs(e, &owner))
+            .unwrap_or(0),
+        contingency: el
+            .child(&["contingencyActivityId"])
+            .and_then(|e| ctx.contingency(e, &owner))
+            .unwrap_or_default(),
+        time_out_secs: el
+            .child(&["timeOut"])
+            .and_then(|e| ctx.secs(e, &owner))
+            .unwrap_or(0),
+        kind: el
+            .child(&["kind"])
+            .and_then(|e| ctx.kind(e, &owner))
+            .unwrap_or_default(),
+        command: el.child(&["command"]).map(|e| ctx.leaf(e).to_string()),
+        owner,
+    }
 }
 
 #[cfg(test)]

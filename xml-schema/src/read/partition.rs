@@ -3,7 +3,7 @@
 //! Accepts the published variants: activities directly under `workflow` (Quadro 2 has no
 //! `activities` wrapper), `connectDelay` for a precondition's `timeOut`, and `Id` for `id`.
 
-use super::{Ctx, check_root, many, one};
+use super::{Ctx, check_root, many, one, read_common_activity};
 use crate::model::{
     ActivityId, Adjacent, PartitionActivity, PartitionDocument, Precondition, WorkflowId,
 };
@@ -67,31 +67,8 @@ pub(crate) fn read_partition(ctx: &mut Ctx, root: &Element) -> Option<PartitionD
 }
 
 fn read_activity(ctx: &mut Ctx, el: &Element, index: usize) -> PartitionActivity {
-    ctx.map.set(Node::Activity(index), el.pos);
-    let id = ctx.id_attr(el, "activity");
-    let owner = match id {
-        Some(id) => format!("activity {id}"),
-        None => "this activity".to_string(),
-    };
-    ctx.check_shape(el, &format!("<activity> ({owner})"), ACTIVITY, true);
-    for child in &el.children {
-        if let Some(name) = ACTIVITY
-            .iter()
-            .flat_map(|c| c.names)
-            .find(|n| **n == child.name)
-        {
-            ctx.map.set(
-                Node::ActivityField(index, name),
-                child.text_pos.unwrap_or(child.pos),
-            );
-        }
-    }
-    let text = |ctx: &mut Ctx, name: &str| {
-        el.child(&[name])
-            .map(|e| ctx.leaf(e).to_string())
-            .unwrap_or_default()
-    };
-
+    let common = read_common_activity(ctx, el, index, ACTIVITY);
+    let owner = &common.owner;
     let mut preconditions = Vec::new();
     if let Some(list) = el.child(&["preconditions"]) {
         let what = format!("<preconditions> of {owner}");
@@ -157,35 +134,20 @@ fn read_activity(ctx: &mut Ctx, el: &Element, index: usize) -> PartitionActivity
     }
 
     PartitionActivity {
-        id: ActivityId(id.unwrap_or(0)),
-        name: text(ctx, "nameActivity"),
-        description: text(ctx, "descriptionActivity"),
-        status: el
-            .child(&["status"])
-            .and_then(|e| ctx.status(e, &owner))
-            .unwrap_or_default(),
+        id: common.id,
+        name: common.name,
+        description: common.description,
+        status: common.status,
         response_immediate: el
             .child(&["responseImmediate"])
-            .and_then(|e| ctx.flag(e, &owner, "tell the controller at once"))
+            .and_then(|e| ctx.flag(e, owner, "tell the controller at once"))
             .unwrap_or(false),
-        time_to_wait_secs: el
-            .child(&["timeToWait"])
-            .and_then(|e| ctx.secs(e, &owner))
-            .unwrap_or(0),
-        contingency: el
-            .child(&["contingencyActivityId"])
-            .and_then(|e| ctx.contingency(e, &owner))
-            .unwrap_or_default(),
+        time_to_wait_secs: common.time_to_wait_secs,
+        contingency: common.contingency,
         preconditions,
         adjacents,
-        time_out_secs: el
-            .child(&["timeOut"])
-            .and_then(|e| ctx.secs(e, &owner))
-            .unwrap_or(0),
-        kind: el
-            .child(&["kind"])
-            .and_then(|e| ctx.kind(e, &owner))
-            .unwrap_or_default(),
-        command: el.child(&["command"]).map(|e| ctx.leaf(e).to_string()),
+        time_out_secs: common.time_out_secs,
+        kind: common.kind,
+        command: common.command,
     }
 }
