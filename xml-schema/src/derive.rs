@@ -47,6 +47,7 @@ pub struct DerivedPartition {
 /// Expects a definition that passed validation; unknown ids are skipped rather than
 /// reported (validation reports them).
 pub fn derive_partitions(def: &WorkflowDefinition, opts: &DeriveOptions) -> Vec<DerivedPartition> {
+    let activities = def.activities_by_id();
     let mut partition_of: HashMap<ActivityId, usize> = HashMap::new();
     for (i, part) in def.partitions.iter().enumerate() {
         for id in &part.activities {
@@ -76,12 +77,12 @@ pub fn derive_partitions(def: &WorkflowDefinition, opts: &DeriveOptions) -> Vec<
                 .activities
                 .iter()
                 .filter(|id| partition_of.get(id) == Some(&index))
-                .filter_map(|id| def.activity(*id))
+                .filter_map(|id| activities.get(id).copied())
                 .map(|a| {
                     let preconditions = a
                         .preconditions
                         .iter()
-                        .filter_map(|pre| def.activity(*pre))
+                        .filter_map(|pre| activities.get(pre).copied())
                         .map(|pre| {
                             let home = partition_of.get(&pre.id).copied();
                             let partition_time_out =

@@ -1,5 +1,7 @@
 //! The workflow definition language (seed 001, Figure 9), kept by the controller.
 
+use std::collections::HashMap;
+
 use super::common::{
     ActivityId, ActivityKind, ActivityTypeId, Contingency, PartitionId, PartnerId, Status,
     WorkflowId,
@@ -93,6 +95,16 @@ impl WorkflowDefinition {
     /// The activity with this id, if any (the first, should ids repeat).
     pub fn activity(&self, id: ActivityId) -> Option<&Activity> {
         self.activities.iter().find(|a| a.id == id)
+    }
+
+    /// Every activity by id (the first, should ids repeat, as [`Self::activity`] does): for
+    /// lookups inside loops, where a scan per lookup would be quadratic.
+    pub fn activities_by_id(&self) -> HashMap<ActivityId, &Activity> {
+        let mut index = HashMap::with_capacity(self.activities.len());
+        for a in &self.activities {
+            index.entry(a.id).or_insert(a);
+        }
+        index
     }
 
     /// The partner with this id, if any.

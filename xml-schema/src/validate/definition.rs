@@ -132,7 +132,7 @@ pub fn validate_definition(def: &WorkflowDefinition, map: &SourceMap) -> Vec<Dia
     }
 
     check_cycles(&mut diags, def, map);
-    check_partitions(&mut diags, def, map, &activities);
+    check_partitions(&mut diags, def, map);
 
     for (i, p) in def.partners.iter().enumerate() {
         for (j, skill) in p.skills.iter().enumerate() {
@@ -178,18 +178,14 @@ fn check_cycles(diags: &mut Vec<Diagnostic>, def: &WorkflowDefinition, map: &Sou
     }
 }
 
-fn check_partitions(
-    diags: &mut Vec<Diagnostic>,
-    def: &WorkflowDefinition,
-    map: &SourceMap,
-    activities: &HashSet<ActivityId>,
-) {
+fn check_partitions(diags: &mut Vec<Diagnostic>, def: &WorkflowDefinition, map: &SourceMap) {
     let partners: HashMap<PartnerId, usize> = def
         .partners
         .iter()
         .enumerate()
         .map(|(i, p)| (p.id, i))
         .collect();
+    let by_id = def.activities_by_id();
     // activity -> (partition id, position of its activityId) where it was first placed
     let mut placed: HashMap<ActivityId, (u64, Pos)> = HashMap::new();
 
@@ -211,7 +207,7 @@ fn check_partitions(
         }
         for (j, id) in part.activities.iter().enumerate() {
             let pos = map.pos_or(Node::PartitionActivity(i, j), Node::Partition(i));
-            let Some(activity) = def.activity(*id) else {
+            let Some(activity) = by_id.get(id).copied() else {
                 diags.push(Diagnostic::new(
                     pos,
                     format!(
@@ -281,10 +277,7 @@ fn check_partitions(
         })
         .collect();
     for (i, a) in def.activities.iter().enumerate() {
-        if activities.contains(&a.id)
-            && !placed.contains_key(&a.id)
-            && !contingencies.contains(&a.id)
-        {
+        if !placed.contains_key(&a.id) && !contingencies.contains(&a.id) {
             diags.push(Diagnostic::new(
                 map.pos(Node::Activity(i)),
                 format!(
