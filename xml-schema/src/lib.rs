@@ -61,35 +61,23 @@ pub enum DocumentKind {
 
 /// Reads and validates a workflow definition; every problem when there is any.
 pub fn load_definition(src: &[u8]) -> Result<Loaded<WorkflowDefinition>, Diagnostics> {
-    let root = parse(src)?;
-    let mut ctx = Ctx::default();
-    let value = read::read_definition(&mut ctx, &root);
-    finish(ctx, value, validate_definition)
+    load(&parse(src)?, read::read_definition, validate_definition)
 }
 
 /// Reads and validates a partition document; every problem when there is any.
 pub fn load_partition(src: &[u8]) -> Result<Loaded<PartitionDocument>, Diagnostics> {
-    let root = parse(src)?;
-    let mut ctx = Ctx::default();
-    let value = read::read_partition(&mut ctx, &root);
-    finish(ctx, value, validate_partition)
+    load(&parse(src)?, read::read_partition, validate_partition)
 }
 
 /// Reads a workflow definition's structure without cross-reference validation (unknown ids,
 /// cycles and placement are not checked); problems of form are still reported.
 pub fn read_definition(src: &[u8]) -> Result<Loaded<WorkflowDefinition>, Diagnostics> {
-    let root = parse(src)?;
-    let mut ctx = Ctx::default();
-    let value = read::read_definition(&mut ctx, &root);
-    finish(ctx, value, |_, _| Vec::new())
+    load(&parse(src)?, read::read_definition, no_validation)
 }
 
 /// Reads a partition document's structure without consistency validation.
 pub fn read_partition(src: &[u8]) -> Result<Loaded<PartitionDocument>, Diagnostics> {
-    let root = parse(src)?;
-    let mut ctx = Ctx::default();
-    let value = read::read_partition(&mut ctx, &root);
-    finish(ctx, value, |_, _| Vec::new())
+    load(&parse(src)?, read::read_partition, no_validation)
 }
 
 /// Which language `src` is written in: a partition document has a `startTime`, activities
@@ -106,16 +94,9 @@ pub fn check(src: &[u8]) -> Diagnostics {
         Ok(root) => root,
         Err(diags) => return diags,
     };
-    let mut ctx = Ctx::default();
     match kind_of(&root) {
-        DocumentKind::Definition => {
-            let value = read::read_definition(&mut ctx, &root);
-            finish(ctx, value, validate_definition).err()
-        }
-        DocumentKind::Partition => {
-            let value = read::read_partition(&mut ctx, &root);
-            finish(ctx, value, validate_partition).err()
-        }
+        DocumentKind::Definition => load(&root, read::read_definition, validate_definition).err(),
+        DocumentKind::Partition => load(&root, read::read_partition, validate_partition).err(),
     }
     .unwrap_or_default()
 }
@@ -125,11 +106,14 @@ fn parse(src: &[u8]) -> Result<Element, Diagnostics> {
     tree::parse(&text).map_err(|d| Diagnostics(vec![d]))
 }
 
-fn finish<T>(
-    mut ctx: Ctx,
-    value: Option<T>,
-    validate: impl Fn(&T, &SourceMap) -> Vec<Diagnostic>,
+/// Reads a model from `root` with `read`, then checks it with `validate`.
+fn load<T>(
+    root: &Element,
+    read: fn(&mut Ctx, &Element) -> Option<T>,
+    validate: fn(&T, &SourceMap) -> Vec<Diagnostic>,
 ) -> Result<Loaded<T>, Diagnostics> {
+    let mut ctx = Ctx::default();
+    let value = read(&mut ctx, root);
     let Some(value) = value else {
         return Err(Diagnostics(ctx.diags));
     };
@@ -152,6 +136,10 @@ fn finish<T>(
     } else {
         Err(Diagnostics(ctx.diags))
     }
+}
+
+fn no_validation<T>(_: &T, _: &SourceMap) -> Vec<Diagnostic> {
+    Vec::new()
 }
 
 fn kind_of(root: &Element) -> DocumentKind {

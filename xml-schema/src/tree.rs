@@ -49,6 +49,12 @@ impl Element {
             .find(|c| names.contains(&c.name.as_str()))
     }
 
+    /// Where the element's value is: its first non-blank text, or the element itself when it
+    /// has none. Value problems (a bad number) point here.
+    pub fn value_pos(&self) -> Pos {
+        self.text_pos.unwrap_or(self.pos)
+    }
+
     /// The value of the first attribute named `name` (or any of its aliases).
     pub fn attr(&self, names: &[&str]) -> Option<&str> {
         self.attrs

@@ -139,7 +139,7 @@ fn read_activity(ctx: &mut Ctx, el: &Element, index: usize) -> Activity {
         ctx.check_shape(list, &what, &[many(&["preconditionId"])], false);
         for pre in list.children_named(&["preconditionId"]) {
             if let Some(id) = ctx.id_text(pre, owner) {
-                let pos = pre.text_pos.unwrap_or(pre.pos);
+                let pos = pre.value_pos();
                 ctx.map
                     .set(Node::Precondition(index, preconditions.len()), pos);
                 preconditions.push(ActivityId(id));
@@ -168,10 +168,8 @@ fn read_partition(ctx: &mut Ctx, el: &Element, index: usize) -> Partition {
     ctx.check_shape(el, &format!("<partition> ({owner})"), PARTITION, true);
     let partner = match el.child(&["partnerId"]) {
         Some(e) => {
-            ctx.map.set(
-                Node::PartitionField(index, "partnerId"),
-                e.text_pos.unwrap_or(e.pos),
-            );
+            ctx.map
+                .set(Node::PartitionField(index, "partnerId"), e.value_pos());
             ctx.id_text(e, &owner)
         }
         None => {
@@ -187,7 +185,7 @@ fn read_partition(ctx: &mut Ctx, el: &Element, index: usize) -> Partition {
         if let Some(id) = ctx.id_text(a, &owner) {
             ctx.map.set(
                 Node::PartitionActivity(index, activities.len()),
-                a.text_pos.unwrap_or(a.pos),
+                a.value_pos(),
             );
             activities.push(ActivityId(id));
         }
@@ -219,10 +217,8 @@ fn read_partner(ctx: &mut Ctx, el: &Element, index: usize) -> Partner {
         );
         for s in list.children_named(&["activityTypeId"]) {
             if let Some(id) = ctx.id_text(s, &owner) {
-                ctx.map.set(
-                    Node::PartnerSkill(index, skills.len()),
-                    s.text_pos.unwrap_or(s.pos),
-                );
+                ctx.map
+                    .set(Node::PartnerSkill(index, skills.len()), s.value_pos());
                 skills.push(ActivityTypeId(id));
             }
         }

@@ -139,7 +139,7 @@ impl Ctx {
     /// The whole number inside a leaf element; `expected` says what a good value looks like.
     pub fn integer(&mut self, el: &Element, owner: &str, expected: &str) -> Option<i128> {
         let text = self.leaf(el).trim();
-        let pos = el.text_pos.unwrap_or(el.pos);
+        let pos = el.value_pos();
         if text.is_empty() {
             self.error(
                 pos,
@@ -170,7 +170,7 @@ impl Ctx {
         let secs = u32::try_from(n).ok();
         if secs.is_none() {
             self.error(
-                el.text_pos.unwrap_or(el.pos),
+                el.value_pos(),
                 format!("<{}> of {owner} is {n}; expected {EXPECTED}", el.name),
             );
         }
@@ -184,7 +184,7 @@ impl Ctx {
         let id = u64::try_from(n).ok();
         if id.is_none() {
             self.error(
-                el.text_pos.unwrap_or(el.pos),
+                el.value_pos(),
                 format!("<{}> of {owner} is {n}; expected {EXPECTED}", el.name),
             );
         }
@@ -221,7 +221,7 @@ impl Ctx {
         let status = Status::from_code(n);
         if status.is_none() {
             self.error(
-                el.text_pos.unwrap_or(el.pos),
+                el.value_pos(),
                 format!("<{}> of {owner} is {n}; expected {EXPECTED}", el.name),
             );
         }
@@ -235,7 +235,7 @@ impl Ctx {
         let rule = Contingency::from_code(n);
         if rule.is_none() {
             self.error(
-                el.text_pos.unwrap_or(el.pos),
+                el.value_pos(),
                 format!("<{}> of {owner} is {n}; expected {EXPECTED}", el.name),
             );
         }
@@ -250,7 +250,7 @@ impl Ctx {
             1 => Some(true),
             n => {
                 self.error(
-                    el.text_pos.unwrap_or(el.pos),
+                    el.value_pos(),
                     format!("<{}> of {owner} is {n}; expected {expected}", el.name),
                 );
                 None
@@ -267,7 +267,7 @@ impl Ctx {
                 .map(|s| format!("; did you mean {s}?"))
                 .unwrap_or_default();
             self.error(
-                el.text_pos.unwrap_or(el.pos),
+                el.value_pos(),
                 format!(
                     "<kind> of {owner} is \"{}\"; expected automatic, semiAutomatic or manual{hint}",
                     abbreviate(text)
@@ -361,7 +361,7 @@ pub(crate) fn read_common_activity(
             .flat_map(|c| c.names)
             .find(|n| **n == child.name)
         {
-            let pos = child.text_pos.unwrap_or(child.pos);
+            let pos = child.value_pos();
             ctx.map.set(Node::ActivityField(index, name), pos);
         }
     }

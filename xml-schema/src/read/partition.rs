@@ -87,7 +87,7 @@ fn read_activity(ctx: &mut Ctx, el: &Element, index: usize) -> PartitionActivity
             let j = preconditions.len();
             ctx.map.set(Node::Precondition(index, j), pre.pos);
             if let Some(local) = pre.child(&["local"]) {
-                let pos = local.text_pos.unwrap_or(local.pos);
+                let pos = local.value_pos();
                 ctx.map.set(Node::PreconditionField(index, j, "local"), pos);
             }
             preconditions.push(Precondition {
