@@ -10,18 +10,26 @@ use std::sync::OnceLock;
 
 use anyhow::{Context, bail};
 
+pub mod harness;
+
 /// The repository's root directory.
 pub fn repo_root() -> PathBuf {
     Path::new(env!("CARGO_MANIFEST_DIR")).join("..")
 }
 
 /// The path of workspace binary `name` (e.g. `mobiwf-controller`), built if needed.
+///
+/// With `MOBIWF_TESTS_PREBUILT` set in the environment, the binaries already in the target
+/// directory are used as they are (no `cargo build`, which waits for Cargo's lock).
 pub fn binary(name: &str) -> anyhow::Result<PathBuf> {
     static BUILT: OnceLock<Result<(), String>> = OnceLock::new();
     BUILT
         .get_or_init(|| {
+            if std::env::var_os("MOBIWF_TESTS_PREBUILT").is_some() {
+                return Ok(());
+            }
             let status = Command::new(env!("CARGO"))
-                .args(["build", "--bins", "--workspace", "--locked"])
+                .args(["build", "--workspace", "--all-targets", "--locked"])
                 .current_dir(repo_root())
                 .status()
                 .map_err(|e| format!("cannot run cargo: {e}"))?;

@@ -1,7 +1,6 @@
-//! `mobiwf-controller`: the operator's command line for the central controller.
-//!
-//! Today it validates workflow documents and cuts definitions into partition documents; the
-//! daemon that sends partitions to partners over libp2p comes with the execution work.
+//! `mobiwf-controller`: the operator's command line for the central controller: the daemon
+//! (`serve`), the embedded demo (`demo`), instance commands (`submit`, `status`, `wait`,
+//! `list`, `nodes`), and document tools (`validate`, `partition`).
 
 mod commands;
 
@@ -10,8 +9,10 @@ use std::process::ExitCode;
 
 use clap::{Parser, Subcommand};
 
-/// The central controller of a mobiwf mesh: it checks MobiWfMS workflows and cuts them into
-/// the partitions that partner nodes run.
+use commands::api_client::ApiArgs;
+
+/// The central controller of a mobiwf mesh: it places MobiWfMS workflows on partner nodes,
+/// sends them their partitions over libp2p and follows the instances.
 #[derive(Parser)]
 #[command(name = "mobiwf-controller", version, about, long_about = None)]
 struct Cli {
@@ -21,6 +22,65 @@ struct Cli {
 
 #[derive(Subcommand)]
 enum Command {
+    /// Run a controller and the nodes a workflow needs in this process, and run it once.
+    ///
+    /// Temporary data directories, loopback only, no configuration. Without FILE, the paper's
+    /// example workflow. Exit 0 when the instance succeeded, 1 when it failed, 2 when it did
+    /// not finish in time.
+    Demo {
+        /// A workflow definition (default: the paper's example).
+        #[arg(value_name = "FILE")]
+        file: Option<PathBuf>,
+        /// Give up after this many seconds.
+        #[arg(long, value_name = "SECS", default_value_t = 60)]
+        timeout: u64,
+    },
+    /// Run the controller daemon.
+    Serve(commands::serve::ServeArgs),
+    /// Start an instance of a workflow; prints its id.
+    Submit {
+        /// The workflow definition.
+        #[arg(value_name = "FILE")]
+        file: PathBuf,
+        #[command(flatten)]
+        api: ApiArgs,
+    },
+    /// Show an instance: its state and, per activity, state, partner, start and end.
+    Status {
+        /// The instance id.
+        instance: u64,
+        /// Print JSON.
+        #[arg(long)]
+        json: bool,
+        #[command(flatten)]
+        api: ApiArgs,
+    },
+    /// Wait for an instance to finish: exit 0 succeeded, 1 failed, 2 timeout, 3 cannot ask.
+    Wait {
+        /// The instance id.
+        instance: u64,
+        /// Give up after this many seconds (default: wait as long as it takes).
+        #[arg(long, value_name = "SECS")]
+        timeout: Option<u64>,
+        #[command(flatten)]
+        api: ApiArgs,
+    },
+    /// List the instances.
+    List {
+        /// Print JSON.
+        #[arg(long)]
+        json: bool,
+        #[command(flatten)]
+        api: ApiArgs,
+    },
+    /// List the registered nodes.
+    Nodes {
+        /// Print JSON.
+        #[arg(long)]
+        json: bool,
+        #[command(flatten)]
+        api: ApiArgs,
+    },
     /// Check workflow definitions and partition documents (the kind is detected).
     ///
     /// Prints `file:line:col: error: message` for every problem found, or `file: ok` for a
@@ -58,6 +118,7 @@ fn main() -> ExitCode {
             out,
             start_time,
         } => commands::partition::run(&file, &out, start_time),
+        other => run_async(other),
     };
     match outcome {
         Ok(code) => code,
@@ -66,4 +127,37 @@ fn main() -> ExitCode {
             ExitCode::from(2)
         }
     }
+}
+
+fn run_async(command: Command) -> anyhow::Result<ExitCode> {
+    let quiet = matches!(command, Command::Demo { .. });
+    tracing_subscriber::fmt()
+        .with_writer(std::io::stderr)
+        .with_env_filter(
+            tracing_subscriber::EnvFilter::try_from_default_env().unwrap_or_else(|_| {
+                tracing_subscriber::EnvFilter::new(if quiet { "warn" } else { "info" })
+            }),
+        )
+        .init();
+    let runtime = tokio::runtime::Runtime::new()?;
+    runtime.block_on(async move {
+        match command {
+            Command::Demo { file, timeout } => commands::demo::run(file.as_deref(), timeout).await,
+            Command::Serve(args) => commands::serve::run(args).await,
+            Command::Submit { file, api } => commands::submit::run(&api, &file).await,
+            Command::Status {
+                instance,
+                json,
+                api,
+            } => commands::status::instance(&api, instance, json).await,
+            Command::Wait {
+                instance,
+                timeout,
+                api,
+            } => commands::wait::run(&api, instance, timeout).await,
+            Command::List { json, api } => commands::status::list(&api, json).await,
+            Command::Nodes { json, api } => commands::status::nodes(&api, json).await,
+            Command::Validate { .. } | Command::Partition { .. } => Ok(ExitCode::SUCCESS),
+        }
+    })
 }

@@ -1,14 +1,14 @@
-//! `mobiwf-node`: a partner node's command line.
-//!
-//! Today it reads the partition documents a node receives and explains them; joining the
-//! mesh and running partitions comes with the execution work.
+//! `mobiwf-node`: a partner node's command line: the daemon (`run`), the worklist of manual
+//! work (`worklist`, `complete`) and the explanation of partition documents (`inspect`).
+
+mod commands;
 
 use std::path::PathBuf;
 use std::process::ExitCode;
 
-use anyhow::Context;
 use clap::{Parser, Subcommand};
-use mobiwf_xml_schema::{PartitionDocument, load_partition};
+
+use commands::api_client::ApiArgs;
 
 /// A partner node of a mobiwf mesh: it runs the partition of a workflow it is given and
 /// notifies the partners of the next activities directly.
@@ -21,6 +21,31 @@ struct Cli {
 
 #[derive(Subcommand)]
 enum Command {
+    /// Run the node: join the mesh, register with the controller, run partitions.
+    Run(commands::run::RunArgs),
+    /// List the manual work waiting on a running node.
+    Worklist {
+        #[command(flatten)]
+        api: ApiArgs,
+        /// Print JSON instead of a table.
+        #[arg(long)]
+        json: bool,
+    },
+    /// Finish a manual activity on a running node.
+    Complete {
+        /// The instance id.
+        instance: u64,
+        /// The activity id.
+        activity: u64,
+        /// The work could not be done: the activity fails (its contingency applies).
+        #[arg(long)]
+        failed: bool,
+        /// Why, or what was done.
+        #[arg(long)]
+        detail: Option<String>,
+        #[command(flatten)]
+        api: ApiArgs,
+    },
     /// Check a partition document and show what this node would do with it.
     ///
     /// For each activity: its kind, what it waits for (local activities, or notifications
@@ -35,74 +60,43 @@ enum Command {
 }
 
 fn main() -> ExitCode {
-    let Cli {
-        command: Command::Inspect { file },
-    } = Cli::parse();
-    let bytes =
-        match std::fs::read(&file).with_context(|| format!("cannot read {}", file.display())) {
-            Ok(bytes) => bytes,
-            Err(e) => {
-                eprintln!("mobiwf-node: error: {e:#}");
-                return ExitCode::from(2);
-            }
-        };
-    match load_partition(&bytes) {
-        Ok(loaded) => {
-            print!("{}", describe(&loaded.value));
-            ExitCode::SUCCESS
+    let cli = Cli::parse();
+    if let Command::Inspect { file } = &cli.command {
+        return commands::inspect::run(file);
+    }
+    tracing_subscriber::fmt()
+        .with_writer(std::io::stderr)
+        .with_env_filter(
+            tracing_subscriber::EnvFilter::try_from_default_env()
+                .unwrap_or_else(|_| tracing_subscriber::EnvFilter::new("info")),
+        )
+        .init();
+    let runtime = match tokio::runtime::Runtime::new() {
+        Ok(r) => r,
+        Err(e) => {
+            eprintln!("mobiwf-node: error: cannot start the async runtime: {e}");
+            return ExitCode::from(2);
         }
-        Err(diagnostics) => {
-            print!("{}", diagnostics.render(&file.display().to_string()));
+    };
+    let result = runtime.block_on(async {
+        match cli.command {
+            Command::Run(args) => commands::run::run(args).await,
+            Command::Worklist { api, json } => commands::worklist::run(&api, json).await,
+            Command::Complete {
+                instance,
+                activity,
+                failed,
+                detail,
+                api,
+            } => commands::complete::run(&api, instance, activity, failed, detail).await,
+            Command::Inspect { .. } => Ok(()),
+        }
+    });
+    match result {
+        Ok(()) => ExitCode::SUCCESS,
+        Err(e) => {
+            eprintln!("mobiwf-node: error: {e:#}");
             ExitCode::from(1)
         }
     }
-}
-
-/// A plain-text account of a partition: one block per activity.
-fn describe(doc: &PartitionDocument) -> String {
-    let mut out = format!(
-        "instance {}: {} activit{}\n",
-        doc.workflow_id,
-        doc.activities.len(),
-        if doc.activities.len() == 1 {
-            "y"
-        } else {
-            "ies"
-        }
-    );
-    for a in &doc.activities {
-        out.push_str(&format!(
-            "activity {} {:?} ({})\n",
-            a.id,
-            a.name,
-            a.kind.as_str()
-        ));
-        if a.preconditions.is_empty() {
-            out.push_str("  starts at once\n");
-        }
-        for p in &a.preconditions {
-            let source = if p.local {
-                "this node"
-            } else {
-                "a notification from its partner"
-            };
-            out.push_str(&format!("  waits for activity {} ({source})\n", p.id));
-        }
-        for adj in &a.adjacents {
-            out.push_str(&format!(
-                "  then notifies activity {} at {}\n",
-                adj.id, adj.location
-            ));
-        }
-        if a.response_immediate {
-            out.push_str("  tells the controller as soon as it finishes\n");
-        }
-        if a.time_to_wait_secs > 0 {
-            out.push_str(&format!(
-                "  emergency start {} s after the partition starts, if still waiting\n",
-                a.time_to_wait_secs
-            ));
-        }
-    }
-    out
 }

@@ -1,7 +1,14 @@
 //! One module per subcommand; each returns the exit code, or an error for exit status 2.
 
+pub mod api_client;
+pub mod demo;
 pub mod partition;
+pub mod serve;
+pub mod status;
+pub mod submit;
+pub mod table;
 pub mod validate;
+pub mod wait;
 
 use std::path::Path;
 

@@ -1,0 +1,129 @@
+//! The controller's HTTP API for operators (JSON; documented in the README).
+//!
+//! - `POST /instances?source=NAME` with a workflow definition (XML) as the body: 201
+//!   `{"instance": ID}`; 400 with the document's problems (`NAME:line:col: error: ...`); 409
+//!   when no registered node can run it; 413 above `MAX_DOCUMENT_BYTES`.
+//! - `GET /instances`: every instance (summary: no activities).
+//! - `GET /instances/{id}`: one instance with its partitions and activities; 404 if unknown.
+//! - `GET /instances/{id}/wait?timeout=SECS`: the same, once the instance is final or after
+//!   `timeout` seconds (at most [`MAX_WAIT_SECS`]), whichever comes first.
+//! - `GET /nodes`: the registered nodes.
+//! - `GET /metrics`: Prometheus text format.
+
+use std::time::Duration;
+
+use axum::Json;
+use axum::Router;
+use axum::extract::{DefaultBodyLimit, Path, Query, State};
+use axum::http::StatusCode;
+use axum::response::{IntoResponse, Response};
+use axum::routing::get;
+use mobiwf_xml_schema::limits::MAX_DOCUMENT_BYTES;
+use serde::Deserialize;
+
+use crate::book::BookError;
+use crate::daemon::ControllerClient;
+
+/// The longest one wait request holds the connection; clients wait longer by asking again.
+pub const MAX_WAIT_SECS: u64 = 300;
+
+/// The routes above, on `client`.
+pub fn router(client: ControllerClient) -> Router {
+    Router::new()
+        .route("/instances", get(list).post(submit))
+        .route("/instances/{id}", get(instance))
+        .route("/instances/{id}/wait", get(wait))
+        .route("/nodes", get(nodes))
+        .route("/metrics", get(metrics))
+        .layer(DefaultBodyLimit::max(MAX_DOCUMENT_BYTES))
+        .with_state(client)
+}
+
+fn error(status: StatusCode, message: String) -> Response {
+    (status, Json(serde_json::json!({ "error": message }))).into_response()
+}
+
+fn unavailable(e: anyhow::Error) -> Response {
+    error(StatusCode::SERVICE_UNAVAILABLE, format!("{e:#}"))
+}
+
+#[derive(Deserialize)]
+struct SubmitQuery {
+    source: Option<String>,
+}
+
+async fn submit(
+    State(client): State<ControllerClient>,
+    Query(q): Query<SubmitQuery>,
+    body: axum::body::Bytes,
+) -> Response {
+    let source = q.source.unwrap_or_else(|| "submitted workflow".to_owned());
+    let definition = body.to_vec();
+    match client.submit(definition, source).await {
+        Ok(Ok(id)) => (
+            StatusCode::CREATED,
+            Json(serde_json::json!({ "instance": id })),
+        )
+            .into_response(),
+        Ok(Err(e @ BookError::Invalid(_))) => error(StatusCode::BAD_REQUEST, e.to_string()),
+        Ok(Err(e)) => error(StatusCode::CONFLICT, e.to_string()),
+        Err(e) => unavailable(e),
+    }
+}
+
+async fn list(State(client): State<ControllerClient>) -> Response {
+    match client.instances().await {
+        Ok(mut all) => {
+            for inst in &mut all {
+                inst.activities.clear();
+            }
+            Json(all).into_response()
+        }
+        Err(e) => unavailable(e),
+    }
+}
+
+async fn instance(State(client): State<ControllerClient>, Path(id): Path<u64>) -> Response {
+    match client.instance(id).await {
+        Ok(Some(inst)) => Json(inst).into_response(),
+        Ok(None) => error(StatusCode::NOT_FOUND, format!("no instance {id}")),
+        Err(e) => unavailable(e),
+    }
+}
+
+#[derive(Deserialize)]
+struct WaitQuery {
+    timeout: Option<u64>,
+}
+
+async fn wait(
+    State(client): State<ControllerClient>,
+    Path(id): Path<u64>,
+    Query(q): Query<WaitQuery>,
+) -> Response {
+    let secs = q.timeout.unwrap_or(MAX_WAIT_SECS).min(MAX_WAIT_SECS);
+    let deadline = tokio::time::Instant::now() + Duration::from_secs(secs);
+    match client.wait(id, deadline).await {
+        Ok(Some(inst)) => Json(inst).into_response(),
+        Ok(None) => error(StatusCode::NOT_FOUND, format!("no instance {id}")),
+        Err(e) => unavailable(e),
+    }
+}
+
+async fn nodes(State(client): State<ControllerClient>) -> Response {
+    match client.nodes().await {
+        Ok(nodes) => Json(nodes).into_response(),
+        Err(e) => unavailable(e),
+    }
+}
+
+async fn metrics(State(client): State<ControllerClient>) -> Response {
+    (
+        [(
+            axum::http::header::CONTENT_TYPE,
+            "application/openmetrics-text; version=1.0.0; charset=utf-8",
+        )],
+        client.metrics.encode(),
+    )
+        .into_response()
+}

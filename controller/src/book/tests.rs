@@ -1,0 +1,336 @@
+//! Scenario tests of the controller's bookkeeping: inputs in, messages out, no I/O.
+
+use super::*;
+use mobiwf_runtime::wire::{ActivityRecord, ActivityState, Message};
+
+const PAPER: &str = include_str!("../../../examples/paper/workflow.xml");
+
+fn node(peer: &str, name: &str, skills: &[u64]) -> NodeInfo {
+    NodeInfo {
+        peer: peer.to_owned(),
+        name: name.to_owned(),
+        skills: skills.to_vec(),
+        addrs: vec![format!("/ip4/127.0.0.1/tcp/1/p2p/{peer}")],
+        registered_ms: 0,
+    }
+}
+
+fn book_with(nodes: &[NodeInfo]) -> Book {
+    let mut b = Book::new();
+    for n in nodes {
+        b.apply(1, Input::Register(n.clone())).expect("register");
+    }
+    b
+}
+
+fn submit(b: &mut Book, xml: &str) -> Result<Applied, BookError> {
+    b.apply(
+        1_173_543_574_000,
+        Input::Submit {
+            definition: xml.as_bytes().to_vec(),
+            source: "wf.xml".to_owned(),
+        },
+    )
+}
+
+fn deploys(applied: &Applied) -> Vec<(String, u64, String)> {
+    applied
+        .effects
+        .iter()
+        .map(|Effect::Send { to, message, .. }| match message {
+            Message::Deploy {
+                partition,
+                document,
+                ..
+            } => (to.clone(), *partition, document.clone()),
+            other => panic!("expected a deployment, got {other:?}"),
+        })
+        .collect()
+}
+
+fn record(activity: u64, state: ActivityState) -> ActivityRecord {
+    ActivityRecord {
+        activity,
+        state,
+        started_ms: Some(5),
+        finished_ms: Some(6),
+        detail: None,
+    }
+}
+
+fn result(b: &mut Book, instance: u64, partition: u64, records: Vec<ActivityRecord>) {
+    b.apply(
+        9,
+        Input::FromNode(Message::PartitionResult {
+            instance,
+            partition,
+            activities: records,
+        }),
+    )
+    .expect("result");
+}
+
+#[test]
+fn the_paper_goes_to_the_nodes_named_like_its_partners_and_completes() {
+    let mut b = book_with(&[
+        node("peerB", "P2", &[1, 3]),
+        node("peerA", "P1", &[1, 2, 3]),
+    ]);
+    let applied = submit(&mut b, PAPER).expect("submit");
+    assert_eq!(applied.instance, Some(1));
+    let d = deploys(&applied);
+    assert_eq!(d.len(), 2);
+    assert_eq!((d[0].0.as_str(), d[0].1), ("peerA", 1));
+    assert_eq!((d[1].0.as_str(), d[1].1), ("peerB", 2));
+    // The documents carry the instance id, the start time and the nodes' libp2p addresses.
+    assert!(d[0].2.contains("<workflow id=\"1\">"), "{}", d[0].2);
+    assert!(
+        d[0].2.contains("<startTime>2007/3/10 16:19:34</startTime>"),
+        "{}",
+        d[0].2
+    );
+    assert!(
+        d[0].2.contains("<ip>/ip4/127.0.0.1/tcp/1/p2p/peerB</ip>"),
+        "{}",
+        d[0].2
+    );
+    assert!(
+        d[1].2.contains("<ip>/ip4/127.0.0.1/tcp/1/p2p/peerA</ip>"),
+        "{}",
+        d[1].2
+    );
+
+    for p in [1, 2] {
+        b.apply(
+            8,
+            Input::Delivered {
+                instance: 1,
+                partition: p,
+                refused: None,
+            },
+        )
+        .expect("delivered");
+    }
+    assert_eq!(
+        b.instance(1).expect("instance").state,
+        InstanceState::Running
+    );
+    b.apply(
+        9,
+        Input::FromNode(Message::Report {
+            instance: 1,
+            partition: 1,
+            record: record(17, ActivityState::Succeeded),
+        }),
+    )
+    .expect("report");
+    let a2 = &b.instance(1).expect("instance").activities[1];
+    assert_eq!(
+        (a2.id, a2.state, a2.node.as_deref()),
+        (17, ActivityState::Succeeded, Some("P1"))
+    );
+    result(
+        &mut b,
+        1,
+        1,
+        [16, 17, 18]
+            .map(|a| record(a, ActivityState::Succeeded))
+            .to_vec(),
+    );
+    assert_eq!(
+        b.instance(1).expect("instance").state,
+        InstanceState::Running
+    );
+    result(
+        &mut b,
+        1,
+        2,
+        [19, 20]
+            .map(|a| record(a, ActivityState::Succeeded))
+            .to_vec(),
+    );
+    let inst = b.instance(1).expect("instance");
+    assert_eq!(inst.state, InstanceState::Succeeded);
+    assert_eq!(inst.finished_ms, Some(9));
+    assert!(
+        inst.activities
+            .iter()
+            .all(|a| a.state == ActivityState::Succeeded)
+    );
+}
+
+#[test]
+fn changes_restore_the_same_book() {
+    let mut b = book_with(&[
+        node("peerA", "P1", &[1, 2, 3]),
+        node("peerB", "P2", &[1, 3]),
+    ]);
+    submit(&mut b, PAPER).expect("submit");
+    let changes = b.take_changes();
+    let json = serde_json::to_string(&changes.instances).expect("ser");
+    let instances: Vec<Instance> = serde_json::from_str(&json).expect("de");
+    let restored = Book::restore(changes.nodes, instances, changes.last_instance);
+    assert_eq!(restored.instance(1), b.instance(1));
+    let mut restored = restored;
+    assert_eq!(
+        submit(&mut restored, PAPER).expect("submit").instance,
+        Some(2)
+    );
+    assert!(b.take_changes().instances.is_empty());
+}
+
+#[test]
+fn a_failure_that_blocks_fails_the_instance_and_a_released_one_does_not() {
+    let mut b = book_with(&[
+        node("peerA", "P1", &[1, 2, 3]),
+        node("peerB", "P2", &[1, 3]),
+    ]);
+    submit(&mut b, PAPER).expect("submit");
+    submit(&mut b, PAPER).expect("submit");
+    // A2 (17) has contingency 0: its failure releases its successors.
+    result(
+        &mut b,
+        1,
+        1,
+        vec![
+            record(16, ActivityState::Succeeded),
+            record(17, ActivityState::Failed),
+            record(18, ActivityState::Succeeded),
+        ],
+    );
+    result(
+        &mut b,
+        1,
+        2,
+        [19, 20]
+            .map(|a| record(a, ActivityState::Succeeded))
+            .to_vec(),
+    );
+    assert_eq!(
+        b.instance(1).expect("instance").state,
+        InstanceState::Succeeded
+    );
+    // A1 (16) has contingency -1.
+    result(
+        &mut b,
+        2,
+        1,
+        vec![
+            record(16, ActivityState::Failed),
+            record(17, ActivityState::Cancelled),
+            record(18, ActivityState::Cancelled),
+        ],
+    );
+    result(
+        &mut b,
+        2,
+        2,
+        [19, 20]
+            .map(|a| record(a, ActivityState::Cancelled))
+            .to_vec(),
+    );
+    assert_eq!(
+        b.instance(2).expect("instance").state,
+        InstanceState::Failed
+    );
+}
+
+#[test]
+fn a_refused_partition_fails_the_instance_with_the_reason() {
+    let mut b = book_with(&[
+        node("peerA", "P1", &[1, 2, 3]),
+        node("peerB", "P2", &[1, 3]),
+    ]);
+    submit(&mut b, PAPER).expect("submit");
+    b.apply(
+        3,
+        Input::Delivered {
+            instance: 1,
+            partition: 2,
+            refused: Some("bad".to_owned()),
+        },
+    )
+    .expect("delivered");
+    let inst = b.instance(1).expect("instance");
+    assert_eq!(inst.state, InstanceState::Failed);
+    assert_eq!(inst.detail.as_deref(), Some("partition 2 was refused: bad"));
+}
+
+#[test]
+fn partners_without_a_node_go_to_nodes_with_the_skills() {
+    let mut b = book_with(&[
+        node("peerX", "laptop", &[1, 3]),
+        node("peerY", "gateway", &[1, 2, 3]),
+    ]);
+    let d = deploys(&submit(&mut b, PAPER).expect("submit"));
+    // Partition 1 needs skills 1 (and its activities' types); partition 2 goes to the other,
+    // least loaded node that has its skills.
+    assert_eq!(d.len(), 2);
+    assert_ne!(d[0].0, d[1].0, "two nodes share the work: {d:?}");
+}
+
+#[test]
+fn submissions_that_cannot_run_are_refused_with_what_to_do() {
+    let mut empty = Book::new();
+    let err = submit(&mut empty, PAPER).unwrap_err();
+    assert!(err.to_string().contains("no node is registered"), "{err}");
+
+    let mut b = book_with(&[node("peerX", "laptop", &[2])]);
+    let err = submit(&mut b, PAPER).unwrap_err();
+    assert!(err.to_string().contains("needs skills [1]"), "{err}");
+    assert!(
+        err.to_string().contains("mobiwf-node run --name P1"),
+        "{err}"
+    );
+
+    let err = submit(
+        &mut b,
+        "<workflow id=\"1\"><activities><activity id=\"x\"/></activities></workflow>",
+    )
+    .unwrap_err();
+    assert!(err.to_string().starts_with("wf.xml:1:"), "{err}");
+    assert_eq!(b.instances().count(), 0);
+}
+
+#[test]
+fn a_workflow_without_partitions_is_partitioned_with_few_crossing_edges() {
+    let start = PAPER.find("<partitions>").expect("partitions");
+    let end = PAPER.find("</partners>").expect("partners") + "</partners>".len();
+    let bare = format!("{}{}", &PAPER[..start], &PAPER[end..]);
+    let mut b = book_with(&[
+        node("peerA", "a", &[1, 2, 3]),
+        node("peerB", "b", &[1, 2, 3]),
+    ]);
+    let d = deploys(&submit(&mut b, &bare).expect("submit"));
+    // A chain whose nodes can all do everything stays on one node: no edge crosses.
+    assert_eq!(d.len(), 1, "{d:?}");
+    let inst = b.instance(1).expect("instance");
+    assert!(
+        inst.activities
+            .iter()
+            .all(|a| a.node.as_deref() == Some("a"))
+    );
+}
+
+#[test]
+fn reports_about_unknown_instances_are_refused() {
+    let mut b = Book::new();
+    let err = b
+        .apply(
+            1,
+            Input::FromNode(Message::Report {
+                instance: 7,
+                partition: 1,
+                record: record(1, ActivityState::Succeeded),
+            }),
+        )
+        .unwrap_err();
+    assert_eq!(err, BookError::UnknownInstance(7));
+}
+
+#[test]
+fn times_are_written_as_the_paper_writes_them() {
+    assert_eq!(format_time(0), "1970/1/1 00:00:00");
+    assert_eq!(format_time(1_173_543_574_000), "2007/3/10 16:19:34");
+    assert_eq!(format_time(951_782_400_000), "2000/2/29 00:00:00");
+}

@@ -1,0 +1,46 @@
+//! Talking to a running controller's HTTP API from the command line.
+
+use anyhow::Context;
+
+/// The default API address of `serve`, and of the commands that talk to it.
+pub const DEFAULT_API: &str = "127.0.0.1:7700";
+
+/// Where the controller's API is.
+#[derive(Debug, Clone, clap::Args)]
+pub struct ApiArgs {
+    /// The controller's API address (HOST:PORT).
+    #[arg(long, value_name = "HOST:PORT", env = "MOBIWF_API", default_value = DEFAULT_API)]
+    pub api: String,
+}
+
+impl ApiArgs {
+    /// The URL of `path` on the API.
+    pub fn url(&self, path: &str) -> String {
+        format!("http://{}{path}", self.api)
+    }
+}
+
+/// An answer of the API: the JSON body on success, the API's error message otherwise.
+pub async fn json(
+    request: reqwest::RequestBuilder,
+    api: &ApiArgs,
+) -> anyhow::Result<Result<serde_json::Value, (u16, String)>> {
+    let response = request.send().await.with_context(|| {
+        format!(
+            "cannot reach the controller's API at {} (is `mobiwf-controller serve` running? \
+             give its address with --api)",
+            api.api
+        )
+    })?;
+    let status = response.status();
+    let body: serde_json::Value = response
+        .json()
+        .await
+        .context("the controller's answer is not JSON")?;
+    if status.is_success() {
+        Ok(Ok(body))
+    } else {
+        let message = body["error"].as_str().unwrap_or("no details").to_owned();
+        Ok(Err((status.as_u16(), message)))
+    }
+}

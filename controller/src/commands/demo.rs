@@ -1,0 +1,159 @@
+//! `demo [FILE]`: a controller and the partner nodes a workflow needs, in this process, on
+//! loopback, with temporary data directories; runs the workflow once and shows its progress
+//! and the final table. The paper's example is the default.
+
+use std::collections::BTreeMap;
+use std::path::Path;
+use std::process::ExitCode;
+use std::time::Duration;
+
+use mobiwf_controller::book::{Instance, InstanceState};
+use mobiwf_controller::{Controller, ControllerConfig};
+use mobiwf_node::{Node, NodeConfig};
+use mobiwf_runtime::wire::ActivityState;
+
+use super::table;
+
+/// The paper's example workflow, shipped in the binary so the demo runs from anywhere.
+const PAPER: &[u8] = include_bytes!("../../../examples/paper/workflow.xml");
+
+fn loopback() -> anyhow::Result<Vec<libp2p::Multiaddr>> {
+    Ok(vec!["/ip4/127.0.0.1/tcp/0".parse()?])
+}
+
+/// Runs the demo; exit 0 when the instance succeeded, 1 otherwise.
+pub async fn run(file: Option<&Path>, timeout_secs: u64) -> anyhow::Result<ExitCode> {
+    let (bytes, source) = match file {
+        Some(f) => (super::read(f)?, f.display().to_string()),
+        None => (PAPER.to_vec(), "examples/paper/workflow.xml".to_owned()),
+    };
+    let def = match mobiwf_xml_schema::load_definition(&bytes) {
+        Ok(l) => l.value,
+        Err(d) => {
+            eprint!("{}", d.render(&source));
+            return Ok(ExitCode::from(1));
+        }
+    };
+    let dir = tempfile::Builder::new().prefix("mobiwf-demo-").tempdir()?;
+    let controller = Controller::start(ControllerConfig {
+        data_dir: dir.path().join("controller"),
+        listen: loopback()?,
+        api: "127.0.0.1:0".parse()?,
+        store: None,
+    })
+    .await?;
+    let controller_addr = controller.addrs.first().cloned().unwrap_or_default();
+    println!("controller   {controller_addr}");
+    println!("             API http://{}", controller.api_addr);
+
+    // One node per partner the workflow names; two general nodes when it names none.
+    let all_types: Vec<u64> = def.activity_types.iter().map(|t| t.id.0).collect();
+    let wanted: Vec<(String, Vec<u64>)> = if def.partners.is_empty() {
+        vec![
+            ("node-1".to_owned(), all_types.clone()),
+            ("node-2".to_owned(), all_types),
+        ]
+    } else {
+        def.partners
+            .iter()
+            .map(|p| (p.name.clone(), p.skills.iter().map(|s| s.0).collect()))
+            .collect()
+    };
+    let mut nodes = Vec::new();
+    for (i, (name, skills)) in wanted.iter().enumerate() {
+        let node = Node::start(NodeConfig {
+            data_dir: dir.path().join(format!("node-{i}")),
+            name: name.clone(),
+            skills: skills.clone(),
+            controller: controller_addr.clone(),
+            listen: loopback()?,
+            api: "127.0.0.1:0".parse()?,
+            store: None,
+        })
+        .await?;
+        let skills: Vec<String> = skills.iter().map(u64::to_string).collect();
+        println!(
+            "node {name:<7} {} (skills {})",
+            node.addrs.first().map_or("-", String::as_str),
+            skills.join(",")
+        );
+        nodes.push(node);
+    }
+
+    let client = controller.client();
+    let deadline = tokio::time::Instant::now() + Duration::from_secs(timeout_secs);
+    // The nodes register through the mesh; wait until the controller has heard them all.
+    loop {
+        let seen = client.version();
+        if client.nodes().await?.len() >= nodes.len() {
+            break;
+        }
+        if !client.changed(seen, deadline).await {
+            anyhow::bail!("the nodes did not register within {timeout_secs} s");
+        }
+    }
+    let id = match client.submit(bytes, source.clone()).await? {
+        Ok(id) => id,
+        Err(e) => {
+            eprintln!("{e}");
+            return Ok(ExitCode::from(1));
+        }
+    };
+    println!("\ninstance {id} of {source} submitted\n");
+
+    let mut shown: BTreeMap<u64, ActivityState> = BTreeMap::new();
+    let outcome = loop {
+        let seen = client.version();
+        let Some(inst) = client.instance(id).await? else {
+            anyhow::bail!("instance {id} vanished");
+        };
+        show_progress(&inst, &mut shown);
+        if inst.state.is_final() {
+            break Some(inst);
+        }
+        if !client.changed(seen, deadline).await {
+            break client.instance(id).await?;
+        }
+    };
+
+    for node in nodes {
+        node.stop().await;
+    }
+    controller.stop().await;
+    let Some(inst) = outcome else {
+        anyhow::bail!("instance {id} vanished");
+    };
+    println!();
+    print!("{}", table::instance(&inst));
+    Ok(match inst.state {
+        InstanceState::Succeeded => ExitCode::SUCCESS,
+        InstanceState::Failed => ExitCode::from(1),
+        InstanceState::Deploying | InstanceState::Running => {
+            eprintln!("mobiwf-controller: instance {id} did not finish within {timeout_secs} s");
+            ExitCode::from(2)
+        }
+    })
+}
+
+/// Prints the activities whose state the controller learned since the last call.
+fn show_progress(inst: &Instance, shown: &mut BTreeMap<u64, ActivityState>) {
+    for a in &inst.activities {
+        if a.state == ActivityState::Waiting || shown.get(&a.id) == Some(&a.state) {
+            continue;
+        }
+        shown.insert(a.id, a.state);
+        let when = a.finished_ms.or(a.started_ms).map_or(String::new(), |t| {
+            format!(
+                "+{:.3}s",
+                t.saturating_sub(inst.submitted_ms) as f64 / 1000.0
+            )
+        });
+        println!(
+            "  {when:>9}  {} ({}) on {}: {}",
+            a.name,
+            a.id,
+            a.node.as_deref().unwrap_or("-"),
+            a.state.as_str()
+        );
+    }
+}

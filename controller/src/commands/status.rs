@@ -1,0 +1,56 @@
+//! `status INSTANCE`, `list` and `nodes`: what the running controller knows.
+
+use std::process::ExitCode;
+
+use mobiwf_controller::book::{Instance, NodeInfo};
+
+use super::api_client::{ApiArgs, json};
+use super::table;
+
+/// Shows one instance (exit 1 when there is no such instance).
+pub async fn instance(api: &ApiArgs, id: u64, as_json: bool) -> anyhow::Result<ExitCode> {
+    let request = reqwest::Client::new().get(api.url(&format!("/instances/{id}")));
+    match json(request, api).await? {
+        Ok(body) => {
+            if as_json {
+                println!("{}", serde_json::to_string_pretty(&body)?);
+            } else {
+                let inst: Instance = serde_json::from_value(body)?;
+                print!("{}", table::instance(&inst));
+            }
+            Ok(ExitCode::SUCCESS)
+        }
+        Err((_, message)) => {
+            eprintln!("mobiwf-controller: {message}");
+            Ok(ExitCode::from(1))
+        }
+    }
+}
+
+/// Lists every instance.
+pub async fn list(api: &ApiArgs, as_json: bool) -> anyhow::Result<ExitCode> {
+    let body = json(reqwest::Client::new().get(api.url("/instances")), api)
+        .await?
+        .map_err(|(_, m)| anyhow::anyhow!(m))?;
+    if as_json {
+        println!("{}", serde_json::to_string_pretty(&body)?);
+        return Ok(ExitCode::SUCCESS);
+    }
+    let all: Vec<Instance> = serde_json::from_value(body)?;
+    print!("{}", table::instances(&all));
+    Ok(ExitCode::SUCCESS)
+}
+
+/// Lists the registered nodes.
+pub async fn nodes(api: &ApiArgs, as_json: bool) -> anyhow::Result<ExitCode> {
+    let body = json(reqwest::Client::new().get(api.url("/nodes")), api)
+        .await?
+        .map_err(|(_, m)| anyhow::anyhow!(m))?;
+    if as_json {
+        println!("{}", serde_json::to_string_pretty(&body)?);
+        return Ok(ExitCode::SUCCESS);
+    }
+    let nodes: Vec<NodeInfo> = serde_json::from_value(body)?;
+    print!("{}", table::nodes(&nodes));
+    Ok(ExitCode::SUCCESS)
+}

@@ -1,0 +1,55 @@
+//! `wait INSTANCE [--timeout SECS]`: block until an instance is final.
+
+use std::process::ExitCode;
+use std::time::{Duration, Instant};
+
+use mobiwf_controller::api::MAX_WAIT_SECS;
+use mobiwf_controller::book::{Instance, InstanceState};
+
+use super::api_client::{ApiArgs, json};
+
+/// Exit 0 when the instance succeeded, 1 when it failed, 2 on timeout, 3 when there is no such
+/// instance or the controller cannot be asked.
+pub async fn run(api: &ApiArgs, id: u64, timeout: Option<u64>) -> anyhow::Result<ExitCode> {
+    let deadline = timeout.map(|s| Instant::now() + Duration::from_secs(s));
+    let client = reqwest::Client::new();
+    loop {
+        let left = deadline.map_or(MAX_WAIT_SECS, |d| {
+            d.saturating_duration_since(Instant::now()).as_secs()
+        });
+        let request = client
+            .get(api.url(&format!("/instances/{id}/wait")))
+            .query(&[("timeout", left.min(MAX_WAIT_SECS))]);
+        let inst: Instance = match json(request, api).await {
+            Ok(Ok(body)) => serde_json::from_value(body)?,
+            Ok(Err((_, message))) => {
+                eprintln!("mobiwf-controller: {message}");
+                return Ok(ExitCode::from(3));
+            }
+            Err(e) => {
+                eprintln!("mobiwf-controller: error: {e:#}");
+                return Ok(ExitCode::from(3));
+            }
+        };
+        match inst.state {
+            InstanceState::Succeeded => {
+                println!("instance {id} succeeded");
+                return Ok(ExitCode::SUCCESS);
+            }
+            InstanceState::Failed => {
+                let why = inst
+                    .detail
+                    .as_deref()
+                    .unwrap_or("an activity failed or was cancelled");
+                println!("instance {id} failed: {why}");
+                return Ok(ExitCode::from(1));
+            }
+            InstanceState::Deploying | InstanceState::Running => {
+                if deadline.is_some_and(|d| Instant::now() >= d) {
+                    println!("instance {id} is still {} (timeout)", inst.state.as_str());
+                    return Ok(ExitCode::from(2));
+                }
+            }
+        }
+    }
+}

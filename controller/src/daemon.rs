@@ -1,0 +1,457 @@
+//! The controller daemon: the thin I/O shell around the bookkeeping (`crate::book`).
+//!
+//! One task (the *actor*) owns the book. Each group of events (node messages, deliveries,
+//! submissions) is applied, then the changes, the messages they cause and the ids of the
+//! applied messages are written in **one synced batch**; only then are acknowledgements,
+//! answers and messages sent. Readers (the API) ask the actor, and wait for changes on a
+//! version counter that the actor bumps after each commit.
+
+use std::net::SocketAddr;
+use std::path::PathBuf;
+use std::sync::Arc;
+
+use anyhow::Context;
+use libp2p::{Multiaddr, PeerId};
+use mobiwf_runtime::mesh::{self, Inbound, MeshConfig, MeshHandle};
+use mobiwf_runtime::metrics::{Metrics, Peer};
+use mobiwf_runtime::outbox::{self, Delivered, Outbox, Outgoing};
+use mobiwf_runtime::store::{Batch, Durability, RocksStore, Store};
+use mobiwf_runtime::wire::{Envelope, Message, MessageId, Reply};
+use tokio::sync::{mpsc, oneshot, watch};
+
+use crate::book::{Book, BookError, Effect, Input, Instance, NodeInfo};
+use crate::state;
+
+/// Most events committed in one synced write.
+pub const MAX_GROUP: usize = 256;
+/// Capacity of the actor's event queue.
+pub const EVENT_QUEUE: usize = 4096;
+
+/// How to start a controller.
+pub struct ControllerConfig {
+    /// Where it keeps its identity and database.
+    pub data_dir: PathBuf,
+    /// Where to listen for nodes.
+    pub listen: Vec<Multiaddr>,
+    /// Where to serve the HTTP API.
+    pub api: SocketAddr,
+    /// The store; `None` opens RocksDB in `data_dir/db`.
+    pub store: Option<Arc<dyn Store>>,
+}
+
+/// A running controller.
+pub struct Controller {
+    /// Its peer id.
+    pub peer_id: PeerId,
+    /// Its libp2p addresses (with `/p2p/<peer id>`): what nodes are given as `--controller`.
+    pub addrs: Vec<String>,
+    /// Where its HTTP API listens.
+    pub api_addr: SocketAddr,
+    client: ControllerClient,
+    mesh: MeshHandle,
+    outbox: Outbox,
+    tasks: Vec<tokio::task::JoinHandle<()>>,
+}
+
+/// Asks the running controller things; used by the API and the demo.
+#[derive(Clone)]
+pub struct ControllerClient {
+    events: mpsc::Sender<Event>,
+    version: watch::Receiver<u64>,
+    /// The controller's metrics.
+    pub metrics: Arc<Metrics>,
+}
+
+enum Event {
+    Inbound(Inbound),
+    Delivered(Delivered),
+    Submit {
+        definition: Vec<u8>,
+        source: String,
+        reply: oneshot::Sender<Result<u64, BookError>>,
+    },
+    Instance(u64, oneshot::Sender<Option<Instance>>),
+    Instances(oneshot::Sender<Vec<Instance>>),
+    Nodes(oneshot::Sender<Vec<NodeInfo>>),
+}
+
+impl ControllerClient {
+    async fn ask<T>(&self, make: impl FnOnce(oneshot::Sender<T>) -> Event) -> anyhow::Result<T> {
+        let (tx, rx) = oneshot::channel();
+        self.events
+            .send(make(tx))
+            .await
+            .map_err(|_| anyhow::anyhow!("the controller is stopping"))?;
+        rx.await
+            .map_err(|_| anyhow::anyhow!("the controller is stopping"))
+    }
+
+    /// Submits a workflow definition; the new instance's id, or why it was refused.
+    pub async fn submit(
+        &self,
+        definition: Vec<u8>,
+        source: String,
+    ) -> anyhow::Result<Result<u64, BookError>> {
+        self.ask(|reply| Event::Submit {
+            definition,
+            source,
+            reply,
+        })
+        .await
+    }
+
+    /// One instance.
+    pub async fn instance(&self, id: u64) -> anyhow::Result<Option<Instance>> {
+        self.ask(|reply| Event::Instance(id, reply)).await
+    }
+
+    /// Every instance.
+    pub async fn instances(&self) -> anyhow::Result<Vec<Instance>> {
+        self.ask(Event::Instances).await
+    }
+
+    /// Every registered node.
+    pub async fn nodes(&self) -> anyhow::Result<Vec<NodeInfo>> {
+        self.ask(Event::Nodes).await
+    }
+
+    /// Waits until something changes (or `deadline` passes); false on the deadline.
+    pub async fn changed(&self, seen: u64, deadline: tokio::time::Instant) -> bool {
+        let mut version = self.version.clone();
+        tokio::time::timeout_at(deadline, version.wait_for(|v| *v != seen))
+            .await
+            .is_ok()
+    }
+
+    /// The current change counter.
+    pub fn version(&self) -> u64 {
+        *self.version.borrow()
+    }
+
+    /// Waits until instance `id` is final or `deadline` passes, and returns it.
+    pub async fn wait(
+        &self,
+        id: u64,
+        deadline: tokio::time::Instant,
+    ) -> anyhow::Result<Option<Instance>> {
+        loop {
+            let seen = self.version();
+            let inst = self.instance(id).await?;
+            match &inst {
+                Some(i) if !i.state.is_final() => {
+                    if !self.changed(seen, deadline).await {
+                        return self.instance(id).await;
+                    }
+                }
+                _ => return Ok(inst),
+            }
+        }
+    }
+}
+
+impl Controller {
+    /// Opens the data directory, joins the mesh, resumes delivery and serves the API.
+    pub async fn start(config: ControllerConfig) -> anyhow::Result<Controller> {
+        std::fs::create_dir_all(&config.data_dir)
+            .with_context(|| format!("cannot create {}", config.data_dir.display()))?;
+        let store: Arc<dyn Store> = match config.store.clone() {
+            Some(s) => s,
+            None => Arc::new(RocksStore::open(&config.data_dir.join("db"))?),
+        };
+        let keypair = mobiwf_runtime::identity::load_or_create(&config.data_dir)?;
+        let (mesh, mut inbound) =
+            mesh::start(MeshConfig::new(keypair, config.listen.clone())).await?;
+        let peer_id = mesh.peer_id();
+        let addrs: Vec<String> = mesh.listen_addrs().iter().map(|a| a.to_string()).collect();
+        let metrics = Arc::new(Metrics::new());
+        let (events_tx, events) = mpsc::channel(EVENT_QUEUE);
+        let (local_tx, mut local) = mpsc::channel::<Inbound>(EVENT_QUEUE);
+        let (delivered_tx, mut delivered) = mpsc::unbounded_channel();
+        let (book, seq) = state::load(store.as_ref())?;
+        let (version_tx, version) = watch::channel(0);
+
+        let mut tasks = Vec::new();
+        let tx = events_tx.clone();
+        tasks.push(tokio::spawn(async move {
+            while let Some(msg) = inbound.recv().await {
+                if tx.send(Event::Inbound(msg)).await.is_err() {
+                    break;
+                }
+            }
+        }));
+        let tx = events_tx.clone();
+        tasks.push(tokio::spawn(async move {
+            while let Some(msg) = local.recv().await {
+                if tx.send(Event::Inbound(msg)).await.is_err() {
+                    break;
+                }
+            }
+        }));
+        let tx = events_tx.clone();
+        tasks.push(tokio::spawn(async move {
+            while let Some(d) = delivered.recv().await {
+                if tx.send(Event::Delivered(d)).await.is_err() {
+                    break;
+                }
+            }
+        }));
+        let outbox = Outbox::start(
+            store.clone(),
+            mesh.clone(),
+            local_tx,
+            metrics.clone(),
+            Some(delivered_tx),
+        )?;
+        let actor = Actor {
+            book,
+            seq,
+            store,
+            outbox: outbox.clone(),
+            metrics: metrics.clone(),
+            me: peer_id,
+            version: version_tx,
+        };
+        tasks.push(tokio::spawn(actor.run(events)));
+
+        let client = ControllerClient {
+            events: events_tx,
+            version,
+            metrics,
+        };
+        let listener = tokio::net::TcpListener::bind(config.api)
+            .await
+            .with_context(|| format!("cannot serve the API on {}", config.api))?;
+        let api_addr = listener.local_addr()?;
+        let router = crate::api::router(client.clone());
+        tasks.push(tokio::spawn(async move {
+            if let Err(e) = axum::serve(listener, router).await {
+                tracing::error!("API server stopped: {e}");
+            }
+        }));
+        Ok(Controller {
+            peer_id,
+            addrs,
+            api_addr,
+            client,
+            mesh,
+            outbox,
+            tasks,
+        })
+    }
+
+    /// Asks the controller things, as the API does.
+    pub fn client(&self) -> ControllerClient {
+        self.client.clone()
+    }
+
+    /// Stops everything the controller runs in this process.
+    pub async fn stop(self) {
+        self.outbox.shutdown();
+        for t in &self.tasks {
+            t.abort();
+        }
+        self.mesh.shutdown().await;
+    }
+}
+
+struct Actor {
+    book: Book,
+    seq: u64,
+    store: Arc<dyn Store>,
+    outbox: Outbox,
+    metrics: Arc<Metrics>,
+    me: PeerId,
+    version: watch::Sender<u64>,
+}
+
+#[derive(Default)]
+struct After {
+    acks: Vec<(oneshot::Sender<Reply>, Reply)>,
+    submitted: Vec<(
+        oneshot::Sender<Result<u64, BookError>>,
+        Result<u64, BookError>,
+    )>,
+    effects: Vec<Effect>,
+}
+
+impl Actor {
+    async fn run(mut self, mut events: mpsc::Receiver<Event>) {
+        while let Some(first) = events.recv().await {
+            let mut group = vec![first];
+            while group.len() < MAX_GROUP {
+                match events.try_recv() {
+                    Ok(e) => group.push(e),
+                    Err(_) => break,
+                }
+            }
+            if let Err(e) = self.handle_group(group) {
+                tracing::error!("stopping: {e:#}");
+                return;
+            }
+        }
+    }
+
+    fn handle_group(&mut self, group: Vec<Event>) -> anyhow::Result<()> {
+        let now = mobiwf_runtime::process::now_ms();
+        let mut batch = Batch::default();
+        let mut after = After::default();
+        let mut seen_now = std::collections::BTreeSet::new();
+        for event in group {
+            self.handle(now, event, &mut batch, &mut after, &mut seen_now)?;
+        }
+        let mut outgoing = Vec::new();
+        for Effect::Send { to, addrs, message } in std::mem::take(&mut after.effects) {
+            self.seq += 1;
+            let msg = Outgoing {
+                to,
+                addrs,
+                role: Peer::Partner,
+                envelope: Envelope {
+                    id: MessageId {
+                        origin: self.me.to_string(),
+                        seq: self.seq,
+                    },
+                    message,
+                },
+            };
+            outbox::stage(&mut batch, &msg);
+            outgoing.push(msg);
+        }
+        let changes = self.book.take_changes();
+        let changed =
+            !batch.is_empty() || !changes.nodes.is_empty() || !changes.instances.is_empty();
+        if changed {
+            state::stage(&mut batch, &changes, self.seq);
+            self.store.write(batch, Durability::Synced)?;
+        }
+        for inst in &changes.instances {
+            tracing::info!(
+                instance = inst.id,
+                state = inst.state.as_str(),
+                "instance updated"
+            );
+        }
+        self.outbox.dispatch(outgoing);
+        for (tx, reply) in after.acks {
+            let _ = tx.send(reply);
+        }
+        for (tx, result) in after.submitted {
+            let _ = tx.send(result);
+        }
+        if changed {
+            self.version.send_modify(|v| *v += 1);
+        }
+        Ok(())
+    }
+
+    fn handle(
+        &mut self,
+        now: u64,
+        event: Event,
+        batch: &mut Batch,
+        after: &mut After,
+        seen_now: &mut std::collections::BTreeSet<MessageId>,
+    ) -> anyhow::Result<()> {
+        match event {
+            Event::Inbound(Inbound {
+                from,
+                envelope,
+                reply,
+            }) => {
+                let Envelope { id, message } = envelope;
+                let key = id.seen_key();
+                if seen_now.contains(&id) || self.store.get(key.as_bytes())?.is_some() {
+                    self.metrics.duplicate();
+                    after.acks.push((reply, Reply::Ack));
+                    return Ok(());
+                }
+                let kind = message.kind();
+                let input = match message {
+                    Message::Register {
+                        name,
+                        skills,
+                        addrs,
+                    } => {
+                        tracing::info!(%name, peer = %from, "node registered");
+                        Input::Register(NodeInfo {
+                            peer: from.to_string(),
+                            name,
+                            skills,
+                            addrs,
+                            registered_ms: now,
+                        })
+                    }
+                    other => Input::FromNode(other),
+                };
+                match self.book.apply(now, input) {
+                    Ok(applied) => {
+                        self.metrics.received(kind, Peer::Partner);
+                        after.effects.extend(applied.effects);
+                        batch.put(key, Vec::new());
+                        seen_now.insert(id);
+                        after.acks.push((reply, Reply::Ack));
+                    }
+                    Err(e) => {
+                        tracing::warn!("refused a {kind} message from {from}: {e}");
+                        after.acks.push((
+                            reply,
+                            Reply::Refused {
+                                reason: e.to_string(),
+                            },
+                        ));
+                    }
+                }
+            }
+            Event::Delivered(Delivered { envelope, reply }) => {
+                if let Message::Deploy {
+                    instance,
+                    partition,
+                    ..
+                } = envelope.message
+                {
+                    let refused = match reply {
+                        Reply::Ack => None,
+                        Reply::Refused { reason } => Some(reason),
+                    };
+                    if let Err(e) = self.book.apply(
+                        now,
+                        Input::Delivered {
+                            instance,
+                            partition,
+                            refused,
+                        },
+                    ) {
+                        tracing::warn!("a delivery: {e}");
+                    }
+                }
+            }
+            Event::Submit {
+                definition,
+                source,
+                reply,
+            } => {
+                let result = self
+                    .book
+                    .apply(now, Input::Submit { definition, source })
+                    .map(|applied| {
+                        after.effects.extend(applied.effects);
+                        applied.instance.unwrap_or(0)
+                    });
+                if let Ok(id) = result {
+                    tracing::info!(instance = id, "instance submitted");
+                }
+                after.submitted.push((reply, result));
+            }
+            Event::Instance(id, reply) => {
+                let _ = reply.send(self.book.instance(id).cloned());
+            }
+            Event::Instances(reply) => {
+                let _ = reply.send(self.book.instances().cloned().collect());
+            }
+            Event::Nodes(reply) => {
+                let _ = reply.send(self.book.nodes().cloned().collect());
+            }
+        }
+        Ok(())
+    }
+}

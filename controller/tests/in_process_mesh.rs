@@ -1,0 +1,227 @@
+//! A controller and two partner nodes in one process, over real libp2p on loopback: the
+//! paper's workflow completes, and the notifications between partitions went partner to
+//! partner (the nodes' and the controller's message counters prove it), for one instance and
+//! for many at once.
+
+use std::sync::Arc;
+use std::time::Duration;
+
+use mobiwf_controller::book::InstanceState;
+use mobiwf_controller::{Controller, ControllerConfig};
+use mobiwf_node::{Node, NodeConfig};
+use mobiwf_runtime::store::MemoryStore;
+use mobiwf_runtime::wire::ActivityState;
+
+const PAPER: &[u8] = include_bytes!("../../examples/paper/workflow.xml");
+
+struct Mesh {
+    controller: Controller,
+    p1: Node,
+    p2: Node,
+    _dir: tempfile::TempDir,
+}
+
+async fn mesh() -> Mesh {
+    let dir = tempfile::tempdir().expect("tempdir");
+    let loopback = || vec!["/ip4/127.0.0.1/tcp/0".parse().expect("multiaddr")];
+    let controller = Controller::start(ControllerConfig {
+        data_dir: dir.path().join("controller"),
+        listen: loopback(),
+        api: "127.0.0.1:0".parse().expect("addr"),
+        store: Some(Arc::new(MemoryStore::new())),
+    })
+    .await
+    .expect("controller");
+    let node = |name: &str, skills: Vec<u64>| NodeConfig {
+        data_dir: dir.path().join(name),
+        name: name.to_owned(),
+        skills,
+        controller: controller.addrs[0].clone(),
+        listen: loopback(),
+        api: "127.0.0.1:0".parse().expect("addr"),
+        store: Some(Arc::new(MemoryStore::new())),
+    };
+    let p1 = Node::start(node("P1", vec![1, 2, 3])).await.expect("P1");
+    let p2 = Node::start(node("P2", vec![1, 3])).await.expect("P2");
+    let client = controller.client();
+    let deadline = tokio::time::Instant::now() + Duration::from_secs(20);
+    loop {
+        let seen = client.version();
+        if client.nodes().await.expect("nodes").len() == 2 {
+            break;
+        }
+        assert!(
+            client.changed(seen, deadline).await,
+            "the nodes did not register"
+        );
+    }
+    Mesh {
+        controller,
+        p1,
+        p2,
+        _dir: dir,
+    }
+}
+
+/// The value of a metric line such as `mobiwf_messages_received_total{kind="notify",peer="partner"} 2`.
+fn metric(text: &str, name: &str, labels: &str) -> u64 {
+    let prefix = if labels.is_empty() {
+        format!("{name} ")
+    } else {
+        format!("{name}{{{labels}}} ")
+    };
+    text.lines()
+        .find_map(|l| l.strip_prefix(&prefix))
+        .map_or(0, |v| v.trim().parse::<f64>().expect("number") as u64)
+}
+
+async fn run_instances(m: &Mesh, count: usize) -> Vec<u64> {
+    let client = m.controller.client();
+    let mut ids = Vec::new();
+    for _ in 0..count {
+        let id = client
+            .submit(PAPER.to_vec(), "paper.xml".to_owned())
+            .await
+            .expect("ask")
+            .expect("submitted");
+        ids.push(id);
+    }
+    let deadline = tokio::time::Instant::now() + Duration::from_secs(60);
+    for &id in &ids {
+        let inst = client
+            .wait(id, deadline)
+            .await
+            .expect("ask")
+            .expect("instance");
+        assert_eq!(inst.state, InstanceState::Succeeded, "{inst:#?}");
+        for a in &inst.activities {
+            assert_eq!(a.state, ActivityState::Succeeded, "{a:?}");
+            let expected = if [16, 17, 18].contains(&a.id) {
+                "P1"
+            } else {
+                "P2"
+            };
+            assert_eq!(a.node.as_deref(), Some(expected), "{a:?}");
+            assert!(a.started_ms.is_some() && a.finished_ms.is_some(), "{a:?}");
+        }
+    }
+    ids
+}
+
+/// Waits until every outbox is empty: the last acknowledgements may arrive just after the
+/// instance is complete, and the sent counters count acknowledged messages.
+async fn settle(m: &Mesh) {
+    let deadline = std::time::Instant::now() + Duration::from_secs(20);
+    loop {
+        let all = [
+            m.p1.client().metrics.encode(),
+            m.p2.client().metrics.encode(),
+            m.controller.client().metrics.encode(),
+        ];
+        if all
+            .iter()
+            .all(|t| metric(t, "mobiwf_outbox_depth", "") == 0)
+        {
+            return;
+        }
+        assert!(
+            std::time::Instant::now() < deadline,
+            "outboxes did not drain: {all:?}"
+        );
+        tokio::time::sleep(Duration::from_millis(10)).await;
+    }
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn the_paper_runs_and_partners_notify_each_other_directly() {
+    let m = mesh().await;
+    run_instances(&m, 1).await;
+    settle(&m).await;
+
+    let p1 = m.p1.client().metrics.encode();
+    let p2 = m.p2.client().metrics.encode();
+    let ctl = m.controller.client().metrics.encode();
+    let received = "mobiwf_messages_received_total";
+    let sent = "mobiwf_messages_sent_total";
+    // A2→A4 and A3→A5 leave P1; A4→A3 leaves P2: each straight to the other partner.
+    assert_eq!(
+        metric(&p1, sent, r#"kind="notify",peer="partner""#),
+        2,
+        "{p1}"
+    );
+    assert_eq!(
+        metric(&p2, sent, r#"kind="notify",peer="partner""#),
+        1,
+        "{p2}"
+    );
+    assert_eq!(
+        metric(&p1, received, r#"kind="notify",peer="partner""#),
+        1,
+        "{p1}"
+    );
+    assert_eq!(
+        metric(&p2, received, r#"kind="notify",peer="partner""#),
+        2,
+        "{p2}"
+    );
+    // The controller only deployed, and heard registrations, reports and results.
+    assert!(
+        !ctl.contains(r#"kind="notify""#),
+        "the controller saw a notification:\n{ctl}"
+    );
+    assert_eq!(
+        metric(&ctl, sent, r#"kind="deploy",peer="partner""#),
+        2,
+        "{ctl}"
+    );
+    assert_eq!(
+        metric(&ctl, received, r#"kind="partition_result",peer="partner""#),
+        2,
+        "{ctl}"
+    );
+    // A2, A3 and A4 have responseImmediate 1: the controller heard each at once.
+    assert_eq!(
+        metric(&ctl, received, r#"kind="report",peer="partner""#),
+        3,
+        "{ctl}"
+    );
+    assert_eq!(
+        metric(
+            &p1,
+            "mobiwf_activities_finished_total",
+            r#"state="succeeded""#
+        ),
+        3
+    );
+    assert_eq!(
+        metric(
+            &p2,
+            "mobiwf_activities_finished_total",
+            r#"state="succeeded""#
+        ),
+        2
+    );
+    assert_eq!(metric(&p1, "mobiwf_outbox_depth", ""), 0, "{p1}");
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn many_instances_run_at_once_on_the_same_nodes() {
+    let m = mesh().await;
+    let ids = run_instances(&m, 25).await;
+    assert_eq!(ids.len(), 25);
+    settle(&m).await;
+    let p2 = m.p2.client().metrics.encode();
+    assert_eq!(
+        metric(
+            &p2,
+            "mobiwf_messages_received_total",
+            r#"kind="notify",peer="partner""#
+        ),
+        50
+    );
+    assert_eq!(
+        metric(&p2, "mobiwf_duplicate_messages_total", ""),
+        0,
+        "{p2}"
+    );
+}

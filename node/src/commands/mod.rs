@@ -1,0 +1,7 @@
+//! The subcommands of `mobiwf-node`, one module each.
+
+pub mod api_client;
+pub mod complete;
+pub mod inspect;
+pub mod run;
+pub mod worklist;

@@ -1,0 +1,567 @@
+//! The node daemon: the thin I/O shell around the partition engine.
+//!
+//! One task (the *actor*) owns the engine. It takes events (messages from the mesh,
+//! finished commands, people completing work, queries), applies them to the engine, and writes
+//! every change together with the messages it produced and the ids of the messages it applied
+//! in **one synced batch**; only then does it acknowledge, send (through the durable outbox)
+//! and start commands. Events that arrive together are committed together (group commit, up
+//! to [`MAX_GROUP`]).
+
+use std::net::SocketAddr;
+use std::path::PathBuf;
+use std::sync::Arc;
+
+use anyhow::Context;
+use libp2p::{Multiaddr, PeerId};
+use mobiwf_runtime::mesh::{self, Inbound, MeshConfig, MeshHandle};
+use mobiwf_runtime::metrics::{Metrics, Peer};
+use mobiwf_runtime::outbox::{self, Outbox, Outgoing};
+use mobiwf_runtime::store::{Batch, Durability, RocksStore, Store};
+use mobiwf_runtime::wire::{ActivityState, Envelope, Message, MessageId, Reply};
+use tokio::sync::{mpsc, oneshot};
+use tracing::Instrument;
+
+use crate::engine::{Effect, Engine, Finisher, Input, Refusal, Run, Target, WorkItem};
+use crate::executor::{self, Ended, Execution};
+use crate::state;
+
+/// Most events committed in one synced write.
+pub const MAX_GROUP: usize = 256;
+/// Capacity of the actor's event queue.
+pub const EVENT_QUEUE: usize = 4096;
+
+/// How to start a node.
+pub struct NodeConfig {
+    /// Where the node keeps its identity, database and command runs.
+    pub data_dir: PathBuf,
+    /// The node's name (matched against workflow partners' names or ids).
+    pub name: String,
+    /// The activity types this node can run.
+    pub skills: Vec<u64>,
+    /// The controller's full multiaddr (ending in `/p2p/<peer id>`).
+    pub controller: String,
+    /// Where to listen for other peers.
+    pub listen: Vec<Multiaddr>,
+    /// Where to serve the HTTP API.
+    pub api: SocketAddr,
+    /// The store to use; `None` opens RocksDB in `data_dir/db`.
+    pub store: Option<Arc<dyn Store>>,
+}
+
+/// A running node.
+pub struct Node {
+    /// The node's peer id.
+    pub peer_id: PeerId,
+    /// Its libp2p addresses (with `/p2p/<peer id>`).
+    pub addrs: Vec<String>,
+    /// Where its HTTP API listens.
+    pub api_addr: SocketAddr,
+    client: NodeClient,
+    mesh: MeshHandle,
+    outbox: Outbox,
+    tasks: Vec<tokio::task::JoinHandle<()>>,
+}
+
+/// Asks the running node things; used by the HTTP API.
+#[derive(Clone)]
+pub struct NodeClient {
+    events: mpsc::Sender<Event>,
+    /// The node's metrics.
+    pub metrics: Arc<Metrics>,
+}
+
+/// One partition run as the API shows it.
+#[derive(Debug, Clone, serde::Serialize)]
+pub struct RunView {
+    /// The instance.
+    pub instance: u64,
+    /// The partition.
+    pub partition: u64,
+    /// True once every activity is final.
+    pub done: bool,
+    /// Each activity.
+    pub activities: Vec<mobiwf_runtime::wire::ActivityRecord>,
+}
+
+enum Event {
+    Inbound(Inbound),
+    Ended {
+        execution: Execution,
+        ended: Ended,
+    },
+    Complete {
+        instance: u64,
+        activity: u64,
+        succeeded: bool,
+        detail: Option<String>,
+        reply: oneshot::Sender<Result<(), Refusal>>,
+    },
+    Worklist(oneshot::Sender<Vec<WorkItem>>),
+    Runs(oneshot::Sender<Vec<RunView>>),
+}
+
+impl NodeClient {
+    async fn ask<T>(&self, make: impl FnOnce(oneshot::Sender<T>) -> Event) -> anyhow::Result<T> {
+        let (tx, rx) = oneshot::channel();
+        self.events
+            .send(make(tx))
+            .await
+            .map_err(|_| anyhow::anyhow!("the node is stopping"))?;
+        rx.await
+            .map_err(|_| anyhow::anyhow!("the node is stopping"))
+    }
+
+    /// The manual work waiting for a person.
+    pub async fn worklist(&self) -> anyhow::Result<Vec<WorkItem>> {
+        self.ask(Event::Worklist).await
+    }
+
+    /// Every partition run on the node.
+    pub async fn runs(&self) -> anyhow::Result<Vec<RunView>> {
+        self.ask(Event::Runs).await
+    }
+
+    /// A person finishes a manual activity. `Ok(Err(_))`: the engine refused.
+    pub async fn complete(
+        &self,
+        instance: u64,
+        activity: u64,
+        succeeded: bool,
+        detail: Option<String>,
+    ) -> anyhow::Result<Result<(), Refusal>> {
+        self.ask(|reply| Event::Complete {
+            instance,
+            activity,
+            succeeded,
+            detail,
+            reply,
+        })
+        .await
+    }
+}
+
+impl Node {
+    /// Opens the data directory, joins the mesh, registers with the controller, resumes
+    /// whatever was under way and serves the API.
+    pub async fn start(config: NodeConfig) -> anyhow::Result<Node> {
+        std::fs::create_dir_all(&config.data_dir)
+            .with_context(|| format!("cannot create {}", config.data_dir.display()))?;
+        let (controller_peer, controller_addr) = outbox::peer_of(&config.controller)
+            .map_err(|e| anyhow::anyhow!("--controller: {e}"))?;
+        let store: Arc<dyn Store> = match config.store.clone() {
+            Some(s) => s,
+            None => Arc::new(RocksStore::open(&config.data_dir.join("db"))?),
+        };
+        let keypair = mobiwf_runtime::identity::load_or_create(&config.data_dir)?;
+        let (mesh, mut inbound) =
+            mesh::start(MeshConfig::new(keypair, config.listen.clone())).await?;
+        let peer_id = mesh.peer_id();
+        let addrs: Vec<String> = mesh.listen_addrs().iter().map(|a| a.to_string()).collect();
+        let metrics = Arc::new(Metrics::new());
+        let (events_tx, events) = mpsc::channel(EVENT_QUEUE);
+        let (local_tx, mut local) = mpsc::channel::<Inbound>(EVENT_QUEUE);
+        let outbox = Outbox::start(store.clone(), mesh.clone(), local_tx, metrics.clone(), None)?;
+        let (engine, seq) = state::load(store.as_ref())?;
+
+        let mut tasks = Vec::new();
+        let tx = events_tx.clone();
+        tasks.push(tokio::spawn(async move {
+            while let Some(msg) = inbound.recv().await {
+                if tx.send(Event::Inbound(msg)).await.is_err() {
+                    break;
+                }
+            }
+        }));
+        let tx = events_tx.clone();
+        tasks.push(tokio::spawn(async move {
+            while let Some(msg) = local.recv().await {
+                if tx.send(Event::Inbound(msg)).await.is_err() {
+                    break;
+                }
+            }
+        }));
+
+        let mut actor = Actor {
+            engine,
+            seq,
+            store,
+            outbox: outbox.clone(),
+            metrics: metrics.clone(),
+            me: peer_id,
+            name: config.name.clone(),
+            data_dir: config.data_dir.clone(),
+            controller_peer,
+            controller_addr: controller_addr.to_string(),
+            events: events_tx.clone(),
+        };
+        actor.register(&config.skills, &addrs)?;
+        let resumed = actor.engine.resume();
+        actor.carry_out(resumed);
+        let span = tracing::info_span!("node", name = %config.name);
+        tasks.push(tokio::spawn(actor.run(events).instrument(span)));
+
+        let client = NodeClient {
+            events: events_tx,
+            metrics,
+        };
+        let listener = tokio::net::TcpListener::bind(config.api)
+            .await
+            .with_context(|| format!("cannot serve the API on {}", config.api))?;
+        let api_addr = listener.local_addr()?;
+        let router = crate::api::router(client.clone());
+        tasks.push(tokio::spawn(async move {
+            if let Err(e) = axum::serve(listener, router).await {
+                tracing::error!("API server stopped: {e}");
+            }
+        }));
+        Ok(Node {
+            peer_id,
+            addrs,
+            api_addr,
+            client,
+            mesh,
+            outbox,
+            tasks,
+        })
+    }
+
+    /// Asks the node things, as the API does.
+    pub fn client(&self) -> NodeClient {
+        self.client.clone()
+    }
+
+    /// Stops everything this node runs in this process (commands already started go on).
+    pub async fn stop(self) {
+        self.outbox.shutdown();
+        for t in &self.tasks {
+            t.abort();
+        }
+        self.mesh.shutdown().await;
+    }
+}
+
+struct Actor {
+    engine: Engine,
+    seq: u64,
+    store: Arc<dyn Store>,
+    outbox: Outbox,
+    metrics: Arc<Metrics>,
+    me: PeerId,
+    name: String,
+    data_dir: PathBuf,
+    controller_peer: PeerId,
+    controller_addr: String,
+    events: mpsc::Sender<Event>,
+}
+
+/// What to do once a group of events is on disk.
+#[derive(Default)]
+struct After {
+    acks: Vec<(oneshot::Sender<Reply>, Reply)>,
+    completions: Vec<(oneshot::Sender<Result<(), Refusal>>, Result<(), Refusal>)>,
+    effects: Vec<Effect>,
+}
+
+impl Actor {
+    fn register(&mut self, skills: &[u64], addrs: &[String]) -> anyhow::Result<()> {
+        let mut batch = Batch::default();
+        let msg = self.outgoing(
+            &mut batch,
+            Target::Controller,
+            Message::Register {
+                name: self.name.clone(),
+                skills: skills.to_vec(),
+                addrs: addrs.to_vec(),
+            },
+        )?;
+        state::stage_seq(&mut batch, self.seq);
+        self.store.write(batch, Durability::Synced)?;
+        self.outbox.dispatch(vec![msg]);
+        Ok(())
+    }
+
+    fn outgoing(
+        &mut self,
+        batch: &mut Batch,
+        to: Target,
+        message: Message,
+    ) -> anyhow::Result<Outgoing> {
+        self.seq += 1;
+        let (peer, addr, role) = match to {
+            Target::Controller => (
+                self.controller_peer,
+                self.controller_addr.clone(),
+                Peer::Controller,
+            ),
+            Target::Partner(location) => {
+                let (peer, addr) = outbox::peer_of(&location).map_err(|e| anyhow::anyhow!(e))?;
+                (peer, addr.to_string(), Peer::Partner)
+            }
+        };
+        let msg = Outgoing {
+            to: peer.to_string(),
+            addrs: vec![addr],
+            role,
+            envelope: Envelope {
+                id: MessageId {
+                    origin: self.me.to_string(),
+                    seq: self.seq,
+                },
+                message,
+            },
+        };
+        outbox::stage(batch, &msg);
+        Ok(msg)
+    }
+
+    async fn run(mut self, mut events: mpsc::Receiver<Event>) {
+        while let Some(first) = events.recv().await {
+            let mut group = vec![first];
+            while group.len() < MAX_GROUP {
+                match events.try_recv() {
+                    Ok(e) => group.push(e),
+                    Err(_) => break,
+                }
+            }
+            if let Err(e) = self.handle_group(group) {
+                // The store failed: nothing of this group was acknowledged or sent. Stop rather
+                // than go on with a state the disk does not have.
+                tracing::error!("stopping: {e:#}");
+                return;
+            }
+        }
+    }
+
+    fn handle_group(&mut self, group: Vec<Event>) -> anyhow::Result<()> {
+        let now = mobiwf_runtime::process::now_ms();
+        let mut batch = Batch::default();
+        let mut after = After::default();
+        let mut seen_now = std::collections::BTreeSet::new();
+        for event in group {
+            self.handle(now, event, &mut batch, &mut after, &mut seen_now)?;
+        }
+        let changes = self.engine.take_changes();
+        state::stage_changes(&mut batch, &changes);
+        let mut outgoing = Vec::new();
+        let mut rest = Vec::new();
+        for effect in std::mem::take(&mut after.effects) {
+            match effect {
+                Effect::Send { to, message } => match self.outgoing(&mut batch, to, message) {
+                    Ok(msg) => outgoing.push(msg),
+                    Err(e) => tracing::error!("cannot address a message: {e:#}"),
+                },
+                other => rest.push(other),
+            }
+        }
+        state::stage_seq(&mut batch, self.seq);
+        if !batch.is_empty() {
+            self.store.write(batch, Durability::Synced)?;
+        }
+        // On disk: now act.
+        for t in self.engine.take_transitions() {
+            let span = tracing::info_span!("activity", instance = t.key.instance, activity = t.activity, name = %t.name);
+            let _enter = span.enter();
+            tracing::info!(state = t.state.as_str(), "activity {}", t.state.as_str());
+            match t.state {
+                ActivityState::Running => self.metrics.activity_started(),
+                s if s.is_final() => self.metrics.activity_finished(s.as_str()),
+                _ => {}
+            }
+        }
+        self.outbox.dispatch(outgoing);
+        self.carry_out(rest);
+        for (tx, reply) in after.acks {
+            let _ = tx.send(reply);
+        }
+        for (tx, result) in after.completions {
+            let _ = tx.send(result);
+        }
+        Ok(())
+    }
+
+    fn handle(
+        &mut self,
+        now: u64,
+        event: Event,
+        batch: &mut Batch,
+        after: &mut After,
+        seen_now: &mut std::collections::BTreeSet<MessageId>,
+    ) -> anyhow::Result<()> {
+        match event {
+            Event::Inbound(Inbound {
+                from,
+                envelope,
+                reply,
+            }) => {
+                let Envelope { id, message } = envelope;
+                let key = id.seen_key();
+                if seen_now.contains(&id) || self.store.get(key.as_bytes())?.is_some() {
+                    self.metrics.duplicate();
+                    after.acks.push((reply, Reply::Ack));
+                    return Ok(());
+                }
+                let role = if from == self.controller_peer {
+                    Peer::Controller
+                } else {
+                    Peer::Partner
+                };
+                let kind = message.kind();
+                let input = match message {
+                    Message::Deploy {
+                        instance,
+                        partition,
+                        document,
+                    } => {
+                        let span = tracing::info_span!("instance", instance);
+                        let _enter = span.enter();
+                        tracing::info!(partition, "partition deployed");
+                        Input::Deploy {
+                            instance,
+                            partition,
+                            document,
+                        }
+                    }
+                    Message::Notify {
+                        instance,
+                        activity,
+                        outcome,
+                    } => Input::Notified {
+                        instance,
+                        activity,
+                        outcome,
+                    },
+                    other => {
+                        after.acks.push((
+                            reply,
+                            Reply::Refused {
+                                reason: format!("a node does not take {} messages", other.kind()),
+                            },
+                        ));
+                        return Ok(());
+                    }
+                };
+                if let Input::Deploy { document, .. } = &input
+                    && let Err(reason) = check_locations(document)
+                {
+                    after.acks.push((reply, Reply::Refused { reason }));
+                    return Ok(());
+                }
+                match self.engine.apply(now, input) {
+                    Ok(effects) => {
+                        self.metrics.received(kind, role);
+                        after.effects.extend(effects);
+                        batch.put(key, Vec::new());
+                        seen_now.insert(id);
+                        after.acks.push((reply, Reply::Ack));
+                    }
+                    Err(refusal) => {
+                        tracing::warn!("refused a {kind} message: {refusal}");
+                        after.acks.push((
+                            reply,
+                            Reply::Refused {
+                                reason: refusal.to_string(),
+                            },
+                        ));
+                    }
+                }
+            }
+            Event::Ended { execution, ended } => {
+                let input = Input::Finished {
+                    instance: execution.instance,
+                    activity: execution.activity,
+                    succeeded: ended.succeeded,
+                    detail: ended.detail,
+                    by: Finisher::Command,
+                };
+                match self.engine.apply(now, input) {
+                    Ok(effects) => after.effects.extend(effects),
+                    Err(e) => tracing::warn!("a command ended, but: {e}"),
+                }
+            }
+            Event::Complete {
+                instance,
+                activity,
+                succeeded,
+                detail,
+                reply,
+            } => {
+                let input = Input::Finished {
+                    instance,
+                    activity,
+                    succeeded,
+                    detail,
+                    by: Finisher::Person,
+                };
+                let result = self.engine.apply(now, input).map(|effects| {
+                    after.effects.extend(effects);
+                });
+                after.completions.push((reply, result));
+            }
+            Event::Worklist(reply) => {
+                let _ = reply.send(self.engine.worklist());
+            }
+            Event::Runs(reply) => {
+                let _ = reply.send(self.engine.runs().map(view).collect());
+            }
+        }
+        Ok(())
+    }
+
+    /// Starts the commands the engine asked for (after the state saying so is on disk).
+    fn carry_out(&self, effects: Vec<Effect>) {
+        for effect in effects {
+            if let Effect::Execute {
+                key,
+                activity,
+                command,
+            } = effect
+            {
+                let execution = Execution {
+                    instance: key.instance,
+                    partition: key.partition,
+                    activity,
+                    command,
+                    partner: self.name.clone(),
+                };
+                let data_dir = self.data_dir.clone();
+                let events = self.events.clone();
+                let span = tracing::info_span!("activity", instance = key.instance, activity);
+                tokio::spawn(
+                    async move {
+                        let ended = executor::execute(&data_dir, &execution).await;
+                        tracing::info!(succeeded = ended.succeeded, "command ended");
+                        let _ = events.send(Event::Ended { execution, ended }).await;
+                    }
+                    .instrument(span),
+                );
+            }
+        }
+    }
+}
+
+fn view(run: &Run) -> RunView {
+    RunView {
+        instance: run.key.instance,
+        partition: run.key.partition,
+        done: run.all_final(),
+        activities: run.records(),
+    }
+}
+
+/// Every adjacent's location must be a full libp2p address, or its notification could never be
+/// delivered.
+fn check_locations(document: &str) -> Result<(), String> {
+    let doc = mobiwf_xml_schema::read_partition(document.as_bytes())
+        .map_err(|d| d.render("partition document"))?
+        .value;
+    for act in &doc.activities {
+        for adj in &act.adjacents {
+            let local = doc.activities.iter().any(|a| a.id == adj.id);
+            if !local {
+                outbox::peer_of(&adj.location)
+                    .map_err(|e| format!("activity {}: adjacent {}: {e}", act.id.0, adj.id.0))?;
+            }
+        }
+    }
+    Ok(())
+}

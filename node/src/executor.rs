@@ -1,0 +1,144 @@
+//! Runs automatic activities' commands so that each runs at most once, even across crashes.
+//!
+//! Each execution has a directory `DATA/runs/<instance>-<partition>-<activity>/`. The command
+//! runs under a small `sh` wrapper, in its own process group (so it outlives a killed node),
+//! which first *claims* the directory with an atomic `mkdir claim`; a second wrapper started for
+//! the same activity (after a restart) finds the claim and exits without running anything. The
+//! wrapper writes the command's exit status to `exit` (tmp + rename) when it ends. A restarted
+//! node therefore finds one of: no claim (never ran: run it), a claim and an `exit` (ran: use
+//! the status), or a claim and a live wrapper (still running: watch it). A claim whose wrapper
+//! is gone without an `exit` means the command was interrupted: the activity fails with that
+//! reason rather than run twice.
+
+use std::path::{Path, PathBuf};
+use std::time::Duration;
+
+use tokio::process::Command;
+
+/// How often an execution left by an earlier run of the node is checked on.
+pub const ORPHAN_POLL: Duration = Duration::from_millis(100);
+
+const WRAPPER: &str = r#"d="$1"
+mkdir "$d/claim" 2>/dev/null || exit 0
+echo $$ > "$d/claim/pid.tmp" && mv "$d/claim/pid.tmp" "$d/claim/pid"
+sh -c "$2" >>"$d/output" 2>&1 </dev/null
+s=$?
+echo $s > "$d/exit.tmp" && mv "$d/exit.tmp" "$d/exit"
+"#;
+
+/// What one execution asks for.
+#[derive(Debug, Clone)]
+pub struct Execution {
+    /// The instance.
+    pub instance: u64,
+    /// The partition.
+    pub partition: u64,
+    /// The activity.
+    pub activity: u64,
+    /// The command line, run with `sh -c`.
+    pub command: String,
+    /// The node's name, given to the command as `MOBIWF_PARTNER`.
+    pub partner: String,
+}
+
+/// How an execution ended.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Ended {
+    /// True on exit status 0.
+    pub succeeded: bool,
+    /// Why it failed, when it did.
+    pub detail: Option<String>,
+}
+
+/// The directory of one execution.
+pub fn run_dir(data_dir: &Path, e: &Execution) -> PathBuf {
+    data_dir
+        .join("runs")
+        .join(format!("{}-{}-{}", e.instance, e.partition, e.activity))
+}
+
+/// Runs `e` (or finds out how its earlier run ended) and returns how it ended.
+pub async fn execute(data_dir: &Path, e: &Execution) -> Ended {
+    let dir = run_dir(data_dir, e);
+    if let Some(ended) = read_exit(&dir) {
+        return ended;
+    }
+    if let Err(err) = std::fs::create_dir_all(&dir) {
+        return failed(format!("cannot create {}: {err}", dir.display()));
+    }
+    let spawned = Command::new("sh")
+        .arg("-c")
+        .arg(WRAPPER)
+        .arg("mobiwf-wrapper")
+        .arg(&dir)
+        .arg(&e.command)
+        .env("MOBIWF_INSTANCE", e.instance.to_string())
+        .env("MOBIWF_ACTIVITY", e.activity.to_string())
+        .env("MOBIWF_PARTITION", e.partition.to_string())
+        .env("MOBIWF_PARTNER", &e.partner)
+        .stdin(std::process::Stdio::null())
+        .stdout(std::process::Stdio::null())
+        .stderr(std::process::Stdio::null())
+        .process_group(0)
+        .kill_on_drop(false)
+        .spawn();
+    match spawned {
+        Ok(mut child) => {
+            if let Err(err) = child.wait().await {
+                tracing::warn!("waiting for the command of activity {}: {err}", e.activity);
+            }
+        }
+        Err(err) => return failed(format!("cannot start sh: {err}")),
+    }
+    // Our wrapper ended: either it ran the command (exit is there) or it found the claim of a
+    // wrapper started before a restart, which may still be running.
+    watch(&dir).await
+}
+
+async fn watch(dir: &Path) -> Ended {
+    loop {
+        if let Some(ended) = read_exit(dir) {
+            return ended;
+        }
+        match std::fs::read_to_string(dir.join("claim").join("pid")) {
+            Ok(pid) => {
+                let alive = Path::new("/proc").join(pid.trim()).exists();
+                if !alive {
+                    return read_exit(dir).unwrap_or_else(|| {
+                        failed(
+                            "interrupted: the command's process ended without recording an exit \
+                             status (killed with its node?); not run again"
+                                .to_owned(),
+                        )
+                    });
+                }
+            }
+            Err(_) if !dir.join("claim").exists() => {
+                return failed("the command's wrapper ended without claiming the run".to_owned());
+            }
+            // Claimed, pid not written yet.
+            Err(_) => {}
+        }
+        tokio::time::sleep(ORPHAN_POLL).await;
+    }
+}
+
+fn read_exit(dir: &Path) -> Option<Ended> {
+    let text = std::fs::read_to_string(dir.join("exit")).ok()?;
+    let code = text.trim();
+    Some(if code == "0" {
+        Ended {
+            succeeded: true,
+            detail: None,
+        }
+    } else {
+        failed(format!("command exited with status {code}"))
+    })
+}
+
+fn failed(detail: String) -> Ended {
+    Ended {
+        succeeded: false,
+        detail: Some(detail),
+    }
+}

@@ -1,0 +1,70 @@
+//! The command runner runs each activity's command at most once, even when asked again (as a
+//! restarted node does), and reports interrupted runs instead of repeating them.
+
+use mobiwf_node::executor::{Execution, execute, run_dir};
+
+fn execution(command: &str) -> Execution {
+    Execution {
+        instance: 3,
+        partition: 1,
+        activity: 7,
+        command: command.to_owned(),
+        partner: "P1".to_owned(),
+    }
+}
+
+#[tokio::test]
+async fn a_command_runs_once_with_its_environment_and_its_exit_decides() {
+    let dir = tempfile::tempdir().expect("tempdir");
+    let log = dir.path().join("log");
+    let cmd = format!(
+        "echo \"$MOBIWF_INSTANCE $MOBIWF_PARTITION $MOBIWF_ACTIVITY $MOBIWF_PARTNER\" >> {}",
+        log.display()
+    );
+    let e = execution(&cmd);
+    let first = execute(dir.path(), &e).await;
+    assert!(first.succeeded, "{first:?}");
+    // Asked again (a restart that finds the activity running): the recorded outcome, no rerun.
+    let second = execute(dir.path(), &e).await;
+    assert_eq!(first, second);
+    assert_eq!(std::fs::read_to_string(&log).expect("log"), "3 1 7 P1\n");
+}
+
+#[tokio::test]
+async fn a_failing_command_fails_with_its_status_and_output_is_kept() {
+    let dir = tempfile::tempdir().expect("tempdir");
+    let e = execution("echo oops; exit 3");
+    let ended = execute(dir.path(), &e).await;
+    assert!(!ended.succeeded);
+    assert_eq!(
+        ended.detail.as_deref(),
+        Some("command exited with status 3")
+    );
+    let output = std::fs::read_to_string(run_dir(dir.path(), &e).join("output")).expect("output");
+    assert_eq!(output, "oops\n");
+}
+
+#[tokio::test]
+async fn a_claimed_run_whose_process_is_gone_is_reported_interrupted_not_rerun() {
+    let dir = tempfile::tempdir().expect("tempdir");
+    let marker = dir.path().join("ran");
+    let e = execution(&format!("touch {}", marker.display()));
+    // What a node killed together with its command leaves: a claim, a dead pid, no exit.
+    let run = run_dir(dir.path(), &e);
+    std::fs::create_dir_all(run.join("claim")).expect("claim");
+    let mut dead = std::process::Command::new("true").spawn().expect("spawn");
+    let pid = dead.id();
+    dead.wait().expect("wait");
+    std::fs::write(run.join("claim").join("pid"), pid.to_string()).expect("pid");
+    let ended = execute(dir.path(), &e).await;
+    assert!(!ended.succeeded);
+    assert!(
+        ended
+            .detail
+            .as_deref()
+            .unwrap_or("")
+            .starts_with("interrupted"),
+        "{ended:?}"
+    );
+    assert!(!marker.exists(), "the command ran again");
+}

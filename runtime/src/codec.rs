@@ -1,0 +1,230 @@
+//! The framing of mobiwf messages on a libp2p stream, so that `mesh` can speak `wire::PROTOCOL`
+//! with a size limit checked before any buffer is allocated.
+//!
+//! A frame is a 4-byte big-endian length followed by that many bytes of JSON. A frame longer
+//! than [`MAX_MESSAGE_BYTES`] is refused on both sides: the writer does not send it, and the
+//! reader fails as soon as it has read the length, without allocating for the body.
+
+use std::io;
+
+use futures::{AsyncRead, AsyncReadExt, AsyncWrite, AsyncWriteExt};
+use libp2p::StreamProtocol;
+use libp2p::request_response;
+use serde::Serialize;
+use serde::de::DeserializeOwned;
+
+use crate::wire::{Envelope, MAX_MESSAGE_BYTES, PROTOCOL, Reply};
+
+/// [`PROTOCOL`] as the stream protocol libp2p negotiates.
+pub(crate) const STREAM_PROTOCOL: StreamProtocol = StreamProtocol::new(PROTOCOL);
+
+/// The length prefix of a frame, in bytes.
+const LENGTH_BYTES: usize = 4;
+
+/// The request-response codec of `wire::PROTOCOL`: requests are [`Envelope`]s, responses
+/// [`Reply`]s. It has no state; every stream carries one request and one response.
+#[derive(Debug, Clone, Copy, Default)]
+pub(crate) struct WireCodec;
+
+/// An `InvalidData` error saying that a `what` frame of `len` bytes is over the limit.
+fn too_large(what: &str, len: usize) -> io::Error {
+    io::Error::new(
+        io::ErrorKind::InvalidData,
+        format!(
+            "{what} frame of {len} bytes exceeds the limit of {MAX_MESSAGE_BYTES} bytes \
+             (wire::MAX_MESSAGE_BYTES)"
+        ),
+    )
+}
+
+/// Reads one frame and decodes its JSON as an `M`; `what` names the frame in errors.
+pub(crate) async fn read_frame<T, M>(io: &mut T, what: &str) -> io::Result<M>
+where
+    T: AsyncRead + Unpin + Send,
+    M: DeserializeOwned,
+{
+    let mut prefix = [0u8; LENGTH_BYTES];
+    io.read_exact(&mut prefix).await?;
+    // A length that does not fit in usize is over the limit too.
+    let len = usize::try_from(u32::from_be_bytes(prefix)).unwrap_or(usize::MAX);
+    if len > MAX_MESSAGE_BYTES {
+        return Err(too_large(what, len));
+    }
+    let mut body = vec![0u8; len];
+    io.read_exact(&mut body).await?;
+    serde_json::from_slice(&body).map_err(|e| {
+        io::Error::new(
+            io::ErrorKind::InvalidData,
+            format!("{what} frame of {len} bytes is not a valid {what}: {e}"),
+        )
+    })
+}
+
+/// Encodes `message` as JSON and writes it as one frame; `what` names the frame in errors.
+pub(crate) async fn write_frame<T, M>(io: &mut T, what: &str, message: &M) -> io::Result<()>
+where
+    T: AsyncWrite + Unpin + Send,
+    M: Serialize,
+{
+    let mut frame = vec![0u8; LENGTH_BYTES];
+    serde_json::to_writer(&mut frame, message).map_err(|e| {
+        io::Error::new(
+            io::ErrorKind::InvalidData,
+            format!("cannot encode the {what} as JSON: {e}"),
+        )
+    })?;
+    let len = frame.len() - LENGTH_BYTES;
+    if len > MAX_MESSAGE_BYTES {
+        return Err(too_large(what, len));
+    }
+    let prefix = u32::try_from(len).map_err(|_| too_large(what, len))?;
+    frame[..LENGTH_BYTES].copy_from_slice(&prefix.to_be_bytes());
+    io.write_all(&frame).await?;
+    io.flush().await
+}
+
+impl request_response::Codec for WireCodec {
+    type Protocol = StreamProtocol;
+    type Request = Envelope;
+    type Response = Reply;
+
+    async fn read_request<T>(&mut self, _: &StreamProtocol, io: &mut T) -> io::Result<Envelope>
+    where
+        T: AsyncRead + Unpin + Send,
+    {
+        read_frame(io, "request").await
+    }
+
+    async fn read_response<T>(&mut self, _: &StreamProtocol, io: &mut T) -> io::Result<Reply>
+    where
+        T: AsyncRead + Unpin + Send,
+    {
+        read_frame(io, "reply").await
+    }
+
+    async fn write_request<T>(
+        &mut self,
+        _: &StreamProtocol,
+        io: &mut T,
+        request: Envelope,
+    ) -> io::Result<()>
+    where
+        T: AsyncWrite + Unpin + Send,
+    {
+        write_frame(io, "request", &request).await
+    }
+
+    async fn write_response<T>(
+        &mut self,
+        _: &StreamProtocol,
+        io: &mut T,
+        reply: Reply,
+    ) -> io::Result<()>
+    where
+        T: AsyncWrite + Unpin + Send,
+    {
+        write_frame(io, "reply", &reply).await
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use futures::io::Cursor;
+    use libp2p::request_response::Codec as _;
+
+    use super::*;
+    use crate::wire::{Message, MessageId, Outcome};
+
+    fn envelope() -> Envelope {
+        Envelope {
+            id: MessageId {
+                origin: "origin".into(),
+                seq: 7,
+            },
+            message: Message::Notify {
+                instance: 1,
+                activity: 2,
+                outcome: Outcome::Succeeded,
+            },
+        }
+    }
+
+    #[tokio::test]
+    async fn round_trip() {
+        let mut codec = WireCodec;
+        let mut buf = Cursor::new(Vec::new());
+        codec
+            .write_request(&STREAM_PROTOCOL, &mut buf, envelope())
+            .await
+            .unwrap();
+        let bytes = buf.into_inner();
+        let len = u32::from_be_bytes([bytes[0], bytes[1], bytes[2], bytes[3]]) as usize;
+        assert_eq!(len, bytes.len() - 4);
+        assert_eq!(
+            serde_json::from_slice::<Envelope>(&bytes[4..]).unwrap(),
+            envelope()
+        );
+        let read = codec
+            .read_request(&STREAM_PROTOCOL, &mut Cursor::new(bytes))
+            .await
+            .unwrap();
+        assert_eq!(read, envelope());
+    }
+
+    #[tokio::test]
+    async fn oversized_length_is_refused_before_reading_the_body() {
+        // Only the prefix is there: an error other than "unexpected end of file" shows the
+        // length was refused before the body was read.
+        let claimed = u32::try_from(MAX_MESSAGE_BYTES + 1).unwrap();
+        let mut io = Cursor::new(claimed.to_be_bytes().to_vec());
+        let err = WireCodec
+            .read_request(&STREAM_PROTOCOL, &mut io)
+            .await
+            .unwrap_err();
+        assert_eq!(err.kind(), io::ErrorKind::InvalidData);
+        assert!(err.to_string().contains("exceeds the limit"), "{err}");
+
+        let mut io = Cursor::new(u32::MAX.to_be_bytes().to_vec());
+        let err = WireCodec
+            .read_response(&STREAM_PROTOCOL, &mut io)
+            .await
+            .unwrap_err();
+        assert!(err.to_string().contains("exceeds the limit"), "{err}");
+    }
+
+    #[tokio::test]
+    async fn oversized_message_is_not_written() {
+        let mut big = envelope();
+        big.message = Message::Deploy {
+            instance: 1,
+            partition: 1,
+            document: "x".repeat(MAX_MESSAGE_BYTES),
+        };
+        let mut buf = Cursor::new(Vec::new());
+        let err = WireCodec
+            .write_request(&STREAM_PROTOCOL, &mut buf, big)
+            .await
+            .unwrap_err();
+        assert!(err.to_string().contains("exceeds the limit"), "{err}");
+        assert!(buf.into_inner().is_empty());
+    }
+
+    #[tokio::test]
+    async fn bad_json_and_truncated_frames_fail() {
+        let mut bytes = 5u32.to_be_bytes().to_vec();
+        bytes.extend_from_slice(b"nope!");
+        let err = WireCodec
+            .read_response(&STREAM_PROTOCOL, &mut Cursor::new(bytes))
+            .await
+            .unwrap_err();
+        assert_eq!(err.kind(), io::ErrorKind::InvalidData);
+
+        let mut bytes = 10u32.to_be_bytes().to_vec();
+        bytes.extend_from_slice(b"{}");
+        let err = WireCodec
+            .read_response(&STREAM_PROTOCOL, &mut Cursor::new(bytes))
+            .await
+            .unwrap_err();
+        assert_eq!(err.kind(), io::ErrorKind::UnexpectedEof);
+    }
+}

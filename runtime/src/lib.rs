@@ -1,0 +1,13 @@
+//! Run-time pieces shared by the controller and the nodes: the wire protocol (`wire`), the
+//! libp2p swarm task behind a handle (`mesh`), node identities (`identity`), the durable store
+//! (`store`), the durable outbox (`outbox`), Prometheus metrics (`metrics`) and process helpers (`process`).
+
+pub mod identity;
+pub mod mesh;
+pub mod metrics;
+pub mod outbox;
+pub mod process;
+pub mod store;
+pub mod wire;
+
+mod codec;

@@ -1,0 +1,176 @@
+//! Prometheus metrics of a controller or node, served at `/metrics` by their HTTP APIs.
+
+use prometheus_client::encoding::EncodeLabelSet;
+use prometheus_client::metrics::counter::Counter;
+use prometheus_client::metrics::family::Family;
+use prometheus_client::metrics::gauge::Gauge;
+use prometheus_client::registry::Registry;
+
+/// Who is at the other end of a message.
+#[derive(
+    Debug, Clone, Copy, Hash, PartialEq, Eq, PartialOrd, Ord, serde::Serialize, serde::Deserialize,
+)]
+#[serde(rename_all = "snake_case")]
+pub enum Peer {
+    /// The controller.
+    Controller,
+    /// A partner node.
+    Partner,
+}
+
+impl Peer {
+    fn as_str(self) -> &'static str {
+        match self {
+            Peer::Controller => "controller",
+            Peer::Partner => "partner",
+        }
+    }
+}
+
+/// Labels of the message counters.
+#[derive(Debug, Clone, Hash, PartialEq, Eq, EncodeLabelSet)]
+pub struct MessageLabels {
+    /// The message kind (`wire::Message::kind`).
+    pub kind: String,
+    /// `controller` or `partner`: the destination of sent messages, the source of received ones.
+    pub peer: String,
+}
+
+/// Labels of the finished-activity counter.
+#[derive(Debug, Clone, Hash, PartialEq, Eq, EncodeLabelSet)]
+pub struct StateLabels {
+    /// `succeeded`, `failed` or `cancelled`.
+    pub state: String,
+}
+
+/// The metrics one process keeps.
+pub struct Metrics {
+    registry: Registry,
+    messages_sent: Family<MessageLabels, Counter>,
+    messages_received: Family<MessageLabels, Counter>,
+    send_failures: Family<MessageLabels, Counter>,
+    duplicates: Counter,
+    activities_started: Counter,
+    activities_finished: Family<StateLabels, Counter>,
+    outbox_depth: Gauge,
+}
+
+impl Default for Metrics {
+    fn default() -> Self {
+        Self::new()
+    }
+}
+
+impl Metrics {
+    /// Registers every metric under the `mobiwf` prefix.
+    pub fn new() -> Metrics {
+        let mut registry = Registry::with_prefix("mobiwf");
+        let m = Metrics {
+            messages_sent: Family::default(),
+            messages_received: Family::default(),
+            send_failures: Family::default(),
+            duplicates: Counter::default(),
+            activities_started: Counter::default(),
+            activities_finished: Family::default(),
+            outbox_depth: Gauge::default(),
+            registry: Registry::default(),
+        };
+        registry.register(
+            "messages_sent",
+            "Messages acknowledged by their receiver, by kind and destination",
+            m.messages_sent.clone(),
+        );
+        registry.register(
+            "messages_received",
+            "Messages received and applied (duplicates excluded), by kind and source",
+            m.messages_received.clone(),
+        );
+        registry.register(
+            "send_failures",
+            "Attempts to send a message that failed and will be retried, by kind and destination",
+            m.send_failures.clone(),
+        );
+        registry.register(
+            "duplicate_messages",
+            "Messages received again (a retry) and acknowledged without applying them twice",
+            m.duplicates.clone(),
+        );
+        registry.register(
+            "activities_started",
+            "Activities started on this node",
+            m.activities_started.clone(),
+        );
+        registry.register(
+            "activities_finished",
+            "Activities that reached a final state on this node, by state",
+            m.activities_finished.clone(),
+        );
+        registry.register(
+            "outbox_depth",
+            "Messages written to the outbox and not yet acknowledged by their receiver",
+            m.outbox_depth.clone(),
+        );
+        Metrics { registry, ..m }
+    }
+
+    fn labels(kind: &str, peer: Peer) -> MessageLabels {
+        MessageLabels {
+            kind: kind.to_owned(),
+            peer: peer.as_str().to_owned(),
+        }
+    }
+
+    /// Counts a message acknowledged by its receiver.
+    pub fn sent(&self, kind: &str, to: Peer) {
+        self.messages_sent
+            .get_or_create(&Self::labels(kind, to))
+            .inc();
+    }
+
+    /// Counts a message received and applied.
+    pub fn received(&self, kind: &str, from: Peer) {
+        self.messages_received
+            .get_or_create(&Self::labels(kind, from))
+            .inc();
+    }
+
+    /// Counts a failed attempt to send.
+    pub fn send_failed(&self, kind: &str, to: Peer) {
+        self.send_failures
+            .get_or_create(&Self::labels(kind, to))
+            .inc();
+    }
+
+    /// Counts a duplicate received.
+    pub fn duplicate(&self) {
+        self.duplicates.inc();
+    }
+
+    /// Counts a started activity.
+    pub fn activity_started(&self) {
+        self.activities_started.inc();
+    }
+
+    /// Counts an activity that reached `state`.
+    pub fn activity_finished(&self, state: &str) {
+        self.activities_finished
+            .get_or_create(&StateLabels {
+                state: state.to_owned(),
+            })
+            .inc();
+    }
+
+    /// Sets the number of messages waiting in the outbox.
+    pub fn set_outbox_depth(&self, depth: usize) {
+        self.outbox_depth
+            .set(i64::try_from(depth).unwrap_or(i64::MAX));
+    }
+
+    /// The metrics in the Prometheus text format.
+    pub fn encode(&self) -> String {
+        let mut out = String::new();
+        // Writing into a String cannot fail.
+        let _ = prometheus_client::encoding::text::encode(&mut out, &self.registry);
+        out
+    }
+}

@@ -1,0 +1,479 @@
+//! Tests of the libp2p mesh (request and reply between two swarms on loopback, concurrency,
+//! failures, the frame size limit) and of the on-disk node identity.
+
+use std::io;
+use std::time::{Duration, Instant};
+
+use futures::{AsyncRead, AsyncReadExt, AsyncWrite, AsyncWriteExt, StreamExt};
+use libp2p::identity::Keypair;
+use libp2p::request_response::{self, ProtocolSupport};
+use libp2p::swarm::SwarmEvent;
+use libp2p::{Multiaddr, PeerId, StreamProtocol};
+use mobiwf_runtime::identity;
+use mobiwf_runtime::mesh::{self, Inbound, MeshConfig, MeshHandle, SendError};
+use mobiwf_runtime::wire::{Envelope, MAX_MESSAGE_BYTES, Message, MessageId, Outcome, Reply};
+use tokio::sync::mpsc;
+
+fn loopback() -> Multiaddr {
+    "/ip4/127.0.0.1/tcp/0".parse().unwrap()
+}
+
+fn config(request_timeout: Duration) -> MeshConfig {
+    MeshConfig {
+        request_timeout,
+        ..MeshConfig::new(Keypair::generate_ed25519(), vec![loopback()])
+    }
+}
+
+async fn node(request_timeout: Duration) -> (MeshHandle, mpsc::Receiver<Inbound>) {
+    mesh::start(config(request_timeout)).await.unwrap()
+}
+
+fn notify(origin: &MeshHandle, seq: u64) -> Envelope {
+    Envelope {
+        id: MessageId {
+            origin: origin.peer_id().to_string(),
+            seq,
+        },
+        message: Message::Notify {
+            instance: 1,
+            activity: seq,
+            outcome: Outcome::Succeeded,
+        },
+    }
+}
+
+/// Answers every inbound request with `answer(envelope)` until the channel closes.
+fn serve(
+    mut inbound: mpsc::Receiver<Inbound>,
+    answer: impl Fn(&Envelope) -> Reply + Send + 'static,
+) -> tokio::task::JoinHandle<usize> {
+    tokio::spawn(async move {
+        let mut served = 0;
+        while let Some(request) = inbound.recv().await {
+            let _ = request.reply.send(answer(&request.envelope));
+            served += 1;
+        }
+        served
+    })
+}
+
+#[tokio::test]
+async fn listen_addrs_carry_the_peer_id() {
+    let (a, _inbound) = node(Duration::from_secs(5)).await;
+    let addrs = a.listen_addrs();
+    assert_eq!(addrs.len(), 1, "{addrs:?}");
+    let text = addrs[0].to_string();
+    assert!(text.starts_with("/ip4/127.0.0.1/tcp/"), "{text}");
+    assert!(!text.contains("/tcp/0/"), "{text}");
+    assert!(text.ends_with(&format!("/p2p/{}", a.peer_id())), "{text}");
+    a.shutdown().await;
+    assert!(a.listen_addrs().is_empty());
+}
+
+#[tokio::test]
+async fn request_and_reply() {
+    let (a, a_inbound) = node(Duration::from_secs(5)).await;
+    let (b, mut b_inbound) = node(Duration::from_secs(5)).await;
+
+    let sent = notify(&a, 1);
+    let request = {
+        let a = a.clone();
+        let sent = sent.clone();
+        let (to, addrs) = (b.peer_id(), b.listen_addrs());
+        tokio::spawn(async move { a.request(to, addrs, sent).await })
+    };
+    let inbound = b_inbound.recv().await.unwrap();
+    assert_eq!(inbound.from, a.peer_id());
+    assert_eq!(inbound.envelope, sent);
+    inbound.reply.send(Reply::Ack).unwrap();
+    assert_eq!(request.await.unwrap().unwrap(), Reply::Ack);
+
+    // Again on the now open connection, refused this time; no addresses needed.
+    let request = {
+        let a = a.clone();
+        let sent = notify(&a, 2);
+        let to = b.peer_id();
+        tokio::spawn(async move { a.request(to, Vec::new(), sent).await })
+    };
+    let inbound = b_inbound.recv().await.unwrap();
+    assert_eq!(inbound.envelope.id.seq, 2);
+    let refused = Reply::Refused {
+        reason: "unknown instance 1".into(),
+    };
+    inbound.reply.send(refused.clone()).unwrap();
+    assert_eq!(request.await.unwrap().unwrap(), refused);
+
+    // And the other way round.
+    let a_server = serve(a_inbound, |_| Reply::Ack);
+    let reply = b
+        .request(a.peer_id(), a.listen_addrs(), notify(&b, 1))
+        .await
+        .unwrap();
+    assert_eq!(reply, Reply::Ack);
+
+    a.shutdown().await;
+    b.shutdown().await;
+    assert_eq!(a_server.await.unwrap(), 1);
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 4)]
+async fn many_concurrent_requests_are_all_answered() {
+    const N: u64 = 200;
+    let (a, _a_inbound) = node(Duration::from_secs(10)).await;
+    let (b, b_inbound) = node(Duration::from_secs(10)).await;
+    let server = serve(b_inbound, |envelope| {
+        if envelope.id.seq % 2 == 0 {
+            Reply::Ack
+        } else {
+            Reply::Refused {
+                reason: envelope.id.seq.to_string(),
+            }
+        }
+    });
+
+    let requests = (0..N).map(|seq| {
+        let a = a.clone();
+        let (to, addrs) = (b.peer_id(), b.listen_addrs());
+        async move { (seq, a.request(to, addrs, notify(&a, seq)).await) }
+    });
+    let results = futures::future::join_all(requests).await;
+    assert_eq!(results.len() as u64, N);
+    for (seq, result) in results {
+        let reply = result.unwrap_or_else(|e| panic!("request {seq} failed: {e}"));
+        if seq % 2 == 0 {
+            assert_eq!(reply, Reply::Ack);
+        } else {
+            assert_eq!(
+                reply,
+                Reply::Refused {
+                    reason: seq.to_string()
+                }
+            );
+        }
+    }
+    b.shutdown().await;
+    assert_eq!(server.await.unwrap() as u64, N);
+    a.shutdown().await;
+}
+
+#[tokio::test]
+async fn request_to_a_peer_that_is_not_listening_fails_promptly() {
+    let timeout = Duration::from_secs(2);
+    let (a, _inbound) = node(timeout).await;
+
+    // A port nobody listens on any more.
+    let port = {
+        let listener = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
+        listener.local_addr().unwrap().port()
+    };
+    let nobody = Keypair::generate_ed25519().public().to_peer_id();
+    let addr: Multiaddr = format!("/ip4/127.0.0.1/tcp/{port}/p2p/{nobody}")
+        .parse()
+        .unwrap();
+
+    let started = Instant::now();
+    let err = a
+        .request(nobody, vec![addr], notify(&a, 1))
+        .await
+        .unwrap_err();
+    assert!(started.elapsed() < timeout, "took {:?}", started.elapsed());
+    assert!(
+        matches!(err, SendError::Dial { peer, .. } if peer == nobody),
+        "{err:?}"
+    );
+    let text = err.to_string();
+    assert!(text.contains(&nobody.to_string()), "{text}");
+
+    // Without any address at all.
+    let err = a
+        .request(nobody, Vec::new(), notify(&a, 2))
+        .await
+        .unwrap_err();
+    assert!(matches!(err, SendError::Dial { .. }), "{err:?}");
+    a.shutdown().await;
+}
+
+#[tokio::test]
+async fn unanswered_request_times_out_and_dropped_reply_fails() {
+    let timeout = Duration::from_secs(1);
+    let (a, _a_inbound) = node(timeout).await;
+    // b waits longer than a, so that a's timeout rather than b giving up ends the exchange.
+    let (b, mut b_inbound) = node(10 * timeout).await;
+    let (to, addrs) = (b.peer_id(), b.listen_addrs());
+
+    // b holds the reply sender without answering.
+    let holder = tokio::spawn(async move {
+        let held = b_inbound.recv().await.unwrap();
+        let dropped = b_inbound.recv().await.unwrap();
+        drop(dropped.reply);
+        tokio::time::sleep(Duration::from_secs(5)).await;
+        drop(held);
+    });
+
+    let started = Instant::now();
+    let err = a
+        .request(to, addrs.clone(), notify(&a, 1))
+        .await
+        .unwrap_err();
+    let waited = started.elapsed();
+    assert!(matches!(err, SendError::Timeout { .. }), "{err:?}");
+    assert!(waited >= timeout && waited < 3 * timeout, "{waited:?}");
+
+    // b drops the reply sender: a learns it at once rather than after the timeout.
+    let started = Instant::now();
+    let err = a.request(to, addrs, notify(&a, 2)).await.unwrap_err();
+    assert!(started.elapsed() < timeout, "took {:?}", started.elapsed());
+    assert!(!matches!(err, SendError::Timeout { .. }), "{err:?}");
+
+    holder.abort();
+    a.shutdown().await;
+    b.shutdown().await;
+}
+
+#[tokio::test]
+async fn oversized_request_is_refused_by_the_sender() {
+    let (a, _a_inbound) = node(Duration::from_secs(5)).await;
+    let (b, mut b_inbound) = node(Duration::from_secs(5)).await;
+
+    let big = Envelope {
+        id: MessageId {
+            origin: a.peer_id().to_string(),
+            seq: 1,
+        },
+        message: Message::Deploy {
+            instance: 1,
+            partition: 1,
+            document: "x".repeat(MAX_MESSAGE_BYTES),
+        },
+    };
+    let err = a
+        .request(b.peer_id(), b.listen_addrs(), big)
+        .await
+        .unwrap_err();
+    assert!(matches!(err, SendError::Codec { .. }), "{err:?}");
+    let text = err.to_string();
+    assert!(text.contains("exceeds the limit"), "{text}");
+    assert!(text.contains(&b.peer_id().to_string()), "{text}");
+    assert!(b_inbound.try_recv().is_err());
+
+    // The connection is still usable.
+    let server = serve(b_inbound, |_| Reply::Ack);
+    let reply = a
+        .request(b.peer_id(), Vec::new(), notify(&a, 2))
+        .await
+        .unwrap();
+    assert_eq!(reply, Reply::Ack);
+    b.shutdown().await;
+    assert_eq!(server.await.unwrap(), 1);
+    a.shutdown().await;
+}
+
+/// A codec that sends whatever frame body it is given, with its true length as prefix, as a
+/// broken or hostile peer ignoring the limit would.
+#[derive(Clone, Default)]
+struct RawCodec;
+
+impl request_response::Codec for RawCodec {
+    type Protocol = StreamProtocol;
+    type Request = Vec<u8>;
+    type Response = Vec<u8>;
+
+    async fn read_request<T>(&mut self, _: &StreamProtocol, _: &mut T) -> io::Result<Vec<u8>>
+    where
+        T: AsyncRead + Unpin + Send,
+    {
+        Err(io::Error::other("not a server"))
+    }
+
+    async fn read_response<T>(&mut self, _: &StreamProtocol, io: &mut T) -> io::Result<Vec<u8>>
+    where
+        T: AsyncRead + Unpin + Send,
+    {
+        let mut bytes = Vec::new();
+        io.read_to_end(&mut bytes).await?;
+        if bytes.is_empty() {
+            return Err(io::ErrorKind::UnexpectedEof.into());
+        }
+        Ok(bytes)
+    }
+
+    async fn write_request<T>(
+        &mut self,
+        _: &StreamProtocol,
+        io: &mut T,
+        body: Vec<u8>,
+    ) -> io::Result<()>
+    where
+        T: AsyncWrite + Unpin + Send,
+    {
+        let len = u32::try_from(body.len()).map_err(io::Error::other)?;
+        io.write_all(&len.to_be_bytes()).await?;
+        io.write_all(&body).await?;
+        io.flush().await
+    }
+
+    async fn write_response<T>(
+        &mut self,
+        _: &StreamProtocol,
+        _: &mut T,
+        _: Vec<u8>,
+    ) -> io::Result<()>
+    where
+        T: AsyncWrite + Unpin + Send,
+    {
+        Err(io::Error::other("not a server"))
+    }
+}
+
+#[tokio::test]
+async fn oversized_frame_is_refused_by_the_receiver() {
+    let (b, mut b_inbound) = node(Duration::from_secs(5)).await;
+
+    let mut raw = libp2p::SwarmBuilder::with_new_identity()
+        .with_tokio()
+        .with_tcp(
+            libp2p::tcp::Config::default(),
+            libp2p::noise::Config::new,
+            libp2p::yamux::Config::default,
+        )
+        .unwrap()
+        .with_behaviour(|_| {
+            request_response::Behaviour::<RawCodec>::new(
+                [(
+                    StreamProtocol::new(mobiwf_runtime::wire::PROTOCOL),
+                    ProtocolSupport::Outbound,
+                )],
+                request_response::Config::default(),
+            )
+        })
+        .unwrap()
+        .build();
+    for addr in b.listen_addrs() {
+        raw.add_peer_address(b.peer_id(), addr);
+    }
+
+    // Sends `body` as one frame; the reply, or the error.
+    let mut exchange = async |body: Vec<u8>| -> Result<Vec<u8>, String> {
+        let sent = raw.behaviour_mut().send_request(&b.peer_id(), body);
+        tokio::time::timeout(Duration::from_secs(10), async {
+            loop {
+                if let SwarmEvent::Behaviour(event) = raw.select_next_some().await {
+                    match event {
+                        request_response::Event::OutboundFailure {
+                            request_id, error, ..
+                        } if request_id == sent => return Err(error.to_string()),
+                        request_response::Event::Message {
+                            message:
+                                request_response::Message::Response {
+                                    request_id,
+                                    response,
+                                },
+                            ..
+                        } if request_id == sent => return Ok(response),
+                        _ => {}
+                    }
+                }
+            }
+        })
+        .await
+        .expect("the receiver neither answered nor closed the stream")
+    };
+
+    // A valid envelope padded with JSON whitespace to one byte over the limit: only the limit
+    // makes it unacceptable.
+    let envelope = Envelope {
+        id: MessageId {
+            origin: "raw".into(),
+            seq: 1,
+        },
+        message: Message::Notify {
+            instance: 1,
+            activity: 1,
+            outcome: Outcome::Succeeded,
+        },
+    };
+    let mut body = serde_json::to_vec(&envelope).unwrap();
+    body.resize(MAX_MESSAGE_BYTES + 1, b' ');
+    let outcome = exchange(body).await;
+    assert!(outcome.is_err(), "got a reply: {outcome:?}");
+    assert!(b_inbound.try_recv().is_err());
+
+    // The same padded to exactly the limit is accepted.
+    let server = serve(b_inbound, |_| Reply::Ack);
+    let mut body = serde_json::to_vec(&envelope).unwrap();
+    body.resize(MAX_MESSAGE_BYTES, b' ');
+    let reply = exchange(body).await.unwrap();
+    let reply: Reply = serde_json::from_slice(&reply[4..]).unwrap();
+    assert_eq!(reply, Reply::Ack);
+
+    b.shutdown().await;
+    assert_eq!(server.await.unwrap(), 1);
+}
+
+#[tokio::test]
+async fn shutdown_stops_everything() {
+    let (a, _a_inbound) = node(Duration::from_secs(2)).await;
+    let (b, mut b_inbound) = node(Duration::from_secs(2)).await;
+    let (to, addrs) = (b.peer_id(), b.listen_addrs());
+
+    b.shutdown().await;
+    b.shutdown().await; // twice is fine
+    assert!(b_inbound.recv().await.is_none());
+    assert!(b.listen_addrs().is_empty());
+    let err = b
+        .request(a.peer_id(), a.listen_addrs(), notify(&b, 1))
+        .await
+        .unwrap_err();
+    assert!(matches!(err, SendError::Stopped { .. }), "{err:?}");
+    assert!(err.to_string().contains("shut down"), "{err}");
+
+    // Its listener is closed: a cannot reach it any more.
+    let err = a.request(to, addrs, notify(&a, 1)).await.unwrap_err();
+    assert!(matches!(err, SendError::Dial { .. }), "{err:?}");
+    a.shutdown().await;
+}
+
+#[test]
+fn identity_is_created_once_and_reloaded() {
+    let dir = tempfile::tempdir().unwrap();
+    let keys = dir.path().join("node-a");
+    let first = identity::load_or_create(&keys).unwrap();
+    let second = identity::load_or_create(&keys).unwrap();
+    assert_eq!(first.public().to_peer_id(), second.public().to_peer_id());
+
+    let file = keys.join(identity::KEY_FILE);
+    assert_eq!(
+        std::fs::read(&file).unwrap(),
+        first.to_protobuf_encoding().unwrap()
+    );
+    #[cfg(unix)]
+    {
+        use std::os::unix::fs::PermissionsExt as _;
+        let mode = std::fs::metadata(&file).unwrap().permissions().mode();
+        assert_eq!(mode & 0o777, 0o600, "{mode:o}");
+    }
+    // Only the key file is left behind.
+    let names: Vec<_> = std::fs::read_dir(&keys)
+        .unwrap()
+        .map(|e| e.unwrap().file_name())
+        .collect();
+    assert_eq!(names, vec![std::ffi::OsString::from(identity::KEY_FILE)]);
+
+    let other = identity::load_or_create(&dir.path().join("node-b")).unwrap();
+    assert_ne!(PeerId::from(first.public()), PeerId::from(other.public()));
+}
+
+#[test]
+fn corrupt_identity_is_a_clear_error() {
+    let dir = tempfile::tempdir().unwrap();
+    let file = dir.path().join(identity::KEY_FILE);
+    std::fs::write(&file, b"not a key").unwrap();
+    let err = identity::load_or_create(dir.path()).unwrap_err();
+    let text = format!("{err:#}");
+    assert!(text.contains(&file.display().to_string()), "{text}");
+    assert!(text.contains("delete"), "{text}");
+    assert!(text.contains("peer id"), "{text}");
+    // The file is left alone.
+    assert_eq!(std::fs::read(&file).unwrap(), b"not a key");
+}

@@ -1,0 +1,286 @@
+//! Proves that a partner's notification survives a network cut: P2 runs in its own network
+//! namespace behind a veth link; while the link is down, P1 finishes the manual A2 and fails to
+//! notify P2 (its `/metrics` counts the failed sends); once the link is up again the
+//! notification is delivered, the instance succeeds, and no activity of P2 started twice.
+//!
+//! Needs root and `ip netns`; skipped (passes, with a message on stderr) otherwise.
+#![allow(clippy::unwrap_used, clippy::expect_used)]
+
+use std::process::Command;
+use std::time::{Duration, Instant};
+
+use mobiwf_tests::harness::{
+    CLI_TIMEOUT, Controller, Node, NodeSpec, PAPER_PLACEMENT, assert_all_succeeded, metric,
+    paper_workflow_with, run, wait_for,
+};
+use mobiwf_tests::scratch;
+
+/// The metric of the fallback route of the namespace's subnet (above the link's own).
+const FALLBACK_METRIC: &str = "4000";
+
+/// Runs `ip ARGS`; Err with its stderr when it fails.
+fn ip(args: &[&str]) -> Result<(), String> {
+    let out = run(Command::new("ip").args(args), CLI_TIMEOUT);
+    if out.code == Some(0) {
+        Ok(())
+    } else {
+        Err(format!("ip {}: {}", args.join(" "), out.stderr.trim()))
+    }
+}
+
+/// A network namespace and a veth pair into it, removed when dropped.
+struct Netns {
+    name: String,
+    host_veth: String,
+    host_ip: String,
+    ns_ip: String,
+}
+
+impl Netns {
+    /// Creates the namespace; Err when this machine does not allow it.
+    fn create() -> Result<Netns, String> {
+        let pid = std::process::id();
+        let n = pid % 200 + 20;
+        let ns = Netns {
+            name: format!("mobiwf-e2e-{pid}"),
+            host_veth: format!("mwh{pid}"),
+            host_ip: format!("10.231.{n}.1"),
+            ns_ip: format!("10.231.{n}.2"),
+        };
+        let ns_veth = format!("mwn{pid}");
+        match Command::new("ip").args(["netns", "add", &ns.name]).output() {
+            Ok(out) if out.status.success() => {}
+            Ok(out) => {
+                return Err(format!(
+                    "ip netns add: {}",
+                    String::from_utf8_lossy(&out.stderr).trim()
+                ));
+            }
+            Err(e) => return Err(format!("cannot run ip: {e}")),
+        }
+        // From here on, Drop cleans up.
+        let name = ns.name.clone();
+        ip(&[
+            "link",
+            "add",
+            &ns.host_veth,
+            "type",
+            "veth",
+            "peer",
+            "name",
+            &ns_veth,
+        ])?;
+        ip(&["link", "set", &ns_veth, "netns", &name])?;
+        ip(&[
+            "addr",
+            "add",
+            &format!("{}/30", ns.host_ip),
+            "dev",
+            &ns.host_veth,
+        ])?;
+        ip(&["link", "set", &ns.host_veth, "up"])?;
+        ip(&[
+            "netns",
+            "exec",
+            &name,
+            "ip",
+            "addr",
+            "add",
+            &format!("{}/30", ns.ns_ip),
+            "dev",
+            &ns_veth,
+        ])?;
+        ip(&["netns", "exec", &name, "ip", "link", "set", &ns_veth, "up"])?;
+        ip(&["netns", "exec", &name, "ip", "link", "set", "lo", "up"])?;
+        // While the link is down its route is gone: make the namespace's subnet unreachable
+        // rather than sent to the default gateway.
+        ip(&[
+            "route",
+            "add",
+            "unreachable",
+            &ns.subnet(),
+            "metric",
+            FALLBACK_METRIC,
+        ])?;
+        Ok(ns)
+    }
+
+    /// The /30 of the link.
+    fn subnet(&self) -> String {
+        format!(
+            "{}.0/30",
+            self.host_ip.rsplit_once('.').map_or("", |(net, _)| net)
+        )
+    }
+
+    fn link(&self, up: bool) {
+        ip(&[
+            "link",
+            "set",
+            &self.host_veth,
+            if up { "up" } else { "down" },
+        ])
+        .unwrap();
+    }
+}
+
+impl Drop for Netns {
+    fn drop(&mut self) {
+        // Deleting one end of a veth pair deletes both.
+        let _ = Command::new("ip")
+            .args(["link", "del", &self.host_veth])
+            .output();
+        let _ = Command::new("ip")
+            .args(["netns", "del", &self.name])
+            .output();
+        let _ = Command::new("ip")
+            .args([
+                "route",
+                "del",
+                "unreachable",
+                &self.subnet(),
+                "metric",
+                FALLBACK_METRIC,
+            ])
+            .output();
+    }
+}
+
+#[test]
+fn notification_is_delivered_after_the_link_comes_back() {
+    let started = Instant::now();
+    let net = match Netns::create() {
+        Ok(net) => net,
+        Err(why) => {
+            eprintln!(
+                "skipped: cannot set up a network namespace ({why}); needs root and `ip netns`"
+            );
+            return;
+        }
+    };
+    let dir = scratch("netns").unwrap();
+    let workflow = dir.join("workflow.xml");
+    std::fs::write(
+        &workflow,
+        paper_workflow_with(|id| {
+            if id == 17 {
+                "<kind>manual</kind>".to_owned()
+            } else {
+                String::new()
+            }
+        }),
+    )
+    .unwrap();
+
+    let on_host = format!("/ip4/{}/tcp/0", net.host_ip);
+    // Declared after `net`: dropped (killed) before the namespace is removed.
+    let controller = Controller::start(&dir.join("controller"), &on_host);
+    let mut p1_spec = NodeSpec::loopback(&dir.join("p1"), "P1", "1,2,3", &controller.address);
+    p1_spec.listen = on_host.clone();
+    let mut p1 = Node::start(p1_spec);
+    let mut p2_spec = NodeSpec::loopback(&dir.join("p2"), "P2", "1,3", &controller.address);
+    p2_spec.listen = format!("/ip4/{}/tcp/0", net.ns_ip);
+    p2_spec.api = format!("{}:0", net.ns_ip);
+    p2_spec.netns = Some(net.name.clone());
+    let mut p2 = Node::start(p2_spec);
+    controller.wait_registered(&["P1", "P2"]);
+
+    let id = controller.submit(&workflow);
+    wait_for(
+        "both partitions to be deployed",
+        Duration::from_secs(30),
+        || {
+            let status = controller.status(id);
+            let parts = status["partitions"].as_array()?;
+            (parts.len() == 2 && parts.iter().all(|p| p["deployed"] == true)).then_some(())
+        },
+    );
+    wait_for("A2 (17) on P1's worklist", Duration::from_secs(30), || {
+        let list = p1.worklist();
+        list.as_array()?
+            .iter()
+            .any(|w| w["instance"].as_u64() == Some(id) && w["activity"] == 17)
+            .then_some(())
+    });
+
+    net.link(false);
+    let cut = Instant::now();
+    p1.cli(&["complete", &id.to_string(), "17"])
+        .expect_code(0, "complete A2 on P1");
+    let failures = wait_for(
+        "P1's /metrics to count a failed notify to a partner",
+        Duration::from_secs(60),
+        || {
+            p1.check_alive();
+            let page = p1.metrics().ok()?;
+            let n = metric(
+                &page,
+                "mobiwf_send_failures_total",
+                &[("kind", "notify"), ("peer", "partner")],
+            );
+            (n >= 1.0).then_some(n)
+        },
+    );
+    eprintln!(
+        "P1 counted {failures} failed notify sends {:?} after the cut",
+        cut.elapsed()
+    );
+    // Nothing of P2's can have started: A4 waits for A2's notification.
+    let status = controller.status(id);
+    let a4 = status["activities"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|a| a["id"] == 19)
+        .cloned()
+        .unwrap();
+    assert_eq!(
+        a4["state"], "waiting",
+        "A4 moved while P2 was cut off:\n{status:#}"
+    );
+    net.link(true);
+
+    controller
+        .wait(id, 90)
+        .expect_code(0, "wait for the instance after the link came back");
+    assert_all_succeeded(&controller.status(id), &PAPER_PLACEMENT);
+
+    let p2_page = wait_for("P2's /metrics", Duration::from_secs(30), || {
+        p2.metrics().ok()
+    });
+    let started_p2 = metric(&p2_page, "mobiwf_activities_started_total", &[]);
+    assert_eq!(
+        started_p2, 2.0,
+        "P2 should have started A4 and A5 once each:\n{p2_page}"
+    );
+    let p1_page = p1.metrics().unwrap();
+    let started_p1 = metric(&p1_page, "mobiwf_activities_started_total", &[]);
+    assert_eq!(
+        started_p1, 3.0,
+        "P1 should have started A1, A2, A3 once each:\n{p1_page}"
+    );
+    let sent = metric(
+        &p1_page,
+        "mobiwf_messages_sent_total",
+        &[("kind", "notify"), ("peer", "partner")],
+    );
+    assert_eq!(
+        sent, 2.0,
+        "P1 should have delivered two notifications (A2, A3) to P2:\n{p1_page}"
+    );
+    let notified = metric(
+        &p2_page,
+        "mobiwf_messages_received_total",
+        &[("kind", "notify"), ("peer", "partner")],
+    );
+    assert_eq!(
+        notified, 2.0,
+        "P2 should have applied two notifications (A2, A3):\n{p2_page}"
+    );
+    p1.check_alive();
+    p2.check_alive();
+    eprintln!(
+        "notification_is_delivered_after_the_link_comes_back: {:?}",
+        started.elapsed()
+    );
+}
