@@ -2,7 +2,8 @@
 //! end to end: `submit` places partition 1 on P1 and partition 2 on P2, the nodes notify each
 //! other across partitions, `wait` exits 0 and `status --json` shows every activity succeeded
 //! on its partner; and that the CLI reports a bad file as `file:line:col` (exit 1) and an
-//! unknown instance to `wait` with exit 3.
+//! unknown instance to `wait` with exit 3; and that a failing command fails the instance
+//! (`wait` exits 1) with its successors cancelled.
 #![allow(clippy::unwrap_used, clippy::expect_used)]
 
 use std::time::Instant;
@@ -128,4 +129,65 @@ fn cli_reports_bad_files_and_unknown_instances() {
         CLI_TIMEOUT,
     );
     nobody.expect_code(3, "wait with no controller listening");
+}
+
+#[test]
+fn failing_command_fails_the_instance() {
+    let dir = scratch("multi-process-failing").unwrap();
+    let controller = Controller::start(&dir.join("controller"), "/ip4/127.0.0.1/tcp/0");
+    let _p1 = Node::start(NodeSpec::loopback(
+        &dir.join("p1"),
+        "P1",
+        "1,2,3",
+        &controller.address,
+    ));
+    let _p2 = Node::start(NodeSpec::loopback(
+        &dir.join("p2"),
+        "P2",
+        "1,3",
+        &controller.address,
+    ));
+    controller.wait_registered(&["P1", "P2"]);
+    // A4 (19, on P2, contingency -1) fails: A3 (18) and, after it, A5 (20) are cancelled.
+    let file = dir.join("failing.xml");
+    std::fs::write(
+        &file,
+        mobiwf_tests::harness::paper_workflow_with(|id| {
+            if id == 19 {
+                "<command>exit 3</command>".to_owned()
+            } else {
+                String::new()
+            }
+        }),
+    )
+    .unwrap();
+    let id = controller.submit(&file);
+    let out = controller.wait(id, 60);
+    out.expect_code(1, "wait for an instance whose activity fails");
+    let status = controller.status(id);
+    assert_eq!(status["state"], "failed", "{status:#}");
+    let state = |id: u64| {
+        status["activities"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .find(|a| a["id"].as_u64() == Some(id))
+            .map(|a| a["state"].as_str().unwrap_or("").to_owned())
+            .unwrap()
+    };
+    assert_eq!(state(16), "succeeded", "{status:#}");
+    assert_eq!(state(17), "succeeded", "{status:#}");
+    assert_eq!(state(19), "failed", "{status:#}");
+    assert_eq!(state(18), "cancelled", "{status:#}");
+    assert_eq!(state(20), "cancelled", "{status:#}");
+    let a4 = status["activities"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|a| a["id"] == 19)
+        .unwrap();
+    assert!(
+        a4["detail"].as_str().is_some_and(|d| d.contains('3')),
+        "A4's detail should give the exit status:\n{status:#}"
+    );
 }

@@ -28,9 +28,27 @@ pub fn binary(name: &str) -> anyhow::Result<PathBuf> {
             if std::env::var_os("MOBIWF_TESTS_PREBUILT").is_some() {
                 return Ok(());
             }
-            let status = Command::new(env!("CARGO"))
+            let mut cargo = Command::new(env!("CARGO"));
+            cargo
                 .args(["build", "--workspace", "--all-targets", "--locked"])
-                .current_dir(repo_root())
+                .current_dir(repo_root());
+            // `cargo test` gives the test process variables describing this package; build
+            // scripts that watch them (ring watches CARGO_MANIFEST_DIR) would otherwise be
+            // rebuilt, with everything above them, every time a test and a plain build alternate.
+            for (key, _) in std::env::vars_os() {
+                let key_text = key.to_string_lossy();
+                if key_text.starts_with("CARGO_PKG_")
+                    || key_text.starts_with("CARGO_MANIFEST_")
+                    || key_text.starts_with("CARGO_CRATE_")
+                    || key_text.starts_with("CARGO_BIN_")
+                    || key_text == "CARGO_PRIMARY_PACKAGE"
+                    || key_text == "CARGO_TARGET_TMPDIR"
+                    || key_text == "OUT_DIR"
+                {
+                    cargo.env_remove(&key);
+                }
+            }
+            let status = cargo
                 .status()
                 .map_err(|e| format!("cannot run cargo: {e}"))?;
             if status.success() {

@@ -264,13 +264,14 @@ struct Actor {
     version: watch::Sender<u64>,
 }
 
+/// A submission waiting for its answer, and the answer.
+type Submitted = (oneshot::Sender<Result<u64, BookError>>, Result<u64, BookError>);
+
+/// What to do once a group of events is on disk.
 #[derive(Default)]
 struct After {
     acks: Vec<(oneshot::Sender<Reply>, Reply)>,
-    submitted: Vec<(
-        oneshot::Sender<Result<u64, BookError>>,
-        Result<u64, BookError>,
-    )>,
+    submitted: Vec<Submitted>,
     effects: Vec<Effect>,
 }
 

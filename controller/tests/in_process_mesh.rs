@@ -2,6 +2,7 @@
 //! paper's workflow completes, and the notifications between partitions went partner to
 //! partner (the nodes' and the controller's message counters prove it), for one instance and
 //! for many at once.
+#![allow(clippy::unwrap_used, clippy::expect_used)]
 
 use std::sync::Arc;
 use std::time::Duration;

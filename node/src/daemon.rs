@@ -254,11 +254,14 @@ struct Actor {
     events: mpsc::Sender<Event>,
 }
 
+/// A person's completion waiting for its answer, and the answer.
+type Completion = (oneshot::Sender<Result<(), Refusal>>, Result<(), Refusal>);
+
 /// What to do once a group of events is on disk.
 #[derive(Default)]
 struct After {
     acks: Vec<(oneshot::Sender<Reply>, Reply)>,
-    completions: Vec<(oneshot::Sender<Result<(), Refusal>>, Result<(), Refusal>)>,
+    completions: Vec<Completion>,
     effects: Vec<Effect>,
 }
 

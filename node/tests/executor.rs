@@ -1,5 +1,6 @@
 //! The command runner runs each activity's command at most once, even when asked again (as a
 //! restarted node does), and reports interrupted runs instead of repeating them.
+#![allow(clippy::unwrap_used, clippy::expect_used)]
 
 use mobiwf_node::executor::{Execution, execute, run_dir};
 

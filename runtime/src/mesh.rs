@@ -150,7 +150,8 @@ enum Command {
     Request {
         to: PeerId,
         addrs: Vec<Multiaddr>,
-        envelope: Envelope,
+        /// Boxed: an envelope is much larger than the other variant.
+        envelope: Box<Envelope>,
         reply: oneshot::Sender<Result<Reply, SendError>>,
     },
     Shutdown {
@@ -320,7 +321,7 @@ impl MeshHandle {
         let command = Command::Request {
             to,
             addrs,
-            envelope,
+            envelope: Box::new(envelope),
             reply,
         };
         if self.commands.send(command).await.is_err() {
@@ -391,7 +392,7 @@ impl Task {
             tokio::select! {
                 command = self.commands.recv() => match command {
                     Some(Command::Request { to, addrs, envelope, reply }) => {
-                        self.send_request(to, addrs, envelope, reply);
+                        self.send_request(to, addrs, *envelope, reply);
                     }
                     Some(Command::Shutdown { done }) => break Some(done),
                     None => break None,

@@ -134,6 +134,13 @@ impl Metrics {
             .inc();
     }
 
+    /// How many `kind` messages from `from` were received and applied.
+    pub fn received_count(&self, kind: &str, from: Peer) -> u64 {
+        self.messages_received
+            .get_or_create(&Self::labels(kind, from))
+            .get()
+    }
+
     /// Counts a failed attempt to send.
     pub fn send_failed(&self, kind: &str, to: Peer) {
         self.send_failures

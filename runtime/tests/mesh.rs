@@ -1,6 +1,8 @@
 //! Tests of the libp2p mesh (request and reply between two swarms on loopback, concurrency,
 //! failures, the frame size limit) and of the on-disk node identity.
 
+#![allow(clippy::unwrap_used, clippy::expect_used)]
+
 use std::io;
 use std::time::{Duration, Instant};
 
@@ -69,6 +71,28 @@ async fn listen_addrs_carry_the_peer_id() {
     assert!(text.ends_with(&format!("/p2p/{}", a.peer_id())), "{text}");
     a.shutdown().await;
     assert!(a.listen_addrs().is_empty());
+}
+
+#[tokio::test]
+async fn listening_on_all_interfaces_reports_each_of_them() {
+    let config = MeshConfig::new(
+        Keypair::generate_ed25519(),
+        vec!["/ip4/0.0.0.0/tcp/0".parse().unwrap()],
+    );
+    let (a, _inbound) = mesh::start(config).await.unwrap();
+    let addrs: Vec<String> = a.listen_addrs().iter().map(|a| a.to_string()).collect();
+    assert!(
+        addrs.iter().any(|a| a.starts_with("/ip4/127.0.0.1/tcp/")),
+        "{addrs:?}"
+    );
+    for addr in &addrs {
+        assert!(!addr.starts_with("/ip4/0.0.0.0/"), "{addrs:?}");
+        assert!(
+            addr.ends_with(&format!("/p2p/{}", a.peer_id())),
+            "{addrs:?}"
+        );
+    }
+    a.shutdown().await;
 }
 
 #[tokio::test]
@@ -155,6 +179,52 @@ async fn many_concurrent_requests_are_all_answered() {
     b.shutdown().await;
     assert_eq!(server.await.unwrap() as u64, N);
     a.shutdown().await;
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 4)]
+async fn a_full_inbound_channel_holds_requests_back_without_losing_them() {
+    const SENDERS: u64 = 3;
+    const EACH: u64 = 400;
+    let timeout = Duration::from_secs(20);
+    let (b, b_inbound) = node(timeout).await;
+    let mut senders = Vec::new();
+    for _ in 0..SENDERS {
+        senders.push(node(timeout).await);
+    }
+
+    let mut requests = Vec::new();
+    for (a, _) in &senders {
+        for seq in 0..EACH {
+            let a = a.clone();
+            let (to, addrs) = (b.peer_id(), b.listen_addrs());
+            requests.push(tokio::spawn(async move {
+                a.request(to, addrs, notify(&a, seq)).await
+            }));
+        }
+    }
+
+    // Nobody reads until the channel is full, and a little longer.
+    let started = Instant::now();
+    while b_inbound.len() < mesh::INBOUND_CAPACITY {
+        assert!(
+            started.elapsed() < timeout,
+            "only {} queued",
+            b_inbound.len()
+        );
+        tokio::time::sleep(Duration::from_millis(10)).await;
+    }
+    tokio::time::sleep(Duration::from_millis(300)).await;
+    assert_eq!(b_inbound.len(), mesh::INBOUND_CAPACITY);
+
+    let server = serve(b_inbound, |_| Reply::Ack);
+    for request in requests {
+        assert_eq!(request.await.unwrap().unwrap(), Reply::Ack);
+    }
+    b.shutdown().await;
+    assert_eq!(server.await.unwrap() as u64, SENDERS * EACH);
+    for (a, _) in &senders {
+        a.shutdown().await;
+    }
 }
 
 #[tokio::test]

@@ -10,6 +10,7 @@ use std::time::Duration;
 use mobiwf_controller::book::{Instance, InstanceState};
 use mobiwf_controller::{Controller, ControllerConfig};
 use mobiwf_node::{Node, NodeConfig};
+use mobiwf_runtime::metrics::Peer;
 use mobiwf_runtime::wire::ActivityState;
 
 use super::table;
@@ -116,6 +117,22 @@ pub async fn run(file: Option<&Path>, timeout_secs: u64) -> anyhow::Result<ExitC
         }
     };
 
+    // The proof that partners talk to each other directly: who received the notifications.
+    let by_node: Vec<String> = nodes
+        .iter()
+        .zip(&wanted)
+        .map(|(node, (name, _))| {
+            let n = node
+                .client()
+                .metrics
+                .received_count("notify", Peer::Partner);
+            format!("{name} {n}")
+        })
+        .collect();
+    println!(
+        "\nnotifications received straight from another partner (not via the controller): {}",
+        by_node.join(", ")
+    );
     for node in nodes {
         node.stop().await;
     }

@@ -60,12 +60,15 @@ pub enum Durability {
     Lazy,
 }
 
+/// Key-value pairs, in key order.
+pub type Entries = Vec<(Vec<u8>, Vec<u8>)>;
+
 /// An ordered key-value store with atomic batches.
 pub trait Store: Send + Sync + 'static {
     /// The value of `key`, if any.
     fn get(&self, key: &[u8]) -> Result<Option<Vec<u8>>, StoreError>;
     /// Every entry whose key starts with `prefix`, in key order.
-    fn scan_prefix(&self, prefix: &[u8]) -> Result<Vec<(Vec<u8>, Vec<u8>)>, StoreError>;
+    fn scan_prefix(&self, prefix: &[u8]) -> Result<Entries, StoreError>;
     /// Applies `batch` atomically.
     fn write(&self, batch: Batch, durability: Durability) -> Result<(), StoreError>;
 }
