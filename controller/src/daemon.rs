@@ -265,7 +265,10 @@ struct Actor {
 }
 
 /// A submission waiting for its answer, and the answer.
-type Submitted = (oneshot::Sender<Result<u64, BookError>>, Result<u64, BookError>);
+type Submitted = (
+    oneshot::Sender<Result<u64, BookError>>,
+    Result<u64, BookError>,
+);
 
 /// What to do once a group of events is on disk.
 #[derive(Default)]
