@@ -51,6 +51,7 @@ pub struct Controller {
     mesh: MeshHandle,
     outbox: Outbox,
     tasks: Vec<tokio::task::JoinHandle<()>>,
+    fatal: watch::Receiver<Option<String>>,
 }
 
 /// Asks the running controller things; used by the API and the demo.
@@ -202,7 +203,9 @@ impl Controller {
             metrics.clone(),
             Some(delivered_tx),
         )?;
+        let (fatal_tx, fatal) = watch::channel(None);
         let actor = Actor {
+            fatal: fatal_tx,
             book,
             seq,
             store,
@@ -236,12 +239,23 @@ impl Controller {
             mesh,
             outbox,
             tasks,
+            fatal,
         })
     }
 
     /// Asks the controller things, as the API does.
     pub fn client(&self) -> ControllerClient {
         self.client.clone()
+    }
+
+    /// Returns when the daemon stopped on an error it cannot go on after (the store failed),
+    /// with the reason; the process should exit.
+    pub async fn failed(&self) -> String {
+        let mut fatal = self.fatal.clone();
+        match fatal.wait_for(Option::is_some).await {
+            Ok(reason) => reason.clone().unwrap_or_default(),
+            Err(_) => "the daemon stopped".to_owned(),
+        }
     }
 
     /// Stops everything the controller runs in this process.
@@ -255,6 +269,8 @@ impl Controller {
 }
 
 struct Actor {
+    /// Set when the actor stops on an error the process cannot go on after.
+    fatal: watch::Sender<Option<String>>,
     book: Book,
     seq: u64,
     store: Arc<dyn Store>,
@@ -276,6 +292,8 @@ struct After {
     acks: Vec<(oneshot::Sender<Reply>, Reply)>,
     submitted: Vec<Submitted>,
     effects: Vec<Effect>,
+    /// Questions, answered after the write so that no answer shows an unwritten state.
+    queries: Vec<Event>,
 }
 
 impl Actor {
@@ -289,7 +307,10 @@ impl Actor {
                 }
             }
             if let Err(e) = self.handle_group(group) {
+                // The store failed: nothing of this group was acknowledged or sent. Stop rather
+                // than go on with a state the disk does not have.
                 tracing::error!("stopping: {e:#}");
+                let _ = self.fatal.send(Some(format!("{e:#}")));
                 return;
             }
         }
@@ -342,6 +363,9 @@ impl Actor {
         for (tx, result) in after.submitted {
             let _ = tx.send(result);
         }
+        for query in after.queries {
+            self.answer(query);
+        }
         if changed {
             self.version.send_modify(|v| *v += 1);
         }
@@ -383,9 +407,13 @@ impl Actor {
                             skills,
                             addrs,
                             registered_ms: now,
+                            seq: id.seq,
                         })
                     }
-                    other => Input::FromNode(other),
+                    other => Input::FromNode {
+                        peer: from.to_string(),
+                        message: other,
+                    },
                 };
                 match self.book.apply(now, input) {
                     Ok(applied) => {
@@ -406,12 +434,13 @@ impl Actor {
                     }
                 }
             }
-            Event::Delivered(Delivered { envelope, reply }) => {
+            Event::Delivered(Delivered { message, reply }) => {
+                outbox::stage_answered(batch, &message, &reply);
                 if let Message::Deploy {
                     instance,
                     partition,
                     ..
-                } = envelope.message
+                } = message.envelope.message
                 {
                     let refused = match reply {
                         Reply::Ack => None,
@@ -442,10 +471,20 @@ impl Actor {
                         applied.instance.unwrap_or(0)
                     });
                 if let Ok(id) = result {
-                    tracing::info!(instance = id, "instance submitted");
+                    tracing::info_span!("instance", instance = id)
+                        .in_scope(|| tracing::info!("instance submitted"));
                 }
                 after.submitted.push((reply, result));
             }
+            query @ (Event::Instance(..) | Event::Instances(_) | Event::Nodes(_)) => {
+                after.queries.push(query);
+            }
+        }
+        Ok(())
+    }
+
+    fn answer(&self, query: Event) {
+        match query {
             Event::Instance(id, reply) => {
                 let _ = reply.send(self.book.instance(id).cloned());
             }
@@ -455,7 +494,7 @@ impl Actor {
             Event::Nodes(reply) => {
                 let _ = reply.send(self.book.nodes().cloned().collect());
             }
+            _ => {}
         }
-        Ok(())
     }
 }

@@ -18,7 +18,7 @@ use mobiwf_runtime::metrics::{Metrics, Peer};
 use mobiwf_runtime::outbox::{self, Outbox, Outgoing};
 use mobiwf_runtime::store::{Batch, Durability, RocksStore, Store};
 use mobiwf_runtime::wire::{ActivityState, Envelope, Message, MessageId, Reply};
-use tokio::sync::{mpsc, oneshot};
+use tokio::sync::{mpsc, oneshot, watch};
 use tracing::Instrument;
 
 use crate::engine::{Effect, Engine, Finisher, Input, Refusal, Run, Target, WorkItem};
@@ -60,6 +60,7 @@ pub struct Node {
     mesh: MeshHandle,
     outbox: Outbox,
     tasks: Vec<tokio::task::JoinHandle<()>>,
+    fatal: watch::Receiver<Option<String>>,
 }
 
 /// Asks the running node things; used by the HTTP API.
@@ -181,7 +182,9 @@ impl Node {
             }
         }));
 
+        let (fatal_tx, fatal) = watch::channel(None);
         let mut actor = Actor {
+            fatal: fatal_tx,
             engine,
             seq,
             store,
@@ -222,12 +225,23 @@ impl Node {
             mesh,
             outbox,
             tasks,
+            fatal,
         })
     }
 
     /// Asks the node things, as the API does.
     pub fn client(&self) -> NodeClient {
         self.client.clone()
+    }
+
+    /// Returns when the daemon stopped on an error it cannot go on after (the store failed),
+    /// with the reason; the process should exit.
+    pub async fn failed(&self) -> String {
+        let mut fatal = self.fatal.clone();
+        match fatal.wait_for(Option::is_some).await {
+            Ok(reason) => reason.clone().unwrap_or_default(),
+            Err(_) => "the daemon stopped".to_owned(),
+        }
     }
 
     /// Stops everything this node runs in this process (commands already started go on).
@@ -241,6 +255,8 @@ impl Node {
 }
 
 struct Actor {
+    /// Set when the actor stops on an error the process cannot go on after.
+    fatal: watch::Sender<Option<String>>,
     engine: Engine,
     seq: u64,
     store: Arc<dyn Store>,
@@ -263,6 +279,8 @@ struct After {
     acks: Vec<(oneshot::Sender<Reply>, Reply)>,
     completions: Vec<Completion>,
     effects: Vec<Effect>,
+    /// Questions, answered after the write so that no answer shows an unwritten state.
+    queries: Vec<Event>,
 }
 
 impl Actor {
@@ -330,6 +348,7 @@ impl Actor {
                 // The store failed: nothing of this group was acknowledged or sent. Stop rather
                 // than go on with a state the disk does not have.
                 tracing::error!("stopping: {e:#}");
+                let _ = self.fatal.send(Some(format!("{e:#}")));
                 return;
             }
         }
@@ -379,6 +398,9 @@ impl Actor {
         for (tx, result) in after.completions {
             let _ = tx.send(result);
         }
+        for query in after.queries {
+            self.answer(query);
+        }
         Ok(())
     }
 
@@ -409,6 +431,17 @@ impl Actor {
                     Peer::Partner
                 };
                 let kind = message.kind();
+                if matches!(message, Message::Deploy { .. }) && from != self.controller_peer {
+                    tracing::warn!(peer = %from, "refused a deployment from a peer that is not our controller");
+                    after.acks.push((
+                        reply,
+                        Reply::Refused {
+                            reason: "only this node's controller deploys partitions here"
+                                .to_owned(),
+                        },
+                    ));
+                    return Ok(());
+                }
                 let input = match message {
                     Message::Deploy {
                         instance,
@@ -500,14 +533,21 @@ impl Actor {
                 });
                 after.completions.push((reply, result));
             }
+            query @ (Event::Worklist(_) | Event::Runs(_)) => after.queries.push(query),
+        }
+        Ok(())
+    }
+
+    fn answer(&self, query: Event) {
+        match query {
             Event::Worklist(reply) => {
                 let _ = reply.send(self.engine.worklist());
             }
             Event::Runs(reply) => {
                 let _ = reply.send(self.engine.runs().map(view).collect());
             }
+            _ => {}
         }
-        Ok(())
     }
 
     /// Starts the commands the engine asked for (after the state saying so is on disk).

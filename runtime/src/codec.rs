@@ -50,8 +50,17 @@ where
     if len > MAX_MESSAGE_BYTES {
         return Err(too_large(what, len));
     }
-    let mut body = vec![0u8; len];
-    io.read_exact(&mut body).await?;
+    // Grow with what actually arrives: a peer announcing a large frame and sending nothing
+    // costs no memory.
+    let mut body = Vec::new();
+    let limit = u64::try_from(len).unwrap_or(u64::MAX);
+    let got = (&mut *io).take(limit).read_to_end(&mut body).await?;
+    if got < len {
+        return Err(io::Error::new(
+            io::ErrorKind::UnexpectedEof,
+            format!("{what} frame ended after {got} of {len} bytes"),
+        ));
+    }
     serde_json::from_slice(&body).map_err(|e| {
         io::Error::new(
             io::ErrorKind::InvalidData,

@@ -44,17 +44,32 @@ pub struct Outgoing {
 }
 
 /// A delivered message and its reply, for owners that want to know (the controller learns
-/// that a partition was deployed this way).
+/// that a partition was deployed this way). Such an owner removes the entry itself, with
+/// [`stage_answered`], in the same batch as what it makes of the answer: so a crash cannot
+/// lose the answer (the message is simply delivered again, and deduplicated).
 #[derive(Debug, Clone)]
 pub struct Delivered {
     /// What was delivered.
-    pub envelope: Envelope,
+    pub message: Outgoing,
     /// What the receiver answered.
     pub reply: Reply,
 }
 
 fn key(seq: u64) -> String {
     format!("{OUTBOX_PREFIX}{seq:020}")
+}
+
+/// Adds to `batch` the removal of an answered message, and the record of a refusal.
+pub fn stage_answered(batch: &mut Batch, msg: &Outgoing, reply: &Reply) {
+    batch.delete(key(msg.envelope.id.seq));
+    if let Reply::Refused { reason } = reply {
+        let mut record = serde_json::to_value(msg).unwrap_or_default();
+        record["refused"] = serde_json::Value::String(reason.clone());
+        batch.put(
+            format!("{REFUSED_PREFIX}{:020}", msg.envelope.id.seq),
+            record.to_string(),
+        );
+    }
 }
 
 /// Adds `msg` to `batch`, so that it is written with the state change that caused it.
@@ -219,26 +234,22 @@ impl Inner {
     }
 
     fn finish(&self, msg: &Outgoing, reply: Reply) {
-        let mut batch = Batch::default();
-        batch.delete(key(msg.envelope.id.seq));
         if let Reply::Refused { reason } = &reply {
             tracing::error!(id = %msg.envelope.id, to = %msg.to, kind = msg.envelope.message.kind(), "message refused: {reason}");
-            let mut record = serde_json::to_value(msg).unwrap_or_default();
-            record["refused"] = serde_json::Value::String(reason.clone());
-            batch.put(
-                format!("{REFUSED_PREFIX}{:020}", msg.envelope.id.seq),
-                record.to_string(),
-            );
         }
+        if let Some(delivered) = &self.delivered {
+            // The owner removes the entry with what it makes of the answer.
+            let _ = delivered.send(Delivered {
+                message: msg.clone(),
+                reply,
+            });
+            return;
+        }
+        let mut batch = Batch::default();
+        stage_answered(&mut batch, msg, &reply);
         // Losing this delete with the machine only means one more (deduplicated) delivery.
         if let Err(e) = self.store.write(batch, Durability::Lazy) {
             tracing::error!("cannot remove a delivered message from the outbox: {e}");
-        }
-        if let Some(delivered) = &self.delivered {
-            let _ = delivered.send(Delivered {
-                envelope: msg.envelope.clone(),
-                reply,
-            });
         }
     }
 }

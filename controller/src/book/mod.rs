@@ -28,6 +28,10 @@ pub struct NodeInfo {
     pub addrs: Vec<String>,
     /// When it (last) registered.
     pub registered_ms: u64,
+    /// The sequence number of its registration message: an older registration (delivered
+    /// late by the node's outbox) never replaces a newer one.
+    #[serde(default)]
+    pub seq: u64,
 }
 
 /// Where an instance is.
@@ -146,7 +150,12 @@ pub enum Input {
         refused: Option<String>,
     },
     /// A node reports (`Report` or `PartitionResult`).
-    FromNode(Message),
+    FromNode {
+        /// The sending node's peer id (authenticated by the transport).
+        peer: String,
+        /// What it says.
+        message: Message,
+    },
 }
 
 /// Something to do once the changes are on disk.
@@ -175,6 +184,16 @@ pub enum BookError {
     /// A report about an instance the controller does not have.
     #[error("no instance {0}")]
     UnknownInstance(u64),
+    /// A report from a node that does not run that partition.
+    #[error("peer {peer} does not run partition {partition} of instance {instance}")]
+    NotYours {
+        /// The sender.
+        peer: String,
+        /// The instance.
+        instance: u64,
+        /// The partition.
+        partition: u64,
+    },
     /// A message the controller does not take.
     #[error("the controller does not take {0} messages")]
     Unexpected(&'static str),
@@ -230,6 +249,9 @@ impl Book {
     pub fn apply(&mut self, now_ms: u64, input: Input) -> Result<Applied, BookError> {
         match input {
             Input::Register(mut node) => {
+                if self.nodes.get(&node.peer).is_some_and(|n| n.seq > node.seq) {
+                    return Ok(Applied::default());
+                }
                 node.registered_ms = now_ms;
                 self.dirty_nodes.insert(node.peer.clone());
                 self.nodes.insert(node.peer.clone(), node);
@@ -242,6 +264,9 @@ impl Book {
                 refused,
             } => {
                 let inst = self.instance_mut(instance)?;
+                if inst.state.is_final() {
+                    return Ok(Applied::default());
+                }
                 if let Some(p) = inst.partitions.iter_mut().find(|p| p.id == partition) {
                     p.deployed = refused.is_none();
                 }
@@ -259,22 +284,34 @@ impl Book {
                 self.dirty_instances.insert(instance);
                 Ok(Applied::default())
             }
-            Input::FromNode(Message::Report {
-                instance, record, ..
-            }) => {
+            Input::FromNode {
+                peer,
+                message:
+                    Message::Report {
+                        instance,
+                        partition,
+                        record,
+                    },
+            } => {
                 let inst = self.instance_mut(instance)?;
-                update(inst, &record);
+                check_sender(inst, &peer, partition)?;
+                update(inst, partition, &record);
                 self.dirty_instances.insert(instance);
                 Ok(Applied::default())
             }
-            Input::FromNode(Message::PartitionResult {
-                instance,
-                partition,
-                activities,
-            }) => {
+            Input::FromNode {
+                peer,
+                message:
+                    Message::PartitionResult {
+                        instance,
+                        partition,
+                        activities,
+                    },
+            } => {
                 let inst = self.instance_mut(instance)?;
+                check_sender(inst, &peer, partition)?;
                 for record in &activities {
-                    update(inst, record);
+                    update(inst, partition, record);
                 }
                 if let Some(p) = inst.partitions.iter_mut().find(|p| p.id == partition) {
                     p.finished = true;
@@ -296,7 +333,7 @@ impl Book {
                 self.dirty_instances.insert(instance);
                 Ok(Applied::default())
             }
-            Input::FromNode(other) => Err(BookError::Unexpected(other.kind())),
+            Input::FromNode { message, .. } => Err(BookError::Unexpected(message.kind())),
         }
     }
 
@@ -430,9 +467,28 @@ impl Book {
     }
 }
 
-/// Takes a node's word about an activity, never going back from a final state.
-fn update(inst: &mut Instance, record: &ActivityRecord) {
+/// Only the node that runs a partition reports on it.
+fn check_sender(inst: &Instance, peer: &str, partition: u64) -> Result<(), BookError> {
+    if inst
+        .partitions
+        .iter()
+        .any(|p| p.id == partition && p.peer == peer)
+    {
+        Ok(())
+    } else {
+        Err(BookError::NotYours {
+            peer: peer.to_owned(),
+            instance: inst.id,
+            partition,
+        })
+    }
+}
+
+/// Takes a node's word about an activity of its partition, never going back from a final
+/// state.
+fn update(inst: &mut Instance, partition: u64, record: &ActivityRecord) {
     if let Some(a) = inst.activities.iter_mut().find(|a| a.id == record.activity)
+        && a.partition == Some(partition)
         && !a.state.is_final()
     {
         a.state = record.state;

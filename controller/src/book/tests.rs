@@ -12,6 +12,7 @@ fn node(peer: &str, name: &str, skills: &[u64]) -> NodeInfo {
         skills: skills.to_vec(),
         addrs: vec![format!("/ip4/127.0.0.1/tcp/1/p2p/{peer}")],
         registered_ms: 0,
+        seq: 1,
     }
 }
 
@@ -58,14 +59,28 @@ fn record(activity: u64, state: ActivityState) -> ActivityRecord {
     }
 }
 
+fn peer_of(b: &Book, instance: u64, partition: u64) -> String {
+    let inst = b.instance(instance).expect("instance");
+    let p = inst
+        .partitions
+        .iter()
+        .find(|p| p.id == partition)
+        .expect("partition");
+    p.peer.clone()
+}
+
 fn result(b: &mut Book, instance: u64, partition: u64, records: Vec<ActivityRecord>) {
+    let peer = peer_of(b, instance, partition);
     b.apply(
         9,
-        Input::FromNode(Message::PartitionResult {
-            instance,
-            partition,
-            activities: records,
-        }),
+        Input::FromNode {
+            peer,
+            message: Message::PartitionResult {
+                instance,
+                partition,
+                activities: records,
+            },
+        },
     )
     .expect("result");
 }
@@ -115,13 +130,30 @@ fn the_paper_goes_to_the_nodes_named_like_its_partners_and_completes() {
         b.instance(1).expect("instance").state,
         InstanceState::Running
     );
+    let report = Message::Report {
+        instance: 1,
+        partition: 1,
+        record: record(17, ActivityState::Succeeded),
+    };
+    let err = b
+        .apply(
+            9,
+            Input::FromNode {
+                peer: "peerB".to_owned(),
+                message: report.clone(),
+            },
+        )
+        .unwrap_err();
+    assert!(
+        err.to_string().contains("does not run partition 1"),
+        "{err}"
+    );
     b.apply(
         9,
-        Input::FromNode(Message::Report {
-            instance: 1,
-            partition: 1,
-            record: record(17, ActivityState::Succeeded),
-        }),
+        Input::FromNode {
+            peer: "peerA".to_owned(),
+            message: report,
+        },
     )
     .expect("report");
     let a2 = &b.instance(1).expect("instance").activities[1];
@@ -318,11 +350,14 @@ fn reports_about_unknown_instances_are_refused() {
     let err = b
         .apply(
             1,
-            Input::FromNode(Message::Report {
-                instance: 7,
-                partition: 1,
-                record: record(1, ActivityState::Succeeded),
-            }),
+            Input::FromNode {
+                peer: "x".to_owned(),
+                message: Message::Report {
+                    instance: 7,
+                    partition: 1,
+                    record: record(1, ActivityState::Succeeded),
+                },
+            },
         )
         .unwrap_err();
     assert_eq!(err, BookError::UnknownInstance(7));
@@ -333,4 +368,17 @@ fn times_are_written_as_the_paper_writes_them() {
     assert_eq!(format_time(0), "1970/1/1 00:00:00");
     assert_eq!(format_time(1_173_543_574_000), "2007/3/10 16:19:34");
     assert_eq!(format_time(951_782_400_000), "2000/2/29 00:00:00");
+}
+
+#[test]
+fn a_late_old_registration_does_not_replace_a_newer_one() {
+    let mut b = Book::new();
+    let mut new = node("peerA", "P1", &[1]);
+    new.seq = 5;
+    b.apply(1, Input::Register(new)).expect("register");
+    let mut old = node("peerA", "old-name", &[9]);
+    old.seq = 2;
+    b.apply(2, Input::Register(old)).expect("register");
+    let n: Vec<&NodeInfo> = b.nodes().collect();
+    assert_eq!((n[0].name.as_str(), n[0].seq), ("P1", 5));
 }

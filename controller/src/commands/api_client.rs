@@ -33,14 +33,21 @@ pub async fn json(
         )
     })?;
     let status = response.status();
-    let body: serde_json::Value = response
-        .json()
+    let text = response
+        .text()
         .await
-        .context("the controller's answer is not JSON")?;
-    if status.is_success() {
-        Ok(Ok(body))
-    } else {
-        let message = body["error"].as_str().unwrap_or("no details").to_owned();
-        Ok(Err((status.as_u16(), message)))
+        .context("the controller's answer was cut off")?;
+    let body: Option<serde_json::Value> = serde_json::from_str(&text).ok();
+    match body {
+        Some(body) if status.is_success() => Ok(Ok(body)),
+        Some(body) if body["error"].is_string() => {
+            let message = body["error"].as_str().unwrap_or_default().to_owned();
+            Ok(Err((status.as_u16(), message)))
+        }
+        // Answers that are not ours (a body over the size limit, a proxy): say what came.
+        _ => Ok(Err((
+            status.as_u16(),
+            format!("HTTP {status}: {}", text.trim()),
+        ))),
     }
 }

@@ -54,7 +54,13 @@ pub async fn run(args: ServeArgs) -> anyhow::Result<ExitCode> {
         args.data_dir.join("address").display(),
         args.data_dir.join("api").display()
     );
-    wait_for_stop().await?;
+    tokio::select! {
+        r = wait_for_stop() => r?,
+        why = controller.failed() => {
+            controller.stop().await;
+            anyhow::bail!("the controller stopped: {why}");
+        }
+    }
     controller.stop().await;
     Ok(ExitCode::SUCCESS)
 }

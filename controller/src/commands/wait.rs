@@ -14,8 +14,13 @@ pub async fn run(api: &ApiArgs, id: u64, timeout: Option<u64>) -> anyhow::Result
     let deadline = timeout.map(|s| Instant::now() + Duration::from_secs(s));
     let client = reqwest::Client::new();
     loop {
+        // Rounded up: the last fraction of a second is waited for too, not polled.
         let left = deadline.map_or(MAX_WAIT_SECS, |d| {
-            d.saturating_duration_since(Instant::now()).as_secs()
+            d.saturating_duration_since(Instant::now())
+                .as_millis()
+                .div_ceil(1000)
+                .try_into()
+                .unwrap_or(MAX_WAIT_SECS)
         });
         let request = client
             .get(api.url(&format!("/instances/{id}/wait")))

@@ -22,8 +22,10 @@ pub struct RunArgs {
     #[arg(long, value_delimiter = ',', value_name = "IDS")]
     pub skills: Vec<u64>,
     /// Where to listen for other peers (repeatable). Use /ip4/0.0.0.0/tcp/PORT to be reachable
-    /// from other machines.
-    #[arg(long, value_name = "MULTIADDR", default_value = "/ip4/127.0.0.1/tcp/0")]
+    /// from other machines. Default: where this data directory's node listened before (its
+    /// `address` file), so that partners and documents that name it still reach it after a
+    /// restart; the first time, a free port on 127.0.0.1.
+    #[arg(long, value_name = "MULTIADDR")]
     pub listen: Vec<Multiaddr>,
     /// Where to serve the HTTP API (worklist, metrics); written to DIR/api.
     #[arg(long, value_name = "HOST:PORT", default_value = "127.0.0.1:0")]
@@ -32,12 +34,17 @@ pub struct RunArgs {
 
 /// Runs the node until Ctrl-C or SIGTERM.
 pub async fn run(args: RunArgs) -> anyhow::Result<()> {
+    let listen = if args.listen.is_empty() {
+        previous_addresses(&args.data_dir)
+    } else {
+        args.listen.clone()
+    };
     let node = Node::start(NodeConfig {
         data_dir: args.data_dir.clone(),
         name: args.name.clone(),
         skills: args.skills.clone(),
         controller: args.controller.clone(),
-        listen: args.listen.clone(),
+        listen,
         api: args.api,
         store: None,
     })
@@ -55,7 +62,42 @@ pub async fn run(args: RunArgs) -> anyhow::Result<()> {
         println!("  listening on {addr}");
     }
     println!("  API on http://{}", node.api_addr);
-    mobiwf_runtime::process::wait_for_stop().await?;
+    tokio::select! {
+        r = mobiwf_runtime::process::wait_for_stop() => r?,
+        why = node.failed() => {
+            node.stop().await;
+            anyhow::bail!("the node stopped: {why}");
+        }
+    }
     node.stop().await;
     Ok(())
+}
+
+/// The addresses written by the last run in `data_dir` (without `/p2p/...`), or a free port on
+/// loopback when there was none.
+fn previous_addresses(data_dir: &std::path::Path) -> Vec<Multiaddr> {
+    let previous: Vec<Multiaddr> = std::fs::read_to_string(data_dir.join("address"))
+        .unwrap_or_default()
+        .lines()
+        .filter_map(|line| line.trim().parse::<Multiaddr>().ok())
+        .map(|mut addr| {
+            if matches!(
+                addr.iter().last(),
+                Some(libp2p::multiaddr::Protocol::P2p(_))
+            ) {
+                addr.pop();
+            }
+            addr
+        })
+        .collect();
+    if previous.is_empty() {
+        let mut loopback = Multiaddr::empty();
+        loopback.push(libp2p::multiaddr::Protocol::Ip4(
+            std::net::Ipv4Addr::LOCALHOST,
+        ));
+        loopback.push(libp2p::multiaddr::Protocol::Tcp(0));
+        vec![loopback]
+    } else {
+        previous
+    }
 }

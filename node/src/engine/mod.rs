@@ -121,6 +121,18 @@ pub enum Refusal {
         /// The id in the document.
         found: u64,
     },
+    /// Another document was deployed before under the same instance and partition.
+    #[error(
+        "instance {instance}, partition {partition} was deployed here before with another \
+         document; was the controller's data directory reset? Give this node a fresh data \
+         directory, or restore the controller's"
+    )]
+    Conflict {
+        /// The instance.
+        instance: u64,
+        /// The partition.
+        partition: u64,
+    },
     /// No such activity on this node.
     #[error("no activity {activity} of instance {instance} on this node")]
     UnknownActivity {
@@ -244,8 +256,14 @@ impl Engine {
                     instance,
                     partition,
                 };
-                if self.runs.contains_key(&key) {
-                    return Ok(effects);
+                if let Some(run) = self.runs.get(&key) {
+                    if run.document == document {
+                        return Ok(effects);
+                    }
+                    return Err(Refusal::Conflict {
+                        instance,
+                        partition,
+                    });
                 }
                 let run = Run::new(key, document, now_ms)?;
                 self.runs.insert(key, run);
@@ -441,8 +459,10 @@ impl Engine {
             state,
         });
         let outcome = run::outcome_of(state, act.contingency);
+        // One notification per partner, however many of its activities wait for this one.
+        let mut notified = BTreeSet::new();
         for adjacent in &act.adjacents {
-            if run.activity(adjacent.id.0).is_none() {
+            if run.activity(adjacent.id.0).is_none() && notified.insert(&adjacent.location) {
                 effects.push(Effect::Send {
                     to: Target::Partner(adjacent.location.clone()),
                     message: Message::Notify {

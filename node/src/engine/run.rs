@@ -49,6 +49,17 @@ pub struct Run {
     /// Parsed from `document` when created or loaded (`Run::reload`).
     #[serde(skip, default = "unparsed")]
     doc: PartitionDocument,
+    /// Activity id → position in `doc.activities`, built with `doc`.
+    #[serde(skip)]
+    index: BTreeMap<u64, usize>,
+}
+
+fn index_of(doc: &PartitionDocument) -> BTreeMap<u64, usize> {
+    doc.activities
+        .iter()
+        .enumerate()
+        .map(|(i, a)| (a.id.0, i))
+        .collect()
 }
 
 fn unparsed() -> PartitionDocument {
@@ -110,6 +121,7 @@ impl Run {
             deployed_ms: now_ms,
             activities,
             reported: false,
+            index: index_of(&doc),
             doc,
         })
     }
@@ -117,6 +129,7 @@ impl Run {
     /// Parses the stored document again after loading a run from the store.
     pub fn reload(mut self) -> Result<Run, Refusal> {
         self.doc = parse(self.key, &self.document)?;
+        self.index = index_of(&self.doc);
         Ok(self)
     }
 
@@ -127,7 +140,9 @@ impl Run {
 
     /// The activity `id` of this partition.
     pub fn activity(&self, id: u64) -> Option<&PartitionActivity> {
-        self.doc.activities.iter().find(|a| a.id.0 == id)
+        self.index
+            .get(&id)
+            .and_then(|&i| self.doc.activities.get(i))
     }
 
     /// The record of activity `id`.

@@ -428,3 +428,50 @@ fn restored_from_its_changes_it_resumes_running_commands() {
     assert_eq!(restored.resume().len(), 1);
     assert_eq!(state(&restored, 10, 1), ActivityState::Running);
 }
+
+#[test]
+fn a_different_document_for_a_known_run_is_refused_and_one_partner_is_notified_once() {
+    let mut e = Engine::new();
+    let d = doc(
+        11,
+        &[A {
+            id: 1,
+            extra: "",
+            contingency: -1,
+            pre: &[],
+            adj: &[(2, "/remote/b"), (3, "/remote/b")],
+        }],
+    );
+    let fx = deploy(&mut e, 11, 1, &d);
+    assert_eq!(
+        notifies(&fx),
+        vec![("/remote/b".to_owned(), 1, Outcome::Succeeded)]
+    );
+    let other = doc(
+        11,
+        &[A {
+            id: 5,
+            extra: "",
+            contingency: -1,
+            pre: &[],
+            adj: &[],
+        }],
+    );
+    let err = e
+        .apply(
+            0,
+            Input::Deploy {
+                instance: 11,
+                partition: 1,
+                document: other,
+            },
+        )
+        .unwrap_err();
+    assert_eq!(
+        err,
+        Refusal::Conflict {
+            instance: 11,
+            partition: 1
+        }
+    );
+}
