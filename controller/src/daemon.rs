@@ -10,22 +10,17 @@ use std::net::SocketAddr;
 use std::path::PathBuf;
 use std::sync::Arc;
 
-use anyhow::Context;
 use libp2p::{Multiaddr, PeerId};
-use mobiwf_runtime::mesh::{self, Inbound, MeshConfig, MeshHandle};
+use mobiwf_runtime::daemon::{self, EVENT_QUEUE, Running};
+use mobiwf_runtime::mesh::{self, Inbound, MeshConfig};
 use mobiwf_runtime::metrics::{Metrics, Peer};
 use mobiwf_runtime::outbox::{self, Delivered, Outbox, Outgoing};
-use mobiwf_runtime::store::{Batch, Durability, RocksStore, Store};
+use mobiwf_runtime::store::{Batch, Durability, Store};
 use mobiwf_runtime::wire::{Envelope, Message, MessageId, Reply};
 use tokio::sync::{mpsc, oneshot, watch};
 
 use crate::book::{Book, BookError, Effect, Input, Instance, NodeInfo};
 use crate::state;
-
-/// Most events committed in one synced write.
-pub const MAX_GROUP: usize = 256;
-/// Capacity of the actor's event queue.
-pub const EVENT_QUEUE: usize = 4096;
 
 /// How to start a controller.
 pub struct ControllerConfig {
@@ -48,10 +43,7 @@ pub struct Controller {
     /// Where its HTTP API listens.
     pub api_addr: SocketAddr,
     client: ControllerClient,
-    mesh: MeshHandle,
-    outbox: Outbox,
-    tasks: Vec<tokio::task::JoinHandle<()>>,
-    fatal: watch::Receiver<Option<String>>,
+    running: Running,
 }
 
 /// Asks the running controller things; used by the API and the demo.
@@ -78,13 +70,7 @@ enum Event {
 
 impl ControllerClient {
     async fn ask<T>(&self, make: impl FnOnce(oneshot::Sender<T>) -> Event) -> anyhow::Result<T> {
-        let (tx, rx) = oneshot::channel();
-        self.events
-            .send(make(tx))
-            .await
-            .map_err(|_| anyhow::anyhow!("the controller is stopping"))?;
-        rx.await
-            .map_err(|_| anyhow::anyhow!("the controller is stopping"))
+        daemon::ask(&self.events, make).await
     }
 
     /// Submits a workflow definition; the new instance's id, or why it was refused.
@@ -153,41 +139,22 @@ impl ControllerClient {
 impl Controller {
     /// Opens the data directory, joins the mesh, resumes delivery and serves the API.
     pub async fn start(config: ControllerConfig) -> anyhow::Result<Controller> {
-        std::fs::create_dir_all(&config.data_dir)
-            .with_context(|| format!("cannot create {}", config.data_dir.display()))?;
-        let store: Arc<dyn Store> = match config.store.clone() {
-            Some(s) => s,
-            None => Arc::new(RocksStore::open(&config.data_dir.join("db"))?),
-        };
+        let store = daemon::open_store(&config.data_dir, config.store.clone())?;
         let keypair = mobiwf_runtime::identity::load_or_create(&config.data_dir)?;
-        let (mesh, mut inbound) =
-            mesh::start(MeshConfig::new(keypair, config.listen.clone())).await?;
+        let (mesh, inbound) = mesh::start(MeshConfig::new(keypair, config.listen.clone())).await?;
         let peer_id = mesh.peer_id();
         let addrs: Vec<String> = mesh.listen_addrs().iter().map(|a| a.to_string()).collect();
         let metrics = Arc::new(Metrics::new());
         let (events_tx, events) = mpsc::channel(EVENT_QUEUE);
-        let (local_tx, mut local) = mpsc::channel::<Inbound>(EVENT_QUEUE);
+        let (local_tx, local) = mpsc::channel::<Inbound>(EVENT_QUEUE);
         let (delivered_tx, mut delivered) = mpsc::unbounded_channel();
         let (book, seq) = state::load(store.as_ref())?;
         let (version_tx, version) = watch::channel(0);
 
-        let mut tasks = Vec::new();
-        let tx = events_tx.clone();
-        tasks.push(tokio::spawn(async move {
-            while let Some(msg) = inbound.recv().await {
-                if tx.send(Event::Inbound(msg)).await.is_err() {
-                    break;
-                }
-            }
-        }));
-        let tx = events_tx.clone();
-        tasks.push(tokio::spawn(async move {
-            while let Some(msg) = local.recv().await {
-                if tx.send(Event::Inbound(msg)).await.is_err() {
-                    break;
-                }
-            }
-        }));
+        let mut tasks = vec![
+            daemon::forward(inbound, events_tx.clone(), Event::Inbound),
+            daemon::forward(local, events_tx.clone(), Event::Inbound),
+        ];
         let tx = events_tx.clone();
         tasks.push(tokio::spawn(async move {
             while let Some(d) = delivered.recv().await {
@@ -203,9 +170,7 @@ impl Controller {
             metrics.clone(),
             Some(delivered_tx),
         )?;
-        let (fatal_tx, fatal) = watch::channel(None);
-        let actor = Actor {
-            fatal: fatal_tx,
+        let mut actor = Actor {
             book,
             seq,
             store,
@@ -214,32 +179,32 @@ impl Controller {
             me: peer_id,
             version: version_tx,
         };
-        tasks.push(tokio::spawn(actor.run(events)));
+        let (fatal_tx, fatal) = watch::channel(None);
+        tasks.push(tokio::spawn(daemon::run_groups(
+            events,
+            fatal_tx,
+            move |group| actor.handle_group(group),
+        )));
 
         let client = ControllerClient {
             events: events_tx,
             version,
             metrics,
         };
-        let listener = tokio::net::TcpListener::bind(config.api)
-            .await
-            .with_context(|| format!("cannot serve the API on {}", config.api))?;
-        let api_addr = listener.local_addr()?;
-        let router = crate::api::router(client.clone());
-        tasks.push(tokio::spawn(async move {
-            if let Err(e) = axum::serve(listener, router).await {
-                tracing::error!("API server stopped: {e}");
-            }
-        }));
+        let (api_addr, api) =
+            daemon::serve_api(config.api, crate::api::router(client.clone())).await?;
+        tasks.push(api);
         Ok(Controller {
             peer_id,
             addrs,
             api_addr,
             client,
-            mesh,
-            outbox,
-            tasks,
-            fatal,
+            running: Running {
+                mesh,
+                outbox,
+                tasks,
+                fatal,
+            },
         })
     }
 
@@ -251,26 +216,16 @@ impl Controller {
     /// Returns when the daemon stopped on an error it cannot go on after (the store failed),
     /// with the reason; the process should exit.
     pub async fn failed(&self) -> String {
-        let mut fatal = self.fatal.clone();
-        match fatal.wait_for(Option::is_some).await {
-            Ok(reason) => reason.clone().unwrap_or_default(),
-            Err(_) => "the daemon stopped".to_owned(),
-        }
+        self.running.failed().await
     }
 
     /// Stops everything the controller runs in this process.
     pub async fn stop(self) {
-        self.outbox.shutdown();
-        for t in &self.tasks {
-            t.abort();
-        }
-        self.mesh.shutdown().await;
+        self.running.stop().await;
     }
 }
 
 struct Actor {
-    /// Set when the actor stops on an error the process cannot go on after.
-    fatal: watch::Sender<Option<String>>,
     book: Book,
     seq: u64,
     store: Arc<dyn Store>,
@@ -297,25 +252,6 @@ struct After {
 }
 
 impl Actor {
-    async fn run(mut self, mut events: mpsc::Receiver<Event>) {
-        while let Some(first) = events.recv().await {
-            let mut group = vec![first];
-            while group.len() < MAX_GROUP {
-                match events.try_recv() {
-                    Ok(e) => group.push(e),
-                    Err(_) => break,
-                }
-            }
-            if let Err(e) = self.handle_group(group) {
-                // The store failed: nothing of this group was acknowledged or sent. Stop rather
-                // than go on with a state the disk does not have.
-                tracing::error!("stopping: {e:#}");
-                let _ = self.fatal.send(Some(format!("{e:#}")));
-                return;
-            }
-        }
-    }
-
     fn handle_group(&mut self, group: Vec<Event>) -> anyhow::Result<()> {
         let now = mobiwf_runtime::process::now_ms();
         let mut batch = Batch::default();

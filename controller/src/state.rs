@@ -5,7 +5,7 @@
 //! `seen/<origin>/<seq>` (a message already applied), and the outbox's `out/...`. Numbers are
 //! zero-padded to 20 digits so that key order is numeric order.
 
-use mobiwf_runtime::store::{Batch, Store, StoreError};
+use mobiwf_runtime::store::{Batch, Store, StoreError, read_number, unreadable};
 
 use crate::book::{Book, Changes, Instance, NodeInfo};
 
@@ -33,13 +33,7 @@ pub fn stage(batch: &mut Batch, changes: &Changes, seq: u64) {
 
 /// The book and the last sequence number, as the store holds them.
 pub fn load(store: &dyn Store) -> Result<(Book, u64), StoreError> {
-    let corrupt = |k: &[u8], e: &dyn std::fmt::Display| {
-        StoreError(format!(
-            "the entry {} of the data directory cannot be read ({e}); the data directory is \
-             damaged or from an incompatible version",
-            String::from_utf8_lossy(k)
-        ))
-    };
+    let corrupt = |k: &[u8], e: &dyn std::fmt::Display| unreadable(k, e);
     let mut nodes = Vec::new();
     for (k, v) in store.scan_prefix(b"node/")? {
         nodes.push(serde_json::from_slice::<NodeInfo>(&v).map_err(|e| corrupt(&k, &e))?);
@@ -48,16 +42,7 @@ pub fn load(store: &dyn Store) -> Result<(Book, u64), StoreError> {
     for (k, v) in store.scan_prefix(b"instance/")? {
         instances.push(serde_json::from_slice::<Instance>(&v).map_err(|e| corrupt(&k, &e))?);
     }
-    let number = |key: &str| -> Result<u64, StoreError> {
-        match store.get(key.as_bytes())? {
-            Some(v) => std::str::from_utf8(&v)
-                .ok()
-                .and_then(|s| s.parse().ok())
-                .ok_or_else(|| corrupt(key.as_bytes(), &"not a number")),
-            None => Ok(0),
-        }
-    };
-    let last_instance = number(LAST_INSTANCE_KEY)?;
-    let seq = number(SEQ_KEY)?;
+    let last_instance = read_number(store, LAST_INSTANCE_KEY)?;
+    let seq = read_number(store, SEQ_KEY)?;
     Ok((Book::restore(nodes, instances, last_instance), seq))
 }

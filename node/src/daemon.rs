@@ -5,18 +5,18 @@
 //! every change together with the messages it produced and the ids of the messages it applied
 //! in **one synced batch**; only then does it acknowledge, send (through the durable outbox)
 //! and start commands. Events that arrive together are committed together (group commit, up
-//! to [`MAX_GROUP`]).
+//! to [`daemon::MAX_GROUP`]).
 
 use std::net::SocketAddr;
 use std::path::PathBuf;
 use std::sync::Arc;
 
-use anyhow::Context;
 use libp2p::{Multiaddr, PeerId};
-use mobiwf_runtime::mesh::{self, Inbound, MeshConfig, MeshHandle};
+use mobiwf_runtime::daemon::{self, EVENT_QUEUE, Running};
+use mobiwf_runtime::mesh::{self, Inbound, MeshConfig};
 use mobiwf_runtime::metrics::{Metrics, Peer};
 use mobiwf_runtime::outbox::{self, Outbox, Outgoing};
-use mobiwf_runtime::store::{Batch, Durability, RocksStore, Store};
+use mobiwf_runtime::store::{Batch, Durability, Store};
 use mobiwf_runtime::wire::{ActivityState, Envelope, Message, MessageId, Reply};
 use tokio::sync::{mpsc, oneshot, watch};
 use tracing::Instrument;
@@ -24,11 +24,6 @@ use tracing::Instrument;
 use crate::engine::{Effect, Engine, Finisher, Input, Refusal, Run, Target, WorkItem};
 use crate::executor::{self, Ended, Execution};
 use crate::state;
-
-/// Most events committed in one synced write.
-pub const MAX_GROUP: usize = 256;
-/// Capacity of the actor's event queue.
-pub const EVENT_QUEUE: usize = 4096;
 
 /// How to start a node.
 pub struct NodeConfig {
@@ -57,10 +52,7 @@ pub struct Node {
     /// Where its HTTP API listens.
     pub api_addr: SocketAddr,
     client: NodeClient,
-    mesh: MeshHandle,
-    outbox: Outbox,
-    tasks: Vec<tokio::task::JoinHandle<()>>,
-    fatal: watch::Receiver<Option<String>>,
+    running: Running,
 }
 
 /// Asks the running node things; used by the HTTP API.
@@ -103,13 +95,7 @@ enum Event {
 
 impl NodeClient {
     async fn ask<T>(&self, make: impl FnOnce(oneshot::Sender<T>) -> Event) -> anyhow::Result<T> {
-        let (tx, rx) = oneshot::channel();
-        self.events
-            .send(make(tx))
-            .await
-            .map_err(|_| anyhow::anyhow!("the node is stopping"))?;
-        rx.await
-            .map_err(|_| anyhow::anyhow!("the node is stopping"))
+        daemon::ask(&self.events, make).await
     }
 
     /// The manual work waiting for a person.
@@ -145,46 +131,25 @@ impl Node {
     /// Opens the data directory, joins the mesh, registers with the controller, resumes
     /// whatever was under way and serves the API.
     pub async fn start(config: NodeConfig) -> anyhow::Result<Node> {
-        std::fs::create_dir_all(&config.data_dir)
-            .with_context(|| format!("cannot create {}", config.data_dir.display()))?;
         let (controller_peer, controller_addr) = outbox::peer_of(&config.controller)
             .map_err(|e| anyhow::anyhow!("--controller: {e}"))?;
-        let store: Arc<dyn Store> = match config.store.clone() {
-            Some(s) => s,
-            None => Arc::new(RocksStore::open(&config.data_dir.join("db"))?),
-        };
+        let store = daemon::open_store(&config.data_dir, config.store.clone())?;
         let keypair = mobiwf_runtime::identity::load_or_create(&config.data_dir)?;
-        let (mesh, mut inbound) =
-            mesh::start(MeshConfig::new(keypair, config.listen.clone())).await?;
+        let (mesh, inbound) = mesh::start(MeshConfig::new(keypair, config.listen.clone())).await?;
         let peer_id = mesh.peer_id();
         let addrs: Vec<String> = mesh.listen_addrs().iter().map(|a| a.to_string()).collect();
         let metrics = Arc::new(Metrics::new());
         let (events_tx, events) = mpsc::channel(EVENT_QUEUE);
-        let (local_tx, mut local) = mpsc::channel::<Inbound>(EVENT_QUEUE);
+        let (local_tx, local) = mpsc::channel::<Inbound>(EVENT_QUEUE);
         let outbox = Outbox::start(store.clone(), mesh.clone(), local_tx, metrics.clone(), None)?;
         let (engine, seq) = state::load(store.as_ref())?;
 
-        let mut tasks = Vec::new();
-        let tx = events_tx.clone();
-        tasks.push(tokio::spawn(async move {
-            while let Some(msg) = inbound.recv().await {
-                if tx.send(Event::Inbound(msg)).await.is_err() {
-                    break;
-                }
-            }
-        }));
-        let tx = events_tx.clone();
-        tasks.push(tokio::spawn(async move {
-            while let Some(msg) = local.recv().await {
-                if tx.send(Event::Inbound(msg)).await.is_err() {
-                    break;
-                }
-            }
-        }));
+        let mut tasks = vec![
+            daemon::forward(inbound, events_tx.clone(), Event::Inbound),
+            daemon::forward(local, events_tx.clone(), Event::Inbound),
+        ];
 
-        let (fatal_tx, fatal) = watch::channel(None);
         let mut actor = Actor {
-            fatal: fatal_tx,
             engine,
             seq,
             store,
@@ -201,31 +166,30 @@ impl Node {
         let resumed = actor.engine.resume();
         actor.carry_out(resumed);
         let span = tracing::info_span!("node", name = %config.name);
-        tasks.push(tokio::spawn(actor.run(events).instrument(span)));
+        let (fatal_tx, fatal) = watch::channel(None);
+        tasks.push(tokio::spawn(
+            daemon::run_groups(events, fatal_tx, move |group| actor.handle_group(group))
+                .instrument(span),
+        ));
 
         let client = NodeClient {
             events: events_tx,
             metrics,
         };
-        let listener = tokio::net::TcpListener::bind(config.api)
-            .await
-            .with_context(|| format!("cannot serve the API on {}", config.api))?;
-        let api_addr = listener.local_addr()?;
-        let router = crate::api::router(client.clone());
-        tasks.push(tokio::spawn(async move {
-            if let Err(e) = axum::serve(listener, router).await {
-                tracing::error!("API server stopped: {e}");
-            }
-        }));
+        let (api_addr, api) =
+            daemon::serve_api(config.api, crate::api::router(client.clone())).await?;
+        tasks.push(api);
         Ok(Node {
             peer_id,
             addrs,
             api_addr,
             client,
-            mesh,
-            outbox,
-            tasks,
-            fatal,
+            running: Running {
+                mesh,
+                outbox,
+                tasks,
+                fatal,
+            },
         })
     }
 
@@ -237,26 +201,16 @@ impl Node {
     /// Returns when the daemon stopped on an error it cannot go on after (the store failed),
     /// with the reason; the process should exit.
     pub async fn failed(&self) -> String {
-        let mut fatal = self.fatal.clone();
-        match fatal.wait_for(Option::is_some).await {
-            Ok(reason) => reason.clone().unwrap_or_default(),
-            Err(_) => "the daemon stopped".to_owned(),
-        }
+        self.running.failed().await
     }
 
     /// Stops everything this node runs in this process (commands already started go on).
     pub async fn stop(self) {
-        self.outbox.shutdown();
-        for t in &self.tasks {
-            t.abort();
-        }
-        self.mesh.shutdown().await;
+        self.running.stop().await;
     }
 }
 
 struct Actor {
-    /// Set when the actor stops on an error the process cannot go on after.
-    fatal: watch::Sender<Option<String>>,
     engine: Engine,
     seq: u64,
     store: Arc<dyn Store>,
@@ -333,25 +287,6 @@ impl Actor {
         };
         outbox::stage(batch, &msg);
         Ok(msg)
-    }
-
-    async fn run(mut self, mut events: mpsc::Receiver<Event>) {
-        while let Some(first) = events.recv().await {
-            let mut group = vec![first];
-            while group.len() < MAX_GROUP {
-                match events.try_recv() {
-                    Ok(e) => group.push(e),
-                    Err(_) => break,
-                }
-            }
-            if let Err(e) = self.handle_group(group) {
-                // The store failed: nothing of this group was acknowledged or sent. Stop rather
-                // than go on with a state the disk does not have.
-                tracing::error!("stopping: {e:#}");
-                let _ = self.fatal.send(Some(format!("{e:#}")));
-                return;
-            }
-        }
     }
 
     fn handle_group(&mut self, group: Vec<Event>) -> anyhow::Result<()> {

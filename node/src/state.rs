@@ -7,7 +7,7 @@
 
 use std::collections::BTreeMap;
 
-use mobiwf_runtime::store::{Batch, Store, StoreError};
+use mobiwf_runtime::store::{Batch, Store, StoreError, read_number, unreadable};
 use mobiwf_runtime::wire::Outcome;
 
 use crate::engine::{Changes, Engine, Run};
@@ -42,13 +42,7 @@ pub fn stage_seq(batch: &mut Batch, seq: u64) {
 
 /// The engine and the last sequence number, as the store holds them.
 pub fn load(store: &dyn Store) -> Result<(Engine, u64), StoreError> {
-    let corrupt = |k: &[u8], e: &dyn std::fmt::Display| {
-        StoreError(format!(
-            "the entry {} of the data directory cannot be read ({e}); the data directory is \
-             damaged or from an incompatible version",
-            String::from_utf8_lossy(k)
-        ))
-    };
+    let corrupt = |k: &[u8], e: &dyn std::fmt::Display| unreadable(k, e);
     let mut runs = Vec::new();
     for (k, v) in store.scan_prefix(b"run/")? {
         let run: Run = serde_json::from_slice(&v).map_err(|e| corrupt(&k, &e))?;
@@ -64,12 +58,6 @@ pub fn load(store: &dyn Store) -> Result<(Engine, u64), StoreError> {
             .ok_or_else(|| corrupt(&k, &"bad key"))?;
         heard.push((instance, map));
     }
-    let seq = match store.get(SEQ_KEY.as_bytes())? {
-        Some(v) => std::str::from_utf8(&v)
-            .ok()
-            .and_then(|s| s.parse().ok())
-            .ok_or_else(|| corrupt(SEQ_KEY.as_bytes(), &"not a number"))?,
-        None => 0,
-    };
+    let seq = read_number(store, SEQ_KEY)?;
     Ok((Engine::restore(runs, heard), seq))
 }

@@ -1,7 +1,9 @@
-//! Run-time pieces shared by the controller and the nodes: the wire protocol (`wire`), the
-//! libp2p swarm task behind a handle (`mesh`), node identities (`identity`), the durable store
-//! (`store`), the durable outbox (`outbox`), Prometheus metrics (`metrics`) and process helpers (`process`).
+//! Run-time pieces shared by the controller and the nodes: the daemon shell (`daemon`), the
+//! wire protocol (`wire`), the libp2p swarm task behind a handle (`mesh`), node identities
+//! (`identity`), the durable store (`store`), the durable outbox (`outbox`), Prometheus metrics
+//! (`metrics`) and process helpers (`process`).
 
+pub mod daemon;
 pub mod identity;
 pub mod mesh;
 pub mod metrics;

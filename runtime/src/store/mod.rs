@@ -72,3 +72,23 @@ pub trait Store: Send + Sync + 'static {
     /// Applies `batch` atomically.
     fn write(&self, batch: Batch, durability: Durability) -> Result<(), StoreError>;
 }
+
+/// The error for an entry that cannot be read back: damage, or another version's format.
+pub fn unreadable(key: &[u8], why: &dyn std::fmt::Display) -> StoreError {
+    StoreError(format!(
+        "the entry {} of the data directory cannot be read ({why}); the data directory is \
+         damaged or from an incompatible version",
+        String::from_utf8_lossy(key)
+    ))
+}
+
+/// The number stored under `key` as decimal text; 0 when absent.
+pub fn read_number(store: &dyn Store, key: &str) -> Result<u64, StoreError> {
+    match store.get(key.as_bytes())? {
+        Some(v) => std::str::from_utf8(&v)
+            .ok()
+            .and_then(|s| s.parse().ok())
+            .ok_or_else(|| unreadable(key.as_bytes(), &"not a number")),
+        None => Ok(0),
+    }
+}
