@@ -226,3 +226,65 @@ async fn many_instances_run_at_once_on_the_same_nodes() {
         "{p2}"
     );
 }
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn time_to_wait_starts_an_activity_whose_preconditions_are_late() {
+    let m = mesh().await;
+    // A2 (17) waits for a person; A5 (20) may wait one second for A3 before it starts anyway.
+    let paper = String::from_utf8_lossy(PAPER).into_owned();
+    let a2 = paper.find("<activity id=\"17\">").expect("A2");
+    let end = a2 + paper[a2..].find("</activity>").expect("end of A2");
+    let workflow = format!("{}<kind>manual</kind>{}", &paper[..end], &paper[end..])
+        .replace("<timeToWait>20</timeToWait>", "<timeToWait>1</timeToWait>");
+    let client = m.controller.client();
+    let id = client
+        .submit(workflow.into_bytes(), "paper-manual.xml".to_owned())
+        .await
+        .expect("ask")
+        .expect("submitted");
+
+    // A5 runs on its emergency trigger while A2 is still on P1's worklist, and the controller
+    // hears of it at once.
+    let deadline = tokio::time::Instant::now() + Duration::from_secs(20);
+    loop {
+        let seen = client.version();
+        let inst = client.instance(id).await.expect("ask").expect("instance");
+        let a5 = inst.activities.iter().find(|a| a.id == 20).expect("A5");
+        if a5.emergency {
+            let worklist = m.p1.client().worklist().await.expect("worklist");
+            assert_eq!(
+                worklist.len(),
+                1,
+                "A2 is still waiting for its person: {worklist:?}"
+            );
+            assert_eq!((worklist[0].instance, worklist[0].activity), (id, 17));
+            break;
+        }
+        assert!(
+            client.changed(seen, deadline).await,
+            "A5 never started: {inst:#?}"
+        );
+    }
+    m.p1.client()
+        .complete(id, 17, true, None)
+        .await
+        .expect("ask")
+        .expect("completed");
+    let inst = client
+        .wait(id, deadline)
+        .await
+        .expect("ask")
+        .expect("instance");
+    assert_eq!(inst.state, InstanceState::Succeeded, "{inst:#?}");
+    let a5 = inst.activities.iter().find(|a| a.id == 20).expect("A5");
+    assert!(
+        a5.emergency && a5.state == ActivityState::Succeeded,
+        "{a5:?}"
+    );
+    let others_normal = inst
+        .activities
+        .iter()
+        .filter(|a| a.id != 20)
+        .all(|a| !a.emergency);
+    assert!(others_normal, "{inst:#?}");
+}

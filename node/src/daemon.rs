@@ -78,6 +78,8 @@ pub struct RunView {
 
 enum Event {
     Inbound(Inbound),
+    /// A `timeToWait` deadline came.
+    Tick,
     Ended {
         execution: Execution,
         ended: Ended,
@@ -149,7 +151,9 @@ impl Node {
             daemon::forward(local, events_tx.clone(), Event::Inbound),
         ];
 
+        let (deadline, deadline_rx) = watch::channel(engine.next_deadline());
         let mut actor = Actor {
+            deadline,
             engine,
             seq,
             store,
@@ -165,6 +169,7 @@ impl Node {
         actor.register(&config.skills, &addrs)?;
         let resumed = actor.engine.resume();
         actor.carry_out(resumed);
+        tasks.push(tokio::spawn(timer(deadline_rx, events_tx.clone())));
         let span = tracing::info_span!("node", name = %config.name);
         let (fatal_tx, fatal) = watch::channel(None);
         tasks.push(tokio::spawn(
@@ -222,6 +227,8 @@ struct Actor {
     controller_peer: PeerId,
     controller_addr: String,
     events: mpsc::Sender<Event>,
+    /// The engine's next `timeToWait` deadline, for the timer task.
+    deadline: watch::Sender<Option<u64>>,
 }
 
 /// A person's completion waiting for its answer, and the answer.
@@ -325,6 +332,7 @@ impl Actor {
                 _ => {}
             }
         }
+        self.deadline.send_replace(self.engine.next_deadline());
         self.outbox.dispatch(outgoing);
         self.carry_out(rest);
         for (tx, reply) in after.acks {
@@ -436,6 +444,10 @@ impl Actor {
                     }
                 }
             }
+            Event::Tick => match self.engine.apply(now, Input::Tick) {
+                Ok(effects) => after.effects.extend(effects),
+                Err(e) => tracing::warn!("timer: {e}"),
+            },
             Event::Ended { execution, ended } => {
                 let input = Input::Finished {
                     instance: execution.instance,
@@ -512,6 +524,40 @@ impl Actor {
                     }
                     .instrument(span),
                 );
+            }
+        }
+    }
+}
+
+/// Sends [`Event::Tick`] when the engine's next deadline (ms since the epoch) comes; waits
+/// again whenever the actor publishes a new one.
+async fn timer(mut deadline: watch::Receiver<Option<u64>>, events: mpsc::Sender<Event>) {
+    loop {
+        let next = *deadline.borrow_and_update();
+        match next {
+            None => {
+                if deadline.changed().await.is_err() {
+                    return;
+                }
+            }
+            Some(at) => {
+                let wait = at.saturating_sub(mobiwf_runtime::process::now_ms());
+                tokio::select! {
+                    _ = tokio::time::sleep(std::time::Duration::from_millis(wait)) => {
+                        if events.send(Event::Tick).await.is_err() {
+                            return;
+                        }
+                        // The actor publishes the next deadline after the tick.
+                        if deadline.changed().await.is_err() {
+                            return;
+                        }
+                    }
+                    changed = deadline.changed() => {
+                        if changed.is_err() {
+                            return;
+                        }
+                    }
+                }
             }
         }
     }

@@ -108,6 +108,10 @@ pub struct ActivityRecord {
     pub finished_ms: Option<u64>,
     /// Why it failed or was cancelled, when it did.
     pub detail: Option<String>,
+    /// True when it was started by its `timeToWait` emergency trigger, before its
+    /// preconditions were met.
+    #[serde(default)]
+    pub emergency: bool,
 }
 
 /// The content of a request.

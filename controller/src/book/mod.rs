@@ -103,6 +103,9 @@ pub struct ActivityView {
     /// Its `contingencyActivityId`: -1 a failure blocks its successors, 0 releases them,
     /// x > 0 activity x runs instead.
     pub contingency: i64,
+    /// True when its `timeToWait` ran out and it was started before its preconditions were met.
+    #[serde(default)]
+    pub emergency: bool,
 }
 
 /// One instance.
@@ -411,6 +414,7 @@ impl Book {
                     finished_ms: None,
                     detail: None,
                     contingency: i64::try_from(a.contingency.code()).unwrap_or(-1),
+                    emergency: false,
                 }
             })
             .collect();
@@ -487,10 +491,16 @@ fn check_sender(inst: &Instance, peer: &str, partition: u64) -> Result<(), BookE
 /// Takes a node's word about an activity of its partition, never going back from a final
 /// state.
 fn update(inst: &mut Instance, partition: u64, record: &ActivityRecord) {
-    if let Some(a) = inst.activities.iter_mut().find(|a| a.id == record.activity)
-        && a.partition == Some(partition)
-        && !a.state.is_final()
-    {
+    let Some(a) = inst
+        .activities
+        .iter_mut()
+        .find(|a| a.id == record.activity && a.partition == Some(partition))
+    else {
+        return;
+    };
+    // Reports can arrive out of order: an emergency start is kept whenever it is heard.
+    a.emergency |= record.emergency;
+    if !a.state.is_final() {
         a.state = record.state;
         a.started_ms = record.started_ms.or(a.started_ms);
         a.finished_ms = record.finished_ms;

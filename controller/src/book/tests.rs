@@ -56,6 +56,7 @@ fn record(activity: u64, state: ActivityState) -> ActivityRecord {
         started_ms: Some(5),
         finished_ms: Some(6),
         detail: None,
+        emergency: false,
     }
 }
 

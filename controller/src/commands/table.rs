@@ -39,7 +39,11 @@ pub fn instance(inst: &Instance) -> String {
             a.node.as_deref().unwrap_or("-"),
             at(inst.submitted_ms, a.started_ms),
             at(inst.submitted_ms, a.finished_ms),
-            a.detail.as_deref().unwrap_or("")
+            match (a.emergency, a.detail.as_deref()) {
+                (true, Some(d)) => format!("emergency start (timeToWait); {d}"),
+                (true, None) => "emergency start (timeToWait)".to_owned(),
+                (false, d) => d.unwrap_or("").to_owned(),
+            }
         );
     }
     out

@@ -83,6 +83,9 @@ pub enum Input {
         /// What it means for its successors.
         outcome: Outcome,
     },
+    /// Time passed: start the activities whose `timeToWait` ran out (MISSION P7). The daemon
+    /// sends it at [`Engine::next_deadline`].
+    Tick,
     /// An activity finished.
     Finished {
         /// The instance.
@@ -285,6 +288,7 @@ impl Engine {
                     self.advance(key, now_ms, &mut effects);
                 }
             }
+            Input::Tick => self.emergency_starts(now_ms, &mut effects),
             Input::Finished {
                 instance,
                 activity,
@@ -303,6 +307,53 @@ impl Engine {
             }
         }
         Ok(effects)
+    }
+
+    /// The earliest `timeToWait` deadline of any waiting activity, in ms since the epoch.
+    /// Deadlines count from the stored deployment time, so they survive restarts.
+    pub fn next_deadline(&self) -> Option<u64> {
+        self.runs
+            .values()
+            .flat_map(|run| {
+                run.doc()
+                    .activities
+                    .iter()
+                    .filter_map(|act| run.emergency_deadline(act))
+            })
+            .min()
+    }
+
+    /// Starts every waiting activity whose `timeToWait` has run out, marks it as an emergency
+    /// start and tells the controller at once.
+    fn emergency_starts(&mut self, now_ms: u64, effects: &mut Vec<Effect>) {
+        let due: Vec<(RunKey, u64)> = self
+            .runs
+            .values()
+            .flat_map(|run| {
+                run.doc()
+                    .activities
+                    .iter()
+                    .filter(|act| run.emergency_deadline(act).is_some_and(|d| d <= now_ms))
+                    .map(|act| (run.key, act.id.0))
+            })
+            .collect();
+        for (key, activity) in due {
+            if let Some(run) = self.runs.get_mut(&key) {
+                run.mark_emergency(activity);
+            }
+            self.start(key, activity, now_ms, effects);
+            if let Some(record) = self.runs.get(&key).and_then(|r| r.record(activity)) {
+                effects.push(Effect::Send {
+                    to: Target::Controller,
+                    message: Message::Report {
+                        instance: key.instance,
+                        partition: key.partition,
+                        record: record.clone(),
+                    },
+                });
+            }
+            self.advance(key, now_ms, effects);
+        }
     }
 
     fn keys_of(&self, instance: u64) -> Vec<RunKey> {

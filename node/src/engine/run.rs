@@ -111,6 +111,7 @@ impl Run {
                         started_ms: None,
                         finished_ms: None,
                         detail: None,
+                        emergency: false,
                     },
                 )
             })
@@ -180,6 +181,19 @@ impl Run {
                 rec.finished_ms = Some(now_ms);
                 rec.detail = detail;
             }
+        }
+    }
+
+    /// When the `timeToWait` of a waiting activity runs out, in ms since the epoch.
+    pub(super) fn emergency_deadline(&self, act: &PartitionActivity) -> Option<u64> {
+        let waiting = self.record(act.id.0).map(|r| r.state) == Some(ActivityState::Waiting);
+        (waiting && act.time_to_wait_secs > 0)
+            .then(|| self.deployed_ms + u64::from(act.time_to_wait_secs) * 1000)
+    }
+
+    pub(super) fn mark_emergency(&mut self, id: u64) {
+        if let Some(rec) = self.activities.get_mut(&id) {
+            rec.emergency = true;
         }
     }
 

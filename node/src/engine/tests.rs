@@ -475,3 +475,53 @@ fn a_different_document_for_a_known_run_is_refused_and_one_partner_is_notified_o
         }
     );
 }
+
+#[test]
+fn time_to_wait_starts_a_waiting_activity_as_an_emergency_and_tells_the_controller() {
+    let mut e = Engine::new();
+    let d = doc(
+        12,
+        &[A {
+            id: 2,
+            extra: "<command>true</command>",
+            contingency: -1,
+            pre: &[(1, false)],
+            adj: &[],
+        }],
+    );
+    let d = d.replace("<timeToWait>0</timeToWait>", "<timeToWait>5</timeToWait>");
+    deploy(&mut e, 12, 1, &d); // at 1000 ms
+    assert_eq!(e.next_deadline(), Some(6000));
+    assert!(e.apply(5999, Input::Tick).expect("tick").is_empty());
+    assert_eq!(state(&e, 12, 2), ActivityState::Waiting);
+
+    // The deadline is kept across a restart: it counts from the stored deployment time.
+    let changes = e.take_changes();
+    let runs = changes
+        .runs
+        .into_iter()
+        .map(|r| r.reload().expect("reload"))
+        .collect();
+    let mut e = Engine::restore(runs, changes.heard);
+    assert_eq!(e.next_deadline(), Some(6000));
+
+    let fx = e.apply(6000, Input::Tick).expect("tick");
+    assert!(
+        fx.iter()
+            .any(|f| matches!(f, Effect::Execute { activity: 2, .. })),
+        "{fx:?}"
+    );
+    match to_controller(&fx)[..] {
+        [Message::Report { record, .. }] => {
+            assert!(
+                record.emergency && record.state == ActivityState::Running,
+                "{record:?}"
+            );
+        }
+        ref other => panic!("expected one report, got {other:?}"),
+    }
+    assert_eq!(e.next_deadline(), None);
+    // The late notification changes nothing.
+    assert!(notified(&mut e, 12, 1, Outcome::Succeeded).is_empty());
+    assert!(e.record(12, 2).expect("record").emergency);
+}
