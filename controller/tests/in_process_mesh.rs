@@ -288,3 +288,44 @@ async fn time_to_wait_starts_an_activity_whose_preconditions_are_late() {
         .all(|a| !a.emergency);
     assert!(others_normal, "{inst:#?}");
 }
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn an_activity_over_its_time_out_is_killed_and_fails_the_instance_with_the_reason() {
+    let m = mesh().await;
+    // A4 (19, on P2, contingency -1) runs a command far longer than its one-second timeOut.
+    let paper = String::from_utf8_lossy(PAPER).into_owned();
+    let a4 = paper.find("<activity id=\"19\">").expect("A4");
+    let end = a4 + paper[a4..].find("</activity>").expect("end of A4");
+    let body = paper[a4..end].replace("<timeOut>0</timeOut>", "<timeOut>1</timeOut>");
+    let workflow = format!(
+        "{}{body}<command>sleep 30</command>{}",
+        &paper[..a4],
+        &paper[end..]
+    );
+    let client = m.controller.client();
+    let id = client
+        .submit(workflow.into_bytes(), "paper-slow.xml".to_owned())
+        .await
+        .expect("ask")
+        .expect("submitted");
+    let deadline = tokio::time::Instant::now() + Duration::from_secs(20);
+    let inst = client
+        .wait(id, deadline)
+        .await
+        .expect("ask")
+        .expect("instance");
+    assert_eq!(inst.state, InstanceState::Failed, "{inst:#?}");
+    let state = |id: u64| {
+        inst.activities
+            .iter()
+            .find(|a| a.id == id)
+            .expect("activity")
+    };
+    assert_eq!(state(19).state, ActivityState::Failed);
+    assert_eq!(
+        state(19).detail.as_deref(),
+        Some("ran longer than its timeOut of 1 s")
+    );
+    assert_eq!(state(18).state, ActivityState::Cancelled);
+    assert_eq!(state(20).state, ActivityState::Cancelled);
+}

@@ -500,6 +500,15 @@ impl Actor {
     /// Starts the commands the engine asked for (after the state saying so is on disk).
     fn carry_out(&self, effects: Vec<Effect>) {
         for effect in effects {
+            if let Effect::Kill { key, activity } = effect {
+                let span = tracing::info_span!("activity", instance = key.instance, activity);
+                let _enter = span.enter();
+                match executor::kill(&self.data_dir, key.instance, key.partition, activity) {
+                    Ok(()) => tracing::info!("command killed: it ran longer than its timeOut"),
+                    Err(e) => tracing::warn!("cannot kill the command: {e}"),
+                }
+                continue;
+            }
             if let Effect::Execute {
                 key,
                 activity,

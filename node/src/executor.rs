@@ -52,9 +52,35 @@ pub struct Ended {
 
 /// The directory of one execution.
 pub fn run_dir(data_dir: &Path, e: &Execution) -> PathBuf {
+    dir_of(data_dir, e.instance, e.partition, e.activity)
+}
+
+fn dir_of(data_dir: &Path, instance: u64, partition: u64, activity: u64) -> PathBuf {
     data_dir
         .join("runs")
-        .join(format!("{}-{}-{}", e.instance, e.partition, e.activity))
+        .join(format!("{instance}-{partition}-{activity}"))
+}
+
+/// Kills the command of an activity (its wrapper's whole process group) with SIGKILL, for an
+/// activity that ran longer than its `timeOut`.
+pub fn kill(data_dir: &Path, instance: u64, partition: u64, activity: u64) -> Result<(), String> {
+    let dir = dir_of(data_dir, instance, partition, activity);
+    if dir.join("exit").exists() {
+        return Ok(());
+    }
+    let pid = std::fs::read_to_string(dir.join("claim").join("pid"))
+        .map_err(|e| format!("no process recorded in {}: {e}", dir.display()))?;
+    let pid = pid.trim();
+    // The wrapper leads its own process group (process_group(0)): kill the group.
+    let status = std::process::Command::new("kill")
+        .args(["-KILL", "--", &format!("-{pid}")])
+        .status()
+        .map_err(|e| format!("cannot run kill: {e}"))?;
+    if status.success() || dir.join("exit").exists() {
+        Ok(())
+    } else {
+        Err(format!("kill of process group {pid} failed: {status}"))
+    }
 }
 
 /// Runs `e` (or finds out how its earlier run ended) and returns how it ended.

@@ -2,7 +2,7 @@
 //! restarted node does), and reports interrupted runs instead of repeating them.
 #![allow(clippy::unwrap_used, clippy::expect_used)]
 
-use mobiwf_node::executor::{Execution, execute, run_dir};
+use mobiwf_node::executor::{Execution, execute, kill, run_dir};
 
 fn execution(command: &str) -> Execution {
     Execution {
@@ -68,4 +68,26 @@ async fn a_claimed_run_whose_process_is_gone_is_reported_interrupted_not_rerun()
         "{ended:?}"
     );
     assert!(!marker.exists(), "the command ran again");
+}
+
+#[tokio::test]
+async fn a_running_command_can_be_killed_and_ends_failed() {
+    let dir = tempfile::tempdir().expect("tempdir");
+    let e = execution("sleep 30");
+    let running = {
+        let (data, e) = (dir.path().to_owned(), e.clone());
+        tokio::spawn(async move { execute(&data, &e).await })
+    };
+    let pid = run_dir(dir.path(), &e).join("claim").join("pid");
+    let deadline = std::time::Instant::now() + std::time::Duration::from_secs(10);
+    while !pid.exists() {
+        assert!(
+            std::time::Instant::now() < deadline,
+            "the command never started"
+        );
+        tokio::time::sleep(std::time::Duration::from_millis(10)).await;
+    }
+    kill(dir.path(), e.instance, e.partition, e.activity).expect("kill");
+    let ended = running.await.expect("join");
+    assert!(!ended.succeeded, "{ended:?}");
 }

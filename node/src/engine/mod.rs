@@ -41,6 +41,14 @@ pub enum Effect {
         /// What.
         message: Message,
     },
+    /// Stop the command of an activity that ran longer than its `timeOut` (it has already
+    /// failed; its command's exit is ignored).
+    Kill {
+        /// The partition run.
+        key: RunKey,
+        /// The activity.
+        activity: u64,
+    },
     /// Run an automatic activity's command; report the outcome as [`Input::Finished`] with
     /// [`Finisher::Command`].
     Execute {
@@ -83,8 +91,9 @@ pub enum Input {
         /// What it means for its successors.
         outcome: Outcome,
     },
-    /// Time passed: start the activities whose `timeToWait` ran out (MISSION P7). The daemon
-    /// sends it at [`Engine::next_deadline`].
+    /// Time passed: start the activities whose `timeToWait` ran out (MISSION P7), fail those
+    /// that ran longer than their `timeOut` (P5). The daemon sends it at
+    /// [`Engine::next_deadline`].
     Tick,
     /// An activity finished.
     Finished {
@@ -288,7 +297,7 @@ impl Engine {
                     self.advance(key, now_ms, &mut effects);
                 }
             }
-            Input::Tick => self.emergency_starts(now_ms, &mut effects),
+            Input::Tick => self.timers(now_ms, &mut effects),
             Input::Finished {
                 instance,
                 activity,
@@ -309,8 +318,9 @@ impl Engine {
         Ok(effects)
     }
 
-    /// The earliest `timeToWait` deadline of any waiting activity, in ms since the epoch.
-    /// Deadlines count from the stored deployment time, so they survive restarts.
+    /// The earliest timer of any activity (`timeToWait` while waiting, `timeOut` while
+    /// running), in ms since the epoch. Timers count from stored times, so they survive
+    /// restarts.
     pub fn next_deadline(&self) -> Option<u64> {
         self.runs
             .values()
@@ -318,39 +328,63 @@ impl Engine {
                 run.doc()
                     .activities
                     .iter()
-                    .filter_map(|act| run.emergency_deadline(act))
+                    .filter_map(|act| run.timer(act).map(|(at, _)| at))
             })
             .min()
     }
 
-    /// Starts every waiting activity whose `timeToWait` has run out, marks it as an emergency
-    /// start and tells the controller at once.
-    fn emergency_starts(&mut self, now_ms: u64, effects: &mut Vec<Effect>) {
-        let due: Vec<(RunKey, u64)> = self
+    /// Carries out every timer that has run out: emergency starts (marked, and told to the
+    /// controller at once) and activities that ran too long (failed, their command killed).
+    fn timers(&mut self, now_ms: u64, effects: &mut Vec<Effect>) {
+        let due: Vec<(RunKey, u64, run::Timer, u32, bool)> = self
             .runs
             .values()
             .flat_map(|run| {
-                run.doc()
-                    .activities
-                    .iter()
-                    .filter(|act| run.emergency_deadline(act).is_some_and(|d| d <= now_ms))
-                    .map(|act| (run.key, act.id.0))
+                run.doc().activities.iter().filter_map(|act| {
+                    let (at, timer) = run.timer(act)?;
+                    let has_command = act.kind == ActivityKind::Automatic && act.command.is_some();
+                    (at <= now_ms).then_some((
+                        run.key,
+                        act.id.0,
+                        timer,
+                        act.time_out_secs,
+                        has_command,
+                    ))
+                })
             })
             .collect();
-        for (key, activity) in due {
-            if let Some(run) = self.runs.get_mut(&key) {
-                run.mark_emergency(activity);
-            }
-            self.start(key, activity, now_ms, effects);
-            if let Some(record) = self.runs.get(&key).and_then(|r| r.record(activity)) {
-                effects.push(Effect::Send {
-                    to: Target::Controller,
-                    message: Message::Report {
-                        instance: key.instance,
-                        partition: key.partition,
-                        record: record.clone(),
-                    },
-                });
+        for (key, activity, timer, time_out, has_command) in due {
+            match timer {
+                run::Timer::Emergency => {
+                    if let Some(run) = self.runs.get_mut(&key) {
+                        run.mark_emergency(activity);
+                    }
+                    self.start(key, activity, now_ms, effects);
+                    if let Some(record) = self.runs.get(&key).and_then(|r| r.record(activity)) {
+                        effects.push(Effect::Send {
+                            to: Target::Controller,
+                            message: Message::Report {
+                                instance: key.instance,
+                                partition: key.partition,
+                                record: record.clone(),
+                            },
+                        });
+                    }
+                }
+                run::Timer::RunTooLong => {
+                    let why = format!("ran longer than its timeOut of {time_out} s");
+                    self.finish(
+                        key,
+                        activity,
+                        ActivityState::Failed,
+                        Some(why),
+                        now_ms,
+                        effects,
+                    );
+                    if has_command {
+                        effects.push(Effect::Kill { key, activity });
+                    }
+                }
             }
             self.advance(key, now_ms, effects);
         }

@@ -70,6 +70,15 @@ fn unparsed() -> PartitionDocument {
     }
 }
 
+/// What happens when an activity's timer runs out.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(super) enum Timer {
+    /// `timeToWait`: start it anyway.
+    Emergency,
+    /// `timeOut`: it ran too long; it fails.
+    RunTooLong,
+}
+
 /// Whether an activity can start.
 pub(super) enum Readiness {
     /// A precondition is not met yet.
@@ -184,11 +193,22 @@ impl Run {
         }
     }
 
-    /// When the `timeToWait` of a waiting activity runs out, in ms since the epoch.
-    pub(super) fn emergency_deadline(&self, act: &PartitionActivity) -> Option<u64> {
-        let waiting = self.record(act.id.0).map(|r| r.state) == Some(ActivityState::Waiting);
-        (waiting && act.time_to_wait_secs > 0)
-            .then(|| self.deployed_ms + u64::from(act.time_to_wait_secs) * 1000)
+    /// The next timer of an activity, in ms since the epoch: its `timeToWait` while it waits,
+    /// its `timeOut` while it runs. Both count from stored times (deployment, start), so they
+    /// survive restarts.
+    pub(super) fn timer(&self, act: &PartitionActivity) -> Option<(u64, Timer)> {
+        let rec = self.record(act.id.0)?;
+        match rec.state {
+            ActivityState::Waiting if act.time_to_wait_secs > 0 => Some((
+                self.deployed_ms + u64::from(act.time_to_wait_secs) * 1000,
+                Timer::Emergency,
+            )),
+            ActivityState::Running if act.time_out_secs > 0 => Some((
+                rec.started_ms.unwrap_or(self.deployed_ms) + u64::from(act.time_out_secs) * 1000,
+                Timer::RunTooLong,
+            )),
+            _ => None,
+        }
     }
 
     pub(super) fn mark_emergency(&mut self, id: u64) {

@@ -525,3 +525,61 @@ fn time_to_wait_starts_a_waiting_activity_as_an_emergency_and_tells_the_controll
     assert!(notified(&mut e, 12, 1, Outcome::Succeeded).is_empty());
     assert!(e.record(12, 2).expect("record").emergency);
 }
+
+#[test]
+fn an_activity_that_runs_longer_than_its_time_out_fails_and_its_command_is_killed() {
+    let mut e = Engine::new();
+    let d = doc(
+        13,
+        &[
+            A {
+                id: 1,
+                extra: "<timeOut>2</timeOut><command>sleep 60</command>",
+                contingency: 0,
+                pre: &[],
+                adj: &[(2, "/remote/b")],
+            },
+            A {
+                id: 3,
+                extra: "<timeOut>1</timeOut><kind>manual</kind>",
+                contingency: -1,
+                pre: &[],
+                adj: &[],
+            },
+        ],
+    );
+    deploy(&mut e, 13, 1, &d); // at 1000 ms: both start
+    assert_eq!(e.next_deadline(), Some(2000), "the manual one has 1 s");
+    let fx = e.apply(2000, Input::Tick).expect("tick");
+    assert_eq!(state(&e, 13, 3), ActivityState::Failed);
+    assert!(
+        !fx.iter().any(|f| matches!(f, Effect::Kill { .. })),
+        "nothing to kill: {fx:?}"
+    );
+    assert_eq!(e.next_deadline(), Some(3000));
+    let fx = e.apply(3000, Input::Tick).expect("tick");
+    assert!(
+        fx.contains(&Effect::Kill {
+            key: RunKey {
+                instance: 13,
+                partition: 1
+            },
+            activity: 1
+        }),
+        "{fx:?}"
+    );
+    let rec = e.record(13, 1).expect("record");
+    assert_eq!(rec.state, ActivityState::Failed);
+    assert_eq!(
+        rec.detail.as_deref(),
+        Some("ran longer than its timeOut of 2 s")
+    );
+    // Contingency 0: the successor elsewhere is released.
+    assert_eq!(
+        notifies(&fx),
+        vec![("/remote/b".to_owned(), 1, Outcome::Released)]
+    );
+    // The killed command's exit comes later and changes nothing.
+    assert!(finished(&mut e, 13, 1, false, Finisher::Command).is_err());
+    assert_eq!(e.next_deadline(), None);
+}
