@@ -11,7 +11,7 @@ use std::path::PathBuf;
 use std::sync::Arc;
 
 use libp2p::{Multiaddr, PeerId};
-use mobiwf_runtime::daemon::{self, EVENT_QUEUE, Running};
+use mobiwf_runtime::daemon::{self, EVENT_QUEUE, Running, Seen};
 use mobiwf_runtime::mesh::{self, Inbound, MeshConfig};
 use mobiwf_runtime::metrics::{Metrics, Peer};
 use mobiwf_runtime::outbox::{self, Delivered, Outbox, Outgoing};
@@ -256,9 +256,9 @@ impl Actor {
         let now = mobiwf_runtime::process::now_ms();
         let mut batch = Batch::default();
         let mut after = After::default();
-        let mut seen_now = std::collections::BTreeSet::new();
+        let mut seen = Seen::default();
         for event in group {
-            self.handle(now, event, &mut batch, &mut after, &mut seen_now)?;
+            self.handle(now, event, &mut batch, &mut after, &mut seen)?;
         }
         let mut outgoing = Vec::new();
         for Effect::Send { to, addrs, message } in std::mem::take(&mut after.effects) {
@@ -314,7 +314,7 @@ impl Actor {
         event: Event,
         batch: &mut Batch,
         after: &mut After,
-        seen_now: &mut std::collections::BTreeSet<MessageId>,
+        seen: &mut Seen,
     ) -> anyhow::Result<()> {
         match event {
             Event::Inbound(Inbound {
@@ -323,8 +323,7 @@ impl Actor {
                 reply,
             }) => {
                 let Envelope { id, message } = envelope;
-                let key = id.seen_key();
-                if seen_now.contains(&id) || self.store.get(key.as_bytes())?.is_some() {
+                if seen.contains(self.store.as_ref(), &id)? {
                     self.metrics.duplicate();
                     after.acks.push((reply, Reply::Ack));
                     return Ok(());
@@ -355,8 +354,7 @@ impl Actor {
                     Ok(applied) => {
                         self.metrics.received(kind, Peer::Partner);
                         after.effects.extend(applied.effects);
-                        batch.put(key, Vec::new());
-                        seen_now.insert(id);
+                        seen.record(batch, id);
                         after.acks.push((reply, Reply::Ack));
                     }
                     Err(e) => {

@@ -2,6 +2,7 @@
 //! actor loop that applies events in groups (group commit), forwarding queues into the
 //! actor's, asking the actor a question, serving the HTTP API, and stopping.
 
+use std::collections::BTreeSet;
 use std::net::SocketAddr;
 use std::path::Path;
 use std::sync::Arc;
@@ -12,7 +13,8 @@ use tokio::task::JoinHandle;
 
 use crate::mesh::MeshHandle;
 use crate::outbox::Outbox;
-use crate::store::{RocksStore, Store};
+use crate::store::{Batch, RocksStore, Store, StoreError};
+use crate::wire::MessageId;
 
 /// Most events committed in one synced write.
 pub const MAX_GROUP: usize = 256;
@@ -87,6 +89,25 @@ pub async fn run_groups<E>(
             let _ = fatal.send(Some(format!("{e:#}")));
             return;
         }
+    }
+}
+
+/// The messages applied so far, for applying each one once: those of the group being built
+/// (not yet written) and, through the store, those of earlier groups (`seen/` keys).
+#[derive(Debug, Default)]
+pub struct Seen(BTreeSet<MessageId>);
+
+impl Seen {
+    /// True when `id` was applied before, in this group or an earlier one.
+    pub fn contains(&self, store: &dyn Store, id: &MessageId) -> Result<bool, StoreError> {
+        Ok(self.0.contains(id) || store.get(id.seen_key().as_bytes())?.is_some())
+    }
+
+    /// Records `id` as applied: in `batch`, written with the changes it caused, and in this
+    /// group.
+    pub fn record(&mut self, batch: &mut Batch, id: MessageId) {
+        batch.put(id.seen_key(), Vec::new());
+        self.0.insert(id);
     }
 }
 

@@ -9,7 +9,7 @@
 use std::collections::{BTreeMap, BTreeSet};
 
 use mobiwf_xml_schema::{
-    ActivityId, Contingency, Partition, PartitionId, Partner, PartnerId, WorkflowDefinition,
+    ActivityId, Partition, PartitionId, Partner, PartnerId, WorkflowDefinition,
 };
 
 use super::NodeInfo;
@@ -137,14 +137,7 @@ fn partition_by_skill(
     def: &WorkflowDefinition,
     nodes: &[NodeInfo],
 ) -> Result<Placement, PlacementError> {
-    let contingency_only: BTreeSet<ActivityId> = def
-        .activities
-        .iter()
-        .filter_map(|a| match a.contingency {
-            Contingency::Run(x) => Some(x),
-            _ => None,
-        })
-        .collect();
+    let contingency_only = def.contingency_activities();
     let mut node_of_activity: BTreeMap<ActivityId, usize> = BTreeMap::new();
     let mut load = vec![0usize; nodes.len()];
     for act in topological(def) {

@@ -361,14 +361,7 @@ impl Engine {
                     }
                     self.start(key, activity, now_ms, effects);
                     if let Some(record) = self.runs.get(&key).and_then(|r| r.record(activity)) {
-                        effects.push(Effect::Send {
-                            to: Target::Controller,
-                            message: Message::Report {
-                                instance: key.instance,
-                                partition: key.partition,
-                                record: record.clone(),
-                            },
-                        });
+                        effects.push(report(key, record));
                     }
                 }
                 run::Timer::RunTooLong => {
@@ -561,14 +554,7 @@ impl Engine {
         if act.response_immediate
             && let Some(record) = run.record(activity)
         {
-            effects.push(Effect::Send {
-                to: Target::Controller,
-                message: Message::Report {
-                    instance: key.instance,
-                    partition: key.partition,
-                    record: record.clone(),
-                },
-            });
+            effects.push(report(key, record));
         }
     }
 
@@ -624,6 +610,18 @@ impl Engine {
         self.keys_of(instance)
             .into_iter()
             .find_map(|k| self.runs.get(&k).and_then(|r| r.record(activity)))
+    }
+}
+
+/// Tells the controller at once how an activity stands.
+fn report(key: RunKey, record: &ActivityRecord) -> Effect {
+    Effect::Send {
+        to: Target::Controller,
+        message: Message::Report {
+            instance: key.instance,
+            partition: key.partition,
+            record: record.clone(),
+        },
     }
 }
 

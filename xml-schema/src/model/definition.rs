@@ -1,6 +1,6 @@
 //! The workflow definition language (seed 001, Figure 9), kept by the controller.
 
-use std::collections::HashMap;
+use std::collections::{HashMap, HashSet};
 
 use super::common::{
     ActivityId, ActivityKind, ActivityTypeId, Contingency, PartitionId, PartnerId, Status,
@@ -92,6 +92,18 @@ pub struct Partner {
 }
 
 impl WorkflowDefinition {
+    /// The activities some activity names as its contingency (`contingencyActivityId` x > 0):
+    /// they run only when a failure calls for them, so no partition needs to hold them.
+    pub fn contingency_activities(&self) -> HashSet<ActivityId> {
+        self.activities
+            .iter()
+            .filter_map(|a| match a.contingency {
+                Contingency::Run(x) => Some(x),
+                _ => None,
+            })
+            .collect()
+    }
+
     /// The activity with this id, if any (the first, should ids repeat).
     pub fn activity(&self, id: ActivityId) -> Option<&Activity> {
         self.activities.iter().find(|a| a.id == id)

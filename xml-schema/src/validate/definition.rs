@@ -268,14 +268,7 @@ fn check_partitions(diags: &mut Vec<Diagnostic>, def: &WorkflowDefinition, map: 
         // The controller partitions the workflow itself (MISSION P1).
         return;
     }
-    let contingencies: HashSet<ActivityId> = def
-        .activities
-        .iter()
-        .filter_map(|a| match a.contingency {
-            Contingency::Run(x) => Some(x),
-            _ => None,
-        })
-        .collect();
+    let contingencies = def.contingency_activities();
     for (i, a) in def.activities.iter().enumerate() {
         if !placed.contains_key(&a.id) && !contingencies.contains(&a.id) {
             diags.push(Diagnostic::new(
