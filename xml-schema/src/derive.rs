@@ -7,7 +7,8 @@
 //! - a precondition is `local` when its activity is in the same partition;
 //! - a precondition's `timeOut` (longest wait for it) is its activity's `timeOut`, or, when that
 //!   is 0 (no limit), the `timeOut` of the partition that runs it (0 when both are 0);
-//! - `status` values are copied from the definition.
+//! - `status` values and the extensions (`timeOut`, `kind`, `command`, `retries`) are copied
+//!   from the definition.
 //!
 //! Contingency activities left out of every partition get no adjacent entry: they run only
 //! when the controller places them after a failure, and it then tells the waiting partners.
@@ -128,6 +129,7 @@ pub fn derive_partitions(def: &WorkflowDefinition, opts: &DeriveOptions) -> Vec<
                         time_out_secs: a.time_out_secs,
                         kind: a.kind,
                         command: a.command.clone(),
+                        retries: a.retries,
                     }
                 })
                 .collect();

@@ -20,3 +20,8 @@ pub const MAX_TEXT_BYTES: usize = 64 * 1024;
 /// Most elements accepted in one document, so that tiny empty elements cannot multiply
 /// memory use far beyond [`MAX_DOCUMENT_BYTES`].
 pub const MAX_ELEMENTS: usize = 200_000;
+
+/// Most retries (`retries/count`) an activity may ask for: how many more tries after the
+/// first failed one. A hundred tries, even seconds apart, is already more than a broken
+/// command deserves.
+pub const MAX_RETRIES: u32 = 100;

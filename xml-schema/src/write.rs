@@ -7,7 +7,7 @@
 use std::fmt::Write as _;
 
 use crate::model::{
-    ActivityKind, PartitionActivity, PartitionDocument, Precondition, WorkflowDefinition,
+    ActivityKind, PartitionActivity, PartitionDocument, Precondition, Retries, WorkflowDefinition,
 };
 
 /// Writes a workflow definition.
@@ -30,7 +30,7 @@ pub fn write_definition(def: &WorkflowDefinition) -> String {
                     out.leaf("preconditionId", p);
                 }
             });
-            out.extensions(a.kind, a.command.as_deref());
+            out.extensions(a.kind, a.command.as_deref(), a.retries);
             out.close("activity");
         }
     });
@@ -112,7 +112,7 @@ fn write_partition_activity(out: &mut Out, a: &PartitionActivity) {
     if a.time_out_secs != 0 {
         out.leaf("timeOut", a.time_out_secs);
     }
-    out.extensions(a.kind, a.command.as_deref());
+    out.extensions(a.kind, a.command.as_deref(), a.retries);
     out.close("activity");
 }
 
@@ -180,12 +180,18 @@ impl Out {
     }
 
     /// Our extensions, only where they differ from their defaults.
-    fn extensions(&mut self, kind: ActivityKind, command: Option<&str>) {
+    fn extensions(&mut self, kind: ActivityKind, command: Option<&str>, retries: Retries) {
         if kind != ActivityKind::default() {
             self.leaf("kind", kind.as_str());
         }
         if let Some(command) = command {
             self.leaf("command", command);
+        }
+        if !retries.is_default() {
+            self.line(&format!(
+                "<retries><count>{}</count><wait>{}</wait></retries>",
+                retries.count, retries.wait_secs
+            ));
         }
     }
 }

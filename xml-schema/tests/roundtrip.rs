@@ -39,6 +39,20 @@ fn kind() -> impl Strategy<Value = ActivityKind> {
     ]
 }
 
+/// Any retries the reader accepts: none (often, as in most documents), or a count up to the
+/// limit with any wait, including a wait without a count.
+fn retries() -> impl Strategy<Value = Retries> {
+    prop_oneof![
+        Just(Retries::default()),
+        (0..=limits::MAX_RETRIES, any::<u32>())
+            .prop_map(|(count, wait_secs)| Retries { count, wait_secs }),
+        any::<u32>().prop_map(|wait_secs| Retries {
+            count: 0,
+            wait_secs
+        }),
+    ]
+}
+
 fn activity() -> impl Strategy<Value = Activity> {
     (
         (any::<u64>(), text(), text(), any::<u64>(), status()),
@@ -48,13 +62,13 @@ fn activity() -> impl Strategy<Value = Activity> {
             any::<u32>(),
             prop::collection::vec(any::<u64>(), 0..4),
         ),
-        (kind(), prop::option::of(text())),
+        (kind(), prop::option::of(text()), retries()),
     )
         .prop_map(
             |(
                 (id, name, description, ty, status),
                 (wait, contingency, time_out, pre),
-                (kind, command),
+                (kind, command, retries),
             )| Activity {
                 id: ActivityId(id),
                 name,
@@ -67,6 +81,7 @@ fn activity() -> impl Strategy<Value = Activity> {
                 preconditions: pre.into_iter().map(ActivityId).collect(),
                 kind,
                 command,
+                retries,
             },
         )
 }
@@ -156,12 +171,13 @@ fn partition_document() -> impl Strategy<Value = PartitionDocument> {
             any::<u32>(),
             kind(),
             prop::option::of(text()),
+            retries(),
         ),
     )
         .prop_map(
             |(
                 (id, name, description, status, ri, wait, contingency),
-                (preconditions, adjacents, time_out, kind, command),
+                (preconditions, adjacents, time_out, kind, command, retries),
             )| {
                 PartitionActivity {
                     id: ActivityId(id),
@@ -176,6 +192,7 @@ fn partition_document() -> impl Strategy<Value = PartitionDocument> {
                     time_out_secs: time_out,
                     kind,
                     command,
+                    retries,
                 }
             },
         );

@@ -138,3 +138,21 @@ impl ActivityKind {
         }
     }
 }
+
+/// Extension `retries`: how an automatic activity that fails is tried again before its
+/// contingency applies. The default (no element) is no retry.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Default)]
+pub struct Retries {
+    /// `retries/count`: how many more tries after the first failed one, 0 to
+    /// [`crate::limits::MAX_RETRIES`]; default 0 (fail at the first failure).
+    pub count: u32,
+    /// `retries/wait` in seconds: the pause between a failed try and the next; default 0.
+    pub wait_secs: u32,
+}
+
+impl Retries {
+    /// Whether this is the default (no retry, no wait): nothing to write, nothing to check.
+    pub fn is_default(self) -> bool {
+        self == Retries::default()
+    }
+}

@@ -3,7 +3,7 @@
 use std::collections::{HashMap, HashSet};
 
 use super::common::{
-    ActivityId, ActivityKind, ActivityTypeId, Contingency, PartitionId, PartnerId, Status,
+    ActivityId, ActivityKind, ActivityTypeId, Contingency, PartitionId, PartnerId, Retries, Status,
     WorkflowId,
 };
 
@@ -49,6 +49,8 @@ pub struct Activity {
     pub kind: ActivityKind,
     /// Extension `command`: run with `sh -c` by automatic activities; absent = succeed at once.
     pub command: Option<String>,
+    /// Extension `retries` (automatic activities only): tries after a failed one; default none.
+    pub retries: Retries,
 }
 
 /// A type of activity, which partners list among their skills.

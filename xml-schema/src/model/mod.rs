@@ -9,7 +9,7 @@ mod definition;
 mod partition;
 
 pub use common::{
-    ActivityId, ActivityKind, ActivityTypeId, Contingency, PartitionId, PartnerId, Status,
+    ActivityId, ActivityKind, ActivityTypeId, Contingency, PartitionId, PartnerId, Retries, Status,
     WorkflowId,
 };
 pub use definition::{Activity, ActivityType, Partition, Partner, WorkflowDefinition};

@@ -1,6 +1,6 @@
 //! The partition document (seed 001, Figure 10): the part of a workflow one partner runs.
 
-use super::common::{ActivityId, ActivityKind, Contingency, Status, WorkflowId};
+use super::common::{ActivityId, ActivityKind, Contingency, Retries, Status, WorkflowId};
 
 /// What a partner receives: its activities, with everything needed to run them and to notify
 /// the partners of their successors directly.
@@ -42,6 +42,8 @@ pub struct PartitionActivity {
     pub kind: ActivityKind,
     /// Extension `command`; absent = succeed at once.
     pub command: Option<String>,
+    /// Extension `retries` (automatic activities only); default none.
+    pub retries: Retries,
 }
 
 /// A precondition of a partition activity.

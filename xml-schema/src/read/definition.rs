@@ -26,6 +26,7 @@ const ACTIVITY: &[super::Child] = &[
     one(&["preconditions"]),
     one(&["kind"]),
     one(&["command"]),
+    one(&["retries"]),
 ];
 const ACTIVITY_TYPE_NAMES: &[&str] = &["activityType", "actitivityType"];
 const PARTITION: &[super::Child] = &[
@@ -158,6 +159,7 @@ fn read_activity(ctx: &mut Ctx, el: &Element, index: usize) -> Activity {
         preconditions,
         kind: common.kind,
         command: common.command,
+        retries: common.retries,
     }
 }
 

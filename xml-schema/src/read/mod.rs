@@ -5,12 +5,13 @@
 
 mod definition;
 mod partition;
+mod retries;
 
 pub(crate) use definition::read_definition;
 pub(crate) use partition::read_partition;
 
 use crate::diagnostic::{Diagnostic, Pos};
-use crate::model::{ActivityId, ActivityKind, Contingency, Status};
+use crate::model::{ActivityId, ActivityKind, Contingency, Retries, Status};
 use crate::source_map::{Node, SourceMap};
 use crate::tree::Element;
 
@@ -341,6 +342,7 @@ pub(crate) struct CommonActivity {
     pub time_out_secs: u32,
     pub kind: ActivityKind,
     pub command: Option<String>,
+    pub retries: Retries,
 }
 
 /// Reads the shared part of `activity[index]`: its id, shape (`spec` lists the children this
@@ -390,6 +392,10 @@ pub(crate) fn read_common_activity(
             .and_then(|e| ctx.kind(e, &owner))
             .unwrap_or_default(),
         command: el.child(&["command"]).map(|e| ctx.leaf(e).to_string()),
+        retries: el
+            .child(&["retries"])
+            .map(|e| ctx.retries(e, &owner))
+            .unwrap_or_default(),
         owner,
     }
 }

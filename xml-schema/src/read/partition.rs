@@ -27,6 +27,7 @@ const ACTIVITY: &[super::Child] = &[
     one(&["timeOut"]),
     one(&["kind"]),
     one(&["command"]),
+    one(&["retries"]),
 ];
 const TIME_OUT: &[&str] = &["timeOut", "connectDelay"];
 const PRECONDITION: &[super::Child] = &[one(&["status"]), one(&["local"]), one(TIME_OUT)];
@@ -149,5 +150,6 @@ fn read_activity(ctx: &mut Ctx, el: &Element, index: usize) -> PartitionActivity
         time_out_secs: common.time_out_secs,
         kind: common.kind,
         command: common.command,
+        retries: common.retries,
     }
 }

@@ -3,7 +3,7 @@
 use std::collections::{HashMap, HashSet};
 
 use super::cycles::find_cycles;
-use super::{duplicates, list};
+use super::{duplicates, list, retries_problem};
 use crate::diagnostic::{Diagnostic, Pos};
 use crate::model::{ActivityId, ActivityTypeId, Contingency, PartnerId, WorkflowDefinition};
 use crate::source_map::{Node, SourceMap};
@@ -102,6 +102,12 @@ pub fn validate_definition(def: &WorkflowDefinition, map: &SourceMap) -> Vec<Dia
                     ),
                 ));
             }
+        }
+        if let Some(problem) = retries_problem(a.id, a.kind, a.retries) {
+            diags.push(Diagnostic::new(
+                map.pos_or(Node::ActivityField(i, "retries"), Node::Activity(i)),
+                problem,
+            ));
         }
         if let Contingency::Run(x) = a.contingency {
             let pos = map.pos_or(

@@ -14,6 +14,8 @@ use std::collections::HashMap;
 use std::hash::Hash;
 
 use crate::diagnostic::{Diagnostic, Pos};
+use crate::limits::MAX_RETRIES;
+use crate::model::{ActivityId, ActivityKind, Retries};
 
 /// Reports every repeated id among `items` (at the repetition, naming the first).
 fn duplicates<K: Copy + Eq + Hash + std::fmt::Display>(
@@ -43,5 +45,33 @@ fn list<T: std::fmt::Display>(items: &[T]) -> String {
         [] => "none".to_string(),
         [one] => one.clone(),
         [init @ .., last] => format!("{} and {last}", init.join(", ")),
+    }
+}
+
+/// What is wrong with the `retries` of activity `id` of `kind`, if anything: only automatic
+/// activities are retried, and at most [`MAX_RETRIES`] times (the reader enforces the limit;
+/// this catches models built in code).
+fn retries_problem(id: ActivityId, kind: ActivityKind, retries: Retries) -> Option<String> {
+    if retries.is_default() {
+        None
+    } else if kind != ActivityKind::Automatic {
+        let who = match kind {
+            ActivityKind::SemiAutomatic => "a person starts semiAutomatic work from the worklist",
+            _ => "a person does manual work",
+        };
+        Some(format!(
+            "activity {id} has <retries> but is {}: only automatic activities are retried, \
+             because {who} and decides whether to try again; remove <retries>, or make the \
+             activity <kind>automatic</kind>",
+            kind.as_str()
+        ))
+    } else if retries.count > MAX_RETRIES {
+        Some(format!(
+            "activity {id} asks for {} retries; at most {MAX_RETRIES} are allowed (the limit \
+             MAX_RETRIES); lower <count>",
+            retries.count
+        ))
+    } else {
+        None
     }
 }

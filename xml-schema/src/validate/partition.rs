@@ -2,13 +2,14 @@
 
 use std::collections::HashSet;
 
-use super::duplicates;
+use super::{duplicates, retries_problem};
 use crate::diagnostic::Diagnostic;
 use crate::model::{ActivityId, PartitionDocument};
 use crate::source_map::{Node, SourceMap};
 
-/// Every consistency problem of a partition document: repeated ids, and preconditions or
-/// adjacents whose `local` flag or location contradicts the document.
+/// Every consistency problem of a partition document: repeated ids, `retries` on an activity
+/// that is not automatic, and preconditions or adjacents whose `local` flag or location
+/// contradicts the document.
 pub fn validate_partition(doc: &PartitionDocument, map: &SourceMap) -> Vec<Diagnostic> {
     let mut diags = Vec::new();
     duplicates(
@@ -21,6 +22,12 @@ pub fn validate_partition(doc: &PartitionDocument, map: &SourceMap) -> Vec<Diagn
     );
     let here: HashSet<ActivityId> = doc.activities.iter().map(|a| a.id).collect();
     for (i, a) in doc.activities.iter().enumerate() {
+        if let Some(problem) = retries_problem(a.id, a.kind, a.retries) {
+            diags.push(Diagnostic::new(
+                map.pos_or(Node::ActivityField(i, "retries"), Node::Activity(i)),
+                problem,
+            ));
+        }
         for (j, p) in a.preconditions.iter().enumerate() {
             let pos = map.pos_or(Node::Precondition(i, j), Node::Activity(i));
             let local_pos = map.pos_or(
