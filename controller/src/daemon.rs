@@ -343,6 +343,7 @@ impl Actor {
                             addrs,
                             registered_ms: now,
                             seq: id.seq,
+                            suspected: None,
                         })
                     }
                     other => Input::FromNode {

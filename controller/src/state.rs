@@ -1,13 +1,15 @@
 //! How the controller's bookkeeping lives in the store.
 //!
 //! Keys: `node/<peer id>` (a registered node, JSON), `instance/<id>` (an instance, JSON),
+//! `def/<id>` (the instance's workflow definition as submitted), `hist/<id>/<n>` (the n-th
+//! event of its history, JSON),
 //! `meta/last_instance`, `meta/seq` (the last outgoing message's sequence number),
 //! `seen/<origin>/<seq>` (a message already applied), and the outbox's `out/...`. Numbers are
 //! zero-padded to 20 digits so that key order is numeric order.
 
 use mobiwf_runtime::store::{Batch, Store, StoreError, read_number, unreadable};
 
-use crate::book::{Book, Changes, Instance, NodeInfo};
+use crate::book::{Book, Changes, History, HistoryEvent, Instance, NodeInfo};
 
 const SEQ_KEY: &str = "meta/seq";
 const LAST_INSTANCE_KEY: &str = "meta/last_instance";
@@ -27,6 +29,15 @@ pub fn stage(batch: &mut Batch, changes: &Changes, seq: u64) {
             serde_json::to_vec(inst).unwrap_or_default(),
         );
     }
+    for (id, xml) in &changes.definitions {
+        batch.put(format!("def/{id:020}"), xml.clone());
+    }
+    for (id, n, event) in &changes.history {
+        batch.put(
+            format!("hist/{id:020}/{n:010}"),
+            serde_json::to_vec(event).unwrap_or_default(),
+        );
+    }
     batch.put(LAST_INSTANCE_KEY, changes.last_instance.to_string());
     batch.put(SEQ_KEY, seq.to_string());
 }
@@ -42,7 +53,34 @@ pub fn load(store: &dyn Store) -> Result<(Book, u64), StoreError> {
     for (k, v) in store.scan_prefix(b"instance/")? {
         instances.push(serde_json::from_slice::<Instance>(&v).map_err(|e| corrupt(&k, &e))?);
     }
+    let mut definitions = Vec::new();
+    for (k, v) in store.scan_prefix(b"def/")? {
+        let id = number_after(&k, b"def/").ok_or_else(|| corrupt(&k, &"bad key"))?;
+        let def = mobiwf_xml_schema::load_definition(&v)
+            .map_err(|d| corrupt(&k, &d.render("stored definition")))?
+            .value;
+        definitions.push((id, def));
+    }
+    let mut events = Vec::new();
+    for (k, v) in store.scan_prefix(b"hist/")? {
+        let id = number_after(&k, b"hist/").ok_or_else(|| corrupt(&k, &"bad key"))?;
+        let event: HistoryEvent = serde_json::from_slice(&v).map_err(|e| corrupt(&k, &e))?;
+        events.push((id, event));
+    }
     let last_instance = read_number(store, LAST_INSTANCE_KEY)?;
     let seq = read_number(store, SEQ_KEY)?;
-    Ok((Book::restore(nodes, instances, last_instance), seq))
+    let book = Book::restore(
+        nodes,
+        instances,
+        definitions,
+        History::restore(events),
+        last_instance,
+    );
+    Ok((book, seq))
+}
+
+/// The zero-padded instance number right after `prefix` in a key.
+fn number_after(key: &[u8], prefix: &[u8]) -> Option<u64> {
+    let rest = key.get(prefix.len()..)?;
+    std::str::from_utf8(rest.get(..20)?).ok()?.parse().ok()
 }

@@ -362,6 +362,11 @@ impl Actor {
                 reply,
             }) => {
                 let Envelope { id, message } = envelope;
+                if matches!(message, Message::Probe) {
+                    // The controller's failure detector: answering proves we are alive.
+                    after.acks.push((reply, Reply::Ack));
+                    return Ok(());
+                }
                 if seen.contains(self.store.as_ref(), &id)? {
                     self.metrics.duplicate();
                     after.acks.push((reply, Reply::Ack));
@@ -373,13 +378,19 @@ impl Actor {
                     Peer::Partner
                 };
                 let kind = message.kind();
-                if matches!(message, Message::Deploy { .. }) && from != self.controller_peer {
-                    tracing::warn!(peer = %from, "refused a deployment from a peer that is not our controller");
+                let from_controller_only = matches!(
+                    message,
+                    Message::Deploy { .. }
+                        | Message::Withdraw { .. }
+                        | Message::Substitute { .. }
+                        | Message::Control { .. }
+                );
+                if from_controller_only && from != self.controller_peer {
+                    tracing::warn!(peer = %from, kind, "refused a controller's message from a peer that is not our controller");
                     after.acks.push((
                         reply,
                         Reply::Refused {
-                            reason: "only this node's controller deploys partitions here"
-                                .to_owned(),
+                            reason: format!("only this node's controller sends {kind} messages"),
                         },
                     ));
                     return Ok(());
@@ -408,6 +419,36 @@ impl Actor {
                         activity,
                         outcome,
                     },
+                    Message::Withdraw {
+                        instance,
+                        partition,
+                        activities,
+                        reason,
+                    } => {
+                        tracing::warn!(instance, partition, ?activities, %reason, "the controller withdrew activities");
+                        Input::Withdraw {
+                            instance,
+                            activities,
+                            reason,
+                        }
+                    }
+                    Message::Substitute {
+                        instance,
+                        replaced,
+                        by,
+                        location,
+                    } => {
+                        tracing::info!(instance, replaced, by, %location, "contingency activity runs instead");
+                        Input::Substitute {
+                            instance,
+                            replaced,
+                            by,
+                        }
+                    }
+                    Message::Control { instance, action } => {
+                        tracing::info!(instance, action = action.as_str(), "operator control");
+                        Input::Control { instance, action }
+                    }
                     other => {
                         after.acks.push((
                             reply,
@@ -453,6 +494,7 @@ impl Actor {
                     succeeded: ended.succeeded,
                     detail: ended.detail,
                     by: Finisher::Command,
+                    attempt: execution.attempt,
                 };
                 match self.engine.apply(now, input) {
                     Ok(effects) => after.effects.extend(effects),
@@ -472,6 +514,7 @@ impl Actor {
                     succeeded,
                     detail,
                     by: Finisher::Person,
+                    attempt: 0,
                 };
                 let result = self.engine.apply(now, input).map(|effects| {
                     after.effects.extend(effects);
@@ -498,11 +541,25 @@ impl Actor {
     /// Starts the commands the engine asked for (after the state saying so is on disk).
     fn carry_out(&self, effects: Vec<Effect>) {
         for effect in effects {
-            if let Effect::Kill { key, activity } = effect {
+            if let Effect::Kill {
+                key,
+                activity,
+                attempt,
+                why,
+            } = effect
+            {
                 let span = tracing::info_span!("activity", instance = key.instance, activity);
                 let _enter = span.enter();
-                match executor::kill(&self.data_dir, key.instance, key.partition, activity) {
-                    Ok(()) => tracing::info!("command killed: it ran longer than its timeOut"),
+                let execution = Execution {
+                    instance: key.instance,
+                    partition: key.partition,
+                    activity,
+                    attempt,
+                    command: String::new(),
+                    partner: self.name.clone(),
+                };
+                match executor::kill(&self.data_dir, &execution) {
+                    Ok(()) => tracing::info!("command killed: {why}"),
                     Err(e) => tracing::warn!("cannot kill the command: {e}"),
                 }
                 continue;
@@ -510,6 +567,7 @@ impl Actor {
             if let Effect::Execute {
                 key,
                 activity,
+                attempt,
                 command,
             } = effect
             {
@@ -517,6 +575,7 @@ impl Actor {
                     instance: key.instance,
                     partition: key.partition,
                     activity,
+                    attempt,
                     command,
                     partner: self.name.clone(),
                 };

@@ -1,6 +1,7 @@
 //! Runs automatic activities' commands so that each runs at most once, even across crashes.
 //!
-//! Each execution has a directory `DATA/runs/<instance>-<partition>-<activity>/`. The command
+//! Each execution has a directory `DATA/runs/<instance>-<partition>-<activity>/` (with
+//! `.<try>` appended for the second try on, `<retries>`). The command
 //! runs under a small `sh` wrapper, in its own process group (so it outlives a killed node),
 //! which first *claims* the directory with an atomic `mkdir claim`; a second wrapper started for
 //! the same activity (after a restart) finds the claim and exits without running anything. The
@@ -35,6 +36,8 @@ pub struct Execution {
     pub partition: u64,
     /// The activity.
     pub activity: u64,
+    /// Which try (0 the first).
+    pub attempt: u32,
     /// The command line, run with `sh -c`.
     pub command: String,
     /// The node's name, given to the command as `MOBIWF_PARTNER`.
@@ -52,19 +55,18 @@ pub struct Ended {
 
 /// The directory of one execution.
 pub fn run_dir(data_dir: &Path, e: &Execution) -> PathBuf {
-    dir_of(data_dir, e.instance, e.partition, e.activity)
+    let name = format!("{}-{}-{}", e.instance, e.partition, e.activity);
+    let name = match e.attempt {
+        0 => name,
+        n => format!("{name}.{n}"),
+    };
+    data_dir.join("runs").join(name)
 }
 
-fn dir_of(data_dir: &Path, instance: u64, partition: u64, activity: u64) -> PathBuf {
-    data_dir
-        .join("runs")
-        .join(format!("{instance}-{partition}-{activity}"))
-}
-
-/// Kills the command of an activity (its wrapper's whole process group) with SIGKILL, for an
-/// activity that ran longer than its `timeOut`.
-pub fn kill(data_dir: &Path, instance: u64, partition: u64, activity: u64) -> Result<(), String> {
-    let dir = dir_of(data_dir, instance, partition, activity);
+/// Kills the command of an execution (its wrapper's whole process group) with SIGKILL: it ran
+/// longer than its `timeOut`, was withdrawn, or its instance was cancelled.
+pub fn kill(data_dir: &Path, e: &Execution) -> Result<(), String> {
+    let dir = run_dir(data_dir, e);
     if dir.join("exit").exists() {
         return Ok(());
     }
@@ -101,6 +103,7 @@ pub async fn execute(data_dir: &Path, e: &Execution) -> Ended {
         .env("MOBIWF_INSTANCE", e.instance.to_string())
         .env("MOBIWF_ACTIVITY", e.activity.to_string())
         .env("MOBIWF_PARTITION", e.partition.to_string())
+        .env("MOBIWF_TRY", (e.attempt + 1).to_string())
         .env("MOBIWF_PARTNER", &e.partner)
         .stdin(std::process::Stdio::null())
         .stdout(std::process::Stdio::null())

@@ -1,16 +1,13 @@
 //! How a node's engine state lives in the store: keys, encoding, loading.
 //!
-//! Keys: `run/<instance>/<partition>` (a partition run, JSON), `heard/<instance>` (remote
-//! outcomes heard, JSON), `seen/<origin>/<seq>` (a message already applied), `meta/seq` (the
+//! Keys: `run/<instance>/<partition>` (a partition run, JSON), `known/<instance>` (what the
+//! partners and the controller told about the instance, JSON), `seen/<origin>/<seq>` (a message already applied), `meta/seq` (the
 //! last sequence number given to an outgoing message), and the outbox's `out/...`.
 //! Numbers are zero-padded to 20 digits so that key order is numeric order.
 
-use std::collections::BTreeMap;
-
 use mobiwf_runtime::store::{Batch, Store, StoreError, read_number, unreadable};
-use mobiwf_runtime::wire::Outcome;
 
-use crate::engine::{Changes, Engine, Run};
+use crate::engine::{Changes, Engine, Known, Run};
 
 const SEQ_KEY: &str = "meta/seq";
 
@@ -18,8 +15,8 @@ fn run_key(instance: u64, partition: u64) -> String {
     format!("run/{instance:020}/{partition:020}")
 }
 
-fn heard_key(instance: u64) -> String {
-    format!("heard/{instance:020}")
+fn known_key(instance: u64) -> String {
+    format!("known/{instance:020}")
 }
 
 /// Adds the engine's changes to `batch`.
@@ -29,9 +26,9 @@ pub fn stage_changes(batch: &mut Batch, changes: &Changes) {
         let value = serde_json::to_vec(run).unwrap_or_default();
         batch.put(run_key(run.key.instance, run.key.partition), value);
     }
-    for (instance, heard) in &changes.heard {
-        let value = serde_json::to_vec(heard).unwrap_or_default();
-        batch.put(heard_key(*instance), value);
+    for (instance, known) in &changes.known {
+        let value = serde_json::to_vec(known).unwrap_or_default();
+        batch.put(known_key(*instance), value);
     }
 }
 
@@ -48,16 +45,15 @@ pub fn load(store: &dyn Store) -> Result<(Engine, u64), StoreError> {
         let run: Run = serde_json::from_slice(&v).map_err(|e| corrupt(&k, &e))?;
         runs.push(run.reload().map_err(|e| corrupt(&k, &e))?);
     }
-    let mut heard = Vec::new();
-    for (k, v) in store.scan_prefix(b"heard/")? {
-        let map: BTreeMap<u64, Outcome> =
-            serde_json::from_slice(&v).map_err(|e| corrupt(&k, &e))?;
-        let instance = std::str::from_utf8(&k[b"heard/".len()..])
+    let mut known = Vec::new();
+    for (k, v) in store.scan_prefix(b"known/")? {
+        let value: Known = serde_json::from_slice(&v).map_err(|e| corrupt(&k, &e))?;
+        let instance = std::str::from_utf8(&k[b"known/".len()..])
             .ok()
             .and_then(|s| s.parse().ok())
             .ok_or_else(|| corrupt(&k, &"bad key"))?;
-        heard.push((instance, map));
+        known.push((instance, value));
     }
     let seq = read_number(store, SEQ_KEY)?;
-    Ok((Engine::restore(runs, heard), seq))
+    Ok((Engine::restore(runs, known), seq))
 }

@@ -9,6 +9,7 @@ fn execution(command: &str) -> Execution {
         instance: 3,
         partition: 1,
         activity: 7,
+        attempt: 0,
         command: command.to_owned(),
         partner: "P1".to_owned(),
     }
@@ -87,7 +88,7 @@ async fn a_running_command_can_be_killed_and_ends_failed() {
         );
         tokio::time::sleep(std::time::Duration::from_millis(10)).await;
     }
-    kill(dir.path(), e.instance, e.partition, e.activity).expect("kill");
+    kill(dir.path(), &e).expect("kill");
     let ended = running.await.expect("join");
     assert!(!ended.succeeded, "{ended:?}");
 }

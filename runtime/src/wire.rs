@@ -112,6 +112,32 @@ pub struct ActivityRecord {
     /// preconditions were met.
     #[serde(default)]
     pub emergency: bool,
+    /// How many times its command was tried again after failing (`<retries>`).
+    #[serde(default)]
+    pub retried: u32,
+}
+
+/// What an operator does to a whole instance.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum Control {
+    /// Start nothing new until resumed (running activities finish).
+    Interrupt,
+    /// Go on after an interruption.
+    Resume,
+    /// Cancel every activity not finished; the instance ends cancelled.
+    Cancel,
+}
+
+impl Control {
+    /// The word used on the command line, in the API and in logs.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Control::Interrupt => "interrupt",
+            Control::Resume => "resume",
+            Control::Cancel => "cancel",
+        }
+    }
 }
 
 /// The content of a request.
@@ -163,6 +189,55 @@ pub enum Message {
         /// Every activity of the partition.
         activities: Vec<ActivityRecord>,
     },
+    /// Node → controller: an activity waited longer than its precondition's `timeOut` for the
+    /// notification of a remote predecessor. The controller decides whether that predecessor
+    /// failed (MISSION P5, P6).
+    Overdue {
+        /// The instance.
+        instance: u64,
+        /// The waiting activity.
+        waiting: u64,
+        /// The predecessor it waits for.
+        precondition: u64,
+        /// The precondition's `timeOut`, in seconds.
+        time_out_secs: u32,
+    },
+    /// Controller → node: the controller decided that these activities of your partition
+    /// failed (their partner did not answer in time); abort them and leave their successors to
+    /// the controller's contingency decision.
+    Withdraw {
+        /// The instance.
+        instance: u64,
+        /// The partition.
+        partition: u64,
+        /// The activities.
+        activities: Vec<u64>,
+        /// Why.
+        reason: String,
+    },
+    /// Controller → node: activity `replaced` failed and contingency activity `by` runs in
+    /// its place at `location`; your activities that wait for `replaced` wait for `by`
+    /// instead, and a late word about `replaced` is ignored.
+    Substitute {
+        /// The instance.
+        instance: u64,
+        /// The failed activity.
+        replaced: u64,
+        /// The contingency activity that runs instead.
+        by: u64,
+        /// Where it runs (the partner's libp2p address).
+        location: String,
+    },
+    /// Controller → node: an operator interrupted, resumed or cancelled the instance.
+    Control {
+        /// The instance.
+        instance: u64,
+        /// What to do.
+        action: Control,
+    },
+    /// Controller → node: are you there? Answered at once, never stored; the controller's
+    /// failure detector sends it to partners with unfinished work.
+    Probe,
 }
 
 impl Message {
@@ -174,6 +249,11 @@ impl Message {
             Message::Notify { .. } => "notify",
             Message::Report { .. } => "report",
             Message::PartitionResult { .. } => "partition_result",
+            Message::Overdue { .. } => "overdue",
+            Message::Withdraw { .. } => "withdraw",
+            Message::Substitute { .. } => "substitute",
+            Message::Control { .. } => "control",
+            Message::Probe => "probe",
         }
     }
 }

@@ -3,17 +3,24 @@
 //! `apply(now, input) -> effects`: registrations, submissions, deliveries and the reports of
 //! the nodes go in; the messages to send come out. No clock, disk or network inside; the
 //! daemon (`crate::daemon`) writes the changes and the messages in one synced batch before it
-//! answers or sends anything.
+//! answers or sends anything. Failure decisions (suspected partners, partition and
+//! precondition timeouts, contingency activities) are in `recovery`; the event history of each
+//! instance in `history`.
 
+mod history;
 mod placement;
+mod recovery;
 
 use std::collections::{BTreeMap, BTreeSet};
 
-use mobiwf_runtime::wire::{ActivityRecord, ActivityState, Message};
-use mobiwf_xml_schema::{DeriveOptions, WorkflowId, derive_partitions};
+use mobiwf_runtime::wire::{ActivityRecord, ActivityState, Control, Message};
+use mobiwf_xml_schema::{DeriveOptions, WorkflowDefinition, WorkflowId, derive_partitions};
 use serde::{Deserialize, Serialize};
 
+pub use history::{History, HistoryEvent};
 pub use placement::{Placement, PlacementError, place};
+pub use recovery::MAX_CONTINGENCY_CHAIN;
+use recovery::{Ctx, label};
 
 /// A registered node.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
@@ -32,6 +39,20 @@ pub struct NodeInfo {
     /// late by the node's outbox) never replaces a newer one.
     #[serde(default)]
     pub seq: u64,
+    /// Why the controller suspects it failed (it stopped answering), while it does.
+    #[serde(default)]
+    pub suspected: Option<String>,
+}
+
+/// A node the failure detector watches.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Watched {
+    /// Its peer id.
+    pub peer: String,
+    /// Its addresses.
+    pub addrs: Vec<String>,
+    /// True while it is suspected.
+    pub suspected: bool,
 }
 
 /// Where an instance is.
@@ -47,12 +68,19 @@ pub enum InstanceState {
     /// Every partition finished (or one was refused); an activity failed and blocked its
     /// successors, or was cancelled.
     Failed,
+    /// An operator interrupted it: nothing new starts until it is resumed.
+    Interrupted,
+    /// An operator cancelled it: everything not finished was cancelled.
+    Cancelled,
 }
 
 impl InstanceState {
     /// True once the instance can no longer change.
     pub fn is_final(self) -> bool {
-        matches!(self, InstanceState::Succeeded | InstanceState::Failed)
+        matches!(
+            self,
+            InstanceState::Succeeded | InstanceState::Failed | InstanceState::Cancelled
+        )
     }
 
     /// The word used in tables and JSON.
@@ -62,6 +90,8 @@ impl InstanceState {
             InstanceState::Running => "running",
             InstanceState::Succeeded => "succeeded",
             InstanceState::Failed => "failed",
+            InstanceState::Interrupted => "interrupted",
+            InstanceState::Cancelled => "cancelled",
         }
     }
 }
@@ -79,6 +109,16 @@ pub struct PartitionView {
     pub deployed: bool,
     /// True once its result came back.
     pub finished: bool,
+    /// When the controller gives up on it (its `timeOut`), ms since the epoch.
+    #[serde(default)]
+    pub deadline_ms: Option<u64>,
+    /// For a contingency activity's partition: the failed activity it stands for.
+    #[serde(default)]
+    pub stands_for: Option<u64>,
+    /// Why the controller gave up on it (its partner stopped answering, or its `timeOut`
+    /// passed): its unfinished activities failed then.
+    #[serde(default)]
+    pub abandoned: Option<String>,
 }
 
 /// One activity of an instance as the controller knows it.
@@ -106,6 +146,26 @@ pub struct ActivityView {
     /// True when its `timeToWait` ran out and it was started before its preconditions were met.
     #[serde(default)]
     pub emergency: bool,
+    /// How many times its command was tried again (`<retries>`).
+    #[serde(default)]
+    pub retried: u32,
+    /// The contingency activity that ran in its place after it failed.
+    #[serde(default)]
+    pub replaced_by: Option<u64>,
+    /// For a contingency activity: the failed activity it ran in place of.
+    #[serde(default)]
+    pub stands_for: Option<u64>,
+    /// Its contingency activity could not be used (already in use): its successors were
+    /// cancelled instead.
+    #[serde(default)]
+    pub blocked_instead: bool,
+    /// For a contingency activity placed before the failed one started: the preconditions it
+    /// waits for (the controller relays their outcomes).
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub awaits: Vec<u64>,
+    /// Those of `awaits` whose outcome was relayed.
+    #[serde(default, skip_serializing_if = "BTreeSet::is_empty")]
+    pub relayed: BTreeSet<u64>,
 }
 
 /// One instance.
@@ -152,7 +212,29 @@ pub enum Input {
         /// The refusal's reason, if it was refused.
         refused: Option<String>,
     },
-    /// A node reports (`Report` or `PartitionResult`).
+    /// The failure detector stopped hearing from a node.
+    Suspect {
+        /// Its peer id.
+        peer: String,
+        /// What the detector saw.
+        reason: String,
+    },
+    /// A suspected node answers again.
+    Answering {
+        /// Its peer id.
+        peer: String,
+    },
+    /// Time passed: partition `timeOut`s that ran out are acted on. Sent at
+    /// [`Book::next_deadline`].
+    Tick,
+    /// An operator interrupts, resumes or cancels an instance.
+    Control {
+        /// The instance.
+        instance: u64,
+        /// What to do.
+        action: Control,
+    },
+    /// A node reports (`Report`, `PartitionResult` or `Overdue`).
     FromNode {
         /// The sending node's peer id (authenticated by the transport).
         peer: String,
@@ -200,6 +282,16 @@ pub enum BookError {
     /// A message the controller does not take.
     #[error("the controller does not take {0} messages")]
     Unexpected(&'static str),
+    /// The operator's control does not apply to the instance as it is.
+    #[error("instance {instance} is {state}: cannot {action} it")]
+    NotNow {
+        /// The instance.
+        instance: u64,
+        /// Its state.
+        state: &'static str,
+        /// What was asked.
+        action: &'static str,
+    },
 }
 
 /// What `apply` did.
@@ -216,9 +308,13 @@ pub struct Applied {
 pub struct Book {
     nodes: BTreeMap<String, NodeInfo>,
     instances: BTreeMap<u64, Instance>,
+    /// Each instance's workflow definition (for contingency activities), parsed.
+    definitions: BTreeMap<u64, WorkflowDefinition>,
+    history: History,
     last_instance: u64,
     dirty_nodes: BTreeSet<String>,
     dirty_instances: BTreeSet<u64>,
+    new_definitions: Vec<(u64, Vec<u8>)>,
 }
 
 /// What changed since the last [`Book::take_changes`].
@@ -230,6 +326,10 @@ pub struct Changes {
     pub instances: Vec<Instance>,
     /// The last instance id given.
     pub last_instance: u64,
+    /// Definitions of new instances, as submitted.
+    pub definitions: Vec<(u64, Vec<u8>)>,
+    /// History events added: (instance, position, event).
+    pub history: Vec<(u64, usize, HistoryEvent)>,
 }
 
 impl Book {
@@ -239,10 +339,18 @@ impl Book {
     }
 
     /// Rebuilds the book from the store.
-    pub fn restore(nodes: Vec<NodeInfo>, instances: Vec<Instance>, last_instance: u64) -> Book {
+    pub fn restore(
+        nodes: Vec<NodeInfo>,
+        instances: Vec<Instance>,
+        definitions: Vec<(u64, WorkflowDefinition)>,
+        history: History,
+        last_instance: u64,
+    ) -> Book {
         Book {
             nodes: nodes.into_iter().map(|n| (n.peer.clone(), n)).collect(),
             instances: instances.into_iter().map(|i| (i.id, i)).collect(),
+            definitions: definitions.into_iter().collect(),
+            history,
             last_instance,
             ..Book::default()
         }
@@ -256,10 +364,93 @@ impl Book {
                     return Ok(Applied::default());
                 }
                 node.registered_ms = now_ms;
+                node.suspected = None;
                 self.dirty_nodes.insert(node.peer.clone());
                 self.nodes.insert(node.peer.clone(), node);
-                Ok(Applied::default())
+                // A partner that (re)joins may be the one a contingency activity waits for.
+                Ok(self.settle_all(now_ms))
             }
+            Input::Suspect { peer, reason } => {
+                let Some(node) = self.nodes.get_mut(&peer) else {
+                    return Ok(Applied::default());
+                };
+                if node.suspected.is_some() {
+                    return Ok(Applied::default());
+                }
+                node.suspected = Some(reason.clone());
+                let name = node.name.clone();
+                self.dirty_nodes.insert(peer.clone());
+                tracing::warn!(partner = %name, %reason, "partner suspected");
+                let why = format!("partner {name} stopped answering ({reason})");
+                let mut effects = Vec::new();
+                for id in self.live_instances() {
+                    let parts: Vec<u64> = self.instances[&id]
+                        .partitions
+                        .iter()
+                        .filter(|p| p.peer == peer && !p.finished && p.abandoned.is_none())
+                        .map(|p| p.id)
+                        .collect();
+                    if parts.is_empty() {
+                        continue;
+                    }
+                    self.with_instance(id, now_ms, &mut effects, |inst, ctx| {
+                        for p in parts {
+                            recovery::abandon(inst, ctx, p, &why);
+                        }
+                    })?;
+                }
+                let mut applied = self.settle_all(now_ms);
+                effects.append(&mut applied.effects);
+                applied.effects = effects;
+                Ok(applied)
+            }
+            Input::Answering { peer } => {
+                let Some(node) = self.nodes.get_mut(&peer) else {
+                    return Ok(Applied::default());
+                };
+                if node.suspected.take().is_none() {
+                    return Ok(Applied::default());
+                }
+                tracing::info!(partner = %node.name, "partner answers again");
+                self.dirty_nodes.insert(peer);
+                Ok(self.settle_all(now_ms))
+            }
+            Input::Tick => {
+                let mut effects = Vec::new();
+                for id in self.live_instances() {
+                    let due: Vec<(u64, u64)> = self.instances[&id]
+                        .partitions
+                        .iter()
+                        .filter(|p| !p.finished && p.abandoned.is_none())
+                        .filter_map(|p| p.deadline_ms.filter(|&d| d <= now_ms).map(|d| (p.id, d)))
+                        .collect();
+                    if due.is_empty() {
+                        continue;
+                    }
+                    let secs: BTreeMap<u64, u64> = self
+                        .definitions
+                        .get(&id)
+                        .map(|d| {
+                            d.partitions
+                                .iter()
+                                .map(|p| (p.id.0, u64::from(p.time_out_secs)))
+                                .collect()
+                        })
+                        .unwrap_or_default();
+                    self.with_instance(id, now_ms, &mut effects, |inst, ctx| {
+                        for (p, _) in due {
+                            let s = secs.get(&p).copied().unwrap_or(0);
+                            let why = format!("partition {p} did not finish within its timeOut of {s} s");
+                            recovery::abandon(inst, ctx, p, &why);
+                        }
+                    })?;
+                }
+                Ok(Applied {
+                    effects,
+                    instance: None,
+                })
+            }
+            Input::Control { instance, action } => self.control(now_ms, instance, action),
             Input::Submit { definition, source } => self.submit(now_ms, &definition, &source),
             Input::Delivered {
                 instance,
@@ -270,20 +461,26 @@ impl Book {
                 if inst.state.is_final() {
                     return Ok(Applied::default());
                 }
+                let mut node = None;
                 if let Some(p) = inst.partitions.iter_mut().find(|p| p.id == partition) {
                     p.deployed = refused.is_none();
+                    node = Some(p.node.clone());
                 }
-                if let Some(reason) = refused {
-                    if !inst.state.is_final() {
-                        inst.state = InstanceState::Failed;
-                        inst.finished_ms = Some(now_ms);
-                        inst.detail = Some(format!("partition {partition} was refused: {reason}"));
-                    }
+                if let Some(reason) = &refused {
+                    inst.state = InstanceState::Failed;
+                    inst.finished_ms = Some(now_ms);
+                    inst.detail = Some(format!("partition {partition} was refused: {reason}"));
                 } else if inst.state == InstanceState::Deploying
                     && inst.partitions.iter().all(|p| p.deployed)
                 {
                     inst.state = InstanceState::Running;
                 }
+                let what = match &refused {
+                    Some(reason) => format!("partition {partition} refused: {reason}"),
+                    None => format!("partition {partition} deployed"),
+                };
+                self.history
+                    .push(instance, now_ms, None, node.as_deref(), what);
                 self.dirty_instances.insert(instance);
                 Ok(Applied::default())
             }
@@ -296,11 +493,15 @@ impl Book {
                         record,
                     },
             } => {
-                let inst = self.instance_mut(instance)?;
-                check_sender(inst, &peer, partition)?;
-                update(inst, partition, &record);
-                self.dirty_instances.insert(instance);
-                Ok(Applied::default())
+                check_sender(self.instance_mut(instance)?, &peer, partition)?;
+                let mut effects = Vec::new();
+                self.with_instance(instance, now_ms, &mut effects, |inst, ctx| {
+                    update(inst, ctx, partition, &record);
+                })?;
+                Ok(Applied {
+                    effects,
+                    instance: None,
+                })
             }
             Input::FromNode {
                 peer,
@@ -311,30 +512,55 @@ impl Book {
                         activities,
                     },
             } => {
+                check_sender(self.instance_mut(instance)?, &peer, partition)?;
+                let mut effects = Vec::new();
+                self.with_instance(instance, now_ms, &mut effects, |inst, ctx| {
+                    for record in &activities {
+                        update(inst, ctx, partition, record);
+                    }
+                    if let Some(p) = inst.partitions.iter_mut().find(|p| p.id == partition) {
+                        p.finished = true;
+                        p.deployed = true;
+                        let (late, node) = (p.abandoned.is_some(), p.node.clone());
+                        let what = if late {
+                            format!("partition {partition} result came after it was given up: kept for the record only")
+                        } else {
+                            format!("partition {partition} finished")
+                        };
+                        ctx.history.push(inst.id, ctx.now, None, Some(&node), what);
+                    }
+                })?;
+                Ok(Applied {
+                    effects,
+                    instance: None,
+                })
+            }
+            Input::FromNode {
+                peer,
+                message:
+                    Message::Overdue {
+                        instance,
+                        waiting,
+                        precondition,
+                        time_out_secs,
+                    },
+            } => {
                 let inst = self.instance_mut(instance)?;
+                let partition = inst
+                    .activities
+                    .iter()
+                    .find(|a| a.id == waiting)
+                    .and_then(|a| a.partition)
+                    .unwrap_or(0);
                 check_sender(inst, &peer, partition)?;
-                for record in &activities {
-                    update(inst, partition, record);
-                }
-                if let Some(p) = inst.partitions.iter_mut().find(|p| p.id == partition) {
-                    p.finished = true;
-                    p.deployed = true;
-                }
-                if !inst.state.is_final() && inst.partitions.iter().all(|p| p.finished) {
-                    let failed = inst.activities.iter().any(|a| match a.state {
-                        ActivityState::Cancelled => true,
-                        ActivityState::Failed => a.contingency != 0,
-                        _ => false,
-                    });
-                    inst.state = if failed {
-                        InstanceState::Failed
-                    } else {
-                        InstanceState::Succeeded
-                    };
-                    inst.finished_ms = Some(now_ms);
-                }
-                self.dirty_instances.insert(instance);
-                Ok(Applied::default())
+                let mut effects = Vec::new();
+                self.with_instance(instance, now_ms, &mut effects, |inst, ctx| {
+                    overdue(inst, ctx, &peer, waiting, precondition, time_out_secs);
+                })?;
+                Ok(Applied {
+                    effects,
+                    instance: None,
+                })
             }
             Input::FromNode { message, .. } => Err(BookError::Unexpected(message.kind())),
         }
@@ -382,12 +608,21 @@ impl Book {
             for act in &d.document.activities {
                 placed.insert(act.id.0, (d.partition.0, node.name.clone()));
             }
+            let time_out = placement
+                .definition
+                .partitions
+                .iter()
+                .find(|p| p.id == d.partition)
+                .map_or(0, |p| p.time_out_secs);
             partitions.push(PartitionView {
                 id: d.partition.0,
                 node: node.name.clone(),
                 peer: node.peer.clone(),
                 deployed: false,
                 finished: false,
+                deadline_ms: (time_out > 0).then(|| now_ms + u64::from(time_out) * 1000),
+                stands_for: None,
+                abandoned: None,
             });
             effects.push(Effect::Send {
                 to: node.peer.clone(),
@@ -415,6 +650,12 @@ impl Book {
                     detail: None,
                     contingency: i64::try_from(a.contingency.code()).unwrap_or(-1),
                     emergency: false,
+                    retried: 0,
+                    replaced_by: None,
+                    stands_for: None,
+                    blocked_instead: false,
+                    awaits: Vec::new(),
+                    relayed: BTreeSet::new(),
                 }
             })
             .collect();
@@ -434,10 +675,186 @@ impl Book {
             },
         );
         self.dirty_instances.insert(id);
+        let placed: Vec<String> = self.instances[&id]
+            .partitions
+            .iter()
+            .map(|p| format!("{} on {}", p.id, p.node))
+            .collect();
+        self.history.push(
+            id,
+            now_ms,
+            None,
+            None,
+            format!("submitted ({source}); partitions {}", placed.join(", ")),
+        );
+        self.new_definitions.push((id, xml.to_vec()));
+        self.definitions.insert(id, def);
         Ok(Applied {
             effects,
             instance: Some(id),
         })
+    }
+
+    /// Runs `f` on an instance with what the recovery rules need, then settles it.
+    fn with_instance(
+        &mut self,
+        id: u64,
+        now_ms: u64,
+        effects: &mut Vec<Effect>,
+        f: impl FnOnce(&mut Instance, &mut Ctx<'_>),
+    ) -> Result<(), BookError> {
+        let inst = self
+            .instances
+            .get_mut(&id)
+            .ok_or(BookError::UnknownInstance(id))?;
+        let mut ctx = Ctx {
+            nodes: &self.nodes,
+            def: self.definitions.get(&id),
+            history: &mut self.history,
+            effects,
+            now: now_ms,
+        };
+        f(inst, &mut ctx);
+        recovery::settle(inst, &mut ctx);
+        self.dirty_instances.insert(id);
+        Ok(())
+    }
+
+    /// Instances that are not over.
+    fn live_instances(&self) -> Vec<u64> {
+        self.instances
+            .values()
+            .filter(|i| !i.state.is_final())
+            .map(|i| i.id)
+            .collect()
+    }
+
+    /// Settles every instance that is not over (a node joined or answers again).
+    fn settle_all(&mut self, now_ms: u64) -> Applied {
+        let mut effects = Vec::new();
+        for id in self.live_instances() {
+            // The instance exists: it was just listed.
+            let _ = self.with_instance(id, now_ms, &mut effects, |_, _| {});
+        }
+        Applied {
+            effects,
+            instance: None,
+        }
+    }
+
+    /// An operator interrupts, resumes or cancels an instance; every partner of it is told.
+    fn control(&mut self, now_ms: u64, id: u64, action: Control) -> Result<Applied, BookError> {
+        let inst = self.instance_mut(id)?;
+        let allowed = match action {
+            Control::Interrupt => {
+                matches!(inst.state, InstanceState::Deploying | InstanceState::Running)
+            }
+            Control::Resume => inst.state == InstanceState::Interrupted,
+            Control::Cancel => !inst.state.is_final(),
+        };
+        if !allowed {
+            return Err(BookError::NotNow {
+                instance: id,
+                state: inst.state.as_str(),
+                action: action.as_str(),
+            });
+        }
+        match action {
+            Control::Interrupt => inst.state = InstanceState::Interrupted,
+            Control::Resume => {
+                inst.state = if inst.partitions.iter().all(|p| p.deployed) {
+                    InstanceState::Running
+                } else {
+                    InstanceState::Deploying
+                };
+            }
+            Control::Cancel => {
+                inst.state = InstanceState::Cancelled;
+                inst.finished_ms = Some(now_ms);
+                inst.detail = Some("cancelled by an operator".to_owned());
+                for a in inst.activities.iter_mut() {
+                    if a.partition.is_some() && !a.state.is_final() {
+                        a.state = ActivityState::Cancelled;
+                        a.finished_ms = Some(now_ms);
+                        a.detail = Some("the instance was cancelled by an operator".to_owned());
+                    }
+                }
+            }
+        }
+        let peers: BTreeSet<String> = inst
+            .partitions
+            .iter()
+            .filter(|p| p.abandoned.is_none())
+            .map(|p| p.peer.clone())
+            .collect();
+        let effects = peers
+            .iter()
+            .filter_map(|peer| self.nodes.get(peer))
+            .map(|node| Effect::Send {
+                to: node.peer.clone(),
+                addrs: node.addrs.clone(),
+                message: Message::Control {
+                    instance: id,
+                    action,
+                },
+            })
+            .collect();
+        self.history.push(
+            id,
+            now_ms,
+            None,
+            None,
+            format!("operator: {} (told {} partners)", action.as_str(), peers.len()),
+        );
+        self.dirty_instances.insert(id);
+        Ok(Applied {
+            effects,
+            instance: None,
+        })
+    }
+
+    /// When the next partition `timeOut` runs out, ms since the epoch.
+    pub fn next_deadline(&self) -> Option<u64> {
+        self.instances
+            .values()
+            .filter(|i| !i.state.is_final())
+            .flat_map(|i| i.partitions.iter())
+            .filter(|p| !p.finished && p.abandoned.is_none())
+            .filter_map(|p| p.deadline_ms)
+            .min()
+    }
+
+    /// The nodes the failure detector should watch: those running unfinished partitions of
+    /// instances not over, and the suspected ones (to notice when they answer again).
+    pub fn watched(&self) -> Vec<Watched> {
+        let mut peers: BTreeSet<&str> = self
+            .instances
+            .values()
+            .filter(|i| !i.state.is_final())
+            .flat_map(|i| i.partitions.iter())
+            .filter(|p| !p.finished && p.abandoned.is_none())
+            .map(|p| p.peer.as_str())
+            .collect();
+        peers.extend(
+            self.nodes
+                .values()
+                .filter(|n| n.suspected.is_some())
+                .map(|n| n.peer.as_str()),
+        );
+        peers
+            .into_iter()
+            .filter_map(|p| self.nodes.get(p))
+            .map(|n| Watched {
+                peer: n.peer.clone(),
+                addrs: n.addrs.clone(),
+                suspected: n.suspected.is_some(),
+            })
+            .collect()
+    }
+
+    /// One instance's history.
+    pub fn history(&self, id: u64) -> Option<&[HistoryEvent]> {
+        self.instances.contains_key(&id).then(|| self.history.of(id))
     }
 
     /// Hands over what changed since the last call.
@@ -452,6 +869,8 @@ impl Book {
                 .filter_map(|i| self.instances.get(&i).cloned())
                 .collect(),
             last_instance: self.last_instance,
+            definitions: std::mem::take(&mut self.new_definitions),
+            history: self.history.take_new(),
         }
     }
 
@@ -489,22 +908,115 @@ fn check_sender(inst: &Instance, peer: &str, partition: u64) -> Result<(), BookE
 }
 
 /// Takes a node's word about an activity of its partition, never going back from a final
-/// state.
-fn update(inst: &mut Instance, partition: u64, record: &ActivityRecord) {
-    let Some(a) = inst
+/// state; records what it learnt in the history (a word that comes after the controller
+/// decided otherwise is recorded as late and ignored).
+fn update(inst: &mut Instance, ctx: &mut Ctx<'_>, partition: u64, record: &ActivityRecord) {
+    let Some(i) = inst
         .activities
-        .iter_mut()
-        .find(|a| a.id == record.activity && a.partition == Some(partition))
+        .iter()
+        .position(|a| a.id == record.activity && a.partition == Some(partition))
     else {
         return;
     };
+    let name = label(inst, record.activity);
+    let a = &mut inst.activities[i];
+    let node = a.node.clone();
+    let mut events = Vec::new();
     // Reports can arrive out of order: an emergency start is kept whenever it is heard.
+    if record.emergency && !a.emergency {
+        events.push((
+            record.started_ms,
+            format!("{name} started by its timeToWait emergency trigger"),
+        ));
+    }
     a.emergency |= record.emergency;
-    if !a.state.is_final() {
+    if a.state.is_final() {
+        if record.state.is_final() && record.state != a.state {
+            events.push((
+                Some(ctx.now),
+                format!(
+                    "late word ignored: {name} {} on {}, but the controller had decided it {} ({})",
+                    record.state.as_str(),
+                    node.as_deref().unwrap_or("?"),
+                    a.state.as_str(),
+                    a.detail.as_deref().unwrap_or("")
+                ),
+            ));
+        }
+    } else {
+        if a.started_ms.is_none() && record.started_ms.is_some() && !record.emergency {
+            events.push((record.started_ms, format!("{name} started")));
+        }
+        if record.retried > a.retried {
+            events.push((
+                record.finished_ms.or(record.started_ms),
+                format!("{name} was tried {} more times", record.retried),
+            ));
+        }
+        if record.state.is_final() {
+            let what = match &record.detail {
+                Some(d) => format!("{name} {}: {d}", record.state.as_str()),
+                None => format!("{name} {}", record.state.as_str()),
+            };
+            events.push((record.finished_ms, what));
+        }
         a.state = record.state;
         a.started_ms = record.started_ms.or(a.started_ms);
         a.finished_ms = record.finished_ms;
         a.detail = record.detail.clone();
+        a.retried = record.retried;
+    }
+    for (at, what) in events {
+        ctx.history.push(
+            inst.id,
+            at.unwrap_or(ctx.now),
+            Some(record.activity),
+            node.as_deref(),
+            what,
+        );
+    }
+}
+
+/// A node says one of its activities waited longer than a precondition's `timeOut`: if the
+/// controller knows the predecessor's outcome it relays it; otherwise the predecessor is
+/// withdrawn (failed) and its contingency applies.
+fn overdue(
+    inst: &mut Instance,
+    ctx: &mut Ctx<'_>,
+    from_peer: &str,
+    waiting: u64,
+    precondition: u64,
+    time_out_secs: u32,
+) {
+    let node = ctx.nodes.get(from_peer).map(|n| n.name.clone());
+    let waited = format!(
+        "{} on {} waited more than {time_out_secs} s (its precondition timeOut) for {}",
+        label(inst, waiting),
+        node.as_deref().unwrap_or("?"),
+        label(inst, precondition)
+    );
+    if let Some(outcome) = recovery::effective_outcome(inst, precondition) {
+        ctx.history.push(
+            inst.id,
+            ctx.now,
+            Some(precondition),
+            node.as_deref(),
+            format!("{waited}; its outcome is known, sent again"),
+        );
+        recovery::relay(inst, ctx, from_peer, precondition, outcome);
+        return;
+    }
+    let undecided = recovery::view(inst, precondition).is_some_and(|v| !v.state.is_final());
+    if undecided {
+        recovery::withdraw(inst, ctx, precondition, &waited);
+    } else {
+        ctx.history.push(
+            inst.id,
+            ctx.now,
+            Some(precondition),
+            node.as_deref(),
+            format!("{waited}; its contingency activity is not placed yet"),
+        );
     }
 }
 

@@ -13,6 +13,7 @@ fn node(peer: &str, name: &str, skills: &[u64]) -> NodeInfo {
         addrs: vec![format!("/ip4/127.0.0.1/tcp/1/p2p/{peer}")],
         registered_ms: 0,
         seq: 1,
+        suspected: None,
     }
 }
 
@@ -57,6 +58,7 @@ fn record(activity: u64, state: ActivityState) -> ActivityRecord {
         finished_ms: Some(6),
         detail: None,
         emergency: false,
+        retried: 0,
     }
 }
 
@@ -202,7 +204,27 @@ fn changes_restore_the_same_book() {
     let changes = b.take_changes();
     let json = serde_json::to_string(&changes.instances).expect("ser");
     let instances: Vec<Instance> = serde_json::from_str(&json).expect("de");
-    let restored = Book::restore(changes.nodes, instances, changes.last_instance);
+    let definitions = changes
+        .definitions
+        .iter()
+        .map(|(id, xml)| {
+            let def = mobiwf_xml_schema::load_definition(xml).expect("definition");
+            (*id, def.value)
+        })
+        .collect();
+    let events = changes
+        .history
+        .iter()
+        .map(|(id, _, e)| (*id, e.clone()))
+        .collect();
+    let restored = Book::restore(
+        changes.nodes,
+        instances,
+        definitions,
+        History::restore(events),
+        changes.last_instance,
+    );
+    assert_eq!(restored.history(1), b.history(1));
     assert_eq!(restored.instance(1), b.instance(1));
     let mut restored = restored;
     assert_eq!(

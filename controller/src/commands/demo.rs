@@ -144,8 +144,8 @@ pub async fn run(file: Option<&Path>, timeout_secs: u64) -> anyhow::Result<ExitC
     print!("{}", table::instance(&inst));
     Ok(match inst.state {
         InstanceState::Succeeded => ExitCode::SUCCESS,
-        InstanceState::Failed => ExitCode::from(1),
-        InstanceState::Deploying | InstanceState::Running => {
+        InstanceState::Failed | InstanceState::Cancelled => ExitCode::from(1),
+        InstanceState::Deploying | InstanceState::Running | InstanceState::Interrupted => {
             eprintln!("mobiwf-controller: instance {id} did not finish within {timeout_secs} s");
             ExitCode::from(2)
         }

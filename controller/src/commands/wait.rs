@@ -8,7 +8,7 @@ use mobiwf_controller::book::{Instance, InstanceState};
 
 use super::api_client::{ApiArgs, json};
 
-/// Exit 0 when the instance succeeded, 1 when it failed, 2 on timeout, 3 when there is no such
+/// Exit 0 when the instance succeeded, 1 when it failed or was cancelled, 2 on timeout, 3 when there is no such
 /// instance or the controller cannot be asked.
 pub async fn run(api: &ApiArgs, id: u64, timeout: Option<u64>) -> anyhow::Result<ExitCode> {
     let deadline = timeout.map(|s| Instant::now() + Duration::from_secs(s));
@@ -41,15 +41,15 @@ pub async fn run(api: &ApiArgs, id: u64, timeout: Option<u64>) -> anyhow::Result
                 println!("instance {id} succeeded");
                 return Ok(ExitCode::SUCCESS);
             }
-            InstanceState::Failed => {
+            InstanceState::Failed | InstanceState::Cancelled => {
                 let why = inst
                     .detail
                     .as_deref()
                     .unwrap_or("an activity failed or was cancelled");
-                println!("instance {id} failed: {why}");
+                println!("instance {id} {}: {why}", inst.state.as_str());
                 return Ok(ExitCode::from(1));
             }
-            InstanceState::Deploying | InstanceState::Running => {
+            InstanceState::Deploying | InstanceState::Running | InstanceState::Interrupted => {
                 if deadline.is_some_and(|d| Instant::now() >= d) {
                     println!("instance {id} is still {} (timeout)", inst.state.as_str());
                     return Ok(ExitCode::from(2));

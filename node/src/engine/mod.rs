@@ -9,17 +9,25 @@
 //! local one from this partition's own state, a remote one from a notification; a finished
 //! activity notifies the partner of each adjacent in another partition directly, and the
 //! controller at once when `responseImmediate` is 1; when every activity of the partition is
-//! final, the partition result goes to the controller. A failed activity's successors are
-//! released (contingency 0) or cancelled, transitively (-1; x > 0 is for now treated as -1,
-//! until contingency activities can be placed).
+//! final, the partition result goes to the controller.
+//!
+//! Failure rules (MISSION P5-P7, F1, F2): a failed command is tried again as its `<retries>`
+//! say; then its successors are released (contingency 0), cancelled transitively (-1), or wait
+//! for contingency activity x (x > 0), which the controller places elsewhere and announces with
+//! a substitution (the failure is reported to the controller at once). Activities the
+//! controller withdraws (their partner was too slow to answer) fail without notifying anyone:
+//! the controller applies their contingency. A remote precondition that does not come within
+//! its `timeOut` is reported to the controller, which decides.
 
+mod known;
 mod run;
 
 use std::collections::{BTreeMap, BTreeSet};
 
-use mobiwf_runtime::wire::{ActivityRecord, ActivityState, Message, Outcome};
-use mobiwf_xml_schema::ActivityKind;
+use mobiwf_runtime::wire::{ActivityRecord, ActivityState, Control, Message, Outcome};
+use mobiwf_xml_schema::{ActivityKind, Contingency};
 
+pub use known::{Known, MAX_SUBSTITUTIONS};
 pub use run::{Run, RunKey};
 
 /// Where a message from the engine goes.
@@ -41,21 +49,27 @@ pub enum Effect {
         /// What.
         message: Message,
     },
-    /// Stop the command of an activity that ran longer than its `timeOut` (it has already
-    /// failed; its command's exit is ignored).
+    /// Stop the command of an activity (it ran longer than its `timeOut`, was withdrawn, or
+    /// its instance was cancelled); its exit is ignored.
     Kill {
         /// The partition run.
         key: RunKey,
         /// The activity.
         activity: u64,
+        /// Which try (0 the first).
+        attempt: u32,
+        /// Why, for the log.
+        why: String,
     },
     /// Run an automatic activity's command; report the outcome as [`Input::Finished`] with
-    /// [`Finisher::Command`].
+    /// [`Finisher::Command`] and the same `attempt`.
     Execute {
         /// The partition run.
         key: RunKey,
         /// The activity.
         activity: u64,
+        /// Which try (0 the first; each try has its own run directory).
+        attempt: u32,
         /// The command line (`sh -c`).
         command: String,
     },
@@ -91,9 +105,34 @@ pub enum Input {
         /// What it means for its successors.
         outcome: Outcome,
     },
+    /// The controller says these activities failed (their partner did not answer in time).
+    Withdraw {
+        /// The instance.
+        instance: u64,
+        /// The activities.
+        activities: Vec<u64>,
+        /// Why.
+        reason: String,
+    },
+    /// The controller says contingency activity `by` runs in place of failed `replaced`.
+    Substitute {
+        /// The instance.
+        instance: u64,
+        /// The failed activity.
+        replaced: u64,
+        /// The contingency activity.
+        by: u64,
+    },
+    /// An operator interrupted, resumed or cancelled the instance.
+    Control {
+        /// The instance.
+        instance: u64,
+        /// What to do.
+        action: Control,
+    },
     /// Time passed: start the activities whose `timeToWait` ran out (MISSION P7), fail those
-    /// that ran longer than their `timeOut` (P5). The daemon sends it at
-    /// [`Engine::next_deadline`].
+    /// that ran longer than their `timeOut` (P5), try failed commands again, report overdue
+    /// preconditions. The daemon sends it at [`Engine::next_deadline`].
     Tick,
     /// An activity finished.
     Finished {
@@ -107,6 +146,9 @@ pub enum Input {
         detail: Option<String>,
         /// Who says so.
         by: Finisher,
+        /// Which try of the command ended (ignored for people): the end of an earlier try
+        /// that was given up on is ignored.
+        attempt: u32,
     },
 }
 
@@ -188,11 +230,11 @@ pub struct WorkItem {
 #[derive(Debug, Default)]
 pub struct Engine {
     runs: BTreeMap<RunKey, Run>,
-    /// Remote outcomes heard per instance; kept at the instance level because a notification
-    /// can arrive before the partition that needs it is deployed.
-    heard: BTreeMap<u64, BTreeMap<u64, Outcome>>,
+    /// What each instance's partners and controller told this node; kept at the instance
+    /// level because a notification can arrive before the partition that needs it.
+    known: BTreeMap<u64, Known>,
     dirty_runs: BTreeSet<RunKey>,
-    dirty_heard: BTreeSet<u64>,
+    dirty_known: BTreeSet<u64>,
     transitions: Vec<Transition>,
 }
 
@@ -214,8 +256,8 @@ pub struct Transition {
 pub struct Changes {
     /// Runs to write.
     pub runs: Vec<Run>,
-    /// Instances whose heard outcomes to write.
-    pub heard: Vec<(u64, BTreeMap<u64, Outcome>)>,
+    /// Instances whose knowledge to write.
+    pub known: Vec<(u64, Known)>,
 }
 
 impl Engine {
@@ -225,10 +267,10 @@ impl Engine {
     }
 
     /// Rebuilds the engine from what the store holds.
-    pub fn restore(runs: Vec<Run>, heard: Vec<(u64, BTreeMap<u64, Outcome>)>) -> Engine {
+    pub fn restore(runs: Vec<Run>, known: Vec<(u64, Known)>) -> Engine {
         Engine {
             runs: runs.into_iter().map(|r| (r.key, r)).collect(),
-            heard: heard.into_iter().collect(),
+            known: known.into_iter().collect(),
             ..Engine::default()
         }
     }
@@ -240,13 +282,18 @@ impl Engine {
         let mut effects = Vec::new();
         for run in self.runs.values() {
             for act in &run.doc().activities {
-                let running = run.record(act.id.0).map(|r| r.state) == Some(ActivityState::Running);
+                let Some(rec) = run.record(act.id.0) else {
+                    continue;
+                };
+                let running = rec.state == ActivityState::Running
+                    && !run.retry_at.contains_key(&act.id.0);
                 if let (true, ActivityKind::Automatic, Some(command)) =
                     (running, act.kind, &act.command)
                 {
                     effects.push(Effect::Execute {
                         key: run.key,
                         activity: act.id.0,
+                        attempt: rec.retried,
                         command: command.clone(),
                     });
                 }
@@ -287,15 +334,56 @@ impl Engine {
                 activity,
                 outcome,
             } => {
-                let heard = self.heard.entry(instance).or_default();
-                if heard.contains_key(&activity) {
+                let known = self.known.entry(instance).or_default();
+                if known.replaced.contains_key(&activity) {
+                    // Its contingency activity took over: the word is recorded, never used.
+                    if !known.late.contains_key(&activity) {
+                        known.late.insert(activity, outcome);
+                        self.dirty_known.insert(instance);
+                    }
                     return Ok(effects);
                 }
-                heard.insert(activity, outcome);
-                self.dirty_heard.insert(instance);
-                for key in self.keys_of(instance) {
-                    self.advance(key, now_ms, &mut effects);
+                if known.heard.contains_key(&activity) {
+                    return Ok(effects);
                 }
+                known.heard.insert(activity, outcome);
+                self.dirty_known.insert(instance);
+                self.advance_instance(instance, now_ms, &mut effects);
+            }
+            Input::Withdraw {
+                instance,
+                activities,
+                reason,
+            } => {
+                let known = self.known.entry(instance).or_default();
+                for activity in activities {
+                    known.withdrawn.entry(activity).or_insert_with(|| reason.clone());
+                }
+                self.dirty_known.insert(instance);
+                self.advance_instance(instance, now_ms, &mut effects);
+            }
+            Input::Substitute {
+                instance,
+                replaced,
+                by,
+            } => {
+                let known = self.known.entry(instance).or_default();
+                if known.replaced.contains_key(&replaced) {
+                    return Ok(effects);
+                }
+                known.replaced.insert(replaced, by);
+                self.dirty_known.insert(instance);
+                self.advance_instance(instance, now_ms, &mut effects);
+            }
+            Input::Control { instance, action } => {
+                let known = self.known.entry(instance).or_default();
+                match action {
+                    Control::Interrupt => known.interrupted = true,
+                    Control::Resume => known.interrupted = false,
+                    Control::Cancel => known.cancelled = true,
+                }
+                self.dirty_known.insert(instance);
+                self.advance_instance(instance, now_ms, &mut effects);
             }
             Input::Tick => self.timers(now_ms, &mut effects),
             Input::Finished {
@@ -304,56 +392,59 @@ impl Engine {
                 succeeded,
                 detail,
                 by,
+                attempt,
             } => {
                 let key = self.finishable(instance, activity, by)?;
-                let state = if succeeded {
-                    ActivityState::Succeeded
-                } else {
-                    ActivityState::Failed
+                let Some(run) = self.runs.get(&key) else {
+                    return Ok(effects);
                 };
-                self.finish(key, activity, state, detail, now_ms, &mut effects);
+                let current = run.record(activity).map_or(0, |r| r.retried);
+                let waiting_to_retry = run.retry_at.contains_key(&activity);
+                if by == Finisher::Command && (attempt != current || waiting_to_retry) {
+                    // The end of a try that was already given up on (killed on timeOut).
+                    return Ok(effects);
+                }
+                if succeeded {
+                    self.finish(key, activity, ActivityState::Succeeded, detail, now_ms, &mut effects);
+                } else {
+                    let why = detail.unwrap_or_else(|| "failed".to_owned());
+                    self.fail(key, activity, why, now_ms, &mut effects);
+                }
                 self.advance(key, now_ms, &mut effects);
             }
         }
         Ok(effects)
     }
 
-    /// The earliest timer of any activity (`timeToWait` while waiting, `timeOut` while
-    /// running), in ms since the epoch. Timers count from stored times, so they survive
-    /// restarts.
+    /// The earliest timer of any activity (see `Run::timer`), in ms since the epoch. Timers
+    /// count from stored times, so they survive restarts.
     pub fn next_deadline(&self) -> Option<u64> {
         self.runs
             .values()
             .flat_map(|run| {
+                let known = self.known.get(&run.key.instance);
                 run.doc()
                     .activities
                     .iter()
-                    .filter_map(|act| run.timer(act).map(|(at, _)| at))
+                    .filter_map(move |act| run.timer(act, known).map(|(at, _)| at))
             })
             .min()
     }
 
-    /// Carries out every timer that has run out: emergency starts (marked, and told to the
-    /// controller at once) and activities that ran too long (failed, their command killed).
+    /// Carries out every timer that has run out.
     fn timers(&mut self, now_ms: u64, effects: &mut Vec<Effect>) {
-        let due: Vec<(RunKey, u64, run::Timer, u32, bool)> = self
+        let due: Vec<(RunKey, u64, run::Timer)> = self
             .runs
             .values()
             .flat_map(|run| {
-                run.doc().activities.iter().filter_map(|act| {
-                    let (at, timer) = run.timer(act)?;
-                    let has_command = act.kind == ActivityKind::Automatic && act.command.is_some();
-                    (at <= now_ms).then_some((
-                        run.key,
-                        act.id.0,
-                        timer,
-                        act.time_out_secs,
-                        has_command,
-                    ))
+                let known = self.known.get(&run.key.instance);
+                run.doc().activities.iter().filter_map(move |act| {
+                    let (at, timer) = run.timer(act, known)?;
+                    (at <= now_ms).then_some((run.key, act.id.0, timer))
                 })
             })
             .collect();
-        for (key, activity, timer, time_out, has_command) in due {
+        for (key, activity, timer) in due {
             match timer {
                 run::Timer::Emergency => {
                     if let Some(run) = self.runs.get_mut(&key) {
@@ -365,21 +456,114 @@ impl Engine {
                     }
                 }
                 run::Timer::RunTooLong => {
+                    let Some(run) = self.runs.get(&key) else {
+                        continue;
+                    };
+                    let (time_out, attempt, has_command) = match run.activity(activity) {
+                        Some(act) => (
+                            act.time_out_secs,
+                            run.record(activity).map_or(0, |r| r.retried),
+                            act.kind == ActivityKind::Automatic && act.command.is_some(),
+                        ),
+                        None => continue,
+                    };
                     let why = format!("ran longer than its timeOut of {time_out} s");
-                    self.finish(
-                        key,
-                        activity,
-                        ActivityState::Failed,
-                        Some(why),
-                        now_ms,
-                        effects,
-                    );
                     if has_command {
-                        effects.push(Effect::Kill { key, activity });
+                        effects.push(Effect::Kill {
+                            key,
+                            activity,
+                            attempt,
+                            why: why.clone(),
+                        });
                     }
+                    self.fail(key, activity, why, now_ms, effects);
+                }
+                run::Timer::Retry => self.retry(key, activity, now_ms, effects),
+                run::Timer::Overdue {
+                    precondition,
+                    time_out_secs,
+                } => {
+                    if let Some(run) = self.runs.get_mut(&key) {
+                        run.overdue.insert((activity, precondition));
+                        self.dirty_runs.insert(key);
+                    }
+                    effects.push(Effect::Send {
+                        to: Target::Controller,
+                        message: Message::Overdue {
+                            instance: key.instance,
+                            waiting: activity,
+                            precondition,
+                            time_out_secs,
+                        },
+                    });
                 }
             }
             self.advance(key, now_ms, effects);
+        }
+    }
+
+    /// A try of an activity failed: try again if its `<retries>` allow (after their wait),
+    /// else it fails.
+    fn fail(
+        &mut self,
+        key: RunKey,
+        activity: u64,
+        why: String,
+        now_ms: u64,
+        effects: &mut Vec<Effect>,
+    ) {
+        let cancelled = self.known.get(&key.instance).is_some_and(|k| k.cancelled);
+        let Some(run) = self.runs.get_mut(&key) else {
+            return;
+        };
+        let Some(act) = run.activity(activity) else {
+            return;
+        };
+        let (count, wait) = (act.retries.count, act.retries.wait_secs);
+        let automatic = act.kind == ActivityKind::Automatic;
+        let Some(rec) = run.activities.get_mut(&activity) else {
+            return;
+        };
+        if !automatic || cancelled || rec.retried >= count {
+            self.finish(key, activity, ActivityState::Failed, Some(why), now_ms, effects);
+            return;
+        }
+        rec.retried += 1;
+        rec.detail = Some(format!(
+            "try {} of {} failed: {why}",
+            rec.retried,
+            count + 1
+        ));
+        run.retry_at
+            .insert(activity, now_ms + u64::from(wait) * 1000);
+        self.dirty_runs.insert(key);
+        if wait == 0 {
+            self.retry(key, activity, now_ms, effects);
+        }
+    }
+
+    /// Runs the next try of an activity's command.
+    fn retry(&mut self, key: RunKey, activity: u64, now_ms: u64, effects: &mut Vec<Effect>) {
+        let Some(run) = self.runs.get_mut(&key) else {
+            return;
+        };
+        if run.retry_at.remove(&activity).is_none() {
+            return;
+        }
+        let command = run.activity(activity).and_then(|a| a.command.clone());
+        let Some(rec) = run.activities.get_mut(&activity) else {
+            return;
+        };
+        rec.started_ms = Some(now_ms);
+        let attempt = rec.retried;
+        self.dirty_runs.insert(key);
+        if let Some(command) = command {
+            effects.push(Effect::Execute {
+                key,
+                activity,
+                attempt,
+                command,
+            });
         }
     }
 
@@ -421,21 +605,30 @@ impl Engine {
         Err(Refusal::UnknownActivity { instance, activity })
     }
 
-    /// Starts, cancels and finishes what can be, until nothing changes; then sends the
-    /// partition result if the partition is done.
+    fn advance_instance(&mut self, instance: u64, now_ms: u64, effects: &mut Vec<Effect>) {
+        for key in self.keys_of(instance) {
+            self.advance(key, now_ms, effects);
+        }
+    }
+
+    /// Ends what the controller or an operator ended, starts and cancels what can be, until
+    /// nothing changes; then sends the partition result if the partition is done.
     fn advance(&mut self, key: RunKey, now_ms: u64, effects: &mut Vec<Effect>) {
+        self.end_by_order(key, now_ms, effects);
         loop {
             let Some(run) = self.runs.get(&key) else {
                 return;
             };
-            let heard = self.heard.get(&key.instance);
+            let known = self.known.get(&key.instance);
+            let held = known.is_some_and(|k| k.interrupted);
             let mut step = None;
             for act in &run.doc().activities {
                 if run.record(act.id.0).map(|r| r.state) != Some(ActivityState::Waiting) {
                     continue;
                 }
-                match run.readiness(act, heard) {
+                match run.readiness(act, known) {
                     run::Readiness::Wait => {}
+                    run::Readiness::Ready if held => {}
                     run::Readiness::Ready => {
                         step = Some((act.id.0, None));
                         break;
@@ -478,6 +671,58 @@ impl Engine {
         }
     }
 
+    /// Ends the activities an operator cancelled or the controller withdrew. Nobody is
+    /// notified: the controller knows, and decides for their successors elsewhere.
+    fn end_by_order(&mut self, key: RunKey, now_ms: u64, effects: &mut Vec<Effect>) {
+        let Some(known) = self.known.get(&key.instance) else {
+            return;
+        };
+        let Some(run) = self.runs.get_mut(&key) else {
+            return;
+        };
+        let mut ended = Vec::new();
+        for act in &run.doc().activities {
+            let id = act.id.0;
+            let Some(rec) = run.record(id).filter(|r| !r.state.is_final()) else {
+                continue;
+            };
+            let (state, why) = if known.cancelled {
+                (
+                    ActivityState::Cancelled,
+                    "the instance was cancelled by an operator".to_owned(),
+                )
+            } else if let Some(reason) = known.withdrawn.get(&id) {
+                (
+                    ActivityState::Failed,
+                    format!("withdrawn by the controller: {reason}"),
+                )
+            } else {
+                continue;
+            };
+            let has_command = act.kind == ActivityKind::Automatic && act.command.is_some();
+            if rec.state == ActivityState::Running && has_command && !run.retry_at.contains_key(&id)
+            {
+                effects.push(Effect::Kill {
+                    key,
+                    activity: id,
+                    attempt: rec.retried,
+                    why: why.clone(),
+                });
+            }
+            ended.push((id, act.name.clone(), state, why));
+        }
+        for (id, name, state, why) in ended {
+            run.set(id, state, now_ms, Some(why));
+            self.dirty_runs.insert(key);
+            self.transitions.push(Transition {
+                key,
+                activity: id,
+                name,
+                state,
+            });
+        }
+    }
+
     fn start(&mut self, key: RunKey, activity: u64, now_ms: u64, effects: &mut Vec<Effect>) {
         let Some(run) = self.runs.get_mut(&key) else {
             return;
@@ -498,6 +743,7 @@ impl Engine {
             (ActivityKind::Automatic, Some(command)) => effects.push(Effect::Execute {
                 key,
                 activity,
+                attempt: 0,
                 command,
             }),
             (ActivityKind::Automatic, None) => self.finish(
@@ -536,22 +782,27 @@ impl Engine {
             name: act.name.clone(),
             state,
         });
-        let outcome = run::outcome_of(state, act.contingency);
+        // A failed activity with a contingency activity: its successors wait for that one,
+        // which the controller places when it hears of the failure, at once.
+        let awaits_contingency =
+            state == ActivityState::Failed && matches!(act.contingency, Contingency::Run(_));
         // One notification per partner, however many of its activities wait for this one.
         let mut notified = BTreeSet::new();
-        for adjacent in &act.adjacents {
-            if run.activity(adjacent.id.0).is_none() && notified.insert(&adjacent.location) {
-                effects.push(Effect::Send {
-                    to: Target::Partner(adjacent.location.clone()),
-                    message: Message::Notify {
-                        instance: key.instance,
-                        activity,
-                        outcome,
-                    },
-                });
+        if let Some(outcome) = run::outcome_of(state, act.contingency) {
+            for adjacent in &act.adjacents {
+                if run.activity(adjacent.id.0).is_none() && notified.insert(&adjacent.location) {
+                    effects.push(Effect::Send {
+                        to: Target::Partner(adjacent.location.clone()),
+                        message: Message::Notify {
+                            instance: key.instance,
+                            activity,
+                            outcome,
+                        },
+                    });
+                }
             }
         }
-        if act.response_immediate
+        if (act.response_immediate || awaits_contingency)
             && let Some(record) = run.record(activity)
         {
             effects.push(report(key, record));
@@ -564,11 +815,11 @@ impl Engine {
             .into_iter()
             .filter_map(|k| self.runs.get(&k).cloned())
             .collect();
-        let heard = std::mem::take(&mut self.dirty_heard)
+        let known = std::mem::take(&mut self.dirty_known)
             .into_iter()
-            .map(|i| (i, self.heard.get(&i).cloned().unwrap_or_default()))
+            .map(|i| (i, self.known.get(&i).cloned().unwrap_or_default()))
             .collect();
-        Changes { runs, heard }
+        Changes { runs, known }
     }
 
     /// Hands over the state changes of activities since the last call.
@@ -603,6 +854,11 @@ impl Engine {
             }
         }
         items
+    }
+
+    /// What this node knows about an instance beyond its partitions.
+    pub fn known(&self, instance: u64) -> Option<&Known> {
+        self.known.get(&instance)
     }
 
     /// The record of one activity, wherever it is on this node.

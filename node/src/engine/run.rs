@@ -1,12 +1,13 @@
 //! One partition of one instance on this node: its document and the state of each activity.
 
-use std::collections::BTreeMap;
+use std::collections::{BTreeMap, BTreeSet};
 
 use mobiwf_runtime::wire::{ActivityRecord, ActivityState, Outcome};
 use mobiwf_xml_schema::{Contingency, PartitionActivity, PartitionDocument};
 use serde::{Deserialize, Serialize};
 
 use super::Refusal;
+use super::known::Known;
 
 /// Names a partition run: the instance and the partition.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize, Deserialize)]
@@ -46,6 +47,14 @@ pub struct Run {
     pub activities: BTreeMap<u64, ActivityRecord>,
     /// True once the partition result is sent.
     pub reported: bool,
+    /// Activities whose command failed and waits to be tried again (`<retries>`): when, in ms
+    /// since the epoch.
+    #[serde(default)]
+    pub retry_at: BTreeMap<u64, u64>,
+    /// (waiting activity, remote precondition) pairs already reported overdue to the
+    /// controller.
+    #[serde(default)]
+    pub overdue: BTreeSet<(u64, u64)>,
     /// Parsed from `document` when created or loaded (`Run::reload`).
     #[serde(skip, default = "unparsed")]
     doc: PartitionDocument,
@@ -75,8 +84,17 @@ fn unparsed() -> PartitionDocument {
 pub(super) enum Timer {
     /// `timeToWait`: start it anyway.
     Emergency,
-    /// `timeOut`: it ran too long; it fails.
+    /// `timeOut`: it ran too long; it fails (or is tried again).
     RunTooLong,
+    /// `<retries>`: the wait after a failed try is over; run the command again.
+    Retry,
+    /// A remote precondition's `timeOut`: its notification did not come; tell the controller.
+    Overdue {
+        /// The precondition.
+        precondition: u64,
+        /// Its `timeOut` in seconds.
+        time_out_secs: u32,
+    },
 }
 
 /// Whether an activity can start.
@@ -89,12 +107,15 @@ pub(super) enum Readiness {
     Blocked(String),
 }
 
-/// What the successors of an activity that ended in `state` learn.
-pub(super) fn outcome_of(state: ActivityState, contingency: Contingency) -> Outcome {
+/// What the successors of an activity that ended in `state` learn; `None` while they must
+/// wait: a failed activity with a contingency activity x waits for x's outcome.
+pub(super) fn outcome_of(state: ActivityState, contingency: Contingency) -> Option<Outcome> {
     match (state, contingency) {
-        (ActivityState::Succeeded, _) => Outcome::Succeeded,
-        (ActivityState::Failed, Contingency::Release) => Outcome::Released,
-        _ => Outcome::Blocked,
+        (ActivityState::Succeeded, _) => Some(Outcome::Succeeded),
+        (ActivityState::Failed, Contingency::Release) => Some(Outcome::Released),
+        (ActivityState::Failed, Contingency::Run(_)) => None,
+        (ActivityState::Failed | ActivityState::Cancelled, _) => Some(Outcome::Blocked),
+        (ActivityState::Waiting | ActivityState::Running, _) => None,
     }
 }
 
@@ -121,6 +142,7 @@ impl Run {
                         finished_ms: None,
                         detail: None,
                         emergency: false,
+                        retried: 0,
                     },
                 )
             })
@@ -131,6 +153,8 @@ impl Run {
             deployed_ms: now_ms,
             activities,
             reported: false,
+            retry_at: BTreeMap::new(),
+            overdue: BTreeSet::new(),
             index: index_of(&doc),
             doc,
         })
@@ -181,6 +205,9 @@ impl Run {
         now_ms: u64,
         detail: Option<String>,
     ) {
+        if state.is_final() {
+            self.retry_at.remove(&id);
+        }
         if let Some(rec) = self.activities.get_mut(&id) {
             rec.state = state;
             if state == ActivityState::Running {
@@ -193,20 +220,45 @@ impl Run {
         }
     }
 
-    /// The next timer of an activity, in ms since the epoch: its `timeToWait` while it waits,
-    /// its `timeOut` while it runs. Both count from stored times (deployment, start), so they
-    /// survive restarts.
-    pub(super) fn timer(&self, act: &PartitionActivity) -> Option<(u64, Timer)> {
+    /// The next timer of an activity, in ms since the epoch: while it waits, its `timeToWait`
+    /// and its remote preconditions' `timeOut`s; while it runs, its `timeOut`, or the end of
+    /// the wait before its next try. All count from stored times (deployment, start, failed
+    /// try), so they survive restarts. An interrupted instance starts nothing: only `timeOut`s
+    /// of running activities count then.
+    pub(super) fn timer(&self, act: &PartitionActivity, known: Option<&Known>) -> Option<(u64, Timer)> {
         let rec = self.record(act.id.0)?;
+        let held = known.is_some_and(|k| k.interrupted || k.cancelled);
+        let secs = |s: u32| u64::from(s) * 1000;
         match rec.state {
-            ActivityState::Waiting if act.time_to_wait_secs > 0 => Some((
-                self.deployed_ms + u64::from(act.time_to_wait_secs) * 1000,
-                Timer::Emergency,
-            )),
-            ActivityState::Running if act.time_out_secs > 0 => Some((
-                rec.started_ms.unwrap_or(self.deployed_ms) + u64::from(act.time_out_secs) * 1000,
-                Timer::RunTooLong,
-            )),
+            ActivityState::Waiting if !held => {
+                let emergency = (act.time_to_wait_secs > 0)
+                    .then(|| (self.deployed_ms + secs(act.time_to_wait_secs), Timer::Emergency));
+                let overdue = act
+                    .preconditions
+                    .iter()
+                    .filter(|p| !p.local && p.time_out_secs > 0)
+                    .filter(|p| !self.overdue.contains(&(act.id.0, p.id.0)))
+                    .filter(|p| self.remote_outcome(p.id.0, known).is_none())
+                    .map(|p| {
+                        (
+                            self.deployed_ms + secs(p.time_out_secs),
+                            Timer::Overdue {
+                                precondition: p.id.0,
+                                time_out_secs: p.time_out_secs,
+                            },
+                        )
+                    });
+                emergency.into_iter().chain(overdue).min_by_key(|(at, _)| *at)
+            }
+            ActivityState::Running => match self.retry_at.get(&act.id.0) {
+                Some(&at) if !held => Some((at, Timer::Retry)),
+                Some(_) => None,
+                None if act.time_out_secs > 0 => Some((
+                    rec.started_ms.unwrap_or(self.deployed_ms) + secs(act.time_out_secs),
+                    Timer::RunTooLong,
+                )),
+                None => None,
+            },
             _ => None,
         }
     }
@@ -217,24 +269,32 @@ impl Run {
         }
     }
 
-    pub(super) fn readiness(
+    /// The outcome of precondition `id` as far as this run knows: a local one from its
+    /// record (or, once it was replaced, its contingency activity's notification), a remote one
+    /// from notifications, following substitutions.
+    fn precondition_outcome(
         &self,
-        act: &PartitionActivity,
-        heard: Option<&BTreeMap<u64, Outcome>>,
-    ) -> Readiness {
+        id: u64,
+        local: bool,
+        known: Option<&Known>,
+    ) -> Option<Outcome> {
+        let replaced = known.is_some_and(|k| k.replaced.contains_key(&id));
+        if local && !replaced {
+            let (act, rec) = (self.activity(id)?, self.record(id)?);
+            return outcome_of(rec.state, act.contingency);
+        }
+        self.remote_outcome(id, known)
+    }
+
+    fn remote_outcome(&self, id: u64, known: Option<&Known>) -> Option<Outcome> {
+        let known = known?;
+        known.heard.get(&known.stand_in(id)?).copied()
+    }
+
+    pub(super) fn readiness(&self, act: &PartitionActivity, known: Option<&Known>) -> Readiness {
         let mut ready = true;
         for pre in &act.preconditions {
-            let outcome = if pre.local {
-                match (self.activity(pre.id.0), self.record(pre.id.0)) {
-                    (Some(p), Some(r)) if r.state.is_final() => {
-                        Some(outcome_of(r.state, p.contingency))
-                    }
-                    _ => None,
-                }
-            } else {
-                heard.and_then(|h| h.get(&pre.id.0).copied())
-            };
-            match outcome {
+            match self.precondition_outcome(pre.id.0, pre.local, known) {
                 None => ready = false,
                 Some(Outcome::Succeeded | Outcome::Released) => {}
                 Some(Outcome::Blocked) => {

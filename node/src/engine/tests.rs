@@ -82,6 +82,7 @@ fn finished(
             succeeded: ok,
             detail: (!ok).then(|| "exit status 1".to_owned()),
             by,
+            attempt: 0,
         },
     )
 }
@@ -213,6 +214,7 @@ fn a_command_runs_once_and_its_exit_decides() {
                 partition: 1
             },
             activity: 1,
+            attempt: 0,
             command: "true".to_owned()
         }]
     );
@@ -424,7 +426,7 @@ fn restored_from_its_changes_it_resumes_running_commands() {
                 .expect("reload")
         })
         .collect();
-    let restored = Engine::restore(runs, changes.heard);
+    let restored = Engine::restore(runs, changes.known);
     assert_eq!(restored.resume().len(), 1);
     assert_eq!(state(&restored, 10, 1), ActivityState::Running);
 }
@@ -502,7 +504,7 @@ fn time_to_wait_starts_a_waiting_activity_as_an_emergency_and_tells_the_controll
         .into_iter()
         .map(|r| r.reload().expect("reload"))
         .collect();
-    let mut e = Engine::restore(runs, changes.heard);
+    let mut e = Engine::restore(runs, changes.known);
     assert_eq!(e.next_deadline(), Some(6000));
 
     let fx = e.apply(6000, Input::Tick).expect("tick");
@@ -559,13 +561,8 @@ fn an_activity_that_runs_longer_than_its_time_out_fails_and_its_command_is_kille
     assert_eq!(e.next_deadline(), Some(3000));
     let fx = e.apply(3000, Input::Tick).expect("tick");
     assert!(
-        fx.contains(&Effect::Kill {
-            key: RunKey {
-                instance: 13,
-                partition: 1
-            },
-            activity: 1
-        }),
+        fx.iter().any(|f| matches!(f, Effect::Kill { key, activity: 1, attempt: 0, .. }
+            if *key == RunKey { instance: 13, partition: 1 })),
         "{fx:?}"
     );
     let rec = e.record(13, 1).expect("record");

@@ -1,0 +1,45 @@
+//! What a node knows about an instance beyond its own partitions' records: the outcomes other
+//! partners told it, the contingency substitutions the controller told it, late words it
+//! ignored, and whether an operator interrupted or cancelled the instance.
+
+use std::collections::BTreeMap;
+
+use mobiwf_runtime::wire::Outcome;
+use serde::{Deserialize, Serialize};
+
+/// The longest chain of substitutions followed (a contingency activity that failed and was
+/// replaced in turn, and so on); a longer chain is treated as not yet decided.
+pub const MAX_SUBSTITUTIONS: usize = 64;
+
+/// Per-instance knowledge, stored under `known/<instance>`.
+#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
+pub struct Known {
+    /// Outcomes of remote activities, from notifications (first word wins).
+    pub heard: BTreeMap<u64, Outcome>,
+    /// Failed activity → the contingency activity that runs in its place.
+    pub replaced: BTreeMap<u64, u64>,
+    /// Words about replaced activities that came after the substitution: recorded, ignored.
+    pub late: BTreeMap<u64, Outcome>,
+    /// Activities the controller withdrew (it decided they failed), with its reason; kept here
+    /// so that a withdrawal that overtakes its partition's deployment still applies.
+    pub withdrawn: BTreeMap<u64, String>,
+    /// An operator interrupted the instance: nothing new starts until it is resumed.
+    pub interrupted: bool,
+    /// An operator cancelled the instance: everything not finished is cancelled.
+    pub cancelled: bool,
+}
+
+impl Known {
+    /// The activity whose outcome stands for `id`: itself, or the end of its substitution
+    /// chain. `None` when the chain is longer than [`MAX_SUBSTITUTIONS`].
+    pub fn stand_in(&self, id: u64) -> Option<u64> {
+        let mut at = id;
+        for _ in 0..MAX_SUBSTITUTIONS {
+            match self.replaced.get(&at) {
+                Some(&next) => at = next,
+                None => return Some(at),
+            }
+        }
+        None
+    }
+}
