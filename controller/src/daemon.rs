@@ -16,10 +16,11 @@ use mobiwf_runtime::mesh::{self, Inbound, MeshConfig};
 use mobiwf_runtime::metrics::{Metrics, Peer};
 use mobiwf_runtime::outbox::{self, Delivered, Outbox, Outgoing};
 use mobiwf_runtime::store::{Batch, Durability, Store};
-use mobiwf_runtime::wire::{Envelope, Message, MessageId, Reply};
+use mobiwf_runtime::wire::{Control, Envelope, Message, MessageId, Reply};
 use tokio::sync::{mpsc, oneshot, watch};
 
-use crate::book::{Book, BookError, Effect, Input, Instance, NodeInfo};
+use crate::book::{Book, BookError, Effect, HistoryEvent, Input, Instance, NodeInfo, Watched};
+use crate::detector::{self, DetectorConfig, Verdict};
 use crate::state;
 
 /// How to start a controller.
@@ -32,6 +33,8 @@ pub struct ControllerConfig {
     pub api: SocketAddr,
     /// The store; `None` opens RocksDB in `data_dir/db`.
     pub store: Option<Arc<dyn Store>>,
+    /// How eagerly partners that stop answering are suspected.
+    pub detector: DetectorConfig,
 }
 
 /// A running controller.
@@ -63,9 +66,18 @@ enum Event {
         source: String,
         reply: oneshot::Sender<Result<u64, BookError>>,
     },
+    /// A partition `timeOut` came.
+    Tick,
+    Verdict(Verdict),
+    Control {
+        instance: u64,
+        action: Control,
+        reply: oneshot::Sender<Result<Instance, BookError>>,
+    },
     Instance(u64, oneshot::Sender<Option<Instance>>),
     Instances(oneshot::Sender<Vec<Instance>>),
     Nodes(oneshot::Sender<Vec<NodeInfo>>),
+    History(u64, oneshot::Sender<Option<Vec<HistoryEvent>>>),
 }
 
 impl ControllerClient {
@@ -100,6 +112,26 @@ impl ControllerClient {
     /// Every registered node.
     pub async fn nodes(&self) -> anyhow::Result<Vec<NodeInfo>> {
         self.ask(Event::Nodes).await
+    }
+
+    /// Interrupts, resumes or cancels an instance (every partner of it is told); the instance
+    /// afterwards, or why not.
+    pub async fn control(
+        &self,
+        instance: u64,
+        action: Control,
+    ) -> anyhow::Result<Result<Instance, BookError>> {
+        self.ask(|reply| Event::Control {
+            instance,
+            action,
+            reply,
+        })
+        .await
+    }
+
+    /// The event history of an instance; `None` when there is no such instance.
+    pub async fn history(&self, instance: u64) -> anyhow::Result<Option<Vec<HistoryEvent>>> {
+        self.ask(|reply| Event::History(instance, reply)).await
     }
 
     /// Waits until something changes (or `deadline` passes); false on the deadline.
@@ -170,6 +202,18 @@ impl Controller {
             metrics.clone(),
             Some(delivered_tx),
         )?;
+        let (deadline, deadline_rx) = watch::channel(book.next_deadline());
+        let (watched, watched_rx) = watch::channel(book.watched());
+        let (verdicts_tx, verdicts) = mpsc::channel(EVENT_QUEUE);
+        tasks.push(daemon::forward(verdicts, events_tx.clone(), Event::Verdict));
+        tasks.push(detector::start(
+            config.detector,
+            mesh.clone(),
+            peer_id,
+            watched_rx,
+            verdicts_tx,
+        ));
+        tasks.push(daemon::timer(deadline_rx, events_tx.clone(), || Event::Tick));
         let mut actor = Actor {
             book,
             seq,
@@ -178,6 +222,8 @@ impl Controller {
             metrics: metrics.clone(),
             me: peer_id,
             version: version_tx,
+            deadline,
+            watched,
         };
         let (fatal_tx, fatal) = watch::channel(None);
         tasks.push(tokio::spawn(daemon::run_groups(
@@ -233,6 +279,10 @@ struct Actor {
     metrics: Arc<Metrics>,
     me: PeerId,
     version: watch::Sender<u64>,
+    /// The book's next partition `timeOut`, for the timer task.
+    deadline: watch::Sender<Option<u64>>,
+    /// The nodes the failure detector watches.
+    watched: watch::Sender<Vec<Watched>>,
 }
 
 /// A submission waiting for its answer, and the answer.
@@ -241,11 +291,18 @@ type Submitted = (
     Result<u64, BookError>,
 );
 
+/// An operator's control waiting for its answer, and the answer.
+type Controlled = (
+    oneshot::Sender<Result<Instance, BookError>>,
+    Result<Instance, BookError>,
+);
+
 /// What to do once a group of events is on disk.
 #[derive(Default)]
 struct After {
     acks: Vec<(oneshot::Sender<Reply>, Reply)>,
     submitted: Vec<Submitted>,
+    controlled: Vec<Controlled>,
     effects: Vec<Effect>,
     /// Questions, answered after the write so that no answer shows an unwritten state.
     queries: Vec<Event>,
@@ -279,8 +336,10 @@ impl Actor {
             outgoing.push(msg);
         }
         let changes = self.book.take_changes();
-        let changed =
-            !batch.is_empty() || !changes.nodes.is_empty() || !changes.instances.is_empty();
+        let changed = !batch.is_empty()
+            || !changes.nodes.is_empty()
+            || !changes.instances.is_empty()
+            || !changes.history.is_empty();
         if changed {
             state::stage(&mut batch, &changes, self.seq);
             self.store.write(batch, Durability::Synced)?;
@@ -295,6 +354,16 @@ impl Actor {
         self.outbox.dispatch(outgoing);
         for (tx, reply) in after.acks {
             let _ = tx.send(reply);
+        }
+        self.deadline.send_replace(self.book.next_deadline());
+        let watched = self.book.watched();
+        self.watched.send_if_modified(|w| {
+            let differs = *w != watched;
+            *w = watched;
+            differs
+        });
+        for (tx, result) in after.controlled {
+            let _ = tx.send(result);
         }
         for (tx, result) in after.submitted {
             let _ = tx.send(result);
@@ -411,11 +480,49 @@ impl Actor {
                 }
                 after.submitted.push((reply, result));
             }
-            query @ (Event::Instance(..) | Event::Instances(_) | Event::Nodes(_)) => {
+            Event::Tick => self.apply_internal(now, Input::Tick, after),
+            Event::Verdict(Verdict::Suspect { peer, reason }) => {
+                self.apply_internal(now, Input::Suspect { peer, reason }, after);
+            }
+            Event::Verdict(Verdict::Answering { peer }) => {
+                self.apply_internal(now, Input::Answering { peer }, after);
+            }
+            Event::Control {
+                instance,
+                action,
+                reply,
+            } => {
+                let result = self
+                    .book
+                    .apply(now, Input::Control { instance, action })
+                    .map(|applied| {
+                        after.effects.extend(applied.effects);
+                        tracing::info!(instance, action = action.as_str(), "operator control");
+                    })
+                    .and_then(|()| {
+                        self.book
+                            .instance(instance)
+                            .cloned()
+                            .ok_or(BookError::UnknownInstance(instance))
+                    });
+                after.controlled.push((reply, result));
+            }
+            query @ (Event::Instance(..)
+            | Event::Instances(_)
+            | Event::Nodes(_)
+            | Event::History(..)) => {
                 after.queries.push(query);
             }
         }
         Ok(())
+    }
+
+    /// Applies an input the controller gives itself (timers, the failure detector).
+    fn apply_internal(&mut self, now: u64, input: Input, after: &mut After) {
+        match self.book.apply(now, input) {
+            Ok(applied) => after.effects.extend(applied.effects),
+            Err(e) => tracing::warn!("{e}"),
+        }
     }
 
     fn answer(&self, query: Event) {
@@ -428,6 +535,9 @@ impl Actor {
             }
             Event::Nodes(reply) => {
                 let _ = reply.send(self.book.nodes().cloned().collect());
+            }
+            Event::History(id, reply) => {
+                let _ = reply.send(self.book.history(id).map(<[HistoryEvent]>::to_vec));
             }
             _ => {}
         }

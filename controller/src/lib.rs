@@ -5,6 +5,7 @@
 pub mod api;
 pub mod book;
 pub mod daemon;
+pub mod detector;
 pub mod state;
 
 pub use daemon::{Controller, ControllerClient, ControllerConfig};

@@ -30,6 +30,7 @@ async fn mesh() -> Mesh {
         listen: loopback(),
         api: "127.0.0.1:0".parse().expect("addr"),
         store: Some(Arc::new(MemoryStore::new())),
+        detector: Default::default(),
     })
     .await
     .expect("controller");

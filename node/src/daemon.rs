@@ -169,7 +169,7 @@ impl Node {
         actor.register(&config.skills, &addrs)?;
         let resumed = actor.engine.resume();
         actor.carry_out(resumed);
-        tasks.push(tokio::spawn(timer(deadline_rx, events_tx.clone())));
+        tasks.push(daemon::timer(deadline_rx, events_tx.clone(), || Event::Tick));
         let span = tracing::info_span!("node", name = %config.name);
         let (fatal_tx, fatal) = watch::channel(None);
         tasks.push(tokio::spawn(
@@ -590,40 +590,6 @@ impl Actor {
                     }
                     .instrument(span),
                 );
-            }
-        }
-    }
-}
-
-/// Sends [`Event::Tick`] when the engine's next deadline (ms since the epoch) comes; waits
-/// again whenever the actor publishes a new one.
-async fn timer(mut deadline: watch::Receiver<Option<u64>>, events: mpsc::Sender<Event>) {
-    loop {
-        let next = *deadline.borrow_and_update();
-        match next {
-            None => {
-                if deadline.changed().await.is_err() {
-                    return;
-                }
-            }
-            Some(at) => {
-                let wait = at.saturating_sub(mobiwf_runtime::process::now_ms());
-                tokio::select! {
-                    _ = tokio::time::sleep(std::time::Duration::from_millis(wait)) => {
-                        if events.send(Event::Tick).await.is_err() {
-                            return;
-                        }
-                        // The actor publishes the next deadline after the tick.
-                        if deadline.changed().await.is_err() {
-                            return;
-                        }
-                    }
-                    changed = deadline.changed() => {
-                        if changed.is_err() {
-                            return;
-                        }
-                    }
-                }
             }
         }
     }

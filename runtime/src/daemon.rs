@@ -1,6 +1,7 @@
 //! The I/O shell both daemons (controller and node) are built from: opening the store, the
 //! actor loop that applies events in groups (group commit), forwarding queues into the
-//! actor's, asking the actor a question, serving the HTTP API, and stopping.
+//! actor's, asking the actor a question, the timer that wakes the actor at its next stored
+//! deadline, serving the HTTP API, and stopping.
 
 use std::collections::BTreeSet;
 use std::net::SocketAddr;
@@ -161,4 +162,44 @@ impl Running {
         }
         self.mesh.shutdown().await;
     }
+}
+
+/// Sends `tick()` to the actor when its next deadline (ms since the epoch, published on
+/// `deadline`) comes; waits again whenever the actor publishes a new one (it publishes after
+/// every group, so a tick is followed by the next deadline).
+pub fn timer<E: Send + 'static>(
+    mut deadline: watch::Receiver<Option<u64>>,
+    events: mpsc::Sender<E>,
+    tick: fn() -> E,
+) -> JoinHandle<()> {
+    tokio::spawn(async move {
+        loop {
+            let next = *deadline.borrow_and_update();
+            match next {
+                None => {
+                    if deadline.changed().await.is_err() {
+                        return;
+                    }
+                }
+                Some(at) => {
+                    let wait = at.saturating_sub(crate::process::now_ms());
+                    tokio::select! {
+                        _ = tokio::time::sleep(std::time::Duration::from_millis(wait)) => {
+                            if events.send(tick()).await.is_err() {
+                                return;
+                            }
+                            if deadline.changed().await.is_err() {
+                                return;
+                            }
+                        }
+                        changed = deadline.changed() => {
+                            if changed.is_err() {
+                                return;
+                            }
+                        }
+                    }
+                }
+            }
+        }
+    })
 }

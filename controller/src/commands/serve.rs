@@ -25,6 +25,22 @@ pub struct ServeArgs {
     /// Where to serve the operators' HTTP API.
     #[arg(long, value_name = "HOST:PORT", default_value = super::api_client::DEFAULT_API)]
     pub api: SocketAddr,
+    /// How often each partner with unfinished work is probed, in seconds.
+    #[arg(long, value_name = "SECS", default_value_t = 1.0, value_parser = seconds)]
+    pub probe_every: f64,
+    /// How long a partner may go without answering probes before the controller suspects it
+    /// and applies the contingency rules of its unfinished activities, in seconds.
+    #[arg(long, value_name = "SECS", default_value_t = 10.0, value_parser = seconds)]
+    pub suspect_after: f64,
+}
+
+/// A positive number of seconds (fractions allowed), at most a day.
+fn seconds(text: &str) -> Result<f64, String> {
+    match text.parse::<f64>() {
+        Ok(s) if s > 0.0 && s <= 86_400.0 => Ok(s),
+        Ok(_) => Err("expected more than 0 and at most 86400 seconds".to_owned()),
+        Err(_) => Err(format!("{text:?} is not a number of seconds (e.g. 2 or 0.5)")),
+    }
 }
 
 /// Runs the controller until Ctrl-C or SIGTERM.
@@ -34,6 +50,10 @@ pub async fn run(args: ServeArgs) -> anyhow::Result<ExitCode> {
         listen: args.listen.clone(),
         api: args.api,
         store: None,
+        detector: mobiwf_controller::detector::DetectorConfig {
+            probe_every: std::time::Duration::from_secs_f64(args.probe_every),
+            suspect_after: std::time::Duration::from_secs_f64(args.suspect_after),
+        },
     })
     .await?;
     write_atomically(

@@ -1,0 +1,175 @@
+//! The failure detector (MISSION P6: "failure includes the responsible partner does not
+//! answer"): probes the nodes with unfinished work and says which stopped answering.
+//!
+//! Every [`DetectorConfig::probe_every`], each watched node that has no probe in flight gets a
+//! `Probe` request (answered by the node without touching its store). A node that has not
+//! answered any probe for [`DetectorConfig::suspect_after`] (counted from its last answer, or
+//! from when it was first watched) is reported as suspected, with what the last probe saw; a
+//! suspected node that answers again is reported as answering. The book decides what a
+//! suspicion means for each instance.
+
+use std::collections::{BTreeMap, BTreeSet};
+use std::time::{Duration, Instant};
+
+use libp2p::{Multiaddr, PeerId};
+use mobiwf_runtime::mesh::MeshHandle;
+use mobiwf_runtime::wire::{Envelope, Message, MessageId, Reply};
+use tokio::sync::{mpsc, watch};
+use tokio::task::JoinHandle;
+
+use crate::book::Watched;
+
+/// Default of [`DetectorConfig::probe_every`].
+pub const DEFAULT_PROBE_EVERY: Duration = Duration::from_secs(1);
+/// Default of [`DetectorConfig::suspect_after`].
+pub const DEFAULT_SUSPECT_AFTER: Duration = Duration::from_secs(10);
+
+/// How eagerly nodes are suspected.
+#[derive(Debug, Clone, Copy)]
+pub struct DetectorConfig {
+    /// How often each watched node is probed.
+    pub probe_every: Duration,
+    /// How long a node may go without answering before it is suspected.
+    pub suspect_after: Duration,
+}
+
+impl Default for DetectorConfig {
+    fn default() -> Self {
+        DetectorConfig {
+            probe_every: DEFAULT_PROBE_EVERY,
+            suspect_after: DEFAULT_SUSPECT_AFTER,
+        }
+    }
+}
+
+/// What the detector concluded about a node.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Verdict {
+    /// It stopped answering.
+    Suspect {
+        /// Its peer id.
+        peer: String,
+        /// What the probes saw.
+        reason: String,
+    },
+    /// It answers again.
+    Answering {
+        /// Its peer id.
+        peer: String,
+    },
+}
+
+struct Seen {
+    last_answer: Instant,
+    last_error: Option<String>,
+    reported: bool,
+}
+
+/// Starts the detector: it watches the nodes published on `watched` and sends verdicts.
+pub fn start(
+    config: DetectorConfig,
+    mesh: MeshHandle,
+    me: PeerId,
+    watched: watch::Receiver<Vec<Watched>>,
+    verdicts: mpsc::Sender<Verdict>,
+) -> JoinHandle<()> {
+    tokio::spawn(async move {
+        let (answers_tx, mut answers) = mpsc::unbounded_channel::<(String, Result<(), String>)>();
+        let mut seen: BTreeMap<String, Seen> = BTreeMap::new();
+        let mut in_flight: BTreeSet<String> = BTreeSet::new();
+        let mut round = tokio::time::interval(config.probe_every);
+        round.set_missed_tick_behavior(tokio::time::MissedTickBehavior::Delay);
+        loop {
+            tokio::select! {
+                _ = round.tick() => {}
+                answer = answers.recv() => {
+                    let Some((peer, result)) = answer else { return };
+                    in_flight.remove(&peer);
+                    if let Some(s) = seen.get_mut(&peer) {
+                        match result {
+                            Ok(()) => {
+                                s.last_answer = Instant::now();
+                                s.last_error = None;
+                            }
+                            Err(e) => s.last_error = Some(e),
+                        }
+                    }
+                    continue;
+                }
+            }
+            let now = Instant::now();
+            let list = watched.borrow().clone();
+            let live: BTreeSet<&str> = list.iter().map(|w| w.peer.as_str()).collect();
+            seen.retain(|p, _| live.contains(p.as_str()));
+            for w in &list {
+                let s = seen.entry(w.peer.clone()).or_insert(Seen {
+                    last_answer: now,
+                    last_error: None,
+                    reported: false,
+                });
+                let silent = now.duration_since(s.last_answer);
+                let verdict = if w.suspected && silent < config.probe_every * 2 {
+                    s.reported = false;
+                    Some(Verdict::Answering {
+                        peer: w.peer.clone(),
+                    })
+                } else if !w.suspected && !s.reported && silent >= config.suspect_after {
+                    s.reported = true;
+                    let saw = s.last_error.as_deref().unwrap_or("no answer");
+                    Some(Verdict::Suspect {
+                        peer: w.peer.clone(),
+                        reason: format!("no answer to probes for {:.1} s: {saw}", silent.as_secs_f64()),
+                    })
+                } else {
+                    None
+                };
+                if !w.suspected && silent < config.suspect_after {
+                    s.reported = false;
+                }
+                if let Some(v) = verdict
+                    && verdicts.send(v).await.is_err()
+                {
+                    return;
+                }
+                if in_flight.insert(w.peer.clone()) {
+                    probe(&mesh, me, w, config.suspect_after, answers_tx.clone());
+                }
+            }
+        }
+    })
+}
+
+/// Sends one probe; its answer (or why there is none) goes to `answers`.
+fn probe(
+    mesh: &MeshHandle,
+    me: PeerId,
+    w: &Watched,
+    timeout: Duration,
+    answers: mpsc::UnboundedSender<(String, Result<(), String>)>,
+) {
+    let peer_text = w.peer.clone();
+    let Ok(peer) = w.peer.parse::<PeerId>() else {
+        let _ = answers.send((peer_text, Err("not a peer id".to_owned())));
+        return;
+    };
+    let addrs: Vec<Multiaddr> = w.addrs.iter().filter_map(|a| a.parse().ok()).collect();
+    let mesh = mesh.clone();
+    tokio::spawn(async move {
+        let envelope = Envelope {
+            // Probes are never stored or deduplicated: sequence 0.
+            id: MessageId {
+                origin: me.to_string(),
+                seq: 0,
+            },
+            message: Message::Probe,
+        };
+        let result = match tokio::time::timeout(timeout, mesh.request(peer, addrs, envelope)).await
+        {
+            Ok(Ok(Reply::Ack)) => Ok(()),
+            Ok(Ok(Reply::Refused { reason })) => Err(format!("refused: {reason}")),
+            Ok(Err(e)) => Err(e.to_string()),
+            Err(_) => Err(format!("no answer within {} s", timeout.as_secs_f64())),
+        };
+        let _ = answers.send((peer_text, result));
+    });
+}
