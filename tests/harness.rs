@@ -165,6 +165,16 @@ impl Daemon {
         }
     }
 
+    /// Sends a signal (`STOP`, `CONT`, ...) to the process, which must still run.
+    pub fn signal(&self, signal: &str) {
+        let child = self.child.as_ref().expect("the process was killed before");
+        let status = Command::new("kill")
+            .args([&format!("-{signal}"), &child.id().to_string()])
+            .status()
+            .expect("run kill");
+        assert!(status.success(), "kill -{signal} {} failed", self.name);
+    }
+
     /// Kills the process with SIGKILL (no chance to clean up) and reaps it.
     pub fn kill(&mut self) {
         if let Some(mut child) = self.child.take() {
@@ -259,23 +269,32 @@ pub struct Controller {
     /// Its HTTP API (HOST:PORT).
     pub api: String,
     daemon: Daemon,
+    extra: Vec<String>,
 }
 
 impl Controller {
     /// Starts a controller with data in `dir`, listening on `listen` (e.g.
     /// `/ip4/127.0.0.1/tcp/0`), its API on a free loopback port.
     pub fn start(dir: &Path, listen: &str) -> Controller {
-        let (daemon, address, api) = Self::spawn(dir, listen);
+        Controller::start_with(dir, listen, &[])
+    }
+
+    /// Like [`Controller::start`], with more `serve` options (e.g. `--suspect-after 2`), kept
+    /// for restarts.
+    pub fn start_with(dir: &Path, listen: &str, extra: &[&str]) -> Controller {
+        let extra: Vec<String> = extra.iter().map(|s| (*s).to_owned()).collect();
+        let (daemon, address, api) = Self::spawn(dir, listen, &extra);
         Controller {
             dir: dir.to_owned(),
             address,
             api,
             daemon,
+            extra,
         }
     }
 
-    fn spawn(dir: &Path, listen: &str) -> (Daemon, String, String) {
-        let args: Vec<String> = vec![
+    fn spawn(dir: &Path, listen: &str, extra: &[String]) -> (Daemon, String, String) {
+        let mut args: Vec<String> = vec![
             "serve".into(),
             "--data-dir".into(),
             dir.display().to_string(),
@@ -284,6 +303,7 @@ impl Controller {
             "--api".into(),
             "127.0.0.1:0".into(),
         ];
+        args.extend(extra.iter().cloned());
         start_publishing(
             "controller",
             &binary("mobiwf-controller").unwrap(),
@@ -302,7 +322,7 @@ impl Controller {
     pub fn restart(&mut self) {
         self.daemon.kill();
         let listen = listen_part(&self.address);
-        let (daemon, address, api) = Self::spawn(&self.dir, &listen);
+        let (daemon, address, api) = Self::spawn(&self.dir, &listen, &self.extra);
         assert_eq!(
             address, self.address,
             "the restarted controller has another address"
@@ -458,6 +478,12 @@ impl Node {
     /// SIGKILLs the node (the commands it started go on: they are in their own process group).
     pub fn kill(&mut self) {
         self.daemon.kill();
+    }
+
+    /// Sends a signal to the node process: `STOP` stalls it (its connections stay open but
+    /// nothing answers), `CONT` lets it go on.
+    pub fn signal(&self, signal: &str) {
+        self.daemon.signal(signal);
     }
 
     /// Starts it again on the same data directory and libp2p address.
