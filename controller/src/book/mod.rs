@@ -166,7 +166,17 @@ pub struct ActivityView {
     /// Those of `awaits` whose outcome was relayed.
     #[serde(default, skip_serializing_if = "BTreeSet::is_empty")]
     pub relayed: BTreeSet<u64>,
+    /// A successor waited longer than its precondition `timeOut` for this activity: unless
+    /// its own partner reports it final first, the controller withdraws it at this time (ms
+    /// since the epoch), for the reason.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub overdue: Option<(u64, String)>,
 }
+
+/// How long the controller waits, after a successor's node says a precondition is overdue,
+/// for the predecessor's own partner to report it (its own `timeOut` fires at about the same
+/// time), before deciding that it failed.
+pub const OVERDUE_GRACE_MS: u64 = 2000;
 
 /// One instance.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
@@ -418,6 +428,28 @@ impl Book {
             Input::Tick => {
                 let mut effects = Vec::new();
                 for id in self.live_instances() {
+                    let decide: Vec<(u64, String)> = self.instances[&id]
+                        .activities
+                        .iter()
+                        .filter_map(|a| {
+                            a.overdue
+                                .clone()
+                                .filter(|(at, _)| *at <= now_ms)
+                                .map(|(_, why)| (a.id, why))
+                        })
+                        .collect();
+                    if !decide.is_empty() {
+                        self.with_instance(id, now_ms, &mut effects, |inst, ctx| {
+                            for (a, why) in decide {
+                                if let Some(v) = recovery::view_mut(inst, a) {
+                                    v.overdue = None;
+                                }
+                                if recovery::view(inst, a).is_some_and(|v| !v.state.is_final()) {
+                                    recovery::withdraw(inst, ctx, a, &why);
+                                }
+                            }
+                        })?;
+                    }
                     let due: Vec<(u64, u64)> = self.instances[&id]
                         .partitions
                         .iter()
@@ -440,7 +472,8 @@ impl Book {
                     self.with_instance(id, now_ms, &mut effects, |inst, ctx| {
                         for (p, _) in due {
                             let s = secs.get(&p).copied().unwrap_or(0);
-                            let why = format!("partition {p} did not finish within its timeOut of {s} s");
+                            let why =
+                                format!("partition {p} did not finish within its timeOut of {s} s");
                             recovery::abandon(inst, ctx, p, &why);
                         }
                     })?;
@@ -656,6 +689,7 @@ impl Book {
                     blocked_instead: false,
                     awaits: Vec::new(),
                     relayed: BTreeSet::new(),
+                    overdue: None,
                 }
             })
             .collect();
@@ -747,7 +781,10 @@ impl Book {
         let inst = self.instance_mut(id)?;
         let allowed = match action {
             Control::Interrupt => {
-                matches!(inst.state, InstanceState::Deploying | InstanceState::Running)
+                matches!(
+                    inst.state,
+                    InstanceState::Deploying | InstanceState::Running
+                )
             }
             Control::Resume => inst.state == InstanceState::Interrupted,
             Control::Cancel => !inst.state.is_final(),
@@ -804,7 +841,11 @@ impl Book {
             now_ms,
             None,
             None,
-            format!("operator: {} (told {} partners)", action.as_str(), peers.len()),
+            format!(
+                "operator: {} (told {} partners)",
+                action.as_str(),
+                peers.len()
+            ),
         );
         self.dirty_instances.insert(id);
         Ok(Applied {
@@ -815,13 +856,15 @@ impl Book {
 
     /// When the next partition `timeOut` runs out, ms since the epoch.
     pub fn next_deadline(&self) -> Option<u64> {
-        self.instances
-            .values()
-            .filter(|i| !i.state.is_final())
+        let live = || self.instances.values().filter(|i| !i.state.is_final());
+        let partitions = live()
             .flat_map(|i| i.partitions.iter())
             .filter(|p| !p.finished && p.abandoned.is_none())
-            .filter_map(|p| p.deadline_ms)
-            .min()
+            .filter_map(|p| p.deadline_ms);
+        let overdue = live()
+            .flat_map(|i| i.activities.iter())
+            .filter_map(|a| a.overdue.as_ref().map(|(at, _)| *at));
+        partitions.chain(overdue).min()
     }
 
     /// The nodes the failure detector should watch: those running unfinished partitions of
@@ -854,7 +897,9 @@ impl Book {
 
     /// One instance's history.
     pub fn history(&self, id: u64) -> Option<&[HistoryEvent]> {
-        self.instances.contains_key(&id).then(|| self.history.of(id))
+        self.instances
+            .contains_key(&id)
+            .then(|| self.history.of(id))
     }
 
     /// Hands over what changed since the last call.
@@ -1007,8 +1052,23 @@ fn overdue(
         return;
     }
     let undecided = recovery::view(inst, precondition).is_some_and(|v| !v.state.is_final());
+    let pending = recovery::view(inst, precondition).is_some_and(|v| v.overdue.is_some());
     if undecided {
-        recovery::withdraw(inst, ctx, precondition, &waited);
+        if !pending {
+            ctx.history.push(
+                inst.id,
+                ctx.now,
+                Some(precondition),
+                node.as_deref(),
+                format!(
+                    "{waited}; the controller decides in {} s unless its partner reports it",
+                    OVERDUE_GRACE_MS / 1000
+                ),
+            );
+            if let Some(v) = recovery::view_mut(inst, precondition) {
+                v.overdue = Some((ctx.now + OVERDUE_GRACE_MS, waited));
+            }
+        }
     } else {
         ctx.history.push(
             inst.id,
