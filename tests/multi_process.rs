@@ -166,6 +166,11 @@ fn failing_command_fails_the_instance() {
     out.expect_code(1, "wait for an instance whose activity fails");
     let status = controller.status(id);
     assert_eq!(status["state"], "failed", "{status:#}");
+    let why = status["detail"].as_str().unwrap_or("");
+    assert!(
+        why.contains("A4 (19) on P2 failed") && why.contains('3'),
+        "the instance says which activity failed, where and why:\n{status:#}"
+    );
     let state = |id: u64| {
         status["activities"]
             .as_array()
