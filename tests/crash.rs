@@ -124,8 +124,29 @@ fn crash_and_recover(victim: Victim) {
         at_kill.len() < total,
         "everything had finished before the kill; the test proves nothing"
     );
-    // Work goes on while it is down (commands already started finish).
-    std::thread::sleep(Duration::from_millis(500));
+    // Work goes on while it is down. Without the controller, partners still notify each
+    // other: A3 (18, on P1) runs only after P2's A4 (19) told P1 it finished.
+    match victim {
+        Victim::Controller => {
+            let a3_before = at_kill.keys().filter(|(_, a)| *a == 18).count();
+            wait_for(
+                "an A3 to run while the controller is down",
+                Duration::from_secs(60),
+                || {
+                    let a3_now = lines(&log).keys().filter(|(_, a)| *a == 18).count();
+                    (a3_now > a3_before).then_some(())
+                },
+            );
+        }
+        Victim::PartnerP2 => {
+            // Commands already started finish while it is down (their wrapper outlives it).
+            wait_for(
+                "P2's running commands to end while it is down",
+                Duration::from_secs(60),
+                || (running_commands(&p2_runs) == 0).then_some(()),
+            );
+        }
+    }
     match victim {
         Victim::PartnerP2 => p2.restart(),
         Victim::Controller => controller.restart(),
