@@ -337,8 +337,10 @@ impl Engine {
                 let known = self.known.entry(instance).or_default();
                 if known.replaced.contains_key(&activity) {
                     // Its contingency activity took over: the word is recorded, never used.
-                    if !known.late.contains_key(&activity) {
-                        known.late.insert(activity, outcome);
+                    if let std::collections::btree_map::Entry::Vacant(e) =
+                        known.late.entry(activity)
+                    {
+                        e.insert(outcome);
                         self.dirty_known.insert(instance);
                     }
                     return Ok(effects);
