@@ -7,7 +7,12 @@
 //! - `GET /instances/{id}`: one instance with its partitions and activities; 404 if unknown.
 //! - `GET /instances/{id}/wait?timeout=SECS`: the same, once the instance is final or after
 //!   `timeout` seconds (at most [`MAX_WAIT_SECS`]), whichever comes first.
-//! - `GET /nodes`: the registered nodes.
+//! - `POST /instances/{id}/interrupt`, `/resume`, `/cancel`: an operator's control (every
+//!   partner of the instance is told); 200 with the instance afterwards, 404 if unknown, 409
+//!   with `{"error": ...}` when it does not apply (e.g. interrupting a finished instance).
+//! - `GET /instances/{id}/history`: the instance's events in the order the controller learnt
+//!   them (`[{at_ms, activity, partner, what}]`); 404 if unknown.
+//! - `GET /nodes`: the registered nodes (with `suspected`, the reason, while suspected).
 //! - `GET /metrics`: Prometheus text format.
 
 use std::time::Duration;
@@ -17,7 +22,8 @@ use axum::Router;
 use axum::extract::{DefaultBodyLimit, Path, Query, State};
 use axum::http::StatusCode;
 use axum::response::{IntoResponse, Response};
-use axum::routing::get;
+use axum::routing::{get, post};
+use mobiwf_runtime::wire::Control;
 use mobiwf_xml_schema::limits::MAX_DOCUMENT_BYTES;
 use serde::Deserialize;
 
@@ -33,6 +39,10 @@ pub fn router(client: ControllerClient) -> Router {
         .route("/instances", get(list).post(submit))
         .route("/instances/{id}", get(instance))
         .route("/instances/{id}/wait", get(wait))
+        .route("/instances/{id}/history", get(history))
+        .route("/instances/{id}/interrupt", post(interrupt))
+        .route("/instances/{id}/resume", post(resume))
+        .route("/instances/{id}/cancel", post(cancel))
         .route("/nodes", get(nodes))
         .route("/metrics", get(metrics))
         .layer(DefaultBodyLimit::max(MAX_DOCUMENT_BYTES))
@@ -106,6 +116,36 @@ async fn wait(
     match client.wait(id, deadline).await {
         Ok(Some(inst)) => Json(inst).into_response(),
         Ok(None) => error(StatusCode::NOT_FOUND, format!("no instance {id}")),
+        Err(e) => unavailable(e),
+    }
+}
+
+async fn history(State(client): State<ControllerClient>, Path(id): Path<u64>) -> Response {
+    match client.history(id).await {
+        Ok(Some(events)) => Json(events).into_response(),
+        Ok(None) => error(StatusCode::NOT_FOUND, format!("no instance {id}")),
+        Err(e) => unavailable(e),
+    }
+}
+
+async fn interrupt(State(client): State<ControllerClient>, Path(id): Path<u64>) -> Response {
+    control(client, id, Control::Interrupt).await
+}
+
+async fn resume(State(client): State<ControllerClient>, Path(id): Path<u64>) -> Response {
+    control(client, id, Control::Resume).await
+}
+
+async fn cancel(State(client): State<ControllerClient>, Path(id): Path<u64>) -> Response {
+    control(client, id, Control::Cancel).await
+}
+
+/// An operator's control: the instance afterwards, 404 unknown, 409 not applicable now.
+async fn control(client: ControllerClient, id: u64, action: Control) -> Response {
+    match client.control(id, action).await {
+        Ok(Ok(inst)) => Json(inst).into_response(),
+        Ok(Err(e @ BookError::UnknownInstance(_))) => error(StatusCode::NOT_FOUND, e.to_string()),
+        Ok(Err(e)) => error(StatusCode::CONFLICT, e.to_string()),
         Err(e) => unavailable(e),
     }
 }

@@ -1,6 +1,7 @@
 //! `mobiwf-controller`: the operator's command line for the central controller: the daemon
 //! (`serve`), the embedded demo (`demo`), instance commands (`submit`, `status`, `wait`,
-//! `list`, `nodes`), and document tools (`validate`, `partition`).
+//! `history`, `list`, `nodes`), the operator's controls (`interrupt`, `resume`, `cancel`), and
+//! document tools (`validate`, `partition`).
 
 mod commands;
 
@@ -8,6 +9,7 @@ use std::path::PathBuf;
 use std::process::ExitCode;
 
 use clap::{Parser, Subcommand};
+use mobiwf_runtime::wire::Control;
 
 use commands::api_client::ApiArgs;
 
@@ -45,7 +47,8 @@ enum Command {
         #[command(flatten)]
         api: ApiArgs,
     },
-    /// Show an instance: its state and, per activity, state, partner, start and end.
+    /// Show an instance: its state and, per activity, state, partner, start and end, and why
+    /// (failure reason, contingency activity, retries, emergency start); given-up partitions.
     Status {
         /// The instance id.
         instance: u64,
@@ -62,6 +65,49 @@ enum Command {
         /// Give up after this many seconds (default: wait as long as it takes).
         #[arg(long, value_name = "SECS")]
         timeout: Option<u64>,
+        #[command(flatten)]
+        api: ApiArgs,
+    },
+    /// Interrupt an instance: nothing new starts until it is resumed (running work finishes).
+    ///
+    /// Exit 0 done, 1 refused (the instance is not deploying or running) or unknown, 3 the
+    /// controller cannot be asked.
+    Interrupt {
+        /// The instance id.
+        instance: u64,
+        #[command(flatten)]
+        api: ApiArgs,
+    },
+    /// Resume an interrupted instance.
+    ///
+    /// Exit 0 done, 1 refused (the instance is not interrupted) or unknown, 3 the controller
+    /// cannot be asked.
+    Resume {
+        /// The instance id.
+        instance: u64,
+        #[command(flatten)]
+        api: ApiArgs,
+    },
+    /// Cancel an instance: every activity not finished is cancelled (running commands are
+    /// killed) and the instance ends cancelled.
+    ///
+    /// Exit 0 done, 1 refused (the instance is already over) or unknown, 3 the controller
+    /// cannot be asked.
+    Cancel {
+        /// The instance id.
+        instance: u64,
+        #[command(flatten)]
+        api: ApiArgs,
+    },
+    /// Show what happened to an instance: one line per event, with its time and partner.
+    ///
+    /// Exit 1 when there is no such instance, 3 when the controller cannot be asked.
+    History {
+        /// The instance id.
+        instance: u64,
+        /// Print JSON (the events in the order the controller learnt them).
+        #[arg(long)]
+        json: bool,
         #[command(flatten)]
         api: ApiArgs,
     },
@@ -156,6 +202,20 @@ fn run_async(command: Command) -> anyhow::Result<ExitCode> {
                 timeout,
                 api,
             } => commands::wait::run(&api, instance, timeout).await,
+            Command::Interrupt { instance, api } => {
+                commands::control::run(&api, instance, Control::Interrupt).await
+            }
+            Command::Resume { instance, api } => {
+                commands::control::run(&api, instance, Control::Resume).await
+            }
+            Command::Cancel { instance, api } => {
+                commands::control::run(&api, instance, Control::Cancel).await
+            }
+            Command::History {
+                instance,
+                json,
+                api,
+            } => commands::history::run(&api, instance, json).await,
             Command::List { json, api } => commands::status::list(&api, json).await,
             Command::Nodes { json, api } => commands::status::nodes(&api, json).await,
             Command::Validate { .. } | Command::Partition { .. } => Ok(ExitCode::SUCCESS),

@@ -1,7 +1,9 @@
 //! One module per subcommand; each returns the exit code, or an error for exit status 2.
 
 pub mod api_client;
+pub mod control;
 pub mod demo;
+pub mod history;
 pub mod partition;
 pub mod serve;
 pub mod status;

@@ -1,6 +1,7 @@
-//! Tables of instances, activities and nodes for the terminal.
+//! Tables of instances, activities, histories and nodes for the terminal.
 
-use mobiwf_controller::book::{Instance, NodeInfo};
+use mobiwf_controller::book::{ActivityView, HistoryEvent, Instance, InstanceState, NodeInfo};
+use mobiwf_runtime::wire::ActivityState;
 
 fn at(base: u64, ms: Option<u64>) -> String {
     match ms {
@@ -9,7 +10,56 @@ fn at(base: u64, ms: Option<u64>) -> String {
     }
 }
 
-/// One instance and its activities.
+/// `A2 (17)`, or `activity 17` when it has no name or is not in the instance.
+fn label(inst: &Instance, id: u64) -> String {
+    match inst.activities.iter().find(|a| a.id == id) {
+        Some(a) if !a.name.is_empty() => format!("{} ({id})", a.name),
+        _ => format!("activity {id}"),
+    }
+}
+
+/// What the DETAIL column says of an activity: how it started, how often it was tried, why
+/// it failed, and what its contingency did.
+fn detail(inst: &Instance, a: &ActivityView) -> String {
+    let mut notes = Vec::new();
+    if let Some(x) = a.stands_for {
+        notes.push(format!("in place of {}", label(inst, x)));
+    } else if a.partition.is_none() && a.state == ActivityState::Waiting {
+        notes.push("contingency activity (not placed)".to_owned());
+    }
+    if a.emergency {
+        notes.push("emergency start (timeToWait)".to_owned());
+    }
+    if a.retried > 0 {
+        notes.push(format!("tried {} more times", a.retried));
+    }
+    if let Some(d) = &a.detail {
+        notes.push(d.clone());
+    }
+    if let Some((at_ms, why)) = &a.overdue {
+        notes.push(format!(
+            "{why}: withdrawn at {} unless its partner reports it first",
+            at(inst.submitted_ms, Some(*at_ms))
+        ));
+    }
+    if let Some(x) = a.replaced_by {
+        notes.push(format!("replaced by {}", label(inst, x)));
+    } else if a.blocked_instead {
+        notes.push(format!(
+            "its contingency activity {} was already in use: successors cancelled",
+            label(inst, a.contingency.unsigned_abs())
+        ));
+    } else if a.state == ActivityState::Failed {
+        match a.contingency {
+            0 => notes.push("successors released (contingency 0)".to_owned()),
+            c if c < 0 => notes.push("successors cancelled (contingency -1)".to_owned()),
+            _ => {}
+        }
+    }
+    notes.join("; ")
+}
+
+/// One instance and its activities, then its given-up partitions.
 pub fn instance(inst: &Instance) -> String {
     let mut out = format!(
         "instance {} (workflow {}{}): {}",
@@ -25,26 +75,32 @@ pub fn instance(inst: &Instance) -> String {
     if let Some(d) = &inst.detail {
         out += &format!(" ({d})");
     }
+    if inst.state == InstanceState::Interrupted {
+        out += " (nothing new starts until `resume`)";
+    }
     out += "\n";
     out += &format!(
         "{:<8} {:<16} {:<10} {:<12} {:<10} {:<10} DETAIL\n",
         "ACTIVITY", "NAME", "STATE", "PARTNER", "STARTED", "FINISHED"
     );
     for a in &inst.activities {
-        out += &format!(
-            "{:<8} {:<16} {:<10} {:<12} {:<10} {:<10} {}\n",
+        let line = format!(
+            "{:<8} {:<16} {:<10} {:<12} {:<10} {:<10} {}",
             a.id,
             a.name,
             a.state.as_str(),
             a.node.as_deref().unwrap_or("-"),
             at(inst.submitted_ms, a.started_ms),
             at(inst.submitted_ms, a.finished_ms),
-            match (a.emergency, a.detail.as_deref()) {
-                (true, Some(d)) => format!("emergency start (timeToWait); {d}"),
-                (true, None) => "emergency start (timeToWait)".to_owned(),
-                (false, d) => d.unwrap_or("").to_owned(),
-            }
+            detail(inst, a)
         );
+        out += line.trim_end();
+        out += "\n";
+    }
+    for p in &inst.partitions {
+        if let Some(why) = &p.abandoned {
+            out += &format!("partition {} on {} given up: {why}\n", p.id, p.node);
+        }
     }
     out
 }
@@ -52,12 +108,12 @@ pub fn instance(inst: &Instance) -> String {
 /// Every instance, one line each.
 pub fn instances(all: &[Instance]) -> String {
     let mut out = format!(
-        "{:<10} {:<10} {:<10} {:<10} DESCRIPTION\n",
+        "{:<10} {:<10} {:<12} {:<10} DESCRIPTION\n",
         "INSTANCE", "WORKFLOW", "STATE", "TOOK"
     );
     for i in all {
         out += &format!(
-            "{:<10} {:<10} {:<10} {:<10} {}\n",
+            "{:<10} {:<10} {:<12} {:<10} {}\n",
             i.id,
             i.workflow,
             i.state.as_str(),
@@ -69,17 +125,199 @@ pub fn instances(all: &[Instance]) -> String {
     out
 }
 
-/// Every registered node.
-pub fn nodes(nodes: &[NodeInfo]) -> String {
-    let mut out = format!("{:<16} {:<12} ADDRESS\n", "NAME", "SKILLS");
-    for n in nodes {
-        let skills: Vec<String> = n.skills.iter().map(u64::to_string).collect();
+/// Wall-clock UTC time of day, `HH:MM:SS.mmm`.
+fn clock(ms: u64) -> String {
+    let day = ms % 86_400_000;
+    format!(
+        "{:02}:{:02}:{:02}.{:03}",
+        day / 3_600_000,
+        day / 60_000 % 60,
+        day / 1000 % 60,
+        day % 1000
+    )
+}
+
+/// An instance's history, one line per event, by time (ties in the order the controller
+/// learnt them): time since the first event, UTC time of day, partner, activity, what.
+pub fn history(events: &[HistoryEvent]) -> String {
+    let mut sorted: Vec<&HistoryEvent> = events.iter().collect();
+    sorted.sort_by_key(|e| e.at_ms);
+    let base = sorted.first().map_or(0, |e| e.at_ms);
+    let mut out = format!(
+        "{:<10} {:<12} {:<12} {:<8} WHAT\n",
+        "TIME", "UTC", "PARTNER", "ACTIVITY"
+    );
+    for e in sorted {
         out += &format!(
-            "{:<16} {:<12} {}\n",
-            n.name,
-            skills.join(","),
-            n.addrs.first().map_or("-", String::as_str)
+            "{:<10} {:<12} {:<12} {:<8} {}\n",
+            at(base, Some(e.at_ms)),
+            clock(e.at_ms),
+            e.partner.as_deref().unwrap_or("-"),
+            e.activity.map_or("-".to_owned(), |a| a.to_string()),
+            e.what
         );
     }
     out
+}
+
+/// Every registered node; under the table, why each suspected one is.
+pub fn nodes(nodes: &[NodeInfo]) -> String {
+    let mut out = format!(
+        "{:<16} {:<12} {:<10} ADDRESS\n",
+        "NAME", "SKILLS", "SUSPECTED"
+    );
+    for n in nodes {
+        let skills: Vec<String> = n.skills.iter().map(u64::to_string).collect();
+        out += &format!(
+            "{:<16} {:<12} {:<10} {}\n",
+            n.name,
+            skills.join(","),
+            if n.suspected.is_some() { "yes" } else { "no" },
+            n.addrs.first().map_or("-", String::as_str)
+        );
+    }
+    for n in nodes {
+        if let Some(why) = &n.suspected {
+            out += &format!("{} is suspected: {why}\n", n.name);
+        }
+    }
+    out
+}
+
+#[cfg(test)]
+mod tests {
+    use mobiwf_controller::book::PartitionView;
+
+    use super::*;
+
+    fn view(id: u64, name: &str, state: ActivityState) -> ActivityView {
+        ActivityView {
+            id,
+            name: name.to_owned(),
+            partition: Some(1),
+            node: Some("P1".to_owned()),
+            state,
+            started_ms: Some(1_000),
+            finished_ms: Some(2_000),
+            detail: None,
+            contingency: -1,
+            emergency: false,
+            retried: 0,
+            replaced_by: None,
+            stands_for: None,
+            blocked_instead: false,
+            awaits: Vec::new(),
+            relayed: std::collections::BTreeSet::new(),
+            overdue: None,
+        }
+    }
+
+    #[test]
+    fn status_says_why_and_what_the_contingency_did() {
+        let mut a2 = view(17, "A2", ActivityState::Failed);
+        a2.detail = Some("exit status 3".to_owned());
+        a2.retried = 2;
+        a2.contingency = 21;
+        a2.replaced_by = Some(21);
+        let mut a2b = view(21, "A2b", ActivityState::Succeeded);
+        a2b.node = Some("P2".to_owned());
+        a2b.stands_for = Some(17);
+        a2b.emergency = true;
+        let mut a4 = view(19, "A4", ActivityState::Failed);
+        a4.contingency = 0;
+        a4.detail = Some("partner P2 stopped answering".to_owned());
+        let mut spare = view(22, "A9", ActivityState::Waiting);
+        (
+            spare.partition,
+            spare.node,
+            spare.started_ms,
+            spare.finished_ms,
+        ) = (None, None, None, None);
+        let inst = Instance {
+            id: 3,
+            workflow: 18,
+            description: String::new(),
+            state: InstanceState::Interrupted,
+            detail: None,
+            submitted_ms: 0,
+            finished_ms: None,
+            partitions: vec![PartitionView {
+                id: 2,
+                node: "P2".to_owned(),
+                peer: "peer".to_owned(),
+                deployed: true,
+                finished: false,
+                deadline_ms: None,
+                stands_for: None,
+                abandoned: Some("partner P2 stopped answering (no answer for 10 s)".to_owned()),
+            }],
+            activities: vec![a2, a2b, a4, spare],
+        };
+        let text = instance(&inst);
+        let line = |id: &str| {
+            text.lines()
+                .find(|l| l.starts_with(id))
+                .unwrap_or_else(|| panic!("no line {id} in\n{text}"))
+                .to_owned()
+        };
+        assert!(
+            text.starts_with("instance 3 (workflow 18): interrupted"),
+            "{text}"
+        );
+        assert!(
+            line("17").ends_with("tried 2 more times; exit status 3; replaced by A2b (21)"),
+            "{text}"
+        );
+        assert!(
+            line("21").contains("P2")
+                && line("21").ends_with("in place of A2 (17); emergency start (timeToWait)"),
+            "{text}"
+        );
+        assert!(
+            line("19")
+                .ends_with("partner P2 stopped answering; successors released (contingency 0)"),
+            "{text}"
+        );
+        assert!(
+            line("22").ends_with("contingency activity (not placed)"),
+            "{text}"
+        );
+        assert!(
+            text.ends_with(
+                "partition 2 on P2 given up: partner P2 stopped answering (no answer for 10 s)\n"
+            ),
+            "{text}"
+        );
+    }
+
+    #[test]
+    fn nodes_show_suspicion() {
+        let node = |name: &str, suspected: Option<&str>| NodeInfo {
+            peer: name.to_owned(),
+            name: name.to_owned(),
+            skills: vec![1, 3],
+            addrs: vec![format!("/ip4/127.0.0.1/tcp/1/p2p/{name}")],
+            registered_ms: 0,
+            seq: 0,
+            suspected: suspected.map(str::to_owned),
+        };
+        let text = nodes(&[node("P1", None), node("P2", Some("no answer for 10 s"))]);
+        let lines: Vec<&str> = text.lines().collect();
+        assert!(lines[0].contains("SUSPECTED"), "{text}");
+        assert!(
+            lines[1].starts_with("P1") && lines[1].contains(" no "),
+            "{text}"
+        );
+        assert!(
+            lines[2].starts_with("P2") && lines[2].contains(" yes "),
+            "{text}"
+        );
+        assert_eq!(lines[3], "P2 is suspected: no answer for 10 s", "{text}");
+    }
+
+    #[test]
+    fn clock_is_utc_time_of_day() {
+        // 2026-11-22 15:53:52.007 UTC
+        assert_eq!(clock(1_795_362_832_007), "15:53:52.007");
+    }
 }

@@ -1,0 +1,38 @@
+//! `interrupt`, `resume` and `cancel INSTANCE`: an operator's control of a running instance.
+
+use std::process::ExitCode;
+
+use mobiwf_runtime::wire::Control;
+
+use super::api_client::{ApiArgs, json};
+
+/// Asks the controller to interrupt, resume or cancel an instance. Exit 0 when done, 1 when
+/// refused (the instance is not in a state where it applies) or unknown, 3 when the
+/// controller cannot be asked.
+pub async fn run(api: &ApiArgs, id: u64, action: Control) -> anyhow::Result<ExitCode> {
+    let request =
+        reqwest::Client::new().post(api.url(&format!("/instances/{id}/{}", action.as_str())));
+    match json(request, api).await {
+        Ok(Ok(body)) => {
+            let state = body["state"].as_str().unwrap_or("?");
+            match action {
+                Control::Interrupt => println!("instance {id} interrupted"),
+                Control::Resume => println!("instance {id} resumed ({state})"),
+                Control::Cancel => println!("instance {id} cancelled"),
+            }
+            Ok(ExitCode::SUCCESS)
+        }
+        Ok(Err((404 | 409, message))) => {
+            eprintln!("mobiwf-controller: {message}");
+            Ok(ExitCode::from(1))
+        }
+        Ok(Err((_, message))) => {
+            eprintln!("mobiwf-controller: {message}");
+            Ok(ExitCode::from(3))
+        }
+        Err(e) => {
+            eprintln!("mobiwf-controller: error: {e:#}");
+            Ok(ExitCode::from(3))
+        }
+    }
+}

@@ -1,0 +1,37 @@
+//! `history INSTANCE [--json]`: every transition of an instance, with its time and partner.
+
+use std::process::ExitCode;
+
+use mobiwf_controller::book::HistoryEvent;
+
+use super::api_client::{ApiArgs, json};
+use super::table;
+
+/// Prints the history (exit 0); exit 1 when there is no such instance, 3 when the controller
+/// cannot be asked.
+pub async fn run(api: &ApiArgs, id: u64, as_json: bool) -> anyhow::Result<ExitCode> {
+    let request = reqwest::Client::new().get(api.url(&format!("/instances/{id}/history")));
+    match json(request, api).await {
+        Ok(Ok(body)) => {
+            if as_json {
+                println!("{}", serde_json::to_string_pretty(&body)?);
+            } else {
+                let events: Vec<HistoryEvent> = serde_json::from_value(body)?;
+                print!("{}", table::history(&events));
+            }
+            Ok(ExitCode::SUCCESS)
+        }
+        Ok(Err((404, message))) => {
+            eprintln!("mobiwf-controller: {message}");
+            Ok(ExitCode::from(1))
+        }
+        Ok(Err((_, message))) => {
+            eprintln!("mobiwf-controller: {message}");
+            Ok(ExitCode::from(3))
+        }
+        Err(e) => {
+            eprintln!("mobiwf-controller: error: {e:#}");
+            Ok(ExitCode::from(3))
+        }
+    }
+}
