@@ -129,7 +129,10 @@ fn assert_replaced(controller: &Controller, id: u64, log: &Path, reason: &str) {
     assert_eq!(a2["replaced_by"], 4, "{status:#}");
     let a2b = activity(&status, 4);
     assert_eq!(a2b["state"], "succeeded", "{status:#}");
-    assert_eq!(a2b["node"], "P3", "A2b runs on the other partner with the skill");
+    assert_eq!(
+        a2b["node"], "P3",
+        "A2b runs on the other partner with the skill"
+    );
     assert_eq!(a2b["stands_for"], 2, "{status:#}");
     assert_eq!(activity(&status, 3)["state"], "succeeded", "{status:#}");
     let seen = lines(log);
@@ -150,7 +153,9 @@ fn a_partner_killed_for_good_is_replaced_by_the_contingency_on_another_partner()
     let (controller, _p1, mut p2, _p3) = three_partners(&dir);
     let id = controller.submit(&contingency_workflow(&dir, &log, 20));
     wait_for("A2 to start on P2", Duration::from_secs(30), || {
-        lines(&log).contains_key(&format!("{id} 2 start")).then_some(())
+        lines(&log)
+            .contains_key(&format!("{id} 2 start"))
+            .then_some(())
     });
     p2.kill();
     controller
@@ -179,7 +184,9 @@ fn a_stalled_partner_that_comes_back_after_the_contingency_took_over_completes_n
     // A2 takes 3 s: it finishes while P2 is stopped, so P2 has a (late) success to tell.
     let id = controller.submit(&contingency_workflow(&dir, &log, 3));
     wait_for("A2 to start on P2", Duration::from_secs(30), || {
-        lines(&log).contains_key(&format!("{id} 2 start")).then_some(())
+        lines(&log)
+            .contains_key(&format!("{id} 2 start"))
+            .then_some(())
     });
     p2.signal("STOP");
     controller

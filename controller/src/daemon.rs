@@ -213,7 +213,9 @@ impl Controller {
             watched_rx,
             verdicts_tx,
         ));
-        tasks.push(daemon::timer(deadline_rx, events_tx.clone(), || Event::Tick));
+        tasks.push(daemon::timer(deadline_rx, events_tx.clone(), || {
+            Event::Tick
+        }));
         let mut actor = Actor {
             book,
             seq,

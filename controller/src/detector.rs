@@ -118,7 +118,10 @@ pub fn start(
                     let saw = s.last_error.as_deref().unwrap_or("no answer");
                     Some(Verdict::Suspect {
                         peer: w.peer.clone(),
-                        reason: format!("no answer to probes for {:.1} s: {saw}", silent.as_secs_f64()),
+                        reason: format!(
+                            "no answer to probes for {:.1} s: {saw}",
+                            silent.as_secs_f64()
+                        ),
                     })
                 } else {
                     None

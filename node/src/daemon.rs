@@ -169,7 +169,9 @@ impl Node {
         actor.register(&config.skills, &addrs)?;
         let resumed = actor.engine.resume();
         actor.carry_out(resumed);
-        tasks.push(daemon::timer(deadline_rx, events_tx.clone(), || Event::Tick));
+        tasks.push(daemon::timer(deadline_rx, events_tx.clone(), || {
+            Event::Tick
+        }));
         let span = tracing::info_span!("node", name = %config.name);
         let (fatal_tx, fatal) = watch::channel(None);
         tasks.push(tokio::spawn(
@@ -498,7 +500,9 @@ impl Actor {
                 };
                 match self.engine.apply(now, input) {
                     Ok(effects) => after.effects.extend(effects),
-                    Err(e) => tracing::warn!("a command ended, but: {e}"),
+                    // Its activity was decided before (timeOut, withdrawal, cancel): the
+                    // command had been killed, or its word comes too late.
+                    Err(e) => tracing::info!("a command ended after its activity was decided: {e}"),
                 }
             }
             Event::Complete {

@@ -173,6 +173,10 @@ pub struct ActivityView {
     pub overdue: Option<(u64, String)>,
 }
 
+/// The reason an operator's cancel gives the activities it ends (the nodes use the same
+/// words).
+pub const CANCELLED_BY_OPERATOR: &str = "the instance was cancelled by an operator";
+
 /// How long the controller waits, after a successor's node says a precondition is overdue,
 /// for the predecessor's own partner to report it (its own `timeOut` fires at about the same
 /// time), before deciding that it failed.
@@ -813,7 +817,7 @@ impl Book {
                     if a.partition.is_some() && !a.state.is_final() {
                         a.state = ActivityState::Cancelled;
                         a.finished_ms = Some(now_ms);
-                        a.detail = Some("the instance was cancelled by an operator".to_owned());
+                        a.detail = Some(CANCELLED_BY_OPERATOR.to_owned());
                     }
                 }
             }
@@ -975,7 +979,32 @@ fn update(inst: &mut Instance, ctx: &mut Ctx<'_>, partition: u64, record: &Activ
         ));
     }
     a.emergency |= record.emergency;
-    if a.state.is_final() {
+    let was_started = a.started_ms.is_some();
+    let was_retried = a.retried;
+    if !was_started && record.started_ms.is_some() && !record.emergency {
+        events.push((record.started_ms, format!("{name} started")));
+    }
+    // What the node did is a fact even when the controller decided the state: when it started,
+    // how often it was tried.
+    a.started_ms = a.started_ms.or(record.started_ms);
+    a.retried = a.retried.max(record.retried);
+    // An operator's cancel is marked at once on everything not known final; a node's word
+    // that the activity had finished (or was cancelled) on it is the truth, not a late word.
+    let by_operator = a.detail.as_deref() == Some(CANCELLED_BY_OPERATOR);
+    if by_operator && record.state.is_final() {
+        if record.state != ActivityState::Cancelled {
+            events.push((
+                record.finished_ms,
+                format!(
+                    "{name} {} before the cancel reached it",
+                    record.state.as_str()
+                ),
+            ));
+        }
+        a.state = record.state;
+        a.finished_ms = record.finished_ms;
+        a.detail = record.detail.clone();
+    } else if a.state.is_final() {
         if record.state.is_final() && record.state != a.state {
             events.push((
                 Some(ctx.now),
@@ -989,10 +1018,7 @@ fn update(inst: &mut Instance, ctx: &mut Ctx<'_>, partition: u64, record: &Activ
             ));
         }
     } else {
-        if a.started_ms.is_none() && record.started_ms.is_some() && !record.emergency {
-            events.push((record.started_ms, format!("{name} started")));
-        }
-        if record.retried > a.retried {
+        if record.retried > was_retried {
             events.push((
                 record.finished_ms.or(record.started_ms),
                 format!("{name} was tried {} more times", record.retried),

@@ -39,7 +39,9 @@ fn seconds(text: &str) -> Result<f64, String> {
     match text.parse::<f64>() {
         Ok(s) if s > 0.0 && s <= 86_400.0 => Ok(s),
         Ok(_) => Err("expected more than 0 and at most 86400 seconds".to_owned()),
-        Err(_) => Err(format!("{text:?} is not a number of seconds (e.g. 2 or 0.5)")),
+        Err(_) => Err(format!(
+            "{text:?} is not a number of seconds (e.g. 2 or 0.5)"
+        )),
     }
 }
 
