@@ -99,6 +99,22 @@ fn three_partners(dir: &Path) -> (Controller, Node, Node, Node) {
     (controller, p1, p2, p3)
 }
 
+/// Kills the commands a killed node left running (their wrappers lead their own process
+/// groups, recorded in `runs/*/claim/pid`), so that nothing outlives the test.
+fn kill_orphans(runs: &Path) {
+    for entry in std::fs::read_dir(runs).into_iter().flatten().flatten() {
+        let dir = entry.path();
+        if dir.join("exit").exists() {
+            continue;
+        }
+        if let Ok(pid) = std::fs::read_to_string(dir.join("claim").join("pid")) {
+            let _ = std::process::Command::new("kill")
+                .args(["-KILL", "--", &format!("-{}", pid.trim())])
+                .status();
+        }
+    }
+}
+
 fn activity(status: &Value, id: u64) -> Value {
     status["activities"]
         .as_array()
@@ -140,6 +156,7 @@ fn assert_replaced(controller: &Controller, id: u64, log: &Path, reason: &str) {
         assert_eq!(seen.get(&line), Some(&1), "{line:?} once in {seen:?}");
     }
     let history = history(controller, id);
+    eprintln!("history of instance {id}:\n{history}");
     assert!(
         history.contains("contingency activity A2b (4) runs on P3 in place of A2 (2)"),
         "history:\n{history}"
@@ -174,6 +191,7 @@ fn a_partner_killed_for_good_is_replaced_by_the_contingency_on_another_partner()
         given_up["abandoned"].as_str().is_some(),
         "P2's partition is given up:\n{status:#}"
     );
+    kill_orphans(&dir.join("p2").join("runs"));
 }
 
 #[test]
