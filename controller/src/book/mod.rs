@@ -507,9 +507,7 @@ impl Book {
                     inst.state = InstanceState::Failed;
                     inst.finished_ms = Some(now_ms);
                     inst.detail = Some(format!("partition {partition} was refused: {reason}"));
-                } else if inst.state == InstanceState::Deploying
-                    && inst.partitions.iter().all(|p| p.deployed)
-                {
+                } else if inst.state == InstanceState::Deploying && all_deployed(inst) {
                     inst.state = InstanceState::Running;
                 }
                 let what = match &refused {
@@ -754,6 +752,9 @@ impl Book {
         };
         f(inst, &mut ctx);
         recovery::settle(inst, &mut ctx);
+        if inst.state == InstanceState::Deploying && all_deployed(inst) {
+            inst.state = InstanceState::Running;
+        }
         self.dirty_instances.insert(id);
         Ok(())
     }
@@ -803,7 +804,7 @@ impl Book {
         match action {
             Control::Interrupt => inst.state = InstanceState::Interrupted,
             Control::Resume => {
-                inst.state = if inst.partitions.iter().all(|p| p.deployed) {
+                inst.state = if all_deployed(inst) {
                     InstanceState::Running
                 } else {
                     InstanceState::Deploying
@@ -828,7 +829,7 @@ impl Book {
             .filter(|p| p.abandoned.is_none())
             .map(|p| p.peer.clone())
             .collect();
-        let effects = peers
+        let mut effects: Vec<Effect> = peers
             .iter()
             .filter_map(|peer| self.nodes.get(peer))
             .map(|node| Effect::Send {
@@ -852,6 +853,10 @@ impl Book {
             ),
         );
         self.dirty_instances.insert(id);
+        if action == Control::Resume {
+            // What waited for the resumption: contingency activities to place.
+            self.with_instance(id, now_ms, &mut effects, |_, _| {})?;
+        }
         Ok(Applied {
             effects,
             instance: None,
@@ -937,6 +942,15 @@ impl Book {
     pub fn nodes(&self) -> impl Iterator<Item = &NodeInfo> {
         self.nodes.values()
     }
+}
+
+/// True when no partition waits for its node's acknowledgement any more: each was
+/// acknowledged, finished, or given up (a partition given up before its node acknowledged it
+/// never will be).
+fn all_deployed(inst: &Instance) -> bool {
+    inst.partitions
+        .iter()
+        .all(|p| p.deployed || p.finished || p.abandoned.is_some())
 }
 
 /// Only the node that runs a partition reports on it.

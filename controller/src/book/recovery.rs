@@ -36,7 +36,8 @@ impl Ctx<'_> {
     }
 
     fn log(&mut self, inst: &Instance, activity: Option<u64>, partner: Option<&str>, what: String) {
-        self.history.push(inst.id, self.now, activity, partner, what);
+        self.history
+            .push(inst.id, self.now, activity, partner, what);
     }
 }
 
@@ -237,11 +238,14 @@ pub(super) fn settle(inst: &mut Instance, ctx: &mut Ctx<'_>) {
     if inst.state.is_final() {
         return;
     }
+    // An interrupted instance starts nothing new: its contingency activities are placed when
+    // it is resumed (a node that was not told of the interruption would run them at once).
+    let interrupted = inst.state == InstanceState::Interrupted;
     let pending: Vec<(u64, u64)> = inst
         .activities
         .iter()
         .filter(|a| a.state == ActivityState::Failed && a.replaced_by.is_none())
-        .filter(|a| a.contingency > 0 && !a.blocked_instead)
+        .filter(|a| a.contingency > 0 && !a.blocked_instead && !interrupted)
         .filter_map(|a| Some((a.id, u64::try_from(a.contingency).ok()?)))
         .collect();
     for (a, x) in pending {
@@ -334,10 +338,15 @@ fn place(inst: &mut Instance, ctx: &mut Ctx<'_>, a: u64, x: u64) {
     let started = view(inst, a).is_some_and(|v| v.started_ms.is_some());
     let act_a = def.activity(mobiwf_xml_schema::ActivityId(a));
     // Started: its preconditions were met. Not started: the contingency activity waits for
-    // them, and the controller relays their outcomes (`relay_to_stand_ins`).
-    let awaits: Vec<u64> = match (started, act_a) {
-        (false, Some(act_a)) => act_a.preconditions.iter().map(|p| p.0).collect(),
-        _ => Vec::new(),
+    // them, and the controller relays their outcomes (`relay_to_stand_ins`). A contingency
+    // activity that failed before it started waited for what the activity it stood for
+    // waited for (its own definition has no preconditions): its successor waits for the same.
+    let stood_in = view(inst, a).filter(|v| v.stands_for.is_some());
+    let awaits: Vec<u64> = match (started, stood_in, act_a) {
+        (true, _, _) => Vec::new(),
+        (false, Some(v), _) => v.awaits.clone(),
+        (false, None, Some(act_a)) => act_a.preconditions.iter().map(|p| p.0).collect(),
+        (false, None, None) => Vec::new(),
     };
     let location = node.addrs.first().cloned().unwrap_or_default();
     let mut adjacents = Vec::new();
@@ -464,7 +473,11 @@ fn finish_if_done(inst: &mut Instance, ctx: &mut Ctx<'_>) {
     match cause {
         Some(a) => {
             inst.state = InstanceState::Failed;
-            let on = a.node.as_deref().map(|n| format!(" on {n}")).unwrap_or_default();
+            let on = a
+                .node
+                .as_deref()
+                .map(|n| format!(" on {n}"))
+                .unwrap_or_default();
             let verb = if a.state == ActivityState::Cancelled {
                 "was cancelled"
             } else {

@@ -285,8 +285,8 @@ impl Engine {
                 let Some(rec) = run.record(act.id.0) else {
                     continue;
                 };
-                let running = rec.state == ActivityState::Running
-                    && !run.retry_at.contains_key(&act.id.0);
+                let running =
+                    rec.state == ActivityState::Running && !run.retry_at.contains_key(&act.id.0);
                 if let (true, ActivityKind::Automatic, Some(command)) =
                     (running, act.kind, &act.command)
                 {
@@ -359,7 +359,10 @@ impl Engine {
             } => {
                 let known = self.known.entry(instance).or_default();
                 for activity in activities {
-                    known.withdrawn.entry(activity).or_insert_with(|| reason.clone());
+                    known
+                        .withdrawn
+                        .entry(activity)
+                        .or_insert_with(|| reason.clone());
                 }
                 self.dirty_known.insert(instance);
                 self.advance_instance(instance, now_ms, &mut effects);
@@ -407,7 +410,14 @@ impl Engine {
                     return Ok(effects);
                 }
                 if succeeded {
-                    self.finish(key, activity, ActivityState::Succeeded, detail, now_ms, &mut effects);
+                    self.finish(
+                        key,
+                        activity,
+                        ActivityState::Succeeded,
+                        detail,
+                        now_ms,
+                        &mut effects,
+                    );
                 } else {
                     let why = detail.unwrap_or_else(|| "failed".to_owned());
                     self.fail(key, activity, why, now_ms, &mut effects);
@@ -433,75 +443,102 @@ impl Engine {
             .min()
     }
 
-    /// Carries out every timer that has run out.
+    /// Carries out every timer that has run out, earliest first, one at a time: each is taken
+    /// from the state the previous one left, because a timer that fires can start or end
+    /// activities whose own timers were due too (an activity started by its predecessor's
+    /// emergency start must not be started again by its own), and an activity can have
+    /// several timers due at once (a precondition `timeOut` and its `timeToWait`). This ends:
+    /// each timer that fires is gone afterwards (the activity started or ended, the overdue
+    /// precondition is marked, the retry is consumed) or replaced by one later than now.
     fn timers(&mut self, now_ms: u64, effects: &mut Vec<Effect>) {
-        let due: Vec<(RunKey, u64, run::Timer)> = self
-            .runs
+        while let Some((key, activity, timer)) = self.first_due(now_ms) {
+            self.fire(key, activity, timer, now_ms, effects);
+        }
+    }
+
+    /// The earliest timer that has run out.
+    fn first_due(&self, now_ms: u64) -> Option<(RunKey, u64, run::Timer)> {
+        self.runs
             .values()
             .flat_map(|run| {
                 let known = self.known.get(&run.key.instance);
                 run.doc().activities.iter().filter_map(move |act| {
                     let (at, timer) = run.timer(act, known)?;
-                    (at <= now_ms).then_some((run.key, act.id.0, timer))
+                    (at <= now_ms).then_some((at, run.key, act.id.0, timer))
                 })
             })
-            .collect();
-        for (key, activity, timer) in due {
-            match timer {
-                run::Timer::Emergency => {
-                    if let Some(run) = self.runs.get_mut(&key) {
-                        run.mark_emergency(activity);
-                    }
-                    self.start(key, activity, now_ms, effects);
-                    if let Some(record) = self.runs.get(&key).and_then(|r| r.record(activity)) {
-                        effects.push(report(key, record));
-                    }
+            .min_by_key(|(at, key, activity, _)| (*at, *key, *activity))
+            .map(|(_, key, activity, timer)| (key, activity, timer))
+    }
+
+    /// Carries out one timer of one activity.
+    fn fire(
+        &mut self,
+        key: RunKey,
+        activity: u64,
+        timer: run::Timer,
+        now_ms: u64,
+        effects: &mut Vec<Effect>,
+    ) {
+        match timer {
+            run::Timer::Emergency => {
+                if let Some(run) = self.runs.get_mut(&key) {
+                    run.mark_emergency(activity);
                 }
-                run::Timer::RunTooLong => {
-                    let Some(run) = self.runs.get(&key) else {
-                        continue;
-                    };
-                    let (time_out, attempt, has_command) = match run.activity(activity) {
-                        Some(act) => (
-                            act.time_out_secs,
-                            run.record(activity).map_or(0, |r| r.retried),
-                            act.kind == ActivityKind::Automatic && act.command.is_some(),
-                        ),
-                        None => continue,
-                    };
-                    let why = format!("ran longer than its timeOut of {time_out} s");
-                    if has_command {
-                        effects.push(Effect::Kill {
-                            key,
-                            activity,
-                            attempt,
-                            why: why.clone(),
-                        });
-                    }
-                    self.fail(key, activity, why, now_ms, effects);
-                }
-                run::Timer::Retry => self.retry(key, activity, now_ms, effects),
-                run::Timer::Overdue {
-                    precondition,
-                    time_out_secs,
-                } => {
-                    if let Some(run) = self.runs.get_mut(&key) {
-                        run.overdue.insert((activity, precondition));
-                        self.dirty_runs.insert(key);
-                    }
-                    effects.push(Effect::Send {
-                        to: Target::Controller,
-                        message: Message::Overdue {
-                            instance: key.instance,
-                            waiting: activity,
-                            precondition,
-                            time_out_secs,
-                        },
-                    });
+                let before = effects.len();
+                self.start(key, activity, now_ms, effects);
+                // Told at once, unless it already finished and `finish` told (responseImmediate).
+                let told = effects[before..].iter().any(|e| {
+                    matches!(e, Effect::Send { message: Message::Report { record, .. }, .. }
+                        if record.activity == activity)
+                });
+                if !told && let Some(record) = self.runs.get(&key).and_then(|r| r.record(activity))
+                {
+                    effects.push(report(key, record));
                 }
             }
-            self.advance(key, now_ms, effects);
+            run::Timer::RunTooLong => {
+                let Some(run) = self.runs.get(&key) else {
+                    return;
+                };
+                let Some(act) = run.activity(activity) else {
+                    return;
+                };
+                let time_out = act.time_out_secs;
+                let has_command = act.kind == ActivityKind::Automatic && act.command.is_some();
+                let attempt = run.record(activity).map_or(0, |r| r.retried);
+                let why = format!("ran longer than its timeOut of {time_out} s");
+                if has_command {
+                    effects.push(Effect::Kill {
+                        key,
+                        activity,
+                        attempt,
+                        why: why.clone(),
+                    });
+                }
+                self.fail(key, activity, why, now_ms, effects);
+            }
+            run::Timer::Retry => self.retry(key, activity, now_ms, effects),
+            run::Timer::Overdue {
+                precondition,
+                time_out_secs,
+            } => {
+                if let Some(run) = self.runs.get_mut(&key) {
+                    run.overdue.insert((activity, precondition));
+                    self.dirty_runs.insert(key);
+                }
+                effects.push(Effect::Send {
+                    to: Target::Controller,
+                    message: Message::Overdue {
+                        instance: key.instance,
+                        waiting: activity,
+                        precondition,
+                        time_out_secs,
+                    },
+                });
+            }
         }
+        self.advance(key, now_ms, effects);
     }
 
     /// A try of an activity failed: try again if its `<retries>` allow (after their wait),
@@ -514,7 +551,9 @@ impl Engine {
         now_ms: u64,
         effects: &mut Vec<Effect>,
     ) {
-        let cancelled = self.known.get(&key.instance).is_some_and(|k| k.cancelled);
+        let known = self.known.get(&key.instance);
+        let cancelled = known.is_some_and(|k| k.cancelled);
+        let interrupted = known.is_some_and(|k| k.interrupted);
         let Some(run) = self.runs.get_mut(&key) else {
             return;
         };
@@ -527,7 +566,14 @@ impl Engine {
             return;
         };
         if !automatic || cancelled || rec.retried >= count {
-            self.finish(key, activity, ActivityState::Failed, Some(why), now_ms, effects);
+            self.finish(
+                key,
+                activity,
+                ActivityState::Failed,
+                Some(why),
+                now_ms,
+                effects,
+            );
             return;
         }
         rec.retried += 1;
@@ -539,7 +585,9 @@ impl Engine {
         run.retry_at
             .insert(activity, now_ms + u64::from(wait) * 1000);
         self.dirty_runs.insert(key);
-        if wait == 0 {
+        // An interrupted instance starts nothing, not even a next try: it waits for the
+        // resumption (its timer is held until then, see `Run::timer`).
+        if wait == 0 && !interrupted {
             self.retry(key, activity, now_ms, effects);
         }
     }

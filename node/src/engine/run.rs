@@ -225,14 +225,22 @@ impl Run {
     /// the wait before its next try. All count from stored times (deployment, start, failed
     /// try), so they survive restarts. An interrupted instance starts nothing: only `timeOut`s
     /// of running activities count then.
-    pub(super) fn timer(&self, act: &PartitionActivity, known: Option<&Known>) -> Option<(u64, Timer)> {
+    pub(super) fn timer(
+        &self,
+        act: &PartitionActivity,
+        known: Option<&Known>,
+    ) -> Option<(u64, Timer)> {
         let rec = self.record(act.id.0)?;
         let held = known.is_some_and(|k| k.interrupted || k.cancelled);
         let secs = |s: u32| u64::from(s) * 1000;
         match rec.state {
             ActivityState::Waiting if !held => {
-                let emergency = (act.time_to_wait_secs > 0)
-                    .then(|| (self.deployed_ms + secs(act.time_to_wait_secs), Timer::Emergency));
+                let emergency = (act.time_to_wait_secs > 0).then(|| {
+                    (
+                        self.deployed_ms + secs(act.time_to_wait_secs),
+                        Timer::Emergency,
+                    )
+                });
                 let overdue = act
                     .preconditions
                     .iter()
@@ -248,7 +256,10 @@ impl Run {
                             },
                         )
                     });
-                emergency.into_iter().chain(overdue).min_by_key(|(at, _)| *at)
+                emergency
+                    .into_iter()
+                    .chain(overdue)
+                    .min_by_key(|(at, _)| *at)
             }
             ActivityState::Running => match self.retry_at.get(&act.id.0) {
                 Some(&at) if !held => Some((at, Timer::Retry)),
@@ -272,12 +283,7 @@ impl Run {
     /// The outcome of precondition `id` as far as this run knows: a local one from its
     /// record (or, once it was replaced, its contingency activity's notification), a remote one
     /// from notifications, following substitutions.
-    fn precondition_outcome(
-        &self,
-        id: u64,
-        local: bool,
-        known: Option<&Known>,
-    ) -> Option<Outcome> {
+    fn precondition_outcome(&self, id: u64, local: bool, known: Option<&Known>) -> Option<Outcome> {
         let replaced = known.is_some_and(|k| k.replaced.contains_key(&id));
         if local && !replaced {
             let (act, rec) = (self.activity(id)?, self.record(id)?);
