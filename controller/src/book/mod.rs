@@ -1110,13 +1110,24 @@ fn overdue(
             }
         }
     } else {
-        ctx.history.push(
-            inst.id,
-            ctx.now,
-            Some(precondition),
-            node.as_deref(),
-            format!("{waited}; its contingency activity is not placed yet"),
-        );
+        // It failed and its successors wait for its contingency activity (or a chain of them).
+        let mut stand_in = precondition;
+        for _ in 0..MAX_CONTINGENCY_CHAIN {
+            match recovery::view(inst, stand_in).and_then(|v| v.replaced_by) {
+                Some(x) => stand_in = x,
+                None => break,
+            }
+        }
+        let what = if stand_in == precondition {
+            format!("{waited}; its contingency activity is not placed yet")
+        } else {
+            format!(
+                "{waited}; it failed and {} runs in its place, not finished yet",
+                label(inst, stand_in)
+            )
+        };
+        ctx.history
+            .push(inst.id, ctx.now, Some(precondition), node.as_deref(), what);
     }
 }
 

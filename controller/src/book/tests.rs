@@ -1363,3 +1363,79 @@ fn a_partition_given_up_before_its_node_acknowledged_it_does_not_keep_the_instan
     suspect(&mut b, T0 + 1000, "peerA");
     assert_eq!(state_of(&b), InstanceState::Running);
 }
+
+#[test]
+fn an_overdue_precondition_that_failed_is_waited_for_through_its_contingency_activity() {
+    let mut b = book_with(&[node("peerA", "P1", &[1]), node("peerB", "P2", &[1])]);
+    submit(&mut b, &chain(9)).expect("submit");
+    report_failure(&mut b, T0 + 1000, 1, 1, "peerA");
+    let applied = overdue_1_for_2(&mut b, T0 + 11_000);
+    assert!(sent(&applied).is_empty());
+    assert!(told(
+        &story(&b),
+        "its contingency activity is not placed yet"
+    ));
+    let applied = b
+        .apply(T0 + 12_000, Input::Register(node("peerC", "spare", &[2])))
+        .expect("register");
+    assert_eq!(deployed(&applied).len(), 1);
+    let applied = overdue_1_for_2(&mut b, T0 + 20_000);
+    assert!(sent(&applied).is_empty());
+    assert!(
+        told(
+            &story(&b),
+            "for N1 (1); it failed and N9 (9) runs in its place, not finished yet"
+        ),
+        "{:?}",
+        story(&b)
+    );
+    assert_eq!(b.next_deadline(), None, "nothing to withdraw");
+}
+
+#[test]
+fn a_contingency_activity_whose_node_is_suspected_fails_and_its_own_contingency_applies() {
+    let mut b = three_nodes();
+    submit(&mut b, &chain(9)).expect("submit");
+    report_failure(&mut b, T0 + 1000, 1, 1, "peerA");
+    assert_eq!(activity(&b, 9).node.as_deref(), Some("spare"));
+    let applied = suspect(&mut b, T0 + 2000, "peerC");
+    let why = "partner spare stopped answering (no answer to 3 probes)";
+    assert_eq!(activity(&b, 9).state, ActivityState::Failed);
+    assert_eq!(partition_view(&b, 3).abandoned.as_deref(), Some(why));
+    // Activity 9 blocks when it fails: activity 2, which waits for it, is told so.
+    assert_eq!(
+        sent(&applied),
+        vec![
+            (
+                "peerC".to_owned(),
+                Message::Withdraw {
+                    instance: 1,
+                    partition: 3,
+                    activities: vec![9],
+                    reason: why.to_owned(),
+                }
+            ),
+            (
+                "peerB".to_owned(),
+                Message::Notify {
+                    instance: 1,
+                    activity: 9,
+                    outcome: Outcome::Blocked,
+                }
+            ),
+        ]
+    );
+    partition_result(&mut b, T0 + 3000, 1, vec![failed(1, "exit status 1")]);
+    partition_result(
+        &mut b,
+        T0 + 4000,
+        2,
+        vec![record(2, ActivityState::Cancelled)],
+    );
+    let inst = b.instance(1).expect("instance");
+    assert_eq!(inst.state, InstanceState::Failed);
+    assert_eq!(
+        inst.detail.as_deref(),
+        Some(&*format!("N9 (9) on spare failed: {why}"))
+    );
+}

@@ -1706,3 +1706,62 @@ fn a_partition_deployed_after_its_instance_was_cancelled_is_cancelled_at_once() 
     assert_eq!(executes(&fx), vec![]);
     assert_eq!(result_of(&fx), Some(vec![(2, ActivityState::Cancelled)]));
 }
+
+#[test]
+fn a_partition_deployed_while_its_instance_is_interrupted_waits_for_the_resumption() {
+    let mut e = Engine::new();
+    control(&mut e, 500, 85, Control::Interrupt);
+    let d = doc(
+        85,
+        &[A {
+            id: 1,
+            command: Some("true"),
+            ..A::default()
+        }],
+    );
+    assert!(deploy(&mut e, 85, 1, &d).is_empty());
+    assert_eq!(state(&e, 85, 1), ActivityState::Waiting);
+    let fx = control(&mut e, 2000, 85, Control::Resume);
+    assert_eq!(executes(&fx), vec![(1, 0)]);
+}
+
+#[test]
+fn an_emergency_start_that_finishes_at_once_is_reported_once() {
+    let mut e = Engine::new();
+    let d = doc(
+        86,
+        &[A {
+            id: 2,
+            time_to_wait: 5,
+            pre: &[(1, false)],
+            adj: &[(3, "/remote/c")],
+            ..A::default()
+        }],
+    );
+    deploy(&mut e, 86, 1, &d);
+    let fx = tick(&mut e, 6000);
+    assert_eq!(reports(&fx), vec![(2, ActivityState::Succeeded)]);
+    assert!(e.record(86, 2).expect("record").emergency);
+}
+
+#[test]
+fn an_interrupted_instance_stays_interrupted_after_a_restart() {
+    let mut e = Engine::new();
+    let d = doc(
+        87,
+        &[A {
+            id: 2,
+            command: Some("true"),
+            time_to_wait: 5,
+            pre: &[(1, false)],
+            ..A::default()
+        }],
+    );
+    deploy(&mut e, 87, 1, &d);
+    control(&mut e, 2000, 87, Control::Interrupt);
+    let mut e = restart(&mut e);
+    assert_eq!(e.next_deadline(), None);
+    assert!(notify_at(&mut e, 7000, 87, 1, Outcome::Succeeded).is_empty());
+    let fx = control(&mut e, 8000, 87, Control::Resume);
+    assert_eq!(executes(&fx), vec![(2, 0)]);
+}
