@@ -195,9 +195,58 @@ pub(super) fn abandon(inst: &mut Instance, ctx: &mut Ctx<'_>, partition_id: u64,
             },
         );
     }
-    for id in ids {
-        fail(inst, ctx, id, reason);
+    // Predecessors first, so that an activity whose predecessor here blocks it is cancelled,
+    // transitively (F1), rather than failed with its own contingency.
+    let mut remaining = ids;
+    let def = ctx.def;
+    let preds = |id: u64| -> Vec<u64> {
+        def.and_then(|d| d.activity(mobiwf_xml_schema::ActivityId(id)))
+            .map(|a| a.preconditions.iter().map(|p| p.0).collect())
+            .unwrap_or_default()
+    };
+    while !remaining.is_empty() {
+        let (ready, later): (Vec<u64>, Vec<u64>) = remaining
+            .iter()
+            .partition(|&&id| preds(id).iter().all(|p| !remaining.contains(p)));
+        // No cycles pass validation; should one be here, end the rest anyway.
+        let (ready, later) = if ready.is_empty() {
+            (later, Vec::new())
+        } else {
+            (ready, later)
+        };
+        for id in ready {
+            let blocked_by = preds(id)
+                .into_iter()
+                .find(|&p| effective_outcome(inst, p) == Some(Outcome::Blocked));
+            match blocked_by {
+                Some(p) => cancel(
+                    inst,
+                    ctx,
+                    id,
+                    &format!("precondition {p} failed or was cancelled"),
+                ),
+                None => fail(inst, ctx, id, reason),
+            }
+        }
+        remaining = later;
     }
+}
+
+/// The controller decides that activity `id` will never run: a predecessor blocks it.
+fn cancel(inst: &mut Instance, ctx: &mut Ctx<'_>, id: u64, reason: &str) {
+    let node = view(inst, id).and_then(|v| v.node.clone());
+    let Some(v) = view_mut(inst, id) else {
+        return;
+    };
+    if v.state.is_final() {
+        return;
+    }
+    v.state = ActivityState::Cancelled;
+    v.finished_ms = Some(ctx.now);
+    v.detail = Some(reason.to_owned());
+    let what = format!("{} cancelled: {reason}", label(inst, id));
+    ctx.log(inst, Some(id), node.as_deref(), what);
+    notify_successors(inst, ctx, id, Outcome::Blocked);
 }
 
 /// Withdraws one activity that its successors waited for too long.
@@ -317,7 +366,7 @@ fn place(inst: &mut Instance, ctx: &mut Ctx<'_>, a: u64, x: u64) {
             let load = inst
                 .partitions
                 .iter()
-                .filter(|p| p.peer == n.peer && !p.finished)
+                .filter(|p| p.peer == n.peer && !p.finished && p.abandoned.is_none())
                 .count();
             (load, n.name.clone())
         })

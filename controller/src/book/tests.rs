@@ -1439,3 +1439,34 @@ fn a_contingency_activity_whose_node_is_suspected_fails_and_its_own_contingency_
         Some(&*format!("N9 (9) on spare failed: {why}"))
     );
 }
+
+#[test]
+fn a_given_up_partition_cancels_what_its_blocking_failure_blocks_there_transitively() {
+    // P1 runs 1 (-1) → 2 (contingency 0, waits for 1); P2 runs 3 (waits for 2).
+    let mut b = three_nodes();
+    let xml = wf(
+        &[act(1, -1, &[]), act(2, 0, &[1]), act(3, -1, &[2])],
+        &[(1, 1, 0, &[1, 2]), (2, 2, 0, &[3])],
+    );
+    submit(&mut b, &xml).expect("submit");
+    let applied = suspect(&mut b, T0 + 1000, "peerA");
+    assert_eq!(activity(&b, 1).state, ActivityState::Failed);
+    // 2 never started: its predecessor blocks it, so it is cancelled, not failed with its own
+    // contingency 0 (which would release 3).
+    assert_eq!(activity(&b, 2).state, ActivityState::Cancelled);
+    assert!(sent(&applied).contains(&(
+        "peerB".to_owned(),
+        Message::Notify {
+            instance: 1,
+            activity: 2,
+            outcome: Outcome::Blocked,
+        }
+    )));
+    partition_result(
+        &mut b,
+        T0 + 2000,
+        2,
+        vec![record(3, ActivityState::Cancelled)],
+    );
+    assert_eq!(state_of(&b), InstanceState::Failed);
+}
