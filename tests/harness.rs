@@ -664,3 +664,33 @@ pub fn assert_all_succeeded(status: &Value, expected: &[(u64, &str)]) {
 /// The paper's placement: 16, 17 and 18 on P1; 19 and 20 on P2.
 pub const PAPER_PLACEMENT: [(u64, &str); 5] =
     [(16, "P1"), (17, "P1"), (18, "P1"), (19, "P2"), (20, "P2")];
+
+/// Starts a node per (name, skills) on loopback, with data in `dir/<name in lower case>`, and
+/// waits until all are registered with `controller`.
+pub fn start_nodes(dir: &Path, controller: &Controller, nodes: &[(&str, &str)]) -> Vec<Node> {
+    let started: Vec<Node> = nodes
+        .iter()
+        .map(|(name, skills)| {
+            Node::start(NodeSpec::loopback(
+                &dir.join(name.to_lowercase()),
+                name,
+                skills,
+                &controller.address,
+            ))
+        })
+        .collect();
+    let names: Vec<&str> = nodes.iter().map(|(name, _)| *name).collect();
+    controller.wait_registered(&names);
+    started
+}
+
+/// A controller and the paper's partners P1 (skills 1, 2, 3) and P2 (skills 1, 3), on loopback
+/// with data under `dir`, registered.
+pub fn paper_mesh(dir: &Path) -> (Controller, Node, Node) {
+    let controller = Controller::start(&dir.join("controller"), "/ip4/127.0.0.1/tcp/0");
+    let mut nodes = start_nodes(dir, &controller, &[("P1", "1,2,3"), ("P2", "1,3")]).into_iter();
+    let (Some(p1), Some(p2)) = (nodes.next(), nodes.next()) else {
+        unreachable!("two nodes were started")
+    };
+    (controller, p1, p2)
+}

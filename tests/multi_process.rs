@@ -9,7 +9,7 @@
 use std::time::Instant;
 
 use mobiwf_tests::harness::{
-    CLI_TIMEOUT, Controller, Node, NodeSpec, PAPER_PLACEMENT, assert_all_succeeded,
+    CLI_TIMEOUT, Controller, PAPER_PLACEMENT, assert_all_succeeded, paper_mesh,
 };
 use mobiwf_tests::{repo_root, scratch};
 
@@ -17,20 +17,7 @@ use mobiwf_tests::{repo_root, scratch};
 fn paper_workflow_runs_across_processes() {
     let started = Instant::now();
     let dir = scratch("multi-process").unwrap();
-    let controller = Controller::start(&dir.join("controller"), "/ip4/127.0.0.1/tcp/0");
-    let _p1 = Node::start(NodeSpec::loopback(
-        &dir.join("p1"),
-        "P1",
-        "1,2,3",
-        &controller.address,
-    ));
-    let _p2 = Node::start(NodeSpec::loopback(
-        &dir.join("p2"),
-        "P2",
-        "1,3",
-        &controller.address,
-    ));
-    controller.wait_registered(&["P1", "P2"]);
+    let (controller, _p1, _p2) = paper_mesh(&dir);
 
     let id = controller.submit(&repo_root().join("examples/paper/workflow.xml"));
     let out = controller.wait(id, 60);
@@ -134,20 +121,7 @@ fn cli_reports_bad_files_and_unknown_instances() {
 #[test]
 fn failing_command_fails_the_instance() {
     let dir = scratch("multi-process-failing").unwrap();
-    let controller = Controller::start(&dir.join("controller"), "/ip4/127.0.0.1/tcp/0");
-    let _p1 = Node::start(NodeSpec::loopback(
-        &dir.join("p1"),
-        "P1",
-        "1,2,3",
-        &controller.address,
-    ));
-    let _p2 = Node::start(NodeSpec::loopback(
-        &dir.join("p2"),
-        "P2",
-        "1,3",
-        &controller.address,
-    ));
-    controller.wait_registered(&["P1", "P2"]);
+    let (controller, _p1, _p2) = paper_mesh(&dir);
     // A4 (19, on P2, contingency -1) fails: A3 (18) and, after it, A5 (20) are cancelled.
     let file = dir.join("failing.xml");
     std::fs::write(

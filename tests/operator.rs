@@ -15,8 +15,8 @@ use std::path::{Path, PathBuf};
 use std::time::{Duration, Instant};
 
 use mobiwf_tests::harness::{
-    CLI_TIMEOUT, Controller, Node, NodeSpec, PAPER_PLACEMENT, assert_all_succeeded, http_get,
-    metric, paper_workflow_with, run, wait_for, xml_text,
+    CLI_TIMEOUT, Controller, Node, PAPER_PLACEMENT, assert_all_succeeded, http_get, metric,
+    paper_mesh, paper_workflow_with, run, wait_for, xml_text,
 };
 use mobiwf_tests::{binary, scratch};
 use serde_json::Value;
@@ -154,32 +154,13 @@ fn history(controller: &Controller, id: u64) -> Vec<Value> {
         .unwrap()
 }
 
-/// A controller with the paper's partners registered.
-fn mesh(dir: &Path) -> (Controller, Node, Node) {
-    let controller = Controller::start(&dir.join("controller"), "/ip4/127.0.0.1/tcp/0");
-    let p1 = Node::start(NodeSpec::loopback(
-        &dir.join("p1"),
-        "P1",
-        "1,2,3",
-        &controller.address,
-    ));
-    let p2 = Node::start(NodeSpec::loopback(
-        &dir.join("p2"),
-        "P2",
-        "1,3",
-        &controller.address,
-    ));
-    controller.wait_registered(&["P1", "P2"]);
-    (controller, p1, p2)
-}
-
 #[test]
 fn interrupt_holds_new_starts_until_resume() {
     let dir = scratch("operator-interrupt").unwrap();
     let gates = Gates::new(&dir.join("gates"));
     let log = dir.join("ran.log");
     let file = gated_workflow(&dir, &gates, &log);
-    let (controller, mut p1, mut p2) = mesh(&dir);
+    let (controller, mut p1, mut p2) = paper_mesh(&dir);
     let nodes = controller.cli(&["nodes"], CLI_TIMEOUT);
     nodes.expect_code(0, "nodes");
     assert!(nodes.stdout.contains("SUSPECTED"), "{}", nodes.stdout);
@@ -310,7 +291,7 @@ fn cancel_kills_running_work_and_ends_the_instance() {
     let gates = Gates::new(&dir.join("gates"));
     let log = dir.join("ran.log");
     let file = gated_workflow(&dir, &gates, &log);
-    let (controller, mut p1, mut p2) = mesh(&dir);
+    let (controller, mut p1, mut p2) = paper_mesh(&dir);
 
     let id = controller.submit(&file);
     let ids = id.to_string();

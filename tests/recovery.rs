@@ -11,7 +11,9 @@ use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
 use std::time::Duration;
 
-use mobiwf_tests::harness::{Controller, Node, NodeSpec, paper_workflow_with, wait_for, xml_text};
+use mobiwf_tests::harness::{
+    Controller, Node, paper_mesh, paper_workflow_with, start_nodes, wait_for, xml_text,
+};
 use mobiwf_tests::scratch;
 use serde_json::Value;
 
@@ -86,16 +88,11 @@ fn three_partners(dir: &Path) -> (Controller, Node, Node, Node) {
         "/ip4/127.0.0.1/tcp/0",
         FAST_DETECTOR,
     );
-    let node = |name: &str, skills: &str| {
-        Node::start(NodeSpec::loopback(
-            &dir.join(name.to_lowercase()),
-            name,
-            skills,
-            &controller.address,
-        ))
+    let mut nodes =
+        start_nodes(dir, &controller, &[("P1", "1"), ("P2", "2"), ("P3", "2")]).into_iter();
+    let (Some(p1), Some(p2), Some(p3)) = (nodes.next(), nodes.next(), nodes.next()) else {
+        unreachable!("three nodes were started")
     };
-    let (p1, p2, p3) = (node("P1", "1"), node("P2", "2"), node("P3", "2"));
-    controller.wait_registered(&["P1", "P2", "P3"]);
     (controller, p1, p2, p3)
 }
 
@@ -240,20 +237,7 @@ fn a_stalled_partner_that_comes_back_after_the_contingency_took_over_completes_n
 fn an_activity_with_contingency_zero_that_runs_past_its_time_out_releases_its_successors() {
     let dir = scratch("recovery-release").unwrap();
     let log = dir.join("log");
-    let controller = Controller::start(&dir.join("controller"), "/ip4/127.0.0.1/tcp/0");
-    let _p1 = Node::start(NodeSpec::loopback(
-        &dir.join("p1"),
-        "P1",
-        "1,2,3",
-        &controller.address,
-    ));
-    let _p2 = Node::start(NodeSpec::loopback(
-        &dir.join("p2"),
-        "P2",
-        "1,3",
-        &controller.address,
-    ));
-    controller.wait_registered(&["P1", "P2"]);
+    let (controller, _p1, _p2) = paper_mesh(&dir);
     // A2 (17, on P1, contingency 0) sleeps far past its timeOut of 1 s.
     let xml = paper_workflow_with(|id| {
         let command = if id == 17 {
@@ -298,20 +282,7 @@ fn an_activity_with_contingency_zero_that_runs_past_its_time_out_releases_its_su
 #[test]
 fn a_remote_precondition_that_does_not_come_in_time_is_decided_by_the_controller() {
     let dir = scratch("recovery-overdue").unwrap();
-    let controller = Controller::start(&dir.join("controller"), "/ip4/127.0.0.1/tcp/0");
-    let p1 = Node::start(NodeSpec::loopback(
-        &dir.join("p1"),
-        "P1",
-        "1,2,3",
-        &controller.address,
-    ));
-    let _p2 = Node::start(NodeSpec::loopback(
-        &dir.join("p2"),
-        "P2",
-        "1,3",
-        &controller.address,
-    ));
-    controller.wait_registered(&["P1", "P2"]);
+    let (controller, p1, _p2) = paper_mesh(&dir);
     // A2 (17, on P1, contingency 0) is manual with a timeOut of 3 s: A4 (19, on P2) waits at
     // most 3 s for it. P1 is stalled before that, so only P2's word reaches the controller.
     let xml = paper_workflow_with(|id| {
@@ -365,20 +336,7 @@ fn a_remote_precondition_that_does_not_come_in_time_is_decided_by_the_controller
 #[test]
 fn a_failing_command_is_tried_again_as_its_retries_say() {
     let dir = scratch("recovery-retries").unwrap();
-    let controller = Controller::start(&dir.join("controller"), "/ip4/127.0.0.1/tcp/0");
-    let _p1 = Node::start(NodeSpec::loopback(
-        &dir.join("p1"),
-        "P1",
-        "1,2,3",
-        &controller.address,
-    ));
-    let _p2 = Node::start(NodeSpec::loopback(
-        &dir.join("p2"),
-        "P2",
-        "1,3",
-        &controller.address,
-    ));
-    controller.wait_registered(&["P1", "P2"]);
+    let (controller, _p1, _p2) = paper_mesh(&dir);
     // A1 (16) fails on its first two tries and succeeds on the third; it may try 3 more times.
     let tries = dir.join("tries");
     let command = format!(
