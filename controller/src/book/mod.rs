@@ -454,11 +454,12 @@ impl Book {
                             }
                         })?;
                     }
-                    let due: Vec<(u64, u64)> = self.instances[&id]
+                    let due: Vec<u64> = self.instances[&id]
                         .partitions
                         .iter()
                         .filter(|p| !p.finished && p.abandoned.is_none())
-                        .filter_map(|p| p.deadline_ms.filter(|&d| d <= now_ms).map(|d| (p.id, d)))
+                        .filter(|p| p.deadline_ms.is_some_and(|d| d <= now_ms))
+                        .map(|p| p.id)
                         .collect();
                     if due.is_empty() {
                         continue;
@@ -474,7 +475,7 @@ impl Book {
                         })
                         .unwrap_or_default();
                     self.with_instance(id, now_ms, &mut effects, |inst, ctx| {
-                        for (p, _) in due {
+                        for p in due {
                             let s = secs.get(&p).copied().unwrap_or(0);
                             let why =
                                 format!("partition {p} did not finish within its timeOut of {s} s");

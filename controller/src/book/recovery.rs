@@ -138,24 +138,31 @@ fn notify_successors(inst: &Instance, ctx: &mut Ctx<'_>, id: u64, outcome: Outco
     }
 }
 
-/// The controller decides that activity `id` failed, for `reason`; its contingency applies.
-pub(super) fn fail(inst: &mut Instance, ctx: &mut Ctx<'_>, id: u64, reason: &str) {
+/// The controller decides that activity `id` ends in `state` (failed or cancelled), for
+/// `reason`, and records it; returns its contingency, or `None` when it was final already.
+fn decide(
+    inst: &mut Instance,
+    ctx: &mut Ctx<'_>,
+    id: u64,
+    state: ActivityState,
+    reason: &str,
+) -> Option<i64> {
     let node = view(inst, id).and_then(|v| v.node.clone());
-    let Some(v) = view_mut(inst, id) else {
-        return;
-    };
-    if v.state.is_final() {
-        return;
-    }
-    v.state = ActivityState::Failed;
+    let v = view_mut(inst, id).filter(|v| !v.state.is_final())?;
+    v.state = state;
     v.finished_ms = Some(ctx.now);
     v.detail = Some(reason.to_owned());
     let contingency = v.contingency;
-    let what = format!("{} failed: {reason}", label(inst, id));
+    let what = format!("{} {}: {reason}", label(inst, id), state.as_str());
     ctx.log(inst, Some(id), node.as_deref(), what);
-    match contingency {
-        0 => notify_successors(inst, ctx, id, Outcome::Released),
-        c if c < 0 => notify_successors(inst, ctx, id, Outcome::Blocked),
+    Some(contingency)
+}
+
+/// The controller decides that activity `id` failed, for `reason`; its contingency applies.
+pub(super) fn fail(inst: &mut Instance, ctx: &mut Ctx<'_>, id: u64, reason: &str) {
+    match decide(inst, ctx, id, ActivityState::Failed, reason) {
+        Some(0) => notify_successors(inst, ctx, id, Outcome::Released),
+        Some(c) if c < 0 => notify_successors(inst, ctx, id, Outcome::Blocked),
         // x > 0: `settle` places the contingency activity.
         _ => {}
     }
@@ -234,19 +241,9 @@ pub(super) fn abandon(inst: &mut Instance, ctx: &mut Ctx<'_>, partition_id: u64,
 
 /// The controller decides that activity `id` will never run: a predecessor blocks it.
 fn cancel(inst: &mut Instance, ctx: &mut Ctx<'_>, id: u64, reason: &str) {
-    let node = view(inst, id).and_then(|v| v.node.clone());
-    let Some(v) = view_mut(inst, id) else {
-        return;
-    };
-    if v.state.is_final() {
-        return;
+    if decide(inst, ctx, id, ActivityState::Cancelled, reason).is_some() {
+        notify_successors(inst, ctx, id, Outcome::Blocked);
     }
-    v.state = ActivityState::Cancelled;
-    v.finished_ms = Some(ctx.now);
-    v.detail = Some(reason.to_owned());
-    let what = format!("{} cancelled: {reason}", label(inst, id));
-    ctx.log(inst, Some(id), node.as_deref(), what);
-    notify_successors(inst, ctx, id, Outcome::Blocked);
 }
 
 /// Withdraws one activity that its successors waited for too long.
@@ -293,8 +290,7 @@ pub(super) fn settle(inst: &mut Instance, ctx: &mut Ctx<'_>) {
     let pending: Vec<(u64, u64)> = inst
         .activities
         .iter()
-        .filter(|a| a.state == ActivityState::Failed && a.replaced_by.is_none())
-        .filter(|a| a.contingency > 0 && !a.blocked_instead && !interrupted)
+        .filter(|a| !interrupted && awaits_stand_in(a))
         .filter_map(|a| Some((a.id, u64::try_from(a.contingency).ok()?)))
         .collect();
     for (a, x) in pending {
@@ -490,6 +486,14 @@ fn place(inst: &mut Instance, ctx: &mut Ctx<'_>, a: u64, x: u64) {
     }
 }
 
+/// True for a failed activity whose contingency activity is still to be placed.
+fn awaits_stand_in(a: &ActivityView) -> bool {
+    a.state == ActivityState::Failed
+        && a.contingency > 0
+        && a.replaced_by.is_none()
+        && !a.blocked_instead
+}
+
 /// Ends the instance once every partition finished or was given up and no contingency
 /// activity waits to be placed.
 fn finish_if_done(inst: &mut Instance, ctx: &mut Ctx<'_>) {
@@ -497,12 +501,7 @@ fn finish_if_done(inst: &mut Instance, ctx: &mut Ctx<'_>) {
         .partitions
         .iter()
         .all(|p| p.finished || p.abandoned.is_some());
-    let placing = inst.activities.iter().any(|a| {
-        a.state == ActivityState::Failed
-            && a.contingency > 0
-            && a.replaced_by.is_none()
-            && !a.blocked_instead
-    });
+    let placing = inst.activities.iter().any(awaits_stand_in);
     if !partitions_done || placing {
         return;
     }

@@ -1,5 +1,7 @@
 //! Talking to a running controller's HTTP API from the command line.
 
+use std::process::ExitCode;
+
 use anyhow::Context;
 
 /// The default API address of `serve`, and of the commands that talk to it.
@@ -49,5 +51,22 @@ pub async fn json(
             status.as_u16(),
             format!("HTTP {status}: {}", text.trim()),
         ))),
+    }
+}
+
+/// Says why a request did not succeed and gives the exit status: 1 when the controller
+/// refused it with one of the HTTP statuses in `refusals` (something the user can act on: an
+/// unknown instance, a state where it does not apply), 3 when it could not be asked or
+/// answered otherwise.
+pub fn failure(answer: anyhow::Result<(u16, String)>, refusals: &[u16]) -> ExitCode {
+    match answer {
+        Ok((status, message)) => {
+            eprintln!("mobiwf-controller: {message}");
+            ExitCode::from(if refusals.contains(&status) { 1 } else { 3 })
+        }
+        Err(e) => {
+            eprintln!("mobiwf-controller: error: {e:#}");
+            ExitCode::from(3)
+        }
     }
 }

@@ -4,7 +4,7 @@ use std::process::ExitCode;
 
 use mobiwf_runtime::wire::Control;
 
-use super::api_client::{ApiArgs, json};
+use super::api_client::{ApiArgs, failure, json};
 
 /// Asks the controller to interrupt, resume or cancel an instance. Exit 0 when done, 1 when
 /// refused (the instance is not in a state where it applies) or unknown, 3 when the
@@ -22,17 +22,7 @@ pub async fn run(api: &ApiArgs, id: u64, action: Control) -> anyhow::Result<Exit
             }
             Ok(ExitCode::SUCCESS)
         }
-        Ok(Err((404 | 409, message))) => {
-            eprintln!("mobiwf-controller: {message}");
-            Ok(ExitCode::from(1))
-        }
-        Ok(Err((_, message))) => {
-            eprintln!("mobiwf-controller: {message}");
-            Ok(ExitCode::from(3))
-        }
-        Err(e) => {
-            eprintln!("mobiwf-controller: error: {e:#}");
-            Ok(ExitCode::from(3))
-        }
+        Ok(Err(refused)) => Ok(failure(Ok(refused), &[404, 409])),
+        Err(e) => Ok(failure(Err(e), &[])),
     }
 }

@@ -4,7 +4,7 @@ use std::process::ExitCode;
 
 use mobiwf_controller::book::HistoryEvent;
 
-use super::api_client::{ApiArgs, json};
+use super::api_client::{ApiArgs, failure, json};
 use super::table;
 
 /// Prints the history (exit 0); exit 1 when there is no such instance, 3 when the controller
@@ -21,17 +21,7 @@ pub async fn run(api: &ApiArgs, id: u64, as_json: bool) -> anyhow::Result<ExitCo
             }
             Ok(ExitCode::SUCCESS)
         }
-        Ok(Err((404, message))) => {
-            eprintln!("mobiwf-controller: {message}");
-            Ok(ExitCode::from(1))
-        }
-        Ok(Err((_, message))) => {
-            eprintln!("mobiwf-controller: {message}");
-            Ok(ExitCode::from(3))
-        }
-        Err(e) => {
-            eprintln!("mobiwf-controller: error: {e:#}");
-            Ok(ExitCode::from(3))
-        }
+        Ok(Err(refused)) => Ok(failure(Ok(refused), &[404])),
+        Err(e) => Ok(failure(Err(e), &[])),
     }
 }

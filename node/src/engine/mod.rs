@@ -505,7 +505,7 @@ impl Engine {
                     return;
                 };
                 let time_out = act.time_out_secs;
-                let has_command = act.kind == ActivityKind::Automatic && act.command.is_some();
+                let has_command = runs_command(act);
                 let attempt = run.record(activity).map_or(0, |r| r.retried);
                 let why = format!("ran longer than its timeOut of {time_out} s");
                 if has_command {
@@ -749,7 +749,7 @@ impl Engine {
             } else {
                 continue;
             };
-            let has_command = act.kind == ActivityKind::Automatic && act.command.is_some();
+            let has_command = runs_command(act);
             if rec.state == ActivityState::Running && has_command && !run.retry_at.contains_key(&id)
             {
                 effects.push(Effect::Kill {
@@ -917,6 +917,11 @@ impl Engine {
             .into_iter()
             .find_map(|k| self.runs.get(&k).and_then(|r| r.record(activity)))
     }
+}
+
+/// True when starting the activity runs a command (which a timeout or a cancel must kill).
+fn runs_command(act: &mobiwf_xml_schema::PartitionActivity) -> bool {
+    act.kind == ActivityKind::Automatic && act.command.is_some()
 }
 
 /// Tells the controller at once how an activity stands.
