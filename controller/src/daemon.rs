@@ -19,7 +19,9 @@ use mobiwf_runtime::store::{Batch, Durability, Store};
 use mobiwf_runtime::wire::{Control, Envelope, Message, MessageId, Reply};
 use tokio::sync::{mpsc, oneshot, watch};
 
-use crate::book::{Book, BookError, Effect, HistoryEvent, Input, Instance, NodeInfo, Watched};
+use crate::book::{
+    Book, BookError, Effect, HistoryEvent, Input, Instance, NodeInfo, Routing, Watched,
+};
 use crate::detector::{self, DetectorConfig, Verdict};
 use crate::state;
 
@@ -35,6 +37,9 @@ pub struct ControllerConfig {
     pub store: Option<Arc<dyn Store>>,
     /// How eagerly partners that stop answering are suspected.
     pub detector: DetectorConfig,
+    /// Route every notification through the controller (`serve --routing hub`), the
+    /// centralized design the benchmark compares with; peer to peer when false.
+    pub hub_routing: bool,
 }
 
 /// A running controller.
@@ -181,6 +186,12 @@ impl Controller {
         let (local_tx, local) = mpsc::channel::<Inbound>(EVENT_QUEUE);
         let (delivered_tx, mut delivered) = mpsc::unbounded_channel();
         let (book, seq) = state::load(store.as_ref())?;
+        let book = match addrs.first() {
+            Some(address) if config.hub_routing => book.with_routing(Routing::Hub {
+                address: address.clone(),
+            }),
+            _ => book,
+        };
         let (version_tx, version) = watch::channel(0);
 
         let mut tasks = vec![

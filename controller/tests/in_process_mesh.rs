@@ -31,6 +31,7 @@ async fn mesh() -> Mesh {
         api: "127.0.0.1:0".parse().expect("addr"),
         store: Some(Arc::new(MemoryStore::new())),
         detector: Default::default(),
+        hub_routing: false,
     })
     .await
     .expect("controller");

@@ -299,7 +299,7 @@ impl Actor {
     }
 
     fn handle_group(&mut self, group: Vec<Event>) -> anyhow::Result<()> {
-        let now = mobiwf_runtime::process::now_ms();
+        let now = mobiwf_runtime::process::now_us();
         let mut batch = Batch::default();
         let mut after = After::default();
         let mut seen = Seen::default();
@@ -467,7 +467,7 @@ impl Actor {
                     after.acks.push((reply, Reply::Refused { reason }));
                     return Ok(());
                 }
-                match self.engine.apply(now, input) {
+                match self.engine.apply_us(now, input) {
                     Ok(effects) => {
                         self.metrics.received(kind, role);
                         after.effects.extend(effects);
@@ -485,7 +485,7 @@ impl Actor {
                     }
                 }
             }
-            Event::Tick => match self.engine.apply(now, Input::Tick) {
+            Event::Tick => match self.engine.apply_us(now, Input::Tick) {
                 Ok(effects) => after.effects.extend(effects),
                 Err(e) => tracing::warn!("timer: {e}"),
             },
@@ -498,7 +498,7 @@ impl Actor {
                     by: Finisher::Command,
                     attempt: execution.attempt,
                 };
-                match self.engine.apply(now, input) {
+                match self.engine.apply_us(now, input) {
                     Ok(effects) => after.effects.extend(effects),
                     // Its activity was decided before (timeOut, withdrawal, cancel): the
                     // command had been killed, or its word comes too late.
@@ -520,7 +520,7 @@ impl Actor {
                     by: Finisher::Person,
                     attempt: 0,
                 };
-                let result = self.engine.apply(now, input).map(|effects| {
+                let result = self.engine.apply_us(now, input).map(|effects| {
                     after.effects.extend(effects);
                 });
                 after.completions.push((reply, result));

@@ -13,6 +13,14 @@ pub fn now_ms() -> u64 {
         .unwrap_or(0)
 }
 
+/// Microseconds since the Unix epoch (0 if the clock is before it).
+pub fn now_us() -> u64 {
+    std::time::SystemTime::now()
+        .duration_since(std::time::UNIX_EPOCH)
+        .map(|d| u64::try_from(d.as_micros()).unwrap_or(u64::MAX))
+        .unwrap_or(0)
+}
+
 /// Writes `text` to `path` via a temporary file and a rename, so readers never see half.
 pub fn write_atomically(path: &Path, text: &str) -> anyhow::Result<()> {
     let tmp = path.with_extension("tmp");

@@ -106,6 +106,13 @@ pub struct ActivityRecord {
     pub started_ms: Option<u64>,
     /// When it finished, in milliseconds since the Unix epoch.
     pub finished_ms: Option<u64>,
+    /// `started_ms` to the microsecond, as the node's clock read it: hand-off latencies are
+    /// measured from these (`mobiwf-bench`).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub started_us: Option<u64>,
+    /// `finished_ms` to the microsecond.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub finished_us: Option<u64>,
     /// Why it failed or was cancelled, when it did.
     pub detail: Option<String>,
     /// True when it was started by its `timeToWait` emergency trigger, before its

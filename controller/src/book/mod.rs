@@ -8,6 +8,7 @@
 //! instance in `history`.
 
 mod history;
+mod hub;
 mod placement;
 mod recovery;
 
@@ -18,6 +19,7 @@ use mobiwf_xml_schema::{DeriveOptions, WorkflowDefinition, WorkflowId, derive_pa
 use serde::{Deserialize, Serialize};
 
 pub use history::{History, HistoryEvent};
+pub use hub::Routing;
 pub use placement::{Placement, PlacementError, place};
 pub use recovery::MAX_CONTINGENCY_CHAIN;
 use recovery::{Ctx, label};
@@ -329,6 +331,7 @@ pub struct Book {
     dirty_nodes: BTreeSet<String>,
     dirty_instances: BTreeSet<u64>,
     new_definitions: Vec<(u64, Vec<u8>)>,
+    routing: Routing,
 }
 
 /// What changed since the last [`Book::take_changes`].
@@ -368,6 +371,12 @@ impl Book {
             last_instance,
             ..Book::default()
         }
+    }
+
+    /// The book, routing notifications as `routing` says (peer to peer unless told).
+    pub fn with_routing(mut self, routing: Routing) -> Book {
+        self.routing = routing;
+        self
     }
 
     /// Applies one input. On `Err`, nothing changed.
@@ -598,6 +607,26 @@ impl Book {
                     instance: None,
                 })
             }
+            Input::FromNode {
+                peer,
+                message:
+                    Message::Notify {
+                        instance,
+                        activity,
+                        outcome,
+                    },
+            } => {
+                let inst = self
+                    .instances
+                    .get(&instance)
+                    .ok_or(BookError::UnknownInstance(instance))?;
+                let def = self.definitions.get(&instance);
+                let effects = hub::relay(inst, def, &self.nodes, &peer, activity, outcome)?;
+                Ok(Applied {
+                    effects,
+                    instance: None,
+                })
+            }
             Input::FromNode { message, .. } => Err(BookError::Unexpected(message.kind())),
         }
     }
@@ -621,7 +650,8 @@ impl Book {
             .map(|(partner, &i)| {
                 (
                     *partner,
-                    nodes[i].addrs.first().cloned().unwrap_or_default(),
+                    self.routing
+                        .location(nodes[i].addrs.first().map_or("", String::as_str)),
                 )
             })
             .collect();
@@ -750,6 +780,7 @@ impl Book {
             history: &mut self.history,
             effects,
             now: now_ms,
+            routing: &self.routing,
         };
         f(inst, &mut ctx);
         recovery::settle(inst, &mut ctx);
@@ -955,7 +986,7 @@ fn all_deployed(inst: &Instance) -> bool {
 }
 
 /// Only the node that runs a partition reports on it.
-fn check_sender(inst: &Instance, peer: &str, partition: u64) -> Result<(), BookError> {
+pub(super) fn check_sender(inst: &Instance, peer: &str, partition: u64) -> Result<(), BookError> {
     if inst
         .partitions
         .iter()

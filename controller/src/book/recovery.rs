@@ -12,6 +12,7 @@ use mobiwf_xml_schema::{
 };
 
 use super::history::History;
+use super::hub::Routing;
 use super::{ActivityView, Effect, Instance, InstanceState, NodeInfo, PartitionView, format_time};
 
 /// The longest chain of contingency activities followed when deciding an outcome.
@@ -24,6 +25,7 @@ pub(super) struct Ctx<'a> {
     pub history: &'a mut History,
     pub effects: &'a mut Vec<Effect>,
     pub now: u64,
+    pub routing: &'a Routing,
 }
 
 impl Ctx<'_> {
@@ -62,7 +64,7 @@ pub(super) fn label(inst: &Instance, id: u64) -> String {
 }
 
 /// The node that runs activity `id`, with its partition, while that partition is live.
-fn holder<'n>(
+pub(super) fn holder<'n>(
     inst: &Instance,
     nodes: &'n BTreeMap<String, NodeInfo>,
     id: u64,
@@ -74,9 +76,14 @@ fn holder<'n>(
     Some((nodes.get(&p.peer)?, p.id))
 }
 
+/// The partition that runs activity `id`, when it is placed.
+pub(super) fn partition_of(inst: &Instance, id: u64) -> Option<u64> {
+    view(inst, id)?.partition
+}
+
 /// The activities that wait for `id`: its successors in the definition, or, for a contingency
 /// activity, those of the activity it stands for.
-fn successors(inst: &Instance, def: &WorkflowDefinition, id: u64) -> Vec<u64> {
+pub(super) fn successors(inst: &Instance, def: &WorkflowDefinition, id: u64) -> Vec<u64> {
     let mut at = id;
     for _ in 0..MAX_CONTINGENCY_CHAIN {
         match view(inst, at).and_then(|v| v.stands_for) {
@@ -400,7 +407,9 @@ fn place(inst: &mut Instance, ctx: &mut Ctx<'_>, a: u64, x: u64) {
         if let Some((n, _)) = holder(inst, ctx.nodes, s) {
             adjacents.push(Adjacent {
                 id: mobiwf_xml_schema::ActivityId(s),
-                location: n.addrs.first().cloned().unwrap_or_default(),
+                location: ctx
+                    .routing
+                    .location(n.addrs.first().map_or("", String::as_str)),
             });
             holders.insert(n.peer.clone(), n.clone());
         }

@@ -55,6 +55,8 @@ fn record(activity: u64, state: ActivityState) -> ActivityRecord {
         activity,
         state,
         started_ms: Some(5),
+        started_us: None,
+        finished_us: None,
         finished_ms: Some(6),
         detail: None,
         emergency: false,
@@ -1469,4 +1471,67 @@ fn a_given_up_partition_cancels_what_its_blocking_failure_blocks_there_transitiv
         vec![record(3, ActivityState::Cancelled)],
     );
     assert_eq!(state_of(&b), InstanceState::Failed);
+}
+
+const HUB: &str = "/ip4/127.0.0.1/tcp/9/p2p/hub";
+
+#[test]
+fn under_hub_routing_every_adjacent_is_the_controller_and_it_relays_notifications() {
+    let mut b = book_with(&[
+        node("peerA", "P1", &[1, 2, 3]),
+        node("peerB", "P2", &[1, 3]),
+    ])
+    .with_routing(Routing::Hub {
+        address: HUB.to_owned(),
+    });
+    let applied = submit(&mut b, PAPER).expect("submit");
+    for (_, _, document) in deployed(&applied) {
+        let doc = mobiwf_xml_schema::load_partition(document.as_bytes())
+            .expect("a valid partition document")
+            .value;
+        let remote: Vec<String> = doc
+            .activities
+            .iter()
+            .flat_map(|a| a.adjacents.iter())
+            .filter(|adj| !doc.activities.iter().any(|a| a.id == adj.id))
+            .map(|adj| adj.location.clone())
+            .collect();
+        assert!(!remote.is_empty(), "{document}");
+        assert!(remote.iter().all(|l| l == HUB), "{remote:?}");
+    }
+    // A2 (17, on P1) finished: its remote successor A4 (19) is on P2, and only P2 hears.
+    let notify = |activity| Message::Notify {
+        instance: 1,
+        activity,
+        outcome: Outcome::Succeeded,
+    };
+    let relayed = from_node(&mut b, T0, "peerA", notify(17));
+    assert_eq!(sent(&relayed), vec![("peerB".to_owned(), notify(17))]);
+    // A4 (19, on P2) finished: A3 (18) waits for it on P1.
+    let relayed = from_node(&mut b, T0, "peerB", notify(19));
+    assert_eq!(sent(&relayed), vec![("peerA".to_owned(), notify(19))]);
+    // Only the node that runs an activity speaks for it.
+    let refused = b.apply(
+        T0,
+        Input::FromNode {
+            peer: "peerB".to_owned(),
+            message: notify(17),
+        },
+    );
+    assert!(
+        matches!(refused, Err(BookError::NotYours { .. })),
+        "{refused:?}"
+    );
+}
+
+#[test]
+fn under_peer_to_peer_routing_adjacents_are_the_partners() {
+    let mut b = book_with(&[
+        node("peerA", "P1", &[1, 2, 3]),
+        node("peerB", "P2", &[1, 3]),
+    ]);
+    let applied = submit(&mut b, PAPER).expect("submit");
+    let documents: String = deployed(&applied).into_iter().map(|d| d.2).collect();
+    assert!(!documents.contains(HUB));
+    assert!(documents.contains(&addr("peerA")) && documents.contains(&addr("peerB")));
 }

@@ -42,6 +42,7 @@ pub async fn run(file: Option<&Path>, timeout_secs: u64) -> anyhow::Result<ExitC
         api: "127.0.0.1:0".parse()?,
         store: None,
         detector: Default::default(),
+        hub_routing: false,
     })
     .await?;
     let controller_addr = controller.addrs.first().cloned().unwrap_or_default();

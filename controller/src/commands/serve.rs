@@ -32,6 +32,20 @@ pub struct ServeArgs {
     /// and applies the contingency rules of its unfinished activities, in seconds.
     #[arg(long, value_name = "SECS", default_value_t = 10.0, value_parser = seconds)]
     pub suspect_after: f64,
+    /// How notifications travel between partners: `p2p`, partner to partner (the design), or
+    /// `hub`, each through the controller, which relays it (a centralized engine, for
+    /// comparison: `scripts/bench`).
+    #[arg(long, value_enum, default_value_t = RoutingArg::P2p)]
+    pub routing: RoutingArg,
+}
+
+/// `--routing`.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, clap::ValueEnum)]
+pub enum RoutingArg {
+    /// Partner to partner.
+    P2p,
+    /// Through the controller.
+    Hub,
 }
 
 /// A positive number of seconds (fractions allowed), at most a day.
@@ -56,6 +70,7 @@ pub async fn run(args: ServeArgs) -> anyhow::Result<ExitCode> {
             probe_every: std::time::Duration::from_secs_f64(args.probe_every),
             suspect_after: std::time::Duration::from_secs_f64(args.suspect_after),
         },
+        hub_routing: args.routing == RoutingArg::Hub,
     })
     .await?;
     write_atomically(

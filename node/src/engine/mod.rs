@@ -236,6 +236,9 @@ pub struct Engine {
     dirty_runs: BTreeSet<RunKey>,
     dirty_known: BTreeSet<u64>,
     transitions: Vec<Transition>,
+    /// The time of the input being applied, in microseconds since the epoch
+    /// ([`Engine::apply_us`]); records keep it next to the milliseconds the engine decides on.
+    now_us: u64,
 }
 
 /// An activity that changed state (for logs and metrics).
@@ -302,8 +305,16 @@ impl Engine {
         effects
     }
 
-    /// Applies one input. On `Err`, nothing changed.
+    /// Applies one input at `now_ms`. On `Err`, nothing changed.
     pub fn apply(&mut self, now_ms: u64, input: Input) -> Result<Vec<Effect>, Refusal> {
+        self.apply_us(now_ms.saturating_mul(1000), input)
+    }
+
+    /// [`Engine::apply`] with the time to the microsecond, which the activity records keep
+    /// (`started_us`, `finished_us`); every decision is still taken in milliseconds.
+    pub fn apply_us(&mut self, now_us: u64, input: Input) -> Result<Vec<Effect>, Refusal> {
+        self.now_us = now_us;
+        let now_ms = now_us / 1000;
         let mut effects = Vec::new();
         match input {
             Input::Deploy {
@@ -724,6 +735,7 @@ impl Engine {
     /// Ends the activities an operator cancelled or the controller withdrew. Nobody is
     /// notified: the controller knows, and decides for their successors elsewhere.
     fn end_by_order(&mut self, key: RunKey, now_ms: u64, effects: &mut Vec<Effect>) {
+        let now_us = self.micros(now_ms);
         let Some(known) = self.known.get(&key.instance) else {
             return;
         };
@@ -762,7 +774,7 @@ impl Engine {
             ended.push((id, act.name.clone(), state, why));
         }
         for (id, name, state, why) in ended {
-            run.set(id, state, now_ms, Some(why));
+            run.set(id, state, now_us, Some(why));
             self.dirty_runs.insert(key);
             self.transitions.push(Transition {
                 key,
@@ -773,7 +785,18 @@ impl Engine {
         }
     }
 
+    /// `now_ms` to the microsecond when it is the time of the input being applied (a timer may
+    /// act at its own, earlier, deadline).
+    fn micros(&self, now_ms: u64) -> u64 {
+        if self.now_us / 1000 == now_ms {
+            self.now_us
+        } else {
+            now_ms.saturating_mul(1000)
+        }
+    }
+
     fn start(&mut self, key: RunKey, activity: u64, now_ms: u64, effects: &mut Vec<Effect>) {
+        let now_us = self.micros(now_ms);
         let Some(run) = self.runs.get_mut(&key) else {
             return;
         };
@@ -781,7 +804,7 @@ impl Engine {
             return;
         };
         let (kind, command) = (act.kind, act.command.clone());
-        run.set(activity, ActivityState::Running, now_ms, None);
+        run.set(activity, ActivityState::Running, now_us, None);
         self.dirty_runs.insert(key);
         self.transitions.push(Transition {
             key,
@@ -818,10 +841,11 @@ impl Engine {
         now_ms: u64,
         effects: &mut Vec<Effect>,
     ) {
+        let now_us = self.micros(now_ms);
         let Some(run) = self.runs.get_mut(&key) else {
             return;
         };
-        run.set(activity, state, now_ms, detail);
+        run.set(activity, state, now_us, detail);
         self.dirty_runs.insert(key);
         let Some(act) = run.activity(activity) else {
             return;

@@ -140,6 +140,8 @@ impl Run {
                         state: ActivityState::Waiting,
                         started_ms: None,
                         finished_ms: None,
+                        started_us: None,
+                        finished_us: None,
                         detail: None,
                         emergency: false,
                         retried: 0,
@@ -202,7 +204,7 @@ impl Run {
         &mut self,
         id: u64,
         state: ActivityState,
-        now_ms: u64,
+        now_us: u64,
         detail: Option<String>,
     ) {
         if state.is_final() {
@@ -211,10 +213,12 @@ impl Run {
         if let Some(rec) = self.activities.get_mut(&id) {
             rec.state = state;
             if state == ActivityState::Running {
-                rec.started_ms = Some(now_ms);
+                rec.started_ms = Some(now_us / 1000);
+                rec.started_us = Some(now_us);
             }
             if state.is_final() {
-                rec.finished_ms = Some(now_ms);
+                rec.finished_ms = Some(now_us / 1000);
+                rec.finished_us = Some(now_us);
                 rec.detail = detail;
             }
         }

@@ -1765,3 +1765,69 @@ fn an_interrupted_instance_stays_interrupted_after_a_restart() {
     let fx = control(&mut e, 8000, 87, Control::Resume);
     assert_eq!(executes(&fx), vec![(2, 0)]);
 }
+
+#[test]
+fn records_keep_start_and_end_to_the_microsecond() {
+    let mut e = Engine::new();
+    let document = doc(
+        1,
+        &[
+            A {
+                id: 1,
+                pre: &[(9, false)],
+                adj: &[(2, "/remote/b")],
+                ..A::default()
+            },
+            A {
+                id: 3,
+                command: Some("true"),
+                ..A::default()
+            },
+        ],
+    );
+    e.apply_us(
+        1_000_123,
+        Input::Deploy {
+            instance: 1,
+            partition: 1,
+            document,
+        },
+    )
+    .expect("deploy");
+    // Activity 3 starts at deployment and waits for its command.
+    let three = e.record(1, 3).expect("record").clone();
+    assert_eq!(
+        (three.started_ms, three.started_us, three.finished_us),
+        (Some(1000), Some(1_000_123), None)
+    );
+    // Activity 1 (no command) starts and finishes when its precondition's word comes.
+    e.apply_us(
+        2_345_678,
+        Input::Notified {
+            instance: 1,
+            activity: 9,
+            outcome: Outcome::Succeeded,
+        },
+    )
+    .expect("notified");
+    let one = e.record(1, 1).expect("record").clone();
+    assert_eq!(
+        (one.started_us, one.finished_us, one.finished_ms),
+        (Some(2_345_678), Some(2_345_678), Some(2345))
+    );
+    // An input applied to the millisecond records whole milliseconds.
+    let rec = |e: &Engine| e.record(1, 3).expect("record").clone();
+    e.apply(
+        5000,
+        Input::Finished {
+            instance: 1,
+            activity: 3,
+            succeeded: true,
+            detail: None,
+            by: Finisher::Command,
+            attempt: 0,
+        },
+    )
+    .expect("finished");
+    assert_eq!(rec(&e).finished_us, Some(5_000_000));
+}

@@ -1,0 +1,73 @@
+//! Hub routing (`serve --routing hub`): the centralized alternative the benchmark compares
+//! peer-to-peer execution with. Every partition document names the controller as the location
+//! of every adjacent, so partners send each notification to the controller, which relays it
+//! to the nodes of the successors, the way a central engine moves work between workers.
+
+use std::collections::BTreeMap;
+
+use mobiwf_runtime::wire::{Message, Outcome};
+use mobiwf_xml_schema::WorkflowDefinition;
+
+use super::recovery::{holder, partition_of, successors};
+use super::{BookError, Effect, Instance, NodeInfo};
+
+/// How notifications between partners travel.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub enum Routing {
+    /// Partner to partner (the design).
+    #[default]
+    PeerToPeer,
+    /// Through the controller, which listens at `address` (a full libp2p address).
+    Hub {
+        /// The controller's address, written as every adjacent's location.
+        address: String,
+    },
+}
+
+impl Routing {
+    /// The location to write for an adjacent that runs at `node_address`.
+    pub fn location(&self, node_address: &str) -> String {
+        match self {
+            Routing::PeerToPeer => node_address.to_owned(),
+            Routing::Hub { address } => address.clone(),
+        }
+    }
+}
+
+/// A partner's notification that `activity` ended with `outcome`, sent to the controller
+/// (hub routing): one `Notify` to the node of each partition, other than the sender's, that
+/// holds a successor.
+pub(super) fn relay(
+    inst: &Instance,
+    def: Option<&WorkflowDefinition>,
+    nodes: &BTreeMap<String, NodeInfo>,
+    from: &str,
+    activity: u64,
+    outcome: Outcome,
+) -> Result<Vec<Effect>, BookError> {
+    let partition = partition_of(inst, activity).unwrap_or(0);
+    super::check_sender(inst, from, partition)?;
+    let Some(def) = def else {
+        return Ok(Vec::new());
+    };
+    let mut to: BTreeMap<&str, &NodeInfo> = BTreeMap::new();
+    for s in successors(inst, def, activity) {
+        if let Some((node, _)) = holder(inst, nodes, s)
+            && node.peer != from
+        {
+            to.insert(&node.peer, node);
+        }
+    }
+    Ok(to
+        .into_values()
+        .map(|node| Effect::Send {
+            to: node.peer.clone(),
+            addrs: node.addrs.clone(),
+            message: Message::Notify {
+                instance: inst.id,
+                activity,
+                outcome,
+            },
+        })
+        .collect())
+}
