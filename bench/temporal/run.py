@@ -54,12 +54,21 @@ def skip(reason: str) -> None:
     sys.exit(SKIPPED)
 
 
+def positive(kind):
+    def parse(text: str):
+        value = kind(text)
+        if value <= 0:
+            raise argparse.ArgumentTypeError(f"{text} is not positive")
+        return value
+    return parse
+
+
 def parse_args() -> argparse.Namespace:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--out", required=True, type=Path, help="where to write the JSON figures")
-    parser.add_argument("--sequential", type=int, help=f"instances run one at a time (default {FULL['sequential']})")
-    parser.add_argument("--concurrency", type=int, help=f"instances in flight in the throughput phase (default {FULL['concurrency']})")
-    parser.add_argument("--duration", type=float, help=f"seconds of the throughput phase (default {FULL['duration']:g})")
+    parser.add_argument("--sequential", type=positive(int), help=f"instances run one at a time (default {FULL['sequential']})")
+    parser.add_argument("--concurrency", type=positive(int), help=f"instances in flight in the throughput phase (default {FULL['concurrency']})")
+    parser.add_argument("--duration", type=positive(float), help=f"seconds of the throughput phase (default {FULL['duration']:g})")
     parser.add_argument("--cache", type=Path, help=f"where the venv lives (default $MOBIWF_BENCH_CACHE or {DEFAULT_CACHE})")
     parser.add_argument("--smoke", action="store_true", help="tiny numbers, to check that it works")
     return parser.parse_args()
@@ -207,12 +216,15 @@ class DevServer:
 # --- main -----------------------------------------------------------------------------------
 
 
-def settings_from(args: argparse.Namespace, workload) -> "workload.Settings":
+def settings_from(args: argparse.Namespace, workload):
+    """The numbers to run with: the ones given, else those of --smoke or the defaults."""
     base = SMOKE if args.smoke else FULL
+    given = {"sequential": args.sequential, "concurrency": args.concurrency, "duration": args.duration}
+    chosen = {key: base[key] if value is None else value for key, value in given.items()}
     return workload.Settings(
-        sequential=args.sequential or base["sequential"],
-        concurrency=args.concurrency or base["concurrency"],
-        duration_s=args.duration or base["duration"],
+        sequential=chosen["sequential"],
+        concurrency=chosen["concurrency"],
+        duration_s=chosen["duration"],
         warmup=base["warmup"],
     )
 

@@ -21,6 +21,7 @@ from temporalio.worker import UnsandboxedWorkflowRunner, Worker
 
 TASK_QUEUE = "mobiwf-bench"
 ACTIVITY_TIMEOUT = timedelta(seconds=60)
+INSTANCE_TIMEOUT = timedelta(minutes=5)  # so that a stuck instance fails the run instead of hanging it
 SERVER_READY_DEADLINE_S = 60.0
 DRAIN_DEADLINE_S = 120.0
 
@@ -170,6 +171,7 @@ async def run_instance(client: Client, shape: Shape) -> dict[str, list[int]]:
         list(shape.order),
         id=f"bench-{uuid.uuid4()}",
         task_queue=TASK_QUEUE,
+        execution_timeout=INSTANCE_TIMEOUT,
     )
 
 

@@ -1,0 +1,190 @@
+//! The HTTP calls the benchmark makes to the controller and the nodes: the same API an
+//! operator's tools use.
+
+use std::collections::BTreeMap;
+use std::time::Duration;
+
+use mobiwf_runtime::wire::ActivityRecord;
+use serde::Deserialize;
+
+/// How long one call may take (a wait for an instance included).
+const CALL_TIMEOUT: Duration = Duration::from_secs(120);
+
+fn client() -> anyhow::Result<reqwest::Client> {
+    Ok(reqwest::Client::builder()
+        .timeout(CALL_TIMEOUT)
+        .pool_max_idle_per_host(1024)
+        .build()?)
+}
+
+/// The controller's API.
+#[derive(Clone)]
+pub struct ControllerApi {
+    base: String,
+    http: reqwest::Client,
+}
+
+#[derive(Deserialize)]
+struct Submitted {
+    instance: u64,
+}
+
+#[derive(Deserialize)]
+struct InstanceSummary {
+    state: String,
+    detail: Option<String>,
+}
+
+#[derive(Deserialize)]
+struct NodeSummary {
+    name: String,
+}
+
+impl ControllerApi {
+    /// The API at `base` (`http://HOST:PORT`).
+    pub fn new(base: &str) -> anyhow::Result<ControllerApi> {
+        Ok(ControllerApi {
+            base: base.to_owned(),
+            http: client()?,
+        })
+    }
+
+    /// Submits a definition; the new instance's id.
+    pub async fn submit(&self, xml: &str) -> anyhow::Result<u64> {
+        let response = self
+            .http
+            .post(format!("{}/instances?source=bench", self.base))
+            .body(xml.to_owned())
+            .send()
+            .await?;
+        if !response.status().is_success() {
+            anyhow::bail!("submission refused: {}", response.text().await?);
+        }
+        Ok(response.json::<Submitted>().await?.instance)
+    }
+
+    /// Waits until the instance is final; an error unless it succeeded.
+    pub async fn wait_succeeded(&self, id: u64) -> anyhow::Result<()> {
+        let response = self
+            .http
+            .get(format!("{}/instances/{id}/wait?timeout=60", self.base))
+            .send()
+            .await?
+            .error_for_status()?;
+        let inst: InstanceSummary = response.json().await?;
+        if inst.state != "succeeded" {
+            anyhow::bail!(
+                "instance {id} ended {} ({})",
+                inst.state,
+                inst.detail.unwrap_or_default()
+            );
+        }
+        Ok(())
+    }
+
+    /// The names of the registered nodes.
+    pub async fn node_names(&self) -> anyhow::Result<Vec<String>> {
+        let nodes: Vec<NodeSummary> = self
+            .http
+            .get(format!("{}/nodes", self.base))
+            .send()
+            .await?
+            .error_for_status()?
+            .json()
+            .await?;
+        Ok(nodes.into_iter().map(|n| n.name).collect())
+    }
+
+    /// Messages the controller received and sent so far, by kind.
+    pub async fn messages(&self) -> anyhow::Result<BTreeMap<String, f64>> {
+        let text = self
+            .http
+            .get(format!("{}/metrics", self.base))
+            .send()
+            .await?
+            .error_for_status()?
+            .text()
+            .await?;
+        Ok(message_counts(&text))
+    }
+}
+
+/// Sums `mobiwf_messages_received_total` and `mobiwf_messages_sent_total` by `kind`.
+pub fn message_counts(prometheus: &str) -> BTreeMap<String, f64> {
+    let mut counts = BTreeMap::new();
+    for line in prometheus.lines() {
+        let counted = line.starts_with("mobiwf_messages_received_total{")
+            || line.starts_with("mobiwf_messages_sent_total{");
+        if !counted {
+            continue;
+        }
+        let kind = line
+            .split("kind=\"")
+            .nth(1)
+            .and_then(|r| r.split('"').next())
+            .unwrap_or("?");
+        let value: f64 = line
+            .rsplit(' ')
+            .next()
+            .and_then(|v| v.parse().ok())
+            .unwrap_or(0.0);
+        *counts.entry(kind.to_owned()).or_insert(0.0) += value;
+    }
+    counts
+}
+
+/// A node's API.
+#[derive(Clone)]
+pub struct NodeApi {
+    base: String,
+    http: reqwest::Client,
+}
+
+/// One partition run as a node's `/runs` shows it.
+#[derive(Deserialize)]
+pub struct RunView {
+    /// The instance.
+    pub instance: u64,
+    /// Its activities on this node.
+    pub activities: Vec<ActivityRecord>,
+}
+
+impl NodeApi {
+    /// The API at `base`.
+    pub fn new(base: &str) -> anyhow::Result<NodeApi> {
+        Ok(NodeApi {
+            base: base.to_owned(),
+            http: client()?,
+        })
+    }
+
+    /// Every partition run the node holds.
+    pub async fn runs(&self) -> anyhow::Result<Vec<RunView>> {
+        Ok(self
+            .http
+            .get(format!("{}/runs", self.base))
+            .send()
+            .await?
+            .error_for_status()?
+            .json()
+            .await?)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn message_counts_add_both_directions_by_kind() {
+        let text = "# TYPE mobiwf_messages_sent counter\n\
+            mobiwf_messages_sent_total{kind=\"deploy\",peer=\"partner\"} 4\n\
+            mobiwf_messages_received_total{kind=\"report\",peer=\"partner\"} 6\n\
+            mobiwf_messages_received_total{kind=\"deploy\",peer=\"controller\"} 1\n\
+            mobiwf_send_failures_total{kind=\"deploy\",peer=\"partner\"} 9\n";
+        let counts = message_counts(text);
+        assert_eq!(counts.get("deploy"), Some(&5.0));
+        assert_eq!(counts.get("report"), Some(&6.0));
+        assert_eq!(counts.len(), 2);
+    }
+}

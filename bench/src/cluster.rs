@@ -1,0 +1,193 @@
+//! A controller and one node per partner, as separate processes of the release binaries, on
+//! loopback, with data in a temporary directory: what each workload and mode runs on.
+
+use std::collections::BTreeMap;
+use std::path::{Path, PathBuf};
+use std::process::{Child, Command, Stdio};
+use std::time::{Duration, Instant};
+
+use crate::api::{ControllerApi, NodeApi};
+
+/// How long a daemon may take to start and publish its addresses, or nodes to register.
+const STARTUP: Duration = Duration::from_secs(30);
+
+/// How notifications travel (`mobiwf-controller serve --routing`).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Mode {
+    /// Partner to partner: the design.
+    P2p,
+    /// Through the controller: the centralized alternative.
+    Hub,
+}
+
+impl Mode {
+    /// The word `--routing` takes, and the report uses.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Mode::P2p => "p2p",
+            Mode::Hub => "hub",
+        }
+    }
+}
+
+/// One daemon process.
+pub struct Daemon {
+    /// Its name in the report (`controller`, or the partner's name).
+    pub name: String,
+    child: Child,
+    /// Its HTTP API, `http://HOST:PORT`.
+    pub api: String,
+    /// Its libp2p address.
+    pub address: String,
+}
+
+impl Daemon {
+    /// Spawns `program args`, logging to `dir.log`, and waits for it to publish its `address`
+    /// and `api` files in `dir`.
+    fn spawn(name: &str, program: &Path, args: &[String], dir: &Path) -> anyhow::Result<Daemon> {
+        std::fs::create_dir_all(dir)?;
+        let log = std::fs::File::create(dir.with_extension("log"))?;
+        let child = Command::new(program)
+            .args(args)
+            .env("RUST_LOG", "warn")
+            .stdin(Stdio::null())
+            .stdout(log.try_clone()?)
+            .stderr(log)
+            .spawn()
+            .map_err(|e| anyhow::anyhow!("cannot start {}: {e}", program.display()))?;
+        let mut daemon = Daemon {
+            name: name.to_owned(),
+            child,
+            api: String::new(),
+            address: String::new(),
+        };
+        let started = Instant::now();
+        loop {
+            if let Some(status) = daemon.child.try_wait()? {
+                anyhow::bail!(
+                    "{name} exited at start ({status}); its log: {}",
+                    dir.with_extension("log").display()
+                );
+            }
+            let read = |f: &str| std::fs::read_to_string(dir.join(f)).unwrap_or_default();
+            let (address, api) = (read("address"), read("api"));
+            let address = address.lines().next().unwrap_or("").trim().to_owned();
+            if !address.is_empty() && !api.trim().is_empty() {
+                daemon.address = address;
+                daemon.api = format!("http://{}", api.trim());
+                return Ok(daemon);
+            }
+            if started.elapsed() > STARTUP {
+                anyhow::bail!("{name} did not publish its addresses in {STARTUP:?}");
+            }
+            std::thread::sleep(Duration::from_millis(10));
+        }
+    }
+
+    /// Its process id.
+    pub fn pid(&self) -> u32 {
+        self.child.id()
+    }
+
+    /// Peak resident memory so far, MiB.
+    pub fn peak_rss_mib(&self) -> f64 {
+        crate::procfs::peak_rss_mib(self.pid()).unwrap_or(f64::NAN)
+    }
+}
+
+impl Drop for Daemon {
+    fn drop(&mut self) {
+        let _ = self.child.kill();
+        let _ = self.child.wait();
+    }
+}
+
+/// The controller and its nodes.
+pub struct Cluster {
+    /// The controller process.
+    pub controller: Daemon,
+    /// One node per partner.
+    pub nodes: Vec<Daemon>,
+    /// Asks the controller.
+    pub api: ControllerApi,
+    /// Asks each node, by partner name.
+    pub node_apis: BTreeMap<String, NodeApi>,
+    _dir: tempfile::TempDir,
+}
+
+impl Cluster {
+    /// Starts a controller routing as `mode` and a node per partner, and waits until every
+    /// node is registered.
+    pub async fn start(
+        bin_dir: &Path,
+        mode: Mode,
+        partners: &[(String, Vec<u64>)],
+    ) -> anyhow::Result<Cluster> {
+        let dir = tempfile::Builder::new().prefix("mobiwf-bench-").tempdir()?;
+        let exe = |name: &str| -> PathBuf { bin_dir.join(name) };
+        let path = |p: &Path| p.display().to_string();
+        let ctl_dir = dir.path().join("controller");
+        let controller = Daemon::spawn(
+            "controller",
+            &exe("mobiwf-controller"),
+            &[
+                "serve".into(),
+                "--data-dir".into(),
+                path(&ctl_dir),
+                "--listen".into(),
+                "/ip4/127.0.0.1/tcp/0".into(),
+                "--api".into(),
+                "127.0.0.1:0".into(),
+                "--routing".into(),
+                mode.as_str().into(),
+            ],
+            &ctl_dir,
+        )?;
+        let mut nodes = Vec::new();
+        for (name, skills) in partners {
+            let node_dir = dir.path().join(name);
+            let skills: Vec<String> = skills.iter().map(u64::to_string).collect();
+            nodes.push(Daemon::spawn(
+                name,
+                &exe("mobiwf-node"),
+                &[
+                    "run".into(),
+                    "--data-dir".into(),
+                    path(&node_dir),
+                    "--name".into(),
+                    name.clone(),
+                    "--skills".into(),
+                    skills.join(","),
+                    "--controller".into(),
+                    controller.address.clone(),
+                    "--listen".into(),
+                    "/ip4/127.0.0.1/tcp/0".into(),
+                ],
+                &node_dir,
+            )?);
+        }
+        let api = ControllerApi::new(&controller.api)?;
+        let started = Instant::now();
+        loop {
+            let registered = api.node_names().await?;
+            if partners.iter().all(|(n, _)| registered.contains(n)) {
+                break;
+            }
+            if started.elapsed() > STARTUP {
+                anyhow::bail!("nodes not registered after {STARTUP:?}: {registered:?}");
+            }
+            tokio::time::sleep(Duration::from_millis(10)).await;
+        }
+        let node_apis = nodes
+            .iter()
+            .map(|n| Ok((n.name.clone(), NodeApi::new(&n.api)?)))
+            .collect::<anyhow::Result<_>>()?;
+        Ok(Cluster {
+            controller,
+            nodes,
+            api,
+            node_apis,
+            _dir: dir,
+        })
+    }
+}

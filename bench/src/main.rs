@@ -1,0 +1,205 @@
+//! `mobiwf-bench`: measures what a hand-off between partners costs, peer to peer and through
+//! a hub, against the physical floor and a Temporal baseline, and writes `BENCHMARKS.md`.
+//! `scripts/bench` builds the release binaries and runs it.
+
+mod api;
+mod cluster;
+mod floor;
+mod idle;
+mod measure;
+mod procfs;
+mod report;
+mod stats;
+mod temporal;
+mod workloads;
+
+use std::path::PathBuf;
+use std::process::ExitCode;
+use std::time::{Duration, Instant};
+
+use clap::{Parser, Subcommand};
+
+use cluster::{Cluster, Mode};
+use measure::Plan;
+
+#[derive(Parser)]
+#[command(name = "mobiwf-bench", version, about)]
+struct Cli {
+    #[command(subcommand)]
+    command: Option<Cmd>,
+    #[command(flatten)]
+    run: RunArgs,
+}
+
+#[derive(Subcommand)]
+enum Cmd {
+    /// The echo peer of the floor measurement (started by the benchmark itself).
+    #[command(hide = true)]
+    FloorPeer {
+        /// Where to write its address.
+        #[arg(long)]
+        dir: PathBuf,
+    },
+}
+
+#[derive(clap::Args)]
+struct RunArgs {
+    /// Where to write the report.
+    #[arg(long, default_value = "BENCHMARKS.md")]
+    out: PathBuf,
+    /// Where `mobiwf-controller` and `mobiwf-node` are (default: next to this binary).
+    #[arg(long)]
+    bin_dir: Option<PathBuf>,
+    /// The repository (for `bench/temporal/run.py`).
+    #[arg(long, default_value = ".")]
+    repo: PathBuf,
+    /// Instances run one at a time per workload and mode.
+    #[arg(long, default_value_t = 200)]
+    sequential: usize,
+    /// Instances in flight in the throughput phase.
+    #[arg(long, default_value_t = 64)]
+    concurrency: usize,
+    /// Seconds the throughput phase lasts.
+    #[arg(long, default_value_t = 10.0)]
+    duration: f64,
+    /// Idle activity instances the memory measurement deploys on one node.
+    #[arg(long, default_value_t = report::IDLE_TARGET.0)]
+    idle: u64,
+    /// Samples of each floor measurement.
+    #[arg(long, default_value_t = 1000)]
+    floor_samples: usize,
+    /// Leave out the Temporal baseline.
+    #[arg(long)]
+    no_temporal: bool,
+    /// Tiny numbers everywhere: checks that everything runs.
+    #[arg(long)]
+    smoke: bool,
+}
+
+fn main() -> ExitCode {
+    let cli = Cli::parse();
+    let runtime = match tokio::runtime::Runtime::new() {
+        Ok(r) => r,
+        Err(e) => {
+            eprintln!("error: cannot start the async runtime: {e}");
+            return ExitCode::FAILURE;
+        }
+    };
+    let result = runtime.block_on(async {
+        match cli.command {
+            Some(Cmd::FloorPeer { dir }) => floor::serve_peer(&dir).await,
+            None => run(cli.run).await,
+        }
+    });
+    match result {
+        Ok(()) => ExitCode::SUCCESS,
+        Err(e) => {
+            eprintln!("error: {e:#}");
+            ExitCode::FAILURE
+        }
+    }
+}
+
+async fn run(mut args: RunArgs) -> anyhow::Result<()> {
+    if args.smoke {
+        args.sequential = args.sequential.min(5);
+        args.concurrency = args.concurrency.min(4);
+        args.duration = args.duration.min(1.0);
+        args.idle = args.idle.min(1000);
+        args.floor_samples = args.floor_samples.min(50);
+    }
+    let started = Instant::now();
+    let bin_dir = match &args.bin_dir {
+        Some(d) => d.clone(),
+        None => std::env::current_exe()?
+            .parent()
+            .map(PathBuf::from)
+            .ok_or_else(|| anyhow::anyhow!("cannot tell where this binary is"))?,
+    };
+    for exe in ["mobiwf-controller", "mobiwf-node"] {
+        if !bin_dir.join(exe).is_file() {
+            anyhow::bail!(
+                "{} not found: build the release binaries first (`cargo build --release --workspace`) or pass --bin-dir",
+                bin_dir.join(exe).display()
+            );
+        }
+    }
+    let plan = Plan {
+        warmup: if args.smoke { 2 } else { 20 },
+        sequential: args.sequential,
+        concurrency: args.concurrency,
+        duration: Duration::from_secs_f64(args.duration),
+    };
+    let scratch = tempfile::Builder::new().prefix("mobiwf-bench-").tempdir()?;
+
+    eprintln!("floor: libp2p round trips and synced writes ...");
+    let floor = floor::measure(args.floor_samples, scratch.path()).await?;
+    eprintln!(
+        "  round trip {}, synced write {}, hop floor {:.0} µs",
+        report::brief(&floor.round_trip),
+        report::brief(&floor.synced_write),
+        floor.hop_floor_us()
+    );
+
+    let workloads = workloads::all()?;
+    let mut results = Vec::new();
+    for w in &workloads {
+        let mut modes = Vec::new();
+        for mode in [Mode::P2p, Mode::Hub] {
+            eprintln!("{} / {} ...", w.name, mode.as_str());
+            let cluster = Cluster::start(&bin_dir, mode, &w.partners).await?;
+            let figures = measure::run(&cluster, w, &plan).await?;
+            eprintln!(
+                "  hop {}, end-to-end {}, {:.0} instances/s, controller {:.1} msgs and {:.2} ms CPU per instance",
+                report::brief(&figures.hops),
+                report::brief(&figures.e2e),
+                figures.instances_per_s,
+                figures.controller_messages_total(),
+                figures.controller_cpu_ms
+            );
+            drop(cluster);
+            modes.push((mode, figures));
+        }
+        results.push((w, modes));
+    }
+
+    eprintln!(
+        "idle memory: {} activity instances on one node ...",
+        args.idle
+    );
+    let idle = idle::measure(&bin_dir, args.idle, scratch.path()).await?;
+    eprintln!(
+        "  {:.0} MiB RSS ({:.0} before), {:.0} deployments/s",
+        idle.rss_after_mib, idle.rss_before_mib, idle.deploys_per_s
+    );
+
+    let temporal = if args.no_temporal {
+        Err("left out (--no-temporal)".to_owned())
+    } else {
+        eprintln!("Temporal baseline ...");
+        let repo = args.repo.clone();
+        let (seq, conc, dur) = (args.sequential, args.concurrency, args.duration);
+        let dir = scratch.path().to_owned();
+        tokio::task::spawn_blocking(move || temporal::run(&repo, seq, conc, dur, &dir)).await??
+    };
+    if let Err(why) = &temporal {
+        eprintln!("  {why}");
+    }
+
+    let mut command = "scripts/bench".to_owned();
+    if args.smoke {
+        command += " --smoke";
+    }
+    let markdown = report::render(&report::Run {
+        plan: &plan,
+        floor: &floor,
+        results,
+        temporal,
+        idle: &idle,
+        elapsed_s: started.elapsed().as_secs_f64(),
+        command,
+    });
+    std::fs::write(&args.out, markdown)?;
+    eprintln!("wrote {}", args.out.display());
+    Ok(())
+}

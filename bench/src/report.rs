@@ -1,0 +1,353 @@
+//! `BENCHMARKS.md`: the figures of one run, as tables per workload with their ratios to the
+//! floor and between the modes, the targets, and the machine and date of the run.
+
+use std::fmt::Write as _;
+
+use crate::cluster::Mode;
+use crate::floor::Floor;
+use crate::idle::Idle;
+use crate::measure::{Figures, Plan};
+use crate::stats::Samples;
+use crate::temporal::Baseline;
+use crate::workloads::Workload;
+
+/// The node memory target: idle activity instances and the RSS they must stay under.
+pub const IDLE_TARGET: (u64, f64) = (100_000, 500.0);
+
+/// Everything one run measured.
+pub struct Run<'a> {
+    /// What was run, and how much.
+    pub plan: &'a Plan,
+    /// The floor.
+    pub floor: &'a Floor,
+    /// Per workload: the figures of each mode.
+    pub results: Vec<(&'a Workload, Vec<(Mode, Figures)>)>,
+    /// The Temporal baseline, or why it was skipped.
+    pub temporal: Result<Baseline, String>,
+    /// The idle-memory measurement.
+    pub idle: &'a Idle,
+    /// How long the whole run took, s.
+    pub elapsed_s: f64,
+    /// The command that produced it.
+    pub command: String,
+}
+
+fn ms(us: Option<f64>) -> String {
+    match us {
+        Some(v) if v < 100.0 => format!("{:.3} ms", v / 1000.0),
+        Some(v) => format!("{:.2} ms", v / 1000.0),
+        None => "–".to_owned(),
+    }
+}
+
+fn ratio(a: f64, b: f64) -> String {
+    if a.is_finite() && b.is_finite() && b > 0.0 {
+        format!("{:.1}×", a / b)
+    } else {
+        "–".to_owned()
+    }
+}
+
+fn first_line(program: &str, args: &[&str]) -> String {
+    std::process::Command::new(program)
+        .args(args)
+        .output()
+        .ok()
+        .map(|o| {
+            String::from_utf8_lossy(&o.stdout)
+                .lines()
+                .next()
+                .unwrap_or("")
+                .trim()
+                .to_owned()
+        })
+        .unwrap_or_default()
+}
+
+fn machine() -> String {
+    let cpu = std::fs::read_to_string("/proc/cpuinfo")
+        .ok()
+        .and_then(|c| {
+            c.lines()
+                .find(|l| l.starts_with("model name"))
+                .and_then(|l| l.split(':').nth(1))
+                .map(|s| s.trim().to_owned())
+        })
+        .unwrap_or_else(|| "unknown CPU".to_owned());
+    let cores = std::thread::available_parallelism().map_or(0, |n| n.get());
+    let mem_gib = std::fs::read_to_string("/proc/meminfo")
+        .ok()
+        .and_then(|m| {
+            m.lines()
+                .find(|l| l.starts_with("MemTotal"))
+                .and_then(|l| l.split_whitespace().nth(1))
+                .and_then(|kb| kb.parse::<f64>().ok())
+        })
+        .map_or(0.0, |kb| kb / 1024.0 / 1024.0);
+    let kernel = std::fs::read_to_string("/proc/sys/kernel/osrelease").unwrap_or_default();
+    format!(
+        "{cpu}, {cores} cores, {mem_gib:.0} GiB RAM, Linux {}, {}",
+        kernel.trim(),
+        first_line("rustc", &["--version"])
+    )
+}
+
+/// The markdown.
+pub fn render(run: &Run<'_>) -> String {
+    let mut md = String::new();
+    let floor_us = run.floor.hop_floor_us();
+    let _ = writeln!(md, "# Benchmarks\n");
+    let _ = writeln!(
+        md,
+        "Produced by `{}` on {} in {:.0} s. Machine: {}.\n",
+        run.command,
+        first_line("date", &["-u", "+%Y-%m-%d %H:%M UTC"]),
+        run.elapsed_s,
+        machine()
+    );
+    let _ = writeln!(
+        md,
+        "Every process runs on this machine, over loopback, with its data in a temporary \
+         directory on the local disk; durability on (every state change and message synced to \
+         RocksDB before it is acknowledged or sent; group commit). Activities are automatic and \
+         run no command, so the runtime is what is measured. Daemons log at `warn`. Figures per \
+         workload and mode come from fresh processes: {} warm-up instances, then {} instances \
+         one at a time (hop and end-to-end latency), then {} instances in flight for {} s \
+         (throughput, controller messages and CPU per instance).\n",
+        run.plan.warmup,
+        run.plan.sequential,
+        run.plan.concurrency,
+        run.plan.duration.as_secs_f64()
+    );
+    let _ = writeln!(
+        md,
+        "- **p2p**: partners notify each other directly (the design)."
+    );
+    let _ = writeln!(
+        md,
+        "- **hub**: `mobiwf-controller serve --routing hub`: every notification goes to the \
+         controller, which relays it to the successor's partner, as a centralized engine moves \
+         work.\n- **hop**: predecessor finished on partner A → successor started on partner B, \
+         from the two nodes' own clocks (µs); an activity with several preconditions counts \
+         when its last one to finish was on another partner.\n- **end-to-end**: HTTP \
+         submission → the controller's answer that the instance is final, as a client sees it.\n"
+    );
+
+    let _ = writeln!(md, "## The floor\n");
+    let _ = writeln!(md, "| what | p50 | p99 |\n|---|---|---|");
+    let rt = &run.floor.round_trip;
+    let _ = writeln!(
+        md,
+        "| libp2p request → reply between two processes (TCP + Noise + Yamux, `/mobiwf/exec/1`) | {} | {} |",
+        ms(rt.p50()),
+        ms(rt.p99())
+    );
+    let w = &run.floor.synced_write;
+    let _ = writeln!(
+        md,
+        "| synced RocksDB write of a notification ({} bytes) | {} | {} |",
+        run.floor.notification_bytes,
+        ms(w.p50()),
+        ms(w.p99())
+    );
+    let _ = writeln!(
+        md,
+        "| **hop floor**: one-way message (half the round trip) + two synced writes | {} | |\n",
+        ms(Some(floor_us))
+    );
+
+    for (workload, modes) in &run.results {
+        workload_section(&mut md, run, workload, modes, floor_us);
+    }
+    targets(&mut md, run, floor_us);
+    md
+}
+
+fn workload_section(
+    md: &mut String,
+    run: &Run<'_>,
+    workload: &Workload,
+    modes: &[(Mode, Figures)],
+    floor_us: f64,
+) {
+    let _ = writeln!(md, "## `{}`\n\n{}.\n", workload.name, workload.shape);
+    let _ = writeln!(
+        md,
+        "| system | hop p50 | hop p99 | hop p50 / floor | end-to-end p50 | end-to-end p99 | instances/s | activities/s | controller msgs / instance | controller CPU / instance | peak RSS (MiB) |\n|---|---|---|---|---|---|---|---|---|---|---|"
+    );
+    for (mode, f) in modes {
+        let rss: Vec<String> = f
+            .peak_rss_mib
+            .iter()
+            .map(|(n, v)| format!("{n} {v:.0}"))
+            .collect();
+        let _ = writeln!(
+            md,
+            "| mobiwf {} | {} | {} | {} | {} | {} | {:.0} | {:.0} | {:.1} | {:.2} ms | {} |",
+            mode.as_str(),
+            ms(f.hops.p50()),
+            ms(f.hops.p99()),
+            ratio(f.hops.p50().unwrap_or(f64::NAN), floor_us),
+            ms(f.e2e.p50()),
+            ms(f.e2e.p99()),
+            f.instances_per_s,
+            f.activities_per_s,
+            f.controller_messages_total(),
+            f.controller_cpu_ms,
+            rss.join(", ")
+        );
+    }
+    if workload.has_temporal_twin()
+        && let Ok(b) = &run.temporal
+        && let Some(t) = b.workloads.get(workload.name)
+    {
+        let _ = writeln!(
+            md,
+            "| Temporal dev server | {} | {} | {} | {} | {} | {:.0} | {:.0} | | {:.2} ms (server) | server {:.0}, worker {:.0} |",
+            ms(Some(t.hop_p50_us)),
+            ms(Some(t.hop_p99_us)),
+            ratio(t.hop_p50_us, floor_us),
+            ms(Some(t.e2e_p50_us)),
+            ms(Some(t.e2e_p99_us)),
+            t.throughput_instances_per_s,
+            t.throughput_activities_per_s,
+            t.server_cpu_s_per_instance * 1000.0,
+            t.server_peak_rss_mb,
+            t.worker_peak_rss_mb
+        );
+    }
+    let _ = writeln!(md);
+    let find = |m: Mode| modes.iter().find(|(x, _)| *x == m).map(|(_, f)| f);
+    if let (Some(p), Some(h)) = (find(Mode::P2p), find(Mode::Hub)) {
+        let _ = writeln!(
+            md,
+            "hub ÷ p2p: hop p50 {}, end-to-end p50 {}, throughput {}, controller messages {}, controller CPU {}.\n",
+            ratio(
+                h.hops.p50().unwrap_or(f64::NAN),
+                p.hops.p50().unwrap_or(f64::NAN)
+            ),
+            ratio(
+                h.e2e.p50().unwrap_or(f64::NAN),
+                p.e2e.p50().unwrap_or(f64::NAN)
+            ),
+            ratio(h.instances_per_s, p.instances_per_s),
+            ratio(h.controller_messages_total(), p.controller_messages_total()),
+            ratio(h.controller_cpu_ms, p.controller_cpu_ms),
+        );
+    }
+    for (mode, f) in modes {
+        let kinds: Vec<String> = f
+            .controller_messages
+            .iter()
+            .map(|(k, v)| format!("{k} {v:.1}"))
+            .collect();
+        let _ = writeln!(
+            md,
+            "- controller messages per instance, {} ({} instances, {} hop samples): {}",
+            mode.as_str(),
+            f.throughput_instances,
+            f.hops.len(),
+            kinds.join(", ")
+        );
+    }
+    let _ = writeln!(md);
+}
+
+fn figures<'a>(run: &'a Run<'_>, workload: &str, mode: Mode) -> Option<&'a Figures> {
+    run.results
+        .iter()
+        .find(|(w, _)| w.name == workload)
+        .and_then(|(_, m)| m.iter().find(|(x, _)| *x == mode))
+        .map(|(_, f)| f)
+}
+
+fn met(yes: bool) -> &'static str {
+    if yes { "met" } else { "**not met**" }
+}
+
+fn targets(md: &mut String, run: &Run<'_>, floor_us: f64) {
+    let _ = writeln!(md, "## Targets\n\n| target | measured | |\n|---|---|---|");
+    for (w, _) in &run.results {
+        if let Some(p) = figures(run, w.name, Mode::P2p) {
+            let hop = p.hops.p50().unwrap_or(f64::NAN);
+            let _ = writeln!(
+                md,
+                "| p2p hop p50 within 2× of the floor ({}) | `{}`: {} = {} | {} |",
+                ms(Some(floor_us)),
+                w.name,
+                ms(Some(hop)),
+                ratio(hop, floor_us),
+                met(hop <= 2.0 * floor_us)
+            );
+        }
+    }
+    if let Some(p) = figures(run, "paper", Mode::P2p) {
+        let _ = writeln!(
+            md,
+            "| p2p throughput on `paper`: 1,000 instances/s | {:.0} instances/s | {} |",
+            p.instances_per_s,
+            met(p.instances_per_s >= 1000.0)
+        );
+        let allowed = ["deploy", "report", "partition_result"];
+        let extra: Vec<&String> = p
+            .controller_messages
+            .keys()
+            .filter(|k| !allowed.contains(&k.as_str()))
+            .collect();
+        let _ = writeln!(
+            md,
+            "| p2p controller messages per `paper` instance: partitions out, immediate responses and partition results only | {:.1} ({}) | {} |",
+            p.controller_messages_total(),
+            if extra.is_empty() {
+                "no other kind".to_owned()
+            } else {
+                format!("also {extra:?}")
+            },
+            met(extra.is_empty())
+        );
+        if let Some(h) = figures(run, "paper", Mode::Hub) {
+            let _ = writeln!(
+                md,
+                "| p2p controller CPU per `paper` instance at most ⅓ of hub | {:.2} ms vs {:.2} ms: {} | {} |",
+                p.controller_cpu_ms,
+                h.controller_cpu_ms,
+                ratio(p.controller_cpu_ms, h.controller_cpu_ms),
+                met(p.controller_cpu_ms * 3.0 <= h.controller_cpu_ms)
+            );
+        }
+    }
+    let idle = run.idle;
+    let (target_activities, target_mib) = IDLE_TARGET;
+    let _ = writeln!(
+        md,
+        "| a node holding {target_activities} idle activity instances under {target_mib:.0} MB RSS | {} activity instances ({} partitions of the paper's partition 2): {:.0} MiB (idle node {:.0} MiB; {:.0} deployments/s) | {} |",
+        idle.activities,
+        idle.partitions,
+        idle.rss_after_mib,
+        idle.rss_before_mib,
+        idle.deploys_per_s,
+        if idle.activities >= target_activities {
+            met(idle.rss_after_mib * 1.048_576 < target_mib)
+        } else {
+            "(smoke run: fewer instances)"
+        }
+    );
+    let _ = writeln!(md);
+    match &run.temporal {
+        Ok(b) => {
+            let _ = writeln!(
+                md,
+                "Temporal baseline: {} with the Python SDK {} (`bench/temporal/run.py`: dev server on a SQLite file, loopback, one Python worker, normal activities; hop = one activity's end to the next one's start inside the worker).\n",
+                b.temporal_version, b.sdk_version
+            );
+        }
+        Err(why) => {
+            let _ = writeln!(md, "Temporal baseline skipped: {why}\n");
+        }
+    }
+}
+
+/// Samples as `p50 / p99` text, for the console.
+pub fn brief(s: &Samples) -> String {
+    format!("{} / {}", ms(s.p50()), ms(s.p99()))
+}
