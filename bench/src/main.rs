@@ -68,6 +68,15 @@ struct RunArgs {
     /// Samples of each floor measurement.
     #[arg(long, default_value_t = 1000)]
     floor_samples: usize,
+    /// Run only this workload (repeatable; default: all), e.g. to profile one.
+    #[arg(long, value_name = "NAME")]
+    workload: Vec<String>,
+    /// Run only this mode (`p2p` or `hub`; repeatable; default: both).
+    #[arg(long, value_name = "MODE")]
+    mode: Vec<String>,
+    /// Leave out the idle-memory measurement.
+    #[arg(long)]
+    no_idle: bool,
     /// Leave out the Temporal baseline.
     #[arg(long)]
     no_temporal: bool,
@@ -141,11 +150,18 @@ async fn run(mut args: RunArgs) -> anyhow::Result<()> {
         floor.hop_floor_us()
     );
 
-    let workloads = workloads::all()?;
+    let mut workloads = workloads::all()?;
+    if !args.workload.is_empty() {
+        workloads.retain(|w| args.workload.iter().any(|n| n == w.name));
+    }
+    let modes: Vec<Mode> = [Mode::P2p, Mode::Hub]
+        .into_iter()
+        .filter(|m| args.mode.is_empty() || args.mode.iter().any(|n| n == m.as_str()))
+        .collect();
     let mut results = Vec::new();
     for w in &workloads {
-        let mut modes = Vec::new();
-        for mode in [Mode::P2p, Mode::Hub] {
+        let mut figures_by_mode = Vec::new();
+        for &mode in &modes {
             eprintln!("{} / {} ...", w.name, mode.as_str());
             let cluster = Cluster::start(&bin_dir, mode, &w.partners).await?;
             let figures = measure::run(&cluster, w, &plan).await?;
@@ -158,20 +174,25 @@ async fn run(mut args: RunArgs) -> anyhow::Result<()> {
                 figures.controller_cpu_ms
             );
             drop(cluster);
-            modes.push((mode, figures));
+            figures_by_mode.push((mode, figures));
         }
-        results.push((w, modes));
+        results.push((w, figures_by_mode));
     }
 
-    eprintln!(
-        "idle memory: {} activity instances on one node ...",
-        args.idle
-    );
-    let idle = idle::measure(&bin_dir, args.idle, scratch.path()).await?;
-    eprintln!(
-        "  {:.0} MiB RSS ({:.0} before), {:.0} deployments/s",
-        idle.rss_after_mib, idle.rss_before_mib, idle.deploys_per_s
-    );
+    let idle = if args.no_idle {
+        None
+    } else {
+        eprintln!(
+            "idle memory: {} activity instances on one node ...",
+            args.idle
+        );
+        let idle = idle::measure(&bin_dir, args.idle, scratch.path()).await?;
+        eprintln!(
+            "  {:.0} MiB RSS ({:.0} before), {:.0} deployments/s",
+            idle.rss_after_mib, idle.rss_before_mib, idle.deploys_per_s
+        );
+        Some(idle)
+    };
 
     let temporal = if args.no_temporal {
         Err("left out (--no-temporal)".to_owned())
@@ -195,7 +216,7 @@ async fn run(mut args: RunArgs) -> anyhow::Result<()> {
         floor: &floor,
         results,
         temporal,
-        idle: &idle,
+        idle: idle.as_ref(),
         elapsed_s: started.elapsed().as_secs_f64(),
         command,
     });

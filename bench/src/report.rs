@@ -24,8 +24,8 @@ pub struct Run<'a> {
     pub results: Vec<(&'a Workload, Vec<(Mode, Figures)>)>,
     /// The Temporal baseline, or why it was skipped.
     pub temporal: Result<Baseline, String>,
-    /// The idle-memory measurement.
-    pub idle: &'a Idle,
+    /// The idle-memory measurement, unless left out.
+    pub idle: Option<&'a Idle>,
     /// How long the whole run took, s.
     pub elapsed_s: f64,
     /// The command that produced it.
@@ -316,22 +316,23 @@ fn targets(md: &mut String, run: &Run<'_>, floor_us: f64) {
             );
         }
     }
-    let idle = run.idle;
     let (target_activities, target_mib) = IDLE_TARGET;
-    let _ = writeln!(
-        md,
-        "| a node holding {target_activities} idle activity instances under {target_mib:.0} MB RSS | {} activity instances ({} partitions of the paper's partition 2): {:.0} MiB (idle node {:.0} MiB; {:.0} deployments/s) | {} |",
-        idle.activities,
-        idle.partitions,
-        idle.rss_after_mib,
-        idle.rss_before_mib,
-        idle.deploys_per_s,
-        if idle.activities >= target_activities {
-            met(idle.rss_after_mib * 1.048_576 < target_mib)
-        } else {
-            "(smoke run: fewer instances)"
-        }
-    );
+    if let Some(idle) = run.idle {
+        let _ = writeln!(
+            md,
+            "| a node holding {target_activities} idle activity instances under {target_mib:.0} MB RSS | {} activity instances ({} partitions of the paper's partition 2): {:.0} MiB (idle node {:.0} MiB; {:.0} deployments/s) | {} |",
+            idle.activities,
+            idle.partitions,
+            idle.rss_after_mib,
+            idle.rss_before_mib,
+            idle.deploys_per_s,
+            if idle.activities >= target_activities {
+                met(idle.rss_after_mib * 1.048_576 < target_mib)
+            } else {
+                "(smoke run: fewer instances)"
+            }
+        );
+    }
     let _ = writeln!(md);
     match &run.temporal {
         Ok(b) => {
