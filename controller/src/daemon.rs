@@ -4,7 +4,8 @@
 //! submissions) is applied, then the changes, the messages they cause and the ids of the
 //! applied messages are written in **one synced batch**; only then are acknowledgements,
 //! answers and messages sent. Readers (the API) ask the actor, and wait for changes on a
-//! version counter that the actor bumps after each commit.
+//! version counter that the actor bumps after each commit, or, for one instance, for the
+//! actor's word that it became final (`wait`).
 
 use std::net::SocketAddr;
 use std::path::PathBuf;
@@ -17,7 +18,7 @@ use mobiwf_runtime::metrics::{Metrics, Peer};
 use mobiwf_runtime::outbox::{self, Delivered, Outbox, Outgoing};
 use mobiwf_runtime::store::{Batch, Durability, Store};
 use mobiwf_runtime::wire::{Control, Envelope, Message, MessageId, Reply};
-use tokio::sync::{mpsc, oneshot, watch};
+use tokio::sync::{broadcast, mpsc, oneshot, watch};
 
 use crate::book::{
     Book, BookError, Effect, HistoryEvent, Input, Instance, NodeInfo, Routing, Watched,
@@ -59,9 +60,15 @@ pub struct Controller {
 pub struct ControllerClient {
     events: mpsc::Sender<Event>,
     version: watch::Receiver<u64>,
+    /// The instances that became final, as each commit makes them so.
+    finished: broadcast::Sender<u64>,
     /// The controller's metrics.
     pub metrics: Arc<Metrics>,
 }
+
+/// How many instances that became final a waiter may fall behind on before it asks the
+/// actor again (`broadcast` capacity).
+pub const FINISHED_QUEUE: usize = 4096;
 
 enum Event {
     Inbound(Inbound),
@@ -158,16 +165,23 @@ impl ControllerClient {
         id: u64,
         deadline: tokio::time::Instant,
     ) -> anyhow::Result<Option<Instance>> {
+        // Listen before asking, so that no word is missed between the two. Each commit only
+        // wakes the waiters; the actor is asked again once this instance is final (or words
+        // were missed), not at every change of any instance.
+        let mut finished = self.finished.subscribe();
         loop {
-            let seen = self.version();
-            let inst = self.instance(id).await?;
-            match &inst {
-                Some(i) if !i.state.is_final() => {
-                    if !self.changed(seen, deadline).await {
+            match self.instance(id).await? {
+                Some(i) if !i.state.is_final() => {}
+                other => return Ok(other),
+            }
+            loop {
+                match tokio::time::timeout_at(deadline, finished.recv()).await {
+                    Err(_) | Ok(Err(broadcast::error::RecvError::Closed)) => {
                         return self.instance(id).await;
                     }
+                    Ok(Ok(done)) if done != id => continue,
+                    Ok(Ok(_) | Err(broadcast::error::RecvError::Lagged(_))) => break,
                 }
-                _ => return Ok(inst),
             }
         }
     }
@@ -193,6 +207,7 @@ impl Controller {
             _ => book,
         };
         let (version_tx, version) = watch::channel(0);
+        let (finished, _) = broadcast::channel(FINISHED_QUEUE);
 
         let mut tasks = vec![
             daemon::forward(inbound, events_tx.clone(), Event::Inbound),
@@ -235,6 +250,7 @@ impl Controller {
             metrics: metrics.clone(),
             me: peer_id,
             version: version_tx,
+            finished: finished.clone(),
             deadline,
             watched,
         };
@@ -248,6 +264,7 @@ impl Controller {
         let client = ControllerClient {
             events: events_tx,
             version,
+            finished,
             metrics,
         };
         let (api_addr, api) =
@@ -292,6 +309,7 @@ struct Actor {
     metrics: Arc<Metrics>,
     me: PeerId,
     version: watch::Sender<u64>,
+    finished: broadcast::Sender<u64>,
     /// The book's next partition `timeOut`, for the timer task.
     deadline: watch::Sender<Option<u64>>,
     /// The nodes the failure detector watches.
@@ -357,12 +375,16 @@ impl Actor {
             state::stage(&mut batch, &changes, self.seq);
             self.store.write(batch, Durability::Synced)?;
         }
+        let mut now_final = Vec::new();
         for inst in &changes.instances {
             tracing::info!(
                 instance = inst.id,
                 state = inst.state.as_str(),
                 "instance updated"
             );
+            if inst.state.is_final() {
+                now_final.push(inst.id);
+            }
         }
         self.outbox.dispatch(outgoing);
         for (tx, reply) in after.acks {
@@ -386,6 +408,10 @@ impl Actor {
         }
         if changed {
             self.version.send_modify(|v| *v += 1);
+        }
+        for id in now_final {
+            // Nobody waiting is fine.
+            let _ = self.finished.send(id);
         }
         Ok(())
     }

@@ -332,6 +332,9 @@ pub struct Book {
     dirty_instances: BTreeSet<u64>,
     new_definitions: Vec<(u64, Vec<u8>)>,
     routing: Routing,
+    /// The instances not over, so that the per-commit questions (deadlines, nodes to watch)
+    /// cost what is under way, not everything ever run.
+    live: BTreeSet<u64>,
 }
 
 /// What changed since the last [`Book::take_changes`].
@@ -363,7 +366,13 @@ impl Book {
         history: History,
         last_instance: u64,
     ) -> Book {
+        let live = instances
+            .iter()
+            .filter(|i| !i.state.is_final())
+            .map(|i| i.id)
+            .collect();
         Book {
+            live,
             nodes: nodes.into_iter().map(|n| (n.peer.clone(), n)).collect(),
             instances: instances.into_iter().map(|i| (i.id, i)).collect(),
             definitions: definitions.into_iter().collect(),
@@ -527,6 +536,7 @@ impl Book {
                 self.history
                     .push(instance, now_ms, None, node.as_deref(), what);
                 self.dirty_instances.insert(instance);
+                self.track(instance);
                 Ok(Applied::default())
             }
             Input::FromNode {
@@ -742,6 +752,7 @@ impl Book {
             },
         );
         self.dirty_instances.insert(id);
+        self.track(id);
         let placed: Vec<String> = self.instances[&id]
             .partitions
             .iter()
@@ -788,16 +799,25 @@ impl Book {
             inst.state = InstanceState::Running;
         }
         self.dirty_instances.insert(id);
+        self.track(id);
         Ok(())
     }
 
     /// Instances that are not over.
     fn live_instances(&self) -> Vec<u64> {
-        self.instances
-            .values()
-            .filter(|i| !i.state.is_final())
-            .map(|i| i.id)
-            .collect()
+        self.live.iter().copied().collect()
+    }
+
+    /// Keeps `live` true after instance `id` changed.
+    fn track(&mut self, id: u64) {
+        match self.instances.get(&id) {
+            Some(i) if !i.state.is_final() => self.live.insert(id),
+            _ => self.live.remove(&id),
+        };
+    }
+
+    fn live(&self) -> impl Iterator<Item = &Instance> {
+        self.live.iter().filter_map(|id| self.instances.get(id))
     }
 
     /// Settles every instance that is not over (a node joined or answers again).
@@ -885,6 +905,7 @@ impl Book {
             ),
         );
         self.dirty_instances.insert(id);
+        self.track(id);
         if action == Control::Resume {
             // What waited for the resumption: contingency activities to place.
             self.with_instance(id, now_ms, &mut effects, |_, _| {})?;
@@ -897,12 +918,13 @@ impl Book {
 
     /// When the next partition `timeOut` runs out, ms since the epoch.
     pub fn next_deadline(&self) -> Option<u64> {
-        let live = || self.instances.values().filter(|i| !i.state.is_final());
-        let partitions = live()
+        let partitions = self
+            .live()
             .flat_map(|i| i.partitions.iter())
             .filter(|p| !p.finished && p.abandoned.is_none())
             .filter_map(|p| p.deadline_ms);
-        let overdue = live()
+        let overdue = self
+            .live()
             .flat_map(|i| i.activities.iter())
             .filter_map(|a| a.overdue.as_ref().map(|(at, _)| *at));
         partitions.chain(overdue).min()
@@ -912,9 +934,7 @@ impl Book {
     /// instances not over, and the suspected ones (to notice when they answer again).
     pub fn watched(&self) -> Vec<Watched> {
         let mut peers: BTreeSet<&str> = self
-            .instances
-            .values()
-            .filter(|i| !i.state.is_final())
+            .live()
             .flat_map(|i| i.partitions.iter())
             .filter(|p| !p.finished && p.abandoned.is_none())
             .map(|p| p.peer.as_str())
