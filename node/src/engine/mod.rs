@@ -239,6 +239,15 @@ pub struct Engine {
     /// The time of the input being applied, in microseconds since the epoch
     /// ([`Engine::apply_us`]); records keep it next to the milliseconds the engine decides on.
     now_us: u64,
+    /// Each run's earliest timer, ordered: the next deadline and the due timers are found
+    /// here instead of by looking at every run the node ever held.
+    deadlines: BTreeSet<(u64, RunKey)>,
+    /// The entry of each run in `deadlines`.
+    deadline_of: BTreeMap<RunKey, u64>,
+    /// Runs, and instances (all their runs), whose timers changed since the last
+    /// [`Engine::refresh_deadlines`].
+    timers_stale: BTreeSet<RunKey>,
+    timers_stale_instances: BTreeSet<u64>,
 }
 
 /// An activity that changed state (for logs and metrics).
@@ -271,11 +280,14 @@ impl Engine {
 
     /// Rebuilds the engine from what the store holds.
     pub fn restore(runs: Vec<Run>, known: Vec<(u64, Known)>) -> Engine {
-        Engine {
+        let mut engine = Engine {
             runs: runs.into_iter().map(|r| (r.key, r)).collect(),
             known: known.into_iter().collect(),
             ..Engine::default()
-        }
+        };
+        engine.timers_stale = engine.runs.keys().copied().collect();
+        engine.refresh_deadlines();
+        engine
     }
 
     /// What to do again after a restart: the commands of activities that were running.
@@ -314,7 +326,12 @@ impl Engine {
     /// (`started_us`, `finished_us`); every decision is still taken in milliseconds.
     pub fn apply_us(&mut self, now_us: u64, input: Input) -> Result<Vec<Effect>, Refusal> {
         self.now_us = now_us;
-        let now_ms = now_us / 1000;
+        let result = self.apply_input(now_us / 1000, input);
+        self.refresh_deadlines();
+        result
+    }
+
+    fn apply_input(&mut self, now_ms: u64, input: Input) -> Result<Vec<Effect>, Refusal> {
         let mut effects = Vec::new();
         match input {
             Input::Deploy {
@@ -338,6 +355,7 @@ impl Engine {
                 let run = Run::new(key, document, now_ms)?;
                 self.runs.insert(key, run);
                 self.dirty_runs.insert(key);
+                self.timers_stale.insert(key);
                 self.advance(key, now_ms, &mut effects);
             }
             Input::Notified {
@@ -353,6 +371,7 @@ impl Engine {
                     {
                         e.insert(outcome);
                         self.dirty_known.insert(instance);
+                        self.timers_stale_instances.insert(instance);
                     }
                     return Ok(effects);
                 }
@@ -361,6 +380,7 @@ impl Engine {
                 }
                 known.heard.insert(activity, outcome);
                 self.dirty_known.insert(instance);
+                self.timers_stale_instances.insert(instance);
                 self.advance_instance(instance, now_ms, &mut effects);
             }
             Input::Withdraw {
@@ -376,6 +396,7 @@ impl Engine {
                         .or_insert_with(|| reason.clone());
                 }
                 self.dirty_known.insert(instance);
+                self.timers_stale_instances.insert(instance);
                 self.advance_instance(instance, now_ms, &mut effects);
             }
             Input::Substitute {
@@ -389,6 +410,7 @@ impl Engine {
                 }
                 known.replaced.insert(replaced, by);
                 self.dirty_known.insert(instance);
+                self.timers_stale_instances.insert(instance);
                 self.advance_instance(instance, now_ms, &mut effects);
             }
             Input::Control { instance, action } => {
@@ -399,6 +421,7 @@ impl Engine {
                     Control::Cancel => known.cancelled = true,
                 }
                 self.dirty_known.insert(instance);
+                self.timers_stale_instances.insert(instance);
                 self.advance_instance(instance, now_ms, &mut effects);
             }
             Input::Tick => self.timers(now_ms, &mut effects),
@@ -442,16 +465,37 @@ impl Engine {
     /// The earliest timer of any activity (see `Run::timer`), in ms since the epoch. Timers
     /// count from stored times, so they survive restarts.
     pub fn next_deadline(&self) -> Option<u64> {
-        self.runs
-            .values()
-            .flat_map(|run| {
-                let known = self.known.get(&run.key.instance);
-                run.doc()
-                    .activities
-                    .iter()
-                    .filter_map(move |act| run.timer(act, known).map(|(at, _)| at))
-            })
-            .min()
+        self.deadlines.first().map(|(at, _)| *at)
+    }
+
+    /// Brings `deadlines` up to date with the runs whose timers may have changed.
+    fn refresh_deadlines(&mut self) {
+        for instance in std::mem::take(&mut self.timers_stale_instances) {
+            let keys = self
+                .runs
+                .range(RunKey::first_of(instance)..=RunKey::last_of(instance))
+                .map(|(k, _)| *k);
+            self.timers_stale.extend(keys);
+        }
+        for key in std::mem::take(&mut self.timers_stale) {
+            if let Some(at) = self.deadline_of.remove(&key) {
+                self.deadlines.remove(&(at, key));
+            }
+            let Some(run) = self.runs.get(&key) else {
+                continue;
+            };
+            let known = self.known.get(&key.instance);
+            let next = run
+                .doc()
+                .activities
+                .iter()
+                .filter_map(|act| run.timer(act, known).map(|(at, _)| at))
+                .min();
+            if let Some(at) = next {
+                self.deadlines.insert((at, key));
+                self.deadline_of.insert(key, at);
+            }
+        }
     }
 
     /// Carries out every timer that has run out, earliest first, one at a time: each is taken
@@ -462,24 +506,30 @@ impl Engine {
     /// each timer that fires is gone afterwards (the activity started or ended, the overdue
     /// precondition is marked, the retry is consumed) or replaced by one later than now.
     fn timers(&mut self, now_ms: u64, effects: &mut Vec<Effect>) {
-        while let Some((key, activity, timer)) = self.first_due(now_ms) {
+        loop {
+            self.refresh_deadlines();
+            let Some((key, activity, timer)) = self.first_due(now_ms) else {
+                break;
+            };
             self.fire(key, activity, timer, now_ms, effects);
         }
     }
 
-    /// The earliest timer that has run out.
+    /// The earliest timer that has run out (`deadlines` being up to date): in the run with
+    /// the earliest deadline, its earliest timer.
     fn first_due(&self, now_ms: u64) -> Option<(RunKey, u64, run::Timer)> {
-        self.runs
-            .values()
-            .flat_map(|run| {
-                let known = self.known.get(&run.key.instance);
-                run.doc().activities.iter().filter_map(move |act| {
-                    let (at, timer) = run.timer(act, known)?;
-                    (at <= now_ms).then_some((at, run.key, act.id.0, timer))
-                })
+        let &(at, key) = self.deadlines.first().filter(|(at, _)| *at <= now_ms)?;
+        let run = self.runs.get(&key)?;
+        let known = self.known.get(&key.instance);
+        run.doc()
+            .activities
+            .iter()
+            .filter_map(|act| {
+                let (when, timer) = run.timer(act, known)?;
+                (when == at).then_some((act.id.0, timer))
             })
-            .min_by_key(|(at, key, activity, _)| (*at, *key, *activity))
-            .map(|(_, key, activity, timer)| (key, activity, timer))
+            .min_by_key(|(activity, _)| *activity)
+            .map(|(activity, timer)| (key, activity, timer))
     }
 
     /// Carries out one timer of one activity.
@@ -537,6 +587,7 @@ impl Engine {
                 if let Some(run) = self.runs.get_mut(&key) {
                     run.overdue.insert((activity, precondition));
                     self.dirty_runs.insert(key);
+                    self.timers_stale.insert(key);
                 }
                 effects.push(Effect::Send {
                     to: Target::Controller,
@@ -596,6 +647,7 @@ impl Engine {
         run.retry_at
             .insert(activity, now_ms + u64::from(wait) * 1000);
         self.dirty_runs.insert(key);
+        self.timers_stale.insert(key);
         // An interrupted instance starts nothing, not even a next try: it waits for the
         // resumption (its timer is held until then, see `Run::timer`).
         if wait == 0 && !interrupted {
@@ -618,6 +670,7 @@ impl Engine {
         rec.started_ms = Some(now_ms);
         let attempt = rec.retried;
         self.dirty_runs.insert(key);
+        self.timers_stale.insert(key);
         if let Some(command) = command {
             effects.push(Effect::Execute {
                 key,
@@ -721,6 +774,7 @@ impl Engine {
         {
             run.reported = true;
             self.dirty_runs.insert(key);
+            self.timers_stale.insert(key);
             effects.push(Effect::Send {
                 to: Target::Controller,
                 message: Message::PartitionResult {
@@ -776,6 +830,7 @@ impl Engine {
         for (id, name, state, why) in ended {
             run.set(id, state, now_us, Some(why));
             self.dirty_runs.insert(key);
+            self.timers_stale.insert(key);
             self.transitions.push(Transition {
                 key,
                 activity: id,
@@ -806,6 +861,7 @@ impl Engine {
         let (kind, command) = (act.kind, act.command.clone());
         run.set(activity, ActivityState::Running, now_us, None);
         self.dirty_runs.insert(key);
+        self.timers_stale.insert(key);
         self.transitions.push(Transition {
             key,
             activity,
@@ -847,6 +903,7 @@ impl Engine {
         };
         run.set(activity, state, now_us, detail);
         self.dirty_runs.insert(key);
+        self.timers_stale.insert(key);
         let Some(act) = run.activity(activity) else {
             return;
         };
