@@ -13,6 +13,7 @@ mod placement;
 mod recovery;
 
 use std::collections::{BTreeMap, BTreeSet};
+use std::sync::Arc;
 
 use mobiwf_runtime::wire::{ActivityRecord, ActivityState, Control, Message};
 use mobiwf_xml_schema::{DeriveOptions, WorkflowDefinition, WorkflowId, derive_partitions};
@@ -179,6 +180,9 @@ pub struct ActivityView {
 /// words).
 pub const CANCELLED_BY_OPERATOR: &str = "the instance was cancelled by an operator";
 
+/// How many recently submitted definitions the book keeps parsed.
+pub const RECENT_DEFINITIONS: usize = 16;
+
 /// How long the controller waits, after a successor's node says a precondition is overdue,
 /// for the predecessor's own partner to report it (its own `timeOut` fires at about the same
 /// time), before deciding that it failed.
@@ -325,7 +329,11 @@ pub struct Book {
     nodes: BTreeMap<String, NodeInfo>,
     instances: BTreeMap<u64, Instance>,
     /// Each instance's workflow definition (for contingency activities), parsed.
-    definitions: BTreeMap<u64, WorkflowDefinition>,
+    definitions: BTreeMap<u64, Arc<WorkflowDefinition>>,
+    /// The definitions submitted last, as submitted and parsed: a workflow submitted again
+    /// (the usual case: one definition, many instances) is not parsed again, and its
+    /// instances share one parsed copy.
+    recent: Vec<(Vec<u8>, Arc<WorkflowDefinition>)>,
     history: History,
     last_instance: u64,
     dirty_nodes: BTreeSet<String>,
@@ -375,7 +383,10 @@ impl Book {
             live,
             nodes: nodes.into_iter().map(|n| (n.peer.clone(), n)).collect(),
             instances: instances.into_iter().map(|i| (i.id, i)).collect(),
-            definitions: definitions.into_iter().collect(),
+            definitions: definitions
+                .into_iter()
+                .map(|(id, d)| (id, Arc::new(d)))
+                .collect(),
             history,
             last_instance,
             ..Book::default()
@@ -630,7 +641,7 @@ impl Book {
                     .instances
                     .get(&instance)
                     .ok_or(BookError::UnknownInstance(instance))?;
-                let def = self.definitions.get(&instance);
+                let def = self.definitions.get(&instance).map(|d| &**d);
                 let effects = hub::relay(inst, def, &self.nodes, &peer, activity, outcome)?;
                 Ok(Applied {
                     effects,
@@ -647,10 +658,25 @@ impl Book {
             .ok_or(BookError::UnknownInstance(id))
     }
 
-    fn submit(&mut self, now_ms: u64, xml: &[u8], source: &str) -> Result<Applied, BookError> {
+    /// The definition in `xml`, parsed (or as parsed when it was submitted lately).
+    fn parsed(&mut self, xml: &[u8], source: &str) -> Result<Arc<WorkflowDefinition>, BookError> {
+        if let Some(i) = self.recent.iter().position(|(bytes, _)| bytes == xml) {
+            let hit = self.recent.remove(i);
+            let def = hit.1.clone();
+            self.recent.insert(0, hit);
+            return Ok(def);
+        }
         let def = mobiwf_xml_schema::load_definition(xml)
             .map_err(|d| BookError::Invalid(d.render(source)))?
             .value;
+        let def = Arc::new(def);
+        self.recent.insert(0, (xml.to_vec(), def.clone()));
+        self.recent.truncate(RECENT_DEFINITIONS);
+        Ok(def)
+    }
+
+    fn submit(&mut self, now_ms: u64, xml: &[u8], source: &str) -> Result<Applied, BookError> {
+        let def = self.parsed(xml, source)?;
         let nodes: Vec<NodeInfo> = self.nodes.values().cloned().collect();
         let placement = place(&def, &nodes)?;
         let id = self.last_instance + 1;
@@ -787,7 +813,7 @@ impl Book {
             .ok_or(BookError::UnknownInstance(id))?;
         let mut ctx = Ctx {
             nodes: &self.nodes,
-            def: self.definitions.get(&id),
+            def: self.definitions.get(&id).map(|d| &**d),
             history: &mut self.history,
             effects,
             now: now_ms,

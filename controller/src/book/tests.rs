@@ -1535,3 +1535,29 @@ fn under_peer_to_peer_routing_adjacents_are_the_partners() {
     assert!(!documents.contains(HUB));
     assert!(documents.contains(&addr("peerA")) && documents.contains(&addr("peerB")));
 }
+
+#[test]
+fn a_definition_submitted_again_is_placed_as_the_first_time_and_bad_ones_still_say_why() {
+    let mut b = book_with(&[
+        node("peerA", "P1", &[1, 2, 3]),
+        node("peerB", "P2", &[1, 3]),
+    ]);
+    let first = deploys(&submit(&mut b, PAPER).expect("first"));
+    let again = deploys(&submit(&mut b, PAPER).expect("again"));
+    assert_eq!(first.len(), again.len());
+    for (f, a) in first.iter().zip(&again) {
+        assert_eq!((&f.0, f.1), (&a.0, a.1));
+        assert_eq!(
+            f.2.replace("<workflow id=\"1\">", "<workflow id=\"2\">"),
+            a.2
+        );
+    }
+    let broken = PAPER.replace(
+        "<preconditionId>16</preconditionId>",
+        "<preconditionId>99</preconditionId>",
+    );
+    for _ in 0..2 {
+        let err = submit(&mut b, &broken).expect_err("unknown precondition");
+        assert!(err.to_string().contains("wf.xml:"), "{err}");
+    }
+}
