@@ -248,7 +248,7 @@ impl Controller {
             store,
             outbox: outbox.clone(),
             metrics: metrics.clone(),
-            me: peer_id,
+            me: peer_id.to_string(),
             version: version_tx,
             finished: finished.clone(),
             deadline,
@@ -307,7 +307,8 @@ struct Actor {
     store: Arc<dyn Store>,
     outbox: Outbox,
     metrics: Arc<Metrics>,
-    me: PeerId,
+    /// Our peer id, as text: the origin of every message id we give.
+    me: String,
     version: watch::Sender<u64>,
     finished: broadcast::Sender<u64>,
     /// The book's next partition `timeOut`, for the timer task.
@@ -357,7 +358,7 @@ impl Actor {
                 role: Peer::Partner,
                 envelope: Envelope {
                     id: MessageId {
-                        origin: self.me.to_string(),
+                        origin: self.me.clone(),
                         seq: self.seq,
                     },
                     message,

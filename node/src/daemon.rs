@@ -159,7 +159,7 @@ impl Node {
             store,
             outbox: outbox.clone(),
             metrics: metrics.clone(),
-            me: peer_id,
+            me: peer_id.to_string(),
             name: config.name.clone(),
             data_dir: config.data_dir.clone(),
             controller_peer,
@@ -223,7 +223,8 @@ struct Actor {
     store: Arc<dyn Store>,
     outbox: Outbox,
     metrics: Arc<Metrics>,
-    me: PeerId,
+    /// Our peer id, as text: the origin of every message id we give.
+    me: String,
     name: String,
     data_dir: PathBuf,
     controller_peer: PeerId,
@@ -288,7 +289,7 @@ impl Actor {
             role,
             envelope: Envelope {
                 id: MessageId {
-                    origin: self.me.to_string(),
+                    origin: self.me.clone(),
                     seq: self.seq,
                 },
                 message,

@@ -277,7 +277,10 @@ fn build_swarm(
         .context("cannot set up the Noise handshake")?
         .with_behaviour(|_| behaviour)?
         .with_swarm_config(|c| {
-            c.with_idle_connection_timeout(config.idle_timeout)
+            // Every peer speaks the one protocol: a new substream sends its request with the
+            // protocol proposal instead of waiting a round trip for the listener's consent.
+            c.with_substream_upgrade_protocol_override(libp2p::core::upgrade::Version::V1Lazy)
+                .with_idle_connection_timeout(config.idle_timeout)
                 .with_dial_concurrency_factor(dial_concurrency)
                 .with_max_negotiating_inbound_streams(MAX_CONCURRENT_STREAMS)
         })
@@ -457,10 +460,11 @@ impl Task {
         for addr in addrs {
             self.swarm.add_peer_address(to, addr);
         }
-        let kind = envelope.message.kind();
-        let message = envelope.id.to_string();
+        if tracing::enabled!(tracing::Level::DEBUG) {
+            let (kind, message) = (envelope.message.kind(), &envelope.id);
+            tracing::debug!(%to, kind, %message, "sending request");
+        }
         let request_id = self.swarm.behaviour_mut().send_request(&to, envelope);
-        tracing::debug!(%to, %request_id, kind, %message, "sending request");
         self.outbound
             .insert(request_id, PendingRequest { to, reply });
     }
