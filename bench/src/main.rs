@@ -59,8 +59,8 @@ struct RunArgs {
     /// Instances in flight in the throughput phase.
     #[arg(long, default_value_t = 64)]
     concurrency: usize,
-    /// Seconds the throughput phase lasts.
-    #[arg(long, default_value_t = 10.0)]
+    /// Seconds the throughput phase lasts (long enough for the stores to flush and compact).
+    #[arg(long, default_value_t = 30.0)]
     duration: f64,
     /// Idle activity instances the memory measurement deploys on one node.
     #[arg(long, default_value_t = report::IDLE_TARGET.0)]
