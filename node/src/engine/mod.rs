@@ -28,7 +28,7 @@ use mobiwf_runtime::wire::{ActivityRecord, ActivityState, Control, Message, Outc
 use mobiwf_xml_schema::{ActivityKind, Contingency};
 
 pub use known::{Known, MAX_SUBSTITUTIONS};
-pub use run::{Run, RunKey};
+pub use run::{Run, RunKey, StoredRun};
 
 /// Where a message from the engine goes.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -234,6 +234,8 @@ pub struct Engine {
     /// level because a notification can arrive before the partition that needs it.
     known: BTreeMap<u64, Known>,
     dirty_runs: BTreeSet<RunKey>,
+    /// Runs deployed since the last [`Engine::take_changes`]: their documents are written.
+    new_runs: BTreeSet<RunKey>,
     dirty_known: BTreeSet<u64>,
     transitions: Vec<Transition>,
     /// The time of the input being applied, in microseconds since the epoch
@@ -267,7 +269,7 @@ pub struct Transition {
 #[derive(Debug, Default)]
 pub struct Changes {
     /// Runs to write.
-    pub runs: Vec<Run>,
+    pub runs: Vec<StoredRun>,
     /// Instances whose knowledge to write.
     pub known: Vec<(u64, Known)>,
 }
@@ -354,6 +356,7 @@ impl Engine {
                 }
                 let run = Run::new(key, document, now_ms)?;
                 self.runs.insert(key, run);
+                self.new_runs.insert(key);
                 self.dirty_runs.insert(key);
                 self.timers_stale.insert(key);
                 self.advance(key, now_ms, &mut effects);
@@ -942,9 +945,10 @@ impl Engine {
 
     /// Hands over what changed since the last call, for the daemon to write.
     pub fn take_changes(&mut self) -> Changes {
+        let new_runs = std::mem::take(&mut self.new_runs);
         let runs = std::mem::take(&mut self.dirty_runs)
             .into_iter()
-            .filter_map(|k| self.runs.get(&k).cloned())
+            .filter_map(|k| Some(StoredRun::of(self.runs.get(&k)?, new_runs.contains(&k))))
             .collect();
         let known = std::mem::take(&mut self.dirty_known)
             .into_iter()

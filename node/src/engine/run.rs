@@ -39,7 +39,9 @@ impl RunKey {
 pub struct Run {
     /// Which run.
     pub key: RunKey,
-    /// The partition document as received.
+    /// The partition document as received. Stored once, under its own key, not with every
+    /// change of the run (`StoredRun`); read here for runs stored before that.
+    #[serde(default, skip_serializing)]
     pub document: String,
     /// When it was deployed, in ms since the epoch.
     pub deployed_ms: u64,
@@ -61,6 +63,41 @@ pub struct Run {
     /// Activity id → position in `doc.activities`, built with `doc`.
     #[serde(skip)]
     index: BTreeMap<u64, usize>,
+}
+
+/// A changed run as the store keeps it: its state as JSON (without the document) and, for a
+/// run deployed since the last changes were taken, its document, written once.
+#[derive(Debug, Clone)]
+pub struct StoredRun {
+    /// Which run.
+    pub key: RunKey,
+    /// The run without its document, as JSON.
+    pub state: Vec<u8>,
+    /// The document, when the run is new.
+    pub document: Option<String>,
+}
+
+impl StoredRun {
+    pub(super) fn of(run: &Run, new: bool) -> StoredRun {
+        StoredRun {
+            key: run.key,
+            // Serializing plain data to JSON cannot fail.
+            state: serde_json::to_vec(run).unwrap_or_default(),
+            document: new.then(|| run.document.clone()),
+        }
+    }
+}
+
+impl Run {
+    /// A run from its stored state and its document (ignored when the state carries one,
+    /// as runs stored by earlier versions do).
+    pub fn from_stored(state: &[u8], document: Option<String>) -> Result<Run, String> {
+        let mut run: Run = serde_json::from_slice(state).map_err(|e| e.to_string())?;
+        if run.document.is_empty() {
+            run.document = document.ok_or("its partition document is missing")?;
+        }
+        run.reload().map_err(|e| e.to_string())
+    }
 }
 
 fn index_of(doc: &PartitionDocument) -> BTreeMap<u64, usize> {

@@ -314,11 +314,7 @@ fn restart(e: &mut Engine) -> Engine {
     let runs = changes
         .runs
         .into_iter()
-        .map(|r| {
-            let json = serde_json::to_string(&r).expect("ser");
-            let run: Run = serde_json::from_str(&json).expect("de");
-            run.reload().expect("reload")
-        })
+        .map(|r| Run::from_stored(&r.state, r.document).expect("stored run"))
         .collect();
     let known = changes
         .known
@@ -643,12 +639,7 @@ fn restored_from_its_changes_it_resumes_running_commands() {
     let runs: Vec<Run> = changes
         .runs
         .into_iter()
-        .map(|r| {
-            serde_json::from_str::<Run>(&serde_json::to_string(&r).expect("ser"))
-                .expect("de")
-                .reload()
-                .expect("reload")
-        })
+        .map(|r| Run::from_stored(&r.state, r.document).expect("stored run"))
         .collect();
     let restored = Engine::restore(runs, changes.known);
     assert_eq!(restored.resume().len(), 1);
@@ -729,7 +720,7 @@ fn time_to_wait_starts_a_waiting_activity_as_an_emergency_and_tells_the_controll
     let runs = changes
         .runs
         .into_iter()
-        .map(|r| r.reload().expect("reload"))
+        .map(|r| Run::from_stored(&r.state, r.document).expect("stored run"))
         .collect();
     let mut e = Engine::restore(runs, changes.known);
     assert_eq!(e.next_deadline(), Some(6000));
@@ -1830,4 +1821,34 @@ fn records_keep_start_and_end_to_the_microsecond() {
     )
     .expect("finished");
     assert_eq!(rec(&e).finished_us, Some(5_000_000));
+}
+
+#[test]
+fn a_runs_document_is_handed_over_once_and_its_later_changes_come_without_it() {
+    let mut e = Engine::new();
+    deploy(&mut e, 18, 1, PARTITION_1);
+    let first = e.take_changes();
+    assert_eq!(first.runs.len(), 1);
+    let document = first.runs[0]
+        .document
+        .clone()
+        .expect("a new run's document");
+    assert_eq!(document, PARTITION_1);
+    assert!(
+        !String::from_utf8_lossy(&first.runs[0].state).contains("<workflow"),
+        "the state is stored without the document"
+    );
+
+    notified(&mut e, 18, 19, Outcome::Succeeded);
+    let later = e.take_changes();
+    assert_eq!(later.runs.len(), 1);
+    assert_eq!(later.runs[0].document, None);
+    let err = Run::from_stored(&later.runs[0].state, None).expect_err("no document");
+    assert!(err.contains("document is missing"), "{err}");
+    let run = Run::from_stored(&later.runs[0].state, Some(document)).expect("restored");
+    assert_eq!(
+        run.records(),
+        e.runs().next().expect("the run").records(),
+        "the restored run is the run"
+    );
 }
