@@ -85,6 +85,9 @@ struct RunArgs {
     smoke: bool,
 }
 
+/// At most this many instances one at a time on the Temporal baseline.
+pub const TEMPORAL_SEQUENTIAL: usize = 100;
+
 fn main() -> ExitCode {
     let cli = Cli::parse();
     let runtime = match tokio::runtime::Runtime::new() {
@@ -194,17 +197,29 @@ async fn run(mut args: RunArgs) -> anyhow::Result<()> {
         Some(idle)
     };
 
-    let temporal = if args.no_temporal {
-        Err("left out (--no-temporal)".to_owned())
+    let mut temporal = Vec::new();
+    if args.no_temporal {
+        temporal.push(Err("left out (--no-temporal)".to_owned()));
     } else {
-        eprintln!("Temporal baseline ...");
-        let repo = args.repo.clone();
-        let (seq, conc, dur) = (args.sequential, args.concurrency, args.duration);
-        let dir = scratch.path().to_owned();
-        tokio::task::spawn_blocking(move || temporal::run(&repo, seq, conc, dur, &dir)).await??
-    };
-    if let Err(why) = &temporal {
-        eprintln!("  {why}");
+        // One instance at a time takes about half a second there: fewer of them.
+        let sequential = args.sequential.min(TEMPORAL_SEQUENTIAL);
+        for setup in [temporal::Setup::Stock, temporal::Setup::Tuned] {
+            eprintln!("{} ...", setup.label());
+            let (repo, dir) = (args.repo.clone(), scratch.path().to_owned());
+            let (conc, dur) = (args.concurrency, args.duration);
+            let result = tokio::task::spawn_blocking(move || {
+                temporal::run(&repo, setup, sequential, conc, dur, &dir)
+            })
+            .await??;
+            match result {
+                Ok(baseline) => temporal.push(Ok((setup, baseline))),
+                Err(why) => {
+                    eprintln!("  {why}");
+                    temporal.push(Err(why));
+                    break;
+                }
+            }
+        }
     }
 
     let mut command = "scripts/bench".to_owned();

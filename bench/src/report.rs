@@ -8,7 +8,7 @@ use crate::floor::Floor;
 use crate::idle::Idle;
 use crate::measure::{Figures, Plan};
 use crate::stats::Samples;
-use crate::temporal::Baseline;
+use crate::temporal::{Baseline, Setup};
 use crate::workloads::Workload;
 
 /// The node memory target: idle activity instances and the RSS they must stay under.
@@ -22,8 +22,8 @@ pub struct Run<'a> {
     pub floor: &'a Floor,
     /// Per workload: the figures of each mode.
     pub results: Vec<(&'a Workload, Vec<(Mode, Figures)>)>,
-    /// The Temporal baseline, or why it was skipped.
-    pub temporal: Result<Baseline, String>,
+    /// The Temporal baseline in each setup run, or why it was skipped.
+    pub temporal: Vec<Result<(Setup, Baseline), String>>,
     /// The idle-memory measurement, unless left out.
     pub idle: Option<&'a Idle>,
     /// How long the whole run took, s.
@@ -197,13 +197,15 @@ fn workload_section(
             rss.join(", ")
         );
     }
-    if workload.has_temporal_twin()
-        && let Ok(b) = &run.temporal
-        && let Some(t) = b.workloads.get(workload.name)
-    {
+    let baselines = run.temporal.iter().filter_map(|r| r.as_ref().ok());
+    for (setup, b) in baselines.filter(|_| workload.has_temporal_twin()) {
+        let Some(t) = b.workloads.get(workload.name) else {
+            continue;
+        };
         let _ = writeln!(
             md,
-            "| Temporal dev server | {} | {} | {} | {} | {} | {:.0} | {:.0} | | {:.2} ms (server) | server {:.0}, worker {:.0} |",
+            "| {} | {} | {} | {} | {} | {} | {:.0} | {:.0} | | {:.2} ms (server) | server {:.0}, worker {:.0} |",
+            setup.label(),
             ms(Some(t.hop_p50_us)),
             ms(Some(t.hop_p99_us)),
             ratio(t.hop_p50_us, floor_us),
@@ -334,16 +336,21 @@ fn targets(md: &mut String, run: &Run<'_>, floor_us: f64) {
         );
     }
     let _ = writeln!(md);
-    match &run.temporal {
-        Ok(b) => {
-            let _ = writeln!(
-                md,
-                "Temporal baseline: {} with the Python SDK {} (`bench/temporal/run.py`: dev server on a SQLite file, loopback, one Python worker, normal activities; hop = one activity's end to the next one's start inside the worker).\n",
-                b.temporal_version, b.sdk_version
-            );
-        }
-        Err(why) => {
-            let _ = writeln!(md, "Temporal baseline skipped: {why}\n");
+    for result in &run.temporal {
+        match result {
+            Ok((Setup::Stock, b)) => {
+                let _ = writeln!(
+                    md,
+                    "Temporal baseline: {} with the Python SDK {} (`bench/temporal/run.py`: a dev server per shape on a SQLite file with WAL and fsynced commits, loopback, one Python worker, normal activities; a hop is the end of the last precondition to the start of the activity, inside the worker; at most {} instances one at a time). Stock, its transfer queue is read at most 20 times a second, which puts about 50 ms into each hand-off; *tuned* lifts that limit (`history.transferProcessorMaxPollRPS` 10000).\n",
+                    b.temporal_version,
+                    b.sdk_version,
+                    crate::TEMPORAL_SEQUENTIAL.min(run.plan.sequential)
+                );
+            }
+            Ok((Setup::Tuned, _)) => {}
+            Err(why) => {
+                let _ = writeln!(md, "Temporal baseline skipped: {why}\n");
+            }
         }
     }
 }

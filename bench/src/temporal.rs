@@ -45,17 +45,45 @@ pub struct Baseline {
     pub workloads: BTreeMap<String, Shape>,
 }
 
+/// How the dev server is set up.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Setup {
+    /// As `temporal server start-dev` comes.
+    Stock,
+    /// With the history service's transfer-queue read limit (20/s by default, about 50 ms
+    /// per hand-off on the dev server's one shard) lifted: `run.py --tuned`.
+    Tuned,
+}
+
+impl Setup {
+    /// Its name in the report.
+    pub fn label(self) -> &'static str {
+        match self {
+            Setup::Stock => "Temporal dev server",
+            Setup::Tuned => "Temporal dev server, tuned",
+        }
+    }
+}
+
 /// Runs the baseline: `Ok(Err(why))` when it was skipped.
 pub fn run(
     repo: &Path,
+    setup: Setup,
     sequential: usize,
     concurrency: usize,
     duration_secs: f64,
     scratch: &Path,
 ) -> anyhow::Result<Result<Baseline, String>> {
     let out = scratch.join("temporal.json");
-    let output = Command::new("python3")
-        .arg(repo.join("bench/temporal/run.py"))
+    let mut command = Command::new("python3");
+    if setup == Setup::Tuned {
+        command
+            .arg(repo.join("bench/temporal/run.py"))
+            .arg("--tuned");
+    } else {
+        command.arg(repo.join("bench/temporal/run.py"));
+    }
+    let output = command
         .arg("--out")
         .arg(&out)
         .args(["--sequential", &sequential.to_string()])
