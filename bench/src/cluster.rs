@@ -44,7 +44,12 @@ pub struct Daemon {
 impl Daemon {
     /// Spawns `program args`, logging to `dir.log`, and waits for it to publish its `address`
     /// and `api` files in `dir`.
-    fn spawn(name: &str, program: &Path, args: &[String], dir: &Path) -> anyhow::Result<Daemon> {
+    async fn spawn(
+        name: &str,
+        program: &Path,
+        args: &[String],
+        dir: &Path,
+    ) -> anyhow::Result<Daemon> {
         std::fs::create_dir_all(dir)?;
         let log = std::fs::File::create(dir.with_extension("log"))?;
         let child = Command::new(program)
@@ -80,7 +85,7 @@ impl Daemon {
             if started.elapsed() > STARTUP {
                 anyhow::bail!("{name} did not publish its addresses in {STARTUP:?}");
             }
-            std::thread::sleep(Duration::from_millis(10));
+            tokio::time::sleep(Duration::from_millis(10)).await;
         }
     }
 
@@ -142,29 +147,33 @@ impl Cluster {
                 mode.as_str().into(),
             ],
             &ctl_dir,
-        )?;
+        )
+        .await?;
         let mut nodes = Vec::new();
         for (name, skills) in partners {
             let node_dir = dir.path().join(name);
             let skills: Vec<String> = skills.iter().map(u64::to_string).collect();
-            nodes.push(Daemon::spawn(
-                name,
-                &exe("mobiwf-node"),
-                &[
-                    "run".into(),
-                    "--data-dir".into(),
-                    path(&node_dir),
-                    "--name".into(),
-                    name.clone(),
-                    "--skills".into(),
-                    skills.join(","),
-                    "--controller".into(),
-                    controller.address.clone(),
-                    "--listen".into(),
-                    "/ip4/127.0.0.1/tcp/0".into(),
-                ],
-                &node_dir,
-            )?);
+            nodes.push(
+                Daemon::spawn(
+                    name,
+                    &exe("mobiwf-node"),
+                    &[
+                        "run".into(),
+                        "--data-dir".into(),
+                        path(&node_dir),
+                        "--name".into(),
+                        name.clone(),
+                        "--skills".into(),
+                        skills.join(","),
+                        "--controller".into(),
+                        controller.address.clone(),
+                        "--listen".into(),
+                        "/ip4/127.0.0.1/tcp/0".into(),
+                    ],
+                    &node_dir,
+                )
+                .await?,
+            );
         }
         let api = ControllerApi::new(&controller.api)?;
         let started = Instant::now();

@@ -1,7 +1,8 @@
 //! The physical floor a hand-off cannot beat, measured in the same run: a bare libp2p
 //! request-response round trip on the daemons' own transport (TCP + Noise + Yamux, the
 //! `/mobiwf/exec/1` codec) between two processes, and a synced RocksDB write of a
-//! notification's size. A hop is one message one way plus a synced write at each end.
+//! notification's size. A hop is one message one way plus the synced write before it (and,
+//! until the successor's start is on disk, the one after it).
 
 use std::path::Path;
 use std::process::{Command, Stdio};
@@ -26,10 +27,23 @@ pub struct Floor {
 }
 
 impl Floor {
-    /// One-way message + two synced writes, µs (from the medians).
-    pub fn hop_floor_us(&self) -> f64 {
+    /// One-way message + `writes` synced writes, µs (from the medians).
+    pub fn floor_us(&self, writes: f64) -> f64 {
         self.round_trip.p50().unwrap_or(f64::NAN) / 2.0
-            + 2.0 * self.synced_write.p50().unwrap_or(f64::NAN)
+            + writes * self.synced_write.p50().unwrap_or(f64::NAN)
+    }
+
+    /// The floor of a measured hop: one-way message + one synced write. A node stamps an
+    /// activity's times when it decides, before it commits: a hop runs from the
+    /// predecessor's decision through its node's commit and the message to the successor's
+    /// decision, and the successor's own commit comes after it.
+    pub fn hop_floor_us(&self) -> f64 {
+        self.floor_us(1.0)
+    }
+
+    /// The floor up to the successor's start being on disk: one-way + two synced writes.
+    pub fn durable_hop_floor_us(&self) -> f64 {
+        self.floor_us(2.0)
     }
 }
 

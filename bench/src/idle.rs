@@ -96,7 +96,8 @@ async fn deploy_all(
     pid: u32,
     activities: u64,
 ) -> anyhow::Result<Idle> {
-    // The node registers first; later messages (none expected) are acknowledged too.
+    // The node registers first. Nothing else is expected from it: its partitions wait for a
+    // predecessor that never finishes, and have no timers.
     let register = tokio::time::timeout(Duration::from_secs(30), inbound.recv())
         .await
         .map_err(|_| anyhow::anyhow!("the node did not register within 30 s"))?

@@ -112,6 +112,23 @@ fn main() -> ExitCode {
     }
 }
 
+/// `scripts/bench` with the options this run was given (less where the binaries and the
+/// repository are, which the script passes itself).
+fn command_line() -> String {
+    let mut words = vec!["scripts/bench".to_owned()];
+    let mut args = std::env::args().skip(1);
+    while let Some(arg) = args.next() {
+        match arg.as_str() {
+            "--repo" | "--bin-dir" => {
+                args.next();
+            }
+            a if a.starts_with("--repo=") || a.starts_with("--bin-dir=") => {}
+            _ => words.push(arg),
+        }
+    }
+    words.join(" ")
+}
+
 async fn run(mut args: RunArgs) -> anyhow::Result<()> {
     if args.smoke {
         args.sequential = args.sequential.min(5);
@@ -222,10 +239,7 @@ async fn run(mut args: RunArgs) -> anyhow::Result<()> {
         }
     }
 
-    let mut command = "scripts/bench".to_owned();
-    if args.smoke {
-        command += " --smoke";
-    }
+    let command = command_line();
     let markdown = report::render(&report::Run {
         plan: &plan,
         floor: &floor,

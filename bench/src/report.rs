@@ -113,7 +113,8 @@ pub fn render(run: &Run<'_>) -> String {
          run no command, so the runtime is what is measured. Daemons log at `warn`. Figures per \
          workload and mode come from fresh processes: {} warm-up instances, then {} instances \
          one at a time (hop and end-to-end latency), then {} instances in flight for {} s \
-         (throughput, controller messages and CPU per instance).\n",
+         (throughput, controller messages and CPU per instance; the controller's CPU includes \
+         serving the HTTP submissions and waits, the same in both modes).\n",
         run.plan.warmup,
         run.plan.sequential,
         run.plan.concurrency,
@@ -127,7 +128,9 @@ pub fn render(run: &Run<'_>) -> String {
         md,
         "- **hub**: `mobiwf-controller serve --routing hub`: every notification goes to the \
          controller, which relays it to the successor's partner, as a centralized engine moves \
-         work.\n- **hop**: predecessor finished on partner A → successor started on partner B, \
+         work. (The partners still send their `responseImmediate` reports as well, so a hub \
+         edge costs the controller a report and two notifications; an engine designed around \
+         a hub could relay on the report alone.)\n- **hop**: predecessor finished on partner A → successor started on partner B, \
          from the two nodes' own clocks (µs); an activity with several preconditions counts \
          when its last one to finish was on another partner.\n- **end-to-end**: HTTP \
          submission → the controller's answer that the instance is final, as a client sees it.\n"
@@ -152,8 +155,22 @@ pub fn render(run: &Run<'_>) -> String {
     );
     let _ = writeln!(
         md,
-        "| **hop floor**: one-way message (half the round trip) + two synced writes | {} | |\n",
+        "| **hop floor**: one-way message (half the round trip) + one synced write | {} | |",
         ms(Some(floor_us))
+    );
+    let _ = writeln!(
+        md,
+        "| one-way message + two synced writes (up to the successor's start on disk) | {} | |\n",
+        ms(Some(run.floor.durable_hop_floor_us()))
+    );
+    let _ = writeln!(
+        md,
+        "A node stamps an activity's start and end when it decides them, before its commit. A \
+         measured hop therefore spans the predecessor's decision, its node's synced write, the \
+         message and the wait on the successor's node up to its decision, but not the \
+         successor's own write: its floor is one-way + **one** synced write, and the ratios \
+         below are to that. (To the successor's start on disk, add one synced write to both \
+         the hop and the floor.)\n"
     );
 
     for (workload, modes) in &run.results {

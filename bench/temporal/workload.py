@@ -223,7 +223,8 @@ async def throughput_phase(
     """Keep `concurrency` instances in flight for `duration_s`; count those done within the window.
 
     The window lasts until the first instance is done if that takes longer, so that there is
-    always something to divide by.
+    always something to divide by. CPU per instance is taken, as on the Rust side, once the
+    instances still in flight at the end of the window are done too, over all of them.
     """
     finished: list[float] = []
     first_done = asyncio.Event()
@@ -241,16 +242,17 @@ async def throughput_phase(
     await asyncio.sleep(window_end - time.monotonic())  # the measurement window itself
     await asyncio.wait_for(first_done.wait(), timeout=DRAIN_DEADLINE_S)
     measured_end = time.monotonic()
-    server_cpu = cpu_seconds(server_pid) - server_cpu_before
-    worker_cpu = own_cpu_seconds() - worker_cpu_before
     completed = sum(1 for t in finished if t <= measured_end)
     await asyncio.wait_for(asyncio.gather(*lanes), timeout=DRAIN_DEADLINE_S)
+    server_cpu = cpu_seconds(server_pid) - server_cpu_before
+    worker_cpu = own_cpu_seconds() - worker_cpu_before
+    drained = len(finished)
 
     return {
         "instances": completed,
         "instances_per_s": completed / (measured_end - window_start),
-        "server_cpu_s_per_instance": server_cpu / completed,
-        "worker_cpu_s_per_instance": worker_cpu / completed,
+        "server_cpu_s_per_instance": server_cpu / drained,
+        "worker_cpu_s_per_instance": worker_cpu / drained,
     }
 
 

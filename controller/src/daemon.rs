@@ -200,11 +200,13 @@ impl Controller {
         let (local_tx, local) = mpsc::channel::<Inbound>(EVENT_QUEUE);
         let (delivered_tx, mut delivered) = mpsc::unbounded_channel();
         let (book, seq) = state::load(store.as_ref())?;
-        let book = match addrs.first() {
-            Some(address) if config.hub_routing => book.with_routing(Routing::Hub {
-                address: address.clone(),
-            }),
-            _ => book,
+        let book = if config.hub_routing {
+            let address = addrs.first().cloned().ok_or_else(|| {
+                anyhow::anyhow!("--routing hub needs the controller to listen somewhere (--listen)")
+            })?;
+            book.with_routing(Routing::Hub { address })
+        } else {
+            book
         };
         let (version_tx, version) = watch::channel(0);
         let (finished, _) = broadcast::channel(FINISHED_QUEUE);

@@ -1,12 +1,13 @@
 //! How a node's engine state lives in the store: keys, encoding, loading.
 //!
 //! Keys: `run/<instance>/<partition>` (a partition run's state, JSON),
-//! `doc/<instance>/<partition>` (its partition document, written once), `known/<instance>` (what the
-//! partners and the controller told about the instance, JSON), `seen/<origin>/<seq>` (a message already applied), `meta/seq` (the
-//! last sequence number given to an outgoing message), and the outbox's `out/...`.
+//! `doc/<instance>/<partition>` (its partition document, written once), `known/<instance>`
+//! (what the partners and the controller told about the instance, JSON), `seen/<origin>/<seq>`
+//! (a message already applied), `meta/seq` (the last sequence number given to an outgoing
+//! message), and the outbox's `out/...`.
 //! Numbers are zero-padded to 20 digits so that key order is numeric order.
 
-use mobiwf_runtime::store::{Batch, Store, StoreError, read_number, unreadable};
+use mobiwf_runtime::store::{Batch, Durability, Store, StoreError, read_number, unreadable};
 
 use crate::engine::{Changes, Engine, Known, Run};
 
@@ -48,12 +49,24 @@ pub fn stage_seq(batch: &mut Batch, seq: u64) {
 pub fn load(store: &dyn Store) -> Result<(Engine, u64), StoreError> {
     let corrupt = |k: &[u8], e: &dyn std::fmt::Display| unreadable(k, e);
     let mut runs = Vec::new();
+    let mut migrated = Batch::default();
     for (k, v) in store.scan_prefix(b"run/")? {
         let doc_key = [b"doc/", &k[b"run/".len()..]].concat();
-        let document = store
-            .get(&doc_key)?
-            .map(|d| String::from_utf8_lossy(&d).into_owned());
-        runs.push(Run::from_stored(&v, document).map_err(|e| corrupt(&k, &e))?);
+        let document = match store.get(&doc_key)? {
+            Some(d) => Some(String::from_utf8(d).map_err(|e| corrupt(&doc_key, &e))?),
+            None => None,
+        };
+        let missing = document.is_none();
+        let run = Run::from_stored(&v, document).map_err(|e| corrupt(&k, &e))?;
+        if missing {
+            // Stored by a version that kept the document inside the run: it gets its own key
+            // now, so that the run's next change, written without it, loses nothing.
+            migrated.put(doc_key, run.document.as_bytes());
+        }
+        runs.push(run);
+    }
+    if !migrated.is_empty() {
+        store.write(migrated, Durability::Synced)?;
     }
     let mut known = Vec::new();
     for (k, v) in store.scan_prefix(b"known/")? {
@@ -66,4 +79,50 @@ pub fn load(store: &dyn Store) -> Result<(Engine, u64), StoreError> {
     }
     let seq = read_number(store, SEQ_KEY)?;
     Ok((Engine::restore(runs, known), seq))
+}
+
+#[cfg(test)]
+mod tests {
+    #![allow(clippy::unwrap_used, clippy::expect_used)]
+    use super::*;
+    use crate::engine::Input;
+    use mobiwf_runtime::store::MemoryStore;
+    use mobiwf_runtime::wire::Outcome;
+
+    const PARTITION_1: &str = include_str!("../../examples/paper/partition-1.xml");
+
+    #[test]
+    fn a_run_stored_with_its_document_inside_is_moved_to_its_own_key_on_load() {
+        let mut engine = Engine::new();
+        let deploy = Input::Deploy {
+            instance: 18,
+            partition: 1,
+            document: PARTITION_1.to_owned(),
+        };
+        engine.apply(1000, deploy).expect("deploy");
+        let stored = engine.take_changes().runs.remove(0);
+        // What an earlier version wrote: the document inside the run's JSON, no doc/ key.
+        let mut old: serde_json::Value = serde_json::from_slice(&stored.state).unwrap();
+        old["document"] = PARTITION_1.into();
+        let store = MemoryStore::new();
+        let mut batch = Batch::default();
+        batch.put(run_key(18, 1), serde_json::to_vec(&old).unwrap());
+        store.write(batch, Durability::Synced).unwrap();
+
+        let (mut engine, _) = load(&store).expect("load");
+        assert!(store.get(doc_key(18, 1).as_bytes()).unwrap().is_some());
+        // Its next change is written without the document; it still loads.
+        let heard = Input::Notified {
+            instance: 18,
+            activity: 19,
+            outcome: Outcome::Succeeded,
+        };
+        engine.apply(2000, heard).expect("notified");
+        let mut batch = Batch::default();
+        stage_changes(&mut batch, &engine.take_changes());
+        store.write(batch, Durability::Synced).unwrap();
+        let (reloaded, _) = load(&store).expect("reload");
+        let records = |e: &Engine| e.runs().next().expect("the run").records();
+        assert_eq!(records(&reloaded), records(&engine));
+    }
 }

@@ -8,7 +8,7 @@ use std::collections::BTreeMap;
 use mobiwf_runtime::wire::{Message, Outcome};
 use mobiwf_xml_schema::WorkflowDefinition;
 
-use super::recovery::{holder, partition_of, successors};
+use super::recovery::{partition_of, successor_nodes};
 use super::{BookError, Effect, Instance, NodeInfo};
 
 /// How notifications between partners travel.
@@ -35,8 +35,8 @@ impl Routing {
 }
 
 /// A partner's notification that `activity` ended with `outcome`, sent to the controller
-/// (hub routing): one `Notify` to the node of each partition, other than the sender's, that
-/// holds a successor.
+/// (hub routing): one `Notify` to each node running a successor in another partition (which
+/// may be the sender's node, when it runs several partitions).
 pub(super) fn relay(
     inst: &Instance,
     def: Option<&WorkflowDefinition>,
@@ -50,16 +50,8 @@ pub(super) fn relay(
     let Some(def) = def else {
         return Ok(Vec::new());
     };
-    let mut to: BTreeMap<&str, &NodeInfo> = BTreeMap::new();
-    for s in successors(inst, def, activity) {
-        if let Some((node, _)) = holder(inst, nodes, s)
-            && node.peer != from
-        {
-            to.insert(&node.peer, node);
-        }
-    }
-    Ok(to
-        .into_values()
+    Ok(successor_nodes(inst, nodes, def, activity)
+        .into_iter()
         .map(|node| Effect::Send {
             to: node.peer.clone(),
             addrs: node.addrs.clone(),

@@ -636,7 +636,7 @@ impl Book {
                         activity,
                         outcome,
                     },
-            } => {
+            } if matches!(self.routing, Routing::Hub { .. }) => {
                 let inst = self
                     .instances
                     .get(&instance)
@@ -829,17 +829,18 @@ impl Book {
         Ok(())
     }
 
-    /// Instances that are not over.
-    fn live_instances(&self) -> Vec<u64> {
-        self.live.iter().copied().collect()
-    }
-
     /// Keeps `live` true after instance `id` changed.
     fn track(&mut self, id: u64) {
         match self.instances.get(&id) {
             Some(i) if !i.state.is_final() => self.live.insert(id),
             _ => self.live.remove(&id),
         };
+    }
+
+    /// The instances not over (ids collected, so the book can change while going through
+    /// them).
+    fn live_instances(&self) -> Vec<u64> {
+        self.live.iter().copied().collect()
     }
 
     fn live(&self) -> impl Iterator<Item = &Instance> {
@@ -1166,7 +1167,7 @@ fn overdue(
             node.as_deref(),
             format!("{waited}; its outcome is known, sent again"),
         );
-        recovery::relay(inst, ctx, from_peer, precondition, outcome);
+        recovery::notify_peer(inst, ctx, from_peer, precondition, outcome);
         return;
     }
     let undecided = recovery::view(inst, precondition).is_some_and(|v| !v.state.is_final());

@@ -64,7 +64,7 @@ pub(super) fn label(inst: &Instance, id: u64) -> String {
 }
 
 /// The node that runs activity `id`, with its partition, while that partition is live.
-pub(super) fn holder<'n>(
+fn holder<'n>(
     inst: &Instance,
     nodes: &'n BTreeMap<String, NodeInfo>,
     id: u64,
@@ -83,7 +83,7 @@ pub(super) fn partition_of(inst: &Instance, id: u64) -> Option<u64> {
 
 /// The activities that wait for `id`: its successors in the definition, or, for a contingency
 /// activity, those of the activity it stands for.
-pub(super) fn successors(inst: &Instance, def: &WorkflowDefinition, id: u64) -> Vec<u64> {
+fn successors(inst: &Instance, def: &WorkflowDefinition, id: u64) -> Vec<u64> {
     let mut at = id;
     for _ in 0..MAX_CONTINGENCY_CHAIN {
         match view(inst, at).and_then(|v| v.stands_for) {
@@ -125,24 +125,31 @@ fn notify_successors(inst: &Instance, ctx: &mut Ctx<'_>, id: u64, outcome: Outco
     let Some(def) = ctx.def else {
         return;
     };
+    let to: Vec<NodeInfo> = successor_nodes(inst, ctx.nodes, def, id)
+        .into_iter()
+        .cloned()
+        .collect();
+    for node in to {
+        notify_peer(inst, ctx, &node.peer, id, outcome);
+    }
+}
+
+/// The nodes to tell that activity `id` ended: those running its successors in other
+/// partitions than its own (a node may run several partitions), each once.
+pub(super) fn successor_nodes<'n>(
+    inst: &Instance,
+    nodes: &'n BTreeMap<String, NodeInfo>,
+    def: &WorkflowDefinition,
+    id: u64,
+) -> Vec<&'n NodeInfo> {
     let own = view(inst, id).and_then(|v| v.partition);
     let mut told = BTreeSet::new();
-    for s in successors(inst, def, id) {
-        if let Some((node, p)) = holder(inst, ctx.nodes, s)
-            && Some(p) != own
-            && told.insert(node.peer.clone())
-        {
-            let node = node.clone();
-            ctx.send(
-                &node,
-                Message::Notify {
-                    instance: inst.id,
-                    activity: id,
-                    outcome,
-                },
-            );
-        }
-    }
+    successors(inst, def, id)
+        .into_iter()
+        .filter_map(|s| holder(inst, nodes, s))
+        .filter(|(node, p)| Some(*p) != own && told.insert(node.peer.clone()))
+        .map(|(node, _)| node)
+        .collect()
 }
 
 /// The controller decides that activity `id` ends in `state` (failed or cancelled), for
@@ -271,7 +278,13 @@ pub(super) fn withdraw(inst: &mut Instance, ctx: &mut Ctx<'_>, id: u64, reason: 
 }
 
 /// Relays an outcome the controller knows to the node of one waiting activity.
-pub(super) fn relay(inst: &Instance, ctx: &mut Ctx<'_>, to_peer: &str, id: u64, outcome: Outcome) {
+pub(super) fn notify_peer(
+    inst: &Instance,
+    ctx: &mut Ctx<'_>,
+    to_peer: &str,
+    id: u64,
+    outcome: Outcome,
+) {
     if let Some(node) = ctx.nodes.get(to_peer).cloned() {
         ctx.send(
             &node,
@@ -325,7 +338,7 @@ fn relay_to_stand_ins(inst: &mut Instance, ctx: &mut Ctx<'_>) {
         }
     }
     for (x, peer, pre, outcome) in sends {
-        relay(inst, ctx, &peer, pre, outcome);
+        notify_peer(inst, ctx, &peer, pre, outcome);
         if let Some(v) = view_mut(inst, x) {
             v.relayed.insert(pre);
         }

@@ -1561,3 +1561,37 @@ fn a_definition_submitted_again_is_placed_as_the_first_time_and_bad_ones_still_s
         assert!(err.to_string().contains("wf.xml:"), "{err}");
     }
 }
+
+#[test]
+fn under_hub_routing_a_node_running_both_partitions_is_told_too_and_p2p_refuses_relays() {
+    // One node with every skill: it runs P1's partition and P2's.
+    let mut b = book_with(&[node("peerA", "P1", &[1, 2, 3])]).with_routing(Routing::Hub {
+        address: HUB.to_owned(),
+    });
+    submit(&mut b, PAPER).expect("submit");
+    let notify = Message::Notify {
+        instance: 1,
+        activity: 17,
+        outcome: Outcome::Succeeded,
+    };
+    // A2 (17) is in partition 1; A4 (19), waiting for it, in partition 2 on the same node.
+    let relayed = from_node(&mut b, T0, "peerA", notify.clone());
+    assert_eq!(sent(&relayed), vec![("peerA".to_owned(), notify.clone())]);
+
+    let mut p2p = book_with(&[
+        node("peerA", "P1", &[1, 2, 3]),
+        node("peerB", "P2", &[1, 3]),
+    ]);
+    submit(&mut p2p, PAPER).expect("submit");
+    let refused = p2p.apply(
+        T0,
+        Input::FromNode {
+            peer: "peerA".to_owned(),
+            message: notify,
+        },
+    );
+    assert!(
+        matches!(refused, Err(BookError::Unexpected("notify"))),
+        "{refused:?}"
+    );
+}

@@ -359,7 +359,7 @@ impl Engine {
                 self.new_runs.insert(key);
                 self.dirty_runs.insert(key);
                 self.timers_stale.insert(key);
-                self.advance(key, now_ms, &mut effects);
+                self.advance(key, &mut effects);
             }
             Input::Notified {
                 instance,
@@ -384,7 +384,7 @@ impl Engine {
                 known.heard.insert(activity, outcome);
                 self.dirty_known.insert(instance);
                 self.timers_stale_instances.insert(instance);
-                self.advance_instance(instance, now_ms, &mut effects);
+                self.advance_instance(instance, &mut effects);
             }
             Input::Withdraw {
                 instance,
@@ -400,7 +400,7 @@ impl Engine {
                 }
                 self.dirty_known.insert(instance);
                 self.timers_stale_instances.insert(instance);
-                self.advance_instance(instance, now_ms, &mut effects);
+                self.advance_instance(instance, &mut effects);
             }
             Input::Substitute {
                 instance,
@@ -414,7 +414,7 @@ impl Engine {
                 known.replaced.insert(replaced, by);
                 self.dirty_known.insert(instance);
                 self.timers_stale_instances.insert(instance);
-                self.advance_instance(instance, now_ms, &mut effects);
+                self.advance_instance(instance, &mut effects);
             }
             Input::Control { instance, action } => {
                 let known = self.known.entry(instance).or_default();
@@ -425,7 +425,7 @@ impl Engine {
                 }
                 self.dirty_known.insert(instance);
                 self.timers_stale_instances.insert(instance);
-                self.advance_instance(instance, now_ms, &mut effects);
+                self.advance_instance(instance, &mut effects);
             }
             Input::Tick => self.timers(now_ms, &mut effects),
             Input::Finished {
@@ -452,14 +452,13 @@ impl Engine {
                         activity,
                         ActivityState::Succeeded,
                         detail,
-                        now_ms,
                         &mut effects,
                     );
                 } else {
                     let why = detail.unwrap_or_else(|| "failed".to_owned());
                     self.fail(key, activity, why, now_ms, &mut effects);
                 }
-                self.advance(key, now_ms, &mut effects);
+                self.advance(key, &mut effects);
             }
         }
         Ok(effects)
@@ -550,7 +549,7 @@ impl Engine {
                     run.mark_emergency(activity);
                 }
                 let before = effects.len();
-                self.start(key, activity, now_ms, effects);
+                self.start(key, activity, effects);
                 // Told at once, unless it already finished and `finish` told (responseImmediate).
                 let told = effects[before..].iter().any(|e| {
                     matches!(e, Effect::Send { message: Message::Report { record, .. }, .. }
@@ -603,7 +602,7 @@ impl Engine {
                 });
             }
         }
-        self.advance(key, now_ms, effects);
+        self.advance(key, effects);
     }
 
     /// A try of an activity failed: try again if its `<retries>` allow (after their wait),
@@ -631,14 +630,7 @@ impl Engine {
             return;
         };
         if !automatic || cancelled || rec.retried >= count {
-            self.finish(
-                key,
-                activity,
-                ActivityState::Failed,
-                Some(why),
-                now_ms,
-                effects,
-            );
+            self.finish(key, activity, ActivityState::Failed, Some(why), effects);
             return;
         }
         rec.retried += 1;
@@ -671,6 +663,7 @@ impl Engine {
             return;
         };
         rec.started_ms = Some(now_ms);
+        rec.started_us = Some(self.now_us);
         let attempt = rec.retried;
         self.dirty_runs.insert(key);
         self.timers_stale.insert(key);
@@ -722,16 +715,16 @@ impl Engine {
         Err(Refusal::UnknownActivity { instance, activity })
     }
 
-    fn advance_instance(&mut self, instance: u64, now_ms: u64, effects: &mut Vec<Effect>) {
+    fn advance_instance(&mut self, instance: u64, effects: &mut Vec<Effect>) {
         for key in self.keys_of(instance) {
-            self.advance(key, now_ms, effects);
+            self.advance(key, effects);
         }
     }
 
     /// Ends what the controller or an operator ended, starts and cancels what can be, until
     /// nothing changes; then sends the partition result if the partition is done.
-    fn advance(&mut self, key: RunKey, now_ms: u64, effects: &mut Vec<Effect>) {
-        self.end_by_order(key, now_ms, effects);
+    fn advance(&mut self, key: RunKey, effects: &mut Vec<Effect>) {
+        self.end_by_order(key, effects);
         loop {
             let Some(run) = self.runs.get(&key) else {
                 return;
@@ -760,15 +753,10 @@ impl Engine {
                 break;
             };
             match blocked {
-                Some(why) => self.finish(
-                    key,
-                    activity,
-                    ActivityState::Cancelled,
-                    Some(why),
-                    now_ms,
-                    effects,
-                ),
-                None => self.start(key, activity, now_ms, effects),
+                Some(why) => {
+                    self.finish(key, activity, ActivityState::Cancelled, Some(why), effects)
+                }
+                None => self.start(key, activity, effects),
             }
         }
         if let Some(run) = self.runs.get_mut(&key)
@@ -791,8 +779,8 @@ impl Engine {
 
     /// Ends the activities an operator cancelled or the controller withdrew. Nobody is
     /// notified: the controller knows, and decides for their successors elsewhere.
-    fn end_by_order(&mut self, key: RunKey, now_ms: u64, effects: &mut Vec<Effect>) {
-        let now_us = self.micros(now_ms);
+    fn end_by_order(&mut self, key: RunKey, effects: &mut Vec<Effect>) {
+        let now_us = self.now_us;
         let Some(known) = self.known.get(&key.instance) else {
             return;
         };
@@ -843,18 +831,8 @@ impl Engine {
         }
     }
 
-    /// `now_ms` to the microsecond when it is the time of the input being applied (a timer may
-    /// act at its own, earlier, deadline).
-    fn micros(&self, now_ms: u64) -> u64 {
-        if self.now_us / 1000 == now_ms {
-            self.now_us
-        } else {
-            now_ms.saturating_mul(1000)
-        }
-    }
-
-    fn start(&mut self, key: RunKey, activity: u64, now_ms: u64, effects: &mut Vec<Effect>) {
-        let now_us = self.micros(now_ms);
+    fn start(&mut self, key: RunKey, activity: u64, effects: &mut Vec<Effect>) {
+        let now_us = self.now_us;
         let Some(run) = self.runs.get_mut(&key) else {
             return;
         };
@@ -878,14 +856,9 @@ impl Engine {
                 attempt: 0,
                 command,
             }),
-            (ActivityKind::Automatic, None) => self.finish(
-                key,
-                activity,
-                ActivityState::Succeeded,
-                None,
-                now_ms,
-                effects,
-            ),
+            (ActivityKind::Automatic, None) => {
+                self.finish(key, activity, ActivityState::Succeeded, None, effects)
+            }
             // On the worklist until a person completes it.
             (ActivityKind::Manual | ActivityKind::SemiAutomatic, _) => {}
         }
@@ -897,10 +870,9 @@ impl Engine {
         activity: u64,
         state: ActivityState,
         detail: Option<String>,
-        now_ms: u64,
         effects: &mut Vec<Effect>,
     ) {
-        let now_us = self.micros(now_ms);
+        let now_us = self.now_us;
         let Some(run) = self.runs.get_mut(&key) else {
             return;
         };
