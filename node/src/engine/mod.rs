@@ -486,14 +486,7 @@ impl Engine {
             let Some(run) = self.runs.get(&key) else {
                 continue;
             };
-            let known = self.known.get(&key.instance);
-            let next = run
-                .doc()
-                .activities
-                .iter()
-                .filter_map(|act| run.timer(act, known).map(|(at, _)| at))
-                .min();
-            if let Some(at) = next {
+            if let Some((at, _, _)) = run.earliest_timer(self.known.get(&key.instance)) {
                 self.deadlines.insert((at, key));
                 self.deadline_of.insert(key, at);
             }
@@ -517,21 +510,15 @@ impl Engine {
         }
     }
 
-    /// The earliest timer that has run out (`deadlines` being up to date): in the run with
-    /// the earliest deadline, its earliest timer.
+    /// The earliest timer that has run out (`deadlines` being up to date): the earliest
+    /// timer of the run with the earliest deadline.
     fn first_due(&self, now_ms: u64) -> Option<(RunKey, u64, run::Timer)> {
-        let &(at, key) = self.deadlines.first().filter(|(at, _)| *at <= now_ms)?;
-        let run = self.runs.get(&key)?;
-        let known = self.known.get(&key.instance);
-        run.doc()
-            .activities
-            .iter()
-            .filter_map(|act| {
-                let (when, timer) = run.timer(act, known)?;
-                (when == at).then_some((act.id.0, timer))
-            })
-            .min_by_key(|(activity, _)| *activity)
-            .map(|(activity, timer)| (key, activity, timer))
+        let &(_, key) = self.deadlines.first().filter(|(at, _)| *at <= now_ms)?;
+        let (_, activity, timer) = self
+            .runs
+            .get(&key)?
+            .earliest_timer(self.known.get(&key.instance))?;
+        Some((key, activity, timer))
     }
 
     /// Carries out one timer of one activity.

@@ -261,6 +261,19 @@ impl Run {
         }
     }
 
+    /// The run's earliest timer: (when, activity, what), the smallest activity id first among
+    /// timers due at the same time.
+    pub(super) fn earliest_timer(&self, known: Option<&Known>) -> Option<(u64, u64, Timer)> {
+        self.doc
+            .activities
+            .iter()
+            .filter_map(|act| {
+                let (at, timer) = self.timer(act, known)?;
+                Some((at, act.id.0, timer))
+            })
+            .min_by_key(|(at, activity, _)| (*at, *activity))
+    }
+
     /// The next timer of an activity, in ms since the epoch: while it waits, its `timeToWait`
     /// and its remote preconditions' `timeOut`s; while it runs, its `timeOut`, or the end of
     /// the wait before its next try. All count from stored times (deployment, start, failed
