@@ -7,7 +7,11 @@
 //! `seen/<origin>/<seq>` (a message already applied), and the outbox's `out/...`. Numbers are
 //! zero-padded to 20 digits so that key order is numeric order.
 
+use std::collections::HashMap;
+use std::sync::Arc;
+
 use mobiwf_runtime::store::{Batch, Store, StoreError, read_number, unreadable};
+use mobiwf_xml_schema::WorkflowDefinition;
 
 use crate::book::{Book, Changes, History, HistoryEvent, Instance, NodeInfo};
 
@@ -54,11 +58,21 @@ pub fn load(store: &dyn Store) -> Result<(Book, u64), StoreError> {
         instances.push(serde_json::from_slice::<Instance>(&v).map_err(|e| corrupt(&k, &e))?);
     }
     let mut definitions = Vec::new();
+    // Instances of one workflow were submitted with the same bytes: parsed once, shared.
+    let mut parsed: HashMap<Vec<u8>, Arc<WorkflowDefinition>> = HashMap::new();
     for (k, v) in store.scan_prefix(b"def/")? {
         let id = number_after(&k, b"def/").ok_or_else(|| corrupt(&k, &"bad key"))?;
-        let def = mobiwf_xml_schema::load_definition(&v)
-            .map_err(|d| corrupt(&k, &d.render("stored definition")))?
-            .value;
+        let def = match parsed.get(&v) {
+            Some(def) => def.clone(),
+            None => {
+                let def = mobiwf_xml_schema::load_definition(&v)
+                    .map_err(|d| corrupt(&k, &d.render("stored definition")))?
+                    .value;
+                let def = Arc::new(def);
+                parsed.insert(v, def.clone());
+                def
+            }
+        };
         definitions.push((id, def));
     }
     let mut events = Vec::new();

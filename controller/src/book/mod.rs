@@ -370,7 +370,7 @@ impl Book {
     pub fn restore(
         nodes: Vec<NodeInfo>,
         instances: Vec<Instance>,
-        definitions: Vec<(u64, WorkflowDefinition)>,
+        definitions: Vec<(u64, Arc<WorkflowDefinition>)>,
         history: History,
         last_instance: u64,
     ) -> Book {
@@ -383,10 +383,7 @@ impl Book {
             live,
             nodes: nodes.into_iter().map(|n| (n.peer.clone(), n)).collect(),
             instances: instances.into_iter().map(|i| (i.id, i)).collect(),
-            definitions: definitions
-                .into_iter()
-                .map(|(id, d)| (id, Arc::new(d)))
-                .collect(),
+            definitions: definitions.into_iter().collect(),
             history,
             last_instance,
             ..Book::default()

@@ -211,7 +211,7 @@ fn changes_restore_the_same_book() {
         .iter()
         .map(|(id, xml)| {
             let def = mobiwf_xml_schema::load_definition(xml).expect("definition");
-            (*id, def.value)
+            (*id, std::sync::Arc::new(def.value))
         })
         .collect();
     let events = changes
@@ -1286,7 +1286,7 @@ fn a_book_restored_from_its_changes_is_the_same_and_still_places_contingency_act
         .iter()
         .map(|(id, xml)| {
             let def = mobiwf_xml_schema::load_definition(xml).expect("definition");
-            (*id, def.value)
+            (*id, std::sync::Arc::new(def.value))
         })
         .collect();
     let events = changes
