@@ -140,16 +140,27 @@ async fn wait_for_address(dir: &Path) -> anyhow::Result<String> {
     }
 }
 
-/// The echo peer: answers every request at once, until it is killed.
-pub async fn serve_peer(dir: &Path) -> anyhow::Result<()> {
+/// A mesh peer of `keypair` listening on a free loopback port, and its full address.
+pub async fn loopback_mesh(
+    keypair: Keypair,
+) -> anyhow::Result<(
+    mesh::MeshHandle,
+    tokio::sync::mpsc::Receiver<mesh::Inbound>,
+    String,
+)> {
     let listen: Multiaddr = "/ip4/127.0.0.1/tcp/0".parse()?;
-    let (mesh, mut inbound) =
-        mesh::start(MeshConfig::new(Keypair::generate_ed25519(), vec![listen])).await?;
+    let (mesh, inbound) = mesh::start(MeshConfig::new(keypair, vec![listen])).await?;
     let address = mesh
         .listen_addrs()
         .first()
         .map(ToString::to_string)
         .ok_or_else(|| anyhow::anyhow!("not listening"))?;
+    Ok((mesh, inbound, address))
+}
+
+/// The echo peer: answers every request at once, until it is killed.
+pub async fn serve_peer(dir: &Path) -> anyhow::Result<()> {
+    let (_mesh, mut inbound, address) = loopback_mesh(Keypair::generate_ed25519()).await?;
     mobiwf_runtime::process::write_atomically(&dir.join("address"), &(address + "\n"))?;
     while let Some(request) = inbound.recv().await {
         let _ = request.reply.send(Reply::Ack);

@@ -9,7 +9,7 @@ use std::time::{Duration, Instant};
 
 use futures::StreamExt;
 use libp2p::{Multiaddr, identity::Keypair};
-use mobiwf_runtime::mesh::{self, MeshConfig};
+use mobiwf_runtime::mesh;
 use mobiwf_runtime::wire::{Envelope, Message, MessageId, Reply};
 
 use crate::procfs;
@@ -59,13 +59,7 @@ fn partition(instance: u64, elsewhere: &str) -> String {
 pub async fn measure(bin_dir: &Path, activities: u64, scratch: &Path) -> anyhow::Result<Idle> {
     let keypair = Keypair::generate_ed25519();
     let me = keypair.public().to_peer_id();
-    let listen: Multiaddr = "/ip4/127.0.0.1/tcp/0".parse()?;
-    let (mesh, mut inbound) = mesh::start(MeshConfig::new(keypair, vec![listen])).await?;
-    let my_address = mesh
-        .listen_addrs()
-        .first()
-        .map(ToString::to_string)
-        .ok_or_else(|| anyhow::anyhow!("not listening"))?;
+    let (mesh, mut inbound, my_address) = crate::floor::loopback_mesh(keypair).await?;
 
     let node_dir = scratch.join("idle-node");
     let log = std::fs::File::create(scratch.join("idle-node.log"))?;

@@ -236,8 +236,7 @@ fn workload_section(
         );
     }
     let _ = writeln!(md);
-    let find = |m: Mode| modes.iter().find(|(x, _)| *x == m).map(|(_, f)| f);
-    if let (Some(p), Some(h)) = (find(Mode::P2p), find(Mode::Hub)) {
+    if let (Some(p), Some(h)) = (of_mode(modes, Mode::P2p), of_mode(modes, Mode::Hub)) {
         let _ = writeln!(
             md,
             "hub ÷ p2p: hop p50 {}, end-to-end p50 {}, throughput {}, controller messages {}, controller CPU {}.\n",
@@ -272,12 +271,13 @@ fn workload_section(
     let _ = writeln!(md);
 }
 
+fn of_mode(modes: &[(Mode, Figures)], mode: Mode) -> Option<&Figures> {
+    modes.iter().find(|(m, _)| *m == mode).map(|(_, f)| f)
+}
+
 fn figures<'a>(run: &'a Run<'_>, workload: &str, mode: Mode) -> Option<&'a Figures> {
-    run.results
-        .iter()
-        .find(|(w, _)| w.name == workload)
-        .and_then(|(_, m)| m.iter().find(|(x, _)| *x == mode))
-        .map(|(_, f)| f)
+    let (_, modes) = run.results.iter().find(|(w, _)| w.name == workload)?;
+    of_mode(modes, mode)
 }
 
 fn met(yes: bool) -> &'static str {
