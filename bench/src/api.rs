@@ -4,7 +4,7 @@
 use std::collections::BTreeMap;
 use std::time::Duration;
 
-use mobiwf_runtime::wire::ActivityRecord;
+use mobiwf_proto::ActivityRecord;
 use serde::Deserialize;
 
 /// How long one call may take (a wait for an instance included).

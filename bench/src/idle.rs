@@ -10,7 +10,7 @@ use std::time::{Duration, Instant};
 use futures::StreamExt;
 use libp2p::{Multiaddr, identity::Keypair};
 use mobiwf_runtime::mesh;
-use mobiwf_runtime::wire::{Envelope, Message, MessageId, Reply};
+use mobiwf_proto::{Envelope, Message, MessageId, Reply};
 
 use crate::procfs;
 

@@ -7,7 +7,7 @@ use std::sync::Arc;
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::time::{Duration, Instant};
 
-use mobiwf_runtime::wire::ActivityRecord;
+use mobiwf_proto::ActivityRecord;
 
 use crate::cluster::Cluster;
 use crate::procfs;

@@ -23,11 +23,11 @@ use axum::extract::{DefaultBodyLimit, Path, Query, State};
 use axum::http::StatusCode;
 use axum::response::{IntoResponse, Response};
 use axum::routing::{get, post};
-use mobiwf_runtime::wire::Control;
+use mobiwf_proto::Control;
 use mobiwf_xml_schema::limits::MAX_DOCUMENT_BYTES;
 use serde::Deserialize;
 
-use crate::book::BookError;
+use mobiwf_book::BookError;
 use crate::daemon::ControllerClient;
 
 /// The longest one wait request holds the connection; clients wait longer by asking again.

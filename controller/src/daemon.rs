@@ -1,4 +1,4 @@
-//! The controller daemon: the thin I/O shell around the bookkeeping (`crate::book`).
+//! The controller daemon: the thin I/O shell around the bookkeeping (`mobiwf_book`).
 //!
 //! One task (the *actor*) owns the book. Each group of events (node messages, deliveries,
 //! submissions) is applied, then the changes, the messages they cause and the ids of the
@@ -17,10 +17,10 @@ use mobiwf_runtime::mesh::{self, Inbound, MeshConfig};
 use mobiwf_runtime::metrics::{Metrics, Peer};
 use mobiwf_runtime::outbox::{self, Delivered, Outbox, Outgoing};
 use mobiwf_runtime::store::{Batch, Durability, Store};
-use mobiwf_runtime::wire::{Control, Envelope, Message, MessageId, Reply};
+use mobiwf_proto::{Control, Envelope, Message, MessageId, Reply};
 use tokio::sync::{broadcast, mpsc, oneshot, watch};
 
-use crate::book::{
+use mobiwf_book::{
     Book, BookError, Effect, HistoryEvent, Input, Instance, NodeInfo, Routing, Watched,
 };
 use crate::detector::{self, DetectorConfig, Verdict};

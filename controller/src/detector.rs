@@ -13,11 +13,11 @@ use std::time::{Duration, Instant};
 
 use libp2p::{Multiaddr, PeerId};
 use mobiwf_runtime::mesh::MeshHandle;
-use mobiwf_runtime::wire::{Envelope, Message, MessageId, Reply};
+use mobiwf_proto::{Envelope, Message, MessageId, Reply};
 use tokio::sync::{mpsc, watch};
 use tokio::task::JoinHandle;
 
-use crate::book::Watched;
+use mobiwf_book::Watched;
 
 /// Default of [`DetectorConfig::probe_every`].
 pub const DEFAULT_PROBE_EVERY: Duration = Duration::from_secs(1);

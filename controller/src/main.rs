@@ -9,7 +9,7 @@ use std::path::PathBuf;
 use std::process::ExitCode;
 
 use clap::{Parser, Subcommand};
-use mobiwf_runtime::wire::Control;
+use mobiwf_proto::Control;
 
 use commands::api_client::ApiArgs;
 

@@ -13,7 +13,7 @@ use std::sync::Arc;
 use mobiwf_runtime::store::{Batch, Store, StoreError, read_number, unreadable};
 use mobiwf_xml_schema::WorkflowDefinition;
 
-use crate::book::{Book, Changes, History, HistoryEvent, Instance, NodeInfo};
+use mobiwf_book::{Book, Changes, History, HistoryEvent, Instance, NodeInfo};
 
 const SEQ_KEY: &str = "meta/seq";
 const LAST_INSTANCE_KEY: &str = "meta/last_instance";

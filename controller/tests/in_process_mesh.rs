@@ -7,11 +7,11 @@
 use std::sync::Arc;
 use std::time::Duration;
 
-use mobiwf_controller::book::InstanceState;
+use mobiwf_book::InstanceState;
 use mobiwf_controller::{Controller, ControllerConfig};
 use mobiwf_node::{Node, NodeConfig};
 use mobiwf_runtime::store::MemoryStore;
-use mobiwf_runtime::wire::ActivityState;
+use mobiwf_proto::ActivityState;
 
 const PAPER: &[u8] = include_bytes!("../../examples/paper/workflow.xml");
 

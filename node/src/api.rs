@@ -16,7 +16,7 @@ use axum::routing::{get, post};
 use serde::Deserialize;
 
 use crate::daemon::NodeClient;
-use crate::engine::Refusal;
+use mobiwf_engine::Refusal;
 
 /// The body of a completion.
 #[derive(Debug, Default, Deserialize, serde::Serialize)]

@@ -17,11 +17,11 @@ use mobiwf_runtime::mesh::{self, Inbound, MeshConfig};
 use mobiwf_runtime::metrics::{Metrics, Peer};
 use mobiwf_runtime::outbox::{self, Outbox, Outgoing};
 use mobiwf_runtime::store::{Batch, Durability, Store};
-use mobiwf_runtime::wire::{ActivityState, Envelope, Message, MessageId, Reply};
+use mobiwf_proto::{ActivityState, Envelope, Message, MessageId, Reply};
 use tokio::sync::{mpsc, oneshot, watch};
 use tracing::Instrument;
 
-use crate::engine::{Effect, Engine, Finisher, Input, Refusal, Run, Target, WorkItem};
+use mobiwf_engine::{Effect, Engine, Finisher, Input, Refusal, Run, Target, WorkItem};
 use crate::executor::{self, Ended, Execution};
 use crate::state;
 
@@ -73,7 +73,7 @@ pub struct RunView {
     /// True once every activity is final.
     pub done: bool,
     /// Each activity.
-    pub activities: Vec<mobiwf_runtime::wire::ActivityRecord>,
+    pub activities: Vec<mobiwf_proto::ActivityRecord>,
 }
 
 enum Event {

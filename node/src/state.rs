@@ -9,7 +9,7 @@
 
 use mobiwf_runtime::store::{Batch, Durability, Store, StoreError, read_number, unreadable};
 
-use crate::engine::{Changes, Engine, Known, Run};
+use mobiwf_engine::{Changes, Engine, Known, Run};
 
 const SEQ_KEY: &str = "meta/seq";
 
@@ -85,9 +85,9 @@ pub fn load(store: &dyn Store) -> Result<(Engine, u64), StoreError> {
 mod tests {
     #![allow(clippy::unwrap_used, clippy::expect_used)]
     use super::*;
-    use crate::engine::Input;
+    use mobiwf_engine::Input;
     use mobiwf_runtime::store::MemoryStore;
-    use mobiwf_runtime::wire::Outcome;
+    use mobiwf_proto::Outcome;
 
     const PARTITION_1: &str = include_str!("../../examples/paper/partition-1.xml");
 

@@ -1,4 +1,4 @@
-//! The framing of mobiwf messages on a libp2p stream, so that `mesh` can speak `wire::PROTOCOL`
+//! The framing of mobiwf messages on a libp2p stream, so that `mesh` can speak `mobiwf_proto::PROTOCOL`
 //! with a size limit checked before any buffer is allocated.
 //!
 //! A frame is a 4-byte big-endian length followed by that many bytes of JSON. A frame longer
@@ -13,7 +13,7 @@ use libp2p::request_response;
 use serde::Serialize;
 use serde::de::DeserializeOwned;
 
-use crate::wire::{Envelope, MAX_MESSAGE_BYTES, PROTOCOL, Reply};
+use mobiwf_proto::{Envelope, MAX_MESSAGE_BYTES, PROTOCOL, Reply};
 
 /// [`PROTOCOL`] as the stream protocol libp2p negotiates.
 pub(crate) const STREAM_PROTOCOL: StreamProtocol = StreamProtocol::new(PROTOCOL);
@@ -21,7 +21,7 @@ pub(crate) const STREAM_PROTOCOL: StreamProtocol = StreamProtocol::new(PROTOCOL)
 /// The length prefix of a frame, in bytes.
 const LENGTH_BYTES: usize = 4;
 
-/// The request-response codec of `wire::PROTOCOL`: requests are [`Envelope`]s, responses
+/// The request-response codec of `mobiwf_proto::PROTOCOL`: requests are [`Envelope`]s, responses
 /// [`Reply`]s. It has no state; every stream carries one request and one response.
 #[derive(Debug, Clone, Copy, Default)]
 pub(crate) struct WireCodec;
@@ -32,7 +32,7 @@ fn too_large(what: &str, len: usize) -> io::Error {
         io::ErrorKind::InvalidData,
         format!(
             "{what} frame of {len} bytes exceeds the limit of {MAX_MESSAGE_BYTES} bytes \
-             (wire::MAX_MESSAGE_BYTES)"
+             (mobiwf_proto::MAX_MESSAGE_BYTES)"
         ),
     )
 }
@@ -142,7 +142,7 @@ mod tests {
     use libp2p::request_response::Codec as _;
 
     use super::*;
-    use crate::wire::{Message, MessageId, Outcome};
+    use mobiwf_proto::{Message, MessageId, Outcome};
 
     fn envelope() -> Envelope {
         Envelope {

@@ -15,7 +15,7 @@ use tokio::task::JoinHandle;
 use crate::mesh::MeshHandle;
 use crate::outbox::Outbox;
 use crate::store::{Batch, RocksStore, Store, StoreError};
-use crate::wire::MessageId;
+use mobiwf_proto::MessageId;
 
 /// Most events committed in one synced write.
 pub const MAX_GROUP: usize = 256;

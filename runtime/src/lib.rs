@@ -1,5 +1,5 @@
 //! Run-time pieces shared by the controller and the nodes: the daemon shell (`daemon`), the
-//! wire protocol (`wire`), the libp2p swarm task behind a handle (`mesh`), node identities
+//! framing of the wire protocol (`mobiwf-proto`) on libp2p streams (`codec`), the libp2p swarm task behind a handle (`mesh`), node identities
 //! (`identity`), the durable store (`store`), the durable outbox (`outbox`), Prometheus metrics
 //! (`metrics`) and process helpers (`process`).
 
@@ -10,6 +10,5 @@ pub mod metrics;
 pub mod outbox;
 pub mod process;
 pub mod store;
-pub mod wire;
 
 mod codec;

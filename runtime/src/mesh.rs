@@ -2,7 +2,7 @@
 //! answer them without sharing the `Swarm` (which only one task can poll).
 //!
 //! [`start`] builds a swarm (TCP with nodelay, Noise, Yamux; request-response on
-//! `wire::PROTOCOL` with the length-prefixed JSON codec of `codec`), starts listening, spawns
+//! `mobiwf_proto::PROTOCOL` with the length-prefixed JSON codec of `codec`), starts listening, spawns
 //! the task that owns it and returns a [`MeshHandle`] with the receiver of [`Inbound`]
 //! requests. The application answers each inbound request on its `reply` oneshot; dropping it
 //! unanswered makes the requester see an error.
@@ -33,7 +33,7 @@ use libp2p::{Multiaddr, PeerId, Swarm};
 use tokio::sync::{mpsc, oneshot, watch};
 
 use crate::codec::{STREAM_PROTOCOL, WireCodec};
-use crate::wire::{Envelope, PROTOCOL, Reply};
+use mobiwf_proto::{Envelope, PROTOCOL, Reply};
 
 /// Capacity of the channel that carries inbound requests to the application.
 pub const INBOUND_CAPACITY: usize = 1024;

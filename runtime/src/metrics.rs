@@ -30,7 +30,7 @@ impl Peer {
 /// Labels of the message counters.
 #[derive(Debug, Clone, Hash, PartialEq, Eq, EncodeLabelSet)]
 pub struct MessageLabels {
-    /// The message kind (`wire::Message::kind`).
+    /// The message kind (`mobiwf_proto::Message::kind`).
     pub kind: String,
     /// `controller` or `partner`: the destination of sent messages, the source of received ones.
     pub peer: String,

@@ -2,7 +2,7 @@
 //! in the same synced batch as the state change that caused it, then delivered by a task that
 //! retries with backoff until the receiver acknowledges (or refuses) it.
 //!
-//! Delivery is at least once; receivers deduplicate by [`MessageId`](crate::wire::MessageId),
+//! Delivery is at least once; receivers deduplicate by [`MessageId`](mobiwf_proto::MessageId),
 //! which makes the effect exactly once. Messages to oneself (two partitions of one instance on
 //! the same node) go through the same path, delivered to the local inbound queue.
 
@@ -17,7 +17,7 @@ use tokio::sync::{Semaphore, mpsc, oneshot, watch};
 use crate::mesh::{Inbound, MeshHandle};
 use crate::metrics::{Metrics, Peer};
 use crate::store::{Batch, Durability, Store, StoreError};
-use crate::wire::{Envelope, Reply};
+use mobiwf_proto::{Envelope, Reply};
 
 /// Key prefix of outbox entries: `out/<origin seq, 20 digits>`.
 pub const OUTBOX_PREFIX: &str = "out/";

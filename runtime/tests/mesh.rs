@@ -13,7 +13,7 @@ use libp2p::swarm::SwarmEvent;
 use libp2p::{Multiaddr, PeerId, StreamProtocol};
 use mobiwf_runtime::identity;
 use mobiwf_runtime::mesh::{self, Inbound, MeshConfig, MeshHandle, SendError};
-use mobiwf_runtime::wire::{Envelope, MAX_MESSAGE_BYTES, Message, MessageId, Outcome, Reply};
+use mobiwf_proto::{Envelope, MAX_MESSAGE_BYTES, Message, MessageId, Outcome, Reply};
 use tokio::sync::mpsc;
 
 fn loopback() -> Multiaddr {
@@ -411,7 +411,7 @@ async fn oversized_frame_is_refused_by_the_receiver() {
         .with_behaviour(|_| {
             request_response::Behaviour::<RawCodec>::new(
                 [(
-                    StreamProtocol::new(mobiwf_runtime::wire::PROTOCOL),
+                    StreamProtocol::new(mobiwf_proto::PROTOCOL),
                     ProtocolSupport::Outbound,
                 )],
                 request_response::Config::default(),

@@ -2,7 +2,7 @@
 
 use std::process::ExitCode;
 
-use mobiwf_runtime::wire::Control;
+use mobiwf_proto::Control;
 
 use super::api_client::{ApiArgs, failure, json};
 

@@ -7,11 +7,11 @@ use std::path::Path;
 use std::process::ExitCode;
 use std::time::Duration;
 
-use mobiwf_controller::book::{Instance, InstanceState};
+use mobiwf_book::{Instance, InstanceState};
 use mobiwf_controller::{Controller, ControllerConfig};
 use mobiwf_node::{Node, NodeConfig};
 use mobiwf_runtime::metrics::Peer;
-use mobiwf_runtime::wire::ActivityState;
+use mobiwf_proto::ActivityState;
 
 use super::table;
 

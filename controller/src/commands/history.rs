@@ -2,7 +2,7 @@
 
 use std::process::ExitCode;
 
-use mobiwf_controller::book::HistoryEvent;
+use mobiwf_book::HistoryEvent;
 
 use super::api_client::{ApiArgs, failure, json};
 use super::table;

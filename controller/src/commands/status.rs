@@ -2,7 +2,7 @@
 
 use std::process::ExitCode;
 
-use mobiwf_controller::book::{Instance, NodeInfo};
+use mobiwf_book::{Instance, NodeInfo};
 
 use super::api_client::{ApiArgs, json};
 use super::table;

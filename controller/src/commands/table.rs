@@ -1,7 +1,7 @@
 //! Tables of instances, activities, histories and nodes for the terminal.
 
-use mobiwf_controller::book::{ActivityView, HistoryEvent, Instance, InstanceState, NodeInfo};
-use mobiwf_runtime::wire::ActivityState;
+use mobiwf_book::{ActivityView, HistoryEvent, Instance, InstanceState, NodeInfo};
+use mobiwf_proto::ActivityState;
 
 fn at(base: u64, ms: Option<u64>) -> String {
     match ms {
@@ -186,7 +186,7 @@ pub fn nodes(nodes: &[NodeInfo]) -> String {
 
 #[cfg(test)]
 mod tests {
-    use mobiwf_controller::book::PartitionView;
+    use mobiwf_book::PartitionView;
 
     use super::*;
 

@@ -4,7 +4,7 @@ use std::process::ExitCode;
 use std::time::{Duration, Instant};
 
 use mobiwf_controller::api::MAX_WAIT_SECS;
-use mobiwf_controller::book::{Instance, InstanceState};
+use mobiwf_book::{Instance, InstanceState};
 
 use super::api_client::{ApiArgs, json};
 

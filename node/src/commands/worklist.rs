@@ -1,7 +1,7 @@
 //! `mobiwf-node worklist`: the manual work waiting on a node.
 
 use crate::commands::api_client::{ApiArgs, check};
-use mobiwf_node::engine::WorkItem;
+use mobiwf_engine::WorkItem;
 
 /// Prints the worklist as a table, or as JSON.
 pub async fn run(api: &ApiArgs, json: bool) -> anyhow::Result<()> {

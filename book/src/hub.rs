@@ -5,7 +5,7 @@
 
 use std::collections::BTreeMap;
 
-use mobiwf_runtime::wire::{Message, Outcome};
+use mobiwf_proto::{Message, Outcome};
 use mobiwf_xml_schema::WorkflowDefinition;
 
 use super::recovery::{partition_of, successor_nodes};

@@ -4,7 +4,7 @@
 
 use std::collections::BTreeMap;
 
-use mobiwf_runtime::wire::Outcome;
+use mobiwf_proto::Outcome;
 use serde::{Deserialize, Serialize};
 
 /// The longest chain of substitutions followed (a contingency activity that failed and was

@@ -2,7 +2,7 @@
 
 use std::collections::{BTreeMap, BTreeSet};
 
-use mobiwf_runtime::wire::{ActivityRecord, ActivityState, Outcome};
+use mobiwf_proto::{ActivityRecord, ActivityState, Outcome};
 use mobiwf_xml_schema::{Contingency, PartitionActivity, PartitionDocument};
 use serde::{Deserialize, Serialize};
 

@@ -1,7 +1,7 @@
 //! The partition engine: a pure state machine that runs the partitions a node was given.
 //!
 //! `apply(now, input) -> effects`, with no clock, disk, network or processes inside: the node's
-//! daemon (`crate::daemon`) feeds it deployments, notifications and finished commands, writes
+//! daemon (the daemon (`mobiwf-node`)) feeds it deployments, notifications and finished commands, writes
 //! what changed together with the messages it produced in one synced batch, and only then
 //! carries out the effects (sending, starting commands, acknowledging).
 //!
@@ -24,7 +24,7 @@ mod run;
 
 use std::collections::{BTreeMap, BTreeSet};
 
-use mobiwf_runtime::wire::{ActivityRecord, ActivityState, Control, Message, Outcome};
+use mobiwf_proto::{ActivityRecord, ActivityState, Control, Message, Outcome};
 use mobiwf_xml_schema::{ActivityKind, Contingency};
 
 pub use known::{Known, MAX_SUBSTITUTIONS};

@@ -1,10 +1,10 @@
 //! Scenario tests of the partition engine: documents in, effects out, no I/O.
 
 use super::*;
-use mobiwf_runtime::wire::{ActivityState, Message, Outcome};
+use mobiwf_proto::{ActivityState, Message, Outcome};
 
-const PARTITION_1: &str = include_str!("../../../examples/paper/partition-1.xml");
-const PARTITION_2: &str = include_str!("../../../examples/paper/partition-2.xml");
+const PARTITION_1: &str = include_str!("../../examples/paper/partition-1.xml");
+const PARTITION_2: &str = include_str!("../../examples/paper/partition-2.xml");
 
 /// One activity of a test document; `..A::default()` for what a test does not care about
 /// (contingency -1, no command, no timers, no retries).

@@ -1,9 +1,9 @@
 //! Scenario tests of the controller's bookkeeping: inputs in, messages out, no I/O.
 
 use super::*;
-use mobiwf_runtime::wire::{ActivityRecord, ActivityState, Message, Outcome};
+use mobiwf_proto::{ActivityRecord, ActivityState, Message, Outcome};
 
-const PAPER: &str = include_str!("../../../examples/paper/workflow.xml");
+const PAPER: &str = include_str!("../../examples/paper/workflow.xml");
 
 fn node(peer: &str, name: &str, skills: &[u64]) -> NodeInfo {
     NodeInfo {

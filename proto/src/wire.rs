@@ -7,6 +7,8 @@
 
 use serde::{Deserialize, Serialize};
 
+use crate::{ActivityId, ActivityTypeId, InstanceId, NodeId, NodeName, PartitionId};
+
 /// The request-response protocol name (and version) of mobiwf execution messages.
 pub const PROTOCOL: &str = "/mobiwf/exec/1";
 
@@ -18,8 +20,8 @@ pub const MAX_MESSAGE_BYTES: usize = 12 << 20;
 /// The same message sent again (a retry after a lost acknowledgement) has the same id.
 #[derive(Debug, Clone, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize, Deserialize)]
 pub struct MessageId {
-    /// The sender's peer id, as text.
-    pub origin: String,
+    /// The sender's peer id.
+    pub origin: NodeId,
     /// The sender's sequence number, unique per origin.
     pub seq: u64,
 }
@@ -99,7 +101,7 @@ impl ActivityState {
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 pub struct ActivityRecord {
     /// The activity id.
-    pub activity: u64,
+    pub activity: ActivityId,
     /// Its state.
     pub state: ActivityState,
     /// When it started, in milliseconds since the Unix epoch.
@@ -123,6 +125,10 @@ pub struct ActivityRecord {
     #[serde(default)]
     pub retried: u32,
 }
+
+/// The reason an operator's cancel gives the activities it ends: the controller records it and
+/// the nodes fail their unfinished activities with it, so both say the same words.
+pub const CANCELLED_BY_OPERATOR: &str = "the instance was cancelled by an operator";
 
 /// What an operator does to a whole instance.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
@@ -154,45 +160,45 @@ pub enum Message {
     /// Node → controller: here I am, this is what I can do and where to reach me.
     Register {
         /// The node's name (matched against a workflow partner's name or id).
-        name: String,
+        name: NodeName,
         /// The activity types the node can run.
-        skills: Vec<u64>,
+        skills: Vec<ActivityTypeId>,
         /// The node's listen addresses, each ending in `/p2p/<peer id>`.
         addrs: Vec<String>,
     },
     /// Controller → node: run this partition of this instance.
     Deploy {
         /// The instance.
-        instance: u64,
+        instance: InstanceId,
         /// The partition's id in the workflow definition.
-        partition: u64,
+        partition: PartitionId,
         /// The partition document (MobiWfMS partition XML; `workflow@id` is the instance).
         document: String,
     },
     /// Node → node: an activity that one of yours waits for has finished.
     Notify {
         /// The instance.
-        instance: u64,
+        instance: InstanceId,
         /// The finished activity (a precondition of the receiver's activity).
-        activity: u64,
+        activity: ActivityId,
         /// What it means for the successors.
         outcome: Outcome,
     },
     /// Node → controller: an activity with `responseImmediate` 1 finished.
     Report {
         /// The instance.
-        instance: u64,
+        instance: InstanceId,
         /// The partition the activity belongs to.
-        partition: u64,
+        partition: PartitionId,
         /// The activity.
         record: ActivityRecord,
     },
     /// Node → controller: every activity of the partition is final.
     PartitionResult {
         /// The instance.
-        instance: u64,
+        instance: InstanceId,
         /// The partition.
-        partition: u64,
+        partition: PartitionId,
         /// Every activity of the partition.
         activities: Vec<ActivityRecord>,
     },
@@ -201,11 +207,11 @@ pub enum Message {
     /// failed (MISSION P5, P6).
     Overdue {
         /// The instance.
-        instance: u64,
+        instance: InstanceId,
         /// The waiting activity.
-        waiting: u64,
+        waiting: ActivityId,
         /// The predecessor it waits for.
-        precondition: u64,
+        precondition: ActivityId,
         /// The precondition's `timeOut`, in seconds.
         time_out_secs: u32,
     },
@@ -214,11 +220,11 @@ pub enum Message {
     /// the controller's contingency decision.
     Withdraw {
         /// The instance.
-        instance: u64,
+        instance: InstanceId,
         /// The partition.
-        partition: u64,
+        partition: PartitionId,
         /// The activities.
-        activities: Vec<u64>,
+        activities: Vec<ActivityId>,
         /// Why.
         reason: String,
     },
@@ -227,18 +233,18 @@ pub enum Message {
     /// instead, and a late word about `replaced` is ignored.
     Substitute {
         /// The instance.
-        instance: u64,
+        instance: InstanceId,
         /// The failed activity.
-        replaced: u64,
+        replaced: ActivityId,
         /// The contingency activity that runs instead.
-        by: u64,
+        by: ActivityId,
         /// Where it runs (the partner's libp2p address).
         location: String,
     },
     /// Controller → node: an operator interrupted, resumed or cancelled the instance.
     Control {
         /// The instance.
-        instance: u64,
+        instance: InstanceId,
         /// What to do.
         action: Control,
     },

@@ -6,7 +6,7 @@
 
 use std::collections::{BTreeMap, BTreeSet};
 
-use mobiwf_runtime::wire::{ActivityState, Message, Outcome};
+use mobiwf_proto::{ActivityState, Message, Outcome};
 use mobiwf_xml_schema::{
     Adjacent, PartitionActivity, PartitionDocument, Precondition, WorkflowDefinition, WorkflowId,
 };

@@ -2,7 +2,7 @@
 //!
 //! `apply(now, input) -> effects`: registrations, submissions, deliveries and the reports of
 //! the nodes go in; the messages to send come out. No clock, disk or network inside; the
-//! daemon (`crate::daemon`) writes the changes and the messages in one synced batch before it
+//! daemon (`mobiwf-controller`) writes the changes and the messages in one synced batch before it
 //! answers or sends anything. Failure decisions (suspected partners, partition and
 //! precondition timeouts, contingency activities) are in `recovery`; the event history of each
 //! instance in `history`.
@@ -15,7 +15,7 @@ mod recovery;
 use std::collections::{BTreeMap, BTreeSet};
 use std::sync::Arc;
 
-use mobiwf_runtime::wire::{ActivityRecord, ActivityState, Control, Message};
+use mobiwf_proto::{ActivityRecord, ActivityState, Control, Message};
 use mobiwf_xml_schema::{DeriveOptions, WorkflowDefinition, WorkflowId, derive_partitions};
 use serde::{Deserialize, Serialize};
 

@@ -1,0 +1,16 @@
+//! The plain types the controller, the nodes and their pure cores share: typed ids (`ids`) and
+//! the wire messages with their limits (`wire`).
+//!
+//! **Architecture invariant:** no I/O and no codec. The framing lives in `mobiwf-runtime`;
+//! this crate only says what a message is, so that the partition engine and the controller's
+//! book can speak it without linking the network stack.
+
+mod ids;
+pub mod wire;
+
+pub use ids::{InstanceId, NodeId, NodeName};
+pub use mobiwf_xml_schema::{ActivityId, ActivityTypeId, PartitionId};
+pub use wire::{
+    ActivityRecord, ActivityState, CANCELLED_BY_OPERATOR, Control, Envelope, MAX_MESSAGE_BYTES, Message, MessageId,
+    Outcome, PROTOCOL, Reply,
+};
