@@ -7,4 +7,4 @@ pub mod daemon;
 pub mod detector;
 pub mod state;
 
-pub use daemon::{Controller, ControllerClient, ControllerConfig};
+pub use daemon::{Controller, ControllerClient, ControllerConfig, start};

@@ -25,7 +25,7 @@ struct Mesh {
 async fn mesh() -> Mesh {
     let dir = tempfile::tempdir().expect("tempdir");
     let loopback = || vec!["/ip4/127.0.0.1/tcp/0".parse().expect("multiaddr")];
-    let controller = Controller::start(ControllerConfig {
+    let controller = mobiwf_controller::start(ControllerConfig {
         data_dir: dir.path().join("controller"),
         listen: loopback(),
         api: "127.0.0.1:0".parse().expect("addr"),
@@ -44,8 +44,8 @@ async fn mesh() -> Mesh {
         api: "127.0.0.1:0".parse().expect("addr"),
         store: Some(Arc::new(MemoryStore::new())),
     };
-    let p1 = Node::start(node("P1", vec![1, 2, 3])).await.expect("P1");
-    let p2 = Node::start(node("P2", vec![1, 3])).await.expect("P2");
+    let p1 = mobiwf_node::start(node("P1", vec![1, 2, 3])).await.expect("P1");
+    let p2 = mobiwf_node::start(node("P2", vec![1, 3])).await.expect("P2");
     let client = controller.client();
     let deadline = tokio::time::Instant::now() + Duration::from_secs(20);
     loop {

@@ -7,4 +7,4 @@ pub mod daemon;
 pub mod executor;
 pub mod state;
 
-pub use daemon::{Node, NodeClient, NodeConfig};
+pub use daemon::{Node, NodeClient, NodeConfig, start};

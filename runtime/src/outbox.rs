@@ -16,8 +16,8 @@ use tokio::sync::{Semaphore, mpsc, oneshot, watch};
 
 use crate::mesh::{Inbound, MeshHandle};
 use crate::metrics::{Metrics, Peer};
-use crate::store::{Batch, Durability, Store, StoreError};
-use mobiwf_proto::{Envelope, Reply};
+use crate::store::{Batch, Durability, Store, StoreError, encode};
+use mobiwf_proto::{Envelope, NodeId, Reply};
 
 /// Key prefix of outbox entries: `out/<origin seq, 20 digits>`.
 pub const OUTBOX_PREFIX: &str = "out/";
@@ -31,16 +31,51 @@ pub const RETRY_MIN: Duration = Duration::from_millis(50);
 pub const RETRY_MAX: Duration = Duration::from_secs(5);
 
 /// A message to deliver, as kept in the outbox.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[derive(Debug, Clone, Serialize, Deserialize)]
 pub struct Outgoing {
-    /// The receiver's peer id, as text.
-    pub to: String,
+    /// The receiver's peer id.
+    pub to: NodeId,
     /// Addresses to dial the receiver at.
     pub addrs: Vec<String>,
     /// Whether the receiver is the controller or a partner (for metrics).
     pub role: Peer,
     /// The message.
     pub envelope: Envelope,
+    /// `to` and `addrs` parsed, when the sender had them parsed already: delivery then does
+    /// not parse them again. Not stored; a message read back from the store is parsed once.
+    #[serde(skip)]
+    parsed: Option<(PeerId, Vec<Multiaddr>)>,
+}
+
+impl PartialEq for Outgoing {
+    fn eq(&self, other: &Self) -> bool {
+        (&self.to, &self.addrs, self.role, &self.envelope)
+            == (&other.to, &other.addrs, other.role, &other.envelope)
+    }
+}
+
+impl Outgoing {
+    /// A message to a peer whose id and addresses are parsed already.
+    pub fn parsed(peer: PeerId, addrs: Vec<Multiaddr>, role: Peer, envelope: Envelope) -> Self {
+        Outgoing {
+            to: NodeId::new(peer.to_string()),
+            addrs: addrs.iter().map(ToString::to_string).collect(),
+            role,
+            envelope,
+            parsed: Some((peer, addrs)),
+        }
+    }
+
+    /// A message to a peer given as text (parsed when it is delivered).
+    pub fn text(to: NodeId, addrs: Vec<String>, role: Peer, envelope: Envelope) -> Self {
+        Outgoing {
+            to,
+            addrs,
+            role,
+            envelope,
+            parsed: None,
+        }
+    }
 }
 
 /// A delivered message and its reply, for owners that want to know (the controller learns
@@ -59,24 +94,34 @@ fn key(seq: u64) -> String {
     format!("{OUTBOX_PREFIX}{seq:020}")
 }
 
+/// A refused message as kept under [`REFUSED_PREFIX`], for the operator.
+#[derive(Serialize)]
+struct RefusedRecord<'a> {
+    #[serde(flatten)]
+    message: &'a Outgoing,
+    refused: &'a str,
+}
+
 /// Adds to `batch` the removal of an answered message, and the record of a refusal.
-pub fn stage_answered(batch: &mut Batch, msg: &Outgoing, reply: &Reply) {
+pub fn stage_answered(batch: &mut Batch, msg: &Outgoing, reply: &Reply) -> Result<(), StoreError> {
     batch.delete(key(msg.envelope.id.seq));
     if let Reply::Refused { reason } = reply {
-        let mut record = serde_json::to_value(msg).unwrap_or_default();
-        record["refused"] = serde_json::Value::String(reason.clone());
+        let record = RefusedRecord {
+            message: msg,
+            refused: reason,
+        };
         batch.put(
             format!("{REFUSED_PREFIX}{:020}", msg.envelope.id.seq),
-            record.to_string(),
+            encode("a refused message", &record)?,
         );
     }
+    Ok(())
 }
 
 /// Adds `msg` to `batch`, so that it is written with the state change that caused it.
-pub fn stage(batch: &mut Batch, msg: &Outgoing) {
-    // Serializing plain data to JSON cannot fail.
-    let value = serde_json::to_vec(msg).unwrap_or_default();
-    batch.put(key(msg.envelope.id.seq), value);
+pub fn stage(batch: &mut Batch, msg: &Outgoing) -> Result<(), StoreError> {
+    batch.put(key(msg.envelope.id.seq), encode("an outgoing message", msg)?);
+    Ok(())
 }
 
 /// The delivery side of the outbox.
@@ -246,19 +291,24 @@ impl Inner {
             return;
         }
         let mut batch = Batch::default();
-        stage_answered(&mut batch, msg, &reply);
         // Losing this delete with the machine only means one more (deduplicated) delivery.
-        if let Err(e) = self.store.write(batch, Durability::Lazy) {
+        let written = stage_answered(&mut batch, msg, &reply)
+            .and_then(|()| self.store.write(batch, Durability::Lazy));
+        if let Err(e) = written {
             tracing::error!("cannot remove a delivered message from the outbox: {e}");
         }
     }
 }
 
 fn parse_destination(msg: &Outgoing) -> Result<(PeerId, Vec<Multiaddr>), String> {
+    if let Some(parsed) = &msg.parsed {
+        return Ok(parsed.clone());
+    }
     let to: PeerId = msg
         .to
+        .as_str()
         .parse()
-        .map_err(|e| format!("bad peer id {:?}: {e}", msg.to))?;
+        .map_err(|e| format!("bad peer id {:?}: {e}", msg.to.as_str()))?;
     let mut addrs = Vec::new();
     for a in &msg.addrs {
         let addr: Multiaddr = a.parse().map_err(|e| format!("bad address {a:?}: {e}"))?;

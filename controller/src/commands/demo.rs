@@ -36,7 +36,7 @@ pub async fn run(file: Option<&Path>, timeout_secs: u64) -> anyhow::Result<ExitC
         }
     };
     let dir = tempfile::Builder::new().prefix("mobiwf-demo-").tempdir()?;
-    let controller = Controller::start(ControllerConfig {
+    let controller = mobiwf_controller::start(ControllerConfig {
         data_dir: dir.path().join("controller"),
         listen: loopback()?,
         api: "127.0.0.1:0".parse()?,
@@ -64,7 +64,7 @@ pub async fn run(file: Option<&Path>, timeout_secs: u64) -> anyhow::Result<ExitC
     };
     let mut nodes = Vec::new();
     for (i, (name, skills)) in wanted.iter().enumerate() {
-        let node = Node::start(NodeConfig {
+        let node = mobiwf_node::start(NodeConfig {
             data_dir: dir.path().join(format!("node-{i}")),
             name: name.clone(),
             skills: skills.clone(),

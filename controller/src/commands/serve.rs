@@ -61,7 +61,7 @@ fn seconds(text: &str) -> Result<f64, String> {
 
 /// Runs the controller until Ctrl-C or SIGTERM.
 pub async fn run(args: ServeArgs) -> anyhow::Result<ExitCode> {
-    let controller = Controller::start(ControllerConfig {
+    let controller = mobiwf_controller::start(ControllerConfig {
         data_dir: args.data_dir.clone(),
         listen: args.listen.clone(),
         api: args.api,

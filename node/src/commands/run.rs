@@ -4,7 +4,7 @@ use std::net::SocketAddr;
 use std::path::PathBuf;
 
 use libp2p::Multiaddr;
-use mobiwf_node::{Node, NodeConfig};
+use mobiwf_node::NodeConfig;
 
 /// The daemon's options.
 #[derive(Debug, clap::Args)]
@@ -39,10 +39,10 @@ pub async fn run(args: RunArgs) -> anyhow::Result<()> {
     } else {
         args.listen.clone()
     };
-    let node = Node::start(NodeConfig {
+    let node = mobiwf_node::start(NodeConfig {
         data_dir: args.data_dir.clone(),
-        name: args.name.clone(),
-        skills: args.skills.clone(),
+        name: args.name.clone().into(),
+        skills: args.skills.iter().copied().map(mobiwf_proto::ActivityTypeId).collect(),
         controller: args.controller.clone(),
         listen,
         api: args.api,

@@ -32,7 +32,7 @@ impl MemoryStore {
 
     fn lock(&self) -> Result<MutexGuard<'_, Map>, StoreError> {
         self.map.lock().map_err(|_| {
-            StoreError("memory store: lock poisoned by a panic in another thread".to_string())
+            StoreError::Backend("memory store: lock poisoned by a panic in another thread".to_string())
         })
     }
 }
@@ -53,7 +53,7 @@ impl Store for MemoryStore {
 
     fn write(&self, batch: Batch, _durability: Durability) -> Result<(), StoreError> {
         if self.fail_writes.load(Ordering::SeqCst) {
-            return Err(StoreError(
+            return Err(StoreError::Backend(
                 "memory store: write failed (simulated by fail_writes)".to_string(),
             ));
         }

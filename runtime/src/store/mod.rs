@@ -11,10 +11,43 @@ mod rocks;
 pub use memory::MemoryStore;
 pub use rocks::RocksStore;
 
-/// A failure of the store. The process cannot go on safely after one: callers stop.
+/// A failure of the store. The process cannot go on safely after one: callers stop, and
+/// nothing of the batch that failed was acknowledged or sent.
 #[derive(Debug, thiserror::Error)]
-#[error("store: {0}")]
-pub struct StoreError(pub String);
+pub enum StoreError {
+    /// The database itself failed (I/O, corruption, a lock held by another process).
+    #[error("store: {0}")]
+    Backend(String),
+    /// An entry is there but cannot be read back.
+    #[error(
+        "the entry {key} of the data directory cannot be read ({why}); the data directory is \
+         damaged or from an incompatible version"
+    )]
+    Unreadable {
+        /// The entry's key, as text.
+        key: String,
+        /// What is wrong with it.
+        why: String,
+    },
+    /// A value could not be encoded for writing: the batch is not written at all, rather
+    /// than written with an empty value in its place.
+    #[error("cannot encode {what} for the store: {why}")]
+    Encode {
+        /// What was being encoded.
+        what: String,
+        /// The encoder's complaint.
+        why: String,
+    },
+}
+
+/// `value` as the JSON the stores keep; an error (never an empty value) when it cannot be
+/// encoded.
+pub fn encode<T: serde::Serialize + ?Sized>(what: &str, value: &T) -> Result<Vec<u8>, StoreError> {
+    serde_json::to_vec(value).map_err(|e| StoreError::Encode {
+        what: what.to_owned(),
+        why: e.to_string(),
+    })
+}
 
 /// One change in a [`Batch`].
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -75,11 +108,10 @@ pub trait Store: Send + Sync + 'static {
 
 /// The error for an entry that cannot be read back: damage, or another version's format.
 pub fn unreadable(key: &[u8], why: &dyn std::fmt::Display) -> StoreError {
-    StoreError(format!(
-        "the entry {} of the data directory cannot be read ({why}); the data directory is \
-         damaged or from an incompatible version",
-        String::from_utf8_lossy(key)
-    ))
+    StoreError::Unreadable {
+        key: String::from_utf8_lossy(key).into_owned(),
+        why: why.to_string(),
+    }
 }
 
 /// The number stored under `key` as decimal text; 0 when absent.

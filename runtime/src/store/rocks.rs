@@ -41,7 +41,7 @@ impl RocksStore {
     }
 
     fn error(&self, what: &str, e: &rocksdb::Error) -> StoreError {
-        StoreError(format!(
+        StoreError::Backend(format!(
             "RocksDB at {}: {what} failed: {e}",
             self.path.display()
         ))
@@ -60,7 +60,7 @@ fn open_error(path: &Path, e: &rocksdb::Error) -> StoreError {
         "check that the data directory exists or can be created, is writable by this user, \
          and that the disk is not full"
     };
-    StoreError(format!(
+    StoreError::Backend(format!(
         "cannot open RocksDB at {}: {message} ({hint})",
         path.display()
     ))

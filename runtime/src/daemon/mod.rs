@@ -1,9 +1,22 @@
-//! The I/O shell both daemons (controller and node) are built from: opening the store, the
-//! actor loop that applies events in groups (group commit), forwarding queues into the
-//! actor's, asking the actor a question, the timer that wakes the actor at its next stored
-//! deadline, serving the HTTP API, and stopping.
+//! The I/O shell both daemons (controller and node) are built from.
+//!
+//! - `start`: what both do before their actor runs (store, identity, mesh, outbox, queues)
+//!   and the running [`Daemon`] both return (`client`, `failed`, `stop`);
+//! - `actor`: the [`Actor`] trait and the loop that applies events in groups and writes each
+//!   group in one synced batch before anything of it is sent or acknowledged;
+//! - `group`: one group on its way to disk, the apply-once prelude of inbound messages, and
+//!   the [`Sequencer`] that numbers outgoing messages;
+//! - here: forwarding queues into the actor's, asking the actor a question, the timer that
+//!   wakes it at its next stored deadline, and serving the HTTP API.
 
-use std::collections::BTreeSet;
+mod actor;
+mod group;
+mod start;
+
+pub use actor::{Actor, MAX_GROUP, Shell, run};
+pub use group::{Destination, Group, MAX_CACHED_ADDRESSES, SEQ_KEY, Sequencer};
+pub use start::{Base, Daemon, Setup};
+
 use std::net::SocketAddr;
 use std::path::Path;
 use std::sync::Arc;
@@ -12,13 +25,7 @@ use anyhow::Context;
 use tokio::sync::{mpsc, oneshot, watch};
 use tokio::task::JoinHandle;
 
-use crate::mesh::MeshHandle;
-use crate::outbox::Outbox;
-use crate::store::{Batch, RocksStore, Store, StoreError};
-use mobiwf_proto::MessageId;
-
-/// Most events committed in one synced write.
-pub const MAX_GROUP: usize = 256;
+use crate::store::{RocksStore, Store};
 /// Capacity of an actor's event queue.
 pub const EVENT_QUEUE: usize = 4096;
 
@@ -68,50 +75,6 @@ pub async fn ask<E, T>(
         .map_err(|_| anyhow::anyhow!("the daemon is stopping"))
 }
 
-/// The actor loop: takes the events that are waiting (at most [`MAX_GROUP`]) and gives them
-/// to `handle` together, so that they share one synced write. When `handle` fails (the store
-/// failed, and nothing of the group was acknowledged or sent) the loop stops rather than go on
-/// with a state the disk does not have, and says why through `fatal`.
-pub async fn run_groups<E>(
-    mut events: mpsc::Receiver<E>,
-    fatal: watch::Sender<Option<String>>,
-    mut handle: impl FnMut(Vec<E>) -> anyhow::Result<()>,
-) {
-    while let Some(first) = events.recv().await {
-        let mut group = vec![first];
-        while group.len() < MAX_GROUP {
-            match events.try_recv() {
-                Ok(e) => group.push(e),
-                Err(_) => break,
-            }
-        }
-        if let Err(e) = handle(group) {
-            tracing::error!("stopping: {e:#}");
-            let _ = fatal.send(Some(format!("{e:#}")));
-            return;
-        }
-    }
-}
-
-/// The messages applied so far, for applying each one once: those of the group being built
-/// (not yet written) and, through the store, those of earlier groups (`seen/` keys).
-#[derive(Debug, Default)]
-pub struct Seen(BTreeSet<MessageId>);
-
-impl Seen {
-    /// True when `id` was applied before, in this group or an earlier one.
-    pub fn contains(&self, store: &dyn Store, id: &MessageId) -> Result<bool, StoreError> {
-        Ok(self.0.contains(id) || store.get(id.seen_key().as_bytes())?.is_some())
-    }
-
-    /// Records `id` as applied: in `batch`, written with the changes it caused, and in this
-    /// group.
-    pub fn record(&mut self, batch: &mut Batch, id: MessageId) {
-        batch.put(id.seen_key(), Vec::new());
-        self.0.insert(id);
-    }
-}
-
 /// Serves `router` on `addr`; the address it is bound to, and the serving task.
 pub async fn serve_api(
     addr: SocketAddr,
@@ -127,41 +90,6 @@ pub async fn serve_api(
         }
     });
     Ok((bound, task))
-}
-
-/// What a running daemon holds besides its actor's state: its mesh, its outbox, its tasks,
-/// and the news of a fatal error.
-pub struct Running {
-    /// The mesh.
-    pub mesh: MeshHandle,
-    /// The outbox.
-    pub outbox: Outbox,
-    /// Every task the daemon spawned.
-    pub tasks: Vec<JoinHandle<()>>,
-    /// Set by [`run_groups`] when the actor stops on an error.
-    pub fatal: watch::Receiver<Option<String>>,
-}
-
-impl Running {
-    /// Returns when the daemon stopped on an error it cannot go on after (the store failed),
-    /// with the reason; the process should exit.
-    pub async fn failed(&self) -> String {
-        let mut fatal = self.fatal.clone();
-        match fatal.wait_for(Option::is_some).await {
-            Ok(reason) => reason.clone().unwrap_or_default(),
-            Err(_) => "the daemon stopped".to_owned(),
-        }
-    }
-
-    /// Stops everything the daemon runs in this process; what is undelivered stays in the
-    /// outbox for the next start.
-    pub async fn stop(self) {
-        self.outbox.shutdown();
-        for t in &self.tasks {
-            t.abort();
-        }
-        self.mesh.shutdown().await;
-    }
 }
 
 /// Sends `tick()` to the actor when its next deadline (ms since the epoch, published on

@@ -1,0 +1,285 @@
+//! The controller's actor: the one owner of the book. It applies each group of events to the
+//! book and stages what changed and what to send; once the shell has written the group, it
+//! answers operators and queries, publishes the next deadline and the watched nodes, and
+//! tells waiters which instances became final.
+
+use std::sync::Arc;
+
+use libp2p::PeerId;
+use mobiwf_book::{Book, BookError, Effect, HistoryEvent, Input, Instance, NodeInfo, Watched};
+use mobiwf_proto::{InstanceId, Message, MessageId, NodeId, Reply};
+use mobiwf_runtime::daemon::{Actor, Destination, Group, Sequencer};
+use mobiwf_runtime::metrics::{Metrics, Peer};
+use mobiwf_runtime::outbox::{self, Delivered};
+use mobiwf_runtime::store::{Store, StoreError};
+use tokio::sync::{broadcast, oneshot, watch};
+
+use super::{Command, Event, Query};
+use crate::detector::Verdict;
+use crate::state;
+
+pub(super) struct ControllerActor {
+    pub(super) book: Book,
+    pub(super) store: Arc<dyn Store>,
+    pub(super) metrics: Arc<Metrics>,
+    pub(super) version: watch::Sender<u64>,
+    pub(super) finished: broadcast::Sender<InstanceId>,
+    /// The book's next deadline, for the timer task.
+    pub(super) deadline: watch::Sender<Option<u64>>,
+    /// The nodes the failure detector watches.
+    pub(super) watched: watch::Sender<Vec<Watched>>,
+}
+
+/// A submission waiting for its answer, and the answer.
+type Submitted = (
+    oneshot::Sender<Result<InstanceId, BookError>>,
+    Result<InstanceId, BookError>,
+);
+
+/// An operator's control waiting for its answer, and the answer.
+type Controlled = (
+    oneshot::Sender<Result<Instance, BookError>>,
+    Result<Instance, BookError>,
+);
+
+/// What to do once a group of events is on disk.
+#[derive(Default)]
+pub(super) struct After {
+    submitted: Vec<Submitted>,
+    controlled: Vec<Controlled>,
+    queries: Vec<Query>,
+    /// The instances that changed, with whether they are final now.
+    changed: Vec<(InstanceId, bool)>,
+    /// True when the group changed anything.
+    wrote: bool,
+}
+
+impl Actor for ControllerActor {
+    type Event = Event;
+    type After = After;
+
+    fn apply(
+        &mut self,
+        events: Vec<Event>,
+        group: &mut Group,
+        seq: &mut Sequencer,
+    ) -> Result<After, StoreError> {
+        let now = mobiwf_runtime::process::now_ms();
+        let mut after = After::default();
+        let mut effects = Vec::new();
+        for event in events {
+            self.apply_one(now, event, group, &mut effects, &mut after)?;
+        }
+        for Effect::Send { to, addrs, message } in effects {
+            group.send(seq, Destination::Text(to, addrs), Peer::Partner, message)?;
+        }
+        let changes = self.book.take_changes();
+        after.changed = changes
+            .instances
+            .iter()
+            .map(|i| (i.id, i.state.is_final()))
+            .collect();
+        after.wrote = !group.batch.is_empty()
+            || !changes.nodes.is_empty()
+            || !changes.instances.is_empty()
+            || !changes.history.is_empty();
+        state::stage(&mut group.batch, &changes)?;
+        Ok(after)
+    }
+
+    fn committed(&mut self, after: After) {
+        self.deadline.send_replace(self.book.next_deadline());
+        let watched = self.book.watched();
+        self.watched.send_if_modified(|w| {
+            let differs = *w != watched;
+            *w = watched;
+            differs
+        });
+        for (tx, result) in after.controlled {
+            let _ = tx.send(result);
+        }
+        for (tx, result) in after.submitted {
+            let _ = tx.send(result);
+        }
+        for query in after.queries {
+            self.answer(query);
+        }
+        if after.wrote {
+            self.version.send_modify(|v| *v += 1);
+        }
+        for (id, now_final) in after.changed {
+            if let Some(inst) = self.book.instance(id) {
+                tracing::info!(instance = %id, state = inst.state.as_str(), "instance updated");
+            }
+            if now_final {
+                // Nobody waiting is fine.
+                let _ = self.finished.send(id);
+            }
+        }
+    }
+}
+
+impl ControllerActor {
+    fn apply_one(
+        &mut self,
+        now: u64,
+        event: Event,
+        group: &mut Group,
+        effects: &mut Vec<Effect>,
+        after: &mut After,
+    ) -> Result<(), StoreError> {
+        match event {
+            Event::Inbound(inbound) => {
+                let book = &mut self.book;
+                group.receive(
+                    self.store.as_ref(),
+                    &self.metrics,
+                    Peer::Partner,
+                    inbound,
+                    |from, id, message| {
+                        let input = input_of(now, from, id, message)?;
+                        let applied = book.apply(now, input).map_err(|e| e.to_string())?;
+                        effects.extend(applied.effects);
+                        Ok(())
+                    },
+                )?;
+            }
+            Event::Delivered(Delivered { message, reply }) => {
+                outbox::stage_answered(&mut group.batch, &message, &reply)?;
+                if let Message::Deploy {
+                    instance,
+                    partition,
+                    ..
+                } = message.envelope.message
+                {
+                    let refused = match reply {
+                        Reply::Ack => None,
+                        Reply::Refused { reason } => Some(reason),
+                    };
+                    let input = Input::Delivered {
+                        instance,
+                        partition,
+                        refused,
+                    };
+                    self.apply_internal(now, input, effects);
+                }
+            }
+            Event::Tick => self.apply_internal(now, Input::Tick, effects),
+            Event::Verdict(Verdict::Suspect { peer, reason }) => {
+                self.apply_internal(now, Input::Suspect { peer, reason }, effects);
+            }
+            Event::Verdict(Verdict::Answering { peer }) => {
+                self.apply_internal(now, Input::Answering { peer }, effects);
+            }
+            Event::Command(command) => self.command(now, command, effects, after),
+            Event::Query(query) => after.queries.push(query),
+        }
+        Ok(())
+    }
+
+    fn command(&mut self, now: u64, command: Command, effects: &mut Vec<Effect>, after: &mut After) {
+        match command {
+            Command::Submit {
+                definition,
+                source,
+                reply,
+            } => {
+                let result = self
+                    .book
+                    .apply(now, Input::Submit { definition, source })
+                    .map(|applied| {
+                        effects.extend(applied.effects);
+                        applied.instance.unwrap_or(InstanceId(0))
+                    });
+                if let Ok(id) = result {
+                    tracing::info_span!("instance", instance = %id)
+                        .in_scope(|| tracing::info!("instance submitted"));
+                }
+                after.submitted.push((reply, result));
+            }
+            Command::Control {
+                instance,
+                action,
+                reply,
+            } => {
+                let result = self
+                    .book
+                    .apply(now, Input::Control { instance, action })
+                    .map(|applied| {
+                        effects.extend(applied.effects);
+                        tracing::info!(%instance, action = action.as_str(), "operator control");
+                    })
+                    .and_then(|()| {
+                        self.book
+                            .instance(instance)
+                            .cloned()
+                            .ok_or(BookError::UnknownInstance(instance))
+                    });
+                after.controlled.push((reply, result));
+            }
+        }
+    }
+
+    /// Applies an input the controller gives itself (deliveries, timers, the failure
+    /// detector); the book refusing one is worth a warning, not an answer.
+    fn apply_internal(&mut self, now: u64, input: Input, effects: &mut Vec<Effect>) {
+        match self.book.apply(now, input) {
+            Ok(applied) => effects.extend(applied.effects),
+            Err(e) => tracing::warn!("{e}"),
+        }
+    }
+
+    fn answer(&self, query: Query) {
+        match query {
+            Query::Instance(id, reply) => {
+                let _ = reply.send(self.book.instance(id).cloned());
+            }
+            Query::Instances(reply) => {
+                let _ = reply.send(self.book.instances().cloned().collect());
+            }
+            Query::Nodes(reply) => {
+                let _ = reply.send(self.book.nodes().cloned().collect());
+            }
+            Query::History(id, reply) => {
+                let _ = reply.send(self.book.history(id).map(<[HistoryEvent]>::to_vec));
+            }
+        }
+    }
+}
+
+/// What a node's message means to the book: a registration (whose addresses must be the
+/// sender's own, dialable, so that nothing the controller later sends it is unaddressable),
+/// or a report for the book to judge.
+fn input_of(now: u64, from: &PeerId, id: &MessageId, message: Message) -> Result<Input, String> {
+    let peer = NodeId::new(from.to_string());
+    Ok(match message {
+        Message::Register {
+            name,
+            skills,
+            addrs,
+        } => {
+            for addr in &addrs {
+                let (owner, _) = outbox::peer_of(addr).map_err(|e| format!("registration: {e}"))?;
+                if owner != *from {
+                    return Err(format!(
+                        "registration: address {addr} is not the sender's ({from})"
+                    ));
+                }
+            }
+            tracing::info!(%name, %peer, "node registered");
+            Input::Register(NodeInfo {
+                peer,
+                name,
+                skills,
+                addrs,
+                registered_ms: now,
+                seq: id.seq,
+                suspected: None,
+            })
+        }
+        other => Input::FromNode {
+            peer,
+            message: other,
+        },
+    })
+}

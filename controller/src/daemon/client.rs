@@ -1,0 +1,129 @@
+//! Asking the running controller things: what its API and the demo use. Commands change the
+//! book (submit, control); queries read it after the group they arrived in is on disk.
+
+use std::sync::Arc;
+
+use mobiwf_book::{BookError, HistoryEvent, Instance, NodeInfo};
+use mobiwf_proto::{Control, InstanceId};
+use mobiwf_runtime::daemon;
+use mobiwf_runtime::metrics::Metrics;
+use tokio::sync::{broadcast, mpsc, oneshot, watch};
+
+use super::{Command, Event, Query};
+
+/// Asks the running controller things; used by the API and the demo.
+#[derive(Clone)]
+pub struct ControllerClient {
+    pub(super) events: mpsc::Sender<Event>,
+    pub(super) version: watch::Receiver<u64>,
+    /// The instances that became final, as each commit makes them so.
+    pub(super) finished: broadcast::Sender<InstanceId>,
+    /// The controller's metrics.
+    pub metrics: Arc<Metrics>,
+}
+
+impl ControllerClient {
+    async fn ask<T>(&self, make: impl FnOnce(oneshot::Sender<T>) -> Event) -> anyhow::Result<T> {
+        daemon::ask(&self.events, make).await
+    }
+
+    async fn query<T>(&self, make: impl FnOnce(oneshot::Sender<T>) -> Query) -> anyhow::Result<T> {
+        self.ask(|reply| Event::Query(make(reply))).await
+    }
+
+    /// Submits a workflow definition; the new instance's id, or why it was refused.
+    pub async fn submit(
+        &self,
+        definition: Vec<u8>,
+        source: String,
+    ) -> anyhow::Result<Result<InstanceId, BookError>> {
+        self.ask(|reply| {
+            Event::Command(Command::Submit {
+                definition,
+                source,
+                reply,
+            })
+        })
+        .await
+    }
+
+    /// One instance.
+    pub async fn instance(&self, id: InstanceId) -> anyhow::Result<Option<Instance>> {
+        self.query(|reply| Query::Instance(id, reply)).await
+    }
+
+    /// Every instance.
+    pub async fn instances(&self) -> anyhow::Result<Vec<Instance>> {
+        self.query(Query::Instances).await
+    }
+
+    /// Every registered node.
+    pub async fn nodes(&self) -> anyhow::Result<Vec<NodeInfo>> {
+        self.query(Query::Nodes).await
+    }
+
+    /// Interrupts, resumes or cancels an instance (every partner of it is told); the instance
+    /// afterwards, or why not.
+    pub async fn control(
+        &self,
+        instance: InstanceId,
+        action: Control,
+    ) -> anyhow::Result<Result<Instance, BookError>> {
+        self.ask(|reply| {
+            Event::Command(Command::Control {
+                instance,
+                action,
+                reply,
+            })
+        })
+        .await
+    }
+
+    /// The event history of an instance; `None` when there is no such instance.
+    pub async fn history(
+        &self,
+        instance: InstanceId,
+    ) -> anyhow::Result<Option<Vec<HistoryEvent>>> {
+        self.query(|reply| Query::History(instance, reply)).await
+    }
+
+    /// Waits until something changes (or `deadline` passes); false on the deadline.
+    pub async fn changed(&self, seen: u64, deadline: tokio::time::Instant) -> bool {
+        let mut version = self.version.clone();
+        tokio::time::timeout_at(deadline, version.wait_for(|v| *v != seen))
+            .await
+            .is_ok()
+    }
+
+    /// The current change counter.
+    pub fn version(&self) -> u64 {
+        *self.version.borrow()
+    }
+
+    /// Waits until instance `id` is final or `deadline` passes, and returns it.
+    pub async fn wait(
+        &self,
+        id: InstanceId,
+        deadline: tokio::time::Instant,
+    ) -> anyhow::Result<Option<Instance>> {
+        // Listen before asking, so that no word is missed between the two. Each commit only
+        // wakes the waiters; the actor is asked again once this instance is final (or words
+        // were missed), not at every change of any instance.
+        let mut finished = self.finished.subscribe();
+        loop {
+            match self.instance(id).await? {
+                Some(i) if !i.state.is_final() => {}
+                other => return Ok(other),
+            }
+            loop {
+                match tokio::time::timeout_at(deadline, finished.recv()).await {
+                    Err(_) | Ok(Err(broadcast::error::RecvError::Closed)) => {
+                        return self.instance(id).await;
+                    }
+                    Ok(Ok(done)) if done != id => continue,
+                    Ok(Ok(_) | Err(broadcast::error::RecvError::Lagged(_))) => break,
+                }
+            }
+        }
+    }
+}

@@ -1,0 +1,157 @@
+//! The controller daemon: the thin I/O shell around the bookkeeping (`mobiwf_book`).
+//!
+//! Built on `mobiwf_runtime::daemon`: one actor (`actor`) owns the book. Each group of events
+//! (node messages, deliveries, commands, timer and failure-detector news) is applied, then
+//! the changes, the messages they cause and the ids of the applied messages are written in
+//! **one synced batch**; only then are acknowledgements, answers and messages sent. Readers
+//! (`client`, behind the API) ask the actor, and wait for changes on a version counter that
+//! the actor bumps after each commit, or, for one instance, for the actor's word that it
+//! became final (`wait`).
+
+mod actor;
+mod client;
+
+use std::net::SocketAddr;
+use std::path::PathBuf;
+use std::sync::Arc;
+
+use libp2p::Multiaddr;
+use mobiwf_book::{BookError, HistoryEvent, Instance, NodeInfo, Routing};
+use mobiwf_proto::{Control, InstanceId};
+use mobiwf_runtime::daemon::{self, Base, Daemon, Setup};
+use mobiwf_runtime::mesh::Inbound;
+use mobiwf_runtime::outbox::Delivered;
+use mobiwf_runtime::store::Store;
+use tokio::sync::{broadcast, mpsc, oneshot, watch};
+
+use crate::detector::{self, DetectorConfig, Verdict};
+use crate::state;
+
+pub use client::ControllerClient;
+
+/// How to start a controller.
+pub struct ControllerConfig {
+    /// Where it keeps its identity and database.
+    pub data_dir: PathBuf,
+    /// Where to listen for nodes.
+    pub listen: Vec<Multiaddr>,
+    /// Where to serve the HTTP API.
+    pub api: SocketAddr,
+    /// The store; `None` opens RocksDB in `data_dir/db`.
+    pub store: Option<Arc<dyn Store>>,
+    /// How eagerly partners that stop answering are suspected.
+    pub detector: DetectorConfig,
+    /// Route every notification through the controller (`serve --routing hub`), the
+    /// centralized design the benchmark compares with; peer to peer when false.
+    pub hub_routing: bool,
+}
+
+/// A running controller.
+pub type Controller = Daemon<ControllerClient>;
+
+/// How many instances that became final a waiter may fall behind on before it asks the
+/// actor again (`broadcast` capacity).
+pub const FINISHED_QUEUE: usize = 4096;
+
+/// What the controller's actor is sent.
+enum Event {
+    /// A message from a node.
+    Inbound(Inbound),
+    /// A node answered a message of ours (the controller learns of deployments so).
+    Delivered(Delivered),
+    /// A partition `timeOut` or an overdue decision came.
+    Tick,
+    /// The failure detector's news.
+    Verdict(Verdict),
+    /// An operator wants the book changed.
+    Command(Command),
+    /// Someone wants to know something; answered after the group is on disk.
+    Query(Query),
+}
+
+/// What changes the book on an operator's word.
+enum Command {
+    Submit {
+        definition: Vec<u8>,
+        source: String,
+        reply: oneshot::Sender<Result<InstanceId, BookError>>,
+    },
+    Control {
+        instance: InstanceId,
+        action: Control,
+        reply: oneshot::Sender<Result<Instance, BookError>>,
+    },
+}
+
+/// What the API asks.
+enum Query {
+    Instance(InstanceId, oneshot::Sender<Option<Instance>>),
+    Instances(oneshot::Sender<Vec<Instance>>),
+    Nodes(oneshot::Sender<Vec<NodeInfo>>),
+    History(InstanceId, oneshot::Sender<Option<Vec<HistoryEvent>>>),
+}
+
+/// Opens the data directory, joins the mesh, resumes delivery and serves the API.
+pub async fn start(config: ControllerConfig) -> anyhow::Result<Controller> {
+    let (delivered_tx, mut delivered) = mpsc::unbounded_channel();
+    let setup = Setup {
+        data_dir: &config.data_dir,
+        store: config.store.clone(),
+        listen: config.listen.clone(),
+        delivered: Some(delivered_tx),
+    };
+    let mut base = Base::start(setup, Event::Inbound).await?;
+    let seq = base.sequencer()?;
+    let book = state::load(base.store.as_ref())?;
+    let book = if config.hub_routing {
+        let address = base.addrs.first().cloned().ok_or_else(|| {
+            anyhow::anyhow!("--routing hub needs the controller to listen somewhere (--listen)")
+        })?;
+        book.with_routing(Routing::Hub { address })
+    } else {
+        book
+    };
+    let events = base.events.clone();
+    base.tasks.push(tokio::spawn(async move {
+        while let Some(d) = delivered.recv().await {
+            if events.send(Event::Delivered(d)).await.is_err() {
+                break;
+            }
+        }
+    }));
+    let (version_tx, version) = watch::channel(0);
+    let (finished, _) = broadcast::channel(FINISHED_QUEUE);
+    let (deadline, deadline_rx) = watch::channel(book.next_deadline());
+    let (watched, watched_rx) = watch::channel(book.watched());
+    let (verdicts_tx, verdicts) = mpsc::channel(daemon::EVENT_QUEUE);
+    base.tasks
+        .push(daemon::forward(verdicts, base.events.clone(), Event::Verdict));
+    base.tasks.push(detector::start(
+        config.detector,
+        base.mesh.clone(),
+        base.peer_id,
+        watched_rx,
+        verdicts_tx,
+    ));
+    base.tasks
+        .push(daemon::timer(deadline_rx, base.events.clone(), || Event::Tick));
+    let actor = actor::ControllerActor {
+        book,
+        store: base.store.clone(),
+        metrics: base.metrics.clone(),
+        version: version_tx,
+        finished: finished.clone(),
+        deadline,
+        watched,
+    };
+    let client = ControllerClient {
+        events: base.events.clone(),
+        version,
+        finished,
+        metrics: base.metrics.clone(),
+    };
+    let router = crate::api::router(client.clone());
+    let span = tracing::info_span!("controller");
+    base.launch(actor, seq, span, client, (config.api, router))
+        .await
+}

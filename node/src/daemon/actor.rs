@@ -1,0 +1,288 @@
+//! The node's actor: the one owner of the partition engine. It applies each group of events
+//! to the engine and stages what changed and what to send; once the shell has written the
+//! group, it starts and kills commands, answers people and queries, and publishes the next
+//! deadline.
+
+use std::path::PathBuf;
+use std::sync::Arc;
+
+use libp2p::{Multiaddr, PeerId};
+use mobiwf_engine::{Effect, Engine, Finisher, Input, Refusal, Run, Target};
+use mobiwf_proto::{ActivityState, ActivityTypeId, Message, NodeName};
+use mobiwf_runtime::daemon::{Actor, Destination, Group, Sequencer};
+use mobiwf_runtime::metrics::{Metrics, Peer};
+use mobiwf_runtime::outbox::Outbox;
+use mobiwf_runtime::store::{Store, StoreError};
+use tokio::sync::{mpsc, oneshot, watch};
+use tracing::Instrument;
+
+use super::translate::input_of;
+use super::{Command, Event, Query, RunView};
+use crate::executor::{self, Execution};
+use crate::state;
+
+pub(super) struct NodeActor {
+    pub(super) engine: Engine,
+    pub(super) store: Arc<dyn Store>,
+    pub(super) metrics: Arc<Metrics>,
+    pub(super) name: NodeName,
+    pub(super) data_dir: PathBuf,
+    /// The controller's peer id and address.
+    pub(super) controller: (PeerId, Multiaddr),
+    /// The actor's own queue, for the commands it starts to report their end.
+    pub(super) events: mpsc::Sender<Event>,
+    /// The engine's next deadline, for the timer task.
+    pub(super) deadline: watch::Sender<Option<u64>>,
+}
+
+/// A person's completion waiting for its answer, and the answer.
+type Completion = (oneshot::Sender<Result<(), Refusal>>, Result<(), Refusal>);
+
+/// What to do once a group of events is on disk.
+#[derive(Default)]
+pub(super) struct After {
+    completions: Vec<Completion>,
+    /// Commands to start and kill.
+    effects: Vec<Effect>,
+    queries: Vec<Query>,
+}
+
+impl Actor for NodeActor {
+    type Event = Event;
+    type After = After;
+
+    fn apply(
+        &mut self,
+        events: Vec<Event>,
+        group: &mut Group,
+        seq: &mut Sequencer,
+    ) -> Result<After, StoreError> {
+        let now = mobiwf_runtime::process::now_us();
+        let mut after = After::default();
+        let mut effects = Vec::new();
+        for event in events {
+            self.apply_one(now, event, group, &mut effects, &mut after)?;
+        }
+        state::stage_changes(&mut group.batch, &self.engine.take_changes())?;
+        for effect in effects {
+            match effect {
+                Effect::Send { to, message } => {
+                    let (to, role) = self.destination(to);
+                    group.send(seq, to, role, message)?;
+                }
+                other => after.effects.push(other),
+            }
+        }
+        Ok(after)
+    }
+
+    fn committed(&mut self, after: After) {
+        for t in self.engine.take_transitions() {
+            let span = tracing::info_span!("activity", instance = %t.key.instance, activity = %t.activity, name = %t.name);
+            let _enter = span.enter();
+            tracing::info!(state = t.state.as_str(), "activity {}", t.state.as_str());
+            match t.state {
+                ActivityState::Running => self.metrics.activity_started(),
+                s if s.is_final() => self.metrics.activity_finished(s.as_str()),
+                _ => {}
+            }
+        }
+        self.deadline.send_replace(self.engine.next_deadline());
+        self.carry_out(after.effects);
+        for (tx, result) in after.completions {
+            let _ = tx.send(result);
+        }
+        for query in after.queries {
+            self.answer(query);
+        }
+    }
+}
+
+impl NodeActor {
+    /// Registers with the controller, and restarts the commands that were running when the
+    /// node stopped (the executor runs each try at most once); before the actor runs.
+    pub(super) fn register(
+        &mut self,
+        seq: &mut Sequencer,
+        outbox: &Outbox,
+        skills: &[ActivityTypeId],
+        addrs: &[String],
+    ) -> anyhow::Result<()> {
+        let mut group = Group::default();
+        let message = Message::Register {
+            name: self.name.clone(),
+            skills: skills.to_vec(),
+            addrs: addrs.to_vec(),
+        };
+        let (to, role) = self.destination(Target::Controller);
+        group.send(seq, to, role, message)?;
+        group.write_now(self.store.as_ref(), seq, outbox)?;
+        let resumed = self.engine.resume();
+        self.carry_out(resumed);
+        Ok(())
+    }
+
+    fn destination(&self, to: Target) -> (Destination, Peer) {
+        match to {
+            Target::Controller => (
+                Destination::Peer(self.controller.0, vec![self.controller.1.clone()]),
+                Peer::Controller,
+            ),
+            Target::Partner(location) => (Destination::Location(location), Peer::Partner),
+        }
+    }
+
+    fn apply_one(
+        &mut self,
+        now: u64,
+        event: Event,
+        group: &mut Group,
+        effects: &mut Vec<Effect>,
+        after: &mut After,
+    ) -> Result<(), StoreError> {
+        match event {
+            Event::Inbound(inbound) => {
+                let from_controller = inbound.from == self.controller.0;
+                let role = if from_controller {
+                    Peer::Controller
+                } else {
+                    Peer::Partner
+                };
+                let engine = &mut self.engine;
+                group.receive(
+                    self.store.as_ref(),
+                    &self.metrics,
+                    role,
+                    inbound,
+                    |from, _id, message| {
+                        let input = input_of(from, from_controller, message)?;
+                        let applied = engine.apply_us(now, input).map_err(|r| r.to_string())?;
+                        effects.extend(applied);
+                        Ok(())
+                    },
+                )?;
+            }
+            Event::Tick => match self.engine.apply_us(now, Input::Tick) {
+                Ok(applied) => effects.extend(applied),
+                Err(e) => tracing::warn!("timer: {e}"),
+            },
+            Event::Ended { execution, ended } => {
+                let input = Input::Finished {
+                    instance: execution.instance,
+                    activity: execution.activity,
+                    succeeded: ended.succeeded,
+                    detail: ended.detail,
+                    by: Finisher::Command,
+                    attempt: execution.attempt,
+                };
+                match self.engine.apply_us(now, input) {
+                    Ok(applied) => effects.extend(applied),
+                    // Its activity was decided before (timeOut, withdrawal, cancel): the
+                    // command had been killed, or its word comes too late.
+                    Err(e) => tracing::info!("a command ended after its activity was decided: {e}"),
+                }
+            }
+            Event::Command(Command::Complete {
+                instance,
+                activity,
+                succeeded,
+                detail,
+                reply,
+            }) => {
+                let input = Input::Finished {
+                    instance,
+                    activity,
+                    succeeded,
+                    detail,
+                    by: Finisher::Person,
+                    attempt: 0,
+                };
+                let result = self
+                    .engine
+                    .apply_us(now, input)
+                    .map(|applied| effects.extend(applied));
+                after.completions.push((reply, result));
+            }
+            Event::Query(query) => after.queries.push(query),
+        }
+        Ok(())
+    }
+
+    fn answer(&self, query: Query) {
+        match query {
+            Query::Worklist(reply) => {
+                let _ = reply.send(self.engine.worklist());
+            }
+            Query::Runs(reply) => {
+                let _ = reply.send(self.engine.runs().map(view).collect());
+            }
+        }
+    }
+
+    /// Starts and kills the commands the engine asked for (after the state saying so is on
+    /// disk).
+    fn carry_out(&self, effects: Vec<Effect>) {
+        for effect in effects {
+            match effect {
+                Effect::Kill {
+                    key,
+                    activity,
+                    attempt,
+                    why,
+                } => {
+                    let span = tracing::info_span!("activity", instance = %key.instance, %activity);
+                    let _enter = span.enter();
+                    let execution = Execution {
+                        instance: key.instance,
+                        partition: key.partition,
+                        activity,
+                        attempt,
+                        command: String::new(),
+                        partner: self.name.to_string(),
+                    };
+                    match executor::kill(&self.data_dir, &execution) {
+                        Ok(()) => tracing::info!("command killed: {why}"),
+                        Err(e) => tracing::warn!("cannot kill the command: {e}"),
+                    }
+                }
+                Effect::Execute {
+                    key,
+                    activity,
+                    attempt,
+                    command,
+                } => {
+                    let execution = Execution {
+                        instance: key.instance,
+                        partition: key.partition,
+                        activity,
+                        attempt,
+                        command,
+                        partner: self.name.to_string(),
+                    };
+                    let data_dir = self.data_dir.clone();
+                    let events = self.events.clone();
+                    let span = tracing::info_span!("activity", instance = %key.instance, %activity);
+                    tokio::spawn(
+                        async move {
+                            let ended = executor::execute(&data_dir, &execution).await;
+                            tracing::info!(succeeded = ended.succeeded, "command ended");
+                            let _ = events.send(Event::Ended { execution, ended }).await;
+                        }
+                        .instrument(span),
+                    );
+                }
+                // Sends were staged before the write.
+                Effect::Send { .. } => {}
+            }
+        }
+    }
+}
+
+fn view(run: &Run) -> RunView {
+    RunView {
+        instance: run.key.instance,
+        partition: run.key.partition,
+        done: run.all_final(),
+        activities: run.records(),
+    }
+}

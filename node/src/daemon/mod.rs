@@ -1,0 +1,181 @@
+//! The node daemon: the thin I/O shell around the partition engine.
+//!
+//! Built on `mobiwf_runtime::daemon`: one actor (`actor`) owns the engine and takes events
+//! (messages from the mesh, finished commands, people's commands, queries); each group of
+//! events is applied, written with the messages it caused and the ids of the messages it
+//! applied in **one synced batch**, and only then acknowledged, sent and acted on (commands
+//! started). What a message means to the engine is the pure translation of `translate`.
+
+mod actor;
+mod translate;
+
+use std::net::SocketAddr;
+use std::path::PathBuf;
+use std::sync::Arc;
+
+use libp2p::Multiaddr;
+use mobiwf_engine::{Refusal, WorkItem};
+use mobiwf_proto::{ActivityId, ActivityTypeId, InstanceId, NodeName, PartitionId};
+use mobiwf_runtime::daemon::{self, Base, Daemon, Setup};
+use mobiwf_runtime::mesh::Inbound;
+use mobiwf_runtime::metrics::Metrics;
+use mobiwf_runtime::outbox;
+use mobiwf_runtime::store::Store;
+use tokio::sync::{mpsc, oneshot, watch};
+
+use crate::executor::{Ended, Execution};
+use crate::state;
+
+pub use translate::check_locations;
+
+/// How to start a node.
+pub struct NodeConfig {
+    /// Where the node keeps its identity, database and command runs.
+    pub data_dir: PathBuf,
+    /// The node's name (matched against workflow partners' names or ids).
+    pub name: NodeName,
+    /// The activity types this node can run.
+    pub skills: Vec<ActivityTypeId>,
+    /// The controller's full multiaddr (ending in `/p2p/<peer id>`).
+    pub controller: String,
+    /// Where to listen for other peers.
+    pub listen: Vec<Multiaddr>,
+    /// Where to serve the HTTP API.
+    pub api: SocketAddr,
+    /// The store to use; `None` opens RocksDB in `data_dir/db`.
+    pub store: Option<Arc<dyn Store>>,
+}
+
+/// A running node.
+pub type Node = Daemon<NodeClient>;
+
+/// Asks the running node things; used by the HTTP API.
+#[derive(Clone)]
+pub struct NodeClient {
+    events: mpsc::Sender<Event>,
+    /// The node's metrics.
+    pub metrics: Arc<Metrics>,
+}
+
+/// One partition run as the API shows it.
+#[derive(Debug, Clone, serde::Serialize)]
+pub struct RunView {
+    /// The instance.
+    pub instance: InstanceId,
+    /// The partition.
+    pub partition: PartitionId,
+    /// True once every activity is final.
+    pub done: bool,
+    /// Each activity.
+    pub activities: Vec<mobiwf_proto::ActivityRecord>,
+}
+
+/// What the node's actor is sent.
+enum Event {
+    /// A message from a peer (or from this node to itself).
+    Inbound(Inbound),
+    /// The engine's next deadline came.
+    Tick,
+    /// A command the engine started ended.
+    Ended {
+        execution: Execution,
+        ended: Ended,
+    },
+    /// Someone wants the engine changed.
+    Command(Command),
+    /// Someone wants to know something; answered after the group is on disk, so that no
+    /// answer shows a state the disk does not have.
+    Query(Query),
+}
+
+/// What changes the engine on a person's or an operator's word.
+enum Command {
+    /// A person finishes a manual activity.
+    Complete {
+        instance: InstanceId,
+        activity: ActivityId,
+        succeeded: bool,
+        detail: Option<String>,
+        reply: oneshot::Sender<Result<(), Refusal>>,
+    },
+}
+
+/// What the API asks.
+enum Query {
+    Worklist(oneshot::Sender<Vec<WorkItem>>),
+    Runs(oneshot::Sender<Vec<RunView>>),
+}
+
+impl NodeClient {
+    async fn ask<T>(&self, make: impl FnOnce(oneshot::Sender<T>) -> Event) -> anyhow::Result<T> {
+        daemon::ask(&self.events, make).await
+    }
+
+    /// The manual work waiting for a person.
+    pub async fn worklist(&self) -> anyhow::Result<Vec<WorkItem>> {
+        self.ask(|reply| Event::Query(Query::Worklist(reply))).await
+    }
+
+    /// Every partition run on the node.
+    pub async fn runs(&self) -> anyhow::Result<Vec<RunView>> {
+        self.ask(|reply| Event::Query(Query::Runs(reply))).await
+    }
+
+    /// A person finishes a manual activity. `Ok(Err(_))`: the engine refused.
+    pub async fn complete(
+        &self,
+        instance: InstanceId,
+        activity: ActivityId,
+        succeeded: bool,
+        detail: Option<String>,
+    ) -> anyhow::Result<Result<(), Refusal>> {
+        self.ask(|reply| {
+            Event::Command(Command::Complete {
+                instance,
+                activity,
+                succeeded,
+                detail,
+                reply,
+            })
+        })
+        .await
+    }
+}
+
+/// Opens the data directory, joins the mesh, registers with the controller, resumes whatever
+/// was under way and serves the API.
+pub async fn start(config: NodeConfig) -> anyhow::Result<Node> {
+    let (controller_peer, controller_addr) =
+        outbox::peer_of(&config.controller).map_err(|e| anyhow::anyhow!("--controller: {e}"))?;
+    let setup = Setup {
+        data_dir: &config.data_dir,
+        store: config.store.clone(),
+        listen: config.listen.clone(),
+        delivered: None,
+    };
+    let mut base = Base::start(setup, Event::Inbound).await?;
+    let mut seq = base.sequencer()?;
+    let engine = state::load(base.store.as_ref())?;
+    let (deadline, deadline_rx) = watch::channel(engine.next_deadline());
+    let mut actor = actor::NodeActor {
+        engine,
+        store: base.store.clone(),
+        metrics: base.metrics.clone(),
+        name: config.name.clone(),
+        data_dir: config.data_dir.clone(),
+        controller: (controller_peer, controller_addr),
+        events: base.events.clone(),
+        deadline,
+    };
+    actor.register(&mut seq, &base.outbox, &config.skills, &base.addrs)?;
+    base.tasks
+        .push(daemon::timer(deadline_rx, base.events.clone(), || Event::Tick));
+    let client = NodeClient {
+        events: base.events.clone(),
+        metrics: base.metrics.clone(),
+    };
+    let router = crate::api::router(client.clone());
+    let span = tracing::info_span!("node", name = %config.name);
+    base.launch(actor, seq, span, client, (config.api, router))
+        .await
+}

@@ -1,0 +1,152 @@
+//! What a message from a peer means to the partition engine: a pure translation into an
+//! [`Input`], or the reason the node refuses it (before anything changes).
+
+use libp2p::PeerId;
+use mobiwf_engine::Input;
+use mobiwf_proto::Message;
+use mobiwf_runtime::outbox;
+
+/// The engine input `message` from `from` stands for, or why the node refuses it:
+/// only its controller deploys, withdraws, substitutes and controls; partners notify; a
+/// document whose adjacents cannot be reached is refused before it is deployed (its
+/// notifications could never be delivered).
+pub(super) fn input_of(
+    from: &PeerId,
+    from_controller: bool,
+    message: Message,
+) -> Result<Input, String> {
+    let kind = message.kind();
+    let controllers_only = matches!(
+        message,
+        Message::Deploy { .. }
+            | Message::Withdraw { .. }
+            | Message::Substitute { .. }
+            | Message::Control { .. }
+    );
+    if controllers_only && !from_controller {
+        tracing::warn!(peer = %from, kind, "refused a controller's message from a peer that is not our controller");
+        return Err(format!("only this node's controller sends {kind} messages"));
+    }
+    Ok(match message {
+        Message::Deploy {
+            instance,
+            partition,
+            document,
+        } => {
+            check_locations(&document)?;
+            tracing::info!(%instance, %partition, "partition deployed");
+            Input::Deploy {
+                instance,
+                partition,
+                document,
+            }
+        }
+        Message::Notify {
+            instance,
+            activity,
+            outcome,
+        } => Input::Notified {
+            instance,
+            activity,
+            outcome,
+        },
+        Message::Withdraw {
+            instance,
+            partition,
+            activities,
+            reason,
+        } => {
+            tracing::warn!(%instance, %partition, ?activities, %reason, "the controller withdrew activities");
+            Input::Withdraw {
+                instance,
+                activities,
+                reason,
+            }
+        }
+        Message::Substitute {
+            instance,
+            replaced,
+            by,
+            location,
+        } => {
+            tracing::info!(%instance, %replaced, %by, %location, "contingency activity runs instead");
+            Input::Substitute {
+                instance,
+                replaced,
+                by,
+            }
+        }
+        Message::Control { instance, action } => {
+            tracing::info!(%instance, action = action.as_str(), "operator control");
+            Input::Control { instance, action }
+        }
+        other => return Err(format!("a node does not take {} messages", other.kind())),
+    })
+}
+
+/// Every adjacent's location must be a full libp2p address, or its notification could never be
+/// delivered.
+pub fn check_locations(document: &str) -> Result<(), String> {
+    let doc = mobiwf_xml_schema::read_partition(document.as_bytes())
+        .map_err(|d| d.render("partition document"))?
+        .value;
+    for act in &doc.activities {
+        for adj in &act.adjacents {
+            let local = doc.activities.iter().any(|a| a.id == adj.id);
+            if !local {
+                outbox::peer_of(&adj.location)
+                    .map_err(|e| format!("activity {}: adjacent {}: {e}", act.id, adj.id))?;
+            }
+        }
+    }
+    Ok(())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use mobiwf_proto::{ActivityId, Control, InstanceId, Outcome};
+
+    #[test]
+    fn only_the_controller_controls_and_a_node_takes_no_reports() {
+        let from = PeerId::random();
+        let control = Message::Control {
+            instance: InstanceId(1),
+            action: Control::Cancel,
+        };
+        assert_eq!(
+            input_of(&from, false, control.clone()).unwrap_err(),
+            "only this node's controller sends control messages"
+        );
+        assert!(input_of(&from, true, control).is_ok());
+        let notify = Message::Notify {
+            instance: InstanceId(1),
+            activity: ActivityId(2),
+            outcome: Outcome::Released,
+        };
+        assert!(matches!(
+            input_of(&from, false, notify),
+            Ok(Input::Notified { .. })
+        ));
+        assert_eq!(
+            input_of(&from, true, Message::Probe).unwrap_err(),
+            "a node does not take probe messages"
+        );
+    }
+
+    #[test]
+    fn a_document_with_an_unreachable_adjacent_is_refused() {
+        let document = include_str!("../../../examples/paper/partition-1.xml");
+        let err = input_of(
+            &PeerId::random(),
+            true,
+            Message::Deploy {
+                instance: InstanceId(1),
+                partition: mobiwf_proto::PartitionId(1),
+                document: document.to_owned(),
+            },
+        )
+        .unwrap_err();
+        assert!(err.contains("139.82.2.149") && err.contains("multiaddr"), "{err}");
+    }
+}

@@ -1,0 +1,99 @@
+//! The actor loop both daemons run: take the events that are waiting, let the daemon's actor
+//! apply them to its pure core, write everything they caused in one synced batch (off the
+//! async worker threads), and only then send, acknowledge and let the actor act.
+
+use std::sync::Arc;
+
+use tokio::sync::{mpsc, watch};
+
+use super::group::{Group, Sequencer};
+use crate::outbox::Outbox;
+use crate::store::{Durability, Store, StoreError};
+
+/// Most events committed in one synced write.
+pub const MAX_GROUP: usize = 256;
+
+/// A daemon's actor: the one owner of a pure core (the node's engine, the controller's book),
+/// driven by [`run`].
+pub trait Actor: Send + 'static {
+    /// What the actor is sent: inbound messages, commands, queries, timer ticks.
+    type Event: Send + 'static;
+    /// What the actor does once a group's changes are on disk: carry out effects (start
+    /// commands), answer commands and queries, publish deadlines.
+    type After: Send + 'static;
+
+    /// Applies a group of events to the core, staging in `group` every change to write, the
+    /// messages to send (`Group::send`, with ids from `seq`) and the replies owed. Nothing of
+    /// it may reach the outside world yet. An error stops the daemon: the group is not
+    /// written, nothing of it is acknowledged or sent.
+    fn apply(
+        &mut self,
+        events: Vec<Self::Event>,
+        group: &mut Group,
+        seq: &mut Sequencer,
+    ) -> Result<Self::After, StoreError>;
+
+    /// The group is on disk, its messages handed to the outbox and its replies given: does
+    /// what `after` says.
+    fn committed(&mut self, after: Self::After);
+}
+
+/// What the loop needs besides the actor.
+pub struct Shell {
+    /// Where groups are written.
+    pub store: Arc<dyn Store>,
+    /// Where their messages go once written.
+    pub outbox: Outbox,
+    /// The ids of outgoing messages.
+    pub seq: Sequencer,
+}
+
+/// The actor loop: takes the events that are waiting (at most [`MAX_GROUP`]) and gives them to
+/// the actor together, so that they share one synced write, made on a blocking thread so that
+/// no async worker waits for the disk. When applying or writing fails (the store failed), the
+/// loop stops rather than go on with a state the disk does not have, and says why through
+/// `fatal`.
+pub async fn run<A: Actor>(
+    mut actor: A,
+    mut events: mpsc::Receiver<A::Event>,
+    mut shell: Shell,
+    fatal: watch::Sender<Option<String>>,
+) {
+    while let Some(first) = events.recv().await {
+        let mut taken = vec![first];
+        while taken.len() < MAX_GROUP {
+            match events.try_recv() {
+                Ok(e) => taken.push(e),
+                Err(_) => break,
+            }
+        }
+        let mut group = Group::default();
+        let applied = actor.apply(taken, &mut group, &mut shell.seq);
+        let after = match applied {
+            Ok(after) => after,
+            Err(e) => return stop(&fatal, &e),
+        };
+        let (batch, written) = group.finish(&mut shell.seq);
+        if !batch.is_empty() {
+            let store = shell.store.clone();
+            let write = tokio::task::spawn_blocking(move || store.write(batch, Durability::Synced));
+            match write.await {
+                Ok(Ok(())) => {}
+                Ok(Err(e)) => return stop(&fatal, &e),
+                Err(e) => return stop(&fatal, &format!("the store writer failed: {e}")),
+            }
+        }
+        // On disk: now act.
+        shell.outbox.dispatch(written.outgoing);
+        for (tx, reply) in written.acks {
+            // A sender that gave up waiting is fine: it will send again, deduplicated.
+            let _ = tx.send(reply);
+        }
+        actor.committed(after);
+    }
+}
+
+fn stop(fatal: &watch::Sender<Option<String>>, e: &dyn std::fmt::Display) {
+    tracing::error!("stopping: {e}");
+    let _ = fatal.send(Some(e.to_string()));
+}

@@ -1,0 +1,395 @@
+//! One group of events on its way to disk: the changes, the messages they cause and the
+//! replies owed, staged together so that one synced write covers them all, and the
+//! apply-once prelude every inbound message goes through.
+
+use std::collections::{BTreeSet, HashMap};
+
+use libp2p::{Multiaddr, PeerId};
+use mobiwf_proto::{Envelope, Message, MessageId, NodeId, Reply};
+use tokio::sync::oneshot;
+
+use crate::mesh::Inbound;
+use crate::metrics::{Metrics, Peer};
+use crate::outbox::{self, Outgoing};
+use crate::store::{Batch, Store, StoreError};
+
+/// The store key of the last sequence number given to an outgoing message.
+pub const SEQ_KEY: &str = "meta/seq";
+
+/// Most parsed partner addresses a [`Sequencer`] keeps; it forgets them all when full (the
+/// documents of one node name few partners, so this is never reached in practice).
+pub const MAX_CACHED_ADDRESSES: usize = 4096;
+
+/// Gives every outgoing message its id: this daemon's peer id and the next sequence number
+/// (kept in the store under [`SEQ_KEY`], written with the messages that used it). Also keeps
+/// the partner addresses it parsed, so that a document's `ip` is parsed once, not once per
+/// message.
+#[derive(Debug)]
+pub struct Sequencer {
+    me: NodeId,
+    seq: u64,
+    written: u64,
+    addresses: HashMap<String, (PeerId, Multiaddr)>,
+}
+
+impl Sequencer {
+    /// Reads the last sequence number `me` used from the store.
+    pub fn load(store: &dyn Store, me: PeerId) -> Result<Sequencer, StoreError> {
+        let seq = crate::store::read_number(store, SEQ_KEY)?;
+        Ok(Sequencer {
+            me: NodeId::new(me.to_string()),
+            seq,
+            written: seq,
+            addresses: HashMap::new(),
+        })
+    }
+
+    /// This daemon's peer id: the origin of every message id it gives.
+    pub fn me(&self) -> &NodeId {
+        &self.me
+    }
+
+    /// The last sequence number given.
+    pub fn last(&self) -> u64 {
+        self.seq
+    }
+
+    fn next(&mut self) -> MessageId {
+        self.seq += 1;
+        MessageId {
+            origin: self.me.clone(),
+            seq: self.seq,
+        }
+    }
+
+    /// The peer and dial address of a partner's full libp2p address (`.../p2p/<peer id>`).
+    pub fn address(&mut self, location: &str) -> Result<(PeerId, Multiaddr), String> {
+        if let Some(found) = self.addresses.get(location) {
+            return Ok(found.clone());
+        }
+        let parsed = outbox::peer_of(location)?;
+        if self.addresses.len() >= MAX_CACHED_ADDRESSES {
+            self.addresses.clear();
+        }
+        self.addresses.insert(location.to_owned(), parsed.clone());
+        Ok(parsed)
+    }
+
+    /// Stages the sequence number in `batch` when messages used new ones since the last
+    /// time.
+    fn stage(&mut self, batch: &mut Batch) {
+        if self.seq != self.written {
+            batch.put(SEQ_KEY, self.seq.to_string());
+            self.written = self.seq;
+        }
+    }
+}
+
+/// Where an outgoing message goes.
+#[derive(Debug, Clone)]
+pub enum Destination {
+    /// A peer whose id and addresses are known parsed (the controller of a node, or a node
+    /// the controller registered).
+    Peer(PeerId, Vec<Multiaddr>),
+    /// A partner's full libp2p address as a document gives it (`.../p2p/<peer id>`).
+    Location(String),
+    /// A peer as the controller's book names it: its id and addresses as text.
+    Text(NodeId, Vec<String>),
+}
+
+/// The changes, messages and replies of one group of events, until they are on disk.
+#[derive(Default)]
+pub struct Group {
+    /// The changes to write (the daemon's own state; the shell adds the outbox entries, the
+    /// applied message ids and the sequence number).
+    pub batch: Batch,
+    applied: BTreeSet<MessageId>,
+    acks: Vec<(oneshot::Sender<Reply>, Reply)>,
+    outgoing: Vec<Outgoing>,
+}
+
+/// What the shell does once a group is on disk: send its messages, give its replies.
+pub(crate) struct Written {
+    pub(crate) outgoing: Vec<Outgoing>,
+    pub(crate) acks: Vec<(oneshot::Sender<Reply>, Reply)>,
+}
+
+impl Group {
+    /// The apply-once prelude. A probe is answered at once and never stored (answering
+    /// proves the actor is alive). A message applied before, in this group or an earlier one
+    /// (its `seen/` key), is acknowledged without being applied again. Any other goes to
+    /// `apply`, which translates it into an input of the daemon's core and applies it: when it
+    /// accepts, the message is recorded as applied in this group's batch and acknowledged
+    /// after the write; when it refuses, the sender is told why (and stops retrying).
+    pub fn receive(
+        &mut self,
+        store: &dyn Store,
+        metrics: &Metrics,
+        role: Peer,
+        inbound: Inbound,
+        apply: impl FnOnce(&PeerId, &MessageId, Message) -> Result<(), String>,
+    ) -> Result<(), StoreError> {
+        let Inbound {
+            from,
+            envelope: Envelope { id, message },
+            reply,
+        } = inbound;
+        if matches!(message, Message::Probe) {
+            self.acks.push((reply, Reply::Ack));
+            return Ok(());
+        }
+        if self.applied.contains(&id) || store.get(id.seen_key().as_bytes())?.is_some() {
+            metrics.duplicate();
+            self.acks.push((reply, Reply::Ack));
+            return Ok(());
+        }
+        let kind = message.kind();
+        match apply(&from, &id, message) {
+            Ok(()) => {
+                metrics.received(kind, role);
+                self.batch.put(id.seen_key(), Vec::new());
+                self.applied.insert(id);
+                self.acks.push((reply, Reply::Ack));
+            }
+            Err(reason) => {
+                tracing::warn!(peer = %from, "refused a {kind} message: {reason}");
+                self.acks.push((reply, Reply::Refused { reason }));
+            }
+        }
+        Ok(())
+    }
+
+    /// Answers a request after the write, whatever the daemon made of it.
+    pub fn reply(&mut self, to: oneshot::Sender<Reply>, reply: Reply) {
+        self.acks.push((to, reply));
+    }
+
+    /// Stages `message` for `to`: it gets the next message id and goes into the outbox in
+    /// this group's batch, to be delivered once the batch is on disk. A location that cannot
+    /// be parsed is staged as it is: delivery refuses it and records the refusal under
+    /// `refused/` (the daemons check locations when they take a document, so this is a
+    /// backstop, never a silent drop).
+    pub fn send(
+        &mut self,
+        seq: &mut Sequencer,
+        to: Destination,
+        role: Peer,
+        message: Message,
+    ) -> Result<(), StoreError> {
+        let envelope = Envelope {
+            id: seq.next(),
+            message,
+        };
+        let msg = match to {
+            Destination::Peer(peer, addrs) => Outgoing::parsed(peer, addrs, role, envelope),
+            Destination::Location(location) => match seq.address(&location) {
+                Ok((peer, addr)) => Outgoing::parsed(peer, vec![addr], role, envelope),
+                Err(why) => {
+                    tracing::error!(%location, "a message to an address that cannot be dialled: {why}");
+                    Outgoing::text(NodeId::new(location.clone()), vec![location], role, envelope)
+                }
+            },
+            Destination::Text(peer, addrs) => Outgoing::text(peer, addrs, role, envelope),
+        };
+        outbox::stage(&mut self.batch, &msg)?;
+        self.outgoing.push(msg);
+        Ok(())
+    }
+
+    /// Writes the group at once (synced), then sends its messages and gives its replies: for
+    /// what a daemon does before its actor loop runs (a node's registration at start).
+    pub fn write_now(
+        self,
+        store: &dyn Store,
+        seq: &mut Sequencer,
+        outbox: &crate::outbox::Outbox,
+    ) -> Result<(), StoreError> {
+        let (batch, written) = self.finish(seq);
+        if !batch.is_empty() {
+            store.write(batch, crate::store::Durability::Synced)?;
+        }
+        outbox.dispatch(written.outgoing);
+        for (tx, reply) in written.acks {
+            let _ = tx.send(reply);
+        }
+        Ok(())
+    }
+
+    /// Adds the sequence number to the batch, and splits off what to do after the write.
+    pub(crate) fn finish(mut self, seq: &mut Sequencer) -> (Batch, Written) {
+        seq.stage(&mut self.batch);
+        (
+            self.batch,
+            Written {
+                outgoing: self.outgoing,
+                acks: self.acks,
+            },
+        )
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::store::{Durability, MemoryStore, Op};
+    use mobiwf_proto::{ActivityId, InstanceId, Outcome};
+
+    fn notify() -> Message {
+        Message::Notify {
+            instance: InstanceId(1),
+            activity: ActivityId(2),
+            outcome: Outcome::Succeeded,
+        }
+    }
+
+    fn inbound(seq: u64, message: Message) -> (Inbound, oneshot::Receiver<Reply>) {
+        let (reply, answer) = oneshot::channel();
+        let from = PeerId::random();
+        let envelope = Envelope {
+            id: MessageId {
+                origin: NodeId::new("sender"),
+                seq,
+            },
+            message,
+        };
+        (
+            Inbound {
+                from,
+                envelope,
+                reply,
+            },
+            answer,
+        )
+    }
+
+    fn finish(group: Group, seq: &mut Sequencer) -> (Batch, Vec<Reply>) {
+        let (batch, written) = group.finish(seq);
+        let replies = written.acks.into_iter().map(|(_, reply)| reply).collect();
+        (batch, replies)
+    }
+
+    fn keys(batch: &Batch) -> Vec<String> {
+        batch
+            .ops
+            .iter()
+            .map(|op| match op {
+                Op::Put(k, _) | Op::Delete(k) => String::from_utf8_lossy(k).into_owned(),
+            })
+            .collect()
+    }
+
+    #[test]
+    fn a_message_is_applied_once_within_a_group_and_across_groups() {
+        let store = MemoryStore::default();
+        let metrics = Metrics::new();
+        let mut seq = Sequencer::load(&store, PeerId::random()).unwrap();
+        let mut applied = 0;
+        let mut group = Group::default();
+        for _ in 0..2 {
+            let (msg, _answer) = inbound(7, notify());
+            group
+                .receive(&store, &metrics, Peer::Partner, msg, |_, _, _| {
+                    applied += 1;
+                    Ok(())
+                })
+                .unwrap();
+        }
+        assert_eq!(applied, 1);
+        let (batch, replies) = finish(group, &mut seq);
+        assert_eq!(replies, vec![Reply::Ack, Reply::Ack]);
+        assert_eq!(keys(&batch), vec!["seen/sender/00000000000000000007"]);
+        store.write(batch, Durability::Synced).unwrap();
+
+        let mut group = Group::default();
+        let (msg, _answer) = inbound(7, notify());
+        group
+            .receive(&store, &metrics, Peer::Partner, msg, |_, _, _| {
+                applied += 1;
+                Ok(())
+            })
+            .unwrap();
+        assert_eq!(applied, 1, "applied again after it was written");
+        let (batch, replies) = finish(group, &mut seq);
+        assert!(batch.is_empty());
+        assert_eq!(replies, vec![Reply::Ack]);
+    }
+
+    #[test]
+    fn a_refused_message_is_not_recorded_and_a_probe_is_never_stored() {
+        let store = MemoryStore::default();
+        let metrics = Metrics::new();
+        let mut seq = Sequencer::load(&store, PeerId::random()).unwrap();
+        let mut group = Group::default();
+        let (msg, _a) = inbound(1, notify());
+        group
+            .receive(&store, &metrics, Peer::Partner, msg, |_, _, _| {
+                Err("no such instance".to_owned())
+            })
+            .unwrap();
+        let (probe, _b) = inbound(0, Message::Probe);
+        group
+            .receive(&store, &metrics, Peer::Controller, probe, |_, _, _| {
+                panic!("a probe is not applied")
+            })
+            .unwrap();
+        let (batch, replies) = finish(group, &mut seq);
+        assert!(batch.is_empty(), "{:?}", keys(&batch));
+        assert_eq!(
+            replies,
+            vec![
+                Reply::Refused {
+                    reason: "no such instance".to_owned()
+                },
+                Reply::Ack
+            ]
+        );
+    }
+
+    #[test]
+    fn sent_messages_are_numbered_staged_and_the_number_kept() {
+        let store = MemoryStore::default();
+        let mut batch = Batch::default();
+        batch.put(SEQ_KEY, "41");
+        store.write(batch, Durability::Synced).unwrap();
+        let me = PeerId::random();
+        let mut seq = Sequencer::load(&store, me).unwrap();
+        let partner = PeerId::random();
+        let location = format!("/ip4/127.0.0.1/tcp/1/p2p/{partner}");
+        let mut group = Group::default();
+        for to in [
+            Destination::Location(location.clone()),
+            Destination::Location(location.clone()),
+            Destination::Location("not an address".to_owned()),
+        ] {
+            group.send(&mut seq, to, Peer::Partner, notify()).unwrap();
+        }
+        assert_eq!(seq.last(), 44);
+        let outgoing: Vec<(String, u64)> = group
+            .outgoing
+            .iter()
+            .map(|m| (m.to.to_string(), m.envelope.id.seq))
+            .collect();
+        assert_eq!(
+            outgoing,
+            vec![
+                (partner.to_string(), 42),
+                (partner.to_string(), 43),
+                ("not an address".to_owned(), 44)
+            ]
+        );
+        assert!(group.outgoing.iter().all(|m| m.envelope.id.origin == me.to_string().as_str()));
+        let (batch, _) = finish(group, &mut seq);
+        assert_eq!(
+            keys(&batch),
+            vec![
+                "out/00000000000000000042",
+                "out/00000000000000000043",
+                "out/00000000000000000044",
+                SEQ_KEY
+            ]
+        );
+        // Nothing new: the number is not written again.
+        let (batch, _) = finish(Group::default(), &mut seq);
+        assert!(batch.is_empty());
+    }
+}

@@ -1,0 +1,194 @@
+//! Starting and stopping a daemon: what the controller and a node both do before their actor
+//! runs (store, identity, mesh, outbox, the queues into the actor), and the running daemon
+//! they both return.
+
+use std::net::SocketAddr;
+use std::path::Path;
+use std::sync::Arc;
+
+use libp2p::{Multiaddr, PeerId};
+use tokio::sync::{mpsc, watch};
+use tokio::task::JoinHandle;
+use tracing::Instrument;
+
+use super::actor::{self, Actor, Shell};
+use super::group::Sequencer;
+use super::{EVENT_QUEUE, forward, open_store, serve_api};
+use crate::mesh::{self, Inbound, MeshConfig, MeshHandle};
+use crate::metrics::Metrics;
+use crate::outbox::{Delivered, Outbox};
+use crate::store::Store;
+
+/// Where and how a daemon starts.
+pub struct Setup<'a> {
+    /// Its data directory (identity, database).
+    pub data_dir: &'a Path,
+    /// A store to use instead of RocksDB in `data_dir/db` (tests).
+    pub store: Option<Arc<dyn Store>>,
+    /// Where to listen for peers.
+    pub listen: Vec<Multiaddr>,
+    /// Where the outbox reports answered messages, for a daemon that wants to know (the
+    /// controller learns of deployments this way); `None`: the outbox removes them itself.
+    pub delivered: Option<mpsc::UnboundedSender<Delivered>>,
+}
+
+/// A daemon started up to its actor: the store, the mesh and the outbox run, messages from
+/// peers (and to itself) flow into the actor's queue, which nobody reads yet.
+pub struct Base<E> {
+    /// The store.
+    pub store: Arc<dyn Store>,
+    /// The mesh.
+    pub mesh: MeshHandle,
+    /// This daemon's peer id.
+    pub peer_id: PeerId,
+    /// Its libp2p addresses (with `/p2p/<peer id>`).
+    pub addrs: Vec<String>,
+    /// Its metrics.
+    pub metrics: Arc<Metrics>,
+    /// The outbox.
+    pub outbox: Outbox,
+    /// The actor's queue.
+    pub events: mpsc::Sender<E>,
+    /// Every task started so far; the daemon adds its own (timers, detectors).
+    pub tasks: Vec<JoinHandle<()>>,
+    receiver: mpsc::Receiver<E>,
+}
+
+impl<E: Send + 'static> Base<E> {
+    /// Opens the data directory and the store, loads the identity, joins the mesh, resumes
+    /// the outbox's deliveries and forwards inbound messages into the actor's queue as
+    /// `inbound(message)`.
+    pub async fn start(setup: Setup<'_>, inbound: fn(Inbound) -> E) -> anyhow::Result<Base<E>> {
+        let store = open_store(setup.data_dir, setup.store)?;
+        let keypair = crate::identity::load_or_create(setup.data_dir)?;
+        let (mesh, from_mesh) = mesh::start(MeshConfig::new(keypair, setup.listen)).await?;
+        let peer_id = mesh.peer_id();
+        let addrs = mesh.listen_addrs().iter().map(|a| a.to_string()).collect();
+        let metrics = Arc::new(Metrics::new());
+        let (events, receiver) = mpsc::channel(EVENT_QUEUE);
+        let (local_tx, local) = mpsc::channel::<Inbound>(EVENT_QUEUE);
+        let outbox = Outbox::start(
+            store.clone(),
+            mesh.clone(),
+            local_tx,
+            metrics.clone(),
+            setup.delivered,
+        )?;
+        let tasks = vec![
+            forward(from_mesh, events.clone(), inbound),
+            forward(local, events.clone(), inbound),
+        ];
+        Ok(Base {
+            store,
+            mesh,
+            peer_id,
+            addrs,
+            metrics,
+            outbox,
+            events,
+            tasks,
+            receiver,
+        })
+    }
+
+    /// The sequence numbers of this daemon's outgoing messages, as the store holds them.
+    pub fn sequencer(&self) -> anyhow::Result<Sequencer> {
+        Ok(Sequencer::load(self.store.as_ref(), self.peer_id)?)
+    }
+
+    /// Runs `actor` on the queue (inside `span`), serves `api` on `api_addr`, and returns the
+    /// running daemon with `client` for asking it things.
+    pub async fn launch<A, C>(
+        mut self,
+        actor: A,
+        seq: Sequencer,
+        span: tracing::Span,
+        client: C,
+        api: (SocketAddr, axum::Router),
+    ) -> anyhow::Result<Daemon<C>>
+    where
+        A: Actor<Event = E>,
+    {
+        let (fatal_tx, fatal) = watch::channel(None);
+        let shell = Shell {
+            store: self.store.clone(),
+            outbox: self.outbox.clone(),
+            seq,
+        };
+        self.tasks.push(tokio::spawn(
+            actor::run(actor, self.receiver, shell, fatal_tx).instrument(span),
+        ));
+        let (api_addr, served) = serve_api(api.0, api.1).await?;
+        self.tasks.push(served);
+        Ok(Daemon {
+            peer_id: self.peer_id,
+            addrs: self.addrs,
+            api_addr,
+            client,
+            running: Running {
+                mesh: self.mesh,
+                outbox: self.outbox,
+                tasks: self.tasks,
+                fatal,
+            },
+        })
+    }
+}
+
+/// A running daemon (a node or the controller), with `C` to ask it things.
+pub struct Daemon<C> {
+    /// Its peer id.
+    pub peer_id: PeerId,
+    /// Its libp2p addresses (with `/p2p/<peer id>`).
+    pub addrs: Vec<String>,
+    /// Where its HTTP API listens.
+    pub api_addr: SocketAddr,
+    client: C,
+    running: Running,
+}
+
+impl<C: Clone> Daemon<C> {
+    /// Asks the daemon things, as its API does.
+    pub fn client(&self) -> C {
+        self.client.clone()
+    }
+
+    /// Returns when the daemon stopped on an error it cannot go on after (the store failed),
+    /// with the reason; the process should exit.
+    pub async fn failed(&self) -> String {
+        self.running.failed().await
+    }
+
+    /// Stops everything the daemon runs in this process; what is undelivered stays in the
+    /// outbox for the next start (commands a node started go on).
+    pub async fn stop(self) {
+        self.running.stop().await;
+    }
+}
+
+/// What a running daemon holds besides its actor's state: its mesh, its outbox, its tasks,
+/// and the news of a fatal error.
+struct Running {
+    mesh: MeshHandle,
+    outbox: Outbox,
+    tasks: Vec<JoinHandle<()>>,
+    fatal: watch::Receiver<Option<String>>,
+}
+
+impl Running {
+    async fn failed(&self) -> String {
+        let mut fatal = self.fatal.clone();
+        match fatal.wait_for(Option::is_some).await {
+            Ok(reason) => reason.clone().unwrap_or_default(),
+            Err(_) => "the daemon stopped".to_owned(),
+        }
+    }
+
+    async fn stop(self) {
+        self.outbox.shutdown();
+        for t in &self.tasks {
+            t.abort();
+        }
+        self.mesh.shutdown().await;
+    }
+}
