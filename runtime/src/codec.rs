@@ -151,8 +151,8 @@ mod tests {
                 seq: 7,
             },
             message: Message::Notify {
-                instance: 1,
-                activity: 2,
+                instance: mobiwf_proto::InstanceId(1),
+                activity: mobiwf_proto::ActivityId(2),
                 outcome: Outcome::Succeeded,
             },
         }
@@ -205,8 +205,8 @@ mod tests {
     async fn oversized_message_is_not_written() {
         let mut big = envelope();
         big.message = Message::Deploy {
-            instance: 1,
-            partition: 1,
+            instance: mobiwf_proto::InstanceId(1),
+            partition: mobiwf_proto::PartitionId(1),
             document: "x".repeat(MAX_MESSAGE_BYTES),
         };
         let mut buf = Cursor::new(Vec::new());

@@ -34,12 +34,12 @@ async fn node(request_timeout: Duration) -> (MeshHandle, mpsc::Receiver<Inbound>
 fn notify(origin: &MeshHandle, seq: u64) -> Envelope {
     Envelope {
         id: MessageId {
-            origin: origin.peer_id().to_string(),
+            origin: origin.peer_id().to_string().into(),
             seq,
         },
         message: Message::Notify {
-            instance: 1,
-            activity: seq,
+            instance: mobiwf_proto::InstanceId(1),
+            activity: mobiwf_proto::ActivityId(seq),
             outcome: Outcome::Succeeded,
         },
     }
@@ -308,12 +308,12 @@ async fn oversized_request_is_refused_by_the_sender() {
 
     let big = Envelope {
         id: MessageId {
-            origin: a.peer_id().to_string(),
+            origin: a.peer_id().to_string().into(),
             seq: 1,
         },
         message: Message::Deploy {
-            instance: 1,
-            partition: 1,
+            instance: mobiwf_proto::InstanceId(1),
+            partition: mobiwf_proto::PartitionId(1),
             document: "x".repeat(MAX_MESSAGE_BYTES),
         },
     };
@@ -458,8 +458,8 @@ async fn oversized_frame_is_refused_by_the_receiver() {
             seq: 1,
         },
         message: Message::Notify {
-            instance: 1,
-            activity: 1,
+            instance: mobiwf_proto::InstanceId(1),
+            activity: mobiwf_proto::ActivityId(1),
             outcome: Outcome::Succeeded,
         },
     };
