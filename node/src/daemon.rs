@@ -12,18 +12,21 @@ use std::path::PathBuf;
 use std::sync::Arc;
 
 use libp2p::{Multiaddr, PeerId};
+use mobiwf_proto::{
+    ActivityId, ActivityState, ActivityTypeId, Envelope, InstanceId, Message, MessageId, NodeId,
+    NodeName, PartitionId, Reply,
+};
 use mobiwf_runtime::daemon::{self, EVENT_QUEUE, Running, Seen};
 use mobiwf_runtime::mesh::{self, Inbound, MeshConfig};
 use mobiwf_runtime::metrics::{Metrics, Peer};
 use mobiwf_runtime::outbox::{self, Outbox, Outgoing};
 use mobiwf_runtime::store::{Batch, Durability, Store};
-use mobiwf_proto::{ActivityState, Envelope, Message, MessageId, Reply};
 use tokio::sync::{mpsc, oneshot, watch};
 use tracing::Instrument;
 
-use mobiwf_engine::{Effect, Engine, Finisher, Input, Refusal, Run, Target, WorkItem};
 use crate::executor::{self, Ended, Execution};
 use crate::state;
+use mobiwf_engine::{Effect, Engine, Finisher, Input, Refusal, Run, Target, WorkItem};
 
 /// How to start a node.
 pub struct NodeConfig {
@@ -67,9 +70,9 @@ pub struct NodeClient {
 #[derive(Debug, Clone, serde::Serialize)]
 pub struct RunView {
     /// The instance.
-    pub instance: u64,
+    pub instance: InstanceId,
     /// The partition.
-    pub partition: u64,
+    pub partition: PartitionId,
     /// True once every activity is final.
     pub done: bool,
     /// Each activity.
@@ -85,8 +88,8 @@ enum Event {
         ended: Ended,
     },
     Complete {
-        instance: u64,
-        activity: u64,
+        instance: InstanceId,
+        activity: ActivityId,
         succeeded: bool,
         detail: Option<String>,
         reply: oneshot::Sender<Result<(), Refusal>>,
@@ -113,8 +116,8 @@ impl NodeClient {
     /// A person finishes a manual activity. `Ok(Err(_))`: the engine refused.
     pub async fn complete(
         &self,
-        instance: u64,
-        activity: u64,
+        instance: InstanceId,
+        activity: ActivityId,
         succeeded: bool,
         detail: Option<String>,
     ) -> anyhow::Result<Result<(), Refusal>> {
@@ -254,8 +257,8 @@ impl Actor {
             &mut batch,
             Target::Controller,
             Message::Register {
-                name: self.name.clone(),
-                skills: skills.to_vec(),
+                name: NodeName::new(self.name.clone()),
+                skills: skills.iter().copied().map(ActivityTypeId).collect(),
                 addrs: addrs.to_vec(),
             },
         )?;
@@ -289,7 +292,7 @@ impl Actor {
             role,
             envelope: Envelope {
                 id: MessageId {
-                    origin: self.me.clone(),
+                    origin: NodeId::new(self.me.clone()),
                     seq: self.seq,
                 },
                 message,
@@ -326,7 +329,7 @@ impl Actor {
         }
         // On disk: now act.
         for t in self.engine.take_transitions() {
-            let span = tracing::info_span!("activity", instance = t.key.instance, activity = t.activity, name = %t.name);
+            let span = tracing::info_span!("activity", instance = t.key.instance.0, activity = t.activity.0, name = %t.name);
             let _enter = span.enter();
             tracing::info!(state = t.state.as_str(), "activity {}", t.state.as_str());
             match t.state {
@@ -404,9 +407,9 @@ impl Actor {
                         partition,
                         document,
                     } => {
-                        let span = tracing::info_span!("instance", instance);
+                        let span = tracing::info_span!("instance", instance = instance.0);
                         let _enter = span.enter();
-                        tracing::info!(partition, "partition deployed");
+                        tracing::info!(partition = partition.0, "partition deployed");
                         Input::Deploy {
                             instance,
                             partition,
@@ -428,7 +431,7 @@ impl Actor {
                         activities,
                         reason,
                     } => {
-                        tracing::warn!(instance, partition, ?activities, %reason, "the controller withdrew activities");
+                        tracing::warn!(instance = instance.0, partition = partition.0, ?activities, %reason, "the controller withdrew activities");
                         Input::Withdraw {
                             instance,
                             activities,
@@ -441,7 +444,7 @@ impl Actor {
                         by,
                         location,
                     } => {
-                        tracing::info!(instance, replaced, by, %location, "contingency activity runs instead");
+                        tracing::info!(instance = instance.0, replaced = replaced.0, by = by.0, %location, "contingency activity runs instead");
                         Input::Substitute {
                             instance,
                             replaced,
@@ -449,7 +452,11 @@ impl Actor {
                         }
                     }
                     Message::Control { instance, action } => {
-                        tracing::info!(instance, action = action.as_str(), "operator control");
+                        tracing::info!(
+                            instance = instance.0,
+                            action = action.as_str(),
+                            "operator control"
+                        );
                         Input::Control { instance, action }
                     }
                     other => {
@@ -553,7 +560,11 @@ impl Actor {
                 why,
             } = effect
             {
-                let span = tracing::info_span!("activity", instance = key.instance, activity);
+                let span = tracing::info_span!(
+                    "activity",
+                    instance = key.instance.0,
+                    activity = activity.0
+                );
                 let _enter = span.enter();
                 let execution = Execution {
                     instance: key.instance,
@@ -586,7 +597,11 @@ impl Actor {
                 };
                 let data_dir = self.data_dir.clone();
                 let events = self.events.clone();
-                let span = tracing::info_span!("activity", instance = key.instance, activity);
+                let span = tracing::info_span!(
+                    "activity",
+                    instance = key.instance.0,
+                    activity = activity.0
+                );
                 tokio::spawn(
                     async move {
                         let ended = executor::execute(&data_dir, &execution).await;
