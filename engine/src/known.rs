@@ -4,7 +4,7 @@
 
 use std::collections::BTreeMap;
 
-use mobiwf_proto::Outcome;
+use mobiwf_proto::{ActivityId, Outcome};
 use serde::{Deserialize, Serialize};
 
 /// The longest chain of substitutions followed (a contingency activity that failed and was
@@ -15,14 +15,14 @@ pub const MAX_SUBSTITUTIONS: usize = 64;
 #[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
 pub struct Known {
     /// Outcomes of remote activities, from notifications (first word wins).
-    pub heard: BTreeMap<u64, Outcome>,
+    pub heard: BTreeMap<ActivityId, Outcome>,
     /// Failed activity → the contingency activity that runs in its place.
-    pub replaced: BTreeMap<u64, u64>,
+    pub replaced: BTreeMap<ActivityId, ActivityId>,
     /// Words about replaced activities that came after the substitution: recorded, ignored.
-    pub late: BTreeMap<u64, Outcome>,
+    pub late: BTreeMap<ActivityId, Outcome>,
     /// Activities the controller withdrew (it decided they failed), with its reason; kept here
     /// so that a withdrawal that overtakes its partition's deployment still applies.
-    pub withdrawn: BTreeMap<u64, String>,
+    pub withdrawn: BTreeMap<ActivityId, String>,
     /// An operator interrupted the instance: nothing new starts until it is resumed.
     pub interrupted: bool,
     /// An operator cancelled the instance: everything not finished is cancelled.
@@ -32,7 +32,7 @@ pub struct Known {
 impl Known {
     /// The activity whose outcome stands for `id`: itself, or the end of its substitution
     /// chain. `None` when the chain is longer than [`MAX_SUBSTITUTIONS`].
-    pub fn stand_in(&self, id: u64) -> Option<u64> {
+    pub fn stand_in(&self, id: ActivityId) -> Option<ActivityId> {
         let mut at = id;
         for _ in 0..MAX_SUBSTITUTIONS {
             match self.replaced.get(&at) {

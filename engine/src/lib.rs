@@ -24,7 +24,9 @@ mod run;
 
 use std::collections::{BTreeMap, BTreeSet};
 
-use mobiwf_proto::{ActivityRecord, ActivityState, Control, Message, Outcome};
+use mobiwf_proto::{
+    ActivityId, ActivityRecord, ActivityState, Control, InstanceId, Message, Outcome, PartitionId,
+};
 use mobiwf_xml_schema::{ActivityKind, Contingency};
 
 pub use known::{Known, MAX_SUBSTITUTIONS};
@@ -55,7 +57,7 @@ pub enum Effect {
         /// The partition run.
         key: RunKey,
         /// The activity.
-        activity: u64,
+        activity: ActivityId,
         /// Which try (0 the first).
         attempt: u32,
         /// Why, for the log.
@@ -67,7 +69,7 @@ pub enum Effect {
         /// The partition run.
         key: RunKey,
         /// The activity.
-        activity: u64,
+        activity: ActivityId,
         /// Which try (0 the first; each try has its own run directory).
         attempt: u32,
         /// The command line (`sh -c`).
@@ -90,43 +92,43 @@ pub enum Input {
     /// The controller sends a partition of an instance.
     Deploy {
         /// The instance.
-        instance: u64,
+        instance: InstanceId,
         /// The partition.
-        partition: u64,
+        partition: PartitionId,
         /// The partition document, as XML.
         document: String,
     },
     /// Another partner says an activity finished.
     Notified {
         /// The instance.
-        instance: u64,
+        instance: InstanceId,
         /// The finished activity.
-        activity: u64,
+        activity: ActivityId,
         /// What it means for its successors.
         outcome: Outcome,
     },
     /// The controller says these activities failed (their partner did not answer in time).
     Withdraw {
         /// The instance.
-        instance: u64,
+        instance: InstanceId,
         /// The activities.
-        activities: Vec<u64>,
+        activities: Vec<ActivityId>,
         /// Why.
         reason: String,
     },
     /// The controller says contingency activity `by` runs in place of failed `replaced`.
     Substitute {
         /// The instance.
-        instance: u64,
+        instance: InstanceId,
         /// The failed activity.
-        replaced: u64,
+        replaced: ActivityId,
         /// The contingency activity.
-        by: u64,
+        by: ActivityId,
     },
     /// An operator interrupted, resumed or cancelled the instance.
     Control {
         /// The instance.
-        instance: u64,
+        instance: InstanceId,
         /// What to do.
         action: Control,
     },
@@ -137,9 +139,9 @@ pub enum Input {
     /// An activity finished.
     Finished {
         /// The instance.
-        instance: u64,
+        instance: InstanceId,
         /// The activity.
-        activity: u64,
+        activity: ActivityId,
         /// True when it succeeded.
         succeeded: bool,
         /// Why it failed (exit status, the person's words).
@@ -161,9 +163,9 @@ pub enum Refusal {
     )]
     BadDocument {
         /// The instance.
-        instance: u64,
+        instance: InstanceId,
         /// The partition.
-        partition: u64,
+        partition: PartitionId,
         /// The problems, rendered.
         diagnostics: String,
     },
@@ -171,9 +173,9 @@ pub enum Refusal {
     #[error("the document says workflow id {found}, but it was sent for instance {instance}")]
     WrongInstance {
         /// The instance it was sent for.
-        instance: u64,
+        instance: InstanceId,
         /// The id in the document.
-        found: u64,
+        found: InstanceId,
     },
     /// Another document was deployed before under the same instance and partition.
     #[error(
@@ -183,25 +185,25 @@ pub enum Refusal {
     )]
     Conflict {
         /// The instance.
-        instance: u64,
+        instance: InstanceId,
         /// The partition.
-        partition: u64,
+        partition: PartitionId,
     },
     /// No such activity on this node.
     #[error("no activity {activity} of instance {instance} on this node")]
     UnknownActivity {
         /// The instance.
-        instance: u64,
+        instance: InstanceId,
         /// The activity.
-        activity: u64,
+        activity: ActivityId,
     },
     /// The activity cannot be finished now or by this finisher.
     #[error("activity {activity} of instance {instance} cannot be completed: {reason}")]
     NotCompletable {
         /// The instance.
-        instance: u64,
+        instance: InstanceId,
         /// The activity.
-        activity: u64,
+        activity: ActivityId,
         /// Why.
         reason: String,
     },
@@ -211,11 +213,11 @@ pub enum Refusal {
 #[derive(Debug, Clone, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
 pub struct WorkItem {
     /// The instance.
-    pub instance: u64,
+    pub instance: InstanceId,
     /// The partition.
-    pub partition: u64,
+    pub partition: PartitionId,
     /// The activity.
-    pub activity: u64,
+    pub activity: ActivityId,
     /// Its name.
     pub name: String,
     /// Its description.
@@ -232,11 +234,11 @@ pub struct Engine {
     runs: BTreeMap<RunKey, Run>,
     /// What each instance's partners and controller told this node; kept at the instance
     /// level because a notification can arrive before the partition that needs it.
-    known: BTreeMap<u64, Known>,
+    known: BTreeMap<InstanceId, Known>,
     dirty_runs: BTreeSet<RunKey>,
     /// Runs deployed since the last [`Engine::take_changes`]: their documents are written.
     new_runs: BTreeSet<RunKey>,
-    dirty_known: BTreeSet<u64>,
+    dirty_known: BTreeSet<InstanceId>,
     transitions: Vec<Transition>,
     /// The time of the input being applied, in microseconds since the epoch
     /// ([`Engine::apply_us`]); records keep it next to the milliseconds the engine decides on.
@@ -249,7 +251,7 @@ pub struct Engine {
     /// Runs, and instances (all their runs), whose timers changed since the last
     /// [`Engine::refresh_deadlines`].
     timers_stale: BTreeSet<RunKey>,
-    timers_stale_instances: BTreeSet<u64>,
+    timers_stale_instances: BTreeSet<InstanceId>,
 }
 
 /// An activity that changed state (for logs and metrics).
@@ -258,7 +260,7 @@ pub struct Transition {
     /// The partition run.
     pub key: RunKey,
     /// The activity.
-    pub activity: u64,
+    pub activity: ActivityId,
     /// Its name.
     pub name: String,
     /// Its new state.
@@ -271,7 +273,7 @@ pub struct Changes {
     /// Runs to write.
     pub runs: Vec<StoredRun>,
     /// Instances whose knowledge to write.
-    pub known: Vec<(u64, Known)>,
+    pub known: Vec<(InstanceId, Known)>,
 }
 
 impl Engine {
@@ -281,7 +283,7 @@ impl Engine {
     }
 
     /// Rebuilds the engine from what the store holds.
-    pub fn restore(runs: Vec<Run>, known: Vec<(u64, Known)>) -> Engine {
+    pub fn restore(runs: Vec<Run>, known: Vec<(InstanceId, Known)>) -> Engine {
         let mut engine = Engine {
             runs: runs.into_iter().map(|r| (r.key, r)).collect(),
             known: known.into_iter().collect(),
@@ -299,17 +301,17 @@ impl Engine {
         let mut effects = Vec::new();
         for run in self.runs.values() {
             for act in &run.doc().activities {
-                let Some(rec) = run.record(act.id.0) else {
+                let Some(rec) = run.record(act.id) else {
                     continue;
                 };
                 let running =
-                    rec.state == ActivityState::Running && !run.retry_at.contains_key(&act.id.0);
+                    rec.state == ActivityState::Running && !run.retry_at.contains_key(&act.id);
                 if let (true, ActivityKind::Automatic, Some(command)) =
                     (running, act.kind, &act.command)
                 {
                     effects.push(Effect::Execute {
                         key: run.key,
-                        activity: act.id.0,
+                        activity: act.id,
                         attempt: rec.retried,
                         command: command.clone(),
                     });
@@ -512,7 +514,7 @@ impl Engine {
 
     /// The earliest timer that has run out (`deadlines` being up to date): the earliest
     /// timer of the run with the earliest deadline.
-    fn first_due(&self, now_ms: u64) -> Option<(RunKey, u64, run::Timer)> {
+    fn first_due(&self, now_ms: u64) -> Option<(RunKey, ActivityId, run::Timer)> {
         let &(_, key) = self.deadlines.first().filter(|(at, _)| *at <= now_ms)?;
         let (_, activity, timer) = self
             .runs
@@ -525,7 +527,7 @@ impl Engine {
     fn fire(
         &mut self,
         key: RunKey,
-        activity: u64,
+        activity: ActivityId,
         timer: run::Timer,
         now_ms: u64,
         effects: &mut Vec<Effect>,
@@ -597,7 +599,7 @@ impl Engine {
     fn fail(
         &mut self,
         key: RunKey,
-        activity: u64,
+        activity: ActivityId,
         why: String,
         now_ms: u64,
         effects: &mut Vec<Effect>,
@@ -638,7 +640,7 @@ impl Engine {
     }
 
     /// Runs the next try of an activity's command.
-    fn retry(&mut self, key: RunKey, activity: u64, now_ms: u64, effects: &mut Vec<Effect>) {
+    fn retry(&mut self, key: RunKey, activity: ActivityId, now_ms: u64, effects: &mut Vec<Effect>) {
         let Some(run) = self.runs.get_mut(&key) else {
             return;
         };
@@ -664,14 +666,19 @@ impl Engine {
         }
     }
 
-    fn keys_of(&self, instance: u64) -> Vec<RunKey> {
+    fn keys_of(&self, instance: InstanceId) -> Vec<RunKey> {
         self.runs
             .range(RunKey::first_of(instance)..=RunKey::last_of(instance))
             .map(|(k, _)| *k)
             .collect()
     }
 
-    fn finishable(&self, instance: u64, activity: u64, by: Finisher) -> Result<RunKey, Refusal> {
+    fn finishable(
+        &self,
+        instance: InstanceId,
+        activity: ActivityId,
+        by: Finisher,
+    ) -> Result<RunKey, Refusal> {
         let not = |reason: String| Refusal::NotCompletable {
             instance,
             activity,
@@ -702,7 +709,7 @@ impl Engine {
         Err(Refusal::UnknownActivity { instance, activity })
     }
 
-    fn advance_instance(&mut self, instance: u64, effects: &mut Vec<Effect>) {
+    fn advance_instance(&mut self, instance: InstanceId, effects: &mut Vec<Effect>) {
         for key in self.keys_of(instance) {
             self.advance(key, effects);
         }
@@ -720,18 +727,18 @@ impl Engine {
             let held = known.is_some_and(|k| k.interrupted);
             let mut step = None;
             for act in &run.doc().activities {
-                if run.record(act.id.0).map(|r| r.state) != Some(ActivityState::Waiting) {
+                if run.record(act.id).map(|r| r.state) != Some(ActivityState::Waiting) {
                     continue;
                 }
                 match run.readiness(act, known) {
                     run::Readiness::Wait => {}
                     run::Readiness::Ready if held => {}
                     run::Readiness::Ready => {
-                        step = Some((act.id.0, None));
+                        step = Some((act.id, None));
                         break;
                     }
                     run::Readiness::Blocked(why) => {
-                        step = Some((act.id.0, Some(why)));
+                        step = Some((act.id, Some(why)));
                         break;
                     }
                 }
@@ -776,7 +783,7 @@ impl Engine {
         };
         let mut ended = Vec::new();
         for act in &run.doc().activities {
-            let id = act.id.0;
+            let id = act.id;
             let Some(rec) = run.record(id).filter(|r| !r.state.is_final()) else {
                 continue;
             };
@@ -818,7 +825,7 @@ impl Engine {
         }
     }
 
-    fn start(&mut self, key: RunKey, activity: u64, effects: &mut Vec<Effect>) {
+    fn start(&mut self, key: RunKey, activity: ActivityId, effects: &mut Vec<Effect>) {
         let now_us = self.now_us;
         let Some(run) = self.runs.get_mut(&key) else {
             return;
@@ -854,7 +861,7 @@ impl Engine {
     fn finish(
         &mut self,
         key: RunKey,
-        activity: u64,
+        activity: ActivityId,
         state: ActivityState,
         detail: Option<String>,
         effects: &mut Vec<Effect>,
@@ -883,7 +890,7 @@ impl Engine {
         let mut notified = BTreeSet::new();
         if let Some(outcome) = run::outcome_of(state, act.contingency) {
             for adjacent in &act.adjacents {
-                if run.activity(adjacent.id.0).is_none() && notified.insert(&adjacent.location) {
+                if run.activity(adjacent.id).is_none() && notified.insert(&adjacent.location) {
                     effects.push(Effect::Send {
                         to: Target::Partner(adjacent.location.clone()),
                         message: Message::Notify {
@@ -931,14 +938,14 @@ impl Engine {
         let mut items = Vec::new();
         for run in self.runs.values() {
             for act in &run.doc().activities {
-                let Some(rec) = run.record(act.id.0) else {
+                let Some(rec) = run.record(act.id) else {
                     continue;
                 };
                 if rec.state == ActivityState::Running && act.kind != ActivityKind::Automatic {
                     items.push(WorkItem {
                         instance: run.key.instance,
                         partition: run.key.partition,
-                        activity: act.id.0,
+                        activity: act.id,
                         name: act.name.clone(),
                         description: act.description.clone(),
                         kind: act.kind.as_str().to_owned(),
@@ -951,12 +958,12 @@ impl Engine {
     }
 
     /// What this node knows about an instance beyond its partitions.
-    pub fn known(&self, instance: u64) -> Option<&Known> {
+    pub fn known(&self, instance: InstanceId) -> Option<&Known> {
         self.known.get(&instance)
     }
 
     /// The record of one activity, wherever it is on this node.
-    pub fn record(&self, instance: u64, activity: u64) -> Option<&ActivityRecord> {
+    pub fn record(&self, instance: InstanceId, activity: ActivityId) -> Option<&ActivityRecord> {
         self.keys_of(instance)
             .into_iter()
             .find_map(|k| self.runs.get(&k).and_then(|r| r.record(activity)))

@@ -2,7 +2,7 @@
 
 use std::collections::{BTreeMap, BTreeSet};
 
-use mobiwf_proto::{ActivityRecord, ActivityState, Outcome};
+use mobiwf_proto::{ActivityId, ActivityRecord, ActivityState, InstanceId, Outcome, PartitionId};
 use mobiwf_xml_schema::{Contingency, PartitionActivity, PartitionDocument};
 use serde::{Deserialize, Serialize};
 
@@ -13,23 +13,23 @@ use super::known::Known;
 #[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize, Deserialize)]
 pub struct RunKey {
     /// The instance.
-    pub instance: u64,
+    pub instance: InstanceId,
     /// The partition.
-    pub partition: u64,
+    pub partition: PartitionId,
 }
 
 impl RunKey {
-    pub(super) fn first_of(instance: u64) -> RunKey {
+    pub(super) fn first_of(instance: InstanceId) -> RunKey {
         RunKey {
             instance,
-            partition: 0,
+            partition: PartitionId(0),
         }
     }
 
-    pub(super) fn last_of(instance: u64) -> RunKey {
+    pub(super) fn last_of(instance: InstanceId) -> RunKey {
         RunKey {
             instance,
-            partition: u64::MAX,
+            partition: PartitionId(u64::MAX),
         }
     }
 }
@@ -46,23 +46,23 @@ pub struct Run {
     /// When it was deployed, in ms since the epoch.
     pub deployed_ms: u64,
     /// Each activity's record, by id.
-    pub activities: BTreeMap<u64, ActivityRecord>,
+    pub activities: BTreeMap<ActivityId, ActivityRecord>,
     /// True once the partition result is sent.
     pub reported: bool,
     /// Activities whose command failed and waits to be tried again (`<retries>`): when, in ms
     /// since the epoch.
     #[serde(default)]
-    pub retry_at: BTreeMap<u64, u64>,
+    pub retry_at: BTreeMap<ActivityId, u64>,
     /// (waiting activity, remote precondition) pairs already reported overdue to the
     /// controller.
     #[serde(default)]
-    pub overdue: BTreeSet<(u64, u64)>,
+    pub overdue: BTreeSet<(ActivityId, ActivityId)>,
     /// Parsed from `document` when created or loaded (`Run::reload`).
     #[serde(skip, default = "unparsed")]
     doc: PartitionDocument,
     /// Activity id → position in `doc.activities`, built with `doc`.
     #[serde(skip)]
-    index: BTreeMap<u64, usize>,
+    index: BTreeMap<ActivityId, usize>,
 }
 
 /// A changed run as the store keeps it: its state as JSON (without the document) and, for a
@@ -100,11 +100,11 @@ impl Run {
     }
 }
 
-fn index_of(doc: &PartitionDocument) -> BTreeMap<u64, usize> {
+fn index_of(doc: &PartitionDocument) -> BTreeMap<ActivityId, usize> {
     doc.activities
         .iter()
         .enumerate()
-        .map(|(i, a)| (a.id.0, i))
+        .map(|(i, a)| (a.id, i))
         .collect()
 }
 
@@ -128,7 +128,7 @@ pub(super) enum Timer {
     /// A remote precondition's `timeOut`: its notification did not come; tell the controller.
     Overdue {
         /// The precondition.
-        precondition: u64,
+        precondition: ActivityId,
         /// Its `timeOut` in seconds.
         time_out_secs: u32,
     },
@@ -160,10 +160,10 @@ impl Run {
     /// A new run of `document`, every activity waiting.
     pub(super) fn new(key: RunKey, document: String, now_ms: u64) -> Result<Run, Refusal> {
         let doc = parse(key, &document)?;
-        if doc.workflow_id.0 != key.instance {
+        if doc.workflow_id.0 != key.instance.0 {
             return Err(Refusal::WrongInstance {
                 instance: key.instance,
-                found: doc.workflow_id.0,
+                found: InstanceId(doc.workflow_id.0),
             });
         }
         let activities = doc
@@ -171,9 +171,9 @@ impl Run {
             .iter()
             .map(|a| {
                 (
-                    a.id.0,
+                    a.id,
                     ActivityRecord {
-                        activity: a.id.0,
+                        activity: a.id,
                         state: ActivityState::Waiting,
                         started_ms: None,
                         finished_ms: None,
@@ -212,14 +212,14 @@ impl Run {
     }
 
     /// The activity `id` of this partition.
-    pub fn activity(&self, id: u64) -> Option<&PartitionActivity> {
+    pub fn activity(&self, id: ActivityId) -> Option<&PartitionActivity> {
         self.index
             .get(&id)
             .and_then(|&i| self.doc.activities.get(i))
     }
 
     /// The record of activity `id`.
-    pub fn record(&self, id: u64) -> Option<&ActivityRecord> {
+    pub fn record(&self, id: ActivityId) -> Option<&ActivityRecord> {
         self.activities.get(&id)
     }
 
@@ -228,7 +228,7 @@ impl Run {
         self.doc
             .activities
             .iter()
-            .filter_map(|a| self.activities.get(&a.id.0).cloned())
+            .filter_map(|a| self.activities.get(&a.id).cloned())
             .collect()
     }
 
@@ -239,7 +239,7 @@ impl Run {
 
     pub(super) fn set(
         &mut self,
-        id: u64,
+        id: ActivityId,
         state: ActivityState,
         now_us: u64,
         detail: Option<String>,
@@ -263,13 +263,13 @@ impl Run {
 
     /// The run's earliest timer: (when, activity, what), the smallest activity id first among
     /// timers due at the same time.
-    pub(super) fn earliest_timer(&self, known: Option<&Known>) -> Option<(u64, u64, Timer)> {
+    pub(super) fn earliest_timer(&self, known: Option<&Known>) -> Option<(u64, ActivityId, Timer)> {
         self.doc
             .activities
             .iter()
             .filter_map(|act| {
                 let (at, timer) = self.timer(act, known)?;
-                Some((at, act.id.0, timer))
+                Some((at, act.id, timer))
             })
             .min_by_key(|(at, activity, _)| (*at, *activity))
     }
@@ -284,7 +284,7 @@ impl Run {
         act: &PartitionActivity,
         known: Option<&Known>,
     ) -> Option<(u64, Timer)> {
-        let rec = self.record(act.id.0)?;
+        let rec = self.record(act.id)?;
         let held = known.is_some_and(|k| k.interrupted || k.cancelled);
         let secs = |s: u32| u64::from(s) * 1000;
         match rec.state {
@@ -299,13 +299,13 @@ impl Run {
                     .preconditions
                     .iter()
                     .filter(|p| !p.local && p.time_out_secs > 0)
-                    .filter(|p| !self.overdue.contains(&(act.id.0, p.id.0)))
-                    .filter(|p| self.remote_outcome(p.id.0, known).is_none())
+                    .filter(|p| !self.overdue.contains(&(act.id, p.id)))
+                    .filter(|p| self.remote_outcome(p.id, known).is_none())
                     .map(|p| {
                         (
                             self.deployed_ms + secs(p.time_out_secs),
                             Timer::Overdue {
-                                precondition: p.id.0,
+                                precondition: p.id,
                                 time_out_secs: p.time_out_secs,
                             },
                         )
@@ -315,7 +315,7 @@ impl Run {
                     .chain(overdue)
                     .min_by_key(|(at, _)| *at)
             }
-            ActivityState::Running => match self.retry_at.get(&act.id.0) {
+            ActivityState::Running => match self.retry_at.get(&act.id) {
                 Some(&at) if !held => Some((at, Timer::Retry)),
                 Some(_) => None,
                 None if act.time_out_secs > 0 => Some((
@@ -328,7 +328,7 @@ impl Run {
         }
     }
 
-    pub(super) fn mark_emergency(&mut self, id: u64) {
+    pub(super) fn mark_emergency(&mut self, id: ActivityId) {
         if let Some(rec) = self.activities.get_mut(&id) {
             rec.emergency = true;
         }
@@ -337,7 +337,12 @@ impl Run {
     /// The outcome of precondition `id` as far as this run knows: a local one from its
     /// record (or, once it was replaced, its contingency activity's notification), a remote one
     /// from notifications, following substitutions.
-    fn precondition_outcome(&self, id: u64, local: bool, known: Option<&Known>) -> Option<Outcome> {
+    fn precondition_outcome(
+        &self,
+        id: ActivityId,
+        local: bool,
+        known: Option<&Known>,
+    ) -> Option<Outcome> {
         let replaced = known.is_some_and(|k| k.replaced.contains_key(&id));
         if local && !replaced {
             let (act, rec) = (self.activity(id)?, self.record(id)?);
@@ -346,7 +351,7 @@ impl Run {
         self.remote_outcome(id, known)
     }
 
-    fn remote_outcome(&self, id: u64, known: Option<&Known>) -> Option<Outcome> {
+    fn remote_outcome(&self, id: ActivityId, known: Option<&Known>) -> Option<Outcome> {
         let known = known?;
         known.heard.get(&known.stand_in(id)?).copied()
     }
@@ -354,13 +359,13 @@ impl Run {
     pub(super) fn readiness(&self, act: &PartitionActivity, known: Option<&Known>) -> Readiness {
         let mut ready = true;
         for pre in &act.preconditions {
-            match self.precondition_outcome(pre.id.0, pre.local, known) {
+            match self.precondition_outcome(pre.id, pre.local, known) {
                 None => ready = false,
                 Some(Outcome::Succeeded | Outcome::Released) => {}
                 Some(Outcome::Blocked) => {
                     return Readiness::Blocked(format!(
                         "precondition {} failed or was cancelled",
-                        pre.id.0
+                        pre.id
                     ));
                 }
             }

@@ -1,6 +1,7 @@
 //! Scenario tests of the partition engine: documents in, effects out, no I/O.
 
 use super::*;
+use mobiwf_proto::{ActivityId, InstanceId, PartitionId};
 use mobiwf_proto::{ActivityState, Message, Outcome};
 
 const PARTITION_1: &str = include_str!("../../examples/paper/partition-1.xml");
@@ -94,8 +95,8 @@ fn deploy(e: &mut Engine, instance: u64, partition: u64, document: &str) -> Vec<
     e.apply(
         1000,
         Input::Deploy {
-            instance,
-            partition,
+            instance: InstanceId(instance),
+            partition: PartitionId(partition),
             document: document.to_owned(),
         },
     )
@@ -106,8 +107,8 @@ fn notified(e: &mut Engine, instance: u64, activity: u64, outcome: Outcome) -> V
     e.apply(
         2000,
         Input::Notified {
-            instance,
-            activity,
+            instance: InstanceId(instance),
+            activity: ActivityId(activity),
             outcome,
         },
     )
@@ -124,8 +125,8 @@ fn finished(
     e.apply(
         3000,
         Input::Finished {
-            instance,
-            activity,
+            instance: InstanceId(instance),
+            activity: ActivityId(activity),
             succeeded: ok,
             detail: (!ok).then(|| "exit status 1".to_owned()),
             by,
@@ -144,7 +145,7 @@ fn notifies(effects: &[Effect]) -> Vec<(String, u64, Outcome)> {
                     Message::Notify {
                         activity, outcome, ..
                     },
-            } => Some((loc.clone(), *activity, *outcome)),
+            } => Some((loc.clone(), activity.0, *outcome)),
             _ => None,
         })
         .collect()
@@ -164,11 +165,15 @@ fn to_controller(effects: &[Effect]) -> Vec<&Message> {
 }
 
 fn state(e: &Engine, instance: u64, activity: u64) -> ActivityState {
-    e.record(instance, activity).expect("record").state
+    e.record(InstanceId(instance), ActivityId(activity))
+        .expect("record")
+        .state
 }
 
 fn detail(e: &Engine, instance: u64, activity: u64) -> String {
-    let rec = e.record(instance, activity).expect("record");
+    let rec = e
+        .record(InstanceId(instance), ActivityId(activity))
+        .expect("record");
     rec.detail.clone().unwrap_or_default()
 }
 
@@ -189,8 +194,8 @@ fn notify_at(
     outcome: Outcome,
 ) -> Vec<Effect> {
     let input = Input::Notified {
-        instance,
-        activity,
+        instance: InstanceId(instance),
+        activity: ActivityId(activity),
         outcome,
     };
     at(e, now_ms, input)
@@ -206,8 +211,8 @@ fn ended(
     attempt: u32,
 ) -> Vec<Effect> {
     let input = Input::Finished {
-        instance,
-        activity,
+        instance: InstanceId(instance),
+        activity: ActivityId(activity),
         succeeded: ok,
         detail: (!ok).then(|| "exit status 1".to_owned()),
         by: Finisher::Command,
@@ -218,9 +223,9 @@ fn ended(
 
 fn substitute(e: &mut Engine, now_ms: u64, instance: u64, replaced: u64, by: u64) -> Vec<Effect> {
     let input = Input::Substitute {
-        instance,
-        replaced,
-        by,
+        instance: InstanceId(instance),
+        replaced: ActivityId(replaced),
+        by: ActivityId(by),
     };
     at(e, now_ms, input)
 }
@@ -233,14 +238,15 @@ fn withdraw(
     reason: &str,
 ) -> Vec<Effect> {
     let input = Input::Withdraw {
-        instance,
-        activities: activities.to_vec(),
+        instance: InstanceId(instance),
+        activities: activities.iter().copied().map(ActivityId).collect(),
         reason: reason.to_owned(),
     };
     at(e, now_ms, input)
 }
 
 fn control(e: &mut Engine, now_ms: u64, instance: u64, action: Control) -> Vec<Effect> {
+    let instance = InstanceId(instance);
     at(e, now_ms, Input::Control { instance, action })
 }
 
@@ -251,7 +257,7 @@ fn executes(effects: &[Effect]) -> Vec<(u64, u32)> {
         .filter_map(|e| match e {
             Effect::Execute {
                 activity, attempt, ..
-            } => Some((*activity, *attempt)),
+            } => Some((activity.0, *attempt)),
             _ => None,
         })
         .collect()
@@ -264,7 +270,7 @@ fn kills(effects: &[Effect]) -> Vec<(u64, u32)> {
         .filter_map(|e| match e {
             Effect::Kill {
                 activity, attempt, ..
-            } => Some((*activity, *attempt)),
+            } => Some((activity.0, *attempt)),
             _ => None,
         })
         .collect()
@@ -275,7 +281,7 @@ fn reports(effects: &[Effect]) -> Vec<(u64, ActivityState)> {
     to_controller(effects)
         .into_iter()
         .filter_map(|m| match m {
-            Message::Report { record, .. } => Some((record.activity, record.state)),
+            Message::Report { record, .. } => Some((record.activity.0, record.state)),
             _ => None,
         })
         .collect()
@@ -285,7 +291,7 @@ fn reports(effects: &[Effect]) -> Vec<(u64, ActivityState)> {
 fn result_of(effects: &[Effect]) -> Option<Vec<(u64, ActivityState)>> {
     to_controller(effects).into_iter().find_map(|m| match m {
         Message::PartitionResult { activities, .. } => {
-            Some(activities.iter().map(|r| (r.activity, r.state)).collect())
+            Some(activities.iter().map(|r| (r.activity.0, r.state)).collect())
         }
         _ => None,
     })
@@ -301,7 +307,7 @@ fn overdues(effects: &[Effect]) -> Vec<(u64, u64, u32)> {
                 precondition,
                 time_out_secs,
                 ..
-            } => Some((*waiting, *precondition, *time_out_secs)),
+            } => Some((waiting.0, precondition.0, *time_out_secs)),
             _ => None,
         })
         .collect()
@@ -337,7 +343,7 @@ fn paper_partition_1_runs_until_it_needs_a4_then_finishes_on_its_notification() 
         vec![("139.82.3.146".to_owned(), 17, Outcome::Succeeded)]
     );
     assert!(
-        matches!(to_controller(&fx)[..], [Message::Report { record, .. }] if record.activity == 17)
+        matches!(to_controller(&fx)[..], [Message::Report { record, .. }] if record.activity == ActivityId(17))
     );
     assert_eq!(state(&e, 18, 18), ActivityState::Waiting);
 
@@ -354,7 +360,7 @@ fn paper_partition_1_runs_until_it_needs_a4_then_finishes_on_its_notification() 
             partition,
             activities,
         } => {
-            assert_eq!((*instance, *partition), (18, 1));
+            assert_eq!((*instance, *partition), (InstanceId(18), PartitionId(1)));
             assert!(
                 activities
                     .iter()
@@ -418,10 +424,10 @@ fn a_command_runs_once_and_its_exit_decides() {
         fx,
         vec![Effect::Execute {
             key: RunKey {
-                instance: 5,
-                partition: 1
+                instance: InstanceId(5),
+                partition: PartitionId(1)
             },
-            activity: 1,
+            activity: ActivityId(1),
             attempt: 0,
             command: "true".to_owned()
         }]
@@ -560,7 +566,7 @@ fn manual_work_waits_on_the_worklist_for_a_person() {
     assert_eq!(items.len(), 1);
     assert_eq!(
         (items[0].instance, items[0].activity, items[0].kind.as_str()),
-        (9, 1, "manual")
+        (InstanceId(9), ActivityId(1), "manual")
     );
     let err = finished(&mut e, 9, 1, true, Finisher::Command).unwrap_err();
     assert!(err.to_string().contains("person"), "{err}");
@@ -574,8 +580,8 @@ fn manual_work_waits_on_the_worklist_for_a_person() {
     assert_eq!(
         unknown,
         Refusal::UnknownActivity {
-            instance: 9,
-            activity: 42
+            instance: InstanceId(9),
+            activity: ActivityId(42)
         }
     );
 }
@@ -587,8 +593,8 @@ fn bad_documents_are_refused_without_changing_anything() {
         .apply(
             0,
             Input::Deploy {
-                instance: 1,
-                partition: 1,
+                instance: InstanceId(1),
+                partition: PartitionId(1),
                 document: "<workflow id=\"1\"><nope/></workflow>".to_owned(),
             },
         )
@@ -601,8 +607,8 @@ fn bad_documents_are_refused_without_changing_anything() {
         .apply(
             0,
             Input::Deploy {
-                instance: 2,
-                partition: 1,
+                instance: InstanceId(2),
+                partition: PartitionId(1),
                 document: PARTITION_1.to_owned(),
             },
         )
@@ -610,8 +616,8 @@ fn bad_documents_are_refused_without_changing_anything() {
     assert_eq!(
         err,
         Refusal::WrongInstance {
-            instance: 2,
-            found: 18
+            instance: InstanceId(2),
+            found: InstanceId(18)
         }
     );
     assert_eq!(e.runs().count(), 0);
@@ -680,8 +686,8 @@ fn a_different_document_for_a_known_run_is_refused_and_one_partner_is_notified_o
         .apply(
             0,
             Input::Deploy {
-                instance: 11,
-                partition: 1,
+                instance: InstanceId(11),
+                partition: PartitionId(1),
                 document: other,
             },
         )
@@ -689,8 +695,8 @@ fn a_different_document_for_a_known_run_is_refused_and_one_partner_is_notified_o
     assert_eq!(
         err,
         Refusal::Conflict {
-            instance: 11,
-            partition: 1
+            instance: InstanceId(11),
+            partition: PartitionId(1)
         }
     );
 }
@@ -727,8 +733,13 @@ fn time_to_wait_starts_a_waiting_activity_as_an_emergency_and_tells_the_controll
 
     let fx = e.apply(6000, Input::Tick).expect("tick");
     assert!(
-        fx.iter()
-            .any(|f| matches!(f, Effect::Execute { activity: 2, .. })),
+        fx.iter().any(|f| matches!(
+            f,
+            Effect::Execute {
+                activity: ActivityId(2),
+                ..
+            }
+        )),
         "{fx:?}"
     );
     match to_controller(&fx)[..] {
@@ -743,7 +754,11 @@ fn time_to_wait_starts_a_waiting_activity_as_an_emergency_and_tells_the_controll
     assert_eq!(e.next_deadline(), None);
     // The late notification changes nothing.
     assert!(notified(&mut e, 12, 1, Outcome::Succeeded).is_empty());
-    assert!(e.record(12, 2).expect("record").emergency);
+    assert!(
+        e.record(InstanceId(12), ActivityId(2))
+            .expect("record")
+            .emergency
+    );
 }
 
 #[test]
@@ -782,12 +797,12 @@ fn an_activity_that_runs_longer_than_its_time_out_fails_and_its_command_is_kille
     let fx = e.apply(3000, Input::Tick).expect("tick");
     assert!(
         fx.iter().any(
-            |f| matches!(f, Effect::Kill { key, activity: 1, attempt: 0, .. }
-            if *key == RunKey { instance: 13, partition: 1 })
+            |f| matches!(f, Effect::Kill { key, activity: ActivityId(1), attempt: 0, .. }
+            if *key == RunKey { instance: InstanceId(13), partition: PartitionId(1) })
         ),
         "{fx:?}"
     );
-    let rec = e.record(13, 1).expect("record");
+    let rec = e.record(InstanceId(13), ActivityId(1)).expect("record");
     assert_eq!(rec.state, ActivityState::Failed);
     assert_eq!(
         rec.detail.as_deref(),
@@ -821,7 +836,7 @@ fn a_failed_command_is_tried_again_after_its_wait() {
     assert_eq!(executes(&deploy(&mut e, 20, 1, &d)), vec![(1, 0)]); // at 1000
     let fx = ended(&mut e, 3000, 20, 1, false, 0);
     assert!(fx.is_empty(), "nobody hears of a try that failed: {fx:?}");
-    let rec = e.record(20, 1).expect("record");
+    let rec = e.record(InstanceId(20), ActivityId(1)).expect("record");
     assert_eq!((rec.state, rec.retried), (ActivityState::Running, 1));
     assert_eq!(
         rec.detail.as_deref(),
@@ -835,7 +850,7 @@ fn a_failed_command_is_tried_again_after_its_wait() {
     assert_eq!(e.next_deadline(), Some(14_000));
     assert_eq!(executes(&tick(&mut e, 14_000)), vec![(1, 2)]);
     let fx = ended(&mut e, 15_000, 20, 1, true, 2);
-    let rec = e.record(20, 1).expect("record");
+    let rec = e.record(InstanceId(20), ActivityId(1)).expect("record");
     assert_eq!((rec.state, rec.retried), (ActivityState::Succeeded, 2));
     assert_eq!(
         notifies(&fx),
@@ -865,7 +880,12 @@ fn with_a_zero_wait_the_next_try_starts_at_once() {
         vec![(1, 2)]
     );
     assert_eq!(e.next_deadline(), None);
-    assert_eq!(e.record(21, 1).expect("record").retried, 2);
+    assert_eq!(
+        e.record(InstanceId(21), ActivityId(1))
+            .expect("record")
+            .retried,
+        2
+    );
 }
 
 #[test]
@@ -892,7 +912,7 @@ fn after_the_last_try_the_activity_fails_and_its_contingency_applies() {
     deploy(&mut e, 22, 1, &d);
     ended(&mut e, 3000, 22, 1, false, 0);
     let fx = ended(&mut e, 4000, 22, 1, false, 1);
-    let rec = e.record(22, 1).expect("record");
+    let rec = e.record(InstanceId(22), ActivityId(1)).expect("record");
     assert_eq!(
         (rec.state, rec.retried, rec.detail.as_deref()),
         (ActivityState::Failed, 1, Some("exit status 1"))
@@ -930,7 +950,7 @@ fn a_time_out_during_a_try_kills_that_try_and_counts_as_a_failed_try() {
     let fx = tick(&mut e, 3000);
     assert_eq!(kills(&fx), vec![(1, 0)]);
     assert_eq!(executes(&fx), vec![], "the next try waits 3 s");
-    let rec = e.record(23, 1).expect("record");
+    let rec = e.record(InstanceId(23), ActivityId(1)).expect("record");
     assert_eq!((rec.state, rec.retried), (ActivityState::Running, 1));
     assert_eq!(
         rec.detail.as_deref(),
@@ -1156,7 +1176,12 @@ fn a_chain_of_substitutions_is_followed_to_its_end() {
     substitute(&mut e, 4000, 36, 1, 5);
     // Activity 5 failed in turn; its own contingency activity 6 runs in its place.
     assert!(substitute(&mut e, 5000, 36, 5, 6).is_empty());
-    assert_eq!(e.known(36).expect("known").stand_in(1), Some(6));
+    assert_eq!(
+        e.known(InstanceId(36))
+            .expect("known")
+            .stand_in(ActivityId(1)),
+        Some(ActivityId(6))
+    );
     assert!(notify_at(&mut e, 6000, 36, 5, Outcome::Blocked).is_empty());
     assert_eq!(state(&e, 36, 2), ActivityState::Waiting);
     let fx = notify_at(&mut e, 7000, 36, 6, Outcome::Succeeded);
@@ -1184,9 +1209,9 @@ fn a_word_about_a_replaced_activity_after_the_substitution_is_kept_as_late_and_s
     deploy(&mut e, 40, 1, &waits_for_remote_1(40));
     substitute(&mut e, 2000, 40, 1, 5);
     assert!(notify_at(&mut e, 3000, 40, 1, Outcome::Succeeded).is_empty());
-    let known = e.known(40).expect("known");
-    assert_eq!(known.late.get(&1), Some(&Outcome::Succeeded));
-    assert!(!known.heard.contains_key(&1));
+    let known = e.known(InstanceId(40)).expect("known");
+    assert_eq!(known.late.get(&ActivityId(1)), Some(&Outcome::Succeeded));
+    assert!(!known.heard.contains_key(&ActivityId(1)));
     assert_eq!(state(&e, 40, 2), ActivityState::Waiting);
     assert_eq!(
         executes(&notify_at(&mut e, 4000, 40, 5, Outcome::Succeeded)),
@@ -1260,8 +1285,8 @@ fn a_withdrawn_running_activity_fails_without_a_word_and_its_command_is_killed()
         e.apply(
             2500,
             Input::Finished {
-                instance: 50,
-                activity: 1,
+                instance: InstanceId(50),
+                activity: ActivityId(1),
                 succeeded: true,
                 detail: None,
                 by: Finisher::Command,
@@ -1461,7 +1486,11 @@ fn timers_fire_at_their_stored_deadlines_after_a_restart() {
     let mut e = restart(&mut e);
     assert_eq!(e.next_deadline(), Some(5000));
     assert_eq!(executes(&tick(&mut e, 5000)), vec![(1, 0)]);
-    assert!(e.record(70, 1).expect("record").emergency);
+    assert!(
+        e.record(InstanceId(70), ActivityId(1))
+            .expect("record")
+            .emergency
+    );
     assert_eq!(e.next_deadline(), Some(7000));
     assert_eq!(kills(&tick(&mut e, 7000)), vec![(2, 0)]);
     assert_eq!(e.next_deadline(), Some(11_000));
@@ -1501,7 +1530,11 @@ fn timers_due_at_the_same_tick_start_an_activity_once() {
         notifies(&fx),
         vec![("/remote/c".to_owned(), 2, Outcome::Succeeded)]
     );
-    assert!(!e.record(71, 2).expect("record").emergency);
+    assert!(
+        !e.record(InstanceId(71), ActivityId(2))
+            .expect("record")
+            .emergency
+    );
     assert_eq!(
         reports(&fx),
         vec![(1, ActivityState::Succeeded), (2, ActivityState::Succeeded)]
@@ -1612,7 +1645,11 @@ fn a_resumed_instance_starts_what_is_ready_and_what_its_triggers_call_for() {
     );
     let fx = tick(&mut e, 10_000);
     assert_eq!(executes(&fx), vec![(3, 0)]);
-    assert!(e.record(81, 3).expect("record").emergency);
+    assert!(
+        e.record(InstanceId(81), ActivityId(3))
+            .expect("record")
+            .emergency
+    );
 }
 
 #[test]
@@ -1732,7 +1769,11 @@ fn an_emergency_start_that_finishes_at_once_is_reported_once() {
     deploy(&mut e, 86, 1, &d);
     let fx = tick(&mut e, 6000);
     assert_eq!(reports(&fx), vec![(2, ActivityState::Succeeded)]);
-    assert!(e.record(86, 2).expect("record").emergency);
+    assert!(
+        e.record(InstanceId(86), ActivityId(2))
+            .expect("record")
+            .emergency
+    );
 }
 
 #[test]
@@ -1779,14 +1820,17 @@ fn records_keep_start_and_end_to_the_microsecond() {
     e.apply_us(
         1_000_123,
         Input::Deploy {
-            instance: 1,
-            partition: 1,
+            instance: InstanceId(1),
+            partition: PartitionId(1),
             document,
         },
     )
     .expect("deploy");
     // Activity 3 starts at deployment and waits for its command.
-    let three = e.record(1, 3).expect("record").clone();
+    let three = e
+        .record(InstanceId(1), ActivityId(3))
+        .expect("record")
+        .clone();
     assert_eq!(
         (three.started_ms, three.started_us, three.finished_us),
         (Some(1000), Some(1_000_123), None)
@@ -1795,24 +1839,31 @@ fn records_keep_start_and_end_to_the_microsecond() {
     e.apply_us(
         2_345_678,
         Input::Notified {
-            instance: 1,
-            activity: 9,
+            instance: InstanceId(1),
+            activity: ActivityId(9),
             outcome: Outcome::Succeeded,
         },
     )
     .expect("notified");
-    let one = e.record(1, 1).expect("record").clone();
+    let one = e
+        .record(InstanceId(1), ActivityId(1))
+        .expect("record")
+        .clone();
     assert_eq!(
         (one.started_us, one.finished_us, one.finished_ms),
         (Some(2_345_678), Some(2_345_678), Some(2345))
     );
     // An input applied to the millisecond records whole milliseconds.
-    let rec = |e: &Engine| e.record(1, 3).expect("record").clone();
+    let rec = |e: &Engine| {
+        e.record(InstanceId(1), ActivityId(3))
+            .expect("record")
+            .clone()
+    };
     e.apply(
         5000,
         Input::Finished {
-            instance: 1,
-            activity: 3,
+            instance: InstanceId(1),
+            activity: ActivityId(3),
             succeeded: true,
             detail: None,
             by: Finisher::Command,

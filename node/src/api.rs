@@ -13,6 +13,7 @@ use axum::extract::{Path, State};
 use axum::http::StatusCode;
 use axum::response::{IntoResponse, Response};
 use axum::routing::{get, post};
+use mobiwf_proto::{ActivityId, InstanceId};
 use serde::Deserialize;
 
 use crate::daemon::NodeClient;
@@ -70,7 +71,10 @@ async fn complete(
     body: Option<Json<Completion>>,
 ) -> Response {
     let Completion { failed, detail } = body.map(|Json(b)| b).unwrap_or_default();
-    match client.complete(instance, activity, !failed, detail).await {
+    match client
+        .complete(InstanceId(instance), ActivityId(activity), !failed, detail)
+        .await
+    {
         Ok(Ok(())) => {
             Json(serde_json::json!({ "instance": instance, "activity": activity })).into_response()
         }

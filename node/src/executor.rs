@@ -11,6 +11,7 @@
 //! is gone without an `exit` means the command was interrupted: the activity fails with that
 //! reason rather than run twice.
 
+use mobiwf_proto::{ActivityId, InstanceId, PartitionId};
 use std::path::{Path, PathBuf};
 use std::time::Duration;
 
@@ -31,11 +32,11 @@ echo $s > "$d/exit.tmp" && mv "$d/exit.tmp" "$d/exit"
 #[derive(Debug, Clone)]
 pub struct Execution {
     /// The instance.
-    pub instance: u64,
+    pub instance: InstanceId,
     /// The partition.
-    pub partition: u64,
+    pub partition: PartitionId,
     /// The activity.
-    pub activity: u64,
+    pub activity: ActivityId,
     /// Which try (0 the first).
     pub attempt: u32,
     /// The command line, run with `sh -c`.

@@ -10,18 +10,22 @@
 use mobiwf_runtime::store::{Batch, Durability, Store, StoreError, read_number, unreadable};
 
 use mobiwf_engine::{Changes, Engine, Known, Run};
+use mobiwf_proto::{InstanceId, PartitionId};
 
 const SEQ_KEY: &str = "meta/seq";
 
-fn run_key(instance: u64, partition: u64) -> String {
+fn run_key(instance: InstanceId, partition: PartitionId) -> String {
+    let (instance, partition) = (instance.0, partition.0);
     format!("run/{instance:020}/{partition:020}")
 }
 
-fn doc_key(instance: u64, partition: u64) -> String {
+fn doc_key(instance: InstanceId, partition: PartitionId) -> String {
+    let (instance, partition) = (instance.0, partition.0);
     format!("doc/{instance:020}/{partition:020}")
 }
 
-fn known_key(instance: u64) -> String {
+fn known_key(instance: InstanceId) -> String {
+    let instance = instance.0;
     format!("known/{instance:020}")
 }
 
@@ -74,6 +78,7 @@ pub fn load(store: &dyn Store) -> Result<(Engine, u64), StoreError> {
         let instance = std::str::from_utf8(&k[b"known/".len()..])
             .ok()
             .and_then(|s| s.parse().ok())
+            .map(InstanceId)
             .ok_or_else(|| corrupt(&k, &"bad key"))?;
         known.push((instance, value));
     }
@@ -86,8 +91,8 @@ mod tests {
     #![allow(clippy::unwrap_used, clippy::expect_used)]
     use super::*;
     use mobiwf_engine::Input;
-    use mobiwf_runtime::store::MemoryStore;
     use mobiwf_proto::Outcome;
+    use mobiwf_runtime::store::MemoryStore;
 
     const PARTITION_1: &str = include_str!("../../examples/paper/partition-1.xml");
 
@@ -95,8 +100,8 @@ mod tests {
     fn a_run_stored_with_its_document_inside_is_moved_to_its_own_key_on_load() {
         let mut engine = Engine::new();
         let deploy = Input::Deploy {
-            instance: 18,
-            partition: 1,
+            instance: InstanceId(18),
+            partition: PartitionId(1),
             document: PARTITION_1.to_owned(),
         };
         engine.apply(1000, deploy).expect("deploy");
@@ -106,15 +111,23 @@ mod tests {
         old["document"] = PARTITION_1.into();
         let store = MemoryStore::new();
         let mut batch = Batch::default();
-        batch.put(run_key(18, 1), serde_json::to_vec(&old).unwrap());
+        batch.put(
+            run_key(InstanceId(18), PartitionId(1)),
+            serde_json::to_vec(&old).unwrap(),
+        );
         store.write(batch, Durability::Synced).unwrap();
 
         let (mut engine, _) = load(&store).expect("load");
-        assert!(store.get(doc_key(18, 1).as_bytes()).unwrap().is_some());
+        assert!(
+            store
+                .get(doc_key(InstanceId(18), PartitionId(1)).as_bytes())
+                .unwrap()
+                .is_some()
+        );
         // Its next change is written without the document; it still loads.
         let heard = Input::Notified {
-            instance: 18,
-            activity: 19,
+            instance: InstanceId(18),
+            activity: mobiwf_proto::ActivityId(19),
             outcome: Outcome::Succeeded,
         };
         engine.apply(2000, heard).expect("notified");

@@ -3,12 +3,13 @@
 #![allow(clippy::unwrap_used, clippy::expect_used)]
 
 use mobiwf_node::executor::{Execution, execute, kill, run_dir};
+use mobiwf_proto::{ActivityId, InstanceId, PartitionId};
 
 fn execution(command: &str) -> Execution {
     Execution {
-        instance: 3,
-        partition: 1,
-        activity: 7,
+        instance: InstanceId(3),
+        partition: PartitionId(1),
+        activity: ActivityId(7),
         attempt: 0,
         command: command.to_owned(),
         partner: "P1".to_owned(),
