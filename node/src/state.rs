@@ -4,15 +4,13 @@
 //! `doc/<instance>/<partition>` (its partition document, written once), `known/<instance>`
 //! (what the partners and the controller told about the instance, JSON), `seen/<origin>/<seq>`
 //! (a message already applied), `meta/seq` (the last sequence number given to an outgoing
-//! message), and the outbox's `out/...`.
+//! message; the daemon shell's), and the outbox's `out/...`.
 //! Numbers are zero-padded to 20 digits so that key order is numeric order.
 
-use mobiwf_runtime::store::{Batch, Durability, Store, StoreError, read_number, unreadable};
+use mobiwf_runtime::store::{Batch, Durability, Store, StoreError, encode, unreadable};
 
 use mobiwf_engine::{Changes, Engine, Known, Run};
 use mobiwf_proto::{InstanceId, PartitionId};
-
-const SEQ_KEY: &str = "meta/seq";
 
 fn run_key(instance: InstanceId, partition: PartitionId) -> String {
     let (instance, partition) = (instance.0, partition.0);
@@ -29,8 +27,9 @@ fn known_key(instance: InstanceId) -> String {
     format!("known/{instance:020}")
 }
 
-/// Adds the engine's changes to `batch`.
-pub fn stage_changes(batch: &mut Batch, changes: &Changes) {
+/// Adds the engine's changes to `batch`; an error (and nothing staged for the value) when one
+/// cannot be encoded.
+pub fn stage_changes(batch: &mut Batch, changes: &Changes) -> Result<(), StoreError> {
     for run in &changes.runs {
         let (instance, partition) = (run.key.instance, run.key.partition);
         if let Some(document) = &run.document {
@@ -39,18 +38,13 @@ pub fn stage_changes(batch: &mut Batch, changes: &Changes) {
         batch.put(run_key(instance, partition), run.state.as_slice());
     }
     for (instance, known) in &changes.known {
-        let value = serde_json::to_vec(known).unwrap_or_default();
-        batch.put(known_key(*instance), value);
+        batch.put(known_key(*instance), encode("what a node knows of an instance", known)?);
     }
+    Ok(())
 }
 
-/// Records the last sequence number used.
-pub fn stage_seq(batch: &mut Batch, seq: u64) {
-    batch.put(SEQ_KEY, seq.to_string());
-}
-
-/// The engine and the last sequence number, as the store holds them.
-pub fn load(store: &dyn Store) -> Result<(Engine, u64), StoreError> {
+/// The engine, as the store holds it.
+pub fn load(store: &dyn Store) -> Result<Engine, StoreError> {
     let corrupt = |k: &[u8], e: &dyn std::fmt::Display| unreadable(k, e);
     let mut runs = Vec::new();
     let mut migrated = Batch::default();
@@ -82,8 +76,7 @@ pub fn load(store: &dyn Store) -> Result<(Engine, u64), StoreError> {
             .ok_or_else(|| corrupt(&k, &"bad key"))?;
         known.push((instance, value));
     }
-    let seq = read_number(store, SEQ_KEY)?;
-    Ok((Engine::restore(runs, known), seq))
+    Ok(Engine::restore(runs, known))
 }
 
 #[cfg(test)]
@@ -117,7 +110,7 @@ mod tests {
         );
         store.write(batch, Durability::Synced).unwrap();
 
-        let (mut engine, _) = load(&store).expect("load");
+        let mut engine = load(&store).expect("load");
         assert!(
             store
                 .get(doc_key(InstanceId(18), PartitionId(1)).as_bytes())
@@ -132,9 +125,9 @@ mod tests {
         };
         engine.apply(2000, heard).expect("notified");
         let mut batch = Batch::default();
-        stage_changes(&mut batch, &engine.take_changes());
+        stage_changes(&mut batch, &engine.take_changes()).unwrap();
         store.write(batch, Durability::Synced).unwrap();
-        let (reloaded, _) = load(&store).expect("reload");
+        let reloaded = load(&store).expect("reload");
         let records = |e: &Engine| e.runs().next().expect("the run").records();
         assert_eq!(records(&reloaded), records(&engine));
     }
