@@ -147,6 +147,6 @@ mod tests {
             },
         )
         .unwrap_err();
-        assert!(err.contains("139.82.2.149") && err.contains("multiaddr"), "{err}");
+        assert!(err.contains("is not a multiaddr"), "{err}");
     }
 }
