@@ -3,6 +3,7 @@
 
 use std::collections::BTreeMap;
 
+use mobiwf_proto::{ActivityId, InstanceId, NodeName};
 use serde::{Deserialize, Serialize};
 
 /// One entry of an instance's history.
@@ -11,9 +12,9 @@ pub struct HistoryEvent {
     /// When it happened (for activity transitions: the node's time), ms since the epoch.
     pub at_ms: u64,
     /// The activity it is about, if any.
-    pub activity: Option<u64>,
+    pub activity: Option<ActivityId>,
     /// The partner (node name) it happened on or concerns, if any.
-    pub partner: Option<String>,
+    pub partner: Option<NodeName>,
     /// What happened.
     pub what: String,
 }
@@ -21,14 +22,14 @@ pub struct HistoryEvent {
 /// Every instance's history, and what was added since the last write.
 #[derive(Debug, Default)]
 pub struct History {
-    events: BTreeMap<u64, Vec<HistoryEvent>>,
-    new: Vec<(u64, usize, HistoryEvent)>,
+    events: BTreeMap<InstanceId, Vec<HistoryEvent>>,
+    new: Vec<(InstanceId, usize, HistoryEvent)>,
 }
 
 impl History {
     /// Rebuilds from stored events, each with its instance (in order).
-    pub fn restore(stored: Vec<(u64, HistoryEvent)>) -> History {
-        let mut events: BTreeMap<u64, Vec<HistoryEvent>> = BTreeMap::new();
+    pub fn restore(stored: Vec<(InstanceId, HistoryEvent)>) -> History {
+        let mut events: BTreeMap<InstanceId, Vec<HistoryEvent>> = BTreeMap::new();
         for (instance, event) in stored {
             events.entry(instance).or_default().push(event);
         }
@@ -41,16 +42,16 @@ impl History {
     /// Appends an event to an instance's history.
     pub fn push(
         &mut self,
-        instance: u64,
+        instance: InstanceId,
         at_ms: u64,
-        activity: Option<u64>,
-        partner: Option<&str>,
+        activity: Option<ActivityId>,
+        partner: Option<&NodeName>,
         what: impl Into<String>,
     ) {
         let event = HistoryEvent {
             at_ms,
             activity,
-            partner: partner.map(str::to_owned),
+            partner: partner.cloned(),
             what: what.into(),
         };
         let list = self.events.entry(instance).or_default();
@@ -59,12 +60,12 @@ impl History {
     }
 
     /// One instance's history, in the order the controller learnt it.
-    pub fn of(&self, instance: u64) -> &[HistoryEvent] {
+    pub fn of(&self, instance: InstanceId) -> &[HistoryEvent] {
         self.events.get(&instance).map_or(&[], Vec::as_slice)
     }
 
     /// The events added since the last call: (instance, position, event).
-    pub fn take_new(&mut self) -> Vec<(u64, usize, HistoryEvent)> {
+    pub fn take_new(&mut self) -> Vec<(InstanceId, usize, HistoryEvent)> {
         std::mem::take(&mut self.new)
     }
 }

@@ -5,7 +5,7 @@
 
 use std::collections::BTreeMap;
 
-use mobiwf_proto::{Message, Outcome};
+use mobiwf_proto::{ActivityId, Message, NodeId, Outcome, PartitionId};
 use mobiwf_xml_schema::WorkflowDefinition;
 
 use super::recovery::{partition_of, successor_nodes};
@@ -40,12 +40,12 @@ impl Routing {
 pub(super) fn relay(
     inst: &Instance,
     def: Option<&WorkflowDefinition>,
-    nodes: &BTreeMap<String, NodeInfo>,
-    from: &str,
-    activity: u64,
+    nodes: &BTreeMap<NodeId, NodeInfo>,
+    from: &NodeId,
+    activity: ActivityId,
     outcome: Outcome,
 ) -> Result<Vec<Effect>, BookError> {
-    let partition = partition_of(inst, activity).unwrap_or(0);
+    let partition = partition_of(inst, activity).unwrap_or(PartitionId(0));
     super::check_sender(inst, from, partition)?;
     let Some(def) = def else {
         return Ok(Vec::new());

@@ -15,8 +15,13 @@ mod recovery;
 use std::collections::{BTreeMap, BTreeSet};
 use std::sync::Arc;
 
-use mobiwf_proto::{ActivityRecord, ActivityState, Control, Message};
-use mobiwf_xml_schema::{DeriveOptions, WorkflowDefinition, WorkflowId, derive_partitions};
+use mobiwf_proto::{
+    ActivityId, ActivityRecord, ActivityState, ActivityTypeId, Control, InstanceId, Message,
+    NodeId, NodeName, PartitionId,
+};
+use mobiwf_xml_schema::{
+    Contingency, DeriveOptions, WorkflowDefinition, WorkflowId, derive_partitions,
+};
 use serde::{Deserialize, Serialize};
 
 pub use history::{History, HistoryEvent};
@@ -29,11 +34,11 @@ use recovery::{Ctx, label};
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 pub struct NodeInfo {
     /// Its peer id.
-    pub peer: String,
+    pub peer: NodeId,
     /// Its name.
-    pub name: String,
+    pub name: NodeName,
     /// The activity types it can run.
-    pub skills: Vec<u64>,
+    pub skills: Vec<ActivityTypeId>,
     /// Its libp2p addresses.
     pub addrs: Vec<String>,
     /// When it (last) registered.
@@ -51,7 +56,7 @@ pub struct NodeInfo {
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct Watched {
     /// Its peer id.
-    pub peer: String,
+    pub peer: NodeId,
     /// Its addresses.
     pub addrs: Vec<String>,
     /// True while it is suspected.
@@ -103,11 +108,11 @@ impl InstanceState {
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 pub struct PartitionView {
     /// The partition id.
-    pub id: u64,
+    pub id: PartitionId,
     /// The name of the node that runs it.
-    pub node: String,
+    pub node: NodeName,
     /// That node's peer id.
-    pub peer: String,
+    pub peer: NodeId,
     /// True once the node acknowledged the partition.
     pub deployed: bool,
     /// True once its result came back.
@@ -117,7 +122,7 @@ pub struct PartitionView {
     pub deadline_ms: Option<u64>,
     /// For a contingency activity's partition: the failed activity it stands for.
     #[serde(default)]
-    pub stands_for: Option<u64>,
+    pub stands_for: Option<ActivityId>,
     /// Why the controller gave up on it (its partner stopped answering, or its `timeOut`
     /// passed): its unfinished activities failed then.
     #[serde(default)]
@@ -128,13 +133,13 @@ pub struct PartitionView {
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 pub struct ActivityView {
     /// The activity id.
-    pub id: u64,
+    pub id: ActivityId,
     /// Its name.
     pub name: String,
     /// The partition that runs it (none: a contingency activity not placed).
-    pub partition: Option<u64>,
+    pub partition: Option<PartitionId>,
     /// The node that runs it.
-    pub node: Option<String>,
+    pub node: Option<NodeName>,
     /// Its state.
     pub state: ActivityState,
     /// When it started, ms since the epoch.
@@ -144,8 +149,9 @@ pub struct ActivityView {
     /// Why it failed or was cancelled.
     pub detail: Option<String>,
     /// Its `contingencyActivityId`: -1 a failure blocks its successors, 0 releases them,
-    /// x > 0 activity x runs instead.
-    pub contingency: i64,
+    /// x > 0 activity x runs instead. Stored and shown as that number.
+    #[serde(with = "contingency_code")]
+    pub contingency: Contingency,
     /// True when its `timeToWait` ran out and it was started before its preconditions were met.
     #[serde(default)]
     pub emergency: bool,
@@ -154,10 +160,10 @@ pub struct ActivityView {
     pub retried: u32,
     /// The contingency activity that ran in its place after it failed.
     #[serde(default)]
-    pub replaced_by: Option<u64>,
+    pub replaced_by: Option<ActivityId>,
     /// For a contingency activity: the failed activity it ran in place of.
     #[serde(default)]
-    pub stands_for: Option<u64>,
+    pub stands_for: Option<ActivityId>,
     /// Its contingency activity could not be used (already in use): its successors were
     /// cancelled instead.
     #[serde(default)]
@@ -165,10 +171,10 @@ pub struct ActivityView {
     /// For a contingency activity placed before the failed one started: the preconditions it
     /// waits for (the controller relays their outcomes).
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
-    pub awaits: Vec<u64>,
+    pub awaits: Vec<ActivityId>,
     /// Those of `awaits` whose outcome was relayed.
     #[serde(default, skip_serializing_if = "BTreeSet::is_empty")]
-    pub relayed: BTreeSet<u64>,
+    pub relayed: BTreeSet<ActivityId>,
     /// A successor waited longer than its precondition `timeOut` for this activity: unless
     /// its own partner reports it final first, the controller withdraws it at this time (ms
     /// since the epoch), for the reason.
@@ -192,9 +198,9 @@ pub const OVERDUE_GRACE_MS: u64 = 2000;
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 pub struct Instance {
     /// The instance id (also `workflow@id` in its partition documents).
-    pub id: u64,
+    pub id: InstanceId,
     /// The id of the workflow definition.
-    pub workflow: u64,
+    pub workflow: WorkflowId,
     /// The workflow's description.
     pub description: String,
     /// Where it is.
@@ -226,23 +232,23 @@ pub enum Input {
     /// A node acknowledged or refused a partition.
     Delivered {
         /// The instance.
-        instance: u64,
+        instance: InstanceId,
         /// The partition.
-        partition: u64,
+        partition: PartitionId,
         /// The refusal's reason, if it was refused.
         refused: Option<String>,
     },
     /// The failure detector stopped hearing from a node.
     Suspect {
         /// Its peer id.
-        peer: String,
+        peer: NodeId,
         /// What the detector saw.
         reason: String,
     },
     /// A suspected node answers again.
     Answering {
         /// Its peer id.
-        peer: String,
+        peer: NodeId,
     },
     /// Time passed: partition `timeOut`s that ran out are acted on. Sent at
     /// [`Book::next_deadline`].
@@ -250,14 +256,14 @@ pub enum Input {
     /// An operator interrupts, resumes or cancels an instance.
     Control {
         /// The instance.
-        instance: u64,
+        instance: InstanceId,
         /// What to do.
         action: Control,
     },
     /// A node reports (`Report`, `PartitionResult` or `Overdue`).
     FromNode {
         /// The sending node's peer id (authenticated by the transport).
-        peer: String,
+        peer: NodeId,
         /// What it says.
         message: Message,
     },
@@ -269,7 +275,7 @@ pub enum Effect {
     /// Send a message through the outbox.
     Send {
         /// The receiver's peer id.
-        to: String,
+        to: NodeId,
         /// Its addresses.
         addrs: Vec<String>,
         /// The message.
@@ -288,16 +294,16 @@ pub enum BookError {
     Placement(#[from] PlacementError),
     /// A report about an instance the controller does not have.
     #[error("no instance {0}")]
-    UnknownInstance(u64),
+    UnknownInstance(InstanceId),
     /// A report from a node that does not run that partition.
     #[error("peer {peer} does not run partition {partition} of instance {instance}")]
     NotYours {
         /// The sender.
-        peer: String,
+        peer: NodeId,
         /// The instance.
-        instance: u64,
+        instance: InstanceId,
         /// The partition.
-        partition: u64,
+        partition: PartitionId,
     },
     /// A message the controller does not take.
     #[error("the controller does not take {0} messages")]
@@ -306,7 +312,7 @@ pub enum BookError {
     #[error("instance {instance} is {state}: cannot {action} it")]
     NotNow {
         /// The instance.
-        instance: u64,
+        instance: InstanceId,
         /// Its state.
         state: &'static str,
         /// What was asked.
@@ -320,44 +326,62 @@ pub struct Applied {
     /// Messages to send.
     pub effects: Vec<Effect>,
     /// The new instance, for a submission.
-    pub instance: Option<u64>,
+    pub instance: Option<InstanceId>,
 }
 
 /// Everything the controller knows.
-#[derive(Debug, Default)]
+#[derive(Debug)]
 pub struct Book {
-    nodes: BTreeMap<String, NodeInfo>,
-    instances: BTreeMap<u64, Instance>,
+    nodes: BTreeMap<NodeId, NodeInfo>,
+    instances: BTreeMap<InstanceId, Instance>,
     /// Each instance's workflow definition (for contingency activities), parsed.
-    definitions: BTreeMap<u64, Arc<WorkflowDefinition>>,
+    definitions: BTreeMap<InstanceId, Arc<WorkflowDefinition>>,
     /// The definitions submitted last, as submitted and parsed: a workflow submitted again
     /// (the usual case: one definition, many instances) is not parsed again, and its
     /// instances share one parsed copy.
     recent: Vec<(Vec<u8>, Arc<WorkflowDefinition>)>,
     history: History,
-    last_instance: u64,
-    dirty_nodes: BTreeSet<String>,
-    dirty_instances: BTreeSet<u64>,
-    new_definitions: Vec<(u64, Vec<u8>)>,
+    last_instance: InstanceId,
+    dirty_nodes: BTreeSet<NodeId>,
+    dirty_instances: BTreeSet<InstanceId>,
+    new_definitions: Vec<(InstanceId, Vec<u8>)>,
     routing: Routing,
     /// The instances not over, so that the per-commit questions (deadlines, nodes to watch)
     /// cost what is under way, not everything ever run.
-    live: BTreeSet<u64>,
+    live: BTreeSet<InstanceId>,
 }
 
 /// What changed since the last [`Book::take_changes`].
-#[derive(Debug, Default)]
+#[derive(Debug)]
 pub struct Changes {
     /// Nodes to write.
     pub nodes: Vec<NodeInfo>,
     /// Instances to write.
     pub instances: Vec<Instance>,
     /// The last instance id given.
-    pub last_instance: u64,
+    pub last_instance: InstanceId,
     /// Definitions of new instances, as submitted.
-    pub definitions: Vec<(u64, Vec<u8>)>,
+    pub definitions: Vec<(InstanceId, Vec<u8>)>,
     /// History events added: (instance, position, event).
-    pub history: Vec<(u64, usize, HistoryEvent)>,
+    pub history: Vec<(InstanceId, usize, HistoryEvent)>,
+}
+
+impl Default for Book {
+    fn default() -> Book {
+        Book {
+            nodes: BTreeMap::new(),
+            instances: BTreeMap::new(),
+            definitions: BTreeMap::new(),
+            recent: Vec::new(),
+            history: History::default(),
+            last_instance: InstanceId(0),
+            dirty_nodes: BTreeSet::new(),
+            dirty_instances: BTreeSet::new(),
+            new_definitions: Vec::new(),
+            routing: Routing::default(),
+            live: BTreeSet::new(),
+        }
+    }
 }
 
 impl Book {
@@ -370,9 +394,9 @@ impl Book {
     pub fn restore(
         nodes: Vec<NodeInfo>,
         instances: Vec<Instance>,
-        definitions: Vec<(u64, Arc<WorkflowDefinition>)>,
+        definitions: Vec<(InstanceId, Arc<WorkflowDefinition>)>,
         history: History,
-        last_instance: u64,
+        last_instance: InstanceId,
     ) -> Book {
         let live = instances
             .iter()
@@ -420,11 +444,10 @@ impl Book {
                 node.suspected = Some(reason.clone());
                 let name = node.name.clone();
                 self.dirty_nodes.insert(peer.clone());
-                tracing::warn!(partner = %name, %reason, "partner suspected");
                 let why = format!("partner {name} stopped answering ({reason})");
                 let mut effects = Vec::new();
                 for id in self.live_instances() {
-                    let parts: Vec<u64> = self.instances[&id]
+                    let parts: Vec<PartitionId> = self.instances[&id]
                         .partitions
                         .iter()
                         .filter(|p| p.peer == peer && !p.finished && p.abandoned.is_none())
@@ -451,14 +474,13 @@ impl Book {
                 if node.suspected.take().is_none() {
                     return Ok(Applied::default());
                 }
-                tracing::info!(partner = %node.name, "partner answers again");
                 self.dirty_nodes.insert(peer);
                 Ok(self.settle_all(now_ms))
             }
             Input::Tick => {
                 let mut effects = Vec::new();
                 for id in self.live_instances() {
-                    let decide: Vec<(u64, String)> = self.instances[&id]
+                    let decide: Vec<(ActivityId, String)> = self.instances[&id]
                         .activities
                         .iter()
                         .filter_map(|a| {
@@ -480,7 +502,7 @@ impl Book {
                             }
                         })?;
                     }
-                    let due: Vec<u64> = self.instances[&id]
+                    let due: Vec<PartitionId> = self.instances[&id]
                         .partitions
                         .iter()
                         .filter(|p| !p.finished && p.abandoned.is_none())
@@ -490,13 +512,13 @@ impl Book {
                     if due.is_empty() {
                         continue;
                     }
-                    let secs: BTreeMap<u64, u64> = self
+                    let secs: BTreeMap<PartitionId, u64> = self
                         .definitions
                         .get(&id)
                         .map(|d| {
                             d.partitions
                                 .iter()
-                                .map(|p| (p.id.0, u64::from(p.time_out_secs)))
+                                .map(|p| (p.id, u64::from(p.time_out_secs)))
                                 .collect()
                         })
                         .unwrap_or_default();
@@ -542,7 +564,7 @@ impl Book {
                     None => format!("partition {partition} deployed"),
                 };
                 self.history
-                    .push(instance, now_ms, None, node.as_deref(), what);
+                    .push(instance, now_ms, None, node.as_ref(), what);
                 self.dirty_instances.insert(instance);
                 self.track(instance);
                 Ok(Applied::default())
@@ -614,7 +636,7 @@ impl Book {
                     .iter()
                     .find(|a| a.id == waiting)
                     .and_then(|a| a.partition)
-                    .unwrap_or(0);
+                    .unwrap_or(PartitionId(0));
                 check_sender(inst, &peer, partition)?;
                 let mut effects = Vec::new();
                 self.with_instance(instance, now_ms, &mut effects, |inst, ctx| {
@@ -649,7 +671,7 @@ impl Book {
         }
     }
 
-    fn instance_mut(&mut self, id: u64) -> Result<&mut Instance, BookError> {
+    fn instance_mut(&mut self, id: InstanceId) -> Result<&mut Instance, BookError> {
         self.instances
             .get_mut(&id)
             .ok_or(BookError::UnknownInstance(id))
@@ -676,7 +698,7 @@ impl Book {
         let def = self.parsed(xml, source)?;
         let nodes: Vec<NodeInfo> = self.nodes.values().cloned().collect();
         let placement = place(&def, &nodes)?;
-        let id = self.last_instance + 1;
+        let id = InstanceId(self.last_instance.0 + 1);
         let locations = placement
             .node_of
             .iter()
@@ -691,21 +713,21 @@ impl Book {
         let derived = derive_partitions(
             &placement.definition,
             &DeriveOptions {
-                workflow_id: Some(WorkflowId(id)),
+                workflow_id: Some(WorkflowId::from(id)),
                 start_time: Some(format_time(now_ms)),
                 locations,
             },
         );
         let mut effects = Vec::new();
         let mut partitions = Vec::new();
-        let mut placed: BTreeMap<u64, (u64, String)> = BTreeMap::new();
+        let mut placed: BTreeMap<ActivityId, (PartitionId, NodeName)> = BTreeMap::new();
         for d in derived {
             let Some(&i) = placement.node_of.get(&d.partner) else {
                 continue;
             };
             let node = &nodes[i];
             for act in &d.document.activities {
-                placed.insert(act.id.0, (d.partition.0, node.name.clone()));
+                placed.insert(act.id, (d.partition, node.name.clone()));
             }
             let time_out = placement
                 .definition
@@ -714,7 +736,7 @@ impl Book {
                 .find(|p| p.id == d.partition)
                 .map_or(0, |p| p.time_out_secs);
             partitions.push(PartitionView {
-                id: d.partition.0,
+                id: d.partition,
                 node: node.name.clone(),
                 peer: node.peer.clone(),
                 deployed: false,
@@ -728,7 +750,7 @@ impl Book {
                 addrs: node.addrs.clone(),
                 message: Message::Deploy {
                     instance: id,
-                    partition: d.partition.0,
+                    partition: d.partition,
                     document: mobiwf_xml_schema::write_partition(&d.document),
                 },
             });
@@ -737,9 +759,9 @@ impl Book {
             .activities
             .iter()
             .map(|a| {
-                let at = placed.get(&a.id.0);
+                let at = placed.get(&a.id);
                 ActivityView {
-                    id: a.id.0,
+                    id: a.id,
                     name: a.name.clone(),
                     partition: at.map(|p| p.0),
                     node: at.map(|p| p.1.clone()),
@@ -747,7 +769,7 @@ impl Book {
                     started_ms: None,
                     finished_ms: None,
                     detail: None,
-                    contingency: i64::try_from(a.contingency.code()).unwrap_or(-1),
+                    contingency: a.contingency,
                     emergency: false,
                     retried: 0,
                     replaced_by: None,
@@ -764,7 +786,7 @@ impl Book {
             id,
             Instance {
                 id,
-                workflow: def.id.0,
+                workflow: def.id,
                 description: def.description.clone(),
                 state: InstanceState::Deploying,
                 detail: None,
@@ -799,7 +821,7 @@ impl Book {
     /// Runs `f` on an instance with what the recovery rules need, then settles it.
     fn with_instance(
         &mut self,
-        id: u64,
+        id: InstanceId,
         now_ms: u64,
         effects: &mut Vec<Effect>,
         f: impl FnOnce(&mut Instance, &mut Ctx<'_>),
@@ -827,7 +849,7 @@ impl Book {
     }
 
     /// Keeps `live` true after instance `id` changed.
-    fn track(&mut self, id: u64) {
+    fn track(&mut self, id: InstanceId) {
         match self.instances.get(&id) {
             Some(i) if !i.state.is_final() => self.live.insert(id),
             _ => self.live.remove(&id),
@@ -836,7 +858,7 @@ impl Book {
 
     /// The instances not over (ids collected, so the book can change while going through
     /// them).
-    fn live_instances(&self) -> Vec<u64> {
+    fn live_instances(&self) -> Vec<InstanceId> {
         self.live.iter().copied().collect()
     }
 
@@ -858,7 +880,12 @@ impl Book {
     }
 
     /// An operator interrupts, resumes or cancels an instance; every partner of it is told.
-    fn control(&mut self, now_ms: u64, id: u64, action: Control) -> Result<Applied, BookError> {
+    fn control(
+        &mut self,
+        now_ms: u64,
+        id: InstanceId,
+        action: Control,
+    ) -> Result<Applied, BookError> {
         let inst = self.instance_mut(id)?;
         let allowed = match action {
             Control::Interrupt => {
@@ -899,7 +926,7 @@ impl Book {
                 }
             }
         }
-        let peers: BTreeSet<String> = inst
+        let peers: BTreeSet<NodeId> = inst
             .partitions
             .iter()
             .filter(|p| p.abandoned.is_none())
@@ -957,17 +984,17 @@ impl Book {
     /// The nodes the failure detector should watch: those running unfinished partitions of
     /// instances not over, and the suspected ones (to notice when they answer again).
     pub fn watched(&self) -> Vec<Watched> {
-        let mut peers: BTreeSet<&str> = self
+        let mut peers: BTreeSet<&NodeId> = self
             .live()
             .flat_map(|i| i.partitions.iter())
             .filter(|p| !p.finished && p.abandoned.is_none())
-            .map(|p| p.peer.as_str())
+            .map(|p| &p.peer)
             .collect();
         peers.extend(
             self.nodes
                 .values()
                 .filter(|n| n.suspected.is_some())
-                .map(|n| n.peer.as_str()),
+                .map(|n| &n.peer),
         );
         peers
             .into_iter()
@@ -981,7 +1008,7 @@ impl Book {
     }
 
     /// One instance's history.
-    pub fn history(&self, id: u64) -> Option<&[HistoryEvent]> {
+    pub fn history(&self, id: InstanceId) -> Option<&[HistoryEvent]> {
         self.instances
             .contains_key(&id)
             .then(|| self.history.of(id))
@@ -1005,7 +1032,7 @@ impl Book {
     }
 
     /// One instance.
-    pub fn instance(&self, id: u64) -> Option<&Instance> {
+    pub fn instance(&self, id: InstanceId) -> Option<&Instance> {
         self.instances.get(&id)
     }
 
@@ -1030,16 +1057,20 @@ fn all_deployed(inst: &Instance) -> bool {
 }
 
 /// Only the node that runs a partition reports on it.
-pub(super) fn check_sender(inst: &Instance, peer: &str, partition: u64) -> Result<(), BookError> {
+pub(crate) fn check_sender(
+    inst: &Instance,
+    peer: &NodeId,
+    partition: PartitionId,
+) -> Result<(), BookError> {
     if inst
         .partitions
         .iter()
-        .any(|p| p.id == partition && p.peer == peer)
+        .any(|p| p.id == partition && &p.peer == peer)
     {
         Ok(())
     } else {
         Err(BookError::NotYours {
-            peer: peer.to_owned(),
+            peer: peer.clone(),
             instance: inst.id,
             partition,
         })
@@ -1049,7 +1080,7 @@ pub(super) fn check_sender(inst: &Instance, peer: &str, partition: u64) -> Resul
 /// Takes a node's word about an activity of its partition, never going back from a final
 /// state; records what it learnt in the history (a word that comes after the controller
 /// decided otherwise is recorded as late and ignored).
-fn update(inst: &mut Instance, ctx: &mut Ctx<'_>, partition: u64, record: &ActivityRecord) {
+fn update(inst: &mut Instance, ctx: &mut Ctx<'_>, partition: PartitionId, record: &ActivityRecord) {
     let Some(i) = inst
         .activities
         .iter()
@@ -1101,7 +1132,7 @@ fn update(inst: &mut Instance, ctx: &mut Ctx<'_>, partition: u64, record: &Activ
                 format!(
                     "late word ignored: {name} {} on {}, but the controller had decided it {} ({})",
                     record.state.as_str(),
-                    node.as_deref().unwrap_or("?"),
+                    node.as_ref().map_or("?", NodeName::as_str),
                     a.state.as_str(),
                     a.detail.as_deref().unwrap_or("")
                 ),
@@ -1132,7 +1163,7 @@ fn update(inst: &mut Instance, ctx: &mut Ctx<'_>, partition: u64, record: &Activ
             inst.id,
             at.unwrap_or(ctx.now),
             Some(record.activity),
-            node.as_deref(),
+            node.as_ref(),
             what,
         );
     }
@@ -1144,16 +1175,16 @@ fn update(inst: &mut Instance, ctx: &mut Ctx<'_>, partition: u64, record: &Activ
 fn overdue(
     inst: &mut Instance,
     ctx: &mut Ctx<'_>,
-    from_peer: &str,
-    waiting: u64,
-    precondition: u64,
+    from_peer: &NodeId,
+    waiting: ActivityId,
+    precondition: ActivityId,
     time_out_secs: u32,
 ) {
     let node = ctx.nodes.get(from_peer).map(|n| n.name.clone());
     let waited = format!(
         "{} on {} waited more than {time_out_secs} s (its precondition timeOut) for {}",
         label(inst, waiting),
-        node.as_deref().unwrap_or("?"),
+        node.as_ref().map_or("?", NodeName::as_str),
         label(inst, precondition)
     );
     if let Some(outcome) = recovery::effective_outcome(inst, precondition) {
@@ -1161,7 +1192,7 @@ fn overdue(
             inst.id,
             ctx.now,
             Some(precondition),
-            node.as_deref(),
+            node.as_ref(),
             format!("{waited}; its outcome is known, sent again"),
         );
         recovery::notify_peer(inst, ctx, from_peer, precondition, outcome);
@@ -1175,7 +1206,7 @@ fn overdue(
                 inst.id,
                 ctx.now,
                 Some(precondition),
-                node.as_deref(),
+                node.as_ref(),
                 format!(
                     "{waited}; the controller decides in {} s unless its partner reports it",
                     OVERDUE_GRACE_MS / 1000
@@ -1203,7 +1234,7 @@ fn overdue(
             )
         };
         ctx.history
-            .push(inst.id, ctx.now, Some(precondition), node.as_deref(), what);
+            .push(inst.id, ctx.now, Some(precondition), node.as_ref(), what);
     }
 }
 
@@ -1228,6 +1259,24 @@ pub fn format_time(ms: u64) -> String {
         rem % 3600 / 60,
         rem % 60
     )
+}
+
+/// `contingency` as the number the documents use (-1, 0, x), as the store and the API always
+/// had it.
+mod contingency_code {
+    use mobiwf_xml_schema::Contingency;
+    use serde::{Deserialize, Deserializer, Serialize, Serializer, de::Error};
+
+    pub fn serialize<S: Serializer>(c: &Contingency, s: S) -> Result<S::Ok, S::Error> {
+        let code = i64::try_from(c.code()).map_err(serde::ser::Error::custom)?;
+        code.serialize(s)
+    }
+
+    pub fn deserialize<'de, D: Deserializer<'de>>(d: D) -> Result<Contingency, D::Error> {
+        let code = i64::deserialize(d)?;
+        Contingency::from_code(i128::from(code))
+            .ok_or_else(|| D::Error::custom(format!("no contingency {code}")))
+    }
 }
 
 #[cfg(test)]

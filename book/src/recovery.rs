@@ -6,9 +6,10 @@
 
 use std::collections::{BTreeMap, BTreeSet};
 
-use mobiwf_proto::{ActivityState, Message, Outcome};
+use mobiwf_proto::{ActivityId, ActivityState, Message, NodeId, NodeName, Outcome, PartitionId};
 use mobiwf_xml_schema::{
-    Adjacent, PartitionActivity, PartitionDocument, Precondition, WorkflowDefinition, WorkflowId,
+    Adjacent, Contingency, PartitionActivity, PartitionDocument, Precondition, WorkflowDefinition,
+    WorkflowId,
 };
 
 use super::history::History;
@@ -20,7 +21,7 @@ pub const MAX_CONTINGENCY_CHAIN: usize = 64;
 
 /// What the recovery rules need besides the instance: borrowed from the book's other fields.
 pub(super) struct Ctx<'a> {
-    pub nodes: &'a BTreeMap<String, NodeInfo>,
+    pub nodes: &'a BTreeMap<NodeId, NodeInfo>,
     pub def: Option<&'a WorkflowDefinition>,
     pub history: &'a mut History,
     pub effects: &'a mut Vec<Effect>,
@@ -37,26 +38,32 @@ impl Ctx<'_> {
         });
     }
 
-    fn log(&mut self, inst: &Instance, activity: Option<u64>, partner: Option<&str>, what: String) {
+    fn log(
+        &mut self,
+        inst: &Instance,
+        activity: Option<ActivityId>,
+        partner: Option<&NodeName>,
+        what: String,
+    ) {
         self.history
             .push(inst.id, self.now, activity, partner, what);
     }
 }
 
-pub(super) fn view(inst: &Instance, id: u64) -> Option<&ActivityView> {
+pub(super) fn view(inst: &Instance, id: ActivityId) -> Option<&ActivityView> {
     inst.activities.iter().find(|a| a.id == id)
 }
 
-pub(super) fn view_mut(inst: &mut Instance, id: u64) -> Option<&mut ActivityView> {
+pub(super) fn view_mut(inst: &mut Instance, id: ActivityId) -> Option<&mut ActivityView> {
     inst.activities.iter_mut().find(|a| a.id == id)
 }
 
-fn partition(inst: &Instance, id: u64) -> Option<&PartitionView> {
+fn partition(inst: &Instance, id: PartitionId) -> Option<&PartitionView> {
     inst.partitions.iter().find(|p| p.id == id)
 }
 
 /// A short name for an activity in history lines: `A2 (17)`.
-pub(super) fn label(inst: &Instance, id: u64) -> String {
+pub(super) fn label(inst: &Instance, id: ActivityId) -> String {
     match view(inst, id) {
         Some(a) if !a.name.is_empty() => format!("{} ({id})", a.name),
         _ => format!("activity {id}"),
@@ -66,9 +73,9 @@ pub(super) fn label(inst: &Instance, id: u64) -> String {
 /// The node that runs activity `id`, with its partition, while that partition is live.
 fn holder<'n>(
     inst: &Instance,
-    nodes: &'n BTreeMap<String, NodeInfo>,
-    id: u64,
-) -> Option<(&'n NodeInfo, u64)> {
+    nodes: &'n BTreeMap<NodeId, NodeInfo>,
+    id: ActivityId,
+) -> Option<(&'n NodeInfo, PartitionId)> {
     let p = partition(inst, view(inst, id)?.partition?)?;
     if p.abandoned.is_some() {
         return None;
@@ -77,13 +84,13 @@ fn holder<'n>(
 }
 
 /// The partition that runs activity `id`, when it is placed.
-pub(super) fn partition_of(inst: &Instance, id: u64) -> Option<u64> {
+pub(super) fn partition_of(inst: &Instance, id: ActivityId) -> Option<PartitionId> {
     view(inst, id)?.partition
 }
 
 /// The activities that wait for `id`: its successors in the definition, or, for a contingency
 /// activity, those of the activity it stands for.
-fn successors(inst: &Instance, def: &WorkflowDefinition, id: u64) -> Vec<u64> {
+fn successors(inst: &Instance, def: &WorkflowDefinition, id: ActivityId) -> Vec<ActivityId> {
     let mut at = id;
     for _ in 0..MAX_CONTINGENCY_CHAIN {
         match view(inst, at).and_then(|v| v.stands_for) {
@@ -93,14 +100,14 @@ fn successors(inst: &Instance, def: &WorkflowDefinition, id: u64) -> Vec<u64> {
     }
     def.activities
         .iter()
-        .filter(|a| a.preconditions.iter().any(|p| p.0 == at))
-        .map(|a| a.id.0)
+        .filter(|a| a.preconditions.contains(&at))
+        .map(|a| a.id)
         .collect()
 }
 
 /// What the successors of `id` learn from it, as far as the controller knows: following
 /// contingency activities; `None` while undecided.
-pub(super) fn effective_outcome(inst: &Instance, id: u64) -> Option<Outcome> {
+pub(super) fn effective_outcome(inst: &Instance, id: ActivityId) -> Option<Outcome> {
     let mut at = id;
     for _ in 0..MAX_CONTINGENCY_CHAIN {
         let v = view(inst, at)?;
@@ -108,8 +115,9 @@ pub(super) fn effective_outcome(inst: &Instance, id: u64) -> Option<Outcome> {
             ActivityState::Succeeded => return Some(Outcome::Succeeded),
             ActivityState::Cancelled => return Some(Outcome::Blocked),
             ActivityState::Failed => match (v.contingency, v.replaced_by) {
-                (0, _) => return Some(Outcome::Released),
-                (c, _) if c < 0 || v.blocked_instead => return Some(Outcome::Blocked),
+                (Contingency::Release, _) => return Some(Outcome::Released),
+                (Contingency::Block, _) => return Some(Outcome::Blocked),
+                _ if v.blocked_instead => return Some(Outcome::Blocked),
                 (_, Some(x)) => at = x,
                 (_, None) => return None,
             },
@@ -121,7 +129,7 @@ pub(super) fn effective_outcome(inst: &Instance, id: u64) -> Option<Outcome> {
 
 /// Tells the nodes that run successors of `id` in other partitions its outcome (the controller
 /// decided it: the node that ran `id` cannot be relied on to).
-fn notify_successors(inst: &Instance, ctx: &mut Ctx<'_>, id: u64, outcome: Outcome) {
+fn notify_successors(inst: &Instance, ctx: &mut Ctx<'_>, id: ActivityId, outcome: Outcome) {
     let Some(def) = ctx.def else {
         return;
     };
@@ -138,9 +146,9 @@ fn notify_successors(inst: &Instance, ctx: &mut Ctx<'_>, id: u64, outcome: Outco
 /// partitions than its own (a node may run several partitions), each once.
 pub(super) fn successor_nodes<'n>(
     inst: &Instance,
-    nodes: &'n BTreeMap<String, NodeInfo>,
+    nodes: &'n BTreeMap<NodeId, NodeInfo>,
     def: &WorkflowDefinition,
-    id: u64,
+    id: ActivityId,
 ) -> Vec<&'n NodeInfo> {
     let own = view(inst, id).and_then(|v| v.partition);
     let mut told = BTreeSet::new();
@@ -157,10 +165,10 @@ pub(super) fn successor_nodes<'n>(
 fn decide(
     inst: &mut Instance,
     ctx: &mut Ctx<'_>,
-    id: u64,
+    id: ActivityId,
     state: ActivityState,
     reason: &str,
-) -> Option<i64> {
+) -> Option<Contingency> {
     let node = view(inst, id).and_then(|v| v.node.clone());
     let v = view_mut(inst, id).filter(|v| !v.state.is_final())?;
     v.state = state;
@@ -168,15 +176,15 @@ fn decide(
     v.detail = Some(reason.to_owned());
     let contingency = v.contingency;
     let what = format!("{} {}: {reason}", label(inst, id), state.as_str());
-    ctx.log(inst, Some(id), node.as_deref(), what);
+    ctx.log(inst, Some(id), node.as_ref(), what);
     Some(contingency)
 }
 
 /// The controller decides that activity `id` failed, for `reason`; its contingency applies.
-pub(super) fn fail(inst: &mut Instance, ctx: &mut Ctx<'_>, id: u64, reason: &str) {
+pub(super) fn fail(inst: &mut Instance, ctx: &mut Ctx<'_>, id: ActivityId, reason: &str) {
     match decide(inst, ctx, id, ActivityState::Failed, reason) {
-        Some(0) => notify_successors(inst, ctx, id, Outcome::Released),
-        Some(c) if c < 0 => notify_successors(inst, ctx, id, Outcome::Blocked),
+        Some(Contingency::Release) => notify_successors(inst, ctx, id, Outcome::Released),
+        Some(Contingency::Block) => notify_successors(inst, ctx, id, Outcome::Blocked),
         // x > 0: `settle` places the contingency activity.
         _ => {}
     }
@@ -184,7 +192,12 @@ pub(super) fn fail(inst: &mut Instance, ctx: &mut Ctx<'_>, id: u64, reason: &str
 
 /// Gives up on a partition: every activity not final fails for `reason`, the node is told to
 /// abort them (if it ever hears it), and their contingencies apply.
-pub(super) fn abandon(inst: &mut Instance, ctx: &mut Ctx<'_>, partition_id: u64, reason: &str) {
+pub(super) fn abandon(
+    inst: &mut Instance,
+    ctx: &mut Ctx<'_>,
+    partition_id: PartitionId,
+    reason: &str,
+) {
     let Some(p) = inst.partitions.iter_mut().find(|p| p.id == partition_id) else {
         return;
     };
@@ -193,7 +206,7 @@ pub(super) fn abandon(inst: &mut Instance, ctx: &mut Ctx<'_>, partition_id: u64,
     }
     p.abandoned = Some(reason.to_owned());
     let (peer, node_name) = (p.peer.clone(), p.node.clone());
-    let ids: Vec<u64> = inst
+    let ids: Vec<ActivityId> = inst
         .activities
         .iter()
         .filter(|a| a.partition == Some(partition_id) && !a.state.is_final())
@@ -220,13 +233,13 @@ pub(super) fn abandon(inst: &mut Instance, ctx: &mut Ctx<'_>, partition_id: u64,
     // transitively (F1), rather than failed with its own contingency.
     let mut remaining = ids;
     let def = ctx.def;
-    let preds = |id: u64| -> Vec<u64> {
-        def.and_then(|d| d.activity(mobiwf_xml_schema::ActivityId(id)))
-            .map(|a| a.preconditions.iter().map(|p| p.0).collect())
+    let preds = |id: ActivityId| -> Vec<ActivityId> {
+        def.and_then(|d| d.activity(id))
+            .map(|a| a.preconditions.clone())
             .unwrap_or_default()
     };
     while !remaining.is_empty() {
-        let (ready, later): (Vec<u64>, Vec<u64>) = remaining
+        let (ready, later): (Vec<ActivityId>, Vec<ActivityId>) = remaining
             .iter()
             .partition(|&&id| preds(id).iter().all(|p| !remaining.contains(p)));
         // No cycles pass validation; should one be here, end the rest anyway.
@@ -254,14 +267,14 @@ pub(super) fn abandon(inst: &mut Instance, ctx: &mut Ctx<'_>, partition_id: u64,
 }
 
 /// The controller decides that activity `id` will never run: a predecessor blocks it.
-fn cancel(inst: &mut Instance, ctx: &mut Ctx<'_>, id: u64, reason: &str) {
+fn cancel(inst: &mut Instance, ctx: &mut Ctx<'_>, id: ActivityId, reason: &str) {
     if decide(inst, ctx, id, ActivityState::Cancelled, reason).is_some() {
         notify_successors(inst, ctx, id, Outcome::Blocked);
     }
 }
 
 /// Withdraws one activity that its successors waited for too long.
-pub(super) fn withdraw(inst: &mut Instance, ctx: &mut Ctx<'_>, id: u64, reason: &str) {
+pub(super) fn withdraw(inst: &mut Instance, ctx: &mut Ctx<'_>, id: ActivityId, reason: &str) {
     if let Some((node, p)) = holder(inst, ctx.nodes, id) {
         let node = node.clone();
         ctx.send(
@@ -281,8 +294,8 @@ pub(super) fn withdraw(inst: &mut Instance, ctx: &mut Ctx<'_>, id: u64, reason: 
 pub(super) fn notify_peer(
     inst: &Instance,
     ctx: &mut Ctx<'_>,
-    to_peer: &str,
-    id: u64,
+    to_peer: &NodeId,
+    id: ActivityId,
     outcome: Outcome,
 ) {
     if let Some(node) = ctx.nodes.get(to_peer).cloned() {
@@ -307,11 +320,14 @@ pub(super) fn settle(inst: &mut Instance, ctx: &mut Ctx<'_>) {
     // An interrupted instance starts nothing new: its contingency activities are placed when
     // it is resumed (a node that was not told of the interruption would run them at once).
     let interrupted = inst.state == InstanceState::Interrupted;
-    let pending: Vec<(u64, u64)> = inst
+    let pending: Vec<(ActivityId, ActivityId)> = inst
         .activities
         .iter()
         .filter(|a| !interrupted && awaits_stand_in(a))
-        .filter_map(|a| Some((a.id, u64::try_from(a.contingency).ok()?)))
+        .filter_map(|a| match a.contingency {
+            Contingency::Run(x) => Some((a.id, x)),
+            _ => None,
+        })
         .collect();
     for (a, x) in pending {
         place(inst, ctx, a, x);
@@ -347,11 +363,11 @@ fn relay_to_stand_ins(inst: &mut Instance, ctx: &mut Ctx<'_>) {
 
 /// Runs contingency activity `x` in place of failed `a` on another available partner with
 /// the skill, or says that it waits for one.
-fn place(inst: &mut Instance, ctx: &mut Ctx<'_>, a: u64, x: u64) {
+fn place(inst: &mut Instance, ctx: &mut Ctx<'_>, a: ActivityId, x: ActivityId) {
     let Some(def) = ctx.def else {
         return;
     };
-    let Some(act_x) = def.activity(mobiwf_xml_schema::ActivityId(x)) else {
+    let Some(act_x) = def.activity(x) else {
         return;
     };
     if view(inst, x).is_some_and(|v| v.partition.is_some()) {
@@ -372,7 +388,7 @@ fn place(inst: &mut Instance, ctx: &mut Ctx<'_>, a: u64, x: u64) {
         .and_then(|v| v.partition)
         .and_then(|p| partition(inst, p))
         .map(|p| p.peer.clone());
-    let skill = act_x.activity_type.0;
+    let skill = act_x.activity_type;
     let chosen = ctx
         .nodes
         .values()
@@ -401,25 +417,25 @@ fn place(inst: &mut Instance, ctx: &mut Ctx<'_>, a: u64, x: u64) {
         return;
     };
     let started = view(inst, a).is_some_and(|v| v.started_ms.is_some());
-    let act_a = def.activity(mobiwf_xml_schema::ActivityId(a));
+    let act_a = def.activity(a);
     // Started: its preconditions were met. Not started: the contingency activity waits for
     // them, and the controller relays their outcomes (`relay_to_stand_ins`). A contingency
     // activity that failed before it started waited for what the activity it stood for
     // waited for (its own definition has no preconditions): its successor waits for the same.
     let stood_in = view(inst, a).filter(|v| v.stands_for.is_some());
-    let awaits: Vec<u64> = match (started, stood_in, act_a) {
+    let awaits: Vec<ActivityId> = match (started, stood_in, act_a) {
         (true, _, _) => Vec::new(),
         (false, Some(v), _) => v.awaits.clone(),
-        (false, None, Some(act_a)) => act_a.preconditions.iter().map(|p| p.0).collect(),
+        (false, None, Some(act_a)) => act_a.preconditions.clone(),
         (false, None, None) => Vec::new(),
     };
     let location = node.addrs.first().cloned().unwrap_or_default();
     let mut adjacents = Vec::new();
-    let mut holders: BTreeMap<String, NodeInfo> = BTreeMap::new();
+    let mut holders: BTreeMap<NodeId, NodeInfo> = BTreeMap::new();
     for s in successors(inst, def, a) {
         if let Some((n, _)) = holder(inst, ctx.nodes, s) {
             adjacents.push(Adjacent {
-                id: mobiwf_xml_schema::ActivityId(s),
+                id: s,
                 location: ctx
                     .routing
                     .location(n.addrs.first().map_or("", String::as_str)),
@@ -431,9 +447,9 @@ fn place(inst: &mut Instance, ctx: &mut Ctx<'_>, a: u64, x: u64) {
     let preconditions = awaits
         .iter()
         .map(|&p| {
-            let pre = by_id.get(&mobiwf_xml_schema::ActivityId(p));
+            let pre = by_id.get(&p);
             Precondition {
-                id: mobiwf_xml_schema::ActivityId(p),
+                id: p,
                 status: pre.map(|d| d.status).unwrap_or_default(),
                 local: false,
                 time_out_secs: pre.map_or(0, |d| d.time_out_secs),
@@ -441,7 +457,7 @@ fn place(inst: &mut Instance, ctx: &mut Ctx<'_>, a: u64, x: u64) {
         })
         .collect();
     let document = PartitionDocument {
-        workflow_id: WorkflowId(inst.id),
+        workflow_id: WorkflowId::from(inst.id),
         start_time: Some(format_time(ctx.now)),
         activities: vec![PartitionActivity {
             id: act_x.id,
@@ -459,7 +475,7 @@ fn place(inst: &mut Instance, ctx: &mut Ctx<'_>, a: u64, x: u64) {
             retries: act_x.retries,
         }],
     };
-    let pid = inst.partitions.iter().map(|p| p.id).max().unwrap_or(0) + 1;
+    let pid = PartitionId(inst.partitions.iter().map(|p| p.id.0).max().unwrap_or(0) + 1);
     inst.partitions.push(PartitionView {
         id: pid,
         node: node.name.clone(),
@@ -511,7 +527,7 @@ fn place(inst: &mut Instance, ctx: &mut Ctx<'_>, a: u64, x: u64) {
 /// True for a failed activity whose contingency activity is still to be placed.
 fn awaits_stand_in(a: &ActivityView) -> bool {
     a.state == ActivityState::Failed
-        && a.contingency > 0
+        && matches!(a.contingency, Contingency::Run(_))
         && a.replaced_by.is_none()
         && !a.blocked_instead
 }
@@ -528,7 +544,8 @@ fn finish_if_done(inst: &mut Instance, ctx: &mut Ctx<'_>) {
         return;
     }
     let blocking = |a: &&ActivityView| {
-        a.state == ActivityState::Failed && (a.contingency < 0 || a.blocked_instead)
+        a.state == ActivityState::Failed
+            && (a.contingency == Contingency::Block || a.blocked_instead)
     };
     let cause = inst
         .activities
@@ -545,7 +562,7 @@ fn finish_if_done(inst: &mut Instance, ctx: &mut Ctx<'_>) {
             inst.state = InstanceState::Failed;
             let on = a
                 .node
-                .as_deref()
+                .as_ref()
                 .map(|n| format!(" on {n}"))
                 .unwrap_or_default();
             let verb = if a.state == ActivityState::Cancelled {

@@ -1,15 +1,18 @@
 //! Scenario tests of the controller's bookkeeping: inputs in, messages out, no I/O.
 
 use super::*;
-use mobiwf_proto::{ActivityRecord, ActivityState, Message, Outcome};
+use mobiwf_proto::{
+    ActivityId, ActivityRecord, ActivityState, ActivityTypeId, InstanceId, Message, NodeId,
+    NodeName, Outcome, PartitionId,
+};
 
 const PAPER: &str = include_str!("../../examples/paper/workflow.xml");
 
 fn node(peer: &str, name: &str, skills: &[u64]) -> NodeInfo {
     NodeInfo {
-        peer: peer.to_owned(),
-        name: name.to_owned(),
-        skills: skills.to_vec(),
+        peer: NodeId::new(peer),
+        name: NodeName::new(name),
+        skills: skills.iter().map(|s| ActivityTypeId(*s)).collect(),
         addrs: vec![format!("/ip4/127.0.0.1/tcp/1/p2p/{peer}")],
         registered_ms: 0,
         seq: 1,
@@ -44,7 +47,7 @@ fn deploys(applied: &Applied) -> Vec<(String, u64, String)> {
                 partition,
                 document,
                 ..
-            } => (to.clone(), *partition, document.clone()),
+            } => (to.to_string(), partition.0, document.clone()),
             other => panic!("expected a deployment, got {other:?}"),
         })
         .collect()
@@ -52,7 +55,7 @@ fn deploys(applied: &Applied) -> Vec<(String, u64, String)> {
 
 fn record(activity: u64, state: ActivityState) -> ActivityRecord {
     ActivityRecord {
-        activity,
+        activity: ActivityId(activity),
         state,
         started_ms: Some(5),
         started_us: None,
@@ -65,13 +68,13 @@ fn record(activity: u64, state: ActivityState) -> ActivityRecord {
 }
 
 fn peer_of(b: &Book, instance: u64, partition: u64) -> String {
-    let inst = b.instance(instance).expect("instance");
+    let inst = b.instance(InstanceId(instance)).expect("instance");
     let p = inst
         .partitions
         .iter()
-        .find(|p| p.id == partition)
+        .find(|p| p.id == PartitionId(partition))
         .expect("partition");
-    p.peer.clone()
+    p.peer.to_string()
 }
 
 fn result(b: &mut Book, instance: u64, partition: u64, records: Vec<ActivityRecord>) {
@@ -79,10 +82,10 @@ fn result(b: &mut Book, instance: u64, partition: u64, records: Vec<ActivityReco
     b.apply(
         9,
         Input::FromNode {
-            peer,
+            peer: NodeId::new(peer),
             message: Message::PartitionResult {
-                instance,
-                partition,
+                instance: InstanceId(instance),
+                partition: PartitionId(partition),
                 activities: records,
             },
         },
@@ -97,7 +100,7 @@ fn the_paper_goes_to_the_nodes_named_like_its_partners_and_completes() {
         node("peerA", "P1", &[1, 2, 3]),
     ]);
     let applied = submit(&mut b, PAPER).expect("submit");
-    assert_eq!(applied.instance, Some(1));
+    assert_eq!(applied.instance, Some(InstanceId(1)));
     let d = deploys(&applied);
     assert_eq!(d.len(), 2);
     assert_eq!((d[0].0.as_str(), d[0].1), ("peerA", 1));
@@ -124,27 +127,27 @@ fn the_paper_goes_to_the_nodes_named_like_its_partners_and_completes() {
         b.apply(
             8,
             Input::Delivered {
-                instance: 1,
-                partition: p,
+                instance: InstanceId(1),
+                partition: PartitionId(p),
                 refused: None,
             },
         )
         .expect("delivered");
     }
     assert_eq!(
-        b.instance(1).expect("instance").state,
+        b.instance(InstanceId(1)).expect("instance").state,
         InstanceState::Running
     );
     let report = Message::Report {
-        instance: 1,
-        partition: 1,
+        instance: InstanceId(1),
+        partition: PartitionId(1),
         record: record(17, ActivityState::Succeeded),
     };
     let err = b
         .apply(
             9,
             Input::FromNode {
-                peer: "peerB".to_owned(),
+                peer: NodeId::new("peerB"),
                 message: report.clone(),
             },
         )
@@ -156,15 +159,15 @@ fn the_paper_goes_to_the_nodes_named_like_its_partners_and_completes() {
     b.apply(
         9,
         Input::FromNode {
-            peer: "peerA".to_owned(),
+            peer: NodeId::new("peerA"),
             message: report,
         },
     )
     .expect("report");
-    let a2 = &b.instance(1).expect("instance").activities[1];
+    let a2 = &b.instance(InstanceId(1)).expect("instance").activities[1];
     assert_eq!(
-        (a2.id, a2.state, a2.node.as_deref()),
-        (17, ActivityState::Succeeded, Some("P1"))
+        (a2.id, a2.state, a2.node.as_ref().map(NodeName::as_str)),
+        (ActivityId(17), ActivityState::Succeeded, Some("P1"))
     );
     result(
         &mut b,
@@ -175,7 +178,7 @@ fn the_paper_goes_to_the_nodes_named_like_its_partners_and_completes() {
             .to_vec(),
     );
     assert_eq!(
-        b.instance(1).expect("instance").state,
+        b.instance(InstanceId(1)).expect("instance").state,
         InstanceState::Running
     );
     result(
@@ -186,7 +189,7 @@ fn the_paper_goes_to_the_nodes_named_like_its_partners_and_completes() {
             .map(|a| record(a, ActivityState::Succeeded))
             .to_vec(),
     );
-    let inst = b.instance(1).expect("instance");
+    let inst = b.instance(InstanceId(1)).expect("instance");
     assert_eq!(inst.state, InstanceState::Succeeded);
     assert_eq!(inst.finished_ms, Some(9));
     assert!(
@@ -226,12 +229,12 @@ fn changes_restore_the_same_book() {
         History::restore(events),
         changes.last_instance,
     );
-    assert_eq!(restored.history(1), b.history(1));
-    assert_eq!(restored.instance(1), b.instance(1));
+    assert_eq!(restored.history(InstanceId(1)), b.history(InstanceId(1)));
+    assert_eq!(restored.instance(InstanceId(1)), b.instance(InstanceId(1)));
     let mut restored = restored;
     assert_eq!(
         submit(&mut restored, PAPER).expect("submit").instance,
-        Some(2)
+        Some(InstanceId(2))
     );
     assert!(b.take_changes().instances.is_empty());
 }
@@ -264,7 +267,7 @@ fn a_failure_that_blocks_fails_the_instance_and_a_released_one_does_not() {
             .to_vec(),
     );
     assert_eq!(
-        b.instance(1).expect("instance").state,
+        b.instance(InstanceId(1)).expect("instance").state,
         InstanceState::Succeeded
     );
     // A1 (16) has contingency -1.
@@ -287,7 +290,7 @@ fn a_failure_that_blocks_fails_the_instance_and_a_released_one_does_not() {
             .to_vec(),
     );
     assert_eq!(
-        b.instance(2).expect("instance").state,
+        b.instance(InstanceId(2)).expect("instance").state,
         InstanceState::Failed
     );
 }
@@ -302,13 +305,13 @@ fn a_refused_partition_fails_the_instance_with_the_reason() {
     b.apply(
         3,
         Input::Delivered {
-            instance: 1,
-            partition: 2,
+            instance: InstanceId(1),
+            partition: PartitionId(2),
             refused: Some("bad".to_owned()),
         },
     )
     .expect("delivered");
-    let inst = b.instance(1).expect("instance");
+    let inst = b.instance(InstanceId(1)).expect("instance");
     assert_eq!(inst.state, InstanceState::Failed);
     assert_eq!(inst.detail.as_deref(), Some("partition 2 was refused: bad"));
 }
@@ -361,11 +364,11 @@ fn a_workflow_without_partitions_is_partitioned_with_few_crossing_edges() {
     let d = deploys(&submit(&mut b, &bare).expect("submit"));
     // A chain whose nodes can all do everything stays on one node: no edge crosses.
     assert_eq!(d.len(), 1, "{d:?}");
-    let inst = b.instance(1).expect("instance");
+    let inst = b.instance(InstanceId(1)).expect("instance");
     assert!(
         inst.activities
             .iter()
-            .all(|a| a.node.as_deref() == Some("a"))
+            .all(|a| a.node.as_ref().map(NodeName::as_str) == Some("a"))
     );
 }
 
@@ -376,16 +379,16 @@ fn reports_about_unknown_instances_are_refused() {
         .apply(
             1,
             Input::FromNode {
-                peer: "x".to_owned(),
+                peer: NodeId::new("x"),
                 message: Message::Report {
-                    instance: 7,
-                    partition: 1,
+                    instance: InstanceId(7),
+                    partition: PartitionId(1),
                     record: record(1, ActivityState::Succeeded),
                 },
             },
         )
         .unwrap_err();
-    assert_eq!(err, BookError::UnknownInstance(7));
+    assert_eq!(err, BookError::UnknownInstance(InstanceId(7)));
 }
 
 #[test]
@@ -513,7 +516,7 @@ fn sent(applied: &Applied) -> Vec<(String, Message)> {
     applied
         .effects
         .iter()
-        .map(|Effect::Send { to, message, .. }| (to.clone(), message.clone()))
+        .map(|Effect::Send { to, message, .. }| (to.to_string(), message.clone()))
         .collect()
 }
 
@@ -526,7 +529,7 @@ fn deployed(applied: &Applied) -> Vec<(String, u64, String)> {
                 partition,
                 document,
                 ..
-            } => Some((to, partition, document)),
+            } => Some((to, partition.0, document)),
             _ => None,
         })
         .collect()
@@ -534,7 +537,7 @@ fn deployed(applied: &Applied) -> Vec<(String, u64, String)> {
 
 fn from_node(b: &mut Book, now_ms: u64, peer: &str, message: Message) -> Applied {
     let input = Input::FromNode {
-        peer: peer.to_owned(),
+        peer: NodeId::new(peer),
         message,
     };
     b.apply(now_ms, input).expect("from node")
@@ -542,7 +545,7 @@ fn from_node(b: &mut Book, now_ms: u64, peer: &str, message: Message) -> Applied
 
 fn suspect(b: &mut Book, now_ms: u64, peer: &str) -> Applied {
     let input = Input::Suspect {
-        peer: peer.to_owned(),
+        peer: NodeId::new(peer),
         reason: "no answer to 3 probes".to_owned(),
     };
     b.apply(now_ms, input).expect("suspect")
@@ -558,8 +561,8 @@ fn failed(activity: u64, detail: &str) -> ActivityRecord {
 /// A node reports that an activity of instance 1 failed.
 fn report_failure(b: &mut Book, now_ms: u64, activity: u64, partition: u64, peer: &str) -> Applied {
     let message = Message::Report {
-        instance: 1,
-        partition,
+        instance: InstanceId(1),
+        partition: PartitionId(partition),
         record: failed(activity, "exit status 1"),
     };
     from_node(b, now_ms, peer, message)
@@ -573,32 +576,32 @@ fn partition_result(
 ) -> Applied {
     let peer = peer_of(b, 1, partition);
     let message = Message::PartitionResult {
-        instance: 1,
-        partition,
+        instance: InstanceId(1),
+        partition: PartitionId(partition),
         activities: records,
     };
     from_node(b, now_ms, &peer, message)
 }
 
 fn activity(b: &Book, id: u64) -> ActivityView {
-    let inst = b.instance(1).expect("instance");
-    let found = inst.activities.iter().find(|a| a.id == id);
+    let inst = b.instance(InstanceId(1)).expect("instance");
+    let found = inst.activities.iter().find(|a| a.id == ActivityId(id));
     found.expect("activity").clone()
 }
 
 fn partition_view(b: &Book, id: u64) -> PartitionView {
-    let inst = b.instance(1).expect("instance");
-    let found = inst.partitions.iter().find(|p| p.id == id);
+    let inst = b.instance(InstanceId(1)).expect("instance");
+    let found = inst.partitions.iter().find(|p| p.id == PartitionId(id));
     found.expect("partition").clone()
 }
 
 fn state_of(b: &Book) -> InstanceState {
-    b.instance(1).expect("instance").state
+    b.instance(InstanceId(1)).expect("instance").state
 }
 
 /// The history of instance 1, one line per event.
 fn story(b: &Book) -> Vec<String> {
-    let events = b.history(1).expect("history");
+    let events = b.history(InstanceId(1)).expect("history");
     events.iter().map(|e| e.what.clone()).collect()
 }
 
@@ -626,9 +629,9 @@ fn a_suspected_nodes_unfinished_partitions_are_abandoned_and_withdrawn_from_it()
             (
                 "peerA".to_owned(),
                 Message::Withdraw {
-                    instance: 1,
-                    partition: 1,
-                    activities: vec![1],
+                    instance: InstanceId(1),
+                    partition: PartitionId(1),
+                    activities: vec![ActivityId(1)],
                     reason: WHY.to_owned(),
                 }
             ),
@@ -636,8 +639,8 @@ fn a_suspected_nodes_unfinished_partitions_are_abandoned_and_withdrawn_from_it()
             (
                 "peerB".to_owned(),
                 Message::Notify {
-                    instance: 1,
-                    activity: 1,
+                    instance: InstanceId(1),
+                    activity: ActivityId(1),
                     outcome: Outcome::Blocked,
                 }
             ),
@@ -661,8 +664,8 @@ fn a_suspected_nodes_activity_with_contingency_zero_releases_its_successors_else
     assert!(sent(&applied).contains(&(
         "peerB".to_owned(),
         Message::Notify {
-            instance: 1,
-            activity: 1,
+            instance: InstanceId(1),
+            activity: ActivityId(1),
             outcome: Outcome::Released,
         }
     )));
@@ -703,9 +706,9 @@ fn a_suspected_nodes_activity_with_a_contingency_runs_it_on_another_node_with_th
     assert!(sent(&applied).contains(&(
         "peerB".to_owned(),
         Message::Substitute {
-            instance: 1,
-            replaced: 1,
-            by: 9,
+            instance: InstanceId(1),
+            replaced: ActivityId(1),
+            by: ActivityId(9),
             location: addr("peerC"),
         }
     )));
@@ -716,12 +719,16 @@ fn a_suspected_nodes_activity_with_a_contingency_runs_it_on_another_node_with_th
         "the successors wait for activity 9"
     );
     let (a1, a9) = (activity(&b, 1), activity(&b, 9));
-    assert_eq!(a1.replaced_by, Some(9));
+    assert_eq!(a1.replaced_by, Some(ActivityId(9)));
     assert_eq!(
-        (a9.partition, a9.node.as_deref(), a9.stands_for),
-        (Some(3), Some("spare"), Some(1))
+        (
+            a9.partition,
+            a9.node.as_ref().map(NodeName::as_str),
+            a9.stands_for
+        ),
+        (Some(PartitionId(3)), Some("spare"), Some(ActivityId(1)))
     );
-    assert_eq!(partition_view(&b, 3).stands_for, Some(1));
+    assert_eq!(partition_view(&b, 3).stands_for, Some(ActivityId(1)));
 
     partition_result(
         &mut b,
@@ -797,9 +804,9 @@ fn a_reported_failure_with_a_contingency_places_it_on_another_node_than_the_fail
     assert!(sent(&applied).contains(&(
         "peerB".to_owned(),
         Message::Substitute {
-            instance: 1,
-            replaced: 1,
-            by: 9,
+            instance: InstanceId(1),
+            replaced: ActivityId(1),
+            by: ActivityId(9),
             location: addr("peerB"),
         }
     )));
@@ -824,7 +831,7 @@ fn a_contingency_activity_that_fails_and_blocks_fails_the_instance_with_its_reas
         2,
         vec![record(2, ActivityState::Cancelled)],
     );
-    let inst = b.instance(1).expect("instance");
+    let inst = b.instance(InstanceId(1)).expect("instance");
     assert_eq!(inst.state, InstanceState::Failed);
     assert_eq!(
         inst.detail.as_deref(),
@@ -845,7 +852,10 @@ fn a_contingency_activity_that_fails_with_its_own_contingency_places_that_one_in
     let mut b = three_nodes();
     submit(&mut b, &chain_of_contingencies()).expect("submit");
     report_failure(&mut b, T0 + 1000, 1, 1, "peerA");
-    assert_eq!(activity(&b, 9).node.as_deref(), Some("spare"));
+    assert_eq!(
+        activity(&b, 9).node.as_ref().map(NodeName::as_str),
+        Some("spare")
+    );
     let applied = report_failure(&mut b, T0 + 2000, 9, 3, "peerC");
     let d = deployed(&applied);
     assert_eq!(d.len(), 1, "{:?}", sent(&applied));
@@ -860,14 +870,17 @@ fn a_contingency_activity_that_fails_with_its_own_contingency_places_that_one_in
     assert!(sent(&applied).contains(&(
         "peerB".to_owned(),
         Message::Substitute {
-            instance: 1,
-            replaced: 9,
-            by: 8,
+            instance: InstanceId(1),
+            replaced: ActivityId(9),
+            by: ActivityId(8),
             location,
         }
     )));
     let a8 = activity(&b, 8);
-    assert_eq!((a8.partition, a8.stands_for), (Some(4), Some(9)));
+    assert_eq!(
+        (a8.partition, a8.stands_for),
+        (Some(PartitionId(4)), Some(ActivityId(9)))
+    );
     partition_result(&mut b, T0 + 2500, 1, vec![failed(1, "exit status 1")]);
     partition_result(&mut b, T0 + 2600, 3, vec![failed(9, "exit status 1")]);
     partition_result(
@@ -909,8 +922,8 @@ fn a_chained_contingency_activity_waits_for_what_the_one_before_it_waited_for() 
     suspect(&mut b, T0 + 1000, "peerB");
     let a9 = activity(&b, 9);
     assert_eq!(
-        (a9.node.as_deref(), a9.awaits.clone()),
-        (Some("spare"), vec![10])
+        (a9.node.as_ref().map(NodeName::as_str), a9.awaits.clone()),
+        (Some("spare"), vec![ActivityId(10)])
     );
     // Its node goes silent too, before 10 finished: activity 8 waits for 10 as well.
     let applied = suspect(&mut b, T0 + 2000, "peerC");
@@ -918,15 +931,15 @@ fn a_chained_contingency_activity_waits_for_what_the_one_before_it_waited_for() 
     assert_eq!(d.len(), 1, "{:?}", sent(&applied));
     assert_eq!(d[0].0, "peerD");
     assert!(d[0].2.contains("<precondition id=\"10\">"), "{}", d[0].2);
-    assert_eq!(activity(&b, 8).awaits, vec![10]);
+    assert_eq!(activity(&b, 8).awaits, vec![ActivityId(10)]);
     // When 10 is done, the controller relays it to activity 8's node.
     let applied = from_node(
         &mut b,
         T0 + 3000,
         "peerA",
         Message::Report {
-            instance: 1,
-            partition: 1,
+            instance: InstanceId(1),
+            partition: PartitionId(1),
             record: record(10, ActivityState::Succeeded),
         },
     );
@@ -935,8 +948,8 @@ fn a_chained_contingency_activity_waits_for_what_the_one_before_it_waited_for() 
         vec![(
             "peerD".to_owned(),
             Message::Notify {
-                instance: 1,
-                activity: 10,
+                instance: InstanceId(1),
+                activity: ActivityId(10),
                 outcome: Outcome::Succeeded,
             }
         )]
@@ -998,9 +1011,9 @@ fn a_partition_past_its_time_out_is_given_up_at_its_deadline_and_not_before() {
         (
             "peerA".to_owned(),
             Message::Withdraw {
-                instance: 1,
-                partition: 1,
-                activities: vec![1],
+                instance: InstanceId(1),
+                partition: PartitionId(1),
+                activities: vec![ActivityId(1)],
                 reason: why.to_owned(),
             }
         )
@@ -1017,15 +1030,15 @@ fn an_overdue_precondition_whose_outcome_is_known_is_sent_again_to_the_waiting_n
         T0 + 1000,
         "peerA",
         Message::Report {
-            instance: 1,
-            partition: 1,
+            instance: InstanceId(1),
+            partition: PartitionId(1),
             record: record(1, ActivityState::Succeeded),
         },
     );
     let overdue = Message::Overdue {
-        instance: 1,
-        waiting: 2,
-        precondition: 1,
+        instance: InstanceId(1),
+        waiting: ActivityId(2),
+        precondition: ActivityId(1),
         time_out_secs: 10,
     };
     let applied = from_node(&mut b, T0 + 11_000, "peerB", overdue.clone());
@@ -1034,8 +1047,8 @@ fn an_overdue_precondition_whose_outcome_is_known_is_sent_again_to_the_waiting_n
         vec![(
             "peerB".to_owned(),
             Message::Notify {
-                instance: 1,
-                activity: 1,
+                instance: InstanceId(1),
+                activity: ActivityId(1),
                 outcome: Outcome::Succeeded,
             }
         )]
@@ -1046,7 +1059,7 @@ fn an_overdue_precondition_whose_outcome_is_known_is_sent_again_to_the_waiting_n
         .apply(
             T0 + 11_000,
             Input::FromNode {
-                peer: "peerA".to_owned(),
+                peer: NodeId::new("peerA"),
                 message: overdue,
             },
         )
@@ -1057,9 +1070,9 @@ fn an_overdue_precondition_whose_outcome_is_known_is_sent_again_to_the_waiting_n
 /// Node P2 says that activity 2 waited longer than 10 s for activity 1.
 fn overdue_1_for_2(b: &mut Book, now_ms: u64) -> Applied {
     let overdue = Message::Overdue {
-        instance: 1,
-        waiting: 2,
-        precondition: 1,
+        instance: InstanceId(1),
+        waiting: ActivityId(2),
+        precondition: ActivityId(1),
         time_out_secs: 10,
     };
     from_node(b, now_ms, "peerB", overdue)
@@ -1087,9 +1100,9 @@ fn an_overdue_precondition_whose_outcome_is_unknown_is_withdrawn_after_a_grace_p
         (
             "peerA".to_owned(),
             Message::Withdraw {
-                instance: 1,
-                partition: 1,
-                activities: vec![1],
+                instance: InstanceId(1),
+                partition: PartitionId(1),
+                activities: vec![ActivityId(1)],
                 reason: why.to_owned(),
             }
         )
@@ -1101,7 +1114,10 @@ fn an_overdue_precondition_whose_outcome_is_unknown_is_withdrawn_after_a_grace_p
     );
     // Its contingency applies: activity 9 runs elsewhere.
     assert_eq!(deployed(&applied).len(), 1, "{msgs:?}");
-    assert_eq!(activity(&b, 9).node.as_deref(), Some("spare"));
+    assert_eq!(
+        activity(&b, 9).node.as_ref().map(NodeName::as_str),
+        Some("spare")
+    );
     assert_eq!(
         partition_view(&b, 1).abandoned,
         None,
@@ -1120,8 +1136,8 @@ fn an_overdue_precondition_its_partner_reports_during_the_grace_period_is_not_wi
         T0 + 12_000,
         "peerA",
         Message::Report {
-            instance: 1,
-            partition: 1,
+            instance: InstanceId(1),
+            partition: PartitionId(1),
             record: record(1, ActivityState::Succeeded),
         },
     );
@@ -1139,14 +1155,14 @@ fn operators_interrupt_and_resume_an_instance_and_every_partner_is_told() {
         .apply(
             T0 + 1000,
             Input::Control {
-                instance: 1,
+                instance: InstanceId(1),
                 action: Control::Interrupt,
             },
         )
         .expect("interrupt");
     assert_eq!(state_of(&b), InstanceState::Interrupted);
     let control = |action| Message::Control {
-        instance: 1,
+        instance: InstanceId(1),
         action,
     };
     assert_eq!(
@@ -1160,7 +1176,7 @@ fn operators_interrupt_and_resume_an_instance_and_every_partner_is_told() {
         .apply(
             T0 + 1500,
             Input::Control {
-                instance: 1,
+                instance: InstanceId(1),
                 action: Control::Interrupt,
             },
         )
@@ -1170,7 +1186,7 @@ fn operators_interrupt_and_resume_an_instance_and_every_partner_is_told() {
         .apply(
             T0 + 2000,
             Input::Control {
-                instance: 1,
+                instance: InstanceId(1),
                 action: Control::Resume,
             },
         )
@@ -1194,8 +1210,8 @@ fn an_operator_cancels_an_instance_its_activities_are_cancelled_and_it_is_over()
         T0 + 1000,
         "peerA",
         Message::Report {
-            instance: 1,
-            partition: 1,
+            instance: InstanceId(1),
+            partition: PartitionId(1),
             record: record(1, ActivityState::Succeeded),
         },
     );
@@ -1203,13 +1219,13 @@ fn an_operator_cancels_an_instance_its_activities_are_cancelled_and_it_is_over()
         .apply(
             T0 + 2000,
             Input::Control {
-                instance: 1,
+                instance: InstanceId(1),
                 action: Control::Cancel,
             },
         )
         .expect("cancel");
     assert_eq!(sent(&applied).len(), 2);
-    let inst = b.instance(1).expect("instance");
+    let inst = b.instance(InstanceId(1)).expect("instance");
     assert_eq!(inst.state, InstanceState::Cancelled);
     assert_eq!(inst.finished_ms, Some(T0 + 2000));
     assert_eq!(
@@ -1231,7 +1247,7 @@ fn an_operator_cancels_an_instance_its_activities_are_cancelled_and_it_is_over()
             .apply(
                 T0 + 3000,
                 Input::Control {
-                    instance: 1,
+                    instance: InstanceId(1),
                     action,
                 },
             )
@@ -1239,7 +1255,7 @@ fn an_operator_cancels_an_instance_its_activities_are_cancelled_and_it_is_over()
         assert_eq!(
             err,
             BookError::NotNow {
-                instance: 1,
+                instance: InstanceId(1),
                 state: "cancelled",
                 action: action.as_str(),
             }
@@ -1256,7 +1272,7 @@ fn no_contingency_activity_is_placed_while_its_instance_is_interrupted() {
     let mut b = three_nodes();
     submit(&mut b, &chain(9)).expect("submit");
     let interrupt = Input::Control {
-        instance: 1,
+        instance: InstanceId(1),
         action: Control::Interrupt,
     };
     b.apply(T0 + 1000, interrupt).expect("interrupt");
@@ -1264,7 +1280,7 @@ fn no_contingency_activity_is_placed_while_its_instance_is_interrupted() {
     assert!(deployed(&applied).is_empty(), "{:?}", sent(&applied));
     assert_eq!(activity(&b, 9).partition, None);
     let resume = Input::Control {
-        instance: 1,
+        instance: InstanceId(1),
         action: Control::Resume,
     };
     let applied = b.apply(T0 + 3000, resume).expect("resume");
@@ -1301,8 +1317,8 @@ fn a_book_restored_from_its_changes_is_the_same_and_still_places_contingency_act
         History::restore(events),
         changes.last_instance,
     );
-    assert_eq!(restored.instance(1), b.instance(1));
-    assert_eq!(restored.history(1), b.history(1));
+    assert_eq!(restored.instance(InstanceId(1)), b.instance(InstanceId(1)));
+    assert_eq!(restored.history(InstanceId(1)), b.history(InstanceId(1)));
     assert_eq!(restored.watched(), b.watched());
     let applied = report_failure(&mut restored, T0 + 2000, 1, 1, "peerA");
     let d = deployed(&applied);
@@ -1319,7 +1335,7 @@ fn the_failure_detector_watches_nodes_with_unfinished_partitions_and_suspected_o
     let peers = |b: &Book| -> Vec<(String, bool)> {
         b.watched()
             .into_iter()
-            .map(|w| (w.peer, w.suspected))
+            .map(|w| (w.peer.to_string(), w.suspected))
             .collect()
     };
     assert!(peers(&b).is_empty());
@@ -1343,7 +1359,7 @@ fn the_failure_detector_watches_nodes_with_unfinished_partitions_and_suspected_o
     b.apply(
         T0 + 3000,
         Input::Answering {
-            peer: "peerC".to_owned(),
+            peer: NodeId::new("peerC"),
         },
     )
     .expect("answering");
@@ -1355,8 +1371,8 @@ fn a_partition_given_up_before_its_node_acknowledged_it_does_not_keep_the_instan
     let mut b = three_nodes();
     submit(&mut b, &chain(0)).expect("submit");
     let delivered = Input::Delivered {
-        instance: 1,
-        partition: 2,
+        instance: InstanceId(1),
+        partition: PartitionId(2),
         refused: None,
     };
     b.apply(T0 + 500, delivered).expect("delivered");
@@ -1399,7 +1415,10 @@ fn a_contingency_activity_whose_node_is_suspected_fails_and_its_own_contingency_
     let mut b = three_nodes();
     submit(&mut b, &chain(9)).expect("submit");
     report_failure(&mut b, T0 + 1000, 1, 1, "peerA");
-    assert_eq!(activity(&b, 9).node.as_deref(), Some("spare"));
+    assert_eq!(
+        activity(&b, 9).node.as_ref().map(NodeName::as_str),
+        Some("spare")
+    );
     let applied = suspect(&mut b, T0 + 2000, "peerC");
     let why = "partner spare stopped answering (no answer to 3 probes)";
     assert_eq!(activity(&b, 9).state, ActivityState::Failed);
@@ -1411,17 +1430,17 @@ fn a_contingency_activity_whose_node_is_suspected_fails_and_its_own_contingency_
             (
                 "peerC".to_owned(),
                 Message::Withdraw {
-                    instance: 1,
-                    partition: 3,
-                    activities: vec![9],
+                    instance: InstanceId(1),
+                    partition: PartitionId(3),
+                    activities: vec![ActivityId(9)],
                     reason: why.to_owned(),
                 }
             ),
             (
                 "peerB".to_owned(),
                 Message::Notify {
-                    instance: 1,
-                    activity: 9,
+                    instance: InstanceId(1),
+                    activity: ActivityId(9),
                     outcome: Outcome::Blocked,
                 }
             ),
@@ -1434,7 +1453,7 @@ fn a_contingency_activity_whose_node_is_suspected_fails_and_its_own_contingency_
         2,
         vec![record(2, ActivityState::Cancelled)],
     );
-    let inst = b.instance(1).expect("instance");
+    let inst = b.instance(InstanceId(1)).expect("instance");
     assert_eq!(inst.state, InstanceState::Failed);
     assert_eq!(
         inst.detail.as_deref(),
@@ -1459,8 +1478,8 @@ fn a_given_up_partition_cancels_what_its_blocking_failure_blocks_there_transitiv
     assert!(sent(&applied).contains(&(
         "peerB".to_owned(),
         Message::Notify {
-            instance: 1,
-            activity: 2,
+            instance: InstanceId(1),
+            activity: ActivityId(2),
             outcome: Outcome::Blocked,
         }
     )));
@@ -1501,8 +1520,8 @@ fn under_hub_routing_every_adjacent_is_the_controller_and_it_relays_notification
     }
     // A2 (17, on P1) finished: its remote successor A4 (19) is on P2, and only P2 hears.
     let notify = |activity| Message::Notify {
-        instance: 1,
-        activity,
+        instance: InstanceId(1),
+        activity: ActivityId(activity),
         outcome: Outcome::Succeeded,
     };
     let relayed = from_node(&mut b, T0, "peerA", notify(17));
@@ -1514,7 +1533,7 @@ fn under_hub_routing_every_adjacent_is_the_controller_and_it_relays_notification
     let refused = b.apply(
         T0,
         Input::FromNode {
-            peer: "peerB".to_owned(),
+            peer: NodeId::new("peerB"),
             message: notify(17),
         },
     );
@@ -1570,8 +1589,8 @@ fn under_hub_routing_a_node_running_both_partitions_is_told_too_and_p2p_refuses_
     });
     submit(&mut b, PAPER).expect("submit");
     let notify = Message::Notify {
-        instance: 1,
-        activity: 17,
+        instance: InstanceId(1),
+        activity: ActivityId(17),
         outcome: Outcome::Succeeded,
     };
     // A2 (17) is in partition 1; A4 (19), waiting for it, in partition 2 on the same node.
@@ -1586,7 +1605,7 @@ fn under_hub_routing_a_node_running_both_partitions_is_told_too_and_p2p_refuses_
     let refused = p2p.apply(
         T0,
         Input::FromNode {
-            peer: "peerA".to_owned(),
+            peer: NodeId::new("peerA"),
             message: notify,
         },
     );
