@@ -12,19 +12,19 @@ use std::path::PathBuf;
 use std::sync::Arc;
 
 use libp2p::{Multiaddr, PeerId};
+use mobiwf_proto::{Control, Envelope, InstanceId, Message, MessageId, NodeId, Reply};
 use mobiwf_runtime::daemon::{self, EVENT_QUEUE, Running, Seen};
 use mobiwf_runtime::mesh::{self, Inbound, MeshConfig};
 use mobiwf_runtime::metrics::{Metrics, Peer};
 use mobiwf_runtime::outbox::{self, Delivered, Outbox, Outgoing};
 use mobiwf_runtime::store::{Batch, Durability, Store};
-use mobiwf_proto::{Control, Envelope, Message, MessageId, Reply};
 use tokio::sync::{broadcast, mpsc, oneshot, watch};
 
+use crate::detector::{self, DetectorConfig, Verdict};
+use crate::state;
 use mobiwf_book::{
     Book, BookError, Effect, HistoryEvent, Input, Instance, NodeInfo, Routing, Watched,
 };
-use crate::detector::{self, DetectorConfig, Verdict};
-use crate::state;
 
 /// How to start a controller.
 pub struct ControllerConfig {
@@ -250,7 +250,7 @@ impl Controller {
             store,
             outbox: outbox.clone(),
             metrics: metrics.clone(),
-            me: peer_id.to_string(),
+            me: NodeId::new(peer_id.to_string()),
             version: version_tx,
             finished: finished.clone(),
             deadline,
@@ -310,7 +310,7 @@ struct Actor {
     outbox: Outbox,
     metrics: Arc<Metrics>,
     /// Our peer id, as text: the origin of every message id we give.
-    me: String,
+    me: NodeId,
     version: watch::Sender<u64>,
     finished: broadcast::Sender<u64>,
     /// The book's next partition `timeOut`, for the timer task.
@@ -352,10 +352,21 @@ impl Actor {
             self.handle(now, event, &mut batch, &mut after, &mut seen)?;
         }
         let mut outgoing = Vec::new();
-        for Effect::Send { to, addrs, message } in std::mem::take(&mut after.effects) {
+        for effect in std::mem::take(&mut after.effects) {
+            let (to, addrs, message) = match effect {
+                Effect::Send { to, addrs, message } => (to, addrs, message),
+                Effect::Suspected { name, reason } => {
+                    tracing::warn!(partner = %name, %reason, "partner suspected");
+                    continue;
+                }
+                Effect::AnswersAgain { name } => {
+                    tracing::info!(partner = %name, "partner answers again");
+                    continue;
+                }
+            };
             self.seq += 1;
             let msg = Outgoing {
-                to,
+                to: to.to_string(),
                 addrs,
                 role: Peer::Partner,
                 envelope: Envelope {
@@ -375,18 +386,18 @@ impl Actor {
             || !changes.instances.is_empty()
             || !changes.history.is_empty();
         if changed {
-            state::stage(&mut batch, &changes, self.seq);
+            state::stage(&mut batch, &changes, self.seq)?;
             self.store.write(batch, Durability::Synced)?;
         }
         let mut now_final = Vec::new();
         for inst in &changes.instances {
             tracing::info!(
-                instance = inst.id,
+                instance = inst.id.0,
                 state = inst.state.as_str(),
                 "instance updated"
             );
             if inst.state.is_final() {
-                now_final.push(inst.id);
+                now_final.push(inst.id.0);
             }
         }
         self.outbox.dispatch(outgoing);
@@ -448,7 +459,7 @@ impl Actor {
                     } => {
                         tracing::info!(%name, peer = %from, "node registered");
                         Input::Register(NodeInfo {
-                            peer: from.to_string(),
+                            peer: NodeId::new(from.to_string()),
                             name,
                             skills,
                             addrs,
@@ -458,7 +469,7 @@ impl Actor {
                         })
                     }
                     other => Input::FromNode {
-                        peer: from.to_string(),
+                        peer: NodeId::new(from.to_string()),
                         message: other,
                     },
                 };
@@ -514,7 +525,7 @@ impl Actor {
                     .apply(now, Input::Submit { definition, source })
                     .map(|applied| {
                         after.effects.extend(applied.effects);
-                        applied.instance.unwrap_or(0)
+                        applied.instance.map_or(0, |i| i.0)
                     });
                 if let Ok(id) = result {
                     tracing::info_span!("instance", instance = id)
@@ -524,9 +535,11 @@ impl Actor {
             }
             Event::Tick => self.apply_internal(now, Input::Tick, after),
             Event::Verdict(Verdict::Suspect { peer, reason }) => {
+                let peer = NodeId::new(peer);
                 self.apply_internal(now, Input::Suspect { peer, reason }, after);
             }
             Event::Verdict(Verdict::Answering { peer }) => {
+                let peer = NodeId::new(peer);
                 self.apply_internal(now, Input::Answering { peer }, after);
             }
             Event::Control {
@@ -534,12 +547,17 @@ impl Actor {
                 action,
                 reply,
             } => {
+                let instance = InstanceId(instance);
                 let result = self
                     .book
                     .apply(now, Input::Control { instance, action })
                     .map(|applied| {
                         after.effects.extend(applied.effects);
-                        tracing::info!(instance, action = action.as_str(), "operator control");
+                        tracing::info!(
+                            instance = instance.0,
+                            action = action.as_str(),
+                            "operator control"
+                        );
                     })
                     .and_then(|()| {
                         self.book
@@ -570,7 +588,7 @@ impl Actor {
     fn answer(&self, query: Event) {
         match query {
             Event::Instance(id, reply) => {
-                let _ = reply.send(self.book.instance(id).cloned());
+                let _ = reply.send(self.book.instance(InstanceId(id)).cloned());
             }
             Event::Instances(reply) => {
                 let _ = reply.send(self.book.instances().cloned().collect());
@@ -579,7 +597,8 @@ impl Actor {
                 let _ = reply.send(self.book.nodes().cloned().collect());
             }
             Event::History(id, reply) => {
-                let _ = reply.send(self.book.history(id).map(<[HistoryEvent]>::to_vec));
+                let history = self.book.history(InstanceId(id));
+                let _ = reply.send(history.map(<[HistoryEvent]>::to_vec));
             }
             _ => {}
         }

@@ -10,8 +10,8 @@ use std::time::Duration;
 use mobiwf_book::InstanceState;
 use mobiwf_controller::{Controller, ControllerConfig};
 use mobiwf_node::{Node, NodeConfig};
-use mobiwf_runtime::store::MemoryStore;
 use mobiwf_proto::ActivityState;
+use mobiwf_runtime::store::MemoryStore;
 
 const PAPER: &[u8] = include_bytes!("../../examples/paper/workflow.xml");
 

@@ -10,8 +10,8 @@ use std::time::Duration;
 use mobiwf_book::{Instance, InstanceState};
 use mobiwf_controller::{Controller, ControllerConfig};
 use mobiwf_node::{Node, NodeConfig};
-use mobiwf_runtime::metrics::Peer;
 use mobiwf_proto::ActivityState;
+use mobiwf_runtime::metrics::Peer;
 
 use super::table;
 
