@@ -161,7 +161,7 @@ fn probe(
         let envelope = Envelope {
             // Probes are never stored or deduplicated: sequence 0.
             id: MessageId {
-                origin: me.to_string(),
+                origin: mobiwf_proto::NodeId::new(me.to_string()),
                 seq: 0,
             },
             message: Message::Probe,

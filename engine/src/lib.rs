@@ -540,7 +540,7 @@ impl Engine {
                 // Told at once, unless it already finished and `finish` told (responseImmediate).
                 let told = effects[before..].iter().any(|e| {
                     matches!(e, Effect::Send { message: Message::Report { record, .. }, .. }
-                        if record.activity == activity)
+                        if record.activity.0 == activity)
                 });
                 if !told && let Some(record) = self.runs.get(&key).and_then(|r| r.record(activity))
                 {
@@ -581,9 +581,9 @@ impl Engine {
                 effects.push(Effect::Send {
                     to: Target::Controller,
                     message: Message::Overdue {
-                        instance: key.instance,
-                        waiting: activity,
-                        precondition,
+                        instance: mobiwf_proto::InstanceId(key.instance),
+                        waiting: mobiwf_proto::ActivityId(activity),
+                        precondition: mobiwf_proto::ActivityId(precondition),
                         time_out_secs,
                     },
                 });
@@ -756,8 +756,8 @@ impl Engine {
             effects.push(Effect::Send {
                 to: Target::Controller,
                 message: Message::PartitionResult {
-                    instance: key.instance,
-                    partition: key.partition,
+                    instance: mobiwf_proto::InstanceId(key.instance),
+                    partition: mobiwf_proto::PartitionId(key.partition),
                     activities: run.records(),
                 },
             });
@@ -887,8 +887,8 @@ impl Engine {
                     effects.push(Effect::Send {
                         to: Target::Partner(adjacent.location.clone()),
                         message: Message::Notify {
-                            instance: key.instance,
-                            activity,
+                            instance: mobiwf_proto::InstanceId(key.instance),
+                            activity: mobiwf_proto::ActivityId(activity),
                             outcome,
                         },
                     });
@@ -973,8 +973,8 @@ fn report(key: RunKey, record: &ActivityRecord) -> Effect {
     Effect::Send {
         to: Target::Controller,
         message: Message::Report {
-            instance: key.instance,
-            partition: key.partition,
+            instance: mobiwf_proto::InstanceId(key.instance),
+            partition: mobiwf_proto::PartitionId(key.partition),
             record: record.clone(),
         },
     }

@@ -173,7 +173,7 @@ impl Run {
                 (
                     a.id.0,
                     ActivityRecord {
-                        activity: a.id.0,
+                        activity: a.id,
                         state: ActivityState::Waiting,
                         started_ms: None,
                         finished_ms: None,

@@ -12,18 +12,18 @@ use std::path::PathBuf;
 use std::sync::Arc;
 
 use libp2p::{Multiaddr, PeerId};
+use mobiwf_proto::{ActivityState, Envelope, Message, MessageId, Reply};
 use mobiwf_runtime::daemon::{self, EVENT_QUEUE, Running, Seen};
 use mobiwf_runtime::mesh::{self, Inbound, MeshConfig};
 use mobiwf_runtime::metrics::{Metrics, Peer};
 use mobiwf_runtime::outbox::{self, Outbox, Outgoing};
 use mobiwf_runtime::store::{Batch, Durability, Store};
-use mobiwf_proto::{ActivityState, Envelope, Message, MessageId, Reply};
 use tokio::sync::{mpsc, oneshot, watch};
 use tracing::Instrument;
 
-use mobiwf_engine::{Effect, Engine, Finisher, Input, Refusal, Run, Target, WorkItem};
 use crate::executor::{self, Ended, Execution};
 use crate::state;
+use mobiwf_engine::{Effect, Engine, Finisher, Input, Refusal, Run, Target, WorkItem};
 
 /// How to start a node.
 pub struct NodeConfig {
@@ -254,8 +254,11 @@ impl Actor {
             &mut batch,
             Target::Controller,
             Message::Register {
-                name: self.name.clone(),
-                skills: skills.to_vec(),
+                name: mobiwf_proto::NodeName::new(self.name.clone()),
+                skills: skills
+                    .iter()
+                    .map(|s| mobiwf_proto::ActivityTypeId(*s))
+                    .collect(),
                 addrs: addrs.to_vec(),
             },
         )?;
@@ -289,7 +292,7 @@ impl Actor {
             role,
             envelope: Envelope {
                 id: MessageId {
-                    origin: self.me.clone(),
+                    origin: mobiwf_proto::NodeId::new(self.me.clone()),
                     seq: self.seq,
                 },
                 message,
@@ -404,6 +407,7 @@ impl Actor {
                         partition,
                         document,
                     } => {
+                        let (instance, partition) = (instance.0, partition.0);
                         let span = tracing::info_span!("instance", instance);
                         let _enter = span.enter();
                         tracing::info!(partition, "partition deployed");
@@ -418,8 +422,8 @@ impl Actor {
                         activity,
                         outcome,
                     } => Input::Notified {
-                        instance,
-                        activity,
+                        instance: instance.0,
+                        activity: activity.0,
                         outcome,
                     },
                     Message::Withdraw {
@@ -428,6 +432,8 @@ impl Actor {
                         activities,
                         reason,
                     } => {
+                        let (instance, partition) = (instance.0, partition.0);
+                        let activities: Vec<u64> = activities.iter().map(|a| a.0).collect();
                         tracing::warn!(instance, partition, ?activities, %reason, "the controller withdrew activities");
                         Input::Withdraw {
                             instance,
@@ -441,6 +447,7 @@ impl Actor {
                         by,
                         location,
                     } => {
+                        let (instance, replaced, by) = (instance.0, replaced.0, by.0);
                         tracing::info!(instance, replaced, by, %location, "contingency activity runs instead");
                         Input::Substitute {
                             instance,
@@ -449,6 +456,7 @@ impl Actor {
                         }
                     }
                     Message::Control { instance, action } => {
+                        let instance = instance.0;
                         tracing::info!(instance, action = action.as_str(), "operator control");
                         Input::Control { instance, action }
                     }

@@ -86,8 +86,8 @@ mod tests {
     #![allow(clippy::unwrap_used, clippy::expect_used)]
     use super::*;
     use mobiwf_engine::Input;
-    use mobiwf_runtime::store::MemoryStore;
     use mobiwf_proto::Outcome;
+    use mobiwf_runtime::store::MemoryStore;
 
     const PARTITION_1: &str = include_str!("../../examples/paper/partition-1.xml");
 

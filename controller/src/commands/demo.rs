@@ -171,7 +171,7 @@ fn show_progress(inst: &Instance, shown: &mut BTreeMap<ActivityId, ActivityState
             "  {when:>9}  {} ({}) on {}: {}",
             a.name,
             a.id,
-            a.node.as_deref().unwrap_or("-"),
+            a.node.as_ref().map_or("-", |n| n.as_str()),
             a.state.as_str()
         );
     }

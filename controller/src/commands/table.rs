@@ -97,7 +97,7 @@ pub fn instance(inst: &Instance) -> String {
             a.id,
             a.name,
             a.state.as_str(),
-            a.node.as_deref().unwrap_or("-"),
+            a.node.as_ref().map_or("-", |n| n.as_str()),
             at(inst.submitted_ms, a.started_ms),
             at(inst.submitted_ms, a.finished_ms),
             detail(inst, a)
@@ -175,7 +175,7 @@ pub fn nodes(nodes: &[NodeInfo]) -> String {
         "NAME", "SKILLS", "SUSPECTED"
     );
     for n in nodes {
-        let skills: Vec<String> = n.skills.iter().map(u64::to_string).collect();
+        let skills: Vec<String> = n.skills.iter().map(ToString::to_string).collect();
         out += &format!(
             "{:<16} {:<12} {:<10} {}\n",
             n.name,
