@@ -1,9 +1,15 @@
 //! The event history of each instance: every transition the controller learnt or decided,
 //! with its time and partner, for `mobiwf-controller history` (MISSION P5-P7, F1 observable).
+//!
+//! Events are data ([`Event`]); the controller's API and command line render them as text.
 
 use std::collections::BTreeMap;
 
+use mobiwf_proto::{ActivityId, ActivityState, Control, InstanceId, NodeName, PartitionId};
+use mobiwf_xml_schema::ActivityTypeId;
 use serde::{Deserialize, Serialize};
+
+use crate::InstanceState;
 
 /// One entry of an instance's history.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
@@ -11,24 +17,206 @@ pub struct HistoryEvent {
     /// When it happened (for activity transitions: the node's time), ms since the epoch.
     pub at_ms: u64,
     /// The activity it is about, if any.
-    pub activity: Option<u64>,
+    pub activity: Option<ActivityId>,
     /// The partner (node name) it happened on or concerns, if any.
-    pub partner: Option<String>,
+    pub partner: Option<NodeName>,
     /// What happened.
-    pub what: String,
+    pub what: Event,
+}
+
+/// An activity as history events name it: its id and its name (empty when it has none).
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct Label {
+    /// The activity id.
+    pub id: ActivityId,
+    /// Its name in the definition.
+    pub name: String,
+}
+
+/// What the controller decided after a node said one of its activities waits too long for a
+/// precondition.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(tag = "then", rename_all = "snake_case")]
+pub enum OverdueThen {
+    /// The precondition's outcome is known: it was sent again to the waiting node.
+    Resent,
+    /// The controller decides after a grace period, unless the predecessor's partner reports.
+    DecidesIn {
+        /// The grace period, in seconds.
+        secs: u64,
+    },
+    /// The precondition failed; its contingency activity is not placed yet.
+    NotPlacedYet,
+    /// The precondition failed; a contingency activity runs in its place, not finished yet.
+    StandIn {
+        /// The contingency activity.
+        by: Label,
+    },
+}
+
+/// What happened, by kind, with its data. Stored tagged (`kind`); events stored as text by
+/// earlier versions load as [`Event::Text`].
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(tag = "kind", rename_all = "snake_case")]
+pub enum Event {
+    /// An operator submitted the instance; its partitions went to these nodes.
+    Submitted {
+        /// The definition's name for error messages (a file name).
+        source: String,
+        /// Each partition and the node that runs it.
+        partitions: Vec<(PartitionId, NodeName)>,
+    },
+    /// A node acknowledged a partition.
+    Deployed {
+        /// The partition.
+        partition: PartitionId,
+    },
+    /// A node refused a partition.
+    Refused {
+        /// The partition.
+        partition: PartitionId,
+        /// Its reason.
+        reason: String,
+    },
+    /// A node started an activity.
+    Started {
+        /// The activity.
+        activity: Label,
+    },
+    /// A node started an activity by its `timeToWait` emergency trigger.
+    StartedByEmergency {
+        /// The activity.
+        activity: Label,
+    },
+    /// A node tried an activity again (`<retries>`).
+    Retried {
+        /// The activity.
+        activity: Label,
+        /// How many times in all.
+        times: u32,
+    },
+    /// A node says an activity ended.
+    Ended {
+        /// The activity.
+        activity: Label,
+        /// How.
+        state: ActivityState,
+        /// Why, when it failed or was cancelled.
+        detail: Option<String>,
+    },
+    /// The controller decided that an activity ended (failed or cancelled).
+    Decided {
+        /// The activity.
+        activity: Label,
+        /// How.
+        state: ActivityState,
+        /// Why.
+        reason: String,
+    },
+    /// An activity ended on its node before the operator's cancel reached it.
+    EndedBeforeCancel {
+        /// The activity.
+        activity: Label,
+        /// How it ended.
+        state: ActivityState,
+    },
+    /// A node's word about an activity the controller had decided otherwise: recorded, ignored.
+    LateWord {
+        /// The activity.
+        activity: Label,
+        /// What the node says.
+        state: ActivityState,
+        /// The node's name, when known.
+        on: Option<NodeName>,
+        /// What the controller had decided.
+        decided: ActivityState,
+        /// Why it had.
+        reason: String,
+    },
+    /// A partition's result came back.
+    PartitionFinished {
+        /// The partition.
+        partition: PartitionId,
+    },
+    /// A partition's result came after the controller gave up on it: kept for the record.
+    LateResult {
+        /// The partition.
+        partition: PartitionId,
+    },
+    /// The controller gave up on a partition.
+    GivenUp {
+        /// The partition.
+        partition: PartitionId,
+        /// Why.
+        reason: String,
+    },
+    /// A node said an activity waited longer than a precondition's `timeOut`.
+    Overdue {
+        /// The waiting activity.
+        waiting: Label,
+        /// Its node's name, when known.
+        on: Option<NodeName>,
+        /// The precondition's `timeOut`, in seconds.
+        secs: u32,
+        /// The precondition.
+        precondition: Label,
+        /// What the controller did.
+        then: OverdueThen,
+    },
+    /// A contingency activity was placed on a node in place of a failed activity.
+    ContingencyPlaced {
+        /// The contingency activity.
+        contingency: Label,
+        /// The node's name.
+        on: NodeName,
+        /// The failed activity.
+        failed: Label,
+    },
+    /// A contingency activity waits for a partner with its skill.
+    AwaitingPartner {
+        /// The skill.
+        skill: ActivityTypeId,
+        /// The failed activity it is to run in place of.
+        failed: Label,
+    },
+    /// A contingency activity could not be used (already in use): the failed activity's
+    /// successors are cancelled.
+    ContingencyInUse {
+        /// The contingency activity.
+        contingency: Label,
+        /// The failed activity.
+        failed: Label,
+    },
+    /// An operator interrupted, resumed or cancelled the instance.
+    Operator {
+        /// What.
+        action: Control,
+        /// How many partners were told.
+        told: usize,
+    },
+    /// The instance reached a final state.
+    InstanceEnded {
+        /// Which.
+        state: InstanceState,
+        /// Why, when it failed or was cancelled.
+        detail: Option<String>,
+    },
+    /// An event stored as text by an earlier version.
+    #[serde(untagged)]
+    Text(String),
 }
 
 /// Every instance's history, and what was added since the last write.
 #[derive(Debug, Default)]
 pub struct History {
-    events: BTreeMap<u64, Vec<HistoryEvent>>,
-    new: Vec<(u64, usize, HistoryEvent)>,
+    events: BTreeMap<InstanceId, Vec<HistoryEvent>>,
+    new: Vec<(InstanceId, usize, HistoryEvent)>,
 }
 
 impl History {
     /// Rebuilds from stored events, each with its instance (in order).
-    pub fn restore(stored: Vec<(u64, HistoryEvent)>) -> History {
-        let mut events: BTreeMap<u64, Vec<HistoryEvent>> = BTreeMap::new();
+    pub fn restore(stored: Vec<(InstanceId, HistoryEvent)>) -> History {
+        let mut events: BTreeMap<InstanceId, Vec<HistoryEvent>> = BTreeMap::new();
         for (instance, event) in stored {
             events.entry(instance).or_default().push(event);
         }
@@ -41,17 +229,17 @@ impl History {
     /// Appends an event to an instance's history.
     pub fn push(
         &mut self,
-        instance: u64,
+        instance: InstanceId,
         at_ms: u64,
-        activity: Option<u64>,
-        partner: Option<&str>,
-        what: impl Into<String>,
+        activity: Option<ActivityId>,
+        partner: Option<&NodeName>,
+        what: Event,
     ) {
         let event = HistoryEvent {
             at_ms,
             activity,
-            partner: partner.map(str::to_owned),
-            what: what.into(),
+            partner: partner.cloned(),
+            what,
         };
         let list = self.events.entry(instance).or_default();
         self.new.push((instance, list.len(), event.clone()));
@@ -59,12 +247,30 @@ impl History {
     }
 
     /// One instance's history, in the order the controller learnt it.
-    pub fn of(&self, instance: u64) -> &[HistoryEvent] {
+    pub fn of(&self, instance: InstanceId) -> &[HistoryEvent] {
         self.events.get(&instance).map_or(&[], Vec::as_slice)
     }
 
     /// The events added since the last call: (instance, position, event).
-    pub fn take_new(&mut self) -> Vec<(u64, usize, HistoryEvent)> {
+    pub fn take_new(&mut self) -> Vec<(InstanceId, usize, HistoryEvent)> {
         std::mem::take(&mut self.new)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn events_stored_as_text_still_load_and_new_ones_are_tagged() {
+        let old = r#"{"at_ms":1,"activity":null,"partner":"P1","what":"partition 1 deployed"}"#;
+        let e: HistoryEvent = serde_json::from_str(old).expect("old event");
+        assert_eq!(e.what, Event::Text("partition 1 deployed".to_owned()));
+        let new = Event::Deployed {
+            partition: PartitionId(1),
+        };
+        let json = serde_json::to_string(&new).expect("ser");
+        assert_eq!(json, r#"{"kind":"deployed","partition":1}"#);
+        assert_eq!(serde_json::from_str::<Event>(&json).expect("de"), new);
     }
 }

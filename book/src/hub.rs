@@ -5,11 +5,11 @@
 
 use std::collections::BTreeMap;
 
-use mobiwf_proto::{Message, Outcome};
+use mobiwf_proto::{ActivityId, InstanceId, Message, NodeId, Outcome, PartitionId};
 use mobiwf_xml_schema::WorkflowDefinition;
 
-use super::recovery::{partition_of, successor_nodes};
-use super::{BookError, Effect, Instance, NodeInfo};
+use crate::recovery::{partition_of, successor_nodes};
+use crate::{Applied, Book, BookError, Effect, Instance, NodeInfo};
 
 /// How notifications between partners travel.
 #[derive(Debug, Clone, Default, PartialEq, Eq)]
@@ -34,19 +34,41 @@ impl Routing {
     }
 }
 
+impl Book {
+    /// A partner's notification, sent to the controller under hub routing: relayed.
+    pub(crate) fn relay(
+        &self,
+        peer: &NodeId,
+        instance: InstanceId,
+        activity: ActivityId,
+        outcome: Outcome,
+    ) -> Result<Applied, BookError> {
+        let inst = self
+            .instances
+            .get(&instance)
+            .ok_or(BookError::UnknownInstance(instance))?;
+        let def = self.definitions.get(&instance).map(|d| &**d);
+        let effects = relay(inst, def, &self.nodes, peer, activity, outcome)?;
+        Ok(Applied {
+            effects,
+            instance: None,
+        })
+    }
+}
+
 /// A partner's notification that `activity` ended with `outcome`, sent to the controller
 /// (hub routing): one `Notify` to each node running a successor in another partition (which
 /// may be the sender's node, when it runs several partitions).
-pub(super) fn relay(
+fn relay(
     inst: &Instance,
     def: Option<&WorkflowDefinition>,
-    nodes: &BTreeMap<String, NodeInfo>,
-    from: &str,
-    activity: u64,
+    nodes: &BTreeMap<NodeId, NodeInfo>,
+    from: &NodeId,
+    activity: ActivityId,
     outcome: Outcome,
 ) -> Result<Vec<Effect>, BookError> {
-    let partition = partition_of(inst, activity).unwrap_or(0);
-    super::check_sender(inst, from, partition)?;
+    let partition = partition_of(inst, activity).unwrap_or(PartitionId(0));
+    crate::check_sender(inst, from, partition)?;
     let Some(def) = def else {
         return Ok(Vec::new());
     };

@@ -1,215 +1,44 @@
 //! The controller's instance bookkeeping: a pure state machine.
 //!
 //! `apply(now, input) -> effects`: registrations, submissions, deliveries and the reports of
-//! the nodes go in; the messages to send come out. No clock, disk or network inside; the
-//! daemon (`mobiwf-controller`) writes the changes and the messages in one synced batch before it
-//! answers or sends anything. Failure decisions (suspected partners, partition and
-//! precondition timeouts, contingency activities) are in `recovery`; the event history of each
-//! instance in `history`.
+//! the nodes go in; the messages to send come out. No clock, disk, network or log inside; the
+//! daemon (`mobiwf-controller`) writes the changes and the messages in one synced batch before
+//! it answers or sends anything. This file holds the types and the dispatch of the inputs;
+//! each input's handling is in a file of its own (`submit`, `delivered`, `reports`, `overdue`,
+//! `nodes`, `tick`, `control`, `hub`); failure decisions in `recovery` and `contingency`; the
+//! event history of each instance in `history`.
 
+mod chain;
+mod contingency;
+mod control;
+mod delivered;
 mod history;
 mod hub;
+mod model;
+mod nodes;
+mod overdue;
 mod placement;
 mod recovery;
+mod reports;
+mod submit;
+mod tick;
 
 use std::collections::{BTreeMap, BTreeSet};
 use std::sync::Arc;
 
-use mobiwf_proto::{ActivityRecord, ActivityState, Control, Message};
-use mobiwf_xml_schema::{DeriveOptions, WorkflowDefinition, WorkflowId, derive_partitions};
-use serde::{Deserialize, Serialize};
+use mobiwf_proto::{Control, InstanceId, Message, NodeId, NodeName, PartitionId};
+use mobiwf_xml_schema::WorkflowDefinition;
 
-pub use history::{History, HistoryEvent};
+pub use chain::MAX_CONTINGENCY_CHAIN;
+pub use history::{Event, History, HistoryEvent, Label, OverdueThen};
 pub use hub::Routing;
+pub use model::{
+    ActivityView, CANCELLED_BY_OPERATOR, Instance, InstanceState, NodeInfo, OVERDUE_GRACE_MS,
+    PartitionView, RECENT_DEFINITIONS, Watched,
+};
 pub use placement::{Placement, PlacementError, place};
-pub use recovery::MAX_CONTINGENCY_CHAIN;
-use recovery::{Ctx, label};
-
-/// A registered node.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
-pub struct NodeInfo {
-    /// Its peer id.
-    pub peer: String,
-    /// Its name.
-    pub name: String,
-    /// The activity types it can run.
-    pub skills: Vec<u64>,
-    /// Its libp2p addresses.
-    pub addrs: Vec<String>,
-    /// When it (last) registered.
-    pub registered_ms: u64,
-    /// The sequence number of its registration message: an older registration (delivered
-    /// late by the node's outbox) never replaces a newer one.
-    #[serde(default)]
-    pub seq: u64,
-    /// Why the controller suspects it failed (it stopped answering), while it does.
-    #[serde(default)]
-    pub suspected: Option<String>,
-}
-
-/// A node the failure detector watches.
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub struct Watched {
-    /// Its peer id.
-    pub peer: String,
-    /// Its addresses.
-    pub addrs: Vec<String>,
-    /// True while it is suspected.
-    pub suspected: bool,
-}
-
-/// Where an instance is.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
-#[serde(rename_all = "snake_case")]
-pub enum InstanceState {
-    /// Partitions sent, not all acknowledged.
-    Deploying,
-    /// Every partition acknowledged, not all finished.
-    Running,
-    /// Every partition finished; no activity failed without release, none was cancelled.
-    Succeeded,
-    /// Every partition finished (or one was refused); an activity failed and blocked its
-    /// successors, or was cancelled.
-    Failed,
-    /// An operator interrupted it: nothing new starts until it is resumed.
-    Interrupted,
-    /// An operator cancelled it: everything not finished was cancelled.
-    Cancelled,
-}
-
-impl InstanceState {
-    /// True once the instance can no longer change.
-    pub fn is_final(self) -> bool {
-        matches!(
-            self,
-            InstanceState::Succeeded | InstanceState::Failed | InstanceState::Cancelled
-        )
-    }
-
-    /// The word used in tables and JSON.
-    pub fn as_str(self) -> &'static str {
-        match self {
-            InstanceState::Deploying => "deploying",
-            InstanceState::Running => "running",
-            InstanceState::Succeeded => "succeeded",
-            InstanceState::Failed => "failed",
-            InstanceState::Interrupted => "interrupted",
-            InstanceState::Cancelled => "cancelled",
-        }
-    }
-}
-
-/// One partition of an instance.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
-pub struct PartitionView {
-    /// The partition id.
-    pub id: u64,
-    /// The name of the node that runs it.
-    pub node: String,
-    /// That node's peer id.
-    pub peer: String,
-    /// True once the node acknowledged the partition.
-    pub deployed: bool,
-    /// True once its result came back.
-    pub finished: bool,
-    /// When the controller gives up on it (its `timeOut`), ms since the epoch.
-    #[serde(default)]
-    pub deadline_ms: Option<u64>,
-    /// For a contingency activity's partition: the failed activity it stands for.
-    #[serde(default)]
-    pub stands_for: Option<u64>,
-    /// Why the controller gave up on it (its partner stopped answering, or its `timeOut`
-    /// passed): its unfinished activities failed then.
-    #[serde(default)]
-    pub abandoned: Option<String>,
-}
-
-/// One activity of an instance as the controller knows it.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
-pub struct ActivityView {
-    /// The activity id.
-    pub id: u64,
-    /// Its name.
-    pub name: String,
-    /// The partition that runs it (none: a contingency activity not placed).
-    pub partition: Option<u64>,
-    /// The node that runs it.
-    pub node: Option<String>,
-    /// Its state.
-    pub state: ActivityState,
-    /// When it started, ms since the epoch.
-    pub started_ms: Option<u64>,
-    /// When it finished, ms since the epoch.
-    pub finished_ms: Option<u64>,
-    /// Why it failed or was cancelled.
-    pub detail: Option<String>,
-    /// Its `contingencyActivityId`: -1 a failure blocks its successors, 0 releases them,
-    /// x > 0 activity x runs instead.
-    pub contingency: i64,
-    /// True when its `timeToWait` ran out and it was started before its preconditions were met.
-    #[serde(default)]
-    pub emergency: bool,
-    /// How many times its command was tried again (`<retries>`).
-    #[serde(default)]
-    pub retried: u32,
-    /// The contingency activity that ran in its place after it failed.
-    #[serde(default)]
-    pub replaced_by: Option<u64>,
-    /// For a contingency activity: the failed activity it ran in place of.
-    #[serde(default)]
-    pub stands_for: Option<u64>,
-    /// Its contingency activity could not be used (already in use): its successors were
-    /// cancelled instead.
-    #[serde(default)]
-    pub blocked_instead: bool,
-    /// For a contingency activity placed before the failed one started: the preconditions it
-    /// waits for (the controller relays their outcomes).
-    #[serde(default, skip_serializing_if = "Vec::is_empty")]
-    pub awaits: Vec<u64>,
-    /// Those of `awaits` whose outcome was relayed.
-    #[serde(default, skip_serializing_if = "BTreeSet::is_empty")]
-    pub relayed: BTreeSet<u64>,
-    /// A successor waited longer than its precondition `timeOut` for this activity: unless
-    /// its own partner reports it final first, the controller withdraws it at this time (ms
-    /// since the epoch), for the reason.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub overdue: Option<(u64, String)>,
-}
-
-/// The reason an operator's cancel gives the activities it ends (the nodes use the same
-/// words).
-pub const CANCELLED_BY_OPERATOR: &str = "the instance was cancelled by an operator";
-
-/// How many recently submitted definitions the book keeps parsed.
-pub const RECENT_DEFINITIONS: usize = 16;
-
-/// How long the controller waits, after a successor's node says a precondition is overdue,
-/// for the predecessor's own partner to report it (its own `timeOut` fires at about the same
-/// time), before deciding that it failed.
-pub const OVERDUE_GRACE_MS: u64 = 2000;
-
-/// One instance.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
-pub struct Instance {
-    /// The instance id (also `workflow@id` in its partition documents).
-    pub id: u64,
-    /// The id of the workflow definition.
-    pub workflow: u64,
-    /// The workflow's description.
-    pub description: String,
-    /// Where it is.
-    pub state: InstanceState,
-    /// Why it failed, when the reason is not an activity's.
-    pub detail: Option<String>,
-    /// When it was submitted, ms since the epoch.
-    pub submitted_ms: u64,
-    /// When it reached its final state.
-    pub finished_ms: Option<u64>,
-    /// Its partitions.
-    pub partitions: Vec<PartitionView>,
-    /// Its activities, in definition order.
-    pub activities: Vec<ActivityView>,
-}
+use recovery::Ctx;
+pub use submit::format_time;
 
 /// What happens to the controller.
 #[derive(Debug, Clone, PartialEq)]
@@ -226,23 +55,23 @@ pub enum Input {
     /// A node acknowledged or refused a partition.
     Delivered {
         /// The instance.
-        instance: u64,
+        instance: InstanceId,
         /// The partition.
-        partition: u64,
+        partition: PartitionId,
         /// The refusal's reason, if it was refused.
         refused: Option<String>,
     },
     /// The failure detector stopped hearing from a node.
     Suspect {
         /// Its peer id.
-        peer: String,
+        peer: NodeId,
         /// What the detector saw.
         reason: String,
     },
     /// A suspected node answers again.
     Answering {
         /// Its peer id.
-        peer: String,
+        peer: NodeId,
     },
     /// Time passed: partition `timeOut`s that ran out are acted on. Sent at
     /// [`Book::next_deadline`].
@@ -250,14 +79,14 @@ pub enum Input {
     /// An operator interrupts, resumes or cancels an instance.
     Control {
         /// The instance.
-        instance: u64,
+        instance: InstanceId,
         /// What to do.
         action: Control,
     },
     /// A node reports (`Report`, `PartitionResult` or `Overdue`).
     FromNode {
         /// The sending node's peer id (authenticated by the transport).
-        peer: String,
+        peer: NodeId,
         /// What it says.
         message: Message,
     },
@@ -269,11 +98,23 @@ pub enum Effect {
     /// Send a message through the outbox.
     Send {
         /// The receiver's peer id.
-        to: String,
+        to: NodeId,
         /// Its addresses.
         addrs: Vec<String>,
         /// The message.
         message: Message,
+    },
+    /// A partner became suspected: nothing to carry out, worth the daemon's log.
+    Suspected {
+        /// Its name.
+        name: NodeName,
+        /// What the failure detector saw.
+        reason: String,
+    },
+    /// A suspected partner answers again: worth the daemon's log.
+    AnswersAgain {
+        /// Its name.
+        name: NodeName,
     },
 }
 
@@ -288,16 +129,16 @@ pub enum BookError {
     Placement(#[from] PlacementError),
     /// A report about an instance the controller does not have.
     #[error("no instance {0}")]
-    UnknownInstance(u64),
+    UnknownInstance(InstanceId),
     /// A report from a node that does not run that partition.
     #[error("peer {peer} does not run partition {partition} of instance {instance}")]
     NotYours {
         /// The sender.
-        peer: String,
+        peer: NodeId,
         /// The instance.
-        instance: u64,
+        instance: InstanceId,
         /// The partition.
-        partition: u64,
+        partition: PartitionId,
     },
     /// A message the controller does not take.
     #[error("the controller does not take {0} messages")]
@@ -306,7 +147,7 @@ pub enum BookError {
     #[error("instance {instance} is {state}: cannot {action} it")]
     NotNow {
         /// The instance.
-        instance: u64,
+        instance: InstanceId,
         /// Its state.
         state: &'static str,
         /// What was asked.
@@ -320,44 +161,62 @@ pub struct Applied {
     /// Messages to send.
     pub effects: Vec<Effect>,
     /// The new instance, for a submission.
-    pub instance: Option<u64>,
+    pub instance: Option<InstanceId>,
 }
 
 /// Everything the controller knows.
-#[derive(Debug, Default)]
+#[derive(Debug)]
 pub struct Book {
-    nodes: BTreeMap<String, NodeInfo>,
-    instances: BTreeMap<u64, Instance>,
+    nodes: BTreeMap<NodeId, NodeInfo>,
+    instances: BTreeMap<InstanceId, Instance>,
     /// Each instance's workflow definition (for contingency activities), parsed.
-    definitions: BTreeMap<u64, Arc<WorkflowDefinition>>,
+    definitions: BTreeMap<InstanceId, Arc<WorkflowDefinition>>,
     /// The definitions submitted last, as submitted and parsed: a workflow submitted again
     /// (the usual case: one definition, many instances) is not parsed again, and its
     /// instances share one parsed copy.
     recent: Vec<(Vec<u8>, Arc<WorkflowDefinition>)>,
     history: History,
-    last_instance: u64,
-    dirty_nodes: BTreeSet<String>,
-    dirty_instances: BTreeSet<u64>,
-    new_definitions: Vec<(u64, Vec<u8>)>,
+    last_instance: InstanceId,
+    dirty_nodes: BTreeSet<NodeId>,
+    dirty_instances: BTreeSet<InstanceId>,
+    new_definitions: Vec<(InstanceId, Vec<u8>)>,
     routing: Routing,
     /// The instances not over, so that the per-commit questions (deadlines, nodes to watch)
     /// cost what is under way, not everything ever run.
-    live: BTreeSet<u64>,
+    live: BTreeSet<InstanceId>,
 }
 
 /// What changed since the last [`Book::take_changes`].
-#[derive(Debug, Default)]
+#[derive(Debug)]
 pub struct Changes {
     /// Nodes to write.
     pub nodes: Vec<NodeInfo>,
     /// Instances to write.
     pub instances: Vec<Instance>,
     /// The last instance id given.
-    pub last_instance: u64,
+    pub last_instance: InstanceId,
     /// Definitions of new instances, as submitted.
-    pub definitions: Vec<(u64, Vec<u8>)>,
+    pub definitions: Vec<(InstanceId, Vec<u8>)>,
     /// History events added: (instance, position, event).
-    pub history: Vec<(u64, usize, HistoryEvent)>,
+    pub history: Vec<(InstanceId, usize, HistoryEvent)>,
+}
+
+impl Default for Book {
+    fn default() -> Book {
+        Book {
+            nodes: BTreeMap::new(),
+            instances: BTreeMap::new(),
+            definitions: BTreeMap::new(),
+            recent: Vec::new(),
+            history: History::default(),
+            last_instance: InstanceId(0),
+            dirty_nodes: BTreeSet::new(),
+            dirty_instances: BTreeSet::new(),
+            new_definitions: Vec::new(),
+            routing: Routing::default(),
+            live: BTreeSet::new(),
+        }
+    }
 }
 
 impl Book {
@@ -370,9 +229,9 @@ impl Book {
     pub fn restore(
         nodes: Vec<NodeInfo>,
         instances: Vec<Instance>,
-        definitions: Vec<(u64, Arc<WorkflowDefinition>)>,
+        definitions: Vec<(InstanceId, Arc<WorkflowDefinition>)>,
         history: History,
-        last_instance: u64,
+        last_instance: InstanceId,
     ) -> Book {
         let live = instances
             .iter()
@@ -399,407 +258,72 @@ impl Book {
     /// Applies one input. On `Err`, nothing changed.
     pub fn apply(&mut self, now_ms: u64, input: Input) -> Result<Applied, BookError> {
         match input {
-            Input::Register(mut node) => {
-                if self.nodes.get(&node.peer).is_some_and(|n| n.seq > node.seq) {
-                    return Ok(Applied::default());
-                }
-                node.registered_ms = now_ms;
-                node.suspected = None;
-                self.dirty_nodes.insert(node.peer.clone());
-                self.nodes.insert(node.peer.clone(), node);
-                // A partner that (re)joins may be the one a contingency activity waits for.
-                Ok(self.settle_all(now_ms))
-            }
-            Input::Suspect { peer, reason } => {
-                let Some(node) = self.nodes.get_mut(&peer) else {
-                    return Ok(Applied::default());
-                };
-                if node.suspected.is_some() {
-                    return Ok(Applied::default());
-                }
-                node.suspected = Some(reason.clone());
-                let name = node.name.clone();
-                self.dirty_nodes.insert(peer.clone());
-                tracing::warn!(partner = %name, %reason, "partner suspected");
-                let why = format!("partner {name} stopped answering ({reason})");
-                let mut effects = Vec::new();
-                for id in self.live_instances() {
-                    let parts: Vec<u64> = self.instances[&id]
-                        .partitions
-                        .iter()
-                        .filter(|p| p.peer == peer && !p.finished && p.abandoned.is_none())
-                        .map(|p| p.id)
-                        .collect();
-                    if parts.is_empty() {
-                        continue;
-                    }
-                    self.with_instance(id, now_ms, &mut effects, |inst, ctx| {
-                        for p in parts {
-                            recovery::abandon(inst, ctx, p, &why);
-                        }
-                    })?;
-                }
-                let mut applied = self.settle_all(now_ms);
-                effects.append(&mut applied.effects);
-                applied.effects = effects;
-                Ok(applied)
-            }
-            Input::Answering { peer } => {
-                let Some(node) = self.nodes.get_mut(&peer) else {
-                    return Ok(Applied::default());
-                };
-                if node.suspected.take().is_none() {
-                    return Ok(Applied::default());
-                }
-                tracing::info!(partner = %node.name, "partner answers again");
-                self.dirty_nodes.insert(peer);
-                Ok(self.settle_all(now_ms))
-            }
-            Input::Tick => {
-                let mut effects = Vec::new();
-                for id in self.live_instances() {
-                    let decide: Vec<(u64, String)> = self.instances[&id]
-                        .activities
-                        .iter()
-                        .filter_map(|a| {
-                            a.overdue
-                                .clone()
-                                .filter(|(at, _)| *at <= now_ms)
-                                .map(|(_, why)| (a.id, why))
-                        })
-                        .collect();
-                    if !decide.is_empty() {
-                        self.with_instance(id, now_ms, &mut effects, |inst, ctx| {
-                            for (a, why) in decide {
-                                if let Some(v) = recovery::view_mut(inst, a) {
-                                    v.overdue = None;
-                                }
-                                if recovery::view(inst, a).is_some_and(|v| !v.state.is_final()) {
-                                    recovery::withdraw(inst, ctx, a, &why);
-                                }
-                            }
-                        })?;
-                    }
-                    let due: Vec<u64> = self.instances[&id]
-                        .partitions
-                        .iter()
-                        .filter(|p| !p.finished && p.abandoned.is_none())
-                        .filter(|p| p.deadline_ms.is_some_and(|d| d <= now_ms))
-                        .map(|p| p.id)
-                        .collect();
-                    if due.is_empty() {
-                        continue;
-                    }
-                    let secs: BTreeMap<u64, u64> = self
-                        .definitions
-                        .get(&id)
-                        .map(|d| {
-                            d.partitions
-                                .iter()
-                                .map(|p| (p.id.0, u64::from(p.time_out_secs)))
-                                .collect()
-                        })
-                        .unwrap_or_default();
-                    self.with_instance(id, now_ms, &mut effects, |inst, ctx| {
-                        for p in due {
-                            let s = secs.get(&p).copied().unwrap_or(0);
-                            let why =
-                                format!("partition {p} did not finish within its timeOut of {s} s");
-                            recovery::abandon(inst, ctx, p, &why);
-                        }
-                    })?;
-                }
-                Ok(Applied {
-                    effects,
-                    instance: None,
-                })
-            }
+            Input::Register(node) => Ok(self.register(now_ms, node)),
+            Input::Suspect { peer, reason } => self.suspect(now_ms, &peer, &reason),
+            Input::Answering { peer } => Ok(self.answering(now_ms, &peer)),
+            Input::Tick => self.tick(now_ms),
             Input::Control { instance, action } => self.control(now_ms, instance, action),
             Input::Submit { definition, source } => self.submit(now_ms, &definition, &source),
             Input::Delivered {
                 instance,
                 partition,
                 refused,
-            } => {
-                let inst = self.instance_mut(instance)?;
-                if inst.state.is_final() {
-                    return Ok(Applied::default());
-                }
-                let mut node = None;
-                if let Some(p) = inst.partitions.iter_mut().find(|p| p.id == partition) {
-                    p.deployed = refused.is_none();
-                    node = Some(p.node.clone());
-                }
-                if let Some(reason) = &refused {
-                    inst.state = InstanceState::Failed;
-                    inst.finished_ms = Some(now_ms);
-                    inst.detail = Some(format!("partition {partition} was refused: {reason}"));
-                } else if inst.state == InstanceState::Deploying && all_deployed(inst) {
-                    inst.state = InstanceState::Running;
-                }
-                let what = match &refused {
-                    Some(reason) => format!("partition {partition} refused: {reason}"),
-                    None => format!("partition {partition} deployed"),
-                };
-                self.history
-                    .push(instance, now_ms, None, node.as_deref(), what);
-                self.dirty_instances.insert(instance);
-                self.track(instance);
-                Ok(Applied::default())
-            }
-            Input::FromNode {
-                peer,
-                message:
-                    Message::Report {
-                        instance,
-                        partition,
-                        record,
-                    },
-            } => {
-                check_sender(self.instance_mut(instance)?, &peer, partition)?;
-                let mut effects = Vec::new();
-                self.with_instance(instance, now_ms, &mut effects, |inst, ctx| {
-                    update(inst, ctx, partition, &record);
-                })?;
-                Ok(Applied {
-                    effects,
-                    instance: None,
-                })
-            }
-            Input::FromNode {
-                peer,
-                message:
-                    Message::PartitionResult {
-                        instance,
-                        partition,
-                        activities,
-                    },
-            } => {
-                check_sender(self.instance_mut(instance)?, &peer, partition)?;
-                let mut effects = Vec::new();
-                self.with_instance(instance, now_ms, &mut effects, |inst, ctx| {
-                    for record in &activities {
-                        update(inst, ctx, partition, record);
-                    }
-                    if let Some(p) = inst.partitions.iter_mut().find(|p| p.id == partition) {
-                        p.finished = true;
-                        p.deployed = true;
-                        let (late, node) = (p.abandoned.is_some(), p.node.clone());
-                        let what = if late {
-                            format!("partition {partition} result came after it was given up: kept for the record only")
-                        } else {
-                            format!("partition {partition} finished")
-                        };
-                        ctx.history.push(inst.id, ctx.now, None, Some(&node), what);
-                    }
-                })?;
-                Ok(Applied {
-                    effects,
-                    instance: None,
-                })
-            }
-            Input::FromNode {
-                peer,
-                message:
-                    Message::Overdue {
-                        instance,
-                        waiting,
-                        precondition,
-                        time_out_secs,
-                    },
-            } => {
-                let inst = self.instance_mut(instance)?;
-                let partition = inst
-                    .activities
-                    .iter()
-                    .find(|a| a.id == waiting)
-                    .and_then(|a| a.partition)
-                    .unwrap_or(0);
-                check_sender(inst, &peer, partition)?;
-                let mut effects = Vec::new();
-                self.with_instance(instance, now_ms, &mut effects, |inst, ctx| {
-                    overdue(inst, ctx, &peer, waiting, precondition, time_out_secs);
-                })?;
-                Ok(Applied {
-                    effects,
-                    instance: None,
-                })
-            }
-            Input::FromNode {
-                peer,
-                message:
-                    Message::Notify {
-                        instance,
-                        activity,
-                        outcome,
-                    },
-            } if matches!(self.routing, Routing::Hub { .. }) => {
-                let inst = self
-                    .instances
-                    .get(&instance)
-                    .ok_or(BookError::UnknownInstance(instance))?;
-                let def = self.definitions.get(&instance).map(|d| &**d);
-                let effects = hub::relay(inst, def, &self.nodes, &peer, activity, outcome)?;
-                Ok(Applied {
-                    effects,
-                    instance: None,
-                })
-            }
-            Input::FromNode { message, .. } => Err(BookError::Unexpected(message.kind())),
+            } => self.delivered(now_ms, instance, partition, refused),
+            Input::FromNode { peer, message } => self.message(now_ms, &peer, message),
         }
     }
 
-    fn instance_mut(&mut self, id: u64) -> Result<&mut Instance, BookError> {
+    /// A node's message: each kind to its own handling.
+    fn message(
+        &mut self,
+        now_ms: u64,
+        peer: &NodeId,
+        message: Message,
+    ) -> Result<Applied, BookError> {
+        match message {
+            Message::Report {
+                instance,
+                partition,
+                record,
+            } => self.report(now_ms, peer, instance, partition, &record),
+            Message::PartitionResult {
+                instance,
+                partition,
+                activities,
+            } => self.partition_result(now_ms, peer, instance, partition, &activities),
+            Message::Overdue {
+                instance,
+                waiting,
+                precondition,
+                time_out_secs,
+            } => self.overdue(
+                now_ms,
+                peer,
+                instance,
+                (waiting, precondition),
+                time_out_secs,
+            ),
+            Message::Notify {
+                instance,
+                activity,
+                outcome,
+            } if matches!(self.routing, Routing::Hub { .. }) => {
+                self.relay(peer, instance, activity, outcome)
+            }
+            other => Err(BookError::Unexpected(other.kind())),
+        }
+    }
+
+    fn instance_mut(&mut self, id: InstanceId) -> Result<&mut Instance, BookError> {
         self.instances
             .get_mut(&id)
             .ok_or(BookError::UnknownInstance(id))
     }
 
-    /// The definition in `xml`, parsed (or as parsed when it was submitted lately).
-    fn parsed(&mut self, xml: &[u8], source: &str) -> Result<Arc<WorkflowDefinition>, BookError> {
-        if let Some(i) = self.recent.iter().position(|(bytes, _)| bytes == xml) {
-            let hit = self.recent.remove(i);
-            let def = hit.1.clone();
-            self.recent.insert(0, hit);
-            return Ok(def);
-        }
-        let def = mobiwf_xml_schema::load_definition(xml)
-            .map_err(|d| BookError::Invalid(d.render(source)))?
-            .value;
-        let def = Arc::new(def);
-        self.recent.insert(0, (xml.to_vec(), def.clone()));
-        self.recent.truncate(RECENT_DEFINITIONS);
-        Ok(def)
-    }
-
-    fn submit(&mut self, now_ms: u64, xml: &[u8], source: &str) -> Result<Applied, BookError> {
-        let def = self.parsed(xml, source)?;
-        let nodes: Vec<NodeInfo> = self.nodes.values().cloned().collect();
-        let placement = place(&def, &nodes)?;
-        let id = self.last_instance + 1;
-        let locations = placement
-            .node_of
-            .iter()
-            .map(|(partner, &i)| {
-                (
-                    *partner,
-                    self.routing
-                        .location(nodes[i].addrs.first().map_or("", String::as_str)),
-                )
-            })
-            .collect();
-        let derived = derive_partitions(
-            &placement.definition,
-            &DeriveOptions {
-                workflow_id: Some(WorkflowId(id)),
-                start_time: Some(format_time(now_ms)),
-                locations,
-            },
-        );
-        let mut effects = Vec::new();
-        let mut partitions = Vec::new();
-        let mut placed: BTreeMap<u64, (u64, String)> = BTreeMap::new();
-        for d in derived {
-            let Some(&i) = placement.node_of.get(&d.partner) else {
-                continue;
-            };
-            let node = &nodes[i];
-            for act in &d.document.activities {
-                placed.insert(act.id.0, (d.partition.0, node.name.clone()));
-            }
-            let time_out = placement
-                .definition
-                .partitions
-                .iter()
-                .find(|p| p.id == d.partition)
-                .map_or(0, |p| p.time_out_secs);
-            partitions.push(PartitionView {
-                id: d.partition.0,
-                node: node.name.clone(),
-                peer: node.peer.clone(),
-                deployed: false,
-                finished: false,
-                deadline_ms: (time_out > 0).then(|| now_ms + u64::from(time_out) * 1000),
-                stands_for: None,
-                abandoned: None,
-            });
-            effects.push(Effect::Send {
-                to: node.peer.clone(),
-                addrs: node.addrs.clone(),
-                message: Message::Deploy {
-                    instance: id,
-                    partition: d.partition.0,
-                    document: mobiwf_xml_schema::write_partition(&d.document),
-                },
-            });
-        }
-        let activities = def
-            .activities
-            .iter()
-            .map(|a| {
-                let at = placed.get(&a.id.0);
-                ActivityView {
-                    id: a.id.0,
-                    name: a.name.clone(),
-                    partition: at.map(|p| p.0),
-                    node: at.map(|p| p.1.clone()),
-                    state: ActivityState::Waiting,
-                    started_ms: None,
-                    finished_ms: None,
-                    detail: None,
-                    contingency: i64::try_from(a.contingency.code()).unwrap_or(-1),
-                    emergency: false,
-                    retried: 0,
-                    replaced_by: None,
-                    stands_for: None,
-                    blocked_instead: false,
-                    awaits: Vec::new(),
-                    relayed: BTreeSet::new(),
-                    overdue: None,
-                }
-            })
-            .collect();
-        self.last_instance = id;
-        self.instances.insert(
-            id,
-            Instance {
-                id,
-                workflow: def.id.0,
-                description: def.description.clone(),
-                state: InstanceState::Deploying,
-                detail: None,
-                submitted_ms: now_ms,
-                finished_ms: None,
-                partitions,
-                activities,
-            },
-        );
-        self.dirty_instances.insert(id);
-        self.track(id);
-        let placed: Vec<String> = self.instances[&id]
-            .partitions
-            .iter()
-            .map(|p| format!("{} on {}", p.id, p.node))
-            .collect();
-        self.history.push(
-            id,
-            now_ms,
-            None,
-            None,
-            format!("submitted ({source}); partitions {}", placed.join(", ")),
-        );
-        self.new_definitions.push((id, xml.to_vec()));
-        self.definitions.insert(id, def);
-        Ok(Applied {
-            effects,
-            instance: Some(id),
-        })
-    }
-
     /// Runs `f` on an instance with what the recovery rules need, then settles it.
     fn with_instance(
         &mut self,
-        id: u64,
+        id: InstanceId,
         now_ms: u64,
         effects: &mut Vec<Effect>,
         f: impl FnOnce(&mut Instance, &mut Ctx<'_>),
@@ -827,7 +351,7 @@ impl Book {
     }
 
     /// Keeps `live` true after instance `id` changed.
-    fn track(&mut self, id: u64) {
+    fn track(&mut self, id: InstanceId) {
         match self.instances.get(&id) {
             Some(i) if !i.state.is_final() => self.live.insert(id),
             _ => self.live.remove(&id),
@@ -836,7 +360,7 @@ impl Book {
 
     /// The instances not over (ids collected, so the book can change while going through
     /// them).
-    fn live_instances(&self) -> Vec<u64> {
+    fn live_instances(&self) -> Vec<InstanceId> {
         self.live.iter().copied().collect()
     }
 
@@ -857,89 +381,6 @@ impl Book {
         }
     }
 
-    /// An operator interrupts, resumes or cancels an instance; every partner of it is told.
-    fn control(&mut self, now_ms: u64, id: u64, action: Control) -> Result<Applied, BookError> {
-        let inst = self.instance_mut(id)?;
-        let allowed = match action {
-            Control::Interrupt => {
-                matches!(
-                    inst.state,
-                    InstanceState::Deploying | InstanceState::Running
-                )
-            }
-            Control::Resume => inst.state == InstanceState::Interrupted,
-            Control::Cancel => !inst.state.is_final(),
-        };
-        if !allowed {
-            return Err(BookError::NotNow {
-                instance: id,
-                state: inst.state.as_str(),
-                action: action.as_str(),
-            });
-        }
-        match action {
-            Control::Interrupt => inst.state = InstanceState::Interrupted,
-            Control::Resume => {
-                inst.state = if all_deployed(inst) {
-                    InstanceState::Running
-                } else {
-                    InstanceState::Deploying
-                };
-            }
-            Control::Cancel => {
-                inst.state = InstanceState::Cancelled;
-                inst.finished_ms = Some(now_ms);
-                inst.detail = Some("cancelled by an operator".to_owned());
-                for a in inst.activities.iter_mut() {
-                    if a.partition.is_some() && !a.state.is_final() {
-                        a.state = ActivityState::Cancelled;
-                        a.finished_ms = Some(now_ms);
-                        a.detail = Some(CANCELLED_BY_OPERATOR.to_owned());
-                    }
-                }
-            }
-        }
-        let peers: BTreeSet<String> = inst
-            .partitions
-            .iter()
-            .filter(|p| p.abandoned.is_none())
-            .map(|p| p.peer.clone())
-            .collect();
-        let mut effects: Vec<Effect> = peers
-            .iter()
-            .filter_map(|peer| self.nodes.get(peer))
-            .map(|node| Effect::Send {
-                to: node.peer.clone(),
-                addrs: node.addrs.clone(),
-                message: Message::Control {
-                    instance: id,
-                    action,
-                },
-            })
-            .collect();
-        self.history.push(
-            id,
-            now_ms,
-            None,
-            None,
-            format!(
-                "operator: {} (told {} partners)",
-                action.as_str(),
-                peers.len()
-            ),
-        );
-        self.dirty_instances.insert(id);
-        self.track(id);
-        if action == Control::Resume {
-            // What waited for the resumption: contingency activities to place.
-            self.with_instance(id, now_ms, &mut effects, |_, _| {})?;
-        }
-        Ok(Applied {
-            effects,
-            instance: None,
-        })
-    }
-
     /// When the next partition `timeOut` runs out, ms since the epoch.
     pub fn next_deadline(&self) -> Option<u64> {
         let partitions = self
@@ -957,17 +398,17 @@ impl Book {
     /// The nodes the failure detector should watch: those running unfinished partitions of
     /// instances not over, and the suspected ones (to notice when they answer again).
     pub fn watched(&self) -> Vec<Watched> {
-        let mut peers: BTreeSet<&str> = self
+        let mut peers: BTreeSet<&NodeId> = self
             .live()
             .flat_map(|i| i.partitions.iter())
             .filter(|p| !p.finished && p.abandoned.is_none())
-            .map(|p| p.peer.as_str())
+            .map(|p| &p.peer)
             .collect();
         peers.extend(
             self.nodes
                 .values()
                 .filter(|n| n.suspected.is_some())
-                .map(|n| n.peer.as_str()),
+                .map(|n| &n.peer),
         );
         peers
             .into_iter()
@@ -981,7 +422,7 @@ impl Book {
     }
 
     /// One instance's history.
-    pub fn history(&self, id: u64) -> Option<&[HistoryEvent]> {
+    pub fn history(&self, id: InstanceId) -> Option<&[HistoryEvent]> {
         self.instances
             .contains_key(&id)
             .then(|| self.history.of(id))
@@ -1005,7 +446,7 @@ impl Book {
     }
 
     /// One instance.
-    pub fn instance(&self, id: u64) -> Option<&Instance> {
+    pub fn instance(&self, id: InstanceId) -> Option<&Instance> {
         self.instances.get(&id)
     }
 
@@ -1030,204 +471,20 @@ fn all_deployed(inst: &Instance) -> bool {
 }
 
 /// Only the node that runs a partition reports on it.
-pub(super) fn check_sender(inst: &Instance, peer: &str, partition: u64) -> Result<(), BookError> {
+fn check_sender(inst: &Instance, peer: &NodeId, partition: PartitionId) -> Result<(), BookError> {
     if inst
         .partitions
         .iter()
-        .any(|p| p.id == partition && p.peer == peer)
+        .any(|p| p.id == partition && &p.peer == peer)
     {
         Ok(())
     } else {
         Err(BookError::NotYours {
-            peer: peer.to_owned(),
+            peer: peer.clone(),
             instance: inst.id,
             partition,
         })
     }
-}
-
-/// Takes a node's word about an activity of its partition, never going back from a final
-/// state; records what it learnt in the history (a word that comes after the controller
-/// decided otherwise is recorded as late and ignored).
-fn update(inst: &mut Instance, ctx: &mut Ctx<'_>, partition: u64, record: &ActivityRecord) {
-    let Some(i) = inst
-        .activities
-        .iter()
-        .position(|a| a.id == record.activity && a.partition == Some(partition))
-    else {
-        return;
-    };
-    let name = label(inst, record.activity);
-    let a = &mut inst.activities[i];
-    let node = a.node.clone();
-    let mut events = Vec::new();
-    // Reports can arrive out of order: an emergency start is kept whenever it is heard.
-    if record.emergency && !a.emergency {
-        events.push((
-            record.started_ms,
-            format!("{name} started by its timeToWait emergency trigger"),
-        ));
-    }
-    a.emergency |= record.emergency;
-    let was_started = a.started_ms.is_some();
-    let was_retried = a.retried;
-    if !was_started && record.started_ms.is_some() && !record.emergency {
-        events.push((record.started_ms, format!("{name} started")));
-    }
-    // What the node did is a fact even when the controller decided the state: when it started,
-    // how often it was tried.
-    a.started_ms = a.started_ms.or(record.started_ms);
-    a.retried = a.retried.max(record.retried);
-    // An operator's cancel is marked at once on everything not known final; a node's word
-    // that the activity had finished (or was cancelled) on it is the truth, not a late word.
-    let by_operator = a.detail.as_deref() == Some(CANCELLED_BY_OPERATOR);
-    if by_operator && record.state.is_final() {
-        if record.state != ActivityState::Cancelled {
-            events.push((
-                record.finished_ms,
-                format!(
-                    "{name} {} before the cancel reached it",
-                    record.state.as_str()
-                ),
-            ));
-        }
-        a.state = record.state;
-        a.finished_ms = record.finished_ms;
-        a.detail = record.detail.clone();
-    } else if a.state.is_final() {
-        if record.state.is_final() && record.state != a.state {
-            events.push((
-                Some(ctx.now),
-                format!(
-                    "late word ignored: {name} {} on {}, but the controller had decided it {} ({})",
-                    record.state.as_str(),
-                    node.as_deref().unwrap_or("?"),
-                    a.state.as_str(),
-                    a.detail.as_deref().unwrap_or("")
-                ),
-            ));
-        }
-    } else {
-        if record.retried > was_retried {
-            events.push((
-                record.finished_ms.or(record.started_ms),
-                format!("{name} was tried {} more times", record.retried),
-            ));
-        }
-        if record.state.is_final() {
-            let what = match &record.detail {
-                Some(d) => format!("{name} {}: {d}", record.state.as_str()),
-                None => format!("{name} {}", record.state.as_str()),
-            };
-            events.push((record.finished_ms, what));
-        }
-        a.state = record.state;
-        a.started_ms = record.started_ms.or(a.started_ms);
-        a.finished_ms = record.finished_ms;
-        a.detail = record.detail.clone();
-        a.retried = record.retried;
-    }
-    for (at, what) in events {
-        ctx.history.push(
-            inst.id,
-            at.unwrap_or(ctx.now),
-            Some(record.activity),
-            node.as_deref(),
-            what,
-        );
-    }
-}
-
-/// A node says one of its activities waited longer than a precondition's `timeOut`: if the
-/// controller knows the predecessor's outcome it relays it; otherwise the predecessor is
-/// withdrawn (failed) and its contingency applies.
-fn overdue(
-    inst: &mut Instance,
-    ctx: &mut Ctx<'_>,
-    from_peer: &str,
-    waiting: u64,
-    precondition: u64,
-    time_out_secs: u32,
-) {
-    let node = ctx.nodes.get(from_peer).map(|n| n.name.clone());
-    let waited = format!(
-        "{} on {} waited more than {time_out_secs} s (its precondition timeOut) for {}",
-        label(inst, waiting),
-        node.as_deref().unwrap_or("?"),
-        label(inst, precondition)
-    );
-    if let Some(outcome) = recovery::effective_outcome(inst, precondition) {
-        ctx.history.push(
-            inst.id,
-            ctx.now,
-            Some(precondition),
-            node.as_deref(),
-            format!("{waited}; its outcome is known, sent again"),
-        );
-        recovery::notify_peer(inst, ctx, from_peer, precondition, outcome);
-        return;
-    }
-    let undecided = recovery::view(inst, precondition).is_some_and(|v| !v.state.is_final());
-    let pending = recovery::view(inst, precondition).is_some_and(|v| v.overdue.is_some());
-    if undecided {
-        if !pending {
-            ctx.history.push(
-                inst.id,
-                ctx.now,
-                Some(precondition),
-                node.as_deref(),
-                format!(
-                    "{waited}; the controller decides in {} s unless its partner reports it",
-                    OVERDUE_GRACE_MS / 1000
-                ),
-            );
-            if let Some(v) = recovery::view_mut(inst, precondition) {
-                v.overdue = Some((ctx.now + OVERDUE_GRACE_MS, waited));
-            }
-        }
-    } else {
-        // It failed and its successors wait for its contingency activity (or a chain of them).
-        let mut stand_in = precondition;
-        for _ in 0..MAX_CONTINGENCY_CHAIN {
-            match recovery::view(inst, stand_in).and_then(|v| v.replaced_by) {
-                Some(x) => stand_in = x,
-                None => break,
-            }
-        }
-        let what = if stand_in == precondition {
-            format!("{waited}; its contingency activity is not placed yet")
-        } else {
-            format!(
-                "{waited}; it failed and {} runs in its place, not finished yet",
-                label(inst, stand_in)
-            )
-        };
-        ctx.history
-            .push(inst.id, ctx.now, Some(precondition), node.as_deref(), what);
-    }
-}
-
-/// A time as the documents' `startTime` writes it: `2007/3/10 16:19:34` (UTC).
-pub fn format_time(ms: u64) -> String {
-    let secs = ms / 1000;
-    let days = i64::try_from(secs / 86_400).unwrap_or(0);
-    let rem = secs % 86_400;
-    // Days since 1970-01-01 to a civil date (Howard Hinnant's algorithm).
-    let z = days + 719_468;
-    let era = z.div_euclid(146_097);
-    let doe = z.rem_euclid(146_097);
-    let yoe = (doe - doe / 1460 + doe / 36_524 - doe / 146_096) / 365;
-    let doy = doe - (365 * yoe + yoe / 4 - yoe / 100);
-    let mp = (5 * doy + 2) / 153;
-    let day = doy - (153 * mp + 2) / 5 + 1;
-    let month = if mp < 10 { mp + 3 } else { mp - 9 };
-    let year = yoe + era * 400 + i64::from(month <= 2);
-    format!(
-        "{year}/{month}/{day} {:02}:{:02}:{:02}",
-        rem / 3600,
-        rem % 3600 / 60,
-        rem % 60
-    )
 }
 
 #[cfg(test)]

@@ -9,7 +9,7 @@
 use std::collections::{BTreeMap, BTreeSet};
 
 use mobiwf_xml_schema::{
-    ActivityId, Partition, PartitionId, Partner, PartnerId, WorkflowDefinition,
+    ActivityId, ActivityTypeId, Partition, PartitionId, Partner, PartnerId, WorkflowDefinition,
 };
 
 use super::NodeInfo;
@@ -22,17 +22,18 @@ pub enum PlacementError {
     NoNodes,
     /// No node has the skills a partition needs.
     #[error(
-        "partition {partition} (partner {partner:?}) needs skills {skills:?}, and no registered \
+        "partition {partition} (partner {partner:?}) needs skills {numbers:?}, and no registered \
          node named {partner:?} or with those skills is registered; start one with \
-         `mobiwf-node run --name {partner} --skills ...`"
+         `mobiwf-node run --name {partner} --skills ...`",
+        numbers = .skills.iter().map(|s| s.0).collect::<Vec<u64>>()
     )]
     NoNodeForPartition {
         /// The partition.
-        partition: u64,
+        partition: PartitionId,
         /// The partner named for it.
         partner: String,
         /// The activity types it needs.
-        skills: Vec<u64>,
+        skills: Vec<ActivityTypeId>,
     },
     /// No node has the skill an activity needs.
     #[error(
@@ -41,9 +42,9 @@ pub enum PlacementError {
     )]
     NoNodeForActivity {
         /// The activity.
-        activity: u64,
+        activity: ActivityId,
         /// The activity type it needs.
-        skill: u64,
+        skill: ActivityTypeId,
     },
 }
 
@@ -68,15 +69,15 @@ pub fn place(def: &WorkflowDefinition, nodes: &[NodeInfo]) -> Result<Placement, 
     }
 }
 
-fn skills_of(def: &WorkflowDefinition, activities: &[ActivityId]) -> BTreeSet<u64> {
+fn skills_of(def: &WorkflowDefinition, activities: &[ActivityId]) -> BTreeSet<ActivityTypeId> {
     let by_id = def.activities_by_id();
     activities
         .iter()
-        .filter_map(|a| by_id.get(a).map(|a| a.activity_type.0))
+        .filter_map(|a| by_id.get(a).map(|a| a.activity_type))
         .collect()
 }
 
-fn has_all(node: &NodeInfo, skills: &BTreeSet<u64>) -> bool {
+fn has_all(node: &NodeInfo, skills: &BTreeSet<ActivityTypeId>) -> bool {
     skills.iter().all(|s| node.skills.contains(s))
 }
 
@@ -90,7 +91,7 @@ fn assign_partners(
     for partner in &def.partners {
         let id = partner.id.0.to_string();
         let named = (0..nodes.len())
-            .filter(|&i| nodes[i].name == partner.name || nodes[i].name == id)
+            .filter(|&i| nodes[i].name == *partner.name || nodes[i].name == *id)
             .max_by_key(|&i| nodes[i].registered_ms);
         if let Some(i) = named {
             node_of.insert(partner.id, i);
@@ -119,7 +120,7 @@ fn assign_partners(
                 .partner(partition.partner)
                 .map_or_else(|| partition.partner.0.to_string(), |p| p.name.clone());
             return Err(PlacementError::NoNodeForPartition {
-                partition: partition.id.0,
+                partition: partition.id,
                 partner,
                 skills: skills.into_iter().collect(),
             });
@@ -145,7 +146,7 @@ fn partition_by_skill(
             continue;
         }
         let Some(a) = def.activity(act) else { continue };
-        let skill = a.activity_type.0;
+        let skill = a.activity_type;
         let shared = |i: usize| {
             a.preconditions
                 .iter()
@@ -162,7 +163,7 @@ fn partition_by_skill(
             });
         let Some(i) = chosen else {
             return Err(PlacementError::NoNodeForActivity {
-                activity: act.0,
+                activity: act,
                 skill,
             });
         };
@@ -189,14 +190,10 @@ fn partition_by_skill(
         });
         definition.partners.push(Partner {
             id: PartnerId(n),
-            name: nodes[i].name.clone(),
+            name: nodes[i].name.to_string(),
             description: String::new(),
             location: nodes[i].addrs.first().cloned().unwrap_or_default(),
-            skills: nodes[i]
-                .skills
-                .iter()
-                .map(|s| mobiwf_xml_schema::ActivityTypeId(*s))
-                .collect(),
+            skills: nodes[i].skills.clone(),
         });
         node_of.insert(PartnerId(n), i);
     }

@@ -6,21 +6,18 @@
 
 use std::collections::{BTreeMap, BTreeSet};
 
-use mobiwf_proto::{ActivityState, Message, Outcome};
-use mobiwf_xml_schema::{
-    Adjacent, PartitionActivity, PartitionDocument, Precondition, WorkflowDefinition, WorkflowId,
-};
+use mobiwf_proto::{ActivityId, ActivityState, Message, NodeId, NodeName, Outcome, PartitionId};
+use mobiwf_xml_schema::{Contingency, WorkflowDefinition};
 
-use super::history::History;
-use super::hub::Routing;
-use super::{ActivityView, Effect, Instance, InstanceState, NodeInfo, PartitionView, format_time};
-
-/// The longest chain of contingency activities followed when deciding an outcome.
-pub const MAX_CONTINGENCY_CHAIN: usize = 64;
+use crate::chain::{self, Way};
+use crate::contingency::{awaits_stand_in, place, relay_to_stand_ins};
+use crate::history::{Event, History, Label};
+use crate::hub::Routing;
+use crate::{ActivityView, Effect, Instance, InstanceState, NodeInfo, PartitionView};
 
 /// What the recovery rules need besides the instance: borrowed from the book's other fields.
-pub(super) struct Ctx<'a> {
-    pub nodes: &'a BTreeMap<String, NodeInfo>,
+pub(crate) struct Ctx<'a> {
+    pub nodes: &'a BTreeMap<NodeId, NodeInfo>,
     pub def: Option<&'a WorkflowDefinition>,
     pub history: &'a mut History,
     pub effects: &'a mut Vec<Effect>,
@@ -29,7 +26,7 @@ pub(super) struct Ctx<'a> {
 }
 
 impl Ctx<'_> {
-    fn send(&mut self, node: &NodeInfo, message: Message) {
+    pub(crate) fn send(&mut self, node: &NodeInfo, message: Message) {
         self.effects.push(Effect::Send {
             to: node.peer.clone(),
             addrs: node.addrs.clone(),
@@ -37,26 +34,40 @@ impl Ctx<'_> {
         });
     }
 
-    fn log(&mut self, inst: &Instance, activity: Option<u64>, partner: Option<&str>, what: String) {
+    pub(crate) fn log(
+        &mut self,
+        inst: &Instance,
+        activity: Option<ActivityId>,
+        partner: Option<&NodeName>,
+        what: Event,
+    ) {
         self.history
             .push(inst.id, self.now, activity, partner, what);
     }
 }
 
-pub(super) fn view(inst: &Instance, id: u64) -> Option<&ActivityView> {
+pub(crate) fn view(inst: &Instance, id: ActivityId) -> Option<&ActivityView> {
     inst.activities.iter().find(|a| a.id == id)
 }
 
-pub(super) fn view_mut(inst: &mut Instance, id: u64) -> Option<&mut ActivityView> {
+pub(crate) fn view_mut(inst: &mut Instance, id: ActivityId) -> Option<&mut ActivityView> {
     inst.activities.iter_mut().find(|a| a.id == id)
 }
 
-fn partition(inst: &Instance, id: u64) -> Option<&PartitionView> {
+pub(crate) fn partition(inst: &Instance, id: PartitionId) -> Option<&PartitionView> {
     inst.partitions.iter().find(|p| p.id == id)
 }
 
-/// A short name for an activity in history lines: `A2 (17)`.
-pub(super) fn label(inst: &Instance, id: u64) -> String {
+/// An activity as history events name it.
+pub(crate) fn label(inst: &Instance, id: ActivityId) -> Label {
+    Label {
+        id,
+        name: view(inst, id).map(|a| a.name.clone()).unwrap_or_default(),
+    }
+}
+
+/// A short name for an activity in reasons sent to nodes: `A2 (17)`.
+pub(crate) fn label_text(inst: &Instance, id: ActivityId) -> String {
     match view(inst, id) {
         Some(a) if !a.name.is_empty() => format!("{} ({id})", a.name),
         _ => format!("activity {id}"),
@@ -64,11 +75,11 @@ pub(super) fn label(inst: &Instance, id: u64) -> String {
 }
 
 /// The node that runs activity `id`, with its partition, while that partition is live.
-fn holder<'n>(
+pub(crate) fn holder<'n>(
     inst: &Instance,
-    nodes: &'n BTreeMap<String, NodeInfo>,
-    id: u64,
-) -> Option<(&'n NodeInfo, u64)> {
+    nodes: &'n BTreeMap<NodeId, NodeInfo>,
+    id: ActivityId,
+) -> Option<(&'n NodeInfo, PartitionId)> {
     let p = partition(inst, view(inst, id)?.partition?)?;
     if p.abandoned.is_some() {
         return None;
@@ -77,40 +88,38 @@ fn holder<'n>(
 }
 
 /// The partition that runs activity `id`, when it is placed.
-pub(super) fn partition_of(inst: &Instance, id: u64) -> Option<u64> {
+pub(crate) fn partition_of(inst: &Instance, id: ActivityId) -> Option<PartitionId> {
     view(inst, id)?.partition
 }
 
 /// The activities that wait for `id`: its successors in the definition, or, for a contingency
 /// activity, those of the activity it stands for.
-fn successors(inst: &Instance, def: &WorkflowDefinition, id: u64) -> Vec<u64> {
-    let mut at = id;
-    for _ in 0..MAX_CONTINGENCY_CHAIN {
-        match view(inst, at).and_then(|v| v.stands_for) {
-            Some(a) => at = a,
-            None => break,
-        }
-    }
+pub(crate) fn successors(
+    inst: &Instance,
+    def: &WorkflowDefinition,
+    id: ActivityId,
+) -> Vec<ActivityId> {
+    let at = chain::end(inst, id, Way::ToOrigin);
     def.activities
         .iter()
-        .filter(|a| a.preconditions.iter().any(|p| p.0 == at))
-        .map(|a| a.id.0)
+        .filter(|a| a.preconditions.contains(&at))
+        .map(|a| a.id)
         .collect()
 }
 
 /// What the successors of `id` learn from it, as far as the controller knows: following
 /// contingency activities; `None` while undecided.
-pub(super) fn effective_outcome(inst: &Instance, id: u64) -> Option<Outcome> {
-    let mut at = id;
-    for _ in 0..MAX_CONTINGENCY_CHAIN {
-        let v = view(inst, at)?;
+pub(crate) fn effective_outcome(inst: &Instance, id: ActivityId) -> Option<Outcome> {
+    for v in chain::walk(inst, id, Way::ToStandIns) {
         match v.state {
             ActivityState::Succeeded => return Some(Outcome::Succeeded),
             ActivityState::Cancelled => return Some(Outcome::Blocked),
             ActivityState::Failed => match (v.contingency, v.replaced_by) {
-                (0, _) => return Some(Outcome::Released),
-                (c, _) if c < 0 || v.blocked_instead => return Some(Outcome::Blocked),
-                (_, Some(x)) => at = x,
+                (Contingency::Release, _) => return Some(Outcome::Released),
+                (Contingency::Block, _) => return Some(Outcome::Blocked),
+                _ if v.blocked_instead => return Some(Outcome::Blocked),
+                // The stand-in decides: the walk goes on to it.
+                (_, Some(_)) => {}
                 (_, None) => return None,
             },
             ActivityState::Waiting | ActivityState::Running => return None,
@@ -121,7 +130,12 @@ pub(super) fn effective_outcome(inst: &Instance, id: u64) -> Option<Outcome> {
 
 /// Tells the nodes that run successors of `id` in other partitions its outcome (the controller
 /// decided it: the node that ran `id` cannot be relied on to).
-fn notify_successors(inst: &Instance, ctx: &mut Ctx<'_>, id: u64, outcome: Outcome) {
+pub(crate) fn notify_successors(
+    inst: &Instance,
+    ctx: &mut Ctx<'_>,
+    id: ActivityId,
+    outcome: Outcome,
+) {
     let Some(def) = ctx.def else {
         return;
     };
@@ -136,11 +150,11 @@ fn notify_successors(inst: &Instance, ctx: &mut Ctx<'_>, id: u64, outcome: Outco
 
 /// The nodes to tell that activity `id` ended: those running its successors in other
 /// partitions than its own (a node may run several partitions), each once.
-pub(super) fn successor_nodes<'n>(
+pub(crate) fn successor_nodes<'n>(
     inst: &Instance,
-    nodes: &'n BTreeMap<String, NodeInfo>,
+    nodes: &'n BTreeMap<NodeId, NodeInfo>,
     def: &WorkflowDefinition,
-    id: u64,
+    id: ActivityId,
 ) -> Vec<&'n NodeInfo> {
     let own = view(inst, id).and_then(|v| v.partition);
     let mut told = BTreeSet::new();
@@ -157,26 +171,30 @@ pub(super) fn successor_nodes<'n>(
 fn decide(
     inst: &mut Instance,
     ctx: &mut Ctx<'_>,
-    id: u64,
+    id: ActivityId,
     state: ActivityState,
     reason: &str,
-) -> Option<i64> {
+) -> Option<Contingency> {
     let node = view(inst, id).and_then(|v| v.node.clone());
     let v = view_mut(inst, id).filter(|v| !v.state.is_final())?;
     v.state = state;
     v.finished_ms = Some(ctx.now);
     v.detail = Some(reason.to_owned());
     let contingency = v.contingency;
-    let what = format!("{} {}: {reason}", label(inst, id), state.as_str());
-    ctx.log(inst, Some(id), node.as_deref(), what);
+    let what = Event::Decided {
+        activity: label(inst, id),
+        state,
+        reason: reason.to_owned(),
+    };
+    ctx.log(inst, Some(id), node.as_ref(), what);
     Some(contingency)
 }
 
 /// The controller decides that activity `id` failed, for `reason`; its contingency applies.
-pub(super) fn fail(inst: &mut Instance, ctx: &mut Ctx<'_>, id: u64, reason: &str) {
+pub(crate) fn fail(inst: &mut Instance, ctx: &mut Ctx<'_>, id: ActivityId, reason: &str) {
     match decide(inst, ctx, id, ActivityState::Failed, reason) {
-        Some(0) => notify_successors(inst, ctx, id, Outcome::Released),
-        Some(c) if c < 0 => notify_successors(inst, ctx, id, Outcome::Blocked),
+        Some(Contingency::Release) => notify_successors(inst, ctx, id, Outcome::Released),
+        Some(Contingency::Block) => notify_successors(inst, ctx, id, Outcome::Blocked),
         // x > 0: `settle` places the contingency activity.
         _ => {}
     }
@@ -184,7 +202,12 @@ pub(super) fn fail(inst: &mut Instance, ctx: &mut Ctx<'_>, id: u64, reason: &str
 
 /// Gives up on a partition: every activity not final fails for `reason`, the node is told to
 /// abort them (if it ever hears it), and their contingencies apply.
-pub(super) fn abandon(inst: &mut Instance, ctx: &mut Ctx<'_>, partition_id: u64, reason: &str) {
+pub(crate) fn abandon(
+    inst: &mut Instance,
+    ctx: &mut Ctx<'_>,
+    partition_id: PartitionId,
+    reason: &str,
+) {
     let Some(p) = inst.partitions.iter_mut().find(|p| p.id == partition_id) else {
         return;
     };
@@ -193,7 +216,7 @@ pub(super) fn abandon(inst: &mut Instance, ctx: &mut Ctx<'_>, partition_id: u64,
     }
     p.abandoned = Some(reason.to_owned());
     let (peer, node_name) = (p.peer.clone(), p.node.clone());
-    let ids: Vec<u64> = inst
+    let ids: Vec<ActivityId> = inst
         .activities
         .iter()
         .filter(|a| a.partition == Some(partition_id) && !a.state.is_final())
@@ -203,7 +226,10 @@ pub(super) fn abandon(inst: &mut Instance, ctx: &mut Ctx<'_>, partition_id: u64,
         inst,
         None,
         Some(&node_name),
-        format!("partition {partition_id} given up: {reason}"),
+        Event::GivenUp {
+            partition: partition_id,
+            reason: reason.to_owned(),
+        },
     );
     if let Some(node) = ctx.nodes.get(&peer).cloned() {
         ctx.send(
@@ -220,13 +246,13 @@ pub(super) fn abandon(inst: &mut Instance, ctx: &mut Ctx<'_>, partition_id: u64,
     // transitively (F1), rather than failed with its own contingency.
     let mut remaining = ids;
     let def = ctx.def;
-    let preds = |id: u64| -> Vec<u64> {
-        def.and_then(|d| d.activity(mobiwf_xml_schema::ActivityId(id)))
-            .map(|a| a.preconditions.iter().map(|p| p.0).collect())
+    let preds = |id: ActivityId| -> Vec<ActivityId> {
+        def.and_then(|d| d.activity(id))
+            .map(|a| a.preconditions.clone())
             .unwrap_or_default()
     };
     while !remaining.is_empty() {
-        let (ready, later): (Vec<u64>, Vec<u64>) = remaining
+        let (ready, later): (Vec<ActivityId>, Vec<ActivityId>) = remaining
             .iter()
             .partition(|&&id| preds(id).iter().all(|p| !remaining.contains(p)));
         // No cycles pass validation; should one be here, end the rest anyway.
@@ -254,14 +280,14 @@ pub(super) fn abandon(inst: &mut Instance, ctx: &mut Ctx<'_>, partition_id: u64,
 }
 
 /// The controller decides that activity `id` will never run: a predecessor blocks it.
-fn cancel(inst: &mut Instance, ctx: &mut Ctx<'_>, id: u64, reason: &str) {
+fn cancel(inst: &mut Instance, ctx: &mut Ctx<'_>, id: ActivityId, reason: &str) {
     if decide(inst, ctx, id, ActivityState::Cancelled, reason).is_some() {
         notify_successors(inst, ctx, id, Outcome::Blocked);
     }
 }
 
 /// Withdraws one activity that its successors waited for too long.
-pub(super) fn withdraw(inst: &mut Instance, ctx: &mut Ctx<'_>, id: u64, reason: &str) {
+pub(crate) fn withdraw(inst: &mut Instance, ctx: &mut Ctx<'_>, id: ActivityId, reason: &str) {
     if let Some((node, p)) = holder(inst, ctx.nodes, id) {
         let node = node.clone();
         ctx.send(
@@ -278,11 +304,11 @@ pub(super) fn withdraw(inst: &mut Instance, ctx: &mut Ctx<'_>, id: u64, reason: 
 }
 
 /// Relays an outcome the controller knows to the node of one waiting activity.
-pub(super) fn notify_peer(
+pub(crate) fn notify_peer(
     inst: &Instance,
     ctx: &mut Ctx<'_>,
-    to_peer: &str,
-    id: u64,
+    to_peer: &NodeId,
+    id: ActivityId,
     outcome: Outcome,
 ) {
     if let Some(node) = ctx.nodes.get(to_peer).cloned() {
@@ -300,220 +326,27 @@ pub(super) fn notify_peer(
 /// After any change: places the contingency activities that failures call for, relays known
 /// outcomes to contingency activities waiting for them, and ends the instance when nothing
 /// can change any more.
-pub(super) fn settle(inst: &mut Instance, ctx: &mut Ctx<'_>) {
+pub(crate) fn settle(inst: &mut Instance, ctx: &mut Ctx<'_>) {
     if inst.state.is_final() {
         return;
     }
     // An interrupted instance starts nothing new: its contingency activities are placed when
     // it is resumed (a node that was not told of the interruption would run them at once).
     let interrupted = inst.state == InstanceState::Interrupted;
-    let pending: Vec<(u64, u64)> = inst
+    let pending: Vec<(ActivityId, ActivityId)> = inst
         .activities
         .iter()
         .filter(|a| !interrupted && awaits_stand_in(a))
-        .filter_map(|a| Some((a.id, u64::try_from(a.contingency).ok()?)))
+        .filter_map(|a| match a.contingency {
+            Contingency::Run(x) => Some((a.id, x)),
+            _ => None,
+        })
         .collect();
     for (a, x) in pending {
         place(inst, ctx, a, x);
     }
     relay_to_stand_ins(inst, ctx);
     finish_if_done(inst, ctx);
-}
-
-fn relay_to_stand_ins(inst: &mut Instance, ctx: &mut Ctx<'_>) {
-    let mut sends = Vec::new();
-    for x in &inst.activities {
-        let Some(p) = x.partition.and_then(|p| partition(inst, p)) else {
-            continue;
-        };
-        if x.stands_for.is_none() || x.state.is_final() || p.abandoned.is_some() {
-            continue;
-        }
-        for &pre in &x.awaits {
-            if !x.relayed.contains(&pre)
-                && let Some(outcome) = effective_outcome(inst, pre)
-            {
-                sends.push((x.id, p.peer.clone(), pre, outcome));
-            }
-        }
-    }
-    for (x, peer, pre, outcome) in sends {
-        notify_peer(inst, ctx, &peer, pre, outcome);
-        if let Some(v) = view_mut(inst, x) {
-            v.relayed.insert(pre);
-        }
-    }
-}
-
-/// Runs contingency activity `x` in place of failed `a` on another available partner with
-/// the skill, or says that it waits for one.
-fn place(inst: &mut Instance, ctx: &mut Ctx<'_>, a: u64, x: u64) {
-    let Some(def) = ctx.def else {
-        return;
-    };
-    let Some(act_x) = def.activity(mobiwf_xml_schema::ActivityId(x)) else {
-        return;
-    };
-    if view(inst, x).is_some_and(|v| v.partition.is_some()) {
-        // Already running elsewhere (for another failure, or as a regular activity).
-        if let Some(v) = view_mut(inst, a) {
-            v.blocked_instead = true;
-        }
-        let what = format!(
-            "contingency activity {} is already in use: the successors of {} are cancelled",
-            label(inst, x),
-            label(inst, a)
-        );
-        ctx.log(inst, Some(a), None, what);
-        notify_successors(inst, ctx, a, Outcome::Blocked);
-        return;
-    }
-    let failed_on = view(inst, a)
-        .and_then(|v| v.partition)
-        .and_then(|p| partition(inst, p))
-        .map(|p| p.peer.clone());
-    let skill = act_x.activity_type.0;
-    let chosen = ctx
-        .nodes
-        .values()
-        .filter(|n| n.suspected.is_none() && Some(&n.peer) != failed_on.as_ref())
-        .filter(|n| n.skills.contains(&skill) && !n.addrs.is_empty())
-        .min_by_key(|n| {
-            let load = inst
-                .partitions
-                .iter()
-                .filter(|p| p.peer == n.peer && !p.finished && p.abandoned.is_none())
-                .count();
-            (load, n.name.clone())
-        })
-        .cloned();
-    let Some(node) = chosen else {
-        let waiting = format!(
-            "waiting for an available partner with skill {skill} to run it in place of {}",
-            label(inst, a)
-        );
-        if view(inst, x).and_then(|v| v.detail.as_deref()) != Some(waiting.as_str()) {
-            if let Some(v) = view_mut(inst, x) {
-                v.detail = Some(waiting.clone());
-            }
-            ctx.log(inst, Some(x), None, waiting);
-        }
-        return;
-    };
-    let started = view(inst, a).is_some_and(|v| v.started_ms.is_some());
-    let act_a = def.activity(mobiwf_xml_schema::ActivityId(a));
-    // Started: its preconditions were met. Not started: the contingency activity waits for
-    // them, and the controller relays their outcomes (`relay_to_stand_ins`). A contingency
-    // activity that failed before it started waited for what the activity it stood for
-    // waited for (its own definition has no preconditions): its successor waits for the same.
-    let stood_in = view(inst, a).filter(|v| v.stands_for.is_some());
-    let awaits: Vec<u64> = match (started, stood_in, act_a) {
-        (true, _, _) => Vec::new(),
-        (false, Some(v), _) => v.awaits.clone(),
-        (false, None, Some(act_a)) => act_a.preconditions.iter().map(|p| p.0).collect(),
-        (false, None, None) => Vec::new(),
-    };
-    let location = node.addrs.first().cloned().unwrap_or_default();
-    let mut adjacents = Vec::new();
-    let mut holders: BTreeMap<String, NodeInfo> = BTreeMap::new();
-    for s in successors(inst, def, a) {
-        if let Some((n, _)) = holder(inst, ctx.nodes, s) {
-            adjacents.push(Adjacent {
-                id: mobiwf_xml_schema::ActivityId(s),
-                location: ctx
-                    .routing
-                    .location(n.addrs.first().map_or("", String::as_str)),
-            });
-            holders.insert(n.peer.clone(), n.clone());
-        }
-    }
-    let by_id = def.activities_by_id();
-    let preconditions = awaits
-        .iter()
-        .map(|&p| {
-            let pre = by_id.get(&mobiwf_xml_schema::ActivityId(p));
-            Precondition {
-                id: mobiwf_xml_schema::ActivityId(p),
-                status: pre.map(|d| d.status).unwrap_or_default(),
-                local: false,
-                time_out_secs: pre.map_or(0, |d| d.time_out_secs),
-            }
-        })
-        .collect();
-    let document = PartitionDocument {
-        workflow_id: WorkflowId(inst.id),
-        start_time: Some(format_time(ctx.now)),
-        activities: vec![PartitionActivity {
-            id: act_x.id,
-            name: act_x.name.clone(),
-            description: act_x.description.clone(),
-            status: act_x.status,
-            response_immediate: true,
-            time_to_wait_secs: act_x.time_to_wait_secs,
-            contingency: act_x.contingency,
-            preconditions,
-            adjacents,
-            time_out_secs: act_x.time_out_secs,
-            kind: act_x.kind,
-            command: act_x.command.clone(),
-            retries: act_x.retries,
-        }],
-    };
-    let pid = inst.partitions.iter().map(|p| p.id).max().unwrap_or(0) + 1;
-    inst.partitions.push(PartitionView {
-        id: pid,
-        node: node.name.clone(),
-        peer: node.peer.clone(),
-        deployed: false,
-        finished: false,
-        deadline_ms: None,
-        stands_for: Some(a),
-        abandoned: None,
-    });
-    if let Some(v) = view_mut(inst, x) {
-        v.partition = Some(pid);
-        v.node = Some(node.name.clone());
-        v.stands_for = Some(a);
-        v.awaits = awaits;
-        v.detail = None;
-    }
-    if let Some(v) = view_mut(inst, a) {
-        v.replaced_by = Some(x);
-    }
-    let what = format!(
-        "contingency activity {} runs on {} in place of {}",
-        label(inst, x),
-        node.name,
-        label(inst, a)
-    );
-    ctx.log(inst, Some(x), Some(&node.name), what);
-    ctx.send(
-        &node,
-        Message::Deploy {
-            instance: inst.id,
-            partition: pid,
-            document: mobiwf_xml_schema::write_partition(&document),
-        },
-    );
-    for holder in holders.values() {
-        ctx.send(
-            holder,
-            Message::Substitute {
-                instance: inst.id,
-                replaced: a,
-                by: x,
-                location: location.clone(),
-            },
-        );
-    }
-}
-
-/// True for a failed activity whose contingency activity is still to be placed.
-fn awaits_stand_in(a: &ActivityView) -> bool {
-    a.state == ActivityState::Failed
-        && a.contingency > 0
-        && a.replaced_by.is_none()
-        && !a.blocked_instead
 }
 
 /// Ends the instance once every partition finished or was given up and no contingency
@@ -528,7 +361,8 @@ fn finish_if_done(inst: &mut Instance, ctx: &mut Ctx<'_>) {
         return;
     }
     let blocking = |a: &&ActivityView| {
-        a.state == ActivityState::Failed && (a.contingency < 0 || a.blocked_instead)
+        a.state == ActivityState::Failed
+            && (a.contingency == Contingency::Block || a.blocked_instead)
     };
     let cause = inst
         .activities
@@ -545,7 +379,7 @@ fn finish_if_done(inst: &mut Instance, ctx: &mut Ctx<'_>) {
             inst.state = InstanceState::Failed;
             let on = a
                 .node
-                .as_deref()
+                .as_ref()
                 .map(|n| format!(" on {n}"))
                 .unwrap_or_default();
             let verb = if a.state == ActivityState::Cancelled {
@@ -555,16 +389,16 @@ fn finish_if_done(inst: &mut Instance, ctx: &mut Ctx<'_>) {
             };
             inst.detail = Some(format!(
                 "{}{on} {verb}: {}",
-                label(inst, a.id),
+                label_text(inst, a.id),
                 a.detail.as_deref().unwrap_or("no reason given")
             ));
         }
         None => inst.state = InstanceState::Succeeded,
     }
     inst.finished_ms = Some(ctx.now);
-    let what = match &inst.detail {
-        Some(d) => format!("instance {}: {d}", inst.state.as_str()),
-        None => format!("instance {}", inst.state.as_str()),
+    let what = Event::InstanceEnded {
+        state: inst.state,
+        detail: inst.detail.clone(),
     };
     ctx.log(inst, None, None, what);
 }

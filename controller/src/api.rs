@@ -28,7 +28,9 @@ use mobiwf_xml_schema::limits::MAX_DOCUMENT_BYTES;
 use serde::Deserialize;
 
 use mobiwf_book::BookError;
+
 use crate::daemon::ControllerClient;
+use crate::render::ShownEvent;
 
 /// The longest one wait request holds the connection; clients wait longer by asking again.
 pub const MAX_WAIT_SECS: u64 = 300;
@@ -122,7 +124,10 @@ async fn wait(
 
 async fn history(State(client): State<ControllerClient>, Path(id): Path<u64>) -> Response {
     match client.history(id).await {
-        Ok(Some(events)) => Json(events).into_response(),
+        Ok(Some(events)) => {
+            let shown: Vec<ShownEvent> = events.iter().map(ShownEvent::from).collect();
+            Json(shown).into_response()
+        }
         Ok(None) => error(StatusCode::NOT_FOUND, format!("no instance {id}")),
         Err(e) => unavailable(e),
     }

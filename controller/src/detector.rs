@@ -12,8 +12,8 @@ use std::collections::{BTreeMap, BTreeSet};
 use std::time::{Duration, Instant};
 
 use libp2p::{Multiaddr, PeerId};
-use mobiwf_runtime::mesh::MeshHandle;
 use mobiwf_proto::{Envelope, Message, MessageId, Reply};
+use mobiwf_runtime::mesh::MeshHandle;
 use tokio::sync::{mpsc, watch};
 use tokio::task::JoinHandle;
 
@@ -102,7 +102,7 @@ pub fn start(
             let live: BTreeSet<&str> = list.iter().map(|w| w.peer.as_str()).collect();
             seen.retain(|p, _| live.contains(p.as_str()));
             for w in &list {
-                let s = seen.entry(w.peer.clone()).or_insert(Seen {
+                let s = seen.entry(w.peer.to_string()).or_insert(Seen {
                     last_answer: now,
                     last_error: None,
                     reported: false,
@@ -111,13 +111,13 @@ pub fn start(
                 let verdict = if w.suspected && silent < config.probe_every * 2 {
                     s.reported = false;
                     Some(Verdict::Answering {
-                        peer: w.peer.clone(),
+                        peer: w.peer.to_string(),
                     })
                 } else if !w.suspected && !s.reported && silent >= config.suspect_after {
                     s.reported = true;
                     let saw = s.last_error.as_deref().unwrap_or("no answer");
                     Some(Verdict::Suspect {
-                        peer: w.peer.clone(),
+                        peer: w.peer.to_string(),
                         reason: format!(
                             "no answer to probes for {:.1} s: {saw}",
                             silent.as_secs_f64()
@@ -134,7 +134,7 @@ pub fn start(
                 {
                     return;
                 }
-                if in_flight.insert(w.peer.clone()) {
+                if in_flight.insert(w.peer.to_string()) {
                     probe(&mesh, me, w, config.suspect_after, answers_tx.clone());
                 }
             }
@@ -150,8 +150,8 @@ fn probe(
     timeout: Duration,
     answers: mpsc::UnboundedSender<(String, Result<(), String>)>,
 ) {
-    let peer_text = w.peer.clone();
-    let Ok(peer) = w.peer.parse::<PeerId>() else {
+    let peer_text = w.peer.to_string();
+    let Ok(peer) = w.peer.as_str().parse::<PeerId>() else {
         let _ = answers.send((peer_text, Err("not a peer id".to_owned())));
         return;
     };
@@ -161,7 +161,7 @@ fn probe(
         let envelope = Envelope {
             // Probes are never stored or deduplicated: sequence 0.
             id: MessageId {
-                origin: me.to_string(),
+                origin: mobiwf_proto::NodeId::new(me.to_string()),
                 seq: 0,
             },
             message: Message::Probe,

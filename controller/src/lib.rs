@@ -5,6 +5,7 @@
 pub mod api;
 pub mod daemon;
 pub mod detector;
+pub mod render;
 pub mod state;
 
 pub use daemon::{Controller, ControllerClient, ControllerConfig, start};

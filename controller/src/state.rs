@@ -14,36 +14,54 @@ use mobiwf_runtime::store::{Batch, Store, StoreError, read_number, unreadable};
 use mobiwf_xml_schema::WorkflowDefinition;
 
 use mobiwf_book::{Book, Changes, History, HistoryEvent, Instance, NodeInfo};
+use mobiwf_proto::InstanceId;
 
 const SEQ_KEY: &str = "meta/seq";
 const LAST_INSTANCE_KEY: &str = "meta/last_instance";
 
-/// Adds the book's changes and the sequence number to `batch`.
-pub fn stage(batch: &mut Batch, changes: &Changes, seq: u64) {
+/// A change of the book that could not be written: nothing of the batch may be committed.
+#[derive(Debug, thiserror::Error)]
+#[error("cannot serialize {what} for the store: {source}")]
+pub struct StageError {
+    /// What it was (its store key).
+    pub what: String,
+    /// Why.
+    #[source]
+    pub source: serde_json::Error,
+}
+
+/// `value` as JSON, or why not.
+fn json<T: serde::Serialize>(key: &str, value: &T) -> Result<Vec<u8>, StageError> {
+    serde_json::to_vec(value).map_err(|source| StageError {
+        what: key.to_owned(),
+        source,
+    })
+}
+
+/// Adds the book's changes and the sequence number to `batch`. On `Err`, the batch is
+/// incomplete and must not be written.
+pub fn stage(batch: &mut Batch, changes: &Changes, seq: u64) -> Result<(), StageError> {
     for node in &changes.nodes {
-        // Serializing plain data to JSON cannot fail.
-        batch.put(
-            format!("node/{}", node.peer),
-            serde_json::to_vec(node).unwrap_or_default(),
-        );
+        let key = format!("node/{}", node.peer);
+        let value = json(&key, node)?;
+        batch.put(key, value);
     }
     for inst in &changes.instances {
-        batch.put(
-            format!("instance/{:020}", inst.id),
-            serde_json::to_vec(inst).unwrap_or_default(),
-        );
+        let key = format!("instance/{:020}", inst.id.0);
+        let value = json(&key, inst)?;
+        batch.put(key, value);
     }
     for (id, xml) in &changes.definitions {
-        batch.put(format!("def/{id:020}"), xml.clone());
+        batch.put(format!("def/{:020}", id.0), xml.clone());
     }
     for (id, n, event) in &changes.history {
-        batch.put(
-            format!("hist/{id:020}/{n:010}"),
-            serde_json::to_vec(event).unwrap_or_default(),
-        );
+        let key = format!("hist/{:020}/{n:010}", id.0);
+        let value = json(&key, event)?;
+        batch.put(key, value);
     }
     batch.put(LAST_INSTANCE_KEY, changes.last_instance.to_string());
     batch.put(SEQ_KEY, seq.to_string());
+    Ok(())
 }
 
 /// The book and the last sequence number, as the store holds them.
@@ -73,13 +91,13 @@ pub fn load(store: &dyn Store) -> Result<(Book, u64), StoreError> {
                 def
             }
         };
-        definitions.push((id, def));
+        definitions.push((InstanceId(id), def));
     }
     let mut events = Vec::new();
     for (k, v) in store.scan_prefix(b"hist/")? {
         let id = number_after(&k, b"hist/").ok_or_else(|| corrupt(&k, &"bad key"))?;
         let event: HistoryEvent = serde_json::from_slice(&v).map_err(|e| corrupt(&k, &e))?;
-        events.push((id, event));
+        events.push((InstanceId(id), event));
     }
     let last_instance = read_number(store, LAST_INSTANCE_KEY)?;
     let seq = read_number(store, SEQ_KEY)?;
@@ -88,7 +106,7 @@ pub fn load(store: &dyn Store) -> Result<(Book, u64), StoreError> {
         instances,
         definitions,
         History::restore(events),
-        last_instance,
+        InstanceId(last_instance),
     );
     Ok((book, seq))
 }

@@ -10,8 +10,8 @@ use std::time::Duration;
 use mobiwf_book::InstanceState;
 use mobiwf_controller::{Controller, ControllerConfig};
 use mobiwf_node::{Node, NodeConfig};
-use mobiwf_runtime::store::MemoryStore;
 use mobiwf_proto::ActivityState;
+use mobiwf_runtime::store::MemoryStore;
 
 const PAPER: &[u8] = include_bytes!("../../examples/paper/workflow.xml");
 
@@ -99,12 +99,12 @@ async fn run_instances(m: &Mesh, count: usize) -> Vec<u64> {
         assert_eq!(inst.state, InstanceState::Succeeded, "{inst:#?}");
         for a in &inst.activities {
             assert_eq!(a.state, ActivityState::Succeeded, "{a:?}");
-            let expected = if [16, 17, 18].contains(&a.id) {
+            let expected = if [16, 17, 18].contains(&a.id.0) {
                 "P1"
             } else {
                 "P2"
             };
-            assert_eq!(a.node.as_deref(), Some(expected), "{a:?}");
+            assert_eq!(a.node.as_ref().map(|n| n.as_str()), Some(expected), "{a:?}");
             assert!(a.started_ms.is_some() && a.finished_ms.is_some(), "{a:?}");
         }
     }
@@ -251,7 +251,7 @@ async fn time_to_wait_starts_an_activity_whose_preconditions_are_late() {
     loop {
         let seen = client.version();
         let inst = client.instance(id).await.expect("ask").expect("instance");
-        let a5 = inst.activities.iter().find(|a| a.id == 20).expect("A5");
+        let a5 = inst.activities.iter().find(|a| a.id.0 == 20).expect("A5");
         if a5.emergency {
             let worklist = m.p1.client().worklist().await.expect("worklist");
             assert_eq!(
@@ -278,7 +278,7 @@ async fn time_to_wait_starts_an_activity_whose_preconditions_are_late() {
         .expect("ask")
         .expect("instance");
     assert_eq!(inst.state, InstanceState::Succeeded, "{inst:#?}");
-    let a5 = inst.activities.iter().find(|a| a.id == 20).expect("A5");
+    let a5 = inst.activities.iter().find(|a| a.id.0 == 20).expect("A5");
     assert!(
         a5.emergency && a5.state == ActivityState::Succeeded,
         "{a5:?}"
@@ -286,7 +286,7 @@ async fn time_to_wait_starts_an_activity_whose_preconditions_are_late() {
     let others_normal = inst
         .activities
         .iter()
-        .filter(|a| a.id != 20)
+        .filter(|a| a.id.0 != 20)
         .all(|a| !a.emergency);
     assert!(others_normal, "{inst:#?}");
 }
@@ -320,7 +320,7 @@ async fn an_activity_over_its_time_out_is_killed_and_fails_the_instance_with_the
     let state = |id: u64| {
         inst.activities
             .iter()
-            .find(|a| a.id == id)
+            .find(|a| a.id.0 == id)
             .expect("activity")
     };
     assert_eq!(state(19).state, ActivityState::Failed);

@@ -12,11 +12,13 @@
 //!
 //! Contingency activities left out of every partition get no adjacent entry: they run only
 //! when the controller places them after a failure, and it then tells the waiting partners.
+//! [`derive_contingency`] writes the one-activity document of such a placement, with the same
+//! rules for its preconditions.
 
 use std::collections::{BTreeMap, HashMap};
 
 use crate::model::{
-    ActivityId, Adjacent, PartitionActivity, PartitionDocument, PartitionId, PartnerId,
+    Activity, ActivityId, Adjacent, PartitionActivity, PartitionDocument, PartitionId, PartnerId,
     Precondition, WorkflowDefinition, WorkflowId,
 };
 
@@ -49,12 +51,7 @@ pub struct DerivedPartition {
 /// reported (validation reports them).
 pub fn derive_partitions(def: &WorkflowDefinition, opts: &DeriveOptions) -> Vec<DerivedPartition> {
     let activities = def.activities_by_id();
-    let mut partition_of: HashMap<ActivityId, usize> = HashMap::new();
-    for (i, part) in def.partitions.iter().enumerate() {
-        for id in &part.activities {
-            partition_of.entry(*id).or_insert(i);
-        }
-    }
+    let partition_of = partition_index(def);
     let mut successors: HashMap<ActivityId, Vec<ActivityId>> = HashMap::new();
     for a in &def.activities {
         for pre in &a.preconditions {
@@ -84,21 +81,7 @@ pub fn derive_partitions(def: &WorkflowDefinition, opts: &DeriveOptions) -> Vec<
                         .preconditions
                         .iter()
                         .filter_map(|pre| activities.get(pre).copied())
-                        .map(|pre| {
-                            let home = partition_of.get(&pre.id).copied();
-                            let partition_time_out =
-                                home.map(|h| def.partitions[h].time_out_secs).unwrap_or(0);
-                            Precondition {
-                                id: pre.id,
-                                status: pre.status,
-                                local: home == Some(index),
-                                time_out_secs: if pre.time_out_secs > 0 {
-                                    pre.time_out_secs
-                                } else {
-                                    partition_time_out
-                                },
-                            }
-                        })
+                        .map(|pre| precondition(def, &partition_of, pre, Some(index)))
                         .collect();
                     let adjacents: Vec<(Adjacent, bool)> = successors
                         .get(&a.id)
@@ -116,21 +99,9 @@ pub fn derive_partitions(def: &WorkflowDefinition, opts: &DeriveOptions) -> Vec<
                             ))
                         })
                         .collect();
-                    PartitionActivity {
-                        id: a.id,
-                        name: a.name.clone(),
-                        description: a.description.clone(),
-                        status: a.status,
-                        response_immediate: adjacents.iter().any(|(_, remote)| *remote),
-                        time_to_wait_secs: a.time_to_wait_secs,
-                        contingency: a.contingency,
-                        preconditions,
-                        adjacents: adjacents.into_iter().map(|(adj, _)| adj).collect(),
-                        time_out_secs: a.time_out_secs,
-                        kind: a.kind,
-                        command: a.command.clone(),
-                        retries: a.retries,
-                    }
+                    let response_immediate = adjacents.iter().any(|(_, remote)| *remote);
+                    let adjacents = adjacents.into_iter().map(|(adj, _)| adj).collect();
+                    partition_activity(a, preconditions, adjacents, response_immediate)
                 })
                 .collect();
             DerivedPartition {
@@ -144,4 +115,90 @@ pub fn derive_partitions(def: &WorkflowDefinition, opts: &DeriveOptions) -> Vec<
             }
         })
         .collect()
+}
+
+/// The document of contingency activity `activity` placed alone on a partner after a failure
+/// (the controller does this): it waits for `awaits` (activities of other partitions, each
+/// precondition with the `timeOut` rule of [`derive_partitions`]), tells `adjacents` when it
+/// ends, and reports at once (`responseImmediate` 1: the controller decides what its end means
+/// for the instance). `None` when the definition has no such activity.
+pub fn derive_contingency(
+    def: &WorkflowDefinition,
+    activity: ActivityId,
+    awaits: &[ActivityId],
+    adjacents: Vec<Adjacent>,
+    opts: &DeriveOptions,
+) -> Option<PartitionDocument> {
+    let by_id = def.activities_by_id();
+    let a = by_id.get(&activity)?;
+    let partition_of = partition_index(def);
+    let preconditions = awaits
+        .iter()
+        .filter_map(|pre| by_id.get(pre).copied())
+        .map(|pre| precondition(def, &partition_of, pre, None))
+        .collect();
+    Some(PartitionDocument {
+        workflow_id: opts.workflow_id.unwrap_or(def.id),
+        start_time: opts.start_time.clone(),
+        activities: vec![partition_activity(a, preconditions, adjacents, true)],
+    })
+}
+
+/// For each activity, the index of the first partition that lists it.
+fn partition_index(def: &WorkflowDefinition) -> HashMap<ActivityId, usize> {
+    let mut partition_of: HashMap<ActivityId, usize> = HashMap::new();
+    for (i, part) in def.partitions.iter().enumerate() {
+        for id in &part.activities {
+            partition_of.entry(*id).or_insert(i);
+        }
+    }
+    partition_of
+}
+
+/// Precondition `pre` of an activity in the partition at `index` (`None`: in none of the
+/// definition's partitions): local when `pre` is in the same partition; its `timeOut` is
+/// `pre`'s, or when that is 0 the `timeOut` of the partition that runs `pre`.
+fn precondition(
+    def: &WorkflowDefinition,
+    partition_of: &HashMap<ActivityId, usize>,
+    pre: &Activity,
+    index: Option<usize>,
+) -> Precondition {
+    let home = partition_of.get(&pre.id).copied();
+    let partition_time_out = home.map(|h| def.partitions[h].time_out_secs).unwrap_or(0);
+    Precondition {
+        id: pre.id,
+        status: pre.status,
+        local: home.is_some() && home == index,
+        time_out_secs: if pre.time_out_secs > 0 {
+            pre.time_out_secs
+        } else {
+            partition_time_out
+        },
+    }
+}
+
+/// Activity `a` of the definition as a partition document holds it; its `status` and
+/// extensions are copied.
+fn partition_activity(
+    a: &Activity,
+    preconditions: Vec<Precondition>,
+    adjacents: Vec<Adjacent>,
+    response_immediate: bool,
+) -> PartitionActivity {
+    PartitionActivity {
+        id: a.id,
+        name: a.name.clone(),
+        description: a.description.clone(),
+        status: a.status,
+        response_immediate,
+        time_to_wait_secs: a.time_to_wait_secs,
+        contingency: a.contingency,
+        preconditions,
+        adjacents,
+        time_out_secs: a.time_out_secs,
+        kind: a.kind,
+        command: a.command.clone(),
+        retries: a.retries,
+    }
 }

@@ -29,7 +29,7 @@ mod tree;
 mod validate;
 mod write;
 
-pub use derive::{DeriveOptions, DerivedPartition, derive_partitions};
+pub use derive::{DeriveOptions, DerivedPartition, derive_contingency, derive_partitions};
 pub use diagnostic::{Diagnostic, Diagnostics, Pos};
 pub use model::*;
 pub use source_map::{Node, SourceMap};

@@ -10,8 +10,8 @@ use std::time::Duration;
 use mobiwf_book::{Instance, InstanceState};
 use mobiwf_controller::{Controller, ControllerConfig};
 use mobiwf_node::{Node, NodeConfig};
+use mobiwf_proto::{ActivityId, ActivityState};
 use mobiwf_runtime::metrics::Peer;
-use mobiwf_proto::ActivityState;
 
 use super::table;
 
@@ -104,7 +104,7 @@ pub async fn run(file: Option<&Path>, timeout_secs: u64) -> anyhow::Result<ExitC
     };
     println!("\ninstance {id} of {source} submitted\n");
 
-    let mut shown: BTreeMap<u64, ActivityState> = BTreeMap::new();
+    let mut shown: BTreeMap<ActivityId, ActivityState> = BTreeMap::new();
     let outcome = loop {
         let seen = client.version();
         let Some(inst) = client.instance(id).await? else {
@@ -155,7 +155,7 @@ pub async fn run(file: Option<&Path>, timeout_secs: u64) -> anyhow::Result<ExitC
 }
 
 /// Prints the activities whose state the controller learned since the last call.
-fn show_progress(inst: &Instance, shown: &mut BTreeMap<u64, ActivityState>) {
+fn show_progress(inst: &Instance, shown: &mut BTreeMap<ActivityId, ActivityState>) {
     for a in &inst.activities {
         if a.state == ActivityState::Waiting || shown.get(&a.id) == Some(&a.state) {
             continue;
@@ -171,7 +171,7 @@ fn show_progress(inst: &Instance, shown: &mut BTreeMap<u64, ActivityState>) {
             "  {when:>9}  {} ({}) on {}: {}",
             a.name,
             a.id,
-            a.node.as_deref().unwrap_or("-"),
+            a.node.as_ref().map_or("-", |n| n.as_str()),
             a.state.as_str()
         );
     }

@@ -2,7 +2,7 @@
 
 use std::process::ExitCode;
 
-use mobiwf_book::HistoryEvent;
+use mobiwf_controller::render::ShownEvent;
 
 use super::api_client::{ApiArgs, failure, json};
 use super::table;
@@ -16,7 +16,7 @@ pub async fn run(api: &ApiArgs, id: u64, as_json: bool) -> anyhow::Result<ExitCo
             if as_json {
                 println!("{}", serde_json::to_string_pretty(&body)?);
             } else {
-                let events: Vec<HistoryEvent> = serde_json::from_value(body)?;
+                let events: Vec<ShownEvent> = serde_json::from_value(body)?;
                 print!("{}", table::history(&events));
             }
             Ok(ExitCode::SUCCESS)

@@ -1,7 +1,9 @@
 //! Tables of instances, activities, histories and nodes for the terminal.
 
-use mobiwf_book::{ActivityView, HistoryEvent, Instance, InstanceState, NodeInfo};
-use mobiwf_proto::ActivityState;
+use mobiwf_book::{ActivityView, Instance, InstanceState, NodeInfo};
+use mobiwf_controller::render::ShownEvent;
+use mobiwf_proto::{ActivityId, ActivityState};
+use mobiwf_xml_schema::Contingency;
 
 fn at(base: u64, ms: Option<u64>) -> String {
     match ms {
@@ -11,7 +13,7 @@ fn at(base: u64, ms: Option<u64>) -> String {
 }
 
 /// `A2 (17)`, or `activity 17` when it has no name or is not in the instance.
-fn label(inst: &Instance, id: u64) -> String {
+fn label(inst: &Instance, id: ActivityId) -> String {
     match inst.activities.iter().find(|a| a.id == id) {
         Some(a) if !a.name.is_empty() => format!("{} ({id})", a.name),
         _ => format!("activity {id}"),
@@ -45,15 +47,21 @@ fn detail(inst: &Instance, a: &ActivityView) -> String {
     if let Some(x) = a.replaced_by {
         notes.push(format!("replaced by {}", label(inst, x)));
     } else if a.blocked_instead {
+        let x = match a.contingency {
+            Contingency::Run(x) => x,
+            Contingency::Block | Contingency::Release => ActivityId(1),
+        };
         notes.push(format!(
             "its contingency activity {} was already in use: successors cancelled",
-            label(inst, a.contingency.unsigned_abs())
+            label(inst, x)
         ));
     } else if a.state == ActivityState::Failed {
         match a.contingency {
-            0 => notes.push("successors released (contingency 0)".to_owned()),
-            c if c < 0 => notes.push("successors cancelled (contingency -1)".to_owned()),
-            _ => {}
+            Contingency::Release => notes.push("successors released (contingency 0)".to_owned()),
+            Contingency::Block => {
+                notes.push("successors cancelled (contingency -1)".to_owned());
+            }
+            Contingency::Run(_) => {}
         }
     }
     notes.join("; ")
@@ -89,7 +97,7 @@ pub fn instance(inst: &Instance) -> String {
             a.id,
             a.name,
             a.state.as_str(),
-            a.node.as_deref().unwrap_or("-"),
+            a.node.as_ref().map_or("-", |n| n.as_str()),
             at(inst.submitted_ms, a.started_ms),
             at(inst.submitted_ms, a.finished_ms),
             detail(inst, a)
@@ -139,8 +147,8 @@ fn clock(ms: u64) -> String {
 
 /// An instance's history, one line per event, by time (ties in the order the controller
 /// learnt them): time since the first event, UTC time of day, partner, activity, what.
-pub fn history(events: &[HistoryEvent]) -> String {
-    let mut sorted: Vec<&HistoryEvent> = events.iter().collect();
+pub fn history(events: &[ShownEvent]) -> String {
+    let mut sorted: Vec<&ShownEvent> = events.iter().collect();
     sorted.sort_by_key(|e| e.at_ms);
     let base = sorted.first().map_or(0, |e| e.at_ms);
     let mut out = format!(
@@ -152,7 +160,7 @@ pub fn history(events: &[HistoryEvent]) -> String {
             "{:<10} {:<12} {:<12} {:<8} {}\n",
             at(base, Some(e.at_ms)),
             clock(e.at_ms),
-            e.partner.as_deref().unwrap_or("-"),
+            e.partner.as_ref().map_or("-", |p| p.as_str()),
             e.activity.map_or("-".to_owned(), |a| a.to_string()),
             e.what
         );
@@ -167,7 +175,7 @@ pub fn nodes(nodes: &[NodeInfo]) -> String {
         "NAME", "SKILLS", "SUSPECTED"
     );
     for n in nodes {
-        let skills: Vec<String> = n.skills.iter().map(u64::to_string).collect();
+        let skills: Vec<String> = n.skills.iter().map(ToString::to_string).collect();
         out += &format!(
             "{:<16} {:<12} {:<10} {}\n",
             n.name,
@@ -187,20 +195,22 @@ pub fn nodes(nodes: &[NodeInfo]) -> String {
 #[cfg(test)]
 mod tests {
     use mobiwf_book::PartitionView;
+    use mobiwf_proto::{ActivityTypeId, InstanceId, NodeId, NodeName, PartitionId};
+    use mobiwf_xml_schema::WorkflowId;
 
     use super::*;
 
     fn view(id: u64, name: &str, state: ActivityState) -> ActivityView {
         ActivityView {
-            id,
+            id: ActivityId(id),
             name: name.to_owned(),
-            partition: Some(1),
-            node: Some("P1".to_owned()),
+            partition: Some(PartitionId(1)),
+            node: Some(NodeName::new("P1")),
             state,
             started_ms: Some(1_000),
             finished_ms: Some(2_000),
             detail: None,
-            contingency: -1,
+            contingency: Contingency::Block,
             emergency: false,
             retried: 0,
             replaced_by: None,
@@ -217,14 +227,14 @@ mod tests {
         let mut a2 = view(17, "A2", ActivityState::Failed);
         a2.detail = Some("exit status 3".to_owned());
         a2.retried = 2;
-        a2.contingency = 21;
-        a2.replaced_by = Some(21);
+        a2.contingency = Contingency::Run(ActivityId(21));
+        a2.replaced_by = Some(ActivityId(21));
         let mut a2b = view(21, "A2b", ActivityState::Succeeded);
-        a2b.node = Some("P2".to_owned());
-        a2b.stands_for = Some(17);
+        a2b.node = Some(NodeName::new("P2"));
+        a2b.stands_for = Some(ActivityId(17));
         a2b.emergency = true;
         let mut a4 = view(19, "A4", ActivityState::Failed);
-        a4.contingency = 0;
+        a4.contingency = Contingency::Release;
         a4.detail = Some("partner P2 stopped answering".to_owned());
         let mut spare = view(22, "A9", ActivityState::Waiting);
         (
@@ -234,17 +244,17 @@ mod tests {
             spare.finished_ms,
         ) = (None, None, None, None);
         let inst = Instance {
-            id: 3,
-            workflow: 18,
+            id: InstanceId(3),
+            workflow: WorkflowId(18),
             description: String::new(),
             state: InstanceState::Interrupted,
             detail: None,
             submitted_ms: 0,
             finished_ms: None,
             partitions: vec![PartitionView {
-                id: 2,
-                node: "P2".to_owned(),
-                peer: "peer".to_owned(),
+                id: PartitionId(2),
+                node: NodeName::new("P2"),
+                peer: NodeId::new("peer"),
                 deployed: true,
                 finished: false,
                 deadline_ms: None,
@@ -293,9 +303,9 @@ mod tests {
     #[test]
     fn nodes_show_suspicion() {
         let node = |name: &str, suspected: Option<&str>| NodeInfo {
-            peer: name.to_owned(),
-            name: name.to_owned(),
-            skills: vec![1, 3],
+            peer: NodeId::new(name),
+            name: NodeName::new(name),
+            skills: vec![ActivityTypeId(1), ActivityTypeId(3)],
             addrs: vec![format!("/ip4/127.0.0.1/tcp/1/p2p/{name}")],
             registered_ms: 0,
             seq: 0,

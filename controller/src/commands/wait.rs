@@ -3,8 +3,8 @@
 use std::process::ExitCode;
 use std::time::{Duration, Instant};
 
-use mobiwf_controller::api::MAX_WAIT_SECS;
 use mobiwf_book::{Instance, InstanceState};
+use mobiwf_controller::api::MAX_WAIT_SECS;
 
 use super::api_client::{ApiArgs, json};
 

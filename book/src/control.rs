@@ -1,0 +1,100 @@
+//! Operator control (MISSION P7): interrupt (start nothing new), resume, cancel (everything
+//! not finished is cancelled, the instance is over). Every partner of the instance is told.
+
+use std::collections::BTreeSet;
+
+use mobiwf_proto::{ActivityState, Control, InstanceId, Message, NodeId};
+
+use crate::history::Event;
+use crate::{
+    Applied, Book, BookError, CANCELLED_BY_OPERATOR, Effect, Instance, InstanceState, all_deployed,
+};
+
+impl Book {
+    /// An operator interrupts, resumes or cancels an instance; every partner of it is told.
+    pub(crate) fn control(
+        &mut self,
+        now_ms: u64,
+        id: InstanceId,
+        action: Control,
+    ) -> Result<Applied, BookError> {
+        let inst = self.instance_mut(id)?;
+        let allowed = match action {
+            Control::Interrupt => {
+                matches!(
+                    inst.state,
+                    InstanceState::Deploying | InstanceState::Running
+                )
+            }
+            Control::Resume => inst.state == InstanceState::Interrupted,
+            Control::Cancel => !inst.state.is_final(),
+        };
+        if !allowed {
+            return Err(BookError::NotNow {
+                instance: id,
+                state: inst.state.as_str(),
+                action: action.as_str(),
+            });
+        }
+        apply_control(inst, now_ms, action);
+        let peers: BTreeSet<NodeId> = inst
+            .partitions
+            .iter()
+            .filter(|p| p.abandoned.is_none())
+            .map(|p| p.peer.clone())
+            .collect();
+        let mut effects: Vec<Effect> = peers
+            .iter()
+            .filter_map(|peer| self.nodes.get(peer))
+            .map(|node| Effect::Send {
+                to: node.peer.clone(),
+                addrs: node.addrs.clone(),
+                message: Message::Control {
+                    instance: id,
+                    action,
+                },
+            })
+            .collect();
+        let what = Event::Operator {
+            action,
+            told: peers.len(),
+        };
+        self.history.push(id, now_ms, None, None, what);
+        self.dirty_instances.insert(id);
+        self.track(id);
+        if action == Control::Resume {
+            // What waited for the resumption: contingency activities to place.
+            self.with_instance(id, now_ms, &mut effects, |_, _| {})?;
+        }
+        Ok(Applied {
+            effects,
+            instance: None,
+        })
+    }
+}
+
+/// The instance as the operator's action leaves it.
+fn apply_control(inst: &mut Instance, now_ms: u64, action: Control) {
+    match action {
+        Control::Interrupt => inst.state = InstanceState::Interrupted,
+        Control::Resume => {
+            inst.state = if all_deployed(inst) {
+                InstanceState::Running
+            } else {
+                InstanceState::Deploying
+            };
+        }
+        Control::Cancel => {
+            inst.state = InstanceState::Cancelled;
+            inst.finished_ms = Some(now_ms);
+            inst.detail = Some("cancelled by an operator".to_owned());
+            for a in inst.activities.iter_mut() {
+                if a.partition.is_some() && !a.state.is_final() {
+                    a.state = ActivityState::Cancelled;
+                    a.finished_ms = Some(now_ms);
+                    a.detail = Some(CANCELLED_BY_OPERATOR.to_owned());
+                }
+            }
+        }
+    }
+}

@@ -1,0 +1,44 @@
+//! Deliveries: a node acknowledged a partition (the instance runs once every partition was),
+//! or refused it (the instance fails with the node's reason).
+
+use mobiwf_proto::{InstanceId, PartitionId};
+
+use crate::history::Event;
+use crate::{Applied, Book, BookError, InstanceState, all_deployed};
+
+impl Book {
+    /// A node acknowledged (`refused` is `None`) or refused a partition.
+    pub(crate) fn delivered(
+        &mut self,
+        now_ms: u64,
+        instance: InstanceId,
+        partition: PartitionId,
+        refused: Option<String>,
+    ) -> Result<Applied, BookError> {
+        let inst = self.instance_mut(instance)?;
+        if inst.state.is_final() {
+            return Ok(Applied::default());
+        }
+        let mut node = None;
+        if let Some(p) = inst.partitions.iter_mut().find(|p| p.id == partition) {
+            p.deployed = refused.is_none();
+            node = Some(p.node.clone());
+        }
+        if let Some(reason) = &refused {
+            inst.state = InstanceState::Failed;
+            inst.finished_ms = Some(now_ms);
+            inst.detail = Some(format!("partition {partition} was refused: {reason}"));
+        } else if inst.state == InstanceState::Deploying && all_deployed(inst) {
+            inst.state = InstanceState::Running;
+        }
+        let what = match refused {
+            Some(reason) => Event::Refused { partition, reason },
+            None => Event::Deployed { partition },
+        };
+        self.history
+            .push(instance, now_ms, None, node.as_ref(), what);
+        self.dirty_instances.insert(instance);
+        self.track(instance);
+        Ok(Applied::default())
+    }
+}

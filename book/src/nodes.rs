@@ -1,0 +1,82 @@
+//! Nodes joining and failing: a registration (a newer one replaces an older one), the failure
+//! detector's suspicion (the controller gives up on the node's unfinished partitions) and a
+//! suspected node answering again. A node that (re)joins or answers may be the one a
+//! contingency activity waits for: every live instance is settled again.
+
+use mobiwf_proto::{NodeId, PartitionId};
+
+use crate::recovery;
+use crate::{Applied, Book, BookError, Effect, NodeInfo};
+
+impl Book {
+    /// A node says who it is.
+    pub(crate) fn register(&mut self, now_ms: u64, mut node: NodeInfo) -> Applied {
+        if self.nodes.get(&node.peer).is_some_and(|n| n.seq > node.seq) {
+            return Applied::default();
+        }
+        node.registered_ms = now_ms;
+        node.suspected = None;
+        self.dirty_nodes.insert(node.peer.clone());
+        self.nodes.insert(node.peer.clone(), node);
+        self.settle_all(now_ms)
+    }
+
+    /// The failure detector stopped hearing from a node: its unfinished partitions are given
+    /// up.
+    pub(crate) fn suspect(
+        &mut self,
+        now_ms: u64,
+        peer: &NodeId,
+        reason: &str,
+    ) -> Result<Applied, BookError> {
+        let Some(node) = self.nodes.get_mut(peer) else {
+            return Ok(Applied::default());
+        };
+        if node.suspected.is_some() {
+            return Ok(Applied::default());
+        }
+        node.suspected = Some(reason.to_owned());
+        let name = node.name.clone();
+        self.dirty_nodes.insert(peer.clone());
+        let why = format!("partner {name} stopped answering ({reason})");
+        let mut effects = vec![Effect::Suspected {
+            name,
+            reason: reason.to_owned(),
+        }];
+        for id in self.live_instances() {
+            let parts: Vec<PartitionId> = self.instances[&id]
+                .partitions
+                .iter()
+                .filter(|p| &p.peer == peer && !p.finished && p.abandoned.is_none())
+                .map(|p| p.id)
+                .collect();
+            if parts.is_empty() {
+                continue;
+            }
+            self.with_instance(id, now_ms, &mut effects, |inst, ctx| {
+                for p in parts {
+                    recovery::abandon(inst, ctx, p, &why);
+                }
+            })?;
+        }
+        let mut applied = self.settle_all(now_ms);
+        effects.append(&mut applied.effects);
+        applied.effects = effects;
+        Ok(applied)
+    }
+
+    /// A suspected node answers again.
+    pub(crate) fn answering(&mut self, now_ms: u64, peer: &NodeId) -> Applied {
+        let Some(node) = self.nodes.get_mut(peer) else {
+            return Applied::default();
+        };
+        if node.suspected.take().is_none() {
+            return Applied::default();
+        }
+        let name = node.name.clone();
+        self.dirty_nodes.insert(peer.clone());
+        let mut applied = self.settle_all(now_ms);
+        applied.effects.insert(0, Effect::AnswersAgain { name });
+        applied
+    }
+}

@@ -1,0 +1,181 @@
+//! Reports from nodes: an activity with `responseImmediate` ended (`Report`) or a whole
+//! partition did (`PartitionResult`). A node's word is taken unless the controller decided
+//! the activity already: then it is recorded as late and ignored (a final state never
+//! changes), except that an activity that ended before an operator's cancel reached its node
+//! ended as its node says.
+
+use mobiwf_proto::{ActivityRecord, ActivityState, InstanceId, NodeId, NodeName, PartitionId};
+
+use crate::history::{Event, Label};
+use crate::recovery::{Ctx, label};
+use crate::{
+    ActivityView, Applied, Book, BookError, CANCELLED_BY_OPERATOR, Instance, check_sender,
+};
+
+impl Book {
+    /// An activity of a partition ended (or started) on its node.
+    pub(crate) fn report(
+        &mut self,
+        now_ms: u64,
+        peer: &NodeId,
+        instance: InstanceId,
+        partition: PartitionId,
+        record: &ActivityRecord,
+    ) -> Result<Applied, BookError> {
+        check_sender(self.instance_mut(instance)?, peer, partition)?;
+        let mut effects = Vec::new();
+        self.with_instance(instance, now_ms, &mut effects, |inst, ctx| {
+            update(inst, ctx, partition, record);
+        })?;
+        Ok(Applied {
+            effects,
+            instance: None,
+        })
+    }
+
+    /// Every activity of a partition is final on its node.
+    pub(crate) fn partition_result(
+        &mut self,
+        now_ms: u64,
+        peer: &NodeId,
+        instance: InstanceId,
+        partition: PartitionId,
+        activities: &[ActivityRecord],
+    ) -> Result<Applied, BookError> {
+        check_sender(self.instance_mut(instance)?, peer, partition)?;
+        let mut effects = Vec::new();
+        self.with_instance(instance, now_ms, &mut effects, |inst, ctx| {
+            for record in activities {
+                update(inst, ctx, partition, record);
+            }
+            if let Some(p) = inst.partitions.iter_mut().find(|p| p.id == partition) {
+                p.finished = true;
+                p.deployed = true;
+                let (late, node) = (p.abandoned.is_some(), p.node.clone());
+                let what = if late {
+                    Event::LateResult { partition }
+                } else {
+                    Event::PartitionFinished { partition }
+                };
+                ctx.history.push(inst.id, ctx.now, None, Some(&node), what);
+            }
+        })?;
+        Ok(Applied {
+            effects,
+            instance: None,
+        })
+    }
+}
+
+/// Takes a node's word about an activity of its partition, never going back from a final
+/// state; records what it learnt in the history.
+fn update(inst: &mut Instance, ctx: &mut Ctx<'_>, partition: PartitionId, record: &ActivityRecord) {
+    let Some(i) = inst
+        .activities
+        .iter()
+        .position(|a| a.id == record.activity && a.partition == Some(partition))
+    else {
+        return;
+    };
+    let name = label(inst, record.activity);
+    let a = &mut inst.activities[i];
+    let node = a.node.clone();
+    let was_retried = a.retried;
+    let mut events = facts(a, &name, record);
+    // An operator's cancel is marked at once on everything not known final; a node's word
+    // that the activity had finished (or was cancelled) on it is the truth, not a late word.
+    let by_operator = a.detail.as_deref() == Some(CANCELLED_BY_OPERATOR);
+    if by_operator && record.state.is_final() {
+        if record.state != ActivityState::Cancelled {
+            let what = Event::EndedBeforeCancel {
+                activity: name,
+                state: record.state,
+            };
+            events.push((record.finished_ms, what));
+        }
+        a.state = record.state;
+        a.finished_ms = record.finished_ms;
+        a.detail = record.detail.clone();
+    } else if a.state.is_final() {
+        if record.state.is_final() && record.state != a.state {
+            events.push((Some(ctx.now), late_word(a, name, node.as_ref(), record)));
+        }
+    } else {
+        events.extend(take_word(a, name, record, was_retried));
+    }
+    for (at, what) in events {
+        let at = at.unwrap_or(ctx.now);
+        ctx.history
+            .push(inst.id, at, Some(record.activity), node.as_ref(), what);
+    }
+}
+
+/// What the node did is a fact even when the controller decided the state: when it started
+/// (by emergency or not), how often it was tried. Reports can arrive out of order: an
+/// emergency start is kept whenever it is heard.
+fn facts(a: &mut ActivityView, name: &Label, record: &ActivityRecord) -> Vec<(Option<u64>, Event)> {
+    let mut events = Vec::new();
+    if record.emergency && !a.emergency {
+        let what = Event::StartedByEmergency {
+            activity: name.clone(),
+        };
+        events.push((record.started_ms, what));
+    }
+    a.emergency |= record.emergency;
+    if a.started_ms.is_none() && record.started_ms.is_some() && !record.emergency {
+        let what = Event::Started {
+            activity: name.clone(),
+        };
+        events.push((record.started_ms, what));
+    }
+    a.started_ms = a.started_ms.or(record.started_ms);
+    a.retried = a.retried.max(record.retried);
+    events
+}
+
+/// The node's word about an activity the controller decided otherwise.
+fn late_word(
+    a: &ActivityView,
+    name: Label,
+    node: Option<&NodeName>,
+    record: &ActivityRecord,
+) -> Event {
+    Event::LateWord {
+        activity: name,
+        state: record.state,
+        on: node.cloned(),
+        decided: a.state,
+        reason: a.detail.clone().unwrap_or_default(),
+    }
+}
+
+/// The node's word about an activity not final: taken.
+fn take_word(
+    a: &mut ActivityView,
+    name: Label,
+    record: &ActivityRecord,
+    was_retried: u32,
+) -> Vec<(Option<u64>, Event)> {
+    let mut events = Vec::new();
+    if record.retried > was_retried {
+        let what = Event::Retried {
+            activity: name.clone(),
+            times: record.retried,
+        };
+        events.push((record.finished_ms.or(record.started_ms), what));
+    }
+    if record.state.is_final() {
+        let what = Event::Ended {
+            activity: name,
+            state: record.state,
+            detail: record.detail.clone(),
+        };
+        events.push((record.finished_ms, what));
+    }
+    a.state = record.state;
+    a.started_ms = record.started_ms.or(a.started_ms);
+    a.finished_ms = record.finished_ms;
+    a.detail = record.detail.clone();
+    a.retried = record.retried;
+    events
+}

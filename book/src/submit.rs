@@ -1,0 +1,206 @@
+//! Submission (MISSION P1): a definition is parsed (or found among the recent ones), placed
+//! on the registered nodes, cut into partition documents, and a new instance is recorded with
+//! a deployment to each partition's node.
+
+use std::collections::{BTreeMap, BTreeSet};
+use std::sync::Arc;
+
+use mobiwf_proto::{ActivityId, ActivityState, InstanceId, Message, NodeName, PartitionId};
+use mobiwf_xml_schema::{
+    DeriveOptions, DerivedPartition, WorkflowDefinition, WorkflowId, derive_partitions,
+};
+
+use crate::history::Event;
+use crate::{
+    ActivityView, Applied, Book, BookError, Effect, Instance, InstanceState, NodeInfo,
+    PartitionView, Placement, RECENT_DEFINITIONS, place,
+};
+
+impl Book {
+    /// The definition in `xml`, parsed (or as parsed when it was submitted lately).
+    fn parsed(&mut self, xml: &[u8], source: &str) -> Result<Arc<WorkflowDefinition>, BookError> {
+        if let Some(i) = self.recent.iter().position(|(bytes, _)| bytes == xml) {
+            let hit = self.recent.remove(i);
+            let def = hit.1.clone();
+            self.recent.insert(0, hit);
+            return Ok(def);
+        }
+        let def = mobiwf_xml_schema::load_definition(xml)
+            .map_err(|d| BookError::Invalid(d.render(source)))?
+            .value;
+        let def = Arc::new(def);
+        self.recent.insert(0, (xml.to_vec(), def.clone()));
+        self.recent.truncate(RECENT_DEFINITIONS);
+        Ok(def)
+    }
+
+    /// An operator submits a definition: a new instance, deployed to the placed nodes.
+    pub(crate) fn submit(
+        &mut self,
+        now_ms: u64,
+        xml: &[u8],
+        source: &str,
+    ) -> Result<Applied, BookError> {
+        let def = self.parsed(xml, source)?;
+        let nodes: Vec<NodeInfo> = self.nodes.values().cloned().collect();
+        let placement = place(&def, &nodes)?;
+        let id = InstanceId(self.last_instance.0 + 1);
+        let derived = self.derive(&placement, &nodes, id, now_ms);
+        let mut effects = Vec::new();
+        let mut partitions = Vec::new();
+        let mut placed: BTreeMap<ActivityId, (PartitionId, NodeName)> = BTreeMap::new();
+        for d in derived {
+            let Some(&i) = placement.node_of.get(&d.partner) else {
+                continue;
+            };
+            let node = &nodes[i];
+            for act in &d.document.activities {
+                placed.insert(act.id, (d.partition, node.name.clone()));
+            }
+            partitions.push(partition_view(&placement, &d, node, now_ms));
+            effects.push(Effect::Send {
+                to: node.peer.clone(),
+                addrs: node.addrs.clone(),
+                message: Message::Deploy {
+                    instance: id,
+                    partition: d.partition,
+                    document: mobiwf_xml_schema::write_partition(&d.document),
+                },
+            });
+        }
+        let activities = def
+            .activities
+            .iter()
+            .map(|a| activity_view(a, placed.get(&a.id)))
+            .collect();
+        self.last_instance = id;
+        let what = Event::Submitted {
+            source: source.to_owned(),
+            partitions: partitions.iter().map(|p| (p.id, p.node.clone())).collect(),
+        };
+        self.instances.insert(
+            id,
+            Instance {
+                id,
+                workflow: def.id,
+                description: def.description.clone(),
+                state: InstanceState::Deploying,
+                detail: None,
+                submitted_ms: now_ms,
+                finished_ms: None,
+                partitions,
+                activities,
+            },
+        );
+        self.dirty_instances.insert(id);
+        self.track(id);
+        self.history.push(id, now_ms, None, None, what);
+        self.new_definitions.push((id, xml.to_vec()));
+        self.definitions.insert(id, def);
+        Ok(Applied {
+            effects,
+            instance: Some(id),
+        })
+    }
+
+    /// The partition documents of instance `id`, with the chosen nodes' locations.
+    fn derive(
+        &self,
+        placement: &Placement,
+        nodes: &[NodeInfo],
+        id: InstanceId,
+        now_ms: u64,
+    ) -> Vec<DerivedPartition> {
+        let locations = placement
+            .node_of
+            .iter()
+            .map(|(partner, &i)| {
+                let address = nodes[i].addrs.first().map_or("", String::as_str);
+                (*partner, self.routing.location(address))
+            })
+            .collect();
+        derive_partitions(
+            &placement.definition,
+            &DeriveOptions {
+                workflow_id: Some(WorkflowId::from(id)),
+                start_time: Some(format_time(now_ms)),
+                locations,
+            },
+        )
+    }
+}
+
+/// A new partition, sent to `node`, with its deadline when it has a `timeOut`.
+fn partition_view(
+    placement: &Placement,
+    d: &DerivedPartition,
+    node: &NodeInfo,
+    now_ms: u64,
+) -> PartitionView {
+    let time_out = placement
+        .definition
+        .partitions
+        .iter()
+        .find(|p| p.id == d.partition)
+        .map_or(0, |p| p.time_out_secs);
+    PartitionView {
+        id: d.partition,
+        node: node.name.clone(),
+        peer: node.peer.clone(),
+        deployed: false,
+        finished: false,
+        deadline_ms: (time_out > 0).then(|| now_ms + u64::from(time_out) * 1000),
+        stands_for: None,
+        abandoned: None,
+    }
+}
+
+/// A new activity, in the partition and on the node it was placed on (none for a contingency
+/// activity).
+fn activity_view(
+    a: &mobiwf_xml_schema::Activity,
+    at: Option<&(PartitionId, NodeName)>,
+) -> ActivityView {
+    ActivityView {
+        id: a.id,
+        name: a.name.clone(),
+        partition: at.map(|p| p.0),
+        node: at.map(|p| p.1.clone()),
+        state: ActivityState::Waiting,
+        started_ms: None,
+        finished_ms: None,
+        detail: None,
+        contingency: a.contingency,
+        emergency: false,
+        retried: 0,
+        replaced_by: None,
+        stands_for: None,
+        blocked_instead: false,
+        awaits: Vec::new(),
+        relayed: BTreeSet::new(),
+        overdue: None,
+    }
+}
+
+/// A time as the documents' `startTime` writes it: `2007/3/10 16:19:34` (UTC).
+pub fn format_time(ms: u64) -> String {
+    let secs = ms / 1000;
+    let days = i64::try_from(secs / 86_400).unwrap_or(0);
+    let rem = secs % 86_400;
+    // Days since 1970-01-01 to a civil date (Howard Hinnant's algorithm).
+    let z = days + 719_468;
+    let era = z.div_euclid(146_097);
+    let doe = z.rem_euclid(146_097);
+    let yoe = (doe - doe / 1460 + doe / 36_524 - doe / 146_096) / 365;
+    let doy = doe - (365 * yoe + yoe / 4 - yoe / 100);
+    let mp = (5 * doy + 2) / 153;
+    let day = doy - (153 * mp + 2) / 5 + 1;
+    let month = if mp < 10 { mp + 3 } else { mp - 9 };
+    let year = yoe + era * 400 + i64::from(month <= 2);
+    format!(
+        "{year}/{month}/{day} {:02}:{:02}:{:02}",
+        rem / 3600,
+        rem % 3600 / 60,
+        rem % 60
+    )
+}

@@ -1,0 +1,313 @@
+//! Scenario tests of the controller's bookkeeping: inputs in, messages out, no I/O. Shared
+//! helpers here; the scenarios by topic in the modules.
+
+mod failures;
+mod hub;
+mod operator;
+mod overdue;
+mod paper;
+mod restore;
+
+use super::*;
+use mobiwf_proto::{
+    ActivityId, ActivityRecord, ActivityState, ActivityTypeId, InstanceId, Message, NodeId,
+    NodeName, Outcome, PartitionId,
+};
+
+const PAPER: &str = include_str!("../../../examples/paper/workflow.xml");
+
+fn node(peer: &str, name: &str, skills: &[u64]) -> NodeInfo {
+    NodeInfo {
+        peer: NodeId::new(peer),
+        name: NodeName::new(name),
+        skills: skills.iter().map(|s| ActivityTypeId(*s)).collect(),
+        addrs: vec![format!("/ip4/127.0.0.1/tcp/1/p2p/{peer}")],
+        registered_ms: 0,
+        seq: 1,
+        suspected: None,
+    }
+}
+
+fn book_with(nodes: &[NodeInfo]) -> Book {
+    let mut b = Book::new();
+    for n in nodes {
+        b.apply(1, Input::Register(n.clone())).expect("register");
+    }
+    b
+}
+
+fn submit(b: &mut Book, xml: &str) -> Result<Applied, BookError> {
+    b.apply(
+        1_173_543_574_000,
+        Input::Submit {
+            definition: xml.as_bytes().to_vec(),
+            source: "wf.xml".to_owned(),
+        },
+    )
+}
+
+fn deploys(applied: &Applied) -> Vec<(String, u64, String)> {
+    applied
+        .effects
+        .iter()
+        .filter_map(|e| match e {
+            Effect::Send { to, message, .. } => Some((to, message)),
+            _ => None,
+        })
+        .map(|(to, message)| match message {
+            Message::Deploy {
+                partition,
+                document,
+                ..
+            } => (to.to_string(), partition.0, document.clone()),
+            other => panic!("expected a deployment, got {other:?}"),
+        })
+        .collect()
+}
+
+fn record(activity: u64, state: ActivityState) -> ActivityRecord {
+    ActivityRecord {
+        activity: ActivityId(activity),
+        state,
+        started_ms: Some(5),
+        started_us: None,
+        finished_us: None,
+        finished_ms: Some(6),
+        detail: None,
+        emergency: false,
+        retried: 0,
+    }
+}
+
+fn peer_of(b: &Book, instance: u64, partition: u64) -> String {
+    let inst = b.instance(InstanceId(instance)).expect("instance");
+    let p = inst
+        .partitions
+        .iter()
+        .find(|p| p.id == PartitionId(partition))
+        .expect("partition");
+    p.peer.to_string()
+}
+
+fn result(b: &mut Book, instance: u64, partition: u64, records: Vec<ActivityRecord>) {
+    let peer = peer_of(b, instance, partition);
+    b.apply(
+        9,
+        Input::FromNode {
+            peer: NodeId::new(peer),
+            message: Message::PartitionResult {
+                instance: InstanceId(instance),
+                partition: PartitionId(partition),
+                activities: records,
+            },
+        },
+    )
+    .expect("result");
+}
+
+// Failure handling (MISSION P5-P7, F1): scenarios on small definitions.
+
+/// When `submit` submits, ms since the epoch; later inputs count from it.
+const T0: u64 = 1_173_543_574_000;
+
+/// An activity of a test definition: type 1 runs in partitions, type 2 is for contingency
+/// activities (left out of every partition).
+struct D {
+    id: u64,
+    ty: u64,
+    contingency: i64,
+    pre: &'static [u64],
+}
+
+/// An activity of type 1.
+const fn act(id: u64, contingency: i64, pre: &'static [u64]) -> D {
+    D {
+        id,
+        ty: 1,
+        contingency,
+        pre,
+    }
+}
+
+/// A contingency activity (type 2).
+const fn spare(id: u64, contingency: i64) -> D {
+    D {
+        id,
+        ty: 2,
+        contingency,
+        pre: &[],
+    }
+}
+
+/// A definition with partners P1 (id 1) and P2 (id 2), both with skills 1 and 2, and these
+/// partitions: (id, partner, timeOut in seconds, activities).
+fn wf(acts: &[D], partitions: &[(u64, u64, u32, &[u64])]) -> String {
+    let mut s = "<workflow id=\"77\"><description>test</description><activities>".to_owned();
+    for a in acts {
+        s += &format!(
+            "<activity id=\"{id}\"><nameActivity>N{id}</nameActivity>\
+             <descriptionActivity>d</descriptionActivity><activityTypeId>{}</activityTypeId>\
+             <status>0</status><timeToWait>0</timeToWait>\
+             <contingencyActivityId>{}</contingencyActivityId><timeOut>0</timeOut><preconditions>",
+            a.ty,
+            a.contingency,
+            id = a.id
+        );
+        for p in a.pre {
+            s += &format!("<preconditionId>{p}</preconditionId>");
+        }
+        s += "</preconditions></activity>";
+    }
+    s += "</activities><activityTypes><activityType id=\"1\"><description>work</description>\
+          </activityType><activityType id=\"2\"><description>rescue</description>\
+          </activityType></activityTypes><partitions>";
+    for (id, partner, time_out, acts) in partitions {
+        s += &format!(
+            "<partition id=\"{id}\"><name>p{id}</name><partnerId>{partner}</partnerId>\
+             <timeOut>{time_out}</timeOut>"
+        );
+        for a in *acts {
+            s += &format!("<activityId>{a}</activityId>");
+        }
+        s += "</partition>";
+    }
+    s += "</partitions><partners>";
+    for p in [1, 2] {
+        s += &format!(
+            "<partner id=\"{p}\"><name>P{p}</name><description>d</description><ip>10.0.0.{p}</ip>\
+             <skills><activityTypeId>1</activityTypeId><activityTypeId>2</activityTypeId>\
+             </skills></partner>"
+        );
+    }
+    s + "</partners></workflow>"
+}
+
+/// 1 on P1 (partition 1) → 2 on P2 (partition 2); activity 1 fails with `contingency`, and
+/// when that is 9, contingency activity 9 (which blocks when it fails) stands by.
+fn chain(contingency: i64) -> String {
+    let mut acts = vec![act(1, contingency, &[]), act(2, -1, &[1])];
+    if contingency == 9 {
+        acts.push(spare(9, -1));
+    }
+    wf(&acts, &[(1, 1, 0, &[1]), (2, 2, 0, &[2])])
+}
+
+/// P1 (peerA) and P2 (peerB) can run everything; `spare` (peerC) only contingency activities.
+fn three_nodes() -> Book {
+    book_with(&[
+        node("peerA", "P1", &[1, 2]),
+        node("peerB", "P2", &[1, 2]),
+        node("peerC", "spare", &[2]),
+    ])
+}
+
+fn addr(peer: &str) -> String {
+    format!("/ip4/127.0.0.1/tcp/1/p2p/{peer}")
+}
+
+/// Every message sent: (to, message).
+fn sent(applied: &Applied) -> Vec<(String, Message)> {
+    applied
+        .effects
+        .iter()
+        .filter_map(|e| match e {
+            Effect::Send { to, message, .. } => Some((to.to_string(), message.clone())),
+            _ => None,
+        })
+        .collect()
+}
+
+/// The deployments among the messages: (to, partition, document).
+fn deployed(applied: &Applied) -> Vec<(String, u64, String)> {
+    sent(applied)
+        .into_iter()
+        .filter_map(|(to, m)| match m {
+            Message::Deploy {
+                partition,
+                document,
+                ..
+            } => Some((to, partition.0, document)),
+            _ => None,
+        })
+        .collect()
+}
+
+fn from_node(b: &mut Book, now_ms: u64, peer: &str, message: Message) -> Applied {
+    let input = Input::FromNode {
+        peer: NodeId::new(peer),
+        message,
+    };
+    b.apply(now_ms, input).expect("from node")
+}
+
+fn suspect(b: &mut Book, now_ms: u64, peer: &str) -> Applied {
+    let input = Input::Suspect {
+        peer: NodeId::new(peer),
+        reason: "no answer to 3 probes".to_owned(),
+    };
+    b.apply(now_ms, input).expect("suspect")
+}
+
+fn failed(activity: u64, detail: &str) -> ActivityRecord {
+    ActivityRecord {
+        detail: Some(detail.to_owned()),
+        ..record(activity, ActivityState::Failed)
+    }
+}
+
+/// A node reports that an activity of instance 1 failed.
+fn report_failure(b: &mut Book, now_ms: u64, activity: u64, partition: u64, peer: &str) -> Applied {
+    let message = Message::Report {
+        instance: InstanceId(1),
+        partition: PartitionId(partition),
+        record: failed(activity, "exit status 1"),
+    };
+    from_node(b, now_ms, peer, message)
+}
+
+fn partition_result(
+    b: &mut Book,
+    now_ms: u64,
+    partition: u64,
+    records: Vec<ActivityRecord>,
+) -> Applied {
+    let peer = peer_of(b, 1, partition);
+    let message = Message::PartitionResult {
+        instance: InstanceId(1),
+        partition: PartitionId(partition),
+        activities: records,
+    };
+    from_node(b, now_ms, &peer, message)
+}
+
+fn activity(b: &Book, id: u64) -> ActivityView {
+    let inst = b.instance(InstanceId(1)).expect("instance");
+    let found = inst.activities.iter().find(|a| a.id == ActivityId(id));
+    found.expect("activity").clone()
+}
+
+fn partition_view(b: &Book, id: u64) -> PartitionView {
+    let inst = b.instance(InstanceId(1)).expect("instance");
+    let found = inst.partitions.iter().find(|p| p.id == PartitionId(id));
+    found.expect("partition").clone()
+}
+
+fn state_of(b: &Book) -> InstanceState {
+    b.instance(InstanceId(1)).expect("instance").state
+}
+
+/// The history of instance 1, one event per line.
+fn story(b: &Book) -> Vec<Event> {
+    let events = b.history(InstanceId(1)).expect("history");
+    events.iter().map(|e| e.what.clone()).collect()
+}
+
+/// Activity `id` of the test definitions (`wf`), as history events name it.
+fn l(id: u64) -> Label {
+    Label {
+        id: ActivityId(id),
+        name: format!("N{id}"),
+    }
+}
+
+const WHY: &str = "partner P1 stopped answering (no answer to 3 probes)";

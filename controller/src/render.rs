@@ -1,0 +1,246 @@
+//! The book's history events as the API and the command line show them: one line of text per
+//! event, in the words the controller always used. The book keeps events as data
+//! (`mobiwf_book::Event`); this is the only place they become text.
+
+use mobiwf_book::{Event, HistoryEvent, Label, OverdueThen};
+use mobiwf_proto::{ActivityId, NodeName};
+use serde::{Deserialize, Serialize};
+
+/// One history event as the API serves it and the command line reads it.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct ShownEvent {
+    /// When it happened, ms since the epoch.
+    pub at_ms: u64,
+    /// The activity it is about, if any.
+    pub activity: Option<ActivityId>,
+    /// The partner (node name) it happened on or concerns, if any.
+    pub partner: Option<NodeName>,
+    /// What happened, in words.
+    pub what: String,
+}
+
+impl From<&HistoryEvent> for ShownEvent {
+    fn from(e: &HistoryEvent) -> ShownEvent {
+        ShownEvent {
+            at_ms: e.at_ms,
+            activity: e.activity,
+            partner: e.partner.clone(),
+            what: what(&e.what),
+        }
+    }
+}
+
+/// `A2 (17)`, or `activity 17` for an activity without a name.
+fn label(l: &Label) -> String {
+    if l.name.is_empty() {
+        format!("activity {}", l.id)
+    } else {
+        format!("{} ({})", l.name, l.id)
+    }
+}
+
+/// The event in words.
+pub fn what(event: &Event) -> String {
+    match event {
+        Event::Submitted { source, partitions } => {
+            let placed: Vec<String> = partitions
+                .iter()
+                .map(|(p, node)| format!("{p} on {node}"))
+                .collect();
+            format!("submitted ({source}); partitions {}", placed.join(", "))
+        }
+        Event::Deployed { partition } => format!("partition {partition} deployed"),
+        Event::Refused { partition, reason } => {
+            format!("partition {partition} refused: {reason}")
+        }
+        Event::Started { activity } => format!("{} started", label(activity)),
+        Event::StartedByEmergency { activity } => format!(
+            "{} started by its timeToWait emergency trigger",
+            label(activity)
+        ),
+        Event::Retried { activity, times } => {
+            format!("{} was tried {times} more times", label(activity))
+        }
+        Event::Ended {
+            activity,
+            state,
+            detail,
+        } => match detail {
+            Some(d) => format!("{} {}: {d}", label(activity), state.as_str()),
+            None => format!("{} {}", label(activity), state.as_str()),
+        },
+        Event::Decided {
+            activity,
+            state,
+            reason,
+        } => format!("{} {}: {reason}", label(activity), state.as_str()),
+        Event::EndedBeforeCancel { activity, state } => format!(
+            "{} {} before the cancel reached it",
+            label(activity),
+            state.as_str()
+        ),
+        Event::LateWord {
+            activity,
+            state,
+            on,
+            decided,
+            reason,
+        } => format!(
+            "late word ignored: {} {} on {}, but the controller had decided it {} ({reason})",
+            label(activity),
+            state.as_str(),
+            on.as_ref().map_or("?", NodeName::as_str),
+            decided.as_str(),
+        ),
+        Event::PartitionFinished { partition } => format!("partition {partition} finished"),
+        Event::LateResult { partition } => format!(
+            "partition {partition} result came after it was given up: kept for the record only"
+        ),
+        Event::GivenUp { partition, reason } => {
+            format!("partition {partition} given up: {reason}")
+        }
+        Event::Overdue {
+            waiting,
+            on,
+            secs,
+            precondition,
+            then,
+        } => {
+            let waited = format!(
+                "{} on {} waited more than {secs} s (its precondition timeOut) for {}",
+                label(waiting),
+                on.as_ref().map_or("?", NodeName::as_str),
+                label(precondition)
+            );
+            match then {
+                OverdueThen::Resent => format!("{waited}; its outcome is known, sent again"),
+                OverdueThen::DecidesIn { secs } => format!(
+                    "{waited}; the controller decides in {secs} s unless its partner reports it"
+                ),
+                OverdueThen::NotPlacedYet => {
+                    format!("{waited}; its contingency activity is not placed yet")
+                }
+                OverdueThen::StandIn { by } => format!(
+                    "{waited}; it failed and {} runs in its place, not finished yet",
+                    label(by)
+                ),
+            }
+        }
+        Event::ContingencyPlaced {
+            contingency,
+            on,
+            failed,
+        } => format!(
+            "contingency activity {} runs on {on} in place of {}",
+            label(contingency),
+            label(failed)
+        ),
+        Event::AwaitingPartner { skill, failed } => format!(
+            "waiting for an available partner with skill {skill} to run it in place of {}",
+            label(failed)
+        ),
+        Event::ContingencyInUse {
+            contingency,
+            failed,
+        } => format!(
+            "contingency activity {} is already in use: the successors of {} are cancelled",
+            label(contingency),
+            label(failed)
+        ),
+        Event::Operator { action, told } => {
+            format!("operator: {} (told {told} partners)", action.as_str())
+        }
+        Event::InstanceEnded { state, detail } => match detail {
+            Some(d) => format!("instance {}: {d}", state.as_str()),
+            None => format!("instance {}", state.as_str()),
+        },
+        Event::Text(text) => text.clone(),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use mobiwf_book::InstanceState;
+    use mobiwf_proto::{ActivityState, Control, PartitionId};
+
+    fn l(id: u64) -> Label {
+        Label {
+            id: ActivityId(id),
+            name: format!("N{id}"),
+        }
+    }
+
+    #[test]
+    fn events_read_as_they_always_did() {
+        let cases = [
+            (
+                Event::Submitted {
+                    source: "wf.xml".to_owned(),
+                    partitions: vec![
+                        (PartitionId(1), NodeName::new("P1")),
+                        (PartitionId(2), NodeName::new("P2")),
+                    ],
+                },
+                "submitted (wf.xml); partitions 1 on P1, 2 on P2",
+            ),
+            (
+                Event::Decided {
+                    activity: l(1),
+                    state: ActivityState::Failed,
+                    reason: "gone".to_owned(),
+                },
+                "N1 (1) failed: gone",
+            ),
+            (
+                Event::LateWord {
+                    activity: l(1),
+                    state: ActivityState::Succeeded,
+                    on: Some(NodeName::new("P1")),
+                    decided: ActivityState::Failed,
+                    reason: "gone".to_owned(),
+                },
+                "late word ignored: N1 (1) succeeded on P1, but the controller had decided it \
+                 failed (gone)",
+            ),
+            (
+                Event::Overdue {
+                    waiting: l(2),
+                    on: Some(NodeName::new("P2")),
+                    secs: 10,
+                    precondition: l(1),
+                    then: OverdueThen::StandIn { by: l(9) },
+                },
+                "N2 (2) on P2 waited more than 10 s (its precondition timeOut) for N1 (1); it \
+                 failed and N9 (9) runs in its place, not finished yet",
+            ),
+            (
+                Event::Operator {
+                    action: Control::Interrupt,
+                    told: 2,
+                },
+                "operator: interrupt (told 2 partners)",
+            ),
+            (
+                Event::InstanceEnded {
+                    state: InstanceState::Succeeded,
+                    detail: None,
+                },
+                "instance succeeded",
+            ),
+            (
+                Event::Started {
+                    activity: Label {
+                        id: ActivityId(4),
+                        name: String::new(),
+                    },
+                },
+                "activity 4 started",
+            ),
+            (Event::Text("as stored".to_owned()), "as stored"),
+        ];
+        for (event, text) in cases {
+            assert_eq!(what(&event), text);
+        }
+    }
+}
