@@ -50,12 +50,12 @@ impl Floor {
 fn notification(origin: &PeerId, seq: u64) -> Envelope {
     Envelope {
         id: MessageId {
-            origin: origin.to_string(),
+            origin: origin.to_string().into(),
             seq,
         },
         message: Message::Notify {
-            instance: 1_000_000 + seq,
-            activity: 17,
+            instance: mobiwf_proto::InstanceId(1_000_000 + seq),
+            activity: mobiwf_proto::ActivityId(17),
             outcome: Outcome::Succeeded,
         },
     }

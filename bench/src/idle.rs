@@ -109,12 +109,12 @@ async fn deploy_all(
         .map(|instance| {
             let envelope = Envelope {
                 id: MessageId {
-                    origin: me.to_string(),
+                    origin: me.to_string().into(),
                     seq: instance,
                 },
                 message: Message::Deploy {
-                    instance,
-                    partition: 2,
+                    instance: mobiwf_proto::InstanceId(instance),
+                    partition: mobiwf_proto::PartitionId(2),
                     document: partition(instance, my_address),
                 },
             };

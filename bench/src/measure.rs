@@ -90,7 +90,7 @@ async fn hops(cluster: &Cluster, w: &Workload, ids: &[u64]) -> anyhow::Result<Sa
         for run in node.runs().await? {
             if wanted.contains(&run.instance) {
                 for r in run.activities {
-                    records.insert((run.instance, r.activity), r);
+                    records.insert((run.instance, r.activity.0), r);
                 }
             }
         }

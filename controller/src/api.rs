@@ -23,7 +23,7 @@ use axum::extract::{DefaultBodyLimit, Path, Query, State};
 use axum::http::StatusCode;
 use axum::response::{IntoResponse, Response};
 use axum::routing::{get, post};
-use mobiwf_proto::Control;
+use mobiwf_proto::{Control, InstanceId};
 use mobiwf_xml_schema::limits::MAX_DOCUMENT_BYTES;
 use serde::Deserialize;
 
@@ -96,7 +96,7 @@ async fn list(State(client): State<ControllerClient>) -> Response {
 }
 
 async fn instance(State(client): State<ControllerClient>, Path(id): Path<u64>) -> Response {
-    match client.instance(id).await {
+    match client.instance(InstanceId(id)).await {
         Ok(Some(inst)) => Json(inst).into_response(),
         Ok(None) => error(StatusCode::NOT_FOUND, format!("no instance {id}")),
         Err(e) => unavailable(e),
@@ -115,7 +115,7 @@ async fn wait(
 ) -> Response {
     let secs = q.timeout.unwrap_or(MAX_WAIT_SECS).min(MAX_WAIT_SECS);
     let deadline = tokio::time::Instant::now() + Duration::from_secs(secs);
-    match client.wait(id, deadline).await {
+    match client.wait(InstanceId(id), deadline).await {
         Ok(Some(inst)) => Json(inst).into_response(),
         Ok(None) => error(StatusCode::NOT_FOUND, format!("no instance {id}")),
         Err(e) => unavailable(e),
@@ -123,7 +123,7 @@ async fn wait(
 }
 
 async fn history(State(client): State<ControllerClient>, Path(id): Path<u64>) -> Response {
-    match client.history(id).await {
+    match client.history(InstanceId(id)).await {
         Ok(Some(events)) => {
             let shown: Vec<ShownEvent> = events.iter().map(ShownEvent::from).collect();
             Json(shown).into_response()
@@ -147,7 +147,7 @@ async fn cancel(State(client): State<ControllerClient>, Path(id): Path<u64>) -> 
 
 /// An operator's control: the instance afterwards, 404 unknown, 409 not applicable now.
 async fn control(client: ControllerClient, id: u64, action: Control) -> Response {
-    match client.control(id, action).await {
+    match client.control(InstanceId(id), action).await {
         Ok(Ok(inst)) => Json(inst).into_response(),
         Ok(Err(e @ BookError::UnknownInstance(_))) => error(StatusCode::NOT_FOUND, e.to_string()),
         Ok(Err(e)) => error(StatusCode::CONFLICT, e.to_string()),

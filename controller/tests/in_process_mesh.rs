@@ -37,8 +37,8 @@ async fn mesh() -> Mesh {
     .expect("controller");
     let node = |name: &str, skills: Vec<u64>| NodeConfig {
         data_dir: dir.path().join(name),
-        name: name.to_owned(),
-        skills,
+        name: name.into(),
+        skills: skills.into_iter().map(mobiwf_proto::ActivityTypeId).collect(),
         controller: controller.addrs[0].clone(),
         listen: loopback(),
         api: "127.0.0.1:0".parse().expect("addr"),
@@ -78,7 +78,7 @@ fn metric(text: &str, name: &str, labels: &str) -> u64 {
         .map_or(0, |v| v.trim().parse::<f64>().expect("number") as u64)
 }
 
-async fn run_instances(m: &Mesh, count: usize) -> Vec<u64> {
+async fn run_instances(m: &Mesh, count: usize) -> Vec<mobiwf_proto::InstanceId> {
     let client = m.controller.client();
     let mut ids = Vec::new();
     for _ in 0..count {
@@ -259,7 +259,7 @@ async fn time_to_wait_starts_an_activity_whose_preconditions_are_late() {
                 1,
                 "A2 is still waiting for its person: {worklist:?}"
             );
-            assert_eq!((worklist[0].instance, worklist[0].activity), (id, 17));
+            assert_eq!((worklist[0].instance, worklist[0].activity), (id, mobiwf_proto::ActivityId(17)));
             break;
         }
         assert!(
@@ -268,7 +268,7 @@ async fn time_to_wait_starts_an_activity_whose_preconditions_are_late() {
         );
     }
     m.p1.client()
-        .complete(id, 17, true, None)
+        .complete(id, mobiwf_proto::ActivityId(17), true, None)
         .await
         .expect("ask")
         .expect("completed");

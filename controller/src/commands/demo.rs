@@ -8,8 +8,8 @@ use std::process::ExitCode;
 use std::time::Duration;
 
 use mobiwf_book::{Instance, InstanceState};
-use mobiwf_controller::{Controller, ControllerConfig};
-use mobiwf_node::{Node, NodeConfig};
+use mobiwf_controller::ControllerConfig;
+use mobiwf_node::NodeConfig;
 use mobiwf_proto::{ActivityId, ActivityState};
 use mobiwf_runtime::metrics::Peer;
 
@@ -66,8 +66,8 @@ pub async fn run(file: Option<&Path>, timeout_secs: u64) -> anyhow::Result<ExitC
     for (i, (name, skills)) in wanted.iter().enumerate() {
         let node = mobiwf_node::start(NodeConfig {
             data_dir: dir.path().join(format!("node-{i}")),
-            name: name.clone(),
-            skills: skills.clone(),
+            name: name.clone().into(),
+            skills: skills.iter().copied().map(mobiwf_proto::ActivityTypeId).collect(),
             controller: controller_addr.clone(),
             listen: loopback()?,
             api: "127.0.0.1:0".parse()?,

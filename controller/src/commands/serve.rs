@@ -5,7 +5,7 @@ use std::path::PathBuf;
 use std::process::ExitCode;
 
 use libp2p::Multiaddr;
-use mobiwf_controller::{Controller, ControllerConfig};
+use mobiwf_controller::ControllerConfig;
 use mobiwf_runtime::process::{wait_for_stop, write_atomically};
 
 /// The daemon's options.

@@ -70,8 +70,18 @@ impl Actor for ControllerActor {
         for event in events {
             self.apply_one(now, event, group, &mut effects, &mut after)?;
         }
-        for Effect::Send { to, addrs, message } in effects {
-            group.send(seq, Destination::Text(to, addrs), Peer::Partner, message)?;
+        for effect in effects {
+            match effect {
+                Effect::Send { to, addrs, message } => {
+                    group.send(seq, Destination::Text(to, addrs), Peer::Partner, message)?;
+                }
+                Effect::Suspected { name, reason } => {
+                    tracing::warn!(partner = %name, %reason, "partner suspected");
+                }
+                Effect::AnswersAgain { name } => {
+                    tracing::info!(partner = %name, "partner answers again");
+                }
+            }
         }
         let changes = self.book.take_changes();
         after.changed = changes
@@ -79,11 +89,14 @@ impl Actor for ControllerActor {
             .iter()
             .map(|i| (i.id, i.state.is_final()))
             .collect();
-        after.wrote = !group.batch.is_empty()
-            || !changes.nodes.is_empty()
+        let book_changed = !changes.nodes.is_empty()
             || !changes.instances.is_empty()
-            || !changes.history.is_empty();
-        state::stage(&mut group.batch, &changes)?;
+            || !changes.history.is_empty()
+            || !changes.definitions.is_empty();
+        if book_changed {
+            state::stage(&mut group.batch, &changes)?;
+        }
+        after.wrote = !group.batch.is_empty();
         Ok(after)
     }
 
@@ -166,10 +179,13 @@ impl ControllerActor {
             }
             Event::Tick => self.apply_internal(now, Input::Tick, effects),
             Event::Verdict(Verdict::Suspect { peer, reason }) => {
-                self.apply_internal(now, Input::Suspect { peer, reason }, effects);
+                self.apply_internal(now, Input::Suspect {
+                        peer: peer.into(),
+                        reason,
+                    }, effects);
             }
             Event::Verdict(Verdict::Answering { peer }) => {
-                self.apply_internal(now, Input::Answering { peer }, effects);
+                self.apply_internal(now, Input::Answering { peer: peer.into() }, effects);
             }
             Event::Command(command) => self.command(now, command, effects, after),
             Event::Query(query) => after.queries.push(query),
