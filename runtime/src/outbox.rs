@@ -120,7 +120,10 @@ pub fn stage_answered(batch: &mut Batch, msg: &Outgoing, reply: &Reply) -> Resul
 
 /// Adds `msg` to `batch`, so that it is written with the state change that caused it.
 pub fn stage(batch: &mut Batch, msg: &Outgoing) -> Result<(), StoreError> {
-    batch.put(key(msg.envelope.id.seq), encode("an outgoing message", msg)?);
+    batch.put(
+        key(msg.envelope.id.seq),
+        encode("an outgoing message", msg)?,
+    );
     Ok(())
 }
 

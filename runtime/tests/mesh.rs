@@ -11,9 +11,9 @@ use libp2p::identity::Keypair;
 use libp2p::request_response::{self, ProtocolSupport};
 use libp2p::swarm::SwarmEvent;
 use libp2p::{Multiaddr, PeerId, StreamProtocol};
+use mobiwf_proto::{Envelope, MAX_MESSAGE_BYTES, Message, MessageId, Outcome, Reply};
 use mobiwf_runtime::identity;
 use mobiwf_runtime::mesh::{self, Inbound, MeshConfig, MeshHandle, SendError};
-use mobiwf_proto::{Envelope, MAX_MESSAGE_BYTES, Message, MessageId, Outcome, Reply};
 use tokio::sync::mpsc;
 
 fn loopback() -> Multiaddr {

@@ -186,7 +186,12 @@ impl Group {
                 Ok((peer, addr)) => Outgoing::parsed(peer, vec![addr], role, envelope),
                 Err(why) => {
                     tracing::error!(%location, "a message to an address that cannot be dialled: {why}");
-                    Outgoing::text(NodeId::new(location.clone()), vec![location], role, envelope)
+                    Outgoing::text(
+                        NodeId::new(location.clone()),
+                        vec![location],
+                        role,
+                        envelope,
+                    )
                 }
             },
             Destination::Text(peer, addrs) => Outgoing::text(peer, addrs, role, envelope),
@@ -377,7 +382,12 @@ mod tests {
                 ("not an address".to_owned(), 44)
             ]
         );
-        assert!(group.outgoing.iter().all(|m| m.envelope.id.origin == me.to_string().as_str()));
+        assert!(
+            group
+                .outgoing
+                .iter()
+                .all(|m| m.envelope.id.origin == me.to_string().as_str())
+        );
         let (batch, _) = finish(group, &mut seq);
         assert_eq!(
             keys(&batch),

@@ -32,7 +32,9 @@ impl MemoryStore {
 
     fn lock(&self) -> Result<MutexGuard<'_, Map>, StoreError> {
         self.map.lock().map_err(|_| {
-            StoreError::Backend("memory store: lock poisoned by a panic in another thread".to_string())
+            StoreError::Backend(
+                "memory store: lock poisoned by a panic in another thread".to_string(),
+            )
         })
     }
 }

@@ -1,364 +1,32 @@
-//! The libp2p swarm behind a cloneable handle, so the rest of the program can send requests and
-//! answer them without sharing the `Swarm` (which only one task can poll).
-//!
-//! [`start`] builds a swarm (TCP with nodelay, Noise, Yamux; request-response on
-//! `mobiwf_proto::PROTOCOL` with the length-prefixed JSON codec of `codec`), starts listening, spawns
-//! the task that owns it and returns a [`MeshHandle`] with the receiver of [`Inbound`]
-//! requests. The application answers each inbound request on its `reply` oneshot; dropping it
-//! unanswered makes the requester see an error.
-//!
-//! The inbound channel is bounded ([`INBOUND_CAPACITY`]). When it is full the task stops
-//! polling the swarm (no further requests are read, and outgoing requests wait too) until the
-//! application takes one; commands and answers still go through meanwhile. So the consumer of
-//! the inbound channel must not wait for its own outgoing requests to complete while it lets
-//! the channel fill up.
+//! The task that owns the libp2p `Swarm`: it sends the handles' requests, hands inbound
+//! requests to the application and sends its answers back, and keeps the listen addresses.
 
 use std::collections::{HashMap, HashSet};
-use std::io;
-use std::num::NonZeroU8;
 use std::time::Duration;
 
-use anyhow::Context as _;
 use futures::StreamExt;
 use futures::future::BoxFuture;
 use futures::stream::FuturesUnordered;
 use libp2p::core::transport::ListenerId;
-use libp2p::identity::Keypair;
-use libp2p::multiaddr::Protocol;
 use libp2p::request_response::{
-    self, InboundRequestId, OutboundFailure, OutboundRequestId, ProtocolSupport, ResponseChannel,
+    self, InboundRequestId, OutboundFailure, OutboundRequestId, ResponseChannel,
 };
 use libp2p::swarm::SwarmEvent;
 use libp2p::{Multiaddr, PeerId, Swarm};
 use tokio::sync::{mpsc, oneshot, watch};
 
-use crate::codec::{STREAM_PROTOCOL, WireCodec};
-use mobiwf_proto::{Envelope, PROTOCOL, Reply};
-
-/// Capacity of the channel that carries inbound requests to the application.
-pub const INBOUND_CAPACITY: usize = 1024;
-/// Capacity of the channel that carries commands from the handles to the swarm task.
-pub const COMMAND_CAPACITY: usize = 1024;
-/// Most request-response streams open at once on one connection (inbound and outbound
-/// together). Yamux allows 512 streams per connection; requests beyond that fail.
-pub const MAX_CONCURRENT_STREAMS: usize = 512;
-/// Default of [`MeshConfig::request_timeout`].
-pub const DEFAULT_REQUEST_TIMEOUT: Duration = Duration::from_secs(10);
-/// Default of [`MeshConfig::idle_timeout`].
-pub const DEFAULT_IDLE_TIMEOUT: Duration = Duration::from_secs(60);
-
-/// How many of a peer's addresses are dialled at the same time.
-const DIAL_CONCURRENCY: u8 = 8;
-/// How long [`start`] waits for the listeners to report their addresses.
-const STARTUP_TIMEOUT: Duration = Duration::from_secs(10);
-/// When listening on an unspecified address (0.0.0.0 or ::), [`start`] also waits until no new
-/// interface address has been reported for this long, so that all of them are in
-/// [`MeshHandle::listen_addrs`].
-const ADDRESS_SETTLE: Duration = Duration::from_millis(100);
-
-/// What [`start`] needs.
-#[derive(Debug, Clone)]
-pub struct MeshConfig {
-    /// The node's identity (see `identity::load_or_create`).
-    pub keypair: Keypair,
-    /// The addresses to listen on, e.g. `/ip4/0.0.0.0/tcp/4001`. May be empty for a mesh that
-    /// only sends.
-    pub listen: Vec<Multiaddr>,
-    /// How long to wait for a connection, and then for the reply to one request (default 10 s).
-    /// It also bounds how long an inbound request may wait for the application's answer.
-    pub request_timeout: Duration,
-    /// How long a connection without any open stream is kept (default 60 s).
-    pub idle_timeout: Duration,
-}
-
-impl MeshConfig {
-    /// A configuration with the default timeouts.
-    pub fn new(keypair: Keypair, listen: Vec<Multiaddr>) -> Self {
-        Self {
-            keypair,
-            listen,
-            request_timeout: DEFAULT_REQUEST_TIMEOUT,
-            idle_timeout: DEFAULT_IDLE_TIMEOUT,
-        }
-    }
-}
-
-/// A request received from a peer; answer it by sending a [`Reply`] on `reply`. Dropping
-/// `reply` without sending closes the stream, and the requester gets an error.
-#[derive(Debug)]
-pub struct Inbound {
-    /// The peer that sent it (authenticated by Noise).
-    pub from: PeerId,
-    /// The request.
-    pub envelope: Envelope,
-    /// Where the answer goes.
-    pub reply: oneshot::Sender<Reply>,
-}
-
-/// Why [`MeshHandle::request`] got no reply.
-#[derive(Debug, thiserror::Error)]
-pub enum SendError {
-    /// No connection to the peer could be established.
-    #[error("cannot connect to peer {peer}: {reason}")]
-    Dial {
-        /// The peer.
-        peer: PeerId,
-        /// What the dial attempts reported.
-        reason: String,
-    },
-    /// The peer did not reply in time. It may or may not have received the request.
-    #[error("no reply from peer {peer} within {after:?}")]
-    Timeout {
-        /// The peer.
-        peer: PeerId,
-        /// How long it waited.
-        after: Duration,
-    },
-    /// The connection closed before the reply came. The peer may or may not have received the
-    /// request.
-    #[error("the connection to peer {peer} closed before it replied")]
-    ConnectionClosed {
-        /// The peer.
-        peer: PeerId,
-    },
-    /// The peer does not speak this protocol version.
-    #[error("peer {peer} does not support protocol {PROTOCOL}")]
-    UnsupportedProtocol {
-        /// The peer.
-        peer: PeerId,
-    },
-    /// Writing the request or reading the reply failed: a frame over the size limit, invalid
-    /// JSON, or the stream closed without a reply (the peer dropped the request unanswered).
-    #[error("exchanging a message with peer {peer} failed: {source}")]
-    Codec {
-        /// The peer.
-        peer: PeerId,
-        /// What went wrong.
-        #[source]
-        source: io::Error,
-    },
-    /// The mesh task has stopped ([`MeshHandle::shutdown`] was called, or it ended).
-    #[error("cannot send to peer {peer}: the mesh is shut down")]
-    Stopped {
-        /// The peer.
-        peer: PeerId,
-    },
-}
-
-/// What a handle asks the swarm task to do.
-enum Command {
-    Request {
-        to: PeerId,
-        addrs: Vec<Multiaddr>,
-        /// Boxed: an envelope is much larger than the other variant.
-        envelope: Box<Envelope>,
-        reply: oneshot::Sender<Result<Reply, SendError>>,
-    },
-    Shutdown {
-        done: oneshot::Sender<()>,
-    },
-}
-
-/// The way to the swarm task. Cheap to clone; the task ends on [`MeshHandle::shutdown`] or
-/// when the last handle is dropped.
-#[derive(Clone)]
-pub struct MeshHandle {
-    peer_id: PeerId,
-    commands: mpsc::Sender<Command>,
-    listen_addrs: watch::Receiver<Vec<Multiaddr>>,
-    /// The longest [`MeshHandle::request`] waits: one request timeout to connect, one for the
-    /// exchange.
-    deadline: Duration,
-}
-
-impl std::fmt::Debug for MeshHandle {
-    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        f.debug_struct("MeshHandle")
-            .field("peer_id", &self.peer_id)
-            .finish_non_exhaustive()
-    }
-}
-
-/// Builds the swarm, listens on `config.listen`, and spawns the task that owns the swarm (on the
-/// current tokio runtime). Returns once every listener has reported its address(es), with the
-/// handle and the receiver of inbound requests.
-pub async fn start(config: MeshConfig) -> anyhow::Result<(MeshHandle, mpsc::Receiver<Inbound>)> {
-    let peer_id = config.keypair.public().to_peer_id();
-    let mut swarm = build_swarm(&config)?;
-
-    let mut awaiting = HashSet::new();
-    let unspecified = config.listen.iter().any(is_unspecified);
-    for addr in &config.listen {
-        let id = swarm
-            .listen_on(addr.clone())
-            .with_context(|| format!("cannot listen on {addr}"))?;
-        awaiting.insert(id);
-    }
-    let listeners: Vec<ListenerId> = awaiting.iter().copied().collect();
-
-    let (commands_tx, commands_rx) = mpsc::channel(COMMAND_CAPACITY);
-    let (inbound_tx, inbound_rx) = mpsc::channel(INBOUND_CAPACITY);
-    let (addrs_tx, mut addrs_rx) = watch::channel(Vec::new());
-    let (ready_tx, ready_rx) = oneshot::channel();
-    let ready = if awaiting.is_empty() {
-        let _ = ready_tx.send(Ok(()));
-        None
-    } else {
-        Some(ready_tx)
-    };
-
-    let task = Task {
-        swarm,
-        peer_id,
-        commands: commands_rx,
-        inbound: inbound_tx,
-        blocked: None,
-        outbound: HashMap::new(),
-        replies: FuturesUnordered::new(),
-        listen_addrs: addrs_tx,
-        listeners,
-        awaiting,
-        ready,
-        dial_errors: HashMap::new(),
-        request_timeout: config.request_timeout,
-    };
-    tokio::spawn(task.run());
-
-    let handle = MeshHandle {
-        peer_id,
-        commands: commands_tx,
-        listen_addrs: addrs_rx.clone(),
-        deadline: config.request_timeout.saturating_mul(2),
-    };
-
-    // Dropping `handle` on an error below stops the task.
-    let startup = async {
-        match ready_rx.await {
-            Ok(Ok(())) => {}
-            Ok(Err(e)) => anyhow::bail!(e),
-            Err(_) => anyhow::bail!("the mesh task ended while starting"),
-        }
-        if unspecified {
-            addrs_rx.mark_unchanged();
-            while let Ok(Ok(())) = tokio::time::timeout(ADDRESS_SETTLE, addrs_rx.changed()).await {}
-        }
-        Ok(())
-    };
-    match tokio::time::timeout(STARTUP_TIMEOUT, startup).await {
-        Ok(Ok(())) => {}
-        Ok(Err(e)) => return Err(e),
-        Err(_) => anyhow::bail!(
-            "the listeners on {:?} reported no address within {STARTUP_TIMEOUT:?}",
-            config.listen
-        ),
-    }
-    tracing::info!(peer = %peer_id, addrs = ?handle.listen_addrs(), "mesh started");
-    Ok((handle, inbound_rx))
-}
-
-fn build_swarm(
-    config: &MeshConfig,
-) -> anyhow::Result<Swarm<request_response::Behaviour<WireCodec>>> {
-    let behaviour = request_response::Behaviour::with_codec(
-        WireCodec,
-        [(STREAM_PROTOCOL, ProtocolSupport::Full)],
-        request_response::Config::default()
-            .with_request_timeout(config.request_timeout)
-            .with_max_concurrent_streams(MAX_CONCURRENT_STREAMS),
-    );
-    let dial_concurrency = NonZeroU8::new(DIAL_CONCURRENCY).unwrap_or(NonZeroU8::MIN);
-    let swarm = libp2p::SwarmBuilder::with_existing_identity(config.keypair.clone())
-        .with_tokio()
-        .with_tcp(
-            libp2p::tcp::Config::new().nodelay(true),
-            libp2p::noise::Config::new,
-            libp2p::yamux::Config::default,
-        )
-        .context("cannot set up the Noise handshake")?
-        .with_behaviour(|_| behaviour)?
-        .with_swarm_config(|c| {
-            // Every peer speaks the one protocol: a new substream sends its request with the
-            // protocol proposal instead of waiting a round trip for the listener's consent.
-            c.with_substream_upgrade_protocol_override(libp2p::core::upgrade::Version::V1Lazy)
-                .with_idle_connection_timeout(config.idle_timeout)
-                .with_dial_concurrency_factor(dial_concurrency)
-                .with_max_negotiating_inbound_streams(MAX_CONCURRENT_STREAMS)
-        })
-        .with_connection_timeout(config.request_timeout)
-        .build();
-    Ok(swarm)
-}
-
-fn is_unspecified(addr: &Multiaddr) -> bool {
-    addr.iter().any(|p| match p {
-        Protocol::Ip4(ip) => ip.is_unspecified(),
-        Protocol::Ip6(ip) => ip.is_unspecified(),
-        _ => false,
-    })
-}
-
-impl MeshHandle {
-    /// This node's peer id.
-    pub fn peer_id(&self) -> PeerId {
-        self.peer_id
-    }
-
-    /// The addresses it listens on, each with `/p2p/<peer id>` appended. Complete as soon as
-    /// [`start`] returns (when listening on 0.0.0.0, every interface's address); kept up to
-    /// date as interfaces come and go; empty after [`MeshHandle::shutdown`].
-    pub fn listen_addrs(&self) -> Vec<Multiaddr> {
-        self.listen_addrs.borrow().clone()
-    }
-
-    /// Sends one request to `to` and waits for its reply. `addrs` are addresses to dial the
-    /// peer at if there is no connection yet (each may end in `/p2p/<to>`); they are added to
-    /// those the swarm knows for the peer. Waits at most twice the request timeout (connecting,
-    /// then the exchange).
-    pub async fn request(
-        &self,
-        to: PeerId,
-        addrs: Vec<Multiaddr>,
-        envelope: Envelope,
-    ) -> Result<Reply, SendError> {
-        let (reply, answer) = oneshot::channel();
-        let command = Command::Request {
-            to,
-            addrs,
-            envelope: Box::new(envelope),
-            reply,
-        };
-        if self.commands.send(command).await.is_err() {
-            return Err(SendError::Stopped { peer: to });
-        }
-        match tokio::time::timeout(self.deadline, answer).await {
-            Ok(Ok(result)) => result,
-            Ok(Err(_)) => Err(SendError::Stopped { peer: to }),
-            Err(_) => Err(SendError::Timeout {
-                peer: to,
-                after: self.deadline,
-            }),
-        }
-    }
-
-    /// Stops the swarm task: closes the listeners and connections, fails the requests still
-    /// waiting with [`SendError::Stopped`], and closes the inbound channel. Returns when the
-    /// task has stopped; does nothing if it already has.
-    pub async fn shutdown(&self) {
-        let (done, stopped) = oneshot::channel();
-        if self.commands.send(Command::Shutdown { done }).await.is_ok() {
-            let _ = stopped.await;
-        }
-    }
-}
+use super::{Command, INBOUND_CAPACITY, Inbound, SendError};
+use crate::codec::WireCodec;
+use mobiwf_proto::{Envelope, Reply};
 
 /// An outgoing request waiting for its reply.
-struct PendingRequest {
+pub(super) struct PendingRequest {
     to: PeerId,
     reply: oneshot::Sender<Result<Reply, SendError>>,
 }
 
 /// An inbound request whose answer the application has given (or not).
-struct Answer {
+pub(super) struct Answer {
     peer: PeerId,
     request_id: InboundRequestId,
     channel: ResponseChannel<Reply>,
@@ -367,30 +35,30 @@ struct Answer {
 }
 
 /// The swarm task's state.
-struct Task {
-    swarm: Swarm<request_response::Behaviour<WireCodec>>,
-    peer_id: PeerId,
-    commands: mpsc::Receiver<Command>,
-    inbound: mpsc::Sender<Inbound>,
+pub(super) struct Task {
+    pub(super) swarm: Swarm<request_response::Behaviour<WireCodec>>,
+    pub(super) peer_id: PeerId,
+    pub(super) commands: mpsc::Receiver<Command>,
+    pub(super) inbound: mpsc::Sender<Inbound>,
     /// An inbound request that did not fit in the channel; while it is here the swarm is not
     /// polled.
-    blocked: Option<Inbound>,
-    outbound: HashMap<OutboundRequestId, PendingRequest>,
-    replies: FuturesUnordered<BoxFuture<'static, Answer>>,
-    listen_addrs: watch::Sender<Vec<Multiaddr>>,
+    pub(super) blocked: Option<Inbound>,
+    pub(super) outbound: HashMap<OutboundRequestId, PendingRequest>,
+    pub(super) replies: FuturesUnordered<BoxFuture<'static, Answer>>,
+    pub(super) listen_addrs: watch::Sender<Vec<Multiaddr>>,
     /// Every listener, to close them on shutdown.
-    listeners: Vec<ListenerId>,
+    pub(super) listeners: Vec<ListenerId>,
     /// Listeners that have not reported an address yet, while starting.
-    awaiting: HashSet<ListenerId>,
+    pub(super) awaiting: HashSet<ListenerId>,
     /// Tells [`start`] that every listener has an address (or why not).
-    ready: Option<oneshot::Sender<Result<(), String>>>,
+    pub(super) ready: Option<oneshot::Sender<Result<(), String>>>,
     /// The last dial error per peer, to say why an `OutboundFailure::DialFailure` happened.
-    dial_errors: HashMap<PeerId, String>,
-    request_timeout: Duration,
+    pub(super) dial_errors: HashMap<PeerId, String>,
+    pub(super) request_timeout: Duration,
 }
 
 impl Task {
-    async fn run(mut self) {
+    pub(super) async fn run(mut self) {
         let done = loop {
             tokio::select! {
                 command = self.commands.recv() => match command {
