@@ -197,59 +197,17 @@ impl Task {
             SwarmEvent::NewListenAddr {
                 listener_id,
                 address,
-            } => {
-                let address = address.with_p2p(self.peer_id).unwrap_or_else(|a| a);
-                tracing::info!(%address, "listening");
-                self.listen_addrs.send_if_modified(|addrs| {
-                    if addrs.contains(&address) {
-                        false
-                    } else {
-                        addrs.push(address);
-                        true
-                    }
-                });
-                if self.awaiting.remove(&listener_id)
-                    && self.awaiting.is_empty()
-                    && let Some(ready) = self.ready.take()
-                {
-                    let _ = ready.send(Ok(()));
-                }
-            }
+            } => self.on_new_listen_addr(listener_id, address),
             SwarmEvent::ExpiredListenAddr { address, .. } => {
                 let address = address.with_p2p(self.peer_id).unwrap_or_else(|a| a);
                 tracing::info!(%address, "no longer listening");
-                self.listen_addrs.send_if_modified(|addrs| {
-                    let before = addrs.len();
-                    addrs.retain(|a| *a != address);
-                    addrs.len() != before
-                });
+                self.forget_listen_addrs(&[address]);
             }
             SwarmEvent::ListenerClosed {
                 listener_id,
                 addresses,
                 reason,
-            } => {
-                let gone: Vec<Multiaddr> = addresses
-                    .into_iter()
-                    .map(|a| a.with_p2p(self.peer_id).unwrap_or_else(|a| a))
-                    .collect();
-                self.listen_addrs.send_if_modified(|addrs| {
-                    let before = addrs.len();
-                    addrs.retain(|a| !gone.contains(a));
-                    addrs.len() != before
-                });
-                match reason {
-                    Ok(()) => tracing::info!(?gone, "listener closed"),
-                    Err(e) => tracing::warn!(?gone, "listener failed: {e}"),
-                }
-                if self.awaiting.remove(&listener_id)
-                    && let Some(ready) = self.ready.take()
-                {
-                    let _ = ready.send(Err(format!(
-                        "a listener closed before reporting an address (addresses {gone:?})"
-                    )));
-                }
-            }
+            } => self.on_listener_closed(listener_id, addresses, reason),
             SwarmEvent::ListenerError { listener_id, error } => {
                 tracing::warn!("listener error: {error}");
                 if self.awaiting.contains(&listener_id)
@@ -283,6 +241,60 @@ impl Task {
             }
             _ => {}
         }
+    }
+
+    /// A listener has an address: publish it, and tell `start` once every listener has one.
+    fn on_new_listen_addr(&mut self, listener_id: ListenerId, address: Multiaddr) {
+        let address = address.with_p2p(self.peer_id).unwrap_or_else(|a| a);
+        tracing::info!(%address, "listening");
+        self.listen_addrs.send_if_modified(|addrs| {
+            if addrs.contains(&address) {
+                false
+            } else {
+                addrs.push(address);
+                true
+            }
+        });
+        if self.awaiting.remove(&listener_id)
+            && self.awaiting.is_empty()
+            && let Some(ready) = self.ready.take()
+        {
+            let _ = ready.send(Ok(()));
+        }
+    }
+
+    /// A listener closed: its addresses are no longer ours; while starting, that is a failure.
+    fn on_listener_closed(
+        &mut self,
+        listener_id: ListenerId,
+        addresses: Vec<Multiaddr>,
+        reason: Result<(), std::io::Error>,
+    ) {
+        let gone: Vec<Multiaddr> = addresses
+            .into_iter()
+            .map(|a| a.with_p2p(self.peer_id).unwrap_or_else(|a| a))
+            .collect();
+        self.forget_listen_addrs(&gone);
+        match reason {
+            Ok(()) => tracing::info!(?gone, "listener closed"),
+            Err(e) => tracing::warn!(?gone, "listener failed: {e}"),
+        }
+        if self.awaiting.remove(&listener_id)
+            && let Some(ready) = self.ready.take()
+        {
+            let _ = ready.send(Err(format!(
+                "a listener closed before reporting an address (addresses {gone:?})"
+            )));
+        }
+    }
+
+    /// Stops publishing `gone` as listen addresses.
+    fn forget_listen_addrs(&mut self, gone: &[Multiaddr]) {
+        self.listen_addrs.send_if_modified(|addrs| {
+            let before = addrs.len();
+            addrs.retain(|a| !gone.contains(a));
+            addrs.len() != before
+        });
     }
 
     fn on_behaviour_event(&mut self, event: request_response::Event<Envelope, Reply>) {
