@@ -310,7 +310,9 @@ impl Actor {
         for event in group {
             self.handle(now, event, &mut batch, &mut after, &mut seen)?;
         }
-        let changes = self.engine.take_changes();
+        // An encoding failure stops the daemon before anything is written (the store is not
+        // given an empty value for a run), as a failed write does.
+        let changes = self.engine.take_changes()?;
         state::stage_changes(&mut batch, &changes);
         let mut outgoing = Vec::new();
         let mut rest = Vec::new();

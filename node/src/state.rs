@@ -38,9 +38,8 @@ pub fn stage_changes(batch: &mut Batch, changes: &Changes) {
         }
         batch.put(run_key(instance, partition), run.state.as_slice());
     }
-    for (instance, known) in &changes.known {
-        let value = serde_json::to_vec(known).unwrap_or_default();
-        batch.put(known_key(*instance), value);
+    for known in &changes.known {
+        batch.put(known_key(known.instance), known.state.as_slice());
     }
 }
 
@@ -105,7 +104,7 @@ mod tests {
             document: PARTITION_1.to_owned(),
         };
         engine.apply(1000, deploy).expect("deploy");
-        let stored = engine.take_changes().runs.remove(0);
+        let stored = engine.take_changes().expect("changes").runs.remove(0);
         // What an earlier version wrote: the document inside the run's JSON, no doc/ key.
         let mut old: serde_json::Value = serde_json::from_slice(&stored.state).unwrap();
         old["document"] = PARTITION_1.into();
@@ -132,7 +131,7 @@ mod tests {
         };
         engine.apply(2000, heard).expect("notified");
         let mut batch = Batch::default();
-        stage_changes(&mut batch, &engine.take_changes());
+        stage_changes(&mut batch, &engine.take_changes().expect("changes"));
         store.write(batch, Durability::Synced).unwrap();
         let (reloaded, _) = load(&store).expect("reload");
         let records = |e: &Engine| e.runs().next().expect("the run").records();
