@@ -106,4 +106,49 @@ fn a_runs_document_is_handed_over_once_and_its_later_changes_come_without_it() {
         "the restored run is the run"
     );
 }
+
+fn a_run_stored_by_the_previous_version_reads_and_writes_back_the_same_bytes() {
+    // What the engine before the lifecycle wrote for a command waiting for its second try
+    // (retry_at apart from the records) and a final activity, byte for byte.
+    let old = concat!(
+        r#"{"key":{"instance":61,"partition":1},"deployed_ms":1000,"activities":{"#,
+        r#""1":{"activity":1,"state":"running","started_ms":1000,"finished_ms":null,"#,
+        r#""started_us":1000000,"detail":"try 1 of 3 failed: exit status 1","emergency":false,"retried":1},"#,
+        r#""2":{"activity":2,"state":"cancelled","started_ms":null,"finished_ms":2000,"#,
+        r#""finished_us":2000000,"detail":"precondition 9 failed or was cancelled","emergency":false,"retried":0}},"#,
+        r#""reported":false,"retry_at":{"1":8000},"overdue":[[2,9]]}"#
+    );
+    let d = doc(
+        61,
+        &[
+            A {
+                id: 1,
+                command: Some("false"),
+                retries: Some((2, 5)),
+                ..A::default()
+            },
+            A {
+                id: 2,
+                pre: &[(9, false)],
+                pre_time_out: &[(9, 1)],
+                ..A::default()
+            },
+        ],
+    );
+    let run = Run::from_stored(old.as_bytes(), Some(d)).expect("an old run reads");
+    assert_eq!(
+        run.life(ActivityId(1)),
+        Some(&Life::RetryWait {
+            attempt: 1,
+            at_ms: 8000
+        })
+    );
+    assert_eq!(
+        serde_json::to_string(&run).expect("json"),
+        old,
+        "written back as it was"
+    );
+    let e = Engine::restore(vec![run], Vec::new());
+    assert_eq!(e.next_deadline(), Some(8000));
+}
 }
