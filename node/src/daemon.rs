@@ -433,7 +433,8 @@ impl Actor {
                         activities,
                         reason,
                     } => {
-                        tracing::warn!(instance = instance.0, partition = partition.0, ?activities, %reason, "the controller withdrew activities");
+                        let ids: Vec<u64> = activities.iter().map(|a| a.0).collect();
+                        tracing::warn!(instance = instance.0, partition = partition.0, activities = ?ids, %reason, "the controller withdrew activities");
                         Input::Withdraw {
                             instance,
                             activities,
