@@ -31,7 +31,9 @@ pub struct Known {
 
 impl Known {
     /// The activity whose outcome stands for `id`: itself, or the end of its substitution
-    /// chain. `None` when the chain is longer than [`MAX_SUBSTITUTIONS`].
+    /// chain. `None` when the chain is longer than [`MAX_SUBSTITUTIONS`] (or loops). This is
+    /// the engine's only walk along a substitution chain; every other use of `replaced` looks
+    /// one step (is this activity replaced?).
     pub fn stand_in(&self, id: ActivityId) -> Option<ActivityId> {
         let mut at = id;
         for _ in 0..MAX_SUBSTITUTIONS {
@@ -41,5 +43,21 @@ impl Known {
             }
         }
         None
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn the_walk_follows_a_chain_to_its_end_and_gives_up_on_a_loop() {
+        let mut known = Known::default();
+        known.replaced.insert(ActivityId(1), ActivityId(5));
+        known.replaced.insert(ActivityId(5), ActivityId(6));
+        assert_eq!(known.stand_in(ActivityId(1)), Some(ActivityId(6)));
+        assert_eq!(known.stand_in(ActivityId(7)), Some(ActivityId(7)));
+        known.replaced.insert(ActivityId(6), ActivityId(1));
+        assert_eq!(known.stand_in(ActivityId(1)), None);
     }
 }

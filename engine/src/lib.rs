@@ -19,18 +19,34 @@
 //! the controller applies their contingency. A remote precondition that does not come within
 //! its `timeOut` is reported to the controller, which decides.
 
+//!
+//! Layout: this file holds the types and [`Engine::apply`], a dispatch of one call per input;
+//! each input's handling has a file of its own (`deploy`, `notify`, `finish`, `control`,
+//! `timers`), `progress` moves runs on after any input, and every change of an activity's
+//! state goes through the one transition function of `lifecycle`. `run` is one partition
+//! run, `known` what the node knows of an instance, `store` what the daemon writes and reads
+//! back, `view` what it shows.
+
+mod control;
+mod deploy;
+mod finish;
 mod known;
+pub mod lifecycle;
+mod notify;
+mod progress;
 mod run;
+mod store;
+mod timers;
+mod view;
 
 use std::collections::{BTreeMap, BTreeSet};
 
-use mobiwf_proto::{
-    ActivityId, ActivityRecord, ActivityState, Control, InstanceId, Message, Outcome, PartitionId,
-};
-use mobiwf_xml_schema::{ActivityKind, Contingency};
+use mobiwf_proto::{ActivityId, ActivityState, Control, InstanceId, Message, Outcome, PartitionId};
 
 pub use known::{Known, MAX_SUBSTITUTIONS};
-pub use run::{Run, RunKey, StoredRun};
+pub use lifecycle::{Event, Life};
+pub use run::{EncodeError, Progress, Run, RunKey, StoredRun};
+pub use store::{Changes, StoredKnown};
 
 /// Where a message from the engine goes.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -267,58 +283,10 @@ pub struct Transition {
     pub state: ActivityState,
 }
 
-/// What changed since the last [`Engine::take_changes`], to be written to the store.
-#[derive(Debug, Default)]
-pub struct Changes {
-    /// Runs to write.
-    pub runs: Vec<StoredRun>,
-    /// Instances whose knowledge to write.
-    pub known: Vec<(InstanceId, Known)>,
-}
-
 impl Engine {
     /// An engine that knows nothing.
     pub fn new() -> Engine {
         Engine::default()
-    }
-
-    /// Rebuilds the engine from what the store holds.
-    pub fn restore(runs: Vec<Run>, known: Vec<(InstanceId, Known)>) -> Engine {
-        let mut engine = Engine {
-            runs: runs.into_iter().map(|r| (r.key, r)).collect(),
-            known: known.into_iter().collect(),
-            ..Engine::default()
-        };
-        engine.timers_stale = engine.runs.keys().copied().collect();
-        engine.refresh_deadlines();
-        engine
-    }
-
-    /// What to do again after a restart: the commands of activities that were running.
-    /// (The daemon makes sure a command that is still running, or already ran, is not run
-    /// twice.)
-    pub fn resume(&self) -> Vec<Effect> {
-        let mut effects = Vec::new();
-        for run in self.runs.values() {
-            for act in &run.doc().activities {
-                let Some(rec) = run.record(act.id) else {
-                    continue;
-                };
-                let running =
-                    rec.state == ActivityState::Running && !run.retry_at.contains_key(&act.id);
-                if let (true, ActivityKind::Automatic, Some(command)) =
-                    (running, act.kind, &act.command)
-                {
-                    effects.push(Effect::Execute {
-                        key: run.key,
-                        activity: act.id,
-                        attempt: rec.retried,
-                        command: command.clone(),
-                    });
-                }
-            }
-        }
-        effects
     }
 
     /// Applies one input at `now_ms`. On `Err`, nothing changed.
@@ -330,106 +298,45 @@ impl Engine {
     /// (`started_us`, `finished_us`); every decision is still taken in milliseconds.
     pub fn apply_us(&mut self, now_us: u64, input: Input) -> Result<Vec<Effect>, Refusal> {
         self.now_us = now_us;
-        let result = self.apply_input(now_us / 1000, input);
+        let mut effects = Vec::new();
+        let result = self.dispatch(now_us / 1000, input, &mut effects);
         self.refresh_deadlines();
-        result
+        result.map(|()| effects)
     }
 
-    fn apply_input(&mut self, now_ms: u64, input: Input) -> Result<Vec<Effect>, Refusal> {
-        let mut effects = Vec::new();
+    /// One call per input; each input's handling lives in its own module.
+    fn dispatch(&mut self, now_ms: u64, input: Input, fx: &mut Vec<Effect>) -> Result<(), Refusal> {
         match input {
             Input::Deploy {
                 instance,
                 partition,
                 document,
-            } => {
-                let key = RunKey {
+            } => self.deploy(
+                RunKey {
                     instance,
                     partition,
-                };
-                if let Some(run) = self.runs.get(&key) {
-                    if run.document == document {
-                        return Ok(effects);
-                    }
-                    return Err(Refusal::Conflict {
-                        instance,
-                        partition,
-                    });
-                }
-                let run = Run::new(key, document, now_ms)?;
-                self.runs.insert(key, run);
-                self.new_runs.insert(key);
-                self.dirty_runs.insert(key);
-                self.timers_stale.insert(key);
-                self.advance(key, &mut effects);
-            }
+                },
+                document,
+                now_ms,
+                fx,
+            )?,
             Input::Notified {
                 instance,
                 activity,
                 outcome,
-            } => {
-                let known = self.known.entry(instance).or_default();
-                if known.replaced.contains_key(&activity) {
-                    // Its contingency activity took over: the word is recorded, never used.
-                    if let std::collections::btree_map::Entry::Vacant(e) =
-                        known.late.entry(activity)
-                    {
-                        e.insert(outcome);
-                        self.dirty_known.insert(instance);
-                        self.timers_stale_instances.insert(instance);
-                    }
-                    return Ok(effects);
-                }
-                if known.heard.contains_key(&activity) {
-                    return Ok(effects);
-                }
-                known.heard.insert(activity, outcome);
-                self.dirty_known.insert(instance);
-                self.timers_stale_instances.insert(instance);
-                self.advance_instance(instance, &mut effects);
-            }
+            } => self.notified(instance, activity, outcome, fx),
             Input::Withdraw {
                 instance,
                 activities,
                 reason,
-            } => {
-                let known = self.known.entry(instance).or_default();
-                for activity in activities {
-                    known
-                        .withdrawn
-                        .entry(activity)
-                        .or_insert_with(|| reason.clone());
-                }
-                self.dirty_known.insert(instance);
-                self.timers_stale_instances.insert(instance);
-                self.advance_instance(instance, &mut effects);
-            }
+            } => self.withdraw(instance, activities, reason, fx),
             Input::Substitute {
                 instance,
                 replaced,
                 by,
-            } => {
-                let known = self.known.entry(instance).or_default();
-                if known.replaced.contains_key(&replaced) {
-                    return Ok(effects);
-                }
-                known.replaced.insert(replaced, by);
-                self.dirty_known.insert(instance);
-                self.timers_stale_instances.insert(instance);
-                self.advance_instance(instance, &mut effects);
-            }
-            Input::Control { instance, action } => {
-                let known = self.known.entry(instance).or_default();
-                match action {
-                    Control::Interrupt => known.interrupted = true,
-                    Control::Resume => known.interrupted = false,
-                    Control::Cancel => known.cancelled = true,
-                }
-                self.dirty_known.insert(instance);
-                self.timers_stale_instances.insert(instance);
-                self.advance_instance(instance, &mut effects);
-            }
-            Input::Tick => self.timers(now_ms, &mut effects),
+            } => self.substitute(instance, replaced, by, fx),
+            Input::Control { instance, action } => self.control(instance, action, fx),
+            Input::Tick => self.tick(now_ms, fx),
             Input::Finished {
                 instance,
                 activity,
@@ -438,552 +345,18 @@ impl Engine {
                 by,
                 attempt,
             } => {
-                let key = self.finishable(instance, activity, by)?;
-                let Some(run) = self.runs.get(&key) else {
-                    return Ok(effects);
+                let ended = finish::Ended {
+                    instance,
+                    activity,
+                    succeeded,
+                    detail,
+                    by,
+                    attempt,
                 };
-                let current = run.record(activity).map_or(0, |r| r.retried);
-                let waiting_to_retry = run.retry_at.contains_key(&activity);
-                if by == Finisher::Command && (attempt != current || waiting_to_retry) {
-                    // The end of a try that was already given up on (killed on timeOut).
-                    return Ok(effects);
-                }
-                if succeeded {
-                    self.finish(
-                        key,
-                        activity,
-                        ActivityState::Succeeded,
-                        detail,
-                        &mut effects,
-                    );
-                } else {
-                    let why = detail.unwrap_or_else(|| "failed".to_owned());
-                    self.fail(key, activity, why, now_ms, &mut effects);
-                }
-                self.advance(key, &mut effects);
+                self.finished(now_ms, ended, fx)?
             }
         }
-        Ok(effects)
-    }
-
-    /// The earliest timer of any activity (see `Run::timer`), in ms since the epoch. Timers
-    /// count from stored times, so they survive restarts.
-    pub fn next_deadline(&self) -> Option<u64> {
-        self.deadlines.first().map(|(at, _)| *at)
-    }
-
-    /// Brings `deadlines` up to date with the runs whose timers may have changed.
-    fn refresh_deadlines(&mut self) {
-        for instance in std::mem::take(&mut self.timers_stale_instances) {
-            let keys = self
-                .runs
-                .range(RunKey::first_of(instance)..=RunKey::last_of(instance))
-                .map(|(k, _)| *k);
-            self.timers_stale.extend(keys);
-        }
-        for key in std::mem::take(&mut self.timers_stale) {
-            if let Some(at) = self.deadline_of.remove(&key) {
-                self.deadlines.remove(&(at, key));
-            }
-            let Some(run) = self.runs.get(&key) else {
-                continue;
-            };
-            if let Some((at, _, _)) = run.earliest_timer(self.known.get(&key.instance)) {
-                self.deadlines.insert((at, key));
-                self.deadline_of.insert(key, at);
-            }
-        }
-    }
-
-    /// Carries out every timer that has run out, earliest first, one at a time: each is taken
-    /// from the state the previous one left, because a timer that fires can start or end
-    /// activities whose own timers were due too (an activity started by its predecessor's
-    /// emergency start must not be started again by its own), and an activity can have
-    /// several timers due at once (a precondition `timeOut` and its `timeToWait`). This ends:
-    /// each timer that fires is gone afterwards (the activity started or ended, the overdue
-    /// precondition is marked, the retry is consumed) or replaced by one later than now.
-    fn timers(&mut self, now_ms: u64, effects: &mut Vec<Effect>) {
-        loop {
-            self.refresh_deadlines();
-            let Some((key, activity, timer)) = self.first_due(now_ms) else {
-                break;
-            };
-            self.fire(key, activity, timer, now_ms, effects);
-        }
-    }
-
-    /// The earliest timer that has run out (`deadlines` being up to date): the earliest
-    /// timer of the run with the earliest deadline.
-    fn first_due(&self, now_ms: u64) -> Option<(RunKey, ActivityId, run::Timer)> {
-        let &(_, key) = self.deadlines.first().filter(|(at, _)| *at <= now_ms)?;
-        let (_, activity, timer) = self
-            .runs
-            .get(&key)?
-            .earliest_timer(self.known.get(&key.instance))?;
-        Some((key, activity, timer))
-    }
-
-    /// Carries out one timer of one activity.
-    fn fire(
-        &mut self,
-        key: RunKey,
-        activity: ActivityId,
-        timer: run::Timer,
-        now_ms: u64,
-        effects: &mut Vec<Effect>,
-    ) {
-        match timer {
-            run::Timer::Emergency => {
-                if let Some(run) = self.runs.get_mut(&key) {
-                    run.mark_emergency(activity);
-                }
-                let before = effects.len();
-                self.start(key, activity, effects);
-                // Told at once, unless it already finished and `finish` told (responseImmediate).
-                let told = effects[before..].iter().any(|e| {
-                    matches!(e, Effect::Send { message: Message::Report { record, .. }, .. }
-                        if record.activity == activity)
-                });
-                if !told && let Some(record) = self.runs.get(&key).and_then(|r| r.record(activity))
-                {
-                    effects.push(report(key, record));
-                }
-            }
-            run::Timer::RunTooLong => {
-                let Some(run) = self.runs.get(&key) else {
-                    return;
-                };
-                let Some(act) = run.activity(activity) else {
-                    return;
-                };
-                let time_out = act.time_out_secs;
-                let has_command = runs_command(act);
-                let attempt = run.record(activity).map_or(0, |r| r.retried);
-                let why = format!("ran longer than its timeOut of {time_out} s");
-                if has_command {
-                    effects.push(Effect::Kill {
-                        key,
-                        activity,
-                        attempt,
-                        why: why.clone(),
-                    });
-                }
-                self.fail(key, activity, why, now_ms, effects);
-            }
-            run::Timer::Retry => self.retry(key, activity, now_ms, effects),
-            run::Timer::Overdue {
-                precondition,
-                time_out_secs,
-            } => {
-                if let Some(run) = self.runs.get_mut(&key) {
-                    run.overdue.insert((activity, precondition));
-                    self.dirty_runs.insert(key);
-                    self.timers_stale.insert(key);
-                }
-                effects.push(Effect::Send {
-                    to: Target::Controller,
-                    message: Message::Overdue {
-                        instance: key.instance,
-                        waiting: activity,
-                        precondition,
-                        time_out_secs,
-                    },
-                });
-            }
-        }
-        self.advance(key, effects);
-    }
-
-    /// A try of an activity failed: try again if its `<retries>` allow (after their wait),
-    /// else it fails.
-    fn fail(
-        &mut self,
-        key: RunKey,
-        activity: ActivityId,
-        why: String,
-        now_ms: u64,
-        effects: &mut Vec<Effect>,
-    ) {
-        let known = self.known.get(&key.instance);
-        let cancelled = known.is_some_and(|k| k.cancelled);
-        let interrupted = known.is_some_and(|k| k.interrupted);
-        let Some(run) = self.runs.get_mut(&key) else {
-            return;
-        };
-        let Some(act) = run.activity(activity) else {
-            return;
-        };
-        let (count, wait) = (act.retries.count, act.retries.wait_secs);
-        let automatic = act.kind == ActivityKind::Automatic;
-        let Some(rec) = run.activities.get_mut(&activity) else {
-            return;
-        };
-        if !automatic || cancelled || rec.retried >= count {
-            self.finish(key, activity, ActivityState::Failed, Some(why), effects);
-            return;
-        }
-        rec.retried += 1;
-        rec.detail = Some(format!(
-            "try {} of {} failed: {why}",
-            rec.retried,
-            count + 1
-        ));
-        run.retry_at
-            .insert(activity, now_ms + u64::from(wait) * 1000);
-        self.dirty_runs.insert(key);
-        self.timers_stale.insert(key);
-        // An interrupted instance starts nothing, not even a next try: it waits for the
-        // resumption (its timer is held until then, see `Run::timer`).
-        if wait == 0 && !interrupted {
-            self.retry(key, activity, now_ms, effects);
-        }
-    }
-
-    /// Runs the next try of an activity's command.
-    fn retry(&mut self, key: RunKey, activity: ActivityId, now_ms: u64, effects: &mut Vec<Effect>) {
-        let Some(run) = self.runs.get_mut(&key) else {
-            return;
-        };
-        if run.retry_at.remove(&activity).is_none() {
-            return;
-        }
-        let command = run.activity(activity).and_then(|a| a.command.clone());
-        let Some(rec) = run.activities.get_mut(&activity) else {
-            return;
-        };
-        rec.started_ms = Some(now_ms);
-        rec.started_us = Some(self.now_us);
-        let attempt = rec.retried;
-        self.dirty_runs.insert(key);
-        self.timers_stale.insert(key);
-        if let Some(command) = command {
-            effects.push(Effect::Execute {
-                key,
-                activity,
-                attempt,
-                command,
-            });
-        }
-    }
-
-    fn keys_of(&self, instance: InstanceId) -> Vec<RunKey> {
-        self.runs
-            .range(RunKey::first_of(instance)..=RunKey::last_of(instance))
-            .map(|(k, _)| *k)
-            .collect()
-    }
-
-    fn finishable(
-        &self,
-        instance: InstanceId,
-        activity: ActivityId,
-        by: Finisher,
-    ) -> Result<RunKey, Refusal> {
-        let not = |reason: String| Refusal::NotCompletable {
-            instance,
-            activity,
-            reason,
-        };
-        for key in self.keys_of(instance) {
-            let Some(run) = self.runs.get(&key) else {
-                continue;
-            };
-            let Some(act) = run.activity(activity) else {
-                continue;
-            };
-            let state = run.record(activity).map(|r| r.state);
-            if state != Some(ActivityState::Running) {
-                let s = state.map_or("unknown", ActivityState::as_str);
-                return Err(not(format!("it is {s}, not running")));
-            }
-            return match (act.kind, by) {
-                (ActivityKind::Automatic, Finisher::Person) => Err(not(
-                    "it is automatic: its command's exit status decides".to_owned(),
-                )),
-                (ActivityKind::Manual | ActivityKind::SemiAutomatic, Finisher::Command) => {
-                    Err(not("it is done by a person, not by a command".to_owned()))
-                }
-                _ => Ok(key),
-            };
-        }
-        Err(Refusal::UnknownActivity { instance, activity })
-    }
-
-    fn advance_instance(&mut self, instance: InstanceId, effects: &mut Vec<Effect>) {
-        for key in self.keys_of(instance) {
-            self.advance(key, effects);
-        }
-    }
-
-    /// Ends what the controller or an operator ended, starts and cancels what can be, until
-    /// nothing changes; then sends the partition result if the partition is done.
-    fn advance(&mut self, key: RunKey, effects: &mut Vec<Effect>) {
-        self.end_by_order(key, effects);
-        loop {
-            let Some(run) = self.runs.get(&key) else {
-                return;
-            };
-            let known = self.known.get(&key.instance);
-            let held = known.is_some_and(|k| k.interrupted);
-            let mut step = None;
-            for act in &run.doc().activities {
-                if run.record(act.id).map(|r| r.state) != Some(ActivityState::Waiting) {
-                    continue;
-                }
-                match run.readiness(act, known) {
-                    run::Readiness::Wait => {}
-                    run::Readiness::Ready if held => {}
-                    run::Readiness::Ready => {
-                        step = Some((act.id, None));
-                        break;
-                    }
-                    run::Readiness::Blocked(why) => {
-                        step = Some((act.id, Some(why)));
-                        break;
-                    }
-                }
-            }
-            let Some((activity, blocked)) = step else {
-                break;
-            };
-            match blocked {
-                Some(why) => {
-                    self.finish(key, activity, ActivityState::Cancelled, Some(why), effects)
-                }
-                None => self.start(key, activity, effects),
-            }
-        }
-        if let Some(run) = self.runs.get_mut(&key)
-            && !run.reported
-            && run.all_final()
-        {
-            run.reported = true;
-            self.dirty_runs.insert(key);
-            self.timers_stale.insert(key);
-            effects.push(Effect::Send {
-                to: Target::Controller,
-                message: Message::PartitionResult {
-                    instance: key.instance,
-                    partition: key.partition,
-                    activities: run.records(),
-                },
-            });
-        }
-    }
-
-    /// Ends the activities an operator cancelled or the controller withdrew. Nobody is
-    /// notified: the controller knows, and decides for their successors elsewhere.
-    fn end_by_order(&mut self, key: RunKey, effects: &mut Vec<Effect>) {
-        let now_us = self.now_us;
-        let Some(known) = self.known.get(&key.instance) else {
-            return;
-        };
-        let Some(run) = self.runs.get_mut(&key) else {
-            return;
-        };
-        let mut ended = Vec::new();
-        for act in &run.doc().activities {
-            let id = act.id;
-            let Some(rec) = run.record(id).filter(|r| !r.state.is_final()) else {
-                continue;
-            };
-            let (state, why) = if known.cancelled {
-                (
-                    ActivityState::Cancelled,
-                    "the instance was cancelled by an operator".to_owned(),
-                )
-            } else if let Some(reason) = known.withdrawn.get(&id) {
-                (
-                    ActivityState::Failed,
-                    format!("withdrawn by the controller: {reason}"),
-                )
-            } else {
-                continue;
-            };
-            let has_command = runs_command(act);
-            if rec.state == ActivityState::Running && has_command && !run.retry_at.contains_key(&id)
-            {
-                effects.push(Effect::Kill {
-                    key,
-                    activity: id,
-                    attempt: rec.retried,
-                    why: why.clone(),
-                });
-            }
-            ended.push((id, act.name.clone(), state, why));
-        }
-        for (id, name, state, why) in ended {
-            run.set(id, state, now_us, Some(why));
-            self.dirty_runs.insert(key);
-            self.timers_stale.insert(key);
-            self.transitions.push(Transition {
-                key,
-                activity: id,
-                name,
-                state,
-            });
-        }
-    }
-
-    fn start(&mut self, key: RunKey, activity: ActivityId, effects: &mut Vec<Effect>) {
-        let now_us = self.now_us;
-        let Some(run) = self.runs.get_mut(&key) else {
-            return;
-        };
-        let Some(act) = run.activity(activity).cloned() else {
-            return;
-        };
-        let (kind, command) = (act.kind, act.command.clone());
-        run.set(activity, ActivityState::Running, now_us, None);
-        self.dirty_runs.insert(key);
-        self.timers_stale.insert(key);
-        self.transitions.push(Transition {
-            key,
-            activity,
-            name: act.name.clone(),
-            state: ActivityState::Running,
-        });
-        match (kind, command) {
-            (ActivityKind::Automatic, Some(command)) => effects.push(Effect::Execute {
-                key,
-                activity,
-                attempt: 0,
-                command,
-            }),
-            (ActivityKind::Automatic, None) => {
-                self.finish(key, activity, ActivityState::Succeeded, None, effects)
-            }
-            // On the worklist until a person completes it.
-            (ActivityKind::Manual | ActivityKind::SemiAutomatic, _) => {}
-        }
-    }
-
-    fn finish(
-        &mut self,
-        key: RunKey,
-        activity: ActivityId,
-        state: ActivityState,
-        detail: Option<String>,
-        effects: &mut Vec<Effect>,
-    ) {
-        let now_us = self.now_us;
-        let Some(run) = self.runs.get_mut(&key) else {
-            return;
-        };
-        run.set(activity, state, now_us, detail);
-        self.dirty_runs.insert(key);
-        self.timers_stale.insert(key);
-        let Some(act) = run.activity(activity) else {
-            return;
-        };
-        self.transitions.push(Transition {
-            key,
-            activity,
-            name: act.name.clone(),
-            state,
-        });
-        // A failed activity with a contingency activity: its successors wait for that one,
-        // which the controller places when it hears of the failure, at once.
-        let awaits_contingency =
-            state == ActivityState::Failed && matches!(act.contingency, Contingency::Run(_));
-        // One notification per partner, however many of its activities wait for this one.
-        let mut notified = BTreeSet::new();
-        if let Some(outcome) = run::outcome_of(state, act.contingency) {
-            for adjacent in &act.adjacents {
-                if run.activity(adjacent.id).is_none() && notified.insert(&adjacent.location) {
-                    effects.push(Effect::Send {
-                        to: Target::Partner(adjacent.location.clone()),
-                        message: Message::Notify {
-                            instance: key.instance,
-                            activity,
-                            outcome,
-                        },
-                    });
-                }
-            }
-        }
-        if (act.response_immediate || awaits_contingency)
-            && let Some(record) = run.record(activity)
-        {
-            effects.push(report(key, record));
-        }
-    }
-
-    /// Hands over what changed since the last call, for the daemon to write.
-    pub fn take_changes(&mut self) -> Changes {
-        let new_runs = std::mem::take(&mut self.new_runs);
-        let runs = std::mem::take(&mut self.dirty_runs)
-            .into_iter()
-            .filter_map(|k| Some(StoredRun::of(self.runs.get(&k)?, new_runs.contains(&k))))
-            .collect();
-        let known = std::mem::take(&mut self.dirty_known)
-            .into_iter()
-            .map(|i| (i, self.known.get(&i).cloned().unwrap_or_default()))
-            .collect();
-        Changes { runs, known }
-    }
-
-    /// Hands over the state changes of activities since the last call.
-    pub fn take_transitions(&mut self) -> Vec<Transition> {
-        std::mem::take(&mut self.transitions)
-    }
-
-    /// Every partition run, in key order.
-    pub fn runs(&self) -> impl Iterator<Item = &Run> {
-        self.runs.values()
-    }
-
-    /// The manual and semi-automatic activities waiting for a person.
-    pub fn worklist(&self) -> Vec<WorkItem> {
-        let mut items = Vec::new();
-        for run in self.runs.values() {
-            for act in &run.doc().activities {
-                let Some(rec) = run.record(act.id) else {
-                    continue;
-                };
-                if rec.state == ActivityState::Running && act.kind != ActivityKind::Automatic {
-                    items.push(WorkItem {
-                        instance: run.key.instance,
-                        partition: run.key.partition,
-                        activity: act.id,
-                        name: act.name.clone(),
-                        description: act.description.clone(),
-                        kind: act.kind.as_str().to_owned(),
-                        offered_ms: rec.started_ms,
-                    });
-                }
-            }
-        }
-        items
-    }
-
-    /// What this node knows about an instance beyond its partitions.
-    pub fn known(&self, instance: InstanceId) -> Option<&Known> {
-        self.known.get(&instance)
-    }
-
-    /// The record of one activity, wherever it is on this node.
-    pub fn record(&self, instance: InstanceId, activity: ActivityId) -> Option<&ActivityRecord> {
-        self.keys_of(instance)
-            .into_iter()
-            .find_map(|k| self.runs.get(&k).and_then(|r| r.record(activity)))
-    }
-}
-
-/// True when starting the activity runs a command (which a timeout or a cancel must kill).
-fn runs_command(act: &mobiwf_xml_schema::PartitionActivity) -> bool {
-    act.kind == ActivityKind::Automatic && act.command.is_some()
-}
-
-/// Tells the controller at once how an activity stands.
-fn report(key: RunKey, record: &ActivityRecord) -> Effect {
-    Effect::Send {
-        to: Target::Controller,
-        message: Message::Report {
-            instance: key.instance,
-            partition: key.partition,
-            record: record.clone(),
-        },
+        Ok(())
     }
 }
 

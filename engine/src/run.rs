@@ -6,8 +6,9 @@ use mobiwf_proto::{ActivityId, ActivityRecord, ActivityState, InstanceId, Outcom
 use mobiwf_xml_schema::{Contingency, PartitionActivity, PartitionDocument};
 use serde::{Deserialize, Serialize};
 
-use super::Refusal;
-use super::known::Known;
+use crate::Refusal;
+use crate::known::Known;
+use crate::lifecycle::{self, Event, Life, NotAllowed, StateKind};
 
 /// Names a partition run: the instance and the partition.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize, Deserialize)]
@@ -19,14 +20,14 @@ pub struct RunKey {
 }
 
 impl RunKey {
-    pub(super) fn first_of(instance: InstanceId) -> RunKey {
+    pub(crate) fn first_of(instance: InstanceId) -> RunKey {
         RunKey {
             instance,
             partition: PartitionId(0),
         }
     }
 
-    pub(super) fn last_of(instance: InstanceId) -> RunKey {
+    pub(crate) fn last_of(instance: InstanceId) -> RunKey {
         RunKey {
             instance,
             partition: PartitionId(u64::MAX),
@@ -34,35 +35,186 @@ impl RunKey {
     }
 }
 
-/// One partition run, as stored.
-#[derive(Debug, Clone, Serialize, Deserialize)]
+/// One partition run: its document and where each activity is.
+///
+/// Stored as JSON in the form earlier versions wrote (`RunRepr`: a wire record per activity
+/// and the retry times apart), so that either reads the other's.
+#[derive(Debug, Clone)]
 pub struct Run {
     /// Which run.
     pub key: RunKey,
     /// The partition document as received. Stored once, under its own key, not with every
     /// change of the run (`StoredRun`); read here for runs stored before that.
-    #[serde(default, skip_serializing)]
     pub document: String,
     /// When it was deployed, in ms since the epoch.
     pub deployed_ms: u64,
-    /// Each activity's record, by id.
-    pub activities: BTreeMap<ActivityId, ActivityRecord>,
+    /// Each activity, by id.
+    activities: BTreeMap<ActivityId, Progress>,
     /// True once the partition result is sent.
     pub reported: bool,
-    /// Activities whose command failed and waits to be tried again (`<retries>`): when, in ms
-    /// since the epoch.
-    #[serde(default)]
-    pub retry_at: BTreeMap<ActivityId, u64>,
     /// (waiting activity, remote precondition) pairs already reported overdue to the
     /// controller.
-    #[serde(default)]
     pub overdue: BTreeSet<(ActivityId, ActivityId)>,
     /// Parsed from `document` when created or loaded (`Run::reload`).
-    #[serde(skip, default = "unparsed")]
     doc: PartitionDocument,
     /// Activity id → position in `doc.activities`, built with `doc`.
-    #[serde(skip)]
     index: BTreeMap<ActivityId, usize>,
+}
+
+/// One activity of a run: its [`Life`] and the facts its record shows beside it.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Progress {
+    /// Where it is.
+    pub life: Life,
+    /// When it (or its latest try) started, in ms since the epoch.
+    pub started_ms: Option<u64>,
+    /// `started_ms` to the microsecond.
+    pub started_us: Option<u64>,
+    /// When it ended, in ms since the epoch.
+    pub finished_ms: Option<u64>,
+    /// `finished_ms` to the microsecond.
+    pub finished_us: Option<u64>,
+    /// While it is not final: what its last failed try left to say.
+    pub note: Option<String>,
+    /// True when its `timeToWait` started it.
+    pub emergency: bool,
+    /// How many of its tries failed and were tried again.
+    pub retried: u32,
+}
+
+impl Progress {
+    fn waiting() -> Progress {
+        Progress {
+            life: Life::Waiting,
+            started_ms: None,
+            started_us: None,
+            finished_ms: None,
+            finished_us: None,
+            note: None,
+            emergency: false,
+            retried: 0,
+        }
+    }
+
+    /// The record the wire and the API show.
+    pub fn record(&self, activity: ActivityId) -> ActivityRecord {
+        let detail = match self.life.final_detail() {
+            Some(detail) => detail.clone(),
+            None => self.note.clone(),
+        };
+        ActivityRecord {
+            activity,
+            state: self.life.wire(),
+            started_ms: self.started_ms,
+            finished_ms: self.finished_ms,
+            started_us: self.started_us,
+            finished_us: self.finished_us,
+            detail,
+            emergency: self.emergency,
+            retried: self.retried,
+        }
+    }
+
+    /// Back from a stored record and, when it waits for its next try, the time of that try.
+    fn from_record(mut rec: ActivityRecord, retry_at: Option<u64>) -> Progress {
+        let detail = rec.detail.take();
+        let (life, note) = match (rec.state, retry_at) {
+            (ActivityState::Waiting, _) => (Life::Waiting, detail),
+            (ActivityState::Running, Some(at_ms)) => (
+                Life::RetryWait {
+                    attempt: rec.retried,
+                    at_ms,
+                },
+                detail,
+            ),
+            (ActivityState::Running, None) => (
+                Life::Running {
+                    attempt: rec.retried,
+                },
+                detail,
+            ),
+            (ActivityState::Succeeded, _) => (Life::Succeeded { detail }, None),
+            (ActivityState::Failed, _) => (Life::Failed { detail }, None),
+            (ActivityState::Cancelled, _) => (Life::Cancelled { detail }, None),
+        };
+        Progress {
+            life,
+            started_ms: rec.started_ms,
+            started_us: rec.started_us,
+            finished_ms: rec.finished_ms,
+            finished_us: rec.finished_us,
+            note,
+            emergency: rec.emergency,
+            retried: rec.retried,
+        }
+    }
+}
+
+/// A run as JSON: the form every version wrote.
+#[derive(Serialize, Deserialize)]
+struct RunRepr {
+    key: RunKey,
+    #[serde(default, skip_serializing)]
+    document: String,
+    deployed_ms: u64,
+    activities: BTreeMap<ActivityId, ActivityRecord>,
+    reported: bool,
+    #[serde(default)]
+    retry_at: BTreeMap<ActivityId, u64>,
+    #[serde(default)]
+    overdue: BTreeSet<(ActivityId, ActivityId)>,
+}
+
+impl Serialize for Run {
+    fn serialize<S: serde::Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
+        let retry_at = self
+            .activities
+            .iter()
+            .filter_map(|(id, p)| match p.life {
+                Life::RetryWait { at_ms, .. } => Some((*id, at_ms)),
+                _ => None,
+            })
+            .collect();
+        RunRepr {
+            key: self.key,
+            document: String::new(),
+            deployed_ms: self.deployed_ms,
+            activities: self
+                .activities
+                .iter()
+                .map(|(id, p)| (*id, p.record(*id)))
+                .collect(),
+            reported: self.reported,
+            retry_at,
+            overdue: self.overdue.clone(),
+        }
+        .serialize(serializer)
+    }
+}
+
+impl<'de> Deserialize<'de> for Run {
+    fn deserialize<D: serde::Deserializer<'de>>(deserializer: D) -> Result<Run, D::Error> {
+        let mut repr = RunRepr::deserialize(deserializer)?;
+        let activities = std::mem::take(&mut repr.activities)
+            .into_iter()
+            .map(|(id, rec)| {
+                (
+                    id,
+                    Progress::from_record(rec, repr.retry_at.get(&id).copied()),
+                )
+            })
+            .collect();
+        Ok(Run {
+            key: repr.key,
+            document: repr.document,
+            deployed_ms: repr.deployed_ms,
+            activities,
+            reported: repr.reported,
+            overdue: repr.overdue,
+            doc: unparsed(),
+            index: BTreeMap::new(),
+        })
+    }
 }
 
 /// A changed run as the store keeps it: its state as JSON (without the document) and, for a
@@ -78,14 +230,37 @@ pub struct StoredRun {
 }
 
 impl StoredRun {
-    pub(super) fn of(run: &Run, new: bool) -> StoredRun {
-        StoredRun {
+    pub(crate) fn of(run: &Run, new: bool) -> Result<StoredRun, EncodeError> {
+        Ok(StoredRun {
             key: run.key,
-            // Serializing plain data to JSON cannot fail.
-            state: serde_json::to_vec(run).unwrap_or_default(),
+            state: serde_json::to_vec(run).map_err(|e| EncodeError::Run {
+                key: run.key,
+                reason: e.to_string(),
+            })?,
             document: new.then(|| run.document.clone()),
-        }
+        })
     }
+}
+
+/// The engine's state could not be encoded for the store: the daemon must not commit.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+pub enum EncodeError {
+    /// A partition run.
+    #[error("cannot encode the run of instance {}, partition {}: {reason}", key.instance, key.partition)]
+    Run {
+        /// Which run.
+        key: RunKey,
+        /// What serde said.
+        reason: String,
+    },
+    /// What the node knows about an instance.
+    #[error("cannot encode what is known of instance {instance}: {reason}")]
+    Known {
+        /// The instance.
+        instance: InstanceId,
+        /// What serde said.
+        reason: String,
+    },
 }
 
 impl Run {
@@ -118,7 +293,7 @@ fn unparsed() -> PartitionDocument {
 
 /// What happens when an activity's timer runs out.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub(super) enum Timer {
+pub(crate) enum Timer {
     /// `timeToWait`: start it anyway.
     Emergency,
     /// `timeOut`: it ran too long; it fails (or is tried again).
@@ -135,7 +310,7 @@ pub(super) enum Timer {
 }
 
 /// Whether an activity can start.
-pub(super) enum Readiness {
+pub(crate) enum Readiness {
     /// A precondition is not met yet.
     Wait,
     /// Every precondition is met.
@@ -146,7 +321,7 @@ pub(super) enum Readiness {
 
 /// What the successors of an activity that ended in `state` learn; `None` while they must
 /// wait: a failed activity with a contingency activity x waits for x's outcome.
-pub(super) fn outcome_of(state: ActivityState, contingency: Contingency) -> Option<Outcome> {
+pub(crate) fn outcome_of(state: ActivityState, contingency: Contingency) -> Option<Outcome> {
     match (state, contingency) {
         (ActivityState::Succeeded, _) => Some(Outcome::Succeeded),
         (ActivityState::Failed, Contingency::Release) => Some(Outcome::Released),
@@ -158,7 +333,7 @@ pub(super) fn outcome_of(state: ActivityState, contingency: Contingency) -> Opti
 
 impl Run {
     /// A new run of `document`, every activity waiting.
-    pub(super) fn new(key: RunKey, document: String, now_ms: u64) -> Result<Run, Refusal> {
+    pub(crate) fn new(key: RunKey, document: String, now_ms: u64) -> Result<Run, Refusal> {
         let doc = parse(key, &document)?;
         if doc.workflow_id.0 != key.instance.0 {
             return Err(Refusal::WrongInstance {
@@ -169,22 +344,7 @@ impl Run {
         let activities = doc
             .activities
             .iter()
-            .map(|a| {
-                (
-                    a.id,
-                    ActivityRecord {
-                        activity: a.id,
-                        state: ActivityState::Waiting,
-                        started_ms: None,
-                        finished_ms: None,
-                        started_us: None,
-                        finished_us: None,
-                        detail: None,
-                        emergency: false,
-                        retried: 0,
-                    },
-                )
-            })
+            .map(|a| (a.id, Progress::waiting()))
             .collect();
         Ok(Run {
             key,
@@ -192,7 +352,6 @@ impl Run {
             deployed_ms: now_ms,
             activities,
             reported: false,
-            retry_at: BTreeMap::new(),
             overdue: BTreeSet::new(),
             index: index_of(&doc),
             doc,
@@ -218,9 +377,19 @@ impl Run {
             .and_then(|&i| self.doc.activities.get(i))
     }
 
-    /// The record of activity `id`.
-    pub fn record(&self, id: ActivityId) -> Option<&ActivityRecord> {
+    /// Where activity `id` is, with the facts beside its state.
+    pub fn progress(&self, id: ActivityId) -> Option<&Progress> {
         self.activities.get(&id)
+    }
+
+    /// Where activity `id` is in its life.
+    pub fn life(&self, id: ActivityId) -> Option<&Life> {
+        self.activities.get(&id).map(|p| &p.life)
+    }
+
+    /// The record of activity `id`, as the wire shows it.
+    pub fn record(&self, id: ActivityId) -> Option<ActivityRecord> {
+        self.activities.get(&id).map(|p| p.record(id))
     }
 
     /// Every record, in document order.
@@ -228,42 +397,56 @@ impl Run {
         self.doc
             .activities
             .iter()
-            .filter_map(|a| self.activities.get(&a.id).cloned())
+            .filter_map(|a| self.record(a.id))
             .collect()
     }
 
     /// True when no activity can change any more.
     pub fn all_final(&self) -> bool {
-        self.activities.values().all(|r| r.state.is_final())
+        self.activities.values().all(|p| p.life.is_final())
     }
 
-    pub(super) fn set(
+    /// Moves activity `id` by `event`, through [`lifecycle::transition`] (the only way its
+    /// state changes), and keeps the facts beside the state: a try that starts sets the start
+    /// time, a failed try counts and leaves its note, an end sets the end time. Gives the
+    /// wire states before and after; `Ok(None)` when the run has no such activity.
+    pub(crate) fn step(
         &mut self,
         id: ActivityId,
-        state: ActivityState,
+        event: Event,
         now_us: u64,
-        detail: Option<String>,
-    ) {
-        if state.is_final() {
-            self.retry_at.remove(&id);
-        }
-        if let Some(rec) = self.activities.get_mut(&id) {
-            rec.state = state;
-            if state == ActivityState::Running {
-                rec.started_ms = Some(now_us / 1000);
-                rec.started_us = Some(now_us);
+    ) -> Result<Option<(ActivityState, ActivityState)>, NotAllowed> {
+        let Some(p) = self.activities.get_mut(&id) else {
+            return Ok(None);
+        };
+        let note = match &event {
+            Event::TryFailed { note, .. } => Some(note.clone()),
+            _ => None,
+        };
+        let life = lifecycle::transition(&p.life, event)?;
+        let before = std::mem::replace(&mut p.life, life);
+        match p.life.kind() {
+            StateKind::Running => {
+                p.started_ms = Some(now_us / 1000);
+                p.started_us = Some(now_us);
             }
-            if state.is_final() {
-                rec.finished_ms = Some(now_us / 1000);
-                rec.finished_us = Some(now_us);
-                rec.detail = detail;
+            StateKind::RetryWait => {
+                p.retried += 1;
+                p.note = note;
+            }
+            StateKind::Waiting => {}
+            StateKind::Succeeded | StateKind::Failed | StateKind::Cancelled => {
+                p.finished_ms = Some(now_us / 1000);
+                p.finished_us = Some(now_us);
+                p.note = None;
             }
         }
+        Ok(Some((before.wire(), p.life.wire())))
     }
 
     /// The run's earliest timer: (when, activity, what), the smallest activity id first among
     /// timers due at the same time.
-    pub(super) fn earliest_timer(&self, known: Option<&Known>) -> Option<(u64, ActivityId, Timer)> {
+    pub(crate) fn earliest_timer(&self, known: Option<&Known>) -> Option<(u64, ActivityId, Timer)> {
         self.doc
             .activities
             .iter()
@@ -279,16 +462,16 @@ impl Run {
     /// the wait before its next try. All count from stored times (deployment, start, failed
     /// try), so they survive restarts. An interrupted instance starts nothing: only `timeOut`s
     /// of running activities count then.
-    pub(super) fn timer(
+    pub(crate) fn timer(
         &self,
         act: &PartitionActivity,
         known: Option<&Known>,
     ) -> Option<(u64, Timer)> {
-        let rec = self.record(act.id)?;
+        let p = self.progress(act.id)?;
         let held = known.is_some_and(|k| k.interrupted || k.cancelled);
         let secs = |s: u32| u64::from(s) * 1000;
-        match rec.state {
-            ActivityState::Waiting if !held => {
+        match p.life {
+            Life::Waiting if !held => {
                 let emergency = (act.time_to_wait_secs > 0).then(|| {
                     (
                         self.deployed_ms + secs(act.time_to_wait_secs),
@@ -315,22 +498,18 @@ impl Run {
                     .chain(overdue)
                     .min_by_key(|(at, _)| *at)
             }
-            ActivityState::Running => match self.retry_at.get(&act.id) {
-                Some(&at) if !held => Some((at, Timer::Retry)),
-                Some(_) => None,
-                None if act.time_out_secs > 0 => Some((
-                    rec.started_ms.unwrap_or(self.deployed_ms) + secs(act.time_out_secs),
-                    Timer::RunTooLong,
-                )),
-                None => None,
-            },
+            Life::RetryWait { at_ms, .. } if !held => Some((at_ms, Timer::Retry)),
+            Life::Running { .. } if act.time_out_secs > 0 => Some((
+                p.started_ms.unwrap_or(self.deployed_ms) + secs(act.time_out_secs),
+                Timer::RunTooLong,
+            )),
             _ => None,
         }
     }
 
-    pub(super) fn mark_emergency(&mut self, id: ActivityId) {
-        if let Some(rec) = self.activities.get_mut(&id) {
-            rec.emergency = true;
+    pub(crate) fn mark_emergency(&mut self, id: ActivityId) {
+        if let Some(p) = self.activities.get_mut(&id) {
+            p.emergency = true;
         }
     }
 
@@ -345,8 +524,8 @@ impl Run {
     ) -> Option<Outcome> {
         let replaced = known.is_some_and(|k| k.replaced.contains_key(&id));
         if local && !replaced {
-            let (act, rec) = (self.activity(id)?, self.record(id)?);
-            return outcome_of(rec.state, act.contingency);
+            let (act, life) = (self.activity(id)?, self.life(id)?);
+            return outcome_of(life.wire(), act.contingency);
         }
         self.remote_outcome(id, known)
     }
@@ -356,7 +535,7 @@ impl Run {
         known.heard.get(&known.stand_in(id)?).copied()
     }
 
-    pub(super) fn readiness(&self, act: &PartitionActivity, known: Option<&Known>) -> Readiness {
+    pub(crate) fn readiness(&self, act: &PartitionActivity, known: Option<&Known>) -> Readiness {
         let mut ready = true;
         for pre in &act.preconditions {
             match self.precondition_outcome(pre.id, pre.local, known) {

@@ -7,7 +7,7 @@
 //! message; the daemon shell's), and the outbox's `out/...`.
 //! Numbers are zero-padded to 20 digits so that key order is numeric order.
 
-use mobiwf_runtime::store::{Batch, Durability, Store, StoreError, encode, unreadable};
+use mobiwf_runtime::store::{Batch, Durability, Store, StoreError, unreadable};
 
 use mobiwf_engine::{Changes, Engine, Known, Run};
 use mobiwf_proto::{InstanceId, PartitionId};
@@ -27,9 +27,9 @@ fn known_key(instance: InstanceId) -> String {
     format!("known/{instance:020}")
 }
 
-/// Adds the engine's changes to `batch`; an error (and nothing staged for the value) when one
-/// cannot be encoded.
-pub fn stage_changes(batch: &mut Batch, changes: &Changes) -> Result<(), StoreError> {
+/// Adds the engine's changes (encoded by the engine, which reports a value it cannot encode
+/// before anything is staged) to `batch`.
+pub fn stage_changes(batch: &mut Batch, changes: &Changes) {
     for run in &changes.runs {
         let (instance, partition) = (run.key.instance, run.key.partition);
         if let Some(document) = &run.document {
@@ -37,10 +37,9 @@ pub fn stage_changes(batch: &mut Batch, changes: &Changes) -> Result<(), StoreEr
         }
         batch.put(run_key(instance, partition), run.state.as_slice());
     }
-    for (instance, known) in &changes.known {
-        batch.put(known_key(*instance), encode("what a node knows of an instance", known)?);
+    for known in &changes.known {
+        batch.put(known_key(known.instance), known.state.as_slice());
     }
-    Ok(())
 }
 
 /// The engine, as the store holds it.
@@ -98,7 +97,7 @@ mod tests {
             document: PARTITION_1.to_owned(),
         };
         engine.apply(1000, deploy).expect("deploy");
-        let stored = engine.take_changes().runs.remove(0);
+        let stored = engine.take_changes().expect("changes").runs.remove(0);
         // What an earlier version wrote: the document inside the run's JSON, no doc/ key.
         let mut old: serde_json::Value = serde_json::from_slice(&stored.state).unwrap();
         old["document"] = PARTITION_1.into();
@@ -125,7 +124,7 @@ mod tests {
         };
         engine.apply(2000, heard).expect("notified");
         let mut batch = Batch::default();
-        stage_changes(&mut batch, &engine.take_changes()).unwrap();
+        stage_changes(&mut batch, &engine.take_changes().expect("changes"));
         store.write(batch, Durability::Synced).unwrap();
         let reloaded = load(&store).expect("reload");
         let records = |e: &Engine| e.runs().next().expect("the run").records();

@@ -63,7 +63,13 @@ impl Actor for NodeActor {
         for event in events {
             self.apply_one(now, event, group, &mut effects, &mut after)?;
         }
-        state::stage_changes(&mut group.batch, &self.engine.take_changes())?;
+        // An encoding failure stops the daemon before anything is written (the store is not
+        // given an empty value for a run), as a failed write does.
+        let changes = self.engine.take_changes().map_err(|e| StoreError::Encode {
+            what: "the engine's changes".to_owned(),
+            why: e.to_string(),
+        })?;
+        state::stage_changes(&mut group.batch, &changes);
         for effect in effects {
             match effect {
                 Effect::Send { to, message } => {

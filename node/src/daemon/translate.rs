@@ -56,7 +56,8 @@ pub(super) fn input_of(
             activities,
             reason,
         } => {
-            tracing::warn!(%instance, %partition, ?activities, %reason, "the controller withdrew activities");
+            let ids: Vec<u64> = activities.iter().map(|a| a.0).collect();
+            tracing::warn!(%instance, %partition, activities = ?ids, %reason, "the controller withdrew activities");
             Input::Withdraw {
                 instance,
                 activities,

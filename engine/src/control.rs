@@ -1,0 +1,107 @@
+//! What the controller and the operator order for a whole instance: withdraw activities (the
+//! controller decided they failed), substitute a contingency activity for a failed one, and
+//! interrupt, resume or cancel. The orders are kept in `Known` (an order can overtake the
+//! deployment it applies to) and carried out by `end_by_order` at each advance.
+
+use mobiwf_proto::{ActivityId, CANCELLED_BY_OPERATOR, Control, InstanceId};
+
+use crate::lifecycle::{Event, Life};
+use crate::progress::runs_command;
+use crate::run::RunKey;
+use crate::{Effect, Engine};
+
+impl Engine {
+    /// The controller decided that `activities` failed.
+    pub(crate) fn withdraw(
+        &mut self,
+        instance: InstanceId,
+        activities: Vec<ActivityId>,
+        reason: String,
+        effects: &mut Vec<Effect>,
+    ) {
+        let known = self.known.entry(instance).or_default();
+        for activity in activities {
+            known
+                .withdrawn
+                .entry(activity)
+                .or_insert_with(|| reason.clone());
+        }
+        self.touch_known(instance);
+        self.advance_instance(instance, effects);
+    }
+
+    /// Contingency activity `by` runs in place of failed `replaced`; the first word stands.
+    pub(crate) fn substitute(
+        &mut self,
+        instance: InstanceId,
+        replaced: ActivityId,
+        by: ActivityId,
+        effects: &mut Vec<Effect>,
+    ) {
+        let known = self.known.entry(instance).or_default();
+        if known.replaced.contains_key(&replaced) {
+            return;
+        }
+        known.replaced.insert(replaced, by);
+        self.touch_known(instance);
+        self.advance_instance(instance, effects);
+    }
+
+    /// An operator interrupted, resumed or cancelled the instance.
+    pub(crate) fn control(
+        &mut self,
+        instance: InstanceId,
+        action: Control,
+        effects: &mut Vec<Effect>,
+    ) {
+        let known = self.known.entry(instance).or_default();
+        match action {
+            Control::Interrupt => known.interrupted = true,
+            Control::Resume => known.interrupted = false,
+            Control::Cancel => known.cancelled = true,
+        }
+        self.touch_known(instance);
+        self.advance_instance(instance, effects);
+    }
+
+    /// Ends the activities an operator cancelled or the controller withdrew. Nobody is
+    /// notified: the controller knows, and decides for their successors elsewhere.
+    pub(crate) fn end_by_order(&mut self, key: RunKey, effects: &mut Vec<Effect>) {
+        let (Some(known), Some(run)) = (self.known.get(&key.instance), self.runs.get(&key)) else {
+            return;
+        };
+        let mut ended = Vec::new();
+        for act in &run.doc().activities {
+            let Some(p) = run.progress(act.id).filter(|p| !p.life.is_final()) else {
+                continue;
+            };
+            let event = if known.cancelled {
+                Event::Cancel {
+                    detail: CANCELLED_BY_OPERATOR.to_owned(),
+                }
+            } else if let Some(reason) = known.withdrawn.get(&act.id) {
+                Event::Withdraw {
+                    detail: format!("withdrawn by the controller: {reason}"),
+                }
+            } else {
+                continue;
+            };
+            if matches!(p.life, Life::Running { .. }) && runs_command(act) {
+                let why = match &event {
+                    Event::Cancel { detail } | Event::Withdraw { detail } => detail.clone(),
+                    _ => String::new(),
+                };
+                effects.push(Effect::Kill {
+                    key,
+                    activity: act.id,
+                    attempt: p.retried,
+                    why,
+                });
+            }
+            ended.push((act.id, event));
+        }
+        for (activity, event) in ended {
+            self.step(key, activity, event);
+        }
+    }
+}

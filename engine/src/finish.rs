@@ -1,0 +1,154 @@
+//! An activity's command exited, or a person completed it: success ends it; a failure ends it
+//! or, as its `<retries>` allow, waits for the next try (MISSION F2).
+
+use mobiwf_proto::{ActivityId, ActivityState, InstanceId};
+use mobiwf_xml_schema::ActivityKind;
+
+use crate::lifecycle::{Event, Life};
+use crate::run::RunKey;
+use crate::{Effect, Engine, Finisher, Refusal};
+
+/// The end of a try or of a person's work, as [`crate::Input::Finished`] says it.
+pub(crate) struct Ended {
+    pub(crate) instance: InstanceId,
+    pub(crate) activity: ActivityId,
+    pub(crate) succeeded: bool,
+    pub(crate) detail: Option<String>,
+    pub(crate) by: Finisher,
+    pub(crate) attempt: u32,
+}
+
+impl Engine {
+    /// A try or a person's work ended. Refused when the activity is not running here or is
+    /// not finished this way; the end of a try already given up on is ignored.
+    pub(crate) fn finished(
+        &mut self,
+        now_ms: u64,
+        ended: Ended,
+        effects: &mut Vec<Effect>,
+    ) -> Result<(), Refusal> {
+        let Ended {
+            instance,
+            activity,
+            succeeded,
+            detail,
+            by,
+            attempt,
+        } = ended;
+        let key = self.finishable(instance, activity, by)?;
+        let Some(p) = self.runs.get(&key).and_then(|r| r.progress(activity)) else {
+            return Ok(());
+        };
+        let waiting_to_retry = matches!(p.life, Life::RetryWait { .. });
+        if by == Finisher::Command && (attempt != p.retried || waiting_to_retry) {
+            // The end of a try that was already given up on (killed on timeOut).
+            return Ok(());
+        }
+        if succeeded {
+            self.conclude(key, activity, Event::Succeed { detail }, effects);
+        } else {
+            let why = detail.unwrap_or_else(|| "failed".to_owned());
+            self.fail(key, activity, why, now_ms, effects);
+        }
+        self.advance(key, effects);
+        Ok(())
+    }
+
+    /// The run of `activity` when it is running and `by` may finish it.
+    fn finishable(
+        &self,
+        instance: InstanceId,
+        activity: ActivityId,
+        by: Finisher,
+    ) -> Result<RunKey, Refusal> {
+        let not = |reason: String| Refusal::NotCompletable {
+            instance,
+            activity,
+            reason,
+        };
+        for key in self.keys_of(instance) {
+            let Some(run) = self.runs.get(&key) else {
+                continue;
+            };
+            let Some(act) = run.activity(activity) else {
+                continue;
+            };
+            let state = run.life(activity).map(Life::wire);
+            if state != Some(ActivityState::Running) {
+                let s = state.map_or("unknown", ActivityState::as_str);
+                return Err(not(format!("it is {s}, not running")));
+            }
+            return match (act.kind, by) {
+                (ActivityKind::Automatic, Finisher::Person) => Err(not(
+                    "it is automatic: its command's exit status decides".to_owned(),
+                )),
+                (ActivityKind::Manual | ActivityKind::SemiAutomatic, Finisher::Command) => {
+                    Err(not("it is done by a person, not by a command".to_owned()))
+                }
+                _ => Ok(key),
+            };
+        }
+        Err(Refusal::UnknownActivity { instance, activity })
+    }
+
+    /// A try of an activity failed: try again if its `<retries>` allow (after their wait),
+    /// else it fails.
+    pub(crate) fn fail(
+        &mut self,
+        key: RunKey,
+        activity: ActivityId,
+        why: String,
+        now_ms: u64,
+        effects: &mut Vec<Effect>,
+    ) {
+        let known = self.known.get(&key.instance);
+        let cancelled = known.is_some_and(|k| k.cancelled);
+        let interrupted = known.is_some_and(|k| k.interrupted);
+        let Some(run) = self.runs.get(&key) else {
+            return;
+        };
+        let (Some(act), Some(p)) = (run.activity(activity), run.progress(activity)) else {
+            return;
+        };
+        let (count, wait) = (act.retries.count, act.retries.wait_secs);
+        if act.kind != ActivityKind::Automatic || cancelled || p.retried >= count {
+            self.conclude(key, activity, Event::Fail { detail: why }, effects);
+            return;
+        }
+        let note = format!("try {} of {} failed: {why}", p.retried + 1, count + 1);
+        let at_ms = now_ms + u64::from(wait) * 1000;
+        self.step(key, activity, Event::TryFailed { at_ms, note });
+        // An interrupted instance starts nothing, not even a next try: it waits for the
+        // resumption (its timer is held until then, see `Run::timer`).
+        if wait == 0 && !interrupted {
+            self.retry(key, activity, effects);
+        }
+    }
+
+    /// Runs the next try of an activity's command, if it waits for one.
+    pub(crate) fn retry(&mut self, key: RunKey, activity: ActivityId, effects: &mut Vec<Effect>) {
+        let Some(run) = self.runs.get(&key) else {
+            return;
+        };
+        if !matches!(run.life(activity), Some(Life::RetryWait { .. })) {
+            return;
+        }
+        let command = run.activity(activity).and_then(|a| a.command.clone());
+        if !self.step(key, activity, Event::Retry) {
+            return;
+        }
+        let attempt = self
+            .runs
+            .get(&key)
+            .and_then(|r| r.progress(activity))
+            .map_or(0, |p| p.retried);
+        if let Some(command) = command {
+            effects.push(Effect::Execute {
+                key,
+                activity,
+                attempt,
+                command,
+            });
+        }
+    }
+}

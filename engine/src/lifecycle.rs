@@ -1,0 +1,306 @@
+//! The life of one activity on its node: its states, the events that move it, and the one
+//! function ([`transition`]) through which every change of state goes, checked against the
+//! table of allowed transitions ([`TRANSITIONS`]).
+//!
+//! The facts an activity's record keeps beside its state (when it started and ended, whether
+//! its start was an emergency, how many tries failed) are not state: [`crate::run::Run`] keeps
+//! them next to the [`Life`] and updates them from the transition taken.
+//!
+//! **The WorkToDo states to come** (issue: worklists) map onto this enum as new variants and
+//! new events, the present ones keeping their meaning:
+//! - `NOT_READY` is [`Life::Waiting`] (preconditions not met yet);
+//! - `SYNCHRONIZING` becomes a variant `Synchronizing` between `Waiting` and the start, entered
+//!   on a new event (the node asks for a missing word) and left by [`Event::Start`];
+//! - `READY` (for a manual activity: *offered* on worklists) becomes a variant `Offered`, entered
+//!   by [`Event::Start`] for manual activities instead of `Running`;
+//! - `RUNNING` (selected, locked by a holder) is [`Life::Running`], entered from `Offered` by a
+//!   new event `Select { holder }` (the holder then a field of `Running`); a try of a command
+//!   is `Running` too, and [`Life::RetryWait`] is the wait between two tries;
+//! - `SUCCEEDED`, `FAILED`, `CANCELLED` are [`Life::Succeeded`], [`Life::Failed`],
+//!   [`Life::Cancelled`];
+//! - the paused state becomes a variant `Paused { resume: PausedFrom }` with events `Pause` and
+//!   `Resume` (today an interruption is a fact of the whole instance, `Known::interrupted`,
+//!   which holds waiting activities and retries without changing their state).
+//!
+//! Each new variant adds rows to [`TRANSITIONS`], and the coverage test asks for a scenario
+//! that reaches each.
+
+use mobiwf_proto::ActivityState;
+
+/// Where an activity is in its life on its node.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Life {
+    /// Not started: a precondition is not met yet.
+    Waiting,
+    /// Started: try `attempt` of its command runs (0 the first), or (manual and
+    /// semi-automatic) it is on the worklist.
+    Running {
+        /// Which try runs.
+        attempt: u32,
+    },
+    /// A try of its command failed; try `attempt` runs at `at_ms` (ms since the epoch).
+    RetryWait {
+        /// The try that runs next.
+        attempt: u32,
+        /// When, in ms since the epoch.
+        at_ms: u64,
+    },
+    /// Finished with success (a person may have said something).
+    Succeeded {
+        /// What the person or the command said.
+        detail: Option<String>,
+    },
+    /// Finished without success, or withdrawn by the controller.
+    Failed {
+        /// Why.
+        detail: Option<String>,
+    },
+    /// Will never run or was stopped: a precondition failed, or an operator cancelled.
+    Cancelled {
+        /// Why.
+        detail: Option<String>,
+    },
+}
+
+/// What happens to an activity.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Event {
+    /// Its preconditions are met, or its `timeToWait` ran out: it starts (try 0).
+    Start,
+    /// It finished with success.
+    Succeed {
+        /// What was said.
+        detail: Option<String>,
+    },
+    /// It failed for good (no try left, done by a person, or its instance is cancelled).
+    Fail {
+        /// Why.
+        detail: String,
+    },
+    /// A try failed and `<retries>` allow another at `at_ms`.
+    TryFailed {
+        /// When the next try runs, in ms since the epoch.
+        at_ms: u64,
+        /// What the record says meanwhile.
+        note: String,
+    },
+    /// The wait after a failed try is over: the next try runs.
+    Retry,
+    /// A precondition will never be met.
+    Block {
+        /// Which, in words.
+        detail: String,
+    },
+    /// The controller decided that it failed.
+    Withdraw {
+        /// The controller's reason.
+        detail: String,
+    },
+    /// An operator cancelled its instance.
+    Cancel {
+        /// The reason.
+        detail: String,
+    },
+}
+
+/// The kind of a [`Life`], without its data: what the table of transitions speaks of.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash)]
+pub enum StateKind {
+    /// [`Life::Waiting`].
+    Waiting,
+    /// [`Life::Running`].
+    Running,
+    /// [`Life::RetryWait`].
+    RetryWait,
+    /// [`Life::Succeeded`].
+    Succeeded,
+    /// [`Life::Failed`].
+    Failed,
+    /// [`Life::Cancelled`].
+    Cancelled,
+}
+
+/// The kind of an [`Event`], without its data.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash)]
+pub enum EventKind {
+    /// [`Event::Start`].
+    Start,
+    /// [`Event::Succeed`].
+    Succeed,
+    /// [`Event::Fail`].
+    Fail,
+    /// [`Event::TryFailed`].
+    TryFailed,
+    /// [`Event::Retry`].
+    Retry,
+    /// [`Event::Block`].
+    Block,
+    /// [`Event::Withdraw`].
+    Withdraw,
+    /// [`Event::Cancel`].
+    Cancel,
+}
+
+/// Every transition allowed: (from, event, to). Each is reached by a scenario test (the
+/// coverage test fails otherwise); a transition no scenario can reach does not belong here.
+pub const TRANSITIONS: &[(StateKind, EventKind, StateKind)] = {
+    use EventKind as E;
+    use StateKind as S;
+    &[
+        (S::Waiting, E::Start, S::Running),
+        (S::Waiting, E::Block, S::Cancelled),
+        (S::Waiting, E::Withdraw, S::Failed),
+        (S::Waiting, E::Cancel, S::Cancelled),
+        (S::Running, E::Succeed, S::Succeeded),
+        (S::Running, E::Fail, S::Failed),
+        (S::Running, E::TryFailed, S::RetryWait),
+        (S::Running, E::Withdraw, S::Failed),
+        (S::Running, E::Cancel, S::Cancelled),
+        (S::RetryWait, E::Retry, S::Running),
+        (S::RetryWait, E::Withdraw, S::Failed),
+        (S::RetryWait, E::Cancel, S::Cancelled),
+    ]
+};
+
+/// An event that the state does not take: nothing changes.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, thiserror::Error)]
+#[error("an activity that is {from:?} does not take {event:?}")]
+pub struct NotAllowed {
+    /// The state it is in.
+    pub from: StateKind,
+    /// The event.
+    pub event: EventKind,
+}
+
+/// The one way an activity changes state: the state after `event`, or why it is not allowed.
+pub fn transition(from: &Life, event: Event) -> Result<Life, NotAllowed> {
+    let (from_kind, event_kind) = (from.kind(), event.kind());
+    let to = match (from, event) {
+        (Life::Waiting, Event::Start) => Life::Running { attempt: 0 },
+        (Life::Running { .. }, Event::Succeed { detail }) => Life::Succeeded { detail },
+        (Life::Running { .. }, Event::Fail { detail }) => Life::Failed {
+            detail: Some(detail),
+        },
+        (Life::Running { attempt }, Event::TryFailed { at_ms, .. }) => Life::RetryWait {
+            attempt: attempt.saturating_add(1),
+            at_ms,
+        },
+        (Life::RetryWait { attempt, .. }, Event::Retry) => Life::Running { attempt: *attempt },
+        (Life::Waiting, Event::Block { detail }) => Life::Cancelled {
+            detail: Some(detail),
+        },
+        (
+            Life::Waiting | Life::Running { .. } | Life::RetryWait { .. },
+            Event::Withdraw { detail },
+        ) => Life::Failed {
+            detail: Some(detail),
+        },
+        (
+            Life::Waiting | Life::Running { .. } | Life::RetryWait { .. },
+            Event::Cancel { detail },
+        ) => Life::Cancelled {
+            detail: Some(detail),
+        },
+        _ => {
+            return Err(NotAllowed {
+                from: from_kind,
+                event: event_kind,
+            });
+        }
+    };
+    #[cfg(test)]
+    coverage::record(from_kind, event_kind, to.kind());
+    Ok(to)
+}
+
+impl Life {
+    /// Its kind.
+    pub fn kind(&self) -> StateKind {
+        match self {
+            Life::Waiting => StateKind::Waiting,
+            Life::Running { .. } => StateKind::Running,
+            Life::RetryWait { .. } => StateKind::RetryWait,
+            Life::Succeeded { .. } => StateKind::Succeeded,
+            Life::Failed { .. } => StateKind::Failed,
+            Life::Cancelled { .. } => StateKind::Cancelled,
+        }
+    }
+
+    /// The state the wire and the records show: a wait between tries is `running` (the
+    /// activity is under way).
+    pub fn wire(&self) -> ActivityState {
+        match self {
+            Life::Waiting => ActivityState::Waiting,
+            Life::Running { .. } | Life::RetryWait { .. } => ActivityState::Running,
+            Life::Succeeded { .. } => ActivityState::Succeeded,
+            Life::Failed { .. } => ActivityState::Failed,
+            Life::Cancelled { .. } => ActivityState::Cancelled,
+        }
+    }
+
+    /// True once it can no longer change.
+    pub fn is_final(&self) -> bool {
+        self.wire().is_final()
+    }
+
+    /// Why it ended, once final.
+    pub fn final_detail(&self) -> Option<&Option<String>> {
+        match self {
+            Life::Succeeded { detail } | Life::Failed { detail } | Life::Cancelled { detail } => {
+                Some(detail)
+            }
+            _ => None,
+        }
+    }
+}
+
+impl Event {
+    /// Its kind.
+    pub fn kind(&self) -> EventKind {
+        match self {
+            Event::Start => EventKind::Start,
+            Event::Succeed { .. } => EventKind::Succeed,
+            Event::Fail { .. } => EventKind::Fail,
+            Event::TryFailed { .. } => EventKind::TryFailed,
+            Event::Retry => EventKind::Retry,
+            Event::Block { .. } => EventKind::Block,
+            Event::Withdraw { .. } => EventKind::Withdraw,
+            Event::Cancel { .. } => EventKind::Cancel,
+        }
+    }
+}
+
+/// The table as a markdown section, for `ARCHITECTURE.md` (`engine/LIFECYCLE.md` holds it; a
+/// test keeps that file equal to this).
+pub fn table_markdown() -> String {
+    let mut s = String::from("| from | event | to |\n|---|---|---|\n");
+    for (from, event, to) in TRANSITIONS {
+        s += &format!("| {from:?} | {event:?} | {to:?} |\n");
+    }
+    s
+}
+
+/// Which transitions the scenario tests took, per thread.
+#[cfg(test)]
+pub(crate) mod coverage {
+    use std::cell::RefCell;
+    use std::collections::BTreeSet;
+
+    use super::{EventKind, StateKind};
+
+    /// A transition taken.
+    pub(crate) type Taken = (StateKind, EventKind, StateKind);
+
+    thread_local! {
+        static TAKEN: RefCell<BTreeSet<Taken>> = const { RefCell::new(BTreeSet::new()) };
+    }
+
+    pub(super) fn record(from: StateKind, event: EventKind, to: StateKind) {
+        TAKEN.with(|t| t.borrow_mut().insert((from, event, to)));
+    }
+
+    /// The transitions this thread took since the last call.
+    pub(crate) fn take() -> BTreeSet<Taken> {
+        TAKEN.with(|t| std::mem::take(&mut *t.borrow_mut()))
+    }
+}

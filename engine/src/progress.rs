@@ -1,0 +1,208 @@
+//! How a run moves on after any input: ordered ends (cancel, withdrawal), starts of what is
+//! ready, cancellations of what is blocked, the end of an activity with the words it sends
+//! (notifications, immediate reports), and the partition result once all is final. Every
+//! change of an activity's state goes through [`Engine::step`].
+
+use std::collections::BTreeSet;
+
+use mobiwf_proto::{ActivityId, ActivityRecord, ActivityState, InstanceId, Message};
+use mobiwf_xml_schema::{ActivityKind, Contingency, PartitionActivity};
+
+use crate::lifecycle::{Event, Life};
+use crate::run::{self, Readiness, RunKey};
+use crate::{Effect, Engine, Target, Transition};
+
+impl Engine {
+    /// The runs of `instance` on this node.
+    pub(crate) fn keys_of(&self, instance: InstanceId) -> Vec<RunKey> {
+        self.runs
+            .range(RunKey::first_of(instance)..=RunKey::last_of(instance))
+            .map(|(k, _)| *k)
+            .collect()
+    }
+
+    /// The run changed: it is written, and its timers are looked at again.
+    pub(crate) fn touch_run(&mut self, key: RunKey) {
+        self.dirty_runs.insert(key);
+        self.timers_stale.insert(key);
+    }
+
+    /// What is known of the instance changed: it is written, and the timers of its runs are
+    /// looked at again.
+    pub(crate) fn touch_known(&mut self, instance: InstanceId) {
+        self.dirty_known.insert(instance);
+        self.timers_stale_instances.insert(instance);
+    }
+
+    /// Moves an activity by `event` (see `Run::step`), marks the run changed and records the
+    /// transition for the logs. False when nothing changed.
+    pub(crate) fn step(&mut self, key: RunKey, activity: ActivityId, event: Event) -> bool {
+        let Some(run) = self.runs.get_mut(&key) else {
+            return false;
+        };
+        let (before, after) = match run.step(activity, event, self.now_us) {
+            Ok(Some(states)) => states,
+            Ok(None) => return false,
+            Err(not_allowed) => {
+                // The engine asks only for what its guards allowed: this is a bug, loud in
+                // tests, and changes nothing otherwise.
+                if cfg!(test) {
+                    panic!("{not_allowed}");
+                }
+                return false;
+            }
+        };
+        let name = run.activity(activity).map(|a| a.name.clone());
+        self.touch_run(key);
+        if let (true, Some(name)) = (before != after, name) {
+            self.transitions.push(Transition {
+                key,
+                activity,
+                name,
+                state: after,
+            });
+        }
+        true
+    }
+
+    pub(crate) fn advance_instance(&mut self, instance: InstanceId, effects: &mut Vec<Effect>) {
+        for key in self.keys_of(instance) {
+            self.advance(key, effects);
+        }
+    }
+
+    /// Ends what the controller or an operator ended, starts and cancels what can be, until
+    /// nothing changes; then sends the partition result if the partition is done.
+    pub(crate) fn advance(&mut self, key: RunKey, effects: &mut Vec<Effect>) {
+        self.end_by_order(key, effects);
+        while let Some((activity, blocked)) = self.next_move(key) {
+            match blocked {
+                Some(detail) => self.conclude(key, activity, Event::Block { detail }, effects),
+                None => self.start(key, activity, effects),
+            }
+        }
+        if let Some(run) = self.runs.get_mut(&key)
+            && !run.reported
+            && run.all_final()
+        {
+            run.reported = true;
+            let activities = run.records();
+            self.touch_run(key);
+            effects.push(Effect::Send {
+                to: Target::Controller,
+                message: Message::PartitionResult {
+                    instance: key.instance,
+                    partition: key.partition,
+                    activities,
+                },
+            });
+        }
+    }
+
+    /// The first waiting activity, in document order, that can start (`None` beside it) or
+    /// never will (the reason beside it); an interrupted instance starts nothing.
+    fn next_move(&self, key: RunKey) -> Option<(ActivityId, Option<String>)> {
+        let run = self.runs.get(&key)?;
+        let known = self.known.get(&key.instance);
+        let held = known.is_some_and(|k| k.interrupted);
+        for act in &run.doc().activities {
+            if run.life(act.id) != Some(&Life::Waiting) {
+                continue;
+            }
+            match run.readiness(act, known) {
+                Readiness::Wait => {}
+                Readiness::Ready if held => {}
+                Readiness::Ready => return Some((act.id, None)),
+                Readiness::Blocked(why) => return Some((act.id, Some(why))),
+            }
+        }
+        None
+    }
+
+    /// Starts an activity: its command runs, or (manual) it goes on the worklist; an
+    /// automatic one without a command succeeds at once.
+    pub(crate) fn start(&mut self, key: RunKey, activity: ActivityId, effects: &mut Vec<Effect>) {
+        let Some(act) = self.runs.get(&key).and_then(|r| r.activity(activity)) else {
+            return;
+        };
+        let (kind, command) = (act.kind, act.command.clone());
+        if !self.step(key, activity, Event::Start) {
+            return;
+        }
+        match (kind, command) {
+            (ActivityKind::Automatic, Some(command)) => effects.push(Effect::Execute {
+                key,
+                activity,
+                attempt: 0,
+                command,
+            }),
+            (ActivityKind::Automatic, None) => {
+                self.conclude(key, activity, Event::Succeed { detail: None }, effects)
+            }
+            // On the worklist until a person completes it.
+            (ActivityKind::Manual | ActivityKind::SemiAutomatic, _) => {}
+        }
+    }
+
+    /// Ends an activity by `event` (success, failure, block) and sends what its end calls
+    /// for: a notification to each partner of an adjacent (one per partner), and a report
+    /// to the controller when it is `responseImmediate` or waits for a contingency activity.
+    pub(crate) fn conclude(
+        &mut self,
+        key: RunKey,
+        activity: ActivityId,
+        event: Event,
+        effects: &mut Vec<Effect>,
+    ) {
+        if !self.step(key, activity, event) {
+            return;
+        }
+        let Some(run) = self.runs.get(&key) else {
+            return;
+        };
+        let (Some(act), Some(record)) = (run.activity(activity), run.record(activity)) else {
+            return;
+        };
+        let state = record.state;
+        // A failed activity with a contingency activity: its successors wait for that one,
+        // which the controller places when it hears of the failure, at once.
+        let awaits_contingency =
+            state == ActivityState::Failed && matches!(act.contingency, Contingency::Run(_));
+        // One notification per partner, however many of its activities wait for this one.
+        let mut notified = BTreeSet::new();
+        if let Some(outcome) = run::outcome_of(state, act.contingency) {
+            for adjacent in &act.adjacents {
+                if run.activity(adjacent.id).is_none() && notified.insert(&adjacent.location) {
+                    effects.push(Effect::Send {
+                        to: Target::Partner(adjacent.location.clone()),
+                        message: Message::Notify {
+                            instance: key.instance,
+                            activity,
+                            outcome,
+                        },
+                    });
+                }
+            }
+        }
+        if act.response_immediate || awaits_contingency {
+            effects.push(report(key, record));
+        }
+    }
+}
+
+/// True when starting the activity runs a command (which a timeout or a cancel must kill).
+pub(crate) fn runs_command(act: &PartitionActivity) -> bool {
+    act.kind == ActivityKind::Automatic && act.command.is_some()
+}
+
+/// Tells the controller at once how an activity stands.
+pub(crate) fn report(key: RunKey, record: ActivityRecord) -> Effect {
+    Effect::Send {
+        to: Target::Controller,
+        message: Message::Report {
+            instance: key.instance,
+            partition: key.partition,
+            record,
+        },
+    }
+}

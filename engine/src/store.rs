@@ -1,0 +1,106 @@
+//! What the daemon writes and reads back: the changes since the last commit, already encoded
+//! (an encoding failure is an error the daemon refuses to commit on, never an empty value),
+//! and the engine rebuilt from what the store holds, with the commands to resume.
+
+use mobiwf_proto::InstanceId;
+use mobiwf_xml_schema::ActivityKind;
+
+use crate::known::Known;
+use crate::lifecycle::Life;
+use crate::run::{EncodeError, Run, StoredRun};
+use crate::{Effect, Engine, Transition};
+
+/// What changed since the last [`Engine::take_changes`], encoded for the store.
+#[derive(Debug, Default)]
+pub struct Changes {
+    /// Runs to write.
+    pub runs: Vec<StoredRun>,
+    /// Instances whose knowledge to write.
+    pub known: Vec<StoredKnown>,
+}
+
+/// What is known of an instance, as the store keeps it (`known/<instance>`).
+#[derive(Debug, Clone)]
+pub struct StoredKnown {
+    /// The instance.
+    pub instance: InstanceId,
+    /// The [`Known`] as JSON.
+    pub state: Vec<u8>,
+}
+
+impl StoredKnown {
+    fn of(instance: InstanceId, known: &Known) -> Result<StoredKnown, EncodeError> {
+        let state = serde_json::to_vec(known).map_err(|e| EncodeError::Known {
+            instance,
+            reason: e.to_string(),
+        })?;
+        Ok(StoredKnown { instance, state })
+    }
+}
+
+impl Engine {
+    /// Rebuilds the engine from what the store holds.
+    pub fn restore(runs: Vec<Run>, known: Vec<(InstanceId, Known)>) -> Engine {
+        let mut engine = Engine {
+            runs: runs.into_iter().map(|r| (r.key, r)).collect(),
+            known: known.into_iter().collect(),
+            ..Engine::default()
+        };
+        engine.timers_stale = engine.runs.keys().copied().collect();
+        engine.refresh_deadlines();
+        engine
+    }
+
+    /// What to do again after a restart: the commands of activities that were running.
+    /// (The daemon makes sure a command that is still running, or already ran, is not run
+    /// twice.)
+    pub fn resume(&self) -> Vec<Effect> {
+        let mut effects = Vec::new();
+        for run in self.runs.values() {
+            for act in &run.doc().activities {
+                let Some(p) = run.progress(act.id) else {
+                    continue;
+                };
+                let running = matches!(p.life, Life::Running { .. });
+                if let (true, ActivityKind::Automatic, Some(command)) =
+                    (running, act.kind, &act.command)
+                {
+                    effects.push(Effect::Execute {
+                        key: run.key,
+                        activity: act.id,
+                        attempt: p.retried,
+                        command: command.clone(),
+                    });
+                }
+            }
+        }
+        effects
+    }
+
+    /// Hands over what changed since the last call, encoded, for the daemon to write. On an
+    /// error nothing is handed over and the daemon must not commit (the changes stay marked,
+    /// so a later call hands them over again).
+    pub fn take_changes(&mut self) -> Result<Changes, EncodeError> {
+        let mut changes = Changes::default();
+        for key in &self.dirty_runs {
+            if let Some(run) = self.runs.get(key) {
+                changes
+                    .runs
+                    .push(StoredRun::of(run, self.new_runs.contains(key))?);
+            }
+        }
+        for instance in &self.dirty_known {
+            let known = self.known.get(instance).cloned().unwrap_or_default();
+            changes.known.push(StoredKnown::of(*instance, &known)?);
+        }
+        self.dirty_runs.clear();
+        self.new_runs.clear();
+        self.dirty_known.clear();
+        Ok(changes)
+    }
+
+    /// Hands over the state changes of activities since the last call.
+    pub fn take_transitions(&mut self) -> Vec<Transition> {
+        std::mem::take(&mut self.transitions)
+    }
+}

@@ -1,0 +1,105 @@
+//! Transition coverage of the lifecycle (as temporalio/sdk-core's `transition_coverage`):
+//! every scenario runs again, one after the other, each on a thread of its own whose recorder
+//! collects the transitions it took; every transition of the table must be reached, and none
+//! outside it.
+
+use std::collections::BTreeSet;
+
+use super::ALL_SCENARIOS;
+use crate::lifecycle::{Event, Life};
+use crate::lifecycle::{EventKind, StateKind, TRANSITIONS, coverage, transition};
+
+#[test]
+fn every_transition_of_the_table_is_taken_by_a_scenario_and_no_other() {
+    let mut taken = BTreeSet::new();
+    for (name, scenario) in ALL_SCENARIOS.iter().flat_map(|m| m.iter()) {
+        let scenario = *scenario;
+        let run = std::thread::Builder::new()
+            .name((*name).to_owned())
+            .spawn(move || {
+                scenario();
+                coverage::take()
+            })
+            .expect("thread");
+        let from_scenario = run
+            .join()
+            .unwrap_or_else(|_| panic!("scenario {name} failed"));
+        taken.extend(from_scenario);
+    }
+    let table: BTreeSet<_> = TRANSITIONS.iter().copied().collect();
+    let never: Vec<_> = table.difference(&taken).collect();
+    let outside: Vec<_> = taken.difference(&table).collect();
+    assert!(never.is_empty(), "no scenario takes {never:?}");
+    assert!(
+        outside.is_empty(),
+        "taken but not in the table: {outside:?}"
+    );
+}
+
+/// One event of each kind, for the exhaustive check below.
+fn events() -> Vec<Event> {
+    let d = || "why".to_owned();
+    vec![
+        Event::Start,
+        Event::Succeed { detail: None },
+        Event::Fail { detail: d() },
+        Event::TryFailed {
+            at_ms: 5,
+            note: d(),
+        },
+        Event::Retry,
+        Event::Block { detail: d() },
+        Event::Withdraw { detail: d() },
+        Event::Cancel { detail: d() },
+    ]
+}
+
+/// One state of each kind.
+fn states() -> Vec<Life> {
+    vec![
+        Life::Waiting,
+        Life::Running { attempt: 0 },
+        Life::RetryWait {
+            attempt: 1,
+            at_ms: 5,
+        },
+        Life::Succeeded { detail: None },
+        Life::Failed { detail: None },
+        Life::Cancelled { detail: None },
+    ]
+}
+
+#[test]
+fn the_transition_function_allows_exactly_the_table() {
+    for from in states() {
+        for event in events() {
+            let (f, e): (StateKind, EventKind) = (from.kind(), event.kind());
+            let row = TRANSITIONS.iter().find(|(tf, te, _)| (*tf, *te) == (f, e));
+            match (transition(&from, event), row) {
+                (Ok(to), Some((_, _, kind))) => assert_eq!(to.kind(), *kind, "{f:?} {e:?}"),
+                (Err(_), None) => {}
+                (got, row) => panic!("{f:?} {e:?}: {got:?}, table {row:?}"),
+            }
+        }
+    }
+    coverage::take();
+}
+
+#[test]
+fn final_states_take_no_event() {
+    for from in states().into_iter().filter(Life::is_final) {
+        for event in events() {
+            assert!(transition(&from, event).is_err());
+        }
+    }
+}
+
+#[test]
+fn lifecycle_md_shows_the_table() {
+    let text = include_str!("../../LIFECYCLE.md");
+    assert!(
+        text.contains(&crate::lifecycle::table_markdown()),
+        "engine/LIFECYCLE.md is out of date; its table is:\n{}",
+        crate::lifecycle::table_markdown()
+    );
+}

@@ -1,0 +1,427 @@
+//! Property tests: random sequences of inputs (deployments of the paper's partitions and of
+//! small generated ones, notifications, ends of tries and of people's work, ticks as time
+//! passes, withdrawals, substitutions, operator control) with restarts in between, rebuilt
+//! from the changes the engine handed over as the daemon does (`node/src/state.rs`). Whatever
+//! happens: a final activity never changes again, no work starts after a cancel or while the
+//! instance is interrupted, a refused input changes nothing, and the engine rebuilt from its
+//! stored changes is the live engine.
+
+use std::collections::BTreeMap;
+
+use mobiwf_proto::ActivityRecord;
+use proptest::prelude::*;
+
+use super::*;
+
+/// Activity ids a generated document may hold, and the ids its remote preconditions and its
+/// contingency name.
+const LOCAL_IDS: [u64; 4] = [1, 2, 3, 4];
+const CONTINGENCY_ID: u64 = 50;
+const REMOTE_BASE: u64 = 100;
+
+/// One generated activity: (kind, preconditions as (id, local), contingency, remote adjacent,
+/// timeOut, timeToWait, retries, remote precondition timeOut).
+#[derive(Debug, Clone)]
+struct GenActivity {
+    kind: u8,
+    local_pre: Vec<u64>,
+    remote_pre: bool,
+    contingency: i64,
+    remote_adjacent: bool,
+    time_out: u32,
+    time_to_wait: u32,
+    retries: Option<(u32, u32)>,
+    pre_time_out: u32,
+}
+
+fn gen_activity(index: usize) -> impl Strategy<Value = GenActivity> {
+    let lower: Vec<u64> = LOCAL_IDS[..index].to_vec();
+    (
+        0u8..3,
+        proptest::sample::subsequence(lower.clone(), 0..=lower.len()),
+        any::<bool>(),
+        prop_oneof![Just(-1i64), Just(0), Just(CONTINGENCY_ID as i64)],
+        any::<bool>(),
+        prop_oneof![Just(0u32), 1u32..4],
+        prop_oneof![Just(0u32), 1u32..6],
+        proptest::option::of((1u32..3, 0u32..3)),
+        prop_oneof![Just(0u32), 1u32..5],
+    )
+        .prop_map(
+            |(kind, local_pre, remote_pre, contingency, remote_adjacent, t, w, r, p)| GenActivity {
+                kind,
+                local_pre,
+                remote_pre,
+                contingency,
+                remote_adjacent,
+                time_out: t,
+                time_to_wait: w,
+                retries: r,
+                pre_time_out: p,
+            },
+        )
+}
+
+fn leak<T>(items: Vec<T>) -> &'static [T] {
+    Box::leak(items.into_boxed_slice())
+}
+
+/// The document of generated activities `1..=n` for `instance`.
+fn gen_doc(instance: u64, acts: &[GenActivity]) -> String {
+    let acts: Vec<A> = acts
+        .iter()
+        .zip(LOCAL_IDS)
+        .map(|(g, id)| {
+            let mut pre: Vec<(u64, bool)> = g.local_pre.iter().map(|p| (*p, true)).collect();
+            let mut pre_time_out = Vec::new();
+            if g.remote_pre {
+                pre.push((REMOTE_BASE + id, false));
+                pre_time_out.push((REMOTE_BASE + id, g.pre_time_out));
+            }
+            let (extra, command) = match g.kind {
+                0 => ("", Some("true")),
+                1 => ("", None),
+                _ => ("<kind>manual</kind>", None),
+            };
+            A {
+                id,
+                extra,
+                contingency: g.contingency,
+                pre: leak(pre),
+                adj: if g.remote_adjacent {
+                    &[(200, "/remote/b")]
+                } else {
+                    &[]
+                },
+                command,
+                time_out: g.time_out,
+                time_to_wait: g.time_to_wait,
+                retries: g.retries,
+                pre_time_out: leak(pre_time_out),
+            }
+        })
+        .collect();
+    doc(instance, &acts)
+}
+
+/// What happens to the engine.
+#[derive(Debug, Clone)]
+enum Op {
+    /// Deploy document `n` of the case's documents.
+    Deploy(usize),
+    Notify(u64, u64, Outcome),
+    Finish {
+        instance: u64,
+        activity: u64,
+        ok: bool,
+        person: bool,
+        attempt: u32,
+    },
+    /// Time passes by this many ms, then a tick.
+    Tick(u64),
+    Withdraw(u64, u64),
+    Substitute(u64, u64, u64),
+    Control(u64, Control),
+    /// The node restarts from what it stored.
+    Restart,
+}
+
+/// The instances of a case: 18 (the paper's two partitions) and the generated 1 to 3.
+const INSTANCES: [u64; 4] = [18, 1, 2, 3];
+
+fn activity_of(instance: u64) -> impl Strategy<Value = u64> {
+    if instance == 18 {
+        (16u64..=20).boxed()
+    } else {
+        prop_oneof![
+            1u64..=4,
+            Just(CONTINGENCY_ID),
+            (REMOTE_BASE + 1)..=(REMOTE_BASE + 4)
+        ]
+        .boxed()
+    }
+}
+
+fn outcome() -> impl Strategy<Value = Outcome> {
+    prop_oneof![
+        Just(Outcome::Succeeded),
+        Just(Outcome::Released),
+        Just(Outcome::Blocked)
+    ]
+}
+
+fn op(docs: usize) -> impl Strategy<Value = Op> {
+    let instance = proptest::sample::select(INSTANCES.to_vec());
+    let with_activity = instance.prop_flat_map(|i| (Just(i), activity_of(i)));
+    prop_oneof![
+        3 => (0..docs).prop_map(Op::Deploy),
+        3 => (with_activity.clone(), outcome()).prop_map(|((i, a), o)| Op::Notify(i, a, o)),
+        4 => (with_activity.clone(), any::<bool>(), any::<bool>(), 0u32..3).prop_map(
+            |((instance, activity), ok, person, attempt)| Op::Finish {
+                instance,
+                activity,
+                ok,
+                person,
+                attempt,
+            }
+        ),
+        4 => (0u64..4000).prop_map(Op::Tick),
+        1 => with_activity.clone().prop_map(|(i, a)| Op::Withdraw(i, a)),
+        1 => with_activity.prop_map(|(i, a)| Op::Substitute(i, a, CONTINGENCY_ID)),
+        1 => (
+            proptest::sample::select(INSTANCES.to_vec()),
+            prop_oneof![
+                3 => Just(Control::Interrupt),
+                3 => Just(Control::Resume),
+                1 => Just(Control::Cancel)
+            ]
+        )
+            .prop_map(|(i, c)| Op::Control(i, c)),
+        1 => Just(Op::Restart),
+    ]
+}
+
+/// The documents of a case: the paper's two partitions and one generated per instance.
+fn case() -> impl Strategy<Value = (Vec<(u64, u64, String)>, Vec<Op>)> {
+    let generated = proptest::collection::vec(
+        (1usize..=4).prop_flat_map(|n| (0..n).map(gen_activity).collect::<Vec<_>>()),
+        3,
+    );
+    generated.prop_flat_map(|gens| {
+        let mut docs = vec![
+            (18, 1, PARTITION_1.to_owned()),
+            (18, 2, PARTITION_2.to_owned()),
+        ];
+        for (g, instance) in gens.iter().zip([1u64, 2, 3]) {
+            docs.push((instance, 1, gen_doc(instance, g)));
+        }
+        let n = docs.len();
+        (Just(docs), proptest::collection::vec(op(n), 1..60))
+    })
+}
+
+/// The daemon's store, as far as the engine's state goes.
+#[derive(Default)]
+struct Store {
+    runs: BTreeMap<RunKey, Vec<u8>>,
+    docs: BTreeMap<RunKey, String>,
+    known: BTreeMap<InstanceId, Vec<u8>>,
+}
+
+impl Store {
+    fn commit(&mut self, changes: Changes) {
+        for run in changes.runs {
+            if let Some(document) = run.document {
+                self.docs.insert(run.key, document);
+            }
+            self.runs.insert(run.key, run.state);
+        }
+        for known in changes.known {
+            self.known.insert(known.instance, known.state);
+        }
+    }
+
+    fn load(&self) -> Engine {
+        let runs = self
+            .runs
+            .iter()
+            .map(|(k, state)| Run::from_stored(state, self.docs.get(k).cloned()).expect("run"))
+            .collect();
+        let known = self
+            .known
+            .iter()
+            .map(|(i, v)| (*i, serde_json::from_slice(v).expect("known")))
+            .collect();
+        Engine::restore(runs, known)
+    }
+}
+
+/// Everything that matters of an engine's state, comparable.
+#[derive(Debug, PartialEq)]
+struct Snapshot {
+    runs: Vec<(RunKey, String, serde_json::Value, Vec<Option<Progress>>)>,
+    known: Vec<(u64, Known)>,
+    next_deadline: Option<u64>,
+}
+
+fn snapshot(e: &Engine) -> Snapshot {
+    let runs = e
+        .runs()
+        .map(|r| {
+            let progress = r
+                .doc()
+                .activities
+                .iter()
+                .map(|a| r.progress(a.id).cloned())
+                .collect();
+            let json = serde_json::to_value(r).expect("json");
+            (r.key, r.document.clone(), json, progress)
+        })
+        .collect();
+    let known = INSTANCES
+        .iter()
+        .map(|i| (*i, e.known(InstanceId(*i)).cloned().unwrap_or_default()))
+        .collect();
+    Snapshot {
+        runs,
+        known,
+        next_deadline: e.next_deadline(),
+    }
+}
+
+fn input_of(op: &Op, docs: &[(u64, u64, String)]) -> Option<Input> {
+    Some(match op.clone() {
+        Op::Deploy(n) => {
+            let (instance, partition, document) = docs.get(n)?.clone();
+            Input::Deploy {
+                instance: InstanceId(instance),
+                partition: PartitionId(partition),
+                document,
+            }
+        }
+        Op::Notify(i, a, outcome) => Input::Notified {
+            instance: InstanceId(i),
+            activity: ActivityId(a),
+            outcome,
+        },
+        Op::Finish {
+            instance,
+            activity,
+            ok,
+            person,
+            attempt,
+        } => Input::Finished {
+            instance: InstanceId(instance),
+            activity: ActivityId(activity),
+            succeeded: ok,
+            detail: (!ok).then(|| "exit status 1".to_owned()),
+            by: if person {
+                Finisher::Person
+            } else {
+                Finisher::Command
+            },
+            attempt,
+        },
+        Op::Tick(_) => Input::Tick,
+        Op::Withdraw(i, a) => Input::Withdraw {
+            instance: InstanceId(i),
+            activities: vec![ActivityId(a)],
+            reason: "too slow".to_owned(),
+        },
+        Op::Substitute(i, replaced, by) => Input::Substitute {
+            instance: InstanceId(i),
+            replaced: ActivityId(replaced),
+            by: ActivityId(by),
+        },
+        Op::Control(i, action) => Input::Control {
+            instance: InstanceId(i),
+            action,
+        },
+        Op::Restart => return None,
+    })
+}
+
+/// What the test knows of the orders given, to check the engine against.
+#[derive(Default)]
+struct Orders {
+    cancelled: std::collections::BTreeSet<InstanceId>,
+    interrupted: std::collections::BTreeSet<InstanceId>,
+    finals: BTreeMap<(RunKey, ActivityId), ActivityRecord>,
+}
+
+impl Orders {
+    fn note(&mut self, input: &Input) {
+        if let Input::Control { instance, action } = input {
+            match action {
+                Control::Cancel => {
+                    self.cancelled.insert(*instance);
+                }
+                Control::Interrupt => {
+                    self.interrupted.insert(*instance);
+                }
+                Control::Resume => {
+                    self.interrupted.remove(instance);
+                }
+            }
+        }
+    }
+
+    fn held(&self, instance: InstanceId) -> bool {
+        self.cancelled.contains(&instance) || self.interrupted.contains(&instance)
+    }
+
+    /// No work started where none may start.
+    fn check_starts(&self, effects: &[Effect], transitions: &[Transition]) {
+        for effect in effects {
+            if let Effect::Execute { key, activity, .. } = effect {
+                assert!(
+                    !self.held(key.instance),
+                    "activity {activity} of {key:?} executed after a cancel or while interrupted"
+                );
+            }
+        }
+        for t in transitions {
+            if t.state == ActivityState::Running {
+                assert!(
+                    !self.held(t.key.instance),
+                    "activity {} of {:?} started after a cancel or while interrupted",
+                    t.activity,
+                    t.key
+                );
+            }
+        }
+    }
+
+    /// A final activity never changes again.
+    fn check_finals(&mut self, e: &Engine) {
+        for run in e.runs() {
+            for record in run.records() {
+                let id = (run.key, record.activity);
+                if let Some(first) = self.finals.get(&id) {
+                    assert_eq!(first, &record, "a final activity changed");
+                } else if record.state.is_final() {
+                    self.finals.insert(id, record);
+                }
+            }
+        }
+    }
+}
+
+fn play(docs: &[(u64, u64, String)], ops: &[Op]) {
+    let mut e = Engine::new();
+    let mut store = Store::default();
+    let mut orders = Orders::default();
+    let mut now_ms = 1000;
+    for op in ops {
+        if let Op::Tick(ms) = op {
+            now_ms += ms;
+        }
+        let Some(input) = input_of(op, docs) else {
+            let restored = store.load();
+            assert_eq!(snapshot(&restored), snapshot(&e), "restored != live");
+            e = restored;
+            continue;
+        };
+        let before = snapshot(&e);
+        match e.apply(now_ms, input.clone()) {
+            Ok(effects) => {
+                orders.note(&input);
+                orders.check_starts(&effects, &e.take_transitions());
+            }
+            Err(_) => assert_eq!(snapshot(&e), before, "a refusal changed something"),
+        }
+        store.commit(e.take_changes().expect("changes"));
+        orders.check_finals(&e);
+    }
+    assert_eq!(snapshot(&store.load()), snapshot(&e), "restored != live");
+}
+
+proptest! {
+    #![proptest_config(ProptestConfig::with_cases(256))]
+
+    #[test]
+    fn random_inputs_keep_finals_orders_and_restores(case in case()) {
+        let (docs, ops) = case;
+        play(&docs, &ops);
+    }
+}
