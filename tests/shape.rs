@@ -10,11 +10,27 @@ use std::process::Command;
 use mobiwf_tests::repo_root;
 
 /// Crates that do I/O or schedule it; none may be a normal dependency of a pure core.
-const FORBIDDEN: &[&str] = &["tokio", "libp2p", "rocksdb", "librocksdb-sys", "axum", "hyper", "mio"];
+const FORBIDDEN: &[&str] = &[
+    "tokio",
+    "libp2p",
+    "rocksdb",
+    "librocksdb-sys",
+    "axum",
+    "hyper",
+    "mio",
+];
 
 fn normal_dependencies(package: &str) -> Vec<String> {
     let output = Command::new(env!("CARGO"))
-        .args(["tree", "--locked", "--offline", "-p", package, "-e", "normal"])
+        .args([
+            "tree",
+            "--locked",
+            "--offline",
+            "-p",
+            package,
+            "-e",
+            "normal",
+        ])
         .args(["--prefix", "none", "--format", "{p}"])
         .current_dir(repo_root())
         .output()

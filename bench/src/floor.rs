@@ -9,9 +9,9 @@ use std::process::{Command, Stdio};
 use std::time::{Duration, Instant};
 
 use libp2p::{Multiaddr, PeerId, identity::Keypair};
+use mobiwf_proto::{Envelope, Message, MessageId, Outcome, Reply};
 use mobiwf_runtime::mesh::{self, MeshConfig};
 use mobiwf_runtime::store::{Batch, Durability, RocksStore, Store};
-use mobiwf_proto::{Envelope, Message, MessageId, Outcome, Reply};
 
 use crate::stats::Samples;
 

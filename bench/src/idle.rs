@@ -9,8 +9,8 @@ use std::time::{Duration, Instant};
 
 use futures::StreamExt;
 use libp2p::{Multiaddr, identity::Keypair};
-use mobiwf_runtime::mesh;
 use mobiwf_proto::{Envelope, Message, MessageId, Reply};
+use mobiwf_runtime::mesh;
 
 use crate::procfs;
 

@@ -138,21 +138,7 @@ async fn run(mut args: RunArgs) -> anyhow::Result<()> {
         args.floor_samples = args.floor_samples.min(50);
     }
     let started = Instant::now();
-    let bin_dir = match &args.bin_dir {
-        Some(d) => d.clone(),
-        None => std::env::current_exe()?
-            .parent()
-            .map(PathBuf::from)
-            .ok_or_else(|| anyhow::anyhow!("cannot tell where this binary is"))?,
-    };
-    for exe in ["mobiwf-controller", "mobiwf-node"] {
-        if !bin_dir.join(exe).is_file() {
-            anyhow::bail!(
-                "{} not found: build the release binaries first (`cargo build --release --workspace`) or pass --bin-dir",
-                bin_dir.join(exe).display()
-            );
-        }
-    }
+    let bin_dir = release_binaries(args.bin_dir.as_ref())?;
     let plan = Plan {
         warmup: if args.smoke { 2 } else { 20 },
         sequential: args.sequential,
@@ -170,74 +156,14 @@ async fn run(mut args: RunArgs) -> anyhow::Result<()> {
         floor.hop_floor_us()
     );
 
-    let mut workloads = workloads::all()?;
-    if !args.workload.is_empty() {
-        workloads.retain(|w| args.workload.iter().any(|n| n == w.name));
-    }
-    let modes: Vec<Mode> = [Mode::P2p, Mode::Hub]
-        .into_iter()
-        .filter(|m| args.mode.is_empty() || args.mode.iter().any(|n| n == m.as_str()))
-        .collect();
-    let mut results = Vec::new();
-    for w in &workloads {
-        let mut figures_by_mode = Vec::new();
-        for &mode in &modes {
-            eprintln!("{} / {} ...", w.name, mode.as_str());
-            let cluster = Cluster::start(&bin_dir, mode, &w.partners).await?;
-            let figures = measure::run(&cluster, w, &plan).await?;
-            eprintln!(
-                "  hop {}, end-to-end {}, {:.0} instances/s, controller {:.1} msgs and {:.2} ms CPU per instance",
-                report::brief(&figures.hops),
-                report::brief(&figures.e2e),
-                figures.instances_per_s,
-                figures.controller_messages_total(),
-                figures.controller_cpu_ms
-            );
-            drop(cluster);
-            figures_by_mode.push((mode, figures));
-        }
-        results.push((w, figures_by_mode));
-    }
-
+    let workloads = chosen_workloads(&args)?;
+    let results = measure_workloads(&bin_dir, &workloads, &chosen_modes(&args), &plan).await?;
     let idle = if args.no_idle {
         None
     } else {
-        eprintln!(
-            "idle memory: {} activity instances on one node ...",
-            args.idle
-        );
-        let idle = idle::measure(&bin_dir, args.idle, scratch.path()).await?;
-        eprintln!(
-            "  {:.0} MiB RSS ({:.0} before), {:.0} deployments/s",
-            idle.rss_after_mib, idle.rss_before_mib, idle.deploys_per_s
-        );
-        Some(idle)
+        Some(measure_idle(&bin_dir, args.idle, scratch.path()).await?)
     };
-
-    let mut temporal = Vec::new();
-    if args.no_temporal {
-        temporal.push(Err("left out (--no-temporal)".to_owned()));
-    } else {
-        // One instance at a time takes about half a second there: fewer of them.
-        let sequential = args.sequential.min(TEMPORAL_SEQUENTIAL);
-        for setup in [temporal::Setup::Stock, temporal::Setup::Tuned] {
-            eprintln!("{} ...", setup.label());
-            let (repo, dir) = (args.repo.clone(), scratch.path().to_owned());
-            let (conc, dur) = (args.concurrency, args.duration);
-            let result = tokio::task::spawn_blocking(move || {
-                temporal::run(&repo, setup, sequential, conc, dur, &dir)
-            })
-            .await??;
-            match result {
-                Ok(baseline) => temporal.push(Ok((setup, baseline))),
-                Err(why) => {
-                    eprintln!("  {why}");
-                    temporal.push(Err(why));
-                    break;
-                }
-            }
-        }
-    }
+    let temporal = temporal_baselines(&args, scratch.path()).await?;
 
     let command = command_line();
     let markdown = report::render(&report::Run {
@@ -252,4 +178,118 @@ async fn run(mut args: RunArgs) -> anyhow::Result<()> {
     std::fs::write(&args.out, markdown)?;
     eprintln!("wrote {}", args.out.display());
     Ok(())
+}
+
+/// Where the release binaries are (`--bin-dir`, else beside this one), checked to be there.
+fn release_binaries(given: Option<&PathBuf>) -> anyhow::Result<PathBuf> {
+    let bin_dir = match given {
+        Some(d) => d.clone(),
+        None => std::env::current_exe()?
+            .parent()
+            .map(PathBuf::from)
+            .ok_or_else(|| anyhow::anyhow!("cannot tell where this binary is"))?,
+    };
+    for exe in ["mobiwf-controller", "mobiwf-node"] {
+        if !bin_dir.join(exe).is_file() {
+            anyhow::bail!(
+                "{} not found: build the release binaries first (`cargo build --release --workspace`) or pass --bin-dir",
+                bin_dir.join(exe).display()
+            );
+        }
+    }
+    Ok(bin_dir)
+}
+
+/// The workloads `--workload` names (all of them without it).
+fn chosen_workloads(args: &RunArgs) -> anyhow::Result<Vec<workloads::Workload>> {
+    let mut workloads = workloads::all()?;
+    if !args.workload.is_empty() {
+        workloads.retain(|w| args.workload.iter().any(|n| n == w.name));
+    }
+    Ok(workloads)
+}
+
+/// The modes `--mode` names (both without it).
+fn chosen_modes(args: &RunArgs) -> Vec<Mode> {
+    [Mode::P2p, Mode::Hub]
+        .into_iter()
+        .filter(|m| args.mode.is_empty() || args.mode.iter().any(|n| n == m.as_str()))
+        .collect()
+}
+
+/// Each workload in each mode, on a cluster of its own.
+async fn measure_workloads<'w>(
+    bin_dir: &std::path::Path,
+    workloads: &'w [workloads::Workload],
+    modes: &[Mode],
+    plan: &Plan,
+) -> anyhow::Result<Vec<(&'w workloads::Workload, Vec<(Mode, measure::Figures)>)>> {
+    let mut results = Vec::new();
+    for w in workloads {
+        let mut figures_by_mode = Vec::new();
+        for &mode in modes {
+            eprintln!("{} / {} ...", w.name, mode.as_str());
+            let cluster = Cluster::start(bin_dir, mode, &w.partners).await?;
+            let figures = measure::run(&cluster, w, plan).await?;
+            eprintln!(
+                "  hop {}, end-to-end {}, {:.0} instances/s, controller {:.1} msgs and {:.2} ms CPU per instance",
+                report::brief(&figures.hops),
+                report::brief(&figures.e2e),
+                figures.instances_per_s,
+                figures.controller_messages_total(),
+                figures.controller_cpu_ms
+            );
+            drop(cluster);
+            figures_by_mode.push((mode, figures));
+        }
+        results.push((w, figures_by_mode));
+    }
+    Ok(results)
+}
+
+/// The memory of one node holding `count` idle activity instances.
+async fn measure_idle(
+    bin_dir: &std::path::Path,
+    count: u64,
+    scratch: &std::path::Path,
+) -> anyhow::Result<idle::Idle> {
+    eprintln!("idle memory: {count} activity instances on one node ...");
+    let idle = idle::measure(bin_dir, count, scratch).await?;
+    eprintln!(
+        "  {:.0} MiB RSS ({:.0} before), {:.0} deployments/s",
+        idle.rss_after_mib, idle.rss_before_mib, idle.deploys_per_s
+    );
+    Ok(idle)
+}
+
+/// The Temporal baseline, stock then tuned, or why it is left out.
+async fn temporal_baselines(
+    args: &RunArgs,
+    scratch: &std::path::Path,
+) -> anyhow::Result<Vec<Result<(temporal::Setup, temporal::Baseline), String>>> {
+    let mut temporal = Vec::new();
+    if args.no_temporal {
+        temporal.push(Err("left out (--no-temporal)".to_owned()));
+        return Ok(temporal);
+    }
+    // One instance at a time takes about half a second there: fewer of them.
+    let sequential = args.sequential.min(TEMPORAL_SEQUENTIAL);
+    for setup in [temporal::Setup::Stock, temporal::Setup::Tuned] {
+        eprintln!("{} ...", setup.label());
+        let (repo, dir) = (args.repo.clone(), scratch.to_owned());
+        let (conc, dur) = (args.concurrency, args.duration);
+        let result = tokio::task::spawn_blocking(move || {
+            temporal::run(&repo, setup, sequential, conc, dur, &dir)
+        })
+        .await??;
+        match result {
+            Ok(baseline) => temporal.push(Ok((setup, baseline))),
+            Err(why) => {
+                eprintln!("  {why}");
+                temporal.push(Err(why));
+                break;
+            }
+        }
+    }
+    Ok(temporal)
 }

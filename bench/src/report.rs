@@ -136,43 +136,7 @@ pub fn render(run: &Run<'_>) -> String {
          submission → the controller's answer that the instance is final, as a client sees it.\n"
     );
 
-    let _ = writeln!(md, "## The floor\n");
-    let _ = writeln!(md, "| what | p50 | p99 |\n|---|---|---|");
-    let rt = &run.floor.round_trip;
-    let _ = writeln!(
-        md,
-        "| libp2p request → reply between two processes (TCP + Noise + Yamux, `/mobiwf/exec/1`) | {} | {} |",
-        ms(rt.p50()),
-        ms(rt.p99())
-    );
-    let w = &run.floor.synced_write;
-    let _ = writeln!(
-        md,
-        "| synced RocksDB write of a notification ({} bytes) | {} | {} |",
-        run.floor.notification_bytes,
-        ms(w.p50()),
-        ms(w.p99())
-    );
-    let _ = writeln!(
-        md,
-        "| **hop floor**: one-way message (half the round trip) + one synced write | {} | |",
-        ms(Some(floor_us))
-    );
-    let _ = writeln!(
-        md,
-        "| one-way message + two synced writes (up to the successor's start on disk) | {} | |\n",
-        ms(Some(run.floor.durable_hop_floor_us()))
-    );
-    let _ = writeln!(
-        md,
-        "A node stamps an activity's start and end when it decides them, before its commit. A \
-         measured hop therefore spans the predecessor's decision, its node's synced write, the \
-         message and the wait on the successor's node up to its decision, but not the \
-         successor's own write: its floor is one-way + **one** synced write, and the ratios \
-         below are to that. (To the successor's start on disk, add one synced write to both \
-         the hop and the floor.)\n"
-    );
-
+    floor_section(&mut md, run, floor_us);
     for (workload, modes) in &run.results {
         workload_section(&mut md, run, workload, modes, floor_us);
     }
@@ -214,60 +178,9 @@ fn workload_section(
             rss.join(", ")
         );
     }
-    let baselines = run.temporal.iter().filter_map(|r| r.as_ref().ok());
-    for (setup, b) in baselines.filter(|_| workload.has_temporal_twin()) {
-        let Some(t) = b.workloads.get(workload.name) else {
-            continue;
-        };
-        let _ = writeln!(
-            md,
-            "| {} | {} | {} | {} | {} | {} | {:.0} | {:.0} | | {:.2} ms (server) | server {:.0}, worker {:.0} |",
-            setup.label(),
-            ms(Some(t.hop_p50_us)),
-            ms(Some(t.hop_p99_us)),
-            ratio(t.hop_p50_us, floor_us),
-            ms(Some(t.e2e_p50_us)),
-            ms(Some(t.e2e_p99_us)),
-            t.throughput_instances_per_s,
-            t.throughput_activities_per_s,
-            t.server_cpu_s_per_instance * 1000.0,
-            t.server_peak_rss_mb,
-            t.worker_peak_rss_mb
-        );
-    }
+    temporal_rows(md, run, workload, floor_us);
     let _ = writeln!(md);
-    if let (Some(p), Some(h)) = (of_mode(modes, Mode::P2p), of_mode(modes, Mode::Hub)) {
-        let _ = writeln!(
-            md,
-            "hub ÷ p2p: hop p50 {}, end-to-end p50 {}, throughput {}, controller messages {}, controller CPU {}.\n",
-            ratio(
-                h.hops.p50().unwrap_or(f64::NAN),
-                p.hops.p50().unwrap_or(f64::NAN)
-            ),
-            ratio(
-                h.e2e.p50().unwrap_or(f64::NAN),
-                p.e2e.p50().unwrap_or(f64::NAN)
-            ),
-            ratio(h.instances_per_s, p.instances_per_s),
-            ratio(h.controller_messages_total(), p.controller_messages_total()),
-            ratio(h.controller_cpu_ms, p.controller_cpu_ms),
-        );
-    }
-    for (mode, f) in modes {
-        let kinds: Vec<String> = f
-            .controller_messages
-            .iter()
-            .map(|(k, v)| format!("{k} {v:.1}"))
-            .collect();
-        let _ = writeln!(
-            md,
-            "- controller messages per instance, {} ({} instances, {} hop samples): {}",
-            mode.as_str(),
-            f.throughput_instances,
-            f.hops.len(),
-            kinds.join(", ")
-        );
-    }
+    mode_summary(md, modes);
     let _ = writeln!(md);
 }
 
@@ -303,6 +216,115 @@ fn targets(md: &mut String, run: &Run<'_>, floor_us: f64) {
             );
         }
     }
+    paper_targets(md, run);
+    idle_target(md, run);
+    let _ = writeln!(md);
+    temporal_notes(md, run);
+}
+
+/// The floor: the bare round trip and synced write, and what a hop is compared with.
+fn floor_section(md: &mut String, run: &Run<'_>, floor_us: f64) {
+    let _ = writeln!(md, "## The floor\n");
+    let _ = writeln!(md, "| what | p50 | p99 |\n|---|---|---|");
+    let rt = &run.floor.round_trip;
+    let _ = writeln!(
+        md,
+        "| libp2p request → reply between two processes (TCP + Noise + Yamux, `/mobiwf/exec/1`) | {} | {} |",
+        ms(rt.p50()),
+        ms(rt.p99())
+    );
+    let w = &run.floor.synced_write;
+    let _ = writeln!(
+        md,
+        "| synced RocksDB write of a notification ({} bytes) | {} | {} |",
+        run.floor.notification_bytes,
+        ms(w.p50()),
+        ms(w.p99())
+    );
+    let _ = writeln!(
+        md,
+        "| **hop floor**: one-way message (half the round trip) + one synced write | {} | |",
+        ms(Some(floor_us))
+    );
+    let _ = writeln!(
+        md,
+        "| one-way message + two synced writes (up to the successor's start on disk) | {} | |\n",
+        ms(Some(run.floor.durable_hop_floor_us()))
+    );
+    let _ = writeln!(
+        md,
+        "A node stamps an activity's start and end when it decides them, before its commit. A \
+         measured hop therefore spans the predecessor's decision, its node's synced write, the \
+         message and the wait on the successor's node up to its decision, but not the \
+         successor's own write: its floor is one-way + **one** synced write, and the ratios \
+         below are to that. (To the successor's start on disk, add one synced write to both \
+         the hop and the floor.)\n"
+    );
+}
+
+/// The Temporal baselines' rows of a workload's table, when it has a twin there.
+fn temporal_rows(md: &mut String, run: &Run<'_>, workload: &Workload, floor_us: f64) {
+    let baselines = run.temporal.iter().filter_map(|r| r.as_ref().ok());
+    for (setup, b) in baselines.filter(|_| workload.has_temporal_twin()) {
+        let Some(t) = b.workloads.get(workload.name) else {
+            continue;
+        };
+        let _ = writeln!(
+            md,
+            "| {} | {} | {} | {} | {} | {} | {:.0} | {:.0} | | {:.2} ms (server) | server {:.0}, worker {:.0} |",
+            setup.label(),
+            ms(Some(t.hop_p50_us)),
+            ms(Some(t.hop_p99_us)),
+            ratio(t.hop_p50_us, floor_us),
+            ms(Some(t.e2e_p50_us)),
+            ms(Some(t.e2e_p99_us)),
+            t.throughput_instances_per_s,
+            t.throughput_activities_per_s,
+            t.server_cpu_s_per_instance * 1000.0,
+            t.server_peak_rss_mb,
+            t.worker_peak_rss_mb
+        );
+    }
+}
+
+/// The hub ÷ p2p ratios and the controller's messages by kind, under a workload's table.
+fn mode_summary(md: &mut String, modes: &[(Mode, Figures)]) {
+    if let (Some(p), Some(h)) = (of_mode(modes, Mode::P2p), of_mode(modes, Mode::Hub)) {
+        let _ = writeln!(
+            md,
+            "hub ÷ p2p: hop p50 {}, end-to-end p50 {}, throughput {}, controller messages {}, controller CPU {}.\n",
+            ratio(
+                h.hops.p50().unwrap_or(f64::NAN),
+                p.hops.p50().unwrap_or(f64::NAN)
+            ),
+            ratio(
+                h.e2e.p50().unwrap_or(f64::NAN),
+                p.e2e.p50().unwrap_or(f64::NAN)
+            ),
+            ratio(h.instances_per_s, p.instances_per_s),
+            ratio(h.controller_messages_total(), p.controller_messages_total()),
+            ratio(h.controller_cpu_ms, p.controller_cpu_ms),
+        );
+    }
+    for (mode, f) in modes {
+        let kinds: Vec<String> = f
+            .controller_messages
+            .iter()
+            .map(|(k, v)| format!("{k} {v:.1}"))
+            .collect();
+        let _ = writeln!(
+            md,
+            "- controller messages per instance, {} ({} instances, {} hop samples): {}",
+            mode.as_str(),
+            f.throughput_instances,
+            f.hops.len(),
+            kinds.join(", ")
+        );
+    }
+}
+
+/// The targets measured on `paper`: throughput, controller messages and CPU.
+fn paper_targets(md: &mut String, run: &Run<'_>) {
     if let Some(p) = figures(run, "paper", Mode::P2p) {
         let _ = writeln!(
             md,
@@ -338,6 +360,10 @@ fn targets(md: &mut String, run: &Run<'_>, floor_us: f64) {
             );
         }
     }
+}
+
+/// The idle-memory target.
+fn idle_target(md: &mut String, run: &Run<'_>) {
     let (target_activities, target_mib) = IDLE_TARGET;
     if let Some(idle) = run.idle {
         let _ = writeln!(
@@ -355,7 +381,10 @@ fn targets(md: &mut String, run: &Run<'_>, floor_us: f64) {
             }
         );
     }
-    let _ = writeln!(md);
+}
+
+/// How the Temporal baseline was run, or why it was skipped.
+fn temporal_notes(md: &mut String, run: &Run<'_>) {
     for result in &run.temporal {
         match result {
             Ok((Setup::Stock, b)) => {

@@ -39,9 +39,37 @@ fn label(l: &Label) -> String {
     }
 }
 
-/// The event in words.
+/// The event in words. Every kind is routed here, so a new kind does not compile until it
+/// is given words.
 pub fn what(event: &Event) -> String {
-    match event {
+    let words = match event {
+        Event::Submitted { .. }
+        | Event::Deployed { .. }
+        | Event::Refused { .. }
+        | Event::PartitionFinished { .. }
+        | Event::LateResult { .. }
+        | Event::GivenUp { .. } => partition_event(event),
+        Event::Started { .. }
+        | Event::StartedByEmergency { .. }
+        | Event::Retried { .. }
+        | Event::Ended { .. }
+        | Event::Decided { .. }
+        | Event::EndedBeforeCancel { .. }
+        | Event::LateWord { .. } => activity_event(event),
+        Event::Overdue { .. }
+        | Event::ContingencyPlaced { .. }
+        | Event::AwaitingPartner { .. }
+        | Event::ContingencyInUse { .. } => recovery_event(event),
+        Event::Operator { .. } | Event::InstanceEnded { .. } | Event::Text(_) => {
+            Some(instance_event(event))
+        }
+    };
+    words.unwrap_or_else(|| format!("{event:?}"))
+}
+
+/// Submission, deployment and the end of partitions, in words.
+fn partition_event(event: &Event) -> Option<String> {
+    Some(match event {
         Event::Submitted { source, partitions } => {
             let placed: Vec<String> = partitions
                 .iter()
@@ -53,6 +81,20 @@ pub fn what(event: &Event) -> String {
         Event::Refused { partition, reason } => {
             format!("partition {partition} refused: {reason}")
         }
+        Event::PartitionFinished { partition } => format!("partition {partition} finished"),
+        Event::LateResult { partition } => format!(
+            "partition {partition} result came after it was given up: kept for the record only"
+        ),
+        Event::GivenUp { partition, reason } => {
+            format!("partition {partition} given up: {reason}")
+        }
+        _ => return None,
+    })
+}
+
+/// What an activity did or was decided to have done, in words.
+fn activity_event(event: &Event) -> Option<String> {
+    Some(match event {
         Event::Started { activity } => format!("{} started", label(activity)),
         Event::StartedByEmergency { activity } => format!(
             "{} started by its timeToWait emergency trigger",
@@ -92,13 +134,13 @@ pub fn what(event: &Event) -> String {
             on.as_ref().map_or("?", NodeName::as_str),
             decided.as_str(),
         ),
-        Event::PartitionFinished { partition } => format!("partition {partition} finished"),
-        Event::LateResult { partition } => format!(
-            "partition {partition} result came after it was given up: kept for the record only"
-        ),
-        Event::GivenUp { partition, reason } => {
-            format!("partition {partition} given up: {reason}")
-        }
+        _ => return None,
+    })
+}
+
+/// Overdue preconditions and contingency activities, in words.
+fn recovery_event(event: &Event) -> Option<String> {
+    Some(match event {
         Event::Overdue {
             waiting,
             on,
@@ -150,11 +192,19 @@ pub fn what(event: &Event) -> String {
         Event::Operator { action, told } => {
             format!("operator: {} (told {told} partners)", action.as_str())
         }
+        _ => return None,
+    })
+}
+
+/// The instance's end, operators' actions, and events stored as text by earlier versions.
+fn instance_event(event: &Event) -> String {
+    match event {
         Event::InstanceEnded { state, detail } => match detail {
             Some(d) => format!("instance {}: {d}", state.as_str()),
             None => format!("instance {}", state.as_str()),
         },
         Event::Text(text) => text.clone(),
+        other => format!("{other:?}"),
     }
 }
 

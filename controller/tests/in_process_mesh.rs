@@ -38,14 +38,21 @@ async fn mesh() -> Mesh {
     let node = |name: &str, skills: Vec<u64>| NodeConfig {
         data_dir: dir.path().join(name),
         name: name.into(),
-        skills: skills.into_iter().map(mobiwf_proto::ActivityTypeId).collect(),
+        skills: skills
+            .into_iter()
+            .map(mobiwf_proto::ActivityTypeId)
+            .collect(),
         controller: controller.addrs[0].clone(),
         listen: loopback(),
         api: "127.0.0.1:0".parse().expect("addr"),
         store: Some(Arc::new(MemoryStore::new())),
     };
-    let p1 = mobiwf_node::start(node("P1", vec![1, 2, 3])).await.expect("P1");
-    let p2 = mobiwf_node::start(node("P2", vec![1, 3])).await.expect("P2");
+    let p1 = mobiwf_node::start(node("P1", vec![1, 2, 3]))
+        .await
+        .expect("P1");
+    let p2 = mobiwf_node::start(node("P2", vec![1, 3]))
+        .await
+        .expect("P2");
     let client = controller.client();
     let deadline = tokio::time::Instant::now() + Duration::from_secs(20);
     loop {
@@ -259,7 +266,10 @@ async fn time_to_wait_starts_an_activity_whose_preconditions_are_late() {
                 1,
                 "A2 is still waiting for its person: {worklist:?}"
             );
-            assert_eq!((worklist[0].instance, worklist[0].activity), (id, mobiwf_proto::ActivityId(17)));
+            assert_eq!(
+                (worklist[0].instance, worklist[0].activity),
+                (id, mobiwf_proto::ActivityId(17))
+            );
             break;
         }
         assert!(

@@ -109,7 +109,10 @@ mod tests {
     #[test]
     fn ids_serialize_as_their_bare_values() {
         assert_eq!(serde_json::to_string(&InstanceId(7)).unwrap(), "7");
-        assert_eq!(serde_json::to_string(&NodeId::new("12D3")).unwrap(), "\"12D3\"");
+        assert_eq!(
+            serde_json::to_string(&NodeId::new("12D3")).unwrap(),
+            "\"12D3\""
+        );
         let back: NodeName = serde_json::from_str("\"P1\"").unwrap();
         assert_eq!(back, "P1");
         assert_eq!(InstanceId(3).to_string(), "3");

@@ -11,6 +11,6 @@ pub mod wire;
 pub use ids::{InstanceId, NodeId, NodeName};
 pub use mobiwf_xml_schema::{ActivityId, ActivityTypeId, PartitionId};
 pub use wire::{
-    ActivityRecord, ActivityState, CANCELLED_BY_OPERATOR, Control, Envelope, MAX_MESSAGE_BYTES, Message, MessageId,
-    Outcome, PROTOCOL, Reply,
+    ActivityRecord, ActivityState, CANCELLED_BY_OPERATOR, Control, Envelope, MAX_MESSAGE_BYTES,
+    Message, MessageId, Outcome, PROTOCOL, Reply,
 };

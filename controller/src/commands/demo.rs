@@ -49,38 +49,10 @@ pub async fn run(file: Option<&Path>, timeout_secs: u64) -> anyhow::Result<ExitC
     println!("controller   {controller_addr}");
     println!("             API http://{}", controller.api_addr);
 
-    // One node per partner the workflow names; two general nodes when it names none.
-    let all_types: Vec<u64> = def.activity_types.iter().map(|t| t.id.0).collect();
-    let wanted: Vec<(String, Vec<u64>)> = if def.partners.is_empty() {
-        vec![
-            ("node-1".to_owned(), all_types.clone()),
-            ("node-2".to_owned(), all_types),
-        ]
-    } else {
-        def.partners
-            .iter()
-            .map(|p| (p.name.clone(), p.skills.iter().map(|s| s.0).collect()))
-            .collect()
-    };
+    let wanted = nodes_wanted(&def);
     let mut nodes = Vec::new();
     for (i, (name, skills)) in wanted.iter().enumerate() {
-        let node = mobiwf_node::start(NodeConfig {
-            data_dir: dir.path().join(format!("node-{i}")),
-            name: name.clone().into(),
-            skills: skills.iter().copied().map(mobiwf_proto::ActivityTypeId).collect(),
-            controller: controller_addr.clone(),
-            listen: loopback()?,
-            api: "127.0.0.1:0".parse()?,
-            store: None,
-        })
-        .await?;
-        let skills: Vec<String> = skills.iter().map(u64::to_string).collect();
-        println!(
-            "node {name:<7} {} (skills {})",
-            node.addrs.first().map_or("-", String::as_str),
-            skills.join(",")
-        );
-        nodes.push(node);
+        nodes.push(start_node(dir.path(), i, name, skills, &controller_addr).await?);
     }
 
     let client = controller.client();
@@ -104,37 +76,9 @@ pub async fn run(file: Option<&Path>, timeout_secs: u64) -> anyhow::Result<ExitC
     };
     println!("\ninstance {id} of {source} submitted\n");
 
-    let mut shown: BTreeMap<ActivityId, ActivityState> = BTreeMap::new();
-    let outcome = loop {
-        let seen = client.version();
-        let Some(inst) = client.instance(id).await? else {
-            anyhow::bail!("instance {id} vanished");
-        };
-        show_progress(&inst, &mut shown);
-        if inst.state.is_final() {
-            break Some(inst);
-        }
-        if !client.changed(seen, deadline).await {
-            break client.instance(id).await?;
-        }
-    };
+    let outcome = follow(&client, id, deadline).await?;
 
-    // The proof that partners talk to each other directly: who received the notifications.
-    let by_node: Vec<String> = nodes
-        .iter()
-        .zip(&wanted)
-        .map(|(node, (name, _))| {
-            let n = node
-                .client()
-                .metrics
-                .received_count("notify", Peer::Partner);
-            format!("{name} {n}")
-        })
-        .collect();
-    println!(
-        "\nnotifications received straight from another partner (not via the controller): {}",
-        by_node.join(", ")
-    );
+    show_notifications(&nodes, &wanted);
     for node in nodes {
         node.stop().await;
     }
@@ -155,6 +99,95 @@ pub async fn run(file: Option<&Path>, timeout_secs: u64) -> anyhow::Result<ExitC
 }
 
 /// Prints the activities whose state the controller learned since the last call.
+/// The proof that partners talk to each other directly: who received the notifications.
+fn show_notifications(nodes: &[mobiwf_node::Node], wanted: &[(String, Vec<u64>)]) {
+    let by_node: Vec<String> = nodes
+        .iter()
+        .zip(wanted)
+        .map(|(node, (name, _))| {
+            let n = node
+                .client()
+                .metrics
+                .received_count("notify", Peer::Partner);
+            format!("{name} {n}")
+        })
+        .collect();
+    println!(
+        "\nnotifications received straight from another partner (not via the controller): {}",
+        by_node.join(", ")
+    );
+}
+
+/// One node per partner the workflow names; two general nodes when it names none.
+fn nodes_wanted(def: &mobiwf_xml_schema::WorkflowDefinition) -> Vec<(String, Vec<u64>)> {
+    let all_types: Vec<u64> = def.activity_types.iter().map(|t| t.id.0).collect();
+    if def.partners.is_empty() {
+        vec![
+            ("node-1".to_owned(), all_types.clone()),
+            ("node-2".to_owned(), all_types),
+        ]
+    } else {
+        def.partners
+            .iter()
+            .map(|p| (p.name.clone(), p.skills.iter().map(|s| s.0).collect()))
+            .collect()
+    }
+}
+
+/// Starts the `i`-th node of the demo, named `name`, and says where it listens.
+async fn start_node(
+    dir: &Path,
+    i: usize,
+    name: &str,
+    skills: &[u64],
+    controller: &str,
+) -> anyhow::Result<mobiwf_node::Node> {
+    let node = mobiwf_node::start(NodeConfig {
+        data_dir: dir.join(format!("node-{i}")),
+        name: name.into(),
+        skills: skills
+            .iter()
+            .copied()
+            .map(mobiwf_proto::ActivityTypeId)
+            .collect(),
+        controller: controller.to_owned(),
+        listen: loopback()?,
+        api: "127.0.0.1:0".parse()?,
+        store: None,
+    })
+    .await?;
+    let skills: Vec<String> = skills.iter().map(u64::to_string).collect();
+    println!(
+        "node {name:<7} {} (skills {})",
+        node.addrs.first().map_or("-", String::as_str),
+        skills.join(",")
+    );
+    Ok(node)
+}
+
+/// Shows each activity as the controller learns of it until the instance is final or the
+/// deadline passes; the instance then.
+async fn follow(
+    client: &mobiwf_controller::ControllerClient,
+    id: mobiwf_proto::InstanceId,
+    deadline: tokio::time::Instant,
+) -> anyhow::Result<Option<Instance>> {
+    let mut shown: BTreeMap<ActivityId, ActivityState> = BTreeMap::new();
+    Ok(loop {
+        let seen = client.version();
+        let Some(inst) = client.instance(id).await? else {
+            anyhow::bail!("instance {id} vanished");
+        };
+        show_progress(&inst, &mut shown);
+        if inst.state.is_final() {
+            break Some(inst);
+        }
+        if !client.changed(seen, deadline).await {
+            break client.instance(id).await?;
+        }
+    })
+}
+
 fn show_progress(inst: &Instance, shown: &mut BTreeMap<ActivityId, ActivityState>) {
     for a in &inst.activities {
         if a.state == ActivityState::Waiting || shown.get(&a.id) == Some(&a.state) {

@@ -179,10 +179,14 @@ impl ControllerActor {
             }
             Event::Tick => self.apply_internal(now, Input::Tick, effects),
             Event::Verdict(Verdict::Suspect { peer, reason }) => {
-                self.apply_internal(now, Input::Suspect {
+                self.apply_internal(
+                    now,
+                    Input::Suspect {
                         peer: peer.into(),
                         reason,
-                    }, effects);
+                    },
+                    effects,
+                );
             }
             Event::Verdict(Verdict::Answering { peer }) => {
                 self.apply_internal(now, Input::Answering { peer: peer.into() }, effects);
@@ -193,7 +197,13 @@ impl ControllerActor {
         Ok(())
     }
 
-    fn command(&mut self, now: u64, command: Command, effects: &mut Vec<Effect>, after: &mut After) {
+    fn command(
+        &mut self,
+        now: u64,
+        command: Command,
+        effects: &mut Vec<Effect>,
+        after: &mut After,
+    ) {
         match command {
             Command::Submit {
                 definition,

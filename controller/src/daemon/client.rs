@@ -80,10 +80,7 @@ impl ControllerClient {
     }
 
     /// The event history of an instance; `None` when there is no such instance.
-    pub async fn history(
-        &self,
-        instance: InstanceId,
-    ) -> anyhow::Result<Option<Vec<HistoryEvent>>> {
+    pub async fn history(&self, instance: InstanceId) -> anyhow::Result<Option<Vec<HistoryEvent>>> {
         self.query(|reply| Query::History(instance, reply)).await
     }
 

@@ -124,8 +124,11 @@ pub async fn start(config: ControllerConfig) -> anyhow::Result<Controller> {
     let (deadline, deadline_rx) = watch::channel(book.next_deadline());
     let (watched, watched_rx) = watch::channel(book.watched());
     let (verdicts_tx, verdicts) = mpsc::channel(daemon::EVENT_QUEUE);
-    base.tasks
-        .push(daemon::forward(verdicts, base.events.clone(), Event::Verdict));
+    base.tasks.push(daemon::forward(
+        verdicts,
+        base.events.clone(),
+        Event::Verdict,
+    ));
     base.tasks.push(detector::start(
         config.detector,
         base.mesh.clone(),
@@ -134,7 +137,9 @@ pub async fn start(config: ControllerConfig) -> anyhow::Result<Controller> {
         verdicts_tx,
     ));
     base.tasks
-        .push(daemon::timer(deadline_rx, base.events.clone(), || Event::Tick));
+        .push(daemon::timer(deadline_rx, base.events.clone(), || {
+            Event::Tick
+        }));
     let actor = actor::ControllerActor {
         book,
         store: base.store.clone(),

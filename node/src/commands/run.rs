@@ -42,7 +42,12 @@ pub async fn run(args: RunArgs) -> anyhow::Result<()> {
     let node = mobiwf_node::start(NodeConfig {
         data_dir: args.data_dir.clone(),
         name: args.name.clone().into(),
-        skills: args.skills.iter().copied().map(mobiwf_proto::ActivityTypeId).collect(),
+        skills: args
+            .skills
+            .iter()
+            .copied()
+            .map(mobiwf_proto::ActivityTypeId)
+            .collect(),
         controller: args.controller.clone(),
         listen,
         api: args.api,

@@ -77,10 +77,7 @@ enum Event {
     /// The engine's next deadline came.
     Tick,
     /// A command the engine started ended.
-    Ended {
-        execution: Execution,
-        ended: Ended,
-    },
+    Ended { execution: Execution, ended: Ended },
     /// Someone wants the engine changed.
     Command(Command),
     /// Someone wants to know something; answered after the group is on disk, so that no
@@ -169,7 +166,9 @@ pub async fn start(config: NodeConfig) -> anyhow::Result<Node> {
     };
     actor.register(&mut seq, &base.outbox, &config.skills, &base.addrs)?;
     base.tasks
-        .push(daemon::timer(deadline_rx, base.events.clone(), || Event::Tick));
+        .push(daemon::timer(deadline_rx, base.events.clone(), || {
+            Event::Tick
+        }));
     let client = NodeClient {
         events: base.events.clone(),
         metrics: base.metrics.clone(),
