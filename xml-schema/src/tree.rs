@@ -7,7 +7,7 @@
 //! resolved.
 
 use quick_xml::Reader;
-use quick_xml::events::{BytesStart, Event};
+use quick_xml::events::{BytesRef, BytesStart, Event};
 
 use crate::diagnostic::{Diagnostic, Pos};
 use crate::limits::{MAX_ATTRIBUTES, MAX_DEPTH, MAX_ELEMENTS, MAX_TEXT_BYTES};
@@ -80,15 +80,7 @@ pub(crate) fn parse(text: &str) -> Result<Element, Diagnostic> {
             .map_err(|e| ill_formed(&e, at(reader.error_position()), &stack))?;
         match event {
             Event::Start(start) | Event::Empty(start) if stack.len() >= MAX_DEPTH => {
-                let name = start.name().as_ref().to_string();
-                return Err(Diagnostic::new(
-                    at(offset),
-                    format!(
-                        "<{name}> is nested {} levels deep, over the limit of {MAX_DEPTH} \
-                         (MAX_DEPTH); the MobiWfMS languages need at most 6",
-                        stack.len() + 1
-                    ),
-                ));
+                return Err(too_deep(&start, stack.len() + 1, at(offset)));
             }
             Event::Start(start) => {
                 let element = open(&start, at(offset), &mut elements, root.is_some())?;
@@ -107,75 +99,94 @@ pub(crate) fn parse(text: &str) -> Result<Element, Diagnostic> {
             Event::Text(t) => add_text(&mut stack, &t.xml10_content(), at(offset))?,
             Event::CData(c) => add_text(&mut stack, &c.xml10_content(), at(offset))?,
             Event::GeneralRef(r) => {
-                let resolved = if r.is_char_ref() {
-                    match r.resolve_char_ref() {
-                        Ok(Some(c)) => c.to_string(),
-                        _ => {
-                            return Err(Diagnostic::new(
-                                at(offset),
-                                format!(
-                                    "&{}; is not a valid character reference; write a \
-                                     character like &#233; or &#xE9;",
-                                    &*r
-                                ),
-                            ));
-                        }
-                    }
-                } else {
-                    predefined_entity(&r).map(str::to_string).ok_or_else(|| {
-                        Diagnostic::new(
-                            at(offset),
-                            format!(
-                                "unknown entity &{};: only &lt; &gt; &amp; &apos; &quot; and \
-                                 character references such as &#233; may be used (write &amp; \
-                                 for a literal &)",
-                                &*r
-                            ),
-                        )
-                    })?
-                };
+                let resolved = resolve_reference(&r, at(offset))?;
                 add_text(&mut stack, &resolved, at(offset))?;
             }
-            Event::DocType(_) => {
-                return Err(Diagnostic::new(
-                    at(offset),
-                    "<!DOCTYPE> is not allowed: MobiWfMS documents are read without DTDs, so \
-                     entity declarations and external references are refused; remove the \
-                     DOCTYPE declaration",
-                ));
-            }
+            Event::DocType(_) => return Err(doctype_refused(at(offset))),
             Event::Comment(_) | Event::Decl(_) | Event::PI(_) => {}
-            Event::Eof => {
-                if let Some(open) = stack.last() {
-                    let enclosing: Vec<String> = stack
-                        .iter()
-                        .rev()
-                        .skip(1)
-                        .map(|e| format!("<{}>", e.name))
-                        .collect();
-                    let inside = if enclosing.is_empty() {
-                        String::new()
-                    } else {
-                        format!(", inside {}", enclosing.join(" inside "))
-                    };
-                    return Err(Diagnostic::new(
-                        at(offset),
-                        format!(
-                            "the document ends inside <{}> (opened at {}){inside}: the file looks \
-                             cut off; check that it was saved or copied completely",
-                            open.name, open.pos
-                        ),
-                    ));
-                }
-                return root.ok_or_else(|| {
-                    Diagnostic::new(
-                        Pos::START,
-                        "the document is empty: expected a <workflow> element",
-                    )
-                });
-            }
+            Event::Eof => return finish(&stack, root, at(offset)),
         }
     }
+}
+
+/// Refuses `start` at nesting `depth` over [`MAX_DEPTH`]: deep nesting is a hostile input.
+fn too_deep(start: &BytesStart<'_>, depth: usize, pos: Pos) -> Diagnostic {
+    let name = start.name().as_ref().to_string();
+    Diagnostic::new(
+        pos,
+        format!(
+            "<{name}> is nested {depth} levels deep, over the limit of {MAX_DEPTH} \
+             (MAX_DEPTH); the MobiWfMS languages need at most 6"
+        ),
+    )
+}
+
+/// Resolves a reference, refusing bad characters and all but the five predefined entities.
+fn resolve_reference(r: &BytesRef<'_>, pos: Pos) -> Result<String, Diagnostic> {
+    if r.is_char_ref() {
+        match r.resolve_char_ref() {
+            Ok(Some(c)) => Ok(c.to_string()),
+            _ => Err(Diagnostic::new(
+                pos,
+                format!(
+                    "&{}; is not a valid character reference; write a character like &#233; \
+                     or &#xE9;",
+                    &**r
+                ),
+            )),
+        }
+    } else {
+        predefined_entity(r).map(str::to_string).ok_or_else(|| {
+            Diagnostic::new(
+                pos,
+                format!(
+                    "unknown entity &{};: only &lt; &gt; &amp; &apos; &quot; and character \
+                     references such as &#233; may be used (write &amp; for a literal &)",
+                    &**r
+                ),
+            )
+        })
+    }
+}
+
+/// Refuses a DOCTYPE: documents are read without DTDs, so no entities or external references.
+fn doctype_refused(pos: Pos) -> Diagnostic {
+    Diagnostic::new(
+        pos,
+        "<!DOCTYPE> is not allowed: MobiWfMS documents are read without DTDs, so entity \
+         declarations and external references are refused; remove the DOCTYPE declaration",
+    )
+}
+
+/// Ends the document at `pos`: the root, unless an element is still open (cut off) or none.
+fn finish(stack: &[Element], root: Option<Element>, pos: Pos) -> Result<Element, Diagnostic> {
+    if let Some(open) = stack.last() {
+        let enclosing: Vec<String> = stack
+            .iter()
+            .rev()
+            .skip(1)
+            .map(|e| format!("<{}>", e.name))
+            .collect();
+        let inside = if enclosing.is_empty() {
+            String::new()
+        } else {
+            format!(", inside {}", enclosing.join(" inside "))
+        };
+        return Err(Diagnostic::new(
+            pos,
+            format!(
+                "the document ends inside <{}> (opened at {}){inside}: the file looks cut off; \
+                 check that it was saved or copied completely",
+                open.name, open.pos
+            ),
+        ));
+    }
+    root.ok_or_else(|| {
+        Diagnostic::new(
+            Pos::START,
+            "the document is empty: expected a <workflow> element",
+        )
+    })
 }
 
 /// A well-formedness error in words that say what to do, using the open elements for context.

@@ -67,73 +67,12 @@ pub(crate) fn read_partition(ctx: &mut Ctx, root: &Element) -> Option<PartitionD
     })
 }
 
+/// Reads activity `el`, the `index`th of the document.
 fn read_activity(ctx: &mut Ctx, el: &Element, index: usize) -> PartitionActivity {
     let common = read_common_activity(ctx, el, index, ACTIVITY);
     let owner = &common.owner;
-    let mut preconditions = Vec::new();
-    if let Some(list) = el.child(&["preconditions"]) {
-        let what = format!("<preconditions> of {owner}");
-        ctx.check_shape(list, &what, &[many(&["precondition"])], false);
-        for pre in list.children_named(&["precondition"]) {
-            let Some(pre_id) = ctx.id_attr(pre, "precondition") else {
-                continue;
-            };
-            let pre_owner = format!("precondition {pre_id} of {owner}");
-            ctx.check_shape(
-                pre,
-                &format!("<precondition> ({pre_owner})"),
-                PRECONDITION,
-                true,
-            );
-            let j = preconditions.len();
-            ctx.map.set(Node::Precondition(index, j), pre.pos);
-            if let Some(local) = pre.child(&["local"]) {
-                let pos = local.value_pos();
-                ctx.map.set(Node::PreconditionField(index, j, "local"), pos);
-            }
-            preconditions.push(Precondition {
-                id: ActivityId(pre_id),
-                status: pre
-                    .child(&["status"])
-                    .and_then(|e| ctx.status(e, &pre_owner))
-                    .unwrap_or_default(),
-                local: pre
-                    .child(&["local"])
-                    .and_then(|e| ctx.flag(e, &pre_owner, "in this partition"))
-                    .unwrap_or(false),
-                time_out_secs: pre
-                    .child(TIME_OUT)
-                    .and_then(|e| ctx.secs(e, &pre_owner))
-                    .unwrap_or(0),
-            });
-        }
-    }
-
-    let mut adjacents = Vec::new();
-    if let Some(list) = el.child(&["adjacents"]) {
-        ctx.check_shape(
-            list,
-            &format!("<adjacents> of {owner}"),
-            &[many(&["adjacent"])],
-            false,
-        );
-        for adj in list.children_named(&["adjacent"]) {
-            let Some(adj_id) = ctx.id_attr(adj, "adjacent") else {
-                continue;
-            };
-            let adj_owner = format!("<adjacent> ({adj_id} of {owner})");
-            ctx.check_shape(adj, &adj_owner, &[one(&["ip"])], true);
-            ctx.map.set(Node::Adjacent(index, adjacents.len()), adj.pos);
-            adjacents.push(Adjacent {
-                id: ActivityId(adj_id),
-                location: adj
-                    .child(&["ip"])
-                    .map(|e| ctx.leaf(e).to_string())
-                    .unwrap_or_default(),
-            });
-        }
-    }
-
+    let preconditions = read_preconditions(ctx, el, index, owner);
+    let adjacents = read_adjacents(ctx, el, index, owner);
     PartitionActivity {
         id: common.id,
         name: common.name,
@@ -152,4 +91,90 @@ fn read_activity(ctx: &mut Ctx, el: &Element, index: usize) -> PartitionActivity
         command: common.command,
         retries: common.retries,
     }
+}
+
+/// Reads the `<preconditions>` of activity `el` (the `index`th), skipping those with no id.
+fn read_preconditions(ctx: &mut Ctx, el: &Element, index: usize, owner: &str) -> Vec<Precondition> {
+    let mut preconditions = Vec::new();
+    let Some(list) = el.child(&["preconditions"]) else {
+        return preconditions;
+    };
+    let what = format!("<preconditions> of {owner}");
+    ctx.check_shape(list, &what, &[many(&["precondition"])], false);
+    for pre in list.children_named(&["precondition"]) {
+        let Some(pre_id) = ctx.id_attr(pre, "precondition") else {
+            continue;
+        };
+        let j = preconditions.len();
+        preconditions.push(read_precondition(ctx, pre, pre_id, index, j, owner));
+    }
+    preconditions
+}
+
+/// Reads precondition `pre`, the `j`th, mapping it and its `local` for the validator.
+fn read_precondition(
+    ctx: &mut Ctx,
+    pre: &Element,
+    pre_id: u64,
+    index: usize,
+    j: usize,
+    owner: &str,
+) -> Precondition {
+    let pre_owner = format!("precondition {pre_id} of {owner}");
+    ctx.check_shape(
+        pre,
+        &format!("<precondition> ({pre_owner})"),
+        PRECONDITION,
+        true,
+    );
+    ctx.map.set(Node::Precondition(index, j), pre.pos);
+    if let Some(local) = pre.child(&["local"]) {
+        let pos = local.value_pos();
+        ctx.map.set(Node::PreconditionField(index, j, "local"), pos);
+    }
+    Precondition {
+        id: ActivityId(pre_id),
+        status: pre
+            .child(&["status"])
+            .and_then(|e| ctx.status(e, &pre_owner))
+            .unwrap_or_default(),
+        local: pre
+            .child(&["local"])
+            .and_then(|e| ctx.flag(e, &pre_owner, "in this partition"))
+            .unwrap_or(false),
+        time_out_secs: pre
+            .child(TIME_OUT)
+            .and_then(|e| ctx.secs(e, &pre_owner))
+            .unwrap_or(0),
+    }
+}
+
+/// Reads the `<adjacents>` of activity `el` (the `index`th), skipping those with no id.
+fn read_adjacents(ctx: &mut Ctx, el: &Element, index: usize, owner: &str) -> Vec<Adjacent> {
+    let mut adjacents = Vec::new();
+    let Some(list) = el.child(&["adjacents"]) else {
+        return adjacents;
+    };
+    ctx.check_shape(
+        list,
+        &format!("<adjacents> of {owner}"),
+        &[many(&["adjacent"])],
+        false,
+    );
+    for adj in list.children_named(&["adjacent"]) {
+        let Some(adj_id) = ctx.id_attr(adj, "adjacent") else {
+            continue;
+        };
+        let adj_owner = format!("<adjacent> ({adj_id} of {owner})");
+        ctx.check_shape(adj, &adj_owner, &[one(&["ip"])], true);
+        ctx.map.set(Node::Adjacent(index, adjacents.len()), adj.pos);
+        adjacents.push(Adjacent {
+            id: ActivityId(adj_id),
+            location: adj
+                .child(&["ip"])
+                .map(|e| ctx.leaf(e).to_string())
+                .unwrap_or_default(),
+        });
+    }
+    adjacents
 }

@@ -5,25 +5,61 @@ use std::collections::{HashMap, HashSet};
 use super::cycles::find_cycles;
 use super::{duplicates, list, retries_problem};
 use crate::diagnostic::{Diagnostic, Pos};
-use crate::model::{ActivityId, ActivityTypeId, Contingency, PartnerId, WorkflowDefinition};
+use crate::model::{
+    Activity, ActivityId, ActivityTypeId, Contingency, Partition, Partner, PartnerId,
+    WorkflowDefinition,
+};
 use crate::source_map::{Node, SourceMap};
 
 /// Every cross-reference problem of `def`, positioned with `map` (an empty map gives
 /// positionless diagnostics, for models built in code).
 pub fn validate_definition(def: &WorkflowDefinition, map: &SourceMap) -> Vec<Diagnostic> {
     let mut diags = Vec::new();
-    let activity_pos = |i: usize| map.pos(Node::Activity(i));
+    check_duplicates(&mut diags, def, map);
+    let declared = Declared::new(def);
+    for (i, a) in def.activities.iter().enumerate() {
+        check_activity(&mut diags, &declared, map, i, a);
+    }
+    check_cycles(&mut diags, def, map);
+    check_partitions(&mut diags, def, map);
+    check_skills(&mut diags, def, &declared, map);
+    diags
+}
 
+/// The activity and activity type ids a definition declares, which its references must name.
+struct Declared {
+    activities: HashSet<ActivityId>,
+    types: HashSet<ActivityTypeId>,
+    /// `types`, sorted, for listing in messages.
+    type_ids: Vec<ActivityTypeId>,
+}
+
+impl Declared {
+    fn new(def: &WorkflowDefinition) -> Self {
+        let activities: HashSet<ActivityId> = def.activities.iter().map(|a| a.id).collect();
+        let types: HashSet<ActivityTypeId> = def.activity_types.iter().map(|t| t.id).collect();
+        let mut type_ids: Vec<ActivityTypeId> = types.iter().copied().collect();
+        type_ids.sort();
+        Self {
+            activities,
+            types,
+            type_ids,
+        }
+    }
+}
+
+/// Reports repeated activity, type, partition and partner ids: a reference must name one thing.
+fn check_duplicates(diags: &mut Vec<Diagnostic>, def: &WorkflowDefinition, map: &SourceMap) {
     duplicates(
-        &mut diags,
+        diags,
         "activity",
         def.activities
             .iter()
             .enumerate()
-            .map(|(i, a)| (a.id, activity_pos(i))),
+            .map(|(i, a)| (a.id, map.pos(Node::Activity(i)))),
     );
     duplicates(
-        &mut diags,
+        diags,
         "activity type",
         def.activity_types
             .iter()
@@ -31,7 +67,7 @@ pub fn validate_definition(def: &WorkflowDefinition, map: &SourceMap) -> Vec<Dia
             .map(|(i, t)| (t.id, map.pos(Node::ActivityType(i)))),
     );
     duplicates(
-        &mut diags,
+        diags,
         "partition",
         def.partitions
             .iter()
@@ -39,125 +75,176 @@ pub fn validate_definition(def: &WorkflowDefinition, map: &SourceMap) -> Vec<Dia
             .map(|(i, p)| (p.id, map.pos(Node::Partition(i)))),
     );
     duplicates(
-        &mut diags,
+        diags,
         "partner",
         def.partners
             .iter()
             .enumerate()
             .map(|(i, p)| (p.id, map.pos(Node::Partner(i)))),
     );
+}
 
-    let activities: HashSet<ActivityId> = def.activities.iter().map(|a| a.id).collect();
-    let types: HashSet<ActivityTypeId> = def.activity_types.iter().map(|t| t.id).collect();
-    let mut type_ids: Vec<ActivityTypeId> = types.iter().copied().collect();
-    type_ids.sort();
+/// Runs every per-activity check on activity `a` (the `i`th), in the order they are reported.
+fn check_activity(
+    diags: &mut Vec<Diagnostic>,
+    declared: &Declared,
+    map: &SourceMap,
+    i: usize,
+    a: &Activity,
+) {
+    check_activity_id(diags, map, i, a);
+    check_activity_type(diags, declared, map, i, a);
+    check_preconditions(diags, declared, map, i, a);
+    check_retries(diags, map, i, a);
+    check_contingency(diags, declared, map, i, a);
+}
 
-    for (i, a) in def.activities.iter().enumerate() {
-        if a.id.0 == 0 {
+/// Refuses activity id 0, which `contingencyActivityId` reserves for "release the successors".
+fn check_activity_id(diags: &mut Vec<Diagnostic>, map: &SourceMap, i: usize, a: &Activity) {
+    if a.id.0 == 0 {
+        diags.push(Diagnostic::new(
+            map.pos(Node::Activity(i)),
+            "activity id 0 cannot be used: contingencyActivityId 0 means \"release the \
+             successors\", so activity ids start at 1",
+        ));
+    }
+}
+
+/// Checks that the activity's type is declared, since partner skills can only name those.
+fn check_activity_type(
+    diags: &mut Vec<Diagnostic>,
+    declared: &Declared,
+    map: &SourceMap,
+    i: usize,
+    a: &Activity,
+) {
+    if !declared.types.contains(&a.activity_type) {
+        diags.push(Diagnostic::new(
+            map.pos_or(Node::ActivityField(i, "activityTypeId"), Node::Activity(i)),
+            format!(
+                "activity {} has activityTypeId {}, which is not declared in \
+                 <activityTypes> (declared: {}); declare it or use a declared type",
+                a.id,
+                a.activity_type,
+                list(&declared.type_ids)
+            ),
+        ));
+    }
+}
+
+/// Checks that each precondition names another existing activity, once, or it could never start.
+fn check_preconditions(
+    diags: &mut Vec<Diagnostic>,
+    declared: &Declared,
+    map: &SourceMap,
+    i: usize,
+    a: &Activity,
+) {
+    let mut seen = HashSet::new();
+    for (j, pre) in a.preconditions.iter().enumerate() {
+        let pos = map.pos_or(Node::Precondition(i, j), Node::Activity(i));
+        if *pre == a.id {
             diags.push(Diagnostic::new(
-                activity_pos(i),
-                "activity id 0 cannot be used: contingencyActivityId 0 means \"release the \
-                 successors\", so activity ids start at 1",
-            ));
-        }
-        if !types.contains(&a.activity_type) {
-            diags.push(Diagnostic::new(
-                map.pos_or(Node::ActivityField(i, "activityTypeId"), Node::Activity(i)),
+                pos,
                 format!(
-                    "activity {} has activityTypeId {}, which is not declared in \
-                     <activityTypes> (declared: {}); declare it or use a declared type",
-                    a.id,
-                    a.activity_type,
-                    list(&type_ids)
+                    "activity {} lists itself as a precondition, so it could never start; \
+                     remove <preconditionId>{pre}</preconditionId>",
+                    a.id
+                ),
+            ));
+        } else if !declared.activities.contains(pre) {
+            diags.push(Diagnostic::new(
+                pos,
+                format!(
+                    "activity {} lists precondition {pre}, which is not an activity of this \
+                     workflow; fix the id or add activity {pre}",
+                    a.id
+                ),
+            ));
+        } else if !seen.insert(*pre) {
+            diags.push(Diagnostic::new(
+                pos,
+                format!(
+                    "activity {} lists precondition {pre} twice; remove one",
+                    a.id
                 ),
             ));
         }
-        let mut seen = HashSet::new();
-        for (j, pre) in a.preconditions.iter().enumerate() {
-            let pos = map.pos_or(Node::Precondition(i, j), Node::Activity(i));
-            if *pre == a.id {
-                diags.push(Diagnostic::new(
-                    pos,
-                    format!(
-                        "activity {} lists itself as a precondition, so it could never start; \
-                         remove <preconditionId>{pre}</preconditionId>",
-                        a.id
-                    ),
-                ));
-            } else if !activities.contains(pre) {
-                diags.push(Diagnostic::new(
-                    pos,
-                    format!(
-                        "activity {} lists precondition {pre}, which is not an activity of this \
-                         workflow; fix the id or add activity {pre}",
-                        a.id
-                    ),
-                ));
-            } else if !seen.insert(*pre) {
-                diags.push(Diagnostic::new(
-                    pos,
-                    format!(
-                        "activity {} lists precondition {pre} twice; remove one",
-                        a.id
-                    ),
-                ));
-            }
-        }
-        if let Some(problem) = retries_problem(a.id, a.kind, a.retries) {
-            diags.push(Diagnostic::new(
-                map.pos_or(Node::ActivityField(i, "retries"), Node::Activity(i)),
-                problem,
-            ));
-        }
-        if let Contingency::Run(x) = a.contingency {
-            let pos = map.pos_or(
-                Node::ActivityField(i, "contingencyActivityId"),
-                Node::Activity(i),
-            );
-            if x == a.id {
-                diags.push(Diagnostic::new(
-                    pos,
-                    format!(
-                        "activity {} names itself as its contingency activity; use -1, 0 or \
-                         another activity's id",
-                        a.id
-                    ),
-                ));
-            } else if !activities.contains(&x) {
-                diags.push(Diagnostic::new(
-                    pos,
-                    format!(
-                        "activity {} has contingencyActivityId {x}, which is not an activity of \
-                         this workflow; use -1 (abort and block the successors), 0 (abort and \
-                         release the successors) or the id of an activity",
-                        a.id
-                    ),
-                ));
-            }
-        }
     }
+}
 
-    check_cycles(&mut diags, def, map);
-    check_partitions(&mut diags, def, map);
+/// Checks `retries`: only automatic activities are retried, and a bounded number of times.
+fn check_retries(diags: &mut Vec<Diagnostic>, map: &SourceMap, i: usize, a: &Activity) {
+    if let Some(problem) = retries_problem(a.id, a.kind, a.retries) {
+        diags.push(Diagnostic::new(
+            map.pos_or(Node::ActivityField(i, "retries"), Node::Activity(i)),
+            problem,
+        ));
+    }
+}
 
+/// Checks that the contingency activity, run when this one fails, is another existing one.
+fn check_contingency(
+    diags: &mut Vec<Diagnostic>,
+    declared: &Declared,
+    map: &SourceMap,
+    i: usize,
+    a: &Activity,
+) {
+    let Contingency::Run(x) = a.contingency else {
+        return;
+    };
+    let pos = map.pos_or(
+        Node::ActivityField(i, "contingencyActivityId"),
+        Node::Activity(i),
+    );
+    if x == a.id {
+        diags.push(Diagnostic::new(
+            pos,
+            format!(
+                "activity {} names itself as its contingency activity; use -1, 0 or \
+                 another activity's id",
+                a.id
+            ),
+        ));
+    } else if !declared.activities.contains(&x) {
+        diags.push(Diagnostic::new(
+            pos,
+            format!(
+                "activity {} has contingencyActivityId {x}, which is not an activity of \
+                 this workflow; use -1 (abort and block the successors), 0 (abort and \
+                 release the successors) or the id of an activity",
+                a.id
+            ),
+        ));
+    }
+}
+
+/// Checks that every partner skill is a declared activity type, the only kind that can match.
+fn check_skills(
+    diags: &mut Vec<Diagnostic>,
+    def: &WorkflowDefinition,
+    declared: &Declared,
+    map: &SourceMap,
+) {
     for (i, p) in def.partners.iter().enumerate() {
         for (j, skill) in p.skills.iter().enumerate() {
-            if !types.contains(skill) {
+            if !declared.types.contains(skill) {
                 diags.push(Diagnostic::new(
                     map.pos_or(Node::PartnerSkill(i, j), Node::Partner(i)),
                     format!(
                         "partner {} lists skill (activityTypeId) {skill}, which is not declared \
                          in <activityTypes> (declared: {}); declare it or remove the skill",
                         p.id,
-                        list(&type_ids)
+                        list(&declared.type_ids)
                     ),
                 ));
             }
         }
     }
-    diags
 }
 
+/// Reports each precondition cycle: none of the activities on it could ever start.
 fn check_cycles(diags: &mut Vec<Diagnostic>, def: &WorkflowDefinition, map: &SourceMap) {
     let nodes: Vec<ActivityId> = def.activities.iter().map(|a| a.id).collect();
     let mut waits_for: HashMap<ActivityId, Vec<ActivityId>> = HashMap::new();
@@ -184,6 +271,7 @@ fn check_cycles(diags: &mut Vec<Diagnostic>, def: &WorkflowDefinition, map: &Sou
     }
 }
 
+/// Checks each partition's partner and activities, then that every activity runs somewhere.
 fn check_partitions(diags: &mut Vec<Diagnostic>, def: &WorkflowDefinition, map: &SourceMap) {
     let partners: HashMap<PartnerId, usize> = def
         .partners
@@ -198,78 +286,133 @@ fn check_partitions(diags: &mut Vec<Diagnostic>, def: &WorkflowDefinition, map: 
     for (i, part) in def.partitions.iter().enumerate() {
         let partner = partners.get(&part.partner).map(|&k| &def.partners[k]);
         if partner.is_none() {
-            let mut known: Vec<PartnerId> = partners.keys().copied().collect();
-            known.sort();
-            diags.push(Diagnostic::new(
-                map.pos_or(Node::PartitionField(i, "partnerId"), Node::Partition(i)),
-                format!(
-                    "partition {} names partner {}, which is not declared in <partners> \
-                     (declared: {}); fix the partnerId or add the partner",
-                    part.id,
-                    part.partner,
-                    list(&known)
-                ),
-            ));
+            report_unknown_partner(diags, map, i, part, &partners);
         }
         for (j, id) in part.activities.iter().enumerate() {
             let pos = map.pos_or(Node::PartitionActivity(i, j), Node::Partition(i));
             let Some(activity) = by_id.get(id).copied() else {
-                diags.push(Diagnostic::new(
-                    pos,
-                    format!(
-                        "partition {} lists activity {id}, which is not an activity of this \
-                         workflow; fix the id or remove it",
-                        part.id
-                    ),
-                ));
+                report_unknown_activity(diags, part, *id, pos);
                 continue;
             };
-            if let Some((other, at)) = placed.get(id) {
-                let where_ = if *other == part.id.0 {
-                    format!("already listed in this partition at {at}")
-                } else {
-                    format!("already in partition {other} (at {at})")
-                };
-                diags.push(Diagnostic::new(
-                    pos,
-                    format!(
-                        "activity {id} is {where_}; an activity runs in exactly one partition, \
-                         so remove one of the two <activityId>{id}</activityId>"
-                    ),
-                ));
+            if let Some(&(other, at)) = placed.get(id) {
+                report_placed_twice(diags, part, *id, pos, other, at);
                 continue;
             }
             placed.insert(*id, (part.id.0, pos));
-            // An undeclared type is reported on the activity; no skill can match it.
-            if let Some(partner) = partner
-                && def
-                    .activity_types
-                    .iter()
-                    .any(|t| t.id == activity.activity_type)
-                && !partner.skills.contains(&activity.activity_type)
-            {
-                diags.push(Diagnostic::new(
-                    pos,
-                    format!(
-                        "partition {} gives activity {id} (activity type {}) to partner {}{}, \
-                         whose skills are {}; add skill {} to the partner or move the \
-                         activity to a partition whose partner has it",
-                        part.id,
-                        activity.activity_type,
-                        partner.id,
-                        if partner.name.is_empty() {
-                            String::new()
-                        } else {
-                            format!(" ({})", partner.name)
-                        },
-                        list(&partner.skills),
-                        activity.activity_type
-                    ),
-                ));
-            }
+            check_skill(diags, def, part, partner, activity, pos);
         }
     }
+    check_placed(diags, def, map, &placed);
+}
 
+/// Reports partition `part` (the `i`th) naming an undeclared partner: no one would run it.
+fn report_unknown_partner(
+    diags: &mut Vec<Diagnostic>,
+    map: &SourceMap,
+    i: usize,
+    part: &Partition,
+    partners: &HashMap<PartnerId, usize>,
+) {
+    let mut known: Vec<PartnerId> = partners.keys().copied().collect();
+    known.sort();
+    diags.push(Diagnostic::new(
+        map.pos_or(Node::PartitionField(i, "partnerId"), Node::Partition(i)),
+        format!(
+            "partition {} names partner {}, which is not declared in <partners> \
+             (declared: {}); fix the partnerId or add the partner",
+            part.id,
+            part.partner,
+            list(&known)
+        ),
+    ));
+}
+
+/// Reports partition `part` listing activity `id` (at `pos`), which the workflow lacks.
+fn report_unknown_activity(
+    diags: &mut Vec<Diagnostic>,
+    part: &Partition,
+    id: ActivityId,
+    pos: Pos,
+) {
+    diags.push(Diagnostic::new(
+        pos,
+        format!(
+            "partition {} lists activity {id}, which is not an activity of this \
+             workflow; fix the id or remove it",
+            part.id
+        ),
+    ));
+}
+
+/// Reports activity `id` listed again at `pos`: an activity runs in exactly one partition.
+fn report_placed_twice(
+    diags: &mut Vec<Diagnostic>,
+    part: &Partition,
+    id: ActivityId,
+    pos: Pos,
+    other: u64,
+    at: Pos,
+) {
+    let where_ = if other == part.id.0 {
+        format!("already listed in this partition at {at}")
+    } else {
+        format!("already in partition {other} (at {at})")
+    };
+    diags.push(Diagnostic::new(
+        pos,
+        format!(
+            "activity {id} is {where_}; an activity runs in exactly one partition, \
+             so remove one of the two <activityId>{id}</activityId>"
+        ),
+    ));
+}
+
+/// Checks that the partner, who runs `activity` (listed at `pos`), has its type as a skill.
+fn check_skill(
+    diags: &mut Vec<Diagnostic>,
+    def: &WorkflowDefinition,
+    part: &Partition,
+    partner: Option<&Partner>,
+    activity: &Activity,
+    pos: Pos,
+) {
+    let id = activity.id;
+    // An undeclared type is reported on the activity; no skill can match it.
+    if let Some(partner) = partner
+        && def
+            .activity_types
+            .iter()
+            .any(|t| t.id == activity.activity_type)
+        && !partner.skills.contains(&activity.activity_type)
+    {
+        diags.push(Diagnostic::new(
+            pos,
+            format!(
+                "partition {} gives activity {id} (activity type {}) to partner {}{}, \
+                 whose skills are {}; add skill {} to the partner or move the \
+                 activity to a partition whose partner has it",
+                part.id,
+                activity.activity_type,
+                partner.id,
+                if partner.name.is_empty() {
+                    String::new()
+                } else {
+                    format!(" ({})", partner.name)
+                },
+                list(&partner.skills),
+                activity.activity_type
+            ),
+        ));
+    }
+}
+
+/// Checks, if there are partitions, that each non-contingency activity is in one, to run at all.
+fn check_placed(
+    diags: &mut Vec<Diagnostic>,
+    def: &WorkflowDefinition,
+    map: &SourceMap,
+    placed: &HashMap<ActivityId, (u64, Pos)>,
+) {
     if def.partitions.is_empty() {
         // The controller partitions the workflow itself (MISSION P1).
         return;
