@@ -4,6 +4,7 @@
 //! succeeds, and every activity's command ran exactly once (each appends one
 //! `instance activity` line to a shared file).
 #![allow(clippy::unwrap_used, clippy::expect_used)]
+#![allow(clippy::too_many_lines)] // end-to-end scenarios read best from top to bottom
 
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};

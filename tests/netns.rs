@@ -5,6 +5,7 @@
 //!
 //! Needs root and `ip netns`; skipped (passes, with a message on stderr) otherwise.
 #![allow(clippy::unwrap_used, clippy::expect_used)]
+#![allow(clippy::too_many_lines)] // end-to-end scenarios read best from top to bottom
 
 use std::process::Command;
 use std::time::{Duration, Instant};

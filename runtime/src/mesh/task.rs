@@ -304,29 +304,7 @@ impl Task {
                     request_id,
                     request,
                     channel,
-                } => {
-                    tracing::debug!(
-                        from = %peer, %request_id,
-                        kind = request.message.kind(), message = %request.id,
-                        "received request"
-                    );
-                    let (reply, answer) = oneshot::channel();
-                    let timeout = self.request_timeout;
-                    self.replies.push(Box::pin(async move {
-                        let reply = tokio::time::timeout(timeout, answer).await.ok();
-                        Answer {
-                            peer,
-                            request_id,
-                            channel,
-                            reply,
-                        }
-                    }));
-                    self.deliver(Inbound {
-                        from: peer,
-                        envelope: request,
-                        reply,
-                    });
-                }
+                } => self.on_request(peer, request_id, request, channel),
                 request_response::Message::Response {
                     request_id,
                     response,
@@ -349,25 +327,7 @@ impl Task {
                 error,
                 ..
             } => {
-                let error = match error {
-                    OutboundFailure::DialFailure => SendError::Dial {
-                        peer,
-                        reason: self
-                            .dial_errors
-                            .get(&peer)
-                            .cloned()
-                            .unwrap_or_else(|| "no reachable address".to_owned()),
-                    },
-                    OutboundFailure::Timeout => SendError::Timeout {
-                        peer,
-                        after: self.request_timeout,
-                    },
-                    OutboundFailure::ConnectionClosed => SendError::ConnectionClosed { peer },
-                    OutboundFailure::UnsupportedProtocols => {
-                        SendError::UnsupportedProtocol { peer }
-                    }
-                    OutboundFailure::Io(source) => SendError::Codec { peer, source },
-                };
+                let error = self.send_error(peer, error);
                 tracing::warn!(to = %peer, %request_id, "request failed: {error}");
                 if let Some(pending) = self.outbound.remove(&request_id) {
                     let _ = pending.reply.send(Err(error));
@@ -386,6 +346,60 @@ impl Task {
             } => {
                 tracing::debug!(to = %peer, %request_id, "reply sent");
             }
+        }
+    }
+
+    /// A peer's request: handed to the application, whose answer (or silence past the request
+    /// timeout) goes back to the peer.
+    fn on_request(
+        &mut self,
+        peer: PeerId,
+        request_id: InboundRequestId,
+        request: Envelope,
+        channel: ResponseChannel<Reply>,
+    ) {
+        tracing::debug!(
+            from = %peer, %request_id,
+            kind = request.message.kind(), message = %request.id,
+            "received request"
+        );
+        let (reply, answer) = oneshot::channel();
+        let timeout = self.request_timeout;
+        self.replies.push(Box::pin(async move {
+            let reply = tokio::time::timeout(timeout, answer).await.ok();
+            Answer {
+                peer,
+                request_id,
+                channel,
+                reply,
+            }
+        }));
+        self.deliver(Inbound {
+            from: peer,
+            envelope: request,
+            reply,
+        });
+    }
+
+    /// What a failed request to `peer` tells its sender, with the dial error when there was
+    /// one.
+    fn send_error(&self, peer: PeerId, error: OutboundFailure) -> SendError {
+        match error {
+            OutboundFailure::DialFailure => SendError::Dial {
+                peer,
+                reason: self
+                    .dial_errors
+                    .get(&peer)
+                    .cloned()
+                    .unwrap_or_else(|| "no reachable address".to_owned()),
+            },
+            OutboundFailure::Timeout => SendError::Timeout {
+                peer,
+                after: self.request_timeout,
+            },
+            OutboundFailure::ConnectionClosed => SendError::ConnectionClosed { peer },
+            OutboundFailure::UnsupportedProtocols => SendError::UnsupportedProtocol { peer },
+            OutboundFailure::Io(source) => SendError::Codec { peer, source },
         }
     }
 }
