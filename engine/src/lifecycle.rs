@@ -270,8 +270,7 @@ impl Event {
     }
 }
 
-/// The table as a markdown section, for `ARCHITECTURE.md` (`engine/LIFECYCLE.md` holds it; a
-/// test keeps that file equal to this).
+/// The table as markdown; `ARCHITECTURE.md` shows it, and a test fails when the two differ.
 pub fn table_markdown() -> String {
     let mut s = String::from("| from | event | to |\n|---|---|---|\n");
     for (from, event, to) in TRANSITIONS {

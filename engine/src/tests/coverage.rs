@@ -96,10 +96,10 @@ fn final_states_take_no_event() {
 
 #[test]
 fn lifecycle_md_shows_the_table() {
-    let text = include_str!("../../LIFECYCLE.md");
+    let text = include_str!("../../../ARCHITECTURE.md");
     assert!(
         text.contains(&crate::lifecycle::table_markdown()),
-        "engine/LIFECYCLE.md is out of date; its table is:\n{}",
+        "ARCHITECTURE.md's activity lifecycle is out of date; its table is:\n{}",
         crate::lifecycle::table_markdown()
     );
 }
