@@ -189,9 +189,6 @@ fn recovery_event(event: &Event) -> Option<String> {
             label(contingency),
             label(failed)
         ),
-        Event::Operator { action, told } => {
-            format!("operator: {} (told {told} partners)", action.as_str())
-        }
         _ => return None,
     })
 }
@@ -199,6 +196,9 @@ fn recovery_event(event: &Event) -> Option<String> {
 /// The instance's end, operators' actions, and events stored as text by earlier versions.
 fn instance_event(event: &Event) -> String {
     match event {
+        Event::Operator { action, told } => {
+            format!("operator: {} (told {told} partners)", action.as_str())
+        }
         Event::InstanceEnded { state, detail } => match detail {
             Some(d) => format!("instance {}: {d}", state.as_str()),
             None => format!("instance {}", state.as_str()),

@@ -309,3 +309,51 @@ fn input_of(now: u64, from: &PeerId, id: &MessageId, message: Message) -> Result
         },
     })
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use mobiwf_proto::{ActivityTypeId, NodeName};
+
+    fn register(addrs: Vec<String>) -> Message {
+        Message::Register {
+            name: NodeName::new("P1"),
+            skills: vec![ActivityTypeId(1)],
+            addrs,
+        }
+    }
+
+    fn id() -> MessageId {
+        MessageId {
+            origin: NodeId::new("sender"),
+            seq: 3,
+        }
+    }
+
+    #[test]
+    fn a_registration_must_give_the_senders_own_dialable_addresses() {
+        let me = PeerId::random();
+        let own = format!("/ip4/127.0.0.1/tcp/7711/p2p/{me}");
+        let Ok(Input::Register(info)) = input_of(5, &me, &id(), register(vec![own.clone()])) else {
+            panic!("its own address is fine");
+        };
+        assert_eq!(
+            (info.peer.as_str(), info.seq, info.registered_ms),
+            (me.to_string().as_str(), 3, 5)
+        );
+
+        let other = PeerId::random();
+        let foreign = format!("/ip4/127.0.0.1/tcp/7711/p2p/{other}");
+        let err = input_of(5, &me, &id(), register(vec![own, foreign])).unwrap_err();
+        assert!(err.contains("is not the sender's"), "{err}");
+
+        let err = input_of(
+            5,
+            &me,
+            &id(),
+            register(vec!["/ip4/127.0.0.1/tcp/7711".into()]),
+        )
+        .unwrap_err();
+        assert!(err.contains("does not end in /p2p/"), "{err}");
+    }
+}
