@@ -5,7 +5,7 @@
 
 use serde::{Deserialize, Serialize};
 
-use super::{Refusal, Transition, check};
+use super::{Refusal, check};
 
 /// Where an instance is.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
@@ -49,110 +49,7 @@ pub enum InstanceEvent {
     },
 }
 
-/// The allowed transitions.
-pub const TRANSITIONS: &[Transition] = &[
-    t(
-        "deploying",
-        "all_deployed",
-        "running",
-        "every partition was acknowledged (or finished, or given up)",
-    ),
-    t(
-        "deploying",
-        "refused",
-        "failed",
-        "a node refused a partition",
-    ),
-    t(
-        "running",
-        "refused",
-        "failed",
-        "a node refused a partition (a contingency activity's)",
-    ),
-    t(
-        "interrupted",
-        "refused",
-        "failed",
-        "a node refused a partition while the instance was interrupted",
-    ),
-    t(
-        "deploying",
-        "interrupt",
-        "interrupted",
-        "an operator interrupts it",
-    ),
-    t(
-        "running",
-        "interrupt",
-        "interrupted",
-        "an operator interrupts it",
-    ),
-    t(
-        "interrupted",
-        "resume",
-        "deploying",
-        "an operator resumes it; a partition waits for its acknowledgement",
-    ),
-    t("interrupted", "resume", "running", "an operator resumes it"),
-    t("deploying", "cancel", "cancelled", "an operator cancels it"),
-    t("running", "cancel", "cancelled", "an operator cancels it"),
-    t(
-        "interrupted",
-        "cancel",
-        "cancelled",
-        "an operator cancels it",
-    ),
-    t(
-        "deploying",
-        "ended",
-        "succeeded",
-        "every partition finished before all were acknowledged, nothing blocked",
-    ),
-    t(
-        "deploying",
-        "ended",
-        "failed",
-        "every partition finished or was given up before all were acknowledged; something blocked",
-    ),
-    t(
-        "running",
-        "ended",
-        "succeeded",
-        "every partition finished, nothing blocked",
-    ),
-    t(
-        "running",
-        "ended",
-        "failed",
-        "every partition finished or was given up; an activity blocked or was cancelled",
-    ),
-    t(
-        "interrupted",
-        "ended",
-        "succeeded",
-        "every partition finished while interrupted, nothing blocked",
-    ),
-    t(
-        "interrupted",
-        "ended",
-        "failed",
-        "every partition finished or was given up while interrupted; something blocked",
-    ),
-];
-
-const fn t(
-    from: &'static str,
-    event: &'static str,
-    to: &'static str,
-    cause: &'static str,
-) -> Transition {
-    Transition {
-        from,
-        event,
-        to,
-        cause,
-    }
-}
+pub use super::tables::INSTANCE as TRANSITIONS;
 
 impl InstanceState {
     /// True once the instance can no longer change.

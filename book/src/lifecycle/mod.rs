@@ -15,6 +15,7 @@
 pub mod activity;
 pub mod instance;
 pub mod partition;
+pub mod tables;
 
 #[cfg(test)]
 pub(crate) mod coverage;

@@ -8,7 +8,7 @@
 //!
 //! WorkToDo keeps this lifecycle: its new states are the activities'.
 
-use super::{Refusal, Transition, check};
+use super::{Refusal, check};
 use crate::PartitionView;
 
 /// Where a partition is.
@@ -47,85 +47,7 @@ pub enum PartitionEvent {
     GiveUp(String),
 }
 
-/// The allowed transitions.
-pub const TRANSITIONS: &[Transition] = &[
-    t(
-        "sent",
-        "acknowledged",
-        "deployed",
-        "its node acknowledged it",
-    ),
-    t(
-        "given_up",
-        "acknowledged",
-        "given_up",
-        "its node acknowledged it after the controller gave up on it",
-    ),
-    t(
-        "sent",
-        "refused",
-        "sent",
-        "its node refused it (its instance fails)",
-    ),
-    t(
-        "deployed",
-        "refused",
-        "sent",
-        "its node refused it after acknowledging it (replies out of order)",
-    ),
-    t(
-        "given_up",
-        "refused",
-        "given_up",
-        "its node refused it after the controller gave up on it",
-    ),
-    t(
-        "sent",
-        "result",
-        "finished",
-        "its result came before its acknowledgement",
-    ),
-    t("deployed", "result", "finished", "its result came"),
-    t("finished", "result", "finished", "its result came again"),
-    t(
-        "given_up",
-        "result",
-        "late_result",
-        "its result came after the controller gave up on it",
-    ),
-    t(
-        "late_result",
-        "result",
-        "late_result",
-        "its late result came again",
-    ),
-    t(
-        "sent",
-        "give_up",
-        "given_up",
-        "its partner stopped answering or its timeOut passed, before it was acknowledged",
-    ),
-    t(
-        "deployed",
-        "give_up",
-        "given_up",
-        "its partner stopped answering or its timeOut passed",
-    ),
-];
-
-const fn t(
-    from: &'static str,
-    event: &'static str,
-    to: &'static str,
-    cause: &'static str,
-) -> Transition {
-    Transition {
-        from,
-        event,
-        to,
-        cause,
-    }
-}
+pub use super::tables::PARTITION as TRANSITIONS;
 
 impl PartitionLifecycle {
     /// The kind of state, as the tables name it.
