@@ -4,7 +4,7 @@
 
 use std::collections::BTreeMap;
 
-use mobiwf_proto::{ActivityId, ActivityState, Message, NodeId, Outcome, PartitionId};
+use mobiwf_proto::{ActivityId, Message, NodeId, Outcome, PartitionId};
 use mobiwf_xml_schema::{
     Activity, Adjacent, Contingency, DeriveOptions, WorkflowDefinition, WorkflowId,
     derive_contingency,
@@ -15,14 +15,18 @@ use crate::recovery::{
     Ctx, effective_outcome, holder, label, notify_peer, notify_successors, partition, successors,
     view, view_mut,
 };
-use crate::{ActivityView, Instance, NodeInfo, PartitionView, format_time};
+use crate::{
+    ActivityEvent, ActivityLifecycle, ActivityView, Instance, NodeInfo, PartitionView, Replacement,
+    format_time,
+};
 
 /// True for a failed activity whose contingency activity is still to be placed.
 pub(crate) fn awaits_stand_in(a: &ActivityView) -> bool {
-    a.state == ActivityState::Failed
-        && matches!(a.contingency, Contingency::Run(_))
-        && a.replaced_by.is_none()
-        && !a.blocked_instead
+    matches!(a.contingency, Contingency::Run(_))
+        && a.lifecycle()
+            == (ActivityLifecycle::Failed {
+                replaced: Replacement::No,
+            })
 }
 
 /// Relays the outcomes that placed contingency activities wait for, once each, as they become
@@ -106,7 +110,8 @@ pub(crate) fn place(inst: &mut Instance, ctx: &mut Ctx<'_>, a: ActivityId, x: Ac
 /// Contingency activity `x` is in use already: the successors of `a` are cancelled instead.
 fn block_instead(inst: &mut Instance, ctx: &mut Ctx<'_>, a: ActivityId, x: ActivityId) {
     if let Some(v) = view_mut(inst, a) {
-        v.blocked_instead = true;
+        // Allowed: `a` awaits its stand-in (`settle` asked).
+        let _ = v.step(&ActivityEvent::StandInInUse);
     }
     let what = Event::ContingencyInUse {
         contingency: label(inst, x),
@@ -229,6 +234,8 @@ fn record_placement(
         abandoned: None,
     });
     if let Some(v) = view_mut(inst, x) {
+        // Allowed: `x` is not placed (`place` checked).
+        let _ = v.step(&ActivityEvent::Placed);
         v.partition = Some(pid);
         v.node = Some(node.name.clone());
         v.stands_for = Some(a);
@@ -236,7 +243,8 @@ fn record_placement(
         v.detail = None;
     }
     if let Some(v) = view_mut(inst, a) {
-        v.replaced_by = Some(x);
+        // Allowed: `a` awaits its stand-in (`settle` asked).
+        let _ = v.step(&ActivityEvent::StandInPlaced(x));
     }
     let what = Event::ContingencyPlaced {
         contingency: label(inst, x),

@@ -3,11 +3,11 @@
 
 use std::collections::BTreeSet;
 
-use mobiwf_proto::{ActivityState, Control, InstanceId, Message, NodeId};
+use mobiwf_proto::{Control, InstanceId, Message, NodeId};
 
 use crate::history::Event;
 use crate::{
-    Applied, Book, BookError, CANCELLED_BY_OPERATOR, Effect, Instance, InstanceState, all_deployed,
+    ActivityEvent, Applied, Book, BookError, Effect, Instance, InstanceEvent, Refusal, all_deployed,
 };
 
 impl Book {
@@ -19,24 +19,13 @@ impl Book {
         action: Control,
     ) -> Result<Applied, BookError> {
         let inst = self.instance_mut(id)?;
-        let allowed = match action {
-            Control::Interrupt => {
-                matches!(
-                    inst.state,
-                    InstanceState::Deploying | InstanceState::Running
-                )
-            }
-            Control::Resume => inst.state == InstanceState::Interrupted,
-            Control::Cancel => !inst.state.is_final(),
-        };
-        if !allowed {
+        if apply_control(inst, now_ms, action).is_err() {
             return Err(BookError::NotNow {
                 instance: id,
                 state: inst.state.as_str(),
                 action: action.as_str(),
             });
         }
-        apply_control(inst, now_ms, action);
         let peers: BTreeSet<NodeId> = inst
             .partitions
             .iter()
@@ -73,28 +62,26 @@ impl Book {
     }
 }
 
-/// The instance as the operator's action leaves it.
-fn apply_control(inst: &mut Instance, now_ms: u64, action: Control) {
-    match action {
-        Control::Interrupt => inst.state = InstanceState::Interrupted,
-        Control::Resume => {
-            inst.state = if all_deployed(inst) {
-                InstanceState::Running
-            } else {
-                InstanceState::Deploying
-            };
-        }
-        Control::Cancel => {
-            inst.state = InstanceState::Cancelled;
-            inst.finished_ms = Some(now_ms);
-            inst.detail = Some("cancelled by an operator".to_owned());
-            for a in inst.activities.iter_mut() {
-                if a.partition.is_some() && !a.state.is_final() {
-                    a.state = ActivityState::Cancelled;
-                    a.finished_ms = Some(now_ms);
-                    a.detail = Some(CANCELLED_BY_OPERATOR.to_owned());
-                }
+/// The instance as the operator's action leaves it; `Err` (nothing changed) when the action
+/// does not apply to the instance as it is.
+fn apply_control(inst: &mut Instance, now_ms: u64, action: Control) -> Result<(), Refusal> {
+    let event = match action {
+        Control::Interrupt => InstanceEvent::Interrupt,
+        Control::Resume => InstanceEvent::Resume {
+            all_deployed: all_deployed(inst),
+        },
+        Control::Cancel => InstanceEvent::Cancel,
+    };
+    inst.step(event)?;
+    if action == Control::Cancel {
+        inst.finished_ms = Some(now_ms);
+        inst.detail = Some("cancelled by an operator".to_owned());
+        for a in inst.activities.iter_mut() {
+            // Placed and not final: cancelled (a contingency activity not placed stays so).
+            if a.partition.is_some() && a.step(&ActivityEvent::OperatorCancel).is_ok() {
+                a.finished_ms = Some(now_ms);
             }
         }
     }
+    Ok(())
 }

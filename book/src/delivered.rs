@@ -4,7 +4,7 @@
 use mobiwf_proto::{InstanceId, PartitionId};
 
 use crate::history::Event;
-use crate::{Applied, Book, BookError, InstanceState, all_deployed};
+use crate::{Applied, Book, BookError, InstanceEvent, InstanceState, PartitionEvent, all_deployed};
 
 impl Book {
     /// A node acknowledged (`refused` is `None`) or refused a partition.
@@ -21,15 +21,21 @@ impl Book {
         }
         let mut node = None;
         if let Some(p) = inst.partitions.iter_mut().find(|p| p.id == partition) {
-            p.deployed = refused.is_none();
+            let event = match refused {
+                None => PartitionEvent::Acknowledged,
+                Some(_) => PartitionEvent::Refused,
+            };
+            // Refused: an acknowledgement or refusal after its result changes nothing.
+            let _ = p.step(&event);
             node = Some(p.node.clone());
         }
         if let Some(reason) = &refused {
-            inst.state = InstanceState::Failed;
+            // Allowed: the instance is not final (checked above).
+            let _ = inst.step(InstanceEvent::Refused);
             inst.finished_ms = Some(now_ms);
             inst.detail = Some(format!("partition {partition} was refused: {reason}"));
         } else if inst.state == InstanceState::Deploying && all_deployed(inst) {
-            inst.state = InstanceState::Running;
+            let _ = inst.step(InstanceEvent::AllDeployed);
         }
         let what = match refused {
             Some(reason) => Event::Refused { partition, reason },

@@ -14,6 +14,7 @@ mod control;
 mod delivered;
 mod history;
 mod hub;
+mod lifecycle;
 mod model;
 mod nodes;
 mod overdue;
@@ -32,9 +33,14 @@ use mobiwf_xml_schema::WorkflowDefinition;
 pub use chain::MAX_CONTINGENCY_CHAIN;
 pub use history::{Event, History, HistoryEvent, Label, OverdueThen};
 pub use hub::Routing;
+pub use lifecycle::instance::InstanceState;
+pub use lifecycle::{
+    ActivityEvent, ActivityLifecycle, Grace, InstanceEvent, PartitionEvent, PartitionLifecycle,
+    Refusal, Replacement, Transition, Undecided,
+};
 pub use model::{
-    ActivityView, CANCELLED_BY_OPERATOR, Instance, InstanceState, NodeInfo, OVERDUE_GRACE_MS,
-    PartitionView, RECENT_DEFINITIONS, Watched,
+    ActivityView, CANCELLED_BY_OPERATOR, Instance, NodeInfo, OVERDUE_GRACE_MS, PartitionView,
+    RECENT_DEFINITIONS, Watched,
 };
 pub use placement::{Placement, PlacementError, place};
 use recovery::Ctx;
@@ -343,7 +349,8 @@ impl Book {
         f(inst, &mut ctx);
         recovery::settle(inst, &mut ctx);
         if inst.state == InstanceState::Deploying && all_deployed(inst) {
-            inst.state = InstanceState::Running;
+            // Allowed from `Deploying`, just checked.
+            let _ = inst.step(InstanceEvent::AllDeployed);
         }
         self.dirty_instances.insert(id);
         self.track(id);
@@ -467,7 +474,7 @@ impl Book {
 fn all_deployed(inst: &Instance) -> bool {
     inst.partitions
         .iter()
-        .all(|p| p.deployed || p.finished || p.abandoned.is_some())
+        .all(|p| p.lifecycle() != PartitionLifecycle::Sent)
 }
 
 /// Only the node that runs a partition reports on it.

@@ -10,6 +10,8 @@ use mobiwf_proto::{
 use mobiwf_xml_schema::{Contingency, WorkflowId};
 use serde::{Deserialize, Serialize};
 
+use crate::InstanceState;
+
 /// A registered node.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 pub struct NodeInfo {
@@ -41,47 +43,6 @@ pub struct Watched {
     pub addrs: Vec<String>,
     /// True while it is suspected.
     pub suspected: bool,
-}
-
-/// Where an instance is.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
-#[serde(rename_all = "snake_case")]
-pub enum InstanceState {
-    /// Partitions sent, not all acknowledged.
-    Deploying,
-    /// Every partition acknowledged, not all finished.
-    Running,
-    /// Every partition finished; no activity failed without release, none was cancelled.
-    Succeeded,
-    /// Every partition finished (or one was refused); an activity failed and blocked its
-    /// successors, or was cancelled.
-    Failed,
-    /// An operator interrupted it: nothing new starts until it is resumed.
-    Interrupted,
-    /// An operator cancelled it: everything not finished was cancelled.
-    Cancelled,
-}
-
-impl InstanceState {
-    /// True once the instance can no longer change.
-    pub fn is_final(self) -> bool {
-        matches!(
-            self,
-            InstanceState::Succeeded | InstanceState::Failed | InstanceState::Cancelled
-        )
-    }
-
-    /// The word used in tables and JSON.
-    pub fn as_str(self) -> &'static str {
-        match self {
-            InstanceState::Deploying => "deploying",
-            InstanceState::Running => "running",
-            InstanceState::Succeeded => "succeeded",
-            InstanceState::Failed => "failed",
-            InstanceState::Interrupted => "interrupted",
-            InstanceState::Cancelled => "cancelled",
-        }
-    }
 }
 
 /// One partition of an instance.

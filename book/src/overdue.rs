@@ -8,7 +8,10 @@ use mobiwf_proto::{ActivityId, InstanceId, NodeId, PartitionId};
 use crate::chain::{self, Way};
 use crate::history::{Event, OverdueThen};
 use crate::recovery::{self, Ctx, label, label_text};
-use crate::{Applied, Book, BookError, Effect, Instance, OVERDUE_GRACE_MS, check_sender};
+use crate::{
+    ActivityEvent, Applied, Book, BookError, Effect, Grace, Instance, OVERDUE_GRACE_MS,
+    check_sender,
+};
 
 impl Book {
     /// Node `peer` says its activity `waiting` waited more than `time_out_secs` for
@@ -63,7 +66,11 @@ impl Book {
         self.with_instance(id, now_ms, effects, |inst, ctx| {
             for (a, why) in decide {
                 if let Some(v) = recovery::view_mut(inst, a) {
-                    v.overdue = None;
+                    // Not final: back to where it was, withdrawn next. Final: its partner
+                    // reported it during the grace; the timer is dropped.
+                    if v.step(&ActivityEvent::GraceOver).is_err() {
+                        v.overdue = None;
+                    }
                 }
                 if recovery::view(inst, a).is_some_and(|v| !v.state.is_final()) {
                     recovery::withdraw(inst, ctx, a, &why);
@@ -114,7 +121,12 @@ fn said_overdue(
                 label_text(inst, precondition)
             );
             if let Some(v) = recovery::view_mut(inst, precondition) {
-                v.overdue = Some((ctx.now + OVERDUE_GRACE_MS, waited));
+                let grace = Grace {
+                    at_ms: ctx.now + OVERDUE_GRACE_MS,
+                    reason: waited,
+                };
+                // Allowed: it is not final and not overdue (checked above).
+                let _ = v.step(&ActivityEvent::SaidOverdue(grace));
             }
         }
     } else {

@@ -13,7 +13,10 @@ use crate::chain::{self, Way};
 use crate::contingency::{awaits_stand_in, place, relay_to_stand_ins};
 use crate::history::{Event, History, Label};
 use crate::hub::Routing;
-use crate::{ActivityView, Effect, Instance, InstanceState, NodeInfo, PartitionView};
+use crate::{
+    ActivityEvent, ActivityView, Effect, Instance, InstanceEvent, InstanceState, NodeInfo,
+    PartitionEvent, PartitionView,
+};
 
 /// What the recovery rules need besides the instance: borrowed from the book's other fields.
 pub(crate) struct Ctx<'a> {
@@ -176,8 +179,9 @@ fn decide(
     reason: &str,
 ) -> Option<Contingency> {
     let node = view(inst, id).and_then(|v| v.node.clone());
-    let v = view_mut(inst, id).filter(|v| !v.state.is_final())?;
-    v.state = state;
+    let v = view_mut(inst, id)?;
+    // Refused when it is final already: a final state never changes.
+    v.step(&ActivityEvent::Decided(state)).ok()?;
     v.finished_ms = Some(ctx.now);
     v.detail = Some(reason.to_owned());
     let contingency = v.contingency;
@@ -211,10 +215,10 @@ pub(crate) fn abandon(
     let Some(p) = inst.partitions.iter_mut().find(|p| p.id == partition_id) else {
         return;
     };
-    if p.finished || p.abandoned.is_some() {
+    // Refused when it finished or was given up already.
+    if p.step(&PartitionEvent::GiveUp(reason.to_owned())).is_err() {
         return;
     }
-    p.abandoned = Some(reason.to_owned());
     let (peer, node_name) = (p.peer.clone(), p.node.clone());
     let ids: Vec<ActivityId> = inst
         .activities
@@ -374,26 +378,29 @@ fn finish_if_done(inst: &mut Instance, ctx: &mut Ctx<'_>) {
                 .iter()
                 .find(|a| a.partition.is_some() && a.state == ActivityState::Cancelled)
         });
-    match cause {
-        Some(a) => {
-            inst.state = InstanceState::Failed;
-            let on = a
-                .node
-                .as_ref()
-                .map(|n| format!(" on {n}"))
-                .unwrap_or_default();
-            let verb = if a.state == ActivityState::Cancelled {
-                "was cancelled"
-            } else {
-                "failed"
-            };
-            inst.detail = Some(format!(
-                "{}{on} {verb}: {}",
-                label_text(inst, a.id),
-                a.detail.as_deref().unwrap_or("no reason given")
-            ));
-        }
-        None => inst.state = InstanceState::Succeeded,
+    let why = cause.map(|a| {
+        let on = a
+            .node
+            .as_ref()
+            .map(|n| format!(" on {n}"))
+            .unwrap_or_default();
+        let verb = if a.state == ActivityState::Cancelled {
+            "was cancelled"
+        } else {
+            "failed"
+        };
+        format!(
+            "{}{on} {verb}: {}",
+            label_text(inst, a.id),
+            a.detail.as_deref().unwrap_or("no reason given")
+        )
+    });
+    // Allowed: the instance is not final (`settle` checked).
+    let _ = inst.step(InstanceEvent::Ended {
+        failed: why.is_some(),
+    });
+    if why.is_some() {
+        inst.detail = why;
     }
     inst.finished_ms = Some(ctx.now);
     let what = Event::InstanceEnded {

@@ -9,7 +9,8 @@ use mobiwf_proto::{ActivityRecord, ActivityState, InstanceId, NodeId, NodeName, 
 use crate::history::{Event, Label};
 use crate::recovery::{Ctx, label};
 use crate::{
-    ActivityView, Applied, Book, BookError, CANCELLED_BY_OPERATOR, Instance, check_sender,
+    ActivityEvent, ActivityLifecycle, ActivityView, Applied, Book, BookError,
+    CANCELLED_BY_OPERATOR, Instance, PartitionEvent, check_sender,
 };
 
 impl Book {
@@ -49,9 +50,9 @@ impl Book {
                 update(inst, ctx, partition, record);
             }
             if let Some(p) = inst.partitions.iter_mut().find(|p| p.id == partition) {
-                p.finished = true;
-                p.deployed = true;
-                let (late, node) = (p.abandoned.is_some(), p.node.clone());
+                // Every state takes a result (again, or late).
+                let _ = p.step(&PartitionEvent::Result);
+                let (late, node) = (p.lifecycle().is_given_up(), p.node.clone());
                 let what = if late {
                     Event::LateResult { partition }
                 } else {
@@ -82,10 +83,14 @@ fn update(inst: &mut Instance, ctx: &mut Ctx<'_>, partition: PartitionId, record
     let node = a.node.clone();
     let was_retried = a.retried;
     let mut events = facts(a, &name, record);
+    let word = ActivityEvent::NodeSays {
+        state: record.state,
+        by_operator: record.detail.as_deref() == Some(CANCELLED_BY_OPERATOR),
+    };
     // An operator's cancel is marked at once on everything not known final; a node's word
     // that the activity had finished (or was cancelled) on it is the truth, not a late word.
-    let by_operator = a.detail.as_deref() == Some(CANCELLED_BY_OPERATOR);
-    if by_operator && record.state.is_final() {
+    let by_operator = matches!(a.lifecycle(), ActivityLifecycle::CancelledByOperator { .. });
+    if by_operator && a.step(&word).is_ok() {
         if record.state != ActivityState::Cancelled {
             let what = Event::EndedBeforeCancel {
                 activity: name,
@@ -93,14 +98,13 @@ fn update(inst: &mut Instance, ctx: &mut Ctx<'_>, partition: PartitionId, record
             };
             events.push((record.finished_ms, what));
         }
-        a.state = record.state;
         a.finished_ms = record.finished_ms;
         a.detail = record.detail.clone();
     } else if a.state.is_final() {
         if record.state.is_final() && record.state != a.state {
             events.push((Some(ctx.now), late_word(a, name, node.as_ref(), record)));
         }
-    } else {
+    } else if a.step(&word).is_ok() {
         events.extend(take_word(a, name, record, was_retried));
     }
     for (at, what) in events {
@@ -149,7 +153,7 @@ fn late_word(
     }
 }
 
-/// The node's word about an activity not final: taken.
+/// The node's word about an activity not final: taken (its state by the caller).
 fn take_word(
     a: &mut ActivityView,
     name: Label,
@@ -172,7 +176,6 @@ fn take_word(
         };
         events.push((record.finished_ms, what));
     }
-    a.state = record.state;
     a.started_ms = record.started_ms.or(a.started_ms);
     a.finished_ms = record.finished_ms;
     a.detail = record.detail.clone();

@@ -1,12 +1,42 @@
 //! Scenario tests of the controller's bookkeeping: inputs in, messages out, no I/O. Shared
 //! helpers here; the scenarios by topic in the modules.
 
+#![allow(clippy::too_many_lines)]
+
+/// Scenario tests: each `fn` becomes a `#[test]` and joins the module's `ALL`, the list the
+/// coverage test runs (`coverage.rs`), each on its own thread.
+macro_rules! scenarios {
+    ($($(#[$meta:meta])* fn $name:ident() $body:block)*) => {
+        $($(#[$meta])* #[test] fn $name() $body)*
+
+        /// Every scenario of this module: (name, test).
+        pub(super) const ALL: &[super::Scenario] = &[$((stringify!($name), $name as fn())),*];
+    };
+}
+
+mod coverage;
 mod failures;
 mod hub;
+mod lifecycles;
 mod operator;
 mod overdue;
 mod paper;
+mod properties;
 mod restore;
+
+/// A scenario: its name and its test.
+type Scenario = (&'static str, fn());
+
+/// Every scenario, by module.
+const ALL_SCENARIOS: &[&[Scenario]] = &[
+    failures::ALL,
+    hub::ALL,
+    lifecycles::ALL,
+    operator::ALL,
+    overdue::ALL,
+    paper::ALL,
+    restore::ALL,
+];
 
 use super::*;
 use mobiwf_proto::{

@@ -2,89 +2,6 @@
 
 use super::*;
 
-#[test]
-fn a_partition_past_its_time_out_is_given_up_at_its_deadline_and_not_before() {
-    let mut b = three_nodes();
-    let def = wf(
-        &[act(1, -1, &[]), act(2, -1, &[1])],
-        &[(1, 1, 30, &[1]), (2, 2, 0, &[2])],
-    );
-    submit(&mut b, &def).expect("submit");
-    assert_eq!(b.next_deadline(), Some(T0 + 30_000));
-    let early = b.apply(T0 + 29_999, Input::Tick).expect("tick");
-    assert!(early.effects.is_empty());
-    assert_eq!(partition_view(&b, 1).abandoned, None);
-    let applied = b.apply(T0 + 30_000, Input::Tick).expect("tick");
-    let why = "partition 1 did not finish within its timeOut of 30 s";
-    assert_eq!(partition_view(&b, 1).abandoned.as_deref(), Some(why));
-    assert_eq!(activity(&b, 1).detail.as_deref(), Some(why));
-    assert_eq!(
-        sent(&applied)[0],
-        (
-            "peerA".to_owned(),
-            Message::Withdraw {
-                instance: InstanceId(1),
-                partition: PartitionId(1),
-                activities: vec![ActivityId(1)],
-                reason: why.to_owned(),
-            }
-        )
-    );
-    assert_eq!(b.next_deadline(), None);
-}
-
-#[test]
-fn an_overdue_precondition_whose_outcome_is_known_is_sent_again_to_the_waiting_node() {
-    let mut b = three_nodes();
-    submit(&mut b, &chain(-1)).expect("submit");
-    from_node(
-        &mut b,
-        T0 + 1000,
-        "peerA",
-        Message::Report {
-            instance: InstanceId(1),
-            partition: PartitionId(1),
-            record: record(1, ActivityState::Succeeded),
-        },
-    );
-    let overdue = Message::Overdue {
-        instance: InstanceId(1),
-        waiting: ActivityId(2),
-        precondition: ActivityId(1),
-        time_out_secs: 10,
-    };
-    let applied = from_node(&mut b, T0 + 11_000, "peerB", overdue.clone());
-    assert_eq!(
-        sent(&applied),
-        vec![(
-            "peerB".to_owned(),
-            Message::Notify {
-                instance: InstanceId(1),
-                activity: ActivityId(1),
-                outcome: Outcome::Succeeded,
-            }
-        )]
-    );
-    assert!(story(&b).iter().any(|e| matches!(
-        e,
-        Event::Overdue {
-            then: OverdueThen::Resent,
-            ..
-        }
-    )));
-    // Only the node of the waiting activity may say so.
-    let err = b
-        .apply(
-            T0 + 11_000,
-            Input::FromNode {
-                peer: NodeId::new("peerA"),
-                message: overdue,
-            },
-        )
-        .unwrap_err();
-    assert!(matches!(err, BookError::NotYours { .. }), "{err}");
-}
-
 /// Node P2 says that activity 2 waited longer than 10 s for activity 1.
 fn overdue_1_for_2(b: &mut Book, now_ms: u64) -> Applied {
     let overdue = Message::Overdue {
@@ -96,103 +13,183 @@ fn overdue_1_for_2(b: &mut Book, now_ms: u64) -> Applied {
     from_node(b, now_ms, "peerB", overdue)
 }
 
-#[test]
-fn an_overdue_precondition_whose_outcome_is_unknown_is_withdrawn_after_a_grace_period() {
-    let mut b = three_nodes();
-    submit(&mut b, &chain(9)).expect("submit");
-    let applied = overdue_1_for_2(&mut b, T0 + 11_000);
-    assert!(sent(&applied).is_empty(), "its partner may still report it");
-    assert_eq!(b.next_deadline(), Some(T0 + 11_000 + OVERDUE_GRACE_MS));
-    // Said again before the decision: the deadline stays.
-    overdue_1_for_2(&mut b, T0 + 12_000);
-    assert_eq!(b.next_deadline(), Some(T0 + 11_000 + OVERDUE_GRACE_MS));
-    let early = b.apply(T0 + 12_999, Input::Tick).expect("tick");
-    assert!(early.effects.is_empty());
-    assert_eq!(activity(&b, 1).state, ActivityState::Waiting);
+scenarios! {
+    fn a_partition_past_its_time_out_is_given_up_at_its_deadline_and_not_before() {
+        let mut b = three_nodes();
+        let def = wf(
+            &[act(1, -1, &[]), act(2, -1, &[1])],
+            &[(1, 1, 30, &[1]), (2, 2, 0, &[2])],
+        );
+        submit(&mut b, &def).expect("submit");
+        assert_eq!(b.next_deadline(), Some(T0 + 30_000));
+        let early = b.apply(T0 + 29_999, Input::Tick).expect("tick");
+        assert!(early.effects.is_empty());
+        assert_eq!(partition_view(&b, 1).abandoned, None);
+        let applied = b.apply(T0 + 30_000, Input::Tick).expect("tick");
+        let why = "partition 1 did not finish within its timeOut of 30 s";
+        assert_eq!(partition_view(&b, 1).abandoned.as_deref(), Some(why));
+        assert_eq!(activity(&b, 1).detail.as_deref(), Some(why));
+        assert_eq!(
+            sent(&applied)[0],
+            (
+                "peerA".to_owned(),
+                Message::Withdraw {
+                    instance: InstanceId(1),
+                    partition: PartitionId(1),
+                    activities: vec![ActivityId(1)],
+                    reason: why.to_owned(),
+                }
+            )
+        );
+        assert_eq!(b.next_deadline(), None);
+    }
 
-    let applied = b.apply(T0 + 13_000, Input::Tick).expect("tick");
-    let why = "N2 (2) on P2 waited more than 10 s (its precondition timeOut) for N1 (1)";
-    let msgs = sent(&applied);
-    assert_eq!(
-        msgs[0],
-        (
-            "peerA".to_owned(),
-            Message::Withdraw {
+    fn an_overdue_precondition_whose_outcome_is_known_is_sent_again_to_the_waiting_node() {
+        let mut b = three_nodes();
+        submit(&mut b, &chain(-1)).expect("submit");
+        from_node(
+            &mut b,
+            T0 + 1000,
+            "peerA",
+            Message::Report {
                 instance: InstanceId(1),
                 partition: PartitionId(1),
-                activities: vec![ActivityId(1)],
-                reason: why.to_owned(),
-            }
-        )
-    );
-    let a1 = activity(&b, 1);
-    assert_eq!(
-        (a1.state, a1.detail.as_deref()),
-        (ActivityState::Failed, Some(why))
-    );
-    // Its contingency applies: activity 9 runs elsewhere.
-    assert_eq!(deployed(&applied).len(), 1, "{msgs:?}");
-    assert_eq!(
-        activity(&b, 9).node.as_ref().map(NodeName::as_str),
-        Some("spare")
-    );
-    assert_eq!(
-        partition_view(&b, 1).abandoned,
-        None,
-        "only the activity is withdrawn"
-    );
-    assert_eq!(b.next_deadline(), None);
-}
-
-#[test]
-fn an_overdue_precondition_its_partner_reports_during_the_grace_period_is_not_withdrawn() {
-    let mut b = three_nodes();
-    submit(&mut b, &chain(-1)).expect("submit");
-    overdue_1_for_2(&mut b, T0 + 11_000);
-    from_node(
-        &mut b,
-        T0 + 12_000,
-        "peerA",
-        Message::Report {
+                record: record(1, ActivityState::Succeeded),
+            },
+        );
+        let overdue = Message::Overdue {
             instance: InstanceId(1),
-            partition: PartitionId(1),
-            record: record(1, ActivityState::Succeeded),
-        },
-    );
-    let applied = b.apply(T0 + 13_000, Input::Tick).expect("tick");
-    assert!(sent(&applied).is_empty(), "{:?}", sent(&applied));
-    assert_eq!(activity(&b, 1).state, ActivityState::Succeeded);
-    assert_eq!(b.next_deadline(), None);
-}
-
-#[test]
-fn an_overdue_precondition_that_failed_is_waited_for_through_its_contingency_activity() {
-    let mut b = book_with(&[node("peerA", "P1", &[1]), node("peerB", "P2", &[1])]);
-    submit(&mut b, &chain(9)).expect("submit");
-    report_failure(&mut b, T0 + 1000, 1, 1, "peerA");
-    let applied = overdue_1_for_2(&mut b, T0 + 11_000);
-    assert!(sent(&applied).is_empty());
-    assert!(story(&b).iter().any(|e| matches!(
-        e,
-        Event::Overdue {
-            then: OverdueThen::NotPlacedYet,
-            ..
-        }
-    )));
-    let applied = b
-        .apply(T0 + 12_000, Input::Register(node("peerC", "spare", &[2])))
-        .expect("register");
-    assert_eq!(deployed(&applied).len(), 1);
-    let applied = overdue_1_for_2(&mut b, T0 + 20_000);
-    assert!(sent(&applied).is_empty());
-    assert!(
-        story(&b).iter().any(|e| matches!(
+            waiting: ActivityId(2),
+            precondition: ActivityId(1),
+            time_out_secs: 10,
+        };
+        let applied = from_node(&mut b, T0 + 11_000, "peerB", overdue.clone());
+        assert_eq!(
+            sent(&applied),
+            vec![(
+                "peerB".to_owned(),
+                Message::Notify {
+                    instance: InstanceId(1),
+                    activity: ActivityId(1),
+                    outcome: Outcome::Succeeded,
+                }
+            )]
+        );
+        assert!(story(&b).iter().any(|e| matches!(
             e,
-            Event::Overdue { precondition, then: OverdueThen::StandIn { by }, .. }
-                if *precondition == l(1) && *by == l(9)
-        )),
-        "{:?}",
-        story(&b)
-    );
-    assert_eq!(b.next_deadline(), None, "nothing to withdraw");
+            Event::Overdue {
+                then: OverdueThen::Resent,
+                ..
+            }
+        )));
+        // Only the node of the waiting activity may say so.
+        let err = b
+            .apply(
+                T0 + 11_000,
+                Input::FromNode {
+                    peer: NodeId::new("peerA"),
+                    message: overdue,
+                },
+            )
+            .unwrap_err();
+        assert!(matches!(err, BookError::NotYours { .. }), "{err}");
+    }
+
+    fn an_overdue_precondition_whose_outcome_is_unknown_is_withdrawn_after_a_grace_period() {
+        let mut b = three_nodes();
+        submit(&mut b, &chain(9)).expect("submit");
+        let applied = overdue_1_for_2(&mut b, T0 + 11_000);
+        assert!(sent(&applied).is_empty(), "its partner may still report it");
+        assert_eq!(b.next_deadline(), Some(T0 + 11_000 + OVERDUE_GRACE_MS));
+        // Said again before the decision: the deadline stays.
+        overdue_1_for_2(&mut b, T0 + 12_000);
+        assert_eq!(b.next_deadline(), Some(T0 + 11_000 + OVERDUE_GRACE_MS));
+        let early = b.apply(T0 + 12_999, Input::Tick).expect("tick");
+        assert!(early.effects.is_empty());
+        assert_eq!(activity(&b, 1).state, ActivityState::Waiting);
+
+        let applied = b.apply(T0 + 13_000, Input::Tick).expect("tick");
+        let why = "N2 (2) on P2 waited more than 10 s (its precondition timeOut) for N1 (1)";
+        let msgs = sent(&applied);
+        assert_eq!(
+            msgs[0],
+            (
+                "peerA".to_owned(),
+                Message::Withdraw {
+                    instance: InstanceId(1),
+                    partition: PartitionId(1),
+                    activities: vec![ActivityId(1)],
+                    reason: why.to_owned(),
+                }
+            )
+        );
+        let a1 = activity(&b, 1);
+        assert_eq!(
+            (a1.state, a1.detail.as_deref()),
+            (ActivityState::Failed, Some(why))
+        );
+        // Its contingency applies: activity 9 runs elsewhere.
+        assert_eq!(deployed(&applied).len(), 1, "{msgs:?}");
+        assert_eq!(
+            activity(&b, 9).node.as_ref().map(NodeName::as_str),
+            Some("spare")
+        );
+        assert_eq!(
+            partition_view(&b, 1).abandoned,
+            None,
+            "only the activity is withdrawn"
+        );
+        assert_eq!(b.next_deadline(), None);
+    }
+
+    fn an_overdue_precondition_its_partner_reports_during_the_grace_period_is_not_withdrawn() {
+        let mut b = three_nodes();
+        submit(&mut b, &chain(-1)).expect("submit");
+        overdue_1_for_2(&mut b, T0 + 11_000);
+        from_node(
+            &mut b,
+            T0 + 12_000,
+            "peerA",
+            Message::Report {
+                instance: InstanceId(1),
+                partition: PartitionId(1),
+                record: record(1, ActivityState::Succeeded),
+            },
+        );
+        let applied = b.apply(T0 + 13_000, Input::Tick).expect("tick");
+        assert!(sent(&applied).is_empty(), "{:?}", sent(&applied));
+        assert_eq!(activity(&b, 1).state, ActivityState::Succeeded);
+        assert_eq!(b.next_deadline(), None);
+    }
+
+    fn an_overdue_precondition_that_failed_is_waited_for_through_its_contingency_activity() {
+        let mut b = book_with(&[node("peerA", "P1", &[1]), node("peerB", "P2", &[1])]);
+        submit(&mut b, &chain(9)).expect("submit");
+        report_failure(&mut b, T0 + 1000, 1, 1, "peerA");
+        let applied = overdue_1_for_2(&mut b, T0 + 11_000);
+        assert!(sent(&applied).is_empty());
+        assert!(story(&b).iter().any(|e| matches!(
+            e,
+            Event::Overdue {
+                then: OverdueThen::NotPlacedYet,
+                ..
+            }
+        )));
+        let applied = b
+            .apply(T0 + 12_000, Input::Register(node("peerC", "spare", &[2])))
+            .expect("register");
+        assert_eq!(deployed(&applied).len(), 1);
+        let applied = overdue_1_for_2(&mut b, T0 + 20_000);
+        assert!(sent(&applied).is_empty());
+        assert!(
+            story(&b).iter().any(|e| matches!(
+                e,
+                Event::Overdue { precondition, then: OverdueThen::StandIn { by }, .. }
+                    if *precondition == l(1) && *by == l(9)
+            )),
+            "{:?}",
+            story(&b)
+        );
+        assert_eq!(b.next_deadline(), None, "nothing to withdraw");
+    }
 }

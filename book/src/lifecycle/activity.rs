@@ -1,0 +1,331 @@
+//! An activity's lifecycle as the controller sees it: what its node says, what the controller
+//! decides (failures, operator's cancel, overdue withdrawals) and what its contingency did.
+//!
+//! Derived from the fields of [`ActivityView`] (`state`, `partition`, `overdue`, `detail` when
+//! it is the operator's cancel, `replaced_by`, `blocked_instead`) and written back to them,
+//! so the stored JSON is unchanged. Facts that are not state stay fields: times, node,
+//! `retried`, `emergency`, the contingency rule, `stands_for`, `awaits`/`relayed`, and the
+//! reason (`detail`).
+//!
+//! The WorkToDo model (next) refines this without a rewrite: `Waiting` becomes `NotReady`,
+//! `Synchronizing` (remote preconditions awaited) and `Ready`; `Running` gains a sibling
+//! `Paused`; the final variants stay (`Succeeded`, `Failed`, `Cancelled`). The nodes will say
+//! those states through [`ActivityEvent::NodeSays`]; work items (offered, selected, locked by a
+//! holder) will be data of `Ready`/`Running`, with events of their own.
+
+use mobiwf_proto::{ActivityId, ActivityState};
+
+use super::{Refusal, check};
+use crate::{ActivityView, CANCELLED_BY_OPERATOR};
+
+/// Where an activity is, as the controller knows it.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum ActivityLifecycle {
+    /// A contingency activity no partition holds: nothing runs it (yet).
+    Unplaced,
+    /// On a node, not started (WorkToDo: `NOT_READY`, `SYNCHRONIZING`, `READY`).
+    Waiting,
+    /// Started on its node: its command runs or it is on a worklist (WorkToDo: `RUNNING`).
+    Running,
+    /// Not final, and a successor's node said it waited longer than a precondition `timeOut`
+    /// for it: unless its own partner reports it final first, the controller withdraws it
+    /// when the grace runs out.
+    Overdue {
+        /// The state it is in meanwhile.
+        under: Undecided,
+        /// When and why it is withdrawn.
+        grace: Grace,
+    },
+    /// Finished with success (WorkToDo: `SUCCEEDED`).
+    Succeeded,
+    /// Finished without success, or the controller decided it failed (WorkToDo: `FAILED`).
+    Failed {
+        /// What its contingency did.
+        replaced: Replacement,
+    },
+    /// Will never run: a predecessor blocks it (WorkToDo: `CANCELLED`).
+    Cancelled,
+    /// Ended by an operator's cancel: marked so by the controller at once, or said so by its
+    /// node (`state`, with the operator's words). Its node's own final word is still taken
+    /// (it may have ended before the cancel reached it).
+    CancelledByOperator {
+        /// As the controller or its node has it (final).
+        state: ActivityState,
+    },
+}
+
+/// The non-final states an overdue activity can be in.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Undecided {
+    /// Not placed (a contingency activity).
+    Unplaced,
+    /// Placed, not started.
+    Waiting,
+    /// Started.
+    Running,
+}
+
+/// When the controller withdraws an overdue activity, and why.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Grace {
+    /// When, ms since the epoch.
+    pub at_ms: u64,
+    /// The reason it is withdrawn for.
+    pub reason: String,
+}
+
+/// What became of a failed activity's contingency.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Replacement {
+    /// Nothing (yet): contingency -1 or 0 applied, or contingency activity x waits to be
+    /// placed.
+    No,
+    /// Contingency activity x runs in its place.
+    By(ActivityId),
+    /// Its contingency activity was in use already: its successors were cancelled instead.
+    InUse,
+}
+
+/// What happens to an activity.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum ActivityEvent {
+    /// A contingency activity was placed on a node (the caller sets where).
+    Placed,
+    /// Its node says it is in `state` (`by_operator`: with the operator's cancel as reason).
+    NodeSays {
+        /// What the node says.
+        state: ActivityState,
+        /// The node's reason is the operator's cancel.
+        by_operator: bool,
+    },
+    /// The controller decided it ended (`Failed` or `Cancelled`).
+    Decided(ActivityState),
+    /// An operator cancelled its instance.
+    OperatorCancel,
+    /// A successor's node said it waited too long for it.
+    SaidOverdue(Grace),
+    /// The overdue grace ran out (the controller withdraws it next).
+    GraceOver,
+    /// Its contingency activity was placed in its place.
+    StandInPlaced(ActivityId),
+    /// Its contingency activity was in use already.
+    StandInInUse,
+}
+
+pub use super::tables::ACTIVITY as TRANSITIONS;
+
+impl Undecided {
+    fn lifecycle(self) -> ActivityLifecycle {
+        match self {
+            Undecided::Unplaced => ActivityLifecycle::Unplaced,
+            Undecided::Waiting => ActivityLifecycle::Waiting,
+            Undecided::Running => ActivityLifecycle::Running,
+        }
+    }
+}
+
+impl ActivityLifecycle {
+    /// The kind of state, as the tables name it.
+    pub fn kind(&self) -> &'static str {
+        match self {
+            ActivityLifecycle::Unplaced => "unplaced",
+            ActivityLifecycle::Waiting => "waiting",
+            ActivityLifecycle::Running => "running",
+            ActivityLifecycle::Overdue { .. } => "overdue",
+            ActivityLifecycle::Succeeded => "succeeded",
+            ActivityLifecycle::Failed {
+                replaced: Replacement::No,
+            } => "failed",
+            ActivityLifecycle::Failed {
+                replaced: Replacement::By(_),
+            } => "replaced",
+            ActivityLifecycle::Failed {
+                replaced: Replacement::InUse,
+            } => "blocked_instead",
+            ActivityLifecycle::Cancelled => "cancelled",
+            ActivityLifecycle::CancelledByOperator { .. } => "cancelled_by_operator",
+        }
+    }
+
+    /// The state as the nodes and the API say it.
+    pub fn state(&self) -> ActivityState {
+        match self {
+            ActivityLifecycle::Unplaced | ActivityLifecycle::Waiting => ActivityState::Waiting,
+            ActivityLifecycle::Running => ActivityState::Running,
+            ActivityLifecycle::Overdue { under, .. } => under.lifecycle().state(),
+            ActivityLifecycle::Succeeded => ActivityState::Succeeded,
+            ActivityLifecycle::Failed { .. } => ActivityState::Failed,
+            ActivityLifecycle::Cancelled => ActivityState::Cancelled,
+            ActivityLifecycle::CancelledByOperator { state } => *state,
+        }
+    }
+
+    /// True once it can no longer change (but for its node's word after an operator's
+    /// cancel, and its contingency's outcome after a failure).
+    pub fn is_final(&self) -> bool {
+        self.state().is_final()
+    }
+
+    /// The state of an activity that ended in `state` (final), as its node or the
+    /// controller says, the operator's cancel being the reason or not.
+    fn ended(state: ActivityState, by_operator: bool) -> ActivityLifecycle {
+        match state {
+            _ if by_operator => ActivityLifecycle::CancelledByOperator { state },
+            ActivityState::Succeeded => ActivityLifecycle::Succeeded,
+            ActivityState::Failed => ActivityLifecycle::Failed {
+                replaced: Replacement::No,
+            },
+            ActivityState::Cancelled => ActivityLifecycle::Cancelled,
+            ActivityState::Waiting => ActivityLifecycle::Waiting,
+            ActivityState::Running => ActivityLifecycle::Running,
+        }
+    }
+
+    /// What the rules make of `event` in this state, before the table is consulted.
+    fn target(&self, event: &ActivityEvent) -> Option<ActivityLifecycle> {
+        use ActivityEvent as E;
+        use ActivityLifecycle as L;
+        let undecided = match self {
+            L::Unplaced => Some(Undecided::Unplaced),
+            L::Waiting => Some(Undecided::Waiting),
+            L::Running => Some(Undecided::Running),
+            _ => None,
+        };
+        Some(match (self, event) {
+            (L::Unplaced, E::Placed) => L::Waiting,
+            (L::Overdue { under, grace }, E::NodeSays { state, .. }) if !state.is_final() => {
+                let under = match state {
+                    ActivityState::Running => Undecided::Running,
+                    _ if *under == Undecided::Unplaced => Undecided::Unplaced,
+                    _ => Undecided::Waiting,
+                };
+                L::Overdue {
+                    under,
+                    grace: grace.clone(),
+                }
+            }
+            (L::CancelledByOperator { .. }, E::NodeSays { state, by_operator })
+                if state.is_final() =>
+            {
+                L::ended(*state, *by_operator)
+            }
+            (_, E::NodeSays { state, by_operator }) if !self.is_final() => {
+                L::ended(*state, *by_operator && state.is_final())
+            }
+            (_, E::Decided(state)) if !self.is_final() && state.is_final() => {
+                L::ended(*state, false)
+            }
+            (_, E::OperatorCancel) if !self.is_final() => L::CancelledByOperator {
+                state: ActivityState::Cancelled,
+            },
+            (_, E::SaidOverdue(grace)) => L::Overdue {
+                under: undecided?,
+                grace: grace.clone(),
+            },
+            (L::Overdue { under, .. }, E::GraceOver) => under.lifecycle(),
+            (L::Failed { replaced }, E::StandInPlaced(x)) if *replaced == Replacement::No => {
+                L::Failed {
+                    replaced: Replacement::By(*x),
+                }
+            }
+            (L::Failed { replaced }, E::StandInInUse) if *replaced == Replacement::No => {
+                L::Failed {
+                    replaced: Replacement::InUse,
+                }
+            }
+            _ => return None,
+        })
+    }
+
+    /// The one transition function: the state after `event`, or why there is none.
+    pub fn transition(self, event: &ActivityEvent) -> Result<ActivityLifecycle, Refusal> {
+        let refusal = Refusal {
+            lifecycle: "activity",
+            from: self.kind(),
+            event: event.kind(),
+        };
+        let to = self.target(event).ok_or(refusal)?;
+        check(
+            "activity",
+            TRANSITIONS,
+            (self.kind(), event.kind(), to.kind()),
+        )?;
+        Ok(to)
+    }
+}
+
+impl ActivityEvent {
+    /// The kind of event, as the tables name it.
+    pub fn kind(&self) -> &'static str {
+        match self {
+            ActivityEvent::Placed => "placed",
+            ActivityEvent::NodeSays { .. } => "node_says",
+            ActivityEvent::Decided(_) => "decided",
+            ActivityEvent::OperatorCancel => "operator_cancel",
+            ActivityEvent::SaidOverdue(_) => "said_overdue",
+            ActivityEvent::GraceOver => "grace_over",
+            ActivityEvent::StandInPlaced(_) => "stand_in_placed",
+            ActivityEvent::StandInInUse => "stand_in_in_use",
+        }
+    }
+}
+
+impl ActivityView {
+    /// Where the activity is, from its fields.
+    pub fn lifecycle(&self) -> ActivityLifecycle {
+        let grace = self.overdue.as_ref().map(|(at_ms, reason)| Grace {
+            at_ms: *at_ms,
+            reason: reason.clone(),
+        });
+        let under = match self.state {
+            ActivityState::Waiting if self.partition.is_none() => Some(Undecided::Unplaced),
+            ActivityState::Waiting => Some(Undecided::Waiting),
+            ActivityState::Running => Some(Undecided::Running),
+            _ => None,
+        };
+        match (under, grace) {
+            (Some(under), Some(grace)) => return ActivityLifecycle::Overdue { under, grace },
+            (Some(under), None) => return under.lifecycle(),
+            (None, _) => {}
+        }
+        if self.detail.as_deref() == Some(CANCELLED_BY_OPERATOR) {
+            return ActivityLifecycle::CancelledByOperator { state: self.state };
+        }
+        match self.state {
+            ActivityState::Failed => ActivityLifecycle::Failed {
+                replaced: match (self.replaced_by, self.blocked_instead) {
+                    (Some(x), _) => Replacement::By(x),
+                    (None, true) => Replacement::InUse,
+                    (None, false) => Replacement::No,
+                },
+            },
+            state => ActivityLifecycle::ended(state, false),
+        }
+    }
+
+    /// Applies `event` to the activity: its fields as the new state has them. On `Err`,
+    /// nothing changed. A final activity keeps a grace that ran out as a timer (`overdue`)
+    /// until the next tick drops it.
+    pub(crate) fn step(&mut self, event: &ActivityEvent) -> Result<ActivityLifecycle, Refusal> {
+        let to = self.lifecycle().transition(event)?;
+        self.state = to.state();
+        match &to {
+            ActivityLifecycle::Unplaced
+            | ActivityLifecycle::Waiting
+            | ActivityLifecycle::Running => self.overdue = None,
+            ActivityLifecycle::Overdue { grace, .. } => {
+                self.overdue = Some((grace.at_ms, grace.reason.clone()));
+            }
+            ActivityLifecycle::Failed { replaced } => match replaced {
+                Replacement::No => {}
+                Replacement::By(x) => self.replaced_by = Some(*x),
+                Replacement::InUse => self.blocked_instead = true,
+            },
+            ActivityLifecycle::CancelledByOperator { .. } => {
+                self.detail = Some(CANCELLED_BY_OPERATOR.to_owned());
+            }
+            ActivityLifecycle::Succeeded | ActivityLifecycle::Cancelled => {}
+        }
+        Ok(to)
+    }
+}

@@ -1,0 +1,167 @@
+//! A partition's lifecycle as the controller sees it: sent to its node, acknowledged,
+//! finished (its result came back), or given up (its partner stopped answering or its
+//! `timeOut` passed), possibly with its result coming late.
+//!
+//! Derived from the fields of [`PartitionView`] (`deployed`, `finished`, `abandoned`) and
+//! written back to them, so the stored JSON is unchanged. Facts stay fields: node, peer,
+//! deadline, `stands_for`.
+//!
+//! WorkToDo keeps this lifecycle: its new states are the activities'.
+
+use super::{Refusal, check};
+use crate::PartitionView;
+
+/// Where a partition is.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum PartitionLifecycle {
+    /// Sent to its node (or refused by it: then its instance failed), not acknowledged.
+    Sent,
+    /// Its node acknowledged it; its result did not come back yet.
+    Deployed,
+    /// Its result came back.
+    Finished,
+    /// The controller gave up on it: its unfinished activities failed then.
+    GivenUp {
+        /// Why.
+        reason: String,
+        /// Its node had acknowledged it (or did later).
+        acknowledged: bool,
+    },
+    /// Given up, then its result came back anyway: kept for the record.
+    LateResult {
+        /// Why it was given up.
+        reason: String,
+    },
+}
+
+/// What happens to a partition.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum PartitionEvent {
+    /// Its node acknowledged it.
+    Acknowledged,
+    /// Its node refused it.
+    Refused,
+    /// Its result came back.
+    Result,
+    /// The controller gives up on it, for the reason.
+    GiveUp(String),
+}
+
+pub use super::tables::PARTITION as TRANSITIONS;
+
+impl PartitionLifecycle {
+    /// The kind of state, as the tables name it.
+    pub fn kind(&self) -> &'static str {
+        match self {
+            PartitionLifecycle::Sent => "sent",
+            PartitionLifecycle::Deployed => "deployed",
+            PartitionLifecycle::Finished => "finished",
+            PartitionLifecycle::GivenUp { .. } => "given_up",
+            PartitionLifecycle::LateResult { .. } => "late_result",
+        }
+    }
+
+    /// True when nothing more is expected of it (finished or given up).
+    pub fn is_over(&self) -> bool {
+        !matches!(
+            self,
+            PartitionLifecycle::Sent | PartitionLifecycle::Deployed
+        )
+    }
+
+    /// True once the controller gave up on it.
+    pub fn is_given_up(&self) -> bool {
+        matches!(
+            self,
+            PartitionLifecycle::GivenUp { .. } | PartitionLifecycle::LateResult { .. }
+        )
+    }
+
+    fn target(&self, event: &PartitionEvent) -> Option<PartitionLifecycle> {
+        use PartitionEvent as E;
+        use PartitionLifecycle as L;
+        Some(match (self, event) {
+            (L::Sent | L::Deployed, E::Acknowledged) => L::Deployed,
+            (L::Sent | L::Deployed, E::Refused) => L::Sent,
+            (L::GivenUp { reason, .. }, E::Acknowledged | E::Refused) => L::GivenUp {
+                reason: reason.clone(),
+                acknowledged: *event == E::Acknowledged,
+            },
+            (L::Sent | L::Deployed | L::Finished, E::Result) => L::Finished,
+            (L::GivenUp { reason, .. } | L::LateResult { reason }, E::Result) => L::LateResult {
+                reason: reason.clone(),
+            },
+            (L::Sent | L::Deployed, E::GiveUp(reason)) => L::GivenUp {
+                reason: reason.clone(),
+                acknowledged: *self == L::Deployed,
+            },
+            _ => return None,
+        })
+    }
+
+    /// The one transition function: the state after `event`, or why there is none.
+    pub fn transition(self, event: &PartitionEvent) -> Result<PartitionLifecycle, Refusal> {
+        let refusal = Refusal {
+            lifecycle: "partition",
+            from: self.kind(),
+            event: event.kind(),
+        };
+        let to = self.target(event).ok_or(refusal)?;
+        check(
+            "partition",
+            TRANSITIONS,
+            (self.kind(), event.kind(), to.kind()),
+        )?;
+        Ok(to)
+    }
+}
+
+impl PartitionEvent {
+    /// The kind of event, as the tables name it.
+    pub fn kind(&self) -> &'static str {
+        match self {
+            PartitionEvent::Acknowledged => "acknowledged",
+            PartitionEvent::Refused => "refused",
+            PartitionEvent::Result => "result",
+            PartitionEvent::GiveUp(_) => "give_up",
+        }
+    }
+}
+
+impl PartitionView {
+    /// Where the partition is, from its fields.
+    pub fn lifecycle(&self) -> PartitionLifecycle {
+        match (&self.abandoned, self.finished) {
+            (None, false) if self.deployed => PartitionLifecycle::Deployed,
+            (None, false) => PartitionLifecycle::Sent,
+            (None, true) => PartitionLifecycle::Finished,
+            (Some(reason), false) => PartitionLifecycle::GivenUp {
+                reason: reason.clone(),
+                acknowledged: self.deployed,
+            },
+            (Some(reason), true) => PartitionLifecycle::LateResult {
+                reason: reason.clone(),
+            },
+        }
+    }
+
+    /// Applies `event` to the partition: its fields as the new state has them. On `Err`,
+    /// nothing changed.
+    pub(crate) fn step(&mut self, event: &PartitionEvent) -> Result<PartitionLifecycle, Refusal> {
+        let to = self.lifecycle().transition(event)?;
+        let (deployed, finished, abandoned) = match &to {
+            PartitionLifecycle::Sent => (false, false, None),
+            PartitionLifecycle::Deployed => (true, false, None),
+            PartitionLifecycle::Finished => (true, true, None),
+            PartitionLifecycle::GivenUp {
+                reason,
+                acknowledged,
+            } => (*acknowledged, false, Some(reason.clone())),
+            PartitionLifecycle::LateResult { reason } => (true, true, Some(reason.clone())),
+        };
+        self.deployed = deployed;
+        self.finished = finished;
+        self.abandoned = abandoned;
+        Ok(to)
+    }
+}
