@@ -50,8 +50,6 @@ pub(super) struct After {
     queries: Vec<Query>,
     /// The instances that changed, with whether they are final now.
     changed: Vec<(InstanceId, bool)>,
-    /// True when the group changed anything.
-    wrote: bool,
 }
 
 impl Actor for ControllerActor {
@@ -96,11 +94,10 @@ impl Actor for ControllerActor {
         if book_changed {
             state::stage(&mut group.batch, &changes)?;
         }
-        after.wrote = !group.batch.is_empty();
         Ok(after)
     }
 
-    fn committed(&mut self, after: After) {
+    fn committed(&mut self, after: After, wrote: bool) {
         self.deadline.send_replace(self.book.next_deadline());
         let watched = self.book.watched();
         self.watched.send_if_modified(|w| {
@@ -117,7 +114,7 @@ impl Actor for ControllerActor {
         for query in after.queries {
             self.answer(query);
         }
-        if after.wrote {
+        if wrote {
             self.version.send_modify(|v| *v += 1);
         }
         for (id, now_final) in after.changed {
@@ -284,6 +281,9 @@ fn input_of(now: u64, from: &PeerId, id: &MessageId, message: Message) -> Result
             skills,
             addrs,
         } => {
+            if addrs.is_empty() {
+                return Err("registration: no address to reach the node at".to_owned());
+            }
             for addr in &addrs {
                 let (owner, _) = outbox::peer_of(addr).map_err(|e| format!("registration: {e}"))?;
                 if owner != *from {

@@ -82,7 +82,7 @@ impl Actor for NodeActor {
         Ok(after)
     }
 
-    fn committed(&mut self, after: After) {
+    fn committed(&mut self, after: After, _wrote: bool) {
         for t in self.engine.take_transitions() {
             let span = tracing::info_span!("activity", instance = %t.key.instance, activity = %t.activity, name = %t.name);
             let _enter = span.enter();

@@ -33,9 +33,10 @@ pub trait Actor: Send + 'static {
         seq: &mut Sequencer,
     ) -> Result<Self::After, StoreError>;
 
-    /// The group is on disk, its messages handed to the outbox and its replies given: does
-    /// what `after` says.
-    fn committed(&mut self, after: Self::After);
+    /// The group is on disk (`wrote`: it changed something; false when there was nothing to
+    /// write), its messages handed to the outbox and its replies given: does what `after`
+    /// says.
+    fn committed(&mut self, after: Self::After, wrote: bool);
 }
 
 /// What the loop needs besides the actor.
@@ -52,14 +53,24 @@ pub struct Shell {
 /// the actor together, so that they share one synced write, made on a blocking thread so that
 /// no async worker waits for the disk. When applying or writing fails (the store failed), the
 /// loop stops rather than go on with a state the disk does not have, and says why through
-/// `fatal`.
+/// `fatal`. It also stops, between two groups, when `stop` turns true: a group under way is
+/// finished first (its write is never left running behind a stopped daemon).
 pub async fn run<A: Actor>(
     mut actor: A,
     mut events: mpsc::Receiver<A::Event>,
     mut shell: Shell,
     fatal: watch::Sender<Option<String>>,
+    mut stop_rx: watch::Receiver<bool>,
 ) {
-    while let Some(first) = events.recv().await {
+    loop {
+        let first = tokio::select! {
+            biased;
+            _ = stop_rx.wait_for(|s| *s) => return,
+            first = events.recv() => match first {
+                Some(first) => first,
+                None => return,
+            },
+        };
         let mut taken = vec![first];
         while taken.len() < MAX_GROUP {
             match events.try_recv() {
@@ -74,7 +85,8 @@ pub async fn run<A: Actor>(
             Err(e) => return stop(&fatal, &e),
         };
         let (batch, written) = group.finish(&mut shell.seq);
-        if !batch.is_empty() {
+        let wrote = !batch.is_empty();
+        if wrote {
             let store = shell.store.clone();
             let write = tokio::task::spawn_blocking(move || store.write(batch, Durability::Synced));
             match write.await {
@@ -89,7 +101,7 @@ pub async fn run<A: Actor>(
             // A sender that gave up waiting is fine: it will send again, deduplicated.
             let _ = tx.send(reply);
         }
-        actor.committed(after);
+        actor.committed(after, wrote);
     }
 }
 

@@ -110,14 +110,15 @@ impl<E: Send + 'static> Base<E> {
         A: Actor<Event = E>,
     {
         let (fatal_tx, fatal) = watch::channel(None);
+        let (stop, stop_rx) = watch::channel(false);
         let shell = Shell {
             store: self.store.clone(),
             outbox: self.outbox.clone(),
             seq,
         };
-        self.tasks.push(tokio::spawn(
-            actor::run(actor, self.receiver, shell, fatal_tx).instrument(span),
-        ));
+        let actor = tokio::spawn(
+            actor::run(actor, self.receiver, shell, fatal_tx, stop_rx).instrument(span),
+        );
         let (api_addr, served) = serve_api(api.0, api.1).await?;
         self.tasks.push(served);
         Ok(Daemon {
@@ -128,6 +129,8 @@ impl<E: Send + 'static> Base<E> {
             running: Running {
                 mesh: self.mesh,
                 outbox: self.outbox,
+                actor,
+                stop,
                 tasks: self.tasks,
                 fatal,
             },
@@ -166,11 +169,14 @@ impl<C: Clone> Daemon<C> {
     }
 }
 
-/// What a running daemon holds besides its actor's state: its mesh, its outbox, its tasks,
-/// and the news of a fatal error.
+/// What a running daemon holds besides its actor's state: its mesh, its outbox, its actor
+/// and other tasks, and the news of a fatal error.
 struct Running {
     mesh: MeshHandle,
     outbox: Outbox,
+    /// The actor loop, stopped through `stop` so that a group under way finishes.
+    actor: JoinHandle<()>,
+    stop: watch::Sender<bool>,
     tasks: Vec<JoinHandle<()>>,
     fatal: watch::Receiver<Option<String>>,
 }
@@ -189,6 +195,9 @@ impl Running {
         for t in &self.tasks {
             t.abort();
         }
+        // The actor finishes the group under way (its write included), then stops.
+        let _ = self.stop.send(true);
+        let _ = self.actor.await;
         self.mesh.shutdown().await;
     }
 }
