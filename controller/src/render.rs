@@ -61,7 +61,7 @@ pub fn what(event: &Event) -> String {
         | Event::AwaitingPartner { .. }
         | Event::ContingencyInUse { .. } => recovery_event(event),
         Event::Operator { .. } | Event::InstanceEnded { .. } | Event::Text(_) => {
-            Some(instance_event(event))
+            instance_event(event)
         }
     };
     words.unwrap_or_else(|| format!("{event:?}"))
@@ -194,8 +194,8 @@ fn recovery_event(event: &Event) -> Option<String> {
 }
 
 /// The instance's end, operators' actions, and events stored as text by earlier versions.
-fn instance_event(event: &Event) -> String {
-    match event {
+fn instance_event(event: &Event) -> Option<String> {
+    Some(match event {
         Event::Operator { action, told } => {
             format!("operator: {} (told {told} partners)", action.as_str())
         }
@@ -204,8 +204,8 @@ fn instance_event(event: &Event) -> String {
             None => format!("instance {}", state.as_str()),
         },
         Event::Text(text) => text.clone(),
-        other => format!("{other:?}"),
-    }
+        _ => return None,
+    })
 }
 
 #[cfg(test)]

@@ -2,6 +2,33 @@
 
 use super::*;
 
+/// The book rebuilt from `changes` as the controller does after a restart: instances through
+/// their JSON, definitions parsed again, the history's events.
+fn rebuilt(changes: Changes) -> Book {
+    let json = serde_json::to_string(&changes.instances).expect("ser");
+    let instances: Vec<Instance> = serde_json::from_str(&json).expect("de");
+    let definitions = changes
+        .definitions
+        .iter()
+        .map(|(id, xml)| {
+            let def = mobiwf_xml_schema::load_definition(xml).expect("definition");
+            (*id, std::sync::Arc::new(def.value))
+        })
+        .collect();
+    let events = changes
+        .history
+        .iter()
+        .map(|(id, _, e)| (*id, e.clone()))
+        .collect();
+    Book::restore(
+        changes.nodes,
+        instances,
+        definitions,
+        History::restore(events),
+        changes.last_instance,
+    )
+}
+
 scenarios! {
     fn changes_restore_the_same_book() {
         let mut b = book_with(&[
@@ -10,28 +37,7 @@ scenarios! {
         ]);
         submit(&mut b, PAPER).expect("submit");
         let changes = b.take_changes();
-        let json = serde_json::to_string(&changes.instances).expect("ser");
-        let instances: Vec<Instance> = serde_json::from_str(&json).expect("de");
-        let definitions = changes
-            .definitions
-            .iter()
-            .map(|(id, xml)| {
-                let def = mobiwf_xml_schema::load_definition(xml).expect("definition");
-                (*id, std::sync::Arc::new(def.value))
-            })
-            .collect();
-        let events = changes
-            .history
-            .iter()
-            .map(|(id, _, e)| (*id, e.clone()))
-            .collect();
-        let restored = Book::restore(
-            changes.nodes,
-            instances,
-            definitions,
-            History::restore(events),
-            changes.last_instance,
-        );
+        let restored = rebuilt(changes);
         assert_eq!(restored.history(InstanceId(1)), b.history(InstanceId(1)));
         assert_eq!(restored.instance(InstanceId(1)), b.instance(InstanceId(1)));
         let mut restored = restored;
@@ -47,28 +53,7 @@ scenarios! {
         submit(&mut b, &chain(9)).expect("submit");
         suspect(&mut b, T0 + 1000, "peerB");
         let changes = b.take_changes();
-        let json = serde_json::to_string(&changes.instances).expect("ser");
-        let instances: Vec<Instance> = serde_json::from_str(&json).expect("de");
-        let definitions = changes
-            .definitions
-            .iter()
-            .map(|(id, xml)| {
-                let def = mobiwf_xml_schema::load_definition(xml).expect("definition");
-                (*id, std::sync::Arc::new(def.value))
-            })
-            .collect();
-        let events = changes
-            .history
-            .iter()
-            .map(|(id, _, e)| (*id, e.clone()))
-            .collect();
-        let mut restored = Book::restore(
-            changes.nodes,
-            instances,
-            definitions,
-            History::restore(events),
-            changes.last_instance,
-        );
+        let mut restored = rebuilt(changes);
         assert_eq!(restored.instance(InstanceId(1)), b.instance(InstanceId(1)));
         assert_eq!(restored.history(InstanceId(1)), b.history(InstanceId(1)));
         assert_eq!(restored.watched(), b.watched());

@@ -96,11 +96,7 @@ pub async fn run<A: Actor>(
             }
         }
         // On disk: now act.
-        shell.outbox.dispatch(written.outgoing);
-        for (tx, reply) in written.acks {
-            // A sender that gave up waiting is fine: it will send again, deduplicated.
-            let _ = tx.send(reply);
-        }
+        written.hand_over(&shell.outbox);
         actor.committed(after, wrote);
     }
 }

@@ -114,6 +114,17 @@ pub(crate) struct Written {
     pub(crate) acks: Vec<(oneshot::Sender<Reply>, Reply)>,
 }
 
+impl Written {
+    /// The group is on disk: hands its messages to the outbox and gives its replies.
+    pub(crate) fn hand_over(self, outbox: &crate::outbox::Outbox) {
+        outbox.dispatch(self.outgoing);
+        for (tx, reply) in self.acks {
+            // A sender that gave up waiting is fine: it will send again, deduplicated.
+            let _ = tx.send(reply);
+        }
+    }
+}
+
 impl Group {
     /// The apply-once prelude. A probe is answered at once and never stored (answering
     /// proves the actor is alive). A message applied before, in this group or an earlier one
@@ -213,10 +224,7 @@ impl Group {
         if !batch.is_empty() {
             store.write(batch, crate::store::Durability::Synced)?;
         }
-        outbox.dispatch(written.outgoing);
-        for (tx, reply) in written.acks {
-            let _ = tx.send(reply);
-        }
+        written.hand_over(outbox);
         Ok(())
     }
 
