@@ -6,10 +6,15 @@
 //! book can speak it without linking the network stack.
 
 mod ids;
+pub mod people;
 pub mod wire;
 
 pub use ids::{InstanceId, NodeId, NodeName};
 pub use mobiwf_xml_schema::{ActivityId, ActivityTypeId, PartitionId};
+pub use people::{
+    Answer, DeviceEntry, Hold, Holder, ItemAction, ItemEvent, ItemInfo, ItemStatus, Notice, RoleId,
+    UserId, Verdict,
+};
 pub use wire::{
     ActivityRecord, ActivityState, CANCELLED_BY_OPERATOR, Control, Envelope, MAX_MESSAGE_BYTES,
     Message, MessageId, Outcome, PROTOCOL, Reply,

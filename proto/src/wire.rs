@@ -7,6 +7,9 @@
 
 use serde::{Deserialize, Serialize};
 
+use crate::people::{
+    Answer, DeviceEntry, Holder, ItemAction, ItemEvent, ItemInfo, ItemStatus, Notice, UserId,
+};
 use crate::{ActivityId, ActivityTypeId, InstanceId, NodeId, NodeName, PartitionId};
 
 /// The request-response protocol name (and version) of mobiwf execution messages.
@@ -251,6 +254,63 @@ pub enum Message {
     /// Controller → node: are you there? Answered at once, never stored; the controller's
     /// failure detector sends it to partners with unfinished work.
     Probe,
+    /// Controller → node: the organisation directory, version `version` (a node keeps the
+    /// highest it was sent and assigns work from it).
+    Directory {
+        /// Grows by one with every change (document applied, device registered).
+        version: u64,
+        /// The organisation document (XML), validated by the controller.
+        document: String,
+        /// The registered nodes: where each user's device is reached.
+        devices: Vec<DeviceEntry>,
+    },
+    /// Device (or controller, for insert and remove) → host: a user acts on a work item.
+    Claim {
+        /// The instance.
+        instance: InstanceId,
+        /// The activity.
+        activity: ActivityId,
+        /// Who acts.
+        user: UserId,
+        /// What they do.
+        action: ItemAction,
+        /// The sender's number for this claim; the answer carries it.
+        request: u64,
+    },
+    /// Host → device: a work item as this device's users see it now. Newer versions win
+    /// (messages may arrive out of order).
+    Item {
+        /// What the item is.
+        info: ItemInfo,
+        /// Grows with every change of the item on its host.
+        version: u64,
+        /// This device's users it is offered to (not held).
+        offered: Vec<UserId>,
+        /// This device's users holding it (a copy each, for method `all`).
+        holders: Vec<Holder>,
+        /// Open, done or closed.
+        status: ItemStatus,
+        /// The answer to this device's claim, when the change answers one.
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        answer: Option<Answer>,
+    },
+    /// Host → controller: what happened to a work item (history, status).
+    ItemEvents {
+        /// The instance.
+        instance: InstanceId,
+        /// The activity.
+        activity: ActivityId,
+        /// When, in ms since the epoch.
+        at_ms: u64,
+        /// What happened, in order.
+        events: Vec<ItemEvent>,
+    },
+    /// Controller → device: tell a user something (the instances they are responsible for
+    /// started, failed, ended).
+    Notice {
+        /// What to tell.
+        notice: Notice,
+    },
 }
 
 impl Message {
@@ -267,6 +327,11 @@ impl Message {
             Message::Substitute { .. } => "substitute",
             Message::Control { .. } => "control",
             Message::Probe => "probe",
+            Message::Directory { .. } => "directory",
+            Message::Claim { .. } => "claim",
+            Message::Item { .. } => "item",
+            Message::ItemEvents { .. } => "item_events",
+            Message::Notice { .. } => "notice",
         }
     }
 }

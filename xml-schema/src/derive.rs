@@ -200,5 +200,6 @@ fn partition_activity(
         kind: a.kind,
         command: a.command.clone(),
         retries: a.retries,
+        people: a.people.clone(),
     }
 }

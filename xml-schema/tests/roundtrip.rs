@@ -82,6 +82,7 @@ fn activity() -> impl Strategy<Value = Activity> {
                 kind,
                 command,
                 retries,
+                people: Default::default(),
             },
         )
 }
@@ -193,6 +194,7 @@ fn partition_document() -> impl Strategy<Value = PartitionDocument> {
                     kind,
                     command,
                     retries,
+                    people: Default::default(),
                 }
             },
         );

@@ -51,6 +51,9 @@ pub struct Activity {
     pub command: Option<String>,
     /// Extension `retries` (automatic activities only): tries after a failed one; default none.
     pub retries: Retries,
+    /// Extensions `role`, `department`, `team`, `assignment`, `policy`, `priority`,
+    /// `disconnected` (manual and semi-automatic activities): who does it; default none.
+    pub people: super::people::People,
 }
 
 /// A type of activity, which partners list among their skills.

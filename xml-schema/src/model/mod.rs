@@ -7,6 +7,7 @@
 mod common;
 mod definition;
 mod partition;
+mod people;
 
 pub use common::{
     ActivityId, ActivityKind, ActivityTypeId, Contingency, PartitionId, PartnerId, Retries, Status,
@@ -14,3 +15,7 @@ pub use common::{
 };
 pub use definition::{Activity, ActivityType, Partition, Partner, WorkflowDefinition};
 pub use partition::{Adjacent, PartitionActivity, PartitionDocument, Precondition};
+pub use people::{
+    Basis, Department, DepartmentId, Method, Organisation, People, Policy, Role, RoleGrant, RoleId,
+    Team, TeamId, User, UserId,
+};

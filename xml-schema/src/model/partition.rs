@@ -44,6 +44,9 @@ pub struct PartitionActivity {
     pub command: Option<String>,
     /// Extension `retries` (automatic activities only); default none.
     pub retries: Retries,
+    /// Extensions `role`, `department`, `team`, `assignment`, `policy`, `priority`,
+    /// `disconnected` (manual and semi-automatic activities): who does it; default none.
+    pub people: super::people::People,
 }
 
 /// A precondition of a partition activity.

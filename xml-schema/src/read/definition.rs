@@ -160,6 +160,7 @@ fn read_activity(ctx: &mut Ctx, el: &Element, index: usize) -> Activity {
         kind: common.kind,
         command: common.command,
         retries: common.retries,
+        people: common.people,
     }
 }
 

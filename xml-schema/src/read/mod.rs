@@ -343,6 +343,7 @@ pub(crate) struct CommonActivity {
     pub kind: ActivityKind,
     pub command: Option<String>,
     pub retries: Retries,
+    pub people: crate::model::People,
 }
 
 /// Reads the shared part of `activity[index]`: its id, shape (`spec` lists the children this
@@ -396,6 +397,7 @@ pub(crate) fn read_common_activity(
             .child(&["retries"])
             .map(|e| ctx.retries(e, &owner))
             .unwrap_or_default(),
+        people: crate::model::People::default(),
         owner,
     }
 }

@@ -90,6 +90,7 @@ fn read_activity(ctx: &mut Ctx, el: &Element, index: usize) -> PartitionActivity
         kind: common.kind,
         command: common.command,
         retries: common.retries,
+        people: common.people,
     }
 }
 

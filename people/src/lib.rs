@@ -1,0 +1,15 @@
+//! The people side of mobiwf, pure (no clock, disk, network or logging): the organisation
+//! directory as every node replicates it (`directory`), who a work item is offered to
+//! (`assign`), and the worklists a user's device keeps (`desk`).
+//!
+//! The host of a manual activity (the node that runs its partition) assigns it from its
+//! replica of the directory and arbitrates claims on it (`mobiwf-engine`); the device of each
+//! user keeps that user's worklist and notices (`desk`). See ARCHITECTURE.md → People.
+
+#![cfg_attr(not(test), deny(clippy::unwrap_used, clippy::expect_used))]
+
+pub mod assign;
+pub mod directory;
+
+pub use assign::{Choice, Load, choose};
+pub use directory::{ADMINISTRATOR, Directory, DirectoryError};

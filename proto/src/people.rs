@@ -1,0 +1,236 @@
+//! What travels between a work item's host, the users' devices and the controller: the
+//! directory replica, claims on items, the host's view of an item for one device, item events
+//! for the controller's history, and notices to a user (seed 004 Table 2, seed 002 §3.3).
+//!
+//! Every message goes through the durable outbox like the others; the host answers a claim
+//! with the item's new state (and the claim's answer) to the claimant's device, so a claim
+//! made while the host is unreachable waits in the outbox and is answered when it arrives.
+
+use serde::{Deserialize, Serialize};
+
+use crate::{ActivityId, InstanceId, NodeId, NodeName, PartitionId};
+pub use mobiwf_xml_schema::{RoleId, UserId};
+
+/// A registered node as the directory knows it: where the worklists of its users live.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct DeviceEntry {
+    /// The name it registered with (`user@device` names it).
+    pub name: NodeName,
+    /// Its peer id.
+    pub node: NodeId,
+    /// Its full libp2p address (`.../p2p/<peer id>`), where hosts send its users' items.
+    pub location: String,
+    /// How many times it registered (connected) with the controller.
+    pub connections: u32,
+    /// When it last registered, in ms since the epoch.
+    pub last_connected_ms: u64,
+}
+
+/// What a user does to a work item.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(tag = "action", rename_all = "snake_case")]
+pub enum ItemAction {
+    /// Take an offered item: it leaves the other users' worklists.
+    Select,
+    /// Give a selected item back: it is offered again.
+    Release,
+    /// Take an offered item for work without the network (`<disconnected>true`).
+    Lock,
+    /// Give a locked item back: it is offered again.
+    Unlock,
+    /// The holder finished the work.
+    Complete {
+        /// True when it succeeded.
+        succeeded: bool,
+        /// The person's words.
+        detail: Option<String>,
+    },
+    /// The holder (or an administrator) hands the item to another user.
+    Delegate {
+        /// The user who gets it.
+        to: UserId,
+    },
+    /// An administrator puts the item on a user's worklist (offered to them too).
+    Insert,
+    /// An administrator takes the item off a user's worklist.
+    Remove,
+}
+
+impl ItemAction {
+    /// The word used on the command line, in the API and in histories.
+    pub fn as_str(&self) -> &'static str {
+        match self {
+            ItemAction::Select => "select",
+            ItemAction::Release => "release",
+            ItemAction::Lock => "lock",
+            ItemAction::Unlock => "unlock",
+            ItemAction::Complete { .. } => "complete",
+            ItemAction::Delegate { .. } => "delegate",
+            ItemAction::Insert => "insert",
+            ItemAction::Remove => "remove",
+        }
+    }
+}
+
+/// How a user holds an item.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum Hold {
+    /// Selected: being worked on, online.
+    Selected,
+    /// Locked: taken for work without the network.
+    Locked,
+}
+
+/// Who holds an item (a copy of it, for method `all`).
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct Holder {
+    /// The user.
+    pub user: UserId,
+    /// Selected or locked.
+    pub hold: Hold,
+    /// Since when, in ms since the epoch.
+    pub since_ms: u64,
+    /// Who delegated it to them, if someone did.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub grantor: Option<UserId>,
+}
+
+/// What a work item is, as a worklist shows it.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct ItemInfo {
+    /// The instance.
+    pub instance: InstanceId,
+    /// The partition on its host.
+    pub partition: PartitionId,
+    /// The activity.
+    pub activity: ActivityId,
+    /// The activity's name.
+    pub name: String,
+    /// The activity's description.
+    pub description: String,
+    /// `manual` or `semiAutomatic`.
+    pub kind: String,
+    /// `<priority>`: higher first in the priority view.
+    pub priority: i64,
+    /// `<disconnected>`: may be locked.
+    pub disconnected: bool,
+    /// When the activity became ready (offered), in ms since the epoch.
+    pub ready_ms: u64,
+    /// When its `timeOut` runs out, if it has one, in ms since the epoch.
+    pub deadline_ms: Option<u64>,
+    /// The host's full libp2p address: where claims go.
+    pub host: String,
+}
+
+/// Whether a work item can still be worked on.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(tag = "status", rename_all = "snake_case")]
+pub enum ItemStatus {
+    /// Offered or held: work to do.
+    Open,
+    /// Finished by a person.
+    Done {
+        /// Who.
+        by: UserId,
+        /// True when it succeeded.
+        succeeded: bool,
+    },
+    /// Ended otherwise (the activity was cancelled, withdrawn or timed out).
+    Closed {
+        /// Why.
+        why: String,
+    },
+}
+
+/// How the host answered one claim.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(tag = "result", rename_all = "snake_case")]
+pub enum Verdict {
+    /// Done.
+    Done,
+    /// Someone else holds it, or it is finished: "no longer available".
+    Unavailable {
+        /// The words for the user.
+        reason: String,
+    },
+    /// This user may not (not offered to them, on leave, not the holder, not an
+    /// administrator).
+    Forbidden {
+        /// The words for the user.
+        reason: String,
+    },
+    /// The request makes no sense for this item (lock without `<disconnected>`, complete
+    /// before select, delegate to an unknown user).
+    Invalid {
+        /// The words for the user.
+        reason: String,
+    },
+}
+
+/// The answer to a device's claim, riding on the item's state sent to that device.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct Answer {
+    /// Who claimed.
+    pub user: UserId,
+    /// The device's number for the claim.
+    pub request: u64,
+    /// What the host decided.
+    pub verdict: Verdict,
+}
+
+/// What happened to a work item, for the controller's history and status (admin view, W8).
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(tag = "event", rename_all = "snake_case")]
+pub enum ItemEvent {
+    /// Offered to these users (by the assignment, again after a release, or by an insert).
+    Offered {
+        /// The users.
+        users: Vec<UserId>,
+    },
+    /// No user can be offered the item now (nobody in the role, all on leave, no
+    /// directory); it is offered when the directory changes.
+    Unassigned {
+        /// Why.
+        why: String,
+    },
+    /// A user acted on it (select, release, lock, unlock, complete, delegate, insert, remove).
+    Acted {
+        /// Who acted.
+        user: UserId,
+        /// What they did.
+        action: ItemAction,
+    },
+    /// A claim the host refused.
+    Refused {
+        /// Who claimed.
+        user: UserId,
+        /// What they tried.
+        action: String,
+        /// Why not.
+        reason: String,
+    },
+    /// Taken off these users' worklists (someone else took it, or it ended).
+    Revoked {
+        /// The users.
+        users: Vec<UserId>,
+    },
+}
+
+/// What a user is told on their device's notices.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct Notice {
+    /// The user.
+    pub user: UserId,
+    /// The instance it is about.
+    pub instance: InstanceId,
+    /// The activity, when it is about one.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub activity: Option<ActivityId>,
+    /// What kind of notice (`offered`, `revoked`, `started`, `failed`, `ended`, ...).
+    pub kind: String,
+    /// The words.
+    pub text: String,
+    /// When, in ms since the epoch.
+    pub at_ms: u64,
+}
