@@ -44,6 +44,10 @@ enum Command {
         /// The workflow definition.
         #[arg(value_name = "FILE")]
         file: PathBuf,
+        /// The user responsible for the instance: told on their device's notices when it
+        /// starts, when an activity fails and when it ends.
+        #[arg(long, value_name = "USER")]
+        responsible: Option<String>,
         #[command(flatten)]
         api: ApiArgs,
     },
@@ -119,6 +123,12 @@ enum Command {
         #[command(flatten)]
         api: ApiArgs,
     },
+    /// The organisation directory: users, roles, departments, teams and their devices.
+    #[command(subcommand)]
+    Org(OrgCommand),
+    /// Administer a work item: the controller carries the change to the node hosting it.
+    #[command(subcommand)]
+    Worklist(WorklistCommand),
     /// List the registered nodes.
     Nodes {
         /// Print JSON.
@@ -153,6 +163,64 @@ enum Command {
         #[arg(long, value_name = "TEXT")]
         start_time: Option<String>,
     },
+}
+
+#[derive(Subcommand)]
+enum OrgCommand {
+    /// Apply an organisation document (XML): it replaces the directory, whose new version
+    /// every node receives. Exit 1 with every problem (`file:line:col`) when it is invalid.
+    Apply {
+        /// The organisation document.
+        #[arg(value_name = "FILE")]
+        file: PathBuf,
+        #[command(flatten)]
+        api: ApiArgs,
+    },
+    /// Show the directory: version, users with their department, teams, device and roles.
+    Show {
+        /// Print JSON.
+        #[arg(long)]
+        json: bool,
+        #[command(flatten)]
+        api: ApiArgs,
+    },
+}
+
+/// One work item and the user an administrator's action is about.
+#[derive(clap::Args)]
+struct ItemUser {
+    /// The instance id.
+    instance: u64,
+    /// The activity id.
+    activity: u64,
+    /// The user.
+    #[arg(long)]
+    user: String,
+    #[command(flatten)]
+    api: ApiArgs,
+}
+
+#[derive(Subcommand)]
+enum WorklistCommand {
+    /// Put the item on a user's worklist (offered to them too).
+    Insert(ItemUser),
+    /// Take the item off a user's worklist (a hold of theirs ends; it is offered again).
+    Remove(ItemUser),
+    /// Hand the item held by `--user` to another user (`--to`).
+    Delegate {
+        #[command(flatten)]
+        item: ItemUser,
+        /// The user who gets it.
+        #[arg(long)]
+        to: String,
+    },
+}
+
+impl ItemUser {
+    async fn send(&self, action: &str, to: Option<&str>) -> anyhow::Result<ExitCode> {
+        let item = (self.instance, self.activity);
+        commands::worklist::run(&self.api, item, action, &self.user, to).await
+    }
 }
 
 fn main() -> ExitCode {
@@ -191,7 +259,20 @@ fn run_async(command: Command) -> anyhow::Result<ExitCode> {
         match command {
             Command::Demo { file, timeout } => commands::demo::run(file.as_deref(), timeout).await,
             Command::Serve(args) => commands::serve::run(args).await,
-            Command::Submit { file, api } => commands::submit::run(&api, &file).await,
+            Command::Submit {
+                file,
+                responsible,
+                api,
+            } => commands::submit::run(&api, &file, responsible.as_deref()).await,
+            Command::Org(OrgCommand::Apply { file, api }) => {
+                commands::org::apply(&api, &file).await
+            }
+            Command::Org(OrgCommand::Show { json, api }) => commands::org::show(&api, json).await,
+            Command::Worklist(WorklistCommand::Insert(item)) => item.send("insert", None).await,
+            Command::Worklist(WorklistCommand::Remove(item)) => item.send("remove", None).await,
+            Command::Worklist(WorklistCommand::Delegate { item, to }) => {
+                item.send("delegate", Some(&to)).await
+            }
             Command::Status {
                 instance,
                 json,

@@ -6,6 +6,7 @@
 //!   activity, 409 when it cannot be completed now (not running, or automatic).
 //! - `GET /runs`: every partition run on this node and each activity's state (JSON).
 //! - `GET /metrics`: Prometheus text format.
+//! - The users' worklists, notices and the directory version: see `api_people`.
 
 use axum::Json;
 use axum::Router;
@@ -40,6 +41,13 @@ pub fn router(client: NodeClient) -> Router {
             post(complete),
         )
         .route("/metrics", get(metrics))
+        .route("/users/{user}/worklist", get(crate::api_people::worklist))
+        .route(
+            "/users/{user}/worklist/{instance}/{activity}/{action}",
+            post(crate::api_people::act),
+        )
+        .route("/users/{user}/notices", get(crate::api_people::notices))
+        .route("/directory", get(crate::api_people::directory))
         .with_state(client)
 }
 

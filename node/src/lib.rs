@@ -3,6 +3,7 @@
 //! `executor`), and the HTTP API (`api`).
 
 pub mod api;
+pub mod api_people;
 pub mod daemon;
 pub mod executor;
 pub mod state;

@@ -23,20 +23,47 @@ struct Cli {
 enum Command {
     /// Run the node: join the mesh, register with the controller, run partitions.
     Run(commands::run::RunArgs),
-    /// List the manual work waiting on a running node.
+    /// List a user's worklist on their device (`--user`), or without `--user` the manual work
+    /// of activities that name no role, waiting on this node.
     Worklist {
         #[command(flatten)]
         api: ApiArgs,
+        /// The user whose worklist to show (their device is this node).
+        #[arg(long)]
+        user: Option<String>,
+        /// The view: arrival, priority, deadline or size.
+        #[arg(long, default_value = "arrival", requires = "user")]
+        order: String,
         /// Print JSON instead of a table.
         #[arg(long)]
         json: bool,
     },
-    /// Finish a manual activity on a running node.
+    /// Take an offered item: it leaves the other users' worklists (exit 4: no longer available).
+    Select(ItemArgs),
+    /// Give a selected item back: it is offered again.
+    Release(ItemArgs),
+    /// Take an offered item for work without the network (activities with `<disconnected>`).
+    Lock(ItemArgs),
+    /// Give a locked item back: it is offered again.
+    Unlock(ItemArgs),
+    /// Hand an item you hold (or, as an administrator, any held item) to another user.
+    Delegate {
+        #[command(flatten)]
+        item: ItemArgs,
+        /// The user who gets it.
+        #[arg(long)]
+        to: String,
+    },
+    /// Finish a manual activity: with `--user`, an item the user holds (selected or locked);
+    /// without, an activity that names no role.
     Complete {
         /// The instance id.
         instance: u64,
         /// The activity id.
         activity: u64,
+        /// The user who holds the item.
+        #[arg(long)]
+        user: Option<String>,
         /// The work could not be done: the activity fails (its contingency applies).
         #[arg(long)]
         failed: bool,
@@ -45,6 +72,17 @@ enum Command {
         detail: Option<String>,
         #[command(flatten)]
         api: ApiArgs,
+    },
+    /// What a user was told: offers, revocations, the instances they are responsible for.
+    Notices {
+        #[command(flatten)]
+        api: ApiArgs,
+        /// The user.
+        #[arg(long)]
+        user: String,
+        /// Print JSON instead of lines.
+        #[arg(long)]
+        json: bool,
     },
     /// Check a partition document and show what this node would do with it.
     ///
@@ -57,6 +95,27 @@ enum Command {
         #[arg(value_name = "FILE")]
         file: PathBuf,
     },
+}
+
+/// One work item of one user's worklist.
+#[derive(clap::Args)]
+struct ItemArgs {
+    /// The instance id.
+    instance: u64,
+    /// The activity id.
+    activity: u64,
+    /// The user (their device is this node).
+    #[arg(long)]
+    user: String,
+    #[command(flatten)]
+    api: ApiArgs,
+}
+
+impl ItemArgs {
+    async fn act(&self, action: &str, body: serde_json::Value) -> anyhow::Result<()> {
+        let item = (self.instance, self.activity);
+        commands::people::act(&self.api, &self.user, item, action, body).await
+    }
 }
 
 fn main() -> ExitCode {
@@ -82,14 +141,43 @@ fn main() -> ExitCode {
     let result = runtime.block_on(async {
         match cli.command {
             Command::Run(args) => commands::run::run(args).await,
-            Command::Worklist { api, json } => commands::worklist::run(&api, json).await,
+            Command::Worklist {
+                api,
+                user: Some(user),
+                order,
+                json,
+            } => commands::people::worklist(&api, &user, &order, json).await,
+            Command::Worklist { api, json, .. } => commands::worklist::run(&api, json).await,
+            Command::Select(item) => item.act("select", serde_json::Value::Null).await,
+            Command::Release(item) => item.act("release", serde_json::Value::Null).await,
+            Command::Lock(item) => item.act("lock", serde_json::Value::Null).await,
+            Command::Unlock(item) => item.act("unlock", serde_json::Value::Null).await,
+            Command::Delegate { item, to } => {
+                item.act("delegate", serde_json::json!({ "to": to })).await
+            }
+            Command::Complete {
+                instance,
+                activity,
+                user: Some(user),
+                failed,
+                detail,
+                api,
+            } => {
+                let body = serde_json::json!({ "failed": failed, "detail": detail });
+                let item = (instance, activity);
+                commands::people::act(&api, &user, item, "complete", body).await
+            }
             Command::Complete {
                 instance,
                 activity,
                 failed,
                 detail,
                 api,
+                ..
             } => commands::complete::run(&api, instance, activity, failed, detail).await,
+            Command::Notices { api, user, json } => {
+                commands::people::notices(&api, &user, json).await
+            }
             Command::Inspect { .. } => Ok(()),
         }
     });
@@ -97,7 +185,10 @@ fn main() -> ExitCode {
         Ok(()) => ExitCode::SUCCESS,
         Err(e) => {
             eprintln!("mobiwf-node: error: {e:#}");
-            ExitCode::from(1)
+            let code = e
+                .downcast_ref::<commands::api_client::Exit>()
+                .map_or(1, |exit| exit.code);
+            ExitCode::from(code)
         }
     }
 }

@@ -4,6 +4,7 @@ pub mod api_client;
 pub mod control;
 pub mod demo;
 pub mod history;
+pub mod org;
 pub mod partition;
 pub mod serve;
 pub mod status;
@@ -11,6 +12,7 @@ pub mod submit;
 pub mod table;
 pub mod validate;
 pub mod wait;
+pub mod worklist;
 
 use std::path::Path;
 

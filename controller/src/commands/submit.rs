@@ -1,4 +1,4 @@
-//! `submit FILE`: start an instance of a workflow on the running controller.
+//! `submit FILE [--responsible USER]`: start an instance of a workflow on the running controller.
 
 use std::path::Path;
 use std::process::ExitCode;
@@ -6,11 +6,12 @@ use std::process::ExitCode;
 use super::api_client::{ApiArgs, json};
 
 /// Prints the new instance id (exit 0), or why it was refused (exit 1).
-pub async fn run(api: &ApiArgs, file: &Path) -> anyhow::Result<ExitCode> {
+pub async fn run(api: &ApiArgs, file: &Path, responsible: Option<&str>) -> anyhow::Result<ExitCode> {
     let bytes = super::read(file)?;
     let request = reqwest::Client::new()
         .post(api.url("/instances"))
         .query(&[("source", file.display().to_string())])
+        .query(&[("responsible", responsible)])
         .header("content-type", "application/xml")
         .body(bytes);
     match json(request, api).await? {

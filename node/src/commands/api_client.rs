@@ -49,3 +49,20 @@ pub async fn check(response: reqwest::Response) -> anyhow::Result<reqwest::Respo
     let message = body["error"].as_str().unwrap_or("no details").to_owned();
     anyhow::bail!("{message} (HTTP {status})")
 }
+
+/// An error that ends the command with a code of its own (the worklist commands' 3 and 4).
+#[derive(Debug)]
+pub struct Exit {
+    /// The process exit code.
+    pub code: u8,
+    /// What to print.
+    pub message: String,
+}
+
+impl std::fmt::Display for Exit {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(&self.message)
+    }
+}
+
+impl std::error::Error for Exit {}

@@ -3,5 +3,6 @@
 pub mod api_client;
 pub mod complete;
 pub mod inspect;
+pub mod people;
 pub mod run;
 pub mod worklist;

@@ -1,0 +1,157 @@
+//! The people side of the node's HTTP API: the worklists and notices of the users whose
+//! device this node is, and their actions on work items (seed 004 Table 2).
+//!
+//! - `GET /users/{user}/worklist?order=arrival|priority|deadline|size`: the items offered to
+//!   or held by the user (JSON array). 403 when the user's worklist is on another node.
+//! - `POST /users/{user}/worklist/{instance}/{activity}/{action}` with action `select`,
+//!   `release`, `lock`, `unlock`, `complete` (body `{"failed": bool, "detail": "..."}`) or
+//!   `delegate` (body `{"to": "user"}`): 200 done; 202 sent to the item's host, which has not
+//!   answered within [`CLAIM_ANSWER_WAIT`] (the answer will show in the worklist); 409 "no
+//!   longer available" (someone else holds it, or it ended); 403 the user may not; 400 the
+//!   action does not apply (e.g. lock without `<disconnected>`); 404 no such item here.
+//! - `GET /users/{user}/notices`: what the user was told, oldest first.
+//! - `GET /directory`: the version of the organisation directory this node holds, and the
+//!   users whose device it is.
+
+use std::time::Duration;
+
+use axum::Json;
+use axum::extract::{Path, Query, State};
+use axum::http::StatusCode;
+use axum::response::{IntoResponse, Response};
+use mobiwf_proto::{ActivityId, InstanceId, ItemAction, UserId, Verdict};
+use serde::Deserialize;
+
+use crate::daemon::{ClaimOutcome, NodeClient};
+
+/// How long an API call waits for the host's answer to a claim before answering 202.
+pub const CLAIM_ANSWER_WAIT: Duration = Duration::from_secs(10);
+
+fn error(status: StatusCode, message: String) -> Response {
+    (status, Json(serde_json::json!({ "error": message }))).into_response()
+}
+
+fn unavailable(e: anyhow::Error) -> Response {
+    error(StatusCode::SERVICE_UNAVAILABLE, format!("{e:#}"))
+}
+
+/// `?order=` of a worklist.
+#[derive(Deserialize)]
+pub(crate) struct OrderQuery {
+    order: Option<String>,
+}
+
+pub(crate) async fn worklist(
+    State(client): State<NodeClient>,
+    Path(user): Path<String>,
+    Query(q): Query<OrderQuery>,
+) -> Response {
+    let order = q.order.unwrap_or_else(|| "arrival".to_owned());
+    let Some(order) = mobiwf_people::desk::Order::parse(&order) else {
+        return error(
+            StatusCode::BAD_REQUEST,
+            format!("unknown order '{order}': use arrival, priority, deadline or size"),
+        );
+    };
+    match client.user_worklist(UserId::new(user), order).await {
+        Ok(Ok(entries)) => Json(entries).into_response(),
+        Ok(Err(not_here)) => error(StatusCode::FORBIDDEN, not_here),
+        Err(e) => unavailable(e),
+    }
+}
+
+pub(crate) async fn notices(State(client): State<NodeClient>, Path(user): Path<String>) -> Response {
+    match client.notices(UserId::new(user)).await {
+        Ok(Ok(notices)) => Json(notices).into_response(),
+        Ok(Err(not_here)) => error(StatusCode::FORBIDDEN, not_here),
+        Err(e) => unavailable(e),
+    }
+}
+
+pub(crate) async fn directory(State(client): State<NodeClient>) -> Response {
+    match client.directory().await {
+        Ok(view) => Json(view).into_response(),
+        Err(e) => unavailable(e),
+    }
+}
+
+/// The body of a `complete` or `delegate`.
+#[derive(Debug, Default, Deserialize)]
+pub(crate) struct ActBody {
+    #[serde(default)]
+    failed: bool,
+    #[serde(default)]
+    detail: Option<String>,
+    #[serde(default)]
+    to: Option<String>,
+}
+
+pub(crate) async fn act(
+    State(client): State<NodeClient>,
+    Path((user, instance, activity, action)): Path<(String, u64, u64, String)>,
+    body: Option<Json<ActBody>>,
+) -> Response {
+    let body = body.map(|Json(b)| b).unwrap_or_default();
+    let action = match action.as_str() {
+        "select" => ItemAction::Select,
+        "release" => ItemAction::Release,
+        "lock" => ItemAction::Lock,
+        "unlock" => ItemAction::Unlock,
+        "complete" => ItemAction::Complete {
+            succeeded: !body.failed,
+            detail: body.detail,
+        },
+        "delegate" => match body.to {
+            Some(to) => ItemAction::Delegate { to: UserId::new(to) },
+            None => {
+                return error(
+                    StatusCode::BAD_REQUEST,
+                    "delegate needs the user who gets the item: {\"to\": \"user\"}".to_owned(),
+                );
+            }
+        },
+        other => {
+            return error(
+                StatusCode::NOT_FOUND,
+                format!(
+                    "no action '{other}': use select, release, lock, unlock, complete or delegate"
+                ),
+            );
+        }
+    };
+    let what = action.as_str();
+    let (instance, activity) = (InstanceId(instance), ActivityId(activity));
+    let outcome = client
+        .claim(UserId::new(user.clone()), instance, activity, action)
+        .await;
+    match outcome {
+        Ok(ClaimOutcome::Answered(Verdict::Done)) => Json(serde_json::json!({
+            "user": user, "instance": instance, "activity": activity, "action": what,
+            "result": "done",
+        }))
+        .into_response(),
+        Ok(ClaimOutcome::Answered(Verdict::Unavailable { reason })) => {
+            error(StatusCode::CONFLICT, reason)
+        }
+        Ok(ClaimOutcome::Answered(Verdict::Forbidden { reason })) => {
+            error(StatusCode::FORBIDDEN, reason)
+        }
+        Ok(ClaimOutcome::Answered(Verdict::Invalid { reason })) => {
+            error(StatusCode::BAD_REQUEST, reason)
+        }
+        Ok(ClaimOutcome::Pending { request, host }) => (
+            StatusCode::ACCEPTED,
+            Json(serde_json::json!({
+                "request": request,
+                "message": format!(
+                    "{what} sent to the item's host {host}, which has not answered yet; \
+                     its answer will show in the worklist"
+                ),
+            })),
+        )
+            .into_response(),
+        Ok(ClaimOutcome::NotHere(reason)) => error(StatusCode::FORBIDDEN, reason),
+        Ok(ClaimOutcome::UnknownItem(reason)) => error(StatusCode::NOT_FOUND, reason),
+        Err(e) => unavailable(e),
+    }
+}
