@@ -521,3 +521,52 @@ fn models_built_in_code_are_checked_too() {
     assert_eq!(problems.len(), 1, "{problems:?}");
     assert!(problems[0].message.contains("with method all"));
 }
+
+/// The reader and the XSDs agree on the people extensions: the documents of `tests/xsd/` that
+/// show them are accepted, or refused, by both (tests/xsd.rs runs the XSD side).
+#[test]
+fn the_reader_agrees_with_the_xsd_test_documents() {
+    let dir = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/xsd");
+    for name in ["people.workflow.xml", "people.partition.xml"] {
+        let bytes = std::fs::read(dir.join("valid").join(name)).unwrap();
+        let problems = mobiwf_xml_schema::check(&bytes);
+        assert!(problems.is_empty(), "{}", problems.render(name));
+    }
+    let refused = [
+        "assignment-basis-group.workflow.xml",
+        "assignment-method-fifo.partition.xml",
+        "assignment-with-text.workflow.xml",
+        "disconnected-yes.partition.xml",
+        "policy-fewest-assigned-0.partition.xml",
+        "policy-without-number.workflow.xml",
+        "priority-too-large.workflow.xml",
+        "role-empty.partition.xml",
+    ];
+    for name in refused {
+        let bytes = std::fs::read(dir.join("invalid").join(name)).unwrap();
+        let rendered = mobiwf_xml_schema::check(&bytes).render(name);
+        let element = name.split('-').next().unwrap();
+        assert!(
+            rendered.contains(&format!("<{element}> of activity 1")),
+            "{name} should be refused for its <{element}>:\n{rendered}"
+        );
+    }
+    let def = load_definition(&std::fs::read(dir.join("valid/people.workflow.xml")).unwrap())
+        .unwrap()
+        .value;
+    let kinds: Vec<(Basis, Method)> = def
+        .activities
+        .iter()
+        .map(|a| (a.people.basis, a.people.method))
+        .collect();
+    assert_eq!(
+        kinds,
+        [
+            (Basis::Role, Method::Fcfa),
+            (Basis::Role, Method::Priority),
+            (Basis::Department, Method::LeastWorking),
+            (Basis::Team, Method::All),
+            (Basis::Role, Method::RoundRobin),
+        ]
+    );
+}
