@@ -97,7 +97,7 @@ fn check_activity(
     check_activity_type(diags, declared, map, i, a);
     check_preconditions(diags, declared, map, i, a);
     check_retries(diags, map, i, a);
-    check_people(diags, map, i, (a.id, a.kind), &a.people);
+    check_people(diags, map, i, a.id, a.kind, &a.people);
     check_contingency(diags, declared, map, i, a);
 }
 

@@ -29,7 +29,7 @@ pub fn validate_partition(doc: &PartitionDocument, map: &SourceMap) -> Vec<Diagn
                 problem,
             ));
         }
-        check_people(&mut diags, map, i, (a.id, a.kind), &a.people);
+        check_people(&mut diags, map, i, a.id, a.kind, &a.people);
         for (j, p) in a.preconditions.iter().enumerate() {
             let pos = map.pos_or(Node::Precondition(i, j), Node::Activity(i));
             let local_pos = map.pos_or(

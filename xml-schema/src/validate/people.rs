@@ -41,7 +41,8 @@ pub(super) fn check_people(
     diags: &mut Vec<Diagnostic>,
     map: &SourceMap,
     i: usize,
-    (id, kind): (ActivityId, ActivityKind),
+    id: ActivityId,
+    kind: ActivityKind,
     people: &People,
 ) {
     let set = set_elements(people);
@@ -113,30 +114,9 @@ fn elements(fields: &[&str]) -> String {
 
 /// Checks that the group the assignment basis names is there (the activity names someone).
 fn check_basis(diags: &mut Vec<Diagnostic>, place: &Place<'_>, id: ActivityId, people: &People) {
-    let message = match people.basis {
+    let missing = match people.basis {
         Basis::Role if people.role.is_none() => {
-            let has = if people.department.is_some() {
-                "department"
-            } else {
-                "team"
-            };
-            let pos = if place
-                .map
-                .pos(Node::ActivityField(place.i, "assignment"))
-                .is_known()
-            {
-                place.at("assignment")
-            } else {
-                place.at(has)
-            };
-            diags.push(Diagnostic::new(
-                pos,
-                format!(
-                    "activity {id} has <{has}> but no <role>, and its assignment basis is role \
-                     (the default), so nobody would be offered the item; add <assignment \
-                     basis=\"{has}\"/> to offer it to the members of the {has}, or add <role>"
-                ),
-            ));
+            diags.push(default_basis_without_role(place, id, people));
             return;
         }
         Basis::Department if people.department.is_none() => "department",
@@ -146,11 +126,40 @@ fn check_basis(diags: &mut Vec<Diagnostic>, place: &Place<'_>, id: ActivityId, p
     diags.push(Diagnostic::new(
         place.at("assignment"),
         format!(
-            "activity {id} has assignment basis {message} but no <{message}>, so nobody would be \
-             offered the item; add <{message}> naming the {message} whose members do it, or \
+            "activity {id} has assignment basis {missing} but no <{missing}>, so nobody would be \
+             offered the item; add <{missing}> naming the {missing} whose members do it, or \
              change the basis"
         ),
     ));
+}
+
+/// The problem of an activity with a department or team (in `people`) but no role, whose
+/// basis is role: the basis was most likely meant to be the group it names.
+fn default_basis_without_role(place: &Place<'_>, id: ActivityId, people: &People) -> Diagnostic {
+    let has = if people.department.is_some() {
+        "department"
+    } else {
+        "team"
+    };
+    let written = |field| {
+        place
+            .map
+            .pos(Node::ActivityField(place.i, field))
+            .is_known()
+    };
+    let pos = if written("assignment") {
+        place.at("assignment")
+    } else {
+        place.at(has)
+    };
+    Diagnostic::new(
+        pos,
+        format!(
+            "activity {id} has <{has}> but no <role>, and its assignment basis is role (the \
+             default), so nobody would be offered the item; add <assignment basis=\"{has}\"/> \
+             to offer it to the members of the {has}, or add <role>"
+        ),
+    )
 }
 
 /// Checks that the method fits the basis, and the policy the method.
