@@ -11,7 +11,8 @@ pub const MAX_DOCUMENT_BYTES: usize = 4 * 1024 * 1024;
 /// `workflow/activities/activity/preconditions/precondition/timeOut` (depth 6).
 pub const MAX_DEPTH: usize = 16;
 
-/// Most attributes accepted on one element. The languages use one (`id`).
+/// Most attributes accepted on one element. The languages use at most two (`basis` and
+/// `method` of `assignment`).
 pub const MAX_ATTRIBUTES: usize = 8;
 
 /// Longest text content of one element, in bytes (after decoding), e.g. a `command`.

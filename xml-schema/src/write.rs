@@ -7,7 +7,8 @@
 use std::fmt::Write as _;
 
 use crate::model::{
-    ActivityKind, PartitionActivity, PartitionDocument, Precondition, Retries, WorkflowDefinition,
+    ActivityKind, Basis, Method, PartitionActivity, PartitionDocument, People, Policy,
+    Precondition, Retries, WorkflowDefinition,
 };
 
 /// Writes a workflow definition.
@@ -31,6 +32,7 @@ pub fn write_definition(def: &WorkflowDefinition) -> String {
                 }
             });
             out.extensions(a.kind, a.command.as_deref(), a.retries);
+            out.people(&a.people);
             out.close("activity");
         }
     });
@@ -113,6 +115,7 @@ fn write_partition_activity(out: &mut Out, a: &PartitionActivity) {
         out.leaf("timeOut", a.time_out_secs);
     }
     out.extensions(a.kind, a.command.as_deref(), a.retries);
+    out.people(&a.people);
     out.close("activity");
 }
 
@@ -192,6 +195,35 @@ impl Out {
                 "<retries><count>{}</count><wait>{}</wait></retries>",
                 retries.count, retries.wait_secs
             ));
+        }
+    }
+
+    /// The people extensions, each only where it differs from its default.
+    fn people(&mut self, people: &People) {
+        if let Some(role) = &people.role {
+            self.leaf("role", role);
+        }
+        if let Some(department) = &people.department {
+            self.leaf("department", department);
+        }
+        if let Some(team) = &people.team {
+            self.leaf("team", team);
+        }
+        if people.basis != Basis::default() || people.method != Method::default() {
+            self.line(&format!(
+                "<assignment basis=\"{}\" method=\"{}\"/>",
+                people.basis.as_str(),
+                people.method.as_str()
+            ));
+        }
+        if people.policy != Policy::default() {
+            self.leaf("policy", people.policy.to_text());
+        }
+        if people.priority != 0 {
+            self.leaf("priority", people.priority);
+        }
+        if people.disconnected {
+            self.leaf("disconnected", "true");
         }
     }
 }

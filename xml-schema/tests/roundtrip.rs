@@ -53,6 +53,102 @@ fn retries() -> impl Strategy<Value = Retries> {
     ]
 }
 
+/// An id of the organisation as an activity names it: trimmed, non-empty text, which may hold
+/// XML's special characters.
+fn group_id() -> impl Strategy<Value = String> {
+    text().prop_filter_map("empty once trimmed", |s| {
+        let trimmed = s.trim();
+        (!trimmed.is_empty()).then(|| trimmed.to_owned())
+    })
+}
+
+fn policy() -> impl Strategy<Value = Policy> {
+    prop_oneof![
+        Just(Policy::All),
+        (1..=u32::MAX).prop_map(Policy::FewestAssigned),
+        (1..=u32::MAX).prop_map(Policy::FewestSelected),
+        (1..=u32::MAX).prop_map(Policy::MostFrequent),
+        (1..=u32::MAX).prop_map(Policy::MostRecent),
+    ]
+}
+
+/// People extensions the validator accepts: the basis's group is there (a role may filter a
+/// department or team), priority and round-robin only with basis role, a policy other than
+/// all only with fcfa.
+fn assigned_people() -> impl Strategy<Value = People> {
+    let basis = prop_oneof![
+        Just(Basis::Role),
+        Just(Basis::Department),
+        Just(Basis::Team)
+    ];
+    (
+        basis,
+        (
+            prop::option::of(group_id()),
+            prop::option::of(group_id()),
+            prop::option::of(group_id()),
+        ),
+        (0usize..5, policy(), any::<i64>(), any::<bool>()),
+    )
+        .prop_map(
+            |(basis, (role, department, team), (method, policy, priority, disconnected))| {
+                let mut people = People {
+                    role: role.map(RoleId),
+                    department: department.map(DepartmentId),
+                    team: team.map(TeamId),
+                    basis,
+                    method: Method::Fcfa,
+                    policy,
+                    priority,
+                    disconnected,
+                };
+                let methods = match basis {
+                    Basis::Role => {
+                        people.role.get_or_insert_with(|| RoleId::new("staff"));
+                        &METHODS[..]
+                    }
+                    Basis::Department => {
+                        people.department.get_or_insert_with(|| "staff".into());
+                        &METHODS[..3]
+                    }
+                    Basis::Team => {
+                        people.team.get_or_insert_with(|| "staff".into());
+                        &METHODS[..3]
+                    }
+                };
+                people.method = methods[method % methods.len()];
+                if people.method != Method::Fcfa {
+                    people.policy = Policy::All;
+                }
+                people
+            },
+        )
+}
+
+/// Every method; those after the third need basis role.
+const METHODS: [Method; 5] = [
+    Method::Fcfa,
+    Method::All,
+    Method::LeastWorking,
+    Method::Priority,
+    Method::RoundRobin,
+];
+
+/// People extensions for an activity of `kind`: none (often, as in most documents), or on
+/// manual and semi-automatic activities any valid combination.
+fn people(kind: ActivityKind) -> BoxedStrategy<People> {
+    if kind == ActivityKind::Automatic {
+        Just(People::default()).boxed()
+    } else {
+        prop_oneof![Just(People::default()), assigned_people()].boxed()
+    }
+}
+
+/// A kind with people extensions that fit it.
+fn kind_and_people() -> impl Strategy<Value = (ActivityKind, People)> {
+    kind().prop_flat_map(|kind| (Just(kind), people(kind)))
+}
+
 fn activity() -> impl Strategy<Value = Activity> {
     (
         (any::<u64>(), text(), text(), any::<u64>(), status()),
@@ -62,13 +158,13 @@ fn activity() -> impl Strategy<Value = Activity> {
             any::<u32>(),
             prop::collection::vec(any::<u64>(), 0..4),
         ),
-        (kind(), prop::option::of(text()), retries()),
+        (kind_and_people(), prop::option::of(text()), retries()),
     )
         .prop_map(
             |(
                 (id, name, description, ty, status),
                 (wait, contingency, time_out, pre),
-                (kind, command, retries),
+                ((kind, people), command, retries),
             )| Activity {
                 id: ActivityId(id),
                 name,
@@ -82,7 +178,7 @@ fn activity() -> impl Strategy<Value = Activity> {
                 kind,
                 command,
                 retries,
-                people: Default::default(),
+                people,
             },
         )
 }
@@ -170,7 +266,7 @@ fn partition_document() -> impl Strategy<Value = PartitionDocument> {
             prop::collection::vec(precondition, 0..3),
             prop::collection::vec(adjacent, 0..3),
             any::<u32>(),
-            kind(),
+            kind_and_people(),
             prop::option::of(text()),
             retries(),
         ),
@@ -178,7 +274,7 @@ fn partition_document() -> impl Strategy<Value = PartitionDocument> {
         .prop_map(
             |(
                 (id, name, description, status, ri, wait, contingency),
-                (preconditions, adjacents, time_out, kind, command, retries),
+                (preconditions, adjacents, time_out, (kind, people), command, retries),
             )| {
                 PartitionActivity {
                     id: ActivityId(id),
@@ -194,7 +290,7 @@ fn partition_document() -> impl Strategy<Value = PartitionDocument> {
                     kind,
                     command,
                     retries,
-                    people: Default::default(),
+                    people,
                 }
             },
         );
@@ -224,6 +320,34 @@ proptest! {
     fn partition_document_round_trips(doc in partition_document()) {
         let xml = write_partition(&doc);
         let back = read_partition(xml.as_bytes()).map_err(|d| TestCaseError::fail(d.render("written")))?;
+        prop_assert_eq!(back.value, doc);
+    }
+
+    #[test]
+    fn generated_people_extensions_are_valid((kind, people) in kind_and_people()) {
+        let doc = PartitionDocument {
+            workflow_id: WorkflowId(1),
+            start_time: None,
+            activities: vec![PartitionActivity {
+                id: ActivityId(1),
+                name: String::new(),
+                description: String::new(),
+                status: Status::Pending,
+                response_immediate: false,
+                time_to_wait_secs: 0,
+                contingency: Contingency::Block,
+                preconditions: Vec::new(),
+                adjacents: Vec::new(),
+                time_out_secs: 0,
+                kind,
+                command: None,
+                retries: Retries::default(),
+                people,
+            }],
+        };
+        let problems = validate_partition(&doc, &SourceMap::default());
+        prop_assert!(problems.is_empty(), "{:?}", problems);
+        let back = load_partition(write_partition(&doc).as_bytes()).map_err(|d| TestCaseError::fail(d.render("written")))?;
         prop_assert_eq!(back.value, doc);
     }
 

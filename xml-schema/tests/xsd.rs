@@ -230,6 +230,7 @@ fn written_documents_are_valid() {
     let sources = [
         crate_dir().join("../examples/paper/workflow.xml"),
         crate_dir().join("tests/xsd/valid/extensions.workflow.xml"),
+        crate_dir().join("tests/xsd/valid/people.workflow.xml"),
     ];
     for (i, source) in sources.iter().enumerate() {
         let def = load_definition(&fs::read(source).unwrap())

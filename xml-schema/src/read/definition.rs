@@ -27,6 +27,13 @@ const ACTIVITY: &[super::Child] = &[
     one(&["kind"]),
     one(&["command"]),
     one(&["retries"]),
+    one(&["role"]),
+    one(&["department"]),
+    one(&["team"]),
+    one(&["assignment"]),
+    one(&["policy"]),
+    one(&["priority"]),
+    one(&["disconnected"]),
 ];
 const ACTIVITY_TYPE_NAMES: &[&str] = &["activityType", "actitivityType"];
 const PARTITION: &[super::Child] = &[

@@ -5,6 +5,7 @@
 
 mod definition;
 mod partition;
+mod people;
 mod retries;
 
 pub(crate) use definition::read_definition;
@@ -397,7 +398,7 @@ pub(crate) fn read_common_activity(
             .child(&["retries"])
             .map(|e| ctx.retries(e, &owner))
             .unwrap_or_default(),
-        people: crate::model::People::default(),
+        people: ctx.people(el, &owner),
         owner,
     }
 }

@@ -28,6 +28,13 @@ const ACTIVITY: &[super::Child] = &[
     one(&["kind"]),
     one(&["command"]),
     one(&["retries"]),
+    one(&["role"]),
+    one(&["department"]),
+    one(&["team"]),
+    one(&["assignment"]),
+    one(&["policy"]),
+    one(&["priority"]),
+    one(&["disconnected"]),
 ];
 const TIME_OUT: &[&str] = &["timeOut", "connectDelay"];
 const PRECONDITION: &[super::Child] = &[one(&["status"]), one(&["local"]), one(TIME_OUT)];

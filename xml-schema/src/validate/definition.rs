@@ -3,6 +3,7 @@
 use std::collections::{HashMap, HashSet};
 
 use super::cycles::find_cycles;
+use super::people::check_people;
 use super::{duplicates, list, retries_problem};
 use crate::diagnostic::{Diagnostic, Pos};
 use crate::model::{
@@ -96,6 +97,7 @@ fn check_activity(
     check_activity_type(diags, declared, map, i, a);
     check_preconditions(diags, declared, map, i, a);
     check_retries(diags, map, i, a);
+    check_people(diags, map, i, a.id, a.kind, &a.people);
     check_contingency(diags, declared, map, i, a);
 }
 

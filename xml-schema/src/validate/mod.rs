@@ -1,4 +1,5 @@
-//! Cross-reference checks on a read model: ids, cycles, placement, skills.
+//! Cross-reference checks on a read model: ids, cycles, placement, skills, and the
+//! combinations of extensions (retries, people) an activity may have.
 //!
 //! Each check reports at the place in the document a person would edit, and says how to fix
 //! it. All checks run, so one pass shows every problem.
@@ -6,6 +7,7 @@
 mod cycles;
 mod definition;
 mod partition;
+mod people;
 
 pub use definition::validate_definition;
 pub use partition::validate_partition;

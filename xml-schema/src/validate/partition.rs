@@ -2,13 +2,14 @@
 
 use std::collections::HashSet;
 
+use super::people::check_people;
 use super::{duplicates, retries_problem};
 use crate::diagnostic::Diagnostic;
 use crate::model::{ActivityId, PartitionDocument};
 use crate::source_map::{Node, SourceMap};
 
 /// Every consistency problem of a partition document: repeated ids, `retries` on an activity
-/// that is not automatic, and preconditions or adjacents whose `local` flag or location
+/// that is not automatic, people extensions that do not fit together or the activity, and preconditions or adjacents whose `local` flag or location
 /// contradicts the document.
 pub fn validate_partition(doc: &PartitionDocument, map: &SourceMap) -> Vec<Diagnostic> {
     let mut diags = Vec::new();
@@ -28,6 +29,7 @@ pub fn validate_partition(doc: &PartitionDocument, map: &SourceMap) -> Vec<Diagn
                 problem,
             ));
         }
+        check_people(&mut diags, map, i, a.id, a.kind, &a.people);
         for (j, p) in a.preconditions.iter().enumerate() {
             let pos = map.pos_or(Node::Precondition(i, j), Node::Activity(i));
             let local_pos = map.pos_or(
