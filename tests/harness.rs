@@ -12,6 +12,7 @@ use std::fs::OpenOptions;
 use std::io::{Read, Write};
 use std::path::{Path, PathBuf};
 use std::process::{Child, Command, Stdio};
+use std::sync::{Arc, Barrier};
 use std::time::{Duration, Instant};
 
 use serde_json::Value;
@@ -107,6 +108,29 @@ pub fn run(cmd: &mut Command, timeout: Duration) -> CmdOutput {
         stdout: out.join().unwrap_or_default(),
         stderr: err.join().unwrap_or_default(),
     }
+}
+
+/// Runs every command at the same moment (each from its own thread, released together), each
+/// to its end within `timeout`; their outputs in the order given.
+pub fn run_together(commands: Vec<Command>, timeout: Duration) -> Vec<CmdOutput> {
+    let start = Arc::new(Barrier::new(commands.len()));
+    let threads: Vec<_> = commands
+        .into_iter()
+        .map(|mut cmd| {
+            let start = Arc::clone(&start);
+            std::thread::spawn(move || {
+                start.wait();
+                run(&mut cmd, timeout)
+            })
+        })
+        .collect();
+    threads
+        .into_iter()
+        .map(|t| {
+            t.join()
+                .unwrap_or_else(|_| panic!("a command run together with others panicked"))
+        })
+        .collect()
 }
 
 /// A daemon process, killed (SIGKILL) when dropped. Its stdout and stderr are appended to a
@@ -361,8 +385,17 @@ impl Controller {
 
     /// Submits `file` with the CLI; the new instance's id.
     pub fn submit(&self, file: &Path) -> u64 {
-        let out = self.cli(&["submit", &file.display().to_string()], CLI_TIMEOUT);
-        out.expect_code(0, "submit");
+        self.submit_with(file, &[])
+    }
+
+    /// Submits `file` with more `submit` options (e.g. `--responsible dave`); the new
+    /// instance's id.
+    pub fn submit_with(&self, file: &Path, options: &[&str]) -> u64 {
+        let path = file.display().to_string();
+        let mut args = vec!["submit", path.as_str()];
+        args.extend_from_slice(options);
+        let out = self.cli(&args, CLI_TIMEOUT);
+        out.expect_code(0, &format!("submit {path} {}", options.join(" ")));
         out.stdout
             .trim()
             .parse()
@@ -375,6 +408,20 @@ impl Controller {
         out.expect_code(0, "status --json");
         serde_json::from_str(&out.stdout)
             .unwrap_or_else(|e| panic!("status --json printed invalid JSON ({e}):\n{}", out.stdout))
+    }
+
+    /// `history ID --json`, parsed: the instance's events in the order the controller learnt
+    /// them.
+    pub fn history(&self, id: u64) -> Vec<Value> {
+        let out = self.cli(&["history", &id.to_string(), "--json"], CLI_TIMEOUT);
+        out.expect_code(0, "history --json");
+        serde_json::from_str::<Value>(&out.stdout)
+            .unwrap_or_else(|e| {
+                panic!("history --json printed invalid JSON ({e}):\n{}", out.stdout)
+            })
+            .as_array()
+            .cloned()
+            .unwrap_or_else(|| panic!("history --json printed no array:\n{}", out.stdout))
     }
 
     /// `wait ID --timeout SECS`: its exit code and output.
@@ -501,13 +548,21 @@ impl Node {
 
     /// Runs `mobiwf-node ARGS --data-dir DIR`.
     pub fn cli(&self, args: &[&str]) -> CmdOutput {
-        run(
-            Command::new(binary("mobiwf-node").unwrap())
-                .args(args)
-                .arg("--data-dir")
-                .arg(&self.spec.dir),
-            CLI_TIMEOUT,
-        )
+        run(&mut self.command(args), CLI_TIMEOUT)
+    }
+
+    /// The command `mobiwf-node ARGS --data-dir DIR`, not started (see [`run_together`]).
+    pub fn command(&self, args: &[&str]) -> Command {
+        let mut cmd = Command::new(binary("mobiwf-node").unwrap());
+        cmd.args(args).arg("--data-dir").arg(&self.spec.dir);
+        cmd
+    }
+
+    /// The version of the organisation directory the node holds (`GET /directory`), or
+    /// `None` when it cannot be read.
+    pub fn directory_version(&self) -> Option<u64> {
+        let body = http_get(&self.api, "/directory").ok()?;
+        serde_json::from_str::<Value>(&body).ok()?["version"].as_u64()
     }
 
     /// The worklist, as JSON.

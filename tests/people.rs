@@ -1,0 +1,812 @@
+//! Proves the people side of the mesh (issue 12) on the real binaries: a controller, a host
+//! node H that runs every activity (skills 1), and two field devices D1 and D2 (a skill no
+//! workflow uses) as separate processes. The controller's organisation directory reaches every
+//! node; a manual activity for a role is offered on the worklists of its users' devices; the
+//! first select wins and the others lose the item ("no longer available", exit 4), also when
+//! twenty selects race and when the host is SIGKILLed right after a select; the assignment
+//! methods and policies choose the users they should (round-robin across a host restart);
+//! on-leave users get nothing; lock, release, unlock, delegation, the administrator's insert
+//! and remove, and the responsible user's notices work; bad organisation documents and bad
+//! activity extensions are refused with every problem's position.
+//!
+//! Nothing waits for luck: every expectation that takes a moment is polled with a deadline.
+#![allow(clippy::unwrap_used, clippy::expect_used)]
+#![allow(clippy::too_many_lines)] // end-to-end scenarios read best from top to bottom
+
+#[path = "people/documents.rs"]
+mod documents;
+#[path = "people/mesh.rs"]
+mod mesh;
+
+use std::collections::BTreeSet;
+use std::path::Path;
+use std::process::Command;
+
+use documents::{activity_lines, diagnostics, expect_problem, lines_with, single, workflow};
+use mesh::{Mesh, SOON, WAIT_SECS, node_state};
+use mobiwf_tests::harness::{
+    CLI_TIMEOUT, CmdOutput, Controller, assert_all_succeeded, run, run_together, wait_for,
+};
+use mobiwf_tests::{binary, scratch};
+use serde_json::Value;
+
+/// A manual activity for role `tech`, offered to all its members (fcfa, policy all).
+const TECH: &str = "<kind>manual</kind>\n      <role>tech</role>";
+
+/// alice on D1 and bob on D2 in role tech; carol (tech, on leave) on D2; dave, an
+/// administrator, on D1.
+const TWO_TECHS: &str = r#"    <user id="alice" name="Alice" department="field" team="north" device="D1"><role id="tech" priority="2"/></user>
+    <user id="bob" name="Bob" department="field" device="D2"><role id="tech" priority="1"/></user>
+    <user id="carol" name="Carol" department="field" device="D2" onLeave="true"><role id="tech"/></user>
+    <user id="dave" name="Dave" device="D1"><role id="administrator"/></user>"#;
+
+/// Two users of a role on two devices, the item hosted on a third node: both see it; one
+/// selects; the other's list loses it, their select exits 4 "no longer available" and they are
+/// told; the holder completes and the instance goes on to succeed.
+#[test]
+fn first_select_wins_and_the_other_device_loses_the_item() {
+    let mesh = Mesh::start("people-fcfa", TWO_TECHS);
+    // A worklist lives on its user's device only.
+    let elsewhere = mesh.d2.cli(&["worklist", "--user", "alice", "--json"]);
+    elsewhere.expect_code(1, "alice's worklist asked of D2, which is not her device");
+
+    let file = mesh.write(
+        "fcfa.xml",
+        &workflow(&[(1, "", &[]), (2, TECH, &[1]), (3, "", &[2])]),
+    );
+    let id = mesh.controller.submit(&file);
+
+    let a = mesh.wait_item("alice", id, 2, "offered");
+    let b = mesh.wait_item("bob", id, 2, "offered");
+    for (user, item) in [("alice", &a), ("bob", &b)] {
+        assert_eq!(item["host"], "H", "{user}'s item is hosted on H: {item:#}");
+        assert_eq!(item["kind"], "manual", "{user}'s item: {item:#}");
+        assert_eq!(item["name"], "A2", "{user}'s item: {item:#}");
+    }
+    assert_eq!(
+        mesh.offered_to(id),
+        ["alice", "bob"],
+        "fcfa with policy all offers the item to every on-duty member of tech (not carol, on leave)"
+    );
+    mesh.assert_empty("carol", "she is on leave");
+    mesh.wait_notice("alice", id, "offered");
+
+    mesh.ok("alice", "select", id, 2, &[]);
+    let held = mesh.wait_item("alice", id, 2, "selected");
+    assert_eq!(
+        held["holder"], "alice",
+        "alice holds what she selected: {held:#}"
+    );
+    mesh.wait_gone("bob", id, 2);
+
+    let late = mesh.act("bob", "select", id, 2, &[]);
+    late.expect_code(4, "bob selects an item alice holds");
+    assert!(
+        late.stderr.contains("no longer available"),
+        "bob's refused select should say \"no longer available\":\n{}",
+        late.stderr
+    );
+    let revoked = mesh.wait_notice("bob", id, "revoked");
+    assert!(
+        revoked["text"]
+            .as_str()
+            .is_some_and(|t| t.contains("no longer available")),
+        "bob's revocation notice should say the item is no longer available: {revoked:#}"
+    );
+    let not_holder = mesh.act("bob", "complete", id, 2, &[]);
+    assert!(
+        matches!(not_holder.code, Some(1 | 4)),
+        "bob, who does not hold the item, cannot complete it (expected exit 1 or 4): \
+         {not_holder:?}"
+    );
+
+    mesh.ok("alice", "complete", id, 2, &["--detail", "leak contained"]);
+    mesh.succeeded(id);
+    assert_all_succeeded(&mesh.controller.status(id), &[(1, "H"), (2, "H"), (3, "H")]);
+    mesh.wait_gone("alice", id, 2);
+    mesh.wait_history(id, "selected by alice");
+    mesh.wait_history(id, "completed by alice");
+    let events = mesh.controller.history(id);
+    assert!(
+        !events.iter().any(|e| e["what"]
+            .as_str()
+            .is_some_and(|w| w.contains("selected by bob"))),
+        "bob's select was refused, yet the history shows it: {events:#?}"
+    );
+    mesh.assert_empty("carol", "after the instance");
+}
+
+/// Twenty selects from ten users of the role, all at once: exactly one user wins, everyone
+/// else is told "no longer available" (exit 4), and only the winner's worklist keeps the item.
+#[test]
+fn twenty_concurrent_selects_have_exactly_one_winner() {
+    let users: Vec<String> = (1..=10).map(|i| format!("t{i:02}")).collect();
+    let lines: Vec<String> = users
+        .iter()
+        .enumerate()
+        .map(|(i, u)| {
+            let device = if i % 2 == 0 { "D1" } else { "D2" };
+            format!(r#"    <user id="{u}" device="{device}"><role id="tech"/></user>"#)
+        })
+        .collect();
+    let mesh = Mesh::start("people-race", &lines.join("\n"));
+    let file = mesh.write("race.xml", &single(TECH));
+    let id = mesh.controller.submit(&file);
+    for u in &users {
+        mesh.wait_item(u, id, 1, "offered");
+    }
+
+    let (ids, act) = (id.to_string(), "1".to_owned());
+    let racers: Vec<&String> = users.iter().chain(users.iter()).collect();
+    let commands: Vec<Command> = racers
+        .iter()
+        .map(|u| {
+            mesh.device(u)
+                .command(&["select", &ids, &act, "--user", u.as_str()])
+        })
+        .collect();
+    let outputs = run_together(commands, CLI_TIMEOUT);
+    let results: Vec<(&str, &CmdOutput)> = racers
+        .iter()
+        .map(|u| u.as_str())
+        .zip(outputs.iter())
+        .collect();
+    let shown = || {
+        results
+            .iter()
+            .map(|(u, o)| format!("{u}: exit {:?} {}", o.code, o.stderr.trim()))
+            .collect::<Vec<_>>()
+            .join("\n")
+    };
+    let winners: BTreeSet<&str> = results
+        .iter()
+        .filter(|(_, o)| o.code == Some(0))
+        .map(|(u, _)| *u)
+        .collect();
+    assert_eq!(
+        winners.len(),
+        1,
+        "exactly one user should win the item; the selects ended:\n{}",
+        shown()
+    );
+    let winner = *winners.first().unwrap();
+    for (u, o) in &results {
+        if *u == winner {
+            assert!(
+                matches!(o.code, Some(0 | 4)),
+                "the winner's other select ends 0 or 4:\n{}",
+                shown()
+            );
+        } else {
+            assert_eq!(o.code, Some(4), "every loser exits 4:\n{}", shown());
+            assert!(
+                o.stderr.contains("no longer available"),
+                "{u}'s refusal should say \"no longer available\":\n{}",
+                shown()
+            );
+        }
+    }
+
+    let held = mesh.wait_item(winner, id, 1, "selected");
+    assert_eq!(held["holder"], winner, "{held:#}");
+    for u in users.iter().filter(|u| u.as_str() != winner) {
+        mesh.wait_gone(u, id, 1);
+    }
+    mesh.wait_history(id, &format!("selected by {winner}"));
+    let events = mesh.controller.history(id);
+    let selections: Vec<&str> = events
+        .iter()
+        .filter_map(|e| e["what"].as_str())
+        .filter(|w| w.contains("selected by"))
+        .collect();
+    assert_eq!(
+        selections.len(),
+        1,
+        "the history should show one select: {selections:#?}"
+    );
+    mesh.ok(winner, "complete", id, 1, &[]);
+    mesh.succeeded(id);
+}
+
+/// The host is SIGKILLed right after acknowledging a select and restarted: it still knows the
+/// holder (the other user's select still exits 4), the holder's device, killed and restarted
+/// too, still shows the item selected, and the holder completes it.
+#[test]
+fn a_host_killed_right_after_a_select_keeps_the_holder() {
+    let mut mesh = Mesh::start("people-host-crash", TWO_TECHS);
+    let file = mesh.write(
+        "crash.xml",
+        &workflow(&[(1, "", &[]), (2, TECH, &[1]), (3, "", &[2])]),
+    );
+    let id = mesh.controller.submit(&file);
+    mesh.wait_item("alice", id, 2, "offered");
+    mesh.wait_item("bob", id, 2, "offered");
+
+    mesh.ok("alice", "select", id, 2, &[]);
+    mesh.h.kill();
+    mesh.h.restart();
+
+    let held = mesh.wait_item("alice", id, 2, "selected");
+    assert_eq!(held["holder"], "alice", "{held:#}");
+    mesh.wait_gone("bob", id, 2);
+    // Bob's claim may wait for the restarted host to be reachable again (exit 3); once it is
+    // answered, it is refused.
+    let late = wait_for("bob's select to be answered by the host", SOON, || {
+        let out = mesh.act("bob", "select", id, 2, &[]);
+        (out.code != Some(3)).then_some(out)
+    });
+    late.expect_code(
+        4,
+        "bob selects after the host restarted: alice still holds it",
+    );
+    assert!(
+        late.stderr.contains("no longer available"),
+        "{}",
+        late.stderr
+    );
+
+    // The device keeps its worklist across its own crash.
+    mesh.d1.kill();
+    mesh.d1.restart();
+    let held = mesh.wait_item("alice", id, 2, "selected");
+    assert_eq!(held["holder"], "alice", "after D1's restart: {held:#}");
+
+    let done = mesh.act("alice", "complete", id, 2, &[]);
+    assert!(
+        matches!(done.code, Some(0 | 3)),
+        "alice completes what she holds (exit 0, or 3 while the host is being reached): {done:?}"
+    );
+    mesh.succeeded(id);
+    assert_all_succeeded(&mesh.controller.status(id), &[(1, "H"), (2, "H"), (3, "H")]);
+    let events = mesh.controller.history(id);
+    let selections: Vec<&str> = events
+        .iter()
+        .filter_map(|e| e["what"].as_str())
+        .filter(|w| w.contains("selected by"))
+        .collect();
+    assert!(
+        selections.len() == 1 && selections[0].contains("selected by alice"),
+        "the history should show one select, alice's, across the host's crash: {events:#?}"
+    );
+}
+
+/// Users of role tech: alice (priority 2, department field), bob (1, field), carol (5, field,
+/// on leave), erin (0, department ops); dave is an administrator.
+const METHOD_USERS: &str = r#"    <user id="alice" name="Alice" department="field" team="north" device="D1"><role id="tech" priority="2"/></user>
+    <user id="bob" name="Bob" department="field" device="D2"><role id="tech" priority="1"/></user>
+    <user id="carol" name="Carol" department="field" device="D2" onLeave="true"><role id="tech" priority="5"/></user>
+    <user id="dave" name="Dave" device="D1"><role id="administrator"/></user>
+    <user id="erin" name="Erin" department="ops" device="D2"><role id="tech" priority="0"/></user>"#;
+
+/// Each assignment method and policy chooses the users it should; round-robin's token survives
+/// a restart of the host; on-leave carol is never offered anything.
+#[test]
+fn assignment_methods_and_policies_choose_the_right_users() {
+    let mut mesh = Mesh::start("people-methods", METHOD_USERS);
+    let mut instances = Vec::new();
+
+    // priority: the highest role priority among those on duty (carol's 5 does not count).
+    let file = mesh.write(
+        "priority.xml",
+        &single(&format!("{TECH}\n      <assignment method=\"priority\"/>")),
+    );
+    let id = mesh.controller.submit(&file);
+    instances.push(id);
+    assert_eq!(mesh.offered_to(id), ["alice"], "method priority");
+    mesh.wait_item("alice", id, 1, "offered");
+    assert!(
+        mesh.item("bob", id, 1).is_none() && mesh.item("erin", id, 1).is_none(),
+        "method priority offers the item to alice alone"
+    );
+    mesh.work("alice", id, 1);
+
+    // round-robin: alice, bob, then (after the host's restart) erin, then alice again.
+    let rr = mesh.write(
+        "round-robin.xml",
+        &single(&format!(
+            "{TECH}\n      <assignment method=\"round-robin\"/>"
+        )),
+    );
+    let mut turns = Vec::new();
+    for (turn, expected) in ["alice", "bob", "erin", "alice"].into_iter().enumerate() {
+        if turn == 2 {
+            mesh.h.kill();
+            mesh.h.restart();
+        }
+        let id = mesh.controller.submit(&rr);
+        instances.push(id);
+        assert_eq!(
+            mesh.offered_to(id),
+            [expected],
+            "round-robin turn {} (instance {id}); the host restarted before turn 3",
+            turn + 1
+        );
+        mesh.wait_item(expected, id, 1, "offered");
+        turns.push((expected, id));
+    }
+    mesh.assert_empty("carol", "after round-robin");
+
+    // Open items on H now: alice 2, bob 1, erin 1. Erin finishes hers: erin 0.
+    let (_, erin_rr) = turns[2];
+    mesh.work("erin", erin_rr, 1);
+    // least-working: the user with the fewest open items, erin.
+    let file = mesh.write(
+        "least-working.xml",
+        &single(&format!(
+            "{TECH}\n      <assignment method=\"least-working\"/>"
+        )),
+    );
+    let lw = mesh.controller.submit(&file);
+    instances.push(lw);
+    assert_eq!(
+        mesh.offered_to(lw),
+        ["erin"],
+        "least-working with open items alice 2, bob 1, erin 0"
+    );
+    mesh.wait_item("erin", lw, 1, "offered");
+
+    // Bob finishes his: open items alice 2, bob 0, erin 1.
+    let (_, bob_rr) = turns[1];
+    mesh.work("bob", bob_rr, 1);
+    // fcfa with policy fewest-assigned 1: only the least loaded, bob, is offered it.
+    let file = mesh.write(
+        "fewest-assigned.xml",
+        &single(&format!("{TECH}\n      <policy>fewest-assigned 1</policy>")),
+    );
+    let fa = mesh.controller.submit(&file);
+    instances.push(fa);
+    assert_eq!(
+        mesh.offered_to(fa),
+        ["bob"],
+        "policy fewest-assigned 1 with open items alice 2, bob 0, erin 1"
+    );
+    mesh.wait_item("bob", fa, 1, "offered");
+    assert!(
+        mesh.item("alice", fa, 1).is_none() && mesh.item("erin", fa, 1).is_none(),
+        "policy fewest-assigned 1 offers the item to bob alone"
+    );
+
+    // Everything left is done by its user.
+    for (user, id) in [
+        ("alice", turns[0].1),
+        ("alice", turns[3].1),
+        ("erin", lw),
+        ("bob", fa),
+    ] {
+        mesh.work(user, id, 1);
+    }
+
+    // all, basis department field: alice and bob each get a copy (erin is in ops, above
+    // field; carol is on leave); the activity ends only when both copies are done.
+    let file = mesh.write(
+        "all.xml",
+        &single(&format!(
+            "{TECH}\n      <department>field</department>\n      \
+             <assignment basis=\"department\" method=\"all\"/>"
+        )),
+    );
+    let all = mesh.controller.submit(&file);
+    instances.push(all);
+    mesh.wait_item("alice", all, 1, "offered");
+    mesh.wait_item("bob", all, 1, "offered");
+    assert!(
+        mesh.item("erin", all, 1).is_none(),
+        "erin is not in department field"
+    );
+    mesh.ok("alice", "select", all, 1, &[]);
+    mesh.ok("alice", "complete", all, 1, &[]);
+    // The host answered alice's completion: it has applied it, and one copy is still open.
+    let state = node_state(&mesh.h, all, 1);
+    assert_ne!(
+        state.as_deref(),
+        Some("succeeded"),
+        "with method all the activity waits for bob's copy too"
+    );
+    assert_ne!(
+        mesh.controller.status(all)["state"],
+        "succeeded",
+        "the instance cannot be over before bob's copy is done"
+    );
+    assert!(
+        mesh.item("bob", all, 1).is_some(),
+        "bob's copy stays on his worklist after alice completed hers"
+    );
+    mesh.work("bob", all, 1);
+    mesh.wait_history(all, "completed by alice");
+    mesh.wait_history(all, "completed by bob");
+
+    // Carol, on leave, was never offered anything.
+    mesh.assert_empty("carol", "at the end");
+    for id in instances {
+        let offered = mesh.ever_offered(id);
+        assert!(
+            !offered.contains("carol"),
+            "carol is on leave, yet instance {id} was offered to {offered:?}"
+        );
+    }
+    let told = mesh.notices("carol");
+    assert!(
+        !told.iter().any(|n| n["kind"] == "offered"),
+        "carol is on leave and should have no offers: {told:#?}"
+    );
+}
+
+/// alice and bob in tech; carol (a clerk, not in tech) on D2; dave, an administrator, on D1.
+const ADMIN_USERS: &str = r#"    <user id="alice" name="Alice" department="field" device="D1"><role id="tech"/></user>
+    <user id="bob" name="Bob" department="field" device="D2"><role id="tech"/></user>
+    <user id="carol" name="Carol" device="D2"><role id="clerk"/></user>
+    <user id="dave" name="Dave" device="D1"><role id="administrator"/></user>"#;
+
+/// Delegation by the holder (and by the controller), the administrator's insert and remove,
+/// and the notices of the instance's responsible user when it fails.
+#[test]
+fn delegation_insert_remove_and_notices_to_the_responsible_user() {
+    let mesh = Mesh::start("people-admin", ADMIN_USERS);
+    let file = mesh.write("tech.xml", &single(TECH));
+
+    // Delegation: alice selects, hands it to bob, who sees it selected with alice as grantor.
+    let id = mesh.controller.submit(&file);
+    mesh.wait_item("alice", id, 1, "offered");
+    mesh.wait_item("bob", id, 1, "offered");
+    mesh.ok("alice", "select", id, 1, &[]);
+    mesh.wait_gone("bob", id, 1);
+    mesh.ok("alice", "delegate", id, 1, &["--to", "bob"]);
+    let given = mesh.wait_item("bob", id, 1, "selected");
+    assert_eq!(
+        given["holder"], "bob",
+        "bob holds the delegated item: {given:#}"
+    );
+    assert_eq!(given["grantor"], "alice", "alice delegated it: {given:#}");
+    mesh.wait_gone("alice", id, 1);
+    let out = mesh.act("alice", "complete", id, 1, &[]);
+    assert!(
+        matches!(out.code, Some(1 | 4)),
+        "alice gave the item away and can no longer complete it (exit 1 or 4): {out:?}"
+    );
+    mesh.ok("bob", "complete", id, 1, &[]);
+    mesh.succeeded(id);
+    mesh.wait_history(id, "delegated by alice to bob");
+    mesh.wait_history(id, "completed by bob");
+
+    // The controller delegates a held item.
+    let id = mesh.controller.submit(&file);
+    mesh.wait_item("alice", id, 1, "offered");
+    mesh.ok("alice", "select", id, 1, &[]);
+    mesh.wait_item("alice", id, 1, "selected");
+    let ids = id.to_string();
+    mesh.controller
+        .cli(
+            &[
+                "worklist", "delegate", &ids, "1", "--user", "alice", "--to", "bob",
+            ],
+            CLI_TIMEOUT,
+        )
+        .expect_code(0, "controller worklist delegate of alice's item to bob");
+    let given = mesh.wait_item("bob", id, 1, "selected");
+    assert_eq!(given["holder"], "bob", "{given:#}");
+    mesh.wait_gone("alice", id, 1);
+    mesh.ok("bob", "complete", id, 1, &[]);
+    mesh.succeeded(id);
+
+    // Insert and remove: carol, not in tech, gets the item; bob loses it.
+    let id = mesh.controller.submit(&file);
+    let ids = id.to_string();
+    mesh.wait_item("alice", id, 1, "offered");
+    mesh.wait_item("bob", id, 1, "offered");
+    mesh.assert_empty("carol", "she is not in role tech");
+    mesh.controller
+        .cli(
+            &["worklist", "insert", &ids, "1", "--user", "carol"],
+            CLI_TIMEOUT,
+        )
+        .expect_code(0, "controller worklist insert for carol");
+    mesh.wait_item("carol", id, 1, "offered");
+    mesh.wait_history(id, "inserted for carol");
+    mesh.controller
+        .cli(
+            &["worklist", "remove", &ids, "1", "--user", "bob"],
+            CLI_TIMEOUT,
+        )
+        .expect_code(0, "controller worklist remove for bob");
+    mesh.wait_gone("bob", id, 1);
+    mesh.wait_history(id, "removed for bob");
+    let out = mesh.act("bob", "select", id, 1, &[]);
+    assert_ne!(
+        out.code,
+        Some(0),
+        "bob was removed from the item and cannot select it: {out:?}"
+    );
+    mesh.work("carol", id, 1);
+    mesh.wait_history(id, "completed by carol");
+
+    // The responsible user is told of the start, the failure and the end.
+    let id = mesh
+        .controller
+        .submit_with(&file, &["--responsible", "dave"]);
+    mesh.wait_notice("dave", id, "started");
+    mesh.wait_item("alice", id, 1, "offered");
+    mesh.ok("alice", "select", id, 1, &[]);
+    mesh.ok(
+        "alice",
+        "complete",
+        id,
+        1,
+        &["--failed", "--detail", "the pump is broken"],
+    );
+    mesh.controller.wait(id, WAIT_SECS).expect_code(
+        1,
+        "the instance fails: its only activity failed (contingency -1)",
+    );
+    mesh.wait_notice("dave", id, "failed");
+    mesh.wait_notice("dave", id, "ended");
+    let others = mesh.notices("alice");
+    assert!(
+        !others
+            .iter()
+            .any(|n| n["instance"].as_u64() == Some(id) && n["kind"] == "failed"),
+        "only the responsible user is told of the failure: {others:#?}"
+    );
+}
+
+/// Lock (only where `<disconnected>true`), release and unlock: a held item leaves the others'
+/// worklists and comes back to them when given back.
+#[test]
+fn lock_release_and_unlock_give_the_item_back_to_everyone() {
+    let mesh = Mesh::start("people-lock", TWO_TECHS);
+    let bogus = mesh.d1.cli(&[
+        "worklist", "--user", "alice", "--order", "sideways", "--json",
+    ]);
+    bogus.expect_code(1, "worklist with an unknown --order");
+
+    // An item without <disconnected>: lock is invalid (exit 1); select then release.
+    let plain = mesh.write("plain.xml", &single(TECH));
+    let id = mesh.controller.submit(&plain);
+    mesh.wait_item("alice", id, 1, "offered");
+    mesh.wait_item("bob", id, 1, "offered");
+    mesh.act("alice", "lock", id, 1, &[]).expect_code(
+        1,
+        "lock of an item whose activity is not <disconnected>true",
+    );
+    mesh.wait_item("alice", id, 1, "offered");
+    assert!(
+        mesh.item("bob", id, 1).is_some(),
+        "a refused lock leaves the item offered to bob"
+    );
+    mesh.ok("alice", "select", id, 1, &[]);
+    mesh.wait_gone("bob", id, 1);
+    mesh.ok("alice", "release", id, 1, &[]);
+    mesh.wait_item("bob", id, 1, "offered");
+    mesh.wait_item("alice", id, 1, "offered");
+    mesh.wait_history(id, "released by alice");
+    mesh.work("bob", id, 1);
+
+    // An item with <disconnected>true: lock, unlock, lock by the other user.
+    let disconnected = mesh.write(
+        "disconnected.xml",
+        &single(&format!("{TECH}\n      <disconnected>true</disconnected>")),
+    );
+    let id = mesh.controller.submit(&disconnected);
+    let item = mesh.wait_item("alice", id, 1, "offered");
+    assert_eq!(item["disconnected"], true, "{item:#}");
+    mesh.wait_item("bob", id, 1, "offered");
+    mesh.ok("alice", "lock", id, 1, &[]);
+    let held = mesh.wait_item("alice", id, 1, "locked");
+    assert_eq!(held["holder"], "alice", "{held:#}");
+    mesh.wait_gone("bob", id, 1);
+    mesh.act("bob", "lock", id, 1, &[])
+        .expect_code(4, "bob locks an item alice has locked");
+    mesh.ok("alice", "unlock", id, 1, &[]);
+    mesh.wait_item("bob", id, 1, "offered");
+    mesh.ok("bob", "lock", id, 1, &[]);
+    mesh.wait_gone("alice", id, 1);
+    mesh.ok("bob", "complete", id, 1, &[]);
+    mesh.succeeded(id);
+    for what in [
+        "item: locked by alice",
+        "item: unlocked by alice",
+        "item: locked by bob",
+        "item: completed by bob",
+    ] {
+        mesh.wait_history(id, what);
+    }
+}
+
+/// A bad organisation document is refused with every problem at its `file:line:col`, and the
+/// directory stays as it was; bad activity extensions are refused by `validate` likewise.
+#[test]
+fn bad_organisations_and_extensions_are_refused_with_positions() {
+    let dir = scratch("people-bad-documents").unwrap();
+    let mut controller = Controller::start(&dir.join("controller"), "/ip4/127.0.0.1/tcp/0");
+    // The directory version `org show --json` reports; `None` while there is no directory
+    // to show (exit 1).
+    let version = |c: &Controller| {
+        let out = c.cli(&["org", "show", "--json"], CLI_TIMEOUT);
+        if out.code == Some(1) {
+            return None;
+        }
+        out.expect_code(0, "org show --json");
+        let shown = serde_json::from_str::<Value>(&out.stdout).unwrap()["version"].as_u64();
+        assert!(
+            shown.is_some(),
+            "org show --json has no version:\n{}",
+            out.stdout
+        );
+        shown
+    };
+    let before = version(&controller);
+
+    let org = r#"<organisation>
+  <roles><role id="tech"/></roles>
+  <departments>
+    <department id="loop-a" parent="loop-b"/>
+    <department id="loop-b" parent="loop-a"/>
+  </departments>
+  <teams><team id="north"/></teams>
+  <users>
+    <user id="twin" device="D1"><role id="tech"/></user>
+    <user id="twin" device="D2"><role id="tech"/></user>
+    <user id="mallory" device="D1"><role id="ghost-role"/></user>
+    <user id="oscar" department="no-such-dept" device="D1"><role id="tech"/></user>
+    <user id="trudy" team="no-such-team" device="D2"><role id="tech"/></user>
+  </users>
+</organisation>
+"#;
+    let file = dir.join("bad-organisation.xml");
+    std::fs::write(&file, org).unwrap();
+    let out = controller.cli(&["org", "apply", &file.display().to_string()], CLI_TIMEOUT);
+    out.expect_code(1, "org apply of a document with five problems");
+    let found = diagnostics(&out.stderr, &file);
+    let cycle = lines_with(org, "parent=\"loop-");
+    expect_problem(&found, &cycle, "loop-", "the department cycle", &out);
+    expect_problem(
+        &found,
+        &lines_with(org, "id=\"twin\""),
+        "twin",
+        "the duplicate user id",
+        &out,
+    );
+    expect_problem(
+        &found,
+        &lines_with(org, "ghost-role"),
+        "ghost-role",
+        "the unknown role",
+        &out,
+    );
+    expect_problem(
+        &found,
+        &lines_with(org, "no-such-dept"),
+        "no-such-dept",
+        "the unknown department",
+        &out,
+    );
+    expect_problem(
+        &found,
+        &lines_with(org, "no-such-team"),
+        "no-such-team",
+        "the unknown team",
+        &out,
+    );
+    assert_eq!(
+        version(&controller),
+        before,
+        "a refused organisation document leaves the directory as it was"
+    );
+
+    // The same document with its problems fixed is applied.
+    let good = org
+        .replace(r#" parent="loop-a""#, "")
+        .replacen(
+            r#"<user id="twin" device="D2">"#,
+            r#"<user id="twin2" device="D2">"#,
+            1,
+        )
+        .replace("ghost-role", "tech")
+        .replace(r#" department="no-such-dept""#, "")
+        .replace(r#" team="no-such-team""#, r#" team="north""#);
+    let good_file = dir.join("organisation.xml");
+    std::fs::write(&good_file, &good).unwrap();
+    let out = controller.cli(
+        &["org", "apply", &good_file.display().to_string()],
+        CLI_TIMEOUT,
+    );
+    out.expect_code(0, "org apply of the fixed document");
+    let after = version(&controller).expect("a directory once a document was applied");
+    assert!(
+        Some(after) > before,
+        "applying a document makes a new directory version"
+    );
+    assert!(
+        out.stdout
+            .contains(&format!("organisation applied: directory version {after}")),
+        "org apply names the version it made ({after}):\n{}",
+        out.stdout
+    );
+
+    // Bad activity extensions, one problem per activity; activity 9 is right.
+    let good_extensions = "<kind>manual</kind>\n      <role>tech</role>\n      \
+         <team>north</team>\n      <assignment basis=\"team\" method=\"fcfa\"/>\n      \
+         <policy>fewest-selected 2</policy>\n      <priority>3</priority>\n      \
+         <disconnected>true</disconnected>";
+    let wf = workflow(&[
+        (1, "<role>tech</role>", &[]),
+        (
+            2,
+            "<kind>manual</kind>\n      <department>field</department>\n      \
+             <assignment basis=\"department\" method=\"priority\"/>",
+            &[],
+        ),
+        (
+            3,
+            "<kind>manual</kind>\n      <role>tech</role>\n      \
+             <assignment method=\"all\"/>\n      <policy>fewest-assigned 1</policy>",
+            &[],
+        ),
+        (
+            4,
+            "<kind>manual</kind>\n      <role>tech</role>\n      \
+             <assignment method=\"first-come\"/>",
+            &[],
+        ),
+        (
+            5,
+            "<kind>manual</kind>\n      <role>tech</role>\n      <priority>high</priority>",
+            &[],
+        ),
+        (
+            6,
+            "<kind>manual</kind>\n      <role>tech</role>\n      \
+             <disconnected>maybe</disconnected>",
+            &[],
+        ),
+        (
+            7,
+            "<kind>manual</kind>\n      <role>tech</role>\n      \
+             <policy>most-loved 2</policy>",
+            &[],
+        ),
+        (9, good_extensions, &[]),
+    ]);
+    let wf_file = dir.join("bad-extensions.xml");
+    std::fs::write(&wf_file, &wf).unwrap();
+    let validate = |file: &Path| {
+        run(
+            Command::new(binary("mobiwf-controller").unwrap())
+                .arg("validate")
+                .arg(file),
+            CLI_TIMEOUT,
+        )
+    };
+    let out = validate(&wf_file);
+    out.expect_code(1, "validate a workflow with bad people extensions");
+    let found = diagnostics(&format!("{}{}", out.stdout, out.stderr), &wf_file);
+    for (activity, word, what) in [
+        (1, "role", "<role> on an automatic activity"),
+        (2, "priority", "method priority with basis department"),
+        (3, "policy", "<policy> with method all"),
+        (4, "first-come", "an unknown assignment method"),
+        (5, "high", "a <priority> that is not an integer"),
+        (
+            6,
+            "maybe",
+            "a <disconnected> that is neither true nor false",
+        ),
+        (7, "most-loved", "an unknown policy"),
+    ] {
+        expect_problem(&found, &activity_lines(&wf, activity), word, what, &out);
+    }
+    let right = activity_lines(&wf, 9);
+    assert!(
+        !found.iter().any(|(l, _, _)| right.contains(l)),
+        "activity 9's extensions are all valid, yet: {found:#?}"
+    );
+
+    // The right activity alone validates.
+    let ok_file = dir.join("good-extensions.xml");
+    std::fs::write(&ok_file, workflow(&[(9, good_extensions, &[])])).unwrap();
+    let out = validate(&ok_file);
+    out.expect_code(
+        0,
+        "validate a workflow whose people extensions are all valid",
+    );
+    controller.check_alive();
+}
