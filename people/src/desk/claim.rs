@@ -8,7 +8,7 @@
 //! user has a claim on the item under way, only "ended" is decided here: the host orders the
 //! claims.
 
-use mobiwf_proto::{ItemAction, ItemStatus, Message, NodeName, Verdict};
+use mobiwf_proto::{Hold, ItemAction, ItemStatus, Message, NodeName, Verdict};
 
 use super::{Applied, Desk, DeskEffect, DeskItem, DeskRefusal, LocalClaim, PendingClaim};
 use crate::Directory;
@@ -129,28 +129,28 @@ fn ended(item: &DeskItem, action: &ItemAction, user: &str, label: &str) -> Optio
     })
 }
 
-/// Select or lock.
+/// Select or lock: the user must be offered it (or hold it), and a lock needs
+/// `<disconnected>`.
 fn take(item: &DeskItem, action: &ItemAction, user: &str, label: &str) -> Option<Verdict> {
-    if matches!(action, ItemAction::Lock) && !item.info.disconnected {
-        return Some(Verdict::Invalid {
-            reason: format!(
-                "activity {} may not be locked: it does not allow disconnected work \
-                 (<disconnected>); select it instead",
-                item.info.activity
-            ),
+    let hold = item.holder(user);
+    if hold.is_some() || item.is_offered_to(user) {
+        if matches!(action, ItemAction::Lock) && !item.info.disconnected {
+            return Some(Verdict::Invalid {
+                reason: format!(
+                    "activity {} may not be locked: it does not allow disconnected work \
+                     (<disconnected>); select it instead",
+                    item.info.activity
+                ),
+            });
+        }
+        // The same hold again is done already; another hold, or an offer, is the host's.
+        let same = hold.is_some_and(|h| {
+            matches!(
+                (action, h.hold),
+                (ItemAction::Select, Hold::Selected) | (ItemAction::Lock, Hold::Locked)
+            )
         });
-    }
-    if let Some(hold) = item.holder(user) {
-        let same = matches!(
-            (action, hold.hold),
-            (ItemAction::Select, mobiwf_proto::Hold::Selected)
-                | (ItemAction::Lock, mobiwf_proto::Hold::Locked)
-        );
-        // The same hold again is done already; another hold is the host's to judge.
         return same.then_some(Verdict::Done);
-    }
-    if item.is_offered_to(user) {
-        return None;
     }
     if let Some(other) = item.holders.first() {
         return Some(Verdict::Unavailable {
@@ -202,7 +202,7 @@ fn give(
             ),
         });
     };
-    let locked = hold.hold == mobiwf_proto::Hold::Locked;
+    let locked = hold.hold == Hold::Locked;
     match action {
         ItemAction::Release if locked => Some(Verdict::Invalid {
             reason: format!("{label} is locked, not selected: unlock it instead"),
