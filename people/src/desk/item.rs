@@ -5,8 +5,9 @@
 //! Notices, per user of the snapshots: offered (newly on the worklist); delegated (held now,
 //! by someone else's doing); revoked (off the worklist while the item is still open, or done
 //! by someone else: "no longer available"); closed (the activity ended otherwise). A user's
-//! own successful claim causes none; a claim the host refused gives a "refused" notice, for
-//! the user whose API call may no longer wait for it.
+//! own doing causes none: a claim of theirs this snapshot answers "done", or one still under
+//! way (its answer tells them, and a refused one gives a "refused" notice, for the user whose
+//! API call may no longer wait for it).
 
 use std::collections::BTreeSet;
 
@@ -31,11 +32,19 @@ impl Desk {
         let mut applied = Applied::default();
         let info = snap.info.clone();
         if newer {
-            let own = snap
-                .answer
-                .as_ref()
-                .filter(|a| a.verdict == Verdict::Done)
-                .map(|a| a.user.clone());
+            // The users whose own doing the change may be.
+            let mut quiet: BTreeSet<UserId> = self
+                .pending
+                .values()
+                .filter(|p| (p.instance, p.activity) == key)
+                .map(|p| p.user.clone())
+                .collect();
+            quiet.extend(
+                snap.answer
+                    .as_ref()
+                    .filter(|a| a.verdict == Verdict::Done)
+                    .map(|a| a.user.clone()),
+            );
             let new = DeskItem {
                 info: snap.info,
                 version: snap.version,
@@ -45,7 +54,7 @@ impl Desk {
                 former: Vec::new(),
                 finished_ms: None,
             };
-            self.replace(now_ms, key, new, own.as_ref());
+            self.replace(now_ms, key, new, &quiet);
         }
         if let Some(answer) = snap.answer {
             self.answer(now_ms, &info, answer, &mut applied);
@@ -53,9 +62,9 @@ impl Desk {
         applied
     }
 
-    fn replace(&mut self, now_ms: u64, key: ItemKey, mut new: DeskItem, own: Option<&UserId>) {
+    fn replace(&mut self, now_ms: u64, key: ItemKey, mut new: DeskItem, quiet: &BTreeSet<UserId>) {
         let old = self.items.get(&key);
-        let told = notices(old, &new, own, now_ms);
+        let told = notices(old, &new, quiet, now_ms);
         let (before, after) = (users(old), users(Some(&new)));
         let mut former: BTreeSet<UserId> = old
             .map(|o| o.former.iter().cloned().collect())
@@ -153,7 +162,7 @@ fn place<'a>(item: Option<&'a DeskItem>, user: &UserId) -> Option<Place<'a>> {
 fn notices(
     old: Option<&DeskItem>,
     new: &DeskItem,
-    own: Option<&UserId>,
+    quiet: &BTreeSet<UserId>,
     at_ms: u64,
 ) -> Vec<Notice> {
     if old.is_some_and(|o| !o.is_open()) {
@@ -166,7 +175,7 @@ fn notices(
     everyone.extend(new.holders.iter().map(|h| h.user.clone()));
     let mut out = Vec::new();
     for user in &everyone {
-        let mine = own == Some(user);
+        let mine = quiet.contains(user);
         let told = match (&new.status, place(old, user), place(Some(new), user)) {
             (ItemStatus::Open, None, Some(Place::Offered)) => {
                 Some(("offered", format!("{label} is offered to you")))
