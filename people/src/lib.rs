@@ -9,7 +9,12 @@
 #![cfg_attr(not(test), deny(clippy::unwrap_used, clippy::expect_used))]
 
 pub mod assign;
+pub mod desk;
 pub mod directory;
 
 pub use assign::{Choice, Load, choose};
+pub use desk::{
+    Applied, Desk, DeskChanges, DeskEffect, DeskEncodeError, DeskInput, DeskItem, DeskRefusal,
+    DeskRestoreError, Entry, EntryState, ItemSnapshot, LocalClaim, Order, PendingClaim,
+};
 pub use directory::{ADMINISTRATOR, Directory, DirectoryError};

@@ -1,0 +1,218 @@
+//! A user of this device acts on an item: what the desk's snapshot makes certain is answered
+//! here and now; the rest goes to the item's host as a claim with a request number.
+//!
+//! Certain here: an item that ended, or that someone here holds, or that was taken off the
+//! user's worklist, is "no longer available"; an item never offered to the user is not theirs
+//! to take; release, unlock, complete and delegate need the user's hold (delegate also an
+//! administrator's word, which the host checks), and the hold must fit the action. While the
+//! user has a claim on the item under way, only "ended" is decided here: the host orders the
+//! claims.
+
+use mobiwf_proto::{Hold, ItemAction, ItemStatus, Message, NodeName, Verdict};
+
+use super::{Applied, Desk, DeskEffect, DeskItem, DeskRefusal, LocalClaim, PendingClaim};
+use crate::Directory;
+
+impl Desk {
+    pub(super) fn claim(
+        &mut self,
+        now_ms: u64,
+        dir: &Directory,
+        me: &NodeName,
+        claim: LocalClaim,
+    ) -> Result<Applied, DeskRefusal> {
+        super::here(dir, me, claim.user.as_str())?;
+        let key = (claim.instance, claim.activity);
+        let Some(item) = self.items.get(&key) else {
+            return Err(DeskRefusal::UnknownItem {
+                user: claim.user,
+                instance: claim.instance,
+                activity: claim.activity,
+            });
+        };
+        let under_way = self
+            .pending
+            .values()
+            .any(|p| p.user == claim.user && (p.instance, p.activity) == key);
+        let decided = decide(item, dir, &claim, under_way);
+        let host = item.info.host.clone();
+        let request = self.take_request();
+        let effect = match decided {
+            Some(verdict) => DeskEffect::Answered {
+                request,
+                user: claim.user,
+                verdict,
+            },
+            None => {
+                let message = Message::Claim {
+                    instance: claim.instance,
+                    activity: claim.activity,
+                    user: claim.user.clone(),
+                    action: claim.action.clone(),
+                    request,
+                };
+                self.pending.insert(
+                    request,
+                    PendingClaim {
+                        request,
+                        user: claim.user,
+                        instance: claim.instance,
+                        activity: claim.activity,
+                        action: claim.action,
+                        host: host.clone(),
+                        sent_ms: now_ms,
+                    },
+                );
+                DeskEffect::Send {
+                    to: host,
+                    message: Box::new(message),
+                }
+            }
+        };
+        Ok(Applied {
+            request: Some(request),
+            effects: vec![effect],
+        })
+    }
+}
+
+/// The verdict the desk can give alone, or none when the host must decide.
+fn decide(
+    item: &DeskItem,
+    dir: &Directory,
+    claim: &LocalClaim,
+    under_way: bool,
+) -> Option<Verdict> {
+    let label = super::label(&item.info);
+    let user = claim.user.as_str();
+    if let Some(verdict) = ended(item, &claim.action, user, &label) {
+        return Some(verdict);
+    }
+    match &claim.action {
+        ItemAction::Insert | ItemAction::Remove => Some(Verdict::Invalid {
+            reason: format!(
+                "{} is an administrator's action the controller carries to the item's host: \
+                 use `mobiwf-controller worklist {} {} {} --user {user}`",
+                claim.action.as_str(),
+                claim.action.as_str(),
+                item.info.instance,
+                item.info.activity,
+            ),
+        }),
+        _ if under_way => None,
+        ItemAction::Select | ItemAction::Lock => take(item, &claim.action, user, &label),
+        ItemAction::Release
+        | ItemAction::Unlock
+        | ItemAction::Complete { .. }
+        | ItemAction::Delegate { .. } => give(item, dir, &claim.action, user, &label),
+    }
+}
+
+/// The verdict on any action on an item that ended: "no longer available", except a
+/// repeated complete by the one who completed it (done, as it was).
+fn ended(item: &DeskItem, action: &ItemAction, user: &str, label: &str) -> Option<Verdict> {
+    let why = match &item.status {
+        ItemStatus::Open => return None,
+        ItemStatus::Done { by, succeeded } => {
+            if let ItemAction::Complete { succeeded: s, .. } = action
+                && by.as_str() == user
+                && s == succeeded
+            {
+                return Some(Verdict::Done);
+            }
+            format!("done by {by}")
+        }
+        ItemStatus::Closed { why } => format!("closed ({why})"),
+    };
+    Some(Verdict::Unavailable {
+        reason: format!("{label} is no longer available: {why}"),
+    })
+}
+
+/// Select or lock: the user must be offered it (or hold it), and a lock needs
+/// `<disconnected>`.
+fn take(item: &DeskItem, action: &ItemAction, user: &str, label: &str) -> Option<Verdict> {
+    let hold = item.holder(user);
+    if hold.is_some() || item.is_offered_to(user) {
+        if matches!(action, ItemAction::Lock) && !item.info.disconnected {
+            return Some(Verdict::Invalid {
+                reason: format!(
+                    "activity {} may not be locked: it does not allow disconnected work \
+                     (<disconnected>); select it instead",
+                    item.info.activity
+                ),
+            });
+        }
+        // The same hold again is done already; another hold, or an offer, is the host's.
+        let same = hold.is_some_and(|h| {
+            matches!(
+                (action, h.hold),
+                (ItemAction::Select, Hold::Selected) | (ItemAction::Lock, Hold::Locked)
+            )
+        });
+        return same.then_some(Verdict::Done);
+    }
+    if let Some(other) = item.holders.first() {
+        return Some(Verdict::Unavailable {
+            reason: format!("{label} is no longer available: {} holds it", other.user),
+        });
+    }
+    if item.former.iter().any(|u| u.as_str() == user) {
+        return Some(Verdict::Unavailable {
+            reason: format!(
+                "{label} is no longer available: someone else took it, or it was taken off \
+                 your worklist"
+            ),
+        });
+    }
+    Some(Verdict::Forbidden {
+        reason: format!("{label} is not offered to you ({user})"),
+    })
+}
+
+/// Release, unlock, complete or delegate: the holder's actions.
+fn give(
+    item: &DeskItem,
+    dir: &Directory,
+    action: &ItemAction,
+    user: &str,
+    label: &str,
+) -> Option<Verdict> {
+    let what = action.as_str();
+    let Some(hold) = item.holder(user) else {
+        if matches!(action, ItemAction::Delegate { .. }) && dir.is_administrator(user) {
+            return None;
+        }
+        if item.is_offered_to(user) {
+            return Some(Verdict::Invalid {
+                reason: format!(
+                    "{label} is offered to you but you do not hold it: select or lock it \
+                     before you {what} it"
+                ),
+            });
+        }
+        let held = item
+            .holders
+            .first()
+            .map(|h| format!(" ({} holds it)", h.user))
+            .unwrap_or_default();
+        return Some(Verdict::Forbidden {
+            reason: format!(
+                "you ({user}) do not hold {label}{held}: only its holder may {what} it"
+            ),
+        });
+    };
+    let locked = hold.hold == Hold::Locked;
+    match action {
+        ItemAction::Release if locked => Some(Verdict::Invalid {
+            reason: format!("{label} is locked, not selected: unlock it instead"),
+        }),
+        ItemAction::Unlock if !locked => Some(Verdict::Invalid {
+            reason: format!("{label} is selected, not locked: release it instead"),
+        }),
+        ItemAction::Delegate { to } if to.as_str() == user => Some(Verdict::Invalid {
+            reason: format!("you hold {label} already: delegate it to someone else"),
+        }),
+        _ => None,
+    }
+}

@@ -1,0 +1,234 @@
+//! A host's snapshot of an item for this device: it replaces the desk's when newer (messages
+//! may arrive out of order), tells each user of this device what changed for them, and
+//! carries the answer to one of the desk's claims (always taken, even on an older snapshot).
+//!
+//! Notices, per user of the snapshots: offered (newly on the worklist); delegated (held now,
+//! by someone else's doing); revoked (off the worklist while the item is still open, or done
+//! by someone else: "no longer available"); closed (the activity ended otherwise). A user's
+//! own doing causes none: a claim of theirs this snapshot answers "done", or one still under
+//! way (its answer tells them, and a refused one gives a "refused" notice, for the user whose
+//! API call may no longer wait for it).
+
+use std::collections::BTreeSet;
+
+use mobiwf_proto::{Answer, Holder, ItemInfo, ItemStatus, Notice, UserId, Verdict};
+
+use super::{Applied, Desk, DeskEffect, DeskItem, ItemKey, ItemSnapshot, MAX_FINISHED_ITEMS};
+
+/// Where an item is for one user.
+#[derive(Debug, Clone, Copy)]
+enum Place<'a> {
+    Offered,
+    Held(&'a Holder),
+}
+
+impl Desk {
+    pub(super) fn snapshot(&mut self, now_ms: u64, snap: ItemSnapshot) -> Applied {
+        let key = (snap.info.instance, snap.info.activity);
+        let newer = self
+            .items
+            .get(&key)
+            .is_none_or(|old| snap.version > old.version);
+        let mut applied = Applied::default();
+        let info = snap.info.clone();
+        if newer {
+            // The users whose own doing the change may be.
+            let mut quiet: BTreeSet<UserId> = self
+                .pending
+                .values()
+                .filter(|p| (p.instance, p.activity) == key)
+                .map(|p| p.user.clone())
+                .collect();
+            quiet.extend(
+                snap.answer
+                    .as_ref()
+                    .filter(|a| a.verdict == Verdict::Done)
+                    .map(|a| a.user.clone()),
+            );
+            let new = DeskItem {
+                info: snap.info,
+                version: snap.version,
+                offered: snap.offered,
+                holders: snap.holders,
+                status: snap.status,
+                former: Vec::new(),
+                finished_ms: None,
+            };
+            self.replace(now_ms, key, new, &quiet);
+        }
+        if let Some(answer) = snap.answer {
+            self.answer(now_ms, &info, answer, &mut applied);
+        }
+        applied
+    }
+
+    fn replace(&mut self, now_ms: u64, key: ItemKey, mut new: DeskItem, quiet: &BTreeSet<UserId>) {
+        let old = self.items.get(&key);
+        let told = notices(old, &new, quiet, now_ms);
+        let (before, after) = (users(old), users(Some(&new)));
+        let mut former: BTreeSet<UserId> = old
+            .map(|o| o.former.iter().cloned().collect())
+            .unwrap_or_default();
+        former.extend(before.difference(&after).cloned());
+        new.former = former.difference(&after).cloned().collect();
+        new.finished_ms = match new.status {
+            ItemStatus::Open => None,
+            _ => Some(old.and_then(|o| o.finished_ms).unwrap_or(now_ms)),
+        };
+        if let Some(at) = old.and_then(|o| o.finished_ms) {
+            self.finished.remove(&(at, key));
+        }
+        if let Some(at) = new.finished_ms {
+            self.finished.insert((at, key));
+        }
+        self.items.insert(key, new);
+        self.dirty.item_written(key);
+        for notice in told {
+            self.push_notice(notice);
+        }
+        self.forget_finished(MAX_FINISHED_ITEMS);
+    }
+
+    /// Forgets the longest finished items beyond `keep`.
+    pub(super) fn forget_finished(&mut self, keep: usize) {
+        while self.finished.len() > keep {
+            let Some((_, key)) = self.finished.pop_first() else {
+                break;
+            };
+            self.items.remove(&key);
+            self.dirty.item_gone(key);
+        }
+    }
+
+    fn answer(&mut self, now_ms: u64, info: &ItemInfo, answer: Answer, applied: &mut Applied) {
+        // An answer to no claim under way is a repeat of one already taken.
+        let Some(claim) = self.pending.remove(&answer.request) else {
+            return;
+        };
+        self.dirty.meta = true;
+        if let Some(reason) = refusal(&answer.verdict) {
+            self.push_notice(Notice {
+                user: claim.user.clone(),
+                instance: info.instance,
+                activity: Some(info.activity),
+                kind: "refused".to_owned(),
+                text: format!(
+                    "your {} of {} was refused: {reason}",
+                    claim.action.as_str(),
+                    super::label(info)
+                ),
+                at_ms: now_ms,
+            });
+        }
+        applied.effects.push(DeskEffect::Answered {
+            request: answer.request,
+            user: answer.user,
+            verdict: answer.verdict,
+        });
+    }
+}
+
+fn refusal(verdict: &Verdict) -> Option<&str> {
+    match verdict {
+        Verdict::Done => None,
+        Verdict::Unavailable { reason }
+        | Verdict::Forbidden { reason }
+        | Verdict::Invalid { reason } => Some(reason),
+    }
+}
+
+/// The users an item is on the worklist of (offered or held), while it is open.
+fn users(item: Option<&DeskItem>) -> BTreeSet<UserId> {
+    item.filter(|i| i.is_open())
+        .map(|i| {
+            i.offered
+                .iter()
+                .cloned()
+                .chain(i.holders.iter().map(|h| h.user.clone()))
+                .collect()
+        })
+        .unwrap_or_default()
+}
+
+fn place<'a>(item: Option<&'a DeskItem>, user: &UserId) -> Option<Place<'a>> {
+    let item = item.filter(|i| i.is_open())?;
+    if let Some(h) = item.holders.iter().find(|h| &h.user == user) {
+        return Some(Place::Held(h));
+    }
+    item.offered.contains(user).then_some(Place::Offered)
+}
+
+/// What the change from `old` to `new` tells each user of either.
+fn notices(
+    old: Option<&DeskItem>,
+    new: &DeskItem,
+    quiet: &BTreeSet<UserId>,
+    at_ms: u64,
+) -> Vec<Notice> {
+    if old.is_some_and(|o| !o.is_open()) {
+        // It ended before; nothing more to tell.
+        return Vec::new();
+    }
+    let label = super::label(&new.info);
+    let mut everyone = users(old);
+    everyone.extend(new.offered.iter().cloned());
+    everyone.extend(new.holders.iter().map(|h| h.user.clone()));
+    let mut out = Vec::new();
+    for user in &everyone {
+        let mine = quiet.contains(user);
+        let told = match (&new.status, place(old, user), place(Some(new), user)) {
+            (ItemStatus::Open, None, Some(Place::Offered)) => {
+                Some(("offered", format!("{label} is offered to you")))
+            }
+            (ItemStatus::Open, None | Some(Place::Offered), Some(Place::Held(h))) if !mine => {
+                Some(handed(&label, h))
+            }
+            (ItemStatus::Open, Some(_), None) if !mine => {
+                Some(("revoked", revoked(&label, new, user)))
+            }
+            (ItemStatus::Done { by, .. }, Some(_), _) if by != user && !mine => Some((
+                "revoked",
+                format!("{label} is no longer available: done by {by}"),
+            )),
+            (ItemStatus::Closed { why }, _, _) => {
+                Some(("closed", format!("{label} was closed: {why}")))
+            }
+            _ => None,
+        };
+        if let Some((kind, text)) = told {
+            out.push(Notice {
+                user: user.clone(),
+                instance: new.info.instance,
+                activity: Some(new.info.activity),
+                kind: kind.to_owned(),
+                text,
+                at_ms,
+            });
+        }
+    }
+    out
+}
+
+fn handed(label: &str, h: &Holder) -> (&'static str, String) {
+    let how = match h.hold {
+        mobiwf_proto::Hold::Selected => "selected",
+        mobiwf_proto::Hold::Locked => "locked",
+    };
+    match &h.grantor {
+        Some(grantor) => (
+            "delegated",
+            format!("{label} was delegated to you by {grantor} ({how})"),
+        ),
+        None => ("assigned", format!("{label} is yours now ({how})")),
+    }
+}
+
+fn revoked(label: &str, new: &DeskItem, user: &UserId) -> String {
+    match new.holders.iter().find(|h| &h.user != user) {
+        Some(h) => format!("{label} is no longer available: {} holds it", h.user),
+        None => format!(
+            "{label} is no longer available: someone else took it, or it was taken off your \
+             worklist"
+        ),
+    }
+}

@@ -1,0 +1,368 @@
+//! A device's desk: the worklists and notices of the users whose device this node is, pure.
+//!
+//! `apply(now, input) -> effects`, like the engine: the node daemon feeds it the hosts' item
+//! snapshots (`Message::Item`), the controller's notices (`Message::Notice`) and its users'
+//! actions (the API), writes [`Desk::take_changes`] with the outbox entries the effects cause
+//! in one synced batch, and only then sends the claims and wakes the waiting API calls.
+//!
+//! The host of an item arbitrates every claim on it; the desk decides alone only what its
+//! snapshot makes certain (the item ended or someone here holds it: "no longer available";
+//! the user is not offered it; the action does not fit the user's hold) and sends the rest to
+//! the host as a `Message::Claim` with a request number, answered on a later snapshot.
+//!
+//! Layout: this file holds the types and [`Desk::apply`], a dispatch of one call per input;
+//! `claim` a user's action, `item` a host's snapshot (and the notices it causes), `notices`
+//! the notice lists, `view` the worklists, `store` what the daemon writes and reads back.
+
+mod claim;
+mod item;
+mod notices;
+mod store;
+mod view;
+
+#[cfg(test)]
+mod tests;
+
+use std::collections::{BTreeMap, BTreeSet};
+
+use mobiwf_proto::{
+    ActivityId, Answer, Holder, InstanceId, ItemAction, ItemInfo, ItemStatus, Message, NodeName,
+    Notice, UserId, Verdict,
+};
+use mobiwf_xml_schema::User;
+use serde::{Deserialize, Serialize};
+
+use crate::Directory;
+
+pub use store::{DeskChanges, DeskEncodeError, DeskRestoreError, PREFIX, item_key};
+pub use view::{Entry, EntryState, Order};
+
+/// The most notices kept per user; the oldest go first.
+pub const MAX_NOTICES_PER_USER: usize = 1000;
+
+/// The most finished (done or closed) items the desk remembers, to answer "no longer
+/// available" without asking their hosts; the longest finished go first. A claim on a
+/// forgotten item is answered as on an unknown one.
+pub const MAX_FINISHED_ITEMS: usize = 10_000;
+
+/// An item: its instance and activity.
+pub type ItemKey = (InstanceId, ActivityId);
+
+/// A work item as this device knows it: the host's latest snapshot for this device, and
+/// what the desk remembers beside it.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct DeskItem {
+    /// What the item is (and where its host is).
+    pub info: ItemInfo,
+    /// The host's version of the snapshot.
+    pub version: u64,
+    /// This device's users it is offered to.
+    pub offered: Vec<UserId>,
+    /// This device's users holding it.
+    pub holders: Vec<Holder>,
+    /// Open, done or closed.
+    pub status: ItemStatus,
+    /// This device's users it was offered to or held by, and no longer is: their claims are
+    /// answered "no longer available" (someone, here or on another device, took it).
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub former: Vec<UserId>,
+    /// When the desk learned it was done or closed, in ms since the epoch.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub finished_ms: Option<u64>,
+}
+
+impl DeskItem {
+    /// Its key.
+    pub fn key(&self) -> ItemKey {
+        (self.info.instance, self.info.activity)
+    }
+
+    /// Whether it can still be worked on.
+    pub fn is_open(&self) -> bool {
+        self.status == ItemStatus::Open
+    }
+
+    /// The user's hold on it, if they hold it.
+    pub fn holder(&self, user: &str) -> Option<&Holder> {
+        self.holders.iter().find(|h| h.user.as_str() == user)
+    }
+
+    /// Whether it is offered to the user (and not held by them).
+    pub fn is_offered_to(&self, user: &str) -> bool {
+        self.offered.iter().any(|u| u.as_str() == user)
+    }
+}
+
+/// A claim sent to an item's host and not answered yet.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct PendingClaim {
+    /// The desk's number for it; the host's answer carries it.
+    pub request: u64,
+    /// Who acts.
+    pub user: UserId,
+    /// The instance.
+    pub instance: InstanceId,
+    /// The activity.
+    pub activity: ActivityId,
+    /// What they do.
+    pub action: ItemAction,
+    /// Where it was sent (the host's location).
+    pub host: String,
+    /// When, in ms since the epoch.
+    pub sent_ms: u64,
+}
+
+/// A host's `Message::Item`: the item as this device's users see it now.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct ItemSnapshot {
+    /// What the item is.
+    pub info: ItemInfo,
+    /// Grows with every change of the item on its host; an older one than the desk holds
+    /// is ignored (its answer is still taken).
+    pub version: u64,
+    /// This device's users it is offered to.
+    pub offered: Vec<UserId>,
+    /// This device's users holding it.
+    pub holders: Vec<Holder>,
+    /// Open, done or closed.
+    pub status: ItemStatus,
+    /// The answer to one of this desk's claims, when the change answers one.
+    pub answer: Option<Answer>,
+}
+
+/// A user of this device acts on an item (the local API).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct LocalClaim {
+    /// Who acts.
+    pub user: UserId,
+    /// The instance.
+    pub instance: InstanceId,
+    /// The activity.
+    pub activity: ActivityId,
+    /// What they do (`Insert` and `Remove` are the controller's, refused here).
+    pub action: ItemAction,
+}
+
+/// What happens to the desk.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum DeskInput {
+    /// Host → this device: an item snapshot (`Message::Item`).
+    Item(Box<ItemSnapshot>),
+    /// Controller → this device: a notice for one of its users (`Message::Notice`); one for
+    /// a user whose device is not this node is ignored.
+    Notice(Notice),
+    /// A user of this device acts on an item.
+    Claim(LocalClaim),
+}
+
+impl DeskInput {
+    /// The input a `Message::Item` or `Message::Notice` is; none for any other message.
+    pub fn from_message(message: Message) -> Option<DeskInput> {
+        match message {
+            Message::Item {
+                info,
+                version,
+                offered,
+                holders,
+                status,
+                answer,
+            } => Some(DeskInput::Item(Box::new(ItemSnapshot {
+                info,
+                version,
+                offered,
+                holders,
+                status,
+                answer,
+            }))),
+            Message::Notice { notice } => Some(DeskInput::Notice(notice)),
+            _ => None,
+        }
+    }
+}
+
+/// Something the daemon must do once the desk's changes are on disk.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum DeskEffect {
+    /// Send this `Message::Claim` to the item's host at `to` (through the outbox, or to the
+    /// node's own engine when `to` is this node).
+    Send {
+        /// The host's location (`ItemInfo::host`).
+        to: String,
+        /// The claim (boxed: it is much larger than an answer).
+        message: Box<Message>,
+    },
+    /// A claim got its answer: wake the API call waiting for `request`, if there is one.
+    Answered {
+        /// The desk's number for the claim.
+        request: u64,
+        /// Who claimed.
+        user: UserId,
+        /// What was decided.
+        verdict: Verdict,
+    },
+}
+
+/// What [`Desk::apply`] did.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct Applied {
+    /// For a claim: its request number. Its answer is an [`DeskEffect::Answered`] with this
+    /// number, among `effects` when the desk decided it alone, else on a later snapshot.
+    pub request: Option<u64>,
+    /// What to do once the changes are written.
+    pub effects: Vec<DeskEffect>,
+}
+
+impl Applied {
+    /// The verdict on this claim when the desk decided it alone (nothing was sent).
+    pub fn verdict(&self) -> Option<&Verdict> {
+        let request = self.request?;
+        self.effects.iter().find_map(|e| match e {
+            DeskEffect::Answered {
+                request: r,
+                verdict,
+                ..
+            } if *r == request => Some(verdict),
+            _ => None,
+        })
+    }
+
+    /// Where the claim was sent, when it was.
+    pub fn sent_to(&self) -> Option<&str> {
+        self.effects.iter().find_map(|e| match e {
+            DeskEffect::Send { to, .. } => Some(to.as_str()),
+            DeskEffect::Answered { .. } => None,
+        })
+    }
+}
+
+/// Why an input could not be applied at all.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+pub enum DeskRefusal {
+    /// The user is not in the directory, or their worklist is on another node (or none).
+    #[error("{why}")]
+    NotHere {
+        /// The user.
+        user: UserId,
+        /// What is wrong and what to do.
+        why: String,
+    },
+    /// No item of this instance and activity reached this node.
+    #[error(
+        "no work item for activity {activity} of instance {instance} reached this node (none \
+         was offered to its users, or it ended long ago); `mobiwf-node worklist --user {user}` \
+         lists {user}'s items"
+    )]
+    UnknownItem {
+        /// Who asked.
+        user: UserId,
+        /// The instance.
+        instance: InstanceId,
+        /// The activity.
+        activity: ActivityId,
+    },
+}
+
+/// The worklists and notices of the users whose device this node is.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct Desk {
+    items: BTreeMap<ItemKey, DeskItem>,
+    /// The finished items by when they finished: the oldest are forgotten first.
+    finished: BTreeSet<(u64, ItemKey)>,
+    notices: BTreeMap<UserId, notices::UserNotices>,
+    pending: BTreeMap<u64, PendingClaim>,
+    /// The number the next claim gets (from 1).
+    next_request: u64,
+    /// The number the next notice gets (from 1; global, so a notice's store key is unique).
+    next_notice: u64,
+    dirty: store::Dirty,
+}
+
+impl Desk {
+    /// An empty desk.
+    pub fn new() -> Desk {
+        Desk::default()
+    }
+
+    /// Applies one input. The changes it made are handed over by [`Desk::take_changes`].
+    pub fn apply(
+        &mut self,
+        now_ms: u64,
+        dir: &Directory,
+        me: &NodeName,
+        input: DeskInput,
+    ) -> Result<Applied, DeskRefusal> {
+        match input {
+            DeskInput::Item(snapshot) => Ok(self.snapshot(now_ms, *snapshot)),
+            DeskInput::Notice(notice) => Ok(self.notice(dir, me, notice)),
+            DeskInput::Claim(claim) => self.claim(now_ms, dir, me, claim),
+        }
+    }
+
+    /// An item the desk knows (open or finished).
+    pub fn item(&self, instance: InstanceId, activity: ActivityId) -> Option<&DeskItem> {
+        self.items.get(&(instance, activity))
+    }
+
+    /// Every item the desk knows, by key.
+    pub fn items(&self) -> impl Iterator<Item = &DeskItem> {
+        self.items.values()
+    }
+
+    /// The claims sent and not answered yet, by request number.
+    pub fn pending(&self) -> impl Iterator<Item = &PendingClaim> {
+        self.pending.values()
+    }
+
+    fn take_request(&mut self) -> u64 {
+        let request = self.next_request.max(1);
+        self.next_request = request + 1;
+        self.dirty.meta = true;
+        request
+    }
+}
+
+/// The user, when this node is their device; else why not (the worklist and notices of a
+/// user are served by their device only).
+pub fn here<'a>(dir: &'a Directory, me: &NodeName, user: &str) -> Result<&'a User, DeskRefusal> {
+    let not_here = |why: String| DeskRefusal::NotHere {
+        user: UserId::new(user),
+        why,
+    };
+    let Some(found) = dir.user(user) else {
+        return Err(not_here(if dir.version == 0 {
+            format!(
+                "user {user} is unknown here: no organisation directory has reached this node \
+                 ({me}) yet; wait for the controller's, or check that this node registered"
+            )
+        } else {
+            format!(
+                "user {user} is not in the organisation directory this node ({me}) holds \
+                 (version {}); check the name",
+                dir.version
+            )
+        }));
+    };
+    match found.device.as_deref() {
+        Some(device) if device == me.as_str() => Ok(found),
+        Some(device) => Err(not_here(format!(
+            "{user}'s worklist is on node {device}, not on this node {me}; ask there"
+        ))),
+        None => Err(not_here(format!(
+            "{user} has no device in the organisation directory (version {}), so no node keeps \
+             their worklist; give them one (user@device) and apply the document again",
+            dir.version
+        ))),
+    }
+}
+
+/// How an item is named in notices and answers.
+pub(crate) fn label(info: &ItemInfo) -> String {
+    if info.name.is_empty() {
+        format!("activity {} of instance {}", info.activity, info.instance)
+    } else {
+        format!(
+            "activity {} \"{}\" of instance {}",
+            info.activity, info.name, info.instance
+        )
+    }
+}

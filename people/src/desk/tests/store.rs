@@ -1,0 +1,123 @@
+//! What the daemon writes: a device killed and restarted shows the same worklists, notices
+//! and claims under way.
+
+use mobiwf_proto::{ItemAction, ItemStatus, Verdict};
+
+use super::*;
+use crate::desk::{DeskRestoreError, Order, PendingClaim};
+
+fn worklists(desk: &Desk) -> Vec<Vec<crate::desk::Entry>> {
+    ["alice", "bob", "dave"]
+        .iter()
+        .flat_map(|u| Order::ALL.map(|o| desk.worklist(u, o)))
+        .collect()
+}
+
+#[test]
+fn a_device_killed_and_restarted_shows_the_same_worklist() {
+    let mut f = Fixture::new();
+    let (a, b, c) = (info(1, 1), info(2, 1), info(3, 7));
+    f.item(snap(&a, 1, &["alice", "bob"], vec![], ItemStatus::Open));
+    f.item(snap(&b, 1, &["bob"], vec![], ItemStatus::Open));
+    f.item(snap(&c, 1, &["alice"], vec![], ItemStatus::Open));
+    let request = f
+        .apply(claim("alice", &a, ItemAction::Select))
+        .unwrap()
+        .request
+        .unwrap();
+    f.item(answering(
+        snap(&a, 2, &[], selected("alice", 9), ItemStatus::Open),
+        "alice",
+        request,
+        Verdict::Done,
+    ));
+    f.apply(claim("bob", &b, ItemAction::Select)).unwrap();
+    f.apply(claim("alice", &c, ItemAction::Select)).unwrap();
+    f.item(snap(&c, 2, &[], vec![], done("carol")));
+    f.apply(DeskInput::Notice(notice("dave", 2, "instance 2 failed", 3)))
+        .unwrap();
+
+    // Only what the store holds survives the kill.
+    let restarted = Desk::restore(f.store.clone()).unwrap();
+    assert_eq!(worklists(&restarted), worklists(&f.desk));
+    assert!(!worklists(&f.desk).iter().all(Vec::is_empty));
+    for user in ["alice", "bob", "dave"] {
+        assert_eq!(restarted.notices(user), f.desk.notices(user));
+        assert!(!f.desk.notices(user).is_empty(), "{user}");
+    }
+    let pending: Vec<&PendingClaim> = f.desk.pending().collect();
+    assert_eq!(restarted.pending().collect::<Vec<_>>(), pending);
+    assert_eq!(pending.len(), 2);
+    assert_eq!(restarted, f.desk);
+
+    // And it goes on where it stopped: the next request number, the next notice.
+    let mut live = f.desk.clone();
+    let mut again = restarted;
+    let next = claim("bob", &a, ItemAction::Select);
+    let (x, y) = (
+        live.apply(1, &f.dir, &f.me, next.clone()).unwrap(),
+        again.apply(1, &f.dir, &f.me, next).unwrap(),
+    );
+    assert_eq!(x, y);
+    assert_eq!(live.take_changes().unwrap(), again.take_changes().unwrap());
+}
+
+#[test]
+fn nothing_changed_is_nothing_to_write() {
+    let mut f = Fixture::new();
+    assert!(f.desk.take_changes().unwrap().is_empty());
+    f.item(snap(&info(1, 1), 2, &["alice"], vec![], ItemStatus::Open));
+    assert!(f.desk.take_changes().unwrap().is_empty());
+    // An ignored snapshot writes nothing either.
+    f.desk
+        .apply(
+            1,
+            &f.dir,
+            &f.me,
+            DeskInput::Item(Box::new(snap(
+                &info(1, 1),
+                1,
+                &[],
+                vec![],
+                ItemStatus::Open,
+            ))),
+        )
+        .unwrap();
+    assert!(f.desk.take_changes().unwrap().is_empty());
+}
+
+#[test]
+fn the_store_keys_name_what_they_hold() {
+    let mut f = Fixture::new();
+    f.item(snap(&info(12, 3), 1, &["alice"], vec![], ItemStatus::Open));
+    let keys: Vec<&str> = f.store.keys().map(String::as_str).collect();
+    assert_eq!(
+        keys,
+        [
+            "desk/item/12/3",
+            "desk/meta",
+            "desk/notice/00000000000000000001"
+        ]
+    );
+}
+
+#[test]
+fn a_damaged_or_foreign_entry_is_refused_with_its_key() {
+    let mut f = Fixture::new();
+    f.item(snap(&info(12, 3), 1, &["alice"], vec![], ItemStatus::Open));
+    let mut damaged = f.store.clone();
+    damaged.insert("desk/item/12/3".to_owned(), b"{".to_vec());
+    let err: DeskRestoreError = Desk::restore(damaged).unwrap_err();
+    assert_eq!(err.key, "desk/item/12/3");
+    assert!(err.to_string().contains("damaged"), "{err}");
+
+    let mut moved = f.store.clone();
+    let value = moved.remove("desk/item/12/3").unwrap();
+    moved.insert("desk/item/12/4".to_owned(), value);
+    let err = Desk::restore(moved).unwrap_err();
+    assert!(err.reason.contains("activity 3 of instance 12"), "{err}");
+
+    let mut foreign = f.store.clone();
+    foreign.insert("desk/other".to_owned(), b"1".to_vec());
+    assert_eq!(Desk::restore(foreign).unwrap_err().key, "desk/other");
+}

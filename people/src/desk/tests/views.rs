@@ -1,0 +1,139 @@
+//! The worklist views and the JSON the API returns.
+
+use mobiwf_proto::{Hold, ItemStatus, UserId};
+
+use super::*;
+use crate::desk::{Entry, EntryState, Order};
+
+/// Five items offered to alice: (instance, activity, ready, priority, deadline).
+fn five() -> Fixture {
+    let mut f = Fixture::new();
+    let rows: [(u64, u64, u64, i64, Option<u64>); 5] = [
+        (1, 1, 300, 1, None),
+        (2, 1, 100, 5, Some(900)),
+        (3, 1, 200, 5, Some(500)),
+        (4, 2, 100, 0, None),
+        (4, 1, 100, 0, Some(900)),
+    ];
+    for (instance, activity, ready, priority, deadline) in rows {
+        let mut item = info(instance, activity);
+        item.ready_ms = ready;
+        item.priority = priority;
+        item.deadline_ms = deadline;
+        f.item(snap(&item, 1, &["alice"], vec![], ItemStatus::Open));
+    }
+    f
+}
+
+#[test]
+fn arrival_is_the_oldest_offer_first_then_instance_and_activity() {
+    let f = five();
+    let arrival = vec![(2, 1), (4, 1), (4, 2), (3, 1), (1, 1)];
+    assert_eq!(listed(&f.desk, "alice", Order::Arrival), arrival);
+    assert_eq!(Order::default(), Order::Arrival);
+    // No item carries a data size yet: size is arrival.
+    assert_eq!(listed(&f.desk, "alice", Order::Size), arrival);
+}
+
+#[test]
+fn priority_is_the_highest_first_then_arrival() {
+    let f = five();
+    assert_eq!(
+        listed(&f.desk, "alice", Order::Priority),
+        vec![(2, 1), (3, 1), (1, 1), (4, 1), (4, 2)]
+    );
+}
+
+#[test]
+fn deadline_is_the_earliest_first_and_none_last() {
+    let f = five();
+    assert_eq!(
+        listed(&f.desk, "alice", Order::Deadline),
+        vec![(3, 1), (2, 1), (4, 1), (4, 2), (1, 1)]
+    );
+}
+
+#[test]
+fn orders_are_named_by_their_words() {
+    for order in Order::ALL {
+        assert_eq!(Order::parse(order.as_str()), Some(order));
+        assert_eq!(order.to_string(), order.as_str());
+        let json = serde_json::to_string(&order).unwrap();
+        assert_eq!(json, format!("\"{order}\""));
+    }
+    assert_eq!(Order::parse("size"), Some(Order::Size));
+    assert_eq!(Order::parse("Priority"), None);
+    assert_eq!(Order::parse(""), None);
+}
+
+#[test]
+fn a_worklist_holds_the_open_items_offered_to_or_held_by_the_user() {
+    let mut f = Fixture::new();
+    let offered = info(1, 1);
+    let mine = info(1, 2);
+    let theirs = info(1, 3);
+    let ended = info(1, 4);
+    f.item(snap(
+        &offered,
+        1,
+        &["alice", "bob"],
+        vec![],
+        ItemStatus::Open,
+    ));
+    f.item(snap(
+        &mine,
+        1,
+        &["bob"],
+        vec![holder("alice", Hold::Locked, 77, Some("dave"))],
+        ItemStatus::Open,
+    ));
+    f.item(snap(&theirs, 1, &[], selected("bob", 5), ItemStatus::Open));
+    f.item(snap(&ended, 1, &["alice"], vec![], ItemStatus::Open));
+    f.item(snap(&ended, 2, &["alice"], vec![], done("carol")));
+    let alice = f.desk.worklist("alice", Order::Arrival);
+    let states: Vec<(u64, EntryState)> =
+        alice.iter().map(|e| (e.info.activity.0, e.state)).collect();
+    assert_eq!(states, [(1, EntryState::Offered), (2, EntryState::Locked)]);
+    assert_eq!(alice[1].since_ms, Some(77));
+    assert_eq!(alice[1].grantor, Some(UserId::new("dave")));
+    assert_eq!(alice[0].since_ms, None);
+    let bob: Vec<(u64, EntryState)> = f
+        .desk
+        .worklist("bob", Order::Arrival)
+        .iter()
+        .map(|e| (e.info.activity.0, e.state))
+        .collect();
+    assert_eq!(
+        bob,
+        [
+            (1, EntryState::Offered),
+            (2, EntryState::Offered),
+            (3, EntryState::Selected)
+        ]
+    );
+}
+
+#[test]
+fn an_entry_is_flat_json_with_the_items_fields() {
+    let mut f = Fixture::new();
+    let item = info(7, 3);
+    f.item(snap(
+        &item,
+        1,
+        &[],
+        vec![holder("alice", Hold::Selected, 42, Some("dave"))],
+        ItemStatus::Open,
+    ));
+    let entry = f.desk.worklist("alice", Order::Arrival).remove(0);
+    let json = serde_json::to_value(&entry).unwrap();
+    assert_eq!(json["instance"], 7);
+    assert_eq!(json["activity"], 3);
+    assert_eq!(json["name"], "Inspect 7.3");
+    assert_eq!(json["state"], "selected");
+    assert_eq!(json["since_ms"], 42);
+    assert_eq!(json["grantor"], "dave");
+    assert_eq!(json["host"], HOST);
+    assert!(json.get("pending").is_none());
+    let back: Entry = serde_json::from_value(json).unwrap();
+    assert_eq!(back, entry);
+}
