@@ -13,6 +13,7 @@
 //! - `GET /instances/{id}/history`: the instance's events in the order the controller learnt
 //!   them (`[{at_ms, activity, partner, what}]`); 404 if unknown.
 //! - `GET /nodes`: the registered nodes (with `suspected`, the reason, while suspected).
+//! - The organisation directory and work item administration: see `api_people`.
 //! - `GET /metrics`: Prometheus text format.
 
 use std::time::Duration;
@@ -46,6 +47,14 @@ pub fn router(client: ControllerClient) -> Router {
         .route("/instances/{id}/resume", post(resume))
         .route("/instances/{id}/cancel", post(cancel))
         .route("/nodes", get(nodes))
+        .route(
+            "/org",
+            get(crate::api_people::show).put(crate::api_people::apply),
+        )
+        .route(
+            "/instances/{id}/activities/{activity}/worklist",
+            post(crate::api_people::administer),
+        )
         .route("/metrics", get(metrics))
         .layer(DefaultBodyLimit::max(MAX_DOCUMENT_BYTES))
         .with_state(client)
@@ -62,6 +71,7 @@ fn unavailable(e: anyhow::Error) -> Response {
 #[derive(Deserialize)]
 struct SubmitQuery {
     source: Option<String>,
+    responsible: Option<String>,
 }
 
 async fn submit(
@@ -71,7 +81,8 @@ async fn submit(
 ) -> Response {
     let source = q.source.unwrap_or_else(|| "submitted workflow".to_owned());
     let definition = body.to_vec();
-    match client.submit(definition, source).await {
+    let responsible = q.responsible.map(mobiwf_proto::UserId::new);
+    match client.submit(definition, source, responsible).await {
         Ok(Ok(id)) => (
             StatusCode::CREATED,
             Json(serde_json::json!({ "instance": id })),

@@ -3,6 +3,7 @@
 //! operators' HTTP API (`api`).
 
 pub mod api;
+pub mod api_people;
 pub mod daemon;
 pub mod detector;
 pub mod render;
