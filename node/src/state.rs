@@ -2,7 +2,9 @@
 //!
 //! Keys: `run/<instance>/<partition>` (a partition run's state, JSON),
 //! `doc/<instance>/<partition>` (its partition document, written once), `known/<instance>`
-//! (what the partners and the controller told about the instance, JSON), `seen/<origin>/<seq>`
+//! (what the partners and the controller told about the instance, JSON), `desk/...` (the
+//! worklists and notices of the users whose device this node is; keys given by
+//! `mobiwf_people::desk`), `seen/<origin>/<seq>`
 //! (a message already applied), `meta/seq` (the last sequence number given to an outgoing
 //! message; the daemon shell's), and the outbox's `out/...`.
 //! Numbers are zero-padded to 20 digits so that key order is numeric order.
@@ -40,6 +42,27 @@ pub fn stage_changes(batch: &mut Batch, changes: &Changes) {
     for known in &changes.known {
         batch.put(known_key(known.instance), known.state.as_slice());
     }
+}
+
+/// Adds the desk's changes (keys under `desk/`, given by the desk) to `batch`.
+pub fn stage_desk(batch: &mut Batch, changes: mobiwf_people::DeskChanges) {
+    for (key, value) in changes.puts {
+        batch.put(key, value);
+    }
+    for key in changes.deletes {
+        batch.delete(key);
+    }
+}
+
+/// The desk (the worklists and notices of this node's users), as the store holds it.
+pub fn load_desk(store: &dyn Store) -> Result<mobiwf_people::Desk, StoreError> {
+    let prefix = mobiwf_people::desk::PREFIX;
+    let mut entries = Vec::new();
+    for (k, v) in store.scan_prefix(prefix.as_bytes())? {
+        let key = String::from_utf8(k.clone()).map_err(|e| unreadable(&k, &e))?;
+        entries.push((key, v));
+    }
+    mobiwf_people::Desk::restore(entries).map_err(|e| unreadable(e.key.as_bytes(), &e.reason))
 }
 
 /// The engine, as the store holds it.

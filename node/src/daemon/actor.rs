@@ -16,8 +16,9 @@ use mobiwf_runtime::store::{Store, StoreError};
 use tokio::sync::{mpsc, oneshot, watch};
 use tracing::Instrument;
 
-use super::translate::input_of;
-use super::{Command, Event, Query, RunView};
+use super::people::SentClaim;
+use super::translate::{Routed, route_of};
+use super::{ClaimOutcome, Command, DirectoryView, Event, Query, RunView};
 use crate::executor::{self, Execution};
 use crate::state;
 
@@ -33,6 +34,10 @@ pub(super) struct NodeActor {
     pub(super) events: mpsc::Sender<Event>,
     /// The engine's next deadline, for the timer task.
     pub(super) deadline: watch::Sender<Option<u64>>,
+    /// The worklists and notices of the users whose device this node is.
+    pub(super) desk: mobiwf_people::Desk,
+    /// API calls waiting for a host's answer to their claim, by request number.
+    pub(super) waiters: std::collections::HashMap<u64, oneshot::Sender<ClaimOutcome>>,
 }
 
 /// A person's completion waiting for its answer, and the answer.
@@ -43,8 +48,14 @@ type Completion = (oneshot::Sender<Result<(), Refusal>>, Result<(), Refusal>);
 pub(super) struct After {
     completions: Vec<Completion>,
     /// Commands to start and kill.
-    effects: Vec<Effect>,
+    pub(super) effects: Vec<Effect>,
     queries: Vec<Query>,
+    /// Claims decided in this group, with their outcome.
+    pub(super) claims: Vec<(oneshot::Sender<ClaimOutcome>, ClaimOutcome)>,
+    /// Claims sent to their hosts in this group.
+    pub(super) sent: Vec<SentClaim>,
+    /// Answers to claims that came in this group (request number, verdict).
+    pub(super) answers: Vec<(u64, mobiwf_proto::Verdict)>,
 }
 
 impl Actor for NodeActor {
@@ -59,10 +70,12 @@ impl Actor for NodeActor {
     ) -> Result<After, StoreError> {
         let now = mobiwf_runtime::process::now_us();
         let mut after = After::default();
-        let mut effects = Vec::new();
+        let mut effects = (Vec::new(), Vec::new());
         for event in events {
             self.apply_one(now, event, group, &mut effects, &mut after)?;
         }
+        let (engine, desk) = effects;
+        self.route(now, engine, desk, (group, seq), &mut after)?;
         // An encoding failure stops the daemon before anything is written (the store is not
         // given an empty value for a run), as a failed write does.
         let changes = self.engine.take_changes().map_err(|e| StoreError::Encode {
@@ -70,19 +83,16 @@ impl Actor for NodeActor {
             why: e.to_string(),
         })?;
         state::stage_changes(&mut group.batch, &changes);
-        for effect in effects {
-            match effect {
-                Effect::Send { to, message } => {
-                    let (to, role) = self.destination(to);
-                    group.send(seq, to, role, message)?;
-                }
-                other => after.effects.push(other),
-            }
-        }
+        let desk = self.desk.take_changes().map_err(|e| StoreError::Encode {
+            what: "the desk's changes".to_owned(),
+            why: e.to_string(),
+        })?;
+        state::stage_desk(&mut group.batch, desk);
         Ok(after)
     }
 
-    fn committed(&mut self, after: After, _wrote: bool) {
+    fn committed(&mut self, mut after: After, _wrote: bool) {
+        self.answer_claims(&mut after);
         for t in self.engine.take_transitions() {
             let span = tracing::info_span!("activity", instance = %t.key.instance, activity = %t.activity, name = %t.name);
             let _enter = span.enter();
@@ -128,7 +138,7 @@ impl NodeActor {
         Ok(())
     }
 
-    fn destination(&self, to: Target) -> (Destination, Peer) {
+    pub(super) fn destination(&self, to: Target) -> (Destination, Peer) {
         match to {
             Target::Controller => (
                 Destination::Peer(self.controller.0, vec![self.controller.1.clone()]),
@@ -143,7 +153,7 @@ impl NodeActor {
         now: u64,
         event: Event,
         group: &mut Group,
-        effects: &mut Vec<Effect>,
+        (effects, desk_effects): &mut (Vec<Effect>, Vec<mobiwf_people::DeskEffect>),
         after: &mut After,
     ) -> Result<(), StoreError> {
         match event {
@@ -154,19 +164,32 @@ impl NodeActor {
                 } else {
                     Peer::Partner
                 };
-                let engine = &mut self.engine;
+                let (engine, desk, name) = (&mut self.engine, &mut self.desk, &self.name);
                 group.receive(
                     self.store.as_ref(),
                     &self.metrics,
                     role,
                     inbound,
-                    |from, _id, message| {
-                        let input = input_of(from, from_controller, message)?;
-                        let applied = engine.apply_us(now, input).map_err(|r| r.to_string())?;
-                        effects.extend(applied);
-                        Ok(())
+                    |from, _id, message| match route_of(from, from_controller, message)? {
+                        Routed::Engine(input) => {
+                            let applied =
+                                engine.apply_us(now, input).map_err(|r| r.to_string())?;
+                            effects.extend(applied);
+                            Ok(())
+                        }
+                        Routed::Desk(input) => {
+                            let applied = desk
+                                .apply(now / 1000, engine.directory(), name, input)
+                                .map_err(|r| r.to_string())?;
+                            desk_effects.extend(applied.effects);
+                            Ok(())
+                        }
                     },
                 )?;
+            }
+            Event::Command(Command::Claim { claim, reply, sent }) => {
+                let produced = self.claim(now / 1000, claim, (reply, sent), after);
+                desk_effects.extend(produced);
             }
             Event::Tick => match self.engine.apply_us(now, Input::Tick) {
                 Ok(applied) => effects.extend(applied),
@@ -221,6 +244,28 @@ impl NodeActor {
             }
             Query::Runs(reply) => {
                 let _ = reply.send(self.engine.runs().map(view).collect());
+            }
+            Query::UserWorklist { user, order, reply } => {
+                let dir = self.engine.directory();
+                let answer = mobiwf_people::desk::here(dir, &self.name, user.as_str())
+                    .map(|_| self.desk.worklist(user.as_str(), order))
+                    .map_err(|e| e.to_string());
+                let _ = reply.send(answer);
+            }
+            Query::Notices { user, reply } => {
+                let dir = self.engine.directory();
+                let answer = mobiwf_people::desk::here(dir, &self.name, user.as_str())
+                    .map(|_| self.desk.notices(user.as_str()).to_vec())
+                    .map_err(|e| e.to_string());
+                let _ = reply.send(answer);
+            }
+            Query::Directory(reply) => {
+                let dir = self.engine.directory();
+                let _ = reply.send(DirectoryView {
+                    version: dir.version,
+                    users: dir.users_on(self.name.as_str()).map(|u| u.id.clone()).collect(),
+                    devices: dir.devices.keys().cloned().collect(),
+                });
             }
         }
     }

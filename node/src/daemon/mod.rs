@@ -7,6 +7,7 @@
 //! started). What a message means to the engine is the pure translation of `translate`.
 
 mod actor;
+mod people;
 mod translate;
 
 use std::net::SocketAddr;
@@ -85,8 +86,46 @@ enum Event {
     Query(Query),
 }
 
+/// What a user's action on a work item came to.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum ClaimOutcome {
+    /// Decided: by this node's desk, or by the item's host.
+    Answered(mobiwf_proto::Verdict),
+    /// Sent to the item's host, which has not answered yet; the answer will show in the
+    /// worklist.
+    Pending {
+        /// The desk's number for the claim.
+        request: u64,
+        /// Where it was sent.
+        host: String,
+    },
+    /// The user's worklist is not on this node (or the user is unknown).
+    NotHere(String),
+    /// This node's desk has no such item for the user.
+    UnknownItem(String),
+}
+
+/// The organisation directory as this node holds it (`GET /directory`).
+#[derive(Debug, Clone, serde::Serialize)]
+pub struct DirectoryView {
+    /// Its version (0: none received yet).
+    pub version: u64,
+    /// The users whose device this node is.
+    pub users: Vec<mobiwf_proto::UserId>,
+    /// The registered nodes it knows.
+    pub devices: Vec<NodeName>,
+}
+
 /// What changes the engine on a person's or an operator's word.
 enum Command {
+    /// A user acts on a work item through this node, their device.
+    Claim {
+        claim: mobiwf_people::LocalClaim,
+        /// The outcome, once decided (now or when the host answers).
+        reply: oneshot::Sender<ClaimOutcome>,
+        /// The request number and the host, once the claim is on its way to the host.
+        sent: oneshot::Sender<(u64, String)>,
+    },
     /// A person finishes a manual activity.
     Complete {
         instance: InstanceId,
@@ -101,6 +140,16 @@ enum Command {
 enum Query {
     Worklist(oneshot::Sender<Vec<WorkItem>>),
     Runs(oneshot::Sender<Vec<RunView>>),
+    UserWorklist {
+        user: mobiwf_proto::UserId,
+        order: mobiwf_people::Order,
+        reply: oneshot::Sender<Result<Vec<mobiwf_people::Entry>, String>>,
+    },
+    Notices {
+        user: mobiwf_proto::UserId,
+        reply: oneshot::Sender<Result<Vec<mobiwf_proto::Notice>, String>>,
+    },
+    Directory(oneshot::Sender<DirectoryView>),
 }
 
 impl NodeClient {
@@ -116,6 +165,66 @@ impl NodeClient {
     /// Every partition run on the node.
     pub async fn runs(&self) -> anyhow::Result<Vec<RunView>> {
         self.ask(|reply| Event::Query(Query::Runs(reply))).await
+    }
+
+    /// A user's worklist on this node, their device; `Ok(Err(why))` when it is not here.
+    pub async fn user_worklist(
+        &self,
+        user: mobiwf_proto::UserId,
+        order: mobiwf_people::Order,
+    ) -> anyhow::Result<Result<Vec<mobiwf_people::Entry>, String>> {
+        self.ask(|reply| Event::Query(Query::UserWorklist { user, order, reply }))
+            .await
+    }
+
+    /// What a user was told, oldest first; `Ok(Err(why))` when their device is another node.
+    pub async fn notices(
+        &self,
+        user: mobiwf_proto::UserId,
+    ) -> anyhow::Result<Result<Vec<mobiwf_proto::Notice>, String>> {
+        self.ask(|reply| Event::Query(Query::Notices { user, reply }))
+            .await
+    }
+
+    /// The directory version this node holds and its users.
+    pub async fn directory(&self) -> anyhow::Result<DirectoryView> {
+        self.ask(|reply| Event::Query(Query::Directory(reply))).await
+    }
+
+    /// A user acts on a work item. Waits for the answer up to
+    /// [`crate::api_people::CLAIM_ANSWER_WAIT`]; then [`ClaimOutcome::Pending`].
+    pub async fn claim(
+        &self,
+        user: mobiwf_proto::UserId,
+        instance: InstanceId,
+        activity: ActivityId,
+        action: mobiwf_proto::ItemAction,
+    ) -> anyhow::Result<ClaimOutcome> {
+        let (reply, answer) = oneshot::channel();
+        let (sent_tx, mut sent) = oneshot::channel();
+        let claim = mobiwf_people::LocalClaim {
+            user,
+            instance,
+            activity,
+            action,
+        };
+        let command = Command::Claim {
+            claim,
+            reply,
+            sent: sent_tx,
+        };
+        self.events
+            .send(Event::Command(command))
+            .await
+            .map_err(|_| anyhow::anyhow!("the node is stopping"))?;
+        match tokio::time::timeout(crate::api_people::CLAIM_ANSWER_WAIT, answer).await {
+            Ok(Ok(outcome)) => Ok(outcome),
+            Ok(Err(_)) => anyhow::bail!("the node stopped before the claim was answered"),
+            Err(_) => {
+                let (request, host) = sent.try_recv().unwrap_or_default();
+                Ok(ClaimOutcome::Pending { request, host })
+            }
+        }
     }
 
     /// A person finishes a manual activity. `Ok(Err(_))`: the engine refused.
@@ -163,6 +272,8 @@ pub async fn start(config: NodeConfig) -> anyhow::Result<Node> {
         controller: (controller_peer, controller_addr),
         events: base.events.clone(),
         deadline,
+        desk: state::load_desk(base.store.as_ref())?,
+        waiters: std::collections::HashMap::new(),
     };
     actor.register(&mut seq, &base.outbox, &config.skills, &base.addrs)?;
     base.tasks

@@ -1,10 +1,83 @@
-//! What a message from a peer means to the partition engine: a pure translation into an
-//! [`Input`], or the reason the node refuses it (before anything changes).
+//! What a message from a peer means to the node: a pure translation into an [`Input`] of
+//! the partition engine or of the desk (its users' worklists), or the reason the node refuses
+//! it (before anything changes).
 
 use libp2p::PeerId;
 use mobiwf_engine::Input;
-use mobiwf_proto::Message;
+use mobiwf_people::{DeskInput, Directory};
+use mobiwf_proto::{Message, NodeId};
 use mobiwf_runtime::outbox;
+
+/// Which of the node's two cores a message is for.
+pub(super) enum Routed {
+    /// The partition engine (partitions, and the work items this node hosts).
+    Engine(Input),
+    /// The desk (the worklists of the users whose device this node is).
+    Desk(DeskInput),
+}
+
+/// The core and input `message` from `from` stands for, or why the node refuses it: the
+/// engine's messages as [`input_of`] says; the directory and notices only from the controller;
+/// a claim from a device (or the controller, for an administrator's action); an item's
+/// snapshot only from the item's host.
+pub(super) fn route_of(
+    from: &PeerId,
+    from_controller: bool,
+    message: Message,
+) -> Result<Routed, String> {
+    let kind = message.kind();
+    let only_controller = |what: &str| {
+        if from_controller {
+            Ok(())
+        } else {
+            Err(format!("only this node's controller sends {what} messages"))
+        }
+    };
+    Ok(match message {
+        Message::Directory {
+            version,
+            document,
+            devices,
+        } => {
+            only_controller(kind)?;
+            let directory =
+                Directory::parse(version, document, devices).map_err(|e| e.to_string())?;
+            tracing::info!(version, "organisation directory received");
+            Routed::Engine(Input::Directory(directory))
+        }
+        Message::Claim {
+            instance,
+            activity,
+            user,
+            action,
+            request,
+        } => Routed::Engine(Input::Claim {
+            instance,
+            activity,
+            user,
+            action,
+            request,
+            from: (!from_controller).then(|| NodeId::new(from.to_string())),
+        }),
+        message @ Message::Item { .. } => {
+            if let Message::Item { info, .. } = &message {
+                let (host, _) = outbox::peer_of(&info.host)?;
+                if host != *from {
+                    return Err(format!(
+                        "a work item's snapshot comes from its host ({}), not from {from}",
+                        info.host
+                    ));
+                }
+            }
+            Routed::Desk(DeskInput::from_message(message).ok_or("not an item")?)
+        }
+        message @ Message::Notice { .. } => {
+            only_controller(kind)?;
+            Routed::Desk(DeskInput::from_message(message).ok_or("not a notice")?)
+        }
+        other => Routed::Engine(input_of(from, from_controller, other)?),
+    })
+}
 
 /// The engine input `message` from `from` stands for, or why the node refuses it:
 /// only its controller deploys, withdraws, substitutes and controls; partners notify; a
