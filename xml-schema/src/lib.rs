@@ -33,7 +33,7 @@ mod write;
 pub use derive::{DeriveOptions, DerivedPartition, derive_contingency, derive_partitions};
 pub use diagnostic::{Diagnostic, Diagnostics, Pos};
 pub use model::*;
-pub use org::{load_organisation, write_organisation};
+pub use org::{load_organisation, validate_organisation, write_organisation};
 pub use source_map::{Node, SourceMap};
 pub use validate::{validate_definition, validate_partition};
 pub use write::{write_definition, write_partition};
@@ -104,12 +104,17 @@ pub fn check(src: &[u8]) -> Diagnostics {
 }
 
 fn parse(src: &[u8]) -> Result<Element, Diagnostics> {
+    parse_as(src, tree::WORKFLOW)
+}
+
+/// Decodes `src` and parses it as a document of `language`.
+pub(crate) fn parse_as(src: &[u8], language: tree::Language) -> Result<Element, Diagnostics> {
     let text = decode::decode(src).map_err(|d| Diagnostics(vec![d]))?;
-    tree::parse(&text).map_err(|d| Diagnostics(vec![d]))
+    tree::parse(&text, language).map_err(|d| Diagnostics(vec![d]))
 }
 
 /// Reads a model from `root` with `read`, then checks it with `validate`.
-fn load<T>(
+pub(crate) fn load<T>(
     root: &Element,
     read: fn(&mut Ctx, &Element) -> Option<T>,
     validate: fn(&T, &SourceMap) -> Vec<Diagnostic>,
