@@ -1,7 +1,9 @@
 //! The MobiWfMS XML languages: a typed model of the workflow definition (seed 001, Figure 9)
 //! and of the partition document sent to partners (Figure 10), with a reader that reports
 //! every problem at once with line and column, a writer, cross-reference validation, and the
-//! derivation of partition documents from a definition.
+//! derivation of partition documents from a definition. The organisation document (users,
+//! roles, departments, teams and their devices) is read, checked and written the same way
+//! (`load_organisation`, `write_organisation`).
 //!
 //! Architecture invariant: this crate does no I/O. It reads from bytes it is given and
 //! returns text; callers own files and sockets.

@@ -6,6 +6,7 @@
 //! and to no position for models built in code), with what to do about it.
 
 use std::collections::HashMap;
+use std::collections::hash_map::Entry;
 
 use super::trees::check_tree;
 use crate::diagnostic::{Diagnostic, Pos};
@@ -37,14 +38,14 @@ const ROLE: Kind = Kind {
     limit_name: "MAX_ROLES",
     example: "tech",
 };
-pub(super) const DEPARTMENT: Kind = Kind {
+const DEPARTMENT: Kind = Kind {
     what: "department",
     section: "departments",
     limit: MAX_DEPARTMENTS,
     limit_name: "MAX_DEPARTMENTS",
     example: "field",
 };
-pub(super) const TEAM: Kind = Kind {
+const TEAM: Kind = Kind {
     what: "team",
     section: "teams",
     limit: MAX_TEAMS,
@@ -333,18 +334,17 @@ fn check_user(diags: &mut Vec<Diagnostic>, known: &Groups, map: &SourceMap, i: u
     for (j, team) in u.teams.iter().enumerate() {
         let pos = map.pos_or(Node::UserTeam(i, j), el);
         let whose = format!("a team of {owner}");
-        if known.teams.check(diags, team.as_str(), pos, &whose) {
-            if let Some(first) = teams.get(team.as_str()) {
-                diags.push(Diagnostic::new(
-                    pos,
-                    format!(
-                        "{owner} is in team {team} twice (first{}); name each team once",
-                        at(*first)
-                    ),
-                ));
-            } else {
-                teams.insert(team.as_str(), pos);
-            }
+        let team = team.as_str();
+        if known.teams.check(diags, team, pos, &whose)
+            && let Some(first) = repeated(&mut teams, team, pos)
+        {
+            diags.push(Diagnostic::new(
+                pos,
+                format!(
+                    "{owner} is in team {team} twice (first{}); name each team once",
+                    at(first)
+                ),
+            ));
         }
     }
     let mut roles: HashMap<&str, Pos> = HashMap::new();
@@ -353,19 +353,28 @@ fn check_user(diags: &mut Vec<Diagnostic>, known: &Groups, map: &SourceMap, i: u
         let pos = if pos.is_known() { pos } else { map.pos(el) };
         let whose = format!("a role of {owner}");
         let role = grant.role.as_str();
-        if known.roles.check(diags, role, pos, &whose) {
-            if let Some(first) = roles.get(role) {
-                diags.push(Diagnostic::new(
-                    pos,
-                    format!(
-                        "{owner} is granted role {role} twice (first{}); keep one <role \
-                         id=\"{role}\"/>, with the priority you mean",
-                        at(*first)
-                    ),
-                ));
-            } else {
-                roles.insert(role, pos);
-            }
+        if known.roles.check(diags, role, pos, &whose)
+            && let Some(first) = repeated(&mut roles, role, pos)
+        {
+            diags.push(Diagnostic::new(
+                pos,
+                format!(
+                    "{owner} is granted role {role} twice (first{}); keep one <role \
+                     id=\"{role}\"/>, with the priority you mean",
+                    at(first)
+                ),
+            ));
+        }
+    }
+}
+
+/// Remembers `key` at `pos`; where it was first when it was seen before.
+fn repeated<'a>(seen: &mut HashMap<&'a str, Pos>, key: &'a str, pos: Pos) -> Option<Pos> {
+    match seen.entry(key) {
+        Entry::Occupied(first) => Some(*first.get()),
+        Entry::Vacant(entry) => {
+            entry.insert(pos);
+            None
         }
     }
 }
