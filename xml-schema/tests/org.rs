@@ -17,7 +17,9 @@ use std::path::{Path, PathBuf};
 use std::process::Command;
 
 use common::corpus::{check_all, check_line_shape, files, what_is_wrong};
-use mobiwf_xml_schema::limits::{MAX_ID_CHARS, MAX_NAME_CHARS, MAX_ROLES, MAX_USERS};
+use mobiwf_xml_schema::limits::{
+    MAX_DEPARTMENTS, MAX_ID_CHARS, MAX_NAME_CHARS, MAX_ROLES, MAX_TEAMS, MAX_USERS,
+};
 use mobiwf_xml_schema::*;
 use proptest::prelude::*;
 use proptest::strategy::ValueTree;
@@ -613,11 +615,13 @@ fn assert_no_problems(problems: &[String]) {
 
 #[test]
 fn the_xsd_accepts_valid_documents() {
+    let valid = files(&fixture("xsd/valid"));
+    assert!(!valid.is_empty(), "no document in tests/org/xsd/valid");
     let mut documents = vec![
         crate_dir().join("../examples/organisation.xml"),
         fixture("brief.xml"),
     ];
-    documents.extend(files(&fixture("xsd/valid")));
+    documents.extend(valid);
     let mut problems = Vec::new();
     for document in &documents {
         // What the XSD accepts, the reader accepts too.
@@ -631,8 +635,10 @@ fn the_xsd_accepts_valid_documents() {
 
 #[test]
 fn the_xsd_refuses_invalid_documents_for_the_expected_reason() {
+    let invalid = files(&fixture("xsd/invalid"));
+    assert!(!invalid.is_empty(), "no document in tests/org/xsd/invalid");
     let mut problems = Vec::new();
-    for document in files(&fixture("xsd/invalid")) {
+    for document in invalid {
         let text = fs::read_to_string(&document).unwrap();
         let Some(expected) = text
             .find(EXPECT_MARKER)
@@ -675,6 +681,37 @@ fn the_xsd_refuses_the_broken_corpus() {
             ));
         }
     }
+    assert_no_problems(&problems);
+}
+
+#[test]
+fn the_xsd_and_the_reader_agree_on_the_count_limits() {
+    let out = std::env::temp_dir().join(format!("mobiwf-org-limits-{}", std::process::id()));
+    fs::create_dir_all(&out).unwrap();
+    let mut problems = Vec::new();
+    let kinds = [
+        ("roles", "role", MAX_ROLES),
+        ("departments", "department", MAX_DEPARTMENTS),
+        ("teams", "team", MAX_TEAMS),
+        ("users", "user", MAX_USERS),
+    ];
+    for (section, item, limit) in kinds {
+        for n in [limit, limit + 1] {
+            let items: String = (0..n).map(|i| format!("<{item} id=\"x{i}\"/>")).collect();
+            let src = format!("<organisation><{section}>{items}</{section}></organisation>");
+            let path = out.join(format!("{section}-{n}.xml"));
+            fs::write(&path, &src).unwrap();
+            let (code, _) = xmllint(&path);
+            let read = load_organisation(src.as_bytes()).is_ok();
+            if (code == Some(0), read) != (n <= limit, n <= limit) {
+                problems.push(format!(
+                    "{n} {section}: xmllint exited with {code:?}, the reader {}",
+                    if read { "accepts" } else { "refuses" }
+                ));
+            }
+        }
+    }
+    fs::remove_dir_all(&out).ok();
     assert_no_problems(&problems);
 }
 
