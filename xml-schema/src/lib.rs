@@ -1,7 +1,9 @@
 //! The MobiWfMS XML languages: a typed model of the workflow definition (seed 001, Figure 9)
 //! and of the partition document sent to partners (Figure 10), with a reader that reports
 //! every problem at once with line and column, a writer, cross-reference validation, and the
-//! derivation of partition documents from a definition.
+//! derivation of partition documents from a definition. The organisation document (users,
+//! roles, departments, teams and their devices) is read, checked and written the same way
+//! (`load_organisation`, `write_organisation`).
 //!
 //! Architecture invariant: this crate does no I/O. It reads from bytes it is given and
 //! returns text; callers own files and sockets.
@@ -33,7 +35,7 @@ mod write;
 pub use derive::{DeriveOptions, DerivedPartition, derive_contingency, derive_partitions};
 pub use diagnostic::{Diagnostic, Diagnostics, Pos};
 pub use model::*;
-pub use org::{load_organisation, write_organisation};
+pub use org::{load_organisation, validate_organisation, write_organisation};
 pub use source_map::{Node, SourceMap};
 pub use validate::{validate_definition, validate_partition};
 pub use write::{write_definition, write_partition};
@@ -104,12 +106,17 @@ pub fn check(src: &[u8]) -> Diagnostics {
 }
 
 fn parse(src: &[u8]) -> Result<Element, Diagnostics> {
+    parse_as(src, tree::WORKFLOW)
+}
+
+/// Decodes `src` and parses it as a document of `language`.
+pub(crate) fn parse_as(src: &[u8], language: tree::Language) -> Result<Element, Diagnostics> {
     let text = decode::decode(src).map_err(|d| Diagnostics(vec![d]))?;
-    tree::parse(&text).map_err(|d| Diagnostics(vec![d]))
+    tree::parse(&text, language).map_err(|d| Diagnostics(vec![d]))
 }
 
 /// Reads a model from `root` with `read`, then checks it with `validate`.
-fn load<T>(
+pub(crate) fn load<T>(
     root: &Element,
     read: fn(&mut Ctx, &Element) -> Option<T>,
     validate: fn(&T, &SourceMap) -> Vec<Diagnostic>,

@@ -11,8 +11,8 @@ pub const MAX_DOCUMENT_BYTES: usize = 4 * 1024 * 1024;
 /// `workflow/activities/activity/preconditions/precondition/timeOut` (depth 6).
 pub const MAX_DEPTH: usize = 16;
 
-/// Most attributes accepted on one element. The languages use at most two (`basis` and
-/// `method` of `assignment`).
+/// Most attributes accepted on one element. The workflow languages use at most two (`basis`
+/// and `method` of `assignment`), the organisation document's `user` seven.
 pub const MAX_ATTRIBUTES: usize = 8;
 
 /// Longest text content of one element, in bytes (after decoding), e.g. a `command`.
@@ -26,3 +26,23 @@ pub const MAX_ELEMENTS: usize = 200_000;
 /// first failed one. A hundred tries, even seconds apart, is already more than a broken
 /// command deserves.
 pub const MAX_RETRIES: u32 = 100;
+
+/// Most roles an organisation document may declare. Every node holds a copy of the
+/// organisation, so its size is bounded like a document's.
+pub const MAX_ROLES: usize = 1_000;
+
+/// Most departments an organisation document may declare.
+pub const MAX_DEPARTMENTS: usize = 1_000;
+
+/// Most teams an organisation document may declare.
+pub const MAX_TEAMS: usize = 1_000;
+
+/// Most users an organisation document may declare.
+pub const MAX_USERS: usize = 10_000;
+
+/// Longest id of a user, role, department or team, and longest device (node) name, in
+/// characters. Ids are typed on command lines (`--user alice`) and shown in worklists.
+pub const MAX_ID_CHARS: usize = 64;
+
+/// Longest `name` of a user, role, department or team, in characters.
+pub const MAX_NAME_CHARS: usize = 200;

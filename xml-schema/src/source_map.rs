@@ -9,7 +9,7 @@ use crate::diagnostic::Pos;
 /// A part of a document, addressed by indexes into the model's vectors.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
 pub enum Node {
-    /// The root `workflow` element.
+    /// The root element (`workflow` or `organisation`).
     Root,
     /// `activities/activity[i]`.
     Activity(usize),
@@ -34,6 +34,28 @@ pub enum Node {
     Partner(usize),
     /// Skill `j` of `partner[i]`.
     PartnerSkill(usize, usize),
+    /// `roles/role[i]` of an organisation document.
+    Role(usize),
+    /// Attribute `name` of `role[i]` (e.g. `"id"`).
+    RoleAttr(usize, &'static str),
+    /// `departments/department[i]` of an organisation document.
+    Department(usize),
+    /// Attribute `name` of `department[i]` (e.g. `"parent"`).
+    DepartmentAttr(usize, &'static str),
+    /// `teams/team[i]` of an organisation document.
+    Team(usize),
+    /// Attribute `name` of `team[i]` (e.g. `"parent"`).
+    TeamAttr(usize, &'static str),
+    /// `users/user[i]` of an organisation document.
+    User(usize),
+    /// Attribute `name` of `user[i]` (e.g. `"department"`).
+    UserAttr(usize, &'static str),
+    /// Role grant `j` of `user[i]` (its `j`th `role` child).
+    Grant(usize, usize),
+    /// Attribute `name` of role grant `j` of `user[i]` (`"id"` or `"priority"`).
+    GrantAttr(usize, usize, &'static str),
+    /// Team `j` of `user[i]`: its `team` attribute, or the `id` of a `team` child.
+    UserTeam(usize, usize),
 }
 
 /// Positions of the parts of one read document.

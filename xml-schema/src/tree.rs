@@ -32,7 +32,34 @@ pub(crate) struct Element {
 pub(crate) struct Attribute {
     pub name: String,
     pub value: String,
+    /// Position of the attribute's name.
+    pub pos: Pos,
 }
+
+/// What a language's documents look like from outside, for the messages of this module.
+#[derive(Debug, Clone, Copy)]
+pub(crate) struct Language {
+    /// The root element, as messages name it: `a <workflow> element`.
+    pub root: &'static str,
+    /// How a document of the language opens, e.g. `<workflow id="...">`.
+    pub opening: &'static str,
+    /// What the messages call a document of the language, e.g. `a MobiWfMS document`.
+    pub document: &'static str,
+}
+
+/// The two workflow languages (definition and partition documents).
+pub(crate) const WORKFLOW: Language = Language {
+    root: "a <workflow> element",
+    opening: "<workflow id=\"...\">",
+    document: "a MobiWfMS document",
+};
+
+/// The organisation document.
+pub(crate) const ORGANISATION: Language = Language {
+    root: "an <organisation> element",
+    opening: "<organisation>",
+    document: "an organisation document",
+};
 
 impl Element {
     /// Children named `name` (or any of its aliases).
@@ -64,8 +91,9 @@ impl Element {
     }
 }
 
-/// Parses `text` into its root element, or the first well-formedness problem.
-pub(crate) fn parse(text: &str) -> Result<Element, Diagnostic> {
+/// Parses `text`, a document of `language`, into its root element, or the first
+/// well-formedness problem.
+pub(crate) fn parse(text: &str, language: Language) -> Result<Element, Diagnostic> {
     let lines = LineIndex::new(text);
     let at = |offset: u64| lines.pos(usize::try_from(offset).unwrap_or(usize::MAX));
     let mut reader = Reader::from_str(text);
@@ -83,11 +111,11 @@ pub(crate) fn parse(text: &str) -> Result<Element, Diagnostic> {
                 return Err(too_deep(&start, stack.len() + 1, at(offset)));
             }
             Event::Start(start) => {
-                let element = open(&start, at(offset), &mut elements, root.is_some())?;
+                let element = open(&start, (offset, &at), &mut elements, root.is_some())?;
                 stack.push(element);
             }
             Event::Empty(start) => {
-                let element = open(&start, at(offset), &mut elements, root.is_some())?;
+                let element = open(&start, (offset, &at), &mut elements, root.is_some())?;
                 close(element, &mut stack, &mut root);
             }
             Event::End(_) => {
@@ -96,15 +124,15 @@ pub(crate) fn parse(text: &str) -> Result<Element, Diagnostic> {
                     close(element, &mut stack, &mut root);
                 }
             }
-            Event::Text(t) => add_text(&mut stack, &t.xml10_content(), at(offset))?,
-            Event::CData(c) => add_text(&mut stack, &c.xml10_content(), at(offset))?,
+            Event::Text(t) => add_text(&mut stack, &t.xml10_content(), at(offset), language)?,
+            Event::CData(c) => add_text(&mut stack, &c.xml10_content(), at(offset), language)?,
             Event::GeneralRef(r) => {
                 let resolved = resolve_reference(&r, at(offset))?;
-                add_text(&mut stack, &resolved, at(offset))?;
+                add_text(&mut stack, &resolved, at(offset), language)?;
             }
             Event::DocType(_) => return Err(doctype_refused(at(offset))),
             Event::Comment(_) | Event::Decl(_) | Event::PI(_) => {}
-            Event::Eof => return finish(&stack, root, at(offset)),
+            Event::Eof => return finish(&stack, root, at(offset), language),
         }
     }
 }
@@ -159,7 +187,12 @@ fn doctype_refused(pos: Pos) -> Diagnostic {
 }
 
 /// Ends the document at `pos`: the root, unless an element is still open (cut off) or none.
-fn finish(stack: &[Element], root: Option<Element>, pos: Pos) -> Result<Element, Diagnostic> {
+fn finish(
+    stack: &[Element],
+    root: Option<Element>,
+    pos: Pos,
+    language: Language,
+) -> Result<Element, Diagnostic> {
     if let Some(open) = stack.last() {
         let enclosing: Vec<String> = stack
             .iter()
@@ -184,7 +217,7 @@ fn finish(stack: &[Element], root: Option<Element>, pos: Pos) -> Result<Element,
     root.ok_or_else(|| {
         Diagnostic::new(
             Pos::START,
-            "the document is empty: expected a <workflow> element",
+            format!("the document is empty: expected {}", language.root),
         )
     })
 }
@@ -218,12 +251,15 @@ fn ill_formed(error: &quick_xml::Error, pos: Pos, stack: &[Element]) -> Diagnost
     Diagnostic::new(pos, message)
 }
 
+/// Opens the element `start` found at byte `offset`; `at` turns a byte offset into a
+/// position.
 fn open(
     start: &BytesStart<'_>,
-    pos: Pos,
+    (offset, at): (u64, &impl Fn(u64) -> Pos),
     elements: &mut usize,
     root_done: bool,
 ) -> Result<Element, Diagnostic> {
+    let pos = at(offset);
     let name = start.name().as_ref().to_string();
     if root_done {
         return Err(Diagnostic::new(
@@ -260,9 +296,18 @@ fn open(
                     format!("attribute {key} of <{name}> has a bad escape: {e}; write & as &amp;"),
                 )
             })?;
+        // The key is a slice of the tag's text, which starts one byte after the `<`.
+        let inside = attr
+            .key
+            .as_ref()
+            .as_ptr()
+            .addr()
+            .saturating_sub(start.as_ptr().addr());
+        let inside = u64::try_from(inside).unwrap_or(0);
         attrs.push(Attribute {
             name: key,
             value: value.into_owned(),
+            pos: at(offset + 1 + inside),
         });
     }
     Ok(Element {
@@ -282,7 +327,12 @@ fn close(element: Element, stack: &mut [Element], root: &mut Option<Element>) {
     }
 }
 
-fn add_text(stack: &mut [Element], text: &str, pos: Pos) -> Result<(), Diagnostic> {
+fn add_text(
+    stack: &mut [Element],
+    text: &str,
+    pos: Pos,
+    language: Language,
+) -> Result<(), Diagnostic> {
     let Some(top) = stack.last_mut() else {
         let text = text.trim();
         if text.is_empty() {
@@ -292,8 +342,9 @@ fn add_text(stack: &mut [Element], text: &str, pos: Pos) -> Result<(), Diagnosti
         return Err(Diagnostic::new(
             pos,
             format!(
-                "found \"{start}\" outside the root element; a MobiWfMS document is one \
-                 <workflow id=\"...\"> element and nothing else"
+                "found \"{start}\" outside the root element; {} is one {} element and \
+                 nothing else",
+                language.document, language.opening
             ),
         ));
     };
@@ -360,7 +411,11 @@ mod tests {
 
     #[test]
     fn builds_tree_with_positions() {
-        let root = parse("<workflow id=\"1\">\n  <a>x &amp; y</a>\n  <b/>\n</workflow>").unwrap();
+        let root = parse(
+            "<workflow id=\"1\">\n  <a>x &amp; y</a>\n  <b/>\n</workflow>",
+            WORKFLOW,
+        )
+        .unwrap();
         assert_eq!(root.name, "workflow");
         assert_eq!(root.attr(&["id"]), Some("1"));
         assert_eq!(root.children.len(), 2);
@@ -371,37 +426,68 @@ mod tests {
     }
 
     #[test]
+    fn attributes_have_positions() {
+        let root = parse("<w>\n  <a x=\"1\"  why='2'/>\n</w>", ORGANISATION).unwrap();
+        let a = &root.children[0];
+        assert_eq!(a.attrs[0].pos, Pos { line: 2, column: 6 });
+        assert_eq!(
+            a.attrs[1].pos,
+            Pos {
+                line: 2,
+                column: 13
+            }
+        );
+    }
+
+    #[test]
+    fn messages_name_the_language() {
+        let err = parse("", ORGANISATION).unwrap_err();
+        assert!(err.message.contains("<organisation>"), "{}", err.message);
+        let err = parse("<w/> text", ORGANISATION).unwrap_err();
+        assert!(
+            err.message.contains("an organisation document"),
+            "{}",
+            err.message
+        );
+    }
+
+    #[test]
     fn doctype_is_refused() {
-        let err = parse("<!DOCTYPE w [<!ENTITY a \"aaaa\">]><w>&a;</w>").unwrap_err();
+        let err = parse("<!DOCTYPE w [<!ENTITY a \"aaaa\">]><w>&a;</w>", WORKFLOW).unwrap_err();
         assert!(err.message.contains("DOCTYPE"), "{}", err.message);
     }
 
     #[test]
     fn unknown_entity_is_refused() {
-        let err = parse("<w>&nope;</w>").unwrap_err();
+        let err = parse("<w>&nope;</w>", WORKFLOW).unwrap_err();
         assert!(err.message.contains("&nope;"), "{}", err.message);
     }
 
     #[test]
     fn depth_is_limited() {
         let deep = "<a>".repeat(MAX_DEPTH + 1) + &"</a>".repeat(MAX_DEPTH + 1);
-        assert!(parse(&deep).unwrap_err().message.contains("MAX_DEPTH"));
+        assert!(
+            parse(&deep, WORKFLOW)
+                .unwrap_err()
+                .message
+                .contains("MAX_DEPTH")
+        );
     }
 
     #[test]
     fn unclosed_element_is_reported_with_where_it_opened() {
-        let err = parse("<w>\n <a>").unwrap_err();
+        let err = parse("<w>\n <a>", WORKFLOW).unwrap_err();
         assert!(err.message.contains("2:2"), "{}", err.message);
     }
 
     #[test]
     fn mismatched_end_tag_is_reported() {
-        let err = parse("<w><a></b></w>").unwrap_err();
+        let err = parse("<w><a></b></w>", WORKFLOW).unwrap_err();
         assert_eq!(
             err.message,
             "</b> does not close <a> (opened at 1:4); did you mean </a>?"
         );
-        let err = parse("<w>\n<a><b></a></w>").unwrap_err();
+        let err = parse("<w>\n<a><b></a></w>", WORKFLOW).unwrap_err();
         assert!(
             err.message
                 .starts_with("<b> (opened at 2:4) is not closed before </a>"),

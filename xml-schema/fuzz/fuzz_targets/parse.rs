@@ -4,7 +4,7 @@
 //! - `check` (kind detection, parsing, validation) and rendering its diagnostics never panic;
 //! - a workflow definition that loads is written, re-loaded, and must equal the first load
 //!   (writer/reader round trip); its derived partitions must load as partition documents;
-//! - the same round trip holds for a partition document.
+//! - the same round trip holds for a partition document, and for an organisation document.
 //!
 //! Run with `scripts/fuzz [SECONDS]` from the repository root, or
 //! `cargo +nightly fuzz run parse` from `xml-schema/`.
@@ -12,8 +12,8 @@
 
 use libfuzzer_sys::fuzz_target;
 use mobiwf_xml_schema::{
-    DeriveOptions, check, derive_partitions, load_definition, load_partition, write_definition,
-    write_partition,
+    DeriveOptions, check, derive_partitions, load_definition, load_organisation, load_partition,
+    write_definition, write_organisation, write_partition,
 };
 
 fuzz_target!(|data: &[u8]| {
@@ -54,6 +54,25 @@ fuzz_target!(|data: &[u8]| {
                 "written partition does not load again:\n{}\nwritten text:\n{written}",
                 d.render("written.xml")
             ),
+        }
+    }
+
+    match load_organisation(data) {
+        Ok(loaded) => {
+            let written = write_organisation(&loaded.value);
+            match load_organisation(written.as_bytes()) {
+                Ok(again) => assert_eq!(
+                    loaded.value, again.value,
+                    "organisation round trip changed the value; written text:\n{written}"
+                ),
+                Err(d) => panic!(
+                    "written organisation does not load again:\n{}\nwritten text:\n{written}",
+                    d.render("written.xml")
+                ),
+            }
+        }
+        Err(d) => {
+            let _ = d.render("fuzz.xml");
         }
     }
 });

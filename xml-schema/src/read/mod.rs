@@ -22,6 +22,13 @@ pub(crate) struct Child {
     repeats: bool,
 }
 
+impl Child {
+    /// The child's name and its aliases.
+    pub(crate) fn names(&self) -> &'static [&'static str] {
+        self.names
+    }
+}
+
 /// A child that appears at most once.
 pub(crate) const fn one(names: &'static [&'static str]) -> Child {
     Child {
@@ -70,6 +77,12 @@ impl Ctx {
                 );
             }
         }
+        self.check_content(el, what, spec);
+    }
+
+    /// Checks that `el` holds only the children in `spec` (each non-repeating one at most
+    /// once) and no stray text; attributes are the caller's.
+    pub fn check_content(&mut self, el: &Element, what: &str, spec: &[Child]) {
         if let (Some(pos), false) = (el.text_pos, el.text.trim().is_empty()) {
             self.error(
                 pos,
@@ -84,6 +97,10 @@ impl Ctx {
             let Some(rule) = spec.iter().find(|c| c.names.contains(&child.name.as_str())) else {
                 let names: Vec<&str> = spec.iter().flat_map(|c| c.names.iter().copied()).collect();
                 let message = match suggest(&child.name, &names) {
+                    _ if names.is_empty() => format!(
+                        "<{}> is not an element of {what}; it takes no child elements",
+                        child.name
+                    ),
                     Some(s) => format!(
                         "<{}> is not an element of {what}; did you mean <{s}>?",
                         child.name
@@ -281,7 +298,7 @@ impl Ctx {
 }
 
 /// The closest known name to a misspelt one, if close enough to be a likely typo.
-fn suggest<'a>(name: &str, known: &[&'a str]) -> Option<&'a str> {
+pub(crate) fn suggest<'a>(name: &str, known: &[&'a str]) -> Option<&'a str> {
     known
         .iter()
         .map(|k| {
@@ -296,7 +313,7 @@ fn suggest<'a>(name: &str, known: &[&'a str]) -> Option<&'a str> {
 }
 
 /// Text cut to a length that fits in a one-line message.
-fn abbreviate(text: &str) -> String {
+pub(crate) fn abbreviate(text: &str) -> String {
     const MAX_CHARS: usize = 40;
     if text.chars().count() <= MAX_CHARS {
         text.to_string()

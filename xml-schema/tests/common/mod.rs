@@ -1,6 +1,8 @@
 //! Helpers shared by the integration tests: fixture paths and XML tree comparison.
 #![allow(dead_code, clippy::unwrap_used, clippy::expect_used)]
 
+pub mod corpus;
+
 use std::path::PathBuf;
 
 use quick_xml::Reader;
