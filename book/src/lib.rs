@@ -6,33 +6,44 @@
 //! it answers or sends anything. This file holds the types and the dispatch of the inputs;
 //! each input's handling is in a file of its own (`submit`, `delivered`, `reports`, `overdue`,
 //! `nodes`, `tick`, `control`, `hub`); failure decisions in `recovery` and `contingency`; the
-//! event history of each instance in `history`.
+//! event history of each instance in `history`. The people side (issue 12): the organisation
+//! directory (`directory`), notices to an instance's responsible user (`notices`), work item
+//! events from the hosts (`items`) and the operators' worklist administration (`worklist`).
 
 mod chain;
 mod contingency;
 mod control;
 mod delivered;
+mod directory;
 mod history;
 mod hub;
+mod items;
 mod lifecycle;
 mod model;
 mod nodes;
+mod notices;
 mod overdue;
 mod placement;
 mod recovery;
 mod reports;
 mod submit;
 mod tick;
+mod worklist;
 
 use std::collections::{BTreeMap, BTreeSet};
 use std::sync::Arc;
 
-use mobiwf_proto::{Control, InstanceId, Message, NodeId, NodeName, PartitionId};
-use mobiwf_xml_schema::WorkflowDefinition;
+use mobiwf_people::Directory;
+use mobiwf_proto::{
+    ActivityId, Control, InstanceId, ItemAction, Message, NodeId, NodeName, PartitionId,
+};
+use mobiwf_xml_schema::{Organisation, UserId, WorkflowDefinition};
 
 pub use chain::MAX_CONTINGENCY_CHAIN;
+pub use directory::PeopleRecord;
 pub use history::{Event, History, HistoryEvent, Label, OverdueThen};
 pub use hub::Routing;
+pub use items::ItemSummary;
 pub use lifecycle::instance::InstanceState;
 pub use lifecycle::{
     ActivityEvent, ActivityLifecycle, Grace, InstanceEvent, PartitionEvent, PartitionLifecycle,
@@ -57,6 +68,9 @@ pub enum Input {
         definition: Vec<u8>,
         /// Its name for error messages (a file name).
         source: String,
+        /// The user told when it starts, when an activity of it fails or is cancelled, and
+        /// when it ends (`--responsible`); must be in the organisation directory.
+        responsible: Option<UserId>,
     },
     /// A node acknowledged or refused a partition.
     Delivered {
@@ -89,7 +103,31 @@ pub enum Input {
         /// What to do.
         action: Control,
     },
-    /// A node reports (`Report`, `PartitionResult` or `Overdue`).
+    /// An operator applies an organisation document (validated by the daemon with
+    /// `mobiwf_xml_schema::load_organisation`): the directory's next version, sent to every
+    /// registered node.
+    Organisation {
+        /// The document, as applied (sent to the nodes as it is).
+        document: String,
+        /// What it says.
+        org: Organisation,
+    },
+    /// An operator inserts a work item on a user's worklist, removes it from one, or
+    /// delegates it (`Delegate { to }`) from `user` to another: a claim sent to the item's
+    /// host.
+    Worklist {
+        /// The instance.
+        instance: InstanceId,
+        /// The activity (a manual one with people extensions).
+        activity: ActivityId,
+        /// Whose worklist (for a delegation: who gives it).
+        user: UserId,
+        /// `Insert`, `Remove` or `Delegate { to }`; the others are the users' own, done on
+        /// their devices.
+        action: ItemAction,
+    },
+    /// A node reports (`Report`, `PartitionResult` or `Overdue`), or a host tells what
+    /// happened to a work item (`ItemEvents`), or answers the controller's claim (`Item`).
     FromNode {
         /// The sending node's peer id (authenticated by the transport).
         peer: NodeId,
@@ -99,6 +137,9 @@ pub enum Input {
 }
 
 /// Something to do once the changes are on disk.
+// Effects live from `apply` to the daemon's staging, a few at a time: a boxed message would
+// cost an allocation each for nothing.
+#[allow(clippy::large_enum_variant)]
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub enum Effect {
     /// Send a message through the outbox.
@@ -159,6 +200,11 @@ pub enum BookError {
         /// What was asked.
         action: &'static str,
     },
+    /// A people-side input that cannot be taken: the organisation, the responsible user, the
+    /// roles a submission names, or a worklist administration (the words say what and what
+    /// to do; one line per problem).
+    #[error("{0}")]
+    People(String),
 }
 
 /// What `apply` did.
@@ -190,6 +236,12 @@ pub struct Book {
     /// The instances not over, so that the per-commit questions (deadlines, nodes to watch)
     /// cost what is under way, not everything ever run.
     live: BTreeSet<InstanceId>,
+    /// The organisation directory: the document applied last and the registered devices.
+    directory: Directory,
+    /// The last request number given to a claim of the controller's own.
+    last_request: u64,
+    /// True when the directory or `last_request` changed since the last `take_changes`.
+    dirty_people: bool,
 }
 
 /// What changed since the last [`Book::take_changes`].
@@ -205,6 +257,8 @@ pub struct Changes {
     pub definitions: Vec<(InstanceId, Vec<u8>)>,
     /// History events added: (instance, position, event).
     pub history: Vec<(InstanceId, usize, HistoryEvent)>,
+    /// The people side, when it changed (the directory, the last claim request number).
+    pub people: Option<PeopleRecord>,
 }
 
 impl Default for Book {
@@ -221,6 +275,9 @@ impl Default for Book {
             new_definitions: Vec::new(),
             routing: Routing::default(),
             live: BTreeSet::new(),
+            directory: Directory::default(),
+            last_request: 0,
+            dirty_people: false,
         }
     }
 }
@@ -231,7 +288,7 @@ impl Book {
         Book::default()
     }
 
-    /// Rebuilds the book from the store.
+    /// Rebuilds the book from the store (the people side with [`Book::with_people`]).
     pub fn restore(
         nodes: Vec<NodeInfo>,
         instances: Vec<Instance>,
@@ -269,7 +326,18 @@ impl Book {
             Input::Answering { peer } => Ok(self.answering(now_ms, &peer)),
             Input::Tick => self.tick(now_ms),
             Input::Control { instance, action } => self.control(now_ms, instance, action),
-            Input::Submit { definition, source } => self.submit(now_ms, &definition, &source),
+            Input::Submit {
+                definition,
+                source,
+                responsible,
+            } => self.submit(now_ms, &definition, &source, responsible),
+            Input::Organisation { document, org } => self.organisation(document, org),
+            Input::Worklist {
+                instance,
+                activity,
+                user,
+                action,
+            } => self.administer(now_ms, instance, activity, user, action),
             Input::Delivered {
                 instance,
                 partition,
@@ -316,6 +384,13 @@ impl Book {
             } if matches!(self.routing, Routing::Hub { .. }) => {
                 self.relay(peer, instance, activity, outcome)
             }
+            Message::ItemEvents {
+                instance,
+                activity,
+                at_ms,
+                events,
+            } => self.item_events(peer, instance, activity, at_ms, &events),
+            Message::Item { info, answer, .. } => self.answered(now_ms, peer, &info, answer),
             other => Err(BookError::Unexpected(other.kind())),
         }
     }
@@ -338,6 +413,7 @@ impl Book {
             .instances
             .get_mut(&id)
             .ok_or(BookError::UnknownInstance(id))?;
+        let was_final: Vec<bool> = inst.activities.iter().map(|a| a.state.is_final()).collect();
         let mut ctx = Ctx {
             nodes: &self.nodes,
             def: self.definitions.get(&id).map(|d| &**d),
@@ -352,17 +428,30 @@ impl Book {
             // Allowed from `Deploying`, just checked.
             let _ = inst.step(InstanceEvent::AllDeployed);
         }
+        let ended = notices::newly_ended(inst, &was_final);
         self.dirty_instances.insert(id);
-        self.track(id);
+        for (activity, text) in ended {
+            self.notice(now_ms, id, Some(activity), notices::FAILED, text, effects);
+        }
+        self.track(now_ms, id, effects);
         Ok(())
     }
 
-    /// Keeps `live` true after instance `id` changed.
-    fn track(&mut self, id: InstanceId) {
-        match self.instances.get(&id) {
-            Some(i) if !i.state.is_final() => self.live.insert(id),
-            _ => self.live.remove(&id),
+    /// Keeps `live` true after instance `id` changed; an instance that joins it started, one
+    /// that leaves it ended: its responsible user is told (each happens once).
+    fn track(&mut self, now_ms: u64, id: InstanceId, effects: &mut Vec<Effect>) {
+        let (joined, left) = match self.instances.get(&id) {
+            Some(i) if !i.state.is_final() => (self.live.insert(id), false),
+            _ => (false, self.live.remove(&id)),
         };
+        if joined {
+            let text = notices::started_text(&self.instances[&id]);
+            self.notice(now_ms, id, None, notices::STARTED, text, effects);
+        }
+        if left && let Some(inst) = self.instances.get(&id) {
+            let text = notices::ended_text(inst);
+            self.notice(now_ms, id, None, notices::ENDED, text, effects);
+        }
     }
 
     /// The instances not over (ids collected, so the book can change while going through
@@ -449,6 +538,7 @@ impl Book {
             last_instance: self.last_instance,
             definitions: std::mem::take(&mut self.new_definitions),
             history: self.history.take_new(),
+            people: std::mem::take(&mut self.dirty_people).then(|| self.people_record()),
         }
     }
 

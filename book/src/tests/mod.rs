@@ -72,6 +72,7 @@ fn submit(b: &mut Book, xml: &str) -> Result<Applied, BookError> {
         Input::Submit {
             definition: xml.as_bytes().to_vec(),
             source: "wf.xml".to_owned(),
+            responsible: None,
         },
     )
 }

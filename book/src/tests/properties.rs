@@ -200,6 +200,7 @@ fn input(b: &Book, op: &Op) -> Option<Input> {
         Op::Submit(d) => Input::Submit {
             definition: definitions()[*d].as_bytes().to_vec(),
             source: "wf.xml".to_owned(),
+            responsible: None,
         },
         Op::Delivered {
             inst: i,
