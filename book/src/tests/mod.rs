@@ -42,8 +42,8 @@ const ALL_SCENARIOS: &[&[Scenario]] = &[
 
 use super::*;
 use mobiwf_proto::{
-    ActivityId, ActivityRecord, ActivityState, ActivityTypeId, InstanceId, Message, NodeId,
-    NodeName, Outcome, PartitionId,
+    ActivityId, ActivityRecord, ActivityState, ActivityTypeId, Control, InstanceId, Message,
+    NodeId, NodeName, Outcome, PartitionId,
 };
 
 const PAPER: &str = include_str!("../../../examples/paper/workflow.xml");
