@@ -59,12 +59,14 @@ impl Book {
             let what = history_event(inst, activity, event);
             self.history
                 .push(instance, at_ms, Some(activity), node.as_ref(), what);
-            let item = inst.items.entry(activity).or_default();
-            if summarise(item, event, at_ms) {
+            // A refused claim changes nothing of the item.
+            if !matches!(event, ItemEvent::Refused { .. }) {
+                let item = inst.items.entry(activity).or_default();
+                summarise(item, event, at_ms);
                 item.last_change_ms = item.last_change_ms.max(at_ms);
+                self.dirty_instances.insert(instance);
             }
         }
-        self.dirty_instances.insert(instance);
         Ok(Applied::default())
     }
 
@@ -125,8 +127,8 @@ fn history_event(inst: &Instance, activity: ActivityId, event: &ItemEvent) -> Ev
     }
 }
 
-/// Applies an event to an item's summary; false when it changes nothing (a refused claim).
-fn summarise(item: &mut ItemSummary, event: &ItemEvent, at_ms: u64) -> bool {
+/// Applies an event to an item's summary.
+fn summarise(item: &mut ItemSummary, event: &ItemEvent, at_ms: u64) {
     match event {
         ItemEvent::Offered { users } => {
             item.unassigned = None;
@@ -138,13 +140,12 @@ fn summarise(item: &mut ItemSummary, event: &ItemEvent, at_ms: u64) -> bool {
         }
         ItemEvent::Unassigned { why } => item.unassigned = Some(why.clone()),
         ItemEvent::Acted { user, action } => acted(item, user, action, at_ms),
-        ItemEvent::Refused { .. } => return false,
+        ItemEvent::Refused { .. } => {}
         ItemEvent::Revoked { users } => {
             item.offered.retain(|u| !users.contains(u));
             item.holders.retain(|h| !users.contains(&h.user));
         }
     }
-    true
 }
 
 /// What a user's action does to an item's summary.

@@ -347,12 +347,14 @@ const WHY: &str = "partner P1 stopped answering (no answer to 3 probes)";
 
 // The people side (issue 12).
 
+/// Organisations by the test documents that stand for them.
+type Orgs = std::collections::BTreeMap<String, mobiwf_xml_schema::Organisation>;
+
 thread_local! {
     /// What each organisation document the tests applied says. The organisation reader
     /// (`mobiwf_xml_schema::load_organisation`) is written on another branch; until it is
     /// here, a book rebuilt from its changes reads a test document back through this.
-    static ORGS: std::cell::RefCell<std::collections::BTreeMap<String, mobiwf_xml_schema::Organisation>> =
-        const { std::cell::RefCell::new(std::collections::BTreeMap::new()) };
+    static ORGS: std::cell::RefCell<Orgs> = const { std::cell::RefCell::new(Orgs::new()) };
 }
 
 /// The directory a stored people record holds, its document read back as the tests know it.

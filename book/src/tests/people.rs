@@ -424,6 +424,14 @@ scenarios! {
         let summary = |b: &Book| {
             b.instance(InstanceId(1)).expect("instance").items[&ActivityId(1)].clone()
         };
+        let refused_first = ItemEvent::Refused {
+            user: "ann".into(),
+            action: "complete".to_owned(),
+            reason: "ann does not hold it".to_owned(),
+        };
+        item_events(&mut b, "peerB", 2, T0 + 50, vec![refused_first]);
+        let inst = b.instance(InstanceId(1)).expect("instance");
+        assert!(inst.items.is_empty(), "a refusal makes no item");
         item_events(&mut b, "peerA", 1, T0 + 100, vec![ItemEvent::Unassigned {
             why: "nobody in role tech".to_owned(),
         }]);
@@ -487,13 +495,21 @@ scenarios! {
         let items: Vec<Event> = story(&b)
             .into_iter()
             .filter(|e| !matches!(e, Event::Submitted { .. }))
+            .skip(1)
             .collect();
         assert_eq!(
             items,
             vec![
-                Event::ItemUnassigned { activity: n1.clone(), why: "nobody in role tech".to_owned() },
+                Event::ItemUnassigned {
+                    activity: n1.clone(),
+                    why: "nobody in role tech".to_owned(),
+                },
                 Event::ItemOffered { activity: n1.clone(), users: users(&["bob", "ann"]) },
-                Event::ItemActed { activity: n1.clone(), user: "ann".into(), action: ItemAction::Select },
+                Event::ItemActed {
+                    activity: n1.clone(),
+                    user: "ann".into(),
+                    action: ItemAction::Select,
+                },
                 Event::ItemRevoked { activity: n1.clone(), users: users(&["bob"]) },
                 Event::ItemRefused {
                     activity: n1.clone(),
@@ -510,7 +526,7 @@ scenarios! {
             ]
         );
         let events = b.history(InstanceId(1)).expect("history");
-        assert!(events.iter().skip(1).all(|e| e.activity == Some(ActivityId(1))
+        assert!(events.iter().skip(2).all(|e| e.activity == Some(ActivityId(1))
             && e.partner == Some(NodeName::new("P1"))));
         // Stored and read back the same.
         let inst = b.instance(InstanceId(1)).expect("instance");
