@@ -50,7 +50,7 @@ impl Book {
         };
         self.history.push(id, now_ms, None, None, what);
         self.dirty_instances.insert(id);
-        self.track(id);
+        self.track(now_ms, id, &mut effects);
         if action == Control::Resume {
             // What waited for the resumption: contingency activities to place.
             self.with_instance(id, now_ms, &mut effects, |_, _| {})?;

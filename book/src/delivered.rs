@@ -44,7 +44,11 @@ impl Book {
         self.history
             .push(instance, now_ms, None, node.as_ref(), what);
         self.dirty_instances.insert(instance);
-        self.track(instance);
-        Ok(Applied::default())
+        let mut effects = Vec::new();
+        self.track(now_ms, instance, &mut effects);
+        Ok(Applied {
+            effects,
+            instance: None,
+        })
     }
 }

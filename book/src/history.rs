@@ -5,8 +5,10 @@
 
 use std::collections::BTreeMap;
 
-use mobiwf_proto::{ActivityId, ActivityState, Control, InstanceId, NodeName, PartitionId};
-use mobiwf_xml_schema::ActivityTypeId;
+use mobiwf_proto::{
+    ActivityId, ActivityState, Control, InstanceId, ItemAction, NodeName, PartitionId, Verdict,
+};
+use mobiwf_xml_schema::{ActivityTypeId, UserId};
 use serde::{Deserialize, Serialize};
 
 use crate::InstanceState;
@@ -200,6 +202,84 @@ pub enum Event {
         state: InstanceState,
         /// Why, when it failed or was cancelled.
         detail: Option<String>,
+    },
+    /// A work item was offered to these users (its host says: assigned, offered again after
+    /// a release, or inserted).
+    ItemOffered {
+        /// The activity.
+        activity: Label,
+        /// The users.
+        users: Vec<UserId>,
+    },
+    /// Nobody can be offered a work item now (its host says why).
+    ItemUnassigned {
+        /// The activity.
+        activity: Label,
+        /// Why.
+        why: String,
+    },
+    /// A user acted on a work item (select, release, lock, unlock, complete, delegate,
+    /// insert, remove), as its host took it.
+    ItemActed {
+        /// The activity.
+        activity: Label,
+        /// Who.
+        user: UserId,
+        /// What.
+        action: ItemAction,
+    },
+    /// A work item's host refused a user's claim.
+    ItemRefused {
+        /// The activity.
+        activity: Label,
+        /// Who claimed.
+        user: UserId,
+        /// What they tried (`select`, ...).
+        action: String,
+        /// Why not.
+        reason: String,
+    },
+    /// A work item was taken off these users' worklists (someone else took it, or it ended).
+    ItemRevoked {
+        /// The activity.
+        activity: Label,
+        /// The users.
+        users: Vec<UserId>,
+    },
+    /// An operator asked a work item's host to insert it on a user's worklist, remove it
+    /// from one, or delegate it (a claim with this request number went to the host).
+    Administered {
+        /// The activity.
+        activity: Label,
+        /// Whose worklist (for a delegation: who gives it).
+        user: UserId,
+        /// What.
+        action: ItemAction,
+        /// The claim's request number.
+        request: u64,
+    },
+    /// A work item's host answered an operator's claim.
+    AdminAnswered {
+        /// The activity.
+        activity: Label,
+        /// The claim's user.
+        user: UserId,
+        /// The claim's request number.
+        request: u64,
+        /// What the host decided.
+        verdict: Verdict,
+    },
+    /// A notice for the instance's responsible user could not be sent: they have no
+    /// registered device.
+    NoticeUndelivered {
+        /// The responsible user.
+        user: UserId,
+        /// What kind of notice (`started`, `failed`, `ended`).
+        notice: String,
+        /// Its words.
+        text: String,
+        /// Why it could not be sent.
+        why: String,
     },
     /// An event stored as text by an earlier version.
     #[serde(untagged)]

@@ -3,36 +3,48 @@
 //! `apply(now, input) -> effects`: registrations, submissions, deliveries and the reports of
 //! the nodes go in; the messages to send come out. No clock, disk, network or log inside; the
 //! daemon (`mobiwf-controller`) writes the changes and the messages in one synced batch before
-//! it answers or sends anything. This file holds the types and the dispatch of the inputs;
-//! each input's handling is in a file of its own (`submit`, `delivered`, `reports`, `overdue`,
-//! `nodes`, `tick`, `control`, `hub`); failure decisions in `recovery` and `contingency`; the
-//! event history of each instance in `history`.
+//! it answers or sends anything. This file holds the book and the dispatch of the inputs
+//! (their types in `io`); each input's handling is in a file of its own (`submit`,
+//! `delivered`, `reports`, `overdue`, `nodes`, `tick`, `control`, `hub`); failure decisions in
+//! `recovery` and `contingency`; the event history of each instance in `history`. The people
+//! side (issue 12): the organisation directory (`directory`), notices to an instance's
+//! responsible user (`notices`), work item events from the hosts (`items`) and the operators'
+//! worklist administration (`worklist`).
 
 mod chain;
 mod contingency;
 mod control;
 mod delivered;
+mod directory;
 mod history;
 mod hub;
+mod io;
+mod items;
 mod lifecycle;
 mod model;
 mod nodes;
+mod notices;
 mod overdue;
 mod placement;
 mod recovery;
 mod reports;
 mod submit;
 mod tick;
+mod worklist;
 
 use std::collections::{BTreeMap, BTreeSet};
 use std::sync::Arc;
 
-use mobiwf_proto::{Control, InstanceId, Message, NodeId, NodeName, PartitionId};
+use mobiwf_people::Directory;
+use mobiwf_proto::{InstanceId, Message, NodeId, PartitionId};
 use mobiwf_xml_schema::WorkflowDefinition;
 
 pub use chain::MAX_CONTINGENCY_CHAIN;
+pub use directory::PeopleRecord;
 pub use history::{Event, History, HistoryEvent, Label, OverdueThen};
 pub use hub::Routing;
+pub use io::{Applied, BookError, Effect, Input};
+pub use items::ItemSummary;
 pub use lifecycle::instance::InstanceState;
 pub use lifecycle::{
     ActivityEvent, ActivityLifecycle, Grace, InstanceEvent, PartitionEvent, PartitionLifecycle,
@@ -45,130 +57,6 @@ pub use model::{
 pub use placement::{Placement, PlacementError, place};
 use recovery::Ctx;
 pub use submit::format_time;
-
-/// What happens to the controller.
-#[derive(Debug, Clone, PartialEq)]
-pub enum Input {
-    /// A node says who it is.
-    Register(NodeInfo),
-    /// An operator submits a workflow definition.
-    Submit {
-        /// The definition, as XML (any encoding its declaration names).
-        definition: Vec<u8>,
-        /// Its name for error messages (a file name).
-        source: String,
-    },
-    /// A node acknowledged or refused a partition.
-    Delivered {
-        /// The instance.
-        instance: InstanceId,
-        /// The partition.
-        partition: PartitionId,
-        /// The refusal's reason, if it was refused.
-        refused: Option<String>,
-    },
-    /// The failure detector stopped hearing from a node.
-    Suspect {
-        /// Its peer id.
-        peer: NodeId,
-        /// What the detector saw.
-        reason: String,
-    },
-    /// A suspected node answers again.
-    Answering {
-        /// Its peer id.
-        peer: NodeId,
-    },
-    /// Time passed: partition `timeOut`s that ran out are acted on. Sent at
-    /// [`Book::next_deadline`].
-    Tick,
-    /// An operator interrupts, resumes or cancels an instance.
-    Control {
-        /// The instance.
-        instance: InstanceId,
-        /// What to do.
-        action: Control,
-    },
-    /// A node reports (`Report`, `PartitionResult` or `Overdue`).
-    FromNode {
-        /// The sending node's peer id (authenticated by the transport).
-        peer: NodeId,
-        /// What it says.
-        message: Message,
-    },
-}
-
-/// Something to do once the changes are on disk.
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub enum Effect {
-    /// Send a message through the outbox.
-    Send {
-        /// The receiver's peer id.
-        to: NodeId,
-        /// Its addresses.
-        addrs: Vec<String>,
-        /// The message.
-        message: Message,
-    },
-    /// A partner became suspected: nothing to carry out, worth the daemon's log.
-    Suspected {
-        /// Its name.
-        name: NodeName,
-        /// What the failure detector saw.
-        reason: String,
-    },
-    /// A suspected partner answers again: worth the daemon's log.
-    AnswersAgain {
-        /// Its name.
-        name: NodeName,
-    },
-}
-
-/// Why an input was refused. Nothing changed.
-#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
-pub enum BookError {
-    /// The submitted definition has problems (rendered `file:line:col: error: ...` lines).
-    #[error("{0}")]
-    Invalid(String),
-    /// The workflow cannot be placed on the registered nodes.
-    #[error(transparent)]
-    Placement(#[from] PlacementError),
-    /// A report about an instance the controller does not have.
-    #[error("no instance {0}")]
-    UnknownInstance(InstanceId),
-    /// A report from a node that does not run that partition.
-    #[error("peer {peer} does not run partition {partition} of instance {instance}")]
-    NotYours {
-        /// The sender.
-        peer: NodeId,
-        /// The instance.
-        instance: InstanceId,
-        /// The partition.
-        partition: PartitionId,
-    },
-    /// A message the controller does not take.
-    #[error("the controller does not take {0} messages")]
-    Unexpected(&'static str),
-    /// The operator's control does not apply to the instance as it is.
-    #[error("instance {instance} is {state}: cannot {action} it")]
-    NotNow {
-        /// The instance.
-        instance: InstanceId,
-        /// Its state.
-        state: &'static str,
-        /// What was asked.
-        action: &'static str,
-    },
-}
-
-/// What `apply` did.
-#[derive(Debug, Default)]
-pub struct Applied {
-    /// Messages to send.
-    pub effects: Vec<Effect>,
-    /// The new instance, for a submission.
-    pub instance: Option<InstanceId>,
-}
 
 /// Everything the controller knows.
 #[derive(Debug)]
@@ -190,6 +78,12 @@ pub struct Book {
     /// The instances not over, so that the per-commit questions (deadlines, nodes to watch)
     /// cost what is under way, not everything ever run.
     live: BTreeSet<InstanceId>,
+    /// The organisation directory: the document applied last and the registered devices.
+    directory: Directory,
+    /// The last request number given to a claim of the controller's own.
+    last_request: u64,
+    /// True when the directory or `last_request` changed since the last `take_changes`.
+    dirty_people: bool,
 }
 
 /// What changed since the last [`Book::take_changes`].
@@ -205,6 +99,8 @@ pub struct Changes {
     pub definitions: Vec<(InstanceId, Vec<u8>)>,
     /// History events added: (instance, position, event).
     pub history: Vec<(InstanceId, usize, HistoryEvent)>,
+    /// The people side, when it changed (the directory, the last claim request number).
+    pub people: Option<PeopleRecord>,
 }
 
 impl Default for Book {
@@ -221,6 +117,9 @@ impl Default for Book {
             new_definitions: Vec::new(),
             routing: Routing::default(),
             live: BTreeSet::new(),
+            directory: Directory::default(),
+            last_request: 0,
+            dirty_people: false,
         }
     }
 }
@@ -231,7 +130,7 @@ impl Book {
         Book::default()
     }
 
-    /// Rebuilds the book from the store.
+    /// Rebuilds the book from the store (the people side with [`Book::with_people`]).
     pub fn restore(
         nodes: Vec<NodeInfo>,
         instances: Vec<Instance>,
@@ -269,7 +168,18 @@ impl Book {
             Input::Answering { peer } => Ok(self.answering(now_ms, &peer)),
             Input::Tick => self.tick(now_ms),
             Input::Control { instance, action } => self.control(now_ms, instance, action),
-            Input::Submit { definition, source } => self.submit(now_ms, &definition, &source),
+            Input::Submit {
+                definition,
+                source,
+                responsible,
+            } => self.submit(now_ms, &definition, &source, responsible),
+            Input::Organisation { document, org } => self.organisation(document, org),
+            Input::Worklist {
+                instance,
+                activity,
+                user,
+                action,
+            } => self.administer(now_ms, instance, activity, user, action),
             Input::Delivered {
                 instance,
                 partition,
@@ -316,6 +226,13 @@ impl Book {
             } if matches!(self.routing, Routing::Hub { .. }) => {
                 self.relay(peer, instance, activity, outcome)
             }
+            Message::ItemEvents {
+                instance,
+                activity,
+                at_ms,
+                events,
+            } => self.item_events(peer, instance, activity, at_ms, &events),
+            Message::Item { info, answer, .. } => self.answered(now_ms, peer, &info, answer),
             other => Err(BookError::Unexpected(other.kind())),
         }
     }
@@ -338,6 +255,7 @@ impl Book {
             .instances
             .get_mut(&id)
             .ok_or(BookError::UnknownInstance(id))?;
+        let was_final: Vec<bool> = inst.activities.iter().map(|a| a.state.is_final()).collect();
         let mut ctx = Ctx {
             nodes: &self.nodes,
             def: self.definitions.get(&id).map(|d| &**d),
@@ -352,17 +270,30 @@ impl Book {
             // Allowed from `Deploying`, just checked.
             let _ = inst.step(InstanceEvent::AllDeployed);
         }
+        let ended = notices::newly_ended(inst, &was_final);
         self.dirty_instances.insert(id);
-        self.track(id);
+        for (activity, text) in ended {
+            self.notice(now_ms, id, Some(activity), notices::FAILED, text, effects);
+        }
+        self.track(now_ms, id, effects);
         Ok(())
     }
 
-    /// Keeps `live` true after instance `id` changed.
-    fn track(&mut self, id: InstanceId) {
-        match self.instances.get(&id) {
-            Some(i) if !i.state.is_final() => self.live.insert(id),
-            _ => self.live.remove(&id),
+    /// Keeps `live` true after instance `id` changed; an instance that joins it started, one
+    /// that leaves it ended: its responsible user is told (each happens once).
+    fn track(&mut self, now_ms: u64, id: InstanceId, effects: &mut Vec<Effect>) {
+        let (joined, left) = match self.instances.get(&id) {
+            Some(i) if !i.state.is_final() => (self.live.insert(id), false),
+            _ => (false, self.live.remove(&id)),
         };
+        if joined {
+            let text = notices::started_text(&self.instances[&id]);
+            self.notice(now_ms, id, None, notices::STARTED, text, effects);
+        }
+        if left && let Some(inst) = self.instances.get(&id) {
+            let text = notices::ended_text(inst);
+            self.notice(now_ms, id, None, notices::ENDED, text, effects);
+        }
     }
 
     /// The instances not over (ids collected, so the book can change while going through
@@ -449,6 +380,7 @@ impl Book {
             last_instance: self.last_instance,
             definitions: std::mem::take(&mut self.new_definitions),
             history: self.history.take_new(),
+            people: std::mem::take(&mut self.dirty_people).then(|| self.people_record()),
         }
     }
 

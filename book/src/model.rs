@@ -2,15 +2,15 @@
 //! partitions and activities. Kept apart from the transitions so that each input's handling
 //! can be read on its own.
 
-use std::collections::BTreeSet;
+use std::collections::{BTreeMap, BTreeSet};
 
 use mobiwf_proto::{
     ActivityId, ActivityState, ActivityTypeId, InstanceId, NodeId, NodeName, PartitionId,
 };
-use mobiwf_xml_schema::{Contingency, WorkflowId};
+use mobiwf_xml_schema::{Contingency, UserId, WorkflowId};
 use serde::{Deserialize, Serialize};
 
-use crate::InstanceState;
+use crate::{InstanceState, ItemSummary};
 
 /// A registered node.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
@@ -156,6 +156,13 @@ pub struct Instance {
     pub partitions: Vec<PartitionView>,
     /// Its activities, in definition order.
     pub activities: Vec<ActivityView>,
+    /// The user told when it starts, when an activity of it fails or is cancelled, and when
+    /// it ends (`--responsible`).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub responsible: Option<UserId>,
+    /// Its work items as their hosts tell (`ItemEvents`), by activity: for `status`.
+    #[serde(default, skip_serializing_if = "BTreeMap::is_empty")]
+    pub items: BTreeMap<ActivityId, ItemSummary>,
 }
 
 /// `contingency` as the number the documents use (-1, 0, x), as the store and the API always

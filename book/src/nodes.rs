@@ -1,7 +1,8 @@
 //! Nodes joining and failing: a registration (a newer one replaces an older one), the failure
 //! detector's suspicion (the controller gives up on the node's unfinished partitions) and a
 //! suspected node answering again. A node that (re)joins or answers may be the one a
-//! contingency activity waits for: every live instance is settled again.
+//! contingency activity waits for: every live instance is settled again. A registration also
+//! updates the node's entry in the organisation directory (`directory`).
 
 use mobiwf_proto::{NodeId, PartitionId};
 
@@ -17,8 +18,12 @@ impl Book {
         node.registered_ms = now_ms;
         node.suspected = None;
         self.dirty_nodes.insert(node.peer.clone());
-        self.nodes.insert(node.peer.clone(), node);
-        self.settle_all(now_ms)
+        self.nodes.insert(node.peer.clone(), node.clone());
+        let mut directory = self.device_registered(now_ms, &node);
+        let mut applied = self.settle_all(now_ms);
+        directory.append(&mut applied.effects);
+        applied.effects = directory;
+        applied
     }
 
     /// The failure detector stopped hearing from a node: its unfinished partitions are given

@@ -7,7 +7,7 @@ use std::sync::Arc;
 
 use mobiwf_proto::{ActivityId, ActivityState, InstanceId, Message, NodeName, PartitionId};
 use mobiwf_xml_schema::{
-    DeriveOptions, DerivedPartition, WorkflowDefinition, WorkflowId, derive_partitions,
+    DeriveOptions, DerivedPartition, UserId, WorkflowDefinition, WorkflowId, derive_partitions,
 };
 
 use crate::history::Event;
@@ -34,14 +34,17 @@ impl Book {
         Ok(def)
     }
 
-    /// An operator submits a definition: a new instance, deployed to the placed nodes.
+    /// An operator submits a definition: a new instance, deployed to the placed nodes; its
+    /// responsible user (if any) is told it started.
     pub(crate) fn submit(
         &mut self,
         now_ms: u64,
         xml: &[u8],
         source: &str,
+        responsible: Option<UserId>,
     ) -> Result<Applied, BookError> {
         let def = self.parsed(xml, source)?;
+        self.check_people(&def, responsible.as_ref())?;
         let nodes: Vec<NodeInfo> = self.nodes.values().cloned().collect();
         let placement = place(&def, &nodes)?;
         let id = InstanceId(self.last_instance.0 + 1);
@@ -90,11 +93,13 @@ impl Book {
                 finished_ms: None,
                 partitions,
                 activities,
+                responsible,
+                items: BTreeMap::new(),
             },
         );
         self.dirty_instances.insert(id);
-        self.track(id);
         self.history.push(id, now_ms, None, None, what);
+        self.track(now_ms, id, &mut effects);
         self.new_definitions.push((id, xml.to_vec()));
         self.definitions.insert(id, def);
         Ok(Applied {

@@ -3,9 +3,14 @@
 //! the right and wrong peers in any order, overdue words, suspicions, ticks, operator control,
 //! restores from the stored changes) never change a final activity (but for its node's word
 //! after an operator's cancel), never deploy work for an instance cancelled or interrupted,
-//! and a book restored from its changes equals the live one.
+//! and a book restored from its changes equals the live one. With the people side
+//! (organisations applied, responsible users, work item events, worklist administration):
+//! each notice is sent once and only to the responsible user, claims get increasing request
+//! numbers and go to the activity's node, and no item summary offers an item to its holder.
 
-use std::collections::BTreeMap;
+use std::collections::{BTreeMap, BTreeSet};
+
+use mobiwf_proto::{Hold, ItemAction, ItemEvent};
 
 use proptest::prelude::*;
 
@@ -41,7 +46,85 @@ fn definitions() -> Vec<String> {
             ],
             &[(1, 1, 0, &[1, 3]), (2, 2, 3, &[2])],
         ),
+        people_definition(),
     ]
+}
+
+/// A definition whose activities name the role `tech` (taken through `with_people`).
+fn people_definition() -> String {
+    wf(
+        &[
+            act(1, 0, &[]),
+            act(2, -1, &[1]),
+            act(3, 9, &[1]),
+            spare(9, -1),
+        ],
+        &[(1, 1, 0, &[1, 3]), (2, 2, 0, &[2])],
+    )
+}
+
+/// The book takes [`people_definition`] with its roles (the reader does not read them yet).
+fn teach(b: &mut Book) {
+    let people: Vec<(u64, mobiwf_xml_schema::People)> =
+        [1, 2, 3, 9].iter().map(|a| (*a, role("tech"))).collect();
+    with_people(b, &people_definition(), &people);
+}
+
+/// The users the ops name (`zed` is in no organisation).
+const USERS: [&str; 5] = ["ann", "bob", "cid", "dan", "zed"];
+
+/// The organisations applied: the staff, and the staff without bob.
+fn organisation(k: usize) -> (&'static str, mobiwf_xml_schema::Organisation) {
+    let mut org = staff();
+    if k == 0 {
+        ("staff", org)
+    } else {
+        org.users.retain(|u| u.id.as_str() != "bob");
+        ("staff without bob", org)
+    }
+}
+
+/// A work item event by small numbers.
+fn item_event(kind: usize, user: usize) -> ItemEvent {
+    let u: mobiwf_xml_schema::UserId = USERS[user].into();
+    let other: mobiwf_xml_schema::UserId = USERS[(user + 1) % USERS.len()].into();
+    match kind {
+        0 => ItemEvent::Offered {
+            users: vec![u, other],
+        },
+        1 => ItemEvent::Unassigned {
+            why: "nobody".to_owned(),
+        },
+        2 => ItemEvent::Refused {
+            user: u,
+            action: "select".to_owned(),
+            reason: "no longer available".to_owned(),
+        },
+        3 => ItemEvent::Revoked { users: vec![u] },
+        k => ItemEvent::Acted {
+            user: u,
+            action: action(k - 4, user),
+        },
+    }
+}
+
+/// An item action by small numbers (8 of them).
+fn action(k: usize, user: usize) -> ItemAction {
+    match k % 8 {
+        0 => ItemAction::Select,
+        1 => ItemAction::Release,
+        2 => ItemAction::Lock,
+        3 => ItemAction::Unlock,
+        4 => ItemAction::Complete {
+            succeeded: true,
+            detail: None,
+        },
+        5 => ItemAction::Delegate {
+            to: USERS[(user + 2) % USERS.len()].into(),
+        },
+        6 => ItemAction::Insert,
+        _ => ItemAction::Remove,
+    }
 }
 
 const STATES: [ActivityState; 5] = [
@@ -56,7 +139,20 @@ const STATES: [ActivityState; 5] = [
 #[derive(Debug, Clone)]
 enum Op {
     Register(usize),
-    Submit(usize),
+    Submit(usize, Option<usize>),
+    Organisation(usize),
+    Items {
+        inst: usize,
+        act: usize,
+        events: Vec<(usize, usize)>,
+        peer: Option<usize>,
+    },
+    Worklist {
+        inst: usize,
+        act: usize,
+        user: usize,
+        action: usize,
+    },
     Delivered {
         inst: usize,
         part: usize,
@@ -95,7 +191,13 @@ fn op() -> impl Strategy<Value = Op> {
     let peer = prop::option::weighted(0.2, 0..4usize);
     prop_oneof![
         1 => (0..4usize).prop_map(Op::Register),
-        2 => (0..6usize).prop_map(Op::Submit),
+        2 => (0..7usize, prop::option::of(0..5usize)).prop_map(|(d, r)| Op::Submit(d, r)),
+        1 => (0..2usize).prop_map(Op::Organisation),
+        3 => (0..3usize, 0..5usize, prop::collection::vec((0..12usize, 0..5usize), 0..4),
+              peer.clone())
+            .prop_map(|(inst, act, events, peer)| Op::Items { inst, act, events, peer }),
+        2 => (0..3usize, 0..5usize, 0..5usize, 0..8usize)
+            .prop_map(|(inst, act, user, action)| Op::Worklist { inst, act, user, action }),
         3 => (0..3usize, 0..5usize, prop::bool::weighted(0.1))
             .prop_map(|(inst, part, refused)| Op::Delivered { inst, part, refused }),
         6 => (0..3usize, 0..5usize, 0..8usize, 0..5usize, peer.clone())
@@ -119,6 +221,7 @@ struct Stored {
     definitions: Vec<(InstanceId, Vec<u8>)>,
     history: Vec<(InstanceId, String)>,
     last_instance: InstanceId,
+    people: Option<String>,
 }
 
 impl Stored {
@@ -129,6 +232,7 @@ impl Stored {
             definitions: Vec::new(),
             history: Vec::new(),
             last_instance: InstanceId(0),
+            people: None,
         }
     }
 
@@ -147,6 +251,9 @@ impl Stored {
                 .push((id, serde_json::to_string(&e).expect("event")));
         }
         self.last_instance = changes.last_instance;
+        if let Some(people) = changes.people {
+            self.people = Some(serde_json::to_string(&people).expect("people"));
+        }
     }
 
     /// The book rebuilt as `controller/src/state.rs` does.
@@ -172,13 +279,19 @@ impl Stored {
             .iter()
             .map(|(id, j)| (*id, serde_json::from_str(j).expect("event")))
             .collect();
-        Book::restore(
+        let mut book = Book::restore(
             nodes.collect(),
             instances.collect(),
             definitions,
             History::restore(events),
             self.last_instance,
-        )
+        );
+        if let Some(json) = &self.people {
+            let people: PeopleRecord = serde_json::from_str(json).expect("people");
+            book = book.with_people(directory_of(&people), people.last_request);
+        }
+        teach(&mut book);
+        book
     }
 }
 
@@ -197,10 +310,59 @@ fn input(b: &Book, op: &Op) -> Option<Input> {
     };
     Some(match op {
         Op::Register(n) => Input::Register(all[*n].clone()),
-        Op::Submit(d) => Input::Submit {
+        Op::Submit(d, responsible) => Input::Submit {
             definition: definitions()[*d].as_bytes().to_vec(),
             source: "wf.xml".to_owned(),
+            responsible: responsible.map(|u| USERS[u].into()),
         },
+        Op::Organisation(k) => {
+            let (document, org) = organisation(*k);
+            ORGS.with(|o| o.borrow_mut().insert(document.to_owned(), org.clone()));
+            Input::Organisation {
+                document: document.to_owned(),
+                org,
+            }
+        }
+        Op::Items {
+            inst: i,
+            act,
+            events,
+            peer,
+        } => {
+            let inst = inst(*i)?;
+            let a = pick(&inst.activities, *act)?;
+            let host = a
+                .partition
+                .and_then(|id| inst.partitions.iter().find(|x| x.id == id));
+            let from = match (peer, host) {
+                (None, Some(h)) => h.peer.clone(),
+                (Some(n), _) => all[*n].peer.clone(),
+                (None, None) => all[0].peer.clone(),
+            };
+            Input::FromNode {
+                peer: from,
+                message: Message::ItemEvents {
+                    instance: inst.id,
+                    activity: a.id,
+                    at_ms: 7,
+                    events: events.iter().map(|(k, u)| item_event(*k, *u)).collect(),
+                },
+            }
+        }
+        Op::Worklist {
+            inst: i,
+            act,
+            user,
+            action: k,
+        } => {
+            let inst = inst(*i)?;
+            Input::Worklist {
+                instance: inst.id,
+                activity: pick(&inst.activities, *act)?.id,
+                user: USERS[*user].into(),
+                action: action(*k, *user),
+            }
+        }
         Op::Delivered {
             inst: i,
             part,
@@ -324,6 +486,8 @@ fn same(live: &Book, restored: &Book) {
         "next deadline"
     );
     assert_eq!(live.watched(), restored.watched(), "watched");
+    assert_eq!(live.directory(), restored.directory(), "directory");
+    assert_eq!(live.people_record(), restored.people_record(), "people");
 }
 
 /// Each activity's (lifecycle, state), by instance and id.
@@ -337,8 +501,79 @@ fn snapshot(b: &Book) -> BTreeMap<(InstanceId, ActivityId), ActivityLifecycle> {
         .collect()
 }
 
+/// What the people side has promised so far in a run.
+#[derive(Default)]
+struct Promises {
+    /// Every notice given (sent, or recorded as undelivered): (instance, activity, kind).
+    noticed: BTreeSet<(InstanceId, Option<ActivityId>, String)>,
+    /// The last claim's request number.
+    last_request: u64,
+}
+
+impl Promises {
+    /// Checks what one input did: notices once each, to the responsible user's device only;
+    /// claims numbered upwards and sent to the activity's node; no item offered to its holder.
+    fn check(&mut self, b: &Book, input: &Input, applied: &Applied, changes: &Changes) {
+        for (id, _, e) in &changes.history {
+            if let Event::NoticeUndelivered { notice, .. } = &e.what {
+                let key = (*id, e.activity, notice.clone());
+                assert!(
+                    self.noticed.insert(key),
+                    "noticed twice: {e:?} on {input:?}"
+                );
+            }
+        }
+        for (to, m) in sent(applied) {
+            match m {
+                Message::Notice { notice } => {
+                    let inst = b.instance(notice.instance).expect("noticed instance");
+                    assert_eq!(inst.responsible.as_ref(), Some(&notice.user), "{notice:?}");
+                    let device = b.directory().device_of(notice.user.as_str());
+                    assert_eq!(Some(to), device.map(|d| d.node.to_string()), "{notice:?}");
+                    let key = (notice.instance, notice.activity, notice.kind.clone());
+                    assert!(
+                        self.noticed.insert(key),
+                        "noticed twice: {notice:?} on {input:?}"
+                    );
+                }
+                Message::Claim {
+                    instance,
+                    activity,
+                    request,
+                    ..
+                } => {
+                    assert_eq!(request, self.last_request + 1, "{input:?}");
+                    self.last_request = request;
+                    let inst = b.instance(instance).expect("claimed instance");
+                    let a = inst.activities.iter().find(|a| a.id == activity);
+                    let p = a.and_then(|a| a.partition).expect("placed");
+                    let host = inst
+                        .partitions
+                        .iter()
+                        .find(|x| x.id == p)
+                        .expect("partition");
+                    assert_eq!(to, host.peer.to_string(), "{input:?}");
+                }
+                _ => {}
+            }
+        }
+        for inst in b.instances() {
+            for item in inst.items.values() {
+                assert!(item.offered.windows(2).all(|w| w[0] < w[1]), "{item:?}");
+                assert!(
+                    item.holders.iter().all(|h| !item.offered.contains(&h.user)
+                        && matches!(h.hold, Hold::Selected | Hold::Locked)),
+                    "offered to its holder: {item:?}"
+                );
+            }
+        }
+    }
+}
+
 fn run(ops: &[(u64, Op)]) {
     let mut b = Book::new();
+    teach(&mut b);
+    let mut promises = Promises::default();
     let mut stored = Stored::new();
     let mut now = T0;
     for (dt, op) in ops {
@@ -361,7 +596,11 @@ fn run(ops: &[(u64, Op)]) {
             _ => None,
         };
         let applied = b.apply(now, input.clone());
-        stored.add(b.take_changes());
+        let changes = b.take_changes();
+        if let Ok(applied) = &applied {
+            promises.check(&b, &input, applied, &changes);
+        }
+        stored.add(changes);
         let Ok(applied) = applied else { continue };
         for e in &applied.effects {
             if let Effect::Send {
@@ -426,7 +665,9 @@ proptest! {
     ) {
         // Register the partners first most of the time, so that submissions are placed.
         let mut all: Vec<(u64, Op)> = (0..4).map(|n| (0, Op::Register(n))).collect();
-        all.push((0, Op::Submit(0)));
+        all.push((0, Op::Organisation(0)));
+        all.push((0, Op::Submit(0, Some(0))));
+        all.push((0, Op::Submit(6, Some(1))));
         all.extend(ops);
         run(&all);
     }

@@ -3,8 +3,9 @@
 use super::*;
 
 /// The book rebuilt from `changes` as the controller does after a restart: instances through
-/// their JSON, definitions parsed again, the history's events.
-fn rebuilt(changes: Changes) -> Book {
+/// their JSON, definitions parsed again, the history's events, the people side through its
+/// JSON.
+pub(super) fn rebuilt(changes: Changes) -> Book {
     let json = serde_json::to_string(&changes.instances).expect("ser");
     let instances: Vec<Instance> = serde_json::from_str(&json).expect("de");
     let definitions = changes
@@ -20,13 +21,21 @@ fn rebuilt(changes: Changes) -> Book {
         .iter()
         .map(|(id, _, e)| (*id, e.clone()))
         .collect();
-    Book::restore(
+    let book = Book::restore(
         changes.nodes,
         instances,
         definitions,
         History::restore(events),
         changes.last_instance,
-    )
+    );
+    match changes.people {
+        Some(people) => {
+            let json = serde_json::to_string(&people).expect("ser");
+            let people: PeopleRecord = serde_json::from_str(&json).expect("de");
+            book.with_people(directory_of(&people), people.last_request)
+        }
+        None => book,
+    }
 }
 
 scenarios! {
@@ -40,6 +49,8 @@ scenarios! {
         let restored = rebuilt(changes);
         assert_eq!(restored.history(InstanceId(1)), b.history(InstanceId(1)));
         assert_eq!(restored.instance(InstanceId(1)), b.instance(InstanceId(1)));
+        assert_eq!(restored.directory(), b.directory());
+        assert_eq!(restored.directory().devices.len(), 2);
         let mut restored = restored;
         assert_eq!(
             submit(&mut restored, PAPER).expect("submit").instance,

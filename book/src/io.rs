@@ -1,0 +1,169 @@
+//! What goes into the book and what comes out: the inputs (`Input`), the effects the daemon
+//! carries out once the changes are on disk (`Effect`), what `apply` did (`Applied`) and why
+//! an input was refused (`BookError`).
+
+use mobiwf_proto::{
+    ActivityId, Control, InstanceId, ItemAction, Message, NodeId, NodeName, PartitionId,
+};
+use mobiwf_xml_schema::{Organisation, UserId};
+
+use crate::{NodeInfo, PlacementError};
+
+/// What happens to the controller.
+#[derive(Debug, Clone, PartialEq)]
+pub enum Input {
+    /// A node says who it is.
+    Register(NodeInfo),
+    /// An operator submits a workflow definition.
+    Submit {
+        /// The definition, as XML (any encoding its declaration names).
+        definition: Vec<u8>,
+        /// Its name for error messages (a file name).
+        source: String,
+        /// The user told when it starts, when an activity of it fails or is cancelled, and
+        /// when it ends (`--responsible`); must be in the organisation directory.
+        responsible: Option<UserId>,
+    },
+    /// A node acknowledged or refused a partition.
+    Delivered {
+        /// The instance.
+        instance: InstanceId,
+        /// The partition.
+        partition: PartitionId,
+        /// The refusal's reason, if it was refused.
+        refused: Option<String>,
+    },
+    /// The failure detector stopped hearing from a node.
+    Suspect {
+        /// Its peer id.
+        peer: NodeId,
+        /// What the detector saw.
+        reason: String,
+    },
+    /// A suspected node answers again.
+    Answering {
+        /// Its peer id.
+        peer: NodeId,
+    },
+    /// Time passed: partition `timeOut`s that ran out are acted on. Sent at
+    /// [`Book::next_deadline`].
+    Tick,
+    /// An operator interrupts, resumes or cancels an instance.
+    Control {
+        /// The instance.
+        instance: InstanceId,
+        /// What to do.
+        action: Control,
+    },
+    /// An operator applies an organisation document (validated by the daemon with
+    /// `mobiwf_xml_schema::load_organisation`): the directory's next version, sent to every
+    /// registered node.
+    Organisation {
+        /// The document, as applied (sent to the nodes as it is).
+        document: String,
+        /// What it says.
+        org: Organisation,
+    },
+    /// An operator inserts a work item on a user's worklist, removes it from one, or
+    /// delegates it (`Delegate { to }`) from `user` to another: a claim sent to the item's
+    /// host.
+    Worklist {
+        /// The instance.
+        instance: InstanceId,
+        /// The activity (a manual one with people extensions).
+        activity: ActivityId,
+        /// Whose worklist (for a delegation: who gives it).
+        user: UserId,
+        /// `Insert`, `Remove` or `Delegate { to }`; the others are the users' own, done on
+        /// their devices.
+        action: ItemAction,
+    },
+    /// A node reports (`Report`, `PartitionResult` or `Overdue`), or a host tells what
+    /// happened to a work item (`ItemEvents`), or answers the controller's claim (`Item`).
+    FromNode {
+        /// The sending node's peer id (authenticated by the transport).
+        peer: NodeId,
+        /// What it says.
+        message: Message,
+    },
+}
+
+/// Something to do once the changes are on disk.
+// Effects live from `apply` to the daemon's staging, a few at a time: a boxed message would
+// cost an allocation each for nothing.
+#[allow(clippy::large_enum_variant)]
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Effect {
+    /// Send a message through the outbox.
+    Send {
+        /// The receiver's peer id.
+        to: NodeId,
+        /// Its addresses.
+        addrs: Vec<String>,
+        /// The message.
+        message: Message,
+    },
+    /// A partner became suspected: nothing to carry out, worth the daemon's log.
+    Suspected {
+        /// Its name.
+        name: NodeName,
+        /// What the failure detector saw.
+        reason: String,
+    },
+    /// A suspected partner answers again: worth the daemon's log.
+    AnswersAgain {
+        /// Its name.
+        name: NodeName,
+    },
+}
+
+/// Why an input was refused. Nothing changed.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+pub enum BookError {
+    /// The submitted definition has problems (rendered `file:line:col: error: ...` lines).
+    #[error("{0}")]
+    Invalid(String),
+    /// The workflow cannot be placed on the registered nodes.
+    #[error(transparent)]
+    Placement(#[from] PlacementError),
+    /// A report about an instance the controller does not have.
+    #[error("no instance {0}")]
+    UnknownInstance(InstanceId),
+    /// A report from a node that does not run that partition.
+    #[error("peer {peer} does not run partition {partition} of instance {instance}")]
+    NotYours {
+        /// The sender.
+        peer: NodeId,
+        /// The instance.
+        instance: InstanceId,
+        /// The partition.
+        partition: PartitionId,
+    },
+    /// A message the controller does not take.
+    #[error("the controller does not take {0} messages")]
+    Unexpected(&'static str),
+    /// The operator's control does not apply to the instance as it is.
+    #[error("instance {instance} is {state}: cannot {action} it")]
+    NotNow {
+        /// The instance.
+        instance: InstanceId,
+        /// Its state.
+        state: &'static str,
+        /// What was asked.
+        action: &'static str,
+    },
+    /// A people-side input that cannot be taken: the organisation, the responsible user, the
+    /// roles a submission names, or a worklist administration (the words say what and what
+    /// to do; one line per problem).
+    #[error("{0}")]
+    People(String),
+}
+
+/// What `apply` did.
+#[derive(Debug, Default)]
+pub struct Applied {
+    /// Messages to send.
+    pub effects: Vec<Effect>,
+    /// The new instance, for a submission.
+    pub instance: Option<InstanceId>,
+}

@@ -1,0 +1,197 @@
+//! Work item events from their hosts (issue 12): a host tells the controller what happened to
+//! the work item of a manual activity (offered, unassigned, acted on, a claim refused,
+//! revoked). Each event goes into the instance's history, and the instance keeps a summary of
+//! each item for `status`: who it is offered to, who holds it, who finished it. A host's
+//! answer to a claim of the controller's own (an operator's insert, remove or delegate) is
+//! recorded too.
+
+use mobiwf_proto::{
+    ActivityId, Answer, Hold, Holder, InstanceId, ItemAction, ItemEvent, ItemInfo, NodeId,
+    PartitionId,
+};
+use mobiwf_xml_schema::UserId;
+use serde::{Deserialize, Serialize};
+
+use crate::history::Event;
+use crate::recovery::{label, view};
+use crate::{Applied, Book, BookError, Instance, check_sender};
+
+/// A work item as the controller knows it from its host's events.
+#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
+pub struct ItemSummary {
+    /// The users it is offered to and who do not hold it, by id.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub offered: Vec<UserId>,
+    /// Who holds it (a copy each, for method `all`).
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub holders: Vec<Holder>,
+    /// Who finished it (each copy's user, for method `all`), by id.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub done_by: Vec<UserId>,
+    /// Why nobody can be offered it, while nobody can.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub unassigned: Option<String>,
+    /// When its host last changed it, ms since the epoch.
+    pub last_change_ms: u64,
+}
+
+impl Book {
+    /// A host says what happened to the work item of `activity`. Events about an instance the
+    /// controller does not have are ignored (the message was valid; there is nothing to
+    /// record them in); only the node that runs the activity's partition speaks of it.
+    pub(crate) fn item_events(
+        &mut self,
+        peer: &NodeId,
+        instance: InstanceId,
+        activity: ActivityId,
+        at_ms: u64,
+        events: &[ItemEvent],
+    ) -> Result<Applied, BookError> {
+        let Some(inst) = self.instances.get_mut(&instance) else {
+            return Ok(Applied::default());
+        };
+        let partition = view(inst, activity)
+            .and_then(|a| a.partition)
+            .unwrap_or(PartitionId(0));
+        check_sender(inst, peer, partition)?;
+        let node = view(inst, activity).and_then(|a| a.node.clone());
+        for event in events {
+            let what = history_event(inst, activity, event);
+            self.history
+                .push(instance, at_ms, Some(activity), node.as_ref(), what);
+            // A refused claim changes nothing of the item.
+            if !matches!(event, ItemEvent::Refused { .. }) {
+                let item = inst.items.entry(activity).or_default();
+                summarise(item, event, at_ms);
+                item.last_change_ms = item.last_change_ms.max(at_ms);
+                self.dirty_instances.insert(instance);
+            }
+        }
+        Ok(Applied::default())
+    }
+
+    /// A host sent a work item's state to the controller: it answers one of the controller's
+    /// claims (recorded); without an answer, or about an instance the controller does not
+    /// have, there is nothing to keep.
+    pub(crate) fn answered(
+        &mut self,
+        now_ms: u64,
+        peer: &NodeId,
+        info: &ItemInfo,
+        answer: Option<Answer>,
+    ) -> Result<Applied, BookError> {
+        let (Some(answer), Some(inst)) = (answer, self.instances.get(&info.instance)) else {
+            return Ok(Applied::default());
+        };
+        check_sender(inst, peer, info.partition)?;
+        let what = Event::AdminAnswered {
+            activity: label(inst, info.activity),
+            user: answer.user,
+            request: answer.request,
+            verdict: answer.verdict,
+        };
+        let node = view(inst, info.activity).and_then(|a| a.node.clone());
+        self.history.push(
+            info.instance,
+            now_ms,
+            Some(info.activity),
+            node.as_ref(),
+            what,
+        );
+        Ok(Applied::default())
+    }
+}
+
+/// A host's item event as a history event.
+fn history_event(inst: &Instance, activity: ActivityId, event: &ItemEvent) -> Event {
+    let activity = label(inst, activity);
+    match event.clone() {
+        ItemEvent::Offered { users } => Event::ItemOffered { activity, users },
+        ItemEvent::Unassigned { why } => Event::ItemUnassigned { activity, why },
+        ItemEvent::Acted { user, action } => Event::ItemActed {
+            activity,
+            user,
+            action,
+        },
+        ItemEvent::Refused {
+            user,
+            action,
+            reason,
+        } => Event::ItemRefused {
+            activity,
+            user,
+            action,
+            reason,
+        },
+        ItemEvent::Revoked { users } => Event::ItemRevoked { activity, users },
+    }
+}
+
+/// Applies an event to an item's summary.
+fn summarise(item: &mut ItemSummary, event: &ItemEvent, at_ms: u64) {
+    match event {
+        ItemEvent::Offered { users } => {
+            item.unassigned = None;
+            for u in users {
+                if !item.holders.iter().any(|h| &h.user == u) {
+                    add(&mut item.offered, u);
+                }
+            }
+        }
+        ItemEvent::Unassigned { why } => item.unassigned = Some(why.clone()),
+        ItemEvent::Acted { user, action } => acted(item, user, action, at_ms),
+        ItemEvent::Refused { .. } => {}
+        ItemEvent::Revoked { users } => {
+            item.offered.retain(|u| !users.contains(u));
+            item.holders.retain(|h| !users.contains(&h.user));
+        }
+    }
+}
+
+/// What a user's action does to an item's summary.
+fn acted(item: &mut ItemSummary, user: &UserId, action: &ItemAction, at_ms: u64) {
+    let hold = |item: &mut ItemSummary, user: &UserId, hold: Hold, grantor: Option<UserId>| {
+        item.offered.retain(|u| u != user);
+        item.holders.retain(|h| &h.user != user);
+        item.holders.push(Holder {
+            user: user.clone(),
+            hold,
+            since_ms: at_ms,
+            grantor,
+        });
+    };
+    match action {
+        ItemAction::Select => hold(item, user, Hold::Selected, None),
+        ItemAction::Lock => hold(item, user, Hold::Locked, None),
+        ItemAction::Release | ItemAction::Unlock => item.holders.retain(|h| &h.user != user),
+        ItemAction::Complete { .. } => {
+            item.holders.retain(|h| &h.user != user);
+            add(&mut item.done_by, user);
+        }
+        ItemAction::Delegate { to } => {
+            let kind = item
+                .holders
+                .iter()
+                .find(|h| &h.user == user)
+                .map_or(Hold::Selected, |h| h.hold);
+            item.holders.retain(|h| &h.user != user);
+            hold(item, to, kind, Some(user.clone()));
+        }
+        ItemAction::Insert => {
+            if !item.holders.iter().any(|h| &h.user == user) {
+                add(&mut item.offered, user);
+            }
+        }
+        ItemAction::Remove => {
+            item.offered.retain(|u| u != user);
+            item.holders.retain(|h| &h.user != user);
+        }
+    }
+}
+
+/// Adds `user` to a list kept in id order, once.
+fn add(list: &mut Vec<UserId>, user: &UserId) {
+    if let Err(i) = list.binary_search(user) {
+        list.insert(i, user.clone());
+    }
+}
