@@ -3,7 +3,8 @@
 //! Keys: `node/<peer id>` (a registered node, JSON), `instance/<id>` (an instance, JSON),
 //! `def/<id>` (the instance's workflow definition as submitted), `hist/<id>/<n>` (the n-th
 //! event of its history, JSON),
-//! `meta/last_instance`, `meta/seq` (the last outgoing message's sequence number; the daemon
+//! `meta/last_instance`, `meta/people` (the organisation directory and the last claim number,
+//! JSON), `meta/seq` (the last outgoing message's sequence number; the daemon
 //! shell's),
 //! `seen/<origin>/<seq>` (a message already applied), and the outbox's `out/...`. Numbers are
 //! zero-padded to 20 digits so that key order is numeric order.
@@ -14,10 +15,11 @@ use std::sync::Arc;
 use mobiwf_runtime::store::{Batch, Store, StoreError, encode, read_number, unreadable};
 use mobiwf_xml_schema::WorkflowDefinition;
 
-use mobiwf_book::{Book, Changes, History, HistoryEvent, Instance, NodeInfo};
+use mobiwf_book::{Book, Changes, History, HistoryEvent, Instance, NodeInfo, PeopleRecord};
 use mobiwf_proto::InstanceId;
 
 const LAST_INSTANCE_KEY: &str = "meta/last_instance";
+const PEOPLE_KEY: &str = "meta/people";
 
 /// Adds the book's changes to `batch`. On `Err` (a value that cannot be encoded), the batch
 /// is incomplete and must not be written.
@@ -39,6 +41,10 @@ pub fn stage(batch: &mut Batch, changes: &Changes) -> Result<(), StoreError> {
         let key = format!("hist/{:020}/{n:010}", id.0);
         let value = encode(&key, event)?;
         batch.put(key, value);
+    }
+    if let Some(people) = &changes.people {
+        let value = encode(PEOPLE_KEY, people)?;
+        batch.put(PEOPLE_KEY, value);
     }
     batch.put(LAST_INSTANCE_KEY, changes.last_instance.to_string());
     Ok(())
@@ -87,7 +93,13 @@ pub fn load(store: &dyn Store) -> Result<Book, StoreError> {
         History::restore(events),
         InstanceId(last_instance),
     );
-    Ok(book)
+    let Some(people) = store.get(PEOPLE_KEY.as_bytes())? else {
+        return Ok(book);
+    };
+    let key = PEOPLE_KEY.as_bytes();
+    let record: PeopleRecord = serde_json::from_slice(&people).map_err(|e| corrupt(key, &e))?;
+    let directory = record.directory().map_err(|e| corrupt(key, &e))?;
+    Ok(book.with_people(directory, record.last_request))
 }
 
 /// The zero-padded instance number right after `prefix` in a key.

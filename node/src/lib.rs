@@ -8,4 +8,4 @@ pub mod daemon;
 pub mod executor;
 pub mod state;
 
-pub use daemon::{Node, NodeClient, NodeConfig, start};
+pub use daemon::{ClaimOutcome, DirectoryView, Node, NodeClient, NodeConfig, WorklistEntry, start};

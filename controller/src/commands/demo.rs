@@ -79,6 +79,11 @@ pub async fn run(file: Option<&Path>, timeout_secs: u64) -> anyhow::Result<ExitC
     let outcome = follow(&client, id, deadline).await?;
 
     show_notifications(&nodes, &wanted);
+    let people_ok = if file.is_none() {
+        super::demo_people::run(&client, dir.path(), &controller_addr, deadline).await?
+    } else {
+        true
+    };
     for node in nodes {
         node.stop().await;
     }
@@ -89,7 +94,8 @@ pub async fn run(file: Option<&Path>, timeout_secs: u64) -> anyhow::Result<ExitC
     println!();
     print!("{}", table::instance(&inst));
     Ok(match inst.state {
-        InstanceState::Succeeded => ExitCode::SUCCESS,
+        InstanceState::Succeeded if people_ok => ExitCode::SUCCESS,
+        InstanceState::Succeeded => ExitCode::from(1),
         InstanceState::Failed | InstanceState::Cancelled => ExitCode::from(1),
         InstanceState::Deploying | InstanceState::Running | InstanceState::Interrupted => {
             eprintln!("mobiwf-controller: instance {id} did not finish within {timeout_secs} s");
@@ -135,7 +141,7 @@ fn nodes_wanted(def: &mobiwf_xml_schema::WorkflowDefinition) -> Vec<(String, Vec
 }
 
 /// Starts the `i`-th node of the demo, named `name`, and says where it listens.
-async fn start_node(
+pub(super) async fn start_node(
     dir: &Path,
     i: usize,
     name: &str,

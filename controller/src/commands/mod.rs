@@ -3,6 +3,7 @@
 pub mod api_client;
 pub mod control;
 pub mod demo;
+pub mod demo_people;
 pub mod history;
 pub mod org;
 pub mod partition;

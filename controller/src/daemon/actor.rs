@@ -42,11 +42,17 @@ type Controlled = (
     Result<Instance, BookError>,
 );
 
+/// An organisation applied (its new directory version) or an administrator's action on a
+/// work item (the host's name), waiting for its answer, and the answer.
+type Answered<T> = (oneshot::Sender<Result<T, BookError>>, Result<T, BookError>);
+
 /// What to do once a group of events is on disk.
 #[derive(Default)]
 pub(super) struct After {
     submitted: Vec<Submitted>,
     controlled: Vec<Controlled>,
+    organisations: Vec<Answered<u64>>,
+    administered: Vec<Answered<String>>,
     queries: Vec<Query>,
     /// The instances that changed, with whether they are final now.
     changed: Vec<(InstanceId, bool)>,
@@ -90,7 +96,8 @@ impl Actor for ControllerActor {
         let book_changed = !changes.nodes.is_empty()
             || !changes.instances.is_empty()
             || !changes.history.is_empty()
-            || !changes.definitions.is_empty();
+            || !changes.definitions.is_empty()
+            || changes.people.is_some();
         if book_changed {
             state::stage(&mut group.batch, &changes)?;
         }
@@ -109,6 +116,12 @@ impl Actor for ControllerActor {
             let _ = tx.send(result);
         }
         for (tx, result) in after.submitted {
+            let _ = tx.send(result);
+        }
+        for (tx, result) in after.organisations {
+            let _ = tx.send(result);
+        }
+        for (tx, result) in after.administered {
             let _ = tx.send(result);
         }
         for query in after.queries {
@@ -205,11 +218,17 @@ impl ControllerActor {
             Command::Submit {
                 definition,
                 source,
+                responsible,
                 reply,
             } => {
+                let input = Input::Submit {
+                    definition,
+                    source,
+                    responsible,
+                };
                 let result = self
                     .book
-                    .apply(now, Input::Submit { definition, source })
+                    .apply(now, input)
                     .map(|applied| {
                         effects.extend(applied.effects);
                         applied.instance.unwrap_or(InstanceId(0))
@@ -240,6 +259,49 @@ impl ControllerActor {
                     });
                 after.controlled.push((reply, result));
             }
+            Command::Organisation {
+                document,
+                org,
+                reply,
+            } => {
+                let result = self
+                    .book
+                    .apply(now, Input::Organisation { document, org })
+                    .map(|applied| {
+                        effects.extend(applied.effects);
+                        let version = self.book.directory().version;
+                        tracing::info!(version, "organisation applied");
+                        version
+                    });
+                after.organisations.push((reply, result));
+            }
+            Command::Worklist {
+                instance,
+                activity,
+                user,
+                action,
+                reply,
+            } => {
+                let input = Input::Worklist {
+                    instance,
+                    activity,
+                    user,
+                    action,
+                };
+                let result = self.book.apply(now, input).map(|applied| {
+                    let host = applied.effects.iter().find_map(|e| match e {
+                        Effect::Send { to, .. } => self
+                            .book
+                            .nodes()
+                            .find(|n| &n.peer == to)
+                            .map(|n| n.name.to_string()),
+                        _ => None,
+                    });
+                    effects.extend(applied.effects);
+                    host.unwrap_or_default()
+                });
+                after.administered.push((reply, result));
+            }
         }
     }
 
@@ -265,6 +327,9 @@ impl ControllerActor {
             }
             Query::History(id, reply) => {
                 let _ = reply.send(self.book.history(id).map(<[HistoryEvent]>::to_vec));
+            }
+            Query::Directory(reply) => {
+                let _ = reply.send(self.book.directory().clone());
             }
         }
     }

@@ -36,11 +36,55 @@ impl ControllerClient {
         &self,
         definition: Vec<u8>,
         source: String,
+        responsible: Option<mobiwf_proto::UserId>,
     ) -> anyhow::Result<Result<InstanceId, BookError>> {
         self.ask(|reply| {
             Event::Command(Command::Submit {
                 definition,
                 source,
+                responsible,
+                reply,
+            })
+        })
+        .await
+    }
+
+    /// Applies an organisation document (already validated); the new directory version.
+    pub async fn apply_org(
+        &self,
+        document: String,
+        org: mobiwf_xml_schema::Organisation,
+    ) -> anyhow::Result<Result<u64, BookError>> {
+        self.ask(|reply| {
+            Event::Command(Command::Organisation {
+                document,
+                org,
+                reply,
+            })
+        })
+        .await
+    }
+
+    /// The organisation directory.
+    pub async fn directory(&self) -> anyhow::Result<mobiwf_people::Directory> {
+        self.query(Query::Directory).await
+    }
+
+    /// An operator's insert, remove or delegate of a work item, sent to the node hosting it;
+    /// that node's name, or why not.
+    pub async fn administer(
+        &self,
+        instance: InstanceId,
+        activity: mobiwf_proto::ActivityId,
+        user: mobiwf_proto::UserId,
+        action: mobiwf_proto::ItemAction,
+    ) -> anyhow::Result<Result<String, BookError>> {
+        self.ask(|reply| {
+            Event::Command(Command::Worklist {
+                instance,
+                activity,
+                user,
+                action,
                 reply,
             })
         })

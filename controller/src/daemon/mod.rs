@@ -74,7 +74,22 @@ enum Command {
     Submit {
         definition: Vec<u8>,
         source: String,
+        responsible: Option<mobiwf_proto::UserId>,
         reply: oneshot::Sender<Result<InstanceId, BookError>>,
+    },
+    /// An operator applies an organisation document (validated by the API).
+    Organisation {
+        document: String,
+        org: mobiwf_xml_schema::Organisation,
+        reply: oneshot::Sender<Result<u64, BookError>>,
+    },
+    /// An operator's insert, remove or delegate of a work item.
+    Worklist {
+        instance: InstanceId,
+        activity: mobiwf_proto::ActivityId,
+        user: mobiwf_proto::UserId,
+        action: mobiwf_proto::ItemAction,
+        reply: oneshot::Sender<Result<String, BookError>>,
     },
     Control {
         instance: InstanceId,
@@ -89,6 +104,7 @@ enum Query {
     Instances(oneshot::Sender<Vec<Instance>>),
     Nodes(oneshot::Sender<Vec<NodeInfo>>),
     History(InstanceId, oneshot::Sender<Option<Vec<HistoryEvent>>>),
+    Directory(oneshot::Sender<mobiwf_people::Directory>),
 }
 
 /// Opens the data directory, joins the mesh, resumes delivery and serves the API.

@@ -18,7 +18,7 @@ use tracing::Instrument;
 
 use super::people::SentClaim;
 use super::translate::{Routed, route_of};
-use super::{ClaimOutcome, Command, DirectoryView, Event, Query, RunView};
+use super::{ClaimOutcome, Command, DirectoryView, Event, Query, RunView, WorklistEntry};
 use crate::executor::{self, Execution};
 use crate::state;
 
@@ -247,8 +247,21 @@ impl NodeActor {
             }
             Query::UserWorklist { user, order, reply } => {
                 let dir = self.engine.directory();
+                let entry = |entry: mobiwf_people::Entry| WorklistEntry {
+                    host_name: mobiwf_runtime::outbox::peer_of(&entry.info.host)
+                        .ok()
+                        .and_then(|(peer, _)| {
+                            dir.device_by_node(&mobiwf_proto::NodeId::new(peer.to_string()))
+                        })
+                        .map(|d| d.name.clone()),
+                    entry,
+                    user: user.clone(),
+                };
                 let answer = mobiwf_people::desk::here(dir, &self.name, user.as_str())
-                    .map(|_| self.desk.worklist(user.as_str(), order))
+                    .map(|_| {
+                        let list = self.desk.worklist(user.as_str(), order);
+                        list.into_iter().map(entry).collect()
+                    })
                     .map_err(|e| e.to_string());
                 let _ = reply.send(answer);
             }

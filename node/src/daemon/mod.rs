@@ -105,6 +105,34 @@ pub enum ClaimOutcome {
     UnknownItem(String),
 }
 
+/// One item of a user's worklist as the API shows it: the desk's entry, with its host's node
+/// name (`host`; the address is `host_address`) and its holder.
+#[derive(Debug, Clone)]
+pub struct WorklistEntry {
+    /// The desk's entry.
+    pub entry: mobiwf_people::Entry,
+    /// The name of the node hosting the item, when the directory knows it.
+    pub host_name: Option<NodeName>,
+    /// Whose worklist it is on (the holder when it is held).
+    pub user: mobiwf_proto::UserId,
+}
+
+impl serde::Serialize for WorklistEntry {
+    fn serialize<S: serde::Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
+        let mut value = serde_json::to_value(&self.entry).map_err(serde::ser::Error::custom)?;
+        if let Some(map) = value.as_object_mut() {
+            let address = map.remove("host").unwrap_or_default();
+            map.insert("host_address".to_owned(), address);
+            let name = self.host_name.as_ref().map(|n| n.as_str().to_owned());
+            map.insert("host".to_owned(), name.into());
+            let held = self.entry.state != mobiwf_people::EntryState::Offered;
+            let holder = held.then(|| self.user.as_str().to_owned());
+            map.insert("holder".to_owned(), holder.into());
+        }
+        value.serialize(serializer)
+    }
+}
+
 /// The organisation directory as this node holds it (`GET /directory`).
 #[derive(Debug, Clone, serde::Serialize)]
 pub struct DirectoryView {
@@ -143,7 +171,7 @@ enum Query {
     UserWorklist {
         user: mobiwf_proto::UserId,
         order: mobiwf_people::Order,
-        reply: oneshot::Sender<Result<Vec<mobiwf_people::Entry>, String>>,
+        reply: oneshot::Sender<Result<Vec<WorklistEntry>, String>>,
     },
     Notices {
         user: mobiwf_proto::UserId,
@@ -172,7 +200,7 @@ impl NodeClient {
         &self,
         user: mobiwf_proto::UserId,
         order: mobiwf_people::Order,
-    ) -> anyhow::Result<Result<Vec<mobiwf_people::Entry>, String>> {
+    ) -> anyhow::Result<Result<Vec<WorklistEntry>, String>> {
         self.ask(|reply| Event::Query(Query::UserWorklist { user, order, reply }))
             .await
     }
