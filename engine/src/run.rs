@@ -261,6 +261,30 @@ pub enum EncodeError {
         /// What serde said.
         reason: String,
     },
+    /// A work item.
+    #[error("cannot encode the work item of instance {instance}, activity {activity}: {reason}")]
+    Item {
+        /// The instance.
+        instance: InstanceId,
+        /// The activity.
+        activity: ActivityId,
+        /// What serde said.
+        reason: String,
+    },
+    /// A round-robin token.
+    #[error("cannot encode the round-robin token of role {role}: {reason}")]
+    Token {
+        /// The role.
+        role: mobiwf_proto::RoleId,
+        /// What serde said.
+        reason: String,
+    },
+    /// The directory replica.
+    #[error("cannot encode the organisation directory: {reason}")]
+    Directory {
+        /// What serde said.
+        reason: String,
+    },
 }
 
 impl Run {

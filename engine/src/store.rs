@@ -5,6 +5,7 @@
 use mobiwf_proto::InstanceId;
 use mobiwf_xml_schema::ActivityKind;
 
+use crate::items::{StoredDirectory, StoredItem, StoredToken};
 use crate::known::Known;
 use crate::lifecycle::Life;
 use crate::run::{EncodeError, Run, StoredRun};
@@ -17,6 +18,12 @@ pub struct Changes {
     pub runs: Vec<StoredRun>,
     /// Instances whose knowledge to write.
     pub known: Vec<StoredKnown>,
+    /// Work items to write (`item/<instance>/<activity>`).
+    pub items: Vec<StoredItem>,
+    /// Round-robin tokens to write (`token/<role>`).
+    pub tokens: Vec<StoredToken>,
+    /// The directory replica, when a newer one was taken (`directory`).
+    pub directory: Option<StoredDirectory>,
 }
 
 /// What is known of an instance, as the store keeps it (`known/<instance>`).
@@ -93,6 +100,8 @@ impl Engine {
             let known = self.known.get(instance).cloned().unwrap_or_default();
             changes.known.push(StoredKnown::of(*instance, &known)?);
         }
+        self.people_changes(&mut changes)?;
+        self.people_written();
         self.dirty_runs.clear();
         self.new_runs.clear();
         self.dirty_known.clear();
