@@ -582,14 +582,52 @@ impl Run {
 }
 
 fn parse(key: RunKey, document: &str) -> Result<PartitionDocument, Refusal> {
-    mobiwf_xml_schema::load_partition(document.as_bytes())
-        .map(|l| l.value)
-        .map_err(|d| Refusal::BadDocument {
-            instance: key.instance,
-            partition: key.partition,
-            diagnostics: d.render(&format!(
-                "instance-{}-partition-{}.xml",
-                key.instance, key.partition
-            )),
-        })
+    let loaded = mobiwf_xml_schema::load_partition(document.as_bytes());
+    #[cfg(test)]
+    let loaded = loaded.map(test_people::apply);
+    loaded.map(|l| l.value).map_err(|d| Refusal::BadDocument {
+        instance: key.instance,
+        partition: key.partition,
+        diagnostics: d.render(&format!(
+            "instance-{}-partition-{}.xml",
+            key.instance, key.partition
+        )),
+    })
+}
+
+/// Tests only: people extensions given to activities by id, on this thread, as if their
+/// documents said them. (The tests build documents as text; this stands for the
+/// `<role>`/`<assignment>`/... elements until the tests write them.)
+#[cfg(test)]
+pub(crate) mod test_people {
+    use std::cell::RefCell;
+    use std::collections::BTreeMap;
+
+    use mobiwf_proto::ActivityId;
+    use mobiwf_xml_schema::{Loaded, PartitionDocument, People};
+
+    thread_local! {
+        static PEOPLE: RefCell<BTreeMap<ActivityId, People>> = const { RefCell::new(BTreeMap::new()) };
+    }
+
+    /// From now on, on this thread, every document's activity `id` has these extensions.
+    pub(crate) fn set(id: ActivityId, people: People) {
+        PEOPLE.with(|p| p.borrow_mut().insert(id, people));
+    }
+
+    /// Forgets every extension set on this thread.
+    pub(crate) fn clear() {
+        PEOPLE.with(|p| p.borrow_mut().clear());
+    }
+
+    pub(super) fn apply(mut loaded: Loaded<PartitionDocument>) -> Loaded<PartitionDocument> {
+        PEOPLE.with(|p| {
+            for act in &mut loaded.value.activities {
+                if let Some(people) = p.borrow().get(&act.id) {
+                    act.people = people.clone();
+                }
+            }
+        });
+        loaded
+    }
 }
