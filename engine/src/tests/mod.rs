@@ -22,6 +22,7 @@ mod failures;
 mod items;
 mod people;
 mod props;
+mod props_items;
 mod storage;
 mod timers;
 

@@ -60,8 +60,13 @@ thread_local! {
 }
 
 /// Directory `version` with these users; each device they name is registered (connected
-/// once, at 0 ms).
+/// once, at 0 ms). Registered for restarts ([`registered`]).
 pub(super) fn directory(version: u64, users: Vec<User>) -> Directory {
+    registered(unregistered(version, users))
+}
+
+/// [`directory`], not registered: for a directory the engine is to ignore (older).
+pub(super) fn unregistered(version: u64, users: Vec<User>) -> Directory {
     let mut roles: Vec<Role> = Vec::new();
     let mut devices = BTreeMap::new();
     for u in &users {
@@ -86,7 +91,7 @@ pub(super) fn directory(version: u64, users: Vec<User>) -> Directory {
             );
         }
     }
-    let dir = Directory {
+    Directory {
         version,
         document: String::new(),
         org: Organisation {
@@ -96,8 +101,7 @@ pub(super) fn directory(version: u64, users: Vec<User>) -> Directory {
             users,
         },
         devices,
-    };
-    registered(dir)
+    }
 }
 
 /// Registers a directory built or changed by a scenario, for restarts.
