@@ -24,8 +24,9 @@
 //! each input's handling has a file of its own (`deploy`, `notify`, `finish`, `control`,
 //! `timers`), `progress` moves runs on after any input, and every change of an activity's
 //! state goes through the one transition function of `lifecycle`. `run` is one partition
-//! run, `known` what the node knows of an instance, `store` what the daemon writes and reads
-//! back, `view` what it shows.
+//! run, `known` what the node knows of an instance, `items` the work items this node hosts
+//! (assignment from the directory replica, users' claims), `store` what the daemon writes and
+//! reads back, `view` what it shows.
 
 mod control;
 mod deploy;
