@@ -53,8 +53,8 @@ pub use items::{
 };
 pub use known::{Known, MAX_SUBSTITUTIONS};
 pub use lifecycle::{Event, Life};
-pub use run::{EncodeError, Progress, Run, RunKey, StoredRun};
-pub use store::{Changes, StoredKnown};
+pub use run::{Progress, Run, RunKey, StoredRun};
+pub use store::{Changes, EncodeError, StoredKnown};
 
 /// Where a message from the engine goes.
 #[derive(Debug, Clone, PartialEq, Eq)]

@@ -9,6 +9,7 @@ use serde::{Deserialize, Serialize};
 use crate::Refusal;
 use crate::known::Known;
 use crate::lifecycle::{self, Event, Life, NotAllowed, StateKind};
+use crate::store::EncodeError;
 
 /// Names a partition run: the instance and the partition.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize, Deserialize)]
@@ -240,51 +241,6 @@ impl StoredRun {
             document: new.then(|| run.document.clone()),
         })
     }
-}
-
-/// The engine's state could not be encoded for the store: the daemon must not commit.
-#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
-pub enum EncodeError {
-    /// A partition run.
-    #[error("cannot encode the run of instance {}, partition {}: {reason}", key.instance, key.partition)]
-    Run {
-        /// Which run.
-        key: RunKey,
-        /// What serde said.
-        reason: String,
-    },
-    /// What the node knows about an instance.
-    #[error("cannot encode what is known of instance {instance}: {reason}")]
-    Known {
-        /// The instance.
-        instance: InstanceId,
-        /// What serde said.
-        reason: String,
-    },
-    /// A work item.
-    #[error("cannot encode the work item of instance {instance}, activity {activity}: {reason}")]
-    Item {
-        /// The instance.
-        instance: InstanceId,
-        /// The activity.
-        activity: ActivityId,
-        /// What serde said.
-        reason: String,
-    },
-    /// A round-robin token.
-    #[error("cannot encode the round-robin token of role {role}: {reason}")]
-    Token {
-        /// The role.
-        role: mobiwf_proto::RoleId,
-        /// What serde said.
-        reason: String,
-    },
-    /// The directory replica.
-    #[error("cannot encode the organisation directory: {reason}")]
-    Directory {
-        /// What serde said.
-        reason: String,
-    },
 }
 
 impl Run {
@@ -584,7 +540,7 @@ impl Run {
 fn parse(key: RunKey, document: &str) -> Result<PartitionDocument, Refusal> {
     let loaded = mobiwf_xml_schema::load_partition(document.as_bytes());
     #[cfg(test)]
-    let loaded = loaded.map(test_people::apply);
+    let loaded = loaded.map(crate::tests::people::apply_given);
     loaded.map(|l| l.value).map_err(|d| Refusal::BadDocument {
         instance: key.instance,
         partition: key.partition,
@@ -593,41 +549,4 @@ fn parse(key: RunKey, document: &str) -> Result<PartitionDocument, Refusal> {
             key.instance, key.partition
         )),
     })
-}
-
-/// Tests only: people extensions given to activities by id, on this thread, as if their
-/// documents said them. (The tests build documents as text; this stands for the
-/// `<role>`/`<assignment>`/... elements until the tests write them.)
-#[cfg(test)]
-pub(crate) mod test_people {
-    use std::cell::RefCell;
-    use std::collections::BTreeMap;
-
-    use mobiwf_proto::ActivityId;
-    use mobiwf_xml_schema::{Loaded, PartitionDocument, People};
-
-    thread_local! {
-        static PEOPLE: RefCell<BTreeMap<ActivityId, People>> = const { RefCell::new(BTreeMap::new()) };
-    }
-
-    /// From now on, on this thread, every document's activity `id` has these extensions.
-    pub(crate) fn set(id: ActivityId, people: People) {
-        PEOPLE.with(|p| p.borrow_mut().insert(id, people));
-    }
-
-    /// Forgets every extension set on this thread.
-    pub(crate) fn clear() {
-        PEOPLE.with(|p| p.borrow_mut().clear());
-    }
-
-    pub(super) fn apply(mut loaded: Loaded<PartitionDocument>) -> Loaded<PartitionDocument> {
-        PEOPLE.with(|p| {
-            for act in &mut loaded.value.activities {
-                if let Some(people) = p.borrow().get(&act.id) {
-                    act.people = people.clone();
-                }
-            }
-        });
-        loaded
-    }
 }

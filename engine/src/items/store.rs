@@ -8,7 +8,7 @@ use mobiwf_proto::{ActivityId, DeviceEntry, InstanceId, RoleId, UserId};
 use serde::{Deserialize, Serialize};
 
 use super::Item;
-use crate::run::EncodeError;
+use crate::store::EncodeError;
 use crate::{Changes, Engine};
 
 /// A changed work item, as the store keeps it (`item/<instance>/<activity>`).

@@ -12,7 +12,6 @@ use mobiwf_proto::{
 use mobiwf_xml_schema::{Method, Organisation, People, Policy, Role, RoleGrant, User};
 
 use super::*;
-use crate::run::test_people;
 
 /// This node's own address in the scenarios.
 pub(super) const HOST: &str = "/ip4/10.0.0.9/tcp/4001/p2p/peer-host";
@@ -138,7 +137,34 @@ pub(super) fn tech_policy(policy: Policy) -> People {
 
 /// From now on (on this thread) activity `id` of every document has these extensions.
 pub(super) fn give(id: u64, people: People) {
-    test_people::set(ActivityId(id), people);
+    GIVEN.with(|p| p.borrow_mut().insert(ActivityId(id), people));
+}
+
+/// Forgets every extension [`give`]n on this thread.
+pub(super) fn forget_given() {
+    GIVEN.with(|p| p.borrow_mut().clear());
+}
+
+thread_local! {
+    /// The people extensions given to activities by id on this thread ([`give`]): the tests
+    /// build documents as text, and this stands for their `<role>`, `<assignment>`, ...
+    /// elements until the tests write them.
+    static GIVEN: RefCell<BTreeMap<ActivityId, People>> = const { RefCell::new(BTreeMap::new()) };
+}
+
+/// Tests only: every partition document read on this thread gets the extensions [`give`]n
+/// to its activities (called by `run::parse`).
+pub(crate) fn apply_given(
+    mut loaded: mobiwf_xml_schema::Loaded<mobiwf_xml_schema::PartitionDocument>,
+) -> mobiwf_xml_schema::Loaded<mobiwf_xml_schema::PartitionDocument> {
+    GIVEN.with(|p| {
+        for act in &mut loaded.value.activities {
+            if let Some(people) = p.borrow().get(&act.id) {
+                act.people = people.clone();
+            }
+        }
+    });
+    loaded
 }
 
 /// A host (address [`HOST`]) that took `dir` at 500 ms.

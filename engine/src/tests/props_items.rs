@@ -16,7 +16,6 @@ use proptest::prelude::*;
 
 use super::people::*;
 use super::*;
-use crate::run::test_people;
 
 /// A user: (id, device, roles with priorities).
 type UserSpec = (&'static str, &'static str, &'static [(&'static str, i64)]);
@@ -372,7 +371,7 @@ fn check_sends(e: &Engine, effects: &[Effect]) {
 }
 
 fn play(assigned: &[People; 2], ops: &[Op]) {
-    test_people::clear();
+    forget_given();
     give(1, assigned[0].clone());
     give(2, assigned[1].clone());
     let mut w = World {
