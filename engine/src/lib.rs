@@ -31,7 +31,7 @@
 mod control;
 mod deploy;
 mod finish;
-pub mod items;
+mod items;
 mod known;
 pub mod lifecycle;
 mod notify;

@@ -119,11 +119,11 @@ impl Engine {
             activity,
             reason: reason.to_owned(),
         };
-        let people = self
-            .people_of(key, activity)
-            .ok_or_else(|| not_item("it has no people extensions: anyone on its node does it"))?;
+        let people = self.people_of(key, activity).ok_or_else(|| {
+            not_item("it has no people extensions (anyone on its node completes it)")
+        })?;
         if !self.host.items.contains_key(&(instance, activity)) {
-            return Err(not_item("it has not started: nobody was offered it yet"));
+            return Err(not_item("it has not started (nobody was offered it yet)"));
         }
         let dir = &self.host.directory;
         let device =
