@@ -82,6 +82,9 @@ impl Engine {
                 (ActivityKind::Automatic, Finisher::Person) => Err(not(
                     "it is automatic: its command's exit status decides".to_owned(),
                 )),
+                (_, Finisher::Person) if act.people.assigned() => Err(not(
+                    "it is on its users' worklists: its holder completes it".to_owned(),
+                )),
                 (ActivityKind::Manual | ActivityKind::SemiAutomatic, Finisher::Command) => {
                     Err(not("it is done by a person, not by a command".to_owned()))
                 }

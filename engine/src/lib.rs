@@ -24,12 +24,14 @@
 //! each input's handling has a file of its own (`deploy`, `notify`, `finish`, `control`,
 //! `timers`), `progress` moves runs on after any input, and every change of an activity's
 //! state goes through the one transition function of `lifecycle`. `run` is one partition
-//! run, `known` what the node knows of an instance, `store` what the daemon writes and reads
-//! back, `view` what it shows.
+//! run, `known` what the node knows of an instance, `items` the work items this node hosts
+//! (assignment from the directory replica, users' claims), `store` what the daemon writes and
+//! reads back, `view` what it shows.
 
 mod control;
 mod deploy;
 mod finish;
+mod items;
 mod known;
 pub mod lifecycle;
 mod notify;
@@ -41,12 +43,18 @@ mod view;
 
 use std::collections::{BTreeMap, BTreeSet};
 
-use mobiwf_proto::{ActivityId, ActivityState, Control, InstanceId, Message, Outcome, PartitionId};
+use mobiwf_proto::{
+    ActivityId, ActivityState, Control, InstanceId, ItemAction, Message, NodeId, Outcome,
+    PartitionId, UserId,
+};
 
+pub use items::{
+    Item, ItemCopy, ItemKey, RestoredPeople, StoredDirectory, StoredItem, StoredToken,
+};
 pub use known::{Known, MAX_SUBSTITUTIONS};
 pub use lifecycle::{Event, Life};
-pub use run::{EncodeError, Progress, Run, RunKey, StoredRun};
-pub use store::{Changes, StoredKnown};
+pub use run::{Progress, Run, RunKey, StoredRun};
+pub use store::{Changes, EncodeError, StoredKnown};
 
 /// Where a message from the engine goes.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -58,6 +66,9 @@ pub enum Target {
 }
 
 /// Something the daemon must do after the engine's changes are on disk.
+// Sends are most effects and carry their message by value, as the daemon stages it: a box
+// per message would cost more than the size of the rarer variants saves.
+#[allow(clippy::large_enum_variant)]
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub enum Effect {
     /// Send a message (through the durable outbox).
@@ -168,6 +179,27 @@ pub enum Input {
         /// that was given up on is ignored.
         attempt: u32,
     },
+    /// The controller sent a version of the organisation directory: kept when newer than
+    /// the one held (an older one is ignored); then every open work item nobody could be
+    /// offered is assigned again.
+    Directory(mobiwf_people::Directory),
+    /// A user acts on a work item hosted here (see `items`). The answer goes to the
+    /// claimant's device as the `answer` of a `Message::Item`; a claim from the controller
+    /// is answered only in the `Message::ItemEvents` (a refusal).
+    Claim {
+        /// The instance.
+        instance: InstanceId,
+        /// The activity.
+        activity: ActivityId,
+        /// Who acts (for insert and remove: whose worklist).
+        user: UserId,
+        /// What they do.
+        action: ItemAction,
+        /// The sender's number for the claim, carried by the answer.
+        request: u64,
+        /// The peer id of the device that sent it; `None` when the controller sent it.
+        from: Option<NodeId>,
+    },
 }
 
 /// Why the engine refused an input. Nothing changed.
@@ -223,6 +255,27 @@ pub enum Refusal {
         /// Why.
         reason: String,
     },
+    /// The activity is not a work item here.
+    #[error("activity {activity} of instance {instance} is not a work item: {reason}")]
+    NotAnItem {
+        /// The instance.
+        instance: InstanceId,
+        /// The activity.
+        activity: ActivityId,
+        /// Why.
+        reason: String,
+    },
+    /// A claim came from a node the directory does not know as a device.
+    #[error(
+        "node {node} is not a registered device in organisation directory version {version}; \
+         register it with the controller and name it as the users' device"
+    )]
+    UnknownDevice {
+        /// The sending node's peer id.
+        node: NodeId,
+        /// The version of the directory this node holds.
+        version: u64,
+    },
 }
 
 /// A manual activity waiting for a person.
@@ -268,6 +321,8 @@ pub struct Engine {
     /// [`Engine::refresh_deadlines`].
     timers_stale: BTreeSet<RunKey>,
     timers_stale_instances: BTreeSet<InstanceId>,
+    /// The work items this node hosts, the round-robin tokens and the directory replica.
+    host: items::Host,
 }
 
 /// An activity that changed state (for logs and metrics).
@@ -300,6 +355,9 @@ impl Engine {
         self.now_us = now_us;
         let mut effects = Vec::new();
         let result = self.dispatch(now_us / 1000, input, &mut effects);
+        if result.is_ok() {
+            self.close_ended_items(&mut effects);
+        }
         self.refresh_deadlines();
         result.map(|()| effects)
     }
@@ -354,6 +412,25 @@ impl Engine {
                     attempt,
                 };
                 self.finished(now_ms, ended, fx)?
+            }
+            Input::Directory(directory) => self.take_directory(directory, fx),
+            Input::Claim {
+                instance,
+                activity,
+                user,
+                action,
+                request,
+                from,
+            } => {
+                let claim = items::Claim {
+                    instance,
+                    activity,
+                    user,
+                    action,
+                    request,
+                    from,
+                };
+                self.claim(claim, fx)?
             }
         }
         Ok(())

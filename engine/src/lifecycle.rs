@@ -6,21 +6,21 @@
 //! its start was an emergency, how many tries failed) are not state: [`crate::run::Run`] keeps
 //! them next to the [`Life`] and updates them from the transition taken.
 //!
-//! **The WorkToDo states to come** (issue: worklists) map onto this enum as new variants and
-//! new events, the present ones keeping their meaning:
+//! **The WorkToDo states** map onto this enum, the present ones keeping their meaning:
 //! - `NOT_READY` is [`Life::Waiting`] (preconditions not met yet);
-//! - `SYNCHRONIZING` becomes a variant `Synchronizing` between `Waiting` and the start, entered
-//!   on a new event (the node asks for a missing word) and left by [`Event::Start`];
-//! - `READY` (for a manual activity: *offered* on worklists) becomes a variant `Offered`, entered
-//!   by [`Event::Start`] for manual activities instead of `Running`;
-//! - `RUNNING` (selected, locked by a holder) is [`Life::Running`], entered from `Offered` by a
-//!   new event `Select { holder }` (the holder then a field of `Running`); a try of a command
-//!   is `Running` too, and [`Life::RetryWait`] is the wait between two tries;
+//! - `READY` (a manual activity *offered* on worklists) and `RUNNING` (selected or locked by
+//!   a holder) are both [`Life::Running`]: for an activity with people extensions, the work
+//!   item (`crate::items`) is data of that state, with its own small lifecycle (offered →
+//!   held → done; released back to offered; closed when the activity ends otherwise); a try
+//!   of a command is `Running` too, and [`Life::RetryWait`] is the wait between two tries;
 //! - `SUCCEEDED`, `FAILED`, `CANCELLED` are [`Life::Succeeded`], [`Life::Failed`],
 //!   [`Life::Cancelled`];
-//! - the paused state becomes a variant `Paused { resume: PausedFrom }` with events `Pause` and
-//!   `Resume` (today an interruption is a fact of the whole instance, `Known::interrupted`,
-//!   which holds waiting activities and retries without changing their state).
+//! - still to come: `SYNCHRONIZING`, a variant `Synchronizing` between `Waiting` and the
+//!   start, entered on a new event (the node asks for a missing word) and left by
+//!   [`Event::Start`]; the paused state, a variant `Paused { resume: PausedFrom }` with events
+//!   `Pause` and `Resume` (today an interruption is a fact of the whole instance,
+//!   `Known::interrupted`, which holds waiting activities and retries without changing their
+//!   state).
 //!
 //! Each new variant adds rows to [`TRANSITIONS`], and the coverage test asks for a scenario
 //! that reaches each.
@@ -33,7 +33,7 @@ pub enum Life {
     /// Not started: a precondition is not met yet.
     Waiting,
     /// Started: try `attempt` of its command runs (0 the first), or (manual and
-    /// semi-automatic) it is on the worklist.
+    /// semi-automatic) it is on the worklist, or its work item is offered or held.
     Running {
         /// Which try runs.
         attempt: u32,

@@ -54,6 +54,9 @@ impl Engine {
         };
         let name = run.activity(activity).map(|a| a.name.clone());
         self.touch_run(key);
+        if after.is_final() {
+            self.note_end(key, activity);
+        }
         if let (true, Some(name)) = (before != after, name) {
             self.transitions.push(Transition {
                 key,
@@ -139,8 +142,11 @@ impl Engine {
             (ActivityKind::Automatic, None) => {
                 self.conclude(key, activity, Event::Succeed { detail: None }, effects)
             }
-            // On the worklist until a person completes it.
-            (ActivityKind::Manual | ActivityKind::SemiAutomatic, _) => {}
+            // A work item offered to its users when it has people extensions; else on the
+            // node-wide worklist until a person completes it.
+            (ActivityKind::Manual | ActivityKind::SemiAutomatic, _) => {
+                self.offer_item(key, activity, effects)
+            }
         }
     }
 

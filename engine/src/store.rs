@@ -2,12 +2,13 @@
 //! (an encoding failure is an error the daemon refuses to commit on, never an empty value),
 //! and the engine rebuilt from what the store holds, with the commands to resume.
 
-use mobiwf_proto::InstanceId;
+use mobiwf_proto::{ActivityId, InstanceId};
 use mobiwf_xml_schema::ActivityKind;
 
+use crate::items::{StoredDirectory, StoredItem, StoredToken};
 use crate::known::Known;
 use crate::lifecycle::Life;
-use crate::run::{EncodeError, Run, StoredRun};
+use crate::run::{Run, RunKey, StoredRun};
 use crate::{Effect, Engine, Transition};
 
 /// What changed since the last [`Engine::take_changes`], encoded for the store.
@@ -17,6 +18,12 @@ pub struct Changes {
     pub runs: Vec<StoredRun>,
     /// Instances whose knowledge to write.
     pub known: Vec<StoredKnown>,
+    /// Work items to write (`item/<instance>/<activity>`).
+    pub items: Vec<StoredItem>,
+    /// Round-robin tokens to write (`token/<role>`).
+    pub tokens: Vec<StoredToken>,
+    /// The directory replica, when a newer one was taken (`directory`).
+    pub directory: Option<StoredDirectory>,
 }
 
 /// What is known of an instance, as the store keeps it (`known/<instance>`).
@@ -93,6 +100,8 @@ impl Engine {
             let known = self.known.get(instance).cloned().unwrap_or_default();
             changes.known.push(StoredKnown::of(*instance, &known)?);
         }
+        self.people_changes(&mut changes)?;
+        self.people_written();
         self.dirty_runs.clear();
         self.new_runs.clear();
         self.dirty_known.clear();
@@ -103,4 +112,49 @@ impl Engine {
     pub fn take_transitions(&mut self) -> Vec<Transition> {
         std::mem::take(&mut self.transitions)
     }
+}
+
+/// The engine's state could not be encoded for the store: the daemon must not commit.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+pub enum EncodeError {
+    /// A partition run.
+    #[error("cannot encode the run of instance {}, partition {}: {reason}", key.instance, key.partition)]
+    Run {
+        /// Which run.
+        key: RunKey,
+        /// What serde said.
+        reason: String,
+    },
+    /// What the node knows about an instance.
+    #[error("cannot encode what is known of instance {instance}: {reason}")]
+    Known {
+        /// The instance.
+        instance: InstanceId,
+        /// What serde said.
+        reason: String,
+    },
+    /// A work item.
+    #[error("cannot encode the work item of instance {instance}, activity {activity}: {reason}")]
+    Item {
+        /// The instance.
+        instance: InstanceId,
+        /// The activity.
+        activity: ActivityId,
+        /// What serde said.
+        reason: String,
+    },
+    /// A round-robin token.
+    #[error("cannot encode the round-robin token of role {role}: {reason}")]
+    Token {
+        /// The role.
+        role: mobiwf_proto::RoleId,
+        /// What serde said.
+        reason: String,
+    },
+    /// The directory replica.
+    #[error("cannot encode the organisation directory: {reason}")]
+    Directory {
+        /// What serde said.
+        reason: String,
+    },
 }

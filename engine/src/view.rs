@@ -1,12 +1,16 @@
 //! What the node shows of the engine's state: its runs, the worklist, what it knows of an
-//! instance, the record of one activity. Read only.
+//! instance, the record of one activity, the work items it hosts and its directory replica.
+//! Read only, but for the node's own address, which the daemon sets.
 
-use mobiwf_proto::{ActivityId, ActivityRecord, ActivityState, InstanceId};
+use std::collections::BTreeMap;
+
+use mobiwf_people::Directory;
+use mobiwf_proto::{ActivityId, ActivityRecord, ActivityState, InstanceId, RoleId, UserId};
 use mobiwf_xml_schema::ActivityKind;
 
 use crate::known::Known;
 use crate::run::Run;
-use crate::{Engine, WorkItem};
+use crate::{Engine, Item, WorkItem};
 
 impl Engine {
     /// Every partition run, in key order.
@@ -14,7 +18,9 @@ impl Engine {
         self.runs.values()
     }
 
-    /// The manual and semi-automatic activities waiting for a person.
+    /// The manual and semi-automatic activities waiting for a person, anyone on this node:
+    /// those without people extensions (the others are work items on their users'
+    /// worklists, [`Engine::items`]).
     pub fn worklist(&self) -> Vec<WorkItem> {
         let mut items = Vec::new();
         for run in self.runs.values() {
@@ -22,7 +28,8 @@ impl Engine {
                 let Some(p) = run.progress(act.id) else {
                     continue;
                 };
-                if p.life.wire() == ActivityState::Running && act.kind != ActivityKind::Automatic {
+                let anyone = act.kind != ActivityKind::Automatic && !act.people.assigned();
+                if p.life.wire() == ActivityState::Running && anyone {
                     items.push(WorkItem {
                         instance: run.key.instance,
                         partition: run.key.partition,
@@ -48,5 +55,38 @@ impl Engine {
         self.keys_of(instance)
             .into_iter()
             .find_map(|k| self.runs.get(&k).and_then(|r| r.record(activity)))
+    }
+
+    /// Every work item this node hosts (ended ones too), by instance and activity.
+    pub fn items(&self) -> impl Iterator<Item = &Item> {
+        self.host.items.values()
+    }
+
+    /// The work item of an activity hosted here.
+    pub fn item(&self, instance: InstanceId, activity: ActivityId) -> Option<&Item> {
+        self.host.items.get(&(instance, activity))
+    }
+
+    /// The organisation directory this node holds (version 0: none received yet). The
+    /// node's desk reads its users from it.
+    pub fn directory(&self) -> &Directory {
+        &self.host.directory
+    }
+
+    /// Per role, the last user round-robin gave an item to on this node.
+    pub fn tokens(&self) -> &BTreeMap<RoleId, UserId> {
+        &self.host.tokens
+    }
+
+    /// This node's own full libp2p address (`.../p2p/<peer id>`), which work items carry
+    /// (`ItemInfo::host`) so that devices know where to send claims. Not stored: the daemon
+    /// sets it at every start, before applying inputs.
+    pub fn set_location(&mut self, location: String) {
+        self.host.location = location;
+    }
+
+    /// The address set with [`Engine::set_location`].
+    pub fn location(&self) -> &str {
+        &self.host.location
     }
 }

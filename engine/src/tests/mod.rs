@@ -14,11 +14,15 @@ macro_rules! scenarios {
     };
 }
 
+mod claims;
 mod control;
 mod coverage;
 mod execution;
 mod failures;
+mod items;
+pub(crate) mod people;
 mod props;
+mod props_items;
 mod storage;
 mod timers;
 
@@ -27,9 +31,11 @@ pub(crate) type Scenario = (&'static str, fn());
 
 /// Every scenario test, module by module.
 pub(crate) const ALL_SCENARIOS: &[&[Scenario]] = &[
+    claims::SCENARIOS,
     control::SCENARIOS,
     execution::SCENARIOS,
     failures::SCENARIOS,
+    items::SCENARIOS,
     storage::SCENARIOS,
     timers::SCENARIOS,
 ];

@@ -1,0 +1,174 @@
+//! Who a work item is offered to: when its activity starts, and again when a newer directory
+//! comes for items nobody could be offered. The choice itself is `mobiwf_people::choose`;
+//! this file gives it the host's load and the role's round-robin token, and applies it.
+
+use std::collections::BTreeSet;
+
+use mobiwf_people::{Choice, Directory, Load};
+use mobiwf_proto::{ActivityId, UserId};
+use mobiwf_xml_schema::{ActivityKind, Method, People};
+
+use super::{Item, ItemCopy, ItemKey};
+use crate::run::RunKey;
+use crate::{Effect, Engine};
+
+impl Engine {
+    /// The time of the input being applied, in ms.
+    pub(crate) fn now_ms(&self) -> u64 {
+        self.now_us / 1000
+    }
+
+    /// The people extensions of an activity that goes to people's worklists; `None` for
+    /// every other activity (they keep the node-wide worklist).
+    pub(crate) fn people_of(&self, key: RunKey, activity: ActivityId) -> Option<People> {
+        let act = self.runs.get(&key)?.activity(activity)?;
+        let by_people = matches!(act.kind, ActivityKind::Manual | ActivityKind::SemiAutomatic);
+        (by_people && act.people.assigned()).then(|| act.people.clone())
+    }
+
+    /// The activity just started: its work item is created and offered (or, when nobody can
+    /// be offered it, kept unassigned until a newer directory comes).
+    pub(crate) fn offer_item(&mut self, key: RunKey, activity: ActivityId, fx: &mut Vec<Effect>) {
+        let Some(people) = self.people_of(key, activity) else {
+            return;
+        };
+        let now_ms = self.now_ms();
+        let mut item = Item::new(key, activity, now_ms);
+        let before = item.involved();
+        let choice = self.choose_for(&people);
+        apply_choice(&mut item, choice, now_ms);
+        item.version = 1;
+        let id = item.key();
+        self.host.items.insert(id, item);
+        self.host.dirty_items.insert(id);
+        self.publish(id, &before, None, Vec::new(), fx);
+    }
+
+    /// A directory from the controller: kept when newer than the one held (an older one is
+    /// ignored); then every open item nobody is offered is assigned again.
+    pub(crate) fn take_directory(&mut self, directory: Directory, fx: &mut Vec<Effect>) {
+        if directory.version <= self.host.directory.version {
+            return;
+        }
+        self.host.directory = directory;
+        self.host.dirty_directory = true;
+        let waiting: Vec<ItemKey> = self
+            .host
+            .items
+            .values()
+            .filter(|i| i.is_open() && i.unassigned.is_some())
+            .map(Item::key)
+            .collect();
+        for id in waiting {
+            self.assign_again(id, fx);
+        }
+    }
+
+    /// Offers an item nobody is offered again: each orphaned copy to its own audience as far
+    /// as they are available now; then, when still nobody, a new choice (for method `all`
+    /// only while it has no copy at all: its copies belong to their users).
+    fn assign_again(&mut self, id: ItemKey, fx: &mut Vec<Effect>) {
+        let Some(item) = self.host.items.get(&id) else {
+            return;
+        };
+        let Some(people) = self.people_of(item.run_key(), item.activity) else {
+            return;
+        };
+        let now_ms = self.now_ms();
+        let before = item.involved();
+        let mut after = item.clone();
+        let dir = &self.host.directory;
+        for copy in after.copies.iter_mut().filter(|c| c.orphaned()) {
+            copy.offered = available(dir, &copy.audience);
+            if !copy.offered.is_empty() {
+                copy.offered_ms = Some(now_ms);
+            }
+        }
+        if after.orphaned() && (after.copies.is_empty() || people.method != Method::All) {
+            let choice = self.choose_for(&people);
+            apply_choice(&mut after, choice, now_ms);
+        }
+        after.settle(|| "nobody can be offered it".to_owned());
+        if self.host.items.get(&id) == Some(&after) {
+            return;
+        }
+        after.version += 1;
+        self.host.items.insert(id, after);
+        self.host.dirty_items.insert(id);
+        self.publish(id, &before, None, Vec::new(), fx);
+    }
+
+    /// `mobiwf_people::choose` with this host's load and the role's token; a round-robin
+    /// choice moves the token (durably).
+    fn choose_for(&mut self, people: &People) -> Choice {
+        let load = self.load();
+        let token = people.role.as_ref().and_then(|r| self.host.tokens.get(r));
+        let choice = mobiwf_people::choose(&self.host.directory, people, &load, token);
+        if let (Choice::Fixed(user), Method::RoundRobin, Some(role)) =
+            (&choice, people.method, &people.role)
+        {
+            self.host.tokens.insert(role.clone(), user.clone());
+            self.host.dirty_tokens.insert(role.clone());
+        }
+        choice
+    }
+
+    /// The open copies each user is offered or holds on this host, and those they hold.
+    pub(crate) fn load(&self) -> Load {
+        let mut load = Load::default();
+        for item in self.host.items.values().filter(|i| i.is_open()) {
+            for copy in item.copies.iter().filter(|c| c.is_open()) {
+                for user in &copy.offered {
+                    *load.open.entry(user.clone()).or_default() += 1;
+                }
+                if let Some(h) = &copy.holder {
+                    *load.open.entry(h.user.clone()).or_default() += 1;
+                    *load.held.entry(h.user.clone()).or_default() += 1;
+                }
+            }
+        }
+        load
+    }
+}
+
+/// The users of `users` who may be offered work now (in the directory, not on leave, with a
+/// registered device).
+pub(crate) fn available(dir: &Directory, users: &BTreeSet<UserId>) -> BTreeSet<UserId> {
+    users
+        .iter()
+        .filter(|u| dir.user(u.as_str()).is_some_and(|x| dir.available(x)))
+        .cloned()
+        .collect()
+}
+
+/// Applies the assignment's choice: one copy offered to the chosen users (reusing the
+/// orphaned copy of an item assigned again), or a copy per user (method `all`), or nothing.
+fn apply_choice(item: &mut Item, choice: Choice, now_ms: u64) {
+    let mut nobody = None;
+    match choice {
+        Choice::Offer(users) => single(item, users.into_iter().collect(), now_ms),
+        Choice::Fixed(user) => single(item, BTreeSet::from([user]), now_ms),
+        Choice::Copies(users) => {
+            for user in users {
+                if !item.copies.iter().any(|c| c.is_open() && c.concerns(&user)) {
+                    let copy = ItemCopy::offered_to(BTreeSet::from([user]), now_ms);
+                    item.copies.push(copy);
+                }
+            }
+        }
+        Choice::Nobody(why) => nobody = Some(why),
+    }
+    item.settle(|| nobody.unwrap_or_else(|| "nobody can be offered it".to_owned()));
+}
+
+/// The item's one copy, offered to `users`.
+fn single(item: &mut Item, users: BTreeSet<UserId>, now_ms: u64) {
+    match item.copies.first_mut() {
+        Some(copy) => {
+            copy.audience = users.clone();
+            copy.offered = users;
+            copy.offered_ms = Some(now_ms);
+        }
+        None => item.copies.push(ItemCopy::offered_to(users, now_ms)),
+    }
+}

@@ -1,0 +1,545 @@
+//! A user acts on a work item (`Input::Claim`): the host decides, once and durably, on a
+//! copy of the item as it stands. Select and lock: the first wins, the others are told the
+//! item is "no longer available"; release and unlock: offered again to its audience;
+//! complete: only its holder; delegate: its holder, an administrator or the controller;
+//! insert and remove: an administrator or the controller.
+//!
+//! The decision works on a copy of the item: a refusal leaves the item as it was.
+
+use std::collections::BTreeSet;
+
+use mobiwf_people::Directory;
+use mobiwf_proto::{
+    ActivityId, Answer, DeviceEntry, Hold, Holder, InstanceId, ItemAction, ItemEvent, ItemStatus,
+    NodeId, UserId, Verdict,
+};
+use mobiwf_xml_schema::{Method, People};
+
+use super::assign::available;
+use super::send::Reply;
+use super::{Involved, Item, ItemCopy};
+use crate::run::RunKey;
+use crate::{Effect, Engine, Refusal};
+
+/// A user's action on a work item, as [`crate::Input::Claim`] says it.
+pub(crate) struct Claim {
+    pub(crate) instance: InstanceId,
+    pub(crate) activity: ActivityId,
+    pub(crate) user: UserId,
+    pub(crate) action: ItemAction,
+    pub(crate) request: u64,
+    /// The device it came from; `None` from the controller.
+    pub(crate) from: Option<NodeId>,
+}
+
+/// What the host decided.
+enum Decided {
+    /// The item changed.
+    Changed,
+    /// Nothing to do: the claim was granted before (a repeat).
+    Unchanged,
+    /// Refused, with the answer.
+    Refused(Verdict),
+}
+
+/// What a decision needs to know.
+struct Ctx<'a> {
+    dir: &'a Directory,
+    people: &'a People,
+    user: &'a UserId,
+    /// The controller sent the claim, or the user is an administrator.
+    admin: bool,
+    now_ms: u64,
+}
+
+impl Engine {
+    /// Decides on a claim. Refused (the node replies so to the sender) when there is no such
+    /// activity here, it is not a work item, or the sending node is not a registered device;
+    /// every other verdict is the answer sent to the claimant's device, and told to the
+    /// controller when it is a refusal.
+    pub(crate) fn claim(&mut self, claim: Claim, fx: &mut Vec<Effect>) -> Result<(), Refusal> {
+        let (people, device) = self.claimed(&claim)?;
+        let id = (claim.instance, claim.activity);
+        let Some(item) = self.host.items.get(&id) else {
+            return Ok(());
+        };
+        let dir = &self.host.directory;
+        let ctx = Ctx {
+            dir,
+            people: &people,
+            user: &claim.user,
+            admin: claim.from.is_none() || dir.is_administrator(claim.user.as_str()),
+            now_ms: self.now_ms(),
+        };
+        let before = item.involved();
+        let mut after = item.clone();
+        let decided = match &claim.from {
+            Some(node) if !self.host.is_device_of(&claim.user, node) => {
+                Decided::Refused(Verdict::Forbidden {
+                    reason: format!("{}'s worklist is not on this device", claim.user),
+                })
+            }
+            _ => decide(&ctx, &mut after, &claim.action),
+        };
+        let reply = |verdict: Verdict| {
+            device.clone().map(|device| Reply {
+                device,
+                answer: Answer {
+                    user: claim.user.clone(),
+                    request: claim.request,
+                    verdict,
+                },
+            })
+        };
+        match decided {
+            Decided::Refused(verdict) => {
+                let event = ItemEvent::Refused {
+                    user: claim.user.clone(),
+                    action: claim.action.as_str().to_owned(),
+                    reason: reason_of(&verdict),
+                };
+                self.answer(id, reply(verdict), vec![event], fx);
+            }
+            Decided::Unchanged => self.answer(id, reply(Verdict::Done), Vec::new(), fx),
+            Decided::Changed => {
+                let reply = reply(Verdict::Done);
+                self.commit_claim(&claim, &before, after, reply, fx);
+            }
+        }
+        Ok(())
+    }
+
+    /// The people extensions of the claimed activity and the claimant's device, or why the
+    /// claim cannot be taken at all.
+    fn claimed(&self, claim: &Claim) -> Result<(People, Option<DeviceEntry>), Refusal> {
+        let (instance, activity) = (claim.instance, claim.activity);
+        let key = self.run_of(instance, activity)?;
+        let not_item = |reason: &str| Refusal::NotAnItem {
+            instance,
+            activity,
+            reason: reason.to_owned(),
+        };
+        let people = self.people_of(key, activity).ok_or_else(|| {
+            not_item("it has no people extensions (anyone on its node completes it)")
+        })?;
+        if !self.host.items.contains_key(&(instance, activity)) {
+            return Err(not_item("it has not started (nobody was offered it yet)"));
+        }
+        let dir = &self.host.directory;
+        let device =
+            match &claim.from {
+                None => None,
+                Some(node) => Some(dir.device_by_node(node).cloned().ok_or_else(|| {
+                    Refusal::UnknownDevice {
+                        node: node.clone(),
+                        version: dir.version,
+                    }
+                })?),
+            };
+        Ok((people, device))
+    }
+
+    /// A granted claim changed the item (to `after`): it is kept and published; when it
+    /// finished the last open copy, the activity ends.
+    fn commit_claim(
+        &mut self,
+        claim: &Claim,
+        before: &Involved,
+        mut after: Item,
+        reply: Option<Reply>,
+        fx: &mut Vec<Effect>,
+    ) {
+        let id = after.key();
+        let ends = after.is_open() && !after.any_open_copy();
+        if ends {
+            after.status = overall(&after);
+        }
+        let (user, action) = (&claim.user, claim.action.as_str());
+        after.settle(|| format!("nobody left to offer it to after {user}'s {action}"));
+        after.version += 1;
+        self.host.items.insert(id, after);
+        self.host.dirty_items.insert(id);
+        let acted = ItemEvent::Acted {
+            user: claim.user.clone(),
+            action: claim.action.clone(),
+        };
+        self.publish(id, before, reply, vec![acted], fx);
+        if ends {
+            self.finish_item(id, fx);
+        }
+    }
+
+    /// The run that holds `activity` of `instance`.
+    fn run_of(&self, instance: InstanceId, activity: ActivityId) -> Result<RunKey, Refusal> {
+        self.keys_of(instance)
+            .into_iter()
+            .find(|k| {
+                self.runs
+                    .get(k)
+                    .is_some_and(|r| r.activity(activity).is_some())
+            })
+            .ok_or(Refusal::UnknownActivity { instance, activity })
+    }
+}
+
+/// The decision on one action.
+fn decide(ctx: &Ctx, item: &mut Item, action: &ItemAction) -> Decided {
+    match action {
+        ItemAction::Select => take(ctx, item, Hold::Selected),
+        ItemAction::Lock => take(ctx, item, Hold::Locked),
+        ItemAction::Release => give_back(ctx, item, Hold::Selected),
+        ItemAction::Unlock => give_back(ctx, item, Hold::Locked),
+        ItemAction::Complete { succeeded, detail } => {
+            complete(ctx, item, *succeeded, detail.clone())
+        }
+        ItemAction::Delegate { to } => delegate(ctx, item, to),
+        ItemAction::Insert => insert(ctx, item),
+        ItemAction::Remove => remove(ctx, item),
+    }
+}
+
+/// Select or lock: the first claim on an offered copy wins.
+fn take(ctx: &Ctx, item: &mut Item, hold: Hold) -> Decided {
+    if hold == Hold::Locked && !ctx.people.disconnected {
+        return invalid(
+            "it cannot be locked: its activity is not marked <disconnected>true</disconnected>; \
+             select it instead",
+        );
+    }
+    if let Some(verdict) = gone(&item.status) {
+        return Decided::Refused(verdict);
+    }
+    let user = ctx.user;
+    let Some(copy) = copy_of(ctx, item).and_then(|i| item.copies.get_mut(i)) else {
+        return forbidden("it is not offered to you");
+    };
+    if let Some(verdict) = gone(&copy.status) {
+        return Decided::Refused(verdict);
+    }
+    if let Some(h) = &copy.holder {
+        return match (&h.user == user, h.hold == hold) {
+            (true, true) => Decided::Unchanged,
+            (true, false) => invalid(&format!(
+                "you hold it {}: {} it first",
+                held_word(h.hold),
+                undo_word(h.hold)
+            )),
+            (false, _) => Decided::Refused(Verdict::Unavailable {
+                reason: format!("no longer available: {} {} it", h.user, held_word(h.hold)),
+            }),
+        };
+    }
+    if !copy.offered.contains(user) {
+        return forbidden("it is not offered to you");
+    }
+    if ctx.dir.user(user.as_str()).is_some_and(|u| u.on_leave) {
+        return forbidden("you are on leave");
+    }
+    copy.holder = Some(Holder {
+        user: user.clone(),
+        hold,
+        since_ms: ctx.now_ms,
+        grantor: None,
+    });
+    copy.offered.clear();
+    Decided::Changed
+}
+
+/// Release or unlock: only the holder, with the matching hold; offered again.
+fn give_back(ctx: &Ctx, item: &mut Item, hold: Hold) -> Decided {
+    let Some(copy) = item.copies.iter_mut().find(|c| c.held_by(ctx.user)) else {
+        let verdict = gone(&item.status).unwrap_or(Verdict::Forbidden {
+            reason: "you do not hold it".to_owned(),
+        });
+        return Decided::Refused(verdict);
+    };
+    let held = copy.holder.as_ref().map_or(hold, |h| h.hold);
+    if held != hold {
+        return invalid(&format!(
+            "it is {}: {} it instead",
+            held_word(held),
+            undo_word(held)
+        ));
+    }
+    copy.holder = None;
+    reoffer(ctx, copy);
+    Decided::Changed
+}
+
+/// Complete: only the holder of a held copy.
+fn complete(ctx: &Ctx, item: &mut Item, succeeded: bool, detail: Option<String>) -> Decided {
+    let user = ctx.user;
+    let Some(copy) = item.copies.iter_mut().find(|c| c.held_by(user)) else {
+        let did = item
+            .copies
+            .iter()
+            .any(|c| matches!(&c.status, ItemStatus::Done { by, .. } if by == user));
+        if did {
+            return Decided::Unchanged;
+        }
+        if let Some(verdict) = gone(&item.status) {
+            return Decided::Refused(verdict);
+        }
+        let copy = copy_of(ctx, item).and_then(|i| item.copies.get(i));
+        return match copy.and_then(|c| c.holder.as_ref()) {
+            Some(h) => forbidden(&format!(
+                "only its holder completes it, and {} holds it",
+                h.user
+            )),
+            None if copy.is_some_and(|c| c.offered.contains(user)) => {
+                invalid("select (or lock) it first: only its holder completes it")
+            }
+            None => forbidden("it is not offered to you: only its holder completes it"),
+        };
+    };
+    copy.status = ItemStatus::Done {
+        by: user.clone(),
+        succeeded,
+    };
+    copy.ended_ms = Some(ctx.now_ms);
+    copy.detail = detail;
+    copy.offered.clear();
+    Decided::Changed
+}
+
+/// Delegate: the holder (their copy), an administrator or the controller (the copy of an
+/// item that has one) hands it to `to`, who then holds it selected.
+fn delegate(ctx: &Ctx, item: &mut Item, to: &UserId) -> Decided {
+    if let Some(verdict) = gone(&item.status) {
+        return Decided::Refused(verdict);
+    }
+    let all = ctx.people.method == Method::All;
+    let index = match item.copies.iter().position(|c| c.held_by(ctx.user)) {
+        Some(i) => i,
+        None if !ctx.admin => {
+            return forbidden(
+                "only its holder, an administrator or the controller may delegate it",
+            );
+        }
+        None if all => {
+            return invalid(
+                "each user has a copy of their own (method all): its holder delegates it, or \
+                 an administrator removes and inserts users",
+            );
+        }
+        None => one_copy(item),
+    };
+    if let Err(verdict) = may_be_given(ctx, to) {
+        return Decided::Refused(verdict);
+    }
+    let has_copy = item
+        .copies
+        .iter()
+        .enumerate()
+        .any(|(i, c)| i != index && c.is_open() && c.concerns(to));
+    let Some(copy) = item.copies.get_mut(index) else {
+        return forbidden("it is not offered to you");
+    };
+    if copy.held_by(to) {
+        return invalid(&format!("{to} already holds it"));
+    }
+    if all && has_copy {
+        return invalid(&format!("{to} already has a copy of it"));
+    }
+    copy.holder = Some(Holder {
+        user: to.clone(),
+        hold: Hold::Selected,
+        since_ms: ctx.now_ms,
+        grantor: Some(ctx.user.clone()),
+    });
+    copy.offered.clear();
+    copy.audience.insert(to.clone());
+    Decided::Changed
+}
+
+/// Insert: the claim's user gets the item on their worklist (their own copy, for method
+/// `all`); offered to them unless it is held.
+fn insert(ctx: &Ctx, item: &mut Item) -> Decided {
+    if !ctx.admin {
+        return forbidden("only an administrator or the controller may put it on a worklist");
+    }
+    if let Some(verdict) = gone(&item.status) {
+        return Decided::Refused(verdict);
+    }
+    let user = ctx.user;
+    if let Err(verdict) = may_be_given(ctx, user) {
+        return Decided::Refused(verdict);
+    }
+    if ctx.people.method == Method::All {
+        if item.copies.iter().any(|c| c.is_open() && c.concerns(user)) {
+            return Decided::Unchanged;
+        }
+        let copy = ItemCopy::offered_to(BTreeSet::from([user.clone()]), ctx.now_ms);
+        item.copies.push(copy);
+        return Decided::Changed;
+    }
+    let index = one_copy(item);
+    let Some(copy) = item.copies.get_mut(index) else {
+        return forbidden("it is not offered to you");
+    };
+    let on_list = copy.offered.contains(user) || copy.held_by(user);
+    if copy.audience.contains(user) && (on_list || copy.holder.is_some()) {
+        return Decided::Unchanged;
+    }
+    copy.audience.insert(user.clone());
+    if copy.holder.is_none() {
+        copy.offered.insert(user.clone());
+        copy.offered_ms = Some(ctx.now_ms);
+    }
+    Decided::Changed
+}
+
+/// Remove: the claim's user loses the item (their copy is closed, for method `all`); a
+/// hold of theirs ends and the copy is offered again to the others.
+fn remove(ctx: &Ctx, item: &mut Item) -> Decided {
+    if !ctx.admin {
+        return forbidden("only an administrator or the controller may take it off a worklist");
+    }
+    if let Some(verdict) = gone(&item.status) {
+        return Decided::Refused(verdict);
+    }
+    let user = ctx.user;
+    let all = ctx.people.method == Method::All;
+    let copy = if all {
+        item.copies
+            .iter_mut()
+            .find(|c| c.is_open() && c.concerns(user))
+    } else {
+        item.copies.first_mut().filter(|c| c.concerns(user))
+    };
+    let Some(copy) = copy else {
+        return invalid(&format!("it is not on {user}'s worklist"));
+    };
+    if all {
+        copy.status = ItemStatus::Closed {
+            why: format!("removed from {user}'s worklist"),
+        };
+        copy.ended_ms = Some(ctx.now_ms);
+        copy.offered.clear();
+        return Decided::Changed;
+    }
+    copy.audience.remove(user);
+    copy.offered.remove(user);
+    if copy.holder.as_ref().is_some_and(|h| &h.user == user) {
+        copy.holder = None;
+        reoffer(ctx, copy);
+    }
+    Decided::Changed
+}
+
+/// The copy a user's claim is about: for method `all` theirs (held, offered, or once
+/// theirs); otherwise the item's one copy.
+fn copy_of(ctx: &Ctx, item: &Item) -> Option<usize> {
+    if ctx.people.method != Method::All {
+        return (!item.copies.is_empty()).then_some(0);
+    }
+    let user = ctx.user;
+    let copies = &item.copies;
+    copies
+        .iter()
+        .position(|c| c.held_by(user))
+        .or_else(|| copies.iter().position(|c| c.is_open() && c.concerns(user)))
+        .or_else(|| copies.iter().position(|c| c.concerns(user)))
+}
+
+/// The item's one copy (created, offered to nobody, when it has none yet).
+fn one_copy(item: &mut Item) -> usize {
+    if item.copies.is_empty() {
+        item.copies.push(ItemCopy::offered_to(BTreeSet::new(), 0));
+    }
+    0
+}
+
+/// A copy nobody holds any more goes back to its audience, as far as they are available.
+fn reoffer(ctx: &Ctx, copy: &mut ItemCopy) {
+    copy.offered = available(ctx.dir, &copy.audience);
+    copy.offered_ms = Some(ctx.now_ms);
+}
+
+/// Whether `user` may be given the item: known, not on leave, with a registered device.
+fn may_be_given(ctx: &Ctx, user: &UserId) -> Result<(), Verdict> {
+    let invalid = |reason: String| Verdict::Invalid { reason };
+    let Some(found) = ctx.dir.user(user.as_str()) else {
+        return Err(invalid(format!(
+            "there is no user {user} in the organisation directory (version {})",
+            ctx.dir.version
+        )));
+    };
+    if found.on_leave {
+        return Err(invalid(format!("{user} is on leave")));
+    }
+    if ctx.dir.device_of(user.as_str()).is_none() {
+        return Err(invalid(format!(
+            "{user} has no registered device to hold their worklist"
+        )));
+    }
+    Ok(())
+}
+
+/// "No longer available" when the item or copy is finished.
+fn gone(status: &ItemStatus) -> Option<Verdict> {
+    let reason = match status {
+        ItemStatus::Open => return None,
+        ItemStatus::Done { by, .. } => format!("no longer available: {by} completed it"),
+        ItemStatus::Closed { why } => format!("no longer available: it was closed ({why})"),
+    };
+    Some(Verdict::Unavailable { reason })
+}
+
+/// How an item whose copies are all finished ends: done (succeeded when every done copy
+/// succeeded; by the last user who did one), or closed when every copy was removed.
+fn overall(item: &Item) -> ItemStatus {
+    let done: Vec<(&UserId, bool, Option<u64>)> = item
+        .copies
+        .iter()
+        .filter_map(|c| match &c.status {
+            ItemStatus::Done { by, succeeded } => Some((by, *succeeded, c.ended_ms)),
+            _ => None,
+        })
+        .collect();
+    match done.iter().max_by_key(|(_, _, at)| *at) {
+        Some((by, _, _)) => ItemStatus::Done {
+            by: (*by).clone(),
+            succeeded: done.iter().all(|(_, ok, _)| *ok),
+        },
+        None => ItemStatus::Closed {
+            why: "every copy was taken off its users' worklists".to_owned(),
+        },
+    }
+}
+
+fn held_word(hold: Hold) -> &'static str {
+    match hold {
+        Hold::Selected => "selected",
+        Hold::Locked => "locked",
+    }
+}
+
+fn undo_word(hold: Hold) -> &'static str {
+    match hold {
+        Hold::Selected => "release",
+        Hold::Locked => "unlock",
+    }
+}
+
+fn invalid(reason: &str) -> Decided {
+    Decided::Refused(Verdict::Invalid {
+        reason: reason.to_owned(),
+    })
+}
+
+fn forbidden(reason: &str) -> Decided {
+    Decided::Refused(Verdict::Forbidden {
+        reason: reason.to_owned(),
+    })
+}
+
+/// The words of a refusal.
+fn reason_of(verdict: &Verdict) -> String {
+    match verdict {
+        Verdict::Done => "done".to_owned(),
+        Verdict::Unavailable { reason }
+        | Verdict::Forbidden { reason }
+        | Verdict::Invalid { reason } => reason.clone(),
+    }
+}

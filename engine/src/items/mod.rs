@@ -1,0 +1,245 @@
+//! Work items, the host side: a manual or semi-automatic activity with people extensions
+//! (`<role>`, `<department>` or `<team>`) becomes a work item when it starts; this node (its
+//! host) offers it from its replica of the organisation directory, arbitrates the users'
+//! claims on it durably, tells each affected device how the item stands for its users
+//! ([`mobiwf_proto::Message::Item`]) and the controller what happened
+//! ([`mobiwf_proto::Message::ItemEvents`]). The activity stays [`crate::Life::Running`]
+//! while its item is offered or held: the item is data of that state, and the activity ends
+//! through the usual paths (a holder's completion concludes it; a cancel, a withdrawal or a
+//! `timeOut` closes the item).
+//!
+//! Layout: this file holds the types; `assign` creates items and offers them (again, when a
+//! newer directory comes), `claim` arbitrates the users' actions, `send` builds the messages,
+//! `store` encodes and restores the host's state.
+
+mod assign;
+mod claim;
+mod end;
+mod send;
+mod store;
+
+use std::collections::{BTreeMap, BTreeSet};
+
+use mobiwf_people::Directory;
+use mobiwf_proto::{
+    ActivityId, Holder, InstanceId, ItemStatus, NodeId, PartitionId, RoleId, UserId,
+};
+use serde::{Deserialize, Serialize};
+
+use crate::run::RunKey;
+
+pub(crate) use claim::Claim;
+pub use store::{RestoredPeople, StoredDirectory, StoredItem, StoredToken};
+
+/// Names a work item on its host: its instance and its activity.
+pub type ItemKey = (InstanceId, ActivityId);
+
+/// A work item on its host: one activity with people extensions, offered to or held by
+/// users. Stored as JSON under `item/<instance>/<activity>`; also the view the host's API
+/// shows ([`crate::Engine::items`]).
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct Item {
+    /// The instance.
+    pub instance: InstanceId,
+    /// The partition that holds the activity.
+    pub partition: PartitionId,
+    /// The activity.
+    pub activity: ActivityId,
+    /// Grows by one with every change; devices keep the newest they were sent.
+    pub version: u64,
+    /// When the activity started and the item was created, in ms since the epoch.
+    pub ready_ms: u64,
+    /// Open while the activity runs; done once every copy is done; closed when the activity
+    /// ended otherwise.
+    pub status: ItemStatus,
+    /// The copies: one for most methods, one per user for method `all`. Empty while nobody
+    /// could ever be offered it.
+    pub copies: Vec<ItemCopy>,
+    /// Why nobody is offered it now (nobody in the group, all on leave, no directory);
+    /// assigned again when a newer directory comes. `None` when someone is offered or holds
+    /// a copy, or once it ended.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub unassigned: Option<String>,
+}
+
+/// One copy of a work item: who it is for, who it is offered to, who holds it.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct ItemCopy {
+    /// The users it was offered to (by the assignment, an insert, a delegation): it is
+    /// offered to them again when its holder releases it (minus those then on leave or
+    /// without a device).
+    pub audience: BTreeSet<UserId>,
+    /// The users it is offered to now (none while held).
+    pub offered: BTreeSet<UserId>,
+    /// Who holds it (selected or locked); once done, who did it.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub holder: Option<Holder>,
+    /// Open, done (by whom) or closed (why).
+    pub status: ItemStatus,
+    /// When it was last offered, in ms since the epoch.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub offered_ms: Option<u64>,
+    /// When it was done or closed, in ms since the epoch.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub ended_ms: Option<u64>,
+    /// What the user said when completing it.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub detail: Option<String>,
+}
+
+/// The users an item involves at one moment: offered an open copy, or holding one.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub(crate) struct Involved {
+    pub(crate) offered: BTreeSet<UserId>,
+    pub(crate) held: BTreeSet<UserId>,
+    /// Whether nobody was offered it (see [`Item::unassigned`]).
+    pub(crate) unassigned: bool,
+}
+
+impl Involved {
+    /// Everyone offered or holding.
+    pub(crate) fn users(&self) -> BTreeSet<UserId> {
+        self.offered.union(&self.held).cloned().collect()
+    }
+}
+
+impl ItemCopy {
+    /// A copy offered to `users`.
+    pub(crate) fn offered_to(users: BTreeSet<UserId>, now_ms: u64) -> ItemCopy {
+        ItemCopy {
+            offered: users.clone(),
+            audience: users,
+            holder: None,
+            status: ItemStatus::Open,
+            offered_ms: Some(now_ms),
+            ended_ms: None,
+            detail: None,
+        }
+    }
+
+    /// Whether it can still be worked on.
+    pub fn is_open(&self) -> bool {
+        self.status == ItemStatus::Open
+    }
+
+    /// Whether `user` holds it and it is open.
+    pub(crate) fn held_by(&self, user: &UserId) -> bool {
+        self.is_open() && self.holder.as_ref().is_some_and(|h| &h.user == user)
+    }
+
+    /// Whether the copy is `user`'s at all: they are or were offered it, hold it or did it.
+    pub(crate) fn concerns(&self, user: &UserId) -> bool {
+        self.audience.contains(user)
+            || self.offered.contains(user)
+            || self.holder.as_ref().is_some_and(|h| &h.user == user)
+    }
+
+    /// Open, not held and offered to nobody.
+    fn orphaned(&self) -> bool {
+        self.is_open() && self.holder.is_none() && self.offered.is_empty()
+    }
+}
+
+impl Item {
+    /// A new item of an activity that started at `now_ms`, offered to nobody yet.
+    pub(crate) fn new(key: RunKey, activity: ActivityId, now_ms: u64) -> Item {
+        Item {
+            instance: key.instance,
+            partition: key.partition,
+            activity,
+            version: 0,
+            ready_ms: now_ms,
+            status: ItemStatus::Open,
+            copies: Vec::new(),
+            unassigned: None,
+        }
+    }
+
+    /// Its key.
+    pub fn key(&self) -> ItemKey {
+        (self.instance, self.activity)
+    }
+
+    /// The partition run that holds its activity.
+    pub fn run_key(&self) -> RunKey {
+        RunKey {
+            instance: self.instance,
+            partition: self.partition,
+        }
+    }
+
+    /// Whether the activity still waits for people.
+    pub fn is_open(&self) -> bool {
+        self.status == ItemStatus::Open
+    }
+
+    /// Who it involves now.
+    pub(crate) fn involved(&self) -> Involved {
+        let mut involved = Involved {
+            unassigned: self.unassigned.is_some(),
+            ..Involved::default()
+        };
+        for copy in self.copies.iter().filter(|c| c.is_open()) {
+            involved.offered.extend(copy.offered.iter().cloned());
+            if let Some(h) = &copy.holder {
+                involved.held.insert(h.user.clone());
+            }
+        }
+        involved
+    }
+
+    /// Open, and nobody is offered or holds any open copy.
+    pub(crate) fn orphaned(&self) -> bool {
+        self.is_open()
+            && self
+                .copies
+                .iter()
+                .filter(|c| c.is_open())
+                .all(ItemCopy::orphaned)
+    }
+
+    /// Whether some copy is still open.
+    pub(crate) fn any_open_copy(&self) -> bool {
+        self.copies.iter().any(ItemCopy::is_open)
+    }
+
+    /// Marks it unassigned (with `why`) when nobody is offered it any more, or assigned.
+    pub(crate) fn settle(&mut self, why: impl FnOnce() -> String) {
+        if self.orphaned() {
+            if self.unassigned.is_none() {
+                self.unassigned = Some(why());
+            }
+        } else {
+            self.unassigned = None;
+        }
+    }
+}
+
+/// The host's part of the engine: its items, the round-robin tokens, the directory replica
+/// and its own address, with what changed since the last [`crate::Engine::take_changes`].
+#[derive(Debug, Default)]
+pub(crate) struct Host {
+    /// Every work item this node hosts (ended ones too: late claims are answered from them).
+    pub(crate) items: BTreeMap<ItemKey, Item>,
+    /// Per role, the last user round-robin gave an item to.
+    pub(crate) tokens: BTreeMap<RoleId, UserId>,
+    /// The newest directory the controller sent.
+    pub(crate) directory: Directory,
+    /// This node's own full libp2p address, where devices send claims.
+    pub(crate) location: String,
+    pub(crate) dirty_items: BTreeSet<ItemKey>,
+    pub(crate) dirty_tokens: BTreeSet<RoleId>,
+    pub(crate) dirty_directory: bool,
+    /// Activities with an open item that ended during the input being applied: their items
+    /// are closed once it is applied.
+    pub(crate) ending: Vec<(RunKey, ActivityId)>,
+}
+
+impl Host {
+    /// Whether the node a claim came from is the device of `user`.
+    pub(crate) fn is_device_of(&self, user: &UserId, node: &NodeId) -> bool {
+        self.directory
+            .device_of(user.as_str())
+            .is_some_and(|d| &d.node == node)
+    }
+}

@@ -1,0 +1,271 @@
+//! Scenarios of users' claims on work items: release and unlock offer it again, lock needs
+//! `<disconnected>`, only the holder completes (and the activity then ends as any other),
+//! delegation, an administrator's insert and remove, items closed when their activity ends
+//! otherwise, and holders kept across restarts.
+
+use mobiwf_proto::{Hold, ItemAction, ItemEvent, ItemStatus, UserId, Verdict};
+use mobiwf_xml_schema::{Method, People};
+
+use super::people::*;
+use super::*;
+
+fn complete(succeeded: bool, detail: &str) -> ItemAction {
+    ItemAction::Complete {
+        succeeded,
+        detail: Some(detail.to_owned()),
+    }
+}
+
+fn delegate(to: &str) -> ItemAction {
+    ItemAction::Delegate {
+        to: UserId::from(to),
+    }
+}
+
+fn forbidden(v: &Option<Verdict>) -> bool {
+    matches!(v, Some(Verdict::Forbidden { .. }))
+}
+
+fn invalid(v: &Option<Verdict>, words: &str) -> bool {
+    matches!(v, Some(Verdict::Invalid { reason }) if reason.contains(words))
+}
+
+scenarios! {
+fn a_release_offers_it_again_to_its_users() {
+    give(3, tech(Method::Fcfa));
+    let mut e = host(directory(1, three()));
+    deploy_manual(&mut e, 1000, 1, 3);
+    claim(&mut e, 2000, (1, 3), "alice", ItemAction::Select, Some("N1"));
+    let fx = claim(&mut e, 2100, (1, 3), "bob", ItemAction::Release, Some("N2"));
+    assert!(forbidden(&verdict(&fx)), "only the holder releases");
+    let fx = claim(&mut e, 2200, (1, 3), "alice", ItemAction::Unlock, Some("N1"));
+    assert!(invalid(&verdict(&fx), "release it instead"));
+    let fx = claim(&mut e, 2300, (1, 3), "alice", ItemAction::Release, Some("N1"));
+    assert_eq!(verdict(&fx), Some(Verdict::Done));
+    assert_eq!(devices(&fx), ["N1", "N2", "N3"]);
+    assert_eq!(offered(&e, 1, 3), [vec!["alice", "bob", "carol"]]);
+    assert_eq!(holders(&e, 1, 3), [None]);
+    let events = &item_events(&fx)[0];
+    assert!(matches!(&events[0], ItemEvent::Acted { action: ItemAction::Release, .. }));
+    assert_eq!(offered_in(events), ["alice", "bob", "carol"]);
+    let fx = claim(&mut e, 2400, (1, 3), "bob", ItemAction::Select, Some("N2"));
+    assert_eq!(verdict(&fx), Some(Verdict::Done));
+}
+
+fn a_lock_needs_disconnected_and_is_given_back_by_an_unlock() {
+    give(3, tech(Method::Fcfa));
+    give(5, People { disconnected: true, ..tech(Method::Fcfa) });
+    let mut e = host(directory(1, three()[..2].to_vec()));
+    deploy_manual(&mut e, 1000, 1, 3);
+    let fx = claim(&mut e, 2000, (1, 3), "alice", ItemAction::Lock, Some("N1"));
+    assert!(invalid(&verdict(&fx), "disconnected"));
+    assert_eq!(holders(&e, 1, 3), [None]);
+
+    deploy_manual(&mut e, 1000, 2, 5);
+    let fx = claim(&mut e, 2000, (2, 5), "alice", ItemAction::Lock, Some("N1"));
+    assert_eq!(verdict(&fx), Some(Verdict::Done));
+    let mine = sent_to(&fx, "N1").expect("told");
+    assert_eq!(mine.holders, [("alice".to_owned(), Hold::Locked, None)]);
+    let fx = claim(&mut e, 2001, (2, 5), "alice", ItemAction::Lock, Some("N1"));
+    assert_eq!(verdict(&fx), Some(Verdict::Done), "a repeat is done");
+    assert!(item_events(&fx).is_empty(), "and changes nothing");
+    let fx = claim(&mut e, 2002, (2, 5), "bob", ItemAction::Select, Some("N2"));
+    assert!(unavailable(&verdict(&fx)));
+    assert!(format!("{:?}", verdict(&fx)).contains("alice locked it"));
+    let fx = claim(&mut e, 2003, (2, 5), "alice", ItemAction::Release, Some("N1"));
+    assert!(invalid(&verdict(&fx), "unlock it instead"));
+    let fx = claim(&mut e, 2004, (2, 5), "alice", ItemAction::Unlock, Some("N1"));
+    assert_eq!(verdict(&fx), Some(Verdict::Done));
+    assert_eq!(offered(&e, 2, 5), [vec!["alice", "bob"]]);
+}
+
+fn only_the_holder_completes_and_the_activity_then_ends_as_any_other() {
+    give(3, tech(Method::Fcfa));
+    let mut e = host(directory(1, three()));
+    deploy_manual(&mut e, 1000, 1, 3);
+    let fx = claim(&mut e, 1500, (1, 3), "alice", complete(true, "done"), Some("N1"));
+    assert!(invalid(&verdict(&fx), "select"), "complete before select");
+    claim(&mut e, 2000, (1, 3), "alice", ItemAction::Select, Some("N1"));
+    let fx = claim(&mut e, 2100, (1, 3), "bob", complete(true, "mine"), Some("N2"));
+    assert!(forbidden(&verdict(&fx)));
+    assert_eq!(state(&e, 1, 3), ActivityState::Running);
+
+    let fx = claim(&mut e, 3000, (1, 3), "alice", complete(true, "fixed"), Some("N1"));
+    assert_eq!(verdict(&fx), Some(Verdict::Done));
+    let alice = sent_to(&fx, "N1").expect("told");
+    assert_eq!(alice.status, ItemStatus::Done { by: UserId::from("alice"), succeeded: true });
+    assert_eq!(state(&e, 1, 3), ActivityState::Succeeded);
+    assert_eq!(detail(&e, 1, 3), "fixed");
+    assert_eq!(notifies(&fx), [("/remote/b".to_owned(), 3, Outcome::Succeeded)]);
+    assert_eq!(executes(&fx), [(43, 0)], "the local successor starts");
+    // Later claims: no longer available.
+    let fx = claim(&mut e, 3100, (1, 3), "bob", ItemAction::Select, Some("N2"));
+    assert!(unavailable(&verdict(&fx)));
+    assert!(format!("{:?}", verdict(&fx)).contains("alice completed it"));
+}
+
+fn a_failed_completion_fails_the_activity_naming_who_and_why() {
+    give(3, tech(Method::Fcfa));
+    let mut e = host(directory(1, three()));
+    deploy_manual(&mut e, 1000, 1, 3);
+    claim(&mut e, 2000, (1, 3), "bob", ItemAction::Select, Some("N2"));
+    let fx = claim(&mut e, 3000, (1, 3), "bob", complete(false, "the pump is broken"), Some("N2"));
+    assert_eq!(state(&e, 1, 3), ActivityState::Failed);
+    assert_eq!(detail(&e, 1, 3), "bob failed it: the pump is broken");
+    assert_eq!(notifies(&fx), [("/remote/b".to_owned(), 3, Outcome::Blocked)]);
+    assert_eq!(state(&e, 1, 43), ActivityState::Cancelled);
+    assert!(matches!(item(&e, 1, 3).status, ItemStatus::Done { succeeded: false, .. }));
+}
+
+fn delegation_records_its_grantor_and_only_the_holder_an_administrator_or_the_controller_may() {
+    give(3, tech(Method::Fcfa));
+    let mut users = three();
+    users.push(user("dave", "N4", &[("administrator", 0)]));
+    let mut e = host(directory(1, users));
+    deploy_manual(&mut e, 1000, 1, 3);
+    claim(&mut e, 2000, (1, 3), "alice", ItemAction::Select, Some("N1"));
+    let fx = claim(&mut e, 2100, (1, 3), "carol", delegate("carol"), Some("N3"));
+    assert!(forbidden(&verdict(&fx)));
+    let fx = claim(&mut e, 2200, (1, 3), "alice", delegate("zed"), Some("N1"));
+    assert!(invalid(&verdict(&fx), "no user zed"));
+
+    let fx = claim(&mut e, 2300, (1, 3), "alice", delegate("bob"), Some("N1"));
+    assert_eq!(verdict(&fx), Some(Verdict::Done));
+    assert_eq!(holders(&e, 1, 3), [Some(("bob".to_owned(), Some("alice".to_owned())))]);
+    let bob = sent_to(&fx, "N2").expect("bob told");
+    assert_eq!(bob.holders, [("bob".to_owned(), Hold::Selected, Some("alice".to_owned()))]);
+    assert!(sent_to(&fx, "N1").expect("alice told").holders.is_empty());
+    assert_eq!(revoked_in(&item_events(&fx)[0]), ["alice"]);
+
+    let fx = claim(&mut e, 2400, (1, 3), "dave", delegate("carol"), Some("N4"));
+    assert_eq!(verdict(&fx), Some(Verdict::Done), "an administrator may");
+    assert_eq!(holders(&e, 1, 3), [Some(("carol".to_owned(), Some("dave".to_owned())))]);
+    let fx = claim(&mut e, 2500, (1, 3), "ops", delegate("alice"), None);
+    assert!(verdict(&fx).is_none(), "the controller is answered in events");
+    assert_eq!(holders(&e, 1, 3), [Some(("alice".to_owned(), Some("ops".to_owned())))]);
+    // Released, it goes back to everyone it was offered or given to.
+    claim(&mut e, 2600, (1, 3), "alice", ItemAction::Release, Some("N1"));
+    assert_eq!(offered(&e, 1, 3), [vec!["alice", "bob", "carol"]]);
+}
+
+fn method_all_copies_are_delegated_only_to_users_without_one() {
+    give(3, tech(Method::All));
+    let mut e = host(directory(1, three()));
+    deploy_manual(&mut e, 1000, 1, 3);
+    claim(&mut e, 2000, (1, 3), "alice", ItemAction::Select, Some("N1"));
+    let fx = claim(&mut e, 2100, (1, 3), "alice", delegate("bob"), Some("N1"));
+    assert!(invalid(&verdict(&fx), "already has a copy"));
+    let fx = claim(&mut e, 2200, (1, 3), "ops", delegate("bob"), None);
+    assert!(matches!(&item_events(&fx)[0][..], [ItemEvent::Refused { .. }]));
+    assert_eq!(item(&e, 1, 3).copies.len(), 3);
+}
+
+fn an_administrator_inserts_and_removes_users() {
+    give(3, tech(Method::Fcfa));
+    let mut users = three();
+    users.push(user("erin", "N5", &[("other", 0)]));
+    let mut e = host(directory(1, users));
+    deploy_manual(&mut e, 1000, 1, 3);
+    let fx = claim(&mut e, 2000, (1, 3), "bob", ItemAction::Insert, Some("N2"));
+    assert!(forbidden(&verdict(&fx)), "bob is no administrator");
+    let fx = claim(&mut e, 2100, (1, 3), "erin", ItemAction::Insert, None);
+    assert_eq!(devices(&fx), ["N1", "N2", "N3", "N5"]);
+    assert_eq!(sent_to(&fx, "N5").expect("erin told").offered, ["erin"]);
+    let events = &item_events(&fx)[0];
+    assert!(matches!(&events[0], ItemEvent::Acted { action: ItemAction::Insert, .. }));
+    assert_eq!(offered_in(events), ["erin"]);
+
+    let fx = claim(&mut e, 2200, (1, 3), "bob", ItemAction::Remove, None);
+    assert!(sent_to(&fx, "N2").expect("bob told").offered.is_empty());
+    assert_eq!(revoked_in(&item_events(&fx)[0]), ["bob"]);
+    assert_eq!(offered(&e, 1, 3), [vec!["alice", "carol", "erin"]]);
+
+    // Removing the holder ends the hold: offered again to the others.
+    claim(&mut e, 2300, (1, 3), "alice", ItemAction::Select, Some("N1"));
+    claim(&mut e, 2400, (1, 3), "alice", ItemAction::Remove, None);
+    assert_eq!(holders(&e, 1, 3), [None]);
+    assert_eq!(offered(&e, 1, 3), [vec!["carol", "erin"]]);
+    // Removing everyone leaves it to nobody, until someone is inserted.
+    claim(&mut e, 2500, (1, 3), "carol", ItemAction::Remove, None);
+    let fx = claim(&mut e, 2600, (1, 3), "erin", ItemAction::Remove, None);
+    assert!(item_events(&fx)[0].iter().any(|e| matches!(e, ItemEvent::Unassigned { .. })));
+    assert!(item(&e, 1, 3).unassigned.is_some());
+    let fx = claim(&mut e, 2700, (1, 3), "erin", ItemAction::Remove, None);
+    assert!(matches!(&item_events(&fx)[0][..], [ItemEvent::Refused { reason, .. }] if reason.contains("not on erin's worklist")));
+    claim(&mut e, 2800, (1, 3), "bob", ItemAction::Insert, None);
+    assert_eq!(offered(&e, 1, 3), [vec!["bob"]]);
+    assert_eq!(item(&e, 1, 3).unassigned, None);
+}
+
+fn removing_every_copy_of_method_all_fails_the_activity() {
+    give(3, tech(Method::All));
+    let mut e = host(directory(1, three()[..2].to_vec()));
+    deploy_manual(&mut e, 1000, 1, 3);
+    claim(&mut e, 2000, (1, 3), "alice", ItemAction::Select, Some("N1"));
+    claim(&mut e, 2100, (1, 3), "alice", complete(true, "ok"), Some("N1"));
+    let fx = claim(&mut e, 2200, (1, 3), "bob", ItemAction::Remove, None);
+    // Alice's copy was done, Bob's removed: done by Alice, succeeded.
+    assert_eq!(state(&e, 1, 3), ActivityState::Succeeded);
+    assert_eq!(notifies(&fx), [("/remote/b".to_owned(), 3, Outcome::Succeeded)]);
+
+    let mut e = host(directory(1, three()[..2].to_vec()));
+    deploy_manual(&mut e, 1000, 1, 3);
+    claim(&mut e, 2000, (1, 3), "alice", ItemAction::Remove, None);
+    claim(&mut e, 2100, (1, 3), "bob", ItemAction::Remove, None);
+    assert_eq!(state(&e, 1, 3), ActivityState::Failed);
+    assert!(detail(&e, 1, 3).contains("every copy"));
+}
+
+fn items_are_closed_when_their_activity_ends_otherwise() {
+    give(3, tech(Method::Fcfa));
+    let mut e = host(directory(1, three()[..2].to_vec()));
+    // Cancelled by an operator while Alice holds it: her device is told.
+    deploy_manual(&mut e, 1000, 1, 3);
+    claim(&mut e, 2000, (1, 3), "alice", ItemAction::Select, Some("N1"));
+    let fx = control(&mut e, 3000, 1, Control::Cancel);
+    assert_eq!(state(&e, 1, 3), ActivityState::Cancelled);
+    assert_eq!(devices(&fx), ["N1"]);
+    let closed = sent_to(&fx, "N1").expect("told");
+    assert_eq!(closed.status, ItemStatus::Closed { why: CANCELLED.to_owned() });
+    assert!(closed.holders.is_empty());
+    assert_eq!(revoked_in(&item_events(&fx)[0]), ["alice"]);
+    let fx = claim(&mut e, 3100, (1, 3), "alice", complete(true, "late"), Some("N1"));
+    assert!(unavailable(&verdict(&fx)));
+
+    // Withdrawn while offered to both: both told.
+    deploy_manual(&mut e, 1000, 2, 3);
+    let fx = withdraw(&mut e, 3000, 2, &[3], "too slow");
+    assert_eq!(devices(&fx), ["N1", "N2"]);
+    assert!(sent(&fx).iter().all(|s| matches!(&s.status, ItemStatus::Closed { why } if why.contains("too slow"))));
+
+    // Timed out.
+    let document = manual_doc(3, 3, 10);
+    at(&mut e, 1000, Input::Deploy { instance: InstanceId(3), partition: PartitionId(1), document });
+    let fx = tick(&mut e, 11_000);
+    assert_eq!(state(&e, 3, 3), ActivityState::Failed);
+    assert!(sent(&fx).iter().all(|s| matches!(&s.status, ItemStatus::Closed { why } if why.contains("timeOut"))));
+    assert_eq!(devices(&fx), ["N1", "N2"]);
+    assert!(!item(&e, 3, 3).is_open());
+}
+
+fn a_restart_keeps_holders_offers_and_the_directory() {
+    give(3, tech(Method::Fcfa));
+    let mut e = host(directory(4, three()));
+    let mut disk = Disk::default();
+    deploy_manual(&mut e, 1000, 1, 3);
+    deploy_manual(&mut e, 1000, 2, 3);
+    claim(&mut e, 2000, (1, 3), "alice", ItemAction::Select, Some("N1"));
+    let mut e2 = disk.restart(&mut e);
+    assert_eq!(e2.items().collect::<Vec<_>>(), e.items().collect::<Vec<_>>());
+    assert_eq!(e2.directory(), e.directory());
+    let fx = claim(&mut e2, 3000, (1, 3), "bob", ItemAction::Select, Some("N2"));
+    assert!(unavailable(&verdict(&fx)));
+    let fx = claim(&mut e2, 3100, (1, 3), "alice", complete(true, "ok"), Some("N1"));
+    assert_eq!(state(&e2, 1, 3), ActivityState::Succeeded);
+    assert_eq!(notifies(&fx).len(), 1);
+    assert_eq!(offered(&e2, 2, 3), [vec!["alice", "bob", "carol"]]);
+    assert_eq!(item(&e2, 1, 3).version, 3);
+}
+}
+
+const CANCELLED: &str = mobiwf_proto::CANCELLED_BY_OPERATOR;

@@ -1,0 +1,479 @@
+//! Helpers of the work-item scenarios: directories built as values (users, roles, devices),
+//! people extensions given to activities, claims, what the effects say to devices and to
+//! the controller, and a store that keeps everything the engine hands over (restarts).
+
+use std::cell::RefCell;
+use std::collections::BTreeMap;
+
+use mobiwf_people::Directory;
+use mobiwf_proto::{
+    DeviceEntry, Hold, ItemAction, ItemEvent, ItemStatus, NodeId, NodeName, RoleId, UserId, Verdict,
+};
+use mobiwf_xml_schema::{Method, Organisation, People, Policy, Role, RoleGrant, User};
+
+use super::*;
+
+/// This node's own address in the scenarios.
+pub(super) const HOST: &str = "/ip4/10.0.0.9/tcp/4001/p2p/peer-host";
+
+/// The address of device `name`.
+pub(super) fn location_of(device: &str) -> String {
+    format!("/ip4/10.0.0.1/tcp/4001/p2p/peer-{device}")
+}
+
+/// The peer id of device `name`.
+pub(super) fn node_of(device: &str) -> NodeId {
+    NodeId::new(format!("peer-{device}"))
+}
+
+/// A user with a device and roles `(role, priority)`.
+pub(super) fn user(id: &str, device: &str, roles: &[(&str, i64)]) -> User {
+    User {
+        id: UserId::from(id),
+        name: id.to_uppercase(),
+        department: None,
+        teams: Vec::new(),
+        device: Some(device.to_owned()),
+        on_leave: false,
+        logged_on: true,
+        roles: roles
+            .iter()
+            .map(|(r, p)| RoleGrant {
+                role: RoleId::from(*r),
+                priority: *p,
+            })
+            .collect(),
+    }
+}
+
+/// The same user, on leave.
+pub(super) fn on_leave(mut u: User) -> User {
+    u.on_leave = true;
+    u
+}
+
+thread_local! {
+    /// Every directory the scenarios of this thread built: a restart finds the organisation
+    /// of a stored directory here (its document is empty: the scenarios build the value).
+    static BUILT: RefCell<Vec<Directory>> = const { RefCell::new(Vec::new()) };
+}
+
+/// Directory `version` with these users; each device they name is registered (connected
+/// once, at 0 ms). Registered for restarts ([`registered`]).
+pub(super) fn directory(version: u64, users: Vec<User>) -> Directory {
+    registered(unregistered(version, users))
+}
+
+/// [`directory`], not registered: for a directory the engine is to ignore (older).
+pub(super) fn unregistered(version: u64, users: Vec<User>) -> Directory {
+    let mut roles: Vec<Role> = Vec::new();
+    let mut devices = BTreeMap::new();
+    for u in &users {
+        for g in &u.roles {
+            if !roles.iter().any(|r| r.id == g.role) {
+                roles.push(Role {
+                    id: g.role.clone(),
+                    name: String::new(),
+                });
+            }
+        }
+        if let Some(d) = &u.device {
+            devices.insert(
+                NodeName::from(d.as_str()),
+                DeviceEntry {
+                    name: NodeName::from(d.as_str()),
+                    node: node_of(d),
+                    location: location_of(d),
+                    connections: 1,
+                    last_connected_ms: 0,
+                },
+            );
+        }
+    }
+    Directory {
+        version,
+        document: String::new(),
+        org: Organisation {
+            roles,
+            departments: Vec::new(),
+            teams: Vec::new(),
+            users,
+        },
+        devices,
+    }
+}
+
+/// Registers a directory built or changed by a scenario, for restarts.
+pub(super) fn registered(dir: Directory) -> Directory {
+    BUILT.with(|b| b.borrow_mut().push(dir.clone()));
+    dir
+}
+
+/// Alice, Bob and Carol of role `tech` on devices N1, N2, N3.
+pub(super) fn three() -> Vec<User> {
+    vec![
+        user("alice", "N1", &[("tech", 1)]),
+        user("bob", "N2", &[("tech", 1)]),
+        user("carol", "N3", &[("tech", 1)]),
+    ]
+}
+
+/// People extensions: role `tech` with a method.
+pub(super) fn tech(method: Method) -> People {
+    People {
+        role: Some(RoleId::from("tech")),
+        method,
+        ..People::default()
+    }
+}
+
+/// Role `tech`, fcfa with a policy.
+pub(super) fn tech_policy(policy: Policy) -> People {
+    People {
+        policy,
+        ..tech(Method::Fcfa)
+    }
+}
+
+/// From now on (on this thread) activity `id` of every document has these extensions.
+pub(super) fn give(id: u64, people: People) {
+    GIVEN.with(|p| p.borrow_mut().insert(ActivityId(id), people));
+}
+
+/// Forgets every extension [`give`]n on this thread.
+pub(super) fn forget_given() {
+    GIVEN.with(|p| p.borrow_mut().clear());
+}
+
+thread_local! {
+    /// The people extensions given to activities by id on this thread ([`give`]): the tests
+    /// build documents as text, and this stands for their `<role>`, `<assignment>`, ...
+    /// elements until the tests write them.
+    static GIVEN: RefCell<BTreeMap<ActivityId, People>> = const { RefCell::new(BTreeMap::new()) };
+}
+
+/// Tests only: every partition document read on this thread gets the extensions [`give`]n
+/// to its activities (called by `run::parse`).
+pub(crate) fn apply_given(
+    mut loaded: mobiwf_xml_schema::Loaded<mobiwf_xml_schema::PartitionDocument>,
+) -> mobiwf_xml_schema::Loaded<mobiwf_xml_schema::PartitionDocument> {
+    GIVEN.with(|p| {
+        for act in &mut loaded.value.activities {
+            if let Some(people) = p.borrow().get(&act.id) {
+                act.people = people.clone();
+            }
+        }
+    });
+    loaded
+}
+
+/// A host (address [`HOST`]) that took `dir` at 500 ms.
+pub(super) fn host(dir: Directory) -> Engine {
+    let mut e = Engine::new();
+    e.set_location(HOST.to_owned());
+    at(&mut e, 500, Input::Directory(dir));
+    e
+}
+
+/// A partition of `instance`: manual activity `id` (successors: local automatic 40 + id,
+/// remote 90 + id at `/remote/b`), its successor, and its `timeOut` if any.
+pub(super) fn manual_doc(instance: u64, id: u64, time_out: u32) -> String {
+    let next = 40 + id;
+    let remote = 90 + id;
+    let adj: &'static [(u64, &'static str)] =
+        Box::leak(vec![(next, "/local"), (remote, "/remote/b")].into_boxed_slice());
+    let pre: &'static [(u64, bool)] = Box::leak(vec![(id, true)].into_boxed_slice());
+    doc(
+        instance,
+        &[
+            A {
+                id,
+                extra: "<kind>manual</kind>",
+                adj,
+                time_out,
+                ..A::default()
+            },
+            A {
+                id: next,
+                pre,
+                command: Some("true"),
+                ..A::default()
+            },
+        ],
+    )
+}
+
+/// Deploys [`manual_doc`] (partition 1) at `now_ms`.
+pub(super) fn deploy_manual(e: &mut Engine, now_ms: u64, instance: u64, id: u64) -> Vec<Effect> {
+    let input = Input::Deploy {
+        instance: InstanceId(instance),
+        partition: PartitionId(1),
+        document: manual_doc(instance, id, 0),
+    };
+    at(e, now_ms, input)
+}
+
+/// A claim on activity `id` of `instance`; `device` `None` = from the controller.
+pub(super) fn try_claim(
+    e: &mut Engine,
+    now_ms: u64,
+    (instance, id): (u64, u64),
+    user: &str,
+    action: ItemAction,
+    device: Option<&str>,
+) -> Result<Vec<Effect>, Refusal> {
+    e.apply(
+        now_ms,
+        Input::Claim {
+            instance: InstanceId(instance),
+            activity: ActivityId(id),
+            user: UserId::from(user),
+            action,
+            request: now_ms,
+            from: device.map(node_of),
+        },
+    )
+}
+
+/// [`try_claim`], which must be taken (whatever its verdict).
+pub(super) fn claim(
+    e: &mut Engine,
+    now_ms: u64,
+    item: (u64, u64),
+    user: &str,
+    action: ItemAction,
+    device: Option<&str>,
+) -> Vec<Effect> {
+    try_claim(e, now_ms, item, user, action, device).expect("claim taken")
+}
+
+/// One `Message::Item` sent, as a device receives it.
+#[derive(Debug, Clone, PartialEq)]
+pub(super) struct Sent {
+    pub(super) device: String,
+    pub(super) version: u64,
+    pub(super) offered: Vec<String>,
+    /// (user, hold, grantor).
+    pub(super) holders: Vec<(String, Hold, Option<String>)>,
+    pub(super) status: ItemStatus,
+    pub(super) verdict: Option<Verdict>,
+    pub(super) host: String,
+    pub(super) ready_ms: u64,
+    pub(super) deadline_ms: Option<u64>,
+}
+
+/// Every item view sent to a device, in order.
+pub(super) fn sent(effects: &[Effect]) -> Vec<Sent> {
+    let prefix = location_of("");
+    effects
+        .iter()
+        .filter_map(|e| match e {
+            Effect::Send {
+                to: Target::Partner(loc),
+                message:
+                    Message::Item {
+                        info,
+                        version,
+                        offered,
+                        holders,
+                        status,
+                        answer,
+                    },
+            } => Some(Sent {
+                device: loc.strip_prefix(&prefix).unwrap_or(loc).to_owned(),
+                version: *version,
+                offered: offered.iter().map(|u| u.to_string()).collect(),
+                holders: holders
+                    .iter()
+                    .map(|h| {
+                        let grantor = h.grantor.as_ref().map(|g| g.to_string());
+                        (h.user.to_string(), h.hold, grantor)
+                    })
+                    .collect(),
+                status: status.clone(),
+                verdict: answer.as_ref().map(|a| a.verdict.clone()),
+                host: info.host.clone(),
+                ready_ms: info.ready_ms,
+                deadline_ms: info.deadline_ms,
+            }),
+            _ => None,
+        })
+        .collect()
+}
+
+/// The view sent to one device, if any.
+pub(super) fn sent_to(effects: &[Effect], device: &str) -> Option<Sent> {
+    sent(effects).into_iter().find(|s| s.device == device)
+}
+
+/// The devices that got a view, in order.
+pub(super) fn devices(effects: &[Effect]) -> Vec<String> {
+    sent(effects).into_iter().map(|s| s.device).collect()
+}
+
+/// The answer a device got.
+pub(super) fn verdict(effects: &[Effect]) -> Option<Verdict> {
+    sent(effects).into_iter().find_map(|s| s.verdict)
+}
+
+/// The events of each `Message::ItemEvents` sent to the controller.
+pub(super) fn item_events(effects: &[Effect]) -> Vec<Vec<ItemEvent>> {
+    to_controller(effects)
+        .into_iter()
+        .filter_map(|m| match m {
+            Message::ItemEvents { events, .. } => Some(events.clone()),
+            _ => None,
+        })
+        .collect()
+}
+
+/// The users of an event list's `Offered` (empty when none).
+pub(super) fn offered_in(events: &[ItemEvent]) -> Vec<String> {
+    events
+        .iter()
+        .filter_map(|e| match e {
+            ItemEvent::Offered { users } => Some(users.iter().map(|u| u.to_string())),
+            _ => None,
+        })
+        .flatten()
+        .collect()
+}
+
+/// The users of an event list's `Revoked` (empty when none).
+pub(super) fn revoked_in(events: &[ItemEvent]) -> Vec<String> {
+    events
+        .iter()
+        .filter_map(|e| match e {
+            ItemEvent::Revoked { users } => Some(users.iter().map(|u| u.to_string())),
+            _ => None,
+        })
+        .flatten()
+        .collect()
+}
+
+/// The work item of activity `id` of `instance`.
+pub(super) fn item(e: &Engine, instance: u64, id: u64) -> Item {
+    e.item(InstanceId(instance), ActivityId(id))
+        .expect("item")
+        .clone()
+}
+
+/// The users each copy of an item is offered to.
+pub(super) fn offered(e: &Engine, instance: u64, id: u64) -> Vec<Vec<String>> {
+    item(e, instance, id)
+        .copies
+        .iter()
+        .map(|c| c.offered.iter().map(|u| u.to_string()).collect())
+        .collect()
+}
+
+/// The holder of each copy (user, grantor).
+pub(super) fn holders(e: &Engine, instance: u64, id: u64) -> Vec<Option<(String, Option<String>)>> {
+    item(e, instance, id)
+        .copies
+        .iter()
+        .map(|c| {
+            c.holder.as_ref().map(|h| {
+                let grantor = h.grantor.as_ref().map(|g| g.to_string());
+                (h.user.to_string(), grantor)
+            })
+        })
+        .collect()
+}
+
+/// Whether a verdict is "no longer available".
+pub(super) fn unavailable(v: &Option<Verdict>) -> bool {
+    matches!(v, Some(Verdict::Unavailable { reason }) if reason.contains("no longer available"))
+}
+
+/// What the daemon's store holds of an engine, filled from every change it handed over.
+#[derive(Default)]
+pub(super) struct Disk {
+    runs: BTreeMap<RunKey, Vec<u8>>,
+    docs: BTreeMap<RunKey, String>,
+    known: BTreeMap<InstanceId, Vec<u8>>,
+    items: BTreeMap<ItemKey, Vec<u8>>,
+    tokens: BTreeMap<RoleId, Vec<u8>>,
+    directory: Option<Vec<u8>>,
+}
+
+impl Disk {
+    /// Writes what the engine changed.
+    pub(super) fn commit(&mut self, e: &mut Engine) {
+        let changes = e.take_changes().expect("changes");
+        for run in changes.runs {
+            if let Some(document) = run.document {
+                self.docs.insert(run.key, document);
+            }
+            self.runs.insert(run.key, run.state);
+        }
+        for known in changes.known {
+            self.known.insert(known.instance, known.state);
+        }
+        for item in changes.items {
+            self.items
+                .insert((item.instance, item.activity), item.state);
+        }
+        for token in changes.tokens {
+            self.tokens.insert(token.role, token.state);
+        }
+        if let Some(dir) = changes.directory {
+            self.directory = Some(dir.state);
+        }
+    }
+
+    /// The engine a restarted node builds (address set again).
+    pub(super) fn load(&self) -> Engine {
+        let runs = self
+            .runs
+            .iter()
+            .map(|(k, state)| Run::from_stored(state, self.docs.get(k).cloned()).expect("run"))
+            .collect();
+        let known = self
+            .known
+            .iter()
+            .map(|(i, v)| (*i, serde_json::from_slice(v).expect("known")))
+            .collect();
+        let people = RestoredPeople {
+            items: self
+                .items
+                .values()
+                .map(|v| StoredItem::decode(v).expect("item"))
+                .collect(),
+            tokens: self
+                .tokens
+                .iter()
+                .map(|(r, v)| (r.clone(), StoredToken::decode(v).expect("token")))
+                .collect(),
+            directory: self.directory.as_deref().map(stored_directory),
+        };
+        let mut e = Engine::restore(runs, known).with_people(people);
+        e.set_location(HOST.to_owned());
+        e
+    }
+
+    /// Writes what changed, and gives the engine a restarted node builds from the store.
+    pub(super) fn restart(&mut self, e: &mut Engine) -> Engine {
+        self.commit(e);
+        self.load()
+    }
+}
+
+/// A stored directory back: read as the daemon does when it has a document; the scenarios'
+/// directories have none (built as values), so theirs is the one built with the same
+/// version and devices.
+fn stored_directory(state: &[u8]) -> Directory {
+    let json: serde_json::Value = serde_json::from_slice(state).expect("directory json");
+    if json["document"].as_str().is_some_and(|d| !d.is_empty()) {
+        return StoredDirectory::decode(state).expect("directory");
+    }
+    let decoded = StoredDirectory::decode(state).expect("directory without document");
+    BUILT.with(|b| {
+        b.borrow()
+            .iter()
+            .rev()
+            .find(|d| d.version == decoded.version && d.devices == decoded.devices)
+            .cloned()
+            .expect("a directory the scenario built")
+    })
+}
