@@ -89,7 +89,7 @@ pub fn view(dir: &Directory) -> Value {
                 "on_leave": u.on_leave,
                 "logged_on": u.logged_on,
                 "roles": u.roles.iter().map(|g| g.role.as_str()).collect::<Vec<_>>(),
-                "priorities": u.roles.iter().map(|g| (g.role.as_str(), g.priority)).collect::<serde_json::Map<String, Value>>(),
+                "priorities": u.roles.iter().map(|g| (g.role.to_string(), Value::from(g.priority))).collect::<serde_json::Map<String, Value>>(),
             })
         })
         .collect();

@@ -90,7 +90,7 @@ async fn run_instances(m: &Mesh, count: usize) -> Vec<mobiwf_proto::InstanceId> 
     let mut ids = Vec::new();
     for _ in 0..count {
         let id = client
-            .submit(PAPER.to_vec(), "paper.xml".to_owned())
+            .submit(PAPER.to_vec(), "paper.xml".to_owned(), None)
             .await
             .expect("ask")
             .expect("submitted");
@@ -247,7 +247,7 @@ async fn time_to_wait_starts_an_activity_whose_preconditions_are_late() {
         .replace("<timeToWait>20</timeToWait>", "<timeToWait>1</timeToWait>");
     let client = m.controller.client();
     let id = client
-        .submit(workflow.into_bytes(), "paper-manual.xml".to_owned())
+        .submit(workflow.into_bytes(), "paper-manual.xml".to_owned(), None)
         .await
         .expect("ask")
         .expect("submitted");
@@ -316,7 +316,7 @@ async fn an_activity_over_its_time_out_is_killed_and_fails_the_instance_with_the
     );
     let client = m.controller.client();
     let id = client
-        .submit(workflow.into_bytes(), "paper-slow.xml".to_owned())
+        .submit(workflow.into_bytes(), "paper-slow.xml".to_owned(), None)
         .await
         .expect("ask")
         .expect("submitted");

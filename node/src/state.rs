@@ -2,7 +2,9 @@
 //!
 //! Keys: `run/<instance>/<partition>` (a partition run's state, JSON),
 //! `doc/<instance>/<partition>` (its partition document, written once), `known/<instance>`
-//! (what the partners and the controller told about the instance, JSON), `desk/...` (the
+//! (what the partners and the controller told about the instance, JSON), `item/<instance>/
+//! <activity>` (a work item this node hosts, JSON), `token/<role>` (round-robin's last user
+//! of a role), `directory` (the organisation directory replica), `desk/...` (the
 //! worklists and notices of the users whose device this node is; keys given by
 //! `mobiwf_people::desk`), `seen/<origin>/<seq>`
 //! (a message already applied), `meta/seq` (the last sequence number given to an outgoing
@@ -11,7 +13,9 @@
 
 use mobiwf_runtime::store::{Batch, Durability, Store, StoreError, unreadable};
 
-use mobiwf_engine::{Changes, Engine, Known, Run};
+use mobiwf_engine::{
+    Changes, Engine, Known, RestoredPeople, Run, StoredDirectory, StoredItem, StoredToken,
+};
 use mobiwf_proto::{InstanceId, PartitionId};
 
 fn run_key(instance: InstanceId, partition: PartitionId) -> String {
@@ -42,6 +46,49 @@ pub fn stage_changes(batch: &mut Batch, changes: &Changes) {
     for known in &changes.known {
         batch.put(known_key(known.instance), known.state.as_slice());
     }
+    for item in &changes.items {
+        let (instance, activity) = (item.instance.0, item.activity.0);
+        let key = format!("{ITEM_PREFIX}{instance:020}/{activity:020}");
+        batch.put(key, item.state.as_slice());
+    }
+    for token in &changes.tokens {
+        batch.put(format!("{TOKEN_PREFIX}{}", token.role), token.state.as_slice());
+    }
+    if let Some(directory) = &changes.directory {
+        batch.put(DIRECTORY_KEY, directory.state.as_slice());
+    }
+}
+
+/// The work items this node hosts: `item/<instance>/<activity>`.
+const ITEM_PREFIX: &str = "item/";
+/// The round-robin token of each role on this host: `token/<role>`.
+const TOKEN_PREFIX: &str = "token/";
+/// The organisation directory this node holds.
+const DIRECTORY_KEY: &str = "directory";
+
+/// The work items, round-robin tokens and directory as the store holds them.
+fn load_people(store: &dyn Store) -> Result<RestoredPeople, StoreError> {
+    let mut items = Vec::new();
+    for (k, v) in store.scan_prefix(ITEM_PREFIX.as_bytes())? {
+        items.push(StoredItem::decode(&v).map_err(|e| unreadable(&k, &e))?);
+    }
+    let mut tokens = Vec::new();
+    for (k, v) in store.scan_prefix(TOKEN_PREFIX.as_bytes())? {
+        let role = String::from_utf8_lossy(&k[TOKEN_PREFIX.len()..]).into_owned();
+        let user = StoredToken::decode(&v).map_err(|e| unreadable(&k, &e))?;
+        tokens.push((mobiwf_proto::RoleId::new(role), user));
+    }
+    let directory = match store.get(DIRECTORY_KEY.as_bytes())? {
+        Some(v) => Some(
+            StoredDirectory::decode(&v).map_err(|e| unreadable(DIRECTORY_KEY.as_bytes(), &e))?,
+        ),
+        None => None,
+    };
+    Ok(RestoredPeople {
+        items,
+        tokens,
+        directory,
+    })
 }
 
 /// Adds the desk's changes (keys under `desk/`, given by the desk) to `batch`.
@@ -98,7 +145,7 @@ pub fn load(store: &dyn Store) -> Result<Engine, StoreError> {
             .ok_or_else(|| corrupt(&k, &"bad key"))?;
         known.push((instance, value));
     }
-    Ok(Engine::restore(runs, known))
+    Ok(Engine::restore(runs, known).with_people(load_people(store)?))
 }
 
 #[cfg(test)]

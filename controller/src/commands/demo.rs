@@ -67,7 +67,7 @@ pub async fn run(file: Option<&Path>, timeout_secs: u64) -> anyhow::Result<ExitC
             anyhow::bail!("the nodes did not register within {timeout_secs} s");
         }
     }
-    let id = match client.submit(bytes, source.clone()).await? {
+    let id = match client.submit(bytes, source.clone(), None).await? {
         Ok(id) => id,
         Err(e) => {
             eprintln!("{e}");

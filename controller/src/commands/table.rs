@@ -262,6 +262,8 @@ mod tests {
                 abandoned: Some("partner P2 stopped answering (no answer for 10 s)".to_owned()),
             }],
             activities: vec![a2, a2b, a4, spare],
+            responsible: None,
+            items: Default::default(),
         };
         let text = instance(&inst);
         let line = |id: &str| {

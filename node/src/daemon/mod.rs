@@ -289,7 +289,12 @@ pub async fn start(config: NodeConfig) -> anyhow::Result<Node> {
     };
     let mut base = Base::start(setup, Event::Inbound).await?;
     let mut seq = base.sequencer()?;
-    let engine = state::load(base.store.as_ref())?;
+    let mut engine = state::load(base.store.as_ref())?;
+    // Work items name their host by this address (the devices send claims there).
+    let location = base.addrs.first().cloned().ok_or_else(|| {
+        anyhow::anyhow!("the node listens nowhere: give it an address to listen on (--listen)")
+    })?;
+    engine.set_location(location);
     let (deadline, deadline_rx) = watch::channel(engine.next_deadline());
     let mut actor = actor::NodeActor {
         engine,

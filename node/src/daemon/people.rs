@@ -8,7 +8,7 @@ use std::collections::VecDeque;
 
 use mobiwf_engine::{Effect, Input, Target};
 use mobiwf_people::{DeskEffect, DeskInput, DeskRefusal};
-use mobiwf_proto::{Message, NodeId, Verdict};
+use mobiwf_proto::{Message, NodeId};
 use mobiwf_runtime::daemon::{Destination, Group, Sequencer};
 use mobiwf_runtime::metrics::Peer;
 use mobiwf_runtime::store::StoreError;
