@@ -43,7 +43,9 @@ pub(crate) async fn apply(
     Query(q): Query<SourceQuery>,
     body: axum::body::Bytes,
 ) -> Response {
-    let source = q.source.unwrap_or_else(|| "organisation document".to_owned());
+    let source = q
+        .source
+        .unwrap_or_else(|| "organisation document".to_owned());
     let org = match mobiwf_xml_schema::load_organisation(&body) {
         Ok(loaded) => loaded.value,
         Err(diagnostics) => return error(StatusCode::BAD_REQUEST, diagnostics.render(&source)),
@@ -121,7 +123,9 @@ pub(crate) async fn administer(
     let action = match (body.action.as_str(), body.to) {
         ("insert", _) => ItemAction::Insert,
         ("remove", _) => ItemAction::Remove,
-        ("delegate", Some(to)) => ItemAction::Delegate { to: UserId::new(to) },
+        ("delegate", Some(to)) => ItemAction::Delegate {
+            to: UserId::new(to),
+        },
         ("delegate", None) => {
             return error(
                 StatusCode::BAD_REQUEST,

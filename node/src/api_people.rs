@@ -60,7 +60,10 @@ pub(crate) async fn worklist(
     }
 }
 
-pub(crate) async fn notices(State(client): State<NodeClient>, Path(user): Path<String>) -> Response {
+pub(crate) async fn notices(
+    State(client): State<NodeClient>,
+    Path(user): Path<String>,
+) -> Response {
     match client.notices(UserId::new(user)).await {
         Ok(Ok(notices)) => Json(notices).into_response(),
         Ok(Err(not_here)) => error(StatusCode::FORBIDDEN, not_here),
@@ -89,9 +92,25 @@ pub(crate) struct ActBody {
 pub(crate) async fn act(
     State(client): State<NodeClient>,
     Path((user, instance, activity, action)): Path<(String, u64, u64, String)>,
-    body: Option<Json<ActBody>>,
+    body: axum::body::Bytes,
 ) -> Response {
-    let body = body.map(|Json(b)| b).unwrap_or_default();
+    // No body, `null` and `{}` all mean no details.
+    let body: ActBody = if body.iter().all(u8::is_ascii_whitespace) {
+        ActBody::default()
+    } else {
+        match serde_json::from_slice::<Option<ActBody>>(&body) {
+            Ok(b) => b.unwrap_or_default(),
+            Err(e) => {
+                return error(
+                    StatusCode::BAD_REQUEST,
+                    format!(
+                        "the body must be JSON like {{\"failed\": false, \"detail\": \"...\"}} \
+                         or {{\"to\": \"user\"}}: {e}"
+                    ),
+                );
+            }
+        }
+    };
     let action = match action.as_str() {
         "select" => ItemAction::Select,
         "release" => ItemAction::Release,
@@ -102,7 +121,9 @@ pub(crate) async fn act(
             detail: body.detail,
         },
         "delegate" => match body.to {
-            Some(to) => ItemAction::Delegate { to: UserId::new(to) },
+            Some(to) => ItemAction::Delegate {
+                to: UserId::new(to),
+            },
             None => {
                 return error(
                     StatusCode::BAD_REQUEST,

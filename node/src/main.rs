@@ -148,10 +148,10 @@ fn main() -> ExitCode {
                 json,
             } => commands::people::worklist(&api, &user, &order, json).await,
             Command::Worklist { api, json, .. } => commands::worklist::run(&api, json).await,
-            Command::Select(item) => item.act("select", serde_json::Value::Null).await,
-            Command::Release(item) => item.act("release", serde_json::Value::Null).await,
-            Command::Lock(item) => item.act("lock", serde_json::Value::Null).await,
-            Command::Unlock(item) => item.act("unlock", serde_json::Value::Null).await,
+            Command::Select(item) => item.act("select", serde_json::json!({})).await,
+            Command::Release(item) => item.act("release", serde_json::json!({})).await,
+            Command::Lock(item) => item.act("lock", serde_json::json!({})).await,
+            Command::Unlock(item) => item.act("unlock", serde_json::json!({})).await,
             Command::Delegate { item, to } => {
                 item.act("delegate", serde_json::json!({ "to": to })).await
             }

@@ -52,7 +52,10 @@ pub fn stage_changes(batch: &mut Batch, changes: &Changes) {
         batch.put(key, item.state.as_slice());
     }
     for token in &changes.tokens {
-        batch.put(format!("{TOKEN_PREFIX}{}", token.role), token.state.as_slice());
+        batch.put(
+            format!("{TOKEN_PREFIX}{}", token.role),
+            token.state.as_slice(),
+        );
     }
     if let Some(directory) = &changes.directory {
         batch.put(DIRECTORY_KEY, directory.state.as_slice());

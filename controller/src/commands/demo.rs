@@ -79,7 +79,13 @@ pub async fn run(file: Option<&Path>, timeout_secs: u64) -> anyhow::Result<ExitC
     let outcome = follow(&client, id, deadline).await?;
 
     show_notifications(&nodes, &wanted);
-    let people_ok = if file.is_none() {
+    let Some(inst) = outcome else {
+        anyhow::bail!("instance {id} vanished");
+    };
+    println!();
+    print!("{}", table::instance(&inst));
+    // Without a file, the demo goes on with people: a manual activity on worklists.
+    let people_ok = if file.is_none() && inst.state == InstanceState::Succeeded {
         super::demo_people::run(&client, dir.path(), &controller_addr, deadline).await?
     } else {
         true
@@ -88,11 +94,6 @@ pub async fn run(file: Option<&Path>, timeout_secs: u64) -> anyhow::Result<ExitC
         node.stop().await;
     }
     controller.stop().await;
-    let Some(inst) = outcome else {
-        anyhow::bail!("instance {id} vanished");
-    };
-    println!();
-    print!("{}", table::instance(&inst));
     Ok(match inst.state {
         InstanceState::Succeeded if people_ok => ExitCode::SUCCESS,
         InstanceState::Succeeded => ExitCode::from(1),

@@ -76,7 +76,7 @@ async fn inspect(
     nodes: &[Node],
     deadline: tokio::time::Instant,
 ) -> anyhow::Result<bool> {
-    let (n2, n3) = (nodes[1].client(), nodes[2].client());
+    let [_, n2, n3] = [0, 1, 2].map(|i| nodes[i].client());
     let source = "examples/people/inspection.xml".to_owned();
     let responsible = Some(UserId::new("dave"));
     let id = client
@@ -87,7 +87,9 @@ async fn inspect(
     for (node, user) in [(&n2, "alice"), (&n3, "bob"), (&n2, "carol")] {
         let what = format!("the inspection to reach {user}'s worklist");
         let entry = poll(&what, deadline, || async {
-            let list = node.user_worklist(UserId::new(user), Order::Priority).await?;
+            let list = node
+                .user_worklist(UserId::new(user), Order::Priority)
+                .await?;
             let list = list.map_err(|e| anyhow::anyhow!("{e}"))?;
             Ok(list.into_iter().find(|e| e.entry.info.instance == id))
         })
@@ -109,18 +111,39 @@ async fn inspect(
     poll("bob's worklist to lose the item", deadline, || async {
         let list = n3.user_worklist(UserId::new("bob"), Order::Arrival).await?;
         let list = list.map_err(|e| anyhow::anyhow!("{e}"))?;
-        Ok(list.iter().all(|e| e.entry.info.instance != id).then_some(()))
+        Ok(list
+            .iter()
+            .all(|e| e.entry.info.instance != id)
+            .then_some(()))
     })
     .await?;
     println!("  bob's worklist on N3 no longer shows it");
-    println!("  bob selects it anyway: {}", said(&select(n3, "bob").await?));
+    println!(
+        "  bob selects it anyway: {}",
+        said(&select(n3, "bob").await?)
+    );
     let done = ItemAction::Complete {
         succeeded: true,
         detail: Some("seal replaced".to_owned()),
     };
     let completed = n2.claim(UserId::new("alice"), id, INSPECT, done).await?;
     println!("  alice completes it: {}", said(&completed));
-    finish(client, id, deadline).await
+    let succeeded = finish(client, id, deadline).await?;
+    // The responsible user's device (N1) is told of the start and the end.
+    let n1 = nodes[0].client();
+    let notices = poll("dave's notice of the end", deadline, || async {
+        let notices = n1.notices(UserId::new("dave")).await?;
+        let notices = notices.map_err(|e| anyhow::anyhow!("{e}"))?;
+        let ended = notices
+            .iter()
+            .any(|n| n.instance == id && n.kind == "ended");
+        Ok(ended.then_some(notices))
+    })
+    .await?;
+    for n in notices.iter().filter(|n| n.instance == id) {
+        println!("  dave's notice on N1: {}: {}", n.kind, n.text);
+    }
+    Ok(succeeded)
 }
 
 /// Waits for the instance to end and prints its work item history.

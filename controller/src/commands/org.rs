@@ -63,7 +63,11 @@ pub async fn show(api: &ApiArgs, as_json: bool) -> anyhow::Result<ExitCode> {
             text(&u["department"]),
             list(&u["teams"]),
             device(&u["device"], &u["device_registered"]),
-            if u["on_leave"].as_bool() == Some(true) { "yes" } else { "no" },
+            if u["on_leave"].as_bool() == Some(true) {
+                "yes"
+            } else {
+                "no"
+            },
             list(&u["roles"]),
         )
     }

@@ -6,7 +6,11 @@ use std::process::ExitCode;
 use super::api_client::{ApiArgs, json};
 
 /// Prints the new instance id (exit 0), or why it was refused (exit 1).
-pub async fn run(api: &ApiArgs, file: &Path, responsible: Option<&str>) -> anyhow::Result<ExitCode> {
+pub async fn run(
+    api: &ApiArgs,
+    file: &Path,
+    responsible: Option<&str>,
+) -> anyhow::Result<ExitCode> {
     let bytes = super::read(file)?;
     let request = reqwest::Client::new()
         .post(api.url("/instances"))

@@ -226,13 +226,10 @@ impl ControllerActor {
                     source,
                     responsible,
                 };
-                let result = self
-                    .book
-                    .apply(now, input)
-                    .map(|applied| {
-                        effects.extend(applied.effects);
-                        applied.instance.unwrap_or(InstanceId(0))
-                    });
+                let result = self.book.apply(now, input).map(|applied| {
+                    effects.extend(applied.effects);
+                    applied.instance.unwrap_or(InstanceId(0))
+                });
                 if let Ok(id) = result {
                     tracing::info_span!("instance", instance = %id)
                         .in_scope(|| tracing::info!("instance submitted"));

@@ -22,7 +22,12 @@ pub async fn worklist(api: &ApiArgs, user: &str, order: &str, json: bool) -> any
         .query(&[("order", order)])
         .send()
         .await?;
-    let items: Vec<Value> = answer(response).await?.1.as_array().cloned().unwrap_or_default();
+    let items: Vec<Value> = answer(response)
+        .await?
+        .1
+        .as_array()
+        .cloned()
+        .unwrap_or_default();
     if json {
         println!("{}", serde_json::to_string_pretty(&items)?);
         return Ok(());

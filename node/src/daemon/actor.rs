@@ -172,8 +172,7 @@ impl NodeActor {
                     inbound,
                     |from, _id, message| match route_of(from, from_controller, message)? {
                         Routed::Engine(input) => {
-                            let applied =
-                                engine.apply_us(now, input).map_err(|r| r.to_string())?;
+                            let applied = engine.apply_us(now, input).map_err(|r| r.to_string())?;
                             effects.extend(applied);
                             Ok(())
                         }
@@ -276,7 +275,10 @@ impl NodeActor {
                 let dir = self.engine.directory();
                 let _ = reply.send(DirectoryView {
                     version: dir.version,
-                    users: dir.users_on(self.name.as_str()).map(|u| u.id.clone()).collect(),
+                    users: dir
+                        .users_on(self.name.as_str())
+                        .map(|u| u.id.clone())
+                        .collect(),
                     devices: dir.devices.keys().cloned().collect(),
                 });
             }

@@ -216,7 +216,8 @@ impl NodeClient {
 
     /// The directory version this node holds and its users.
     pub async fn directory(&self) -> anyhow::Result<DirectoryView> {
-        self.ask(|reply| Event::Query(Query::Directory(reply))).await
+        self.ask(|reply| Event::Query(Query::Directory(reply)))
+            .await
     }
 
     /// A user acts on a work item. Waits for the answer up to

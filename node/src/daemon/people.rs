@@ -35,7 +35,10 @@ impl NodeActor {
         &mut self,
         now_ms: u64,
         claim: mobiwf_people::LocalClaim,
-        replies: (oneshot::Sender<ClaimOutcome>, oneshot::Sender<(u64, String)>),
+        replies: (
+            oneshot::Sender<ClaimOutcome>,
+            oneshot::Sender<(u64, String)>,
+        ),
         after: &mut After,
     ) -> Vec<DeskEffect> {
         let (reply, sent) = replies;
@@ -116,7 +119,9 @@ impl NodeActor {
             }
             while let Some(effect) = desk.pop_front() {
                 match effect {
-                    DeskEffect::Answered { request, verdict, .. } => {
+                    DeskEffect::Answered {
+                        request, verdict, ..
+                    } => {
                         after.answers.push((request, verdict));
                     }
                     DeskEffect::Send { to, message } if local && self.is_me(seq, &to) => {
@@ -190,4 +195,3 @@ fn claim_input(message: Message, me: NodeId) -> Option<Input> {
         _ => None,
     }
 }
-
