@@ -216,6 +216,77 @@ fn instance_event(event: &Event) -> Option<String> {
     })
 }
 
+/// Work items and notices, in words: `item: offered to alice, bob`, `item: selected by alice`.
+fn item_event(event: &Event) -> Option<String> {
+    let users = |list: &[mobiwf_proto::UserId]| {
+        list.iter()
+            .map(|u| u.as_str())
+            .collect::<Vec<_>>()
+            .join(", ")
+    };
+    Some(match event {
+        Event::ItemOffered { users: list, .. } if list.is_empty() => {
+            "item: offered to nobody".to_owned()
+        }
+        Event::ItemOffered { users: list, .. } => format!("item: offered to {}", users(list)),
+        Event::ItemUnassigned { why, .. } => format!("item: nobody to offer to: {why}"),
+        Event::ItemActed { user, action, .. } => format!("item: {}", acted(user, action)),
+        Event::ItemRefused {
+            user,
+            action,
+            reason,
+            ..
+        } => format!("item: refused {user}'s {action}: {reason}"),
+        Event::ItemRevoked { users: list, .. } => format!("item: revoked from {}", users(list)),
+        Event::Administered {
+            user,
+            action,
+            request,
+            ..
+        } => format!(
+            "item: operator's {} for {user} sent to its host (request {request})",
+            action.as_str()
+        ),
+        Event::AdminAnswered {
+            user,
+            request,
+            verdict,
+            ..
+        } => format!("item: host answered request {request} for {user}: {verdict:?}"),
+        Event::NoticeUndelivered {
+            user,
+            notice,
+            text,
+            why,
+        } => format!("notice '{notice}' for {user} not delivered ({why}): {text}"),
+        _ => return None,
+    })
+}
+
+/// `selected by alice`, `delegated by alice to carol`, `completed by alice (failed: ...)`.
+fn acted(user: &mobiwf_proto::UserId, action: &mobiwf_proto::ItemAction) -> String {
+    use mobiwf_proto::ItemAction as A;
+    match action {
+        A::Select => format!("selected by {user}"),
+        A::Release => format!("released by {user}"),
+        A::Lock => format!("locked by {user}"),
+        A::Unlock => format!("unlocked by {user}"),
+        A::Complete {
+            succeeded: true, ..
+        } => format!("completed by {user}"),
+        A::Complete {
+            succeeded: false,
+            detail,
+        } => format!(
+            "completed by {user} (failed: {})",
+            detail.as_deref().unwrap_or("no reason given")
+        ),
+        A::Delegate { to } => format!("delegated by {user} to {to}"),
+        A::Insert => format!("inserted for {user}"),
+        A::Remove => format!("removed for {user}"),
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -300,76 +371,5 @@ mod tests {
         for (event, text) in cases {
             assert_eq!(what(&event), text);
         }
-    }
-}
-
-/// Work items and notices, in words: `item: offered to alice, bob`, `item: selected by alice`.
-fn item_event(event: &Event) -> Option<String> {
-    let users = |list: &[mobiwf_proto::UserId]| {
-        list.iter()
-            .map(|u| u.as_str())
-            .collect::<Vec<_>>()
-            .join(", ")
-    };
-    Some(match event {
-        Event::ItemOffered { users: list, .. } if list.is_empty() => {
-            "item: offered to nobody".to_owned()
-        }
-        Event::ItemOffered { users: list, .. } => format!("item: offered to {}", users(list)),
-        Event::ItemUnassigned { why, .. } => format!("item: nobody to offer to: {why}"),
-        Event::ItemActed { user, action, .. } => format!("item: {}", acted(user, action)),
-        Event::ItemRefused {
-            user,
-            action,
-            reason,
-            ..
-        } => format!("item: refused {user}'s {action}: {reason}"),
-        Event::ItemRevoked { users: list, .. } => format!("item: revoked from {}", users(list)),
-        Event::Administered {
-            user,
-            action,
-            request,
-            ..
-        } => format!(
-            "item: operator's {} for {user} sent to its host (request {request})",
-            action.as_str()
-        ),
-        Event::AdminAnswered {
-            user,
-            request,
-            verdict,
-            ..
-        } => format!("item: host answered request {request} for {user}: {verdict:?}"),
-        Event::NoticeUndelivered {
-            user,
-            notice,
-            text,
-            why,
-        } => format!("notice '{notice}' for {user} not delivered ({why}): {text}"),
-        _ => return None,
-    })
-}
-
-/// `selected by alice`, `delegated by alice to carol`, `completed by alice (failed: ...)`.
-fn acted(user: &mobiwf_proto::UserId, action: &mobiwf_proto::ItemAction) -> String {
-    use mobiwf_proto::ItemAction as A;
-    match action {
-        A::Select => format!("selected by {user}"),
-        A::Release => format!("released by {user}"),
-        A::Lock => format!("locked by {user}"),
-        A::Unlock => format!("unlocked by {user}"),
-        A::Complete {
-            succeeded: true, ..
-        } => format!("completed by {user}"),
-        A::Complete {
-            succeeded: false,
-            detail,
-        } => format!(
-            "completed by {user} (failed: {})",
-            detail.as_deref().unwrap_or("no reason given")
-        ),
-        A::Delegate { to } => format!("delegated by {user} to {to}"),
-        A::Insert => format!("inserted for {user}"),
-        A::Remove => format!("removed for {user}"),
     }
 }

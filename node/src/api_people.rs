@@ -94,51 +94,9 @@ pub(crate) async fn act(
     Path((user, instance, activity, action)): Path<(String, u64, u64, String)>,
     body: axum::body::Bytes,
 ) -> Response {
-    // No body, `null` and `{}` all mean no details.
-    let body: ActBody = if body.iter().all(u8::is_ascii_whitespace) {
-        ActBody::default()
-    } else {
-        match serde_json::from_slice::<Option<ActBody>>(&body) {
-            Ok(b) => b.unwrap_or_default(),
-            Err(e) => {
-                return error(
-                    StatusCode::BAD_REQUEST,
-                    format!(
-                        "the body must be JSON like {{\"failed\": false, \"detail\": \"...\"}} \
-                         or {{\"to\": \"user\"}}: {e}"
-                    ),
-                );
-            }
-        }
-    };
-    let action = match action.as_str() {
-        "select" => ItemAction::Select,
-        "release" => ItemAction::Release,
-        "lock" => ItemAction::Lock,
-        "unlock" => ItemAction::Unlock,
-        "complete" => ItemAction::Complete {
-            succeeded: !body.failed,
-            detail: body.detail,
-        },
-        "delegate" => match body.to {
-            Some(to) => ItemAction::Delegate {
-                to: UserId::new(to),
-            },
-            None => {
-                return error(
-                    StatusCode::BAD_REQUEST,
-                    "delegate needs the user who gets the item: {\"to\": \"user\"}".to_owned(),
-                );
-            }
-        },
-        other => {
-            return error(
-                StatusCode::NOT_FOUND,
-                format!(
-                    "no action '{other}': use select, release, lock, unlock, complete or delegate"
-                ),
-            );
-        }
+    let action = match action_of(&action, &body) {
+        Ok(action) => action,
+        Err((status, message)) => return error(status, message),
     };
     let what = action.as_str();
     let (instance, activity) = (InstanceId(instance), ActivityId(activity));
@@ -175,4 +133,53 @@ pub(crate) async fn act(
         Ok(ClaimOutcome::UnknownItem(reason)) => error(StatusCode::NOT_FOUND, reason),
         Err(e) => unavailable(e),
     }
+}
+
+/// The action a path word and body stand for, or the answer refusing them. No body, `null`
+/// and `{}` all mean no details.
+fn action_of(action: &str, body: &[u8]) -> Result<ItemAction, (StatusCode, String)> {
+    let body: ActBody = if body.iter().all(u8::is_ascii_whitespace) {
+        ActBody::default()
+    } else {
+        serde_json::from_slice::<Option<ActBody>>(body)
+            .map_err(|e| {
+                (
+                    StatusCode::BAD_REQUEST,
+                    format!(
+                        "the body must be JSON like {{\"failed\": false, \"detail\": \"...\"}} \
+                         or {{\"to\": \"user\"}}: {e}"
+                    ),
+                )
+            })?
+            .unwrap_or_default()
+    };
+    Ok(match action {
+        "select" => ItemAction::Select,
+        "release" => ItemAction::Release,
+        "lock" => ItemAction::Lock,
+        "unlock" => ItemAction::Unlock,
+        "complete" => ItemAction::Complete {
+            succeeded: !body.failed,
+            detail: body.detail,
+        },
+        "delegate" => match body.to {
+            Some(to) => ItemAction::Delegate {
+                to: UserId::new(to),
+            },
+            None => {
+                return Err((
+                    StatusCode::BAD_REQUEST,
+                    "delegate needs the user who gets the item: {\"to\": \"user\"}".to_owned(),
+                ));
+            }
+        },
+        other => {
+            return Err((
+                StatusCode::NOT_FOUND,
+                format!(
+                    "no action '{other}': use select, release, lock, unlock, complete or delegate"
+                ),
+            ));
+        }
+    })
 }

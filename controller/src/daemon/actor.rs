@@ -256,6 +256,20 @@ impl ControllerActor {
                     });
                 after.controlled.push((reply, result));
             }
+            other => self.people_command(now, other, effects, after),
+        }
+    }
+
+    /// An operator's word on the people side: an organisation applied, a work item
+    /// administered.
+    fn people_command(
+        &mut self,
+        now: u64,
+        command: Command,
+        effects: &mut Vec<Effect>,
+        after: &mut After,
+    ) {
+        match command {
             Command::Organisation {
                 document,
                 org,
@@ -299,6 +313,8 @@ impl ControllerActor {
                 });
                 after.administered.push((reply, result));
             }
+            // Handled by `command`.
+            Command::Submit { .. } | Command::Control { .. } => {}
         }
     }
 

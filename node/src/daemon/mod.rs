@@ -71,7 +71,9 @@ pub struct RunView {
     pub activities: Vec<mobiwf_proto::ActivityRecord>,
 }
 
-/// What the node's actor is sent.
+/// What the node's actor is sent. Inbound messages are the common case and the largest
+/// (a work item's snapshot); boxing them would allocate for every message.
+#[allow(clippy::large_enum_variant)]
 enum Event {
     /// A message from a peer (or from this node to itself).
     Inbound(Inbound),
