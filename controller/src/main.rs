@@ -137,7 +137,8 @@ enum Command {
         #[command(flatten)]
         api: ApiArgs,
     },
-    /// Check workflow definitions and partition documents (the kind is detected).
+    /// Check workflow definitions, partition documents and organisation documents (the kind is
+    /// detected).
     ///
     /// Prints `file:line:col: error: message` for every problem found, or `file: ok` for a
     /// valid document. Exit status: 0 when every document is valid, 1 when any has a

@@ -61,6 +61,9 @@ pub enum DocumentKind {
     Definition,
     /// A partition document (Figure 10).
     Partition,
+    /// An organisation document (users, roles, departments, teams): its root is
+    /// `organisation`.
+    Organisation,
 }
 
 /// Reads and validates a workflow definition; every problem when there is any.
@@ -84,15 +87,16 @@ pub fn read_partition(src: &[u8]) -> Result<Loaded<PartitionDocument>, Diagnosti
     load(&parse(src)?, read::read_partition, no_validation)
 }
 
-/// Which language `src` is written in: a partition document has a `startTime`, activities
-/// directly under the root, or activities with `responseImmediate`, `adjacents` or
-/// `precondition` elements; anything else is read as a definition.
+/// Which language `src` is written in: an organisation document has the root
+/// `organisation`; a partition document has a `startTime`, activities directly under the root,
+/// or activities with `responseImmediate`, `adjacents` or `precondition` elements; anything
+/// else is read as a definition.
 pub fn detect_kind(src: &[u8]) -> Result<DocumentKind, Diagnostics> {
     Ok(kind_of(&parse(src)?))
 }
 
-/// Every problem of a document of either kind (detected with [`detect_kind`]); empty when the
-/// document is valid.
+/// Every problem of a document of any of the three kinds (detected with [`detect_kind`]);
+/// empty when the document is valid.
 pub fn check(src: &[u8]) -> Diagnostics {
     let root = match parse(src) {
         Ok(root) => root,
@@ -101,6 +105,8 @@ pub fn check(src: &[u8]) -> Diagnostics {
     match kind_of(&root) {
         DocumentKind::Definition => load(&root, read::read_definition, validate_definition).err(),
         DocumentKind::Partition => load(&root, read::read_partition, validate_partition).err(),
+        // Parsed again with the organisation's own wording of the tree's problems.
+        DocumentKind::Organisation => load_organisation(src).err(),
     }
     .unwrap_or_default()
 }
@@ -152,6 +158,9 @@ fn no_validation<T>(_: &T, _: &SourceMap) -> Vec<Diagnostic> {
 }
 
 fn kind_of(root: &Element) -> DocumentKind {
+    if root.name == "organisation" {
+        return DocumentKind::Organisation;
+    }
     const PARTITION_ONLY: &[&str] = &["responseImmediate", "adjacents"];
     let partition_activity = |a: &Element| {
         a.children

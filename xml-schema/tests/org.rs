@@ -731,3 +731,20 @@ fn written_documents_pass_the_xsd() {
     fs::remove_dir_all(&out).ok();
     assert_no_problems(&problems);
 }
+
+#[test]
+fn check_detects_an_organisation_document() {
+    let good = br#"<organisation><roles><role id="tech"/></roles></organisation>"#;
+    assert_eq!(
+        mobiwf_xml_schema::detect_kind(good).unwrap(),
+        mobiwf_xml_schema::DocumentKind::Organisation
+    );
+    assert!(mobiwf_xml_schema::check(good).is_empty());
+    let bad = br#"<organisation><users><user id="a"><role id="x"/></user></users></organisation>"#;
+    let rendered = mobiwf_xml_schema::check(bad).render("org.xml");
+    assert!(rendered.starts_with("org.xml:1:"), "{rendered}");
+    assert!(
+        rendered.contains("\"x\", which is not declared in <roles>"),
+        "{rendered}"
+    );
+}

@@ -38,6 +38,9 @@ fn detail(inst: &Instance, a: &ActivityView) -> String {
     if let Some(d) = &a.detail {
         notes.push(d.clone());
     }
+    if let Some(item) = inst.items.get(&a.id) {
+        notes.extend(item_notes(item));
+    }
     if let Some((at_ms, why)) = &a.overdue {
         notes.push(format!(
             "{why}: withdrawn at {} unless its partner reports it first",
@@ -65,6 +68,40 @@ fn detail(inst: &Instance, a: &ActivityView) -> String {
         }
     }
     notes.join("; ")
+}
+
+/// Who a work item is with: `done by alice`, `held by bob (locked)`, `offered to a, b`, or
+/// why nobody can take it.
+fn item_notes(item: &mobiwf_book::ItemSummary) -> Vec<String> {
+    let mut notes = Vec::new();
+    let list = |users: &[mobiwf_proto::UserId]| {
+        users
+            .iter()
+            .map(|u| u.as_str())
+            .collect::<Vec<_>>()
+            .join(", ")
+    };
+    if !item.done_by.is_empty() {
+        notes.push(format!("done by {}", list(&item.done_by)));
+    }
+    for h in &item.holders {
+        let how = match h.hold {
+            mobiwf_proto::Hold::Selected => "selected",
+            mobiwf_proto::Hold::Locked => "locked",
+        };
+        let from = h
+            .grantor
+            .as_ref()
+            .map_or(String::new(), |g| format!(", delegated by {g}"));
+        notes.push(format!("{how} by {}{from}", h.user));
+    }
+    if !item.offered.is_empty() {
+        notes.push(format!("offered to {}", list(&item.offered)));
+    }
+    if let Some(why) = &item.unassigned {
+        notes.push(format!("nobody to offer to: {why}"));
+    }
+    notes
 }
 
 /// One instance and its activities, then its given-up partitions.
@@ -325,6 +362,29 @@ mod tests {
             "{text}"
         );
         assert_eq!(lines[3], "P2 is suspected: no answer for 10 s", "{text}");
+    }
+
+    #[test]
+    fn work_items_say_who_has_them() {
+        let mut summary = mobiwf_book::ItemSummary {
+            offered: vec!["bob".into(), "carol".into()],
+            ..Default::default()
+        };
+        assert_eq!(item_notes(&summary), ["offered to bob, carol"]);
+        summary.offered.clear();
+        summary.holders.push(mobiwf_proto::Holder {
+            user: "carol".into(),
+            hold: mobiwf_proto::Hold::Locked,
+            since_ms: 5,
+            grantor: Some("alice".into()),
+        });
+        assert_eq!(
+            item_notes(&summary),
+            ["locked by carol, delegated by alice"]
+        );
+        summary.holders.clear();
+        summary.done_by.push("carol".into());
+        assert_eq!(item_notes(&summary), ["done by carol"]);
     }
 
     #[test]

@@ -1,4 +1,5 @@
-//! `validate FILE...`: every problem of every document, in compiler style.
+//! `validate FILE...`: every problem of every document (workflow definition, partition
+//! document or organisation document, detected), in compiler style.
 
 use std::path::PathBuf;
 use std::process::ExitCode;
@@ -22,6 +23,7 @@ pub fn run(files: &[PathBuf]) -> anyhow::Result<ExitCode> {
         if diagnostics.is_empty() {
             let kind = match detect_kind(&bytes) {
                 Ok(DocumentKind::Partition) => "partition document",
+                Ok(DocumentKind::Organisation) => "organisation document",
                 _ => "workflow definition",
             };
             println!("{name}: ok ({kind})");
