@@ -26,78 +26,13 @@ impl From<InstanceId> for mobiwf_xml_schema::WorkflowId {
     }
 }
 
-macro_rules! text_id {
-    ($(#[$doc:meta])* $name:ident) => {
-        $(#[$doc])*
-        #[derive(
-            Debug, Clone, PartialEq, Eq, PartialOrd, Ord, Hash, Default, Serialize, Deserialize,
-        )]
-        #[serde(transparent)]
-        pub struct $name(String);
-
-        impl $name {
-            /// Wraps the text as it is.
-            pub fn new(text: impl Into<String>) -> Self {
-                Self(text.into())
-            }
-
-            /// The text.
-            pub fn as_str(&self) -> &str {
-                &self.0
-            }
-        }
-
-        impl fmt::Display for $name {
-            fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-                f.write_str(&self.0)
-            }
-        }
-
-        impl From<&str> for $name {
-            fn from(text: &str) -> Self {
-                Self(text.to_owned())
-            }
-        }
-
-        impl From<String> for $name {
-            fn from(text: String) -> Self {
-                Self(text)
-            }
-        }
-
-        impl AsRef<str> for $name {
-            fn as_ref(&self) -> &str {
-                &self.0
-            }
-        }
-
-        impl std::borrow::Borrow<str> for $name {
-            fn borrow(&self) -> &str {
-                &self.0
-            }
-        }
-
-        impl PartialEq<str> for $name {
-            fn eq(&self, other: &str) -> bool {
-                self.0 == other
-            }
-        }
-
-        impl PartialEq<&str> for $name {
-            fn eq(&self, other: &&str) -> bool {
-                self.0 == *other
-            }
-        }
-    };
-}
-
-text_id!(
+mobiwf_xml_schema::text_id!(
     /// A node (or the controller) by its libp2p peer id, in its base58 text form. The network
     /// layer parses it once where it needs a `libp2p::PeerId`; the pure cores only compare it.
     NodeId
 );
 
-text_id!(
+mobiwf_xml_schema::text_id!(
     /// The name a node registered with, matched against a workflow partner's name or id.
     NodeName
 );

@@ -21,6 +21,19 @@ pub fn now_us() -> u64 {
         .unwrap_or(0)
 }
 
+/// The UTC time of day of `ms` since the epoch, `HH:MM:SS.mmm` (what the command lines print
+/// next to times).
+pub fn time_of_day_utc(ms: u64) -> String {
+    let day = ms % 86_400_000;
+    format!(
+        "{:02}:{:02}:{:02}.{:03}",
+        day / 3_600_000,
+        day / 60_000 % 60,
+        day / 1000 % 60,
+        day % 1000
+    )
+}
+
 /// Writes `text` to `path` via a temporary file and a rename, so readers never see half.
 pub fn write_atomically(path: &Path, text: &str) -> anyhow::Result<()> {
     let tmp = path.with_extension("tmp");

@@ -477,14 +477,14 @@ fn organisation() -> impl Strategy<Value = Organisation> {
                     .map(|(i, (id, parent))| Department {
                         id: id.as_str().into(),
                         name: name(i + 4),
-                        parent: parent.map(DepartmentId),
+                        parent: parent.map(DepartmentId::new),
                     })
                     .collect(),
                 teams: (teams.iter().zip(team_parents).enumerate())
                     .map(|(i, (id, parent))| Team {
                         id: id.as_str().into(),
                         name: name(i + 8),
-                        parent: parent.map(TeamId),
+                        parent: parent.map(TeamId::new),
                     })
                     .collect(),
                 users: (users.iter().zip(parts))
@@ -506,13 +506,16 @@ fn user(
         department: department
             .and_then(|k| departments.get(k % departments.len().max(1)))
             .map(|d| d.as_str().into()),
-        teams: pick(teams, &teams_picked).into_iter().map(TeamId).collect(),
+        teams: pick(teams, &teams_picked)
+            .into_iter()
+            .map(TeamId::new)
+            .collect(),
         device,
         on_leave,
         logged_on,
         roles: (role_ids.into_iter().zip(&grants))
             .map(|(role, (_, priority))| RoleGrant {
-                role: RoleId(role),
+                role: RoleId::new(role),
                 priority: *priority,
             })
             .collect(),

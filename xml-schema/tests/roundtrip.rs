@@ -93,9 +93,9 @@ fn assigned_people() -> impl Strategy<Value = People> {
         .prop_map(
             |(basis, (role, department, team), (method, policy, priority, disconnected))| {
                 let mut people = People {
-                    role: role.map(RoleId),
-                    department: department.map(DepartmentId),
-                    team: team.map(TeamId),
+                    role: role.map(RoleId::new),
+                    department: department.map(DepartmentId::new),
+                    team: team.map(TeamId::new),
                     basis,
                     method: Method::Fcfa,
                     policy,

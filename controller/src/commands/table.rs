@@ -172,14 +172,7 @@ pub fn instances(all: &[Instance]) -> String {
 
 /// Wall-clock UTC time of day, `HH:MM:SS.mmm`.
 fn clock(ms: u64) -> String {
-    let day = ms % 86_400_000;
-    format!(
-        "{:02}:{:02}:{:02}.{:03}",
-        day / 3_600_000,
-        day / 60_000 % 60,
-        day / 1000 % 60,
-        day % 1000
-    )
+    mobiwf_runtime::process::time_of_day_utc(ms)
 }
 
 /// An instance's history, one line per event, by time (ties in the order the controller

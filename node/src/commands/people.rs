@@ -70,7 +70,7 @@ pub async fn notices(api: &ApiArgs, user: &str, json: bool) -> anyhow::Result<()
     for n in list {
         println!(
             "{} UTC  instance {}{}: {}: {}",
-            clock(n["at_ms"].as_u64().unwrap_or(0)),
+            mobiwf_runtime::process::time_of_day_utc(n["at_ms"].as_u64().unwrap_or(0)),
             text(&n["instance"]),
             n["activity"]
                 .as_u64()
@@ -136,16 +136,4 @@ fn text(value: &Value) -> String {
         Value::String(s) => s.clone(),
         other => other.to_string(),
     }
-}
-
-/// Wall-clock UTC time of day, `HH:MM:SS.mmm`.
-fn clock(ms: u64) -> String {
-    let day = ms % 86_400_000;
-    format!(
-        "{:02}:{:02}:{:02}.{:03}",
-        day / 3_600_000,
-        day / 60_000 % 60,
-        day / 1000 % 60,
-        day % 1000
-    )
 }

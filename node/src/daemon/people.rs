@@ -6,7 +6,7 @@
 
 use std::collections::VecDeque;
 
-use mobiwf_engine::{Effect, Input, Target};
+use mobiwf_engine::{Effect, Target};
 use mobiwf_people::{DeskEffect, DeskInput, DeskRefusal};
 use mobiwf_proto::{Message, NodeId};
 use mobiwf_runtime::daemon::{Destination, Group, Sequencer};
@@ -16,6 +16,7 @@ use tokio::sync::oneshot;
 
 use super::ClaimOutcome;
 use super::actor::{After, NodeActor};
+use super::translate::claim_input;
 
 /// The most rounds of messages between this node's engine and desk in one group: each round
 /// is one claim or one snapshot; a claim takes two, so this is never reached in practice.
@@ -126,7 +127,7 @@ impl NodeActor {
                     }
                     DeskEffect::Send { to, message } if local && self.is_me(seq, &to) => {
                         let me = NodeId::new(seq.me().as_str());
-                        match claim_input(*message, me) {
+                        match claim_input(*message, Some(me)) {
                             Some(input) => match self.engine.apply_us(now_us, input) {
                                 Ok(effects) => engine.extend(effects),
                                 Err(e) => tracing::warn!("a claim of this node's user: {e}"),
@@ -174,24 +175,3 @@ impl NodeActor {
 /// The most API calls waiting for a host's answer kept at once; beyond, those whose caller
 /// left are dropped.
 pub const MAX_WAITERS: usize = 10_000;
-
-/// The engine input of a claim this node's desk sends to this node's engine.
-fn claim_input(message: Message, me: NodeId) -> Option<Input> {
-    match message {
-        Message::Claim {
-            instance,
-            activity,
-            user,
-            action,
-            request,
-        } => Some(Input::Claim {
-            instance,
-            activity,
-            user,
-            action,
-            request,
-            from: Some(me),
-        }),
-        _ => None,
-    }
-}

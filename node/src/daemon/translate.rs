@@ -45,20 +45,10 @@ pub(super) fn route_of(
             tracing::info!(version, "organisation directory received");
             Routed::Engine(Input::Directory(directory))
         }
-        Message::Claim {
-            instance,
-            activity,
-            user,
-            action,
-            request,
-        } => Routed::Engine(Input::Claim {
-            instance,
-            activity,
-            user,
-            action,
-            request,
-            from: (!from_controller).then(|| NodeId::new(from.to_string())),
-        }),
+        message @ Message::Claim { .. } => {
+            let sender = (!from_controller).then(|| NodeId::new(from.to_string()));
+            Routed::Engine(claim_input(message, sender).ok_or("not a claim")?)
+        }
         message @ Message::Item { .. } => {
             if let Message::Item { info, .. } = &message {
                 let (host, _) = outbox::peer_of(&info.host)?;
@@ -156,6 +146,28 @@ pub(super) fn input_of(
         }
         other => return Err(format!("a node does not take {} messages", other.kind())),
     })
+}
+
+/// The engine input of a claim: `from` is the sending node (a device), none for the
+/// controller.
+pub(super) fn claim_input(message: Message, from: Option<NodeId>) -> Option<Input> {
+    match message {
+        Message::Claim {
+            instance,
+            activity,
+            user,
+            action,
+            request,
+        } => Some(Input::Claim {
+            instance,
+            activity,
+            user,
+            action,
+            request,
+            from,
+        }),
+        _ => None,
+    }
 }
 
 /// Every adjacent's location must be a full libp2p address, or its notification could never be

@@ -3,17 +3,19 @@
 //! manual activity and how it is offered (`<role>`, `<assignment>`, `<policy>`,
 //! `<priority>`, `<disconnected>`; seed 004 Table 2, seed 002 §3.3).
 
-use std::fmt;
-
+/// Declares a text identifier: a `String` newtype that serializes as the bare text, with
+/// `new`, `as_str`, `Display`, conversions from text and comparisons with `str`. Shared with
+/// `mobiwf-proto` (node ids and names), so every text id behaves alike.
+#[macro_export]
+#[doc(hidden)]
 macro_rules! text_id {
     ($(#[$doc:meta])* $name:ident) => {
         $(#[$doc])*
         #[derive(
-            Debug, Clone, PartialEq, Eq, PartialOrd, Ord, Hash, Default, serde::Serialize,
-            serde::Deserialize,
+            Debug, Clone, PartialEq, Eq, PartialOrd, Ord, Hash, Default, ::serde::Serialize, ::serde::Deserialize,
         )]
         #[serde(transparent)]
-        pub struct $name(pub String);
+        pub struct $name(String);
 
         impl $name {
             /// Wraps the text as it is.
@@ -27,8 +29,8 @@ macro_rules! text_id {
             }
         }
 
-        impl fmt::Display for $name {
-            fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        impl ::std::fmt::Display for $name {
+            fn fmt(&self, f: &mut ::std::fmt::Formatter<'_>) -> ::std::fmt::Result {
                 f.write_str(&self.0)
             }
         }
@@ -39,9 +41,33 @@ macro_rules! text_id {
             }
         }
 
+        impl From<String> for $name {
+            fn from(text: String) -> Self {
+                Self(text)
+            }
+        }
+
+        impl AsRef<str> for $name {
+            fn as_ref(&self) -> &str {
+                &self.0
+            }
+        }
+
         impl std::borrow::Borrow<str> for $name {
             fn borrow(&self) -> &str {
                 &self.0
+            }
+        }
+
+        impl PartialEq<str> for $name {
+            fn eq(&self, other: &str) -> bool {
+                self.0 == other
+            }
+        }
+
+        impl PartialEq<&str> for $name {
+            fn eq(&self, other: &&str) -> bool {
+                self.0 == *other
             }
         }
     };

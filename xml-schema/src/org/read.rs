@@ -102,7 +102,7 @@ fn read_role(ctx: &mut Ctx, el: &Element, i: usize) -> Role {
     check_attrs(ctx, el, &what, ROLE_ATTRS);
     ctx.check_content(el, &what, &[]);
     Role {
-        id: RoleId(id.unwrap_or_default()),
+        id: RoleId::new(id.unwrap_or_default()),
         name: text_attr(el, "name"),
     }
 }
@@ -117,7 +117,7 @@ fn read_department(ctx: &mut Ctx, el: &Element, i: usize) -> Department {
     check_attrs(ctx, el, &what, DEPARTMENT_ATTRS);
     ctx.check_content(el, &what, &[]);
     Department {
-        id: DepartmentId(id.unwrap_or_default()),
+        id: DepartmentId::new(id.unwrap_or_default()),
         name: text_attr(el, "name"),
         parent: el.attr(&["parent"]).map(DepartmentId::from),
     }
@@ -131,7 +131,7 @@ fn read_team(ctx: &mut Ctx, el: &Element, i: usize) -> Team {
     check_attrs(ctx, el, &what, TEAM_ATTRS);
     ctx.check_content(el, &what, &[]);
     Team {
-        id: TeamId(id.unwrap_or_default()),
+        id: TeamId::new(id.unwrap_or_default()),
         name: text_attr(el, "name"),
         parent: el.attr(&["parent"]).map(TeamId::from),
     }
@@ -148,7 +148,7 @@ fn read_user(ctx: &mut Ctx, el: &Element, i: usize) -> User {
     let mut teams = Vec::new();
     if let Some(attr) = el.attrs.iter().find(|a| a.name == "team") {
         ctx.map.set(Node::UserTeam(i, 0), attr.pos);
-        teams.push(TeamId(attr.value.clone()));
+        teams.push(TeamId::new(attr.value.clone()));
     }
     let mut roles = Vec::new();
     for child in &el.children {
@@ -167,7 +167,7 @@ fn read_user(ctx: &mut Ctx, el: &Element, i: usize) -> User {
         }
     }
     User {
-        id: UserId(id.unwrap_or_default()),
+        id: UserId::new(id.unwrap_or_default()),
         name: text_attr(el, "name"),
         department: el.attr(&["department"]).map(DepartmentId::from),
         teams,
@@ -198,7 +198,7 @@ fn read_grant(
         .and_then(|a| priority(ctx, a, &role, user))
         .unwrap_or(0);
     Some(RoleGrant {
-        role: RoleId(role),
+        role: RoleId::new(role),
         priority,
     })
 }
@@ -220,7 +220,7 @@ fn read_user_team(
         .find(|a| a.name == "id")
         .map_or(el.pos, |a| a.pos);
     ctx.map.set(Node::UserTeam(i, j), pos);
-    Some(TeamId(team))
+    Some(TeamId::new(team))
 }
 
 /// `what id`, or `this what` when the id is missing or empty: how messages name an element.

@@ -34,15 +34,15 @@ impl Ctx {
             role: el
                 .child(&["role"])
                 .and_then(|e| self.group_id(e, owner, "a role", "tech"))
-                .map(RoleId),
+                .map(RoleId::new),
             department: el
                 .child(&["department"])
                 .and_then(|e| self.group_id(e, owner, "a department", "field"))
-                .map(DepartmentId),
+                .map(DepartmentId::new),
             team: el
                 .child(&["team"])
                 .and_then(|e| self.group_id(e, owner, "a team", "north"))
-                .map(TeamId),
+                .map(TeamId::new),
             basis: basis.unwrap_or_default(),
             method: method.unwrap_or_default(),
             policy: el
