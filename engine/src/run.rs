@@ -538,15 +538,14 @@ impl Run {
 }
 
 fn parse(key: RunKey, document: &str) -> Result<PartitionDocument, Refusal> {
-    let loaded = mobiwf_xml_schema::load_partition(document.as_bytes());
-    #[cfg(test)]
-    let loaded = loaded.map(crate::tests::people::apply_given);
-    loaded.map(|l| l.value).map_err(|d| Refusal::BadDocument {
-        instance: key.instance,
-        partition: key.partition,
-        diagnostics: d.render(&format!(
-            "instance-{}-partition-{}.xml",
-            key.instance, key.partition
-        )),
-    })
+    mobiwf_xml_schema::load_partition(document.as_bytes())
+        .map(|l| l.value)
+        .map_err(|d| Refusal::BadDocument {
+            instance: key.instance,
+            partition: key.partition,
+            diagnostics: d.render(&format!(
+                "instance-{}-partition-{}.xml",
+                key.instance, key.partition
+            )),
+        })
 }

@@ -32,9 +32,9 @@ fn invalid(v: &Option<Verdict>, words: &str) -> bool {
 
 scenarios! {
 fn a_release_offers_it_again_to_its_users() {
-    give(3, tech(Method::Fcfa));
+    let people_3 = tech(Method::Fcfa);
     let mut e = host(directory(1, three()));
-    deploy_manual(&mut e, 1000, 1, 3);
+    deploy_manual(&mut e, 1000, 1, (3, &people_3));
     claim(&mut e, 2000, (1, 3), "alice", ItemAction::Select, Some("N1"));
     let fx = claim(&mut e, 2100, (1, 3), "bob", ItemAction::Release, Some("N2"));
     assert!(forbidden(&verdict(&fx)), "only the holder releases");
@@ -53,15 +53,15 @@ fn a_release_offers_it_again_to_its_users() {
 }
 
 fn a_lock_needs_disconnected_and_is_given_back_by_an_unlock() {
-    give(3, tech(Method::Fcfa));
-    give(5, People { disconnected: true, ..tech(Method::Fcfa) });
+    let people_3 = tech(Method::Fcfa);
+    let people_5 = People { disconnected: true, ..tech(Method::Fcfa) };
     let mut e = host(directory(1, three()[..2].to_vec()));
-    deploy_manual(&mut e, 1000, 1, 3);
+    deploy_manual(&mut e, 1000, 1, (3, &people_3));
     let fx = claim(&mut e, 2000, (1, 3), "alice", ItemAction::Lock, Some("N1"));
     assert!(invalid(&verdict(&fx), "disconnected"));
     assert_eq!(holders(&e, 1, 3), [None]);
 
-    deploy_manual(&mut e, 1000, 2, 5);
+    deploy_manual(&mut e, 1000, 2, (5, &people_5));
     let fx = claim(&mut e, 2000, (2, 5), "alice", ItemAction::Lock, Some("N1"));
     assert_eq!(verdict(&fx), Some(Verdict::Done));
     let mine = sent_to(&fx, "N1").expect("told");
@@ -80,9 +80,9 @@ fn a_lock_needs_disconnected_and_is_given_back_by_an_unlock() {
 }
 
 fn only_the_holder_completes_and_the_activity_then_ends_as_any_other() {
-    give(3, tech(Method::Fcfa));
+    let people_3 = tech(Method::Fcfa);
     let mut e = host(directory(1, three()));
-    deploy_manual(&mut e, 1000, 1, 3);
+    deploy_manual(&mut e, 1000, 1, (3, &people_3));
     let fx = claim(&mut e, 1500, (1, 3), "alice", complete(true, "done"), Some("N1"));
     assert!(invalid(&verdict(&fx), "select"), "complete before select");
     claim(&mut e, 2000, (1, 3), "alice", ItemAction::Select, Some("N1"));
@@ -105,9 +105,9 @@ fn only_the_holder_completes_and_the_activity_then_ends_as_any_other() {
 }
 
 fn a_failed_completion_fails_the_activity_naming_who_and_why() {
-    give(3, tech(Method::Fcfa));
+    let people_3 = tech(Method::Fcfa);
     let mut e = host(directory(1, three()));
-    deploy_manual(&mut e, 1000, 1, 3);
+    deploy_manual(&mut e, 1000, 1, (3, &people_3));
     claim(&mut e, 2000, (1, 3), "bob", ItemAction::Select, Some("N2"));
     let fx = claim(&mut e, 3000, (1, 3), "bob", complete(false, "the pump is broken"), Some("N2"));
     assert_eq!(state(&e, 1, 3), ActivityState::Failed);
@@ -118,11 +118,11 @@ fn a_failed_completion_fails_the_activity_naming_who_and_why() {
 }
 
 fn delegation_records_its_grantor_and_only_the_holder_an_administrator_or_the_controller_may() {
-    give(3, tech(Method::Fcfa));
+    let people_3 = tech(Method::Fcfa);
     let mut users = three();
     users.push(user("dave", "N4", &[("administrator", 0)]));
     let mut e = host(directory(1, users));
-    deploy_manual(&mut e, 1000, 1, 3);
+    deploy_manual(&mut e, 1000, 1, (3, &people_3));
     claim(&mut e, 2000, (1, 3), "alice", ItemAction::Select, Some("N1"));
     let fx = claim(&mut e, 2100, (1, 3), "carol", delegate("carol"), Some("N3"));
     assert!(forbidden(&verdict(&fx)));
@@ -149,9 +149,9 @@ fn delegation_records_its_grantor_and_only_the_holder_an_administrator_or_the_co
 }
 
 fn method_all_copies_are_delegated_only_to_users_without_one() {
-    give(3, tech(Method::All));
+    let people_3 = tech(Method::All);
     let mut e = host(directory(1, three()));
-    deploy_manual(&mut e, 1000, 1, 3);
+    deploy_manual(&mut e, 1000, 1, (3, &people_3));
     claim(&mut e, 2000, (1, 3), "alice", ItemAction::Select, Some("N1"));
     let fx = claim(&mut e, 2100, (1, 3), "alice", delegate("bob"), Some("N1"));
     assert!(invalid(&verdict(&fx), "already has a copy"));
@@ -161,11 +161,11 @@ fn method_all_copies_are_delegated_only_to_users_without_one() {
 }
 
 fn an_administrator_inserts_and_removes_users() {
-    give(3, tech(Method::Fcfa));
+    let people_3 = tech(Method::Fcfa);
     let mut users = three();
     users.push(user("erin", "N5", &[("other", 0)]));
     let mut e = host(directory(1, users));
-    deploy_manual(&mut e, 1000, 1, 3);
+    deploy_manual(&mut e, 1000, 1, (3, &people_3));
     let fx = claim(&mut e, 2000, (1, 3), "bob", ItemAction::Insert, Some("N2"));
     assert!(forbidden(&verdict(&fx)), "bob is no administrator");
     let fx = claim(&mut e, 2100, (1, 3), "erin", ItemAction::Insert, None);
@@ -198,9 +198,9 @@ fn an_administrator_inserts_and_removes_users() {
 }
 
 fn removing_every_copy_of_method_all_fails_the_activity() {
-    give(3, tech(Method::All));
+    let people_3 = tech(Method::All);
     let mut e = host(directory(1, three()[..2].to_vec()));
-    deploy_manual(&mut e, 1000, 1, 3);
+    deploy_manual(&mut e, 1000, 1, (3, &people_3));
     claim(&mut e, 2000, (1, 3), "alice", ItemAction::Select, Some("N1"));
     claim(&mut e, 2100, (1, 3), "alice", complete(true, "ok"), Some("N1"));
     let fx = claim(&mut e, 2200, (1, 3), "bob", ItemAction::Remove, None);
@@ -209,7 +209,7 @@ fn removing_every_copy_of_method_all_fails_the_activity() {
     assert_eq!(notifies(&fx), [("/remote/b".to_owned(), 3, Outcome::Succeeded)]);
 
     let mut e = host(directory(1, three()[..2].to_vec()));
-    deploy_manual(&mut e, 1000, 1, 3);
+    deploy_manual(&mut e, 1000, 1, (3, &people_3));
     claim(&mut e, 2000, (1, 3), "alice", ItemAction::Remove, None);
     claim(&mut e, 2100, (1, 3), "bob", ItemAction::Remove, None);
     assert_eq!(state(&e, 1, 3), ActivityState::Failed);
@@ -217,10 +217,10 @@ fn removing_every_copy_of_method_all_fails_the_activity() {
 }
 
 fn items_are_closed_when_their_activity_ends_otherwise() {
-    give(3, tech(Method::Fcfa));
+    let people_3 = tech(Method::Fcfa);
     let mut e = host(directory(1, three()[..2].to_vec()));
     // Cancelled by an operator while Alice holds it: her device is told.
-    deploy_manual(&mut e, 1000, 1, 3);
+    deploy_manual(&mut e, 1000, 1, (3, &people_3));
     claim(&mut e, 2000, (1, 3), "alice", ItemAction::Select, Some("N1"));
     let fx = control(&mut e, 3000, 1, Control::Cancel);
     assert_eq!(state(&e, 1, 3), ActivityState::Cancelled);
@@ -233,13 +233,13 @@ fn items_are_closed_when_their_activity_ends_otherwise() {
     assert!(unavailable(&verdict(&fx)));
 
     // Withdrawn while offered to both: both told.
-    deploy_manual(&mut e, 1000, 2, 3);
+    deploy_manual(&mut e, 1000, 2, (3, &people_3));
     let fx = withdraw(&mut e, 3000, 2, &[3], "too slow");
     assert_eq!(devices(&fx), ["N1", "N2"]);
     assert!(sent(&fx).iter().all(|s| matches!(&s.status, ItemStatus::Closed { why } if why.contains("too slow"))));
 
     // Timed out.
-    let document = manual_doc(3, 3, 10);
+    let document = manual_doc(3, (3, &people_3), 10);
     at(&mut e, 1000, Input::Deploy { instance: InstanceId(3), partition: PartitionId(1), document });
     let fx = tick(&mut e, 11_000);
     assert_eq!(state(&e, 3, 3), ActivityState::Failed);
@@ -249,11 +249,11 @@ fn items_are_closed_when_their_activity_ends_otherwise() {
 }
 
 fn a_restart_keeps_holders_offers_and_the_directory() {
-    give(3, tech(Method::Fcfa));
+    let people_3 = tech(Method::Fcfa);
     let mut e = host(directory(4, three()));
     let mut disk = Disk::default();
-    deploy_manual(&mut e, 1000, 1, 3);
-    deploy_manual(&mut e, 1000, 2, 3);
+    deploy_manual(&mut e, 1000, 1, (3, &people_3));
+    deploy_manual(&mut e, 1000, 2, (3, &people_3));
     claim(&mut e, 2000, (1, 3), "alice", ItemAction::Select, Some("N1"));
     let mut e2 = disk.restart(&mut e);
     assert_eq!(e2.items().collect::<Vec<_>>(), e.items().collect::<Vec<_>>());

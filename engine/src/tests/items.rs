@@ -10,9 +10,9 @@ use super::*;
 
 scenarios! {
 fn fcfa_offers_a_role_s_users_on_their_devices_and_the_first_select_wins() {
-    give(3, tech(Method::Fcfa));
+    let people_3 = tech(Method::Fcfa);
     let mut e = host(directory(1, three()[..2].to_vec()));
-    let fx = deploy_manual(&mut e, 1000, 1, 3);
+    let fx = deploy_manual(&mut e, 1000, 1, (3, &people_3));
     let views = sent(&fx);
     assert_eq!(devices(&fx), ["N1", "N2"]);
     assert_eq!(views[0].offered, ["alice"]);
@@ -48,9 +48,9 @@ fn twenty_claims_from_ten_users_make_exactly_one_holder() {
     let users: Vec<_> = (0..10)
         .map(|i| user(&format!("u{i}"), &format!("D{i}"), &[("tech", 0)]))
         .collect();
-    give(3, mobiwf_xml_schema::People { disconnected: true, ..tech(Method::Fcfa) });
+    let people_3 = mobiwf_xml_schema::People { disconnected: true, ..tech(Method::Fcfa) };
     let mut e = host(directory(1, users));
-    deploy_manual(&mut e, 1000, 1, 3);
+    deploy_manual(&mut e, 1000, 1, (3, &people_3));
     // Each user selects and locks, in a shuffled order.
     let mut claims: Vec<(u64, ItemAction)> = (0..10)
         .flat_map(|i| [(i, ItemAction::Select), (i, ItemAction::Lock)])
@@ -84,9 +84,9 @@ fn twenty_claims_from_ten_users_make_exactly_one_holder() {
 }
 
 fn method_all_gives_each_user_a_copy_and_ends_when_every_copy_is_done() {
-    give(3, tech(Method::All));
+    let people_3 = tech(Method::All);
     let mut e = host(directory(1, three()[..2].to_vec()));
-    let fx = deploy_manual(&mut e, 1000, 1, 3);
+    let fx = deploy_manual(&mut e, 1000, 1, (3, &people_3));
     assert_eq!(offered(&e, 1, 3), [vec!["alice"], vec!["bob"]]);
     assert_eq!(devices(&fx), ["N1", "N2"]);
     for (n, (who, device)) in [("alice", "N1"), ("bob", "N2")].into_iter().enumerate() {
@@ -111,23 +111,23 @@ fn method_all_gives_each_user_a_copy_and_ends_when_every_copy_is_done() {
 }
 
 fn priority_offers_it_to_the_user_with_the_highest_role_priority() {
-    give(3, tech(Method::Priority));
+    let people_3 = tech(Method::Priority);
     let users = vec![
         user("alice", "N1", &[("tech", 1)]),
         user("bob", "N2", &[("tech", 5)]),
         user("carol", "N3", &[("tech", 3)]),
     ];
     let mut e = host(directory(1, users));
-    let fx = deploy_manual(&mut e, 1000, 1, 3);
+    let fx = deploy_manual(&mut e, 1000, 1, (3, &people_3));
     assert_eq!(devices(&fx), ["N2"]);
     assert_eq!(offered(&e, 1, 3), [vec!["bob"]]);
 }
 
 fn least_working_offers_it_to_the_least_loaded_user() {
-    give(3, tech(Method::LeastWorking));
+    let people_3 = tech(Method::LeastWorking);
     let mut e = host(directory(1, three()));
     for instance in 1..=3 {
-        deploy_manual(&mut e, 1000, instance, 3);
+        deploy_manual(&mut e, 1000, instance, (3, &people_3));
     }
     let firsts: Vec<_> = (1..=3).map(|i| offered(&e, i, 3)[0].clone()).collect();
     assert_eq!(firsts, [vec!["alice"], vec!["bob"], vec!["carol"]]);
@@ -135,17 +135,17 @@ fn least_working_offers_it_to_the_least_loaded_user() {
     claim(&mut e, 2000, (2, 3), "bob", ItemAction::Select, Some("N2"));
     let complete = ItemAction::Complete { succeeded: true, detail: None };
     claim(&mut e, 2001, (2, 3), "bob", complete, Some("N2"));
-    deploy_manual(&mut e, 3000, 4, 3);
+    deploy_manual(&mut e, 3000, 4, (3, &people_3));
     assert_eq!(offered(&e, 4, 3), [vec!["bob"]]);
 }
 
 fn round_robin_takes_the_role_s_users_in_turn_across_restarts() {
-    give(3, tech(Method::RoundRobin));
+    let people_3 = tech(Method::RoundRobin);
     let mut e = host(directory(1, three()));
     let mut disk = Disk::default();
     let mut chosen = Vec::new();
     for instance in 1..=5 {
-        let fx = deploy_manual(&mut e, 1000 * instance, instance, 3);
+        let fx = deploy_manual(&mut e, 1000 * instance, instance, (3, &people_3));
         chosen.extend(devices(&fx));
         // A restart after every other item: the token is stored.
         if instance % 2 == 1 {
@@ -160,22 +160,22 @@ fn round_robin_takes_the_role_s_users_in_turn_across_restarts() {
 
 fn each_fcfa_policy_offers_it_to_the_users_it_names() {
     // fewest-assigned 1: alice already has an item (activity 5, by priority).
-    give(5, tech(Method::Priority));
-    give(3, tech_policy(Policy::FewestAssigned(1)));
+    let people_5 = tech(Method::Priority);
+    let people_3 = tech_policy(Policy::FewestAssigned(1));
     let mut users = three();
     users[0].roles[0].priority = 9;
     let mut e = host(directory(1, users));
-    deploy_manual(&mut e, 1000, 1, 5);
-    deploy_manual(&mut e, 1000, 2, 3);
+    deploy_manual(&mut e, 1000, 1, (5, &people_5));
+    deploy_manual(&mut e, 1000, 2, (3, &people_3));
     assert_eq!(offered(&e, 2, 3), [vec!["bob"]]);
 
     // fewest-selected 1: alice holds an item; bob and carol hold none.
-    give(5, tech(Method::Fcfa));
-    give(3, tech_policy(Policy::FewestSelected(1)));
+    let people_5 = tech(Method::Fcfa);
+    let people_3 = tech_policy(Policy::FewestSelected(1));
     let mut e = host(directory(1, three()));
-    deploy_manual(&mut e, 1000, 1, 5);
+    deploy_manual(&mut e, 1000, 1, (5, &people_5));
     claim(&mut e, 1500, (1, 5), "alice", ItemAction::Select, Some("N1"));
-    deploy_manual(&mut e, 2000, 2, 3);
+    deploy_manual(&mut e, 2000, 2, (3, &people_3));
     assert_eq!(offered(&e, 2, 3), [vec!["bob"]]);
 
     // most-frequent 1 and most-recent 1: by the devices' connections.
@@ -185,23 +185,22 @@ fn each_fcfa_policy_offers_it_to_the_users_it_names() {
         entry.connections = connections;
         entry.last_connected_ms = last;
     }
-    let dir = registered(dir);
-    give(3, tech_policy(Policy::MostFrequent(1)));
+    let people_3 = tech_policy(Policy::MostFrequent(1));
     let mut e = host(dir.clone());
-    deploy_manual(&mut e, 1000, 1, 3);
+    deploy_manual(&mut e, 1000, 1, (3, &people_3));
     assert_eq!(offered(&e, 1, 3), [vec!["bob"]]);
-    give(3, tech_policy(Policy::MostRecent(1)));
+    let people_3 = tech_policy(Policy::MostRecent(1));
     let mut e = host(dir);
-    deploy_manual(&mut e, 1000, 1, 3);
+    deploy_manual(&mut e, 1000, 1, (3, &people_3));
     assert_eq!(offered(&e, 1, 3), [vec!["carol"]]);
 }
 
 fn users_on_leave_are_never_offered_it() {
-    give(3, tech(Method::Fcfa));
+    let people_3 = tech(Method::Fcfa);
     let mut users = three();
     users[0] = on_leave(users[0].clone());
     let mut e = host(directory(1, users.clone()));
-    let fx = deploy_manual(&mut e, 1000, 1, 3);
+    let fx = deploy_manual(&mut e, 1000, 1, (3, &people_3));
     assert_eq!(devices(&fx), ["N2", "N3"]);
     assert_eq!(offered(&e, 1, 3), [vec!["bob", "carol"]]);
     // Bob takes it; Carol goes on leave; Bob gives it back: offered to Bob alone.
@@ -222,11 +221,11 @@ fn users_on_leave_are_never_offered_it() {
 }
 
 fn an_item_nobody_can_take_waits_for_a_newer_directory() {
-    give(3, tech(Method::Fcfa));
+    let people_3 = tech(Method::Fcfa);
     let mut e = Engine::new();
     e.set_location(HOST.to_owned());
     // No directory at all yet.
-    let fx = deploy_manual(&mut e, 1000, 1, 3);
+    let fx = deploy_manual(&mut e, 1000, 1, (3, &people_3));
     assert!(sent(&fx).is_empty());
     let why = match &item_events(&fx)[0][..] {
         [ItemEvent::Unassigned { why }] => why.clone(),
@@ -252,10 +251,11 @@ fn an_item_nobody_can_take_waits_for_a_newer_directory() {
 }
 
 fn activities_without_people_keep_the_node_wide_worklist() {
-    give(3, tech(Method::Fcfa));
+    let people_3 = tech(Method::Fcfa);
     let mut e = host(directory(1, three()));
-    deploy_manual(&mut e, 1000, 1, 3);
-    deploy_manual(&mut e, 1000, 2, 6);
+    deploy_manual(&mut e, 1000, 1, (3, &people_3));
+    // Activity 6 has no people extensions.
+    deploy_manual(&mut e, 1000, 2, (6, &mobiwf_xml_schema::People::default()));
     let listed: Vec<_> = e.worklist().iter().map(|w| (w.instance.0, w.activity.0)).collect();
     assert_eq!(listed, [(2, 6)], "the work item is on its users' worklists only");
     assert!(e.item(InstanceId(2), ActivityId(6)).is_none());
@@ -277,9 +277,9 @@ fn activities_without_people_keep_the_node_wide_worklist() {
 }
 
 fn the_item_carries_its_deadline_and_versions_grow_by_one_per_change() {
-    give(3, mobiwf_xml_schema::People { priority: 7, ..tech(Method::Fcfa) });
+    let people_3 = mobiwf_xml_schema::People { priority: 7, ..tech(Method::Fcfa) };
     let mut e = host(directory(1, three()[..2].to_vec()));
-    let document = manual_doc(1, 3, 60);
+    let document = manual_doc(1, (3, &people_3), 60);
     let fx = at(&mut e, 1000, Input::Deploy { instance: InstanceId(1), partition: PartitionId(1), document });
     assert_eq!(sent(&fx)[0].deadline_ms, Some(61_000));
     let info = fx.iter().find_map(|f| match f {

@@ -20,7 +20,7 @@ mod coverage;
 mod execution;
 mod failures;
 mod items;
-pub(crate) mod people;
+mod people;
 mod props;
 mod props_items;
 mod storage;

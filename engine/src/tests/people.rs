@@ -1,8 +1,8 @@
-//! Helpers of the work-item scenarios: directories built as values (users, roles, devices),
-//! people extensions given to activities, claims, what the effects say to devices and to
-//! the controller, and a store that keeps everything the engine hands over (restarts).
+//! Helpers of the work-item scenarios: directories read from organisation documents (users,
+//! roles, devices), partition documents that carry people extensions, claims, what the
+//! effects say to devices and to the controller, and a store that keeps everything the engine
+//! hands over (restarts).
 
-use std::cell::RefCell;
 use std::collections::BTreeMap;
 
 use mobiwf_people::Directory;
@@ -52,22 +52,12 @@ pub(super) fn on_leave(mut u: User) -> User {
     u
 }
 
-thread_local! {
-    /// Every directory the scenarios of this thread built: a restart finds the organisation
-    /// of a stored directory here (its document is empty: the scenarios build the value).
-    static BUILT: RefCell<Vec<Directory>> = const { RefCell::new(Vec::new()) };
-}
-
-/// Directory `version` with these users; each device they name is registered (connected
-/// once, at 0 ms). Registered for restarts ([`registered`]).
+/// Directory `version` with these users, as a node takes it from the controller: their
+/// organisation document (written with `write_organisation`, every role they play declared)
+/// read by `Directory::parse`; each device they name is registered (connected once, at 0 ms).
 pub(super) fn directory(version: u64, users: Vec<User>) -> Directory {
-    registered(unregistered(version, users))
-}
-
-/// [`directory`], not registered: for a directory the engine is to ignore (older).
-pub(super) fn unregistered(version: u64, users: Vec<User>) -> Directory {
     let mut roles: Vec<Role> = Vec::new();
-    let mut devices = BTreeMap::new();
+    let mut devices = Vec::new();
     for u in &users {
         for g in &u.roles {
             if !roles.iter().any(|r| r.id == g.role) {
@@ -78,34 +68,24 @@ pub(super) fn unregistered(version: u64, users: Vec<User>) -> Directory {
             }
         }
         if let Some(d) = &u.device {
-            devices.insert(
-                NodeName::from(d.as_str()),
-                DeviceEntry {
-                    name: NodeName::from(d.as_str()),
-                    node: node_of(d),
-                    location: location_of(d),
-                    connections: 1,
-                    last_connected_ms: 0,
-                },
-            );
+            devices.push(DeviceEntry {
+                name: NodeName::from(d.as_str()),
+                node: node_of(d),
+                location: location_of(d),
+                connections: 1,
+                last_connected_ms: 0,
+            });
         }
     }
-    Directory {
-        version,
-        document: String::new(),
-        org: Organisation {
-            roles,
-            departments: Vec::new(),
-            teams: Vec::new(),
-            users,
-        },
-        devices,
-    }
-}
-
-/// Registers a directory built or changed by a scenario, for restarts.
-pub(super) fn registered(dir: Directory) -> Directory {
-    BUILT.with(|b| b.borrow_mut().push(dir.clone()));
+    let org = Organisation {
+        roles,
+        departments: Vec::new(),
+        teams: Vec::new(),
+        users,
+    };
+    let document = mobiwf_xml_schema::write_organisation(&org);
+    let dir = Directory::parse(version, document, devices).expect("organisation document");
+    assert_eq!(dir.org, org, "the document says what the scenario means");
     dir
 }
 
@@ -135,36 +115,20 @@ pub(super) fn tech_policy(policy: Policy) -> People {
     }
 }
 
-/// From now on (on this thread) activity `id` of every document has these extensions.
-pub(super) fn give(id: u64, people: People) {
-    GIVEN.with(|p| p.borrow_mut().insert(ActivityId(id), people));
-}
-
-/// Forgets every extension [`give`]n on this thread.
-pub(super) fn forget_given() {
-    GIVEN.with(|p| p.borrow_mut().clear());
-}
-
-thread_local! {
-    /// The people extensions given to activities by id on this thread ([`give`]): the tests
-    /// build documents as text, and this stands for their `<role>`, `<assignment>`, ...
-    /// elements until the tests write them.
-    static GIVEN: RefCell<BTreeMap<ActivityId, People>> = const { RefCell::new(BTreeMap::new()) };
-}
-
-/// Tests only: every partition document read on this thread gets the extensions [`give`]n
-/// to its activities (called by `run::parse`).
-pub(crate) fn apply_given(
-    mut loaded: mobiwf_xml_schema::Loaded<mobiwf_xml_schema::PartitionDocument>,
-) -> mobiwf_xml_schema::Loaded<mobiwf_xml_schema::PartitionDocument> {
-    GIVEN.with(|p| {
-        for act in &mut loaded.value.activities {
-            if let Some(people) = p.borrow().get(&act.id) {
-                act.people = people.clone();
-            }
-        }
-    });
-    loaded
+/// `document` (a partition document) with these people extensions on its activities, as a
+/// controller writes it (`write_partition`): the engine reads them from the document.
+pub(super) fn with_extensions(document: &str, given: &[(u64, &People)]) -> String {
+    let mut doc = mobiwf_xml_schema::load_partition(document.as_bytes())
+        .expect("a partition document")
+        .value;
+    for (id, people) in given {
+        let act = doc.activities.iter_mut().find(|a| a.id == ActivityId(*id));
+        act.expect("the activity given people").people = (*people).clone();
+    }
+    let written = mobiwf_xml_schema::write_partition(&doc);
+    let read = mobiwf_xml_schema::load_partition(written.as_bytes());
+    assert_eq!(read.expect("written document loads").value, doc);
+    written
 }
 
 /// A host (address [`HOST`]) that took `dir` at 500 ms.
@@ -175,15 +139,16 @@ pub(super) fn host(dir: Directory) -> Engine {
     e
 }
 
-/// A partition of `instance`: manual activity `id` (successors: local automatic 40 + id,
-/// remote 90 + id at `/remote/b`), its successor, and its `timeOut` if any.
-pub(super) fn manual_doc(instance: u64, id: u64, time_out: u32) -> String {
+/// A partition of `instance`: manual activity `id` with people extensions `people`
+/// (successors: local automatic 40 + id, remote 90 + id at `/remote/b`), its successor, and
+/// its `timeOut` if any.
+pub(super) fn manual_doc(instance: u64, (id, people): (u64, &People), time_out: u32) -> String {
     let next = 40 + id;
     let remote = 90 + id;
     let adj: &'static [(u64, &'static str)] =
         Box::leak(vec![(next, "/local"), (remote, "/remote/b")].into_boxed_slice());
     let pre: &'static [(u64, bool)] = Box::leak(vec![(id, true)].into_boxed_slice());
-    doc(
+    let document = doc(
         instance,
         &[
             A {
@@ -200,15 +165,21 @@ pub(super) fn manual_doc(instance: u64, id: u64, time_out: u32) -> String {
                 ..A::default()
             },
         ],
-    )
+    );
+    with_extensions(&document, &[(id, people)])
 }
 
-/// Deploys [`manual_doc`] (partition 1) at `now_ms`.
-pub(super) fn deploy_manual(e: &mut Engine, now_ms: u64, instance: u64, id: u64) -> Vec<Effect> {
+/// Deploys [`manual_doc`] (partition 1, no `timeOut`) at `now_ms`.
+pub(super) fn deploy_manual(
+    e: &mut Engine,
+    now_ms: u64,
+    instance: u64,
+    activity: (u64, &People),
+) -> Vec<Effect> {
     let input = Input::Deploy {
         instance: InstanceId(instance),
         partition: PartitionId(1),
-        document: manual_doc(instance, id, 0),
+        document: manual_doc(instance, activity, 0),
     };
     at(e, now_ms, input)
 }
@@ -445,7 +416,10 @@ impl Disk {
                 .iter()
                 .map(|(r, v)| (r.clone(), StoredToken::decode(v).expect("token")))
                 .collect(),
-            directory: self.directory.as_deref().map(stored_directory),
+            directory: self
+                .directory
+                .as_deref()
+                .map(|v| StoredDirectory::decode(v).expect("directory")),
         };
         let mut e = Engine::restore(runs, known).with_people(people);
         e.set_location(HOST.to_owned());
@@ -457,23 +431,4 @@ impl Disk {
         self.commit(e);
         self.load()
     }
-}
-
-/// A stored directory back: read as the daemon does when it has a document; the scenarios'
-/// directories have none (built as values), so theirs is the one built with the same
-/// version and devices.
-fn stored_directory(state: &[u8]) -> Directory {
-    let json: serde_json::Value = serde_json::from_slice(state).expect("directory json");
-    if json["document"].as_str().is_some_and(|d| !d.is_empty()) {
-        return StoredDirectory::decode(state).expect("directory");
-    }
-    let decoded = StoredDirectory::decode(state).expect("directory without document");
-    BUILT.with(|b| {
-        b.borrow()
-            .iter()
-            .rev()
-            .find(|d| d.version == decoded.version && d.devices == decoded.devices)
-            .cloned()
-            .expect("a directory the scenario built")
-    })
 }

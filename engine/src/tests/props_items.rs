@@ -81,9 +81,10 @@ fn people() -> impl Strategy<Value = People> {
     })
 }
 
-/// Instance `i`'s partition: manual 1, then manual 2 (with a `timeOut`), then automatic 3.
-fn item_doc(instance: u64, time_out: u32) -> String {
-    doc(
+/// Instance `i`'s partition: manual 1, then manual 2 (with a `timeOut`), then automatic 3;
+/// 1 and 2 have the people extensions `assigned`.
+fn item_doc(instance: u64, time_out: u32, assigned: &[People; 2]) -> String {
+    let document = doc(
         instance,
         &[
             A {
@@ -106,7 +107,8 @@ fn item_doc(instance: u64, time_out: u32) -> String {
                 ..A::default()
             },
         ],
-    )
+    );
+    with_extensions(&document, &[(1, &assigned[0]), (2, &assigned[1])])
 }
 
 #[derive(Debug, Clone)]
@@ -182,8 +184,10 @@ fn state_of(e: &Engine) -> State {
     }
 }
 
-/// The case's world: the engine, its disk, the clock, the directory versions given.
+/// The case's world: the extensions of manual activities 1 and 2, the engine, its disk, the
+/// clock, the directory versions given.
 struct World {
+    assigned: [People; 2],
     e: Engine,
     disk: Disk,
     now_ms: u64,
@@ -198,7 +202,7 @@ impl World {
             Op::Deploy(i) => Input::Deploy {
                 instance: InstanceId(i),
                 partition: PartitionId(1),
-                document: item_doc(i, 5 * u32::try_from(i).unwrap_or(1)),
+                document: item_doc(i, 5 * u32::try_from(i).unwrap_or(1), &self.assigned),
             },
             Op::Claim(i, a, u, kind, sender) => {
                 let (name, device) = USERS.get(u).map_or(("zed", "N1"), |(n, d, _)| (*n, *d));
@@ -223,7 +227,7 @@ impl World {
                     self.version += 1;
                     directory(self.version, users(leave))
                 } else {
-                    unregistered(self.version.saturating_sub(1), users(leave))
+                    directory(self.version.saturating_sub(1), users(leave))
                 };
                 Input::Directory(dir)
             }
@@ -370,11 +374,9 @@ fn check_sends(e: &Engine, effects: &[Effect]) {
     }
 }
 
-fn play(assigned: &[People; 2], ops: &[Op]) {
-    forget_given();
-    give(1, assigned[0].clone());
-    give(2, assigned[1].clone());
+fn play(assigned: [People; 2], ops: &[Op]) {
     let mut w = World {
+        assigned,
         e: host(directory(1, users(0))),
         disk: Disk::default(),
         now_ms: 1000,
@@ -412,6 +414,6 @@ proptest! {
         assigned in (people(), people()),
         ops in proptest::collection::vec(op(), 1..70),
     ) {
-        play(&[assigned.0, assigned.1], &ops);
+        play([assigned.0, assigned.1], &ops);
     }
 }
