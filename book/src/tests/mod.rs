@@ -347,49 +347,28 @@ const WHY: &str = "partner P1 stopped answering (no answer to 3 probes)";
 
 // The people side (issue 12).
 
-/// Organisations by the test documents that stand for them.
-type Orgs = std::collections::BTreeMap<String, mobiwf_xml_schema::Organisation>;
-
-thread_local! {
-    /// What each organisation document the tests applied says. The organisation reader
-    /// (`mobiwf_xml_schema::load_organisation`) is written on another branch; until it is
-    /// here, a book rebuilt from its changes reads a test document back through this.
-    static ORGS: std::cell::RefCell<Orgs> = const { std::cell::RefCell::new(Orgs::new()) };
+/// The organisation document of `org`, as an operator writes it.
+fn org_doc(org: &mobiwf_xml_schema::Organisation) -> String {
+    mobiwf_xml_schema::write_organisation(org)
 }
 
-/// The directory a stored people record holds, its document read back as the tests know it.
-fn directory_of(record: &PeopleRecord) -> mobiwf_people::Directory {
-    let org = if record.document.is_empty() {
-        mobiwf_xml_schema::Organisation::default()
-    } else {
-        ORGS.with(|o| o.borrow().get(&record.document).cloned())
-            .expect("a document the tests applied")
-    };
-    mobiwf_people::Directory {
-        version: record.version,
-        document: record.document.clone(),
-        org,
-        devices: record
-            .devices
-            .iter()
-            .map(|d| (d.name.clone(), d.clone()))
-            .collect(),
-    }
-}
-
-/// Applies an organisation (its document: a name the tests give it).
+/// Applies an organisation as the controller does: its document ([`org_doc`]) and what
+/// `load_organisation` reads in it (which must be `org`).
 fn apply_org(
     b: &mut Book,
     now_ms: u64,
-    document: &str,
-    org: mobiwf_xml_schema::Organisation,
+    org: &mobiwf_xml_schema::Organisation,
 ) -> Result<Applied, BookError> {
-    ORGS.with(|o| o.borrow_mut().insert(document.to_owned(), org.clone()));
+    let document = org_doc(org);
+    let loaded = mobiwf_xml_schema::load_organisation(document.as_bytes())
+        .expect("organisation document")
+        .value;
+    assert_eq!(&loaded, org, "the document says what the test means");
     b.apply(
         now_ms,
         Input::Organisation {
-            document: document.to_owned(),
-            org,
+            document,
+            org: loaded,
         },
     )
 }
@@ -447,20 +426,23 @@ fn staff() -> mobiwf_xml_schema::Organisation {
     }
 }
 
-/// Makes the book take `xml` as a definition whose activities have these roles (and
-/// departments, teams): the definition reader does not read the people extensions yet
-/// (another branch), so the parsed definition is put among the recent ones the book looks
-/// submissions up in.
-fn with_people(b: &mut Book, xml: &str, people: &[(u64, mobiwf_xml_schema::People)]) {
+/// The definition `xml` with these people extensions on its activities (which become manual:
+/// only manual and semiAutomatic activities go to people), written as an operator submits it
+/// (`write_definition`): the book reads them from the document.
+fn with_people(xml: &str, people: &[(u64, mobiwf_xml_schema::People)]) -> String {
     let mut def = mobiwf_xml_schema::load_definition(xml.as_bytes())
         .expect("definition")
         .value;
     for (id, p) in people {
         let a = def.activities.iter_mut().find(|a| a.id == ActivityId(*id));
-        a.expect("activity").people = p.clone();
+        let a = a.expect("activity");
+        a.kind = mobiwf_xml_schema::ActivityKind::Manual;
+        a.people = p.clone();
     }
-    b.recent
-        .insert(0, (xml.as_bytes().to_vec(), std::sync::Arc::new(def)));
+    let written = mobiwf_xml_schema::write_definition(&def);
+    let read = mobiwf_xml_schema::load_definition(written.as_bytes());
+    assert_eq!(read.expect("written definition loads").value, def);
+    written
 }
 
 /// The people extension naming a role.

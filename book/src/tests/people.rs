@@ -5,7 +5,7 @@
 use mobiwf_proto::{
     Answer, DeviceEntry, Hold, Holder, ItemAction, ItemEvent, ItemInfo, ItemStatus, Verdict,
 };
-use mobiwf_xml_schema::{People, UserId};
+use mobiwf_xml_schema::{Basis, People, UserId};
 
 use super::*;
 
@@ -33,7 +33,7 @@ fn directories(applied: &Applied) -> Vec<(String, u64, String, Vec<String>)> {
 /// as version 4 (three registrations before it).
 fn staffed() -> Book {
     let mut b = three_nodes();
-    apply_org(&mut b, T0 - 1, "staff", staff()).expect("organisation");
+    apply_org(&mut b, T0 - 1, &staff()).expect("organisation");
     assert_eq!(b.directory().version, 4);
     b
 }
@@ -85,15 +85,16 @@ scenarios! {
         let mut b = book_with(&[node("peerA", "P1", &[1, 2]), node("peerB", "P2", &[1, 2])]);
         assert_eq!(b.directory().version, 2, "one version per registration");
         assert!(b.directory().document.is_empty());
-        let applied = apply_org(&mut b, T0, "org-1", staff()).expect("organisation");
+        let applied = apply_org(&mut b, T0, &staff()).expect("organisation");
         assert_eq!(b.directory().version, 3);
         assert_eq!(b.directory().org, staff());
+        let first = org_doc(&staff());
         let both = vec!["P1".to_owned(), "P2".to_owned()];
         assert_eq!(
             directories(&applied),
             vec![
-                ("peerA".to_owned(), 3, "org-1".to_owned(), both.clone()),
-                ("peerB".to_owned(), 3, "org-1".to_owned(), both.clone()),
+                ("peerA".to_owned(), 3, first.clone(), both.clone()),
+                ("peerB".to_owned(), 3, first.clone(), both.clone()),
             ]
         );
         let devices: Vec<DeviceEntry> = b.directory().devices.values().cloned().collect();
@@ -101,14 +102,19 @@ scenarios! {
             m,
             Message::Directory { devices: d, .. } if *d == devices
         )));
-        let applied = apply_org(&mut b, T0 + 1, "org-2", staff()).expect("organisation");
+        let mut second = staff();
+        second.users.retain(|u| u.id.as_str() != "dan");
+        let applied = apply_org(&mut b, T0 + 1, &second).expect("organisation");
         assert_eq!(b.directory().version, 4);
-        assert_eq!(b.directory().document, "org-2");
+        assert_eq!(b.directory().org, second);
+        let second = org_doc(&second);
+        assert_ne!(second, first);
+        assert_eq!(b.directory().document, second);
         assert_eq!(
             directories(&applied),
             vec![
-                ("peerA".to_owned(), 4, "org-2".to_owned(), both.clone()),
-                ("peerB".to_owned(), 4, "org-2".to_owned(), both),
+                ("peerA".to_owned(), 4, second.clone(), both.clone()),
+                ("peerB".to_owned(), 4, second, both),
             ]
         );
     }
@@ -120,7 +126,7 @@ scenarios! {
             .expect("register");
         assert!(sent(&applied).is_empty(), "no organisation yet: nothing to tell");
         assert_eq!(b.directory().version, 2);
-        apply_org(&mut b, T0, "staff", staff()).expect("organisation");
+        apply_org(&mut b, T0, &staff()).expect("organisation");
         assert!(b.directory().device_of("dan").is_none(), "tab has not registered");
         let applied = b
             .apply(T0 + 5, Input::Register(node("peerC", "tab", &[1])))
@@ -130,7 +136,7 @@ scenarios! {
         assert_eq!(
             directories(&applied),
             ["peerA", "peerB", "peerC"]
-                .map(|p| (p.to_owned(), 4, "staff".to_owned(), three.clone()))
+                .map(|p| (p.to_owned(), 4, org_doc(&staff()), three.clone()))
                 .to_vec()
         );
         let tab = DeviceEntry {
@@ -164,8 +170,8 @@ scenarios! {
 
     fn a_book_restored_keeps_its_directory_its_request_number_and_responsible_users() {
         let mut b = staffed();
-        with_people(&mut b, &chain(-1), &[(1, role("tech")), (2, role("tech"))]);
-        submit_for(&mut b, &chain(-1), "ann").expect("submit");
+        let xml = with_people(&chain(-1), &[(1, role("tech")), (2, role("tech"))]);
+        submit_for(&mut b, &xml, "ann").expect("submit");
         admin(&mut b, 1, 1, "bob", ItemAction::Insert).expect("insert");
         let restored = restore::rebuilt(b.take_changes());
         assert_eq!(restored.directory(), b.directory());
@@ -184,7 +190,7 @@ scenarios! {
             "no user 'ann' in the organisation directory (version 3; no organisation applied \
              yet); apply an organisation that has them, or leave --responsible out"
         );
-        apply_org(&mut b, T0, "staff", staff()).expect("organisation");
+        apply_org(&mut b, T0, &staff()).expect("organisation");
         let err = submit_for(&mut b, &chain(-1), "zed").unwrap_err();
         assert_eq!(
             err.to_string(),
@@ -217,9 +223,10 @@ scenarios! {
         let red_team = People {
             department: Some("ops".into()),
             team: Some("red".into()),
+            basis: Basis::Team,
             ..People::default()
         };
-        with_people(&mut b, &xml, &[(1, role("tech")), (2, role("chef")), (3, red_team)]);
+        let xml = with_people(&xml, &[(1, role("tech")), (2, role("chef")), (3, red_team)]);
         let err = submit_for(&mut b, &xml, "zed").unwrap_err();
         assert_eq!(
             err.to_string().lines().collect::<Vec<_>>(),
@@ -245,7 +252,7 @@ scenarios! {
             name: String::new(),
             parent: Some("blue".into()),
         });
-        apply_org(&mut b, T0, "staff and chefs", org).expect("organisation");
+        apply_org(&mut b, T0, &org).expect("organisation");
         submit(&mut b, &xml).expect("every name is in the directory now");
     }
 
@@ -397,14 +404,14 @@ scenarios! {
         submit_for(&mut b, &chain(-1), "ann").expect("submit");
         let mut without_ann = staff();
         without_ann.users.retain(|u| u.id.as_str() != "ann");
-        let err = apply_org(&mut b, T0 + 1, "no ann", without_ann.clone()).unwrap_err();
+        let err = apply_org(&mut b, T0 + 1, &without_ann).unwrap_err();
         assert_eq!(
             err.to_string(),
             "the organisation document leaves out user 'ann', the responsible user of \
              unfinished instance 1; keep them in the document until it is over, or cancel it"
         );
         assert_eq!(b.directory().version, 4, "nothing changed");
-        assert_eq!(b.directory().document, "staff");
+        assert_eq!(b.directory().document, org_doc(&staff()));
         b.apply(
             T0 + 2,
             Input::Control {
@@ -413,14 +420,14 @@ scenarios! {
             },
         )
         .expect("cancel");
-        apply_org(&mut b, T0 + 3, "no ann", without_ann).expect("instance 1 is over");
+        apply_org(&mut b, T0 + 3, &without_ann).expect("instance 1 is over");
         assert_eq!(b.directory().version, 5);
     }
 
     fn item_events_go_into_the_history_and_the_items_summary() {
         let mut b = staffed();
-        with_people(&mut b, &chain(-1), &[(1, role("tech")), (2, role("tech"))]);
-        submit(&mut b, &chain(-1)).expect("submit");
+        let xml = with_people(&chain(-1), &[(1, role("tech")), (2, role("tech"))]);
+        submit(&mut b, &xml).expect("submit");
         let summary = |b: &Book| {
             b.instance(InstanceId(1)).expect("instance").items[&ActivityId(1)].clone()
         };
@@ -561,8 +568,8 @@ scenarios! {
     fn an_operators_worklist_administration_goes_to_the_items_host_as_a_claim() {
         let mut b = staffed();
         let people = [(1, role("tech")), (2, role("tech")), (9, role("tech"))];
-        with_people(&mut b, &chain(9), &people);
-        submit(&mut b, &chain(9)).expect("submit");
+        let xml = with_people(&chain(9), &people);
+        submit(&mut b, &xml).expect("submit");
         let applied = admin(&mut b, 1, 2, "ann", ItemAction::Insert).expect("insert");
         assert_eq!(
             sent(&applied),
@@ -658,16 +665,15 @@ scenarios! {
         let applied = admin(&mut b, 2, 2, "ann", ItemAction::Remove);
         assert!(applied.is_err(), "instance 2 has no people either");
         let mut c = staffed();
-        with_people(&mut c, &chain(9), &people);
-        submit(&mut c, &chain(9)).expect("submit");
+        submit(&mut c, &xml).expect("submit");
         admin(&mut c, 1, 1, "ann", ItemAction::Insert).expect("insert");
         assert_eq!(c.last_request, 1, "the request numbers are the book's own");
     }
 
     fn a_hosts_answer_to_an_operators_claim_is_recorded() {
         let mut b = staffed();
-        with_people(&mut b, &chain(-1), &[(1, role("tech")), (2, role("tech"))]);
-        submit(&mut b, &chain(-1)).expect("submit");
+        let xml = with_people(&chain(-1), &[(1, role("tech")), (2, role("tech"))]);
+        submit(&mut b, &xml).expect("submit");
         admin(&mut b, 1, 2, "cid", ItemAction::Insert).expect("insert");
         let info = ItemInfo {
             instance: InstanceId(1),

@@ -50,9 +50,9 @@ fn definitions() -> Vec<String> {
     ]
 }
 
-/// A definition whose activities name the role `tech` (taken through `with_people`).
+/// A definition whose activities name the role `tech` (manual activities with `<role>`).
 fn people_definition() -> String {
-    wf(
+    let xml = wf(
         &[
             act(1, 0, &[]),
             act(2, -1, &[1]),
@@ -60,28 +60,22 @@ fn people_definition() -> String {
             spare(9, -1),
         ],
         &[(1, 1, 0, &[1, 3]), (2, 2, 0, &[2])],
-    )
-}
-
-/// The book takes [`people_definition`] with its roles (the reader does not read them yet).
-fn teach(b: &mut Book) {
+    );
     let people: Vec<(u64, mobiwf_xml_schema::People)> =
         [1, 2, 3, 9].iter().map(|a| (*a, role("tech"))).collect();
-    with_people(b, &people_definition(), &people);
+    with_people(&xml, &people)
 }
 
 /// The users the ops name (`zed` is in no organisation).
 const USERS: [&str; 5] = ["ann", "bob", "cid", "dan", "zed"];
 
 /// The organisations applied: the staff, and the staff without bob.
-fn organisation(k: usize) -> (&'static str, mobiwf_xml_schema::Organisation) {
+fn organisation(k: usize) -> mobiwf_xml_schema::Organisation {
     let mut org = staff();
-    if k == 0 {
-        ("staff", org)
-    } else {
+    if k != 0 {
         org.users.retain(|u| u.id.as_str() != "bob");
-        ("staff without bob", org)
     }
+    org
 }
 
 /// A work item event by small numbers.
@@ -288,9 +282,9 @@ impl Stored {
         );
         if let Some(json) = &self.people {
             let people: PeopleRecord = serde_json::from_str(json).expect("people");
-            book = book.with_people(directory_of(&people), people.last_request);
+            let directory = people.directory().expect("stored directory");
+            book = book.with_people(directory, people.last_request);
         }
-        teach(&mut book);
         book
     }
 }
@@ -316,12 +310,11 @@ fn input(b: &Book, op: &Op) -> Option<Input> {
             responsible: responsible.map(|u| USERS[u].into()),
         },
         Op::Organisation(k) => {
-            let (document, org) = organisation(*k);
-            ORGS.with(|o| o.borrow_mut().insert(document.to_owned(), org.clone()));
-            Input::Organisation {
-                document: document.to_owned(),
-                org,
-            }
+            let document = org_doc(&organisation(*k));
+            let org = mobiwf_xml_schema::load_organisation(document.as_bytes())
+                .expect("organisation document")
+                .value;
+            Input::Organisation { document, org }
         }
         Op::Items {
             inst: i,
@@ -572,7 +565,6 @@ impl Promises {
 
 fn run(ops: &[(u64, Op)]) {
     let mut b = Book::new();
-    teach(&mut b);
     let mut promises = Promises::default();
     let mut stored = Stored::new();
     let mut now = T0;

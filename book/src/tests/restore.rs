@@ -32,7 +32,8 @@ pub(super) fn rebuilt(changes: Changes) -> Book {
         Some(people) => {
             let json = serde_json::to_string(&people).expect("ser");
             let people: PeopleRecord = serde_json::from_str(&json).expect("de");
-            book.with_people(directory_of(&people), people.last_request)
+            let directory = people.directory().expect("stored directory");
+            book.with_people(directory, people.last_request)
         }
         None => book,
     }
