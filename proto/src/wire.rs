@@ -294,6 +294,17 @@ pub enum Message {
         #[serde(default, skip_serializing_if = "Option::is_none")]
         answer: Option<Answer>,
     },
+    /// Host → device: the answer to a claim on something that is not (or not yet) a work
+    /// item on that host (the activity has not started, or names no role), so there is no
+    /// item to send.
+    Answer {
+        /// The instance.
+        instance: InstanceId,
+        /// The activity.
+        activity: ActivityId,
+        /// The answer.
+        answer: Answer,
+    },
     /// Host → controller: what happened to a work item (history, status).
     ItemEvents {
         /// The instance.
@@ -330,6 +341,7 @@ impl Message {
             Message::Directory { .. } => "directory",
             Message::Claim { .. } => "claim",
             Message::Item { .. } => "item",
+            Message::Answer { .. } => "answer",
             Message::ItemEvents { .. } => "item_events",
             Message::Notice { .. } => "notice",
         }

@@ -53,12 +53,20 @@ struct Ctx<'a> {
 }
 
 impl Engine {
-    /// Decides on a claim. Refused (the node replies so to the sender) when there is no such
-    /// activity here, it is not a work item, or the sending node is not a registered device;
-    /// every other verdict is the answer sent to the claimant's device, and told to the
-    /// controller when it is a refusal.
+    /// Decides on a claim. When there is no such work item here (no such activity, no people
+    /// extensions, not started), a device gets a `Message::Answer` saying so and the
+    /// controller an item event; refused (the node replies so to the sender) only when the
+    /// sending node is not a registered device, or the controller names an activity this node
+    /// does not run. Every other verdict is the answer sent to the claimant's device, and told
+    /// to the controller when it is a refusal.
     pub(crate) fn claim(&mut self, claim: Claim, fx: &mut Vec<Effect>) -> Result<(), Refusal> {
-        let (people, device) = self.claimed(&claim)?;
+        let (people, device) = match self.claimed(&claim) {
+            Ok(found) => found,
+            Err(refusal @ (Refusal::NotAnItem { .. } | Refusal::UnknownActivity { .. })) => {
+                return self.no_item(&claim, refusal, fx);
+            }
+            Err(refusal) => return Err(refusal),
+        };
         let id = (claim.instance, claim.activity);
         let Some(item) = self.host.items.get(&id) else {
             return Ok(());
@@ -111,6 +119,57 @@ impl Engine {
 
     /// The people extensions of the claimed activity and the claimant's device, or why the
     /// claim cannot be taken at all.
+    /// A claim on something that is no work item here: a device is answered (so its user
+    /// is not left waiting), the controller told through the item's events when the activity
+    /// is here; otherwise the claim is refused to its sender.
+    fn no_item(
+        &self,
+        claim: &Claim,
+        refusal: Refusal,
+        fx: &mut Vec<Effect>,
+    ) -> Result<(), Refusal> {
+        let reason = refusal.to_string();
+        let (instance, activity) = (claim.instance, claim.activity);
+        match &claim.from {
+            Some(node) => {
+                let Some(device) = self.host.directory.device_by_node(node) else {
+                    return Err(refusal);
+                };
+                let answer = Answer {
+                    user: claim.user.clone(),
+                    request: claim.request,
+                    verdict: Verdict::Invalid { reason },
+                };
+                fx.push(Effect::Send {
+                    to: crate::Target::Partner(device.location.clone()),
+                    message: mobiwf_proto::Message::Answer {
+                        instance,
+                        activity,
+                        answer,
+                    },
+                });
+                Ok(())
+            }
+            None if matches!(refusal, Refusal::NotAnItem { .. }) => {
+                fx.push(Effect::Send {
+                    to: crate::Target::Controller,
+                    message: mobiwf_proto::Message::ItemEvents {
+                        instance,
+                        activity,
+                        at_ms: self.now_ms(),
+                        events: vec![ItemEvent::Refused {
+                            user: claim.user.clone(),
+                            action: claim.action.as_str().to_owned(),
+                            reason,
+                        }],
+                    },
+                });
+                Ok(())
+            }
+            None => Err(refusal),
+        }
+    }
+
     fn claimed(&self, claim: &Claim) -> Result<(People, Option<DeviceEntry>), Refusal> {
         let (instance, activity) = (claim.instance, claim.activity);
         let key = self.run_of(instance, activity)?;

@@ -263,10 +263,31 @@ fn activities_without_people_keep_the_node_wide_worklist() {
     assert!(matches!(refused, Err(Refusal::NotCompletable { reason, .. }) if reason.contains("its holder completes it")));
     finished(&mut e, 2, 6, true, Finisher::Person).expect("anyone completes it");
     assert_eq!(state(&e, 2, 6), ActivityState::Succeeded);
-    // Claims on what is not a work item here are refused as inputs.
-    let r = try_claim(&mut e, 4000, (2, 6), "alice", ItemAction::Select, Some("N1"));
-    assert!(matches!(r, Err(Refusal::NotAnItem { .. })), "{r:?}");
-    let r = try_claim(&mut e, 4000, (1, 77), "alice", ItemAction::Select, Some("N1"));
+    // A device's claim on what is no work item here is answered, so its user does not wait.
+    let fx = claim(&mut e, 4000, (2, 6), "alice", ItemAction::Select, Some("N1"));
+    let answered = |fx: &[Effect]| {
+        fx.iter()
+            .filter_map(|f| match f {
+                Effect::Send { to: Target::Partner(to), message: Message::Answer { answer, .. } } => {
+                    Some((to.clone(), answer.request, answer.verdict.clone()))
+                }
+                _ => None,
+            })
+            .collect::<Vec<_>>()
+    };
+    let answers = answered(&fx);
+    let [(to, request, Verdict::Invalid { reason })] = &answers[..] else {
+        panic!("one invalid verdict: {fx:?}");
+    };
+    assert_eq!((to.clone(), *request), (location_of("N1"), 4000));
+    assert!(reason.contains("no people extensions"), "{reason}");
+    let fx = claim(&mut e, 4001, (1, 77), "alice", ItemAction::Select, Some("N1"));
+    assert!(matches!(&answered(&fx)[..], [(_, 4001, Verdict::Invalid { .. })]), "{fx:?}");
+    // The controller's claim on an activity that is no work item is told in the item events;
+    // on an activity this node does not run, and from an unregistered node, refused.
+    let fx = claim(&mut e, 4002, (2, 6), "alice", ItemAction::Insert, None);
+    assert!(matches!(&item_events(&fx)[..], [events] if matches!(&events[..], [ItemEvent::Refused { .. }])), "{fx:?}");
+    let r = try_claim(&mut e, 4003, (1, 77), "alice", ItemAction::Insert, None);
     assert!(matches!(r, Err(Refusal::UnknownActivity { .. })), "{r:?}");
     let r = try_claim(&mut e, 4000, (1, 3), "alice", ItemAction::Select, Some("N7"));
     assert!(matches!(r, Err(Refusal::UnknownDevice { .. })), "{r:?}");

@@ -101,7 +101,7 @@ impl NodeActor {
                 match effect {
                     Effect::Send {
                         to: Target::Partner(location),
-                        message: message @ Message::Item { .. },
+                        message: message @ (Message::Item { .. } | Message::Answer { .. }),
                     } if local && self.is_me(seq, &location) => {
                         if let Some(input) = DeskInput::from_message(message) {
                             let directory = self.engine.directory();
@@ -127,12 +127,24 @@ impl NodeActor {
                     }
                     DeskEffect::Send { to, message } if local && self.is_me(seq, &to) => {
                         let me = NodeId::new(seq.me().as_str());
-                        match claim_input(*message, Some(me)) {
-                            Some(input) => match self.engine.apply_us(now_us, input) {
-                                Ok(effects) => engine.extend(effects),
-                                Err(e) => tracing::warn!("a claim of this node's user: {e}"),
-                            },
-                            None => tracing::warn!("the desk sent something other than a claim"),
+                        let refused = refusal_of(&message);
+                        let Some(input) = claim_input(*message, Some(me)) else {
+                            tracing::warn!("the desk sent something other than a claim");
+                            continue;
+                        };
+                        match self.engine.apply_us(now_us, input) {
+                            Ok(effects) => engine.extend(effects),
+                            // The user waits for an answer: the refusal is one.
+                            Err(e) => {
+                                let input = refused.map(|answer| answer(e.to_string()));
+                                let directory = self.engine.directory();
+                                let answered = input.and_then(|input| {
+                                    self.desk
+                                        .apply(now_us / 1000, directory, &self.name, input)
+                                        .ok()
+                                });
+                                desk.extend(answered.into_iter().flat_map(|a| a.effects));
+                            }
                         }
                     }
                     DeskEffect::Send { to, message } => {
@@ -170,6 +182,30 @@ impl NodeActor {
             }
         }
     }
+}
+
+/// For a claim, how to make the desk's input that answers it with a refusal.
+fn refusal_of(message: &Message) -> Option<impl FnOnce(String) -> DeskInput + use<>> {
+    let Message::Claim {
+        instance,
+        activity,
+        user,
+        request,
+        ..
+    } = message
+    else {
+        return None;
+    };
+    let (instance, activity, user, request) = (*instance, *activity, user.clone(), *request);
+    Some(move |reason: String| DeskInput::Answer {
+        instance,
+        activity,
+        answer: mobiwf_proto::Answer {
+            user,
+            request,
+            verdict: mobiwf_proto::Verdict::Invalid { reason },
+        },
+    })
 }
 
 /// The most API calls waiting for a host's answer kept at once; beyond, those whose caller

@@ -61,6 +61,10 @@ pub(super) fn route_of(
             }
             Routed::Desk(DeskInput::from_message(message).ok_or("not an item")?)
         }
+        // Matched by the desk against a claim of its own under way (request, item, user).
+        message @ Message::Answer { .. } => {
+            Routed::Desk(DeskInput::from_message(message).ok_or("not an answer")?)
+        }
         message @ Message::Notice { .. } => {
             only_controller(kind)?;
             Routed::Desk(DeskInput::from_message(message).ok_or("not a notice")?)

@@ -11,7 +11,7 @@
 
 use std::collections::BTreeSet;
 
-use mobiwf_proto::{Answer, Holder, ItemInfo, ItemStatus, Notice, UserId, Verdict};
+use mobiwf_proto::{ActivityId, Answer, Holder, InstanceId, ItemStatus, Notice, UserId, Verdict};
 
 use super::{Applied, Desk, DeskEffect, DeskItem, ItemKey, ItemSnapshot, MAX_FINISHED_ITEMS};
 
@@ -57,7 +57,13 @@ impl Desk {
             self.replace(now_ms, key, new, &quiet);
         }
         if let Some(answer) = snap.answer {
-            self.answer(now_ms, &info, answer, &mut applied);
+            let label = super::label(&info);
+            self.answer(
+                now_ms,
+                (info.instance, info.activity, &label),
+                answer,
+                &mut applied,
+            );
         }
         applied
     }
@@ -100,8 +106,22 @@ impl Desk {
         }
     }
 
-    fn answer(&mut self, now_ms: u64, info: &ItemInfo, answer: Answer, applied: &mut Applied) {
-        // An answer to no claim under way is a repeat of one already taken.
+    /// The host's answer to a claim under way: the waiting API call is woken, a refusal
+    /// noticed. An answer to no claim under way (a repeat of one already taken), or one whose
+    /// item or user is not the claim's, is ignored.
+    pub(crate) fn answer(
+        &mut self,
+        now_ms: u64,
+        (instance, activity, label): (InstanceId, ActivityId, &str),
+        answer: Answer,
+        applied: &mut Applied,
+    ) {
+        let matches = self.pending.get(&answer.request).is_some_and(|claim| {
+            (claim.instance, claim.activity) == (instance, activity) && claim.user == answer.user
+        });
+        if !matches {
+            return;
+        }
         let Some(claim) = self.pending.remove(&answer.request) else {
             return;
         };
@@ -109,13 +129,12 @@ impl Desk {
         if let Some(reason) = refusal(&answer.verdict) {
             self.push_notice(Notice {
                 user: claim.user.clone(),
-                instance: info.instance,
-                activity: Some(info.activity),
+                instance,
+                activity: Some(activity),
                 kind: "refused".to_owned(),
                 text: format!(
-                    "your {} of {} was refused: {reason}",
-                    claim.action.as_str(),
-                    super::label(info)
+                    "your {} of {label} was refused: {reason}",
+                    claim.action.as_str()
                 ),
                 at_ms: now_ms,
             });

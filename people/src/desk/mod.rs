@@ -153,10 +153,21 @@ pub enum DeskInput {
     Notice(Notice),
     /// A user of this device acts on an item.
     Claim(LocalClaim),
+    /// Host → this device: the answer to a claim on something that is no work item there
+    /// (`Message::Answer`); taken only for a claim under way with the same item and user.
+    Answer {
+        /// The instance.
+        instance: InstanceId,
+        /// The activity.
+        activity: ActivityId,
+        /// The answer.
+        answer: Answer,
+    },
 }
 
 impl DeskInput {
-    /// The input a `Message::Item` or `Message::Notice` is; none for any other message.
+    /// The input a `Message::Item`, `Message::Notice` or `Message::Answer` is; none for any
+    /// other message.
     pub fn from_message(message: Message) -> Option<DeskInput> {
         match message {
             Message::Item {
@@ -175,6 +186,15 @@ impl DeskInput {
                 answer,
             }))),
             Message::Notice { notice } => Some(DeskInput::Notice(notice)),
+            Message::Answer {
+                instance,
+                activity,
+                answer,
+            } => Some(DeskInput::Answer {
+                instance,
+                activity,
+                answer,
+            }),
             _ => None,
         }
     }
@@ -295,6 +315,16 @@ impl Desk {
             DeskInput::Item(snapshot) => Ok(self.snapshot(now_ms, *snapshot)),
             DeskInput::Notice(notice) => Ok(self.notice(dir, me, notice)),
             DeskInput::Claim(claim) => self.claim(now_ms, dir, me, claim),
+            DeskInput::Answer {
+                instance,
+                activity,
+                answer,
+            } => {
+                let mut applied = Applied::default();
+                let label = format!("activity {activity} of instance {instance}");
+                self.answer(now_ms, (instance, activity, &label), answer, &mut applied);
+                Ok(applied)
+            }
         }
     }
 

@@ -326,3 +326,43 @@ fn request_numbers_grow_across_local_and_sent_claims_and_restarts() {
     let numbers = [a.request.unwrap(), b.request.unwrap(), c.request.unwrap()];
     assert_eq!(numbers, [1, 2, 3]);
 }
+
+#[test]
+fn an_answer_without_an_item_wakes_only_the_claim_it_names() {
+    let (mut f, item) = offered_to_alice_and_bob();
+    let request = f
+        .apply(claim("alice", &item, ItemAction::Select))
+        .unwrap()
+        .request
+        .unwrap();
+    let answer = |user: &str, activity: u64| DeskInput::Answer {
+        instance: item.instance,
+        activity: mobiwf_proto::ActivityId(activity),
+        answer: mobiwf_proto::Answer {
+            user: UserId::new(user),
+            request,
+            verdict: Verdict::Invalid {
+                reason: "it has not started".to_owned(),
+            },
+        },
+    };
+    // Another user's or another item's answer with this number is not this claim's.
+    assert!(answers(&f.apply(answer("bob", item.activity.0)).unwrap()).is_empty());
+    assert!(answers(&f.apply(answer("alice", 99)).unwrap()).is_empty());
+    assert_eq!(f.desk.pending().count(), 1);
+    let applied = f.apply(answer("alice", item.activity.0)).unwrap();
+    assert_eq!(
+        answers(&applied),
+        vec![(
+            request,
+            UserId::new("alice"),
+            Verdict::Invalid {
+                reason: "it has not started".to_owned()
+            }
+        )]
+    );
+    assert_eq!(f.desk.pending().count(), 0);
+    assert!(f.told("alice").iter().any(|(kind, _)| kind == "refused"));
+    // A repeat wakes nobody.
+    assert!(answers(&f.apply(answer("alice", item.activity.0)).unwrap()).is_empty());
+}
