@@ -25,6 +25,15 @@ enum Place<'a> {
 impl Desk {
     pub(super) fn snapshot(&mut self, now_ms: u64, snap: ItemSnapshot) -> Applied {
         let key = (snap.info.instance, snap.info.activity);
+        // Only the item's own host speaks for it: a snapshot naming another host (by peer id)
+        // for an item this desk knows is ignored, answer and all.
+        if self
+            .items
+            .get(&key)
+            .is_some_and(|old| host_peer(&old.info.host) != host_peer(&snap.info.host))
+        {
+            return Applied::default();
+        }
         let newer = self
             .items
             .get(&key)
@@ -77,8 +86,12 @@ impl Desk {
             .unwrap_or_default();
         former.extend(before.difference(&after).cloned());
         new.former = former.difference(&after).cloned().collect();
-        new.finished_ms = match new.status {
-            ItemStatus::Open => None,
+        // An open item none of this device's users is offered or holds any more is finished
+        // here too: its host tells this device no more of it (unless it is offered again),
+        // so it is forgotten like a done one, after `MAX_FINISHED_ITEMS` others.
+        let involved = !after.is_empty();
+        new.finished_ms = match (&new.status, involved) {
+            (ItemStatus::Open, true) => None,
             _ => Some(old.and_then(|o| o.finished_ms).unwrap_or(now_ms)),
         };
         if let Some(at) = old.and_then(|o| o.finished_ms) {
@@ -240,6 +253,12 @@ fn handed(label: &str, h: &Holder) -> (&'static str, String) {
         ),
         None => ("assigned", format!("{label} is yours now ({how})")),
     }
+}
+
+/// The peer id part of a host's address (`.../p2p/<peer id>`): the host's identity, whatever
+/// address it listens at.
+fn host_peer(location: &str) -> &str {
+    location.rsplit("/p2p/").next().unwrap_or(location)
 }
 
 fn revoked(label: &str, new: &DeskItem, user: &UserId) -> String {

@@ -66,7 +66,8 @@ pub struct DeskItem {
     /// answered "no longer available" (someone, here or on another device, took it).
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub former: Vec<UserId>,
-    /// When the desk learned it was done or closed, in ms since the epoch.
+    /// When the desk learned it was done or closed, or that it involves none of this device's
+    /// users any more, in ms since the epoch.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub finished_ms: Option<u64>,
 }

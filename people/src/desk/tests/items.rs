@@ -355,6 +355,55 @@ fn the_longest_finished_items_are_forgotten_beyond_the_limit() {
 }
 
 #[test]
+fn an_open_item_taken_elsewhere_is_forgotten_like_a_finished_one() {
+    let mut f = Fixture::new();
+    // Taken on another device: the host tells this one only that its users lost it, and
+    // nothing more of it later (not its end).
+    for activity in 1..=3 {
+        let item = info(4, activity);
+        f.item(snap(&item, 1, &["alice"], vec![], ItemStatus::Open));
+        f.item(snap(&item, 2, &[], vec![], ItemStatus::Open));
+    }
+    let kept = info(4, 9);
+    f.item(snap(&kept, 1, &["alice"], vec![], ItemStatus::Open));
+    f.desk.forget_finished(1);
+    f.commit();
+    let known: Vec<u64> = f.desk.items().map(|i| i.info.activity.0).collect();
+    assert_eq!(known, [3, 9], "the item alice is still offered is kept");
+    // Offered again (released elsewhere): it is this device's again.
+    let again = info(4, 3);
+    f.item(snap(&again, 3, &["alice"], vec![], ItemStatus::Open));
+    f.desk.forget_finished(0);
+    f.commit();
+    let known: Vec<u64> = f.desk.items().map(|i| i.info.activity.0).collect();
+    assert_eq!(known, [3, 9]);
+}
+
+#[test]
+fn only_the_items_host_speaks_for_it() {
+    let mut f = Fixture::new();
+    let item = info(5, 2);
+    f.item(snap(&item, 1, &["alice"], vec![], ItemStatus::Open));
+    let mut forged = item.clone();
+    forged.host = "/ip4/10.0.0.9/tcp/1/p2p/12D3KooWSomeoneElse".to_owned();
+    f.item(snap(&forged, 9, &[], vec![], done("mallory")));
+    assert_eq!(
+        f.desk.item(item.instance, item.activity).unwrap().version,
+        1
+    );
+    assert_eq!(listed(&f.desk, "alice", Order::Arrival), [(5, 2)]);
+    // The same host at another address is the same host.
+    let mut moved = item.clone();
+    let peer = item.host.rsplit("/p2p/").next().unwrap().to_owned();
+    moved.host = format!("/ip4/127.0.0.1/tcp/9/p2p/{peer}");
+    f.item(snap(&moved, 2, &[], vec![], done("bob")));
+    assert_eq!(
+        f.desk.item(item.instance, item.activity).unwrap().version,
+        2
+    );
+}
+
+#[test]
 fn the_wire_messages_for_the_desk_become_its_inputs() {
     let item = info(7, 3);
     let message = Message::Item {
