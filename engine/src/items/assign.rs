@@ -52,21 +52,23 @@ impl Engine {
         }
         self.host.directory = directory;
         self.host.dirty_directory = true;
-        let waiting: Vec<ItemKey> = self
+        let open: Vec<ItemKey> = self
             .host
             .items
             .values()
-            .filter(|i| i.is_open() && i.unassigned.is_some())
+            .filter(|i| i.is_open())
             .map(Item::key)
             .collect();
-        for id in waiting {
+        for id in open {
             self.assign_again(id, fx);
         }
     }
 
-    /// Offers an item nobody is offered again: each orphaned copy to its own audience as far
-    /// as they are available now; then, when still nobody, a new choice (for method `all`
-    /// only while it has no copy at all: its copies belong to their users).
+    /// Brings an open item in line with the directory: a copy nobody holds is no longer
+    /// offered to users now on leave or without a device; each copy left with nobody is
+    /// offered to its own audience as far as they are available now; then, when still nobody,
+    /// a new choice (for method `all` only while it has no copy at all: its copies belong to
+    /// their users), never of the users an administrator took it off.
     fn assign_again(&mut self, id: ItemKey, fx: &mut Vec<Effect>) {
         let Some(item) = self.host.items.get(&id) else {
             return;
@@ -78,6 +80,13 @@ impl Engine {
         let before = item.involved();
         let mut after = item.clone();
         let dir = &self.host.directory;
+        for copy in after
+            .copies
+            .iter_mut()
+            .filter(|c| c.is_open() && c.holder.is_none())
+        {
+            copy.offered = available(dir, &copy.offered);
+        }
         for copy in after.copies.iter_mut().filter(|c| c.orphaned()) {
             copy.offered = available(dir, &copy.audience);
             if !copy.offered.is_empty() {
@@ -142,9 +151,25 @@ pub(crate) fn available(dir: &Directory, users: &BTreeSet<UserId>) -> BTreeSet<U
 }
 
 /// Applies the assignment's choice: one copy offered to the chosen users (reusing the
-/// orphaned copy of an item assigned again), or a copy per user (method `all`), or nothing.
+/// orphaned copy of an item assigned again), or a copy per user (method `all`), or nothing;
+/// the users an administrator took the item off are left out.
 fn apply_choice(item: &mut Item, choice: Choice, now_ms: u64) {
     let mut nobody = None;
+    let removed = item.removed.clone();
+    let choice = match choice {
+        Choice::Offer(users) => Choice::Offer(without(users, &removed)),
+        Choice::Copies(users) => Choice::Copies(without(users, &removed)),
+        Choice::Fixed(user) if removed.contains(&user) => Choice::Nobody(format!(
+            "the assignment chose {user}, whom an administrator took it off"
+        )),
+        other => other,
+    };
+    let choice = match choice {
+        Choice::Offer(users) | Choice::Copies(users) if users.is_empty() => {
+            Choice::Nobody("everyone chosen was taken off it by an administrator".to_owned())
+        }
+        other => other,
+    };
     match choice {
         Choice::Offer(users) => single(item, users.into_iter().collect(), now_ms),
         Choice::Fixed(user) => single(item, BTreeSet::from([user]), now_ms),
@@ -159,6 +184,10 @@ fn apply_choice(item: &mut Item, choice: Choice, now_ms: u64) {
         Choice::Nobody(why) => nobody = Some(why),
     }
     item.settle(|| nobody.unwrap_or_else(|| "nobody can be offered it".to_owned()));
+}
+
+fn without(users: Vec<UserId>, removed: &BTreeSet<UserId>) -> Vec<UserId> {
+    users.into_iter().filter(|u| !removed.contains(u)).collect()
 }
 
 /// The item's one copy, offered to `users`.

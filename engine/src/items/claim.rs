@@ -424,6 +424,7 @@ fn insert(ctx: &Ctx, item: &mut Item) -> Decided {
     if let Err(verdict) = may_be_given(ctx, user) {
         return Decided::Refused(verdict);
     }
+    item.removed.remove(user);
     if ctx.people.method == Method::All {
         if item.copies.iter().any(|c| c.is_open() && c.concerns(user)) {
             return Decided::Unchanged;
@@ -469,6 +470,7 @@ fn remove(ctx: &Ctx, item: &mut Item) -> Decided {
     let Some(copy) = copy else {
         return invalid(&format!("it is not on {user}'s worklist"));
     };
+    item.removed.insert(user.clone());
     if all {
         copy.status = ItemStatus::Closed {
             why: format!("removed from {user}'s worklist"),

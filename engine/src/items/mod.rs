@@ -60,6 +60,10 @@ pub struct Item {
     /// a copy, or once it ended.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub unassigned: Option<String>,
+    /// The users an administrator took it off (`remove`): no later assignment offers it to
+    /// them again; an `insert` of theirs undoes it.
+    #[serde(default, skip_serializing_if = "BTreeSet::is_empty")]
+    pub removed: BTreeSet<UserId>,
 }
 
 /// One copy of a work item: who it is for, who it is offered to, who holds it.
@@ -152,6 +156,7 @@ impl Item {
             status: ItemStatus::Open,
             copies: Vec::new(),
             unassigned: None,
+            removed: BTreeSet::new(),
         }
     }
 

@@ -266,6 +266,46 @@ fn a_restart_keeps_holders_offers_and_the_directory() {
     assert_eq!(offered(&e2, 2, 3), [vec!["alice", "bob", "carol"]]);
     assert_eq!(item(&e2, 1, 3).version, 3);
 }
+
+fn users_who_go_on_leave_lose_their_offers_and_the_item_finds_others() {
+    let people_3 = tech(Method::Priority);
+    let mut users = three();
+    users[0].roles[0].priority = 5; // alice first
+    let mut e = host(directory(1, users.clone()));
+    deploy_manual(&mut e, 1000, 1, (3, &people_3));
+    assert_eq!(offered(&e, 1, 3), [vec!["alice"]]);
+    users[0] = on_leave(users[0].clone());
+    let fx = at(&mut e, 2000, Input::Directory(directory(2, users)));
+    assert_eq!(offered(&e, 1, 3), [vec!["bob"]], "the next by priority (ties by id)");
+    assert_eq!(devices(&fx), ["N1", "N2"], "alice's device loses it, bob's gets it");
+    // A held copy stays with its holder whoever goes on leave.
+    let fx = claim(&mut e, 2100, (1, 3), "bob", ItemAction::Select, Some("N2"));
+    assert_eq!(verdict(&fx), Some(Verdict::Done));
+    let mut users = three();
+    users[1] = on_leave(users[1].clone());
+    at(&mut e, 2200, Input::Directory(directory(3, users)));
+    assert_eq!(holders(&e, 1, 3), [Some(("bob".to_owned(), None))]);
+}
+
+fn a_user_an_administrator_took_off_an_item_is_not_offered_it_again() {
+    let people_3 = tech(Method::Priority);
+    let mut users = three();
+    users[0].roles[0].priority = 5;
+    let mut e = host(directory(1, users.clone()));
+    deploy_manual(&mut e, 1000, 1, (3, &people_3));
+    assert_eq!(offered(&e, 1, 3), [vec!["alice"]]);
+    let fx = claim(&mut e, 2000, (1, 3), "alice", ItemAction::Remove, None);
+    assert!(item_events(&fx).iter().flatten().any(|ev| matches!(ev, ItemEvent::Acted { action: ItemAction::Remove, .. })));
+    assert!(offered(&e, 1, 3).iter().all(|o| o.is_empty()));
+    // Every new directory version assigns open items again: alice stays off it.
+    at(&mut e, 3000, Input::Directory(directory(2, users.clone())));
+    assert!(offered(&e, 1, 3).iter().all(|o| !o.contains(&"alice".to_owned())), "{:?}", offered(&e, 1, 3));
+    assert!(item(&e, 1, 3).unassigned.is_some());
+    // An insert puts her back.
+    claim(&mut e, 4000, (1, 3), "alice", ItemAction::Insert, None);
+    assert_eq!(offered(&e, 1, 3), [vec!["alice"]]);
+    assert!(item(&e, 1, 3).removed.is_empty());
+}
 }
 
 const CANCELLED: &str = mobiwf_proto::CANCELLED_BY_OPERATOR;
