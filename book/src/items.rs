@@ -168,17 +168,16 @@ fn acted(item: &mut ItemSummary, user: &UserId, action: &ItemAction, at_ms: u64)
             item.holders.retain(|h| &h.user != user);
             add(&mut item.done_by, user);
         }
+        // The host gives a delegated item to its new holder selected (a lock is for its
+        // holder's own work without the network), whoever held it before.
         ItemAction::Delegate { to } => {
-            let kind = item
-                .holders
-                .iter()
-                .find(|h| &h.user == user)
-                .map_or(Hold::Selected, |h| h.hold);
             item.holders.retain(|h| &h.user != user);
-            hold(item, to, kind, Some(user.clone()));
+            hold(item, to, Hold::Selected, Some(user.clone()));
         }
+        // Offered to them too, unless the item is held (by anyone): the host offers a held
+        // copy to nobody; they are only in its audience.
         ItemAction::Insert => {
-            if !item.holders.iter().any(|h| &h.user == user) {
+            if item.holders.is_empty() {
                 add(&mut item.offered, user);
             }
         }

@@ -9,8 +9,8 @@
 //!   "roles"}], "roles", "departments", "teams", "devices"}`.
 //! - `POST /instances/{id}/activities/{activity}/worklist` with `{"action":
 //!   "insert"|"remove"|"delegate", "user": U, "to": U2}`: carried to the node hosting the item;
-//!   200 `{"host": NODE}`; 404 unknown instance; 400 unknown user or action; 409 when it does
-//!   not apply now (the instance is over, the activity not placed).
+//!   200 `{"host": NODE}`; 404 unknown instance; 400 refused, the reason says why (an unknown
+//!   user or action, an instance over, an activity that names no role or is not placed).
 
 use axum::Json;
 use axum::extract::{Path, Query, State};
@@ -153,7 +153,9 @@ pub(crate) async fn administer(
     match answer {
         Ok(Ok(host)) => Json(json!({ "host": host })).into_response(),
         Ok(Err(e @ BookError::UnknownInstance(_))) => error(StatusCode::NOT_FOUND, e.to_string()),
-        Ok(Err(e @ BookError::Invalid(_))) => error(StatusCode::BAD_REQUEST, e.to_string()),
+        Ok(Err(e @ (BookError::Invalid(_) | BookError::People(_)))) => {
+            error(StatusCode::BAD_REQUEST, e.to_string())
+        }
         Ok(Err(e)) => error(StatusCode::CONFLICT, e.to_string()),
         Err(e) => unavailable(e),
     }

@@ -239,4 +239,92 @@ mod tests {
         .unwrap_err();
         assert!(err.contains("is not a multiaddr"), "{err}");
     }
+
+    fn item_from(host: &PeerId) -> Message {
+        Message::Item {
+            info: mobiwf_proto::ItemInfo {
+                instance: InstanceId(1),
+                partition: mobiwf_proto::PartitionId(1),
+                activity: ActivityId(2),
+                name: String::new(),
+                description: String::new(),
+                kind: "manual".to_owned(),
+                priority: 0,
+                disconnected: false,
+                ready_ms: 0,
+                deadline_ms: None,
+                host: format!("/ip4/127.0.0.1/tcp/1/p2p/{host}"),
+            },
+            version: 1,
+            offered: Vec::new(),
+            holders: Vec::new(),
+            status: mobiwf_proto::ItemStatus::Open,
+            answer: None,
+        }
+    }
+
+    #[test]
+    fn people_messages_come_from_whom_they_should() {
+        let (host, other) = (PeerId::random(), PeerId::random());
+        // An item's snapshot only from its host.
+        assert!(matches!(
+            route_of(&host, false, item_from(&host)),
+            Ok(Routed::Desk(_))
+        ));
+        let err = route_of(&other, false, item_from(&host)).err().unwrap();
+        assert!(err.contains("comes from its host"), "{err}");
+        // The directory and notices only from the controller.
+        let directory = Message::Directory {
+            version: 2,
+            document: "<organisation/>".to_owned(),
+            devices: Vec::new(),
+        };
+        let err = route_of(&other, false, directory.clone()).err().unwrap();
+        assert_eq!(err, "only this node's controller sends directory messages");
+        assert!(matches!(
+            route_of(&other, true, directory),
+            Ok(Routed::Engine(Input::Directory(d))) if d.version == 2
+        ));
+        let notice = Message::Notice {
+            notice: mobiwf_proto::Notice {
+                user: "dave".into(),
+                instance: InstanceId(1),
+                activity: None,
+                kind: "ended".to_owned(),
+                text: String::new(),
+                at_ms: 0,
+            },
+        };
+        let err = route_of(&other, false, notice.clone()).err().unwrap();
+        assert_eq!(err, "only this node's controller sends notice messages");
+        assert!(matches!(
+            route_of(&other, true, notice),
+            Ok(Routed::Desk(_))
+        ));
+        // A claim names its sender, a device, or none for the controller.
+        let claim = Message::Claim {
+            instance: InstanceId(1),
+            activity: ActivityId(2),
+            user: "alice".into(),
+            action: mobiwf_proto::ItemAction::Select,
+            request: 7,
+        };
+        let Ok(Routed::Engine(Input::Claim { from, .. })) = route_of(&other, false, claim.clone())
+        else {
+            panic!("a claim goes to the engine");
+        };
+        assert_eq!(from, Some(NodeId::new(other.to_string())));
+        let Ok(Routed::Engine(Input::Claim { from, .. })) = route_of(&other, true, claim) else {
+            panic!("a claim goes to the engine");
+        };
+        assert_eq!(from, None);
+        // A directory whose document does not load is refused, with its problems.
+        let bad = Message::Directory {
+            version: 3,
+            document: "<organisation><users><user/></users></organisation>".to_owned(),
+            devices: Vec::new(),
+        };
+        let err = route_of(&other, true, bad).err().unwrap();
+        assert!(err.contains("does not load"), "{err}");
+    }
 }
