@@ -67,7 +67,7 @@ impl Engine {
     /// Brings an open item in line with the directory: a copy nobody holds is no longer
     /// offered to users now on leave or without a device; each copy left with nobody is
     /// offered to its own audience as far as they are available now; then, when still nobody,
-    /// a new choice (for method `all` only while it has no copy at all: its copies belong to
+    /// a new choice (for method `all` only while it has no open copy: its copies belong to
     /// their users), never of the users an administrator took it off.
     fn assign_again(&mut self, id: ItemKey, fx: &mut Vec<Effect>) {
         let Some(item) = self.host.items.get(&id) else {
@@ -93,7 +93,8 @@ impl Engine {
                 copy.offered_ms = Some(now_ms);
             }
         }
-        if after.orphaned() && (after.copies.is_empty() || people.method != Method::All) {
+        let no_open_copy = !after.any_open_copy();
+        if after.orphaned() && (no_open_copy || people.method != Method::All) {
             let choice = self.choose_for(&people);
             apply_choice(&mut after, choice, now_ms);
         }

@@ -209,7 +209,9 @@ impl Engine {
         fx: &mut Vec<Effect>,
     ) {
         let id = after.key();
-        let ends = after.is_open() && !after.any_open_copy();
+        // It ends when its last open copy is done; when every copy was taken off its users'
+        // worklists instead, it waits, unassigned, for an insert or a newer directory.
+        let ends = after.is_open() && !after.any_open_copy() && after.any_done_copy();
         if ends {
             after.status = overall(&after);
         }
@@ -547,8 +549,8 @@ fn gone(status: &ItemStatus) -> Option<Verdict> {
     Some(Verdict::Unavailable { reason })
 }
 
-/// How an item whose copies are all finished ends: done (succeeded when every done copy
-/// succeeded; by the last user who did one), or closed when every copy was removed.
+/// How an item whose copies are all finished, one at least done, ends: done (succeeded when
+/// every done copy succeeded; by the last user who did one).
 fn overall(item: &Item) -> ItemStatus {
     let done: Vec<(&UserId, bool, Option<u64>)> = item
         .copies

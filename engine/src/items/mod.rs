@@ -208,6 +208,13 @@ impl Item {
         self.copies.iter().any(ItemCopy::is_open)
     }
 
+    /// Whether some copy was done by its user.
+    pub(crate) fn any_done_copy(&self) -> bool {
+        self.copies
+            .iter()
+            .any(|c| matches!(c.status, ItemStatus::Done { .. }))
+    }
+
     /// Marks it unassigned (with `why`) when nobody is offered it any more, or assigned.
     pub(crate) fn settle(&mut self, why: impl FnOnce() -> String) {
         if self.orphaned() {

@@ -197,7 +197,7 @@ fn an_administrator_inserts_and_removes_users() {
     assert_eq!(item(&e, 1, 3).unassigned, None);
 }
 
-fn removing_every_copy_of_method_all_fails_the_activity() {
+fn removing_every_copy_of_method_all_leaves_it_waiting_for_an_insert() {
     let people_3 = tech(Method::All);
     let mut e = host(directory(1, three()[..2].to_vec()));
     deploy_manual(&mut e, 1000, 1, (3, &people_3));
@@ -212,8 +212,17 @@ fn removing_every_copy_of_method_all_fails_the_activity() {
     deploy_manual(&mut e, 1000, 1, (3, &people_3));
     claim(&mut e, 2000, (1, 3), "alice", ItemAction::Remove, None);
     claim(&mut e, 2100, (1, 3), "bob", ItemAction::Remove, None);
-    assert_eq!(state(&e, 1, 3), ActivityState::Failed);
-    assert!(detail(&e, 1, 3).contains("every copy"));
+    // Nobody does it now: it waits, unassigned, as with the other methods.
+    assert_eq!(state(&e, 1, 3), ActivityState::Running);
+    assert!(item(&e, 1, 3).unassigned.is_some());
+    // A newer directory offers it to nobody the administrator took it off.
+    at(&mut e, 2200, Input::Directory(directory(2, three()[..2].to_vec())));
+    assert!(item(&e, 1, 3).unassigned.is_some());
+    // An insert gives bob a copy again; once he did it, the activity ends.
+    claim(&mut e, 2300, (1, 3), "bob", ItemAction::Insert, None);
+    claim(&mut e, 2400, (1, 3), "bob", ItemAction::Select, Some("N2"));
+    claim(&mut e, 2500, (1, 3), "bob", complete(true, "ok"), Some("N2"));
+    assert_eq!(state(&e, 1, 3), ActivityState::Succeeded);
 }
 
 fn items_are_closed_when_their_activity_ends_otherwise() {
