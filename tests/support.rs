@@ -74,12 +74,35 @@ pub fn binary(name: &str) -> anyhow::Result<PathBuf> {
     Ok(path)
 }
 
-/// A fresh, empty directory for one test.
+/// A fresh, empty directory for one test (the first call of a process sweeps the directories
+/// left by test processes that are gone).
 pub fn scratch(test: &str) -> anyhow::Result<PathBuf> {
+    static SWEPT: OnceLock<()> = OnceLock::new();
+    SWEPT.get_or_init(sweep_scratch);
     let dir = std::env::temp_dir().join(format!("mobiwf-e2e-{}-{test}", std::process::id()));
     if dir.exists() {
         std::fs::remove_dir_all(&dir).with_context(|| format!("clear {}", dir.display()))?;
     }
     std::fs::create_dir_all(&dir).with_context(|| format!("create {}", dir.display()))?;
     Ok(dir)
+}
+
+/// Removes the scratch directories of test processes that are gone (a run keeps its own, and
+/// a failed run's stay until the next, for a look at their logs): data directories with
+/// RocksDB logs would otherwise pile up on the disk run after run.
+fn sweep_scratch() {
+    let Ok(entries) = std::fs::read_dir(std::env::temp_dir()) else {
+        return;
+    };
+    for entry in entries.flatten() {
+        let name = entry.file_name();
+        let Some(rest) = name.to_str().and_then(|n| n.strip_prefix("mobiwf-e2e-")) else {
+            continue;
+        };
+        let pid = rest.split('-').next().unwrap_or_default();
+        let alive = Path::new("/proc").join(pid).exists();
+        if !alive && !pid.is_empty() && pid.bytes().all(|b| b.is_ascii_digit()) {
+            let _ = std::fs::remove_dir_all(entry.path());
+        }
+    }
 }
