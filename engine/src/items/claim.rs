@@ -10,8 +10,8 @@ use std::collections::BTreeSet;
 
 use mobiwf_people::Directory;
 use mobiwf_proto::{
-    ActivityId, Answer, DeviceEntry, Hold, Holder, InstanceId, ItemAction, ItemEvent, ItemStatus,
-    NodeId, UserId, Verdict,
+    ActivityId, Answer, Hold, Holder, InstanceId, ItemAction, ItemEvent, ItemStatus, NodeId,
+    UserId, Verdict,
 };
 use mobiwf_xml_schema::{Method, People};
 
@@ -119,85 +119,6 @@ impl Engine {
 
     /// The people extensions of the claimed activity and the claimant's device, or why the
     /// claim cannot be taken at all.
-    /// A claim on something that is no work item here: a device is answered (so its user
-    /// is not left waiting), the controller told through the item's events when the activity
-    /// is here; otherwise the claim is refused to its sender.
-    fn no_item(
-        &self,
-        claim: &Claim,
-        refusal: Refusal,
-        fx: &mut Vec<Effect>,
-    ) -> Result<(), Refusal> {
-        let reason = refusal.to_string();
-        let (instance, activity) = (claim.instance, claim.activity);
-        match &claim.from {
-            Some(node) => {
-                let Some(device) = self.host.directory.device_by_node(node) else {
-                    return Err(refusal);
-                };
-                let answer = Answer {
-                    user: claim.user.clone(),
-                    request: claim.request,
-                    verdict: Verdict::Invalid { reason },
-                };
-                fx.push(Effect::Send {
-                    to: crate::Target::Partner(device.location.clone()),
-                    message: mobiwf_proto::Message::Answer {
-                        instance,
-                        activity,
-                        answer,
-                    },
-                });
-                Ok(())
-            }
-            None if matches!(refusal, Refusal::NotAnItem { .. }) => {
-                fx.push(Effect::Send {
-                    to: crate::Target::Controller,
-                    message: mobiwf_proto::Message::ItemEvents {
-                        instance,
-                        activity,
-                        at_ms: self.now_ms(),
-                        events: vec![ItemEvent::Refused {
-                            user: claim.user.clone(),
-                            action: claim.action.as_str().to_owned(),
-                            reason,
-                        }],
-                    },
-                });
-                Ok(())
-            }
-            None => Err(refusal),
-        }
-    }
-
-    fn claimed(&self, claim: &Claim) -> Result<(People, Option<DeviceEntry>), Refusal> {
-        let (instance, activity) = (claim.instance, claim.activity);
-        let key = self.run_of(instance, activity)?;
-        let not_item = |reason: &str| Refusal::NotAnItem {
-            instance,
-            activity,
-            reason: reason.to_owned(),
-        };
-        let people = self.people_of(key, activity).ok_or_else(|| {
-            not_item("it has no people extensions (anyone on its node completes it)")
-        })?;
-        if !self.host.items.contains_key(&(instance, activity)) {
-            return Err(not_item("it has not started (nobody was offered it yet)"));
-        }
-        let dir = &self.host.directory;
-        let device =
-            match &claim.from {
-                None => None,
-                Some(node) => Some(dir.device_by_node(node).cloned().ok_or_else(|| {
-                    Refusal::UnknownDevice {
-                        node: node.clone(),
-                        version: dir.version,
-                    }
-                })?),
-            };
-        Ok((people, device))
-    }
-
     /// A granted claim changed the item (to `after`): it is kept and published; when it
     /// finished the last open copy, the activity ends.
     fn commit_claim(
@@ -231,7 +152,11 @@ impl Engine {
     }
 
     /// The run that holds `activity` of `instance`.
-    fn run_of(&self, instance: InstanceId, activity: ActivityId) -> Result<RunKey, Refusal> {
+    pub(super) fn run_of(
+        &self,
+        instance: InstanceId,
+        activity: ActivityId,
+    ) -> Result<RunKey, Refusal> {
         self.keys_of(instance)
             .into_iter()
             .find(|k| {

@@ -14,6 +14,7 @@
 
 mod assign;
 mod claim;
+mod claimed;
 mod end;
 mod send;
 mod store;
