@@ -60,11 +60,13 @@ pub fn router(client: ControllerClient) -> Router {
         .with_state(client)
 }
 
-fn error(status: StatusCode, message: String) -> Response {
+/// An error answer: `{"error": message}` with `status`.
+pub(crate) fn error(status: StatusCode, message: String) -> Response {
     (status, Json(serde_json::json!({ "error": message }))).into_response()
 }
 
-fn unavailable(e: anyhow::Error) -> Response {
+/// The daemon could not be asked (it is stopping): 503.
+pub(crate) fn unavailable(e: anyhow::Error) -> Response {
     error(StatusCode::SERVICE_UNAVAILABLE, format!("{e:#}"))
 }
 

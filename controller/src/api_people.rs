@@ -22,15 +22,8 @@ use mobiwf_proto::{ActivityId, InstanceId, ItemAction, UserId};
 use serde::Deserialize;
 use serde_json::{Value, json};
 
+use crate::api::{error, unavailable};
 use crate::daemon::ControllerClient;
-
-fn error(status: StatusCode, message: String) -> Response {
-    (status, Json(json!({ "error": message }))).into_response()
-}
-
-fn unavailable(e: anyhow::Error) -> Response {
-    error(StatusCode::SERVICE_UNAVAILABLE, format!("{e:#}"))
-}
 
 /// `?source=` of a document.
 #[derive(Deserialize)]
@@ -51,16 +44,10 @@ pub(crate) async fn apply(
         Err(diagnostics) => return error(StatusCode::BAD_REQUEST, diagnostics.render(&source)),
     };
     let users = org.users.len();
-    let Ok(document) = String::from_utf8(body.to_vec()) else {
-        // Documents in other encodings are stored as the UTF-8 the writer makes.
-        let document = mobiwf_xml_schema::write_organisation(&org);
-        return applied(client.apply_org(document, org).await, users);
-    };
-    applied(client.apply_org(document, org).await, users)
-}
-
-fn applied(answer: anyhow::Result<Result<u64, BookError>>, users: usize) -> Response {
-    match answer {
+    // Documents in other encodings are stored as the UTF-8 the writer makes.
+    let document = String::from_utf8(body.to_vec())
+        .unwrap_or_else(|_| mobiwf_xml_schema::write_organisation(&org));
+    match client.apply_org(document, org).await {
         Ok(Ok(version)) => Json(json!({ "version": version, "users": users })).into_response(),
         Ok(Err(e)) => error(StatusCode::CONFLICT, e.to_string()),
         Err(e) => unavailable(e),

@@ -22,18 +22,11 @@ use axum::response::{IntoResponse, Response};
 use mobiwf_proto::{ActivityId, InstanceId, ItemAction, UserId, Verdict};
 use serde::Deserialize;
 
+use crate::api::{error, unavailable};
 use crate::daemon::{ClaimOutcome, NodeClient};
 
 /// How long an API call waits for the host's answer to a claim before answering 202.
 pub const CLAIM_ANSWER_WAIT: Duration = Duration::from_secs(10);
-
-fn error(status: StatusCode, message: String) -> Response {
-    (status, Json(serde_json::json!({ "error": message }))).into_response()
-}
-
-fn unavailable(e: anyhow::Error) -> Response {
-    error(StatusCode::SERVICE_UNAVAILABLE, format!("{e:#}"))
-}
 
 /// `?order=` of a worklist.
 #[derive(Deserialize)]

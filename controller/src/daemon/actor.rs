@@ -30,27 +30,16 @@ pub(super) struct ControllerActor {
     pub(super) watched: watch::Sender<Vec<Watched>>,
 }
 
-/// A submission waiting for its answer, and the answer.
-type Submitted = (
-    oneshot::Sender<Result<InstanceId, BookError>>,
-    Result<InstanceId, BookError>,
-);
-
-/// An operator's control waiting for its answer, and the answer.
-type Controlled = (
-    oneshot::Sender<Result<Instance, BookError>>,
-    Result<Instance, BookError>,
-);
-
-/// An organisation applied (its new directory version) or an administrator's action on a
-/// work item (the host's name), waiting for its answer, and the answer.
+/// An operator's command waiting for its answer, and the answer: a submission (the new
+/// instance), a control (the instance afterwards), an organisation applied (its directory
+/// version), an action on a work item (the host's name).
 type Answered<T> = (oneshot::Sender<Result<T, BookError>>, Result<T, BookError>);
 
 /// What to do once a group of events is on disk.
 #[derive(Default)]
 pub(super) struct After {
-    submitted: Vec<Submitted>,
-    controlled: Vec<Controlled>,
+    submitted: Vec<Answered<InstanceId>>,
+    controlled: Vec<Answered<Instance>>,
     organisations: Vec<Answered<u64>>,
     administered: Vec<Answered<String>>,
     queries: Vec<Query>,
