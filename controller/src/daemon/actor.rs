@@ -7,7 +7,7 @@ use std::sync::Arc;
 
 use libp2p::PeerId;
 use mobiwf_book::{Book, BookError, Effect, HistoryEvent, Input, Instance, NodeInfo, Watched};
-use mobiwf_proto::{InstanceId, Message, MessageId, NodeId, Reply};
+use mobiwf_proto::{Control, InstanceId, Message, MessageId, NodeId, Reply};
 use mobiwf_runtime::daemon::{Actor, Destination, Group, Sequencer};
 use mobiwf_runtime::metrics::{Metrics, Peer};
 use mobiwf_runtime::outbox::{self, Delivered};
@@ -196,6 +196,7 @@ impl ControllerActor {
         Ok(())
     }
 
+    /// An operator's command: applied to the book, answered after the write.
     fn command(
         &mut self,
         now: u64,
@@ -215,14 +216,7 @@ impl ControllerActor {
                     source,
                     responsible,
                 };
-                let result = self.book.apply(now, input).map(|applied| {
-                    effects.extend(applied.effects);
-                    applied.instance.unwrap_or(InstanceId(0))
-                });
-                if let Ok(id) = result {
-                    tracing::info_span!("instance", instance = %id)
-                        .in_scope(|| tracing::info!("instance submitted"));
-                }
+                let result = self.submit(now, input, effects);
                 after.submitted.push((reply, result));
             }
             Command::Control {
@@ -230,49 +224,15 @@ impl ControllerActor {
                 action,
                 reply,
             } => {
-                let result = self
-                    .book
-                    .apply(now, Input::Control { instance, action })
-                    .map(|applied| {
-                        effects.extend(applied.effects);
-                        tracing::info!(%instance, action = action.as_str(), "operator control");
-                    })
-                    .and_then(|()| {
-                        self.book
-                            .instance(instance)
-                            .cloned()
-                            .ok_or(BookError::UnknownInstance(instance))
-                    });
+                let result = self.control(now, instance, action, effects);
                 after.controlled.push((reply, result));
             }
-            other => self.people_command(now, other, effects, after),
-        }
-    }
-
-    /// An operator's word on the people side: an organisation applied, a work item
-    /// administered.
-    fn people_command(
-        &mut self,
-        now: u64,
-        command: Command,
-        effects: &mut Vec<Effect>,
-        after: &mut After,
-    ) {
-        match command {
             Command::Organisation {
                 document,
                 org,
                 reply,
             } => {
-                let result = self
-                    .book
-                    .apply(now, Input::Organisation { document, org })
-                    .map(|applied| {
-                        effects.extend(applied.effects);
-                        let version = self.book.directory().version;
-                        tracing::info!(version, "organisation applied");
-                        version
-                    });
+                let result = self.organisation(now, Input::Organisation { document, org }, effects);
                 after.organisations.push((reply, result));
             }
             Command::Worklist {
@@ -288,23 +248,73 @@ impl ControllerActor {
                     user,
                     action,
                 };
-                let result = self.book.apply(now, input).map(|applied| {
-                    let host = applied.effects.iter().find_map(|e| match e {
-                        Effect::Send { to, .. } => self
-                            .book
-                            .nodes()
-                            .find(|n| &n.peer == to)
-                            .map(|n| n.name.to_string()),
-                        _ => None,
-                    });
-                    effects.extend(applied.effects);
-                    host.unwrap_or_default()
-                });
+                let result = self.administer(now, input, effects);
                 after.administered.push((reply, result));
             }
-            // Handled by `command`.
-            Command::Submit { .. } | Command::Control { .. } => {}
         }
+    }
+
+    /// A submission: the new instance.
+    fn submit(
+        &mut self,
+        now: u64,
+        input: Input,
+        effects: &mut Vec<Effect>,
+    ) -> Result<InstanceId, BookError> {
+        let applied = self.book.apply(now, input)?;
+        effects.extend(applied.effects);
+        let id = applied.instance.unwrap_or(InstanceId(0));
+        tracing::info_span!("instance", instance = %id)
+            .in_scope(|| tracing::info!("instance submitted"));
+        Ok(id)
+    }
+
+    /// An operator's control: the instance afterwards.
+    fn control(
+        &mut self,
+        now: u64,
+        instance: InstanceId,
+        action: Control,
+        effects: &mut Vec<Effect>,
+    ) -> Result<Instance, BookError> {
+        let applied = self.book.apply(now, Input::Control { instance, action })?;
+        effects.extend(applied.effects);
+        tracing::info!(%instance, action = action.as_str(), "operator control");
+        self.book
+            .instance(instance)
+            .cloned()
+            .ok_or(BookError::UnknownInstance(instance))
+    }
+
+    /// An organisation applied: the new directory version.
+    fn organisation(
+        &mut self,
+        now: u64,
+        input: Input,
+        effects: &mut Vec<Effect>,
+    ) -> Result<u64, BookError> {
+        let applied = self.book.apply(now, input)?;
+        effects.extend(applied.effects);
+        let version = self.book.directory().version;
+        tracing::info!(version, "organisation applied");
+        Ok(version)
+    }
+
+    /// An operator's action on a work item: the name of the node it is sent to.
+    fn administer(
+        &mut self,
+        now: u64,
+        input: Input,
+        effects: &mut Vec<Effect>,
+    ) -> Result<String, BookError> {
+        let applied = self.book.apply(now, input)?;
+        let host = applied.effects.iter().find_map(|e| match e {
+            Effect::Send { to, .. } => self.book.nodes().find(|n| &n.peer == to),
+            _ => None,
+        });
+        let host = host.map(|n| n.name.to_string()).unwrap_or_default();
+        effects.extend(applied.effects);
+        Ok(host)
     }
 
     /// Applies an input the controller gives itself (deliveries, timers, the failure
