@@ -43,6 +43,10 @@ pub(super) struct NodeActor {
 /// A person's completion waiting for its answer, and the answer.
 type Completion = (oneshot::Sender<Result<(), Refusal>>, Result<(), Refusal>);
 
+/// What the engine and the desk asked for while a group's events were applied; carried out
+/// by `route` before the write.
+type Produced = (Vec<Effect>, Vec<mobiwf_people::DeskEffect>);
+
 /// What to do once a group of events is on disk.
 #[derive(Default)]
 pub(super) struct After {
@@ -70,11 +74,11 @@ impl Actor for NodeActor {
     ) -> Result<After, StoreError> {
         let now = mobiwf_runtime::process::now_us();
         let mut after = After::default();
-        let mut effects = (Vec::new(), Vec::new());
+        let mut produced = Produced::default();
         for event in events {
-            self.apply_one(now, event, group, &mut effects, &mut after)?;
+            self.apply_one(now, event, group, &mut produced, &mut after)?;
         }
-        let (engine, desk) = effects;
+        let (engine, desk) = produced;
         self.route(now, engine, desk, (group, seq), &mut after)?;
         // An encoding failure stops the daemon before anything is written (the store is not
         // given an empty value for a run), as a failed write does.
@@ -148,44 +152,54 @@ impl NodeActor {
         }
     }
 
+    /// A message from a peer, through the apply-once prelude, to the engine or the desk.
+    fn receive(
+        &mut self,
+        now: u64,
+        inbound: mobiwf_runtime::mesh::Inbound,
+        group: &mut Group,
+        (effects, desk_effects): &mut Produced,
+    ) -> Result<(), StoreError> {
+        let from_controller = inbound.from == self.controller.0;
+        let role = if from_controller {
+            Peer::Controller
+        } else {
+            Peer::Partner
+        };
+        let (engine, desk, name) = (&mut self.engine, &mut self.desk, &self.name);
+        group.receive(
+            self.store.as_ref(),
+            &self.metrics,
+            role,
+            inbound,
+            |from, _id, message| match route_of(from, from_controller, message)? {
+                Routed::Engine(input) => {
+                    let applied = engine.apply_us(now, input).map_err(|r| r.to_string())?;
+                    effects.extend(applied);
+                    Ok(())
+                }
+                Routed::Desk(input) => {
+                    let applied = desk
+                        .apply(now / 1000, engine.directory(), name, input)
+                        .map_err(|r| r.to_string())?;
+                    desk_effects.extend(applied.effects);
+                    Ok(())
+                }
+            },
+        )
+    }
+
     fn apply_one(
         &mut self,
         now: u64,
         event: Event,
         group: &mut Group,
-        (effects, desk_effects): &mut (Vec<Effect>, Vec<mobiwf_people::DeskEffect>),
+        produced: &mut Produced,
         after: &mut After,
     ) -> Result<(), StoreError> {
+        let (effects, desk_effects) = produced;
         match event {
-            Event::Inbound(inbound) => {
-                let from_controller = inbound.from == self.controller.0;
-                let role = if from_controller {
-                    Peer::Controller
-                } else {
-                    Peer::Partner
-                };
-                let (engine, desk, name) = (&mut self.engine, &mut self.desk, &self.name);
-                group.receive(
-                    self.store.as_ref(),
-                    &self.metrics,
-                    role,
-                    inbound,
-                    |from, _id, message| match route_of(from, from_controller, message)? {
-                        Routed::Engine(input) => {
-                            let applied = engine.apply_us(now, input).map_err(|r| r.to_string())?;
-                            effects.extend(applied);
-                            Ok(())
-                        }
-                        Routed::Desk(input) => {
-                            let applied = desk
-                                .apply(now / 1000, engine.directory(), name, input)
-                                .map_err(|r| r.to_string())?;
-                            desk_effects.extend(applied.effects);
-                            Ok(())
-                        }
-                    },
-                )?;
-            }
+            Event::Inbound(inbound) => self.receive(now, inbound, group, produced)?,
             Event::Command(Command::Claim { claim, reply, sent }) => {
                 let produced = self.claim(now / 1000, claim, (reply, sent), after);
                 desk_effects.extend(produced);

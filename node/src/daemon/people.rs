@@ -6,7 +6,7 @@
 
 use std::collections::VecDeque;
 
-use mobiwf_engine::{Effect, Target};
+use mobiwf_engine::{Effect, Input, Target};
 use mobiwf_people::{DeskEffect, DeskInput, DeskRefusal};
 use mobiwf_proto::{Message, NodeId};
 use mobiwf_runtime::daemon::{Destination, Group, Sequencer};
@@ -127,20 +127,19 @@ impl NodeActor {
                     }
                     DeskEffect::Send { to, message } if local && self.is_me(seq, &to) => {
                         let me = NodeId::new(seq.me().as_str());
-                        let refused = refusal_of(&message);
                         let Some(input) = claim_input(*message, Some(me)) else {
                             tracing::warn!("the desk sent something other than a claim");
                             continue;
                         };
-                        match self.engine.apply_us(now_us, input) {
+                        match self.engine.apply_us(now_us, input.clone()) {
                             Ok(effects) => engine.extend(effects),
                             // The user waits for an answer: the refusal is one.
                             Err(e) => {
-                                let input = refused.map(|answer| answer(e.to_string()));
+                                let answer = refusal(input, e.to_string());
                                 let directory = self.engine.directory();
-                                let answered = input.and_then(|input| {
+                                let answered = answer.and_then(|answer| {
                                     self.desk
-                                        .apply(now_us / 1000, directory, &self.name, input)
+                                        .apply(now_us / 1000, directory, &self.name, answer)
                                         .ok()
                                 });
                                 desk.extend(answered.into_iter().flat_map(|a| a.effects));
@@ -184,26 +183,26 @@ impl NodeActor {
     }
 }
 
-/// For a claim, how to make the desk's input that answers it with a refusal.
-fn refusal_of(message: &Message) -> Option<impl FnOnce(String) -> DeskInput + use<>> {
-    let Message::Claim {
+/// The desk's input that answers a claim of this node's own engine refused, with the reason.
+fn refusal(claim: Input, reason: String) -> Option<DeskInput> {
+    let Input::Claim {
         instance,
         activity,
         user,
         request,
         ..
-    } = message
+    } = claim
     else {
         return None;
     };
-    let (instance, activity, user, request) = (*instance, *activity, user.clone(), *request);
-    Some(move |reason: String| DeskInput::Answer {
+    let verdict = mobiwf_proto::Verdict::Invalid { reason };
+    Some(DeskInput::Answer {
         instance,
         activity,
         answer: mobiwf_proto::Answer {
             user,
             request,
-            verdict: mobiwf_proto::Verdict::Invalid { reason },
+            verdict,
         },
     })
 }
