@@ -57,16 +57,7 @@ pub async fn run(file: Option<&Path>, timeout_secs: u64) -> anyhow::Result<ExitC
 
     let client = controller.client();
     let deadline = tokio::time::Instant::now() + Duration::from_secs(timeout_secs);
-    // The nodes register through the mesh; wait until the controller has heard them all.
-    loop {
-        let seen = client.version();
-        if client.nodes().await?.len() >= nodes.len() {
-            break;
-        }
-        if !client.changed(seen, deadline).await {
-            anyhow::bail!("the nodes did not register within {timeout_secs} s");
-        }
-    }
+    wait_registered(&client, nodes.len(), deadline, timeout_secs).await?;
     let id = match client.submit(bytes, source.clone(), None).await? {
         Ok(id) => id,
         Err(e) => {
@@ -105,7 +96,24 @@ pub async fn run(file: Option<&Path>, timeout_secs: u64) -> anyhow::Result<ExitC
     })
 }
 
-/// Prints the activities whose state the controller learned since the last call.
+/// The nodes register through the mesh: waits until the controller has heard `count` of them.
+async fn wait_registered(
+    client: &mobiwf_controller::ControllerClient,
+    count: usize,
+    deadline: tokio::time::Instant,
+    timeout_secs: u64,
+) -> anyhow::Result<()> {
+    loop {
+        let seen = client.version();
+        if client.nodes().await?.len() >= count {
+            return Ok(());
+        }
+        if !client.changed(seen, deadline).await {
+            anyhow::bail!("the nodes did not register within {timeout_secs} s");
+        }
+    }
+}
+
 /// The proof that partners talk to each other directly: who received the notifications.
 fn show_notifications(nodes: &[mobiwf_node::Node], wanted: &[(String, Vec<u64>)]) {
     let by_node: Vec<String> = nodes

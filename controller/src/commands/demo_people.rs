@@ -159,16 +159,12 @@ async fn finish(
         state.map_or("vanished", InstanceState::as_str)
     );
     for event in client.history(id).await?.unwrap_or_default() {
-        let what = crate_render(&event);
+        let what = mobiwf_controller::render::what(&event.what);
         if what.starts_with("item:") {
             println!("  history: {what}");
         }
     }
     Ok(state == Some(InstanceState::Succeeded))
-}
-
-fn crate_render(event: &mobiwf_book::HistoryEvent) -> String {
-    mobiwf_controller::render::what(&event.what)
 }
 
 /// A claim's outcome in words.
