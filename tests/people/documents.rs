@@ -1,10 +1,15 @@
 //! The documents of the people tests: organisation documents, workflows whose activities all
 //! run on partner H, and reading `file:line:col: error:` diagnostics back against a document.
+// Shared by the `people` and `people_assignment` test binaries: each uses a part.
+#![allow(dead_code)]
 
 use std::fmt::Write as _;
 use std::path::Path;
 
 use mobiwf_tests::harness::CmdOutput;
+
+/// A manual activity for role `tech`, offered to all its members (fcfa, policy all).
+pub(crate) const TECH: &str = "<kind>manual</kind>\n      <role>tech</role>";
 
 /// An organisation document with roles tech, clerk and administrator, departments ops and
 /// field (under ops), team north, and these `<user>` lines.

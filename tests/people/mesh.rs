@@ -1,6 +1,8 @@
 //! The mesh of the people tests: a controller, the host H and the field devices D1 and D2
 //! as separate processes, the organisation applied and replicated, and one helper per thing a
 //! person or an administrator does or looks at (worklists, notices, history).
+// Shared by the `people` and `people_assignment` test binaries: each uses a part.
+#![allow(dead_code)]
 
 use std::collections::{BTreeMap, BTreeSet};
 use std::path::PathBuf;

@@ -1,0 +1,345 @@
+//! The controller and node daemons of a test, and the paper's mesh of them.
+
+use std::path::{Path, PathBuf};
+use std::process::Command;
+use std::time::Duration;
+
+use serde_json::Value;
+
+use super::process::{CmdOutput, Daemon, listen_part, run, start_publishing};
+use super::{CLI_TIMEOUT, STARTUP, http_get, wait_for};
+use crate::binary;
+
+/// A `mobiwf-controller serve` process.
+pub struct Controller {
+    /// Its data directory.
+    pub dir: PathBuf,
+    /// Its libp2p address (ending in `/p2p/<peer id>`), what nodes get as `--controller`.
+    pub address: String,
+    /// Its HTTP API (HOST:PORT).
+    pub api: String,
+    daemon: Daemon,
+    extra: Vec<String>,
+}
+
+impl Controller {
+    /// Starts a controller with data in `dir`, listening on `listen` (e.g.
+    /// `/ip4/127.0.0.1/tcp/0`), its API on a free loopback port.
+    pub fn start(dir: &Path, listen: &str) -> Controller {
+        Controller::start_with(dir, listen, &[])
+    }
+
+    /// Like [`Controller::start`], with more `serve` options (e.g. `--suspect-after 2`), kept
+    /// for restarts.
+    pub fn start_with(dir: &Path, listen: &str, extra: &[&str]) -> Controller {
+        let extra: Vec<String> = extra.iter().map(|s| (*s).to_owned()).collect();
+        let (daemon, address, api) = Self::spawn(dir, listen, &extra);
+        Controller {
+            dir: dir.to_owned(),
+            address,
+            api,
+            daemon,
+            extra,
+        }
+    }
+
+    fn spawn(dir: &Path, listen: &str, extra: &[String]) -> (Daemon, String, String) {
+        let mut args: Vec<String> = vec![
+            "serve".into(),
+            "--data-dir".into(),
+            dir.display().to_string(),
+            "--listen".into(),
+            listen.into(),
+            "--api".into(),
+            "127.0.0.1:0".into(),
+        ];
+        args.extend(extra.iter().cloned());
+        start_publishing(
+            "controller",
+            &binary("mobiwf-controller").unwrap(),
+            &args,
+            dir,
+            None,
+        )
+    }
+
+    /// SIGKILLs the controller.
+    pub fn kill(&mut self) {
+        self.daemon.kill();
+    }
+
+    /// Starts it again on the same data directory and libp2p address (a new API port).
+    pub fn restart(&mut self) {
+        self.daemon.kill();
+        let listen = listen_part(&self.address);
+        let (daemon, address, api) = Self::spawn(&self.dir, &listen, &self.extra);
+        assert_eq!(
+            address, self.address,
+            "the restarted controller has another address"
+        );
+        self.daemon = daemon;
+        self.api = api;
+    }
+
+    /// Runs `mobiwf-controller ARGS --api API`.
+    pub fn cli(&self, args: &[&str], timeout: Duration) -> CmdOutput {
+        run(
+            Command::new(binary("mobiwf-controller").unwrap())
+                .args(args)
+                .args(["--api", &self.api]),
+            timeout,
+        )
+    }
+
+    /// Waits until nodes with every one of `names` are registered.
+    pub fn wait_registered(&self, names: &[&str]) {
+        wait_for(
+            format!("nodes {names:?} to register with the controller"),
+            STARTUP,
+            || {
+                let out = self.cli(&["nodes", "--json"], CLI_TIMEOUT);
+                let nodes: Value = serde_json::from_str(&out.stdout).ok()?;
+                let have: Vec<&str> = nodes
+                    .as_array()?
+                    .iter()
+                    .filter_map(|n| n["name"].as_str())
+                    .collect();
+                names.iter().all(|n| have.contains(n)).then_some(())
+            },
+        );
+    }
+
+    /// Submits `file` with the CLI; the new instance's id.
+    pub fn submit(&self, file: &Path) -> u64 {
+        self.submit_with(file, &[])
+    }
+
+    /// Submits `file` with more `submit` options (e.g. `--responsible dave`); the new
+    /// instance's id.
+    pub fn submit_with(&self, file: &Path, options: &[&str]) -> u64 {
+        let path = file.display().to_string();
+        let mut args = vec!["submit", path.as_str()];
+        args.extend_from_slice(options);
+        let out = self.cli(&args, CLI_TIMEOUT);
+        out.expect_code(0, &format!("submit {path} {}", options.join(" ")));
+        out.stdout
+            .trim()
+            .parse()
+            .unwrap_or_else(|e| panic!("submit printed {:?}, not an id: {e}", out.stdout))
+    }
+
+    /// `status ID --json`, parsed.
+    pub fn status(&self, id: u64) -> Value {
+        let out = self.cli(&["status", &id.to_string(), "--json"], CLI_TIMEOUT);
+        out.expect_code(0, "status --json");
+        serde_json::from_str(&out.stdout)
+            .unwrap_or_else(|e| panic!("status --json printed invalid JSON ({e}):\n{}", out.stdout))
+    }
+
+    /// `history ID --json`, parsed: the instance's events in the order the controller learnt
+    /// them.
+    pub fn history(&self, id: u64) -> Vec<Value> {
+        let out = self.cli(&["history", &id.to_string(), "--json"], CLI_TIMEOUT);
+        out.expect_code(0, "history --json");
+        serde_json::from_str::<Value>(&out.stdout)
+            .unwrap_or_else(|e| {
+                panic!("history --json printed invalid JSON ({e}):\n{}", out.stdout)
+            })
+            .as_array()
+            .cloned()
+            .unwrap_or_else(|| panic!("history --json printed no array:\n{}", out.stdout))
+    }
+
+    /// `wait ID --timeout SECS`: its exit code and output.
+    pub fn wait(&self, id: u64, secs: u64) -> CmdOutput {
+        self.cli(
+            &["wait", &id.to_string(), "--timeout", &secs.to_string()],
+            Duration::from_secs(secs + 30),
+        )
+    }
+
+    /// Panics, showing the log, if the process has exited.
+    pub fn check_alive(&mut self) {
+        self.daemon.check_alive();
+    }
+}
+
+/// How to start a node.
+#[derive(Debug, Clone)]
+pub struct NodeSpec {
+    /// Its data directory.
+    pub dir: PathBuf,
+    /// Its name (a workflow partner's).
+    pub name: String,
+    /// Its skills, e.g. `1,2,3`.
+    pub skills: String,
+    /// The controller's full address.
+    pub controller: String,
+    /// Where to listen for peers.
+    pub listen: String,
+    /// Where to serve its API.
+    pub api: String,
+    /// The network namespace to run it in.
+    pub netns: Option<String>,
+}
+
+impl NodeSpec {
+    /// A node on loopback with free ports.
+    pub fn loopback(dir: &Path, name: &str, skills: &str, controller: &str) -> NodeSpec {
+        NodeSpec {
+            dir: dir.to_owned(),
+            name: name.to_owned(),
+            skills: skills.to_owned(),
+            controller: controller.to_owned(),
+            listen: "/ip4/127.0.0.1/tcp/0".to_owned(),
+            api: "127.0.0.1:0".to_owned(),
+            netns: None,
+        }
+    }
+}
+
+/// A `mobiwf-node run` process.
+pub struct Node {
+    /// How it was started (`listen` is its actual address once started).
+    pub spec: NodeSpec,
+    /// Its libp2p address (ending in `/p2p/<peer id>`).
+    pub address: String,
+    /// Its HTTP API (HOST:PORT).
+    pub api: String,
+    daemon: Daemon,
+}
+
+impl Node {
+    /// Starts a node and waits until it published its addresses.
+    pub fn start(spec: NodeSpec) -> Node {
+        let (daemon, address, api) = Self::spawn(&spec);
+        let mut spec = spec;
+        spec.listen = listen_part(&address);
+        Node {
+            spec,
+            address,
+            api,
+            daemon,
+        }
+    }
+
+    fn spawn(spec: &NodeSpec) -> (Daemon, String, String) {
+        let args: Vec<String> = vec![
+            "run".into(),
+            "--data-dir".into(),
+            spec.dir.display().to_string(),
+            "--controller".into(),
+            spec.controller.clone(),
+            "--name".into(),
+            spec.name.clone(),
+            "--skills".into(),
+            spec.skills.clone(),
+            "--listen".into(),
+            spec.listen.clone(),
+            "--api".into(),
+            spec.api.clone(),
+        ];
+        start_publishing(
+            &format!("node {}", spec.name),
+            &binary("mobiwf-node").unwrap(),
+            &args,
+            &spec.dir,
+            spec.netns.as_deref(),
+        )
+    }
+
+    /// SIGKILLs the node (the commands it started go on: they are in their own process group).
+    pub fn kill(&mut self) {
+        self.daemon.kill();
+    }
+
+    /// Sends a signal to the node process: `STOP` stalls it (its connections stay open but
+    /// nothing answers), `CONT` lets it go on.
+    pub fn signal(&self, signal: &str) {
+        self.daemon.signal(signal);
+    }
+
+    /// Starts it again on the same data directory and libp2p address.
+    pub fn restart(&mut self) {
+        self.daemon.kill();
+        let (daemon, address, api) = Self::spawn(&self.spec);
+        assert_eq!(
+            address, self.address,
+            "the restarted node {} has another address",
+            self.spec.name
+        );
+        self.daemon = daemon;
+        self.api = api;
+    }
+
+    /// Runs `mobiwf-node ARGS --data-dir DIR`.
+    pub fn cli(&self, args: &[&str]) -> CmdOutput {
+        run(&mut self.command(args), CLI_TIMEOUT)
+    }
+
+    /// The command `mobiwf-node ARGS --data-dir DIR`, not started (see [`run_together`]).
+    pub fn command(&self, args: &[&str]) -> Command {
+        let mut cmd = Command::new(binary("mobiwf-node").unwrap());
+        cmd.args(args).arg("--data-dir").arg(&self.spec.dir);
+        cmd
+    }
+
+    /// The version of the organisation directory the node holds (`GET /directory`), or
+    /// `None` when it cannot be read.
+    pub fn directory_version(&self) -> Option<u64> {
+        let body = http_get(&self.api, "/directory").ok()?;
+        serde_json::from_str::<Value>(&body).ok()?["version"].as_u64()
+    }
+
+    /// The worklist, as JSON.
+    pub fn worklist(&self) -> Value {
+        let out = self.cli(&["worklist", "--json"]);
+        out.expect_code(0, "worklist --json");
+        serde_json::from_str(&out.stdout)
+            .unwrap_or_else(|e| panic!("worklist --json: {e}:\n{}", out.stdout))
+    }
+
+    /// Its `/metrics` page, or why it could not be read.
+    pub fn metrics(&self) -> Result<String, String> {
+        http_get(&self.api, "/metrics")
+    }
+
+    /// Panics, showing the log, if the process has exited.
+    pub fn check_alive(&mut self) {
+        self.daemon.check_alive();
+    }
+}
+
+/// The paper's placement: 16, 17 and 18 on P1; 19 and 20 on P2.
+pub const PAPER_PLACEMENT: [(u64, &str); 5] =
+    [(16, "P1"), (17, "P1"), (18, "P1"), (19, "P2"), (20, "P2")];
+
+/// Starts a node per (name, skills) on loopback, with data in `dir/<name in lower case>`, and
+/// waits until all are registered with `controller`.
+pub fn start_nodes(dir: &Path, controller: &Controller, nodes: &[(&str, &str)]) -> Vec<Node> {
+    let started: Vec<Node> = nodes
+        .iter()
+        .map(|(name, skills)| {
+            Node::start(NodeSpec::loopback(
+                &dir.join(name.to_lowercase()),
+                name,
+                skills,
+                &controller.address,
+            ))
+        })
+        .collect();
+    let names: Vec<&str> = nodes.iter().map(|(name, _)| *name).collect();
+    controller.wait_registered(&names);
+    started
+}
+
+/// A controller and the paper's partners P1 (skills 1, 2, 3) and P2 (skills 1, 3), on loopback
+/// with data under `dir`, registered.
+pub fn paper_mesh(dir: &Path) -> (Controller, Node, Node) {
+    let controller = Controller::start(&dir.join("controller"), "/ip4/127.0.0.1/tcp/0");
+    let mut nodes = start_nodes(dir, &controller, &[("P1", "1,2,3"), ("P2", "1,3")]).into_iter();
+    let (Some(p1), Some(p2)) = (nodes.next(), nodes.next()) else {
+        unreachable!("two nodes were started")
+    };
+    (controller, p1, p2)
+}

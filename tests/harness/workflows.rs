@@ -1,0 +1,54 @@
+//! Workflow documents for the tests, and checks of an instance's outcome.
+
+use serde_json::Value;
+
+use crate::repo_root;
+
+/// The paper's example workflow (`examples/paper/workflow.xml`) with `extra(activity id)`
+/// inserted in each `<activity>` (e.g. `<command>...</command>` or `<kind>manual</kind>`).
+pub fn paper_workflow_with(extra: impl Fn(u64) -> String) -> String {
+    let text = std::fs::read_to_string(repo_root().join("examples/paper/workflow.xml")).unwrap();
+    let mut out = String::new();
+    let mut rest = text.as_str();
+    while let Some(start) = rest.find("<activity id=\"") {
+        let after = &rest[start + "<activity id=\"".len()..];
+        let id: u64 = after[..after.find('"').unwrap()].parse().unwrap();
+        let end = start + rest[start..].find("</activity>").unwrap();
+        out.push_str(&rest[..end]);
+        out.push_str("  ");
+        out.push_str(&extra(id));
+        out.push_str("\n    ");
+        rest = &rest[end..];
+        // Move past this closing tag.
+        out.push_str("</activity>");
+        rest = &rest["</activity>".len()..];
+    }
+    out.push_str(rest);
+    out
+}
+
+/// Escapes text for XML element content.
+pub fn xml_text(s: &str) -> String {
+    s.replace('&', "&amp;")
+        .replace('<', "&lt;")
+        .replace('>', "&gt;")
+}
+
+/// Checks an instance's `status --json`: every activity in state `succeeded`, and each on the
+/// node `expected` names for it (activity id, node name).
+pub fn assert_all_succeeded(status: &Value, expected: &[(u64, &str)]) {
+    assert_eq!(
+        status["state"], "succeeded",
+        "instance not succeeded:\n{status:#}"
+    );
+    let acts = status["activities"].as_array().expect("activities array");
+    assert_eq!(acts.len(), expected.len(), "activities:\n{status:#}");
+    for (id, node) in expected {
+        let a = acts
+            .iter()
+            .find(|a| a["id"].as_u64() == Some(*id))
+            .unwrap_or_else(|| panic!("no activity {id} in:\n{status:#}"));
+        assert_eq!(a["state"], "succeeded", "activity {id}:\n{status:#}");
+        assert_eq!(a["node"], *node, "activity {id} ran elsewhere:\n{status:#}");
+    }
+}
