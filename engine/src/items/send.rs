@@ -45,9 +45,9 @@ impl Engine {
             events.push(ItemEvent::Offered { users: offered });
         }
         let done_by = done_by(item);
-        let revoked: Vec<UserId> = before
-            .users()
-            .difference(&after.users())
+        let (was, is) = (before.users(), after.users());
+        let revoked: Vec<UserId> = was
+            .difference(&is)
             .filter(|u| !done_by.contains(*u))
             .cloned()
             .collect();
@@ -57,7 +57,7 @@ impl Engine {
         if let (Some(why), false) = (&item.unassigned, before.unassigned) {
             events.push(ItemEvent::Unassigned { why: why.clone() });
         }
-        let users: BTreeSet<UserId> = before.users().union(&after.users()).cloned().collect();
+        let users: BTreeSet<UserId> = was.union(&is).cloned().collect();
         self.send_views(item, &users, reply, fx);
         self.send_events(item, events, fx);
     }
@@ -98,16 +98,30 @@ impl Engine {
         if let Some(reply) = &reply {
             devices.insert(reply.device.name.clone(), reply.device.clone());
         }
+        // Each user the copies name, with their device: looked up once, not per device.
+        let home: BTreeMap<&UserId, &NodeName> = item
+            .copies
+            .iter()
+            .flat_map(|c| {
+                let done_by = match &c.status {
+                    ItemStatus::Done { by, .. } => Some(by),
+                    _ => None,
+                };
+                c.offered
+                    .iter()
+                    .chain(c.holder.as_ref().map(|h| &h.user))
+                    .chain(done_by)
+            })
+            .filter_map(|u| dir.device_of(u.as_str()).map(|d| (u, &d.name)))
+            .collect();
+        let offered = item.involved().offered;
         for device in devices.values() {
-            let on = |u: &UserId| {
-                dir.device_of(u.as_str())
-                    .is_some_and(|d| d.name == device.name)
-            };
+            let on = |u: &UserId| home.get(u) == Some(&&device.name);
             let open = item.copies.iter().filter(|c| c.is_open());
             let message = Message::Item {
                 info: info.clone(),
                 version: item.version,
-                offered: item.involved().offered.into_iter().filter(on).collect(),
+                offered: offered.iter().filter(|u| on(u)).cloned().collect(),
                 holders: open
                     .filter_map(|c| c.holder.clone())
                     .filter(|h| on(&h.user))
