@@ -203,6 +203,7 @@ fn successor_holders(
     for s in successors(inst, def, a) {
         if let Some((n, _)) = holder(inst, ctx.nodes, s) {
             adjacents.push(Adjacent {
+                states: Vec::new(),
                 id: s,
                 location: ctx
                     .routing

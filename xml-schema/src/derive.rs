@@ -94,6 +94,7 @@ pub fn derive_partitions(def: &WorkflowDefinition, opts: &DeriveOptions) -> Vec<
                                 Adjacent {
                                     id: *succ,
                                     location: location(home),
+                                    states: Vec::new(),
                                 },
                                 home != index,
                             ))
@@ -196,6 +197,7 @@ fn partition_activity(
         contingency: a.contingency,
         preconditions,
         adjacents,
+        depends: a.depends.clone(),
         time_out_secs: a.time_out_secs,
         kind: a.kind,
         command: a.command.clone(),

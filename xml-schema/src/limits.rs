@@ -46,3 +46,7 @@ pub const MAX_ID_CHARS: usize = 64;
 
 /// Longest `name` of a user, role, department or team, in characters.
 pub const MAX_NAME_CHARS: usize = 200;
+
+/// Most terms one dependency rule (`<depends>`) may hold. Rules are evaluated on every state
+/// change of an activity they name; a few dozen terms already say more than a person can read.
+pub const MAX_RULE_TERMS: usize = 256;

@@ -175,6 +175,7 @@ fn activity() -> impl Strategy<Value = Activity> {
                 contingency,
                 time_out_secs: time_out,
                 preconditions: pre.into_iter().map(ActivityId).collect(),
+                depends: None,
                 kind,
                 command,
                 retries,
@@ -251,6 +252,7 @@ fn partition_document() -> impl Strategy<Value = PartitionDocument> {
     let adjacent = (any::<u64>(), text()).prop_map(|(id, location)| Adjacent {
         id: ActivityId(id),
         location,
+        states: Vec::new(),
     });
     let activity = (
         (
@@ -286,6 +288,7 @@ fn partition_document() -> impl Strategy<Value = PartitionDocument> {
                     contingency,
                     preconditions,
                     adjacents,
+                    depends: None,
                     time_out_secs: time_out,
                     kind,
                     command,
@@ -338,6 +341,7 @@ proptest! {
                 contingency: Contingency::Block,
                 preconditions: Vec::new(),
                 adjacents: Vec::new(),
+                depends: None,
                 time_out_secs: 0,
                 kind,
                 command: None,

@@ -45,6 +45,9 @@ pub struct Activity {
     pub time_out_secs: u32,
     /// `preconditions/preconditionId`, in document order.
     pub preconditions: Vec<ActivityId>,
+    /// Extension `depends`: a dependency rule over other activities' states, which must hold
+    /// beside the preconditions; default none.
+    pub depends: Option<super::rules::Rule>,
     /// Extension `kind`; default automatic.
     pub kind: ActivityKind,
     /// Extension `command`: run with `sh -c` by automatic activities; absent = succeed at once.

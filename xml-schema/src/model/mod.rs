@@ -8,6 +8,7 @@ mod common;
 mod definition;
 mod partition;
 mod people;
+mod rules;
 
 pub use common::{
     ActivityId, ActivityKind, ActivityTypeId, Contingency, PartitionId, PartnerId, Retries, Status,
@@ -15,6 +16,7 @@ pub use common::{
 };
 pub use definition::{Activity, ActivityType, Partition, Partner, WorkflowDefinition};
 pub use partition::{Adjacent, PartitionActivity, PartitionDocument, Precondition};
+pub use rules::{Rule, TaskState};
 pub use people::{
     Basis, Department, DepartmentId, Method, Organisation, People, Policy, Role, RoleGrant, RoleId,
     Team, TeamId, User, UserId,

@@ -36,6 +36,9 @@ pub struct PartitionActivity {
     pub preconditions: Vec<Precondition>,
     /// `adjacents/adjacent`: the activities that wait for this one, and where they run.
     pub adjacents: Vec<Adjacent>,
+    /// Extension `depends`: the activity's dependency rule, as in the definition; default
+    /// none.
+    pub depends: Option<super::rules::Rule>,
     /// Extension `timeOut`: the activity's longest run in seconds, 0 = none (default).
     pub time_out_secs: u32,
     /// Extension `kind`; default automatic.
@@ -69,4 +72,9 @@ pub struct Adjacent {
     pub id: ActivityId,
     /// `ip`: where the partner that runs the successor is reached.
     pub location: String,
+    /// Extension `states`: the states of this activity that the successor's dependency rule
+    /// names (derived). Empty: the successor waits for this one's end only (a precondition).
+    /// Not empty: its partner is told when this activity enters each non-final state listed,
+    /// and of its end with every state it entered.
+    pub states: Vec<super::rules::TaskState>,
 }

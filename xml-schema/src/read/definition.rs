@@ -164,6 +164,7 @@ fn read_activity(ctx: &mut Ctx, el: &Element, index: usize) -> Activity {
         contingency: common.contingency,
         time_out_secs: common.time_out_secs,
         preconditions,
+        depends: None,
         kind: common.kind,
         command: common.command,
         retries: common.retries,

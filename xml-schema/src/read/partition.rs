@@ -93,6 +93,7 @@ fn read_activity(ctx: &mut Ctx, el: &Element, index: usize) -> PartitionActivity
         contingency: common.contingency,
         preconditions,
         adjacents,
+        depends: None,
         time_out_secs: common.time_out_secs,
         kind: common.kind,
         command: common.command,
@@ -182,6 +183,7 @@ fn read_adjacents(ctx: &mut Ctx, el: &Element, index: usize, owner: &str) -> Vec
                 .child(&["ip"])
                 .map(|e| ctx.leaf(e).to_string())
                 .unwrap_or_default(),
+            states: Vec::new(),
         });
     }
     adjacents

@@ -1,0 +1,119 @@
+//! Dependency rules (WorkToDo, seed 004 §2.2): an activity may wait, beside its
+//! `preconditions` (all of them finished, as published), for a rule over other activities'
+//! states, written `<depends>` with nestable `<and>`/`<or>` over `<term activity state>`.
+
+use super::common::ActivityId;
+
+/// A task state as rules name it (seed 004 §2.1): where an activity is in its life.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash)]
+pub enum TaskState {
+    /// `NOT_READY`: deployed, its conditions not yet met. Every activity enters it first.
+    NotReady,
+    /// `SYNCHRONIZING`: its preconditions and dependency rule hold.
+    Synchronizing,
+    /// `READY`: nothing holds it back; a manual one is offered to people.
+    Ready,
+    /// `RUNNING`: its command runs, or a person holds its work item.
+    Running,
+    /// `SUCCEEDED`.
+    Succeeded,
+    /// `FAILED`.
+    Failed,
+    /// `CANCELLED`: it will never run.
+    Cancelled,
+}
+
+impl TaskState {
+    /// Every state, in the order an activity can pass them.
+    pub const ALL: [TaskState; 7] = [
+        TaskState::NotReady,
+        TaskState::Synchronizing,
+        TaskState::Ready,
+        TaskState::Running,
+        TaskState::Succeeded,
+        TaskState::Failed,
+        TaskState::Cancelled,
+    ];
+
+    /// The seed's spelling, which documents are written with.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            TaskState::NotReady => "NOT_READY",
+            TaskState::Synchronizing => "SYNCHRONIZING",
+            TaskState::Ready => "READY",
+            TaskState::Running => "RUNNING",
+            TaskState::Succeeded => "SUCCEEDED",
+            TaskState::Failed => "FAILED",
+            TaskState::Cancelled => "CANCELLED",
+        }
+    }
+
+    /// The state a document names, in any case; seed 000's `SUCCEDED` is taken too.
+    pub fn parse(text: &str) -> Option<TaskState> {
+        let upper = text.trim().to_ascii_uppercase();
+        if upper == "SUCCEDED" {
+            return Some(TaskState::Succeeded);
+        }
+        TaskState::ALL.into_iter().find(|s| s.as_str() == upper)
+    }
+
+    /// True for the states an activity never leaves.
+    pub fn is_final(self) -> bool {
+        matches!(
+            self,
+            TaskState::Succeeded | TaskState::Failed | TaskState::Cancelled
+        )
+    }
+}
+
+/// A dependency rule: a term, or `and`/`or` over at least one rule.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Rule {
+    /// `<term activity="A" state="S"/>`: holds once activity A entered state S.
+    Term {
+        /// The activity looked at.
+        activity: ActivityId,
+        /// The state it must have entered.
+        state: TaskState,
+    },
+    /// `<and>`: every rule holds.
+    And(Vec<Rule>),
+    /// `<or>`: some rule holds.
+    Or(Vec<Rule>),
+}
+
+impl Rule {
+    /// Every term, in document order: (activity, state).
+    pub fn terms(&self) -> Vec<(ActivityId, TaskState)> {
+        let mut out = Vec::new();
+        self.collect_terms(&mut out);
+        out
+    }
+
+    fn collect_terms(&self, out: &mut Vec<(ActivityId, TaskState)>) {
+        match self {
+            Rule::Term { activity, state } => out.push((*activity, *state)),
+            Rule::And(rules) | Rule::Or(rules) => {
+                for rule in rules {
+                    rule.collect_terms(out);
+                }
+            }
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn states_are_read_in_any_case_and_with_the_seed_misspelling() {
+        assert_eq!(TaskState::parse("failed"), Some(TaskState::Failed));
+        assert_eq!(TaskState::parse("Not_Ready"), Some(TaskState::NotReady));
+        assert_eq!(TaskState::parse("SUCCEDED"), Some(TaskState::Succeeded));
+        assert_eq!(TaskState::parse("DONE"), None);
+        for s in TaskState::ALL {
+            assert_eq!(TaskState::parse(s.as_str()), Some(s));
+        }
+    }
+}
