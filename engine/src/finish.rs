@@ -40,7 +40,11 @@ impl Engine {
             return Ok(());
         };
         let waiting_to_retry = matches!(p.life, Life::RetryWait { .. });
-        if by == Finisher::Command && (attempt != p.retried || waiting_to_retry) {
+        let (retried, ready) = (p.retried, p.life == Life::Ready);
+        if by == Finisher::Person && ready {
+            self.step(key, activity, Event::Start);
+        }
+        if by == Finisher::Command && (attempt != retried || waiting_to_retry) {
             // The end of a try that was already given up on (killed on timeOut).
             return Ok(());
         }
@@ -73,23 +77,30 @@ impl Engine {
             let Some(act) = run.activity(activity) else {
                 continue;
             };
+            match (act.kind, by) {
+                (ActivityKind::Automatic, Finisher::Person) => {
+                    return Err(not(
+                        "it is automatic: its command's exit status decides".to_owned()
+                    ));
+                }
+                (_, Finisher::Person) if act.people.assigned() => {
+                    return Err(not(
+                        "it is on its users' worklists: its holder completes it".to_owned(),
+                    ));
+                }
+                (ActivityKind::Manual | ActivityKind::SemiAutomatic, Finisher::Command) => {
+                    return Err(not("it is done by a person, not by a command".to_owned()));
+                }
+                _ => {}
+            }
             let state = run.life(activity).map(Life::wire);
-            if state != Some(ActivityState::Running) {
+            // A person takes an item of the node's worklist and completes it in one go.
+            let taken = by == Finisher::Person && state == Some(ActivityState::Ready);
+            if state != Some(ActivityState::Running) && !taken {
                 let s = state.map_or("unknown", ActivityState::as_str);
                 return Err(not(format!("it is {s}, not running")));
             }
-            return match (act.kind, by) {
-                (ActivityKind::Automatic, Finisher::Person) => Err(not(
-                    "it is automatic: its command's exit status decides".to_owned(),
-                )),
-                (_, Finisher::Person) if act.people.assigned() => Err(not(
-                    "it is on its users' worklists: its holder completes it".to_owned(),
-                )),
-                (ActivityKind::Manual | ActivityKind::SemiAutomatic, Finisher::Command) => {
-                    Err(not("it is done by a person, not by a command".to_owned()))
-                }
-                _ => Ok(key),
-            };
+            return Ok(key);
         }
         Err(Refusal::UnknownActivity { instance, activity })
     }

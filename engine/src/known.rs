@@ -4,7 +4,7 @@
 
 use std::collections::BTreeMap;
 
-use mobiwf_proto::{ActivityId, Outcome};
+use mobiwf_proto::{ActivityId, Outcome, StateSet};
 use serde::{Deserialize, Serialize};
 
 /// The longest chain of substitutions followed (a contingency activity that failed and was
@@ -16,6 +16,10 @@ pub const MAX_SUBSTITUTIONS: usize = 64;
 pub struct Known {
     /// Outcomes of remote activities, from notifications (first word wins).
     pub heard: BTreeMap<ActivityId, Outcome>,
+    /// The states remote activities entered, as far as their partners said: what the
+    /// dependency rules of this node's activities look at.
+    #[serde(default, skip_serializing_if = "BTreeMap::is_empty")]
+    pub states: BTreeMap<ActivityId, StateSet>,
     /// Failed activity → the contingency activity that runs in its place.
     pub replaced: BTreeMap<ActivityId, ActivityId>,
     /// Words about replaced activities that came after the substitution: recorded, ignored.

@@ -36,6 +36,7 @@ mod known;
 pub mod lifecycle;
 mod notify;
 mod progress;
+pub mod rules;
 mod run;
 mod store;
 mod timers;
@@ -45,7 +46,7 @@ use std::collections::{BTreeMap, BTreeSet};
 
 use mobiwf_proto::{
     ActivityId, ActivityState, Control, InstanceId, ItemAction, Message, NodeId, Outcome,
-    PartitionId, UserId,
+    PartitionId, StateSet, UserId,
 };
 
 pub use items::{
@@ -133,6 +134,17 @@ pub enum Input {
         activity: ActivityId,
         /// What it means for its successors.
         outcome: Outcome,
+        /// Every state it entered, when a dependency rule here names it (else empty).
+        entered: StateSet,
+    },
+    /// Another partner says an activity that a dependency rule here names entered a state.
+    StateChanged {
+        /// The instance.
+        instance: InstanceId,
+        /// The activity.
+        activity: ActivityId,
+        /// Every state it entered so far.
+        entered: StateSet,
     },
     /// The controller says these activities failed (their partner did not answer in time).
     Withdraw {
@@ -309,6 +321,9 @@ pub struct Engine {
     new_runs: BTreeSet<RunKey>,
     dirty_known: BTreeSet<InstanceId>,
     transitions: Vec<Transition>,
+    /// Messages decided while an activity changed state (`Engine::step`, which has no list
+    /// of effects): added to the effects of the input being applied.
+    told: Vec<Effect>,
     /// The time of the input being applied, in microseconds since the epoch
     /// ([`Engine::apply_us`]); records keep it next to the milliseconds the engine decides on.
     now_us: u64,
@@ -355,8 +370,11 @@ impl Engine {
         self.now_us = now_us;
         let mut effects = Vec::new();
         let result = self.dispatch(now_us / 1000, input, &mut effects);
+        let told = std::mem::take(&mut self.told);
         if result.is_ok() {
             self.close_ended_items(&mut effects);
+            effects.extend(told);
+            effects.append(&mut self.told);
         }
         self.refresh_deadlines();
         result.map(|()| effects)
@@ -382,7 +400,13 @@ impl Engine {
                 instance,
                 activity,
                 outcome,
-            } => self.notified(instance, activity, outcome, fx),
+                entered,
+            } => self.notified(instance, activity, outcome, entered, fx),
+            Input::StateChanged {
+                instance,
+                activity,
+                entered,
+            } => self.state_changed(instance, activity, entered, fx),
             Input::Withdraw {
                 instance,
                 activities,

@@ -6,34 +6,40 @@
 //! its start was an emergency, how many tries failed) are not state: [`crate::run::Run`] keeps
 //! them next to the [`Life`] and updates them from the transition taken.
 //!
-//! **The WorkToDo states** map onto this enum, the present ones keeping their meaning:
-//! - `NOT_READY` is [`Life::Waiting`] (preconditions not met yet);
-//! - `READY` (a manual activity *offered* on worklists) and `RUNNING` (selected or locked by
-//!   a holder) are both [`Life::Running`]: for an activity with people extensions, the work
-//!   item (`crate::items`) is data of that state, with its own small lifecycle (offered →
-//!   held → done; released back to offered; closed when the activity ends otherwise); a try
-//!   of a command is `Running` too, and [`Life::RetryWait`] is the wait between two tries;
+//! **The WorkToDo states** (seed 004 §2.1) are this enum:
+//! - `NOT_READY` is [`Life::NotReady`]: a precondition or its dependency rule does not hold
+//!   yet;
+//! - `SYNCHRONIZING` is [`Life::Synchronizing`]: both hold; it waits for synchronization
+//!   (no synchronization manager exists yet, so it is admitted at once: [`Event::Admit`]);
+//! - `READY` is [`Life::Ready`]: an automatic activity starts at once; a manual or
+//!   semi-automatic one is offered (its work item, `crate::items`, is data of this state and
+//!   of the next) and stays here until a person selects or locks it;
+//! - `RUNNING` is [`Life::Running`]: a try of its command runs, or a person holds its item
+//!   (a held item given back returns it to `Ready`: [`Event::Return`]); [`Life::RetryWait`]
+//!   is the wait between two tries, shown as running;
 //! - `SUCCEEDED`, `FAILED`, `CANCELLED` are [`Life::Succeeded`], [`Life::Failed`],
-//!   [`Life::Cancelled`];
-//! - still to come: `SYNCHRONIZING`, a variant `Synchronizing` between `Waiting` and the
-//!   start, entered on a new event (the node asks for a missing word) and left by
-//!   [`Event::Start`]; the paused state, a variant `Paused { resume: PausedFrom }` with events
-//!   `Pause` and `Resume` (today an interruption is a fact of the whole instance,
-//!   `Known::interrupted`, which holds waiting activities and retries without changing their
-//!   state).
+//!   [`Life::Cancelled`].
 //!
-//! Each new variant adds rows to [`TRANSITIONS`], and the coverage test asks for a scenario
-//! that reaches each.
+//! Still to come: the paused state, a variant `Paused { resume: PausedFrom }` with events
+//! `Pause` and `Resume` (today an interruption is a fact of the whole instance,
+//! `Known::interrupted`, which holds pending activities and retries without changing their
+//! state). Each new variant adds rows to [`TRANSITIONS`], and the coverage test asks for a
+//! scenario that reaches each.
 
 use mobiwf_proto::ActivityState;
 
 /// Where an activity is in its life on its node.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub enum Life {
-    /// Not started: a precondition is not met yet.
-    Waiting,
-    /// Started: try `attempt` of its command runs (0 the first), or (manual and
-    /// semi-automatic) it is on the worklist, or its work item is offered or held.
+    /// Not started: a precondition or its dependency rule does not hold yet.
+    NotReady,
+    /// Its preconditions and dependency rule hold: waiting for synchronization.
+    Synchronizing,
+    /// Nothing holds it back: about to start (automatic), or offered to people (manual and
+    /// semi-automatic), or on the node's worklist.
+    Ready,
+    /// Started: try `attempt` of its command runs (0 the first), or a person holds its work
+    /// item.
     Running {
         /// Which try runs.
         attempt: u32,
@@ -65,8 +71,14 @@ pub enum Life {
 /// What happens to an activity.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub enum Event {
-    /// Its preconditions are met, or its `timeToWait` ran out: it starts (try 0).
+    /// Its preconditions and dependency rule hold, or its `timeToWait` ran out.
+    Synchronize,
+    /// Nothing holds it back any more (synchronization is satisfied).
+    Admit,
+    /// It starts (try 0): at once when automatic, when a person takes its item when manual.
     Start,
+    /// The person who held its work item gave it back: it is offered again.
+    Return,
     /// It finished with success.
     Succeed {
         /// What was said.
@@ -86,7 +98,7 @@ pub enum Event {
     },
     /// The wait after a failed try is over: the next try runs.
     Retry,
-    /// A precondition will never be met.
+    /// A precondition will never be met, or its dependency rule can no longer hold.
     Block {
         /// Which, in words.
         detail: String,
@@ -106,8 +118,12 @@ pub enum Event {
 /// The kind of a [`Life`], without its data: what the table of transitions speaks of.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash)]
 pub enum StateKind {
-    /// [`Life::Waiting`].
-    Waiting,
+    /// [`Life::NotReady`].
+    NotReady,
+    /// [`Life::Synchronizing`].
+    Synchronizing,
+    /// [`Life::Ready`].
+    Ready,
     /// [`Life::Running`].
     Running,
     /// [`Life::RetryWait`].
@@ -123,8 +139,14 @@ pub enum StateKind {
 /// The kind of an [`Event`], without its data.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash)]
 pub enum EventKind {
+    /// [`Event::Synchronize`].
+    Synchronize,
+    /// [`Event::Admit`].
+    Admit,
     /// [`Event::Start`].
     Start,
+    /// [`Event::Return`].
+    Return,
     /// [`Event::Succeed`].
     Succeed,
     /// [`Event::Fail`].
@@ -147,10 +169,16 @@ pub const TRANSITIONS: &[(StateKind, EventKind, StateKind)] = {
     use EventKind as E;
     use StateKind as S;
     &[
-        (S::Waiting, E::Start, S::Running),
-        (S::Waiting, E::Block, S::Cancelled),
-        (S::Waiting, E::Withdraw, S::Failed),
-        (S::Waiting, E::Cancel, S::Cancelled),
+        (S::NotReady, E::Synchronize, S::Synchronizing),
+        (S::NotReady, E::Block, S::Cancelled),
+        (S::NotReady, E::Withdraw, S::Failed),
+        (S::NotReady, E::Cancel, S::Cancelled),
+        (S::Synchronizing, E::Admit, S::Ready),
+        (S::Ready, E::Start, S::Running),
+        (S::Ready, E::Fail, S::Failed),
+        (S::Ready, E::Withdraw, S::Failed),
+        (S::Ready, E::Cancel, S::Cancelled),
+        (S::Running, E::Return, S::Ready),
         (S::Running, E::Succeed, S::Succeeded),
         (S::Running, E::Fail, S::Failed),
         (S::Running, E::TryFailed, S::RetryWait),
@@ -176,9 +204,12 @@ pub struct NotAllowed {
 pub fn transition(from: &Life, event: Event) -> Result<Life, NotAllowed> {
     let (from_kind, event_kind) = (from.kind(), event.kind());
     let to = match (from, event) {
-        (Life::Waiting, Event::Start) => Life::Running { attempt: 0 },
+        (Life::NotReady, Event::Synchronize) => Life::Synchronizing,
+        (Life::Synchronizing, Event::Admit) => Life::Ready,
+        (Life::Ready, Event::Start) => Life::Running { attempt: 0 },
+        (Life::Running { .. }, Event::Return) => Life::Ready,
         (Life::Running { .. }, Event::Succeed { detail }) => Life::Succeeded { detail },
-        (Life::Running { .. }, Event::Fail { detail }) => Life::Failed {
+        (Life::Running { .. } | Life::Ready, Event::Fail { detail }) => Life::Failed {
             detail: Some(detail),
         },
         (Life::Running { attempt }, Event::TryFailed { at_ms, .. }) => Life::RetryWait {
@@ -186,17 +217,17 @@ pub fn transition(from: &Life, event: Event) -> Result<Life, NotAllowed> {
             at_ms,
         },
         (Life::RetryWait { attempt, .. }, Event::Retry) => Life::Running { attempt: *attempt },
-        (Life::Waiting, Event::Block { detail }) => Life::Cancelled {
+        (Life::NotReady, Event::Block { detail }) => Life::Cancelled {
             detail: Some(detail),
         },
         (
-            Life::Waiting | Life::Running { .. } | Life::RetryWait { .. },
+            Life::NotReady | Life::Ready | Life::Running { .. } | Life::RetryWait { .. },
             Event::Withdraw { detail },
         ) => Life::Failed {
             detail: Some(detail),
         },
         (
-            Life::Waiting | Life::Running { .. } | Life::RetryWait { .. },
+            Life::NotReady | Life::Ready | Life::Running { .. } | Life::RetryWait { .. },
             Event::Cancel { detail },
         ) => Life::Cancelled {
             detail: Some(detail),
@@ -217,7 +248,9 @@ impl Life {
     /// Its kind.
     pub fn kind(&self) -> StateKind {
         match self {
-            Life::Waiting => StateKind::Waiting,
+            Life::NotReady => StateKind::NotReady,
+            Life::Synchronizing => StateKind::Synchronizing,
+            Life::Ready => StateKind::Ready,
             Life::Running { .. } => StateKind::Running,
             Life::RetryWait { .. } => StateKind::RetryWait,
             Life::Succeeded { .. } => StateKind::Succeeded,
@@ -230,7 +263,9 @@ impl Life {
     /// activity is under way).
     pub fn wire(&self) -> ActivityState {
         match self {
-            Life::Waiting => ActivityState::Waiting,
+            Life::NotReady => ActivityState::NotReady,
+            Life::Synchronizing => ActivityState::Synchronizing,
+            Life::Ready => ActivityState::Ready,
             Life::Running { .. } | Life::RetryWait { .. } => ActivityState::Running,
             Life::Succeeded { .. } => ActivityState::Succeeded,
             Life::Failed { .. } => ActivityState::Failed,
@@ -258,7 +293,10 @@ impl Event {
     /// Its kind.
     pub fn kind(&self) -> EventKind {
         match self {
+            Event::Synchronize => EventKind::Synchronize,
+            Event::Admit => EventKind::Admit,
             Event::Start => EventKind::Start,
+            Event::Return => EventKind::Return,
             Event::Succeed { .. } => EventKind::Succeed,
             Event::Fail { .. } => EventKind::Fail,
             Event::TryFailed { .. } => EventKind::TryFailed,

@@ -1,36 +1,73 @@
-//! A partner says an activity finished: the first word about it is kept and what waited for
-//! it goes on; a word about an activity a contingency activity replaced is a *late word*,
-//! recorded and ignored.
+//! A partner says an activity finished, or entered a state a dependency rule here names: the
+//! first word about an end is kept and what waited for it goes on; a word about an activity a
+//! contingency activity replaced is a *late word*, recorded and ignored by preconditions.
+//! The states an activity entered are merged whatever the order the words come in (each
+//! says every state entered so far): rules name an activity's own states, replaced or not.
 
 use std::collections::btree_map::Entry;
 
-use mobiwf_proto::{ActivityId, InstanceId, Outcome};
+use mobiwf_proto::{ActivityId, InstanceId, Outcome, StateSet};
 
 use crate::{Effect, Engine};
 
 impl Engine {
-    /// `activity` of `instance` ended with `outcome`, says a partner.
+    /// `activity` of `instance` ended with `outcome` (having entered `entered`, when rules
+    /// here name it), says a partner.
     pub(crate) fn notified(
         &mut self,
         instance: InstanceId,
         activity: ActivityId,
         outcome: Outcome,
+        entered: StateSet,
         effects: &mut Vec<Effect>,
     ) {
+        let learnt = self.learn_states(instance, activity, entered);
         let known = self.known.entry(instance).or_default();
-        if known.replaced.contains_key(&activity) {
+        let heard = if known.replaced.contains_key(&activity) {
             // Its contingency activity took over: the word is recorded, never used.
             if let Entry::Vacant(e) = known.late.entry(activity) {
                 e.insert(outcome);
                 self.touch_known(instance);
             }
-            return;
+            false
+        } else if let Entry::Vacant(e) = known.heard.entry(activity) {
+            e.insert(outcome);
+            self.touch_known(instance);
+            true
+        } else {
+            false
+        };
+        if heard || learnt {
+            self.advance_instance(instance, effects);
         }
-        if known.heard.contains_key(&activity) {
-            return;
+    }
+
+    /// `activity` of `instance` entered the states `entered`, says a partner.
+    pub(crate) fn state_changed(
+        &mut self,
+        instance: InstanceId,
+        activity: ActivityId,
+        entered: StateSet,
+        effects: &mut Vec<Effect>,
+    ) {
+        if self.learn_states(instance, activity, entered) {
+            self.advance_instance(instance, effects);
         }
-        known.heard.insert(activity, outcome);
+    }
+
+    /// Merges what a partner said an activity entered; true when it is news.
+    fn learn_states(&mut self, instance: InstanceId, activity: ActivityId, entered: StateSet) -> bool {
+        if entered.is_empty() {
+            return false;
+        }
+        let known = self.known.entry(instance).or_default();
+        let was = known.states.get(&activity).copied().unwrap_or_default();
+        let now = was.union(entered);
+        if now == was {
+            return false;
+        }
+        known.states.insert(activity, now);
         self.touch_known(instance);
-        self.advance_instance(instance, effects);
+        true
     }
 }

@@ -3,13 +3,11 @@
 //! (notifications, immediate reports), and the partition result once all is final. Every
 //! change of an activity's state goes through [`Engine::step`].
 
-use std::collections::BTreeSet;
-
-use mobiwf_proto::{ActivityId, ActivityRecord, ActivityState, InstanceId, Message};
+use mobiwf_proto::{ActivityId, ActivityRecord, ActivityState, InstanceId, Message, StateSet};
 use mobiwf_xml_schema::{ActivityKind, Contingency, PartitionActivity};
 
 use crate::lifecycle::{Event, Life};
-use crate::run::{self, Readiness, RunKey};
+use crate::run::{self, Progress, Readiness, Run, RunKey};
 use crate::{Effect, Engine, Target, Transition};
 
 impl Engine {
@@ -53,6 +51,8 @@ impl Engine {
             }
         };
         let name = run.activity(activity).map(|a| a.name.clone());
+        let told = state_changed(run, key, activity, after);
+        self.told.extend(told);
         self.touch_run(key);
         if after.is_final() {
             self.note_end(key, activity);
@@ -109,7 +109,7 @@ impl Engine {
         let known = self.known.get(&key.instance);
         let held = known.is_some_and(|k| k.interrupted);
         for act in &run.doc().activities {
-            if run.life(act.id) != Some(&Life::Waiting) {
+            if run.life(act.id) != Some(&Life::NotReady) {
                 continue;
             }
             match run.readiness(act, known) {
@@ -122,14 +122,21 @@ impl Engine {
         None
     }
 
-    /// Starts an activity: its command runs, or (manual) it goes on the worklist; an
-    /// automatic one without a command succeeds at once.
+    /// Its preconditions and rule hold (or its `timeToWait` ran out): it synchronizes, and,
+    /// with no synchronization manager yet, is ready at once. Then an automatic activity
+    /// starts (its command runs; without one it succeeds at once); a manual one stays ready,
+    /// offered to its users or on the node's worklist.
     pub(crate) fn start(&mut self, key: RunKey, activity: ActivityId, effects: &mut Vec<Effect>) {
         let Some(act) = self.runs.get(&key).and_then(|r| r.activity(activity)) else {
             return;
         };
         let (kind, command) = (act.kind, act.command.clone());
-        if !self.step(key, activity, Event::Start) {
+        if !self.step(key, activity, Event::Synchronize) || !self.step(key, activity, Event::Admit)
+        {
+            return;
+        }
+        let automatic = kind == ActivityKind::Automatic;
+        if automatic && !self.step(key, activity, Event::Start) {
             return;
         }
         match (kind, command) {
@@ -174,26 +181,85 @@ impl Engine {
         // which the controller places when it hears of the failure, at once.
         let awaits_contingency =
             state == ActivityState::Failed && matches!(act.contingency, Contingency::Run(_));
-        // One notification per partner, however many of its activities wait for this one.
-        let mut notified = BTreeSet::new();
-        if let Some(outcome) = run::outcome_of(state, act.contingency) {
-            for adjacent in &act.adjacents {
-                if run.activity(adjacent.id).is_none() && notified.insert(&adjacent.location) {
-                    effects.push(Effect::Send {
-                        to: Target::Partner(adjacent.location.clone()),
-                        message: Message::Notify {
-                            instance: key.instance,
-                            activity,
-                            outcome,
-                        },
-                    });
-                }
-            }
+        // One notification per partner, however many of its activities wait for this one,
+        // with the states it entered when a rule there names it. Without an outcome (its
+        // successors wait for its contingency activity), only the rules hear of its end.
+        let outcome = run::outcome_of(state, act.contingency);
+        let entered = run.progress(activity).map(Progress::entered).unwrap_or_default();
+        for (location, ruled) in partners(run, act) {
+            let entered = if ruled { entered } else { StateSet::EMPTY };
+            let message = match outcome {
+                Some(outcome) => Message::Notify {
+                    instance: key.instance,
+                    activity,
+                    outcome,
+                    entered,
+                },
+                None if ruled => Message::StateChanged {
+                    instance: key.instance,
+                    activity,
+                    entered,
+                },
+                None => continue,
+            };
+            effects.push(Effect::Send {
+                to: Target::Partner(location.to_owned()),
+                message,
+            });
         }
         if act.response_immediate || awaits_contingency {
             effects.push(report(key, record));
         }
     }
+}
+
+/// The partners of an activity's remote adjacents, each once, in document order: its
+/// location, and whether a dependency rule there names the activity.
+fn partners<'a>(run: &Run, act: &'a PartitionActivity) -> Vec<(&'a str, bool)> {
+    let mut out: Vec<(&str, bool)> = Vec::new();
+    for adjacent in act.adjacents.iter().filter(|a| run.activity(a.id).is_none()) {
+        let ruled = !adjacent.states.is_empty();
+        match out.iter_mut().find(|(l, _)| *l == adjacent.location) {
+            Some((_, r)) => *r |= ruled,
+            None => out.push((&adjacent.location, ruled)),
+        }
+    }
+    out
+}
+
+/// The messages an activity that entered `state` (not final: its end goes with
+/// `conclude`) sends: one per partner whose dependency rules look at that state.
+fn state_changed(
+    run: &Run,
+    key: RunKey,
+    activity: ActivityId,
+    state: ActivityState,
+) -> Vec<Effect> {
+    let Some(act) = run.activity(activity).filter(|_| !state.is_final()) else {
+        return Vec::new();
+    };
+    let wanted = state.task_state();
+    let mut locations: Vec<&str> = Vec::new();
+    for adjacent in &act.adjacents {
+        if run.activity(adjacent.id).is_none()
+            && adjacent.states.contains(&wanted)
+            && !locations.contains(&adjacent.location.as_str())
+        {
+            locations.push(&adjacent.location);
+        }
+    }
+    let entered = run.progress(activity).map(Progress::entered).unwrap_or_default();
+    locations
+        .into_iter()
+        .map(|location| Effect::Send {
+            to: Target::Partner(location.to_owned()),
+            message: Message::StateChanged {
+                instance: key.instance,
+                activity,
+                entered,
+            },
+        })
+        .collect()
 }
 
 /// True when starting the activity runs a command (which a timeout or a cancel must kill).

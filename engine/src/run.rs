@@ -2,11 +2,14 @@
 
 use std::collections::{BTreeMap, BTreeSet};
 
-use mobiwf_proto::{ActivityId, ActivityRecord, ActivityState, InstanceId, Outcome, PartitionId};
-use mobiwf_xml_schema::{Contingency, PartitionActivity, PartitionDocument};
+use mobiwf_proto::{
+    ActivityId, ActivityRecord, ActivityState, InstanceId, Outcome, PartitionId, StateSet,
+};
+use mobiwf_xml_schema::{ActivityKind, Contingency, PartitionActivity, PartitionDocument};
 use serde::{Deserialize, Serialize};
 
 use crate::Refusal;
+use crate::rules::{self, Verdict};
 use crate::known::Known;
 use crate::lifecycle::{self, Event, Life, NotAllowed, StateKind};
 use crate::store::EncodeError;
@@ -67,6 +70,11 @@ pub struct Run {
 pub struct Progress {
     /// Where it is.
     pub life: Life,
+    /// When its preconditions and dependency rule held (it entered `Synchronizing`), in ms
+    /// since the epoch.
+    pub synchronized_ms: Option<u64>,
+    /// When it first entered `Ready` (a manual one: when it was first offered).
+    pub ready_ms: Option<u64>,
     /// When it (or its latest try) started, in ms since the epoch.
     pub started_ms: Option<u64>,
     /// `started_ms` to the microsecond.
@@ -86,7 +94,9 @@ pub struct Progress {
 impl Progress {
     fn waiting() -> Progress {
         Progress {
-            life: Life::Waiting,
+            life: Life::NotReady,
+            synchronized_ms: None,
+            ready_ms: None,
             started_ms: None,
             started_us: None,
             finished_ms: None,
@@ -106,6 +116,8 @@ impl Progress {
         ActivityRecord {
             activity,
             state: self.life.wire(),
+            synchronized_ms: self.synchronized_ms,
+            ready_ms: self.ready_ms,
             started_ms: self.started_ms,
             finished_ms: self.finished_ms,
             started_us: self.started_us,
@@ -116,11 +128,30 @@ impl Progress {
         }
     }
 
+    /// Every state it entered: not ready always, the others as their times and its state
+    /// say. What a dependency rule's term looks at (seed 004 §2.2).
+    pub fn entered(&self) -> StateSet {
+        let mut set = StateSet::EMPTY.with(ActivityState::NotReady);
+        let times = [
+            (self.synchronized_ms, ActivityState::Synchronizing),
+            (self.ready_ms, ActivityState::Ready),
+            (self.started_ms, ActivityState::Running),
+        ];
+        for (at, state) in times {
+            if at.is_some() {
+                set.insert(state);
+            }
+        }
+        set.with(self.life.wire())
+    }
+
     /// Back from a stored record and, when it waits for its next try, the time of that try.
     fn from_record(mut rec: ActivityRecord, retry_at: Option<u64>) -> Progress {
         let detail = rec.detail.take();
         let (life, note) = match (rec.state, retry_at) {
-            (ActivityState::Waiting, _) => (Life::Waiting, detail),
+            (ActivityState::NotReady, _) => (Life::NotReady, detail),
+            (ActivityState::Synchronizing, _) => (Life::Synchronizing, detail),
+            (ActivityState::Ready, _) => (Life::Ready, detail),
             (ActivityState::Running, Some(at_ms)) => (
                 Life::RetryWait {
                     attempt: rec.retried,
@@ -140,6 +171,8 @@ impl Progress {
         };
         Progress {
             life,
+            synchronized_ms: rec.synchronized_ms,
+            ready_ms: rec.ready_ms,
             started_ms: rec.started_ms,
             started_us: rec.started_us,
             finished_ms: rec.finished_ms,
@@ -307,7 +340,13 @@ pub(crate) fn outcome_of(state: ActivityState, contingency: Contingency) -> Opti
         (ActivityState::Failed, Contingency::Release) => Some(Outcome::Released),
         (ActivityState::Failed, Contingency::Run(_)) => None,
         (ActivityState::Failed | ActivityState::Cancelled, _) => Some(Outcome::Blocked),
-        (ActivityState::Waiting | ActivityState::Running, _) => None,
+        (
+            ActivityState::NotReady
+            | ActivityState::Synchronizing
+            | ActivityState::Ready
+            | ActivityState::Running,
+            _,
+        ) => None,
     }
 }
 
@@ -405,7 +444,12 @@ impl Run {
         };
         let life = lifecycle::transition(&p.life, event)?;
         let before = std::mem::replace(&mut p.life, life);
+        let now_ms = now_us / 1000;
         match p.life.kind() {
+            StateKind::Synchronizing => p.synchronized_ms = Some(now_ms),
+            StateKind::Ready => {
+                p.ready_ms.get_or_insert(now_ms);
+            }
             StateKind::Running => {
                 p.started_ms = Some(now_us / 1000);
                 p.started_us = Some(now_us);
@@ -414,7 +458,7 @@ impl Run {
                 p.retried += 1;
                 p.note = note;
             }
-            StateKind::Waiting => {}
+            StateKind::NotReady => {}
             StateKind::Succeeded | StateKind::Failed | StateKind::Cancelled => {
                 p.finished_ms = Some(now_us / 1000);
                 p.finished_us = Some(now_us);
@@ -451,7 +495,7 @@ impl Run {
         let held = known.is_some_and(|k| k.interrupted || k.cancelled);
         let secs = |s: u32| u64::from(s) * 1000;
         match p.life {
-            Life::Waiting if !held => {
+            Life::NotReady if !held => {
                 let emergency = (act.time_to_wait_secs > 0).then(|| {
                     (
                         self.deployed_ms + secs(act.time_to_wait_secs),
@@ -479,10 +523,17 @@ impl Run {
                     .min_by_key(|(at, _)| *at)
             }
             Life::RetryWait { at_ms, .. } if !held => Some((at_ms, Timer::Retry)),
-            Life::Running { .. } if act.time_out_secs > 0 => Some((
-                p.started_ms.unwrap_or(self.deployed_ms) + secs(act.time_out_secs),
-                Timer::RunTooLong,
-            )),
+            // A person's work counts from the offer, a command's from the start of its try.
+            Life::Ready | Life::Running { .. } if act.time_out_secs > 0 => {
+                let since = match act.kind {
+                    ActivityKind::Automatic => p.started_ms,
+                    ActivityKind::Manual | ActivityKind::SemiAutomatic => p.ready_ms,
+                };
+                Some((
+                    since.unwrap_or(self.deployed_ms) + secs(act.time_out_secs),
+                    Timer::RunTooLong,
+                ))
+            }
             _ => None,
         }
     }
@@ -529,10 +580,34 @@ impl Run {
                 }
             }
         }
+        if let Some(rule) = &act.depends {
+            let entered = |id: ActivityId| self.entered(id, known);
+            match rules::evaluate(rule, &entered) {
+                Verdict::True => {}
+                Verdict::Unknown => ready = false,
+                Verdict::False => {
+                    return Readiness::Blocked(format!(
+                        "its dependency rule {} can no longer hold",
+                        rules::describe(rule)
+                    ));
+                }
+            }
+        }
         if ready {
             Readiness::Ready
         } else {
             Readiness::Wait
+        }
+    }
+
+    /// The states activity `id` entered, as far as this run knows: its own record for an
+    /// activity of this partition, else what its partner said (nothing known yet: empty).
+    pub(crate) fn entered(&self, id: ActivityId, known: Option<&Known>) -> StateSet {
+        match self.activities.get(&id) {
+            Some(p) => p.entered(),
+            None => known
+                .and_then(|k| k.states.get(&id).copied())
+                .unwrap_or_default(),
         }
     }
 }

@@ -5,10 +5,11 @@
 use std::collections::BTreeMap;
 
 use mobiwf_people::Directory;
-use mobiwf_proto::{ActivityId, ActivityRecord, ActivityState, InstanceId, RoleId, UserId};
+use mobiwf_proto::{ActivityId, ActivityRecord, InstanceId, RoleId, UserId};
 use mobiwf_xml_schema::ActivityKind;
 
 use crate::known::Known;
+use crate::lifecycle::Life;
 use crate::run::Run;
 use crate::{Engine, Item, WorkItem};
 
@@ -29,7 +30,7 @@ impl Engine {
                     continue;
                 };
                 let anyone = act.kind != ActivityKind::Automatic && !act.people.assigned();
-                if p.life.wire() == ActivityState::Running && anyone {
+                if p.life == Life::Ready && anyone {
                     items.push(WorkItem {
                         instance: run.key.instance,
                         partition: run.key.partition,
@@ -37,7 +38,7 @@ impl Engine {
                         name: act.name.clone(),
                         description: act.description.clone(),
                         kind: act.kind.as_str().to_owned(),
-                        offered_ms: p.started_ms,
+                        offered_ms: p.ready_ms,
                     });
                 }
             }

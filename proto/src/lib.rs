@@ -10,12 +10,12 @@ pub mod people;
 pub mod wire;
 
 pub use ids::{InstanceId, NodeId, NodeName};
-pub use mobiwf_xml_schema::{ActivityId, ActivityTypeId, PartitionId};
+pub use mobiwf_xml_schema::{ActivityId, ActivityTypeId, PartitionId, TaskState};
 pub use people::{
     Answer, DeviceEntry, Hold, Holder, ItemAction, ItemEvent, ItemInfo, ItemStatus, Notice, RoleId,
     UserId, Verdict,
 };
 pub use wire::{
     ActivityRecord, ActivityState, CANCELLED_BY_OPERATOR, Control, Envelope, MAX_MESSAGE_BYTES,
-    Message, MessageId, Outcome, PROTOCOL, Reply,
+    Message, MessageId, Outcome, PROTOCOL, Reply, StateSet,
 };

@@ -10,7 +10,7 @@ use serde::{Deserialize, Serialize};
 use crate::people::{
     Answer, DeviceEntry, Holder, ItemAction, ItemEvent, ItemInfo, ItemStatus, Notice, UserId,
 };
-use crate::{ActivityId, ActivityTypeId, InstanceId, NodeId, NodeName, PartitionId};
+use crate::{ActivityId, ActivityTypeId, InstanceId, NodeId, NodeName, PartitionId, TaskState};
 
 /// The request-response protocol name (and version) of mobiwf execution messages.
 pub const PROTOCOL: &str = "/mobiwf/exec/1";
@@ -63,13 +63,21 @@ pub enum Outcome {
     Blocked,
 }
 
-/// Where an activity is in its life.
+/// Where an activity is in its life: WorkToDo's task states (seed 004 §2.1) and our
+/// `cancelled`. Stored and sent by name; `waiting`, the name earlier versions wrote for
+/// `not_ready`, is still read.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize, Deserialize)]
 #[serde(rename_all = "snake_case")]
 pub enum ActivityState {
-    /// Not started: preconditions not yet met (or not yet deployed).
-    Waiting,
-    /// Started: its command runs, or (manual) it is on a worklist.
+    /// Not started: its preconditions or dependency rule do not hold yet (or it is not yet
+    /// deployed).
+    #[serde(alias = "waiting")]
+    NotReady,
+    /// Its preconditions and dependency rule hold; it waits for synchronization.
+    Synchronizing,
+    /// Nothing holds it back: an automatic one starts at once, a manual one is offered.
+    Ready,
+    /// Started: its command runs, or a person holds its work item.
     Running,
     /// Finished with success.
     Succeeded,
@@ -91,12 +99,113 @@ impl ActivityState {
     /// The word used in tables and JSON.
     pub fn as_str(self) -> &'static str {
         match self {
-            ActivityState::Waiting => "waiting",
+            ActivityState::NotReady => "not_ready",
+            ActivityState::Synchronizing => "synchronizing",
+            ActivityState::Ready => "ready",
             ActivityState::Running => "running",
             ActivityState::Succeeded => "succeeded",
             ActivityState::Failed => "failed",
             ActivityState::Cancelled => "cancelled",
         }
+    }
+
+    /// Every state, in the order an activity can pass them.
+    pub const ALL: [ActivityState; 7] = [
+        ActivityState::NotReady,
+        ActivityState::Synchronizing,
+        ActivityState::Ready,
+        ActivityState::Running,
+        ActivityState::Succeeded,
+        ActivityState::Failed,
+        ActivityState::Cancelled,
+    ];
+
+    /// True until the activity has started or ended: not ready, synchronizing or ready.
+    pub fn is_pending(self) -> bool {
+        matches!(
+            self,
+            ActivityState::NotReady | ActivityState::Synchronizing | ActivityState::Ready
+        )
+    }
+
+    /// The state as dependency rules name it.
+    pub fn task_state(self) -> TaskState {
+        match self {
+            ActivityState::NotReady => TaskState::NotReady,
+            ActivityState::Synchronizing => TaskState::Synchronizing,
+            ActivityState::Ready => TaskState::Ready,
+            ActivityState::Running => TaskState::Running,
+            ActivityState::Succeeded => TaskState::Succeeded,
+            ActivityState::Failed => TaskState::Failed,
+            ActivityState::Cancelled => TaskState::Cancelled,
+        }
+    }
+
+    /// The state a dependency rule names.
+    pub fn of_task_state(state: TaskState) -> ActivityState {
+        match state {
+            TaskState::NotReady => ActivityState::NotReady,
+            TaskState::Synchronizing => ActivityState::Synchronizing,
+            TaskState::Ready => ActivityState::Ready,
+            TaskState::Running => ActivityState::Running,
+            TaskState::Succeeded => ActivityState::Succeeded,
+            TaskState::Failed => ActivityState::Failed,
+            TaskState::Cancelled => ActivityState::Cancelled,
+        }
+    }
+
+    fn bit(self) -> u16 {
+        1 << (self as u16)
+    }
+}
+
+/// The states an activity has entered, as a set: what its partner tells the partners whose
+/// dependency rules name it (a term holds once its activity entered the state). Sent as a
+/// number, one bit per state in [`ActivityState::ALL`] order.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize, Deserialize)]
+#[serde(transparent)]
+pub struct StateSet(u16);
+
+impl StateSet {
+    /// No state.
+    pub const EMPTY: StateSet = StateSet(0);
+
+    /// True when it holds no state.
+    pub fn is_empty(&self) -> bool {
+        self.0 == 0
+    }
+
+    /// Adds `state`.
+    pub fn insert(&mut self, state: ActivityState) {
+        self.0 |= state.bit();
+    }
+
+    /// This set with `state` added.
+    #[must_use]
+    pub fn with(mut self, state: ActivityState) -> StateSet {
+        self.insert(state);
+        self
+    }
+
+    /// True when it holds `state`.
+    pub fn contains(&self, state: ActivityState) -> bool {
+        self.0 & state.bit() != 0
+    }
+
+    /// Every state of both.
+    #[must_use]
+    pub fn union(self, other: StateSet) -> StateSet {
+        StateSet(self.0 | other.0)
+    }
+
+    /// True when it holds a final state: the activity can change no more.
+    pub fn has_final(&self) -> bool {
+        self.iter().any(ActivityState::is_final)
+    }
+
+    /// Its states, in [`ActivityState::ALL`] order.
+    pub fn iter(&self) -> impl Iterator<Item = ActivityState> + '_ {
+        ActivityState::ALL.into_iter().filter(|s| self.contains(*s))
     }
 }
 
@@ -107,6 +216,13 @@ pub struct ActivityRecord {
     pub activity: ActivityId,
     /// Its state.
     pub state: ActivityState,
+    /// When its preconditions and dependency rule held (it entered `synchronizing`), in
+    /// milliseconds since the Unix epoch.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub synchronized_ms: Option<u64>,
+    /// When it entered `ready` (a manual one: when it was offered).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub ready_ms: Option<u64>,
     /// When it started, in milliseconds since the Unix epoch.
     pub started_ms: Option<u64>,
     /// When it finished, in milliseconds since the Unix epoch.
@@ -186,6 +302,21 @@ pub enum Message {
         activity: ActivityId,
         /// What it means for the successors.
         outcome: Outcome,
+        /// Every state it entered, when the receiver's dependency rules name it (empty when
+        /// only preconditions wait for it).
+        #[serde(default, skip_serializing_if = "StateSet::is_empty")]
+        entered: StateSet,
+    },
+    /// Node → node: an activity that a dependency rule of yours names entered a state the
+    /// rule looks at (not final: its end comes as a [`Message::Notify`], or as this message
+    /// when the end has no outcome for successors yet).
+    StateChanged {
+        /// The instance.
+        instance: InstanceId,
+        /// The activity.
+        activity: ActivityId,
+        /// Every state it entered so far.
+        entered: StateSet,
     },
     /// Node → controller: an activity with `responseImmediate` 1 finished.
     Report {
@@ -331,6 +462,7 @@ impl Message {
             Message::Register { .. } => "register",
             Message::Deploy { .. } => "deploy",
             Message::Notify { .. } => "notify",
+            Message::StateChanged { .. } => "state_changed",
             Message::Report { .. } => "report",
             Message::PartitionResult { .. } => "partition_result",
             Message::Overdue { .. } => "overdue",

@@ -18,6 +18,7 @@ use mobiwf_xml_schema::{Method, People};
 use super::assign::available;
 use super::send::Reply;
 use super::{Involved, Item, ItemCopy};
+use crate::lifecycle::{Event, Life};
 use crate::run::RunKey;
 use crate::{Effect, Engine, Refusal};
 
@@ -139,8 +140,10 @@ impl Engine {
         let (user, action) = (&claim.user, claim.action.as_str());
         after.settle(|| format!("nobody left to offer it to after {user}'s {action}"));
         after.version += 1;
+        let taken = after.taken();
         self.host.items.insert(id, after);
         self.host.dirty_items.insert(id);
+        self.follow_item(id, taken);
         let acted = ItemEvent::Acted {
             user: claim.user.clone(),
             action: claim.action.clone(),
@@ -148,6 +151,24 @@ impl Engine {
         self.publish(id, before, reply, vec![acted], fx);
         if ends {
             self.finish_item(id, fx);
+        }
+    }
+
+    /// The activity of a work item goes with it: running once someone took it up, ready
+    /// (offered) again when its holder gave it back.
+    fn follow_item(&mut self, (instance, activity): super::ItemKey, taken: bool) {
+        let Ok(key) = self.run_of(instance, activity) else {
+            return;
+        };
+        let life = self.runs.get(&key).and_then(|r| r.life(activity));
+        match (life, taken) {
+            (Some(Life::Ready), true) => {
+                self.step(key, activity, Event::Start);
+            }
+            (Some(Life::Running { .. }), false) => {
+                self.step(key, activity, Event::Return);
+            }
+            _ => {}
         }
     }
 

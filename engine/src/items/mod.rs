@@ -3,8 +3,9 @@
 //! host) offers it from its replica of the organisation directory, arbitrates the users'
 //! claims on it durably, tells each affected device how the item stands for its users
 //! ([`mobiwf_proto::Message::Item`]) and the controller what happened
-//! ([`mobiwf_proto::Message::ItemEvents`]). The activity stays [`crate::Life::Running`]
-//! while its item is offered or held: the item is data of that state, and the activity ends
+//! ([`mobiwf_proto::Message::ItemEvents`]). The activity is [`crate::Life::Ready`] while
+//! its item is only offered and [`crate::Life::Running`] once someone holds it (or did a
+//! copy): the item is data of those states, and the activity ends
 //! through the usual paths (a holder's completion concludes it; a cancel, a withdrawal or a
 //! `timeOut` closes the item).
 //!
@@ -207,6 +208,12 @@ impl Item {
     /// Whether some copy is still open.
     pub(crate) fn any_open_copy(&self) -> bool {
         self.copies.iter().any(ItemCopy::is_open)
+    }
+
+    /// Whether someone took it up: a copy is held, or done by its user. Its activity is
+    /// `Running` while this holds, `Ready` (offered) otherwise.
+    pub(crate) fn taken(&self) -> bool {
+        self.copies.iter().any(|c| c.holder.is_some()) || self.any_done_copy()
     }
 
     /// Whether some copy was done by its user.

@@ -213,7 +213,7 @@ fn removing_every_copy_of_method_all_leaves_it_waiting_for_an_insert() {
     claim(&mut e, 2000, (1, 3), "alice", ItemAction::Remove, None);
     claim(&mut e, 2100, (1, 3), "bob", ItemAction::Remove, None);
     // Nobody does it now: it waits, unassigned, as with the other methods.
-    assert_eq!(state(&e, 1, 3), ActivityState::Running);
+    assert_eq!(state(&e, 1, 3), ActivityState::Ready);
     assert!(item(&e, 1, 3).unassigned.is_some());
     // A newer directory offers it to nobody the administrator took it off.
     at(&mut e, 2200, Input::Directory(directory(2, three()[..2].to_vec())));

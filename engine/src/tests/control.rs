@@ -66,7 +66,7 @@ fn local_successors_of_a_withdrawn_activity_follow_its_contingency() {
     for (contingency, then) in [
         (-1, ActivityState::Cancelled),
         (0, ActivityState::Succeeded),
-        (5, ActivityState::Waiting),
+        (5, ActivityState::NotReady),
     ] {
         let mut e = Engine::new();
         let d = doc(
@@ -196,14 +196,14 @@ fn an_interrupted_instance_starts_nothing_new_and_running_work_finishes() {
     deploy(&mut e, 80, 1, &d); // 5 runs
     assert!(control(&mut e, 1500, 80, Control::Interrupt).is_empty());
     assert!(notify_at(&mut e, 2000, 80, 1, Outcome::Succeeded).is_empty());
-    assert_eq!(state(&e, 80, 2), ActivityState::Waiting);
+    assert_eq!(state(&e, 80, 2), ActivityState::NotReady);
     assert_eq!(
         e.next_deadline(),
         None,
         "no emergency start while interrupted"
     );
     assert!(tick(&mut e, 10_000).is_empty());
-    assert_eq!(state(&e, 80, 3), ActivityState::Waiting);
+    assert_eq!(state(&e, 80, 3), ActivityState::NotReady);
     let fx = ended(&mut e, 11_000, 80, 5, true, 0);
     assert_eq!(state(&e, 80, 5), ActivityState::Succeeded);
     assert_eq!(
@@ -343,7 +343,7 @@ fn a_partition_deployed_while_its_instance_is_interrupted_waits_for_the_resumpti
         }],
     );
     assert!(deploy(&mut e, 85, 1, &d).is_empty());
-    assert_eq!(state(&e, 85, 1), ActivityState::Waiting);
+    assert_eq!(state(&e, 85, 1), ActivityState::NotReady);
     let fx = control(&mut e, 2000, 85, Control::Resume);
     assert_eq!(executes(&fx), vec![(1, 0)]);
 }

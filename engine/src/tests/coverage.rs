@@ -40,7 +40,10 @@ fn every_transition_of_the_table_is_taken_by_a_scenario_and_no_other() {
 fn events() -> Vec<Event> {
     let d = || "why".to_owned();
     vec![
+        Event::Synchronize,
+        Event::Admit,
         Event::Start,
+        Event::Return,
         Event::Succeed { detail: None },
         Event::Fail { detail: d() },
         Event::TryFailed {
@@ -57,7 +60,9 @@ fn events() -> Vec<Event> {
 /// One state of each kind.
 fn states() -> Vec<Life> {
     vec![
-        Life::Waiting,
+        Life::NotReady,
+        Life::Synchronizing,
+        Life::Ready,
         Life::Running { attempt: 0 },
         Life::RetryWait {
             attempt: 1,

@@ -15,7 +15,7 @@ fn paper_partition_1_runs_until_it_needs_a4_then_finishes_on_its_notification() 
     assert!(
         matches!(to_controller(&fx)[..], [Message::Report { record, .. }] if record.activity == ActivityId(17))
     );
-    assert_eq!(state(&e, 18, 18), ActivityState::Waiting);
+    assert_eq!(state(&e, 18, 18), ActivityState::NotReady);
 
     let fx = notified(&mut e, 18, 19, Outcome::Succeeded);
     assert_eq!(

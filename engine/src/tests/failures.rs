@@ -298,7 +298,7 @@ fn a_failure_with_a_contingency_activity_is_reported_at_once_and_notifies_nobody
     assert_eq!(notifies(&fx), vec![], "the successors wait for activity 5");
     assert_eq!(reports(&fx), vec![(1, ActivityState::Failed)]);
     assert_eq!(result_of(&fx), None, "activity 2 still waits");
-    assert_eq!(state(&e, 32, 2), ActivityState::Waiting);
+    assert_eq!(state(&e, 32, 2), ActivityState::NotReady);
 }
 
 fn local_successors_of_a_replaced_activity_run_on_the_contingency_activitys_word() {
@@ -306,7 +306,7 @@ fn local_successors_of_a_replaced_activity_run_on_the_contingency_activitys_word
     deploy(&mut e, 33, 1, &contingency_doc(33));
     ended(&mut e, 3000, 33, 1, false, 0);
     assert!(substitute(&mut e, 4000, 33, 1, 5).is_empty());
-    assert_eq!(state(&e, 33, 2), ActivityState::Waiting);
+    assert_eq!(state(&e, 33, 2), ActivityState::NotReady);
     let fx = notify_at(&mut e, 5000, 33, 5, Outcome::Succeeded);
     assert_eq!(executes(&fx), vec![(2, 0)]);
     let fx = ended(&mut e, 6000, 33, 2, true, 0);
@@ -354,7 +354,7 @@ fn a_chain_of_substitutions_is_followed_to_its_end() {
         Some(ActivityId(6))
     );
     assert!(notify_at(&mut e, 6000, 36, 5, Outcome::Blocked).is_empty());
-    assert_eq!(state(&e, 36, 2), ActivityState::Waiting);
+    assert_eq!(state(&e, 36, 2), ActivityState::NotReady);
     let fx = notify_at(&mut e, 7000, 36, 6, Outcome::Succeeded);
     assert_eq!(executes(&fx), vec![(2, 0)]);
 }
@@ -369,7 +369,7 @@ fn a_word_about_a_replaced_activity_after_the_substitution_is_kept_as_late_and_s
     let known = e.known(InstanceId(40)).expect("known");
     assert_eq!(known.late.get(&ActivityId(1)), Some(&Outcome::Succeeded));
     assert!(!known.heard.contains_key(&ActivityId(1)));
-    assert_eq!(state(&e, 40, 2), ActivityState::Waiting);
+    assert_eq!(state(&e, 40, 2), ActivityState::NotReady);
     assert_eq!(
         executes(&notify_at(&mut e, 4000, 40, 5, Outcome::Succeeded)),
         vec![(2, 0)]

@@ -22,7 +22,7 @@ fn fcfa_offers_a_role_s_users_on_their_devices_and_the_first_select_wins() {
     let events = item_events(&fx);
     assert_eq!(events.len(), 1);
     assert_eq!(offered_in(&events[0]), ["alice", "bob"]);
-    assert_eq!(state(&e, 1, 3), ActivityState::Running);
+    assert_eq!(state(&e, 1, 3), ActivityState::Ready);
 
     let fx = claim(&mut e, 2000, (1, 3), "alice", ItemAction::Select, Some("N1"));
     let alice = sent_to(&fx, "N1").expect("alice's device told");

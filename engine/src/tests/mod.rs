@@ -23,6 +23,7 @@ mod items;
 mod people;
 mod props;
 mod props_items;
+mod rules;
 mod storage;
 mod timers;
 
@@ -36,13 +37,14 @@ pub(crate) const ALL_SCENARIOS: &[&[Scenario]] = &[
     execution::SCENARIOS,
     failures::SCENARIOS,
     items::SCENARIOS,
+    rules::SCENARIOS,
     storage::SCENARIOS,
     timers::SCENARIOS,
 ];
 
 use super::*;
 use mobiwf_proto::{ActivityId, InstanceId, PartitionId};
-use mobiwf_proto::{ActivityState, Message, Outcome};
+use mobiwf_proto::{ActivityState, Message, Outcome, StateSet};
 
 const PARTITION_1: &str = include_str!("../../../examples/paper/partition-1.xml");
 const PARTITION_2: &str = include_str!("../../../examples/paper/partition-2.xml");
@@ -68,6 +70,10 @@ struct A {
     retries: Option<(u32, u32)>,
     /// (precondition, `timeOut` in seconds) for preconditions that have one.
     pre_time_out: &'static [(u64, u32)],
+    /// `<depends>` content (a rule as XML), if any.
+    depends: Option<&'static str>,
+    /// (adjacent, `<states>` text) for adjacents that a rule names this activity for.
+    adj_states: &'static [(u64, &'static str)],
 }
 
 impl Default for A {
@@ -83,6 +89,8 @@ impl Default for A {
             time_to_wait: 0,
             retries: None,
             pre_time_out: &[],
+            depends: None,
+            adj_states: &[],
         }
     }
 }
@@ -122,9 +130,18 @@ fn doc(instance: u64, acts: &[A]) -> String {
                 u8::from(*local)
             );
         }
-        s += "</preconditions><adjacents>";
+        s += "</preconditions>";
+        if let Some(rule) = a.depends {
+            s += &format!("<depends>{rule}</depends>");
+        }
+        s += "<adjacents>";
         for (id, loc) in a.adj {
-            s += &format!("<adjacent id=\"{id}\"><ip>{loc}</ip></adjacent>");
+            let states = a
+                .adj_states
+                .iter()
+                .find(|(a, _)| a == id)
+                .map_or(String::new(), |(_, s)| format!("<states>{s}</states>"));
+            s += &format!("<adjacent id=\"{id}\"><ip>{loc}</ip>{states}</adjacent>");
         }
         s += "</adjacents></activity>";
     }
@@ -150,6 +167,7 @@ fn notified(e: &mut Engine, instance: u64, activity: u64, outcome: Outcome) -> V
             instance: InstanceId(instance),
             activity: ActivityId(activity),
             outcome,
+            entered: StateSet::EMPTY,
         },
     )
     .expect("notified")
@@ -237,6 +255,7 @@ fn notify_at(
         instance: InstanceId(instance),
         activity: ActivityId(activity),
         outcome,
+        entered: StateSet::EMPTY,
     };
     at(e, now_ms, input)
 }

@@ -8,7 +8,7 @@
 
 use std::collections::BTreeMap;
 
-use mobiwf_proto::ActivityRecord;
+use mobiwf_proto::{ActivityRecord, StateSet};
 use proptest::prelude::*;
 
 use super::*;
@@ -98,6 +98,8 @@ fn gen_doc(instance: u64, acts: &[GenActivity]) -> String {
                 time_to_wait: g.time_to_wait,
                 retries: g.retries,
                 pre_time_out: leak(pre_time_out),
+                depends: None,
+                adj_states: &[],
             }
         })
         .collect();
@@ -283,6 +285,7 @@ fn input_of(op: &Op, docs: &[(u64, u64, String)]) -> Option<Input> {
             instance: InstanceId(i),
             activity: ActivityId(a),
             outcome,
+            entered: StateSet::EMPTY,
         },
         Op::Finish {
             instance,

@@ -46,6 +46,7 @@ fn records_keep_start_and_end_to_the_microsecond() {
             instance: InstanceId(1),
             activity: ActivityId(9),
             outcome: Outcome::Succeeded,
+            entered: mobiwf_proto::StateSet::EMPTY,
         },
     )
     .expect("notified");

@@ -35,7 +35,7 @@ fn time_to_wait_starts_a_waiting_activity_as_an_emergency_and_tells_the_controll
     deploy(&mut e, 12, 1, &d); // at 1000 ms
     assert_eq!(e.next_deadline(), Some(6000));
     assert!(e.apply(5999, Input::Tick).expect("tick").is_empty());
-    assert_eq!(state(&e, 12, 2), ActivityState::Waiting);
+    assert_eq!(state(&e, 12, 2), ActivityState::NotReady);
 
     // The deadline is kept across a restart: it counts from the stored deployment time.
     let changes = e.take_changes().expect("changes");
@@ -146,7 +146,7 @@ fn a_remote_precondition_not_heard_within_its_time_out_is_reported_overdue_once(
     assert_eq!(overdues(&fx), vec![(2, 1, 10)]);
     assert_eq!(
         state(&e, 60, 2),
-        ActivityState::Waiting,
+        ActivityState::NotReady,
         "the controller decides"
     );
     assert_eq!(e.next_deadline(), None);
@@ -170,7 +170,7 @@ fn no_overdue_when_the_notification_came_in_time() {
     let mut e = Engine::new();
     deploy(&mut e, 62, 1, &overdue_doc(62));
     notify_at(&mut e, 10_000, 62, 1, Outcome::Succeeded);
-    assert_eq!(state(&e, 62, 2), ActivityState::Waiting, "it waits for 3");
+    assert_eq!(state(&e, 62, 2), ActivityState::NotReady, "it waits for 3");
     assert_eq!(e.next_deadline(), None);
     assert!(tick(&mut e, 11_000).is_empty());
 }
