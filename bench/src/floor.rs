@@ -57,6 +57,7 @@ fn notification(origin: &PeerId, seq: u64) -> Envelope {
             instance: mobiwf_proto::InstanceId(1_000_000 + seq),
             activity: mobiwf_proto::ActivityId(17),
             outcome: Outcome::Succeeded,
+            entered: mobiwf_proto::StateSet::EMPTY,
         },
     }
 }

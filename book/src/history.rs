@@ -80,6 +80,18 @@ pub enum Event {
         /// Its reason.
         reason: String,
     },
+    /// An activity's preconditions and dependency rule held (it entered `synchronizing`);
+    /// recorded when it stayed there for a while (an activity that passes on in the same
+    /// millisecond shows only the state it reached).
+    Synchronizing {
+        /// The activity.
+        activity: Label,
+    },
+    /// An activity became ready (a manual one: offered), and stayed so for a while.
+    Ready {
+        /// The activity.
+        activity: Label,
+    },
     /// A node started an activity.
     Started {
         /// The activity.

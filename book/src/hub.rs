@@ -5,7 +5,7 @@
 
 use std::collections::BTreeMap;
 
-use mobiwf_proto::{ActivityId, InstanceId, Message, NodeId, Outcome, PartitionId};
+use mobiwf_proto::{ActivityId, InstanceId, Message, NodeId, PartitionId};
 use mobiwf_xml_schema::WorkflowDefinition;
 
 use crate::recovery::{partition_of, successor_nodes};
@@ -35,20 +35,21 @@ impl Routing {
 }
 
 impl Book {
-    /// A partner's notification, sent to the controller under hub routing: relayed.
+    /// A partner's notification (`Notify` or `StateChanged`), sent to the controller under hub
+    /// routing: relayed as it came.
     pub(crate) fn relay(
         &self,
         peer: &NodeId,
         instance: InstanceId,
         activity: ActivityId,
-        outcome: Outcome,
+        message: Message,
     ) -> Result<Applied, BookError> {
         let inst = self
             .instances
             .get(&instance)
             .ok_or(BookError::UnknownInstance(instance))?;
         let def = self.definitions.get(&instance).map(|d| &**d);
-        let effects = relay(inst, def, &self.nodes, peer, activity, outcome)?;
+        let effects = relay(inst, def, &self.nodes, peer, activity, &message)?;
         Ok(Applied {
             effects,
             instance: None,
@@ -56,16 +57,16 @@ impl Book {
     }
 }
 
-/// A partner's notification that `activity` ended with `outcome`, sent to the controller
-/// (hub routing): one `Notify` to each node running a successor in another partition (which
-/// may be the sender's node, when it runs several partitions).
+/// A partner's notification about `activity`, sent to the controller (hub routing): the same
+/// message to each node running a successor (by precondition or rule) in another partition
+/// (which may be the sender's node, when it runs several partitions).
 fn relay(
     inst: &Instance,
     def: Option<&WorkflowDefinition>,
     nodes: &BTreeMap<NodeId, NodeInfo>,
     from: &NodeId,
     activity: ActivityId,
-    outcome: Outcome,
+    message: &Message,
 ) -> Result<Vec<Effect>, BookError> {
     let partition = partition_of(inst, activity).unwrap_or(PartitionId(0));
     crate::check_sender(inst, from, partition)?;
@@ -77,11 +78,7 @@ fn relay(
         .map(|node| Effect::Send {
             to: node.peer.clone(),
             addrs: node.addrs.clone(),
-            message: Message::Notify {
-                instance: inst.id,
-                activity,
-                outcome,
-            },
+            message: message.clone(),
         })
         .collect())
 }

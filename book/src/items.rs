@@ -6,15 +6,15 @@
 //! recorded too.
 
 use mobiwf_proto::{
-    ActivityId, Answer, Hold, Holder, InstanceId, ItemAction, ItemEvent, ItemInfo, NodeId,
-    PartitionId,
+    ActivityId, ActivityState, Answer, Hold, Holder, InstanceId, ItemAction, ItemEvent, ItemInfo,
+    NodeId, PartitionId,
 };
 use mobiwf_xml_schema::UserId;
 use serde::{Deserialize, Serialize};
 
 use crate::history::Event;
 use crate::recovery::{label, view};
-use crate::{Applied, Book, BookError, Instance, check_sender};
+use crate::{ActivityEvent, Applied, Book, BookError, Instance, check_sender};
 
 /// A work item as the controller knows it from its host's events.
 #[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
@@ -67,6 +67,7 @@ impl Book {
                 self.dirty_instances.insert(instance);
             }
         }
+        follow_item(inst, activity);
         Ok(Applied::default())
     }
 
@@ -99,6 +100,31 @@ impl Book {
             what,
         );
         Ok(Applied::default())
+    }
+}
+
+/// The activity goes with its item, as its host decided: running while someone holds a copy
+/// or did one, ready while it is only offered (until its node reports its end).
+fn follow_item(inst: &mut Instance, activity: ActivityId) {
+    let Some(item) = inst.items.get(&activity) else {
+        return;
+    };
+    let state = if !item.holders.is_empty() || !item.done_by.is_empty() {
+        ActivityState::Running
+    } else if !item.offered.is_empty() {
+        ActivityState::Ready
+    } else {
+        return;
+    };
+    let Some(a) = inst.activities.iter_mut().find(|a| a.id == activity) else {
+        return;
+    };
+    if !a.state.is_final() && a.state != state {
+        // A word the lifecycle does not take (an item event after the end) changes nothing.
+        let _ = a.step(&ActivityEvent::NodeSays {
+            state,
+            by_operator: false,
+        });
     }
 }
 

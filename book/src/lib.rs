@@ -220,11 +220,12 @@ impl Book {
                 time_out_secs,
             ),
             Message::Notify {
-                instance,
-                activity,
-                outcome,
+                instance, activity, ..
+            }
+            | Message::StateChanged {
+                instance, activity, ..
             } if matches!(self.routing, Routing::Hub { .. }) => {
-                self.relay(peer, instance, activity, outcome)
+                self.relay(peer, instance, activity, message.clone())
             }
             Message::ItemEvents {
                 instance,

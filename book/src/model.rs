@@ -83,6 +83,12 @@ pub struct ActivityView {
     pub node: Option<NodeName>,
     /// Its state.
     pub state: ActivityState,
+    /// When its preconditions and dependency rule held, ms since the epoch, as its node said.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub synchronized_ms: Option<u64>,
+    /// When it became ready (a manual one: was offered), as its node said.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub ready_ms: Option<u64>,
     /// When it started, ms since the epoch.
     pub started_ms: Option<u64>,
     /// When it finished, ms since the epoch.

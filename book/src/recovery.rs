@@ -6,7 +6,9 @@
 
 use std::collections::{BTreeMap, BTreeSet};
 
-use mobiwf_proto::{ActivityId, ActivityState, Message, NodeId, NodeName, Outcome, PartitionId};
+use mobiwf_proto::{
+    ActivityId, ActivityState, Message, NodeId, NodeName, Outcome, PartitionId, StateSet,
+};
 use mobiwf_xml_schema::{Contingency, WorkflowDefinition};
 
 use crate::chain::{self, Way};
@@ -103,9 +105,14 @@ pub(crate) fn successors(
     id: ActivityId,
 ) -> Vec<ActivityId> {
     let at = chain::end(inst, id, Way::ToOrigin);
+    let named = |a: &mobiwf_xml_schema::Activity| {
+        a.depends
+            .as_ref()
+            .is_some_and(|r| r.terms().iter().any(|(t, _)| *t == id || *t == at))
+    };
     def.activities
         .iter()
-        .filter(|a| a.preconditions.contains(&at))
+        .filter(|a| a.preconditions.contains(&at) || named(a))
         .map(|a| a.id)
         .collect()
 }
@@ -125,7 +132,7 @@ pub(crate) fn effective_outcome(inst: &Instance, id: ActivityId) -> Option<Outco
                 (_, Some(_)) => {}
                 (_, None) => return None,
             },
-            ActivityState::Waiting | ActivityState::Running => return None,
+            s if !s.is_final() => return None,
         }
     }
     None
@@ -315,6 +322,14 @@ pub(crate) fn notify_peer(
     id: ActivityId,
     outcome: Outcome,
 ) {
+    // The states a dependency rule there may look at: as the controller knows them.
+    let mut entered = StateSet::EMPTY.with(ActivityState::NotReady);
+    if let Some(v) = view(inst, id).filter(|v| v.state.is_final()) {
+        if v.started_ms.is_some() {
+            entered.insert(ActivityState::Running);
+        }
+        entered.insert(v.state);
+    }
     if let Some(node) = ctx.nodes.get(to_peer).cloned() {
         ctx.send(
             &node,
@@ -322,6 +337,7 @@ pub(crate) fn notify_peer(
                 instance: inst.id,
                 activity: id,
                 outcome,
+                entered,
             },
         );
     }

@@ -126,6 +126,23 @@ fn facts(a: &mut ActivityView, name: &Label, record: &ActivityRecord) -> Vec<(Op
         events.push((record.started_ms, what));
     }
     a.emergency |= record.emergency;
+    // A state held for a while is shown; one passed on the way in the same millisecond is not.
+    let next = record.started_ms.or(record.finished_ms);
+    let lasted = |at: Option<u64>, until: Option<u64>| at.is_some_and(|t| until.is_none_or(|u| t < u));
+    if a.synchronized_ms.is_none() && lasted(record.synchronized_ms, record.ready_ms) {
+        let what = Event::Synchronizing {
+            activity: name.clone(),
+        };
+        events.push((record.synchronized_ms, what));
+    }
+    if a.ready_ms.is_none() && lasted(record.ready_ms, next) {
+        let what = Event::Ready {
+            activity: name.clone(),
+        };
+        events.push((record.ready_ms, what));
+    }
+    a.synchronized_ms = a.synchronized_ms.or(record.synchronized_ms);
+    a.ready_ms = a.ready_ms.or(record.ready_ms);
     if a.started_ms.is_none() && record.started_ms.is_some() && !record.emergency {
         let what = Event::Started {
             activity: name.clone(),

@@ -49,7 +49,9 @@ pub fn what(event: &Event) -> String {
         | Event::PartitionFinished { .. }
         | Event::LateResult { .. }
         | Event::GivenUp { .. } => partition_event(event),
-        Event::Started { .. }
+        Event::Synchronizing { .. }
+        | Event::Ready { .. }
+        | Event::Started { .. }
         | Event::StartedByEmergency { .. }
         | Event::Retried { .. }
         | Event::Ended { .. }
@@ -103,6 +105,10 @@ fn partition_event(event: &Event) -> Option<String> {
 /// What an activity did or was decided to have done, in words.
 fn activity_event(event: &Event) -> Option<String> {
     Some(match event {
+        Event::Synchronizing { activity } => {
+            format!("{} synchronizing: its conditions hold", label(activity))
+        }
+        Event::Ready { activity } => format!("{} ready", label(activity)),
         Event::Started { activity } => format!("{} started", label(activity)),
         Event::StartedByEmergency { activity } => format!(
             "{} started by its timeToWait emergency trigger",

@@ -154,6 +154,7 @@ mod tests {
                 instance: mobiwf_proto::InstanceId(1),
                 activity: mobiwf_proto::ActivityId(2),
                 outcome: Outcome::Succeeded,
+                entered: mobiwf_proto::StateSet::EMPTY,
             },
         }
     }

@@ -39,7 +39,8 @@ pub struct MessageLabels {
 /// Labels of the finished-activity counter.
 #[derive(Debug, Clone, Hash, PartialEq, Eq, EncodeLabelSet)]
 pub struct StateLabels {
-    /// `succeeded`, `failed` or `cancelled`.
+    /// A task state: `succeeded`, `failed` or `cancelled` for the finished-activity counter,
+    /// any but `not_ready` for the entered-state counter.
     pub state: String,
 }
 
@@ -52,6 +53,7 @@ pub struct Metrics {
     duplicates: Counter,
     activities_started: Counter,
     activities_finished: Family<StateLabels, Counter>,
+    activities_entered: Family<StateLabels, Counter>,
     outbox_depth: Gauge,
 }
 
@@ -72,6 +74,7 @@ impl Metrics {
             duplicates: Counter::default(),
             activities_started: Counter::default(),
             activities_finished: Family::default(),
+            activities_entered: Family::default(),
             outbox_depth: Gauge::default(),
             registry: Registry::default(),
         };
@@ -104,6 +107,12 @@ impl Metrics {
             "activities_finished",
             "Activities that reached a final state on this node, by state",
             m.activities_finished.clone(),
+        );
+        registry.register(
+            "activities_entered",
+            "Task states entered by activities on this node, by state (synchronizing, ready, \
+             running, succeeded, failed, cancelled)",
+            m.activities_entered.clone(),
         );
         registry.register(
             "outbox_depth",
@@ -156,6 +165,15 @@ impl Metrics {
     /// Counts a started activity.
     pub fn activity_started(&self) {
         self.activities_started.inc();
+    }
+
+    /// Counts an activity that entered task state `state`.
+    pub fn activity_entered(&self, state: &str) {
+        self.activities_entered
+            .get_or_create(&StateLabels {
+                state: state.to_owned(),
+            })
+            .inc();
     }
 
     /// Counts an activity that reached `state`.

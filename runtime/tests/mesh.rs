@@ -41,6 +41,7 @@ fn notify(origin: &MeshHandle, seq: u64) -> Envelope {
             instance: mobiwf_proto::InstanceId(1),
             activity: mobiwf_proto::ActivityId(seq),
             outcome: Outcome::Succeeded,
+            entered: mobiwf_proto::StateSet::EMPTY,
         },
     }
 }
@@ -461,6 +462,7 @@ async fn oversized_frame_is_refused_by_the_receiver() {
             instance: mobiwf_proto::InstanceId(1),
             activity: mobiwf_proto::ActivityId(1),
             outcome: Outcome::Succeeded,
+            entered: mobiwf_proto::StateSet::EMPTY,
         },
     };
     let mut body = serde_json::to_vec(&envelope).unwrap();

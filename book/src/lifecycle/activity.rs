@@ -150,7 +150,7 @@ impl ActivityLifecycle {
     /// The state as the nodes and the API say it.
     pub fn state(&self) -> ActivityState {
         match self {
-            ActivityLifecycle::Unplaced | ActivityLifecycle::Waiting => ActivityState::Waiting,
+            ActivityLifecycle::Unplaced | ActivityLifecycle::Waiting => ActivityState::NotReady,
             ActivityLifecycle::Running => ActivityState::Running,
             ActivityLifecycle::Overdue { under, .. } => under.lifecycle().state(),
             ActivityLifecycle::Succeeded => ActivityState::Succeeded,
@@ -176,7 +176,9 @@ impl ActivityLifecycle {
                 replaced: Replacement::No,
             },
             ActivityState::Cancelled => ActivityLifecycle::Cancelled,
-            ActivityState::Waiting => ActivityLifecycle::Waiting,
+            ActivityState::NotReady | ActivityState::Synchronizing | ActivityState::Ready => {
+                ActivityLifecycle::Waiting
+            }
             ActivityState::Running => ActivityLifecycle::Running,
         }
     }
@@ -278,8 +280,8 @@ impl ActivityView {
             reason: reason.clone(),
         });
         let under = match self.state {
-            ActivityState::Waiting if self.partition.is_none() => Some(Undecided::Unplaced),
-            ActivityState::Waiting => Some(Undecided::Waiting),
+            s if s.is_pending() && self.partition.is_none() => Some(Undecided::Unplaced),
+            s if s.is_pending() => Some(Undecided::Waiting),
             ActivityState::Running => Some(Undecided::Running),
             _ => None,
         };
@@ -308,7 +310,17 @@ impl ActivityView {
     /// until the next tick drops it.
     pub(crate) fn step(&mut self, event: &ActivityEvent) -> Result<ActivityLifecycle, Refusal> {
         let to = self.lifecycle().transition(event)?;
-        self.state = to.state();
+        // Waiting stands for the three states before the start: the one its node said is
+        // kept (not ready, synchronizing, ready).
+        self.state = match (&to, event) {
+            (ActivityLifecycle::Waiting, ActivityEvent::NodeSays { state, .. })
+                if state.is_pending() =>
+            {
+                *state
+            }
+            (ActivityLifecycle::Waiting, _) if self.state.is_pending() => self.state,
+            _ => to.state(),
+        };
         match &to {
             ActivityLifecycle::Unplaced
             | ActivityLifecycle::Waiting

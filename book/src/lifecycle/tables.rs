@@ -28,7 +28,7 @@ pub const ACTIVITY: &[Transition] = &[
         "waiting",
         "node_says",
         "waiting",
-        "its node reports it waiting",
+        "its node reports it not ready, synchronizing or ready (a work item offered)",
     ),
     t(
         "waiting",
@@ -64,7 +64,7 @@ pub const ACTIVITY: &[Transition] = &[
         "running",
         "node_says",
         "waiting",
-        "its node reports it waiting again (reports out of order)",
+        "its node reports it ready again (a work item given back) or waiting (reports out of order)",
     ),
     t(
         "running",

@@ -106,7 +106,7 @@ scenarios! {
         assert_eq!(b.next_deadline(), Some(T0 + 11_000 + OVERDUE_GRACE_MS));
         let early = b.apply(T0 + 12_999, Input::Tick).expect("tick");
         assert!(early.effects.is_empty());
-        assert_eq!(activity(&b, 1).state, ActivityState::Waiting);
+        assert_eq!(activity(&b, 1).state, ActivityState::NotReady);
 
         let applied = b.apply(T0 + 13_000, Input::Tick).expect("tick");
         let why = "N2 (2) on P2 waited more than 10 s (its precondition timeOut) for N1 (1)";

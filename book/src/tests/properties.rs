@@ -122,7 +122,7 @@ fn action(k: usize, user: usize) -> ItemAction {
 }
 
 const STATES: [ActivityState; 5] = [
-    ActivityState::Waiting,
+    ActivityState::NotReady,
     ActivityState::Running,
     ActivityState::Succeeded,
     ActivityState::Failed,

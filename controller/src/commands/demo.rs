@@ -205,7 +205,7 @@ async fn follow(
 
 fn show_progress(inst: &Instance, shown: &mut BTreeMap<ActivityId, ActivityState>) {
     for a in &inst.activities {
-        if a.state == ActivityState::Waiting || shown.get(&a.id) == Some(&a.state) {
+        if a.state.is_pending() || shown.get(&a.id) == Some(&a.state) {
             continue;
         }
         shown.insert(a.id, a.state);

@@ -26,7 +26,7 @@ fn detail(inst: &Instance, a: &ActivityView) -> String {
     let mut notes = Vec::new();
     if let Some(x) = a.stands_for {
         notes.push(format!("in place of {}", label(inst, x)));
-    } else if a.partition.is_none() && a.state == ActivityState::Waiting {
+    } else if a.partition.is_none() && a.state.is_pending() {
         notes.push("contingency activity (not placed)".to_owned());
     }
     if a.emergency {
@@ -237,6 +237,8 @@ mod tests {
             partition: Some(PartitionId(1)),
             node: Some(NodeName::new("P1")),
             state,
+            synchronized_ms: None,
+            ready_ms: None,
             started_ms: Some(1_000),
             finished_ms: Some(2_000),
             detail: None,
@@ -266,7 +268,7 @@ mod tests {
         let mut a4 = view(19, "A4", ActivityState::Failed);
         a4.contingency = Contingency::Release;
         a4.detail = Some("partner P2 stopped answering".to_owned());
-        let mut spare = view(22, "A9", ActivityState::Waiting);
+        let mut spare = view(22, "A9", ActivityState::NotReady);
         (
             spare.partition,
             spare.node,

@@ -100,7 +100,13 @@ impl Actor for NodeActor {
         for t in self.engine.take_transitions() {
             let span = tracing::info_span!("activity", instance = %t.key.instance, activity = %t.activity, name = %t.name);
             let _enter = span.enter();
-            tracing::info!(state = t.state.as_str(), "activity {}", t.state.as_str());
+            // Passing synchronizing and ready on the way to running is told at debug level.
+            if t.state.is_pending() {
+                tracing::debug!(state = t.state.as_str(), "activity {}", t.state.as_str());
+            } else {
+                tracing::info!(state = t.state.as_str(), "activity {}", t.state.as_str());
+            }
+            self.metrics.activity_entered(t.state.as_str());
             match t.state {
                 ActivityState::Running => self.metrics.activity_started(),
                 s if s.is_final() => self.metrics.activity_finished(s.as_str()),

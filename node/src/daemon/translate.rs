@@ -112,10 +112,21 @@ pub(super) fn input_of(
             instance,
             activity,
             outcome,
+            entered,
         } => Input::Notified {
             instance,
             activity,
             outcome,
+            entered,
+        },
+        Message::StateChanged {
+            instance,
+            activity,
+            entered,
+        } => Input::StateChanged {
+            instance,
+            activity,
+            entered,
         },
         Message::Withdraw {
             instance,
@@ -195,7 +206,7 @@ pub fn check_locations(document: &str) -> Result<(), String> {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use mobiwf_proto::{ActivityId, Control, InstanceId, Outcome};
+    use mobiwf_proto::{ActivityId, Control, InstanceId, Outcome, StateSet};
 
     #[test]
     fn only_the_controller_controls_and_a_node_takes_no_reports() {
@@ -213,6 +224,7 @@ mod tests {
             instance: InstanceId(1),
             activity: ActivityId(2),
             outcome: Outcome::Released,
+            entered: StateSet::EMPTY,
         };
         assert!(matches!(
             input_of(&from, false, notify),

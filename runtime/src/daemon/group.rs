@@ -252,6 +252,7 @@ mod tests {
             instance: InstanceId(1),
             activity: ActivityId(2),
             outcome: Outcome::Succeeded,
+            entered: mobiwf_proto::StateSet::EMPTY,
         }
     }
 
