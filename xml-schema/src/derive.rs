@@ -234,3 +234,6 @@ fn partition_activity(
         people: a.people.clone(),
     }
 }
+
+#[cfg(test)]
+mod tests;

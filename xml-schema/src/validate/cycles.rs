@@ -190,6 +190,29 @@ mod tests {
     }
 
     #[test]
+    fn path_stays_inside_and_is_shortest() {
+        let waits: HashMap<_, _> = [
+            (ActivityId(1), ids(&[2, 4])),
+            (ActivityId(2), ids(&[3])),
+            (ActivityId(4), ids(&[3])),
+            (ActivityId(3), ids(&[1])),
+        ]
+        .into();
+        let all: HashSet<ActivityId> = ids(&[1, 2, 3, 4]).into_iter().collect();
+        assert_eq!(
+            path(ActivityId(1), ActivityId(3), &all, &waits),
+            Some(ids(&[1, 2, 3]))
+        );
+        let without_2: HashSet<ActivityId> = ids(&[1, 3, 4]).into_iter().collect();
+        assert_eq!(
+            path(ActivityId(1), ActivityId(3), &without_2, &waits),
+            Some(ids(&[1, 4, 3]))
+        );
+        assert_eq!(path(ActivityId(1), ActivityId(1), &all, &waits), None);
+        assert_eq!(components(&ids(&[1, 2, 3, 4]), &waits).len(), 1);
+    }
+
+    #[test]
     fn long_chain_does_not_overflow() {
         let n = 100_000u64;
         let nodes: Vec<ActivityId> = (1..=n).map(ActivityId).collect();
