@@ -216,13 +216,17 @@ impl Out {
         }
     }
 
-    /// The extension `depends`, only when the activity has a rule.
+    /// The extension `depends`, only when the activity has a rule. An `and` of several rules
+    /// is written as those rules side by side, which `<depends>` means: the document is no
+    /// deeper than the one it was read from, however deep that one was.
     fn depends(&mut self, rule: Option<&Rule>) {
-        if let Some(rule) = rule {
-            self.open("depends", None);
-            self.rule(rule);
-            self.close("depends");
+        let Some(rule) = rule else { return };
+        self.open("depends", None);
+        match rule {
+            Rule::And(rules) if rules.len() > 1 => rules.iter().for_each(|r| self.rule(r)),
+            rule => self.rule(rule),
         }
+        self.close("depends");
     }
 
     /// One rule: a term on one line, `and` and `or` around their rules (empty: `<and/>`).

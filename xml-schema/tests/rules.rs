@@ -391,16 +391,40 @@ fn rules_are_written_after_the_preconditions_only_when_there_is_one() {
         written.contains(
             "    <preconditions/>
       <depends>
-        <and>
-          <term activity=\"9\" state=\"SUCCEEDED\"/>
-          <term activity=\"8\" state=\"READY\"/>
-        </and>
+        <term activity=\"9\" state=\"SUCCEEDED\"/>
+        <term activity=\"8\" state=\"READY\"/>
       </depends>
       <adjacents/>"
         ),
         "{written}"
     );
     assert_eq!(load_partition(written.as_bytes()).unwrap().value, doc);
+
+    // An explicit <and> of one rule stays one.
+    let one =
+        partition("<depends><and><term activity=\"9\" state=\"READY\"/></and></depends>").unwrap();
+    let written = write_partition(&one);
+    assert!(written.contains("<depends>\n        <and>\n"), "{written}");
+    assert_eq!(load_partition(written.as_bytes()).unwrap().value, one);
+}
+
+/// A document as deep as the reader allows stays readable once written: an `and` of several
+/// rules is written as the rules side by side in `<depends>`, as it may be read.
+#[test]
+fn writing_a_rule_adds_no_depth() {
+    // workflow/activities/activity/depends is 4 deep; 12 more rule levels reach MAX_DEPTH.
+    let inner = "<term activity=\"9\" state=\"READY\"/>";
+    let nested = (0..11).fold(inner.to_string(), |rule, _| format!("<or>{rule}</or>"));
+    let deep = format!("<depends>{nested}{inner}</depends>");
+    let doc = partition(&deep).unwrap();
+    let written = write_partition(&doc);
+    assert_eq!(load_partition(written.as_bytes()).unwrap().value, doc);
+    let def = definition(&deep.replace("\"9\"", "\"3\"")).unwrap();
+    let written = write_definition(&def);
+    assert_eq!(load_definition(written.as_bytes()).unwrap().value, def);
+    // One level more is refused by the reader.
+    let deeper = format!("<depends><or>{nested}</or></depends>");
+    assert!(partition_errors(&deeper).contains("(MAX_DEPTH)"));
 }
 
 fn adjacents_xml(states: &str) -> String {
