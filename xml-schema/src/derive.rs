@@ -2,13 +2,17 @@
 //!
 //! Rules, as the paper's example shows them:
 //! - `adjacents` of an activity are the activities that list it as a precondition, each with
-//!   the location of the partner whose partition holds it;
-//! - `responseImmediate` is 1 exactly when one of those adjacents is in another partition;
+//!   the location of the partner whose partition holds it; and, beyond the paper, the
+//!   activities whose `<depends>` rule names it (one adjacent per successor, whichever way it
+//!   waits), with the `states` the rule names (empty for a successor through preconditions
+//!   only);
+//! - `responseImmediate` is 1 exactly when one of those adjacents is in another partition
+//!   (rule successors included);
 //! - a precondition is `local` when its activity is in the same partition;
 //! - a precondition's `timeOut` (longest wait for it) is its activity's `timeOut`, or, when that
 //!   is 0 (no limit), the `timeOut` of the partition that runs it (0 when both are 0);
-//! - `status` values and the extensions (`timeOut`, `kind`, `command`, `retries`) are copied
-//!   from the definition.
+//! - `status` values and the extensions (`timeOut`, `kind`, `command`, `retries`, `depends`,
+//!   people) are copied from the definition.
 //!
 //! Contingency activities left out of every partition get no adjacent entry: they run only
 //! when the controller places them after a failure, and it then tells the waiting partners.
@@ -19,7 +23,7 @@ use std::collections::{BTreeMap, HashMap};
 
 use crate::model::{
     Activity, ActivityId, Adjacent, PartitionActivity, PartitionDocument, PartitionId, PartnerId,
-    Precondition, WorkflowDefinition, WorkflowId,
+    Precondition, Rule, TaskState, WorkflowDefinition, WorkflowId,
 };
 
 /// Choices the caller makes when deriving partitions.
@@ -52,12 +56,7 @@ pub struct DerivedPartition {
 pub fn derive_partitions(def: &WorkflowDefinition, opts: &DeriveOptions) -> Vec<DerivedPartition> {
     let activities = def.activities_by_id();
     let partition_of = partition_index(def);
-    let mut successors: HashMap<ActivityId, Vec<ActivityId>> = HashMap::new();
-    for a in &def.activities {
-        for pre in &a.preconditions {
-            successors.entry(*pre).or_default().push(a.id);
-        }
-    }
+    let successors = successors(def);
     let location = |partition: usize| -> String {
         let partner = def.partitions[partition].partner;
         opts.locations
@@ -88,13 +87,13 @@ pub fn derive_partitions(def: &WorkflowDefinition, opts: &DeriveOptions) -> Vec<
                         .map(Vec::as_slice)
                         .unwrap_or_default()
                         .iter()
-                        .filter_map(|succ| {
+                        .filter_map(|(succ, states)| {
                             let home = *partition_of.get(succ)?;
                             Some((
                                 Adjacent {
                                     id: *succ,
                                     location: location(home),
-                                    states: Vec::new(),
+                                    states: states.clone(),
                                 },
                                 home != index,
                             ))
@@ -143,6 +142,36 @@ pub fn derive_contingency(
         start_time: opts.start_time.clone(),
         activities: vec![partition_activity(a, preconditions, adjacents, true)],
     })
+}
+
+/// For each activity, the activities that wait for it, in definition order, each once: those
+/// that list it as a precondition, and those whose `<depends>` rule names it, with the states
+/// the rule names (each once, in [`TaskState::ALL`] order; none for a precondition only).
+fn successors(def: &WorkflowDefinition) -> HashMap<ActivityId, Vec<(ActivityId, Vec<TaskState>)>> {
+    let mut successors: HashMap<ActivityId, Vec<(ActivityId, Vec<TaskState>)>> = HashMap::new();
+    for a in &def.activities {
+        let terms = a.depends.as_ref().map(Rule::terms).unwrap_or_default();
+        let awaited = a.preconditions.iter().map(|pre| (*pre, None));
+        let named = terms.into_iter().map(|(other, state)| (other, Some(state)));
+        for (awaited, state) in awaited.chain(named) {
+            let list = successors.entry(awaited).or_default();
+            let at = match list.iter().position(|(succ, _)| *succ == a.id) {
+                Some(at) => at,
+                None => {
+                    list.push((a.id, Vec::new()));
+                    list.len() - 1
+                }
+            };
+            let states = &mut list[at].1;
+            if let Some(state) = state
+                && !states.contains(&state)
+            {
+                states.push(state);
+                states.sort();
+            }
+        }
+    }
+    successors
 }
 
 /// For each activity, the index of the first partition that lists it.
@@ -205,3 +234,6 @@ fn partition_activity(
         people: a.people.clone(),
     }
 }
+
+#[cfg(test)]
+mod tests;

@@ -7,8 +7,10 @@
 /// activities fits in well under a megabyte.
 pub const MAX_DOCUMENT_BYTES: usize = 4 * 1024 * 1024;
 
-/// Deepest element nesting accepted. The deepest construct of either language is
-/// `workflow/activities/activity/preconditions/precondition/timeOut` (depth 6).
+/// Deepest element nesting accepted. The deepest fixed construct of either language is
+/// `workflow/activities/activity/preconditions/precondition/timeOut` (depth 6); dependency
+/// rules nest deeper, `<and>` and `<or>` inside `workflow/activities/activity/depends` down to
+/// a `term` at this depth (eleven `and`s and `or`s inside one another).
 pub const MAX_DEPTH: usize = 16;
 
 /// Most attributes accepted on one element. The workflow languages use at most two (`basis`

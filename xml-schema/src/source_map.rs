@@ -22,6 +22,18 @@ pub enum Node {
     PreconditionField(usize, usize, &'static str),
     /// Adjacent `j` of `activity[i]` (partition documents).
     Adjacent(usize, usize),
+    /// The value of `states` of adjacent `j` of `activity[i]` (partition documents).
+    AdjacentStates(usize, usize),
+    /// The `<depends>` element of `activity[i]`.
+    Depends(usize),
+    /// Rule `k` of the `<depends>` of `activity[i]`: its `term`, `and` and `or` elements
+    /// numbered in document order (the order of a pre-order walk of the [`crate::Rule`]),
+    /// from 0 for the outermost. When `<depends>` holds several rules, rule 0 is the `and` of
+    /// them that it stands for, at the `<depends>` element.
+    Rule(usize, usize),
+    /// Term `t` of the `<depends>` of `activity[i]`, in document order (the order of
+    /// [`crate::Rule::terms`]).
+    Term(usize, usize),
     /// `activityTypes/activityType[i]`.
     ActivityType(usize),
     /// `partitions/partition[i]`.

@@ -144,7 +144,8 @@ fn too_deep(start: &BytesStart<'_>, depth: usize, pos: Pos) -> Diagnostic {
         pos,
         format!(
             "<{name}> is nested {depth} levels deep, over the limit of {MAX_DEPTH} \
-             (MAX_DEPTH); the MobiWfMS languages need at most 6"
+             (MAX_DEPTH); the MobiWfMS languages need at most 6, more only for <and> and <or> \
+             nested in <depends>"
         ),
     )
 }

@@ -7,8 +7,8 @@
 use std::fmt::Write as _;
 
 use crate::model::{
-    ActivityKind, Basis, Method, PartitionActivity, PartitionDocument, People, Policy,
-    Precondition, Retries, WorkflowDefinition,
+    ActivityKind, Adjacent, Basis, Method, PartitionActivity, PartitionDocument, People, Policy,
+    Precondition, Retries, Rule, TaskState, WorkflowDefinition,
 };
 
 /// Writes a workflow definition.
@@ -31,6 +31,7 @@ pub fn write_definition(def: &WorkflowDefinition) -> String {
                     out.leaf("preconditionId", p);
                 }
             });
+            out.depends(a.depends.as_ref());
             out.extensions(a.kind, a.command.as_deref(), a.retries);
             out.people(&a.people);
             out.close("activity");
@@ -102,13 +103,10 @@ fn write_partition_activity(out: &mut Out, a: &PartitionActivity) {
             out.line(&precondition(p));
         }
     });
+    out.depends(a.depends.as_ref());
     out.list("adjacents", a.adjacents.is_empty(), |out| {
         for adj in &a.adjacents {
-            out.line(&format!(
-                "<adjacent id=\"{}\"><ip>{}</ip></adjacent>",
-                adj.id,
-                escape(&adj.location)
-            ));
+            out.line(&adjacent(adj));
         }
     });
     if a.time_out_secs != 0 {
@@ -117,6 +115,26 @@ fn write_partition_activity(out: &mut Out, a: &PartitionActivity) {
     out.extensions(a.kind, a.command.as_deref(), a.retries);
     out.people(&a.people);
     out.close("activity");
+}
+
+/// An adjacent on one line; its `states` only when it has some, each once, in
+/// [`TaskState::ALL`] order.
+fn adjacent(adj: &Adjacent) -> String {
+    let states: Vec<&str> = TaskState::ALL
+        .iter()
+        .filter(|s| adj.states.contains(s))
+        .map(|s| s.as_str())
+        .collect();
+    let states = if states.is_empty() {
+        String::new()
+    } else {
+        format!("<states>{}</states>", states.join(" "))
+    };
+    format!(
+        "<adjacent id=\"{}\"><ip>{}</ip>{states}</adjacent>",
+        adj.id,
+        escape(&adj.location)
+    )
 }
 
 fn precondition(p: &Precondition) -> String {
@@ -195,6 +213,35 @@ impl Out {
                 "<retries><count>{}</count><wait>{}</wait></retries>",
                 retries.count, retries.wait_secs
             ));
+        }
+    }
+
+    /// The extension `depends`, only when the activity has a rule. An `and` of several rules
+    /// is written as those rules side by side, which `<depends>` means: the document is no
+    /// deeper than the one it was read from, however deep that one was.
+    fn depends(&mut self, rule: Option<&Rule>) {
+        let Some(rule) = rule else { return };
+        self.open("depends", None);
+        match rule {
+            Rule::And(rules) if rules.len() > 1 => rules.iter().for_each(|r| self.rule(r)),
+            rule => self.rule(rule),
+        }
+        self.close("depends");
+    }
+
+    /// One rule: a term on one line, `and` and `or` around their rules (empty: `<and/>`).
+    fn rule(&mut self, rule: &Rule) {
+        match rule {
+            Rule::Term { activity, state } => self.line(&format!(
+                "<term activity=\"{activity}\" state=\"{}\"/>",
+                state.as_str()
+            )),
+            Rule::And(rules) => self.list("and", rules.is_empty(), |out| {
+                rules.iter().for_each(|r| out.rule(r));
+            }),
+            Rule::Or(rules) => self.list("or", rules.is_empty(), |out| {
+                rules.iter().for_each(|r| out.rule(r));
+            }),
         }
     }
 

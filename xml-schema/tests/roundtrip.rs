@@ -53,6 +53,36 @@ fn retries() -> impl Strategy<Value = Retries> {
     ]
 }
 
+fn task_state() -> impl Strategy<Value = TaskState> {
+    prop::sample::select(TaskState::ALL.to_vec())
+}
+
+/// Any dependency rule the reader accepts: terms on any activity in any state, under `and`s
+/// and `or`s nested up to three deep, empty ones included (the validator refuses those; the
+/// reader and writer keep them).
+fn rule() -> impl Strategy<Value = Rule> {
+    let term = (any::<u64>(), task_state()).prop_map(|(activity, state)| Rule::Term {
+        activity: ActivityId(activity),
+        state,
+    });
+    term.prop_recursive(3, 24, 3, |inner| {
+        prop_oneof![
+            prop::collection::vec(inner.clone(), 0..4).prop_map(Rule::And),
+            prop::collection::vec(inner, 0..4).prop_map(Rule::Or),
+        ]
+    })
+}
+
+/// No rule (often, as in most documents) or any rule.
+fn depends() -> impl Strategy<Value = Option<Rule>> {
+    prop_oneof![2 => Just(None), 1 => rule().prop_map(Some)]
+}
+
+/// The states of an adjacent as the model keeps them: each once, in `TaskState::ALL` order.
+fn adjacent_states() -> impl Strategy<Value = Vec<TaskState>> {
+    prop::sample::subsequence(TaskState::ALL.to_vec(), 0..=TaskState::ALL.len())
+}
+
 /// An id of the organisation as an activity names it: trimmed, non-empty text, which may hold
 /// XML's special characters.
 fn group_id() -> impl Strategy<Value = String> {
@@ -158,13 +188,18 @@ fn activity() -> impl Strategy<Value = Activity> {
             any::<u32>(),
             prop::collection::vec(any::<u64>(), 0..4),
         ),
-        (kind_and_people(), prop::option::of(text()), retries()),
+        (
+            kind_and_people(),
+            prop::option::of(text()),
+            retries(),
+            depends(),
+        ),
     )
         .prop_map(
             |(
                 (id, name, description, ty, status),
                 (wait, contingency, time_out, pre),
-                ((kind, people), command, retries),
+                ((kind, people), command, retries, depends),
             )| Activity {
                 id: ActivityId(id),
                 name,
@@ -175,7 +210,7 @@ fn activity() -> impl Strategy<Value = Activity> {
                 contingency,
                 time_out_secs: time_out,
                 preconditions: pre.into_iter().map(ActivityId).collect(),
-                depends: None,
+                depends,
                 kind,
                 command,
                 retries,
@@ -249,11 +284,12 @@ fn partition_document() -> impl Strategy<Value = PartitionDocument> {
                 time_out_secs: t,
             }
         });
-    let adjacent = (any::<u64>(), text()).prop_map(|(id, location)| Adjacent {
-        id: ActivityId(id),
-        location,
-        states: Vec::new(),
-    });
+    let adjacent =
+        (any::<u64>(), text(), adjacent_states()).prop_map(|(id, location, states)| Adjacent {
+            id: ActivityId(id),
+            location,
+            states,
+        });
     let activity = (
         (
             any::<u64>(),
@@ -271,12 +307,13 @@ fn partition_document() -> impl Strategy<Value = PartitionDocument> {
             kind_and_people(),
             prop::option::of(text()),
             retries(),
+            depends(),
         ),
     )
         .prop_map(
             |(
                 (id, name, description, status, ri, wait, contingency),
-                (preconditions, adjacents, time_out, (kind, people), command, retries),
+                (preconditions, adjacents, time_out, (kind, people), command, retries, depends),
             )| {
                 PartitionActivity {
                     id: ActivityId(id),
@@ -288,7 +325,7 @@ fn partition_document() -> impl Strategy<Value = PartitionDocument> {
                     contingency,
                     preconditions,
                     adjacents,
-                    depends: None,
+                    depends,
                     time_out_secs: time_out,
                     kind,
                     command,

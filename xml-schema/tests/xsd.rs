@@ -218,7 +218,8 @@ fn invalid_documents_are_rejected_for_the_expected_reason() {
 }
 
 /// What mobiwf itself writes must pass the XSDs too: the derived partitions of the paper's
-/// workflow, and definitions with our extensions written back by `write_definition`.
+/// workflow, and definitions with our extensions (dependency rules included, whose derived
+/// partitions have adjacent states) written back by `write_definition`.
 #[test]
 fn written_documents_are_valid() {
     use mobiwf_xml_schema::{
@@ -231,6 +232,7 @@ fn written_documents_are_valid() {
         crate_dir().join("../examples/paper/workflow.xml"),
         crate_dir().join("tests/xsd/valid/extensions.workflow.xml"),
         crate_dir().join("tests/xsd/valid/people.workflow.xml"),
+        crate_dir().join("tests/xsd/valid/rules.workflow.xml"),
     ];
     for (i, source) in sources.iter().enumerate() {
         let def = load_definition(&fs::read(source).unwrap())

@@ -16,8 +16,8 @@ pub use common::{
 };
 pub use definition::{Activity, ActivityType, Partition, Partner, WorkflowDefinition};
 pub use partition::{Adjacent, PartitionActivity, PartitionDocument, Precondition};
-pub use rules::{Rule, TaskState};
 pub use people::{
     Basis, Department, DepartmentId, Method, Organisation, People, Policy, Role, RoleGrant, RoleId,
     Team, TeamId, User, UserId,
 };
+pub use rules::{Rule, TaskState};

@@ -7,6 +7,7 @@ mod definition;
 mod partition;
 mod people;
 mod retries;
+mod rules;
 
 pub(crate) use definition::read_definition;
 pub(crate) use partition::read_partition;
@@ -361,6 +362,7 @@ pub(crate) struct CommonActivity {
     pub kind: ActivityKind,
     pub command: Option<String>,
     pub retries: Retries,
+    pub depends: Option<crate::model::Rule>,
     pub people: crate::model::People,
 }
 
@@ -415,6 +417,9 @@ pub(crate) fn read_common_activity(
             .child(&["retries"])
             .map(|e| ctx.retries(e, &owner))
             .unwrap_or_default(),
+        depends: el
+            .child(&["depends"])
+            .and_then(|e| ctx.depends(e, index, &owner)),
         people: ctx.people(el, &owner),
         owner,
     }

@@ -23,6 +23,7 @@ const ACTIVITY: &[super::Child] = &[
     one(&["timeToWait"]),
     one(&["contingencyActivityId"]),
     one(&["preconditions"]),
+    one(&["depends"]),
     one(&["adjacents"]),
     one(&["timeOut"]),
     one(&["kind"]),
@@ -38,6 +39,7 @@ const ACTIVITY: &[super::Child] = &[
 ];
 const TIME_OUT: &[&str] = &["timeOut", "connectDelay"];
 const PRECONDITION: &[super::Child] = &[one(&["status"]), one(&["local"]), one(TIME_OUT)];
+const ADJACENT: &[super::Child] = &[one(&["ip"]), one(&["states"])];
 
 /// Reads a partition document; `None` only when the root is not `workflow`.
 pub(crate) fn read_partition(ctx: &mut Ctx, root: &Element) -> Option<PartitionDocument> {
@@ -93,7 +95,7 @@ fn read_activity(ctx: &mut Ctx, el: &Element, index: usize) -> PartitionActivity
         contingency: common.contingency,
         preconditions,
         adjacents,
-        depends: None,
+        depends: common.depends,
         time_out_secs: common.time_out_secs,
         kind: common.kind,
         command: common.command,
@@ -175,15 +177,20 @@ fn read_adjacents(ctx: &mut Ctx, el: &Element, index: usize, owner: &str) -> Vec
             continue;
         };
         let adj_owner = format!("<adjacent> ({adj_id} of {owner})");
-        ctx.check_shape(adj, &adj_owner, &[one(&["ip"])], true);
-        ctx.map.set(Node::Adjacent(index, adjacents.len()), adj.pos);
+        ctx.check_shape(adj, &adj_owner, ADJACENT, true);
+        let j = adjacents.len();
+        ctx.map.set(Node::Adjacent(index, j), adj.pos);
+        let states = adj.child(&["states"]).map(|e| {
+            ctx.map.set(Node::AdjacentStates(index, j), e.value_pos());
+            ctx.states(e, &format!("adjacent {adj_id} of {owner}"))
+        });
         adjacents.push(Adjacent {
             id: ActivityId(adj_id),
             location: adj
                 .child(&["ip"])
                 .map(|e| ctx.leaf(e).to_string())
                 .unwrap_or_default(),
-            states: Vec::new(),
+            states: states.unwrap_or_default(),
         });
     }
     adjacents

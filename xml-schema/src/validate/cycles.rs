@@ -1,6 +1,7 @@
-//! Finds precondition cycles: sets of activities that wait on each other and so never start.
+//! Finds cycles among activities that wait for each other (through preconditions, and
+//! through dependency rules), which so could never start.
 
-use std::collections::HashMap;
+use std::collections::{HashMap, HashSet, VecDeque};
 
 use crate::model::ActivityId;
 
@@ -9,6 +10,24 @@ use crate::model::ActivityId;
 /// each waits for the next. Self-loops are not reported here. Components are found with
 /// Tarjan's algorithm, iteratively so deep graphs cannot overflow the stack.
 pub(crate) fn find_cycles(
+    nodes: &[ActivityId],
+    waits_for: &HashMap<ActivityId, Vec<ActivityId>>,
+) -> Vec<Vec<ActivityId>> {
+    let empty = Vec::new();
+    let edges = |n: ActivityId| waits_for.get(&n).unwrap_or(&empty);
+    let order: HashMap<ActivityId, usize> =
+        nodes.iter().enumerate().map(|(i, n)| (*n, i)).collect();
+    let mut cycles: Vec<Vec<ActivityId>> = components(nodes, waits_for)
+        .into_iter()
+        .map(|c| path_through(&c, &order, &edges))
+        .collect();
+    cycles.sort_by_key(|c| c.first().and_then(|n| order.get(n)).copied());
+    cycles
+}
+
+/// The strongly connected components of `waits_for` with more than one member: the sets of
+/// activities that each wait, directly or not, for all the others.
+pub(crate) fn components(
     nodes: &[ActivityId],
     waits_for: &HashMap<ActivityId, Vec<ActivityId>>,
 ) -> Vec<Vec<ActivityId>> {
@@ -68,14 +87,39 @@ pub(crate) fn find_cycles(
         }
     }
 
-    let order: HashMap<ActivityId, usize> =
-        nodes.iter().enumerate().map(|(i, n)| (*n, i)).collect();
-    let mut cycles: Vec<Vec<ActivityId>> = components
-        .into_iter()
-        .map(|c| path_through(&c, &order, &edges))
-        .collect();
-    cycles.sort_by_key(|c| c.first().and_then(|n| order.get(n)).copied());
-    cycles
+    components
+}
+
+/// The shortest way from `from` to `to` (different activities) that stays among `inside`:
+/// `from, ..., to`, each waiting for the next; `None` when there is none.
+pub(crate) fn path(
+    from: ActivityId,
+    to: ActivityId,
+    inside: &HashSet<ActivityId>,
+    waits_for: &HashMap<ActivityId, Vec<ActivityId>>,
+) -> Option<Vec<ActivityId>> {
+    let mut came_from: HashMap<ActivityId, ActivityId> = HashMap::new();
+    let mut queue = VecDeque::from([from]);
+    while let Some(node) = queue.pop_front() {
+        for &succ in waits_for.get(&node).map(Vec::as_slice).unwrap_or_default() {
+            if succ == from || !inside.contains(&succ) || came_from.contains_key(&succ) {
+                continue;
+            }
+            came_from.insert(succ, node);
+            if succ == to {
+                let mut way = vec![to];
+                let mut at = to;
+                while let Some(&before) = came_from.get(&at) {
+                    way.push(before);
+                    at = before;
+                }
+                way.reverse();
+                return Some(way);
+            }
+            queue.push_back(succ);
+        }
+    }
+    None
 }
 
 /// A cycle inside component `members`, starting at its first member in document order.
@@ -87,10 +131,10 @@ fn path_through<'a>(
     let Some(&start) = members.iter().min_by_key(|m| order.get(m).copied()) else {
         return Vec::new();
     };
-    let inside: std::collections::HashSet<ActivityId> = members.iter().copied().collect();
+    let inside: HashSet<ActivityId> = members.iter().copied().collect();
     // Breadth-first search from start back to start, staying inside the component.
     let mut came_from: HashMap<ActivityId, ActivityId> = HashMap::new();
-    let mut queue = std::collections::VecDeque::from([start]);
+    let mut queue = VecDeque::from([start]);
     while let Some(node) = queue.pop_front() {
         for &succ in edges(node) {
             if !inside.contains(&succ) {
@@ -143,6 +187,29 @@ mod tests {
         let waits: HashMap<_, _> =
             [(ActivityId(2), ids(&[1])), (ActivityId(3), ids(&[1, 2]))].into();
         assert!(find_cycles(&nodes, &waits).is_empty());
+    }
+
+    #[test]
+    fn path_stays_inside_and_is_shortest() {
+        let waits: HashMap<_, _> = [
+            (ActivityId(1), ids(&[2, 4])),
+            (ActivityId(2), ids(&[3])),
+            (ActivityId(4), ids(&[3])),
+            (ActivityId(3), ids(&[1])),
+        ]
+        .into();
+        let all: HashSet<ActivityId> = ids(&[1, 2, 3, 4]).into_iter().collect();
+        assert_eq!(
+            path(ActivityId(1), ActivityId(3), &all, &waits),
+            Some(ids(&[1, 2, 3]))
+        );
+        let without_2: HashSet<ActivityId> = ids(&[1, 3, 4]).into_iter().collect();
+        assert_eq!(
+            path(ActivityId(1), ActivityId(3), &without_2, &waits),
+            Some(ids(&[1, 4, 3]))
+        );
+        assert_eq!(path(ActivityId(1), ActivityId(1), &all, &waits), None);
+        assert_eq!(components(&ids(&[1, 2, 3, 4]), &waits).len(), 1);
     }
 
     #[test]

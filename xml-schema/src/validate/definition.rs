@@ -4,6 +4,7 @@ use std::collections::{HashMap, HashSet};
 
 use super::cycles::find_cycles;
 use super::people::check_people;
+use super::rules::{check_dependency_cycles, check_depends};
 use super::{duplicates, list, retries_problem};
 use crate::diagnostic::{Diagnostic, Pos};
 use crate::model::{
@@ -22,6 +23,7 @@ pub fn validate_definition(def: &WorkflowDefinition, map: &SourceMap) -> Vec<Dia
         check_activity(&mut diags, &declared, map, i, a);
     }
     check_cycles(&mut diags, def, map);
+    check_dependency_cycles(&mut diags, def, map);
     check_partitions(&mut diags, def, map);
     check_skills(&mut diags, def, &declared, map);
     diags
@@ -96,6 +98,9 @@ fn check_activity(
     check_activity_id(diags, map, i, a);
     check_activity_type(diags, declared, map, i, a);
     check_preconditions(diags, declared, map, i, a);
+    if let Some(rule) = &a.depends {
+        check_depends(diags, map, (i, a.id), rule, Some(&declared.activities));
+    }
     check_retries(diags, map, i, a);
     check_people(diags, map, i, a.id, a.kind, &a.people);
     check_contingency(diags, declared, map, i, a);

@@ -1,5 +1,5 @@
 //! Cross-reference checks on a read model: ids, cycles, placement, skills, and the
-//! combinations of extensions (retries, people) an activity may have.
+//! combinations of extensions (retries, people) an activity may have, and dependency rules.
 //!
 //! Each check reports at the place in the document a person would edit, and says how to fix
 //! it. All checks run, so one pass shows every problem.
@@ -8,9 +8,11 @@ mod cycles;
 mod definition;
 mod partition;
 mod people;
+mod rules;
 
 pub use definition::validate_definition;
 pub use partition::validate_partition;
+pub(crate) use rules::too_many_terms;
 
 use std::collections::HashMap;
 use std::hash::Hash;

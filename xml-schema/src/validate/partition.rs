@@ -3,14 +3,16 @@
 use std::collections::HashSet;
 
 use super::people::check_people;
+use super::rules::check_depends;
 use super::{duplicates, retries_problem};
 use crate::diagnostic::Diagnostic;
 use crate::model::{ActivityId, PartitionDocument};
 use crate::source_map::{Node, SourceMap};
 
 /// Every consistency problem of a partition document: repeated ids, `retries` on an activity
-/// that is not automatic, people extensions that do not fit together or the activity, and preconditions or adjacents whose `local` flag or location
-/// contradicts the document.
+/// that is not automatic, people extensions that do not fit together or the activity,
+/// dependency rules that are empty, too long or name their own activity, and preconditions or
+/// adjacents whose `local` flag or location contradicts the document.
 pub fn validate_partition(doc: &PartitionDocument, map: &SourceMap) -> Vec<Diagnostic> {
     let mut diags = Vec::new();
     duplicates(
@@ -30,6 +32,10 @@ pub fn validate_partition(doc: &PartitionDocument, map: &SourceMap) -> Vec<Diagn
             ));
         }
         check_people(&mut diags, map, i, a.id, a.kind, &a.people);
+        if let Some(rule) = &a.depends {
+            // A term may name an activity of another partition: not checked here.
+            check_depends(&mut diags, map, (i, a.id), rule, None);
+        }
         for (j, p) in a.preconditions.iter().enumerate() {
             let pos = map.pos_or(Node::Precondition(i, j), Node::Activity(i));
             let local_pos = map.pos_or(

@@ -1,0 +1,190 @@
+//! Unit tests of partition derivation with dependency rules, apart from `derive.rs` so that
+//! file stays short: rule successors (local and remote) become adjacents with the states
+//! their rules name, merged with precondition successors, and the paper's workflow is
+//! derived as before.
+
+use super::*;
+use crate::model::{
+    ActivityKind, ActivityTypeId, Contingency, Partition, Partner, People, Retries, Status,
+    TaskState::{self, *},
+};
+
+fn term(activity: u64, state: TaskState) -> Rule {
+    Rule::Term {
+        activity: ActivityId(activity),
+        state,
+    }
+}
+
+fn activity(id: u64, preconditions: &[u64], depends: Option<Rule>) -> Activity {
+    Activity {
+        id: ActivityId(id),
+        name: String::new(),
+        description: String::new(),
+        activity_type: ActivityTypeId(1),
+        status: Status::Pending,
+        time_to_wait_secs: 0,
+        contingency: Contingency::Block,
+        time_out_secs: 0,
+        preconditions: preconditions.iter().copied().map(ActivityId).collect(),
+        depends,
+        kind: ActivityKind::Automatic,
+        command: None,
+        retries: Retries::default(),
+        people: People::default(),
+    }
+}
+
+/// `activities`, with partition 1 (partner 1, at 10.0.0.1) holding `first` and partition 2
+/// (partner 2, at 10.0.0.2) the others.
+fn definition(activities: Vec<Activity>, first: &[u64]) -> WorkflowDefinition {
+    let (one, two): (Vec<ActivityId>, Vec<ActivityId>) = activities
+        .iter()
+        .map(|a| a.id)
+        .partition(|id| first.contains(&id.0));
+    let partition = |id: u64, activities| Partition {
+        id: PartitionId(id),
+        name: String::new(),
+        partner: PartnerId(id),
+        time_out_secs: 0,
+        activities,
+    };
+    let partner = |id: u64| Partner {
+        id: PartnerId(id),
+        name: String::new(),
+        description: String::new(),
+        location: format!("10.0.0.{id}"),
+        skills: vec![ActivityTypeId(1)],
+    };
+    WorkflowDefinition {
+        id: WorkflowId(1),
+        description: String::new(),
+        activities,
+        activity_types: Vec::new(),
+        partitions: vec![partition(1, one), partition(2, two)],
+        partners: vec![partner(1), partner(2)],
+    }
+}
+
+/// The derived activity `id`, whichever partition holds it.
+fn derived(def: &WorkflowDefinition, id: u64) -> PartitionActivity {
+    derive_partitions(def, &DeriveOptions::default())
+        .into_iter()
+        .flat_map(|p| p.document.activities)
+        .find(|a| a.id == ActivityId(id))
+        .expect("derived")
+}
+
+fn adjacent(id: u64, partner: u64, states: &[TaskState]) -> Adjacent {
+    Adjacent {
+        id: ActivityId(id),
+        location: format!("10.0.0.{partner}"),
+        states: states.to_vec(),
+    }
+}
+
+#[test]
+fn a_local_rule_successor_is_an_adjacent_with_its_state() {
+    let rule = term(1, Failed);
+    let def = definition(
+        vec![activity(1, &[], None), activity(2, &[], Some(rule.clone()))],
+        &[1, 2],
+    );
+    let one = derived(&def, 1);
+    assert_eq!(one.adjacents, vec![adjacent(2, 1, &[Failed])]);
+    assert!(!one.response_immediate);
+    assert_eq!(derived(&def, 2).depends, Some(rule));
+}
+
+#[test]
+fn a_remote_rule_successor_makes_the_response_immediate() {
+    let def = definition(
+        vec![
+            activity(1, &[], None),
+            activity(2, &[], Some(term(1, Running))),
+        ],
+        &[1],
+    );
+    let one = derived(&def, 1);
+    assert_eq!(one.adjacents, vec![adjacent(2, 2, &[Running])]);
+    assert!(one.response_immediate);
+    assert!(!derived(&def, 2).response_immediate);
+}
+
+#[test]
+fn a_successor_by_precondition_and_rule_is_one_adjacent() {
+    let rule = Rule::Or(vec![term(1, Running), term(3, Succeeded)]);
+    let def = definition(
+        vec![
+            activity(1, &[], None),
+            activity(2, &[1], Some(rule)),
+            activity(3, &[], None),
+        ],
+        &[1, 2, 3],
+    );
+    assert_eq!(derived(&def, 1).adjacents, vec![adjacent(2, 1, &[Running])]);
+    assert_eq!(
+        derived(&def, 3).adjacents,
+        vec![adjacent(2, 1, &[Succeeded])]
+    );
+}
+
+#[test]
+fn states_of_several_terms_are_merged_in_task_state_order() {
+    let rule = Rule::And(vec![
+        term(1, Failed),
+        Rule::Or(vec![term(1, Running), term(1, Failed), term(1, Ready)]),
+    ]);
+    let def = definition(
+        vec![activity(1, &[], None), activity(2, &[], Some(rule))],
+        &[1],
+    );
+    assert_eq!(
+        derived(&def, 1).adjacents,
+        vec![adjacent(2, 2, &[Ready, Running, Failed])]
+    );
+}
+
+#[test]
+fn precondition_successors_keep_no_states_and_definition_order() {
+    let def = definition(
+        vec![
+            activity(1, &[], None),
+            activity(2, &[1], None),
+            activity(3, &[], Some(term(1, Cancelled))),
+            activity(4, &[1], None),
+        ],
+        &[1, 2],
+    );
+    let one = derived(&def, 1);
+    assert_eq!(
+        one.adjacents,
+        vec![
+            adjacent(2, 1, &[]),
+            adjacent(3, 2, &[Cancelled]),
+            adjacent(4, 2, &[]),
+        ]
+    );
+    assert!(one.response_immediate);
+}
+
+#[test]
+fn the_paper_workflow_is_derived_as_before() {
+    let src = include_bytes!("../../../examples/paper/workflow.xml");
+    let def = crate::load_definition(src).expect("valid").value;
+    for part in derive_partitions(&def, &DeriveOptions::default()) {
+        for a in &part.document.activities {
+            let waiting: Vec<ActivityId> = def
+                .activities
+                .iter()
+                .filter(|b| b.preconditions.contains(&a.id))
+                .map(|b| b.id)
+                .collect();
+            let adjacents: Vec<ActivityId> = a.adjacents.iter().map(|adj| adj.id).collect();
+            assert_eq!(adjacents, waiting, "adjacents of activity {}", a.id);
+            assert!(a.adjacents.iter().all(|adj| adj.states.is_empty()));
+            assert_eq!(a.depends, None);
+        }
+        assert!(!crate::write_partition(&part.document).contains("states"));
+    }
+}
