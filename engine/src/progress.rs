@@ -151,8 +151,14 @@ impl Engine {
             }
             // A work item offered to its users when it has people extensions; else on the
             // node-wide worklist until a person completes it.
+            // Offered to its users (their devices and the controller hear of it as item
+            // events), or on the node's worklist: the controller is told it is ready.
             (ActivityKind::Manual | ActivityKind::SemiAutomatic, _) => {
-                self.offer_item(key, activity, effects)
+                if self.people_of(key, activity).is_some() {
+                    self.offer_item(key, activity, effects);
+                } else if let Some(record) = self.runs.get(&key).and_then(|r| r.record(activity)) {
+                    effects.push(report(key, record));
+                }
             }
         }
     }

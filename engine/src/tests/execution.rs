@@ -224,7 +224,8 @@ fn manual_work_waits_on_the_worklist_for_a_person() {
             ..A::default()
         }],
     );
-    assert!(deploy(&mut e, 9, 1, &d).is_empty());
+    // Ready on the node's worklist: the controller is told so.
+    assert_eq!(reports(&deploy(&mut e, 9, 1, &d)), [(1, ActivityState::Ready)]);
     let items = e.worklist();
     assert_eq!(items.len(), 1);
     assert_eq!(
