@@ -199,6 +199,27 @@ fn paper_fixtures_are_valid() {
     assert_no_problems(&problems);
 }
 
+/// The example workflows beside the paper's (`examples/people`, `examples/rules`) pass both
+/// the XSD and the loader: what the README tells users to submit is valid.
+#[test]
+fn example_workflows_are_valid() {
+    let mut problems = Vec::new();
+    for dir in ["../examples/people", "../examples/rules"] {
+        for document in xml_files(&crate_dir().join(dir)) {
+            let schema = crate_dir().join("xsd/workflow.xsd");
+            let verdict = xmllint(&schema, &document);
+            if verdict.code != Some(0) {
+                problems.push(format!("{}: {}", document.display(), verdict.stderr));
+            }
+            let text = std::fs::read(&document).unwrap();
+            if let Err(d) = mobiwf_xml_schema::load_definition(&text) {
+                problems.push(d.render(&document.display().to_string()));
+            }
+        }
+    }
+    assert_no_problems(&problems);
+}
+
 #[test]
 fn valid_documents_are_accepted() {
     let problems: Vec<String> = xml_files(&crate_dir().join("tests/xsd/valid"))
