@@ -52,3 +52,7 @@ pub const MAX_NAME_CHARS: usize = 200;
 /// Most terms one dependency rule (`<depends>`) may hold. Rules are evaluated on every state
 /// change of an activity they name; a few dozen terms already say more than a person can read.
 pub const MAX_RULE_TERMS: usize = 256;
+
+/// Longest completion flag (`<route flag>`, `<merge flag>`, `complete --flag`, the flag file a
+/// command writes), in characters. A flag names a decision ("approved"), not a report.
+pub const MAX_FLAG_CHARS: usize = 64;

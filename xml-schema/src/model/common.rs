@@ -120,6 +120,9 @@ pub enum ActivityKind {
     SemiAutomatic,
     /// A person does it and reports the outcome through a worklist.
     Manual,
+    /// Does nothing and passes at once (seed 002's DUMMY): a routing point, e.g. a merge
+    /// that only joins branches. No command, no people.
+    Dummy,
 }
 
 impl ActivityKind {
@@ -129,6 +132,7 @@ impl ActivityKind {
             ActivityKind::Automatic => "automatic",
             ActivityKind::SemiAutomatic => "semiAutomatic",
             ActivityKind::Manual => "manual",
+            ActivityKind::Dummy => "dummy",
         }
     }
 
@@ -138,6 +142,7 @@ impl ActivityKind {
             "automatic" => Some(ActivityKind::Automatic),
             "semiAutomatic" => Some(ActivityKind::SemiAutomatic),
             "manual" => Some(ActivityKind::Manual),
+            "dummy" => Some(ActivityKind::Dummy),
             _ => None,
         }
     }

@@ -48,6 +48,14 @@ pub struct Activity {
     /// Extension `depends`: a dependency rule over other activities' states, which must hold
     /// beside the preconditions; default none.
     pub depends: Option<super::rules::Rule>,
+    /// Extension `merge`: how its preconditions combine; default all of them.
+    pub merge: super::rules::Merge,
+    /// Extension `routes`: which successors a completion flag leads to; default none (every
+    /// successor goes on).
+    pub routes: Vec<super::rules::Route>,
+    /// Extension `completion`: when it succeeds, the instance ends and every activity not
+    /// final is cancelled (seed 002's COMPLETION); default false.
+    pub completion: bool,
     /// Extension `kind`; default automatic.
     pub kind: ActivityKind,
     /// Extension `command`: run with `sh -c` by automatic activities; absent = succeed at once.

@@ -20,4 +20,4 @@ pub use people::{
     Basis, Department, DepartmentId, Method, Organisation, People, Policy, Role, RoleGrant, RoleId,
     Team, TeamId, User, UserId,
 };
-pub use rules::{Rule, TaskState};
+pub use rules::{Merge, Route, Rule, TaskState, route_for};

@@ -39,6 +39,12 @@ pub struct PartitionActivity {
     /// Extension `depends`: the activity's dependency rule, as in the definition; default
     /// none.
     pub depends: Option<super::rules::Rule>,
+    /// Extension `merge`, as in the definition.
+    pub merge: super::rules::Merge,
+    /// Extension `routes`, as in the definition (each `to` is one of its adjacents).
+    pub routes: Vec<super::rules::Route>,
+    /// Extension `completion`, as in the definition.
+    pub completion: bool,
     /// Extension `timeOut`: the activity's longest run in seconds, 0 = none (default).
     pub time_out_secs: u32,
     /// Extension `kind`; default automatic.

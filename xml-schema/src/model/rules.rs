@@ -21,11 +21,13 @@ pub enum TaskState {
     Failed,
     /// `CANCELLED`: it will never run.
     Cancelled,
+    /// `SKIPPED`: on a path not taken (a branch routed elsewhere); never runs.
+    Skipped,
 }
 
 impl TaskState {
     /// Every state, in the order an activity can pass them.
-    pub const ALL: [TaskState; 7] = [
+    pub const ALL: [TaskState; 8] = [
         TaskState::NotReady,
         TaskState::Synchronizing,
         TaskState::Ready,
@@ -33,6 +35,7 @@ impl TaskState {
         TaskState::Succeeded,
         TaskState::Failed,
         TaskState::Cancelled,
+        TaskState::Skipped,
     ];
 
     /// The seed's spelling, which documents are written with.
@@ -45,6 +48,7 @@ impl TaskState {
             TaskState::Succeeded => "SUCCEEDED",
             TaskState::Failed => "FAILED",
             TaskState::Cancelled => "CANCELLED",
+            TaskState::Skipped => "SKIPPED",
         }
     }
 
@@ -61,7 +65,7 @@ impl TaskState {
     pub fn is_final(self) -> bool {
         matches!(
             self,
-            TaskState::Succeeded | TaskState::Failed | TaskState::Cancelled
+            TaskState::Succeeded | TaskState::Failed | TaskState::Cancelled | TaskState::Skipped
         )
     }
 }
@@ -116,4 +120,45 @@ mod tests {
             assert_eq!(TaskState::parse(s.as_str()), Some(s));
         }
     }
+}
+
+/// Extension `merge`: when an activity with several preconditions may start (seed 002's
+/// AND_MERGE, OR_MERGE, VOTE_MERGE). Default [`Merge::All`].
+#[derive(Debug, Clone, PartialEq, Eq, Default)]
+pub enum Merge {
+    /// `and` (default, not written): every precondition finished (the published meaning).
+    #[default]
+    All,
+    /// `<merge>or</merge>`: the first precondition to finish starts it (with `flag`: the first
+    /// to finish with that completion flag); later ones are discarded.
+    First {
+        /// `@flag`: the completion flag the predecessor must have finished with.
+        flag: Option<String>,
+    },
+    /// `<merge votes="N">vote</merge>`: N preconditions succeeded; later ones are discarded.
+    Vote {
+        /// `@votes`: how many, at least 1 and at most the number of preconditions.
+        votes: u32,
+    },
+}
+
+/// One route of an activity's `<routes>` (seed 002's post-routing): when the activity ends
+/// with completion flag `flag` (a route without `flag`: with any flag no other route names,
+/// or none), the successors listed go on and its other successors are skipped.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Route {
+    /// `@flag`; `None` for the route taken otherwise.
+    pub flag: Option<String>,
+    /// `to`: the successors this route leads to (activities that have this one as a
+    /// precondition).
+    pub to: Vec<ActivityId>,
+}
+
+/// The routes an activity ending with `flag` takes: the route with that flag, else the one
+/// without a flag; `None` when no route applies (every routed successor is skipped).
+pub fn route_for<'a>(routes: &'a [Route], flag: Option<&str>) -> Option<&'a Route> {
+    routes
+        .iter()
+        .find(|r| r.flag.is_some() && r.flag.as_deref() == flag)
+        .or_else(|| routes.iter().find(|r| r.flag.is_none()))
 }
