@@ -64,6 +64,23 @@ impl Engine {
         self.advance_instance(instance, effects);
     }
 
+    /// Completion activity `by` succeeded (here, or the controller says so): every activity
+    /// of the instance not final is cancelled; the first word stands.
+    pub(crate) fn complete_instance(
+        &mut self,
+        instance: InstanceId,
+        by: ActivityId,
+        effects: &mut Vec<Effect>,
+    ) {
+        let known = self.known.entry(instance).or_default();
+        if known.completed_by.is_some() {
+            return;
+        }
+        known.completed_by = Some(by);
+        self.touch_known(instance);
+        self.advance_instance(instance, effects);
+    }
+
     /// Ends the activities an operator cancelled or the controller withdrew. Nobody is
     /// notified: the controller knows, and decides for their successors elsewhere.
     pub(crate) fn end_by_order(&mut self, key: RunKey, effects: &mut Vec<Effect>) {
@@ -78,6 +95,10 @@ impl Engine {
             let event = if known.cancelled {
                 Event::Cancel {
                     detail: CANCELLED_BY_OPERATOR.to_owned(),
+                }
+            } else if let Some(by) = known.completed_by {
+                Event::Cancel {
+                    detail: completed_by(by),
                 }
             } else if let Some(reason) = known.withdrawn.get(&act.id) {
                 Event::Withdraw {
@@ -104,4 +125,9 @@ impl Engine {
             self.step(key, activity, event);
         }
     }
+}
+
+/// Why the activities left when a completion activity succeeded are cancelled.
+pub(crate) fn completed_by(by: ActivityId) -> String {
+    format!("the instance was completed by its completion activity {by}")
 }

@@ -2,7 +2,7 @@
 //! or, as its `<retries>` allow, waits for the next try (MISSION F2).
 
 use mobiwf_proto::{ActivityId, ActivityState, InstanceId};
-use mobiwf_xml_schema::ActivityKind;
+use mobiwf_xml_schema::{ActivityKind, flag_problem};
 
 use crate::lifecycle::{Event, Life};
 use crate::run::RunKey;
@@ -16,6 +16,7 @@ pub(crate) struct Ended {
     pub(crate) detail: Option<String>,
     pub(crate) by: Finisher,
     pub(crate) attempt: u32,
+    pub(crate) flag: Option<String>,
 }
 
 impl Engine {
@@ -34,8 +35,17 @@ impl Engine {
             detail,
             by,
             attempt,
+            flag,
         } = ended;
         let key = self.finishable(instance, activity, by)?;
+        let bad_flag = flag.as_deref().and_then(flag_problem);
+        if let (Some(reason), Finisher::Person) = (&bad_flag, by) {
+            return Err(Refusal::NotCompletable {
+                instance,
+                activity,
+                reason: reason.clone(),
+            });
+        }
         let Some(p) = self.runs.get(&key).and_then(|r| r.progress(activity)) else {
             return Ok(());
         };
@@ -48,7 +58,13 @@ impl Engine {
             // The end of a try that was already given up on (killed on timeOut).
             return Ok(());
         }
-        if succeeded {
+        if let Some(reason) = bad_flag {
+            let why = format!("its command wrote a flag file that is not a flag: {reason}");
+            self.fail(key, activity, why, now_ms, effects);
+        } else if succeeded {
+            if let Some(run) = self.runs.get_mut(&key) {
+                run.set_flag(activity, flag);
+            }
             self.conclude(key, activity, Event::Succeed { detail }, effects);
         } else {
             let why = detail.unwrap_or_else(|| "failed".to_owned());

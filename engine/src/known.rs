@@ -20,6 +20,17 @@ pub struct Known {
     /// dependency rules of this node's activities look at.
     #[serde(default, skip_serializing_if = "BTreeMap::is_empty")]
     pub states: BTreeMap<ActivityId, StateSet>,
+    /// The completion flags remote activities ended with, from notifications.
+    #[serde(default, skip_serializing_if = "BTreeMap::is_empty")]
+    pub flags: BTreeMap<ActivityId, String>,
+    /// Where remote activities' routes led: the successors that go on (the others are
+    /// skipped), from notifications.
+    #[serde(default, skip_serializing_if = "BTreeMap::is_empty")]
+    pub routed: BTreeMap<ActivityId, Vec<ActivityId>>,
+    /// The completion activity that succeeded and completed the instance: everything not
+    /// final is cancelled.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub completed_by: Option<ActivityId>,
     /// Failed activity → the contingency activity that runs in its place.
     pub replaced: BTreeMap<ActivityId, ActivityId>,
     /// Words about replaced activities that came after the substitution: recorded, ignored.

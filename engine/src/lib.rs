@@ -36,6 +36,7 @@ mod known;
 pub mod lifecycle;
 mod notify;
 mod progress;
+mod readiness;
 pub mod rules;
 mod run;
 mod store;
@@ -136,6 +137,10 @@ pub enum Input {
         outcome: Outcome,
         /// Every state it entered, when a dependency rule here names it (else empty).
         entered: StateSet,
+        /// The completion flag it ended with, if any.
+        flag: Option<String>,
+        /// Where its routes led (the successors that go on), when it has routes.
+        routed: Option<Vec<ActivityId>>,
     },
     /// Another partner says an activity that a dependency rule here names entered a state.
     StateChanged {
@@ -164,6 +169,13 @@ pub enum Input {
         /// The contingency activity.
         by: ActivityId,
     },
+    /// The controller says completion activity `by` succeeded: the instance is complete.
+    Completed {
+        /// The instance.
+        instance: InstanceId,
+        /// The completion activity.
+        by: ActivityId,
+    },
     /// An operator interrupted, resumed or cancelled the instance.
     Control {
         /// The instance.
@@ -190,6 +202,9 @@ pub enum Input {
         /// Which try of the command ended (ignored for people): the end of an earlier try
         /// that was given up on is ignored.
         attempt: u32,
+        /// The completion flag it ended with (a person's choice, or what its command wrote
+        /// to its flag file), read by routes and `<merge flag>`.
+        flag: Option<String>,
     },
     /// The controller sent a version of the organisation directory: kept when newer than
     /// the one held (an older one is ignored); then every open work item nobody could be
@@ -401,7 +416,17 @@ impl Engine {
                 activity,
                 outcome,
                 entered,
-            } => self.notified(instance, activity, outcome, entered, fx),
+                flag,
+                routed,
+            } => {
+                let word = notify::Word {
+                    outcome,
+                    entered,
+                    flag,
+                    routed,
+                };
+                self.notified(instance, activity, word, fx)
+            }
             Input::StateChanged {
                 instance,
                 activity,
@@ -418,6 +443,7 @@ impl Engine {
                 by,
             } => self.substitute(instance, replaced, by, fx),
             Input::Control { instance, action } => self.control(instance, action, fx),
+            Input::Completed { instance, by } => self.complete_instance(instance, by, fx),
             Input::Tick => self.tick(now_ms, fx),
             Input::Finished {
                 instance,
@@ -426,6 +452,7 @@ impl Engine {
                 detail,
                 by,
                 attempt,
+                flag,
             } => {
                 let ended = finish::Ended {
                     instance,
@@ -434,6 +461,7 @@ impl Engine {
                     detail,
                     by,
                     attempt,
+                    flag,
                 };
                 self.finished(now_ms, ended, fx)?
             }

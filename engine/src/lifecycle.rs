@@ -18,7 +18,7 @@
 //!   (a held item given back returns it to `Ready`: [`Event::Return`]); [`Life::RetryWait`]
 //!   is the wait between two tries, shown as running;
 //! - `SUCCEEDED`, `FAILED`, `CANCELLED` are [`Life::Succeeded`], [`Life::Failed`],
-//!   [`Life::Cancelled`].
+//!   [`Life::Cancelled`]; seed 002's skipped (a path not taken) is [`Life::Skipped`].
 //!
 //! Still to come: the paused state, a variant `Paused { resume: PausedFrom }` with events
 //! `Pause` and `Resume` (today an interruption is a fact of the whole instance,
@@ -66,6 +66,12 @@ pub enum Life {
         /// Why.
         detail: Option<String>,
     },
+    /// Will never run: it is on a path not taken (a route led elsewhere, or a predecessor
+    /// was skipped).
+    Skipped {
+        /// Why.
+        detail: Option<String>,
+    },
 }
 
 /// What happens to an activity.
@@ -103,6 +109,11 @@ pub enum Event {
         /// Which, in words.
         detail: String,
     },
+    /// It is on a path not taken.
+    Skip {
+        /// Why, in words.
+        detail: String,
+    },
     /// The controller decided that it failed.
     Withdraw {
         /// The controller's reason.
@@ -134,6 +145,8 @@ pub enum StateKind {
     Failed,
     /// [`Life::Cancelled`].
     Cancelled,
+    /// [`Life::Skipped`].
+    Skipped,
 }
 
 /// The kind of an [`Event`], without its data.
@@ -157,6 +170,8 @@ pub enum EventKind {
     Retry,
     /// [`Event::Block`].
     Block,
+    /// [`Event::Skip`].
+    Skip,
     /// [`Event::Withdraw`].
     Withdraw,
     /// [`Event::Cancel`].
@@ -171,6 +186,7 @@ pub const TRANSITIONS: &[(StateKind, EventKind, StateKind)] = {
     &[
         (S::NotReady, E::Synchronize, S::Synchronizing),
         (S::NotReady, E::Block, S::Cancelled),
+        (S::NotReady, E::Skip, S::Skipped),
         (S::NotReady, E::Withdraw, S::Failed),
         (S::NotReady, E::Cancel, S::Cancelled),
         (S::Synchronizing, E::Admit, S::Ready),
@@ -220,6 +236,9 @@ pub fn transition(from: &Life, event: Event) -> Result<Life, NotAllowed> {
         (Life::NotReady, Event::Block { detail }) => Life::Cancelled {
             detail: Some(detail),
         },
+        (Life::NotReady, Event::Skip { detail }) => Life::Skipped {
+            detail: Some(detail),
+        },
         (
             Life::NotReady | Life::Ready | Life::Running { .. } | Life::RetryWait { .. },
             Event::Withdraw { detail },
@@ -256,6 +275,7 @@ impl Life {
             Life::Succeeded { .. } => StateKind::Succeeded,
             Life::Failed { .. } => StateKind::Failed,
             Life::Cancelled { .. } => StateKind::Cancelled,
+            Life::Skipped { .. } => StateKind::Skipped,
         }
     }
 
@@ -270,6 +290,7 @@ impl Life {
             Life::Succeeded { .. } => ActivityState::Succeeded,
             Life::Failed { .. } => ActivityState::Failed,
             Life::Cancelled { .. } => ActivityState::Cancelled,
+            Life::Skipped { .. } => ActivityState::Skipped,
         }
     }
 
@@ -281,9 +302,10 @@ impl Life {
     /// Why it ended, once final.
     pub fn final_detail(&self) -> Option<&Option<String>> {
         match self {
-            Life::Succeeded { detail } | Life::Failed { detail } | Life::Cancelled { detail } => {
-                Some(detail)
-            }
+            Life::Succeeded { detail }
+            | Life::Failed { detail }
+            | Life::Cancelled { detail }
+            | Life::Skipped { detail } => Some(detail),
             _ => None,
         }
     }
@@ -302,6 +324,7 @@ impl Event {
             Event::TryFailed { .. } => EventKind::TryFailed,
             Event::Retry => EventKind::Retry,
             Event::Block { .. } => EventKind::Block,
+            Event::Skip { .. } => EventKind::Skip,
             Event::Withdraw { .. } => EventKind::Withdraw,
             Event::Cancel { .. } => EventKind::Cancel,
         }

@@ -10,17 +10,33 @@ use mobiwf_proto::{ActivityId, InstanceId, Outcome, StateSet};
 
 use crate::{Effect, Engine};
 
+/// What a partner's notification says about an activity's end.
+pub(crate) struct Word {
+    /// What it means for its successors.
+    pub(crate) outcome: Outcome,
+    /// The states it entered (for rules here).
+    pub(crate) entered: StateSet,
+    /// The completion flag it ended with.
+    pub(crate) flag: Option<String>,
+    /// Where its routes led.
+    pub(crate) routed: Option<Vec<ActivityId>>,
+}
+
 impl Engine {
-    /// `activity` of `instance` ended with `outcome` (having entered `entered`, when rules
-    /// here name it), says a partner.
+    /// `activity` of `instance` ended as `word` says, says a partner.
     pub(crate) fn notified(
         &mut self,
         instance: InstanceId,
         activity: ActivityId,
-        outcome: Outcome,
-        entered: StateSet,
+        word: Word,
         effects: &mut Vec<Effect>,
     ) {
+        let Word {
+            outcome,
+            entered,
+            flag,
+            routed,
+        } = word;
         let learnt = self.learn_states(instance, activity, entered);
         let known = self.known.entry(instance).or_default();
         let heard = if known.replaced.contains_key(&activity) {
@@ -32,6 +48,12 @@ impl Engine {
             false
         } else if let Entry::Vacant(e) = known.heard.entry(activity) {
             e.insert(outcome);
+            if let Some(flag) = flag {
+                known.flags.insert(activity, flag);
+            }
+            if let Some(routed) = routed {
+                known.routed.insert(activity, routed);
+            }
             self.touch_known(instance);
             true
         } else {

@@ -4,10 +4,11 @@
 //! change of an activity's state goes through [`Engine::step`].
 
 use mobiwf_proto::{ActivityId, ActivityRecord, ActivityState, InstanceId, Message, StateSet};
-use mobiwf_xml_schema::{ActivityKind, Contingency, PartitionActivity};
+use mobiwf_xml_schema::{ActivityKind, Contingency, PartitionActivity, route_for};
 
 use crate::lifecycle::{Event, Life};
-use crate::run::{self, Progress, Readiness, Run, RunKey};
+use crate::readiness::Readiness;
+use crate::run::{self, Progress, Run, RunKey};
 use crate::{Effect, Engine, Target, Transition};
 
 impl Engine {
@@ -78,10 +79,15 @@ impl Engine {
     /// nothing changes; then sends the partition result if the partition is done.
     pub(crate) fn advance(&mut self, key: RunKey, effects: &mut Vec<Effect>) {
         self.end_by_order(key, effects);
-        while let Some((activity, blocked)) = self.next_move(key) {
-            match blocked {
-                Some(detail) => self.conclude(key, activity, Event::Block { detail }, effects),
-                None => self.start(key, activity, effects),
+        while let Some((activity, next)) = self.next_move(key) {
+            match next {
+                Readiness::Blocked(detail) => {
+                    self.conclude(key, activity, Event::Block { detail }, effects)
+                }
+                Readiness::Skipped(detail) => {
+                    self.conclude(key, activity, Event::Skip { detail }, effects)
+                }
+                Readiness::Ready | Readiness::Wait => self.start(key, activity, effects),
             }
         }
         if let Some(run) = self.runs.get_mut(&key)
@@ -102,9 +108,10 @@ impl Engine {
         }
     }
 
-    /// The first waiting activity, in document order, that can start (`None` beside it) or
-    /// never will (the reason beside it); an interrupted instance starts nothing.
-    fn next_move(&self, key: RunKey) -> Option<(ActivityId, Option<String>)> {
+    /// The first waiting activity, in document order, that can start (`Ready` beside it),
+    /// never will, or is on a path not taken (with the reason); an interrupted instance starts
+    /// nothing.
+    fn next_move(&self, key: RunKey) -> Option<(ActivityId, Readiness)> {
         let run = self.runs.get(&key)?;
         let known = self.known.get(&key.instance);
         let held = known.is_some_and(|k| k.interrupted);
@@ -115,8 +122,7 @@ impl Engine {
             match run.readiness(act, known) {
                 Readiness::Wait => {}
                 Readiness::Ready if held => {}
-                Readiness::Ready => return Some((act.id, None)),
-                Readiness::Blocked(why) => return Some((act.id, Some(why))),
+                decided => return Some((act.id, decided)),
             }
         }
         None
@@ -135,7 +141,7 @@ impl Engine {
         {
             return;
         }
-        let automatic = kind == ActivityKind::Automatic;
+        let automatic = matches!(kind, ActivityKind::Automatic | ActivityKind::Dummy);
         if automatic && !self.step(key, activity, Event::Start) {
             return;
         }
@@ -146,11 +152,9 @@ impl Engine {
                 attempt: 0,
                 command,
             }),
-            (ActivityKind::Automatic, None) => {
+            (ActivityKind::Automatic | ActivityKind::Dummy, _) => {
                 self.conclude(key, activity, Event::Succeed { detail: None }, effects)
             }
-            // A work item offered to its users when it has people extensions; else on the
-            // node-wide worklist until a person completes it.
             // Offered to its users (their devices and the controller hear of it as item
             // events), or on the node's worklist: the controller is told it is ready.
             (ActivityKind::Manual | ActivityKind::SemiAutomatic, _) => {
@@ -187,36 +191,60 @@ impl Engine {
         // which the controller places when it hears of the failure, at once.
         let awaits_contingency =
             state == ActivityState::Failed && matches!(act.contingency, Contingency::Run(_));
-        // One notification per partner, however many of its activities wait for this one,
-        // with the states it entered when a rule there names it. Without an outcome (its
-        // successors wait for its contingency activity), only the rules hear of its end.
-        let outcome = run::outcome_of(state, act.contingency);
-        let entered = run.progress(activity).map(Progress::entered).unwrap_or_default();
-        for (location, ruled) in partners(run, act) {
-            let entered = if ruled { entered } else { StateSet::EMPTY };
-            let message = match outcome {
-                Some(outcome) => Message::Notify {
-                    instance: key.instance,
-                    activity,
-                    outcome,
-                    entered,
-                },
-                None if ruled => Message::StateChanged {
-                    instance: key.instance,
-                    activity,
-                    entered,
-                },
-                None => continue,
-            };
-            effects.push(Effect::Send {
-                to: Target::Partner(location.to_owned()),
-                message,
-            });
-        }
-        if act.response_immediate || awaits_contingency {
+        effects.extend(notifications(run, key, act, state));
+        let completes = act.completion && state == ActivityState::Succeeded;
+        if act.response_immediate || awaits_contingency || completes {
             effects.push(report(key, record));
         }
+        if completes {
+            self.complete_instance(key.instance, activity, effects);
+        }
     }
+}
+
+/// What the partners of an activity's successors hear of its end: one notification per
+/// partner, however many of its activities wait for this one, with the states it entered
+/// when a rule there names it, its completion flag, and where its routes led. Without an
+/// outcome (its successors wait for its contingency activity), only the rules hear of it.
+fn notifications(
+    run: &Run,
+    key: RunKey,
+    act: &PartitionActivity,
+    state: ActivityState,
+) -> Vec<Effect> {
+    let activity = act.id;
+    let outcome = run::outcome_of(state, act.contingency);
+    let p = run.progress(activity);
+    let entered = p.map(Progress::entered).unwrap_or_default();
+    let flag = p.and_then(|p| p.flag.clone());
+    let routed = (state == ActivityState::Succeeded && !act.routes.is_empty()).then(|| {
+        route_for(&act.routes, flag.as_deref()).map_or_else(Vec::new, |r| r.to.clone())
+    });
+    let mut out = Vec::new();
+    for (location, ruled) in partners(run, act) {
+        let entered = if ruled { entered } else { StateSet::EMPTY };
+        let message = match outcome {
+            Some(outcome) => Message::Notify {
+                instance: key.instance,
+                activity,
+                outcome,
+                entered,
+                flag: flag.clone(),
+                routed: routed.clone(),
+            },
+            None if ruled => Message::StateChanged {
+                instance: key.instance,
+                activity,
+                entered,
+            },
+            None => continue,
+        };
+        out.push(Effect::Send {
+            to: Target::Partner(location.to_owned()),
+            message,
+        });
+    }
+    out
 }
 
 /// The partners of an activity's remote adjacents, each once, in document order: its

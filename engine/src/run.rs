@@ -9,7 +9,6 @@ use mobiwf_xml_schema::{ActivityKind, Contingency, PartitionActivity, PartitionD
 use serde::{Deserialize, Serialize};
 
 use crate::Refusal;
-use crate::rules::{self, Verdict};
 use crate::known::Known;
 use crate::lifecycle::{self, Event, Life, NotAllowed, StateKind};
 use crate::store::EncodeError;
@@ -89,6 +88,8 @@ pub struct Progress {
     pub emergency: bool,
     /// How many of its tries failed and were tried again.
     pub retried: u32,
+    /// The completion flag it ended with (a person's or its command's).
+    pub flag: Option<String>,
 }
 
 impl Progress {
@@ -104,6 +105,7 @@ impl Progress {
             note: None,
             emergency: false,
             retried: 0,
+            flag: None,
         }
     }
 
@@ -125,6 +127,7 @@ impl Progress {
             detail,
             emergency: self.emergency,
             retried: self.retried,
+            flag: self.flag.clone(),
         }
     }
 
@@ -168,6 +171,7 @@ impl Progress {
             (ActivityState::Succeeded, _) => (Life::Succeeded { detail }, None),
             (ActivityState::Failed, _) => (Life::Failed { detail }, None),
             (ActivityState::Cancelled, _) => (Life::Cancelled { detail }, None),
+            (ActivityState::Skipped, _) => (Life::Skipped { detail }, None),
         };
         Progress {
             life,
@@ -180,6 +184,7 @@ impl Progress {
             note,
             emergency: rec.emergency,
             retried: rec.retried,
+            flag: rec.flag,
         }
     }
 }
@@ -322,16 +327,6 @@ pub(crate) enum Timer {
     },
 }
 
-/// Whether an activity can start.
-pub(crate) enum Readiness {
-    /// A precondition is not met yet.
-    Wait,
-    /// Every precondition is met.
-    Ready,
-    /// A precondition will never be met: cancel, for this reason.
-    Blocked(String),
-}
-
 /// What the successors of an activity that ended in `state` learn; `None` while they must
 /// wait: a failed activity with a contingency activity x waits for x's outcome.
 pub(crate) fn outcome_of(state: ActivityState, contingency: Contingency) -> Option<Outcome> {
@@ -340,6 +335,7 @@ pub(crate) fn outcome_of(state: ActivityState, contingency: Contingency) -> Opti
         (ActivityState::Failed, Contingency::Release) => Some(Outcome::Released),
         (ActivityState::Failed, Contingency::Run(_)) => None,
         (ActivityState::Failed | ActivityState::Cancelled, _) => Some(Outcome::Blocked),
+        (ActivityState::Skipped, _) => Some(Outcome::Skipped),
         (
             ActivityState::NotReady
             | ActivityState::Synchronizing
@@ -459,7 +455,7 @@ impl Run {
                 p.note = note;
             }
             StateKind::NotReady => {}
-            StateKind::Succeeded | StateKind::Failed | StateKind::Cancelled => {
+            StateKind::Succeeded | StateKind::Failed | StateKind::Cancelled | StateKind::Skipped => {
                 p.finished_ms = Some(now_us / 1000);
                 p.finished_us = Some(now_us);
                 p.note = None;
@@ -526,7 +522,7 @@ impl Run {
             // A person's work counts from the offer, a command's from the start of its try.
             Life::Ready | Life::Running { .. } if act.time_out_secs > 0 => {
                 let since = match act.kind {
-                    ActivityKind::Automatic => p.started_ms,
+                    ActivityKind::Automatic | ActivityKind::Dummy => p.started_ms,
                     ActivityKind::Manual | ActivityKind::SemiAutomatic => p.ready_ms,
                 };
                 Some((
@@ -538,78 +534,19 @@ impl Run {
         }
     }
 
+    /// Keeps the completion flag activity `id` ends with (set before its end is taken).
+    pub(crate) fn set_flag(&mut self, id: ActivityId, flag: Option<String>) {
+        if let Some(p) = self.activities.get_mut(&id) {
+            p.flag = flag;
+        }
+    }
+
     pub(crate) fn mark_emergency(&mut self, id: ActivityId) {
         if let Some(p) = self.activities.get_mut(&id) {
             p.emergency = true;
         }
     }
 
-    /// The outcome of precondition `id` as far as this run knows: a local one from its
-    /// record (or, once it was replaced, its contingency activity's notification), a remote one
-    /// from notifications, following substitutions.
-    fn precondition_outcome(
-        &self,
-        id: ActivityId,
-        local: bool,
-        known: Option<&Known>,
-    ) -> Option<Outcome> {
-        let replaced = known.is_some_and(|k| k.replaced.contains_key(&id));
-        if local && !replaced {
-            let (act, life) = (self.activity(id)?, self.life(id)?);
-            return outcome_of(life.wire(), act.contingency);
-        }
-        self.remote_outcome(id, known)
-    }
-
-    fn remote_outcome(&self, id: ActivityId, known: Option<&Known>) -> Option<Outcome> {
-        let known = known?;
-        known.heard.get(&known.stand_in(id)?).copied()
-    }
-
-    pub(crate) fn readiness(&self, act: &PartitionActivity, known: Option<&Known>) -> Readiness {
-        let mut ready = true;
-        for pre in &act.preconditions {
-            match self.precondition_outcome(pre.id, pre.local, known) {
-                None => ready = false,
-                Some(Outcome::Succeeded | Outcome::Released) => {}
-                Some(Outcome::Blocked) => {
-                    return Readiness::Blocked(format!(
-                        "precondition {} failed or was cancelled",
-                        pre.id
-                    ));
-                }
-            }
-        }
-        if let Some(rule) = &act.depends {
-            let entered = |id: ActivityId| self.entered(id, known);
-            match rules::evaluate(rule, &entered) {
-                Verdict::True => {}
-                Verdict::Unknown => ready = false,
-                Verdict::False => {
-                    return Readiness::Blocked(format!(
-                        "its dependency rule {} can no longer hold",
-                        rules::describe(rule)
-                    ));
-                }
-            }
-        }
-        if ready {
-            Readiness::Ready
-        } else {
-            Readiness::Wait
-        }
-    }
-
-    /// The states activity `id` entered, as far as this run knows: its own record for an
-    /// activity of this partition, else what its partner said (nothing known yet: empty).
-    pub(crate) fn entered(&self, id: ActivityId, known: Option<&Known>) -> StateSet {
-        match self.activities.get(&id) {
-            Some(p) => p.entered(),
-            None => known
-                .and_then(|k| k.states.get(&id).copied())
-                .unwrap_or_default(),
-        }
-    }
 }
 
 fn parse(key: RunKey, document: &str) -> Result<PartitionDocument, Refusal> {

@@ -44,6 +44,9 @@ pub enum ItemAction {
         succeeded: bool,
         /// The person's words.
         detail: Option<String>,
+        /// The completion flag the person chose (routes and `<merge flag>` read it).
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        flag: Option<String>,
     },
     /// The holder (or an administrator) hands the item to another user.
     Delegate {

@@ -61,6 +61,9 @@ pub enum Outcome {
     Released,
     /// The predecessor failed with contingency -1, or was cancelled: the successor is cancelled.
     Blocked,
+    /// The predecessor was skipped (a path not taken), or its route led elsewhere: the
+    /// successor is skipped too, unless its `<merge>` can still go on without it.
+    Skipped,
 }
 
 /// Where an activity is in its life: WorkToDo's task states (seed 004 §2.1) and our
@@ -85,6 +88,8 @@ pub enum ActivityState {
     Failed,
     /// Will never run: a predecessor failed with contingency -1 or was cancelled.
     Cancelled,
+    /// Will never run: it is on a path not taken (a route led elsewhere).
+    Skipped,
 }
 
 impl ActivityState {
@@ -92,7 +97,10 @@ impl ActivityState {
     pub fn is_final(self) -> bool {
         matches!(
             self,
-            ActivityState::Succeeded | ActivityState::Failed | ActivityState::Cancelled
+            ActivityState::Succeeded
+                | ActivityState::Failed
+                | ActivityState::Cancelled
+                | ActivityState::Skipped
         )
     }
 
@@ -106,11 +114,12 @@ impl ActivityState {
             ActivityState::Succeeded => "succeeded",
             ActivityState::Failed => "failed",
             ActivityState::Cancelled => "cancelled",
+            ActivityState::Skipped => "skipped",
         }
     }
 
     /// Every state, in the order an activity can pass them.
-    pub const ALL: [ActivityState; 7] = [
+    pub const ALL: [ActivityState; 8] = [
         ActivityState::NotReady,
         ActivityState::Synchronizing,
         ActivityState::Ready,
@@ -118,6 +127,7 @@ impl ActivityState {
         ActivityState::Succeeded,
         ActivityState::Failed,
         ActivityState::Cancelled,
+        ActivityState::Skipped,
     ];
 
     /// True until the activity has started or ended: not ready, synchronizing or ready.
@@ -138,6 +148,7 @@ impl ActivityState {
             ActivityState::Succeeded => TaskState::Succeeded,
             ActivityState::Failed => TaskState::Failed,
             ActivityState::Cancelled => TaskState::Cancelled,
+            ActivityState::Skipped => TaskState::Skipped,
         }
     }
 
@@ -151,6 +162,7 @@ impl ActivityState {
             TaskState::Succeeded => ActivityState::Succeeded,
             TaskState::Failed => ActivityState::Failed,
             TaskState::Cancelled => ActivityState::Cancelled,
+            TaskState::Skipped => ActivityState::Skipped,
         }
     }
 
@@ -243,6 +255,10 @@ pub struct ActivityRecord {
     /// How many times its command was tried again after failing (`<retries>`).
     #[serde(default)]
     pub retried: u32,
+    /// The completion flag it ended with (a person's `--flag`, or what its command wrote to
+    /// `$MOBIWF_FLAG_FILE`).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub flag: Option<String>,
 }
 
 /// The reason an operator's cancel gives the activities it ends: the controller records it and
@@ -306,6 +322,13 @@ pub enum Message {
         /// only preconditions wait for it).
         #[serde(default, skip_serializing_if = "StateSet::is_empty")]
         entered: StateSet,
+        /// The completion flag it ended with, if any (`<merge flag>` reads it).
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        flag: Option<String>,
+        /// When its `<routes>` chose: the successors the route leads to; its other successors
+        /// are skipped. `None`: every successor goes on.
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        routed: Option<Vec<ActivityId>>,
     },
     /// Node → node: an activity that a dependency rule of yours names entered a state the
     /// rule looks at (not final: its end comes as a [`Message::Notify`], or as this message
@@ -317,6 +340,14 @@ pub enum Message {
         activity: ActivityId,
         /// Every state it entered so far.
         entered: StateSet,
+    },
+    /// Controller → node: activity `by`, marked `<completion>`, succeeded: the instance is
+    /// complete, and every activity of it not final is cancelled (seed 002's COMPLETION).
+    Completed {
+        /// The instance.
+        instance: InstanceId,
+        /// The completion activity.
+        by: ActivityId,
     },
     /// Node → controller: an activity with `responseImmediate` 1 finished.
     Report {
@@ -463,6 +494,7 @@ impl Message {
             Message::Deploy { .. } => "deploy",
             Message::Notify { .. } => "notify",
             Message::StateChanged { .. } => "state_changed",
+            Message::Completed { .. } => "completed",
             Message::Report { .. } => "report",
             Message::PartitionResult { .. } => "partition_result",
             Message::Overdue { .. } => "overdue",

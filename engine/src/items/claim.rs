@@ -13,7 +13,7 @@ use mobiwf_proto::{
     ActivityId, Answer, Hold, Holder, InstanceId, ItemAction, ItemEvent, ItemStatus, NodeId,
     UserId, Verdict,
 };
-use mobiwf_xml_schema::{Method, People};
+use mobiwf_xml_schema::{Method, People, flag_problem};
 
 use super::assign::available;
 use super::send::Reply;
@@ -196,8 +196,15 @@ fn decide(ctx: &Ctx, item: &mut Item, action: &ItemAction) -> Decided {
         ItemAction::Lock => take(ctx, item, Hold::Locked),
         ItemAction::Release => give_back(ctx, item, Hold::Selected),
         ItemAction::Unlock => give_back(ctx, item, Hold::Locked),
-        ItemAction::Complete { succeeded, detail } => {
-            complete(ctx, item, *succeeded, detail.clone())
+        ItemAction::Complete {
+            succeeded,
+            detail,
+            flag,
+        } => {
+            if let Some(problem) = flag.as_deref().and_then(flag_problem) {
+                return invalid(&problem);
+            }
+            complete(ctx, item, *succeeded, detail.clone(), flag.clone())
         }
         ItemAction::Delegate { to } => delegate(ctx, item, to),
         ItemAction::Insert => insert(ctx, item),
@@ -274,7 +281,13 @@ fn give_back(ctx: &Ctx, item: &mut Item, hold: Hold) -> Decided {
 }
 
 /// Complete: only the holder of a held copy.
-fn complete(ctx: &Ctx, item: &mut Item, succeeded: bool, detail: Option<String>) -> Decided {
+fn complete(
+    ctx: &Ctx,
+    item: &mut Item,
+    succeeded: bool,
+    detail: Option<String>,
+    flag: Option<String>,
+) -> Decided {
     let user = ctx.user;
     let Some(copy) = item.copies.iter_mut().find(|c| c.held_by(user)) else {
         let did = item
@@ -305,6 +318,7 @@ fn complete(ctx: &Ctx, item: &mut Item, succeeded: bool, detail: Option<String>)
     };
     copy.ended_ms = Some(ctx.now_ms);
     copy.detail = detail;
+    copy.flag = flag;
     copy.offered.clear();
     Decided::Changed
 }

@@ -45,6 +45,16 @@ impl Engine {
                             .join("; "),
                     ),
                 };
+                // The flag of the copy done last (method `all`: the last to finish decides).
+                let flag = item
+                    .copies
+                    .iter()
+                    .filter(|c| c.flag.is_some())
+                    .max_by_key(|c| c.ended_ms)
+                    .and_then(|c| c.flag.clone());
+                if let Some(run) = self.runs.get_mut(&key) {
+                    run.set_flag(activity, flag);
+                }
                 self.conclude(key, activity, Event::Succeed { detail }, fx);
             }
             ItemStatus::Done { .. } => self.fail(key, activity, failures.join("; "), now_ms, fx),

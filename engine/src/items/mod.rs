@@ -91,6 +91,9 @@ pub struct ItemCopy {
     /// What the user said when completing it.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub detail: Option<String>,
+    /// The completion flag the user chose when completing it.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub flag: Option<String>,
 }
 
 /// The users an item involves at one moment: offered an open copy, or holding one.
@@ -120,6 +123,7 @@ impl ItemCopy {
             offered_ms: Some(now_ms),
             ended_ms: None,
             detail: None,
+            flag: None,
         }
     }
 

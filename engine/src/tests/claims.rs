@@ -13,6 +13,7 @@ fn complete(succeeded: bool, detail: &str) -> ItemAction {
     ItemAction::Complete {
         succeeded,
         detail: Some(detail.to_owned()),
+        flag: None,
     }
 }
 

@@ -56,6 +56,7 @@ fn a_withdrawn_running_activity_fails_without_a_word_and_its_command_is_killed()
                 detail: None,
                 by: Finisher::Command,
                 attempt: 0,
+                flag: None,
             }
         )
         .is_err()

@@ -52,6 +52,7 @@ fn events() -> Vec<Event> {
         },
         Event::Retry,
         Event::Block { detail: d() },
+        Event::Skip { detail: d() },
         Event::Withdraw { detail: d() },
         Event::Cancel { detail: d() },
     ]
@@ -71,6 +72,7 @@ fn states() -> Vec<Life> {
         Life::Succeeded { detail: None },
         Life::Failed { detail: None },
         Life::Cancelled { detail: None },
+        Life::Skipped { detail: None },
     ]
 }
 

@@ -93,7 +93,11 @@ fn method_all_gives_each_user_a_copy_and_ends_when_every_copy_is_done() {
         let t = 2000 + 10 * n as u64;
         let fx = claim(&mut e, t, (1, 3), who, ItemAction::Select, Some(device));
         assert_eq!(verdict(&fx), Some(Verdict::Done));
-        let complete = ItemAction::Complete { succeeded: true, detail: Some(format!("{who} ok")) };
+        let complete = ItemAction::Complete {
+            succeeded: true,
+            detail: Some(format!("{who} ok")),
+            flag: None,
+        };
         let fx = claim(&mut e, t + 1, (1, 3), who, complete, Some(device));
         assert_eq!(verdict(&fx), Some(Verdict::Done));
         let mine = sent_to(&fx, device).expect("told");
@@ -133,7 +137,11 @@ fn least_working_offers_it_to_the_least_loaded_user() {
     assert_eq!(firsts, [vec!["alice"], vec!["bob"], vec!["carol"]]);
     // Bob finishes his: he is the least loaded now.
     claim(&mut e, 2000, (2, 3), "bob", ItemAction::Select, Some("N2"));
-    let complete = ItemAction::Complete { succeeded: true, detail: None };
+    let complete = ItemAction::Complete {
+        succeeded: true,
+        detail: None,
+        flag: None,
+    };
     claim(&mut e, 2001, (2, 3), "bob", complete, Some("N2"));
     deploy_manual(&mut e, 3000, 4, (3, &people_3));
     assert_eq!(offered(&e, 4, 3), [vec!["bob"]]);

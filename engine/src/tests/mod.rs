@@ -168,6 +168,8 @@ fn notified(e: &mut Engine, instance: u64, activity: u64, outcome: Outcome) -> V
             activity: ActivityId(activity),
             outcome,
             entered: StateSet::EMPTY,
+            flag: None,
+            routed: None,
         },
     )
     .expect("notified")
@@ -189,6 +191,7 @@ fn finished(
             detail: (!ok).then(|| "exit status 1".to_owned()),
             by,
             attempt: 0,
+            flag: None,
         },
     )
 }
@@ -256,6 +259,8 @@ fn notify_at(
         activity: ActivityId(activity),
         outcome,
         entered: StateSet::EMPTY,
+        flag: None,
+        routed: None,
     };
     at(e, now_ms, input)
 }
@@ -276,6 +281,7 @@ fn ended(
         detail: (!ok).then(|| "exit status 1".to_owned()),
         by: Finisher::Command,
         attempt,
+        flag: None,
     };
     at(e, now_ms, input)
 }

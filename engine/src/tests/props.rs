@@ -286,6 +286,8 @@ fn input_of(op: &Op, docs: &[(u64, u64, String)]) -> Option<Input> {
             activity: ActivityId(a),
             outcome,
             entered: StateSet::EMPTY,
+            flag: None,
+            routed: None,
         },
         Op::Finish {
             instance,
@@ -304,6 +306,7 @@ fn input_of(op: &Op, docs: &[(u64, u64, String)]) -> Option<Input> {
                 Finisher::Command
             },
             attempt,
+            flag: None,
         },
         Op::Tick(_) => Input::Tick,
         Op::Withdraw(i, a) => Input::Withdraw {

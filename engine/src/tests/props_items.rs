@@ -154,6 +154,7 @@ fn action(kind: u8, n: u64) -> ItemAction {
         4 => ItemAction::Complete {
             succeeded: !n.is_multiple_of(3),
             detail: Some("words".to_owned()),
+            flag: None,
         },
         5 => ItemAction::Delegate { to },
         6 => ItemAction::Insert,

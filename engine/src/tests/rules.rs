@@ -137,6 +137,8 @@ scenarios! {
                 activity: ActivityId(1),
                 outcome: Outcome::Blocked,
                 entered,
+                flag: None,
+                routed: None,
             },
         );
         assert_eq!(state(&e, 42, 2), ActivityState::Cancelled);

@@ -47,6 +47,8 @@ fn records_keep_start_and_end_to_the_microsecond() {
             activity: ActivityId(9),
             outcome: Outcome::Succeeded,
             entered: mobiwf_proto::StateSet::EMPTY,
+            flag: None,
+            routed: None,
         },
     )
     .expect("notified");
@@ -73,6 +75,7 @@ fn records_keep_start_and_end_to_the_microsecond() {
             detail: None,
             by: Finisher::Command,
             attempt: 0,
+            flag: None,
         },
     )
     .expect("finished");
