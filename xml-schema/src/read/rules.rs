@@ -320,7 +320,7 @@ mod tests {
     fn state_names_are_listed_in_order() {
         assert_eq!(
             state_names(),
-            "NOT_READY, SYNCHRONIZING, READY, RUNNING, SUCCEEDED, FAILED or CANCELLED"
+            "NOT_READY, SYNCHRONIZING, READY, RUNNING, SUCCEEDED, FAILED, CANCELLED or SKIPPED"
         );
     }
 }
