@@ -12,7 +12,8 @@
 //! - a precondition's `timeOut` (longest wait for it) is its activity's `timeOut`, or, when that
 //!   is 0 (no limit), the `timeOut` of the partition that runs it (0 when both are 0);
 //! - `status` values and the extensions (`timeOut`, `kind`, `command`, `retries`, `depends`,
-//!   people) are copied from the definition.
+//!   `merge`, `routes`, `completion`, people) are copied from the definition; a route leads to
+//!   successors, which are adjacents, so a derived document's routes name its adjacents.
 //!
 //! Contingency activities left out of every partition get no adjacent entry: they run only
 //! when the controller places them after a failure, and it then tells the waiting partners.

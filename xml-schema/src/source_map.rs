@@ -34,6 +34,14 @@ pub enum Node {
     /// Term `t` of the `<depends>` of `activity[i]`, in document order (the order of
     /// [`crate::Rule::terms`]).
     Term(usize, usize),
+    /// Attribute `name` (`"flag"` or `"votes"`) of the `<merge>` of `activity[i]`.
+    MergeAttr(usize, &'static str),
+    /// Route `r` of the `<routes>` of `activity[i]` (the `r`th of [`crate::Activity::routes`]).
+    Route(usize, usize),
+    /// The `flag` attribute of route `r` of `activity[i]`.
+    RouteFlag(usize, usize),
+    /// The value of `to` `t` of route `r` of `activity[i]`.
+    RouteTo(usize, usize, usize),
     /// `activityTypes/activityType[i]`.
     ActivityType(usize),
     /// `partitions/partition[i]`.

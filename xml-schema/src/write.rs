@@ -7,8 +7,8 @@
 use std::fmt::Write as _;
 
 use crate::model::{
-    ActivityKind, Adjacent, Basis, Method, PartitionActivity, PartitionDocument, People, Policy,
-    Precondition, Retries, Rule, TaskState, WorkflowDefinition,
+    ActivityKind, Adjacent, Basis, Merge, Method, PartitionActivity, PartitionDocument, People,
+    Policy, Precondition, Retries, Route, Rule, TaskState, WorkflowDefinition,
 };
 
 /// Writes a workflow definition.
@@ -32,6 +32,7 @@ pub fn write_definition(def: &WorkflowDefinition) -> String {
                 }
             });
             out.depends(a.depends.as_ref());
+            out.routing(&a.merge, &a.routes, a.completion);
             out.extensions(a.kind, a.command.as_deref(), a.retries);
             out.people(&a.people);
             out.close("activity");
@@ -104,6 +105,7 @@ fn write_partition_activity(out: &mut Out, a: &PartitionActivity) {
         }
     });
     out.depends(a.depends.as_ref());
+    out.routing(&a.merge, &a.routes, a.completion);
     out.list("adjacents", a.adjacents.is_empty(), |out| {
         for adj in &a.adjacents {
             out.line(&adjacent(adj));
@@ -245,6 +247,29 @@ impl Out {
         }
     }
 
+    /// The routing extensions `merge`, `routes` and `completion`, each only where it differs
+    /// from its default; a route on one line.
+    fn routing(&mut self, merge: &Merge, routes: &[Route], completion: bool) {
+        match merge {
+            Merge::All => {}
+            Merge::First { flag: None } => self.leaf("merge", "or"),
+            Merge::First { flag: Some(flag) } => {
+                self.line(&format!("<merge flag=\"{}\">or</merge>", escape_attr(flag)))
+            }
+            Merge::Vote { votes } => self.line(&format!("<merge votes=\"{votes}\">vote</merge>")),
+        }
+        if !routes.is_empty() {
+            self.open("routes", None);
+            for route in routes {
+                self.line(&route_line(route));
+            }
+            self.close("routes");
+        }
+        if completion {
+            self.leaf("completion", "true");
+        }
+    }
+
     /// The people extensions, each only where it differs from its default.
     fn people(&mut self, people: &People) {
         if let Some(role) = &people.role {
@@ -273,6 +298,40 @@ impl Out {
             self.leaf("disconnected", "true");
         }
     }
+}
+
+/// A route on one line: `<route flag="approved"><to>6</to></route>`, `<route/>` when it
+/// leads nowhere.
+fn route_line(route: &Route) -> String {
+    let flag = route
+        .flag
+        .as_deref()
+        .map(|f| format!(" flag=\"{}\"", escape_attr(f)))
+        .unwrap_or_default();
+    if route.to.is_empty() {
+        return format!("<route{flag}/>");
+    }
+    let to: String = route.to.iter().map(|t| format!("<to>{t}</to>")).collect();
+    format!("<route{flag}>{to}</route>")
+}
+
+/// Escapes an attribute value written between double quotes. White space other than the
+/// space becomes a character reference, which attribute-value normalisation keeps.
+fn escape_attr(text: &str) -> String {
+    let mut out = String::with_capacity(text.len());
+    for c in text.chars() {
+        match c {
+            '&' => out.push_str("&amp;"),
+            '<' => out.push_str("&lt;"),
+            '>' => out.push_str("&gt;"),
+            '"' => out.push_str("&quot;"),
+            '\t' => out.push_str("&#9;"),
+            '\n' => out.push_str("&#10;"),
+            '\r' => out.push_str("&#13;"),
+            c => out.push(c),
+        }
+    }
+    out
 }
 
 /// Escapes text content. `\r` becomes a character reference so that it survives the

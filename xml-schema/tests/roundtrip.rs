@@ -35,7 +35,8 @@ fn kind() -> impl Strategy<Value = ActivityKind> {
     prop_oneof![
         Just(ActivityKind::Automatic),
         Just(ActivityKind::SemiAutomatic),
-        Just(ActivityKind::Manual)
+        Just(ActivityKind::Manual),
+        Just(ActivityKind::Dummy)
     ]
 }
 
@@ -76,6 +77,47 @@ fn rule() -> impl Strategy<Value = Rule> {
 /// No rule (often, as in most documents) or any rule.
 fn depends() -> impl Strategy<Value = Option<Rule>> {
     prop_oneof![2 => Just(None), 1 => rule().prop_map(Some)]
+}
+
+/// A completion flag as the reader keeps it: a valid one, or any text (the validator refuses
+/// those; the reader and writer keep them, XML's special characters and white space included).
+fn flag() -> impl Strategy<Value = String> {
+    prop_oneof![
+        proptest::string::string_regex("[A-Za-z0-9_.-]{1,64}").unwrap(),
+        text(),
+    ]
+}
+
+/// Any merge the reader accepts: the default (often), `or` with or without a flag, `vote` with
+/// any number of votes (the validator refuses 0 and more than the preconditions).
+fn merge() -> impl Strategy<Value = Merge> {
+    prop_oneof![
+        2 => Just(Merge::All),
+        1 => prop::option::of(flag()).prop_map(|flag| Merge::First { flag }),
+        1 => any::<u32>().prop_map(|votes| Merge::Vote { votes }),
+    ]
+}
+
+/// No routes (often), or one to three routes, each with or without a flag and leading to up to
+/// three activities (none included: the validator refuses an empty route, the reader keeps it).
+fn routes() -> impl Strategy<Value = Vec<Route>> {
+    let route = (
+        prop::option::of(flag()),
+        prop::collection::vec(any::<u64>(), 0..4),
+    )
+        .prop_map(|(flag, to)| Route {
+            flag,
+            to: to.into_iter().map(ActivityId).collect(),
+        });
+    prop_oneof![
+        2 => Just(Vec::new()),
+        1 => prop::collection::vec(route, 1..4),
+    ]
+}
+
+/// The routing extensions of an activity: merge, routes and completion.
+fn routing() -> impl Strategy<Value = (Merge, Vec<Route>, bool)> {
+    (merge(), routes(), any::<bool>())
 }
 
 /// The states of an adjacent as the model keeps them: each once, in `TaskState::ALL` order.
@@ -167,7 +209,7 @@ const METHODS: [Method; 5] = [
 /// People extensions for an activity of `kind`: none (often, as in most documents), or on
 /// manual and semi-automatic activities any valid combination.
 fn people(kind: ActivityKind) -> BoxedStrategy<People> {
-    if kind == ActivityKind::Automatic {
+    if matches!(kind, ActivityKind::Automatic | ActivityKind::Dummy) {
         Just(People::default()).boxed()
     } else {
         prop_oneof![Just(People::default()), assigned_people()].boxed()
@@ -194,12 +236,14 @@ fn activity() -> impl Strategy<Value = Activity> {
             retries(),
             depends(),
         ),
+        routing(),
     )
         .prop_map(
             |(
                 (id, name, description, ty, status),
                 (wait, contingency, time_out, pre),
                 ((kind, people), command, retries, depends),
+                (merge, routes, completion),
             )| Activity {
                 id: ActivityId(id),
                 name,
@@ -211,9 +255,9 @@ fn activity() -> impl Strategy<Value = Activity> {
                 time_out_secs: time_out,
                 preconditions: pre.into_iter().map(ActivityId).collect(),
                 depends,
-                merge: Default::default(),
-                routes: Vec::new(),
-                completion: false,
+                merge,
+                routes,
+                completion,
                 kind,
                 command,
                 retries,
@@ -312,11 +356,13 @@ fn partition_document() -> impl Strategy<Value = PartitionDocument> {
             retries(),
             depends(),
         ),
+        routing(),
     )
         .prop_map(
             |(
                 (id, name, description, status, ri, wait, contingency),
                 (preconditions, adjacents, time_out, (kind, people), command, retries, depends),
+                (merge, routes, completion),
             )| {
                 PartitionActivity {
                     id: ActivityId(id),
@@ -329,9 +375,9 @@ fn partition_document() -> impl Strategy<Value = PartitionDocument> {
                     preconditions,
                     adjacents,
                     depends,
-                    merge: Default::default(),
-                    routes: Vec::new(),
-                    completion: false,
+                    merge,
+                    routes,
+                    completion,
                     time_out_secs: time_out,
                     kind,
                     command,

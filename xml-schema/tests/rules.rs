@@ -184,13 +184,13 @@ fn a_state_that_does_not_exist_is_refused_with_the_valid_ones() {
     assert_eq!(
         definition_errors("<depends><term activity=\"3\" state=\"SUCCESS\"/></depends>"),
         "d.xml:5:29: error: <term> of <depends> of activity 2 has state=\"SUCCESS\", which is \
-         not a task state; expected NOT_READY, SYNCHRONIZING, READY, RUNNING, SUCCEEDED, FAILED \
-         or CANCELLED (in any case); did you mean SUCCEEDED?\n"
+         not a task state; expected NOT_READY, SYNCHRONIZING, READY, RUNNING, SUCCEEDED, FAILED, \
+         CANCELLED or SKIPPED (in any case); did you mean SUCCEEDED?\n"
     );
     assert!(
         partition_errors("<depends><term activity=\"3\" state=\"DONE\"/></depends>").ends_with(
             "has state=\"DONE\", which is not a task state; expected NOT_READY, SYNCHRONIZING, \
-             READY, RUNNING, SUCCEEDED, FAILED or CANCELLED (in any case)\n"
+             READY, RUNNING, SUCCEEDED, FAILED, CANCELLED or SKIPPED (in any case)\n"
         )
     );
 }
@@ -207,7 +207,7 @@ fn a_term_needs_both_attributes_and_nothing_inside() {
         partition_errors("<depends><term activity=\"3\"/></depends>"),
         "p.xml:4:10: error: <term> of <depends> of activity 2 has no state attribute; add the \
          state the activity must have entered, one of NOT_READY, SYNCHRONIZING, READY, RUNNING, \
-         SUCCEEDED, FAILED or CANCELLED, e.g. <term activity=\"3\" state=\"SUCCEEDED\"/>\n"
+         SUCCEEDED, FAILED, CANCELLED or SKIPPED, e.g. <term activity=\"3\" state=\"SUCCEEDED\"/>\n"
     );
     assert_eq!(
         definition_errors("<depends><term activity=\"three\" state=\"READY\"/></depends>"),
@@ -463,8 +463,8 @@ fn bad_adjacent_states_are_reported_where_they_are() {
     assert_eq!(
         partition_errors(&adjacents_xml("<states>RUNNING Succes</states>")),
         "p.xml:4:62: error: <states> of adjacent 3 of activity 2 names \"Succes\", which is not \
-         a task state; expected NOT_READY, SYNCHRONIZING, READY, RUNNING, SUCCEEDED, FAILED or \
-         CANCELLED (in any case); did you mean SUCCEEDED?\n"
+         a task state; expected NOT_READY, SYNCHRONIZING, READY, RUNNING, SUCCEEDED, FAILED, \
+         CANCELLED or SKIPPED (in any case); did you mean SUCCEEDED?\n"
     );
     assert_eq!(
         partition_errors(&adjacents_xml("<states>RUNNING running</states>")),

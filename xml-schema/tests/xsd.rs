@@ -238,9 +238,42 @@ fn invalid_documents_are_rejected_for_the_expected_reason() {
     assert_no_problems(&problems);
 }
 
+/// The types both schemas take from `xsd/routing.xsd` list what the crate reads: every task
+/// state, every activity kind, and flags as long as `MAX_FLAG_CHARS` allows.
+#[test]
+fn shared_types_match_the_model() {
+    use mobiwf_xml_schema::{ActivityKind, TaskState, limits::MAX_FLAG_CHARS};
+    let xsd = fs::read_to_string(crate_dir().join("xsd/routing.xsd")).unwrap();
+    let enumerated = |value: &str| xsd.contains(&format!("<xs:enumeration value=\"{value}\">"));
+    let mut problems: Vec<String> = TaskState::ALL
+        .iter()
+        .map(|s| s.as_str())
+        .chain(["automatic", "semiAutomatic", "manual", "dummy"])
+        .filter(|value| !enumerated(value))
+        .map(|value| format!("routing.xsd does not enumerate {value}"))
+        .collect();
+    for kind in ["automatic", "semiAutomatic", "manual", "dummy"] {
+        if ActivityKind::parse(kind).map(ActivityKind::as_str) != Some(kind) {
+            problems.push(format!("the reader does not know the kind {kind}"));
+        }
+    }
+    if !xsd.contains(&format!("{{1,{MAX_FLAG_CHARS}}}")) {
+        problems.push(format!(
+            "the flag pattern does not allow {MAX_FLAG_CHARS} characters"
+        ));
+    }
+    for schema in ["workflow.xsd", "partition.xsd"] {
+        let text = fs::read_to_string(crate_dir().join("xsd").join(schema)).unwrap();
+        if !text.contains("<xs:include schemaLocation=\"routing.xsd\">") {
+            problems.push(format!("{schema} does not include routing.xsd"));
+        }
+    }
+    assert_no_problems(&problems);
+}
+
 /// What mobiwf itself writes must pass the XSDs too: the derived partitions of the paper's
 /// workflow, and definitions with our extensions (dependency rules included, whose derived
-/// partitions have adjacent states) written back by `write_definition`.
+/// partitions have adjacent states; routing too) written back by `write_definition`.
 #[test]
 fn written_documents_are_valid() {
     use mobiwf_xml_schema::{
@@ -254,6 +287,7 @@ fn written_documents_are_valid() {
         crate_dir().join("tests/xsd/valid/extensions.workflow.xml"),
         crate_dir().join("tests/xsd/valid/people.workflow.xml"),
         crate_dir().join("tests/xsd/valid/rules.workflow.xml"),
+        crate_dir().join("tests/xsd/valid/routing.workflow.xml"),
     ];
     for (i, source) in sources.iter().enumerate() {
         let def = load_definition(&fs::read(source).unwrap())

@@ -1,7 +1,8 @@
-//! Unit tests of partition derivation with dependency rules, apart from `derive.rs` so that
-//! file stays short: rule successors (local and remote) become adjacents with the states
-//! their rules name, merged with precondition successors, and the paper's workflow is
-//! derived as before.
+//! Unit tests of partition derivation with dependency rules and routing, apart from
+//! `derive.rs` so that file stays short: rule successors (local and remote) become adjacents
+//! with the states their rules name, merged with precondition successors; merge, routes,
+//! completion and kind dummy are carried over, and every route leads to an adjacent; the
+//! paper's workflow is derived as before.
 
 use super::*;
 use crate::model::{
@@ -190,4 +191,80 @@ fn the_paper_workflow_is_derived_as_before() {
         }
         assert!(!crate::write_partition(&part.document).contains("states"));
     }
+}
+
+#[test]
+fn partition_documents_carry_merge_routes_completion_and_dummy() {
+    use crate::{Merge, Route};
+    let mut review = activity(1, &[], None);
+    review.routes = vec![
+        Route {
+            flag: Some("approved".into()),
+            to: vec![ActivityId(2)],
+        },
+        Route {
+            flag: None,
+            to: vec![ActivityId(3)],
+        },
+    ];
+    let mut join = activity(4, &[2, 3], None);
+    join.kind = ActivityKind::Dummy;
+    join.merge = Merge::First {
+        flag: Some("approved".into()),
+    };
+    let mut close = activity(5, &[4], None);
+    close.completion = true;
+    let mut vote = activity(6, &[2, 3], None);
+    vote.merge = Merge::Vote { votes: 2 };
+    let def = definition(
+        vec![
+            review,
+            activity(2, &[1], None),
+            activity(3, &[1], None),
+            join,
+            close,
+            vote,
+        ],
+        &[1, 2, 4, 5],
+    );
+    for a in &def.activities {
+        let d = derived(&def, a.id.0);
+        assert_eq!(
+            (&d.merge, &d.routes, d.completion, d.kind),
+            (&a.merge, &a.routes, a.completion, a.kind),
+            "activity {}",
+            a.id
+        );
+    }
+    let review = derived(&def, 1);
+    let adjacents: Vec<ActivityId> = review.adjacents.iter().map(|adj| adj.id).collect();
+    assert_eq!(adjacents, vec![ActivityId(2), ActivityId(3)]);
+    assert!(review.response_immediate, "3 is in the other partition");
+    for part in derive_partitions(&def, &DeriveOptions::default()) {
+        let problems = crate::validate_partition(&part.document, &Default::default());
+        assert!(problems.is_empty(), "{problems:?}");
+    }
+}
+
+#[test]
+fn routes_of_derived_documents_lead_to_adjacents_that_exist() {
+    let src = include_bytes!("../../tests/xsd/valid/routing.workflow.xml");
+    let def = crate::load_definition(src).expect("valid").value;
+    let derived = derive_partitions(&def, &DeriveOptions::default());
+    let mut routed = 0;
+    for part in &derived {
+        for a in &part.document.activities {
+            let adjacents: Vec<ActivityId> = a.adjacents.iter().map(|adj| adj.id).collect();
+            for to in a.routes.iter().flat_map(|r| &r.to) {
+                assert!(adjacents.contains(to), "activity {} routes to {to}", a.id);
+                routed += 1;
+            }
+        }
+        let text = crate::write_partition(&part.document);
+        let back = crate::load_partition(text.as_bytes())
+            .unwrap_or_else(|d| panic!("{}", d.render("derived")))
+            .value;
+        assert_eq!(back, part.document);
+    }
+    assert_eq!(routed, 3, "1 routes to 2 and 3, 9 to 10");
 }

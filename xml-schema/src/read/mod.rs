@@ -7,13 +7,15 @@ mod definition;
 mod partition;
 mod people;
 mod retries;
+mod routing;
 mod rules;
 
 pub(crate) use definition::read_definition;
 pub(crate) use partition::read_partition;
+pub(crate) use routing::route_name;
 
 use crate::diagnostic::{Diagnostic, Pos};
-use crate::model::{ActivityId, ActivityKind, Contingency, Retries, Status};
+use crate::model::{ActivityId, ActivityKind, Contingency, Merge, Retries, Route, Status};
 use crate::source_map::{Node, SourceMap};
 use crate::tree::Element;
 
@@ -282,19 +284,36 @@ impl Ctx {
         let text = self.leaf(el).trim();
         let kind = ActivityKind::parse(text);
         if kind.is_none() {
-            let names = ["automatic", "semiAutomatic", "manual"];
+            let names = ["automatic", "semiAutomatic", "manual", "dummy"];
             let hint = suggest(text, &names)
                 .map(|s| format!("; did you mean {s}?"))
                 .unwrap_or_default();
             self.error(
                 el.value_pos(),
                 format!(
-                    "<kind> of {owner} is \"{}\"; expected automatic, semiAutomatic or manual{hint}",
+                    "<kind> of {owner} is \"{}\"; expected automatic, semiAutomatic, manual or \
+                     dummy{hint}",
                     abbreviate(text)
                 ),
             );
         }
         kind
+    }
+
+    /// `true` or `false` inside leaf `el` of `owner`; `expected` says what each means.
+    pub fn true_false(&mut self, el: &Element, owner: &str, expected: &str) -> Option<bool> {
+        let text = self.leaf(el).trim();
+        let problem = match text {
+            "true" => return Some(true),
+            "false" => return Some(false),
+            "" => "is empty".to_owned(),
+            _ => format!("is \"{}\"", abbreviate(text)),
+        };
+        self.error(
+            el.value_pos(),
+            format!("<{}> of {owner} {problem}; expected {expected}", el.name),
+        );
+        None
     }
 }
 
@@ -322,6 +341,14 @@ pub(crate) fn abbreviate(text: &str) -> String {
         let cut: String = text.chars().take(MAX_CHARS).collect();
         format!("{cut}...")
     }
+}
+
+/// Where attribute `name` of `el` is written, or the element when it is not.
+pub(crate) fn attr_pos(el: &Element, name: &str) -> Pos {
+    el.attrs
+        .iter()
+        .find(|a| a.name == name)
+        .map_or(el.pos, |a| a.pos)
 }
 
 /// Reports a root element that is not `workflow`; returns whether it is.
@@ -363,6 +390,9 @@ pub(crate) struct CommonActivity {
     pub command: Option<String>,
     pub retries: Retries,
     pub depends: Option<crate::model::Rule>,
+    pub merge: Merge,
+    pub routes: Vec<Route>,
+    pub completion: bool,
     pub people: crate::model::People,
 }
 
@@ -420,6 +450,18 @@ pub(crate) fn read_common_activity(
         depends: el
             .child(&["depends"])
             .and_then(|e| ctx.depends(e, index, &owner)),
+        merge: el
+            .child(&["merge"])
+            .and_then(|e| ctx.merge(e, index, &owner))
+            .unwrap_or_default(),
+        routes: el
+            .child(&["routes"])
+            .map(|e| ctx.routes(e, index, &owner))
+            .unwrap_or_default(),
+        completion: el
+            .child(&["completion"])
+            .and_then(|e| ctx.completion(e, &owner))
+            .unwrap_or(false),
         people: ctx.people(el, &owner),
         owner,
     }

@@ -225,28 +225,7 @@ impl Ctx {
     fn disconnected(&mut self, el: &Element, owner: &str) -> Option<bool> {
         const EXPECTED: &str = "true (a person may lock the item and work on it without the \
                                 network) or false (the default)";
-        let text = self.leaf(el).trim();
-        match text {
-            "true" => Some(true),
-            "false" => Some(false),
-            "" => {
-                self.error(
-                    el.value_pos(),
-                    format!("<disconnected> of {owner} is empty; expected {EXPECTED}"),
-                );
-                None
-            }
-            _ => {
-                self.error(
-                    el.value_pos(),
-                    format!(
-                        "<disconnected> of {owner} is \"{}\"; expected {EXPECTED}",
-                        abbreviate(text)
-                    ),
-                );
-                None
-            }
-        }
+        self.true_false(el, owner, EXPECTED)
     }
 }
 

@@ -4,7 +4,7 @@
 //! its problem reported; what a rule names (activities, itself, emptiness, cycles) is checked
 //! by `validate`.
 
-use super::{Child, Ctx, abbreviate, many, suggest};
+use super::{Child, Ctx, abbreviate, attr_pos, many, suggest};
 use crate::diagnostic::Pos;
 use crate::limits::MAX_RULE_TERMS;
 use crate::model::{ActivityId, Rule, TaskState};
@@ -233,15 +233,7 @@ impl Ctx {
     }
 }
 
-/// Where attribute `name` of `el` is written, or the element when it is not.
-fn attr_pos(el: &Element, name: &str) -> Pos {
-    el.attrs
-        .iter()
-        .find(|a| a.name == name)
-        .map_or(el.pos, |a| a.pos)
-}
-
-/// `NOT_READY, SYNCHRONIZING, ... or CANCELLED`.
+/// `NOT_READY, SYNCHRONIZING, ... or SKIPPED`.
 fn state_names() -> String {
     let names: Vec<&str> = TaskState::ALL.iter().map(|s| s.as_str()).collect();
     match names.split_last() {
@@ -320,7 +312,7 @@ mod tests {
     fn state_names_are_listed_in_order() {
         assert_eq!(
             state_names(),
-            "NOT_READY, SYNCHRONIZING, READY, RUNNING, SUCCEEDED, FAILED or CANCELLED"
+            "NOT_READY, SYNCHRONIZING, READY, RUNNING, SUCCEEDED, FAILED, CANCELLED or SKIPPED"
         );
     }
 }

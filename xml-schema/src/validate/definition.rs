@@ -4,8 +4,9 @@ use std::collections::{HashMap, HashSet};
 
 use super::cycles::find_cycles;
 use super::people::check_people;
+use super::routing::{Place, Targets, check_merge, check_routes};
 use super::rules::{check_dependency_cycles, check_depends};
-use super::{duplicates, list, retries_problem};
+use super::{command_problem, duplicates, list, retries_problem};
 use crate::diagnostic::{Diagnostic, Pos};
 use crate::model::{
     Activity, ActivityId, ActivityTypeId, Contingency, Partition, Partner, PartnerId,
@@ -29,12 +30,16 @@ pub fn validate_definition(def: &WorkflowDefinition, map: &SourceMap) -> Vec<Dia
     diags
 }
 
-/// The activity and activity type ids a definition declares, which its references must name.
+/// The activity and activity type ids a definition declares, which its references must name,
+/// and who waits for whom, which routes must follow.
 struct Declared {
     activities: HashSet<ActivityId>,
     types: HashSet<ActivityTypeId>,
     /// `types`, sorted, for listing in messages.
     type_ids: Vec<ActivityTypeId>,
+    /// For each activity, its successors: the activities that list it in their preconditions
+    /// (not itself), each once, in definition order.
+    successors: HashMap<ActivityId, Vec<ActivityId>>,
 }
 
 impl Declared {
@@ -43,10 +48,20 @@ impl Declared {
         let types: HashSet<ActivityTypeId> = def.activity_types.iter().map(|t| t.id).collect();
         let mut type_ids: Vec<ActivityTypeId> = types.iter().copied().collect();
         type_ids.sort();
+        let mut successors: HashMap<ActivityId, Vec<ActivityId>> = HashMap::new();
+        for a in &def.activities {
+            for pre in a.preconditions.iter().filter(|p| **p != a.id) {
+                let list = successors.entry(*pre).or_default();
+                if !list.contains(&a.id) {
+                    list.push(a.id);
+                }
+            }
+        }
         Self {
             activities,
             types,
             type_ids,
+            successors,
         }
     }
 }
@@ -101,9 +116,21 @@ fn check_activity(
     if let Some(rule) = &a.depends {
         check_depends(diags, map, (i, a.id), rule, Some(&declared.activities));
     }
-    check_retries(diags, map, i, a);
+    check_command_and_retries(diags, map, i, a);
     check_people(diags, map, i, a.id, a.kind, &a.people);
     check_contingency(diags, declared, map, i, a);
+    let place = Place { map, i, id: a.id };
+    check_merge(diags, &place, &a.merge, a.preconditions.len());
+    let successors = declared
+        .successors
+        .get(&a.id)
+        .map(Vec::as_slice)
+        .unwrap_or_default();
+    let targets = Targets::Successors {
+        successors,
+        activities: &declared.activities,
+    };
+    check_routes(diags, &place, &a.routes, &targets);
 }
 
 /// Refuses activity id 0, which `contingencyActivityId` reserves for "release the successors".
@@ -180,8 +207,15 @@ fn check_preconditions(
     }
 }
 
-/// Checks `retries`: only automatic activities are retried, and a bounded number of times.
-fn check_retries(diags: &mut Vec<Diagnostic>, map: &SourceMap, i: usize, a: &Activity) {
+/// Checks `retries` (only automatic activities are retried, and a bounded number of times)
+/// and `command` (a dummy runs none).
+fn check_command_and_retries(diags: &mut Vec<Diagnostic>, map: &SourceMap, i: usize, a: &Activity) {
+    if let Some(problem) = command_problem(a.id, a.kind, a.command.as_deref()) {
+        diags.push(Diagnostic::new(
+            map.pos_or(Node::ActivityField(i, "command"), Node::Activity(i)),
+            problem,
+        ));
+    }
     if let Some(problem) = retries_problem(a.id, a.kind, a.retries) {
         diags.push(Diagnostic::new(
             map.pos_or(Node::ActivityField(i, "retries"), Node::Activity(i)),

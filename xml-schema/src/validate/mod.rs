@@ -1,5 +1,6 @@
 //! Cross-reference checks on a read model: ids, cycles, placement, skills, and the
-//! combinations of extensions (retries, people) an activity may have, and dependency rules.
+//! combinations of extensions (retries, people, dummy kind) an activity may have, dependency
+//! rules, merges and routes.
 //!
 //! Each check reports at the place in the document a person would edit, and says how to fix
 //! it. All checks run, so one pass shows every problem.
@@ -8,6 +9,7 @@ mod cycles;
 mod definition;
 mod partition;
 mod people;
+mod routing;
 mod rules;
 
 pub use definition::validate_definition;
@@ -58,6 +60,11 @@ fn list<T: std::fmt::Display>(items: &[T]) -> String {
 fn retries_problem(id: ActivityId, kind: ActivityKind, retries: Retries) -> Option<String> {
     if retries.is_default() {
         None
+    } else if kind == ActivityKind::Dummy {
+        Some(format!(
+            "activity {id} is a dummy and has <retries>: a dummy activity passes at once and \
+             never fails; remove <retries>, or make the activity <kind>automatic</kind>"
+        ))
     } else if kind != ActivityKind::Automatic {
         let who = match kind {
             ActivityKind::SemiAutomatic => "a person starts semiAutomatic work from the worklist",
@@ -78,4 +85,15 @@ fn retries_problem(id: ActivityId, kind: ActivityKind, retries: Retries) -> Opti
     } else {
         None
     }
+}
+
+/// What is wrong with the `command` of activity `id` of `kind`, if anything: a dummy runs
+/// nothing.
+fn command_problem(id: ActivityId, kind: ActivityKind, command: Option<&str>) -> Option<String> {
+    (kind == ActivityKind::Dummy && command.is_some()).then(|| {
+        format!(
+            "activity {id} is a dummy and has a <command>: a dummy activity passes at once and \
+             runs nothing; remove <command>, or make the activity <kind>automatic</kind>"
+        )
+    })
 }

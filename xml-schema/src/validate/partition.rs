@@ -3,16 +3,18 @@
 use std::collections::HashSet;
 
 use super::people::check_people;
+use super::routing::{Place, Targets, check_merge, check_routes};
 use super::rules::check_depends;
-use super::{duplicates, retries_problem};
+use super::{command_problem, duplicates, retries_problem};
 use crate::diagnostic::Diagnostic;
-use crate::model::{ActivityId, PartitionDocument};
+use crate::model::{ActivityId, PartitionActivity, PartitionDocument};
 use crate::source_map::{Node, SourceMap};
 
 /// Every consistency problem of a partition document: repeated ids, `retries` on an activity
-/// that is not automatic, people extensions that do not fit together or the activity,
-/// dependency rules that are empty, too long or name their own activity, and preconditions or
-/// adjacents whose `local` flag or location contradicts the document.
+/// that is not automatic, a dummy with a command, retries or people, people extensions that do
+/// not fit together or the activity, dependency rules that are empty, too long or name their
+/// own activity, merges and routes that do not fit the activity's preconditions and adjacents,
+/// and preconditions or adjacents whose `local` flag or location contradicts the document.
 pub fn validate_partition(doc: &PartitionDocument, map: &SourceMap) -> Vec<Diagnostic> {
     let mut diags = Vec::new();
     duplicates(
@@ -25,64 +27,103 @@ pub fn validate_partition(doc: &PartitionDocument, map: &SourceMap) -> Vec<Diagn
     );
     let here: HashSet<ActivityId> = doc.activities.iter().map(|a| a.id).collect();
     for (i, a) in doc.activities.iter().enumerate() {
-        if let Some(problem) = retries_problem(a.id, a.kind, a.retries) {
-            diags.push(Diagnostic::new(
-                map.pos_or(Node::ActivityField(i, "retries"), Node::Activity(i)),
-                problem,
-            ));
-        }
-        check_people(&mut diags, map, i, a.id, a.kind, &a.people);
-        if let Some(rule) = &a.depends {
-            // A term may name an activity of another partition: not checked here.
-            check_depends(&mut diags, map, (i, a.id), rule, None);
-        }
-        for (j, p) in a.preconditions.iter().enumerate() {
-            let pos = map.pos_or(Node::Precondition(i, j), Node::Activity(i));
-            let local_pos = map.pos_or(
-                Node::PreconditionField(i, j, "local"),
-                Node::Precondition(i, j),
-            );
-            if p.id == a.id {
-                diags.push(Diagnostic::new(
-                    pos,
-                    format!(
-                        "activity {} lists itself as a precondition; remove it",
-                        a.id
-                    ),
-                ));
-            } else if p.local && !here.contains(&p.id) {
-                diags.push(Diagnostic::new(
-                    local_pos,
-                    format!(
-                        "precondition {} of activity {} is marked local (<local>1</local>) but \
-                         activity {} is not in this partition; set <local>0</local> or add the \
-                         activity",
-                        p.id, a.id, p.id
-                    ),
-                ));
-            } else if !p.local && here.contains(&p.id) {
-                diags.push(Diagnostic::new(
-                    local_pos,
-                    format!(
-                        "precondition {} of activity {} is marked remote (<local>0</local>) but \
-                         activity {} is in this partition; set <local>1</local>",
-                        p.id, a.id, p.id
-                    ),
-                ));
-            }
-        }
-        for (j, adj) in a.adjacents.iter().enumerate() {
-            if !here.contains(&adj.id) && adj.location.trim().is_empty() {
-                diags.push(Diagnostic::new(
-                    map.pos_or(Node::Adjacent(i, j), Node::Activity(i)),
-                    format!(
-                        "adjacent {} of activity {} runs in another partition but has no <ip>; \
-                         give the location of the partner that runs it",
-                        adj.id, a.id
-                    ),
-                ));
-            }
-        }
+        check_extensions(&mut diags, map, i, a);
+        check_preconditions(&mut diags, map, &here, i, a);
+        check_adjacents(&mut diags, map, &here, i, a);
     }
     diags
+}
+
+/// Checks the extensions of activity `a` (the `i`th): command, retries, people, its
+/// dependency rule, merge and routes.
+fn check_extensions(diags: &mut Vec<Diagnostic>, map: &SourceMap, i: usize, a: &PartitionActivity) {
+    if let Some(problem) = command_problem(a.id, a.kind, a.command.as_deref()) {
+        diags.push(Diagnostic::new(
+            map.pos_or(Node::ActivityField(i, "command"), Node::Activity(i)),
+            problem,
+        ));
+    }
+    if let Some(problem) = retries_problem(a.id, a.kind, a.retries) {
+        diags.push(Diagnostic::new(
+            map.pos_or(Node::ActivityField(i, "retries"), Node::Activity(i)),
+            problem,
+        ));
+    }
+    check_people(diags, map, i, a.id, a.kind, &a.people);
+    if let Some(rule) = &a.depends {
+        // A term may name an activity of another partition: not checked here.
+        check_depends(diags, map, (i, a.id), rule, None);
+    }
+    let place = Place { map, i, id: a.id };
+    check_merge(diags, &place, &a.merge, a.preconditions.len());
+    let adjacents: Vec<ActivityId> = a.adjacents.iter().map(|adj| adj.id).collect();
+    check_routes(diags, &place, &a.routes, &Targets::Adjacents(&adjacents));
+}
+
+/// Checks that no precondition of `a` (the `i`th) is itself, and that each is marked local
+/// exactly when its activity is `here`, in this partition.
+fn check_preconditions(
+    diags: &mut Vec<Diagnostic>,
+    map: &SourceMap,
+    here: &HashSet<ActivityId>,
+    i: usize,
+    a: &PartitionActivity,
+) {
+    for (j, p) in a.preconditions.iter().enumerate() {
+        let pos = map.pos_or(Node::Precondition(i, j), Node::Activity(i));
+        let local_pos = map.pos_or(
+            Node::PreconditionField(i, j, "local"),
+            Node::Precondition(i, j),
+        );
+        if p.id == a.id {
+            diags.push(Diagnostic::new(
+                pos,
+                format!(
+                    "activity {} lists itself as a precondition; remove it",
+                    a.id
+                ),
+            ));
+        } else if p.local && !here.contains(&p.id) {
+            diags.push(Diagnostic::new(
+                local_pos,
+                format!(
+                    "precondition {} of activity {} is marked local (<local>1</local>) but \
+                     activity {} is not in this partition; set <local>0</local> or add the \
+                     activity",
+                    p.id, a.id, p.id
+                ),
+            ));
+        } else if !p.local && here.contains(&p.id) {
+            diags.push(Diagnostic::new(
+                local_pos,
+                format!(
+                    "precondition {} of activity {} is marked remote (<local>0</local>) but \
+                     activity {} is in this partition; set <local>1</local>",
+                    p.id, a.id, p.id
+                ),
+            ));
+        }
+    }
+}
+
+/// Checks that each adjacent of `a` (the `i`th) that runs elsewhere has a location.
+fn check_adjacents(
+    diags: &mut Vec<Diagnostic>,
+    map: &SourceMap,
+    here: &HashSet<ActivityId>,
+    i: usize,
+    a: &PartitionActivity,
+) {
+    for (j, adj) in a.adjacents.iter().enumerate() {
+        if !here.contains(&adj.id) && adj.location.trim().is_empty() {
+            diags.push(Diagnostic::new(
+                map.pos_or(Node::Adjacent(i, j), Node::Activity(i)),
+                format!(
+                    "adjacent {} of activity {} runs in another partition but has no <ip>; \
+                     give the location of the partner that runs it",
+                    adj.id, a.id
+                ),
+            ));
+        }
+    }
 }

@@ -1,5 +1,5 @@
 //! Checks the people extensions of an activity, the same in both languages: only manual and
-//! semiAutomatic activities go to people's worklists, someone must be named to offer the item
+//! semiAutomatic activities go to people's worklists (a dummy to nobody's), someone must be named to offer the item
 //! to, the assignment basis needs its group, and method and policy must fit together.
 //!
 //! The checks look at the model, so an element that states its default (`<priority>0</priority>`,
@@ -50,6 +50,19 @@ pub(super) fn check_people(
         return;
     }
     let place = Place { map, i };
+    if kind == ActivityKind::Dummy {
+        diags.push(Diagnostic::new(
+            place.first(&set),
+            format!(
+                "activity {id} is a dummy and has {}: a dummy activity passes at once and is \
+                 offered to nobody; remove {}, or make the activity <kind>manual</kind> or \
+                 <kind>semiAutomatic</kind>",
+                elements(&set),
+                if set.len() == 1 { "it" } else { "them" }
+            ),
+        ));
+        return;
+    }
     if kind == ActivityKind::Automatic {
         diags.push(Diagnostic::new(
             place.first(&set),
