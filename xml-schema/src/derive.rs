@@ -23,7 +23,7 @@
 use std::collections::{BTreeMap, HashMap};
 
 use crate::model::{
-    Activity, ActivityId, Adjacent, PartitionActivity, PartitionDocument, PartitionId, PartnerId,
+    Activity, ActivityId, Adjacent, Merge, PartitionActivity, PartitionDocument, PartitionId, PartnerId,
     Precondition, Rule, TaskState, WorkflowDefinition, WorkflowId,
 };
 
@@ -122,7 +122,9 @@ pub fn derive_partitions(def: &WorkflowDefinition, opts: &DeriveOptions) -> Vec<
 /// (the controller does this): it waits for `awaits` (activities of other partitions, each
 /// precondition with the `timeOut` rule of [`derive_partitions`]), tells `adjacents` when it
 /// ends, and reports at once (`responseImmediate` 1: the controller decides what its end means
-/// for the instance). `None` when the definition has no such activity.
+/// for the instance). It stands in for the failed activity, whose successors are its
+/// adjacents: its own `<merge>` and `<routes>` (about its own place in the workflow) are not
+/// carried. `None` when the definition has no such activity.
 pub fn derive_contingency(
     def: &WorkflowDefinition,
     activity: ActivityId,
@@ -138,10 +140,13 @@ pub fn derive_contingency(
         .filter_map(|pre| by_id.get(pre).copied())
         .map(|pre| precondition(def, &partition_of, pre, None))
         .collect();
+    let mut stand_in = partition_activity(a, preconditions, adjacents, true);
+    stand_in.merge = Merge::All;
+    stand_in.routes.clear();
     Some(PartitionDocument {
         workflow_id: opts.workflow_id.unwrap_or(def.id),
         start_time: opts.start_time.clone(),
-        activities: vec![partition_activity(a, preconditions, adjacents, true)],
+        activities: vec![stand_in],
     })
 }
 

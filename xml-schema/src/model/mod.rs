@@ -15,7 +15,7 @@ pub use common::{
     ActivityId, ActivityKind, ActivityTypeId, Contingency, PartitionId, PartnerId, Retries, Status,
     WorkflowId,
 };
-pub use flag::flag_problem;
+pub use flag::{FlagFault, flag_fault, flag_problem};
 pub use definition::{Activity, ActivityType, Partition, Partner, WorkflowDefinition};
 pub use partition::{Adjacent, PartitionActivity, PartitionDocument, Precondition};
 pub use people::{

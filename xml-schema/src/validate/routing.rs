@@ -9,7 +9,7 @@ use std::collections::HashSet;
 use super::list;
 use crate::diagnostic::{Diagnostic, Pos};
 use crate::limits::MAX_FLAG_CHARS;
-use crate::model::{ActivityId, Merge, Route};
+use crate::model::{ActivityId, FlagFault, Merge, Route, flag_fault};
 use crate::read::{abbreviate, route_name};
 use crate::source_map::{Node, SourceMap};
 
@@ -263,22 +263,16 @@ fn first_at(pos: Pos) -> String {
 /// What is wrong with completion flag `flag`, worded to follow `<route> of activity 5`; `None`
 /// for a flag of 1 to [`MAX_FLAG_CHARS`] of the characters `A-Z a-z 0-9 _ . -`.
 fn flag_problem(flag: &str) -> Option<String> {
-    let chars = flag.chars().count();
-    let problem = if flag.is_empty() {
-        "has an empty flag (flag=\"\")".to_owned()
-    } else if chars > MAX_FLAG_CHARS {
-        format!(
+    let problem = match flag_fault(flag)? {
+        FlagFault::Empty => "has an empty flag (flag=\"\")".to_owned(),
+        FlagFault::TooLong(chars) => format!(
             "has a flag of {chars} characters, over the limit of {MAX_FLAG_CHARS} \
              (MAX_FLAG_CHARS)"
-        )
-    } else {
-        let bad = flag
-            .chars()
-            .find(|c| !(c.is_ascii_alphanumeric() || matches!(c, '_' | '.' | '-')))?;
-        format!(
+        ),
+        FlagFault::BadChar(bad) => format!(
             "has flag=\"{}\", which holds {bad:?}, not a flag character",
             abbreviate(flag)
-        )
+        ),
     };
     Some(format!(
         "{problem}; a flag is 1 to {MAX_FLAG_CHARS} of the characters A-Z, a-z, 0-9, _, . and \
