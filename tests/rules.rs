@@ -8,6 +8,7 @@
 #![allow(clippy::unwrap_used, clippy::expect_used)]
 
 use std::path::{Path, PathBuf};
+use std::time::Duration;
 
 use mobiwf_tests::harness::{Controller, Node, paper_mesh, wait_for, xml_text};
 use mobiwf_tests::scratch;
@@ -111,7 +112,7 @@ fn mesh(dir: &Path) -> (Controller, Node, Node) {
 
 #[test]
 fn an_or_rule_runs_on_a_failure_and_a_running_term_releases_its_activity_early() {
-    let dir = scratch("rules-or");
+    let dir = scratch("rules-or").unwrap();
     let log = dir.join("ran.log");
     let (controller, p1, _p2) = mesh(&dir);
     let rule = r#"<or><term activity="1" state="FAILED"/><term activity="2" state="SUCCEEDED"/></or>"#;
@@ -120,13 +121,13 @@ fn an_or_rule_runs_on_a_failure_and_a_running_term_releases_its_activity_early()
 
     // 1 fails: 3 (on the other partner) runs although 2 is still running; 4 runs because 2
     // is running; 5 waits on P1's worklist, ready.
-    wait_for("3 and 4 ran while 2 runs", 30, || {
+    wait_for("3 and 4 ran while 2 runs", Duration::from_secs(30), || {
         let lines = ran(&log, id);
         (lines.contains(&"3".to_owned()) && lines.contains(&"4".to_owned())).then_some(())
     });
     let lines = ran(&log, id);
     assert!(!lines.contains(&"2".to_owned()), "2 ended too early: {lines:?}");
-    wait_for("5 ready at the controller", 30, || {
+    wait_for("5 ready at the controller", Duration::from_secs(30), || {
         (state_of(&controller, id, 5) == "ready").then_some(())
     });
     assert!(
@@ -156,7 +157,7 @@ fn an_or_rule_runs_on_a_failure_and_a_running_term_releases_its_activity_early()
 
 #[test]
 fn an_and_rule_that_can_no_longer_hold_cancels_its_activity() {
-    let dir = scratch("rules-and");
+    let dir = scratch("rules-and").unwrap();
     let log = dir.join("ran.log");
     let (controller, _p1, _p2) = mesh(&dir);
     let rule = r#"<and><term activity="1" state="FAILED"/><term activity="2" state="SUCCEEDED"/></and>"#;

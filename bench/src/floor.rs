@@ -58,6 +58,8 @@ fn notification(origin: &PeerId, seq: u64) -> Envelope {
             activity: mobiwf_proto::ActivityId(17),
             outcome: Outcome::Succeeded,
             entered: mobiwf_proto::StateSet::EMPTY,
+            flag: None,
+            routed: None,
         },
     }
 }

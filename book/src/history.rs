@@ -117,6 +117,9 @@ pub enum Event {
         state: ActivityState,
         /// Why, when it failed or was cancelled.
         detail: Option<String>,
+        /// The completion flag it ended with.
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        flag: Option<String>,
     },
     /// The controller decided that an activity ended (failed or cancelled).
     Decided {
@@ -207,6 +210,12 @@ pub enum Event {
         action: Control,
         /// How many partners were told.
         told: usize,
+    },
+    /// A completion activity succeeded: the instance is complete, and what is not final is
+    /// cancelled on every node.
+    Completed {
+        /// The completion activity.
+        activity: Label,
     },
     /// The instance reached a final state.
     InstanceEnded {

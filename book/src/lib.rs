@@ -12,6 +12,7 @@
 //! worklist administration (`worklist`).
 
 mod chain;
+mod completion;
 mod contingency;
 mod control;
 mod delivered;

@@ -91,6 +91,9 @@ pub struct ActivityView {
     pub ready_ms: Option<u64>,
     /// When it started, ms since the epoch.
     pub started_ms: Option<u64>,
+    /// The completion flag it ended with, as its node said.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub flag: Option<String>,
     /// When it finished, ms since the epoch.
     pub finished_ms: Option<u64>,
     /// Why it failed or was cancelled.
@@ -169,6 +172,9 @@ pub struct Instance {
     /// Its work items as their hosts tell (`ItemEvents`), by activity: for `status`.
     #[serde(default, skip_serializing_if = "BTreeMap::is_empty")]
     pub items: BTreeMap<ActivityId, ItemSummary>,
+    /// The completion activity that succeeded and completed it, once one did.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub completed_by: Option<ActivityId>,
 }
 
 /// `contingency` as the number the documents use (-1, 0, x), as the store and the API always

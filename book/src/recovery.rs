@@ -8,8 +8,9 @@ use std::collections::{BTreeMap, BTreeSet};
 
 use mobiwf_proto::{
     ActivityId, ActivityState, Message, NodeId, NodeName, Outcome, PartitionId, StateSet,
+    cancelled_by_design,
 };
-use mobiwf_xml_schema::{Contingency, WorkflowDefinition};
+use mobiwf_xml_schema::{Contingency, WorkflowDefinition, route_for};
 
 use crate::chain::{self, Way};
 use crate::contingency::{awaits_stand_in, place, relay_to_stand_ins};
@@ -124,6 +125,7 @@ pub(crate) fn effective_outcome(inst: &Instance, id: ActivityId) -> Option<Outco
         match v.state {
             ActivityState::Succeeded => return Some(Outcome::Succeeded),
             ActivityState::Cancelled => return Some(Outcome::Blocked),
+            ActivityState::Skipped => return Some(Outcome::Skipped),
             ActivityState::Failed => match (v.contingency, v.replaced_by) {
                 (Contingency::Release, _) => return Some(Outcome::Released),
                 (Contingency::Block, _) => return Some(Outcome::Blocked),
@@ -132,7 +134,10 @@ pub(crate) fn effective_outcome(inst: &Instance, id: ActivityId) -> Option<Outco
                 (_, Some(_)) => {}
                 (_, None) => return None,
             },
-            s if !s.is_final() => return None,
+            ActivityState::NotReady
+            | ActivityState::Synchronizing
+            | ActivityState::Ready
+            | ActivityState::Running => return None,
         }
     }
     None
@@ -322,13 +327,34 @@ pub(crate) fn notify_peer(
     id: ActivityId,
     outcome: Outcome,
 ) {
-    // The states a dependency rule there may look at: as the controller knows them.
+    // The states a dependency rule there may look at, as the controller knows them: sent
+    // when some rule names the activity.
+    let ruled = ctx.def.is_some_and(|d| {
+        d.activities.iter().any(|a| {
+            a.depends
+                .as_ref()
+                .is_some_and(|r| r.terms().iter().any(|(t, _)| *t == id))
+        })
+    });
     let mut entered = StateSet::EMPTY.with(ActivityState::NotReady);
+    let mut flag = None;
+    let mut routed = None;
     if let Some(v) = view(inst, id).filter(|v| v.state.is_final()) {
         if v.started_ms.is_some() {
             entered.insert(ActivityState::Running);
         }
         entered.insert(v.state);
+        if !ruled {
+            entered = StateSet::EMPTY;
+        }
+        flag = v.flag.clone();
+        // A success whose routes chose: the successors they lead to.
+        let routes = ctx
+            .def
+            .and_then(|d| d.activities.iter().find(|a| a.id == id))
+            .map(|a| a.routes.as_slice())
+            .filter(|r| !r.is_empty() && v.state == ActivityState::Succeeded);
+        routed = routes.map(|r| route_for(r, flag.as_deref()).map_or_else(Vec::new, |r| r.to.clone()));
     }
     if let Some(node) = ctx.nodes.get(to_peer).cloned() {
         ctx.send(
@@ -338,6 +364,8 @@ pub(crate) fn notify_peer(
                 activity: id,
                 outcome,
                 entered,
+                flag,
+                routed,
             },
         );
     }
@@ -384,16 +412,20 @@ fn finish_if_done(inst: &mut Instance, ctx: &mut Ctx<'_>) {
         a.state == ActivityState::Failed
             && (a.contingency == Contingency::Block || a.blocked_instead)
     };
+    // A cancellation the workflow designed (a dependency rule that can no longer hold, a
+    // completion activity that ended the instance) is no failure.
+    let failure_cancel = |a: &&ActivityView| {
+        a.partition.is_some()
+            && a.state == ActivityState::Cancelled
+            && !a.detail.as_deref().is_some_and(cancelled_by_design)
+    };
     let cause = inst
         .activities
         .iter()
         .filter(|a| a.partition.is_some())
         .find(blocking)
-        .or_else(|| {
-            inst.activities
-                .iter()
-                .find(|a| a.partition.is_some() && a.state == ActivityState::Cancelled)
-        });
+        .or_else(|| inst.activities.iter().find(failure_cancel))
+        .filter(|_| inst.completed_by.is_none());
     let why = cause.map(|a| {
         let on = a
             .node

@@ -6,6 +6,7 @@
 
 use mobiwf_proto::{ActivityRecord, ActivityState, InstanceId, NodeId, NodeName, PartitionId};
 
+use crate::completion;
 use crate::history::{Event, Label};
 use crate::recovery::{Ctx, label};
 use crate::{
@@ -107,10 +108,14 @@ fn update(inst: &mut Instance, ctx: &mut Ctx<'_>, partition: PartitionId, record
     } else if a.step(&word).is_ok() {
         events.extend(take_word(a, name, record, was_retried));
     }
+    let taken = a.state == record.state;
     for (at, what) in events {
         let at = at.unwrap_or(ctx.now);
         ctx.history
             .push(inst.id, at, Some(record.activity), node.as_ref(), what);
+    }
+    if taken {
+        completion::on_word(inst, ctx, record);
     }
 }
 
@@ -190,10 +195,12 @@ fn take_word(
             activity: name,
             state: record.state,
             detail: record.detail.clone(),
+            flag: record.flag.clone(),
         };
         events.push((record.finished_ms, what));
     }
     a.started_ms = record.started_ms.or(a.started_ms);
+    a.flag = record.flag.clone();
     a.finished_ms = record.finished_ms;
     a.detail = record.detail.clone();
     a.retried = record.retried;

@@ -95,6 +95,7 @@ impl Book {
                 activities,
                 responsible,
                 items: BTreeMap::new(),
+                completed_by: None,
             },
         );
         self.dirty_instances.insert(id);
@@ -175,6 +176,7 @@ fn activity_view(
         synchronized_ms: None,
         ready_ms: None,
         started_ms: None,
+        flag: None,
         finished_ms: None,
         detail: None,
         contingency: a.contingency,

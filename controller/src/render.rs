@@ -62,7 +62,10 @@ pub fn what(event: &Event) -> String {
         | Event::ContingencyPlaced { .. }
         | Event::AwaitingPartner { .. }
         | Event::ContingencyInUse { .. } => recovery_event(event),
-        Event::Operator { .. } | Event::InstanceEnded { .. } | Event::Text(_) => {
+        Event::Operator { .. }
+        | Event::Completed { .. }
+        | Event::InstanceEnded { .. }
+        | Event::Text(_) => {
             instance_event(event)
         }
         Event::ItemOffered { .. }
@@ -121,10 +124,16 @@ fn activity_event(event: &Event) -> Option<String> {
             activity,
             state,
             detail,
-        } => match detail {
-            Some(d) => format!("{} {}: {d}", label(activity), state.as_str()),
-            None => format!("{} {}", label(activity), state.as_str()),
-        },
+            flag,
+        } => {
+            let flag = flag
+                .as_ref()
+                .map_or(String::new(), |f| format!(" with flag {f}"));
+            match detail {
+                Some(d) => format!("{} {}{flag}: {d}", label(activity), state.as_str()),
+                None => format!("{} {}{flag}", label(activity), state.as_str()),
+            }
+        }
         Event::Decided {
             activity,
             state,
@@ -217,6 +226,10 @@ fn instance_event(event: &Event) -> Option<String> {
             Some(d) => format!("instance {}: {d}", state.as_str()),
             None => format!("instance {}", state.as_str()),
         },
+        Event::Completed { activity } => format!(
+            "instance complete: completion activity {} succeeded; what is not final is cancelled",
+            label(activity)
+        ),
         Event::Text(text) => text.clone(),
         _ => return None,
     })
@@ -278,11 +291,17 @@ fn acted(user: &mobiwf_proto::UserId, action: &mobiwf_proto::ItemAction) -> Stri
         A::Lock => format!("locked by {user}"),
         A::Unlock => format!("unlocked by {user}"),
         A::Complete {
+            succeeded: true,
+            flag: Some(flag),
+            ..
+        } => format!("completed by {user} with flag {flag}"),
+        A::Complete {
             succeeded: true, ..
         } => format!("completed by {user}"),
         A::Complete {
             succeeded: false,
             detail,
+            ..
         } => format!(
             "completed by {user} (failed: {})",
             detail.as_deref().unwrap_or("no reason given")

@@ -278,7 +278,15 @@ async fn time_to_wait_starts_an_activity_whose_preconditions_are_late() {
         );
     }
     m.p1.client()
-        .complete(id, mobiwf_proto::ActivityId(17), true, None)
+        .complete(
+            id,
+            mobiwf_proto::ActivityId(17),
+            mobiwf_node::daemon::PersonEnd {
+                succeeded: true,
+                detail: None,
+                flag: None,
+            },
+        )
         .await
         .expect("ask")
         .expect("completed");

@@ -3,7 +3,7 @@
 //! interrupt, resume or cancel. The orders are kept in `Known` (an order can overtake the
 //! deployment it applies to) and carried out by `end_by_order` at each advance.
 
-use mobiwf_proto::{ActivityId, CANCELLED_BY_OPERATOR, Control, InstanceId};
+use mobiwf_proto::{ActivityId, CANCELLED_BY_OPERATOR, Control, InstanceId, completed_reason};
 
 use crate::lifecycle::{Event, Life};
 use crate::progress::runs_command;
@@ -98,7 +98,7 @@ impl Engine {
                 }
             } else if let Some(by) = known.completed_by {
                 Event::Cancel {
-                    detail: completed_by(by),
+                    detail: completed_reason(by),
                 }
             } else if let Some(reason) = known.withdrawn.get(&act.id) {
                 Event::Withdraw {
@@ -127,7 +127,3 @@ impl Engine {
     }
 }
 
-/// Why the activities left when a completion activity succeeded are cancelled.
-pub(crate) fn completed_by(by: ActivityId) -> String {
-    format!("the instance was completed by its completion activity {by}")
-}

@@ -3,7 +3,7 @@
 //! seed 002), each precondition's outcome following routes (a route that led elsewhere skips
 //! the successor) and contingency substitutions, then its `<depends>` rule (`rules`).
 
-use mobiwf_proto::{ActivityId, Outcome, StateSet};
+use mobiwf_proto::{ActivityId, CANCELLED_BY_RULE, Outcome, StateSet};
 use mobiwf_xml_schema::{Merge, PartitionActivity, route_for};
 
 use crate::known::Known;
@@ -53,7 +53,7 @@ impl Run {
             Verdict::True => merged,
             Verdict::Unknown => Readiness::Wait,
             Verdict::False => Readiness::Blocked(format!(
-                "its dependency rule {} can no longer hold",
+                "{CANCELLED_BY_RULE} {} can no longer hold",
                 rules::describe(rule)
             )),
         }

@@ -17,7 +17,7 @@ use axum::routing::{get, post};
 use mobiwf_proto::{ActivityId, InstanceId};
 use serde::Deserialize;
 
-use crate::daemon::NodeClient;
+use crate::daemon::{NodeClient, PersonEnd};
 use mobiwf_engine::Refusal;
 
 /// The body of a completion.
@@ -29,6 +29,9 @@ pub struct Completion {
     /// Why, in the person's words.
     #[serde(default)]
     pub detail: Option<String>,
+    /// The completion flag chosen (routes and `<merge flag>` read it).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub flag: Option<String>,
 }
 
 /// The routes above, on `client`.
@@ -80,9 +83,18 @@ async fn complete(
     Path((instance, activity)): Path<(u64, u64)>,
     body: Option<Json<Completion>>,
 ) -> Response {
-    let Completion { failed, detail } = body.map(|Json(b)| b).unwrap_or_default();
+    let Completion {
+        failed,
+        detail,
+        flag,
+    } = body.map(|Json(b)| b).unwrap_or_default();
+    let outcome = PersonEnd {
+        succeeded: !failed,
+        detail,
+        flag,
+    };
     match client
-        .complete(InstanceId(instance), ActivityId(activity), !failed, detail)
+        .complete(InstanceId(instance), ActivityId(activity), outcome)
         .await
     {
         Ok(Ok(())) => {

@@ -79,6 +79,8 @@ pub(crate) struct ActBody {
     #[serde(default)]
     detail: Option<String>,
     #[serde(default)]
+    flag: Option<String>,
+    #[serde(default)]
     to: Option<String>,
 }
 
@@ -154,6 +156,7 @@ fn action_of(action: &str, body: &[u8]) -> Result<ItemAction, (StatusCode, Strin
         "complete" => ItemAction::Complete {
             succeeded: !body.failed,
             detail: body.detail,
+            flag: body.flag,
         },
         "delegate" => match body.to {
             Some(to) => ItemAction::Delegate {

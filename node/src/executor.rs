@@ -52,7 +52,14 @@ pub struct Ended {
     pub succeeded: bool,
     /// Why it failed, when it did.
     pub detail: Option<String>,
+    /// The completion flag it wrote to `$MOBIWF_FLAG_FILE` (trimmed), when it succeeded and
+    /// wrote one. The engine checks its spelling.
+    pub flag: Option<String>,
 }
+
+/// The largest flag file read, in bytes: a flag is at most `MAX_FLAG_CHARS` characters; a
+/// bigger file is refused (its activity fails), never cut short.
+const MAX_FLAG_FILE_BYTES: u64 = 1024;
 
 /// The directory of one execution.
 pub fn run_dir(data_dir: &Path, e: &Execution) -> PathBuf {
@@ -106,6 +113,7 @@ pub async fn execute(data_dir: &Path, e: &Execution) -> Ended {
         .env("MOBIWF_PARTITION", e.partition.to_string())
         .env("MOBIWF_TRY", (e.attempt + 1).to_string())
         .env("MOBIWF_PARTNER", &e.partner)
+        .env("MOBIWF_FLAG_FILE", dir.join("flag"))
         .stdin(std::process::Stdio::null())
         .stdout(std::process::Stdio::null())
         .stderr(std::process::Stdio::null())
@@ -157,18 +165,43 @@ fn read_exit(dir: &Path) -> Option<Ended> {
     let text = std::fs::read_to_string(dir.join("exit")).ok()?;
     let code = text.trim();
     Some(if code == "0" {
-        Ended {
-            succeeded: true,
-            detail: None,
+        match read_flag(dir) {
+            Ok(flag) => Ended {
+                succeeded: true,
+                detail: None,
+                flag,
+            },
+            Err(why) => failed(why),
         }
     } else {
         failed(format!("command exited with status {code}"))
     })
 }
 
+/// The completion flag a command wrote to its flag file, if it wrote one.
+fn read_flag(dir: &Path) -> Result<Option<String>, String> {
+    let path = dir.join("flag");
+    let Ok(meta) = std::fs::metadata(&path) else {
+        return Ok(None);
+    };
+    if meta.len() > MAX_FLAG_FILE_BYTES {
+        return Err(format!(
+            "its flag file {} holds {} bytes, over the limit of {MAX_FLAG_FILE_BYTES} \
+             (MAX_FLAG_FILE_BYTES): write one completion flag, e.g. approved",
+            path.display(),
+            meta.len()
+        ));
+    }
+    let text = std::fs::read_to_string(&path)
+        .map_err(|e| format!("cannot read its flag file {}: {e}", path.display()))?;
+    let flag = text.trim();
+    Ok((!flag.is_empty()).then(|| flag.to_owned()))
+}
+
 fn failed(detail: String) -> Ended {
     Ended {
         succeeded: false,
         detail: Some(detail),
+        flag: None,
     }
 }

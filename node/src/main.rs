@@ -9,6 +9,7 @@ use std::process::ExitCode;
 use clap::{Parser, Subcommand};
 
 use commands::api_client::ApiArgs;
+use mobiwf_node::api::Completion;
 
 /// A partner node of a mobiwf mesh: it runs the partition of a workflow it is given and
 /// notifies the partners of the next activities directly.
@@ -70,6 +71,10 @@ enum Command {
         /// Why, or what was done.
         #[arg(long)]
         detail: Option<String>,
+        /// The completion flag (a decision such as `approved`): the activity's `<routes>`
+        /// and its successors' `<merge flag>` read it.
+        #[arg(long)]
+        flag: Option<String>,
         #[command(flatten)]
         api: ApiArgs,
     },
@@ -161,9 +166,10 @@ fn main() -> ExitCode {
                 user: Some(user),
                 failed,
                 detail,
+                flag,
                 api,
             } => {
-                let body = serde_json::json!({ "failed": failed, "detail": detail });
+                let body = serde_json::json!({ "failed": failed, "detail": detail, "flag": flag });
                 let item = (instance, activity);
                 commands::people::act(&api, &user, item, "complete", body).await
             }
@@ -172,9 +178,17 @@ fn main() -> ExitCode {
                 activity,
                 failed,
                 detail,
+                flag,
                 api,
                 ..
-            } => commands::complete::run(&api, instance, activity, failed, detail).await,
+            } => {
+                let body = Completion {
+                    failed,
+                    detail,
+                    flag,
+                };
+                commands::complete::run(&api, instance, activity, body).await
+            }
             Command::Notices { api, user, json } => {
                 commands::people::notices(&api, &user, json).await
             }

@@ -194,6 +194,9 @@ mod tests {
             instance: InstanceId(18),
             activity: mobiwf_proto::ActivityId(19),
             outcome: Outcome::Succeeded,
+            entered: mobiwf_proto::StateSet::EMPTY,
+            flag: None,
+            routed: None,
         };
         engine.apply(2000, heard).expect("notified");
         let mut batch = Batch::default();

@@ -265,6 +265,23 @@ pub struct ActivityRecord {
 /// the nodes fail their unfinished activities with it, so both say the same words.
 pub const CANCELLED_BY_OPERATOR: &str = "the instance was cancelled by an operator";
 
+/// How the reason of an activity cancelled by its dependency rule begins (the rule follows):
+/// the controller does not count such a cancellation as a failure of the instance.
+pub const CANCELLED_BY_RULE: &str = "its dependency rule";
+
+/// The reason the activities left when a completion activity succeeded are cancelled with.
+pub fn completed_reason(by: ActivityId) -> String {
+    format!("the instance was completed by its completion activity {by}")
+}
+
+/// True when `detail` is the reason of a cancellation that is part of the workflow's design
+/// (its dependency rule can no longer hold, or a completion activity ended the instance),
+/// not the sign of a failure.
+pub fn cancelled_by_design(detail: &str) -> bool {
+    detail.starts_with(CANCELLED_BY_RULE)
+        || detail.starts_with("the instance was completed by its completion activity")
+}
+
 /// What an operator does to a whole instance.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(rename_all = "snake_case")]

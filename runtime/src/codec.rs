@@ -155,6 +155,8 @@ mod tests {
                 activity: mobiwf_proto::ActivityId(2),
                 outcome: Outcome::Succeeded,
                 entered: mobiwf_proto::StateSet::EMPTY,
+                flag: None,
+                routed: None,
             },
         }
     }

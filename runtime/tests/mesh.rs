@@ -42,6 +42,8 @@ fn notify(origin: &MeshHandle, seq: u64) -> Envelope {
             activity: mobiwf_proto::ActivityId(seq),
             outcome: Outcome::Succeeded,
             entered: mobiwf_proto::StateSet::EMPTY,
+            flag: None,
+            routed: None,
         },
     }
 }
@@ -463,6 +465,8 @@ async fn oversized_frame_is_refused_by_the_receiver() {
             activity: mobiwf_proto::ActivityId(1),
             outcome: Outcome::Succeeded,
             entered: mobiwf_proto::StateSet::EMPTY,
+            flag: None,
+            routed: None,
         },
     };
     let mut body = serde_json::to_vec(&envelope).unwrap();

@@ -45,6 +45,8 @@ pub enum ActivityLifecycle {
     },
     /// Will never run: a predecessor blocks it (WorkToDo: `CANCELLED`).
     Cancelled,
+    /// Will never run: it is on a path not taken (seed 002's skipped).
+    Skipped,
     /// Ended by an operator's cancel: marked so by the controller at once, or said so by its
     /// node (`state`, with the operator's words). Its node's own final word is still taken
     /// (it may have ended before the cancel reached it).
@@ -143,6 +145,7 @@ impl ActivityLifecycle {
                 replaced: Replacement::InUse,
             } => "blocked_instead",
             ActivityLifecycle::Cancelled => "cancelled",
+            ActivityLifecycle::Skipped => "skipped",
             ActivityLifecycle::CancelledByOperator { .. } => "cancelled_by_operator",
         }
     }
@@ -156,6 +159,7 @@ impl ActivityLifecycle {
             ActivityLifecycle::Succeeded => ActivityState::Succeeded,
             ActivityLifecycle::Failed { .. } => ActivityState::Failed,
             ActivityLifecycle::Cancelled => ActivityState::Cancelled,
+            ActivityLifecycle::Skipped => ActivityState::Skipped,
             ActivityLifecycle::CancelledByOperator { state } => *state,
         }
     }
@@ -176,6 +180,7 @@ impl ActivityLifecycle {
                 replaced: Replacement::No,
             },
             ActivityState::Cancelled => ActivityLifecycle::Cancelled,
+            ActivityState::Skipped => ActivityLifecycle::Skipped,
             ActivityState::NotReady | ActivityState::Synchronizing | ActivityState::Ready => {
                 ActivityLifecycle::Waiting
             }
@@ -336,7 +341,9 @@ impl ActivityView {
             ActivityLifecycle::CancelledByOperator { .. } => {
                 self.detail = Some(CANCELLED_BY_OPERATOR.to_owned());
             }
-            ActivityLifecycle::Succeeded | ActivityLifecycle::Cancelled => {}
+            ActivityLifecycle::Succeeded
+            | ActivityLifecycle::Cancelled
+            | ActivityLifecycle::Skipped => {}
         }
         Ok(to)
     }

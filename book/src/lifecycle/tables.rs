@@ -57,6 +57,12 @@ pub const ACTIVITY: &[Transition] = &[
     t(
         "waiting",
         "node_says",
+        "skipped",
+        "its node reports it skipped (a route led elsewhere, or a predecessor was skipped)",
+    ),
+    t(
+        "waiting",
+        "node_says",
         "cancelled_by_operator",
         "its node reports it ended for an operator's cancel",
     ),

@@ -41,6 +41,9 @@ scenarios! {
                         instance: InstanceId(1),
                         activity: ActivityId(1),
                         outcome: Outcome::Blocked,
+                        entered: mobiwf_proto::StateSet::EMPTY,
+                        flag: None,
+                        routed: None,
                     }
                 ),
             ]
@@ -71,6 +74,9 @@ scenarios! {
                 instance: InstanceId(1),
                 activity: ActivityId(1),
                 outcome: Outcome::Released,
+                entered: mobiwf_proto::StateSet::EMPTY,
+                flag: None,
+                routed: None,
             }
         )));
         partition_result(
@@ -385,6 +391,9 @@ scenarios! {
                     instance: InstanceId(1),
                     activity: ActivityId(10),
                     outcome: Outcome::Succeeded,
+                    entered: mobiwf_proto::StateSet::EMPTY,
+                    flag: None,
+                    routed: None,
                 }
             )]
         );
@@ -452,6 +461,9 @@ scenarios! {
                         instance: InstanceId(1),
                         activity: ActivityId(9),
                         outcome: Outcome::Blocked,
+                        entered: mobiwf_proto::StateSet::EMPTY,
+                        flag: None,
+                        routed: None,
                     }
                 ),
             ]
@@ -490,6 +502,9 @@ scenarios! {
                 instance: InstanceId(1),
                 activity: ActivityId(2),
                 outcome: Outcome::Blocked,
+                entered: mobiwf_proto::StateSet::EMPTY,
+                flag: None,
+                routed: None,
             }
         )));
         partition_result(

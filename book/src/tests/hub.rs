@@ -33,6 +33,9 @@ scenarios! {
             instance: InstanceId(1),
             activity: ActivityId(activity),
             outcome: Outcome::Succeeded,
+            entered: mobiwf_proto::StateSet::EMPTY,
+            flag: None,
+            routed: None,
         };
         let relayed = from_node(&mut b, T0, "peerA", notify(17));
         assert_eq!(sent(&relayed), vec![("peerB".to_owned(), notify(17))]);
@@ -74,6 +77,9 @@ scenarios! {
             instance: InstanceId(1),
             activity: ActivityId(17),
             outcome: Outcome::Succeeded,
+            entered: mobiwf_proto::StateSet::EMPTY,
+            flag: None,
+            routed: None,
         };
         // A2 (17) is in partition 1; A4 (19), waiting for it, in partition 2 on the same node.
         let relayed = from_node(&mut b, T0, "peerA", notify.clone());

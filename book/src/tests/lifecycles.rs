@@ -81,7 +81,7 @@ fn one_three_two() -> String {
     )
 }
 
-use ActivityState::{Cancelled, Failed, Running, Succeeded, Waiting};
+use ActivityState::{Cancelled, Failed, NotReady as Waiting, Running, Succeeded};
 
 scenarios! {
     fn a_nodes_words_are_taken_in_any_order_until_final_and_results_may_come_twice() {

@@ -102,6 +102,8 @@ fn record(activity: u64, state: ActivityState) -> ActivityRecord {
     ActivityRecord {
         activity: ActivityId(activity),
         state,
+        synchronized_ms: None,
+        ready_ms: None,
         started_ms: Some(5),
         started_us: None,
         finished_us: None,
@@ -109,6 +111,7 @@ fn record(activity: u64, state: ActivityState) -> ActivityRecord {
         detail: None,
         emergency: false,
         retried: 0,
+        flag: None,
     }
 }
 

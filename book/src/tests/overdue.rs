@@ -72,6 +72,9 @@ scenarios! {
                     instance: InstanceId(1),
                     activity: ActivityId(1),
                     outcome: Outcome::Succeeded,
+                    entered: mobiwf_proto::StateSet::EMPTY,
+                    flag: None,
+                    routed: None,
                 }
             )]
         );

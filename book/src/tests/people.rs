@@ -487,7 +487,7 @@ scenarios! {
             grantor: Some("ann".into()),
         };
         assert_eq!(summary(&b).holders, vec![bob]);
-        let complete = ItemAction::Complete { succeeded: true, detail: None };
+        let complete = ItemAction::Complete { succeeded: true, detail: None, flag: None };
         let done = ItemEvent::Acted { user: "bob".into(), action: complete };
         item_events(&mut b, "peerA", 1, T0 + 500, vec![done]);
         assert_eq!(
@@ -528,7 +528,7 @@ scenarios! {
                 Event::ItemActed {
                     activity: n1,
                     user: "bob".into(),
-                    action: ItemAction::Complete { succeeded: true, detail: None },
+                    action: ItemAction::Complete { succeeded: true, detail: None, flag: None },
                 },
             ]
         );
@@ -603,7 +603,7 @@ scenarios! {
             ItemAction::Release,
             ItemAction::Lock,
             ItemAction::Unlock,
-            ItemAction::Complete { succeeded: true, detail: None },
+            ItemAction::Complete { succeeded: true, detail: None, flag: None },
         ] {
             let verb = action.as_str();
             assert_eq!(

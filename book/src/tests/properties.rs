@@ -112,6 +112,7 @@ fn action(k: usize, user: usize) -> ItemAction {
         4 => ItemAction::Complete {
             succeeded: true,
             detail: None,
+            flag: None,
         },
         5 => ItemAction::Delegate {
             to: USERS[(user + 2) % USERS.len()].into(),

@@ -125,6 +125,7 @@ async fn inspect(
     let done = ItemAction::Complete {
         succeeded: true,
         detail: Some("seal replaced".to_owned()),
+        flag: None,
     };
     let completed = n2.claim(UserId::new("alice"), id, INSPECT, done).await?;
     println!("  alice completes it: {}", said(&completed));

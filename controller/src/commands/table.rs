@@ -240,6 +240,7 @@ mod tests {
             synchronized_ms: None,
             ready_ms: None,
             started_ms: Some(1_000),
+            flag: None,
             finished_ms: Some(2_000),
             detail: None,
             contingency: Contingency::Block,
@@ -296,6 +297,7 @@ mod tests {
             activities: vec![a2, a2b, a4, spare],
             responsible: None,
             items: Default::default(),
+            completed_by: None,
         };
         let text = instance(&inst);
         let line = |id: &str| {

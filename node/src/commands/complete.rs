@@ -1,4 +1,5 @@
-//! `mobiwf-node complete INSTANCE ACTIVITY [--failed]`: a person finishes a manual activity.
+//! `mobiwf-node complete INSTANCE ACTIVITY [--failed] [--flag F]`: a person finishes a manual
+//! activity of the node's worklist.
 
 use crate::commands::api_client::{ApiArgs, check};
 use mobiwf_node::api::Completion;
@@ -8,16 +9,14 @@ pub async fn run(
     api: &ApiArgs,
     instance: u64,
     activity: u64,
-    failed: bool,
-    detail: Option<String>,
+    body: Completion,
 ) -> anyhow::Result<()> {
     let url = format!(
         "{}/instances/{instance}/activities/{activity}/complete",
         api.base_url()?
     );
-    let body = Completion { failed, detail };
     check(reqwest::Client::new().post(&url).json(&body).send().await?).await?;
-    let verb = if failed { "failed" } else { "completed" };
+    let verb = if body.failed { "failed" } else { "completed" };
     println!("activity {activity} of instance {instance} {verb}");
     Ok(())
 }

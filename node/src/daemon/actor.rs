@@ -222,6 +222,7 @@ impl NodeActor {
                     detail: ended.detail,
                     by: Finisher::Command,
                     attempt: execution.attempt,
+                    flag: ended.flag,
                 };
                 match self.engine.apply_us(now, input) {
                     Ok(applied) => effects.extend(applied),
@@ -233,17 +234,17 @@ impl NodeActor {
             Event::Command(Command::Complete {
                 instance,
                 activity,
-                succeeded,
-                detail,
+                outcome,
                 reply,
             }) => {
                 let input = Input::Finished {
                     instance,
                     activity,
-                    succeeded,
-                    detail,
+                    succeeded: outcome.succeeded,
+                    detail: outcome.detail,
                     by: Finisher::Person,
                     attempt: 0,
+                    flag: outcome.flag,
                 };
                 let result = self
                     .engine

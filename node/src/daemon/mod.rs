@@ -160,10 +160,20 @@ enum Command {
     Complete {
         instance: InstanceId,
         activity: ActivityId,
-        succeeded: bool,
-        detail: Option<String>,
+        outcome: PersonEnd,
         reply: oneshot::Sender<Result<(), Refusal>>,
     },
+}
+
+/// How a person ended an activity of the node's worklist.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct PersonEnd {
+    /// True when the work was done.
+    pub succeeded: bool,
+    /// The person's words.
+    pub detail: Option<String>,
+    /// The completion flag they chose.
+    pub flag: Option<String>,
 }
 
 /// What the API asks.
@@ -263,15 +273,13 @@ impl NodeClient {
         &self,
         instance: InstanceId,
         activity: ActivityId,
-        succeeded: bool,
-        detail: Option<String>,
+        outcome: PersonEnd,
     ) -> anyhow::Result<Result<(), Refusal>> {
         self.ask(|reply| {
             Event::Command(Command::Complete {
                 instance,
                 activity,
-                succeeded,
-                detail,
+                outcome,
                 reply,
             })
         })

@@ -89,6 +89,7 @@ pub(super) fn input_of(
             | Message::Withdraw { .. }
             | Message::Substitute { .. }
             | Message::Control { .. }
+            | Message::Completed { .. }
     );
     if controllers_only && !from_controller {
         tracing::warn!(peer = %from, kind, "refused a controller's message from a peer that is not our controller");
@@ -113,12 +114,20 @@ pub(super) fn input_of(
             activity,
             outcome,
             entered,
+            flag,
+            routed,
         } => Input::Notified {
             instance,
             activity,
             outcome,
             entered,
+            flag,
+            routed,
         },
+        Message::Completed { instance, by } => {
+            tracing::info!(%instance, %by, "the instance was completed by its completion activity");
+            Input::Completed { instance, by }
+        }
         Message::StateChanged {
             instance,
             activity,
@@ -225,6 +234,8 @@ mod tests {
             activity: ActivityId(2),
             outcome: Outcome::Released,
             entered: StateSet::EMPTY,
+            flag: None,
+            routed: None,
         };
         assert!(matches!(
             input_of(&from, false, notify),

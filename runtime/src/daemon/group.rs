@@ -253,6 +253,8 @@ mod tests {
             activity: ActivityId(2),
             outcome: Outcome::Succeeded,
             entered: mobiwf_proto::StateSet::EMPTY,
+            flag: None,
+            routed: None,
         }
     }
 

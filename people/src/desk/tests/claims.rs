@@ -155,6 +155,7 @@ fn only_the_holder_releases_completes_or_delegates() {
         ItemAction::Complete {
             succeeded: true,
             detail: None,
+            flag: None,
         },
         ItemAction::Delegate {
             to: UserId::new("bob"),
@@ -184,6 +185,7 @@ fn only_the_holder_releases_completes_or_delegates() {
             ItemAction::Complete {
                 succeeded: false,
                 detail: Some("broken".to_owned()),
+                flag: None,
             },
         ))
         .unwrap();
@@ -227,6 +229,7 @@ fn actions_that_do_not_fit_the_item_are_invalid() {
     let complete = ItemAction::Complete {
         succeeded: true,
         detail: None,
+        flag: None,
     };
     assert!(invalid(&mut f, "alice", &item, complete).contains("select or lock it"));
     assert!(invalid(&mut f, "alice", &item, ItemAction::Insert).contains("administrator"));
@@ -289,6 +292,7 @@ fn a_finished_item_is_no_longer_available_except_to_repeat_ones_own_completion()
     let complete = |succeeded| ItemAction::Complete {
         succeeded,
         detail: None,
+        flag: None,
     };
     let repeat = f.apply(claim("alice", &item, complete(true))).unwrap();
     assert_eq!(repeat.verdict(), Some(&Verdict::Done));

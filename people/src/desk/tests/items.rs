@@ -132,6 +132,7 @@ fn done_by_someone_else_is_no_longer_available_and_ones_own_completion_says_noth
             ItemAction::Complete {
                 succeeded: true,
                 detail: None,
+                flag: None,
             },
         ))
         .unwrap()
