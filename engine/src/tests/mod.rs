@@ -23,6 +23,7 @@ mod items;
 mod people;
 mod props;
 mod props_items;
+mod routing;
 mod rules;
 mod storage;
 mod timers;
@@ -37,6 +38,7 @@ pub(crate) const ALL_SCENARIOS: &[&[Scenario]] = &[
     execution::SCENARIOS,
     failures::SCENARIOS,
     items::SCENARIOS,
+    routing::SCENARIOS,
     rules::SCENARIOS,
     storage::SCENARIOS,
     timers::SCENARIOS,
