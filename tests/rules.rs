@@ -67,11 +67,26 @@ fn rules_workflow(dir: &Path, log: &Path, first: &str, rule: &str) -> PathBuf {
            <partner id=\"1\"><name>P1</name><skills><activityTypeId>1</activityTypeId></skills></partner>\
            <partner id=\"2\"><name>P2</name><skills><activityTypeId>2</activityTypeId></skills></partner>\
          </partners></workflow>",
-        act(1, 1, "", &command(&format!("{}; {first}", log_line(log, "1")))),
+        act(
+            1,
+            1,
+            "",
+            &command(&format!("{}; {first}", log_line(log, "1")))
+        ),
         act(2, 2, "", &command(&survey)),
         act(3, 2, rule, &command(&log_line(log, "3"))),
-        act(4, 1, r#"<term activity="2" state="RUNNING"/>"#, &command(&log_line(log, "4"))),
-        act(5, 1, r#"<term activity="1" state="failed"/>"#, "<kind>manual</kind>"),
+        act(
+            4,
+            1,
+            r#"<term activity="2" state="RUNNING"/>"#,
+            &command(&log_line(log, "4"))
+        ),
+        act(
+            5,
+            1,
+            r#"<term activity="1" state="failed"/>"#,
+            "<kind>manual</kind>"
+        ),
     );
     let file = dir.join("rules.xml");
     std::fs::write(&file, xml).unwrap();
@@ -115,7 +130,8 @@ fn an_or_rule_runs_on_a_failure_and_a_running_term_releases_its_activity_early()
     let dir = scratch("rules-or").unwrap();
     let log = dir.join("ran.log");
     let (controller, p1, _p2) = mesh(&dir);
-    let rule = r#"<or><term activity="1" state="FAILED"/><term activity="2" state="SUCCEEDED"/></or>"#;
+    let rule =
+        r#"<or><term activity="1" state="FAILED"/><term activity="2" state="SUCCEEDED"/></or>"#;
     let file = rules_workflow(&dir, &log, "exit 1", rule);
     let id = controller.submit(&file);
 
@@ -126,12 +142,17 @@ fn an_or_rule_runs_on_a_failure_and_a_running_term_releases_its_activity_early()
         (lines.contains(&"3".to_owned()) && lines.contains(&"4".to_owned())).then_some(())
     });
     let lines = ran(&log, id);
-    assert!(!lines.contains(&"2".to_owned()), "2 ended too early: {lines:?}");
+    assert!(
+        !lines.contains(&"2".to_owned()),
+        "2 ended too early: {lines:?}"
+    );
     wait_for("5 ready at the controller", Duration::from_secs(30), || {
         (state_of(&controller, id, 5) == "ready").then_some(())
     });
     assert!(
-        history_of(&controller, id, 5).iter().any(|t| t.contains("A5 ready")),
+        history_of(&controller, id, 5)
+            .iter()
+            .any(|t| t.contains("A5 ready")),
         "{:?}",
         history_of(&controller, id, 5)
     );
@@ -146,8 +167,18 @@ fn an_or_rule_runs_on_a_failure_and_a_running_term_releases_its_activity_early()
     controller.wait(id, WAIT_SECS).expect_code(0, "wait");
     let status = controller.status(id);
     assert_eq!(status["state"], "succeeded", "{status:#}");
-    for (a, state) in [(1, "failed"), (2, "succeeded"), (3, "succeeded"), (4, "succeeded"), (5, "succeeded")] {
-        assert_eq!(activity(&status, a)["state"], state, "activity {a}: {status:#}");
+    for (a, state) in [
+        (1, "failed"),
+        (2, "succeeded"),
+        (3, "succeeded"),
+        (4, "succeeded"),
+        (5, "succeeded"),
+    ] {
+        assert_eq!(
+            activity(&status, a)["state"],
+            state,
+            "activity {a}: {status:#}"
+        );
     }
     // Each ran once.
     let mut lines = ran(&log, id);
@@ -160,7 +191,8 @@ fn an_and_rule_that_can_no_longer_hold_cancels_its_activity() {
     let dir = scratch("rules-and").unwrap();
     let log = dir.join("ran.log");
     let (controller, _p1, _p2) = mesh(&dir);
-    let rule = r#"<and><term activity="1" state="FAILED"/><term activity="2" state="SUCCEEDED"/></and>"#;
+    let rule =
+        r#"<and><term activity="1" state="FAILED"/><term activity="2" state="SUCCEEDED"/></and>"#;
     let file = rules_workflow(&dir, &log, "true", rule);
     let id = controller.submit(&file);
     // 1 succeeded: 3 and 5 (waiting for 1's failure) can never run.

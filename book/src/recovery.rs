@@ -354,7 +354,8 @@ pub(crate) fn notify_peer(
             .and_then(|d| d.activities.iter().find(|a| a.id == id))
             .map(|a| a.routes.as_slice())
             .filter(|r| !r.is_empty() && v.state == ActivityState::Succeeded);
-        routed = routes.map(|r| route_for(r, flag.as_deref()).map_or_else(Vec::new, |r| r.to.clone()));
+        routed =
+            routes.map(|r| route_for(r, flag.as_deref()).map_or_else(Vec::new, |r| r.to.clone()));
     }
     if let Some(node) = ctx.nodes.get(to_peer).cloned() {
         ctx.send(

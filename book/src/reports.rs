@@ -133,7 +133,8 @@ fn facts(a: &mut ActivityView, name: &Label, record: &ActivityRecord) -> Vec<(Op
     a.emergency |= record.emergency;
     // A state held for a while is shown; one passed on the way in the same millisecond is not.
     let next = record.started_ms.or(record.finished_ms);
-    let lasted = |at: Option<u64>, until: Option<u64>| at.is_some_and(|t| until.is_none_or(|u| t < u));
+    let lasted =
+        |at: Option<u64>, until: Option<u64>| at.is_some_and(|t| until.is_none_or(|u| t < u));
     if a.synchronized_ms.is_none() && lasted(record.synchronized_ms, record.ready_ms) {
         let what = Event::Synchronizing {
             activity: name.clone(),

@@ -65,9 +65,7 @@ pub fn what(event: &Event) -> String {
         Event::Operator { .. }
         | Event::Completed { .. }
         | Event::InstanceEnded { .. }
-        | Event::Text(_) => {
-            instance_event(event)
-        }
+        | Event::Text(_) => instance_event(event),
         Event::ItemOffered { .. }
         | Event::ItemUnassigned { .. }
         | Event::ItemActed { .. }

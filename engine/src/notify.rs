@@ -78,7 +78,12 @@ impl Engine {
     }
 
     /// Merges what a partner said an activity entered; true when it is news.
-    fn learn_states(&mut self, instance: InstanceId, activity: ActivityId, entered: StateSet) -> bool {
+    fn learn_states(
+        &mut self,
+        instance: InstanceId,
+        activity: ActivityId,
+        entered: StateSet,
+    ) -> bool {
         if entered.is_empty() {
             return false;
         }

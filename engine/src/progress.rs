@@ -217,9 +217,8 @@ fn notifications(
     let p = run.progress(activity);
     let entered = p.map(Progress::entered).unwrap_or_default();
     let flag = p.and_then(|p| p.flag.clone());
-    let routed = (state == ActivityState::Succeeded && !act.routes.is_empty()).then(|| {
-        route_for(&act.routes, flag.as_deref()).map_or_else(Vec::new, |r| r.to.clone())
-    });
+    let routed = (state == ActivityState::Succeeded && !act.routes.is_empty())
+        .then(|| route_for(&act.routes, flag.as_deref()).map_or_else(Vec::new, |r| r.to.clone()));
     let mut out = Vec::new();
     for (location, ruled) in partners(run, act) {
         let entered = if ruled { entered } else { StateSet::EMPTY };
@@ -251,7 +250,11 @@ fn notifications(
 /// location, and whether a dependency rule there names the activity.
 fn partners<'a>(run: &Run, act: &'a PartitionActivity) -> Vec<(&'a str, bool)> {
     let mut out: Vec<(&str, bool)> = Vec::new();
-    for adjacent in act.adjacents.iter().filter(|a| run.activity(a.id).is_none()) {
+    for adjacent in act
+        .adjacents
+        .iter()
+        .filter(|a| run.activity(a.id).is_none())
+    {
         let ruled = !adjacent.states.is_empty();
         match out.iter_mut().find(|(l, _)| *l == adjacent.location) {
             Some((_, r)) => *r |= ruled,
@@ -282,7 +285,10 @@ fn state_changed(
             locations.push(&adjacent.location);
         }
     }
-    let entered = run.progress(activity).map(Progress::entered).unwrap_or_default();
+    let entered = run
+        .progress(activity)
+        .map(Progress::entered)
+        .unwrap_or_default();
     locations
         .into_iter()
         .map(|location| Effect::Send {

@@ -78,7 +78,11 @@ impl Run {
             let routed_away = outcome == Outcome::Succeeded
                 && !act.routes.is_empty()
                 && !route_for(&act.routes, flag).is_some_and(|r| r.to.contains(&successor));
-            let outcome = if routed_away { Outcome::Skipped } else { outcome };
+            let outcome = if routed_away {
+                Outcome::Skipped
+            } else {
+                outcome
+            };
             return Some(Word { outcome, flag });
         }
         let known = known?;
@@ -90,7 +94,11 @@ impl Run {
                 .get(&at)
                 .is_some_and(|to| !to.contains(&successor));
         Some(Word {
-            outcome: if routed_away { Outcome::Skipped } else { outcome },
+            outcome: if routed_away {
+                Outcome::Skipped
+            } else {
+                outcome
+            },
             flag: known.flags.get(&at).map(String::as_str),
         })
     }

@@ -100,7 +100,9 @@ mod tests {
             t(3, TaskState::Failed),
             Rule::And(vec![t(4, TaskState::Succeeded), t(5, TaskState::Running)]),
         ]);
-        let known = |m: BTreeMap<u64, StateSet>| move |a: ActivityId| m.get(&a.0).copied().unwrap_or_default();
+        let known = |m: BTreeMap<u64, StateSet>| {
+            move |a: ActivityId| m.get(&a.0).copied().unwrap_or_default()
+        };
         assert_eq!(evaluate(&rule, &known(BTreeMap::new())), Verdict::Unknown);
         let failed = BTreeMap::from([(3, states(&[A::NotReady, A::Failed]))]);
         assert_eq!(evaluate(&rule, &known(failed)), Verdict::True);
@@ -116,10 +118,7 @@ mod tests {
         let mut never = other;
         never.insert(5, states(&[A::NotReady, A::Cancelled]));
         assert_eq!(evaluate(&rule, &known(never)), Verdict::False);
-        assert_eq!(
-            describe(&rule),
-            "or(3→FAILED, and(4→SUCCEEDED, 5→RUNNING))"
-        );
+        assert_eq!(describe(&rule), "or(3→FAILED, and(4→SUCCEEDED, 5→RUNNING))");
     }
 
     /// The reference: a rule is true when it holds in every way the activities not yet final
@@ -134,21 +133,25 @@ mod tests {
             .collect::<std::collections::BTreeSet<_>>()
             .into_iter()
             .collect();
-        let futures: Vec<StateSet> = [ActivityState::Succeeded, ActivityState::Failed, ActivityState::Cancelled]
-            .into_iter()
-            .flat_map(|end| {
-                // Every subset of the non-final states, then the end.
-                (0u16..16).map(move |mask| {
-                    let mut s = StateSet::EMPTY.with(end);
-                    for (i, st) in ActivityState::ALL[..4].iter().enumerate() {
-                        if mask & (1 << i) != 0 {
-                            s.insert(*st);
-                        }
+        let futures: Vec<StateSet> = [
+            ActivityState::Succeeded,
+            ActivityState::Failed,
+            ActivityState::Cancelled,
+        ]
+        .into_iter()
+        .flat_map(|end| {
+            // Every subset of the non-final states, then the end.
+            (0u16..16).map(move |mask| {
+                let mut s = StateSet::EMPTY.with(end);
+                for (i, st) in ActivityState::ALL[..4].iter().enumerate() {
+                    if mask & (1 << i) != 0 {
+                        s.insert(*st);
                     }
-                    s
-                })
+                }
+                s
             })
-            .collect();
+        })
+        .collect();
         let (mut some_true, mut some_false) = (false, false);
         let mut pick = vec![0usize; open.len()];
         loop {

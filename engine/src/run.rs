@@ -455,7 +455,10 @@ impl Run {
                 p.note = note;
             }
             StateKind::NotReady => {}
-            StateKind::Succeeded | StateKind::Failed | StateKind::Cancelled | StateKind::Skipped => {
+            StateKind::Succeeded
+            | StateKind::Failed
+            | StateKind::Cancelled
+            | StateKind::Skipped => {
                 p.finished_ms = Some(now_us / 1000);
                 p.finished_us = Some(now_us);
                 p.note = None;
@@ -546,7 +549,6 @@ impl Run {
             p.emergency = true;
         }
     }
-
 }
 
 fn parse(key: RunKey, document: &str) -> Result<PartitionDocument, Refusal> {

@@ -16,6 +16,7 @@ pub use people::{
     UserId, Verdict,
 };
 pub use wire::{
-    ActivityRecord, ActivityState, CANCELLED_BY_OPERATOR, CANCELLED_BY_RULE, Control, Envelope, MAX_MESSAGE_BYTES,
-    Message, MessageId, Outcome, PROTOCOL, Reply, StateSet, cancelled_by_design, completed_reason,
+    ActivityRecord, ActivityState, CANCELLED_BY_OPERATOR, CANCELLED_BY_RULE, Control, Envelope,
+    MAX_MESSAGE_BYTES, Message, MessageId, Outcome, PROTOCOL, Reply, StateSet, cancelled_by_design,
+    completed_reason,
 };

@@ -174,7 +174,9 @@ impl ActivityState {
 /// The states an activity has entered, as a set: what its partner tells the partners whose
 /// dependency rules name it (a term holds once its activity entered the state). Sent as a
 /// number, one bit per state in [`ActivityState::ALL`] order.
-#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize, Deserialize)]
+#[derive(
+    Debug, Clone, Copy, Default, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize, Deserialize,
+)]
 #[serde(transparent)]
 pub struct StateSet(u16);
 

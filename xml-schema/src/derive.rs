@@ -23,8 +23,8 @@
 use std::collections::{BTreeMap, HashMap};
 
 use crate::model::{
-    Activity, ActivityId, Adjacent, Merge, PartitionActivity, PartitionDocument, PartitionId, PartnerId,
-    Precondition, Rule, TaskState, WorkflowDefinition, WorkflowId,
+    Activity, ActivityId, Adjacent, Merge, PartitionActivity, PartitionDocument, PartitionId,
+    PartnerId, Precondition, Rule, TaskState, WorkflowDefinition, WorkflowId,
 };
 
 /// Choices the caller makes when deriving partitions.

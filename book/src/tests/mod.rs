@@ -24,6 +24,7 @@ mod paper;
 mod people;
 mod properties;
 mod restore;
+mod routing;
 
 /// A scenario: its name and its test.
 type Scenario = (&'static str, fn());
@@ -38,6 +39,7 @@ const ALL_SCENARIOS: &[&[Scenario]] = &[
     paper::ALL,
     people::ALL,
     restore::ALL,
+    routing::ALL,
 ];
 
 use super::*;

@@ -39,7 +39,13 @@ fn branch(merge: &'static str) -> String {
     )
 }
 
-fn ended_with_flag(e: &mut Engine, now_ms: u64, instance: u64, activity: u64, flag: &str) -> Vec<Effect> {
+fn ended_with_flag(
+    e: &mut Engine,
+    now_ms: u64,
+    instance: u64,
+    activity: u64,
+    flag: &str,
+) -> Vec<Effect> {
     let input = Input::Finished {
         instance: InstanceId(instance),
         activity: ActivityId(activity),

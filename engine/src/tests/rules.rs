@@ -7,8 +7,10 @@ use crate::tests::people::{claim, deploy_manual, directory, host, tech, three};
 use mobiwf_proto::{Control, ItemAction};
 use mobiwf_xml_schema::Method;
 
-const OR_RULE: &str = r#"<or><term activity="1" state="FAILED"/><term activity="2" state="succeeded"/></or>"#;
-const AND_RULE: &str = r#"<and><term activity="1" state="FAILED"/><term activity="2" state="SUCCEEDED"/></and>"#;
+const OR_RULE: &str =
+    r#"<or><term activity="1" state="FAILED"/><term activity="2" state="succeeded"/></or>"#;
+const AND_RULE: &str =
+    r#"<and><term activity="1" state="FAILED"/><term activity="2" state="SUCCEEDED"/></and>"#;
 
 /// Activities 1 and 2 run commands; 3 (no command) depends on `rule` over them.
 fn three_with(rule: &'static str) -> String {

@@ -15,8 +15,8 @@ pub use common::{
     ActivityId, ActivityKind, ActivityTypeId, Contingency, PartitionId, PartnerId, Retries, Status,
     WorkflowId,
 };
-pub use flag::{FlagFault, flag_fault, flag_problem};
 pub use definition::{Activity, ActivityType, Partition, Partner, WorkflowDefinition};
+pub use flag::{FlagFault, flag_fault, flag_problem};
 pub use partition::{Adjacent, PartitionActivity, PartitionDocument, Precondition};
 pub use people::{
     Basis, Department, DepartmentId, Method, Organisation, People, Policy, Role, RoleGrant, RoleId,

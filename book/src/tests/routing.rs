@@ -1,0 +1,100 @@
+//! The richer process model at the controller: skipped activities, a completion activity
+//! that ends the instance, cancellations a dependency rule made (no failure of the
+//! instance), and the task states a node reports (history).
+
+use super::*;
+use mobiwf_proto::{CANCELLED_BY_RULE, completed_reason};
+
+/// 1 on P1 (partition 1) → 2 on P2 (partition 2); 1 is a completion activity when asked.
+fn two(completion: bool) -> String {
+    let xml = wf(
+        &[act(1, -1, &[]), act(2, -1, &[1])],
+        &[(1, 1, 0, &[1]), (2, 2, 0, &[2])],
+    );
+    if completion {
+        xml.replacen(
+            "<nameActivity>N1</nameActivity>",
+            "<nameActivity>N1</nameActivity><completion>true</completion>",
+            1,
+        )
+    } else {
+        xml
+    }
+}
+
+fn ended_as(activity: u64, state: ActivityState, detail: &str) -> ActivityRecord {
+    let mut r = record(activity, state);
+    r.detail = Some(detail.to_owned());
+    r
+}
+
+scenarios! {
+    fn a_skipped_activity_is_no_failure_of_its_instance() {
+        let mut b = three_nodes();
+        submit(&mut b, &two(false)).expect("submit");
+        partition_result(&mut b, T0 + 100, 1, vec![record(1, ActivityState::Succeeded)]);
+        let skipped = ended_as(2, ActivityState::Skipped, "precondition 1 is on a path not taken");
+        partition_result(&mut b, T0 + 200, 2, vec![skipped]);
+        assert_eq!(activity(&b, 2).state, ActivityState::Skipped);
+        assert_eq!(state_of(&b), InstanceState::Succeeded);
+    }
+
+    fn a_cancellation_by_a_rule_is_no_failure_of_its_instance() {
+        let mut b = three_nodes();
+        submit(&mut b, &two(false)).expect("submit");
+        partition_result(&mut b, T0 + 100, 1, vec![record(1, ActivityState::Succeeded)]);
+        let why = format!("{CANCELLED_BY_RULE} 1→FAILED can no longer hold");
+        partition_result(&mut b, T0 + 200, 2, vec![ended_as(2, ActivityState::Cancelled, &why)]);
+        assert_eq!(state_of(&b), InstanceState::Succeeded);
+        // A cancellation for another reason still is.
+        let mut b = three_nodes();
+        submit(&mut b, &two(false)).expect("submit");
+        partition_result(&mut b, T0 + 100, 1, vec![record(1, ActivityState::Succeeded)]);
+        let cancelled = ended_as(2, ActivityState::Cancelled, "precondition 9 failed or was cancelled");
+        partition_result(&mut b, T0 + 200, 2, vec![cancelled]);
+        assert_eq!(state_of(&b), InstanceState::Failed);
+    }
+
+    fn a_completion_activity_completes_the_instance_on_every_node() {
+        let mut b = three_nodes();
+        submit(&mut b, &two(true)).expect("submit");
+        let report = Message::Report {
+            instance: InstanceId(1),
+            partition: PartitionId(1),
+            record: record(1, ActivityState::Succeeded),
+        };
+        let applied = from_node(&mut b, T0 + 100, "peerA", report);
+        let completed: Vec<String> = sent(&applied)
+            .into_iter()
+            .filter(|(_, m)| matches!(m, Message::Completed { by, .. } if *by == ActivityId(1)))
+            .map(|(to, _)| to)
+            .collect();
+        assert_eq!(completed, ["peerA", "peerB"]);
+        assert!(story(&b).contains(&Event::Completed { activity: l(1) }));
+        // The result repeats the word: nobody is told twice.
+        let again = partition_result(&mut b, T0 + 150, 1, vec![record(1, ActivityState::Succeeded)]);
+        assert!(!sent(&again).iter().any(|(_, m)| matches!(m, Message::Completed { .. })));
+        let cancelled = ended_as(2, ActivityState::Cancelled, &completed_reason(ActivityId(1)));
+        partition_result(&mut b, T0 + 200, 2, vec![cancelled]);
+        assert_eq!(state_of(&b), InstanceState::Succeeded);
+    }
+
+    fn the_states_an_activity_waited_in_are_in_the_history() {
+        let mut b = three_nodes();
+        submit(&mut b, &two(false)).expect("submit");
+        let mut r = record(1, ActivityState::Succeeded);
+        (r.synchronized_ms, r.ready_ms, r.started_ms) = (Some(2), Some(3), Some(5));
+        partition_result(&mut b, T0 + 100, 1, vec![r]);
+        let story = story(&b);
+        assert!(story.contains(&Event::Synchronizing { activity: l(1) }), "{story:?}");
+        assert!(story.contains(&Event::Ready { activity: l(1) }), "{story:?}");
+        // Passed on in the same millisecond: only the start shows.
+        let mut b = three_nodes();
+        submit(&mut b, &two(false)).expect("submit");
+        let mut r = record(1, ActivityState::Succeeded);
+        (r.synchronized_ms, r.ready_ms) = (Some(5), Some(5));
+        partition_result(&mut b, T0 + 100, 1, vec![r]);
+        let story = self::story(&b);
+        assert!(!story.iter().any(|e| matches!(e, Event::Ready { .. } | Event::Synchronizing { .. })), "{story:?}");
+    }
+}
