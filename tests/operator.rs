@@ -203,7 +203,7 @@ fn interrupt_holds_new_starts_until_resume() {
     while held_since.elapsed() < Duration::from_secs(1) {
         assert_eq!(
             node_state(&p1, id, 17).as_deref(),
-            Some("waiting"),
+            Some("not_ready"),
             "A2 (17) left waiting while the instance is interrupted"
         );
         assert!(

@@ -152,7 +152,7 @@ fn an_or_rule_runs_on_a_failure_and_a_running_term_releases_its_activity_early()
     assert!(
         history_of(&controller, id, 5)
             .iter()
-            .any(|t| t.contains("A5 ready")),
+            .any(|t| t.contains("A5 (5) ready")),
         "{:?}",
         history_of(&controller, id, 5)
     );

@@ -27,6 +27,8 @@ pub(crate) enum Readiness {
 struct Word<'a> {
     outcome: Outcome,
     flag: Option<&'a str>,
+    /// It succeeded, but its route led elsewhere (the outcome is then `Skipped`).
+    routed_away: bool,
 }
 
 impl Run {
@@ -83,7 +85,11 @@ impl Run {
             } else {
                 outcome
             };
-            return Some(Word { outcome, flag });
+            return Some(Word {
+                outcome,
+                flag,
+                routed_away,
+            });
         }
         let known = known?;
         let at = known.stand_in(id)?;
@@ -100,6 +106,7 @@ impl Run {
                 outcome
             },
             flag: known.flags.get(&at).map(String::as_str),
+            routed_away,
         })
     }
 
@@ -127,17 +134,24 @@ fn all(words: &[(ActivityId, Option<Word>)]) -> Readiness {
     let mut skipped = None;
     let mut waiting = false;
     for (id, word) in words {
-        match word.as_ref().map(|w| w.outcome) {
+        match word.as_ref().map(|w| (w.outcome, w.routed_away)) {
             None => waiting = true,
-            Some(Outcome::Succeeded | Outcome::Released) => {}
-            Some(Outcome::Blocked) => {
+            Some((Outcome::Succeeded | Outcome::Released, _)) => {}
+            Some((Outcome::Blocked, _)) => {
                 return Readiness::Blocked(format!("precondition {id} failed or was cancelled"));
             }
-            Some(Outcome::Skipped) => skipped = skipped.or(Some(*id)),
+            Some((Outcome::Skipped, routed_away)) => {
+                skipped = skipped.or(Some((*id, routed_away)));
+            }
         }
     }
     match (skipped, waiting) {
-        (Some(id), _) => Readiness::Skipped(format!("precondition {id} is on a path not taken")),
+        (Some((id, true)), _) => Readiness::Skipped(format!(
+            "on a path not taken: precondition {id} routed its flag elsewhere"
+        )),
+        (Some((id, false)), _) => Readiness::Skipped(format!(
+            "on a path not taken: precondition {id} was skipped"
+        )),
         (None, true) => Readiness::Wait,
         (None, false) => Readiness::Ready,
     }
@@ -161,7 +175,7 @@ fn first(words: &[(ActivityId, Option<Word>)], flag: Option<&str>) -> Readiness 
         .all(|(_, w)| w.as_ref().is_some_and(|w| w.outcome == Outcome::Skipped));
     let with = flag.map_or(String::new(), |f| format!(" with flag {f}"));
     if all_skipped {
-        Readiness::Skipped("every precondition is on a path not taken".to_owned())
+        Readiness::Skipped("on a path not taken: every precondition of its or-merge was".to_owned())
     } else {
         Readiness::Blocked(format!("no precondition of its or-merge finished{with}"))
     }
