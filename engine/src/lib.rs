@@ -445,6 +445,22 @@ impl Engine {
             Input::Control { instance, action } => self.control(instance, action, fx),
             Input::Completed { instance, by } => self.complete_instance(instance, by, fx),
             Input::Tick => self.tick(now_ms, fx),
+            Input::Finished { .. } | Input::Directory(_) | Input::Claim { .. } => {
+                self.dispatch_work(now_ms, input, fx)?
+            }
+        }
+        Ok(())
+    }
+
+    /// The inputs about work and people: a command's or a person's end, a directory, a
+    /// user's claim.
+    fn dispatch_work(
+        &mut self,
+        now_ms: u64,
+        input: Input,
+        fx: &mut Vec<Effect>,
+    ) -> Result<(), Refusal> {
+        match input {
             Input::Finished {
                 instance,
                 activity,
@@ -484,6 +500,7 @@ impl Engine {
                 };
                 self.claim(claim, fx)?
             }
+            _ => {}
         }
         Ok(())
     }

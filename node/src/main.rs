@@ -143,58 +143,7 @@ fn main() -> ExitCode {
             return ExitCode::from(2);
         }
     };
-    let result = runtime.block_on(async {
-        match cli.command {
-            Command::Run(args) => commands::run::run(args).await,
-            Command::Worklist {
-                api,
-                user: Some(user),
-                order,
-                json,
-            } => commands::people::worklist(&api, &user, &order, json).await,
-            Command::Worklist { api, json, .. } => commands::worklist::run(&api, json).await,
-            Command::Select(item) => item.act("select", serde_json::json!({})).await,
-            Command::Release(item) => item.act("release", serde_json::json!({})).await,
-            Command::Lock(item) => item.act("lock", serde_json::json!({})).await,
-            Command::Unlock(item) => item.act("unlock", serde_json::json!({})).await,
-            Command::Delegate { item, to } => {
-                item.act("delegate", serde_json::json!({ "to": to })).await
-            }
-            Command::Complete {
-                instance,
-                activity,
-                user: Some(user),
-                failed,
-                detail,
-                flag,
-                api,
-            } => {
-                let body = serde_json::json!({ "failed": failed, "detail": detail, "flag": flag });
-                let item = (instance, activity);
-                commands::people::act(&api, &user, item, "complete", body).await
-            }
-            Command::Complete {
-                instance,
-                activity,
-                failed,
-                detail,
-                flag,
-                api,
-                ..
-            } => {
-                let body = Completion {
-                    failed,
-                    detail,
-                    flag,
-                };
-                commands::complete::run(&api, instance, activity, body).await
-            }
-            Command::Notices { api, user, json } => {
-                commands::people::notices(&api, &user, json).await
-            }
-            Command::Inspect { .. } => Ok(()),
-        }
-    });
+    let result = runtime.block_on(dispatch(cli.command));
     match result {
         Ok(()) => ExitCode::SUCCESS,
         Err(e) => {
@@ -204,5 +153,57 @@ fn main() -> ExitCode {
                 .map_or(1, |exit| exit.code);
             ExitCode::from(code)
         }
+    }
+}
+
+/// Carries out one command (but `inspect`, which needs no runtime).
+async fn dispatch(command: Command) -> anyhow::Result<()> {
+    match command {
+        Command::Run(args) => commands::run::run(args).await,
+        Command::Worklist {
+            api,
+            user: Some(user),
+            order,
+            json,
+        } => commands::people::worklist(&api, &user, &order, json).await,
+        Command::Worklist { api, json, .. } => commands::worklist::run(&api, json).await,
+        Command::Select(item) => item.act("select", serde_json::json!({})).await,
+        Command::Release(item) => item.act("release", serde_json::json!({})).await,
+        Command::Lock(item) => item.act("lock", serde_json::json!({})).await,
+        Command::Unlock(item) => item.act("unlock", serde_json::json!({})).await,
+        Command::Delegate { item, to } => {
+            item.act("delegate", serde_json::json!({ "to": to })).await
+        }
+        Command::Complete {
+            instance,
+            activity,
+            user: Some(user),
+            failed,
+            detail,
+            flag,
+            api,
+        } => {
+            let body = serde_json::json!({ "failed": failed, "detail": detail, "flag": flag });
+            let item = (instance, activity);
+            commands::people::act(&api, &user, item, "complete", body).await
+        }
+        Command::Complete {
+            instance,
+            activity,
+            failed,
+            detail,
+            flag,
+            api,
+            ..
+        } => {
+            let body = Completion {
+                failed,
+                detail,
+                flag,
+            };
+            commands::complete::run(&api, instance, activity, body).await
+        }
+        Command::Notices { api, user, json } => commands::people::notices(&api, &user, json).await,
+        Command::Inspect { .. } => Ok(()),
     }
 }

@@ -95,20 +95,15 @@ pub(super) fn input_of(
         tracing::warn!(peer = %from, kind, "refused a controller's message from a peer that is not our controller");
         return Err(format!("only this node's controller sends {kind} messages"));
     }
+    match message {
+        Message::Notify { .. } | Message::StateChanged { .. } => partner_input(message),
+        other => controller_input(other),
+    }
+}
+
+/// A partner's word about an activity it runs.
+fn partner_input(message: Message) -> Result<Input, String> {
     Ok(match message {
-        Message::Deploy {
-            instance,
-            partition,
-            document,
-        } => {
-            check_locations(&document)?;
-            tracing::info!(%instance, %partition, "partition deployed");
-            Input::Deploy {
-                instance,
-                partition,
-                document,
-            }
-        }
         Message::Notify {
             instance,
             activity,
@@ -124,10 +119,6 @@ pub(super) fn input_of(
             flag,
             routed,
         },
-        Message::Completed { instance, by } => {
-            tracing::info!(%instance, %by, "the instance was completed by its completion activity");
-            Input::Completed { instance, by }
-        }
         Message::StateChanged {
             instance,
             activity,
@@ -137,6 +128,30 @@ pub(super) fn input_of(
             activity,
             entered,
         },
+        other => return Err(format!("a node does not take {} messages", other.kind())),
+    })
+}
+
+/// What the controller orders.
+fn controller_input(message: Message) -> Result<Input, String> {
+    Ok(match message {
+        Message::Deploy {
+            instance,
+            partition,
+            document,
+        } => {
+            check_locations(&document)?;
+            tracing::info!(%instance, %partition, "partition deployed");
+            Input::Deploy {
+                instance,
+                partition,
+                document,
+            }
+        }
+        Message::Completed { instance, by } => {
+            tracing::info!(%instance, %by, "the instance was completed by its completion activity");
+            Input::Completed { instance, by }
+        }
         Message::Withdraw {
             instance,
             partition,
