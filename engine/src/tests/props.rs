@@ -32,6 +32,9 @@ struct GenActivity {
     time_to_wait: u32,
     retries: Option<(u32, u32)>,
     pre_time_out: u32,
+    /// 0: nothing more; 1: a dependency rule; 2: an or-merge; 3: a 2-vote merge (merges
+    /// only with two preconditions or more); the remote adjacent's rule names RUNNING when odd.
+    process: u8,
 }
 
 fn gen_activity(index: usize) -> impl Strategy<Value = GenActivity> {
@@ -46,18 +49,22 @@ fn gen_activity(index: usize) -> impl Strategy<Value = GenActivity> {
         prop_oneof![Just(0u32), 1u32..6],
         proptest::option::of((1u32..3, 0u32..3)),
         prop_oneof![Just(0u32), 1u32..5],
+        0u8..4,
     )
         .prop_map(
-            |(kind, local_pre, remote_pre, contingency, remote_adjacent, t, w, r, p)| GenActivity {
-                kind,
-                local_pre,
-                remote_pre,
-                contingency,
-                remote_adjacent,
-                time_out: t,
-                time_to_wait: w,
-                retries: r,
-                pre_time_out: p,
+            |(kind, local_pre, remote_pre, contingency, remote_adjacent, t, w, r, p, process)| {
+                GenActivity {
+                    kind,
+                    local_pre,
+                    remote_pre,
+                    contingency,
+                    remote_adjacent,
+                    time_out: t,
+                    time_to_wait: w,
+                    retries: r,
+                    pre_time_out: p,
+                    process,
+                }
             },
         )
 }
@@ -78,11 +85,27 @@ fn gen_doc(instance: u64, acts: &[GenActivity]) -> String {
                 pre.push((REMOTE_BASE + id, false));
                 pre_time_out.push((REMOTE_BASE + id, g.pre_time_out));
             }
-            let (extra, command) = match g.kind {
+            let (kind, command) = match g.kind {
                 0 => ("", Some("true")),
                 1 => ("", None),
                 _ => ("<kind>manual</kind>", None),
             };
+            let merge = match (g.process, pre.len() >= 2) {
+                (2, true) => "<merge>or</merge>",
+                (3, true) => r#"<merge votes="2">vote</merge>"#,
+                _ => "",
+            };
+            let extra: &'static str = Box::leak(format!("{kind}{merge}").into_boxed_str());
+            // A rule over the remote predecessor-to-be and a lower local activity.
+            let depends = (g.process == 1).then(|| {
+                let lower = g.local_pre.first().copied().unwrap_or(REMOTE_BASE + id + 50);
+                let rule = format!(
+                    r#"<or><term activity="{}" state="RUNNING"/><and><term activity="{lower}" state="SUCCEEDED"/><term activity="{}" state="FAILED"/></and></or>"#,
+                    REMOTE_BASE + id,
+                    REMOTE_BASE + id
+                );
+                &*Box::leak(rule.into_boxed_str())
+            });
             A {
                 id,
                 extra,
@@ -98,8 +121,12 @@ fn gen_doc(instance: u64, acts: &[GenActivity]) -> String {
                 time_to_wait: g.time_to_wait,
                 retries: g.retries,
                 pre_time_out: leak(pre_time_out),
-                depends: None,
-                adj_states: &[],
+                depends,
+                adj_states: if g.process % 2 == 1 {
+                    &[(200, "RUNNING")]
+                } else {
+                    &[]
+                },
             }
         })
         .collect();
@@ -285,7 +312,7 @@ fn input_of(op: &Op, docs: &[(u64, u64, String)]) -> Option<Input> {
             instance: InstanceId(i),
             activity: ActivityId(a),
             outcome,
-            entered: StateSet::EMPTY,
+            entered: entered_for(outcome),
             flag: None,
             routed: None,
         },
@@ -429,5 +456,21 @@ proptest! {
     fn random_inputs_keep_finals_orders_and_restores(case in case()) {
         let (docs, ops) = case;
         play(&docs, &ops);
+    }
+}
+
+/// The states an activity that ended with `outcome` entered, as its partner would say.
+fn entered_for(outcome: Outcome) -> StateSet {
+    use mobiwf_proto::ActivityState as S;
+    let ran = StateSet::EMPTY
+        .with(S::NotReady)
+        .with(S::Synchronizing)
+        .with(S::Ready)
+        .with(S::Running);
+    match outcome {
+        Outcome::Succeeded => ran.with(S::Succeeded),
+        Outcome::Released => ran.with(S::Failed),
+        Outcome::Blocked => StateSet::EMPTY.with(S::NotReady).with(S::Cancelled),
+        Outcome::Skipped => StateSet::EMPTY.with(S::NotReady).with(S::Skipped),
     }
 }
