@@ -526,7 +526,10 @@ impl Run {
             Life::Ready | Life::Running { .. } if act.time_out_secs > 0 => {
                 let since = match act.kind {
                     ActivityKind::Automatic | ActivityKind::Dummy => p.started_ms,
-                    ActivityKind::Manual | ActivityKind::SemiAutomatic => p.ready_ms,
+                    // Records of earlier versions have no ready time: their start was the offer.
+                    ActivityKind::Manual | ActivityKind::SemiAutomatic => {
+                        p.ready_ms.or(p.started_ms)
+                    }
                 };
                 Some((
                     since.unwrap_or(self.deployed_ms) + secs(act.time_out_secs),

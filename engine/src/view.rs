@@ -30,7 +30,9 @@ impl Engine {
                     continue;
                 };
                 let anyone = act.kind != ActivityKind::Automatic && !act.people.assigned();
-                if p.life == Life::Ready && anyone {
+                // Ready; or running as versions before task states stored it while offered.
+                let waiting = matches!(p.life, Life::Ready | Life::Running { .. });
+                if waiting && anyone {
                     items.push(WorkItem {
                         instance: run.key.instance,
                         partition: run.key.partition,

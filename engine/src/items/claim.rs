@@ -143,7 +143,7 @@ impl Engine {
         let taken = after.taken();
         self.host.items.insert(id, after);
         self.host.dirty_items.insert(id);
-        self.follow_item(id, taken);
+        self.follow_item(id, taken, fx);
         let acted = ItemEvent::Acted {
             user: claim.user.clone(),
             action: claim.action.clone(),
@@ -155,20 +155,25 @@ impl Engine {
     }
 
     /// The activity of a work item goes with it: running once someone took it up, ready
-    /// (offered) again when its holder gave it back.
-    fn follow_item(&mut self, (instance, activity): super::ItemKey, taken: bool) {
+    /// (offered) again when its holder gave it back; then what waits on its state (a rule
+    /// in the same partition) is looked at again.
+    fn follow_item(
+        &mut self,
+        (instance, activity): super::ItemKey,
+        taken: bool,
+        fx: &mut Vec<Effect>,
+    ) {
         let Ok(key) = self.run_of(instance, activity) else {
             return;
         };
         let life = self.runs.get(&key).and_then(|r| r.life(activity));
-        match (life, taken) {
-            (Some(Life::Ready), true) => {
-                self.step(key, activity, Event::Start);
-            }
-            (Some(Life::Running { .. }), false) => {
-                self.step(key, activity, Event::Return);
-            }
-            _ => {}
+        let moved = match (life, taken) {
+            (Some(Life::Ready), true) => self.step(key, activity, Event::Start),
+            (Some(Life::Running { .. }), false) => self.step(key, activity, Event::Return),
+            _ => false,
+        };
+        if moved {
+            self.advance(key, fx);
         }
     }
 

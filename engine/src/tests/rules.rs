@@ -3,7 +3,7 @@
 //! there names; manual work is ready while offered and running once taken.
 
 use super::*;
-use crate::tests::people::{claim, deploy_manual, directory, host, tech, three};
+use crate::tests::people::{claim, deploy_manual, directory, host, tech, three, with_extensions};
 use mobiwf_proto::{Control, ItemAction};
 use mobiwf_xml_schema::Method;
 
@@ -231,5 +231,39 @@ scenarios! {
         // Cancelled while offered.
         control(&mut e, 2200, 1, Control::Cancel);
         assert_eq!(state(&e, 1, 3), ActivityState::Cancelled);
+    }
+
+    fn a_local_rule_on_running_follows_the_selection_of_a_work_item() {
+        let mut e = host(directory(1, three()));
+        let document = doc(
+            2,
+            &[
+                A {
+                    id: 3,
+                    extra: "<kind>manual</kind>",
+                    ..A::default()
+                },
+                A {
+                    id: 9,
+                    command: Some("notify the office"),
+                    depends: Some(r#"<term activity="3" state="RUNNING"/>"#),
+                    ..A::default()
+                },
+            ],
+        );
+        let document = with_extensions(&document, &[(3, &tech(Method::Fcfa))]);
+        at(
+            &mut e,
+            1000,
+            Input::Deploy {
+                instance: InstanceId(2),
+                partition: PartitionId(1),
+                document,
+            },
+        );
+        assert_eq!(state(&e, 2, 9), ActivityState::NotReady);
+        let fx = claim(&mut e, 2000, (2, 3), "alice", ItemAction::Select, Some("N1"));
+        assert_eq!(state(&e, 2, 3), ActivityState::Running);
+        assert_eq!(executes(&fx), [(9, 0)], "9 starts when 3 is taken up");
     }
 }

@@ -5,7 +5,7 @@ use std::collections::{HashMap, HashSet};
 use super::cycles::find_cycles;
 use super::people::check_people;
 use super::routing::{Place, Targets, check_merge, check_routes};
-use super::rules::{check_dependency_cycles, check_depends};
+use super::rules::{check_dependency_cycles, check_depends, check_terms_on_stand_ins};
 use super::{command_problem, duplicates, list, retries_problem};
 use crate::diagnostic::{Diagnostic, Pos};
 use crate::model::{
@@ -40,6 +40,8 @@ struct Declared {
     /// For each activity, its successors: the activities that list it in their preconditions
     /// (not itself), each once, in definition order.
     successors: HashMap<ActivityId, Vec<ActivityId>>,
+    /// The contingency activities (some activity's `contingencyActivityId`).
+    contingencies: HashSet<ActivityId>,
 }
 
 impl Declared {
@@ -62,6 +64,7 @@ impl Declared {
             types,
             type_ids,
             successors,
+            contingencies: def.contingency_activities(),
         }
     }
 }
@@ -115,6 +118,7 @@ fn check_activity(
     check_preconditions(diags, declared, map, i, a);
     if let Some(rule) = &a.depends {
         check_depends(diags, map, (i, a.id), rule, Some(&declared.activities));
+        check_terms_on_stand_ins(diags, map, (i, a.id), rule, &declared.contingencies);
     }
     check_command_and_retries(diags, map, i, a);
     check_people(diags, map, i, a.id, a.kind, &a.people);

@@ -89,6 +89,31 @@ pub(super) fn check_depends(
     }
 }
 
+/// Reports each term of `rule` (the `<depends>` of activity `id`, the `i`th) that names a
+/// contingency activity: one runs only in place of a failed activity (or never), and its
+/// partner is not told which rules name it, so such a term could wait forever.
+pub(super) fn check_terms_on_stand_ins(
+    diags: &mut Vec<Diagnostic>,
+    map: &SourceMap,
+    (i, id): (usize, ActivityId),
+    rule: &Rule,
+    contingencies: &HashSet<ActivityId>,
+) {
+    let place = Place { map, i, id };
+    for (t, (activity, _)) in rule.terms().iter().enumerate() {
+        if contingencies.contains(activity) {
+            diags.push(Diagnostic::new(
+                place.at(Node::Term(i, t)),
+                format!(
+                    "activity {id} has a <depends> term on activity {activity}, a contingency \
+                     activity (it runs only in place of a failed one, if ever), so the rule \
+                     could wait for it forever; name the activity it stands in for"
+                ),
+            ));
+        }
+    }
+}
+
 /// Reports each `and` and `or` without a rule inside; `k` numbers the rules in document order.
 fn check_empty(diags: &mut Vec<Diagnostic>, place: &Place<'_>, rule: &Rule, k: &mut usize) {
     let here = *k;
