@@ -67,7 +67,9 @@ impl Book {
                 self.dirty_instances.insert(instance);
             }
         }
-        follow_item(inst, activity);
+        if follow_item(inst, activity) {
+            self.dirty_instances.insert(instance);
+        }
         Ok(Applied::default())
     }
 
@@ -105,27 +107,29 @@ impl Book {
 
 /// The activity goes with its item, as its host decided: running while someone holds a copy
 /// or did one, ready while it is only offered (until its node reports its end).
-fn follow_item(inst: &mut Instance, activity: ActivityId) {
+/// True when the activity's state changed.
+fn follow_item(inst: &mut Instance, activity: ActivityId) -> bool {
     let Some(item) = inst.items.get(&activity) else {
-        return;
+        return false;
     };
     let state = if !item.holders.is_empty() || !item.done_by.is_empty() {
         ActivityState::Running
     } else if !item.offered.is_empty() {
         ActivityState::Ready
     } else {
-        return;
+        return false;
     };
     let Some(a) = inst.activities.iter_mut().find(|a| a.id == activity) else {
-        return;
+        return false;
     };
-    if !a.state.is_final() && a.state != state {
-        // A word the lifecycle does not take (an item event after the end) changes nothing.
-        let _ = a.step(&ActivityEvent::NodeSays {
+    // A word the lifecycle does not take (an item event after the end) changes nothing.
+    !a.state.is_final()
+        && a.state != state
+        && a.step(&ActivityEvent::NodeSays {
             state,
             by_operator: false,
-        });
-    }
+        })
+        .is_ok()
 }
 
 /// A host's item event as a history event.

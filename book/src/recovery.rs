@@ -211,8 +211,10 @@ pub(crate) fn fail(inst: &mut Instance, ctx: &mut Ctx<'_>, id: ActivityId, reaso
     match decide(inst, ctx, id, ActivityState::Failed, reason) {
         Some(Contingency::Release) => notify_successors(inst, ctx, id, Outcome::Released),
         Some(Contingency::Block) => notify_successors(inst, ctx, id, Outcome::Blocked),
-        // x > 0: `settle` places the contingency activity.
-        _ => {}
+        // x > 0: `settle` places the contingency activity; the rules that name the failed
+        // activity hear of its end now.
+        Some(Contingency::Run(_)) => tell_rule_partners(inst, ctx, id),
+        None => {}
     }
 }
 
@@ -336,17 +338,14 @@ pub(crate) fn notify_peer(
                 .is_some_and(|r| r.terms().iter().any(|(t, _)| *t == id))
         })
     });
-    let mut entered = StateSet::EMPTY.with(ActivityState::NotReady);
+    let entered = if ruled {
+        entered_of(inst, id)
+    } else {
+        StateSet::EMPTY
+    };
     let mut flag = None;
     let mut routed = None;
     if let Some(v) = view(inst, id).filter(|v| v.state.is_final()) {
-        if v.started_ms.is_some() {
-            entered.insert(ActivityState::Running);
-        }
-        entered.insert(v.state);
-        if !ruled {
-            entered = StateSet::EMPTY;
-        }
         flag = v.flag.clone();
         // A success whose routes chose: the successors they lead to.
         let routes = ctx
@@ -381,11 +380,12 @@ pub(crate) fn settle(inst: &mut Instance, ctx: &mut Ctx<'_>) {
     }
     // An interrupted instance starts nothing new: its contingency activities are placed when
     // it is resumed (a node that was not told of the interruption would run them at once).
-    let interrupted = inst.state == InstanceState::Interrupted;
+    // A complete instance (its completion activity succeeded) places nothing more.
+    let holding = inst.state == InstanceState::Interrupted || inst.completed_by.is_some();
     let pending: Vec<(ActivityId, ActivityId)> = inst
         .activities
         .iter()
-        .filter(|a| !interrupted && awaits_stand_in(a))
+        .filter(|a| !holding && awaits_stand_in(a))
         .filter_map(|a| match a.contingency {
             Contingency::Run(x) => Some((a.id, x)),
             _ => None,
@@ -405,7 +405,7 @@ fn finish_if_done(inst: &mut Instance, ctx: &mut Ctx<'_>) {
         .partitions
         .iter()
         .all(|p| p.finished || p.abandoned.is_some());
-    let placing = inst.activities.iter().any(awaits_stand_in);
+    let placing = inst.completed_by.is_none() && inst.activities.iter().any(awaits_stand_in);
     if !partitions_done || placing {
         return;
     }
@@ -457,4 +457,55 @@ fn finish_if_done(inst: &mut Instance, ctx: &mut Ctx<'_>) {
         detail: inst.detail.clone(),
     };
     ctx.log(inst, None, None, what);
+}
+
+/// The states activity `id` entered, as far as the controller knows (its times and state).
+fn entered_of(inst: &Instance, id: ActivityId) -> StateSet {
+    let mut entered = StateSet::EMPTY.with(ActivityState::NotReady);
+    let Some(v) = view(inst, id) else {
+        return entered;
+    };
+    let times = [
+        (v.synchronized_ms, ActivityState::Synchronizing),
+        (v.ready_ms, ActivityState::Ready),
+        (v.started_ms, ActivityState::Running),
+    ];
+    for (at, state) in times {
+        if at.is_some() {
+            entered.insert(state);
+        }
+    }
+    entered.with(v.state)
+}
+
+/// Tells the nodes whose dependency rules name `id` (in other partitions than its own) the
+/// states it entered: the controller decided its end, and when no outcome goes to its
+/// successors yet (they wait for its contingency activity), nothing else would tell them.
+fn tell_rule_partners(inst: &Instance, ctx: &mut Ctx<'_>, id: ActivityId) {
+    let Some(def) = ctx.def else {
+        return;
+    };
+    let own = view(inst, id).and_then(|v| v.partition);
+    let mut told = BTreeSet::new();
+    let nodes: Vec<NodeInfo> = def
+        .activities
+        .iter()
+        .filter(|a| {
+            a.depends
+                .as_ref()
+                .is_some_and(|r| r.terms().iter().any(|(t, _)| *t == id))
+        })
+        .filter_map(|a| holder(inst, ctx.nodes, a.id))
+        .filter(|(node, p)| Some(*p) != own && told.insert(node.peer.clone()))
+        .map(|(node, _)| node.clone())
+        .collect();
+    let entered = entered_of(inst, id);
+    for node in nodes {
+        let message = Message::StateChanged {
+            instance: inst.id,
+            activity: id,
+            entered,
+        };
+        ctx.send(&node, message);
+    }
 }

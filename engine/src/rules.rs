@@ -137,6 +137,7 @@ mod tests {
             ActivityState::Succeeded,
             ActivityState::Failed,
             ActivityState::Cancelled,
+            ActivityState::Skipped,
         ]
         .into_iter()
         .flat_map(|end| {
@@ -200,7 +201,7 @@ mod tests {
     }
 
     fn rule_tree() -> impl Strategy<Value = Rule> {
-        let leaf = (1u64..4, 0usize..7).prop_map(|(a, s)| t(a, TaskState::ALL[s]));
+        let leaf = (1u64..4, 0usize..8).prop_map(|(a, s)| t(a, TaskState::ALL[s]));
         leaf.prop_recursive(3, 12, 3, |inner| {
             prop_oneof![
                 prop::collection::vec(inner.clone(), 1..4).prop_map(Rule::And),
@@ -211,14 +212,14 @@ mod tests {
 
     fn knowledge() -> impl Strategy<Value = BTreeMap<u64, StateSet>> {
         // Each of the three activities: some non-final states entered, maybe an end.
-        let one = (0u16..16, 0usize..4).prop_map(|(mask, end)| {
+        let one = (0u16..16, 0usize..5).prop_map(|(mask, end)| {
             let mut s = StateSet::EMPTY;
             for (i, st) in ActivityState::ALL[..4].iter().enumerate() {
                 if mask & (1 << i) != 0 {
                     s.insert(*st);
                 }
             }
-            if end < 3 {
+            if end < 4 {
                 s.insert(ActivityState::ALL[4 + end]);
             }
             s

@@ -129,6 +129,12 @@ pub const ACTIVITY: &[Transition] = &[
     t(
         "overdue",
         "node_says",
+        "skipped",
+        "its node reports it skipped during the grace (a path not taken)",
+    ),
+    t(
+        "overdue",
+        "node_says",
         "cancelled_by_operator",
         "its node reports it ended for an operator's cancel during the grace",
     ),
@@ -149,6 +155,12 @@ pub const ACTIVITY: &[Transition] = &[
         "node_says",
         "cancelled",
         "its node cancelled it (a predecessor blocked it)",
+    ),
+    t(
+        "cancelled_by_operator",
+        "node_says",
+        "skipped",
+        "its node skipped it before the cancel reached it (a path not taken)",
     ),
     t(
         "cancelled_by_operator",

@@ -81,7 +81,7 @@ fn one_three_two() -> String {
     )
 }
 
-use ActivityState::{Cancelled, Failed, NotReady as Waiting, Running, Succeeded};
+use ActivityState::{Cancelled, Failed, NotReady as Waiting, Running, Skipped, Succeeded};
 
 scenarios! {
     fn a_nodes_words_are_taken_in_any_order_until_final_and_results_may_come_twice() {
@@ -132,6 +132,7 @@ scenarios! {
         for (state, detail) in [
             (Failed, Some("exit status 1")),
             (Cancelled, Some("precondition failed")),
+            (Skipped, Some("on a path not taken: precondition 9 was skipped")),
             (Failed, Some(CANCELLED_BY_OPERATOR)),
         ] {
             let mut b = three_nodes();
@@ -191,6 +192,14 @@ scenarios! {
             (activity(&b, 1).state, activity(&b, 2).state, activity(&b, 3).state),
             (Succeeded, Failed, Cancelled)
         );
+    }
+
+    fn an_activity_its_node_skipped_before_an_operators_cancel_ends_skipped() {
+        let mut b = three_nodes();
+        submit(&mut b, &one_three_two()).expect("submit");
+        control(&mut b, T0 + 12_000, Control::Cancel);
+        say(&mut b, T0 + 13_000, 2, 2, Skipped, Some("on a path not taken"));
+        assert_eq!(lc(&b, 2), ActivityLifecycle::Skipped);
     }
 
     fn a_node_may_end_an_activity_with_the_operators_words() {
