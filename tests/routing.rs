@@ -179,7 +179,16 @@ fn a_command_s_flag_takes_one_branch_and_skips_the_other_across_partners() {
             (5, "skipped"),
         ],
     );
-    assert_eq!(controller.status(id)["state"], "succeeded");
+    let status = controller.status(id);
+    assert_eq!(status["state"], "succeeded");
+    assert_eq!(status["activities"][0]["flag"], "left", "{status:#}");
+    let table = controller.cli(&["status", &id.to_string()], Duration::from_secs(30));
+    assert!(table.stdout.contains("flag left"), "{}", table.stdout);
+    assert!(
+        table.stdout.contains("routed its flag elsewhere"),
+        "{}",
+        table.stdout
+    );
     let mut lines = ran(&log, id);
     lines.sort();
     assert_eq!(lines, ["2", "4"]);

@@ -35,6 +35,9 @@ fn detail(inst: &Instance, a: &ActivityView) -> String {
     if a.retried > 0 {
         notes.push(format!("tried {} more times", a.retried));
     }
+    if let Some(flag) = &a.flag {
+        notes.push(format!("flag {flag}"));
+    }
     if let Some(d) = &a.detail {
         notes.push(d.clone());
     }
