@@ -461,21 +461,10 @@ fn finish_if_done(inst: &mut Instance, ctx: &mut Ctx<'_>) {
 
 /// The states activity `id` entered, as far as the controller knows (its times and state).
 fn entered_of(inst: &Instance, id: ActivityId) -> StateSet {
-    let mut entered = StateSet::EMPTY.with(ActivityState::NotReady);
     let Some(v) = view(inst, id) else {
-        return entered;
+        return StateSet::EMPTY.with(ActivityState::NotReady);
     };
-    let times = [
-        (v.synchronized_ms, ActivityState::Synchronizing),
-        (v.ready_ms, ActivityState::Ready),
-        (v.started_ms, ActivityState::Running),
-    ];
-    for (at, state) in times {
-        if at.is_some() {
-            entered.insert(state);
-        }
-    }
-    entered.with(v.state)
+    StateSet::of_times([v.synchronized_ms, v.ready_ms, v.started_ms], v.state)
 }
 
 /// Tells the nodes whose dependency rules name `id` (in other partitions than its own) the

@@ -118,8 +118,10 @@ impl Progress {
         ActivityRecord {
             activity,
             state: self.life.wire(),
-            synchronized_ms: self.synchronized_ms,
-            ready_ms: self.ready_ms,
+            // A time equal to the next state's says nothing more (`StateSet::of_record`):
+            // left out, so an activity that passed straight through costs no bytes.
+            synchronized_ms: self.synchronized_ms.filter(|t| Some(*t) != self.ready_ms),
+            ready_ms: self.ready_ms.filter(|t| Some(*t) != self.started_ms),
             started_ms: self.started_ms,
             finished_ms: self.finished_ms,
             started_us: self.started_us,
@@ -131,21 +133,10 @@ impl Progress {
         }
     }
 
-    /// Every state it entered: not ready always, the others as their times and its state
-    /// say. What a dependency rule's term looks at (seed 004 §2.2).
+    /// Every state it entered (what a dependency rule's term looks at, seed 004 §2.2).
     pub fn entered(&self) -> StateSet {
-        let mut set = StateSet::EMPTY.with(ActivityState::NotReady);
-        let times = [
-            (self.synchronized_ms, ActivityState::Synchronizing),
-            (self.ready_ms, ActivityState::Ready),
-            (self.started_ms, ActivityState::Running),
-        ];
-        for (at, state) in times {
-            if at.is_some() {
-                set.insert(state);
-            }
-        }
-        set.with(self.life.wire())
+        let times = [self.synchronized_ms, self.ready_ms, self.started_ms];
+        StateSet::of_times(times, self.life.wire())
     }
 
     /// Back from a stored record and, when it waits for its next try, the time of that try.
@@ -175,8 +166,8 @@ impl Progress {
         };
         Progress {
             life,
-            synchronized_ms: rec.synchronized_ms,
-            ready_ms: rec.ready_ms,
+            synchronized_ms: rec.synchronized_ms.or(rec.ready_ms).or(rec.started_ms),
+            ready_ms: rec.ready_ms.or(rec.started_ms),
             started_ms: rec.started_ms,
             started_us: rec.started_us,
             finished_ms: rec.finished_ms,

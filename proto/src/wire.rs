@@ -217,6 +217,39 @@ impl StateSet {
         self.iter().any(ActivityState::is_final)
     }
 
+    /// The states an activity in `state` entered, from the times its record keeps: every
+    /// activity entered `not_ready`; a start implies `ready`, `ready` implies
+    /// `synchronizing` (the only way there), so a record may leave out a time equal to the
+    /// next one's.
+    pub fn of_record(record: &ActivityRecord) -> StateSet {
+        StateSet::of_times(
+            [record.synchronized_ms, record.ready_ms, record.started_ms],
+            record.state,
+        )
+    }
+
+    /// [`StateSet::of_record`] from the times of `synchronizing`, `ready` and `running` and
+    /// the state.
+    pub fn of_times(
+        [synchronized, ready, started]: [Option<u64>; 3],
+        state: ActivityState,
+    ) -> StateSet {
+        let mut set = StateSet::EMPTY.with(ActivityState::NotReady);
+        let running = started.is_some();
+        let ready = running || ready.is_some();
+        let synchronizing = ready || synchronized.is_some();
+        for (entered, state) in [
+            (synchronizing, ActivityState::Synchronizing),
+            (ready, ActivityState::Ready),
+            (running, ActivityState::Running),
+        ] {
+            if entered {
+                set.insert(state);
+            }
+        }
+        set.with(state)
+    }
+
     /// Its states, in [`ActivityState::ALL`] order.
     pub fn iter(&self) -> impl Iterator<Item = ActivityState> + '_ {
         ActivityState::ALL.into_iter().filter(|s| self.contains(*s))
