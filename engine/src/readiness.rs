@@ -34,15 +34,14 @@ struct Word<'a> {
 impl Run {
     /// Whether `act` can start now, as far as this run knows.
     pub(crate) fn readiness(&self, act: &PartitionActivity, known: Option<&Known>) -> Readiness {
-        let words: Vec<(ActivityId, Option<Word>)> = act
+        let words = act
             .preconditions
             .iter()
-            .map(|p| (p.id, self.word(p.id, p.local, act.id, known)))
-            .collect();
+            .map(|p| (p.id, self.word(p.id, p.local, act.id, known)));
         let merged = match &act.merge {
-            Merge::All => all(&words),
-            Merge::First { flag } => first(&words, flag.as_deref()),
-            Merge::Vote { votes } => vote(&words, *votes),
+            Merge::All => all(words),
+            Merge::First { flag } => first(&words.collect::<Vec<_>>(), flag.as_deref()),
+            Merge::Vote { votes } => vote(&words.collect::<Vec<_>>(), *votes),
         };
         if !matches!(merged, Readiness::Ready | Readiness::Wait) {
             return merged;
@@ -130,7 +129,7 @@ impl Run {
 
 /// Every precondition (the published meaning): one that can never be met cancels; one on a
 /// path not taken skips (a dead path); otherwise each must be met.
-fn all(words: &[(ActivityId, Option<Word>)]) -> Readiness {
+fn all<'a>(words: impl Iterator<Item = (ActivityId, Option<Word<'a>>)>) -> Readiness {
     let mut skipped = None;
     let mut waiting = false;
     for (id, word) in words {
@@ -141,7 +140,7 @@ fn all(words: &[(ActivityId, Option<Word>)]) -> Readiness {
                 return Readiness::Blocked(format!("precondition {id} failed or was cancelled"));
             }
             Some((Outcome::Skipped, routed_away)) => {
-                skipped = skipped.or(Some((*id, routed_away)));
+                skipped = skipped.or(Some((id, routed_away)));
             }
         }
     }

@@ -97,6 +97,16 @@ impl Actor for NodeActor {
 
     fn committed(&mut self, mut after: After, _wrote: bool) {
         self.answer_claims(&mut after);
+        // What waits on this commit goes first (messages, commands, answers); logs and
+        // metrics of the transitions after.
+        self.deadline.send_replace(self.engine.next_deadline());
+        self.carry_out(after.effects);
+        for (tx, result) in after.completions {
+            let _ = tx.send(result);
+        }
+        for query in after.queries {
+            self.answer(query);
+        }
         for t in self.engine.take_transitions() {
             let span = tracing::info_span!("activity", instance = %t.key.instance, activity = %t.activity, name = %t.name);
             let _enter = span.enter();
@@ -112,14 +122,6 @@ impl Actor for NodeActor {
                 s if s.is_final() => self.metrics.activity_finished(s.as_str()),
                 _ => {}
             }
-        }
-        self.deadline.send_replace(self.engine.next_deadline());
-        self.carry_out(after.effects);
-        for (tx, result) in after.completions {
-            let _ = tx.send(result);
-        }
-        for query in after.queries {
-            self.answer(query);
         }
     }
 }
