@@ -13,11 +13,13 @@ use std::time::{Duration, Instant};
 mod daemons;
 mod http;
 mod process;
+mod run_log;
 mod workflows;
 
 pub use daemons::*;
 pub use http::*;
 pub use process::*;
+pub use run_log::*;
 pub use workflows::*;
 
 /// How long a daemon may take to write its `address` and `api` files.

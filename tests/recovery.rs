@@ -12,7 +12,7 @@ use std::path::{Path, PathBuf};
 use std::time::Duration;
 
 use mobiwf_tests::harness::{
-    Controller, Node, paper_mesh, paper_workflow_with, start_nodes, wait_for, xml_text,
+    Controller, Node, log_line, paper_mesh, paper_workflow_with, start_nodes, wait_for, xml_text,
 };
 use mobiwf_tests::scratch;
 use serde_json::Value;
@@ -23,11 +23,6 @@ const FAST_DETECTOR: &[&str] = &["--probe-every", "0.25", "--suspect-after", "1.
 
 /// How long the tests wait for an instance to end.
 const WAIT_SECS: u64 = 60;
-
-/// A command that appends `$MOBIWF_INSTANCE <what>` to `log`.
-fn log_line(log: &Path, what: &str) -> String {
-    format!("echo \"$MOBIWF_INSTANCE {what}\" >> '{}'", log.display())
-}
 
 /// Counts the lines of the log.
 fn lines(log: &Path) -> BTreeMap<String, usize> {

@@ -9,37 +9,12 @@
 use std::path::{Path, PathBuf};
 use std::time::Duration;
 
-use mobiwf_tests::harness::{Controller, paper_mesh, wait_for, xml_text};
+use mobiwf_tests::harness::{Controller, gated, log_line, paper_mesh, ran, wait_for, xml_text};
 use mobiwf_tests::scratch;
 use serde_json::Value;
 
 /// How long the tests wait for an instance to end.
 const WAIT_SECS: u64 = 60;
-
-/// A command that appends `$MOBIWF_INSTANCE <what>` to `log`.
-fn log_line(log: &Path, what: &str) -> String {
-    format!("echo \"$MOBIWF_INSTANCE {what}\" >> '{}'", log.display())
-}
-
-/// A command that logs `<what> start`, waits for the file `gate`, and logs `<what>`.
-fn gated(log: &Path, what: &str, gate: &Path) -> String {
-    format!(
-        "{}; while [ ! -f '{}' ]; do sleep 0.05; done; {}",
-        log_line(log, &format!("{what} start")),
-        gate.display(),
-        log_line(log, what)
-    )
-}
-
-/// The lines of the log for `instance`, in order, without the instance.
-fn ran(log: &Path, instance: u64) -> Vec<String> {
-    let prefix = format!("{instance} ");
-    std::fs::read_to_string(log)
-        .unwrap_or_default()
-        .lines()
-        .filter_map(|l| l.strip_prefix(&prefix).map(str::to_owned))
-        .collect()
-}
 
 /// An activity: id, on P1 (type 1) or P2 (type 2), preconditions, more XML.
 struct Act {

@@ -10,27 +10,14 @@
 use std::path::{Path, PathBuf};
 use std::time::Duration;
 
-use mobiwf_tests::harness::{Controller, Node, paper_mesh, wait_for, xml_text};
+use mobiwf_tests::harness::{
+    Controller, Node, gated, log_line, paper_mesh, ran, wait_for, xml_text,
+};
 use mobiwf_tests::scratch;
 use serde_json::Value;
 
 /// How long the tests wait for an instance to end.
 const WAIT_SECS: u64 = 60;
-
-/// A command that appends `$MOBIWF_INSTANCE <what>` to `log`.
-fn log_line(log: &Path, what: &str) -> String {
-    format!("echo \"$MOBIWF_INSTANCE {what}\" >> '{}'", log.display())
-}
-
-/// The lines of the log for `instance`, in order, without the instance.
-fn ran(log: &Path, instance: u64) -> Vec<String> {
-    let prefix = format!("{instance} ");
-    std::fs::read_to_string(log)
-        .unwrap_or_default()
-        .lines()
-        .filter_map(|l| l.strip_prefix(&prefix).map(str::to_owned))
-        .collect()
-}
 
 /// 1 (P1) runs `first`; 2 (P2) logs `2 start`, waits for the file `go`, logs `2`; 3 (P2)
 /// depends on `rule` and logs `3`; 4 (P1) depends on 2→RUNNING and logs `4`; 5 (P1) is
@@ -50,12 +37,7 @@ fn rules_workflow(dir: &Path, log: &Path, first: &str, rule: &str) -> PathBuf {
         )
     };
     let command = |c: &str| format!("<command>{}</command>", xml_text(c));
-    let survey = format!(
-        "{}; while [ ! -f '{}' ]; do sleep 0.05; done; {}",
-        log_line(log, "2 start"),
-        go.display(),
-        log_line(log, "2")
-    );
+    let survey = gated(log, "2", &go);
     let xml = format!(
         "<workflow id=\"70\"><description>rules</description><activities>{}{}{}{}{}</activities>\
          <activityTypes><activityType id=\"1\"/><activityType id=\"2\"/></activityTypes>\

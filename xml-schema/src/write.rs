@@ -316,8 +316,10 @@ fn route_line(route: &Route) -> String {
 }
 
 /// Escapes an attribute value written between double quotes. White space other than the
-/// space becomes a character reference, which attribute-value normalisation keeps.
-fn escape_attr(text: &str) -> String {
+/// space becomes a character reference, which attribute-value normalisation keeps (every XML
+/// reader turns a literal tab or line break in an attribute into a space). Also used by the
+/// organisation writer.
+pub(crate) fn escape_attr(text: &str) -> String {
     let mut out = String::with_capacity(text.len());
     for c in text.chars() {
         match c {

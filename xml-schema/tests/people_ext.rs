@@ -4,11 +4,13 @@
 //! its rendered `file:line:col` diagnostic.
 #![allow(clippy::unwrap_used, clippy::expect_used)]
 
+mod common;
+
+use common::extension::{def_errors, load_def, partition, partition_errors};
 use mobiwf_xml_schema::{
-    ActivityId, ActivityKind, Basis, DepartmentId, DeriveOptions, Diagnostics, Method,
-    PartitionDocument, People, Policy, RoleId, SourceMap, TeamId, WorkflowDefinition,
-    derive_partitions, load_definition, load_partition, validate_definition, validate_partition,
-    write_definition, write_partition,
+    ActivityId, ActivityKind, Basis, DepartmentId, DeriveOptions, Diagnostics, Method, People,
+    Policy, RoleId, SourceMap, TeamId, WorkflowDefinition, derive_partitions, load_definition,
+    load_partition, validate_definition, validate_partition, write_definition, write_partition,
 };
 
 /// A two-activity definition, both in one partition; `extra` goes into activity 2 (line 5).
@@ -28,33 +30,12 @@ fn definition_xml(extra: &str) -> String {
     )
 }
 
-/// A one-activity partition document; `extra` goes into the activity (line 4).
-fn partition_xml(extra: &str) -> String {
-    format!(
-        r#"<workflow id="1">
-<activities>
-<activity id="2"><responseImmediate>0</responseImmediate>
-{extra}
-</activity>
-</activities>
-</workflow>"#
-    )
-}
-
 fn definition(extra: &str) -> Result<WorkflowDefinition, Diagnostics> {
-    load_definition(definition_xml(extra).as_bytes()).map(|l| l.value)
-}
-
-fn partition(extra: &str) -> Result<PartitionDocument, Diagnostics> {
-    load_partition(partition_xml(extra).as_bytes()).map(|l| l.value)
+    load_def(&definition_xml(extra))
 }
 
 fn definition_errors(extra: &str) -> String {
-    definition(extra).unwrap_err().render("d.xml")
-}
-
-fn partition_errors(extra: &str) -> String {
-    partition(extra).unwrap_err().render("p.xml")
+    def_errors(&definition_xml(extra))
 }
 
 /// Every people element, with values other than the defaults, spread over lines 4 to 7 of a

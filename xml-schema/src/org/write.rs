@@ -3,6 +3,7 @@
 //! `loggedOn="true"`, empty sections), so that reading the text gives the same value back.
 
 use crate::model::{Organisation, User};
+use crate::write::escape_attr;
 
 /// Writes an organisation document (UTF-8 XML).
 pub fn write_organisation(org: &Organisation) -> String {
@@ -120,24 +121,4 @@ fn open(name: &str, attrs: &[(&str, Option<&str>)]) -> String {
         }
     }
     text
-}
-
-/// Escapes an attribute value. White space other than the space becomes a character
-/// reference, since every XML reader turns a literal tab or line break in an attribute into a
-/// space.
-fn escape_attr(text: &str) -> String {
-    let mut out = String::with_capacity(text.len());
-    for c in text.chars() {
-        match c {
-            '&' => out.push_str("&amp;"),
-            '<' => out.push_str("&lt;"),
-            '>' => out.push_str("&gt;"),
-            '"' => out.push_str("&quot;"),
-            '\t' => out.push_str("&#9;"),
-            '\n' => out.push_str("&#10;"),
-            '\r' => out.push_str("&#13;"),
-            c => out.push(c),
-        }
-    }
-    out
 }

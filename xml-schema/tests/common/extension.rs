@@ -1,0 +1,40 @@
+//! Documents for the tests of one language extension: a partition document of one activity
+//! with the extension's elements in it, and loading a document to its value or its rendered
+//! diagnostics.
+
+use mobiwf_xml_schema::{
+    Diagnostics, PartitionDocument, WorkflowDefinition, load_definition, load_partition,
+};
+
+/// A one-activity partition document (activity 2); `extra` goes into the activity (line 4).
+pub fn partition_xml(extra: &str) -> String {
+    format!(
+        r#"<workflow id="1">
+<activities>
+<activity id="2"><responseImmediate>0</responseImmediate>
+{extra}
+</activity>
+</activities>
+</workflow>"#
+    )
+}
+
+/// The definition `xml`, loaded.
+pub fn load_def(xml: &str) -> Result<WorkflowDefinition, Diagnostics> {
+    load_definition(xml.as_bytes()).map(|l| l.value)
+}
+
+/// [`partition_xml`] with `extra`, loaded.
+pub fn partition(extra: &str) -> Result<PartitionDocument, Diagnostics> {
+    load_partition(partition_xml(extra).as_bytes()).map(|l| l.value)
+}
+
+/// The diagnostics of the definition `xml` (which must have some), rendered as `d.xml`.
+pub fn def_errors(xml: &str) -> String {
+    load_def(xml).unwrap_err().render("d.xml")
+}
+
+/// The diagnostics of [`partition_xml`] with `extra` (which must have some), as `p.xml`.
+pub fn partition_errors(extra: &str) -> String {
+    partition(extra).unwrap_err().render("p.xml")
+}
