@@ -97,4 +97,68 @@ scenarios! {
         let story = self::story(&b);
         assert!(!story.iter().any(|e| matches!(e, Event::Ready { .. } | Event::Synchronizing { .. })), "{story:?}");
     }
+
+    fn hub_routing_relays_rule_states_to_the_rule_s_node() {
+        // 2 on P2 depends on 1 (P1) running.
+        let xml = two(false).replacen(
+            "<preconditionId>1</preconditionId>",
+            "",
+            1,
+        );
+        let xml = xml.replacen(
+            "<nameActivity>N2</nameActivity>",
+            r#"<nameActivity>N2</nameActivity><depends><term activity="1" state="RUNNING"/></depends>"#,
+            1,
+        );
+        let mut b = three_nodes().with_routing(Routing::Hub {
+            address: "/ip4/127.0.0.1/tcp/9/p2p/hub".to_owned(),
+        });
+        submit(&mut b, &xml).expect("submit");
+        let running = mobiwf_proto::StateSet::EMPTY
+            .with(ActivityState::NotReady)
+            .with(ActivityState::Running);
+        let word = Message::StateChanged {
+            instance: InstanceId(1),
+            activity: ActivityId(1),
+            entered: running,
+        };
+        let relayed = from_node(&mut b, T0 + 100, "peerA", word.clone());
+        assert_eq!(sent(&relayed), vec![("peerB".to_owned(), word)]);
+    }
+
+    fn a_failure_the_controller_decides_reaches_the_rules_that_name_it() {
+        // 1 on P1 has contingency activity 9; 2 on P2 depends on 1 failing.
+        let xml = wf(
+            &[act(1, 9, &[]), act(2, -1, &[]), spare(9, -1)],
+            &[(1, 1, 0, &[1]), (2, 2, 0, &[2])],
+        )
+        .replacen(
+            "<nameActivity>N2</nameActivity>",
+            r#"<nameActivity>N2</nameActivity><depends><term activity="1" state="FAILED"/></depends>"#,
+            1,
+        );
+        let mut b = three_nodes();
+        submit(&mut b, &xml).expect("submit");
+        // P1 stops answering: its partition is given up and 1 fails; its successors would wait
+        // for 9, but the rule on P2 hears of the failure now.
+        let applied = suspect(&mut b, T0 + 1000, "peerA");
+        let told: Vec<(String, Message)> = sent(&applied)
+            .into_iter()
+            .filter(|(_, m)| matches!(m, Message::StateChanged { .. }))
+            .collect();
+        let failed = mobiwf_proto::StateSet::EMPTY
+            .with(ActivityState::NotReady)
+            .with(ActivityState::Failed);
+        assert_eq!(
+            told,
+            [(
+                "peerB".to_owned(),
+                Message::StateChanged {
+                    instance: InstanceId(1),
+                    activity: ActivityId(1),
+                    entered: failed,
+                }
+            )]
+        );
+    }
 }

@@ -282,4 +282,37 @@ scenarios! {
         assert_eq!(state(&e, 50, 1), ActivityState::Failed);
         assert!(detail(&e, 50, 1).contains("flag file"), "{}", detail(&e, 50, 1));
     }
+
+    fn the_controller_s_word_of_completion_cancels_what_runs_here() {
+        let mut e = Engine::new();
+        let d = doc(
+            57,
+            &[
+                A {
+                    id: 1,
+                    command: Some("long"),
+                    ..A::default()
+                },
+                A {
+                    id: 2,
+                    pre: &[(9, false)],
+                    ..A::default()
+                },
+            ],
+        );
+        deploy(&mut e, 57, 1, &d);
+        let fx = at(
+            &mut e,
+            1500,
+            Input::Completed {
+                instance: InstanceId(57),
+                by: ActivityId(9),
+            },
+        );
+        assert_eq!(state(&e, 57, 1), ActivityState::Cancelled);
+        assert_eq!(state(&e, 57, 2), ActivityState::Cancelled);
+        assert!(detail(&e, 57, 2).contains("completed by its completion activity 9"));
+        assert_eq!(kills(&fx), [(1, 0)]);
+        assert!(result_of(&fx).is_some(), "the partition is done");
+    }
 }
