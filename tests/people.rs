@@ -439,3 +439,66 @@ fn lock_release_and_unlock_give_the_item_back_to_everyone() {
         mesh.wait_history(id, what);
     }
 }
+
+/// A manual activity is `ready` while offered and `running` once selected (issue 13): a
+/// dependency rule on another node that names its `RUNNING` releases its activity when alice
+/// selects, not before, and not only when she completes.
+#[test]
+fn a_rule_on_another_node_follows_the_selection_of_a_work_item() {
+    let mesh = Mesh::start("people-rule-running", TWO_TECHS);
+    let xml = workflow(&[(1, TECH, &[])])
+        .replace(
+            "    </activity>\n  </activities>",
+            r#"    </activity>
+    <activity id="2">
+      <nameActivity>A2</nameActivity>
+      <activityTypeId>99</activityTypeId>
+      <preconditions/>
+      <depends><term activity="1" state="RUNNING"/></depends>
+    </activity>
+  </activities>"#,
+        )
+        .replace(
+            "<activityType id=\"1\"><description>Field work</description></activityType>",
+            "<activityType id=\"1\"><description>Field work</description></activityType>\
+             <activityType id=\"99\"/>",
+        )
+        .replace(
+            "    </partition>\n  </partitions>",
+            "    </partition>\n    <partition id=\"2\"><partnerId>2</partnerId><activityId>2</activityId></partition>\n  </partitions>",
+        )
+        .replace(
+            "    </partner>\n  </partners>",
+            "    </partner>\n    <partner id=\"2\"><name>D1</name><skills><activityTypeId>99</activityTypeId></skills></partner>\n  </partners>",
+        );
+    let file = mesh.write("rule-running.xml", &xml);
+    let id = mesh.controller.submit(&file);
+    mesh.wait_item("alice", id, 1, "offered");
+    let state = |a: u64| {
+        let status = mesh.controller.status(id);
+        status["activities"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .find(|x| x["id"].as_u64() == Some(a))
+            .map(|x| x["state"].as_str().unwrap_or_default().to_owned())
+            .unwrap()
+    };
+    wait_for("1 ready at the controller", SOON, || {
+        (state(1) == "ready").then_some(())
+    });
+    assert_eq!(
+        mesh::node_state(&mesh.d1, id, 2).as_deref(),
+        Some("not_ready"),
+        "2 waits while 1 is only offered"
+    );
+    mesh.ok("alice", "select", id, 1, &[]);
+    wait_for("2 ran on D1 once alice selected 1", SOON, || {
+        (mesh::node_state(&mesh.d1, id, 2).as_deref() == Some("succeeded")).then_some(())
+    });
+    wait_for("1 running at the controller", SOON, || {
+        (state(1) == "running").then_some(())
+    });
+    mesh.ok("alice", "complete", id, 1, &[]);
+    mesh.succeeded(id);
+}
