@@ -1,6 +1,6 @@
 //! The physical floor a hand-off cannot beat, measured in the same run: a bare libp2p
 //! request-response round trip on the daemons' own transport (TCP + Noise + Yamux, the
-//! `/mobiwf/exec/1` codec) between two processes, and a synced RocksDB write of a
+//! `/mobiwf/exec/*` codec) between two processes, and a synced RocksDB write of a
 //! notification's size. A hop is one message one way plus the synced write before it (and,
 //! until the successor's start is on disk, the one after it).
 

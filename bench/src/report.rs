@@ -229,7 +229,8 @@ fn floor_section(md: &mut String, run: &Run<'_>, floor_us: f64) {
     let rt = &run.floor.round_trip;
     let _ = writeln!(
         md,
-        "| libp2p request → reply between two processes (TCP + Noise + Yamux, `/mobiwf/exec/1`) | {} | {} |",
+        "| libp2p request → reply between two processes (TCP + Noise + Yamux, `{}`) | {} | {} |",
+        mobiwf_proto::PROTOCOL,
         ms(rt.p50()),
         ms(rt.p99())
     );

@@ -13,7 +13,9 @@ use crate::people::{
 use crate::{ActivityId, ActivityTypeId, InstanceId, NodeId, NodeName, PartitionId, TaskState};
 
 /// The request-response protocol name (and version) of mobiwf execution messages.
-pub const PROTOCOL: &str = "/mobiwf/exec/1";
+/// Version 2: task states (`not_ready` for `waiting`), `StateChanged`, `Completed`, and the
+/// fields of rules and routing on `Notify` and in records.
+pub const PROTOCOL: &str = "/mobiwf/exec/2";
 
 /// The largest request or reply frame accepted, in bytes. A partition document is at most
 /// `mobiwf_xml_schema::limits::MAX_DOCUMENT_BYTES` (4 MiB); this leaves room for JSON escaping.
