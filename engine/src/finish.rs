@@ -51,6 +51,15 @@ impl Engine {
         };
         let waiting_to_retry = matches!(p.life, Life::RetryWait { .. });
         let (retried, ready) = (p.retried, p.life == Life::Ready);
+        let interrupted = self.known.get(&instance).is_some_and(|k| k.interrupted);
+        if by == Finisher::Person && ready && interrupted {
+            // Taking it up and finishing it would start it: not while the instance is held.
+            return Err(Refusal::NotCompletable {
+                instance,
+                activity,
+                reason: crate::items::INTERRUPTED.to_owned(),
+            });
+        }
         if by == Finisher::Person && ready {
             self.step(key, activity, Event::Start);
         }

@@ -22,6 +22,10 @@ use crate::lifecycle::{Event, Life};
 use crate::run::RunKey;
 use crate::{Effect, Engine, Refusal};
 
+/// Why work is not taken up while its instance is interrupted.
+pub(crate) const INTERRUPTED: &str =
+    "its instance is interrupted: nothing new starts until an operator resumes it";
+
 /// A user's action on a work item, as [`crate::Input::Claim`] says it.
 pub(crate) struct Claim {
     pub(crate) instance: InstanceId,
@@ -89,6 +93,20 @@ impl Engine {
                 })
             }
             _ => decide(&ctx, &mut after, &claim.action),
+        };
+        // Taking up work that nobody had taken starts its activity: not while an operator
+        // holds the instance.
+        let interrupted = self
+            .known
+            .get(&claim.instance)
+            .is_some_and(|k| k.interrupted);
+        let decided = match decided {
+            Decided::Changed if interrupted && !item.taken() && after.taken() => {
+                Decided::Refused(Verdict::Invalid {
+                    reason: INTERRUPTED.to_owned(),
+                })
+            }
+            other => other,
         };
         let reply = |verdict: Verdict| {
             device.clone().map(|device| Reply {

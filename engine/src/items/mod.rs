@@ -30,7 +30,7 @@ use serde::{Deserialize, Serialize};
 
 use crate::run::RunKey;
 
-pub(crate) use claim::Claim;
+pub(crate) use claim::{Claim, INTERRUPTED};
 pub use store::{RestoredPeople, StoredDirectory, StoredItem, StoredToken};
 
 /// Names a work item on its host: its instance and its activity.

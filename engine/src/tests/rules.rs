@@ -269,4 +269,35 @@ scenarios! {
         assert_eq!(state(&e, 2, 3), ActivityState::Running);
         assert_eq!(executes(&fx), [(9, 0)], "9 starts when 3 is taken up");
     }
+
+    fn no_work_is_taken_up_while_the_instance_is_interrupted() {
+        // A work item: alice's select is refused while the instance is held.
+        let mut e = host(directory(1, three()));
+        deploy_manual(&mut e, 1000, 1, (3, &tech(Method::Fcfa)));
+        control(&mut e, 1500, 1, Control::Interrupt);
+        let fx = claim(&mut e, 2000, (1, 3), "alice", ItemAction::Select, Some("N1"));
+        assert!(format!("{fx:?}").contains("interrupted"), "{fx:?}");
+        assert_eq!(state(&e, 1, 3), ActivityState::Ready);
+        control(&mut e, 2100, 1, Control::Resume);
+        claim(&mut e, 2200, (1, 3), "alice", ItemAction::Select, Some("N1"));
+        assert_eq!(state(&e, 1, 3), ActivityState::Running);
+        // The node's worklist: a person cannot take it up and finish it either.
+        let mut e = Engine::new();
+        let d = doc(
+            58,
+            &[A {
+                id: 1,
+                extra: "<kind>manual</kind>",
+                ..A::default()
+            }],
+        );
+        deploy(&mut e, 58, 1, &d);
+        control(&mut e, 1500, 58, Control::Interrupt);
+        let err = finished(&mut e, 58, 1, true, Finisher::Person).unwrap_err();
+        assert!(err.to_string().contains("interrupted"), "{err}");
+        assert_eq!(state(&e, 58, 1), ActivityState::Ready);
+        control(&mut e, 1600, 58, Control::Resume);
+        finished(&mut e, 58, 1, true, Finisher::Person).expect("completed");
+        assert_eq!(state(&e, 58, 1), ActivityState::Succeeded);
+    }
 }
