@@ -10,7 +10,7 @@ use mobiwf_proto::{
     ActivityId, ActivityState, Message, NodeId, NodeName, Outcome, PartitionId, StateSet,
     cancelled_by_design,
 };
-use mobiwf_xml_schema::{Contingency, WorkflowDefinition, route_for};
+use mobiwf_xml_schema::{Activity, Contingency, WorkflowDefinition, routed_to};
 
 use crate::chain::{self, Way};
 use crate::contingency::{awaits_stand_in, place, relay_to_stand_ins};
@@ -106,14 +106,9 @@ pub(crate) fn successors(
     id: ActivityId,
 ) -> Vec<ActivityId> {
     let at = chain::end(inst, id, Way::ToOrigin);
-    let named = |a: &mobiwf_xml_schema::Activity| {
-        a.depends
-            .as_ref()
-            .is_some_and(|r| r.terms().iter().any(|(t, _)| *t == id || *t == at))
-    };
     def.activities
         .iter()
-        .filter(|a| a.preconditions.contains(&at) || named(a))
+        .filter(|a| a.preconditions.contains(&at) || rule_names(a, id) || rule_names(a, at))
         .map(|a| a.id)
         .collect()
 }
@@ -331,13 +326,9 @@ pub(crate) fn notify_peer(
 ) {
     // The states a dependency rule there may look at, as the controller knows them: sent
     // when some rule names the activity.
-    let ruled = ctx.def.is_some_and(|d| {
-        d.activities.iter().any(|a| {
-            a.depends
-                .as_ref()
-                .is_some_and(|r| r.terms().iter().any(|(t, _)| *t == id))
-        })
-    });
+    let ruled = ctx
+        .def
+        .is_some_and(|d| d.activities.iter().any(|a| rule_names(a, id)));
     let entered = if ruled {
         entered_of(inst, id)
     } else {
@@ -348,13 +339,11 @@ pub(crate) fn notify_peer(
     if let Some(v) = view(inst, id).filter(|v| v.state.is_final()) {
         flag = v.flag.clone();
         // A success whose routes chose: the successors they lead to.
-        let routes = ctx
+        routed = ctx
             .def
             .and_then(|d| d.activities.iter().find(|a| a.id == id))
-            .map(|a| a.routes.as_slice())
-            .filter(|r| !r.is_empty() && v.state == ActivityState::Succeeded);
-        routed =
-            routes.map(|r| route_for(r, flag.as_deref()).map_or_else(Vec::new, |r| r.to.clone()));
+            .and_then(|a| routed_to(&a.routes, flag.as_deref()))
+            .filter(|_| v.state == ActivityState::Succeeded);
     }
     if let Some(node) = ctx.nodes.get(to_peer).cloned() {
         ctx.send(
@@ -479,11 +468,7 @@ fn tell_rule_partners(inst: &Instance, ctx: &mut Ctx<'_>, id: ActivityId) {
     let nodes: Vec<NodeInfo> = def
         .activities
         .iter()
-        .filter(|a| {
-            a.depends
-                .as_ref()
-                .is_some_and(|r| r.terms().iter().any(|(t, _)| *t == id))
-        })
+        .filter(|a| rule_names(a, id))
         .filter_map(|a| holder(inst, ctx.nodes, a.id))
         .filter(|(node, p)| Some(*p) != own && told.insert(node.peer.clone()))
         .map(|(node, _)| node.clone())
@@ -497,4 +482,9 @@ fn tell_rule_partners(inst: &Instance, ctx: &mut Ctx<'_>, id: ActivityId) {
         };
         ctx.send(&node, message);
     }
+}
+
+/// True when activity `a`'s dependency rule names activity `id`.
+fn rule_names(a: &Activity, id: ActivityId) -> bool {
+    a.depends.as_ref().is_some_and(|r| r.names(id))
 }

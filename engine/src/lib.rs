@@ -385,11 +385,12 @@ impl Engine {
         self.now_us = now_us;
         let mut effects = Vec::new();
         let result = self.dispatch(now_us / 1000, input, &mut effects);
-        let told = std::mem::take(&mut self.told);
         if result.is_ok() {
             self.close_ended_items(&mut effects);
-            effects.extend(told);
             effects.append(&mut self.told);
+        } else {
+            // A refused input changed nothing, so it told nothing either.
+            self.told.clear();
         }
         self.refresh_deadlines();
         result.map(|()| effects)

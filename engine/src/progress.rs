@@ -4,7 +4,7 @@
 //! change of an activity's state goes through [`Engine::step`].
 
 use mobiwf_proto::{ActivityId, ActivityRecord, ActivityState, InstanceId, Message, StateSet};
-use mobiwf_xml_schema::{ActivityKind, Contingency, PartitionActivity, route_for};
+use mobiwf_xml_schema::{ActivityKind, Contingency, PartitionActivity, routed_to};
 
 use crate::lifecycle::{Event, Life};
 use crate::readiness::Readiness;
@@ -158,9 +158,9 @@ impl Engine {
             // Offered to its users (their devices and the controller hear of it as item
             // events), or on the node's worklist: the controller is told it is ready.
             (ActivityKind::Manual | ActivityKind::SemiAutomatic, _) => {
-                if self.people_of(key, activity).is_some() {
-                    self.offer_item(key, activity, effects);
-                } else if let Some(record) = self.runs.get(&key).and_then(|r| r.record(activity)) {
+                if !self.offer_item(key, activity, effects)
+                    && let Some(record) = self.runs.get(&key).and_then(|r| r.record(activity))
+                {
                     effects.push(report(key, record));
                 }
             }
@@ -217,8 +217,8 @@ fn notifications(
     let p = run.progress(activity);
     let entered = p.map(Progress::entered).unwrap_or_default();
     let flag = p.and_then(|p| p.flag.clone());
-    let routed = (state == ActivityState::Succeeded && !act.routes.is_empty())
-        .then(|| route_for(&act.routes, flag.as_deref()).map_or_else(Vec::new, |r| r.to.clone()));
+    let routed =
+        routed_to(&act.routes, flag.as_deref()).filter(|_| state == ActivityState::Succeeded);
     let mut out = Vec::new();
     for (location, ruled) in partners(run, act) {
         let entered = if ruled { entered } else { StateSet::EMPTY };

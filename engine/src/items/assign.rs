@@ -26,11 +26,17 @@ impl Engine {
         (by_people && act.people.assigned()).then(|| act.people.clone())
     }
 
-    /// The activity just started: its work item is created and offered (or, when nobody can
-    /// be offered it, kept unassigned until a newer directory comes).
-    pub(crate) fn offer_item(&mut self, key: RunKey, activity: ActivityId, fx: &mut Vec<Effect>) {
+    /// The activity just became ready: when it names people, its work item is created and
+    /// offered (or, when nobody can be offered it, kept unassigned until a newer directory
+    /// comes). False when it names nobody (it waits on its node's worklist).
+    pub(crate) fn offer_item(
+        &mut self,
+        key: RunKey,
+        activity: ActivityId,
+        fx: &mut Vec<Effect>,
+    ) -> bool {
         let Some(people) = self.people_of(key, activity) else {
-            return;
+            return false;
         };
         let now_ms = self.now_ms();
         let mut item = Item::new(key, activity, now_ms);
@@ -42,6 +48,7 @@ impl Engine {
         self.host.items.insert(id, item);
         self.host.dirty_items.insert(id);
         self.publish(id, &before, None, Vec::new(), fx);
+        true
     }
 
     /// A directory from the controller: kept when newer than the one held (an older one is

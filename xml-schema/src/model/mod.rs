@@ -22,4 +22,4 @@ pub use people::{
     Basis, Department, DepartmentId, Method, Organisation, People, Policy, Role, RoleGrant, RoleId,
     Team, TeamId, User, UserId,
 };
-pub use rules::{Merge, Route, Rule, TaskState, route_for};
+pub use rules::{Merge, Route, Rule, TaskState, route_for, routed_to};

@@ -87,6 +87,14 @@ pub enum Rule {
 }
 
 impl Rule {
+    /// True when a term names `activity`.
+    pub fn names(&self, activity: ActivityId) -> bool {
+        match self {
+            Rule::Term { activity: a, .. } => *a == activity,
+            Rule::And(rules) | Rule::Or(rules) => rules.iter().any(|r| r.names(activity)),
+        }
+    }
+
     /// Every term, in document order: (activity, state).
     pub fn terms(&self) -> Vec<(ActivityId, TaskState)> {
         let mut out = Vec::new();
@@ -161,4 +169,11 @@ pub fn route_for<'a>(routes: &'a [Route], flag: Option<&str>) -> Option<&'a Rout
         .iter()
         .find(|r| r.flag.is_some() && r.flag.as_deref() == flag)
         .or_else(|| routes.iter().find(|r| r.flag.is_none()))
+}
+
+/// Where the `routes` of an activity that succeeded with `flag` lead: `None` without routes
+/// (every successor goes on), else the successors the route taken lists (none when no route
+/// applies). What its partners are told (`Notify.routed`).
+pub fn routed_to(routes: &[Route], flag: Option<&str>) -> Option<Vec<ActivityId>> {
+    (!routes.is_empty()).then(|| route_for(routes, flag).map_or_else(Vec::new, |r| r.to.clone()))
 }

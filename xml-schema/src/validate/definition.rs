@@ -6,7 +6,7 @@ use super::cycles::find_cycles;
 use super::people::check_people;
 use super::routing::{Place, Targets, check_merge, check_routes};
 use super::rules::{check_dependency_cycles, check_depends, check_terms_on_stand_ins};
-use super::{command_problem, duplicates, list, retries_problem};
+use super::{check_command_and_retries, duplicates, list};
 use crate::diagnostic::{Diagnostic, Pos};
 use crate::model::{
     Activity, ActivityId, ActivityTypeId, Contingency, Partition, Partner, PartnerId,
@@ -120,7 +120,13 @@ fn check_activity(
         check_depends(diags, map, (i, a.id), rule, Some(&declared.activities));
         check_terms_on_stand_ins(diags, map, (i, a.id), rule, &declared.contingencies);
     }
-    check_command_and_retries(diags, map, i, a);
+    check_command_and_retries(
+        diags,
+        map,
+        (i, a.id, a.kind),
+        a.command.as_deref(),
+        a.retries,
+    );
     check_people(diags, map, i, a.id, a.kind, &a.people);
     check_contingency(diags, declared, map, i, a);
     let place = Place { map, i, id: a.id };
@@ -208,23 +214,6 @@ fn check_preconditions(
                 ),
             ));
         }
-    }
-}
-
-/// Checks `retries` (only automatic activities are retried, and a bounded number of times)
-/// and `command` (a dummy runs none).
-fn check_command_and_retries(diags: &mut Vec<Diagnostic>, map: &SourceMap, i: usize, a: &Activity) {
-    if let Some(problem) = command_problem(a.id, a.kind, a.command.as_deref()) {
-        diags.push(Diagnostic::new(
-            map.pos_or(Node::ActivityField(i, "command"), Node::Activity(i)),
-            problem,
-        ));
-    }
-    if let Some(problem) = retries_problem(a.id, a.kind, a.retries) {
-        diags.push(Diagnostic::new(
-            map.pos_or(Node::ActivityField(i, "retries"), Node::Activity(i)),
-            problem,
-        ));
     }
 }
 

@@ -22,6 +22,7 @@ use std::hash::Hash;
 use crate::diagnostic::{Diagnostic, Pos};
 use crate::limits::MAX_RETRIES;
 use crate::model::{ActivityId, ActivityKind, Retries};
+use crate::source_map::{Node, SourceMap};
 
 /// Reports every repeated id among `items` (at the repetition, naming the first).
 fn duplicates<K: Copy + Eq + Hash + std::fmt::Display>(
@@ -84,6 +85,30 @@ fn retries_problem(id: ActivityId, kind: ActivityKind, retries: Retries) -> Opti
         ))
     } else {
         None
+    }
+}
+
+/// Reports the problems of the `command` and `retries` of activity `id` of `kind` (the `i`th
+/// of its document), in either language: a dummy runs nothing, only automatic activities are
+/// retried.
+fn check_command_and_retries(
+    diags: &mut Vec<Diagnostic>,
+    map: &SourceMap,
+    (i, id, kind): (usize, ActivityId, ActivityKind),
+    command: Option<&str>,
+    retries: Retries,
+) {
+    if let Some(problem) = command_problem(id, kind, command) {
+        diags.push(Diagnostic::new(
+            map.pos_or(Node::ActivityField(i, "command"), Node::Activity(i)),
+            problem,
+        ));
+    }
+    if let Some(problem) = retries_problem(id, kind, retries) {
+        diags.push(Diagnostic::new(
+            map.pos_or(Node::ActivityField(i, "retries"), Node::Activity(i)),
+            problem,
+        ));
     }
 }
 

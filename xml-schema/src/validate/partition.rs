@@ -5,7 +5,7 @@ use std::collections::HashSet;
 use super::people::check_people;
 use super::routing::{Place, Targets, check_merge, check_routes};
 use super::rules::check_depends;
-use super::{command_problem, duplicates, retries_problem};
+use super::{check_command_and_retries, duplicates};
 use crate::diagnostic::Diagnostic;
 use crate::model::{ActivityId, PartitionActivity, PartitionDocument};
 use crate::source_map::{Node, SourceMap};
@@ -37,18 +37,13 @@ pub fn validate_partition(doc: &PartitionDocument, map: &SourceMap) -> Vec<Diagn
 /// Checks the extensions of activity `a` (the `i`th): command, retries, people, its
 /// dependency rule, merge and routes.
 fn check_extensions(diags: &mut Vec<Diagnostic>, map: &SourceMap, i: usize, a: &PartitionActivity) {
-    if let Some(problem) = command_problem(a.id, a.kind, a.command.as_deref()) {
-        diags.push(Diagnostic::new(
-            map.pos_or(Node::ActivityField(i, "command"), Node::Activity(i)),
-            problem,
-        ));
-    }
-    if let Some(problem) = retries_problem(a.id, a.kind, a.retries) {
-        diags.push(Diagnostic::new(
-            map.pos_or(Node::ActivityField(i, "retries"), Node::Activity(i)),
-            problem,
-        ));
-    }
+    check_command_and_retries(
+        diags,
+        map,
+        (i, a.id, a.kind),
+        a.command.as_deref(),
+        a.retries,
+    );
     check_people(diags, map, i, a.id, a.kind, &a.people);
     if let Some(rule) = &a.depends {
         // A term may name an activity of another partition: not checked here.
