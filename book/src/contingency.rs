@@ -204,6 +204,7 @@ fn successor_holders(
         if let Some((n, _)) = holder(inst, ctx.nodes, s) {
             adjacents.push(Adjacent {
                 states: Vec::new(),
+                carries: Vec::new(),
                 id: s,
                 location: ctx
                     .routing

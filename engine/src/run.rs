@@ -297,6 +297,7 @@ fn unparsed() -> PartitionDocument {
         workflow_id: mobiwf_xml_schema::WorkflowId(0),
         start_time: None,
         activities: Vec::new(),
+        data: Vec::new(),
     }
 }
 

@@ -95,6 +95,7 @@ pub fn derive_partitions(def: &WorkflowDefinition, opts: &DeriveOptions) -> Vec<
                                     id: *succ,
                                     location: location(home),
                                     states: states.clone(),
+                                    carries: Vec::new(),
                                 },
                                 home != index,
                             ))
@@ -112,6 +113,7 @@ pub fn derive_partitions(def: &WorkflowDefinition, opts: &DeriveOptions) -> Vec<
                     workflow_id: opts.workflow_id.unwrap_or(def.id),
                     start_time: opts.start_time.clone(),
                     activities,
+                    data: Vec::new(),
                 },
             }
         })
@@ -147,6 +149,7 @@ pub fn derive_contingency(
         workflow_id: opts.workflow_id.unwrap_or(def.id),
         start_time: opts.start_time.clone(),
         activities: vec![stand_in],
+        data: Vec::new(),
     })
 }
 
@@ -240,6 +243,7 @@ fn partition_activity(
         kind: a.kind,
         command: a.command.clone(),
         retries: a.retries,
+        data: a.data.clone(),
         people: a.people.clone(),
     }
 }

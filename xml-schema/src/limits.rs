@@ -56,3 +56,10 @@ pub const MAX_RULE_TERMS: usize = 256;
 /// Longest completion flag (`<route flag>`, `<merge flag>`, `complete --flag`, the flag file a
 /// command writes), in characters. A flag names a decision ("approved"), not a report.
 pub const MAX_FLAG_CHARS: usize = 64;
+
+/// Most names (`<value>` and `<file>`) one workflow's `<data>` may declare. Each instance keeps
+/// every one on the nodes that use it.
+pub const MAX_DATA_ITEMS: usize = 256;
+
+/// Longest data name, in characters. A name is also a file name in `MOBIWF_DATA_DIR`.
+pub const MAX_DATA_NAME_CHARS: usize = 64;

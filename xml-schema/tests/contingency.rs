@@ -52,6 +52,7 @@ fn a_contingency_document_follows_the_rules_of_every_partition_document() {
             "/ip4/127.0.0.1/tcp/7712/p2p/12D3KooWPNk8KMD51C6CPmDkcotb5s4rKmSxWm6Qiey9fVtEGhj7"
                 .to_owned(),
         states: Vec::new(),
+        carries: Vec::new(),
     };
     let doc = derive_contingency(
         &def,

@@ -262,6 +262,7 @@ fn activity() -> impl Strategy<Value = Activity> {
                 command,
                 retries,
                 people,
+                data: Default::default(),
             },
         )
 }
@@ -316,6 +317,7 @@ fn definition() -> impl Strategy<Value = WorkflowDefinition> {
                     activity_types,
                     partitions,
                     partners,
+                    data: Vec::new(),
                 }
             },
         )
@@ -336,6 +338,7 @@ fn partition_document() -> impl Strategy<Value = PartitionDocument> {
             id: ActivityId(id),
             location,
             states,
+            carries: Vec::new(),
         });
     let activity = (
         (
@@ -383,6 +386,7 @@ fn partition_document() -> impl Strategy<Value = PartitionDocument> {
                     command,
                     retries,
                     people,
+                    data: Default::default(),
                 }
             },
         );
@@ -395,6 +399,7 @@ fn partition_document() -> impl Strategy<Value = PartitionDocument> {
             workflow_id: WorkflowId(id),
             start_time,
             activities,
+            data: Vec::new(),
         })
 }
 
@@ -439,7 +444,9 @@ proptest! {
                 command: None,
                 retries: Retries::default(),
                 people,
+                data: Default::default(),
             }],
+            data: Vec::new(),
         };
         let problems = validate_partition(&doc, &SourceMap::default());
         prop_assert!(problems.is_empty(), "{:?}", problems);

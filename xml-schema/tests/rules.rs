@@ -428,6 +428,7 @@ fn adjacent_states_are_read_in_any_case_and_kept_in_task_state_order() {
                 TaskState::Running,
                 TaskState::Succeeded
             ],
+            carries: Vec::new(),
         }]
     );
     let none = partition(&adjacents_xml("")).unwrap();
@@ -509,6 +510,7 @@ fn the_example_with_rules_is_valid_and_derives_rule_successors() {
         id: ActivityId(id),
         location: ip.into(),
         states: states.to_vec(),
+        carries: Vec::new(),
     };
     assert_eq!(
         repair.adjacents,

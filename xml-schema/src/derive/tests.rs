@@ -35,6 +35,7 @@ fn activity(id: u64, preconditions: &[u64], depends: Option<Rule>) -> Activity {
         kind: ActivityKind::Automatic,
         command: None,
         retries: Retries::default(),
+        data: crate::DataAccess::default(),
         people: People::default(),
     }
 }
@@ -67,6 +68,7 @@ fn definition(activities: Vec<Activity>, first: &[u64]) -> WorkflowDefinition {
         activity_types: Vec::new(),
         partitions: vec![partition(1, one), partition(2, two)],
         partners: vec![partner(1), partner(2)],
+        data: Vec::new(),
     }
 }
 
@@ -84,6 +86,7 @@ fn adjacent(id: u64, partner: u64, states: &[TaskState]) -> Adjacent {
         id: ActivityId(id),
         location: format!("10.0.0.{partner}"),
         states: states.to_vec(),
+        carries: Vec::new(),
     }
 }
 

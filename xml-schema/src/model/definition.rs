@@ -22,6 +22,9 @@ pub struct WorkflowDefinition {
     pub partitions: Vec<Partition>,
     /// `partners/partner`.
     pub partners: Vec<Partner>,
+    /// Extension `data` (after `partners`): the instance data its activities read and write,
+    /// in document order; default none.
+    pub data: Vec<super::data::DataItem>,
 }
 
 /// One activity of a definition.
@@ -62,6 +65,8 @@ pub struct Activity {
     pub command: Option<String>,
     /// Extension `retries` (automatic activities only): tries after a failed one; default none.
     pub retries: Retries,
+    /// Extensions `reads` and `writes`: the instance data it uses; default none.
+    pub data: super::data::DataAccess,
     /// Extensions `role`, `department`, `team`, `assignment`, `policy`, `priority`,
     /// `disconnected` (manual and semi-automatic activities): who does it; default none.
     pub people: super::people::People,

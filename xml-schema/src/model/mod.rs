@@ -5,6 +5,7 @@
 //! `read(write(x)) == x` holds for every value.
 
 mod common;
+mod data;
 mod definition;
 mod flag;
 mod partition;
@@ -15,6 +16,7 @@ pub use common::{
     ActivityId, ActivityKind, ActivityTypeId, Contingency, PartitionId, PartnerId, Retries, Status,
     WorkflowId,
 };
+pub use data::{DataAccess, DataItem, DataKind, data_name_problem, number_problem};
 pub use definition::{Activity, ActivityType, Partition, Partner, WorkflowDefinition};
 pub use flag::{FlagFault, flag_fault, flag_problem};
 pub use partition::{Adjacent, PartitionActivity, PartitionDocument, Precondition};

@@ -12,6 +12,9 @@ pub struct PartitionDocument {
     pub start_time: Option<String>,
     /// `activities/activity` (also accepted directly under `workflow`).
     pub activities: Vec<PartitionActivity>,
+    /// Extension `data` (after `activities`): the declarations of the instance data its
+    /// activities read, write or carry; default none.
+    pub data: Vec<super::data::DataItem>,
 }
 
 /// One activity of a partition.
@@ -53,6 +56,8 @@ pub struct PartitionActivity {
     pub command: Option<String>,
     /// Extension `retries` (automatic activities only); default none.
     pub retries: Retries,
+    /// Extensions `reads` and `writes`, as in the definition.
+    pub data: super::data::DataAccess,
     /// Extensions `role`, `department`, `team`, `assignment`, `policy`, `priority`,
     /// `disconnected` (manual and semi-automatic activities): who does it; default none.
     pub people: super::people::People,
@@ -83,4 +88,8 @@ pub struct Adjacent {
     /// Not empty: its partner is told when this activity enters each non-final state listed,
     /// and of its end with every state it entered.
     pub states: Vec<super::rules::TaskState>,
+    /// Extension `carries` (derived): the instance data names the notification to the
+    /// successor's partner carries (what it or the activities after it read, and this
+    /// activity or one before it wrote). Empty: no data.
+    pub carries: Vec<String>,
 }

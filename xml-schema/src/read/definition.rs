@@ -126,6 +126,7 @@ pub(crate) fn read_definition(ctx: &mut Ctx, root: &Element) -> Option<WorkflowD
         activity_types,
         partitions,
         partners,
+        data: Vec::new(),
     })
 }
 
@@ -175,6 +176,7 @@ fn read_activity(ctx: &mut Ctx, el: &Element, index: usize) -> Activity {
         kind: common.kind,
         command: common.command,
         retries: common.retries,
+        data: crate::DataAccess::default(),
         people: common.people,
     }
 }

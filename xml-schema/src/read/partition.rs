@@ -76,6 +76,7 @@ pub(crate) fn read_partition(ctx: &mut Ctx, root: &Element) -> Option<PartitionD
         workflow_id: WorkflowId(id),
         start_time,
         activities,
+        data: Vec::new(),
     })
 }
 
@@ -106,6 +107,7 @@ fn read_activity(ctx: &mut Ctx, el: &Element, index: usize) -> PartitionActivity
         kind: common.kind,
         command: common.command,
         retries: common.retries,
+        data: crate::DataAccess::default(),
         people: common.people,
     }
 }
@@ -197,6 +199,7 @@ fn read_adjacents(ctx: &mut Ctx, el: &Element, index: usize, owner: &str) -> Vec
                 .map(|e| ctx.leaf(e).to_string())
                 .unwrap_or_default(),
             states: states.unwrap_or_default(),
+            carries: Vec::new(),
         });
     }
     adjacents
