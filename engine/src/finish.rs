@@ -4,6 +4,7 @@
 use mobiwf_proto::{ActivityId, ActivityState, InstanceId};
 use mobiwf_xml_schema::{ActivityKind, flag_problem};
 
+use crate::data::check_writes;
 use crate::lifecycle::{Event, Life};
 use crate::run::RunKey;
 use crate::{Effect, Engine, Finisher, Refusal};
@@ -17,6 +18,7 @@ pub(crate) struct Ended {
     pub(crate) by: Finisher,
     pub(crate) attempt: u32,
     pub(crate) flag: Option<String>,
+    pub(crate) written: Vec<(String, mobiwf_proto::DataValue)>,
 }
 
 impl Engine {
@@ -36,19 +38,33 @@ impl Engine {
             by,
             attempt,
             flag,
+            written,
         } = ended;
         let key = self.finishable(instance, activity, by)?;
+        let Some(run) = self.runs.get(&key) else {
+            return Ok(());
+        };
+        let (Some(act), Some(p)) = (run.activity(activity), run.progress(activity)) else {
+            return Ok(());
+        };
+        let written = if succeeded {
+            check_writes(run, act, written)
+        } else {
+            Ok(Vec::new())
+        };
         let bad_flag = flag.as_deref().and_then(flag_problem);
-        if let (Some(reason), Finisher::Person) = (&bad_flag, by) {
+        let refused = match (&bad_flag, &written) {
+            (Some(reason), _) => Some(reason.clone()),
+            (None, Err(reason)) => Some(reason.clone()),
+            (None, Ok(_)) => None,
+        };
+        if let (Some(reason), Finisher::Person) = (refused, by) {
             return Err(Refusal::NotCompletable {
                 instance,
                 activity,
-                reason: reason.clone(),
+                reason,
             });
         }
-        let Some(p) = self.runs.get(&key).and_then(|r| r.progress(activity)) else {
-            return Ok(());
-        };
         let waiting_to_retry = matches!(p.life, Life::RetryWait { .. });
         let (retried, ready) = (p.retried, p.life == Life::Ready);
         let interrupted = self.known.get(&instance).is_some_and(|k| k.interrupted);
@@ -70,10 +86,14 @@ impl Engine {
         if let Some(reason) = bad_flag {
             let why = format!("its command wrote a flag file that is not a flag: {reason}");
             self.fail(key, activity, why, now_ms, effects);
+        } else if let Err(reason) = written {
+            let why = format!("its command wrote data it may not: {reason}");
+            self.fail(key, activity, why, now_ms, effects);
         } else if succeeded {
             if let Some(run) = self.runs.get_mut(&key) {
                 run.set_flag(activity, flag);
             }
+            self.keep_writes(key, activity, written.unwrap_or_default());
             self.conclude(key, activity, Event::Succeed { detail }, effects);
         } else {
             let why = detail.unwrap_or_else(|| "failed".to_owned());
@@ -172,7 +192,6 @@ impl Engine {
         if !matches!(run.life(activity), Some(Life::RetryWait { .. })) {
             return;
         }
-        let command = run.activity(activity).and_then(|a| a.command.clone());
         if !self.step(key, activity, Event::Retry) {
             return;
         }
@@ -181,13 +200,6 @@ impl Engine {
             .get(&key)
             .and_then(|r| r.progress(activity))
             .map_or(0, |p| p.retried);
-        if let Some(command) = command {
-            effects.push(Effect::Execute {
-                key,
-                activity,
-                attempt,
-                command,
-            });
-        }
+        effects.extend(self.execute(key, activity, attempt));
     }
 }

@@ -42,6 +42,12 @@ pub struct Known {
     pub interrupted: bool,
     /// An operator cancelled the instance: everything not finished is cancelled.
     pub cancelled: bool,
+    /// The instance data as this node knows it, by name: written here or carried here.
+    #[serde(default, skip_serializing_if = "BTreeMap::is_empty")]
+    pub data: BTreeMap<String, mobiwf_proto::Datum>,
+    /// Files `data` references whose content is not here yet, being fetched.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub missing: Vec<crate::data::Missing>,
 }
 
 impl Known {

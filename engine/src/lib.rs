@@ -29,11 +29,13 @@
 //! reads back, `view` what it shows.
 
 mod control;
+mod data;
 mod deploy;
 mod finish;
 mod items;
 mod known;
 pub mod lifecycle;
+mod notifications;
 mod notify;
 mod progress;
 mod readiness;
@@ -50,6 +52,7 @@ use mobiwf_proto::{
     PartitionId, StateSet, UserId,
 };
 
+pub use data::{Carried, Missing};
 pub use items::{
     Item, ItemCopy, ItemKey, RestoredPeople, StoredDirectory, StoredItem, StoredToken,
 };
@@ -103,6 +106,22 @@ pub enum Effect {
         attempt: u32,
         /// The command line (`sh -c`).
         command: String,
+        /// The instance data it reads, as known when it starts: each a file of its name in
+        /// `MOBIWF_DATA_DIR`.
+        reads: Vec<mobiwf_proto::Datum>,
+        /// The names it may write, with what each holds: read back from `MOBIWF_DATA_DIR`
+        /// when it succeeds.
+        writes: Vec<(String, mobiwf_xml_schema::DataKind)>,
+    },
+    /// Get the content of a file the instance data references from the partner that holds it
+    /// (in chunks, resuming where an earlier fetch stopped); then apply [`Input::Fetched`].
+    Fetch {
+        /// The instance that needs it.
+        instance: InstanceId,
+        /// The content's reference.
+        file: mobiwf_proto::FileRef,
+        /// The holder's location.
+        from: String,
     },
 }
 
@@ -141,6 +160,15 @@ pub enum Input {
         flag: Option<String>,
         /// Where its routes led (the successors that go on), when it has routes.
         routed: Option<Vec<ActivityId>>,
+        /// The instance data it carries.
+        carried: Carried,
+    },
+    /// The daemon holds the content of a file it was asked to fetch ([`Effect::Fetch`]).
+    Fetched {
+        /// The instance that needed it.
+        instance: InstanceId,
+        /// The content's reference.
+        file: mobiwf_proto::FileRef,
     },
     /// Another partner says an activity that a dependency rule here names entered a state.
     StateChanged {
@@ -205,6 +233,10 @@ pub enum Input {
         /// The completion flag it ended with (a person's choice, or what its command wrote
         /// to its flag file), read by routes and `<merge flag>`.
         flag: Option<String>,
+        /// The instance data it wrote (kept when it succeeded): each a name of its `<writes>`;
+        /// a person's text for a number is checked as a number. A file's content is already
+        /// in the daemon's store.
+        written: Vec<(String, mobiwf_proto::DataValue)>,
     },
     /// The controller sent a version of the organisation directory: kept when newer than
     /// the one held (an older one is ignored); then every open work item nobody could be
@@ -419,6 +451,7 @@ impl Engine {
                 entered,
                 flag,
                 routed,
+                carried,
             } => {
                 let word = notify::Word {
                     outcome,
@@ -426,8 +459,9 @@ impl Engine {
                     flag,
                     routed,
                 };
-                self.notified(instance, activity, word, fx)
+                self.notified(instance, activity, word, carried, fx)
             }
+            Input::Fetched { instance, file } => self.fetched(instance, &file, fx),
             Input::StateChanged {
                 instance,
                 activity,
@@ -470,6 +504,7 @@ impl Engine {
                 by,
                 attempt,
                 flag,
+                written,
             } => {
                 let ended = finish::Ended {
                     instance,
@@ -479,6 +514,7 @@ impl Engine {
                     by,
                     attempt,
                     flag,
+                    written,
                 };
                 self.finished(now_ms, ended, fx)?
             }

@@ -29,6 +29,7 @@ impl Engine {
         instance: InstanceId,
         activity: ActivityId,
         word: Word,
+        carried: crate::data::Carried,
         effects: &mut Vec<Effect>,
     ) {
         let Word {
@@ -37,7 +38,9 @@ impl Engine {
             flag,
             routed,
         } = word;
-        let learnt = self.learn_states(instance, activity, entered);
+        // Data is taken whatever the word: it holds a write, wherever it comes from.
+        let took = self.take_data(instance, carried, effects);
+        let learnt = self.learn_states(instance, activity, entered) || took;
         let known = self.known.entry(instance).or_default();
         let heard = if known.replaced.contains_key(&activity) {
             // Its contingency activity took over: the word is recorded, never used.

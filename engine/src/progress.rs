@@ -3,12 +3,12 @@
 //! (notifications, immediate reports), and the partition result once all is final. Every
 //! change of an activity's state goes through [`Engine::step`].
 
-use mobiwf_proto::{ActivityId, ActivityRecord, ActivityState, InstanceId, Message, StateSet};
-use mobiwf_xml_schema::{ActivityKind, Contingency, PartitionActivity, routed_to};
+use mobiwf_proto::{ActivityId, ActivityRecord, ActivityState, InstanceId, Message};
+use mobiwf_xml_schema::{ActivityKind, Contingency, PartitionActivity};
 
 use crate::lifecycle::{Event, Life};
 use crate::readiness::Readiness;
-use crate::run::{self, Progress, Run, RunKey};
+use crate::run::RunKey;
 use crate::{Effect, Engine, Target, Transition};
 
 impl Engine {
@@ -52,7 +52,7 @@ impl Engine {
             }
         };
         let name = run.activity(activity).map(|a| a.name.clone());
-        let told = state_changed(run, key, activity, after);
+        let told = crate::notifications::state_changed(run, key, activity, after);
         self.told.extend(told);
         self.touch_run(key);
         if after.is_final() {
@@ -79,6 +79,7 @@ impl Engine {
     /// nothing changes; then sends the partition result if the partition is done.
     pub(crate) fn advance(&mut self, key: RunKey, effects: &mut Vec<Effect>) {
         self.end_by_order(key, effects);
+        self.admit_synchronized(key, effects);
         while let Some((activity, next)) = self.next_move(key) {
             match next {
                 Readiness::Blocked(detail) => {
@@ -129,29 +130,41 @@ impl Engine {
     }
 
     /// Its preconditions and rule hold (or its `timeToWait` ran out): it synchronizes, and,
-    /// with no synchronization manager yet, is ready at once. Then an automatic activity
-    /// starts (its command runs; without one it succeeds at once); a manual one stays ready,
-    /// offered to its users or on the node's worklist.
+    /// with no synchronization manager yet, is ready at once, unless a file it reads has not
+    /// arrived (it is admitted when the file is fetched, `admit_synchronized`).
     pub(crate) fn start(&mut self, key: RunKey, activity: ActivityId, effects: &mut Vec<Effect>) {
+        if !self.step(key, activity, Event::Synchronize) {
+            return;
+        }
+        let here = self
+            .runs
+            .get(&key)
+            .and_then(|r| r.activity(activity))
+            .is_some_and(|a| self.data_here(key.instance, a));
+        if here && self.step(key, activity, Event::Admit) {
+            self.run_admitted(key, activity, effects);
+        }
+    }
+
+    /// A ready activity goes on: an automatic one starts (its command runs; without one it
+    /// succeeds at once); a manual one stays ready, offered to its users or on the node's
+    /// worklist.
+    pub(crate) fn run_admitted(
+        &mut self,
+        key: RunKey,
+        activity: ActivityId,
+        effects: &mut Vec<Effect>,
+    ) {
         let Some(act) = self.runs.get(&key).and_then(|r| r.activity(activity)) else {
             return;
         };
-        let (kind, command) = (act.kind, act.command.clone());
-        if !self.step(key, activity, Event::Synchronize) || !self.step(key, activity, Event::Admit)
-        {
-            return;
-        }
+        let (kind, has_command) = (act.kind, act.command.is_some());
         let automatic = matches!(kind, ActivityKind::Automatic | ActivityKind::Dummy);
         if automatic && !self.step(key, activity, Event::Start) {
             return;
         }
-        match (kind, command) {
-            (ActivityKind::Automatic, Some(command)) => effects.push(Effect::Execute {
-                key,
-                activity,
-                attempt: 0,
-                command,
-            }),
+        match (kind, has_command) {
+            (ActivityKind::Automatic, true) => effects.extend(self.execute(key, activity, 0)),
             (ActivityKind::Automatic | ActivityKind::Dummy, _) => {
                 self.conclude(key, activity, Event::Succeed { detail: None }, effects)
             }
@@ -165,6 +178,36 @@ impl Engine {
                 }
             }
         }
+    }
+
+    /// The effect that runs try `attempt` of an activity's command, with the instance data
+    /// it reads as known now and the names it may write.
+    pub(crate) fn execute(
+        &self,
+        key: RunKey,
+        activity: ActivityId,
+        attempt: u32,
+    ) -> Option<Effect> {
+        let run = self.runs.get(&key)?;
+        let act = run.activity(activity)?;
+        let command = act.command.clone()?;
+        let writes = act
+            .data
+            .writes
+            .iter()
+            .filter_map(|name| {
+                let decl = run.doc().data.iter().find(|d| d.name == *name)?;
+                Some((name.clone(), decl.kind))
+            })
+            .collect();
+        Some(Effect::Execute {
+            key,
+            activity,
+            attempt,
+            command,
+            reads: self.reads_of(key.instance, act),
+            writes,
+        })
     }
 
     /// Ends an activity by `event` (success, failure, block) and sends what its end calls
@@ -191,7 +234,7 @@ impl Engine {
         // which the controller places when it hears of the failure, at once.
         let awaits_contingency =
             state == ActivityState::Failed && matches!(act.contingency, Contingency::Run(_));
-        effects.extend(notifications(run, key, act, state));
+        effects.extend(self.notifications(key, act, state));
         let completes = act.completion && state == ActivityState::Succeeded;
         if act.response_immediate || awaits_contingency || completes {
             effects.push(report(key, record));
@@ -200,106 +243,6 @@ impl Engine {
             self.complete_instance(key.instance, activity, effects);
         }
     }
-}
-
-/// What the partners of an activity's successors hear of its end: one notification per
-/// partner, however many of its activities wait for this one, with the states it entered
-/// when a rule there names it, its completion flag, and where its routes led. Without an
-/// outcome (its successors wait for its contingency activity), only the rules hear of it.
-fn notifications(
-    run: &Run,
-    key: RunKey,
-    act: &PartitionActivity,
-    state: ActivityState,
-) -> Vec<Effect> {
-    let activity = act.id;
-    let outcome = run::outcome_of(state, act.contingency);
-    let p = run.progress(activity);
-    let entered = p.map(Progress::entered).unwrap_or_default();
-    let flag = p.and_then(|p| p.flag.clone());
-    let routed =
-        routed_to(&act.routes, flag.as_deref()).filter(|_| state == ActivityState::Succeeded);
-    let mut out = Vec::new();
-    for (location, ruled) in partners(run, act) {
-        let entered = if ruled { entered } else { StateSet::EMPTY };
-        let message = match outcome {
-            Some(outcome) => Message::Notify {
-                instance: key.instance,
-                activity,
-                outcome,
-                entered,
-                flag: flag.clone(),
-                routed: routed.clone(),
-            },
-            None if ruled => Message::StateChanged {
-                instance: key.instance,
-                activity,
-                entered,
-            },
-            None => continue,
-        };
-        out.push(Effect::Send {
-            to: Target::Partner(location.to_owned()),
-            message,
-        });
-    }
-    out
-}
-
-/// The partners of an activity's remote adjacents, each once, in document order: its
-/// location, and whether a dependency rule there names the activity.
-fn partners<'a>(run: &Run, act: &'a PartitionActivity) -> Vec<(&'a str, bool)> {
-    let mut out: Vec<(&str, bool)> = Vec::new();
-    for adjacent in act
-        .adjacents
-        .iter()
-        .filter(|a| run.activity(a.id).is_none())
-    {
-        let ruled = !adjacent.states.is_empty();
-        match out.iter_mut().find(|(l, _)| *l == adjacent.location) {
-            Some((_, r)) => *r |= ruled,
-            None => out.push((&adjacent.location, ruled)),
-        }
-    }
-    out
-}
-
-/// The messages an activity that entered `state` (not final: its end goes with
-/// `conclude`) sends: one per partner whose dependency rules look at that state.
-fn state_changed(
-    run: &Run,
-    key: RunKey,
-    activity: ActivityId,
-    state: ActivityState,
-) -> Vec<Effect> {
-    let Some(act) = run.activity(activity).filter(|_| !state.is_final()) else {
-        return Vec::new();
-    };
-    let wanted = state.task_state();
-    let mut locations: Vec<&str> = Vec::new();
-    for adjacent in &act.adjacents {
-        if run.activity(adjacent.id).is_none()
-            && adjacent.states.contains(&wanted)
-            && !locations.contains(&adjacent.location.as_str())
-        {
-            locations.push(&adjacent.location);
-        }
-    }
-    let entered = run
-        .progress(activity)
-        .map(Progress::entered)
-        .unwrap_or_default();
-    locations
-        .into_iter()
-        .map(|location| Effect::Send {
-            to: Target::Partner(location.to_owned()),
-            message: Message::StateChanged {
-                instance: key.instance,
-                activity,
-                entered,
-            },
-        })
-        .collect()
 }
 
 /// True when starting the activity runs a command (which a timeout or a cancel must kill).

@@ -58,26 +58,28 @@ impl Engine {
         engine
     }
 
-    /// What to do again after a restart: the commands of activities that were running.
-    /// (The daemon makes sure a command that is still running, or already ran, is not run
-    /// twice.)
+    /// What to do again after a restart: the commands of activities that were running (the
+    /// daemon makes sure a command that is still running, or already ran, is not run
+    /// twice), and the fetches of files not arrived yet.
     pub fn resume(&self) -> Vec<Effect> {
         let mut effects = Vec::new();
+        for (instance, known) in &self.known {
+            for m in &known.missing {
+                effects.push(Effect::Fetch {
+                    instance: *instance,
+                    file: m.file.clone(),
+                    from: m.holder.clone(),
+                });
+            }
+        }
         for run in self.runs.values() {
             for act in &run.doc().activities {
                 let Some(p) = run.progress(act.id) else {
                     continue;
                 };
                 let running = matches!(p.life, Life::Running { .. });
-                if let (true, ActivityKind::Automatic, Some(command)) =
-                    (running, act.kind, &act.command)
-                {
-                    effects.push(Effect::Execute {
-                        key: run.key,
-                        activity: act.id,
-                        attempt: p.retried,
-                        command: command.clone(),
-                    });
+                if running && act.kind == ActivityKind::Automatic {
+                    effects.extend(self.execute(run.key, act.id, p.retried));
                 }
             }
         }

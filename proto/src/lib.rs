@@ -5,10 +5,12 @@
 //! this crate only says what a message is, so that the partition engine and the controller's
 //! book can speak it without linking the network stack.
 
+pub mod data;
 mod ids;
 pub mod people;
 pub mod wire;
 
+pub use data::{DataValue, Datum, FileBody, FileRef};
 pub use ids::{InstanceId, NodeId, NodeName};
 pub use mobiwf_xml_schema::{ActivityId, ActivityTypeId, PartitionId, TaskState};
 pub use people::{

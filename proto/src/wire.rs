@@ -7,6 +7,7 @@
 
 use serde::{Deserialize, Serialize};
 
+use crate::data::{Datum, FileBody, FileRef};
 use crate::people::{
     Answer, DeviceEntry, Holder, ItemAction, ItemEvent, ItemInfo, ItemStatus, Notice, UserId,
 };
@@ -14,8 +15,9 @@ use crate::{ActivityId, ActivityTypeId, InstanceId, NodeId, NodeName, PartitionI
 
 /// The request-response protocol name (and version) of mobiwf execution messages.
 /// Version 2: task states (`not_ready` for `waiting`), `StateChanged`, `Completed`, and the
-/// fields of rules and routing on `Notify` and in records.
-pub const PROTOCOL: &str = "/mobiwf/exec/2";
+/// fields of rules and routing on `Notify` and in records. Version 3: instance data on
+/// `Notify`, `Fetch` and its `Chunk` reply.
+pub const PROTOCOL: &str = "/mobiwf/exec/3";
 
 /// The largest request or reply frame accepted, in bytes. A partition document is at most
 /// `mobiwf_xml_schema::limits::MAX_DOCUMENT_BYTES` (4 MiB); this leaves room for JSON escaping.
@@ -383,6 +385,18 @@ pub enum Message {
         /// are skipped. `None`: every successor goes on.
         #[serde(default, skip_serializing_if = "Option::is_none")]
         routed: Option<Vec<ActivityId>>,
+        /// The instance data the receiver's activities (or the ones after them) read, as the
+        /// sender knows it (`<carries>` of the adjacents says which names).
+        #[serde(default, skip_serializing_if = "Vec::is_empty")]
+        data: Vec<Datum>,
+        /// The contents of the files among `data` that travel inline (up to
+        /// `MAX_INLINE_FILE_BYTES` each).
+        #[serde(default, skip_serializing_if = "Vec::is_empty")]
+        files: Vec<FileBody>,
+        /// Where the files among `data` not carried inline are fetched from (the sender's
+        /// location), when there are such files.
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        holder: Option<String>,
     },
     /// Node → node: an activity that a dependency rule of yours names entered a state the
     /// rule looks at (not final: its end comes as a [`Message::Notify`], or as this message
@@ -532,6 +546,15 @@ pub enum Message {
         /// What happened, in order.
         events: Vec<ItemEvent>,
     },
+    /// Node → node: send me `FETCH_CHUNK_BYTES` of this file's content from `offset` on.
+    /// Answered at once with [`Reply::Chunk`] (or refused), never stored: a fetch that breaks
+    /// off is asked again from where it stopped.
+    Fetch {
+        /// The content's reference.
+        file: FileRef,
+        /// Where to start, in bytes.
+        offset: u64,
+    },
     /// Controller → device: tell a user something (the instances they are responsible for
     /// started, failed, ended).
     Notice {
@@ -562,6 +585,7 @@ impl Message {
             Message::Answer { .. } => "answer",
             Message::ItemEvents { .. } => "item_events",
             Message::Notice { .. } => "notice",
+            Message::Fetch { .. } => "fetch",
         }
     }
 }
@@ -577,5 +601,11 @@ pub enum Reply {
     Refused {
         /// What is wrong.
         reason: String,
+    },
+    /// The answer to a [`Message::Fetch`]: a part of the file's content.
+    Chunk {
+        /// The bytes from the asked offset on, base64 (at most `FETCH_CHUNK_BYTES` of them;
+        /// none at the end of the content).
+        base64: String,
     },
 }

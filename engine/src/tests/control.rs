@@ -50,6 +50,7 @@ fn a_withdrawn_running_activity_fails_without_a_word_and_its_command_is_killed()
         e.apply(
             2500,
             Input::Finished {
+                written: Vec::new(),
                 instance: InstanceId(50),
                 activity: ActivityId(1),
                 succeeded: true,

@@ -166,6 +166,7 @@ fn notified(e: &mut Engine, instance: u64, activity: u64, outcome: Outcome) -> V
     e.apply(
         2000,
         Input::Notified {
+            carried: Default::default(),
             instance: InstanceId(instance),
             activity: ActivityId(activity),
             outcome,
@@ -187,6 +188,7 @@ fn finished(
     e.apply(
         3000,
         Input::Finished {
+            written: Vec::new(),
             instance: InstanceId(instance),
             activity: ActivityId(activity),
             succeeded: ok,
@@ -257,6 +259,7 @@ fn notify_at(
     outcome: Outcome,
 ) -> Vec<Effect> {
     let input = Input::Notified {
+        carried: Default::default(),
         instance: InstanceId(instance),
         activity: ActivityId(activity),
         outcome,
@@ -277,6 +280,7 @@ fn ended(
     attempt: u32,
 ) -> Vec<Effect> {
     let input = Input::Finished {
+        written: Vec::new(),
         instance: InstanceId(instance),
         activity: ActivityId(activity),
         succeeded: ok,

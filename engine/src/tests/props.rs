@@ -309,6 +309,7 @@ fn input_of(op: &Op, docs: &[(u64, u64, String)]) -> Option<Input> {
             }
         }
         Op::Notify(i, a, outcome) => Input::Notified {
+            carried: Default::default(),
             instance: InstanceId(i),
             activity: ActivityId(a),
             outcome,
@@ -323,6 +324,7 @@ fn input_of(op: &Op, docs: &[(u64, u64, String)]) -> Option<Input> {
             person,
             attempt,
         } => Input::Finished {
+            written: Vec::new(),
             instance: InstanceId(instance),
             activity: ActivityId(activity),
             succeeded: ok,

@@ -47,6 +47,7 @@ fn ended_with_flag(
     flag: &str,
 ) -> Vec<Effect> {
     let input = Input::Finished {
+        written: Vec::new(),
         instance: InstanceId(instance),
         activity: ActivityId(activity),
         succeeded: true,
@@ -111,6 +112,7 @@ scenarios! {
             &mut e,
             1500,
             Input::Notified {
+                carried: Default::default(),
                 instance: InstanceId(51),
                 activity: ActivityId(1),
                 outcome: Outcome::Succeeded,
@@ -260,6 +262,7 @@ scenarios! {
         );
         deploy(&mut e, 56, 1, &d);
         let finish = |flag: &str| Input::Finished {
+            written: Vec::new(),
             instance: InstanceId(56),
             activity: ActivityId(1),
             succeeded: true,

@@ -138,6 +138,7 @@ scenarios! {
             &mut e,
             1500,
             Input::Notified {
+                carried: Default::default(),
                 instance: InstanceId(42),
                 activity: ActivityId(1),
                 outcome: Outcome::Blocked,

@@ -43,6 +43,7 @@ fn records_keep_start_and_end_to_the_microsecond() {
     e.apply_us(
         2_345_678,
         Input::Notified {
+            carried: Default::default(),
             instance: InstanceId(1),
             activity: ActivityId(9),
             outcome: Outcome::Succeeded,
@@ -69,6 +70,7 @@ fn records_keep_start_and_end_to_the_microsecond() {
     e.apply(
         5000,
         Input::Finished {
+            written: Vec::new(),
             instance: InstanceId(1),
             activity: ActivityId(3),
             succeeded: true,

@@ -1,0 +1,279 @@
+//! Instance data (issue 13, MISSION W1): the values and files an instance's activities write,
+//! as this node knows them. Writes come from this node's activities (a command's data
+//! directory, a person's `complete --set`/`--file`) and from partners' notifications; of two
+//! writes of a name the later wins ([`Datum::supersedes`]), whatever the order they arrive in.
+//! A notification carries the names its receiver's activities, or those after them, read
+//! (`<carries>`). A file is only referenced here; its content is in the daemon's store, and
+//! one that has not arrived yet (too big to travel inline) is fetched from its holder while the
+//! activities that read it stay `synchronizing`.
+
+use std::collections::BTreeSet;
+
+use mobiwf_proto::{ActivityId, DataValue, Datum, FileRef, InstanceId};
+use mobiwf_xml_schema::{DataKind, PartitionActivity, number_problem};
+use serde::{Deserialize, Serialize};
+
+use crate::lifecycle::{Event, Life};
+use crate::run::{Run, RunKey};
+use crate::{Effect, Engine};
+
+/// A file this node's instance data references but does not hold yet, and where to get it.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct Missing {
+    /// The content's reference.
+    pub file: FileRef,
+    /// The location of a partner that holds it (the one whose notification referenced it).
+    pub holder: String,
+}
+
+/// What a partner's notification says of the instance data.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct Carried {
+    /// The values and file references it carries.
+    pub data: Vec<Datum>,
+    /// The files among them whose content the daemon does not hold (not inline, not stored
+    /// before).
+    pub missing: Vec<FileRef>,
+    /// Where those are fetched from.
+    pub holder: Option<String>,
+}
+
+impl Engine {
+    /// Takes the data a partner carried: each datum that supersedes what is known; files not
+    /// held are fetched ([`Effect::Fetch`]). True when something changed.
+    pub(crate) fn take_data(
+        &mut self,
+        instance: InstanceId,
+        carried: Carried,
+        effects: &mut Vec<Effect>,
+    ) -> bool {
+        let Carried {
+            data,
+            missing,
+            holder,
+        } = carried;
+        let mut changed = false;
+        for datum in data {
+            let file = match &datum.value {
+                DataValue::File(f) if missing.contains(f) => Some(f.clone()),
+                _ => None,
+            };
+            if !self.put_datum(instance, datum) {
+                continue;
+            }
+            changed = true;
+            if let (Some(file), Some(holder)) = (file, &holder) {
+                self.want_file(instance, file, holder.clone(), effects);
+            }
+        }
+        changed
+    }
+
+    /// Keeps `datum` when it supersedes the known value of its name; true when it did.
+    pub(crate) fn put_datum(&mut self, instance: InstanceId, datum: Datum) -> bool {
+        let known = self.known.entry(instance).or_default();
+        let newer = known
+            .data
+            .get(&datum.name)
+            .is_none_or(|old| datum.supersedes(old));
+        if newer {
+            known.data.insert(datum.name.clone(), datum);
+            self.touch_known(instance);
+        }
+        newer
+    }
+
+    /// Asks the daemon to fetch a file this instance needs, once.
+    fn want_file(
+        &mut self,
+        instance: InstanceId,
+        file: FileRef,
+        holder: String,
+        effects: &mut Vec<Effect>,
+    ) {
+        let known = self.known.entry(instance).or_default();
+        if known.missing.iter().any(|m| m.file == file) {
+            return;
+        }
+        known.missing.push(Missing {
+            file: file.clone(),
+            holder: holder.clone(),
+        });
+        self.touch_known(instance);
+        effects.push(Effect::Fetch {
+            instance,
+            file,
+            from: holder,
+        });
+    }
+
+    /// The daemon holds the content of `file` now: the activities of `instance` that waited
+    /// for it go on.
+    pub(crate) fn fetched(&mut self, instance: InstanceId, file: &FileRef, fx: &mut Vec<Effect>) {
+        let Some(known) = self.known.get_mut(&instance) else {
+            return;
+        };
+        let before = known.missing.len();
+        known.missing.retain(|m| m.file != *file);
+        if known.missing.len() != before {
+            self.touch_known(instance);
+            self.advance_instance(instance, fx);
+        }
+    }
+
+    /// True when every file `act` reads is held here (values always are).
+    pub(crate) fn data_here(&self, instance: InstanceId, act: &PartitionActivity) -> bool {
+        let Some(known) = self.known.get(&instance) else {
+            return true;
+        };
+        if known.missing.is_empty() {
+            return true;
+        }
+        act.data
+            .reads
+            .iter()
+            .all(|name| match known.data.get(name) {
+                Some(Datum {
+                    value: DataValue::File(f),
+                    ..
+                }) => !known.missing.iter().any(|m| m.file == *f),
+                _ => true,
+            })
+    }
+
+    /// The activities of a run that synchronized but wait for files to arrive, and now have
+    /// them: they are admitted and start (an interrupted instance starts nothing).
+    pub(crate) fn admit_synchronized(&mut self, key: RunKey, effects: &mut Vec<Effect>) {
+        let held = self.known.get(&key.instance).is_some_and(|k| k.interrupted);
+        let Some(run) = self.runs.get(&key) else {
+            return;
+        };
+        if held {
+            return;
+        }
+        let waiting: Vec<ActivityId> = run
+            .doc()
+            .activities
+            .iter()
+            .filter(|a| run.life(a.id) == Some(&Life::Synchronizing))
+            .filter(|a| self.data_here(key.instance, a))
+            .map(|a| a.id)
+            .collect();
+        for activity in waiting {
+            if self.step(key, activity, Event::Admit) {
+                self.run_admitted(key, activity, effects);
+            }
+        }
+    }
+
+    /// The values an activity reads, as known now (names never written are left out).
+    pub(crate) fn reads_of(&self, instance: InstanceId, act: &PartitionActivity) -> Vec<Datum> {
+        let Some(known) = self.known.get(&instance) else {
+            return Vec::new();
+        };
+        act.data
+            .reads
+            .iter()
+            .filter_map(|name| known.data.get(name).cloned())
+            .collect()
+    }
+
+    /// What the notification to one partner carries: the known values of `names`.
+    pub(crate) fn carried(&self, instance: InstanceId, names: &BTreeSet<&str>) -> Vec<Datum> {
+        let Some(known) = self.known.get(&instance) else {
+            return Vec::new();
+        };
+        names
+            .iter()
+            .filter_map(|name| known.data.get(*name).cloned())
+            .collect()
+    }
+
+    /// Keeps what an activity wrote when it succeeded, stamped with its end.
+    pub(crate) fn keep_writes(
+        &mut self,
+        key: RunKey,
+        activity: ActivityId,
+        written: Vec<(String, DataValue)>,
+    ) {
+        let at_us = self.now_us;
+        for (name, value) in written {
+            let datum = Datum {
+                name,
+                value,
+                by: activity,
+                at_us,
+            };
+            self.put_datum(key.instance, datum);
+        }
+    }
+
+    /// Every value this node knows of an instance, by name.
+    pub fn data(&self, instance: InstanceId) -> Vec<Datum> {
+        self.known
+            .get(&instance)
+            .map(|k| k.data.values().cloned().collect())
+            .unwrap_or_default()
+    }
+}
+
+/// What an activity wrote, checked against its `<writes>` and the declarations: each name
+/// must be one it writes, a number a number, a file a file (a person's text for a number
+/// name is taken as the number). The values as kept, or what is wrong.
+pub(crate) fn check_writes(
+    run: &Run,
+    act: &PartitionActivity,
+    written: Vec<(String, DataValue)>,
+) -> Result<Vec<(String, DataValue)>, String> {
+    let mut out = Vec::with_capacity(written.len());
+    for (name, value) in written {
+        if !act.data.writes.contains(&name) {
+            let writes = if act.data.writes.is_empty() {
+                "it writes no data".to_owned()
+            } else {
+                format!("it writes {}", act.data.writes.join(", "))
+            };
+            return Err(format!(
+                "activity {} does not write `{name}`: {writes}",
+                act.id
+            ));
+        }
+        let kind = run
+            .doc()
+            .data
+            .iter()
+            .find(|d| d.name == name)
+            .map(|d| d.kind);
+        let value = typed(&name, kind, value)?;
+        if let Some(problem) = value.problem() {
+            return Err(format!("`{name}`: {problem}"));
+        }
+        out.push((name, value));
+    }
+    Ok(out)
+}
+
+/// `value` as the declared `kind` of `name` holds it.
+fn typed(name: &str, kind: Option<DataKind>, value: DataValue) -> Result<DataValue, String> {
+    match (kind, value) {
+        (Some(DataKind::Number), DataValue::String(text) | DataValue::Number(text)) => {
+            match number_problem(&text) {
+                None => Ok(DataValue::Number(text)),
+                Some(problem) => Err(format!("`{name}` is a number: {problem}")),
+            }
+        }
+        (Some(DataKind::String), DataValue::String(text) | DataValue::Number(text)) => {
+            Ok(DataValue::String(text))
+        }
+        (Some(DataKind::File), v @ DataValue::File(_)) => Ok(v),
+        (Some(DataKind::File), _) => Err(format!(
+            "`{name}` is a file: give its content (complete --file {name}=PATH)"
+        )),
+        (Some(_), DataValue::File(_)) => Err(format!(
+            "`{name}` is a value, not a file: give it with --set {name}=VALUE"
+        )),
+        (None, _) => Err(format!(
+            "`{name}` is not declared in the partition's <data>"
+        )),
+    }
+}

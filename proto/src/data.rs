@@ -1,0 +1,173 @@
+//! Instance data on the wire (issue 13, MISSION W1): the values and file references an activity
+//! wrote, as they travel with notifications from the partner that has them to the partners whose
+//! activities read them, and the limits on them. File contents travel inline (base64) when
+//! small, else are fetched from the partner that holds them (`Message::Fetch`), in chunks.
+
+use serde::{Deserialize, Serialize};
+
+use crate::ActivityId;
+
+/// The longest string or number value, in bytes. A value is a reading or a remark; a report is
+/// a file.
+pub const MAX_VALUE_BYTES: usize = 64 * 1024;
+
+/// The largest file a workflow's data may hold, in bytes.
+pub const MAX_FILE_BYTES: u64 = 64 << 20;
+
+/// Files up to this size travel inside the notification that carries their reference; larger
+/// ones are fetched from the partner that holds them.
+pub const MAX_INLINE_FILE_BYTES: u64 = 256 * 1024;
+
+/// The most file bytes one notification carries inline: past it, files travel by reference
+/// (so that a message stays far below `MAX_MESSAGE_BYTES`).
+pub const MAX_INLINE_TOTAL_BYTES: u64 = 4 << 20;
+
+/// The bytes one fetch of a file's content answers with (the last chunk may be shorter).
+pub const FETCH_CHUNK_BYTES: u64 = 1 << 20;
+
+/// A file's content, named by its SHA-256 (lower-case hex) and size: the same content is kept
+/// once per node, whatever instance or activity wrote it.
+#[derive(Debug, Clone, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize, Deserialize)]
+pub struct FileRef {
+    /// SHA-256 of the content, 64 lower-case hex digits.
+    pub sha256: String,
+    /// Its size in bytes.
+    pub size: u64,
+}
+
+impl FileRef {
+    /// Why this cannot name a file's content (`None` when it can): a hash that is not 64
+    /// lower-case hex digits (it is also a file name in the node's store), or a size over
+    /// [`MAX_FILE_BYTES`].
+    pub fn problem(&self) -> Option<String> {
+        let hex = self.sha256.len() == 64
+            && self
+                .sha256
+                .bytes()
+                .all(|b| b.is_ascii_digit() || (b'a'..=b'f').contains(&b));
+        if !hex {
+            Some(format!(
+                "`{}` is not a SHA-256 (64 lower-case hex digits)",
+                self.sha256
+            ))
+        } else if self.size > MAX_FILE_BYTES {
+            Some(format!(
+                "a file of {} bytes is over the limit of {MAX_FILE_BYTES} (MAX_FILE_BYTES)",
+                self.size
+            ))
+        } else {
+            None
+        }
+    }
+}
+
+/// What a data name holds in one instance.
+#[derive(Debug, Clone, PartialEq, Eq, Hash, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum DataValue {
+    /// A `<value type="string">`.
+    String(String),
+    /// A `<value type="number">`, as written (`42`, `-3.5`).
+    Number(String),
+    /// A `<file>`: its content's reference.
+    File(FileRef),
+}
+
+impl DataValue {
+    /// Why the value cannot travel (`None` when it can): a string or number over
+    /// [`MAX_VALUE_BYTES`], or a bad file reference.
+    pub fn problem(&self) -> Option<String> {
+        match self {
+            DataValue::String(text) | DataValue::Number(text) if text.len() > MAX_VALUE_BYTES => {
+                Some(format!(
+                    "a value of {} bytes is over the limit of {MAX_VALUE_BYTES} \
+                     (MAX_VALUE_BYTES): put long text in a <file>",
+                    text.len()
+                ))
+            }
+            DataValue::File(file) => file.problem(),
+            _ => None,
+        }
+    }
+
+    /// The text people see: the value, or `file <sha256> (<size> bytes)`.
+    pub fn display(&self) -> String {
+        match self {
+            DataValue::String(text) | DataValue::Number(text) => text.clone(),
+            DataValue::File(f) => format!("file {} ({} bytes)", f.sha256, f.size),
+        }
+    }
+}
+
+/// One name's value in an instance, with the write it comes from: of two writes of a name,
+/// the later (`at_us`, then the larger activity id) wins, wherever they meet.
+#[derive(Debug, Clone, PartialEq, Eq, Hash, Serialize, Deserialize)]
+pub struct Datum {
+    /// The declared name.
+    pub name: String,
+    /// What it holds.
+    pub value: DataValue,
+    /// The activity that wrote it.
+    pub by: ActivityId,
+    /// When that activity finished, in microseconds since the Unix epoch (its node's clock).
+    pub at_us: u64,
+}
+
+impl Datum {
+    /// True when this write wins over `other` (a write of the same name).
+    pub fn supersedes(&self, other: &Datum) -> bool {
+        (self.at_us, self.by) > (other.at_us, other.by)
+    }
+}
+
+/// A file's content carried inline in a notification.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct FileBody {
+    /// SHA-256 of the content (the receiver checks it).
+    pub sha256: String,
+    /// The content, base64 (standard alphabet, padded).
+    pub base64: String,
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn the_later_write_wins_and_the_larger_id_breaks_a_tie() {
+        let d = |by, at_us| Datum {
+            name: "x".into(),
+            value: DataValue::Number("1".into()),
+            by: ActivityId(by),
+            at_us,
+        };
+        assert!(d(1, 10).supersedes(&d(2, 9)));
+        assert!(d(2, 10).supersedes(&d(1, 10)));
+        assert!(!d(1, 10).supersedes(&d(1, 10)));
+    }
+
+    #[test]
+    fn refs_and_values_over_their_limits_say_so() {
+        let ok = FileRef {
+            sha256: "a".repeat(64),
+            size: 3,
+        };
+        assert_eq!(ok.problem(), None);
+        let upper = FileRef {
+            sha256: "A".repeat(64),
+            ..ok.clone()
+        };
+        assert!(upper.problem().is_some());
+        let big = FileRef {
+            size: MAX_FILE_BYTES + 1,
+            ..ok
+        };
+        assert!(big.problem().unwrap_or_default().contains("MAX_FILE_BYTES"));
+        let long = DataValue::String("x".repeat(MAX_VALUE_BYTES + 1));
+        assert!(
+            long.problem()
+                .unwrap_or_default()
+                .contains("MAX_VALUE_BYTES")
+        );
+    }
+}
