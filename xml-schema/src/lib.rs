@@ -22,6 +22,7 @@
 mod decode;
 mod derive;
 mod diagnostic;
+mod flow;
 pub mod limits;
 mod model;
 mod org;
@@ -32,7 +33,9 @@ mod tree;
 mod validate;
 mod write;
 
-pub use derive::{DeriveOptions, DerivedPartition, derive_contingency, derive_partitions};
+pub use derive::{
+    DeriveOptions, DerivedPartition, carried_names, derive_contingency, derive_partitions,
+};
 pub use diagnostic::{Diagnostic, Diagnostics, Pos};
 pub use model::*;
 pub use org::{load_organisation, validate_organisation, write_organisation};

@@ -7,8 +7,9 @@
 use std::fmt::Write as _;
 
 use crate::model::{
-    ActivityKind, Adjacent, Basis, DataAccess, DataItem, Merge, Method, PartitionActivity, PartitionDocument, People,
-    Policy, Precondition, Retries, Route, Rule, TaskState, WorkflowDefinition,
+    ActivityKind, Adjacent, Basis, DataAccess, DataItem, Merge, Method, PartitionActivity,
+    PartitionDocument, People, Policy, Precondition, Retries, Route, Rule, TaskState,
+    WorkflowDefinition,
 };
 
 /// Writes a workflow definition.

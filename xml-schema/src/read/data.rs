@@ -56,7 +56,11 @@ impl Ctx {
             )
         };
         self.check_attrs(el, &what, allowed, &hint);
-        self.check_empty(el, &what, if is_file { FILE_EXAMPLE } else { VALUE_EXAMPLE });
+        self.check_empty(
+            el,
+            &what,
+            if is_file { FILE_EXAMPLE } else { VALUE_EXAMPLE },
+        );
         let kind = if is_file {
             DataKind::File
         } else {

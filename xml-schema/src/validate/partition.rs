@@ -2,19 +2,21 @@
 
 use std::collections::HashSet;
 
+use super::data::{List, check_access, check_declarations, check_list};
 use super::people::check_people;
 use super::routing::{Place, Targets, check_merge, check_routes};
 use super::rules::check_depends;
 use super::{check_command_and_retries, duplicates};
 use crate::diagnostic::Diagnostic;
-use crate::model::{ActivityId, PartitionActivity, PartitionDocument};
+use crate::model::{ActivityId, DataItem, PartitionActivity, PartitionDocument};
 use crate::source_map::{Node, SourceMap};
 
 /// Every consistency problem of a partition document: repeated ids, `retries` on an activity
 /// that is not automatic, a dummy with a command, retries or people, people extensions that do
 /// not fit together or the activity, dependency rules that are empty, too long or name their
 /// own activity, merges and routes that do not fit the activity's preconditions and adjacents,
-/// and preconditions or adjacents whose `local` flag or location contradicts the document.
+/// preconditions or adjacents whose `local` flag or location contradicts the document, and data
+/// names that the document's own `<data>` does not declare, declares badly or lists twice.
 pub fn validate_partition(doc: &PartitionDocument, map: &SourceMap) -> Vec<Diagnostic> {
     let mut diags = Vec::new();
     duplicates(
@@ -25,11 +27,14 @@ pub fn validate_partition(doc: &PartitionDocument, map: &SourceMap) -> Vec<Diagn
             .enumerate()
             .map(|(i, a)| (a.id, map.pos(Node::Activity(i)))),
     );
+    check_declarations(&mut diags, map, &doc.data);
     let here: HashSet<ActivityId> = doc.activities.iter().map(|a| a.id).collect();
     for (i, a) in doc.activities.iter().enumerate() {
         check_extensions(&mut diags, map, i, a);
+        check_access(&mut diags, map, &doc.data, (i, a.id, a.kind), &a.data, true);
         check_preconditions(&mut diags, map, &here, i, a);
         check_adjacents(&mut diags, map, &here, i, a);
+        check_carries(&mut diags, map, &doc.data, i, a);
     }
     diags
 }
@@ -120,5 +125,28 @@ fn check_adjacents(
                 ),
             ));
         }
+    }
+}
+
+/// Checks that each name the adjacents of `a` (the `i`th) carry is declared in `data`, the
+/// document's own declarations, and listed once.
+fn check_carries(
+    diags: &mut Vec<Diagnostic>,
+    map: &SourceMap,
+    data: &[DataItem],
+    i: usize,
+    a: &PartitionActivity,
+) {
+    for (j, adj) in a.adjacents.iter().enumerate() {
+        let name = |k| Node::CarriedName(i, j, k);
+        let list = List {
+            says: format!("adjacent {} of activity {} carries", adj.id, a.id),
+            element: "carries",
+            at: Node::Carries(i, j),
+            name: &name,
+            names: &adj.carries,
+            activity: Node::Adjacent(i, j),
+        };
+        check_list(diags, map, data, &list, true);
     }
 }
