@@ -15,8 +15,9 @@ use crate::model::{
 /// `to`, or an activity after it, reads that `from`, or an activity before it, writes, in
 /// declaration order ("after" and "before" through preconditions and `<depends>` rules).
 /// Whatever partitions hold them: [`crate::derive_partitions`] writes it on the adjacents to
-/// another partition only (a node keeps the instance's data for all its activities). Empty
-/// when either activity is not in `def`.
+/// another partition only (a node keeps the instance's data for all its activities). `to`
+/// need not wait for `from` directly (a stand-in's successors do not). Empty when either
+/// activity is not in `def`.
 ///
 /// Each call goes over the whole definition once (linear in its activities, preconditions and
 /// rule terms); deriving the partitions computes it once for all their adjacents.
