@@ -64,7 +64,7 @@ impl Ctx {
         let kind = if is_file {
             DataKind::File
         } else {
-            self.value_type(el, &what)
+            self.value_type(el, &what, name.as_deref())
         };
         let Some(name) = name else {
             let example = if is_file { FILE_EXAMPLE } else { VALUE_EXAMPLE };
@@ -87,9 +87,9 @@ impl Ctx {
         Some(DataItem { name, kind })
     }
 
-    /// The `type` of the `<value>` `el` (`what` in messages): `string` or `number` in any
-    /// case; a string when it cannot be read (the problem is reported).
-    fn value_type(&mut self, el: &Element, what: &str) -> DataKind {
+    /// The `type` of the `<value>` `el` (`what` in messages) declaring `name`: `string` or
+    /// `number` in any case; a string when it cannot be read (the problem is reported).
+    fn value_type(&mut self, el: &Element, what: &str, name: Option<&str>) -> DataKind {
         let Some(raw) = el.attr(&["type"]) else {
             self.error(
                 el.pos,
@@ -104,10 +104,14 @@ impl Ctx {
             return kind;
         }
         let said = format!("{what} has type=\"{}\"", abbreviate(raw));
+        let file = format!(
+            "<file name=\"{}\"/>",
+            name.map_or_else(|| "photo".to_owned(), abbreviate)
+        );
         let message = if raw.trim().eq_ignore_ascii_case("file") {
             format!(
-                "{said}; a file is declared with its own element, not as a value: write \
-                 <file name=\"..\"/> (without type)"
+                "{said}; a file is declared with its own element, not as a value: write {file} \
+                 (without type)"
             )
         } else {
             let hint = suggest(raw.trim(), TYPES)
@@ -115,7 +119,7 @@ impl Ctx {
                 .unwrap_or_default();
             format!(
                 "{said}, which is not a type of value; expected string or number (in any \
-                 case){hint}, or declare a file with {FILE_EXAMPLE}"
+                 case){hint}, or declare a file with {file}"
             )
         };
         self.error(attr_pos(el, "type"), message);

@@ -42,10 +42,11 @@ pub(super) fn check_declarations(diags: &mut Vec<Diagnostic>, map: &SourceMap, i
                 ),
             ));
         } else if let Some(&earlier) = first.get(item.name.as_str()) {
-            let where_ = match map.pos(Node::DataItem(earlier)) {
-                p if p.is_known() => format!(" (first at {p})"),
-                _ => String::new(),
-            };
+            let where_ =
+                match map.pos_or(Node::DataItemAttr(earlier, "name"), Node::DataItem(earlier)) {
+                    p if p.is_known() => format!(" (first at {p})"),
+                    _ => String::new(),
+                };
             diags.push(Diagnostic::new(
                 at,
                 format!(
