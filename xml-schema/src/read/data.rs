@@ -115,11 +115,11 @@ impl Ctx {
             )
         } else {
             let hint = suggest(raw.trim(), TYPES)
-                .map(|s| format!("; did you mean {s}?"))
+                .map(|s| format!(" (did you mean {s}?)"))
                 .unwrap_or_default();
             format!(
-                "{said}, which is not a type of value; expected string or number (in any \
-                 case){hint}, or declare a file with {file}"
+                "{said}, which is not a type of value{hint}; expected string or number (in any \
+                 case), or declare a file with {file}"
             )
         };
         self.error(attr_pos(el, "type"), message);
@@ -147,27 +147,43 @@ impl Ctx {
         }
     }
 
-    /// The `<reads>` and `<writes>` among the children of activity `el`, the `index`th.
-    pub fn data_access(&mut self, el: &Element, index: usize) -> DataAccess {
+    /// The `<reads>` and `<writes>` among the children of activity `el`, the `index`th (`owner`
+    /// in messages).
+    pub fn data_access(&mut self, el: &Element, index: usize, owner: &str) -> DataAccess {
+        let mut list = |name: &str, at: Node, each: fn(usize, usize) -> Node| {
+            el.child(&[name])
+                .map(|e| self.names(e, owner, at, |k| each(index, k)))
+                .unwrap_or_default()
+        };
         DataAccess {
-            reads: el
-                .child(&["reads"])
-                .map(|e| self.names(e, Node::Reads(index), |k| Node::ReadName(index, k)))
-                .unwrap_or_default(),
-            writes: el
-                .child(&["writes"])
-                .map(|e| self.names(e, Node::Writes(index), |k| Node::WriteName(index, k)))
-                .unwrap_or_default(),
+            reads: list("reads", Node::Reads(index), Node::ReadName),
+            writes: list("writes", Node::Writes(index), Node::WriteName),
         }
     }
 
-    /// The names of the list element `el` (`<reads>`, `<writes>` or `<carries>`), separated by
-    /// white space, in document order, repeats kept (`validate` reports them). `at` is where the
-    /// list is mapped, `name` numbers each name for the source map.
-    pub fn names(&mut self, el: &Element, at: Node, name: impl Fn(usize) -> Node) -> Vec<String> {
+    /// The names of the list element `el` (`<reads>`, `<writes>` or `<carries>`) of `owner`,
+    /// separated by white space, in document order, repeats kept (`validate` reports them).
+    /// `at` is where the list is mapped, `name` numbers each name for the source map.
+    pub fn names(
+        &mut self,
+        el: &Element,
+        owner: &str,
+        at: Node,
+        name: impl Fn(usize) -> Node,
+    ) -> Vec<String> {
         self.map.set(at, el.value_pos());
-        let text = self.leaf(el);
-        let words: Vec<(&str, Pos)> = words(text, el.value_pos());
+        if let Some(child) = el.children.first() {
+            self.error(
+                child.pos,
+                format!(
+                    "<{list}> of {owner} holds <{}>; write the names as text, separated by \
+                     spaces, e.g. <{list}>reading photo</{list}>",
+                    child.name,
+                    list = el.name
+                ),
+            );
+        }
+        let words: Vec<(&str, Pos)> = words(&el.text, el.value_pos());
         let mut names = Vec::with_capacity(words.len());
         for (k, (word, pos)) in words.into_iter().enumerate() {
             self.map.set(name(k), pos);

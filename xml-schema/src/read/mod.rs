@@ -449,7 +449,7 @@ pub(crate) fn read_common_activity(
             .child(&["retries"])
             .map(|e| ctx.retries(e, &owner))
             .unwrap_or_default(),
-        data: ctx.data_access(el, index),
+        data: ctx.data_access(el, index, &owner),
         depends: el
             .child(&["depends"])
             .and_then(|e| ctx.depends(e, index, &owner)),

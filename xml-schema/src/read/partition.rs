@@ -200,8 +200,9 @@ fn read_adjacents(ctx: &mut Ctx, el: &Element, index: usize, owner: &str) -> Vec
             ctx.states(e, &format!("adjacent {adj_id} of {owner}"))
         });
         let carries = adj.child(&["carries"]).map(|e| {
+            let what = format!("adjacent {adj_id} of {owner}");
             let at = Node::Carries(index, j);
-            ctx.names(e, at, |k| Node::CarriedName(index, j, k))
+            ctx.names(e, &what, at, |k| Node::CarriedName(index, j, k))
         });
         adjacents.push(Adjacent {
             id: ActivityId(adj_id),
