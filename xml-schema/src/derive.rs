@@ -109,7 +109,7 @@ impl Deriver<'_> {
             document: PartitionDocument {
                 workflow_id: self.opts.workflow_id.unwrap_or(self.def.id),
                 start_time: self.opts.start_time.clone(),
-                data: data::declarations(self.def, &self.flow, &activities),
+                data: data::declarations(self.def, &activities),
                 activities,
             },
         }
@@ -213,7 +213,7 @@ pub fn derive_contingency(
     Some(PartitionDocument {
         workflow_id: opts.workflow_id.unwrap_or(def.id),
         start_time: opts.start_time.clone(),
-        data: data::declarations(def, &flow, &activities),
+        data: data::declarations(def, &activities),
         activities,
     })
 }

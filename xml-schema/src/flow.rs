@@ -11,6 +11,7 @@
 
 use std::collections::{HashMap, HashSet};
 
+use crate::limits::MAX_DATA_ITEMS;
 use crate::model::{ActivityId, Contingency, WorkflowDefinition};
 
 /// A set of declared names: one bit per name, numbered in declaration order.
@@ -51,7 +52,9 @@ impl Names {
 
 /// The data flow of one definition.
 pub(crate) struct Flow<'a> {
-    /// The declared names (the first declaration of each), in declaration order.
+    /// The declared names (the first declaration of each), in declaration order; at most
+    /// [`MAX_DATA_ITEMS`] (more is refused by validation), so that the sets below cost bounded
+    /// memory per activity whatever the input.
     names: Vec<&'a str>,
     /// Each declared name's number in `names`.
     bit: HashMap<&'a str, usize>,
@@ -74,6 +77,9 @@ impl<'a> Flow<'a> {
         let mut names = Vec::new();
         let mut bit = HashMap::new();
         for item in &def.data {
+            if names.len() == MAX_DATA_ITEMS {
+                break;
+            }
             bit.entry(item.name.as_str()).or_insert_with(|| {
                 names.push(item.name.as_str());
                 names.len() - 1
@@ -152,7 +158,9 @@ impl<'a> Flow<'a> {
     /// Whether activity `s` comes right after activity `i` (`i` is a precondition of `s`, or
     /// its rule names `i`).
     pub(crate) fn comes_after(&self, s: usize, i: usize) -> bool {
-        self.preds.get(s).is_some_and(|p| p.contains(&i))
+        self.preds
+            .get(s)
+            .is_some_and(|p| p.binary_search(&i).is_ok())
     }
 
     /// Whether activity `i` comes after any other (a precondition or a rule term).
@@ -201,7 +209,7 @@ impl<'a> Flow<'a> {
 }
 
 /// For each activity of `def`, the indexes of its preconditions and of the activities its rule
-/// names, each once, in that order; itself and ids `index` lacks left out.
+/// names, each once, in index order; itself and ids `index` lacks left out.
 fn predecessors(def: &WorkflowDefinition, index: &HashMap<ActivityId, usize>) -> Vec<Vec<usize>> {
     def.activities
         .iter()
@@ -209,15 +217,13 @@ fn predecessors(def: &WorkflowDefinition, index: &HashMap<ActivityId, usize>) ->
         .map(|(i, a)| {
             let terms = a.depends.as_ref().map(|r| r.terms()).unwrap_or_default();
             let ids = a.preconditions.iter().copied();
-            let mut preds: Vec<usize> = Vec::new();
-            for p in ids.chain(terms.into_iter().map(|(id, _)| id)) {
-                if let Some(&p) = index.get(&p)
-                    && p != i
-                    && !preds.contains(&p)
-                {
-                    preds.push(p);
-                }
-            }
+            let mut preds: Vec<usize> = ids
+                .chain(terms.into_iter().map(|(id, _)| id))
+                .filter_map(|p| index.get(&p).copied())
+                .filter(|&p| p != i)
+                .collect();
+            preds.sort_unstable();
+            preds.dedup();
             preds
         })
         .collect()
@@ -254,43 +260,76 @@ fn topological_order(preds: &[Vec<usize>]) -> (Vec<usize>, Vec<bool>) {
     (order, ordered)
 }
 
-/// The indexes of the activities contingency activity `x` may stand in for: those whose
-/// `contingencyActivityId` names it (not `x` itself), in definition order, each looked through
-/// to the activity in the graph when it is a stand-in itself (it comes after no activity, and
-/// another names it as its contingency): the place a chain of stand-ins started from.
-pub(crate) fn stands_in_for(
-    def: &WorkflowDefinition,
-    flow: &Flow<'_>,
-    x: ActivityId,
-) -> Vec<usize> {
-    let mut failed: Vec<usize> = Vec::new();
-    for i in namers(def, x) {
-        let mut origin = i;
-        let mut visited = HashSet::from([origin, flow.index(x).unwrap_or(usize::MAX)]);
-        while !flow.has_predecessors(origin) {
-            let Some(a) = def.activities.get(origin) else {
-                break;
-            };
-            match namers(def, a.id).into_iter().find(|j| visited.insert(*j)) {
-                Some(j) => origin = j,
-                None => break,
-            }
-        }
-        if !failed.contains(&origin) {
-            failed.push(origin);
-        }
-    }
-    failed
+/// Which activity each contingency activity may stand in for, computed once per definition.
+pub(crate) struct StandIns {
+    /// For each activity id, the indexes of the activities whose `contingencyActivityId` names
+    /// it (not itself), in definition order.
+    namers: HashMap<ActivityId, Vec<usize>>,
+    /// For each activity, the place in the graph a chain of stand-ins through it started from:
+    /// itself, unless it comes after no activity and another names it as its contingency; then
+    /// the origin of the first that does (a loop of contingencies stops where it closes).
+    origin: Vec<usize>,
 }
 
-/// The indexes of the activities whose `contingencyActivityId` names `x` (not `x` itself).
-fn namers(def: &WorkflowDefinition, x: ActivityId) -> Vec<usize> {
-    def.activities
-        .iter()
-        .enumerate()
-        .filter(|(_, a)| a.contingency == Contingency::Run(x) && a.id != x)
-        .map(|(i, _)| i)
-        .collect()
+impl StandIns {
+    /// The stand-ins of `def`, whose graph `flow` knows.
+    pub(crate) fn new(def: &WorkflowDefinition, flow: &Flow<'_>) -> Self {
+        let mut namers: HashMap<ActivityId, Vec<usize>> = HashMap::new();
+        for (i, a) in def.activities.iter().enumerate() {
+            if let Contingency::Run(x) = a.contingency
+                && x != a.id
+            {
+                namers.entry(x).or_default().push(i);
+            }
+        }
+        let first_namer = |i: usize| {
+            let id = def.activities.get(i)?.id;
+            namers.get(&id)?.first().copied()
+        };
+        let mut origin: Vec<Option<usize>> = vec![None; def.activities.len()];
+        for start in 0..origin.len() {
+            let mut path: Vec<usize> = Vec::new();
+            let mut on_path: HashSet<usize> = HashSet::new();
+            let mut at = start;
+            let found = loop {
+                if let Some(known) = origin[at] {
+                    break known;
+                }
+                let next = first_namer(at).filter(|_| !flow.has_predecessors(at));
+                match next {
+                    Some(next) if on_path.insert(at) => {
+                        path.push(at);
+                        at = next;
+                    }
+                    _ => break at,
+                }
+            };
+            origin[at].get_or_insert(found);
+            for i in path {
+                origin[i] = Some(found);
+            }
+        }
+        let origin = origin
+            .into_iter()
+            .enumerate()
+            .map(|(i, o)| o.unwrap_or(i))
+            .collect();
+        StandIns { namers, origin }
+    }
+
+    /// The indexes of the activities contingency activity `x` may stand in for: those whose
+    /// `contingencyActivityId` names it, each looked through to the origin of its chain of
+    /// stand-ins, each once, in definition order of the namers.
+    pub(crate) fn failed(&self, x: ActivityId) -> Vec<usize> {
+        let mut failed: Vec<usize> = Vec::new();
+        for &i in self.namers.get(&x).map(Vec::as_slice).unwrap_or_default() {
+            let origin = self.origin.get(i).copied().unwrap_or(i);
+            if !failed.contains(&origin) {
+                failed.push(origin);
+            }
+        }
+        failed
+    }
 }
 
 #[cfg(test)]

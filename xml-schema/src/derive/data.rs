@@ -6,7 +6,7 @@
 
 use std::collections::HashSet;
 
-use crate::flow::{Flow, Names, stands_in_for};
+use crate::flow::{Flow, Names, StandIns};
 use crate::model::{
     Activity, ActivityId, Adjacent, DataItem, PartitionActivity, WorkflowDefinition,
 };
@@ -33,22 +33,27 @@ pub fn carried_names(def: &WorkflowDefinition, from: ActivityId, to: ActivityId)
 /// `activities` read or write or their adjacents carry.
 pub(super) fn declarations(
     def: &WorkflowDefinition,
-    flow: &Flow<'_>,
     activities: &[PartitionActivity],
 ) -> Vec<DataItem> {
-    let mut used = flow.set(&[]);
+    let mut used: HashSet<&str> = HashSet::new();
     for a in activities {
-        used.add(&flow.set(&a.data.reads));
-        used.add(&flow.set(&a.data.writes));
-        for adj in &a.adjacents {
-            used.add(&flow.set(&adj.carries));
-        }
+        let carried = a.adjacents.iter().flat_map(|adj| &adj.carries);
+        used.extend(
+            a.data
+                .reads
+                .iter()
+                .chain(&a.data.writes)
+                .chain(carried)
+                .map(String::as_str),
+        );
+    }
+    if used.is_empty() {
+        return Vec::new();
     }
     let mut seen: HashSet<&str> = HashSet::new();
     def.data
         .iter()
-        .filter(|item| flow.bit(&item.name).is_some_and(|bit| used.contains(bit)))
-        .filter(|item| seen.insert(item.name.as_str()))
+        .filter(|item| used.contains(item.name.as_str()) && seen.insert(item.name.as_str()))
         .cloned()
         .collect()
 }
@@ -90,7 +95,7 @@ fn stood_for(
     x: ActivityId,
     adjacents: &[Adjacent],
 ) -> Option<usize> {
-    let failed = stands_in_for(def, flow, x);
+    let failed = StandIns::new(def, flow).failed(x);
     let covers = |&i: &usize| {
         adjacents
             .iter()

@@ -5,10 +5,10 @@
 //! uses no data; and, in a definition, every read has a write before it (through preconditions
 //! and `<depends>` rules; a contingency activity, before the activity it stands in for).
 
-use std::collections::HashMap;
+use std::collections::{HashMap, HashSet};
 
 use crate::diagnostic::{Diagnostic, Pos};
-use crate::flow::{Flow, stands_in_for};
+use crate::flow::{Flow, StandIns};
 use crate::limits::MAX_DATA_ITEMS;
 use crate::model::{
     ActivityId, ActivityKind, DataAccess, DataItem, WorkflowDefinition, data_name_problem,
@@ -71,6 +71,33 @@ pub(super) fn check_declarations(diags: &mut Vec<Diagnostic>, map: &SourceMap, i
     }
 }
 
+/// The names a document declares, which its lists must name: built once per document.
+pub(super) struct Declared<'a> {
+    names: HashSet<&'a str>,
+    /// The names, in declaration order, to suggest from (none when there are more than
+    /// [`MAX_DATA_ITEMS`]: that is refused anyway, and would make suggesting slow).
+    suggestions: Vec<&'a str>,
+    /// Whether the document is a partition document (its own `<data>`), for messages.
+    partition: bool,
+}
+
+impl<'a> Declared<'a> {
+    /// The names `items` declare; `partition` for a partition document.
+    pub(super) fn new(items: &'a [DataItem], partition: bool) -> Self {
+        let names: HashSet<&str> = items.iter().map(|d| d.name.as_str()).collect();
+        let suggestions = if items.len() <= MAX_DATA_ITEMS {
+            items.iter().map(|d| d.name.as_str()).collect()
+        } else {
+            Vec::new()
+        };
+        Declared {
+            names,
+            suggestions,
+            partition,
+        }
+    }
+}
+
 /// One list of names to check: who uses them and how (`activity 3 reads`), where the list and
 /// each name are, and the names.
 pub(super) struct List<'a> {
@@ -87,19 +114,17 @@ pub(super) struct List<'a> {
     pub activity: Node,
 }
 
-/// Reports each name of `list` that is listed twice in it, or not among `items` (the
-/// document's declarations; `partition`: a partition document's own `<data>`).
+/// Reports each name of `list` that is listed twice in it, or not `declared`.
 pub(super) fn check_list(
     diags: &mut Vec<Diagnostic>,
     map: &SourceMap,
-    items: &[DataItem],
+    declared: &Declared<'_>,
     list: &List<'_>,
-    partition: bool,
 ) {
-    let declared: Vec<&str> = items.iter().map(|d| d.name.as_str()).collect();
+    let mut seen: HashSet<&str> = HashSet::with_capacity(list.names.len());
     for (k, name) in list.names.iter().enumerate() {
         let pos = first_pos(map, &[(list.name)(k), list.at, list.activity]);
-        if list.names[..k].contains(name) {
+        if !seen.insert(name.as_str()) {
             diags.push(Diagnostic::new(
                 pos,
                 format!(
@@ -107,23 +132,20 @@ pub(super) fn check_list(
                     list.says, list.element
                 ),
             ));
-        } else if !declared.contains(&name.as_str()) {
-            diags.push(Diagnostic::new(
-                pos,
-                undeclared(&list.says, name, &declared, partition),
-            ));
+        } else if !declared.names.contains(name.as_str()) {
+            diags.push(Diagnostic::new(pos, undeclared(&list.says, name, declared)));
         }
     }
 }
 
-/// The message for `name`, used (`says`: `activity 3 reads`) but not among `declared`.
-fn undeclared(says: &str, name: &str, declared: &[&str], partition: bool) -> String {
-    let data = if partition {
+/// The message for `name`, used (`says`: `activity 3 reads`) but not `declared`.
+fn undeclared(says: &str, name: &str, declared: &Declared<'_>) -> String {
+    let data = if declared.partition {
         "this document's <data>"
     } else {
         "<data>"
     };
-    let hint = suggest(name, declared)
+    let hint = suggest(name, &declared.suggestions)
         .map(|s| format!(" (did you mean `{s}`?)"))
         .unwrap_or_default();
     format!(
@@ -133,14 +155,13 @@ fn undeclared(says: &str, name: &str, declared: &[&str], partition: bool) -> Str
 }
 
 /// Reports the `<reads>` and `<writes>` of activity `id` of `kind` (the `i`th of its
-/// document): each name declared among `items` and listed once; none on a dummy.
+/// document): each name `declared` and listed once; none on a dummy.
 pub(super) fn check_access(
     diags: &mut Vec<Diagnostic>,
     map: &SourceMap,
-    items: &[DataItem],
+    declared: &Declared<'_>,
     (i, id, kind): (usize, ActivityId, ActivityKind),
     access: &DataAccess,
-    partition: bool,
 ) {
     let read_name = |k| Node::ReadName(i, k);
     let write_name = |k| Node::WriteName(i, k);
@@ -173,7 +194,7 @@ pub(super) fn check_access(
             names,
             activity: Node::Activity(i),
         };
-        check_list(diags, map, items, &list, partition);
+        check_list(diags, map, declared, &list);
     }
 }
 
@@ -181,23 +202,25 @@ pub(super) fn check_access(
 /// preconditions and `<depends>` rules). A contingency activity runs in place of a failed
 /// activity, so before it means before that activity (each one it may stand in for, a stand-in
 /// for a stand-in looked through to the activity in the graph). Activities on
-/// or after a cycle are left out (the cycle is reported), and so are names not declared.
+/// or after a cycle are left out (the cycle is reported), and so are names not declared; with
+/// more than [`MAX_DATA_ITEMS`] declarations (refused) nothing is checked.
 pub(super) fn check_reads_before(
     diags: &mut Vec<Diagnostic>,
     def: &WorkflowDefinition,
     map: &SourceMap,
 ) {
-    if def.activities.iter().all(|a| a.data.reads.is_empty()) {
+    if def.activities.iter().all(|a| a.data.reads.is_empty()) || def.data.len() > MAX_DATA_ITEMS {
         return;
     }
     let flow = Flow::new(def);
+    let stand_ins = StandIns::new(def, &flow);
     let contingencies = def.contingency_activities();
     for (i, a) in def.activities.iter().enumerate() {
         if a.data.reads.is_empty() || flow.index(a.id) != Some(i) || !flow.is_ordered(i) {
             continue;
         }
         let failed = if contingencies.contains(&a.id) {
-            stands_in_for(def, &flow, a.id)
+            stand_ins.failed(a.id)
         } else {
             Vec::new()
         };
@@ -231,9 +254,10 @@ fn check_reads_in(
         before.add(&flow.before(f));
     }
     let failed = failed.and_then(|f| def.activities.get(f)).map(|f| f.id);
+    let mut seen: HashSet<&str> = HashSet::new();
     for (k, name) in a.data.reads.iter().enumerate() {
         let Some(bit) = flow.bit(name) else { continue };
-        if before.contains(bit) || a.data.reads[..k].contains(name) {
+        if before.contains(bit) || !seen.insert(name.as_str()) {
             continue;
         }
         let pos = first_pos(

@@ -3,7 +3,7 @@
 use std::collections::{HashMap, HashSet};
 
 use super::cycles::find_cycles;
-use super::data::{check_access, check_declarations, check_reads_before};
+use super::data::{Declared as DataNames, check_access, check_declarations, check_reads_before};
 use super::people::check_people;
 use super::routing::{Place, Targets, check_merge, check_routes};
 use super::rules::{check_dependency_cycles, check_depends, check_terms_on_stand_ins};
@@ -36,8 +36,8 @@ pub fn validate_definition(def: &WorkflowDefinition, map: &SourceMap) -> Vec<Dia
 /// The activity and activity type ids a definition declares, which its references must name,
 /// and who waits for whom, which routes must follow.
 struct Declared<'a> {
-    /// The data declarations, which `<reads>` and `<writes>` must name.
-    data: &'a [crate::model::DataItem],
+    /// The data names declared, which `<reads>` and `<writes>` must name.
+    data: DataNames<'a>,
     activities: HashSet<ActivityId>,
     types: HashSet<ActivityTypeId>,
     /// `types`, sorted, for listing in messages.
@@ -65,7 +65,7 @@ impl<'a> Declared<'a> {
             }
         }
         Self {
-            data: &def.data,
+            data: DataNames::new(&def.data, false),
             activities,
             types,
             type_ids,
@@ -134,7 +134,7 @@ fn check_activity(
         a.retries,
     );
     check_people(diags, map, i, a.id, a.kind, &a.people);
-    check_access(diags, map, declared.data, (i, a.id, a.kind), &a.data, false);
+    check_access(diags, map, &declared.data, (i, a.id, a.kind), &a.data);
     check_contingency(diags, declared, map, i, a);
     let place = Place { map, i, id: a.id };
     check_merge(diags, &place, &a.merge, a.preconditions.len());

@@ -2,13 +2,13 @@
 
 use std::collections::HashSet;
 
-use super::data::{List, check_access, check_declarations, check_list};
+use super::data::{Declared, List, check_access, check_declarations, check_list};
 use super::people::check_people;
 use super::routing::{Place, Targets, check_merge, check_routes};
 use super::rules::check_depends;
 use super::{check_command_and_retries, duplicates};
 use crate::diagnostic::Diagnostic;
-use crate::model::{ActivityId, DataItem, PartitionActivity, PartitionDocument};
+use crate::model::{ActivityId, PartitionActivity, PartitionDocument};
 use crate::source_map::{Node, SourceMap};
 
 /// Every consistency problem of a partition document: repeated ids, `retries` on an activity
@@ -28,13 +28,14 @@ pub fn validate_partition(doc: &PartitionDocument, map: &SourceMap) -> Vec<Diagn
             .map(|(i, a)| (a.id, map.pos(Node::Activity(i)))),
     );
     check_declarations(&mut diags, map, &doc.data);
+    let declared = Declared::new(&doc.data, true);
     let here: HashSet<ActivityId> = doc.activities.iter().map(|a| a.id).collect();
     for (i, a) in doc.activities.iter().enumerate() {
         check_extensions(&mut diags, map, i, a);
-        check_access(&mut diags, map, &doc.data, (i, a.id, a.kind), &a.data, true);
+        check_access(&mut diags, map, &declared, (i, a.id, a.kind), &a.data);
         check_preconditions(&mut diags, map, &here, i, a);
         check_adjacents(&mut diags, map, &here, i, a);
-        check_carries(&mut diags, map, &doc.data, i, a);
+        check_carries(&mut diags, map, &declared, i, a);
     }
     diags
 }
@@ -128,12 +129,12 @@ fn check_adjacents(
     }
 }
 
-/// Checks that each name the adjacents of `a` (the `i`th) carry is declared in `data`, the
-/// document's own declarations, and listed once.
+/// Checks that each name the adjacents of `a` (the `i`th) carry is `declared` in the
+/// document's own `<data>`, and listed once.
 fn check_carries(
     diags: &mut Vec<Diagnostic>,
     map: &SourceMap,
-    data: &[DataItem],
+    declared: &Declared<'_>,
     i: usize,
     a: &PartitionActivity,
 ) {
@@ -147,6 +148,6 @@ fn check_carries(
             names: &adj.carries,
             activity: Node::Adjacent(i, j),
         };
-        check_list(diags, map, data, &list, true);
+        check_list(diags, map, declared, &list);
     }
 }
