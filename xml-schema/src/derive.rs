@@ -12,19 +12,30 @@
 //! - a precondition's `timeOut` (longest wait for it) is its activity's `timeOut`, or, when that
 //!   is 0 (no limit), the `timeOut` of the partition that runs it (0 when both are 0);
 //! - `status` values and the extensions (`timeOut`, `kind`, `command`, `retries`, `depends`,
-//!   `merge`, `routes`, `completion`, people) are copied from the definition; a route leads to
-//!   successors, which are adjacents, so a derived document's routes name its adjacents.
+//!   `merge`, `routes`, `completion`, `reads`, `writes`, people) are copied from the
+//!   definition; a route leads to successors, which are adjacents, so a derived document's
+//!   routes name its adjacents;
+//! - instance data: an adjacent in another partition `carries` the names its successor, or an
+//!   activity after it, reads that the activity, or one before it, writes ([`carried_names`]);
+//!   an adjacent in the same partition carries nothing (the node keeps the instance's data);
+//!   a document's `<data>` declares, in definition order, every name its activities read or
+//!   write or its adjacents carry.
 //!
 //! Contingency activities left out of every partition get no adjacent entry: they run only
 //! when the controller places them after a failure, and it then tells the waiting partners.
 //! [`derive_contingency`] writes the one-activity document of such a placement, with the same
 //! rules for its preconditions.
 
+mod data;
+
+pub use data::carried_names;
+
 use std::collections::{BTreeMap, HashMap};
 
+use crate::flow::Flow;
 use crate::model::{
-    Activity, ActivityId, Adjacent, Merge, PartitionActivity, PartitionDocument, PartitionId,
-    PartnerId, Precondition, Rule, TaskState, WorkflowDefinition, WorkflowId,
+    Activity, ActivityId, Adjacent, Merge, Partition, PartitionActivity, PartitionDocument,
+    PartitionId, PartnerId, Precondition, Rule, TaskState, WorkflowDefinition, WorkflowId,
 };
 
 /// Choices the caller makes when deriving partitions.
@@ -55,69 +66,114 @@ pub struct DerivedPartition {
 /// Expects a definition that passed validation; unknown ids are skipped rather than
 /// reported (validation reports them).
 pub fn derive_partitions(def: &WorkflowDefinition, opts: &DeriveOptions) -> Vec<DerivedPartition> {
-    let activities = def.activities_by_id();
-    let partition_of = partition_index(def);
-    let successors = successors(def);
-    let location = |partition: usize| -> String {
-        let partner = def.partitions[partition].partner;
-        opts.locations
-            .get(&partner)
-            .cloned()
-            .or_else(|| def.partner(partner).map(|p| p.location.clone()))
-            .unwrap_or_default()
+    let deriver = Deriver {
+        def,
+        opts,
+        activities: def.activities_by_id(),
+        partition_of: partition_index(def),
+        successors: successors(def),
+        flow: Flow::new(def),
     };
-
     def.partitions
         .iter()
         .enumerate()
-        .map(|(index, part)| {
-            let activities = part
-                .activities
-                .iter()
-                .filter(|id| partition_of.get(id) == Some(&index))
-                .filter_map(|id| activities.get(id).copied())
-                .map(|a| {
-                    let preconditions = a
-                        .preconditions
-                        .iter()
-                        .filter_map(|pre| activities.get(pre).copied())
-                        .map(|pre| precondition(def, &partition_of, pre, Some(index)))
-                        .collect();
-                    let adjacents: Vec<(Adjacent, bool)> = successors
-                        .get(&a.id)
-                        .map(Vec::as_slice)
-                        .unwrap_or_default()
-                        .iter()
-                        .filter_map(|(succ, states)| {
-                            let home = *partition_of.get(succ)?;
-                            Some((
-                                Adjacent {
-                                    id: *succ,
-                                    location: location(home),
-                                    states: states.clone(),
-                                    carries: Vec::new(),
-                                },
-                                home != index,
-                            ))
-                        })
-                        .collect();
-                    let response_immediate = adjacents.iter().any(|(_, remote)| *remote);
-                    let adjacents = adjacents.into_iter().map(|(adj, _)| adj).collect();
-                    partition_activity(a, preconditions, adjacents, response_immediate)
-                })
-                .collect();
-            DerivedPartition {
-                partition: part.id,
-                partner: part.partner,
-                document: PartitionDocument {
-                    workflow_id: opts.workflow_id.unwrap_or(def.id),
-                    start_time: opts.start_time.clone(),
-                    activities,
-                    data: Vec::new(),
-                },
-            }
-        })
+        .map(|(index, part)| deriver.partition(index, part))
         .collect()
+}
+
+/// What deriving every partition of one definition shares, computed once.
+struct Deriver<'a> {
+    def: &'a WorkflowDefinition,
+    opts: &'a DeriveOptions,
+    activities: HashMap<ActivityId, &'a Activity>,
+    /// For each activity, the index of the partition that holds it.
+    partition_of: HashMap<ActivityId, usize>,
+    successors: HashMap<ActivityId, Vec<(ActivityId, Vec<TaskState>)>>,
+    /// Instance data: what each notification carries.
+    flow: Flow<'a>,
+}
+
+impl Deriver<'_> {
+    /// The document of partition `part`, the `index`th.
+    fn partition(&self, index: usize, part: &Partition) -> DerivedPartition {
+        let activities: Vec<PartitionActivity> = part
+            .activities
+            .iter()
+            .filter(|id| self.partition_of.get(id) == Some(&index))
+            .filter_map(|id| self.activities.get(id).copied())
+            .map(|a| self.activity(a, index))
+            .collect();
+        DerivedPartition {
+            partition: part.id,
+            partner: part.partner,
+            document: PartitionDocument {
+                workflow_id: self.opts.workflow_id.unwrap_or(self.def.id),
+                start_time: self.opts.start_time.clone(),
+                data: data::declarations(self.def, &activities),
+                activities,
+            },
+        }
+    }
+
+    /// Activity `a` as the partition at `index` holds it.
+    fn activity(&self, a: &Activity, index: usize) -> PartitionActivity {
+        let preconditions = a
+            .preconditions
+            .iter()
+            .filter_map(|pre| self.activities.get(pre).copied())
+            .map(|pre| precondition(self.def, &self.partition_of, pre, Some(index)))
+            .collect();
+        let adjacents: Vec<(Adjacent, bool)> = self
+            .successors
+            .get(&a.id)
+            .map(Vec::as_slice)
+            .unwrap_or_default()
+            .iter()
+            .filter_map(|(succ, states)| {
+                let home = *self.partition_of.get(succ)?;
+                let remote = home != index;
+                Some((self.adjacent(a.id, *succ, home, states), remote))
+            })
+            .collect();
+        let response_immediate = adjacents.iter().any(|(_, remote)| *remote);
+        let adjacents = adjacents.into_iter().map(|(adj, _)| adj).collect();
+        partition_activity(a, preconditions, adjacents, response_immediate)
+    }
+
+    /// The adjacent of `from` for its successor `to`, which the partition at `home` holds: at
+    /// that partition's partner, with the `states` `to`'s rule names, carrying the data `to`
+    /// and those after it read that `from` and those before it wrote, unless `to` is in the
+    /// same partition as `from` (the node keeps the instance's data for both).
+    fn adjacent(
+        &self,
+        from: ActivityId,
+        to: ActivityId,
+        home: usize,
+        states: &[TaskState],
+    ) -> Adjacent {
+        let local = self.partition_of.get(&from) == Some(&home);
+        let carries = match (local, self.flow.index(from), self.flow.index(to)) {
+            (false, Some(f), Some(t)) => self.flow.carried(f, t),
+            _ => Vec::new(),
+        };
+        Adjacent {
+            id: to,
+            location: self.location(home),
+            states: states.to_vec(),
+            carries,
+        }
+    }
+
+    /// Where the partner of the partition at `partition` is reached.
+    fn location(&self, partition: usize) -> String {
+        let partner = self.def.partitions[partition].partner;
+        self.opts
+            .locations
+            .get(&partner)
+            .cloned()
+            .or_else(|| self.def.partner(partner).map(|p| p.location.clone()))
+            .unwrap_or_default()
+    }
 }
 
 /// The document of contingency activity `activity` placed alone on a partner after a failure
@@ -126,7 +182,13 @@ pub fn derive_partitions(def: &WorkflowDefinition, opts: &DeriveOptions) -> Vec<
 /// ends, and reports at once (`responseImmediate` 1: the controller decides what its end means
 /// for the instance). It stands in for the failed activity, whose successors are its
 /// adjacents: its own `<merge>` and `<routes>` (about its own place in the workflow) are not
-/// carried. `None` when the definition has no such activity.
+/// carried. Each adjacent carries (whatever `carries` it is given) the data its successor, or
+/// an activity after it, reads that the stand-in writes or that was written before the failed
+/// activity; the document declares the data the stand-in reads, writes or carries. The failed
+/// activity is the one whose `contingencyActivityId` names `activity` (of several, the first
+/// whose successors are all among `adjacents`, else the first; a stand-in for a stand-in
+/// looks through it to the activity in the workflow's graph). `None` when the definition has
+/// no such activity.
 pub fn derive_contingency(
     def: &WorkflowDefinition,
     activity: ActivityId,
@@ -142,14 +204,17 @@ pub fn derive_contingency(
         .filter_map(|pre| by_id.get(pre).copied())
         .map(|pre| precondition(def, &partition_of, pre, None))
         .collect();
+    let flow = Flow::new(def);
+    let adjacents = data::stand_in_carries(def, &flow, a, adjacents);
     let mut stand_in = partition_activity(a, preconditions, adjacents, true);
     stand_in.merge = Merge::All;
     stand_in.routes.clear();
+    let activities = vec![stand_in];
     Some(PartitionDocument {
         workflow_id: opts.workflow_id.unwrap_or(def.id),
         start_time: opts.start_time.clone(),
-        activities: vec![stand_in],
-        data: Vec::new(),
+        data: data::declarations(def, &activities),
+        activities,
     })
 }
 

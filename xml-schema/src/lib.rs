@@ -5,6 +5,20 @@
 //! roles, departments, teams and their devices) is read, checked and written the same way
 //! (`load_organisation`, `write_organisation`).
 //!
+//! Instance data, an extension of both languages: a definition declares once, in `<data>`
+//! after `<partners>`, the named values and files every instance of it has of its own
+//! (`<value name="reading" type="number"/>`, `<value name="note" type="string"/>`,
+//! `<file name="photo"/>`); an activity lists the names it reads and writes
+//! (`<reads>reading photo</reads>`, `<writes>note</writes>`: its command finds and leaves each as
+//! a file of that name in `MOBIWF_DATA_DIR`, a person sets them when completing it). Validation
+//! refuses a name not declared or listed twice, data on a dummy, and a read that no activity
+//! before the reader writes (through preconditions and `<depends>` rules). A derived partition
+//! document declares in its own `<data>` (after `<activities>`) the names its activities use,
+//! and each adjacent to another partition lists in `<carries>` the names the notification to
+//! that partner takes along: those the successor, or an activity after it, reads that this
+//! activity, or one before it, wrote ([`carried_names`]). Documents without data are read and
+//! written exactly as before.
+//!
 //! Architecture invariant: this crate does no I/O. It reads from bytes it is given and
 //! returns text; callers own files and sockets.
 //!
@@ -22,6 +36,7 @@
 mod decode;
 mod derive;
 mod diagnostic;
+mod flow;
 pub mod limits;
 mod model;
 mod org;
@@ -32,7 +47,9 @@ mod tree;
 mod validate;
 mod write;
 
-pub use derive::{DeriveOptions, DerivedPartition, derive_contingency, derive_partitions};
+pub use derive::{
+    DeriveOptions, DerivedPartition, carried_names, derive_contingency, derive_partitions,
+};
 pub use diagnostic::{Diagnostic, Diagnostics, Pos};
 pub use model::*;
 pub use org::{load_organisation, validate_organisation, write_organisation};

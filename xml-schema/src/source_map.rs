@@ -42,6 +42,24 @@ pub enum Node {
     RouteFlag(usize, usize),
     /// The value of `to` `t` of route `r` of `activity[i]`.
     RouteTo(usize, usize, usize),
+    /// The `<reads>` of `activity[i]`: its first name (the element when it is empty).
+    Reads(usize),
+    /// Name `k` of the `<reads>` of `activity[i]`.
+    ReadName(usize, usize),
+    /// The `<writes>` of `activity[i]`: its first name (the element when it is empty).
+    Writes(usize),
+    /// Name `k` of the `<writes>` of `activity[i]`.
+    WriteName(usize, usize),
+    /// The `<carries>` of adjacent `j` of `activity[i]` (partition documents): its first name.
+    Carries(usize, usize),
+    /// Name `k` of the `<carries>` of adjacent `j` of `activity[i]` (partition documents).
+    CarriedName(usize, usize, usize),
+    /// The `<data>` element of the document.
+    Data,
+    /// Declaration `k` of `<data>` (a `<value>` or `<file>`), the `k`th of the model's `data`.
+    DataItem(usize),
+    /// Attribute `name` (`"name"` or `"type"`) of declaration `k` of `<data>`.
+    DataItemAttr(usize, &'static str),
     /// `activityTypes/activityType[i]`.
     ActivityType(usize),
     /// `partitions/partition[i]`.

@@ -7,8 +7,9 @@
 use std::fmt::Write as _;
 
 use crate::model::{
-    ActivityKind, Adjacent, Basis, Merge, Method, PartitionActivity, PartitionDocument, People,
-    Policy, Precondition, Retries, Route, Rule, TaskState, WorkflowDefinition,
+    ActivityKind, Adjacent, Basis, DataAccess, DataItem, Merge, Method, PartitionActivity,
+    PartitionDocument, People, Policy, Precondition, Retries, Route, Rule, TaskState,
+    WorkflowDefinition,
 };
 
 /// Writes a workflow definition.
@@ -34,6 +35,7 @@ pub fn write_definition(def: &WorkflowDefinition) -> String {
             out.depends(a.depends.as_ref());
             out.routing(&a.merge, &a.routes, a.completion);
             out.extensions(a.kind, a.command.as_deref(), a.retries);
+            out.access(&a.data);
             out.people(&a.people);
             out.close("activity");
         }
@@ -71,6 +73,7 @@ pub fn write_definition(def: &WorkflowDefinition) -> String {
             out.close("partner");
         }
     });
+    out.data(&def.data);
     out.close("workflow");
     out.buf
 }
@@ -87,6 +90,7 @@ pub fn write_partition(doc: &PartitionDocument) -> String {
             write_partition_activity(out, a);
         }
     });
+    out.data(&doc.data);
     out.close("workflow");
     out.buf
 }
@@ -115,12 +119,13 @@ fn write_partition_activity(out: &mut Out, a: &PartitionActivity) {
         out.leaf("timeOut", a.time_out_secs);
     }
     out.extensions(a.kind, a.command.as_deref(), a.retries);
+    out.access(&a.data);
     out.people(&a.people);
     out.close("activity");
 }
 
 /// An adjacent on one line; its `states` only when it has some, each once, in
-/// [`TaskState::ALL`] order.
+/// [`TaskState::ALL`] order; its `carries` only when it carries some.
 fn adjacent(adj: &Adjacent) -> String {
     let states: Vec<&str> = TaskState::ALL
         .iter()
@@ -133,9 +138,10 @@ fn adjacent(adj: &Adjacent) -> String {
         format!("<states>{}</states>", states.join(" "))
     };
     format!(
-        "<adjacent id=\"{}\"><ip>{}</ip>{states}</adjacent>",
+        "<adjacent id=\"{}\"><ip>{}</ip>{states}{}</adjacent>",
         adj.id,
-        escape(&adj.location)
+        escape(&adj.location),
+        names_element("carries", &adj.carries)
     )
 }
 
@@ -270,6 +276,32 @@ impl Out {
         }
     }
 
+    /// The data extensions `reads` and `writes` of an activity, each only when it lists a name.
+    fn access(&mut self, access: &DataAccess) {
+        for (name, names) in [("reads", &access.reads), ("writes", &access.writes)] {
+            if !names.is_empty() {
+                self.line(&names_element(name, names));
+            }
+        }
+    }
+
+    /// The data declarations of a document, only when there are some: a `<value>` with its
+    /// type in lower case, or a `<file>`, one per line.
+    fn data(&mut self, items: &[DataItem]) {
+        if items.is_empty() {
+            return;
+        }
+        self.open("data", None);
+        for item in items {
+            let name = escape_attr(&item.name);
+            match item.kind.type_name() {
+                Some(ty) => self.line(&format!("<value name=\"{name}\" type=\"{ty}\"/>")),
+                None => self.line(&format!("<file name=\"{name}\"/>")),
+            }
+        }
+        self.close("data");
+    }
+
     /// The people extensions, each only where it differs from its default.
     fn people(&mut self, people: &People) {
         if let Some(role) = &people.role {
@@ -297,6 +329,15 @@ impl Out {
         if people.disconnected {
             self.leaf("disconnected", "true");
         }
+    }
+}
+
+/// `<name>a b c</name>` for a list of data names, or nothing when there are none.
+fn names_element(name: &str, names: &[String]) -> String {
+    if names.is_empty() {
+        String::new()
+    } else {
+        format!("<{name}>{}</{name}>", escape(&names.join(" ")))
     }
 }
 

@@ -125,6 +125,40 @@ fn adjacent_states() -> impl Strategy<Value = Vec<TaskState>> {
     prop::sample::subsequence(TaskState::ALL.to_vec(), 0..=TaskState::ALL.len())
 }
 
+/// A data name the validator accepts: a letter or `_`, then letters, digits, `_`, `-`, `.`.
+fn data_name() -> impl Strategy<Value = String> {
+    proptest::string::string_regex("[A-Za-z_][A-Za-z0-9_.-]{0,15}").unwrap()
+}
+
+/// A list of data names as the reader keeps it: none (often), or up to three, repeats included
+/// (the validator refuses those; the reader and writer keep them).
+fn data_names() -> impl Strategy<Value = Vec<String>> {
+    prop_oneof![
+        2 => Just(Vec::new()),
+        1 => prop::collection::vec(data_name(), 1..4),
+    ]
+}
+
+/// The data declarations of a document: none (often, as in most documents), or up to four
+/// values and files (a name may repeat: the validator refuses that, the reader keeps it).
+fn data() -> impl Strategy<Value = Vec<DataItem>> {
+    let kind = prop_oneof![
+        Just(DataKind::String),
+        Just(DataKind::Number),
+        Just(DataKind::File)
+    ];
+    let item = (data_name(), kind).prop_map(|(name, kind)| DataItem { name, kind });
+    prop_oneof![
+        2 => Just(Vec::new()),
+        1 => prop::collection::vec(item, 1..5),
+    ]
+}
+
+/// The `<reads>` and `<writes>` of an activity.
+fn access() -> impl Strategy<Value = DataAccess> {
+    (data_names(), data_names()).prop_map(|(reads, writes)| DataAccess { reads, writes })
+}
+
 /// An id of the organisation as an activity names it: trimmed, non-empty text, which may hold
 /// XML's special characters.
 fn group_id() -> impl Strategy<Value = String> {
@@ -235,6 +269,7 @@ fn activity() -> impl Strategy<Value = Activity> {
             prop::option::of(text()),
             retries(),
             depends(),
+            access(),
         ),
         routing(),
     )
@@ -242,7 +277,7 @@ fn activity() -> impl Strategy<Value = Activity> {
             |(
                 (id, name, description, ty, status),
                 (wait, contingency, time_out, pre),
-                ((kind, people), command, retries, depends),
+                ((kind, people), command, retries, depends, data),
                 (merge, routes, completion),
             )| Activity {
                 id: ActivityId(id),
@@ -262,7 +297,7 @@ fn activity() -> impl Strategy<Value = Activity> {
                 command,
                 retries,
                 people,
-                data: Default::default(),
+                data,
             },
         )
 }
@@ -307,9 +342,10 @@ fn definition() -> impl Strategy<Value = WorkflowDefinition> {
         prop::collection::vec(activity_type, 0..3),
         prop::collection::vec(partition, 0..3),
         prop::collection::vec(partner, 0..3),
+        data(),
     )
         .prop_map(
-            |(id, description, activities, activity_types, partitions, partners)| {
+            |(id, description, activities, activity_types, partitions, partners, data)| {
                 WorkflowDefinition {
                     id: WorkflowId(id),
                     description,
@@ -317,7 +353,7 @@ fn definition() -> impl Strategy<Value = WorkflowDefinition> {
                     activity_types,
                     partitions,
                     partners,
-                    data: Vec::new(),
+                    data,
                 }
             },
         )
@@ -333,13 +369,14 @@ fn partition_document() -> impl Strategy<Value = PartitionDocument> {
                 time_out_secs: t,
             }
         });
-    let adjacent =
-        (any::<u64>(), text(), adjacent_states()).prop_map(|(id, location, states)| Adjacent {
+    let adjacent = (any::<u64>(), text(), adjacent_states(), data_names()).prop_map(
+        |(id, location, states, carries)| Adjacent {
             id: ActivityId(id),
             location,
             states,
-            carries: Vec::new(),
-        });
+            carries,
+        },
+    );
     let activity = (
         (
             any::<u64>(),
@@ -359,13 +396,13 @@ fn partition_document() -> impl Strategy<Value = PartitionDocument> {
             retries(),
             depends(),
         ),
-        routing(),
+        (routing(), access()),
     )
         .prop_map(
             |(
                 (id, name, description, status, ri, wait, contingency),
                 (preconditions, adjacents, time_out, (kind, people), command, retries, depends),
-                (merge, routes, completion),
+                ((merge, routes, completion), data),
             )| {
                 PartitionActivity {
                     id: ActivityId(id),
@@ -386,7 +423,7 @@ fn partition_document() -> impl Strategy<Value = PartitionDocument> {
                     command,
                     retries,
                     people,
-                    data: Default::default(),
+                    data,
                 }
             },
         );
@@ -394,13 +431,67 @@ fn partition_document() -> impl Strategy<Value = PartitionDocument> {
         any::<u64>(),
         prop::option::of(text()),
         prop::collection::vec(activity, 0..4),
+        data(),
     )
-        .prop_map(|(id, start_time, activities)| PartitionDocument {
+        .prop_map(|(id, start_time, activities, data)| PartitionDocument {
             workflow_id: WorkflowId(id),
             start_time,
             activities,
-            data: Vec::new(),
+            data,
         })
+}
+
+/// A workflow with instance data: activities 1..=n, each after some earlier ones, in one of two
+/// partitions, reading and writing any of three declared names (a read need not follow a write:
+/// derivation does not validate).
+fn data_workflow() -> impl Strategy<Value = WorkflowDefinition> {
+    const NAMES: [&str; 3] = ["reading", "note", "photo"];
+    let activity = (
+        prop::collection::vec(any::<bool>(), 8),
+        prop::sample::subsequence(NAMES.to_vec(), 0..=3),
+        prop::sample::subsequence(NAMES.to_vec(), 0..=3),
+        any::<bool>(),
+    );
+    prop::collection::vec(activity, 1..8).prop_map(|specs| {
+        let xml_activities: Vec<String> = specs
+            .iter()
+            .enumerate()
+            .map(|(i, (after, reads, writes, _))| {
+                let pre: String = (0..i)
+                    .filter(|&j| after[j])
+                    .map(|j| format!("<preconditionId>{}</preconditionId>", j + 1))
+                    .collect();
+                let list = |name: &str, names: &[&str]| {
+                    if names.is_empty() {
+                        String::new()
+                    } else {
+                        format!("<{name}>{}</{name}>", names.join(" "))
+                    }
+                };
+                format!(
+                    "<activity id=\"{}\"><activityTypeId>1</activityTypeId>{}{}<preconditions>{pre}</preconditions></activity>",
+                    i + 1,
+                    list("reads", reads),
+                    list("writes", writes)
+                )
+            })
+            .collect();
+        let placed = |second: bool| -> String {
+            specs
+                .iter()
+                .enumerate()
+                .filter(|(_, s)| s.3 == second)
+                .map(|(i, _)| format!("<activityId>{}</activityId>", i + 1))
+                .collect()
+        };
+        let xml = format!(
+            "<workflow id=\"1\"><activities>{}</activities><activityTypes><activityType id=\"1\"/></activityTypes><partitions><partition id=\"1\"><partnerId>1</partnerId>{}</partition><partition id=\"2\"><partnerId>2</partnerId>{}</partition></partitions><partners><partner id=\"1\"><ip>a</ip><skills><activityTypeId>1</activityTypeId></skills></partner><partner id=\"2\"><ip>b</ip><skills><activityTypeId>1</activityTypeId></skills></partner></partners><data><value name=\"reading\" type=\"number\"/><value name=\"note\" type=\"string\"/><file name=\"photo\"/></data></workflow>",
+            xml_activities.concat(),
+            placed(false),
+            placed(true)
+        );
+        read_definition(xml.as_bytes()).unwrap().value
+    })
 }
 
 proptest! {
@@ -452,6 +543,28 @@ proptest! {
         prop_assert!(problems.is_empty(), "{:?}", problems);
         let back = load_partition(write_partition(&doc).as_bytes()).map_err(|d| TestCaseError::fail(d.render("written")))?;
         prop_assert_eq!(back.value, doc);
+    }
+
+    #[test]
+    fn derived_documents_declare_the_data_they_use(def in data_workflow()) {
+        let parts = derive_partitions(&def, &DeriveOptions::default());
+        let here = |id: ActivityId| parts.iter().position(|p| p.document.activities.iter().any(|a| a.id == id));
+        for part in &parts {
+            for a in &part.document.activities {
+                for adj in &a.adjacents {
+                    let expected = if here(adj.id) == here(a.id) {
+                        Vec::new()
+                    } else {
+                        carried_names(&def, a.id, adj.id)
+                    };
+                    prop_assert_eq!(&adj.carries, &expected, "{} -> {}", a.id, adj.id);
+                }
+            }
+            let xml = write_partition(&part.document);
+            let back = load_partition(xml.as_bytes())
+                .map_err(|d| TestCaseError::fail(d.render("derived")))?;
+            prop_assert_eq!(&back.value, &part.document);
+        }
     }
 
     #[test]

@@ -264,8 +264,42 @@ fn shared_types_match_the_model() {
     }
     for schema in ["workflow.xsd", "partition.xsd"] {
         let text = fs::read_to_string(crate_dir().join("xsd").join(schema)).unwrap();
-        if !text.contains("<xs:include schemaLocation=\"routing.xsd\">") {
-            problems.push(format!("{schema} does not include routing.xsd"));
+        for shared in ["routing.xsd", "data.xsd"] {
+            if !text.contains(&format!("<xs:include schemaLocation=\"{shared}\">")) {
+                problems.push(format!("{schema} does not include {shared}"));
+            }
+        }
+    }
+    assert_no_problems(&problems);
+}
+
+/// The data types both schemas take from `xsd/data.xsd` have the crate's limits: names as long
+/// as `MAX_DATA_NAME_CHARS` allows, as many declarations as `MAX_DATA_ITEMS`, and the types of
+/// value the reader knows.
+#[test]
+fn data_types_match_the_model() {
+    use mobiwf_xml_schema::DataKind;
+    use mobiwf_xml_schema::limits::{MAX_DATA_ITEMS, MAX_DATA_NAME_CHARS};
+    let xsd = fs::read_to_string(crate_dir().join("xsd/data.xsd")).unwrap();
+    let mut problems = Vec::new();
+    if !xsd.contains(&format!("<xs:maxLength value=\"{MAX_DATA_NAME_CHARS}\"/>")) {
+        problems.push(format!(
+            "data names are not limited to {MAX_DATA_NAME_CHARS} characters"
+        ));
+    }
+    if !xsd.contains(&format!("maxOccurs=\"{MAX_DATA_ITEMS}\"")) {
+        problems.push(format!(
+            "<data> is not limited to {MAX_DATA_ITEMS} declarations"
+        ));
+    }
+    for kind in [DataKind::String, DataKind::Number] {
+        let name = kind.type_name().unwrap();
+        let pattern: String = name
+            .chars()
+            .map(|c| format!("[{}{}]", c.to_ascii_uppercase(), c))
+            .collect();
+        if !xsd.contains(&pattern) || DataKind::of_type_name(&name.to_uppercase()) != Some(kind) {
+            problems.push(format!("the type {name} is not known in any case to both"));
         }
     }
     assert_no_problems(&problems);
@@ -273,7 +307,8 @@ fn shared_types_match_the_model() {
 
 /// What mobiwf itself writes must pass the XSDs too: the derived partitions of the paper's
 /// workflow, and definitions with our extensions (dependency rules included, whose derived
-/// partitions have adjacent states; routing too) written back by `write_definition`.
+/// partitions have adjacent states; routing too; instance data, whose derived partitions
+/// declare data and have adjacents that carry it) written back by `write_definition`.
 #[test]
 fn written_documents_are_valid() {
     use mobiwf_xml_schema::{
@@ -282,12 +317,14 @@ fn written_documents_are_valid() {
     let out = std::env::temp_dir().join(format!("mobiwf-xsd-written-{}", std::process::id()));
     fs::create_dir_all(&out).unwrap();
     let mut problems = Vec::new();
+    let mut carried = false;
     let sources = [
         crate_dir().join("../examples/paper/workflow.xml"),
         crate_dir().join("tests/xsd/valid/extensions.workflow.xml"),
         crate_dir().join("tests/xsd/valid/people.workflow.xml"),
         crate_dir().join("tests/xsd/valid/rules.workflow.xml"),
         crate_dir().join("tests/xsd/valid/routing.workflow.xml"),
+        crate_dir().join("tests/xsd/valid/data.workflow.xml"),
     ];
     for (i, source) in sources.iter().enumerate() {
         let def = load_definition(&fs::read(source).unwrap())
@@ -302,9 +339,12 @@ fn written_documents_are_valid() {
         };
         for part in derive_partitions(&def, &options) {
             let path = out.join(format!("written-{i}-{}.partition.xml", part.partition));
-            fs::write(&path, write_partition(&part.document)).unwrap();
+            let text = write_partition(&part.document);
+            carried |= text.contains("<carries>");
+            fs::write(&path, text).unwrap();
             problems.extend(check_valid(&path));
         }
     }
+    assert!(carried, "some derived partition carries data");
     assert_no_problems(&problems);
 }

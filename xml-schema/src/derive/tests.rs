@@ -2,13 +2,16 @@
 //! `derive.rs` so that file stays short: rule successors (local and remote) become adjacents
 //! with the states their rules name, merged with precondition successors; merge, routes,
 //! completion and kind dummy are carried over, and every route leads to an adjacent; the
-//! paper's workflow is derived as before.
+//! paper's workflow is derived as before. Instance data in derived documents is tested in
+//! `tests/data.rs` beside this file.
 
 use super::*;
 use crate::model::{
     ActivityKind, ActivityTypeId, Contingency, Partition, Partner, People, Retries, Status,
     TaskState::{self, *},
 };
+
+mod data;
 
 fn term(activity: u64, state: TaskState) -> Rule {
     Rule::Term {

@@ -14,6 +14,7 @@ const ROOT: &[super::Child] = &[
     one(&["activityTypes"]),
     one(&["partitions"]),
     one(&["partners"]),
+    one(&["data"]),
 ];
 const ACTIVITY: &[super::Child] = &[
     one(&["nameActivity"]),
@@ -31,6 +32,8 @@ const ACTIVITY: &[super::Child] = &[
     one(&["kind"]),
     one(&["command"]),
     one(&["retries"]),
+    one(&["reads"]),
+    one(&["writes"]),
     one(&["role"]),
     one(&["department"]),
     one(&["team"]),
@@ -119,6 +122,10 @@ pub(crate) fn read_definition(ctx: &mut Ctx, root: &Element) -> Option<WorkflowD
         }
     }
 
+    let data = root
+        .child(&["data"])
+        .map(|e| ctx.data(e))
+        .unwrap_or_default();
     Some(WorkflowDefinition {
         id: WorkflowId(id),
         description,
@@ -126,7 +133,7 @@ pub(crate) fn read_definition(ctx: &mut Ctx, root: &Element) -> Option<WorkflowD
         activity_types,
         partitions,
         partners,
-        data: Vec::new(),
+        data,
     })
 }
 
@@ -176,7 +183,7 @@ fn read_activity(ctx: &mut Ctx, el: &Element, index: usize) -> Activity {
         kind: common.kind,
         command: common.command,
         retries: common.retries,
-        data: crate::DataAccess::default(),
+        data: common.data,
         people: common.people,
     }
 }

@@ -3,6 +3,7 @@
 //! Structural problems (unknown or repeated elements, missing required ones, bad numbers) are
 //! reported here; cross-references (unknown ids, cycles, skills) by `validate`.
 
+mod data;
 mod definition;
 mod partition;
 mod people;
@@ -389,6 +390,7 @@ pub(crate) struct CommonActivity {
     pub kind: ActivityKind,
     pub command: Option<String>,
     pub retries: Retries,
+    pub data: crate::model::DataAccess,
     pub depends: Option<crate::model::Rule>,
     pub merge: Merge,
     pub routes: Vec<Route>,
@@ -447,6 +449,7 @@ pub(crate) fn read_common_activity(
             .child(&["retries"])
             .map(|e| ctx.retries(e, &owner))
             .unwrap_or_default(),
+        data: ctx.data_access(el, index, &owner),
         depends: el
             .child(&["depends"])
             .and_then(|e| ctx.depends(e, index, &owner)),

@@ -14,6 +14,7 @@ const ROOT: &[super::Child] = &[
     one(&["startTime"]),
     one(&["activities"]),
     many(&["activity"]),
+    one(&["data"]),
 ];
 const ACTIVITY: &[super::Child] = &[
     one(&["nameActivity"]),
@@ -32,6 +33,8 @@ const ACTIVITY: &[super::Child] = &[
     one(&["kind"]),
     one(&["command"]),
     one(&["retries"]),
+    one(&["reads"]),
+    one(&["writes"]),
     one(&["role"]),
     one(&["department"]),
     one(&["team"]),
@@ -42,7 +45,7 @@ const ACTIVITY: &[super::Child] = &[
 ];
 const TIME_OUT: &[&str] = &["timeOut", "connectDelay"];
 const PRECONDITION: &[super::Child] = &[one(&["status"]), one(&["local"]), one(TIME_OUT)];
-const ADJACENT: &[super::Child] = &[one(&["ip"]), one(&["states"])];
+const ADJACENT: &[super::Child] = &[one(&["ip"]), one(&["states"]), one(&["carries"])];
 
 /// Reads a partition document; `None` only when the root is not `workflow`.
 pub(crate) fn read_partition(ctx: &mut Ctx, root: &Element) -> Option<PartitionDocument> {
@@ -72,11 +75,15 @@ pub(crate) fn read_partition(ctx: &mut Ctx, root: &Element) -> Option<PartitionD
         let index = activities.len();
         activities.push(read_activity(ctx, el, index));
     }
+    let data = root
+        .child(&["data"])
+        .map(|e| ctx.data(e))
+        .unwrap_or_default();
     Some(PartitionDocument {
         workflow_id: WorkflowId(id),
         start_time,
         activities,
-        data: Vec::new(),
+        data,
     })
 }
 
@@ -107,7 +114,7 @@ fn read_activity(ctx: &mut Ctx, el: &Element, index: usize) -> PartitionActivity
         kind: common.kind,
         command: common.command,
         retries: common.retries,
-        data: crate::DataAccess::default(),
+        data: common.data,
         people: common.people,
     }
 }
@@ -192,6 +199,11 @@ fn read_adjacents(ctx: &mut Ctx, el: &Element, index: usize, owner: &str) -> Vec
             ctx.map.set(Node::AdjacentStates(index, j), e.value_pos());
             ctx.states(e, &format!("adjacent {adj_id} of {owner}"))
         });
+        let carries = adj.child(&["carries"]).map(|e| {
+            let what = format!("adjacent {adj_id} of {owner}");
+            let at = Node::Carries(index, j);
+            ctx.names(e, &what, at, |k| Node::CarriedName(index, j, k))
+        });
         adjacents.push(Adjacent {
             id: ActivityId(adj_id),
             location: adj
@@ -199,7 +211,7 @@ fn read_adjacents(ctx: &mut Ctx, el: &Element, index: usize, owner: &str) -> Vec
                 .map(|e| ctx.leaf(e).to_string())
                 .unwrap_or_default(),
             states: states.unwrap_or_default(),
-            carries: Vec::new(),
+            carries: carries.unwrap_or_default(),
         });
     }
     adjacents

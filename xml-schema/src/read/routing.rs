@@ -172,7 +172,7 @@ impl Ctx {
 
     /// Reports attributes of `el` (`what` in messages) other than `allowed` (and namespace
     /// declarations); `hint` ends the message and says what the element takes.
-    fn check_attrs(&mut self, el: &Element, what: &str, allowed: &[&str], hint: &str) {
+    pub(super) fn check_attrs(&mut self, el: &Element, what: &str, allowed: &[&str], hint: &str) {
         for attr in &el.attrs {
             let name = attr.name.as_str();
             let known = allowed.contains(&name)

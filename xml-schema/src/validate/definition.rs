@@ -3,6 +3,7 @@
 use std::collections::{HashMap, HashSet};
 
 use super::cycles::find_cycles;
+use super::data::{Declared as DataNames, check_access, check_declarations, check_reads_before};
 use super::people::check_people;
 use super::routing::{Place, Targets, check_merge, check_routes};
 use super::rules::{check_dependency_cycles, check_depends, check_terms_on_stand_ins};
@@ -19,12 +20,14 @@ use crate::source_map::{Node, SourceMap};
 pub fn validate_definition(def: &WorkflowDefinition, map: &SourceMap) -> Vec<Diagnostic> {
     let mut diags = Vec::new();
     check_duplicates(&mut diags, def, map);
+    check_declarations(&mut diags, map, &def.data);
     let declared = Declared::new(def);
     for (i, a) in def.activities.iter().enumerate() {
         check_activity(&mut diags, &declared, map, i, a);
     }
     check_cycles(&mut diags, def, map);
     check_dependency_cycles(&mut diags, def, map);
+    check_reads_before(&mut diags, def, map);
     check_partitions(&mut diags, def, map);
     check_skills(&mut diags, def, &declared, map);
     diags
@@ -32,7 +35,9 @@ pub fn validate_definition(def: &WorkflowDefinition, map: &SourceMap) -> Vec<Dia
 
 /// The activity and activity type ids a definition declares, which its references must name,
 /// and who waits for whom, which routes must follow.
-struct Declared {
+struct Declared<'a> {
+    /// The data names declared, which `<reads>` and `<writes>` must name.
+    data: DataNames<'a>,
     activities: HashSet<ActivityId>,
     types: HashSet<ActivityTypeId>,
     /// `types`, sorted, for listing in messages.
@@ -44,8 +49,8 @@ struct Declared {
     contingencies: HashSet<ActivityId>,
 }
 
-impl Declared {
-    fn new(def: &WorkflowDefinition) -> Self {
+impl<'a> Declared<'a> {
+    fn new(def: &'a WorkflowDefinition) -> Self {
         let activities: HashSet<ActivityId> = def.activities.iter().map(|a| a.id).collect();
         let types: HashSet<ActivityTypeId> = def.activity_types.iter().map(|t| t.id).collect();
         let mut type_ids: Vec<ActivityTypeId> = types.iter().copied().collect();
@@ -60,6 +65,7 @@ impl Declared {
             }
         }
         Self {
+            data: DataNames::new(&def.data, false),
             activities,
             types,
             type_ids,
@@ -108,7 +114,7 @@ fn check_duplicates(diags: &mut Vec<Diagnostic>, def: &WorkflowDefinition, map: 
 /// Runs every per-activity check on activity `a` (the `i`th), in the order they are reported.
 fn check_activity(
     diags: &mut Vec<Diagnostic>,
-    declared: &Declared,
+    declared: &Declared<'_>,
     map: &SourceMap,
     i: usize,
     a: &Activity,
@@ -128,6 +134,7 @@ fn check_activity(
         a.retries,
     );
     check_people(diags, map, i, a.id, a.kind, &a.people);
+    check_access(diags, map, &declared.data, (i, a.id, a.kind), &a.data);
     check_contingency(diags, declared, map, i, a);
     let place = Place { map, i, id: a.id };
     check_merge(diags, &place, &a.merge, a.preconditions.len());
@@ -157,7 +164,7 @@ fn check_activity_id(diags: &mut Vec<Diagnostic>, map: &SourceMap, i: usize, a: 
 /// Checks that the activity's type is declared, since partner skills can only name those.
 fn check_activity_type(
     diags: &mut Vec<Diagnostic>,
-    declared: &Declared,
+    declared: &Declared<'_>,
     map: &SourceMap,
     i: usize,
     a: &Activity,
@@ -179,7 +186,7 @@ fn check_activity_type(
 /// Checks that each precondition names another existing activity, once, or it could never start.
 fn check_preconditions(
     diags: &mut Vec<Diagnostic>,
-    declared: &Declared,
+    declared: &Declared<'_>,
     map: &SourceMap,
     i: usize,
     a: &Activity,
@@ -220,7 +227,7 @@ fn check_preconditions(
 /// Checks that the contingency activity, run when this one fails, is another existing one.
 fn check_contingency(
     diags: &mut Vec<Diagnostic>,
-    declared: &Declared,
+    declared: &Declared<'_>,
     map: &SourceMap,
     i: usize,
     a: &Activity,
@@ -258,7 +265,7 @@ fn check_contingency(
 fn check_skills(
     diags: &mut Vec<Diagnostic>,
     def: &WorkflowDefinition,
-    declared: &Declared,
+    declared: &Declared<'_>,
     map: &SourceMap,
 ) {
     for (i, p) in def.partners.iter().enumerate() {

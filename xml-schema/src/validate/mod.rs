@@ -1,11 +1,12 @@
 //! Cross-reference checks on a read model: ids, cycles, placement, skills, and the
 //! combinations of extensions (retries, people, dummy kind) an activity may have, dependency
-//! rules, merges and routes.
+//! rules, merges and routes, and the instance data declared, read, written and carried.
 //!
 //! Each check reports at the place in the document a person would edit, and says how to fix
 //! it. All checks run, so one pass shows every problem.
 
 mod cycles;
+mod data;
 mod definition;
 mod partition;
 mod people;

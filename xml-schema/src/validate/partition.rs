@@ -2,6 +2,7 @@
 
 use std::collections::HashSet;
 
+use super::data::{Declared, List, check_access, check_declarations, check_list};
 use super::people::check_people;
 use super::routing::{Place, Targets, check_merge, check_routes};
 use super::rules::check_depends;
@@ -14,7 +15,8 @@ use crate::source_map::{Node, SourceMap};
 /// that is not automatic, a dummy with a command, retries or people, people extensions that do
 /// not fit together or the activity, dependency rules that are empty, too long or name their
 /// own activity, merges and routes that do not fit the activity's preconditions and adjacents,
-/// and preconditions or adjacents whose `local` flag or location contradicts the document.
+/// preconditions or adjacents whose `local` flag or location contradicts the document, and data
+/// names that the document's own `<data>` does not declare, declares badly or lists twice.
 pub fn validate_partition(doc: &PartitionDocument, map: &SourceMap) -> Vec<Diagnostic> {
     let mut diags = Vec::new();
     duplicates(
@@ -25,11 +27,15 @@ pub fn validate_partition(doc: &PartitionDocument, map: &SourceMap) -> Vec<Diagn
             .enumerate()
             .map(|(i, a)| (a.id, map.pos(Node::Activity(i)))),
     );
+    check_declarations(&mut diags, map, &doc.data);
+    let declared = Declared::new(&doc.data, true);
     let here: HashSet<ActivityId> = doc.activities.iter().map(|a| a.id).collect();
     for (i, a) in doc.activities.iter().enumerate() {
         check_extensions(&mut diags, map, i, a);
+        check_access(&mut diags, map, &declared, (i, a.id, a.kind), &a.data);
         check_preconditions(&mut diags, map, &here, i, a);
         check_adjacents(&mut diags, map, &here, i, a);
+        check_carries(&mut diags, map, &declared, i, a);
     }
     diags
 }
@@ -120,5 +126,28 @@ fn check_adjacents(
                 ),
             ));
         }
+    }
+}
+
+/// Checks that each name the adjacents of `a` (the `i`th) carry is `declared` in the
+/// document's own `<data>`, and listed once.
+fn check_carries(
+    diags: &mut Vec<Diagnostic>,
+    map: &SourceMap,
+    declared: &Declared<'_>,
+    i: usize,
+    a: &PartitionActivity,
+) {
+    for (j, adj) in a.adjacents.iter().enumerate() {
+        let name = |k| Node::CarriedName(i, j, k);
+        let list = List {
+            says: format!("adjacent {} of activity {} carries", adj.id, a.id),
+            element: "carries",
+            at: Node::Carries(i, j),
+            name: &name,
+            names: &adj.carries,
+            activity: Node::Adjacent(i, j),
+        };
+        check_list(diags, map, declared, &list);
     }
 }
