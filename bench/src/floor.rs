@@ -54,6 +54,9 @@ fn notification(origin: &PeerId, seq: u64) -> Envelope {
             seq,
         },
         message: Message::Notify {
+            data: Vec::new(),
+            files: Vec::new(),
+            holder: None,
             instance: mobiwf_proto::InstanceId(1_000_000 + seq),
             activity: mobiwf_proto::ActivityId(17),
             outcome: Outcome::Succeeded,

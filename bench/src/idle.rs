@@ -125,6 +125,7 @@ async fn deploy_all(
         match reply? {
             Reply::Ack => {}
             Reply::Refused { reason } => anyhow::bail!("the node refused a deployment: {reason}"),
+            other => anyhow::bail!("the node answered a deployment with {other:?}"),
         }
     }
     let elapsed = t0.elapsed().as_secs_f64();

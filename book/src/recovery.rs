@@ -355,6 +355,11 @@ pub(crate) fn notify_peer(
                 entered,
                 flag,
                 routed,
+                // Values never pass through the controller: a contingency activity reads
+                // only what its own partner knows.
+                data: Vec::new(),
+                files: Vec::new(),
+                holder: None,
             },
         );
     }

@@ -170,6 +170,9 @@ fn probe(
         {
             Ok(Ok(Reply::Ack)) => Ok(()),
             Ok(Ok(Reply::Refused { reason })) => Err(format!("refused: {reason}")),
+            Ok(Ok(other)) => Err(format!(
+                "an answer that is not an acknowledgement: {other:?}"
+            )),
             Ok(Err(e)) => Err(e.to_string()),
             Err(_) => Err(format!("no answer within {} s", timeout.as_secs_f64())),
         };

@@ -285,6 +285,7 @@ async fn time_to_wait_starts_an_activity_whose_preconditions_are_late() {
                 succeeded: true,
                 detail: None,
                 flag: None,
+                written: Vec::new(),
             },
         )
         .await

@@ -32,10 +32,8 @@ pub struct Carried {
     /// The values and file references it carries.
     pub data: Vec<Datum>,
     /// The files among them whose content the daemon does not hold (not inline, not stored
-    /// before).
-    pub missing: Vec<FileRef>,
-    /// Where those are fetched from.
-    pub holder: Option<String>,
+    /// before), and where to fetch each.
+    pub missing: Vec<Missing>,
 }
 
 impl Engine {
@@ -47,23 +45,19 @@ impl Engine {
         carried: Carried,
         effects: &mut Vec<Effect>,
     ) -> bool {
-        let Carried {
-            data,
-            missing,
-            holder,
-        } = carried;
+        let Carried { data, missing } = carried;
         let mut changed = false;
         for datum in data {
-            let file = match &datum.value {
-                DataValue::File(f) if missing.contains(f) => Some(f.clone()),
+            let absent = match &datum.value {
+                DataValue::File(f) => missing.iter().find(|m| m.file == *f).cloned(),
                 _ => None,
             };
             if !self.put_datum(instance, datum) {
                 continue;
             }
             changed = true;
-            if let (Some(file), Some(holder)) = (file, &holder) {
-                self.want_file(instance, file, holder.clone(), effects);
+            if let Some(m) = absent {
+                self.want_file(instance, m, effects);
             }
         }
         changed
@@ -84,27 +78,18 @@ impl Engine {
     }
 
     /// Asks the daemon to fetch a file this instance needs, once.
-    fn want_file(
-        &mut self,
-        instance: InstanceId,
-        file: FileRef,
-        holder: String,
-        effects: &mut Vec<Effect>,
-    ) {
+    fn want_file(&mut self, instance: InstanceId, missing: Missing, effects: &mut Vec<Effect>) {
         let known = self.known.entry(instance).or_default();
-        if known.missing.iter().any(|m| m.file == file) {
+        if known.missing.iter().any(|m| m.file == missing.file) {
             return;
         }
-        known.missing.push(Missing {
-            file: file.clone(),
-            holder: holder.clone(),
-        });
-        self.touch_known(instance);
         effects.push(Effect::Fetch {
             instance,
-            file,
-            from: holder,
+            file: missing.file.clone(),
+            from: missing.holder.clone(),
         });
+        known.missing.push(missing);
+        self.touch_known(instance);
     }
 
     /// The daemon holds the content of `file` now: the activities of `instance` that waited

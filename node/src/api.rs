@@ -4,16 +4,25 @@
 //! - `POST /instances/{instance}/activities/{activity}/complete` with an optional JSON body
 //!   `{"failed": bool, "detail": "..."}`: a person finishes one. 404 when the node has no such
 //!   activity, 409 when it cannot be completed now (not running, or automatic).
+//!   The body may also set instance data: `"set": {"reading": "42"}`, `"files": {"photo":
+//!   "<base64>"}` (400 when a content is not base64 or over `MAX_FILE_BYTES`).
+//! - `GET /instances/{instance}/data`: the instance data this node knows (JSON array).
 //! - `GET /runs`: every partition run on this node and each activity's state (JSON).
 //! - `GET /metrics`: Prometheus text format.
 //! - The users' worklists, notices and the directory version: see `api_people`.
 
 use axum::Json;
 use axum::Router;
-use axum::extract::{Path, State};
+use std::collections::BTreeMap;
+
+use axum::extract::{DefaultBodyLimit, Path, State};
 use axum::http::StatusCode;
 use axum::response::{IntoResponse, Response};
 use axum::routing::{get, post};
+use base64::Engine as _;
+use base64::engine::general_purpose::STANDARD;
+use mobiwf_proto::DataValue;
+use mobiwf_proto::data::MAX_FILE_BYTES;
 use mobiwf_proto::{ActivityId, InstanceId};
 use serde::Deserialize;
 
@@ -32,6 +41,40 @@ pub struct Completion {
     /// The completion flag chosen (routes and `<merge flag>` read it).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub flag: Option<String>,
+    /// Instance data values the person sets (`--set name=value`), by name.
+    #[serde(default, skip_serializing_if = "BTreeMap::is_empty")]
+    pub set: BTreeMap<String, String>,
+    /// Instance data files the person gives (`--file name=PATH`): each content, base64.
+    #[serde(default, skip_serializing_if = "BTreeMap::is_empty")]
+    pub files: BTreeMap<String, String>,
+}
+
+/// The largest body of a completion, in bytes: room for a file of `MAX_FILE_BYTES` in base64.
+pub const MAX_COMPLETION_BODY_BYTES: usize = (MAX_FILE_BYTES as usize / 3 + 1) * 4 + 64 * 1024;
+
+/// What a completion sets, with its files kept in the file store; or what is wrong.
+pub(crate) fn written(
+    files: &crate::files::Files,
+    set: BTreeMap<String, String>,
+    contents: BTreeMap<String, String>,
+) -> Result<Vec<(String, DataValue)>, String> {
+    let mut out: Vec<(String, DataValue)> = set
+        .into_iter()
+        .map(|(name, value)| (name, DataValue::String(value)))
+        .collect();
+    for (name, base64) in contents {
+        let bytes = STANDARD
+            .decode(base64.as_bytes())
+            .map_err(|e| format!("the content of file `{name}` is not base64: {e}"))?;
+        if bytes.len() as u64 > MAX_FILE_BYTES {
+            return Err(format!(
+                "file `{name}` holds {} bytes, over the limit of {MAX_FILE_BYTES}                  (MAX_FILE_BYTES)",
+                bytes.len()
+            ));
+        }
+        out.push((name, DataValue::File(files.put_bytes(&bytes)?)));
+    }
+    Ok(out)
 }
 
 /// The routes above, on `client`.
@@ -41,8 +84,9 @@ pub fn router(client: NodeClient) -> Router {
         .route("/runs", get(runs))
         .route(
             "/instances/{instance}/activities/{activity}/complete",
-            post(complete),
+            post(complete).layer(DefaultBodyLimit::max(MAX_COMPLETION_BODY_BYTES)),
         )
+        .route("/instances/{instance}/data", get(data))
         .route("/metrics", get(metrics))
         .route("/users/{user}/worklist", get(crate::api_people::worklist))
         .route(
@@ -87,11 +131,18 @@ async fn complete(
         failed,
         detail,
         flag,
+        set,
+        files,
     } = body.map(|Json(b)| b).unwrap_or_default();
+    let written = match written(&client.files, set, files) {
+        Ok(written) => written,
+        Err(why) => return error(StatusCode::BAD_REQUEST, why),
+    };
     let outcome = PersonEnd {
         succeeded: !failed,
         detail,
         flag,
+        written,
     };
     match client
         .complete(InstanceId(instance), ActivityId(activity), outcome)
@@ -104,6 +155,13 @@ async fn complete(
             error(StatusCode::NOT_FOUND, refusal.to_string())
         }
         Ok(Err(refusal)) => error(StatusCode::CONFLICT, refusal.to_string()),
+        Err(e) => unavailable(e),
+    }
+}
+
+async fn data(State(client): State<NodeClient>, Path(instance): Path<u64>) -> Response {
+    match client.data(InstanceId(instance)).await {
+        Ok(data) => Json(data).into_response(),
         Err(e) => unavailable(e),
     }
 }

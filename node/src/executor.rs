@@ -10,8 +10,15 @@
 //! the status), or a claim and a live wrapper (still running: watch it). A claim whose wrapper
 //! is gone without an `exit` means the command was interrupted: the activity fails with that
 //! reason rather than run twice.
+//!
+//! The command finds the instance data it reads in `MOBIWF_DATA_DIR` (`<run dir>/data`, filled
+//! once before the first wrapper starts) and leaves there what it writes (`run_data`).
 
-use mobiwf_proto::{ActivityId, InstanceId, PartitionId};
+use mobiwf_proto::{ActivityId, DataValue, Datum, InstanceId, PartitionId};
+use mobiwf_xml_schema::DataKind;
+
+use crate::files::Files;
+use crate::run_data;
 use std::path::{Path, PathBuf};
 use std::time::Duration;
 
@@ -43,6 +50,10 @@ pub struct Execution {
     pub command: String,
     /// The node's name, given to the command as `MOBIWF_PARTNER`.
     pub partner: String,
+    /// The instance data it reads (files in `MOBIWF_DATA_DIR`).
+    pub reads: Vec<Datum>,
+    /// The names it may write, read back from `MOBIWF_DATA_DIR` when it succeeds.
+    pub writes: Vec<(String, DataKind)>,
 }
 
 /// How an execution ended.
@@ -55,6 +66,8 @@ pub struct Ended {
     /// The completion flag it wrote to `$MOBIWF_FLAG_FILE` (trimmed), when it succeeded and
     /// wrote one. The engine checks its spelling.
     pub flag: Option<String>,
+    /// The instance data it wrote, when it succeeded (files already in the file store).
+    pub written: Vec<(String, DataValue)>,
 }
 
 /// The largest flag file read, in bytes: a flag is at most `MAX_FLAG_CHARS` characters; a
@@ -96,11 +109,15 @@ pub fn kill(data_dir: &Path, e: &Execution) -> Result<(), String> {
 /// Runs `e` (or finds out how its earlier run ended) and returns how it ended.
 pub async fn execute(data_dir: &Path, e: &Execution) -> Ended {
     let dir = run_dir(data_dir, e);
-    if let Some(ended) = read_exit(&dir) {
+    let files = Files::new(data_dir);
+    if let Some(ended) = read_exit(&dir, e, &files) {
         return ended;
     }
     if let Err(err) = std::fs::create_dir_all(&dir) {
         return failed(format!("cannot create {}: {err}", dir.display()));
+    }
+    if let Err(err) = run_data::prepare(&dir.join("data"), &files, &e.reads) {
+        return failed(err);
     }
     let spawned = Command::new("sh")
         .arg("-c")
@@ -114,6 +131,7 @@ pub async fn execute(data_dir: &Path, e: &Execution) -> Ended {
         .env("MOBIWF_TRY", (e.attempt + 1).to_string())
         .env("MOBIWF_PARTNER", &e.partner)
         .env("MOBIWF_FLAG_FILE", dir.join("flag"))
+        .env("MOBIWF_DATA_DIR", dir.join("data"))
         .stdin(std::process::Stdio::null())
         .stdout(std::process::Stdio::null())
         .stderr(std::process::Stdio::null())
@@ -130,19 +148,19 @@ pub async fn execute(data_dir: &Path, e: &Execution) -> Ended {
     }
     // Our wrapper ended: either it ran the command (exit is there) or it found the claim of a
     // wrapper started before a restart, which may still be running.
-    watch(&dir).await
+    watch(&dir, e, &files).await
 }
 
-async fn watch(dir: &Path) -> Ended {
+async fn watch(dir: &Path, e: &Execution, files: &Files) -> Ended {
     loop {
-        if let Some(ended) = read_exit(dir) {
+        if let Some(ended) = read_exit(dir, e, files) {
             return ended;
         }
         match std::fs::read_to_string(dir.join("claim").join("pid")) {
             Ok(pid) => {
                 let alive = Path::new("/proc").join(pid.trim()).exists();
                 if !alive {
-                    return read_exit(dir).unwrap_or_else(|| {
+                    return read_exit(dir, e, files).unwrap_or_else(|| {
                         failed(
                             "interrupted: the command's process ended without recording an exit \
                              status (killed with its node?); not run again"
@@ -161,17 +179,19 @@ async fn watch(dir: &Path) -> Ended {
     }
 }
 
-fn read_exit(dir: &Path) -> Option<Ended> {
+fn read_exit(dir: &Path, e: &Execution, files: &Files) -> Option<Ended> {
     let text = std::fs::read_to_string(dir.join("exit")).ok()?;
     let code = text.trim();
     Some(if code == "0" {
-        match read_flag(dir) {
-            Ok(flag) => Ended {
+        let written = run_data::collect(&dir.join("data"), files, &e.reads, &e.writes);
+        match (read_flag(dir), written) {
+            (Ok(flag), Ok(written)) => Ended {
                 succeeded: true,
                 detail: None,
                 flag,
+                written,
             },
-            Err(why) => failed(why),
+            (Err(why), _) | (_, Err(why)) => failed(why),
         }
     } else {
         failed(format!("command exited with status {code}"))
@@ -203,5 +223,6 @@ fn failed(detail: String) -> Ended {
         succeeded: false,
         detail: Some(detail),
         flag: None,
+        written: Vec::new(),
     }
 }

@@ -1,11 +1,14 @@
 //! A mobiwf partner node: the durable state of the pure partition engine (`mobiwf-engine`)
 //! (`state`), the daemon that connects it to the mesh, the store and the commands it runs (`daemon`,
-//! `executor`), and the HTTP API (`api`).
+//! `executor`, with the data directory of a run in `run_data` and the contents of data files in
+//! `files`), and the HTTP API (`api`).
 
 pub mod api;
 pub mod api_people;
 pub mod daemon;
 pub mod executor;
+pub mod files;
+pub mod run_data;
 pub mod state;
 
 pub use daemon::{ClaimOutcome, DirectoryView, Node, NodeClient, NodeConfig, WorklistEntry, start};

@@ -75,6 +75,13 @@ enum Command {
         /// and its successors' `<merge flag>` read it.
         #[arg(long)]
         flag: Option<String>,
+        /// Set an instance data value the activity writes: `--set reading=42` (repeatable).
+        #[arg(long, value_name = "NAME=VALUE")]
+        set: Vec<String>,
+        /// Give an instance data file the activity writes: `--file photo=./photo.jpg`
+        /// (repeatable; at most MAX_FILE_BYTES, 64 MiB).
+        #[arg(long, value_name = "NAME=PATH")]
+        file: Vec<String>,
         #[command(flatten)]
         api: ApiArgs,
     },
@@ -181,9 +188,14 @@ async fn dispatch(command: Command) -> anyhow::Result<()> {
             failed,
             detail,
             flag,
+            set,
+            file,
             api,
         } => {
-            let body = serde_json::json!({ "failed": failed, "detail": detail, "flag": flag });
+            let (set, files) = commands::complete::data_args(&set, &file)?;
+            let body = serde_json::json!({
+                "failed": failed, "detail": detail, "flag": flag, "set": set, "files": files,
+            });
             let item = (instance, activity);
             commands::people::act(&api, &user, item, "complete", body).await
         }
@@ -193,13 +205,18 @@ async fn dispatch(command: Command) -> anyhow::Result<()> {
             failed,
             detail,
             flag,
+            set,
+            file,
             api,
             ..
         } => {
+            let (set, files) = commands::complete::data_args(&set, &file)?;
             let body = Completion {
                 failed,
                 detail,
                 flag,
+                set,
+                files,
             };
             commands::complete::run(&api, instance, activity, body).await
         }

@@ -191,6 +191,7 @@ mod tests {
         );
         // Its next change is written without the document; it still loads.
         let heard = Input::Notified {
+            carried: Default::default(),
             instance: InstanceId(18),
             activity: mobiwf_proto::ActivityId(19),
             outcome: Outcome::Succeeded,

@@ -13,6 +13,8 @@ fn execution(command: &str) -> Execution {
         attempt: 0,
         command: command.to_owned(),
         partner: "P1".to_owned(),
+        reads: Vec::new(),
+        writes: Vec::new(),
     }
 }
 
@@ -92,4 +94,42 @@ async fn a_running_command_can_be_killed_and_ends_failed() {
     kill(dir.path(), &e).expect("kill");
     let ended = running.await.expect("join");
     assert!(!ended.succeeded, "{ended:?}");
+}
+
+#[tokio::test]
+async fn a_command_reads_its_data_from_files_and_what_it_leaves_is_written() {
+    use mobiwf_node::files::Files;
+    use mobiwf_proto::{DataValue, Datum};
+    use mobiwf_xml_schema::DataKind;
+
+    let dir = tempfile::tempdir().expect("tempdir");
+    let files = Files::new(dir.path());
+    let mut e = execution(
+        "test \"$(cat \"$MOBIWF_DATA_DIR/reading\")\" = 42 && \
+         echo $(( $(cat \"$MOBIWF_DATA_DIR/reading\") + 1 )) > \"$MOBIWF_DATA_DIR/reading\" && \
+         printf 'report of %s' \"$MOBIWF_PARTNER\" > \"$MOBIWF_DATA_DIR/report\"",
+    );
+    e.reads = vec![Datum {
+        name: "reading".into(),
+        value: DataValue::Number("42".into()),
+        by: ActivityId(1),
+        at_us: 5,
+    }];
+    e.writes = vec![
+        ("reading".into(), DataKind::Number),
+        ("report".into(), DataKind::File),
+    ];
+    let ended = execute(dir.path(), &e).await;
+    assert!(ended.succeeded, "{ended:?}");
+    let report = files.put_bytes(b"report of P1").expect("put");
+    assert_eq!(
+        ended.written,
+        vec![
+            ("reading".to_owned(), DataValue::Number("43".into())),
+            ("report".to_owned(), DataValue::File(report.clone())),
+        ]
+    );
+    assert!(files.has(&report));
+    // Asked again (a restarted node), the same run says the same.
+    assert_eq!(execute(dir.path(), &e).await, ended);
 }

@@ -16,7 +16,7 @@ use crate::{ActivityId, ActivityTypeId, InstanceId, NodeId, NodeName, PartitionI
 /// The request-response protocol name (and version) of mobiwf execution messages.
 /// Version 2: task states (`not_ready` for `waiting`), `StateChanged`, `Completed`, and the
 /// fields of rules and routing on `Notify` and in records. Version 3: instance data on
-/// `Notify`, `Fetch` and its `Chunk` reply.
+/// `Notify`, `Fetch` and `ReadData` with their `Chunk` and `Data` replies.
 pub const PROTOCOL: &str = "/mobiwf/exec/3";
 
 /// The largest request or reply frame accepted, in bytes. A partition document is at most
@@ -555,6 +555,13 @@ pub enum Message {
         /// Where to start, in bytes.
         offset: u64,
     },
+    /// Controller → node: what do you know of this instance's data? Answered at once with
+    /// [`Reply::Data`], never stored (`status --data`: values are shown, never kept, by the
+    /// controller).
+    ReadData {
+        /// The instance.
+        instance: InstanceId,
+    },
     /// Controller → device: tell a user something (the instances they are responsible for
     /// started, failed, ended).
     Notice {
@@ -586,6 +593,7 @@ impl Message {
             Message::ItemEvents { .. } => "item_events",
             Message::Notice { .. } => "notice",
             Message::Fetch { .. } => "fetch",
+            Message::ReadData { .. } => "read_data",
         }
     }
 }
@@ -607,5 +615,10 @@ pub enum Reply {
         /// The bytes from the asked offset on, base64 (at most `FETCH_CHUNK_BYTES` of them;
         /// none at the end of the content).
         base64: String,
+    },
+    /// The answer to a [`Message::ReadData`]: every value the node knows of the instance.
+    Data {
+        /// The values, by name.
+        data: Vec<Datum>,
     },
 }

@@ -151,6 +151,9 @@ mod tests {
                 seq: 7,
             },
             message: Message::Notify {
+                data: Vec::new(),
+                files: Vec::new(),
+                holder: None,
                 instance: mobiwf_proto::InstanceId(1),
                 activity: mobiwf_proto::ActivityId(2),
                 outcome: Outcome::Succeeded,

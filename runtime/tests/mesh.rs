@@ -38,6 +38,9 @@ fn notify(origin: &MeshHandle, seq: u64) -> Envelope {
             seq,
         },
         message: Message::Notify {
+            data: Vec::new(),
+            files: Vec::new(),
+            holder: None,
             instance: mobiwf_proto::InstanceId(1),
             activity: mobiwf_proto::ActivityId(seq),
             outcome: Outcome::Succeeded,
@@ -461,6 +464,9 @@ async fn oversized_frame_is_refused_by_the_receiver() {
             seq: 1,
         },
         message: Message::Notify {
+            data: Vec::new(),
+            files: Vec::new(),
+            holder: None,
             instance: mobiwf_proto::InstanceId(1),
             activity: mobiwf_proto::ActivityId(1),
             outcome: Outcome::Succeeded,

@@ -38,6 +38,9 @@ scenarios! {
                 (
                     "peerB".to_owned(),
                     Message::Notify {
+                        data: Vec::new(),
+                        files: Vec::new(),
+                        holder: None,
                         instance: InstanceId(1),
                         activity: ActivityId(1),
                         outcome: Outcome::Blocked,
@@ -71,6 +74,9 @@ scenarios! {
         assert!(sent(&applied).contains(&(
             "peerB".to_owned(),
             Message::Notify {
+                data: Vec::new(),
+                files: Vec::new(),
+                holder: None,
                 instance: InstanceId(1),
                 activity: ActivityId(1),
                 outcome: Outcome::Released,
@@ -388,6 +394,9 @@ scenarios! {
             vec![(
                 "peerD".to_owned(),
                 Message::Notify {
+                    data: Vec::new(),
+                    files: Vec::new(),
+                    holder: None,
                     instance: InstanceId(1),
                     activity: ActivityId(10),
                     outcome: Outcome::Succeeded,
@@ -458,6 +467,9 @@ scenarios! {
                 (
                     "peerB".to_owned(),
                     Message::Notify {
+                        data: Vec::new(),
+                        files: Vec::new(),
+                        holder: None,
                         instance: InstanceId(1),
                         activity: ActivityId(9),
                         outcome: Outcome::Blocked,
@@ -499,6 +511,9 @@ scenarios! {
         assert!(sent(&applied).contains(&(
             "peerB".to_owned(),
             Message::Notify {
+                data: Vec::new(),
+                files: Vec::new(),
+                holder: None,
                 instance: InstanceId(1),
                 activity: ActivityId(2),
                 outcome: Outcome::Blocked,

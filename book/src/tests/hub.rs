@@ -30,6 +30,9 @@ scenarios! {
         }
         // A2 (17, on P1) finished: its remote successor A4 (19) is on P2, and only P2 hears.
         let notify = |activity| Message::Notify {
+            data: Vec::new(),
+            files: Vec::new(),
+            holder: None,
             instance: InstanceId(1),
             activity: ActivityId(activity),
             outcome: Outcome::Succeeded,
@@ -74,6 +77,9 @@ scenarios! {
         });
         submit(&mut b, PAPER).expect("submit");
         let notify = Message::Notify {
+            data: Vec::new(),
+            files: Vec::new(),
+            holder: None,
             instance: InstanceId(1),
             activity: ActivityId(17),
             outcome: Outcome::Succeeded,

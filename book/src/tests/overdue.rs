@@ -69,6 +69,9 @@ scenarios! {
             vec![(
                 "peerB".to_owned(),
                 Message::Notify {
+                    data: Vec::new(),
+                    files: Vec::new(),
+                    holder: None,
                     instance: InstanceId(1),
                     activity: ActivityId(1),
                     outcome: Outcome::Succeeded,

@@ -167,6 +167,9 @@ impl ControllerActor {
                     let refused = match reply {
                         Reply::Ack => None,
                         Reply::Refused { reason } => Some(reason),
+                        other => Some(format!(
+                            "an answer that is not an acknowledgement: {other:?}"
+                        )),
                     };
                     let input = Input::Delivered {
                         instance,

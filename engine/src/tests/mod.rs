@@ -17,6 +17,7 @@ macro_rules! scenarios {
 mod claims;
 mod control;
 mod coverage;
+mod data;
 mod execution;
 mod failures;
 mod items;
@@ -35,6 +36,7 @@ pub(crate) type Scenario = (&'static str, fn());
 pub(crate) const ALL_SCENARIOS: &[&[Scenario]] = &[
     claims::SCENARIOS,
     control::SCENARIOS,
+    data::SCENARIOS,
     execution::SCENARIOS,
     failures::SCENARIOS,
     items::SCENARIOS,

@@ -38,6 +38,12 @@ pub(super) struct NodeActor {
     pub(super) desk: mobiwf_people::Desk,
     /// API calls waiting for a host's answer to their claim, by request number.
     pub(super) waiters: std::collections::HashMap<u64, oneshot::Sender<ClaimOutcome>>,
+    /// The contents of instance data files.
+    pub(super) files: crate::files::Files,
+    /// The mesh, for fetching files from their holders.
+    pub(super) mesh: mobiwf_runtime::mesh::MeshHandle,
+    /// The fetches under way and the instances waiting for each.
+    pub(super) fetching: super::data::Fetching,
 }
 
 /// A person's completion waiting for its answer, and the answer.
@@ -168,6 +174,10 @@ impl NodeActor {
         group: &mut Group,
         (effects, desk_effects): &mut Produced,
     ) -> Result<(), StoreError> {
+        let inbound = match self.answer_at_once(inbound) {
+            Some(inbound) => inbound,
+            None => return Ok(()),
+        };
         let from_controller = inbound.from == self.controller.0;
         let role = if from_controller {
             Peer::Controller
@@ -175,23 +185,31 @@ impl NodeActor {
             Peer::Partner
         };
         let (engine, desk, name) = (&mut self.engine, &mut self.desk, &self.name);
+        let files = &self.files;
         group.receive(
             self.store.as_ref(),
             &self.metrics,
             role,
             inbound,
-            |from, _id, message| match route_of(from, from_controller, message)? {
-                Routed::Engine(input) => {
-                    let applied = engine.apply_us(now, input).map_err(|r| r.to_string())?;
-                    effects.extend(applied);
-                    Ok(())
-                }
-                Routed::Desk(input) => {
-                    let applied = desk
-                        .apply(now / 1000, engine.directory(), name, input)
-                        .map_err(|r| r.to_string())?;
-                    desk_effects.extend(applied.effects);
-                    Ok(())
+            |from, _id, message| {
+                // Inline contents are kept before the engine records them as held.
+                let missing = super::data::unpack(files, &message)?;
+                match route_of(from, from_controller, message)? {
+                    Routed::Engine(mut input) => {
+                        if let Input::Notified { carried, .. } = &mut input {
+                            carried.missing = missing;
+                        }
+                        let applied = engine.apply_us(now, input).map_err(|r| r.to_string())?;
+                        effects.extend(applied);
+                        Ok(())
+                    }
+                    Routed::Desk(input) => {
+                        let applied = desk
+                            .apply(now / 1000, engine.directory(), name, input)
+                            .map_err(|r| r.to_string())?;
+                        desk_effects.extend(applied.effects);
+                        Ok(())
+                    }
                 }
             },
         )
@@ -225,6 +243,7 @@ impl NodeActor {
                     by: Finisher::Command,
                     attempt: execution.attempt,
                     flag: ended.flag,
+                    written: ended.written,
                 };
                 match self.engine.apply_us(now, input) {
                     Ok(applied) => effects.extend(applied),
@@ -247,6 +266,7 @@ impl NodeActor {
                     by: Finisher::Person,
                     attempt: 0,
                     flag: outcome.flag,
+                    written: outcome.written,
                 };
                 let result = self
                     .engine
@@ -255,6 +275,18 @@ impl NodeActor {
                 after.completions.push((reply, result));
             }
             Event::Query(query) => after.queries.push(query),
+            Event::Fetched(file) => {
+                for instance in self.fetching.done(&file) {
+                    let input = Input::Fetched {
+                        instance,
+                        file: file.clone(),
+                    };
+                    match self.engine.apply_us(now, input) {
+                        Ok(applied) => effects.extend(applied),
+                        Err(e) => tracing::warn!("a fetched file: {e}"),
+                    }
+                }
+            }
         }
         Ok(())
     }
@@ -263,6 +295,9 @@ impl NodeActor {
         match query {
             Query::Worklist(reply) => {
                 let _ = reply.send(self.engine.worklist());
+            }
+            Query::Data(instance, reply) => {
+                let _ = reply.send(self.engine.data(instance));
             }
             Query::Runs(reply) => {
                 let _ = reply.send(self.engine.runs().map(view).collect());
@@ -310,7 +345,7 @@ impl NodeActor {
 
     /// Starts and kills the commands the engine asked for (after the state saying so is on
     /// disk).
-    fn carry_out(&self, effects: Vec<Effect>) {
+    fn carry_out(&mut self, effects: Vec<Effect>) {
         for effect in effects {
             match effect {
                 Effect::Kill {
@@ -328,6 +363,8 @@ impl NodeActor {
                         attempt,
                         command: String::new(),
                         partner: self.name.to_string(),
+                        reads: Vec::new(),
+                        writes: Vec::new(),
                     };
                     match executor::kill(&self.data_dir, &execution) {
                         Ok(()) => tracing::info!("command killed: {why}"),
@@ -339,6 +376,8 @@ impl NodeActor {
                     activity,
                     attempt,
                     command,
+                    reads,
+                    writes,
                 } => {
                     let execution = Execution {
                         instance: key.instance,
@@ -347,6 +386,8 @@ impl NodeActor {
                         attempt,
                         command,
                         partner: self.name.to_string(),
+                        reads,
+                        writes,
                     };
                     let data_dir = self.data_dir.clone();
                     let events = self.events.clone();
@@ -360,6 +401,11 @@ impl NodeActor {
                         .instrument(span),
                     );
                 }
+                Effect::Fetch {
+                    instance,
+                    file,
+                    from,
+                } => self.start_fetch(instance, file, from),
                 // Sends were staged before the write.
                 Effect::Send { .. } => {}
             }

@@ -7,6 +7,7 @@
 //! started). What a message means to the engine is the pure translation of `translate`.
 
 mod actor;
+mod data;
 mod people;
 mod translate;
 
@@ -56,6 +57,9 @@ pub struct NodeClient {
     events: mpsc::Sender<Event>,
     /// The node's metrics.
     pub metrics: Arc<Metrics>,
+    /// The contents of instance data files (a person's files are kept here before the
+    /// completion that names them is applied).
+    pub files: crate::files::Files,
 }
 
 /// One partition run as the API shows it.
@@ -86,6 +90,8 @@ enum Event {
     /// Someone wants to know something; answered after the group is on disk, so that no
     /// answer shows a state the disk does not have.
     Query(Query),
+    /// A file the engine asked for is whole in the file store.
+    Fetched(mobiwf_proto::FileRef),
 }
 
 /// What a user's action on a work item came to.
@@ -174,6 +180,8 @@ pub struct PersonEnd {
     pub detail: Option<String>,
     /// The completion flag they chose.
     pub flag: Option<String>,
+    /// The instance data they set (`--set`, `--file`: files already in the file store).
+    pub written: Vec<(String, mobiwf_proto::DataValue)>,
 }
 
 /// What the API asks.
@@ -190,6 +198,7 @@ enum Query {
         reply: oneshot::Sender<Result<Vec<mobiwf_proto::Notice>, String>>,
     },
     Directory(oneshot::Sender<DirectoryView>),
+    Data(InstanceId, oneshot::Sender<Vec<mobiwf_proto::Datum>>),
 }
 
 impl NodeClient {
@@ -200,6 +209,12 @@ impl NodeClient {
     /// The manual work waiting for a person.
     pub async fn worklist(&self) -> anyhow::Result<Vec<WorkItem>> {
         self.ask(|reply| Event::Query(Query::Worklist(reply))).await
+    }
+
+    /// What the node knows of an instance's data.
+    pub async fn data(&self, instance: InstanceId) -> anyhow::Result<Vec<mobiwf_proto::Datum>> {
+        self.ask(|reply| Event::Query(Query::Data(instance, reply)))
+            .await
     }
 
     /// Every partition run on the node.
@@ -318,6 +333,9 @@ pub async fn start(config: NodeConfig) -> anyhow::Result<Node> {
         deadline,
         desk: state::load_desk(base.store.as_ref())?,
         waiters: std::collections::HashMap::new(),
+        files: crate::files::Files::new(&config.data_dir),
+        mesh: base.mesh.clone(),
+        fetching: data::Fetching::default(),
     };
     actor.register(&mut seq, &base.outbox, &config.skills, &base.addrs)?;
     base.tasks
@@ -327,6 +345,7 @@ pub async fn start(config: NodeConfig) -> anyhow::Result<Node> {
     let client = NodeClient {
         events: base.events.clone(),
         metrics: base.metrics.clone(),
+        files: crate::files::Files::new(&config.data_dir),
     };
     let router = crate::api::router(client.clone());
     let span = tracing::info_span!("node", name = %config.name);

@@ -111,7 +111,8 @@ impl NodeActor {
                             }
                         }
                     }
-                    Effect::Send { to, message } => {
+                    Effect::Send { to, mut message } => {
+                        super::data::inline(&self.files, &mut message);
                         let (to, role) = self.destination(to);
                         group.send(seq, to, role, message)?;
                     }

@@ -111,6 +111,11 @@ fn partner_input(message: Message) -> Result<Input, String> {
             entered,
             flag,
             routed,
+            data,
+            // Inline contents and the holder are the daemon's (`data::unpack`), which also
+            // fills in the files still missing.
+            files: _,
+            holder: _,
         } => Input::Notified {
             instance,
             activity,
@@ -118,6 +123,10 @@ fn partner_input(message: Message) -> Result<Input, String> {
             entered,
             flag,
             routed,
+            carried: mobiwf_engine::Carried {
+                data,
+                missing: Vec::new(),
+            },
         },
         Message::StateChanged {
             instance,
@@ -245,6 +254,9 @@ mod tests {
         );
         assert!(input_of(&from, true, control).is_ok());
         let notify = Message::Notify {
+            data: Vec::new(),
+            files: Vec::new(),
+            holder: None,
             instance: InstanceId(1),
             activity: ActivityId(2),
             outcome: Outcome::Released,

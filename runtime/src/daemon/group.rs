@@ -249,6 +249,9 @@ mod tests {
 
     fn notify() -> Message {
         Message::Notify {
+            data: Vec::new(),
+            files: Vec::new(),
+            holder: None,
             instance: InstanceId(1),
             activity: ActivityId(2),
             outcome: Outcome::Succeeded,

@@ -1,0 +1,262 @@
+//! Instance data (issue 13, W1): what an activity writes is kept per instance, carried to the
+//! partners whose activities read it (only the names their adjacents carry), and given to the
+//! commands that read it; of two writes the later wins whatever the order they arrive in; a
+//! file not held yet is fetched while its readers stay synchronizing; what a person or a
+//! command writes is checked against `<writes>` and the declared types.
+
+use super::*;
+use mobiwf_proto::{DataValue, Datum, FileRef};
+use mobiwf_xml_schema::DataKind;
+
+const DECLS: &str = r#"<data><value name="reading" type="number"/><value name="note" type="string"/><file name="photo"/></data>"#;
+
+/// 1 (manual, writes reading and note) → 2 (command, reads reading, writes photo) → remote 3
+/// on /remote/b, which reads photo and reading (its adjacent carries both, not note).
+fn chain(instance: u64) -> String {
+    format!(
+        r#"<workflow id="{instance}"><activities>
+        <activity id="1"><nameActivity>A</nameActivity><kind>manual</kind>
+          <writes>reading note</writes>
+          <adjacents><adjacent id="2"><ip>local</ip></adjacent></adjacents></activity>
+        <activity id="2"><nameActivity>B</nameActivity><responseImmediate>1</responseImmediate>
+          <command>measure</command><reads>reading</reads><writes>photo</writes>
+          <preconditions><precondition id="1"><local>1</local></precondition></preconditions>
+          <adjacents><adjacent id="3"><ip>/remote/b</ip><carries>reading photo</carries></adjacent></adjacents></activity>
+        </activities>{DECLS}</workflow>"#
+    )
+}
+
+/// Remote 1 writes; 2 here reads reading and photo, and is a command.
+fn reader(instance: u64) -> String {
+    format!(
+        r#"<workflow id="{instance}"><activities>
+        <activity id="2"><nameActivity>C</nameActivity><command>use</command>
+          <reads>reading photo</reads>
+          <preconditions><precondition id="1"><local>0</local></precondition></preconditions>
+        </activity></activities>{DECLS}</workflow>"#
+    )
+}
+
+fn photo() -> FileRef {
+    FileRef {
+        sha256: "ab".repeat(32),
+        size: 5_000_000,
+    }
+}
+
+fn datum(name: &str, value: DataValue, by: u64, at_us: u64) -> Datum {
+    Datum {
+        name: name.into(),
+        value,
+        by: ActivityId(by),
+        at_us,
+    }
+}
+
+fn number(n: &str) -> DataValue {
+    DataValue::Number(n.into())
+}
+
+fn person_ends(
+    e: &mut Engine,
+    instance: u64,
+    written: Vec<(&str, DataValue)>,
+) -> Result<Vec<Effect>, Refusal> {
+    e.apply(
+        3000,
+        Input::Finished {
+            instance: InstanceId(instance),
+            activity: ActivityId(1),
+            succeeded: true,
+            detail: None,
+            by: Finisher::Person,
+            attempt: 0,
+            flag: None,
+            written: written
+                .into_iter()
+                .map(|(n, v)| (n.to_owned(), v))
+                .collect(),
+        },
+    )
+}
+
+/// What the notification to a partner carries.
+fn carried_in(effects: &[Effect]) -> Vec<Datum> {
+    effects
+        .iter()
+        .find_map(|e| match e {
+            Effect::Send {
+                message: Message::Notify { data, .. },
+                ..
+            } => Some(data.clone()),
+            _ => None,
+        })
+        .unwrap_or_default()
+}
+
+fn notified_with(e: &mut Engine, now_ms: u64, instance: u64, carried: Carried) -> Vec<Effect> {
+    let input = Input::Notified {
+        instance: InstanceId(instance),
+        activity: ActivityId(1),
+        outcome: Outcome::Succeeded,
+        entered: StateSet::EMPTY,
+        flag: None,
+        routed: None,
+        carried,
+    };
+    at(e, now_ms, input)
+}
+
+scenarios! {
+    fn a_persons_values_reach_the_command_and_the_partner_gets_only_what_it_reads() {
+        let mut e = Engine::new();
+        deploy(&mut e, 1, 1, &chain(1));
+        let fx = person_ends(
+            &mut e,
+            1,
+            vec![("reading", DataValue::String("42".into())), ("note", DataValue::String("ok".into()))],
+        )
+        .expect("completed");
+        let Some(Effect::Execute { reads, writes, .. }) =
+            fx.iter().find(|f| matches!(f, Effect::Execute { .. }))
+        else {
+            panic!("no execute: {fx:?}");
+        };
+        // The person's text for a number name is kept as a number, stamped with the end.
+        assert_eq!(reads, &vec![datum("reading", number("42"), 1, 3_000_000)]);
+        assert_eq!(writes, &vec![("photo".to_owned(), DataKind::File)]);
+
+        let report = FileRef { sha256: "cd".repeat(32), size: 10 };
+        let fx = e
+            .apply(
+                4000,
+                Input::Finished {
+                    instance: InstanceId(1),
+                    activity: ActivityId(2),
+                    succeeded: true,
+                    detail: None,
+                    by: Finisher::Command,
+                    attempt: 0,
+                    flag: None,
+                    written: vec![("photo".into(), DataValue::File(report.clone()))],
+                },
+            )
+            .expect("ended");
+        let carried = carried_in(&fx);
+        assert_eq!(
+            carried,
+            vec![
+                datum("photo", DataValue::File(report), 2, 4_000_000),
+                datum("reading", number("42"), 1, 3_000_000),
+            ],
+            "the adjacent carries photo and reading, never note"
+        );
+        let holder = fx.iter().find_map(|f| match f {
+            Effect::Send { message: Message::Notify { holder, .. }, .. } => Some(holder.clone()),
+            _ => None,
+        });
+        assert_eq!(holder, Some(Some(String::new())), "a file names its holder (this node)");
+        // Each instance its own: another instance knows nothing.
+        assert!(e.data(InstanceId(2)).is_empty());
+        assert_eq!(e.data(InstanceId(1)).len(), 3);
+    }
+
+    fn data_free_notifications_carry_nothing() {
+        let mut e = Engine::new();
+        deploy(&mut e, 1, 1, &chain(1));
+        person_ends(&mut e, 1, Vec::new()).expect("completed");
+        let fx = ended(&mut e, 4000, 1, 2, true, 0);
+        let notify = fx.iter().find_map(|f| match f {
+            Effect::Send { message: m @ Message::Notify { .. }, .. } => Some(m.clone()),
+            _ => None,
+        });
+        let json = serde_json::to_string(&notify).expect("json");
+        assert!(!json.contains("data") && !json.contains("holder") && !json.contains("files"), "{json}");
+    }
+
+    fn the_later_write_wins_whatever_the_order_of_arrival() {
+        let mut e = Engine::new();
+        let newer = datum("reading", number("2"), 1, 20);
+        let older = datum("reading", number("1"), 5, 10);
+        let input = |d: &Datum| Carried { data: vec![d.clone()], missing: Vec::new() };
+        notified_with(&mut e, 1000, 1, input(&newer));
+        // The older write comes later with another activity's word: it loses.
+        let late = Input::Notified {
+            instance: InstanceId(1),
+            activity: ActivityId(5),
+            outcome: Outcome::Succeeded,
+            entered: StateSet::EMPTY,
+            flag: None,
+            routed: None,
+            carried: input(&older),
+        };
+        at(&mut e, 1002, late);
+        assert_eq!(e.data(InstanceId(1)), vec![newer]);
+    }
+
+    fn a_reader_waits_synchronizing_until_its_file_is_fetched() {
+        let mut e = Engine::new();
+        deploy(&mut e, 7, 2, &reader(7));
+        let carried = Carried {
+            data: vec![
+                datum("photo", DataValue::File(photo()), 1, 10),
+                datum("reading", number("42"), 1, 10),
+            ],
+            missing: vec![Missing { file: photo(), holder: "/remote/a".into() }],
+        };
+        let fx = notified_with(&mut e, 2000, 7, carried);
+        assert_eq!(
+            fx.iter().filter(|f| matches!(f, Effect::Fetch { .. })).collect::<Vec<_>>(),
+            vec![&Effect::Fetch { instance: InstanceId(7), file: photo(), from: "/remote/a".into() }]
+        );
+        assert!(executes(&fx).is_empty(), "{fx:?}");
+        assert_eq!(state(&e, 7, 2), ActivityState::Synchronizing);
+        // A restart asks for the fetch again.
+        let restored = Engine::restore(e.runs().cloned().collect(), vec![(InstanceId(7), e.known(InstanceId(7)).cloned().expect("known"))]);
+        assert!(restored.resume().iter().any(|f| matches!(f, Effect::Fetch { .. })));
+
+        let fx = at(&mut e, 3000, Input::Fetched { instance: InstanceId(7), file: photo() });
+        assert_eq!(executes(&fx), vec![(2, 0)]);
+        assert_eq!(state(&e, 7, 2), ActivityState::Running);
+        assert!(e.known(InstanceId(7)).expect("known").missing.is_empty());
+    }
+
+    fn what_a_person_writes_is_checked_and_a_refusal_changes_nothing() {
+        let mut e = Engine::new();
+        deploy(&mut e, 1, 1, &chain(1));
+        for (written, says) in [
+            (vec![("reading", DataValue::String("forty".into()))], "is a number"),
+            (vec![("photo", DataValue::String("x".into()))], "does not write `photo`"),
+            (vec![("nope", DataValue::String("x".into()))], "does not write `nope`"),
+            (vec![("note", DataValue::File(photo()))], "not a file"),
+        ] {
+            let refusal = person_ends(&mut e, 1, written).expect_err("refused");
+            assert!(refusal.to_string().contains(says), "{refusal}");
+            assert_eq!(state(&e, 1, 1), ActivityState::Ready);
+        }
+        assert!(e.data(InstanceId(1)).is_empty());
+    }
+
+    fn a_command_that_writes_a_bad_number_fails() {
+        let mut e = Engine::new();
+        let doc = format!(
+            r#"<workflow id="3"><activities><activity id="1"><nameActivity>A</nameActivity>
+            <command>m</command><writes>reading</writes></activity></activities>{DECLS}</workflow>"#
+        );
+        deploy(&mut e, 3, 1, &doc);
+        let input = Input::Finished {
+            instance: InstanceId(3),
+            activity: ActivityId(1),
+            succeeded: true,
+            detail: None,
+            by: Finisher::Command,
+            attempt: 0,
+            flag: None,
+            written: vec![("reading".into(), DataValue::Number("4 2".into()))],
+        };
+        at(&mut e, 2000, input);
+        assert_eq!(state(&e, 3, 1), ActivityState::Failed);
+        assert!(detail(&e, 3, 1).contains("its command wrote data it may not"), "{}", detail(&e, 3, 1));
+        assert!(e.data(InstanceId(3)).is_empty());
+    }
+}

@@ -1,0 +1,272 @@
+//! The node's side of instance data that the engine, being pure, does not do: file contents.
+//! A notification's inline contents are checked and kept before the engine hears of it (so
+//! what it records as held is on disk), the rest is marked missing for the engine to ask for;
+//! an outgoing notification gets the contents of its small files inline; a fetch runs as a
+//! task that asks the holder chunk by chunk (resuming from what is on disk) until the content
+//! is whole, then tells the actor; partners' fetches and the controller's `status --data`
+//! questions are answered at once, never stored.
+
+use std::collections::{BTreeMap, BTreeSet};
+use std::time::Duration;
+
+use base64::Engine as _;
+use base64::engine::general_purpose::STANDARD;
+use mobiwf_engine::Missing;
+use mobiwf_proto::data::{FETCH_CHUNK_BYTES, MAX_INLINE_FILE_BYTES, MAX_INLINE_TOTAL_BYTES};
+use mobiwf_proto::{
+    DataValue, Envelope, FileBody, FileRef, InstanceId, Message, MessageId, NodeId, Reply,
+};
+use mobiwf_runtime::mesh::{Inbound, MeshHandle};
+use mobiwf_runtime::outbox;
+use mobiwf_xml_schema::data_name_problem;
+use tokio::sync::mpsc;
+
+use super::Event;
+use crate::files::Files;
+
+/// The first wait before a failed fetch is tried again; it doubles up to [`FETCH_RETRY_MAX`].
+pub const FETCH_RETRY_FIRST: Duration = Duration::from_millis(200);
+/// The longest wait between tries of a fetch: a holder that is away (its network is down) is
+/// asked again this often, for as long as it takes.
+pub const FETCH_RETRY_MAX: Duration = Duration::from_secs(30);
+
+/// Checks the data a partner's notification carries and keeps its inline contents: the files
+/// it references that are still missing here, with where to fetch them, or why the message is
+/// refused (nothing kept is wrong: a content is kept only under its own hash).
+pub(super) fn unpack(files: &Files, message: &Message) -> Result<Vec<Missing>, String> {
+    let Message::Notify {
+        data,
+        files: bodies,
+        holder,
+        ..
+    } = message
+    else {
+        return Ok(Vec::new());
+    };
+    for datum in data {
+        if let Some(problem) = data_name_problem(&datum.name) {
+            return Err(problem);
+        }
+        if let Some(problem) = datum.value.problem() {
+            return Err(format!("`{}`: {problem}", datum.name));
+        }
+    }
+    let refs: BTreeMap<&str, &FileRef> = data
+        .iter()
+        .filter_map(|d| match &d.value {
+            DataValue::File(f) => Some((f.sha256.as_str(), f)),
+            _ => None,
+        })
+        .collect();
+    for body in bodies {
+        let Some(file) = refs.get(body.sha256.as_str()) else {
+            return Err(format!(
+                "an inline content {} that no value references",
+                body.sha256
+            ));
+        };
+        let bytes = STANDARD
+            .decode(&body.base64)
+            .map_err(|e| format!("the inline content of {} is not base64: {e}", body.sha256))?;
+        if crate::files::sha256_hex(&bytes) != file.sha256 || bytes.len() as u64 != file.size {
+            return Err(format!(
+                "the inline content of {} does not match its hash and size",
+                body.sha256
+            ));
+        }
+        files.put_bytes(&bytes)?;
+    }
+    let mut missing = Vec::new();
+    for file in refs.values().filter(|f| !files.has(f)) {
+        let Some(holder) = holder else {
+            return Err(format!(
+                "file {} is neither carried inline nor held anywhere said",
+                file.sha256
+            ));
+        };
+        outbox::peer_of(holder)?;
+        missing.push(Missing {
+            file: (*file).clone(),
+            holder: holder.clone(),
+        });
+    }
+    Ok(missing)
+}
+
+/// Puts the contents of a notification's small files inline (up to `MAX_INLINE_FILE_BYTES`
+/// each, `MAX_INLINE_TOTAL_BYTES` together); the others are fetched from its holder.
+pub(super) fn inline(files: &Files, message: &mut Message) {
+    let Message::Notify {
+        data,
+        files: bodies,
+        ..
+    } = message
+    else {
+        return;
+    };
+    let mut total = 0;
+    let mut seen = BTreeSet::new();
+    for datum in data.iter() {
+        let DataValue::File(f) = &datum.value else {
+            continue;
+        };
+        let fits = f.size <= MAX_INLINE_FILE_BYTES && total + f.size <= MAX_INLINE_TOTAL_BYTES;
+        if !fits || !seen.insert(f.sha256.clone()) {
+            continue;
+        }
+        if let Ok(bytes) = std::fs::read(files.path(f))
+            && bytes.len() as u64 == f.size
+        {
+            total += f.size;
+            bodies.push(FileBody {
+                sha256: f.sha256.clone(),
+                base64: STANDARD.encode(bytes),
+            });
+        }
+    }
+}
+
+/// The answer to a partner's fetch: a chunk of a held content, or why not (not held yet: the
+/// fetcher asks again later).
+pub(super) fn answer_fetch(files: &Files, file: &FileRef, offset: u64) -> Reply {
+    if let Some(problem) = file.problem() {
+        return Reply::Refused { reason: problem };
+    }
+    match files.read_chunk(file, offset, FETCH_CHUNK_BYTES) {
+        Ok(bytes) => Reply::Chunk {
+            base64: STANDARD.encode(bytes),
+        },
+        Err(reason) => Reply::Refused { reason },
+    }
+}
+
+/// What a fetch task needs.
+pub(super) struct Fetch {
+    pub(super) mesh: MeshHandle,
+    pub(super) me: NodeId,
+    pub(super) files: Files,
+    pub(super) file: FileRef,
+    pub(super) from: String,
+    pub(super) events: mpsc::Sender<Event>,
+}
+
+/// Fetches a content from its holder until it is whole here, however long the holder is
+/// away; then tells the actor (`Event::Fetched`).
+pub(super) async fn fetch(task: Fetch) {
+    let mut wait = FETCH_RETRY_FIRST;
+    loop {
+        match fetch_once(&task).await {
+            Ok(()) => break,
+            Err(why) => {
+                tracing::warn!(file = %task.file.sha256, from = %task.from, "fetch: {why}; again in {wait:?}");
+                tokio::time::sleep(wait).await;
+                wait = (wait * 2).min(FETCH_RETRY_MAX);
+            }
+        }
+    }
+    tracing::info!(file = %task.file.sha256, size = task.file.size, "file fetched");
+    let _ = task.events.send(Event::Fetched(task.file)).await;
+}
+
+/// Asks for the chunks from what is on disk on; `Ok` once the content is whole and kept.
+async fn fetch_once(task: &Fetch) -> Result<(), String> {
+    let (peer, addr) = outbox::peer_of(&task.from)?;
+    let Fetch { files, file, .. } = task;
+    loop {
+        if files.has(file) {
+            return Ok(());
+        }
+        let offset = files.partial_len(file);
+        if offset >= file.size {
+            return files.finish_partial(file);
+        }
+        let envelope = Envelope {
+            // Fetches are never stored or deduplicated: sequence 0.
+            id: MessageId {
+                origin: task.me.clone(),
+                seq: 0,
+            },
+            message: Message::Fetch {
+                file: file.clone(),
+                offset,
+            },
+        };
+        let reply = task
+            .mesh
+            .request(peer, vec![addr.clone()], envelope)
+            .await
+            .map_err(|e| e.to_string())?;
+        let bytes = match reply {
+            Reply::Chunk { base64 } => STANDARD
+                .decode(base64)
+                .map_err(|e| format!("a chunk that is not base64: {e}"))?,
+            Reply::Refused { reason } => return Err(format!("refused: {reason}")),
+            other => return Err(format!("an answer that is not a chunk: {other:?}")),
+        };
+        let room = file.size - offset;
+        if bytes.is_empty() || bytes.len() as u64 > room.min(FETCH_CHUNK_BYTES) {
+            return Err(format!(
+                "a chunk of {} bytes at offset {offset} of a {}-byte file",
+                bytes.len(),
+                file.size
+            ));
+        }
+        files.append_partial(file, &bytes)?;
+    }
+}
+
+impl super::actor::NodeActor {
+    /// Answers at once what is never stored: a partner's fetch of a file, the controller's
+    /// question about an instance's data. Gives back any other message.
+    pub(super) fn answer_at_once(&self, inbound: Inbound) -> Option<Inbound> {
+        let reply = match &inbound.envelope.message {
+            Message::Fetch { file, offset } => answer_fetch(&self.files, file, *offset),
+            Message::ReadData { instance } if inbound.from == self.controller.0 => Reply::Data {
+                data: self.engine.data(*instance),
+            },
+            Message::ReadData { .. } => Reply::Refused {
+                reason: "only this node's controller reads instance data".to_owned(),
+            },
+            _ => return Some(inbound),
+        };
+        let _ = inbound.reply.send(reply);
+        None
+    }
+
+    /// Starts fetching a file an instance needs, unless a fetch of it is under way.
+    pub(super) fn start_fetch(&mut self, instance: InstanceId, file: FileRef, from: String) {
+        if !self.fetching.want(instance, &file) {
+            return;
+        }
+        let task = Fetch {
+            mesh: self.mesh.clone(),
+            me: NodeId::new(self.mesh.peer_id().to_string()),
+            files: self.files.clone(),
+            file,
+            from,
+            events: self.events.clone(),
+        };
+        tokio::spawn(fetch(task));
+    }
+}
+
+/// The instances waiting for each content being fetched.
+#[derive(Default)]
+pub(super) struct Fetching {
+    waiting: BTreeMap<FileRef, BTreeSet<InstanceId>>,
+}
+
+impl Fetching {
+    /// `instance` needs `file`: true when no fetch of it is under way yet (start one).
+    pub(super) fn want(&mut self, instance: InstanceId, file: &FileRef) -> bool {
+        let entry = self.waiting.entry(file.clone()).or_default();
+        let first = entry.is_empty();
+        entry.insert(instance);
+        first
+    }
+
+    /// The fetch of `file` ended: the instances that waited for it.
+    pub(super) fn done(&mut self, file: &FileRef) -> BTreeSet<InstanceId> {
+        self.waiting.remove(file).unwrap_or_default()
+    }
+}
