@@ -11,7 +11,7 @@
 //! - a precondition is `local` when its activity is in the same partition;
 //! - a precondition's `timeOut` (longest wait for it) is its activity's `timeOut`, or, when that
 //!   is 0 (no limit), the `timeOut` of the partition that runs it (0 when both are 0);
-//! - `status` values and the extensions (`timeOut`, `kind`, `command`, `retries`, `depends`,
+//! - `status` values and the extensions (`timeOut`, `kind`, `command`, `compensation`, `retries`, `depends`,
 //!   `merge`, `routes`, `completion`, people) are copied from the definition; a route leads to
 //!   successors, which are adjacents, so a derived document's routes name its adjacents.
 //!
@@ -239,6 +239,7 @@ fn partition_activity(
         time_out_secs: a.time_out_secs,
         kind: a.kind,
         command: a.command.clone(),
+        compensation: a.compensation.clone(),
         retries: a.retries,
         people: a.people.clone(),
     }

@@ -233,6 +233,7 @@ fn activity() -> impl Strategy<Value = Activity> {
         (
             kind_and_people(),
             prop::option::of(text()),
+            prop::option::of(text()),
             retries(),
             depends(),
         ),
@@ -242,7 +243,7 @@ fn activity() -> impl Strategy<Value = Activity> {
             |(
                 (id, name, description, ty, status),
                 (wait, contingency, time_out, pre),
-                ((kind, people), command, retries, depends),
+                ((kind, people), command, compensation, retries, depends),
                 (merge, routes, completion),
             )| Activity {
                 id: ActivityId(id),
@@ -260,6 +261,7 @@ fn activity() -> impl Strategy<Value = Activity> {
                 completion,
                 kind,
                 command,
+                compensation,
                 retries,
                 people,
             },
@@ -352,7 +354,7 @@ fn partition_document() -> impl Strategy<Value = PartitionDocument> {
             prop::collection::vec(adjacent, 0..3),
             any::<u32>(),
             kind_and_people(),
-            prop::option::of(text()),
+            (prop::option::of(text()), prop::option::of(text())),
             retries(),
             depends(),
         ),
@@ -361,7 +363,15 @@ fn partition_document() -> impl Strategy<Value = PartitionDocument> {
         .prop_map(
             |(
                 (id, name, description, status, ri, wait, contingency),
-                (preconditions, adjacents, time_out, (kind, people), command, retries, depends),
+                (
+                    preconditions,
+                    adjacents,
+                    time_out,
+                    (kind, people),
+                    (command, compensation),
+                    retries,
+                    depends,
+                ),
                 (merge, routes, completion),
             )| {
                 PartitionActivity {
@@ -381,6 +391,7 @@ fn partition_document() -> impl Strategy<Value = PartitionDocument> {
                     time_out_secs: time_out,
                     kind,
                     command,
+                    compensation,
                     retries,
                     people,
                 }
@@ -437,6 +448,7 @@ proptest! {
                 time_out_secs: 0,
                 kind,
                 command: None,
+                compensation: None,
                 retries: Retries::default(),
                 people,
             }],

@@ -34,6 +34,7 @@ fn activity(id: u64, preconditions: &[u64], depends: Option<Rule>) -> Activity {
         completion: false,
         kind: ActivityKind::Automatic,
         command: None,
+        compensation: None,
         retries: Retries::default(),
         people: People::default(),
     }

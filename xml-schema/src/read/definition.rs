@@ -30,6 +30,7 @@ const ACTIVITY: &[super::Child] = &[
     one(&["completion"]),
     one(&["kind"]),
     one(&["command"]),
+    one(&["compensation"]),
     one(&["retries"]),
     one(&["role"]),
     one(&["department"]),
@@ -174,6 +175,7 @@ fn read_activity(ctx: &mut Ctx, el: &Element, index: usize) -> Activity {
         completion: common.completion,
         kind: common.kind,
         command: common.command,
+        compensation: common.compensation,
         retries: common.retries,
         people: common.people,
     }

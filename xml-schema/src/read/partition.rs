@@ -31,6 +31,7 @@ const ACTIVITY: &[super::Child] = &[
     one(&["timeOut"]),
     one(&["kind"]),
     one(&["command"]),
+    one(&["compensation"]),
     one(&["retries"]),
     one(&["role"]),
     one(&["department"]),
@@ -105,6 +106,7 @@ fn read_activity(ctx: &mut Ctx, el: &Element, index: usize) -> PartitionActivity
         time_out_secs: common.time_out_secs,
         kind: common.kind,
         command: common.command,
+        compensation: common.compensation,
         retries: common.retries,
         people: common.people,
     }
