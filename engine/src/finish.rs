@@ -50,7 +50,7 @@ impl Engine {
             return Ok(());
         };
         let waiting_to_retry = matches!(p.life, Life::RetryWait { .. });
-        let (retried, ready) = (p.retried, p.life == Life::Ready);
+        let (try_number, ready) = (p.try_number(), p.life == Life::Ready);
         let interrupted = self.known.get(&instance).is_some_and(|k| k.interrupted);
         if by == Finisher::Person && ready && interrupted {
             // Taking it up and finishing it would start it: not while the instance is held.
@@ -63,7 +63,7 @@ impl Engine {
         if by == Finisher::Person && ready {
             self.step(key, activity, Event::Start);
         }
-        if by == Finisher::Command && (attempt != retried || waiting_to_retry) {
+        if by == Finisher::Command && (attempt != try_number || waiting_to_retry) {
             // The end of a try that was already given up on (killed on timeOut).
             return Ok(());
         }
@@ -176,11 +176,7 @@ impl Engine {
         if !self.step(key, activity, Event::Retry) {
             return;
         }
-        let attempt = self
-            .runs
-            .get(&key)
-            .and_then(|r| r.progress(activity))
-            .map_or(0, |p| p.retried);
+        let attempt = self.try_number(key, activity);
         if let Some(command) = command {
             effects.push(Effect::Execute {
                 key,

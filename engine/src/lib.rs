@@ -28,6 +28,7 @@
 //! (assignment from the directory replica, users' claims), `store` what the daemon writes and
 //! reads back, `view` what it shows.
 
+mod compensate;
 mod control;
 mod deploy;
 mod finish;
@@ -37,6 +38,7 @@ pub mod lifecycle;
 mod notify;
 mod progress;
 mod readiness;
+mod rerun;
 pub mod rules;
 mod run;
 mod store;
@@ -50,6 +52,7 @@ use mobiwf_proto::{
     PartitionId, StateSet, UserId,
 };
 
+pub use compensate::Undo;
 pub use items::{
     Item, ItemCopy, ItemKey, RestoredPeople, StoredDirectory, StoredItem, StoredToken,
 };
@@ -102,6 +105,16 @@ pub enum Effect {
         /// Which try (0 the first; each try has its own run directory).
         attempt: u32,
         /// The command line (`sh -c`).
+        command: String,
+    },
+    /// Run the `<compensation>` of an activity that succeeded (in a run directory of its
+    /// own, once); report the outcome as [`Input::CompensationEnded`].
+    Compensate {
+        /// The partition run.
+        key: RunKey,
+        /// The activity.
+        activity: ActivityId,
+        /// The compensation's command line (`sh -c`).
         command: String,
     },
 }
@@ -205,6 +218,40 @@ pub enum Input {
         /// The completion flag it ended with (a person's choice, or what its command wrote
         /// to its flag file), read by routes and `<merge flag>`.
         flag: Option<String>,
+    },
+    /// The controller asks for the compensation of an activity of a partition here (backward
+    /// recovery): it runs when the activity succeeded and has one; the controller is told how
+    /// it ended, or why it cannot run.
+    Compensate {
+        /// The instance.
+        instance: InstanceId,
+        /// The partition.
+        partition: PartitionId,
+        /// The activity.
+        activity: ActivityId,
+    },
+    /// The compensation command of an activity ended.
+    CompensationEnded {
+        /// The instance.
+        instance: InstanceId,
+        /// The partition.
+        partition: PartitionId,
+        /// The activity.
+        activity: ActivityId,
+        /// True on exit status 0.
+        succeeded: bool,
+        /// Why it failed.
+        detail: Option<String>,
+    },
+    /// An operator reruns a failed activity (forward recovery): those of `activities` this
+    /// partition holds go back to `NotReady`, and what was heard of each is forgotten.
+    Rerun {
+        /// The instance.
+        instance: InstanceId,
+        /// The partition.
+        partition: PartitionId,
+        /// Every activity rerun (of all partitions).
+        activities: Vec<ActivityId>,
     },
     /// The controller sent a version of the organisation directory: kept when newer than
     /// the one held (an older one is ignored); then every open work item nobody could be
@@ -449,8 +496,41 @@ impl Engine {
             Input::Finished { .. } | Input::Directory(_) | Input::Claim { .. } => {
                 self.dispatch_work(now_ms, input, fx)?
             }
+            Input::Compensate { .. } | Input::CompensationEnded { .. } | Input::Rerun { .. } => {
+                self.dispatch_recovery(now_ms, input, fx)
+            }
         }
         Ok(())
+    }
+
+    /// The inputs of backward and forward recovery: compensations and reruns.
+    fn dispatch_recovery(&mut self, now_ms: u64, input: Input, fx: &mut Vec<Effect>) {
+        match input {
+            Input::Compensate {
+                instance,
+                partition,
+                activity,
+            } => self.compensate(instance, partition, activity, fx),
+            Input::CompensationEnded {
+                instance,
+                partition,
+                activity,
+                succeeded,
+                detail,
+            } => {
+                let key = RunKey {
+                    instance,
+                    partition,
+                };
+                self.compensation_ended(key, activity, succeeded, detail, fx)
+            }
+            Input::Rerun {
+                instance,
+                partition,
+                activities,
+            } => self.rerun(now_ms, instance, partition, activities, fx),
+            _ => {}
+        }
     }
 
     /// The inputs about work and people: a command's or a person's end, a directory, a

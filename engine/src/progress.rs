@@ -12,6 +12,15 @@ use crate::run::{self, Progress, Run, RunKey};
 use crate::{Effect, Engine, Target, Transition};
 
 impl Engine {
+    /// The number of the try of `activity` that runs now, over all its runs (see
+    /// `Progress::try_number`).
+    pub(crate) fn try_number(&self, key: RunKey, activity: ActivityId) -> u32 {
+        self.runs
+            .get(&key)
+            .and_then(|r| r.progress(activity))
+            .map_or(0, Progress::try_number)
+    }
+
     /// The runs of `instance` on this node.
     pub(crate) fn keys_of(&self, instance: InstanceId) -> Vec<RunKey> {
         self.runs
@@ -149,7 +158,8 @@ impl Engine {
             (ActivityKind::Automatic, Some(command)) => effects.push(Effect::Execute {
                 key,
                 activity,
-                attempt: 0,
+                // The first try of this run; a rerun counts on from the earlier runs' tries.
+                attempt: self.try_number(key, activity),
                 command,
             }),
             (ActivityKind::Automatic | ActivityKind::Dummy, _) => {

@@ -5,6 +5,7 @@
 use mobiwf_proto::{ActivityId, InstanceId};
 use mobiwf_xml_schema::ActivityKind;
 
+use crate::compensate::Undo;
 use crate::items::{StoredDirectory, StoredItem, StoredToken};
 use crate::known::Known;
 use crate::lifecycle::Life;
@@ -58,7 +59,8 @@ impl Engine {
         engine
     }
 
-    /// What to do again after a restart: the commands of activities that were running.
+    /// What to do again after a restart: the commands of activities that were running, and
+    /// the compensations under way.
     /// (The daemon makes sure a command that is still running, or already ran, is not run
     /// twice.)
     pub fn resume(&self) -> Vec<Effect> {
@@ -75,8 +77,19 @@ impl Engine {
                     effects.push(Effect::Execute {
                         key: run.key,
                         activity: act.id,
-                        attempt: p.retried,
+                        attempt: p.try_number(),
                         command: command.clone(),
+                    });
+                }
+            }
+            // Compensations under way when the node stopped (run once by the executor).
+            for (activity, undo) in &run.compensations {
+                let command = run.activity(*activity).and_then(|a| a.compensation.clone());
+                if let (Undo::Running, Some(command)) = (undo, command) {
+                    effects.push(Effect::Compensate {
+                        key: run.key,
+                        activity: *activity,
+                        command,
                     });
                 }
             }

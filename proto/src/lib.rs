@@ -7,6 +7,7 @@
 
 mod ids;
 pub mod people;
+pub mod recovery;
 pub mod wire;
 
 pub use ids::{InstanceId, NodeId, NodeName};
@@ -15,6 +16,7 @@ pub use people::{
     Answer, DeviceEntry, Hold, Holder, ItemAction, ItemEvent, ItemInfo, ItemStatus, Notice, RoleId,
     UserId, Verdict,
 };
+pub use recovery::{Compensate, Compensated, Rerun};
 pub use wire::{
     ActivityRecord, ActivityState, CANCELLED_BY_OPERATOR, CANCELLED_BY_RULE, Control, Envelope,
     MAX_MESSAGE_BYTES, Message, MessageId, Outcome, PROTOCOL, Reply, StateSet, cancelled_by_design,

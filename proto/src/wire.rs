@@ -10,12 +10,14 @@ use serde::{Deserialize, Serialize};
 use crate::people::{
     Answer, DeviceEntry, Holder, ItemAction, ItemEvent, ItemInfo, ItemStatus, Notice, UserId,
 };
+use crate::recovery::{Compensate, Compensated, Rerun};
 use crate::{ActivityId, ActivityTypeId, InstanceId, NodeId, NodeName, PartitionId, TaskState};
 
 /// The request-response protocol name (and version) of mobiwf execution messages.
 /// Version 2: task states (`not_ready` for `waiting`), `StateChanged`, `Completed`, and the
-/// fields of rules and routing on `Notify` and in records.
-pub const PROTOCOL: &str = "/mobiwf/exec/2";
+/// fields of rules and routing on `Notify` and in records. Version 3: `Compensate`,
+/// `Compensated` and `Rerun`.
+pub const PROTOCOL: &str = "/mobiwf/exec/3";
 
 /// The largest request or reply frame accepted, in bytes. A partition document is at most
 /// `mobiwf_xml_schema::limits::MAX_DOCUMENT_BYTES` (4 MiB); this leaves room for JSON escaping.
@@ -538,6 +540,12 @@ pub enum Message {
         /// What to tell.
         notice: Notice,
     },
+    /// Controller → node: run an activity's compensation (see [`crate::recovery`]).
+    Compensate(Compensate),
+    /// Node → controller: how a compensation ended.
+    Compensated(Compensated),
+    /// Controller → node: run failed and cancelled activities again.
+    Rerun(Rerun),
 }
 
 impl Message {
@@ -562,6 +570,9 @@ impl Message {
             Message::Answer { .. } => "answer",
             Message::ItemEvents { .. } => "item_events",
             Message::Notice { .. } => "notice",
+            Message::Compensate(_) => "compensate",
+            Message::Compensated(_) => "compensated",
+            Message::Rerun(_) => "rerun",
         }
     }
 }
