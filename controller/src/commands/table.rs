@@ -245,6 +245,8 @@ mod tests {
             started_ms: Some(1_000),
             flag: None,
             finished_ms: Some(2_000),
+            finished_us: None,
+            compensable: false,
             detail: None,
             contingency: Contingency::Block,
             emergency: false,
@@ -301,6 +303,8 @@ mod tests {
             responsible: None,
             items: Default::default(),
             completed_by: None,
+            compensation: None,
+            rerun: None,
         };
         let text = instance(&inst);
         let line = |id: &str| {
