@@ -13,6 +13,7 @@ fn execution(command: &str) -> Execution {
         attempt: 0,
         command: command.to_owned(),
         partner: "P1".to_owned(),
+        compensation: false,
     }
 }
 
@@ -92,4 +93,32 @@ async fn a_running_command_can_be_killed_and_ends_failed() {
     kill(dir.path(), &e).expect("kill");
     let ended = running.await.expect("join");
     assert!(!ended.succeeded, "{ended:?}");
+}
+
+#[tokio::test]
+async fn a_compensation_runs_once_in_its_own_directory_and_says_it_is_one() {
+    let dir = tempfile::tempdir().expect("tempdir");
+    let log = dir.path().join("log");
+    let cmd = format!(
+        "echo \"$MOBIWF_ACTIVITY $MOBIWF_COMPENSATION\" >> {}",
+        log.display()
+    );
+    let work = execution(&cmd);
+    assert!(execute(dir.path(), &work).await.succeeded);
+    let undo = Execution {
+        compensation: true,
+        ..work.clone()
+    };
+    assert!(run_dir(dir.path(), &undo).ends_with("3-1-7.compensation"));
+    assert!(execute(dir.path(), &undo).await.succeeded);
+    // Asked again (a restarted node): what happened, not a second run.
+    assert!(execute(dir.path(), &undo).await.succeeded);
+    // A rerun's try counts on from the earlier ones: a directory of its own too.
+    let again = Execution { attempt: 1, ..work };
+    assert!(run_dir(dir.path(), &again).ends_with("3-1-7.1"));
+    assert!(execute(dir.path(), &again).await.succeeded);
+    assert_eq!(
+        std::fs::read_to_string(&log).expect("log"),
+        "7 0\n7 1\n7 0\n"
+    );
 }

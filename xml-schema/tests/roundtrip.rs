@@ -323,22 +323,27 @@ fn definition() -> impl Strategy<Value = WorkflowDefinition> {
         )
 }
 
-fn partition_document() -> impl Strategy<Value = PartitionDocument> {
-    let precondition =
-        (any::<u64>(), status(), any::<bool>(), any::<u32>()).prop_map(|(id, status, local, t)| {
-            Precondition {
-                id: ActivityId(id),
-                status,
-                local,
-                time_out_secs: t,
-            }
-        });
-    let adjacent =
-        (any::<u64>(), text(), adjacent_states()).prop_map(|(id, location, states)| Adjacent {
+fn precondition() -> impl Strategy<Value = Precondition> {
+    (any::<u64>(), status(), any::<bool>(), any::<u32>()).prop_map(|(id, status, local, t)| {
+        Precondition {
             id: ActivityId(id),
-            location,
-            states,
-        });
+            status,
+            local,
+            time_out_secs: t,
+        }
+    })
+}
+
+fn adjacent() -> impl Strategy<Value = Adjacent> {
+    (any::<u64>(), text(), adjacent_states()).prop_map(|(id, location, states)| Adjacent {
+        id: ActivityId(id),
+        location,
+        states,
+    })
+}
+
+fn partition_document() -> impl Strategy<Value = PartitionDocument> {
+    let (precondition, adjacent) = (precondition(), adjacent());
     let activity = (
         (
             any::<u64>(),

@@ -526,7 +526,7 @@ fn compensated(inst: &Instance, act: usize, ok: bool, peer: Option<NodeId>) -> O
         .and_then(|c| c.order.get(c.done))
         .copied();
     let a = match asked {
-        Some(id) if act % 4 != 0 => id,
+        Some(id) if !act.is_multiple_of(4) => id,
         _ => pick(&inst.activities, act)?.id,
     };
     let p = inst.activities.iter().find(|v| v.id == a)?.partition?;
