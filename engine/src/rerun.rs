@@ -6,6 +6,8 @@
 //! that no new end can overtake a node's forgetting: the failed activity's partition is sent
 //! its rerun last, once every other has acknowledged its own.
 
+use std::collections::BTreeSet;
+
 use mobiwf_proto::{ActivityId, InstanceId, PartitionId};
 
 use crate::lifecycle::{Event, Life};
@@ -41,7 +43,8 @@ impl Engine {
         let Some(run) = self.runs.get_mut(&key) else {
             return;
         };
-        let again: Vec<ActivityId> = activities
+        // Each once, however often listed.
+        let again: BTreeSet<ActivityId> = activities
             .iter()
             .copied()
             .filter(|a| {

@@ -283,4 +283,40 @@ fn a_rerun_survives_a_restart_and_counts_tries_over_every_run() {
     assert!(e.resume().is_empty());
     assert_eq!(state(&e, 9, 1), ActivityState::Succeeded);
 }
+
+fn a_rerun_work_item_is_offered_again_at_a_newer_version() {
+    use super::people::{claim, deploy_manual, directory, host, item, sent, tech, three};
+    use mobiwf_proto::ItemAction;
+    use mobiwf_xml_schema::Method;
+    let people_3 = tech(Method::Fcfa);
+    let mut e = host(directory(1, three()[..2].to_vec()));
+    deploy_manual(&mut e, 1000, 1, (3, &people_3));
+    claim(&mut e, 2000, (1, 3), "alice", ItemAction::Select, Some("N1"));
+    let failed = ItemAction::Complete {
+        succeeded: false,
+        detail: Some("the valve is stuck".to_owned()),
+        flag: None,
+    };
+    claim(&mut e, 3000, (1, 3), "alice", failed, Some("N1"));
+    assert_eq!(state(&e, 1, 3), ActivityState::Failed);
+    let closed = item(&e, 1, 3).version;
+
+    let fx = e
+        .apply(
+            4000,
+            Input::Rerun {
+                instance: InstanceId(1),
+                partition: PartitionId(1),
+                activities: vec![ActivityId(3), ActivityId(43)],
+            },
+        )
+        .expect("rerun");
+    assert_eq!(state(&e, 1, 3), ActivityState::Ready);
+    assert_eq!(state(&e, 1, 43), ActivityState::NotReady);
+    // The devices held the closed item at `closed`: the new offer is newer, so they take it.
+    let views = sent(&fx);
+    assert!(!views.is_empty());
+    assert!(views.iter().all(|v| v.version == closed + 1), "{views:?}");
+    assert_eq!(views[0].offered, ["alice"]);
+}
 }
