@@ -100,64 +100,77 @@ fn what_reruns(
     def: Option<&WorkflowDefinition>,
     activity: ActivityId,
 ) -> Result<Vec<ActivityId>, String> {
-    let id = inst.id;
-    match inst.state {
-        InstanceState::Failed => {}
-        InstanceState::Compensating
-        | InstanceState::Compensated
-        | InstanceState::CompensationFailed => {
-            return Err(format!(
-                "instance {id} is {}: its compensations have started (backward recovery), so \
-                 it is not rerun",
-                inst.state.as_str()
-            ));
-        }
-        state => {
-            return Err(format!(
-                "instance {id} is {}: only a failed instance is rerun",
-                state.as_str()
-            ));
-        }
-    }
-    let Some(v) = view(inst, activity) else {
-        return Err(format!("instance {id} has no activity {activity}"));
-    };
-    let name = label_text(inst, activity);
-    match (v.lifecycle(), v.contingency) {
-        (ActivityLifecycle::Failed { replaced }, _) if replaced != Replacement::No => {
-            return Err(format!(
-                "{name} of instance {id} failed and its contingency activity took its place: \
-                 rerun the contingency activity instead, if it failed"
-            ));
-        }
-        (ActivityLifecycle::Failed { .. }, Contingency::Block) => {}
-        (ActivityLifecycle::Failed { .. }, _) => {
-            return Err(format!(
-                "{name} of instance {id} failed with contingency {}: its successors did not \
-                 wait for it, so it is not rerun; rerun the activity that failed with \
-                 contingency -1",
-                v.contingency.code()
-            ));
-        }
-        (life, _) => {
-            return Err(format!(
-                "{name} of instance {id} is {}: only a failed activity is rerun",
-                life.kind()
-            ));
-        }
-    }
+    check_instance(inst)?;
+    check_activity(inst, activity)?;
     let again = cancelled_because(inst, def, activity);
     for a in &again {
         let p = view(inst, *a).and_then(|v| v.partition);
         if let Some(reason) = p.and_then(|p| partition(inst, p)?.abandoned.clone()) {
             return Err(format!(
-                "the controller gave up on the partition of {} of instance {id} ({reason}): \
+                "the controller gave up on the partition of {} of instance {} ({reason}): \
                  nothing would run it again",
-                label_text(inst, *a)
+                label_text(inst, *a),
+                inst.id
             ));
         }
     }
     Ok(again)
+}
+
+/// Only a failed instance whose compensations did not start is rerun.
+fn check_instance(inst: &Instance) -> Result<(), String> {
+    let id = inst.id;
+    match inst.state {
+        InstanceState::Failed => Ok(()),
+        InstanceState::Compensating
+        | InstanceState::Compensated
+        | InstanceState::CompensationFailed => Err(format!(
+            "instance {id} is {}: its compensations have started (backward recovery), so it \
+             is not rerun",
+            inst.state.as_str()
+        )),
+        state => Err(format!(
+            "instance {id} is {}: only a failed instance is rerun",
+            state.as_str()
+        )),
+    }
+}
+
+/// Only an activity that failed with contingency -1 (its successors were cancelled because
+/// of it) is rerun.
+fn check_activity(inst: &Instance, activity: ActivityId) -> Result<(), String> {
+    let id = inst.id;
+    let Some(v) = view(inst, activity) else {
+        return Err(format!("instance {id} has no activity {activity}"));
+    };
+    let name = label_text(inst, activity);
+    let life = v.lifecycle();
+    let ActivityLifecycle::Failed { replaced } = life else {
+        return Err(format!(
+            "{name} of instance {id} is {}: only a failed activity is rerun",
+            life.kind()
+        ));
+    };
+    match (replaced, v.contingency) {
+        (Replacement::By(x), _) => Err(format!(
+            "{name} of instance {id} failed and its contingency activity {} took its place: \
+             rerun that one instead, if it failed",
+            label_text(inst, x)
+        )),
+        (Replacement::InUse, _) => Err(format!(
+            "{name} of instance {id} failed while its contingency activity was in use \
+             elsewhere: only an activity that failed with contingency -1 is rerun"
+        )),
+        (Replacement::No, Contingency::Block) => Ok(()),
+        (Replacement::No, Contingency::Release) => Err(format!(
+            "{name} of instance {id} failed with contingency 0: its successors did not wait \
+             for it, so it is not rerun; rerun the activity that failed with contingency -1"
+        )),
+        (Replacement::No, Contingency::Run(x)) => Err(format!(
+            "{name} of instance {id} failed with contingency {x}: its contingency activity \
+             decides for its successors, so it is not rerun"
+        )),
+    }
 }
 
 /// `failed` and the activities cancelled because of it, transitively through their
