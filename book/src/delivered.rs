@@ -16,7 +16,7 @@ impl Book {
         refused: Option<String>,
     ) -> Result<Applied, BookError> {
         let inst = self.instance_mut(instance)?;
-        if inst.state.is_final() {
+        if !inst.state.is_live() {
             return Ok(Applied::default());
         }
         let mut node = None;

@@ -302,6 +302,31 @@ pub enum Event {
         /// Why it could not be sent.
         why: String,
     },
+    /// The controller asked an activity's node to run its compensation (backward recovery).
+    Compensating {
+        /// The activity.
+        activity: Label,
+    },
+    /// An activity's compensation succeeded.
+    CompensationDone {
+        /// The activity.
+        activity: Label,
+    },
+    /// An activity's compensation failed (or could not run): the others are not run.
+    CompensationFailed {
+        /// The activity.
+        activity: Label,
+        /// Why.
+        reason: String,
+    },
+    /// An operator reran a failed activity (forward recovery): it and the activities cancelled
+    /// because of it wait again.
+    Rerun {
+        /// The failed activity.
+        activity: Label,
+        /// The activities cancelled because of it, waiting again with it.
+        with: Vec<Label>,
+    },
     /// An event stored as text by an earlier version.
     #[serde(untagged)]
     Text(String),

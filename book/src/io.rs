@@ -78,6 +78,20 @@ pub enum Input {
         /// their devices.
         action: ItemAction,
     },
+    /// An operator reruns a failed activity of a failed instance (forward recovery).
+    Rerun {
+        /// The instance.
+        instance: InstanceId,
+        /// The activity that failed.
+        activity: ActivityId,
+    },
+    /// A node acknowledged (or refused) the rerun of a partition (`Message::Rerun`).
+    RerunDelivered {
+        /// The instance.
+        instance: InstanceId,
+        /// The partition.
+        partition: PartitionId,
+    },
     /// A node reports (`Report`, `PartitionResult` or `Overdue`), or a host tells what
     /// happened to a work item (`ItemEvents`), or answers the controller's claim (`Item`).
     FromNode {
@@ -157,6 +171,9 @@ pub enum BookError {
     /// to do; one line per problem).
     #[error("{0}")]
     People(String),
+    /// An operator's rerun that does not apply (the words say why and what to do).
+    #[error("{0}")]
+    Rerun(String),
 }
 
 /// What `apply` did.

@@ -12,6 +12,7 @@
 //! worklist administration (`worklist`).
 
 mod chain;
+mod compensation;
 mod completion;
 mod contingency;
 mod control;
@@ -29,6 +30,7 @@ mod overdue;
 mod placement;
 mod recovery;
 mod reports;
+mod rerun;
 mod submit;
 mod tick;
 mod worklist;
@@ -41,6 +43,7 @@ use mobiwf_proto::{InstanceId, Message, NodeId, PartitionId};
 use mobiwf_xml_schema::WorkflowDefinition;
 
 pub use chain::MAX_CONTINGENCY_CHAIN;
+pub use compensation::Compensation;
 pub use directory::PeopleRecord;
 pub use history::{Event, History, HistoryEvent, Label, OverdueThen};
 pub use hub::Routing;
@@ -57,6 +60,7 @@ pub use model::{
 };
 pub use placement::{Placement, PlacementError, place};
 use recovery::Ctx;
+pub use rerun::PendingRerun;
 pub use submit::format_time;
 
 /// Everything the controller knows.
@@ -187,6 +191,11 @@ impl Book {
                 refused,
             } => self.delivered(now_ms, instance, partition, refused),
             Input::FromNode { peer, message } => self.message(now_ms, &peer, message),
+            Input::Rerun { instance, activity } => self.rerun(now_ms, instance, activity),
+            Input::RerunDelivered {
+                instance,
+                partition,
+            } => self.rerun_delivered(now_ms, instance, partition),
         }
     }
 
@@ -235,6 +244,7 @@ impl Book {
                 events,
             } => self.item_events(peer, instance, activity, at_ms, &events),
             Message::Item { info, answer, .. } => self.answered(now_ms, peer, &info, answer),
+            Message::Compensated(answer) => self.compensated(now_ms, peer, &answer),
             other => Err(BookError::Unexpected(other.kind())),
         }
     }
@@ -281,14 +291,20 @@ impl Book {
         Ok(())
     }
 
-    /// Keeps `live` true after instance `id` changed; an instance that joins it started, one
-    /// that leaves it ended: its responsible user is told (each happens once).
+    /// Keeps `live` true after instance `id` changed; an instance that joins it deploying
+    /// started, one that leaves it ended (again, after a rerun or its compensations): its responsible user is told (each happens once).
     fn track(&mut self, now_ms: u64, id: InstanceId, effects: &mut Vec<Effect>) {
         let (joined, left) = match self.instances.get(&id) {
             Some(i) if !i.state.is_final() => (self.live.insert(id), false),
             _ => (false, self.live.remove(&id)),
         };
-        if joined {
+        // One back under way for its recovery (a rerun: running; its compensations) did not
+        // start: only a submission joins deploying.
+        let started = self
+            .instances
+            .get(&id)
+            .is_some_and(|i| i.state == InstanceState::Deploying);
+        if joined && started {
             let text = notices::started_text(&self.instances[&id]);
             self.notice(now_ms, id, None, notices::STARTED, text, effects);
         }
@@ -306,6 +322,24 @@ impl Book {
 
     fn live(&self) -> impl Iterator<Item = &Instance> {
         self.live.iter().filter_map(|id| self.instances.get(id))
+    }
+
+    /// A node says how a compensation ended.
+    fn compensated(
+        &mut self,
+        now_ms: u64,
+        peer: &NodeId,
+        answer: &mobiwf_proto::Compensated,
+    ) -> Result<Applied, BookError> {
+        check_sender(self.instance_mut(answer.instance)?, peer, answer.partition)?;
+        let mut effects = Vec::new();
+        self.with_instance(answer.instance, now_ms, &mut effects, |inst, ctx| {
+            compensation::on_answer(inst, ctx, answer);
+        })?;
+        Ok(Applied {
+            effects,
+            instance: None,
+        })
     }
 
     /// Settles every instance that is not over (a node joined or answers again).

@@ -10,7 +10,7 @@ use mobiwf_proto::{
 use mobiwf_xml_schema::{Contingency, UserId, WorkflowId};
 use serde::{Deserialize, Serialize};
 
-use crate::{InstanceState, ItemSummary};
+use crate::{Compensation, InstanceState, ItemSummary, PendingRerun};
 
 /// A registered node.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
@@ -96,6 +96,13 @@ pub struct ActivityView {
     pub flag: Option<String>,
     /// When it finished, ms since the epoch.
     pub finished_ms: Option<u64>,
+    /// `finished_ms` to the microsecond, as its node said: the order of compensations.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub finished_us: Option<u64>,
+    /// True when it has a `<compensation>`: undone when its instance is cancelled or fails
+    /// after it succeeded.
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    pub compensable: bool,
     /// Why it failed or was cancelled.
     pub detail: Option<String>,
     /// Its `contingencyActivityId`: -1 a failure blocks its successors, 0 releases them,
@@ -175,6 +182,12 @@ pub struct Instance {
     /// The completion activity that succeeded and completed it, once one did.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub completed_by: Option<ActivityId>,
+    /// Its backward recovery, once it began: the compensations to run and how far they got.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub compensation: Option<Compensation>,
+    /// An operator's rerun whose messages are still going out (forward recovery).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub rerun: Option<PendingRerun>,
 }
 
 /// `contingency` as the number the documents use (-1, 0, x), as the store and the API always

@@ -132,6 +132,12 @@ pub(crate) fn ended_text(inst: &Instance) -> String {
     match inst.state {
         InstanceState::Succeeded => format!("{} succeeded", named(inst)),
         InstanceState::Cancelled => format!("{} was cancelled: {why}", named(inst)),
+        InstanceState::Compensated => {
+            format!("{} was compensated (its work undone): {why}", named(inst))
+        }
+        InstanceState::CompensationFailed => {
+            format!("{} could not be compensated: {why}", named(inst))
+        }
         _ => format!("{} failed: {why}", named(inst)),
     }
 }

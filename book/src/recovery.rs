@@ -369,9 +369,11 @@ pub(crate) fn notify_peer(
 /// outcomes to contingency activities waiting for them, and ends the instance when nothing
 /// can change any more.
 pub(crate) fn settle(inst: &mut Instance, ctx: &mut Ctx<'_>) {
-    if inst.state.is_final() {
+    if !inst.state.is_live() {
+        crate::compensation::begin_if_due(inst, ctx);
         return;
     }
+    crate::rerun::send_last_if_due(inst, ctx);
     // An interrupted instance starts nothing new: its contingency activities are placed when
     // it is resumed (a node that was not told of the interruption would run them at once).
     // A complete instance (its completion activity succeeded) places nothing more.
@@ -390,6 +392,7 @@ pub(crate) fn settle(inst: &mut Instance, ctx: &mut Ctx<'_>) {
     }
     relay_to_stand_ins(inst, ctx);
     finish_if_done(inst, ctx);
+    crate::compensation::begin_if_due(inst, ctx);
 }
 
 /// Ends the instance once every partition finished or was given up and no contingency

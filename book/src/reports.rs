@@ -100,6 +100,7 @@ fn update(inst: &mut Instance, ctx: &mut Ctx<'_>, partition: PartitionId, record
             events.push((record.finished_ms, what));
         }
         a.finished_ms = record.finished_ms;
+        a.finished_us = record.finished_us;
         a.detail = record.detail.clone();
     } else if a.state.is_final() {
         if record.state.is_final() && record.state != a.state {
@@ -203,6 +204,7 @@ fn take_word(
     a.started_ms = record.started_ms.or(a.started_ms);
     a.flag = record.flag.clone();
     a.finished_ms = record.finished_ms;
+    a.finished_us = record.finished_us;
     a.detail = record.detail.clone();
     a.retried = record.retried;
     events

@@ -96,6 +96,8 @@ impl Book {
                 responsible,
                 items: BTreeMap::new(),
                 completed_by: None,
+                compensation: None,
+                rerun: None,
             },
         );
         self.dirty_instances.insert(id);
@@ -178,6 +180,8 @@ fn activity_view(
         started_ms: None,
         flag: None,
         finished_ms: None,
+        finished_us: None,
+        compensable: a.compensation.is_some(),
         detail: None,
         contingency: a.contingency,
         emergency: false,

@@ -73,7 +73,7 @@ impl Book {
             .get(&instance)
             .ok_or(BookError::UnknownInstance(instance))?;
         let refuse = |why: String| Err(BookError::People(why));
-        if inst.state.is_final() {
+        if !inst.state.is_live() {
             return refuse(format!(
                 "instance {instance} is {}: its work items are closed",
                 inst.state.as_str()

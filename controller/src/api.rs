@@ -5,11 +5,15 @@
 //!   when no registered node can run it; 413 above `MAX_DOCUMENT_BYTES`.
 //! - `GET /instances`: every instance (summary: no activities).
 //! - `GET /instances/{id}`: one instance with its partitions and activities; 404 if unknown.
-//! - `GET /instances/{id}/wait?timeout=SECS`: the same, once the instance is final or after
+//! - `GET /instances/{id}/wait?timeout=SECS`: the same, once the instance is settled (final,
+//!   and its compensations, if any, over) or after
 //!   `timeout` seconds (at most [`MAX_WAIT_SECS`]), whichever comes first.
 //! - `POST /instances/{id}/interrupt`, `/resume`, `/cancel`: an operator's control (every
 //!   partner of the instance is told); 200 with the instance afterwards, 404 if unknown, 409
 //!   with `{"error": ...}` when it does not apply (e.g. interrupting a finished instance).
+//! - `POST /instances/{id}/activities/{activity}/rerun`: an operator reruns a failed activity
+//!   of a failed instance (forward recovery); 200 with the instance afterwards, 404 if
+//!   unknown, 409 with `{"error": ...}` saying why not.
 //! - `GET /instances/{id}/history`: the instance's events in the order the controller learnt
 //!   them (`[{at_ms, activity, partner, what}]`); 404 if unknown.
 //! - `GET /nodes`: the registered nodes (with `suspected`, the reason, while suspected).
@@ -46,6 +50,7 @@ pub fn router(client: ControllerClient) -> Router {
         .route("/instances/{id}/interrupt", post(interrupt))
         .route("/instances/{id}/resume", post(resume))
         .route("/instances/{id}/cancel", post(cancel))
+        .route("/instances/{id}/activities/{activity}/rerun", post(rerun))
         .route("/nodes", get(nodes))
         .route(
             "/org",
@@ -161,6 +166,20 @@ async fn cancel(State(client): State<ControllerClient>, Path(id): Path<u64>) -> 
 /// An operator's control: the instance afterwards, 404 unknown, 409 not applicable now.
 async fn control(client: ControllerClient, id: u64, action: Control) -> Response {
     match client.control(InstanceId(id), action).await {
+        Ok(Ok(inst)) => Json(inst).into_response(),
+        Ok(Err(e @ BookError::UnknownInstance(_))) => error(StatusCode::NOT_FOUND, e.to_string()),
+        Ok(Err(e)) => error(StatusCode::CONFLICT, e.to_string()),
+        Err(e) => unavailable(e),
+    }
+}
+
+/// An operator's rerun: the instance afterwards, 404 unknown, 409 not applicable now.
+async fn rerun(
+    State(client): State<ControllerClient>,
+    Path((id, activity)): Path<(u64, u64)>,
+) -> Response {
+    let activity = mobiwf_proto::ActivityId(activity);
+    match client.rerun(InstanceId(id), activity).await {
         Ok(Ok(inst)) => Json(inst).into_response(),
         Ok(Err(e @ BookError::UnknownInstance(_))) => error(StatusCode::NOT_FOUND, e.to_string()),
         Ok(Err(e)) => error(StatusCode::CONFLICT, e.to_string()),

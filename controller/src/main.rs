@@ -103,6 +103,19 @@ enum Command {
         #[command(flatten)]
         api: ApiArgs,
     },
+    /// Rerun a failed activity of a failed instance (forward recovery): it and the activities
+    /// cancelled because of it wait again, and the instance carries on from where it stopped.
+    ///
+    /// Exit 0 done, 1 refused (the instance is not failed, its compensations started, the
+    /// activity did not fail with contingency -1) or unknown, 3 the controller cannot be asked.
+    Rerun {
+        /// The instance id.
+        instance: u64,
+        /// The id of the activity that failed.
+        activity: u64,
+        #[command(flatten)]
+        api: ApiArgs,
+    },
     /// Show what happened to an instance: one line per event, with its time and partner.
     ///
     /// Exit 1 when there is no such instance, 3 when the controller cannot be asked.
@@ -293,6 +306,11 @@ fn run_async(command: Command) -> anyhow::Result<ExitCode> {
             Command::Cancel { instance, api } => {
                 commands::control::run(&api, instance, Control::Cancel).await
             }
+            Command::Rerun {
+                instance,
+                activity,
+                api,
+            } => commands::control::rerun(&api, instance, activity).await,
             Command::History {
                 instance,
                 json,

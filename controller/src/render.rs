@@ -66,6 +66,10 @@ pub fn what(event: &Event) -> String {
         | Event::Completed { .. }
         | Event::InstanceEnded { .. }
         | Event::Text(_) => instance_event(event),
+        Event::Compensating { .. }
+        | Event::CompensationDone { .. }
+        | Event::CompensationFailed { .. }
+        | Event::Rerun { .. } => recovery_words(event),
         Event::ItemOffered { .. }
         | Event::ItemUnassigned { .. }
         | Event::ItemActed { .. }
@@ -229,6 +233,30 @@ fn instance_event(event: &Event) -> Option<String> {
             label(activity)
         ),
         Event::Text(text) => text.clone(),
+        _ => return None,
+    })
+}
+
+/// Backward and forward recovery, in words: `compensating A3 (3)`, `compensated A3 (3)`,
+/// `compensation of A3 (3) failed: ...`, `rerun of A2 (2) by an operator`.
+fn recovery_words(event: &Event) -> Option<String> {
+    Some(match event {
+        Event::Compensating { activity } => format!("compensating {}", label(activity)),
+        Event::CompensationDone { activity } => format!("compensated {}", label(activity)),
+        Event::CompensationFailed { activity, reason } => {
+            format!("compensation of {} failed: {reason}", label(activity))
+        }
+        Event::Rerun { activity, with } if with.is_empty() => {
+            format!("rerun of {} by an operator", label(activity))
+        }
+        Event::Rerun { activity, with } => {
+            let with: Vec<String> = with.iter().map(label).collect();
+            format!(
+                "rerun of {} by an operator; waiting again with it: {}",
+                label(activity),
+                with.join(", ")
+            )
+        }
         _ => return None,
     })
 }

@@ -115,7 +115,7 @@ impl Engine {
                 effects.push(Effect::Kill {
                     key,
                     activity: act.id,
-                    attempt: p.retried,
+                    attempt: p.try_number(),
                     why,
                 });
             }

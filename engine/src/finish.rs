@@ -66,7 +66,7 @@ impl Engine {
             });
         }
         let waiting_to_retry = matches!(p.life, Life::RetryWait { .. });
-        let (retried, ready) = (p.retried, p.life == Life::Ready);
+        let (try_number, ready) = (p.try_number(), p.life == Life::Ready);
         let interrupted = self.known.get(&instance).is_some_and(|k| k.interrupted);
         if by == Finisher::Person && ready && interrupted {
             // Taking it up and finishing it would start it: not while the instance is held.
@@ -79,7 +79,7 @@ impl Engine {
         if by == Finisher::Person && ready {
             self.step(key, activity, Event::Start);
         }
-        if by == Finisher::Command && (attempt != retried || waiting_to_retry) {
+        if by == Finisher::Command && (attempt != try_number || waiting_to_retry) {
             // The end of a try that was already given up on (killed on timeOut).
             return Ok(());
         }
@@ -195,11 +195,6 @@ impl Engine {
         if !self.step(key, activity, Event::Retry) {
             return;
         }
-        let attempt = self
-            .runs
-            .get(&key)
-            .and_then(|r| r.progress(activity))
-            .map_or(0, |p| p.retried);
-        effects.extend(self.execute(key, activity, attempt));
+        effects.extend(self.execute(key, activity));
     }
 }

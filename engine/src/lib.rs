@@ -28,6 +28,7 @@
 //! (assignment from the directory replica, users' claims), `store` what the daemon writes and
 //! reads back, `view` what it shows.
 
+mod compensate;
 mod control;
 mod data;
 mod deploy;
@@ -39,6 +40,7 @@ mod notifications;
 mod notify;
 mod progress;
 mod readiness;
+mod rerun;
 pub mod rules;
 mod run;
 mod store;
@@ -52,6 +54,7 @@ use mobiwf_proto::{
     PartitionId, StateSet, UserId,
 };
 
+pub use compensate::Undo;
 pub use data::{Carried, Missing};
 pub use items::{
     Item, ItemCopy, ItemKey, RestoredPeople, StoredDirectory, StoredItem, StoredToken,
@@ -122,6 +125,16 @@ pub enum Effect {
         file: mobiwf_proto::FileRef,
         /// The holder's location.
         from: String,
+    },
+    /// Run the `<compensation>` of an activity that succeeded (in a run directory of its
+    /// own, once); report the outcome as [`Input::CompensationEnded`].
+    Compensate {
+        /// The partition run.
+        key: RunKey,
+        /// The activity.
+        activity: ActivityId,
+        /// The compensation's command line (`sh -c`).
+        command: String,
     },
 }
 
@@ -237,6 +250,40 @@ pub enum Input {
         /// a person's text for a number is checked as a number. A file's content is already
         /// in the daemon's store.
         written: Vec<(String, mobiwf_proto::DataValue)>,
+    },
+    /// The controller asks for the compensation of an activity of a partition here (backward
+    /// recovery): it runs when the activity succeeded and has one; the controller is told how
+    /// it ended, or why it cannot run.
+    Compensate {
+        /// The instance.
+        instance: InstanceId,
+        /// The partition.
+        partition: PartitionId,
+        /// The activity.
+        activity: ActivityId,
+    },
+    /// The compensation command of an activity ended.
+    CompensationEnded {
+        /// The instance.
+        instance: InstanceId,
+        /// The partition.
+        partition: PartitionId,
+        /// The activity.
+        activity: ActivityId,
+        /// True on exit status 0.
+        succeeded: bool,
+        /// Why it failed.
+        detail: Option<String>,
+    },
+    /// An operator reruns a failed activity (forward recovery): those of `activities` this
+    /// partition holds go back to `NotReady`, and what was heard of each is forgotten.
+    Rerun {
+        /// The instance.
+        instance: InstanceId,
+        /// The partition.
+        partition: PartitionId,
+        /// Every activity rerun (of all partitions).
+        activities: Vec<ActivityId>,
     },
     /// The controller sent a version of the organisation directory: kept when newer than
     /// the one held (an older one is ignored); then every open work item nobody could be
@@ -483,8 +530,41 @@ impl Engine {
             Input::Finished { .. } | Input::Directory(_) | Input::Claim { .. } => {
                 self.dispatch_work(now_ms, input, fx)?
             }
+            Input::Compensate { .. } | Input::CompensationEnded { .. } | Input::Rerun { .. } => {
+                self.dispatch_recovery(now_ms, input, fx)
+            }
         }
         Ok(())
+    }
+
+    /// The inputs of backward and forward recovery: compensations and reruns.
+    fn dispatch_recovery(&mut self, now_ms: u64, input: Input, fx: &mut Vec<Effect>) {
+        match input {
+            Input::Compensate {
+                instance,
+                partition,
+                activity,
+            } => self.compensate(instance, partition, activity, fx),
+            Input::CompensationEnded {
+                instance,
+                partition,
+                activity,
+                succeeded,
+                detail,
+            } => {
+                let key = RunKey {
+                    instance,
+                    partition,
+                };
+                self.compensation_ended(key, activity, succeeded, detail, fx)
+            }
+            Input::Rerun {
+                instance,
+                partition,
+                activities,
+            } => self.rerun(now_ms, instance, partition, activities, fx),
+            _ => {}
+        }
     }
 
     /// The inputs about work and people: a command's or a person's end, a directory, a

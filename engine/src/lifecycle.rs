@@ -20,6 +20,10 @@
 //! - `SUCCEEDED`, `FAILED`, `CANCELLED` are [`Life::Succeeded`], [`Life::Failed`],
 //!   [`Life::Cancelled`]; seed 002's skipped (a path not taken) is [`Life::Skipped`].
 //!
+//! A rerun (forward recovery, [`Event::Rerun`]) is the one way out of a final state: an
+//! operator's `rerun` puts a failed activity, and those cancelled because of it, back to
+//! `NotReady`, and their run starts over.
+//!
 //! Still to come: the paused state, a variant `Paused { resume: PausedFrom }` with events
 //! `Pause` and `Resume` (today an interruption is a fact of the whole instance,
 //! `Known::interrupted`, which holds pending activities and retries without changing their
@@ -124,6 +128,9 @@ pub enum Event {
         /// The reason.
         detail: String,
     },
+    /// An operator reruns it (it failed) or the failed activity it waited for (it was
+    /// cancelled because of that one): it waits again, from the start.
+    Rerun,
 }
 
 /// The kind of a [`Life`], without its data: what the table of transitions speaks of.
@@ -176,6 +183,8 @@ pub enum EventKind {
     Withdraw,
     /// [`Event::Cancel`].
     Cancel,
+    /// [`Event::Rerun`].
+    Rerun,
 }
 
 /// Every transition allowed: (from, event, to). Each is reached by a scenario test (the
@@ -203,6 +212,8 @@ pub const TRANSITIONS: &[(StateKind, EventKind, StateKind)] = {
         (S::RetryWait, E::Retry, S::Running),
         (S::RetryWait, E::Withdraw, S::Failed),
         (S::RetryWait, E::Cancel, S::Cancelled),
+        (S::Failed, E::Rerun, S::NotReady),
+        (S::Cancelled, E::Rerun, S::NotReady),
     ]
 };
 
@@ -251,6 +262,7 @@ pub fn transition(from: &Life, event: Event) -> Result<Life, NotAllowed> {
         ) => Life::Cancelled {
             detail: Some(detail),
         },
+        (Life::Failed { .. } | Life::Cancelled { .. }, Event::Rerun) => Life::NotReady,
         _ => {
             return Err(NotAllowed {
                 from: from_kind,
@@ -294,7 +306,7 @@ impl Life {
         }
     }
 
-    /// True once it can no longer change.
+    /// True once it can no longer change (but by an operator's rerun).
     pub fn is_final(&self) -> bool {
         self.wire().is_final()
     }
@@ -327,6 +339,7 @@ impl Event {
             Event::Skip { .. } => EventKind::Skip,
             Event::Withdraw { .. } => EventKind::Withdraw,
             Event::Cancel { .. } => EventKind::Cancel,
+            Event::Rerun => EventKind::Rerun,
         }
     }
 }

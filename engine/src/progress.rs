@@ -8,10 +8,19 @@ use mobiwf_xml_schema::{ActivityKind, Contingency, PartitionActivity};
 
 use crate::lifecycle::{Event, Life};
 use crate::readiness::Readiness;
-use crate::run::RunKey;
+use crate::run::{Progress, RunKey};
 use crate::{Effect, Engine, Target, Transition};
 
 impl Engine {
+    /// The number of the try of `activity` that runs now, over all its runs (see
+    /// `Progress::try_number`).
+    pub(crate) fn try_number(&self, key: RunKey, activity: ActivityId) -> u32 {
+        self.runs
+            .get(&key)
+            .and_then(|r| r.progress(activity))
+            .map_or(0, Progress::try_number)
+    }
+
     /// The runs of `instance` on this node.
     pub(crate) fn keys_of(&self, instance: InstanceId) -> Vec<RunKey> {
         self.runs
@@ -164,7 +173,7 @@ impl Engine {
             return;
         }
         match (kind, has_command) {
-            (ActivityKind::Automatic, true) => effects.extend(self.execute(key, activity, 0)),
+            (ActivityKind::Automatic, true) => effects.extend(self.execute(key, activity)),
             (ActivityKind::Automatic | ActivityKind::Dummy, _) => {
                 self.conclude(key, activity, Event::Succeed { detail: None }, effects)
             }
@@ -180,14 +189,10 @@ impl Engine {
         }
     }
 
-    /// The effect that runs try `attempt` of an activity's command, with the instance data
-    /// it reads as known now and the names it may write.
-    pub(crate) fn execute(
-        &self,
-        key: RunKey,
-        activity: ActivityId,
-        attempt: u32,
-    ) -> Option<Effect> {
+    /// The effect that runs the current try of an activity's command (a rerun counts on from
+    /// the earlier runs' tries), with the instance data it reads as known now and the names
+    /// it may write.
+    pub(crate) fn execute(&self, key: RunKey, activity: ActivityId) -> Option<Effect> {
         let run = self.runs.get(&key)?;
         let act = run.activity(activity)?;
         let command = act.command.clone()?;
@@ -203,7 +208,7 @@ impl Engine {
         Some(Effect::Execute {
             key,
             activity,
-            attempt,
+            attempt: self.try_number(key, activity),
             command,
             reads: self.reads_of(key.instance, act),
             writes,

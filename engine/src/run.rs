@@ -9,9 +9,12 @@ use mobiwf_xml_schema::{ActivityKind, Contingency, PartitionActivity, PartitionD
 use serde::{Deserialize, Serialize};
 
 use crate::Refusal;
+use crate::compensate::Undo;
+
+mod stored;
 use crate::known::Known;
 use crate::lifecycle::{self, Event, Life, NotAllowed, StateKind};
-use crate::store::EncodeError;
+pub use stored::StoredRun;
 
 /// Names a partition run: the instance and the partition.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize, Deserialize)]
@@ -58,6 +61,8 @@ pub struct Run {
     /// (waiting activity, remote precondition) pairs already reported overdue to the
     /// controller.
     pub overdue: BTreeSet<(ActivityId, ActivityId)>,
+    /// The compensations the controller asked for, by activity: running, or how they ended.
+    pub compensations: BTreeMap<ActivityId, Undo>,
     /// Parsed from `document` when created or loaded (`Run::reload`).
     doc: PartitionDocument,
     /// Activity id → position in `doc.activities`, built with `doc`.
@@ -90,6 +95,9 @@ pub struct Progress {
     pub retried: u32,
     /// The completion flag it ended with (a person's or its command's).
     pub flag: Option<String>,
+    /// The tries of its earlier runs (before an operator's rerun): this run's tries count on
+    /// from there, so each has a run directory of its own.
+    pub earlier_tries: u32,
 }
 
 impl Progress {
@@ -106,7 +114,27 @@ impl Progress {
             emergency: false,
             retried: 0,
             flag: None,
+            earlier_tries: 0,
         }
+    }
+
+    /// The number of its current try, counted over all its runs (0 the first): what names
+    /// the try's run directory.
+    pub fn try_number(&self) -> u32 {
+        self.earlier_tries.saturating_add(self.retried)
+    }
+
+    /// An operator's rerun: it starts over, its earlier tries counted.
+    fn start_over(&mut self) {
+        let tried = if self.started_ms.is_some() {
+            self.retried.saturating_add(1)
+        } else {
+            0
+        };
+        *self = Progress {
+            earlier_tries: self.earlier_tries.saturating_add(tried),
+            ..Progress::waiting()
+        };
     }
 
     /// The record the wire and the API show.
@@ -176,111 +204,8 @@ impl Progress {
             emergency: rec.emergency,
             retried: rec.retried,
             flag: rec.flag,
+            earlier_tries: 0,
         }
-    }
-}
-
-/// A run as JSON: the form every version wrote.
-#[derive(Serialize, Deserialize)]
-struct RunRepr {
-    key: RunKey,
-    #[serde(default, skip_serializing)]
-    document: String,
-    deployed_ms: u64,
-    activities: BTreeMap<ActivityId, ActivityRecord>,
-    reported: bool,
-    #[serde(default)]
-    retry_at: BTreeMap<ActivityId, u64>,
-    #[serde(default)]
-    overdue: BTreeSet<(ActivityId, ActivityId)>,
-}
-
-impl Serialize for Run {
-    fn serialize<S: serde::Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
-        let retry_at = self
-            .activities
-            .iter()
-            .filter_map(|(id, p)| match p.life {
-                Life::RetryWait { at_ms, .. } => Some((*id, at_ms)),
-                _ => None,
-            })
-            .collect();
-        RunRepr {
-            key: self.key,
-            document: String::new(),
-            deployed_ms: self.deployed_ms,
-            activities: self
-                .activities
-                .iter()
-                .map(|(id, p)| (*id, p.record(*id)))
-                .collect(),
-            reported: self.reported,
-            retry_at,
-            overdue: self.overdue.clone(),
-        }
-        .serialize(serializer)
-    }
-}
-
-impl<'de> Deserialize<'de> for Run {
-    fn deserialize<D: serde::Deserializer<'de>>(deserializer: D) -> Result<Run, D::Error> {
-        let mut repr = RunRepr::deserialize(deserializer)?;
-        let activities = std::mem::take(&mut repr.activities)
-            .into_iter()
-            .map(|(id, rec)| {
-                (
-                    id,
-                    Progress::from_record(rec, repr.retry_at.get(&id).copied()),
-                )
-            })
-            .collect();
-        Ok(Run {
-            key: repr.key,
-            document: repr.document,
-            deployed_ms: repr.deployed_ms,
-            activities,
-            reported: repr.reported,
-            overdue: repr.overdue,
-            doc: unparsed(),
-            index: BTreeMap::new(),
-        })
-    }
-}
-
-/// A changed run as the store keeps it: its state as JSON (without the document) and, for a
-/// run deployed since the last changes were taken, its document, written once.
-#[derive(Debug, Clone)]
-pub struct StoredRun {
-    /// Which run.
-    pub key: RunKey,
-    /// The run without its document, as JSON.
-    pub state: Vec<u8>,
-    /// The document, when the run is new.
-    pub document: Option<String>,
-}
-
-impl StoredRun {
-    pub(crate) fn of(run: &Run, new: bool) -> Result<StoredRun, EncodeError> {
-        Ok(StoredRun {
-            key: run.key,
-            state: serde_json::to_vec(run).map_err(|e| EncodeError::Run {
-                key: run.key,
-                reason: e.to_string(),
-            })?,
-            document: new.then(|| run.document.clone()),
-        })
-    }
-}
-
-impl Run {
-    /// A run from its stored state and its document (ignored when the state carries one,
-    /// as runs stored by earlier versions do).
-    pub fn from_stored(state: &[u8], document: Option<String>) -> Result<Run, String> {
-        let mut run: Run = serde_json::from_slice(state).map_err(|e| e.to_string())?;
-        if run.document.is_empty() {
-            run.document = document.ok_or("its partition document is missing")?;
-        }
-        run.reload().map_err(|e| e.to_string())
     }
 }
 
@@ -360,6 +285,7 @@ impl Run {
             activities,
             reported: false,
             overdue: BTreeSet::new(),
+            compensations: BTreeMap::new(),
             index: index_of(&doc),
             doc,
         })
@@ -446,7 +372,8 @@ impl Run {
                 p.retried += 1;
                 p.note = note;
             }
-            StateKind::NotReady => {}
+            // Only a rerun leads back here.
+            StateKind::NotReady => p.start_over(),
             StateKind::Succeeded
             | StateKind::Failed
             | StateKind::Cancelled

@@ -5,6 +5,7 @@
 use mobiwf_proto::{ActivityId, InstanceId};
 use mobiwf_xml_schema::ActivityKind;
 
+use crate::compensate::Undo;
 use crate::items::{StoredDirectory, StoredItem, StoredToken};
 use crate::known::Known;
 use crate::lifecycle::Life;
@@ -58,9 +59,9 @@ impl Engine {
         engine
     }
 
-    /// What to do again after a restart: the commands of activities that were running (the
-    /// daemon makes sure a command that is still running, or already ran, is not run
-    /// twice), and the fetches of files not arrived yet.
+    /// What to do again after a restart: the commands of activities that were running, the
+    /// compensations under way (the daemon makes sure a command that is still running, or
+    /// already ran, is not run twice), and the fetches of files not arrived yet.
     pub fn resume(&self) -> Vec<Effect> {
         let mut effects = Vec::new();
         for (instance, known) in &self.known {
@@ -79,7 +80,18 @@ impl Engine {
                 };
                 let running = matches!(p.life, Life::Running { .. });
                 if running && act.kind == ActivityKind::Automatic {
-                    effects.extend(self.execute(run.key, act.id, p.retried));
+                    effects.extend(self.execute(run.key, act.id));
+                }
+            }
+            // Compensations under way when the node stopped (run once by the executor).
+            for (activity, undo) in &run.compensations {
+                let command = run.activity(*activity).and_then(|a| a.compensation.clone());
+                if let (Undo::Running, Some(command)) = (undo, command) {
+                    effects.push(Effect::Compensate {
+                        key: run.key,
+                        activity: *activity,
+                        command,
+                    });
                 }
             }
         }

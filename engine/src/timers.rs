@@ -135,7 +135,7 @@ impl Engine {
         };
         let why = format!("ran longer than its timeOut of {} s", act.time_out_secs);
         if runs_command(act) {
-            let attempt = run.progress(activity).map_or(0, |p| p.retried);
+            let attempt = run.progress(activity).map_or(0, |p| p.try_number());
             effects.push(Effect::Kill {
                 key,
                 activity,

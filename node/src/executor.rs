@@ -1,7 +1,8 @@
 //! Runs automatic activities' commands so that each runs at most once, even across crashes.
 //!
 //! Each execution has a directory `DATA/runs/<instance>-<partition>-<activity>/` (with
-//! `.<try>` appended for the second try on, `<retries>`). The command
+//! `.<try>` appended for the second try on, `<retries>`, counted over an activity's reruns;
+//! `.compensation` for its compensation, backward recovery). The command
 //! runs under a small `sh` wrapper, in its own process group (so it outlives a killed node),
 //! which first *claims* the directory with an atomic `mkdir claim`; a second wrapper started for
 //! the same activity (after a restart) finds the claim and exits without running anything. The
@@ -54,6 +55,8 @@ pub struct Execution {
     pub reads: Vec<Datum>,
     /// The names it may write, read back from `MOBIWF_DATA_DIR` when it succeeds.
     pub writes: Vec<(String, DataKind)>,
+    /// True for the activity's compensation (its own run directory, `MOBIWF_COMPENSATION=1`).
+    pub compensation: bool,
 }
 
 /// How an execution ended.
@@ -77,9 +80,10 @@ const MAX_FLAG_FILE_BYTES: u64 = 1024;
 /// The directory of one execution.
 pub fn run_dir(data_dir: &Path, e: &Execution) -> PathBuf {
     let name = format!("{}-{}-{}", e.instance, e.partition, e.activity);
-    let name = match e.attempt {
-        0 => name,
-        n => format!("{name}.{n}"),
+    let name = match (e.compensation, e.attempt) {
+        (true, _) => format!("{name}.compensation"),
+        (false, 0) => name,
+        (false, n) => format!("{name}.{n}"),
     };
     data_dir.join("runs").join(name)
 }
@@ -132,6 +136,10 @@ pub async fn execute(data_dir: &Path, e: &Execution) -> Ended {
         .env("MOBIWF_PARTNER", &e.partner)
         .env("MOBIWF_FLAG_FILE", dir.join("flag"))
         .env("MOBIWF_DATA_DIR", dir.join("data"))
+        .env(
+            "MOBIWF_COMPENSATION",
+            if e.compensation { "1" } else { "0" },
+        )
         .stdin(std::process::Stdio::null())
         .stdout(std::process::Stdio::null())
         .stderr(std::process::Stdio::null())

@@ -15,6 +15,7 @@ fn execution(command: &str) -> Execution {
         partner: "P1".to_owned(),
         reads: Vec::new(),
         writes: Vec::new(),
+        compensation: false,
     }
 }
 
@@ -132,4 +133,32 @@ async fn a_command_reads_its_data_from_files_and_what_it_leaves_is_written() {
     assert!(files.has(&report));
     // Asked again (a restarted node), the same run says the same.
     assert_eq!(execute(dir.path(), &e).await, ended);
+}
+
+#[tokio::test]
+async fn a_compensation_runs_once_in_its_own_directory_and_says_it_is_one() {
+    let dir = tempfile::tempdir().expect("tempdir");
+    let log = dir.path().join("log");
+    let cmd = format!(
+        "echo \"$MOBIWF_ACTIVITY $MOBIWF_COMPENSATION\" >> {}",
+        log.display()
+    );
+    let work = execution(&cmd);
+    assert!(execute(dir.path(), &work).await.succeeded);
+    let undo = Execution {
+        compensation: true,
+        ..work.clone()
+    };
+    assert!(run_dir(dir.path(), &undo).ends_with("3-1-7.compensation"));
+    assert!(execute(dir.path(), &undo).await.succeeded);
+    // Asked again (a restarted node): what happened, not a second run.
+    assert!(execute(dir.path(), &undo).await.succeeded);
+    // A rerun's try counts on from the earlier ones: a directory of its own too.
+    let again = Execution { attempt: 1, ..work };
+    assert!(run_dir(dir.path(), &again).ends_with("3-1-7.1"));
+    assert!(execute(dir.path(), &again).await.succeeded);
+    assert_eq!(
+        std::fs::read_to_string(&log).expect("log"),
+        "7 0\n7 1\n7 0\n"
+    );
 }

@@ -8,6 +8,7 @@
 pub mod data;
 mod ids;
 pub mod people;
+pub mod recovery;
 pub mod wire;
 
 pub use data::{DataValue, Datum, FileBody, FileRef};
@@ -17,6 +18,7 @@ pub use people::{
     Answer, DeviceEntry, Hold, Holder, ItemAction, ItemEvent, ItemInfo, ItemStatus, Notice, RoleId,
     UserId, Verdict,
 };
+pub use recovery::{Compensate, Compensated, Rerun};
 pub use wire::{
     ActivityRecord, ActivityState, CANCELLED_BY_OPERATOR, CANCELLED_BY_RULE, Control, Envelope,
     MAX_MESSAGE_BYTES, Message, MessageId, Outcome, PROTOCOL, Reply, StateSet, cancelled_by_design,

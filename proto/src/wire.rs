@@ -11,12 +11,14 @@ use crate::data::{Datum, FileBody, FileRef};
 use crate::people::{
     Answer, DeviceEntry, Holder, ItemAction, ItemEvent, ItemInfo, ItemStatus, Notice, UserId,
 };
+use crate::recovery::{Compensate, Compensated, Rerun};
 use crate::{ActivityId, ActivityTypeId, InstanceId, NodeId, NodeName, PartitionId, TaskState};
 
 /// The request-response protocol name (and version) of mobiwf execution messages.
 /// Version 2: task states (`not_ready` for `waiting`), `StateChanged`, `Completed`, and the
 /// fields of rules and routing on `Notify` and in records. Version 3: instance data on
-/// `Notify`, `Fetch` and `ReadData` with their `Chunk` and `Data` replies.
+/// `Notify`, `Fetch` and `ReadData` with their `Chunk` and `Data` replies; `Compensate`,
+/// `Compensated` and `Rerun`.
 pub const PROTOCOL: &str = "/mobiwf/exec/3";
 
 /// The largest request or reply frame accepted, in bytes. A partition document is at most
@@ -568,6 +570,12 @@ pub enum Message {
         /// What to tell.
         notice: Notice,
     },
+    /// Controller → node: run an activity's compensation (see [`crate::recovery`]).
+    Compensate(Compensate),
+    /// Node → controller: how a compensation ended.
+    Compensated(Compensated),
+    /// Controller → node: run failed and cancelled activities again.
+    Rerun(Rerun),
 }
 
 impl Message {
@@ -594,6 +602,9 @@ impl Message {
             Message::Notice { .. } => "notice",
             Message::Fetch { .. } => "fetch",
             Message::ReadData { .. } => "read_data",
+            Message::Compensate(_) => "compensate",
+            Message::Compensated(_) => "compensated",
+            Message::Rerun(_) => "rerun",
         }
     }
 }

@@ -11,10 +11,10 @@
 //! - a precondition is `local` when its activity is in the same partition;
 //! - a precondition's `timeOut` (longest wait for it) is its activity's `timeOut`, or, when that
 //!   is 0 (no limit), the `timeOut` of the partition that runs it (0 when both are 0);
-//! - `status` values and the extensions (`timeOut`, `kind`, `command`, `retries`, `depends`,
-//!   `merge`, `routes`, `completion`, `reads`, `writes`, people) are copied from the
-//!   definition; a route leads to successors, which are adjacents, so a derived document's
-//!   routes name its adjacents;
+//! - `status` values and the extensions (`timeOut`, `kind`, `command`, `compensation`,
+//!   `retries`, `depends`, `merge`, `routes`, `completion`, `reads`, `writes`, people) are
+//!   copied from the definition; a route leads to successors, which are adjacents, so a
+//!   derived document's routes name its adjacents;
 //! - instance data: an adjacent in another partition `carries` the names its successor, or an
 //!   activity after it, reads that the activity, or one before it, writes ([`carried_names`]);
 //!   an adjacent in the same partition carries nothing (the node keeps the instance's data);
@@ -307,6 +307,7 @@ fn partition_activity(
         time_out_secs: a.time_out_secs,
         kind: a.kind,
         command: a.command.clone(),
+        compensation: a.compensation.clone(),
         retries: a.retries,
         data: a.data.clone(),
         people: a.people.clone(),

@@ -34,7 +34,11 @@ pub fn write_definition(def: &WorkflowDefinition) -> String {
             });
             out.depends(a.depends.as_ref());
             out.routing(&a.merge, &a.routes, a.completion);
-            out.extensions(a.kind, a.command.as_deref(), a.retries);
+            out.extensions(
+                a.kind,
+                [a.command.as_deref(), a.compensation.as_deref()],
+                a.retries,
+            );
             out.access(&a.data);
             out.people(&a.people);
             out.close("activity");
@@ -118,7 +122,11 @@ fn write_partition_activity(out: &mut Out, a: &PartitionActivity) {
     if a.time_out_secs != 0 {
         out.leaf("timeOut", a.time_out_secs);
     }
-    out.extensions(a.kind, a.command.as_deref(), a.retries);
+    out.extensions(
+        a.kind,
+        [a.command.as_deref(), a.compensation.as_deref()],
+        a.retries,
+    );
     out.access(&a.data);
     out.people(&a.people);
     out.close("activity");
@@ -208,13 +216,18 @@ impl Out {
         }
     }
 
-    /// Our extensions, only where they differ from their defaults.
-    fn extensions(&mut self, kind: ActivityKind, command: Option<&str>, retries: Retries) {
+    /// Our extensions, only where they differ from their defaults: `[command, compensation]`
+    /// are the two commands of the activity.
+    fn extensions(&mut self, kind: ActivityKind, commands: [Option<&str>; 2], retries: Retries) {
         if kind != ActivityKind::default() {
             self.leaf("kind", kind.as_str());
         }
+        let [command, compensation] = commands;
         if let Some(command) = command {
             self.leaf("command", command);
+        }
+        if let Some(compensation) = compensation {
+            self.leaf("compensation", compensation);
         }
         if !retries.is_default() {
             self.line(&format!(

@@ -267,6 +267,7 @@ fn activity() -> impl Strategy<Value = Activity> {
         (
             kind_and_people(),
             prop::option::of(text()),
+            prop::option::of(text()),
             retries(),
             depends(),
             access(),
@@ -277,7 +278,7 @@ fn activity() -> impl Strategy<Value = Activity> {
             |(
                 (id, name, description, ty, status),
                 (wait, contingency, time_out, pre),
-                ((kind, people), command, retries, depends, data),
+                ((kind, people), command, compensation, retries, depends, data),
                 (merge, routes, completion),
             )| Activity {
                 id: ActivityId(id),
@@ -295,6 +296,7 @@ fn activity() -> impl Strategy<Value = Activity> {
                 completion,
                 kind,
                 command,
+                compensation,
                 retries,
                 people,
                 data,
@@ -359,24 +361,30 @@ fn definition() -> impl Strategy<Value = WorkflowDefinition> {
         )
 }
 
-fn partition_document() -> impl Strategy<Value = PartitionDocument> {
-    let precondition =
-        (any::<u64>(), status(), any::<bool>(), any::<u32>()).prop_map(|(id, status, local, t)| {
-            Precondition {
-                id: ActivityId(id),
-                status,
-                local,
-                time_out_secs: t,
-            }
-        });
-    let adjacent = (any::<u64>(), text(), adjacent_states(), data_names()).prop_map(
+fn precondition() -> impl Strategy<Value = Precondition> {
+    (any::<u64>(), status(), any::<bool>(), any::<u32>()).prop_map(|(id, status, local, t)| {
+        Precondition {
+            id: ActivityId(id),
+            status,
+            local,
+            time_out_secs: t,
+        }
+    })
+}
+
+fn adjacent() -> impl Strategy<Value = Adjacent> {
+    (any::<u64>(), text(), adjacent_states(), data_names()).prop_map(
         |(id, location, states, carries)| Adjacent {
             id: ActivityId(id),
             location,
             states,
             carries,
         },
-    );
+    )
+}
+
+fn partition_document() -> impl Strategy<Value = PartitionDocument> {
+    let (precondition, adjacent) = (precondition(), adjacent());
     let activity = (
         (
             any::<u64>(),
@@ -392,7 +400,7 @@ fn partition_document() -> impl Strategy<Value = PartitionDocument> {
             prop::collection::vec(adjacent, 0..3),
             any::<u32>(),
             kind_and_people(),
-            prop::option::of(text()),
+            (prop::option::of(text()), prop::option::of(text())),
             retries(),
             depends(),
         ),
@@ -401,7 +409,15 @@ fn partition_document() -> impl Strategy<Value = PartitionDocument> {
         .prop_map(
             |(
                 (id, name, description, status, ri, wait, contingency),
-                (preconditions, adjacents, time_out, (kind, people), command, retries, depends),
+                (
+                    preconditions,
+                    adjacents,
+                    time_out,
+                    (kind, people),
+                    (command, compensation),
+                    retries,
+                    depends,
+                ),
                 ((merge, routes, completion), data),
             )| {
                 PartitionActivity {
@@ -421,6 +437,7 @@ fn partition_document() -> impl Strategy<Value = PartitionDocument> {
                     time_out_secs: time_out,
                     kind,
                     command,
+                    compensation,
                     retries,
                     people,
                     data,
@@ -533,6 +550,7 @@ proptest! {
                 time_out_secs: 0,
                 kind,
                 command: None,
+                compensation: None,
                 retries: Retries::default(),
                 people,
                 data: Default::default(),

@@ -199,12 +199,17 @@ fn paper_fixtures_are_valid() {
     assert_no_problems(&problems);
 }
 
-/// The example workflows beside the paper's (`examples/people`, `examples/rules`) pass both
-/// the XSD and the loader: what the README tells users to submit is valid.
+/// The example workflows beside the paper's (`examples/people`, `examples/recovery`,
+/// `examples/rules`) pass both the XSD and the loader: what the README tells users to submit
+/// is valid.
 #[test]
 fn example_workflows_are_valid() {
     let mut problems = Vec::new();
-    for dir in ["../examples/people", "../examples/rules"] {
+    for dir in [
+        "../examples/people",
+        "../examples/recovery",
+        "../examples/rules",
+    ] {
         for document in xml_files(&crate_dir().join(dir)) {
             let schema = crate_dir().join("xsd/workflow.xsd");
             let verdict = xmllint(&schema, &document);

@@ -112,6 +112,8 @@ pub enum ActivityEvent {
     StandInPlaced(ActivityId),
     /// Its contingency activity was in use already.
     StandInInUse,
+    /// An operator reruns it (failed), or the failed activity it was cancelled because of.
+    Rerun,
 }
 
 pub use super::tables::ACTIVITY as TRANSITIONS;
@@ -240,6 +242,13 @@ impl ActivityLifecycle {
                     replaced: Replacement::InUse,
                 }
             }
+            (
+                L::Failed {
+                    replaced: Replacement::No,
+                }
+                | L::Cancelled,
+                E::Rerun,
+            ) => L::Waiting,
             _ => return None,
         })
     }
@@ -273,6 +282,7 @@ impl ActivityEvent {
             ActivityEvent::GraceOver => "grace_over",
             ActivityEvent::StandInPlaced(_) => "stand_in_placed",
             ActivityEvent::StandInInUse => "stand_in_in_use",
+            ActivityEvent::Rerun => "rerun",
         }
     }
 }

@@ -1,5 +1,7 @@
 //! An instance's lifecycle: deploying, running, interrupted by an operator, and its final
-//! states. The lifecycle enum is [`InstanceState`] itself (stored and shown as it always was).
+//! states; after a cancel or a failure, its backward recovery (compensating, then compensated
+//! or compensation failed), and after a failure an operator's rerun (forward recovery: running
+//! again). The lifecycle enum is [`InstanceState`] itself (stored and shown as it always was).
 //!
 //! WorkToDo keeps this lifecycle; an instance-wide pause would be `Interrupted`.
 
@@ -24,6 +26,13 @@ pub enum InstanceState {
     Interrupted,
     /// An operator cancelled it: everything not finished was cancelled.
     Cancelled,
+    /// Cancelled or failed, it runs the compensations of its succeeded activities, one at a
+    /// time, in the reverse order of their ends.
+    Compensating,
+    /// Every compensation succeeded.
+    Compensated,
+    /// A compensation failed (the instance says which, and why); the rest were not run.
+    CompensationFailed,
 }
 
 /// What happens to an instance.
@@ -47,16 +56,37 @@ pub enum InstanceEvent {
         /// It failed (else it succeeded).
         failed: bool,
     },
+    /// Nothing of it runs any more, and succeeded activities have compensations: they run.
+    Compensate,
+    /// The last compensation succeeded.
+    Compensated,
+    /// A compensation failed.
+    CompensationFailed,
+    /// An operator reruns a failed activity of it.
+    Rerun,
 }
 
 pub use super::tables::INSTANCE as TRANSITIONS;
 
 impl InstanceState {
-    /// True once the instance can no longer change.
+    /// True once nothing of the instance runs (but a rerun, or its compensations, may
+    /// follow a failure or a cancel: see `Instance::is_settled`).
     pub fn is_final(self) -> bool {
         matches!(
             self,
-            InstanceState::Succeeded | InstanceState::Failed | InstanceState::Cancelled
+            InstanceState::Succeeded
+                | InstanceState::Failed
+                | InstanceState::Cancelled
+                | InstanceState::Compensated
+                | InstanceState::CompensationFailed
+        )
+    }
+
+    /// True while its activities run (or may): deploying, running or interrupted.
+    pub fn is_live(self) -> bool {
+        matches!(
+            self,
+            InstanceState::Deploying | InstanceState::Running | InstanceState::Interrupted
         )
     }
 
@@ -69,13 +99,16 @@ impl InstanceState {
             InstanceState::Failed => "failed",
             InstanceState::Interrupted => "interrupted",
             InstanceState::Cancelled => "cancelled",
+            InstanceState::Compensating => "compensating",
+            InstanceState::Compensated => "compensated",
+            InstanceState::CompensationFailed => "compensation_failed",
         }
     }
 
     fn target(self, event: InstanceEvent) -> Option<InstanceState> {
         use InstanceEvent as E;
         use InstanceState as S;
-        let live = !self.is_final();
+        let live = self.is_live();
         Some(match (self, event) {
             (S::Deploying, E::AllDeployed) => S::Running,
             (_, E::Refused) if live => S::Failed,
@@ -90,6 +123,10 @@ impl InstanceState {
             (_, E::Cancel) if live => S::Cancelled,
             (_, E::Ended { failed: true }) if live => S::Failed,
             (_, E::Ended { failed: false }) if live => S::Succeeded,
+            (S::Cancelled | S::Failed, E::Compensate) => S::Compensating,
+            (S::Compensating, E::Compensated) => S::Compensated,
+            (S::Compensating, E::CompensationFailed) => S::CompensationFailed,
+            (S::Failed, E::Rerun) => S::Running,
             _ => return None,
         })
     }
@@ -121,6 +158,10 @@ impl InstanceEvent {
             InstanceEvent::Resume { .. } => "resume",
             InstanceEvent::Cancel => "cancel",
             InstanceEvent::Ended { .. } => "ended",
+            InstanceEvent::Compensate => "compensate",
+            InstanceEvent::Compensated => "compensated",
+            InstanceEvent::CompensationFailed => "compensation_failed",
+            InstanceEvent::Rerun => "rerun",
         }
     }
 }

@@ -45,6 +45,8 @@ pub enum PartitionEvent {
     Result,
     /// The controller gives up on it, for the reason.
     GiveUp(String),
+    /// An operator reruns activities of it: it runs again.
+    Rerun,
 }
 
 pub use super::tables::PARTITION as TRANSITIONS;
@@ -95,6 +97,7 @@ impl PartitionLifecycle {
                 reason: reason.clone(),
                 acknowledged: *self == L::Deployed,
             },
+            (L::Finished, E::Rerun) => L::Deployed,
             _ => return None,
         })
     }
@@ -124,6 +127,7 @@ impl PartitionEvent {
             PartitionEvent::Refused => "refused",
             PartitionEvent::Result => "result",
             PartitionEvent::GiveUp(_) => "give_up",
+            PartitionEvent::Rerun => "rerun",
         }
     }
 }

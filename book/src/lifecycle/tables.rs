@@ -264,6 +264,18 @@ pub const ACTIVITY: &[Transition] = &[
         "blocked_instead",
         "its contingency activity is in use: its successors are cancelled",
     ),
+    t(
+        "failed",
+        "rerun",
+        "waiting",
+        "an operator reruns it (it failed with contingency -1)",
+    ),
+    t(
+        "cancelled",
+        "rerun",
+        "waiting",
+        "an operator reruns the failed activity it was cancelled because of",
+    ),
 ];
 
 /// The allowed transitions of the partition lifecycle.
@@ -329,6 +341,12 @@ pub const PARTITION: &[Transition] = &[
         "give_up",
         "given_up",
         "its partner stopped answering or its timeOut passed",
+    ),
+    t(
+        "finished",
+        "rerun",
+        "deployed",
+        "an operator reruns activities of it: its result comes again",
     ),
 ];
 
@@ -420,6 +438,36 @@ pub const INSTANCE: &[Transition] = &[
         "ended",
         "failed",
         "every partition finished or was given up while interrupted; something blocked",
+    ),
+    t(
+        "cancelled",
+        "compensate",
+        "compensating",
+        "every partition reported after the cancel; a succeeded activity has a compensation",
+    ),
+    t(
+        "failed",
+        "compensate",
+        "compensating",
+        "it failed with every partition reported; a succeeded activity has a compensation",
+    ),
+    t(
+        "compensating",
+        "compensated",
+        "compensated",
+        "the last compensation succeeded",
+    ),
+    t(
+        "compensating",
+        "compensation_failed",
+        "compensation_failed",
+        "a compensation failed (the rest are not run)",
+    ),
+    t(
+        "failed",
+        "rerun",
+        "running",
+        "an operator reruns a failed activity (none of its compensations started)",
     ),
 ];
 

@@ -14,6 +14,7 @@ macro_rules! scenarios {
     };
 }
 
+mod compensation;
 mod coverage;
 mod failures;
 mod hub;
@@ -23,6 +24,7 @@ mod overdue;
 mod paper;
 mod people;
 mod properties;
+mod rerun;
 mod restore;
 mod routing;
 
@@ -31,6 +33,7 @@ type Scenario = (&'static str, fn());
 
 /// Every scenario, by module.
 const ALL_SCENARIOS: &[&[Scenario]] = &[
+    compensation::ALL,
     failures::ALL,
     hub::ALL,
     lifecycles::ALL,
@@ -38,6 +41,7 @@ const ALL_SCENARIOS: &[&[Scenario]] = &[
     overdue::ALL,
     paper::ALL,
     people::ALL,
+    rerun::ALL,
     restore::ALL,
     routing::ALL,
 ];

@@ -1,9 +1,11 @@
 //! Property tests: random sequences of inputs (registrations, submissions of the paper's
 //! workflow and small generated ones, deliveries and refusals, node reports and results from
 //! the right and wrong peers in any order, overdue words, suspicions, ticks, operator control,
-//! restores from the stored changes) never change a final activity (but for its node's word
-//! after an operator's cancel), never deploy work for an instance cancelled or interrupted,
-//! and a book restored from its changes equals the live one. With the people side
+//! restores from the stored changes, operators' reruns, their acknowledgements and nodes'
+//! answers about compensations) never change a final activity (but for its node's word after
+//! an operator's cancel, and a rerun, which puts it back to waiting), never deploy work for an
+//! instance cancelled or interrupted, and a book restored from its changes equals the live
+//! one. With the people side
 //! (organisations applied, responsible users, work item events, worklist administration):
 //! each notice is sent once and only to the responsible user, claims get increasing request
 //! numbers and go to the activity's node, and no item summary offers an item to its holder.
@@ -47,7 +49,26 @@ fn definitions() -> Vec<String> {
             &[(1, 1, 0, &[1, 3]), (2, 2, 3, &[2])],
         ),
         people_definition(),
+        with_compensations(&chain(-1), &[1, 2]),
+        with_compensations(
+            &wf(
+                &[act(1, -1, &[]), act(2, -1, &[1]), act(3, -1, &[2])],
+                &[(1, 1, 0, &[1, 3]), (2, 2, 0, &[2])],
+            ),
+            &[1, 3],
+        ),
     ]
+}
+
+/// The definition `xml` with a compensation on each of `ids`.
+fn with_compensations(xml: &str, ids: &[u64]) -> String {
+    let mut def = mobiwf_xml_schema::load_definition(xml.as_bytes())
+        .expect("definition")
+        .value;
+    for a in def.activities.iter_mut().filter(|a| ids.contains(&a.id.0)) {
+        a.compensation = Some(format!("undo {}", a.id));
+    }
+    mobiwf_xml_schema::write_definition(&def)
 }
 
 /// A definition whose activities name the role `tech` (manual activities with `<role>`).
@@ -179,6 +200,20 @@ enum Op {
         inst: usize,
         action: usize,
     },
+    Rerun {
+        inst: usize,
+        act: usize,
+    },
+    RerunDelivered {
+        inst: usize,
+        part: usize,
+    },
+    Compensated {
+        inst: usize,
+        act: usize,
+        ok: bool,
+        peer: Option<usize>,
+    },
     Restore,
 }
 
@@ -186,7 +221,7 @@ fn op() -> impl Strategy<Value = Op> {
     let peer = prop::option::weighted(0.2, 0..4usize);
     prop_oneof![
         1 => (0..4usize).prop_map(Op::Register),
-        2 => (0..7usize, prop::option::of(0..5usize)).prop_map(|(d, r)| Op::Submit(d, r)),
+        2 => (0..9usize, prop::option::of(0..5usize)).prop_map(|(d, r)| Op::Submit(d, r)),
         1 => (0..2usize).prop_map(Op::Organisation),
         3 => (0..3usize, 0..5usize, prop::collection::vec((0..12usize, 0..5usize), 0..4),
               peer.clone())
@@ -205,6 +240,10 @@ fn op() -> impl Strategy<Value = Op> {
         1 => (0..4usize).prop_map(Op::Answering),
         3 => Just(Op::Tick),
         1 => (0..3usize, 0..3usize).prop_map(|(inst, action)| Op::Control { inst, action }),
+        2 => (0..3usize, 0..5usize).prop_map(|(inst, act)| Op::Rerun { inst, act }),
+        1 => (0..3usize, 0..5usize).prop_map(|(inst, part)| Op::RerunDelivered { inst, part }),
+        2 => (0..3usize, 0..5usize, prop::bool::weighted(0.8), prop::option::weighted(0.1, 0..4usize))
+            .prop_map(|(inst, act, ok, peer)| Op::Compensated { inst, act, ok, peer }),
         1 => Just(Op::Restore),
     ]
 }
@@ -454,7 +493,53 @@ fn input(b: &Book, op: &Op) -> Option<Input> {
             instance: inst(*i)?.id,
             action: [Control::Interrupt, Control::Resume, Control::Cancel][*action],
         },
+        Op::Rerun { inst: i, act } => {
+            let inst = inst(*i)?;
+            Input::Rerun {
+                instance: inst.id,
+                activity: pick(&inst.activities, *act)?.id,
+            }
+        }
+        Op::RerunDelivered { inst: i, part } => {
+            let inst = inst(*i)?;
+            Input::RerunDelivered {
+                instance: inst.id,
+                partition: pick(&inst.partitions, *part)?.id,
+            }
+        }
+        Op::Compensated {
+            inst: i,
+            act,
+            ok,
+            peer,
+        } => compensated(inst(*i)?, *act, *ok, peer.map(|n| all[n].peer.clone()))?,
         Op::Restore => return None,
+    })
+}
+
+/// A node's answer about the compensation of an activity (from its node unless `peer`).
+fn compensated(inst: &Instance, act: usize, ok: bool, peer: Option<NodeId>) -> Option<Input> {
+    // The one asked for now, mostly; any activity otherwise.
+    let asked = inst
+        .compensation
+        .as_ref()
+        .and_then(|c| c.order.get(c.done))
+        .copied();
+    let a = match asked {
+        Some(id) if !act.is_multiple_of(4) => id,
+        _ => pick(&inst.activities, act)?.id,
+    };
+    let p = inst.activities.iter().find(|v| v.id == a)?.partition?;
+    let holder = inst.partitions.iter().find(|x| x.id == p)?.peer.clone();
+    Some(Input::FromNode {
+        peer: peer.unwrap_or(holder),
+        message: Message::Compensated(mobiwf_proto::Compensated {
+            instance: inst.id,
+            partition: p,
+            activity: a,
+            succeeded: ok,
+            detail: (!ok).then(|| "exit status 2".to_owned()),
+        }),
     })
 }
 
@@ -505,6 +590,31 @@ struct Promises {
 }
 
 impl Promises {
+    /// An instance under way again (a rerun, its compensations) will end again, and an
+    /// activity rerun may fail again: those notices may be given once more.
+    fn again(
+        &mut self,
+        b: &Book,
+        states: &BTreeMap<InstanceId, InstanceState>,
+        before: &BTreeMap<(InstanceId, ActivityId), ActivityLifecycle>,
+    ) {
+        for inst in b.instances() {
+            if states.get(&inst.id).is_some_and(|s| s.is_final()) && !inst.state.is_final() {
+                self.noticed
+                    .remove(&(inst.id, None, crate::notices::ENDED.to_owned()));
+            }
+            for a in &inst.activities {
+                let was_final = before
+                    .get(&(inst.id, a.id))
+                    .is_some_and(ActivityLifecycle::is_final);
+                if was_final && !a.state.is_final() {
+                    self.noticed
+                        .remove(&(inst.id, Some(a.id), crate::notices::FAILED.to_owned()));
+                }
+            }
+        }
+    }
+
     /// Checks what one input did: notices once each, to the responsible user's device only;
     /// claims numbered upwards and sent to the activity's node; no item offered to its holder.
     fn check(&mut self, b: &Book, input: &Input, applied: &Applied, changes: &Changes) {
@@ -592,6 +702,7 @@ fn run(ops: &[(u64, Op)]) {
         let changes = b.take_changes();
         if let Ok(applied) = &applied {
             promises.check(&b, &input, applied, &changes);
+            promises.again(&b, &states, &before);
         }
         stored.add(changes);
         let Ok(applied) = applied else { continue };
@@ -628,12 +739,19 @@ fn run(ops: &[(u64, Op)]) {
             }
         }
         let after = snapshot(&b);
+        let rerun = match &input {
+            Input::Rerun { instance, .. } => Some(*instance),
+            _ => None,
+        };
         for (key, was) in &before {
             let is = &after[key];
             match was {
                 ActivityLifecycle::CancelledByOperator { .. } => {
                     assert!(is.is_final(), "{key:?}: {was:?} -> {is:?} on {input:?}");
                 }
+                // A rerun puts what failed, and what it cancelled, back to waiting.
+                ActivityLifecycle::Failed { .. } | ActivityLifecycle::Cancelled
+                    if rerun == Some(key.0) && *is == ActivityLifecycle::Waiting => {}
                 was if was.state().is_final() => {
                     assert_eq!(
                         was.state(),

@@ -1,4 +1,5 @@
-//! `interrupt`, `resume` and `cancel INSTANCE`: an operator's control of a running instance.
+//! `interrupt`, `resume` and `cancel INSTANCE`: an operator's control of a running instance;
+//! `rerun INSTANCE ACTIVITY`: an operator's forward recovery of a failed one.
 
 use std::process::ExitCode;
 
@@ -20,6 +21,23 @@ pub async fn run(api: &ApiArgs, id: u64, action: Control) -> anyhow::Result<Exit
                 Control::Resume => println!("instance {id} resumed ({state})"),
                 Control::Cancel => println!("instance {id} cancelled"),
             }
+            Ok(ExitCode::SUCCESS)
+        }
+        Ok(Err(refused)) => Ok(failure(Ok(refused), &[404, 409])),
+        Err(e) => Ok(failure(Err(e), &[])),
+    }
+}
+
+/// Asks the controller to rerun failed `activity` of failed instance `id`. Exit 0 when done,
+/// 1 when refused (with the controller's reason) or unknown, 3 when the controller cannot be
+/// asked.
+pub async fn rerun(api: &ApiArgs, id: u64, activity: u64) -> anyhow::Result<ExitCode> {
+    let path = format!("/instances/{id}/activities/{activity}/rerun");
+    let request = reqwest::Client::new().post(api.url(&path));
+    match json(request, api).await {
+        Ok(Ok(body)) => {
+            let state = body["state"].as_str().unwrap_or("?");
+            println!("instance {id}: activity {activity} rerun ({state})");
             Ok(ExitCode::SUCCESS)
         }
         Ok(Err(refused)) => Ok(failure(Ok(refused), &[404, 409])),

@@ -88,8 +88,14 @@ pub async fn run(file: Option<&Path>, timeout_secs: u64) -> anyhow::Result<ExitC
     Ok(match inst.state {
         InstanceState::Succeeded if people_ok => ExitCode::SUCCESS,
         InstanceState::Succeeded => ExitCode::from(1),
-        InstanceState::Failed | InstanceState::Cancelled => ExitCode::from(1),
-        InstanceState::Deploying | InstanceState::Running | InstanceState::Interrupted => {
+        InstanceState::Failed
+        | InstanceState::Cancelled
+        | InstanceState::Compensated
+        | InstanceState::CompensationFailed => ExitCode::from(1),
+        InstanceState::Deploying
+        | InstanceState::Running
+        | InstanceState::Interrupted
+        | InstanceState::Compensating => {
             eprintln!("mobiwf-controller: instance {id} did not finish within {timeout_secs} s");
             ExitCode::from(2)
         }

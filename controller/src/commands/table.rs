@@ -44,6 +44,7 @@ fn detail(inst: &Instance, a: &ActivityView) -> String {
     if let Some(item) = inst.items.get(&a.id) {
         notes.extend(item_notes(item));
     }
+    notes.extend(compensation_note(inst, a.id));
     if let Some((at_ms, why)) = &a.overdue {
         notes.push(format!(
             "{why}: withdrawn at {} unless its partner reports it first",
@@ -71,6 +72,20 @@ fn detail(inst: &Instance, a: &ActivityView) -> String {
         }
     }
     notes.join("; ")
+}
+
+/// Where the compensation of an activity is, once its instance's began: `compensated`,
+/// `compensating`, `compensation failed: ...`, or `to compensate`.
+fn compensation_note(inst: &Instance, id: ActivityId) -> Option<String> {
+    let c = inst.compensation.as_ref()?;
+    let at = c.order.iter().position(|x| *x == id)?;
+    Some(match &c.failed {
+        _ if at < c.done => "compensated".to_owned(),
+        Some((x, why)) if *x == id => format!("compensation failed: {why}"),
+        Some(_) => "not compensated (an earlier compensation failed)".to_owned(),
+        None if at == c.done => "compensating".to_owned(),
+        None => "to compensate".to_owned(),
+    })
 }
 
 /// Who a work item is with: `done by alice`, `held by bob (locked)`, `offered to a, b`, or
@@ -245,6 +260,8 @@ mod tests {
             started_ms: Some(1_000),
             flag: None,
             finished_ms: Some(2_000),
+            finished_us: None,
+            compensable: false,
             detail: None,
             contingency: Contingency::Block,
             emergency: false,
@@ -301,6 +318,8 @@ mod tests {
             responsible: None,
             items: Default::default(),
             completed_by: None,
+            compensation: None,
+            rerun: None,
         };
         let text = instance(&inst);
         let line = |id: &str| {

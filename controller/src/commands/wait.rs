@@ -1,4 +1,5 @@
-//! `wait INSTANCE [--timeout SECS]`: block until an instance is final.
+//! `wait INSTANCE [--timeout SECS]`: block until an instance is final (and its compensations,
+//! if any, are over).
 
 use std::process::ExitCode;
 use std::time::{Duration, Instant};
@@ -8,8 +9,8 @@ use mobiwf_controller::api::MAX_WAIT_SECS;
 
 use super::api_client::{ApiArgs, json};
 
-/// Exit 0 when the instance succeeded, 1 when it failed or was cancelled, 2 on timeout, 3 when there is no such
-/// instance or the controller cannot be asked.
+/// Exit 0 when the instance succeeded, 1 when it failed or was cancelled (compensated or
+/// not), 2 on timeout, 3 when there is no such instance or the controller cannot be asked.
 pub async fn run(api: &ApiArgs, id: u64, timeout: Option<u64>) -> anyhow::Result<ExitCode> {
     let deadline = timeout.map(|s| Instant::now() + Duration::from_secs(s));
     let client = reqwest::Client::new();
@@ -36,25 +37,21 @@ pub async fn run(api: &ApiArgs, id: u64, timeout: Option<u64>) -> anyhow::Result
                 return Ok(ExitCode::from(3));
             }
         };
-        match inst.state {
-            InstanceState::Succeeded => {
+        if inst.is_settled() {
+            if inst.state == InstanceState::Succeeded {
                 println!("instance {id} succeeded");
                 return Ok(ExitCode::SUCCESS);
             }
-            InstanceState::Failed | InstanceState::Cancelled => {
-                let why = inst
-                    .detail
-                    .as_deref()
-                    .unwrap_or("an activity failed or was cancelled");
-                println!("instance {id} {}: {why}", inst.state.as_str());
-                return Ok(ExitCode::from(1));
-            }
-            InstanceState::Deploying | InstanceState::Running | InstanceState::Interrupted => {
-                if deadline.is_some_and(|d| Instant::now() >= d) {
-                    println!("instance {id} is still {} (timeout)", inst.state.as_str());
-                    return Ok(ExitCode::from(2));
-                }
-            }
+            let why = inst
+                .detail
+                .as_deref()
+                .unwrap_or("an activity failed or was cancelled");
+            println!("instance {id} {}: {why}", inst.state.as_str());
+            return Ok(ExitCode::from(1));
+        }
+        if deadline.is_some_and(|d| Instant::now() >= d) {
+            println!("instance {id} is still {} (timeout)", inst.state.as_str());
+            return Ok(ExitCode::from(2));
         }
     }
 }

@@ -80,7 +80,7 @@ impl Actor for ControllerActor {
         after.changed = changes
             .instances
             .iter()
-            .map(|i| (i.id, i.state.is_final()))
+            .map(|i| (i.id, i.is_settled()))
             .collect();
         let book_changed = !changes.nodes.is_empty()
             || !changes.instances.is_empty()
@@ -158,7 +158,14 @@ impl ControllerActor {
             }
             Event::Delivered(Delivered { message, reply }) => {
                 outbox::stage_answered(&mut group.batch, &message, &reply)?;
-                if let Message::Deploy {
+                if let Message::Rerun(rerun) = &message.envelope.message {
+                    // A refusal is logged by the outbox; the rerun goes on without it.
+                    let input = Input::RerunDelivered {
+                        instance: rerun.instance,
+                        partition: rerun.partition,
+                    };
+                    self.apply_internal(now, input, effects);
+                } else if let Message::Deploy {
                     instance,
                     partition,
                     ..
@@ -230,6 +237,14 @@ impl ControllerActor {
                 let result = self.control(now, instance, action, effects);
                 after.controlled.push((reply, result));
             }
+            Command::Rerun {
+                instance,
+                activity,
+                reply,
+            } => {
+                let result = self.rerun(now, instance, activity, effects);
+                after.controlled.push((reply, result));
+            }
             Command::Organisation {
                 document,
                 org,
@@ -283,6 +298,23 @@ impl ControllerActor {
         let applied = self.book.apply(now, Input::Control { instance, action })?;
         effects.extend(applied.effects);
         tracing::info!(%instance, action = action.as_str(), "operator control");
+        self.book
+            .instance(instance)
+            .cloned()
+            .ok_or(BookError::UnknownInstance(instance))
+    }
+
+    /// An operator's rerun: the instance afterwards.
+    fn rerun(
+        &mut self,
+        now: u64,
+        instance: InstanceId,
+        activity: mobiwf_proto::ActivityId,
+        effects: &mut Vec<Effect>,
+    ) -> Result<Instance, BookError> {
+        let applied = self.book.apply(now, Input::Rerun { instance, activity })?;
+        effects.extend(applied.effects);
+        tracing::info!(%instance, %activity, "operator rerun");
         self.book
             .instance(instance)
             .cloned()

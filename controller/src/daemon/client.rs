@@ -16,7 +16,8 @@ use super::{Command, Event, Query};
 pub struct ControllerClient {
     pub(super) events: mpsc::Sender<Event>,
     pub(super) version: watch::Receiver<u64>,
-    /// The instances that became final, as each commit makes them so.
+    /// The instances that became settled (final, compensations over), as each commit makes
+    /// them so.
     pub(super) finished: broadcast::Sender<InstanceId>,
     /// The controller's metrics.
     pub metrics: Arc<Metrics>,
@@ -141,7 +142,25 @@ impl ControllerClient {
         *self.version.borrow()
     }
 
-    /// Waits until instance `id` is final or `deadline` passes, and returns it.
+    /// Reruns failed `activity` of failed instance `instance` (forward recovery); the
+    /// instance afterwards, or why not.
+    pub async fn rerun(
+        &self,
+        instance: InstanceId,
+        activity: mobiwf_proto::ActivityId,
+    ) -> anyhow::Result<Result<Instance, BookError>> {
+        self.ask(|reply| {
+            Event::Command(Command::Rerun {
+                instance,
+                activity,
+                reply,
+            })
+        })
+        .await
+    }
+
+    /// Waits until instance `id` is settled (final, its compensations over) or `deadline`
+    /// passes, and returns it.
     pub async fn wait(
         &self,
         id: InstanceId,
@@ -153,7 +172,7 @@ impl ControllerClient {
         let mut finished = self.finished.subscribe();
         loop {
             match self.instance(id).await? {
-                Some(i) if !i.state.is_final() => {}
+                Some(i) if !i.is_settled() => {}
                 other => return Ok(other),
             }
             loop {

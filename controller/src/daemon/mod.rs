@@ -96,6 +96,12 @@ enum Command {
         action: Control,
         reply: oneshot::Sender<Result<Instance, BookError>>,
     },
+    /// An operator reruns a failed activity.
+    Rerun {
+        instance: InstanceId,
+        activity: mobiwf_proto::ActivityId,
+        reply: oneshot::Sender<Result<Instance, BookError>>,
+    },
 }
 
 /// What the API asks.

@@ -43,8 +43,10 @@ impl Engine {
         let before = item.involved();
         let choice = self.choose_for(&people);
         apply_choice(&mut item, choice, now_ms);
-        item.version = 1;
         let id = item.key();
+        // After a rerun, the item of the earlier run is replaced: devices take the newer
+        // version only.
+        item.version = self.host.items.get(&id).map_or(1, |old| old.version + 1);
         self.host.items.insert(id, item);
         self.host.dirty_items.insert(id);
         self.publish(id, &before, None, Vec::new(), fx);

@@ -24,6 +24,7 @@ mod items;
 mod people;
 mod props;
 mod props_items;
+mod recovery;
 mod routing;
 mod rules;
 mod storage;
@@ -40,6 +41,7 @@ pub(crate) const ALL_SCENARIOS: &[&[Scenario]] = &[
     execution::SCENARIOS,
     failures::SCENARIOS,
     items::SCENARIOS,
+    recovery::SCENARIOS,
     routing::SCENARIOS,
     rules::SCENARIOS,
     storage::SCENARIOS,

@@ -1,8 +1,9 @@
 //! Property tests: random sequences of inputs (deployments of the paper's partitions and of
 //! small generated ones, notifications, ends of tries and of people's work, ticks as time
-//! passes, withdrawals, substitutions, operator control) with restarts in between, rebuilt
-//! from the changes the engine handed over as the daemon does (`node/src/state.rs`). Whatever
-//! happens: a final activity never changes again, no work starts after a cancel or while the
+//! passes, withdrawals, substitutions, operator control, reruns and compensations) with
+//! restarts in between, rebuilt from the changes the engine handed over as the daemon does
+//! (`node/src/state.rs`). Whatever happens: a final activity never changes again except by a
+//! rerun, no work starts after a cancel or while the
 //! instance is interrupted, a refused input changes nothing, and the engine rebuilt from its
 //! stored changes is the live engine.
 
@@ -151,6 +152,11 @@ enum Op {
     Withdraw(u64, u64),
     Substitute(u64, u64, u64),
     Control(u64, Control),
+    /// An operator reruns activities of a partition of an instance.
+    Rerun(u64, u64, Vec<u64>),
+    /// The controller asks for an activity's compensation, or its command ends.
+    Compensate(u64, u64, u64),
+    CompensationEnded(u64, u64, u64, bool),
     /// The node restarts from what it stored.
     Restart,
 }
@@ -181,7 +187,9 @@ fn outcome() -> impl Strategy<Value = Outcome> {
 
 fn op(docs: usize) -> impl Strategy<Value = Op> {
     let instance = proptest::sample::select(INSTANCES.to_vec());
-    let with_activity = instance.prop_flat_map(|i| (Just(i), activity_of(i)));
+    let with_activity = instance
+        .clone()
+        .prop_flat_map(|i| (Just(i), activity_of(i)));
     prop_oneof![
         3 => (0..docs).prop_map(Op::Deploy),
         3 => (with_activity.clone(), outcome()).prop_map(|((i, a), o)| Op::Notify(i, a, o)),
@@ -196,7 +204,7 @@ fn op(docs: usize) -> impl Strategy<Value = Op> {
         ),
         4 => (0u64..4000).prop_map(Op::Tick),
         1 => with_activity.clone().prop_map(|(i, a)| Op::Withdraw(i, a)),
-        1 => with_activity.prop_map(|(i, a)| Op::Substitute(i, a, CONTINGENCY_ID)),
+        1 => with_activity.clone().prop_map(|(i, a)| Op::Substitute(i, a, CONTINGENCY_ID)),
         1 => (
             proptest::sample::select(INSTANCES.to_vec()),
             prop_oneof![
@@ -206,6 +214,13 @@ fn op(docs: usize) -> impl Strategy<Value = Op> {
             ]
         )
             .prop_map(|(i, c)| Op::Control(i, c)),
+        1 => instance
+            .clone()
+            .prop_flat_map(|i| (Just(i), 1u64..=2, proptest::collection::vec(activity_of(i), 1..4)))
+            .prop_map(|(i, p, activities)| Op::Rerun(i, p, activities)),
+        1 => (with_activity.clone(), 1u64..=2).prop_map(|((i, a), p)| Op::Compensate(i, p, a)),
+        1 => (with_activity, 1u64..=2, any::<bool>())
+            .prop_map(|((i, a), p, ok)| Op::CompensationEnded(i, p, a, ok)),
         1 => Just(Op::Restart),
     ]
 }
@@ -229,16 +244,16 @@ fn case() -> impl Strategy<Value = (Vec<(u64, u64, String)>, Vec<Op>)> {
     })
 }
 
-/// The daemon's store, as far as the engine's state goes.
+/// The daemon's store, as far as the engine's state goes (also the recovery scenarios').
 #[derive(Default)]
-struct Store {
+pub(super) struct Store {
     runs: BTreeMap<RunKey, Vec<u8>>,
     docs: BTreeMap<RunKey, String>,
     known: BTreeMap<InstanceId, Vec<u8>>,
 }
 
 impl Store {
-    fn commit(&mut self, changes: Changes) {
+    pub(super) fn commit(&mut self, changes: Changes) {
         for run in changes.runs {
             if let Some(document) = run.document {
                 self.docs.insert(run.key, document);
@@ -250,7 +265,7 @@ impl Store {
         }
     }
 
-    fn load(&self) -> Engine {
+    pub(super) fn load(&self) -> Engine {
         let runs = self
             .runs
             .iter()
@@ -352,6 +367,23 @@ fn input_of(op: &Op, docs: &[(u64, u64, String)]) -> Option<Input> {
             instance: InstanceId(i),
             action,
         },
+        Op::Rerun(i, p, activities) => Input::Rerun {
+            instance: InstanceId(i),
+            partition: PartitionId(p),
+            activities: activities.into_iter().map(ActivityId).collect(),
+        },
+        Op::Compensate(i, p, a) => Input::Compensate {
+            instance: InstanceId(i),
+            partition: PartitionId(p),
+            activity: ActivityId(a),
+        },
+        Op::CompensationEnded(i, p, a, ok) => Input::CompensationEnded {
+            instance: InstanceId(i),
+            partition: PartitionId(p),
+            activity: ActivityId(a),
+            succeeded: ok,
+            detail: (!ok).then(|| "exit status 1".to_owned()),
+        },
         Op::Restart => return None,
     })
 }
@@ -366,6 +398,21 @@ struct Orders {
 
 impl Orders {
     fn note(&mut self, input: &Input) {
+        if let Input::Rerun {
+            instance,
+            partition,
+            activities,
+        } = input
+        {
+            // The one way out of a final state; the instance's interruption is over.
+            let key = RunKey {
+                instance: *instance,
+                partition: *partition,
+            };
+            self.finals
+                .retain(|(k, a), _| *k != key || !activities.contains(a));
+            self.interrupted.remove(instance);
+        }
         if let Input::Control { instance, action } = input {
             match action {
                 Control::Cancel => {
@@ -407,7 +454,7 @@ impl Orders {
         }
     }
 
-    /// A final activity never changes again.
+    /// A final activity never changes again (but by a rerun, which `note` takes).
     fn check_finals(&mut self, e: &Engine) {
         for run in e.runs() {
             for record in run.records() {

@@ -234,6 +234,19 @@ impl NodeActor {
                 Ok(applied) => effects.extend(applied),
                 Err(e) => tracing::warn!("timer: {e}"),
             },
+            Event::Ended { execution, ended } if execution.compensation => {
+                let input = Input::CompensationEnded {
+                    instance: execution.instance,
+                    partition: execution.partition,
+                    activity: execution.activity,
+                    succeeded: ended.succeeded,
+                    detail: ended.detail,
+                };
+                match self.engine.apply_us(now, input) {
+                    Ok(applied) => effects.extend(applied),
+                    Err(e) => tracing::warn!("a compensation's end: {e}"),
+                }
+            }
             Event::Ended { execution, ended } => {
                 let input = Input::Finished {
                     instance: execution.instance,
@@ -365,6 +378,7 @@ impl NodeActor {
                         partner: self.name.to_string(),
                         reads: Vec::new(),
                         writes: Vec::new(),
+                        compensation: false,
                     };
                     match executor::kill(&self.data_dir, &execution) {
                         Ok(()) => tracing::info!("command killed: {why}"),
@@ -378,29 +392,32 @@ impl NodeActor {
                     command,
                     reads,
                     writes,
-                } => {
-                    let execution = Execution {
-                        instance: key.instance,
-                        partition: key.partition,
-                        activity,
-                        attempt,
-                        command,
-                        partner: self.name.to_string(),
-                        reads,
-                        writes,
-                    };
-                    let data_dir = self.data_dir.clone();
-                    let events = self.events.clone();
-                    let span = tracing::info_span!("activity", instance = %key.instance, %activity);
-                    tokio::spawn(
-                        async move {
-                            let ended = executor::execute(&data_dir, &execution).await;
-                            tracing::info!(succeeded = ended.succeeded, "command ended");
-                            let _ = events.send(Event::Ended { execution, ended }).await;
-                        }
-                        .instrument(span),
-                    );
-                }
+                } => self.spawn(Execution {
+                    instance: key.instance,
+                    partition: key.partition,
+                    activity,
+                    attempt,
+                    command,
+                    partner: self.name.to_string(),
+                    reads,
+                    writes,
+                    compensation: false,
+                }),
+                Effect::Compensate {
+                    key,
+                    activity,
+                    command,
+                } => self.spawn(Execution {
+                    instance: key.instance,
+                    partition: key.partition,
+                    activity,
+                    attempt: 0,
+                    command,
+                    partner: self.name.to_string(),
+                    reads: Vec::new(),
+                    writes: Vec::new(),
+                    compensation: true,
+                }),
                 Effect::Fetch {
                     instance,
                     file,
@@ -410,6 +427,29 @@ impl NodeActor {
                 Effect::Send { .. } => {}
             }
         }
+    }
+}
+
+impl NodeActor {
+    /// Runs a command (an activity's try, or its compensation) on a task of its own; its end
+    /// comes back to the actor as [`Event::Ended`].
+    fn spawn(&self, execution: Execution) {
+        let data_dir = self.data_dir.clone();
+        let events = self.events.clone();
+        let span = tracing::info_span!("activity", instance = %execution.instance, activity = %execution.activity);
+        tokio::spawn(
+            async move {
+                let ended = executor::execute(&data_dir, &execution).await;
+                let what = if execution.compensation {
+                    "compensation ended"
+                } else {
+                    "command ended"
+                };
+                tracing::info!(succeeded = ended.succeeded, "{what}");
+                let _ = events.send(Event::Ended { execution, ended }).await;
+            }
+            .instrument(span),
+        );
     }
 }
 

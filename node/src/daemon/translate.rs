@@ -74,7 +74,8 @@ pub(super) fn route_of(
 }
 
 /// The engine input `message` from `from` stands for, or why the node refuses it:
-/// only its controller deploys, withdraws, substitutes and controls; partners notify; a
+/// only its controller deploys, withdraws, substitutes, controls, asks for compensations and
+/// reruns; partners notify; a
 /// document whose adjacents cannot be reached is refused before it is deployed (its
 /// notifications could never be delivered).
 pub(super) fn input_of(
@@ -90,6 +91,8 @@ pub(super) fn input_of(
             | Message::Substitute { .. }
             | Message::Control { .. }
             | Message::Completed { .. }
+            | Message::Compensate(_)
+            | Message::Rerun(_)
     );
     if controllers_only && !from_controller {
         tracing::warn!(peer = %from, kind, "refused a controller's message from a peer that is not our controller");
@@ -191,6 +194,23 @@ fn controller_input(message: Message) -> Result<Input, String> {
         Message::Control { instance, action } => {
             tracing::info!(%instance, action = action.as_str(), "operator control");
             Input::Control { instance, action }
+        }
+        Message::Compensate(c) => {
+            tracing::info!(instance = %c.instance, activity = %c.activity, "compensation asked for");
+            Input::Compensate {
+                instance: c.instance,
+                partition: c.partition,
+                activity: c.activity,
+            }
+        }
+        Message::Rerun(r) => {
+            let ids: Vec<u64> = r.activities.iter().map(|a| a.0).collect();
+            tracing::info!(instance = %r.instance, partition = %r.partition, activities = ?ids, "operator rerun");
+            Input::Rerun {
+                instance: r.instance,
+                partition: r.partition,
+                activities: r.activities,
+            }
         }
         other => return Err(format!("a node does not take {} messages", other.kind())),
     })

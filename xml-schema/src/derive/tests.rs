@@ -37,6 +37,7 @@ fn activity(id: u64, preconditions: &[u64], depends: Option<Rule>) -> Activity {
         completion: false,
         kind: ActivityKind::Automatic,
         command: None,
+        compensation: None,
         retries: Retries::default(),
         data: crate::DataAccess::default(),
         people: People::default(),

@@ -63,6 +63,10 @@ pub struct Activity {
     pub kind: ActivityKind,
     /// Extension `command`: run with `sh -c` by automatic activities; absent = succeed at once.
     pub command: Option<String>,
+    /// Extension `compensation`: a command (`sh -c`) that undoes the activity's work, run on
+    /// its partner when its instance is cancelled or fails after it succeeded (backward
+    /// recovery); default none.
+    pub compensation: Option<String>,
     /// Extension `retries` (automatic activities only): tries after a failed one; default none.
     pub retries: Retries,
     /// Extensions `reads` and `writes`: the instance data it uses; default none.

@@ -54,6 +54,8 @@ pub struct PartitionActivity {
     pub kind: ActivityKind,
     /// Extension `command`; absent = succeed at once.
     pub command: Option<String>,
+    /// Extension `compensation`, as in the definition: what undoes the activity's work.
+    pub compensation: Option<String>,
     /// Extension `retries` (automatic activities only); default none.
     pub retries: Retries,
     /// Extensions `reads` and `writes`, as in the definition.

@@ -389,6 +389,7 @@ pub(crate) struct CommonActivity {
     pub time_out_secs: u32,
     pub kind: ActivityKind,
     pub command: Option<String>,
+    pub compensation: Option<String>,
     pub retries: Retries,
     pub data: crate::model::DataAccess,
     pub depends: Option<crate::model::Rule>,
@@ -445,6 +446,7 @@ pub(crate) fn read_common_activity(
             .and_then(|e| ctx.kind(e, &owner))
             .unwrap_or_default(),
         command: el.child(&["command"]).map(|e| ctx.leaf(e).to_string()),
+        compensation: el.child(&["compensation"]).map(|e| ctx.leaf(e).to_string()),
         retries: el
             .child(&["retries"])
             .map(|e| ctx.retries(e, &owner))

@@ -130,7 +130,7 @@ fn check_activity(
         diags,
         map,
         (i, a.id, a.kind),
-        a.command.as_deref(),
+        [a.command.as_deref(), a.compensation.as_deref()],
         a.retries,
     );
     check_people(diags, map, i, a.id, a.kind, &a.people);

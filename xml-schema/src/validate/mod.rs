@@ -89,14 +89,14 @@ fn retries_problem(id: ActivityId, kind: ActivityKind, retries: Retries) -> Opti
     }
 }
 
-/// Reports the problems of the `command` and `retries` of activity `id` of `kind` (the `i`th
-/// of its document), in either language: a dummy runs nothing, only automatic activities are
-/// retried.
+/// Reports the problems of the `[command, compensation]` and `retries` of activity `id` of
+/// `kind` (the `i`th of its document), in either language: a dummy runs nothing and has
+/// nothing to undo, a compensation says what to run, only automatic activities are retried.
 fn check_command_and_retries(
     diags: &mut Vec<Diagnostic>,
     map: &SourceMap,
     (i, id, kind): (usize, ActivityId, ActivityKind),
-    command: Option<&str>,
+    [command, compensation]: [Option<&str>; 2],
     retries: Retries,
 ) {
     if let Some(problem) = command_problem(id, kind, command) {
@@ -105,11 +105,42 @@ fn check_command_and_retries(
             problem,
         ));
     }
+    if let Some(problem) = compensation_problem(id, kind, compensation) {
+        diags.push(Diagnostic::new(
+            map.pos_or(Node::ActivityField(i, "compensation"), Node::Activity(i)),
+            problem,
+        ));
+    }
     if let Some(problem) = retries_problem(id, kind, retries) {
         diags.push(Diagnostic::new(
             map.pos_or(Node::ActivityField(i, "retries"), Node::Activity(i)),
             problem,
         ));
+    }
+}
+
+/// What is wrong with the `compensation` of activity `id` of `kind`, if anything: it must say
+/// what to run, and a dummy, which does nothing, has nothing to undo.
+fn compensation_problem(
+    id: ActivityId,
+    kind: ActivityKind,
+    compensation: Option<&str>,
+) -> Option<String> {
+    let compensation = compensation?;
+    if kind == ActivityKind::Dummy {
+        Some(format!(
+            "activity {id} is a dummy and has a <compensation>: a dummy activity does nothing, \
+             so there is nothing to undo; remove <compensation>, or make the activity \
+             <kind>automatic</kind>"
+        ))
+    } else if compensation.trim().is_empty() {
+        Some(format!(
+            "activity {id} has an empty <compensation>: write the shell command that undoes its \
+             work (run with sh -c on its partner when the instance is cancelled or fails after \
+             it succeeded), or remove <compensation>"
+        ))
+    } else {
+        None
     }
 }
 

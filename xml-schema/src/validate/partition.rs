@@ -47,7 +47,7 @@ fn check_extensions(diags: &mut Vec<Diagnostic>, map: &SourceMap, i: usize, a: &
         diags,
         map,
         (i, a.id, a.kind),
-        a.command.as_deref(),
+        [a.command.as_deref(), a.compensation.as_deref()],
         a.retries,
     );
     check_people(diags, map, i, a.id, a.kind, &a.people);

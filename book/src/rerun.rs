@@ -1,0 +1,314 @@
+//! Forward recovery (issue 13, item 5; seed 003 §4): `mobiwf-controller rerun INSTANCE
+//! ACTIVITY`. Only a failed instance, none of whose compensations started, and only an
+//! activity that failed with contingency -1: it, and the activities cancelled because of it
+//! (transitively through their preconditions), go back to waiting; the instance runs again
+//! and carries on from its stored state.
+//!
+//! Every node holding one of them is sent `Message::Rerun` with the whole list. A node
+//! forgets what it heard of the listed activities' ends, so their new ends must not reach it
+//! before its rerun: the failed activity's partition, the only one where something can start
+//! at once (everything else waits for it), is sent its rerun last, once every other partition
+//! acknowledged its own ([`PendingRerun`], stored with the instance; a partition given up
+//! meanwhile is not waited for).
+
+use std::collections::BTreeSet;
+
+use mobiwf_proto::{ActivityId, InstanceId, Message, PartitionId, Rerun, cancelled_by_design};
+use mobiwf_xml_schema::{Contingency, WorkflowDefinition};
+use serde::{Deserialize, Serialize};
+
+use crate::chain::{self, Way};
+use crate::history::Event;
+use crate::recovery::{Ctx, label, label_text, partition, view, view_mut};
+use crate::{
+    ActivityEvent, ActivityLifecycle, Applied, Book, BookError, Instance, InstanceEvent,
+    InstanceState, PartitionEvent, Replacement,
+};
+
+/// A rerun whose last message waits for the others' acknowledgements.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct PendingRerun {
+    /// The activities rerun, the failed one first.
+    pub activities: Vec<ActivityId>,
+    /// The partitions whose node has not acknowledged its rerun yet.
+    pub awaiting: BTreeSet<PartitionId>,
+    /// The failed activity's partition: sent its rerun once `awaiting` is empty.
+    pub last: PartitionId,
+}
+
+impl Book {
+    /// An operator reruns failed `activity` of failed instance `id`.
+    pub(crate) fn rerun(
+        &mut self,
+        now_ms: u64,
+        id: InstanceId,
+        activity: ActivityId,
+    ) -> Result<Applied, BookError> {
+        let inst = self
+            .instances
+            .get(&id)
+            .ok_or(BookError::UnknownInstance(id))?;
+        let def = self.definitions.get(&id).map(|d| &**d);
+        let again = what_reruns(inst, def, activity).map_err(BookError::Rerun)?;
+        for a in &again {
+            let p = view(inst, *a).and_then(|v| v.partition);
+            let node = p.and_then(|p| partition(inst, p)).map(|p| &p.peer);
+            if !node.is_some_and(|n| self.nodes.contains_key(n)) {
+                return Err(BookError::Rerun(format!(
+                    "the node that ran {} of instance {id} is not registered with the \
+                     controller: start it again, then rerun",
+                    label_text(inst, *a)
+                )));
+            }
+        }
+        let deadlines = partition_timeouts(def);
+        let mut effects = Vec::new();
+        self.with_instance(id, now_ms, &mut effects, |inst, ctx| {
+            restart(inst, ctx, &again, &deadlines);
+        })?;
+        Ok(Applied {
+            effects,
+            instance: None,
+        })
+    }
+
+    /// A node acknowledged (or refused) the rerun of a partition: the last one goes once
+    /// every other was.
+    pub(crate) fn rerun_delivered(
+        &mut self,
+        now_ms: u64,
+        id: InstanceId,
+        partition: PartitionId,
+    ) -> Result<Applied, BookError> {
+        let mut effects = Vec::new();
+        self.with_instance(id, now_ms, &mut effects, |inst, ctx| {
+            if let Some(pending) = inst.rerun.as_mut() {
+                pending.awaiting.remove(&partition);
+            }
+            send_last_if_due(inst, ctx);
+        })?;
+        Ok(Applied {
+            effects,
+            instance: None,
+        })
+    }
+}
+
+/// The activities a rerun of `activity` puts back to waiting (it first), or why it cannot.
+fn what_reruns(
+    inst: &Instance,
+    def: Option<&WorkflowDefinition>,
+    activity: ActivityId,
+) -> Result<Vec<ActivityId>, String> {
+    check_instance(inst)?;
+    check_activity(inst, activity)?;
+    let again = cancelled_because(inst, def, activity);
+    for a in &again {
+        let p = view(inst, *a).and_then(|v| v.partition);
+        if let Some(reason) = p.and_then(|p| partition(inst, p)?.abandoned.clone()) {
+            return Err(format!(
+                "the controller gave up on the partition of {} of instance {} ({reason}): \
+                 nothing would run it again",
+                label_text(inst, *a),
+                inst.id
+            ));
+        }
+    }
+    Ok(again)
+}
+
+/// Only a failed instance whose compensations did not start is rerun.
+fn check_instance(inst: &Instance) -> Result<(), String> {
+    let id = inst.id;
+    match inst.state {
+        InstanceState::Failed => Ok(()),
+        InstanceState::Compensating
+        | InstanceState::Compensated
+        | InstanceState::CompensationFailed => Err(format!(
+            "instance {id} is {}: its compensations have started (backward recovery), so it \
+             is not rerun",
+            inst.state.as_str()
+        )),
+        state => Err(format!(
+            "instance {id} is {}: only a failed instance is rerun",
+            state.as_str()
+        )),
+    }
+}
+
+/// Only an activity that failed with contingency -1 (its successors were cancelled because
+/// of it) is rerun.
+fn check_activity(inst: &Instance, activity: ActivityId) -> Result<(), String> {
+    let id = inst.id;
+    let Some(v) = view(inst, activity) else {
+        return Err(format!("instance {id} has no activity {activity}"));
+    };
+    let name = label_text(inst, activity);
+    let life = v.lifecycle();
+    let ActivityLifecycle::Failed { replaced } = life else {
+        return Err(format!(
+            "{name} of instance {id} is {}: only a failed activity is rerun",
+            life.kind()
+        ));
+    };
+    match (replaced, v.contingency) {
+        (Replacement::By(x), _) => Err(format!(
+            "{name} of instance {id} failed and its contingency activity {} took its place: \
+             rerun that one instead, if it failed",
+            label_text(inst, x)
+        )),
+        (Replacement::InUse, _) => Err(format!(
+            "{name} of instance {id} failed while its contingency activity was in use \
+             elsewhere: only an activity that failed with contingency -1 is rerun"
+        )),
+        (Replacement::No, Contingency::Block) => Ok(()),
+        (Replacement::No, Contingency::Release) => Err(format!(
+            "{name} of instance {id} failed with contingency 0: its successors did not wait \
+             for it, so it is not rerun; rerun the activity that failed with contingency -1"
+        )),
+        (Replacement::No, Contingency::Run(x)) => Err(format!(
+            "{name} of instance {id} failed with contingency {x}: its contingency activity \
+             decides for its successors, so it is not rerun"
+        )),
+    }
+}
+
+/// `failed` and the activities cancelled because of it, transitively through their
+/// preconditions (a contingency activity's successors are those of the activity it stands
+/// for); not those cancelled by design (a rule, a completion) or by an operator.
+fn cancelled_because(
+    inst: &Instance,
+    def: Option<&WorkflowDefinition>,
+    failed: ActivityId,
+) -> Vec<ActivityId> {
+    let mut again = vec![failed];
+    let Some(def) = def else {
+        return again;
+    };
+    let mut i = 0;
+    while let Some(&at) = again.get(i) {
+        let origin = chain::end(inst, at, Way::ToOrigin);
+        for a in def
+            .activities
+            .iter()
+            .filter(|a| a.preconditions.contains(&origin))
+        {
+            let blocked = view(inst, a.id).is_some_and(|v| {
+                v.lifecycle() == ActivityLifecycle::Cancelled
+                    && !v.detail.as_deref().is_some_and(cancelled_by_design)
+            });
+            if blocked && !again.contains(&a.id) {
+                again.push(a.id);
+            }
+        }
+        i += 1;
+    }
+    again
+}
+
+/// Each partition's `timeOut` in the definition, in seconds (a rerun partition's deadline
+/// counts from the rerun).
+fn partition_timeouts(def: Option<&WorkflowDefinition>) -> Vec<(PartitionId, u64)> {
+    def.map(|d| {
+        d.partitions
+            .iter()
+            .filter(|p| p.time_out_secs > 0)
+            .map(|p| (p.id, u64::from(p.time_out_secs) * 1000))
+            .collect()
+    })
+    .unwrap_or_default()
+}
+
+/// Puts `again` back to waiting and the instance to running, and sends the reruns.
+fn restart(
+    inst: &mut Instance,
+    ctx: &mut Ctx<'_>,
+    again: &[ActivityId],
+    deadlines: &[(PartitionId, u64)],
+) {
+    // Allowed: the instance is failed (checked before).
+    let _ = inst.step(InstanceEvent::Rerun);
+    inst.detail = None;
+    inst.finished_ms = None;
+    let mut partitions = BTreeSet::new();
+    for &a in again {
+        let Some(v) = view_mut(inst, a) else {
+            continue;
+        };
+        if v.step(&ActivityEvent::Rerun).is_err() {
+            continue;
+        }
+        (v.synchronized_ms, v.ready_ms, v.started_ms) = (None, None, None);
+        (v.finished_ms, v.finished_us, v.detail, v.flag) = (None, None, None, None);
+        (v.emergency, v.retried) = (false, 0);
+        partitions.extend(v.partition);
+    }
+    for p in inst
+        .partitions
+        .iter_mut()
+        .filter(|p| partitions.contains(&p.id))
+    {
+        let _ = p.step(&PartitionEvent::Rerun);
+        if let Some((_, ms)) = deadlines.iter().find(|(id, _)| *id == p.id) {
+            p.deadline_ms = (p.stands_for.is_none()).then_some(ctx.now + ms);
+        }
+    }
+    let failed = again[0];
+    let with = again[1..].iter().map(|a| label(inst, *a)).collect();
+    let what = Event::Rerun {
+        activity: label(inst, failed),
+        with,
+    };
+    let node = view(inst, failed).and_then(|v| v.node.clone());
+    ctx.log(inst, Some(failed), node.as_ref(), what);
+    let Some(last) = view(inst, failed).and_then(|v| v.partition) else {
+        return;
+    };
+    partitions.remove(&last);
+    for p in &partitions {
+        send(inst, ctx, *p, again);
+    }
+    inst.rerun = Some(PendingRerun {
+        activities: again.to_vec(),
+        awaiting: partitions,
+        last,
+    });
+    send_last_if_due(inst, ctx);
+}
+
+/// Sends the failed activity's partition its rerun once no other partition's is awaited
+/// (acknowledged, or given up meanwhile).
+pub(crate) fn send_last_if_due(inst: &mut Instance, ctx: &mut Ctx<'_>) {
+    let Some(pending) = inst.rerun.as_mut() else {
+        return;
+    };
+    let abandoned: BTreeSet<PartitionId> = inst
+        .partitions
+        .iter()
+        .filter(|p| p.abandoned.is_some())
+        .map(|p| p.id)
+        .collect();
+    pending.awaiting.retain(|p| !abandoned.contains(p));
+    if !pending.awaiting.is_empty() {
+        return;
+    }
+    let (last, activities) = (pending.last, pending.activities.clone());
+    inst.rerun = None;
+    send(inst, ctx, last, &activities);
+}
+
+/// Sends partition `p`'s node the rerun of `activities`.
+fn send(inst: &Instance, ctx: &mut Ctx<'_>, p: PartitionId, activities: &[ActivityId]) {
+    let Some(node) = partition(inst, p)
+        .and_then(|v| ctx.nodes.get(&v.peer))
+        .cloned()
+    else {
+        return;
+    };
+    let message = Message::Rerun(Rerun {
+        instance: inst.id,
+        partition: p,
+        activities: activities.to_vec(),
+    });
+    ctx.send(&node, message);
+}

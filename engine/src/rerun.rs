@@ -1,0 +1,68 @@
+//! Forward recovery on the node: an operator reruns a failed activity of a failed instance.
+//! The controller sends every node that holds one of the activities rerun (the failed one and
+//! those cancelled because of it) the whole list: the node puts its own back to `NotReady`
+//! (the one transition out of a final state, `Event::Rerun`), forgets what it heard of the
+//! others' ends (their new ends count), and runs on. The controller orders the messages so
+//! that no new end can overtake a node's forgetting: the failed activity's partition is sent
+//! its rerun last, once every other has acknowledged its own.
+
+use std::collections::BTreeSet;
+
+use mobiwf_proto::{ActivityId, InstanceId, PartitionId};
+
+use crate::lifecycle::{Event, Life};
+use crate::run::RunKey;
+use crate::{Effect, Engine};
+
+impl Engine {
+    /// Reruns `activities` of partition `partition` (those of them it holds that failed or
+    /// were cancelled); forgets what was heard of every one of them. The partition's result
+    /// is sent again when it is done again; its timers count from now.
+    pub(crate) fn rerun(
+        &mut self,
+        now_ms: u64,
+        instance: InstanceId,
+        partition: PartitionId,
+        activities: Vec<ActivityId>,
+        effects: &mut Vec<Effect>,
+    ) {
+        let known = self.known.entry(instance).or_default();
+        for a in &activities {
+            known.heard.remove(a);
+            known.flags.remove(a);
+            known.routed.remove(a);
+            known.withdrawn.remove(a);
+        }
+        // The instance runs again: an interruption it ended under is over.
+        known.interrupted = false;
+        self.touch_known(instance);
+        let key = RunKey {
+            instance,
+            partition,
+        };
+        let Some(run) = self.runs.get_mut(&key) else {
+            return;
+        };
+        // Each once, however often listed.
+        let again: BTreeSet<ActivityId> = activities
+            .iter()
+            .copied()
+            .filter(|a| {
+                matches!(
+                    run.life(*a),
+                    Some(Life::Failed { .. } | Life::Cancelled { .. })
+                )
+            })
+            .collect();
+        if again.is_empty() {
+            return;
+        }
+        run.reported = false;
+        run.deployed_ms = now_ms;
+        run.overdue.retain(|(waiting, _)| !again.contains(waiting));
+        for a in again {
+            self.step(key, a, Event::Rerun);
+        }
+        self.advance(key, effects);
+    }
+}

@@ -1,0 +1,128 @@
+//! How a run is stored: the JSON of the form every version wrote (a wire record per
+//! activity, the retry times apart, and since forward and backward recovery the earlier
+//! tries and the compensations, both left out when empty), and a changed run as the store
+//! keeps it.
+
+use std::collections::{BTreeMap, BTreeSet};
+
+use mobiwf_proto::{ActivityId, ActivityRecord};
+use serde::{Deserialize, Serialize};
+
+use super::{Progress, Run, RunKey, unparsed};
+use crate::compensate::Undo;
+use crate::lifecycle::Life;
+use crate::store::EncodeError;
+/// A run as JSON: the form every version wrote.
+#[derive(Serialize, Deserialize)]
+struct RunRepr {
+    key: RunKey,
+    #[serde(default, skip_serializing)]
+    document: String,
+    deployed_ms: u64,
+    activities: BTreeMap<ActivityId, ActivityRecord>,
+    reported: bool,
+    #[serde(default)]
+    retry_at: BTreeMap<ActivityId, u64>,
+    #[serde(default)]
+    overdue: BTreeSet<(ActivityId, ActivityId)>,
+    #[serde(default, skip_serializing_if = "BTreeMap::is_empty")]
+    earlier_tries: BTreeMap<ActivityId, u32>,
+    #[serde(default, skip_serializing_if = "BTreeMap::is_empty")]
+    compensations: BTreeMap<ActivityId, Undo>,
+}
+
+impl Serialize for Run {
+    fn serialize<S: serde::Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
+        let retry_at = self
+            .activities
+            .iter()
+            .filter_map(|(id, p)| match p.life {
+                Life::RetryWait { at_ms, .. } => Some((*id, at_ms)),
+                _ => None,
+            })
+            .collect();
+        RunRepr {
+            key: self.key,
+            document: String::new(),
+            deployed_ms: self.deployed_ms,
+            activities: self
+                .activities
+                .iter()
+                .map(|(id, p)| (*id, p.record(*id)))
+                .collect(),
+            reported: self.reported,
+            retry_at,
+            overdue: self.overdue.clone(),
+            earlier_tries: self
+                .activities
+                .iter()
+                .filter(|(_, p)| p.earlier_tries > 0)
+                .map(|(id, p)| (*id, p.earlier_tries))
+                .collect(),
+            compensations: self.compensations.clone(),
+        }
+        .serialize(serializer)
+    }
+}
+
+impl<'de> Deserialize<'de> for Run {
+    fn deserialize<D: serde::Deserializer<'de>>(deserializer: D) -> Result<Run, D::Error> {
+        let mut repr = RunRepr::deserialize(deserializer)?;
+        let activities = std::mem::take(&mut repr.activities)
+            .into_iter()
+            .map(|(id, rec)| {
+                let mut p = Progress::from_record(rec, repr.retry_at.get(&id).copied());
+                p.earlier_tries = repr.earlier_tries.get(&id).copied().unwrap_or(0);
+                (id, p)
+            })
+            .collect();
+        Ok(Run {
+            key: repr.key,
+            document: repr.document,
+            deployed_ms: repr.deployed_ms,
+            activities,
+            reported: repr.reported,
+            overdue: repr.overdue,
+            compensations: repr.compensations,
+            doc: unparsed(),
+            index: BTreeMap::new(),
+        })
+    }
+}
+
+/// A changed run as the store keeps it: its state as JSON (without the document) and, for a
+/// run deployed since the last changes were taken, its document, written once.
+#[derive(Debug, Clone)]
+pub struct StoredRun {
+    /// Which run.
+    pub key: RunKey,
+    /// The run without its document, as JSON.
+    pub state: Vec<u8>,
+    /// The document, when the run is new.
+    pub document: Option<String>,
+}
+
+impl StoredRun {
+    pub(crate) fn of(run: &Run, new: bool) -> Result<StoredRun, EncodeError> {
+        Ok(StoredRun {
+            key: run.key,
+            state: serde_json::to_vec(run).map_err(|e| EncodeError::Run {
+                key: run.key,
+                reason: e.to_string(),
+            })?,
+            document: new.then(|| run.document.clone()),
+        })
+    }
+}
+
+impl Run {
+    /// A run from its stored state and its document (ignored when the state carries one,
+    /// as runs stored by earlier versions do).
+    pub fn from_stored(state: &[u8], document: Option<String>) -> Result<Run, String> {
+        let mut run: Run = serde_json::from_slice(state).map_err(|e| e.to_string())?;
+        if run.document.is_empty() {
+            run.document = document.ok_or("its partition document is missing")?;
+        }
+        run.reload().map_err(|e| e.to_string())
+    }
+}
