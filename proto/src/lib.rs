@@ -9,6 +9,7 @@ pub mod data;
 mod ids;
 pub mod people;
 pub mod recovery;
+mod states;
 pub mod wire;
 
 pub use data::{DataValue, Datum, FileBody, FileRef};
