@@ -47,6 +47,7 @@ pub fn router(client: ControllerClient) -> Router {
         .route("/instances/{id}", get(instance))
         .route("/instances/{id}/wait", get(wait))
         .route("/instances/{id}/history", get(history))
+        .route("/instances/{id}/data", get(data))
         .route("/instances/{id}/interrupt", post(interrupt))
         .route("/instances/{id}/resume", post(resume))
         .route("/instances/{id}/cancel", post(cancel))
@@ -63,6 +64,20 @@ pub fn router(client: ControllerClient) -> Router {
         .route("/metrics", get(metrics))
         .layer(DefaultBodyLimit::max(MAX_DOCUMENT_BYTES))
         .with_state(client)
+}
+
+/// The instance data, as the nodes running the instance know it (`crate::data`).
+async fn data(State(client): State<ControllerClient>, Path(id): Path<u64>) -> Response {
+    let inst = match client.instance(InstanceId(id)).await {
+        Ok(Some(inst)) => inst,
+        Ok(None) => return error(StatusCode::NOT_FOUND, format!("no instance {id}")),
+        Err(e) => return unavailable(e),
+    };
+    let nodes = match client.nodes().await {
+        Ok(nodes) => nodes,
+        Err(e) => return unavailable(e),
+    };
+    Json(crate::data::read(&client.mesh, &inst, &nodes).await).into_response()
 }
 
 /// An error answer: `{"error": message}` with `status`.

@@ -1,10 +1,11 @@
 //! The mobiwf controller: the durable state of the pure instance bookkeeping (`mobiwf-book`)
 //! (`state`), the daemon that connects it to the mesh and the store (`daemon`), and the
-//! operators' HTTP API (`api`).
+//! operators' HTTP API (`api`), which shows instance data by asking the nodes (`data`).
 
 pub mod api;
 pub mod api_people;
 pub mod daemon;
+pub mod data;
 pub mod detector;
 pub mod render;
 pub mod state;

@@ -59,6 +59,9 @@ enum Command {
         /// Print JSON.
         #[arg(long)]
         json: bool,
+        /// Show the instance data (each name's latest value), as its nodes know it.
+        #[arg(long)]
+        data: bool,
         #[command(flatten)]
         api: ApiArgs,
     },
@@ -290,7 +293,14 @@ fn run_async(command: Command) -> anyhow::Result<ExitCode> {
             Command::Status {
                 instance,
                 json,
+                data: true,
                 api,
+            } => commands::status::data(&api, instance, json).await,
+            Command::Status {
+                instance,
+                json,
+                api,
+                ..
             } => commands::status::instance(&api, instance, json).await,
             Command::Wait {
                 instance,

@@ -248,6 +248,11 @@ impl Node {
         )
     }
 
+    /// The last `n` lines of the node's log.
+    pub fn log_tail(&self, n: usize) -> String {
+        self.daemon.log_tail(n)
+    }
+
     /// SIGKILLs the node (the commands it started go on: they are in their own process group).
     pub fn kill(&mut self) {
         self.daemon.kill();

@@ -27,6 +27,29 @@ pub async fn instance(api: &ApiArgs, id: u64, as_json: bool) -> anyhow::Result<E
     }
 }
 
+/// Shows an instance's data (exit 1 when there is no such instance).
+pub async fn data(api: &ApiArgs, id: u64, as_json: bool) -> anyhow::Result<ExitCode> {
+    let request = reqwest::Client::new().get(api.url(&format!("/instances/{id}")));
+    let inst = match json(request, api).await? {
+        Ok(body) => serde_json::from_value::<Instance>(body)?,
+        Err((_, message)) => {
+            eprintln!("mobiwf-controller: {message}");
+            return Ok(ExitCode::from(1));
+        }
+    };
+    let request = reqwest::Client::new().get(api.url(&format!("/instances/{id}/data")));
+    let body = json(request, api)
+        .await?
+        .map_err(|(_, m)| anyhow::anyhow!(m))?;
+    if as_json {
+        println!("{}", serde_json::to_string_pretty(&body)?);
+    } else {
+        let view: mobiwf_controller::data::DataView = serde_json::from_value(body)?;
+        print!("{}", table::data(&inst, &view));
+    }
+    Ok(ExitCode::SUCCESS)
+}
+
 /// Lists every instance.
 pub async fn list(api: &ApiArgs, as_json: bool) -> anyhow::Result<ExitCode> {
     let body = json(reqwest::Client::new().get(api.url("/instances")), api)

@@ -1,8 +1,8 @@
-//! Tables of instances, activities, histories and nodes for the terminal.
+//! Tables of instances, activities, instance data, histories and nodes for the terminal.
 
 use mobiwf_book::{ActivityView, Instance, InstanceState, NodeInfo};
 use mobiwf_controller::render::ShownEvent;
-use mobiwf_proto::{ActivityId, ActivityState};
+use mobiwf_proto::{ActivityId, ActivityState, DataValue};
 use mobiwf_xml_schema::Contingency;
 
 fn at(base: u64, ms: Option<u64>) -> String {
@@ -164,6 +164,50 @@ pub fn instance(inst: &Instance) -> String {
         if let Some(why) = &p.abandoned {
             out += &format!("partition {} on {} given up: {why}\n", p.id, p.node);
         }
+    }
+    out
+}
+
+/// The longest value `status --data` shows in full (`--json` shows every value whole).
+const SHOWN_VALUE_CHARS: usize = 60;
+
+/// An instance's data, a line per name: its latest value, who wrote it and when (since the
+/// instance's submission); then the nodes that did not answer.
+pub fn data(inst: &Instance, view: &mobiwf_controller::data::DataView) -> String {
+    let mut out = format!(
+        "instance {}: {} data value(s)\n{:<16} {:<8} {:<24} {:<10} VALUE\n",
+        inst.id,
+        view.data.len(),
+        "NAME",
+        "TYPE",
+        "WRITTEN BY",
+        "AT"
+    );
+    for d in &view.data {
+        let (kind, value) = match &d.value {
+            DataValue::String(t) => ("string", t.clone()),
+            DataValue::Number(t) => ("number", t.clone()),
+            DataValue::File(f) => ("file", format!("{} bytes, sha256 {}", f.size, f.sha256)),
+        };
+        let value = if value.chars().count() > SHOWN_VALUE_CHARS {
+            let cut: String = value.chars().take(SHOWN_VALUE_CHARS).collect();
+            format!("{cut}… (--json shows it whole)")
+        } else {
+            value
+        };
+        let line = format!(
+            "{:<16} {:<8} {:<24} {:<10} {}",
+            d.name,
+            kind,
+            label(inst, d.by),
+            at(inst.submitted_ms, Some(d.at_us / 1000)),
+            value.replace('\n', "\\n")
+        );
+        out += line.trim_end();
+        out += "\n";
+    }
+    for (node, why) in &view.unanswered {
+        out += &format!("node {node} did not answer ({why}): its values are not shown\n");
     }
     out
 }

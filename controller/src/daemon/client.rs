@@ -21,6 +21,8 @@ pub struct ControllerClient {
     pub(super) finished: broadcast::Sender<InstanceId>,
     /// The controller's metrics.
     pub metrics: Arc<Metrics>,
+    /// The mesh, to ask nodes what they know of an instance's data.
+    pub mesh: mobiwf_runtime::mesh::MeshHandle,
 }
 
 impl ControllerClient {

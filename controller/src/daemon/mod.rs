@@ -176,6 +176,7 @@ pub async fn start(config: ControllerConfig) -> anyhow::Result<Controller> {
         version,
         finished,
         metrics: base.metrics.clone(),
+        mesh: base.mesh.clone(),
     };
     let router = crate::api::router(client.clone());
     let span = tracing::info_span!("controller");

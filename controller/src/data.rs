@@ -1,0 +1,94 @@
+//! `status INSTANCE --data`: the instance data, as the nodes that run the instance's partitions
+//! know it. The controller asks each of them (`ReadData`, answered at once, never stored) and
+//! shows the latest write of each name; it never keeps the values (MISSION W1: values travel
+//! partner to partner).
+
+use std::collections::BTreeMap;
+use std::time::Duration;
+
+use libp2p::{Multiaddr, PeerId};
+use mobiwf_book::{Instance, NodeInfo};
+use mobiwf_proto::{Datum, Envelope, Message, MessageId, NodeId, Reply};
+use mobiwf_runtime::mesh::MeshHandle;
+use serde::Serialize;
+
+/// How long one node's answer is waited for.
+pub const READ_DATA_TIMEOUT: Duration = Duration::from_secs(5);
+
+/// The instance data as `status --data` shows it.
+#[derive(Debug, Clone, Default, Serialize, serde::Deserialize)]
+pub struct DataView {
+    /// The latest write of each name any node knows, by name.
+    pub data: Vec<Datum>,
+    /// The nodes that did not answer, with why: their values may be missing or older.
+    pub unanswered: BTreeMap<String, String>,
+}
+
+/// Asks every node running a partition of `inst` what it knows of its data.
+pub async fn read(mesh: &MeshHandle, inst: &Instance, nodes: &[NodeInfo]) -> DataView {
+    let me = NodeId::new(mesh.peer_id().to_string());
+    let mut asked = Vec::new();
+    for p in &inst.partitions {
+        if asked.contains(&p.peer) {
+            continue;
+        }
+        asked.push(p.peer.clone());
+    }
+    let mut view = DataView::default();
+    let mut latest: BTreeMap<String, Datum> = BTreeMap::new();
+    for peer in asked {
+        let node = nodes.iter().find(|n| n.peer == peer);
+        let name = node.map_or_else(|| peer.to_string(), |n| n.name.to_string());
+        match ask(mesh, &me, &peer, node, inst).await {
+            Ok(data) => {
+                for datum in data {
+                    let newer = latest
+                        .get(&datum.name)
+                        .is_none_or(|old| datum.supersedes(old));
+                    if newer {
+                        latest.insert(datum.name.clone(), datum);
+                    }
+                }
+            }
+            Err(why) => {
+                view.unanswered.insert(name, why);
+            }
+        }
+    }
+    view.data = latest.into_values().collect();
+    view
+}
+
+async fn ask(
+    mesh: &MeshHandle,
+    me: &NodeId,
+    peer: &NodeId,
+    node: Option<&NodeInfo>,
+    inst: &Instance,
+) -> Result<Vec<Datum>, String> {
+    let to: PeerId = peer
+        .as_str()
+        .parse()
+        .map_err(|_| "not a peer id".to_owned())?;
+    let addrs: Vec<Multiaddr> = node
+        .map(|n| n.addrs.iter().filter_map(|a| a.parse().ok()).collect())
+        .unwrap_or_default();
+    let envelope = Envelope {
+        // Never stored or deduplicated: sequence 0.
+        id: MessageId {
+            origin: me.clone(),
+            seq: 0,
+        },
+        message: Message::ReadData { instance: inst.id },
+    };
+    match tokio::time::timeout(READ_DATA_TIMEOUT, mesh.request(to, addrs, envelope)).await {
+        Ok(Ok(Reply::Data { data })) => Ok(data),
+        Ok(Ok(Reply::Refused { reason })) => Err(format!("refused: {reason}")),
+        Ok(Ok(other)) => Err(format!("an answer that is not data: {other:?}")),
+        Ok(Err(e)) => Err(e.to_string()),
+        Err(_) => Err(format!(
+            "no answer within {} s",
+            READ_DATA_TIMEOUT.as_secs()
+        )),
+    }
+}
