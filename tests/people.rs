@@ -502,3 +502,55 @@ fn a_rule_on_another_node_follows_the_selection_of_a_work_item() {
     mesh.ok("alice", "complete", id, 1, &[]);
     mesh.succeeded(id);
 }
+
+/// A person's completion on their device carries instance data to the item's host (issue 13):
+/// a value of the wrong type is refused with the reason; a value and a file over the inline
+/// limit (fetched by the host from the device) reach the next activity's command.
+#[test]
+fn a_completion_on_a_device_carries_values_and_files_to_the_host() {
+    let mesh = Mesh::start("people-data", TWO_TECHS);
+    let log = mesh.write("ran.log", "");
+    let check = format!(
+        "<command>test \"$(cat \"$MOBIWF_DATA_DIR/reading\")\" = 5 &amp;&amp; \
+         test $(wc -c &lt; \"$MOBIWF_DATA_DIR/photo\") = 400000 &amp;&amp; \
+         echo \"$MOBIWF_INSTANCE read\" &gt;&gt; '{}'</command><reads>reading photo</reads>",
+        log.display()
+    );
+    let writes = format!("{TECH}\n      <writes>reading photo</writes>");
+    let doc = workflow(&[(1, &writes, &[]), (2, &check, &[1])]).replace(
+        "</partners>",
+        r#"</partners><data><value name="reading" type="number"/><file name="photo"/></data>"#,
+    );
+    let id = mesh.controller.submit(&mesh.write("data.xml", &doc));
+    mesh.wait_item("alice", id, 1, "offered");
+    mesh.ok("alice", "select", id, 1, &[]);
+    let refused = mesh.act("alice", "complete", id, 1, &["--set", "reading=five"]);
+    assert_ne!(refused.code, Some(0), "{refused:?}");
+    assert!(
+        refused.stderr.contains("`reading` is a number"),
+        "{}",
+        refused.stderr
+    );
+    let photo = mesh.write("photo.jpg", &"x".repeat(400_000));
+    let file = format!("photo={}", photo.display());
+    mesh.ok(
+        "alice",
+        "complete",
+        id,
+        1,
+        &["--set", "reading=5", "--file", &file],
+    );
+    mesh.succeeded(id);
+    let ran = std::fs::read_to_string(&log).unwrap();
+    assert_eq!(ran.trim(), format!("{id} read"));
+    // The controller heard of the completion without the values (only the refusal's reason
+    // names the refused one); the host fetched the photo while A2 was synchronizing.
+    let history = mesh.controller.history(id);
+    let text = serde_json::to_string(&history).unwrap();
+    assert!(text.contains("completed by alice"), "{text}");
+    assert!(
+        !text.contains("photo") && !text.contains("values"),
+        "values never reach the controller: {text}"
+    );
+    assert!(mesh.h.log_tail(400).contains("file fetched"));
+}

@@ -78,7 +78,12 @@ impl Engine {
     }
 
     /// Asks the daemon to fetch a file this instance needs, once.
-    fn want_file(&mut self, instance: InstanceId, missing: Missing, effects: &mut Vec<Effect>) {
+    pub(crate) fn want_file(
+        &mut self,
+        instance: InstanceId,
+        missing: Missing,
+        effects: &mut Vec<Effect>,
+    ) {
         let known = self.known.entry(instance).or_default();
         if known.missing.iter().any(|m| m.file == missing.file) {
             return;

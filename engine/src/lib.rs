@@ -307,6 +307,9 @@ pub enum Input {
         request: u64,
         /// The peer id of the device that sent it; `None` when the controller sent it.
         from: Option<NodeId>,
+        /// The files a completion names whose content the daemon does not hold, and where
+        /// to fetch them (the claimant's device).
+        missing: Vec<Missing>,
     },
 }
 
@@ -532,8 +535,10 @@ impl Engine {
                 action,
                 request,
                 from,
+                missing,
             } => {
                 let claim = items::Claim {
+                    missing,
                     instance,
                     activity,
                     user,

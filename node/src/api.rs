@@ -91,7 +91,7 @@ pub fn router(client: NodeClient) -> Router {
         .route("/users/{user}/worklist", get(crate::api_people::worklist))
         .route(
             "/users/{user}/worklist/{instance}/{activity}/{action}",
-            post(crate::api_people::act),
+            post(crate::api_people::act).layer(DefaultBodyLimit::max(MAX_COMPLETION_BODY_BYTES)),
         )
         .route("/users/{user}/notices", get(crate::api_people::notices))
         .route("/directory", get(crate::api_people::directory))

@@ -82,6 +82,12 @@ pub(crate) struct ActBody {
     flag: Option<String>,
     #[serde(default)]
     to: Option<String>,
+    /// Instance data values a completion sets, by name.
+    #[serde(default)]
+    set: std::collections::BTreeMap<String, String>,
+    /// Instance data files a completion gives: each content, base64.
+    #[serde(default)]
+    files: std::collections::BTreeMap<String, String>,
 }
 
 pub(crate) async fn act(
@@ -89,7 +95,7 @@ pub(crate) async fn act(
     Path((user, instance, activity, action)): Path<(String, u64, u64, String)>,
     body: axum::body::Bytes,
 ) -> Response {
-    let action = match action_of(&action, &body) {
+    let action = match action_of(&action, &body, &client.files) {
         Ok(action) => action,
         Err((status, message)) => return error(status, message),
     };
@@ -132,7 +138,11 @@ pub(crate) async fn act(
 
 /// The action a path word and body stand for, or the answer refusing them. No body, `null`
 /// and `{}` all mean no details.
-fn action_of(action: &str, body: &[u8]) -> Result<ItemAction, (StatusCode, String)> {
+fn action_of(
+    action: &str,
+    body: &[u8],
+    files: &crate::files::Files,
+) -> Result<ItemAction, (StatusCode, String)> {
     let body: ActBody = if body.iter().all(u8::is_ascii_whitespace) {
         ActBody::default()
     } else {
@@ -157,6 +167,13 @@ fn action_of(action: &str, body: &[u8]) -> Result<ItemAction, (StatusCode, Strin
             succeeded: !body.failed,
             detail: body.detail,
             flag: body.flag,
+            data: mobiwf_proto::Written {
+                values: crate::api::written(files, body.set, body.files)
+                    .map_err(|why| (StatusCode::BAD_REQUEST, why))?
+                    .into_iter()
+                    .collect(),
+                ..Default::default()
+            },
         },
         "delegate" => match body.to {
             Some(to) => ItemAction::Delegate {

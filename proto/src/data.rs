@@ -120,6 +120,29 @@ impl Datum {
     }
 }
 
+/// The instance data a person's completion of a work item writes, as it travels from their
+/// device to the item's host: the values by name, the contents of the small files inline, and
+/// where the others are fetched from (the device).
+#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
+pub struct Written {
+    /// The values and file references, by name.
+    #[serde(default, skip_serializing_if = "std::collections::BTreeMap::is_empty")]
+    pub values: std::collections::BTreeMap<String, DataValue>,
+    /// The contents of the small files among them.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub files: Vec<FileBody>,
+    /// Where the files not carried inline are fetched from.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub holder: Option<String>,
+}
+
+impl Written {
+    /// True when it writes nothing.
+    pub fn is_empty(&self) -> bool {
+        self.values.is_empty()
+    }
+}
+
 /// A file's content carried inline in a notification.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 pub struct FileBody {

@@ -12,7 +12,7 @@ pub mod recovery;
 mod states;
 pub mod wire;
 
-pub use data::{DataValue, Datum, FileBody, FileRef};
+pub use data::{DataValue, Datum, FileBody, FileRef, Written};
 pub use ids::{InstanceId, NodeId, NodeName};
 pub use mobiwf_xml_schema::{ActivityId, ActivityTypeId, PartitionId, TaskState};
 pub use people::{

@@ -47,6 +47,9 @@ pub enum ItemAction {
         /// The completion flag the person chose (routes and `<merge flag>` read it).
         #[serde(default, skip_serializing_if = "Option::is_none")]
         flag: Option<String>,
+        /// The instance data the person set (`--set`, `--file`).
+        #[serde(default, skip_serializing_if = "crate::data::Written::is_empty")]
+        data: crate::data::Written,
     },
     /// The holder (or an administrator) hands the item to another user.
     Delegate {
@@ -60,6 +63,25 @@ pub enum ItemAction {
 }
 
 impl ItemAction {
+    /// The action without the instance data it carries: what histories and the controller
+    /// are told (values travel partner to partner, never through the controller).
+    pub fn without_data(&self) -> ItemAction {
+        match self {
+            ItemAction::Complete {
+                succeeded,
+                detail,
+                flag,
+                ..
+            } => ItemAction::Complete {
+                succeeded: *succeeded,
+                detail: detail.clone(),
+                flag: flag.clone(),
+                data: crate::data::Written::default(),
+            },
+            other => other.clone(),
+        }
+    }
+
     /// The word used on the command line, in the API and in histories.
     pub fn as_str(&self) -> &'static str {
         match self {

@@ -489,7 +489,7 @@ scenarios! {
             grantor: Some("ann".into()),
         };
         assert_eq!(summary(&b).holders, vec![bob]);
-        let complete = ItemAction::Complete { succeeded: true, detail: None, flag: None };
+        let complete = ItemAction::Complete { succeeded: true, detail: None, flag: None, data: Default::default() };
         let done = ItemEvent::Acted { user: "bob".into(), action: complete };
         item_events(&mut b, "peerA", 1, T0 + 500, vec![done]);
         assert_eq!(
@@ -530,7 +530,7 @@ scenarios! {
                 Event::ItemActed {
                     activity: n1,
                     user: "bob".into(),
-                    action: ItemAction::Complete { succeeded: true, detail: None, flag: None },
+                    action: ItemAction::Complete { succeeded: true, detail: None, flag: None, data: Default::default() },
                 },
             ]
         );
@@ -605,7 +605,7 @@ scenarios! {
             ItemAction::Release,
             ItemAction::Lock,
             ItemAction::Unlock,
-            ItemAction::Complete { succeeded: true, detail: None, flag: None },
+            ItemAction::Complete { succeeded: true, detail: None, flag: None, data: Default::default() },
         ] {
             let verb = action.as_str();
             assert_eq!(

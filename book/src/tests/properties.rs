@@ -134,6 +134,7 @@ fn action(k: usize, user: usize) -> ItemAction {
             succeeded: true,
             detail: None,
             flag: None,
+            data: Default::default(),
         },
         5 => ItemAction::Delegate {
             to: USERS[(user + 2) % USERS.len()].into(),

@@ -126,6 +126,7 @@ async fn inspect(
         succeeded: true,
         detail: Some("seal replaced".to_owned()),
         flag: None,
+        data: Default::default(),
     };
     let completed = n2.claim(UserId::new("alice"), id, INSPECT, done).await?;
     println!("  alice completes it: {}", said(&completed));

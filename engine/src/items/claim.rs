@@ -35,6 +35,8 @@ pub(crate) struct Claim {
     pub(crate) request: u64,
     /// The device it came from; `None` from the controller.
     pub(crate) from: Option<NodeId>,
+    /// The files a completion names whose content is not here, and where to fetch them.
+    pub(crate) missing: Vec<crate::data::Missing>,
 }
 
 /// What the host decided.
@@ -86,13 +88,20 @@ impl Engine {
         };
         let before = item.involved();
         let mut after = item.clone();
-        let decided = match &claim.from {
-            Some(node) if !self.host.is_device_of(&claim.user, node) => {
+        let decided = match (&claim.from, self.claimed_writes(&claim)) {
+            (Some(node), _) if !self.host.is_device_of(&claim.user, node) => {
                 Decided::Refused(Verdict::Forbidden {
                     reason: format!("{}'s worklist is not on this device", claim.user),
                 })
             }
-            _ => decide(&ctx, &mut after, &claim.action),
+            (_, Err(reason)) => Decided::Refused(Verdict::Invalid { reason }),
+            (_, Ok(written)) => {
+                let decided = decide(&ctx, &mut after, &claim.action);
+                if matches!(decided, Decided::Changed) {
+                    super::written::note_written(&mut after, &claim.user, written);
+                }
+                decided
+            }
         };
         // Taking up work that nobody had taken starts its activity: not while an operator
         // holds the instance.
@@ -130,6 +139,7 @@ impl Engine {
             Decided::Unchanged => self.answer(id, reply(Verdict::Done), Vec::new(), fx),
             Decided::Changed => {
                 let reply = reply(Verdict::Done);
+                self.fetch_claimed(&claim, fx);
                 self.commit_claim(&claim, &before, after, reply, fx);
             }
         }
@@ -164,7 +174,8 @@ impl Engine {
         self.follow_item(id, taken, fx);
         let acted = ItemEvent::Acted {
             user: claim.user.clone(),
-            action: claim.action.clone(),
+            // Told to the controller: without the values, which never pass through it.
+            action: claim.action.without_data(),
         };
         self.publish(id, before, reply, vec![acted], fx);
         if ends {
@@ -223,6 +234,7 @@ fn decide(ctx: &Ctx, item: &mut Item, action: &ItemAction) -> Decided {
             succeeded,
             detail,
             flag,
+            ..
         } => {
             if let Some(problem) = flag.as_deref().and_then(flag_problem) {
                 return invalid(&problem);

@@ -52,9 +52,11 @@ impl Engine {
                     .filter(|c| c.flag.is_some())
                     .max_by_key(|c| c.ended_ms)
                     .and_then(|c| c.flag.clone());
+                let written = super::written::written_by_copies(item);
                 if let Some(run) = self.runs.get_mut(&key) {
                     run.set_flag(activity, flag);
                 }
+                self.keep_writes(key, activity, written);
                 self.conclude(key, activity, Event::Succeed { detail }, fx);
             }
             ItemStatus::Done { .. } => self.fail(key, activity, failures.join("; "), now_ms, fx),

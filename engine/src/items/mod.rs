@@ -19,6 +19,7 @@ mod claimed;
 mod end;
 mod send;
 mod store;
+mod written;
 
 use std::collections::{BTreeMap, BTreeSet};
 
@@ -94,6 +95,10 @@ pub struct ItemCopy {
     /// The completion flag the user chose when completing it.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub flag: Option<String>,
+    /// The instance data the user set when completing it (written when the activity
+    /// succeeds).
+    #[serde(default, skip_serializing_if = "std::collections::BTreeMap::is_empty")]
+    pub written: std::collections::BTreeMap<String, mobiwf_proto::DataValue>,
 }
 
 /// The users an item involves at one moment: offered an open copy, or holding one.
@@ -124,6 +129,7 @@ impl ItemCopy {
             ended_ms: None,
             detail: None,
             flag: None,
+            written: Default::default(),
         }
     }
 

@@ -14,6 +14,7 @@ fn complete(succeeded: bool, detail: &str) -> ItemAction {
         succeeded,
         detail: Some(detail.to_owned()),
         flag: None,
+        data: Default::default(),
     }
 }
 

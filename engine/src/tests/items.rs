@@ -97,6 +97,7 @@ fn method_all_gives_each_user_a_copy_and_ends_when_every_copy_is_done() {
             succeeded: true,
             detail: Some(format!("{who} ok")),
             flag: None,
+            data: Default::default(),
         };
         let fx = claim(&mut e, t + 1, (1, 3), who, complete, Some(device));
         assert_eq!(verdict(&fx), Some(Verdict::Done));
@@ -141,6 +142,7 @@ fn least_working_offers_it_to_the_least_loaded_user() {
         succeeded: true,
         detail: None,
         flag: None,
+        data: Default::default(),
     };
     claim(&mut e, 2001, (2, 3), "bob", complete, Some("N2"));
     deploy_manual(&mut e, 3000, 4, (3, &people_3));

@@ -196,6 +196,7 @@ pub(super) fn try_claim(
     e.apply(
         now_ms,
         Input::Claim {
+            missing: Vec::new(),
             instance: InstanceId(instance),
             activity: ActivityId(id),
             user: UserId::from(user),

@@ -155,6 +155,7 @@ fn action(kind: u8, n: u64) -> ItemAction {
             succeeded: !n.is_multiple_of(3),
             detail: Some("words".to_owned()),
             flag: None,
+            data: Default::default(),
         },
         5 => ItemAction::Delegate { to },
         6 => ItemAction::Insert,
@@ -214,6 +215,7 @@ impl World {
                     _ => Some(node_of("N7")),
                 };
                 Input::Claim {
+                    missing: Vec::new(),
                     instance: InstanceId(i),
                     activity: ActivityId(a),
                     user: UserId::from(name),
@@ -278,6 +280,7 @@ impl World {
             .device_of(user.as_str())
             .map(|d| d.node.clone());
         Some(Input::Claim {
+            missing: Vec::new(),
             instance: InstanceId(i),
             activity: ActivityId(a),
             user,

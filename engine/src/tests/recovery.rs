@@ -296,6 +296,7 @@ fn a_rerun_work_item_is_offered_again_at_a_newer_version() {
         succeeded: false,
         detail: Some("the valve is stuck".to_owned()),
         flag: None,
+        data: Default::default(),
     };
     claim(&mut e, 3000, (1, 3), "alice", failed, Some("N1"));
     assert_eq!(state(&e, 1, 3), ActivityState::Failed);

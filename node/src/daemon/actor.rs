@@ -196,8 +196,10 @@ impl NodeActor {
                 let missing = super::data::unpack(files, &message)?;
                 match route_of(from, from_controller, message)? {
                     Routed::Engine(mut input) => {
-                        if let Input::Notified { carried, .. } = &mut input {
-                            carried.missing = missing;
+                        match &mut input {
+                            Input::Notified { carried, .. } => carried.missing = missing,
+                            Input::Claim { missing: m, .. } => *m = missing,
+                            _ => {}
                         }
                         let applied = engine.apply_us(now, input).map_err(|r| r.to_string())?;
                         effects.extend(applied);

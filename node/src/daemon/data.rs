@@ -14,7 +14,8 @@ use base64::engine::general_purpose::STANDARD;
 use mobiwf_engine::Missing;
 use mobiwf_proto::data::{FETCH_CHUNK_BYTES, MAX_INLINE_FILE_BYTES, MAX_INLINE_TOTAL_BYTES};
 use mobiwf_proto::{
-    DataValue, Envelope, FileBody, FileRef, InstanceId, Message, MessageId, NodeId, Reply,
+    DataValue, Envelope, FileBody, FileRef, InstanceId, ItemAction, Message, MessageId, NodeId,
+    Reply,
 };
 use mobiwf_runtime::mesh::{Inbound, MeshHandle};
 use mobiwf_runtime::outbox;
@@ -30,34 +31,51 @@ pub const FETCH_RETRY_FIRST: Duration = Duration::from_millis(200);
 /// asked again this often, for as long as it takes.
 pub const FETCH_RETRY_MAX: Duration = Duration::from_secs(30);
 
-/// Checks the data a partner's notification carries and keeps its inline contents: the files
-/// it references that are still missing here, with where to fetch them, or why the message is
-/// refused (nothing kept is wrong: a content is kept only under its own hash).
+/// Checks the data a partner's notification, or a device's completion of a work item,
+/// carries and keeps its inline contents: the files it references that are still missing here,
+/// with where to fetch them, or why the message is refused (nothing kept is wrong: a content is
+/// kept only under its own hash).
 pub(super) fn unpack(files: &Files, message: &Message) -> Result<Vec<Missing>, String> {
-    let Message::Notify {
-        data,
-        files: bodies,
-        holder,
-        ..
-    } = message
-    else {
-        return Ok(Vec::new());
-    };
-    for datum in data {
-        if let Some(problem) = data_name_problem(&datum.name) {
+    match message {
+        Message::Notify {
+            data,
+            files: bodies,
+            holder,
+            ..
+        } => {
+            let values = data.iter().map(|d| (d.name.as_str(), &d.value));
+            keep(files, values, bodies, holder.as_ref())
+        }
+        Message::Claim {
+            action: ItemAction::Complete { data, .. },
+            ..
+        } => {
+            let values = data.values.iter().map(|(n, v)| (n.as_str(), v));
+            keep(files, values, &data.files, data.holder.as_ref())
+        }
+        _ => Ok(Vec::new()),
+    }
+}
+
+/// [`unpack`] of one message's values, inline contents and holder.
+fn keep<'a>(
+    files: &Files,
+    values: impl Iterator<Item = (&'a str, &'a DataValue)>,
+    bodies: &[FileBody],
+    holder: Option<&String>,
+) -> Result<Vec<Missing>, String> {
+    let mut refs: BTreeMap<&str, &FileRef> = BTreeMap::new();
+    for (name, value) in values {
+        if let Some(problem) = data_name_problem(name) {
             return Err(problem);
         }
-        if let Some(problem) = datum.value.problem() {
-            return Err(format!("`{}`: {problem}", datum.name));
+        if let Some(problem) = value.problem() {
+            return Err(format!("`{name}`: {problem}"));
+        }
+        if let DataValue::File(f) = value {
+            refs.insert(f.sha256.as_str(), f);
         }
     }
-    let refs: BTreeMap<&str, &FileRef> = data
-        .iter()
-        .filter_map(|d| match &d.value {
-            DataValue::File(f) => Some((f.sha256.as_str(), f)),
-            _ => None,
-        })
-        .collect();
     for body in bodies {
         let Some(file) = refs.get(body.sha256.as_str()) else {
             return Err(format!(
@@ -93,36 +111,59 @@ pub(super) fn unpack(files: &Files, message: &Message) -> Result<Vec<Missing>, S
     Ok(missing)
 }
 
-/// Puts the contents of a notification's small files inline (up to `MAX_INLINE_FILE_BYTES`
-/// each, `MAX_INLINE_TOTAL_BYTES` together); the others are fetched from its holder.
-pub(super) fn inline(files: &Files, message: &mut Message) {
-    let Message::Notify {
-        data,
-        files: bodies,
-        ..
-    } = message
-    else {
-        return;
+/// Puts the contents of the small files a notification or a completion carries inline (up to
+/// `MAX_INLINE_FILE_BYTES` each, `MAX_INLINE_TOTAL_BYTES` together); the others are fetched
+/// from the holder, this node (`me`), which a completion names.
+pub(super) fn inline(files: &Files, me: &str, message: &mut Message) {
+    let (refs, bodies, holder): (Vec<FileRef>, _, _) = match message {
+        Message::Notify {
+            data,
+            files: bodies,
+            ..
+        } => {
+            let refs = data.iter().filter_map(|d| file_of(&d.value)).collect();
+            (refs, bodies, None)
+        }
+        Message::Claim {
+            action: ItemAction::Complete { data, .. },
+            ..
+        } => {
+            let refs = data.values.values().filter_map(file_of).collect();
+            (refs, &mut data.files, Some(&mut data.holder))
+        }
+        _ => return,
     };
     let mut total = 0;
     let mut seen = BTreeSet::new();
-    for datum in data.iter() {
-        let DataValue::File(f) = &datum.value else {
+    let mut all_inline = true;
+    for f in refs {
+        if !seen.insert(f.sha256.clone()) {
             continue;
-        };
+        }
         let fits = f.size <= MAX_INLINE_FILE_BYTES && total + f.size <= MAX_INLINE_TOTAL_BYTES;
-        if !fits || !seen.insert(f.sha256.clone()) {
-            continue;
+        let bytes = std::fs::read(files.path(&f))
+            .ok()
+            .filter(|b| b.len() as u64 == f.size);
+        match bytes.filter(|_| fits) {
+            Some(bytes) => {
+                total += f.size;
+                bodies.push(FileBody {
+                    sha256: f.sha256.clone(),
+                    base64: STANDARD.encode(bytes),
+                });
+            }
+            None => all_inline = false,
         }
-        if let Ok(bytes) = std::fs::read(files.path(f))
-            && bytes.len() as u64 == f.size
-        {
-            total += f.size;
-            bodies.push(FileBody {
-                sha256: f.sha256.clone(),
-                base64: STANDARD.encode(bytes),
-            });
-        }
+    }
+    if let (Some(holder), false) = (holder, all_inline) {
+        *holder = Some(me.to_owned());
+    }
+}
+
+fn file_of(value: &DataValue) -> Option<FileRef> {
+    match value {
+        DataValue::File(f) => Some(f.clone()),
+        _ => None,
     }
 }
 

@@ -112,7 +112,7 @@ impl NodeActor {
                         }
                     }
                     Effect::Send { to, mut message } => {
-                        super::data::inline(&self.files, &mut message);
+                        super::data::inline(&self.files, self.engine.location(), &mut message);
                         let (to, role) = self.destination(to);
                         group.send(seq, to, role, message)?;
                     }
@@ -148,7 +148,9 @@ impl NodeActor {
                         }
                     }
                     DeskEffect::Send { to, message } => {
-                        group.send(seq, Destination::Location(to), Peer::Partner, *message)?;
+                        let mut message = *message;
+                        super::data::inline(&self.files, self.engine.location(), &mut message);
+                        group.send(seq, Destination::Location(to), Peer::Partner, message)?;
                     }
                 }
             }

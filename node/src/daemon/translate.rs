@@ -233,6 +233,8 @@ pub(super) fn claim_input(message: Message, from: Option<NodeId>) -> Option<Inpu
             action,
             request,
             from,
+            // Filled in by the daemon (`data::unpack`), which keeps the inline contents.
+            missing: Vec::new(),
         }),
         _ => None,
     }

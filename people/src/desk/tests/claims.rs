@@ -156,6 +156,7 @@ fn only_the_holder_releases_completes_or_delegates() {
             succeeded: true,
             detail: None,
             flag: None,
+            data: Default::default(),
         },
         ItemAction::Delegate {
             to: UserId::new("bob"),
@@ -186,6 +187,7 @@ fn only_the_holder_releases_completes_or_delegates() {
                 succeeded: false,
                 detail: Some("broken".to_owned()),
                 flag: None,
+                data: Default::default(),
             },
         ))
         .unwrap();
@@ -230,6 +232,7 @@ fn actions_that_do_not_fit_the_item_are_invalid() {
         succeeded: true,
         detail: None,
         flag: None,
+        data: Default::default(),
     };
     assert!(invalid(&mut f, "alice", &item, complete).contains("select or lock it"));
     assert!(invalid(&mut f, "alice", &item, ItemAction::Insert).contains("administrator"));
@@ -293,6 +296,7 @@ fn a_finished_item_is_no_longer_available_except_to_repeat_ones_own_completion()
         succeeded,
         detail: None,
         flag: None,
+        data: Default::default(),
     };
     let repeat = f.apply(claim("alice", &item, complete(true))).unwrap();
     assert_eq!(repeat.verdict(), Some(&Verdict::Done));

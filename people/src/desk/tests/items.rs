@@ -133,6 +133,7 @@ fn done_by_someone_else_is_no_longer_available_and_ones_own_completion_says_noth
                 succeeded: true,
                 detail: None,
                 flag: None,
+                data: Default::default(),
             },
         ))
         .unwrap()

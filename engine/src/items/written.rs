@@ -1,0 +1,80 @@
+//! The instance data a person sets when completing a work item (`complete --user U --set ...
+//! --file ...`): checked against the activity's `<writes>` and the declared types when the
+//! claim comes (a wrong value refuses the claim, with the reason), kept on the user's copy,
+//! and written when the item's activity succeeds (of several copies, method `all`, the copy
+//! done last wins a name). Files whose content did not come with the claim are fetched from
+//! the user's device at once.
+
+use std::collections::BTreeMap;
+
+use mobiwf_proto::{DataValue, ItemAction, ItemStatus, UserId};
+
+use super::Item;
+use super::claim::Claim;
+use crate::data::check_writes;
+use crate::{Effect, Engine};
+
+impl Engine {
+    /// The values a completion claim writes, as kept, or why they cannot be (nothing written:
+    /// no values).
+    pub(super) fn claimed_writes(
+        &self,
+        claim: &Claim,
+    ) -> Result<BTreeMap<String, DataValue>, String> {
+        let ItemAction::Complete {
+            succeeded: true,
+            data,
+            ..
+        } = &claim.action
+        else {
+            return Ok(BTreeMap::new());
+        };
+        if data.values.is_empty() {
+            return Ok(BTreeMap::new());
+        }
+        let key = self
+            .run_of(claim.instance, claim.activity)
+            .map_err(|r| r.to_string())?;
+        let run = self.runs.get(&key).ok_or("no such run")?;
+        let act = run.activity(claim.activity).ok_or("no such activity")?;
+        let written = data
+            .values
+            .iter()
+            .map(|(n, v)| (n.clone(), v.clone()))
+            .collect();
+        Ok(check_writes(run, act, written)?.into_iter().collect())
+    }
+
+    /// A granted completion: the files it names that are not here are fetched from the
+    /// claimant's device.
+    pub(super) fn fetch_claimed(&mut self, claim: &Claim, fx: &mut Vec<Effect>) {
+        for missing in &claim.missing {
+            self.want_file(claim.instance, missing.clone(), fx);
+        }
+    }
+}
+
+/// Keeps what `user` wrote on the copy they completed.
+pub(super) fn note_written(item: &mut Item, user: &UserId, written: BTreeMap<String, DataValue>) {
+    if written.is_empty() {
+        return;
+    }
+    if let Some(copy) = item
+        .copies
+        .iter_mut()
+        .find(|c| matches!(&c.status, ItemStatus::Done { by, .. } if by == user))
+    {
+        copy.written = written;
+    }
+}
+
+/// What the copies of a finished item wrote, the copy done last winning a name.
+pub(super) fn written_by_copies(item: &Item) -> Vec<(String, DataValue)> {
+    let mut copies: Vec<_> = item.copies.iter().collect();
+    copies.sort_by_key(|c| c.ended_ms);
+    let mut all = BTreeMap::new();
+    for copy in copies {
+        all.extend(copy.written.clone());
+    }
+    all.into_iter().collect()
+}
