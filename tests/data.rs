@@ -181,7 +181,7 @@ fn a_file_over_the_inline_limit_is_fetched_from_its_holder() {
 fn a_person_sets_values_and_files_and_a_wrong_type_is_refused() {
     let dir = scratch("data-person").unwrap();
     let log = dir.join("ran.log");
-    let (controller, p1, _p2) = paper_mesh(&dir);
+    let (controller, p1, p2) = paper_mesh(&dir);
     let a = "<kind>manual</kind><writes>reading report</writes>";
     let b = format!(
         "{}<reads>reading report</reads>",
@@ -231,5 +231,18 @@ fn a_person_sets_values_and_files_and_a_wrong_type_is_refused() {
     assert_eq!(
         datum(&data, "reading")["value"],
         serde_json::json!({ "number": "7.5" })
+    );
+    // A person on P2 reads what B read: the values shown, the file saved under its name.
+    let saved = dir.join("saved");
+    let out = p2.cli(&["data", &instance, "--save", &saved.display().to_string()]);
+    out.expect_code(0, "data --save");
+    assert!(out.stdout.contains("7.5"), "{}", out.stdout);
+    assert_eq!(
+        std::fs::read_to_string(saved.join("report")).unwrap(),
+        "pump ok"
+    );
+    assert_eq!(
+        std::fs::read_to_string(saved.join("reading")).unwrap(),
+        "7.5"
     );
 }

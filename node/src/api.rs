@@ -7,6 +7,7 @@
 //!   The body may also set instance data: `"set": {"reading": "42"}`, `"files": {"photo":
 //!   "<base64>"}` (400 when a content is not base64 or over `MAX_FILE_BYTES`).
 //! - `GET /instances/{instance}/data`: the instance data this node knows (JSON array).
+//! - `GET /files/{sha256}`: the content of a data file this node holds (404 when not).
 //! - `GET /runs`: every partition run on this node and each activity's state (JSON).
 //! - `GET /metrics`: Prometheus text format.
 //! - The users' worklists, notices and the directory version: see `api_people`.
@@ -87,6 +88,7 @@ pub fn router(client: NodeClient) -> Router {
             post(complete).layer(DefaultBodyLimit::max(MAX_COMPLETION_BODY_BYTES)),
         )
         .route("/instances/{instance}/data", get(data))
+        .route("/files/{sha256}", get(file))
         .route("/metrics", get(metrics))
         .route("/users/{user}/worklist", get(crate::api_people::worklist))
         .route(
@@ -163,6 +165,24 @@ async fn data(State(client): State<NodeClient>, Path(instance): Path<u64>) -> Re
     match client.data(InstanceId(instance)).await {
         Ok(data) => Json(data).into_response(),
         Err(e) => unavailable(e),
+    }
+}
+
+async fn file(State(client): State<NodeClient>, Path(sha256): Path<String>) -> Response {
+    let wanted = mobiwf_proto::FileRef { sha256, size: 0 };
+    if let Some(problem) = wanted.problem() {
+        return error(StatusCode::BAD_REQUEST, problem);
+    }
+    match std::fs::read(client.files.path(&wanted)) {
+        Ok(bytes) => (
+            [(axum::http::header::CONTENT_TYPE, "application/octet-stream")],
+            bytes,
+        )
+            .into_response(),
+        Err(_) => error(
+            StatusCode::NOT_FOUND,
+            format!("file {} is not held on this node", wanted.sha256),
+        ),
     }
 }
 

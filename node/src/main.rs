@@ -24,6 +24,20 @@ struct Cli {
 enum Command {
     /// Run the node: join the mesh, register with the controller, run partitions.
     Run(commands::run::RunArgs),
+    /// The instance data this node knows (what its activities read and wrote); `--save DIR`
+    /// writes each value and file to DIR/<name>.
+    Data {
+        /// The instance id.
+        instance: u64,
+        #[command(flatten)]
+        api: ApiArgs,
+        /// Print JSON.
+        #[arg(long)]
+        json: bool,
+        /// Write each value's text and each file's content to DIR/<name>.
+        #[arg(long, value_name = "DIR")]
+        save: Option<std::path::PathBuf>,
+    },
     /// List a user's worklist on their device (`--user`), or without `--user` the manual work
     /// of activities that name no role, waiting on this node.
     Worklist {
@@ -174,6 +188,12 @@ async fn dispatch(command: Command) -> anyhow::Result<()> {
             json,
         } => commands::people::worklist(&api, &user, &order, json).await,
         Command::Worklist { api, json, .. } => commands::worklist::run(&api, json).await,
+        Command::Data {
+            instance,
+            api,
+            json,
+            save,
+        } => commands::data::run(&api, instance, json, save.as_deref()).await,
         Command::Select(item) => item.act("select", serde_json::json!({})).await,
         Command::Release(item) => item.act("release", serde_json::json!({})).await,
         Command::Lock(item) => item.act("lock", serde_json::json!({})).await,

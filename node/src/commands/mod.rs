@@ -2,6 +2,7 @@
 
 pub mod api_client;
 pub mod complete;
+pub mod data;
 pub mod inspect;
 pub mod people;
 pub mod run;
