@@ -199,6 +199,8 @@ pub const TRANSITIONS: &[(StateKind, EventKind, StateKind)] = {
         (S::NotReady, E::Withdraw, S::Failed),
         (S::NotReady, E::Cancel, S::Cancelled),
         (S::Synchronizing, E::Admit, S::Ready),
+        (S::Synchronizing, E::Withdraw, S::Failed),
+        (S::Synchronizing, E::Cancel, S::Cancelled),
         (S::Ready, E::Start, S::Running),
         (S::Ready, E::Fail, S::Failed),
         (S::Ready, E::Withdraw, S::Failed),
@@ -251,13 +253,21 @@ pub fn transition(from: &Life, event: Event) -> Result<Life, NotAllowed> {
             detail: Some(detail),
         },
         (
-            Life::NotReady | Life::Ready | Life::Running { .. } | Life::RetryWait { .. },
+            Life::NotReady
+            | Life::Synchronizing
+            | Life::Ready
+            | Life::Running { .. }
+            | Life::RetryWait { .. },
             Event::Withdraw { detail },
         ) => Life::Failed {
             detail: Some(detail),
         },
         (
-            Life::NotReady | Life::Ready | Life::Running { .. } | Life::RetryWait { .. },
+            Life::NotReady
+            | Life::Synchronizing
+            | Life::Ready
+            | Life::Running { .. }
+            | Life::RetryWait { .. },
             Event::Cancel { detail },
         ) => Life::Cancelled {
             detail: Some(detail),

@@ -168,7 +168,7 @@ pub fn instance(inst: &Instance) -> String {
     out
 }
 
-/// The longest value `status --data` shows in full (`--json` shows every value whole).
+/// The longest string `status --data` shows in full (`--json` shows every value whole).
 const SHOWN_VALUE_CHARS: usize = 60;
 
 /// An instance's data, a line per name: its latest value, who wrote it and when (since the
@@ -189,7 +189,8 @@ pub fn data(inst: &Instance, view: &mobiwf_controller::data::DataView) -> String
             DataValue::Number(t) => ("number", t.clone()),
             DataValue::File(f) => ("file", format!("{} bytes, sha256 {}", f.size, f.sha256)),
         };
-        let value = if value.chars().count() > SHOWN_VALUE_CHARS {
+        let long = kind != "file" && value.chars().count() > SHOWN_VALUE_CHARS;
+        let value = if long {
             let cut: String = value.chars().take(SHOWN_VALUE_CHARS).collect();
             format!("{cut}… (--json shows it whole)")
         } else {

@@ -221,6 +221,28 @@ scenarios! {
         assert!(e.known(InstanceId(7)).expect("known").missing.is_empty());
     }
 
+    fn a_reader_waiting_for_its_file_is_cancelled_or_withdrawn_like_any_other() {
+        for (cancel, ends) in [(true, ActivityState::Cancelled), (false, ActivityState::Failed)] {
+            let mut e = Engine::new();
+            deploy(&mut e, 7, 2, &reader(7));
+            let carried = Carried {
+                data: vec![datum("photo", DataValue::File(photo()), 1, 10)],
+                missing: vec![Missing { file: photo(), holder: "/remote/a".into() }],
+            };
+            notified_with(&mut e, 2000, 7, carried);
+            assert_eq!(state(&e, 7, 2), ActivityState::Synchronizing);
+            let fx = if cancel {
+                control(&mut e, 3000, 7, Control::Cancel)
+            } else {
+                withdraw(&mut e, 3000, 7, &[2], "its partner did not answer")
+            };
+            assert_eq!(state(&e, 7, 2), ends, "{fx:?}");
+            // The file that comes late starts nothing.
+            let fx = at(&mut e, 4000, Input::Fetched { instance: InstanceId(7), file: photo() });
+            assert!(executes(&fx).is_empty(), "{fx:?}");
+        }
+    }
+
     fn what_a_person_writes_is_checked_and_a_refusal_changes_nothing() {
         let mut e = Engine::new();
         deploy(&mut e, 1, 1, &chain(1));
