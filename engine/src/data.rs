@@ -9,6 +9,7 @@
 
 use std::collections::BTreeSet;
 
+use mobiwf_proto::data::MAX_INSTANCE_VALUE_BYTES;
 use mobiwf_proto::{ActivityId, DataValue, Datum, FileRef, InstanceId};
 use mobiwf_xml_schema::{DataKind, PartitionActivity, number_problem};
 use serde::{Deserialize, Serialize};
@@ -196,6 +197,34 @@ impl Engine {
             };
             self.put_datum(key.instance, datum);
         }
+    }
+
+    /// Why `written` would make the instance's values too big to travel
+    /// (`MAX_INSTANCE_VALUE_BYTES`), if it would.
+    pub(crate) fn instance_size_problem(
+        &self,
+        instance: InstanceId,
+        written: &[(String, DataValue)],
+    ) -> Option<String> {
+        let size = |v: &DataValue| match v {
+            DataValue::String(t) | DataValue::Number(t) => t.len(),
+            DataValue::File(_) => 0,
+        };
+        let mut total: usize = written.iter().map(|(_, v)| size(v)).sum();
+        if let Some(known) = self.known.get(&instance) {
+            total += known
+                .data
+                .values()
+                .filter(|d| !written.iter().any(|(n, _)| *n == d.name))
+                .map(|d| size(&d.value))
+                .sum::<usize>();
+        }
+        (total > MAX_INSTANCE_VALUE_BYTES).then(|| {
+            format!(
+                "the instance's values would hold {total} bytes, over the limit of \
+                 {MAX_INSTANCE_VALUE_BYTES} (MAX_INSTANCE_VALUE_BYTES): put long text in a <file>"
+            )
+        })
     }
 
     /// Every value this node knows of an instance, by name.

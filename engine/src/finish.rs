@@ -49,6 +49,7 @@ impl Engine {
         };
         let written = if succeeded {
             check_writes(run, act, written)
+                .and_then(|w| self.instance_size_problem(instance, &w).map_or(Ok(w), Err))
         } else {
             Ok(Vec::new())
         };

@@ -11,6 +11,11 @@ use crate::ActivityId;
 /// a file.
 pub const MAX_VALUE_BYTES: usize = 64 * 1024;
 
+/// The most bytes of string and number values one instance holds, all names together: a
+/// notification carries at most all of them, so with the inline files it stays under
+/// `MAX_MESSAGE_BYTES` (12 MiB) even when every character needs escaping in JSON.
+pub const MAX_INSTANCE_VALUE_BYTES: usize = 1 << 20;
+
 /// The largest file a workflow's data may hold, in bytes.
 pub const MAX_FILE_BYTES: u64 = 64 << 20;
 
@@ -20,7 +25,7 @@ pub const MAX_INLINE_FILE_BYTES: u64 = 256 * 1024;
 
 /// The most file bytes one notification carries inline: past it, files travel by reference
 /// (so that a message stays far below `MAX_MESSAGE_BYTES`).
-pub const MAX_INLINE_TOTAL_BYTES: u64 = 4 << 20;
+pub const MAX_INLINE_TOTAL_BYTES: u64 = 3 << 20;
 
 /// The bytes one fetch of a file's content answers with (the last chunk may be shorter).
 pub const FETCH_CHUNK_BYTES: u64 = 1 << 20;

@@ -42,7 +42,11 @@ impl Engine {
             .iter()
             .map(|(n, v)| (n.clone(), v.clone()))
             .collect();
-        Ok(check_writes(run, act, written)?.into_iter().collect())
+        let written = check_writes(run, act, written)?;
+        if let Some(problem) = self.instance_size_problem(claim.instance, &written) {
+            return Err(problem);
+        }
+        Ok(written.into_iter().collect())
     }
 
     /// A granted completion: the files it names that are not here are fetched from the

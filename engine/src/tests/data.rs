@@ -259,6 +259,30 @@ scenarios! {
         assert!(e.data(InstanceId(1)).is_empty());
     }
 
+    fn an_instance_holds_at_most_max_instance_value_bytes_of_values() {
+        use mobiwf_proto::data::{MAX_INSTANCE_VALUE_BYTES, MAX_VALUE_BYTES};
+        let mut e = Engine::new();
+        deploy(&mut e, 1, 1, &chain(1));
+        let full = MAX_INSTANCE_VALUE_BYTES / MAX_VALUE_BYTES;
+        let data = (0..full)
+            .map(|i| datum(&format!("v{i}"), DataValue::String("x".repeat(MAX_VALUE_BYTES)), 9, 1))
+            .collect();
+        let input = Input::Notified {
+            instance: InstanceId(1),
+            activity: ActivityId(9),
+            outcome: Outcome::Succeeded,
+            entered: StateSet::EMPTY,
+            flag: None,
+            routed: None,
+            carried: Carried { data, missing: Vec::new() },
+        };
+        at(&mut e, 2000, input);
+        let refusal = person_ends(&mut e, 1, vec![("note", DataValue::String("one more".into()))])
+            .expect_err("over the limit");
+        assert!(refusal.to_string().contains("MAX_INSTANCE_VALUE_BYTES"), "{refusal}");
+        assert_eq!(state(&e, 1, 1), ActivityState::Ready);
+    }
+
     fn a_command_that_writes_a_bad_number_fails() {
         let mut e = Engine::new();
         let doc = format!(
