@@ -44,7 +44,8 @@ fn workflow(dir: &Path, a: &str, b: &str, c: &str) -> PathBuf {
            <partner id=\"1\"><name>P1</name><skills><activityTypeId>1</activityTypeId></skills></partner>\
            <partner id=\"2\"><name>P2</name><skills><activityTypeId>1</activityTypeId></skills></partner>\
          </partners>\
-         <data><value name=\"reading\" type=\"number\"/><file name=\"report\"/></data></workflow>",
+         <data><value name=\"reading\" type=\"number\"/><value name=\"tag\" type=\"string\"/>\
+         <file name=\"report\"/></data></workflow>",
         act(1, &[], a),
         act(2, &[1], b),
         act(3, &[2], c),
@@ -84,8 +85,11 @@ fn values_and_files_travel_partner_to_partner_each_instance_its_own() {
     let log = dir.join("ran.log");
     let (controller, _p1, _p2) = paper_mesh(&dir);
     let a = format!(
-        "{}<writes>reading</writes>",
-        command("echo 42 > \"$MOBIWF_DATA_DIR/reading\"")
+        "{}<writes>reading tag</writes>",
+        command(
+            "echo 42 > \"$MOBIWF_DATA_DIR/reading\" && \
+             echo \"tag of $MOBIWF_INSTANCE\" > \"$MOBIWF_DATA_DIR/tag\""
+        )
     );
     let b = format!(
         "{}<reads>reading</reads><writes>report</writes>",
@@ -96,9 +100,10 @@ fn values_and_files_travel_partner_to_partner_each_instance_its_own() {
         )
     );
     let c = format!(
-        "{}<reads>report</reads>",
+        "{}<reads>report tag</reads>",
         command(&format!(
-            "grep -qx \"reading 42 instance $MOBIWF_INSTANCE\" \"$MOBIWF_DATA_DIR/report\" && {}",
+            "grep -qx \"reading 42 instance $MOBIWF_INSTANCE\" \"$MOBIWF_DATA_DIR/report\" && \
+             test \"$(cat \"$MOBIWF_DATA_DIR/tag\")\" = \"tag of $MOBIWF_INSTANCE\" && {}",
             log_line(&log, "C saw its report")
         ))
     );

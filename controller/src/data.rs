@@ -34,12 +34,23 @@ pub async fn read(mesh: &MeshHandle, inst: &Instance, nodes: &[NodeInfo]) -> Dat
         }
         asked.push(p.peer.clone());
     }
+    // Asked all at once: nodes that do not answer cost one timeout, not one each.
+    let mut asking = tokio::task::JoinSet::new();
+    for peer in asked {
+        let node = nodes.iter().find(|n| n.peer == peer).cloned();
+        let name = node
+            .as_ref()
+            .map_or_else(|| peer.to_string(), |n| n.name.to_string());
+        let (mesh, me, instance) = (mesh.clone(), me.clone(), inst.id);
+        asking.spawn(async move { (name, ask(&mesh, &me, &peer, node.as_ref(), instance).await) });
+    }
     let mut view = DataView::default();
     let mut latest: BTreeMap<String, Datum> = BTreeMap::new();
-    for peer in asked {
-        let node = nodes.iter().find(|n| n.peer == peer);
-        let name = node.map_or_else(|| peer.to_string(), |n| n.name.to_string());
-        match ask(mesh, &me, &peer, node, inst).await {
+    while let Some(answer) = asking.join_next().await {
+        let Ok((name, answer)) = answer else {
+            continue;
+        };
+        match answer {
             Ok(data) => {
                 for datum in data {
                     let newer = latest
@@ -64,7 +75,7 @@ async fn ask(
     me: &NodeId,
     peer: &NodeId,
     node: Option<&NodeInfo>,
-    inst: &Instance,
+    instance: mobiwf_proto::InstanceId,
 ) -> Result<Vec<Datum>, String> {
     let to: PeerId = peer
         .as_str()
@@ -79,7 +90,7 @@ async fn ask(
             origin: me.clone(),
             seq: 0,
         },
-        message: Message::ReadData { instance: inst.id },
+        message: Message::ReadData { instance },
     };
     match tokio::time::timeout(READ_DATA_TIMEOUT, mesh.request(to, addrs, envelope)).await {
         Ok(Ok(Reply::Data { data })) => Ok(data),

@@ -77,10 +77,12 @@ impl Engine {
             None => {
                 run.compensations.insert(activity, Undo::Running);
                 self.touch_run(key);
+                let reads = self.compensation_reads(key, activity);
                 effects.push(Effect::Compensate {
                     key,
                     activity,
                     command,
+                    reads,
                 });
             }
         }

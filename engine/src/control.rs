@@ -58,7 +58,11 @@ impl Engine {
         match action {
             Control::Interrupt => known.interrupted = true,
             Control::Resume => known.interrupted = false,
-            Control::Cancel => known.cancelled = true,
+            Control::Cancel => {
+                known.cancelled = true;
+                // Nothing starts any more: no file is waited for.
+                known.missing.clear();
+            }
         }
         self.touch_known(instance);
         self.advance_instance(instance, effects);
@@ -77,6 +81,7 @@ impl Engine {
             return;
         }
         known.completed_by = Some(by);
+        known.missing.clear();
         self.touch_known(instance);
         self.advance_instance(instance, effects);
     }

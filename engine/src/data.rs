@@ -108,6 +108,9 @@ impl Engine {
         known.missing.retain(|m| m.file != *file);
         if known.missing.len() != before {
             self.touch_known(instance);
+            for key in self.keys_of(instance) {
+                self.admit_synchronized(key, fx);
+            }
             self.advance_instance(instance, fx);
         }
     }
@@ -169,6 +172,22 @@ impl Engine {
             .collect()
     }
 
+    /// What a compensation finds in its data directory: the values its activity read and
+    /// wrote, as known now.
+    pub(crate) fn compensation_reads(&self, key: RunKey, activity: ActivityId) -> Vec<Datum> {
+        let (Some(known), Some(act)) = (
+            self.known.get(&key.instance),
+            self.runs.get(&key).and_then(|r| r.activity(activity)),
+        ) else {
+            return Vec::new();
+        };
+        let names: BTreeSet<&String> = act.data.reads.iter().chain(&act.data.writes).collect();
+        names
+            .into_iter()
+            .filter_map(|name| known.data.get(name).cloned())
+            .collect()
+    }
+
     /// What the notification to one partner carries: the known values of `names`.
     pub(crate) fn carried(&self, instance: InstanceId, names: &BTreeSet<&str>) -> Vec<Datum> {
         let Some(known) = self.known.get(&instance) else {
@@ -187,13 +206,18 @@ impl Engine {
         activity: ActivityId,
         written: Vec<(String, DataValue)>,
     ) {
-        let at_us = self.now_us;
         for (name, value) in written {
+            // Later than every write of the name this node knew: a partner whose clock runs
+            // ahead never makes this node's newer write lose (a hybrid logical clock).
+            let known = self.known.get(&key.instance);
+            let after = known
+                .and_then(|k| k.data.get(&name))
+                .map_or(0, |d| d.at_us.saturating_add(1));
             let datum = Datum {
                 name,
                 value,
                 by: activity,
-                at_us,
+                at_us: self.now_us.max(after),
             };
             self.put_datum(key.instance, datum);
         }

@@ -137,6 +137,9 @@ pub enum Effect {
         activity: ActivityId,
         /// The compensation's command line (`sh -c`).
         command: String,
+        /// The instance data the activity read and wrote, as known now: files of their names
+        /// in the compensation's `MOBIWF_DATA_DIR` (what it undoes, e.g. a booking number).
+        reads: Vec<mobiwf_proto::Datum>,
     },
 }
 

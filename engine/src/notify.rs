@@ -38,8 +38,13 @@ impl Engine {
             flag,
             routed,
         } = word;
-        // Data is taken whatever the word: it holds a write, wherever it comes from.
-        let took = self.take_data(instance, carried, effects);
+        // A word about an activity a contingency activity replaced is recorded, not used: nor
+        // is what it carries.
+        let replaced = self
+            .known
+            .get(&instance)
+            .is_some_and(|k| k.replaced.contains_key(&activity));
+        let took = !replaced && self.take_data(instance, carried, effects);
         let learnt = self.learn_states(instance, activity, entered) || took;
         let known = self.known.entry(instance).or_default();
         let heard = if known.replaced.contains_key(&activity) {

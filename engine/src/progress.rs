@@ -88,7 +88,15 @@ impl Engine {
     /// nothing changes; then sends the partition result if the partition is done.
     pub(crate) fn advance(&mut self, key: RunKey, effects: &mut Vec<Effect>) {
         self.end_by_order(key, effects);
-        self.admit_synchronized(key, effects);
+        // Only a missing file keeps an activity synchronizing (`fetched` admits it when the
+        // last one arrives): without one, this costs one lookup.
+        if self
+            .known
+            .get(&key.instance)
+            .is_some_and(|k| !k.missing.is_empty())
+        {
+            self.admit_synchronized(key, effects);
+        }
         while let Some((activity, next)) = self.next_move(key) {
             match next {
                 Readiness::Blocked(detail) => {

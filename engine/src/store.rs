@@ -91,6 +91,7 @@ impl Engine {
                         key: run.key,
                         activity: *activity,
                         command,
+                        reads: self.compensation_reads(run.key, *activity),
                     });
                 }
             }

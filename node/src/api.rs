@@ -53,6 +53,21 @@ pub struct Completion {
 /// The largest body of a completion, in bytes: room for a file of `MAX_FILE_BYTES` in base64.
 pub const MAX_COMPLETION_BODY_BYTES: usize = (MAX_FILE_BYTES as usize / 3 + 1) * 4 + 64 * 1024;
 
+/// [`written`], off the async workers (decoding and keeping a file is disk work).
+pub(crate) async fn written_off(
+    files: &crate::files::Files,
+    set: BTreeMap<String, String>,
+    contents: BTreeMap<String, String>,
+) -> Result<Vec<(String, DataValue)>, String> {
+    if contents.is_empty() {
+        return written(files, set, contents);
+    }
+    let files = files.clone();
+    tokio::task::spawn_blocking(move || written(&files, set, contents))
+        .await
+        .unwrap_or_else(|e| Err(format!("keeping the files stopped: {e}")))
+}
+
 /// What a completion sets, with its files kept in the file store; or what is wrong.
 pub(crate) fn written(
     files: &crate::files::Files,
@@ -69,7 +84,7 @@ pub(crate) fn written(
             .map_err(|e| format!("the content of file `{name}` is not base64: {e}"))?;
         if bytes.len() as u64 > MAX_FILE_BYTES {
             return Err(format!(
-                "file `{name}` holds {} bytes, over the limit of {MAX_FILE_BYTES}                  (MAX_FILE_BYTES)",
+                "file `{name}` holds {} bytes, over the limit of {MAX_FILE_BYTES} (MAX_FILE_BYTES)",
                 bytes.len()
             ));
         }
@@ -136,7 +151,7 @@ async fn complete(
         set,
         files,
     } = body.map(|Json(b)| b).unwrap_or_default();
-    let written = match written(&client.files, set, files) {
+    let written = match written_off(&client.files, set, files).await {
         Ok(written) => written,
         Err(why) => return error(StatusCode::BAD_REQUEST, why),
     };

@@ -95,7 +95,7 @@ pub(crate) async fn act(
     Path((user, instance, activity, action)): Path<(String, u64, u64, String)>,
     body: axum::body::Bytes,
 ) -> Response {
-    let action = match action_of(&action, &body, &client.files) {
+    let action = match action_of(&action, &body, &client.files).await {
         Ok(action) => action,
         Err((status, message)) => return error(status, message),
     };
@@ -138,7 +138,7 @@ pub(crate) async fn act(
 
 /// The action a path word and body stand for, or the answer refusing them. No body, `null`
 /// and `{}` all mean no details.
-fn action_of(
+async fn action_of(
     action: &str,
     body: &[u8],
     files: &crate::files::Files,
@@ -168,7 +168,8 @@ fn action_of(
             detail: body.detail,
             flag: body.flag,
             data: mobiwf_proto::Written {
-                values: crate::api::written(files, body.set, body.files)
+                values: crate::api::written_off(files, body.set, body.files)
+                    .await
                     .map_err(|why| (StatusCode::BAD_REQUEST, why))?
                     .into_iter()
                     .collect(),

@@ -114,14 +114,22 @@ pub fn kill(data_dir: &Path, e: &Execution) -> Result<(), String> {
 pub async fn execute(data_dir: &Path, e: &Execution) -> Ended {
     let dir = run_dir(data_dir, e);
     let files = Files::new(data_dir);
-    if let Some(ended) = read_exit(&dir, e, &files) {
+    if let Some(ended) = read_exit(&dir, e, &files).await {
         return ended;
     }
     if let Err(err) = std::fs::create_dir_all(&dir) {
         return failed(format!("cannot create {}: {err}", dir.display()));
     }
-    if let Err(err) = run_data::prepare(&dir.join("data"), &files, &e.reads) {
-        return failed(err);
+    if !e.reads.is_empty() || !e.writes.is_empty() {
+        // Copying files is disk work: off the async workers.
+        let (data, files, reads) = (dir.join("data"), files.clone(), e.reads.clone());
+        let prepared =
+            tokio::task::spawn_blocking(move || run_data::prepare(&data, &files, &reads))
+                .await
+                .unwrap_or_else(|e| Err(format!("filling the data directory stopped: {e}")));
+        if let Err(err) = prepared {
+            return failed(err);
+        }
     }
     let spawned = Command::new("sh")
         .arg("-c")
@@ -161,14 +169,14 @@ pub async fn execute(data_dir: &Path, e: &Execution) -> Ended {
 
 async fn watch(dir: &Path, e: &Execution, files: &Files) -> Ended {
     loop {
-        if let Some(ended) = read_exit(dir, e, files) {
+        if let Some(ended) = read_exit(dir, e, files).await {
             return ended;
         }
         match std::fs::read_to_string(dir.join("claim").join("pid")) {
             Ok(pid) => {
                 let alive = Path::new("/proc").join(pid.trim()).exists();
                 if !alive {
-                    return read_exit(dir, e, files).unwrap_or_else(|| {
+                    return read_exit(dir, e, files).await.unwrap_or_else(|| {
                         failed(
                             "interrupted: the command's process ended without recording an exit \
                              status (killed with its node?); not run again"
@@ -187,11 +195,20 @@ async fn watch(dir: &Path, e: &Execution, files: &Files) -> Ended {
     }
 }
 
-fn read_exit(dir: &Path, e: &Execution, files: &Files) -> Option<Ended> {
+async fn read_exit(dir: &Path, e: &Execution, files: &Files) -> Option<Ended> {
     let text = std::fs::read_to_string(dir.join("exit")).ok()?;
     let code = text.trim();
     Some(if code == "0" {
-        let written = run_data::collect(&dir.join("data"), files, &e.reads, &e.writes);
+        let written = if e.writes.is_empty() {
+            Ok(Vec::new())
+        } else {
+            // Hashing and keeping files is disk work: off the async workers.
+            let (data, files) = (dir.join("data"), files.clone());
+            let (reads, writes) = (e.reads.clone(), e.writes.clone());
+            tokio::task::spawn_blocking(move || run_data::collect(&data, &files, &reads, &writes))
+                .await
+                .unwrap_or_else(|e| Err(format!("reading what the command wrote stopped: {e}")))
+        };
         match (read_flag(dir), written) {
             (Ok(flag), Ok(written)) => Ended {
                 succeeded: true,

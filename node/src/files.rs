@@ -48,24 +48,37 @@ impl Files {
             return Err(problem);
         }
         if !self.has(&file) {
-            self.write_whole(&file, |out| out.write_all(bytes))?;
+            let err = |e: std::io::Error| format!("cannot keep file {}: {e}", file.sha256);
+            let mut tmp = self.temporary().map_err(err)?;
+            tmp.write_all(bytes).map_err(err)?;
+            self.persist(tmp, &file)?;
         }
         Ok(file)
     }
 
-    /// Keeps a copy of the file at `path` (at most [`MAX_FILE_BYTES`]) and says what it is.
+    /// Keeps a copy of the file at `path` (at most [`MAX_FILE_BYTES`]) and says what it is:
+    /// copied to a temporary file while hashed, then renamed to its hash.
     pub fn put_path(&self, path: &Path) -> Result<FileRef, String> {
-        let size = fs::metadata(path)
-            .map_err(|e| format!("cannot read {}: {e}", path.display()))?
-            .len();
+        let err = |e: std::io::Error| format!("cannot keep {}: {e}", path.display());
+        let size = fs::metadata(path).map_err(err)?.len();
         if size > MAX_FILE_BYTES {
             return Err(format!(
                 "{} holds {size} bytes, over the limit of {MAX_FILE_BYTES} (MAX_FILE_BYTES)",
                 path.display()
             ));
         }
-        let bytes = fs::read(path).map_err(|e| format!("cannot read {}: {e}", path.display()))?;
-        self.put_bytes(&bytes)
+        let mut tmp = self.temporary().map_err(err)?;
+        let input = File::open(path).map_err(err)?;
+        let (sha256, copied) = hash_copy(input, Some(tmp.as_file_mut())).map_err(err)?;
+        let file = FileRef {
+            sha256,
+            size: copied,
+        };
+        if let Some(problem) = file.problem() {
+            return Err(problem);
+        }
+        self.persist(tmp, &file)?;
+        Ok(file)
     }
 
     /// Up to `len` bytes of a held content from `offset` on (none past its end).
@@ -107,45 +120,80 @@ impl Files {
             .map_err(|e| format!("cannot write {}: {e}", path.display()))
     }
 
-    /// A fetch got every byte: the content is checked against its hash and kept; a content
-    /// that does not match is thrown away (the fetch starts again).
+    /// A fetch got every byte: the content is checked against its hash (read as a stream) and
+    /// renamed into place; a content that does not match is thrown away (the fetch starts
+    /// again). A partial file left beside a content already held is removed.
     pub fn finish_partial(&self, file: &FileRef) -> Result<(), String> {
         let path = self.partial(file);
-        let bytes = fs::read(&path).map_err(|e| format!("cannot read {}: {e}", path.display()))?;
-        let got = hex(&Sha256::digest(&bytes));
-        if got != file.sha256 || bytes.len() as u64 != file.size {
+        if self.has(file) {
+            let _ = fs::remove_file(&path);
+            return Ok(());
+        }
+        let err = |e: std::io::Error| format!("cannot read {}: {e}", path.display());
+        let (got, size) = hash_copy(File::open(&path).map_err(err)?, None).map_err(err)?;
+        if got != file.sha256 || size != file.size {
             let _ = fs::remove_file(&path);
             return Err(format!(
-                "the fetched content of {} has SHA-256 {got} and {} bytes: thrown away",
-                file.sha256,
-                bytes.len()
+                "the fetched content of {} has SHA-256 {got} and {size} bytes: thrown away",
+                file.sha256
             ));
         }
-        self.put_bytes(&bytes)?;
-        let _ = fs::remove_file(&path);
-        Ok(())
+        let keep = |e: std::io::Error| format!("cannot keep file {}: {e}", file.sha256);
+        fs::rename(&path, self.path(file)).map_err(keep)?;
+        sync_dir(&self.dir).map_err(keep)
     }
 
     fn partial(&self, file: &FileRef) -> PathBuf {
         self.dir.join("partial").join(&file.sha256)
     }
 
-    /// Writes a content under its name whole: temporary file, sync, rename, directory sync.
-    fn write_whole(
-        &self,
-        file: &FileRef,
-        fill: impl FnOnce(&mut File) -> std::io::Result<()>,
-    ) -> Result<(), String> {
-        let err = |e: std::io::Error| format!("cannot keep file {}: {e}", file.sha256);
-        fs::create_dir_all(&self.dir).map_err(err)?;
-        let tmp = self.dir.join(format!("{}.tmp", file.sha256));
-        let mut out = File::create(&tmp).map_err(err)?;
-        fill(&mut out).and_then(|()| out.sync_all()).map_err(err)?;
-        fs::rename(&tmp, self.path(file)).map_err(err)?;
-        File::open(&self.dir)
-            .and_then(|d| d.sync_all())
-            .map_err(err)
+    /// A temporary file of its own in the store's directory (writers of the same content at
+    /// the same time never share one).
+    fn temporary(&self) -> std::io::Result<tempfile::NamedTempFile> {
+        fs::create_dir_all(&self.dir)?;
+        tempfile::Builder::new()
+            .prefix(".tmp-")
+            .tempfile_in(&self.dir)
     }
+
+    /// Syncs a filled temporary file and renames it to its hash, then syncs the directory:
+    /// a name in the store always means the whole content. Another writer that got there
+    /// first with the same content is success too.
+    fn persist(&self, tmp: tempfile::NamedTempFile, file: &FileRef) -> Result<(), String> {
+        let err = |e: std::io::Error| format!("cannot keep file {}: {e}", file.sha256);
+        tmp.as_file().sync_all().map_err(err)?;
+        match tmp.persist(self.path(file)) {
+            Ok(_) => {}
+            Err(_) if self.has(file) => {}
+            Err(e) => return Err(err(e.error)),
+        }
+        sync_dir(&self.dir).map_err(err)
+    }
+}
+
+/// Reads `input` to its end, hashing it and copying it to `out` when given: its SHA-256 and
+/// size. Stops after `MAX_FILE_BYTES + 1` bytes (the caller's limit check then refuses it).
+fn hash_copy(input: File, mut out: Option<&mut File>) -> std::io::Result<(String, u64)> {
+    let mut input = input.take(MAX_FILE_BYTES + 1);
+    let mut hasher = Sha256::new();
+    let mut buf = vec![0; 64 * 1024];
+    let mut size = 0u64;
+    loop {
+        let n = input.read(&mut buf)?;
+        if n == 0 {
+            break;
+        }
+        hasher.update(&buf[..n]);
+        if let Some(out) = out.as_deref_mut() {
+            out.write_all(&buf[..n])?;
+        }
+        size += n as u64;
+    }
+    Ok((hex(&hasher.finalize()), size))
+}
+
+fn sync_dir(dir: &Path) -> std::io::Result<()> {
+    File::open(dir)?.sync_all()
 }
 
 /// The SHA-256 of `bytes`, as the store names contents.

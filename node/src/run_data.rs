@@ -31,7 +31,12 @@ pub fn prepare(dir: &Path, files: &Files, reads: &[Datum]) -> Result<(), String>
             }
             DataValue::File(f) => {
                 // A copy: the command may change its file without changing the store.
-                fs::copy(files.path(f), &to).map_err(err)?;
+                fs::copy(files.path(f), &to).map_err(|e| {
+                    format!(
+                        "cannot give the command `{}` (file {}, {} bytes): {e}",
+                        datum.name, f.sha256, f.size
+                    )
+                })?;
             }
         }
     }

@@ -202,7 +202,7 @@ pub fn data(inst: &Instance, view: &mobiwf_controller::data::DataView) -> String
             kind,
             label(inst, d.by),
             at(inst.submitted_ms, Some(d.at_us / 1000)),
-            value.replace('\n', "\\n")
+            value.escape_debug()
         );
         out += line.trim_end();
         out += "\n";

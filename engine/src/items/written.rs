@@ -35,8 +35,14 @@ impl Engine {
         let key = self
             .run_of(claim.instance, claim.activity)
             .map_err(|r| r.to_string())?;
-        let run = self.runs.get(&key).ok_or("no such run")?;
-        let act = run.activity(claim.activity).ok_or("no such activity")?;
+        let missing = || {
+            format!(
+                "activity {} of instance {} is not run here",
+                claim.activity, claim.instance
+            )
+        };
+        let run = self.runs.get(&key).ok_or_else(missing)?;
+        let act = run.activity(claim.activity).ok_or_else(missing)?;
         let written = data
             .values
             .iter()

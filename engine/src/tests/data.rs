@@ -170,7 +170,7 @@ scenarios! {
             Effect::Send { message: m @ Message::Notify { .. }, .. } => Some(m.clone()),
             _ => None,
         });
-        let json = serde_json::to_string(&notify).expect("json");
+        let json = serde_json::to_string(&notify.expect("a notification")).expect("json");
         assert!(!json.contains("data") && !json.contains("holder") && !json.contains("files"), "{json}");
     }
 

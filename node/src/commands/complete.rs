@@ -52,7 +52,7 @@ pub fn data_args(
             .len();
         anyhow::ensure!(
             size <= MAX_FILE_BYTES,
-            "--file {arg}: {path} holds {size} bytes, over the limit of {MAX_FILE_BYTES}              (MAX_FILE_BYTES)"
+            "--file {arg}: {path} holds {size} bytes, over the limit of {MAX_FILE_BYTES} (MAX_FILE_BYTES)"
         );
         let bytes =
             std::fs::read(&path).with_context(|| format!("--file {arg}: cannot read {path}"))?;

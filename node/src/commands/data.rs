@@ -50,7 +50,13 @@ pub async fn run(
             DataValue::File(f) => ("file", format!("{} bytes, sha256 {}", f.size, f.sha256)),
         };
         let by = format!("activity {}", d.by);
-        println!("{:<16} {:<8} {:<10} {value}", d.name, kind, by);
+        println!(
+            "{:<16} {:<8} {:<10} {}",
+            d.name,
+            kind,
+            by,
+            value.escape_debug()
+        );
     }
     if let Some(dir) = save {
         println!("saved to {}", dir.display());

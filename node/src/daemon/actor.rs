@@ -107,6 +107,7 @@ impl Actor for NodeActor {
         // metrics of the transitions after.
         self.deadline.send_replace(self.engine.next_deadline());
         self.carry_out(after.effects);
+        self.prune_fetches();
         for (tx, result) in after.completions {
             let _ = tx.send(result);
         }
@@ -184,16 +185,24 @@ impl NodeActor {
         } else {
             Peer::Partner
         };
+        // Inline contents are kept before the engine records them as held; a content the disk
+        // did not take leaves the message unanswered, so its sender tries again.
+        let missing = match super::data::unpack(&self.files, &inbound.envelope.message) {
+            Ok(missing) => Ok(missing),
+            Err(super::data::NotKept::Invalid(why)) => Err(why),
+            Err(super::data::NotKept::Io(why)) => {
+                tracing::warn!(peer = %inbound.from, "a message's file content not kept, not answered: {why}");
+                return Ok(());
+            }
+        };
         let (engine, desk, name) = (&mut self.engine, &mut self.desk, &self.name);
-        let files = &self.files;
         group.receive(
             self.store.as_ref(),
             &self.metrics,
             role,
             inbound,
             |from, _id, message| {
-                // Inline contents are kept before the engine records them as held.
-                let missing = super::data::unpack(files, &message)?;
+                let missing = missing?;
                 match route_of(from, from_controller, message)? {
                     Routed::Engine(mut input) => {
                         match &mut input {
@@ -409,6 +418,7 @@ impl NodeActor {
                     key,
                     activity,
                     command,
+                    reads,
                 } => self.spawn(Execution {
                     instance: key.instance,
                     partition: key.partition,
@@ -416,7 +426,7 @@ impl NodeActor {
                     attempt: 0,
                     command,
                     partner: self.name.to_string(),
-                    reads: Vec::new(),
+                    reads,
                     writes: Vec::new(),
                     compensation: true,
                 }),

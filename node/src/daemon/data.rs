@@ -35,7 +35,7 @@ pub const FETCH_RETRY_MAX: Duration = Duration::from_secs(30);
 /// carries and keeps its inline contents: the files it references that are still missing here,
 /// with where to fetch them, or why the message is refused (nothing kept is wrong: a content is
 /// kept only under its own hash).
-pub(super) fn unpack(files: &Files, message: &Message) -> Result<Vec<Missing>, String> {
+pub(super) fn unpack(files: &Files, message: &Message) -> Result<Vec<Missing>, NotKept> {
     match message {
         Message::Notify {
             data,
@@ -57,52 +57,69 @@ pub(super) fn unpack(files: &Files, message: &Message) -> Result<Vec<Missing>, S
     }
 }
 
+/// Why [`unpack`] did not take a message.
+#[derive(Debug)]
+pub(super) enum NotKept {
+    /// What it carries is wrong: it is refused, for good.
+    Invalid(String),
+    /// The node could not keep a content (its disk): not answered, so the sender tries again.
+    Io(String),
+}
+
 /// [`unpack`] of one message's values, inline contents and holder.
 fn keep<'a>(
     files: &Files,
     values: impl Iterator<Item = (&'a str, &'a DataValue)>,
     bodies: &[FileBody],
     holder: Option<&String>,
-) -> Result<Vec<Missing>, String> {
+) -> Result<Vec<Missing>, NotKept> {
+    let invalid = |why: String| Err(NotKept::Invalid(why));
     let mut refs: BTreeMap<&str, &FileRef> = BTreeMap::new();
     for (name, value) in values {
         if let Some(problem) = data_name_problem(name) {
-            return Err(problem);
+            return invalid(problem);
         }
         if let Some(problem) = value.problem() {
-            return Err(format!("`{name}`: {problem}"));
+            return invalid(format!("`{name}`: {problem}"));
         }
-        if let DataValue::File(f) = value {
-            refs.insert(f.sha256.as_str(), f);
+        if let DataValue::File(f) = value
+            && refs
+                .insert(f.sha256.as_str(), f)
+                .is_some_and(|other| other != f)
+        {
+            return invalid(format!("file {} is given two sizes", f.sha256));
         }
     }
     for body in bodies {
         let Some(file) = refs.get(body.sha256.as_str()) else {
-            return Err(format!(
+            return invalid(format!(
                 "an inline content {} that no value references",
                 body.sha256
             ));
         };
-        let bytes = STANDARD
-            .decode(&body.base64)
-            .map_err(|e| format!("the inline content of {} is not base64: {e}", body.sha256))?;
+        let Ok(bytes) = STANDARD.decode(&body.base64) else {
+            return invalid(format!(
+                "the inline content of {} is not base64",
+                body.sha256
+            ));
+        };
         if crate::files::sha256_hex(&bytes) != file.sha256 || bytes.len() as u64 != file.size {
-            return Err(format!(
+            return invalid(format!(
                 "the inline content of {} does not match its hash and size",
                 body.sha256
             ));
         }
-        files.put_bytes(&bytes)?;
+        files.put_bytes(&bytes).map_err(NotKept::Io)?;
     }
     let mut missing = Vec::new();
     for file in refs.values().filter(|f| !files.has(f)) {
         let Some(holder) = holder else {
-            return Err(format!(
+            return invalid(format!(
                 "file {} is neither carried inline nor held anywhere said",
                 file.sha256
             ));
         };
-        outbox::peer_of(holder)?;
+        outbox::peer_of(holder).map_err(NotKept::Invalid)?;
         missing.push(Missing {
             file: (*file).clone(),
             holder: holder.clone(),
@@ -215,11 +232,12 @@ async fn fetch_once(task: &Fetch) -> Result<(), String> {
     let Fetch { files, file, .. } = task;
     loop {
         if files.has(file) {
-            return Ok(());
+            // Held (inline in another message meanwhile, or renamed before a crash).
+            return blocking(files, file, |f, r| f.finish_partial(r)).await;
         }
         let offset = files.partial_len(file);
         if offset >= file.size {
-            return files.finish_partial(file);
+            return blocking(files, file, |f, r| f.finish_partial(r)).await;
         }
         let envelope = Envelope {
             // Fetches are never stored or deduplicated: sequence 0.
@@ -252,7 +270,7 @@ async fn fetch_once(task: &Fetch) -> Result<(), String> {
                 file.size
             ));
         }
-        files.append_partial(file, &bytes)?;
+        blocking(files, file, move |f, r| f.append_partial(r, &bytes)).await?;
     }
 }
 
@@ -261,7 +279,14 @@ impl super::actor::NodeActor {
     /// question about an instance's data. Gives back any other message.
     pub(super) fn answer_at_once(&self, inbound: Inbound) -> Option<Inbound> {
         let reply = match &inbound.envelope.message {
-            Message::Fetch { file, offset } => answer_fetch(&self.files, file, *offset),
+            Message::Fetch { file, offset } => {
+                // Reading a chunk is disk work: off the actor.
+                let (files, file, offset) = (self.files.clone(), file.clone(), *offset);
+                tokio::task::spawn_blocking(move || {
+                    let _ = inbound.reply.send(answer_fetch(&files, &file, offset));
+                });
+                return None;
+            }
             Message::ReadData { instance } if inbound.from == self.controller.0 => Reply::Data {
                 data: self.engine.data(*instance),
             },
@@ -283,18 +308,42 @@ impl super::actor::NodeActor {
             mesh: self.mesh.clone(),
             me: NodeId::new(self.mesh.peer_id().to_string()),
             files: self.files.clone(),
-            file,
+            file: file.clone(),
             from,
             events: self.events.clone(),
         };
-        tokio::spawn(fetch(task));
+        let handle = tokio::spawn(fetch(task));
+        self.fetching.started(file, handle.abort_handle());
+    }
+
+    /// Stops the fetches no instance waits for any more (it was cancelled or completed).
+    pub(super) fn prune_fetches(&mut self) {
+        let engine = &self.engine;
+        self.fetching.prune(|instance, file| {
+            engine
+                .known(instance)
+                .is_some_and(|k| k.missing.iter().any(|m| m.file == *file))
+        });
     }
 }
 
-/// The instances waiting for each content being fetched.
+/// Runs file store work off the async workers (it syncs to disk).
+async fn blocking(
+    files: &Files,
+    file: &FileRef,
+    work: impl FnOnce(&Files, &FileRef) -> Result<(), String> + Send + 'static,
+) -> Result<(), String> {
+    let (files, file) = (files.clone(), file.clone());
+    tokio::task::spawn_blocking(move || work(&files, &file))
+        .await
+        .unwrap_or_else(|e| Err(format!("the file store's work stopped: {e}")))
+}
+
+/// The instances waiting for each content being fetched, and each fetch's task.
 #[derive(Default)]
 pub(super) struct Fetching {
     waiting: BTreeMap<FileRef, BTreeSet<InstanceId>>,
+    tasks: BTreeMap<FileRef, tokio::task::AbortHandle>,
 }
 
 impl Fetching {
@@ -306,8 +355,34 @@ impl Fetching {
         first
     }
 
+    /// The task fetching `file`.
+    pub(super) fn started(&mut self, file: FileRef, task: tokio::task::AbortHandle) {
+        self.tasks.insert(file, task);
+    }
+
     /// The fetch of `file` ended: the instances that waited for it.
     pub(super) fn done(&mut self, file: &FileRef) -> BTreeSet<InstanceId> {
+        self.tasks.remove(file);
         self.waiting.remove(file).unwrap_or_default()
+    }
+
+    /// Keeps the instances that `still` waits for their file; stops the fetches none waits
+    /// for.
+    fn prune(&mut self, still: impl Fn(InstanceId, &FileRef) -> bool) {
+        if self.waiting.is_empty() {
+            return;
+        }
+        self.waiting.retain(|file, instances| {
+            instances.retain(|i| still(*i, file));
+            !instances.is_empty()
+        });
+        let waiting = &self.waiting;
+        self.tasks.retain(|file, task| {
+            let wanted = waiting.contains_key(file);
+            if !wanted {
+                task.abort();
+            }
+            wanted
+        });
     }
 }
