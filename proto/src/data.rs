@@ -94,14 +94,6 @@ impl DataValue {
             _ => None,
         }
     }
-
-    /// The text people see: the value, or `file <sha256> (<size> bytes)`.
-    pub fn display(&self) -> String {
-        match self {
-            DataValue::String(text) | DataValue::Number(text) => text.clone(),
-            DataValue::File(f) => format!("file {} ({} bytes)", f.sha256, f.size),
-        }
-    }
 }
 
 /// One name's value in an instance, with the write it comes from: of two writes of a name,

@@ -283,6 +283,41 @@ scenarios! {
         assert_eq!(state(&e, 1, 1), ActivityState::Ready);
     }
 
+    fn a_compensation_finds_what_its_activity_read_and_wrote() {
+        let mut e = Engine::new();
+        let doc = chain(1).replace(
+            "<command>measure</command>",
+            "<command>measure</command><compensation>undo</compensation>",
+        );
+        deploy(&mut e, 1, 1, &doc);
+        person_ends(&mut e, 1, vec![("reading", DataValue::String("42".into()))]).expect("done");
+        let report = FileRef { sha256: "cd".repeat(32), size: 10 };
+        let input = Input::Finished {
+            instance: InstanceId(1),
+            activity: ActivityId(2),
+            succeeded: true,
+            detail: None,
+            by: Finisher::Command,
+            attempt: 0,
+            flag: None,
+            written: vec![("photo".into(), DataValue::File(report.clone()))],
+        };
+        at(&mut e, 4000, input);
+        let input = Input::Compensate {
+            instance: InstanceId(1),
+            partition: PartitionId(1),
+            activity: ActivityId(2),
+        };
+        let fx = at(&mut e, 5000, input);
+        let Some(Effect::Compensate { reads, .. }) =
+            fx.iter().find(|f| matches!(f, Effect::Compensate { .. }))
+        else {
+            panic!("no compensation: {fx:?}");
+        };
+        let names: Vec<&str> = reads.iter().map(|d| d.name.as_str()).collect();
+        assert_eq!(names, ["photo", "reading"]);
+    }
+
     fn a_command_that_writes_a_bad_number_fails() {
         let mut e = Engine::new();
         let doc = format!(
