@@ -19,7 +19,6 @@ use super::assign::available;
 use super::send::Reply;
 use super::{Involved, Item, ItemCopy};
 use crate::lifecycle::{Event, Life};
-use crate::run::RunKey;
 use crate::{Effect, Engine, Refusal};
 
 /// Why work is not taken up while its instance is interrupted.
@@ -204,22 +203,6 @@ impl Engine {
         if moved {
             self.advance(key, fx);
         }
-    }
-
-    /// The run that holds `activity` of `instance`.
-    pub(super) fn run_of(
-        &self,
-        instance: InstanceId,
-        activity: ActivityId,
-    ) -> Result<RunKey, Refusal> {
-        self.keys_of(instance)
-            .into_iter()
-            .find(|k| {
-                self.runs
-                    .get(k)
-                    .is_some_and(|r| r.activity(activity).is_some())
-            })
-            .ok_or(Refusal::UnknownActivity { instance, activity })
     }
 }
 

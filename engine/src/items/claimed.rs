@@ -1,10 +1,11 @@
 //! Which work item a claim is about, and the answer to a claim about none: a device is
 //! answered so its user does not wait, the controller told through the item's events.
 
-use mobiwf_proto::{Answer, DeviceEntry, ItemEvent, Message, Verdict};
+use mobiwf_proto::{ActivityId, Answer, DeviceEntry, InstanceId, ItemEvent, Message, Verdict};
 use mobiwf_xml_schema::People;
 
 use super::claim::Claim;
+use crate::run::RunKey;
 use crate::{Effect, Engine, Refusal, Target};
 
 impl Engine {
@@ -85,5 +86,21 @@ impl Engine {
                 })?),
             };
         Ok((people, device))
+    }
+
+    /// The run that holds `activity` of `instance`.
+    pub(super) fn run_of(
+        &self,
+        instance: InstanceId,
+        activity: ActivityId,
+    ) -> Result<RunKey, Refusal> {
+        self.keys_of(instance)
+            .into_iter()
+            .find(|k| {
+                self.runs
+                    .get(k)
+                    .is_some_and(|r| r.activity(activity).is_some())
+            })
+            .ok_or(Refusal::UnknownActivity { instance, activity })
     }
 }
