@@ -100,7 +100,8 @@ fn update(inst: &mut Instance, ctx: &mut Ctx<'_>, partition: PartitionId, record
             events.push((record.finished_ms, what));
         }
         a.finished_ms = record.finished_ms;
-        a.finished_us = record.finished_us;
+        // Kept only where it orders compensations: a workflow without them writes no more.
+        a.finished_us = record.finished_us.filter(|_| a.compensable);
         a.detail = record.detail.clone();
     } else if a.state.is_final() {
         if record.state.is_final() && record.state != a.state {
@@ -204,7 +205,7 @@ fn take_word(
     a.started_ms = record.started_ms.or(a.started_ms);
     a.flag = record.flag.clone();
     a.finished_ms = record.finished_ms;
-    a.finished_us = record.finished_us;
+    a.finished_us = record.finished_us.filter(|_| a.compensable);
     a.detail = record.detail.clone();
     a.retried = record.retried;
     events

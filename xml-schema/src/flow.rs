@@ -74,6 +74,18 @@ pub(crate) struct Flow<'a> {
 impl<'a> Flow<'a> {
     /// The flow of `def`.
     pub(crate) fn new(def: &'a WorkflowDefinition) -> Self {
+        if def.data.is_empty() {
+            // Nothing declared, nothing flows: a workflow without data pays nothing for it.
+            return Flow {
+                names: Vec::new(),
+                bit: HashMap::new(),
+                index: HashMap::new(),
+                preds: Vec::new(),
+                ordered: Vec::new(),
+                available: Vec::new(),
+                needed: Vec::new(),
+            };
+        }
         let mut names = Vec::new();
         let mut bit = HashMap::new();
         for item in &def.data {
