@@ -80,6 +80,29 @@ fn person_ends(
     )
 }
 
+/// Activity `activity`'s command succeeded, leaving `written`.
+fn command_wrote(
+    e: &mut Engine,
+    now_ms: u64,
+    (instance, activity): (u64, u64),
+    written: Vec<(&str, DataValue)>,
+) -> Vec<Effect> {
+    let input = Input::Finished {
+        instance: InstanceId(instance),
+        activity: ActivityId(activity),
+        succeeded: true,
+        detail: None,
+        by: Finisher::Command,
+        attempt: 0,
+        flag: None,
+        written: written
+            .into_iter()
+            .map(|(n, v)| (n.to_owned(), v))
+            .collect(),
+    };
+    at(e, now_ms, input)
+}
+
 /// What the notification to a partner carries.
 fn carried_in(effects: &[Effect]) -> Vec<Datum> {
     effects
@@ -127,21 +150,7 @@ scenarios! {
         assert_eq!(writes, &vec![("photo".to_owned(), DataKind::File)]);
 
         let report = FileRef { sha256: "cd".repeat(32), size: 10 };
-        let fx = e
-            .apply(
-                4000,
-                Input::Finished {
-                    instance: InstanceId(1),
-                    activity: ActivityId(2),
-                    succeeded: true,
-                    detail: None,
-                    by: Finisher::Command,
-                    attempt: 0,
-                    flag: None,
-                    written: vec![("photo".into(), DataValue::File(report.clone()))],
-                },
-            )
-            .expect("ended");
+        let fx = command_wrote(&mut e, 4000, (1, 2), vec![("photo", DataValue::File(report.clone()))]);
         let carried = carried_in(&fx);
         assert_eq!(
             carried,
@@ -292,17 +301,7 @@ scenarios! {
         deploy(&mut e, 1, 1, &doc);
         person_ends(&mut e, 1, vec![("reading", DataValue::String("42".into()))]).expect("done");
         let report = FileRef { sha256: "cd".repeat(32), size: 10 };
-        let input = Input::Finished {
-            instance: InstanceId(1),
-            activity: ActivityId(2),
-            succeeded: true,
-            detail: None,
-            by: Finisher::Command,
-            attempt: 0,
-            flag: None,
-            written: vec![("photo".into(), DataValue::File(report.clone()))],
-        };
-        at(&mut e, 4000, input);
+        command_wrote(&mut e, 4000, (1, 2), vec![("photo", DataValue::File(report.clone()))]);
         let input = Input::Compensate {
             instance: InstanceId(1),
             partition: PartitionId(1),
@@ -325,17 +324,7 @@ scenarios! {
             <command>m</command><writes>reading</writes></activity></activities>{DECLS}</workflow>"#
         );
         deploy(&mut e, 3, 1, &doc);
-        let input = Input::Finished {
-            instance: InstanceId(3),
-            activity: ActivityId(1),
-            succeeded: true,
-            detail: None,
-            by: Finisher::Command,
-            attempt: 0,
-            flag: None,
-            written: vec![("reading".into(), DataValue::Number("4 2".into()))],
-        };
-        at(&mut e, 2000, input);
+        command_wrote(&mut e, 2000, (3, 1), vec![("reading", DataValue::Number("4 2".into()))]);
         assert_eq!(state(&e, 3, 1), ActivityState::Failed);
         assert!(detail(&e, 3, 1).contains("its command wrote data it may not"), "{}", detail(&e, 3, 1));
         assert!(e.data(InstanceId(3)).is_empty());

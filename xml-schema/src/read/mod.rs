@@ -333,6 +333,18 @@ pub(crate) fn suggest<'a>(name: &str, known: &[&'a str]) -> Option<&'a str> {
         .map(|(_, k)| k)
 }
 
+/// What an element that must be empty holds, when it holds something: where its first child
+/// or its text is, and how to name it in a message (`<and>`, `the text "..."`).
+pub(crate) fn content_of_empty(el: &Element) -> Option<(crate::Pos, String)> {
+    match (el.children.first(), el.text_pos) {
+        (Some(child), _) => Some((child.pos, format!("<{}>", child.name))),
+        (None, Some(pos)) if !el.text.trim().is_empty() => {
+            Some((pos, format!("the text \"{}\"", abbreviate(el.text.trim()))))
+        }
+        _ => None,
+    }
+}
+
 /// Text cut to a length that fits in a one-line message.
 pub(crate) fn abbreviate(text: &str) -> String {
     const MAX_CHARS: usize = 40;

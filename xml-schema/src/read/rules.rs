@@ -185,14 +185,7 @@ impl Ctx {
                 );
             }
         }
-        let content = match (el.children.first(), el.text_pos) {
-            (Some(child), _) => Some((child.pos, format!("<{}>", child.name))),
-            (None, Some(pos)) if !el.text.trim().is_empty() => {
-                Some((pos, format!("the text \"{}\"", abbreviate(el.text.trim()))))
-            }
-            _ => None,
-        };
-        if let Some((pos, held)) = content {
+        if let Some((pos, held)) = super::content_of_empty(el) {
             self.error(
                 pos,
                 format!(
