@@ -15,7 +15,7 @@ use mobiwf_xml_schema::{DataKind, PartitionActivity, number_problem};
 use serde::{Deserialize, Serialize};
 
 use crate::lifecycle::{Event, Life};
-use crate::run::{Run, RunKey};
+use crate::run::RunKey;
 use crate::{Effect, Engine};
 
 /// A file this node's instance data references but does not hold yet, and where to get it.
@@ -160,43 +160,39 @@ impl Engine {
         }
     }
 
-    /// The values an activity reads, as known now (names never written are left out).
-    pub(crate) fn reads_of(&self, instance: InstanceId, act: &PartitionActivity) -> Vec<Datum> {
+    /// The known values of `names` in `instance` (names never written are left out).
+    fn values_of<'a>(
+        &self,
+        instance: InstanceId,
+        names: impl IntoIterator<Item = &'a String>,
+    ) -> Vec<Datum> {
         let Some(known) = self.known.get(&instance) else {
             return Vec::new();
         };
-        act.data
-            .reads
-            .iter()
-            .filter_map(|name| known.data.get(name).cloned())
-            .collect()
-    }
-
-    /// What a compensation finds in its data directory: the values its activity read and
-    /// wrote, as known now.
-    pub(crate) fn compensation_reads(&self, key: RunKey, activity: ActivityId) -> Vec<Datum> {
-        let (Some(known), Some(act)) = (
-            self.known.get(&key.instance),
-            self.runs.get(&key).and_then(|r| r.activity(activity)),
-        ) else {
-            return Vec::new();
-        };
-        let names: BTreeSet<&String> = act.data.reads.iter().chain(&act.data.writes).collect();
         names
             .into_iter()
             .filter_map(|name| known.data.get(name).cloned())
             .collect()
     }
 
-    /// What the notification to one partner carries: the known values of `names`.
-    pub(crate) fn carried(&self, instance: InstanceId, names: &BTreeSet<&str>) -> Vec<Datum> {
-        let Some(known) = self.known.get(&instance) else {
+    /// The values an activity reads, as known now.
+    pub(crate) fn reads_of(&self, instance: InstanceId, act: &PartitionActivity) -> Vec<Datum> {
+        self.values_of(instance, &act.data.reads)
+    }
+
+    /// What a compensation finds in its data directory: the values its activity read and
+    /// wrote, as known now.
+    pub(crate) fn compensation_reads(&self, key: RunKey, activity: ActivityId) -> Vec<Datum> {
+        let Some(act) = self.runs.get(&key).and_then(|r| r.activity(activity)) else {
             return Vec::new();
         };
-        names
-            .iter()
-            .filter_map(|name| known.data.get(*name).cloned())
-            .collect()
+        let names: BTreeSet<&String> = act.data.reads.iter().chain(&act.data.writes).collect();
+        self.values_of(key.instance, names)
+    }
+
+    /// What the notification to one partner carries: the known values of `names`.
+    pub(crate) fn carried(&self, instance: InstanceId, names: &BTreeSet<&String>) -> Vec<Datum> {
+        self.values_of(instance, names.iter().copied())
     }
 
     /// Keeps what an activity wrote when it succeeded, stamped with its end.
@@ -223,9 +219,54 @@ impl Engine {
         }
     }
 
+    /// What `activity` (of run `key`) wrote, checked against its `<writes>` and the
+    /// declarations: each name must be one it writes, a number a number, a file a file (a
+    /// person's text for a number name is taken as the number), and the instance's values
+    /// together must stay within `MAX_INSTANCE_VALUE_BYTES`. The values as kept, or what is
+    /// wrong.
+    pub(crate) fn accepted_writes(
+        &self,
+        key: RunKey,
+        activity: ActivityId,
+        written: Vec<(String, DataValue)>,
+    ) -> Result<Vec<(String, DataValue)>, String> {
+        let found = self
+            .runs
+            .get(&key)
+            .and_then(|run| Some((run, run.activity(activity)?)));
+        let Some((run, act)) = found else {
+            return Err(format!(
+                "activity {activity} of instance {} is not run here",
+                key.instance
+            ));
+        };
+        let mut out = Vec::with_capacity(written.len());
+        for (name, value) in written {
+            if !act.data.writes.contains(&name) {
+                let writes = if act.data.writes.is_empty() {
+                    "it writes no data".to_owned()
+                } else {
+                    format!("it writes {}", act.data.writes.join(", "))
+                };
+                return Err(format!(
+                    "activity {activity} does not write `{name}`: {writes}"
+                ));
+            }
+            let value = typed(&name, run.doc().data_kind(&name), value)?;
+            if let Some(problem) = value.problem() {
+                return Err(format!("`{name}`: {problem}"));
+            }
+            out.push((name, value));
+        }
+        match self.instance_size_problem(key.instance, &out) {
+            Some(problem) => Err(problem),
+            None => Ok(out),
+        }
+    }
+
     /// Why `written` would make the instance's values too big to travel
     /// (`MAX_INSTANCE_VALUE_BYTES`), if it would.
-    pub(crate) fn instance_size_problem(
+    fn instance_size_problem(
         &self,
         instance: InstanceId,
         written: &[(String, DataValue)],
@@ -258,42 +299,6 @@ impl Engine {
             .map(|k| k.data.values().cloned().collect())
             .unwrap_or_default()
     }
-}
-
-/// What an activity wrote, checked against its `<writes>` and the declarations: each name
-/// must be one it writes, a number a number, a file a file (a person's text for a number
-/// name is taken as the number). The values as kept, or what is wrong.
-pub(crate) fn check_writes(
-    run: &Run,
-    act: &PartitionActivity,
-    written: Vec<(String, DataValue)>,
-) -> Result<Vec<(String, DataValue)>, String> {
-    let mut out = Vec::with_capacity(written.len());
-    for (name, value) in written {
-        if !act.data.writes.contains(&name) {
-            let writes = if act.data.writes.is_empty() {
-                "it writes no data".to_owned()
-            } else {
-                format!("it writes {}", act.data.writes.join(", "))
-            };
-            return Err(format!(
-                "activity {} does not write `{name}`: {writes}",
-                act.id
-            ));
-        }
-        let kind = run
-            .doc()
-            .data
-            .iter()
-            .find(|d| d.name == name)
-            .map(|d| d.kind);
-        let value = typed(&name, kind, value)?;
-        if let Some(problem) = value.problem() {
-            return Err(format!("`{name}`: {problem}"));
-        }
-        out.push((name, value));
-    }
-    Ok(out)
 }
 
 /// `value` as the declared `kind` of `name` holds it.

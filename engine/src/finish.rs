@@ -4,7 +4,6 @@
 use mobiwf_proto::{ActivityId, ActivityState, InstanceId};
 use mobiwf_xml_schema::{ActivityKind, flag_problem};
 
-use crate::data::check_writes;
 use crate::lifecycle::{Event, Life};
 use crate::run::RunKey;
 use crate::{Effect, Engine, Finisher, Refusal};
@@ -41,15 +40,11 @@ impl Engine {
             written,
         } = ended;
         let key = self.finishable(instance, activity, by)?;
-        let Some(run) = self.runs.get(&key) else {
-            return Ok(());
-        };
-        let (Some(act), Some(p)) = (run.activity(activity), run.progress(activity)) else {
+        let Some(p) = self.runs.get(&key).and_then(|r| r.progress(activity)) else {
             return Ok(());
         };
         let written = if succeeded {
-            check_writes(run, act, written)
-                .and_then(|w| self.instance_size_problem(instance, &w).map_or(Ok(w), Err))
+            self.accepted_writes(key, activity, written)
         } else {
             Ok(Vec::new())
         };

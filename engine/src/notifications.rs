@@ -69,15 +69,18 @@ impl Engine {
 /// The partners of an activity's remote adjacents, each once, in document order: its
 /// location, whether a dependency rule there names the activity, and the data names its
 /// notification carries.
-fn partners<'a>(run: &Run, act: &'a PartitionActivity) -> Vec<(&'a str, bool, BTreeSet<&'a str>)> {
-    let mut out: Vec<(&str, bool, BTreeSet<&str>)> = Vec::new();
+fn partners<'a>(
+    run: &Run,
+    act: &'a PartitionActivity,
+) -> Vec<(&'a str, bool, BTreeSet<&'a String>)> {
+    let mut out: Vec<(&str, bool, BTreeSet<&String>)> = Vec::new();
     for adjacent in act
         .adjacents
         .iter()
         .filter(|a| run.activity(a.id).is_none())
     {
         let ruled = !adjacent.states.is_empty();
-        let carries = adjacent.carries.iter().map(String::as_str);
+        let carries = adjacent.carries.iter();
         match out.iter_mut().find(|(l, _, _)| *l == adjacent.location) {
             Some((_, r, c)) => {
                 *r |= ruled;

@@ -208,10 +208,7 @@ impl Engine {
             .data
             .writes
             .iter()
-            .filter_map(|name| {
-                let decl = run.doc().data.iter().find(|d| d.name == *name)?;
-                Some((name.clone(), decl.kind))
-            })
+            .filter_map(|name| Some((name.clone(), run.doc().data_kind(name)?)))
             .collect();
         Some(Effect::Execute {
             key,

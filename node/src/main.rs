@@ -204,31 +204,13 @@ async fn dispatch(command: Command) -> anyhow::Result<()> {
         Command::Complete {
             instance,
             activity,
-            user: Some(user),
+            user,
             failed,
             detail,
             flag,
             set,
             file,
             api,
-        } => {
-            let (set, files) = commands::complete::data_args(&set, &file)?;
-            let body = serde_json::json!({
-                "failed": failed, "detail": detail, "flag": flag, "set": set, "files": files,
-            });
-            let item = (instance, activity);
-            commands::people::act(&api, &user, item, "complete", body).await
-        }
-        Command::Complete {
-            instance,
-            activity,
-            failed,
-            detail,
-            flag,
-            set,
-            file,
-            api,
-            ..
         } => {
             let (set, files) = commands::complete::data_args(&set, &file)?;
             let body = Completion {
@@ -238,7 +220,15 @@ async fn dispatch(command: Command) -> anyhow::Result<()> {
                 set,
                 files,
             };
-            commands::complete::run(&api, instance, activity, body).await
+            match user {
+                // The same body, to the user's worklist (an item they hold).
+                Some(user) => {
+                    let body = serde_json::to_value(&body)?;
+                    let item = (instance, activity);
+                    commands::people::act(&api, &user, item, "complete", body).await
+                }
+                None => commands::complete::run(&api, instance, activity, body).await,
+            }
         }
         Command::Notices { api, user, json } => commands::people::notices(&api, &user, json).await,
         Command::Inspect { .. } => Ok(()),

@@ -79,6 +79,16 @@ pub enum DataValue {
 }
 
 impl DataValue {
+    /// How tables show it: its kind (`string`, `number`, `file`) and its text (a file's size
+    /// and hash).
+    pub fn shown(&self) -> (&'static str, String) {
+        match self {
+            DataValue::String(t) => ("string", t.clone()),
+            DataValue::Number(t) => ("number", t.clone()),
+            DataValue::File(f) => ("file", format!("{} bytes, sha256 {}", f.size, f.sha256)),
+        }
+    }
+
     /// Why the value cannot travel (`None` when it can): a string or number over
     /// [`MAX_VALUE_BYTES`], or a bad file reference.
     pub fn problem(&self) -> Option<String> {

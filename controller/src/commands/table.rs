@@ -184,12 +184,9 @@ pub fn data(inst: &Instance, view: &mobiwf_controller::data::DataView) -> String
         "AT"
     );
     for d in &view.data {
-        let (kind, value) = match &d.value {
-            DataValue::String(t) => ("string", t.clone()),
-            DataValue::Number(t) => ("number", t.clone()),
-            DataValue::File(f) => ("file", format!("{} bytes, sha256 {}", f.size, f.sha256)),
-        };
-        let long = kind != "file" && value.chars().count() > SHOWN_VALUE_CHARS;
+        let (kind, value) = d.value.shown();
+        let long =
+            !matches!(d.value, DataValue::File(_)) && value.chars().count() > SHOWN_VALUE_CHARS;
         let value = if long {
             let cut: String = value.chars().take(SHOWN_VALUE_CHARS).collect();
             format!("{cut}… (--json shows it whole)")

@@ -11,7 +11,6 @@ use mobiwf_proto::{DataValue, ItemAction, ItemStatus, UserId};
 
 use super::Item;
 use super::claim::Claim;
-use crate::data::check_writes;
 use crate::{Effect, Engine};
 
 impl Engine {
@@ -35,24 +34,15 @@ impl Engine {
         let key = self
             .run_of(claim.instance, claim.activity)
             .map_err(|r| r.to_string())?;
-        let missing = || {
-            format!(
-                "activity {} of instance {} is not run here",
-                claim.activity, claim.instance
-            )
-        };
-        let run = self.runs.get(&key).ok_or_else(missing)?;
-        let act = run.activity(claim.activity).ok_or_else(missing)?;
         let written = data
             .values
             .iter()
             .map(|(n, v)| (n.clone(), v.clone()))
             .collect();
-        let written = check_writes(run, act, written)?;
-        if let Some(problem) = self.instance_size_problem(claim.instance, &written) {
-            return Err(problem);
-        }
-        Ok(written.into_iter().collect())
+        Ok(self
+            .accepted_writes(key, claim.activity, written)?
+            .into_iter()
+            .collect())
     }
 
     /// A granted completion: the files it names that are not here are fetched from the

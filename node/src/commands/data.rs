@@ -44,11 +44,7 @@ pub async fn run(
     }
     println!("{:<16} {:<8} {:<10} VALUE", "NAME", "TYPE", "BY");
     for d in data {
-        let (kind, value) = match d.value {
-            DataValue::String(t) => ("string", t),
-            DataValue::Number(t) => ("number", t),
-            DataValue::File(f) => ("file", format!("{} bytes, sha256 {}", f.size, f.sha256)),
-        };
+        let (kind, value) = d.value.shown();
         let by = format!("activity {}", d.by);
         println!(
             "{:<16} {:<8} {:<10} {}",

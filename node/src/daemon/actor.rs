@@ -245,37 +245,7 @@ impl NodeActor {
                 Ok(applied) => effects.extend(applied),
                 Err(e) => tracing::warn!("timer: {e}"),
             },
-            Event::Ended { execution, ended } if execution.compensation => {
-                let input = Input::CompensationEnded {
-                    instance: execution.instance,
-                    partition: execution.partition,
-                    activity: execution.activity,
-                    succeeded: ended.succeeded,
-                    detail: ended.detail,
-                };
-                match self.engine.apply_us(now, input) {
-                    Ok(applied) => effects.extend(applied),
-                    Err(e) => tracing::warn!("a compensation's end: {e}"),
-                }
-            }
-            Event::Ended { execution, ended } => {
-                let input = Input::Finished {
-                    instance: execution.instance,
-                    activity: execution.activity,
-                    succeeded: ended.succeeded,
-                    detail: ended.detail,
-                    by: Finisher::Command,
-                    attempt: execution.attempt,
-                    flag: ended.flag,
-                    written: ended.written,
-                };
-                match self.engine.apply_us(now, input) {
-                    Ok(applied) => effects.extend(applied),
-                    // Its activity was decided before (timeOut, withdrawal, cancel): the
-                    // command had been killed, or its word comes too late.
-                    Err(e) => tracing::info!("a command ended after its activity was decided: {e}"),
-                }
-            }
+            Event::Ended { execution, ended } => self.command_ended(now, execution, ended, effects),
             Event::Command(Command::Complete {
                 instance,
                 activity,
@@ -299,20 +269,49 @@ impl NodeActor {
                 after.completions.push((reply, result));
             }
             Event::Query(query) => after.queries.push(query),
-            Event::Fetched(file) => {
-                for instance in self.fetching.done(&file) {
-                    let input = Input::Fetched {
-                        instance,
-                        file: file.clone(),
-                    };
-                    match self.engine.apply_us(now, input) {
-                        Ok(applied) => effects.extend(applied),
-                        Err(e) => tracing::warn!("a fetched file: {e}"),
-                    }
-                }
-            }
+            Event::Fetched(file) => self.fetched(now, &file, effects),
         }
         Ok(())
+    }
+
+    /// A command or a compensation the engine started ended: the engine hears how.
+    fn command_ended(
+        &mut self,
+        now: u64,
+        execution: Execution,
+        ended: executor::Ended,
+        effects: &mut Vec<Effect>,
+    ) {
+        if execution.compensation {
+            let input = Input::CompensationEnded {
+                instance: execution.instance,
+                partition: execution.partition,
+                activity: execution.activity,
+                succeeded: ended.succeeded,
+                detail: ended.detail,
+            };
+            match self.engine.apply_us(now, input) {
+                Ok(applied) => effects.extend(applied),
+                Err(e) => tracing::warn!("a compensation's end: {e}"),
+            }
+            return;
+        }
+        let input = Input::Finished {
+            instance: execution.instance,
+            activity: execution.activity,
+            succeeded: ended.succeeded,
+            detail: ended.detail,
+            by: Finisher::Command,
+            attempt: execution.attempt,
+            flag: ended.flag,
+            written: ended.written,
+        };
+        match self.engine.apply_us(now, input) {
+            Ok(applied) => effects.extend(applied),
+            // Its activity was decided before (timeOut, withdrawal, cancel): the command had
+            // been killed, or its word comes too late.
+            Err(e) => tracing::info!("a command ended after its activity was decided: {e}"),
+        }
     }
 
     fn answer(&self, query: Query) {

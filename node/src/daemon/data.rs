@@ -11,7 +11,7 @@ use std::time::Duration;
 
 use base64::Engine as _;
 use base64::engine::general_purpose::STANDARD;
-use mobiwf_engine::Missing;
+use mobiwf_engine::{Effect, Input, Missing};
 use mobiwf_proto::data::{FETCH_CHUNK_BYTES, MAX_INLINE_FILE_BYTES, MAX_INLINE_TOTAL_BYTES};
 use mobiwf_proto::{
     DataValue, Envelope, FileBody, FileRef, InstanceId, ItemAction, Message, MessageId, NodeId,
@@ -314,6 +314,20 @@ impl super::actor::NodeActor {
         };
         let handle = tokio::spawn(fetch(task));
         self.fetching.started(file, handle.abort_handle());
+    }
+
+    /// A fetch ended with the content whole: every instance that waited for it goes on.
+    pub(super) fn fetched(&mut self, now: u64, file: &FileRef, effects: &mut Vec<Effect>) {
+        for instance in self.fetching.done(file) {
+            let input = Input::Fetched {
+                instance,
+                file: file.clone(),
+            };
+            match self.engine.apply_us(now, input) {
+                Ok(applied) => effects.extend(applied),
+                Err(e) => tracing::warn!("a fetched file: {e}"),
+            }
+        }
     }
 
     /// Stops the fetches no instance waits for any more (it was cancelled or completed).

@@ -17,6 +17,13 @@ pub struct PartitionDocument {
     pub data: Vec<super::data::DataItem>,
 }
 
+impl PartitionDocument {
+    /// What the data name `name` holds, as the document's `<data>` declares it.
+    pub fn data_kind(&self, name: &str) -> Option<super::data::DataKind> {
+        self.data.iter().find(|d| d.name == name).map(|d| d.kind)
+    }
+}
+
 /// One activity of a partition.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct PartitionActivity {
