@@ -8,7 +8,7 @@
 use std::collections::{BTreeMap, BTreeSet};
 
 use mobiwf_people::{Directory, DirectoryError};
-use mobiwf_proto::{DeviceEntry, InstanceId, Message};
+use mobiwf_proto::{DeviceEntry, InstanceId, Message, NodeId};
 use mobiwf_xml_schema::{Organisation, UserId, WorkflowDefinition};
 use serde::{Deserialize, Serialize};
 
@@ -112,16 +112,17 @@ impl Book {
     pub(crate) fn device_registered(&mut self, now_ms: u64, node: &NodeInfo) -> Vec<Effect> {
         let devices = &mut self.directory.devices;
         devices.retain(|name, d| d.node != node.peer || *name == node.name);
-        let connections = devices
-            .get(&node.name)
-            .map_or(0, |d| d.connections)
-            .saturating_add(1);
+        let old = devices.get(&node.name);
+        let connections = old.map_or(0, |d| d.connections).saturating_add(1);
+        // Registering again is not reconnecting a user: that is `Message::Presence`.
+        let away = old.map(|d| d.away.clone()).unwrap_or_default();
         let entry = DeviceEntry {
             name: node.name.clone(),
             node: node.peer.clone(),
             location: node.addrs.first().cloned().unwrap_or_default(),
             connections,
             last_connected_ms: now_ms,
+            away,
         };
         devices.insert(node.name.clone(), entry);
         self.directory.version += 1;
@@ -131,6 +132,52 @@ impl Book {
         } else {
             self.send_directory()
         }
+    }
+
+    /// A device says one of its users disconnected (`away`) or came back: the directory's
+    /// next version, with the user marked, goes to every node (hosts offer an away user no new
+    /// work; the failure detector leaves a node with an away user alone). Only the user's own
+    /// device may say it; saying it twice changes nothing.
+    pub(crate) fn presence(
+        &mut self,
+        peer: &NodeId,
+        user: &UserId,
+        away: bool,
+    ) -> Result<Applied, BookError> {
+        let Some(name) = self
+            .directory
+            .user(user.as_str())
+            .and_then(|u| u.device.clone())
+        else {
+            return Err(BookError::People(format!(
+                "a presence for user '{user}', who is not in the directory or has no device"
+            )));
+        };
+        let Some(entry) = self
+            .directory
+            .devices
+            .get_mut(name.as_str())
+            .filter(|d| &d.node == peer)
+        else {
+            return Err(BookError::People(format!(
+                "a presence for user '{user}' from {peer}, which is not their device {name}"
+            )));
+        };
+        let was = entry.away.iter().any(|u| u == user);
+        if was == away {
+            return Ok(Applied::default());
+        }
+        if away {
+            entry.away.push(user.clone());
+        } else {
+            entry.away.retain(|u| u != user);
+        }
+        self.directory.version += 1;
+        self.dirty_people = true;
+        Ok(Applied {
+            effects: self.send_directory(),
+            instance: None,
+        })
     }
 
     /// The directory as it is, to every registered node.

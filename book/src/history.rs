@@ -248,6 +248,10 @@ pub enum Event {
         user: UserId,
         /// What.
         action: ItemAction,
+        /// When they did it, when they did it disconnected (ms since the epoch, their
+        /// device's clock): the event itself is when it reached the host.
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        offline_ms: Option<u64>,
     },
     /// A work item's host refused a user's claim.
     ItemRefused {

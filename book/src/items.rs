@@ -138,10 +138,15 @@ fn history_event(inst: &Instance, activity: ActivityId, event: &ItemEvent) -> Ev
     match event.clone() {
         ItemEvent::Offered { users } => Event::ItemOffered { activity, users },
         ItemEvent::Unassigned { why } => Event::ItemUnassigned { activity, why },
-        ItemEvent::Acted { user, action } => Event::ItemActed {
+        ItemEvent::Acted {
+            user,
+            action,
+            offline_ms,
+        } => Event::ItemActed {
             activity,
             user,
             action,
+            offline_ms,
         },
         ItemEvent::Refused {
             user,
@@ -169,7 +174,7 @@ fn summarise(item: &mut ItemSummary, event: &ItemEvent, at_ms: u64) {
             }
         }
         ItemEvent::Unassigned { why } => item.unassigned = Some(why.clone()),
-        ItemEvent::Acted { user, action } => acted(item, user, action, at_ms),
+        ItemEvent::Acted { user, action, .. } => acted(item, user, action, at_ms),
         ItemEvent::Refused { .. } => {}
         ItemEvent::Revoked { users } => {
             item.offered.retain(|u| !users.contains(u));

@@ -245,6 +245,7 @@ impl Book {
             } => self.item_events(peer, instance, activity, at_ms, &events),
             Message::Item { info, answer, .. } => self.answered(now_ms, peer, &info, answer),
             Message::Compensated(answer) => self.compensated(now_ms, peer, &answer),
+            Message::Presence { user, away } => self.presence(peer, &user, away),
             other => Err(BookError::Unexpected(other.kind())),
         }
     }
@@ -384,8 +385,18 @@ impl Book {
                 .filter(|n| n.suspected.is_some())
                 .map(|n| &n.peer),
         );
+        // A node whose user disconnected on purpose is not suspected while they are away: its
+        // own partitions go on offline and report when it is back.
+        let away: BTreeSet<&NodeId> = self
+            .directory
+            .devices
+            .values()
+            .filter(|d| !d.away.is_empty())
+            .map(|d| &d.node)
+            .collect();
         peers
             .into_iter()
+            .filter(|p| !away.contains(p))
             .filter_map(|p| self.nodes.get(p))
             .map(|n| Watched {
                 peer: n.peer.clone(),

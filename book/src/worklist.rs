@@ -58,6 +58,7 @@ impl Book {
                     user,
                     action,
                     request,
+                    offline_ms: None,
                 },
             }],
             instance: None,

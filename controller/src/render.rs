@@ -275,7 +275,22 @@ fn item_event(event: &Event) -> Option<String> {
         }
         Event::ItemOffered { users: list, .. } => format!("item: offered to {}", users(list)),
         Event::ItemUnassigned { why, .. } => format!("item: nobody to offer to: {why}"),
-        Event::ItemActed { user, action, .. } => format!("item: {}", acted(user, action)),
+        Event::ItemActed {
+            user,
+            action,
+            offline_ms: None,
+            ..
+        } => format!("item: {}", acted(user, action)),
+        Event::ItemActed {
+            user,
+            action,
+            offline_ms: Some(at),
+            ..
+        } => format!(
+            "item: {} offline at {} UTC, delivered now",
+            acted(user, action),
+            mobiwf_runtime::process::time_of_day_utc(*at)
+        ),
         Event::ItemRefused {
             user,
             action,

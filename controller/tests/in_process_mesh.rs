@@ -46,6 +46,7 @@ async fn mesh() -> Mesh {
         listen: loopback(),
         api: "127.0.0.1:0".parse().expect("addr"),
         store: Some(Arc::new(MemoryStore::new())),
+        prefetch: true,
     };
     let p1 = mobiwf_node::start(node("P1", vec![1, 2, 3]))
         .await

@@ -313,6 +313,9 @@ pub enum Input {
         /// The files a completion names whose content the daemon does not hold, and where
         /// to fetch them (the claimant's device).
         missing: Vec<Missing>,
+        /// When the user acted, when they did it disconnected (ms since the epoch, their
+        /// device's clock); told to the controller with the item's events.
+        offline_ms: Option<u64>,
     },
 }
 
@@ -539,9 +542,11 @@ impl Engine {
                 request,
                 from,
                 missing,
+                offline_ms,
             } => {
                 let claim = items::Claim {
                     missing,
+                    offline_ms,
                     instance,
                     activity,
                     user,

@@ -112,6 +112,14 @@ pub fn router(client: NodeClient) -> Router {
         )
         .route("/users/{user}/notices", get(crate::api_people::notices))
         .route("/directory", get(crate::api_people::directory))
+        .route(
+            "/users/{user}/disconnect",
+            post(crate::api_offline::disconnect),
+        )
+        .route(
+            "/users/{user}/reconnect",
+            post(crate::api_offline::reconnect),
+        )
         .with_state(client)
 }
 

@@ -32,6 +32,20 @@ impl Files {
         self.dir.join(&file.sha256)
     }
 
+    /// The bytes the file store's file system has free for this process (`statvfs`).
+    pub fn free_bytes(&self) -> Result<u64, String> {
+        let dir = if self.dir.exists() {
+            self.dir.as_path()
+        } else {
+            self.dir.parent().unwrap_or(self.dir.as_path())
+        };
+        let stat = nix::sys::statvfs::statvfs(dir)
+            .map_err(|e| format!("cannot tell the free space of {}: {e}", dir.display()))?;
+        // Both are 64-bit on the 64-bit Linux mobiwf runs on.
+        let (blocks, size): (u64, u64) = (stat.blocks_available(), stat.fragment_size());
+        Ok(blocks.saturating_mul(size))
+    }
+
     /// True when the content is held here.
     pub fn has(&self, file: &FileRef) -> bool {
         file.problem().is_none()

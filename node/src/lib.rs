@@ -4,6 +4,7 @@
 //! `files`), and the HTTP API (`api`).
 
 pub mod api;
+pub mod api_offline;
 pub mod api_people;
 pub mod daemon;
 pub mod executor;

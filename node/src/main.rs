@@ -110,6 +110,32 @@ enum Command {
         #[arg(long)]
         json: bool,
     },
+    /// Take a user's locked items offline: copies what they read (refused with exit 3 when it
+    /// would take longer than --max-wait, exit 4 without the disk space, exit 5 while the
+    /// user holds a selected item), then the user is away: only locked items can be worked
+    /// on, and what the user does is sent when they reconnect.
+    Disconnect {
+        #[command(flatten)]
+        api: ApiArgs,
+        /// The user (their device is this node).
+        #[arg(long)]
+        user: String,
+        /// The longest the user will wait for the copy, in seconds.
+        #[arg(long, value_name = "SECS")]
+        max_wait: u64,
+        /// Copy whatever it takes, however long.
+        #[arg(long)]
+        accept: bool,
+    },
+    /// Bring a disconnected user back: every item can be worked on again, and what they did
+    /// offline goes to the hosts.
+    Reconnect {
+        #[command(flatten)]
+        api: ApiArgs,
+        /// The user.
+        #[arg(long)]
+        user: String,
+    },
     /// Check a partition document and show what this node would do with it.
     ///
     /// For each activity: its kind, what it waits for (local activities, or notifications
@@ -231,6 +257,13 @@ async fn dispatch(command: Command) -> anyhow::Result<()> {
             }
         }
         Command::Notices { api, user, json } => commands::people::notices(&api, &user, json).await,
+        Command::Disconnect {
+            api,
+            user,
+            max_wait,
+            accept,
+        } => commands::offline::disconnect(&api, &user, max_wait, accept).await,
+        Command::Reconnect { api, user } => commands::offline::reconnect(&api, &user).await,
         Command::Inspect { .. } => Ok(()),
     }
 }

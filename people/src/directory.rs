@@ -104,9 +104,23 @@ impl Directory {
             .map(|g| g.priority)
     }
 
-    /// Whether the user may be offered work at all: not on leave, with a registered device.
+    /// Whether the user may be offered new work: not on leave, with a registered device, and
+    /// not away (disconnected with `mobiwf-node disconnect`).
     pub fn available(&self, user: &User) -> bool {
+        self.keeps_offers(user) && !self.is_away(user.id.as_str())
+    }
+
+    /// Whether the user keeps the offers they have: not on leave, with a registered device.
+    /// A user who is away keeps them (disabled on their device until they reconnect; anyone
+    /// else offered the item may take it meanwhile).
+    pub fn keeps_offers(&self, user: &User) -> bool {
         !user.on_leave && self.device_of(user.id.as_str()).is_some()
+    }
+
+    /// Whether the user disconnected and has not reconnected (their device's entry says so).
+    pub fn is_away(&self, user: &str) -> bool {
+        self.device_of(user)
+            .is_some_and(|d| d.away.iter().any(|u| u.as_str() == user))
     }
 
     /// Everyone the activity's basis names (the role's members, or the department's or

@@ -15,6 +15,7 @@ pub mod directory;
 pub use assign::{Choice, Load, choose};
 pub use desk::{
     Applied, Desk, DeskChanges, DeskEffect, DeskEncodeError, DeskInput, DeskItem, DeskRefusal,
-    DeskRestoreError, Entry, EntryState, ItemSnapshot, LocalClaim, Order, PendingClaim,
+    DeskRestoreError, Entry, EntryState, ItemCopy, ItemKey, ItemSnapshot, LocalClaim, Offline,
+    Order, PendingClaim,
 };
 pub use directory::{ADMINISTRATOR, Directory, DirectoryError};

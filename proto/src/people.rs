@@ -24,6 +24,10 @@ pub struct DeviceEntry {
     pub connections: u32,
     /// When it last registered, in ms since the epoch.
     pub last_connected_ms: u64,
+    /// Its users who disconnected (`mobiwf-node disconnect`) and have not reconnected: they
+    /// get no new offers, and the node is not suspected while any is away.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub away: Vec<UserId>,
 }
 
 /// What a user does to a work item.
@@ -225,6 +229,10 @@ pub enum ItemEvent {
         user: UserId,
         /// What they did.
         action: ItemAction,
+        /// When the user acted, in ms since the epoch on their device, when they did it while
+        /// disconnected (the claim waited on their device until it reconnected).
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        offline_ms: Option<u64>,
     },
     /// A claim the host refused.
     Refused {

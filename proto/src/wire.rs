@@ -320,6 +320,10 @@ pub enum Message {
         action: ItemAction,
         /// The sender's number for this claim; the answer carries it.
         request: u64,
+        /// When the user acted, in ms since the epoch, when they did it while disconnected
+        /// (the claim waited on their device until it reconnected).
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        offline_ms: Option<u64>,
     },
     /// Host → device: a work item as this device's users see it now. Newer versions win
     /// (messages may arrive out of order).
@@ -376,6 +380,23 @@ pub enum Message {
         /// The instance.
         instance: InstanceId,
     },
+    /// Device → host: what does this work item read? Answered at once with [`Reply::Data`]
+    /// (the values of the activity's `<reads>` the host knows), never stored; asked only by the
+    /// device of a user offered or holding the item, to copy it for offline work.
+    ItemData {
+        /// The instance.
+        instance: InstanceId,
+        /// The activity.
+        activity: ActivityId,
+    },
+    /// Device → controller: a user of this device disconnected (`away`) or reconnected. An
+    /// away user gets no new offers; a node with an away user is not suspected.
+    Presence {
+        /// The user.
+        user: UserId,
+        /// True when they disconnected, false when they came back.
+        away: bool,
+    },
     /// Controller → device: tell a user something (the instances they are responsible for
     /// started, failed, ended).
     Notice {
@@ -414,6 +435,8 @@ impl Message {
             Message::Notice { .. } => "notice",
             Message::Fetch { .. } => "fetch",
             Message::ReadData { .. } => "read_data",
+            Message::ItemData { .. } => "item_data",
+            Message::Presence { .. } => "presence",
             Message::Compensate(_) => "compensate",
             Message::Compensated(_) => "compensated",
             Message::Rerun(_) => "rerun",

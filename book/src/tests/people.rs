@@ -145,6 +145,7 @@ scenarios! {
             location: addr("peerC"),
             connections: 1,
             last_connected_ms: T0 + 5,
+            away: Vec::new(),
         };
         assert_eq!(b.directory().device_of("dan"), Some(&tab));
         // Again, later: counted, and the time is the latest.

@@ -175,6 +175,7 @@ pub(super) async fn start_node(
         listen: loopback()?,
         api: "127.0.0.1:0".parse()?,
         store: None,
+        prefetch: true,
     })
     .await?;
     let skills: Vec<String> = skills.iter().map(u64::to_string).collect();

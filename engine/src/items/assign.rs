@@ -94,7 +94,7 @@ impl Engine {
             .iter_mut()
             .filter(|c| c.is_open() && c.holder.is_none())
         {
-            copy.offered = available(dir, &copy.offered);
+            copy.offered = kept(dir, &copy.offered);
         }
         for copy in after.copies.iter_mut().filter(|c| c.orphaned()) {
             copy.offered = available(dir, &copy.audience);
@@ -148,6 +148,16 @@ impl Engine {
         }
         load
     }
+}
+
+/// The users of `users` who keep their offers (in the directory, not on leave, with a
+/// registered device; a user who is away keeps them).
+fn kept(dir: &Directory, users: &BTreeSet<UserId>) -> BTreeSet<UserId> {
+    users
+        .iter()
+        .filter(|u| dir.user(u.as_str()).is_some_and(|x| dir.keeps_offers(x)))
+        .cloned()
+        .collect()
 }
 
 /// The users of `users` who may be offered work now (in the directory, not on leave, with a

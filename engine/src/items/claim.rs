@@ -36,6 +36,8 @@ pub(crate) struct Claim {
     pub(crate) from: Option<NodeId>,
     /// The files a completion names whose content is not here, and where to fetch them.
     pub(crate) missing: Vec<crate::data::Missing>,
+    /// When the user acted, when they did it disconnected.
+    pub(crate) offline_ms: Option<u64>,
 }
 
 /// What the host decided.
@@ -175,6 +177,7 @@ impl Engine {
             user: claim.user.clone(),
             // Told to the controller: without the values, which never pass through it.
             action: claim.action.without_data(),
+            offline_ms: claim.offline_ms,
         };
         self.publish(id, before, reply, vec![acted], fx);
         if ends {

@@ -17,6 +17,7 @@ mod assign;
 mod claim;
 mod claimed;
 mod end;
+mod reads;
 mod send;
 mod store;
 mod written;

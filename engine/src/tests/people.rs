@@ -74,6 +74,7 @@ pub(super) fn directory(version: u64, users: Vec<User>) -> Directory {
                 location: location_of(d),
                 connections: 1,
                 last_connected_ms: 0,
+                away: Vec::new(),
             });
         }
     }

@@ -4,6 +4,7 @@ pub mod api_client;
 pub mod complete;
 pub mod data;
 pub mod inspect;
+pub mod offline;
 pub mod people;
 pub mod run;
 pub mod worklist;

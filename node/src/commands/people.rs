@@ -37,18 +37,19 @@ pub async fn worklist(api: &ApiArgs, user: &str, order: &str, json: bool) -> any
         return Ok(());
     }
     println!(
-        "{:<9} {:<9} {:<18} {:<9} {:<9} {:<10} DESCRIPTION",
-        "INSTANCE", "ACTIVITY", "NAME", "STATE", "PRIORITY", "GRANTOR"
+        "{:<9} {:<9} {:<18} {:<9} {:<9} {:<10} {:<11} DESCRIPTION",
+        "INSTANCE", "ACTIVITY", "NAME", "STATE", "PRIORITY", "GRANTOR", "OFFLINE"
     );
     for item in items {
         println!(
-            "{:<9} {:<9} {:<18} {:<9} {:<9} {:<10} {}",
+            "{:<9} {:<9} {:<18} {:<9} {:<9} {:<10} {:<11} {}",
             text(&item["instance"]),
             text(&item["activity"]),
             text(&item["name"]),
             text(&item["state"]),
             text(&item["priority"]),
             text(&item["grantor"]),
+            text(&item["offline"]),
             text(&item["description"]),
         );
     }

@@ -30,6 +30,10 @@ pub struct RunArgs {
     /// Where to serve the HTTP API (worklist, metrics); written to DIR/api.
     #[arg(long, value_name = "HOST:PORT", default_value = "127.0.0.1:0")]
     pub api: SocketAddr,
+    /// Do not copy what lockable work items read in the background (metered networks): a
+    /// `disconnect` then copies its user's locked items, and only those.
+    #[arg(long)]
+    pub no_prefetch: bool,
 }
 
 /// Runs the node until Ctrl-C or SIGTERM.
@@ -52,6 +56,7 @@ pub async fn run(args: RunArgs) -> anyhow::Result<()> {
         listen,
         api: args.api,
         store: None,
+        prefetch: !args.no_prefetch,
     })
     .await?;
     mobiwf_runtime::process::write_atomically(

@@ -44,6 +44,8 @@ pub(super) struct NodeActor {
     pub(super) mesh: mobiwf_runtime::mesh::MeshHandle,
     /// The fetches under way and the instances waiting for each.
     pub(super) fetching: super::data::Fetching,
+    /// The copies for offline work under way.
+    pub(super) copying: super::offline::Copying,
 }
 
 /// A person's completion waiting for its answer, and the answer.
@@ -66,6 +68,10 @@ pub(super) struct After {
     pub(super) sent: Vec<SentClaim>,
     /// Answers to claims that came in this group (request number, verdict).
     pub(super) answers: Vec<(u64, mobiwf_proto::Verdict)>,
+    /// Disconnection plans asked in this group.
+    pub(super) plans: Vec<super::offline::PlanReply>,
+    /// Disconnections and reconnections applied in this group.
+    pub(super) presences: Vec<super::offline::PresenceReply>,
 }
 
 impl Actor for NodeActor {
@@ -82,6 +88,10 @@ impl Actor for NodeActor {
         let mut after = After::default();
         let mut produced = Produced::default();
         for event in events {
+            if let Event::Offline(command) = event {
+                self.offline(now / 1000, command, (group, seq), &mut after)?;
+                continue;
+            }
             self.apply_one(now, event, group, &mut produced, &mut after)?;
         }
         let (engine, desk) = produced;
@@ -108,11 +118,18 @@ impl Actor for NodeActor {
         self.deadline.send_replace(self.engine.next_deadline());
         self.carry_out(after.effects);
         self.prune_fetches();
+        self.copy_items(mobiwf_runtime::process::now_us() / 1000);
         for (tx, result) in after.completions {
             let _ = tx.send(result);
         }
         for query in after.queries {
             self.answer(query);
+        }
+        for (reply, plan) in after.plans {
+            let _ = reply.send(plan);
+        }
+        for (reply, result) in after.presences {
+            let _ = reply.send(result);
         }
         for t in self.engine.take_transitions() {
             let span = tracing::info_span!("activity", instance = %t.key.instance, activity = %t.activity, name = %t.name);
@@ -270,6 +287,8 @@ impl NodeActor {
             }
             Event::Query(query) => after.queries.push(query),
             Event::Fetched(file) => self.fetched(now, &file, effects),
+            // Applied by `apply`, which has the sequencer.
+            Event::Offline(_) => {}
         }
         Ok(())
     }

@@ -293,6 +293,13 @@ impl super::actor::NodeActor {
             Message::ReadData { .. } => Reply::Refused {
                 reason: "only this node's controller reads instance data".to_owned(),
             },
+            Message::ItemData { instance, activity } => {
+                let device = NodeId::new(inbound.from.to_string());
+                match self.engine.item_reads(*instance, *activity, &device) {
+                    Ok(data) => Reply::Data { data },
+                    Err(reason) => Reply::Refused { reason },
+                }
+            }
             _ => return Some(inbound),
         };
         let _ = inbound.reply.send(reply);
@@ -316,8 +323,32 @@ impl super::actor::NodeActor {
         self.fetching.started(file, handle.abort_handle());
     }
 
-    /// A fetch ended with the content whole: every instance that waited for it goes on.
+    /// Starts fetching a file an item copied for offline work names, unless a fetch of it is
+    /// under way.
+    pub(super) fn start_desk_fetch(&mut self, file: FileRef, from: String) {
+        if !self.fetching.want_for_desk(&file) {
+            return;
+        }
+        let task = Fetch {
+            mesh: self.mesh.clone(),
+            me: NodeId::new(self.mesh.peer_id().to_string()),
+            files: self.files.clone(),
+            file: file.clone(),
+            from,
+            events: self.events.clone(),
+        };
+        let handle = tokio::spawn(fetch(task));
+        self.fetching.started(file, handle.abort_handle());
+    }
+
+    /// A fetch ended with the content whole: every instance that waited for it goes on, and
+    /// no copy for offline work waits for it any more.
     pub(super) fn fetched(&mut self, now: u64, file: &FileRef, effects: &mut Vec<Effect>) {
+        let dir = self.engine.directory();
+        let held = mobiwf_people::DeskInput::FileHeld(file.clone());
+        if let Err(e) = self.desk.apply(now / 1000, dir, &self.name, held) {
+            tracing::warn!("a fetched file for an item's copy: {e}");
+        }
         for instance in self.fetching.done(file) {
             let input = Input::Fetched {
                 instance,
@@ -357,6 +388,8 @@ async fn blocking(
 #[derive(Default)]
 pub(super) struct Fetching {
     waiting: BTreeMap<FileRef, BTreeSet<InstanceId>>,
+    /// Contents fetched for the desk's copies (no instance here waits for them).
+    for_desk: BTreeSet<FileRef>,
     tasks: BTreeMap<FileRef, tokio::task::AbortHandle>,
 }
 
@@ -364,8 +397,16 @@ impl Fetching {
     /// `instance` needs `file`: true when no fetch of it is under way yet (start one).
     pub(super) fn want(&mut self, instance: InstanceId, file: &FileRef) -> bool {
         let entry = self.waiting.entry(file.clone()).or_default();
-        let first = entry.is_empty();
+        // One fetch per content: a desk's copy may be fetching it already.
+        let first = entry.is_empty() && !self.tasks.contains_key(file);
         entry.insert(instance);
+        first
+    }
+
+    /// A desk's copy needs `file`: true when no fetch of it is under way yet (start one).
+    pub(super) fn want_for_desk(&mut self, file: &FileRef) -> bool {
+        let first = !self.tasks.contains_key(file);
+        self.for_desk.insert(file.clone());
         first
     }
 
@@ -377,6 +418,7 @@ impl Fetching {
     /// The fetch of `file` ended: the instances that waited for it.
     pub(super) fn done(&mut self, file: &FileRef) -> BTreeSet<InstanceId> {
         self.tasks.remove(file);
+        self.for_desk.remove(file);
         self.waiting.remove(file).unwrap_or_default()
     }
 
@@ -390,9 +432,9 @@ impl Fetching {
             instances.retain(|i| still(*i, file));
             !instances.is_empty()
         });
-        let waiting = &self.waiting;
+        let (waiting, for_desk) = (&self.waiting, &self.for_desk);
         self.tasks.retain(|file, task| {
-            let wanted = waiting.contains_key(file);
+            let wanted = waiting.contains_key(file) || for_desk.contains(file);
             if !wanted {
                 task.abort();
             }

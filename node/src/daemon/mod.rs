@@ -8,6 +8,7 @@
 
 mod actor;
 mod data;
+mod offline;
 mod people;
 mod translate;
 
@@ -17,7 +18,7 @@ use std::sync::Arc;
 
 use libp2p::Multiaddr;
 use mobiwf_engine::{Refusal, WorkItem};
-use mobiwf_proto::{ActivityId, ActivityTypeId, InstanceId, NodeName, PartitionId};
+use mobiwf_proto::{ActivityId, ActivityTypeId, InstanceId, NodeName, PartitionId, UserId};
 use mobiwf_runtime::daemon::{self, Base, Daemon, Setup};
 use mobiwf_runtime::mesh::Inbound;
 use mobiwf_runtime::metrics::Metrics;
@@ -28,6 +29,7 @@ use tokio::sync::{mpsc, oneshot, watch};
 use crate::executor::{Ended, Execution};
 use crate::state;
 
+pub use offline::{Departure, Refused};
 pub use translate::check_locations;
 
 /// How to start a node.
@@ -46,6 +48,9 @@ pub struct NodeConfig {
     pub api: SocketAddr,
     /// The store to use; `None` opens RocksDB in `data_dir/db`.
     pub store: Option<Arc<dyn Store>>,
+    /// Copy what lockable items read in the background while connected (`--no-prefetch`
+    /// turns it off: then only a disconnection copies, the locked items of its user).
+    pub prefetch: bool,
 }
 
 /// A running node.
@@ -60,6 +65,8 @@ pub struct NodeClient {
     /// The contents of instance data files (a person's files are kept here before the
     /// completion that names them is applied).
     pub files: crate::files::Files,
+    /// The mesh (a disconnection measures the bandwidth to the hosts of its items).
+    pub mesh: mobiwf_runtime::mesh::MeshHandle,
 }
 
 /// One partition run as the API shows it.
@@ -92,6 +99,8 @@ enum Event {
     Query(Query),
     /// A file the engine asked for is whole in the file store.
     Fetched(mobiwf_proto::FileRef),
+    /// Work without the network: a user's disconnection or reconnection, an item's copy.
+    Offline(offline::OfflineCommand),
 }
 
 /// What a user's action on a work item came to.
@@ -283,6 +292,24 @@ impl NodeClient {
         }
     }
 
+    /// What a disconnection of `user` must still copy; starts copying their locked items.
+    pub async fn departure(&self, user: UserId) -> anyhow::Result<Result<Departure, Refused>> {
+        self.ask(|reply| Event::Offline(offline::OfflineCommand::Plan { user, reply }))
+            .await
+    }
+
+    /// The user goes away (their desk, and the controller told).
+    pub async fn disconnect(&self, user: UserId) -> anyhow::Result<Result<(), Refused>> {
+        self.ask(|reply| Event::Offline(offline::OfflineCommand::Disconnect { user, reply }))
+            .await
+    }
+
+    /// The user comes back.
+    pub async fn reconnect(&self, user: UserId) -> anyhow::Result<Result<(), Refused>> {
+        self.ask(|reply| Event::Offline(offline::OfflineCommand::Reconnect { user, reply }))
+            .await
+    }
+
     /// A person finishes a manual activity. `Ok(Err(_))`: the engine refused.
     pub async fn complete(
         &self,
@@ -336,6 +363,7 @@ pub async fn start(config: NodeConfig) -> anyhow::Result<Node> {
         files: crate::files::Files::new(&config.data_dir),
         mesh: base.mesh.clone(),
         fetching: data::Fetching::default(),
+        copying: offline::Copying::new(config.prefetch),
     };
     actor.register(&mut seq, &base.outbox, &config.skills, &base.addrs)?;
     base.tasks
@@ -346,6 +374,7 @@ pub async fn start(config: NodeConfig) -> anyhow::Result<Node> {
         events: base.events.clone(),
         metrics: base.metrics.clone(),
         files: crate::files::Files::new(&config.data_dir),
+        mesh: base.mesh.clone(),
     };
     let router = crate::api::router(client.clone());
     let span = tracing::info_span!("node", name = %config.name);

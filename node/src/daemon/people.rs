@@ -52,7 +52,7 @@ impl NodeActor {
                 after.claims.push((reply, ClaimOutcome::NotHere(why)));
                 Vec::new()
             }
-            Err(e @ DeskRefusal::UnknownItem { .. }) => {
+            Err(e @ (DeskRefusal::UnknownItem { .. } | DeskRefusal::Selected { .. })) => {
                 after
                     .claims
                     .push((reply, ClaimOutcome::UnknownItem(e.to_string())));

@@ -226,6 +226,7 @@ pub(super) fn claim_input(message: Message, from: Option<NodeId>) -> Option<Inpu
             user,
             action,
             request,
+            offline_ms,
         } => Some(Input::Claim {
             instance,
             activity,
@@ -233,6 +234,7 @@ pub(super) fn claim_input(message: Message, from: Option<NodeId>) -> Option<Inpu
             action,
             request,
             from,
+            offline_ms,
             // Filled in by the daemon (`data::unpack`), which keeps the inline contents.
             missing: Vec::new(),
         }),

@@ -34,7 +34,9 @@ impl Desk {
             .pending
             .values()
             .any(|p| p.user == claim.user && (p.instance, p.activity) == key);
-        let decided = decide(item, dir, &claim, under_way);
+        let away = self.is_away(claim.user.as_str());
+        let decided = if away { offline(item, &claim) } else { None }
+            .or_else(|| decide(item, dir, &claim, under_way));
         let host = item.info.host.clone();
         let request = self.take_request();
         let effect = match decided {
@@ -50,6 +52,7 @@ impl Desk {
                     user: claim.user.clone(),
                     action: claim.action.clone(),
                     request,
+                    offline_ms: away.then_some(now_ms),
                 };
                 self.pending.insert(
                     request,
@@ -61,6 +64,7 @@ impl Desk {
                         action: claim.action,
                         host: host.clone(),
                         sent_ms: now_ms,
+                        offline: away,
                     },
                 );
                 DeskEffect::Send {
@@ -74,6 +78,19 @@ impl Desk {
             effects: vec![effect],
         })
     }
+}
+
+/// While the user is away only the items they locked can be worked on (seed 004 §5.1.2 step
+/// 10: the others are disabled until they reconnect).
+fn offline(item: &DeskItem, claim: &LocalClaim) -> Option<Verdict> {
+    let user = claim.user.as_str();
+    let locked = item.holder(user).is_some_and(|h| h.hold == Hold::Locked);
+    (item.is_open() && !locked).then(|| Verdict::Invalid {
+        reason: format!(
+            "you ({user}) are disconnected: only the items you locked can be worked on until \
+             you reconnect (`mobiwf-node reconnect --user {user}`)"
+        ),
+    })
 }
 
 /// The verdict the desk can give alone, or none when the host must decide.

@@ -62,6 +62,7 @@ impl Desk {
                 status: snap.status,
                 former: Vec::new(),
                 finished_ms: None,
+                copy: self.items.get(&key).and_then(|old| old.copy.clone()),
             };
             self.replace(now_ms, key, new, &quiet);
         }
@@ -94,6 +95,10 @@ impl Desk {
             (ItemStatus::Open, true) => None,
             _ => Some(old.and_then(|o| o.finished_ms).unwrap_or(now_ms)),
         };
+        if new.finished_ms.is_some() {
+            // Off the list: its copy for offline work goes with it.
+            new.copy = None;
+        }
         if let Some(at) = old.and_then(|o| o.finished_ms) {
             self.finished.remove(&(at, key));
         }

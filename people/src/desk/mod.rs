@@ -17,6 +17,7 @@
 mod claim;
 mod item;
 mod notices;
+mod offline;
 mod store;
 mod view;
 
@@ -26,14 +27,15 @@ mod tests;
 use std::collections::{BTreeMap, BTreeSet};
 
 use mobiwf_proto::{
-    ActivityId, Answer, Holder, InstanceId, ItemAction, ItemInfo, ItemStatus, Message, NodeName,
-    Notice, UserId, Verdict,
+    ActivityId, Answer, Datum, FileRef, Holder, InstanceId, ItemAction, ItemInfo, ItemStatus,
+    Message, NodeName, Notice, UserId, Verdict,
 };
 use mobiwf_xml_schema::User;
 use serde::{Deserialize, Serialize};
 
 use crate::Directory;
 
+pub use offline::{ItemCopy, Offline};
 pub use store::{DeskChanges, DeskEncodeError, DeskRestoreError, PREFIX, item_key};
 pub use view::{Entry, EntryState, Order};
 
@@ -70,6 +72,9 @@ pub struct DeskItem {
     /// users any more, in ms since the epoch.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub finished_ms: Option<u64>,
+    /// What it reads, copied from its host for work without the network (lockable items).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub copy: Option<ItemCopy>,
 }
 
 impl DeskItem {
@@ -111,6 +116,10 @@ pub struct PendingClaim {
     pub host: String,
     /// When, in ms since the epoch.
     pub sent_ms: u64,
+    /// True when the user was disconnected: the claim waits here until the host can be
+    /// reached.
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    pub offline: bool,
 }
 
 /// A host's `Message::Item`: the item as this device's users see it now.
@@ -164,6 +173,23 @@ pub enum DeskInput {
         /// The answer.
         answer: Answer,
     },
+    /// A user of this device disconnects (`mobiwf-node disconnect`).
+    Disconnect(UserId),
+    /// A user of this device reconnects (`mobiwf-node reconnect`).
+    Reconnect(UserId),
+    /// An item's host answered what the item reads (`Message::ItemData`).
+    Copied {
+        /// The instance.
+        instance: InstanceId,
+        /// The activity.
+        activity: ActivityId,
+        /// The values.
+        data: Vec<Datum>,
+        /// The files of `data` on this device already.
+        held: Vec<FileRef>,
+    },
+    /// A file is whole on this device (fetched, or received inline).
+    FileHeld(FileRef),
 }
 
 impl DeskInput {
@@ -267,6 +293,19 @@ pub enum DeskRefusal {
         /// What is wrong and what to do.
         why: String,
     },
+    /// The user holds selected items: they cannot take them offline (lock them, or release
+    /// them, first).
+    #[error(
+        "{user} cannot disconnect while holding selected items ({}): a selected item stays with \
+         its host; lock it (if it allows disconnected work), or release it, then disconnect",
+        items.join("; ")
+    )]
+    Selected {
+        /// The user.
+        user: UserId,
+        /// The selected items, named.
+        items: Vec<String>,
+    },
     /// No item of this instance and activity reached this node.
     #[error(
         "no work item for activity {activity} of instance {instance} reached this node (none \
@@ -295,6 +334,8 @@ pub struct Desk {
     next_request: u64,
     /// The number the next notice gets (from 1; global, so a notice's store key is unique).
     next_notice: u64,
+    /// The users who disconnected, with when (ms since the epoch).
+    away: BTreeMap<UserId, u64>,
     dirty: store::Dirty,
 }
 
@@ -326,6 +367,15 @@ impl Desk {
                 self.answer(now_ms, (instance, activity, &label), answer, &mut applied);
                 Ok(applied)
             }
+            DeskInput::Disconnect(user) => self.disconnect(now_ms, dir, me, &user),
+            DeskInput::Reconnect(user) => self.reconnect(dir, me, &user),
+            DeskInput::Copied {
+                instance,
+                activity,
+                data,
+                held,
+            } => Ok(self.copied(now_ms, (instance, activity), data, &|f| held.contains(f))),
+            DeskInput::FileHeld(file) => Ok(self.file_held(&file)),
         }
     }
 

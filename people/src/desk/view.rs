@@ -88,16 +88,23 @@ pub struct Entry {
     /// The user's claim on it sent to its host and not answered yet (`select`, ...).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub pending: Option<String>,
+    /// For an item that may be locked: whether what it reads is on this device, ready for
+    /// work without the network.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub offline: Option<super::Offline>,
 }
 
 impl Desk {
-    /// The open items offered to or held by `user`, in `order`.
+    /// The open items offered to or held by `user`, in `order`; while the user is away, only
+    /// those they locked (the others are disabled until they reconnect).
     pub fn worklist(&self, user: &str, order: Order) -> Vec<Entry> {
+        let away = self.is_away(user);
         let mut entries: Vec<Entry> = self
             .items
             .values()
             .filter(|i| i.is_open())
             .filter_map(|i| self.entry(i, user))
+            .filter(|e| !away || e.state == EntryState::Locked)
             .collect();
         entries.sort_by_key(|e| sort_key(order, &e.info));
         entries
@@ -128,6 +135,7 @@ impl Desk {
             since_ms,
             grantor,
             pending,
+            offline: item.info.disconnected.then(|| item.offline()),
         })
     }
 }

@@ -1,0 +1,49 @@
+//! What a work item reads, for the device of a user it is offered to or held by: the device
+//! copies it while connected, so that its user can work the item without the network (seed
+//! 004 §5.2, seed 000 §3.3.3). Asked with `Message::ItemData`, answered at once, never stored.
+
+use mobiwf_proto::{ActivityId, Datum, InstanceId, NodeId};
+
+use crate::Engine;
+
+impl Engine {
+    /// The known values of the activity's `<reads>`, for `device`: refused (with the reason)
+    /// when no work item of the activity is open here, or when none of the users it is
+    /// offered to or held by has `device` as their device.
+    pub fn item_reads(
+        &self,
+        instance: InstanceId,
+        activity: ActivityId,
+        device: &NodeId,
+    ) -> Result<Vec<Datum>, String> {
+        let label = format!("activity {activity} of instance {instance}");
+        let Some(item) = self
+            .host
+            .items
+            .get(&(instance, activity))
+            .filter(|i| i.is_open())
+        else {
+            return Err(format!("no open work item for {label} on this host"));
+        };
+        let dir = &self.host.directory;
+        let involved = item.involved();
+        let theirs = involved
+            .offered
+            .iter()
+            .chain(&involved.held)
+            .any(|u| dir.device_of(u.as_str()).is_some_and(|d| &d.node == device));
+        if !theirs {
+            return Err(format!(
+                "{label} is offered to and held by none of the users of node {device}"
+            ));
+        }
+        let Some(act) = self
+            .runs
+            .get(&item.run_key())
+            .and_then(|r| r.activity(activity))
+        else {
+            return Err(format!("{label} is not in a partition run here"));
+        };
+        Ok(self.reads_of(instance, act))
+    }
+}

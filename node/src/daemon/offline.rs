@@ -1,0 +1,337 @@
+//! Work without the network, on the device's actor: copying what lockable items read while
+//! the device is connected (prefetch: the values from each item's host, then the files they
+//! name), and the two steps of the protocols the API drives (seed 004 §5.1.2-5.1.3): the
+//! plan of a disconnection (what is left to copy, checked without changing anything), going
+//! away and coming back (the desk's state and `Message::Presence` to the controller, in one
+//! batch).
+
+use std::collections::{BTreeMap, BTreeSet};
+use std::time::Duration;
+
+use mobiwf_people::{DeskInput, DeskRefusal, ItemKey};
+use mobiwf_proto::{Datum, Envelope, FileRef, Message, MessageId, NodeId, Reply, UserId};
+use mobiwf_runtime::daemon::{Group, Sequencer};
+use mobiwf_runtime::mesh::MeshHandle;
+use mobiwf_runtime::outbox;
+use mobiwf_runtime::store::StoreError;
+use tokio::sync::{mpsc, oneshot};
+
+use super::Event;
+use super::actor::{After, NodeActor};
+use mobiwf_engine::Target;
+
+/// The most items whose values are asked of their hosts at once.
+pub const MAX_COPIES_AT_ONCE: usize = 8;
+/// The first wait before asking a host again for an item's values; it doubles up to
+/// [`COPY_RETRY_MAX`].
+pub const COPY_RETRY_FIRST: Duration = Duration::from_millis(200);
+/// The longest wait between two asks.
+pub const COPY_RETRY_MAX: Duration = Duration::from_secs(30);
+/// How long an item whose host refused to tell its values is left alone.
+pub const REFUSED_PAUSE_MS: u64 = 30_000;
+
+/// What a disconnection must still copy, as the API's plan shows it.
+#[derive(Debug, Clone, Default, serde::Serialize)]
+pub struct Departure {
+    /// The user's locked items, named.
+    pub locked: Vec<String>,
+    /// Locked items whose values have not come from their hosts yet, named.
+    pub uncopied: Vec<String>,
+    /// The files still to fetch, each with where from (its item's host).
+    #[serde(skip)]
+    pub missing: Vec<(FileRef, String)>,
+    /// The bytes still to fetch (what broken-off fetches have already is not counted).
+    pub bytes: u64,
+}
+
+/// Why a user may not go, or is not here.
+#[derive(Debug, Clone)]
+pub enum Refused {
+    /// Their worklist is on another node, or they are unknown.
+    NotHere(String),
+    /// They hold selected items.
+    Selected(String),
+}
+
+/// A plan's answer, waiting for the write.
+pub(super) type PlanReply = (
+    oneshot::Sender<Result<Departure, Refused>>,
+    Result<Departure, Refused>,
+);
+
+/// A presence's answer, waiting for the write.
+pub(super) type PresenceReply = (oneshot::Sender<Result<(), Refused>>, Result<(), Refused>);
+
+/// The offline commands of the API.
+pub(super) enum OfflineCommand {
+    /// What a disconnection of `user` must copy; copies their locked items' values now
+    /// (also without prefetch).
+    Plan {
+        user: UserId,
+        reply: oneshot::Sender<Result<Departure, Refused>>,
+    },
+    /// The user goes away (after the copy): their desk state and the controller's.
+    Disconnect {
+        user: UserId,
+        reply: oneshot::Sender<Result<(), Refused>>,
+    },
+    /// The user comes back.
+    Reconnect {
+        user: UserId,
+        reply: oneshot::Sender<Result<(), Refused>>,
+    },
+    /// A host answered what an item reads (`None`: it refused; left alone for a while).
+    Copied {
+        key: ItemKey,
+        data: Option<Vec<Datum>>,
+    },
+}
+
+/// The copies under way.
+#[derive(Default)]
+pub(super) struct Copying {
+    /// Copy every lockable item in the background (`--no-prefetch` turns it off: then only
+    /// the locked items of a user who asks to disconnect are copied).
+    pub(super) prefetch: bool,
+    /// Users whose locked items are copied although prefetch is off.
+    wanted: BTreeSet<UserId>,
+    /// Items whose values are being asked of their hosts.
+    asking: BTreeMap<ItemKey, tokio::task::AbortHandle>,
+    /// Items whose host refused, until when (ms since the epoch).
+    refused: BTreeMap<ItemKey, u64>,
+}
+
+impl Copying {
+    /// Whether it copies in the background.
+    pub(super) fn new(prefetch: bool) -> Copying {
+        Copying {
+            prefetch,
+            ..Copying::default()
+        }
+    }
+}
+
+impl NodeActor {
+    /// An offline command, applied in the group (its changes are written with it).
+    /// Answers wait in `after` until the group is on disk.
+    pub(super) fn offline(
+        &mut self,
+        now_ms: u64,
+        command: OfflineCommand,
+        (group, seq): (&mut Group, &mut Sequencer),
+        after: &mut After,
+    ) -> Result<(), StoreError> {
+        match command {
+            OfflineCommand::Plan { user, reply } => {
+                let plan = self.departure(&user);
+                if plan.is_ok() {
+                    self.copying.wanted.insert(user);
+                }
+                after.plans.push((reply, plan));
+            }
+            OfflineCommand::Disconnect { user, reply } => {
+                let input = DeskInput::Disconnect(user.clone());
+                let result = self.presence(now_ms, input, (user, true), (group, seq))?;
+                after.presences.push((reply, result));
+            }
+            OfflineCommand::Reconnect { user, reply } => {
+                self.copying.wanted.remove(&user);
+                let input = DeskInput::Reconnect(user.clone());
+                let result = self.presence(now_ms, input, (user, false), (group, seq))?;
+                after.presences.push((reply, result));
+            }
+            OfflineCommand::Copied { key, data } => {
+                self.copying.asking.remove(&key);
+                let Some(data) = data else {
+                    self.copying.refused.insert(key, now_ms + REFUSED_PAUSE_MS);
+                    return Ok(());
+                };
+                let held = data
+                    .iter()
+                    .filter_map(|d| match &d.value {
+                        mobiwf_proto::DataValue::File(f) => Some(f.clone()),
+                        _ => None,
+                    })
+                    .filter(|f| self.files.has(f))
+                    .collect();
+                let input = DeskInput::Copied {
+                    instance: key.0,
+                    activity: key.1,
+                    data,
+                    held,
+                };
+                let dir = self.engine.directory();
+                if let Err(e) = self.desk.apply(now_ms, dir, &self.name, input) {
+                    tracing::warn!("an item's copy: {e}");
+                }
+            }
+        }
+        Ok(())
+    }
+
+    /// The desk's change, and the controller told (in the same batch) when it changed.
+    fn presence(
+        &mut self,
+        now_ms: u64,
+        input: DeskInput,
+        (user, away): (UserId, bool),
+        (group, seq): (&mut Group, &mut Sequencer),
+    ) -> Result<Result<(), Refused>, StoreError> {
+        let was = self.desk.is_away(user.as_str());
+        let dir = self.engine.directory();
+        match self.desk.apply(now_ms, dir, &self.name, input) {
+            Err(e @ DeskRefusal::Selected { .. }) => Ok(Err(Refused::Selected(e.to_string()))),
+            Err(e) => Ok(Err(Refused::NotHere(e.to_string()))),
+            Ok(_) => {
+                if was != away {
+                    let (to, role) = self.destination(Target::Controller);
+                    group.send(seq, to, role, Message::Presence { user, away })?;
+                }
+                Ok(Ok(()))
+            }
+        }
+    }
+
+    /// What a disconnection of `user` must still copy.
+    fn departure(&self, user: &UserId) -> Result<Departure, Refused> {
+        let dir = self.engine.directory();
+        mobiwf_people::desk::here(dir, &self.name, user.as_str())
+            .map_err(|e| Refused::NotHere(e.to_string()))?;
+        let mut plan = Departure::default();
+        let mut selected = Vec::new();
+        for item in self.desk.items().filter(|i| i.is_open()) {
+            let label = format!(
+                "activity {} of instance {}",
+                item.info.activity, item.info.instance
+            );
+            match item.holder(user.as_str()).map(|h| h.hold) {
+                Some(mobiwf_proto::Hold::Selected) => selected.push(label),
+                Some(mobiwf_proto::Hold::Locked) => {
+                    match &item.copy {
+                        None => plan.uncopied.push(label.clone()),
+                        Some(copy) => {
+                            for file in &copy.missing {
+                                let have = self.files.partial_len(file).min(file.size);
+                                plan.bytes += file.size - have;
+                                plan.missing.push((file.clone(), item.info.host.clone()));
+                            }
+                        }
+                    }
+                    plan.locked.push(label);
+                }
+                None => {}
+            }
+        }
+        if !selected.is_empty() {
+            let refusal = DeskRefusal::Selected {
+                user: user.clone(),
+                items: selected,
+            };
+            return Err(Refused::Selected(refusal.to_string()));
+        }
+        Ok(plan)
+    }
+
+    /// After each commit: asks the hosts for the values of the items to copy that have none
+    /// yet, and fetches the files of those that have them.
+    pub(super) fn copy_items(&mut self, now_ms: u64) {
+        if self.desk.items().next().is_none() {
+            return;
+        }
+        let copying = &self.copying;
+        let wanted: Vec<(ItemKey, String, Option<Vec<FileRef>>)> = self
+            .desk
+            .to_copy()
+            .into_iter()
+            .filter(|i| {
+                copying.prefetch
+                    || i.holders.iter().any(|h| {
+                        h.hold == mobiwf_proto::Hold::Locked && copying.wanted.contains(&h.user)
+                    })
+            })
+            .map(|i| {
+                let missing = i.copy.as_ref().map(|c| c.missing.clone());
+                (i.key(), i.info.host.clone(), missing)
+            })
+            .collect();
+        self.copying.refused.retain(|_, until| *until > now_ms);
+        for (key, host, missing) in wanted {
+            match missing {
+                Some(files) => {
+                    for file in files {
+                        self.start_desk_fetch(file, host.clone());
+                    }
+                }
+                None => self.ask_item_data(key, host),
+            }
+        }
+    }
+
+    fn ask_item_data(&mut self, key: ItemKey, host: String) {
+        let busy = self.copying.asking.len() >= MAX_COPIES_AT_ONCE;
+        if busy || self.copying.asking.contains_key(&key) || self.copying.refused.contains_key(&key)
+        {
+            return;
+        }
+        let ask = Ask {
+            mesh: self.mesh.clone(),
+            me: NodeId::new(self.mesh.peer_id().to_string()),
+            key,
+            host,
+            events: self.events.clone(),
+        };
+        let task = tokio::spawn(ask_until_answered(ask));
+        self.copying.asking.insert(key, task.abort_handle());
+    }
+}
+
+/// What asking a host for an item's values needs.
+struct Ask {
+    mesh: MeshHandle,
+    me: NodeId,
+    key: ItemKey,
+    host: String,
+    events: mpsc::Sender<Event>,
+}
+
+/// Asks the item's host for what it reads until it answers (or refuses).
+async fn ask_until_answered(ask: Ask) {
+    let mut wait = COPY_RETRY_FIRST;
+    let data = loop {
+        match ask_once(&ask).await {
+            Ok(answer) => break answer,
+            Err(why) => {
+                tracing::debug!(host = %ask.host, "copying an item's values: {why}; again in {wait:?}");
+                tokio::time::sleep(wait).await;
+                wait = (wait * 2).min(COPY_RETRY_MAX);
+            }
+        }
+    };
+    let command = OfflineCommand::Copied { key: ask.key, data };
+    let _ = ask.events.send(Event::Offline(command)).await;
+}
+
+/// One ask: `Ok(Some)` the values, `Ok(None)` refused, `Err` not reached.
+async fn ask_once(ask: &Ask) -> Result<Option<Vec<Datum>>, String> {
+    let (peer, addr) = outbox::peer_of(&ask.host)?;
+    let envelope = Envelope {
+        // Asked again whenever needed, never stored: sequence 0.
+        id: MessageId {
+            origin: ask.me.clone(),
+            seq: 0,
+        },
+        message: Message::ItemData {
+            instance: ask.key.0,
+            activity: ask.key.1,
+        },
+    };
+    match ask.mesh.request(peer, vec![addr], envelope).await {
+        Ok(Reply::Data { data }) => Ok(Some(data)),
+        Ok(Reply::Refused { reason }) => {
+            tracing::info!(host = %ask.host, "the host will not tell an item's values: {reason}");
+            Ok(None)
+        }
+        Ok(other) => Err(format!("an answer that is not data: {other:?}")),
+        Err(e) => Err(e.to_string()),
+    }
+}
