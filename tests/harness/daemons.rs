@@ -181,6 +181,8 @@ pub struct NodeSpec {
     pub api: String,
     /// The network namespace to run it in.
     pub netns: Option<String>,
+    /// More arguments of `mobiwf-node run` (e.g. `--no-prefetch`).
+    pub extra: Vec<String>,
 }
 
 impl NodeSpec {
@@ -194,6 +196,7 @@ impl NodeSpec {
             listen: "/ip4/127.0.0.1/tcp/0".to_owned(),
             api: "127.0.0.1:0".to_owned(),
             netns: None,
+            extra: Vec::new(),
         }
     }
 }
@@ -224,7 +227,7 @@ impl Node {
     }
 
     fn spawn(spec: &NodeSpec) -> (Daemon, String, String) {
-        let args: Vec<String> = vec![
+        let mut args: Vec<String> = vec![
             "run".into(),
             "--data-dir".into(),
             spec.dir.display().to_string(),
@@ -239,6 +242,7 @@ impl Node {
             "--api".into(),
             spec.api.clone(),
         ];
+        args.extend(spec.extra.iter().cloned());
         start_publishing(
             &format!("node {}", spec.name),
             &binary("mobiwf-node").unwrap(),
@@ -282,9 +286,19 @@ impl Node {
         run(&mut self.command(args), CLI_TIMEOUT)
     }
 
-    /// The command `mobiwf-node ARGS --data-dir DIR`, not started (see [`run_together`]).
+    /// The command `mobiwf-node ARGS --data-dir DIR`, not started (see [`run_together`]); in
+    /// the node's network namespace when it runs in one (its user's command runs on the
+    /// device, and reaches its API while the device's link is cut).
     pub fn command(&self, args: &[&str]) -> Command {
-        let mut cmd = Command::new(binary("mobiwf-node").unwrap());
+        let binary = binary("mobiwf-node").unwrap();
+        let mut cmd = match &self.spec.netns {
+            Some(ns) => {
+                let mut cmd = Command::new("ip");
+                cmd.args(["netns", "exec", ns]).arg(binary);
+                cmd
+            }
+            None => Command::new(binary),
+        };
         cmd.args(args).arg("--data-dir").arg(&self.spec.dir);
         cmd
     }

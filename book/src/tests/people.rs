@@ -77,6 +77,7 @@ fn claim(activity: u64, user: &str, action: ItemAction, request: u64) -> Message
         user: user.into(),
         action,
         request,
+        offline_ms: None,
     }
 }
 
@@ -455,7 +456,7 @@ scenarios! {
             }
         );
         assert_eq!(activity(&b, 1).state, ActivityState::Ready, "offered: ready");
-        let select = ItemEvent::Acted { user: "ann".into(), action: ItemAction::Select };
+        let select = ItemEvent::Acted { user: "ann".into(), action: ItemAction::Select, offline_ms: None };
         let revoke = ItemEvent::Revoked { users: users(&["bob"]) };
         item_events(&mut b, "peerA", 1, T0 + 200, vec![select, revoke]);
         let ann = Holder {
@@ -481,7 +482,7 @@ scenarios! {
         item_events(&mut b, "peerA", 1, T0 + 300, vec![refused]);
         assert_eq!(summary(&b).last_change_ms, T0 + 200, "a refusal changes nothing");
         let delegate = ItemAction::Delegate { to: "bob".into() };
-        let delegated = ItemEvent::Acted { user: "ann".into(), action: delegate.clone() };
+        let delegated = ItemEvent::Acted { user: "ann".into(), action: delegate.clone(), offline_ms: None };
         item_events(&mut b, "peerA", 1, T0 + 400, vec![delegated]);
         let bob = Holder {
             user: "bob".into(),
@@ -491,7 +492,7 @@ scenarios! {
         };
         assert_eq!(summary(&b).holders, vec![bob]);
         let complete = ItemAction::Complete { succeeded: true, detail: None, flag: None, data: Default::default() };
-        let done = ItemEvent::Acted { user: "bob".into(), action: complete };
+        let done = ItemEvent::Acted { user: "bob".into(), action: complete, offline_ms: None };
         item_events(&mut b, "peerA", 1, T0 + 500, vec![done]);
         assert_eq!(
             summary(&b),
@@ -519,6 +520,7 @@ scenarios! {
                     activity: n1.clone(),
                     user: "ann".into(),
                     action: ItemAction::Select,
+                    offline_ms: None,
                 },
                 Event::ItemRevoked { activity: n1.clone(), users: users(&["bob"]) },
                 Event::ItemRefused {
@@ -527,11 +529,12 @@ scenarios! {
                     action: "select".to_owned(),
                     reason: "no longer available".to_owned(),
                 },
-                Event::ItemActed { activity: n1.clone(), user: "ann".into(), action: delegate },
+                Event::ItemActed { activity: n1.clone(), user: "ann".into(), action: delegate, offline_ms: None },
                 Event::ItemActed {
                     activity: n1,
                     user: "bob".into(),
                     action: ItemAction::Complete { succeeded: true, detail: None, flag: None, data: Default::default() },
+                    offline_ms: None,
                 },
             ]
         );

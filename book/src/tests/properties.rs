@@ -119,6 +119,7 @@ fn item_event(kind: usize, user: usize) -> ItemEvent {
         k => ItemEvent::Acted {
             user: u,
             action: action(k - 4, user),
+            offline_ms: (k % 2 == 0).then_some(1_000),
         },
     }
 }

@@ -198,6 +198,7 @@ pub(super) fn try_claim(
         now_ms,
         Input::Claim {
             missing: Vec::new(),
+            offline_ms: None,
             instance: InstanceId(instance),
             activity: ActivityId(id),
             user: UserId::from(user),

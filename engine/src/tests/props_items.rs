@@ -216,6 +216,7 @@ impl World {
                 };
                 Input::Claim {
                     missing: Vec::new(),
+                    offline_ms: None,
                     instance: InstanceId(i),
                     activity: ActivityId(a),
                     user: UserId::from(name),
@@ -281,6 +282,7 @@ impl World {
             .map(|d| d.node.clone());
         Some(Input::Claim {
             missing: Vec::new(),
+            offline_ms: None,
             instance: InstanceId(i),
             activity: ActivityId(a),
             user,

@@ -382,6 +382,7 @@ mod tests {
             user: "alice".into(),
             action: mobiwf_proto::ItemAction::Select,
             request: 7,
+            offline_ms: None,
         };
         let Ok(Routed::Engine(Input::Claim { from, .. })) = route_of(&other, false, claim.clone())
         else {

@@ -29,6 +29,7 @@ fn a_select_sends_one_claim_to_the_host_and_waits_for_its_answer() {
                 user: UserId::new("alice"),
                 action: ItemAction::Select,
                 request,
+                offline_ms: None,
             }
         )]
     );
