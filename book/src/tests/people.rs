@@ -170,6 +170,47 @@ scenarios! {
         assert_eq!(b.directory().version, 6);
     }
 
+    fn a_device_says_its_user_is_away_and_back_and_is_not_watched_meanwhile() {
+        let mut b = staffed();
+        // ann's partition runs on P1 (peerA), her device: it is watched.
+        let xml = with_people(&chain(-1), &[(1, role("tech"))]);
+        submit_for(&mut b, &xml, "ann").expect("submit");
+        let watched = |b: &Book| -> Vec<String> {
+            b.watched().iter().map(|w| w.peer.to_string()).collect()
+        };
+        assert!(watched(&b).contains(&"peerA".to_owned()));
+        let away = Message::Presence { user: "ann".into(), away: true };
+        let applied = from_node(&mut b, T0 + 1, "peerA", away.clone());
+        assert_eq!(b.directory().version, 5);
+        assert!(b.directory().is_away("ann"));
+        assert_eq!(directories(&applied).len(), 3, "every node hears of it");
+        assert!(!watched(&b).contains(&"peerA".to_owned()), "away: not suspected");
+        // Said twice: nothing new.
+        let again = from_node(&mut b, T0 + 2, "peerA", away);
+        assert!(again.effects.is_empty());
+        assert_eq!(b.directory().version, 5);
+        // A registration again does not bring her back; her presence does.
+        b.apply(T0 + 3, Input::Register(node("peerA", "P1", &[1, 2])))
+            .expect("register");
+        assert!(b.directory().is_away("ann"));
+        from_node(&mut b, T0 + 4, "peerA", Message::Presence { user: "ann".into(), away: false });
+        assert!(!b.directory().is_away("ann"));
+        assert!(watched(&b).contains(&"peerA".to_owned()));
+        // Only her own device speaks for her; the book kept it across a restore.
+        let err = b
+            .apply(
+                T0 + 5,
+                Input::FromNode {
+                    peer: NodeId::new("peerB"),
+                    message: Message::Presence { user: "ann".into(), away: true },
+                },
+            )
+            .unwrap_err();
+        assert!(err.to_string().contains("not their device P1"), "{err}");
+        let restored = restore::rebuilt(b.take_changes());
+        assert_eq!(restored.directory(), b.directory());
+    }
+
     fn a_book_restored_keeps_its_directory_its_request_number_and_responsible_users() {
         let mut b = staffed();
         let xml = with_people(&chain(-1), &[(1, role("tech")), (2, role("tech"))]);

@@ -230,6 +230,31 @@ fn users_on_leave_are_never_offered_it() {
     assert!(matches!(verdict(&fx), Some(Verdict::Invalid { reason }) if reason.contains("on leave")));
 }
 
+fn users_away_get_no_new_offers_but_keep_theirs_and_only_their_devices_read_the_item() {
+    let people_3 = tech(Method::Fcfa);
+    let away = |mut dir: mobiwf_people::Directory, user: &str| {
+        let device = dir.user(user).and_then(|u| u.device.clone()).expect("a device");
+        let entry = dir.devices.get_mut(device.as_str()).expect("registered");
+        entry.away.push(UserId::from(user));
+        dir
+    };
+    let mut e = host(directory(1, three()));
+    deploy_manual(&mut e, 1000, 1, (3, &people_3));
+    assert_eq!(offered(&e, 1, 3), [vec!["alice", "bob", "carol"]]);
+    // Alice goes away: she keeps her offer (disabled on her device), gets no new one.
+    at(&mut e, 1500, Input::Directory(away(directory(2, three()), "alice")));
+    assert_eq!(offered(&e, 1, 3), [vec!["alice", "bob", "carol"]]);
+    deploy_manual(&mut e, 1600, 2, (3, &people_3));
+    assert_eq!(offered(&e, 2, 3), [vec!["bob", "carol"]]);
+    // What the item reads is told to the devices of the users it is offered to, only.
+    let reads = e.item_reads(InstanceId(2), ActivityId(3), &node_of("N2"));
+    assert_eq!(reads, Ok(Vec::new()), "no <reads>: nothing to copy");
+    let refused = e.item_reads(InstanceId(2), ActivityId(3), &node_of("N1"));
+    assert!(refused.unwrap_err().contains("none of the users"));
+    let none = e.item_reads(InstanceId(9), ActivityId(3), &node_of("N2"));
+    assert!(none.unwrap_err().contains("no open work item"));
+}
+
 fn an_item_nobody_can_take_waits_for_a_newer_directory() {
     let people_3 = tech(Method::Fcfa);
     let mut e = Engine::new();

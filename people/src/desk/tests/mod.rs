@@ -7,6 +7,7 @@
 
 mod claims;
 mod items;
+mod offline;
 mod store;
 mod views;
 

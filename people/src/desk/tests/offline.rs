@@ -1,0 +1,200 @@
+//! Work without the network: going away and coming back, what may be done while away, and
+//! the copies of what lockable items read (kept across snapshots and restarts, gone with the
+//! item).
+
+use mobiwf_proto::{DataValue, Datum, FileRef, Hold, ItemAction, ItemStatus, Message, UserId};
+
+use super::*;
+use crate::desk::{Offline, Order};
+
+fn lockable(instance: u64) -> mobiwf_proto::ItemInfo {
+    let mut item = info(instance, 1);
+    item.disconnected = true;
+    item
+}
+
+fn photo() -> FileRef {
+    FileRef {
+        sha256: "ab".repeat(32),
+        size: 3_000_000,
+    }
+}
+
+fn values() -> Vec<Datum> {
+    vec![
+        Datum {
+            name: "reading".to_owned(),
+            value: DataValue::Number("5".to_owned()),
+            by: mobiwf_proto::ActivityId(1),
+            at_us: 1,
+        },
+        Datum {
+            name: "photo".to_owned(),
+            value: DataValue::File(photo()),
+            by: mobiwf_proto::ActivityId(1),
+            at_us: 1,
+        },
+    ]
+}
+
+/// alice locked item 1; item 2 is offered to alice and bob; item 3 alice selected.
+fn day() -> Fixture {
+    let mut f = Fixture::new();
+    let locked = holder("alice", Hold::Locked, 5, None);
+    f.item(snap(&lockable(1), 1, &[], vec![locked], ItemStatus::Open));
+    f.item(snap(
+        &lockable(2),
+        1,
+        &["alice", "bob"],
+        vec![],
+        ItemStatus::Open,
+    ));
+    f
+}
+
+fn away(user: &str) -> DeskInput {
+    DeskInput::Disconnect(UserId::new(user))
+}
+
+#[test]
+fn a_user_holding_a_selected_item_cannot_go() {
+    let mut f = day();
+    let selected = holder("alice", Hold::Selected, 5, None);
+    f.item(snap(&lockable(3), 1, &[], vec![selected], ItemStatus::Open));
+    let refused = f.apply(away("alice")).unwrap_err();
+    assert!(
+        matches!(refused, DeskRefusal::Selected { .. }),
+        "{refused:?}"
+    );
+    assert!(
+        refused.to_string().contains("activity 1 \"Inspect 3.1\""),
+        "{refused}"
+    );
+    assert!(!f.desk.is_away("alice"));
+    // Someone else's device cannot take her away either.
+    f.me = NodeName::new("N3");
+    assert!(matches!(
+        f.apply(away("alice")).unwrap_err(),
+        DeskRefusal::NotHere { .. }
+    ));
+}
+
+#[test]
+fn while_away_only_locked_items_show_and_can_be_worked_on() {
+    let mut f = day();
+    f.apply(away("alice")).unwrap();
+    assert!(f.desk.is_away("alice"));
+    assert_eq!(listed(&f.desk, "alice", Order::Arrival), [(1, 1)]);
+    // bob stayed: he still sees the offered item.
+    assert_eq!(listed(&f.desk, "bob", Order::Arrival), [(2, 1)]);
+    let refused = f
+        .apply(claim("alice", &lockable(2), ItemAction::Select))
+        .unwrap();
+    let verdicts = answers(&refused);
+    assert!(
+        reason(&verdicts[0].2).contains("disconnected"),
+        "{verdicts:?}"
+    );
+    assert!(sent(&refused).is_empty());
+    // A completion of the locked item waits for the host, saying when she did it.
+    let complete = ItemAction::Complete {
+        succeeded: true,
+        detail: None,
+        flag: None,
+        data: Default::default(),
+    };
+    let applied = f.apply(claim("alice", &lockable(1), complete)).unwrap();
+    let sent = sent(&applied);
+    assert_eq!(sent.len(), 1);
+    let Message::Claim { offline_ms, .. } = &sent[0].1 else {
+        panic!("{sent:?}")
+    };
+    assert_eq!(*offline_ms, Some(f.now_ms));
+    assert!(f.desk.pending().all(|p| p.offline));
+    // Back: everything shows again; claims carry no offline time.
+    f.apply(DeskInput::Reconnect(UserId::new("alice"))).unwrap();
+    assert!(!f.desk.is_away("alice"));
+    assert_eq!(listed(&f.desk, "alice", Order::Arrival), [(1, 1), (2, 1)]);
+    let select = f
+        .apply(claim("alice", &lockable(2), ItemAction::Select))
+        .unwrap();
+    let Message::Claim { offline_ms, .. } = &super::sent(&select)[0].1 else {
+        panic!("a select goes to the host")
+    };
+    assert_eq!(*offline_ms, None);
+}
+
+#[test]
+fn going_away_twice_is_going_away_once_and_survives_a_restart() {
+    let mut f = day();
+    f.apply(away("alice")).unwrap();
+    let since: Vec<_> = f.desk.away().map(|(u, at)| (u.clone(), at)).collect();
+    f.apply(away("alice")).unwrap();
+    let again: Vec<_> = f.desk.away().map(|(u, at)| (u.clone(), at)).collect();
+    assert_eq!(since, again);
+    // `apply` checked that the desk restored from its store is the same.
+}
+
+#[test]
+fn copies_keep_the_values_and_the_files_still_missing_and_go_with_the_item() {
+    let mut f = day();
+    let copied = DeskInput::Copied {
+        instance: InstanceId(1),
+        activity: ActivityId(1),
+        data: values(),
+        held: Vec::new(),
+    };
+    f.apply(copied).unwrap();
+    let item = f.desk.item(InstanceId(1), ActivityId(1)).unwrap();
+    assert_eq!(item.offline(), Offline::Copying);
+    assert_eq!(item.copy.as_ref().unwrap().missing_bytes(), 3_000_000);
+    let entry = &f.desk.worklist("alice", Order::Arrival)[0];
+    assert_eq!(entry.offline, Some(Offline::Copying));
+    // A newer snapshot keeps the copy; the file arriving makes it whole.
+    let locked = holder("alice", Hold::Locked, 5, None);
+    f.item(snap(&lockable(1), 2, &[], vec![locked], ItemStatus::Open));
+    f.apply(DeskInput::FileHeld(photo())).unwrap();
+    let item = f.desk.item(InstanceId(1), ActivityId(1)).unwrap();
+    assert_eq!(item.offline(), Offline::Ready);
+    assert_eq!(f.desk.to_copy()[0].key(), (InstanceId(1), ActivityId(1)));
+    // Done: the copy goes.
+    f.item(snap(&lockable(1), 3, &[], vec![], done("alice")));
+    assert!(
+        f.desk
+            .item(InstanceId(1), ActivityId(1))
+            .unwrap()
+            .copy
+            .is_none()
+    );
+    // A copy of an item that ended meanwhile is not kept.
+    let late = DeskInput::Copied {
+        instance: InstanceId(1),
+        activity: ActivityId(1),
+        data: values(),
+        held: vec![photo()],
+    };
+    f.apply(late).unwrap();
+    assert!(
+        f.desk
+            .item(InstanceId(1), ActivityId(1))
+            .unwrap()
+            .copy
+            .is_none()
+    );
+}
+
+#[test]
+fn locked_items_are_copied_first_and_items_that_may_not_go_offline_never() {
+    let mut f = day();
+    f.item(snap(&info(4, 1), 1, &["alice"], vec![], ItemStatus::Open));
+    let order: Vec<_> = f.desk.to_copy().iter().map(|i| i.key()).collect();
+    assert_eq!(
+        order,
+        [
+            (InstanceId(1), ActivityId(1)),
+            (InstanceId(2), ActivityId(1))
+        ]
+    );
+    assert_eq!(f.desk.locked_by("alice").len(), 1);
+    assert_eq!(f.desk.worklist("alice", Order::Arrival)[2].offline, None);
+}
