@@ -4,7 +4,8 @@
 //! (nothing runs anywhere meanwhile), bob takes her third, unlocked item; the link returns,
 //! she reconnects: each successor runs exactly once, the history says she worked offline, and
 //! her select of the item bob took says "no longer available". Also: a disconnection whose copy
-//! cannot fit its wait is refused with the time it needs (exit 3), and with prefetch a device
+//! cannot fit its wait is refused with the time it needs (exit 3), one with time enough copies
+//! what the item reads onto the device (the user reads it there), and with prefetch a device
 //! copies a lockable item's data and files ahead and says it is ready to go offline.
 //!
 //! The namespace test needs root and `ip netns`; it is skipped (passes, with a message on
@@ -283,6 +284,17 @@ fn a_copy_that_cannot_fit_the_wait_is_refused_and_prefetch_copies_ahead() {
     let locked = worklist(&d1, "alice");
     assert_eq!(locked.len(), 1, "{locked:#?}");
     assert_eq!(locked[0]["offline"], "ready", "{locked:#?}");
+    // What the item reads is on her device: she sees it offline.
+    let saved = dir.join("saved");
+    d1.cli(&[
+        "data",
+        &id.to_string(),
+        "--save",
+        &saved.display().to_string(),
+    ])
+    .expect_code(0, "alice saves what her item reads");
+    let photo = std::fs::metadata(saved.join("photo")).expect("the photo was saved");
+    assert_eq!(photo.len(), 3_000_000);
     d1.cli(&["complete", &id.to_string(), "2", "--user", "alice"]);
     d1.cli(&["reconnect", "--user", "alice"])
         .expect_code(0, "alice reconnects");

@@ -339,7 +339,20 @@ impl NodeActor {
                 let _ = reply.send(self.engine.worklist());
             }
             Query::Data(instance, reply) => {
-                let _ = reply.send(self.engine.data(instance));
+                let mut data = self.engine.data(instance);
+                // On a device: what its users' items of the instance read, as copied.
+                for copy in self.desk.items().filter_map(|i| {
+                    (i.info.instance == instance)
+                        .then_some(i.copy.as_ref())
+                        .flatten()
+                }) {
+                    for datum in &copy.data {
+                        if !data.iter().any(|d| d.name == datum.name) {
+                            data.push(datum.clone());
+                        }
+                    }
+                }
+                let _ = reply.send(data);
             }
             Query::Runs(reply) => {
                 let _ = reply.send(self.engine.runs().map(view).collect());
