@@ -18,14 +18,8 @@ use mobiwf_tests::scratch;
 #[test]
 fn notification_is_delivered_after_the_link_comes_back() {
     let started = Instant::now();
-    let net = match Netns::create() {
-        Ok(net) => net,
-        Err(why) => {
-            eprintln!(
-                "skipped: cannot set up a network namespace ({why}); needs root and `ip netns`"
-            );
-            return;
-        }
+    let Some(net) = Netns::create_or_skip() else {
+        return;
     };
     let dir = scratch("netns").unwrap();
     let workflow = dir.join("workflow.xml");

@@ -101,14 +101,8 @@ fn successor_state(controller: &Controller, id: u64) -> String {
 
 #[test]
 fn a_field_user_locks_disconnects_works_offline_and_reconnects() {
-    let net = match Netns::create() {
-        Ok(net) => net,
-        Err(why) => {
-            eprintln!(
-                "skipped: cannot set up a network namespace ({why}); needs root and `ip netns`"
-            );
-            return;
-        }
+    let Some(net) = Netns::create_or_skip() else {
+        return;
     };
     let dir = scratch("offline-day").unwrap();
     let on_host = format!("/ip4/{}/tcp/0", net.host_ip);

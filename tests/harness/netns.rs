@@ -99,6 +99,20 @@ impl Netns {
         Ok(ns)
     }
 
+    /// The namespace, or `None` (with the reason on stderr: the test is skipped) when this
+    /// machine does not allow it.
+    pub fn create_or_skip() -> Option<Netns> {
+        match Netns::create() {
+            Ok(net) => Some(net),
+            Err(why) => {
+                eprintln!(
+                    "skipped: cannot set up a network namespace ({why}); needs root and `ip netns`"
+                );
+                None
+            }
+        }
+    }
+
     /// The /30 of the link.
     fn subnet(&self) -> String {
         format!(

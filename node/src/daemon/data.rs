@@ -308,27 +308,20 @@ impl super::actor::NodeActor {
 
     /// Starts fetching a file an instance needs, unless a fetch of it is under way.
     pub(super) fn start_fetch(&mut self, instance: InstanceId, file: FileRef, from: String) {
-        if !self.fetching.want(instance, &file) {
-            return;
+        if self.fetching.want(instance, &file) {
+            self.spawn_fetch(file, from);
         }
-        let task = Fetch {
-            mesh: self.mesh.clone(),
-            me: NodeId::new(self.mesh.peer_id().to_string()),
-            files: self.files.clone(),
-            file: file.clone(),
-            from,
-            events: self.events.clone(),
-        };
-        let handle = tokio::spawn(fetch(task));
-        self.fetching.started(file, handle.abort_handle());
     }
 
     /// Starts fetching a file an item copied for offline work names, unless a fetch of it is
     /// under way.
     pub(super) fn start_desk_fetch(&mut self, file: FileRef, from: String) {
-        if !self.fetching.want_for_desk(&file) {
-            return;
+        if self.fetching.want_for_desk(&file) {
+            self.spawn_fetch(file, from);
         }
+    }
+
+    fn spawn_fetch(&mut self, file: FileRef, from: String) {
         let task = Fetch {
             mesh: self.mesh.clone(),
             me: NodeId::new(self.mesh.peer_id().to_string()),

@@ -52,6 +52,11 @@ fn day() -> Fixture {
     f
 }
 
+/// Item 1 as the desk knows it.
+fn first(f: &Fixture) -> &crate::DeskItem {
+    f.desk.item(InstanceId(1), ActivityId(1)).unwrap()
+}
+
 fn away(user: &str) -> DeskInput {
     DeskInput::Disconnect(UserId::new(user))
 }
@@ -154,18 +159,11 @@ fn copies_keep_the_values_and_the_files_still_missing_and_go_with_the_item() {
     let locked = holder("alice", Hold::Locked, 5, None);
     f.item(snap(&lockable(1), 2, &[], vec![locked], ItemStatus::Open));
     f.apply(DeskInput::FileHeld(photo())).unwrap();
-    let item = f.desk.item(InstanceId(1), ActivityId(1)).unwrap();
-    assert_eq!(item.offline(), Offline::Ready);
+    assert_eq!(first(&f).offline(), Offline::Ready);
     assert_eq!(f.desk.to_copy()[0].key(), (InstanceId(1), ActivityId(1)));
     // Done: the copy goes.
     f.item(snap(&lockable(1), 3, &[], vec![], done("alice")));
-    assert!(
-        f.desk
-            .item(InstanceId(1), ActivityId(1))
-            .unwrap()
-            .copy
-            .is_none()
-    );
+    assert!(first(&f).copy.is_none());
     // A copy of an item that ended meanwhile is not kept.
     let late = DeskInput::Copied {
         instance: InstanceId(1),
@@ -174,13 +172,7 @@ fn copies_keep_the_values_and_the_files_still_missing_and_go_with_the_item() {
         held: vec![photo()],
     };
     f.apply(late).unwrap();
-    assert!(
-        f.desk
-            .item(InstanceId(1), ActivityId(1))
-            .unwrap()
-            .copy
-            .is_none()
-    );
+    assert!(first(&f).copy.is_none());
 }
 
 #[test]
