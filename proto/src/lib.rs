@@ -16,7 +16,7 @@ pub use data::{DataValue, Datum, FileBody, FileRef, Written};
 pub use ids::{InstanceId, NodeId, NodeName};
 pub use mobiwf_xml_schema::{ActivityId, ActivityTypeId, PartitionId, TaskState};
 pub use people::{
-    Answer, DeviceEntry, Hold, Holder, ItemAction, ItemEvent, ItemInfo, ItemStatus, Notice, RoleId,
+    Answer, DEADLINE_THRESHOLDS, DEFAULT_HOUR_MS, HAND_OVER_HOURS_LEFT, ItemDeadline, DeviceEntry, Hold, thresholds_of, Holder, ItemAction, ItemEvent, ItemInfo, ItemStatus, Notice, RoleId,
     UserId, Verdict,
 };
 pub use recovery::{Compensate, Compensated, Rerun};

@@ -94,6 +94,9 @@ impl Engine {
                 })
             }
             (_, Err(reason)) => Decided::Refused(Verdict::Invalid { reason }),
+            (Some(_), _) if let Some(reason) = super::handed_away(item, &claim.user) => {
+                Decided::Refused(Verdict::Unavailable { reason })
+            }
             (_, Ok(written)) => {
                 let decided = decide(&ctx, &mut after, &claim.action);
                 if matches!(decided, Decided::Changed) {
@@ -185,7 +188,7 @@ impl Engine {
     /// The activity of a work item goes with it: running once someone took it up, ready
     /// (offered) again when its holder gave it back; then what waits on its state (a rule
     /// in the same partition) is looked at again.
-    fn follow_item(
+    pub(super) fn follow_item(
         &mut self,
         (instance, activity): super::ItemKey,
         taken: bool,

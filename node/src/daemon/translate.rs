@@ -158,6 +158,8 @@ fn controller_input(message: Message) -> Result<Input, String> {
                 instance,
                 partition,
                 document,
+                responsible: None,
+                hour_ms: None,
             }
         }
         Message::Completed { instance, by } => {

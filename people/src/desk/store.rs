@@ -4,7 +4,7 @@
 //!
 //! Keys, all under [`PREFIX`]: `desk/item/<instance>/<activity>` (a [`DeskItem`]),
 //! `desk/notice/<number, 20 digits>` (one notice and its number), `desk/meta` (the next
-//! request and notice numbers and the claims under way).
+//! request and notice numbers, the claims under way and the hosts' clock offsets).
 
 use std::collections::{BTreeMap, BTreeSet};
 
@@ -109,6 +109,8 @@ struct Meta {
     next_request: u64,
     next_notice: u64,
     pending: Vec<PendingClaim>,
+    #[serde(default, skip_serializing_if = "BTreeMap::is_empty")]
+    offsets: BTreeMap<String, i64>,
 }
 
 #[derive(Serialize, Deserialize)]
@@ -152,6 +154,7 @@ impl Desk {
                 next_request: self.next_request,
                 next_notice: self.next_notice,
                 pending: self.pending.values().cloned().collect(),
+                offsets: self.offsets.clone(),
             };
             changes.puts.push(encode(META_KEY.to_owned(), &meta)?);
         }
@@ -181,6 +184,7 @@ impl Desk {
                 desk.next_request = meta.next_request;
                 desk.next_notice = desk.next_notice.max(meta.next_notice);
                 desk.pending = meta.pending.into_iter().map(|p| (p.request, p)).collect();
+                desk.offsets = meta.offsets;
             } else if key.starts_with(ITEM_PREFIX) {
                 let item: DeskItem = decode(&value).map_err(bad)?;
                 let (instance, activity) = item.key();
