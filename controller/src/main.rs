@@ -36,6 +36,10 @@ enum Command {
         /// Give up after this many seconds.
         #[arg(long, value_name = "SECS", default_value_t = 60)]
         timeout: u64,
+        /// The length of an hour for work items' <deadline>s, in ms.
+        #[arg(long, value_name = "MS", default_value_t = mobiwf_proto::DEFAULT_HOUR_MS,
+              value_parser = clap::value_parser!(u64).range(1..))]
+        hour_ms: u64,
     },
     /// Run the controller daemon.
     Serve(commands::serve::ServeArgs),
@@ -274,7 +278,11 @@ fn run_async(command: Command) -> anyhow::Result<ExitCode> {
     let runtime = tokio::runtime::Runtime::new()?;
     runtime.block_on(async move {
         match command {
-            Command::Demo { file, timeout } => commands::demo::run(file.as_deref(), timeout).await,
+            Command::Demo {
+                file,
+                timeout,
+                hour_ms,
+            } => commands::demo::run(file.as_deref(), timeout, hour_ms).await,
             Command::Serve(args) => commands::serve::run(args).await,
             Command::Submit {
                 file,

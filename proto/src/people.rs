@@ -149,8 +149,9 @@ pub struct ItemInfo {
     /// Its `<deadline>`, when it has one: the absolute end on the host's clock, the
     /// thresholds passed, and the host's clock when the snapshot was made (so a device keeps
     /// the deadline on its own clock while it cannot reach the host).
+    /// (Boxed: most items have none, and every message is as large as its largest kind.)
     #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub due: Option<ItemDeadline>,
+    pub due: Option<Box<ItemDeadline>>,
 }
 
 /// The notices before a `<deadline>`: when this many hours are left (only those shorter than

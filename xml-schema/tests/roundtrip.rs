@@ -198,7 +198,12 @@ fn assigned_people() -> impl Strategy<Value = People> {
         prop::option::of(1u32..=mobiwf_xml_schema::limits::MAX_DEADLINE_HOURS),
     )
         .prop_map(
-            |(basis, (role, department, team), (method, policy, priority, disconnected), deadline)| {
+            |(
+                basis,
+                (role, department, team),
+                (method, policy, priority, disconnected),
+                deadline,
+            )| {
                 let mut people = People {
                     role: role.map(RoleId::new),
                     department: department.map(DepartmentId::new),

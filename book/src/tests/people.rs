@@ -689,6 +689,7 @@ scenarios! {
             ready_ms: T0,
             deadline_ms: None,
             host: addr("peerB"),
+            due: None,
         };
         let verdict = Verdict::Forbidden {
             reason: "cid has no registered device".to_owned(),

@@ -92,7 +92,11 @@ impl Engine {
     /// The deadline of an item of `activity` offered at `now_ms`, when it has one.
     pub(crate) fn due_for(&self, key: RunKey, activity: mobiwf_proto::ActivityId) -> Option<Due> {
         let hours = self.people_of(key, activity)?.deadline?;
-        Some(Due::new(hours, self.now_ms(), self.hour_ms_of(key.instance)))
+        Some(Due::new(
+            hours,
+            self.now_ms(),
+            self.hour_ms_of(key.instance),
+        ))
     }
 
     /// The earliest threshold of any open item, in ms since the epoch.
@@ -222,7 +226,9 @@ fn hand_over(item: &mut Item, to: &UserId, all: bool, now_ms: u64) -> Vec<UserId
         since_ms: now_ms,
         grantor: None,
     };
-    let why = format!("it passed to the responsible user {to} {HAND_OVER_HOURS_LEFT} hours before its deadline");
+    let why = format!(
+        "it passed to the responsible user {to} {HAND_OVER_HOURS_LEFT} hours before its deadline"
+    );
     if all {
         let mut theirs = false;
         for copy in item.copies.iter_mut().filter(|c| c.is_open()) {
@@ -242,7 +248,8 @@ fn hand_over(item: &mut Item, to: &UserId, all: bool, now_ms: u64) -> Vec<UserId
         }
     } else {
         if item.copies.is_empty() {
-            item.copies.push(ItemCopy::offered_to(BTreeSet::new(), now_ms));
+            item.copies
+                .push(ItemCopy::offered_to(BTreeSet::new(), now_ms));
         }
         if let Some(copy) = item.copies.first_mut() {
             copy.offered.clear();

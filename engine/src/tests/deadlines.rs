@@ -63,10 +63,9 @@ fn hand_overs(fx: &[Effect]) -> Vec<(Vec<String>, String)> {
         .into_iter()
         .flatten()
         .filter_map(|e| match e {
-            ItemEvent::HandedOver { from, to } => Some((
-                from.iter().map(|u| u.to_string()).collect(),
-                to.to_string(),
-            )),
+            ItemEvent::HandedOver { from, to } => {
+                Some((from.iter().map(|u| u.to_string()).collect(), to.to_string()))
+            }
             _ => None,
         })
         .collect()

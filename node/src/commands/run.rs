@@ -30,6 +30,11 @@ pub struct RunArgs {
     /// Where to serve the HTTP API (worklist, metrics); written to DIR/api.
     #[arg(long, value_name = "HOST:PORT", default_value = "127.0.0.1:0")]
     pub api: SocketAddr,
+    /// The length of an hour for work items' <deadline>s, in ms, for deployments whose
+    /// controller does not say (tests and demos use less, e.g. 100).
+    #[arg(long, value_name = "MS", default_value_t = mobiwf_proto::DEFAULT_HOUR_MS,
+          value_parser = clap::value_parser!(u64).range(1..))]
+    pub hour_ms: u64,
 }
 
 /// Runs the node until Ctrl-C or SIGTERM.
@@ -52,6 +57,7 @@ pub async fn run(args: RunArgs) -> anyhow::Result<()> {
         listen,
         api: args.api,
         store: None,
+        hour_ms: args.hour_ms,
     })
     .await?;
     mobiwf_runtime::process::write_atomically(

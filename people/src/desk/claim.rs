@@ -8,7 +8,9 @@
 //! user has a claim on the item under way, only "ended" is decided here: the host orders the
 //! claims.
 
-use mobiwf_proto::{HAND_OVER_HOURS_LEFT, Hold, ItemAction, ItemStatus, Message, NodeName, Verdict};
+use mobiwf_proto::{
+    HAND_OVER_HOURS_LEFT, Hold, ItemAction, ItemStatus, Message, NodeName, Verdict,
+};
 
 use super::{Applied, Desk, DeskEffect, DeskItem, DeskRefusal, LocalClaim, PendingClaim};
 use crate::Directory;
@@ -116,11 +118,9 @@ fn decide(
 /// Whether this is the completion of a user the item was taken from when it passed to the
 /// responsible user 24 hours before its deadline: sent to the host, which records it.
 fn handed_away(item: &DeskItem, action: &ItemAction, user: &str) -> bool {
-    let handed = item
-        .info
-        .due
-        .as_ref()
-        .is_some_and(|d| d.passed.contains(&HAND_OVER_HOURS_LEFT) && d.hours > HAND_OVER_HOURS_LEFT);
+    let handed = item.info.due.as_ref().is_some_and(|d| {
+        d.passed.contains(&HAND_OVER_HOURS_LEFT) && d.hours > HAND_OVER_HOURS_LEFT
+    });
     handed
         && matches!(action, ItemAction::Complete { .. })
         && item.former.iter().any(|u| u.as_str() == user)

@@ -5,8 +5,8 @@
 //! `validate`.
 
 use super::{Ctx, abbreviate, suggest};
-use crate::model::{Basis, DepartmentId, Method, People, Policy, RoleId, TeamId};
 use crate::limits::MAX_DEADLINE_HOURS;
+use crate::model::{Basis, DepartmentId, Method, People, Policy, RoleId, TeamId};
 use crate::tree::Element;
 
 const BASES: &[&str] = &["role", "department", "team"];
