@@ -197,6 +197,12 @@ fn responsible_notice(
                 inst.id
             ),
         )),
+        // The responsible user holding the item is told by their own device already.
+        ItemEvent::Deadline { told, .. }
+            if inst.responsible.as_ref().is_some_and(|r| told.contains(r)) =>
+        {
+            None
+        }
         ItemEvent::Deadline { hours_left, .. } => Some((
             DEADLINE,
             format!(

@@ -181,6 +181,8 @@ pub struct NodeSpec {
     pub api: String,
     /// The network namespace to run it in.
     pub netns: Option<String>,
+    /// More options of `mobiwf-node run` (e.g. `--hour-ms 100`).
+    pub extra: Vec<String>,
 }
 
 impl NodeSpec {
@@ -194,6 +196,7 @@ impl NodeSpec {
             listen: "/ip4/127.0.0.1/tcp/0".to_owned(),
             api: "127.0.0.1:0".to_owned(),
             netns: None,
+            extra: Vec::new(),
         }
     }
 }
@@ -224,7 +227,7 @@ impl Node {
     }
 
     fn spawn(spec: &NodeSpec) -> (Daemon, String, String) {
-        let args: Vec<String> = vec![
+        let mut args: Vec<String> = vec![
             "run".into(),
             "--data-dir".into(),
             spec.dir.display().to_string(),
@@ -239,6 +242,7 @@ impl Node {
             "--api".into(),
             spec.api.clone(),
         ];
+        args.extend(spec.extra.iter().cloned());
         start_publishing(
             &format!("node {}", spec.name),
             &binary("mobiwf-node").unwrap(),
@@ -322,15 +326,27 @@ pub const PAPER_PLACEMENT: [(u64, &str); 5] =
 /// Starts a node per (name, skills) on loopback, with data in `dir/<name in lower case>`, and
 /// waits until all are registered with `controller`.
 pub fn start_nodes(dir: &Path, controller: &Controller, nodes: &[(&str, &str)]) -> Vec<Node> {
+    start_nodes_with(dir, controller, nodes, &[])
+}
+
+/// [`start_nodes`], each node with these more options of `mobiwf-node run`.
+pub fn start_nodes_with(
+    dir: &Path,
+    controller: &Controller,
+    nodes: &[(&str, &str)],
+    extra: &[&str],
+) -> Vec<Node> {
     let started: Vec<Node> = nodes
         .iter()
         .map(|(name, skills)| {
-            Node::start(NodeSpec::loopback(
+            let mut spec = NodeSpec::loopback(
                 &dir.join(name.to_lowercase()),
                 name,
                 skills,
                 &controller.address,
-            ))
+            );
+            spec.extra = extra.iter().map(|s| (*s).to_owned()).collect();
+            Node::start(spec)
         })
         .collect();
     let names: Vec<&str> = nodes.iter().map(|(name, _)| *name).collect();
