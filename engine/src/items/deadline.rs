@@ -60,7 +60,10 @@ impl Due {
     pub fn next(&self) -> Option<(u32, u64)> {
         thresholds_of(self.hours)
             .find(|t| !self.passed.contains(t))
-            .map(|t| (t, self.wire(0).threshold_ms(t)))
+            .map(|t| {
+                let before = u64::from(t).saturating_mul(self.hour_ms);
+                (t, self.at_ms.saturating_sub(before))
+            })
     }
 
     /// What devices are sent, with the host's clock `now_ms`.
