@@ -2,7 +2,8 @@
 //! and every node), that work items' `<deadline>`s are kept: a connected device's users are
 //! told at 48 and 24 hours left, the item passes to the instance's responsible user at 24
 //! hours left (gone from the holder's worklist, held by the responsible, in the history) and
-//! the former holder's late result is refused and recorded; and a device whose host is gone
+//! the former holder's late result is refused and recorded, the responsible user extends the
+//! deadline and is told again what is ahead; and a device whose host is gone
 //! still tells its user at 24, 12, 6 and 0 hours left, on its own clock.
 //!
 //! Timings are not asserted beyond the order of the notices and that they came: every wait
@@ -19,7 +20,7 @@ use std::time::{Duration, SystemTime, UNIX_EPOCH};
 
 use documents::{TECH, single};
 use mesh::Mesh;
-use mobiwf_tests::harness::wait_for;
+use mobiwf_tests::harness::{CLI_TIMEOUT, wait_for};
 use serde_json::Value;
 
 /// alice (D1) and bob (D2) of role tech; ron (D2), responsible for the instances.
@@ -127,8 +128,29 @@ fn a_selected_item_passes_to_the_responsible_user_24_hours_before_its_deadline()
         "told once: {ron:#?}"
     );
     mesh.wait_history(id, "deadline reached");
+    wait_text(&mesh, "ron", id, "deadline_reached", "you decide");
     let alice = texts(&mesh, "alice", id, "deadline");
     assert_eq!(alice.len(), 2, "alice only until it left her: {alice:#?}");
+
+    // ron decides: 60 hours more (6 s). 6 and 0 hours left come again.
+    let (instance, activity) = (id.to_string(), "1");
+    let extend = [
+        "worklist", "extend", &instance, activity, "--user", "ron", "--hours", "60",
+    ];
+    mesh.controller
+        .cli(&extend, CLI_TIMEOUT)
+        .expect_code(0, "worklist extend");
+    mesh.wait_history(id, "deadline extended by 60 hours for ron");
+    wait_for("ron to be told the deadline is reached again", LATE, || {
+        let ron = texts(&mesh, "ron", id, "deadline");
+        (ron.iter().filter(|t| t.contains("is reached")).count() == 2).then_some(())
+    });
+    let ron = texts(&mesh, "ron", id, "deadline");
+    assert_eq!(
+        ron.iter().filter(|t| t.contains("6 hours")).count(),
+        2,
+        "6 hours left again after the extension: {ron:#?}"
+    );
 
     mesh.ok("ron", "complete", id, 1, &[]);
     mesh.succeeded(id);

@@ -177,6 +177,8 @@ fn history_event(inst: &Instance, activity: ActivityId, event: &ItemEvent) -> Ev
 
 /// The kind of the responsible user's notice of a deadline's threshold.
 pub(crate) const DEADLINE: &str = "deadline";
+/// The kind of the responsible user's notice that an item's deadline is reached: they decide.
+pub(crate) const DEADLINE_REACHED: &str = "deadline_reached";
 /// The kind of the responsible user's notice that an item passed to them.
 pub(crate) const HANDED_OVER: &str = "handed_over";
 
@@ -191,9 +193,9 @@ fn responsible_notice(
     let what = crate::recovery::label_text(inst, activity);
     match event {
         ItemEvent::Deadline { hours_left: 0, .. } => Some((
-            DEADLINE,
+            DEADLINE_REACHED,
             format!(
-                "the deadline of {what} of instance {} is reached; as its responsible user you                  decide: complete it, or interrupt or cancel the instance",
+                "the deadline of {what} of instance {} is reached; as its responsible user you decide: complete it, or interrupt or cancel the instance",
                 inst.id
             ),
         )),
@@ -213,7 +215,7 @@ fn responsible_notice(
         ItemEvent::HandedOver { from, .. } => Some((
             HANDED_OVER,
             format!(
-                "{what} of instance {} passed to you, its responsible user, {} hours before its                  deadline{}; it is on your worklist, selected",
+                "{what} of instance {} passed to you, its responsible user, {} hours before its deadline{}; it is on your worklist, selected",
                 inst.id,
                 mobiwf_proto::HAND_OVER_HOURS_LEFT,
                 if from.is_empty() {
@@ -302,6 +304,8 @@ fn acted(item: &mut ItemSummary, user: &UserId, action: &ItemAction, at_ms: u64)
             item.offered.retain(|u| u != user);
             item.holders.retain(|h| &h.user != user);
         }
+        // Who holds or is offered it does not change.
+        ItemAction::Extend { .. } => {}
     }
 }
 

@@ -235,12 +235,21 @@ enum WorklistCommand {
         #[arg(long)]
         to: String,
     },
+    /// Move the item's <deadline> later (`--user`: who decides, e.g. the responsible user);
+    /// the notices ahead again come again.
+    Extend {
+        #[command(flatten)]
+        item: ItemUser,
+        /// How many hours later.
+        #[arg(long, value_parser = clap::value_parser!(u32).range(1..))]
+        hours: u32,
+    },
 }
 
 impl ItemUser {
     async fn send(&self, action: &str, to: Option<&str>) -> anyhow::Result<ExitCode> {
         let item = (self.instance, self.activity);
-        commands::worklist::run(&self.api, item, action, &self.user, to).await
+        commands::worklist::run(&self.api, item, action, &self.user, (to, None)).await
     }
 }
 
@@ -297,6 +306,11 @@ fn run_async(command: Command) -> anyhow::Result<ExitCode> {
             Command::Worklist(WorklistCommand::Remove(item)) => item.send("remove", None).await,
             Command::Worklist(WorklistCommand::Delegate { item, to }) => {
                 item.send("delegate", Some(&to)).await
+            }
+            Command::Worklist(WorklistCommand::Extend { item, hours }) => {
+                let at = (item.instance, item.activity);
+                commands::worklist::run(&item.api, at, "extend", &item.user, (None, Some(hours)))
+                    .await
             }
             Command::Status {
                 instance,

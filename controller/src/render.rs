@@ -357,6 +357,7 @@ fn acted(user: &mobiwf_proto::UserId, action: &mobiwf_proto::ItemAction) -> Stri
         A::Delegate { to } => format!("delegated by {user} to {to}"),
         A::Insert => format!("inserted for {user}"),
         A::Remove => format!("removed for {user}"),
+        A::Extend { hours } => format!("deadline extended by {hours} hours for {user}"),
     }
 }
 

@@ -60,6 +60,13 @@ pub enum ItemAction {
     Insert,
     /// An administrator takes the item off a user's worklist.
     Remove,
+    /// An administrator (the instance's responsible user, through the controller) moves the
+    /// item's `<deadline>` this many hours later; the thresholds that are ahead again come
+    /// again.
+    Extend {
+        /// How many hours later.
+        hours: u32,
+    },
 }
 
 impl ItemAction {
@@ -93,6 +100,7 @@ impl ItemAction {
             ItemAction::Delegate { .. } => "delegate",
             ItemAction::Insert => "insert",
             ItemAction::Remove => "remove",
+            ItemAction::Extend { .. } => "extend",
         }
     }
 }

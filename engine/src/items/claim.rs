@@ -230,6 +230,12 @@ fn decide(ctx: &Ctx, item: &mut Item, action: &ItemAction) -> Decided {
         ItemAction::Delegate { to } => delegate(ctx, item, to),
         ItemAction::Insert => insert(ctx, item),
         ItemAction::Remove => remove(ctx, item),
+        ItemAction::Extend { hours } => {
+            match super::deadline::extend(item, *hours, ctx.admin, ctx.now_ms) {
+                Ok(()) => Decided::Changed,
+                Err(verdict) => Decided::Refused(verdict),
+            }
+        }
     }
 }
 

@@ -17,9 +17,10 @@ use std::collections::BTreeSet;
 
 use mobiwf_proto::{
     DEFAULT_HOUR_MS, HAND_OVER_HOURS_LEFT, Hold, Holder, ItemDeadline, ItemEvent, ItemStatus,
-    UserId, thresholds_of,
+    UserId, Verdict, thresholds_of,
 };
 use mobiwf_xml_schema::Method;
+use mobiwf_xml_schema::limits::MAX_DEADLINE_HOURS;
 use serde::{Deserialize, Serialize};
 
 use super::{Item, ItemCopy, ItemKey};
@@ -283,4 +284,39 @@ pub(crate) fn handed_away(item: &Item, user: &UserId) -> Option<String> {
         "no longer available: it passed to {to}, responsible for its instance, \
          {HAND_OVER_HOURS_LEFT} hours before its deadline; your result is recorded and ignored"
     ))
+}
+
+/// Moves the item's deadline `hours` hours later (an administrator or the controller only):
+/// the thresholds whose time is ahead of `now_ms` again are no longer passed, so they come
+/// again (24 hours left: handed over again, which changes nothing while the responsible user
+/// holds it); a hand-over that happened stays.
+pub(crate) fn extend(item: &mut Item, hours: u32, admin: bool, now_ms: u64) -> Result<(), Verdict> {
+    let invalid = |reason: String| Err(Verdict::Invalid { reason });
+    if !admin {
+        return Err(Verdict::Forbidden {
+            reason: "only an administrator or the controller may extend its deadline".to_owned(),
+        });
+    }
+    if !item.is_open() {
+        return invalid("it is finished: there is no deadline to extend".to_owned());
+    }
+    let Some(due) = item.due.as_mut() else {
+        return invalid("its activity has no <deadline> to extend".to_owned());
+    };
+    if hours == 0 || hours > MAX_DEADLINE_HOURS {
+        return invalid(format!(
+            "extend by 1 to {MAX_DEADLINE_HOURS} hours, not {hours}"
+        ));
+    }
+    due.hours = due.hours.saturating_add(hours);
+    due.at_ms = due
+        .at_ms
+        .saturating_add(u64::from(hours).saturating_mul(due.hour_ms));
+    // Passed: what is behind now on the new deadline (also a threshold that did not apply
+    // to the shorter one: it is not told late); the rest comes again.
+    let (at_ms, hour_ms) = (due.at_ms, due.hour_ms);
+    due.passed = thresholds_of(due.hours)
+        .filter(|t| at_ms.saturating_sub(u64::from(*t).saturating_mul(hour_ms)) <= now_ms)
+        .collect();
+    Ok(())
 }

@@ -184,4 +184,26 @@ fn without_a_responsible_user_the_notices_come_and_nothing_is_handed_over() {
     assert!(hand_overs(&fx).is_empty());
     assert_eq!(offered(&e, 1, 3), [vec!["alice".to_owned(), "bob".to_owned()]]);
 }
+
+fn an_extended_deadline_tells_again_what_is_ahead_and_nothing_behind() {
+    let mut e = host(org());
+    deploy_due(&mut e, 1000, 1, &due_in(20, Method::Fcfa), true);
+    tick(&mut e, 1000 + 20 * HOUR);
+    assert_eq!(item(&e, 1, 3).due.expect("due").passed, [12, 6, 0]);
+    let extend = ItemAction::Extend { hours: 10 };
+    let fx = claim(&mut e, 3100, (1, 3), "alice", extend.clone(), Some("N1"));
+    assert!(matches!(verdict(&fx), Some(Verdict::Forbidden { .. })), "not alice's to extend");
+    let fx = claim(&mut e, 3100, (1, 3), "ron", extend, None);
+    assert!(matches!(&item_events(&fx)[0][..], [ItemEvent::Acted { .. }]));
+    let due = item(&e, 1, 3).due.expect("due");
+    assert_eq!((due.hours, due.at_ms), (30, 4000));
+    // 24 hours left on the new deadline is behind now: no late hand-over.
+    assert_eq!(due.passed, [24, 12]);
+    assert_eq!(e.next_deadline(), Some(3400));
+    let fx = tick(&mut e, 4000);
+    assert_eq!(deadlines(&fx), [(6, vec!["alice".to_owned(), "bob".to_owned()]), (0, vec!["alice".to_owned(), "bob".to_owned()])]);
+    assert!(hand_overs(&fx).is_empty());
+    let fx = claim(&mut e, 4100, (1, 3), "ron", ItemAction::Extend { hours: 0 }, None);
+    assert!(item_events(&fx)[0].iter().any(|e| matches!(e, ItemEvent::Refused { .. })));
+}
 }

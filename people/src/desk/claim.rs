@@ -96,16 +96,18 @@ fn decide(
         return Some(verdict);
     }
     match &claim.action {
-        ItemAction::Insert | ItemAction::Remove => Some(Verdict::Invalid {
-            reason: format!(
-                "{} is an administrator's action the controller carries to the item's host: \
+        ItemAction::Insert | ItemAction::Remove | ItemAction::Extend { .. } => {
+            Some(Verdict::Invalid {
+                reason: format!(
+                    "{} is an administrator's action the controller carries to the item's host: \
                  use `mobiwf-controller worklist {} {} {} --user {user}`",
-                claim.action.as_str(),
-                claim.action.as_str(),
-                item.info.instance,
-                item.info.activity,
-            ),
-        }),
+                    claim.action.as_str(),
+                    claim.action.as_str(),
+                    item.info.instance,
+                    item.info.activity,
+                ),
+            })
+        }
         _ if under_way => None,
         ItemAction::Select | ItemAction::Lock => take(item, &claim.action, user, &label),
         ItemAction::Release

@@ -72,23 +72,32 @@ impl Desk {
             self.offsets.insert(peer, offset);
             self.dirty.meta = true;
         }
-        let Some(before) = before else {
-            // First seen: what passed before was told to others (the host's rule), not news
-            // for this device's users.
+        // First seen, or seen by none of this device's users until now: what passed before
+        // was told to others (the host's rule), not news for them.
+        let Some(before) = before.filter(|b| b.is_open() && !told(b).is_empty()) else {
             if let Some(item) = self.items.get_mut(&key) {
                 item.warned = due.passed.clone();
             }
             return;
         };
+        // A deadline moved later (extended): what the host counts as behind is not told late,
+        // what is ahead again is told again when it comes.
+        let moved = before
+            .info
+            .due
+            .as_ref()
+            .is_some_and(|d| d.at_ms != due.at_ms);
+        let warned: Vec<u32> = if moved {
+            due.passed.clone()
+        } else {
+            before.warned.clone()
+        };
         if let Some(item) = self.items.get_mut(&key) {
-            item.warned = before.warned.clone();
+            item.warned = warned.clone();
         }
-        let users = Some(before)
-            .filter(|b| b.is_open())
-            .map(told)
-            .filter(|u| !u.is_empty());
+        let users = Some(told(before));
         for t in &due.passed {
-            if !before.warned.contains(t) {
+            if !warned.contains(t) {
                 self.warn(key, *t, now_ms, users.clone());
             }
         }

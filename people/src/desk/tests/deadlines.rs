@@ -183,3 +183,38 @@ fn the_former_holder_is_told_of_the_hand_over_and_her_late_result_goes_to_the_ho
         "nobody here is involved any more"
     );
 }
+
+#[test]
+fn an_extended_deadline_is_told_again_from_what_is_ahead() {
+    let mut f = Fixture::new();
+    f.item(snap(
+        &due_info(20, 5000, &[]),
+        1,
+        &["alice"],
+        vec![],
+        ItemStatus::Open,
+    ));
+    tick_at(&mut f, 13_000);
+    assert_eq!(
+        deadline_notices(&f, "alice").len(),
+        3,
+        "12, 6 and 0 hours left"
+    );
+    // Extended by 10 hours (1000 ms): 6 and 0 are ahead again.
+    let mut extended = due_info(30, 7100, &[24, 12]);
+    if let Some(due) = extended.due.as_mut() {
+        due.at_ms = 8000;
+    }
+    f.now_ms = 12_100;
+    f.item(snap(&extended, 2, &["alice"], vec![], ItemStatus::Open));
+    assert_eq!(
+        deadline_notices(&f, "alice").len(),
+        3,
+        "nothing told again yet"
+    );
+    assert_eq!(f.desk.next_deadline(), Some(8000 - 600 + 6000));
+    tick_at(&mut f, 14_000);
+    let alice = deadline_notices(&f, "alice");
+    assert_eq!(alice.len(), 5, "{alice:?}");
+    assert!(alice[3].0.contains("6 hours") && alice[4].0.contains("is reached"));
+}
