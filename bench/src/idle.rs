@@ -116,6 +116,8 @@ async fn deploy_all(
                     instance: mobiwf_proto::InstanceId(instance),
                     partition: mobiwf_proto::PartitionId(2),
                     document: partition(instance, my_address),
+                    responsible: None,
+                    hour_ms: None,
                 },
             };
             mesh.request(node, addrs.clone(), envelope)

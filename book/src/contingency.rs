@@ -90,6 +90,8 @@ pub(crate) fn place(inst: &mut Instance, ctx: &mut Ctx<'_>, a: ActivityId, x: Ac
         Message::Deploy {
             instance: inst.id,
             partition: pid,
+            responsible: inst.responsible.clone(),
+            hour_ms: crate::submit::hour_ms_for(&document, ctx.hour_ms),
             document: mobiwf_xml_schema::write_partition(&document),
         },
     );

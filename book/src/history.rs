@@ -271,6 +271,25 @@ pub enum Event {
         /// The users.
         users: Vec<UserId>,
     },
+    /// A work item's deadline is `hours_left` hours away (0: reached); its host told these
+    /// users (the holders, else those offered it).
+    ItemDeadline {
+        /// The activity.
+        activity: Label,
+        /// Hours left.
+        hours_left: u32,
+        /// Who was told on their devices.
+        told: Vec<UserId>,
+    },
+    /// 24 hours before its deadline a work item passed to the instance's responsible user.
+    ItemHandedOver {
+        /// The activity.
+        activity: Label,
+        /// The users it was taken from.
+        from: Vec<UserId>,
+        /// The responsible user, its holder now.
+        to: UserId,
+    },
     /// An operator asked a work item's host to insert it on a user's worklist, remove it
     /// from one, or delegate it (a claim with this request number went to the host).
     Administered {

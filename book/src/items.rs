@@ -1,6 +1,7 @@
 //! Work item events from their hosts (issue 12): a host tells the controller what happened to
 //! the work item of a manual activity (offered, unassigned, acted on, a claim refused,
-//! revoked). Each event goes into the instance's history, and the instance keeps a summary of
+//! revoked, a deadline's threshold, the hand-over to the responsible user, who is told of
+//! both). Each event goes into the instance's history, and the instance keeps a summary of
 //! each item for `status`: who it is offered to, who holds it, who finished it. A host's
 //! answer to a claim of the controller's own (an operator's insert, remove or delegate) is
 //! recorded too.
@@ -55,7 +56,11 @@ impl Book {
             .unwrap_or(PartitionId(0));
         check_sender(inst, peer, partition)?;
         let node = view(inst, activity).and_then(|a| a.node.clone());
+        let mut notices = Vec::new();
         for event in events {
+            if let Some(notice) = responsible_notice(inst, activity, event) {
+                notices.push(notice);
+            }
             let what = history_event(inst, activity, event);
             self.history
                 .push(instance, at_ms, Some(activity), node.as_ref(), what);
@@ -70,7 +75,14 @@ impl Book {
         if follow_item(inst, activity) {
             self.dirty_instances.insert(instance);
         }
-        Ok(Applied::default())
+        let mut effects = Vec::new();
+        for (kind, text) in notices {
+            self.notice(at_ms, instance, Some(activity), kind, text, &mut effects);
+        }
+        Ok(Applied {
+            effects,
+            instance: None,
+        })
     }
 
     /// A host sent a work item's state to the controller: it answers one of the controller's
@@ -159,6 +171,72 @@ fn history_event(inst: &Instance, activity: ActivityId, event: &ItemEvent) -> Ev
             reason,
         },
         ItemEvent::Revoked { users } => Event::ItemRevoked { activity, users },
+        ItemEvent::Deadline { hours_left, told } => Event::ItemDeadline {
+            activity,
+            hours_left,
+            told,
+        },
+        ItemEvent::HandedOver { from, to } => Event::ItemHandedOver { activity, from, to },
+    }
+}
+
+/// The kind of the responsible user's notice of a deadline's threshold.
+pub(crate) const DEADLINE: &str = "deadline";
+/// The kind of the responsible user's notice that an item's deadline is reached: they decide.
+pub(crate) const DEADLINE_REACHED: &str = "deadline_reached";
+/// The kind of the responsible user's notice that an item passed to them.
+pub(crate) const HANDED_OVER: &str = "handed_over";
+
+/// What the instance's responsible user is told of an item event: each threshold of a
+/// deadline (at 0 they decide: interrupt, cancel, or complete the item they hold), and the
+/// hand-over to them.
+fn responsible_notice(
+    inst: &Instance,
+    activity: ActivityId,
+    event: &ItemEvent,
+) -> Option<(&'static str, String)> {
+    let what = crate::recovery::label_text(inst, activity);
+    match event {
+        ItemEvent::Deadline { hours_left: 0, .. } => Some((
+            DEADLINE_REACHED,
+            format!(
+                "the deadline of {what} of instance {} is reached; as its responsible user you decide: complete it, or interrupt or cancel the instance",
+                inst.id
+            ),
+        )),
+        // The responsible user holding the item is told by their own device already.
+        ItemEvent::Deadline { told, .. }
+            if inst.responsible.as_ref().is_some_and(|r| told.contains(r)) =>
+        {
+            None
+        }
+        ItemEvent::Deadline { hours_left, .. } => Some((
+            DEADLINE,
+            format!(
+                "{hours_left} hours are left before the deadline of {what} of instance {}",
+                inst.id
+            ),
+        )),
+        ItemEvent::HandedOver { from, .. } => Some((
+            HANDED_OVER,
+            format!(
+                "{what} of instance {} passed to you, its responsible user, {} hours before its deadline{}; it is on your worklist, selected",
+                inst.id,
+                mobiwf_proto::HAND_OVER_HOURS_LEFT,
+                if from.is_empty() {
+                    String::new()
+                } else {
+                    format!(
+                        " (taken from {})",
+                        from.iter()
+                            .map(UserId::as_str)
+                            .collect::<Vec<_>>()
+                            .join(", ")
+                    )
+                }
+            ),
+        )),
+        _ => None,
     }
 }
 
@@ -175,7 +253,18 @@ fn summarise(item: &mut ItemSummary, event: &ItemEvent, at_ms: u64) {
         }
         ItemEvent::Unassigned { why } => item.unassigned = Some(why.clone()),
         ItemEvent::Acted { user, action, .. } => acted(item, user, action, at_ms),
-        ItemEvent::Refused { .. } => {}
+        ItemEvent::Refused { .. } | ItemEvent::Deadline { .. } => {}
+        ItemEvent::HandedOver { from, to } => {
+            item.offered.retain(|u| !from.contains(u) && u != to);
+            item.holders
+                .retain(|h| !from.contains(&h.user) && &h.user != to);
+            item.holders.push(Holder {
+                user: to.clone(),
+                hold: Hold::Selected,
+                since_ms: at_ms,
+                grantor: None,
+            });
+        }
         ItemEvent::Revoked { users } => {
             item.offered.retain(|u| !users.contains(u));
             item.holders.retain(|h| !users.contains(&h.user));
@@ -220,6 +309,8 @@ fn acted(item: &mut ItemSummary, user: &UserId, action: &ItemAction, at_ms: u64)
             item.offered.retain(|u| u != user);
             item.holders.retain(|h| &h.user != user);
         }
+        // Who holds or is offered it does not change.
+        ItemAction::Extend { .. } => {}
     }
 }
 

@@ -89,6 +89,8 @@ pub struct Book {
     last_request: u64,
     /// True when the directory or `last_request` changed since the last `take_changes`.
     dirty_people: bool,
+    /// The length of an hour for `<deadline>`s, in ms (`--hour-ms`).
+    hour_ms: u64,
 }
 
 /// What changed since the last [`Book::take_changes`].
@@ -125,6 +127,7 @@ impl Default for Book {
             directory: Directory::default(),
             last_request: 0,
             dirty_people: false,
+            hour_ms: mobiwf_proto::DEFAULT_HOUR_MS,
         }
     }
 }
@@ -157,6 +160,13 @@ impl Book {
             last_instance,
             ..Book::default()
         }
+    }
+
+    /// The book, counting hours of `hour_ms` ms for `<deadline>`s (`--hour-ms`): sent with
+    /// each deployment of a partition that has one.
+    pub fn with_hour_ms(mut self, hour_ms: u64) -> Book {
+        self.hour_ms = hour_ms.max(1);
+        self
     }
 
     /// The book, routing notifications as `routing` says (peer to peer unless told).
@@ -276,6 +286,7 @@ impl Book {
             effects,
             now: now_ms,
             routing: &self.routing,
+            hour_ms: self.hour_ms,
         };
         f(inst, &mut ctx);
         recovery::settle(inst, &mut ctx);

@@ -29,6 +29,8 @@ pub(crate) struct Ctx<'a> {
     pub effects: &'a mut Vec<Effect>,
     pub now: u64,
     pub routing: &'a Routing,
+    /// The length of an hour for `<deadline>`s (`--hour-ms`).
+    pub hour_ms: u64,
 }
 
 impl Ctx<'_> {

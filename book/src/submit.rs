@@ -68,6 +68,8 @@ impl Book {
                     instance: id,
                     partition: d.partition,
                     document: mobiwf_xml_schema::write_partition(&d.document),
+                    responsible: responsible.clone(),
+                    hour_ms: hour_ms_for(&d.document, self.hour_ms),
                 },
             });
         }
@@ -216,4 +218,17 @@ pub fn format_time(ms: u64) -> String {
         rem % 3600 / 60,
         rem % 60
     )
+}
+
+/// The length of an hour a deployment carries: the controller's, for a partition with a
+/// `<deadline>`; none otherwise (the message stays as it was before deadlines).
+pub(crate) fn hour_ms_for(
+    document: &mobiwf_xml_schema::PartitionDocument,
+    hour_ms: u64,
+) -> Option<u64> {
+    document
+        .activities
+        .iter()
+        .any(|a| a.people.deadline.is_some())
+        .then_some(hour_ms)
 }

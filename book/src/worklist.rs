@@ -26,11 +26,14 @@ impl Book {
     ) -> Result<Applied, BookError> {
         if !matches!(
             action,
-            ItemAction::Insert | ItemAction::Remove | ItemAction::Delegate { .. }
+            ItemAction::Insert
+                | ItemAction::Remove
+                | ItemAction::Delegate { .. }
+                | ItemAction::Extend { .. }
         ) {
             return Err(BookError::People(format!(
-                "'{}' is done by the user on their own device; an operator can insert, remove \
-                 or delegate a work item",
+                "'{}' is done by the user on their own device; an operator can insert, remove, \
+                 delegate a work item or extend its deadline",
                 action.as_str()
             )));
         }

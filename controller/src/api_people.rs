@@ -100,6 +100,9 @@ pub(crate) struct AdminBody {
     user: String,
     #[serde(default)]
     to: Option<String>,
+    /// For `extend`: how many hours later.
+    #[serde(default)]
+    hours: Option<u32>,
 }
 
 pub(crate) async fn administer(
@@ -113,6 +116,15 @@ pub(crate) async fn administer(
         ("delegate", Some(to)) => ItemAction::Delegate {
             to: UserId::new(to),
         },
+        ("extend", _) => match body.hours {
+            Some(hours) => ItemAction::Extend { hours },
+            None => {
+                return error(
+                    StatusCode::BAD_REQUEST,
+                    "extend needs \"hours\": how many hours later the deadline is".to_owned(),
+                );
+            }
+        },
         ("delegate", None) => {
             return error(
                 StatusCode::BAD_REQUEST,
@@ -123,7 +135,7 @@ pub(crate) async fn administer(
             return error(
                 StatusCode::BAD_REQUEST,
                 format!(
-                    "no administrator action '{other}': use insert, remove or delegate \
+                    "no administrator action '{other}': use insert, remove, delegate or extend \
                      (select, release, lock, unlock and complete are done on the user's device)"
                 ),
             );

@@ -36,6 +36,10 @@ enum Command {
         /// Give up after this many seconds.
         #[arg(long, value_name = "SECS", default_value_t = 60)]
         timeout: u64,
+        /// The length of an hour for work items' <deadline>s, in ms.
+        #[arg(long, value_name = "MS", default_value_t = mobiwf_proto::DEFAULT_HOUR_MS,
+              value_parser = clap::value_parser!(u64).range(1..))]
+        hour_ms: u64,
     },
     /// Run the controller daemon.
     Serve(commands::serve::ServeArgs),
@@ -231,12 +235,21 @@ enum WorklistCommand {
         #[arg(long)]
         to: String,
     },
+    /// Move the item's <deadline> later (`--user`: who decides, e.g. the responsible user);
+    /// the notices ahead again come again.
+    Extend {
+        #[command(flatten)]
+        item: ItemUser,
+        /// How many hours later.
+        #[arg(long, value_parser = clap::value_parser!(u32).range(1..))]
+        hours: u32,
+    },
 }
 
 impl ItemUser {
     async fn send(&self, action: &str, to: Option<&str>) -> anyhow::Result<ExitCode> {
         let item = (self.instance, self.activity);
-        commands::worklist::run(&self.api, item, action, &self.user, to).await
+        commands::worklist::run(&self.api, item, action, &self.user, (to, None)).await
     }
 }
 
@@ -274,7 +287,11 @@ fn run_async(command: Command) -> anyhow::Result<ExitCode> {
     let runtime = tokio::runtime::Runtime::new()?;
     runtime.block_on(async move {
         match command {
-            Command::Demo { file, timeout } => commands::demo::run(file.as_deref(), timeout).await,
+            Command::Demo {
+                file,
+                timeout,
+                hour_ms,
+            } => commands::demo::run(file.as_deref(), timeout, hour_ms).await,
             Command::Serve(args) => commands::serve::run(args).await,
             Command::Submit {
                 file,
@@ -289,6 +306,11 @@ fn run_async(command: Command) -> anyhow::Result<ExitCode> {
             Command::Worklist(WorklistCommand::Remove(item)) => item.send("remove", None).await,
             Command::Worklist(WorklistCommand::Delegate { item, to }) => {
                 item.send("delegate", Some(&to)).await
+            }
+            Command::Worklist(WorklistCommand::Extend { item, hours }) => {
+                let at = (item.instance, item.activity);
+                commands::worklist::run(&item.api, at, "extend", &item.user, (None, Some(hours)))
+                    .await
             }
             Command::Status {
                 instance,

@@ -75,6 +75,8 @@ pub fn what(event: &Event) -> String {
         | Event::ItemActed { .. }
         | Event::ItemRefused { .. }
         | Event::ItemRevoked { .. }
+        | Event::ItemDeadline { .. }
+        | Event::ItemHandedOver { .. }
         | Event::Administered { .. }
         | Event::AdminAnswered { .. }
         | Event::NoticeUndelivered { .. } => item_event(event),
@@ -298,6 +300,26 @@ fn item_event(event: &Event) -> Option<String> {
             ..
         } => format!("item: refused {user}'s {action}: {reason}"),
         Event::ItemRevoked { users: list, .. } => format!("item: revoked from {}", users(list)),
+        Event::ItemDeadline {
+            hours_left: 0,
+            told,
+            ..
+        } => {
+            format!("item: deadline reached (told {})", or_nobody(&users(told)))
+        }
+        Event::ItemDeadline {
+            hours_left, told, ..
+        } => format!(
+            "item: {hours_left} hours left before its deadline (told {})",
+            or_nobody(&users(told))
+        ),
+        Event::ItemHandedOver { from, to, .. } if from.is_empty() => {
+            format!("item: handed over to the responsible user {to}")
+        }
+        Event::ItemHandedOver { from, to, .. } => format!(
+            "item: handed over to the responsible user {to}, taken from {}",
+            users(from)
+        ),
         Event::Administered {
             user,
             action,
@@ -350,6 +372,16 @@ fn acted(user: &mobiwf_proto::UserId, action: &mobiwf_proto::ItemAction) -> Stri
         A::Delegate { to } => format!("delegated by {user} to {to}"),
         A::Insert => format!("inserted for {user}"),
         A::Remove => format!("removed for {user}"),
+        A::Extend { hours } => format!("deadline extended by {hours} hours for {user}"),
+    }
+}
+
+/// A list of users, or "nobody" when empty.
+fn or_nobody(list: &str) -> String {
+    if list.is_empty() {
+        "nobody".to_owned()
+    } else {
+        list.to_owned()
     }
 }
 

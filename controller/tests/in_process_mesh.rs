@@ -32,6 +32,7 @@ async fn mesh() -> Mesh {
         store: Some(Arc::new(MemoryStore::new())),
         detector: Default::default(),
         hub_routing: false,
+        hour_ms: mobiwf_proto::DEFAULT_HOUR_MS,
     })
     .await
     .expect("controller");
@@ -47,6 +48,7 @@ async fn mesh() -> Mesh {
         api: "127.0.0.1:0".parse().expect("addr"),
         store: Some(Arc::new(MemoryStore::new())),
         prefetch: true,
+        hour_ms: mobiwf_proto::DEFAULT_HOUR_MS,
     };
     let p1 = mobiwf_node::start(node("P1", vec![1, 2, 3]))
         .await

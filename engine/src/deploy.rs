@@ -1,8 +1,16 @@
 //! The controller deploys a partition of an instance: the run is created (or the same
 //! document again is a no-op) and whatever is ready starts.
 
+use mobiwf_proto::UserId;
+
 use crate::run::{Run, RunKey};
 use crate::{Effect, Engine, Refusal};
+
+/// What a deployment says about its instance's people: kept in `Known`.
+pub(crate) struct InstancePeople {
+    pub(crate) responsible: Option<UserId>,
+    pub(crate) hour_ms: Option<u64>,
+}
 
 impl Engine {
     /// A partition document arrives for `key`. Refused, with nothing changed, when it does
@@ -11,6 +19,7 @@ impl Engine {
         &mut self,
         key: RunKey,
         document: String,
+        people: InstancePeople,
         now_ms: u64,
         effects: &mut Vec<Effect>,
     ) -> Result<(), Refusal> {
@@ -24,6 +33,16 @@ impl Engine {
             });
         }
         let run = Run::new(key, document, now_ms)?;
+        if people.responsible.is_some() || people.hour_ms.is_some() {
+            let known = self.known.entry(key.instance).or_default();
+            if people.responsible.is_some() {
+                known.responsible = people.responsible;
+            }
+            if people.hour_ms.is_some() {
+                known.hour_ms = people.hour_ms;
+            }
+            self.dirty_known.insert(key.instance);
+        }
         self.runs.insert(key, run);
         self.new_runs.insert(key);
         self.dirty_runs.insert(key);

@@ -48,6 +48,13 @@ pub struct Known {
     /// Files `data` references whose content is not here yet, being fetched.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub missing: Vec<crate::data::Missing>,
+    /// The instance's responsible user, as the controller deployed it: told of its work
+    /// items' deadlines, and given an item 24 hours before its deadline.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub responsible: Option<mobiwf_proto::UserId>,
+    /// The length of an hour for its `<deadline>`s, in ms, as the controller deployed it.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub hour_ms: Option<u64>,
 }
 
 impl Known {

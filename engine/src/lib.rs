@@ -163,6 +163,12 @@ pub enum Input {
         partition: PartitionId,
         /// The partition document, as XML.
         document: String,
+        /// The instance's responsible user, when it has one: told of its items' deadlines
+        /// and given an item 24 hours before its deadline.
+        responsible: Option<UserId>,
+        /// The length of an hour for `<deadline>`s, in ms; `None`: this node's own
+        /// ([`Engine::set_hour_ms`]).
+        hour_ms: Option<u64>,
     },
     /// Another partner says an activity finished.
     Notified {
@@ -367,6 +373,12 @@ pub struct Engine {
     timers_stale_instances: BTreeSet<InstanceId>,
     /// The work items this node hosts, the round-robin tokens and the directory replica.
     host: items::Host,
+    /// The items' next `<deadline>` thresholds, ordered (see `items::deadline`).
+    item_deadlines: BTreeSet<(u64, items::ItemKey)>,
+    /// The entry of each item in `item_deadlines`.
+    item_deadline_of: BTreeMap<items::ItemKey, u64>,
+    /// The length of an hour for deployments that do not say (`--hour-ms`); 0: an hour.
+    hour_ms: u64,
 }
 
 /// An activity that changed state (for logs and metrics).
@@ -417,15 +429,19 @@ impl Engine {
                 instance,
                 partition,
                 document,
-            } => self.deploy(
-                RunKey {
+                responsible,
+                hour_ms,
+            } => {
+                let key = RunKey {
                     instance,
                     partition,
-                },
-                document,
-                now_ms,
-                fx,
-            )?,
+                };
+                let people = deploy::InstancePeople {
+                    responsible,
+                    hour_ms,
+                };
+                self.deploy(key, document, people, now_ms, fx)?;
+            }
             Input::Notified {
                 instance,
                 activity,

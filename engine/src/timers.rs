@@ -1,6 +1,6 @@
 //! Time passed ([`crate::Input::Tick`]): emergency starts (`timeToWait`, MISSION P7), activity
 //! `timeOut`s (P5), the next tries of failed commands (F2) and overdue remote preconditions
-//! (P5, told to the controller). Each run's earliest timer is kept in an ordered index, so
+//! (P5, told to the controller), and work items' `<deadline>` thresholds (`items::deadline`). Each run's earliest timer is kept in an ordered index, so
 //! that the next deadline and the due timers are found without looking at every run.
 
 use mobiwf_proto::{ActivityId, Message};
@@ -13,7 +13,11 @@ impl Engine {
     /// The earliest timer of any activity (see `Run::timer`), in ms since the epoch. Timers
     /// count from stored times, so they survive restarts.
     pub fn next_deadline(&self) -> Option<u64> {
-        self.deadlines.first().map(|(at, _)| *at)
+        let runs = self.deadlines.first().map(|(at, _)| *at);
+        match (runs, self.next_item_deadline()) {
+            (Some(a), Some(b)) => Some(a.min(b)),
+            (a, b) => a.or(b),
+        }
     }
 
     /// Brings `deadlines` up to date with the runs whose timers may have changed.
@@ -37,6 +41,7 @@ impl Engine {
                 self.deadline_of.insert(key, at);
             }
         }
+        self.refresh_item_deadlines();
     }
 
     /// Carries out every timer that has run out, earliest first, one at a time: each is taken
@@ -54,6 +59,7 @@ impl Engine {
             };
             self.fire(key, activity, timer, now_ms, effects);
         }
+        self.tick_items(now_ms, effects);
     }
 
     /// The earliest timer that has run out (`deadlines` being up to date): the earliest

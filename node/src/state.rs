@@ -168,6 +168,8 @@ mod tests {
             instance: InstanceId(18),
             partition: PartitionId(1),
             document: PARTITION_1.to_owned(),
+            responsible: None,
+            hour_ms: None,
         };
         engine.apply(1000, deploy).expect("deploy");
         let stored = engine.take_changes().expect("changes").runs.remove(0);

@@ -16,8 +16,9 @@ pub use data::{DataValue, Datum, FileBody, FileRef, Written};
 pub use ids::{InstanceId, NodeId, NodeName};
 pub use mobiwf_xml_schema::{ActivityId, ActivityTypeId, PartitionId, TaskState};
 pub use people::{
-    Answer, DeviceEntry, Hold, Holder, ItemAction, ItemEvent, ItemInfo, ItemStatus, Notice, RoleId,
-    UserId, Verdict,
+    Answer, DEADLINE_THRESHOLDS, DEFAULT_HOUR_MS, DeviceEntry, HAND_OVER_HOURS_LEFT, Hold, Holder,
+    ItemAction, ItemDeadline, ItemEvent, ItemInfo, ItemStatus, Notice, RoleId, UserId, Verdict,
+    thresholds_of,
 };
 pub use recovery::{Compensate, Compensated, Rerun};
 pub use wire::{

@@ -64,6 +64,13 @@ pub enum ItemAction {
     Insert,
     /// An administrator takes the item off a user's worklist.
     Remove,
+    /// An administrator (the instance's responsible user, through the controller) moves the
+    /// item's `<deadline>` this many hours later; the thresholds that are ahead again come
+    /// again.
+    Extend {
+        /// How many hours later.
+        hours: u32,
+    },
 }
 
 impl ItemAction {
@@ -97,6 +104,7 @@ impl ItemAction {
             ItemAction::Delegate { .. } => "delegate",
             ItemAction::Insert => "insert",
             ItemAction::Remove => "remove",
+            ItemAction::Extend { .. } => "extend",
         }
     }
 }
@@ -150,6 +158,55 @@ pub struct ItemInfo {
     pub deadline_ms: Option<u64>,
     /// The host's full libp2p address: where claims go.
     pub host: String,
+    /// Its `<deadline>`, when it has one: the absolute end on the host's clock, the
+    /// thresholds passed, and the host's clock when the snapshot was made (so a device keeps
+    /// the deadline on its own clock while it cannot reach the host).
+    /// (Boxed: most items have none, and every message is as large as its largest kind.)
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub due: Option<Box<ItemDeadline>>,
+}
+
+/// The notices before a `<deadline>`: when this many hours are left (only those shorter than
+/// the deadline; 0, the deadline itself, always), the holder (else everyone offered the item)
+/// and the instance's responsible user are told. Seed 000 §3.3.2.
+pub const DEADLINE_THRESHOLDS: [u32; 5] = [48, 24, 12, 6, 0];
+
+/// At this many hours left (only when the deadline is longer) an item not done passes to the
+/// instance's responsible user, even when someone selected or locked it.
+pub const HAND_OVER_HOURS_LEFT: u32 = 24;
+
+/// The length of an hour in ms: the default of `--hour-ms` (tests and demos use less).
+pub const DEFAULT_HOUR_MS: u64 = 3_600_000;
+
+/// The thresholds (hours left) of a deadline of `hours`, latest first: those shorter than it
+/// and 0.
+pub fn thresholds_of(hours: u32) -> impl Iterator<Item = u32> {
+    DEADLINE_THRESHOLDS.into_iter().filter(move |t| *t < hours)
+}
+
+/// A work item's `<deadline>` as the host keeps it and sends it to devices.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct ItemDeadline {
+    /// The deadline in hours (`<deadline>`): which thresholds apply.
+    pub hours: u32,
+    /// When it is reached, in ms since the epoch on the host's clock.
+    pub at_ms: u64,
+    /// The length of an hour the host counts with (`--hour-ms`).
+    pub hour_ms: u64,
+    /// The host's clock when it made this snapshot, in ms since the epoch: a device takes the
+    /// difference to its own clock as the offset (the smallest it has seen from that host).
+    pub sent_ms: u64,
+    /// The thresholds (hours left) the host already passed, latest first.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub passed: Vec<u32>,
+}
+
+impl ItemDeadline {
+    /// When `hours_left` remain, on the host's clock.
+    pub fn threshold_ms(&self, hours_left: u32) -> u64 {
+        self.at_ms
+            .saturating_sub(u64::from(hours_left).saturating_mul(self.hour_ms))
+    }
 }
 
 /// Whether a work item can still be worked on.
@@ -247,6 +304,24 @@ pub enum ItemEvent {
     Revoked {
         /// The users.
         users: Vec<UserId>,
+    },
+    /// `hours_left` hours remain before its `<deadline>` (0: it is reached); the host told
+    /// these users (the holders, else those offered it); the controller tells the instance's
+    /// responsible user.
+    Deadline {
+        /// Hours left (one of [`DEADLINE_THRESHOLDS`]).
+        hours_left: u32,
+        /// Who was told on their devices.
+        told: Vec<UserId>,
+    },
+    /// 24 hours before its deadline the item passed to the instance's responsible user, who
+    /// holds it now; it was taken from these users (holders or offered). A later result of
+    /// theirs is recorded and ignored.
+    HandedOver {
+        /// The users it was taken from.
+        from: Vec<UserId>,
+        /// The responsible user, its holder now.
+        to: UserId,
     },
 }
 

@@ -179,6 +179,14 @@ pub enum Message {
         partition: PartitionId,
         /// The partition document (MobiWfMS partition XML; `workflow@id` is the instance).
         document: String,
+        /// The instance's responsible user (`submit --responsible`): told of its work items'
+        /// deadlines and given an item 24 hours before its deadline. Left out when none.
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        responsible: Option<crate::UserId>,
+        /// The length of an hour for its `<deadline>`s, in ms (the controller's `--hour-ms`);
+        /// sent only with a partition that has deadlines, else the node's own `--hour-ms`.
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        hour_ms: Option<u64>,
     },
     /// Node → node: an activity that one of yours waits for has finished.
     Notify {

@@ -214,6 +214,8 @@ mod tests {
             instance: mobiwf_proto::InstanceId(1),
             partition: mobiwf_proto::PartitionId(1),
             document: "x".repeat(MAX_MESSAGE_BYTES),
+            responsible: None,
+            hour_ms: None,
         };
         let mut buf = Cursor::new(Vec::new());
         let err = WireCodec

@@ -321,6 +321,8 @@ async fn oversized_request_is_refused_by_the_sender() {
             instance: mobiwf_proto::InstanceId(1),
             partition: mobiwf_proto::PartitionId(1),
             document: "x".repeat(MAX_MESSAGE_BYTES),
+            responsible: None,
+            hour_ms: None,
         },
     };
     let err = a

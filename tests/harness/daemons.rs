@@ -181,7 +181,7 @@ pub struct NodeSpec {
     pub api: String,
     /// The network namespace to run it in.
     pub netns: Option<String>,
-    /// More arguments of `mobiwf-node run` (e.g. `--no-prefetch`).
+    /// More options of `mobiwf-node run` (e.g. `--hour-ms 100`, `--no-prefetch`).
     pub extra: Vec<String>,
 }
 
@@ -336,15 +336,27 @@ pub const PAPER_PLACEMENT: [(u64, &str); 5] =
 /// Starts a node per (name, skills) on loopback, with data in `dir/<name in lower case>`, and
 /// waits until all are registered with `controller`.
 pub fn start_nodes(dir: &Path, controller: &Controller, nodes: &[(&str, &str)]) -> Vec<Node> {
+    start_nodes_with(dir, controller, nodes, &[])
+}
+
+/// [`start_nodes`], each node with these more options of `mobiwf-node run`.
+pub fn start_nodes_with(
+    dir: &Path,
+    controller: &Controller,
+    nodes: &[(&str, &str)],
+    extra: &[&str],
+) -> Vec<Node> {
     let started: Vec<Node> = nodes
         .iter()
         .map(|(name, skills)| {
-            Node::start(NodeSpec::loopback(
+            let mut spec = NodeSpec::loopback(
                 &dir.join(name.to_lowercase()),
                 name,
                 skills,
                 &controller.address,
-            ))
+            );
+            spec.extra = extra.iter().map(|s| (*s).to_owned()).collect();
+            Node::start(spec)
         })
         .collect();
     let names: Vec<&str> = nodes.iter().map(|(name, _)| *name).collect();

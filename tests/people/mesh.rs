@@ -9,7 +9,7 @@ use std::path::PathBuf;
 use std::time::Duration;
 
 use mobiwf_tests::harness::{
-    CLI_TIMEOUT, CmdOutput, Controller, Node, http_get, start_nodes, wait_for,
+    CLI_TIMEOUT, CmdOutput, Controller, Node, http_get, start_nodes_with, wait_for,
 };
 use mobiwf_tests::scratch;
 use serde_json::Value;
@@ -38,10 +38,17 @@ impl Mesh {
     /// Starts the controller, H, D1 and D2 in a fresh scratch directory, applies the
     /// organisation with these `<user>` lines, and waits until every node holds it.
     pub(crate) fn start(test: &str, users: &str) -> Mesh {
+        Mesh::start_with(test, users, &[])
+    }
+
+    /// [`Mesh::start`], the controller and every node with these more options (e.g.
+    /// `--hour-ms 100`).
+    pub(crate) fn start_with(test: &str, users: &str, extra: &[&str]) -> Mesh {
         let dir = scratch(test).unwrap();
-        let controller = Controller::start(&dir.join("controller"), "/ip4/127.0.0.1/tcp/0");
-        let mut nodes =
-            start_nodes(&dir, &controller, &[("H", "1"), ("D1", "99"), ("D2", "99")]).into_iter();
+        let controller =
+            Controller::start_with(&dir.join("controller"), "/ip4/127.0.0.1/tcp/0", extra);
+        let nodes = [("H", "1"), ("D1", "99"), ("D2", "99")];
+        let mut nodes = start_nodes_with(&dir, &controller, &nodes, extra).into_iter();
         let (Some(h), Some(d1), Some(d2)) = (nodes.next(), nodes.next(), nodes.next()) else {
             unreachable!("three nodes were started")
         };

@@ -29,6 +29,10 @@ pub const MAX_ELEMENTS: usize = 200_000;
 /// command deserves.
 pub const MAX_RETRIES: u32 = 100;
 
+/// Longest `<deadline>` of an activity, in hours: a year. Longer is a typing mistake (a
+/// deadline in minutes or seconds); the notices count 48, 24, 12 and 6 hours before it.
+pub const MAX_DEADLINE_HOURS: u32 = 24 * 366;
+
 /// Most roles an organisation document may declare. Every node holds a copy of the
 /// organisation, so its size is bounded like a document's.
 pub const MAX_ROLES: usize = 1_000;

@@ -342,6 +342,9 @@ impl Out {
         if people.disconnected {
             self.leaf("disconnected", "true");
         }
+        if let Some(hours) = people.deadline {
+            self.leaf("deadline", hours);
+        }
     }
 }
 

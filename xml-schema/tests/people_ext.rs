@@ -43,7 +43,7 @@ fn definition_errors(extra: &str) -> String {
 const FULL: &str = "<kind>manual</kind><priority> -7 </priority>\n\
                     <disconnected>true</disconnected><team> north </team>\n\
                     <assignment method=\"least-working\" basis=\"team\"/><role>tech</role>\n\
-                    <department>field</department><policy>all</policy>";
+                    <department>field</department><policy>all</policy><deadline> 72 </deadline>";
 
 fn full() -> People {
     People {
@@ -55,6 +55,7 @@ fn full() -> People {
         policy: Policy::All,
         priority: -7,
         disconnected: true,
+        deadline: Some(72),
     }
 }
 
@@ -169,6 +170,7 @@ fn the_people_extensions_are_written_only_when_there_are_some() {
         "<policy>",
         "<priority>",
         "<disconnected>",
+        "<deadline>",
     ] {
         assert!(!written.contains(name), "{name} in {written}");
     }
@@ -180,7 +182,8 @@ fn the_people_extensions_are_written_only_when_there_are_some() {
             "      <kind>manual</kind>\n      <role>tech</role>\n      \
              <department>field</department>\n      <team>north</team>\n      \
              <assignment basis=\"team\" method=\"least-working\"/>\n      \
-             <priority>-7</priority>\n      <disconnected>true</disconnected>\n    </activity>"
+             <priority>-7</priority>\n      <disconnected>true</disconnected>\n      \
+             <deadline>72</deadline>\n    </activity>"
         ),
         "{written}"
     );

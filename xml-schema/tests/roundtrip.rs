@@ -195,9 +195,15 @@ fn assigned_people() -> impl Strategy<Value = People> {
             prop::option::of(group_id()),
         ),
         (0usize..5, policy(), any::<i64>(), any::<bool>()),
+        prop::option::of(1u32..=mobiwf_xml_schema::limits::MAX_DEADLINE_HOURS),
     )
         .prop_map(
-            |(basis, (role, department, team), (method, policy, priority, disconnected))| {
+            |(
+                basis,
+                (role, department, team),
+                (method, policy, priority, disconnected),
+                deadline,
+            )| {
                 let mut people = People {
                     role: role.map(RoleId::new),
                     department: department.map(DepartmentId::new),
@@ -207,6 +213,7 @@ fn assigned_people() -> impl Strategy<Value = People> {
                     policy,
                     priority,
                     disconnected,
+                    deadline,
                 };
                 let methods = match basis {
                     Basis::Role => {

@@ -657,7 +657,7 @@ scenarios! {
                 refused(&mut b, 1, 1, "ann", action),
                 format!(
                     "'{verb}' is done by the user on their own device; an operator can \
-                     insert, remove or delegate a work item"
+                     insert, remove, delegate a work item or extend its deadline"
                 )
             );
         }
@@ -734,6 +734,7 @@ scenarios! {
             ready_ms: T0,
             deadline_ms: None,
             host: addr("peerB"),
+            due: None,
         };
         let verdict = Verdict::Forbidden {
             reason: "cid has no registered device".to_owned(),
@@ -772,5 +773,59 @@ scenarios! {
             b.apply(T0 + 300, wrong),
             Err(BookError::NotYours { .. })
         ));
+    }
+
+    fn deadlines_and_hand_overs_are_recorded_and_the_responsible_user_is_told() {
+        let mut b = staffed().with_hour_ms(100);
+        let due = People { deadline: Some(30), ..role("tech") };
+        let xml = with_people(&chain(-1), &[(1, due), (2, role("tech"))]);
+        let applied = submit_for(&mut b, &xml, "ann").expect("submit");
+        let deploys: Vec<(Option<UserId>, Option<u64>)> = sent(&applied)
+            .into_iter()
+            .filter_map(|(_, m)| match m {
+                Message::Deploy { responsible, hour_ms, .. } => Some((responsible, hour_ms)),
+                _ => None,
+            })
+            .collect();
+        assert!(deploys.contains(&(Some("ann".into()), Some(100))), "{deploys:?}");
+        assert!(deploys.contains(&(Some("ann".into()), None)), "no deadline there: {deploys:?}");
+
+        let offered = ItemEvent::Offered { users: users(&["bob"]) };
+        item_events(&mut b, "peerA", 1, T0 + 100, vec![offered]);
+        let warned = ItemEvent::Deadline { hours_left: 24, told: users(&["bob"]) };
+        let handed = ItemEvent::HandedOver { from: users(&["bob"]), to: "ann".into() };
+        let message = Message::ItemEvents {
+            instance: InstanceId(1),
+            activity: ActivityId(1),
+            at_ms: T0 + 700,
+            events: vec![warned, handed],
+        };
+        let applied = from_node(&mut b, T0 + 700, "peerA", message);
+        let kinds: Vec<String> = notices(&applied).into_iter().map(|n| n.1).collect();
+        assert_eq!(kinds, ["deadline", "handed_over"]);
+        let summary = b.instance(InstanceId(1)).expect("instance").items[&ActivityId(1)].clone();
+        assert!(summary.offered.is_empty());
+        assert_eq!(summary.holders.iter().map(|h| h.user.as_str()).collect::<Vec<_>>(), ["ann"]);
+        let history: Vec<String> = b
+            .history(InstanceId(1))
+            .unwrap_or_default()
+            .iter()
+            .map(|e| format!("{:?}", e.what))
+            .collect();
+        assert!(history.iter().any(|e| e.contains("ItemDeadline")), "{history:#?}");
+        assert!(history.iter().any(|e| e.contains("ItemHandedOver")), "{history:#?}");
+
+        // As the holder, her device tells her; at 0 she is told to decide.
+        let six = ItemEvent::Deadline { hours_left: 6, told: users(&["ann"]) };
+        let zero = ItemEvent::Deadline { hours_left: 0, told: users(&["ann"]) };
+        let message = Message::ItemEvents {
+            instance: InstanceId(1),
+            activity: ActivityId(1),
+            at_ms: T0 + 2500,
+            events: vec![six, zero],
+        };
+        let applied = from_node(&mut b, T0 + 2500, "peerA", message);
+        let kinds: Vec<String> = notices(&applied).into_iter().map(|n| n.1).collect();
+        assert_eq!(kinds, ["deadline_reached"]);
     }
 }

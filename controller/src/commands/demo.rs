@@ -23,7 +23,7 @@ fn loopback() -> anyhow::Result<Vec<libp2p::Multiaddr>> {
 }
 
 /// Runs the demo; exit 0 when the instance succeeded, 1 otherwise.
-pub async fn run(file: Option<&Path>, timeout_secs: u64) -> anyhow::Result<ExitCode> {
+pub async fn run(file: Option<&Path>, timeout_secs: u64, hour_ms: u64) -> anyhow::Result<ExitCode> {
     let (bytes, source) = match file {
         Some(f) => (super::read(f)?, f.display().to_string()),
         None => (PAPER.to_vec(), "examples/paper/workflow.xml".to_owned()),
@@ -43,6 +43,7 @@ pub async fn run(file: Option<&Path>, timeout_secs: u64) -> anyhow::Result<ExitC
         store: None,
         detector: Default::default(),
         hub_routing: false,
+        hour_ms,
     })
     .await?;
     let controller_addr = controller.addrs.first().cloned().unwrap_or_default();
@@ -52,7 +53,7 @@ pub async fn run(file: Option<&Path>, timeout_secs: u64) -> anyhow::Result<ExitC
     let wanted = nodes_wanted(&def);
     let mut nodes = Vec::new();
     for (i, (name, skills)) in wanted.iter().enumerate() {
-        nodes.push(start_node(dir.path(), i, name, skills, &controller_addr).await?);
+        nodes.push(start_node(dir.path(), (i, hour_ms), name, skills, &controller_addr).await?);
     }
 
     let client = controller.client();
@@ -158,7 +159,7 @@ fn nodes_wanted(def: &mobiwf_xml_schema::WorkflowDefinition) -> Vec<(String, Vec
 /// Starts the `i`-th node of the demo, named `name`, and says where it listens.
 pub(super) async fn start_node(
     dir: &Path,
-    i: usize,
+    (i, hour_ms): (usize, u64),
     name: &str,
     skills: &[u64],
     controller: &str,
@@ -176,6 +177,7 @@ pub(super) async fn start_node(
         api: "127.0.0.1:0".parse()?,
         store: None,
         prefetch: true,
+        hour_ms,
     })
     .await?;
     let skills: Vec<String> = skills.iter().map(u64::to_string).collect();

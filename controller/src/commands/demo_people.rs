@@ -32,7 +32,16 @@ pub async fn run(
     println!("\n--- people: a manual activity on the technicians' worklists ---\n");
     let mut nodes = Vec::new();
     for (i, name) in ["N1", "N2", "N3"].iter().enumerate() {
-        nodes.push(start_node(dir, 10 + i, name, &[1], controller).await?);
+        nodes.push(
+            start_node(
+                dir,
+                (10 + i, mobiwf_proto::DEFAULT_HOUR_MS),
+                name,
+                &[1],
+                controller,
+            )
+            .await?,
+        );
     }
     let document = String::from_utf8(ORGANISATION.to_vec())?;
     let org = mobiwf_xml_schema::load_organisation(ORGANISATION)

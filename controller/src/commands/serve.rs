@@ -37,6 +37,11 @@ pub struct ServeArgs {
     /// comparison: `scripts/bench`).
     #[arg(long, value_enum, default_value_t = RoutingArg::P2p)]
     pub routing: RoutingArg,
+    /// The length of an hour for work items' <deadline>s, in ms; it travels with each
+    /// deployment that has deadlines (tests and demos use less, e.g. 100).
+    #[arg(long, value_name = "MS", default_value_t = mobiwf_proto::DEFAULT_HOUR_MS,
+          value_parser = clap::value_parser!(u64).range(1..))]
+    pub hour_ms: u64,
 }
 
 /// `--routing`.
@@ -71,6 +76,7 @@ pub async fn run(args: ServeArgs) -> anyhow::Result<ExitCode> {
             suspect_after: std::time::Duration::from_secs_f64(args.suspect_after),
         },
         hub_routing: args.routing == RoutingArg::Hub,
+        hour_ms: args.hour_ms,
     })
     .await?;
     write_atomically(

@@ -1,4 +1,4 @@
-//! `worklist insert|remove|delegate INSTANCE ACTIVITY --user U [--to U2]`: an administrator's
+//! `worklist insert|remove|delegate|extend INSTANCE ACTIVITY --user U [--to U2] [--hours N]`: an administrator's
 //! change of a work item, carried by the controller to the node that hosts the item.
 
 use std::process::ExitCode;
@@ -13,10 +13,10 @@ pub async fn run(
     item: (u64, u64),
     action: &str,
     user: &str,
-    to: Option<&str>,
+    (to, hours): (Option<&str>, Option<u32>),
 ) -> anyhow::Result<ExitCode> {
     let (instance, activity) = item;
-    let body = serde_json::json!({ "action": action, "user": user, "to": to });
+    let body = serde_json::json!({ "action": action, "user": user, "to": to, "hours": hours });
     let request = reqwest::Client::new()
         .post(api.url(&format!(
             "/instances/{instance}/activities/{activity}/worklist"

@@ -44,6 +44,9 @@ pub struct ControllerConfig {
     /// Route every notification through the controller (`serve --routing hub`), the
     /// centralized design the benchmark compares with; peer to peer when false.
     pub hub_routing: bool,
+    /// The length of an hour for `<deadline>`s, in ms (`--hour-ms`): sent with each
+    /// deployment of a partition that has one.
+    pub hour_ms: u64,
 }
 
 /// A running controller.
@@ -124,7 +127,7 @@ pub async fn start(config: ControllerConfig) -> anyhow::Result<Controller> {
     };
     let mut base = Base::start(setup, Event::Inbound).await?;
     let seq = base.sequencer()?;
-    let book = state::load(base.store.as_ref())?;
+    let book = state::load(base.store.as_ref())?.with_hour_ms(config.hour_ms);
     let book = if config.hub_routing {
         let address = base.addrs.first().cloned().ok_or_else(|| {
             anyhow::anyhow!("--routing hub needs the controller to listen somewhere (--listen)")

@@ -40,6 +40,7 @@ impl Engine {
         };
         let now_ms = self.now_ms();
         let mut item = Item::new(key, activity, now_ms);
+        item.due = self.due_for(key, activity);
         let before = item.involved();
         let choice = self.choose_for(&people);
         apply_choice(&mut item, choice, now_ms);

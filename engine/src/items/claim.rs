@@ -96,6 +96,9 @@ impl Engine {
                 })
             }
             (_, Err(reason)) => Decided::Refused(Verdict::Invalid { reason }),
+            (Some(_), _) if let Some(reason) = super::handed_away(item, &claim.user) => {
+                Decided::Refused(Verdict::Unavailable { reason })
+            }
             (_, Ok(written)) => {
                 let decided = decide(&ctx, &mut after, &claim.action);
                 if matches!(decided, Decided::Changed) {
@@ -188,7 +191,7 @@ impl Engine {
     /// The activity of a work item goes with it: running once someone took it up, ready
     /// (offered) again when its holder gave it back; then what waits on its state (a rule
     /// in the same partition) is looked at again.
-    fn follow_item(
+    pub(super) fn follow_item(
         &mut self,
         (instance, activity): super::ItemKey,
         taken: bool,
@@ -230,6 +233,12 @@ fn decide(ctx: &Ctx, item: &mut Item, action: &ItemAction) -> Decided {
         ItemAction::Delegate { to } => delegate(ctx, item, to),
         ItemAction::Insert => insert(ctx, item),
         ItemAction::Remove => remove(ctx, item),
+        ItemAction::Extend { hours } => {
+            match super::deadline::extend(item, *hours, ctx.admin, ctx.now_ms) {
+                Ok(()) => Decided::Changed,
+                Err(verdict) => Decided::Refused(verdict),
+            }
+        }
     }
 }
 

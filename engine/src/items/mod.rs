@@ -10,12 +10,14 @@
 //! `timeOut` closes the item).
 //!
 //! Layout: this file holds the types; `assign` creates items and offers them (again, when a
-//! newer directory comes), `claim` arbitrates the users' actions, `send` builds the messages,
+//! newer directory comes), `claim` arbitrates the users' actions, `deadline` keeps `<deadline>`s (notices, the
+//! hand-over to the responsible user), `send` builds the messages,
 //! `store` encodes and restores the host's state.
 
 mod assign;
 mod claim;
 mod claimed;
+mod deadline;
 mod end;
 mod reads;
 mod send;
@@ -33,6 +35,8 @@ use serde::{Deserialize, Serialize};
 use crate::run::RunKey;
 
 pub(crate) use claim::{Claim, INTERRUPTED};
+pub use deadline::Due;
+pub(crate) use deadline::handed_away;
 pub use store::{RestoredPeople, StoredDirectory, StoredItem, StoredToken};
 
 /// Names a work item on its host: its instance and its activity.
@@ -68,6 +72,9 @@ pub struct Item {
     /// them again; an `insert` of theirs undoes it.
     #[serde(default, skip_serializing_if = "BTreeSet::is_empty")]
     pub removed: BTreeSet<UserId>,
+    /// Its `<deadline>`, when it has one: when, and the thresholds passed.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub due: Option<Due>,
 }
 
 /// One copy of a work item: who it is for, who it is offered to, who holds it.
@@ -170,6 +177,7 @@ impl Item {
             copies: Vec::new(),
             unassigned: None,
             removed: BTreeSet::new(),
+            due: None,
         }
     }
 

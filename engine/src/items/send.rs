@@ -172,6 +172,7 @@ impl Engine {
             ready_ms: item.ready_ms,
             deadline_ms,
             host: self.host.location.clone(),
+            due: item.due.as_ref().map(|d| Box::new(d.wire(self.now_ms()))),
         })
     }
 }

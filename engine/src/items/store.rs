@@ -104,6 +104,7 @@ impl Engine {
         if let Some(directory) = people.directory {
             self.host.directory = directory;
         }
+        self.rebuild_item_deadlines();
         self
     }
 

@@ -260,6 +260,8 @@ fn bad_documents_are_refused_without_changing_anything() {
                 instance: InstanceId(1),
                 partition: PartitionId(1),
                 document: "<workflow id=\"1\"><nope/></workflow>".to_owned(),
+                responsible: None,
+                hour_ms: None,
             },
         )
         .unwrap_err();
@@ -274,6 +276,8 @@ fn bad_documents_are_refused_without_changing_anything() {
                 instance: InstanceId(2),
                 partition: PartitionId(1),
                 document: PARTITION_1.to_owned(),
+                responsible: None,
+                hour_ms: None,
             },
         )
         .unwrap_err();
@@ -351,6 +355,8 @@ fn a_different_document_for_a_known_run_is_refused_and_one_partner_is_notified_o
                 instance: InstanceId(11),
                 partition: PartitionId(1),
                 document: other,
+                responsible: None,
+                hour_ms: None,
             },
         )
         .unwrap_err();

@@ -18,6 +18,7 @@ mod claims;
 mod control;
 mod coverage;
 mod data;
+mod deadlines;
 mod execution;
 mod failures;
 mod items;
@@ -36,6 +37,7 @@ pub(crate) type Scenario = (&'static str, fn());
 /// Every scenario test, module by module.
 pub(crate) const ALL_SCENARIOS: &[&[Scenario]] = &[
     claims::SCENARIOS,
+    deadlines::SCENARIOS,
     control::SCENARIOS,
     data::SCENARIOS,
     execution::SCENARIOS,
@@ -161,6 +163,8 @@ fn deploy(e: &mut Engine, instance: u64, partition: u64, document: &str) -> Vec<
             instance: InstanceId(instance),
             partition: PartitionId(partition),
             document: document.to_owned(),
+            responsible: None,
+            hour_ms: None,
         },
     )
     .expect("deploy")

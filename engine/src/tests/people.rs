@@ -181,6 +181,8 @@ pub(super) fn deploy_manual(
         instance: InstanceId(instance),
         partition: PartitionId(1),
         document: manual_doc(instance, activity, 0),
+        responsible: None,
+        hour_ms: None,
     };
     at(e, now_ms, input)
 }

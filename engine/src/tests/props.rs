@@ -321,6 +321,8 @@ fn input_of(op: &Op, docs: &[(u64, u64, String)]) -> Option<Input> {
                 instance: InstanceId(instance),
                 partition: PartitionId(partition),
                 document,
+                responsible: None,
+                hour_ms: None,
             }
         }
         Op::Notify(i, a, outcome) => Input::Notified {

@@ -205,6 +205,8 @@ impl World {
                 instance: InstanceId(i),
                 partition: PartitionId(1),
                 document: item_doc(i, 5 * u32::try_from(i).unwrap_or(1), &self.assigned),
+                responsible: None,
+                hour_ms: None,
             },
             Op::Claim(i, a, u, kind, sender) => {
                 let (name, device) = USERS.get(u).map_or(("zed", "N1"), |(n, d, _)| (*n, *d));

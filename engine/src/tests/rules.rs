@@ -263,6 +263,8 @@ scenarios! {
                 instance: InstanceId(2),
                 partition: PartitionId(1),
                 document,
+                responsible: None,
+                hour_ms: None,
             },
         );
         assert_eq!(state(&e, 2, 9), ActivityState::NotReady);

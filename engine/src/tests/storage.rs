@@ -27,6 +27,8 @@ fn records_keep_start_and_end_to_the_microsecond() {
             instance: InstanceId(1),
             partition: PartitionId(1),
             document,
+            responsible: None,
+            hour_ms: None,
         },
     )
     .expect("deploy");

@@ -34,6 +34,11 @@ pub struct RunArgs {
     /// `disconnect` then copies its user's locked items, and only those.
     #[arg(long)]
     pub no_prefetch: bool,
+    /// The length of an hour for work items' <deadline>s, in ms, for deployments whose
+    /// controller does not say (tests and demos use less, e.g. 100).
+    #[arg(long, value_name = "MS", default_value_t = mobiwf_proto::DEFAULT_HOUR_MS,
+          value_parser = clap::value_parser!(u64).range(1..))]
+    pub hour_ms: u64,
 }
 
 /// Runs the node until Ctrl-C or SIGTERM.
@@ -57,6 +62,7 @@ pub async fn run(args: RunArgs) -> anyhow::Result<()> {
         api: args.api,
         store: None,
         prefetch: !args.no_prefetch,
+        hour_ms: args.hour_ms,
     })
     .await?;
     mobiwf_runtime::process::write_atomically(

@@ -8,6 +8,7 @@ use std::sync::Arc;
 
 use libp2p::{Multiaddr, PeerId};
 use mobiwf_engine::{Effect, Engine, Finisher, Input, Refusal, Run, Target};
+use mobiwf_people::DeskInput;
 use mobiwf_proto::{ActivityState, ActivityTypeId, Message, NodeName};
 use mobiwf_runtime::daemon::{Actor, Destination, Group, Sequencer};
 use mobiwf_runtime::metrics::{Metrics, Peer};
@@ -115,7 +116,8 @@ impl Actor for NodeActor {
         self.answer_claims(&mut after);
         // What waits on this commit goes first (messages, commands, answers); logs and
         // metrics of the transitions after.
-        self.deadline.send_replace(self.engine.next_deadline());
+        self.deadline
+            .send_replace(next_deadline(&self.engine, &self.desk));
         self.carry_out(after.effects);
         self.prune_fetches();
         self.copy_items(mobiwf_runtime::process::now_us() / 1000);
@@ -258,10 +260,20 @@ impl NodeActor {
                 let produced = self.claim(now / 1000, claim, (reply, sent), after);
                 desk_effects.extend(produced);
             }
-            Event::Tick => match self.engine.apply_us(now, Input::Tick) {
-                Ok(applied) => effects.extend(applied),
-                Err(e) => tracing::warn!("timer: {e}"),
-            },
+            Event::Tick => {
+                match self.engine.apply_us(now, Input::Tick) {
+                    Ok(applied) => effects.extend(applied),
+                    Err(e) => tracing::warn!("timer: {e}"),
+                }
+                let dir = self.engine.directory();
+                match self
+                    .desk
+                    .apply(now / 1000, dir, &self.name, DeskInput::Tick)
+                {
+                    Ok(applied) => desk_effects.extend(applied.effects),
+                    Err(e) => tracing::warn!("desk timer: {e}"),
+                }
+            }
             Event::Ended { execution, ended } => self.command_ended(now, execution, ended, effects),
             Event::Command(Command::Complete {
                 instance,
@@ -502,5 +514,14 @@ fn view(run: &Run) -> RunView {
         partition: run.key.partition,
         done: run.all_final(),
         activities: run.records(),
+    }
+}
+
+/// When the node must tick next: the engine's earliest timer or the desk's next deadline
+/// notice, whichever comes first (both on this node's clock).
+pub(super) fn next_deadline(engine: &Engine, desk: &mobiwf_people::Desk) -> Option<u64> {
+    match (engine.next_deadline(), desk.next_deadline()) {
+        (Some(a), Some(b)) => Some(a.min(b)),
+        (a, b) => a.or(b),
     }
 }

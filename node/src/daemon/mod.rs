@@ -51,6 +51,9 @@ pub struct NodeConfig {
     /// Copy what lockable items read in the background while connected (`--no-prefetch`
     /// turns it off: then only a disconnection copies, the locked items of its user).
     pub prefetch: bool,
+    /// The length of an hour for `<deadline>`s of deployments that do not say, in ms
+    /// (`--hour-ms`; the controller's travels with deployments that have deadlines).
+    pub hour_ms: u64,
 }
 
 /// A running node.
@@ -348,7 +351,9 @@ pub async fn start(config: NodeConfig) -> anyhow::Result<Node> {
         anyhow::anyhow!("the node listens nowhere: give it an address to listen on (--listen)")
     })?;
     engine.set_location(location);
-    let (deadline, deadline_rx) = watch::channel(engine.next_deadline());
+    engine.set_hour_ms(config.hour_ms);
+    let desk = state::load_desk(base.store.as_ref())?;
+    let (deadline, deadline_rx) = watch::channel(actor::next_deadline(&engine, &desk));
     let mut actor = actor::NodeActor {
         engine,
         store: base.store.clone(),
@@ -358,7 +363,7 @@ pub async fn start(config: NodeConfig) -> anyhow::Result<Node> {
         controller: (controller_peer, controller_addr),
         events: base.events.clone(),
         deadline,
-        desk: state::load_desk(base.store.as_ref())?,
+        desk,
         waiters: std::collections::HashMap::new(),
         files: crate::files::Files::new(&config.data_dir),
         mesh: base.mesh.clone(),

@@ -151,6 +151,8 @@ fn controller_input(message: Message) -> Result<Input, String> {
             instance,
             partition,
             document,
+            responsible,
+            hour_ms,
         } => {
             check_locations(&document)?;
             tracing::info!(%instance, %partition, "partition deployed");
@@ -158,6 +160,8 @@ fn controller_input(message: Message) -> Result<Input, String> {
                 instance,
                 partition,
                 document,
+                responsible,
+                hour_ms,
             }
         }
         Message::Completed { instance, by } => {
@@ -308,6 +312,8 @@ mod tests {
                 instance: InstanceId(1),
                 partition: mobiwf_proto::PartitionId(1),
                 document: document.to_owned(),
+                responsible: None,
+                hour_ms: None,
             },
         )
         .unwrap_err();
@@ -328,6 +334,7 @@ mod tests {
                 ready_ms: 0,
                 deadline_ms: None,
                 host: format!("/ip4/127.0.0.1/tcp/1/p2p/{host}"),
+                due: None,
             },
             version: 1,
             offered: Vec::new(),

@@ -8,7 +8,9 @@
 //! user has a claim on the item under way, only "ended" is decided here: the host orders the
 //! claims.
 
-use mobiwf_proto::{Hold, ItemAction, ItemStatus, Message, NodeName, Verdict};
+use mobiwf_proto::{
+    HAND_OVER_HOURS_LEFT, Hold, ItemAction, ItemStatus, Message, NodeName, Verdict,
+};
 
 use super::{Applied, Desk, DeskEffect, DeskItem, DeskRefusal, LocalClaim, PendingClaim};
 use crate::Directory;
@@ -102,20 +104,27 @@ fn decide(
 ) -> Option<Verdict> {
     let label = super::label(&item.info);
     let user = claim.user.as_str();
+    if handed_away(item, &claim.action, user) {
+        // Its host records the result (history) and refuses it: it passed to the
+        // responsible user before its deadline.
+        return None;
+    }
     if let Some(verdict) = ended(item, &claim.action, user, &label) {
         return Some(verdict);
     }
     match &claim.action {
-        ItemAction::Insert | ItemAction::Remove => Some(Verdict::Invalid {
-            reason: format!(
-                "{} is an administrator's action the controller carries to the item's host: \
+        ItemAction::Insert | ItemAction::Remove | ItemAction::Extend { .. } => {
+            Some(Verdict::Invalid {
+                reason: format!(
+                    "{} is an administrator's action the controller carries to the item's host: \
                  use `mobiwf-controller worklist {} {} {} --user {user}`",
-                claim.action.as_str(),
-                claim.action.as_str(),
-                item.info.instance,
-                item.info.activity,
-            ),
-        }),
+                    claim.action.as_str(),
+                    claim.action.as_str(),
+                    item.info.instance,
+                    item.info.activity,
+                ),
+            })
+        }
         _ if under_way => None,
         ItemAction::Select | ItemAction::Lock => take(item, &claim.action, user, &label),
         ItemAction::Release
@@ -123,6 +132,17 @@ fn decide(
         | ItemAction::Complete { .. }
         | ItemAction::Delegate { .. } => give(item, dir, &claim.action, user, &label),
     }
+}
+
+/// Whether this is the completion of a user the item was taken from when it passed to the
+/// responsible user 24 hours before its deadline: sent to the host, which records it.
+fn handed_away(item: &DeskItem, action: &ItemAction, user: &str) -> bool {
+    let handed = item.info.due.as_ref().is_some_and(|d| {
+        d.passed.contains(&HAND_OVER_HOURS_LEFT) && d.hours > HAND_OVER_HOURS_LEFT
+    });
+    handed
+        && matches!(action, ItemAction::Complete { .. })
+        && item.former.iter().any(|u| u.as_str() == user)
 }
 
 /// The verdict on any action on an item that ended: "no longer available", except a

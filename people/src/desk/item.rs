@@ -63,8 +63,13 @@ impl Desk {
                 former: Vec::new(),
                 finished_ms: None,
                 copy: self.items.get(&key).and_then(|old| old.copy.clone()),
+                warned: Vec::new(),
             };
+            let before = self.items.get(&key).cloned();
             self.replace(now_ms, key, new, &quiet);
+            if let Some(due) = &info.due {
+                self.take_due(now_ms, key, due, &info.host, before.as_ref());
+            }
         }
         if let Some(answer) = snap.answer {
             let label = super::label(&info);
@@ -262,7 +267,7 @@ fn handed(label: &str, h: &Holder) -> (&'static str, String) {
 
 /// The peer id part of a host's address (`.../p2p/<peer id>`): the host's identity, whatever
 /// address it listens at.
-fn host_peer(location: &str) -> &str {
+pub(super) fn host_peer(location: &str) -> &str {
     location.rsplit("/p2p/").next().unwrap_or(location)
 }
 

@@ -11,10 +11,12 @@
 //! the host as a `Message::Claim` with a request number, answered on a later snapshot.
 //!
 //! Layout: this file holds the types and [`Desk::apply`], a dispatch of one call per input;
-//! `claim` a user's action, `item` a host's snapshot (and the notices it causes), `notices`
+//! `claim` a user's action, `item` a host's snapshot (and the notices it causes), `deadline`
+//! the deadline notices on this device's clock, `notices`
 //! the notice lists, `view` the worklists, `store` what the daemon writes and reads back.
 
 mod claim;
+mod deadline;
 mod item;
 mod notices;
 mod offline;
@@ -35,6 +37,7 @@ use serde::{Deserialize, Serialize};
 
 use crate::Directory;
 
+pub use deadline::DEADLINE_NOTICE;
 pub use offline::{ItemCopy, Offline};
 pub use store::{DeskChanges, DeskEncodeError, DeskRestoreError, PREFIX, item_key};
 pub use view::{Entry, EntryState, Order};
@@ -75,6 +78,10 @@ pub struct DeskItem {
     /// What it reads, copied from its host for work without the network (lockable items).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub copy: Option<ItemCopy>,
+    /// The thresholds of its `<deadline>` (hours left) already noticed here, by the desk's
+    /// own timer or the host's snapshot: each is told once.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub warned: Vec<u32>,
 }
 
 impl DeskItem {
@@ -163,6 +170,9 @@ pub enum DeskInput {
     Notice(Notice),
     /// A user of this device acts on an item.
     Claim(LocalClaim),
+    /// Time passed: the deadline notices due by now are raised. The daemon sends it at
+    /// [`Desk::next_deadline`].
+    Tick,
     /// Host → this device: the answer to a claim on something that is no work item there
     /// (`Message::Answer`); taken only for a claim under way with the same item and user.
     Answer {
@@ -336,6 +346,9 @@ pub struct Desk {
     next_notice: u64,
     /// The users who disconnected, with when (ms since the epoch).
     away: BTreeMap<UserId, u64>,
+    /// Per host (peer id), the smallest (this device's clock on arrival − the host's clock at
+    /// sending) seen: added to a host's deadline, it gives the time on this device's clock.
+    offsets: BTreeMap<String, i64>,
     dirty: store::Dirty,
 }
 
@@ -357,6 +370,7 @@ impl Desk {
             DeskInput::Item(snapshot) => Ok(self.snapshot(now_ms, *snapshot)),
             DeskInput::Notice(notice) => Ok(self.notice(dir, me, notice)),
             DeskInput::Claim(claim) => self.claim(now_ms, dir, me, claim),
+            DeskInput::Tick => Ok(self.tick(now_ms)),
             DeskInput::Answer {
                 instance,
                 activity,

@@ -4,7 +4,7 @@
 //!
 //! Keys, all under [`PREFIX`]: `desk/item/<instance>/<activity>` (a [`DeskItem`]),
 //! `desk/notice/<number, 20 digits>` (one notice and its number), `desk/meta` (the next
-//! request and notice numbers and the claims under way).
+//! request and notice numbers, the claims under way and the hosts' clock offsets).
 
 use std::collections::{BTreeMap, BTreeSet};
 
@@ -111,6 +111,8 @@ struct Meta {
     pending: Vec<PendingClaim>,
     #[serde(default, skip_serializing_if = "BTreeMap::is_empty")]
     away: BTreeMap<UserId, u64>,
+    #[serde(default, skip_serializing_if = "BTreeMap::is_empty")]
+    offsets: BTreeMap<String, i64>,
 }
 
 #[derive(Serialize, Deserialize)]
@@ -155,6 +157,7 @@ impl Desk {
                 next_notice: self.next_notice,
                 pending: self.pending.values().cloned().collect(),
                 away: self.away.clone(),
+                offsets: self.offsets.clone(),
             };
             changes.puts.push(encode(META_KEY.to_owned(), &meta)?);
         }
@@ -185,6 +188,7 @@ impl Desk {
                 desk.next_notice = desk.next_notice.max(meta.next_notice);
                 desk.pending = meta.pending.into_iter().map(|p| (p.request, p)).collect();
                 desk.away = meta.away;
+                desk.offsets = meta.offsets;
             } else if key.starts_with(ITEM_PREFIX) {
                 let item: DeskItem = decode(&value).map_err(bad)?;
                 let (instance, activity) = item.key();

@@ -1,7 +1,7 @@
 //! The people side of the languages: the organisation document (users, roles, departments,
 //! teams; seed 000 §3.2.1, seed 002 §3.1) and the activity extensions that say who does a
 //! manual activity and how it is offered (`<role>`, `<assignment>`, `<policy>`,
-//! `<priority>`, `<disconnected>`; seed 004 Table 2, seed 002 §3.3).
+//! `<priority>`, `<disconnected>`, `<deadline>`; seed 004 Table 2, seed 002 §3.3).
 
 /// Declares a text identifier: a `String` newtype that serializes as the bare text, with
 /// `new`, `as_str`, `Display`, conversions from text and comparisons with `str`. Shared with
@@ -319,6 +319,10 @@ pub struct People {
     pub priority: i64,
     /// `<disconnected>`: may the item be locked for work without the network; default false.
     pub disconnected: bool,
+    /// `<deadline>`: hours from when the item is offered until it must be done (notices at
+    /// 48, 24, 12, 6 and 0 hours left; at 24 left it passes to the instance's responsible
+    /// user); `None`, the default, for none. From 1 to [`crate::limits::MAX_DEADLINE_HOURS`].
+    pub deadline: Option<u32>,
 }
 
 impl People {

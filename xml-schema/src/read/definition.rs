@@ -42,6 +42,7 @@ const ACTIVITY: &[super::Child] = &[
     one(&["policy"]),
     one(&["priority"]),
     one(&["disconnected"]),
+    one(&["deadline"]),
 ];
 const ACTIVITY_TYPE_NAMES: &[&str] = &["activityType", "actitivityType"];
 const PARTITION: &[super::Child] = &[

@@ -43,6 +43,7 @@ const ACTIVITY: &[super::Child] = &[
     one(&["policy"]),
     one(&["priority"]),
     one(&["disconnected"]),
+    one(&["deadline"]),
 ];
 const TIME_OUT: &[&str] = &["timeOut", "connectDelay"];
 const PRECONDITION: &[super::Child] = &[one(&["status"]), one(&["local"]), one(TIME_OUT)];

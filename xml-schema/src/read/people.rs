@@ -1,10 +1,11 @@
 //! Reads the people extensions of an activity, in both languages: `<role>`, `<department>`,
-//! `<team>`, `<assignment basis=".." method=".."/>`, `<policy>`, `<priority>` and
-//! `<disconnected>`. A part that cannot be read keeps its default and its problem is
+//! `<team>`, `<assignment basis=".." method=".."/>`, `<policy>`, `<priority>`,
+//! `<disconnected>` and `<deadline>`. A part that cannot be read keeps its default and its problem is
 //! reported; whether the parts fit together (and the activity's kind) is checked by
 //! `validate`.
 
 use super::{Ctx, abbreviate, suggest};
+use crate::limits::MAX_DEADLINE_HOURS;
 use crate::model::{Basis, DepartmentId, Method, People, Policy, RoleId, TeamId};
 use crate::tree::Element;
 
@@ -57,7 +58,29 @@ impl Ctx {
                 .child(&["disconnected"])
                 .and_then(|e| self.disconnected(e, owner))
                 .unwrap_or(false),
+            deadline: el
+                .child(&["deadline"])
+                .and_then(|e| self.deadline(e, owner)),
         }
+    }
+
+    /// `<deadline>`: hours, from 1 to [`MAX_DEADLINE_HOURS`].
+    fn deadline(&mut self, el: &Element, owner: &str) -> Option<u32> {
+        let expected = format!(
+            "a whole number of hours from 1 to {MAX_DEADLINE_HOURS}, counted from when the work \
+             item is offered (e.g. <deadline>72</deadline>)"
+        );
+        let n = self.integer(el, owner, &expected)?;
+        let hours = u32::try_from(n)
+            .ok()
+            .filter(|h| (1..=MAX_DEADLINE_HOURS).contains(h));
+        if hours.is_none() {
+            self.error(
+                el.value_pos(),
+                format!("<deadline> of {owner} is {n}; expected {expected}"),
+            );
+        }
+        hours
     }
 
     /// The id inside `<role>`, `<department>` or `<team>` (trimmed); `what` names the thing of

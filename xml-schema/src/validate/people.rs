@@ -116,6 +116,9 @@ fn set_elements(people: &People) -> Vec<&'static str> {
     if people.disconnected {
         set.push("disconnected");
     }
+    if people.deadline.is_some() {
+        set.push("deadline");
+    }
     set
 }
 

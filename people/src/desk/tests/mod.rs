@@ -6,6 +6,7 @@
 #![allow(clippy::unwrap_used, clippy::expect_used)]
 
 mod claims;
+mod deadlines;
 mod items;
 mod offline;
 mod store;
@@ -77,6 +78,7 @@ pub(super) fn info(instance: u64, activity: u64) -> ItemInfo {
         ready_ms: 1000,
         deadline_ms: None,
         host: HOST.to_owned(),
+        due: None,
     }
 }
 

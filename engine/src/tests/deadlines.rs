@@ -1,0 +1,209 @@
+//! Scenarios of work-item deadlines on their host (`<deadline>`, `items::deadline`): the
+//! thresholds that apply (only those shorter than the deadline, and 0), who is told (the
+//! holder, else everyone offered; the responsible through the controller's event), the
+//! hand-over to the responsible user 24 hours before (a selected item, a locked one, method
+//! `all`), a late result of the former holder refused and recorded, and restarts that fire
+//! nothing twice. An hour is 100 ms here (`--hour-ms 100`).
+
+use mobiwf_proto::{ItemAction, ItemEvent, ItemStatus, UserId, Verdict};
+use mobiwf_xml_schema::{Method, People};
+
+use super::people::*;
+use super::*;
+
+/// An hour, in ms, in these scenarios.
+const HOUR: u64 = 100;
+
+/// Alice (N1) and Bob (N2) of role tech, and Ron (N9), responsible, of no role.
+fn org() -> mobiwf_people::Directory {
+    let mut users = three()[..2].to_vec();
+    users.push(user("ron", "N9", &[]));
+    directory(1, users)
+}
+
+/// Role tech with a deadline of `hours`.
+fn due_in(hours: u32, method: Method) -> People {
+    People {
+        deadline: Some(hours),
+        disconnected: true,
+        ..tech(method)
+    }
+}
+
+/// Deploys manual activity 3 of `instance` with `people` at `now_ms`, Ron responsible (when
+/// `responsible`), an hour of [`HOUR`] ms.
+fn deploy_due(e: &mut Engine, now_ms: u64, instance: u64, people: &People, responsible: bool) {
+    let input = Input::Deploy {
+        instance: InstanceId(instance),
+        partition: PartitionId(1),
+        document: manual_doc(instance, (3, people), 0),
+        responsible: responsible.then(|| UserId::from("ron")),
+        hour_ms: Some(HOUR),
+    };
+    at(e, now_ms, input);
+}
+
+/// The deadline events sent to the controller: (hours left, users told).
+fn deadlines(fx: &[Effect]) -> Vec<(u32, Vec<String>)> {
+    item_events(fx)
+        .into_iter()
+        .flatten()
+        .filter_map(|e| match e {
+            ItemEvent::Deadline { hours_left, told } => {
+                Some((hours_left, told.iter().map(|u| u.to_string()).collect()))
+            }
+            _ => None,
+        })
+        .collect()
+}
+
+/// The hand-overs sent to the controller: (from, to).
+fn hand_overs(fx: &[Effect]) -> Vec<(Vec<String>, String)> {
+    item_events(fx)
+        .into_iter()
+        .flatten()
+        .filter_map(|e| match e {
+            ItemEvent::HandedOver { from, to } => {
+                Some((from.iter().map(|u| u.to_string()).collect(), to.to_string()))
+            }
+            _ => None,
+        })
+        .collect()
+}
+
+/// The thresholds passed, as the snapshots sent say.
+fn passed_sent(fx: &[Effect]) -> Vec<Vec<u32>> {
+    fx.iter()
+        .filter_map(|f| match f {
+            Effect::Send {
+                message: Message::Item { info, .. },
+                ..
+            } => info.due.as_ref().map(|d| d.passed.clone()),
+            _ => None,
+        })
+        .collect()
+}
+
+scenarios! {
+fn a_short_deadline_warns_the_offered_then_the_holder_at_12_6_and_0_hours_left() {
+    let mut e = host(org());
+    deploy_due(&mut e, 1000, 1, &due_in(20, Method::Fcfa), true);
+    let due = item(&e, 1, 3).due.expect("a deadline");
+    assert_eq!((due.hours, due.at_ms, due.hour_ms), (20, 1000 + 20 * HOUR, HOUR));
+    // 48 and 24 hours left do not apply to a deadline of 20 hours.
+    assert_eq!(e.next_deadline(), Some(1000 + 8 * HOUR));
+    assert!(deadlines(&tick(&mut e, 1000 + 8 * HOUR - 1)).is_empty());
+
+    let fx = tick(&mut e, 1000 + 8 * HOUR);
+    assert_eq!(deadlines(&fx), [(12, vec!["alice".to_owned(), "bob".to_owned()])]);
+    assert_eq!(devices(&fx), ["N1", "N2"], "each device offered it is told");
+    assert_eq!(passed_sent(&fx), [vec![12], vec![12]]);
+    assert_eq!(e.next_deadline(), Some(1000 + 14 * HOUR));
+
+    claim(&mut e, 2000, (1, 3), "alice", ItemAction::Select, Some("N1"));
+    let fx = tick(&mut e, 1000 + 14 * HOUR + 5);
+    assert_eq!(deadlines(&fx), [(6, vec!["alice".to_owned()])], "the holder only");
+    assert_eq!(devices(&fx), ["N1"]);
+    let fx = tick(&mut e, 1000 + 20 * HOUR);
+    assert_eq!(deadlines(&fx), [(0, vec!["alice".to_owned()])]);
+    assert!(hand_overs(&fx).is_empty(), "no hand-over for a deadline under 24 hours");
+    assert_eq!(e.next_deadline(), None);
+    assert!(tick(&mut e, 1000 + 40 * HOUR).is_empty(), "each threshold once");
+    assert_eq!(item(&e, 1, 3).due.expect("due").passed, [12, 6, 0]);
+}
+
+fn a_selected_item_passes_to_the_responsible_at_24_hours_left_and_the_late_result_is_ignored() {
+    let mut e = host(org());
+    deploy_due(&mut e, 1000, 1, &due_in(72, Method::Fcfa), true);
+    let fx = tick(&mut e, 1000 + 24 * HOUR);
+    assert_eq!(deadlines(&fx), [(48, vec!["alice".to_owned(), "bob".to_owned()])]);
+    claim(&mut e, 4000, (1, 3), "alice", ItemAction::Select, Some("N1"));
+
+    let fx = tick(&mut e, 1000 + 48 * HOUR);
+    assert_eq!(deadlines(&fx), [(24, vec!["alice".to_owned()])]);
+    assert_eq!(hand_overs(&fx), [(vec!["alice".to_owned()], "ron".to_owned())]);
+    assert_eq!(holders(&e, 1, 3), [Some(("ron".to_owned(), None))]);
+    let alice = sent_to(&fx, "N1").expect("alice's device told");
+    assert!(alice.holders.is_empty() && alice.offered.is_empty());
+    let ron = sent_to(&fx, "N9").expect("ron's device told");
+    assert_eq!(ron.holders.len(), 1);
+    assert_eq!(state(&e, 1, 3), ActivityState::Running);
+
+    let done = ItemAction::Complete { succeeded: true, detail: None, flag: None, data: Default::default() };
+    let fx = claim(&mut e, 6000, (1, 3), "alice", done.clone(), Some("N1"));
+    let v = verdict(&fx);
+    assert!(format!("{v:?}").contains("recorded and ignored"), "{v:?}");
+    assert!(unavailable(&v));
+    assert!(matches!(&item_events(&fx)[0][..], [ItemEvent::Refused { user, .. }] if user.as_str() == "alice"));
+    assert!(item(&e, 1, 3).is_open(), "her result changed nothing");
+
+    let fx = claim(&mut e, 6100, (1, 3), "ron", done, Some("N9"));
+    assert_eq!(verdict(&fx), Some(Verdict::Done));
+    assert_eq!(state(&e, 1, 3), ActivityState::Succeeded);
+    assert_eq!(e.next_deadline(), None, "a done item has no thresholds left");
+}
+
+fn a_locked_item_is_handed_over_once_across_restarts() {
+    let mut e = host(org());
+    let mut disk = Disk::default();
+    deploy_due(&mut e, 1000, 1, &due_in(30, Method::Fcfa), true);
+    claim(&mut e, 1100, (1, 3), "bob", ItemAction::Lock, Some("N2"));
+    let mut e = disk.restart(&mut e);
+    assert_eq!(e.next_deadline(), Some(1000 + 6 * HOUR), "restored from the stored item");
+
+    let fx = tick(&mut e, 1000 + 6 * HOUR);
+    assert_eq!(hand_overs(&fx), [(vec!["bob".to_owned()], "ron".to_owned())]);
+    let mut e = disk.restart(&mut e);
+    let fx = tick(&mut e, 1000 + 6 * HOUR + 1);
+    assert!(deadlines(&fx).is_empty() && hand_overs(&fx).is_empty(), "nothing fires twice");
+    assert_eq!(holders(&e, 1, 3), [Some(("ron".to_owned(), None))]);
+
+    let fx = tick(&mut e, 1000 + 18 * HOUR);
+    assert_eq!(deadlines(&fx), [(12, vec!["ron".to_owned()])], "the holder now");
+    let fx = claim(&mut e, 3000, (1, 3), "bob", ItemAction::Unlock, Some("N2"));
+    assert!(unavailable(&verdict(&fx)));
+}
+
+fn method_all_copies_close_and_the_responsible_gets_one() {
+    let mut e = host(org());
+    deploy_due(&mut e, 1000, 1, &due_in(25, Method::All), true);
+    claim(&mut e, 1100, (1, 3), "alice", ItemAction::Select, Some("N1"));
+    let fx = tick(&mut e, 1000 + HOUR);
+    assert_eq!(hand_overs(&fx), [(vec!["alice".to_owned(), "bob".to_owned()], "ron".to_owned())]);
+    let copies = item(&e, 1, 3).copies;
+    assert_eq!(copies.iter().filter(|c| c.is_open()).count(), 1);
+    assert!(copies.iter().filter(|c| !c.is_open()).all(|c| matches!(&c.status, ItemStatus::Closed { why } if why.contains("responsible"))));
+    assert_eq!(holders(&e, 1, 3).last(), Some(&Some(("ron".to_owned(), None))));
+}
+
+fn without_a_responsible_user_the_notices_come_and_nothing_is_handed_over() {
+    let mut e = host(org());
+    deploy_due(&mut e, 1000, 1, &due_in(30, Method::Fcfa), false);
+    let fx = tick(&mut e, 1000 + 6 * HOUR);
+    assert_eq!(deadlines(&fx), [(24, vec!["alice".to_owned(), "bob".to_owned()])]);
+    assert!(hand_overs(&fx).is_empty());
+    assert_eq!(offered(&e, 1, 3), [vec!["alice".to_owned(), "bob".to_owned()]]);
+}
+
+fn an_extended_deadline_tells_again_what_is_ahead_and_nothing_behind() {
+    let mut e = host(org());
+    deploy_due(&mut e, 1000, 1, &due_in(20, Method::Fcfa), true);
+    tick(&mut e, 1000 + 20 * HOUR);
+    assert_eq!(item(&e, 1, 3).due.expect("due").passed, [12, 6, 0]);
+    let extend = ItemAction::Extend { hours: 10 };
+    let fx = claim(&mut e, 3100, (1, 3), "alice", extend.clone(), Some("N1"));
+    assert!(matches!(verdict(&fx), Some(Verdict::Forbidden { .. })), "not alice's to extend");
+    let fx = claim(&mut e, 3100, (1, 3), "ron", extend, None);
+    assert!(matches!(&item_events(&fx)[0][..], [ItemEvent::Acted { .. }]));
+    let due = item(&e, 1, 3).due.expect("due");
+    assert_eq!((due.hours, due.at_ms), (30, 4000));
+    // 24 hours left on the new deadline is behind now: no late hand-over.
+    assert_eq!(due.passed, [24, 12]);
+    assert_eq!(e.next_deadline(), Some(3400));
+    let fx = tick(&mut e, 4000);
+    assert_eq!(deadlines(&fx), [(6, vec!["alice".to_owned(), "bob".to_owned()]), (0, vec!["alice".to_owned(), "bob".to_owned()])]);
+    assert!(hand_overs(&fx).is_empty());
+    let fx = claim(&mut e, 4100, (1, 3), "ron", ItemAction::Extend { hours: 0 }, None);
+    assert!(item_events(&fx)[0].iter().any(|e| matches!(e, ItemEvent::Refused { .. })));
+}
+}
