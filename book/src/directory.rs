@@ -99,6 +99,7 @@ impl Book {
         self.directory.version += 1;
         self.directory.document = document;
         self.directory.org = org;
+        self.prune_away();
         self.dirty_people = true;
         Ok(Applied {
             effects: self.send_directory(),
@@ -114,8 +115,12 @@ impl Book {
         devices.retain(|name, d| d.node != node.peer || *name == node.name);
         let old = devices.get(&node.name);
         let connections = old.map_or(0, |d| d.connections).saturating_add(1);
-        // Registering again is not reconnecting a user: that is `Message::Presence`.
-        let away = old.map(|d| d.away.clone()).unwrap_or_default();
+        // Registering again is not reconnecting a user: that is `Message::Presence`. A node
+        // under this name with another key starts afresh.
+        let (away, presence_seq) = old
+            .filter(|d| d.node == node.peer)
+            .map(|d| (d.away.clone(), d.presence_seq))
+            .unwrap_or_default();
         let entry = DeviceEntry {
             name: node.name.clone(),
             node: node.peer.clone(),
@@ -123,6 +128,7 @@ impl Book {
             connections,
             last_connected_ms: now_ms,
             away,
+            presence_seq,
         };
         devices.insert(node.name.clone(), entry);
         self.directory.version += 1;
@@ -134,50 +140,76 @@ impl Book {
         }
     }
 
-    /// A device says one of its users disconnected (`away`) or came back: the directory's
-    /// next version, with the user marked, goes to every node (hosts offer an away user no new
-    /// work; the failure detector leaves a node with an away user alone). Only the user's own
-    /// device may say it; saying it twice changes nothing.
+    /// A device says which of its users are disconnected now (seed 004 §5.1.2 step 11, §5.1.3
+    /// step 1): the directory's next version, with them marked, goes to every node (hosts offer
+    /// an away user no new work; the failure detector leaves a node with an away user alone).
+    /// Only a registered device speaks for its users, only for those whose device it is, and
+    /// an older presence than the last taken (`seq`) changes nothing.
     pub(crate) fn presence(
         &mut self,
         peer: &NodeId,
-        user: &UserId,
-        away: bool,
+        away: Vec<UserId>,
+        seq: u64,
     ) -> Result<Applied, BookError> {
-        let Some(name) = self
-            .directory
-            .user(user.as_str())
-            .and_then(|u| u.device.clone())
-        else {
-            return Err(BookError::People(format!(
-                "a presence for user '{user}', who is not in the directory or has no device"
-            )));
-        };
-        let Some(entry) = self
-            .directory
+        let dir = &self.directory;
+        let Some(name) = dir
             .devices
-            .get_mut(name.as_str())
-            .filter(|d| &d.node == peer)
+            .values()
+            .find(|d| &d.node == peer)
+            .map(|d| d.name.clone())
         else {
             return Err(BookError::People(format!(
-                "a presence for user '{user}' from {peer}, which is not their device {name}"
+                "a presence from {peer}, which is not a registered node"
             )));
         };
-        let was = entry.away.iter().any(|u| u == user);
-        if was == away {
+        let strangers: Vec<&str> = away
+            .iter()
+            .filter(|u| {
+                dir.user(u.as_str()).and_then(|x| x.device.as_deref()) != Some(name.as_str())
+            })
+            .map(UserId::as_str)
+            .collect();
+        if !strangers.is_empty() {
+            return Err(BookError::People(format!(
+                "a presence from {name} for {}, whose device it is not",
+                strangers.join(", ")
+            )));
+        }
+        let Some(entry) = self.directory.devices.get_mut(&name) else {
+            return Ok(Applied::default());
+        };
+        if seq <= entry.presence_seq {
             return Ok(Applied::default());
         }
-        if away {
-            entry.away.push(user.clone());
-        } else {
-            entry.away.retain(|u| u != user);
+        entry.presence_seq = seq;
+        let mut away = away;
+        away.sort();
+        away.dedup();
+        if entry.away == away {
+            self.dirty_people = true;
+            return Ok(Applied::default());
         }
+        entry.away = away;
         self.directory.version += 1;
         self.dirty_people = true;
         Ok(Applied {
             effects: self.send_directory(),
             instance: None,
         })
+    }
+
+    /// Drops the away marks no device can clear any more: users no longer in the organisation
+    /// or whose device is now another.
+    fn prune_away(&mut self) {
+        let dir = &mut self.directory;
+        let org = &dir.org;
+        for entry in dir.devices.values_mut() {
+            entry.away.retain(|u| {
+                org.users
+                    .iter()
+                    .any(|x| &x.id == u && x.device.as_deref() == Some(entry.name.as_str()))
+            });
+        }
     }
 
     /// The directory as it is, to every registered node.

@@ -255,7 +255,7 @@ impl Book {
             } => self.item_events(peer, instance, activity, at_ms, &events),
             Message::Item { info, answer, .. } => self.answered(now_ms, peer, &info, answer),
             Message::Compensated(answer) => self.compensated(now_ms, peer, &answer),
-            Message::Presence { user, away } => self.presence(peer, &user, away),
+            Message::Presence { away, seq } => self.presence(peer, away, seq),
             other => Err(BookError::Unexpected(other.kind())),
         }
     }

@@ -30,6 +30,8 @@ use crate::daemon::{Departure, NodeClient, Refused};
 pub const VALUES_WAIT: Duration = Duration::from_secs(10);
 /// How often a disconnection looks at how far its copy got.
 pub const COPY_POLL: Duration = Duration::from_millis(50);
+/// The longest `max_wait_secs` a disconnection takes (a week): more is refused (400).
+pub const MAX_WAIT_SECS: u64 = 7 * 24 * 3600;
 /// The least time a disconnection gives its copy, whatever `max_wait_secs` says (a copy
 /// measured to fit must not be refused for a hiccup).
 pub const MIN_COPY_WAIT: Duration = Duration::from_secs(5);
@@ -50,6 +52,16 @@ pub(crate) async fn disconnect(
     Json(body): Json<DisconnectBody>,
 ) -> Response {
     let user = UserId::new(user);
+    if body.max_wait_secs > MAX_WAIT_SECS {
+        return error(
+            StatusCode::BAD_REQUEST,
+            format!(
+                "--max-wait {} s is over the limit of {MAX_WAIT_SECS} s (MAX_WAIT_SECS, a week); \
+                 give a shorter wait, or --accept to take whatever the copy needs",
+                body.max_wait_secs
+            ),
+        );
+    }
     let plan = match values_copied(&client, &user).await {
         Ok(plan) => plan,
         Err(response) => return response,
@@ -94,7 +106,11 @@ pub(crate) async fn disconnect(
         Ok(_) => {}
         Err(why) => return error(StatusCode::INTERNAL_SERVER_ERROR, why),
     }
-    let copied = match copy_all(&client, &user, max_wait.max(needed) * 2 + MIN_COPY_WAIT).await {
+    let limit = max_wait
+        .max(needed)
+        .saturating_mul(2)
+        .saturating_add(MIN_COPY_WAIT);
+    let copied = match copy_all(&client, &user, limit).await {
         Ok(plan) => plan,
         Err(response) => return response,
     };
@@ -182,17 +198,15 @@ async fn plan(client: &NodeClient, user: &UserId) -> Result<Departure, Response>
     }
 }
 
-/// Bytes per second to the holder of the first file still to fetch: one chunk asked for and
-/// timed (not kept: the copy fetches it again, properly).
+/// Bytes per second to the holder of the largest file still to fetch: its first chunk (a
+/// whole `FETCH_CHUNK_BYTES` when it is that large) asked for and timed (not kept: the copy
+/// fetches it, properly).
 async fn measure(client: &NodeClient, plan: &Departure) -> Result<f64, String> {
-    let Some((file, holder)) = plan.missing.first() else {
+    let Some((file, holder)) = plan.missing.iter().max_by_key(|(f, _)| f.size) else {
         return Ok(f64::MAX);
     };
     let (peer, addr) = outbox::peer_of(holder)?;
-    let offset = client
-        .files
-        .partial_len(file)
-        .min(file.size.saturating_sub(1));
+    let offset = 0;
     let envelope = Envelope {
         id: MessageId {
             origin: NodeId::new(client.mesh.peer_id().to_string()),

@@ -28,6 +28,13 @@ pub struct DeviceEntry {
     /// get no new offers, and the node is not suspected while any is away.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub away: Vec<UserId>,
+    /// The `seq` of the device's latest presence taken (older ones are ignored).
+    #[serde(default, skip_serializing_if = "is_zero")]
+    pub presence_seq: u64,
+}
+
+fn is_zero(n: &u64) -> bool {
+    *n == 0
 }
 
 /// What a user does to a work item.

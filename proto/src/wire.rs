@@ -397,13 +397,15 @@ pub enum Message {
         /// The activity.
         activity: ActivityId,
     },
-    /// Device → controller: a user of this device disconnected (`away`) or reconnected. An
-    /// away user gets no new offers; a node with an away user is not suspected.
+    /// Device → controller: the users of this device who are disconnected now (each
+    /// disconnection and reconnection sends the whole set). An away user gets no new offers; a
+    /// node with an away user is not suspected. Messages may arrive out of order: the one with
+    /// the highest `seq` wins.
     Presence {
-        /// The user.
-        user: UserId,
-        /// True when they disconnected, false when they came back.
-        away: bool,
+        /// The device's users who are away (none: everyone is back).
+        away: Vec<UserId>,
+        /// Grows with every presence the device sends.
+        seq: u64,
     },
     /// Controller → device: tell a user something (the instances they are responsible for
     /// started, failed, ended).

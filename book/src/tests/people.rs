@@ -147,6 +147,7 @@ scenarios! {
             connections: 1,
             last_connected_ms: T0 + 5,
             away: Vec::new(),
+            presence_seq: 0,
         };
         assert_eq!(b.directory().device_of("dan"), Some(&tab));
         // Again, later: counted, and the time is the latest.
@@ -178,37 +179,47 @@ scenarios! {
         let watched = |b: &Book| -> Vec<String> {
             b.watched().iter().map(|w| w.peer.to_string()).collect()
         };
+        let presence = |away: &[&str], seq: u64| Message::Presence { away: users(away), seq };
         assert!(watched(&b).contains(&"peerA".to_owned()));
-        let away = Message::Presence { user: "ann".into(), away: true };
-        let applied = from_node(&mut b, T0 + 1, "peerA", away.clone());
+        let applied = from_node(&mut b, T0 + 1, "peerA", presence(&["ann"], 1));
         assert_eq!(b.directory().version, 5);
         assert!(b.directory().is_away("ann"));
         assert_eq!(directories(&applied).len(), 3, "every node hears of it");
         assert!(!watched(&b).contains(&"peerA".to_owned()), "away: not suspected");
         // Said twice: nothing new.
-        let again = from_node(&mut b, T0 + 2, "peerA", away);
+        let again = from_node(&mut b, T0 + 2, "peerA", presence(&["ann"], 2));
         assert!(again.effects.is_empty());
         assert_eq!(b.directory().version, 5);
-        // A registration again does not bring her back; her presence does.
+        // A registration again does not bring her back; her device's word does, and a word
+        // older than it, arriving late, changes nothing.
         b.apply(T0 + 3, Input::Register(node("peerA", "P1", &[1, 2])))
             .expect("register");
         assert!(b.directory().is_away("ann"));
-        from_node(&mut b, T0 + 4, "peerA", Message::Presence { user: "ann".into(), away: false });
+        from_node(&mut b, T0 + 4, "peerA", presence(&[], 4));
+        assert!(!b.directory().is_away("ann"));
+        let late = from_node(&mut b, T0 + 5, "peerA", presence(&["ann"], 3));
+        assert!(late.effects.is_empty());
         assert!(!b.directory().is_away("ann"));
         assert!(watched(&b).contains(&"peerA".to_owned()));
-        // Only her own device speaks for her; the book kept it across a restore.
+        // Only her own device speaks for her; the book keeps it across a restore.
         let err = b
             .apply(
-                T0 + 5,
-                Input::FromNode {
-                    peer: NodeId::new("peerB"),
-                    message: Message::Presence { user: "ann".into(), away: true },
-                },
+                T0 + 6,
+                Input::FromNode { peer: NodeId::new("peerB"), message: presence(&["ann"], 9) },
             )
             .unwrap_err();
-        assert!(err.to_string().contains("not their device P1"), "{err}");
+        assert!(err.to_string().contains("whose device it is not"), "{err}");
+        from_node(&mut b, T0 + 7, "peerA", presence(&["ann"], 5));
         let restored = restore::rebuilt(b.take_changes());
         assert_eq!(restored.directory(), b.directory());
+        // A new organisation where ann's device is another drops the mark nobody could clear.
+        let mut moved = staff();
+        moved.users.iter_mut().filter(|u| u.id.as_str() == "ann").for_each(|u| {
+            u.device = Some("P2".to_owned());
+        });
+        apply_org(&mut b, T0 + 8, &moved).expect("organisation");
+        assert!(!b.directory().is_away("ann"));
+        assert!(b.directory().devices.values().all(|d| d.away.is_empty()));
     }
 
     fn a_book_restored_keeps_its_directory_its_request_number_and_responsible_users() {

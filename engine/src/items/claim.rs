@@ -526,6 +526,11 @@ fn may_be_given(ctx: &Ctx, user: &UserId) -> Result<(), Verdict> {
             "{user} has no registered device to hold their worklist"
         )));
     }
+    if ctx.dir.is_away(user.as_str()) {
+        return Err(invalid(format!(
+            "{user} is disconnected: give it to someone else, or wait until they reconnect"
+        )));
+    }
     Ok(())
 }
 

@@ -8,8 +8,8 @@ use crate::Engine;
 
 impl Engine {
     /// The known values of the activity's `<reads>`, for `device`: refused (with the reason)
-    /// when no work item of the activity is open here, or when none of the users it is
-    /// offered to or held by has `device` as their device.
+    /// when no work item of the activity is open here, when none of the users it is offered to
+    /// or held by has `device` as their device, or when it may not be taken offline.
     pub fn item_reads(
         &self,
         instance: InstanceId,
@@ -44,6 +44,11 @@ impl Engine {
         else {
             return Err(format!("{label} is not in a partition run here"));
         };
+        if !act.people.disconnected {
+            return Err(format!(
+                "{label} may not be taken offline (no <disconnected>): nothing to copy"
+            ));
+        }
         Ok(self.reads_of(instance, act))
     }
 }

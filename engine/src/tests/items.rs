@@ -231,7 +231,10 @@ fn users_on_leave_are_never_offered_it() {
 }
 
 fn users_away_get_no_new_offers_but_keep_theirs_and_only_their_devices_read_the_item() {
-    let people_3 = tech(Method::Fcfa);
+    let people_3 = mobiwf_xml_schema::People {
+        disconnected: true,
+        ..tech(Method::Fcfa)
+    };
     let away = |mut dir: mobiwf_people::Directory, user: &str| {
         let device = dir.user(user).and_then(|u| u.device.clone()).expect("a device");
         let entry = dir.devices.get_mut(device.as_str()).expect("registered");
@@ -253,6 +256,16 @@ fn users_away_get_no_new_offers_but_keep_theirs_and_only_their_devices_read_the_
     assert!(refused.unwrap_err().contains("none of the users"));
     let none = e.item_reads(InstanceId(9), ActivityId(3), &node_of("N2"));
     assert!(none.unwrap_err().contains("no open work item"));
+    // Nobody can give her work meanwhile: not an administrator's insert, not a delegation.
+    let fx = claim(&mut e, 1700, (2, 3), "bob", ItemAction::Select, Some("N2"));
+    assert!(verdict(&fx).is_some());
+    let to = ItemAction::Delegate { to: UserId::from("alice") };
+    let fx = claim(&mut e, 1800, (2, 3), "bob", to, Some("N2"));
+    assert!(matches!(verdict(&fx), Some(Verdict::Invalid { reason }) if reason.contains("disconnected")));
+    // An item that may not go offline is not copied.
+    deploy_manual(&mut e, 1900, 3, (3, &tech(Method::Fcfa)));
+    let refused = e.item_reads(InstanceId(3), ActivityId(3), &node_of("N2"));
+    assert!(refused.unwrap_err().contains("<disconnected>"));
 }
 
 fn an_item_nobody_can_take_waits_for_a_newer_directory() {

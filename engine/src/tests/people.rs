@@ -75,6 +75,7 @@ pub(super) fn directory(version: u64, users: Vec<User>) -> Directory {
                 connections: 1,
                 last_connected_ms: 0,
                 away: Vec::new(),
+                presence_seq: 0,
             });
         }
     }

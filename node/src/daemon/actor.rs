@@ -359,8 +359,10 @@ impl NodeActor {
                         .flatten()
                 }) {
                     for datum in &copy.data {
-                        if !data.iter().any(|d| d.name == datum.name) {
-                            data.push(datum.clone());
+                        match data.iter_mut().find(|d| d.name == datum.name) {
+                            Some(known) if datum.supersedes(known) => *known = datum.clone(),
+                            Some(_) => {}
+                            None => data.push(datum.clone()),
                         }
                     }
                 }

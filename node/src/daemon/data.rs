@@ -403,6 +403,22 @@ impl Fetching {
         first
     }
 
+    /// The contents the desk's copies still need are `files`: the others are no longer
+    /// fetched for the desk (pruned with the instances' next).
+    pub(super) fn keep_for_desk(&mut self, files: &BTreeSet<FileRef>) {
+        if self.for_desk.iter().any(|f| !files.contains(f)) {
+            self.for_desk.retain(|f| files.contains(f));
+            let (waiting, for_desk) = (&self.waiting, &self.for_desk);
+            self.tasks.retain(|file, task| {
+                let wanted = waiting.contains_key(file) || for_desk.contains(file);
+                if !wanted {
+                    task.abort();
+                }
+                wanted
+            });
+        }
+    }
+
     /// The task fetching `file`.
     pub(super) fn started(&mut self, file: FileRef, task: tokio::task::AbortHandle) {
         self.tasks.insert(file, task);

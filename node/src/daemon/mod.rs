@@ -371,6 +371,8 @@ pub async fn start(config: NodeConfig) -> anyhow::Result<Node> {
         copying: offline::Copying::new(config.prefetch),
     };
     actor.register(&mut seq, &base.outbox, &config.skills, &base.addrs)?;
+    // Copies for offline work resume at once, not at the first event.
+    actor.copy_items(mobiwf_runtime::process::now_us() / 1000);
     base.tasks
         .push(daemon::timer(deadline_rx, base.events.clone(), || {
             Event::Tick

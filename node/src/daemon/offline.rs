@@ -95,8 +95,8 @@ pub(super) struct Copying {
     pub(super) prefetch: bool,
     /// Users whose locked items are copied although prefetch is off.
     wanted: BTreeSet<UserId>,
-    /// Items whose values are being asked of their hosts.
-    asking: BTreeMap<ItemKey, tokio::task::AbortHandle>,
+    /// Items whose values are being asked of their hosts, with the host asked.
+    asking: BTreeMap<ItemKey, (String, tokio::task::AbortHandle)>,
     /// Items whose host refused, until when (ms since the epoch).
     refused: BTreeMap<ItemKey, u64>,
 }
@@ -131,13 +131,13 @@ impl NodeActor {
             }
             OfflineCommand::Disconnect { user, reply } => {
                 let input = DeskInput::Disconnect(user.clone());
-                let result = self.presence(now_ms, input, (user, true), (group, seq))?;
+                let result = self.presence(now_ms, input, (group, seq))?;
                 after.presences.push((reply, result));
             }
             OfflineCommand::Reconnect { user, reply } => {
                 self.copying.wanted.remove(&user);
                 let input = DeskInput::Reconnect(user.clone());
-                let result = self.presence(now_ms, input, (user, false), (group, seq))?;
+                let result = self.presence(now_ms, input, (group, seq))?;
                 after.presences.push((reply, result));
             }
             OfflineCommand::Copied { key, data } => {
@@ -169,24 +169,23 @@ impl NodeActor {
         Ok(())
     }
 
-    /// The desk's change, and the controller told (in the same batch) when it changed.
+    /// The desk's change, and the controller told the device's whole presence (in the same
+    /// batch), every time: a presence that arrives late never undoes a newer one.
     fn presence(
         &mut self,
         now_ms: u64,
         input: DeskInput,
-        (user, away): (UserId, bool),
         (group, seq): (&mut Group, &mut Sequencer),
     ) -> Result<Result<(), Refused>, StoreError> {
-        let was = self.desk.is_away(user.as_str());
         let dir = self.engine.directory();
         match self.desk.apply(now_ms, dir, &self.name, input) {
             Err(e @ DeskRefusal::Selected { .. }) => Ok(Err(Refused::Selected(e.to_string()))),
             Err(e) => Ok(Err(Refused::NotHere(e.to_string()))),
             Ok(_) => {
-                if was != away {
-                    let (to, role) = self.destination(Target::Controller);
-                    group.send(seq, to, role, Message::Presence { user, away })?;
-                }
+                let (away, number) = self.desk.presence();
+                let (to, role) = self.destination(Target::Controller);
+                let message = Message::Presence { away, seq: number };
+                group.send(seq, to, role, message)?;
                 Ok(Ok(()))
             }
         }
@@ -197,45 +196,35 @@ impl NodeActor {
         let dir = self.engine.directory();
         mobiwf_people::desk::here(dir, &self.name, user.as_str())
             .map_err(|e| Refused::NotHere(e.to_string()))?;
+        self.desk
+            .may_go(user)
+            .map_err(|e| Refused::Selected(e.to_string()))?;
         let mut plan = Departure::default();
-        let mut selected = Vec::new();
-        for item in self.desk.items().filter(|i| i.is_open()) {
+        for item in self.desk.locked_by(user.as_str()) {
             let label = format!(
                 "activity {} of instance {}",
                 item.info.activity, item.info.instance
             );
-            match item.holder(user.as_str()).map(|h| h.hold) {
-                Some(mobiwf_proto::Hold::Selected) => selected.push(label),
-                Some(mobiwf_proto::Hold::Locked) => {
-                    match &item.copy {
-                        None => plan.uncopied.push(label.clone()),
-                        Some(copy) => {
-                            for file in &copy.missing {
-                                let have = self.files.partial_len(file).min(file.size);
-                                plan.bytes += file.size - have;
-                                plan.missing.push((file.clone(), item.info.host.clone()));
-                            }
-                        }
+            match &item.copy {
+                None => plan.uncopied.push(label.clone()),
+                Some(copy) => {
+                    for file in &copy.missing {
+                        let have = self.files.partial_len(file).min(file.size);
+                        plan.bytes += file.size - have;
+                        plan.missing.push((file.clone(), item.info.host.clone()));
                     }
-                    plan.locked.push(label);
                 }
-                None => {}
             }
-        }
-        if !selected.is_empty() {
-            let refusal = DeskRefusal::Selected {
-                user: user.clone(),
-                items: selected,
-            };
-            return Err(Refused::Selected(refusal.to_string()));
+            plan.locked.push(label);
         }
         Ok(plan)
     }
 
-    /// After each commit: asks the hosts for the values of the items to copy that have none
-    /// yet, and fetches the files of those that have them.
+    /// After each commit (and once at start): asks the hosts for the values of the items to
+    /// copy that have none yet, and fetches the files of those that have them; stops asking
+    /// about and fetching for items no longer to copy.
     pub(super) fn copy_items(&mut self, now_ms: u64) {
-        if self.desk.items().next().is_none() {
+        if self.desk.items().next().is_none() && self.copying.asking.is_empty() {
             return;
         }
         let copying = &self.copying;
@@ -255,6 +244,20 @@ impl NodeActor {
             })
             .collect();
         self.copying.refused.retain(|_, until| *until > now_ms);
+        // Asks about items no longer to copy (ended, or their host moved) stop.
+        let keys: BTreeMap<ItemKey, &String> = wanted.iter().map(|(k, h, _)| (*k, h)).collect();
+        self.copying.asking.retain(|key, (host, task)| {
+            let keep = keys.get(key).is_some_and(|h| *h == host);
+            if !keep {
+                task.abort();
+            }
+            keep
+        });
+        let files: BTreeSet<FileRef> = wanted
+            .iter()
+            .flat_map(|(_, _, missing)| missing.iter().flatten().cloned())
+            .collect();
+        self.fetching.keep_for_desk(&files);
         for (key, host, missing) in wanted {
             match missing {
                 Some(files) => {
@@ -273,15 +276,27 @@ impl NodeActor {
         {
             return;
         }
+        let me = NodeId::new(self.mesh.peer_id().to_string());
+        if outbox::peer_of(&host).is_ok_and(|(peer, _)| peer == self.mesh.peer_id()) {
+            // Its host is this node: the engine answers here, in the next group.
+            let data = self.engine.item_reads(key.0, key.1, &me).ok();
+            let command = OfflineCommand::Copied { key, data };
+            if self.events.try_send(Event::Offline(command)).is_err() {
+                tracing::debug!(
+                    "the actor's queue is full: an item's copy waits for the next commit"
+                );
+            }
+            return;
+        }
         let ask = Ask {
             mesh: self.mesh.clone(),
-            me: NodeId::new(self.mesh.peer_id().to_string()),
+            me,
             key,
-            host,
+            host: host.clone(),
             events: self.events.clone(),
         };
         let task = tokio::spawn(ask_until_answered(ask));
-        self.copying.asking.insert(key, task.abort_handle());
+        self.copying.asking.insert(key, (host, task.abort_handle()));
     }
 }
 

@@ -37,8 +37,14 @@ impl Desk {
             .values()
             .any(|p| p.user == claim.user && (p.instance, p.activity) == key);
         let away = self.is_away(claim.user.as_str());
-        let decided = if away { offline(item, &claim) } else { None }
-            .or_else(|| decide(item, dir, &claim, under_way));
+        // A handed-away user's completion still goes to the host, which records it.
+        let handed = handed_away(item, &claim.action, claim.user.as_str());
+        let decided = if away && !handed {
+            offline(item, &claim)
+        } else {
+            None
+        }
+        .or_else(|| decide(item, dir, &claim, under_way));
         let host = item.info.host.clone();
         let request = self.take_request();
         let effect = match decided {

@@ -346,6 +346,8 @@ pub struct Desk {
     next_notice: u64,
     /// The users who disconnected, with when (ms since the epoch).
     away: BTreeMap<UserId, u64>,
+    /// The number of the last presence sent to the controller.
+    presence_seq: u64,
     /// Per host (peer id), the smallest (this device's clock on arrival − the host's clock at
     /// sending) seen: added to a host's deadline, it gives the time on this device's clock.
     offsets: BTreeMap<String, i64>,

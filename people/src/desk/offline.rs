@@ -10,7 +10,7 @@
 
 use std::collections::BTreeSet;
 
-use mobiwf_proto::{DataValue, Datum, FileRef, Hold, UserId};
+use mobiwf_proto::{DataValue, Datum, FileRef, Hold, ItemAction, UserId};
 use serde::{Deserialize, Serialize};
 
 use super::{Applied, Desk, DeskItem, DeskRefusal, ItemKey};
@@ -92,22 +92,7 @@ impl Desk {
         user: &UserId,
     ) -> Result<Applied, DeskRefusal> {
         super::here(dir, me, user.as_str())?;
-        let selected: Vec<String> = self
-            .items
-            .values()
-            .filter(|i| i.is_open())
-            .filter(|i| {
-                i.holder(user.as_str())
-                    .is_some_and(|h| h.hold == Hold::Selected)
-            })
-            .map(|i| super::label(&i.info))
-            .collect();
-        if !selected.is_empty() {
-            return Err(DeskRefusal::Selected {
-                user: user.clone(),
-                items: selected,
-            });
-        }
+        self.may_go(user)?;
         if !self.away.contains_key(user) {
             self.away.insert(user.clone(), now_ms);
             self.dirty.meta = true;
@@ -169,6 +154,51 @@ impl Desk {
             }
         }
         Applied::default()
+    }
+
+    /// Whether `user` may go away: not while they hold a selected item, nor while a select or
+    /// lock of theirs is under way (the host may grant it while they are away).
+    pub fn may_go(&self, user: &UserId) -> Result<(), DeskRefusal> {
+        let selected: Vec<String> = self
+            .items
+            .values()
+            .filter(|i| i.is_open())
+            .filter(|i| {
+                i.holder(user.as_str())
+                    .is_some_and(|h| h.hold == Hold::Selected)
+            })
+            .map(|i| super::label(&i.info))
+            .chain(
+                self.pending
+                    .values()
+                    .filter(|p| &p.user == user)
+                    .filter(|p| matches!(p.action, ItemAction::Select | ItemAction::Lock))
+                    .map(|p| {
+                        format!(
+                            "activity {} of instance {} ({} under way)",
+                            p.activity,
+                            p.instance,
+                            p.action.as_str()
+                        )
+                    }),
+            )
+            .collect();
+        if selected.is_empty() {
+            Ok(())
+        } else {
+            Err(DeskRefusal::Selected {
+                user: user.clone(),
+                items: selected,
+            })
+        }
+    }
+
+    /// The presence to tell the controller now: the users away and the next number (stored
+    /// with the desk's changes; the controller takes the highest it hears).
+    pub fn presence(&mut self) -> (Vec<UserId>, u64) {
+        self.presence_seq += 1;
+        self.dirty.meta = true;
+        (self.away.keys().cloned().collect(), self.presence_seq)
     }
 
     /// Whether the user disconnected and has not reconnected.

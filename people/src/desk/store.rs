@@ -111,6 +111,8 @@ struct Meta {
     pending: Vec<PendingClaim>,
     #[serde(default, skip_serializing_if = "BTreeMap::is_empty")]
     away: BTreeMap<UserId, u64>,
+    #[serde(default)]
+    presence_seq: u64,
     #[serde(default, skip_serializing_if = "BTreeMap::is_empty")]
     offsets: BTreeMap<String, i64>,
 }
@@ -157,6 +159,7 @@ impl Desk {
                 next_notice: self.next_notice,
                 pending: self.pending.values().cloned().collect(),
                 away: self.away.clone(),
+                presence_seq: self.presence_seq,
                 offsets: self.offsets.clone(),
             };
             changes.puts.push(encode(META_KEY.to_owned(), &meta)?);
@@ -188,6 +191,7 @@ impl Desk {
                 desk.next_notice = desk.next_notice.max(meta.next_notice);
                 desk.pending = meta.pending.into_iter().map(|p| (p.request, p)).collect();
                 desk.away = meta.away;
+                desk.presence_seq = meta.presence_seq;
                 desk.offsets = meta.offsets;
             } else if key.starts_with(ITEM_PREFIX) {
                 let item: DeskItem = decode(&value).map_err(bad)?;

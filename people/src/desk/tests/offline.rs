@@ -2,7 +2,9 @@
 //! the copies of what lockable items read (kept across snapshots and restarts, gone with the
 //! item).
 
-use mobiwf_proto::{DataValue, Datum, FileRef, Hold, ItemAction, ItemStatus, Message, UserId};
+use mobiwf_proto::{
+    DataValue, Datum, FileRef, Hold, ItemAction, ItemStatus, Message, UserId, Verdict,
+};
 
 use super::*;
 use crate::desk::{Offline, Order};
@@ -82,6 +84,25 @@ fn a_user_holding_a_selected_item_cannot_go() {
         f.apply(away("alice")).unwrap_err(),
         DeskRefusal::NotHere { .. }
     ));
+}
+
+#[test]
+fn a_select_or_lock_under_way_keeps_the_user_here() {
+    let mut f = day();
+    f.apply(claim("alice", &lockable(2), ItemAction::Lock))
+        .unwrap();
+    let refused = f.apply(away("alice")).unwrap_err();
+    assert!(refused.to_string().contains("lock under way"), "{refused}");
+    // The host's answer ends it: locked, she may go.
+    let request = f.desk.pending().next().unwrap().request;
+    let locked = holder("alice", Hold::Locked, 5, None);
+    let snapshot = snap(&lockable(2), 2, &[], vec![locked], ItemStatus::Open);
+    f.item(answering(snapshot, "alice", request, Verdict::Done));
+    f.apply(away("alice")).unwrap();
+    // Each presence told has the next number, kept across a restart.
+    assert_eq!(f.desk.presence(), (users(&["alice"]), 1));
+    f.commit();
+    assert_eq!(f.desk.presence().1, 2);
 }
 
 #[test]
