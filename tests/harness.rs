@@ -12,12 +12,14 @@ use std::time::{Duration, Instant};
 
 mod daemons;
 mod http;
+mod netns;
 mod process;
 mod run_log;
 mod workflows;
 
 pub use daemons::*;
 pub use http::*;
+pub use netns::*;
 pub use process::*;
 pub use run_log::*;
 pub use workflows::*;
