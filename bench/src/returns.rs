@@ -15,6 +15,10 @@ use crate::workloads::Workload;
 /// How long the notifications wait, failing, before P2 comes back: longer than the outbox's
 /// longest backoff, so that each sample is the case where nothing else wakes the sender.
 const HELD_DOWN: Duration = Duration::from_millis(1500);
+/// How long P2 stays up after a sample: the controller's failure detector (probing every
+/// second, suspecting after 10 s without an answer) hears it, so that a run of samples does
+/// not look like a node that is gone.
+const SETTLE: Duration = Duration::from_millis(1500);
 /// How long one sample may take.
 const SAMPLE_LIMIT: Duration = Duration::from_secs(60);
 /// How often the nodes' runs are read.
@@ -59,6 +63,27 @@ pub async fn measure(
     })
 }
 
+/// P1's activities that precede one of P2's and wait for none of P2's.
+fn feeders(paper: &Workload) -> Vec<u64> {
+    let on = |a: &u64, p: &str| paper.partner_of.get(a).is_some_and(|n| n == p);
+    let mut feeders: Vec<u64> = paper
+        .preconditions
+        .iter()
+        .filter(|(a, _)| on(a, "P2"))
+        .flat_map(|(_, pre)| pre.iter().copied())
+        .filter(|p| {
+            on(p, "P1")
+                && !paper
+                    .preconditions
+                    .get(p)
+                    .is_some_and(|pre| pre.iter().any(|q| on(q, "P2")))
+        })
+        .collect();
+    feeders.sort_unstable();
+    feeders.dedup();
+    feeders
+}
+
 /// One instance: P2 away while P1 notifies it, then back; the delay in µs.
 async fn sample(cluster: &mut Cluster, paper: &Workload, move_it: bool) -> anyhow::Result<f64> {
     let at = |name: &str| cluster.nodes.iter().position(|n| n.name == name);
@@ -69,18 +94,19 @@ async fn sample(cluster: &mut Cluster, paper: &Workload, move_it: bool) -> anyho
     let old = cluster.nodes[p2].address.clone();
     cluster.nodes[p2].kill();
     let id = cluster.api.submit(&paper.xml).await?;
-    // P1's part over: its notifications to P2 are in its outbox.
+    // P1's activities that P2's wait for (and that wait for nothing of P2's) are over: their
+    // notifications to P2 are in P1's outbox.
     let started = Instant::now();
-    let p1_activities = paper.partner_of.values().filter(|p| *p == "P1").count();
+    let feeders = feeders(paper);
     loop {
         let runs = p1_api.runs().await?;
         let done = runs
             .iter()
             .filter(|r| r.instance == id)
             .flat_map(|r| &r.activities)
-            .filter(|a| a.state.is_final())
+            .filter(|a| a.state.is_final() && feeders.contains(&a.activity.0))
             .count();
-        if done >= p1_activities {
+        if done >= feeders.len() {
             break;
         }
         anyhow::ensure!(
@@ -108,6 +134,7 @@ async fn sample(cluster: &mut Cluster, paper: &Workload, move_it: bool) -> anyho
             .min();
         if let Some(started_us) = first_start {
             cluster.api.wait_succeeded(id).await?;
+            tokio::time::sleep(SETTLE).await;
             return Ok(started_us.saturating_sub(back_us) as f64);
         }
         anyhow::ensure!(

@@ -46,7 +46,7 @@ pub const RETRY_MIN: Duration = Duration::from_millis(50);
 /// peer whose link comes back without connecting to us is found within this.
 pub const RETRY_MAX: Duration = Duration::from_millis(500);
 /// Least time between two questions to the controller about where one peer is.
-pub const LOCATE_EVERY: Duration = Duration::from_secs(2);
+pub const LOCATE_EVERY: Duration = Duration::from_secs(1);
 
 /// A message to deliver, as kept in the outbox.
 #[derive(Debug, Clone, Serialize, Deserialize)]
