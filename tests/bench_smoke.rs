@@ -46,6 +46,7 @@ fn a_smoke_run_measures_every_workload_in_both_modes_and_writes_the_report() {
         "## `chain10`",
         "## `paper`",
         "## `fanout`",
+        "## Delivery after a link returns",
         "## Targets",
     ] {
         assert!(report.contains(heading), "{heading} missing:\n{report}");
@@ -72,5 +73,12 @@ fn a_smoke_run_measures_every_workload_in_both_modes_and_writes_the_report() {
         report.contains("Temporal baseline skipped: left out"),
         "{report}"
     );
+    for kind in ["at its old address", "on another port"] {
+        let line = report
+            .lines()
+            .find(|l| l.starts_with(&format!("| {kind}")))
+            .unwrap_or_else(|| panic!("no row for P2 back {kind}:\n{report}"));
+        assert!(line.contains(" | 1 | "), "one sample: {line}");
+    }
     std::fs::remove_dir_all(&dir).unwrap();
 }

@@ -101,7 +101,7 @@ fn successor_state(controller: &Controller, id: u64) -> String {
 
 #[test]
 fn a_field_user_locks_disconnects_works_offline_and_reconnects() {
-    let Some(net) = Netns::create_or_skip() else {
+    let Some(net) = Netns::create_or_skip("o") else {
         return;
     };
     let dir = scratch("offline-day").unwrap();

@@ -39,6 +39,10 @@ pub struct Daemon {
     pub api: String,
     /// Its libp2p address.
     pub address: String,
+    /// How it was started, for [`Daemon::restart`].
+    program: PathBuf,
+    args: Vec<String>,
+    dir: PathBuf,
 }
 
 impl Daemon {
@@ -51,7 +55,13 @@ impl Daemon {
         dir: &Path,
     ) -> anyhow::Result<Daemon> {
         std::fs::create_dir_all(dir)?;
-        let log = std::fs::File::create(dir.with_extension("log"))?;
+        for published in ["address", "api"] {
+            let _ = std::fs::remove_file(dir.join(published));
+        }
+        let log = std::fs::OpenOptions::new()
+            .create(true)
+            .append(true)
+            .open(dir.with_extension("log"))?;
         let child = Command::new(program)
             .args(args)
             .env("RUST_LOG", "warn")
@@ -65,6 +75,9 @@ impl Daemon {
             child,
             api: String::new(),
             address: String::new(),
+            program: program.to_owned(),
+            args: args.to_vec(),
+            dir: dir.to_owned(),
         };
         let started = Instant::now();
         loop {
@@ -87,6 +100,27 @@ impl Daemon {
             }
             tokio::time::sleep(Duration::from_millis(10)).await;
         }
+    }
+
+    /// Kills the process (SIGKILL) and waits for it.
+    pub fn kill(&mut self) {
+        let _ = self.child.kill();
+        let _ = self.child.wait();
+    }
+
+    /// Starts it again on its data directory, listening on `listen` (its old address: the
+    /// link came back; a new port: it moved); returns once it published its addresses.
+    pub async fn restart(&mut self, listen: &str) -> anyhow::Result<()> {
+        self.kill();
+        let mut args = self.args.clone();
+        if let Some(at) = args.iter().position(|a| a == "--listen")
+            && let Some(value) = args.get_mut(at + 1)
+        {
+            listen.clone_into(value);
+        }
+        let again = Daemon::spawn(&self.name, &self.program, &args, &self.dir).await?;
+        *self = again;
+        Ok(())
     }
 
     /// Its process id.

@@ -9,6 +9,7 @@ mod idle;
 mod measure;
 mod procfs;
 mod report;
+mod returns;
 mod stats;
 mod temporal;
 mod workloads;
@@ -77,6 +78,12 @@ struct RunArgs {
     /// Leave out the idle-memory measurement.
     #[arg(long)]
     no_idle: bool,
+    /// Samples of the delivery delay after a link returns (each kind).
+    #[arg(long, default_value_t = 10)]
+    returns: usize,
+    /// Leave out the delivery delay after a link returns.
+    #[arg(long)]
+    no_returns: bool,
     /// Leave out the Temporal baseline.
     #[arg(long)]
     no_temporal: bool,
@@ -136,6 +143,7 @@ async fn run(mut args: RunArgs) -> anyhow::Result<()> {
         args.duration = args.duration.min(1.0);
         args.idle = args.idle.min(1000);
         args.floor_samples = args.floor_samples.min(50);
+        args.returns = args.returns.min(1);
     }
     let started = Instant::now();
     let bin_dir = release_binaries(args.bin_dir.as_ref())?;
@@ -163,6 +171,11 @@ async fn run(mut args: RunArgs) -> anyhow::Result<()> {
     } else {
         Some(measure_idle(&bin_dir, args.idle, scratch.path()).await?)
     };
+    let returns = if args.no_returns {
+        None
+    } else {
+        Some(measure_returns(&bin_dir, args.returns).await?)
+    };
     let temporal = temporal_baselines(&args, scratch.path()).await?;
 
     let command = command_line();
@@ -172,6 +185,7 @@ async fn run(mut args: RunArgs) -> anyhow::Result<()> {
         results,
         temporal,
         idle: idle.as_ref(),
+        returns: returns.as_ref(),
         elapsed_s: started.elapsed().as_secs_f64(),
         command,
     });
@@ -260,6 +274,25 @@ async fn measure_idle(
         idle.rss_after_mib, idle.rss_before_mib, idle.deploys_per_s
     );
     Ok(idle)
+}
+
+/// The delivery delay after a link returns, on the paper workload.
+async fn measure_returns(
+    bin_dir: &std::path::Path,
+    samples: usize,
+) -> anyhow::Result<returns::Returns> {
+    eprintln!("delivery after a link returns: {samples} samples of each kind ...");
+    let paper = workloads::all()?
+        .into_iter()
+        .find(|w| w.name == "paper")
+        .ok_or_else(|| anyhow::anyhow!("no paper workload"))?;
+    let r = returns::measure(bin_dir, &paper, samples).await?;
+    eprintln!(
+        "  same address {}, moved {}",
+        report::brief(&r.same_address),
+        report::brief(&r.moved)
+    );
+    Ok(r)
 }
 
 /// The Temporal baseline, stock then tuned, or why it is left out.

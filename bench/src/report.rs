@@ -7,6 +7,7 @@ use crate::cluster::Mode;
 use crate::floor::Floor;
 use crate::idle::Idle;
 use crate::measure::{Figures, Plan};
+use crate::returns::Returns;
 use crate::stats::Samples;
 use crate::temporal::{Baseline, Setup};
 use crate::workloads::Workload;
@@ -26,6 +27,8 @@ pub struct Run<'a> {
     pub temporal: Vec<Result<(Setup, Baseline), String>>,
     /// The idle-memory measurement, unless left out.
     pub idle: Option<&'a Idle>,
+    /// The delivery delay after a link returns, unless left out.
+    pub returns: Option<&'a Returns>,
     /// How long the whole run took, s.
     pub elapsed_s: f64,
     /// The command that produced it.
@@ -140,8 +143,47 @@ pub fn render(run: &Run<'_>) -> String {
     for (workload, modes) in &run.results {
         workload_section(&mut md, run, workload, modes, floor_us);
     }
+    returns_section(&mut md, run);
     targets(&mut md, run, floor_us);
     md
+}
+
+/// The delivery delay after a link returns (issue 14: within 1 s).
+fn returns_section(md: &mut String, run: &Run<'_>) {
+    let Some(r) = run.returns else {
+        return;
+    };
+    let _ = writeln!(
+        md,
+        "## Delivery after a link returns
+
+`paper`, p2p: P2 is killed, an instance is \
+         submitted, P1 runs its part and its notifications to P2 fail for 1.5 s (past the \
+         outbox's longest backoff, 500 ms); then P2 starts again. Measured: P2 listening again \
+         (its address published) → its first activity started (P1's notification delivered, \
+         written on both sides, applied), on the two processes' clocks.\n"
+    );
+    let _ = writeln!(
+        md,
+        "| P2 comes back | samples | p50 | p99 | within 1 s |\n|---|---|---|---|---|"
+    );
+    for (what, s) in [
+        ("at its old address (the link returned)", &r.same_address),
+        (
+            "on another port (moved; found through the controller)",
+            &r.moved,
+        ),
+    ] {
+        let _ = writeln!(
+            md,
+            "| {what} | {} | {} | {} | {} |",
+            s.len(),
+            ms(s.p50()),
+            ms(s.p99()),
+            met(s.percentile(100.0).is_some_and(|v| v <= 1_000_000.0))
+        );
+    }
+    let _ = writeln!(md);
 }
 
 fn workload_section(

@@ -456,6 +456,11 @@ impl Book {
     pub fn nodes(&self) -> impl Iterator<Item = &NodeInfo> {
         self.nodes.values()
     }
+
+    /// A registered node, by peer id (its latest registration: where it is now).
+    pub fn node(&self, peer: &NodeId) -> Option<&NodeInfo> {
+        self.nodes.get(peer)
+    }
 }
 
 /// True when no partition waits for its node's acknowledgement any more: each was

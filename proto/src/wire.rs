@@ -419,6 +419,14 @@ pub enum Message {
     Compensated(Compensated),
     /// Controller → node: run failed and cancelled activities again.
     Rerun(Rerun),
+    /// Node → controller: where is this peer now? Answered at once with [`Reply::Located`]
+    /// (the addresses of its latest registration), never stored: a node whose deliveries to
+    /// a peer fail asks, and retries there (a peer restarted on another port or moved to
+    /// another network keeps its peer id).
+    Locate {
+        /// The peer sought.
+        peer: NodeId,
+    },
 }
 
 impl Message {
@@ -450,6 +458,7 @@ impl Message {
             Message::Compensate(_) => "compensate",
             Message::Compensated(_) => "compensated",
             Message::Rerun(_) => "rerun",
+            Message::Locate { .. } => "locate",
         }
     }
 }
@@ -476,5 +485,11 @@ pub enum Reply {
     Data {
         /// The values, by name.
         data: Vec<Datum>,
+    },
+    /// The answer to a [`Message::Locate`]: the peer's addresses as it last registered them
+    /// (each ending in `/p2p/<peer id>`; empty when the controller does not know it).
+    Located {
+        /// The addresses, the first preferred.
+        addrs: Vec<String>,
     },
 }

@@ -281,6 +281,26 @@ impl Node {
         self.api = api;
     }
 
+    /// Starts it again on the same data directory (same peer id) listening on `listen` (and
+    /// serving its API on `api`): a device that came back from elsewhere. Returns its new
+    /// address, which differs from the old one.
+    pub fn restart_on(&mut self, listen: &str, api: &str) -> String {
+        self.daemon.kill();
+        self.spec.listen = listen.to_owned();
+        self.spec.api = api.to_owned();
+        let (daemon, address, api) = Self::spawn(&self.spec);
+        assert_ne!(
+            address, self.address,
+            "the node {} came back at its old address",
+            self.spec.name
+        );
+        self.spec.listen = listen_part(&address);
+        self.daemon = daemon;
+        self.address = address.clone();
+        self.api = api;
+        address
+    }
+
     /// Runs `mobiwf-node ARGS --data-dir DIR`.
     pub fn cli(&self, args: &[&str]) -> CmdOutput {
         run(&mut self.command(args), CLI_TIMEOUT)

@@ -1,6 +1,6 @@
-//! A network namespace joined to the host by a veth pair, for tests that cut a node's link
-//! (`ip link set ... down`) and restore it. Needs root and `ip netns`; [`Netns::create`] says
-//! why not otherwise, and the tests skip with that message.
+//! A network namespace joined to the host by a veth link, for tests where a link is cut and
+//! restored, or a node moves to another address. Needs root and `ip netns`: [`Netns::create`]
+//! says why not, and the tests then skip with that message.
 
 use std::process::Command;
 
@@ -19,29 +19,48 @@ pub fn ip(args: &[&str]) -> Result<(), String> {
     }
 }
 
-/// A network namespace and a veth pair into it, removed when dropped.
+/// A network namespace and a veth pair into it, removed when dropped. The link's subnet is
+/// a /24: the host end is `.1`, the namespace's first address `.2`; [`Netns::move_to`] gives
+/// the namespace another one (a device that moved).
 pub struct Netns {
-    /// The namespace's name (`NodeSpec::netns`).
+    /// The namespace's name (for `ip netns exec`, a node's `--netns`).
     pub name: String,
     host_veth: String,
-    /// The host's end of the link.
+    ns_veth: String,
+    /// The host's address on the link.
     pub host_ip: String,
-    /// The namespace's end of the link.
+    /// The namespace's address on the link.
     pub ns_ip: String,
 }
 
 impl Netns {
-    /// Creates the namespace; Err when this machine does not allow it.
-    pub fn create() -> Result<Netns, String> {
+    /// The namespace, or `None` (with the reason on stderr: the test is skipped) when this
+    /// machine does not allow it.
+    pub fn create_or_skip(tag: &str) -> Option<Netns> {
+        match Netns::create(tag) {
+            Ok(net) => Some(net),
+            Err(why) => {
+                eprintln!(
+                    "skipped: cannot set up a network namespace ({why}); needs root and `ip netns`"
+                );
+                None
+            }
+        }
+    }
+
+    /// Creates the namespace; Err when this machine does not allow it. `tag` (a letter or
+    /// two) tells apart the namespaces of one test process.
+    pub fn create(tag: &str) -> Result<Netns, String> {
         let pid = std::process::id();
-        let n = pid % 200 + 20;
+        let n = (pid + tag.bytes().map(u32::from).sum::<u32>()) % 200 + 20;
+        let ns_veth = format!("mwn{tag}{pid}");
         let ns = Netns {
-            name: format!("mobiwf-e2e-{pid}"),
-            host_veth: format!("mwh{pid}"),
+            name: format!("mobiwf-e2e-{tag}{pid}"),
+            host_veth: format!("mwh{tag}{pid}"),
+            ns_veth: ns_veth.clone(),
             host_ip: format!("10.231.{n}.1"),
             ns_ip: format!("10.231.{n}.2"),
         };
-        let ns_veth = format!("mwn{pid}");
         match Command::new("ip").args(["netns", "add", &ns.name]).output() {
             Ok(out) if out.status.success() => {}
             Ok(out) => {
@@ -68,7 +87,7 @@ impl Netns {
         ip(&[
             "addr",
             "add",
-            &format!("{}/30", ns.host_ip),
+            &format!("{}/24", ns.host_ip),
             "dev",
             &ns.host_veth,
         ])?;
@@ -80,7 +99,7 @@ impl Netns {
             "ip",
             "addr",
             "add",
-            &format!("{}/30", ns.ns_ip),
+            &format!("{}/24", ns.ns_ip),
             "dev",
             &ns_veth,
         ])?;
@@ -99,29 +118,37 @@ impl Netns {
         Ok(ns)
     }
 
-    /// The namespace, or `None` (with the reason on stderr: the test is skipped) when this
-    /// machine does not allow it.
-    pub fn create_or_skip() -> Option<Netns> {
-        match Netns::create() {
-            Ok(net) => Some(net),
-            Err(why) => {
-                eprintln!(
-                    "skipped: cannot set up a network namespace ({why}); needs root and `ip netns`"
-                );
-                None
-            }
-        }
-    }
-
-    /// The /30 of the link.
+    /// The /24 of the link.
     fn subnet(&self) -> String {
         format!(
-            "{}.0/30",
+            "{}.0/24",
             self.host_ip.rsplit_once('.').map_or("", |(net, _)| net)
         )
     }
 
-    /// Takes the link down (`false`) or up (`true`).
+    /// Moves the namespace to another address of the link (`.<host>`): the old one is gone.
+    pub fn move_to(&mut self, host: u8) {
+        let net = self.subnet();
+        let net = net.trim_end_matches(".0/24");
+        let new = format!("{net}.{host}");
+        let exec = |args: &[&str]| {
+            let mut all = vec!["netns", "exec", self.name.as_str(), "ip"];
+            all.extend_from_slice(args);
+            ip(&all).unwrap();
+        };
+        // The old one first: deleting a subnet's primary address deletes its secondaries.
+        exec(&[
+            "addr",
+            "del",
+            &format!("{}/24", self.ns_ip),
+            "dev",
+            &self.ns_veth,
+        ]);
+        exec(&["addr", "add", &format!("{new}/24"), "dev", &self.ns_veth]);
+        self.ns_ip = new;
+    }
+
+    /// Cuts (`false`) or restores (`true`) the link.
     pub fn link(&self, up: bool) {
         ip(&[
             "link",

@@ -142,6 +142,16 @@ impl ControllerActor {
     ) -> Result<(), StoreError> {
         match event {
             Event::Inbound(inbound) => {
+                // Where a peer is: answered at once, never stored.
+                if let Message::Locate { peer } = &inbound.envelope.message {
+                    let addrs = self.book.node(peer).map(|n| n.addrs.clone());
+                    tracing::debug!(from = %inbound.from, %peer, ?addrs, "located");
+                    let reply = Reply::Located {
+                        addrs: addrs.unwrap_or_default(),
+                    };
+                    group.reply(inbound.reply, reply);
+                    return Ok(());
+                }
                 let book = &mut self.book;
                 group.receive(
                     self.store.as_ref(),

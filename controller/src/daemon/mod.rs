@@ -124,6 +124,7 @@ pub async fn start(config: ControllerConfig) -> anyhow::Result<Controller> {
         store: config.store.clone(),
         listen: config.listen.clone(),
         delivered: Some(delivered_tx),
+        locator: None,
     };
     let mut base = Base::start(setup, Event::Inbound).await?;
     let seq = base.sequencer()?;

@@ -342,6 +342,7 @@ pub async fn start(config: NodeConfig) -> anyhow::Result<Node> {
         store: config.store.clone(),
         listen: config.listen.clone(),
         delivered: None,
+        locator: Some((controller_peer, controller_addr.clone())),
     };
     let mut base = Base::start(setup, Event::Inbound).await?;
     let mut seq = base.sequencer()?;

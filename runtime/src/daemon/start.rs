@@ -16,7 +16,7 @@ use super::group::Sequencer;
 use super::{EVENT_QUEUE, forward, open_store, serve_api};
 use crate::mesh::{self, Inbound, MeshConfig, MeshHandle};
 use crate::metrics::Metrics;
-use crate::outbox::{Delivered, Outbox};
+use crate::outbox::{Delivered, MeshLink, Outbox, Wiring};
 use crate::store::Store;
 
 /// Where and how a daemon starts.
@@ -30,6 +30,9 @@ pub struct Setup<'a> {
     /// Where the outbox reports answered messages, for a daemon that wants to know (the
     /// controller learns of deployments this way); `None`: the outbox removes them itself.
     pub delivered: Option<mpsc::UnboundedSender<Delivered>>,
+    /// Whom to ask where a peer is when deliveries to it fail: a node's controller (its
+    /// full address); `None` for the controller.
+    pub locator: Option<(PeerId, Multiaddr)>,
 }
 
 /// A daemon started up to its actor: the store, the mesh and the outbox run, messages from
@@ -67,13 +70,17 @@ impl<E: Send + 'static> Base<E> {
         let metrics = Arc::new(Metrics::new());
         let (events, receiver) = mpsc::channel(EVENT_QUEUE);
         let (local_tx, local) = mpsc::channel::<Inbound>(EVENT_QUEUE);
-        let outbox = Outbox::start(
-            store.clone(),
-            mesh.clone(),
-            local_tx,
-            metrics.clone(),
-            setup.delivered,
-        )?;
+        let link = MeshLink {
+            mesh: mesh.clone(),
+            locator: setup.locator.map(|(peer, addr)| (peer, vec![addr])),
+        };
+        let wiring = Wiring {
+            link: Arc::new(link),
+            local: local_tx,
+            metrics: metrics.clone(),
+            delivered: setup.delivered,
+        };
+        let outbox = Outbox::start(store.clone(), wiring)?;
         let tasks = vec![
             forward(from_mesh, events.clone(), inbound),
             forward(local, events.clone(), inbound),

@@ -2,10 +2,16 @@
 //! answer them without sharing the `Swarm` (which only one task can poll).
 //!
 //! [`start`] builds a swarm (TCP with nodelay, Noise, Yamux; request-response on
-//! `mobiwf_proto::PROTOCOL` with the length-prefixed JSON codec of `codec`), starts listening, spawns
+//! `mobiwf_proto::PROTOCOL` with the length-prefixed JSON codec of `codec`; libp2p identify, so
+//! that peers tell each other where they listen), starts listening, spawns
 //! the task that owns it and returns a [`MeshHandle`] with the receiver of [`Inbound`]
 //! requests (the task itself is `task`). The application answers each inbound request on its `reply` oneshot; dropping it
 //! unanswered makes the requester see an error.
+//!
+//! Peers are addressed by peer id: the task keeps an address book (`addresses`) and dials a
+//! peer at the addresses it learnt last (identify, dials that worked, [`MeshHandle::learn`])
+//! before the ones a request was given. Every new connection is announced on
+//! [`MeshHandle::seen`], so that deliveries waiting for that peer go at once.
 //!
 //! The inbound channel is bounded ([`INBOUND_CAPACITY`]). When it is full the task stops
 //! polling the swarm (no further requests are read, and outgoing requests wait too) until the
@@ -21,17 +27,21 @@ use std::time::Duration;
 use anyhow::Context as _;
 use futures::stream::FuturesUnordered;
 use libp2p::core::transport::ListenerId;
+use libp2p::identify;
 use libp2p::identity::Keypair;
 use libp2p::multiaddr::Protocol;
 use libp2p::request_response::{self, ProtocolSupport};
 use libp2p::{Multiaddr, PeerId, Swarm};
-use tokio::sync::{mpsc, oneshot, watch};
+use tokio::sync::{broadcast, mpsc, oneshot, watch};
 
+pub mod addresses;
 mod task;
 
-use task::Task;
+pub use addresses::Freshness;
+use task::{Behaviour, Task};
 
 use crate::codec::{STREAM_PROTOCOL, WireCodec};
+
 use mobiwf_proto::{Envelope, PROTOCOL, Reply};
 
 /// Capacity of the channel that carries inbound requests to the application.
@@ -45,6 +55,14 @@ pub const MAX_CONCURRENT_STREAMS: usize = 512;
 pub const DEFAULT_REQUEST_TIMEOUT: Duration = Duration::from_secs(10);
 /// Default of [`MeshConfig::idle_timeout`].
 pub const DEFAULT_IDLE_TIMEOUT: Duration = Duration::from_secs(60);
+/// Default of [`MeshConfig::dial_timeout`]: short, so that a peer whose link is gone holds a
+/// delivery slot briefly (a connection on a working link takes milliseconds).
+pub const DEFAULT_DIAL_TIMEOUT: Duration = Duration::from_secs(3);
+/// How many connection announcements [`MeshHandle::seen`] buffers for a slow listener (one
+/// that falls behind is told it lagged, and treats every peer as seen).
+pub const SEEN_CAPACITY: usize = 256;
+/// The identify protocol version: peers of another family are not mobiwf peers.
+const IDENTIFY_VERSION: &str = "/mobiwf/id/1";
 
 /// How many of a peer's addresses are dialled at the same time.
 const DIAL_CONCURRENCY: u8 = 8;
@@ -68,6 +86,8 @@ pub struct MeshConfig {
     pub request_timeout: Duration,
     /// How long a connection without any open stream is kept (default 60 s).
     pub idle_timeout: Duration,
+    /// How long establishing one connection (TCP, Noise, Yamux) may take (default 3 s).
+    pub dial_timeout: Duration,
 }
 
 impl MeshConfig {
@@ -78,6 +98,7 @@ impl MeshConfig {
             listen,
             request_timeout: DEFAULT_REQUEST_TIMEOUT,
             idle_timeout: DEFAULT_IDLE_TIMEOUT,
+            dial_timeout: DEFAULT_DIAL_TIMEOUT,
         }
     }
 }
@@ -153,6 +174,17 @@ enum Command {
         envelope: Box<Envelope>,
         reply: oneshot::Sender<Result<Reply, SendError>>,
     },
+    /// Where a peer is now (see [`MeshHandle::learn`]).
+    Learn {
+        peer: PeerId,
+        addrs: Vec<Multiaddr>,
+        freshness: Freshness,
+    },
+    /// The addresses the book has for a peer.
+    Addresses {
+        peer: PeerId,
+        reply: oneshot::Sender<Vec<Multiaddr>>,
+    },
     Shutdown {
         done: oneshot::Sender<()>,
     },
@@ -165,6 +197,8 @@ pub struct MeshHandle {
     peer_id: PeerId,
     commands: mpsc::Sender<Command>,
     listen_addrs: watch::Receiver<Vec<Multiaddr>>,
+    /// Announces every connection established, with the peer's id.
+    seen: broadcast::Sender<PeerId>,
     /// The longest [`MeshHandle::request`] waits: one request timeout to connect, one for the
     /// exchange.
     deadline: Duration,
@@ -199,6 +233,7 @@ pub async fn start(config: MeshConfig) -> anyhow::Result<(MeshHandle, mpsc::Rece
     let (inbound_tx, inbound_rx) = mpsc::channel(INBOUND_CAPACITY);
     let (addrs_tx, mut addrs_rx) = watch::channel(Vec::new());
     let (ready_tx, ready_rx) = oneshot::channel();
+    let (seen, _) = broadcast::channel(SEEN_CAPACITY);
     let ready = if awaiting.is_empty() {
         let _ = ready_tx.send(Ok(()));
         None
@@ -220,6 +255,8 @@ pub async fn start(config: MeshConfig) -> anyhow::Result<(MeshHandle, mpsc::Rece
         ready,
         dial_errors: HashMap::new(),
         request_timeout: config.request_timeout,
+        book: addresses::AddressBook::default(),
+        seen: seen.clone(),
     };
     tokio::spawn(task.run());
 
@@ -227,7 +264,8 @@ pub async fn start(config: MeshConfig) -> anyhow::Result<(MeshHandle, mpsc::Rece
         peer_id,
         commands: commands_tx,
         listen_addrs: addrs_rx.clone(),
-        deadline: config.request_timeout.saturating_mul(2),
+        seen,
+        deadline: config.dial_timeout.saturating_add(config.request_timeout),
     };
 
     // Dropping `handle` on an error below stops the task.
@@ -255,16 +293,22 @@ pub async fn start(config: MeshConfig) -> anyhow::Result<(MeshHandle, mpsc::Rece
     Ok((handle, inbound_rx))
 }
 
-fn build_swarm(
-    config: &MeshConfig,
-) -> anyhow::Result<Swarm<request_response::Behaviour<WireCodec>>> {
-    let behaviour = request_response::Behaviour::with_codec(
-        WireCodec,
-        [(STREAM_PROTOCOL, ProtocolSupport::Full)],
-        request_response::Config::default()
-            .with_request_timeout(config.request_timeout)
-            .with_max_concurrent_streams(MAX_CONCURRENT_STREAMS),
-    );
+fn build_swarm(config: &MeshConfig) -> anyhow::Result<Swarm<Behaviour>> {
+    let behaviour = Behaviour {
+        rpc: request_response::Behaviour::with_codec(
+            WireCodec,
+            [(STREAM_PROTOCOL, ProtocolSupport::Full)],
+            request_response::Config::default()
+                .with_request_timeout(config.request_timeout)
+                .with_max_concurrent_streams(MAX_CONCURRENT_STREAMS),
+        ),
+        // The address book is the cache: identify's own stays off.
+        identify: identify::Behaviour::new(
+            identify::Config::new(IDENTIFY_VERSION.to_owned(), config.keypair.public())
+                .with_push_listen_addr_updates(true)
+                .with_cache_size(0),
+        ),
+    };
     let dial_concurrency = NonZeroU8::new(DIAL_CONCURRENCY).unwrap_or(NonZeroU8::MIN);
     let swarm = libp2p::SwarmBuilder::with_existing_identity(config.keypair.clone())
         .with_tokio()
@@ -283,7 +327,7 @@ fn build_swarm(
                 .with_dial_concurrency_factor(dial_concurrency)
                 .with_max_negotiating_inbound_streams(MAX_CONCURRENT_STREAMS)
         })
-        .with_connection_timeout(config.request_timeout)
+        .with_connection_timeout(config.dial_timeout)
         .build();
     Ok(swarm)
 }
@@ -309,10 +353,42 @@ impl MeshHandle {
         self.listen_addrs.borrow().clone()
     }
 
+    /// Announces the peer id of every connection established from now on (inbound or
+    /// outbound): a peer that is seen is reachable again.
+    pub fn seen(&self) -> broadcast::Receiver<PeerId> {
+        self.seen.subscribe()
+    }
+
+    /// Tells the address book where `peer` is (each address may end in `/p2p/<peer>`): a
+    /// registration, the controller's answer to a `locate`. Fresh addresses are dialled first.
+    pub async fn learn(&self, peer: PeerId, addrs: Vec<Multiaddr>, freshness: Freshness) {
+        let command = Command::Learn {
+            peer,
+            addrs,
+            freshness,
+        };
+        // A stopped mesh dials nobody: nothing to learn.
+        let _ = self.commands.send(command).await;
+    }
+
+    /// The addresses the book has for `peer`, newest first (empty when the mesh stopped).
+    pub async fn addresses(&self, peer: PeerId) -> Vec<Multiaddr> {
+        let (reply, answer) = oneshot::channel();
+        if self
+            .commands
+            .send(Command::Addresses { peer, reply })
+            .await
+            .is_err()
+        {
+            return Vec::new();
+        }
+        answer.await.unwrap_or_default()
+    }
+
     /// Sends one request to `to` and waits for its reply. `addrs` are addresses to dial the
-    /// peer at if there is no connection yet (each may end in `/p2p/<to>`); they are added to
-    /// those the swarm knows for the peer. Waits at most twice the request timeout (connecting,
-    /// then the exchange).
+    /// peer at if there is no connection yet (each may end in `/p2p/<to>`); they are tried
+    /// after the ones the address book learnt more recently. Waits at most the dial timeout
+    /// plus the request timeout (connecting, then the exchange).
     pub async fn request(
         &self,
         to: PeerId,

@@ -1,5 +1,6 @@
 //! The task that owns the libp2p `Swarm`: it sends the handles' requests, hands inbound
-//! requests to the application and sends its answers back, and keeps the listen addresses.
+//! requests to the application and sends its answers back, keeps the listen addresses, and
+//! keeps the address book (what identify and the dials that worked say of each peer).
 
 use std::collections::{HashMap, HashSet};
 use std::time::Duration;
@@ -11,13 +12,22 @@ use libp2p::core::transport::ListenerId;
 use libp2p::request_response::{
     self, InboundRequestId, OutboundFailure, OutboundRequestId, ResponseChannel,
 };
-use libp2p::swarm::SwarmEvent;
-use libp2p::{Multiaddr, PeerId, Swarm};
-use tokio::sync::{mpsc, oneshot, watch};
+use libp2p::swarm::{DialError, NetworkBehaviour, SwarmEvent};
+use libp2p::{Multiaddr, PeerId, Swarm, identify};
+use tokio::sync::{broadcast, mpsc, oneshot, watch};
 
+use super::addresses::{AddressBook, Freshness};
 use super::{Command, INBOUND_CAPACITY, Inbound, SendError};
 use crate::codec::WireCodec;
 use mobiwf_proto::{Envelope, Reply};
+
+/// What the swarm runs: the request-response protocol of the wire messages, and identify.
+#[derive(NetworkBehaviour)]
+#[behaviour(prelude = "libp2p::swarm::derive_prelude")]
+pub(super) struct Behaviour {
+    pub(super) rpc: request_response::Behaviour<WireCodec>,
+    pub(super) identify: identify::Behaviour,
+}
 
 /// An outgoing request waiting for its reply.
 pub(super) struct PendingRequest {
@@ -36,7 +46,7 @@ pub(super) struct Answer {
 
 /// The swarm task's state.
 pub(super) struct Task {
-    pub(super) swarm: Swarm<request_response::Behaviour<WireCodec>>,
+    pub(super) swarm: Swarm<Behaviour>,
     pub(super) peer_id: PeerId,
     pub(super) commands: mpsc::Receiver<Command>,
     pub(super) inbound: mpsc::Sender<Inbound>,
@@ -55,6 +65,10 @@ pub(super) struct Task {
     /// The last dial error per peer, to say why an `OutboundFailure::DialFailure` happened.
     pub(super) dial_errors: HashMap<PeerId, String>,
     pub(super) request_timeout: Duration,
+    /// Where each peer was last heard to be.
+    pub(super) book: AddressBook,
+    /// Announces every connection established.
+    pub(super) seen: broadcast::Sender<PeerId>,
 }
 
 impl Task {
@@ -64,6 +78,14 @@ impl Task {
                 command = self.commands.recv() => match command {
                     Some(Command::Request { to, addrs, envelope, reply }) => {
                         self.send_request(to, addrs, *envelope, reply);
+                    }
+                    Some(Command::Learn { peer, addrs, freshness }) => {
+                        if self.book.learn(peer, &addrs, freshness) {
+                            tracing::debug!(%peer, addrs = ?self.book.addresses(&peer), "addresses learnt");
+                        }
+                    }
+                    Some(Command::Addresses { peer, reply }) => {
+                        let _ = reply.send(self.book.addresses(&peer));
                     }
                     Some(Command::Shutdown { done }) => break Some(done),
                     None => break None,
@@ -125,14 +147,18 @@ impl Task {
         envelope: Envelope,
         reply: oneshot::Sender<Result<Reply, SendError>>,
     ) {
-        for addr in addrs {
-            self.swarm.add_peer_address(to, addr);
-        }
+        // What the message was staged with is a hint: the book's newer addresses go first.
+        self.book.learn(to, &addrs, Freshness::Hint);
+        let addrs = self.book.addresses(&to);
         if tracing::enabled!(tracing::Level::DEBUG) {
             let (kind, message) = (envelope.message.kind(), &envelope.id);
-            tracing::debug!(%to, kind, %message, "sending request");
+            tracing::debug!(%to, kind, %message, ?addrs, "sending request");
         }
-        let request_id = self.swarm.behaviour_mut().send_request(&to, envelope);
+        let request_id = self
+            .swarm
+            .behaviour_mut()
+            .rpc
+            .send_request_with_addresses(&to, envelope, addrs);
         self.outbound
             .insert(request_id, PendingRequest { to, reply });
     }
@@ -150,6 +176,7 @@ impl Task {
                 if self
                     .swarm
                     .behaviour_mut()
+                    .rpc
                     .send_response(channel, reply)
                     .is_err()
                 {
@@ -191,9 +218,10 @@ impl Task {
         }
     }
 
-    fn on_swarm_event(&mut self, event: SwarmEvent<request_response::Event<Envelope, Reply>>) {
+    fn on_swarm_event(&mut self, event: SwarmEvent<BehaviourEvent>) {
         match event {
-            SwarmEvent::Behaviour(event) => self.on_behaviour_event(event),
+            SwarmEvent::Behaviour(BehaviourEvent::Rpc(event)) => self.on_behaviour_event(event),
+            SwarmEvent::Behaviour(BehaviourEvent::Identify(event)) => self.on_identify(event),
             SwarmEvent::NewListenAddr {
                 listener_id,
                 address,
@@ -220,7 +248,15 @@ impl Task {
                 peer_id, endpoint, ..
             } => {
                 self.dial_errors.remove(&peer_id);
-                tracing::debug!(peer = %peer_id, address = %endpoint.get_remote_address(), "connected");
+                let address = endpoint.get_remote_address();
+                tracing::debug!(peer = %peer_id, %address, "connected");
+                if endpoint.is_dialer() {
+                    // An address that worked is the one to dial next time.
+                    self.book
+                        .learn(peer_id, std::slice::from_ref(address), Freshness::Fresh);
+                }
+                // Nobody listening is fine.
+                let _ = self.seen.send(peer_id);
             }
             SwarmEvent::ConnectionClosed { peer_id, cause, .. } => match cause {
                 Some(e) => tracing::debug!(peer = %peer_id, "connection closed: {e}"),
@@ -228,6 +264,11 @@ impl Task {
             },
             SwarmEvent::OutgoingConnectionError { peer_id, error, .. } => {
                 tracing::debug!(peer = ?peer_id, "dial failed: {error}");
+                if let (Some(peer), DialError::Transport(failed)) = (peer_id, &error) {
+                    for (addr, _) in failed {
+                        self.book.failed(&peer, addr);
+                    }
+                }
                 if let Some(peer) = peer_id {
                     self.dial_errors.insert(peer, error.to_string());
                 }
@@ -346,6 +387,17 @@ impl Task {
             } => {
                 tracing::debug!(to = %peer, %request_id, "reply sent");
             }
+        }
+    }
+
+    /// A peer told where it listens: dialled there from now on.
+    fn on_identify(&mut self, event: identify::Event) {
+        if let identify::Event::Received { peer_id, info, .. } = event
+            && self
+                .book
+                .learn(peer_id, &info.listen_addrs, Freshness::Fresh)
+        {
+            tracing::debug!(peer = %peer_id, addrs = ?info.listen_addrs, "identified");
         }
     }
 

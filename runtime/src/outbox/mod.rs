@@ -5,6 +5,19 @@
 //! Delivery is at least once; receivers deduplicate by [`MessageId`](mobiwf_proto::MessageId),
 //! which makes the effect exactly once. Messages to oneself (two partitions of one instance on
 //! the same node) go through the same path, delivered to the local inbound queue.
+//!
+//! Deliveries go in per-destination lanes (`lanes`): a cap per peer under the global one, and
+//! a backoff per peer that resets the moment the peer is connected again. A peer is addressed
+//! by its id: the mesh dials it where it was last heard to be, and after a failure a node asks
+//! its controller where the peer is now (`link`).
+
+mod lanes;
+mod link;
+#[cfg(test)]
+mod tests;
+
+pub use lanes::{Backoff, MAX_IN_FLIGHT_PER_PEER};
+pub use link::{LOCATE_TIMEOUT, Link, MeshLink};
 
 use std::sync::Arc;
 use std::sync::atomic::{AtomicUsize, Ordering};
@@ -12,23 +25,28 @@ use std::time::Duration;
 
 use libp2p::{Multiaddr, PeerId};
 use serde::{Deserialize, Serialize};
-use tokio::sync::{Semaphore, mpsc, oneshot, watch};
+use tokio::sync::{Semaphore, broadcast, mpsc, oneshot, watch};
 
-use crate::mesh::{Inbound, MeshHandle};
+use crate::mesh::Inbound;
 use crate::metrics::{Metrics, Peer};
 use crate::store::{Batch, Durability, Store, StoreError, encode};
+use lanes::Lanes;
 use mobiwf_proto::{Envelope, NodeId, Reply};
 
 /// Key prefix of outbox entries: `out/<origin seq, 20 digits>`.
 pub const OUTBOX_PREFIX: &str = "out/";
 /// Key prefix of messages the receiver refused (kept for the operator to look at).
 pub const REFUSED_PREFIX: &str = "refused/";
-/// Most deliveries attempted at the same time.
+/// Most deliveries attempted at the same time, all peers together.
 pub const MAX_IN_FLIGHT: usize = 256;
-/// First wait before a retry; it doubles on every failure.
+/// First wait before a retry to a peer; it doubles on every failure.
 pub const RETRY_MIN: Duration = Duration::from_millis(50);
-/// Longest wait between retries.
-pub const RETRY_MAX: Duration = Duration::from_secs(5);
+/// Longest wait between tries of a peer that fails. Short: while a peer fails only one
+/// delivery at a time tries it (a dial, refused or unreachable at once on a dead link), and a
+/// peer whose link comes back without connecting to us is found within this.
+pub const RETRY_MAX: Duration = Duration::from_millis(500);
+/// Least time between two questions to the controller about where one peer is.
+pub const LOCATE_EVERY: Duration = Duration::from_secs(1);
 
 /// A message to deliver, as kept in the outbox.
 #[derive(Debug, Clone, Serialize, Deserialize)]
@@ -135,40 +153,65 @@ pub struct Outbox {
 
 struct Inner {
     store: Arc<dyn Store>,
-    mesh: MeshHandle,
+    link: Arc<dyn Link>,
     local: mpsc::Sender<Inbound>,
     metrics: Arc<Metrics>,
     delivered: Option<mpsc::UnboundedSender<Delivered>>,
     depth: AtomicUsize,
     slots: Semaphore,
+    lanes: Lanes,
+    backoff: Backoff,
     stop: watch::Receiver<bool>,
     stop_tx: watch::Sender<bool>,
 }
 
+/// Where an outbox delivers and reports.
+pub struct Wiring {
+    /// The way out (the mesh).
+    pub link: Arc<dyn Link>,
+    /// Receives the messages addressed to this peer.
+    pub local: mpsc::Sender<Inbound>,
+    /// The daemon's metrics.
+    pub metrics: Arc<Metrics>,
+    /// Where answered messages go, for an owner that removes them itself.
+    pub delivered: Option<mpsc::UnboundedSender<Delivered>>,
+}
+
 impl Outbox {
-    /// Starts delivering: first every entry left in the store by an earlier run, then whatever
-    /// [`Outbox::dispatch`] is given. `local` receives the messages addressed to this peer.
-    pub fn start(
+    /// Starts delivering with the default backoff ([`RETRY_MIN`] to [`RETRY_MAX`]): first every
+    /// entry left in the store by an earlier run, then whatever [`Outbox::dispatch`] is given.
+    pub fn start(store: Arc<dyn Store>, wiring: Wiring) -> Result<Outbox, StoreError> {
+        let backoff = Backoff {
+            min: RETRY_MIN,
+            max: RETRY_MAX,
+        };
+        Outbox::start_with(store, wiring, backoff)
+    }
+
+    /// Like [`Outbox::start`] with another backoff.
+    pub fn start_with(
         store: Arc<dyn Store>,
-        mesh: MeshHandle,
-        local: mpsc::Sender<Inbound>,
-        metrics: Arc<Metrics>,
-        delivered: Option<mpsc::UnboundedSender<Delivered>>,
+        wiring: Wiring,
+        backoff: Backoff,
     ) -> Result<Outbox, StoreError> {
         let (stop_tx, stop) = watch::channel(false);
+        let seen = wiring.link.seen();
         let outbox = Outbox {
             inner: Arc::new(Inner {
                 store: store.clone(),
-                mesh,
-                local,
-                metrics,
-                delivered,
+                link: wiring.link,
+                local: wiring.local,
+                metrics: wiring.metrics,
+                delivered: wiring.delivered,
                 depth: AtomicUsize::new(0),
                 slots: Semaphore::new(MAX_IN_FLIGHT),
+                lanes: Lanes::default(),
+                backoff,
                 stop,
                 stop_tx,
             }),
         };
+        tokio::spawn(watch_peers(Arc::downgrade(&outbox.inner), seen));
         let mut pending = Vec::new();
         for (k, v) in store.scan_prefix(OUTBOX_PREFIX.as_bytes())? {
             match serde_json::from_slice::<Outgoing>(&v) {
@@ -207,6 +250,21 @@ impl Outbox {
     }
 }
 
+/// Wakes the lane of every peer that connects, for as long as the outbox lives.
+async fn watch_peers(inner: std::sync::Weak<Inner>, mut seen: broadcast::Receiver<PeerId>) {
+    loop {
+        let event = seen.recv().await;
+        let Some(inner) = inner.upgrade() else {
+            return;
+        };
+        match event {
+            Ok(peer) => inner.lanes.seen(&peer),
+            Err(broadcast::error::RecvError::Lagged(_)) => inner.lanes.seen_all(),
+            Err(broadcast::error::RecvError::Closed) => return,
+        }
+    }
+}
+
 impl Inner {
     async fn deliver(self: Arc<Self>, msg: Outgoing) {
         let mut stop = self.stop.clone();
@@ -227,30 +285,37 @@ impl Inner {
                 return;
             }
         };
-        let mut wait = RETRY_MIN;
+        let lane = self.lanes.of(to, self.backoff);
         loop {
             let attempt = {
+                let Some(_turn) = lane.turn().await else {
+                    break;
+                };
                 let Ok(_slot) = self.slots.acquire().await else {
-                    return;
+                    break;
                 };
                 self.attempt(to, &addrs, &msg.envelope).await
             };
             match attempt {
                 Ok(reply) => {
+                    lane.succeeded();
                     if reply == Reply::Ack {
                         self.metrics.sent(kind, msg.role);
                     }
                     self.finish(msg, reply);
-                    return;
+                    break;
                 }
                 Err(e) => {
                     self.metrics.send_failed(kind, msg.role);
+                    let wait = lane.failed();
                     tracing::debug!(id = %msg.envelope.id, %to, "send failed, retrying in {wait:?}: {e}");
-                    tokio::time::sleep(wait).await;
-                    wait = (wait * 2).min(RETRY_MAX);
+                    if lane.locate_due(LOCATE_EVERY) && self.link.relocate(to).await {
+                        lane.reset();
+                    }
                 }
             }
         }
+        self.lanes.done(to, lane);
     }
 
     async fn attempt(
@@ -259,7 +324,7 @@ impl Inner {
         addrs: &[Multiaddr],
         envelope: &Envelope,
     ) -> Result<Reply, String> {
-        if to == self.mesh.peer_id() {
+        if to == self.link.me() {
             let (reply, answer) = oneshot::channel();
             let inbound = Inbound {
                 from: to,
@@ -274,10 +339,9 @@ impl Inner {
                 .await
                 .map_err(|_| "local receiver dropped the message".to_owned())
         } else {
-            self.mesh
+            self.link
                 .request(to, addrs.to_vec(), envelope.clone())
                 .await
-                .map_err(|e| e.to_string())
         }
     }
 

@@ -1,0 +1,242 @@
+//! Per-destination lanes of the outbox, so that one unreachable peer never slows delivery to
+//! the others: each peer has its own cap on deliveries in flight and its own backoff. While a
+//! peer fails, one delivery at a time probes it (the others wait without holding a slot);
+//! the backoff resets as soon as the peer is seen again (a connection to it), or a probe gets
+//! through, and every delivery waiting for it goes at once.
+
+use std::collections::HashMap;
+use std::sync::{Arc, Mutex, PoisonError};
+use std::time::Duration;
+
+use libp2p::PeerId;
+use tokio::sync::{Semaphore, SemaphorePermit, watch};
+use tokio::time::Instant;
+
+/// Most deliveries to one peer in flight at the same time (the global cap is
+/// [`super::MAX_IN_FLIGHT`]): a peer whose link just went down holds at most this many slots
+/// until its first failure, then one.
+pub const MAX_IN_FLIGHT_PER_PEER: usize = 32;
+
+/// How a lane backs off: the first wait after a failure, and the longest.
+#[derive(Debug, Clone, Copy)]
+pub struct Backoff {
+    /// First wait after a failure; it doubles on every failed probe.
+    pub min: Duration,
+    /// Longest wait between probes: the longest a peer whose return nothing announces waits
+    /// for its next try.
+    pub max: Duration,
+}
+
+/// Every peer's lane.
+#[derive(Default)]
+pub(crate) struct Lanes {
+    lanes: Mutex<HashMap<PeerId, Arc<Lane>>>,
+}
+
+impl Lanes {
+    /// The lane of `peer`, made when none is in use.
+    pub(crate) fn of(&self, peer: PeerId, backoff: Backoff) -> Arc<Lane> {
+        let mut lanes = self.lanes.lock().unwrap_or_else(PoisonError::into_inner);
+        lanes
+            .entry(peer)
+            .or_insert_with(|| Arc::new(Lane::new(backoff)))
+            .clone()
+    }
+
+    /// A delivery to `peer` is over: its lane is dropped when no other delivery uses it (the
+    /// next message to the peer is tried at once).
+    pub(crate) fn done(&self, peer: PeerId, lane: Arc<Lane>) {
+        let mut lanes = self.lanes.lock().unwrap_or_else(PoisonError::into_inner);
+        // Ours and the map's.
+        if Arc::strong_count(&lane) <= 2 {
+            lanes.remove(&peer);
+        }
+    }
+
+    /// `peer` is connected again: its waiting deliveries go now.
+    pub(crate) fn seen(&self, peer: &PeerId) {
+        let lane = {
+            let lanes = self.lanes.lock().unwrap_or_else(PoisonError::into_inner);
+            lanes.get(peer).cloned()
+        };
+        if let Some(lane) = lane {
+            lane.reset();
+        }
+    }
+
+    /// Every lane is told its peer may be back (after missing announcements).
+    pub(crate) fn seen_all(&self) {
+        let lanes: Vec<Arc<Lane>> = {
+            let lanes = self.lanes.lock().unwrap_or_else(PoisonError::into_inner);
+            lanes.values().cloned().collect()
+        };
+        for lane in lanes {
+            lane.reset();
+        }
+    }
+
+    #[cfg(test)]
+    pub(crate) fn len(&self) -> usize {
+        self.lanes
+            .lock()
+            .unwrap_or_else(PoisonError::into_inner)
+            .len()
+    }
+}
+
+/// One peer's lane.
+pub(crate) struct Lane {
+    slots: Semaphore,
+    /// Held by the one delivery that probes a failing peer.
+    probe: Semaphore,
+    state: Mutex<State>,
+    /// Bumped on every change of `state`, to wake the deliveries waiting.
+    changed: watch::Sender<u64>,
+    backoff: Backoff,
+}
+
+#[derive(Debug)]
+struct State {
+    /// The last attempt failed (and no later one got through).
+    failing: bool,
+    /// The next wait after a failure.
+    wait: Duration,
+    /// No attempt before this.
+    retry_at: Option<Instant>,
+    /// When the peer's whereabouts were last asked for.
+    located_at: Option<Instant>,
+}
+
+/// Leave to attempt one delivery: a slot of the lane, and the probe while the peer fails.
+pub(crate) struct Turn<'a> {
+    _slot: SemaphorePermit<'a>,
+    _probe: Option<SemaphorePermit<'a>>,
+}
+
+impl Lane {
+    fn new(backoff: Backoff) -> Lane {
+        Lane {
+            slots: Semaphore::new(MAX_IN_FLIGHT_PER_PEER),
+            probe: Semaphore::new(1),
+            state: Mutex::new(State {
+                failing: false,
+                wait: backoff.min,
+                retry_at: None,
+                located_at: None,
+            }),
+            changed: watch::channel(0).0,
+            backoff,
+        }
+    }
+
+    fn state(&self) -> std::sync::MutexGuard<'_, State> {
+        self.state.lock().unwrap_or_else(PoisonError::into_inner)
+    }
+
+    fn bump(&self) {
+        self.changed.send_modify(|g| *g = g.wrapping_add(1));
+    }
+
+    /// Waits until this delivery may attempt: the lane's backoff is over, a slot is free,
+    /// and, while the peer fails, no other delivery is probing it.
+    pub(crate) async fn turn(&self) -> Option<Turn<'_>> {
+        loop {
+            let mut changed = self.changed.subscribe();
+            // The slot first: the state is read once it is ours, so that a delivery that
+            // waited for a slot while the peer went down does not go without the probe.
+            let slot = self.slots.acquire().await.ok()?;
+            let (retry_at, failing) = {
+                let state = self.state();
+                (state.retry_at, state.failing)
+            };
+            if let Some(at) = retry_at.filter(|at| *at > Instant::now()) {
+                drop(slot);
+                tokio::select! {
+                    () = tokio::time::sleep_until(at) => {}
+                    _ = changed.changed() => {}
+                }
+                continue;
+            }
+            let probe = if failing {
+                match self.probe.try_acquire() {
+                    Ok(probe) => Some(probe),
+                    Err(_) => {
+                        // Another delivery probes: wait for what it finds.
+                        drop(slot);
+                        if changed.changed().await.is_err() {
+                            return None;
+                        }
+                        continue;
+                    }
+                }
+            } else {
+                None
+            };
+            return Some(Turn {
+                _slot: slot,
+                _probe: probe,
+            });
+        }
+    }
+
+    /// The peer answered: no backoff, everyone goes.
+    pub(crate) fn succeeded(&self) {
+        let was_failing = {
+            let mut state = self.state();
+            let was = state.failing || state.retry_at.is_some();
+            state.failing = false;
+            state.wait = self.backoff.min;
+            state.retry_at = None;
+            was
+        };
+        if was_failing {
+            self.bump();
+        }
+    }
+
+    /// An attempt failed: the lane waits before the next probe, twice as long as the last
+    /// time (failures of attempts made together count once). Returns the wait.
+    pub(crate) fn failed(&self) -> Duration {
+        let now = Instant::now();
+        let wait = {
+            let mut state = self.state();
+            state.failing = true;
+            match state.retry_at {
+                Some(at) if at > now => at - now,
+                _ => {
+                    let wait = state.wait;
+                    state.retry_at = Some(now + wait);
+                    state.wait = (wait * 2).min(self.backoff.max);
+                    wait
+                }
+            }
+        };
+        self.bump();
+        wait
+    }
+
+    /// Whether to ask where the peer is now: not more often than `every` per lane.
+    pub(crate) fn locate_due(&self, every: Duration) -> bool {
+        let now = Instant::now();
+        let mut state = self.state();
+        if state
+            .located_at
+            .is_some_and(|at| now.duration_since(at) < every)
+        {
+            return false;
+        }
+        state.located_at = Some(now);
+        true
+    }
+
+    /// The peer is reachable again (seen, or found at a new address): the backoff starts
+    /// over and the next probe goes now.
+    pub(crate) fn reset(&self) {
+        {
+            let mut state = self.state();
+            state.wait = self.backoff.min;
+            state.retry_at = None;
+        }
+        self.bump();
+    }
+}

@@ -1,0 +1,132 @@
+//! What the outbox delivers through: the mesh (with the controller as the locator of peers
+//! that moved), or a stand-in in tests, so that the lanes and their backoff are tested without
+//! a network.
+
+use std::time::Duration;
+
+use futures::future::BoxFuture;
+use libp2p::{Multiaddr, PeerId};
+use tokio::sync::broadcast;
+
+use crate::mesh::{Freshness, MeshHandle};
+use mobiwf_proto::{Envelope, Message, MessageId, NodeId, Reply};
+
+/// How long a `locate` question to the controller may take.
+pub const LOCATE_TIMEOUT: Duration = Duration::from_secs(2);
+
+/// The way messages leave.
+pub trait Link: Send + Sync + 'static {
+    /// This daemon's peer id (messages to it go to the local queue).
+    fn me(&self) -> PeerId;
+    /// Sends one request and waits for its answer.
+    fn request(
+        &self,
+        to: PeerId,
+        addrs: Vec<Multiaddr>,
+        envelope: Envelope,
+    ) -> BoxFuture<'static, Result<Reply, String>>;
+    /// Announces every peer connected from now on.
+    fn seen(&self) -> broadcast::Receiver<PeerId>;
+    /// Finds out where `peer` is now, after deliveries to it failed; true when it learnt
+    /// addresses it did not try yet (the next attempt then goes at once).
+    fn relocate(&self, peer: PeerId) -> BoxFuture<'static, bool>;
+}
+
+/// The mesh, and the peer to ask where others are (a node's controller; none for the
+/// controller itself, which hears every node's registration).
+pub struct MeshLink {
+    /// The mesh.
+    pub mesh: MeshHandle,
+    /// The controller: its peer id and addresses.
+    pub locator: Option<(PeerId, Vec<Multiaddr>)>,
+}
+
+impl Link for MeshLink {
+    fn me(&self) -> PeerId {
+        self.mesh.peer_id()
+    }
+
+    fn request(
+        &self,
+        to: PeerId,
+        addrs: Vec<Multiaddr>,
+        envelope: Envelope,
+    ) -> BoxFuture<'static, Result<Reply, String>> {
+        let mesh = self.mesh.clone();
+        Box::pin(async move {
+            mesh.request(to, addrs, envelope)
+                .await
+                .map_err(|e| e.to_string())
+        })
+    }
+
+    fn seen(&self) -> broadcast::Receiver<PeerId> {
+        self.mesh.seen()
+    }
+
+    fn relocate(&self, peer: PeerId) -> BoxFuture<'static, bool> {
+        let mesh = self.mesh.clone();
+        let locator = self.locator.clone();
+        Box::pin(async move {
+            let Some((controller, controller_addrs)) = locator else {
+                return false;
+            };
+            if controller == peer {
+                return false;
+            }
+            match locate(&mesh, (controller, controller_addrs), peer).await {
+                Ok(addrs) => {
+                    let before = mesh.addresses(peer).await;
+                    let new = addrs.iter().any(|a| {
+                        let bare = strip_peer(a);
+                        !before.contains(&bare)
+                    });
+                    if new {
+                        tracing::info!(%peer, ?addrs, "the controller says the peer is elsewhere now");
+                    }
+                    mesh.learn(peer, addrs, Freshness::Fresh).await;
+                    new
+                }
+                Err(why) => {
+                    tracing::debug!(%peer, "cannot ask the controller where the peer is: {why}");
+                    false
+                }
+            }
+        })
+    }
+}
+
+/// Asks the controller where `peer` is; its addresses as the controller knows them.
+async fn locate(
+    mesh: &MeshHandle,
+    (controller, addrs): (PeerId, Vec<Multiaddr>),
+    peer: PeerId,
+) -> Result<Vec<Multiaddr>, String> {
+    let envelope = Envelope {
+        // Never stored or deduplicated, like a probe: sequence 0.
+        id: MessageId {
+            origin: NodeId::new(mesh.peer_id().to_string()),
+            seq: 0,
+        },
+        message: Message::Locate {
+            peer: NodeId::new(peer.to_string()),
+        },
+    };
+    let answer = tokio::time::timeout(LOCATE_TIMEOUT, mesh.request(controller, addrs, envelope))
+        .await
+        .map_err(|_| format!("no answer within {LOCATE_TIMEOUT:?}"))?
+        .map_err(|e| e.to_string())?;
+    match answer {
+        Reply::Located { addrs } => Ok(addrs.iter().filter_map(|a| a.parse().ok()).collect()),
+        Reply::Refused { reason } => Err(format!("refused: {reason}")),
+        other => Err(format!("an answer that is not a location: {other:?}")),
+    }
+}
+
+fn strip_peer(addr: &Multiaddr) -> Multiaddr {
+    let mut addr = addr.clone();
+    if let Some(libp2p::multiaddr::Protocol::P2p(_)) = addr.iter().last() {
+        addr.pop();
+    }
+    addr
+}

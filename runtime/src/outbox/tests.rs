@@ -1,0 +1,259 @@
+//! The lanes and the backoff without a network: a stand-in link whose peers are up or down,
+//! counting the attempts in flight per peer.
+
+use std::collections::{HashMap, HashSet};
+use std::sync::{Arc, Mutex};
+use std::time::Duration;
+
+use futures::future::BoxFuture;
+use libp2p::{Multiaddr, PeerId};
+use tokio::sync::{broadcast, mpsc};
+use tokio::time::Instant;
+
+use super::*;
+use crate::store::MemoryStore;
+use mobiwf_proto::{Message, MessageId};
+
+/// Peers that answer (the others fail after `FAIL_AFTER`, like a dial timing out).
+#[derive(Default)]
+struct Fake {
+    up: Mutex<HashSet<PeerId>>,
+    in_flight: Mutex<HashMap<PeerId, usize>>,
+    most_in_flight: Mutex<HashMap<PeerId, usize>>,
+    attempts: Mutex<HashMap<PeerId, usize>>,
+    /// Where `relocate` finds a peer: it answers from then on.
+    moved: Mutex<HashSet<PeerId>>,
+    seen: Mutex<Option<broadcast::Sender<PeerId>>>,
+    delivered: Mutex<Vec<(PeerId, Instant)>>,
+}
+
+const FAIL_AFTER: Duration = Duration::from_millis(30);
+
+struct FakeLink(Arc<Fake>, PeerId);
+
+impl Link for FakeLink {
+    fn me(&self) -> PeerId {
+        self.1
+    }
+
+    fn request(
+        &self,
+        to: PeerId,
+        _addrs: Vec<Multiaddr>,
+        _envelope: Envelope,
+    ) -> BoxFuture<'static, Result<Reply, String>> {
+        let fake = self.0.clone();
+        Box::pin(async move {
+            {
+                let mut now = fake.in_flight.lock().unwrap();
+                let n = now.entry(to).or_default();
+                *n += 1;
+                let mut most = fake.most_in_flight.lock().unwrap();
+                let m = most.entry(to).or_default();
+                *m = (*m).max(*n);
+                *fake.attempts.lock().unwrap().entry(to).or_default() += 1;
+            }
+            let up = fake.up.lock().unwrap().contains(&to);
+            let result = if up {
+                tokio::time::sleep(Duration::from_millis(2)).await;
+                fake.delivered.lock().unwrap().push((to, Instant::now()));
+                Ok(Reply::Ack)
+            } else {
+                tokio::time::sleep(FAIL_AFTER).await;
+                Err("unreachable".to_owned())
+            };
+            *fake.in_flight.lock().unwrap().get_mut(&to).unwrap() -= 1;
+            result
+        })
+    }
+
+    fn seen(&self) -> broadcast::Receiver<PeerId> {
+        let (tx, rx) = broadcast::channel(16);
+        *self.0.seen.lock().unwrap() = Some(tx);
+        rx
+    }
+
+    fn relocate(&self, peer: PeerId) -> BoxFuture<'static, bool> {
+        let fake = self.0.clone();
+        Box::pin(async move {
+            let moved = fake.moved.lock().unwrap().remove(&peer);
+            if moved {
+                fake.up.lock().unwrap().insert(peer);
+            }
+            moved
+        })
+    }
+}
+
+fn outbox(fake: &Arc<Fake>, backoff: Backoff) -> Outbox {
+    let (local, _rx) = mpsc::channel(16);
+    let wiring = Wiring {
+        link: Arc::new(FakeLink(fake.clone(), PeerId::random())),
+        local,
+        metrics: Arc::new(Metrics::new()),
+        delivered: None,
+    };
+    Outbox::start_with(Arc::new(MemoryStore::new()), wiring, backoff).unwrap()
+}
+
+fn messages(to: PeerId, from_seq: u64, n: u64) -> Vec<Outgoing> {
+    (from_seq..from_seq + n)
+        .map(|seq| {
+            let envelope = Envelope {
+                id: MessageId {
+                    origin: NodeId::new("me"),
+                    seq,
+                },
+                message: Message::Probe,
+            };
+            Outgoing::parsed(to, Vec::new(), Peer::Partner, envelope)
+        })
+        .collect()
+}
+
+async fn wait_until(what: &str, limit: Duration, mut ok: impl FnMut() -> bool) {
+    let deadline = Instant::now() + limit;
+    while !ok() {
+        assert!(Instant::now() < deadline, "timed out waiting for {what}");
+        tokio::time::sleep(Duration::from_millis(5)).await;
+    }
+}
+
+fn delivered_to(fake: &Fake, peer: PeerId) -> usize {
+    let delivered = fake.delivered.lock().unwrap();
+    delivered.iter().filter(|(p, _)| *p == peer).count()
+}
+
+#[tokio::test]
+async fn an_unreachable_peer_does_not_slow_the_others_and_is_probed_one_at_a_time() {
+    let fake = Arc::new(Fake::default());
+    let (down, up) = (PeerId::random(), PeerId::random());
+    fake.up.lock().unwrap().insert(up);
+    let backoff = Backoff {
+        min: Duration::from_millis(10),
+        max: Duration::from_millis(40),
+    };
+    let outbox = outbox(&fake, backoff);
+    // Far more messages to the dead peer than the global cap.
+    outbox.dispatch(messages(down, 1, 2 * MAX_IN_FLIGHT as u64));
+    tokio::time::sleep(Duration::from_millis(100)).await;
+    let started = Instant::now();
+    outbox.dispatch(messages(up, 10_000, 200));
+    wait_until(
+        "200 deliveries to the live peer",
+        Duration::from_secs(5),
+        || delivered_to(&fake, up) == 200,
+    )
+    .await;
+    // Each takes 2 ms, 32 at a time: well under a second unless the dead peer took the slots.
+    assert!(
+        started.elapsed() < Duration::from_secs(2),
+        "the live peer waited {:?}",
+        started.elapsed()
+    );
+    let most = fake.most_in_flight.lock().unwrap().clone();
+    assert!(most[&down] <= MAX_IN_FLIGHT_PER_PEER, "{most:?}");
+    assert!(most[&up] <= MAX_IN_FLIGHT_PER_PEER, "{most:?}");
+    // Once it failed, one delivery at a time tries the dead peer.
+    let before = fake.attempts.lock().unwrap()[&down];
+    let now = fake.in_flight.lock().unwrap()[&down];
+    fake.most_in_flight.lock().unwrap().insert(down, now);
+    tokio::time::sleep(Duration::from_millis(300)).await;
+    let after = fake.attempts.lock().unwrap()[&down];
+    assert_eq!(fake.most_in_flight.lock().unwrap()[&down], 1);
+    // One probe per (at most 40 ms of backoff + 30 ms of failing), not one per message.
+    assert!(after - before <= 300 / 40 + 2, "{} probes", after - before);
+    assert_eq!(outbox.depth(), 2 * MAX_IN_FLIGHT);
+    outbox.shutdown();
+}
+
+#[tokio::test]
+async fn the_backoff_resets_when_the_peer_is_seen_and_everything_waiting_goes() {
+    let fake = Arc::new(Fake::default());
+    let peer = PeerId::random();
+    // A backoff far longer than the test: only the peer being seen can deliver in time.
+    let backoff = Backoff {
+        min: Duration::from_millis(20),
+        max: Duration::from_secs(600),
+    };
+    let outbox = outbox(&fake, backoff);
+    outbox.dispatch(messages(peer, 1, 50));
+    // Let it fail long enough for the backoff to grow past seconds: the first round (one
+    // lane full of attempts) counts once, then a probe per wait (20 ms, 40 ms, ... 1.28 s).
+    wait_until("the backoff to grow", Duration::from_secs(10), || {
+        fake.attempts
+            .lock()
+            .unwrap()
+            .get(&peer)
+            .copied()
+            .unwrap_or(0)
+            >= MAX_IN_FLIGHT_PER_PEER + 7
+    })
+    .await;
+    fake.up.lock().unwrap().insert(peer);
+    let back = Instant::now();
+    let seen = fake.seen.lock().unwrap().clone().unwrap();
+    seen.send(peer).unwrap();
+    wait_until("all 50 delivered", Duration::from_secs(5), || {
+        delivered_to(&fake, peer) == 50
+    })
+    .await;
+    let last = fake
+        .delivered
+        .lock()
+        .unwrap()
+        .iter()
+        .map(|(_, at)| *at)
+        .max()
+        .unwrap();
+    assert!(
+        last - back < Duration::from_secs(1),
+        "delivered {:?} after the peer was seen",
+        last - back
+    );
+    wait_until("the outbox to empty", Duration::from_secs(5), || {
+        outbox.depth() == 0
+    })
+    .await;
+    assert_eq!(outbox.inner.lanes.len(), 0, "idle lanes are dropped");
+}
+
+#[tokio::test]
+async fn a_peer_the_controller_finds_elsewhere_is_tried_there_at_once() {
+    let fake = Arc::new(Fake::default());
+    let peer = PeerId::random();
+    fake.moved.lock().unwrap().insert(peer);
+    let backoff = Backoff {
+        min: Duration::from_secs(600),
+        max: Duration::from_secs(600),
+    };
+    let outbox = outbox(&fake, backoff);
+    outbox.dispatch(messages(peer, 1, 3));
+    wait_until(
+        "delivery at the new address",
+        Duration::from_secs(5),
+        || delivered_to(&fake, peer) == 3,
+    )
+    .await;
+}
+
+#[tokio::test]
+async fn failures_of_attempts_made_together_count_once() {
+    let backoff = Backoff {
+        min: Duration::from_millis(100),
+        max: Duration::from_secs(10),
+    };
+    let lanes = Lanes::default();
+    let lane = lanes.of(PeerId::random(), backoff);
+    assert_eq!(lane.failed(), Duration::from_millis(100));
+    // Another attempt of the same round fails: the wait does not double.
+    assert!(lane.failed() <= Duration::from_millis(100));
+    lane.reset();
+    assert_eq!(lane.failed(), Duration::from_millis(100));
+    tokio::time::sleep(Duration::from_millis(110)).await;
+    assert_eq!(lane.failed(), Duration::from_millis(200));
+    lane.succeeded();
+    assert!(lane.turn().await.is_some(), "no wait after a success");
+    assert!(lane.locate_due(Duration::from_secs(60)));
+    assert!(!lane.locate_due(Duration::from_secs(60)));
+}
