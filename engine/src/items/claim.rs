@@ -375,7 +375,7 @@ fn delegate(ctx: &Ctx, item: &mut Item, to: &UserId) -> Decided {
         }
         None => one_copy(item),
     };
-    if let Err(verdict) = may_be_given(ctx, to) {
+    if let Err(verdict) = super::eligible::may_be_given(ctx.dir, to) {
         return Decided::Refused(verdict);
     }
     let has_copy = item
@@ -413,7 +413,7 @@ fn insert(ctx: &Ctx, item: &mut Item) -> Decided {
         return Decided::Refused(verdict);
     }
     let user = ctx.user;
-    if let Err(verdict) = may_be_given(ctx, user) {
+    if let Err(verdict) = super::eligible::may_be_given(ctx.dir, user) {
         return Decided::Refused(verdict);
     }
     item.removed.remove(user);
@@ -507,31 +507,6 @@ fn one_copy(item: &mut Item) -> usize {
 fn reoffer(ctx: &Ctx, copy: &mut ItemCopy) {
     copy.offered = available(ctx.dir, &copy.audience);
     copy.offered_ms = Some(ctx.now_ms);
-}
-
-/// Whether `user` may be given the item: known, not on leave, with a registered device.
-fn may_be_given(ctx: &Ctx, user: &UserId) -> Result<(), Verdict> {
-    let invalid = |reason: String| Verdict::Invalid { reason };
-    let Some(found) = ctx.dir.user(user.as_str()) else {
-        return Err(invalid(format!(
-            "there is no user {user} in the organisation directory (version {})",
-            ctx.dir.version
-        )));
-    };
-    if found.on_leave {
-        return Err(invalid(format!("{user} is on leave")));
-    }
-    if ctx.dir.device_of(user.as_str()).is_none() {
-        return Err(invalid(format!(
-            "{user} has no registered device to hold their worklist"
-        )));
-    }
-    if ctx.dir.is_away(user.as_str()) {
-        return Err(invalid(format!(
-            "{user} is disconnected: give it to someone else, or wait until they reconnect"
-        )));
-    }
-    Ok(())
 }
 
 /// "No longer available" when the item or copy is finished.

@@ -18,6 +18,7 @@ mod assign;
 mod claim;
 mod claimed;
 mod deadline;
+mod eligible;
 mod end;
 mod reads;
 mod send;
