@@ -133,24 +133,12 @@ fn mesh_with_p2_in(net: &Netns, dir: &Path, suspect_after: &str) -> (Controller,
     (controller, p1, p2)
 }
 
-fn namespace(tag: &str) -> Option<Netns> {
-    match Netns::create(tag) {
-        Ok(net) => Some(net),
-        Err(why) => {
-            eprintln!(
-                "skipped: cannot set up a network namespace ({why}); needs root and `ip netns`"
-            );
-            None
-        }
-    }
-}
-
 /// P2 moves to another address of its network (the old one is gone) and comes back there:
 /// the notification P1 holds for it, staged with the old address, reaches it.
 #[test]
 fn a_node_that_moved_to_another_address_keeps_receiving_its_notifications() {
     let started = Instant::now();
-    let Some(mut net) = namespace("m") else {
+    let Some(mut net) = Netns::create_or_skip("m") else {
         return;
     };
     let dir = scratch("roaming-move").unwrap();
@@ -207,7 +195,7 @@ fn ran_count(log: &Path) -> BTreeMap<(u64, u64), usize> {
 #[test]
 fn churn_fifty_instances_complete_and_nothing_runs_twice() {
     let started = Instant::now();
-    let Some(net) = namespace("c") else {
+    let Some(net) = Netns::create_or_skip("c") else {
         return;
     };
     let dir = scratch("roaming-churn").unwrap();

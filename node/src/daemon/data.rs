@@ -408,15 +408,20 @@ impl Fetching {
     pub(super) fn keep_for_desk(&mut self, files: &BTreeSet<FileRef>) {
         if self.for_desk.iter().any(|f| !files.contains(f)) {
             self.for_desk.retain(|f| files.contains(f));
-            let (waiting, for_desk) = (&self.waiting, &self.for_desk);
-            self.tasks.retain(|file, task| {
-                let wanted = waiting.contains_key(file) || for_desk.contains(file);
-                if !wanted {
-                    task.abort();
-                }
-                wanted
-            });
+            self.stop_unwanted();
         }
+    }
+
+    /// Stops the fetches neither an instance nor a desk's copy waits for.
+    fn stop_unwanted(&mut self) {
+        let (waiting, for_desk) = (&self.waiting, &self.for_desk);
+        self.tasks.retain(|file, task| {
+            let wanted = waiting.contains_key(file) || for_desk.contains(file);
+            if !wanted {
+                task.abort();
+            }
+            wanted
+        });
     }
 
     /// The task fetching `file`.
@@ -441,13 +446,6 @@ impl Fetching {
             instances.retain(|i| still(*i, file));
             !instances.is_empty()
         });
-        let (waiting, for_desk) = (&self.waiting, &self.for_desk);
-        self.tasks.retain(|file, task| {
-            let wanted = waiting.contains_key(file) || for_desk.contains(file);
-            if !wanted {
-                task.abort();
-            }
-            wanted
-        });
+        self.stop_unwanted();
     }
 }
