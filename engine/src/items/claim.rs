@@ -89,38 +89,7 @@ impl Engine {
         };
         let before = item.involved();
         let mut after = item.clone();
-        let decided = match (&claim.from, self.claimed_writes(&claim)) {
-            (Some(node), _) if !self.host.is_device_of(&claim.user, node) => {
-                Decided::Refused(Verdict::Forbidden {
-                    reason: format!("{}'s worklist is not on this device", claim.user),
-                })
-            }
-            (_, Err(reason)) => Decided::Refused(Verdict::Invalid { reason }),
-            (Some(_), _) if let Some(reason) = super::handed_away(item, &claim.user) => {
-                Decided::Refused(Verdict::Unavailable { reason })
-            }
-            (_, Ok(written)) => {
-                let decided = decide(&ctx, &mut after, &claim.action);
-                if matches!(decided, Decided::Changed) {
-                    super::written::note_written(&mut after, &claim.user, written);
-                }
-                decided
-            }
-        };
-        // Taking up work that nobody had taken starts its activity: not while an operator
-        // holds the instance.
-        let interrupted = self
-            .known
-            .get(&claim.instance)
-            .is_some_and(|k| k.interrupted);
-        let decided = match decided {
-            Decided::Changed if interrupted && !item.taken() && after.taken() => {
-                Decided::Refused(Verdict::Invalid {
-                    reason: INTERRUPTED.to_owned(),
-                })
-            }
-            other => other,
-        };
+        let decided = self.judge(&claim, item, &ctx, &mut after);
         let reply = |verdict: Verdict| {
             device.clone().map(|device| Reply {
                 device,
@@ -150,8 +119,45 @@ impl Engine {
         Ok(())
     }
 
-    /// The people extensions of the claimed activity and the claimant's device, or why the
-    /// claim cannot be taken at all.
+    /// What the host decides on a claim about `item`: refused (the claimant's device is not
+    /// theirs, what they write does not fit, the item was handed away from them, or taking it
+    /// up while the instance is interrupted), or `decide`'s verdict with the change made to
+    /// `after`.
+    fn judge(&self, claim: &Claim, item: &Item, ctx: &Ctx, after: &mut Item) -> Decided {
+        let decided = match (&claim.from, self.claimed_writes(claim)) {
+            (Some(node), _) if !self.host.is_device_of(&claim.user, node) => {
+                Decided::Refused(Verdict::Forbidden {
+                    reason: format!("{}'s worklist is not on this device", claim.user),
+                })
+            }
+            (_, Err(reason)) => Decided::Refused(Verdict::Invalid { reason }),
+            (Some(_), _) if let Some(reason) = super::handed_away(item, &claim.user) => {
+                Decided::Refused(Verdict::Unavailable { reason })
+            }
+            (_, Ok(written)) => {
+                let decided = decide(ctx, after, &claim.action);
+                if matches!(decided, Decided::Changed) {
+                    super::written::note_written(after, &claim.user, written);
+                }
+                decided
+            }
+        };
+        // Taking up work that nobody had taken starts its activity: not while an operator
+        // holds the instance.
+        let interrupted = self
+            .known
+            .get(&claim.instance)
+            .is_some_and(|k| k.interrupted);
+        match decided {
+            Decided::Changed if interrupted && !item.taken() && after.taken() => {
+                Decided::Refused(Verdict::Invalid {
+                    reason: INTERRUPTED.to_owned(),
+                })
+            }
+            other => other,
+        }
+    }
+
     /// A granted claim changed the item (to `after`): it is kept and published; when it
     /// finished the last open copy, the activity ends.
     fn commit_claim(
