@@ -6,13 +6,12 @@
 #![allow(clippy::unwrap_used, clippy::expect_used)]
 #![allow(clippy::too_many_lines)] // end-to-end scenarios read best from top to bottom
 
-use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
 use std::time::{Duration, Instant};
 
 use mobiwf_tests::harness::{
-    Controller, Node, NodeSpec, PAPER_PLACEMENT, assert_all_succeeded, paper_workflow_with,
-    wait_for, xml_text,
+    Controller, Node, NodeSpec, PAPER_PLACEMENT, activity_lines, assert_all_succeeded,
+    paper_workflow_with, wait_for, xml_text,
 };
 use mobiwf_tests::scratch;
 
@@ -41,21 +40,6 @@ fn workflow(dir: &Path, log: &Path) -> PathBuf {
     let file = dir.join("workflow.xml");
     std::fs::write(&file, xml).unwrap();
     file
-}
-
-/// Counts the (instance, activity) lines of the log.
-fn lines(log: &Path) -> BTreeMap<(u64, u64), usize> {
-    let mut seen = BTreeMap::new();
-    for line in std::fs::read_to_string(log).unwrap_or_default().lines() {
-        let mut words = line.split_whitespace();
-        let (Some(i), Some(a), None) = (words.next(), words.next(), words.next()) else {
-            panic!("unexpected line {line:?} in {}", log.display());
-        };
-        *seen
-            .entry((i.parse().unwrap(), a.parse().unwrap()))
-            .or_insert(0) += 1;
-    }
-    seen
 }
 
 /// Commands a node started that have not recorded their exit status (see the node's
@@ -98,7 +82,7 @@ fn crash_and_recover(victim: Victim) {
     let p2_runs = dir.join("p2").join("runs");
     let under_way = || match victim {
         Victim::PartnerP2 => running_commands(&p2_runs) > 0,
-        Victim::Controller => !lines(&log).is_empty(),
+        Victim::Controller => !activity_lines(&log).is_empty(),
     };
     wait_for("the first commands to run", Duration::from_secs(60), || {
         p1.check_alive();
@@ -109,7 +93,7 @@ fn crash_and_recover(victim: Victim) {
         Victim::PartnerP2 => p2.kill(),
         Victim::Controller => controller.kill(),
     }
-    let at_kill = lines(&log);
+    let at_kill = activity_lines(&log);
     if let Victim::PartnerP2 = victim {
         eprintln!(
             "P2 killed with {} of its commands running",
@@ -134,7 +118,10 @@ fn crash_and_recover(victim: Victim) {
                 "an A3 to run while the controller is down",
                 Duration::from_secs(60),
                 || {
-                    let a3_now = lines(&log).keys().filter(|(_, a)| *a == 18).count();
+                    let a3_now = activity_lines(&log)
+                        .keys()
+                        .filter(|(_, a)| *a == 18)
+                        .count();
                     (a3_now > a3_before).then_some(())
                 },
             );
@@ -162,7 +149,7 @@ fn crash_and_recover(victim: Victim) {
         assert_all_succeeded(&controller.status(id), &PAPER_PLACEMENT);
     }
 
-    let seen = lines(&log);
+    let seen = activity_lines(&log);
     let mut problems = Vec::new();
     for &id in &ids {
         for a in ACTIVITIES {

@@ -12,7 +12,7 @@ use std::time::{Duration, Instant};
 
 use mobiwf_tests::harness::{
     Controller, Netns, Node, NodeSpec, PAPER_PLACEMENT, assert_all_succeeded, metric,
-    paper_workflow_with, wait_for,
+    paper_workflow_with, wait_deployed_and_offered, wait_for,
 };
 use mobiwf_tests::scratch;
 
@@ -50,22 +50,7 @@ fn notification_is_delivered_after_the_link_comes_back() {
     controller.wait_registered(&["P1", "P2"]);
 
     let id = controller.submit(&workflow);
-    wait_for(
-        "both partitions to be deployed",
-        Duration::from_secs(30),
-        || {
-            let status = controller.status(id);
-            let parts = status["partitions"].as_array()?;
-            (parts.len() == 2 && parts.iter().all(|p| p["deployed"] == true)).then_some(())
-        },
-    );
-    wait_for("A2 (17) on P1's worklist", Duration::from_secs(30), || {
-        let list = p1.worklist();
-        list.as_array()?
-            .iter()
-            .any(|w| w["instance"].as_u64() == Some(id) && w["activity"] == 17)
-            .then_some(())
-    });
+    wait_deployed_and_offered(&controller, &p1, id);
 
     net.link(false);
     let cut = Instant::now();

@@ -10,13 +10,12 @@
 #![allow(clippy::unwrap_used, clippy::expect_used)]
 #![allow(clippy::too_many_lines)] // end-to-end scenarios read best from top to bottom
 
-use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
 use std::time::{Duration, Instant};
 
 use mobiwf_tests::harness::{
-    Controller, Netns, Node, NodeSpec, PAPER_PLACEMENT, assert_all_succeeded, metric,
-    paper_workflow_with, wait_for, xml_text,
+    Controller, Netns, Node, NodeSpec, PAPER_PLACEMENT, activity_lines, assert_all_succeeded,
+    metric, paper_workflow_with, wait_deployed_and_offered, wait_for, xml_text,
 };
 use mobiwf_tests::scratch;
 
@@ -32,25 +31,6 @@ fn manual_a2(dir: &Path) -> PathBuf {
     });
     std::fs::write(&file, xml).unwrap();
     file
-}
-
-fn wait_deployed_and_offered(controller: &Controller, p1: &Node, id: u64) {
-    wait_for(
-        "both partitions to be deployed",
-        Duration::from_secs(30),
-        || {
-            let status = controller.status(id);
-            let parts = status["partitions"].as_array()?;
-            (parts.len() == 2 && parts.iter().all(|p| p["deployed"] == true)).then_some(())
-        },
-    );
-    wait_for("A2 (17) on P1's worklist", Duration::from_secs(30), || {
-        p1.worklist()
-            .as_array()?
-            .iter()
-            .any(|w| w["instance"].as_u64() == Some(id) && w["activity"] == 17)
-            .then_some(())
-    });
 }
 
 /// P2's activities (A4, A5) started once each since it last started.
@@ -175,21 +155,6 @@ const CHURN_INSTANCES: u64 = 50;
 const CHURN_FOR: Duration = Duration::from_secs(60);
 const CHURN_HALF_CYCLE: Duration = Duration::from_secs(2);
 
-/// Counts the (instance, activity) lines of the log the commands append to.
-fn ran_count(log: &Path) -> BTreeMap<(u64, u64), usize> {
-    let mut seen = BTreeMap::new();
-    for line in std::fs::read_to_string(log).unwrap_or_default().lines() {
-        let mut words = line.split_whitespace();
-        let (Some(i), Some(a), None) = (words.next(), words.next(), words.next()) else {
-            panic!("unexpected line {line:?} in {}", log.display());
-        };
-        *seen
-            .entry((i.parse().unwrap(), a.parse().unwrap()))
-            .or_insert(0) += 1;
-    }
-    seen
-}
-
 /// P2's link is cut and restored every two seconds for a minute while 50 instances run
 /// across P1 and P2: every instance succeeds and every activity ran exactly once.
 #[test]
@@ -249,7 +214,7 @@ fn churn_fifty_instances_complete_and_nothing_runs_twice() {
             .expect_code(0, &format!("wait for instance {id} after the churn"));
         assert_all_succeeded(&controller.status(*id), &PAPER_PLACEMENT);
     }
-    let ran = ran_count(&log);
+    let ran = activity_lines(&log);
     for id in &ids {
         for (activity, _) in PAPER_PLACEMENT {
             assert_eq!(

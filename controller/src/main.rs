@@ -247,9 +247,16 @@ enum WorklistCommand {
 }
 
 impl ItemUser {
-    async fn send(&self, action: &str, to: Option<&str>) -> anyhow::Result<ExitCode> {
+    /// Sends the administrator's action on the item, with the delegate or the hours it
+    /// takes.
+    async fn send(
+        &self,
+        action: &str,
+        to: Option<&str>,
+        hours: Option<u32>,
+    ) -> anyhow::Result<ExitCode> {
         let item = (self.instance, self.activity);
-        commands::worklist::run(&self.api, item, action, &self.user, (to, None)).await
+        commands::worklist::run(&self.api, item, action, &self.user, (to, hours)).await
     }
 }
 
@@ -285,72 +292,71 @@ fn run_async(command: Command) -> anyhow::Result<ExitCode> {
         )
         .init();
     let runtime = tokio::runtime::Runtime::new()?;
-    runtime.block_on(async move {
-        match command {
-            Command::Demo {
-                file,
-                timeout,
-                hour_ms,
-            } => commands::demo::run(file.as_deref(), timeout, hour_ms).await,
-            Command::Serve(args) => commands::serve::run(args).await,
-            Command::Submit {
-                file,
-                responsible,
-                api,
-            } => commands::submit::run(&api, &file, responsible.as_deref()).await,
-            Command::Org(OrgCommand::Apply { file, api }) => {
-                commands::org::apply(&api, &file).await
-            }
-            Command::Org(OrgCommand::Show { json, api }) => commands::org::show(&api, json).await,
-            Command::Worklist(WorklistCommand::Insert(item)) => item.send("insert", None).await,
-            Command::Worklist(WorklistCommand::Remove(item)) => item.send("remove", None).await,
-            Command::Worklist(WorklistCommand::Delegate { item, to }) => {
-                item.send("delegate", Some(&to)).await
-            }
-            Command::Worklist(WorklistCommand::Extend { item, hours }) => {
-                let at = (item.instance, item.activity);
-                commands::worklist::run(&item.api, at, "extend", &item.user, (None, Some(hours)))
-                    .await
-            }
-            Command::Status {
-                instance,
-                json,
-                data: true,
-                api,
-            } => commands::status::data(&api, instance, json).await,
-            Command::Status {
-                instance,
-                json,
-                api,
-                ..
-            } => commands::status::instance(&api, instance, json).await,
-            Command::Wait {
-                instance,
-                timeout,
-                api,
-            } => commands::wait::run(&api, instance, timeout).await,
-            Command::Interrupt { instance, api } => {
-                commands::control::run(&api, instance, Control::Interrupt).await
-            }
-            Command::Resume { instance, api } => {
-                commands::control::run(&api, instance, Control::Resume).await
-            }
-            Command::Cancel { instance, api } => {
-                commands::control::run(&api, instance, Control::Cancel).await
-            }
-            Command::Rerun {
-                instance,
-                activity,
-                api,
-            } => commands::control::rerun(&api, instance, activity).await,
-            Command::History {
-                instance,
-                json,
-                api,
-            } => commands::history::run(&api, instance, json).await,
-            Command::List { json, api } => commands::status::list(&api, json).await,
-            Command::Nodes { json, api } => commands::status::nodes(&api, json).await,
-            Command::Validate { .. } | Command::Partition { .. } => Ok(ExitCode::SUCCESS),
+    runtime.block_on(dispatch(command))
+}
+
+/// Carries out one command that needs the runtime.
+async fn dispatch(command: Command) -> anyhow::Result<ExitCode> {
+    match command {
+        Command::Demo {
+            file,
+            timeout,
+            hour_ms,
+        } => commands::demo::run(file.as_deref(), timeout, hour_ms).await,
+        Command::Serve(args) => commands::serve::run(args).await,
+        Command::Submit {
+            file,
+            responsible,
+            api,
+        } => commands::submit::run(&api, &file, responsible.as_deref()).await,
+        Command::Org(OrgCommand::Apply { file, api }) => commands::org::apply(&api, &file).await,
+        Command::Org(OrgCommand::Show { json, api }) => commands::org::show(&api, json).await,
+        Command::Worklist(WorklistCommand::Insert(item)) => item.send("insert", None, None).await,
+        Command::Worklist(WorklistCommand::Remove(item)) => item.send("remove", None, None).await,
+        Command::Worklist(WorklistCommand::Delegate { item, to }) => {
+            item.send("delegate", Some(&to), None).await
         }
-    })
+        Command::Worklist(WorklistCommand::Extend { item, hours }) => {
+            item.send("extend", None, Some(hours)).await
+        }
+        Command::Status {
+            instance,
+            json,
+            data: true,
+            api,
+        } => commands::status::data(&api, instance, json).await,
+        Command::Status {
+            instance,
+            json,
+            api,
+            ..
+        } => commands::status::instance(&api, instance, json).await,
+        Command::Wait {
+            instance,
+            timeout,
+            api,
+        } => commands::wait::run(&api, instance, timeout).await,
+        Command::Interrupt { instance, api } => {
+            commands::control::run(&api, instance, Control::Interrupt).await
+        }
+        Command::Resume { instance, api } => {
+            commands::control::run(&api, instance, Control::Resume).await
+        }
+        Command::Cancel { instance, api } => {
+            commands::control::run(&api, instance, Control::Cancel).await
+        }
+        Command::Rerun {
+            instance,
+            activity,
+            api,
+        } => commands::control::rerun(&api, instance, activity).await,
+        Command::History {
+            instance,
+            json,
+            api,
+        } => commands::history::run(&api, instance, json).await,
+        Command::List { json, api } => commands::status::list(&api, json).await,
+        Command::Nodes { json, api } => commands::status::nodes(&api, json).await,
+        Command::Validate { .. } | Command::Partition { .. } => Ok(ExitCode::SUCCESS),
+    }
 }

@@ -1,6 +1,7 @@
 //! The shared log test commands append to (`$MOBIWF_INSTANCE what` per line), so that what ran,
 //! how often and in which order is read back, not assumed.
 
+use std::collections::BTreeMap;
 use std::path::Path;
 
 /// A command that appends `$MOBIWF_INSTANCE <what>` to `log`.
@@ -26,4 +27,20 @@ pub fn ran(log: &Path, instance: u64) -> Vec<String> {
         .lines()
         .filter_map(|l| l.strip_prefix(&prefix).map(str::to_owned))
         .collect()
+}
+
+/// How often each (instance, activity) line of `log` appears (commands that append
+/// `$MOBIWF_INSTANCE $MOBIWF_ACTIVITY`); a line of another shape fails the test.
+pub fn activity_lines(log: &Path) -> BTreeMap<(u64, u64), usize> {
+    let mut seen = BTreeMap::new();
+    for line in std::fs::read_to_string(log).unwrap_or_default().lines() {
+        let mut words = line.split_whitespace();
+        let (Some(i), Some(a), None) = (words.next(), words.next(), words.next()) else {
+            panic!("unexpected line {line:?} in {}", log.display());
+        };
+        *seen
+            .entry((i.parse().unwrap(), a.parse().unwrap()))
+            .or_insert(0) += 1;
+    }
+    seen
 }

@@ -1,7 +1,10 @@
 //! Workflow documents for the tests, and checks of an instance's outcome.
 
+use std::time::Duration;
+
 use serde_json::Value;
 
+use super::{Controller, Node, wait_for};
 use crate::repo_root;
 
 /// The paper's example workflow (`examples/paper/workflow.xml`) with `extra(activity id)`
@@ -51,4 +54,25 @@ pub fn assert_all_succeeded(status: &Value, expected: &[(u64, &str)]) {
         assert_eq!(a["state"], "succeeded", "activity {id}:\n{status:#}");
         assert_eq!(a["node"], *node, "activity {id} ran elsewhere:\n{status:#}");
     }
+}
+
+/// Waits until the paper's two partitions of instance `id` are deployed and its manual A2
+/// (17) is on P1's worklist.
+pub fn wait_deployed_and_offered(controller: &Controller, p1: &Node, id: u64) {
+    wait_for(
+        "both partitions to be deployed",
+        Duration::from_secs(30),
+        || {
+            let status = controller.status(id);
+            let parts = status["partitions"].as_array()?;
+            (parts.len() == 2 && parts.iter().all(|p| p["deployed"] == true)).then_some(())
+        },
+    );
+    wait_for("A2 (17) on P1's worklist", Duration::from_secs(30), || {
+        p1.worklist()
+            .as_array()?
+            .iter()
+            .any(|w| w["instance"].as_u64() == Some(id) && w["activity"] == 17)
+            .then_some(())
+    });
 }

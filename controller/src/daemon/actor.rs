@@ -166,36 +166,7 @@ impl ControllerActor {
                     },
                 )?;
             }
-            Event::Delivered(Delivered { message, reply }) => {
-                outbox::stage_answered(&mut group.batch, &message, &reply)?;
-                if let Message::Rerun(rerun) = &message.envelope.message {
-                    // A refusal is logged by the outbox; the rerun goes on without it.
-                    let input = Input::RerunDelivered {
-                        instance: rerun.instance,
-                        partition: rerun.partition,
-                    };
-                    self.apply_internal(now, input, effects);
-                } else if let Message::Deploy {
-                    instance,
-                    partition,
-                    ..
-                } = message.envelope.message
-                {
-                    let refused = match reply {
-                        Reply::Ack => None,
-                        Reply::Refused { reason } => Some(reason),
-                        other => Some(format!(
-                            "an answer that is not an acknowledgement: {other:?}"
-                        )),
-                    };
-                    let input = Input::Delivered {
-                        instance,
-                        partition,
-                        refused,
-                    };
-                    self.apply_internal(now, input, effects);
-                }
-            }
+            Event::Delivered(delivered) => self.delivered(now, delivered, group, effects)?,
             Event::Tick => self.apply_internal(now, Input::Tick, effects),
             Event::Verdict(Verdict::Suspect { peer, reason }) => {
                 self.apply_internal(
@@ -212,6 +183,46 @@ impl ControllerActor {
             }
             Event::Command(command) => self.command(now, command, effects, after),
             Event::Query(query) => after.queries.push(query),
+        }
+        Ok(())
+    }
+
+    /// A node answered a message of the controller's outbox: its entry leaves the outbox in
+    /// this group, and the book hears how a deployment or a rerun was taken.
+    fn delivered(
+        &mut self,
+        now: u64,
+        Delivered { message, reply }: Delivered,
+        group: &mut Group,
+        effects: &mut Vec<Effect>,
+    ) -> Result<(), StoreError> {
+        outbox::stage_answered(&mut group.batch, &message, &reply)?;
+        if let Message::Rerun(rerun) = &message.envelope.message {
+            // A refusal is logged by the outbox; the rerun goes on without it.
+            let input = Input::RerunDelivered {
+                instance: rerun.instance,
+                partition: rerun.partition,
+            };
+            self.apply_internal(now, input, effects);
+        } else if let Message::Deploy {
+            instance,
+            partition,
+            ..
+        } = message.envelope.message
+        {
+            let refused = match reply {
+                Reply::Ack => None,
+                Reply::Refused { reason } => Some(reason),
+                other => Some(format!(
+                    "an answer that is not an acknowledgement: {other:?}"
+                )),
+            };
+            let input = Input::Delivered {
+                instance,
+                partition,
+                refused,
+            };
+            self.apply_internal(now, input, effects);
         }
         Ok(())
     }

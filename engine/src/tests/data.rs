@@ -62,22 +62,28 @@ fn person_ends(
     instance: u64,
     written: Vec<(&str, DataValue)>,
 ) -> Result<Vec<Effect>, Refusal> {
-    e.apply(
-        3000,
-        Input::Finished {
-            instance: InstanceId(instance),
-            activity: ActivityId(1),
-            succeeded: true,
-            detail: None,
-            by: Finisher::Person,
-            attempt: 0,
-            flag: None,
-            written: written
-                .into_iter()
-                .map(|(n, v)| (n.to_owned(), v))
-                .collect(),
-        },
-    )
+    e.apply(3000, finished((instance, 1), Finisher::Person, written))
+}
+
+/// Activity `activity` of `instance` succeeded, by `by`, writing `written`.
+fn finished(
+    (instance, activity): (u64, u64),
+    by: Finisher,
+    written: Vec<(&str, DataValue)>,
+) -> Input {
+    Input::Finished {
+        instance: InstanceId(instance),
+        activity: ActivityId(activity),
+        succeeded: true,
+        detail: None,
+        by,
+        attempt: 0,
+        flag: None,
+        written: written
+            .into_iter()
+            .map(|(n, v)| (n.to_owned(), v))
+            .collect(),
+    }
 }
 
 /// Activity `activity`'s command succeeded, leaving `written`.
@@ -87,20 +93,11 @@ fn command_wrote(
     (instance, activity): (u64, u64),
     written: Vec<(&str, DataValue)>,
 ) -> Vec<Effect> {
-    let input = Input::Finished {
-        instance: InstanceId(instance),
-        activity: ActivityId(activity),
-        succeeded: true,
-        detail: None,
-        by: Finisher::Command,
-        attempt: 0,
-        flag: None,
-        written: written
-            .into_iter()
-            .map(|(n, v)| (n.to_owned(), v))
-            .collect(),
-    };
-    at(e, now_ms, input)
+    at(
+        e,
+        now_ms,
+        finished((instance, activity), Finisher::Command, written),
+    )
 }
 
 /// What the notification to a partner carries.
