@@ -1,7 +1,7 @@
 //! Run-time pieces shared by the controller and the nodes: the daemon shell (`daemon`), the
 //! framing of the wire protocol (`mobiwf-proto`) on libp2p streams (`codec`), the libp2p swarm task behind a handle (`mesh`), node identities
 //! (`identity`), the durable store (`store`), the durable outbox (`outbox`), Prometheus metrics
-//! (`metrics`) and process helpers (`process`).
+//! (`metrics`), process helpers (`process`) and secrets (`secret`: tokens, private files).
 
 pub mod daemon;
 pub mod identity;
@@ -9,6 +9,7 @@ pub mod mesh;
 pub mod metrics;
 pub mod outbox;
 pub mod process;
+pub mod secret;
 pub mod store;
 
 mod codec;
