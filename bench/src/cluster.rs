@@ -203,6 +203,8 @@ impl Cluster {
                         controller.address.clone(),
                         "--listen".into(),
                         "/ip4/127.0.0.1/tcp/0".into(),
+                        "--join-token-file".into(),
+                        path(&ctl_dir.join("join.token")),
                     ],
                     &node_dir,
                 )

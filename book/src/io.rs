@@ -40,6 +40,12 @@ pub enum Input {
         /// What the detector saw.
         reason: String,
     },
+    /// An operator removes a node (`mobiwf-controller nodes remove NAME`): gone for good, or
+    /// its name is to go to another key.
+    RemoveNode {
+        /// Its name.
+        name: NodeName,
+    },
     /// A suspected node answers again.
     Answering {
         /// Its peer id.
@@ -153,6 +159,9 @@ pub enum BookError {
         /// The partition.
         partition: PartitionId,
     },
+    /// No registered node has that name.
+    #[error("no registered node is named {0} (`mobiwf-controller nodes` lists them)")]
+    UnknownNode(NodeName),
     /// A message the controller does not take.
     #[error("the controller does not take {0} messages")]
     Unexpected(&'static str),

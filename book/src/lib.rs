@@ -98,6 +98,8 @@ pub struct Book {
 pub struct Changes {
     /// Nodes to write.
     pub nodes: Vec<NodeInfo>,
+    /// Nodes an operator removed, to delete.
+    pub removed_nodes: Vec<NodeId>,
     /// Instances to write.
     pub instances: Vec<Instance>,
     /// The last instance id given.
@@ -181,6 +183,7 @@ impl Book {
             Input::Register(node) => Ok(self.register(now_ms, node)),
             Input::Suspect { peer, reason } => self.suspect(now_ms, &peer, &reason),
             Input::Answering { peer } => Ok(self.answering(now_ms, &peer)),
+            Input::RemoveNode { name } => self.remove_node(now_ms, &name),
             Input::Tick => self.tick(now_ms),
             Input::Control { instance, action } => self.control(now_ms, instance, action),
             Input::Submit {
@@ -426,11 +429,15 @@ impl Book {
 
     /// Hands over what changed since the last call.
     pub fn take_changes(&mut self) -> Changes {
+        let (nodes, removed): (Vec<NodeId>, Vec<NodeId>) = std::mem::take(&mut self.dirty_nodes)
+            .into_iter()
+            .partition(|p| self.nodes.contains_key(p));
         Changes {
-            nodes: std::mem::take(&mut self.dirty_nodes)
-                .into_iter()
-                .filter_map(|p| self.nodes.get(&p).cloned())
+            nodes: nodes
+                .iter()
+                .filter_map(|p| self.nodes.get(p).cloned())
                 .collect(),
+            removed_nodes: removed,
             instances: std::mem::take(&mut self.dirty_instances)
                 .into_iter()
                 .filter_map(|i| self.instances.get(&i).cloned())

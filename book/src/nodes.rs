@@ -4,7 +4,7 @@
 //! contingency activity waits for: every live instance is settled again. A registration also
 //! updates the node's entry in the organisation directory (`directory`).
 
-use mobiwf_proto::{NodeId, PartitionId};
+use mobiwf_proto::{NodeId, NodeName, PartitionId};
 
 use crate::recovery;
 use crate::{Applied, Book, BookError, Effect, NodeInfo};
@@ -67,6 +67,22 @@ impl Book {
         let mut applied = self.settle_all(now_ms);
         effects.append(&mut applied.effects);
         applied.effects = effects;
+        Ok(applied)
+    }
+
+    /// An operator removes the node named `name`: its unfinished partitions are given up as
+    /// for a suspected node, and it leaves the registered nodes (its name is free for another
+    /// key; to come back it must enrol again).
+    pub(crate) fn remove_node(&mut self, now_ms: u64, name: &NodeName) -> Result<Applied, BookError> {
+        let peer = self
+            .nodes
+            .values()
+            .find(|n| &n.name == name)
+            .map(|n| n.peer.clone())
+            .ok_or_else(|| BookError::UnknownNode(name.clone()))?;
+        let applied = self.suspect(now_ms, &peer, "removed by an operator")?;
+        self.nodes.remove(&peer);
+        self.dirty_nodes.insert(peer);
         Ok(applied)
     }
 

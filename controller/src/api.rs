@@ -18,6 +18,7 @@
 //!   them (`[{at_ms, activity, partner, what}]`); 404 if unknown.
 //! - `GET /nodes`: the registered nodes (with `suspected`, the reason, while suspected).
 //! - The organisation directory and work item administration: see `api_people`.
+//! - Join tokens, the allow list and removing nodes: see `api_enrol`.
 //! - `GET /metrics`: Prometheus text format.
 
 use std::time::Duration;
@@ -62,6 +63,7 @@ pub fn router(client: ControllerClient) -> Router {
             post(crate::api_people::administer),
         )
         .route("/metrics", get(metrics))
+        .merge(crate::api_enrol::routes())
         .layer(DefaultBodyLimit::max(MAX_DOCUMENT_BYTES))
         .with_state(client)
 }

@@ -3,10 +3,12 @@
 //! operators' HTTP API (`api`), which shows instance data by asking the nodes (`data`).
 
 pub mod api;
+pub mod api_enrol;
 pub mod api_people;
 pub mod daemon;
 pub mod data;
 pub mod detector;
+pub mod enrolment;
 pub mod render;
 pub mod state;
 

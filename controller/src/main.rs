@@ -149,14 +149,21 @@ enum Command {
     /// Administer a work item: the controller carries the change to the node hosting it.
     #[command(subcommand)]
     Worklist(WorklistCommand),
-    /// List the registered nodes.
+    /// List the registered nodes; `nodes allow PEER` lets a node join without a token,
+    /// `nodes remove NAME` removes one (its name is free for another key).
+    #[command(args_conflicts_with_subcommands = true)]
     Nodes {
+        #[command(subcommand)]
+        action: Option<commands::enrol::NodesCommand>,
         /// Print JSON.
         #[arg(long)]
         json: bool,
         #[command(flatten)]
         api: ApiArgs,
     },
+    /// Join tokens: what a node presents (--join-token-file) to join the mesh the first time.
+    #[command(subcommand)]
+    Tokens(commands::enrol::TokensCommand),
     /// Check workflow definitions, partition documents and organisation documents (the kind is
     /// detected).
     ///
@@ -356,7 +363,12 @@ async fn dispatch(command: Command) -> anyhow::Result<ExitCode> {
             api,
         } => commands::history::run(&api, instance, json).await,
         Command::List { json, api } => commands::status::list(&api, json).await,
-        Command::Nodes { json, api } => commands::status::nodes(&api, json).await,
+        Command::Nodes {
+            action: Some(action),
+            ..
+        } => commands::enrol::nodes(action).await,
+        Command::Nodes { json, api, .. } => commands::status::nodes(&api, json).await,
+        Command::Tokens(command) => commands::enrol::tokens(command).await,
         Command::Validate { .. } | Command::Partition { .. } => Ok(ExitCode::SUCCESS),
     }
 }

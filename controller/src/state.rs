@@ -29,6 +29,9 @@ pub fn stage(batch: &mut Batch, changes: &Changes) -> Result<(), StoreError> {
         let value = encode(&key, node)?;
         batch.put(key, value);
     }
+    for peer in &changes.removed_nodes {
+        batch.delete(format!("node/{peer}"));
+    }
     for inst in &changes.instances {
         let key = format!("instance/{:020}", inst.id.0);
         let value = encode(&key, inst)?;

@@ -33,6 +33,7 @@ async fn mesh() -> Mesh {
         detector: Default::default(),
         hub_routing: false,
         hour_ms: mobiwf_proto::DEFAULT_HOUR_MS,
+        open_enrolment: false,
     })
     .await
     .expect("controller");
@@ -49,6 +50,10 @@ async fn mesh() -> Mesh {
         store: Some(Arc::new(MemoryStore::new())),
         prefetch: true,
         hour_ms: mobiwf_proto::DEFAULT_HOUR_MS,
+        join_token: Some(
+            mobiwf_runtime::secret::read_token_file(&dir.path().join("controller/join.token"))
+                .expect("join token"),
+        ),
     };
     let p1 = mobiwf_node::start(node("P1", vec![1, 2, 3]))
         .await

@@ -170,6 +170,11 @@ pub enum Message {
         skills: Vec<ActivityTypeId>,
         /// The node's listen addresses, each ending in `/p2p/<peer id>`.
         addrs: Vec<String>,
+        /// The join token the node was given (`--join-token-file`), for a node the controller
+        /// does not know yet; a registered node needs none (its peer id is its proof). Left
+        /// out when none.
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        join_token: Option<String>,
     },
     /// Controller → node: run this partition of this instance.
     Deploy {

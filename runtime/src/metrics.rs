@@ -50,6 +50,7 @@ pub struct Metrics {
     messages_sent: Family<MessageLabels, Counter>,
     messages_received: Family<MessageLabels, Counter>,
     send_failures: Family<MessageLabels, Counter>,
+    refused: Family<MessageLabels, Counter>,
     duplicates: Counter,
     activities_started: Counter,
     activities_finished: Family<StateLabels, Counter>,
@@ -71,6 +72,7 @@ impl Metrics {
             messages_sent: Family::default(),
             messages_received: Family::default(),
             send_failures: Family::default(),
+            refused: Family::default(),
             duplicates: Counter::default(),
             activities_started: Counter::default(),
             activities_finished: Family::default(),
@@ -92,6 +94,13 @@ impl Metrics {
             "send_failures",
             "Attempts to send a message that failed and will be retried, by kind and destination",
             m.send_failures.clone(),
+        );
+        registry.register(
+            "messages_refused",
+            "Messages refused (not applied, the sender told why: a stranger, a sender with no \
+             say, a message that does not apply), by kind and source; each is logged with \
+             the sender's peer id",
+            m.refused.clone(),
         );
         registry.register(
             "duplicate_messages",
@@ -155,6 +164,16 @@ impl Metrics {
         self.send_failures
             .get_or_create(&Self::labels(kind, to))
             .inc();
+    }
+
+    /// Counts a message refused.
+    pub fn refused(&self, kind: &str, from: Peer) {
+        self.refused.get_or_create(&Self::labels(kind, from)).inc();
+    }
+
+    /// How many `kind` messages from `from` were refused.
+    pub fn refused_count(&self, kind: &str, from: Peer) -> u64 {
+        self.refused.get_or_create(&Self::labels(kind, from)).get()
     }
 
     /// Counts a duplicate received.

@@ -54,13 +54,15 @@ impl Controller {
             "127.0.0.1:0".into(),
         ];
         args.extend(extra.iter().cloned());
-        start_publishing(
+        let (daemon, address, api) = start_publishing(
             "controller",
             &binary("mobiwf-controller").unwrap(),
             &args,
             dir,
             None,
-        )
+        );
+        remember_join_token(&address, dir);
+        (daemon, address, api)
     }
 
     /// SIGKILLs the controller.
@@ -183,6 +185,10 @@ pub struct NodeSpec {
     pub netns: Option<String>,
     /// More options of `mobiwf-node run` (e.g. `--hour-ms 100`, `--no-prefetch`).
     pub extra: Vec<String>,
+    /// The join token file it presents (`--join-token-file`): the controller's own
+    /// `join.token` when the harness started that controller; `None` for a node that joins
+    /// without one.
+    pub join_token_file: Option<PathBuf>,
 }
 
 impl NodeSpec {
@@ -197,8 +203,24 @@ impl NodeSpec {
             api: "127.0.0.1:0".to_owned(),
             netns: None,
             extra: Vec::new(),
+            join_token_file: join_token_of(controller),
         }
     }
+}
+
+/// The join token files of the controllers this test started, by their address.
+static JOIN_TOKENS: std::sync::Mutex<Vec<(String, PathBuf)>> = std::sync::Mutex::new(Vec::new());
+
+fn remember_join_token(address: &str, dir: &Path) {
+    let mut known = JOIN_TOKENS.lock().unwrap();
+    known.retain(|(a, _)| a != address);
+    known.push((address.to_owned(), dir.join("join.token")));
+}
+
+/// The join token file of the controller at `address`, if this test started it.
+pub fn join_token_of(address: &str) -> Option<PathBuf> {
+    let known = JOIN_TOKENS.lock().unwrap();
+    known.iter().find(|(a, _)| a == address).map(|(_, f)| f.clone())
 }
 
 /// A `mobiwf-node run` process.
@@ -242,6 +264,10 @@ impl Node {
             "--api".into(),
             spec.api.clone(),
         ];
+        if let Some(file) = &spec.join_token_file {
+            args.push("--join-token-file".into());
+            args.push(file.display().to_string());
+        }
         args.extend(spec.extra.iter().cloned());
         start_publishing(
             &format!("node {}", spec.name),

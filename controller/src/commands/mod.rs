@@ -4,6 +4,7 @@ pub mod api_client;
 pub mod control;
 pub mod demo;
 pub mod demo_people;
+pub mod enrol;
 pub mod history;
 pub mod org;
 pub mod partition;

@@ -42,6 +42,10 @@ pub struct ServeArgs {
     #[arg(long, value_name = "MS", default_value_t = mobiwf_proto::DEFAULT_HOUR_MS,
           value_parser = clap::value_parser!(u64).range(1..))]
     pub hour_ms: u64,
+    /// Let any node that reaches the controller join, without a join token or the allow
+    /// list (a closed mesh is the default: only for a network you trust entirely).
+    #[arg(long)]
+    pub open_enrolment: bool,
 }
 
 /// `--routing`.
@@ -77,6 +81,7 @@ pub async fn run(args: ServeArgs) -> anyhow::Result<ExitCode> {
         },
         hub_routing: args.routing == RoutingArg::Hub,
         hour_ms: args.hour_ms,
+        open_enrolment: args.open_enrolment,
     })
     .await?;
     write_atomically(
@@ -97,6 +102,16 @@ pub async fn run(args: ServeArgs) -> anyhow::Result<ExitCode> {
         args.data_dir.join("address").display(),
         args.data_dir.join("api").display()
     );
+    let join = args.data_dir.join(mobiwf_controller::daemon::JOIN_TOKEN_FILE);
+    if args.open_enrolment {
+        println!("  enrolment OPEN: any node that reaches this controller may join");
+        tracing::warn!("enrolment is open (--open-enrolment): any node that reaches the controller may join");
+    } else {
+        println!(
+            "  nodes join with --join-token-file {} (or `mobiwf-controller tokens create`)",
+            join.display()
+        );
+    }
     tokio::select! {
         r = wait_for_stop() => r?,
         why = controller.failed() => {

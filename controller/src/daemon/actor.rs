@@ -20,6 +20,8 @@ use crate::state;
 
 pub(super) struct ControllerActor {
     pub(super) book: Book,
+    /// Who may join (join tokens, the allow list).
+    pub(super) enrolment: crate::enrolment::Enrolment,
     pub(super) store: Arc<dyn Store>,
     pub(super) metrics: Arc<Metrics>,
     pub(super) version: watch::Sender<u64>,
@@ -42,6 +44,7 @@ pub(super) struct After {
     controlled: Vec<Answered<Instance>>,
     organisations: Vec<Answered<u64>>,
     administered: Vec<Answered<String>>,
+    pub(super) enrolled: Vec<(super::enrol::EnrolReply, Result<super::enrol::EnrolAnswer, String>)>,
     queries: Vec<Query>,
     /// The instances that changed, with whether they are final now.
     changed: Vec<(InstanceId, bool)>,
@@ -83,6 +86,7 @@ impl Actor for ControllerActor {
             .map(|i| (i.id, i.is_settled()))
             .collect();
         let book_changed = !changes.nodes.is_empty()
+            || !changes.removed_nodes.is_empty()
             || !changes.instances.is_empty()
             || !changes.history.is_empty()
             || !changes.definitions.is_empty()
@@ -111,6 +115,9 @@ impl Actor for ControllerActor {
             let _ = tx.send(result);
         }
         for (tx, result) in after.administered {
+            let _ = tx.send(result);
+        }
+        for (tx, result) in after.enrolled {
             let _ = tx.send(result);
         }
         for query in after.queries {
@@ -142,6 +149,15 @@ impl ControllerActor {
     ) -> Result<(), StoreError> {
         match event {
             Event::Inbound(inbound) => {
+                // Strangers are refused everything but a registration the enrolment admits.
+                let from = NodeId::new(inbound.from.to_string());
+                if !matches!(inbound.envelope.message, Message::Register { .. })
+                    && self.book.node(&from).is_none()
+                    && !matches!(inbound.envelope.message, Message::Probe)
+                {
+                    self.stranger(inbound, group);
+                    return Ok(());
+                }
                 // Where a peer is: answered at once, never stored.
                 if let Message::Locate { peer } = &inbound.envelope.message {
                     let addrs = self.book.node(peer).map(|n| n.addrs.clone());
@@ -152,13 +168,14 @@ impl ControllerActor {
                     group.reply(inbound.reply, reply);
                     return Ok(());
                 }
-                let book = &mut self.book;
+                let (book, enrolment) = (&mut self.book, &self.enrolment);
                 group.receive(
                     self.store.as_ref(),
                     &self.metrics,
                     Peer::Partner,
                     inbound,
                     |from, id, message| {
+                        super::enrol::admit(enrolment, book, from, &message)?;
                         let input = input_of(now, from, id, message)?;
                         let applied = book.apply(now, input).map_err(|e| e.to_string())?;
                         effects.extend(applied.effects);
@@ -180,6 +197,10 @@ impl ControllerActor {
             }
             Event::Verdict(Verdict::Answering { peer }) => {
                 self.apply_internal(now, Input::Answering { peer: peer.into() }, effects);
+            }
+            Event::Command(Command::Enrol { action, reply }) => {
+                let answer = self.enrol(now, action, group, effects)?;
+                super::enrol::keep(after, reply, answer);
             }
             Event::Command(command) => self.command(now, command, effects, after),
             Event::Query(query) => after.queries.push(query),
@@ -289,6 +310,9 @@ impl ControllerActor {
                 };
                 let result = self.administer(now, input, effects);
                 after.administered.push((reply, result));
+            }
+            Command::Enrol { reply, .. } => {
+                let _ = reply.send(Err("enrolment is applied with its group".to_owned()));
             }
         }
     }
@@ -413,6 +437,7 @@ fn input_of(now: u64, from: &PeerId, id: &MessageId, message: Message) -> Result
             name,
             skills,
             addrs,
+            join_token: _,
         } => {
             if addrs.is_empty() {
                 return Err("registration: no address to reach the node at".to_owned());
@@ -453,6 +478,7 @@ mod tests {
             name: NodeName::new("P1"),
             skills: vec![ActivityTypeId(1)],
             addrs,
+            join_token: None,
         }
     }
 

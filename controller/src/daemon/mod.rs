@@ -10,6 +10,8 @@
 
 mod actor;
 mod client;
+mod client_enrol;
+mod enrol;
 
 use std::net::SocketAddr;
 use std::path::PathBuf;
@@ -28,6 +30,9 @@ use crate::detector::{self, DetectorConfig, Verdict};
 use crate::state;
 
 pub use client::ControllerClient;
+pub use client_enrol::JOIN_TOKEN_FILE;
+pub use enrol::{EnrolAnswer, TokenView};
+pub(crate) use enrol::EnrolAction;
 
 /// How to start a controller.
 pub struct ControllerConfig {
@@ -47,6 +52,9 @@ pub struct ControllerConfig {
     /// The length of an hour for `<deadline>`s, in ms (`--hour-ms`): sent with each
     /// deployment of a partition that has one.
     pub hour_ms: u64,
+    /// Anyone who can reach the controller may join (`serve --open-enrolment`); otherwise a
+    /// node needs a join token or its peer id on the allow list.
+    pub open_enrolment: bool,
 }
 
 /// A running controller.
@@ -105,6 +113,11 @@ enum Command {
         activity: mobiwf_proto::ActivityId,
         reply: oneshot::Sender<Result<Instance, BookError>>,
     },
+    /// An operator's enrolment command (join tokens, the allow list, removing a node).
+    Enrol {
+        action: EnrolAction,
+        reply: enrol::EnrolReply,
+    },
 }
 
 /// What the API asks.
@@ -125,6 +138,7 @@ pub async fn start(config: ControllerConfig) -> anyhow::Result<Controller> {
         listen: config.listen.clone(),
         delivered: Some(delivered_tx),
         locator: None,
+        stop_on_refusal: &[],
     };
     let mut base = Base::start(setup, Event::Inbound).await?;
     let seq = base.sequencer()?;
@@ -166,8 +180,11 @@ pub async fn start(config: ControllerConfig) -> anyhow::Result<Controller> {
         .push(daemon::timer(deadline_rx, base.events.clone(), || {
             Event::Tick
         }));
+    let mut enrolment = crate::enrolment::load(base.store.as_ref())?;
+    enrolment.open = config.open_enrolment;
     let actor = actor::ControllerActor {
         book,
+        enrolment,
         store: base.store.clone(),
         metrics: base.metrics.clone(),
         version: version_tx,
@@ -184,6 +201,12 @@ pub async fn start(config: ControllerConfig) -> anyhow::Result<Controller> {
     };
     let router = crate::api::router(client.clone());
     let span = tracing::info_span!("controller");
-    base.launch(actor, seq, span, client, (config.api, router))
-        .await
+    let controller = base
+        .launch(actor, seq, span, client, (config.api, router))
+        .await?;
+    controller
+        .client()
+        .ensure_join_token_file(&config.data_dir.join(JOIN_TOKEN_FILE))
+        .await?;
+    Ok(controller)
 }

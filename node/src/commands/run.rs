@@ -39,6 +39,11 @@ pub struct RunArgs {
     #[arg(long, value_name = "MS", default_value_t = mobiwf_proto::DEFAULT_HOUR_MS,
           value_parser = clap::value_parser!(u64).range(1..))]
     pub hour_ms: u64,
+    /// A file holding the join token the controller gave (its DIR/join.token, or one from
+    /// `mobiwf-controller tokens create`): needed to join the first time, unless the
+    /// controller allows this node's peer id.
+    #[arg(long, value_name = "FILE", env = "MOBIWF_JOIN_TOKEN_FILE")]
+    pub join_token_file: Option<PathBuf>,
 }
 
 /// Runs the node until Ctrl-C or SIGTERM.
@@ -47,6 +52,10 @@ pub async fn run(args: RunArgs) -> anyhow::Result<()> {
         previous_addresses(&args.data_dir)
     } else {
         args.listen.clone()
+    };
+    let join_token = match &args.join_token_file {
+        Some(file) => Some(mobiwf_runtime::secret::read_token_file(file)?),
+        None => None,
     };
     let node = mobiwf_node::start(NodeConfig {
         data_dir: args.data_dir.clone(),
@@ -63,6 +72,7 @@ pub async fn run(args: RunArgs) -> anyhow::Result<()> {
         store: None,
         prefetch: !args.no_prefetch,
         hour_ms: args.hour_ms,
+        join_token,
     })
     .await?;
     mobiwf_runtime::process::write_atomically(

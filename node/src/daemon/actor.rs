@@ -159,7 +159,7 @@ impl NodeActor {
         &mut self,
         seq: &mut Sequencer,
         outbox: &Outbox,
-        skills: &[ActivityTypeId],
+        (skills, join_token): (&[ActivityTypeId], Option<String>),
         addrs: &[String],
     ) -> anyhow::Result<()> {
         let mut group = Group::default();
@@ -167,6 +167,7 @@ impl NodeActor {
             name: self.name.clone(),
             skills: skills.to_vec(),
             addrs: addrs.to_vec(),
+            join_token,
         };
         let (to, role) = self.destination(Target::Controller);
         group.send(seq, to, role, message)?;

@@ -54,6 +54,9 @@ pub struct NodeConfig {
     /// The length of an hour for `<deadline>`s of deployments that do not say, in ms
     /// (`--hour-ms`; the controller's travels with deployments that have deadlines).
     pub hour_ms: u64,
+    /// The join token to present when registering (`--join-token-file`): needed the first
+    /// time, unless the controller allows this peer id or enrolment is open.
+    pub join_token: Option<String>,
 }
 
 /// A running node.
@@ -343,6 +346,7 @@ pub async fn start(config: NodeConfig) -> anyhow::Result<Node> {
         listen: config.listen.clone(),
         delivered: None,
         locator: Some((controller_peer, controller_addr.clone())),
+        stop_on_refusal: &["register"],
     };
     let mut base = Base::start(setup, Event::Inbound).await?;
     let mut seq = base.sequencer()?;
@@ -371,7 +375,12 @@ pub async fn start(config: NodeConfig) -> anyhow::Result<Node> {
         fetching: data::Fetching::default(),
         copying: offline::Copying::new(config.prefetch),
     };
-    actor.register(&mut seq, &base.outbox, &config.skills, &base.addrs)?;
+    actor.register(
+        &mut seq,
+        &base.outbox,
+        (&config.skills, config.join_token.clone()),
+        &base.addrs,
+    )?;
     // Copies for offline work resume at once, not at the first event.
     actor.copy_items(mobiwf_runtime::process::now_us() / 1000);
     base.tasks

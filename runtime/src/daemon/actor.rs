@@ -59,7 +59,7 @@ pub async fn run<A: Actor>(
     mut actor: A,
     mut events: mpsc::Receiver<A::Event>,
     mut shell: Shell,
-    fatal: watch::Sender<Option<String>>,
+    fatal: std::sync::Arc<watch::Sender<Option<String>>>,
     mut stop_rx: watch::Receiver<bool>,
 ) {
     loop {

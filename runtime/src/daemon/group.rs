@@ -163,6 +163,7 @@ impl Group {
                 self.acks.push((reply, Reply::Ack));
             }
             Err(reason) => {
+                metrics.refused(kind, role);
                 tracing::warn!(peer = %from, "refused a {kind} message: {reason}");
                 self.acks.push((reply, Reply::Refused { reason }));
             }

@@ -33,6 +33,9 @@ pub struct Setup<'a> {
     /// Whom to ask where a peer is when deliveries to it fail: a node's controller (its
     /// full address); `None` for the controller.
     pub locator: Option<(PeerId, Multiaddr)>,
+    /// Message kinds whose refusal stops the daemon (`Daemon::failed` says why): a node's
+    /// registration refused by its controller.
+    pub stop_on_refusal: &'static [&'static str],
 }
 
 /// A daemon started up to its actor: the store, the mesh and the outbox run, messages from
@@ -55,6 +58,7 @@ pub struct Base<E> {
     /// Every task started so far; the daemon adds its own (timers, detectors).
     pub tasks: Vec<JoinHandle<()>>,
     receiver: mpsc::Receiver<E>,
+    fatal: (Arc<watch::Sender<Option<String>>>, watch::Receiver<Option<String>>),
 }
 
 impl<E: Send + 'static> Base<E> {
@@ -74,11 +78,17 @@ impl<E: Send + 'static> Base<E> {
             mesh: mesh.clone(),
             locator: setup.locator.map(|(peer, addr)| (peer, vec![addr])),
         };
+        let (fatal_tx, fatal_rx) = watch::channel(None);
+        let fatal_tx = Arc::new(fatal_tx);
         let wiring = Wiring {
             link: Arc::new(link),
             local: local_tx,
             metrics: metrics.clone(),
             delivered: setup.delivered,
+            stop_on_refusal: Some(crate::outbox::StopOnRefusal {
+                kinds: setup.stop_on_refusal,
+                fatal: fatal_tx.clone(),
+            }),
         };
         let outbox = Outbox::start(store.clone(), wiring)?;
         let tasks = vec![
@@ -95,6 +105,7 @@ impl<E: Send + 'static> Base<E> {
             events,
             tasks,
             receiver,
+            fatal: (fatal_tx, fatal_rx),
         })
     }
 
@@ -116,7 +127,7 @@ impl<E: Send + 'static> Base<E> {
     where
         A: Actor<Event = E>,
     {
-        let (fatal_tx, fatal) = watch::channel(None);
+        let (fatal_tx, fatal) = self.fatal;
         let (stop, stop_rx) = watch::channel(false);
         let shell = Shell {
             store: self.store.clone(),

@@ -157,6 +157,7 @@ struct Inner {
     local: mpsc::Sender<Inbound>,
     metrics: Arc<Metrics>,
     delivered: Option<mpsc::UnboundedSender<Delivered>>,
+    stop_on_refusal: Option<StopOnRefusal>,
     depth: AtomicUsize,
     slots: Semaphore,
     lanes: Lanes,
@@ -175,6 +176,18 @@ pub struct Wiring {
     pub metrics: Arc<Metrics>,
     /// Where answered messages go, for an owner that removes them itself.
     pub delivered: Option<mpsc::UnboundedSender<Delivered>>,
+    /// Refusals the daemon cannot go on after (a node's registration).
+    pub stop_on_refusal: Option<StopOnRefusal>,
+}
+
+/// Message kinds whose refusal stops the daemon, and where to say so (the daemon's fatal
+/// news, what `Daemon::failed` returns).
+#[derive(Clone)]
+pub struct StopOnRefusal {
+    /// The kinds (`Message::kind`), e.g. `register`.
+    pub kinds: &'static [&'static str],
+    /// The daemon's fatal news.
+    pub fatal: Arc<watch::Sender<Option<String>>>,
 }
 
 impl Outbox {
@@ -203,6 +216,7 @@ impl Outbox {
                 local: wiring.local,
                 metrics: wiring.metrics,
                 delivered: wiring.delivered,
+                stop_on_refusal: wiring.stop_on_refusal,
                 depth: AtomicUsize::new(0),
                 slots: Semaphore::new(MAX_IN_FLIGHT),
                 lanes: Lanes::default(),
@@ -347,7 +361,14 @@ impl Inner {
 
     fn finish(&self, msg: &Outgoing, reply: Reply) {
         if let Reply::Refused { reason } = &reply {
-            tracing::error!(id = %msg.envelope.id, to = %msg.to, kind = msg.envelope.message.kind(), "message refused: {reason}");
+            let kind = msg.envelope.message.kind();
+            tracing::error!(id = %msg.envelope.id, to = %msg.to, kind, "message refused: {reason}");
+            if let Some(stop) = &self.stop_on_refusal
+                && stop.kinds.contains(&kind)
+            {
+                stop.fatal
+                    .send_replace(Some(format!("{} refused our {kind} message: {reason}", msg.to)));
+            }
         }
         if let Some(delivered) = &self.delivered {
             // The owner removes the entry with what it makes of the answer.

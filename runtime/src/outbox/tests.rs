@@ -92,6 +92,7 @@ fn outbox(fake: &Arc<Fake>, backoff: Backoff) -> Outbox {
         local,
         metrics: Arc::new(Metrics::new()),
         delivered: None,
+        stop_on_refusal: None,
     };
     Outbox::start_with(Arc::new(MemoryStore::new()), wiring, backoff).unwrap()
 }
