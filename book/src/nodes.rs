@@ -73,7 +73,11 @@ impl Book {
     /// An operator removes the node named `name`: its unfinished partitions are given up as
     /// for a suspected node, and it leaves the registered nodes (its name is free for another
     /// key; to come back it must enrol again).
-    pub(crate) fn remove_node(&mut self, now_ms: u64, name: &NodeName) -> Result<Applied, BookError> {
+    pub(crate) fn remove_node(
+        &mut self,
+        now_ms: u64,
+        name: &NodeName,
+    ) -> Result<Applied, BookError> {
         let peer = self
             .nodes
             .values()

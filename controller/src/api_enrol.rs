@@ -38,7 +38,10 @@ struct CreateBody {
     label: String,
 }
 
-async fn create(State(client): State<ControllerClient>, body: Option<Json<CreateBody>>) -> Response {
+async fn create(
+    State(client): State<ControllerClient>,
+    body: Option<Json<CreateBody>>,
+) -> Response {
     let label = body.map(|Json(b)| b.label).unwrap_or_default();
     match client.create_join_token(label).await {
         Ok(Ok((token, EnrolAnswer::Created { token: kept }))) => (
@@ -73,11 +76,17 @@ async fn allow(State(client): State<ControllerClient>, Json(body): Json<AllowBod
             format!("{peer:?} is not a peer id (a node prints its own at start: `peer 12D3...`)"),
         );
     }
-    answer(client.allow_peer(NodeId::new(peer)).await, StatusCode::CONFLICT)
+    answer(
+        client.allow_peer(NodeId::new(peer)).await,
+        StatusCode::CONFLICT,
+    )
 }
 
 async fn remove(State(client): State<ControllerClient>, Path(name): Path<String>) -> Response {
-    answer(client.remove_node(NodeName::new(name)).await, StatusCode::NOT_FOUND)
+    answer(
+        client.remove_node(NodeName::new(name)).await,
+        StatusCode::NOT_FOUND,
+    )
 }
 
 /// 200 with what was done, `refused` with why not, 503 when the controller is stopping.

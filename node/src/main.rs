@@ -24,6 +24,13 @@ struct Cli {
 enum Command {
     /// Run the node: join the mesh, register with the controller, run partitions.
     Run(commands::run::RunArgs),
+    /// Print this node's peer id (its identity is made in DIR if it has none yet): what an
+    /// operator gives `mobiwf-controller nodes allow` to let it join without a token.
+    PeerId {
+        /// The node's data directory.
+        #[arg(long, value_name = "DIR")]
+        data_dir: std::path::PathBuf,
+    },
     /// The instance data this node knows (what its activities read and wrote); `--save DIR`
     /// writes each value and file to DIR/<name>.
     Data {
@@ -207,6 +214,11 @@ fn main() -> ExitCode {
 async fn dispatch(command: Command) -> anyhow::Result<()> {
     match command {
         Command::Run(args) => commands::run::run(args).await,
+        Command::PeerId { data_dir } => {
+            let key = mobiwf_runtime::identity::load_or_create(&data_dir)?;
+            println!("{}", key.public().to_peer_id());
+            Ok(())
+        }
         Command::Worklist {
             api,
             user: Some(user),

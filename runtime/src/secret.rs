@@ -109,7 +109,12 @@ mod tests {
         assert_eq!(mode, 0o600);
         assert_eq!(read_token_file(&path).unwrap(), "mwf_join_abc");
         std::fs::write(&path, "\n").unwrap();
-        assert!(read_token_file(&path).unwrap_err().to_string().contains("is empty"));
+        assert!(
+            read_token_file(&path)
+                .unwrap_err()
+                .to_string()
+                .contains("is empty")
+        );
         std::fs::write(&path, "two words").unwrap();
         assert!(read_token_file(&path).is_err());
         let missing = read_token_file(&dir.path().join("nope")).unwrap_err();

@@ -220,7 +220,10 @@ fn remember_join_token(address: &str, dir: &Path) {
 /// The join token file of the controller at `address`, if this test started it.
 pub fn join_token_of(address: &str) -> Option<PathBuf> {
     let known = JOIN_TOKENS.lock().unwrap();
-    known.iter().find(|(a, _)| a == address).map(|(_, f)| f.clone())
+    known
+        .iter()
+        .find(|(a, _)| a == address)
+        .map(|(_, f)| f.clone())
 }
 
 /// A `mobiwf-node run` process.

@@ -180,7 +180,8 @@ pub(super) async fn start_node(
         prefetch: true,
         hour_ms,
         join_token: Some(mobiwf_runtime::secret::read_token_file(
-            &dir.join("controller").join(mobiwf_controller::daemon::JOIN_TOKEN_FILE),
+            &dir.join("controller")
+                .join(mobiwf_controller::daemon::JOIN_TOKEN_FILE),
         )?),
     })
     .await?;

@@ -65,7 +65,10 @@ pub async fn tokens(command: TokensCommand) -> anyhow::Result<ExitCode> {
             match json(request, &api).await? {
                 Ok(body) => {
                     println!("{}", body["token"].as_str().unwrap_or_default());
-                    eprintln!("join token {} created", body["id"].as_str().unwrap_or_default());
+                    eprintln!(
+                        "join token {} created",
+                        body["id"].as_str().unwrap_or_default()
+                    );
                     Ok(ExitCode::SUCCESS)
                 }
                 Err(e) => Ok(failure(Ok(e), &[409])),
@@ -86,7 +89,10 @@ pub async fn tokens(command: TokensCommand) -> anyhow::Result<ExitCode> {
         }
         TokensCommand::Revoke { id, api } => {
             let request = http.delete(api.url(&format!("/tokens/{id}")));
-            done(json(request, &api).await?, &format!("join token {id} revoked"))
+            done(
+                json(request, &api).await?,
+                &format!("join token {id} revoked"),
+            )
         }
     }
 }
@@ -128,7 +134,10 @@ fn listing(body: &serde_json::Value) -> String {
         out.push_str("enrolment is OPEN (serve --open-enrolment): any node may join\n");
     }
     let tokens = body["tokens"].as_array().cloned().unwrap_or_default();
-    out.push_str(&format!("{:<14} {:<24} LABEL\n", "TOKEN ID", "CREATED (UTC)"));
+    out.push_str(&format!(
+        "{:<14} {:<24} LABEL\n",
+        "TOKEN ID", "CREATED (UTC)"
+    ));
     for t in &tokens {
         let created = t["created_ms"].as_u64().unwrap_or_default();
         out.push_str(&format!(
@@ -139,7 +148,10 @@ fn listing(body: &serde_json::Value) -> String {
         ));
     }
     for peer in body["allowed"].as_array().cloned().unwrap_or_default() {
-        out.push_str(&format!("allowed peer   {}\n", peer.as_str().unwrap_or_default()));
+        out.push_str(&format!(
+            "allowed peer   {}\n",
+            peer.as_str().unwrap_or_default()
+        ));
     }
     out
 }

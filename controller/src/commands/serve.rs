@@ -102,10 +102,14 @@ pub async fn run(args: ServeArgs) -> anyhow::Result<ExitCode> {
         args.data_dir.join("address").display(),
         args.data_dir.join("api").display()
     );
-    let join = args.data_dir.join(mobiwf_controller::daemon::JOIN_TOKEN_FILE);
+    let join = args
+        .data_dir
+        .join(mobiwf_controller::daemon::JOIN_TOKEN_FILE);
     if args.open_enrolment {
         println!("  enrolment OPEN: any node that reaches this controller may join");
-        tracing::warn!("enrolment is open (--open-enrolment): any node that reaches the controller may join");
+        tracing::warn!(
+            "enrolment is open (--open-enrolment): any node that reaches the controller may join"
+        );
     } else {
         println!(
             "  nodes join with --join-token-file {} (or `mobiwf-controller tokens create`)",

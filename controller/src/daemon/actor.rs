@@ -44,7 +44,10 @@ pub(super) struct After {
     controlled: Vec<Answered<Instance>>,
     organisations: Vec<Answered<u64>>,
     administered: Vec<Answered<String>>,
-    pub(super) enrolled: Vec<(super::enrol::EnrolReply, Result<super::enrol::EnrolAnswer, String>)>,
+    pub(super) enrolled: Vec<(
+        super::enrol::EnrolReply,
+        Result<super::enrol::EnrolAnswer, String>,
+    )>,
     queries: Vec<Query>,
     /// The instances that changed, with whether they are final now.
     changed: Vec<(InstanceId, bool)>,

@@ -26,7 +26,10 @@ pub struct ControllerClient {
 }
 
 impl ControllerClient {
-    pub(super) async fn ask<T>(&self, make: impl FnOnce(oneshot::Sender<T>) -> Event) -> anyhow::Result<T> {
+    pub(super) async fn ask<T>(
+        &self,
+        make: impl FnOnce(oneshot::Sender<T>) -> Event,
+    ) -> anyhow::Result<T> {
         daemon::ask(&self.events, make).await
     }
 

@@ -16,13 +16,19 @@ pub const JOIN_TOKEN_FILE: &str = "join.token";
 
 impl ControllerClient {
     /// Applies an enrolment command; answered once it is on disk.
-    pub(crate) async fn enrol(&self, action: EnrolAction) -> anyhow::Result<Result<EnrolAnswer, String>> {
+    pub(crate) async fn enrol(
+        &self,
+        action: EnrolAction,
+    ) -> anyhow::Result<Result<EnrolAnswer, String>> {
         self.ask(|reply| Event::Command(Command::Enrol { action, reply }))
             .await
     }
 
     /// A new join token: its text (shown once, never stored) and what the controller keeps.
-    pub async fn create_join_token(&self, label: String) -> anyhow::Result<Result<(String, EnrolAnswer), String>> {
+    pub async fn create_join_token(
+        &self,
+        label: String,
+    ) -> anyhow::Result<Result<(String, EnrolAnswer), String>> {
         let token = secret::new_token(JOIN_TOKEN_PREFIX)?;
         let hash = secret::hash(&token);
         Ok(self
@@ -32,7 +38,10 @@ impl ControllerClient {
     }
 
     /// Revokes a join token by id.
-    pub async fn revoke_join_token(&self, id: String) -> anyhow::Result<Result<EnrolAnswer, String>> {
+    pub async fn revoke_join_token(
+        &self,
+        id: String,
+    ) -> anyhow::Result<Result<EnrolAnswer, String>> {
         self.enrol(EnrolAction::RevokeToken { id }).await
     }
 

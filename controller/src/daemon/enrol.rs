@@ -102,7 +102,9 @@ pub(super) fn admit(
     let hash = join_token.as_deref().map(mobiwf_runtime::secret::hash);
     match enrolment.admit(&peer, name, hash.as_deref(), book.nodes())? {
         Admission::Member => {}
-        Admission::Token(id) => tracing::info!(%name, %peer, token = %id, "node enrolled with a join token"),
+        Admission::Token(id) => {
+            tracing::info!(%name, %peer, token = %id, "node enrolled with a join token")
+        }
         Admission::Allowed => tracing::info!(%name, %peer, "node enrolled from the allow list"),
         Admission::Open => tracing::info!(%name, %peer, "node enrolled (open enrolment)"),
     }
@@ -185,7 +187,10 @@ impl ControllerActor {
             .nodes()
             .find(|n| n.name == name)
             .map(|n: &NodeInfo| n.peer.clone());
-        let applied = match self.book.apply(now, Input::RemoveNode { name: name.clone() }) {
+        let applied = match self
+            .book
+            .apply(now, Input::RemoveNode { name: name.clone() })
+        {
             Ok(applied) => applied,
             Err(e) => return Ok(Err(e.to_string())),
         };

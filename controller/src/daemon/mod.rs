@@ -31,8 +31,8 @@ use crate::state;
 
 pub use client::ControllerClient;
 pub use client_enrol::JOIN_TOKEN_FILE;
-pub use enrol::{EnrolAnswer, TokenView};
 pub(crate) use enrol::EnrolAction;
+pub use enrol::{EnrolAnswer, TokenView};
 
 /// How to start a controller.
 pub struct ControllerConfig {

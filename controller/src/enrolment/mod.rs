@@ -149,7 +149,12 @@ impl Enrolment {
     }
 
     /// Adds a token (by its hash); the change to store.
-    pub fn add_token(&mut self, hash: String, label: String, now_ms: u64) -> Result<Change, String> {
+    pub fn add_token(
+        &mut self,
+        hash: String,
+        label: String,
+        now_ms: u64,
+    ) -> Result<Change, String> {
         if self.tokens.len() >= MAX_JOIN_TOKENS {
             return Err(format!(
                 "there are {MAX_JOIN_TOKENS} join tokens already (the limit): revoke some \
@@ -245,7 +250,9 @@ mod tests {
         assert!(refused.unwrap_err().contains("not enrolled"));
         let token = mobiwf_runtime::secret::new_token(JOIN_TOKEN_PREFIX).unwrap();
         let hash = mobiwf_runtime::secret::hash(&token);
-        let Change::Token(made) = enrolment.add_token(hash.clone(), "field".into(), 5).unwrap()
+        let Change::Token(made) = enrolment
+            .add_token(hash.clone(), "field".into(), 5)
+            .unwrap()
         else {
             panic!("a token change");
         };
@@ -255,7 +262,11 @@ mod tests {
         let refused = enrolment.admit(&id("p"), &name, Some(&wrong), none.iter());
         assert!(refused.unwrap_err().contains("does not know"));
         enrolment.revoke(&made.id).unwrap();
-        assert!(enrolment.admit(&id("p"), &name, Some(&hash), none.iter()).is_err());
+        assert!(
+            enrolment
+                .admit(&id("p"), &name, Some(&hash), none.iter())
+                .is_err()
+        );
         assert!(enrolment.revoke(&made.id).is_err());
         enrolment.allow(id("p")).unwrap();
         assert_eq!(

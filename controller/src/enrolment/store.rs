@@ -54,7 +54,9 @@ mod tests {
         let made = enrolment
             .add_token("ab".repeat(32), "field".into(), 7)
             .unwrap();
-        let other = enrolment.add_token("cd".repeat(32), String::new(), 8).unwrap();
+        let other = enrolment
+            .add_token("cd".repeat(32), String::new(), 8)
+            .unwrap();
         let allowed = enrolment.allow(NodeId::new("peer1")).unwrap();
         for c in [&made, &other, &allowed] {
             stage(&mut batch, c).unwrap();
@@ -64,7 +66,13 @@ mod tests {
         stage(&mut batch, &enrolment.revoke(&"cd".repeat(6)).unwrap()).unwrap();
         store.write(batch, Durability::Synced).unwrap();
         let back = load(&store).unwrap();
-        assert_eq!(back.tokens().cloned().collect::<Vec<_>>(), enrolment.tokens().cloned().collect::<Vec<_>>());
-        assert_eq!(back.allowed().collect::<Vec<_>>(), vec![&NodeId::new("peer1")]);
+        assert_eq!(
+            back.tokens().cloned().collect::<Vec<_>>(),
+            enrolment.tokens().cloned().collect::<Vec<_>>()
+        );
+        assert_eq!(
+            back.allowed().collect::<Vec<_>>(),
+            vec![&NodeId::new("peer1")]
+        );
     }
 }

@@ -58,7 +58,10 @@ pub struct Base<E> {
     /// Every task started so far; the daemon adds its own (timers, detectors).
     pub tasks: Vec<JoinHandle<()>>,
     receiver: mpsc::Receiver<E>,
-    fatal: (Arc<watch::Sender<Option<String>>>, watch::Receiver<Option<String>>),
+    fatal: (
+        Arc<watch::Sender<Option<String>>>,
+        watch::Receiver<Option<String>>,
+    ),
 }
 
 impl<E: Send + 'static> Base<E> {

@@ -366,8 +366,10 @@ impl Inner {
             if let Some(stop) = &self.stop_on_refusal
                 && stop.kinds.contains(&kind)
             {
-                stop.fatal
-                    .send_replace(Some(format!("{} refused our {kind} message: {reason}", msg.to)));
+                stop.fatal.send_replace(Some(format!(
+                    "{} refused our {kind} message: {reason}",
+                    msg.to
+                )));
             }
         }
         if let Some(delivered) = &self.delivered {
