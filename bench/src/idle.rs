@@ -118,6 +118,7 @@ async fn deploy_all(
                     document: partition(instance, my_address),
                     responsible: None,
                     hour_ms: None,
+                    runs_on: Default::default(),
                 },
             };
             mesh.request(node, addrs.clone(), envelope)

@@ -207,3 +207,18 @@ mod contingency_code {
             .ok_or_else(|| D::Error::custom(format!("no contingency {code}")))
     }
 }
+
+impl Instance {
+    /// The peer that runs each placed activity (its partition's node): what a deployment
+    /// tells a node, so that it takes a partner's word about an activity only from its peer.
+    pub fn runs_on(&self) -> BTreeMap<ActivityId, NodeId> {
+        self.activities
+            .iter()
+            .filter_map(|a| {
+                let p = a.partition?;
+                let part = self.partitions.iter().find(|v| v.id == p)?;
+                Some((a.id, part.peer.clone()))
+            })
+            .collect()
+    }
+}

@@ -5,7 +5,7 @@
 use std::collections::{BTreeMap, BTreeSet};
 use std::sync::Arc;
 
-use mobiwf_proto::{ActivityId, ActivityState, InstanceId, Message, NodeName, PartitionId};
+use mobiwf_proto::{ActivityId, ActivityState, InstanceId, Message, NodeId, NodeName, PartitionId};
 use mobiwf_xml_schema::{
     DeriveOptions, DerivedPartition, UserId, WorkflowDefinition, WorkflowId, derive_partitions,
 };
@@ -52,6 +52,17 @@ impl Book {
         let mut effects = Vec::new();
         let mut partitions = Vec::new();
         let mut placed: BTreeMap<ActivityId, (PartitionId, NodeName)> = BTreeMap::new();
+        // Who runs what, for every node of the instance: whose word each takes.
+        let runs_on: BTreeMap<ActivityId, NodeId> = derived
+            .iter()
+            .filter_map(|d| Some((d, &nodes[*placement.node_of.get(&d.partner)?])))
+            .flat_map(|(d, node)| {
+                d.document
+                    .activities
+                    .iter()
+                    .map(|a| (a.id, node.peer.clone()))
+            })
+            .collect();
         for d in derived {
             let Some(&i) = placement.node_of.get(&d.partner) else {
                 continue;
@@ -70,6 +81,7 @@ impl Book {
                     document: mobiwf_xml_schema::write_partition(&d.document),
                     responsible: responsible.clone(),
                     hour_ms: hour_ms_for(&d.document, self.hour_ms),
+                    runs_on: runs_on.clone(),
                 },
             });
         }

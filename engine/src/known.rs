@@ -55,6 +55,13 @@ pub struct Known {
     /// The length of an hour for its `<deadline>`s, in ms, as the controller deployed it.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub hour_ms: Option<u64>,
+    /// The peer that runs each activity of the instance, as the controller said: whose word
+    /// about it is taken.
+    #[serde(default, skip_serializing_if = "BTreeMap::is_empty")]
+    pub runs_on: BTreeMap<ActivityId, mobiwf_proto::NodeId>,
+    /// Partners' words kept until this node knows who runs their activity.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub early: Vec<crate::speakers::EarlyWord>,
 }
 
 impl Known {

@@ -44,6 +44,7 @@ mod refusal;
 mod rerun;
 pub mod rules;
 mod run;
+mod speakers;
 mod store;
 mod timers;
 mod view;
@@ -64,6 +65,7 @@ pub use known::{Known, MAX_SUBSTITUTIONS};
 pub use lifecycle::{Event, Life};
 pub use refusal::Refusal;
 pub use run::{Progress, Run, RunKey, StoredRun};
+pub use speakers::{EarlyWord, MAX_EARLY_INSTANCES, MAX_EARLY_WORDS, Said};
 pub use store::{Changes, EncodeError, StoredKnown};
 
 /// Where a message from the engine goes.
@@ -81,6 +83,18 @@ pub enum Target {
 #[allow(clippy::large_enum_variant)]
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub enum Effect {
+    /// A partner's word kept while its instance was not deployed here turned out to come
+    /// from a peer that does not run its activity: dropped; the daemon logs and counts it.
+    Refused {
+        /// Who sent it.
+        from: NodeId,
+        /// The instance.
+        instance: InstanceId,
+        /// The activity it spoke of.
+        activity: ActivityId,
+        /// Why.
+        reason: String,
+    },
     /// Send a message (through the durable outbox).
     Send {
         /// Where to.
@@ -169,9 +183,15 @@ pub enum Input {
         /// The length of an hour for `<deadline>`s, in ms; `None`: this node's own
         /// ([`Engine::set_hour_ms`]).
         hour_ms: Option<u64>,
+        /// The peer running each activity of the instance: whose word about it is taken
+        /// (empty: everyone's, as before this was sent).
+        runs_on: BTreeMap<ActivityId, NodeId>,
     },
     /// Another partner says an activity finished.
     Notified {
+        /// Who says so: a partner's peer id, `None` for the controller (relays, contingency
+        /// outcomes), whose word is always taken.
+        from: Option<NodeId>,
         /// The instance.
         instance: InstanceId,
         /// The finished activity.
@@ -196,6 +216,8 @@ pub enum Input {
     },
     /// Another partner says an activity that a dependency rule here names entered a state.
     StateChanged {
+        /// Who says so (as for [`Input::Notified`]).
+        from: Option<NodeId>,
         /// The instance.
         instance: InstanceId,
         /// The activity.
@@ -220,6 +242,8 @@ pub enum Input {
         replaced: ActivityId,
         /// The contingency activity.
         by: ActivityId,
+        /// The peer that runs it (whose word about it is taken).
+        peer: Option<NodeId>,
     },
     /// The controller says completion activity `by` succeeded: the instance is complete.
     Completed {
@@ -431,6 +455,7 @@ impl Engine {
                 document,
                 responsible,
                 hour_ms,
+                runs_on,
             } => {
                 let key = RunKey {
                     instance,
@@ -441,30 +466,11 @@ impl Engine {
                     hour_ms,
                 };
                 self.deploy(key, document, people, now_ms, fx)?;
+                self.learn_speakers(instance, runs_on);
+                self.replay_early(instance, fx);
             }
-            Input::Notified {
-                instance,
-                activity,
-                outcome,
-                entered,
-                flag,
-                routed,
-                carried,
-            } => {
-                let word = notify::Word {
-                    outcome,
-                    entered,
-                    flag,
-                    routed,
-                };
-                self.notified(instance, activity, word, carried, fx)
-            }
+            Input::Notified { .. } | Input::StateChanged { .. } => self.partner_word(input, fx)?,
             Input::Fetched { instance, file } => self.fetched(instance, &file, fx),
-            Input::StateChanged {
-                instance,
-                activity,
-                entered,
-            } => self.state_changed(instance, activity, entered, fx),
             Input::Withdraw {
                 instance,
                 activities,
@@ -474,7 +480,14 @@ impl Engine {
                 instance,
                 replaced,
                 by,
-            } => self.substitute(instance, replaced, by, fx),
+                peer,
+            } => {
+                self.substitute(instance, replaced, by, fx);
+                if let Some(peer) = peer {
+                    self.learn_speakers(instance, BTreeMap::from([(by, peer)]));
+                    self.replay_early(instance, fx);
+                }
+            }
             Input::Control { instance, action } => self.control(instance, action, fx),
             Input::Completed { instance, by } => self.complete_instance(instance, by, fx),
             Input::Tick => self.tick(now_ms, fx),

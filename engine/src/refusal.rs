@@ -77,4 +77,22 @@ pub enum Refusal {
         /// The version of the directory this node holds.
         version: u64,
     },
+    /// A partner's word about an activity from a peer that does not run it.
+    #[error("{reason}")]
+    NotTheSpeaker {
+        /// Who sent it.
+        from: NodeId,
+        /// Why it is refused (who runs the activity, or that it is not part of the instance
+        /// here).
+        reason: String,
+    },
+    /// Too many words waiting for their instance's deployment.
+    #[error(
+        "{what}: words about instances not deployed here yet are kept up to a limit, and this \
+         one is past it"
+    )]
+    TooEarly {
+        /// Which limit.
+        what: String,
+    },
 }

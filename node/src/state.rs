@@ -165,6 +165,7 @@ mod tests {
     fn a_run_stored_with_its_document_inside_is_moved_to_its_own_key_on_load() {
         let mut engine = Engine::new();
         let deploy = Input::Deploy {
+            runs_on: Default::default(),
             instance: InstanceId(18),
             partition: PartitionId(1),
             document: PARTITION_1.to_owned(),
@@ -193,6 +194,7 @@ mod tests {
         );
         // Its next change is written without the document; it still loads.
         let heard = Input::Notified {
+            from: None,
             carried: Default::default(),
             instance: InstanceId(18),
             activity: mobiwf_proto::ActivityId(19),

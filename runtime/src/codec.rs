@@ -216,6 +216,7 @@ mod tests {
             document: "x".repeat(MAX_MESSAGE_BYTES),
             responsible: None,
             hour_ms: None,
+            runs_on: Default::default(),
         };
         let mut buf = Cursor::new(Vec::new());
         let err = WireCodec

@@ -323,6 +323,7 @@ async fn oversized_request_is_refused_by_the_sender() {
             document: "x".repeat(MAX_MESSAGE_BYTES),
             responsible: None,
             hour_ms: None,
+            runs_on: Default::default(),
         },
     };
     let err = a

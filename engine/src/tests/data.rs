@@ -116,6 +116,7 @@ fn carried_in(effects: &[Effect]) -> Vec<Datum> {
 
 fn notified_with(e: &mut Engine, now_ms: u64, instance: u64, carried: Carried) -> Vec<Effect> {
     let input = Input::Notified {
+        from: None,
         instance: InstanceId(instance),
         activity: ActivityId(1),
         outcome: Outcome::Succeeded,
@@ -187,7 +188,7 @@ scenarios! {
         let input = |d: &Datum| Carried { data: vec![d.clone()], missing: Vec::new() };
         notified_with(&mut e, 1000, 1, input(&newer));
         // The older write comes later with another activity's word: it loses.
-        let late = Input::Notified {
+        let late = Input::Notified { from: None,
             instance: InstanceId(1),
             activity: ActivityId(5),
             outcome: Outcome::Succeeded,
@@ -273,7 +274,7 @@ scenarios! {
         let data = (0..full)
             .map(|i| datum(&format!("v{i}"), DataValue::String("x".repeat(MAX_VALUE_BYTES)), 9, 1))
             .collect();
-        let input = Input::Notified {
+        let input = Input::Notified { from: None,
             instance: InstanceId(1),
             activity: ActivityId(9),
             outcome: Outcome::Succeeded,

@@ -34,6 +34,7 @@ fn due_in(hours: u32, method: Method) -> People {
 /// `responsible`), an hour of [`HOUR`] ms.
 fn deploy_due(e: &mut Engine, now_ms: u64, instance: u64, people: &People, responsible: bool) {
     let input = Input::Deploy {
+        runs_on: Default::default(),
         instance: InstanceId(instance),
         partition: PartitionId(1),
         document: manual_doc(instance, (3, people), 0),

@@ -28,6 +28,7 @@ mod props_items;
 mod recovery;
 mod routing;
 mod rules;
+mod speakers;
 mod storage;
 mod timers;
 
@@ -46,6 +47,7 @@ pub(crate) const ALL_SCENARIOS: &[&[Scenario]] = &[
     recovery::SCENARIOS,
     routing::SCENARIOS,
     rules::SCENARIOS,
+    speakers::SCENARIOS,
     storage::SCENARIOS,
     timers::SCENARIOS,
 ];
@@ -160,6 +162,7 @@ fn deploy(e: &mut Engine, instance: u64, partition: u64, document: &str) -> Vec<
     e.apply(
         1000,
         Input::Deploy {
+            runs_on: Default::default(),
             instance: InstanceId(instance),
             partition: PartitionId(partition),
             document: document.to_owned(),
@@ -174,6 +177,7 @@ fn notified(e: &mut Engine, instance: u64, activity: u64, outcome: Outcome) -> V
     e.apply(
         2000,
         Input::Notified {
+            from: None,
             carried: Default::default(),
             instance: InstanceId(instance),
             activity: ActivityId(activity),
@@ -267,6 +271,7 @@ fn notify_at(
     outcome: Outcome,
 ) -> Vec<Effect> {
     let input = Input::Notified {
+        from: None,
         carried: Default::default(),
         instance: InstanceId(instance),
         activity: ActivityId(activity),
@@ -302,6 +307,7 @@ fn ended(
 
 fn substitute(e: &mut Engine, now_ms: u64, instance: u64, replaced: u64, by: u64) -> Vec<Effect> {
     let input = Input::Substitute {
+        peer: None,
         instance: InstanceId(instance),
         replaced: ActivityId(replaced),
         by: ActivityId(by),

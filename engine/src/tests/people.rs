@@ -179,6 +179,7 @@ pub(super) fn deploy_manual(
     activity: (u64, &People),
 ) -> Vec<Effect> {
     let input = Input::Deploy {
+        runs_on: Default::default(),
         instance: InstanceId(instance),
         partition: PartitionId(1),
         document: manual_doc(instance, activity, 0),

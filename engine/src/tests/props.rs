@@ -318,6 +318,7 @@ fn input_of(op: &Op, docs: &[(u64, u64, String)]) -> Option<Input> {
         Op::Deploy(n) => {
             let (instance, partition, document) = docs.get(n)?.clone();
             Input::Deploy {
+                runs_on: Default::default(),
                 instance: InstanceId(instance),
                 partition: PartitionId(partition),
                 document,
@@ -326,6 +327,7 @@ fn input_of(op: &Op, docs: &[(u64, u64, String)]) -> Option<Input> {
             }
         }
         Op::Notify(i, a, outcome) => Input::Notified {
+            from: None,
             carried: Default::default(),
             instance: InstanceId(i),
             activity: ActivityId(a),
@@ -361,6 +363,7 @@ fn input_of(op: &Op, docs: &[(u64, u64, String)]) -> Option<Input> {
             reason: "too slow".to_owned(),
         },
         Op::Substitute(i, replaced, by) => Input::Substitute {
+            peer: None,
             instance: InstanceId(i),
             replaced: ActivityId(replaced),
             by: ActivityId(by),

@@ -202,6 +202,7 @@ impl World {
         self.n += 1;
         Some(match *op {
             Op::Deploy(i) => Input::Deploy {
+                runs_on: Default::default(),
                 instance: InstanceId(i),
                 partition: PartitionId(1),
                 document: item_doc(i, 5 * u32::try_from(i).unwrap_or(1), &self.assigned),

@@ -111,7 +111,7 @@ scenarios! {
         let fx = at(
             &mut e,
             1500,
-            Input::Notified {
+            Input::Notified { from: None,
                 carried: Default::default(),
                 instance: InstanceId(51),
                 activity: ActivityId(1),

@@ -103,7 +103,7 @@ scenarios! {
             }],
         );
         deploy(&mut e, 41, 2, &d);
-        let input = |entered: StateSet| Input::StateChanged {
+        let input = |entered: StateSet| Input::StateChanged { from: None,
             instance: InstanceId(41),
             activity: ActivityId(1),
             entered,
@@ -137,7 +137,7 @@ scenarios! {
         let fx = at(
             &mut e,
             1500,
-            Input::Notified {
+            Input::Notified { from: None,
                 carried: Default::default(),
                 instance: InstanceId(42),
                 activity: ActivityId(1),
@@ -259,7 +259,7 @@ scenarios! {
         at(
             &mut e,
             1000,
-            Input::Deploy {
+            Input::Deploy { runs_on: Default::default(),
                 instance: InstanceId(2),
                 partition: PartitionId(1),
                 document,

@@ -23,7 +23,7 @@ fn records_keep_start_and_end_to_the_microsecond() {
     );
     e.apply_us(
         1_000_123,
-        Input::Deploy {
+        Input::Deploy { runs_on: Default::default(),
             instance: InstanceId(1),
             partition: PartitionId(1),
             document,
@@ -44,7 +44,7 @@ fn records_keep_start_and_end_to_the_microsecond() {
     // Activity 1 (no command) starts and finishes when its precondition's word comes.
     e.apply_us(
         2_345_678,
-        Input::Notified {
+        Input::Notified { from: None,
             carried: Default::default(),
             instance: InstanceId(1),
             activity: ActivityId(9),

@@ -481,6 +481,16 @@ impl NodeActor {
                     file,
                     from,
                 } => self.start_fetch(instance, file, from),
+                Effect::Refused {
+                    from,
+                    instance,
+                    activity,
+                    reason,
+                } => {
+                    self.metrics
+                        .refused("notify", mobiwf_runtime::metrics::Peer::Partner);
+                    tracing::warn!(peer = %from, %instance, %activity, "a kept word refused: {reason}");
+                }
                 // Sends were staged before the write.
                 Effect::Send { .. } => {}
             }

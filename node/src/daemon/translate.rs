@@ -99,13 +99,17 @@ pub(super) fn input_of(
         return Err(format!("only this node's controller sends {kind} messages"));
     }
     match message {
-        Message::Notify { .. } | Message::StateChanged { .. } => partner_input(message),
+        Message::Notify { .. } | Message::StateChanged { .. } => {
+            let sender = (!from_controller).then(|| NodeId::new(from.to_string()));
+            partner_input(message, sender)
+        }
         other => controller_input(other),
     }
 }
 
-/// A partner's word about an activity it runs.
-fn partner_input(message: Message) -> Result<Input, String> {
+/// A partner's word about an activity it runs (`from`: `None` when the controller relays
+/// it); the engine checks the sender runs the activity.
+fn partner_input(message: Message, from: Option<NodeId>) -> Result<Input, String> {
     Ok(match message {
         Message::Notify {
             instance,
@@ -120,6 +124,7 @@ fn partner_input(message: Message) -> Result<Input, String> {
             files: _,
             holder: _,
         } => Input::Notified {
+            from,
             instance,
             activity,
             outcome,
@@ -136,6 +141,7 @@ fn partner_input(message: Message) -> Result<Input, String> {
             activity,
             entered,
         } => Input::StateChanged {
+            from,
             instance,
             activity,
             entered,
@@ -153,6 +159,7 @@ fn controller_input(message: Message) -> Result<Input, String> {
             document,
             responsible,
             hour_ms,
+            runs_on,
         } => {
             check_locations(&document)?;
             tracing::info!(%instance, %partition, "partition deployed");
@@ -162,6 +169,7 @@ fn controller_input(message: Message) -> Result<Input, String> {
                 document,
                 responsible,
                 hour_ms,
+                runs_on,
             }
         }
         Message::Completed { instance, by } => {
@@ -189,10 +197,14 @@ fn controller_input(message: Message) -> Result<Input, String> {
             location,
         } => {
             tracing::info!(%instance, %replaced, %by, %location, "contingency activity runs instead");
+            let peer = outbox::peer_of(&location)
+                .ok()
+                .map(|(peer, _)| NodeId::new(peer.to_string()));
             Input::Substitute {
                 instance,
                 replaced,
                 by,
+                peer,
             }
         }
         Message::Control { instance, action } => {
@@ -314,6 +326,7 @@ mod tests {
                 document: document.to_owned(),
                 responsible: None,
                 hour_ms: None,
+                runs_on: Default::default(),
             },
         )
         .unwrap_err();
