@@ -197,3 +197,70 @@ fn peer_id_in(dir: &Path) -> String {
     out.expect_code(0, "mobiwf-node peer-id");
     out.stdout.trim().to_owned()
 }
+
+/// Sends `message` to the node at `address` from a peer of our own (a new key, never
+/// registered), as a libp2p request; the node's reply.
+fn forge(address: &str, message: mobiwf_proto::Message) -> mobiwf_proto::Reply {
+    use mobiwf_runtime::mesh::{self, MeshConfig};
+    let runtime = tokio::runtime::Runtime::new().unwrap();
+    runtime.block_on(async {
+        let key = libp2p::identity::Keypair::generate_ed25519();
+        let listen = vec!["/ip4/127.0.0.1/tcp/0".parse().unwrap()];
+        let (handle, _inbound) = mesh::start(MeshConfig::new(key, listen)).await.unwrap();
+        let addr: libp2p::Multiaddr = address.parse().unwrap();
+        let peer = peer_of(address).parse().unwrap();
+        let envelope = mobiwf_proto::Envelope {
+            id: mobiwf_proto::MessageId {
+                origin: handle.peer_id().to_string().into(),
+                seq: 1,
+            },
+            message,
+        };
+        handle.request(peer, vec![addr], envelope).await.unwrap()
+    })
+}
+
+#[test]
+fn a_forged_notification_from_a_peer_that_does_not_run_the_predecessor_is_refused() {
+    let dir = scratch("enrol-forged").unwrap();
+    let (controller, _p1, p2) = paper_mesh(&dir);
+    let id = controller.submit(&repo_root().join("examples/paper/workflow.xml"));
+    controller
+        .wait(id, 60)
+        .expect_code(0, "the paper's instance");
+    // A2 (17) runs on P1: a word about it from anyone else is refused, and counted.
+    let forged = mobiwf_proto::Message::Notify {
+        instance: mobiwf_proto::InstanceId(id),
+        activity: mobiwf_proto::ActivityId(17),
+        outcome: mobiwf_proto::Outcome::Released,
+        entered: Default::default(),
+        flag: None,
+        routed: None,
+        data: Vec::new(),
+        files: Vec::new(),
+        holder: None,
+    };
+    let reply = forge(&p2.address, forged);
+    let mobiwf_proto::Reply::Refused { reason } = reply else {
+        panic!("a forged notification was taken: {reply:?}");
+    };
+    assert!(reason.contains("does not run activity 17"), "{reason}");
+    let page = http_get(&p2.api, "/metrics").unwrap();
+    let refused = metric(
+        &page,
+        "mobiwf_messages_refused_total",
+        &[("kind", "notify")],
+    );
+    assert!(refused >= 1.0, "{page}");
+    // A stranger's word to the controller is refused too.
+    let reply = forge(
+        &controller.address,
+        mobiwf_proto::Message::Locate {
+            peer: mobiwf_proto::NodeId::new("x"),
+        },
+    );
+    assert!(
+        matches!(reply, mobiwf_proto::Reply::Refused { .. }),
+        "{reply:?}"
+    );
+}

@@ -88,7 +88,7 @@ pub(crate) fn place(inst: &mut Instance, ctx: &mut Ctx<'_>, a: ActivityId, x: Ac
     ctx.send(
         &node,
         Message::Deploy {
-            runs_on: inst.runs_on(),
+            runs_on: inst.runs_on().into_iter().collect(),
             instance: inst.id,
             partition: pid,
             responsible: inst.responsible.clone(),

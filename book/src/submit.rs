@@ -81,7 +81,7 @@ impl Book {
                     document: mobiwf_xml_schema::write_partition(&d.document),
                     responsible: responsible.clone(),
                     hour_ms: hour_ms_for(&d.document, self.hour_ms),
-                    runs_on: runs_on.clone(),
+                    runs_on: runs_on.clone().into_iter().collect(),
                 },
             });
         }

@@ -192,11 +192,13 @@ pub enum Message {
         /// sent only with a partition that has deadlines, else the node's own `--hour-ms`.
         #[serde(default, skip_serializing_if = "Option::is_none")]
         hour_ms: Option<u64>,
-        /// The peer that runs each activity of the instance (as placed when this was sent):
-        /// the node takes a partner's word about an activity only from its peer. Left out
-        /// when empty (a deployment from before: every partner's word is taken).
-        #[serde(default, skip_serializing_if = "std::collections::BTreeMap::is_empty")]
-        runs_on: std::collections::BTreeMap<ActivityId, NodeId>,
+        /// The peer that runs each activity of the instance (as placed when this was sent),
+        /// as (activity, peer) pairs: the node takes a partner's word about an activity only
+        /// from its peer. Left out when empty (a deployment from before: every partner's
+        /// word is taken). Pairs, not a map: a map's number keys do not survive this
+        /// internally tagged enum's decoding.
+        #[serde(default, skip_serializing_if = "Vec::is_empty")]
+        runs_on: Vec<(ActivityId, NodeId)>,
     },
     /// Node → node: an activity that one of yours waits for has finished.
     Notify {

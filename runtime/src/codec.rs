@@ -186,6 +186,31 @@ mod tests {
         assert_eq!(read, envelope());
     }
 
+    /// Every message kind with every optional field set must come back as it went (an
+    /// internally tagged enum loses number-keyed maps, for one).
+    #[test]
+    fn a_deployment_naming_who_runs_what_round_trips() {
+        let sent = Envelope {
+            id: MessageId {
+                origin: "origin".into(),
+                seq: 8,
+            },
+            message: Message::Deploy {
+                instance: mobiwf_proto::InstanceId(1),
+                partition: mobiwf_proto::PartitionId(2),
+                document: "<workflow/>".into(),
+                responsible: Some(mobiwf_proto::UserId::new("ann")),
+                hour_ms: Some(100),
+                runs_on: vec![
+                    (mobiwf_proto::ActivityId(16), "p1".into()),
+                    (mobiwf_proto::ActivityId(19), "p2".into()),
+                ],
+            },
+        };
+        let bytes = serde_json::to_vec(&sent).unwrap();
+        assert_eq!(serde_json::from_slice::<Envelope>(&bytes).unwrap(), sent);
+    }
+
     #[tokio::test]
     async fn oversized_length_is_refused_before_reading_the_body() {
         // Only the prefix is there: an error other than "unexpected end of file" shows the

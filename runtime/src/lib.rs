@@ -4,6 +4,7 @@
 //! (`metrics`), process helpers (`process`) and secrets (`secret`: tokens, private files).
 
 pub mod daemon;
+pub mod http_limits;
 pub mod identity;
 pub mod mesh;
 pub mod metrics;

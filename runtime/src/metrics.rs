@@ -52,6 +52,7 @@ pub struct Metrics {
     send_failures: Family<MessageLabels, Counter>,
     refused: Family<MessageLabels, Counter>,
     duplicates: Counter,
+    inbound_shed: Counter,
     activities_started: Counter,
     activities_finished: Family<StateLabels, Counter>,
     activities_entered: Family<StateLabels, Counter>,
@@ -74,6 +75,7 @@ impl Metrics {
             send_failures: Family::default(),
             refused: Family::default(),
             duplicates: Counter::default(),
+            inbound_shed: Counter::default(),
             activities_started: Counter::default(),
             activities_finished: Family::default(),
             activities_entered: Family::default(),
@@ -106,6 +108,12 @@ impl Metrics {
             "duplicate_messages",
             "Messages received again (a retry) and acknowledged without applying them twice",
             m.duplicates.clone(),
+        );
+        registry.register(
+            "inbound_shed",
+            "Inbound requests left unanswered (their sender tries again) because their peer had \
+             too many waiting or sent too many a second",
+            m.inbound_shed.clone(),
         );
         registry.register(
             "activities_started",
@@ -174,6 +182,11 @@ impl Metrics {
     /// How many `kind` messages from `from` were refused.
     pub fn refused_count(&self, kind: &str, from: Peer) -> u64 {
         self.refused.get_or_create(&Self::labels(kind, from)).get()
+    }
+
+    /// The counter of inbound requests the mesh sheds (given to the mesh).
+    pub fn inbound_shed(&self) -> Counter {
+        self.inbound_shed.clone()
     }
 
     /// Counts a duplicate received.

@@ -169,7 +169,7 @@ fn controller_input(message: Message) -> Result<Input, String> {
                 document,
                 responsible,
                 hour_ms,
-                runs_on,
+                runs_on: runs_on.into_iter().collect(),
             }
         }
         Message::Completed { instance, by } => {

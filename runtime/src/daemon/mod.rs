@@ -80,6 +80,7 @@ pub async fn serve_api(
     addr: SocketAddr,
     router: axum::Router,
 ) -> anyhow::Result<(SocketAddr, JoinHandle<()>)> {
+    let router = crate::http_limits::limited(router);
     let listener = tokio::net::TcpListener::bind(addr)
         .await
         .with_context(|| format!("cannot serve the API on {addr}"))?;

@@ -71,10 +71,12 @@ impl<E: Send + 'static> Base<E> {
     pub async fn start(setup: Setup<'_>, inbound: fn(Inbound) -> E) -> anyhow::Result<Base<E>> {
         let store = open_store(setup.data_dir, setup.store)?;
         let keypair = crate::identity::load_or_create(setup.data_dir)?;
-        let (mesh, from_mesh) = mesh::start(MeshConfig::new(keypair, setup.listen)).await?;
+        let metrics = Arc::new(Metrics::new());
+        let mut config = MeshConfig::new(keypair, setup.listen);
+        config.shed = metrics.inbound_shed();
+        let (mesh, from_mesh) = mesh::start(config).await?;
         let peer_id = mesh.peer_id();
         let addrs = mesh.listen_addrs().iter().map(|a| a.to_string()).collect();
-        let metrics = Arc::new(Metrics::new());
         let (events, receiver) = mpsc::channel(EVENT_QUEUE);
         let (local_tx, local) = mpsc::channel::<Inbound>(EVENT_QUEUE);
         let link = MeshLink {

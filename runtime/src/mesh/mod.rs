@@ -35,6 +35,7 @@ use libp2p::{Multiaddr, PeerId, Swarm};
 use tokio::sync::{broadcast, mpsc, oneshot, watch};
 
 pub mod addresses;
+pub mod limits;
 mod task;
 
 pub use addresses::Freshness;
@@ -88,6 +89,8 @@ pub struct MeshConfig {
     pub idle_timeout: Duration,
     /// How long establishing one connection (TCP, Noise, Yamux) may take (default 3 s).
     pub dial_timeout: Duration,
+    /// Counts inbound requests shed by the per-peer limits (`limits`).
+    pub shed: prometheus_client::metrics::counter::Counter,
 }
 
 impl MeshConfig {
@@ -99,6 +102,7 @@ impl MeshConfig {
             request_timeout: DEFAULT_REQUEST_TIMEOUT,
             idle_timeout: DEFAULT_IDLE_TIMEOUT,
             dial_timeout: DEFAULT_DIAL_TIMEOUT,
+            shed: Default::default(),
         }
     }
 }
@@ -257,6 +261,7 @@ pub async fn start(config: MeshConfig) -> anyhow::Result<(MeshHandle, mpsc::Rece
         request_timeout: config.request_timeout,
         book: addresses::AddressBook::default(),
         seen: seen.clone(),
+        gate: limits::InboundGate::new(config.shed.clone()),
     };
     tokio::spawn(task.run());
 
@@ -308,6 +313,7 @@ fn build_swarm(config: &MeshConfig) -> anyhow::Result<Swarm<Behaviour>> {
                 .with_push_listen_addr_updates(true)
                 .with_cache_size(0),
         ),
+        limits: limits::connections(),
     };
     let dial_concurrency = NonZeroU8::new(DIAL_CONCURRENCY).unwrap_or(NonZeroU8::MIN);
     let swarm = libp2p::SwarmBuilder::with_existing_identity(config.keypair.clone())

@@ -27,6 +27,7 @@ use mobiwf_proto::{Envelope, Reply};
 pub(super) struct Behaviour {
     pub(super) rpc: request_response::Behaviour<WireCodec>,
     pub(super) identify: identify::Behaviour,
+    pub(super) limits: libp2p::connection_limits::Behaviour,
 }
 
 /// An outgoing request waiting for its reply.
@@ -69,6 +70,8 @@ pub(super) struct Task {
     pub(super) book: AddressBook,
     /// Announces every connection established.
     pub(super) seen: broadcast::Sender<PeerId>,
+    /// Which inbound requests go to the application (per-peer limits).
+    pub(super) gate: super::limits::InboundGate,
 }
 
 impl Task {
@@ -170,6 +173,7 @@ impl Task {
             channel,
             reply,
         } = answer;
+        self.gate.done(peer);
         match reply {
             Some(Ok(reply)) => {
                 tracing::debug!(%peer, %request_id, ?reply, "answering request");
@@ -415,6 +419,12 @@ impl Task {
             kind = request.message.kind(), message = %request.id,
             "received request"
         );
+        if let Err(why) = self.gate.admit(peer, std::time::Instant::now()) {
+            // Unanswered: the sender tries again later.
+            tracing::debug!(from = %peer, %request_id, "request shed: {why}");
+            drop(channel);
+            return;
+        }
         let (reply, answer) = oneshot::channel();
         let timeout = self.request_timeout;
         self.replies.push(Box::pin(async move {

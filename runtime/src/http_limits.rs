@@ -1,0 +1,108 @@
+//! Limits of the daemons' HTTP APIs against exhaustion: at most [`MAX_HTTP_IN_FLIGHT`]
+//! requests are served at once (one more is answered 503 at once, so a flood of requests
+//! cannot queue without bound or starve the actor). Body sizes are limited per route by the APIs themselves
+//! (`MAX_DOCUMENT_BYTES` for definitions, `MAX_COMPLETION_BODY_BYTES` for completions, axum's
+//! 2 MiB elsewhere).
+
+use std::sync::Arc;
+
+use axum::extract::Request;
+use axum::http::StatusCode;
+use axum::middleware::Next;
+use axum::response::{IntoResponse, Response};
+use tokio::sync::Semaphore;
+
+/// The most HTTP requests one daemon serves at once (long waits such as `GET
+/// /instances/{id}/wait` included); one more gets 503 and `Retry-After: 1`.
+pub const MAX_HTTP_IN_FLIGHT: usize = 1024;
+
+/// `router` behind the in-flight limit.
+pub fn limited(router: axum::Router) -> axum::Router {
+    limited_to(router, MAX_HTTP_IN_FLIGHT)
+}
+
+fn limited_to(router: axum::Router, most: usize) -> axum::Router {
+    let slots = Arc::new(Semaphore::new(most));
+    router.layer(axum::middleware::from_fn(
+        move |request: Request, next: Next| {
+            let slots = slots.clone();
+            async move {
+                match slots.try_acquire_owned() {
+                    Ok(_slot) => next.run(request).await,
+                    Err(_) => busy(),
+                }
+            }
+        },
+    ))
+}
+
+fn busy() -> Response {
+    (
+        StatusCode::SERVICE_UNAVAILABLE,
+        [(axum::http::header::RETRY_AFTER, "1")],
+        axum::Json(serde_json::json!({
+            "error": format!(
+                "busy: {MAX_HTTP_IN_FLIGHT} requests are under way (MAX_HTTP_IN_FLIGHT); try again"
+            )
+        })),
+    )
+        .into_response()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[tokio::test]
+    async fn past_the_limit_requests_are_answered_busy_at_once() {
+        let (gate, held) = tokio::sync::watch::channel(false);
+        let entered = Arc::new(std::sync::atomic::AtomicUsize::new(0));
+        let inside = entered.clone();
+        let router = axum::Router::new().route(
+            "/slow",
+            axum::routing::get(move || {
+                let mut held = held.clone();
+                inside.fetch_add(1, std::sync::atomic::Ordering::SeqCst);
+                async move {
+                    let _ = held.wait_for(|open| *open).await;
+                    "done"
+                }
+            }),
+        );
+        let router = limited_to(router, 4);
+        let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
+        let addr = listener.local_addr().unwrap();
+        tokio::spawn(async move { axum::serve(listener, router).await });
+        let url = format!("http://{addr}/slow");
+        let waiting: Vec<_> = (0..4)
+            .map(|_| tokio::spawn(reqwest_get(url.clone())))
+            .collect();
+        // Once every slot is taken, one more is refused at once.
+        while entered.load(std::sync::atomic::Ordering::SeqCst) < 4 {
+            tokio::time::sleep(std::time::Duration::from_millis(5)).await;
+        }
+        assert_eq!(reqwest_get(url.clone()).await, 503);
+        gate.send_replace(true);
+        for w in waiting {
+            assert_eq!(w.await.unwrap(), 200);
+        }
+    }
+
+    async fn reqwest_get(url: String) -> u16 {
+        use tokio::io::{AsyncReadExt, AsyncWriteExt};
+        let addr = url
+            .trim_start_matches("http://")
+            .split('/')
+            .next()
+            .unwrap()
+            .to_owned();
+        let mut stream = tokio::net::TcpStream::connect(addr).await.unwrap();
+        stream
+            .write_all(b"GET /slow HTTP/1.1\r\nhost: x\r\nconnection: close\r\n\r\n")
+            .await
+            .unwrap();
+        let mut head = [0u8; 12];
+        stream.read_exact(&mut head).await.unwrap();
+        std::str::from_utf8(&head[9..12]).unwrap().parse().unwrap()
+    }
+}
