@@ -55,6 +55,7 @@ pub struct Metrics {
     activities_finished: Family<StateLabels, Counter>,
     activities_entered: Family<StateLabels, Counter>,
     outbox_depth: Gauge,
+    relay: crate::mesh::RelayCounters,
 }
 
 impl Default for Metrics {
@@ -76,6 +77,7 @@ impl Metrics {
             activities_finished: Family::default(),
             activities_entered: Family::default(),
             outbox_depth: Gauge::default(),
+            relay: crate::mesh::RelayCounters::default(),
             registry: Registry::default(),
         };
         registry.register(
@@ -119,7 +121,27 @@ impl Metrics {
             "Messages written to the outbox and not yet acknowledged by their receiver",
             m.outbox_depth.clone(),
         );
+        registry.register(
+            "relay_reservations_accepted",
+            "Reservations this daemon accepted as a relay (renewals left out)",
+            m.relay.reservations.clone(),
+        );
+        registry.register(
+            "relay_circuits_accepted",
+            "Circuits this daemon accepted as a relay: connections it joined between two peers",
+            m.relay.circuits.clone(),
+        );
+        registry.register(
+            "relayed_connections",
+            "Connections of this daemon established through a relay (dialled or accepted)",
+            m.relay.relayed_connections.clone(),
+        );
         Metrics { registry, ..m }
+    }
+
+    /// The relay counters, for the mesh to count into.
+    pub fn relay_counters(&self) -> crate::mesh::RelayCounters {
+        self.relay.clone()
     }
 
     fn labels(kind: &str, peer: Peer) -> MessageLabels {

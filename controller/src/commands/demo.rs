@@ -44,6 +44,7 @@ pub async fn run(file: Option<&Path>, timeout_secs: u64, hour_ms: u64) -> anyhow
         detector: Default::default(),
         hub_routing: false,
         hour_ms,
+        relay_server: true,
     })
     .await?;
     let controller_addr = controller.addrs.first().cloned().unwrap_or_default();
@@ -178,6 +179,8 @@ pub(super) async fn start_node(
         store: None,
         prefetch: true,
         hour_ms,
+        via_relay: None,
+        relay_server: false,
     })
     .await?;
     let skills: Vec<String> = skills.iter().map(u64::to_string).collect();

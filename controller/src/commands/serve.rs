@@ -42,6 +42,10 @@ pub struct ServeArgs {
     #[arg(long, value_name = "MS", default_value_t = mobiwf_proto::DEFAULT_HOUR_MS,
           value_parser = clap::value_parser!(u64).range(1..))]
     pub hour_ms: u64,
+    /// Do not serve as a circuit relay: nodes started `--via-relay` without an address then
+    /// cannot be reached through the controller.
+    #[arg(long)]
+    pub no_relay: bool,
 }
 
 /// `--routing`.
@@ -77,6 +81,7 @@ pub async fn run(args: ServeArgs) -> anyhow::Result<ExitCode> {
         },
         hub_routing: args.routing == RoutingArg::Hub,
         hour_ms: args.hour_ms,
+        relay_server: !args.no_relay,
     })
     .await?;
     write_atomically(

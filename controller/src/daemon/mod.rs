@@ -10,6 +10,7 @@
 
 mod actor;
 mod client;
+mod registration;
 
 use std::net::SocketAddr;
 use std::path::PathBuf;
@@ -47,6 +48,9 @@ pub struct ControllerConfig {
     /// The length of an hour for `<deadline>`s, in ms (`--hour-ms`): sent with each
     /// deployment of a partition that has one.
     pub hour_ms: u64,
+    /// Serve as a circuit relay for nodes nobody can dial (`serve --no-relay` turns it off;
+    /// limits in `mobiwf_runtime::mesh::relay`).
+    pub relay_server: bool,
 }
 
 /// A running controller.
@@ -125,6 +129,8 @@ pub async fn start(config: ControllerConfig) -> anyhow::Result<Controller> {
         listen: config.listen.clone(),
         delivered: Some(delivered_tx),
         locator: None,
+        via_relay: None,
+        relay_server: config.relay_server,
     };
     let mut base = Base::start(setup, Event::Inbound).await?;
     let seq = base.sequencer()?;
@@ -174,6 +180,7 @@ pub async fn start(config: ControllerConfig) -> anyhow::Result<Controller> {
         finished: finished.clone(),
         deadline,
         watched,
+        me: base.peer_id,
     };
     let client = ControllerClient {
         events: base.events.clone(),

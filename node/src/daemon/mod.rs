@@ -54,6 +54,12 @@ pub struct NodeConfig {
     /// The length of an hour for `<deadline>`s of deployments that do not say, in ms
     /// (`--hour-ms`; the controller's travels with deployments that have deadlines).
     pub hour_ms: u64,
+    /// A relay to be reached through, for a node nobody can dial (`--via-relay`): its full
+    /// address (the controller's for `--via-relay` alone). The node then registers its
+    /// circuit address, and only that.
+    pub via_relay: Option<Multiaddr>,
+    /// Serve as a circuit relay for other nodes (`--relay-server`).
+    pub relay_server: bool,
 }
 
 /// A running node.
@@ -343,6 +349,8 @@ pub async fn start(config: NodeConfig) -> anyhow::Result<Node> {
         listen: config.listen.clone(),
         delivered: None,
         locator: Some((controller_peer, controller_addr.clone())),
+        via_relay: config.via_relay.clone(),
+        relay_server: config.relay_server,
     };
     let mut base = Base::start(setup, Event::Inbound).await?;
     let mut seq = base.sequencer()?;
