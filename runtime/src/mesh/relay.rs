@@ -106,7 +106,7 @@ pub fn check_relay_address(relay: &Multiaddr, me: PeerId) -> Result<PeerId, Stri
             "{relay} does not end in /p2p/<peer id>; give the relay's full libp2p address"
         ));
     };
-    if relay.len() < 2 {
+    if relay.iter().count() < 2 {
         return Err(format!(
             "{relay} names the relay but not where it listens (/ip4/.../tcp/.../p2p/<relay>)"
         ));

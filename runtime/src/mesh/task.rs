@@ -316,17 +316,18 @@ impl Task {
 
     /// A listener has an address: publish it, and tell `start` once every listener has one.
     fn on_new_listen_addr(&mut self, listener_id: ListenerId, address: Multiaddr) {
-        self.on_relay_listen_addr(listener_id, &address);
-        let address = address.with_p2p(self.peer_id).unwrap_or_else(|a| a);
-        tracing::info!(%address, "listening");
+        let published = address.clone().with_p2p(self.peer_id).unwrap_or_else(|a| a);
+        tracing::info!(address = %published, "listening");
         self.listen_addrs.send_if_modified(|addrs| {
-            if addrs.contains(&address) {
+            if addrs.contains(&published) {
                 false
             } else {
-                addrs.push(address);
+                addrs.push(published);
                 true
             }
         });
+        // Once published: `start` reads the addresses when told of the reservation.
+        self.on_relay_listen_addr(listener_id, &address);
         if self.awaiting.remove(&listener_id)
             && self.awaiting.is_empty()
             && let Some(ready) = self.ready.take()
