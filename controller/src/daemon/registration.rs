@@ -76,7 +76,8 @@ fn check_address(addr: &str, from: &PeerId, relays: &Relays<'_>) -> Result<(), S
     }
     let Some(relay) = relay::relay_of(&addr) else {
         return Err(format!(
-            "address {addr} goes through a relay it does not name; give              /<relay's address>/p2p/<relay>/p2p-circuit/p2p/<node>"
+            "address {addr} goes through a relay it does not name; give \
+             /<relay's address>/p2p/<relay>/p2p-circuit/p2p/<node>"
         ));
     };
     if relay == *from {
@@ -94,7 +95,9 @@ fn check_address(addr: &str, from: &PeerId, relays: &Relays<'_>) -> Result<(), S
     }
     if !relays.allows(&relay) {
         return Err(format!(
-            "address {addr} goes through {relay}, which is neither this controller nor a              registered node: start the node --via-relay with the controller's address or a              registered relay node's"
+            "address {addr} goes through {relay}, which is neither this controller nor a \
+             registered node: start the node --via-relay with the controller's address or a \
+             registered relay node's"
         ));
     }
     Ok(())
