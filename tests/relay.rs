@@ -157,7 +157,10 @@ fn a_node_nobody_can_dial_takes_part_through_the_controllers_relay() {
                 .then_some(())
         },
     );
-    eprintln!("P2 reserved again {:?} after the relay restarted", back.elapsed());
+    eprintln!(
+        "P2 reserved again {:?} after the relay restarted",
+        back.elapsed()
+    );
     ids.extend(run_instances(&controller, &workflow, 1));
     assert!(
         controller_metric(&controller, "mobiwf_relay_circuits_accepted_total") >= 1.0,

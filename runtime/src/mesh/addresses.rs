@@ -232,7 +232,7 @@ mod tests {
         let kept: Vec<Multiaddr> = book
             .addresses(&peer)
             .into_iter()
-            .filter(|a| super::super::relay::is_circuit(a))
+            .filter(super::super::relay::is_circuit)
             .collect();
         assert_eq!(kept, relays[..MAX_RELAYED_PER_PEER].to_vec());
     }
