@@ -23,6 +23,12 @@ struct Mesh {
 }
 
 async fn mesh() -> Mesh {
+    mesh_with(false).await
+}
+
+/// The mesh; with `p2_behind_relay`, P2 listens nowhere and is reached only through the
+/// controller's relay (`--via-relay`).
+async fn mesh_with(p2_behind_relay: bool) -> Mesh {
     let dir = tempfile::tempdir().expect("tempdir");
     let loopback = || vec!["/ip4/127.0.0.1/tcp/0".parse().expect("multiaddr")];
     let controller = mobiwf_controller::start(ControllerConfig {
@@ -34,6 +40,7 @@ async fn mesh() -> Mesh {
         hub_routing: false,
         hour_ms: mobiwf_proto::DEFAULT_HOUR_MS,
         open_enrolment: false,
+        relay_server: true,
     })
     .await
     .expect("controller");
@@ -54,13 +61,18 @@ async fn mesh() -> Mesh {
             mobiwf_runtime::secret::read_token_file(&dir.path().join("controller/join.token"))
                 .expect("join token"),
         ),
+        via_relay: None,
+        relay_server: false,
     };
     let p1 = mobiwf_node::start(node("P1", vec![1, 2, 3]))
         .await
         .expect("P1");
-    let p2 = mobiwf_node::start(node("P2", vec![1, 3]))
-        .await
-        .expect("P2");
+    let mut p2 = node("P2", vec![1, 3]);
+    if p2_behind_relay {
+        p2.listen = Vec::new();
+        p2.via_relay = Some(controller.addrs[0].parse().expect("multiaddr"));
+    }
+    let p2 = mobiwf_node::start(p2).await.expect("P2");
     let client = controller.client();
     let deadline = tokio::time::Instant::now() + Duration::from_secs(20);
     loop {
@@ -148,6 +160,52 @@ async fn settle(m: &Mesh) {
         );
         tokio::time::sleep(Duration::from_millis(10)).await;
     }
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_node_that_listens_nowhere_is_reached_through_the_controllers_relay() {
+    let m = mesh_with(true).await;
+    let circuit = format!("{}/p2p-circuit/p2p/{}", m.controller.addrs[0], m.p2.peer_id);
+    assert_eq!(
+        m.p2.addrs,
+        vec![circuit.clone()],
+        "P2 registers its circuit only"
+    );
+    let nodes = m.controller.client().nodes().await.expect("nodes");
+    let p2 = nodes.iter().find(|n| n.name.as_str() == "P2").expect("P2");
+    assert_eq!(p2.addrs, vec![circuit]);
+
+    run_instances(&m, 3).await;
+    settle(&m).await;
+    let p1 = m.p1.client().metrics.encode();
+    let p2 = m.p2.client().metrics.encode();
+    let ctl = m.controller.client().metrics.encode();
+    // P1's first notification (A2→A4) had to find P2 through the relay.
+    assert!(
+        metric(&ctl, "mobiwf_relay_reservations_accepted_total", "") >= 1,
+        "{ctl}"
+    );
+    assert!(
+        metric(&ctl, "mobiwf_relay_circuits_accepted_total", "") >= 1,
+        "{ctl}"
+    );
+    assert!(
+        metric(&p1, "mobiwf_relayed_connections_total", "") >= 1,
+        "{p1}"
+    );
+    assert!(
+        metric(&p2, "mobiwf_relayed_connections_total", "") >= 1,
+        "{p2}"
+    );
+    assert_eq!(
+        metric(
+            &p2,
+            "mobiwf_messages_received_total",
+            r#"kind="notify",peer="partner""#
+        ),
+        6,
+        "{p2}"
+    );
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]

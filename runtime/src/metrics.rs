@@ -57,6 +57,7 @@ pub struct Metrics {
     activities_finished: Family<StateLabels, Counter>,
     activities_entered: Family<StateLabels, Counter>,
     outbox_depth: Gauge,
+    relay: crate::mesh::RelayCounters,
 }
 
 impl Default for Metrics {
@@ -80,6 +81,7 @@ impl Metrics {
             activities_finished: Family::default(),
             activities_entered: Family::default(),
             outbox_depth: Gauge::default(),
+            relay: crate::mesh::RelayCounters::default(),
             registry: Registry::default(),
         };
         registry.register(
@@ -98,22 +100,9 @@ impl Metrics {
             m.send_failures.clone(),
         );
         registry.register(
-            "messages_refused",
-            "Messages refused (not applied, the sender told why: a stranger, a sender with no \
-             say, a message that does not apply), by kind and source; each is logged with \
-             the sender's peer id",
-            m.refused.clone(),
-        );
-        registry.register(
             "duplicate_messages",
             "Messages received again (a retry) and acknowledged without applying them twice",
             m.duplicates.clone(),
-        );
-        registry.register(
-            "inbound_shed",
-            "Inbound requests left unanswered (their sender tries again) because their peer had \
-             too many waiting or sent too many a second",
-            m.inbound_shed.clone(),
         );
         registry.register(
             "activities_started",
@@ -136,7 +125,45 @@ impl Metrics {
             "Messages written to the outbox and not yet acknowledged by their receiver",
             m.outbox_depth.clone(),
         );
+        registry.register(
+            "relay_reservations_accepted",
+            "Reservations this daemon accepted as a relay (renewals left out)",
+            m.relay.reservations.clone(),
+        );
+        registry.register(
+            "relay_circuits_accepted",
+            "Circuits this daemon accepted as a relay: connections it joined between two peers",
+            m.relay.circuits.clone(),
+        );
+        registry.register(
+            "relayed_connections",
+            "Connections of this daemon established through a relay (dialled or accepted)",
+            m.relay.relayed_connections.clone(),
+        );
+        m.register_protection(&mut registry);
         Metrics { registry, ..m }
+    }
+
+    /// The relay counters, for the mesh to count into.
+    pub fn relay_counters(&self) -> crate::mesh::RelayCounters {
+        self.relay.clone()
+    }
+
+    /// The counters of what protection against strangers and floods turned away.
+    fn register_protection(&self, registry: &mut Registry) {
+        registry.register(
+            "messages_refused",
+            "Messages refused (not applied, the sender told why: a stranger, a sender with no \
+             say, a message that does not apply), by kind and source; each is logged with \
+             the sender's peer id",
+            self.refused.clone(),
+        );
+        registry.register(
+            "inbound_shed",
+            "Inbound requests left unanswered (their sender tries again) because their peer had \
+             too many waiting or sent too many a second",
+            self.inbound_shed.clone(),
+        );
     }
 
     fn labels(kind: &str, peer: Peer) -> MessageLabels {

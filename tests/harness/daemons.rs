@@ -242,7 +242,10 @@ impl Node {
     pub fn start(spec: NodeSpec) -> Node {
         let (daemon, address, api) = Self::spawn(&spec);
         let mut spec = spec;
-        spec.listen = listen_part(&address);
+        // A node behind a relay publishes its circuit: where it listens stays as given.
+        if !address.contains("/p2p-circuit") {
+            spec.listen = listen_part(&address);
+        }
         Node {
             spec,
             address,

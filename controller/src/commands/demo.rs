@@ -45,6 +45,7 @@ pub async fn run(file: Option<&Path>, timeout_secs: u64, hour_ms: u64) -> anyhow
         hub_routing: false,
         hour_ms,
         open_enrolment: false,
+        relay_server: true,
     })
     .await?;
     let controller_addr = controller.addrs.first().cloned().unwrap_or_default();
@@ -183,6 +184,8 @@ pub(super) async fn start_node(
             &dir.join("controller")
                 .join(mobiwf_controller::daemon::JOIN_TOKEN_FILE),
         )?),
+        via_relay: None,
+        relay_server: false,
     })
     .await?;
     let skills: Vec<String> = skills.iter().map(u64::to_string).collect();

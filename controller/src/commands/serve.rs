@@ -46,6 +46,10 @@ pub struct ServeArgs {
     /// list (a closed mesh is the default: only for a network you trust entirely).
     #[arg(long)]
     pub open_enrolment: bool,
+    /// Do not serve as a circuit relay: nodes started `--via-relay` without an address then
+    /// cannot be reached through the controller.
+    #[arg(long)]
+    pub no_relay: bool,
 }
 
 /// `--routing`.
@@ -82,6 +86,7 @@ pub async fn run(args: ServeArgs) -> anyhow::Result<ExitCode> {
         hub_routing: args.routing == RoutingArg::Hub,
         hour_ms: args.hour_ms,
         open_enrolment: args.open_enrolment,
+        relay_server: !args.no_relay,
     })
     .await?;
     write_atomically(

@@ -6,14 +6,15 @@
 use std::sync::Arc;
 
 use libp2p::PeerId;
-use mobiwf_book::{Book, BookError, Effect, HistoryEvent, Input, Instance, NodeInfo, Watched};
-use mobiwf_proto::{Control, InstanceId, Message, MessageId, NodeId, Reply};
+use mobiwf_book::{Book, BookError, Effect, HistoryEvent, Input, Instance, Watched};
+use mobiwf_proto::{Control, InstanceId, Message, NodeId, Reply};
 use mobiwf_runtime::daemon::{Actor, Destination, Group, Sequencer};
 use mobiwf_runtime::metrics::{Metrics, Peer};
 use mobiwf_runtime::outbox::{self, Delivered};
 use mobiwf_runtime::store::{Store, StoreError};
 use tokio::sync::{broadcast, oneshot, watch};
 
+use super::registration::{self, Relays};
 use super::{Command, Event, Query};
 use crate::detector::Verdict;
 use crate::state;
@@ -30,6 +31,8 @@ pub(super) struct ControllerActor {
     pub(super) deadline: watch::Sender<Option<u64>>,
     /// The nodes the failure detector watches.
     pub(super) watched: watch::Sender<Vec<Watched>>,
+    /// The controller's own peer id: a registration may name it as the relay.
+    pub(super) me: PeerId,
 }
 
 /// An operator's command waiting for its answer, and the answer: a submission (the new
@@ -171,7 +174,7 @@ impl ControllerActor {
                     group.reply(inbound.reply, reply);
                     return Ok(());
                 }
-                let (book, enrolment) = (&mut self.book, &self.enrolment);
+                let (book, enrolment, me) = (&mut self.book, &self.enrolment, self.me);
                 group.receive(
                     self.store.as_ref(),
                     &self.metrics,
@@ -179,7 +182,8 @@ impl ControllerActor {
                     inbound,
                     |from, id, message| {
                         super::enrol::admit(enrolment, book, from, &message)?;
-                        let input = input_of(now, from, id, message)?;
+                        let relays = Relays { me, book };
+                        let input = registration::input_of(now, from, id, message, &relays)?;
                         let applied = book.apply(now, input).map_err(|e| e.to_string())?;
                         effects.extend(applied.effects);
                         Ok(())
@@ -427,95 +431,5 @@ impl ControllerActor {
                 let _ = reply.send(self.book.directory().clone());
             }
         }
-    }
-}
-
-/// What a node's message means to the book: a registration (whose addresses must be the
-/// sender's own, dialable, so that nothing the controller later sends it is unaddressable),
-/// or a report for the book to judge.
-fn input_of(now: u64, from: &PeerId, id: &MessageId, message: Message) -> Result<Input, String> {
-    let peer = NodeId::new(from.to_string());
-    Ok(match message {
-        Message::Register {
-            name,
-            skills,
-            addrs,
-            join_token: _,
-        } => {
-            if addrs.is_empty() {
-                return Err("registration: no address to reach the node at".to_owned());
-            }
-            for addr in &addrs {
-                let (owner, _) = outbox::peer_of(addr).map_err(|e| format!("registration: {e}"))?;
-                if owner != *from {
-                    return Err(format!(
-                        "registration: address {addr} is not the sender's ({from})"
-                    ));
-                }
-            }
-            tracing::info!(%name, %peer, "node registered");
-            Input::Register(NodeInfo {
-                peer,
-                name,
-                skills,
-                addrs,
-                registered_ms: now,
-                seq: id.seq,
-                suspected: None,
-            })
-        }
-        other => Input::FromNode {
-            peer,
-            message: other,
-        },
-    })
-}
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-    use mobiwf_proto::{ActivityTypeId, NodeName};
-
-    fn register(addrs: Vec<String>) -> Message {
-        Message::Register {
-            name: NodeName::new("P1"),
-            skills: vec![ActivityTypeId(1)],
-            addrs,
-            join_token: None,
-        }
-    }
-
-    fn id() -> MessageId {
-        MessageId {
-            origin: NodeId::new("sender"),
-            seq: 3,
-        }
-    }
-
-    #[test]
-    fn a_registration_must_give_the_senders_own_dialable_addresses() {
-        let me = PeerId::random();
-        let own = format!("/ip4/127.0.0.1/tcp/7711/p2p/{me}");
-        let Ok(Input::Register(info)) = input_of(5, &me, &id(), register(vec![own.clone()])) else {
-            panic!("its own address is fine");
-        };
-        assert_eq!(
-            (info.peer.as_str(), info.seq, info.registered_ms),
-            (me.to_string().as_str(), 3, 5)
-        );
-
-        let other = PeerId::random();
-        let foreign = format!("/ip4/127.0.0.1/tcp/7711/p2p/{other}");
-        let err = input_of(5, &me, &id(), register(vec![own, foreign])).unwrap_err();
-        assert!(err.contains("is not the sender's"), "{err}");
-
-        let err = input_of(
-            5,
-            &me,
-            &id(),
-            register(vec!["/ip4/127.0.0.1/tcp/7711".into()]),
-        )
-        .unwrap_err();
-        assert!(err.contains("does not end in /p2p/"), "{err}");
     }
 }

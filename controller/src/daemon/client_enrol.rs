@@ -66,10 +66,10 @@ impl ControllerClient {
         if path.exists() {
             let token = secret::read_token_file(path)?;
             let id: String = secret::hash(&token).chars().take(12).collect();
-            if let Ok(EnrolAnswer::Listing { tokens, .. }) = self.enrolment().await? {
-                if tokens.iter().any(|t| t.id == id) {
-                    return Ok(token);
-                }
+            if let Ok(EnrolAnswer::Listing { tokens, .. }) = self.enrolment().await?
+                && tokens.iter().any(|t| t.id == id)
+            {
+                return Ok(token);
             }
             tracing::warn!(file = %path.display(), "the join token file held a token this controller does not know: replaced");
         }

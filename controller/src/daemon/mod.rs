@@ -12,6 +12,7 @@ mod actor;
 mod client;
 mod client_enrol;
 mod enrol;
+mod registration;
 
 use std::net::SocketAddr;
 use std::path::PathBuf;
@@ -55,6 +56,9 @@ pub struct ControllerConfig {
     /// Anyone who can reach the controller may join (`serve --open-enrolment`); otherwise a
     /// node needs a join token or its peer id on the allow list.
     pub open_enrolment: bool,
+    /// Serve as a circuit relay for nodes nobody can dial (`serve --no-relay` turns it off;
+    /// limits in `mobiwf_runtime::mesh::relay`).
+    pub relay_server: bool,
 }
 
 /// A running controller.
@@ -139,18 +143,12 @@ pub async fn start(config: ControllerConfig) -> anyhow::Result<Controller> {
         delivered: Some(delivered_tx),
         locator: None,
         stop_on_refusal: &[],
+        via_relay: None,
+        relay_server: config.relay_server,
     };
     let mut base = Base::start(setup, Event::Inbound).await?;
     let seq = base.sequencer()?;
-    let book = state::load(base.store.as_ref())?.with_hour_ms(config.hour_ms);
-    let book = if config.hub_routing {
-        let address = base.addrs.first().cloned().ok_or_else(|| {
-            anyhow::anyhow!("--routing hub needs the controller to listen somewhere (--listen)")
-        })?;
-        book.with_routing(Routing::Hub { address })
-    } else {
-        book
-    };
+    let book = book_of(&base, &config)?;
     let events = base.events.clone();
     base.tasks.push(tokio::spawn(async move {
         while let Some(d) = delivered.recv().await {
@@ -180,8 +178,7 @@ pub async fn start(config: ControllerConfig) -> anyhow::Result<Controller> {
         .push(daemon::timer(deadline_rx, base.events.clone(), || {
             Event::Tick
         }));
-    let mut enrolment = crate::enrolment::load(base.store.as_ref())?;
-    enrolment.open = config.open_enrolment;
+    let enrolment = enrolment_of(base.store.as_ref(), config.open_enrolment)?;
     let actor = actor::ControllerActor {
         book,
         enrolment,
@@ -191,6 +188,7 @@ pub async fn start(config: ControllerConfig) -> anyhow::Result<Controller> {
         finished: finished.clone(),
         deadline,
         watched,
+        me: base.peer_id,
     };
     let client = ControllerClient {
         events: base.events.clone(),
@@ -209,4 +207,24 @@ pub async fn start(config: ControllerConfig) -> anyhow::Result<Controller> {
         .ensure_join_token_file(&config.data_dir.join(JOIN_TOKEN_FILE))
         .await?;
     Ok(controller)
+}
+
+/// Who may join, as the store holds it, open or not as `serve` was told.
+fn enrolment_of(store: &dyn Store, open: bool) -> anyhow::Result<crate::enrolment::Enrolment> {
+    let mut enrolment = crate::enrolment::load(store)?;
+    enrolment.open = open;
+    Ok(enrolment)
+}
+
+/// The book as the store holds it, with the controller's hour and routing.
+fn book_of<E>(base: &Base<E>, config: &ControllerConfig) -> anyhow::Result<mobiwf_book::Book> {
+    let book = state::load(base.store.as_ref())?.with_hour_ms(config.hour_ms);
+    Ok(if config.hub_routing {
+        let address = base.addrs.first().cloned().ok_or_else(|| {
+            anyhow::anyhow!("--routing hub needs the controller to listen somewhere (--listen)")
+        })?;
+        book.with_routing(Routing::Hub { address })
+    } else {
+        book
+    })
 }

@@ -44,6 +44,16 @@ pub struct RunArgs {
     /// controller allows this node's peer id.
     #[arg(long, value_name = "FILE", env = "MOBIWF_JOIN_TOKEN_FILE")]
     pub join_token_file: Option<PathBuf>,
+    /// For a node nobody can dial (behind NAT or a firewall): be reached through a relay. The
+    /// node keeps a reservation on the relay (made again after the relay restarts or the link
+    /// comes back) and registers its circuit address, RELAY/p2p-circuit/p2p/<its peer id>,
+    /// and only that. RELAY is the relay's full address; without it, the controller's.
+    #[arg(long, value_name = "RELAY_MULTIADDR", num_args = 0..=1, default_missing_value = "")]
+    pub via_relay: Option<String>,
+    /// Serve as a circuit relay for nodes nobody can dial (they name this node's address in
+    /// their --via-relay).
+    #[arg(long)]
+    pub relay_server: bool,
 }
 
 /// Runs the node until Ctrl-C or SIGTERM.
@@ -57,6 +67,17 @@ pub async fn run(args: RunArgs) -> anyhow::Result<()> {
         Some(file) => Some(mobiwf_runtime::secret::read_token_file(file)?),
         None => None,
     };
+    let via_relay = match args.via_relay.as_deref() {
+        None => None,
+        Some("") => Some(args.controller.as_str()),
+        Some(relay) => Some(relay),
+    }
+    .map(|relay| {
+        relay
+            .parse::<Multiaddr>()
+            .map_err(|e| anyhow::anyhow!("--via-relay: {relay:?} is not a multiaddr: {e}"))
+    })
+    .transpose()?;
     let node = mobiwf_node::start(NodeConfig {
         data_dir: args.data_dir.clone(),
         name: args.name.clone().into(),
@@ -73,6 +94,8 @@ pub async fn run(args: RunArgs) -> anyhow::Result<()> {
         prefetch: !args.no_prefetch,
         hour_ms: args.hour_ms,
         join_token,
+        via_relay,
+        relay_server: args.relay_server,
     })
     .await?;
     mobiwf_runtime::process::write_atomically(
@@ -99,13 +122,14 @@ pub async fn run(args: RunArgs) -> anyhow::Result<()> {
     Ok(())
 }
 
-/// The addresses written by the last run in `data_dir` (without `/p2p/...`), or a free port on
-/// loopback when there was none.
+/// The addresses written by the last run in `data_dir` (without `/p2p/...`; a circuit address
+/// is the relay's, not one to listen on), or a free port on loopback when there was none.
 fn previous_addresses(data_dir: &std::path::Path) -> Vec<Multiaddr> {
     let previous: Vec<Multiaddr> = std::fs::read_to_string(data_dir.join("address"))
         .unwrap_or_default()
         .lines()
         .filter_map(|line| line.trim().parse::<Multiaddr>().ok())
+        .filter(|addr| !mobiwf_runtime::mesh::relay::is_circuit(addr))
         .map(|mut addr| {
             if matches!(
                 addr.iter().last(),

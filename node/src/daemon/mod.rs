@@ -57,6 +57,12 @@ pub struct NodeConfig {
     /// The join token to present when registering (`--join-token-file`): needed the first
     /// time, unless the controller allows this peer id or enrolment is open.
     pub join_token: Option<String>,
+    /// A relay to be reached through, for a node nobody can dial (`--via-relay`): its full
+    /// address (the controller's for `--via-relay` alone). The node then registers its
+    /// circuit address, and only that.
+    pub via_relay: Option<Multiaddr>,
+    /// Serve as a circuit relay for other nodes (`--relay-server`).
+    pub relay_server: bool,
 }
 
 /// A running node.
@@ -347,6 +353,8 @@ pub async fn start(config: NodeConfig) -> anyhow::Result<Node> {
         delivered: None,
         locator: Some((controller_peer, controller_addr.clone())),
         stop_on_refusal: &["register"],
+        via_relay: config.via_relay.clone(),
+        relay_server: config.relay_server,
     };
     let mut base = Base::start(setup, Event::Inbound).await?;
     let mut seq = base.sequencer()?;

@@ -36,6 +36,11 @@ pub struct Setup<'a> {
     /// Message kinds whose refusal stops the daemon (`Daemon::failed` says why): a node's
     /// registration refused by its controller.
     pub stop_on_refusal: &'static [&'static str],
+    /// A relay to listen on (its full address), for a daemon nobody can dial: it then gives
+    /// its circuit address, and only that, as its address (see `mesh::relay`).
+    pub via_relay: Option<Multiaddr>,
+    /// Serve as a relay for others.
+    pub relay_server: bool,
 }
 
 /// A daemon started up to its actor: the store, the mesh and the outbox run, messages from
@@ -47,7 +52,8 @@ pub struct Base<E> {
     pub mesh: MeshHandle,
     /// This daemon's peer id.
     pub peer_id: PeerId,
-    /// Its libp2p addresses (with `/p2p/<peer id>`).
+    /// Its libp2p addresses (with `/p2p/<peer id>`), as it registers them: behind a relay,
+    /// its circuit address only.
     pub addrs: Vec<String>,
     /// Its metrics.
     pub metrics: Arc<Metrics>,
@@ -72,11 +78,21 @@ impl<E: Send + 'static> Base<E> {
         let store = open_store(setup.data_dir, setup.store)?;
         let keypair = crate::identity::load_or_create(setup.data_dir)?;
         let metrics = Arc::new(Metrics::new());
-        let mut config = MeshConfig::new(keypair, setup.listen);
-        config.shed = metrics.inbound_shed();
+        let config = MeshConfig {
+            via_relay: setup.via_relay,
+            relay_server: setup.relay_server,
+            counters: metrics.relay_counters(),
+            shed: metrics.inbound_shed(),
+            ..MeshConfig::new(keypair, setup.listen)
+        };
         let (mesh, from_mesh) = mesh::start(config).await?;
         let peer_id = mesh.peer_id();
-        let addrs = mesh.listen_addrs().iter().map(|a| a.to_string()).collect();
+        // Behind a relay, the circuit is the way in: the addresses it listens on are where
+        // nobody can dial it.
+        let addrs = match mesh.circuit_addr() {
+            Some(circuit) => vec![circuit.to_string()],
+            None => mesh.listen_addrs().iter().map(|a| a.to_string()).collect(),
+        };
         let (events, receiver) = mpsc::channel(EVENT_QUEUE);
         let (local_tx, local) = mpsc::channel::<Inbound>(EVENT_QUEUE);
         let link = MeshLink {
@@ -165,7 +181,8 @@ impl<E: Send + 'static> Base<E> {
 pub struct Daemon<C> {
     /// Its peer id.
     pub peer_id: PeerId,
-    /// Its libp2p addresses (with `/p2p/<peer id>`).
+    /// Its libp2p addresses (with `/p2p/<peer id>`), as it registers them: behind a relay,
+    /// its circuit address only.
     pub addrs: Vec<String>,
     /// Where its HTTP API listens.
     pub api_addr: SocketAddr,

@@ -3,6 +3,10 @@
 //! port, moved to another network) is dialled there, not only at the addresses a message was
 //! staged with.
 //!
+//! A circuit address (through a relay, `mesh::relay`) is kept like any other, but bounded
+//! apart: a peer behind a relay that reports many direct addresses nobody can dial does not
+//! push its way in out of the book, and a direct address that failed goes after it.
+//!
 //! Fed by what the peers say of themselves (libp2p identify: their listen addresses when they
 //! connect), by the addresses that worked (a dial that connected), by the controller (a
 //! registration; a node's `locate` answer) and, last, by the addresses messages carry. Kept in
@@ -13,8 +17,10 @@ use std::collections::{HashMap, VecDeque};
 use libp2p::multiaddr::Protocol;
 use libp2p::{Multiaddr, PeerId};
 
-/// Most addresses kept per peer; the oldest go first.
+/// Most direct addresses kept per peer; the oldest go first.
 pub const MAX_ADDRESSES_PER_PEER: usize = 8;
+/// Most circuit addresses (through a relay) kept per peer, besides the direct ones.
+pub const MAX_RELAYED_PER_PEER: usize = 4;
 /// Most peers kept; when full, the peer heard of least recently is forgotten.
 pub const MAX_PEERS: usize = 4096;
 
@@ -65,7 +71,7 @@ impl AddressBook {
                 }
             }
         }
-        known.truncate(MAX_ADDRESSES_PER_PEER);
+        bound(known);
         let changed = *known != before;
         if freshness == Freshness::Fresh {
             self.touched.retain(|p| *p != peer);
@@ -107,6 +113,21 @@ impl AddressBook {
             self.peers.remove(&oldest);
         }
     }
+}
+
+/// Keeps the newest [`MAX_ADDRESSES_PER_PEER`] direct and [`MAX_RELAYED_PER_PEER`] circuit
+/// addresses, in their order.
+fn bound(known: &mut VecDeque<Multiaddr>) {
+    let (mut direct, mut relayed) = (0, 0);
+    known.retain(|a| {
+        if super::relay::is_circuit(a) {
+            relayed += 1;
+            relayed <= MAX_RELAYED_PER_PEER
+        } else {
+            direct += 1;
+            direct <= MAX_ADDRESSES_PER_PEER
+        }
+    });
 }
 
 /// `addr` without a trailing `/p2p/<peer>`, when it is an address `peer` can be dialled at:
@@ -177,6 +198,43 @@ mod tests {
         book.learn(peer, &[at(2)], Freshness::Fresh);
         book.failed(&peer, &at(2).with_p2p(peer).unwrap());
         assert_eq!(book.addresses(&peer), vec![at(1), at(2)]);
+    }
+
+    /// `/ip4/10.0.0.1/tcp/4001/p2p/<relay>/p2p-circuit`: `peer` through `relay`.
+    fn circuit(relay: PeerId) -> Multiaddr {
+        format!("/ip4/10.0.0.1/tcp/4001/p2p/{relay}/p2p-circuit")
+            .parse()
+            .unwrap()
+    }
+
+    #[test]
+    fn a_circuit_address_is_kept_beside_many_direct_ones_and_a_failed_direct_one_goes_after_it() {
+        let (peer, relay) = (PeerId::random(), PeerId::random());
+        let mut book = AddressBook::default();
+        // What the controller says (a registration through the relay), with the suffix.
+        let registered = circuit(relay).with(Protocol::P2p(peer));
+        assert!(book.learn(peer, &[registered], Freshness::Fresh));
+        assert_eq!(book.addresses(&peer), vec![circuit(relay)]);
+        // Identify then reports many direct addresses, newer: none pushes the circuit out.
+        let many: Vec<Multiaddr> = (0..20).map(at).collect();
+        book.learn(peer, &many, Freshness::Fresh);
+        let mut expected = many[..MAX_ADDRESSES_PER_PEER].to_vec();
+        expected.push(circuit(relay));
+        assert_eq!(book.addresses(&peer), expected);
+        // Direct addresses that fail go after the circuit.
+        for addr in &many[..MAX_ADDRESSES_PER_PEER] {
+            book.failed(&peer, addr);
+        }
+        assert_eq!(book.addresses(&peer)[0], circuit(relay));
+        // Circuits are bounded too, the newest kept.
+        let relays: Vec<Multiaddr> = (0..6).map(|_| circuit(PeerId::random())).collect();
+        book.learn(peer, &relays, Freshness::Fresh);
+        let kept: Vec<Multiaddr> = book
+            .addresses(&peer)
+            .into_iter()
+            .filter(super::super::relay::is_circuit)
+            .collect();
+        assert_eq!(kept, relays[..MAX_RELAYED_PER_PEER].to_vec());
     }
 
     #[test]

@@ -8,6 +8,10 @@
 //! requests (the task itself is `task`). The application answers each inbound request on its `reply` oneshot; dropping it
 //! unanswered makes the requester see an error.
 //!
+//! A daemon nobody can dial listens on a relay's circuit instead ([`MeshConfig::via_relay`];
+//! `relay`), and a daemon may serve as a relay for others ([`MeshConfig::relay_server`]);
+//! every daemon can dial circuit addresses.
+//!
 //! Peers are addressed by peer id: the task keeps an address book (`addresses`) and dials a
 //! peer at the addresses it learnt last (identify, dials that worked, [`MeshHandle::learn`])
 //! before the ones a request was given. Every new connection is announced on
@@ -36,9 +40,11 @@ use tokio::sync::{broadcast, mpsc, oneshot, watch};
 
 pub mod addresses;
 pub mod limits;
+pub mod relay;
 mod task;
 
 pub use addresses::Freshness;
+pub use relay::RelayCounters;
 use task::{Behaviour, Task};
 
 use crate::codec::{STREAM_PROTOCOL, WireCodec};
@@ -91,6 +97,14 @@ pub struct MeshConfig {
     pub dial_timeout: Duration,
     /// Counts inbound requests shed by the per-peer limits (`limits`).
     pub shed: prometheus_client::metrics::counter::Counter,
+    /// A relay to listen on (its address, ending in `/p2p/<relay>`): for a daemon nobody can
+    /// dial. It keeps a reservation there and is reached at
+    /// [`MeshHandle::circuit_addr`]; `None` (the default): only `listen`.
+    pub via_relay: Option<Multiaddr>,
+    /// Serve as a relay for others (reservations and circuits within the limits of `relay`).
+    pub relay_server: bool,
+    /// Where the relay's and the relayed connections' counts go (the daemon's metrics).
+    pub counters: RelayCounters,
 }
 
 impl MeshConfig {
@@ -103,6 +117,9 @@ impl MeshConfig {
             idle_timeout: DEFAULT_IDLE_TIMEOUT,
             dial_timeout: DEFAULT_DIAL_TIMEOUT,
             shed: Default::default(),
+            via_relay: None,
+            relay_server: false,
+            counters: RelayCounters::default(),
         }
     }
 }
@@ -206,6 +223,8 @@ pub struct MeshHandle {
     /// The longest [`MeshHandle::request`] waits: one request timeout to connect, one for the
     /// exchange.
     deadline: Duration,
+    /// Where peers reach this daemon through its relay, when it listens on one.
+    circuit: Option<Multiaddr>,
 }
 
 impl std::fmt::Debug for MeshHandle {
@@ -216,11 +235,20 @@ impl std::fmt::Debug for MeshHandle {
     }
 }
 
-/// Builds the swarm, listens on `config.listen`, and spawns the task that owns the swarm (on the
-/// current tokio runtime). Returns once every listener has reported its address(es), with the
-/// handle and the receiver of inbound requests.
+/// Builds the swarm, listens on `config.listen` (and on the relay's circuit), and spawns the
+/// task that owns the swarm (on the current tokio runtime). Returns once every listener has
+/// reported its address(es) and the relay, if any, accepted the reservation (or
+/// [`relay::RELAY_STARTUP_WAIT`] passed: it is tried again meanwhile), with the handle and the
+/// receiver of inbound requests.
 pub async fn start(config: MeshConfig) -> anyhow::Result<(MeshHandle, mpsc::Receiver<Inbound>)> {
     let peer_id = config.keypair.public().to_peer_id();
+    let relay = match &config.via_relay {
+        Some(addr) => {
+            relay::check_relay_address(addr, peer_id).map_err(|e| anyhow::anyhow!("relay: {e}"))?;
+            Some(relay::RelayListen::new(addr.clone()))
+        }
+        None => None,
+    };
     let mut swarm = build_swarm(&config)?;
 
     let mut awaiting = HashSet::new();
@@ -235,8 +263,9 @@ pub async fn start(config: MeshConfig) -> anyhow::Result<(MeshHandle, mpsc::Rece
 
     let (commands_tx, commands_rx) = mpsc::channel(COMMAND_CAPACITY);
     let (inbound_tx, inbound_rx) = mpsc::channel(INBOUND_CAPACITY);
-    let (addrs_tx, mut addrs_rx) = watch::channel(Vec::new());
+    let (addrs_tx, addrs_rx) = watch::channel(Vec::new());
     let (ready_tx, ready_rx) = oneshot::channel();
+    let (reserved_tx, reserved_rx) = oneshot::channel();
     let (seen, _) = broadcast::channel(SEEN_CAPACITY);
     let ready = if awaiting.is_empty() {
         let _ = ready_tx.send(Ok(()));
@@ -244,8 +273,11 @@ pub async fn start(config: MeshConfig) -> anyhow::Result<(MeshHandle, mpsc::Rece
     } else {
         Some(ready_tx)
     };
+    let circuit = relay
+        .as_ref()
+        .map(|r| relay::circuit_address(&r.relay, peer_id));
 
-    let task = Task {
+    let mut task = Task {
         swarm,
         peer_id,
         commands: commands_rx,
@@ -262,7 +294,12 @@ pub async fn start(config: MeshConfig) -> anyhow::Result<(MeshHandle, mpsc::Rece
         book: addresses::AddressBook::default(),
         seen: seen.clone(),
         gate: limits::InboundGate::new(config.shed.clone()),
+        relay,
+        reserved: Some(reserved_tx),
+        relay_server: config.relay_server,
+        counters: config.counters.clone(),
     };
+    task.listen_on_relay();
     tokio::spawn(task.run());
 
     let handle = MeshHandle {
@@ -271,9 +308,32 @@ pub async fn start(config: MeshConfig) -> anyhow::Result<(MeshHandle, mpsc::Rece
         listen_addrs: addrs_rx.clone(),
         seen,
         deadline: config.dial_timeout.saturating_add(config.request_timeout),
+        circuit,
     };
-
     // Dropping `handle` on an error below stops the task.
+    wait_started(&config, ready_rx, addrs_rx, unspecified).await?;
+    if let Some(circuit) = &handle.circuit {
+        match tokio::time::timeout(relay::RELAY_STARTUP_WAIT, reserved_rx).await {
+            Ok(Ok(())) => tracing::info!(%circuit, "reachable through the relay"),
+            _ => tracing::warn!(
+                %circuit,
+                "no reservation on the relay within {:?}; going on, trying again meanwhile",
+                relay::RELAY_STARTUP_WAIT
+            ),
+        }
+    }
+    tracing::info!(peer = %peer_id, addrs = ?handle.listen_addrs(), "mesh started");
+    Ok((handle, inbound_rx))
+}
+
+/// Waits until every listener reported its address(es) (on 0.0.0.0, until no new one came
+/// for [`ADDRESS_SETTLE`]), at most [`STARTUP_TIMEOUT`].
+async fn wait_started(
+    config: &MeshConfig,
+    ready_rx: oneshot::Receiver<Result<(), String>>,
+    mut addrs_rx: watch::Receiver<Vec<Multiaddr>>,
+    unspecified: bool,
+) -> anyhow::Result<()> {
     let startup = async {
         match ready_rx.await {
             Ok(Ok(())) => {}
@@ -287,34 +347,35 @@ pub async fn start(config: MeshConfig) -> anyhow::Result<(MeshHandle, mpsc::Rece
         Ok(())
     };
     match tokio::time::timeout(STARTUP_TIMEOUT, startup).await {
-        Ok(Ok(())) => {}
-        Ok(Err(e)) => return Err(e),
+        Ok(result) => result,
         Err(_) => anyhow::bail!(
             "the listeners on {:?} reported no address within {STARTUP_TIMEOUT:?}",
             config.listen
         ),
     }
-    tracing::info!(peer = %peer_id, addrs = ?handle.listen_addrs(), "mesh started");
-    Ok((handle, inbound_rx))
 }
 
 fn build_swarm(config: &MeshConfig) -> anyhow::Result<Swarm<Behaviour>> {
-    let behaviour = Behaviour {
-        rpc: request_response::Behaviour::with_codec(
-            WireCodec,
-            [(STREAM_PROTOCOL, ProtocolSupport::Full)],
-            request_response::Config::default()
-                .with_request_timeout(config.request_timeout)
-                .with_max_concurrent_streams(MAX_CONCURRENT_STREAMS),
-        ),
-        // The address book is the cache: identify's own stays off.
-        identify: identify::Behaviour::new(
-            identify::Config::new(IDENTIFY_VERSION.to_owned(), config.keypair.public())
-                .with_push_listen_addr_updates(true)
-                .with_cache_size(0),
-        ),
-        limits: limits::connections(),
-    };
+    let peer_id = config.keypair.public().to_peer_id();
+    let rpc = request_response::Behaviour::with_codec(
+        WireCodec,
+        [(STREAM_PROTOCOL, ProtocolSupport::Full)],
+        request_response::Config::default()
+            .with_request_timeout(config.request_timeout)
+            .with_max_concurrent_streams(MAX_CONCURRENT_STREAMS),
+    );
+    // The address book is the cache: identify's own stays off.
+    let identify = identify::Behaviour::new(
+        identify::Config::new(IDENTIFY_VERSION.to_owned(), config.keypair.public())
+            .with_push_listen_addr_updates(true)
+            .with_cache_size(0),
+    );
+    let relay_server = config.relay_server.then(|| {
+        let mut server = libp2p::relay::Behaviour::new(peer_id, relay::server_config());
+        // Serve whatever addresses it has: nodes are told to use it, no detection needed.
+        server.set_status(Some(libp2p::relay::Status::Enable));
+        server
+    });
     let dial_concurrency = NonZeroU8::new(DIAL_CONCURRENCY).unwrap_or(NonZeroU8::MIN);
     let swarm = libp2p::SwarmBuilder::with_existing_identity(config.keypair.clone())
         .with_tokio()
@@ -324,7 +385,16 @@ fn build_swarm(config: &MeshConfig) -> anyhow::Result<Swarm<Behaviour>> {
             libp2p::yamux::Config::default,
         )
         .context("cannot set up the Noise handshake")?
-        .with_behaviour(|_| behaviour)?
+        // Every daemon can dial a circuit address; one with `via_relay` also listens on one.
+        .with_relay_client(libp2p::noise::Config::new, libp2p::yamux::Config::default)
+        .context("cannot set up the Noise handshake of relayed connections")?
+        .with_behaviour(|_, relay_client| Behaviour {
+            rpc,
+            identify,
+            relay_client,
+            relay: relay_server.into(),
+            limits: limits::connections(),
+        })?
         .with_swarm_config(|c| {
             // Every peer speaks the one protocol: a new substream sends its request with the
             // protocol proposal instead of waiting a round trip for the listener's consent.
@@ -357,6 +427,12 @@ impl MeshHandle {
     /// date as interfaces come and go; empty after [`MeshHandle::shutdown`].
     pub fn listen_addrs(&self) -> Vec<Multiaddr> {
         self.listen_addrs.borrow().clone()
+    }
+
+    /// Where peers reach this daemon through its relay (`/…/p2p/<relay>/p2p-circuit/p2p/<it>`),
+    /// when it listens on one ([`MeshConfig::via_relay`]).
+    pub fn circuit_addr(&self) -> Option<Multiaddr> {
+        self.circuit.clone()
     }
 
     /// Announces the peer id of every connection established from now on (inbound or

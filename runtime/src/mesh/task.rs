@@ -12,22 +12,27 @@ use libp2p::core::transport::ListenerId;
 use libp2p::request_response::{
     self, InboundRequestId, OutboundFailure, OutboundRequestId, ResponseChannel,
 };
+use libp2p::swarm::behaviour::toggle::Toggle;
 use libp2p::swarm::{DialError, NetworkBehaviour, SwarmEvent};
-use libp2p::{Multiaddr, PeerId, Swarm, identify};
+use libp2p::{Multiaddr, PeerId, Swarm, identify, relay};
 use tokio::sync::{broadcast, mpsc, oneshot, watch};
 
 use super::addresses::{AddressBook, Freshness};
+use super::relay::{RelayCounters, RelayListen};
 use super::{Command, INBOUND_CAPACITY, Inbound, SendError};
 use crate::codec::WireCodec;
 use mobiwf_proto::{Envelope, Reply};
 
-/// What the swarm runs: the request-response protocol of the wire messages, and identify.
+/// What the swarm runs: the request-response protocol of the wire messages, identify, the
+/// relay client (dialing circuits, listening on one) and, when serving, the relay.
 #[derive(NetworkBehaviour)]
 #[behaviour(prelude = "libp2p::swarm::derive_prelude")]
 pub(super) struct Behaviour {
     pub(super) rpc: request_response::Behaviour<WireCodec>,
     pub(super) identify: identify::Behaviour,
     pub(super) limits: libp2p::connection_limits::Behaviour,
+    pub(super) relay_client: relay::client::Behaviour,
+    pub(super) relay: Toggle<relay::Behaviour>,
 }
 
 /// An outgoing request waiting for its reply.
@@ -72,11 +77,20 @@ pub(super) struct Task {
     pub(super) seen: broadcast::Sender<PeerId>,
     /// Which inbound requests go to the application (per-peer limits).
     pub(super) gate: super::limits::InboundGate,
+    /// The relay this daemon listens on, if any.
+    pub(super) relay: Option<RelayListen>,
+    /// Tells [`start`] of the first reservation on the relay.
+    pub(super) reserved: Option<oneshot::Sender<()>>,
+    /// Whether this daemon serves as a relay (its listen addresses are then the ones it
+    /// gives the daemons behind it).
+    pub(super) relay_server: bool,
+    pub(super) counters: RelayCounters,
 }
 
 impl Task {
     pub(super) async fn run(mut self) {
         let done = loop {
+            let (retry_at, retry_due) = (self.relay_retry_at(), self.relay_retry_due());
             tokio::select! {
                 command = self.commands.recv() => match command {
                     Some(Command::Request { to, addrs, envelope, reply }) => {
@@ -112,6 +126,9 @@ impl Task {
                 event = self.swarm.select_next_some(), if self.blocked.is_none() => {
                     self.on_swarm_event(event);
                 },
+                () = tokio::time::sleep_until(retry_at), if retry_due => {
+                    self.listen_on_relay();
+                },
             }
         };
         self.stop();
@@ -124,6 +141,9 @@ impl Task {
 
     fn stop(&mut self) {
         for id in std::mem::take(&mut self.listeners) {
+            self.swarm.remove_listener(id);
+        }
+        if let Some(id) = self.relay.as_mut().and_then(|r| r.listener.take()) {
             self.swarm.remove_listener(id);
         }
         self.listen_addrs.send_replace(Vec::new());
@@ -226,11 +246,18 @@ impl Task {
         match event {
             SwarmEvent::Behaviour(BehaviourEvent::Rpc(event)) => self.on_behaviour_event(event),
             SwarmEvent::Behaviour(BehaviourEvent::Identify(event)) => self.on_identify(event),
+            SwarmEvent::Behaviour(BehaviourEvent::RelayClient(event)) => {
+                self.on_relay_client(event)
+            }
+            SwarmEvent::Behaviour(BehaviourEvent::Relay(event)) => self.on_relay_server(event),
             SwarmEvent::NewListenAddr {
                 listener_id,
                 address,
             } => self.on_new_listen_addr(listener_id, address),
             SwarmEvent::ExpiredListenAddr { address, .. } => {
+                if self.relay_server {
+                    self.swarm.remove_external_address(&address);
+                }
                 let address = address.with_p2p(self.peer_id).unwrap_or_else(|a| a);
                 tracing::info!(%address, "no longer listening");
                 self.forget_listen_addrs(&[address]);
@@ -254,6 +281,9 @@ impl Task {
                 self.dial_errors.remove(&peer_id);
                 let address = endpoint.get_remote_address();
                 tracing::debug!(peer = %peer_id, %address, "connected");
+                if endpoint.is_relayed() {
+                    self.counters.relayed_connections.inc();
+                }
                 if endpoint.is_dialer() {
                     // An address that worked is the one to dial next time.
                     self.book
@@ -290,16 +320,18 @@ impl Task {
 
     /// A listener has an address: publish it, and tell `start` once every listener has one.
     fn on_new_listen_addr(&mut self, listener_id: ListenerId, address: Multiaddr) {
-        let address = address.with_p2p(self.peer_id).unwrap_or_else(|a| a);
-        tracing::info!(%address, "listening");
+        let published = address.clone().with_p2p(self.peer_id).unwrap_or_else(|a| a);
+        tracing::info!(address = %published, "listening");
         self.listen_addrs.send_if_modified(|addrs| {
-            if addrs.contains(&address) {
+            if addrs.contains(&published) {
                 false
             } else {
-                addrs.push(address);
+                addrs.push(published);
                 true
             }
         });
+        // Once published: `start` reads the addresses when told of the reservation.
+        self.on_relay_listen_addr(listener_id, &address);
         if self.awaiting.remove(&listener_id)
             && self.awaiting.is_empty()
             && let Some(ready) = self.ready.take()
@@ -320,6 +352,7 @@ impl Task {
             .map(|a| a.with_p2p(self.peer_id).unwrap_or_else(|a| a))
             .collect();
         self.forget_listen_addrs(&gone);
+        self.on_relay_listener_closed(listener_id);
         match reason {
             Ok(()) => tracing::info!(?gone, "listener closed"),
             Err(e) => tracing::warn!(?gone, "listener failed: {e}"),
