@@ -189,8 +189,9 @@ async fn many_concurrent_requests_are_all_answered() {
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 4)]
 async fn a_full_inbound_channel_holds_requests_back_without_losing_them() {
-    const SENDERS: u64 = 3;
-    const EACH: u64 = 400;
+    // Each peer may have its share waiting (the per-peer gate); enough peers fill the channel.
+    const EACH: u64 = mesh::limits::MAX_INBOUND_IN_FLIGHT_PER_PEER as u64;
+    const SENDERS: u64 = mesh::INBOUND_CAPACITY as u64 / EACH + 2;
     let timeout = Duration::from_secs(20);
     let (b, b_inbound) = node(timeout).await;
     let mut senders = Vec::new();
