@@ -264,3 +264,63 @@ fn a_forged_notification_from_a_peer_that_does_not_run_the_predecessor_is_refuse
         "{reply:?}"
     );
 }
+
+#[test]
+fn in_a_private_mesh_a_node_without_the_swarm_key_cannot_even_connect() {
+    let dir = scratch("enrol-private").unwrap();
+    let key = dir.join("swarm.key");
+    let key_arg = key.display().to_string();
+    let controller = Controller::start_with(
+        &dir.join("controller"),
+        "/ip4/127.0.0.1/tcp/0",
+        &["--swarm-key-file", &key_arg],
+    );
+    let mode =
+        std::os::unix::fs::PermissionsExt::mode(&std::fs::metadata(&key).unwrap().permissions());
+    assert_eq!(mode & 0o777, 0o600, "the swarm key is private");
+    let member = |name: &str, skills: &str| {
+        let mut spec = NodeSpec::loopback(
+            &dir.join(name.to_lowercase()),
+            name,
+            skills,
+            &controller.address,
+        );
+        spec.extra = vec!["--swarm-key-file".into(), key_arg.clone()];
+        Node::start(spec)
+    };
+    let _p1 = member("P1", "1,2,3");
+    let _p2 = member("P2", "1,3");
+    controller.wait_registered(&["P1", "P2"]);
+    let id = controller.submit(&repo_root().join("examples/paper/workflow.xml"));
+    controller
+        .wait(id, 60)
+        .expect_code(0, "the paper's instance in a private mesh");
+    assert_all_succeeded(&controller.status(id), &PAPER_PLACEMENT);
+
+    // With the join token but without the swarm key: its registration never gets through.
+    let outsider = Node::start(NodeSpec::loopback(
+        &dir.join("p3"),
+        "P3",
+        "1",
+        &controller.address,
+    ));
+    mobiwf_tests::harness::wait_for(
+        "the outsider's registration to fail twice",
+        Duration::from_secs(60),
+        || {
+            let page = outsider.metrics().ok()?;
+            (metric(&page, "mobiwf_send_failures_total", &[("kind", "register")]) >= 2.0)
+                .then_some(())
+        },
+    );
+    assert!(
+        !nodes(&controller).iter().any(|n| n["name"] == "P3"),
+        "{:?}",
+        nodes(&controller)
+    );
+    assert_eq!(
+        refused_registrations(&controller),
+        0.0,
+        "nothing of the outsider reached the controller to be refused"
+    );
+}

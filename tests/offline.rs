@@ -33,6 +33,10 @@ const USERS: &str = r#"    <user id="alice" name="Alice" device="D1"><role id="t
 /// How long the test waits for something that should happen at once.
 const SOON: Duration = Duration::from_secs(30);
 
+/// How long a link break may take to be found: three failed tries over a connection that went
+/// silent, each waiting out the 10 s request timeout.
+const BREAK_FOUND: Duration = Duration::from_secs(90);
+
 /// A manual item for tech that may be taken offline, then an automatic successor.
 fn lockable() -> String {
     let item = format!("{TECH}\n      <disconnected>true</disconnected>");
@@ -99,12 +103,9 @@ fn successor_state(controller: &Controller, id: u64) -> String {
         .to_owned()
 }
 
-#[test]
-fn a_field_user_locks_disconnects_works_offline_and_reconnects() {
-    let Some(net) = Netns::create_or_skip("o") else {
-        return;
-    };
-    let dir = scratch("offline-day").unwrap();
+/// A controller, host H and device D2 (bob) on the host's side, device D1 (alice) in the
+/// namespace `net`; the organisation applied.
+fn field_mesh(net: &Netns, dir: &Path) -> (Controller, Node, Node, Node) {
     let on_host = format!("/ip4/{}/tcp/0", net.host_ip);
     let controller = Controller::start(&dir.join("controller"), &on_host);
     let mut h_spec = NodeSpec::loopback(&dir.join("h"), "H", "1", &controller.address);
@@ -119,8 +120,17 @@ fn a_field_user_locks_disconnects_works_offline_and_reconnects() {
     d2_spec.listen = on_host.clone();
     let d2 = Node::start(d2_spec);
     controller.wait_registered(&["H", "D1", "D2"]);
-    apply_org(&controller, &dir, &[&h, &d1, &d2]);
+    apply_org(&controller, dir, &[&h, &d1, &d2]);
+    (controller, h, d1, d2)
+}
 
+#[test]
+fn a_field_user_locks_disconnects_works_offline_and_reconnects() {
+    let Some(net) = Netns::create_or_skip("o") else {
+        return;
+    };
+    let dir = scratch("offline-day").unwrap();
+    let (controller, h, d1, d2) = field_mesh(&net, &dir);
     let file = dir.join("lockable.xml");
     std::fs::write(&file, lockable()).unwrap();
     let ids: Vec<u64> = (0..3).map(|_| controller.submit(&file)).collect();
@@ -218,6 +228,85 @@ fn a_field_user_locks_disconnects_works_offline_and_reconnects() {
         taken.stderr.contains("no longer available"),
         "{}",
         taken.stderr
+    );
+}
+
+/// A link that breaks without a disconnection (seed 004 §5.3): D1 cannot reach its host H,
+/// so H's items are disabled on D1 (a claim is refused at once with why); H cannot reach D1,
+/// so alice is inactive there and a new item goes to bob only; when the link returns, the
+/// claim waiting in D1's outbox gets through, everything is enabled, and alice has the item H
+/// offered her before it found D1 gone, not the one it offered while she was inactive.
+#[test]
+fn a_broken_link_disables_the_host_s_items_and_makes_the_device_s_users_inactive() {
+    let Some(net) = Netns::create_or_skip("b") else {
+        return;
+    };
+    let dir = scratch("offline-link").unwrap();
+    let (controller, h, d1, d2) = field_mesh(&net, &dir);
+    let file = dir.join("lockable.xml");
+    std::fs::write(&file, lockable()).unwrap();
+    let first = controller.submit(&file);
+    wait_item(&d1, "alice", first, "offered");
+
+    net.link(false);
+    // alice's select waits in D1's outbox; its failed deliveries tell D1 the host is gone.
+    let pending = act(&d1, "alice", "select", first);
+    assert_eq!(
+        pending.code,
+        Some(3),
+        "the select waits for the host: {pending:?}"
+    );
+    wait_for("H's item to be disabled on D1", BREAK_FOUND, || {
+        item(&d1, "alice", first).filter(|i| i["disabled"].is_string())
+    });
+    let refused = act(&d1, "alice", "lock", first);
+    refused.expect_code(1, "a claim on a disabled item is refused at once");
+    assert!(
+        refused.stderr.contains("cannot be reached"),
+        "{}",
+        refused.stderr
+    );
+
+    // H cannot deliver the next item to D1: alice is inactive there, bob is offered it.
+    let second = controller.submit(&file);
+    wait_item(&d2, "bob", second, "offered");
+    wait_for("H to find D1 unreachable", BREAK_FOUND, || {
+        let directory: Value =
+            serde_json::from_str(&mobiwf_tests::harness::http_get(&h.api, "/directory").ok()?)
+                .ok()?;
+        directory["unreachable"]
+            .as_array()?
+            .iter()
+            .any(|d| d == "D1")
+            .then_some(())
+    });
+    let third = controller.submit(&file);
+    wait_item(&d2, "bob", third, "offered");
+
+    net.link(true);
+    // The waiting select gets through: alice holds the first item, nothing is disabled; the
+    // second item's offer, waiting in H's outbox, arrives; the third was never hers.
+    wait_item(&d1, "alice", first, "selected");
+    wait_item(&d1, "alice", second, "offered");
+    assert!(
+        item(&d1, "alice", third).is_none(),
+        "{:#?}",
+        worklist(&d1, "alice")
+    );
+    assert!(
+        worklist(&d1, "alice")
+            .iter()
+            .all(|i| i["disabled"].is_null()),
+        "{:#?}",
+        worklist(&d1, "alice")
+    );
+    let directory: Value =
+        serde_json::from_str(&mobiwf_tests::harness::http_get(&h.api, "/directory").unwrap())
+            .unwrap();
+    assert_eq!(
+        directory["unreachable"],
+        serde_json::json!([]),
+        "{directory}"
     );
 }
 

@@ -10,6 +10,8 @@ mod measure;
 mod procfs;
 mod report;
 mod returns;
+mod sections;
+mod soak;
 mod stats;
 mod temporal;
 mod workloads;
@@ -40,6 +42,23 @@ enum Cmd {
         /// Where to write its address.
         #[arg(long)]
         dir: PathBuf,
+    },
+    /// Paper instances at a steady rate for a long while; the first and the last minute's
+    /// throughput, latency and every process's memory side by side (the `soak` section of the
+    /// report).
+    Soak {
+        /// How long to submit, in minutes (at least 2).
+        #[arg(long, default_value_t = 10.0)]
+        minutes: f64,
+        /// Instances submitted a second.
+        #[arg(long, default_value_t = 20.0)]
+        rate: f64,
+        /// The report whose `soak` section is written.
+        #[arg(long, default_value = "BENCHMARKS.md")]
+        out: PathBuf,
+        /// Where `mobiwf-controller` and `mobiwf-node` are (default: next to this binary).
+        #[arg(long)]
+        bin_dir: Option<PathBuf>,
     },
 }
 
@@ -107,6 +126,21 @@ fn main() -> ExitCode {
     let result = runtime.block_on(async {
         match cli.command {
             Some(Cmd::FloorPeer { dir }) => floor::serve_peer(&dir).await,
+            Some(Cmd::Soak {
+                minutes,
+                rate,
+                out,
+                bin_dir,
+            }) => {
+                let bin_dir = release_binaries(bin_dir.as_ref())?;
+                let plan = soak::Plan {
+                    seconds: minutes * 60.0,
+                    rate,
+                };
+                let section = soak::run(&bin_dir, &plan).await?;
+                println!("{section}");
+                sections::write(&out, "soak", &section)
+            }
             None => run(cli.run).await,
         }
     });
@@ -189,7 +223,7 @@ async fn run(mut args: RunArgs) -> anyhow::Result<()> {
         elapsed_s: started.elapsed().as_secs_f64(),
         command,
     });
-    std::fs::write(&args.out, markdown)?;
+    std::fs::write(&args.out, sections::carried(&args.out, &markdown))?;
     eprintln!("wrote {}", args.out.display());
     Ok(())
 }

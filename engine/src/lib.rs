@@ -324,6 +324,17 @@ pub enum Input {
     /// the one held (an older one is ignored); then every open work item nobody could be
     /// offered is assigned again.
     Directory(mobiwf_people::Directory),
+    /// Deliveries to a peer failed `UNREACHABLE_AFTER_FAILURES` times in a row
+    /// (`reachable: false`), or it answered again (`true`): the users whose device it is get
+    /// no new offers while it cannot be reached (seed 004 §5.3: marked inactive; they keep
+    /// what they hold and what they were offered), and once it answers, open items nobody
+    /// could be offered are assigned again.
+    Link {
+        /// The peer.
+        peer: NodeId,
+        /// True when it answered again.
+        reachable: bool,
+    },
     /// A user acts on a work item hosted here (see `items`). The answer goes to the
     /// claimant's device as the `answer` of a `Message::Item`; a claim from the controller
     /// is answered only in the `Message::ItemEvents` (a refusal).
@@ -491,9 +502,10 @@ impl Engine {
             Input::Control { instance, action } => self.control(instance, action, fx),
             Input::Completed { instance, by } => self.complete_instance(instance, by, fx),
             Input::Tick => self.tick(now_ms, fx),
-            Input::Finished { .. } | Input::Directory(_) | Input::Claim { .. } => {
-                self.dispatch_work(now_ms, input, fx)?
-            }
+            Input::Finished { .. }
+            | Input::Directory(_)
+            | Input::Link { .. }
+            | Input::Claim { .. } => self.dispatch_work(now_ms, input, fx)?,
             Input::Compensate { .. } | Input::CompensationEnded { .. } | Input::Rerun { .. } => {
                 self.dispatch_recovery(now_ms, input, fx)
             }
@@ -563,6 +575,7 @@ impl Engine {
                 self.finished(now_ms, ended, fx)?
             }
             Input::Directory(directory) => self.take_directory(directory, fx),
+            Input::Link { peer, reachable } => self.link(&peer, reachable, fx),
             Input::Claim {
                 instance,
                 activity,

@@ -18,6 +18,7 @@
 use mobiwf_proto::{ActivityId, DataValue, Datum, InstanceId, PartitionId};
 use mobiwf_xml_schema::DataKind;
 
+use crate::command_policy::CommandPolicy;
 use crate::files::Files;
 use crate::run_data;
 use std::path::{Path, PathBuf};
@@ -110,12 +111,21 @@ pub fn kill(data_dir: &Path, e: &Execution) -> Result<(), String> {
     }
 }
 
-/// Runs `e` (or finds out how its earlier run ended) and returns how it ended.
-pub async fn execute(data_dir: &Path, e: &Execution) -> Ended {
+/// Runs `e` (or finds out how its earlier run ended) and returns how it ended. A command
+/// `commands` refuses never starts (it fails with the reason); one that was started before a
+/// restart is followed to its end whatever the policy is now.
+pub async fn execute(data_dir: &Path, e: &Execution, commands: &CommandPolicy) -> Ended {
     let dir = run_dir(data_dir, e);
     let files = Files::new(data_dir);
     if let Some(ended) = read_exit(&dir, e, &files).await {
         return ended;
+    }
+    if dir.join("claim").exists() {
+        return watch(&dir, e, &files).await;
+    }
+    if let Err(why) = commands.permits(&e.command) {
+        tracing::warn!(instance = %e.instance, activity = %e.activity, "{why}");
+        return failed(why);
     }
     if let Err(err) = std::fs::create_dir_all(&dir) {
         return failed(format!("cannot create {}: {err}", dir.display()));

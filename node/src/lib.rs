@@ -6,6 +6,7 @@
 pub mod api;
 pub mod api_offline;
 pub mod api_people;
+pub mod command_policy;
 pub mod daemon;
 pub mod executor;
 pub mod files;

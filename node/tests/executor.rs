@@ -2,6 +2,7 @@
 //! restarted node does), and reports interrupted runs instead of repeating them.
 #![allow(clippy::unwrap_used, clippy::expect_used)]
 
+use mobiwf_node::command_policy::CommandPolicy;
 use mobiwf_node::executor::{Execution, execute, kill, run_dir};
 use mobiwf_proto::{ActivityId, InstanceId, PartitionId};
 
@@ -28,10 +29,10 @@ async fn a_command_runs_once_with_its_environment_and_its_exit_decides() {
         log.display()
     );
     let e = execution(&cmd);
-    let first = execute(dir.path(), &e).await;
+    let first = execute(dir.path(), &e, &CommandPolicy::Any).await;
     assert!(first.succeeded, "{first:?}");
     // Asked again (a restart that finds the activity running): the recorded outcome, no rerun.
-    let second = execute(dir.path(), &e).await;
+    let second = execute(dir.path(), &e, &CommandPolicy::Any).await;
     assert_eq!(first, second);
     assert_eq!(std::fs::read_to_string(&log).expect("log"), "3 1 7 P1\n");
 }
@@ -40,7 +41,7 @@ async fn a_command_runs_once_with_its_environment_and_its_exit_decides() {
 async fn a_failing_command_fails_with_its_status_and_output_is_kept() {
     let dir = tempfile::tempdir().expect("tempdir");
     let e = execution("echo oops; exit 3");
-    let ended = execute(dir.path(), &e).await;
+    let ended = execute(dir.path(), &e, &CommandPolicy::Any).await;
     assert!(!ended.succeeded);
     assert_eq!(
         ended.detail.as_deref(),
@@ -62,7 +63,7 @@ async fn a_claimed_run_whose_process_is_gone_is_reported_interrupted_not_rerun()
     let pid = dead.id();
     dead.wait().expect("wait");
     std::fs::write(run.join("claim").join("pid"), pid.to_string()).expect("pid");
-    let ended = execute(dir.path(), &e).await;
+    let ended = execute(dir.path(), &e, &CommandPolicy::Any).await;
     assert!(!ended.succeeded);
     assert!(
         ended
@@ -81,7 +82,7 @@ async fn a_running_command_can_be_killed_and_ends_failed() {
     let e = execution("sleep 30");
     let running = {
         let (data, e) = (dir.path().to_owned(), e.clone());
-        tokio::spawn(async move { execute(&data, &e).await })
+        tokio::spawn(async move { execute(&data, &e, &CommandPolicy::Any).await })
     };
     let pid = run_dir(dir.path(), &e).join("claim").join("pid");
     let deadline = std::time::Instant::now() + std::time::Duration::from_secs(10);
@@ -120,7 +121,7 @@ async fn a_command_reads_its_data_from_files_and_what_it_leaves_is_written() {
         ("reading".into(), DataKind::Number),
         ("report".into(), DataKind::File),
     ];
-    let ended = execute(dir.path(), &e).await;
+    let ended = execute(dir.path(), &e, &CommandPolicy::Any).await;
     assert!(ended.succeeded, "{ended:?}");
     let report = files.put_bytes(b"report of P1").expect("put");
     assert_eq!(
@@ -132,7 +133,7 @@ async fn a_command_reads_its_data_from_files_and_what_it_leaves_is_written() {
     );
     assert!(files.has(&report));
     // Asked again (a restarted node), the same run says the same.
-    assert_eq!(execute(dir.path(), &e).await, ended);
+    assert_eq!(execute(dir.path(), &e, &CommandPolicy::Any).await, ended);
 }
 
 #[tokio::test]
@@ -144,21 +145,63 @@ async fn a_compensation_runs_once_in_its_own_directory_and_says_it_is_one() {
         log.display()
     );
     let work = execution(&cmd);
-    assert!(execute(dir.path(), &work).await.succeeded);
+    assert!(
+        execute(dir.path(), &work, &CommandPolicy::Any)
+            .await
+            .succeeded
+    );
     let undo = Execution {
         compensation: true,
         ..work.clone()
     };
     assert!(run_dir(dir.path(), &undo).ends_with("3-1-7.compensation"));
-    assert!(execute(dir.path(), &undo).await.succeeded);
+    assert!(
+        execute(dir.path(), &undo, &CommandPolicy::Any)
+            .await
+            .succeeded
+    );
     // Asked again (a restarted node): what happened, not a second run.
-    assert!(execute(dir.path(), &undo).await.succeeded);
+    assert!(
+        execute(dir.path(), &undo, &CommandPolicy::Any)
+            .await
+            .succeeded
+    );
     // A rerun's try counts on from the earlier ones: a directory of its own too.
     let again = Execution { attempt: 1, ..work };
     assert!(run_dir(dir.path(), &again).ends_with("3-1-7.1"));
-    assert!(execute(dir.path(), &again).await.succeeded);
+    assert!(
+        execute(dir.path(), &again, &CommandPolicy::Any)
+            .await
+            .succeeded
+    );
     assert_eq!(
         std::fs::read_to_string(&log).expect("log"),
         "7 0\n7 1\n7 0\n"
+    );
+}
+
+#[tokio::test]
+async fn a_refused_command_never_starts_and_fails_with_the_reason() {
+    let dir = tempfile::tempdir().expect("tempdir");
+    let marker = dir.path().join("ran");
+    let e = execution(&format!("touch {}", marker.display()));
+    let ended = execute(dir.path(), &e, &CommandPolicy::None).await;
+    assert!(!ended.succeeded);
+    let detail = ended.detail.unwrap_or_default();
+    assert!(detail.contains("--commands none"), "{detail}");
+    assert!(!marker.exists(), "the refused command ran");
+    assert!(!run_dir(dir.path(), &e).join("claim").exists());
+}
+
+#[tokio::test]
+async fn a_command_started_before_a_restart_is_followed_whatever_the_policy_is_now() {
+    let dir = tempfile::tempdir().expect("tempdir");
+    let e = execution("exit 0");
+    assert!(execute(dir.path(), &e, &CommandPolicy::Any).await.succeeded);
+    // Restarted with --commands none: the run that happened is reported, not refused.
+    assert!(
+        execute(dir.path(), &e, &CommandPolicy::None)
+            .await
+            .succeeded
     );
 }

@@ -38,6 +38,10 @@ pub struct Directory {
     pub org: Organisation,
     /// The registered nodes by name.
     pub devices: BTreeMap<NodeName, DeviceEntry>,
+    /// The devices (peer ids) this node failed to reach `UNREACHABLE_AFTER_FAILURES` times
+    /// in a row and that have not answered since: their users are inactive here (no new
+    /// offers). This node's own observation, not the controller's: kept across versions.
+    pub unreachable: BTreeSet<NodeId>,
 }
 
 impl Directory {
@@ -62,6 +66,7 @@ impl Directory {
             document,
             org,
             devices: devices.into_iter().map(|d| (d.name.clone(), d)).collect(),
+            unreachable: BTreeSet::new(),
         })
     }
 
@@ -106,8 +111,27 @@ impl Directory {
 
     /// Whether the user may be offered new work: not on leave, with a registered device, and
     /// not away (disconnected with `mobiwf-node disconnect`).
+    /// Nor inactive: their device unreachable from this node.
     pub fn available(&self, user: &User) -> bool {
-        self.keeps_offers(user) && !self.is_away(user.id.as_str())
+        self.keeps_offers(user)
+            && !self.is_away(user.id.as_str())
+            && !self.is_inactive(user.id.as_str())
+    }
+
+    /// Whether the user's device cannot be reached from this node (seed 004 §5.3).
+    pub fn is_inactive(&self, user: &str) -> bool {
+        self.device_of(user)
+            .is_some_and(|d| self.unreachable.contains(&d.node))
+    }
+
+    /// Records that a device cannot be reached, or answered again; true when that changed
+    /// anything.
+    pub fn set_reachable(&mut self, device: &NodeId, reachable: bool) -> bool {
+        if reachable {
+            self.unreachable.remove(device)
+        } else {
+            self.unreachable.insert(device.clone())
+        }
     }
 
     /// Whether the user keeps the offers they have: not on leave, with a registered device.

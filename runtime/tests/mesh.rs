@@ -563,3 +563,55 @@ fn corrupt_identity_is_a_clear_error() {
     // The file is left alone.
     assert_eq!(std::fs::read(&file).unwrap(), b"not a key");
 }
+
+/// A mesh member with `key` (a private mesh) or without (`None`).
+async fn private_node(
+    key: Option<mesh::private::PreSharedKey>,
+) -> (MeshHandle, mpsc::Receiver<Inbound>) {
+    let config = MeshConfig {
+        swarm_key: key,
+        ..config(Duration::from_secs(5))
+    };
+    mesh::start(config).await.unwrap()
+}
+
+fn key_of(text: &str) -> mesh::private::PreSharedKey {
+    text.parse().unwrap()
+}
+
+#[tokio::test]
+async fn in_a_private_mesh_only_peers_with_its_key_connect() {
+    let key = key_of(&mesh::private::new_key_file().unwrap());
+    let other = key_of(&mesh::private::new_key_file().unwrap());
+    let (member, member_in) = private_node(Some(key)).await;
+    let served = serve(member_in, |_| Reply::Ack);
+    let to = member.peer_id();
+    let at = member.listen_addrs();
+
+    let (colleague, _in) = private_node(Some(key)).await;
+    let reply = colleague
+        .request(to, at.clone(), notify(&colleague, 1))
+        .await;
+    assert!(matches!(reply, Ok(Reply::Ack)), "{reply:?}");
+
+    // Without the key, or with another one, nothing gets through: not even a handshake.
+    let (open, _in) = private_node(None).await;
+    let reply = open.request(to, at.clone(), notify(&open, 1)).await;
+    assert!(
+        reply.is_err(),
+        "a peer without the key was answered: {reply:?}"
+    );
+    let (stranger, _in) = private_node(Some(other)).await;
+    let reply = stranger.request(to, at, notify(&stranger, 1)).await;
+    assert!(
+        reply.is_err(),
+        "a peer with another key was answered: {reply:?}"
+    );
+
+    member.shutdown().await;
+    assert_eq!(
+        served.await.unwrap(),
+        1,
+        "only the colleague's request was served"
+    );
+}

@@ -185,6 +185,8 @@ pub struct NodeSpec {
     pub netns: Option<String>,
     /// More options of `mobiwf-node run` (e.g. `--hour-ms 100`, `--no-prefetch`).
     pub extra: Vec<String>,
+    /// Its `--commands` (the tests' workflows run commands: `any` unless a test says).
+    pub commands: Vec<String>,
     /// The join token file it presents (`--join-token-file`): the controller's own
     /// `join.token` when the harness started that controller; `None` for a node that joins
     /// without one.
@@ -203,6 +205,7 @@ impl NodeSpec {
             api: "127.0.0.1:0".to_owned(),
             netns: None,
             extra: Vec::new(),
+            commands: vec!["any".to_owned()],
             join_token_file: join_token_of(controller),
         }
     }
@@ -273,6 +276,10 @@ impl Node {
         if let Some(file) = &spec.join_token_file {
             args.push("--join-token-file".into());
             args.push(file.display().to_string());
+        }
+        if !spec.commands.is_empty() {
+            args.push("--commands".into());
+            args.extend(spec.commands.iter().cloned());
         }
         args.extend(spec.extra.iter().cloned());
         start_publishing(

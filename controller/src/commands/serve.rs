@@ -50,6 +50,11 @@ pub struct ServeArgs {
     /// cannot be reached through the controller.
     #[arg(long)]
     pub no_relay: bool,
+    /// A private mesh: every connection needs the pre-shared key in FILE (libp2p pnet, the
+    /// IPFS swarm.key format), made (0600) when FILE does not exist; give the file to each
+    /// node (`mobiwf-node run --swarm-key-file`). A peer without it cannot even connect.
+    #[arg(long, value_name = "FILE", env = "MOBIWF_SWARM_KEY_FILE")]
+    pub swarm_key_file: Option<PathBuf>,
 }
 
 /// `--routing`.
@@ -74,6 +79,10 @@ fn seconds(text: &str) -> Result<f64, String> {
 
 /// Runs the controller until Ctrl-C or SIGTERM.
 pub async fn run(args: ServeArgs) -> anyhow::Result<ExitCode> {
+    let swarm_key = match &args.swarm_key_file {
+        Some(file) => Some(mobiwf_runtime::mesh::private::ensure_key_file(file)?),
+        None => None,
+    };
     let controller = mobiwf_controller::start(ControllerConfig {
         data_dir: args.data_dir.clone(),
         listen: args.listen.clone(),
@@ -87,6 +96,7 @@ pub async fn run(args: ServeArgs) -> anyhow::Result<ExitCode> {
         hour_ms: args.hour_ms,
         open_enrolment: args.open_enrolment,
         relay_server: !args.no_relay,
+        swarm_key,
     })
     .await?;
     write_atomically(

@@ -59,6 +59,8 @@ pub struct ControllerConfig {
     /// Serve as a circuit relay for nodes nobody can dial (`serve --no-relay` turns it off;
     /// limits in `mobiwf_runtime::mesh::relay`).
     pub relay_server: bool,
+    /// A private mesh's key (`serve --swarm-key-file`): a peer without it cannot connect.
+    pub swarm_key: Option<mobiwf_runtime::mesh::private::PreSharedKey>,
 }
 
 /// A running controller.
@@ -145,6 +147,8 @@ pub async fn start(config: ControllerConfig) -> anyhow::Result<Controller> {
         stop_on_refusal: &[],
         via_relay: None,
         relay_server: config.relay_server,
+        swarm_key: config.swarm_key,
+        link_news: None,
     };
     let mut base = Base::start(setup, Event::Inbound).await?;
     let seq = base.sequencer()?;

@@ -5,7 +5,7 @@
 use std::collections::BTreeSet;
 
 use mobiwf_people::{Choice, Directory, Load};
-use mobiwf_proto::{ActivityId, UserId};
+use mobiwf_proto::{ActivityId, NodeId, UserId};
 use mobiwf_xml_schema::{ActivityKind, Method, People};
 
 use super::{Item, ItemCopy, ItemKey};
@@ -60,8 +60,26 @@ impl Engine {
         if directory.version <= self.host.directory.version {
             return;
         }
+        let mut directory = directory;
+        // What this node saw of the links is its own: a new version does not undo it.
+        directory.unreachable = std::mem::take(&mut self.host.directory.unreachable);
         self.host.directory = directory;
         self.host.dirty_directory = true;
+        self.assign_open_again(fx);
+    }
+
+    /// A device became unreachable or answered again (`Input::Link`); once it answers, its
+    /// users may be offered what nobody could be.
+    pub(crate) fn link(&mut self, peer: &NodeId, reachable: bool, fx: &mut Vec<Effect>) {
+        if !self.host.directory.set_reachable(peer, reachable) {
+            return;
+        }
+        if reachable {
+            self.assign_open_again(fx);
+        }
+    }
+
+    fn assign_open_again(&mut self, fx: &mut Vec<Effect>) {
         let open: Vec<ItemKey> = self
             .host
             .items

@@ -364,4 +364,24 @@ fn the_item_carries_its_deadline_and_versions_grow_by_one_per_change() {
     }
     assert_eq!(versions, [1, 2, 3, 4]);
 }
+
+fn the_users_of_a_device_this_host_cannot_reach_get_nothing_new_until_it_answers() {
+    let people_3 = tech(Method::Fcfa);
+    let mut e = host(directory(1, three()[..2].to_vec()));
+    at(&mut e, 500, Input::Link { peer: node_of("N2"), reachable: false });
+    let fx = deploy_manual(&mut e, 1000, 1, (3, &people_3));
+    assert_eq!(devices(&fx), ["N1"], "bob's device cannot be reached: only alice is offered");
+    assert_eq!(sent(&fx)[0].offered, ["alice"]);
+    // Nobody reachable: the next item is offered to nobody; once N2 answers, bob gets it.
+    at(&mut e, 1500, Input::Link { peer: node_of("N1"), reachable: false });
+    let fx = deploy_manual(&mut e, 1600, 2, (3, &people_3));
+    assert!(devices(&fx).is_empty(), "{fx:?}");
+    let fx = at(&mut e, 2000, Input::Link { peer: node_of("N2"), reachable: true });
+    let bob = sent_to(&fx, "N2").expect("bob's device told once it answers");
+    assert_eq!(bob.offered, ["bob"]);
+    // A newer directory does not undo what this host saw of the links.
+    at(&mut e, 2600, Input::Directory(directory(2, three()[..2].to_vec())));
+    let fx = deploy_manual(&mut e, 3000, 3, (3, &people_3));
+    assert_eq!(devices(&fx), ["N2"], "alice is still inactive after the new version");
+}
 }

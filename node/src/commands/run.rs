@@ -1,5 +1,6 @@
 //! `mobiwf-node run`: the partner node daemon.
 
+use mobiwf_node::command_policy::CommandPolicy;
 use std::net::SocketAddr;
 use std::path::PathBuf;
 
@@ -54,6 +55,16 @@ pub struct RunArgs {
     /// their --via-relay).
     #[arg(long)]
     pub relay_server: bool,
+    /// Which activities' <command>s this node runs: `none` (the default: a workflow's
+    /// commands come from whoever submits it, so the node's owner opts in), `any`, or
+    /// `allow FILE` (one allowed command line a line, or `PREFIX *` for that command with
+    /// plain arguments). A refused command fails its activity with the reason.
+    #[arg(long, num_args = 1..=2, value_names = ["any|none|allow", "FILE"])]
+    pub commands: Vec<String>,
+    /// The private mesh's key (the file the controller's `serve --swarm-key-file` made):
+    /// needed when the controller runs a private mesh, to connect to it or any member.
+    #[arg(long, value_name = "FILE", env = "MOBIWF_SWARM_KEY_FILE")]
+    pub swarm_key_file: Option<PathBuf>,
 }
 
 /// Runs the node until Ctrl-C or SIGTERM.
@@ -78,6 +89,15 @@ pub async fn run(args: RunArgs) -> anyhow::Result<()> {
             .map_err(|e| anyhow::anyhow!("--via-relay: {relay:?} is not a multiaddr: {e}"))
     })
     .transpose()?;
+    let commands = match args.commands.as_slice() {
+        [] => CommandPolicy::None,
+        [mode] => CommandPolicy::from_args(mode, None)?,
+        [mode, file, ..] => CommandPolicy::from_args(mode, Some(std::path::Path::new(file)))?,
+    };
+    let swarm_key = match &args.swarm_key_file {
+        Some(file) => Some(mobiwf_runtime::mesh::private::read_key_file(file)?),
+        None => None,
+    };
     let node = mobiwf_node::start(NodeConfig {
         data_dir: args.data_dir.clone(),
         name: args.name.clone().into(),
@@ -96,6 +116,8 @@ pub async fn run(args: RunArgs) -> anyhow::Result<()> {
         join_token,
         via_relay,
         relay_server: args.relay_server,
+        commands,
+        swarm_key,
     })
     .await?;
     mobiwf_runtime::process::write_atomically(

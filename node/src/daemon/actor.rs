@@ -29,6 +29,8 @@ pub(super) struct NodeActor {
     pub(super) metrics: Arc<Metrics>,
     pub(super) name: NodeName,
     pub(super) data_dir: PathBuf,
+    /// Which `<command>`s this node runs (`--commands`).
+    pub(super) commands: Arc<crate::command_policy::CommandPolicy>,
     /// The controller's peer id and address.
     pub(super) controller: (PeerId, Multiaddr),
     /// The actor's own queue, for the commands it starts to report their end.
@@ -47,6 +49,8 @@ pub(super) struct NodeActor {
     pub(super) fetching: super::data::Fetching,
     /// The copies for offline work under way.
     pub(super) copying: super::offline::Copying,
+    /// The peers deliveries failed to, not heard from since (`Event::Link`).
+    pub(super) unreachable: std::collections::BTreeSet<PeerId>,
 }
 
 /// A person's completion waiting for its answer, and the answer.
@@ -193,8 +197,13 @@ impl NodeActor {
         now: u64,
         inbound: mobiwf_runtime::mesh::Inbound,
         group: &mut Group,
-        (effects, desk_effects): &mut Produced,
+        produced: &mut Produced,
     ) -> Result<(), StoreError> {
+        if self.unreachable.contains(&inbound.from) {
+            // Any word from a peer says it is back.
+            self.link(now, inbound.from, true, produced);
+        }
+        let (effects, desk_effects) = produced;
         let inbound = match self.answer_at_once(inbound) {
             Some(inbound) => inbound,
             None => return Ok(()),
@@ -302,8 +311,49 @@ impl NodeActor {
             Event::Fetched(file) => self.fetched(now, &file, effects),
             // Applied by `apply`, which has the sequencer.
             Event::Offline(_) => {}
+            Event::Link(news) => self.link(now, news.peer, news.reachable, produced),
         }
         Ok(())
+    }
+
+    /// A peer became unreachable or answered again (seed 004 §5.3): as a host, the users
+    /// whose device it is are inactive meanwhile; as a device, the items it hosts are
+    /// disabled but for those held with their data here.
+    fn link(
+        &mut self,
+        now: u64,
+        peer: PeerId,
+        reachable: bool,
+        (effects, desk_effects): &mut Produced,
+    ) {
+        let changed = if reachable {
+            self.unreachable.remove(&peer)
+        } else {
+            self.unreachable.insert(peer)
+        };
+        if !changed {
+            return;
+        }
+        tracing::info!(%peer, reachable, "{}", if reachable { "a peer answers again" } else { "a peer cannot be reached" });
+        let input = Input::Link {
+            peer: mobiwf_proto::NodeId::new(peer.to_string()),
+            reachable,
+        };
+        match self.engine.apply_us(now, input) {
+            Ok(applied) => effects.extend(applied),
+            Err(e) => tracing::warn!("a link's news: {e}"),
+        }
+        let input = DeskInput::HostLink {
+            host: peer.to_string(),
+            reachable,
+        };
+        match self
+            .desk
+            .apply(now / 1000, self.engine.directory(), &self.name, input)
+        {
+            Ok(applied) => desk_effects.extend(applied.effects),
+            Err(e) => tracing::warn!("a link's news: {e}"),
+        }
     }
 
     /// A command or a compensation the engine started ended: the engine hears how.
@@ -408,6 +458,12 @@ impl NodeActor {
                         .map(|u| u.id.clone())
                         .collect(),
                     devices: dir.devices.keys().cloned().collect(),
+                    unreachable: dir
+                        .devices
+                        .values()
+                        .filter(|d| dir.unreachable.contains(&d.node))
+                        .map(|d| d.name.clone())
+                        .collect(),
                 });
             }
         }
@@ -503,11 +559,12 @@ impl NodeActor {
     /// comes back to the actor as [`Event::Ended`].
     fn spawn(&self, execution: Execution) {
         let data_dir = self.data_dir.clone();
+        let commands = self.commands.clone();
         let events = self.events.clone();
         let span = tracing::info_span!("activity", instance = %execution.instance, activity = %execution.activity);
         tokio::spawn(
             async move {
-                let ended = executor::execute(&data_dir, &execution).await;
+                let ended = executor::execute(&data_dir, &execution, &commands).await;
                 let what = if execution.compensation {
                     "compensation ended"
                 } else {

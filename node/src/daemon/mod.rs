@@ -63,6 +63,10 @@ pub struct NodeConfig {
     pub via_relay: Option<Multiaddr>,
     /// Serve as a circuit relay for other nodes (`--relay-server`).
     pub relay_server: bool,
+    /// Which `<command>`s of the activities deployed here the node runs (`--commands`).
+    pub commands: crate::command_policy::CommandPolicy,
+    /// A private mesh's key (`--swarm-key-file`): needed to connect to any member.
+    pub swarm_key: Option<mobiwf_runtime::mesh::private::PreSharedKey>,
 }
 
 /// A running node.
@@ -113,6 +117,8 @@ enum Event {
     Fetched(mobiwf_proto::FileRef),
     /// Work without the network: a user's disconnection or reconnection, an item's copy.
     Offline(offline::OfflineCommand),
+    /// A peer became unreachable, or answered again (the outbox's news, or a message from it).
+    Link(mobiwf_runtime::outbox::LinkNews),
 }
 
 /// What a user's action on a work item came to.
@@ -171,6 +177,10 @@ pub struct DirectoryView {
     pub users: Vec<mobiwf_proto::UserId>,
     /// The registered nodes it knows.
     pub devices: Vec<NodeName>,
+    /// The devices this node cannot reach (deliveries failed
+    /// `UNREACHABLE_AFTER_FAILURES` times in a row, nothing heard since): their users are
+    /// inactive here, offered nothing new.
+    pub unreachable: Vec<NodeName>,
 }
 
 /// What changes the engine on a person's or an operator's word.
@@ -346,6 +356,7 @@ impl NodeClient {
 pub async fn start(config: NodeConfig) -> anyhow::Result<Node> {
     let (controller_peer, controller_addr) =
         outbox::peer_of(&config.controller).map_err(|e| anyhow::anyhow!("--controller: {e}"))?;
+    let (link_tx, mut link_rx) = tokio::sync::mpsc::unbounded_channel();
     let setup = Setup {
         data_dir: &config.data_dir,
         store: config.store.clone(),
@@ -355,8 +366,18 @@ pub async fn start(config: NodeConfig) -> anyhow::Result<Node> {
         stop_on_refusal: &["register"],
         via_relay: config.via_relay.clone(),
         relay_server: config.relay_server,
+        swarm_key: config.swarm_key,
+        link_news: Some(link_tx),
     };
     let mut base = Base::start(setup, Event::Inbound).await?;
+    let events = base.events.clone();
+    base.tasks.push(tokio::spawn(async move {
+        while let Some(news) = link_rx.recv().await {
+            if events.send(Event::Link(news)).await.is_err() {
+                break;
+            }
+        }
+    }));
     let mut seq = base.sequencer()?;
     let mut engine = state::load(base.store.as_ref())?;
     // Work items name their host by this address (the devices send claims there).
@@ -373,6 +394,7 @@ pub async fn start(config: NodeConfig) -> anyhow::Result<Node> {
         metrics: base.metrics.clone(),
         name: config.name.clone(),
         data_dir: config.data_dir.clone(),
+        commands: Arc::new(config.commands.clone()),
         controller: (controller_peer, controller_addr),
         events: base.events.clone(),
         deadline,
@@ -382,6 +404,7 @@ pub async fn start(config: NodeConfig) -> anyhow::Result<Node> {
         mesh: base.mesh.clone(),
         fetching: data::Fetching::default(),
         copying: offline::Copying::new(config.prefetch),
+        unreachable: std::collections::BTreeSet::new(),
     };
     actor.register(
         &mut seq,
@@ -403,6 +426,7 @@ pub async fn start(config: NodeConfig) -> anyhow::Result<Node> {
     };
     let router = crate::api::router(client.clone());
     let span = tracing::info_span!("node", name = %config.name);
+    tracing::info!(name = %config.name, "runs {}", config.commands.describe());
     base.launch(actor, seq, span, client, (config.api, router))
         .await
 }

@@ -44,6 +44,7 @@ impl Desk {
         } else {
             None
         }
+        .or_else(|| self.refused_disabled(item, claim.user.as_str()))
         .or_else(|| decide(item, dir, &claim, under_way));
         let host = item.info.host.clone();
         let request = self.take_request();

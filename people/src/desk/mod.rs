@@ -18,6 +18,7 @@
 mod claim;
 mod deadline;
 mod item;
+mod link;
 mod notices;
 mod offline;
 mod store;
@@ -200,6 +201,14 @@ pub enum DeskInput {
     },
     /// A file is whole on this device (fetched, or received inline).
     FileHeld(FileRef),
+    /// Deliveries to a host failed `UNREACHABLE_AFTER_FAILURES` times in a row
+    /// (`reachable: false`), or it answered again (`true`).
+    HostLink {
+        /// The host's peer id.
+        host: String,
+        /// True when it answered again.
+        reachable: bool,
+    },
 }
 
 impl DeskInput {
@@ -351,6 +360,9 @@ pub struct Desk {
     /// Per host (peer id), the smallest (this device's clock on arrival − the host's clock at
     /// sending) seen: added to a host's deadline, it gives the time on this device's clock.
     offsets: BTreeMap<String, i64>,
+    /// The hosts (peer ids) this device failed to reach and that have not answered since:
+    /// their items are disabled (`link`). Not stored: a restarted device finds out again.
+    unreachable_hosts: link::Unreachable,
     dirty: store::Dirty,
 }
 
@@ -392,6 +404,7 @@ impl Desk {
                 held,
             } => Ok(self.copied(now_ms, (instance, activity), data, &|f| held.contains(f))),
             DeskInput::FileHeld(file) => Ok(self.file_held(&file)),
+            DeskInput::HostLink { host, reachable } => Ok(self.host_link(host, reachable)),
         }
     }
 

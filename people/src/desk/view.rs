@@ -92,6 +92,10 @@ pub struct Entry {
     /// work without the network.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub offline: Option<super::Offline>,
+    /// Why the user cannot work on it now: its host cannot be reached and what it reads is
+    /// not here in their hands (seed 004 §5.3).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub disabled: Option<String>,
 }
 
 impl Desk {
@@ -136,6 +140,7 @@ impl Desk {
             grantor,
             pending,
             offline: item.info.disconnected.then(|| item.offline()),
+            disabled: self.disabled(item, user),
         })
     }
 }

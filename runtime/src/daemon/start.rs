@@ -41,6 +41,11 @@ pub struct Setup<'a> {
     pub via_relay: Option<Multiaddr>,
     /// Serve as a relay for others.
     pub relay_server: bool,
+    /// The private mesh's key (`--swarm-key-file`): every connection needs it.
+    pub swarm_key: Option<crate::mesh::private::PreSharedKey>,
+    /// Where the outbox tells of peers that became unreachable or reachable again, for a
+    /// daemon that acts on it (a node).
+    pub link_news: Option<mpsc::UnboundedSender<crate::outbox::LinkNews>>,
 }
 
 /// A daemon started up to its actor: the store, the mesh and the outbox run, messages from
@@ -81,6 +86,7 @@ impl<E: Send + 'static> Base<E> {
         let config = MeshConfig {
             via_relay: setup.via_relay,
             relay_server: setup.relay_server,
+            swarm_key: setup.swarm_key,
             counters: metrics.relay_counters(),
             shed: metrics.inbound_shed(),
             ..MeshConfig::new(keypair, setup.listen)
@@ -110,6 +116,7 @@ impl<E: Send + 'static> Base<E> {
                 kinds: setup.stop_on_refusal,
                 fatal: fatal_tx.clone(),
             }),
+            link_news: setup.link_news,
         };
         let outbox = Outbox::start(store.clone(), wiring)?;
         let tasks = vec![

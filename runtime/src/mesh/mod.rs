@@ -40,6 +40,7 @@ use tokio::sync::{broadcast, mpsc, oneshot, watch};
 
 pub mod addresses;
 pub mod limits;
+pub mod private;
 pub mod relay;
 mod task;
 
@@ -105,6 +106,9 @@ pub struct MeshConfig {
     pub relay_server: bool,
     /// Where the relay's and the relayed connections' counts go (the daemon's metrics).
     pub counters: RelayCounters,
+    /// The private mesh's pre-shared key (`--swarm-key-file`): every connection needs it
+    /// (`private`). `None` (the default): an open transport, Noise only.
+    pub swarm_key: Option<libp2p::pnet::PreSharedKey>,
 }
 
 impl MeshConfig {
@@ -120,6 +124,7 @@ impl MeshConfig {
             via_relay: None,
             relay_server: false,
             counters: RelayCounters::default(),
+            swarm_key: None,
         }
     }
 }
@@ -379,11 +384,7 @@ fn build_swarm(config: &MeshConfig) -> anyhow::Result<Swarm<Behaviour>> {
     let dial_concurrency = NonZeroU8::new(DIAL_CONCURRENCY).unwrap_or(NonZeroU8::MIN);
     let swarm = libp2p::SwarmBuilder::with_existing_identity(config.keypair.clone())
         .with_tokio()
-        .with_tcp(
-            libp2p::tcp::Config::new().nodelay(true),
-            libp2p::noise::Config::new,
-            libp2p::yamux::Config::default,
-        )
+        .with_other_transport(|keypair| private::transport(keypair, config.swarm_key))
         .context("cannot set up the Noise handshake")?
         // Every daemon can dial a circuit address; one with `via_relay` also listens on one.
         .with_relay_client(libp2p::noise::Config::new, libp2p::yamux::Config::default)

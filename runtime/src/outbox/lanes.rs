@@ -17,6 +17,11 @@ use tokio::time::Instant;
 /// until its first failure, then one.
 pub const MAX_IN_FLIGHT_PER_PEER: usize = 32;
 
+/// Failed tries in a row (attempts made together count once) after which a peer counts as
+/// unreachable: a host that fails this many deliveries to a device marks its users inactive,
+/// a device whose host fails them disables that host's items (seed 004 §5.3).
+pub const UNREACHABLE_AFTER_FAILURES: u32 = 3;
+
 /// How a lane backs off: the first wait after a failure, and the longest.
 #[derive(Debug, Clone, Copy)]
 pub struct Backoff {
@@ -105,6 +110,10 @@ struct State {
     retry_at: Option<Instant>,
     /// When the peer's whereabouts were last asked for.
     located_at: Option<Instant>,
+    /// Failed tries in a row.
+    failures: u32,
+    /// Whether the peer was said to be unreachable (and not yet reachable again).
+    told_unreachable: bool,
 }
 
 /// Leave to attempt one delivery: a slot of the lane, and the probe while the peer fails.
@@ -123,6 +132,8 @@ impl Lane {
                 wait: backoff.min,
                 retry_at: None,
                 located_at: None,
+                failures: 0,
+                told_unreachable: false,
             }),
             changed: watch::channel(0).0,
             backoff,
@@ -187,6 +198,7 @@ impl Lane {
             state.failing = false;
             state.wait = self.backoff.min;
             state.retry_at = None;
+            state.failures = 0;
             was
         };
         if was_failing {
@@ -205,6 +217,7 @@ impl Lane {
                 Some(at) if at > now => at - now,
                 _ => {
                     let wait = state.wait;
+                    state.failures = state.failures.saturating_add(1);
                     state.retry_at = Some(now + wait);
                     state.wait = (wait * 2).min(self.backoff.max);
                     wait
@@ -213,6 +226,19 @@ impl Lane {
         };
         self.bump();
         wait
+    }
+
+    /// What the lane's owner has not been told yet: `Some(false)` when the peer just became
+    /// unreachable ([`UNREACHABLE_AFTER_FAILURES`] failed tries in a row), `Some(true)` when
+    /// it answered again after that; each is told once.
+    pub(crate) fn reachability_news(&self) -> Option<bool> {
+        let mut state = self.state();
+        let unreachable = state.failures >= UNREACHABLE_AFTER_FAILURES;
+        if unreachable == state.told_unreachable {
+            return None;
+        }
+        state.told_unreachable = unreachable;
+        Some(!unreachable)
     }
 
     /// Whether to ask where the peer is now: not more often than `every` per lane.

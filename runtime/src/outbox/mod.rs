@@ -16,7 +16,7 @@ mod link;
 #[cfg(test)]
 mod tests;
 
-pub use lanes::{Backoff, MAX_IN_FLIGHT_PER_PEER};
+pub use lanes::{Backoff, MAX_IN_FLIGHT_PER_PEER, UNREACHABLE_AFTER_FAILURES};
 pub use link::{LOCATE_TIMEOUT, Link, MeshLink};
 
 use std::sync::Arc;
@@ -158,6 +158,7 @@ struct Inner {
     metrics: Arc<Metrics>,
     delivered: Option<mpsc::UnboundedSender<Delivered>>,
     stop_on_refusal: Option<StopOnRefusal>,
+    link_news: Option<mpsc::UnboundedSender<LinkNews>>,
     depth: AtomicUsize,
     slots: Semaphore,
     lanes: Lanes,
@@ -178,6 +179,20 @@ pub struct Wiring {
     pub delivered: Option<mpsc::UnboundedSender<Delivered>>,
     /// Refusals the daemon cannot go on after (a node's registration).
     pub stop_on_refusal: Option<StopOnRefusal>,
+    /// Where news of peers becoming unreachable and reachable again goes, for a daemon that
+    /// wants it.
+    pub link_news: Option<mpsc::UnboundedSender<LinkNews>>,
+}
+
+/// A peer became unreachable (deliveries to it failed [`lanes::UNREACHABLE_AFTER_FAILURES`]
+/// times in a row) or answered again after that: for a daemon that acts on it (a host marks
+/// a device's users inactive; a device disables the host's items).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct LinkNews {
+    /// The peer.
+    pub peer: PeerId,
+    /// True when it answered again.
+    pub reachable: bool,
 }
 
 /// Message kinds whose refusal stops the daemon, and where to say so (the daemon's fatal
@@ -217,6 +232,7 @@ impl Outbox {
                 metrics: wiring.metrics,
                 delivered: wiring.delivered,
                 stop_on_refusal: wiring.stop_on_refusal,
+                link_news: wiring.link_news,
                 depth: AtomicUsize::new(0),
                 slots: Semaphore::new(MAX_IN_FLIGHT),
                 lanes: Lanes::default(),
@@ -310,9 +326,21 @@ impl Inner {
                 };
                 self.attempt(to, &addrs, &msg.envelope).await
             };
+            let failed = attempt.is_err();
+            if failed {
+                self.metrics.send_failed(kind, msg.role);
+                lane.failed();
+            } else {
+                lane.succeeded();
+            }
+            if let (Some(reachable), Some(news)) = (lane.reachability_news(), &self.link_news) {
+                let _ = news.send(LinkNews {
+                    peer: to,
+                    reachable,
+                });
+            }
             match attempt {
                 Ok(reply) => {
-                    lane.succeeded();
                     if reply == Reply::Ack {
                         self.metrics.sent(kind, msg.role);
                     }
@@ -320,9 +348,7 @@ impl Inner {
                     break;
                 }
                 Err(e) => {
-                    self.metrics.send_failed(kind, msg.role);
-                    let wait = lane.failed();
-                    tracing::debug!(id = %msg.envelope.id, %to, "send failed, retrying in {wait:?}: {e}");
+                    tracing::debug!(id = %msg.envelope.id, %to, "send failed, retrying: {e}");
                     if lane.locate_due(LOCATE_EVERY) && self.link.relocate(to).await {
                         lane.reset();
                     }

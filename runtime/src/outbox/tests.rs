@@ -86,6 +86,14 @@ impl Link for FakeLink {
 }
 
 fn outbox(fake: &Arc<Fake>, backoff: Backoff) -> Outbox {
+    outbox_telling(fake, backoff, None)
+}
+
+fn outbox_telling(
+    fake: &Arc<Fake>,
+    backoff: Backoff,
+    link_news: Option<mpsc::UnboundedSender<LinkNews>>,
+) -> Outbox {
     let (local, _rx) = mpsc::channel(16);
     let wiring = Wiring {
         link: Arc::new(FakeLink(fake.clone(), PeerId::random())),
@@ -93,6 +101,7 @@ fn outbox(fake: &Arc<Fake>, backoff: Backoff) -> Outbox {
         metrics: Arc::new(Metrics::new()),
         delivered: None,
         stop_on_refusal: None,
+        link_news,
     };
     Outbox::start_with(Arc::new(MemoryStore::new()), wiring, backoff).unwrap()
 }
@@ -257,4 +266,48 @@ async fn failures_of_attempts_made_together_count_once() {
     assert!(lane.turn().await.is_some(), "no wait after a success");
     assert!(lane.locate_due(Duration::from_secs(60)));
     assert!(!lane.locate_due(Duration::from_secs(60)));
+}
+
+#[tokio::test]
+async fn a_peer_is_told_unreachable_after_three_failed_tries_and_reachable_once_it_answers() {
+    let fake = Arc::new(Fake::default());
+    let (news_tx, mut news) = mpsc::unbounded_channel();
+    let backoff = Backoff {
+        min: Duration::from_millis(10),
+        max: Duration::from_millis(40),
+    };
+    let outbox = outbox_telling(&fake, backoff, Some(news_tx));
+    let (down, up) = (PeerId::random(), PeerId::random());
+    fake.up.lock().unwrap().insert(up);
+    outbox.dispatch(messages(up, 1, 3));
+    outbox.dispatch(messages(down, 10, 5));
+    let told = tokio::time::timeout(Duration::from_secs(10), news.recv()).await;
+    assert_eq!(
+        told.unwrap(),
+        Some(LinkNews {
+            peer: down,
+            reachable: false
+        })
+    );
+    assert!(
+        fake.attempts.lock().unwrap()[&down] >= UNREACHABLE_AFTER_FAILURES as usize,
+        "told before {UNREACHABLE_AFTER_FAILURES} tries"
+    );
+    // Nothing more while it stays down; the peer that answers is never news.
+    tokio::time::sleep(Duration::from_millis(200)).await;
+    assert!(news.try_recv().is_err(), "told twice");
+    fake.up.lock().unwrap().insert(down);
+    let told = tokio::time::timeout(Duration::from_secs(10), news.recv()).await;
+    assert_eq!(
+        told.unwrap(),
+        Some(LinkNews {
+            peer: down,
+            reachable: true
+        })
+    );
+    wait_until("every message delivered", Duration::from_secs(10), || {
+        delivered_to(&fake, down) == 5
+    })
+    .await;
+    assert!(news.try_recv().is_err(), "reachable told twice");
 }

@@ -61,6 +61,7 @@ pub(super) fn directory() -> Directory {
             ..Organisation::default()
         },
         devices: BTreeMap::new(),
+        unreachable: Default::default(),
     }
 }
 

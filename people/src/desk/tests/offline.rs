@@ -211,3 +211,61 @@ fn locked_items_are_copied_first_and_items_that_may_not_go_offline_never() {
     assert_eq!(f.desk.locked_by("alice").len(), 1);
     assert_eq!(f.desk.worklist("alice", Order::Arrival)[2].offline, None);
 }
+
+fn host_link(reachable: bool) -> DeskInput {
+    DeskInput::HostLink {
+        host: HOST.rsplit("/p2p/").next().unwrap().to_owned(),
+        reachable,
+    }
+}
+
+#[test]
+fn when_the_host_cannot_be_reached_only_items_held_with_their_data_here_go_on() {
+    let mut f = day();
+    // Item 1 (alice locked it) has its data here; item 2 is only offered.
+    f.apply(DeskInput::Copied {
+        instance: InstanceId(1),
+        activity: ActivityId(1),
+        data: vec![values()[0].clone()],
+        held: Vec::new(),
+    })
+    .unwrap();
+    assert_eq!(first(&f).offline(), Offline::Ready);
+    f.apply(host_link(false)).unwrap();
+    let list = f.desk.worklist("alice", Order::Arrival);
+    assert_eq!(list.len(), 2, "disabled items stay listed: {list:?}");
+    assert!(list[0].disabled.is_none(), "{list:?}");
+    let why = list[1].disabled.clone().unwrap_or_default();
+    assert!(why.contains("cannot be reached"), "{why}");
+    // A select of the disabled item is refused at once, nothing is sent.
+    let refused = f
+        .apply(claim("bob", &lockable(2), ItemAction::Select))
+        .unwrap();
+    assert!(sent(&refused).is_empty());
+    let verdicts = answers(&refused);
+    assert!(
+        reason(&verdicts[0].2).contains("cannot be reached"),
+        "{verdicts:?}"
+    );
+    // The locked and copied item goes on: its completion waits for the host.
+    let complete = ItemAction::Complete {
+        succeeded: true,
+        detail: None,
+        flag: None,
+        data: Default::default(),
+    };
+    let applied = f.apply(claim("alice", &lockable(1), complete)).unwrap();
+    assert_eq!(sent(&applied).len(), 1);
+    // The host answers again: everything is enabled.
+    f.apply(host_link(true)).unwrap();
+    assert!(
+        f.desk
+            .worklist("bob", Order::Arrival)
+            .iter()
+            .all(|e| e.disabled.is_none())
+    );
+    let select = f
+        .apply(claim("bob", &lockable(2), ItemAction::Select))
+        .unwrap();
+    assert_eq!(sent(&select).len(), 1);
+}

@@ -1,0 +1,201 @@
+//! `mobiwf-bench soak`: paper instances at a steady rate for a long while (10 minutes by
+//! default) on a controller and its nodes, sampling every process's resident memory; the first
+//! and the last minute side by side show whether throughput, latency and memory stay flat as
+//! instances pile up (they must: finished work leaves memory). Writes the `soak` section of
+//! BENCHMARKS.md.
+
+use std::path::Path;
+use std::sync::{Arc, Mutex, PoisonError};
+use std::time::{Duration, Instant};
+
+use crate::cluster::{Cluster, Mode};
+
+/// How often every process's RSS is sampled.
+const SAMPLE_EVERY: Duration = Duration::from_secs(5);
+
+/// The window compared at both ends of the run.
+const WINDOW: Duration = Duration::from_secs(60);
+
+/// Instances under way beyond which the soak stops submitting (the system fell behind the
+/// rate: the report says how many were left out).
+const MAX_IN_FLIGHT: usize = 2_000;
+
+/// How long the instances still under way at the end may take.
+const DRAIN: Duration = Duration::from_secs(120);
+
+/// What the soak is asked for.
+pub struct Plan {
+    /// How long to submit, in seconds.
+    pub seconds: f64,
+    /// Instances submitted a second.
+    pub rate: f64,
+}
+
+/// One instance's end: when (since the start), how long it took, whether it succeeded.
+type End = (Duration, Duration, bool);
+
+/// Runs the soak with the binaries in `bin_dir`; the section's markdown.
+pub async fn run(bin_dir: &Path, plan: &Plan) -> anyhow::Result<String> {
+    if plan.seconds < 2.0 * WINDOW.as_secs_f64() {
+        anyhow::bail!(
+            "a soak of {} s cannot compare a first and a last minute: give --minutes 2 or more",
+            plan.seconds
+        );
+    }
+    let paper = crate::workloads::all()?
+        .into_iter()
+        .find(|w| w.name == "paper")
+        .ok_or_else(|| anyhow::anyhow!("no paper workload"))?;
+    let cluster = Cluster::start(bin_dir, Mode::P2p, &paper.partners).await?;
+    let mut daemons: Vec<(String, u32)> = vec![("controller".into(), cluster.controller.pid())];
+    daemons.extend(cluster.nodes.iter().map(|n| (n.name.clone(), n.pid())));
+    let ends: Arc<Mutex<Vec<End>>> = Arc::default();
+    let mut samples: Vec<(Duration, Vec<f64>)> = Vec::new();
+    let (mut submitted, mut skipped) = (0u64, 0u64);
+    let in_flight = Arc::new(std::sync::atomic::AtomicUsize::new(0));
+    let started = Instant::now();
+    let length = Duration::from_secs_f64(plan.seconds);
+    let mut ticks = tokio::time::interval(Duration::from_secs_f64(1.0 / plan.rate));
+    ticks.set_missed_tick_behavior(tokio::time::MissedTickBehavior::Skip);
+    let mut next_sample = Duration::ZERO;
+    while started.elapsed() < length {
+        ticks.tick().await;
+        if started.elapsed() >= next_sample {
+            samples.push((started.elapsed(), rss_of(&daemons)));
+            next_sample += SAMPLE_EVERY;
+        }
+        if in_flight.load(std::sync::atomic::Ordering::Relaxed) >= MAX_IN_FLIGHT {
+            skipped += 1;
+            continue;
+        }
+        submitted += 1;
+        in_flight.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
+        let (api, xml, ends, in_flight) = (
+            cluster.api.clone(),
+            paper.xml.clone(),
+            ends.clone(),
+            in_flight.clone(),
+        );
+        tokio::spawn(async move {
+            let at = Instant::now();
+            let ok = match api.submit(&xml).await {
+                Ok(id) => api.wait_succeeded(id).await.is_ok(),
+                Err(_) => false,
+            };
+            let end = (started.elapsed(), at.elapsed(), ok);
+            ends.lock()
+                .unwrap_or_else(PoisonError::into_inner)
+                .push(end);
+            in_flight.fetch_sub(1, std::sync::atomic::Ordering::Relaxed);
+        });
+    }
+    let drained = Instant::now();
+    while in_flight.load(std::sync::atomic::Ordering::Relaxed) > 0 && drained.elapsed() < DRAIN {
+        tokio::time::sleep(Duration::from_millis(50)).await;
+    }
+    samples.push((started.elapsed(), rss_of(&daemons)));
+    let ends = ends.lock().unwrap_or_else(PoisonError::into_inner).clone();
+    let names: Vec<String> = daemons.into_iter().map(|(n, _)| n).collect();
+    Ok(section(
+        plan,
+        &names,
+        &samples,
+        &ends,
+        (submitted, skipped),
+        length,
+    ))
+}
+
+fn rss_of(daemons: &[(String, u32)]) -> Vec<f64> {
+    daemons
+        .iter()
+        .map(|(_, pid)| crate::procfs::rss_mib(*pid).unwrap_or(f64::NAN))
+        .collect()
+}
+
+/// The figures of one window: instances finished a second, e2e p50 and p99 (ms), and each
+/// process's mean RSS (MiB).
+struct Window {
+    throughput: f64,
+    p50_ms: f64,
+    p99_ms: f64,
+    rss: Vec<f64>,
+}
+
+fn window(from: Duration, to: Duration, samples: &[(Duration, Vec<f64>)], ends: &[End]) -> Window {
+    let mut latencies: Vec<f64> = ends
+        .iter()
+        .filter(|(at, _, ok)| *ok && *at >= from && *at < to)
+        .map(|(_, took, _)| took.as_secs_f64() * 1000.0)
+        .collect();
+    latencies.sort_by(f64::total_cmp);
+    let pick = |q: f64| {
+        let at = ((latencies.len() as f64 - 1.0) * q).round();
+        latencies
+            .get(at.max(0.0) as usize)
+            .copied()
+            .unwrap_or(f64::NAN)
+    };
+    let inside: Vec<&Vec<f64>> = samples
+        .iter()
+        .filter(|(at, _)| *at >= from && *at <= to)
+        .map(|(_, rss)| rss)
+        .collect();
+    let processes = samples.first().map_or(0, |(_, r)| r.len());
+    let rss = (0..processes)
+        .map(|i| inside.iter().map(|r| r[i]).sum::<f64>() / inside.len().max(1) as f64)
+        .collect();
+    Window {
+        throughput: latencies.len() as f64 / (to - from).as_secs_f64(),
+        p50_ms: pick(0.5),
+        p99_ms: pick(0.99),
+        rss,
+    }
+}
+
+fn section(
+    plan: &Plan,
+    names: &[String],
+    samples: &[(Duration, Vec<f64>)],
+    ends: &[End],
+    (submitted, skipped): (u64, u64),
+    length: Duration,
+) -> String {
+    let first = window(Duration::ZERO, WINDOW, samples, ends);
+    let last = window(length - WINDOW, length, samples, ends);
+    let failed = ends.iter().filter(|(_, _, ok)| !ok).count();
+    let row = |what: &str, a: f64, b: f64| {
+        let change = if a > 0.0 {
+            (b - a) / a * 100.0
+        } else {
+            f64::NAN
+        };
+        format!("| {what} | {a:.1} | {b:.1} | {change:+.1}% |\n")
+    };
+    let mut out = format!(
+        "## Soak: the first and the last minute\n\n\
+         `mobiwf-bench soak --minutes {} --rate {}`: `paper` instances submitted at {} a \
+         second for {:.0} minutes to a controller and its two nodes (release binaries, peer \
+         to peer, loopback); each process's resident memory sampled every {} s. {submitted} \
+         submitted, {} succeeded, {failed} failed, {skipped} not submitted because {MAX_IN_FLIGHT} \
+         were already under way.\n\n| | first minute | last minute | change |\n|---|---|---|---|\n",
+        plan.seconds / 60.0,
+        plan.rate,
+        plan.rate,
+        plan.seconds / 60.0,
+        SAMPLE_EVERY.as_secs(),
+        ends.iter().filter(|(_, _, ok)| *ok).count(),
+    );
+    out.push_str(&row(
+        "instances finished / s",
+        first.throughput,
+        last.throughput,
+    ));
+    out.push_str(&row("end-to-end p50, ms", first.p50_ms, last.p50_ms));
+    out.push_str(&row("end-to-end p99, ms", first.p99_ms, last.p99_ms));
+    for (i, name) in names.iter().enumerate() {
+        let (a, b) = (first.rss[i], last.rss[i]);
+        out.push_str(&row(&format!("RSS {name}, MiB"), a, b));
+    }
+    out
+}

@@ -1,0 +1,113 @@
+//! A flood from one peer does not stop the others (issue 15, limits): a stranger sends P2 as
+//! many requests as it can, many at once, while paper instances run between P1 and P2. The
+//! per-peer inbound gate sheds what is past its share (`mobiwf_inbound_shed_total` counts
+//! it) and every instance completes, each activity where it belongs.
+#![allow(clippy::unwrap_used, clippy::expect_used)]
+
+use std::sync::Arc;
+use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
+
+use mobiwf_proto::{ActivityId, Envelope, InstanceId, Message, MessageId, Outcome};
+use mobiwf_runtime::mesh::{self, MeshConfig};
+use mobiwf_tests::harness::{PAPER_PLACEMENT, assert_all_succeeded, http_get, metric, paper_mesh};
+use mobiwf_tests::{repo_root, scratch};
+
+/// Requests the flooder keeps under way at once: far past `MAX_INBOUND_IN_FLIGHT_PER_PEER`.
+const FLOOD_AT_ONCE: u64 = 512;
+
+/// Paper instances run during the flood.
+const INSTANCES: usize = 5;
+
+/// Floods `address` from a new key until `stop`; counts the requests sent.
+fn flood(
+    address: String,
+    stop: Arc<AtomicBool>,
+    sent: Arc<AtomicU64>,
+) -> std::thread::JoinHandle<()> {
+    std::thread::spawn(move || {
+        let runtime = tokio::runtime::Runtime::new().unwrap();
+        runtime.block_on(async move {
+            let key = libp2p::identity::Keypair::generate_ed25519();
+            let listen = vec!["/ip4/127.0.0.1/tcp/0".parse().unwrap()];
+            let (handle, _inbound) = mesh::start(MeshConfig::new(key, listen)).await.unwrap();
+            let addr: libp2p::Multiaddr = address.parse().unwrap();
+            let peer = address.rsplit("/p2p/").next().unwrap().parse().unwrap();
+            let origin: mobiwf_proto::NodeId = handle.peer_id().to_string().into();
+            let mut tasks = Vec::new();
+            for lane in 0..FLOOD_AT_ONCE {
+                let (handle, addr, origin) = (handle.clone(), addr.clone(), origin.clone());
+                let (stop, sent) = (stop.clone(), sent.clone());
+                tasks.push(tokio::spawn(async move {
+                    let mut seq = lane << 32;
+                    while !stop.load(Ordering::Relaxed) {
+                        seq += 1;
+                        // Words about instances nobody runs: each must reach the node's actor.
+                        let envelope = Envelope {
+                            id: MessageId {
+                                origin: origin.clone(),
+                                seq,
+                            },
+                            message: Message::Notify {
+                                instance: InstanceId(1_000_000 + seq % 5_000),
+                                activity: ActivityId(17),
+                                outcome: Outcome::Succeeded,
+                                entered: Default::default(),
+                                flag: None,
+                                routed: None,
+                                data: Vec::new(),
+                                files: Vec::new(),
+                                holder: None,
+                            },
+                        };
+                        sent.fetch_add(1, Ordering::Relaxed);
+                        let _ = handle.request(peer, vec![addr.clone()], envelope).await;
+                    }
+                }));
+            }
+            for task in tasks {
+                let _ = task.await;
+            }
+            handle.shutdown().await;
+        });
+    })
+}
+
+#[test]
+fn instances_between_two_nodes_complete_while_a_third_peer_floods_one_of_them() {
+    let dir = scratch("flood").unwrap();
+    let (controller, _p1, p2) = paper_mesh(&dir);
+    let stop = Arc::new(AtomicBool::new(false));
+    let sent = Arc::new(AtomicU64::new(0));
+    let flooder = flood(p2.address.clone(), stop.clone(), sent.clone());
+    let shed = || {
+        metric(
+            &http_get(&p2.api, "/metrics").unwrap(),
+            "mobiwf_inbound_shed_total",
+            &[],
+        )
+    };
+    mobiwf_tests::harness::wait_for(
+        "the flood to reach P2's limit",
+        std::time::Duration::from_secs(60),
+        || (shed() > 0.0).then_some(()),
+    );
+
+    let paper = repo_root().join("examples/paper/workflow.xml");
+    let ids: Vec<u64> = (0..INSTANCES).map(|_| controller.submit(&paper)).collect();
+    for id in &ids {
+        controller
+            .wait(*id, 120)
+            .expect_code(0, "a paper instance during the flood");
+        assert_all_succeeded(&controller.status(*id), &PAPER_PLACEMENT);
+    }
+    // The flood went on the whole time: more was shed while the instances ran.
+    let shed_during = shed();
+    stop.store(true, Ordering::Relaxed);
+    flooder.join().unwrap();
+    assert!(shed_during > 0.0);
+    assert!(
+        sent.load(Ordering::Relaxed) > FLOOD_AT_ONCE,
+        "the flooder sent {} requests",
+        sent.load(Ordering::Relaxed)
+    );
+}
