@@ -54,7 +54,7 @@ pub(crate) const ALL_SCENARIOS: &[&[Scenario]] = &[
 
 use super::*;
 use mobiwf_proto::{ActivityId, InstanceId, PartitionId};
-use mobiwf_proto::{ActivityState, Message, Outcome, StateSet};
+use mobiwf_proto::{ActivityState, Control, ItemAction, Message, Outcome, StateSet, UserId};
 
 const PARTITION_1: &str = include_str!("../../../examples/paper/partition-1.xml");
 const PARTITION_2: &str = include_str!("../../../examples/paper/partition-2.xml");
