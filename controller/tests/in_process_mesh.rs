@@ -41,6 +41,7 @@ async fn mesh_with(p2_behind_relay: bool) -> Mesh {
         hour_ms: mobiwf_proto::DEFAULT_HOUR_MS,
         open_enrolment: false,
         relay_server: true,
+        api_auth: true,
     })
     .await
     .expect("controller");
@@ -63,6 +64,7 @@ async fn mesh_with(p2_behind_relay: bool) -> Mesh {
         ),
         via_relay: None,
         relay_server: false,
+        api_auth: true,
     };
     let p1 = mobiwf_node::start(node("P1", vec![1, 2, 3]))
         .await

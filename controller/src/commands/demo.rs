@@ -46,11 +46,19 @@ pub async fn run(file: Option<&Path>, timeout_secs: u64, hour_ms: u64) -> anyhow
         hour_ms,
         open_enrolment: false,
         relay_server: true,
+        api_auth: true,
     })
     .await?;
     let controller_addr = controller.addrs.first().cloned().unwrap_or_default();
     println!("controller   {controller_addr}");
-    println!("             API http://{}", controller.api_addr);
+    println!(
+        "             API http://{} (token: {})",
+        controller.api_addr,
+        dir.path()
+            .join("controller")
+            .join(mobiwf_controller::daemon::OPERATOR_TOKEN_FILE)
+            .display()
+    );
 
     let wanted = nodes_wanted(&def);
     let mut nodes = Vec::new();
@@ -186,6 +194,7 @@ pub(super) async fn start_node(
         )?),
         via_relay: None,
         relay_server: false,
+        api_auth: true,
     })
     .await?;
     let skills: Vec<String> = skills.iter().map(u64::to_string).collect();
