@@ -65,7 +65,10 @@ fn token(file: &Path) -> String {
 fn refused(answer: &HttpAnswer, status: u16, what: &str) {
     assert_eq!(answer.status, status, "{what}: {answer:?}");
     assert!(
-        answer.head.to_ascii_lowercase().contains("www-authenticate: bearer"),
+        answer
+            .head
+            .to_ascii_lowercase()
+            .contains("www-authenticate: bearer"),
         "{what}: no WWW-Authenticate: {answer:?}"
     );
     let body: serde_json::Value = serde_json::from_str(&answer.body)
@@ -102,7 +105,14 @@ fn the_controller_api_needs_a_token_with_the_role() {
     // The administrator makes a viewer's and an operator's token with the CLI.
     let viewer = save(
         &controller.cli(
-            &["api-tokens", "create", "--role", "viewer", "--label", "dashboard"],
+            &[
+                "api-tokens",
+                "create",
+                "--role",
+                "viewer",
+                "--label",
+                "dashboard",
+            ],
             CLI_TIMEOUT,
         ),
         &dir,
@@ -130,18 +140,32 @@ fn the_controller_api_needs_a_token_with_the_role() {
     refused(&post.unwrap(), 403, "a viewer's POST /instances");
 
     // An operator submits (201) and controls, and may not manage tokens or the mesh.
-    let post = http_request(api, "POST", "/instances", Some(&token(&operator)), Some(&xml));
+    let post = http_request(
+        api,
+        "POST",
+        "/instances",
+        Some(&token(&operator)),
+        Some(&xml),
+    );
     let post = post.unwrap();
     assert_eq!(post.status, 201, "an operator submits: {post:?}");
     let out = controller_as(&controller, Some(&operator), &["submit", paper]);
     out.expect_code(0, "an operator submits with the CLI");
     let id = out.stdout.trim().to_owned();
-    let out = controller_as(&controller, Some(&operator), &["wait", &id, "--timeout", "30"]);
+    let out = controller_as(
+        &controller,
+        Some(&operator),
+        &["wait", &id, "--timeout", "30"],
+    );
     out.expect_code(0, "the operator's instance succeeds");
     for args in [
         &["api-tokens", "list"][..],
-        &["tokens", "create"],
-        &["nodes", "allow", "12D3KooWDpJ7As7BWAwRMfu1VU2WCqNjvq387JEYKDBj4kx6nXTN"],
+        &["tokens", "create"][..],
+        &[
+            "nodes",
+            "allow",
+            "12D3KooWDpJ7As7BWAwRMfu1VU2WCqNjvq387JEYKDBj4kx6nXTN",
+        ][..],
     ] {
         let out = controller_as(&controller, Some(&operator), args);
         out.expect_code(NOT_AUTHORISED, &format!("an operator's {args:?}"));
@@ -184,7 +208,11 @@ fn the_controller_api_needs_a_token_with_the_role() {
     let before = token(&admin_file);
     let mut controller = controller;
     controller.restart();
-    assert_eq!(token(&admin_file), before, "operator.token kept across a restart");
+    assert_eq!(
+        token(&admin_file),
+        before,
+        "operator.token kept across a restart"
+    );
     controller_as(&controller, Some(&operator), &["list"]).expect_code(0, "after a restart");
     controller_as(&controller, Some(&viewer), &["list"])
         .expect_code(NOT_AUTHORISED, "still revoked after a restart");
@@ -245,7 +273,11 @@ fn a_node_api_needs_a_token_and_a_user_token_reaches_only_its_user() {
         all.extend_from_slice(args);
         n2.cli(&all)
     };
-    let alice = save(&make(&["--user", "alice", "--label", "alice's phone"]), &dir, "alice.token");
+    let alice = save(
+        &make(&["--user", "alice", "--label", "alice's phone"]),
+        &dir,
+        "alice.token",
+    );
     let viewer = save(&make(&["--role", "viewer"]), &dir, "node-viewer.token");
     make(&["--user", "a/b"]).expect_code(1, "a user id with a slash");
 
@@ -254,10 +286,22 @@ fn a_node_api_needs_a_token_and_a_user_token_reaches_only_its_user() {
     let own = get("/users/alice/worklist", &alice).unwrap();
     assert_eq!(own.status, 200, "alice's own worklist: {own:?}");
     assert_eq!(get("/users/alice/notices", &alice).unwrap().status, 200);
-    refused(&get("/users/carol/worklist", &alice).unwrap(), 403, "carol's worklist");
-    refused(&get("/users/al%69ce2/worklist", &alice).unwrap(), 403, "an encoded other name");
+    refused(
+        &get("/users/carol/worklist", &alice).unwrap(),
+        403,
+        "carol's worklist",
+    );
+    refused(
+        &get("/users/al%69ce2/worklist", &alice).unwrap(),
+        403,
+        "an encoded other name",
+    );
     refused(&get("/runs", &alice).unwrap(), 403, "a user token on /runs");
-    refused(&get("/api-tokens", &alice).unwrap(), 403, "a user token on /api-tokens");
+    refused(
+        &get("/api-tokens", &alice).unwrap(),
+        403,
+        "a user token on /api-tokens",
+    );
     node_as(&n2, &alice, &["worklist", "--user", "alice"]).expect_code(0, "alice's worklist");
     let out = node_as(&n2, &alice, &["worklist", "--user", "carol"]);
     out.expect_code(NOT_AUTHORISED, "alice asks for carol's worklist");
@@ -285,7 +329,11 @@ fn a_node_api_needs_a_token_and_a_user_token_reaches_only_its_user() {
         Some(&admin),
         Some("{}"),
     );
-    assert_eq!(unknown.unwrap().status, 404, "past the check: no such activity");
+    assert_eq!(
+        unknown.unwrap().status,
+        404,
+        "past the check: no such activity"
+    );
 
     // Revoked: 401 at once.
     let listed = n2.cli(&["api-tokens", "list", "--json"]);
@@ -301,7 +349,11 @@ fn a_node_api_needs_a_token_and_a_user_token_reaches_only_its_user() {
         .to_owned();
     n2.cli(&["api-tokens", "revoke", &alice_id])
         .expect_code(0, "revoke alice's token");
-    refused(&get("/users/alice/worklist", &alice).unwrap(), 401, "alice's revoked token");
+    refused(
+        &get("/users/alice/worklist", &alice).unwrap(),
+        401,
+        "alice's revoked token",
+    );
 }
 
 #[test]

@@ -82,7 +82,9 @@ mod tests {
         let alice = |role| Need::RoleOrUser(role, "alice".to_owned());
         assert_eq!(at("GET", "/users/alice/worklist"), alice(Role::Viewer));
         assert_eq!(at("GET", "/users/alice/notices"), alice(Role::Viewer));
-        for action in ["select", "release", "lock", "unlock", "complete", "delegate"] {
+        for action in [
+            "select", "release", "lock", "unlock", "complete", "delegate",
+        ] {
             let path = format!("/users/alice/worklist/7/2/{action}");
             assert_eq!(at("POST", &path), alice(Role::Operator));
         }

@@ -14,4 +14,6 @@ pub mod files;
 pub mod run_data;
 pub mod state;
 
-pub use daemon::{API_TOKEN_FILE, ClaimOutcome, DirectoryView, Node, NodeClient, NodeConfig, WorklistEntry, start};
+pub use daemon::{
+    API_TOKEN_FILE, ClaimOutcome, DirectoryView, Node, NodeClient, NodeConfig, WorklistEntry, start,
+};

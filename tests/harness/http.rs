@@ -62,7 +62,10 @@ pub fn http_request(
         .map_err(|e| e.to_string())?;
     let auth = token.map_or(String::new(), |t| format!("Authorization: Bearer {t}\r\n"));
     let content = body.map_or(String::new(), |b| {
-        format!("Content-Type: application/json\r\nContent-Length: {}\r\n", b.len())
+        format!(
+            "Content-Type: application/json\r\nContent-Length: {}\r\n",
+            b.len()
+        )
     });
     write!(
         stream,

@@ -58,7 +58,8 @@ pub enum NodesCommand {
 pub async fn tokens(command: TokensCommand) -> anyhow::Result<ExitCode> {
     match command {
         TokensCommand::Create { label, api } => {
-            let request = api.client()?
+            let request = api
+                .client()?
                 .post(api.url("/tokens"))
                 .json(&serde_json::json!({ "label": label }));
             match json(request, &api).await? {
@@ -100,7 +101,8 @@ pub async fn tokens(command: TokensCommand) -> anyhow::Result<ExitCode> {
 pub async fn nodes(command: NodesCommand) -> anyhow::Result<ExitCode> {
     match command {
         NodesCommand::Allow { peer, api } => {
-            let request = api.client()?
+            let request = api
+                .client()?
                 .post(api.url("/nodes/allow"))
                 .json(&serde_json::json!({ "peer": peer }));
             done(json(request, &api).await?, &format!("peer {peer} may join"))

@@ -12,7 +12,8 @@ use super::api_client::{ApiArgs, failure, json};
 /// problem of the document (`file:line:col: error: ...`, exit 1).
 pub async fn apply(api: &ApiArgs, file: &Path) -> anyhow::Result<ExitCode> {
     let bytes = super::read(file)?;
-    let request = api.client()?
+    let request = api
+        .client()?
         .put(api.url("/org"))
         .query(&[("source", file.display().to_string())])
         .header("content-type", "application/xml")

@@ -117,7 +117,9 @@ pub async fn run(args: ServeArgs) -> anyhow::Result<ExitCode> {
         .data_dir
         .join(mobiwf_controller::daemon::OPERATOR_TOKEN_FILE);
     if args.insecure_no_auth {
-        println!("  the API checks NO tokens (--insecure-no-auth): anyone who reaches it may do anything");
+        println!(
+            "  the API checks NO tokens (--insecure-no-auth): anyone who reaches it may do anything"
+        );
     } else {
         println!(
             "  API token (administrator) in {}: export MOBIWF_TOKEN_FILE={}",

@@ -235,7 +235,9 @@ fn guarded<E>(
     )?);
     tokens.ensure_file(mobiwf_runtime::process::now_ms())?;
     if !config.api_auth {
-        tracing::warn!("the API checks no tokens (--insecure-no-auth): anyone who reaches it may do anything");
+        tracing::warn!(
+            "the API checks no tokens (--insecure-no-auth): anyone who reaches it may do anything"
+        );
     }
     let router = router.merge(api_auth::routes(tokens.clone()));
     Ok(api_auth::guard(router, tokens, crate::api_access::need))

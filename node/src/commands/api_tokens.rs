@@ -14,7 +14,12 @@ pub enum ApiTokensCommand {
     Create {
         /// What it may do: viewer (read), operator (also complete work, act for any user)
         /// or administrator (everything).
-        #[arg(long, value_name = "ROLE", required_unless_present = "user", conflicts_with = "user")]
+        #[arg(
+            long,
+            value_name = "ROLE",
+            required_unless_present = "user",
+            conflicts_with = "user"
+        )]
         role: Option<String>,
         /// A user's own token instead: only their worklist, notices and connection on this
         /// node (`/users/USER/...`).

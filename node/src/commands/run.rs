@@ -119,7 +119,9 @@ pub async fn run(args: RunArgs) -> anyhow::Result<()> {
     }
     println!("  API on http://{}", node.api_addr);
     if args.insecure_no_auth {
-        println!("  the API checks NO tokens (--insecure-no-auth): anyone who reaches it may do anything");
+        println!(
+            "  the API checks NO tokens (--insecure-no-auth): anyone who reaches it may do anything"
+        );
     } else {
         println!(
             "  API token (node administrator) in {}",

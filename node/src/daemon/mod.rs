@@ -409,7 +409,11 @@ pub async fn start(config: NodeConfig) -> anyhow::Result<Node> {
         files: crate::files::Files::new(&config.data_dir),
         mesh: base.mesh.clone(),
     };
-    let router = guarded(&config, base.store.clone(), crate::api::router(client.clone()))?;
+    let router = guarded(
+        &config,
+        base.store.clone(),
+        crate::api::router(client.clone()),
+    )?;
     let span = tracing::info_span!("node", name = %config.name);
     base.launch(actor, seq, span, client, (config.api, router))
         .await
@@ -433,7 +437,9 @@ fn guarded(
     )?);
     tokens.ensure_file(mobiwf_runtime::process::now_ms())?;
     if !config.api_auth {
-        tracing::warn!("the API checks no tokens (--insecure-no-auth): anyone who reaches it may do anything");
+        tracing::warn!(
+            "the API checks no tokens (--insecure-no-auth): anyone who reaches it may do anything"
+        );
     }
     let router = router.merge(api_auth::routes(tokens.clone()));
     Ok(api_auth::guard(router, tokens, crate::api_access::need))

@@ -61,7 +61,10 @@ fn authorise(tokens: &ApiTokens, headers: &HeaderMap, need: &Need) -> Result<(),
     let presented = value
         .to_str()
         .ok()
-        .and_then(|v| v.strip_prefix("Bearer ").or_else(|| v.strip_prefix("bearer ")))
+        .and_then(|v| {
+            v.strip_prefix("Bearer ")
+                .or_else(|| v.strip_prefix("bearer "))
+        })
         .map(str::trim);
     let Some(token) = presented.and_then(|t| tokens.check(t)) else {
         return Err((
@@ -90,7 +93,10 @@ fn authorise(tokens: &ApiTokens, headers: &HeaderMap, need: &Need) -> Result<(),
 fn refused((status, message, challenge): Refusal) -> Response {
     (
         status,
-        [(header::WWW_AUTHENTICATE, HeaderValue::from_static(challenge))],
+        [(
+            header::WWW_AUTHENTICATE,
+            HeaderValue::from_static(challenge),
+        )],
         axum::Json(serde_json::json!({ "error": message })),
     )
         .into_response()

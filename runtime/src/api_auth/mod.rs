@@ -158,7 +158,10 @@ mod tests {
         assert!(read.allows(&viewer) && read.allows(&operator) && read.allows(&admin));
         assert!(!run.allows(&viewer) && run.allows(&operator) && run.allows(&admin));
         assert!(!all.allows(&viewer) && !all.allows(&operator) && all.allows(&admin));
-        assert!(!read.allows(&alice), "a user token reads only its user's things");
+        assert!(
+            !read.allows(&alice),
+            "a user token reads only its user's things"
+        );
         let own = Need::RoleOrUser(Role::Operator, "alice".into());
         let other = Need::RoleOrUser(Role::Operator, "bob".into());
         assert!(own.allows(&alice) && !other.allows(&alice));

@@ -243,7 +243,12 @@ mod tests {
         }
         let long = "x".repeat(MAX_API_LABEL_CHARS + 1);
         let refused = node.create(Grant::Role(Role::Viewer), long, 0);
-        assert!(refused.unwrap().unwrap_err().contains("MAX_API_LABEL_CHARS"));
+        assert!(
+            refused
+                .unwrap()
+                .unwrap_err()
+                .contains("MAX_API_LABEL_CHARS")
+        );
     }
 
     #[test]
