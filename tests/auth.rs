@@ -14,7 +14,7 @@ use std::process::Command;
 use mobiwf_tests::binary;
 use mobiwf_tests::harness::{
     CLI_TIMEOUT, CmdOutput, Controller, HttpAnswer, Node, NodeSpec, api_token_of, http_request,
-    run, wait_for,
+    metric, run, wait_for,
 };
 use mobiwf_tests::{repo_root, scratch};
 
@@ -203,6 +203,12 @@ fn the_controller_api_needs_a_token_with_the_role() {
     controller
         .cli(&["api-tokens", "revoke", &viewer_id], CLI_TIMEOUT)
         .expect_code(1, "revoke it again");
+
+    // Every refusal is counted.
+    let page = mobiwf_tests::harness::http_get(api, "/metrics").unwrap();
+    let counted = |status| metric(&page, "mobiwf_api_refused_total", &[("status", status)]);
+    assert!(counted("401") >= 4.0, "401s counted:\n{page}");
+    assert!(counted("403") >= 5.0, "403s counted:\n{page}");
 
     // A restarted controller keeps the tokens and its operator.token.
     let before = token(&admin_file);

@@ -240,7 +240,12 @@ fn guarded<E>(
         );
     }
     let router = router.merge(api_auth::routes(tokens.clone()));
-    Ok(api_auth::guard(router, tokens, crate::api_access::need))
+    Ok(api_auth::guard(
+        router,
+        tokens,
+        crate::api_access::need,
+        base.metrics.clone(),
+    ))
 }
 
 /// Who may join, as the store holds it, open or not as `serve` was told.

@@ -409,11 +409,7 @@ pub async fn start(config: NodeConfig) -> anyhow::Result<Node> {
         files: crate::files::Files::new(&config.data_dir),
         mesh: base.mesh.clone(),
     };
-    let router = guarded(
-        &config,
-        base.store.clone(),
-        crate::api::router(client.clone()),
-    )?;
+    let router = guarded(&config, &base, crate::api::router(client.clone()))?;
     let span = tracing::info_span!("node", name = %config.name);
     base.launch(actor, seq, span, client, (config.api, router))
         .await
@@ -421,13 +417,13 @@ pub async fn start(config: NodeConfig) -> anyhow::Result<Node> {
 
 /// `router` with the API token routes, behind the token check, once the administrator's
 /// token file is there.
-fn guarded(
+fn guarded<E>(
     config: &NodeConfig,
-    store: Arc<dyn Store>,
+    base: &Base<E>,
     router: axum::Router,
 ) -> anyhow::Result<axum::Router> {
     let tokens = Arc::new(api_auth::ApiTokens::open(
-        store,
+        base.store.clone(),
         api_auth::AuthSettings {
             enforce: config.api_auth,
             users: true,
@@ -442,5 +438,10 @@ fn guarded(
         );
     }
     let router = router.merge(api_auth::routes(tokens.clone()));
-    Ok(api_auth::guard(router, tokens, crate::api_access::need))
+    Ok(api_auth::guard(
+        router,
+        tokens,
+        crate::api_access::need,
+        base.metrics.clone(),
+    ))
 }

@@ -10,20 +10,23 @@ use axum::middleware::Next;
 use axum::response::{IntoResponse, Response};
 
 use super::{ApiTokens, Need};
+use crate::metrics::Metrics;
 
 /// `router` behind the token check, each request needing what `need` says for its method
-/// and path. Without checking (`--insecure-no-auth`), `router` as it is.
+/// and path; refusals counted in `metrics` (`mobiwf_api_refused_total{status}`). Without
+/// checking (`--insecure-no-auth`), `router` as it is.
 pub fn guard(
     router: axum::Router,
     tokens: Arc<ApiTokens>,
     need: fn(&Method, &str) -> Need,
+    metrics: Arc<Metrics>,
 ) -> axum::Router {
     if !tokens.settings().enforce {
         return router;
     }
     router.layer(axum::middleware::from_fn(
         move |request: Request, next: Next| {
-            let tokens = tokens.clone();
+            let (tokens, metrics) = (tokens.clone(), metrics.clone());
             async move {
                 let wanted = need(request.method(), request.uri().path());
                 match authorise(&tokens, request.headers(), &wanted) {
@@ -31,6 +34,7 @@ pub fn guard(
                     Err(refusal) => {
                         let (method, path) = (request.method(), request.uri().path());
                         tracing::debug!(%method, path, "API request refused: {}", refusal.1);
+                        metrics.api_refused(refusal.0.as_u16());
                         refused(refusal)
                     }
                 }
