@@ -13,7 +13,7 @@ use serde::{Deserialize, Serialize};
 
 pub use guard::guard;
 pub use routes::routes;
-pub use tokens::{ApiTokens, AuthSettings};
+pub use tokens::{ApiTokens, AuthSettings, NotMade};
 
 /// What an API token starts with: says what it is when found in a file or a log.
 pub const API_TOKEN_PREFIX: &str = "mwf_api_";

@@ -17,7 +17,7 @@ use axum::{Json, Router};
 use serde::Deserialize;
 use serde_json::json;
 
-use super::{ApiToken, ApiTokens, Grant, Role};
+use super::{ApiToken, ApiTokens, Grant, NotMade, Role};
 
 /// The routes above, on `tokens`.
 pub fn routes(tokens: Arc<ApiTokens>) -> Router {
@@ -77,8 +77,8 @@ async fn create(State(tokens): State<Arc<ApiTokens>>, Json(body): Json<CreateBod
             body["token"] = json!(text);
             (StatusCode::CREATED, Json(body)).into_response()
         }
-        Ok(Ok(Err(e))) if e.contains("MAX_API_TOKENS") => error(StatusCode::CONFLICT, e),
-        Ok(Ok(Err(e))) => error(StatusCode::BAD_REQUEST, e),
+        Ok(Ok(Err(NotMade::Full(e)))) => error(StatusCode::CONFLICT, e),
+        Ok(Ok(Err(NotMade::Invalid(e)))) => error(StatusCode::BAD_REQUEST, e),
         Ok(Err(e)) => error(StatusCode::INTERNAL_SERVER_ERROR, format!("{e:#}")),
         Err(e) => error(StatusCode::INTERNAL_SERVER_ERROR, e.to_string()),
     }

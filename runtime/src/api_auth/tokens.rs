@@ -30,6 +30,24 @@ pub struct AuthSettings {
     pub token_file: PathBuf,
 }
 
+/// Why a token was not made.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum NotMade {
+    /// The request is wrong: a label too long, a user id that is not one, a user's token
+    /// asked of the controller.
+    Invalid(String),
+    /// [`MAX_API_TOKENS`] tokens exist already.
+    Full(String),
+}
+
+impl std::fmt::Display for NotMade {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match self {
+            NotMade::Invalid(why) | NotMade::Full(why) => f.write_str(why),
+        }
+    }
+}
+
 /// The tokens of one daemon.
 pub struct ApiTokens {
     store: Arc<dyn Store>,
@@ -87,17 +105,17 @@ impl ApiTokens {
         grant: Grant,
         label: String,
         now_ms: u64,
-    ) -> anyhow::Result<Result<(String, ApiToken), String>> {
+    ) -> anyhow::Result<Result<(String, ApiToken), NotMade>> {
         if let Err(e) = self.check_request(&grant, &label) {
-            return Ok(Err(e));
+            return Ok(Err(NotMade::Invalid(e)));
         }
         let _writer = self.writer.lock().unwrap_or_else(|e| e.into_inner());
         if self.list().len() >= MAX_API_TOKENS {
-            return Ok(Err(format!(
+            return Ok(Err(NotMade::Full(format!(
                 "there are {MAX_API_TOKENS} API tokens already (MAX_API_TOKENS): revoke some \
                  with `{} api-tokens revoke ID`",
                 self.settings.command
-            )));
+            ))));
         }
         let text = secret::new_token(API_TOKEN_PREFIX)?;
         let hash = secret::hash(&text);
@@ -235,20 +253,24 @@ mod tests {
         let store: Arc<dyn Store> = Arc::new(MemoryStore::new());
         let controller = ApiTokens::open(store.clone(), settings(dir.path(), false)).unwrap();
         let user = controller.create(Grant::User("alice".into()), String::new(), 0);
-        assert!(user.unwrap().unwrap_err().contains("no user tokens"));
+        let refused = user.unwrap().unwrap_err();
+        assert!(matches!(&refused, NotMade::Invalid(why) if why.contains("no user tokens")));
         let node = ApiTokens::open(store, settings(dir.path(), true)).unwrap();
         for bad in ["", "a b", "a/b", &"x".repeat(MAX_USER_CHARS + 1)] {
             let refused = node.create(Grant::User(bad.into()), String::new(), 0);
-            assert!(refused.unwrap().unwrap_err().contains("not a user id"));
+            let refused = refused.unwrap().unwrap_err().to_string();
+            assert!(refused.contains("not a user id"), "{refused}");
         }
         let long = "x".repeat(MAX_API_LABEL_CHARS + 1);
         let refused = node.create(Grant::Role(Role::Viewer), long, 0);
-        assert!(
-            refused
-                .unwrap()
-                .unwrap_err()
-                .contains("MAX_API_LABEL_CHARS")
-        );
+        let refused = refused.unwrap().unwrap_err().to_string();
+        assert!(refused.contains("MAX_API_LABEL_CHARS"), "{refused}");
+        for _ in 0..MAX_API_TOKENS {
+            let made = node.create(Grant::Role(Role::Viewer), String::new(), 0);
+            made.unwrap().unwrap();
+        }
+        let past = node.create(Grant::Role(Role::Viewer), String::new(), 0);
+        assert!(matches!(past.unwrap(), Err(NotMade::Full(_))));
     }
 
     #[test]
