@@ -10,8 +10,13 @@ use serde::Deserialize;
 /// How long one call may take (a wait for an instance included).
 const CALL_TIMEOUT: Duration = Duration::from_secs(120);
 
-fn client() -> anyhow::Result<reqwest::Client> {
+/// A client that sends `token` with every request (`Authorization: Bearer`).
+fn client(token: &str) -> anyhow::Result<reqwest::Client> {
+    let mut bearer = reqwest::header::HeaderValue::from_str(&format!("Bearer {token}"))?;
+    bearer.set_sensitive(true);
+    let headers = reqwest::header::HeaderMap::from_iter([(reqwest::header::AUTHORIZATION, bearer)]);
     Ok(reqwest::Client::builder()
+        .default_headers(headers)
         .timeout(CALL_TIMEOUT)
         .pool_max_idle_per_host(1024)
         .build()?)
@@ -41,11 +46,11 @@ struct NodeSummary {
 }
 
 impl ControllerApi {
-    /// The API at `base` (`http://HOST:PORT`).
-    pub fn new(base: &str) -> anyhow::Result<ControllerApi> {
+    /// The API at `base` (`http://HOST:PORT`), asked with `token`.
+    pub fn new(base: &str, token: &str) -> anyhow::Result<ControllerApi> {
         Ok(ControllerApi {
             base: base.to_owned(),
-            http: client()?,
+            http: client(token)?,
         })
     }
 
@@ -150,11 +155,11 @@ pub struct RunView {
 }
 
 impl NodeApi {
-    /// The API at `base`.
-    pub fn new(base: &str) -> anyhow::Result<NodeApi> {
+    /// The API at `base`, asked with `token`.
+    pub fn new(base: &str, token: &str) -> anyhow::Result<NodeApi> {
         Ok(NodeApi {
             base: base.to_owned(),
-            http: client()?,
+            http: client(token)?,
         })
     }
 

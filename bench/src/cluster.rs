@@ -39,6 +39,9 @@ pub struct Daemon {
     pub api: String,
     /// Its libp2p address.
     pub address: String,
+    /// Its administrator's API token (the controller's `operator.token`, a node's
+    /// `api.token`).
+    pub token: String,
     /// How it was started, for [`Daemon::restart`].
     program: PathBuf,
     args: Vec<String>,
@@ -75,6 +78,7 @@ impl Daemon {
             child,
             api: String::new(),
             address: String::new(),
+            token: String::new(),
             program: program.to_owned(),
             args: args.to_vec(),
             dir: dir.to_owned(),
@@ -93,6 +97,13 @@ impl Daemon {
             if !address.is_empty() && !api.trim().is_empty() {
                 daemon.address = address;
                 daemon.api = format!("http://{}", api.trim());
+                // Written before the `api` file: one of the two is there.
+                let token = ["operator.token", "api.token"]
+                    .map(|f| dir.join(f))
+                    .into_iter()
+                    .find(|f| f.exists())
+                    .ok_or_else(|| anyhow::anyhow!("{name} wrote no API token file"))?;
+                daemon.token = mobiwf_runtime::secret::read_token_file(&token)?;
                 return Ok(daemon);
             }
             if started.elapsed() > STARTUP {
@@ -211,7 +222,7 @@ impl Cluster {
                 .await?,
             );
         }
-        let api = ControllerApi::new(&controller.api)?;
+        let api = ControllerApi::new(&controller.api, &controller.token)?;
         let started = Instant::now();
         loop {
             let registered = api.node_names().await?;
@@ -225,7 +236,7 @@ impl Cluster {
         }
         let node_apis = nodes
             .iter()
-            .map(|n| Ok((n.name.clone(), NodeApi::new(&n.api)?)))
+            .map(|n| Ok((n.name.clone(), NodeApi::new(&n.api, &n.token)?)))
             .collect::<anyhow::Result<_>>()?;
         Ok(Cluster {
             controller,

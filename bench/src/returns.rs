@@ -90,7 +90,7 @@ async fn sample(cluster: &mut Cluster, paper: &Workload, move_it: bool) -> anyho
     let (Some(p1), Some(p2)) = (at("P1"), at("P2")) else {
         anyhow::bail!("the paper's partners P1 and P2 are not in the cluster");
     };
-    let p1_api = NodeApi::new(&cluster.nodes[p1].api)?;
+    let p1_api = NodeApi::new(&cluster.nodes[p1].api, &cluster.nodes[p1].token)?;
     let old = cluster.nodes[p2].address.clone();
     cluster.nodes[p2].kill();
     let id = cluster.api.submit(&paper.xml).await?;
@@ -123,7 +123,7 @@ async fn sample(cluster: &mut Cluster, paper: &Workload, move_it: bool) -> anyho
     };
     cluster.nodes[p2].restart(&listen).await?;
     let back_us = now_us();
-    let p2_api = NodeApi::new(&cluster.nodes[p2].api)?;
+    let p2_api = NodeApi::new(&cluster.nodes[p2].api, &cluster.nodes[p2].token)?;
     loop {
         let runs = p2_api.runs().await?;
         let first_start = runs

@@ -19,6 +19,8 @@
 //! - `GET /nodes`: the registered nodes (with `suspected`, the reason, while suspected).
 //! - The organisation directory and work item administration: see `api_people`.
 //! - Join tokens, the allow list and removing nodes: see `api_enrol`.
+//! - API tokens (`/api-tokens`): see `mobiwf_runtime::api_auth`; what each route needs:
+//!   `api_access`.
 //! - `GET /metrics`: Prometheus text format.
 
 use std::time::Duration;

@@ -1,8 +1,10 @@
 //! The mobiwf controller: the durable state of the pure instance bookkeeping (`mobiwf-book`)
 //! (`state`), the daemon that connects it to the mesh and the store (`daemon`), and the
-//! operators' HTTP API (`api`), which shows instance data by asking the nodes (`data`).
+//! operators' HTTP API (`api`), which shows instance data by asking the nodes (`data`), with
+//! what each of its routes needs (`api_access`: bearer tokens and roles).
 
 pub mod api;
+pub mod api_access;
 pub mod api_enrol;
 pub mod api_people;
 pub mod daemon;

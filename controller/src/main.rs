@@ -1,7 +1,9 @@
 //! `mobiwf-controller`: the operator's command line for the central controller: the daemon
 //! (`serve`), the embedded demo (`demo`), instance commands (`submit`, `status`, `wait`,
-//! `history`, `list`, `nodes`), the operator's controls (`interrupt`, `resume`, `cancel`), and
-//! document tools (`validate`, `partition`).
+//! `history`, `list`, `nodes`), the operator's controls (`interrupt`, `resume`, `cancel`),
+//! who may join and who may use the API (`tokens`, `api-tokens`), and document tools
+//! (`validate`, `partition`). Commands that talk to the API show a token (`--token-file`,
+//! `MOBIWF_TOKEN_FILE` or `MOBIWF_TOKEN`); exit 6 when it is refused.
 
 mod commands;
 
@@ -164,6 +166,10 @@ enum Command {
     /// Join tokens: what a node presents (--join-token-file) to join the mesh the first time.
     #[command(subcommand)]
     Tokens(commands::enrol::TokensCommand),
+    /// API tokens: what operators' tools show the HTTP API (--token-file), each with a role
+    /// (viewer, operator, administrator). Administrators only.
+    #[command(subcommand)]
+    ApiTokens(commands::api_tokens::ApiTokensCommand),
     /// Check workflow definitions, partition documents and organisation documents (the kind is
     /// detected).
     ///
@@ -282,7 +288,7 @@ fn main() -> ExitCode {
         Ok(code) => code,
         Err(e) => {
             eprintln!("mobiwf-controller: error: {e:#}");
-            ExitCode::from(2)
+            ExitCode::from(commands::api_client::exit_code_of(&e, 2))
         }
     }
 }
@@ -369,6 +375,7 @@ async fn dispatch(command: Command) -> anyhow::Result<ExitCode> {
         } => commands::enrol::nodes(action).await,
         Command::Nodes { json, api, .. } => commands::status::nodes(&api, json).await,
         Command::Tokens(command) => commands::enrol::tokens(command).await,
+        Command::ApiTokens(command) => commands::api_tokens::run(command).await,
         Command::Validate { .. } | Command::Partition { .. } => Ok(ExitCode::SUCCESS),
     }
 }

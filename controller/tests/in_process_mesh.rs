@@ -42,6 +42,7 @@ async fn mesh_with(p2_behind_relay: bool) -> Mesh {
         open_enrolment: false,
         relay_server: true,
         swarm_key: None,
+        api_auth: true,
     })
     .await
     .expect("controller");
@@ -66,6 +67,7 @@ async fn mesh_with(p2_behind_relay: bool) -> Mesh {
         relay_server: false,
         swarm_key: None,
         commands: mobiwf_node::command_policy::CommandPolicy::Any,
+        api_auth: true,
     };
     let p1 = mobiwf_node::start(node("P1", vec![1, 2, 3]))
         .await

@@ -11,6 +11,8 @@
 //! - `GET /runs`: every partition run on this node and each activity's state (JSON).
 //! - `GET /metrics`: Prometheus text format.
 //! - The users' worklists, notices and the directory version: see `api_people`.
+//! - API tokens (`/api-tokens`): see `mobiwf_runtime::api_auth`; what each route needs:
+//!   `api_access`.
 
 use axum::Json;
 use axum::Router;

@@ -1,9 +1,11 @@
 //! A mobiwf partner node: the durable state of the pure partition engine (`mobiwf-engine`)
 //! (`state`), the daemon that connects it to the mesh, the store and the commands it runs (`daemon`,
 //! `executor`, with the data directory of a run in `run_data` and the contents of data files in
-//! `files`), and the HTTP API (`api`).
+//! `files`), and the HTTP API (`api`), with what each of its routes needs (`api_access`:
+//! bearer tokens, roles and users' own tokens).
 
 pub mod api;
+pub mod api_access;
 pub mod api_offline;
 pub mod api_people;
 pub mod command_policy;
@@ -13,4 +15,6 @@ pub mod files;
 pub mod run_data;
 pub mod state;
 
-pub use daemon::{ClaimOutcome, DirectoryView, Node, NodeClient, NodeConfig, WorklistEntry, start};
+pub use daemon::{
+    API_TOKEN_FILE, ClaimOutcome, DirectoryView, Node, NodeClient, NodeConfig, WorklistEntry, start,
+};

@@ -1,5 +1,8 @@
 //! `mobiwf-node`: a partner node's command line: the daemon (`run`), the worklist of manual
-//! work (`worklist`, `complete`) and the explanation of partition documents (`inspect`).
+//! work (`worklist`, `complete`), the explanation of partition documents (`inspect`) and the
+//! API's tokens (`api-tokens`). Commands given `--data-dir` show the node administrator's
+//! token (`DIR/api.token`); `--token-file` (or `MOBIWF_NODE_TOKEN_FILE`, `MOBIWF_NODE_TOKEN`)
+//! shows another; exit 6 when the API refuses it.
 
 mod commands;
 
@@ -154,6 +157,10 @@ enum Command {
         #[arg(value_name = "FILE")]
         file: PathBuf,
     },
+    /// API tokens of this node: roles (viewer, operator, administrator) or a user's own
+    /// (`--user U`: only their worklist). The node's administrators only.
+    #[command(subcommand)]
+    ApiTokens(commands::api_tokens::ApiTokensCommand),
 }
 
 /// One work item of one user's worklist.
@@ -276,6 +283,7 @@ async fn dispatch(command: Command) -> anyhow::Result<()> {
             accept,
         } => commands::offline::disconnect(&api, &user, max_wait, accept).await,
         Command::Reconnect { api, user } => commands::offline::reconnect(&api, &user).await,
+        Command::ApiTokens(command) => commands::api_tokens::run(command).await,
         Command::Inspect { .. } => Ok(()),
     }
 }

@@ -44,6 +44,13 @@ pub struct StateLabels {
     pub state: String,
 }
 
+/// Labels of the API's refused-request counter.
+#[derive(Debug, Clone, Hash, PartialEq, Eq, EncodeLabelSet)]
+pub struct StatusLabels {
+    /// The HTTP status answered: `401` (no token the daemon knows) or `403` (a role too low).
+    pub status: String,
+}
+
 /// The metrics one process keeps.
 pub struct Metrics {
     registry: Registry,
@@ -51,6 +58,7 @@ pub struct Metrics {
     messages_received: Family<MessageLabels, Counter>,
     send_failures: Family<MessageLabels, Counter>,
     refused: Family<MessageLabels, Counter>,
+    api_refused: Family<StatusLabels, Counter>,
     duplicates: Counter,
     inbound_shed: Counter,
     activities_started: Counter,
@@ -75,6 +83,7 @@ impl Metrics {
             messages_received: Family::default(),
             send_failures: Family::default(),
             refused: Family::default(),
+            api_refused: Family::default(),
             duplicates: Counter::default(),
             inbound_shed: Counter::default(),
             activities_started: Counter::default(),
@@ -164,6 +173,20 @@ impl Metrics {
              too many waiting or sent too many a second",
             self.inbound_shed.clone(),
         );
+        registry.register(
+            "api_refused",
+            "HTTP API requests refused by the token check, by status: 401 (no token this \
+             daemon knows), 403 (a token without the role)",
+            self.api_refused.clone(),
+        );
+    }
+
+    /// Counts an API request the token check refused with `status`.
+    pub fn api_refused(&self, status: u16) {
+        let labels = StatusLabels {
+            status: status.to_string(),
+        };
+        self.api_refused.get_or_create(&labels).inc();
     }
 
     fn labels(kind: &str, peer: Peer) -> MessageLabels {

@@ -7,7 +7,7 @@ use std::time::Duration;
 use serde_json::Value;
 
 use super::process::{CmdOutput, Daemon, listen_part, run, start_publishing};
-use super::{CLI_TIMEOUT, STARTUP, http_get, wait_for};
+use super::{CLI_TIMEOUT, STARTUP, http_get, remember_api_token, wait_for};
 use crate::binary;
 
 /// A `mobiwf-controller serve` process.
@@ -62,6 +62,7 @@ impl Controller {
             None,
         );
         remember_join_token(&address, dir);
+        remember_api_token(&api, &dir.join("operator.token"));
         (daemon, address, api)
     }
 
@@ -83,14 +84,21 @@ impl Controller {
         self.api = api;
     }
 
-    /// Runs `mobiwf-controller ARGS --api API`.
+    /// Runs `mobiwf-controller ARGS --api API`, with the administrator's token
+    /// (`MOBIWF_TOKEN_FILE=DIR/operator.token`).
     pub fn cli(&self, args: &[&str], timeout: Duration) -> CmdOutput {
         run(
             Command::new(binary("mobiwf-controller").unwrap())
                 .args(args)
-                .args(["--api", &self.api]),
+                .args(["--api", &self.api])
+                .env("MOBIWF_TOKEN_FILE", self.token_file()),
             timeout,
         )
+    }
+
+    /// The file holding its administrator's API token.
+    pub fn token_file(&self) -> PathBuf {
+        self.dir.join("operator.token")
     }
 
     /// Waits until nodes with every one of `names` are registered.
@@ -282,13 +290,15 @@ impl Node {
             args.extend(spec.commands.iter().cloned());
         }
         args.extend(spec.extra.iter().cloned());
-        start_publishing(
+        let (daemon, address, api) = start_publishing(
             &format!("node {}", spec.name),
             &binary("mobiwf-node").unwrap(),
             &args,
             &spec.dir,
             spec.netns.as_deref(),
-        )
+        );
+        remember_api_token(&api, &spec.dir.join("api.token"));
+        (daemon, address, api)
     }
 
     /// The last `n` lines of the node's log.

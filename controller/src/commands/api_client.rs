@@ -1,18 +1,28 @@
 //! Talking to a running controller's HTTP API from the command line.
 
+use std::path::PathBuf;
 use std::process::ExitCode;
 
 use anyhow::Context;
+use mobiwf_runtime::api_auth::{EXIT_NOT_AUTHORISED, is_auth_refusal};
 
 /// The default API address of `serve`, and of the commands that talk to it.
 pub const DEFAULT_API: &str = "127.0.0.1:7700";
 
-/// Where the controller's API is.
+/// The environment variable that may hold the API token itself (`--token-file` is read
+/// first).
+pub const TOKEN_ENV: &str = "MOBIWF_TOKEN";
+
+/// Where the controller's API is, and the token to show it.
 #[derive(Debug, Clone, clap::Args)]
 pub struct ApiArgs {
     /// The controller's API address (HOST:PORT).
     #[arg(long, value_name = "HOST:PORT", env = "MOBIWF_API", default_value = DEFAULT_API)]
     pub api: String,
+    /// A file holding an API token: the controller's DIR/operator.token (administrator), or
+    /// one from `api-tokens create`. Without it, the token in $MOBIWF_TOKEN.
+    #[arg(long, value_name = "FILE", env = "MOBIWF_TOKEN_FILE")]
+    pub token_file: Option<PathBuf>,
 }
 
 impl ApiArgs {
@@ -20,9 +30,56 @@ impl ApiArgs {
     pub fn url(&self, path: &str) -> String {
         format!("http://{}{path}", self.api)
     }
+
+    /// An HTTP client that shows the token (`--token-file`, else `$MOBIWF_TOKEN`, else none:
+    /// the controller then answers 401 unless it runs `--insecure-no-auth`).
+    pub fn client(&self) -> anyhow::Result<reqwest::Client> {
+        let token = match &self.token_file {
+            Some(file) => Some(mobiwf_runtime::secret::read_token_file(file)?),
+            None => std::env::var(TOKEN_ENV)
+                .ok()
+                .map(|t| t.trim().to_owned())
+                .filter(|t| !t.is_empty()),
+        };
+        let mut builder = reqwest::Client::builder();
+        if let Some(token) = token {
+            let mut bearer = reqwest::header::HeaderValue::from_str(&format!("Bearer {token}"))
+                .map_err(|_| anyhow::anyhow!("the API token holds characters a token cannot"))?;
+            bearer.set_sensitive(true);
+            builder = builder.default_headers(reqwest::header::HeaderMap::from_iter([(
+                reqwest::header::AUTHORIZATION,
+                bearer,
+            )]));
+        }
+        Ok(builder.build()?)
+    }
 }
 
-/// An answer of the API: the JSON body on success, the API's error message otherwise.
+/// The API refused the request for want of a token (401) or of a role (403): the command
+/// exits with [`EXIT_NOT_AUTHORISED`].
+#[derive(Debug)]
+pub struct NotAuthorised(pub String);
+
+impl std::fmt::Display for NotAuthorised {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        write!(f, "not authorised: {}", self.0)
+    }
+}
+
+impl std::error::Error for NotAuthorised {}
+
+/// The exit code of an error: [`EXIT_NOT_AUTHORISED`] when the API refused the token,
+/// `otherwise` else.
+pub fn exit_code_of(e: &anyhow::Error, otherwise: u8) -> u8 {
+    if e.downcast_ref::<NotAuthorised>().is_some() {
+        EXIT_NOT_AUTHORISED
+    } else {
+        otherwise
+    }
+}
+
+/// An answer of the API: the JSON body on success, the API's error message otherwise; a
+/// refused token is an error ([`NotAuthorised`]).
 pub async fn json(
     request: reqwest::RequestBuilder,
     api: &ApiArgs,
@@ -35,11 +92,21 @@ pub async fn json(
         )
     })?;
     let status = response.status();
+    let challenged = response
+        .headers()
+        .contains_key(reqwest::header::WWW_AUTHENTICATE);
     let text = response
         .text()
         .await
         .context("the controller's answer was cut off")?;
     let body: Option<serde_json::Value> = serde_json::from_str(&text).ok();
+    if is_auth_refusal(status.as_u16(), challenged) {
+        let message = body
+            .as_ref()
+            .and_then(|b| b["error"].as_str())
+            .map_or_else(|| format!("HTTP {status}"), str::to_owned);
+        return Err(NotAuthorised(message).into());
+    }
     match body {
         Some(body) if status.is_success() => Ok(Ok(body)),
         Some(body) if body["error"].is_string() => {
@@ -56,8 +123,8 @@ pub async fn json(
 
 /// Says why a request did not succeed and gives the exit status: 1 when the controller
 /// refused it with one of the HTTP statuses in `refusals` (something the user can act on: an
-/// unknown instance, a state where it does not apply), 3 when it could not be asked or
-/// answered otherwise.
+/// unknown instance, a state where it does not apply), [`EXIT_NOT_AUTHORISED`] when it
+/// refused the token, 3 when it could not be asked or answered otherwise.
 pub fn failure(answer: anyhow::Result<(u16, String)>, refusals: &[u16]) -> ExitCode {
     match answer {
         Ok((status, message)) => {
@@ -66,7 +133,7 @@ pub fn failure(answer: anyhow::Result<(u16, String)>, refusals: &[u16]) -> ExitC
         }
         Err(e) => {
             eprintln!("mobiwf-controller: error: {e:#}");
-            ExitCode::from(3)
+            ExitCode::from(exit_code_of(&e, 3))
         }
     }
 }

@@ -11,8 +11,9 @@ use super::api_client::{ApiArgs, failure, json};
 /// refused (the instance is not in a state where it applies) or unknown, 3 when the
 /// controller cannot be asked.
 pub async fn run(api: &ApiArgs, id: u64, action: Control) -> anyhow::Result<ExitCode> {
-    let request =
-        reqwest::Client::new().post(api.url(&format!("/instances/{id}/{}", action.as_str())));
+    let request = api
+        .client()?
+        .post(api.url(&format!("/instances/{id}/{}", action.as_str())));
     match json(request, api).await {
         Ok(Ok(body)) => {
             let state = body["state"].as_str().unwrap_or("?");
@@ -33,7 +34,7 @@ pub async fn run(api: &ApiArgs, id: u64, action: Control) -> anyhow::Result<Exit
 /// asked.
 pub async fn rerun(api: &ApiArgs, id: u64, activity: u64) -> anyhow::Result<ExitCode> {
     let path = format!("/instances/{id}/activities/{activity}/rerun");
-    let request = reqwest::Client::new().post(api.url(&path));
+    let request = api.client()?.post(api.url(&path));
     match json(request, api).await {
         Ok(Ok(body)) => {
             let state = body["state"].as_str().unwrap_or("?");

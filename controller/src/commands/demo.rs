@@ -47,11 +47,19 @@ pub async fn run(file: Option<&Path>, timeout_secs: u64, hour_ms: u64) -> anyhow
         open_enrolment: false,
         relay_server: true,
         swarm_key: None,
+        api_auth: true,
     })
     .await?;
     let controller_addr = controller.addrs.first().cloned().unwrap_or_default();
     println!("controller   {controller_addr}");
-    println!("             API http://{}", controller.api_addr);
+    println!(
+        "             API http://{} (token: {})",
+        controller.api_addr,
+        dir.path()
+            .join("controller")
+            .join(mobiwf_controller::daemon::OPERATOR_TOKEN_FILE)
+            .display()
+    );
 
     let wanted = nodes_wanted(&def);
     let mut nodes = Vec::new();
@@ -189,6 +197,7 @@ pub(super) async fn start_node(
         relay_server: false,
         swarm_key: None,
         commands: mobiwf_node::command_policy::CommandPolicy::Any,
+        api_auth: true,
     })
     .await?;
     let skills: Vec<String> = skills.iter().map(u64::to_string).collect();

@@ -56,10 +56,10 @@ pub enum NodesCommand {
 
 /// Carries out a `tokens` command.
 pub async fn tokens(command: TokensCommand) -> anyhow::Result<ExitCode> {
-    let http = reqwest::Client::new();
     match command {
         TokensCommand::Create { label, api } => {
-            let request = http
+            let request = api
+                .client()?
                 .post(api.url("/tokens"))
                 .json(&serde_json::json!({ "label": label }));
             match json(request, &api).await? {
@@ -75,7 +75,7 @@ pub async fn tokens(command: TokensCommand) -> anyhow::Result<ExitCode> {
             }
         }
         TokensCommand::List { json: as_json, api } => {
-            match json(http.get(api.url("/tokens")), &api).await? {
+            match json(api.client()?.get(api.url("/tokens")), &api).await? {
                 Ok(body) if as_json => {
                     println!("{}", serde_json::to_string_pretty(&body)?);
                     Ok(ExitCode::SUCCESS)
@@ -88,7 +88,7 @@ pub async fn tokens(command: TokensCommand) -> anyhow::Result<ExitCode> {
             }
         }
         TokensCommand::Revoke { id, api } => {
-            let request = http.delete(api.url(&format!("/tokens/{id}")));
+            let request = api.client()?.delete(api.url(&format!("/tokens/{id}")));
             done(
                 json(request, &api).await?,
                 &format!("join token {id} revoked"),
@@ -99,16 +99,16 @@ pub async fn tokens(command: TokensCommand) -> anyhow::Result<ExitCode> {
 
 /// Carries out a `nodes allow|remove` command.
 pub async fn nodes(command: NodesCommand) -> anyhow::Result<ExitCode> {
-    let http = reqwest::Client::new();
     match command {
         NodesCommand::Allow { peer, api } => {
-            let request = http
+            let request = api
+                .client()?
                 .post(api.url("/nodes/allow"))
                 .json(&serde_json::json!({ "peer": peer }));
             done(json(request, &api).await?, &format!("peer {peer} may join"))
         }
         NodesCommand::Remove { name, api } => {
-            let request = http.delete(api.url(&format!("/nodes/{name}")));
+            let request = api.client()?.delete(api.url(&format!("/nodes/{name}")));
             done(
                 json(request, &api).await?,
                 &format!("node {name} removed: its name is free"),

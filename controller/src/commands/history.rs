@@ -10,7 +10,9 @@ use super::table;
 /// Prints the history (exit 0); exit 1 when there is no such instance, 3 when the controller
 /// cannot be asked.
 pub async fn run(api: &ApiArgs, id: u64, as_json: bool) -> anyhow::Result<ExitCode> {
-    let request = reqwest::Client::new().get(api.url(&format!("/instances/{id}/history")));
+    let request = api
+        .client()?
+        .get(api.url(&format!("/instances/{id}/history")));
     match json(request, api).await {
         Ok(Ok(body)) => {
             if as_json {

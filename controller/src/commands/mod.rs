@@ -1,6 +1,7 @@
 //! One module per subcommand; each returns the exit code, or an error for exit status 2.
 
 pub mod api_client;
+pub mod api_tokens;
 pub mod control;
 pub mod demo;
 pub mod demo_people;

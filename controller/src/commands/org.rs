@@ -12,7 +12,8 @@ use super::api_client::{ApiArgs, failure, json};
 /// problem of the document (`file:line:col: error: ...`, exit 1).
 pub async fn apply(api: &ApiArgs, file: &Path) -> anyhow::Result<ExitCode> {
     let bytes = super::read(file)?;
-    let request = reqwest::Client::new()
+    let request = api
+        .client()?
         .put(api.url("/org"))
         .query(&[("source", file.display().to_string())])
         .header("content-type", "application/xml")
@@ -35,7 +36,7 @@ pub async fn apply(api: &ApiArgs, file: &Path) -> anyhow::Result<ExitCode> {
 
 /// Prints the directory: its version, then one line per user (JSON with `--json`).
 pub async fn show(api: &ApiArgs, as_json: bool) -> anyhow::Result<ExitCode> {
-    let request = reqwest::Client::new().get(api.url("/org"));
+    let request = api.client()?.get(api.url("/org"));
     let body = match json(request, api).await {
         Ok(Ok(body)) => body,
         Ok(Err(refused)) => return Ok(failure(Ok(refused), &[404])),

@@ -55,6 +55,11 @@ pub struct ServeArgs {
     /// node (`mobiwf-node run --swarm-key-file`). A peer without it cannot even connect.
     #[arg(long, value_name = "FILE", env = "MOBIWF_SWARM_KEY_FILE")]
     pub swarm_key_file: Option<PathBuf>,
+    /// Serve the HTTP API without checking tokens: anyone who reaches it may do anything
+    /// (only on a machine and network you trust entirely). By default every request needs a
+    /// token; DIR/operator.token holds an administrator's.
+    #[arg(long)]
+    pub insecure_no_auth: bool,
 }
 
 /// `--routing`.
@@ -97,6 +102,7 @@ pub async fn run(args: ServeArgs) -> anyhow::Result<ExitCode> {
         open_enrolment: args.open_enrolment,
         relay_server: !args.no_relay,
         swarm_key,
+        api_auth: !args.insecure_no_auth,
     })
     .await?;
     write_atomically(
@@ -117,6 +123,20 @@ pub async fn run(args: ServeArgs) -> anyhow::Result<ExitCode> {
         args.data_dir.join("address").display(),
         args.data_dir.join("api").display()
     );
+    let operator_token = args
+        .data_dir
+        .join(mobiwf_controller::daemon::OPERATOR_TOKEN_FILE);
+    if args.insecure_no_auth {
+        println!(
+            "  the API checks NO tokens (--insecure-no-auth): anyone who reaches it may do anything"
+        );
+    } else {
+        println!(
+            "  API token (administrator) in {}: export MOBIWF_TOKEN_FILE={}",
+            operator_token.display(),
+            operator_token.display()
+        );
+    }
     let join = args
         .data_dir
         .join(mobiwf_controller::daemon::JOIN_TOKEN_FILE);

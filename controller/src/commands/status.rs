@@ -9,7 +9,7 @@ use super::table;
 
 /// Shows one instance (exit 1 when there is no such instance).
 pub async fn instance(api: &ApiArgs, id: u64, as_json: bool) -> anyhow::Result<ExitCode> {
-    let request = reqwest::Client::new().get(api.url(&format!("/instances/{id}")));
+    let request = api.client()?.get(api.url(&format!("/instances/{id}")));
     match json(request, api).await? {
         Ok(body) => {
             if as_json {
@@ -29,7 +29,7 @@ pub async fn instance(api: &ApiArgs, id: u64, as_json: bool) -> anyhow::Result<E
 
 /// Shows an instance's data (exit 1 when there is no such instance).
 pub async fn data(api: &ApiArgs, id: u64, as_json: bool) -> anyhow::Result<ExitCode> {
-    let request = reqwest::Client::new().get(api.url(&format!("/instances/{id}")));
+    let request = api.client()?.get(api.url(&format!("/instances/{id}")));
     let inst = match json(request, api).await? {
         Ok(body) => serde_json::from_value::<Instance>(body)?,
         Err((_, message)) => {
@@ -37,7 +37,7 @@ pub async fn data(api: &ApiArgs, id: u64, as_json: bool) -> anyhow::Result<ExitC
             return Ok(ExitCode::from(1));
         }
     };
-    let request = reqwest::Client::new().get(api.url(&format!("/instances/{id}/data")));
+    let request = api.client()?.get(api.url(&format!("/instances/{id}/data")));
     let body = json(request, api)
         .await?
         .map_err(|(_, m)| anyhow::anyhow!(m))?;
@@ -52,7 +52,7 @@ pub async fn data(api: &ApiArgs, id: u64, as_json: bool) -> anyhow::Result<ExitC
 
 /// Lists every instance.
 pub async fn list(api: &ApiArgs, as_json: bool) -> anyhow::Result<ExitCode> {
-    let body = json(reqwest::Client::new().get(api.url("/instances")), api)
+    let body = json(api.client()?.get(api.url("/instances")), api)
         .await?
         .map_err(|(_, m)| anyhow::anyhow!(m))?;
     if as_json {
@@ -66,7 +66,7 @@ pub async fn list(api: &ApiArgs, as_json: bool) -> anyhow::Result<ExitCode> {
 
 /// Lists the registered nodes.
 pub async fn nodes(api: &ApiArgs, as_json: bool) -> anyhow::Result<ExitCode> {
-    let body = json(reqwest::Client::new().get(api.url("/nodes")), api)
+    let body = json(api.client()?.get(api.url("/nodes")), api)
         .await?
         .map_err(|(_, m)| anyhow::anyhow!(m))?;
     if as_json {

@@ -12,7 +12,8 @@ pub async fn run(
     responsible: Option<&str>,
 ) -> anyhow::Result<ExitCode> {
     let bytes = super::read(file)?;
-    let request = reqwest::Client::new()
+    let request = api
+        .client()?
         .post(api.url("/instances"))
         .query(&[("source", file.display().to_string())])
         .query(&[("responsible", responsible)])

@@ -7,13 +7,13 @@ use std::time::{Duration, Instant};
 use mobiwf_book::{Instance, InstanceState};
 use mobiwf_controller::api::MAX_WAIT_SECS;
 
-use super::api_client::{ApiArgs, json};
+use super::api_client::{ApiArgs, exit_code_of, json};
 
 /// Exit 0 when the instance succeeded, 1 when it failed or was cancelled (compensated or
 /// not), 2 on timeout, 3 when there is no such instance or the controller cannot be asked.
 pub async fn run(api: &ApiArgs, id: u64, timeout: Option<u64>) -> anyhow::Result<ExitCode> {
     let deadline = timeout.map(|s| Instant::now() + Duration::from_secs(s));
-    let client = reqwest::Client::new();
+    let client = api.client()?;
     loop {
         // Rounded up: the last fraction of a second is waited for too, not polled.
         let left = deadline.map_or(MAX_WAIT_SECS, |d| {
@@ -34,7 +34,7 @@ pub async fn run(api: &ApiArgs, id: u64, timeout: Option<u64>) -> anyhow::Result
             }
             Err(e) => {
                 eprintln!("mobiwf-controller: error: {e:#}");
-                return Ok(ExitCode::from(3));
+                return Ok(ExitCode::from(exit_code_of(&e, 3)));
             }
         };
         if inst.is_settled() {

@@ -17,7 +17,8 @@ pub async fn run(
 ) -> anyhow::Result<ExitCode> {
     let (instance, activity) = item;
     let body = serde_json::json!({ "action": action, "user": user, "to": to, "hours": hours });
-    let request = reqwest::Client::new()
+    let request = api
+        .client()?
         .post(api.url(&format!(
             "/instances/{instance}/activities/{activity}/worklist"
         )))

@@ -21,6 +21,7 @@ use std::sync::Arc;
 use libp2p::Multiaddr;
 use mobiwf_book::{BookError, HistoryEvent, Instance, NodeInfo, Routing};
 use mobiwf_proto::{Control, InstanceId};
+use mobiwf_runtime::api_auth;
 use mobiwf_runtime::daemon::{self, Base, Daemon, Setup};
 use mobiwf_runtime::mesh::Inbound;
 use mobiwf_runtime::outbox::Delivered;
@@ -61,7 +62,14 @@ pub struct ControllerConfig {
     pub relay_server: bool,
     /// A private mesh's key (`serve --swarm-key-file`): a peer without it cannot connect.
     pub swarm_key: Option<mobiwf_runtime::mesh::private::PreSharedKey>,
+    /// Check the API's bearer tokens and roles; false only by the operator's explicit
+    /// choice (`serve --insecure-no-auth`).
+    pub api_auth: bool,
 }
+
+/// The file in the controller's data directory that holds an administrator's API token
+/// (0600), written by `serve` when missing or no longer known.
+pub const OPERATOR_TOKEN_FILE: &str = "operator.token";
 
 /// A running controller.
 pub type Controller = Daemon<ControllerClient>;
@@ -201,7 +209,7 @@ pub async fn start(config: ControllerConfig) -> anyhow::Result<Controller> {
         metrics: base.metrics.clone(),
         mesh: base.mesh.clone(),
     };
-    let router = crate::api::router(client.clone());
+    let router = guarded(&config, &base, crate::api::router(client.clone()))?;
     let span = tracing::info_span!("controller");
     let controller = base
         .launch(actor, seq, span, client, (config.api, router))
@@ -211,6 +219,37 @@ pub async fn start(config: ControllerConfig) -> anyhow::Result<Controller> {
         .ensure_join_token_file(&config.data_dir.join(JOIN_TOKEN_FILE))
         .await?;
     Ok(controller)
+}
+
+/// `router` with the API token routes, behind the token check, once the administrator's
+/// token file is there.
+fn guarded<E>(
+    config: &ControllerConfig,
+    base: &Base<E>,
+    router: axum::Router,
+) -> anyhow::Result<axum::Router> {
+    let tokens = Arc::new(api_auth::ApiTokens::open(
+        base.store.clone(),
+        api_auth::AuthSettings {
+            enforce: config.api_auth,
+            users: false,
+            command: "mobiwf-controller",
+            token_file: config.data_dir.join(OPERATOR_TOKEN_FILE),
+        },
+    )?);
+    tokens.ensure_file(mobiwf_runtime::process::now_ms())?;
+    if !config.api_auth {
+        tracing::warn!(
+            "the API checks no tokens (--insecure-no-auth): anyone who reaches it may do anything"
+        );
+    }
+    let router = router.merge(api_auth::routes(tokens.clone()));
+    Ok(api_auth::guard(
+        router,
+        tokens,
+        crate::api_access::need,
+        base.metrics.clone(),
+    ))
 }
 
 /// Who may join, as the store holds it, open or not as `serve` was told.

@@ -3,19 +3,67 @@
 use std::path::PathBuf;
 
 use anyhow::Context;
+use mobiwf_runtime::api_auth::{EXIT_NOT_AUTHORISED, is_auth_refusal};
 
-/// Where the node's API is: `--api`, or the `api` file its `run` wrote in `--data-dir`.
+/// The environment variable that may hold a node API token itself (`--token-file` is read
+/// first). Not the controller's `MOBIWF_TOKEN`: a controller's token exported for its CLI is
+/// never sent to a node.
+pub const TOKEN_ENV: &str = "MOBIWF_NODE_TOKEN";
+
+/// Where the node's API is: `--api`, or the `api` file its `run` wrote in `--data-dir`; and
+/// the token to show it.
 #[derive(Debug, clap::Args)]
 pub struct ApiArgs {
     /// The node's API address (HOST:PORT).
     #[arg(long, value_name = "HOST:PORT", conflicts_with = "data_dir")]
     pub api: Option<String>,
-    /// The node's data directory (its `api` file says where the API is).
+    /// The node's data directory (its `api` file says where the API is, its `api.token`
+    /// holds the node administrator's token).
     #[arg(long, value_name = "DIR")]
     pub data_dir: Option<PathBuf>,
+    /// A file holding a node API token (one from `mobiwf-node api-tokens create`, e.g. a
+    /// user's own). Without it, $MOBIWF_NODE_TOKEN, else --data-dir's api.token.
+    #[arg(long, value_name = "FILE", env = "MOBIWF_NODE_TOKEN_FILE")]
+    pub token_file: Option<PathBuf>,
 }
 
 impl ApiArgs {
+    /// The token to show: `--token-file`, else `$MOBIWF_NODE_TOKEN`, else the data
+    /// directory's `api.token` when there is one; none otherwise.
+    pub fn token(&self) -> anyhow::Result<Option<String>> {
+        if let Some(file) = &self.token_file {
+            return Ok(Some(mobiwf_runtime::secret::read_token_file(file)?));
+        }
+        if let Some(token) = std::env::var(TOKEN_ENV)
+            .ok()
+            .map(|t| t.trim().to_owned())
+            .filter(|t| !t.is_empty())
+        {
+            return Ok(Some(token));
+        }
+        match &self.data_dir {
+            Some(dir) if dir.join(mobiwf_node::API_TOKEN_FILE).exists() => Ok(Some(
+                mobiwf_runtime::secret::read_token_file(&dir.join(mobiwf_node::API_TOKEN_FILE))?,
+            )),
+            _ => Ok(None),
+        }
+    }
+
+    /// An HTTP client that shows the token ([`ApiArgs::token`]) with every request.
+    pub fn client(&self) -> anyhow::Result<reqwest::Client> {
+        let mut builder = reqwest::Client::builder();
+        if let Some(token) = self.token()? {
+            let mut bearer = reqwest::header::HeaderValue::from_str(&format!("Bearer {token}"))
+                .map_err(|_| anyhow::anyhow!("the API token holds characters a token cannot"))?;
+            bearer.set_sensitive(true);
+            builder = builder.default_headers(reqwest::header::HeaderMap::from_iter([(
+                reqwest::header::AUTHORIZATION,
+                bearer,
+            )]));
+        }
+        Ok(builder.build()?)
+    }
+
     /// The API's base URL.
     pub fn base_url(&self) -> anyhow::Result<String> {
         let addr = match (&self.api, &self.data_dir) {
@@ -39,8 +87,30 @@ impl ApiArgs {
     }
 }
 
+/// `response`, unless it is the token check's refusal (401, or 403 with
+/// `WWW-Authenticate`): then an [`Exit`] with `EXIT_NOT_AUTHORISED` and the API's message.
+pub async fn authorised(response: reqwest::Response) -> anyhow::Result<reqwest::Response> {
+    let status = response.status();
+    let challenged = response
+        .headers()
+        .contains_key(reqwest::header::WWW_AUTHENTICATE);
+    if !is_auth_refusal(status.as_u16(), challenged) {
+        return Ok(response);
+    }
+    let body: serde_json::Value = response.json().await.unwrap_or_default();
+    Err(Exit {
+        code: EXIT_NOT_AUTHORISED,
+        message: format!(
+            "not authorised: {} (HTTP {status})",
+            body["error"].as_str().unwrap_or("no details")
+        ),
+    }
+    .into())
+}
+
 /// Turns an error answer of the API into an error with its message.
 pub async fn check(response: reqwest::Response) -> anyhow::Result<reqwest::Response> {
+    let response = authorised(response).await?;
     if response.status().is_success() {
         return Ok(response);
     }

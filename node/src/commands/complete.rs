@@ -23,7 +23,7 @@ pub async fn run(
         "{}/instances/{instance}/activities/{activity}/complete",
         api.base_url()?
     );
-    check(reqwest::Client::new().post(&url).json(&body).send().await?).await?;
+    check(api.client()?.post(&url).json(&body).send().await?).await?;
     let verb = if body.failed { "failed" } else { "completed" };
     println!("activity {activity} of instance {instance} {verb}");
     Ok(())

@@ -18,7 +18,10 @@ pub async fn run(
 ) -> anyhow::Result<()> {
     let base = api.base_url()?;
     let url = format!("{base}/instances/{instance}/data");
-    let data: Vec<Datum> = check(reqwest::get(&url).await?).await?.json().await?;
+    let data: Vec<Datum> = check(api.client()?.get(&url).send().await?)
+        .await?
+        .json()
+        .await?;
     if let Some(dir) = save {
         std::fs::create_dir_all(dir).with_context(|| format!("cannot create {}", dir.display()))?;
         for d in &data {
@@ -27,7 +30,10 @@ pub async fn run(
                 DataValue::String(t) | DataValue::Number(t) => std::fs::write(&to, t),
                 DataValue::File(f) => {
                     let url = format!("{base}/files/{}", f.sha256);
-                    let bytes = check(reqwest::get(&url).await?).await?.bytes().await?;
+                    let bytes = check(api.client()?.get(&url).send().await?)
+                        .await?
+                        .bytes()
+                        .await?;
                     std::fs::write(&to, bytes)
                 }
             }

@@ -1,6 +1,7 @@
 //! The subcommands of `mobiwf-node`, one module each.
 
 pub mod api_client;
+pub mod api_tokens;
 pub mod complete;
 pub mod data;
 pub mod inspect;

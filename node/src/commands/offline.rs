@@ -25,7 +25,7 @@ pub async fn disconnect(
 ) -> anyhow::Result<()> {
     let url = format!("{}/users/{user}/disconnect", api.base_url()?);
     let body = json!({ "max_wait_secs": max_wait_secs, "accept": accept });
-    let value = post(&url, &body).await?;
+    let value = post(api, &url, &body).await?;
     let locked = value["locked"].as_array().map_or(0, Vec::len);
     println!(
         "{user} is disconnected: {locked} locked item(s) on this device ({} bytes copied); \
@@ -39,7 +39,7 @@ pub async fn disconnect(
 /// Takes the user back online: every item can be worked on again.
 pub async fn reconnect(api: &ApiArgs, user: &str) -> anyhow::Result<()> {
     let url = format!("{}/users/{user}/reconnect", api.base_url()?);
-    post(&url, &json!({})).await?;
+    post(api, &url, &json!({})).await?;
     println!(
         "{user} is connected again: what they did offline is delivered to the hosts in the \
          background; items taken away meanwhile say \"no longer available\""
@@ -47,8 +47,9 @@ pub async fn reconnect(api: &ApiArgs, user: &str) -> anyhow::Result<()> {
     Ok(())
 }
 
-async fn post(url: &str, body: &Value) -> anyhow::Result<Value> {
-    let response = reqwest::Client::new().post(url).json(body).send().await?;
+async fn post(api: &ApiArgs, url: &str, body: &Value) -> anyhow::Result<Value> {
+    let response = api.client()?.post(url).json(body).send().await?;
+    let response = crate::commands::api_client::authorised(response).await?;
     let status = response.status();
     let value: Value = response.json().await.unwrap_or_default();
     if status.is_success() {

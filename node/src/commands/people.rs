@@ -3,7 +3,8 @@
 //!
 //! Exit codes: 0 done; 4 "no longer available" (someone else holds the item, HTTP 409); 3 the
 //! host has not answered yet (HTTP 202: the claim waits in the outbox, its answer will show in
-//! the worklist); 1 anything else (not allowed 403, unknown item 404, invalid 400).
+//! the worklist); 6 the API refused the token (`EXIT_NOT_AUTHORISED`); 1 anything else (not
+//! allowed 403, unknown item 404, invalid 400).
 
 use serde_json::Value;
 
@@ -17,7 +18,8 @@ pub const EXIT_PENDING: u8 = 3;
 /// Prints a user's worklist as a table, or as JSON.
 pub async fn worklist(api: &ApiArgs, user: &str, order: &str, json: bool) -> anyhow::Result<()> {
     let url = format!("{}/users/{user}/worklist", api.base_url()?);
-    let response = reqwest::Client::new()
+    let response = api
+        .client()?
         .get(&url)
         .query(&[("order", order)])
         .send()
@@ -59,7 +61,7 @@ pub async fn worklist(api: &ApiArgs, user: &str, order: &str, json: bool) -> any
 /// Prints what a user was told, oldest first.
 pub async fn notices(api: &ApiArgs, user: &str, json: bool) -> anyhow::Result<()> {
     let url = format!("{}/users/{user}/notices", api.base_url()?);
-    let notices = answer(reqwest::get(&url).await?).await?.1;
+    let notices = answer(api.client()?.get(&url).send().await?).await?.1;
     if json {
         println!("{}", serde_json::to_string_pretty(&notices)?);
         return Ok(());
@@ -98,7 +100,7 @@ pub async fn act(
         "{}/users/{user}/worklist/{instance}/{activity}/{action}",
         api.base_url()?
     );
-    let response = reqwest::Client::new().post(&url).json(&body).send().await?;
+    let response = api.client()?.post(&url).json(&body).send().await?;
     let (status, value) = answer(response).await?;
     if status == reqwest::StatusCode::ACCEPTED {
         return Err(Exit {
@@ -114,6 +116,7 @@ pub async fn act(
 /// The status and JSON body of a success; an error answer becomes an [`Exit`] with its
 /// message (code 4 for 409 "no longer available", else 1).
 async fn answer(response: reqwest::Response) -> anyhow::Result<(reqwest::StatusCode, Value)> {
+    let response = crate::commands::api_client::authorised(response).await?;
     let status = response.status();
     let body: Value = response.json().await.unwrap_or_default();
     if status.is_success() {

@@ -65,6 +65,12 @@ pub struct RunArgs {
     /// needed when the controller runs a private mesh, to connect to it or any member.
     #[arg(long, value_name = "FILE", env = "MOBIWF_SWARM_KEY_FILE")]
     pub swarm_key_file: Option<PathBuf>,
+    /// Serve the HTTP API without checking tokens: anyone who reaches it may do anything
+    /// (only on a machine and network you trust entirely). By default every request needs a
+    /// token; DIR/api.token holds the node administrator's, which the commands given
+    /// --data-dir read themselves.
+    #[arg(long)]
+    pub insecure_no_auth: bool,
 }
 
 /// Runs the node until Ctrl-C or SIGTERM.
@@ -118,6 +124,7 @@ pub async fn run(args: RunArgs) -> anyhow::Result<()> {
         relay_server: args.relay_server,
         commands,
         swarm_key,
+        api_auth: !args.insecure_no_auth,
     })
     .await?;
     mobiwf_runtime::process::write_atomically(
@@ -133,6 +140,16 @@ pub async fn run(args: RunArgs) -> anyhow::Result<()> {
         println!("  listening on {addr}");
     }
     println!("  API on http://{}", node.api_addr);
+    if args.insecure_no_auth {
+        println!(
+            "  the API checks NO tokens (--insecure-no-auth): anyone who reaches it may do anything"
+        );
+    } else {
+        println!(
+            "  API token (node administrator) in {}",
+            args.data_dir.join(mobiwf_node::API_TOKEN_FILE).display()
+        );
+    }
     tokio::select! {
         r = mobiwf_runtime::process::wait_for_stop() => r?,
         why = node.failed() => {

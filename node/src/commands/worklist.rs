@@ -6,7 +6,7 @@ use mobiwf_engine::WorkItem;
 /// Prints the worklist as a table, or as JSON.
 pub async fn run(api: &ApiArgs, json: bool) -> anyhow::Result<()> {
     let url = format!("{}/worklist", api.base_url()?);
-    let response = check(reqwest::get(&url).await?).await?;
+    let response = check(api.client()?.get(&url).send().await?).await?;
     let items: Vec<WorkItem> = response.json().await?;
     if json {
         println!("{}", serde_json::to_string_pretty(&items)?);

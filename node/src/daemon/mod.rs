@@ -19,6 +19,7 @@ use std::sync::Arc;
 use libp2p::Multiaddr;
 use mobiwf_engine::{Refusal, WorkItem};
 use mobiwf_proto::{ActivityId, ActivityTypeId, InstanceId, NodeName, PartitionId, UserId};
+use mobiwf_runtime::api_auth;
 use mobiwf_runtime::daemon::{self, Base, Daemon, Setup};
 use mobiwf_runtime::mesh::Inbound;
 use mobiwf_runtime::metrics::Metrics;
@@ -67,7 +68,14 @@ pub struct NodeConfig {
     pub commands: crate::command_policy::CommandPolicy,
     /// A private mesh's key (`--swarm-key-file`): needed to connect to any member.
     pub swarm_key: Option<mobiwf_runtime::mesh::private::PreSharedKey>,
+    /// Check the API's bearer tokens and roles; false only by the operator's explicit
+    /// choice (`run --insecure-no-auth`).
+    pub api_auth: bool,
 }
+
+/// The file in the node's data directory that holds the node's administrator API token
+/// (0600), written at start when missing or no longer known.
+pub const API_TOKEN_FILE: &str = "api.token";
 
 /// A running node.
 pub type Node = Daemon<NodeClient>;
@@ -424,9 +432,40 @@ pub async fn start(config: NodeConfig) -> anyhow::Result<Node> {
         files: crate::files::Files::new(&config.data_dir),
         mesh: base.mesh.clone(),
     };
-    let router = crate::api::router(client.clone());
+    let router = guarded(&config, &base, crate::api::router(client.clone()))?;
     let span = tracing::info_span!("node", name = %config.name);
     tracing::info!(name = %config.name, "runs {}", config.commands.describe());
     base.launch(actor, seq, span, client, (config.api, router))
         .await
+}
+
+/// `router` with the API token routes, behind the token check, once the administrator's
+/// token file is there.
+fn guarded<E>(
+    config: &NodeConfig,
+    base: &Base<E>,
+    router: axum::Router,
+) -> anyhow::Result<axum::Router> {
+    let tokens = Arc::new(api_auth::ApiTokens::open(
+        base.store.clone(),
+        api_auth::AuthSettings {
+            enforce: config.api_auth,
+            users: true,
+            command: "mobiwf-node",
+            token_file: config.data_dir.join(API_TOKEN_FILE),
+        },
+    )?);
+    tokens.ensure_file(mobiwf_runtime::process::now_ms())?;
+    if !config.api_auth {
+        tracing::warn!(
+            "the API checks no tokens (--insecure-no-auth): anyone who reaches it may do anything"
+        );
+    }
+    let router = router.merge(api_auth::routes(tokens.clone()));
+    Ok(api_auth::guard(
+        router,
+        tokens,
+        crate::api_access::need,
+        base.metrics.clone(),
+    ))
 }
