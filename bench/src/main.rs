@@ -10,6 +10,7 @@ mod measure;
 mod procfs;
 mod report;
 mod returns;
+mod startup;
 mod stats;
 mod temporal;
 mod workloads;
@@ -40,6 +41,16 @@ enum Cmd {
         /// Where to write its address.
         #[arg(long)]
         dir: PathBuf,
+    },
+    /// Startup at scale: builds a node data directory holding this many idle partitions,
+    /// starts `mobiwf-node run` on it and times its first API answer.
+    Startup {
+        /// Idle partitions in the node's store.
+        #[arg(long, default_value_t = 50_000)]
+        partitions: u64,
+        /// Where `mobiwf-node` is (default: next to this binary).
+        #[arg(long)]
+        bin_dir: Option<PathBuf>,
     },
 }
 
@@ -107,6 +118,10 @@ fn main() -> ExitCode {
     let result = runtime.block_on(async {
         match cli.command {
             Some(Cmd::FloorPeer { dir }) => floor::serve_peer(&dir).await,
+            Some(Cmd::Startup {
+                partitions,
+                bin_dir,
+            }) => startup(partitions, bin_dir.as_ref()).await,
             None => run(cli.run).await,
         }
     });
@@ -117,6 +132,22 @@ fn main() -> ExitCode {
             ExitCode::FAILURE
         }
     }
+}
+
+/// `mobiwf-bench startup`: prints the figures (they go into BENCHMARKS.md by hand, with the
+/// build they were measured on).
+async fn startup(partitions: u64, bin_dir: Option<&PathBuf>) -> anyhow::Result<()> {
+    let bin_dir = release_binaries(bin_dir)?;
+    let scratch = tempfile::Builder::new()
+        .prefix("mobiwf-bench-startup-")
+        .tempdir()?;
+    let measured = startup::measure(&bin_dir, partitions, scratch.path()).await?;
+    println!(
+        "node startup: {} idle partitions, API answered {:.2} s after start, RSS {:.0} MiB \
+         (data directory built in {:.1} s)",
+        measured.partitions, measured.answer_s, measured.rss_mib, measured.build_s
+    );
+    Ok(())
 }
 
 /// `scripts/bench` with the options this run was given (less where the binaries and the

@@ -87,6 +87,7 @@ async fn ask(
     let envelope = Envelope {
         // Never stored or deduplicated: sequence 0.
         id: MessageId {
+            incarnation: 0,
             origin: me.clone(),
             seq: 0,
         },

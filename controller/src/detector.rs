@@ -161,6 +161,7 @@ fn probe(
         let envelope = Envelope {
             // Probes are never stored or deduplicated: sequence 0.
             id: MessageId {
+                incarnation: 0,
                 origin: mobiwf_proto::NodeId::new(me.to_string()),
                 seq: 0,
             },

@@ -224,7 +224,7 @@ impl ControllerActor {
         group: &mut Group,
         effects: &mut Vec<Effect>,
     ) -> Result<(), StoreError> {
-        outbox::stage_answered(&mut group.batch, &message, &reply)?;
+        group.answered(&message, &reply)?;
         if let Message::Rerun(rerun) = &message.envelope.message {
             // A refusal is logged by the outbox; the rerun goes on without it.
             let input = Input::RerunDelivered {

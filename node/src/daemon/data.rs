@@ -242,6 +242,7 @@ async fn fetch_once(task: &Fetch) -> Result<(), String> {
         let envelope = Envelope {
             // Fetches are never stored or deduplicated: sequence 0.
             id: MessageId {
+                incarnation: 0,
                 origin: task.me.clone(),
                 seq: 0,
             },

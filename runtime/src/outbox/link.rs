@@ -105,6 +105,7 @@ async fn locate(
     let envelope = Envelope {
         // Never stored or deduplicated, like a probe: sequence 0.
         id: MessageId {
+            incarnation: 0,
             origin: NodeId::new(mesh.peer_id().to_string()),
             seq: 0,
         },

@@ -101,7 +101,9 @@ fn messages(to: PeerId, from_seq: u64, n: u64) -> Vec<Outgoing> {
     (from_seq..from_seq + n)
         .map(|seq| {
             let envelope = Envelope {
+                answered_below: 0,
                 id: MessageId {
+                    incarnation: 0,
                     origin: NodeId::new("me"),
                     seq,
                 },
