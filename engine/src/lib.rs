@@ -42,6 +42,7 @@ mod progress;
 mod readiness;
 mod refusal;
 mod rerun;
+mod retire;
 pub mod rules;
 mod run;
 mod speakers;

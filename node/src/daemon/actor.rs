@@ -104,6 +104,7 @@ impl Actor for NodeActor {
             why: e.to_string(),
         })?;
         state::stage_changes(&mut group.batch, &changes);
+        super::memory::retire_finished(&mut self.engine, &changes);
         let desk = self.desk.take_changes().map_err(|e| StoreError::Encode {
             what: "the desk's changes".to_owned(),
             why: e.to_string(),
@@ -216,8 +217,10 @@ impl NodeActor {
             }
         };
         let (engine, desk, name) = (&mut self.engine, &mut self.desk, &self.name);
+        let store = self.store.as_ref();
+        let mut failed = None;
         group.receive(
-            self.store.as_ref(),
+            store,
             &self.metrics,
             role,
             inbound,
@@ -225,6 +228,13 @@ impl NodeActor {
                 let missing = missing?;
                 match route_of(from, from_controller, message)? {
                     Routed::Engine(mut input) => {
+                        // A store that fails stops the daemon: nothing of this group is
+                        // written or answered (the refusal below never leaves).
+                        if let Err(e) = super::memory::readmit(engine, store, &input) {
+                            let why = e.to_string();
+                            failed = Some(e);
+                            return Err(why);
+                        }
                         match &mut input {
                             Input::Notified { carried, .. } => carried.missing = missing,
                             Input::Claim { missing: m, .. } => *m = missing,
@@ -243,7 +253,8 @@ impl NodeActor {
                     }
                 }
             },
-        )
+        )?;
+        failed.map_or(Ok(()), Err)
     }
 
     fn apply_one(
@@ -275,7 +286,9 @@ impl NodeActor {
                     Err(e) => tracing::warn!("desk timer: {e}"),
                 }
             }
-            Event::Ended { execution, ended } => self.command_ended(now, execution, ended, effects),
+            Event::Ended { execution, ended } => {
+                self.command_ended(now, execution, ended, effects)?;
+            }
             Event::Command(Command::Complete {
                 instance,
                 activity,
@@ -292,6 +305,7 @@ impl NodeActor {
                     flag: outcome.flag,
                     written: outcome.written,
                 };
+                super::memory::readmit(&mut self.engine, self.store.as_ref(), &input)?;
                 let result = self
                     .engine
                     .apply_us(now, input)
@@ -313,7 +327,9 @@ impl NodeActor {
         execution: Execution,
         ended: executor::Ended,
         effects: &mut Vec<Effect>,
-    ) {
+    ) -> Result<(), StoreError> {
+        let instance = Some(execution.instance);
+        super::memory::readmit_instance(&mut self.engine, self.store.as_ref(), instance)?;
         if execution.compensation {
             let input = Input::CompensationEnded {
                 instance: execution.instance,
@@ -326,7 +342,7 @@ impl NodeActor {
                 Ok(applied) => effects.extend(applied),
                 Err(e) => tracing::warn!("a compensation's end: {e}"),
             }
-            return;
+            return Ok(());
         }
         let input = Input::Finished {
             instance: execution.instance,
@@ -344,6 +360,7 @@ impl NodeActor {
             // been killed, or its word comes too late.
             Err(e) => tracing::info!("a command ended after its activity was decided: {e}"),
         }
+        Ok(())
     }
 
     fn answer(&self, query: Query) {
@@ -352,7 +369,13 @@ impl NodeActor {
                 let _ = reply.send(self.engine.worklist());
             }
             Query::Data(instance, reply) => {
-                let mut data = self.engine.data(instance);
+                let mut data = match super::memory::data(&self.engine, self.store.as_ref(), instance) {
+                    Ok(data) => data,
+                    Err(e) => {
+                        tracing::error!("reading instance {instance}'s data: {e}");
+                        return;
+                    }
+                };
                 // On a device: what its users' items of the instance read, as copied.
                 for copy in self.desk.items().filter_map(|i| {
                     (i.info.instance == instance)
@@ -370,7 +393,13 @@ impl NodeActor {
                 let _ = reply.send(data);
             }
             Query::Runs(reply) => {
-                let _ = reply.send(self.engine.runs().map(view).collect());
+                match super::memory::all_runs(&self.engine, self.store.as_ref(), view) {
+                    Ok(runs) => {
+                        let _ = reply.send(runs);
+                    }
+                    // The caller hears that the node did not answer.
+                    Err(e) => tracing::error!("reading the runs: {e}"),
+                }
             }
             Query::UserWorklist { user, order, reply } => {
                 let dir = self.engine.directory();

@@ -8,6 +8,7 @@
 
 mod actor;
 mod data;
+mod memory;
 mod offline;
 mod people;
 mod translate;
