@@ -13,6 +13,12 @@ use crate::run::{Run, RunKey};
 use crate::{Engine, Input};
 
 impl Engine {
+    /// How many partition runs are in memory (the live ones, and the retired ones readmitted
+    /// until they are retired again).
+    pub fn runs_in_memory(&self) -> usize {
+        self.runs.len()
+    }
+
     /// True when the engine holds a run of `instance`, or what it knows of it.
     pub fn holds(&self, instance: InstanceId) -> bool {
         self.known.contains_key(&instance) || self.runs_of(instance).next().is_some()

@@ -57,6 +57,7 @@ pub struct Metrics {
     activities_finished: Family<StateLabels, Counter>,
     activities_entered: Family<StateLabels, Counter>,
     outbox_depth: Gauge,
+    runs_in_memory: Gauge,
     relay: crate::mesh::RelayCounters,
 }
 
@@ -81,6 +82,7 @@ impl Metrics {
             activities_finished: Family::default(),
             activities_entered: Family::default(),
             outbox_depth: Gauge::default(),
+            runs_in_memory: Gauge::default(),
             relay: crate::mesh::RelayCounters::default(),
             registry: Registry::default(),
         };
@@ -124,6 +126,12 @@ impl Metrics {
             "outbox_depth",
             "Messages written to the outbox and not yet acknowledged by their receiver",
             m.outbox_depth.clone(),
+        );
+        registry.register(
+            "runs_in_memory",
+            "Partition runs a node holds in memory: the live ones (finished instances are read \
+             back from the store on demand)",
+            m.runs_in_memory.clone(),
         );
         registry.register(
             "relay_reservations_accepted",
@@ -248,6 +256,12 @@ impl Metrics {
     pub fn set_outbox_depth(&self, depth: usize) {
         self.outbox_depth
             .set(i64::try_from(depth).unwrap_or(i64::MAX));
+    }
+
+    /// Sets the number of partition runs in a node's memory.
+    pub fn set_runs_in_memory(&self, runs: usize) {
+        self.runs_in_memory
+            .set(i64::try_from(runs).unwrap_or(i64::MAX));
     }
 
     /// The metrics in the Prometheus text format.

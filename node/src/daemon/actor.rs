@@ -105,6 +105,8 @@ impl Actor for NodeActor {
         })?;
         state::stage_changes(&mut group.batch, &changes);
         super::memory::retire_finished(&mut self.engine, &changes);
+        self.metrics
+            .set_runs_in_memory(self.engine.runs_in_memory());
         let desk = self.desk.take_changes().map_err(|e| StoreError::Encode {
             what: "the desk's changes".to_owned(),
             why: e.to_string(),
