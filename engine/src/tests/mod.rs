@@ -26,6 +26,7 @@ mod people;
 mod props;
 mod props_items;
 mod recovery;
+mod retire;
 mod routing;
 mod rules;
 mod speakers;
