@@ -404,6 +404,8 @@ pub struct Engine {
     item_deadline_of: BTreeMap<items::ItemKey, u64>,
     /// The length of an hour for deployments that do not say (`--hour-ms`); 0: an hour.
     hour_ms: u64,
+    /// Instances readmitted since the last [`Engine::take_readmitted`] (`retire.rs`).
+    readmitted: BTreeSet<InstanceId>,
 }
 
 /// An activity that changed state (for logs and metrics).

@@ -5,6 +5,8 @@
 //! operator's rerun, a compensation the controller asks for, a query). The engine stays pure:
 //! it never reads the store, it is given what it needs.
 
+use std::collections::BTreeSet;
+
 use mobiwf_proto::InstanceId;
 
 use crate::compensate::Undo;
@@ -74,15 +76,23 @@ impl Engine {
     /// knew of it), retired before. Whatever of it the engine holds already stays as it is.
     pub fn readmit(&mut self, runs: Vec<Run>, known: Option<(InstanceId, Known)>) {
         for run in runs {
+            self.readmitted.insert(run.key.instance);
             if !self.runs.contains_key(&run.key) {
                 self.timers_stale.insert(run.key);
                 self.runs.insert(run.key, run);
             }
         }
         if let Some((instance, known)) = known {
+            self.readmitted.insert(instance);
             self.known.entry(instance).or_insert(known);
         }
         self.refresh_deadlines();
+    }
+
+    /// The instances readmitted since the last call: to retire again once written, whether
+    /// or not the input about them changed anything.
+    pub fn take_readmitted(&mut self) -> BTreeSet<InstanceId> {
+        std::mem::take(&mut self.readmitted)
     }
 
     fn runs_of(&self, instance: InstanceId) -> impl Iterator<Item = (&RunKey, &Run)> {

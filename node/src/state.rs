@@ -9,8 +9,9 @@
 //! `mobiwf_people::desk`), the daemon shell's `seen/<origin>/<incarnation>/<seq>` and
 //! `seen-floor/<origin>/<incarnation>` (the messages already applied, `runtime::daemon`),
 //! `meta/incarnation` (this store's, in every message id) and `meta/seq` (the last sequence
-//! number given to an outgoing message), and the outbox's `out/...`. A finished instance's keys stay;
-//! the instance leaves memory (`Engine::retire`) and is read back with [`load_instance`].
+//! number given to an outgoing message), and the outbox's `out/...`. A finished instance's
+//! keys stay: the instance leaves memory (`Engine::retire`), is marked `retired/<instance>`
+//! (not loaded at start) and is read back with [`load_instance`].
 //! Numbers are zero-padded to 20 digits so that key order is numeric order.
 
 use mobiwf_runtime::store::{Batch, Durability, Store, StoreError, unreadable};
@@ -117,12 +118,14 @@ pub fn load_desk(store: &dyn Store) -> Result<mobiwf_people::Desk, StoreError> {
     mobiwf_people::Desk::restore(entries).map_err(|e| unreadable(e.key.as_bytes(), &e.reason))
 }
 
-/// The engine, as the store holds it: every instance loaded, then the finished ones retired
-/// again (they stay in the store, read back on demand: `load_instance`), so that only what
-/// is live stays in memory.
+/// The engine, as the store holds it, with only the live instances in memory: those marked
+/// retired (`retired/<instance>`) are left in the store, read back on demand
+/// ([`load_instance`]); any other that turns out finished is retired at once.
 pub fn load(store: &dyn Store) -> Result<Engine, StoreError> {
-    let runs = load_runs(store, b"run/", |_| false)?;
-    let known = load_known(store, b"known/")?;
+    let retired = load_retired(store)?;
+    let runs = load_runs(store, b"run/", |i| retired.contains(&i))?;
+    let mut known = load_known(store, b"known/")?;
+    known.retain(|(i, _)| !retired.contains(i));
     let instances: std::collections::BTreeSet<InstanceId> =
         runs.iter().map(|r| r.key.instance).collect();
     let mut engine = Engine::restore(runs, known).with_people(load_people(store)?);
@@ -130,6 +133,33 @@ pub fn load(store: &dyn Store) -> Result<Engine, StoreError> {
         engine.retire(instance);
     }
     Ok(engine)
+}
+
+/// Key prefix of the instances retired from memory: `retired/<instance>`.
+const RETIRED_PREFIX: &str = "retired/";
+
+/// Marks `instance` retired from memory (or live again) in `batch`.
+pub fn stage_retired(batch: &mut Batch, instance: InstanceId, retired: bool) {
+    let key = format!("{RETIRED_PREFIX}{:020}", instance.0);
+    if retired {
+        batch.put(key, Vec::new());
+    } else {
+        batch.delete(key);
+    }
+}
+
+/// The instances marked retired.
+fn load_retired(store: &dyn Store) -> Result<std::collections::BTreeSet<InstanceId>, StoreError> {
+    let mut retired = std::collections::BTreeSet::new();
+    for (k, _) in store.scan_prefix(RETIRED_PREFIX.as_bytes())? {
+        let instance = std::str::from_utf8(&k[RETIRED_PREFIX.len()..])
+            .ok()
+            .and_then(|s| s.parse().ok())
+            .map(InstanceId)
+            .ok_or_else(|| unreadable(&k, &"bad key"))?;
+        retired.insert(instance);
+    }
+    Ok(retired)
 }
 
 /// One instance's runs and what the node knows of it, as the store holds them: for an

@@ -104,7 +104,7 @@ impl Actor for NodeActor {
             why: e.to_string(),
         })?;
         state::stage_changes(&mut group.batch, &changes);
-        super::memory::retire_finished(&mut self.engine, &changes);
+        super::memory::retire_finished(&mut self.engine, &changes, &mut group.batch);
         self.metrics
             .set_runs_in_memory(self.engine.runs_in_memory());
         let desk = self.desk.take_changes().map_err(|e| StoreError::Encode {

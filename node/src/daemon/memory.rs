@@ -6,7 +6,7 @@
 
 use mobiwf_engine::{Changes, Engine, Input, Run};
 use mobiwf_proto::{Datum, InstanceId};
-use mobiwf_runtime::store::{Store, StoreError};
+use mobiwf_runtime::store::{Batch, Store, StoreError};
 
 use crate::state;
 
@@ -35,13 +35,19 @@ pub(super) fn readmit_instance(
     Ok(())
 }
 
-/// Retires the finished instances among those whose runs `changes` writes.
-pub(super) fn retire_finished(engine: &mut Engine, changes: &Changes) {
-    let mut last = None;
-    for run in &changes.runs {
-        if last != Some(run.key.instance) {
-            last = Some(run.key.instance);
-            engine.retire(run.key.instance);
+/// Retires the finished instances among those whose state `changes` writes and those read
+/// back for this group, marking them in `batch` (`state::stage_retired`) so that the next
+/// start does not load them; a readmitted instance that goes on loses its mark.
+pub(super) fn retire_finished(engine: &mut Engine, changes: &Changes, batch: &mut Batch) {
+    let readmitted = engine.take_readmitted();
+    let mut touched = readmitted.clone();
+    touched.extend(changes.runs.iter().map(|r| r.key.instance));
+    touched.extend(changes.known.iter().map(|k| k.instance));
+    for instance in touched {
+        if engine.retire(instance) {
+            state::stage_retired(batch, instance, true);
+        } else if readmitted.contains(&instance) {
+            state::stage_retired(batch, instance, false);
         }
     }
 }
