@@ -10,7 +10,7 @@ use mobiwf_book::{Book, BookError, Effect, HistoryEvent, Input, Instance, Watche
 use mobiwf_proto::{Control, InstanceId, Message, NodeId, Reply};
 use mobiwf_runtime::daemon::{Actor, Destination, Group, Sequencer};
 use mobiwf_runtime::metrics::{Metrics, Peer};
-use mobiwf_runtime::outbox::{self, Delivered};
+use mobiwf_runtime::outbox::Delivered;
 use mobiwf_runtime::store::{Store, StoreError};
 use tokio::sync::{broadcast, oneshot, watch};
 

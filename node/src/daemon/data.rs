@@ -241,6 +241,7 @@ async fn fetch_once(task: &Fetch) -> Result<(), String> {
         }
         let envelope = Envelope {
             // Fetches are never stored or deduplicated: sequence 0.
+            answered_below: 0,
             id: MessageId {
                 incarnation: 0,
                 origin: task.me.clone(),
