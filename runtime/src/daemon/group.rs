@@ -71,8 +71,8 @@ impl Sequencer {
     fn next(&mut self) -> MessageId {
         self.seq += 1;
         MessageId {
-            incarnation: 0,
             origin: self.me.clone(),
+            incarnation: self.incarnation,
             seq: self.seq,
         }
     }
@@ -448,6 +448,20 @@ mod tests {
                 Reply::Ack
             ]
         );
+    }
+
+    #[test]
+    fn ids_carry_the_incarnation_of_the_store_made_once() {
+        let me = PeerId::random();
+        let store = MemoryStore::default();
+        let mut first = Sequencer::load(&store, me).unwrap();
+        assert_ne!(first.incarnation(), 0);
+        assert_eq!(first.next().incarnation, first.incarnation());
+        let again = Sequencer::load(&store, me).unwrap();
+        assert_eq!(again.incarnation(), first.incarnation(), "kept in the store");
+        // A new store (a wiped data directory, the key kept): another incarnation.
+        let wiped = Sequencer::load(&MemoryStore::default(), me).unwrap();
+        assert_ne!(wiped.incarnation(), first.incarnation());
     }
 
     #[test]
