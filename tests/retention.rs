@@ -80,7 +80,9 @@ fn finished_instances_leave_memory_and_are_still_shown_from_the_store() {
     out.expect_code(0, "status --data of a finished instance");
     // And new instances run through the restarted node as before.
     let id = controller.submit(&workflow);
-    controller.wait(id, 60).expect_code(0, "an instance after the restart");
+    controller
+        .wait(id, 60)
+        .expect_code(0, "an instance after the restart");
     assert_all_succeeded(&controller.status(id), &PAPER_PLACEMENT);
     wait_none_in_memory(&p1);
     assert_eq!(runs(&p1).len(), 4);
@@ -94,7 +96,9 @@ fn a_node_wiped_but_its_key_kept_is_new_to_everyone_and_instances_complete_throu
     // Enough traffic that P2's sequence numbers used so far cover what it sends next.
     for _ in 0..3 {
         let id = controller.submit(&workflow);
-        controller.wait(id, 60).expect_code(0, "an instance before the wipe");
+        controller
+            .wait(id, 60)
+            .expect_code(0, "an instance before the wipe");
     }
 
     p2.kill();
@@ -112,7 +116,10 @@ fn a_node_wiped_but_its_key_kept_is_new_to_everyone_and_instances_complete_throu
         }
         wiped += 1;
     }
-    assert!(wiped > 0, "nothing but the key to wipe: the test proves nothing");
+    assert!(
+        wiped > 0,
+        "nothing but the key to wipe: the test proves nothing"
+    );
     p2.restart();
 
     for round in 0..3 {

@@ -36,7 +36,10 @@ impl Engine {
         }
         let runs_done = runs.all(|(key, run)| {
             run.all_final()
-                && run.compensations.values().all(|u| !matches!(u, Undo::Running))
+                && run
+                    .compensations
+                    .values()
+                    .all(|u| !matches!(u, Undo::Running))
                 && !self.deadline_of.contains_key(key)
                 && !self.timers_stale.contains(key)
                 && !self.dirty_runs.contains(key)

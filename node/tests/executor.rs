@@ -125,7 +125,10 @@ async fn a_live_pid_with_another_start_time_is_not_taken_for_the_wrapper() {
     assert!(!marker.exists(), "the command ran again");
     // Killing that run must not kill the stranger.
     kill(dir.path(), &e).expect("kill");
-    assert!(stranger.try_wait().expect("try_wait").is_none(), "the stranger was killed");
+    assert!(
+        stranger.try_wait().expect("try_wait").is_none(),
+        "the stranger was killed"
+    );
     stranger.kill().expect("kill");
     stranger.wait().expect("wait");
     assert!(!itself.alive());

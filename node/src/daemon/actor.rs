@@ -221,41 +221,35 @@ impl NodeActor {
         let (engine, desk, name) = (&mut self.engine, &mut self.desk, &self.name);
         let store = self.store.as_ref();
         let mut failed = None;
-        group.receive(
-            store,
-            &self.metrics,
-            role,
-            inbound,
-            |from, _id, message| {
-                let missing = missing?;
-                match route_of(from, from_controller, message)? {
-                    Routed::Engine(mut input) => {
-                        // A store that fails stops the daemon: nothing of this group is
-                        // written or answered (the refusal below never leaves).
-                        if let Err(e) = super::memory::readmit(engine, store, &input) {
-                            let why = e.to_string();
-                            failed = Some(e);
-                            return Err(why);
-                        }
-                        match &mut input {
-                            Input::Notified { carried, .. } => carried.missing = missing,
-                            Input::Claim { missing: m, .. } => *m = missing,
-                            _ => {}
-                        }
-                        let applied = engine.apply_us(now, input).map_err(|r| r.to_string())?;
-                        effects.extend(applied);
-                        Ok(())
+        group.receive(store, &self.metrics, role, inbound, |from, _id, message| {
+            let missing = missing?;
+            match route_of(from, from_controller, message)? {
+                Routed::Engine(mut input) => {
+                    // A store that fails stops the daemon: nothing of this group is
+                    // written or answered (the refusal below never leaves).
+                    if let Err(e) = super::memory::readmit(engine, store, &input) {
+                        let why = e.to_string();
+                        failed = Some(e);
+                        return Err(why);
                     }
-                    Routed::Desk(input) => {
-                        let applied = desk
-                            .apply(now / 1000, engine.directory(), name, input)
-                            .map_err(|r| r.to_string())?;
-                        desk_effects.extend(applied.effects);
-                        Ok(())
+                    match &mut input {
+                        Input::Notified { carried, .. } => carried.missing = missing,
+                        Input::Claim { missing: m, .. } => *m = missing,
+                        _ => {}
                     }
+                    let applied = engine.apply_us(now, input).map_err(|r| r.to_string())?;
+                    effects.extend(applied);
+                    Ok(())
                 }
-            },
-        )?;
+                Routed::Desk(input) => {
+                    let applied = desk
+                        .apply(now / 1000, engine.directory(), name, input)
+                        .map_err(|r| r.to_string())?;
+                    desk_effects.extend(applied.effects);
+                    Ok(())
+                }
+            }
+        })?;
         failed.map_or(Ok(()), Err)
     }
 
@@ -371,13 +365,14 @@ impl NodeActor {
                 let _ = reply.send(self.engine.worklist());
             }
             Query::Data(instance, reply) => {
-                let mut data = match super::memory::data(&self.engine, self.store.as_ref(), instance) {
-                    Ok(data) => data,
-                    Err(e) => {
-                        tracing::error!("reading instance {instance}'s data: {e}");
-                        return;
-                    }
-                };
+                let mut data =
+                    match super::memory::data(&self.engine, self.store.as_ref(), instance) {
+                        Ok(data) => data,
+                        Err(e) => {
+                            tracing::error!("reading instance {instance}'s data: {e}");
+                            return;
+                        }
+                    };
                 // On a device: what its users' items of the instance read, as copied.
                 for copy in self.desk.items().filter_map(|i| {
                     (i.info.instance == instance)

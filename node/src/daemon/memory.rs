@@ -11,7 +11,11 @@ use mobiwf_runtime::store::{Batch, Store, StoreError};
 use crate::state;
 
 /// Gives the engine back the instance `input` is about, when it was retired.
-pub(super) fn readmit(engine: &mut Engine, store: &dyn Store, input: &Input) -> Result<(), StoreError> {
+pub(super) fn readmit(
+    engine: &mut Engine,
+    store: &dyn Store,
+    input: &Input,
+) -> Result<(), StoreError> {
     readmit_instance(engine, store, input.instance())
 }
 
@@ -69,7 +73,11 @@ pub(super) fn all_runs<T>(
 }
 
 /// The data of `instance`, from memory or, when it was retired, from the store.
-pub(super) fn data(engine: &Engine, store: &dyn Store, instance: InstanceId) -> Result<Vec<Datum>, StoreError> {
+pub(super) fn data(
+    engine: &Engine,
+    store: &dyn Store,
+    instance: InstanceId,
+) -> Result<Vec<Datum>, StoreError> {
     if engine.holds(instance) {
         return Ok(engine.data(instance));
     }

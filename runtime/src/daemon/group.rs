@@ -8,9 +8,9 @@ use libp2p::{Multiaddr, PeerId};
 use mobiwf_proto::{Envelope, Message, MessageId, NodeId, Reply};
 use tokio::sync::oneshot;
 
+use super::seen::{Seen, Verdict};
 use crate::mesh::Inbound;
 use crate::metrics::{Metrics, Peer};
-use super::seen::{Seen, Verdict};
 use crate::outbox::{self, Outgoing};
 use crate::store::{Batch, Durability, Store, StoreError};
 
@@ -206,7 +206,10 @@ impl Group {
             self.acks.push((reply, Reply::Refused { reason }));
             return Ok(());
         }
-        match self.seen.judge(store, &mut self.batch, &id, answered_below)? {
+        match self
+            .seen
+            .judge(store, &mut self.batch, &id, answered_below)?
+        {
             Verdict::New => {}
             Verdict::Duplicate => {
                 metrics.duplicate();
@@ -401,7 +404,10 @@ mod tests {
         assert_eq!(replies, vec![Reply::Ack, Reply::Ack]);
         assert_eq!(
             keys(&batch),
-            vec![format!("seen/{}/0000000000000005/00000000000000000007", sender())]
+            vec![format!(
+                "seen/{}/0000000000000005/00000000000000000007",
+                sender()
+            )]
         );
         store.write(batch, Durability::Synced).unwrap();
 
@@ -458,7 +464,11 @@ mod tests {
         assert_ne!(first.incarnation(), 0);
         assert_eq!(first.next().incarnation, first.incarnation());
         let again = Sequencer::load(&store, me).unwrap();
-        assert_eq!(again.incarnation(), first.incarnation(), "kept in the store");
+        assert_eq!(
+            again.incarnation(),
+            first.incarnation(),
+            "kept in the store"
+        );
         // A new store (a wiped data directory, the key kept): another incarnation.
         let wiped = Sequencer::load(&MemoryStore::default(), me).unwrap();
         assert_ne!(wiped.incarnation(), first.incarnation());

@@ -57,10 +57,16 @@ impl Receiver {
             };
             let applied = &mut self.applied;
             group
-                .receive(&self.store, &self.metrics, Peer::Partner, inbound, |_, id, _| {
-                    applied.push((id.incarnation, id.seq));
-                    Ok(())
-                })
+                .receive(
+                    &self.store,
+                    &self.metrics,
+                    Peer::Partner,
+                    inbound,
+                    |_, id, _| {
+                        applied.push((id.incarnation, id.seq));
+                        Ok(())
+                    },
+                )
                 .unwrap();
             answers.push(answer);
         }

@@ -419,8 +419,8 @@ impl Inner {
         } else {
             Durability::Lazy
         };
-        let written =
-            stage_answered(&mut batch, msg, &reply).and_then(|()| self.store.write(batch, durability));
+        let written = stage_answered(&mut batch, msg, &reply)
+            .and_then(|()| self.store.write(batch, durability));
         match written {
             Ok(()) => self.unanswered.remove(&msg.to, msg.envelope.id.seq),
             Err(e) if refused => {
@@ -441,7 +441,10 @@ struct Unanswered(Mutex<HashMap<NodeId, BTreeSet<u64>>>);
 impl Unanswered {
     fn with<T>(&self, f: impl FnOnce(&mut HashMap<NodeId, BTreeSet<u64>>) -> T) -> T {
         // A panic elsewhere while holding it leaves the sets whole (inserts and removes).
-        let mut map = self.0.lock().unwrap_or_else(std::sync::PoisonError::into_inner);
+        let mut map = self
+            .0
+            .lock()
+            .unwrap_or_else(std::sync::PoisonError::into_inner);
         f(&mut map)
     }
 

@@ -279,9 +279,11 @@ async fn each_try_tells_its_receiver_the_lowest_number_it_has_no_answer_for() {
     let outbox = outbox(&fake, backoff);
     outbox.dispatch(messages(down, 1, 3));
     outbox.dispatch(messages(up, 4, 2));
-    wait_until("the reachable peer's messages", Duration::from_secs(5), || {
-        delivered_to(&fake, up) == 2
-    })
+    wait_until(
+        "the reachable peer's messages",
+        Duration::from_secs(5),
+        || delivered_to(&fake, up) == 2,
+    )
     .await;
     // The other receiver's unanswered messages (1 to 3) do not hold this one's floor back.
     for (to, seq, below) in fake.tries.lock().unwrap().iter() {
