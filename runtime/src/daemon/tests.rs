@@ -72,7 +72,6 @@ impl Receiver {
         }
         let (batch, written) = group.finish(&mut self.seq);
         self.store.write(batch, Durability::Synced).unwrap();
-        drop(written.outgoing);
         for (to, reply) in written.acks {
             let _ = to.send(reply);
         }
@@ -230,7 +229,7 @@ proptest! {
             replies
         };
         let mut tries: Vec<(u64, bool)> = Vec::new();
-        for step in steps.into_iter().chain(std::iter::repeat_n(Step::Write, 1)) {
+        for step in steps.into_iter().chain(std::iter::once(Step::Write)) {
             match step {
                 Step::Try { i, lose } if !unanswered.is_empty() => {
                     let seq = unanswered[i % unanswered.len()];
