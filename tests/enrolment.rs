@@ -210,7 +210,9 @@ fn forge(address: &str, message: mobiwf_proto::Message) -> mobiwf_proto::Reply {
         let addr: libp2p::Multiaddr = address.parse().unwrap();
         let peer = peer_of(address).parse().unwrap();
         let envelope = mobiwf_proto::Envelope {
+            answered_below: 0,
             id: mobiwf_proto::MessageId {
+                incarnation: 0,
                 origin: handle.peer_id().to_string().into(),
                 seq: 1,
             },

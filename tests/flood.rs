@@ -38,13 +38,17 @@ fn flood(
                 let (handle, addr, origin) = (handle.clone(), addr.clone(), origin.clone());
                 let (stop, sent) = (stop.clone(), sent.clone());
                 tasks.push(tokio::spawn(async move {
-                    let mut seq = lane << 32;
+                    // Numbers unique across lanes, and close together (a receiver leaves
+                    // unanswered what is too far above what it has seen).
+                    let mut seq = lane + 1;
                     while !stop.load(Ordering::Relaxed) {
-                        seq += 1;
+                        seq += FLOOD_AT_ONCE;
                         // Words about instances nobody runs: each must reach the node's actor.
                         let envelope = Envelope {
+                            answered_below: 0,
                             id: MessageId {
                                 origin: origin.clone(),
+                                incarnation: 1,
                                 seq,
                             },
                             message: Message::Notify {

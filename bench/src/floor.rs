@@ -49,7 +49,9 @@ impl Floor {
 
 fn notification(origin: &PeerId, seq: u64) -> Envelope {
     Envelope {
+        answered_below: 0,
         id: MessageId {
+            incarnation: 0,
             origin: origin.to_string().into(),
             seq,
         },

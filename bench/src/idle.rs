@@ -36,7 +36,7 @@ pub struct Idle {
 }
 
 /// The paper's partition 2 as instance `instance`; its remote adjacent is `elsewhere`.
-fn partition(instance: u64, elsewhere: &str) -> String {
+pub(crate) fn partition(instance: u64, elsewhere: &str) -> String {
     format!(
         "<?xml version=\"1.0\" encoding=\"UTF-8\"?>\n<workflow id=\"{instance}\">\
          <startTime>2007/3/10 16:19:34</startTime><activities>\
@@ -108,7 +108,9 @@ async fn deploy_all(
     let mut replies = futures::stream::iter(1..=partitions)
         .map(|instance| {
             let envelope = Envelope {
+                answered_below: 0,
                 id: MessageId {
+                    incarnation: 0,
                     origin: me.to_string().into(),
                     seq: instance,
                 },

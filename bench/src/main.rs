@@ -12,6 +12,7 @@ mod report;
 mod returns;
 mod sections;
 mod soak;
+mod startup;
 mod stats;
 mod temporal;
 mod workloads;
@@ -57,6 +58,16 @@ enum Cmd {
         #[arg(long, default_value = "BENCHMARKS.md")]
         out: PathBuf,
         /// Where `mobiwf-controller` and `mobiwf-node` are (default: next to this binary).
+        #[arg(long)]
+        bin_dir: Option<PathBuf>,
+    },
+    /// Startup at scale: builds a node data directory holding this many idle partitions,
+    /// starts `mobiwf-node run` on it and times its first API answer.
+    Startup {
+        /// Idle partitions in the node's store.
+        #[arg(long, default_value_t = 50_000)]
+        partitions: u64,
+        /// Where `mobiwf-node` is (default: next to this binary).
         #[arg(long)]
         bin_dir: Option<PathBuf>,
     },
@@ -141,6 +152,10 @@ fn main() -> ExitCode {
                 println!("{section}");
                 sections::write(&out, "soak", &section)
             }
+            Some(Cmd::Startup {
+                partitions,
+                bin_dir,
+            }) => startup(partitions, bin_dir.as_ref()).await,
             None => run(cli.run).await,
         }
     });
@@ -151,6 +166,22 @@ fn main() -> ExitCode {
             ExitCode::FAILURE
         }
     }
+}
+
+/// `mobiwf-bench startup`: prints the figures (they go into BENCHMARKS.md by hand, with the
+/// build they were measured on).
+async fn startup(partitions: u64, bin_dir: Option<&PathBuf>) -> anyhow::Result<()> {
+    let bin_dir = release_binaries(bin_dir)?;
+    let scratch = tempfile::Builder::new()
+        .prefix("mobiwf-bench-startup-")
+        .tempdir()?;
+    let measured = startup::measure(&bin_dir, partitions, scratch.path()).await?;
+    println!(
+        "node startup: {} idle partitions, API answered {:.2} s after start, RSS {:.0} MiB \
+         (data directory built in {:.1} s)",
+        measured.partitions, measured.answer_s, measured.rss_mib, measured.build_s
+    );
+    Ok(())
 }
 
 /// `scripts/bench` with the options this run was given (less where the binaries and the

@@ -24,12 +24,15 @@ fn role(method: &Method, path: &str) -> Role {
             Role::Viewer
         };
     }
-    let runs_work = match (method.as_str(), parts.as_slice()) {
-        ("POST", ["instances"]) => true,
-        ("POST", ["instances", _, "interrupt" | "resume" | "cancel"]) => true,
-        ("POST", ["instances", _, "activities", _, "rerun" | "worklist"]) => true,
-        _ => false,
-    };
+    let runs_work = matches!(
+        (method.as_str(), parts.as_slice()),
+        ("POST", ["instances"])
+            | ("POST", ["instances", _, "interrupt" | "resume" | "cancel"])
+            | (
+                "POST",
+                ["instances", _, "activities", _, "rerun" | "worklist"]
+            )
+    );
     if runs_work {
         Role::Operator
     } else {

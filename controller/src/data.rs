@@ -86,7 +86,9 @@ async fn ask(
         .unwrap_or_default();
     let envelope = Envelope {
         // Never stored or deduplicated: sequence 0.
+        answered_below: 0,
         id: MessageId {
+            incarnation: 0,
             origin: me.clone(),
             seq: 0,
         },

@@ -160,7 +160,9 @@ fn probe(
     tokio::spawn(async move {
         let envelope = Envelope {
             // Probes are never stored or deduplicated: sequence 0.
+            answered_below: 0,
             id: MessageId {
+                incarnation: 0,
                 origin: mobiwf_proto::NodeId::new(me.to_string()),
                 seq: 0,
             },

@@ -43,6 +43,7 @@ mod progress;
 mod readiness;
 mod refusal;
 mod rerun;
+mod retire;
 pub mod rules;
 mod run;
 mod speakers;
@@ -219,6 +220,8 @@ pub struct Engine {
     item_deadline_of: BTreeMap<items::ItemKey, u64>,
     /// The length of an hour for deployments that do not say (`--hour-ms`); 0: an hour.
     hour_ms: u64,
+    /// Instances readmitted since the last [`Engine::take_readmitted`] (`retire.rs`).
+    readmitted: BTreeSet<InstanceId>,
 }
 
 /// An activity that changed state (for logs and metrics).

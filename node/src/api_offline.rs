@@ -208,7 +208,9 @@ async fn measure(client: &NodeClient, plan: &Departure) -> Result<f64, String> {
     let (peer, addr) = outbox::peer_of(holder)?;
     let offset = 0;
     let envelope = Envelope {
+        answered_below: 0,
         id: MessageId {
+            incarnation: 0,
             origin: NodeId::new(client.mesh.peer_id().to_string()),
             seq: 0,
         },

@@ -10,7 +10,10 @@
 //! node therefore finds one of: no claim (never ran: run it), a claim and an `exit` (ran: use
 //! the status), or a claim and a live wrapper (still running: watch it). A claim whose wrapper
 //! is gone without an `exit` means the command was interrupted: the activity fails with that
-//! reason rather than run twice.
+//! reason rather than run twice. The claim records the wrapper's pid *and its start time*
+//! (`/proc/<pid>/stat`, field 22): a pid recycled by another process since (after a reboot, or
+//! on a busy machine) has another start time and is not taken for the wrapper, so neither is
+//! it watched forever nor killed.
 //!
 //! The command finds the instance data it reads in `MOBIWF_DATA_DIR` (`<run dir>/data`, filled
 //! once before the first wrapper starts) and leaves there what it writes (`run_data`).
@@ -31,7 +34,8 @@ pub const ORPHAN_POLL: Duration = Duration::from_millis(100);
 
 const WRAPPER: &str = r#"d="$1"
 mkdir "$d/claim" 2>/dev/null || exit 0
-echo $$ > "$d/claim/pid.tmp" && mv "$d/claim/pid.tmp" "$d/claim/pid"
+t=$(s=$(cat /proc/$$/stat 2>/dev/null) && s=${s##*) } && set -- $s && echo "${20}")
+echo "$$ $t" > "$d/claim/pid.tmp" && mv "$d/claim/pid.tmp" "$d/claim/pid"
 sh -c "$2" >>"$d/output" 2>&1 </dev/null
 s=$?
 echo $s > "$d/exit.tmp" && mv "$d/exit.tmp" "$d/exit"
@@ -96,9 +100,19 @@ pub fn kill(data_dir: &Path, e: &Execution) -> Result<(), String> {
     if dir.join("exit").exists() {
         return Ok(());
     }
-    let pid = std::fs::read_to_string(dir.join("claim").join("pid"))
+    let text = std::fs::read_to_string(dir.join("claim").join("pid"))
         .map_err(|e| format!("no process recorded in {}: {e}", dir.display()))?;
-    let pid = pid.trim();
+    let Some(wrapper) = Wrapper::parse(&text) else {
+        return Err(format!(
+            "the process recorded in {} is unreadable: {text:?}",
+            dir.display()
+        ));
+    };
+    if !wrapper.alive() {
+        // Gone (or its pid now another process's): nothing of ours left to kill.
+        return Ok(());
+    }
+    let pid = wrapper.pid;
     // The wrapper leads its own process group (process_group(0)): kill the group.
     let status = std::process::Command::new("kill")
         .args(["-KILL", "--", &format!("-{pid}")])
@@ -183,8 +197,8 @@ async fn watch(dir: &Path, e: &Execution, files: &Files) -> Ended {
             return ended;
         }
         match std::fs::read_to_string(dir.join("claim").join("pid")) {
-            Ok(pid) => {
-                let alive = Path::new("/proc").join(pid.trim()).exists();
+            Ok(text) => {
+                let alive = Wrapper::parse(&text).is_some_and(|w| w.alive());
                 if !alive {
                     return read_exit(dir, e, files).await.unwrap_or_else(|| {
                         failed(
@@ -251,6 +265,45 @@ fn read_flag(dir: &Path) -> Result<Option<String>, String> {
         .map_err(|e| format!("cannot read its flag file {}: {e}", path.display()))?;
     let flag = text.trim();
     Ok((!flag.is_empty()).then(|| flag.to_owned()))
+}
+
+/// The wrapper process a claim records (`claim/pid`: `<pid> <start time>`; the start time is
+/// missing where `/proc` is not, and in claims written before it was recorded).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Wrapper {
+    /// Its process id.
+    pub pid: u32,
+    /// Its start time in clock ticks since boot (`/proc/<pid>/stat`, field 22).
+    pub started: Option<u64>,
+}
+
+impl Wrapper {
+    /// Reads a claim's `pid` file; `None` when it holds no pid.
+    pub fn parse(text: &str) -> Option<Wrapper> {
+        let mut words = text.split_whitespace();
+        let pid = words.next()?.parse().ok()?;
+        let started = words.next().and_then(|w| w.parse().ok());
+        Some(Wrapper { pid, started })
+    }
+
+    /// True while this very process runs: its pid is alive and, when its start time is
+    /// recorded, the process under that pid started then (a recycled pid is another process).
+    pub fn alive(&self) -> bool {
+        match (self.started, start_time(self.pid)) {
+            (_, None) => Path::new("/proc").join(self.pid.to_string()).exists(),
+            (Some(recorded), Some(now)) => recorded == now,
+            (None, Some(_)) => true,
+        }
+    }
+}
+
+/// A process's start time in clock ticks since boot (`/proc/<pid>/stat`, field 22), `None`
+/// when it is gone or `/proc` cannot tell.
+pub fn start_time(pid: u32) -> Option<u64> {
+    let stat = std::fs::read_to_string(format!("/proc/{pid}/stat")).ok()?;
+    // Field 2 (the command name, in parentheses) may hold spaces: count after its end.
+    let after = stat.get(stat.rfind(')')? + 1..)?;
+    after.split_whitespace().nth(19)?.parse().ok()
 }
 
 fn failed(detail: String) -> Ended {

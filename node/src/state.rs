@@ -6,9 +6,12 @@
 //! <activity>` (a work item this node hosts, JSON), `token/<role>` (round-robin's last user
 //! of a role), `directory` (the organisation directory replica), `desk/...` (the
 //! worklists and notices of the users whose device this node is; keys given by
-//! `mobiwf_people::desk`), `seen/<origin>/<seq>`
-//! (a message already applied), `meta/seq` (the last sequence number given to an outgoing
-//! message; the daemon shell's), and the outbox's `out/...`.
+//! `mobiwf_people::desk`), the daemon shell's `seen/<origin>/<incarnation>/<seq>` and
+//! `seen-floor/<origin>/<incarnation>` (the messages already applied, `runtime::daemon`),
+//! `meta/incarnation` (this store's, in every message id) and `meta/seq` (the last sequence
+//! number given to an outgoing message), and the outbox's `out/...`. A finished instance's
+//! keys stay: the instance leaves memory (`Engine::retire`), is marked `retired/<instance>`
+//! (not loaded at start) and is read back with [`load_instance`].
 //! Numbers are zero-padded to 20 digits so that key order is numeric order.
 
 use mobiwf_runtime::store::{Batch, Durability, Store, StoreError, unreadable};
@@ -115,12 +118,82 @@ pub fn load_desk(store: &dyn Store) -> Result<mobiwf_people::Desk, StoreError> {
     mobiwf_people::Desk::restore(entries).map_err(|e| unreadable(e.key.as_bytes(), &e.reason))
 }
 
-/// The engine, as the store holds it.
+/// The engine, as the store holds it, with only the live instances in memory: those marked
+/// retired (`retired/<instance>`) are left in the store, read back on demand
+/// ([`load_instance`]); any other that turns out finished is retired at once.
 pub fn load(store: &dyn Store) -> Result<Engine, StoreError> {
+    let retired = load_retired(store)?;
+    let runs = load_runs(store, b"run/", |i| retired.contains(&i))?;
+    let mut known = load_known(store, b"known/")?;
+    known.retain(|(i, _)| !retired.contains(i));
+    let instances: std::collections::BTreeSet<InstanceId> =
+        runs.iter().map(|r| r.key.instance).collect();
+    let mut engine = Engine::restore(runs, known).with_people(load_people(store)?);
+    for instance in instances {
+        engine.retire(instance);
+    }
+    Ok(engine)
+}
+
+/// Key prefix of the instances retired from memory: `retired/<instance>`.
+const RETIRED_PREFIX: &str = "retired/";
+
+/// Marks `instance` retired from memory (or live again) in `batch`.
+pub fn stage_retired(batch: &mut Batch, instance: InstanceId, retired: bool) {
+    let key = format!("{RETIRED_PREFIX}{:020}", instance.0);
+    if retired {
+        batch.put(key, Vec::new());
+    } else {
+        batch.delete(key);
+    }
+}
+
+/// The instances marked retired.
+fn load_retired(store: &dyn Store) -> Result<std::collections::BTreeSet<InstanceId>, StoreError> {
+    let mut retired = std::collections::BTreeSet::new();
+    for (k, _) in store.scan_prefix(RETIRED_PREFIX.as_bytes())? {
+        let instance = std::str::from_utf8(&k[RETIRED_PREFIX.len()..])
+            .ok()
+            .and_then(|s| s.parse().ok())
+            .map(InstanceId)
+            .ok_or_else(|| unreadable(&k, &"bad key"))?;
+        retired.insert(instance);
+    }
+    Ok(retired)
+}
+
+/// One instance's runs and what the node knows of it, as the store holds them: for an
+/// instance retired from memory, before the engine is given an input about it.
+pub fn load_instance(store: &dyn Store, instance: InstanceId) -> Result<Instance, StoreError> {
+    let id = instance.0;
+    let runs = load_runs(store, format!("run/{id:020}/").as_bytes(), |_| false)?;
+    let known = load_known(store, known_key(instance).as_bytes())?.pop();
+    Ok((runs, known))
+}
+
+/// An instance as the store holds it: its runs, and what the node knows of it.
+pub type Instance = (Vec<Run>, Option<(InstanceId, Known)>);
+
+/// The runs under `prefix` (`run/` or `run/<instance>/`), each with its document.
+/// (less those of instances `skip` names).
+fn load_runs(
+    store: &dyn Store,
+    prefix: &[u8],
+    skip: impl Fn(InstanceId) -> bool,
+) -> Result<Vec<Run>, StoreError> {
     let corrupt = |k: &[u8], e: &dyn std::fmt::Display| unreadable(k, e);
     let mut runs = Vec::new();
     let mut migrated = Batch::default();
-    for (k, v) in store.scan_prefix(b"run/")? {
+    for (k, v) in store.scan_prefix(prefix)? {
+        let instance = k
+            .get(b"run/".len()..b"run/".len() + 20)
+            .and_then(|digits| std::str::from_utf8(digits).ok())
+            .and_then(|digits| digits.parse().ok())
+            .map(InstanceId)
+            .ok_or_else(|| corrupt(&k, &"bad key"))?;
+        if skip(instance) {
+            continue;
+        }
         let doc_key = [b"doc/", &k[b"run/".len()..]].concat();
         let document = match store.get(&doc_key)? {
             Some(d) => Some(String::from_utf8(d).map_err(|e| corrupt(&doc_key, &e))?),
@@ -138,8 +211,14 @@ pub fn load(store: &dyn Store) -> Result<Engine, StoreError> {
     if !migrated.is_empty() {
         store.write(migrated, Durability::Synced)?;
     }
+    Ok(runs)
+}
+
+/// What the node knows of the instances under `prefix` (`known/` or one `known/<instance>`).
+fn load_known(store: &dyn Store, prefix: &[u8]) -> Result<Vec<(InstanceId, Known)>, StoreError> {
+    let corrupt = |k: &[u8], e: &dyn std::fmt::Display| unreadable(k, e);
     let mut known = Vec::new();
-    for (k, v) in store.scan_prefix(b"known/")? {
+    for (k, v) in store.scan_prefix(prefix)? {
         let value: Known = serde_json::from_slice(&v).map_err(|e| corrupt(&k, &e))?;
         let instance = std::str::from_utf8(&k[b"known/".len()..])
             .ok()
@@ -148,7 +227,16 @@ pub fn load(store: &dyn Store) -> Result<Engine, StoreError> {
             .ok_or_else(|| corrupt(&k, &"bad key"))?;
         known.push((instance, value));
     }
-    Ok(Engine::restore(runs, known).with_people(load_people(store)?))
+    Ok(known)
+}
+
+/// Every run in the store of an instance `skip` does not name (the retired ones, when `skip`
+/// names those in memory).
+pub fn load_stored_runs(
+    store: &dyn Store,
+    skip: impl Fn(InstanceId) -> bool,
+) -> Result<Vec<Run>, StoreError> {
+    load_runs(store, b"run/", skip)
 }
 
 #[cfg(test)]
@@ -186,6 +274,10 @@ mod tests {
         store.write(batch, Durability::Synced).unwrap();
 
         let mut engine = load(&store).expect("load");
+        if !engine.holds(InstanceId(18)) {
+            let (runs, known) = load_instance(&store, InstanceId(18)).expect("read back");
+            engine.readmit(runs, known);
+        }
         assert!(
             store
                 .get(doc_key(InstanceId(18), PartitionId(1)).as_bytes())
@@ -207,7 +299,12 @@ mod tests {
         let mut batch = Batch::default();
         stage_changes(&mut batch, &engine.take_changes().expect("changes"));
         store.write(batch, Durability::Synced).unwrap();
-        let reloaded = load(&store).expect("reload");
+        let mut reloaded = load(&store).expect("reload");
+        if !reloaded.holds(InstanceId(18)) {
+            // Finished: left in the store at start, read back on demand.
+            let (runs, known) = load_instance(&store, InstanceId(18)).expect("read back");
+            reloaded.readmit(runs, known);
+        }
         let records = |e: &Engine| e.runs().next().expect("the run").records();
         assert_eq!(records(&reloaded), records(&engine));
     }

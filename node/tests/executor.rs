@@ -3,7 +3,7 @@
 #![allow(clippy::unwrap_used, clippy::expect_used)]
 
 use mobiwf_node::command_policy::CommandPolicy;
-use mobiwf_node::executor::{Execution, execute, kill, run_dir};
+use mobiwf_node::executor::{Execution, Wrapper, execute, kill, run_dir, start_time};
 use mobiwf_proto::{ActivityId, InstanceId, PartitionId};
 
 fn execution(command: &str) -> Execution {
@@ -74,6 +74,92 @@ async fn a_claimed_run_whose_process_is_gone_is_reported_interrupted_not_rerun()
         "{ended:?}"
     );
     assert!(!marker.exists(), "the command ran again");
+}
+
+#[tokio::test]
+async fn a_live_pid_with_another_start_time_is_not_taken_for_the_wrapper() {
+    // A real process under the recorded pid, as after a reboot or on a busy machine that
+    // recycled the pid: it is another process, so the run is interrupted, not watched forever.
+    let mut stranger = std::process::Command::new("sleep")
+        .arg("30")
+        .spawn()
+        .expect("spawn");
+    let pid = stranger.id();
+    let started = start_time(pid).expect("a start time in /proc");
+    let itself = Wrapper {
+        pid,
+        started: Some(started),
+    };
+    assert!(itself.alive());
+    let recycled = Wrapper {
+        pid,
+        started: Some(started + 1),
+    };
+    assert!(!recycled.alive());
+    assert_eq!(Wrapper::parse(&format!("{pid} {started}\n")), Some(itself));
+    assert_eq!(
+        Wrapper::parse(&format!("{pid}\n")),
+        Some(Wrapper { pid, started: None })
+    );
+
+    let dir = tempfile::tempdir().expect("tempdir");
+    let marker = dir.path().join("ran");
+    let e = execution(&format!("touch {}", marker.display()));
+    let run = run_dir(dir.path(), &e);
+    std::fs::create_dir_all(run.join("claim")).expect("claim");
+    std::fs::write(
+        run.join("claim").join("pid"),
+        format!("{pid} {}\n", started + 1),
+    )
+    .expect("pid");
+    let ended = tokio::time::timeout(
+        std::time::Duration::from_secs(10),
+        execute(dir.path(), &e, &CommandPolicy::Any),
+    )
+    .await
+    .expect("judged at once, not watched while the stranger lives");
+    assert!(
+        ended
+            .detail
+            .as_deref()
+            .unwrap_or("")
+            .starts_with("interrupted"),
+        "{ended:?}"
+    );
+    assert!(!marker.exists(), "the command ran again");
+    // Killing that run must not kill the stranger.
+    kill(dir.path(), &e).expect("kill");
+    assert!(
+        stranger.try_wait().expect("try_wait").is_none(),
+        "the stranger was killed"
+    );
+    stranger.kill().expect("kill");
+    stranger.wait().expect("wait");
+    assert!(!itself.alive());
+}
+
+#[tokio::test]
+async fn the_wrapper_records_its_own_start_time() {
+    let dir = tempfile::tempdir().expect("tempdir");
+    let e = execution("sleep 30");
+    let running = {
+        let (data, e) = (dir.path().to_owned(), e.clone());
+        tokio::spawn(async move { execute(&data, &e, &CommandPolicy::Any).await })
+    };
+    let pid = run_dir(dir.path(), &e).join("claim").join("pid");
+    let deadline = std::time::Instant::now() + std::time::Duration::from_secs(10);
+    while !pid.exists() {
+        assert!(std::time::Instant::now() < deadline, "never started");
+        tokio::time::sleep(std::time::Duration::from_millis(10)).await;
+    }
+    let text = std::fs::read_to_string(&pid).expect("pid");
+    let wrapper = Wrapper::parse(&text).expect("a pid");
+    assert_eq!(wrapper.started, start_time(wrapper.pid), "{text:?}");
+    assert!(wrapper.started.is_some(), "{text:?}");
+    assert!(wrapper.alive());
+    kill(dir.path(), &e).expect("kill");
+    let ended = running.await.expect("join");
+    assert!(!ended.succeeded, "{ended:?}");
 }
 
 #[tokio::test]

@@ -18,33 +18,51 @@ use crate::{ActivityId, ActivityTypeId, InstanceId, NodeId, NodeName, PartitionI
 /// Version 2: task states (`not_ready` for `waiting`), `StateChanged`, `Completed`, and the
 /// fields of rules and routing on `Notify` and in records. Version 3: instance data on
 /// `Notify`, `Fetch` and `ReadData` with their `Chunk` and `Data` replies; `Compensate`,
-/// `Compensated` and `Rerun`.
-pub const PROTOCOL: &str = "/mobiwf/exec/3";
+/// `Compensated` and `Rerun`. Version 4: the sender's `incarnation` in [`MessageId`] and
+/// `answered_below` on [`Envelope`] (what lets receivers forget the ids they applied).
+pub const PROTOCOL: &str = "/mobiwf/exec/4";
 
 /// The largest request or reply frame accepted, in bytes. A partition document is at most
 /// `mobiwf_xml_schema::limits::MAX_DOCUMENT_BYTES` (4 MiB); this leaves room for JSON escaping.
 pub const MAX_MESSAGE_BYTES: usize = 12 << 20;
 
-/// Identifies one message for deduplication: the sending peer and its own sequence number.
-/// The same message sent again (a retry after a lost acknowledgement) has the same id.
+/// Identifies one message for deduplication: the sending peer, the incarnation of its store
+/// and its own sequence number. The same message sent again (a retry after a lost
+/// acknowledgement) has the same id. A data directory wiped with its key kept starts a new
+/// incarnation, so the sequence numbers starting again from 1 are new ids to every receiver.
 #[derive(Debug, Clone, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize, Deserialize)]
 pub struct MessageId {
     /// The sender's peer id.
     pub origin: NodeId,
-    /// The sender's sequence number, unique per origin.
+    /// The sender's incarnation: a random number made once when its store was created
+    /// (0 for messages that are never stored nor deduplicated: probes, fetches).
+    #[serde(default)]
+    pub incarnation: u64,
+    /// The sender's sequence number, unique per origin and incarnation.
     pub seq: u64,
 }
 
 impl MessageId {
     /// The store key that marks this message as applied by its receiver.
     pub fn seen_key(&self) -> String {
-        format!("seen/{}/{:020}", self.origin, self.seq)
+        format!("{}{:020}", self.seen_prefix(), self.seq)
+    }
+
+    /// The prefix of the `seen/` keys of this message's origin and incarnation.
+    pub fn seen_prefix(&self) -> String {
+        format!("seen/{}/{:016x}/", self.origin, self.incarnation)
+    }
+
+    /// The store key of the receiver's floor for this message's origin and incarnation:
+    /// every message of theirs numbered below it was answered.
+    pub fn floor_key(&self) -> String {
+        format!("seen-floor/{}/{:016x}", self.origin, self.incarnation)
     }
 }
 
 impl std::fmt::Display for MessageId {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        write!(f, "{}/{}", self.origin, self.seq)
+        write!(f, "{}/{:x}/{}", self.origin, self.incarnation, self.seq)
     }
 }
 
@@ -53,8 +71,29 @@ impl std::fmt::Display for MessageId {
 pub struct Envelope {
     /// What the receiver deduplicates on.
     pub id: MessageId,
+    /// Every message of this origin and incarnation to this receiver numbered below this was
+    /// answered (acknowledged or refused) and will never be sent again: the receiver may
+    /// forget their ids. Set by the outbox at each try; 0 says nothing.
+    #[serde(default, skip_serializing_if = "is_zero")]
+    pub answered_below: u64,
     /// The content.
     pub message: Message,
+}
+
+impl Envelope {
+    /// A message with its id, saying nothing of earlier ones.
+    pub fn new(id: MessageId, message: Message) -> Envelope {
+        Envelope {
+            id,
+            answered_below: 0,
+            message,
+        }
+    }
+}
+
+#[allow(clippy::trivially_copy_pass_by_ref)]
+fn is_zero(n: &u64) -> bool {
+    *n == 0
 }
 
 /// What a successor learns about a finished predecessor in another partition.

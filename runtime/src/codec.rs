@@ -146,7 +146,9 @@ mod tests {
 
     fn envelope() -> Envelope {
         Envelope {
+            answered_below: 0,
             id: MessageId {
+                incarnation: 0,
                 origin: "origin".into(),
                 seq: 7,
             },
@@ -191,7 +193,9 @@ mod tests {
     #[test]
     fn a_deployment_naming_who_runs_what_round_trips() {
         let sent = Envelope {
+            answered_below: 0,
             id: MessageId {
+                incarnation: 0,
                 origin: "origin".into(),
                 seq: 8,
             },

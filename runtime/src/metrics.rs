@@ -65,6 +65,7 @@ pub struct Metrics {
     activities_finished: Family<StateLabels, Counter>,
     activities_entered: Family<StateLabels, Counter>,
     outbox_depth: Gauge,
+    runs_in_memory: Gauge,
     relay: crate::mesh::RelayCounters,
 }
 
@@ -90,6 +91,7 @@ impl Metrics {
             activities_finished: Family::default(),
             activities_entered: Family::default(),
             outbox_depth: Gauge::default(),
+            runs_in_memory: Gauge::default(),
             relay: crate::mesh::RelayCounters::default(),
             registry: Registry::default(),
         };
@@ -135,22 +137,32 @@ impl Metrics {
             m.outbox_depth.clone(),
         );
         registry.register(
+            "runs_in_memory",
+            "Partition runs a node holds in memory: the live ones (finished instances are read \
+             back from the store on demand)",
+            m.runs_in_memory.clone(),
+        );
+        m.register_relay(&mut registry);
+        m.register_protection(&mut registry);
+        Metrics { registry, ..m }
+    }
+
+    fn register_relay(&self, registry: &mut Registry) {
+        registry.register(
             "relay_reservations_accepted",
             "Reservations this daemon accepted as a relay (renewals left out)",
-            m.relay.reservations.clone(),
+            self.relay.reservations.clone(),
         );
         registry.register(
             "relay_circuits_accepted",
             "Circuits this daemon accepted as a relay: connections it joined between two peers",
-            m.relay.circuits.clone(),
+            self.relay.circuits.clone(),
         );
         registry.register(
             "relayed_connections",
             "Connections of this daemon established through a relay (dialled or accepted)",
-            m.relay.relayed_connections.clone(),
+            self.relay.relayed_connections.clone(),
         );
-        m.register_protection(&mut registry);
-        Metrics { registry, ..m }
     }
 
     /// The relay counters, for the mesh to count into.
@@ -271,6 +283,12 @@ impl Metrics {
     pub fn set_outbox_depth(&self, depth: usize) {
         self.outbox_depth
             .set(i64::try_from(depth).unwrap_or(i64::MAX));
+    }
+
+    /// Sets the number of partition runs in a node's memory.
+    pub fn set_runs_in_memory(&self, runs: usize) {
+        self.runs_in_memory
+            .set(i64::try_from(runs).unwrap_or(i64::MAX));
     }
 
     /// The metrics in the Prometheus text format.

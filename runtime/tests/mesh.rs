@@ -33,7 +33,9 @@ async fn node(request_timeout: Duration) -> (MeshHandle, mpsc::Receiver<Inbound>
 
 fn notify(origin: &MeshHandle, seq: u64) -> Envelope {
     Envelope {
+        answered_below: 0,
         id: MessageId {
+            incarnation: 0,
             origin: origin.peer_id().to_string().into(),
             seq,
         },
@@ -314,7 +316,9 @@ async fn oversized_request_is_refused_by_the_sender() {
     let (b, mut b_inbound) = node(Duration::from_secs(5)).await;
 
     let big = Envelope {
+        answered_below: 0,
         id: MessageId {
+            incarnation: 0,
             origin: a.peer_id().to_string().into(),
             seq: 1,
         },
@@ -463,7 +467,9 @@ async fn oversized_frame_is_refused_by_the_receiver() {
     // A valid envelope padded with JSON whitespace to one byte over the limit: only the limit
     // makes it unacceptable.
     let envelope = Envelope {
+        answered_below: 0,
         id: MessageId {
+            incarnation: 0,
             origin: "raw".into(),
             seq: 1,
         },

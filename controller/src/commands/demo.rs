@@ -22,22 +22,13 @@ fn loopback() -> anyhow::Result<Vec<libp2p::Multiaddr>> {
     Ok(vec!["/ip4/127.0.0.1/tcp/0".parse()?])
 }
 
-/// Runs the demo; exit 0 when the instance succeeded, 1 otherwise.
-pub async fn run(file: Option<&Path>, timeout_secs: u64, hour_ms: u64) -> anyhow::Result<ExitCode> {
-    let (bytes, source) = match file {
-        Some(f) => (super::read(f)?, f.display().to_string()),
-        None => (PAPER.to_vec(), "examples/paper/workflow.xml".to_owned()),
-    };
-    let def = match mobiwf_xml_schema::load_definition(&bytes) {
-        Ok(l) => l.value,
-        Err(d) => {
-            eprint!("{}", d.render(&source));
-            return Ok(ExitCode::from(1));
-        }
-    };
-    let dir = tempfile::Builder::new().prefix("mobiwf-demo-").tempdir()?;
+/// The demo's controller, in `dir/controller`, with its address and API printed.
+async fn start_controller(
+    dir: &Path,
+    hour_ms: u64,
+) -> anyhow::Result<mobiwf_controller::Controller> {
     let controller = mobiwf_controller::start(ControllerConfig {
-        data_dir: dir.path().join("controller"),
+        data_dir: dir.join("controller"),
         listen: loopback()?,
         api: "127.0.0.1:0".parse()?,
         store: None,
@@ -55,11 +46,29 @@ pub async fn run(file: Option<&Path>, timeout_secs: u64, hour_ms: u64) -> anyhow
     println!(
         "             API http://{} (token: {})",
         controller.api_addr,
-        dir.path()
-            .join("controller")
+        dir.join("controller")
             .join(mobiwf_controller::daemon::OPERATOR_TOKEN_FILE)
             .display()
     );
+    Ok(controller)
+}
+
+/// Runs the demo; exit 0 when the instance succeeded, 1 otherwise.
+pub async fn run(file: Option<&Path>, timeout_secs: u64, hour_ms: u64) -> anyhow::Result<ExitCode> {
+    let (bytes, source) = match file {
+        Some(f) => (super::read(f)?, f.display().to_string()),
+        None => (PAPER.to_vec(), "examples/paper/workflow.xml".to_owned()),
+    };
+    let def = match mobiwf_xml_schema::load_definition(&bytes) {
+        Ok(l) => l.value,
+        Err(d) => {
+            eprint!("{}", d.render(&source));
+            return Ok(ExitCode::from(1));
+        }
+    };
+    let dir = tempfile::Builder::new().prefix("mobiwf-demo-").tempdir()?;
+    let controller = start_controller(dir.path(), hour_ms).await?;
+    let controller_addr = controller.addrs.first().cloned().unwrap_or_default();
 
     let wanted = nodes_wanted(&def);
     let mut nodes = Vec::new();

@@ -10,7 +10,7 @@ use mobiwf_book::{Book, BookError, Effect, HistoryEvent, Input, Instance, Watche
 use mobiwf_proto::{Control, InstanceId, Message, NodeId, Reply};
 use mobiwf_runtime::daemon::{Actor, Destination, Group, Sequencer};
 use mobiwf_runtime::metrics::{Metrics, Peer};
-use mobiwf_runtime::outbox::{self, Delivered};
+use mobiwf_runtime::outbox::Delivered;
 use mobiwf_runtime::store::{Store, StoreError};
 use tokio::sync::{broadcast, oneshot, watch};
 
@@ -224,7 +224,7 @@ impl ControllerActor {
         group: &mut Group,
         effects: &mut Vec<Effect>,
     ) -> Result<(), StoreError> {
-        outbox::stage_answered(&mut group.batch, &message, &reply)?;
+        group.answered(&message, &reply)?;
         if let Message::Rerun(rerun) = &message.envelope.message {
             // A refusal is logged by the outbox; the rerun goes on without it.
             let input = Input::RerunDelivered {

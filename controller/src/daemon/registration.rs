@@ -120,6 +120,7 @@ mod tests {
 
     fn id() -> MessageId {
         MessageId {
+            incarnation: 0,
             origin: NodeId::new("sender"),
             seq: 3,
         }

@@ -26,6 +26,7 @@ mod people;
 mod props;
 mod props_items;
 mod recovery;
+mod retire;
 mod routing;
 mod rules;
 mod speakers;
@@ -54,7 +55,7 @@ pub(crate) const ALL_SCENARIOS: &[&[Scenario]] = &[
 
 use super::*;
 use mobiwf_proto::{ActivityId, InstanceId, PartitionId};
-use mobiwf_proto::{ActivityState, Control, ItemAction, Message, Outcome, StateSet, UserId};
+use mobiwf_proto::{ActivityState, Control, Message, Outcome, StateSet};
 
 const PARTITION_1: &str = include_str!("../../../examples/paper/partition-1.xml");
 const PARTITION_2: &str = include_str!("../../../examples/paper/partition-2.xml");

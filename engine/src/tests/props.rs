@@ -265,6 +265,21 @@ impl Store {
         }
     }
 
+    /// One instance as the store holds it, for [`Engine::readmit`].
+    pub(super) fn instance(&self, instance: InstanceId) -> (Vec<Run>, Option<(InstanceId, Known)>) {
+        let runs = self
+            .runs
+            .iter()
+            .filter(|(k, _)| k.instance == instance)
+            .map(|(k, state)| Run::from_stored(state, self.docs.get(k).cloned()).expect("run"))
+            .collect();
+        let known = self
+            .known
+            .get(&instance)
+            .map(|v| (instance, serde_json::from_slice(v).expect("known")));
+        (runs, known)
+    }
+
     pub(super) fn load(&self) -> Engine {
         let runs = self
             .runs

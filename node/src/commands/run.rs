@@ -95,15 +95,7 @@ pub async fn run(args: RunArgs) -> anyhow::Result<()> {
             .map_err(|e| anyhow::anyhow!("--via-relay: {relay:?} is not a multiaddr: {e}"))
     })
     .transpose()?;
-    let commands = match args.commands.as_slice() {
-        [] => CommandPolicy::None,
-        [mode] => CommandPolicy::from_args(mode, None)?,
-        [mode, file, ..] => CommandPolicy::from_args(mode, Some(std::path::Path::new(file)))?,
-    };
-    let swarm_key = match &args.swarm_key_file {
-        Some(file) => Some(mobiwf_runtime::mesh::private::read_key_file(file)?),
-        None => None,
-    };
+    let (commands, swarm_key) = protection(&args)?;
     let node = mobiwf_node::start(NodeConfig {
         data_dir: args.data_dir.clone(),
         name: args.name.clone().into(),
@@ -159,6 +151,25 @@ pub async fn run(args: RunArgs) -> anyhow::Result<()> {
     }
     node.stop().await;
     Ok(())
+}
+
+/// What `--commands` and `--swarm-key-file` say: the command policy and the private mesh's key.
+fn protection(
+    args: &RunArgs,
+) -> anyhow::Result<(
+    CommandPolicy,
+    Option<mobiwf_runtime::mesh::private::PreSharedKey>,
+)> {
+    let commands = match args.commands.as_slice() {
+        [] => CommandPolicy::None,
+        [mode] => CommandPolicy::from_args(mode, None)?,
+        [mode, file, ..] => CommandPolicy::from_args(mode, Some(std::path::Path::new(file)))?,
+    };
+    let swarm_key = match &args.swarm_key_file {
+        Some(file) => Some(mobiwf_runtime::mesh::private::read_key_file(file)?),
+        None => None,
+    };
+    Ok((commands, swarm_key))
 }
 
 /// The addresses written by the last run in `data_dir` (without `/p2p/...`; a circuit address

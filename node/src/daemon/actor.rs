@@ -108,6 +108,9 @@ impl Actor for NodeActor {
             why: e.to_string(),
         })?;
         state::stage_changes(&mut group.batch, &changes);
+        super::memory::retire_finished(&mut self.engine, &changes, &mut group.batch);
+        self.metrics
+            .set_runs_in_memory(self.engine.runs_in_memory());
         let desk = self.desk.take_changes().map_err(|e| StoreError::Encode {
             what: "the desk's changes".to_owned(),
             why: e.to_string(),
@@ -225,34 +228,38 @@ impl NodeActor {
             }
         };
         let (engine, desk, name) = (&mut self.engine, &mut self.desk, &self.name);
-        group.receive(
-            self.store.as_ref(),
-            &self.metrics,
-            role,
-            inbound,
-            |from, _id, message| {
-                let missing = missing?;
-                match route_of(from, from_controller, message)? {
-                    Routed::Engine(mut input) => {
-                        match &mut input {
-                            Input::Notified { carried, .. } => carried.missing = missing,
-                            Input::Claim { missing: m, .. } => *m = missing,
-                            _ => {}
-                        }
-                        let applied = engine.apply_us(now, input).map_err(|r| r.to_string())?;
-                        effects.extend(applied);
-                        Ok(())
+        let store = self.store.as_ref();
+        let mut failed = None;
+        group.receive(store, &self.metrics, role, inbound, |from, _id, message| {
+            let missing = missing?;
+            match route_of(from, from_controller, message)? {
+                Routed::Engine(mut input) => {
+                    // A store that fails stops the daemon: nothing of this group is
+                    // written or answered (the refusal below never leaves).
+                    if let Err(e) = super::memory::readmit(engine, store, &input) {
+                        let why = e.to_string();
+                        failed = Some(e);
+                        return Err(why);
                     }
-                    Routed::Desk(input) => {
-                        let applied = desk
-                            .apply(now / 1000, engine.directory(), name, input)
-                            .map_err(|r| r.to_string())?;
-                        desk_effects.extend(applied.effects);
-                        Ok(())
+                    match &mut input {
+                        Input::Notified { carried, .. } => carried.missing = missing,
+                        Input::Claim { missing: m, .. } => *m = missing,
+                        _ => {}
                     }
+                    let applied = engine.apply_us(now, input).map_err(|r| r.to_string())?;
+                    effects.extend(applied);
+                    Ok(())
                 }
-            },
-        )
+                Routed::Desk(input) => {
+                    let applied = desk
+                        .apply(now / 1000, engine.directory(), name, input)
+                        .map_err(|r| r.to_string())?;
+                    desk_effects.extend(applied.effects);
+                    Ok(())
+                }
+            }
+        })?;
+        failed.map_or(Ok(()), Err)
     }
 
     fn apply_one(
@@ -284,7 +291,9 @@ impl NodeActor {
                     Err(e) => tracing::warn!("desk timer: {e}"),
                 }
             }
-            Event::Ended { execution, ended } => self.command_ended(now, execution, ended, effects),
+            Event::Ended { execution, ended } => {
+                self.command_ended(now, execution, ended, effects)?;
+            }
             Event::Command(Command::Complete {
                 instance,
                 activity,
@@ -301,6 +310,7 @@ impl NodeActor {
                     flag: outcome.flag,
                     written: outcome.written,
                 };
+                super::memory::readmit(&mut self.engine, self.store.as_ref(), &input)?;
                 let result = self
                     .engine
                     .apply_us(now, input)
@@ -363,7 +373,9 @@ impl NodeActor {
         execution: Execution,
         ended: executor::Ended,
         effects: &mut Vec<Effect>,
-    ) {
+    ) -> Result<(), StoreError> {
+        let instance = Some(execution.instance);
+        super::memory::readmit_instance(&mut self.engine, self.store.as_ref(), instance)?;
         if execution.compensation {
             let input = Input::CompensationEnded {
                 instance: execution.instance,
@@ -376,7 +388,7 @@ impl NodeActor {
                 Ok(applied) => effects.extend(applied),
                 Err(e) => tracing::warn!("a compensation's end: {e}"),
             }
-            return;
+            return Ok(());
         }
         let input = Input::Finished {
             instance: execution.instance,
@@ -394,6 +406,7 @@ impl NodeActor {
             // been killed, or its word comes too late.
             Err(e) => tracing::info!("a command ended after its activity was decided: {e}"),
         }
+        Ok(())
     }
 
     fn answer(&self, query: Query) {
@@ -402,7 +415,14 @@ impl NodeActor {
                 let _ = reply.send(self.engine.worklist());
             }
             Query::Data(instance, reply) => {
-                let mut data = self.engine.data(instance);
+                let mut data =
+                    match super::memory::data(&self.engine, self.store.as_ref(), instance) {
+                        Ok(data) => data,
+                        Err(e) => {
+                            tracing::error!("reading instance {instance}'s data: {e}");
+                            return;
+                        }
+                    };
                 // On a device: what its users' items of the instance read, as copied.
                 for copy in self.desk.items().filter_map(|i| {
                     (i.info.instance == instance)
@@ -420,7 +440,13 @@ impl NodeActor {
                 let _ = reply.send(data);
             }
             Query::Runs(reply) => {
-                let _ = reply.send(self.engine.runs().map(view).collect());
+                match super::memory::all_runs(&self.engine, self.store.as_ref(), view) {
+                    Ok(runs) => {
+                        let _ = reply.send(runs);
+                    }
+                    // The caller hears that the node did not answer.
+                    Err(e) => tracing::error!("reading the runs: {e}"),
+                }
             }
             Query::UserWorklist { user, order, reply } => {
                 let dir = self.engine.directory();
@@ -450,22 +476,27 @@ impl NodeActor {
                 let _ = reply.send(answer);
             }
             Query::Directory(reply) => {
-                let dir = self.engine.directory();
-                let _ = reply.send(DirectoryView {
-                    version: dir.version,
-                    users: dir
-                        .users_on(self.name.as_str())
-                        .map(|u| u.id.clone())
-                        .collect(),
-                    devices: dir.devices.keys().cloned().collect(),
-                    unreachable: dir
-                        .devices
-                        .values()
-                        .filter(|d| dir.unreachable.contains(&d.node))
-                        .map(|d| d.name.clone())
-                        .collect(),
-                });
+                let _ = reply.send(self.directory_view());
             }
+        }
+    }
+
+    /// The directory version this node holds, its users, and the devices it cannot reach.
+    fn directory_view(&self) -> DirectoryView {
+        let dir = self.engine.directory();
+        DirectoryView {
+            version: dir.version,
+            users: dir
+                .users_on(self.name.as_str())
+                .map(|u| u.id.clone())
+                .collect(),
+            devices: dir.devices.keys().cloned().collect(),
+            unreachable: dir
+                .devices
+                .values()
+                .filter(|d| dir.unreachable.contains(&d.node))
+                .map(|d| d.name.clone())
+                .collect(),
         }
     }
 

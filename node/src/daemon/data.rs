@@ -241,7 +241,9 @@ async fn fetch_once(task: &Fetch) -> Result<(), String> {
         }
         let envelope = Envelope {
             // Fetches are never stored or deduplicated: sequence 0.
+            answered_below: 0,
             id: MessageId {
+                incarnation: 0,
                 origin: task.me.clone(),
                 seq: 0,
             },
@@ -287,9 +289,17 @@ impl super::actor::NodeActor {
                 });
                 return None;
             }
-            Message::ReadData { instance } if inbound.from == self.controller.0 => Reply::Data {
-                data: self.engine.data(*instance),
-            },
+            Message::ReadData { instance } if inbound.from == self.controller.0 => {
+                // A finished instance is read back from the store; a store that fails leaves
+                // the question unanswered (asked again).
+                match super::memory::data(&self.engine, self.store.as_ref(), *instance) {
+                    Ok(data) => Reply::Data { data },
+                    Err(e) => {
+                        tracing::error!("reading instance {instance}'s data: {e}");
+                        return None;
+                    }
+                }
+            }
             Message::ReadData { .. } => Reply::Refused {
                 reason: "only this node's controller reads instance data".to_owned(),
             },

@@ -8,6 +8,7 @@
 
 mod actor;
 mod data;
+mod memory;
 mod offline;
 mod people;
 mod translate;
@@ -388,6 +389,7 @@ pub async fn start(config: NodeConfig) -> anyhow::Result<Node> {
     }));
     let mut seq = base.sequencer()?;
     let mut engine = state::load(base.store.as_ref())?;
+    base.metrics.set_runs_in_memory(engine.runs_in_memory());
     // Work items name their host by this address (the devices send claims there).
     let location = base.addrs.first().cloned().ok_or_else(|| {
         anyhow::anyhow!("the node listens nowhere: give it an address to listen on (--listen)")

@@ -331,7 +331,9 @@ async fn ask_once(ask: &Ask) -> Result<Option<Vec<Datum>>, String> {
     let (peer, addr) = outbox::peer_of(&ask.host)?;
     let envelope = Envelope {
         // Asked again whenever needed, never stored: sequence 0.
+        answered_below: 0,
         id: MessageId {
+            incarnation: 0,
             origin: ask.me.clone(),
             seq: 0,
         },

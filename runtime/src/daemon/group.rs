@@ -2,19 +2,25 @@
 //! replies owed, staged together so that one synced write covers them all, and the
 //! apply-once prelude every inbound message goes through.
 
-use std::collections::{BTreeSet, HashMap};
+use std::collections::HashMap;
 
 use libp2p::{Multiaddr, PeerId};
 use mobiwf_proto::{Envelope, Message, MessageId, NodeId, Reply};
 use tokio::sync::oneshot;
 
+use super::seen::{Seen, Verdict};
 use crate::mesh::Inbound;
 use crate::metrics::{Metrics, Peer};
 use crate::outbox::{self, Outgoing};
-use crate::store::{Batch, Store, StoreError};
+use crate::store::{Batch, Durability, Store, StoreError};
 
 /// The store key of the last sequence number given to an outgoing message.
 pub const SEQ_KEY: &str = "meta/seq";
+
+/// The store key of this store's incarnation: a random number made once, when the store is
+/// first opened, and put in every message id. A data directory wiped with its key kept is a
+/// new incarnation, so its messages (numbered from 1 again) are new to every receiver.
+pub const INCARNATION_KEY: &str = "meta/incarnation";
 
 /// Most parsed partner addresses a [`Sequencer`] keeps; it forgets them all when full (the
 /// documents of one node name few partners, so this is never reached in practice).
@@ -27,17 +33,20 @@ pub const MAX_CACHED_ADDRESSES: usize = 4096;
 #[derive(Debug)]
 pub struct Sequencer {
     me: NodeId,
+    incarnation: u64,
     seq: u64,
     written: u64,
     addresses: HashMap<String, (PeerId, Multiaddr)>,
 }
 
 impl Sequencer {
-    /// Reads the last sequence number `me` used from the store.
+    /// Reads the last sequence number `me` used from the store, and the store's incarnation
+    /// (made and written, synced, the first time).
     pub fn load(store: &dyn Store, me: PeerId) -> Result<Sequencer, StoreError> {
         let seq = crate::store::read_number(store, SEQ_KEY)?;
         Ok(Sequencer {
             me: NodeId::new(me.to_string()),
+            incarnation: incarnation(store)?,
             seq,
             written: seq,
             addresses: HashMap::new(),
@@ -49,6 +58,11 @@ impl Sequencer {
         &self.me
     }
 
+    /// This store's incarnation, in every message id it gives.
+    pub fn incarnation(&self) -> u64 {
+        self.incarnation
+    }
+
     /// The last sequence number given.
     pub fn last(&self) -> u64 {
         self.seq
@@ -58,6 +72,7 @@ impl Sequencer {
         self.seq += 1;
         MessageId {
             origin: self.me.clone(),
+            incarnation: self.incarnation,
             seq: self.seq,
         }
     }
@@ -85,6 +100,27 @@ impl Sequencer {
     }
 }
 
+/// The store's incarnation, made (random, never 0) and written the first time.
+fn incarnation(store: &dyn Store) -> Result<u64, StoreError> {
+    let kept = crate::store::read_number(store, INCARNATION_KEY)?;
+    if kept != 0 {
+        return Ok(kept);
+    }
+    let mut bytes = [0u8; 8];
+    let made = match getrandom::fill(&mut bytes) {
+        Ok(()) => u64::from_le_bytes(bytes),
+        // No randomness: the clock, to the nanosecond, tells incarnations apart as well.
+        Err(_) => std::time::SystemTime::now()
+            .duration_since(std::time::UNIX_EPOCH)
+            .map_or(1, |d| d.as_nanos() as u64),
+    }
+    .max(1);
+    let mut batch = Batch::default();
+    batch.put(INCARNATION_KEY, made.to_string());
+    store.write(batch, Durability::Synced)?;
+    Ok(made)
+}
+
 /// Where an outgoing message goes.
 #[derive(Debug, Clone)]
 pub enum Destination {
@@ -103,20 +139,23 @@ pub struct Group {
     /// The changes to write (the daemon's own state; the shell adds the outbox entries, the
     /// applied message ids and the sequence number).
     pub batch: Batch,
-    applied: BTreeSet<MessageId>,
+    seen: Seen,
     acks: Vec<(oneshot::Sender<Reply>, Reply)>,
     outgoing: Vec<Outgoing>,
+    answered: Vec<(NodeId, u64)>,
 }
 
 /// What the shell does once a group is on disk: send its messages, give its replies.
 pub(crate) struct Written {
     pub(crate) outgoing: Vec<Outgoing>,
     pub(crate) acks: Vec<(oneshot::Sender<Reply>, Reply)>,
+    pub(crate) answered: Vec<(NodeId, u64)>,
 }
 
 impl Written {
     /// The group is on disk: hands its messages to the outbox and gives its replies.
     pub(crate) fn hand_over(self, outbox: &crate::outbox::Outbox) {
+        outbox.release(&self.answered);
         outbox.dispatch(self.outgoing);
         for (tx, reply) in self.acks {
             // A sender that gave up waiting is fine: it will send again, deduplicated.
@@ -127,8 +166,10 @@ impl Written {
 
 impl Group {
     /// The apply-once prelude. A probe is answered at once and never stored (answering
-    /// proves the actor is alive). A message applied before, in this group or an earlier one
-    /// (its `seen/` key), is acknowledged without being applied again. Any other goes to
+    /// proves the actor is alive). A message whose id names another sender than the peer it
+    /// came from is refused. A message applied before, in this group or an earlier one (below
+    /// its sender's floor, or its `seen/` key: `seen`), is acknowledged without being applied
+    /// again; one too far above the floor is left unanswered. Any other goes to
     /// `apply`, which translates it into an input of the daemon's core and applies it: when it
     /// accepts, the message is recorded as applied in this group's batch and acknowledged
     /// after the write; when it refuses, the sender is told why (and stops retrying).
@@ -142,24 +183,49 @@ impl Group {
     ) -> Result<(), StoreError> {
         let Inbound {
             from,
-            envelope: Envelope { id, message },
+            envelope:
+                Envelope {
+                    id,
+                    answered_below,
+                    message,
+                },
             reply,
         } = inbound;
         if matches!(message, Message::Probe) {
             self.acks.push((reply, Reply::Ack));
             return Ok(());
         }
-        if self.applied.contains(&id) || store.get(id.seen_key().as_bytes())?.is_some() {
-            metrics.duplicate();
-            self.acks.push((reply, Reply::Ack));
+        let kind = message.kind();
+        if id.origin.as_str() != from.to_string() {
+            metrics.refused(kind, role);
+            let reason = format!(
+                "the message id names {} as its sender but it came from {from}",
+                id.origin
+            );
+            tracing::warn!(peer = %from, "refused a {kind} message: {reason}");
+            self.acks.push((reply, Reply::Refused { reason }));
             return Ok(());
         }
-        let kind = message.kind();
+        match self
+            .seen
+            .judge(store, &mut self.batch, &id, answered_below)?
+        {
+            Verdict::New => {}
+            Verdict::Duplicate => {
+                metrics.duplicate();
+                self.acks.push((reply, Reply::Ack));
+                return Ok(());
+            }
+            Verdict::TooFarAhead => {
+                tracing::warn!(%id, "a message too far ahead of its sender's unanswered ones; left unanswered");
+                drop(reply);
+                return Ok(());
+            }
+        }
         match apply(&from, &id, message) {
             Ok(()) => {
                 metrics.received(kind, role);
-                self.batch.put(id.seen_key(), Vec::new());
-                self.applied.insert(id);
+                self.seen.applied(&mut self.batch, id);
                 self.acks.push((reply, Reply::Ack));
             }
             Err(reason) => {
@@ -168,6 +234,15 @@ impl Group {
                 self.acks.push((reply, Reply::Refused { reason }));
             }
         }
+        Ok(())
+    }
+
+    /// Removes an answered message from the outbox in this group's batch, for an outbox owner
+    /// that removes them itself ([`crate::outbox::Delivered`]); once the group is written, the
+    /// message no longer holds back what its receiver is told was answered.
+    pub fn answered(&mut self, msg: &Outgoing, reply: &Reply) -> Result<(), StoreError> {
+        outbox::stage_answered(&mut self.batch, msg, reply)?;
+        self.answered.push((msg.to.clone(), msg.envelope.id.seq));
         Ok(())
     }
 
@@ -189,6 +264,7 @@ impl Group {
         message: Message,
     ) -> Result<(), StoreError> {
         let envelope = Envelope {
+            answered_below: 0,
             id: seq.next(),
             message,
         };
@@ -237,6 +313,7 @@ impl Group {
             Written {
                 outgoing: self.outgoing,
                 acks: self.acks,
+                answered: self.answered,
             },
         )
     }
@@ -262,12 +339,20 @@ mod tests {
         }
     }
 
+    /// The one sender of these tests.
+    fn sender() -> PeerId {
+        static SENDER: std::sync::OnceLock<PeerId> = std::sync::OnceLock::new();
+        *SENDER.get_or_init(PeerId::random)
+    }
+
     fn inbound(seq: u64, message: Message) -> (Inbound, oneshot::Receiver<Reply>) {
         let (reply, answer) = oneshot::channel();
-        let from = PeerId::random();
+        let from = sender();
         let envelope = Envelope {
+            answered_below: 0,
             id: MessageId {
-                origin: NodeId::new("sender"),
+                incarnation: 5,
+                origin: NodeId::new(from.to_string()),
                 seq,
             },
             message,
@@ -317,7 +402,13 @@ mod tests {
         assert_eq!(applied, 1);
         let (batch, replies) = finish(group, &mut seq);
         assert_eq!(replies, vec![Reply::Ack, Reply::Ack]);
-        assert_eq!(keys(&batch), vec!["seen/sender/00000000000000000007"]);
+        assert_eq!(
+            keys(&batch),
+            vec![format!(
+                "seen/{}/0000000000000005/00000000000000000007",
+                sender()
+            )]
+        );
         store.write(batch, Durability::Synced).unwrap();
 
         let mut group = Group::default();
@@ -363,6 +454,24 @@ mod tests {
                 Reply::Ack
             ]
         );
+    }
+
+    #[test]
+    fn ids_carry_the_incarnation_of_the_store_made_once() {
+        let me = PeerId::random();
+        let store = MemoryStore::default();
+        let mut first = Sequencer::load(&store, me).unwrap();
+        assert_ne!(first.incarnation(), 0);
+        assert_eq!(first.next().incarnation, first.incarnation());
+        let again = Sequencer::load(&store, me).unwrap();
+        assert_eq!(
+            again.incarnation(),
+            first.incarnation(),
+            "kept in the store"
+        );
+        // A new store (a wiped data directory, the key kept): another incarnation.
+        let wiped = Sequencer::load(&MemoryStore::default(), me).unwrap();
+        assert_ne!(wiped.incarnation(), first.incarnation());
     }
 
     #[test]

@@ -104,7 +104,9 @@ async fn locate(
 ) -> Result<Vec<Multiaddr>, String> {
     let envelope = Envelope {
         // Never stored or deduplicated, like a probe: sequence 0.
+        answered_below: 0,
         id: MessageId {
+            incarnation: 0,
             origin: NodeId::new(mesh.peer_id().to_string()),
             seq: 0,
         },

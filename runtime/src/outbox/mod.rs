@@ -10,6 +10,14 @@
 //! a backoff per peer that resets the moment the peer is connected again. A peer is addressed
 //! by its id: the mesh dials it where it was last heard to be, and after a failure a node asks
 //! its controller where the peer is now (`link`).
+//!
+//! Every try tells the receiver `answered_below`: the lowest sequence number still unanswered
+//! among this outbox's messages to it. Everything it was sent numbered below was answered and
+//! is never sent again, so the receiver forgets those ids (`daemon::seen`). A message leaves
+//! that count only once its answer cannot be asked for again with another answer: an
+//! acknowledgement at once (asked again, a receiver acknowledges a duplicate too), a refusal
+//! once the entry's removal is on disk (synced), or, for an owner that removes entries itself,
+//! once the owner's group that removed it is written ([`Outbox::release`]).
 
 mod lanes;
 mod link;
@@ -19,8 +27,9 @@ mod tests;
 pub use lanes::{Backoff, MAX_IN_FLIGHT_PER_PEER, UNREACHABLE_AFTER_FAILURES};
 pub use link::{LOCATE_TIMEOUT, Link, MeshLink};
 
-use std::sync::Arc;
+use std::collections::{BTreeSet, HashMap};
 use std::sync::atomic::{AtomicUsize, Ordering};
+use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
 use libp2p::{Multiaddr, PeerId};
@@ -160,6 +169,7 @@ struct Inner {
     stop_on_refusal: Option<StopOnRefusal>,
     link_news: Option<mpsc::UnboundedSender<LinkNews>>,
     depth: AtomicUsize,
+    unanswered: Unanswered,
     slots: Semaphore,
     lanes: Lanes,
     backoff: Backoff,
@@ -234,6 +244,7 @@ impl Outbox {
                 stop_on_refusal: wiring.stop_on_refusal,
                 link_news: wiring.link_news,
                 depth: AtomicUsize::new(0),
+                unanswered: Unanswered::default(),
                 slots: Semaphore::new(MAX_IN_FLIGHT),
                 lanes: Lanes::default(),
                 backoff,
@@ -262,11 +273,25 @@ impl Outbox {
     /// Delivers messages already written to the store with [`stage`].
     pub fn dispatch(&self, msgs: Vec<Outgoing>) {
         for msg in msgs {
+            self.inner.unanswered.add(&msg.to, msg.envelope.id.seq);
             let depth = self.inner.depth.fetch_add(1, Ordering::SeqCst) + 1;
             self.inner.metrics.set_outbox_depth(depth);
             let inner = self.inner.clone();
             tokio::spawn(async move { inner.deliver(msg).await });
         }
+    }
+
+    /// An owner's group that removed these answered messages ([`stage_answered`]) is on disk:
+    /// their numbers no longer hold back what receivers are told (`answered_below`).
+    pub fn release(&self, answered: &[(NodeId, u64)]) {
+        for (to, seq) in answered {
+            self.inner.unanswered.remove(to, *seq);
+        }
+    }
+
+    /// The lowest number among the unanswered messages to `to`, if any.
+    pub fn lowest_unanswered(&self, to: &NodeId) -> Option<u64> {
+        self.inner.unanswered.lowest(to)
     }
 
     /// Messages not yet acknowledged.
@@ -324,7 +349,13 @@ impl Inner {
                 let Ok(_slot) = self.slots.acquire().await else {
                     break;
                 };
-                self.attempt(to, &addrs, &msg.envelope).await
+                let mut envelope = msg.envelope.clone();
+                envelope.answered_below = self
+                    .unanswered
+                    .lowest(&msg.to)
+                    .unwrap_or(envelope.id.seq)
+                    .min(envelope.id.seq);
+                self.attempt(to, &addrs, envelope).await
             };
             let failed = attempt.is_err();
             if failed {
@@ -362,13 +393,13 @@ impl Inner {
         &self,
         to: PeerId,
         addrs: &[Multiaddr],
-        envelope: &Envelope,
+        envelope: Envelope,
     ) -> Result<Reply, String> {
         if to == self.link.me() {
             let (reply, answer) = oneshot::channel();
             let inbound = Inbound {
                 from: to,
-                envelope: envelope.clone(),
+                envelope,
                 reply,
             };
             self.local
@@ -379,9 +410,7 @@ impl Inner {
                 .await
                 .map_err(|_| "local receiver dropped the message".to_owned())
         } else {
-            self.link
-                .request(to, addrs.to_vec(), envelope.clone())
-                .await
+            self.link.request(to, addrs.to_vec(), envelope).await
         }
     }
 
@@ -407,12 +436,61 @@ impl Inner {
             return;
         }
         let mut batch = Batch::default();
-        // Losing this delete with the machine only means one more (deduplicated) delivery.
+        // Losing the delete of an acknowledged message with the machine only means one more
+        // delivery, acknowledged as a duplicate: the same answer. A refusal asked again after
+        // the receiver forgot the id would be acknowledged instead, so it is synced first.
+        let refused = matches!(reply, Reply::Refused { .. });
+        let durability = if refused {
+            Durability::Synced
+        } else {
+            Durability::Lazy
+        };
         let written = stage_answered(&mut batch, msg, &reply)
-            .and_then(|()| self.store.write(batch, Durability::Lazy));
-        if let Err(e) = written {
-            tracing::error!("cannot remove a delivered message from the outbox: {e}");
+            .and_then(|()| self.store.write(batch, durability));
+        match written {
+            Ok(()) => self.unanswered.remove(&msg.to, msg.envelope.id.seq),
+            Err(e) if refused => {
+                tracing::error!("cannot remove a refused message from the outbox: {e}");
+            }
+            Err(e) => {
+                tracing::error!("cannot remove a delivered message from the outbox: {e}");
+                self.unanswered.remove(&msg.to, msg.envelope.id.seq);
+            }
         }
+    }
+}
+
+/// The numbers of the messages not answered yet, per receiver.
+#[derive(Default)]
+struct Unanswered(Mutex<HashMap<NodeId, BTreeSet<u64>>>);
+
+impl Unanswered {
+    fn with<T>(&self, f: impl FnOnce(&mut HashMap<NodeId, BTreeSet<u64>>) -> T) -> T {
+        // A panic elsewhere while holding it leaves the sets whole (inserts and removes).
+        let mut map = self
+            .0
+            .lock()
+            .unwrap_or_else(std::sync::PoisonError::into_inner);
+        f(&mut map)
+    }
+
+    fn add(&self, to: &NodeId, seq: u64) {
+        self.with(|map| map.entry(to.clone()).or_default().insert(seq));
+    }
+
+    fn remove(&self, to: &NodeId, seq: u64) {
+        self.with(|map| {
+            if let Some(set) = map.get_mut(to) {
+                set.remove(&seq);
+                if set.is_empty() {
+                    map.remove(to);
+                }
+            }
+        });
+    }
+
+    fn lowest(&self, to: &NodeId) -> Option<u64> {
+        self.with(|map| map.get(to).and_then(|set| set.first().copied()))
     }
 }
 

@@ -25,6 +25,8 @@ struct Fake {
     moved: Mutex<HashSet<PeerId>>,
     seen: Mutex<Option<broadcast::Sender<PeerId>>>,
     delivered: Mutex<Vec<(PeerId, Instant)>>,
+    /// Every try: (to, seq, answered_below).
+    tries: Mutex<Vec<(PeerId, u64, u64)>>,
 }
 
 const FAIL_AFTER: Duration = Duration::from_millis(30);
@@ -40,10 +42,14 @@ impl Link for FakeLink {
         &self,
         to: PeerId,
         _addrs: Vec<Multiaddr>,
-        _envelope: Envelope,
+        envelope: Envelope,
     ) -> BoxFuture<'static, Result<Reply, String>> {
         let fake = self.0.clone();
         Box::pin(async move {
+            fake.tries
+                .lock()
+                .unwrap()
+                .push((to, envelope.id.seq, envelope.answered_below));
             {
                 let mut now = fake.in_flight.lock().unwrap();
                 let n = now.entry(to).or_default();
@@ -110,7 +116,9 @@ fn messages(to: PeerId, from_seq: u64, n: u64) -> Vec<Outgoing> {
     (from_seq..from_seq + n)
         .map(|seq| {
             let envelope = Envelope {
+                answered_below: 0,
                 id: MessageId {
+                    incarnation: 0,
                     origin: NodeId::new("me"),
                     seq,
                 },
@@ -310,4 +318,56 @@ async fn a_peer_is_told_unreachable_after_three_failed_tries_and_reachable_once_
     })
     .await;
     assert!(news.try_recv().is_err(), "reachable told twice");
+}
+
+#[tokio::test]
+async fn each_try_tells_its_receiver_the_lowest_number_it_has_no_answer_for() {
+    let fake = Arc::new(Fake::default());
+    let (down, up) = (PeerId::random(), PeerId::random());
+    fake.up.lock().unwrap().insert(up);
+    let backoff = Backoff {
+        min: Duration::from_millis(5),
+        max: Duration::from_millis(20),
+    };
+    let outbox = outbox(&fake, backoff);
+    outbox.dispatch(messages(down, 1, 3));
+    outbox.dispatch(messages(up, 4, 2));
+    wait_until(
+        "the reachable peer's messages",
+        Duration::from_secs(5),
+        || delivered_to(&fake, up) == 2,
+    )
+    .await;
+    // The other receiver's unanswered messages (1 to 3) do not hold this one's floor back.
+    for (to, seq, below) in fake.tries.lock().unwrap().iter() {
+        if *to == up {
+            assert_eq!(*below, 4, "message {seq}");
+        } else {
+            assert_eq!(*below, 1, "message {seq}");
+        }
+    }
+    assert_eq!(outbox.lowest_unanswered(&NodeId::new(up.to_string())), None);
+    assert_eq!(
+        outbox.lowest_unanswered(&NodeId::new(down.to_string())),
+        Some(1)
+    );
+    fake.up.lock().unwrap().insert(down);
+    wait_until("the other peer's messages", Duration::from_secs(5), || {
+        delivered_to(&fake, down) == 3
+    })
+    .await;
+    wait_until("their answers counted", Duration::from_secs(5), || {
+        outbox
+            .lowest_unanswered(&NodeId::new(down.to_string()))
+            .is_none()
+    })
+    .await;
+    outbox.dispatch(messages(down, 6, 1));
+    wait_until("a later message", Duration::from_secs(5), || {
+        delivered_to(&fake, down) == 4
+    })
+    .await;
+    let tries = fake.tries.lock().unwrap();
+    let last = tries.iter().rev().find(|(to, _, _)| *to == down).unwrap();
+    assert_eq!(*last, (down, 6, 6), "all below 6 answered");
 }

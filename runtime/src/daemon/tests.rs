@@ -1,0 +1,271 @@
+//! The apply-once rule with bounded memory (`seen`), through `Group::receive` as the daemons
+//! use it: a duplicate is never applied twice, a late first delivery is never taken for a
+//! duplicate, the keys kept stay within the messages not yet known answered, and a new
+//! incarnation of a sender starts afresh.
+
+use libp2p::PeerId;
+use mobiwf_proto::{Envelope, Message, MessageId, NodeId, Reply};
+use proptest::prelude::*;
+use tokio::sync::oneshot;
+
+use super::group::{Group, Sequencer};
+use super::seen::MAX_SEEN_ABOVE_FLOOR;
+use crate::mesh::Inbound;
+use crate::metrics::{Metrics, Peer};
+use crate::store::{Durability, MemoryStore, Store};
+
+struct Receiver {
+    store: MemoryStore,
+    metrics: Metrics,
+    seq: Sequencer,
+    applied: Vec<(u64, u64)>,
+}
+
+impl Receiver {
+    fn new() -> Receiver {
+        let store = MemoryStore::default();
+        let seq = Sequencer::load(&store, PeerId::random()).unwrap();
+        Receiver {
+            store,
+            metrics: Metrics::new(),
+            seq,
+            applied: Vec::new(),
+        }
+    }
+
+    /// One group of deliveries `(from, incarnation, seq, answered_below)`, written; the
+    /// replies (`None`: left unanswered).
+    fn group(&mut self, deliveries: &[(PeerId, u64, u64, u64)]) -> Vec<Option<Reply>> {
+        let mut group = Group::default();
+        let mut answers = Vec::new();
+        for &(from, incarnation, seq, answered_below) in deliveries {
+            let (reply, answer) = oneshot::channel();
+            let id = MessageId {
+                origin: NodeId::new(from.to_string()),
+                incarnation,
+                seq,
+            };
+            let envelope = Envelope {
+                id,
+                answered_below,
+                message: notify(),
+            };
+            let inbound = Inbound {
+                from,
+                envelope,
+                reply,
+            };
+            let applied = &mut self.applied;
+            group
+                .receive(
+                    &self.store,
+                    &self.metrics,
+                    Peer::Partner,
+                    inbound,
+                    |_, id, _| {
+                        applied.push((id.incarnation, id.seq));
+                        Ok(())
+                    },
+                )
+                .unwrap();
+            answers.push(answer);
+        }
+        let (batch, written) = group.finish(&mut self.seq);
+        self.store.write(batch, Durability::Synced).unwrap();
+        for (to, reply) in written.acks {
+            let _ = to.send(reply);
+        }
+        answers
+            .into_iter()
+            .map(|mut answer| answer.try_recv().ok())
+            .collect()
+    }
+
+    fn seen_keys(&self) -> usize {
+        self.store.scan_prefix(b"seen/").unwrap().len()
+    }
+}
+
+fn notify() -> Message {
+    Message::Notify {
+        data: Vec::new(),
+        files: Vec::new(),
+        holder: None,
+        instance: mobiwf_proto::InstanceId(1),
+        activity: mobiwf_proto::ActivityId(2),
+        outcome: mobiwf_proto::Outcome::Succeeded,
+        entered: mobiwf_proto::StateSet::EMPTY,
+        flag: None,
+        routed: None,
+    }
+}
+
+#[test]
+fn below_the_floor_is_a_duplicate_and_the_keys_below_it_are_deleted() {
+    let mut r = Receiver::new();
+    let s = PeerId::random();
+    // 1..=3 applied while 1 is the lowest unanswered: keys kept for all three.
+    let replies = r.group(&[(s, 9, 1, 1), (s, 9, 2, 1), (s, 9, 3, 1)]);
+    assert_eq!(replies, vec![Some(Reply::Ack); 3]);
+    assert_eq!(r.seen_keys(), 3);
+    // The sender had its answers: the next message says so, the keys below 4 go.
+    r.group(&[(s, 9, 4, 4)]);
+    assert_eq!(r.seen_keys(), 1, "only 4's key is left");
+    // A stale copy of 2 (a retry that crossed its answer) is acknowledged, not applied.
+    let replies = r.group(&[(s, 9, 2, 2)]);
+    assert_eq!(replies, vec![Some(Reply::Ack)]);
+    assert_eq!(r.applied, vec![(9, 1), (9, 2), (9, 3), (9, 4)]);
+}
+
+#[test]
+fn a_late_first_delivery_above_the_floor_is_applied() {
+    let mut r = Receiver::new();
+    let s = PeerId::random();
+    // 5 is unanswered (lost on the way) while 6 and 7 get through: the floor stays at 5.
+    r.group(&[(s, 1, 6, 5), (s, 1, 7, 5)]);
+    r.group(&[(s, 1, 5, 5), (s, 1, 6, 5)]);
+    assert_eq!(r.applied, vec![(1, 6), (1, 7), (1, 5)]);
+    // Answered: the floor passes all three and no key is left.
+    r.group(&[(s, 1, 8, 8)]);
+    assert_eq!(r.seen_keys(), 1);
+}
+
+#[test]
+fn a_floor_never_goes_past_the_message_that_carries_it() {
+    let mut r = Receiver::new();
+    let s = PeerId::random();
+    // A sender saying more than it may (its own message cannot be answered yet).
+    r.group(&[(s, 1, 3, 10)]);
+    r.group(&[(s, 1, 4, 3)]);
+    assert_eq!(r.applied, vec![(1, 3), (1, 4)]);
+}
+
+#[test]
+fn a_new_incarnation_numbers_afresh() {
+    let mut r = Receiver::new();
+    let s = PeerId::random();
+    r.group(&[(s, 1, 1, 1), (s, 1, 2, 2), (s, 1, 3, 3)]);
+    // The data directory wiped, the key kept: numbers from 1 again, a new incarnation.
+    r.group(&[(s, 2, 1, 1), (s, 2, 2, 1)]);
+    assert_eq!(r.applied, vec![(1, 1), (1, 2), (1, 3), (2, 1), (2, 2)]);
+}
+
+#[test]
+fn too_far_above_the_floor_is_left_unanswered_until_the_floor_rises() {
+    let mut r = Receiver::new();
+    let s = PeerId::random();
+    let far = 1 + MAX_SEEN_ABOVE_FLOOR;
+    let replies = r.group(&[(s, 1, 1, 1), (s, 1, far, 1)]);
+    assert_eq!(replies, vec![Some(Reply::Ack), None]);
+    let replies = r.group(&[(s, 1, far, 2)]);
+    assert_eq!(replies, vec![Some(Reply::Ack)]);
+    assert_eq!(r.applied, vec![(1, 1), (1, far)]);
+}
+
+#[test]
+fn a_message_id_naming_another_sender_is_refused() {
+    let mut r = Receiver::new();
+    let (s, other) = (PeerId::random(), PeerId::random());
+    let mut group = Group::default();
+    let (reply, mut answer) = oneshot::channel();
+    let id = MessageId {
+        origin: NodeId::new(other.to_string()),
+        incarnation: 1,
+        seq: 1,
+    };
+    let inbound = Inbound {
+        from: s,
+        envelope: Envelope::new(id, notify()),
+        reply,
+    };
+    group
+        .receive(&r.store, &r.metrics, Peer::Partner, inbound, |_, _, _| {
+            panic!("not applied")
+        })
+        .unwrap();
+    let (batch, written) = group.finish(&mut r.seq);
+    assert!(batch.is_empty());
+    for (to, reply) in written.acks {
+        let _ = to.send(reply);
+    }
+    assert!(matches!(answer.try_recv(), Ok(Reply::Refused { .. })));
+}
+
+/// A sender's outbox as the rule assumes it: every message tried until answered, each try
+/// carrying the lowest unanswered number; answers may be lost, tries duplicated and reordered.
+#[derive(Debug, Clone)]
+enum Step {
+    /// Try the `i`-th unanswered message (modulo their count); its answer is lost when `lose`.
+    Try { i: usize, lose: bool },
+    /// A stale copy of an already answered message arrives.
+    Stale { i: usize },
+    /// The group ends: written.
+    Write,
+}
+
+fn step() -> impl Strategy<Value = Step> {
+    prop_oneof![
+        5 => (any::<usize>(), any::<bool>()).prop_map(|(i, lose)| Step::Try { i, lose }),
+        1 => any::<usize>().prop_map(|i| Step::Stale { i }),
+        2 => Just(Step::Write),
+    ]
+}
+
+proptest! {
+    #[test]
+    fn every_message_is_applied_exactly_once_and_keys_stay_with_the_unanswered(
+        count in 1u64..40,
+        steps in proptest::collection::vec(step(), 0..200),
+    ) {
+        let mut r = Receiver::new();
+        let s = PeerId::random();
+        // Every other number goes to another receiver: gaps never hold the floor back.
+        let mut unanswered: Vec<u64> = (1..=count).map(|n| 2 * n).collect();
+        let mut answered: Vec<u64> = Vec::new();
+        let mut pending = Vec::new();
+        let deliver = |r: &mut Receiver, pending: &mut Vec<_>| -> Vec<Option<Reply>> {
+            let replies = r.group(pending);
+            pending.clear();
+            replies
+        };
+        let mut tries: Vec<(u64, bool)> = Vec::new();
+        for step in steps.into_iter().chain(std::iter::once(Step::Write)) {
+            match step {
+                Step::Try { i, lose } if !unanswered.is_empty() => {
+                    let seq = unanswered[i % unanswered.len()];
+                    let floor = unanswered[0];
+                    pending.push((s, 3, seq, floor));
+                    tries.push((seq, lose));
+                }
+                Step::Stale { i } if !answered.is_empty() => {
+                    let seq = answered[i % answered.len()];
+                    pending.push((s, 3, seq, 0));
+                    tries.push((seq, true));
+                }
+                Step::Write => {
+                    let replies = deliver(&mut r, &mut pending);
+                    for ((seq, lose), reply) in tries.drain(..).zip(replies) {
+                        if reply == Some(Reply::Ack) && !lose && unanswered.contains(&seq) {
+                            unanswered.retain(|n| *n != seq);
+                            answered.push(seq);
+                        }
+                    }
+                }
+                _ => {}
+            }
+        }
+        // Then every message until all are answered.
+        while !unanswered.is_empty() {
+            let floor = unanswered[0];
+            let all: Vec<_> = unanswered.iter().map(|&seq| (s, 3, seq, floor)).collect();
+            r.group(&all);
+            answered.append(&mut unanswered);
+        }
+        r.group(&[(s, 3, 2 * count + 2, 2 * count + 2)]);
+        let mut applied: Vec<u64> = r.applied.iter().map(|(_, seq)| *seq).collect();
+        applied.sort_unstable();
+        let expected: Vec<u64> = (1..=count + 1).map(|n| 2 * n).collect();
+        prop_assert_eq!(applied, expected, "each applied exactly once");
+        prop_assert_eq!(r.seen_keys(), 1, "only the last message's key is left");
+    }
+}
