@@ -19,7 +19,7 @@ use tracing::Instrument;
 
 use super::people::SentClaim;
 use super::translate::{Routed, route_of};
-use super::{ClaimOutcome, Command, DirectoryView, Event, Query, RunView, WorklistEntry};
+use super::{ClaimOutcome, Command, Event, Query, RunView, WorklistEntry};
 use crate::executor::{self, Execution};
 use crate::state;
 
@@ -58,7 +58,7 @@ type Completion = (oneshot::Sender<Result<(), Refusal>>, Result<(), Refusal>);
 
 /// What the engine and the desk asked for while a group's events were applied; carried out
 /// by `route` before the write.
-type Produced = (Vec<Effect>, Vec<mobiwf_people::DeskEffect>);
+pub(super) type Produced = (Vec<Effect>, Vec<mobiwf_people::DeskEffect>);
 
 /// What to do once a group of events is on disk.
 #[derive(Default)]
@@ -326,46 +326,6 @@ impl NodeActor {
         Ok(())
     }
 
-    /// A peer became unreachable or answered again (seed 004 §5.3): as a host, the users
-    /// whose device it is are inactive meanwhile; as a device, the items it hosts are
-    /// disabled but for those held with their data here.
-    fn link(
-        &mut self,
-        now: u64,
-        peer: PeerId,
-        reachable: bool,
-        (effects, desk_effects): &mut Produced,
-    ) {
-        let changed = if reachable {
-            self.unreachable.remove(&peer)
-        } else {
-            self.unreachable.insert(peer)
-        };
-        if !changed {
-            return;
-        }
-        tracing::info!(%peer, reachable, "{}", if reachable { "a peer answers again" } else { "a peer cannot be reached" });
-        let input = Input::Link {
-            peer: mobiwf_proto::NodeId::new(peer.to_string()),
-            reachable,
-        };
-        match self.engine.apply_us(now, input) {
-            Ok(applied) => effects.extend(applied),
-            Err(e) => tracing::warn!("a link's news: {e}"),
-        }
-        let input = DeskInput::HostLink {
-            host: peer.to_string(),
-            reachable,
-        };
-        match self
-            .desk
-            .apply(now / 1000, self.engine.directory(), &self.name, input)
-        {
-            Ok(applied) => desk_effects.extend(applied.effects),
-            Err(e) => tracing::warn!("a link's news: {e}"),
-        }
-    }
-
     /// A command or a compensation the engine started ended: the engine hears how.
     fn command_ended(
         &mut self,
@@ -478,25 +438,6 @@ impl NodeActor {
             Query::Directory(reply) => {
                 let _ = reply.send(self.directory_view());
             }
-        }
-    }
-
-    /// The directory version this node holds, its users, and the devices it cannot reach.
-    fn directory_view(&self) -> DirectoryView {
-        let dir = self.engine.directory();
-        DirectoryView {
-            version: dir.version,
-            users: dir
-                .users_on(self.name.as_str())
-                .map(|u| u.id.clone())
-                .collect(),
-            devices: dir.devices.keys().cloned().collect(),
-            unreachable: dir
-                .devices
-                .values()
-                .filter(|d| dir.unreachable.contains(&d.node))
-                .map(|d| d.name.clone())
-                .collect(),
         }
     }
 

@@ -8,6 +8,7 @@
 
 mod actor;
 mod data;
+mod link;
 mod memory;
 mod offline;
 mod people;
