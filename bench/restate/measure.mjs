@@ -170,6 +170,7 @@ async function throughputPhase(server, recorder, shapeName, settings) {
   const serverCpuBefore = cpuSeconds(server.pid);
   const workerCpuBefore = ownCpuSeconds();
   const lanes = Promise.all(Array.from({ length: settings.concurrency }, lane));
+  lanes.catch(() => {}); // a failed instance fails the run below, at `await lanes`, not before
   await new Promise((resolve) => setTimeout(resolve, settings.durationMs));
   const drainDeadline = Date.now() + DRAIN_DEADLINE_MS;
   while (finished.length === 0 && Date.now() < drainDeadline) {
