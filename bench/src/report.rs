@@ -319,10 +319,10 @@ fn baselines<'a>(run: &'a Run<'_>, workload: &Workload) -> Vec<(&'static str, &'
     let mut found: Vec<(&'static str, &Shape)> = temporal
         .filter_map(|(setup, b)| Some((setup.label(), b.workloads.get(workload.name)?)))
         .collect();
-    if let Ok(b) = &run.restate {
-        if let Some(shape) = b.workloads.get(workload.name) {
-            found.push((crate::restate::LABEL, shape));
-        }
+    if let Ok(b) = &run.restate
+        && let Some(shape) = b.workloads.get(workload.name)
+    {
+        found.push((crate::restate::LABEL, shape));
     }
     found
 }
