@@ -29,7 +29,7 @@ fn a_smoke_run_measures_every_workload_in_both_modes_and_writes_the_report() {
     let dir = scratch("bench-smoke").unwrap();
     let out = dir.join("BENCHMARKS.md");
     let output = Command::new(&bench)
-        .args(["--smoke", "--no-temporal", "--out"])
+        .args(["--smoke", "--no-temporal", "--no-restate", "--out"])
         .arg(&out)
         .arg("--bin-dir")
         .arg(&bin_dir)
@@ -69,10 +69,12 @@ fn a_smoke_run_measures_every_workload_in_both_modes_and_writes_the_report() {
         messages_line(&report, "chain10", "p2p").contains("45 hop samples"),
         "{report}"
     );
-    assert!(
-        report.contains("Temporal baseline skipped: left out"),
-        "{report}"
-    );
+    for baseline in ["Temporal", "Restate"] {
+        assert!(
+            report.contains(&format!("{baseline} baseline skipped: left out")),
+            "{report}"
+        );
+    }
     for kind in ["at its old address", "on another port"] {
         let line = report
             .lines()

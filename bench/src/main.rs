@@ -1,14 +1,17 @@
 //! `mobiwf-bench`: measures what a hand-off between partners costs, peer to peer and through
-//! a hub, against the physical floor and a Temporal baseline, and writes `BENCHMARKS.md`.
+//! a hub, against the physical floor and the Temporal and Restate baselines, and writes
+//! `BENCHMARKS.md`.
 //! `scripts/bench` builds the release binaries and runs it.
 
 mod api;
+mod baseline;
 mod cluster;
 mod floor;
 mod idle;
 mod measure;
 mod procfs;
 mod report;
+mod restate;
 mod returns;
 mod sections;
 mod soak;
@@ -81,7 +84,7 @@ struct RunArgs {
     /// Where `mobiwf-controller` and `mobiwf-node` are (default: next to this binary).
     #[arg(long)]
     bin_dir: Option<PathBuf>,
-    /// The repository (for `bench/temporal/run.py`).
+    /// The repository (for `bench/temporal/run.py` and `bench/restate/run.sh`).
     #[arg(long, default_value = ".")]
     repo: PathBuf,
     /// Instances run one at a time per workload and mode.
@@ -117,6 +120,9 @@ struct RunArgs {
     /// Leave out the Temporal baseline.
     #[arg(long)]
     no_temporal: bool,
+    /// Leave out the Restate baseline.
+    #[arg(long)]
+    no_restate: bool,
     /// Tiny numbers everywhere: checks that everything runs.
     #[arg(long)]
     smoke: bool,
@@ -242,6 +248,7 @@ async fn run(mut args: RunArgs) -> anyhow::Result<()> {
         Some(measure_returns(&bin_dir, args.returns).await?)
     };
     let temporal = temporal_baselines(&args, scratch.path()).await?;
+    let restate = restate_baseline(&args, scratch.path()).await?;
 
     let command = command_line();
     let markdown = report::render(&report::Run {
@@ -249,6 +256,7 @@ async fn run(mut args: RunArgs) -> anyhow::Result<()> {
         floor: &floor,
         results,
         temporal,
+        restate,
         idle: idle.as_ref(),
         returns: returns.as_ref(),
         elapsed_s: started.elapsed().as_secs_f64(),
@@ -390,4 +398,33 @@ async fn temporal_baselines(
         }
     }
     Ok(temporal)
+}
+
+/// The Restate baseline, or why it is left out.
+async fn restate_baseline(
+    args: &RunArgs,
+    scratch: &std::path::Path,
+) -> anyhow::Result<Result<restate::Baseline, String>> {
+    if args.no_restate {
+        return Ok(Err("left out (--no-restate)".to_owned()));
+    }
+    eprintln!("{} ...", restate::LABEL);
+    let (repo, dir) = (args.repo.clone(), scratch.to_owned());
+    let (seq, conc, dur) = (args.sequential, args.concurrency, args.duration);
+    let result =
+        tokio::task::spawn_blocking(move || restate::run(&repo, seq, conc, dur, &dir)).await??;
+    match &result {
+        Ok(b) => {
+            for (shape, s) in &b.workloads {
+                eprintln!(
+                    "  {shape}: hop p50 {:.2} ms, end-to-end p50 {:.2} ms, {:.0} instances/s",
+                    s.hop_p50_us / 1000.0,
+                    s.e2e_p50_us / 1000.0,
+                    s.throughput_instances_per_s
+                );
+            }
+        }
+        Err(why) => eprintln!("  {why}"),
+    }
+    Ok(result)
 }

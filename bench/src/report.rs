@@ -3,6 +3,7 @@
 
 use std::fmt::Write as _;
 
+use crate::baseline::Shape;
 use crate::cluster::Mode;
 use crate::floor::Floor;
 use crate::idle::Idle;
@@ -25,6 +26,8 @@ pub struct Run<'a> {
     pub results: Vec<(&'a Workload, Vec<(Mode, Figures)>)>,
     /// The Temporal baseline in each setup run, or why it was skipped.
     pub temporal: Vec<Result<(Setup, Baseline), String>>,
+    /// The Restate baseline, or why it was skipped.
+    pub restate: Result<crate::restate::Baseline, String>,
     /// The idle-memory measurement, unless left out.
     pub idle: Option<&'a Idle>,
     /// The delivery delay after a link returns, unless left out.
@@ -220,8 +223,9 @@ fn workload_section(
             rss.join(", ")
         );
     }
-    temporal_rows(md, run, workload, floor_us);
+    baseline_rows(md, run, workload, floor_us);
     let _ = writeln!(md);
+    baseline_ratios(md, run, workload, modes);
     mode_summary(md, modes);
     let _ = writeln!(md);
 }
@@ -262,6 +266,7 @@ fn targets(md: &mut String, run: &Run<'_>, floor_us: f64) {
     idle_target(md, run);
     let _ = writeln!(md);
     temporal_notes(md, run);
+    restate_notes(md, run);
 }
 
 /// The floor: the bare round trip and synced write, and what a hop is compared with.
@@ -305,17 +310,29 @@ fn floor_section(md: &mut String, run: &Run<'_>, floor_us: f64) {
     );
 }
 
-/// The Temporal baselines' rows of a workload's table, when it has a twin there.
-fn temporal_rows(md: &mut String, run: &Run<'_>, workload: &Workload, floor_us: f64) {
-    let baselines = run.temporal.iter().filter_map(|r| r.as_ref().ok());
-    for (setup, b) in baselines.filter(|_| workload.has_temporal_twin()) {
-        let Some(t) = b.workloads.get(workload.name) else {
-            continue;
-        };
+/// The baselines' figures on a workload, when it has a twin there: (label, figures).
+fn baselines<'a>(run: &'a Run<'_>, workload: &Workload) -> Vec<(&'static str, &'a Shape)> {
+    if !workload.has_temporal_twin() {
+        return Vec::new();
+    }
+    let temporal = run.temporal.iter().filter_map(|r| r.as_ref().ok());
+    let mut found: Vec<(&'static str, &Shape)> = temporal
+        .filter_map(|(setup, b)| Some((setup.label(), b.workloads.get(workload.name)?)))
+        .collect();
+    if let Ok(b) = &run.restate
+        && let Some(shape) = b.workloads.get(workload.name)
+    {
+        found.push((crate::restate::LABEL, shape));
+    }
+    found
+}
+
+/// The baselines' rows of a workload's table.
+fn baseline_rows(md: &mut String, run: &Run<'_>, workload: &Workload, floor_us: f64) {
+    for (label, t) in baselines(run, workload) {
         let _ = writeln!(
             md,
-            "| {} | {} | {} | {} | {} | {} | {:.0} | {:.0} | | {:.2} ms (server) | server {:.0}, worker {:.0} |",
-            setup.label(),
+            "| {label} | {} | {} | {} | {} | {} | {:.0} | {:.0} | | {:.2} ms (server) | server {:.0}, worker {:.0} |",
             ms(Some(t.hop_p50_us)),
             ms(Some(t.hop_p99_us)),
             ratio(t.hop_p50_us, floor_us),
@@ -326,6 +343,22 @@ fn temporal_rows(md: &mut String, run: &Run<'_>, workload: &Workload, floor_us: 
             t.server_cpu_s_per_instance * 1000.0,
             t.server_peak_rss_mb,
             t.worker_peak_rss_mb
+        );
+    }
+}
+
+/// Each baseline against mobiwf p2p measured in the same run, under a workload's table.
+fn baseline_ratios(md: &mut String, run: &Run<'_>, workload: &Workload, modes: &[(Mode, Figures)]) {
+    let Some(p) = of_mode(modes, Mode::P2p) else {
+        return;
+    };
+    for (label, t) in baselines(run, workload) {
+        let _ = writeln!(
+            md,
+            "{label} ÷ mobiwf p2p: hop p50 {}, end-to-end p50 {}, throughput {}.\n",
+            ratio(t.hop_p50_us, p.hops.p50().unwrap_or(f64::NAN)),
+            ratio(t.e2e_p50_us, p.e2e.p50().unwrap_or(f64::NAN)),
+            ratio(t.throughput_instances_per_s, p.instances_per_s),
         );
     }
 }
@@ -443,6 +476,24 @@ fn temporal_notes(md: &mut String, run: &Run<'_>) {
             Err(why) => {
                 let _ = writeln!(md, "Temporal baseline skipped: {why}\n");
             }
+        }
+    }
+}
+
+/// How the Restate baseline was run, or why it was skipped.
+fn restate_notes(md: &mut String, run: &Run<'_>) {
+    match &run.restate {
+        Ok(b) => {
+            let _ = writeln!(
+                md,
+                "Restate baseline: {} with the TypeScript SDK {} on Node.js {} (`bench/restate/run.sh`): a fresh server per shape with its stock configuration (its log is fsynced before it acts; no setting on the data path changed, only its ports, on loopback, its data directory, a temporary one, and telemetry, off); one Node.js endpoint process serving every service over HTTP/2, registered through the admin API. Each activity is a handler of its partner's service (`chain10_B1`, `paper_P2`, ...), each hand-off a durable one-way send (`ctx.serviceSendClient`) to the successor's service; `paper`'s A3, which waits for A2 and A4, is a handler of a virtual object keyed by the instance that counts arrivals in its state (`ctx.objectSendClient`). An instance is submitted by a one-way send through the ingress (HTTP); end-to-end is that submission → its last activity's end, and a hop the end of the last precondition → the start of the activity, both on the endpoint's clock.\n",
+                b.restate_version,
+                b.sdk_version,
+                first_line("node", &["--version"]).trim_start_matches('v')
+            );
+        }
+        Err(why) => {
+            let _ = writeln!(md, "Restate baseline skipped: {why}\n");
         }
     }
 }

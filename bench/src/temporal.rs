@@ -8,31 +8,7 @@ use std::process::Command;
 
 use serde::Deserialize;
 
-/// The exit status with which the script says it cannot run here (no network, no package).
-const SKIPPED: i32 = 3;
-
-/// The figures of one shape, as the script reports them (µs, per second, MiB).
-#[derive(Debug, Clone, Deserialize)]
-pub struct Shape {
-    /// Hop p50, µs.
-    pub hop_p50_us: f64,
-    /// Hop p99, µs.
-    pub hop_p99_us: f64,
-    /// End-to-end p50, µs.
-    pub e2e_p50_us: f64,
-    /// End-to-end p99, µs.
-    pub e2e_p99_us: f64,
-    /// Instances per second.
-    pub throughput_instances_per_s: f64,
-    /// Activities per second.
-    pub throughput_activities_per_s: f64,
-    /// Server CPU per instance, s.
-    pub server_cpu_s_per_instance: f64,
-    /// The server's peak RSS.
-    pub server_peak_rss_mb: f64,
-    /// The worker's peak RSS.
-    pub worker_peak_rss_mb: f64,
-}
+use crate::baseline::Shape;
 
 /// The script's output.
 #[derive(Debug, Clone, Deserialize)]
@@ -83,37 +59,16 @@ pub fn run(
     } else {
         command.arg(repo.join("bench/temporal/run.py"));
     }
-    let output = command
+    command
         .arg("--out")
         .arg(&out)
         .args(["--sequential", &sequential.to_string()])
         .args(["--concurrency", &concurrency.to_string()])
-        .args(["--duration", &duration_secs.to_string()])
-        .output();
-    let output = match output {
-        Ok(o) => o,
-        Err(e) => return Ok(Err(format!("cannot run python3: {e}"))),
-    };
-    let stderr = String::from_utf8_lossy(&output.stderr);
-    match output.status.code() {
-        Some(0) => {}
-        Some(SKIPPED) => {
-            let why = stderr
-                .lines()
-                .rev()
-                .find(|l| l.contains("skipped"))
-                .unwrap_or("the script could not set itself up");
-            return Ok(Err(why.trim().to_owned()));
-        }
-        _ => {
-            let tail: Vec<&str> = stderr.lines().rev().take(15).collect();
-            let tail: Vec<&str> = tail.into_iter().rev().collect();
-            anyhow::bail!(
-                "the Temporal baseline failed ({}):\n{}",
-                output.status,
-                tail.join("\n")
-            );
-        }
-    }
-    Ok(Ok(serde_json::from_slice(&std::fs::read(&out)?)?))
+        .args(["--duration", &duration_secs.to_string()]);
+    Ok(
+        match crate::baseline::run_script("Temporal", command, &out)? {
+            Ok(json) => Ok(serde_json::from_slice(&json)?),
+            Err(why) => Err(why),
+        },
+    )
 }
