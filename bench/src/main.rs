@@ -10,6 +10,7 @@ mod measure;
 mod procfs;
 mod report;
 mod returns;
+mod startup;
 mod stats;
 mod temporal;
 mod workloads;
@@ -40,6 +41,23 @@ enum Cmd {
         /// Where to write its address.
         #[arg(long)]
         dir: PathBuf,
+    },
+    /// Startup at scale: a controller data directory with many finished and some live
+    /// instances, then the time from `mobiwf-controller serve` to its first answer about a
+    /// live instance.
+    Startup {
+        /// Finished (settled) instances in the directory.
+        #[arg(long, default_value_t = 100_000)]
+        finished: u64,
+        /// Live instances in the directory.
+        #[arg(long, default_value_t = 1000)]
+        live: u64,
+        /// How many times the controller is started on it.
+        #[arg(long, default_value_t = 3)]
+        runs: usize,
+        /// Where `mobiwf-controller` is (default: next to this binary).
+        #[arg(long)]
+        bin_dir: Option<PathBuf>,
     },
 }
 
@@ -107,6 +125,15 @@ fn main() -> ExitCode {
     let result = runtime.block_on(async {
         match cli.command {
             Some(Cmd::FloorPeer { dir }) => floor::serve_peer(&dir).await,
+            Some(Cmd::Startup {
+                finished,
+                live,
+                runs,
+                bin_dir,
+            }) => match release_binaries(bin_dir.as_ref()) {
+                Ok(bin_dir) => startup::run(&bin_dir, finished, live, runs).await,
+                Err(e) => Err(e),
+            },
             None => run(cli.run).await,
         }
     });

@@ -41,6 +41,7 @@ async fn mesh_with(p2_behind_relay: bool) -> Mesh {
         hour_ms: mobiwf_proto::DEFAULT_HOUR_MS,
         open_enrolment: false,
         relay_server: true,
+        retain_finished: None,
     })
     .await
     .expect("controller");
@@ -63,6 +64,7 @@ async fn mesh_with(p2_behind_relay: bool) -> Mesh {
         ),
         via_relay: None,
         relay_server: false,
+        retain_finished: None,
     };
     let p1 = mobiwf_node::start(node("P1", vec![1, 2, 3]))
         .await

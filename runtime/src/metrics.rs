@@ -57,6 +57,8 @@ pub struct Metrics {
     activities_finished: Family<StateLabels, Counter>,
     activities_entered: Family<StateLabels, Counter>,
     outbox_depth: Gauge,
+    instances_in_memory: Gauge,
+    instances_deleted: Counter,
     relay: crate::mesh::RelayCounters,
 }
 
@@ -81,6 +83,8 @@ impl Metrics {
             activities_finished: Family::default(),
             activities_entered: Family::default(),
             outbox_depth: Gauge::default(),
+            instances_in_memory: Gauge::default(),
+            instances_deleted: Counter::default(),
             relay: crate::mesh::RelayCounters::default(),
             registry: Registry::default(),
         };
@@ -124,6 +128,18 @@ impl Metrics {
             "outbox_depth",
             "Messages written to the outbox and not yet acknowledged by their receiver",
             m.outbox_depth.clone(),
+        );
+        registry.register(
+            "instances_in_memory",
+            "Instances the controller holds in memory (those not settled; finished ones are \
+             read back from the store when asked for)",
+            m.instances_in_memory.clone(),
+        );
+        registry.register(
+            "instances_deleted",
+            "Finished instances deleted with their history by the retention sweep \
+             (serve --retain-finished)",
+            m.instances_deleted.clone(),
         );
         registry.register(
             "relay_reservations_accepted",
@@ -248,6 +264,18 @@ impl Metrics {
     pub fn set_outbox_depth(&self, depth: usize) {
         self.outbox_depth
             .set(i64::try_from(depth).unwrap_or(i64::MAX));
+    }
+
+    /// Sets the number of instances held in memory.
+    pub fn set_instances_in_memory(&self, count: usize) {
+        self.instances_in_memory
+            .set(i64::try_from(count).unwrap_or(i64::MAX));
+    }
+
+    /// Counts finished instances deleted by the retention sweep.
+    pub fn instances_deleted(&self, count: usize) {
+        self.instances_deleted
+            .inc_by(u64::try_from(count).unwrap_or(u64::MAX));
     }
 
     /// The metrics in the Prometheus text format.

@@ -46,6 +46,7 @@ pub async fn run(file: Option<&Path>, timeout_secs: u64, hour_ms: u64) -> anyhow
         hour_ms,
         open_enrolment: false,
         relay_server: true,
+        retain_finished: None,
     })
     .await?;
     let controller_addr = controller.addrs.first().cloned().unwrap_or_default();
@@ -186,6 +187,7 @@ pub(super) async fn start_node(
         )?),
         via_relay: None,
         relay_server: false,
+        retain_finished: None,
     })
     .await?;
     let skills: Vec<String> = skills.iter().map(u64::to_string).collect();

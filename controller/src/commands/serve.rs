@@ -50,6 +50,11 @@ pub struct ServeArgs {
     /// cannot be reached through the controller.
     #[arg(long)]
     pub no_relay: bool,
+    /// Delete finished instances (settled: final, compensations over) that finished longer
+    /// ago than this, with their definition and history: a whole number and a unit, ms, s,
+    /// m, h or d (e.g. 30d, 12h). Off by default: everything is kept.
+    #[arg(long, value_name = "DURATION", value_parser = mobiwf_controller::retention::parse_duration)]
+    pub retain_finished: Option<std::time::Duration>,
 }
 
 /// `--routing`.
@@ -87,6 +92,7 @@ pub async fn run(args: ServeArgs) -> anyhow::Result<ExitCode> {
         hour_ms: args.hour_ms,
         open_enrolment: args.open_enrolment,
         relay_server: !args.no_relay,
+        retain_finished: args.retain_finished,
     })
     .await?;
     write_atomically(

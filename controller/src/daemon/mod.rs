@@ -12,6 +12,7 @@ mod actor;
 mod client;
 mod client_enrol;
 mod enrol;
+mod recall;
 mod registration;
 
 use std::net::SocketAddr;
@@ -59,6 +60,9 @@ pub struct ControllerConfig {
     /// Serve as a circuit relay for nodes nobody can dial (`serve --no-relay` turns it off;
     /// limits in `mobiwf_runtime::mesh::relay`).
     pub relay_server: bool,
+    /// Delete settled instances that finished longer ago than this, with their history
+    /// (`serve --retain-finished`); `None` keeps them.
+    pub retain_finished: Option<std::time::Duration>,
 }
 
 /// A running controller.
@@ -82,6 +86,8 @@ enum Event {
     Command(Command),
     /// Someone wants to know something; answered after the group is on disk.
     Query(Query),
+    /// Time for a retention sweep; answered true when more instances may be due.
+    Sweep(oneshot::Sender<bool>),
 }
 
 /// What changes the book on an operator's word.
@@ -127,7 +133,6 @@ enum Command {
 /// What the API asks.
 enum Query {
     Instance(InstanceId, oneshot::Sender<Option<Instance>>),
-    Instances(oneshot::Sender<Vec<Instance>>),
     Nodes(oneshot::Sender<Vec<NodeInfo>>),
     History(InstanceId, oneshot::Sender<Option<Vec<HistoryEvent>>>),
     Directory(oneshot::Sender<mobiwf_people::Directory>),
@@ -178,6 +183,10 @@ pub async fn start(config: ControllerConfig) -> anyhow::Result<Controller> {
         .push(daemon::timer(deadline_rx, base.events.clone(), || {
             Event::Tick
         }));
+    if let Some(retain) = config.retain_finished {
+        let every = crate::retention::sweep_every(retain);
+        base.tasks.push(tokio::spawn(sweeper(base.events.clone(), every)));
+    }
     let enrolment = enrolment_of(base.store.as_ref(), config.open_enrolment)?;
     let actor = actor::ControllerActor {
         book,
@@ -189,6 +198,11 @@ pub async fn start(config: ControllerConfig) -> anyhow::Result<Controller> {
         deadline,
         watched,
         me: base.peer_id,
+        retain_ms: config
+            .retain_finished
+            .map(|d| u64::try_from(d.as_millis()).unwrap_or(u64::MAX)),
+        swept: std::collections::BTreeSet::new(),
+        recalled: Vec::new(),
     };
     let client = ControllerClient {
         events: base.events.clone(),
@@ -196,6 +210,7 @@ pub async fn start(config: ControllerConfig) -> anyhow::Result<Controller> {
         finished,
         metrics: base.metrics.clone(),
         mesh: base.mesh.clone(),
+        store: base.store.clone(),
     };
     let router = crate::api::router(client.clone());
     let span = tracing::info_span!("controller");
@@ -207,6 +222,21 @@ pub async fn start(config: ControllerConfig) -> anyhow::Result<Controller> {
         .ensure_join_token_file(&config.data_dir.join(JOIN_TOKEN_FILE))
         .await?;
     Ok(controller)
+}
+
+/// Asks the actor for a retention sweep every `every`, and again at once while more are due.
+async fn sweeper(events: mpsc::Sender<Event>, every: std::time::Duration) {
+    loop {
+        tokio::time::sleep(every).await;
+        loop {
+            match daemon::ask(&events, Event::Sweep).await {
+                Ok(true) => {}
+                Ok(false) => break,
+                // The controller is stopping.
+                Err(_) => return,
+            }
+        }
+    }
 }
 
 /// Who may join, as the store holds it, open or not as `serve` was told.
