@@ -80,9 +80,9 @@ fn finished_instances_leave_memory_and_the_api_still_shows_them() {
             assert_eq!(controller.status(*id)["state"], "succeeded");
             let history = controller.history(*id);
             assert!(
-                history.iter().any(|e| e["what"]
-                    .as_str()
-                    .is_some_and(|w| w.contains("submitted"))),
+                history
+                    .iter()
+                    .any(|e| e["what"].as_str().is_some_and(|w| w.contains("submitted"))),
                 "history of {id}: {history:?}"
             );
         }
@@ -102,10 +102,16 @@ fn finished_instances_leave_memory_and_the_api_still_shows_them() {
     let every = list(&controller, &["--limit", "2", "--all"]);
     assert_eq!(ids(&every), submitted);
     assert!(ids(&list(&controller, &["--state", "running"])).is_empty());
-    assert_eq!(ids(&list(&controller, &["--state", "succeeded"])), submitted);
+    assert_eq!(
+        ids(&list(&controller, &["--state", "succeeded"])),
+        submitted
+    );
     let workflow_id = every["instances"][0]["workflow"].to_string();
     let workflow_id = workflow_id.trim_matches('"');
-    assert_eq!(ids(&list(&controller, &["--workflow", workflow_id])), submitted);
+    assert_eq!(
+        ids(&list(&controller, &["--workflow", workflow_id])),
+        submitted
+    );
     assert!(ids(&list(&controller, &["--workflow", "no-such-workflow"])).is_empty());
     assert!(ids(&list(&controller, &["--since", "99999999999999"])).is_empty());
     let bad = controller.cli(&["list", "--state", "finished"], CLI_TIMEOUT);
@@ -156,7 +162,9 @@ fn retention_deletes_old_finished_instances_and_keeps_live_ones() {
         ),
     );
     let old = controller.submit(&quick);
-    controller.wait(old, 60).expect_code(0, "wait for the quick instance");
+    controller
+        .wait(old, 60)
+        .expect_code(0, "wait for the quick instance");
     let live = controller.submit(&slow);
     assert!(http_get(&controller.api, &format!("/instances/{old}")).is_ok());
 
@@ -177,6 +185,8 @@ fn retention_deletes_old_finished_instances_and_keeps_live_ones() {
     let state = controller.status(live)["state"].clone();
     assert!(state == "running" || state == "deploying", "{state}");
     std::fs::write(&gate, "").unwrap();
-    controller.wait(live, 60).expect_code(0, "wait for the slow instance");
+    controller
+        .wait(live, 60)
+        .expect_code(0, "wait for the slow instance");
     assert_eq!(controller.status(live)["state"], "succeeded");
 }

@@ -41,7 +41,11 @@ pub fn build(dir: &Path, finished: u64, live: u64) -> anyhow::Result<(u64, u64)>
     let mut batch = Batch::default();
     let total = finished + live;
     for n in 1..=total {
-        let template = if n <= finished { &finished_one } else { &live_one };
+        let template = if n <= finished {
+            &finished_one
+        } else {
+            &live_one
+        };
         let mut inst = template.clone();
         inst.id = InstanceId(n);
         let changes = Changes {
@@ -123,13 +127,18 @@ fn templates() -> anyhow::Result<Templates> {
     let (Some(live), Some(finished), Some(history)) = (live, finished, history) else {
         anyhow::bail!("the book did not keep the instances it was given");
     };
-    anyhow::ensure!(finished.is_settled(), "the cancelled instance is not settled");
+    anyhow::ensure!(
+        finished.is_settled(),
+        "the cancelled instance is not settled"
+    );
     Ok((nodes, live, finished, xml.into_bytes(), history))
 }
 
 /// Starts `mobiwf-controller serve` on `dir` and times its first answer about `live`.
 pub async fn start(bin_dir: &Path, dir: &Path, live: u64, finished: u64) -> anyhow::Result<Start> {
-    let port = std::net::TcpListener::bind("127.0.0.1:0")?.local_addr()?.port();
+    let port = std::net::TcpListener::bind("127.0.0.1:0")?
+        .local_addr()?
+        .port();
     let api = format!("127.0.0.1:{port}");
     let log = std::fs::File::create(dir.join("serve.log"))?;
     let began = Instant::now();
@@ -182,10 +191,14 @@ pub async fn start(bin_dir: &Path, dir: &Path, live: u64, finished: u64) -> anyh
 
 /// Builds the directory, starts the controller on it `runs` times, and prints the figures.
 pub async fn run(bin_dir: &Path, finished: u64, live: u64, runs: usize) -> anyhow::Result<()> {
-    let scratch = tempfile::Builder::new().prefix("mobiwf-startup-").tempdir()?;
+    let scratch = tempfile::Builder::new()
+        .prefix("mobiwf-startup-")
+        .tempdir()?;
     let dir = scratch.path().join("ctl");
     std::fs::create_dir_all(&dir)?;
-    eprintln!("building a controller data directory: {finished} finished, {live} live instances ...");
+    eprintln!(
+        "building a controller data directory: {finished} finished, {live} live instances ..."
+    );
     let t = Instant::now();
     let (live_id, finished_id) = build(&dir, finished, live)?;
     eprintln!("  built in {:.1} s", t.elapsed().as_secs_f64());

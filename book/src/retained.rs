@@ -145,10 +145,7 @@ impl Book {
     pub fn evict_settled(&mut self, ids: impl IntoIterator<Item = InstanceId>) -> Vec<InstanceId> {
         let mut gone = Vec::new();
         for id in ids {
-            let settled = self
-                .instances
-                .get(&id)
-                .is_some_and(Instance::is_settled);
+            let settled = self.instances.get(&id).is_some_and(Instance::is_settled);
             if !settled
                 || self.live.contains(&id)
                 || self.dirty_instances.contains(&id)

@@ -151,7 +151,10 @@ async fn list(State(client): State<ControllerClient>, Query(q): Query<ListQuery>
         workflow: q.workflow,
         since_ms: q.since,
     };
-    match client.instances(filter, q.after.map(InstanceId), limit).await {
+    match client
+        .instances(filter, q.after.map(InstanceId), limit)
+        .await
+    {
         Ok(page) => Json(page).into_response(),
         Err(e) => error(
             StatusCode::INTERNAL_SERVER_ERROR,

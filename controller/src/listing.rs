@@ -118,7 +118,10 @@ pub fn page(
 }
 
 /// One instance's stored summary.
-pub fn summary_of(store: &dyn Store, id: InstanceId) -> Result<Option<InstanceSummary>, StoreError> {
+pub fn summary_of(
+    store: &dyn Store,
+    id: InstanceId,
+) -> Result<Option<InstanceSummary>, StoreError> {
     let key = state::summary_key(id);
     store
         .get(key.as_bytes())?

@@ -38,7 +38,9 @@ pub fn parse_duration(text: &str) -> Result<Duration, String> {
         .unwrap_or(text.len());
     let (number, unit) = text.split_at(split);
     let bad = || {
-        format!("{text:?} is not a duration: write a whole number and a unit, ms, s, m, h or d (e.g. 30d, 12h, 90s)")
+        format!(
+            "{text:?} is not a duration: write a whole number and a unit, ms, s, m, h or d (e.g. 30d, 12h, 90s)"
+        )
     };
     let n: u64 = number.parse().map_err(|_| bad())?;
     let unit_ms: u64 = match unit {

@@ -64,7 +64,6 @@ async fn mesh_with(p2_behind_relay: bool) -> Mesh {
         ),
         via_relay: None,
         relay_server: false,
-        retain_finished: None,
     };
     let p1 = mobiwf_node::start(node("P1", vec![1, 2, 3]))
         .await

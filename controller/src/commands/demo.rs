@@ -187,7 +187,6 @@ pub(super) async fn start_node(
         )?),
         via_relay: None,
         relay_server: false,
-        retain_finished: None,
     })
     .await?;
     let skills: Vec<String> = skills.iter().map(u64::to_string).collect();

@@ -467,7 +467,10 @@ impl ControllerActor {
         let cutoff = now.saturating_sub(retain_ms);
         let done = crate::retention::sweep(self.store.as_ref(), &mut group.batch, cutoff, &held)?;
         if !done.deleted.is_empty() {
-            tracing::info!(count = done.deleted.len(), "finished instances deleted (retention)");
+            tracing::info!(
+                count = done.deleted.len(),
+                "finished instances deleted (retention)"
+            );
             self.metrics.instances_deleted(done.deleted.len());
         }
         self.swept.extend(done.deleted);

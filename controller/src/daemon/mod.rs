@@ -154,6 +154,7 @@ pub async fn start(config: ControllerConfig) -> anyhow::Result<Controller> {
     let mut base = Base::start(setup, Event::Inbound).await?;
     let seq = base.sequencer()?;
     let book = book_of(&base, &config)?;
+    base.metrics.set_instances_in_memory(book.resident());
     let events = base.events.clone();
     base.tasks.push(tokio::spawn(async move {
         while let Some(d) = delivered.recv().await {
@@ -185,7 +186,8 @@ pub async fn start(config: ControllerConfig) -> anyhow::Result<Controller> {
         }));
     if let Some(retain) = config.retain_finished {
         let every = crate::retention::sweep_every(retain);
-        base.tasks.push(tokio::spawn(sweeper(base.events.clone(), every)));
+        base.tasks
+            .push(tokio::spawn(sweeper(base.events.clone(), every)));
     }
     let enrolment = enrolment_of(base.store.as_ref(), config.open_enrolment)?;
     let actor = actor::ControllerActor {
