@@ -45,7 +45,7 @@ impl Instance {
     pub fn summary(&self) -> InstanceSummary {
         InstanceSummary {
             id: self.id,
-            workflow: self.workflow.clone(),
+            workflow: self.workflow,
             description: self.description.clone(),
             state: self.state,
             detail: self.detail.clone(),

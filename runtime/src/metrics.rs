@@ -130,18 +130,6 @@ impl Metrics {
             m.outbox_depth.clone(),
         );
         registry.register(
-            "instances_in_memory",
-            "Instances the controller holds in memory (those not settled; finished ones are \
-             read back from the store when asked for)",
-            m.instances_in_memory.clone(),
-        );
-        registry.register(
-            "instances_deleted",
-            "Finished instances deleted with their history by the retention sweep \
-             (serve --retain-finished)",
-            m.instances_deleted.clone(),
-        );
-        registry.register(
             "relay_reservations_accepted",
             "Reservations this daemon accepted as a relay (renewals left out)",
             m.relay.reservations.clone(),
@@ -157,6 +145,7 @@ impl Metrics {
             m.relay.relayed_connections.clone(),
         );
         m.register_protection(&mut registry);
+        m.register_instances(&mut registry);
         Metrics { registry, ..m }
     }
 
@@ -264,6 +253,22 @@ impl Metrics {
     pub fn set_outbox_depth(&self, depth: usize) {
         self.outbox_depth
             .set(i64::try_from(depth).unwrap_or(i64::MAX));
+    }
+
+    /// The controller's instance metrics (issue 15: bounded memory, retention).
+    fn register_instances(&self, registry: &mut Registry) {
+        registry.register(
+            "instances_in_memory",
+            "Instances the controller holds in memory (those not settled; finished ones are \
+             read back from the store when asked for)",
+            self.instances_in_memory.clone(),
+        );
+        registry.register(
+            "instances_deleted",
+            "Finished instances deleted with their history by the retention sweep \
+             (serve --retain-finished)",
+            self.instances_deleted.clone(),
+        );
     }
 
     /// Sets the number of instances held in memory.

@@ -184,11 +184,7 @@ pub async fn start(config: ControllerConfig) -> anyhow::Result<Controller> {
         .push(daemon::timer(deadline_rx, base.events.clone(), || {
             Event::Tick
         }));
-    if let Some(retain) = config.retain_finished {
-        let every = crate::retention::sweep_every(retain);
-        base.tasks
-            .push(tokio::spawn(sweeper(base.events.clone(), every)));
-    }
+    let retain_ms = spawn_sweeper(&mut base, config.retain_finished);
     let enrolment = enrolment_of(base.store.as_ref(), config.open_enrolment)?;
     let actor = actor::ControllerActor {
         book,
@@ -200,9 +196,7 @@ pub async fn start(config: ControllerConfig) -> anyhow::Result<Controller> {
         deadline,
         watched,
         me: base.peer_id,
-        retain_ms: config
-            .retain_finished
-            .map(|d| u64::try_from(d.as_millis()).unwrap_or(u64::MAX)),
+        retain_ms,
         swept: std::collections::BTreeSet::new(),
         recalled: Vec::new(),
     };
@@ -224,6 +218,16 @@ pub async fn start(config: ControllerConfig) -> anyhow::Result<Controller> {
         .ensure_join_token_file(&config.data_dir.join(JOIN_TOKEN_FILE))
         .await?;
     Ok(controller)
+}
+
+/// Starts the retention sweeps when `retain` is set (`--retain-finished`); the retention in
+/// ms.
+fn spawn_sweeper(base: &mut Base<Event>, retain: Option<std::time::Duration>) -> Option<u64> {
+    let retain = retain?;
+    let every = crate::retention::sweep_every(retain);
+    base.tasks
+        .push(tokio::spawn(sweeper(base.events.clone(), every)));
+    Some(u64::try_from(retain.as_millis()).unwrap_or(u64::MAX))
 }
 
 /// Asks the actor for a retention sweep every `every`, and again at once while more are due.
