@@ -15,7 +15,8 @@ mod restate;
 mod returns;
 mod sections;
 mod soak;
-mod startup;
+mod startup_controller;
+mod startup_node;
 mod stats;
 mod temporal;
 mod workloads;
@@ -66,11 +67,28 @@ enum Cmd {
     },
     /// Startup at scale: builds a node data directory holding this many idle partitions,
     /// starts `mobiwf-node run` on it and times its first API answer.
-    Startup {
+    StartupNode {
         /// Idle partitions in the node's store.
         #[arg(long, default_value_t = 50_000)]
         partitions: u64,
         /// Where `mobiwf-node` is (default: next to this binary).
+        #[arg(long)]
+        bin_dir: Option<PathBuf>,
+    },
+    /// Startup at scale: a controller data directory with many finished and some live
+    /// instances, then the time from `mobiwf-controller serve` to its first answer about a
+    /// live instance.
+    StartupController {
+        /// Finished (settled) instances in the directory.
+        #[arg(long, default_value_t = 100_000)]
+        finished: u64,
+        /// Live instances in the directory.
+        #[arg(long, default_value_t = 1000)]
+        live: u64,
+        /// How many times the controller is started on it.
+        #[arg(long, default_value_t = 3)]
+        runs: usize,
+        /// Where `mobiwf-controller` is (default: next to this binary).
         #[arg(long)]
         bin_dir: Option<PathBuf>,
     },
@@ -158,10 +176,19 @@ fn main() -> ExitCode {
                 println!("{section}");
                 sections::write(&out, "soak", &section)
             }
-            Some(Cmd::Startup {
+            Some(Cmd::StartupNode {
                 partitions,
                 bin_dir,
             }) => startup(partitions, bin_dir.as_ref()).await,
+            Some(Cmd::StartupController {
+                finished,
+                live,
+                runs,
+                bin_dir,
+            }) => match release_binaries(bin_dir.as_ref()) {
+                Ok(bin_dir) => startup_controller::run(&bin_dir, finished, live, runs).await,
+                Err(e) => Err(e),
+            },
             None => run(cli.run).await,
         }
     });
@@ -174,14 +201,14 @@ fn main() -> ExitCode {
     }
 }
 
-/// `mobiwf-bench startup`: prints the figures (they go into BENCHMARKS.md by hand, with the
+/// `mobiwf-bench startup-node`: prints the figures (they go into BENCHMARKS.md by hand, with the
 /// build they were measured on).
 async fn startup(partitions: u64, bin_dir: Option<&PathBuf>) -> anyhow::Result<()> {
     let bin_dir = release_binaries(bin_dir)?;
     let scratch = tempfile::Builder::new()
         .prefix("mobiwf-bench-startup-")
         .tempdir()?;
-    let measured = startup::measure(&bin_dir, partitions, scratch.path()).await?;
+    let measured = startup_node::measure(&bin_dir, partitions, scratch.path()).await?;
     println!(
         "node startup: {} idle partitions, API answered {:.2} s after start, RSS {:.0} MiB \
          (data directory built in {:.1} s)",

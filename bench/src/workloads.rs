@@ -7,7 +7,7 @@ use std::collections::BTreeMap;
 use mobiwf_xml_schema::WorkflowDefinition;
 
 /// The paper's example workflow, as the repository ships it.
-const PAPER: &str = include_str!("../../examples/paper/workflow.xml");
+pub const PAPER: &str = include_str!("../../examples/paper/workflow.xml");
 
 /// One workload: its definition and what the measurements need to know about it.
 pub struct Workload {

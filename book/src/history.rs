@@ -400,6 +400,21 @@ impl History {
         self.events.get(&instance).map_or(&[], Vec::as_slice)
     }
 
+    /// Forgets an instance's events (it left the book; they are in the store).
+    pub(crate) fn forget(&mut self, instance: InstanceId) {
+        self.events.remove(&instance);
+    }
+
+    /// Takes an instance's stored events back (it was recalled).
+    pub(crate) fn recall(&mut self, instance: InstanceId, events: Vec<HistoryEvent>) {
+        self.events.insert(instance, events);
+    }
+
+    /// True when events of `instance` were added since the last [`History::take_new`].
+    pub(crate) fn has_new(&self, instance: InstanceId) -> bool {
+        self.new.iter().any(|(i, _, _)| *i == instance)
+    }
+
     /// The events added since the last call: (instance, position, event).
     pub fn take_new(&mut self) -> Vec<(InstanceId, usize, HistoryEvent)> {
         std::mem::take(&mut self.new)

@@ -98,6 +98,9 @@ pub enum Input {
         /// The partition.
         partition: PartitionId,
     },
+    /// A settled instance the daemon read back from its store, before an input that names
+    /// it (the book lets settled instances go: [`crate::Book::evict_settled`]).
+    Recall(Box<crate::Recalled>),
     /// A node reports (`Report`, `PartitionResult` or `Overdue`), or a host tells what
     /// happened to a work item (`ItemEvents`), or answers the controller's claim (`Item`).
     FromNode {

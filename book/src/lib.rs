@@ -31,6 +31,7 @@ mod placement;
 mod recovery;
 mod reports;
 mod rerun;
+mod retained;
 mod submit;
 mod tick;
 mod worklist;
@@ -61,6 +62,7 @@ pub use model::{
 pub use placement::{Placement, PlacementError, place};
 use recovery::Ctx;
 pub use rerun::PendingRerun;
+pub use retained::{InstanceSummary, Recalled};
 pub use submit::format_time;
 
 /// Everything the controller knows.
@@ -209,6 +211,7 @@ impl Book {
                 instance,
                 partition,
             } => self.rerun_delivered(now_ms, instance, partition),
+            Input::Recall(recalled) => self.recall(*recalled),
         }
     }
 

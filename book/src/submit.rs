@@ -18,7 +18,11 @@ use crate::{
 
 impl Book {
     /// The definition in `xml`, parsed (or as parsed when it was submitted lately).
-    fn parsed(&mut self, xml: &[u8], source: &str) -> Result<Arc<WorkflowDefinition>, BookError> {
+    pub(crate) fn parsed(
+        &mut self,
+        xml: &[u8],
+        source: &str,
+    ) -> Result<Arc<WorkflowDefinition>, BookError> {
         if let Some(i) = self.recent.iter().position(|(bytes, _)| bytes == xml) {
             let hit = self.recent.remove(i);
             let def = hit.1.clone();

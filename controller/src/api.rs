@@ -3,7 +3,9 @@
 //! - `POST /instances?source=NAME` with a workflow definition (XML) as the body: 201
 //!   `{"instance": ID}`; 400 with the document's problems (`NAME:line:col: error: ...`); 409
 //!   when no registered node can run it; 413 above `MAX_DOCUMENT_BYTES`.
-//! - `GET /instances`: every instance (summary: no activities).
+//! - `GET /instances?state=S&workflow=W&since=MS&limit=N&after=ID`: a page of instance
+//!   summaries by id, `{instances, next}` (`crate::listing`: `next` is the `after` of the
+//!   next page, null at the end); 400 for an unknown state or a limit out of range.
 //! - `GET /instances/{id}`: one instance with its partitions and activities; 404 if unknown.
 //! - `GET /instances/{id}/wait?timeout=SECS`: the same, once the instance is settled (final,
 //!   and its compensations, if any, over) or after
@@ -38,6 +40,7 @@ use serde::Deserialize;
 use mobiwf_book::BookError;
 
 use crate::daemon::ControllerClient;
+use crate::listing;
 use crate::render::ShownEvent;
 
 /// The longest one wait request holds the connection; clients wait longer by asking again.
@@ -120,15 +123,45 @@ async fn submit(
     }
 }
 
-async fn list(State(client): State<ControllerClient>) -> Response {
-    match client.instances().await {
-        Ok(mut all) => {
-            for inst in &mut all {
-                inst.activities.clear();
-            }
-            Json(all).into_response()
-        }
-        Err(e) => unavailable(e),
+#[derive(Deserialize)]
+struct ListQuery {
+    state: Option<String>,
+    workflow: Option<String>,
+    since: Option<u64>,
+    limit: Option<usize>,
+    after: Option<u64>,
+}
+
+async fn list(State(client): State<ControllerClient>, Query(q): Query<ListQuery>) -> Response {
+    let state = match q.state.as_deref().map(listing::parse_state).transpose() {
+        Ok(state) => state,
+        Err(e) => return error(StatusCode::BAD_REQUEST, e),
+    };
+    let limit = q.limit.unwrap_or(listing::DEFAULT_PAGE);
+    if limit == 0 || limit > listing::MAX_PAGE {
+        return error(
+            StatusCode::BAD_REQUEST,
+            format!(
+                "limit {limit} is out of range: ask for 1 to {} instances a page (default {})",
+                listing::MAX_PAGE,
+                listing::DEFAULT_PAGE
+            ),
+        );
+    }
+    let filter = listing::Filter {
+        state,
+        workflow: q.workflow,
+        since_ms: q.since,
+    };
+    match client
+        .instances(filter, q.after.map(InstanceId), limit)
+        .await
+    {
+        Ok(page) => Json(page).into_response(),
+        Err(e) => error(
+            StatusCode::INTERNAL_SERVER_ERROR,
+            format!("cannot read the instance list: {e:#}"),
+        ),
     }
 }
 

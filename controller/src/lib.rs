@@ -1,7 +1,8 @@
 //! The mobiwf controller: the durable state of the pure instance bookkeeping (`mobiwf-book`)
 //! (`state`), the daemon that connects it to the mesh and the store (`daemon`), and the
 //! operators' HTTP API (`api`), which shows instance data by asking the nodes (`data`), with
-//! what each of its routes needs (`api_access`: bearer tokens and roles).
+//! what each of its routes needs (`api_access`: bearer tokens and roles), pages the instance
+//! list from the store (`listing`) and deletes old finished instances (`retention`).
 
 pub mod api;
 pub mod api_access;
@@ -11,7 +12,9 @@ pub mod daemon;
 pub mod data;
 pub mod detector;
 pub mod enrolment;
+pub mod listing;
 pub mod render;
+pub mod retention;
 pub mod state;
 
 pub use daemon::{Controller, ControllerClient, ControllerConfig, start};

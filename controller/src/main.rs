@@ -137,11 +137,13 @@ enum Command {
         #[command(flatten)]
         api: ApiArgs,
     },
-    /// List the instances.
+    /// List the instances, a page at a time (by id; filters: --state, --workflow, --since).
     List {
-        /// Print JSON.
+        /// Print JSON (`{instances, next}`).
         #[arg(long)]
         json: bool,
+        #[command(flatten)]
+        list: commands::status::ListArgs,
         #[command(flatten)]
         api: ApiArgs,
     },
@@ -368,7 +370,7 @@ async fn dispatch(command: Command) -> anyhow::Result<ExitCode> {
             json,
             api,
         } => commands::history::run(&api, instance, json).await,
-        Command::List { json, api } => commands::status::list(&api, json).await,
+        Command::List { json, list, api } => commands::status::list(&api, &list, json).await,
         Command::Nodes {
             action: Some(action),
             ..

@@ -1,25 +1,97 @@
 //! How the controller's bookkeeping lives in the store.
 //!
 //! Keys: `node/<peer id>` (a registered node, JSON), `instance/<id>` (an instance, JSON),
-//! `def/<id>` (the instance's workflow definition as submitted), `hist/<id>/<n>` (the n-th
-//! event of its history, JSON),
-//! `meta/last_instance`, `meta/people` (the organisation directory and the last claim number,
-//! JSON), `meta/seq` (the last outgoing message's sequence number; the daemon
-//! shell's),
+//! `sum/<id>` (its summary for the instance list, JSON), `live/<id>` (empty: the instance is
+//! not settled, so the book holds it; startup reads only these), `fin/<finished ms>/<id>`
+//! (empty: it settled then; the retention sweep's index, checked against `sum/<id>` because a
+//! rerun leaves a stale one), `def/<id>` (the instance's workflow definition as submitted),
+//! `hist/<id>/<n>` (the n-th event of its history, JSON),
+//! `meta/last_instance`, `meta/format` (2 once the `sum/`, `live/` and `fin/` indexes exist; a
+//! data directory of an earlier version is indexed once at startup), `meta/people` (the
+//! organisation directory and the last claim number, JSON), `meta/seq` (the last outgoing
+//! message's sequence number; the daemon shell's),
 //! `seen/<origin>/<seq>` (a message already applied), and the outbox's `out/...`. Numbers are
 //! zero-padded to 20 digits so that key order is numeric order.
+//!
+//! Invariant: `sum/<id>` and the `live/` or `fin/` key of an instance are written in the same
+//! batch as `instance/<id>`; the book holds exactly the instances with a `live/` key, and a
+//! settled one only while an input about it is applied (recalled with [`recall`]).
 
 use std::collections::HashMap;
 use std::sync::Arc;
 
-use mobiwf_runtime::store::{Batch, Store, StoreError, encode, read_number, unreadable};
+use mobiwf_runtime::store::{
+    Batch, Durability, Store, StoreError, encode, read_number, unreadable,
+};
 use mobiwf_xml_schema::WorkflowDefinition;
 
-use mobiwf_book::{Book, Changes, History, HistoryEvent, Instance, NodeInfo, PeopleRecord};
+use mobiwf_book::{
+    Book, Changes, History, HistoryEvent, Instance, InstanceSummary, NodeInfo, PeopleRecord,
+    Recalled,
+};
 use mobiwf_proto::InstanceId;
 
 const LAST_INSTANCE_KEY: &str = "meta/last_instance";
 const PEOPLE_KEY: &str = "meta/people";
+const FORMAT_KEY: &str = "meta/format";
+/// The store format with the `sum/`, `live/` and `fin/` indexes.
+const FORMAT_INDEXED: u64 = 2;
+/// Instances indexed per synced batch when an earlier data directory is indexed.
+const MIGRATION_BATCH: usize = 1000;
+
+/// `instance/<id>`.
+pub fn instance_key(id: InstanceId) -> String {
+    format!("instance/{:020}", id.0)
+}
+
+/// `sum/<id>`.
+pub fn summary_key(id: InstanceId) -> String {
+    format!("sum/{:020}", id.0)
+}
+
+/// `live/<id>`.
+fn live_key(id: InstanceId) -> String {
+    format!("live/{:020}", id.0)
+}
+
+/// `def/<id>`.
+pub fn definition_key(id: InstanceId) -> String {
+    format!("def/{:020}", id.0)
+}
+
+/// `hist/<id>/`, the prefix of an instance's history.
+pub fn history_prefix(id: InstanceId) -> String {
+    format!("hist/{:020}/", id.0)
+}
+
+/// `fin/<ms>/<id>`.
+pub fn finished_key(ms: u64, id: InstanceId) -> String {
+    format!("fin/{ms:020}/{:020}", id.0)
+}
+
+/// When a settled instance counts as finished for retention: its end (its submission when it
+/// has none recorded).
+pub fn finished_at(summary: &InstanceSummary) -> u64 {
+    summary.finished_ms.unwrap_or(summary.submitted_ms)
+}
+
+/// Adds one instance, its summary and its index key to `batch`.
+fn stage_instance(batch: &mut Batch, inst: &Instance) -> Result<(), StoreError> {
+    let key = instance_key(inst.id);
+    let value = encode(&key, inst)?;
+    batch.put(key, value);
+    let summary = inst.summary();
+    let key = summary_key(inst.id);
+    let value = encode(&key, &summary)?;
+    batch.put(key, value);
+    if summary.settled {
+        batch.delete(live_key(inst.id));
+        batch.put(finished_key(finished_at(&summary), inst.id), Vec::new());
+    } else {
+        batch.put(live_key(inst.id), Vec::new());
+    }
+    Ok(())
+}
 
 /// Adds the book's changes to `batch`. On `Err` (a value that cannot be encoded), the batch
 /// is incomplete and must not be written.
@@ -33,15 +105,13 @@ pub fn stage(batch: &mut Batch, changes: &Changes) -> Result<(), StoreError> {
         batch.delete(format!("node/{peer}"));
     }
     for inst in &changes.instances {
-        let key = format!("instance/{:020}", inst.id.0);
-        let value = encode(&key, inst)?;
-        batch.put(key, value);
+        stage_instance(batch, inst)?;
     }
     for (id, xml) in &changes.definitions {
-        batch.put(format!("def/{:020}", id.0), xml.clone());
+        batch.put(definition_key(*id), xml.clone());
     }
     for (id, n, event) in &changes.history {
-        let key = format!("hist/{:020}/{n:010}", id.0);
+        let key = format!("{}{n:010}", history_prefix(*id));
         let value = encode(&key, event)?;
         batch.put(key, value);
     }
@@ -53,40 +123,77 @@ pub fn stage(batch: &mut Batch, changes: &Changes) -> Result<(), StoreError> {
     Ok(())
 }
 
-/// The book, as the store holds it.
+/// Marks the store as indexed (`sum/`, `live/`, `fin/`): for a store written only through
+/// [`stage`] from the start (the benchmark builds one so).
+pub fn stage_indexed(batch: &mut Batch) {
+    batch.put(FORMAT_KEY, FORMAT_INDEXED.to_string());
+}
+
+/// Decodes a stored JSON value.
+fn decode<T: serde::de::DeserializeOwned>(key: &[u8], value: &[u8]) -> Result<T, StoreError> {
+    serde_json::from_slice(value).map_err(|e| unreadable(key, &e))
+}
+
+/// Indexes a data directory of an earlier version once (`sum/`, `live/`, `fin/`), in
+/// batches; a directory indexed already is left as it is.
+fn migrate(store: &dyn Store) -> Result<(), StoreError> {
+    if read_number(store, FORMAT_KEY)? >= FORMAT_INDEXED {
+        return Ok(());
+    }
+    let mut from = b"instance/".to_vec();
+    loop {
+        let page = store.scan_from(b"instance/", &from, MIGRATION_BATCH)?;
+        let Some((last, _)) = page.last() else {
+            break;
+        };
+        from = last.clone();
+        from.push(0);
+        let mut batch = Batch::default();
+        for (k, v) in &page {
+            stage_instance(&mut batch, &decode::<Instance>(k, v)?)?;
+        }
+        store.write(batch, Durability::Synced)?;
+    }
+    let mut batch = Batch::default();
+    batch.put(FORMAT_KEY, FORMAT_INDEXED.to_string());
+    store.write(batch, Durability::Synced)
+}
+
+/// The book, as the store holds it: the nodes and the instances not settled (read through
+/// the `live/` index, so a store of many finished instances starts as fast as one without).
 pub fn load(store: &dyn Store) -> Result<Book, StoreError> {
-    let corrupt = |k: &[u8], e: &dyn std::fmt::Display| unreadable(k, e);
+    migrate(store)?;
     let mut nodes = Vec::new();
     for (k, v) in store.scan_prefix(b"node/")? {
-        nodes.push(serde_json::from_slice::<NodeInfo>(&v).map_err(|e| corrupt(&k, &e))?);
+        nodes.push(decode::<NodeInfo>(&k, &v)?);
     }
     let mut instances = Vec::new();
-    for (k, v) in store.scan_prefix(b"instance/")? {
-        instances.push(serde_json::from_slice::<Instance>(&v).map_err(|e| corrupt(&k, &e))?);
-    }
     let mut definitions = Vec::new();
+    let mut events = Vec::new();
     // Instances of one workflow were submitted with the same bytes: parsed once, shared.
     let mut parsed: HashMap<Vec<u8>, Arc<WorkflowDefinition>> = HashMap::new();
-    for (k, v) in store.scan_prefix(b"def/")? {
-        let id = number_after(&k, b"def/").ok_or_else(|| corrupt(&k, &"bad key"))?;
-        let def = match parsed.get(&v) {
-            Some(def) => def.clone(),
-            None => {
-                let def = mobiwf_xml_schema::load_definition(&v)
-                    .map_err(|d| corrupt(&k, &d.render("stored definition")))?
-                    .value;
-                let def = Arc::new(def);
-                parsed.insert(v, def.clone());
-                def
-            }
+    for (k, _) in store.scan_prefix(b"live/")? {
+        let id = InstanceId(number_after(&k, b"live/").ok_or_else(|| unreadable(&k, &"bad key"))?);
+        let Some(inst) = read_instance(store, id)? else {
+            continue;
         };
-        definitions.push((InstanceId(id), def));
-    }
-    let mut events = Vec::new();
-    for (k, v) in store.scan_prefix(b"hist/")? {
-        let id = number_after(&k, b"hist/").ok_or_else(|| corrupt(&k, &"bad key"))?;
-        let event: HistoryEvent = serde_json::from_slice(&v).map_err(|e| corrupt(&k, &e))?;
-        events.push((InstanceId(id), event));
+        instances.push(inst);
+        let key = definition_key(id);
+        if let Some(xml) = store.get(key.as_bytes())? {
+            let def = match parsed.get(&xml) {
+                Some(def) => def.clone(),
+                None => {
+                    let def = mobiwf_xml_schema::load_definition(&xml)
+                        .map_err(|d| unreadable(key.as_bytes(), &d.render("stored definition")))?
+                        .value;
+                    let def = Arc::new(def);
+                    parsed.insert(xml, def.clone());
+                    def
+                }
+            };
+            definitions.push((id, def));
+        }
+        events.extend(read_events(store, id)?.into_iter().map(|e| (id, e)));
     }
     let last_instance = read_number(store, LAST_INSTANCE_KEY)?;
     let book = Book::restore(
@@ -100,13 +207,58 @@ pub fn load(store: &dyn Store) -> Result<Book, StoreError> {
         return Ok(book);
     };
     let key = PEOPLE_KEY.as_bytes();
-    let record: PeopleRecord = serde_json::from_slice(&people).map_err(|e| corrupt(key, &e))?;
-    let directory = record.directory().map_err(|e| corrupt(key, &e))?;
+    let record: PeopleRecord = decode(key, &people)?;
+    let directory = record.directory().map_err(|e| unreadable(key, &e))?;
     Ok(book.with_people(directory, record.last_request))
 }
 
+/// One instance as stored.
+pub fn read_instance(store: &dyn Store, id: InstanceId) -> Result<Option<Instance>, StoreError> {
+    let key = instance_key(id);
+    store
+        .get(key.as_bytes())?
+        .map(|v| decode(key.as_bytes(), &v))
+        .transpose()
+}
+
+/// One instance's stored history, in the order the controller learnt it.
+fn read_events(store: &dyn Store, id: InstanceId) -> Result<Vec<HistoryEvent>, StoreError> {
+    store
+        .scan_prefix(history_prefix(id).as_bytes())?
+        .iter()
+        .map(|(k, v)| decode(k, v))
+        .collect()
+}
+
+/// One instance's stored history; `None` when there is no such instance.
+pub fn read_history(
+    store: &dyn Store,
+    id: InstanceId,
+) -> Result<Option<Vec<HistoryEvent>>, StoreError> {
+    if store.get(instance_key(id).as_bytes())?.is_none() {
+        return Ok(None);
+    }
+    read_events(store, id).map(Some)
+}
+
+/// A settled instance read back for the book (`Input::Recall`); `None` when the store does
+/// not have it.
+pub fn recall(store: &dyn Store, id: InstanceId) -> Result<Option<Recalled>, StoreError> {
+    let Some(instance) = read_instance(store, id)? else {
+        return Ok(None);
+    };
+    let definition = store
+        .get(definition_key(id).as_bytes())?
+        .ok_or_else(|| unreadable(definition_key(id).as_bytes(), &"missing"))?;
+    Ok(Some(Recalled {
+        instance,
+        definition,
+        history: read_events(store, id)?,
+    }))
+}
+
 /// The zero-padded instance number right after `prefix` in a key.
-fn number_after(key: &[u8], prefix: &[u8]) -> Option<u64> {
+pub fn number_after(key: &[u8], prefix: &[u8]) -> Option<u64> {
     let rest = key.get(prefix.len()..)?;
     std::str::from_utf8(rest.get(..20)?).ok()?.parse().ok()
 }

@@ -43,6 +43,7 @@ async fn mesh_with(p2_behind_relay: bool) -> Mesh {
         relay_server: true,
         swarm_key: None,
         api_auth: true,
+        retain_finished: None,
     })
     .await
     .expect("controller");

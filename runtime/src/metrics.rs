@@ -66,6 +66,8 @@ pub struct Metrics {
     activities_entered: Family<StateLabels, Counter>,
     outbox_depth: Gauge,
     runs_in_memory: Gauge,
+    instances_in_memory: Gauge,
+    instances_deleted: Counter,
     relay: crate::mesh::RelayCounters,
 }
 
@@ -92,6 +94,8 @@ impl Metrics {
             activities_entered: Family::default(),
             outbox_depth: Gauge::default(),
             runs_in_memory: Gauge::default(),
+            instances_in_memory: Gauge::default(),
+            instances_deleted: Counter::default(),
             relay: crate::mesh::RelayCounters::default(),
             registry: Registry::default(),
         };
@@ -144,6 +148,7 @@ impl Metrics {
         );
         m.register_relay(&mut registry);
         m.register_protection(&mut registry);
+        m.register_instances(&mut registry);
         Metrics { registry, ..m }
     }
 
@@ -289,6 +294,34 @@ impl Metrics {
     pub fn set_runs_in_memory(&self, runs: usize) {
         self.runs_in_memory
             .set(i64::try_from(runs).unwrap_or(i64::MAX));
+    }
+
+    /// The controller's instance metrics (issue 15: bounded memory, retention).
+    fn register_instances(&self, registry: &mut Registry) {
+        registry.register(
+            "instances_in_memory",
+            "Instances the controller holds in memory (those not settled; finished ones are \
+             read back from the store when asked for)",
+            self.instances_in_memory.clone(),
+        );
+        registry.register(
+            "instances_deleted",
+            "Finished instances deleted with their history by the retention sweep \
+             (serve --retain-finished)",
+            self.instances_deleted.clone(),
+        );
+    }
+
+    /// Sets the number of instances held in memory.
+    pub fn set_instances_in_memory(&self, count: usize) {
+        self.instances_in_memory
+            .set(i64::try_from(count).unwrap_or(i64::MAX));
+    }
+
+    /// Counts finished instances deleted by the retention sweep.
+    pub fn instances_deleted(&self, count: usize) {
+        self.instances_deleted
+            .inc_by(u64::try_from(count).unwrap_or(u64::MAX));
     }
 
     /// The metrics in the Prometheus text format.

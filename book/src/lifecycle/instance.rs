@@ -69,6 +69,19 @@ pub enum InstanceEvent {
 pub use super::tables::INSTANCE as TRANSITIONS;
 
 impl InstanceState {
+    /// Every state, in the order of the lifecycle.
+    pub const ALL: [InstanceState; 9] = [
+        InstanceState::Deploying,
+        InstanceState::Running,
+        InstanceState::Interrupted,
+        InstanceState::Succeeded,
+        InstanceState::Failed,
+        InstanceState::Cancelled,
+        InstanceState::Compensating,
+        InstanceState::Compensated,
+        InstanceState::CompensationFailed,
+    ];
+
     /// True once nothing of the instance runs (but a rerun, or its compensations, may
     /// follow a failure or a cancel: see `Instance::is_settled`).
     pub fn is_final(self) -> bool {

@@ -26,6 +26,7 @@ mod people;
 mod properties;
 mod rerun;
 mod restore;
+mod retained;
 mod routing;
 
 /// A scenario: its name and its test.
@@ -43,6 +44,7 @@ const ALL_SCENARIOS: &[&[Scenario]] = &[
     people::ALL,
     rerun::ALL,
     restore::ALL,
+    retained::ALL,
     routing::ALL,
 ];
 

@@ -39,6 +39,7 @@ async fn start_controller(
         relay_server: true,
         swarm_key: None,
         api_auth: true,
+        retain_finished: None,
     })
     .await?;
     let controller_addr = controller.addrs.first().cloned().unwrap_or_default();

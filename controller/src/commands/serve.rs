@@ -60,6 +60,11 @@ pub struct ServeArgs {
     /// token; DIR/operator.token holds an administrator's.
     #[arg(long)]
     pub insecure_no_auth: bool,
+    /// Delete finished instances (settled: final, compensations over) that finished longer
+    /// ago than this, with their definition and history: a whole number and a unit, ms, s,
+    /// m, h or d (e.g. 30d, 12h). Off by default: everything is kept.
+    #[arg(long, value_name = "DURATION", value_parser = mobiwf_controller::retention::parse_duration)]
+    pub retain_finished: Option<std::time::Duration>,
 }
 
 /// `--routing`.
@@ -103,6 +108,7 @@ pub async fn run(args: ServeArgs) -> anyhow::Result<ExitCode> {
         relay_server: !args.no_relay,
         swarm_key,
         api_auth: !args.insecure_no_auth,
+        retain_finished: args.retain_finished,
     })
     .await?;
     write_atomically(

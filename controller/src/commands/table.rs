@@ -211,7 +211,7 @@ pub fn data(inst: &Instance, view: &mobiwf_controller::data::DataView) -> String
 }
 
 /// Every instance, one line each.
-pub fn instances(all: &[Instance]) -> String {
+pub fn instances(all: &[mobiwf_book::InstanceSummary]) -> String {
     let mut out = format!(
         "{:<10} {:<10} {:<12} {:<10} DESCRIPTION\n",
         "INSTANCE", "WORKFLOW", "STATE", "TOOK"

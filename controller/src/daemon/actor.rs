@@ -3,10 +3,11 @@
 //! answers operators and queries, publishes the next deadline and the watched nodes, and
 //! tells waiters which instances became final.
 
+use std::collections::BTreeSet;
 use std::sync::Arc;
 
 use libp2p::PeerId;
-use mobiwf_book::{Book, BookError, Effect, HistoryEvent, Input, Instance, Watched};
+use mobiwf_book::{Applied, Book, BookError, Effect, HistoryEvent, Input, Instance, Watched};
 use mobiwf_proto::{Control, InstanceId, Message, NodeId, Reply};
 use mobiwf_runtime::daemon::{Actor, Destination, Group, Sequencer};
 use mobiwf_runtime::metrics::{Metrics, Peer};
@@ -14,6 +15,7 @@ use mobiwf_runtime::outbox::Delivered;
 use mobiwf_runtime::store::{Store, StoreError};
 use tokio::sync::{broadcast, oneshot, watch};
 
+use super::recall::Recaller;
 use super::registration::{self, Relays};
 use super::{Command, Event, Query};
 use crate::detector::Verdict;
@@ -33,6 +35,12 @@ pub(super) struct ControllerActor {
     pub(super) watched: watch::Sender<Vec<Watched>>,
     /// The controller's own peer id: a registration may name it as the relay.
     pub(super) me: PeerId,
+    /// How long settled instances are kept, in ms (`serve --retain-finished`).
+    pub(super) retain_ms: Option<u64>,
+    /// The instances the retention sweep deletes in this group (not recalled).
+    pub(super) swept: BTreeSet<InstanceId>,
+    /// The settled instances recalled in this group, let go once it is staged.
+    pub(super) recalled: Vec<InstanceId>,
 }
 
 /// An operator's command waiting for its answer, and the answer: a submission (the new
@@ -52,8 +60,8 @@ pub(super) struct After {
         Result<super::enrol::EnrolAnswer, String>,
     )>,
     queries: Vec<Query>,
-    /// The instances that changed, with whether they are final now.
-    changed: Vec<(InstanceId, bool)>,
+    /// The instances that changed, with whether they are settled now, and their state.
+    changed: Vec<(InstanceId, bool, &'static str)>,
 }
 
 impl Actor for ControllerActor {
@@ -89,7 +97,7 @@ impl Actor for ControllerActor {
         after.changed = changes
             .instances
             .iter()
-            .map(|i| (i.id, i.is_settled()))
+            .map(|i| (i.id, i.is_settled(), i.state.as_str()))
             .collect();
         let book_changed = !changes.nodes.is_empty()
             || !changes.removed_nodes.is_empty()
@@ -100,6 +108,16 @@ impl Actor for ControllerActor {
         if book_changed {
             state::stage(&mut group.batch, &changes)?;
         }
+        // Settled instances leave memory once staged; they are read back when asked for.
+        let mut settled: Vec<InstanceId> = after
+            .changed
+            .iter()
+            .filter(|(_, settled, _)| *settled)
+            .map(|(id, _, _)| *id)
+            .collect();
+        settled.append(&mut self.recalled);
+        self.book.evict_settled(settled);
+        self.metrics.set_instances_in_memory(self.book.resident());
         Ok(after)
     }
 
@@ -132,10 +150,9 @@ impl Actor for ControllerActor {
         if wrote {
             self.version.send_modify(|v| *v += 1);
         }
-        for (id, now_final) in after.changed {
-            if let Some(inst) = self.book.instance(id) {
-                tracing::info!(instance = %id, state = inst.state.as_str(), "instance updated");
-            }
+        self.swept.clear();
+        for (id, now_final, state) in after.changed {
+            tracing::info!(instance = %id, state, "instance updated");
             if now_final {
                 // Nobody waiting is fine.
                 let _ = self.finished.send(id);
@@ -175,6 +192,11 @@ impl ControllerActor {
                     return Ok(());
                 }
                 let (book, enrolment, me) = (&mut self.book, &self.enrolment, self.me);
+                let mut recaller = Recaller {
+                    store: self.store.as_ref(),
+                    swept: &self.swept,
+                    recalled: &mut self.recalled,
+                };
                 group.receive(
                     self.store.as_ref(),
                     &self.metrics,
@@ -184,6 +206,9 @@ impl ControllerActor {
                         super::enrol::admit(enrolment, book, from, &message)?;
                         let relays = Relays { me, book };
                         let input = registration::input_of(now, from, id, message, &relays)?;
+                        recaller
+                            .recall(book, now, &input)
+                            .map_err(|e| e.to_string())?;
                         let applied = book.apply(now, input).map_err(|e| e.to_string())?;
                         effects.extend(applied.effects);
                         Ok(())
@@ -211,6 +236,11 @@ impl ControllerActor {
             }
             Event::Command(command) => self.command(now, command, effects, after),
             Event::Query(query) => after.queries.push(query),
+            Event::Sweep(reply) => {
+                let more = self.sweep(now, group)?;
+                // The sweeper waiting for it may have stopped.
+                let _ = reply.send(more);
+            }
         }
         Ok(())
     }
@@ -331,7 +361,7 @@ impl ControllerActor {
         input: Input,
         effects: &mut Vec<Effect>,
     ) -> Result<InstanceId, BookError> {
-        let applied = self.book.apply(now, input)?;
+        let applied = self.apply_book(now, input)?;
         effects.extend(applied.effects);
         let id = applied.instance.unwrap_or(InstanceId(0));
         tracing::info_span!("instance", instance = %id)
@@ -347,7 +377,7 @@ impl ControllerActor {
         action: Control,
         effects: &mut Vec<Effect>,
     ) -> Result<Instance, BookError> {
-        let applied = self.book.apply(now, Input::Control { instance, action })?;
+        let applied = self.apply_book(now, Input::Control { instance, action })?;
         effects.extend(applied.effects);
         tracing::info!(%instance, action = action.as_str(), "operator control");
         self.book
@@ -364,7 +394,7 @@ impl ControllerActor {
         activity: mobiwf_proto::ActivityId,
         effects: &mut Vec<Effect>,
     ) -> Result<Instance, BookError> {
-        let applied = self.book.apply(now, Input::Rerun { instance, activity })?;
+        let applied = self.apply_book(now, Input::Rerun { instance, activity })?;
         effects.extend(applied.effects);
         tracing::info!(%instance, %activity, "operator rerun");
         self.book
@@ -380,7 +410,7 @@ impl ControllerActor {
         input: Input,
         effects: &mut Vec<Effect>,
     ) -> Result<u64, BookError> {
-        let applied = self.book.apply(now, input)?;
+        let applied = self.apply_book(now, input)?;
         effects.extend(applied.effects);
         let version = self.book.directory().version;
         tracing::info!(version, "organisation applied");
@@ -394,7 +424,7 @@ impl ControllerActor {
         input: Input,
         effects: &mut Vec<Effect>,
     ) -> Result<String, BookError> {
-        let applied = self.book.apply(now, input)?;
+        let applied = self.apply_book(now, input)?;
         let host = applied.effects.iter().find_map(|e| match e {
             Effect::Send { to, .. } => self.book.nodes().find(|n| &n.peer == to),
             _ => None,
@@ -407,25 +437,78 @@ impl ControllerActor {
     /// Applies an input the controller gives itself (deliveries, timers, the failure
     /// detector); the book refusing one is worth a warning, not an answer.
     fn apply_internal(&mut self, now: u64, input: Input, effects: &mut Vec<Effect>) {
-        match self.book.apply(now, input) {
+        match self.apply_book(now, input) {
             Ok(applied) => effects.extend(applied.effects),
             Err(e) => tracing::warn!("{e}"),
         }
     }
 
+    /// Applies `input` to the book, the settled instance it names read back first.
+    fn apply_book(&mut self, now: u64, input: Input) -> Result<Applied, BookError> {
+        let mut recaller = Recaller {
+            store: self.store.as_ref(),
+            swept: &self.swept,
+            recalled: &mut self.recalled,
+        };
+        if let Err(e) = recaller.recall(&mut self.book, now, &input) {
+            tracing::error!("cannot read a finished instance back from the store: {e}");
+        }
+        self.book.apply(now, input)
+    }
+
+    /// One retention sweep (`serve --retain-finished`), staged in this group; true when more
+    /// instances may be due.
+    fn sweep(&mut self, now: u64, group: &mut Group) -> Result<bool, StoreError> {
+        let Some(retain_ms) = self.retain_ms else {
+            return Ok(false);
+        };
+        let (book, swept) = (&self.book, &self.swept);
+        let held = |id: InstanceId| book.holds(id) || swept.contains(&id);
+        let cutoff = now.saturating_sub(retain_ms);
+        let done = crate::retention::sweep(self.store.as_ref(), &mut group.batch, cutoff, &held)?;
+        if !done.deleted.is_empty() {
+            tracing::info!(
+                count = done.deleted.len(),
+                "finished instances deleted (retention)"
+            );
+            self.metrics.instances_deleted(done.deleted.len());
+        }
+        self.swept.extend(done.deleted);
+        Ok(done.more)
+    }
+
+    /// One instance: the book's, else the store's (a settled one).
+    fn read_instance(&self, id: InstanceId) -> Option<Instance> {
+        if let Some(inst) = self.book.instance(id) {
+            return Some(inst.clone());
+        }
+        state::read_instance(self.store.as_ref(), id)
+            .inspect_err(|e| tracing::error!(instance = %id, "cannot read instance: {e}"))
+            .ok()
+            .flatten()
+    }
+
+    /// One instance's history: the book's, else the store's (a settled one).
+    fn read_history(&self, id: InstanceId) -> Option<Vec<HistoryEvent>> {
+        if let Some(events) = self.book.history(id) {
+            return Some(events.to_vec());
+        }
+        state::read_history(self.store.as_ref(), id)
+            .inspect_err(|e| tracing::error!(instance = %id, "cannot read history: {e}"))
+            .ok()
+            .flatten()
+    }
+
     fn answer(&self, query: Query) {
         match query {
             Query::Instance(id, reply) => {
-                let _ = reply.send(self.book.instance(id).cloned());
-            }
-            Query::Instances(reply) => {
-                let _ = reply.send(self.book.instances().cloned().collect());
+                let _ = reply.send(self.read_instance(id));
             }
             Query::Nodes(reply) => {
                 let _ = reply.send(self.book.nodes().cloned().collect());
             }
             Query::History(id, reply) => {
-                let _ = reply.send(self.book.history(id).map(<[HistoryEvent]>::to_vec));
+                let _ = reply.send(self.read_history(id));
             }
             Query::Directory(reply) => {
                 let _ = reply.send(self.book.directory().clone());

@@ -23,6 +23,8 @@ pub struct ControllerClient {
     pub metrics: Arc<Metrics>,
     /// The mesh, to ask nodes what they know of an instance's data.
     pub mesh: mobiwf_runtime::mesh::MeshHandle,
+    /// The store, for pages of the instance list (read from the summaries committed).
+    pub(super) store: Arc<dyn mobiwf_runtime::store::Store>,
 }
 
 impl ControllerClient {
@@ -102,9 +104,20 @@ impl ControllerClient {
         self.query(|reply| Query::Instance(id, reply)).await
     }
 
-    /// Every instance.
-    pub async fn instances(&self) -> anyhow::Result<Vec<Instance>> {
-        self.query(Query::Instances).await
+    /// A page of the instance list (`crate::listing`), read from the store: everything
+    /// committed, without asking the actor.
+    pub async fn instances(
+        &self,
+        filter: crate::listing::Filter,
+        after: Option<InstanceId>,
+        limit: usize,
+    ) -> anyhow::Result<crate::listing::Page> {
+        let store = self.store.clone();
+        let page = tokio::task::spawn_blocking(move || {
+            crate::listing::page(store.as_ref(), &filter, after, limit)
+        })
+        .await??;
+        Ok(page)
     }
 
     /// Every registered node.

@@ -12,6 +12,7 @@ mod actor;
 mod client;
 mod client_enrol;
 mod enrol;
+mod recall;
 mod registration;
 
 use std::net::SocketAddr;
@@ -65,6 +66,9 @@ pub struct ControllerConfig {
     /// Check the API's bearer tokens and roles; false only by the operator's explicit
     /// choice (`serve --insecure-no-auth`).
     pub api_auth: bool,
+    /// Delete settled instances that finished longer ago than this, with their history
+    /// (`serve --retain-finished`); `None` keeps them.
+    pub retain_finished: Option<std::time::Duration>,
 }
 
 /// The file in the controller's data directory that holds an administrator's API token
@@ -92,6 +96,8 @@ enum Event {
     Command(Command),
     /// Someone wants to know something; answered after the group is on disk.
     Query(Query),
+    /// Time for a retention sweep; answered true when more instances may be due.
+    Sweep(oneshot::Sender<bool>),
 }
 
 /// What changes the book on an operator's word.
@@ -137,7 +143,6 @@ enum Command {
 /// What the API asks.
 enum Query {
     Instance(InstanceId, oneshot::Sender<Option<Instance>>),
-    Instances(oneshot::Sender<Vec<Instance>>),
     Nodes(oneshot::Sender<Vec<NodeInfo>>),
     History(InstanceId, oneshot::Sender<Option<Vec<HistoryEvent>>>),
     Directory(oneshot::Sender<mobiwf_people::Directory>),
@@ -145,7 +150,7 @@ enum Query {
 
 /// Opens the data directory, joins the mesh, resumes delivery and serves the API.
 pub async fn start(config: ControllerConfig) -> anyhow::Result<Controller> {
-    let (delivered_tx, mut delivered) = mpsc::unbounded_channel();
+    let (delivered_tx, delivered) = mpsc::unbounded_channel();
     let setup = Setup {
         data_dir: &config.data_dir,
         store: config.store.clone(),
@@ -161,14 +166,12 @@ pub async fn start(config: ControllerConfig) -> anyhow::Result<Controller> {
     let mut base = Base::start(setup, Event::Inbound).await?;
     let seq = base.sequencer()?;
     let book = book_of(&base, &config)?;
-    let events = base.events.clone();
-    base.tasks.push(tokio::spawn(async move {
-        while let Some(d) = delivered.recv().await {
-            if events.send(Event::Delivered(d)).await.is_err() {
-                break;
-            }
-        }
-    }));
+    base.metrics.set_instances_in_memory(book.resident());
+    base.tasks.push(daemon::forward_unbounded(
+        delivered,
+        base.events.clone(),
+        Event::Delivered,
+    ));
     let (version_tx, version) = watch::channel(0);
     let (finished, _) = broadcast::channel(FINISHED_QUEUE);
     let (deadline, deadline_rx) = watch::channel(book.next_deadline());
@@ -190,6 +193,7 @@ pub async fn start(config: ControllerConfig) -> anyhow::Result<Controller> {
         .push(daemon::timer(deadline_rx, base.events.clone(), || {
             Event::Tick
         }));
+    let retain_ms = spawn_sweeper(&mut base, config.retain_finished);
     let enrolment = enrolment_of(base.store.as_ref(), config.open_enrolment)?;
     let actor = actor::ControllerActor {
         book,
@@ -201,6 +205,9 @@ pub async fn start(config: ControllerConfig) -> anyhow::Result<Controller> {
         deadline,
         watched,
         me: base.peer_id,
+        retain_ms,
+        swept: std::collections::BTreeSet::new(),
+        recalled: Vec::new(),
     };
     let client = ControllerClient {
         events: base.events.clone(),
@@ -208,6 +215,7 @@ pub async fn start(config: ControllerConfig) -> anyhow::Result<Controller> {
         finished,
         metrics: base.metrics.clone(),
         mesh: base.mesh.clone(),
+        store: base.store.clone(),
     };
     let router = guarded(&config, &base, crate::api::router(client.clone()))?;
     let span = tracing::info_span!("controller");
@@ -250,6 +258,31 @@ fn guarded<E>(
         crate::api_access::need,
         base.metrics.clone(),
     ))
+}
+
+/// Starts the retention sweeps when `retain` is set (`--retain-finished`); the retention in
+/// ms.
+fn spawn_sweeper(base: &mut Base<Event>, retain: Option<std::time::Duration>) -> Option<u64> {
+    let retain = retain?;
+    let every = crate::retention::sweep_every(retain);
+    base.tasks
+        .push(tokio::spawn(sweeper(base.events.clone(), every)));
+    Some(u64::try_from(retain.as_millis()).unwrap_or(u64::MAX))
+}
+
+/// Asks the actor for a retention sweep every `every`, and again at once while more are due.
+async fn sweeper(events: mpsc::Sender<Event>, every: std::time::Duration) {
+    loop {
+        tokio::time::sleep(every).await;
+        loop {
+            match daemon::ask(&events, Event::Sweep).await {
+                Ok(true) => {}
+                Ok(false) => break,
+                // The controller is stopping.
+                Err(_) => return,
+            }
+        }
+    }
 }
 
 /// Who may join, as the store holds it, open or not as `serve` was told.

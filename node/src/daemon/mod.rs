@@ -366,7 +366,7 @@ impl NodeClient {
 pub async fn start(config: NodeConfig) -> anyhow::Result<Node> {
     let (controller_peer, controller_addr) =
         outbox::peer_of(&config.controller).map_err(|e| anyhow::anyhow!("--controller: {e}"))?;
-    let (link_tx, mut link_rx) = tokio::sync::mpsc::unbounded_channel();
+    let (link_tx, link_rx) = tokio::sync::mpsc::unbounded_channel();
     let setup = Setup {
         data_dir: &config.data_dir,
         store: config.store.clone(),
@@ -380,14 +380,11 @@ pub async fn start(config: NodeConfig) -> anyhow::Result<Node> {
         link_news: Some(link_tx),
     };
     let mut base = Base::start(setup, Event::Inbound).await?;
-    let events = base.events.clone();
-    base.tasks.push(tokio::spawn(async move {
-        while let Some(news) = link_rx.recv().await {
-            if events.send(Event::Link(news)).await.is_err() {
-                break;
-            }
-        }
-    }));
+    base.tasks.push(daemon::forward_unbounded(
+        link_rx,
+        base.events.clone(),
+        Event::Link,
+    ));
     let mut seq = base.sequencer()?;
     let mut engine = state::load(base.store.as_ref())?;
     base.metrics.set_runs_in_memory(engine.runs_in_memory());

@@ -66,6 +66,26 @@ where
     })
 }
 
+/// [`forward`] from an unbounded channel (news the sender must never wait to give: the
+/// outbox's deliveries and link news).
+pub fn forward_unbounded<T, E>(
+    mut from: mpsc::UnboundedReceiver<T>,
+    to: mpsc::Sender<E>,
+    wrap: fn(T) -> E,
+) -> JoinHandle<()>
+where
+    T: Send + 'static,
+    E: Send + 'static,
+{
+    tokio::spawn(async move {
+        while let Some(item) = from.recv().await {
+            if to.send(wrap(item)).await.is_err() {
+                break;
+            }
+        }
+    })
+}
+
 /// Sends the actor a question made by `make` and waits for the answer.
 pub async fn ask<E, T>(
     events: &mpsc::Sender<E>,

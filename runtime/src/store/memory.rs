@@ -53,6 +53,22 @@ impl Store for MemoryStore {
             .collect())
     }
 
+    fn scan_from(
+        &self,
+        prefix: &[u8],
+        from: &[u8],
+        limit: usize,
+    ) -> Result<Vec<(Vec<u8>, Vec<u8>)>, StoreError> {
+        let start = if from > prefix { from } else { prefix };
+        let map = self.lock()?;
+        Ok(map
+            .range(start.to_vec()..)
+            .take_while(|(key, _)| key.starts_with(prefix))
+            .take(limit)
+            .map(|(key, value)| (key.clone(), value.clone()))
+            .collect())
+    }
+
     fn write(&self, batch: Batch, _durability: Durability) -> Result<(), StoreError> {
         if self.fail_writes.load(Ordering::SeqCst) {
             return Err(StoreError::Backend(

@@ -102,6 +102,9 @@ pub trait Store: Send + Sync + 'static {
     fn get(&self, key: &[u8]) -> Result<Option<Vec<u8>>, StoreError>;
     /// Every entry whose key starts with `prefix`, in key order.
     fn scan_prefix(&self, prefix: &[u8]) -> Result<Entries, StoreError>;
+    /// At most `limit` entries whose key starts with `prefix` and is at least `from`, in key
+    /// order: a page of a long prefix without reading all of it.
+    fn scan_from(&self, prefix: &[u8], from: &[u8], limit: usize) -> Result<Entries, StoreError>;
     /// Applies `batch` atomically.
     fn write(&self, batch: Batch, durability: Durability) -> Result<(), StoreError>;
 }

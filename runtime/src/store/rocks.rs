@@ -86,6 +86,30 @@ impl Store for RocksStore {
         Ok(entries)
     }
 
+    fn scan_from(
+        &self,
+        prefix: &[u8],
+        from: &[u8],
+        limit: usize,
+    ) -> Result<Vec<(Vec<u8>, Vec<u8>)>, StoreError> {
+        let start = if from > prefix { from } else { prefix };
+        let mut entries = Vec::new();
+        for item in self
+            .db
+            .iterator(IteratorMode::From(start, Direction::Forward))
+        {
+            if entries.len() >= limit {
+                break;
+            }
+            let (key, value) = item.map_err(|e| self.error("scan", &e))?;
+            if !key.starts_with(prefix) {
+                break;
+            }
+            entries.push((key.into_vec(), value.into_vec()));
+        }
+        Ok(entries)
+    }
+
     fn write(&self, batch: Batch, durability: Durability) -> Result<(), StoreError> {
         let mut rocks_batch = WriteBatch::default();
         for op in batch.ops {
