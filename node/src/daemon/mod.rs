@@ -446,26 +446,17 @@ fn guarded<E>(
     base: &Base<E>,
     router: axum::Router,
 ) -> anyhow::Result<axum::Router> {
-    let tokens = Arc::new(api_auth::ApiTokens::open(
+    let settings = api_auth::AuthSettings {
+        enforce: config.api_auth,
+        users: true,
+        command: "mobiwf-node",
+        token_file: config.data_dir.join(API_TOKEN_FILE),
+    };
+    api_auth::protect(
         base.store.clone(),
-        api_auth::AuthSettings {
-            enforce: config.api_auth,
-            users: true,
-            command: "mobiwf-node",
-            token_file: config.data_dir.join(API_TOKEN_FILE),
-        },
-    )?);
-    tokens.ensure_file(mobiwf_runtime::process::now_ms())?;
-    if !config.api_auth {
-        tracing::warn!(
-            "the API checks no tokens (--insecure-no-auth): anyone who reaches it may do anything"
-        );
-    }
-    let router = router.merge(api_auth::routes(tokens.clone()));
-    Ok(api_auth::guard(
-        router,
-        tokens,
+        settings,
         crate::api_access::need,
         base.metrics.clone(),
-    ))
+        router,
+    )
 }

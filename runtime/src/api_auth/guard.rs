@@ -12,6 +12,27 @@ use axum::response::{IntoResponse, Response};
 use super::{ApiTokens, Need};
 use crate::metrics::Metrics;
 
+/// A daemon's `router` with the API token routes, behind the token check, once the
+/// administrator's token file is there (`settings.token_file`): what both daemons serve.
+pub fn protect(
+    store: Arc<dyn crate::store::Store>,
+    settings: super::AuthSettings,
+    need: fn(&Method, &str) -> Need,
+    metrics: Arc<Metrics>,
+    router: axum::Router,
+) -> anyhow::Result<axum::Router> {
+    let enforce = settings.enforce;
+    let tokens = Arc::new(ApiTokens::open(store, settings)?);
+    tokens.ensure_file(crate::process::now_ms())?;
+    if !enforce {
+        tracing::warn!(
+            "the API checks no tokens (--insecure-no-auth): anyone who reaches it may do anything"
+        );
+    }
+    let router = router.merge(super::routes(tokens.clone()));
+    Ok(guard(router, tokens, need, metrics))
+}
+
 /// `router` behind the token check, each request needing what `need` says for its method
 /// and path; refusals counted in `metrics` (`mobiwf_api_refused_total{status}`). Without
 /// checking (`--insecure-no-auth`), `router` as it is.

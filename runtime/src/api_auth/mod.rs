@@ -11,7 +11,7 @@ mod tokens;
 
 use serde::{Deserialize, Serialize};
 
-pub use guard::guard;
+pub use guard::{guard, protect};
 pub use routes::routes;
 pub use tokens::{ApiTokens, AuthSettings, NotMade};
 
