@@ -14,8 +14,9 @@ use mobiwf_runtime::mesh;
 
 use crate::procfs;
 
-/// Deployments in flight at once.
-const IN_FLIGHT: usize = 64;
+/// Deployments in flight at once: half the node's per-peer inbound gate
+/// (`MAX_INBOUND_IN_FLIGHT_PER_PEER`), which leaves what is past it unanswered.
+const IN_FLIGHT: usize = mobiwf_runtime::mesh::limits::MAX_INBOUND_IN_FLIGHT_PER_PEER / 2;
 
 /// Activities per deployed partition (the paper's partition 2: A4 and A5).
 pub const ACTIVITIES_PER_PARTITION: u64 = 2;

@@ -46,6 +46,9 @@ pub(crate) enum Verdict {
     TooFarAhead,
 }
 
+/// How many `seen/` keys one read of a raise takes at most.
+const DELETE_PAGE: usize = 1024;
+
 impl Seen {
     /// Judges `id`, first raising its sender's floor to what the sender says was answered
     /// (`answered_below`, at most the message's own number).
@@ -93,16 +96,44 @@ impl Seen {
             return Ok(floor);
         }
         batch.put(id.floor_key(), wanted.to_string());
+        // Every key below the old floor is gone already: only [floor, wanted) is read, a page
+        // at a time (a scan of the whole prefix per raise made each message cost what the
+        // sender ever sent).
         let prefix = id.seen_prefix();
-        for (key, _) in store.scan_prefix(prefix.as_bytes())? {
-            if number_after(&key, &prefix).is_some_and(|seq| seq < wanted) {
-                batch.delete(key);
+        let mut from = floor;
+        'pages: loop {
+            let start = MessageId {
+                seq: from,
+                ..id.clone()
+            }
+            .seen_key();
+            let page = store.scan_from(prefix.as_bytes(), start.as_bytes(), DELETE_PAGE)?;
+            let full = page.len() == DELETE_PAGE;
+            for (key, _) in page {
+                match number_after(&key, &prefix) {
+                    Some(seq) if seq < wanted => {
+                        batch.delete(key);
+                        from = seq + 1;
+                    }
+                    _ => break 'pages,
+                }
+            }
+            if !full {
+                break;
             }
         }
+        let lowest = MessageId {
+            seq: 0,
+            ..id.clone()
+        };
         let below: Vec<MessageId> = self
             .applied
-            .iter()
-            .filter(|a| a.origin == id.origin && a.incarnation == id.incarnation && a.seq < wanted)
+            .range(
+                lowest..MessageId {
+                    seq: wanted,
+                    ..id.clone()
+                },
+            )
             .cloned()
             .collect();
         for gone in below {
