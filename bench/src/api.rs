@@ -11,7 +11,7 @@ use serde::Deserialize;
 const CALL_TIMEOUT: Duration = Duration::from_secs(120);
 
 /// A client that sends `token` with every request (`Authorization: Bearer`).
-fn client(token: &str) -> anyhow::Result<reqwest::Client> {
+pub(crate) fn client(token: &str) -> anyhow::Result<reqwest::Client> {
     let mut bearer = reqwest::header::HeaderValue::from_str(&format!("Bearer {token}"))?;
     bearer.set_sensitive(true);
     let headers = reqwest::header::HeaderMap::from_iter([(reqwest::header::AUTHORIZATION, bearer)]);

@@ -151,13 +151,19 @@ pub async fn start(bin_dir: &Path, dir: &Path, live: u64, finished: u64) -> anyh
         .kill_on_drop(true)
         .spawn()?;
     let pid = child.id().unwrap_or(0);
-    let client = reqwest::Client::new();
     let url = |path: &str| format!("http://{api}{path}");
-    loop {
-        if let Ok(r) = client.get(url(&format!("/instances/{live}"))).send().await
+    let token_file = dir.join("operator.token");
+    let client = loop {
+        // `serve` writes its administrator token as it starts (kept from an earlier start).
+        let client = match std::fs::read_to_string(&token_file) {
+            Ok(token) => Some(crate::api::client(token.trim())?),
+            Err(_) => None,
+        };
+        if let Some(client) = client
+            && let Ok(r) = client.get(url(&format!("/instances/{live}"))).send().await
             && r.status().is_success()
         {
-            break;
+            break client;
         }
         anyhow::ensure!(
             began.elapsed() < ANSWER_LIMIT,
@@ -165,7 +171,7 @@ pub async fn start(bin_dir: &Path, dir: &Path, live: u64, finished: u64) -> anyh
             dir.join("serve.log").display()
         );
         tokio::time::sleep(Duration::from_millis(5)).await;
-    }
+    };
     let answered = began.elapsed();
     let rss_mib = crate::procfs::rss_mib(pid)?;
     let timed = |path: String| {

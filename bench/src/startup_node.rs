@@ -79,7 +79,6 @@ async fn first_answer(
     node: &mut std::process::Child,
     t0: Instant,
 ) -> anyhow::Result<f64> {
-    let client = reqwest::Client::new();
     loop {
         if t0.elapsed() > STARTUP_LIMIT {
             anyhow::bail!("the node did not answer within {STARTUP_LIMIT:?}");
@@ -87,9 +86,13 @@ async fn first_answer(
         if let Some(status) = node.try_wait()? {
             anyhow::bail!("the node stopped ({status}); see startup-node.log");
         }
-        if let Ok(api) = std::fs::read_to_string(node_dir.join("api")) {
+        // The node writes its API token (`api.token`) and address (`api`) as it starts.
+        if let (Ok(api), Ok(token)) = (
+            std::fs::read_to_string(node_dir.join("api")),
+            std::fs::read_to_string(node_dir.join("api.token")),
+        ) {
             let url = format!("http://{}/worklist", api.trim());
-            if let Ok(reply) = client.get(&url).send().await
+            if let Ok(reply) = crate::api::client(token.trim())?.get(&url).send().await
                 && reply.status().is_success()
             {
                 return Ok(t0.elapsed().as_secs_f64());
