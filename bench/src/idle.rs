@@ -56,6 +56,31 @@ pub(crate) fn partition(instance: u64, elsewhere: &str) -> String {
     )
 }
 
+/// How many times one deployment is sent before the measurement gives up.
+const TRIES: u32 = 50;
+
+/// Sends `envelope` until the node answers, as the runtime's outbox would: a node sheds what
+/// comes past its per-peer rate (`MAX_INBOUND_PER_PEER_PER_SEC`) unanswered, and the sender
+/// tries again after a pause.
+async fn deliver(
+    mesh: &mesh::MeshHandle,
+    node: libp2p::PeerId,
+    addrs: Vec<Multiaddr>,
+    envelope: Envelope,
+) -> anyhow::Result<Reply> {
+    let mut pause = Duration::from_millis(20);
+    for _ in 1..TRIES {
+        match mesh.request(node, addrs.clone(), envelope.clone()).await {
+            Ok(reply) => return Ok(reply),
+            Err(_) => {
+                tokio::time::sleep(pause).await;
+                pause = (pause * 2).min(Duration::from_millis(500));
+            }
+        }
+    }
+    Ok(mesh.request(node, addrs, envelope).await?)
+}
+
 /// Deploys partitions on a fresh node until it holds `activities` idle activity instances.
 pub async fn measure(bin_dir: &Path, activities: u64, scratch: &Path) -> anyhow::Result<Idle> {
     let keypair = Keypair::generate_ed25519();
@@ -124,7 +149,7 @@ async fn deploy_all(
                     runs_on: Default::default(),
                 },
             };
-            mesh.request(node, addrs.clone(), envelope)
+            deliver(mesh, node, addrs.clone(), envelope)
         })
         .buffer_unordered(IN_FLIGHT);
     while let Some(reply) = replies.next().await {
