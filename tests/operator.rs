@@ -115,8 +115,10 @@ fn alive(pid: u32) -> bool {
 
 /// A node's record of one activity (from its `/runs`), if it has one yet.
 fn node_record(node: &Node, instance: u64, activity: u64) -> Option<Value> {
-    let runs: Value = serde_json::from_str(&http_get(&node.api, "/runs").ok()?).ok()?;
-    runs.as_array()?
+    let path = format!("/runs?instance={instance}");
+    let page: Value = serde_json::from_str(&http_get(&node.api, &path).ok()?).ok()?;
+    page["runs"]
+        .as_array()?
         .iter()
         .filter(|r| r["instance"].as_u64() == Some(instance))
         .flat_map(|r| r["activities"].as_array().cloned().unwrap_or_default())

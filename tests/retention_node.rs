@@ -39,13 +39,24 @@ fn wait_none_in_memory(node: &Node) {
     }
 }
 
+/// Every run of the node, page after page (a page of one run, so that paging is proven).
 fn runs(node: &Node) -> Vec<serde_json::Value> {
-    let body = http_get(&node.api, "/runs").unwrap();
-    serde_json::from_str::<serde_json::Value>(&body)
-        .unwrap()
-        .as_array()
-        .cloned()
-        .unwrap_or_else(|| panic!("GET /runs: {body}"))
+    let mut runs = Vec::new();
+    let mut path = "/runs?limit=1".to_owned();
+    loop {
+        let body = http_get(&node.api, &path).unwrap();
+        let page: serde_json::Value = serde_json::from_str(&body).unwrap();
+        let got = page["runs"]
+            .as_array()
+            .cloned()
+            .unwrap_or_else(|| panic!("GET {path}: {body}"));
+        assert!(got.len() <= 1, "a page of one: {body}");
+        runs.extend(got);
+        match page["next"].as_u64() {
+            Some(next) => path = format!("/runs?limit=1&after={next}"),
+            None => return runs,
+        }
+    }
 }
 
 #[test]

@@ -154,6 +154,13 @@ pub struct RunView {
     pub activities: Vec<ActivityRecord>,
 }
 
+/// A page of a node's `/runs`.
+#[derive(Deserialize)]
+struct RunsPage {
+    runs: Vec<RunView>,
+    next: Option<u64>,
+}
+
 impl NodeApi {
     /// The API at `base`, asked with `token`.
     pub fn new(base: &str, token: &str) -> anyhow::Result<NodeApi> {
@@ -163,16 +170,29 @@ impl NodeApi {
         })
     }
 
-    /// Every partition run the node holds.
+    /// Every partition run the node holds, page after page.
     pub async fn runs(&self) -> anyhow::Result<Vec<RunView>> {
-        Ok(self
-            .http
-            .get(format!("{}/runs", self.base))
-            .send()
-            .await?
-            .error_for_status()?
-            .json()
-            .await?)
+        let mut runs = Vec::new();
+        let mut after = None;
+        loop {
+            let mut url = format!("{}/runs", self.base);
+            if let Some(after) = after {
+                url.push_str(&format!("?after={after}"));
+            }
+            let page: RunsPage = self
+                .http
+                .get(url)
+                .send()
+                .await?
+                .error_for_status()?
+                .json()
+                .await?;
+            runs.extend(page.runs);
+            match page.next {
+                Some(next) => after = Some(next),
+                None => return Ok(runs),
+            }
+        }
     }
 }
 

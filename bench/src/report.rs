@@ -46,11 +46,18 @@ fn ms(us: Option<f64>) -> String {
     }
 }
 
+/// `a / b` with one decimal, or two significant digits below 1 (a baseline's throughput is
+/// a few hundredths of ours: `0.0×` would say nothing).
 fn ratio(a: f64, b: f64) -> String {
-    if a.is_finite() && b.is_finite() && b > 0.0 {
-        format!("{:.1}×", a / b)
+    if !(a.is_finite() && b.is_finite() && b > 0.0) {
+        return "–".to_owned();
+    }
+    let r = a / b;
+    if r >= 0.95 || r == 0.0 {
+        format!("{r:.1}×")
     } else {
-        "–".to_owned()
+        let decimals = (1 - r.log10().floor() as i32).clamp(1, 6) as usize;
+        format!("{r:.decimals$}×")
     }
 }
 
@@ -501,4 +508,17 @@ fn restate_notes(md: &mut String, run: &Run<'_>) {
 /// Samples as `p50 / p99` text, for the console.
 pub fn brief(s: &Samples) -> String {
     format!("{} / {}", ms(s.p50()), ms(s.p99()))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_ratio_keeps_two_significant_digits_below_one() {
+        assert_eq!(ratio(3.0, 2.0), "1.5×");
+        assert_eq!(ratio(15.0, 344.0), "0.044×");
+        assert_eq!(ratio(255.0, 688.0), "0.37×");
+        assert_eq!(ratio(1.0, 0.0), "–");
+    }
 }

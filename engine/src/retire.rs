@@ -10,9 +10,28 @@ use std::collections::BTreeSet;
 use mobiwf_proto::InstanceId;
 
 use crate::compensate::Undo;
+use crate::items::{Item, ItemKey};
 use crate::known::Known;
 use crate::run::{Run, RunKey};
 use crate::{Engine, Input};
+
+/// What the store holds of one retired instance, read back for [`Engine::readmit`].
+#[derive(Debug, Default)]
+pub struct StoredInstance {
+    /// Its partition runs here.
+    pub runs: Vec<Run>,
+    /// What the node knew of it.
+    pub known: Option<(InstanceId, Known)>,
+    /// The work items of its activities this node hosted.
+    pub items: Vec<Item>,
+}
+
+impl StoredInstance {
+    /// True when the store held nothing of the instance (a new one).
+    pub fn is_empty(&self) -> bool {
+        self.runs.is_empty() && self.known.is_none() && self.items.is_empty()
+    }
+}
 
 impl Engine {
     /// How many partition runs are in memory (the live ones, and the retired ones readmitted
@@ -28,7 +47,7 @@ impl Engine {
 
     /// True when `instance` has runs here and none of them can change without an input
     /// about it: every activity final, no compensation running, no timer, no file still
-    /// fetched, no work item hosted, and all of it written.
+    /// fetched, every work item it hosts ended, and all of it written.
     pub fn retirable(&self, instance: InstanceId) -> bool {
         let mut runs = self.runs_of(instance).peekable();
         if runs.peek().is_none() {
@@ -48,12 +67,11 @@ impl Engine {
             .known
             .get(&instance)
             .is_none_or(|k| k.missing.is_empty() && !k.interrupted);
-        let no_items = self
-            .host
-            .items
-            .range((instance, mobiwf_proto::ActivityId(0))..)
-            .next()
-            .is_none_or(|((i, _), _)| *i != instance);
+        let no_items = self.items_of(instance).all(|(key, item)| {
+            !item.is_open()
+                && !self.host.dirty_items.contains(key)
+                && !self.item_deadline_of.contains_key(key)
+        });
         runs_done
             && known_done
             && no_items
@@ -71,13 +89,27 @@ impl Engine {
         for key in keys {
             self.runs.remove(&key);
         }
+        let items: Vec<ItemKey> = self.items_of(instance).map(|(key, _)| *key).collect();
+        for key in items {
+            self.host.items.remove(&key);
+        }
         self.known.remove(&instance);
         true
     }
 
-    /// Takes back an instance the daemon read from its store (its runs and what the node
-    /// knew of it), retired before. Whatever of it the engine holds already stays as it is.
-    pub fn readmit(&mut self, runs: Vec<Run>, known: Option<(InstanceId, Known)>) {
+    /// Takes back an instance the daemon read from its store (its runs, what the node knew
+    /// of it, the work items it hosted), retired before. Whatever of it the engine holds
+    /// already stays as it is.
+    pub fn readmit(&mut self, stored: StoredInstance) {
+        let StoredInstance { runs, known, items } = stored;
+        for item in items {
+            self.readmitted.insert(item.instance);
+            let key = item.key();
+            if let std::collections::btree_map::Entry::Vacant(slot) = self.host.items.entry(key) {
+                slot.insert(item);
+                self.index_item(key);
+            }
+        }
         for run in runs {
             self.readmitted.insert(run.key.instance);
             if !self.runs.contains_key(&run.key) {
@@ -96,6 +128,13 @@ impl Engine {
     /// or not the input about them changed anything.
     pub fn take_readmitted(&mut self) -> BTreeSet<InstanceId> {
         std::mem::take(&mut self.readmitted)
+    }
+
+    fn items_of(&self, instance: InstanceId) -> impl Iterator<Item = (&ItemKey, &Item)> {
+        self.host
+            .items
+            .range((instance, mobiwf_proto::ActivityId(0))..)
+            .take_while(move |((i, _), _)| *i == instance)
     }
 
     fn runs_of(&self, instance: InstanceId) -> impl Iterator<Item = (&RunKey, &Run)> {

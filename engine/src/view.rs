@@ -19,6 +19,11 @@ impl Engine {
         self.runs.values()
     }
 
+    /// The partition run `key`, when it is in memory.
+    pub fn run(&self, key: &crate::RunKey) -> Option<&Run> {
+        self.runs.get(key)
+    }
+
     /// The manual and semi-automatic activities waiting for a person, anyone on this node:
     /// those without people extensions (the others are work items on their users'
     /// worklists, [`Engine::items`]).

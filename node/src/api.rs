@@ -18,7 +18,7 @@ use axum::Json;
 use axum::Router;
 use std::collections::BTreeMap;
 
-use axum::extract::{DefaultBodyLimit, Path, State};
+use axum::extract::{DefaultBodyLimit, Path, Query, State};
 use axum::http::StatusCode;
 use axum::response::{IntoResponse, Response};
 use axum::routing::{get, post};
@@ -29,7 +29,7 @@ use mobiwf_proto::data::MAX_FILE_BYTES;
 use mobiwf_proto::{ActivityId, InstanceId};
 use serde::Deserialize;
 
-use crate::daemon::{NodeClient, PersonEnd};
+use crate::daemon::{MAX_RUNS_PAGE, NodeClient, PersonEnd, RunsWanted};
 use mobiwf_engine::Refusal;
 
 /// The body of a completion.
@@ -142,9 +142,27 @@ async fn worklist(State(client): State<NodeClient>) -> Response {
     }
 }
 
-async fn runs(State(client): State<NodeClient>) -> Response {
-    match client.runs().await {
-        Ok(runs) => Json(runs).into_response(),
+/// The query of `GET /runs`: `instance` (only its runs), `after` (instances numbered above it:
+/// the `next` of the page before), `limit` (at most `MAX_RUNS_PAGE`, the default).
+#[derive(Debug, Deserialize)]
+struct RunsQuery {
+    instance: Option<u64>,
+    after: Option<u64>,
+    limit: Option<usize>,
+}
+
+async fn runs(State(client): State<NodeClient>, Query(q): Query<RunsQuery>) -> Response {
+    if q.limit == Some(0) || q.limit.is_some_and(|l| l > MAX_RUNS_PAGE) {
+        let why = format!("limit must be 1 to {MAX_RUNS_PAGE}");
+        return error(StatusCode::BAD_REQUEST, why);
+    }
+    let wanted = RunsWanted {
+        instance: q.instance.map(InstanceId),
+        after: q.after.map(InstanceId),
+        limit: q.limit,
+    };
+    match client.runs(wanted).await {
+        Ok(page) => Json(page).into_response(),
         Err(e) => unavailable(e),
     }
 }

@@ -17,7 +17,8 @@
 use mobiwf_runtime::store::{Batch, Durability, Store, StoreError, unreadable};
 
 use mobiwf_engine::{
-    Changes, Engine, Known, RestoredPeople, Run, StoredDirectory, StoredItem, StoredToken,
+    Changes, Engine, Item, Known, RestoredPeople, Run, RunKey, StoredDirectory, StoredInstance,
+    StoredItem, StoredToken,
 };
 use mobiwf_proto::{InstanceId, PartitionId};
 
@@ -72,12 +73,30 @@ const TOKEN_PREFIX: &str = "token/";
 /// The organisation directory this node holds.
 const DIRECTORY_KEY: &str = "directory";
 
-/// The work items, round-robin tokens and directory as the store holds them.
-fn load_people(store: &dyn Store) -> Result<RestoredPeople, StoreError> {
+/// The work items under `prefix` (`item/` or `item/<instance>/`), less those of instances
+/// `skip` names.
+fn load_items(
+    store: &dyn Store,
+    prefix: &[u8],
+    skip: impl Fn(InstanceId) -> bool,
+) -> Result<Vec<Item>, StoreError> {
     let mut items = Vec::new();
-    for (k, v) in store.scan_prefix(ITEM_PREFIX.as_bytes())? {
-        items.push(StoredItem::decode(&v).map_err(|e| unreadable(&k, &e))?);
+    for (k, v) in store.scan_prefix(prefix)? {
+        let item = StoredItem::decode(&v).map_err(|e| unreadable(&k, &e))?;
+        if !skip(item.instance) {
+            items.push(item);
+        }
     }
+    Ok(items)
+}
+
+/// The work items (but those of instances `skip` names), round-robin tokens and directory as
+/// the store holds them.
+fn load_people(
+    store: &dyn Store,
+    skip: impl Fn(InstanceId) -> bool,
+) -> Result<RestoredPeople, StoreError> {
+    let items = load_items(store, ITEM_PREFIX.as_bytes(), skip)?;
     let mut tokens = Vec::new();
     for (k, v) in store.scan_prefix(TOKEN_PREFIX.as_bytes())? {
         let role = String::from_utf8_lossy(&k[TOKEN_PREFIX.len()..]).into_owned();
@@ -128,7 +147,8 @@ pub fn load(store: &dyn Store) -> Result<Engine, StoreError> {
     known.retain(|(i, _)| !retired.contains(i));
     let instances: std::collections::BTreeSet<InstanceId> =
         runs.iter().map(|r| r.key.instance).collect();
-    let mut engine = Engine::restore(runs, known).with_people(load_people(store)?);
+    let people = load_people(store, |i| retired.contains(&i))?;
+    let mut engine = Engine::restore(runs, known).with_people(people);
     for instance in instances {
         engine.retire(instance);
     }
@@ -164,15 +184,18 @@ fn load_retired(store: &dyn Store) -> Result<std::collections::BTreeSet<Instance
 
 /// One instance's runs and what the node knows of it, as the store holds them: for an
 /// instance retired from memory, before the engine is given an input about it.
-pub fn load_instance(store: &dyn Store, instance: InstanceId) -> Result<Instance, StoreError> {
+pub fn load_instance(
+    store: &dyn Store,
+    instance: InstanceId,
+) -> Result<StoredInstance, StoreError> {
     let id = instance.0;
     let runs = load_runs(store, format!("run/{id:020}/").as_bytes(), |_| false)?;
     let known = load_known(store, known_key(instance).as_bytes())?.pop();
-    Ok((runs, known))
+    let items = load_items(store, format!("{ITEM_PREFIX}{id:020}/").as_bytes(), |_| {
+        false
+    })?;
+    Ok(StoredInstance { runs, known, items })
 }
-
-/// An instance as the store holds it: its runs, and what the node knows of it.
-pub type Instance = (Vec<Run>, Option<(InstanceId, Known)>);
 
 /// The runs under `prefix` (`run/` or `run/<instance>/`), each with its document.
 /// (less those of instances `skip` names).
@@ -181,35 +204,77 @@ fn load_runs(
     prefix: &[u8],
     skip: impl Fn(InstanceId) -> bool,
 ) -> Result<Vec<Run>, StoreError> {
-    let corrupt = |k: &[u8], e: &dyn std::fmt::Display| unreadable(k, e);
     let mut runs = Vec::new();
     let mut migrated = Batch::default();
     for (k, v) in store.scan_prefix(prefix)? {
-        let instance = k
-            .get(b"run/".len()..b"run/".len() + 20)
-            .and_then(|digits| std::str::from_utf8(digits).ok())
-            .and_then(|digits| digits.parse().ok())
-            .map(InstanceId)
-            .ok_or_else(|| corrupt(&k, &"bad key"))?;
-        if skip(instance) {
+        let key = run_key_of(&k)?;
+        if skip(key.instance) {
             continue;
         }
-        let doc_key = [b"doc/", &k[b"run/".len()..]].concat();
-        let document = match store.get(&doc_key)? {
-            Some(d) => Some(String::from_utf8(d).map_err(|e| corrupt(&doc_key, &e))?),
-            None => None,
-        };
-        let missing = document.is_none();
-        let run = Run::from_stored(&v, document).map_err(|e| corrupt(&k, &e))?;
+        let (run, missing) = decode(store, &key, &v)?;
         if missing {
             // Stored by a version that kept the document inside the run: it gets its own key
             // now, so that the run's next change, written without it, loses nothing.
-            migrated.put(doc_key, run.document.as_bytes());
+            migrated.put(
+                doc_key(key.instance, key.partition),
+                run.document.as_bytes(),
+            );
         }
         runs.push(run);
     }
     if !migrated.is_empty() {
         store.write(migrated, Durability::Synced)?;
+    }
+    Ok(runs)
+}
+
+/// The run a `run/<instance>/<partition>` key names.
+fn run_key_of(k: &[u8]) -> Result<RunKey, StoreError> {
+    let number = |from: usize| {
+        k.get(from..from + 20)
+            .and_then(|digits| std::str::from_utf8(digits).ok())
+            .and_then(|digits| digits.parse().ok())
+    };
+    let start = b"run/".len();
+    match (number(start), number(start + 21)) {
+        (Some(instance), Some(partition)) => Ok(RunKey {
+            instance: InstanceId(instance),
+            partition: PartitionId(partition),
+        }),
+        _ => Err(unreadable(k, &"bad key")),
+    }
+}
+
+/// Decodes a stored run with its document; true when the document was inside the run's own
+/// record (an earlier version's).
+fn decode(store: &dyn Store, key: &RunKey, value: &[u8]) -> Result<(Run, bool), StoreError> {
+    let doc_key = doc_key(key.instance, key.partition);
+    let document = match store.get(doc_key.as_bytes())? {
+        Some(d) => Some(String::from_utf8(d).map_err(|e| unreadable(doc_key.as_bytes(), &e))?),
+        None => None,
+    };
+    let missing = document.is_none();
+    let run = Run::from_stored(value, document)
+        .map_err(|e| unreadable(run_key(key.instance, key.partition).as_bytes(), &e))?;
+    Ok((run, missing))
+}
+
+/// Decodes the run stored under `key` with `value` (one of [`stored_runs`]).
+pub fn decode_run(store: &dyn Store, key: &RunKey, value: &[u8]) -> Result<Run, StoreError> {
+    Ok(decode(store, key, value)?.0)
+}
+
+/// At most `limit` stored runs under `prefix` (`run/` or `run/<instance>/`) from key `from`
+/// on, undecoded, in key order.
+pub fn stored_runs(
+    store: &dyn Store,
+    prefix: &[u8],
+    from: &[u8],
+    limit: usize,
+) -> Result<Vec<(RunKey, Vec<u8>)>, StoreError> {
+    let mut runs = Vec::new();
+    for (k, v) in store.scan_from(prefix, from, limit)? {
+        runs.push((run_key_of(&k)?, v));
     }
     Ok(runs)
 }
@@ -228,15 +293,6 @@ fn load_known(store: &dyn Store, prefix: &[u8]) -> Result<Vec<(InstanceId, Known
         known.push((instance, value));
     }
     Ok(known)
-}
-
-/// Every run in the store of an instance `skip` does not name (the retired ones, when `skip`
-/// names those in memory).
-pub fn load_stored_runs(
-    store: &dyn Store,
-    skip: impl Fn(InstanceId) -> bool,
-) -> Result<Vec<Run>, StoreError> {
-    load_runs(store, b"run/", skip)
 }
 
 #[cfg(test)]
@@ -275,8 +331,7 @@ mod tests {
 
         let mut engine = load(&store).expect("load");
         if !engine.holds(InstanceId(18)) {
-            let (runs, known) = load_instance(&store, InstanceId(18)).expect("read back");
-            engine.readmit(runs, known);
+            engine.readmit(load_instance(&store, InstanceId(18)).expect("read back"));
         }
         assert!(
             store
@@ -302,8 +357,7 @@ mod tests {
         let mut reloaded = load(&store).expect("reload");
         if !reloaded.holds(InstanceId(18)) {
             // Finished: left in the store at start, read back on demand.
-            let (runs, known) = load_instance(&store, InstanceId(18)).expect("read back");
-            reloaded.readmit(runs, known);
+            reloaded.readmit(load_instance(&store, InstanceId(18)).expect("read back"));
         }
         let records = |e: &Engine| e.runs().next().expect("the run").records();
         assert_eq!(records(&reloaded), records(&engine));

@@ -4,7 +4,9 @@ use std::path::PathBuf;
 use std::process::ExitCode;
 
 use anyhow::Context;
-use mobiwf_runtime::api_auth::{EXIT_NOT_AUTHORISED, is_auth_refusal};
+use mobiwf_runtime::api_auth::{
+    EXIT_NOT_AUTHORISED, bearer_client, is_auth_refusal, token_from_env,
+};
 
 /// The default API address of `serve`, and of the commands that talk to it.
 pub const DEFAULT_API: &str = "127.0.0.1:7700";
@@ -36,22 +38,9 @@ impl ApiArgs {
     pub fn client(&self) -> anyhow::Result<reqwest::Client> {
         let token = match &self.token_file {
             Some(file) => Some(mobiwf_runtime::secret::read_token_file(file)?),
-            None => std::env::var(TOKEN_ENV)
-                .ok()
-                .map(|t| t.trim().to_owned())
-                .filter(|t| !t.is_empty()),
+            None => token_from_env(TOKEN_ENV),
         };
-        let mut builder = reqwest::Client::builder();
-        if let Some(token) = token {
-            let mut bearer = reqwest::header::HeaderValue::from_str(&format!("Bearer {token}"))
-                .map_err(|_| anyhow::anyhow!("the API token holds characters a token cannot"))?;
-            bearer.set_sensitive(true);
-            builder = builder.default_headers(reqwest::header::HeaderMap::from_iter([(
-                reqwest::header::AUTHORIZATION,
-                bearer,
-            )]));
-        }
-        Ok(builder.build()?)
+        bearer_client(token.as_deref())
     }
 }
 

@@ -3,6 +3,8 @@
 
 use std::process::ExitCode;
 
+use mobiwf_runtime::api_auth::{grant, listing};
+
 use super::api_client::{ApiArgs, failure, json};
 
 /// `mobiwf-controller api-tokens ...`
@@ -65,7 +67,10 @@ pub async fn run(command: ApiTokensCommand) -> anyhow::Result<ExitCode> {
                     Ok(ExitCode::SUCCESS)
                 }
                 Ok(body) => {
-                    print!("{}", listing(&body));
+                    print!(
+                        "{}",
+                        listing(&body, "serve --insecure-no-auth", mobiwf_book::format_time)
+                    );
                     Ok(ExitCode::SUCCESS)
                 }
                 Err(e) => Ok(failure(Ok(e), &[])),
@@ -82,35 +87,4 @@ pub async fn run(command: ApiTokensCommand) -> anyhow::Result<ExitCode> {
             }
         }
     }
-}
-
-/// A grant as `{"role": "viewer"}` or `{"user": "alice"}` shows it: `viewer`, `user alice`.
-pub fn grant(value: &serde_json::Value) -> String {
-    match (value["role"].as_str(), value["user"].as_str()) {
-        (Some(role), _) => role.to_owned(),
-        (None, Some(user)) => format!("user {user}"),
-        _ => value.to_string(),
-    }
-}
-
-/// The tokens as text.
-fn listing(body: &serde_json::Value) -> String {
-    let mut out = String::new();
-    if body["enforced"].as_bool() == Some(false) {
-        out.push_str("the API checks NO tokens (serve --insecure-no-auth)\n");
-    }
-    out.push_str(&format!(
-        "{:<14} {:<15} {:<24} LABEL\n",
-        "TOKEN ID", "ROLE", "CREATED (UTC)"
-    ));
-    for t in body["tokens"].as_array().cloned().unwrap_or_default() {
-        out.push_str(&format!(
-            "{:<14} {:<15} {:<24} {}\n",
-            t["id"].as_str().unwrap_or_default(),
-            grant(&t["grant"]),
-            mobiwf_book::format_time(t["created_ms"].as_u64().unwrap_or_default()),
-            t["label"].as_str().unwrap_or_default()
-        ));
-    }
-    out
 }

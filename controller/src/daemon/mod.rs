@@ -167,7 +167,7 @@ pub async fn start(config: ControllerConfig) -> anyhow::Result<Controller> {
     let seq = base.sequencer()?;
     let book = book_of(&base, &config)?;
     base.metrics.set_instances_in_memory(book.resident());
-    base.tasks.push(daemon::forward_unbounded(
+    base.tasks.push(daemon::forward(
         delivered,
         base.events.clone(),
         Event::Delivered,

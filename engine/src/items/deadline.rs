@@ -127,7 +127,7 @@ impl Engine {
         }
     }
 
-    fn index_item(&mut self, id: ItemKey) {
+    pub(crate) fn index_item(&mut self, id: ItemKey) {
         if let Some(at) = self.item_deadline_of.remove(&id) {
             self.item_deadlines.remove(&(at, id));
         }

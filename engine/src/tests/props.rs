@@ -250,6 +250,7 @@ pub(super) struct Store {
     runs: BTreeMap<RunKey, Vec<u8>>,
     docs: BTreeMap<RunKey, String>,
     known: BTreeMap<InstanceId, Vec<u8>>,
+    items: BTreeMap<crate::ItemKey, Vec<u8>>,
 }
 
 impl Store {
@@ -263,10 +264,14 @@ impl Store {
         for known in changes.known {
             self.known.insert(known.instance, known.state);
         }
+        for item in changes.items {
+            self.items
+                .insert((item.instance, item.activity), item.state);
+        }
     }
 
     /// One instance as the store holds it, for [`Engine::readmit`].
-    pub(super) fn instance(&self, instance: InstanceId) -> (Vec<Run>, Option<(InstanceId, Known)>) {
+    pub(super) fn instance(&self, instance: InstanceId) -> crate::StoredInstance {
         let runs = self
             .runs
             .iter()
@@ -277,7 +282,13 @@ impl Store {
             .known
             .get(&instance)
             .map(|v| (instance, serde_json::from_slice(v).expect("known")));
-        (runs, known)
+        let items = self
+            .items
+            .iter()
+            .filter(|((i, _), _)| *i == instance)
+            .map(|(_, state)| crate::StoredItem::decode(state).expect("item"))
+            .collect();
+        crate::StoredInstance { runs, known, items }
     }
 
     pub(super) fn load(&self) -> Engine {

@@ -23,9 +23,12 @@ fn commit(e: &mut Engine, disk: &mut Store) {
 }
 
 fn readmit(e: &mut Engine, disk: &Store, instance: u64) {
-    let (runs, known) = disk.instance(InstanceId(instance));
-    assert!(!runs.is_empty(), "nothing stored of instance {instance}");
-    e.readmit(runs, known);
+    let stored = disk.instance(InstanceId(instance));
+    assert!(
+        !stored.runs.is_empty(),
+        "nothing stored of instance {instance}"
+    );
+    e.readmit(stored);
 }
 
 #[test]
@@ -110,4 +113,69 @@ fn a_failed_instance_retired_is_rerun_after_it_is_readmitted() {
     // Readmitting what is in memory changes nothing.
     readmit(&mut e, &disk, 3);
     assert_eq!(state(&e, 3, 1), ActivityState::Running);
+}
+
+#[test]
+fn an_instance_leaves_with_its_ended_work_items_and_comes_back_with_them() {
+    use super::people::*;
+    use mobiwf_proto::{ItemAction, ItemStatus};
+    use mobiwf_xml_schema::Method;
+
+    let people_3 = tech(Method::Fcfa);
+    let mut e = host(directory(1, three()[..1].to_vec()));
+    let mut disk = Store::default();
+    deploy_manual(&mut e, 1000, 1, (3, &people_3));
+    claim(
+        &mut e,
+        2000,
+        (1, 3),
+        "alice",
+        ItemAction::Select,
+        Some("N1"),
+    );
+    commit(&mut e, &mut disk);
+    assert!(!e.retirable(InstanceId(1)), "an open item keeps it");
+    let complete = ItemAction::Complete {
+        succeeded: true,
+        detail: None,
+        flag: None,
+        data: Default::default(),
+    };
+    claim(&mut e, 2100, (1, 3), "alice", complete, Some("N1"));
+    ended(&mut e, 2200, 1, 43, true, 0);
+    commit(&mut e, &mut disk);
+    assert!(
+        e.retire(InstanceId(1)),
+        "every activity final, its item done, all written"
+    );
+    assert!(!e.holds(InstanceId(1)));
+    assert!(
+        e.item(InstanceId(1), ActivityId(3)).is_none(),
+        "the item left with it"
+    );
+
+    // A late claim on it: the daemon readmits the instance first; the item is done.
+    readmit(&mut e, &disk, 1);
+    assert!(matches!(
+        item(&e, 1, 3).status,
+        ItemStatus::Done {
+            succeeded: true,
+            ..
+        }
+    ));
+    let late = try_claim(
+        &mut e,
+        3000,
+        (1, 3),
+        "alice",
+        ItemAction::Select,
+        Some("N1"),
+    );
+    assert!(
+        late.as_ref().map_or(true, |fx| unavailable(&verdict(fx))),
+        "{late:?}"
+    );
+    assert_eq!(e.take_readmitted(), [InstanceId(1)].into_iter().collect());
+    commit(&mut e, &mut disk);
+    assert!(e.retire(InstanceId(1)), "and leaves again");
 }

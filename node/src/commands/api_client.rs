@@ -3,7 +3,9 @@
 use std::path::PathBuf;
 
 use anyhow::Context;
-use mobiwf_runtime::api_auth::{EXIT_NOT_AUTHORISED, is_auth_refusal};
+use mobiwf_runtime::api_auth::{
+    EXIT_NOT_AUTHORISED, bearer_client, is_auth_refusal, token_from_env,
+};
 
 /// The environment variable that may hold a node API token itself (`--token-file` is read
 /// first). Not the controller's `MOBIWF_TOKEN`: a controller's token exported for its CLI is
@@ -34,11 +36,7 @@ impl ApiArgs {
         if let Some(file) = &self.token_file {
             return Ok(Some(mobiwf_runtime::secret::read_token_file(file)?));
         }
-        if let Some(token) = std::env::var(TOKEN_ENV)
-            .ok()
-            .map(|t| t.trim().to_owned())
-            .filter(|t| !t.is_empty())
-        {
+        if let Some(token) = token_from_env(TOKEN_ENV) {
             return Ok(Some(token));
         }
         match &self.data_dir {
@@ -51,17 +49,7 @@ impl ApiArgs {
 
     /// An HTTP client that shows the token ([`ApiArgs::token`]) with every request.
     pub fn client(&self) -> anyhow::Result<reqwest::Client> {
-        let mut builder = reqwest::Client::builder();
-        if let Some(token) = self.token()? {
-            let mut bearer = reqwest::header::HeaderValue::from_str(&format!("Bearer {token}"))
-                .map_err(|_| anyhow::anyhow!("the API token holds characters a token cannot"))?;
-            bearer.set_sensitive(true);
-            builder = builder.default_headers(reqwest::header::HeaderMap::from_iter([(
-                reqwest::header::AUTHORIZATION,
-                bearer,
-            )]));
-        }
-        Ok(builder.build()?)
+        bearer_client(self.token()?.as_deref())
     }
 
     /// The API's base URL.

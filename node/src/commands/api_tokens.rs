@@ -4,6 +4,8 @@
 
 use serde_json::{Value, json};
 
+use mobiwf_runtime::api_auth::{grant, listing};
+
 use crate::commands::api_client::{ApiArgs, check};
 
 /// `mobiwf-node api-tokens ...`
@@ -80,7 +82,12 @@ pub async fn run(command: ApiTokensCommand) -> anyhow::Result<()> {
             if as_json {
                 println!("{}", serde_json::to_string_pretty(&body)?);
             } else {
-                print!("{}", listing(&body));
+                print!(
+                    "{}",
+                    listing(&body, "run --insecure-no-auth", |ms| {
+                        mobiwf_runtime::process::time_of_day_utc(ms)
+                    })
+                );
             }
         }
         ApiTokensCommand::Revoke { id, api } => {
@@ -90,34 +97,4 @@ pub async fn run(command: ApiTokensCommand) -> anyhow::Result<()> {
         }
     }
     Ok(())
-}
-
-/// A grant as `{"role": "viewer"}` or `{"user": "alice"}` shows it.
-fn grant(value: &Value) -> String {
-    match (value["role"].as_str(), value["user"].as_str()) {
-        (Some(role), _) => role.to_owned(),
-        (None, Some(user)) => format!("user {user}"),
-        _ => value.to_string(),
-    }
-}
-
-fn listing(body: &Value) -> String {
-    let mut out = String::new();
-    if body["enforced"].as_bool() == Some(false) {
-        out.push_str("the API checks NO tokens (run --insecure-no-auth)\n");
-    }
-    out.push_str(&format!(
-        "{:<14} {:<15} {:<13} LABEL\n",
-        "TOKEN ID", "GRANT", "CREATED (UTC)"
-    ));
-    for t in body["tokens"].as_array().cloned().unwrap_or_default() {
-        out.push_str(&format!(
-            "{:<14} {:<15} {:<13} {}\n",
-            t["id"].as_str().unwrap_or_default(),
-            grant(&t["grant"]),
-            mobiwf_runtime::process::time_of_day_utc(t["created_ms"].as_u64().unwrap_or_default()),
-            t["label"].as_str().unwrap_or_default()
-        ));
-    }
-    out
 }

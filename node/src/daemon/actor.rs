@@ -19,7 +19,7 @@ use tracing::Instrument;
 
 use super::people::SentClaim;
 use super::translate::{Routed, route_of};
-use super::{ClaimOutcome, Command, Event, Query, RunView, WorklistEntry};
+use super::{ClaimOutcome, Command, Event, Query, RunView, RunsPage, WorklistEntry};
 use crate::executor::{self, Execution};
 use crate::state;
 
@@ -399,10 +399,11 @@ impl NodeActor {
                 }
                 let _ = reply.send(data);
             }
-            Query::Runs(reply) => {
-                match super::memory::all_runs(&self.engine, self.store.as_ref(), view) {
-                    Ok(runs) => {
-                        let _ = reply.send(runs);
+            Query::Runs(wanted, reply) => {
+                match super::memory::runs_page(&self.engine, self.store.as_ref(), wanted, view) {
+                    Ok((runs, next)) => {
+                        let next = next.map(|i| i.0);
+                        let _ = reply.send(RunsPage { runs, next });
                     }
                     // The caller hears that the node did not answer.
                     Err(e) => tracing::error!("reading the runs: {e}"),

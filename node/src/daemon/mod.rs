@@ -32,6 +32,7 @@ use tokio::sync::{mpsc, oneshot, watch};
 use crate::executor::{Ended, Execution};
 use crate::state;
 
+pub use memory::{MAX_RUNS_PAGE, RunsWanted};
 pub use offline::{Departure, Refused};
 pub use translate::check_locations;
 
@@ -106,6 +107,15 @@ pub struct RunView {
     pub done: bool,
     /// Each activity.
     pub activities: Vec<mobiwf_proto::ActivityRecord>,
+}
+
+/// A page of `GET /runs`.
+#[derive(Debug, Clone, serde::Serialize)]
+pub struct RunsPage {
+    /// The runs, in (instance, partition) order.
+    pub runs: Vec<RunView>,
+    /// When there are more: the `after` that asks for the next page.
+    pub next: Option<u64>,
 }
 
 /// What the node's actor is sent. Inbound messages are the common case and the largest
@@ -228,7 +238,7 @@ pub struct PersonEnd {
 /// What the API asks.
 enum Query {
     Worklist(oneshot::Sender<Vec<WorkItem>>),
-    Runs(oneshot::Sender<Vec<RunView>>),
+    Runs(RunsWanted, oneshot::Sender<RunsPage>),
     UserWorklist {
         user: mobiwf_proto::UserId,
         order: mobiwf_people::Order,
@@ -258,9 +268,10 @@ impl NodeClient {
             .await
     }
 
-    /// Every partition run on the node.
-    pub async fn runs(&self) -> anyhow::Result<Vec<RunView>> {
-        self.ask(|reply| Event::Query(Query::Runs(reply))).await
+    /// A page of the partition runs on the node.
+    pub async fn runs(&self, wanted: RunsWanted) -> anyhow::Result<RunsPage> {
+        self.ask(|reply| Event::Query(Query::Runs(wanted, reply)))
+            .await
     }
 
     /// A user's worklist on this node, their device; `Ok(Err(why))` when it is not here.
@@ -380,11 +391,8 @@ pub async fn start(config: NodeConfig) -> anyhow::Result<Node> {
         link_news: Some(link_tx),
     };
     let mut base = Base::start(setup, Event::Inbound).await?;
-    base.tasks.push(daemon::forward_unbounded(
-        link_rx,
-        base.events.clone(),
-        Event::Link,
-    ));
+    base.tasks
+        .push(daemon::forward(link_rx, base.events.clone(), Event::Link));
     let mut seq = base.sequencer()?;
     let mut engine = state::load(base.store.as_ref())?;
     base.metrics.set_runs_in_memory(engine.runs_in_memory());

@@ -5,13 +5,17 @@
 //! layer that answers 401/403 (`guard`), and the `/api-tokens` routes (`routes`). What each
 //! route needs is the daemon's own table (`controller::api_access`, `node::api_access`).
 
+mod client;
 mod guard;
+mod listing;
 mod routes;
 mod tokens;
 
 use serde::{Deserialize, Serialize};
 
+pub use client::{bearer_client, token_from_env};
 pub use guard::{guard, protect};
+pub use listing::{grant, listing};
 pub use routes::routes;
 pub use tokens::{ApiTokens, AuthSettings, NotMade};
 

@@ -47,29 +47,28 @@ pub fn open_store(
     })
 }
 
-/// Forwards everything `from` yields into `to`, wrapped by `wrap`, until either side closes.
-pub fn forward<T, E>(
-    mut from: mpsc::Receiver<T>,
-    to: mpsc::Sender<E>,
-    wrap: fn(T) -> E,
-) -> JoinHandle<()>
-where
-    T: Send + 'static,
-    E: Send + 'static,
-{
-    tokio::spawn(async move {
-        while let Some(item) = from.recv().await {
-            if to.send(wrap(item)).await.is_err() {
-                break;
-            }
-        }
-    })
+/// Where [`forward`] takes from: a bounded channel, or an unbounded one (news the sender must
+/// never wait to give: the outbox's deliveries and link news).
+pub trait Source<T>: Send + 'static {
+    /// The next item; `None` once every sender is gone.
+    fn next(&mut self) -> impl std::future::Future<Output = Option<T>> + Send;
 }
 
-/// [`forward`] from an unbounded channel (news the sender must never wait to give: the
-/// outbox's deliveries and link news).
-pub fn forward_unbounded<T, E>(
-    mut from: mpsc::UnboundedReceiver<T>,
+impl<T: Send + 'static> Source<T> for mpsc::Receiver<T> {
+    fn next(&mut self) -> impl std::future::Future<Output = Option<T>> + Send {
+        self.recv()
+    }
+}
+
+impl<T: Send + 'static> Source<T> for mpsc::UnboundedReceiver<T> {
+    fn next(&mut self) -> impl std::future::Future<Output = Option<T>> + Send {
+        self.recv()
+    }
+}
+
+/// Forwards everything `from` yields into `to`, wrapped by `wrap`, until either side closes.
+pub fn forward<T, E>(
+    mut from: impl Source<T>,
     to: mpsc::Sender<E>,
     wrap: fn(T) -> E,
 ) -> JoinHandle<()>
@@ -78,7 +77,7 @@ where
     E: Send + 'static,
 {
     tokio::spawn(async move {
-        while let Some(item) = from.recv().await {
+        while let Some(item) = from.next().await {
             if to.send(wrap(item)).await.is_err() {
                 break;
             }
