@@ -302,8 +302,10 @@ pub(crate) fn users_after(what: &str, marker: &str) -> Vec<String> {
 
 /// The node state of one activity on `node` (from its `/runs`), if it has one yet.
 pub(crate) fn node_state(node: &Node, instance: u64, activity: u64) -> Option<String> {
-    let runs: Value = serde_json::from_str(&http_get(&node.api, "/runs").ok()?).ok()?;
-    runs.as_array()?
+    let path = format!("/runs?instance={instance}");
+    let page: Value = serde_json::from_str(&http_get(&node.api, &path).ok()?).ok()?;
+    page["runs"]
+        .as_array()?
         .iter()
         .filter(|r| r["instance"].as_u64() == Some(instance))
         .flat_map(|r| r["activities"].as_array().cloned().unwrap_or_default())

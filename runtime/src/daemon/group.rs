@@ -100,7 +100,10 @@ impl Sequencer {
     }
 }
 
-/// The store's incarnation, made (random, never 0) and written the first time.
+/// The store's incarnation, made (random, never 0) and written the first time. A store without
+/// one was written before message ids carried incarnations (protocol 3): its `seen/` keys,
+/// `seen/<origin>/<seq>`, are of ids no sender will use again and nothing would ever compact
+/// them, so they go in the batch that writes the incarnation.
 fn incarnation(store: &dyn Store) -> Result<u64, StoreError> {
     let kept = crate::store::read_number(store, INCARNATION_KEY)?;
     if kept != 0 {
@@ -117,6 +120,9 @@ fn incarnation(store: &dyn Store) -> Result<u64, StoreError> {
     .max(1);
     let mut batch = Batch::default();
     batch.put(INCARNATION_KEY, made.to_string());
+    for (key, _) in store.scan_prefix(b"seen/")? {
+        batch.delete(key);
+    }
     store.write(batch, Durability::Synced)?;
     Ok(made)
 }

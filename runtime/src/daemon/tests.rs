@@ -151,6 +151,36 @@ fn a_new_incarnation_numbers_afresh() {
 }
 
 #[test]
+fn a_store_from_before_incarnations_loses_its_old_seen_keys_once() {
+    let store = MemoryStore::default();
+    let mut old = crate::store::Batch::default();
+    old.put("seen/12D3KooWold/00000000000000000007", Vec::new());
+    old.put("seen/12D3KooWold/00000000000000000008", Vec::new());
+    old.put(
+        "run/00000000000000000001/00000000000000000001",
+        b"{}".to_vec(),
+    );
+    store.write(old, Durability::Synced).unwrap();
+    let first = Sequencer::load(&store, PeerId::random()).unwrap();
+    assert!(store.scan_prefix(b"seen/").unwrap().is_empty());
+    assert_eq!(
+        store.scan_prefix(b"run/").unwrap().len(),
+        1,
+        "nothing else goes"
+    );
+    // A store with an incarnation keeps its (new) keys.
+    let mut new = crate::store::Batch::default();
+    new.put(
+        "seen/12D3KooWnew/0000000000000001/00000000000000000001",
+        Vec::new(),
+    );
+    store.write(new, Durability::Synced).unwrap();
+    let again = Sequencer::load(&store, PeerId::random()).unwrap();
+    assert_eq!(again.incarnation(), first.incarnation());
+    assert_eq!(store.scan_prefix(b"seen/").unwrap().len(), 1);
+}
+
+#[test]
 fn too_far_above_the_floor_is_left_unanswered_until_the_floor_rises() {
     let mut r = Receiver::new();
     let s = PeerId::random();
