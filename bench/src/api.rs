@@ -112,6 +112,31 @@ impl ControllerApi {
             .await?;
         Ok(message_counts(&text))
     }
+
+    /// The unlabelled metric `name` (`mobiwf_instances_in_memory`, ...).
+    pub async fn gauge(&self, name: &str) -> anyhow::Result<f64> {
+        gauge(&self.http, &self.base, name).await
+    }
+}
+
+/// The value of the unlabelled metric `name` in a Prometheus text answer.
+pub fn gauge_in(prometheus: &str, name: &str) -> Option<f64> {
+    prometheus.lines().find_map(|line| {
+        let value = line.strip_prefix(name)?.strip_prefix(' ')?;
+        value.trim().parse().ok()
+    })
+}
+
+/// The unlabelled metric `name` of the daemon at `base`.
+async fn gauge(http: &reqwest::Client, base: &str, name: &str) -> anyhow::Result<f64> {
+    let text = http
+        .get(format!("{base}/metrics"))
+        .send()
+        .await?
+        .error_for_status()?
+        .text()
+        .await?;
+    gauge_in(&text, name).ok_or_else(|| anyhow::anyhow!("{base}/metrics has no {name}"))
 }
 
 /// Sums `mobiwf_messages_received_total` and `mobiwf_messages_sent_total` by `kind`.
@@ -170,6 +195,11 @@ impl NodeApi {
         })
     }
 
+    /// The unlabelled metric `name` (`mobiwf_runs_in_memory`, ...).
+    pub async fn gauge(&self, name: &str) -> anyhow::Result<f64> {
+        gauge(&self.http, &self.base, name).await
+    }
+
     /// Every partition run the node holds, page after page.
     pub async fn runs(&self) -> anyhow::Result<Vec<RunView>> {
         let mut runs = Vec::new();
@@ -199,6 +229,14 @@ impl NodeApi {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn a_gauge_is_read_by_its_exact_name() {
+        let text = "# HELP mobiwf_runs_in_memory x\nmobiwf_runs_in_memory_total 9\n\
+                    mobiwf_runs_in_memory 3\n";
+        assert_eq!(gauge_in(text, "mobiwf_runs_in_memory"), Some(3.0));
+        assert_eq!(gauge_in(text, "mobiwf_instances_in_memory"), None);
+    }
 
     #[test]
     fn message_counts_add_both_directions_by_kind() {

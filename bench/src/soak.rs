@@ -94,16 +94,52 @@ pub async fn run(bin_dir: &Path, plan: &Plan) -> anyhow::Result<String> {
         tokio::time::sleep(Duration::from_millis(50)).await;
     }
     samples.push((started.elapsed(), rss_of(&daemons)));
+    let resident = in_memory(&cluster).await?;
     let ends = ends.lock().unwrap_or_else(PoisonError::into_inner).clone();
     let names: Vec<String> = daemons.into_iter().map(|(n, _)| n).collect();
-    Ok(section(
-        plan,
-        &names,
-        &samples,
-        &ends,
-        (submitted, skipped),
-        length,
-    ))
+    let mut out = section(plan, &names, &samples, &ends, (submitted, skipped), length);
+    out.push_str(&by_minute(&names, &samples));
+    out.push_str(&format!("\nHeld in memory at the end: {resident}.\n"));
+    Ok(out)
+}
+
+/// What the daemons hold in memory once the soak drained (finished work must have left).
+async fn in_memory(cluster: &Cluster) -> anyhow::Result<String> {
+    let instances = cluster.api.gauge("mobiwf_instances_in_memory").await?;
+    let mut held = vec![format!("controller {instances:.0} instances")];
+    for (name, api) in &cluster.node_apis {
+        let runs = api.gauge("mobiwf_runs_in_memory").await?;
+        held.push(format!("{name} {runs:.0} runs"));
+    }
+    Ok(held.join(", "))
+}
+
+/// Each process's mean RSS minute by minute: whether it levels off or keeps growing.
+fn by_minute(names: &[String], samples: &[(Duration, Vec<f64>)]) -> String {
+    let mut out = format!(
+        "\nRSS (MiB), the mean of each minute's samples:\n\n| minute | {} |\n|---|{}\n",
+        names.join(" | "),
+        "---|".repeat(names.len())
+    );
+    let minutes = samples.last().map_or(0, |(at, _)| at.as_secs() / 60 + 1);
+    for minute in 0..minutes {
+        let inside: Vec<&Vec<f64>> = samples
+            .iter()
+            .filter(|(at, _)| at.as_secs() / 60 == minute)
+            .map(|(_, rss)| rss)
+            .collect();
+        if inside.is_empty() {
+            continue;
+        }
+        let means: Vec<String> = (0..names.len())
+            .map(|i| {
+                let sum: f64 = inside.iter().map(|r| r[i]).sum();
+                format!("{:.1}", sum / inside.len() as f64)
+            })
+            .collect();
+        out.push_str(&format!("| {} | {} |\n", minute + 1, means.join(" | ")));
+    }
+    out
 }
 
 fn rss_of(daemons: &[(String, u32)]) -> Vec<f64> {
