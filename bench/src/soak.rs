@@ -117,7 +117,9 @@ async fn in_memory(cluster: &Cluster) -> anyhow::Result<String> {
 /// Each process's mean RSS minute by minute: whether it levels off or keeps growing.
 fn by_minute(names: &[String], samples: &[(Duration, Vec<f64>)]) -> String {
     let mut out = format!(
-        "\nRSS (MiB), the mean of each minute's samples:\n\n| minute | {} |\n|---|{}\n",
+        "\nRSS (MiB), the mean of each minute's samples (each store's RocksDB memtables fill \
+         up to their flush size, 64 MiB by default, over the first minutes; after that the RSS \
+         should only swing as they are flushed):\n\n| minute | {} |\n|---|{}\n",
         names.join(" | "),
         "---|".repeat(names.len())
     );
