@@ -621,3 +621,95 @@ async fn in_a_private_mesh_only_peers_with_its_key_connect() {
         "only the colleague's request was served"
     );
 }
+
+/// Forwards TCP from a listener on loopback to `to` until `cut` is set; from then on it keeps
+/// every socket open and forwards nothing: a link that went silent.
+async fn silent_proxy(
+    to: std::net::SocketAddr,
+) -> (
+    std::net::SocketAddr,
+    std::sync::Arc<std::sync::atomic::AtomicBool>,
+) {
+    use std::sync::atomic::{AtomicBool, Ordering};
+    use tokio::io::{AsyncReadExt as _, AsyncWriteExt as _};
+    let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
+    let here = listener.local_addr().unwrap();
+    let cut = std::sync::Arc::new(AtomicBool::new(false));
+    let cut_here = cut.clone();
+    tokio::spawn(async move {
+        while let Ok((inside, _)) = listener.accept().await {
+            let Ok(outside) = tokio::net::TcpStream::connect(to).await else {
+                continue;
+            };
+            let (in_read, in_write) = inside.into_split();
+            let (out_read, out_write) = outside.into_split();
+            for (mut from, mut into) in [
+                (
+                    Box::new(in_read) as Box<dyn tokio::io::AsyncRead + Unpin + Send>,
+                    Box::new(out_write) as Box<dyn tokio::io::AsyncWrite + Unpin + Send>,
+                ),
+                (Box::new(out_read), Box::new(in_write)),
+            ] {
+                let cut = cut_here.clone();
+                tokio::spawn(async move {
+                    let mut buf = vec![0u8; 16 * 1024];
+                    while let Ok(n) = from.read(&mut buf).await {
+                        if n == 0 {
+                            break;
+                        }
+                        if !cut.load(Ordering::Relaxed) && into.write_all(&buf[..n]).await.is_err()
+                        {
+                            break;
+                        }
+                    }
+                });
+            }
+        }
+    });
+    (here, cut)
+}
+
+#[tokio::test]
+async fn a_connection_that_goes_silent_is_closed_by_ping_and_its_request_fails() {
+    // A request timeout far beyond the test's own deadline: only ping can end the request.
+    let (a, _a_inbound) = node(Duration::from_secs(600)).await;
+    let (b, b_inbound) = node(Duration::from_secs(600)).await;
+    let _served = serve(b_inbound, |_| Reply::Ack);
+    let b_tcp = b
+        .listen_addrs()
+        .iter()
+        .find_map(|addr| {
+            let mut ip = None;
+            let mut port = None;
+            for p in addr.iter() {
+                match p {
+                    libp2p::multiaddr::Protocol::Ip4(v) => ip = Some(v),
+                    libp2p::multiaddr::Protocol::Tcp(v) => port = Some(v),
+                    _ => {}
+                }
+            }
+            Some(std::net::SocketAddr::from((ip?, port?)))
+        })
+        .expect("b listens on TCP");
+    let (proxy, cut) = silent_proxy(b_tcp).await;
+    let via: Multiaddr = format!("/ip4/127.0.0.1/tcp/{}", proxy.port())
+        .parse()
+        .unwrap();
+    let reply = a
+        .request(b.peer_id(), vec![via.clone()], notify(&a, 1))
+        .await;
+    assert_eq!(
+        reply.unwrap(),
+        Reply::Ack,
+        "through the proxy while it forwards"
+    );
+
+    cut.store(true, std::sync::atomic::Ordering::Relaxed);
+    let deadline = mesh::PING_INTERVAL + mesh::PING_TIMEOUT + Duration::from_secs(30);
+    let silent = tokio::time::timeout(deadline, a.request(b.peer_id(), vec![via], notify(&a, 2)))
+        .await
+        .expect("ping closed the silent connection: the request did not wait for its timeout");
+    assert!(silent.is_err(), "{silent:?}");
+    a.shutdown().await;
+    b.shutdown().await;
+}

@@ -47,6 +47,7 @@ pub(super) fn retire_finished(engine: &mut Engine, changes: &Changes, batch: &mu
     let mut touched = readmitted.clone();
     touched.extend(changes.runs.iter().map(|r| r.key.instance));
     touched.extend(changes.known.iter().map(|k| k.instance));
+    touched.extend(changes.items.iter().map(|i| i.instance));
     for instance in touched {
         if engine.retire(instance) {
             state::stage_retired(batch, instance, true);

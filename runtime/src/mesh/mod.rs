@@ -61,6 +61,13 @@ pub const COMMAND_CAPACITY: usize = 1024;
 pub const MAX_CONCURRENT_STREAMS: usize = 512;
 /// Default of [`MeshConfig::request_timeout`].
 pub const DEFAULT_REQUEST_TIMEOUT: Duration = Duration::from_secs(10);
+/// How often each connection is pinged (libp2p ping), and how long a ping may take: a
+/// connection whose ping goes unanswered is closed, so the requests on it fail at once and the
+/// next try dials afresh (within [`DEFAULT_DIAL_TIMEOUT`]) instead of each waiting out the
+/// request timeout on a link that went silent.
+pub const PING_INTERVAL: Duration = Duration::from_secs(5);
+/// See [`PING_INTERVAL`].
+pub const PING_TIMEOUT: Duration = Duration::from_secs(5);
 /// Default of [`MeshConfig::idle_timeout`].
 pub const DEFAULT_IDLE_TIMEOUT: Duration = Duration::from_secs(60);
 /// Default of [`MeshConfig::dial_timeout`]: short, so that a peer whose link is gone holds a
@@ -392,6 +399,11 @@ fn build_swarm(config: &MeshConfig) -> anyhow::Result<Swarm<Behaviour>> {
         .with_behaviour(|_, relay_client| Behaviour {
             rpc,
             identify,
+            ping: libp2p::ping::Behaviour::new(
+                libp2p::ping::Config::new()
+                    .with_interval(PING_INTERVAL)
+                    .with_timeout(PING_TIMEOUT),
+            ),
             relay_client,
             relay: relay_server.into(),
             limits: limits::connections(),

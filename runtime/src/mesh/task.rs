@@ -23,13 +23,15 @@ use super::{Command, INBOUND_CAPACITY, Inbound, SendError};
 use crate::codec::WireCodec;
 use mobiwf_proto::{Envelope, Reply};
 
-/// What the swarm runs: the request-response protocol of the wire messages, identify, the
-/// relay client (dialing circuits, listening on one) and, when serving, the relay.
+/// What the swarm runs: the request-response protocol of the wire messages, identify, ping
+/// (a silent connection is closed), the relay client (dialing circuits, listening on one) and,
+/// when serving, the relay.
 #[derive(NetworkBehaviour)]
 #[behaviour(prelude = "libp2p::swarm::derive_prelude")]
 pub(super) struct Behaviour {
     pub(super) rpc: request_response::Behaviour<WireCodec>,
     pub(super) identify: identify::Behaviour,
+    pub(super) ping: libp2p::ping::Behaviour,
     pub(super) limits: libp2p::connection_limits::Behaviour,
     pub(super) relay_client: relay::client::Behaviour,
     pub(super) relay: Toggle<relay::Behaviour>,
@@ -242,10 +244,25 @@ impl Task {
         }
     }
 
+    /// A connection whose ping went unanswered is closed: the requests on it fail now, not
+    /// at their timeout, and the outbox dials afresh (a peer that does not speak ping is
+    /// left alone).
+    fn on_ping(&mut self, event: libp2p::ping::Event) {
+        use libp2p::ping::Failure;
+        match event.result {
+            Ok(_) | Err(Failure::Unsupported) => {}
+            Err(failure) => {
+                tracing::debug!(peer = %event.peer, %failure, "ping failed: closing the connection");
+                self.swarm.close_connection(event.connection);
+            }
+        }
+    }
+
     fn on_swarm_event(&mut self, event: SwarmEvent<BehaviourEvent>) {
         match event {
             SwarmEvent::Behaviour(BehaviourEvent::Rpc(event)) => self.on_behaviour_event(event),
             SwarmEvent::Behaviour(BehaviourEvent::Identify(event)) => self.on_identify(event),
+            SwarmEvent::Behaviour(BehaviourEvent::Ping(event)) => self.on_ping(event),
             SwarmEvent::Behaviour(BehaviourEvent::RelayClient(event)) => {
                 self.on_relay_client(event)
             }
