@@ -153,17 +153,19 @@ pub async fn start(bin_dir: &Path, dir: &Path, live: u64, finished: u64) -> anyh
     let pid = child.id().unwrap_or(0);
     let url = |path: &str| format!("http://{api}{path}");
     let token_file = dir.join("operator.token");
+    let mut asking = None;
     let client = loop {
         // `serve` writes its administrator token as it starts (kept from an earlier start).
-        let client = match std::fs::read_to_string(&token_file) {
-            Ok(token) => Some(crate::api::client(token.trim())?),
-            Err(_) => None,
-        };
-        if let Some(client) = client
+        if asking.is_none()
+            && let Ok(token) = std::fs::read_to_string(&token_file)
+        {
+            asking = Some(crate::api::client(token.trim())?);
+        }
+        if let Some(client) = &asking
             && let Ok(r) = client.get(url(&format!("/instances/{live}"))).send().await
             && r.status().is_success()
         {
-            break client;
+            break client.clone();
         }
         anyhow::ensure!(
             began.elapsed() < ANSWER_LIMIT,

@@ -79,6 +79,7 @@ async fn first_answer(
     node: &mut std::process::Child,
     t0: Instant,
 ) -> anyhow::Result<f64> {
+    let mut asking = None;
     loop {
         if t0.elapsed() > STARTUP_LIMIT {
             anyhow::bail!("the node did not answer within {STARTUP_LIMIT:?}");
@@ -87,16 +88,20 @@ async fn first_answer(
             anyhow::bail!("the node stopped ({status}); see startup-node.log");
         }
         // The node writes its API token (`api.token`) and address (`api`) as it starts.
-        if let (Ok(api), Ok(token)) = (
-            std::fs::read_to_string(node_dir.join("api")),
-            std::fs::read_to_string(node_dir.join("api.token")),
-        ) {
+        if asking.is_none()
+            && let (Ok(api), Ok(token)) = (
+                std::fs::read_to_string(node_dir.join("api")),
+                std::fs::read_to_string(node_dir.join("api.token")),
+            )
+        {
             let url = format!("http://{}/worklist", api.trim());
-            if let Ok(reply) = crate::api::client(token.trim())?.get(&url).send().await
-                && reply.status().is_success()
-            {
-                return Ok(t0.elapsed().as_secs_f64());
-            }
+            asking = Some((crate::api::client(token.trim())?, url));
+        }
+        if let Some((client, url)) = &asking
+            && let Ok(reply) = client.get(url).send().await
+            && reply.status().is_success()
+        {
+            return Ok(t0.elapsed().as_secs_f64());
         }
         tokio::time::sleep(Duration::from_millis(5)).await;
     }

@@ -27,6 +27,12 @@ fn run_key(instance: InstanceId, partition: PartitionId) -> String {
     format!("run/{instance:020}/{partition:020}")
 }
 
+/// The prefix of every `run/` key of `instance`; also where its runs start in key order.
+pub fn runs_prefix(instance: InstanceId) -> String {
+    let instance = instance.0;
+    format!("run/{instance:020}/")
+}
+
 fn doc_key(instance: InstanceId, partition: PartitionId) -> String {
     let (instance, partition) = (instance.0, partition.0);
     format!("doc/{instance:020}/{partition:020}")
@@ -82,9 +88,11 @@ fn load_items(
 ) -> Result<Vec<Item>, StoreError> {
     let mut items = Vec::new();
     for (k, v) in store.scan_prefix(prefix)? {
-        let item = StoredItem::decode(&v).map_err(|e| unreadable(&k, &e))?;
-        if !skip(item.instance) {
-            items.push(item);
+        // The key names the instance: a skipped item is not even decoded.
+        let instance =
+            number_at(&k, ITEM_PREFIX.len()).ok_or_else(|| unreadable(&k, &"bad key"))?;
+        if !skip(InstanceId(instance)) {
+            items.push(StoredItem::decode(&v).map_err(|e| unreadable(&k, &e))?);
         }
     }
     Ok(items)
@@ -182,15 +190,16 @@ fn load_retired(store: &dyn Store) -> Result<std::collections::BTreeSet<Instance
     Ok(retired)
 }
 
-/// One instance's runs and what the node knows of it, as the store holds them: for an
-/// instance retired from memory, before the engine is given an input about it.
+/// One instance's runs, what the node knows of it and the work items it hosts, as the store
+/// holds them: for an instance retired from memory, before the engine is given an input about
+/// it.
 pub fn load_instance(
     store: &dyn Store,
     instance: InstanceId,
 ) -> Result<StoredInstance, StoreError> {
     let id = instance.0;
-    let runs = load_runs(store, format!("run/{id:020}/").as_bytes(), |_| false)?;
-    let known = load_known(store, known_key(instance).as_bytes())?.pop();
+    let runs = load_runs(store, runs_prefix(instance).as_bytes(), |_| false)?;
+    let known = load_known_of(store, instance)?;
     let items = load_items(store, format!("{ITEM_PREFIX}{id:020}/").as_bytes(), |_| {
         false
     })?;
@@ -228,15 +237,17 @@ fn load_runs(
     Ok(runs)
 }
 
+/// The zero-padded 20-digit number at byte `at` of key `k`.
+fn number_at(k: &[u8], at: usize) -> Option<u64> {
+    k.get(at..at + 20)
+        .and_then(|digits| std::str::from_utf8(digits).ok())
+        .and_then(|digits| digits.parse().ok())
+}
+
 /// The run a `run/<instance>/<partition>` key names.
 fn run_key_of(k: &[u8]) -> Result<RunKey, StoreError> {
-    let number = |from: usize| {
-        k.get(from..from + 20)
-            .and_then(|digits| std::str::from_utf8(digits).ok())
-            .and_then(|digits| digits.parse().ok())
-    };
     let start = b"run/".len();
-    match (number(start), number(start + 21)) {
+    match (number_at(k, start), number_at(k, start + 21)) {
         (Some(instance), Some(partition)) => Ok(RunKey {
             instance: InstanceId(instance),
             partition: PartitionId(partition),
@@ -277,6 +288,15 @@ pub fn stored_runs(
         runs.push((run_key_of(&k)?, v));
     }
     Ok(runs)
+}
+
+/// What the node knows of `instance` as the store holds it (its data among it), without its
+/// runs.
+pub fn load_known_of(
+    store: &dyn Store,
+    instance: InstanceId,
+) -> Result<Option<(InstanceId, Known)>, StoreError> {
+    Ok(load_known(store, known_key(instance).as_bytes())?.pop())
 }
 
 /// What the node knows of the instances under `prefix` (`known/` or one `known/<instance>`).

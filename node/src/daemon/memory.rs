@@ -88,9 +88,9 @@ pub(super) fn runs_page<T>(
         .clamp(1, MAX_RUNS_PAGE);
     let (prefix, from) = match (wanted.instance, wanted.after) {
         (Some(only), after) if after.is_some_and(|a| a >= only) => return Ok((Vec::new(), None)),
-        (Some(only), _) => (format!("run/{:020}/", only.0), String::new()),
+        (Some(only), _) => (state::runs_prefix(only), String::new()),
         (None, Some(after)) => match after.0.checked_add(1) {
-            Some(first) => ("run/".to_owned(), format!("run/{first:020}/")),
+            Some(first) => ("run/".to_owned(), state::runs_prefix(InstanceId(first))),
             None => return Ok((Vec::new(), None)),
         },
         (None, None) => ("run/".to_owned(), String::new()),
@@ -105,7 +105,7 @@ pub(super) fn runs_page<T>(
             .count();
         if whole == 0 {
             // One instance fills the page: all of its runs (a page never splits one).
-            let prefix = format!("run/{:020}/", cut.0);
+            let prefix = state::runs_prefix(cut);
             stored = state::stored_runs(store, prefix.as_bytes(), b"", usize::MAX)?;
             next = Some(cut);
         } else {
@@ -132,7 +132,7 @@ pub(super) fn data(
     if engine.holds(instance) {
         return Ok(engine.data(instance));
     }
-    let known = state::load_instance(store, instance)?.known;
+    let known = state::load_known_of(store, instance)?;
     Ok(known
         .map(|(_, k)| k.data.into_values().collect())
         .unwrap_or_default())
