@@ -18,7 +18,10 @@ use crate::{Effect, Engine, Input, Refusal};
 /// The most words kept for one instance before this node knows who runs their activities.
 pub const MAX_EARLY_WORDS: usize = 256;
 
-/// The most instances with words kept while they are not deployed here.
+/// The most instances with words kept while they are not deployed here. A word past either
+/// limit is [`Refusal::TooEarly`], which the node leaves unanswered rather than refused: its
+/// sender tries again, by when the deployment may have come (a stranger's flood of words about
+/// made-up instances must not make a partner's real word be dropped).
 pub const MAX_EARLY_INSTANCES: usize = 1024;
 
 /// Whether a word is taken now.

@@ -10,7 +10,7 @@ use libp2p::{Multiaddr, PeerId};
 use mobiwf_engine::{Effect, Engine, Finisher, Input, Refusal, Run, Target};
 use mobiwf_people::DeskInput;
 use mobiwf_proto::{ActivityState, ActivityTypeId, Message, NodeName};
-use mobiwf_runtime::daemon::{Actor, Destination, Group, Sequencer};
+use mobiwf_runtime::daemon::{Actor, Destination, Group, NotApplied, Sequencer};
 use mobiwf_runtime::metrics::{Metrics, Peer};
 use mobiwf_runtime::outbox::Outbox;
 use mobiwf_runtime::store::{Store, StoreError};
@@ -239,14 +239,19 @@ impl NodeActor {
                     if let Err(e) = super::memory::readmit(engine, store, &input) {
                         let why = e.to_string();
                         failed = Some(e);
-                        return Err(why);
+                        return Err(why.into());
                     }
                     match &mut input {
                         Input::Notified { carried, .. } => carried.missing = missing,
                         Input::Claim { missing: m, .. } => *m = missing,
                         _ => {}
                     }
-                    let applied = engine.apply_us(now, input).map_err(|r| r.to_string())?;
+                    let applied = engine.apply_us(now, input).map_err(|r| match r {
+                        // No room now for a word about an instance not deployed here yet:
+                        // the sender tries again, by when the deployment may have come.
+                        Refusal::TooEarly { .. } => NotApplied::Later(r.to_string()),
+                        r => NotApplied::Refused(r.to_string()),
+                    })?;
                     effects.extend(applied);
                     Ok(())
                 }

@@ -127,6 +127,23 @@ fn incarnation(store: &dyn Store) -> Result<u64, StoreError> {
     Ok(made)
 }
 
+/// Why a message was not applied: refused for good (the sender is told and drops it), or not
+/// now (left unanswered: the sender tries it again later, when it may be taken: a word kept
+/// for an instance not deployed yet, past the room for such words).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum NotApplied {
+    /// Refused, with the reason the sender is told.
+    Refused(String),
+    /// Not now, and why (logged).
+    Later(String),
+}
+
+impl From<String> for NotApplied {
+    fn from(reason: String) -> NotApplied {
+        NotApplied::Refused(reason)
+    }
+}
+
 /// Where an outgoing message goes.
 #[derive(Debug, Clone)]
 pub enum Destination {
@@ -185,7 +202,7 @@ impl Group {
         metrics: &Metrics,
         role: Peer,
         inbound: Inbound,
-        apply: impl FnOnce(&PeerId, &MessageId, Message) -> Result<(), String>,
+        apply: impl FnOnce(&PeerId, &MessageId, Message) -> Result<(), NotApplied>,
     ) -> Result<(), StoreError> {
         let Inbound {
             from,
@@ -234,10 +251,14 @@ impl Group {
                 self.seen.applied(&mut self.batch, id);
                 self.acks.push((reply, Reply::Ack));
             }
-            Err(reason) => {
+            Err(NotApplied::Refused(reason)) => {
                 metrics.refused(kind, role);
                 tracing::warn!(peer = %from, "refused a {kind} message: {reason}");
                 self.acks.push((reply, Reply::Refused { reason }));
+            }
+            Err(NotApplied::Later(reason)) => {
+                tracing::warn!(peer = %from, "a {kind} message left unanswered, to be tried again: {reason}");
+                drop(reply);
             }
         }
         Ok(())
@@ -432,6 +453,27 @@ mod tests {
     }
 
     #[test]
+    fn a_message_not_taken_now_is_left_unanswered_and_not_recorded() {
+        let store = MemoryStore::default();
+        let metrics = Metrics::new();
+        let mut seq = Sequencer::load(&store, PeerId::random()).unwrap();
+        let mut group = Group::default();
+        let (msg, mut answer) = inbound(1, notify());
+        group
+            .receive(&store, &metrics, Peer::Partner, msg, |_, _, _| {
+                Err(NotApplied::Later("no room for early words".to_owned()))
+            })
+            .unwrap();
+        let (batch, replies) = finish(group, &mut seq);
+        assert!(batch.is_empty(), "{:?}", keys(&batch));
+        assert!(replies.is_empty(), "{replies:?}");
+        assert!(
+            answer.try_recv().is_err(),
+            "no answer: the sender tries again"
+        );
+    }
+
+    #[test]
     fn a_refused_message_is_not_recorded_and_a_probe_is_never_stored() {
         let store = MemoryStore::default();
         let metrics = Metrics::new();
@@ -440,7 +482,7 @@ mod tests {
         let (msg, _a) = inbound(1, notify());
         group
             .receive(&store, &metrics, Peer::Partner, msg, |_, _, _| {
-                Err("no such instance".to_owned())
+                Err("no such instance".to_owned().into())
             })
             .unwrap();
         let (probe, _b) = inbound(0, Message::Probe);

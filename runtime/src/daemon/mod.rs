@@ -18,7 +18,9 @@ mod start;
 mod tests;
 
 pub use actor::{Actor, MAX_GROUP, Shell, run};
-pub use group::{Destination, Group, INCARNATION_KEY, MAX_CACHED_ADDRESSES, SEQ_KEY, Sequencer};
+pub use group::{
+    Destination, Group, INCARNATION_KEY, MAX_CACHED_ADDRESSES, NotApplied, SEQ_KEY, Sequencer,
+};
 pub use seen::MAX_SEEN_ABOVE_FLOOR;
 pub use start::{Base, Daemon, Setup};
 
