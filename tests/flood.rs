@@ -1,7 +1,10 @@
 //! A flood from one peer does not stop the others (issue 15, limits): a stranger sends P2 as
 //! many requests as it can, many at once, while paper instances run between P1 and P2. The
 //! per-peer inbound gate sheds what is past its share (`mobiwf_inbound_shed_total` counts
-//! it) and every instance completes, each activity where it belongs.
+//! it) and every instance completes, each activity where it belongs. The nodes run with a
+//! lower rate than the default (`--inbound-per-peer-per-sec`), one that the flooder outruns
+//! for certain on a busy machine; whether it outran the default 2,000/s depended on how much
+//! CPU a debug build had left.
 #![allow(clippy::unwrap_used, clippy::expect_used)]
 
 use std::sync::Arc;
@@ -9,11 +12,16 @@ use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 
 use mobiwf_proto::{ActivityId, Envelope, InstanceId, Message, MessageId, Outcome};
 use mobiwf_runtime::mesh::{self, MeshConfig};
-use mobiwf_tests::harness::{PAPER_PLACEMENT, assert_all_succeeded, http_get, metric, paper_mesh};
+use mobiwf_tests::harness::{
+    Controller, PAPER_PLACEMENT, assert_all_succeeded, http_get, metric, start_nodes_with,
+};
 use mobiwf_tests::{repo_root, scratch};
 
 /// Requests the flooder keeps under way at once: far past `MAX_INBOUND_IN_FLIGHT_PER_PEER`.
 const FLOOD_AT_ONCE: u64 = 512;
+
+/// The nodes' `--inbound-per-peer-per-sec`: far under what the flooder sends.
+const RATE: &str = "200";
 
 /// Paper instances run during the flood.
 const INSTANCES: usize = 5;
@@ -79,7 +87,15 @@ fn flood(
 #[test]
 fn instances_between_two_nodes_complete_while_a_third_peer_floods_one_of_them() {
     let dir = scratch("flood").unwrap();
-    let (controller, _p1, p2) = paper_mesh(&dir);
+    let controller = Controller::start(&dir.join("controller"), "/ip4/127.0.0.1/tcp/0");
+    let nodes = [("P1", "1,2,3"), ("P2", "1,3")];
+    let nodes = start_nodes_with(
+        &dir,
+        &controller,
+        &nodes,
+        &["--inbound-per-peer-per-sec", RATE],
+    );
+    let p2 = &nodes[1];
     let stop = Arc::new(AtomicBool::new(false));
     let sent = Arc::new(AtomicU64::new(0));
     let flooder = flood(p2.address.clone(), stop.clone(), sent.clone());

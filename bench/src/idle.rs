@@ -16,7 +16,7 @@ use crate::procfs;
 
 /// Deployments in flight at once: half the node's per-peer inbound gate
 /// (`MAX_INBOUND_IN_FLIGHT_PER_PEER`), which leaves what is past it unanswered.
-const IN_FLIGHT: usize = mobiwf_runtime::mesh::limits::MAX_INBOUND_IN_FLIGHT_PER_PEER / 2;
+const IN_FLIGHT: usize = mobiwf_runtime::mesh::limits::MAX_INBOUND_IN_FLIGHT_PER_PEER as usize / 2;
 
 /// Activities per deployed partition (the paper's partition 2: A4 and A5).
 pub const ACTIVITIES_PER_PARTITION: u64 = 2;

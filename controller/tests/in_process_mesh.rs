@@ -44,6 +44,7 @@ async fn mesh_with(p2_behind_relay: bool) -> Mesh {
         swarm_key: None,
         api_auth: true,
         retain_finished: None,
+        inbound: Default::default(),
     })
     .await
     .expect("controller");
@@ -69,6 +70,7 @@ async fn mesh_with(p2_behind_relay: bool) -> Mesh {
         swarm_key: None,
         commands: mobiwf_node::command_policy::CommandPolicy::Any,
         api_auth: true,
+        inbound: Default::default(),
     };
     let p1 = mobiwf_node::start(node("P1", vec![1, 2, 3]))
         .await

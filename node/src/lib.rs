@@ -12,6 +12,7 @@ pub mod command_policy;
 pub mod daemon;
 pub mod executor;
 pub mod files;
+pub mod inbound_args;
 pub mod run_data;
 pub mod state;
 

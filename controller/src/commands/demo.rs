@@ -40,6 +40,7 @@ async fn start_controller(
         swarm_key: None,
         api_auth: true,
         retain_finished: None,
+        inbound: Default::default(),
     })
     .await?;
     let controller_addr = controller.addrs.first().cloned().unwrap_or_default();
@@ -208,6 +209,7 @@ pub(super) async fn start_node(
         swarm_key: None,
         commands: mobiwf_node::command_policy::CommandPolicy::Any,
         api_auth: true,
+        inbound: Default::default(),
     })
     .await?;
     let skills: Vec<String> = skills.iter().map(u64::to_string).collect();

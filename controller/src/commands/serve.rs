@@ -65,6 +65,8 @@ pub struct ServeArgs {
     /// m, h or d (e.g. 30d, 12h). Off by default: everything is kept.
     #[arg(long, value_name = "DURATION", value_parser = mobiwf_controller::retention::parse_duration)]
     pub retain_finished: Option<std::time::Duration>,
+    #[command(flatten)]
+    pub inbound: mobiwf_node::inbound_args::InboundArgs,
 }
 
 /// `--routing`.
@@ -109,6 +111,7 @@ pub async fn run(args: ServeArgs) -> anyhow::Result<ExitCode> {
         swarm_key,
         api_auth: !args.insecure_no_auth,
         retain_finished: args.retain_finished,
+        inbound: args.inbound.limits(),
     })
     .await?;
     write_atomically(

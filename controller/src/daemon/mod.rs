@@ -66,6 +66,9 @@ pub struct ControllerConfig {
     /// Check the API's bearer tokens and roles; false only by the operator's explicit
     /// choice (`serve --insecure-no-auth`).
     pub api_auth: bool,
+    /// The per-peer limits on requests from the mesh (`--inbound-in-flight-per-peer`,
+    /// `--inbound-per-peer-per-sec`).
+    pub inbound: mobiwf_runtime::mesh::InboundLimits,
     /// Delete settled instances that finished longer ago than this, with their history
     /// (`serve --retain-finished`); `None` keeps them.
     pub retain_finished: Option<std::time::Duration>,
@@ -161,6 +164,7 @@ pub async fn start(config: ControllerConfig) -> anyhow::Result<Controller> {
         via_relay: None,
         relay_server: config.relay_server,
         swarm_key: config.swarm_key,
+        inbound: config.inbound,
         link_news: None,
     };
     let mut base = Base::start(setup, Event::Inbound).await?;

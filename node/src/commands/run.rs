@@ -71,6 +71,8 @@ pub struct RunArgs {
     /// --data-dir read themselves.
     #[arg(long)]
     pub insecure_no_auth: bool,
+    #[command(flatten)]
+    pub inbound: mobiwf_node::inbound_args::InboundArgs,
 }
 
 /// Runs the node until Ctrl-C or SIGTERM.
@@ -117,6 +119,7 @@ pub async fn run(args: RunArgs) -> anyhow::Result<()> {
         commands,
         swarm_key,
         api_auth: !args.insecure_no_auth,
+        inbound: args.inbound.limits(),
     })
     .await?;
     mobiwf_runtime::process::write_atomically(

@@ -74,6 +74,9 @@ pub struct NodeConfig {
     /// Check the API's bearer tokens and roles; false only by the operator's explicit
     /// choice (`run --insecure-no-auth`).
     pub api_auth: bool,
+    /// The per-peer limits on requests from the mesh (`--inbound-in-flight-per-peer`,
+    /// `--inbound-per-peer-per-sec`).
+    pub inbound: mobiwf_runtime::mesh::InboundLimits,
 }
 
 /// The file in the node's data directory that holds the node's administrator API token
@@ -388,6 +391,7 @@ pub async fn start(config: NodeConfig) -> anyhow::Result<Node> {
         via_relay: config.via_relay.clone(),
         relay_server: config.relay_server,
         swarm_key: config.swarm_key,
+        inbound: config.inbound,
         link_news: Some(link_tx),
     };
     let mut base = Base::start(setup, Event::Inbound).await?;

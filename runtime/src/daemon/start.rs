@@ -46,6 +46,8 @@ pub struct Setup<'a> {
     /// Where the outbox tells of peers that became unreachable or reachable again, for a
     /// daemon that acts on it (a node).
     pub link_news: Option<mpsc::UnboundedSender<crate::outbox::LinkNews>>,
+    /// The per-peer limits on inbound requests.
+    pub inbound: crate::mesh::InboundLimits,
 }
 
 /// A daemon started up to its actor: the store, the mesh and the outbox run, messages from
@@ -88,6 +90,7 @@ impl<E: Send + 'static> Base<E> {
             relay_server: setup.relay_server,
             swarm_key: setup.swarm_key,
             counters: metrics.relay_counters(),
+            inbound: setup.inbound,
             shed: metrics.inbound_shed(),
             ..MeshConfig::new(keypair, setup.listen)
         };

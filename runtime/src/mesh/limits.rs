@@ -1,7 +1,8 @@
 //! Limits of the mesh against exhaustion (issue 15): libp2p connection limits (in total, per
 //! peer, being set up), and a gate on inbound requests per peer: at most
 //! [`MAX_INBOUND_IN_FLIGHT_PER_PEER`] waiting for the application's answer and
-//! [`MAX_INBOUND_PER_PEER_PER_SEC`] a second (a token bucket). A request past either is shed:
+//! [`MAX_INBOUND_PER_PEER_PER_SEC`] a second (a token bucket), or what the operator set
+//! ([`InboundLimits`]). A request past either is shed:
 //! left unanswered, so its sender (our outbox) tries again later, and counted
 //! (`mobiwf_inbound_shed_total`). One peer's flood thus takes at most its share of the
 //! application's queue, and the others' requests go on.
@@ -22,11 +23,31 @@ pub const MAX_PENDING_INCOMING: u32 = 128;
 /// The most outbound connections being set up.
 pub const MAX_PENDING_OUTGOING: u32 = 256;
 /// The most requests of one peer waiting for the application's answer.
-pub const MAX_INBOUND_IN_FLIGHT_PER_PEER: usize = 64;
+pub const MAX_INBOUND_IN_FLIGHT_PER_PEER: u32 = 64;
 /// The most requests a second from one peer (sustained; a burst of as many is allowed).
 pub const MAX_INBOUND_PER_PEER_PER_SEC: u32 = 2000;
 /// How many peers' rates are remembered before idle ones are forgotten.
 const MAX_TRACKED_PEERS: usize = 4096;
+
+/// The per-peer limits of the inbound gate; the defaults are the constants above (a daemon's
+/// `--inbound-in-flight-per-peer` and `--inbound-per-peer-per-sec` set others, e.g. lower on
+/// a small device).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct InboundLimits {
+    /// The most requests of one peer waiting for the application's answer (at least 1).
+    pub in_flight_per_peer: u32,
+    /// The most requests a second from one peer, sustained (at least 1).
+    pub per_peer_per_sec: u32,
+}
+
+impl Default for InboundLimits {
+    fn default() -> Self {
+        InboundLimits {
+            in_flight_per_peer: MAX_INBOUND_IN_FLIGHT_PER_PEER,
+            per_peer_per_sec: MAX_INBOUND_PER_PEER_PER_SEC,
+        }
+    }
+}
 
 /// libp2p's connection limits, as the constants above say.
 pub(super) fn connections() -> connection_limits::Behaviour {
@@ -55,11 +76,11 @@ pub(super) struct InboundGate {
 }
 
 impl InboundGate {
-    /// The gate of the constants above, counting what it sheds in `shed`.
-    pub(super) fn new(shed: Counter) -> InboundGate {
+    /// The gate of `limits`, counting what it sheds in `shed`.
+    pub(super) fn new(limits: InboundLimits, shed: Counter) -> InboundGate {
         InboundGate::with(
-            MAX_INBOUND_IN_FLIGHT_PER_PEER,
-            MAX_INBOUND_PER_PEER_PER_SEC,
+            usize::try_from(limits.in_flight_per_peer).unwrap_or(usize::MAX),
+            limits.per_peer_per_sec,
             shed,
         )
     }
@@ -68,8 +89,8 @@ impl InboundGate {
         InboundGate {
             in_flight: HashMap::new(),
             buckets: HashMap::new(),
-            per_sec: f64::from(per_sec),
-            most_in_flight,
+            per_sec: f64::from(per_sec.max(1)),
+            most_in_flight: most_in_flight.max(1),
             shed,
         }
     }

@@ -45,6 +45,7 @@ pub mod relay;
 mod task;
 
 pub use addresses::Freshness;
+pub use limits::InboundLimits;
 pub use relay::RelayCounters;
 use task::{Behaviour, Task};
 
@@ -103,6 +104,8 @@ pub struct MeshConfig {
     pub idle_timeout: Duration,
     /// How long establishing one connection (TCP, Noise, Yamux) may take (default 3 s).
     pub dial_timeout: Duration,
+    /// The per-peer limits on inbound requests (default: `limits`' constants).
+    pub inbound: InboundLimits,
     /// Counts inbound requests shed by the per-peer limits (`limits`).
     pub shed: prometheus_client::metrics::counter::Counter,
     /// A relay to listen on (its address, ending in `/p2p/<relay>`): for a daemon nobody can
@@ -127,6 +130,7 @@ impl MeshConfig {
             request_timeout: DEFAULT_REQUEST_TIMEOUT,
             idle_timeout: DEFAULT_IDLE_TIMEOUT,
             dial_timeout: DEFAULT_DIAL_TIMEOUT,
+            inbound: InboundLimits::default(),
             shed: Default::default(),
             via_relay: None,
             relay_server: false,
@@ -305,7 +309,7 @@ pub async fn start(config: MeshConfig) -> anyhow::Result<(MeshHandle, mpsc::Rece
         request_timeout: config.request_timeout,
         book: addresses::AddressBook::default(),
         seen: seen.clone(),
-        gate: limits::InboundGate::new(config.shed.clone()),
+        gate: limits::InboundGate::new(config.inbound, config.shed.clone()),
         relay,
         reserved: Some(reserved_tx),
         relay_server: config.relay_server,
