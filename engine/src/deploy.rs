@@ -24,7 +24,7 @@ impl Engine {
         effects: &mut Vec<Effect>,
     ) -> Result<(), Refusal> {
         if let Some(run) = self.runs.get(&key) {
-            if run.document == document {
+            if run.same_document(&document) {
                 return Ok(());
             }
             return Err(Refusal::Conflict {
@@ -44,7 +44,6 @@ impl Engine {
             self.dirty_known.insert(key.instance);
         }
         self.runs.insert(key, run);
-        self.new_runs.insert(key);
         self.dirty_runs.insert(key);
         self.timers_stale.insert(key);
         self.advance(key, effects);

@@ -194,8 +194,6 @@ pub struct Engine {
     /// level because a notification can arrive before the partition that needs it.
     known: BTreeMap<InstanceId, Known>,
     dirty_runs: BTreeSet<RunKey>,
-    /// Runs deployed since the last [`Engine::take_changes`]: their documents are written.
-    new_runs: BTreeSet<RunKey>,
     dirty_known: BTreeSet<InstanceId>,
     transitions: Vec<Transition>,
     /// Messages decided while an activity changed state (`Engine::step`, which has no list

@@ -11,9 +11,11 @@ use serde::{Deserialize, Serialize};
 use crate::Refusal;
 use crate::compensate::Undo;
 
+mod by_id;
 mod stored;
 use crate::known::Known;
 use crate::lifecycle::{self, Event, Life, NotAllowed, StateKind};
+use by_id::ById;
 pub use stored::StoredRun;
 
 /// Names a partition run: the instance and the partition.
@@ -49,13 +51,15 @@ impl RunKey {
 pub struct Run {
     /// Which run.
     pub key: RunKey,
-    /// The partition document as received. Stored once, under its own key, not with every
-    /// change of the run (`StoredRun`); read here for runs stored before that.
-    pub document: String,
+    /// The partition document's text until it is handed over to be stored (once, under its
+    /// own key, not with every change of the run: `StoredRun`); then only its parsed form
+    /// (`doc`) stays in memory. Also the text a run stored by an earlier version carried
+    /// inside its state, until it is moved to its own key ([`Run::take_unwritten_document`]).
+    unwritten: Option<String>,
     /// When it was deployed, in ms since the epoch.
     pub deployed_ms: u64,
     /// Each activity, by id.
-    activities: BTreeMap<ActivityId, Progress>,
+    activities: ById<Progress>,
     /// True once the partition result is sent.
     pub reported: bool,
     /// (waiting activity, remote precondition) pairs already reported overdue to the
@@ -66,7 +70,7 @@ pub struct Run {
     /// Parsed from `document` when created or loaded (`Run::reload`).
     doc: PartitionDocument,
     /// Activity id → position in `doc.activities`, built with `doc`.
-    index: BTreeMap<ActivityId, usize>,
+    index: ById<usize>,
 }
 
 /// One activity of a run: its [`Life`] and the facts its record shows beside it.
@@ -209,7 +213,7 @@ impl Progress {
     }
 }
 
-fn index_of(doc: &PartitionDocument) -> BTreeMap<ActivityId, usize> {
+fn index_of(doc: &PartitionDocument) -> ById<usize> {
     doc.activities
         .iter()
         .enumerate()
@@ -280,7 +284,7 @@ impl Run {
             .collect();
         Ok(Run {
             key,
-            document,
+            unwritten: Some(document),
             deployed_ms: now_ms,
             activities,
             reported: false,
@@ -291,11 +295,27 @@ impl Run {
         })
     }
 
-    /// Parses the stored document again after loading a run from the store.
-    pub fn reload(mut self) -> Result<Run, Refusal> {
-        self.doc = parse(self.key, &self.document)?;
+    /// Parses `document` into a run loaded from the store.
+    fn reload(mut self, document: &str) -> Result<Run, Refusal> {
+        self.doc = parse(self.key, document)?;
         self.index = index_of(&self.doc);
         Ok(self)
+    }
+
+    /// Whether `document` says what this run's document says (a partition deployed again).
+    pub(crate) fn same_document(&self, document: &str) -> bool {
+        parse(self.key, document).is_ok_and(|doc| doc == self.doc)
+    }
+
+    /// The document's text when it was not handed over to be stored yet, taken: a daemon
+    /// that writes it itself (the text of a run stored by an earlier version) takes it.
+    pub fn take_unwritten_document(&mut self) -> Option<String> {
+        self.unwritten.take()
+    }
+
+    /// The document's text to store with the run's next change, if it was not stored yet.
+    pub(crate) fn unwritten_document(&self) -> Option<&String> {
+        self.unwritten.as_ref()
     }
 
     /// The parsed partition document.

@@ -106,9 +106,13 @@ impl Engine {
         let mut changes = Changes::default();
         for key in &self.dirty_runs {
             if let Some(run) = self.runs.get(key) {
-                changes
-                    .runs
-                    .push(StoredRun::of(run, self.new_runs.contains(key))?);
+                changes.runs.push(StoredRun::of(run)?);
+            }
+        }
+        // Handed over: the documents' texts leave memory (their parsed forms stay).
+        for key in &self.dirty_runs {
+            if let Some(run) = self.runs.get_mut(key) {
+                run.take_unwritten_document();
             }
         }
         for instance in &self.dirty_known {
@@ -118,7 +122,6 @@ impl Engine {
         self.people_changes(&mut changes)?;
         self.people_written();
         self.dirty_runs.clear();
-        self.new_runs.clear();
         self.dirty_known.clear();
         Ok(changes)
     }

@@ -220,14 +220,13 @@ fn load_runs(
         if skip(key.instance) {
             continue;
         }
-        let (run, missing) = decode(store, &key, &v)?;
-        if missing {
-            // Stored by a version that kept the document inside the run: it gets its own key
-            // now, so that the run's next change, written without it, loses nothing.
-            migrated.put(
-                doc_key(key.instance, key.partition),
-                run.document.as_bytes(),
-            );
+        let (mut run, missing) = decode(store, &key, &v)?;
+        // Stored by a version that kept the document inside the run: it gets its own key
+        // now, so that the run's next change, written without it, loses nothing.
+        if let Some(document) = run.take_unwritten_document()
+            && missing
+        {
+            migrated.put(doc_key(key.instance, key.partition), document.as_bytes());
         }
         runs.push(run);
     }

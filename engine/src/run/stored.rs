@@ -78,14 +78,14 @@ impl<'de> Deserialize<'de> for Run {
             .collect();
         Ok(Run {
             key: repr.key,
-            document: repr.document,
+            unwritten: (!repr.document.is_empty()).then_some(repr.document),
             deployed_ms: repr.deployed_ms,
             activities,
             reported: repr.reported,
             overdue: repr.overdue,
             compensations: repr.compensations,
             doc: unparsed(),
-            index: BTreeMap::new(),
+            index: super::ById::default(),
         })
     }
 }
@@ -98,19 +98,19 @@ pub struct StoredRun {
     pub key: RunKey,
     /// The run without its document, as JSON.
     pub state: Vec<u8>,
-    /// The document, when the run is new.
+    /// The document, when it was not stored yet (the run is new).
     pub document: Option<String>,
 }
 
 impl StoredRun {
-    pub(crate) fn of(run: &Run, new: bool) -> Result<StoredRun, EncodeError> {
+    pub(crate) fn of(run: &Run) -> Result<StoredRun, EncodeError> {
         Ok(StoredRun {
             key: run.key,
             state: serde_json::to_vec(run).map_err(|e| EncodeError::Run {
                 key: run.key,
                 reason: e.to_string(),
             })?,
-            document: new.then(|| run.document.clone()),
+            document: run.unwritten_document().cloned(),
         })
     }
 }
@@ -118,11 +118,18 @@ impl StoredRun {
 impl Run {
     /// A run from its stored state and its document (ignored when the state carries one,
     /// as runs stored by earlier versions do).
+    /// Only the parsed document stays in memory, but for the text such an earlier run
+    /// carried: it stays until it is stored under its own key.
     pub fn from_stored(state: &[u8], document: Option<String>) -> Result<Run, String> {
         let mut run: Run = serde_json::from_slice(state).map_err(|e| e.to_string())?;
-        if run.document.is_empty() {
-            run.document = document.ok_or("its partition document is missing")?;
+        match (run.unwritten.take(), document) {
+            (Some(inside), _) => {
+                let mut run = run.reload(&inside).map_err(|e| e.to_string())?;
+                run.unwritten = Some(inside);
+                Ok(run)
+            }
+            (None, Some(document)) => run.reload(&document).map_err(|e| e.to_string()),
+            (None, None) => Err("its partition document is missing".to_owned()),
         }
-        run.reload().map_err(|e| e.to_string())
     }
 }

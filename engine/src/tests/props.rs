@@ -309,7 +309,12 @@ impl Store {
 /// Everything that matters of an engine's state, comparable.
 #[derive(Debug, PartialEq)]
 struct Snapshot {
-    runs: Vec<(RunKey, String, serde_json::Value, Vec<Option<Progress>>)>,
+    runs: Vec<(
+        RunKey,
+        mobiwf_xml_schema::PartitionDocument,
+        serde_json::Value,
+        Vec<Option<Progress>>,
+    )>,
     known: Vec<(u64, Known)>,
     next_deadline: Option<u64>,
 }
@@ -325,7 +330,7 @@ fn snapshot(e: &Engine) -> Snapshot {
                 .map(|a| r.progress(a.id).cloned())
                 .collect();
             let json = serde_json::to_value(r).expect("json");
-            (r.key, r.document.clone(), json, progress)
+            (r.key, r.doc().clone(), json, progress)
         })
         .collect();
     let known = INSTANCES

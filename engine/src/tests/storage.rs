@@ -113,6 +113,25 @@ fn a_runs_document_is_handed_over_once_and_its_later_changes_come_without_it() {
         e.runs().next().expect("the run").records(),
         "the restored run is the run"
     );
+
+    // Its text has left memory: the same document deployed again is still known for the
+    // same (taken, nothing written), and another one is still a conflict.
+    assert!(deploy(&mut e, 18, 1, PARTITION_1).is_empty());
+    assert!(e.take_changes().expect("changes").runs.is_empty());
+    let other = PARTITION_1.replace("<nameActivity>A1</nameActivity>", "<nameActivity>B1</nameActivity>");
+    assert_ne!(other, PARTITION_1, "the fixture names A1");
+    let refused = e.apply(
+        1000,
+        Input::Deploy {
+            runs_on: Default::default(),
+            instance: InstanceId(18),
+            partition: PartitionId(1),
+            document: other,
+            responsible: None,
+            hour_ms: None,
+        },
+    );
+    assert!(matches!(refused, Err(Refusal::Conflict { .. })), "{refused:?}");
 }
 
 fn a_run_stored_by_the_previous_version_reads_and_writes_back_the_same_bytes() {

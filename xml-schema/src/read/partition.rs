@@ -77,6 +77,8 @@ pub(crate) fn read_partition(ctx: &mut Ctx, root: &Element) -> Option<PartitionD
         let index = activities.len();
         activities.push(read_activity(ctx, el, index));
     }
+    // A node holds the documents of its idle runs for as long as they wait: no spare room.
+    activities.shrink_to_fit();
     let data = root
         .child(&["data"])
         .map(|e| ctx.data(e))
@@ -137,6 +139,7 @@ fn read_preconditions(ctx: &mut Ctx, el: &Element, index: usize, owner: &str) ->
         let j = preconditions.len();
         preconditions.push(read_precondition(ctx, pre, pre_id, index, j, owner));
     }
+    preconditions.shrink_to_fit();
     preconditions
 }
 
@@ -217,5 +220,6 @@ fn read_adjacents(ctx: &mut Ctx, el: &Element, index: usize, owner: &str) -> Vec
             carries: carries.unwrap_or_default(),
         });
     }
+    adjacents.shrink_to_fit();
     adjacents
 }
