@@ -109,17 +109,18 @@ impl Engine {
                 changes.runs.push(StoredRun::of(run)?);
             }
         }
-        // Handed over: the documents' texts leave memory (their parsed forms stay).
-        for key in &self.dirty_runs {
-            if let Some(run) = self.runs.get_mut(key) {
-                run.take_unwritten_document();
-            }
-        }
         for instance in &self.dirty_known {
             let known = self.known.get(instance).cloned().unwrap_or_default();
             changes.known.push(StoredKnown::of(*instance, &known)?);
         }
         self.people_changes(&mut changes)?;
+        // Everything encoded, so handed over: the documents' texts leave memory (their parsed
+        // forms stay). Not before: after an error the runs are handed over again, with them.
+        for key in &self.dirty_runs {
+            if let Some(run) = self.runs.get_mut(key) {
+                run.take_unwritten_document();
+            }
+        }
         self.people_written();
         self.dirty_runs.clear();
         self.dirty_known.clear();
