@@ -147,18 +147,25 @@ pub fn load_desk(store: &dyn Store) -> Result<mobiwf_people::Desk, StoreError> {
 
 /// The engine, as the store holds it, with only the live instances in memory: those marked
 /// retired (`retired/<instance>`) are left in the store, read back on demand
-/// ([`load_instance`]); any other that turns out finished is retired at once.
+/// ([`load_instance`]); any other that turns out finished (stored before the marks were) is
+/// retired at once and marked, so that the next start does not read it either.
 pub fn load(store: &dyn Store) -> Result<Engine, StoreError> {
     let retired = load_retired(store)?;
     let runs = load_runs(store, b"run/", |i| retired.contains(&i))?;
-    let mut known = load_known(store, b"known/")?;
-    known.retain(|(i, _)| !retired.contains(i));
+    let known = load_known(store, b"known/", |i| retired.contains(&i))?;
     let instances: std::collections::BTreeSet<InstanceId> =
         runs.iter().map(|r| r.key.instance).collect();
     let people = load_people(store, |i| retired.contains(&i))?;
     let mut engine = Engine::restore(runs, known).with_people(people);
+    let mut marks = Batch::default();
     for instance in instances {
-        engine.retire(instance);
+        if engine.retire(instance) {
+            stage_retired(&mut marks, instance, true);
+        }
+    }
+    if !marks.is_empty() {
+        // Their whole state is in the store already: the marks only save the next start work.
+        store.write(marks, Durability::Synced)?;
     }
     Ok(engine)
 }
@@ -295,20 +302,28 @@ pub fn load_known_of(
     store: &dyn Store,
     instance: InstanceId,
 ) -> Result<Option<(InstanceId, Known)>, StoreError> {
-    Ok(load_known(store, known_key(instance).as_bytes())?.pop())
+    Ok(load_known(store, known_key(instance).as_bytes(), |_| false)?.pop())
 }
 
 /// What the node knows of the instances under `prefix` (`known/` or one `known/<instance>`).
-fn load_known(store: &dyn Store, prefix: &[u8]) -> Result<Vec<(InstanceId, Known)>, StoreError> {
+fn load_known(
+    store: &dyn Store,
+    prefix: &[u8],
+    skip: impl Fn(InstanceId) -> bool,
+) -> Result<Vec<(InstanceId, Known)>, StoreError> {
     let corrupt = |k: &[u8], e: &dyn std::fmt::Display| unreadable(k, e);
     let mut known = Vec::new();
     for (k, v) in store.scan_prefix(prefix)? {
-        let value: Known = serde_json::from_slice(&v).map_err(|e| corrupt(&k, &e))?;
+        // The key names the instance: a skipped one is not even decoded.
         let instance = std::str::from_utf8(&k[b"known/".len()..])
             .ok()
             .and_then(|s| s.parse().ok())
             .map(InstanceId)
             .ok_or_else(|| corrupt(&k, &"bad key"))?;
+        if skip(instance) {
+            continue;
+        }
+        let value: Known = serde_json::from_slice(&v).map_err(|e| corrupt(&k, &e))?;
         known.push((instance, value));
     }
     Ok(known)
@@ -380,5 +395,51 @@ mod tests {
         }
         let records = |e: &Engine| e.runs().next().expect("the run").records();
         assert_eq!(records(&reloaded), records(&engine));
+    }
+
+    #[test]
+    fn a_finished_instance_stored_without_its_mark_is_marked_at_start_and_not_read_again() {
+        let mut engine = Engine::new();
+        let deploy = Input::Deploy {
+            runs_on: Default::default(),
+            instance: InstanceId(18),
+            partition: PartitionId(1),
+            document: PARTITION_1.to_owned(),
+            responsible: None,
+            hour_ms: None,
+        };
+        engine.apply(1000, deploy).expect("deploy");
+        let heard = Input::Notified {
+            from: None,
+            carried: Default::default(),
+            instance: InstanceId(18),
+            activity: mobiwf_proto::ActivityId(19),
+            outcome: Outcome::Succeeded,
+            entered: mobiwf_proto::StateSet::EMPTY,
+            flag: None,
+            routed: None,
+        };
+        engine.apply(2000, heard).expect("notified");
+        // Written as a version before the marks did: the state, no `retired/` key.
+        let store = MemoryStore::new();
+        let mut batch = Batch::default();
+        stage_changes(&mut batch, &engine.take_changes().expect("changes"));
+        store.write(batch, Durability::Synced).unwrap();
+        assert!(load_retired(&store).unwrap().is_empty());
+
+        let first = load(&store).expect("load");
+        assert!(!first.holds(InstanceId(18)), "finished: not held");
+        assert!(load_retired(&store).unwrap().contains(&InstanceId(18)));
+
+        // The next start does not even decode it: garbage in its keys goes unnoticed.
+        let mut batch = Batch::default();
+        batch.put(
+            run_key(InstanceId(18), PartitionId(1)),
+            b"not json".to_vec(),
+        );
+        batch.put(known_key(InstanceId(18)), b"not json".to_vec());
+        store.write(batch, Durability::Synced).unwrap();
+        let second = load(&store).expect("a retired instance is not read at start");
+        assert!(!second.holds(InstanceId(18)));
     }
 }

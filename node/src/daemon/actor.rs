@@ -207,7 +207,7 @@ impl NodeActor {
             self.link(now, inbound.from, true, produced);
         }
         let (effects, desk_effects) = produced;
-        let inbound = match self.answer_at_once(inbound) {
+        let inbound = match self.answer_at_once(inbound, group) {
             Some(inbound) => inbound,
             None => return Ok(()),
         };

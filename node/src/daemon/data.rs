@@ -17,6 +17,7 @@ use mobiwf_proto::{
     DataValue, Envelope, FileBody, FileRef, InstanceId, ItemAction, Message, MessageId, NodeId,
     Reply,
 };
+use mobiwf_runtime::daemon::Group;
 use mobiwf_runtime::mesh::{Inbound, MeshHandle};
 use mobiwf_runtime::outbox;
 use mobiwf_xml_schema::data_name_problem;
@@ -277,9 +278,12 @@ async fn fetch_once(task: &Fetch) -> Result<(), String> {
 }
 
 impl super::actor::NodeActor {
-    /// Answers at once what is never stored: a partner's fetch of a file, the controller's
-    /// question about an instance's data. Gives back any other message.
-    pub(super) fn answer_at_once(&self, inbound: Inbound) -> Option<Inbound> {
+    /// Answers what is never stored: a partner's fetch of a file (at once: the file is on
+    /// disk), the controller's question about an instance's data and a device's about an
+    /// item's (after this group's write, in `group`: the answer may show what earlier events
+    /// of the group changed, which must be on disk before anyone hears of it). Gives back any
+    /// other message.
+    pub(super) fn answer_at_once(&self, inbound: Inbound, group: &mut Group) -> Option<Inbound> {
         let reply = match &inbound.envelope.message {
             Message::Fetch { file, offset } => {
                 // Reading a chunk is disk work: off the actor.
@@ -312,7 +316,7 @@ impl super::actor::NodeActor {
             }
             _ => return Some(inbound),
         };
-        let _ = inbound.reply.send(reply);
+        group.reply(inbound.reply, reply);
         None
     }
 

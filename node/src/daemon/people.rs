@@ -132,6 +132,9 @@ impl NodeActor {
                             tracing::warn!("the desk sent something other than a claim");
                             continue;
                         };
+                        // A late claim on an item of a retired instance is judged as if it were
+                        // in memory (unavailable, or done for a repeat), not as unknown.
+                        super::memory::readmit(&mut self.engine, self.store.as_ref(), &input)?;
                         match self.engine.apply_us(now_us, input.clone()) {
                             Ok(effects) => engine.extend(effects),
                             // The user waits for an answer: the refusal is one.
