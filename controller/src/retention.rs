@@ -70,8 +70,8 @@ pub struct Swept {
 }
 
 /// Stages into `batch` the deletion of up to [`RETENTION_BATCH`] settled instances that
-/// finished before `cutoff_ms`, leaving those `held` says the book holds (recalled in this
-/// group: they go in a later sweep).
+/// finished before `cutoff_ms`, leaving those `held` says the book holds (recalled or deleted
+/// in this group: they go in a later sweep, or are gone), and the stale index keys.
 pub fn sweep(
     store: &dyn Store,
     batch: &mut Batch,
@@ -79,25 +79,31 @@ pub fn sweep(
     held: &dyn Fn(InstanceId) -> bool,
 ) -> Result<Swept, StoreError> {
     let entries = store.scan_from(b"fin/", b"fin/", RETENTION_BATCH)?;
-    let mut swept = Swept {
-        more: entries.len() == RETENTION_BATCH,
-        ..Swept::default()
-    };
+    let full = entries.len() == RETENTION_BATCH;
+    let mut swept = Swept::default();
+    // More may be due only when this page was full and did something: a page of instances
+    // all held in memory would otherwise be read again and again at once.
+    let mut progressed = false;
+    let mut young = false;
     for (key, _) in &entries {
         let (ms, id) = parse_finished_key(key).ok_or_else(|| unreadable(key, &"bad key"))?;
         if ms >= cutoff_ms {
-            swept.more = false;
+            young = true;
             break;
+        }
+        let current = listing::summary_of(store, id)?
+            .is_some_and(|s| s.settled && state::finished_at(&s) == ms);
+        if !current {
+            // Stale (rerun since, held or not): the store says it is not settled then.
+            batch.delete(key.clone());
+            progressed = true;
+            continue;
         }
         if held(id) {
             continue;
         }
-        let current = listing::summary_of(store, id)?
-            .is_some_and(|s| s.settled && state::finished_at(&s) == ms);
         batch.delete(key.clone());
-        if !current {
-            continue;
-        }
+        progressed = true;
         for (k, _) in store.scan_prefix(state::history_prefix(id).as_bytes())? {
             batch.delete(k);
         }
@@ -106,6 +112,7 @@ pub fn sweep(
         batch.delete(state::definition_key(id));
         swept.deleted.push(id);
     }
+    swept.more = full && progressed && !young;
     Ok(swept)
 }
 
@@ -118,7 +125,75 @@ fn parse_finished_key(key: &[u8]) -> Option<(u64, InstanceId)> {
 
 #[cfg(test)]
 mod tests {
+    #![allow(clippy::unwrap_used)]
     use super::*;
+    use mobiwf_book::{InstanceState, InstanceSummary};
+    use mobiwf_runtime::store::{Durability, MemoryStore};
+
+    /// Writes instance `id`'s summary and its `fin/<ms>/<id>` key.
+    fn finished(store: &MemoryStore, id: u64, ms: u64, settled: bool) {
+        let summary = InstanceSummary {
+            id: InstanceId(id),
+            workflow: mobiwf_xml_schema::WorkflowId(1),
+            description: String::new(),
+            state: if settled {
+                InstanceState::Succeeded
+            } else {
+                InstanceState::Running
+            },
+            detail: None,
+            submitted_ms: 1,
+            finished_ms: Some(ms),
+            responsible: None,
+            settled,
+        };
+        let mut batch = Batch::default();
+        batch.put(
+            state::summary_key(InstanceId(id)),
+            serde_json::to_vec(&summary).unwrap(),
+        );
+        batch.put(state::finished_key(ms, InstanceId(id)), Vec::new());
+        store.write(batch, Durability::Synced).unwrap();
+    }
+
+    /// One sweep at `cutoff`, written.
+    fn sweep_once(store: &MemoryStore, cutoff: u64, held: &dyn Fn(InstanceId) -> bool) -> Swept {
+        let mut batch = Batch::default();
+        let swept = sweep(store, &mut batch, cutoff, held).unwrap();
+        store.write(batch, Durability::Synced).unwrap();
+        swept
+    }
+
+    #[test]
+    fn stale_keys_of_instances_held_in_memory_go_and_a_page_that_does_nothing_is_not_read_again_at_once()
+     {
+        let store = MemoryStore::default();
+        // A full page of instances rerun since they finished (not settled, so in memory),
+        // then one settled long ago.
+        let page = u64::try_from(RETENTION_BATCH).unwrap();
+        for id in 1..=page {
+            finished(&store, id, 10, false);
+        }
+        finished(&store, 1000, 20, true);
+        let rerun = |id: InstanceId| id.0 <= page;
+        let first = sweep_once(&store, 100, &rerun);
+        assert!(first.deleted.is_empty());
+        assert!(first.more, "the stale keys went: the next page is due");
+        let second = sweep_once(&store, 100, &rerun);
+        assert_eq!(second.deleted, [InstanceId(1000)]);
+        assert!(!second.more);
+        assert!(store.scan_prefix(b"fin/").unwrap().is_empty());
+
+        // A full page of settled instances that are all in memory right now: nothing to do,
+        // and no sweep again at once.
+        for id in 2000..2000 + page {
+            finished(&store, id, 30, true);
+        }
+        let held = sweep_once(&store, 100, &|_| true);
+        assert!(held.deleted.is_empty());
+        assert!(!held.more);
+        assert_eq!(store.scan_prefix(b"fin/").unwrap().len(), RETENTION_BATCH);
+    }
 
     #[test]
     fn durations_read_with_their_units_and_bad_ones_say_how_to_write_them() {

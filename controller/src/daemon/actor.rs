@@ -9,7 +9,7 @@ use std::sync::Arc;
 use libp2p::PeerId;
 use mobiwf_book::{Applied, Book, BookError, Effect, HistoryEvent, Input, Instance, Watched};
 use mobiwf_proto::{Control, InstanceId, Message, NodeId, Reply};
-use mobiwf_runtime::daemon::{Actor, Destination, Group, Sequencer};
+use mobiwf_runtime::daemon::{Actor, Destination, Group, NotApplied, Sequencer};
 use mobiwf_runtime::metrics::{Metrics, Peer};
 use mobiwf_runtime::outbox::Delivered;
 use mobiwf_runtime::store::{Store, StoreError};
@@ -206,9 +206,11 @@ impl ControllerActor {
                         super::enrol::admit(enrolment, book, from, &message)?;
                         let relays = Relays { me, book };
                         let input = registration::input_of(now, from, id, message, &relays)?;
-                        recaller
-                            .recall(book, now, &input)
-                            .map_err(|e| e.to_string())?;
+                        // A store that cannot give the instance back leaves the message
+                        // unanswered (tried again), not refused: a refusal would be for good.
+                        recaller.recall(book, now, &input).map_err(|e| {
+                            NotApplied::Later(format!("reading its instance back: {e}"))
+                        })?;
                         let applied = book.apply(now, input).map_err(|e| e.to_string())?;
                         effects.extend(applied.effects);
                         Ok(())
@@ -451,7 +453,11 @@ impl ControllerActor {
             recalled: &mut self.recalled,
         };
         if let Err(e) = recaller.recall(&mut self.book, now, &input) {
+            // Not applied without it: the book would take the instance for unknown.
             tracing::error!("cannot read a finished instance back from the store: {e}");
+            return Err(BookError::Invalid(format!(
+                "cannot read the instance back from the store: {e}"
+            )));
         }
         self.book.apply(now, input)
     }

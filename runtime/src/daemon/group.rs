@@ -102,8 +102,11 @@ impl Sequencer {
 
 /// The store's incarnation, made (random, never 0) and written the first time. A store without
 /// one was written before message ids carried incarnations (protocol 3): its `seen/` keys,
-/// `seen/<origin>/<seq>`, are of ids no sender will use again and nothing would ever compact
-/// them, so they go in the batch that writes the incarnation.
+/// `seen/<origin>/<seq>`, move in the batch that writes the incarnation to where ids of
+/// incarnation 0 are looked up, `seen/<origin>/0000000000000000/<seq>`: the messages its
+/// senders stored before they were upgraded come again with incarnation 0 (a lost answer, a
+/// delivery not yet written), and must still be known as applied. Their senders' floors
+/// (`answered_below`) compact them as those messages drain.
 fn incarnation(store: &dyn Store) -> Result<u64, StoreError> {
     let kept = crate::store::read_number(store, INCARNATION_KEY)?;
     if kept != 0 {
@@ -121,10 +124,27 @@ fn incarnation(store: &dyn Store) -> Result<u64, StoreError> {
     let mut batch = Batch::default();
     batch.put(INCARNATION_KEY, made.to_string());
     for (key, _) in store.scan_prefix(b"seen/")? {
-        batch.delete(key);
+        if let Some(moved) = seen_key_of_incarnation_0(&key) {
+            batch.put(moved, Vec::new());
+            batch.delete(key);
+        }
     }
     store.write(batch, Durability::Synced)?;
     Ok(made)
+}
+
+/// Where the `seen/` key of protocol 2, `seen/<origin>/<seq>`, is looked up now: the same id
+/// with incarnation 0. `None` for any other key.
+fn seen_key_of_incarnation_0(key: &[u8]) -> Option<String> {
+    let rest = std::str::from_utf8(key).ok()?.strip_prefix("seen/")?;
+    let (origin, seq) = rest.split_once('/')?;
+    let seq: u64 = seq.parse().ok().filter(|_| !origin.is_empty())?;
+    let id = mobiwf_proto::MessageId {
+        origin: origin.to_owned().into(),
+        incarnation: 0,
+        seq,
+    };
+    Some(id.seen_key())
 }
 
 /// Why a message was not applied: refused for good (the sender is told and drops it), or not

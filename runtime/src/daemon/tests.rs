@@ -23,7 +23,11 @@ struct Receiver {
 
 impl Receiver {
     fn new() -> Receiver {
-        let store = MemoryStore::default();
+        Receiver::of(MemoryStore::default())
+    }
+
+    /// A receiver starting on `store` as it is.
+    fn of(store: MemoryStore) -> Receiver {
         let seq = Sequencer::load(&store, PeerId::random()).unwrap();
         Receiver {
             store,
@@ -151,7 +155,7 @@ fn a_new_incarnation_numbers_afresh() {
 }
 
 #[test]
-fn a_store_from_before_incarnations_loses_its_old_seen_keys_once() {
+fn a_store_from_before_incarnations_keeps_its_old_seen_keys_as_incarnation_0_once() {
     let store = MemoryStore::default();
     let mut old = crate::store::Batch::default();
     old.put("seen/12D3KooWold/00000000000000000007", Vec::new());
@@ -162,7 +166,19 @@ fn a_store_from_before_incarnations_loses_its_old_seen_keys_once() {
     );
     store.write(old, Durability::Synced).unwrap();
     let first = Sequencer::load(&store, PeerId::random()).unwrap();
-    assert!(store.scan_prefix(b"seen/").unwrap().is_empty());
+    let keys: Vec<String> = store
+        .scan_prefix(b"seen/")
+        .unwrap()
+        .into_iter()
+        .map(|(k, _)| String::from_utf8(k).unwrap())
+        .collect();
+    assert_eq!(
+        keys,
+        [
+            "seen/12D3KooWold/0000000000000000/00000000000000000007",
+            "seen/12D3KooWold/0000000000000000/00000000000000000008"
+        ]
+    );
     assert_eq!(
         store.scan_prefix(b"run/").unwrap().len(),
         1,
@@ -177,7 +193,22 @@ fn a_store_from_before_incarnations_loses_its_old_seen_keys_once() {
     store.write(new, Durability::Synced).unwrap();
     let again = Sequencer::load(&store, PeerId::random()).unwrap();
     assert_eq!(again.incarnation(), first.incarnation());
-    assert_eq!(store.scan_prefix(b"seen/").unwrap().len(), 1);
+    assert_eq!(store.scan_prefix(b"seen/").unwrap().len(), 3);
+}
+
+#[test]
+fn a_message_applied_before_the_upgrade_and_sent_again_after_it_is_not_applied_twice() {
+    // Applied by a receiver of protocol 2, whose answer was lost: its sender, upgraded too,
+    // sends it again from its outbox with incarnation 0.
+    let sender = PeerId::random();
+    let store = MemoryStore::default();
+    let mut old = crate::store::Batch::default();
+    old.put(format!("seen/{sender}/00000000000000000007"), Vec::new());
+    store.write(old, Durability::Synced).unwrap();
+    let mut r = Receiver::of(store);
+    let replies = r.group(&[(sender, 0, 7, 0), (sender, 0, 8, 0)]);
+    assert_eq!(replies, vec![Some(Reply::Ack), Some(Reply::Ack)]);
+    assert_eq!(r.applied, vec![(0, 8)], "7 was applied before the upgrade");
 }
 
 #[test]
