@@ -74,7 +74,8 @@ pub(crate) async fn disconnect(
             Err(why) => return error(StatusCode::SERVICE_UNAVAILABLE, why),
         };
         // Bytes per second measured; at least one byte per second.
-        needed = Duration::from_secs_f64(plan.bytes as f64 / bandwidth.max(1.0));
+        needed = Duration::try_from_secs_f64(plan.bytes as f64 / bandwidth.max(1.0))
+            .unwrap_or(Duration::MAX);
         if needed > max_wait && !body.accept {
             let message = format!(
                 "copying {} bytes for {user}'s locked items needs about {:.1} s at the measured \

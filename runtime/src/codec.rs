@@ -37,6 +37,13 @@ fn too_large(what: &str, len: usize) -> io::Error {
     )
 }
 
+/// The error inside the `UnexpectedEof` of a stream that closed before any byte of its frame:
+/// the peer let the request go unanswered (it sheds what is past a limit, or will take it
+/// later), as [`crate::mesh::SendError::unanswered`] tells.
+#[derive(Debug, thiserror::Error)]
+#[error("the stream closed without a {0}: the peer left the request unanswered")]
+pub(crate) struct Unanswered(pub(crate) String);
+
 /// Reads one frame and decodes its JSON as an `M`; `what` names the frame in errors.
 pub(crate) async fn read_frame<T, M>(io: &mut T, what: &str) -> io::Result<M>
 where
@@ -44,7 +51,14 @@ where
     M: DeserializeOwned,
 {
     let mut prefix = [0u8; LENGTH_BYTES];
-    io.read_exact(&mut prefix).await?;
+    let first = io.read(&mut prefix).await?;
+    if first == 0 {
+        return Err(io::Error::new(
+            io::ErrorKind::UnexpectedEof,
+            Unanswered(what.to_owned()),
+        ));
+    }
+    io.read_exact(&mut prefix[first..]).await?;
     // A length that does not fit in usize is over the limit too.
     let len = usize::try_from(u32::from_be_bytes(prefix)).unwrap_or(usize::MAX);
     if len > MAX_MESSAGE_BYTES {

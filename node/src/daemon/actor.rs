@@ -256,6 +256,7 @@ impl NodeActor {
                     Ok(())
                 }
                 Routed::Desk(input) => {
+                    super::translate::answer_from_its_host(desk, from, &input)?;
                     let applied = desk
                         .apply(now / 1000, engine.directory(), name, input)
                         .map_err(|r| r.to_string())?;

@@ -200,6 +200,8 @@ impl NodeActor {
             .may_go(user)
             .map_err(|e| Refused::Selected(e.to_string()))?;
         let mut plan = Departure::default();
+        // A file two locked items read is fetched once: counted once.
+        let mut counted = BTreeSet::new();
         for item in self.desk.locked_by(user.as_str()) {
             let label = format!(
                 "activity {} of instance {}",
@@ -208,9 +210,11 @@ impl NodeActor {
             match &item.copy {
                 None => plan.uncopied.push(label.clone()),
                 Some(copy) => {
-                    for file in &copy.missing {
+                    for file in copy.missing.iter().filter(|f| counted.insert(*f)) {
                         let have = self.files.partial_len(file).min(file.size);
-                        plan.bytes += file.size - have;
+                        // Sizes come from the host: a sum past u64 saturates (and is refused
+                        // for want of disk).
+                        plan.bytes = plan.bytes.saturating_add(file.size - have);
                         plan.missing.push((file.clone(), item.info.host.clone()));
                     }
                 }

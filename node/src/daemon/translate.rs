@@ -73,6 +73,30 @@ pub(super) fn route_of(
     })
 }
 
+/// Refuses an answer to a claim of this device that does not come from the host the claim
+/// was sent to (request numbers are small and guessable: a stranger's answer would end the
+/// claim and tell the user done or refused while the real one is on its way).
+pub(super) fn answer_from_its_host(
+    desk: &mobiwf_people::Desk,
+    from: &PeerId,
+    input: &DeskInput,
+) -> Result<(), String> {
+    let DeskInput::Answer { answer, .. } = input else {
+        return Ok(());
+    };
+    let Some(claim) = desk.pending().find(|c| c.request == answer.request) else {
+        // Answers no claim under way: the desk ignores it.
+        return Ok(());
+    };
+    match outbox::peer_of(&claim.host) {
+        Ok((host, _)) if host == *from => Ok(()),
+        _ => Err(format!(
+            "an answer to a claim comes from the item's host ({}), not from {from}",
+            claim.host
+        )),
+    }
+}
+
 /// The engine input `message` from `from` stands for, or why the node refuses it:
 /// only its controller deploys, withdraws, substitutes, controls, asks for compensations and
 /// reruns; partners notify; a

@@ -202,6 +202,15 @@ pub enum SendError {
     },
 }
 
+impl SendError {
+    /// True when the peer took the request and let it go unanswered (its stream closed
+    /// before any byte of a reply): it is there, but sheds the request or will take it later.
+    pub fn unanswered(&self) -> bool {
+        matches!(self, SendError::Codec { source, .. }
+            if source.get_ref().is_some_and(|e| e.is::<crate::codec::Unanswered>()))
+    }
+}
+
 /// What a handle asks the swarm task to do.
 enum Command {
     Request {

@@ -14,6 +14,18 @@ use mobiwf_proto::{Envelope, Message, MessageId, NodeId, Reply};
 /// How long a `locate` question to the controller may take.
 pub const LOCATE_TIMEOUT: Duration = Duration::from_secs(2);
 
+/// Why a delivery got no answer.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+pub enum LinkError {
+    /// The peer took it and let it go unanswered (it shed it, or will take it later): the
+    /// link works; the message is tried again after a pause.
+    #[error("left unanswered: {0}")]
+    Unanswered(String),
+    /// The peer could not be reached, or the exchange failed.
+    #[error("{0}")]
+    Failed(String),
+}
+
 /// The way messages leave.
 pub trait Link: Send + Sync + 'static {
     /// This daemon's peer id (messages to it go to the local queue).
@@ -24,7 +36,7 @@ pub trait Link: Send + Sync + 'static {
         to: PeerId,
         addrs: Vec<Multiaddr>,
         envelope: Envelope,
-    ) -> BoxFuture<'static, Result<Reply, String>>;
+    ) -> BoxFuture<'static, Result<Reply, LinkError>>;
     /// Announces every peer connected from now on.
     fn seen(&self) -> broadcast::Receiver<PeerId>;
     /// Finds out where `peer` is now, after deliveries to it failed; true when it learnt
@@ -51,12 +63,16 @@ impl Link for MeshLink {
         to: PeerId,
         addrs: Vec<Multiaddr>,
         envelope: Envelope,
-    ) -> BoxFuture<'static, Result<Reply, String>> {
+    ) -> BoxFuture<'static, Result<Reply, LinkError>> {
         let mesh = self.mesh.clone();
         Box::pin(async move {
-            mesh.request(to, addrs, envelope)
-                .await
-                .map_err(|e| e.to_string())
+            mesh.request(to, addrs, envelope).await.map_err(|e| {
+                if e.unanswered() {
+                    LinkError::Unanswered(e.to_string())
+                } else {
+                    LinkError::Failed(e.to_string())
+                }
+            })
         })
     }
 

@@ -25,7 +25,7 @@ mod link;
 mod tests;
 
 pub use lanes::{Backoff, MAX_IN_FLIGHT_PER_PEER, UNREACHABLE_AFTER_FAILURES};
-pub use link::{LOCATE_TIMEOUT, Link, MeshLink};
+pub use link::{LOCATE_TIMEOUT, Link, LinkError, MeshLink};
 
 use std::collections::{BTreeSet, HashMap};
 use std::sync::atomic::{AtomicUsize, Ordering};
@@ -56,6 +56,12 @@ pub const RETRY_MIN: Duration = Duration::from_millis(50);
 pub const RETRY_MAX: Duration = Duration::from_millis(500);
 /// Least time between two questions to the controller about where one peer is.
 pub const LOCATE_EVERY: Duration = Duration::from_secs(1);
+/// First pause before a message its receiver left unanswered (shed past a limit, or to be
+/// taken later) is tried again; it doubles each time, up to [`UNANSWERED_PAUSE_MAX`]. The
+/// receiver's link works: this one message waits, the others to it go on.
+pub const UNANSWERED_PAUSE_MIN: Duration = Duration::from_millis(100);
+/// Longest pause before a message left unanswered is tried again.
+pub const UNANSWERED_PAUSE_MAX: Duration = Duration::from_secs(5);
 
 /// A message to deliver, as kept in the outbox.
 #[derive(Debug, Clone, Serialize, Deserialize)]
@@ -341,6 +347,7 @@ impl Inner {
             }
         };
         let lane = self.lanes.of(to, self.backoff);
+        let mut pause = UNANSWERED_PAUSE_MIN;
         loop {
             let attempt = {
                 let Some(_turn) = lane.turn().await else {
@@ -357,8 +364,8 @@ impl Inner {
                     .min(envelope.id.seq);
                 self.attempt(to, &addrs, envelope).await
             };
-            let failed = attempt.is_err();
-            if failed {
+            // Left unanswered, it still reached a live peer: the lane goes on as after an answer.
+            if let Err(LinkError::Failed(_)) = attempt {
                 self.metrics.send_failed(kind, msg.role);
                 lane.failed();
             } else {
@@ -378,7 +385,12 @@ impl Inner {
                     self.finish(msg, reply);
                     break;
                 }
-                Err(e) => {
+                Err(LinkError::Unanswered(why)) => {
+                    tracing::debug!(id = %msg.envelope.id, %to, "left unanswered, again in {pause:?}: {why}");
+                    tokio::time::sleep(pause).await;
+                    pause = (pause * 2).min(UNANSWERED_PAUSE_MAX);
+                }
+                Err(LinkError::Failed(e)) => {
                     tracing::debug!(id = %msg.envelope.id, %to, "send failed, retrying: {e}");
                     if lane.locate_due(LOCATE_EVERY) && self.link.relocate(to).await {
                         lane.reset();
@@ -394,7 +406,7 @@ impl Inner {
         to: PeerId,
         addrs: &[Multiaddr],
         envelope: Envelope,
-    ) -> Result<Reply, String> {
+    ) -> Result<Reply, LinkError> {
         if to == self.link.me() {
             let (reply, answer) = oneshot::channel();
             let inbound = Inbound {
@@ -405,10 +417,10 @@ impl Inner {
             self.local
                 .send(inbound)
                 .await
-                .map_err(|_| "local inbound queue closed".to_owned())?;
+                .map_err(|_| LinkError::Failed("local inbound queue closed".to_owned()))?;
             answer
                 .await
-                .map_err(|_| "local receiver dropped the message".to_owned())
+                .map_err(|_| LinkError::Unanswered("this daemon will take it later".to_owned()))
         } else {
             self.link.request(to, addrs.to_vec(), envelope).await
         }

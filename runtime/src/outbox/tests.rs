@@ -27,6 +27,10 @@ struct Fake {
     delivered: Mutex<Vec<(PeerId, Instant)>>,
     /// Every try: (to, seq, answered_below).
     tries: Mutex<Vec<(PeerId, u64, u64)>>,
+    /// How many more tries each peer leaves unanswered (it is up, but sheds them).
+    unanswered: Mutex<HashMap<PeerId, usize>>,
+    /// How many times the controller was asked where a peer is.
+    relocations: Mutex<usize>,
 }
 
 const FAIL_AFTER: Duration = Duration::from_millis(30);
@@ -43,7 +47,7 @@ impl Link for FakeLink {
         to: PeerId,
         _addrs: Vec<Multiaddr>,
         envelope: Envelope,
-    ) -> BoxFuture<'static, Result<Reply, String>> {
+    ) -> BoxFuture<'static, Result<Reply, LinkError>> {
         let fake = self.0.clone();
         Box::pin(async move {
             fake.tries
@@ -60,13 +64,22 @@ impl Link for FakeLink {
                 *fake.attempts.lock().unwrap().entry(to).or_default() += 1;
             }
             let up = fake.up.lock().unwrap().contains(&to);
-            let result = if up {
+            let shed = {
+                let mut left = fake.unanswered.lock().unwrap();
+                let left = left.entry(to).or_default();
+                let shed = up && *left > 0;
+                *left = left.saturating_sub(1);
+                shed
+            };
+            let result = if shed {
+                Err(LinkError::Unanswered("shed".to_owned()))
+            } else if up {
                 tokio::time::sleep(Duration::from_millis(2)).await;
                 fake.delivered.lock().unwrap().push((to, Instant::now()));
                 Ok(Reply::Ack)
             } else {
                 tokio::time::sleep(FAIL_AFTER).await;
-                Err("unreachable".to_owned())
+                Err(LinkError::Failed("unreachable".to_owned()))
             };
             *fake.in_flight.lock().unwrap().get_mut(&to).unwrap() -= 1;
             result
@@ -82,6 +95,7 @@ impl Link for FakeLink {
     fn relocate(&self, peer: PeerId) -> BoxFuture<'static, bool> {
         let fake = self.0.clone();
         Box::pin(async move {
+            *fake.relocations.lock().unwrap() += 1;
             let moved = fake.moved.lock().unwrap().remove(&peer);
             if moved {
                 fake.up.lock().unwrap().insert(peer);
@@ -318,6 +332,43 @@ async fn a_peer_is_told_unreachable_after_three_failed_tries_and_reachable_once_
     })
     .await;
     assert!(news.try_recv().is_err(), "reachable told twice");
+}
+
+#[tokio::test]
+async fn a_message_left_unanswered_is_tried_again_after_a_pause_and_its_peer_is_not_taken_for_gone()
+{
+    let fake = Arc::new(Fake::default());
+    let (news_tx, mut news) = mpsc::unbounded_channel();
+    let backoff = Backoff {
+        min: Duration::from_millis(10),
+        max: Duration::from_millis(40),
+    };
+    let outbox = outbox_telling(&fake, backoff, Some(news_tx));
+    let busy = PeerId::random();
+    fake.up.lock().unwrap().insert(busy);
+    // More unanswered tries than it takes to be told unreachable.
+    let shed = UNREACHABLE_AFTER_FAILURES as usize + 1;
+    fake.unanswered.lock().unwrap().insert(busy, shed);
+    let started = Instant::now();
+    outbox.dispatch(messages(busy, 1, 1));
+    wait_until("the delivery", Duration::from_secs(10), || {
+        delivered_to(&fake, busy) == 1
+    })
+    .await;
+    assert_eq!(fake.attempts.lock().unwrap()[&busy], shed + 1);
+    // Paused between tries: 100 + 200 + 400 + 800 ms.
+    assert!(
+        started.elapsed() >= UNANSWERED_PAUSE_MIN * 15,
+        "tried again after {:?} in all",
+        started.elapsed()
+    );
+    assert!(news.try_recv().is_err(), "a live peer was news");
+    assert_eq!(
+        *fake.relocations.lock().unwrap(),
+        0,
+        "a live peer was located"
+    );
+    outbox.shutdown();
 }
 
 #[tokio::test]
