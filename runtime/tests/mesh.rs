@@ -304,7 +304,10 @@ async fn unanswered_request_times_out_and_dropped_reply_fails() {
     let err = a.request(to, addrs, notify(&a, 2)).await.unwrap_err();
     assert!(started.elapsed() < timeout, "took {:?}", started.elapsed());
     assert!(!matches!(err, SendError::Timeout { .. }), "{err:?}");
-    assert!(err.unanswered(), "a dropped reply is told as unanswered: {err:?}");
+    assert!(
+        err.unanswered(),
+        "a dropped reply is told as unanswered: {err:?}"
+    );
 
     holder.abort();
     a.shutdown().await;
@@ -337,7 +340,10 @@ async fn oversized_request_is_refused_by_the_sender() {
         .await
         .unwrap_err();
     assert!(matches!(err, SendError::Codec { .. }), "{err:?}");
-    assert!(!err.unanswered(), "refused by the sender, not left unanswered");
+    assert!(
+        !err.unanswered(),
+        "refused by the sender, not left unanswered"
+    );
     let text = err.to_string();
     assert!(text.contains("exceeds the limit"), "{text}");
     assert!(text.contains(&b.peer_id().to_string()), "{text}");

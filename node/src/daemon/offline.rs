@@ -248,10 +248,19 @@ impl NodeActor {
             })
             .collect();
         self.copying.refused.retain(|_, until| *until > now_ms);
-        // Asks about items no longer to copy (ended, or their host moved) stop.
-        let keys: BTreeMap<ItemKey, &String> = wanted.iter().map(|(k, h, _)| (*k, h)).collect();
+        // The most urgent items still without values (locked ones first: `to_copy`'s order)
+        // hold the asks: one about an item no longer to copy (ended, or its host moved) or
+        // less urgent stops, so that asks stuck on hosts that are down cannot keep a locked
+        // item's copy (and its user's disconnection) waiting.
+        let refused = &self.copying.refused;
+        let urgent: BTreeMap<ItemKey, &String> = wanted
+            .iter()
+            .filter(|(k, _, missing)| missing.is_none() && !refused.contains_key(k))
+            .take(MAX_COPIES_AT_ONCE)
+            .map(|(k, h, _)| (*k, h))
+            .collect();
         self.copying.asking.retain(|key, (host, task)| {
-            let keep = keys.get(key).is_some_and(|h| *h == host);
+            let keep = urgent.get(key).is_some_and(|h| *h == host);
             if !keep {
                 task.abort();
             }

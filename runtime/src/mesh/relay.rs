@@ -183,6 +183,17 @@ impl RelayListen {
     pub(super) fn reserved(&mut self) {
         self.backoff = RELAY_RETRY_FIRST;
     }
+
+    /// A connection with `peer` was established: when it is the relay and the listener waits
+    /// for its next try, the link is back: true (try now), with the backoff reset.
+    pub(super) fn relay_is_back(&mut self, peer: PeerId) -> bool {
+        let is_relay = self.relay.iter().any(|p| p == Protocol::P2p(peer));
+        if !is_relay || self.retry_at.is_none() {
+            return false;
+        }
+        self.backoff = RELAY_RETRY_FIRST;
+        true
+    }
 }
 
 impl Task {
@@ -379,5 +390,27 @@ mod tests {
         let id = ListenerId::next();
         listen.listener = Some(id);
         assert_eq!(listen.closed(id, now), Some(RELAY_RETRY_FIRST));
+    }
+
+    #[test]
+    fn a_connection_with_the_relay_while_waiting_to_listen_again_says_try_now() {
+        let relay = PeerId::random();
+        let mut listen = RelayListen::new(relay_addr(relay));
+        assert!(!listen.relay_is_back(relay), "not waiting: nothing to do");
+        let now = Instant::now();
+        for _ in 0..5 {
+            let id = ListenerId::next();
+            listen.listener = Some(id);
+            listen.closed(id, now);
+        }
+        assert!(!listen.relay_is_back(PeerId::random()), "another peer");
+        assert!(listen.relay_is_back(relay));
+        let id = ListenerId::next();
+        listen.listener = Some(id);
+        assert_eq!(
+            listen.closed(id, now),
+            Some(RELAY_RETRY_FIRST),
+            "backoff reset"
+        );
     }
 }

@@ -308,6 +308,14 @@ impl Task {
                 }
                 // Nobody listening is fine.
                 let _ = self.seen.send(peer_id);
+                // The relay reachable again: its reservation at once, not after the backoff.
+                if self
+                    .relay
+                    .as_mut()
+                    .is_some_and(|r| r.relay_is_back(peer_id))
+                {
+                    self.listen_on_relay();
+                }
             }
             SwarmEvent::ConnectionClosed { peer_id, cause, .. } => match cause {
                 Some(e) => tracing::debug!(peer = %peer_id, "connection closed: {e}"),

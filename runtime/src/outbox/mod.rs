@@ -392,8 +392,15 @@ impl Inner {
                 }
                 Err(LinkError::Failed(e)) => {
                     tracing::debug!(id = %msg.envelope.id, %to, "send failed, retrying: {e}");
-                    if lane.locate_due(LOCATE_EVERY) && self.link.relocate(to).await {
-                        lane.reset();
+                    if lane.locate_due(LOCATE_EVERY) {
+                        // The peer seen again meanwhile ends the wait for the answer: the
+                        // next try goes at once, not up to LOCATE_TIMEOUT later.
+                        tokio::select! {
+                            moved = self.link.relocate(to) => if moved {
+                                lane.reset();
+                            },
+                            () = lane.changed() => {}
+                        }
                     }
                 }
             }
