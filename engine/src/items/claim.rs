@@ -326,12 +326,22 @@ fn complete(
 ) -> Decided {
     let user = ctx.user;
     let Some(copy) = item.copies.iter_mut().find(|c| c.held_by(user)) else {
-        let did = item
-            .copies
-            .iter()
-            .any(|c| matches!(&c.status, ItemStatus::Done { by, .. } if by == user));
-        if did {
-            return Decided::Unchanged;
+        let did = item.copies.iter().find_map(|c| match &c.status {
+            ItemStatus::Done { by, succeeded } if by == user => Some(*succeeded),
+            _ => None,
+        });
+        // The same completion again (a retry) is done; another outcome is not taken.
+        match did {
+            Some(was) if was == succeeded => return Decided::Unchanged,
+            Some(was) => {
+                let said = |ok: bool| if ok { "succeeded" } else { "failed" };
+                return forbidden(&format!(
+                    "you completed it already as {}; it cannot be completed again as {}",
+                    said(was),
+                    said(succeeded)
+                ));
+            }
+            None => {}
         }
         if let Some(verdict) = gone(&item.status) {
             return Decided::Refused(verdict);

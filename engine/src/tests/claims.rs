@@ -104,6 +104,13 @@ fn only_the_holder_completes_and_the_activity_then_ends_as_any_other() {
     let fx = claim(&mut e, 3100, (1, 3), "bob", ItemAction::Select, Some("N2"));
     assert!(unavailable(&verdict(&fx)));
     assert!(format!("{:?}", verdict(&fx)).contains("alice completed it"));
+    // Her own again: the same completion (a retry) is done; another outcome is not taken.
+    let fx = claim(&mut e, 3200, (1, 3), "alice", complete(true, "fixed"), Some("N1"));
+    assert_eq!(verdict(&fx), Some(Verdict::Done));
+    let fx = claim(&mut e, 3300, (1, 3), "alice", complete(false, "broke"), Some("N1"));
+    assert!(forbidden(&verdict(&fx)), "{:?}", verdict(&fx));
+    assert!(format!("{:?}", verdict(&fx)).contains("already as succeeded"));
+    assert_eq!(state(&e, 1, 3), ActivityState::Succeeded);
 }
 
 fn a_failed_completion_fails_the_activity_naming_who_and_why() {

@@ -23,6 +23,10 @@ use super::{Command, INBOUND_CAPACITY, Inbound, SendError};
 use crate::codec::WireCodec;
 use mobiwf_proto::{Envelope, Reply};
 
+/// The most peers whose last dial error is kept (to explain their failed requests); past it,
+/// the errors kept are forgotten.
+pub const MAX_DIAL_ERRORS_KEPT: usize = 4096;
+
 /// What the swarm runs: the request-response protocol of the wire messages, identify, ping
 /// (a silent connection is closed), the relay client (dialing circuits, listening on one) and,
 /// when serving, the relay.
@@ -258,6 +262,27 @@ impl Task {
         }
     }
 
+    /// A dial failed: its addresses count as failed, and its error explains the requests that
+    /// fail for it.
+    fn on_dial_failed(&mut self, peer_id: Option<PeerId>, error: &DialError) {
+        tracing::debug!(peer = ?peer_id, "dial failed: {error}");
+        if let (Some(peer), DialError::Transport(failed)) = (peer_id, error) {
+            for (addr, _) in failed {
+                self.book.failed(&peer, addr);
+            }
+        }
+        if let Some(peer) = peer_id {
+            // Kept until the peer connects; peers that never come back must not make it grow
+            // without bound.
+            if self.dial_errors.len() >= MAX_DIAL_ERRORS_KEPT
+                && !self.dial_errors.contains_key(&peer)
+            {
+                self.dial_errors.clear();
+            }
+            self.dial_errors.insert(peer, error.to_string());
+        }
+    }
+
     fn on_swarm_event(&mut self, event: SwarmEvent<BehaviourEvent>) {
         match event {
             SwarmEvent::Behaviour(BehaviourEvent::Rpc(event)) => self.on_behaviour_event(event),
@@ -322,15 +347,7 @@ impl Task {
                 None => tracing::debug!(peer = %peer_id, "connection closed"),
             },
             SwarmEvent::OutgoingConnectionError { peer_id, error, .. } => {
-                tracing::debug!(peer = ?peer_id, "dial failed: {error}");
-                if let (Some(peer), DialError::Transport(failed)) = (peer_id, &error) {
-                    for (addr, _) in failed {
-                        self.book.failed(&peer, addr);
-                    }
-                }
-                if let Some(peer) = peer_id {
-                    self.dial_errors.insert(peer, error.to_string());
-                }
+                self.on_dial_failed(peer_id, &error);
             }
             SwarmEvent::IncomingConnectionError {
                 send_back_addr,
