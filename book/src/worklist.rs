@@ -62,6 +62,8 @@ impl Book {
                     action,
                     request,
                     offline_ms: None,
+                    // The controller's word is for whatever item there is now.
+                    offered_ms: None,
                 },
             }],
             instance: None,

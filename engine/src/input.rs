@@ -200,5 +200,8 @@ pub enum Input {
         /// When the user acted, when they did it disconnected (ms since the epoch, their
         /// device's clock); told to the controller with the item's events.
         offline_ms: Option<u64>,
+        /// Which offer of the item the user acted on (its `ready_ms` on their device); `None`
+        /// from the controller. Another offer since: the claim is for an item that is gone.
+        offered_ms: Option<u64>,
     },
 }

@@ -392,10 +392,12 @@ impl Engine {
                 from,
                 missing,
                 offline_ms,
+                offered_ms,
             } => {
                 let claim = items::Claim {
                     missing,
                     offline_ms,
+                    offered_ms,
                     instance,
                     activity,
                     user,

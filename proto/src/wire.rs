@@ -383,6 +383,11 @@ pub enum Message {
         /// (the claim waited on their device until it reconnected).
         #[serde(default, skip_serializing_if = "Option::is_none")]
         offline_ms: Option<u64>,
+        /// Which offer of the item the user acted on: its `ItemInfo::ready_ms` on their
+        /// device. An item offered again since (its activity rerun) is another item: the
+        /// claim is answered "no longer available" instead of acting on the new one.
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        offered_ms: Option<u64>,
     },
     /// Host → device: a work item as this device's users see it now. Newer versions win
     /// (messages may arrive out of order).

@@ -78,6 +78,7 @@ fn claim(activity: u64, user: &str, action: ItemAction, request: u64) -> Message
         action,
         request,
         offline_ms: None,
+        offered_ms: None,
     }
 }
 

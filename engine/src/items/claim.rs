@@ -17,6 +17,7 @@ use mobiwf_xml_schema::{Method, People, flag_problem};
 
 use super::assign::available;
 use super::send::Reply;
+use super::status::{gone, overall};
 use super::{Involved, Item, ItemCopy};
 use crate::lifecycle::{Event, Life};
 use crate::{Effect, Engine, Refusal};
@@ -38,6 +39,8 @@ pub(crate) struct Claim {
     pub(crate) missing: Vec<crate::data::Missing>,
     /// When the user acted, when they did it disconnected.
     pub(crate) offline_ms: Option<u64>,
+    /// Which offer of the item the user acted on (`Item::ready_ms` as their device saw it).
+    pub(crate) offered_ms: Option<u64>,
 }
 
 /// What the host decided.
@@ -131,6 +134,13 @@ impl Engine {
                 })
             }
             (_, Err(reason)) => Decided::Refused(Verdict::Invalid { reason }),
+            // Acted on an earlier offer of it (its activity was rerun since): that item is gone.
+            (Some(_), _) if claim.offered_ms.is_some_and(|at| at != item.ready_ms) => {
+                Decided::Refused(Verdict::Unavailable {
+                    reason: "no longer available: it was offered again since you acted on it"
+                        .to_owned(),
+                })
+            }
             (Some(_), _) if let Some(reason) = super::handed_away(item, &claim.user) => {
                 Decided::Refused(Verdict::Unavailable { reason })
             }
@@ -523,38 +533,6 @@ fn one_copy(item: &mut Item) -> usize {
 fn reoffer(ctx: &Ctx, copy: &mut ItemCopy) {
     copy.offered = available(ctx.dir, &copy.audience);
     copy.offered_ms = Some(ctx.now_ms);
-}
-
-/// "No longer available" when the item or copy is finished.
-fn gone(status: &ItemStatus) -> Option<Verdict> {
-    let reason = match status {
-        ItemStatus::Open => return None,
-        ItemStatus::Done { by, .. } => format!("no longer available: {by} completed it"),
-        ItemStatus::Closed { why } => format!("no longer available: it was closed ({why})"),
-    };
-    Some(Verdict::Unavailable { reason })
-}
-
-/// How an item whose copies are all finished, one at least done, ends: done (succeeded when
-/// every done copy succeeded; by the last user who did one).
-fn overall(item: &Item) -> ItemStatus {
-    let done: Vec<(&UserId, bool, Option<u64>)> = item
-        .copies
-        .iter()
-        .filter_map(|c| match &c.status {
-            ItemStatus::Done { by, succeeded } => Some((by, *succeeded, c.ended_ms)),
-            _ => None,
-        })
-        .collect();
-    match done.iter().max_by_key(|(_, _, at)| *at) {
-        Some((by, _, _)) => ItemStatus::Done {
-            by: (*by).clone(),
-            succeeded: done.iter().all(|(_, ok, _)| *ok),
-        },
-        None => ItemStatus::Closed {
-            why: "every copy was taken off its users' worklists".to_owned(),
-        },
-    }
 }
 
 fn held_word(hold: Hold) -> &'static str {

@@ -22,6 +22,7 @@ mod eligible;
 mod end;
 mod reads;
 mod send;
+mod status;
 mod store;
 mod written;
 

@@ -113,6 +113,32 @@ fn only_the_holder_completes_and_the_activity_then_ends_as_any_other() {
     assert_eq!(state(&e, 1, 3), ActivityState::Succeeded);
 }
 
+fn a_claim_on_an_earlier_offer_of_the_item_is_no_longer_available() {
+    let people_3 = tech(Method::Fcfa);
+    let mut e = host(directory(1, three()));
+    let fx = deploy_manual(&mut e, 1000, 1, (3, &people_3));
+    let ready = sent_to(&fx, "N1").expect("offered").ready_ms;
+    let on = |offered_ms: u64, now_ms: u64| Input::Claim {
+        missing: Vec::new(),
+        offline_ms: None,
+        offered_ms: Some(offered_ms),
+        instance: InstanceId(1),
+        activity: ActivityId(3),
+        user: UserId::from("alice"),
+        action: ItemAction::Select,
+        request: now_ms,
+        from: Some(node_of("N1")),
+    };
+    // Made on an offer before this one (its activity ran again since): not this item.
+    let fx = e.apply(2000, on(ready - 1, 2000)).expect("taken");
+    assert!(unavailable(&verdict(&fx)), "{:?}", verdict(&fx));
+    assert!(format!("{:?}", verdict(&fx)).contains("offered again"));
+    assert_eq!(holders(&e, 1, 3), [None]);
+    // On this offer: taken.
+    let fx = e.apply(2100, on(ready, 2100)).expect("taken");
+    assert_eq!(verdict(&fx), Some(Verdict::Done));
+}
+
 fn a_failed_completion_fails_the_activity_naming_who_and_why() {
     let people_3 = tech(Method::Fcfa);
     let mut e = host(directory(1, three()));

@@ -203,6 +203,7 @@ pub(super) fn try_claim(
         Input::Claim {
             missing: Vec::new(),
             offline_ms: None,
+            offered_ms: None,
             instance: InstanceId(instance),
             activity: ActivityId(id),
             user: UserId::from(user),

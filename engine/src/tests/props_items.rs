@@ -220,6 +220,7 @@ impl World {
                 Input::Claim {
                     missing: Vec::new(),
                     offline_ms: None,
+                    offered_ms: None,
                     instance: InstanceId(i),
                     activity: ActivityId(a),
                     user: UserId::from(name),
@@ -286,6 +287,7 @@ impl World {
         Some(Input::Claim {
             missing: Vec::new(),
             offline_ms: None,
+            offered_ms: None,
             instance: InstanceId(i),
             activity: ActivityId(a),
             user,

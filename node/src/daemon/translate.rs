@@ -267,6 +267,7 @@ pub(super) fn claim_input(message: Message, from: Option<NodeId>) -> Option<Inpu
             action,
             request,
             offline_ms,
+            offered_ms,
         } => Some(Input::Claim {
             instance,
             activity,
@@ -275,6 +276,7 @@ pub(super) fn claim_input(message: Message, from: Option<NodeId>) -> Option<Inpu
             request,
             from,
             offline_ms,
+            offered_ms,
             // Filled in by the daemon (`data::unpack`), which keeps the inline contents.
             missing: Vec::new(),
         }),
@@ -427,6 +429,7 @@ mod tests {
             action: mobiwf_proto::ItemAction::Select,
             request: 7,
             offline_ms: None,
+            offered_ms: None,
         };
         let Ok(Routed::Engine(Input::Claim { from, .. })) = route_of(&other, false, claim.clone())
         else {

@@ -47,6 +47,7 @@ impl Desk {
         .or_else(|| self.refused_disabled(item, claim.user.as_str()))
         .or_else(|| decide(item, dir, &claim, under_way));
         let host = item.info.host.clone();
+        let offered_ms = item.info.ready_ms;
         let request = self.take_request();
         let effect = match decided {
             Some(verdict) => DeskEffect::Answered {
@@ -62,6 +63,7 @@ impl Desk {
                     action: claim.action.clone(),
                     request,
                     offline_ms: away.then_some(now_ms),
+                    offered_ms: Some(offered_ms),
                 };
                 self.pending.insert(
                     request,

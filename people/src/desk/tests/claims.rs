@@ -30,6 +30,8 @@ fn a_select_sends_one_claim_to_the_host_and_waits_for_its_answer() {
                 action: ItemAction::Select,
                 request,
                 offline_ms: None,
+                // The offer it acts on.
+                offered_ms: Some(item.ready_ms),
             }
         )]
     );
