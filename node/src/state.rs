@@ -339,18 +339,36 @@ mod tests {
 
     const PARTITION_1: &str = include_str!("../../examples/paper/partition-1.xml");
 
-    #[test]
-    fn a_run_stored_with_its_document_inside_is_moved_to_its_own_key_on_load() {
-        let mut engine = Engine::new();
-        let deploy = Input::Deploy {
+    /// The paper's partition 1 deployed as instance 18.
+    fn deploy_18() -> Input {
+        Input::Deploy {
             runs_on: Default::default(),
             instance: InstanceId(18),
             partition: PartitionId(1),
             document: PARTITION_1.to_owned(),
             responsible: None,
             hour_ms: None,
-        };
-        engine.apply(1000, deploy).expect("deploy");
+        }
+    }
+
+    /// Instance 18's remote activity 19 succeeded: its run then finishes.
+    fn heard_19() -> Input {
+        Input::Notified {
+            from: None,
+            carried: Default::default(),
+            instance: InstanceId(18),
+            activity: mobiwf_proto::ActivityId(19),
+            outcome: Outcome::Succeeded,
+            entered: mobiwf_proto::StateSet::EMPTY,
+            flag: None,
+            routed: None,
+        }
+    }
+
+    #[test]
+    fn a_run_stored_with_its_document_inside_is_moved_to_its_own_key_on_load() {
+        let mut engine = Engine::new();
+        engine.apply(1000, deploy_18()).expect("deploy");
         let stored = engine.take_changes().expect("changes").runs.remove(0);
         // What an earlier version wrote: the document inside the run's JSON, no doc/ key.
         let mut old: serde_json::Value = serde_json::from_slice(&stored.state).unwrap();
@@ -374,17 +392,7 @@ mod tests {
                 .is_some()
         );
         // Its next change is written without the document; it still loads.
-        let heard = Input::Notified {
-            from: None,
-            carried: Default::default(),
-            instance: InstanceId(18),
-            activity: mobiwf_proto::ActivityId(19),
-            outcome: Outcome::Succeeded,
-            entered: mobiwf_proto::StateSet::EMPTY,
-            flag: None,
-            routed: None,
-        };
-        engine.apply(2000, heard).expect("notified");
+        engine.apply(2000, heard_19()).expect("notified");
         let mut batch = Batch::default();
         stage_changes(&mut batch, &engine.take_changes().expect("changes"));
         store.write(batch, Durability::Synced).unwrap();
@@ -400,26 +408,8 @@ mod tests {
     #[test]
     fn a_finished_instance_stored_without_its_mark_is_marked_at_start_and_not_read_again() {
         let mut engine = Engine::new();
-        let deploy = Input::Deploy {
-            runs_on: Default::default(),
-            instance: InstanceId(18),
-            partition: PartitionId(1),
-            document: PARTITION_1.to_owned(),
-            responsible: None,
-            hour_ms: None,
-        };
-        engine.apply(1000, deploy).expect("deploy");
-        let heard = Input::Notified {
-            from: None,
-            carried: Default::default(),
-            instance: InstanceId(18),
-            activity: mobiwf_proto::ActivityId(19),
-            outcome: Outcome::Succeeded,
-            entered: mobiwf_proto::StateSet::EMPTY,
-            flag: None,
-            routed: None,
-        };
-        engine.apply(2000, heard).expect("notified");
+        engine.apply(1000, deploy_18()).expect("deploy");
+        engine.apply(2000, heard_19()).expect("notified");
         // Written as a version before the marks did: the state, no `retired/` key.
         let store = MemoryStore::new();
         let mut batch = Batch::default();

@@ -126,6 +126,18 @@ fn outbox_telling(
     Outbox::start_with(Arc::new(MemoryStore::new()), wiring, backoff).unwrap()
 }
 
+/// An outbox with a short backoff (10 to 40 ms) that tells of peers gone and back.
+fn telling_outbox() -> (Arc<Fake>, Outbox, mpsc::UnboundedReceiver<LinkNews>) {
+    let fake = Arc::new(Fake::default());
+    let (news_tx, news) = mpsc::unbounded_channel();
+    let backoff = Backoff {
+        min: Duration::from_millis(10),
+        max: Duration::from_millis(40),
+    };
+    let outbox = outbox_telling(&fake, backoff, Some(news_tx));
+    (fake, outbox, news)
+}
+
 fn messages(to: PeerId, from_seq: u64, n: u64) -> Vec<Outgoing> {
     (from_seq..from_seq + n)
         .map(|seq| {
@@ -292,13 +304,7 @@ async fn failures_of_attempts_made_together_count_once() {
 
 #[tokio::test]
 async fn a_peer_is_told_unreachable_after_three_failed_tries_and_reachable_once_it_answers() {
-    let fake = Arc::new(Fake::default());
-    let (news_tx, mut news) = mpsc::unbounded_channel();
-    let backoff = Backoff {
-        min: Duration::from_millis(10),
-        max: Duration::from_millis(40),
-    };
-    let outbox = outbox_telling(&fake, backoff, Some(news_tx));
+    let (fake, outbox, mut news) = telling_outbox();
     let (down, up) = (PeerId::random(), PeerId::random());
     fake.up.lock().unwrap().insert(up);
     outbox.dispatch(messages(up, 1, 3));
@@ -337,13 +343,7 @@ async fn a_peer_is_told_unreachable_after_three_failed_tries_and_reachable_once_
 #[tokio::test]
 async fn a_message_left_unanswered_is_tried_again_after_a_pause_and_its_peer_is_not_taken_for_gone()
 {
-    let fake = Arc::new(Fake::default());
-    let (news_tx, mut news) = mpsc::unbounded_channel();
-    let backoff = Backoff {
-        min: Duration::from_millis(10),
-        max: Duration::from_millis(40),
-    };
-    let outbox = outbox_telling(&fake, backoff, Some(news_tx));
+    let (fake, outbox, mut news) = telling_outbox();
     let busy = PeerId::random();
     fake.up.lock().unwrap().insert(busy);
     // More unanswered tries than it takes to be told unreachable.
