@@ -313,11 +313,6 @@ impl Run {
         self.unwritten.take()
     }
 
-    /// The document's text to store with the run's next change, if it was not stored yet.
-    pub(crate) fn unwritten_document(&self) -> Option<&String> {
-        self.unwritten.as_ref()
-    }
-
     /// The parsed partition document.
     pub fn doc(&self) -> &PartitionDocument {
         &self.doc

@@ -67,28 +67,10 @@ pub(crate) async fn disconnect(
         Err(response) => return response,
     };
     let max_wait = Duration::from_secs(body.max_wait_secs);
-    let mut needed = Duration::ZERO;
-    if plan.bytes > 0 {
-        let bandwidth = match measure(&client, &plan).await {
-            Ok(b) => b,
-            Err(why) => return error(StatusCode::SERVICE_UNAVAILABLE, why),
-        };
-        // Bytes per second measured; at least one byte per second.
-        needed = Duration::try_from_secs_f64(plan.bytes as f64 / bandwidth.max(1.0))
-            .unwrap_or(Duration::MAX);
-        if needed > max_wait && !body.accept {
-            let message = format!(
-                "copying {} bytes for {user}'s locked items needs about {:.1} s at the measured \
-                 {:.0} bytes/s, more than --max-wait {} s: wait longer (--max-wait), accept it \
-                 (--accept), or unlock items and try again",
-                plan.bytes,
-                needed.as_secs_f64(),
-                bandwidth,
-                body.max_wait_secs
-            );
-            return refusal(StatusCode::CONFLICT, "time", message, &plan, Some(needed));
-        }
-    }
+    let needed = match time_needed(&client, &user, &plan, &body).await {
+        Ok(needed) => needed,
+        Err(response) => return response,
+    };
     match client.files.free_bytes() {
         Ok(free) if free < plan.bytes => {
             let message = format!(
@@ -126,6 +108,44 @@ pub(crate) async fn disconnect(
         Ok(Err(refused)) => refused_response(refused),
         Err(e) => unavailable(e),
     }
+}
+
+/// How long copying what `plan` still lacks takes at the bandwidth measured now; refused (409)
+/// when that is more than the user will wait and they did not accept it.
+async fn time_needed(
+    client: &NodeClient,
+    user: &UserId,
+    plan: &Departure,
+    body: &DisconnectBody,
+) -> Result<Duration, Response> {
+    if plan.bytes == 0 {
+        return Ok(Duration::ZERO);
+    }
+    let bandwidth = measure(client, plan)
+        .await
+        .map_err(|why| error(StatusCode::SERVICE_UNAVAILABLE, why))?;
+    // Bytes per second measured; at least one byte per second.
+    let needed = Duration::try_from_secs_f64(plan.bytes as f64 / bandwidth.max(1.0))
+        .unwrap_or(Duration::MAX);
+    if needed > Duration::from_secs(body.max_wait_secs) && !body.accept {
+        let message = format!(
+            "copying {} bytes for {user}'s locked items needs about {:.1} s at the measured \
+             {:.0} bytes/s, more than --max-wait {} s: wait longer (--max-wait), accept it \
+             (--accept), or unlock items and try again",
+            plan.bytes,
+            needed.as_secs_f64(),
+            bandwidth,
+            body.max_wait_secs
+        );
+        return Err(refusal(
+            StatusCode::CONFLICT,
+            "time",
+            message,
+            plan,
+            Some(needed),
+        ));
+    }
+    Ok(needed)
 }
 
 pub(crate) async fn reconnect(

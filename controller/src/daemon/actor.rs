@@ -10,6 +10,7 @@ use libp2p::PeerId;
 use mobiwf_book::{Applied, Book, BookError, Effect, HistoryEvent, Input, Instance, Watched};
 use mobiwf_proto::{Control, InstanceId, Message, NodeId, Reply};
 use mobiwf_runtime::daemon::{Actor, Destination, Group, NotApplied, Sequencer};
+use mobiwf_runtime::mesh::Inbound;
 use mobiwf_runtime::metrics::{Metrics, Peer};
 use mobiwf_runtime::outbox::Delivered;
 use mobiwf_runtime::store::{Store, StoreError};
@@ -171,52 +172,7 @@ impl ControllerActor {
         after: &mut After,
     ) -> Result<(), StoreError> {
         match event {
-            Event::Inbound(inbound) => {
-                // Strangers are refused everything but a registration the enrolment admits.
-                let from = NodeId::new(inbound.from.to_string());
-                if !matches!(inbound.envelope.message, Message::Register { .. })
-                    && self.book.node(&from).is_none()
-                    && !matches!(inbound.envelope.message, Message::Probe)
-                {
-                    self.stranger(inbound, group);
-                    return Ok(());
-                }
-                // Where a peer is: answered at once, never stored.
-                if let Message::Locate { peer } = &inbound.envelope.message {
-                    let addrs = self.book.node(peer).map(|n| n.addrs.clone());
-                    tracing::debug!(from = %inbound.from, %peer, ?addrs, "located");
-                    let reply = Reply::Located {
-                        addrs: addrs.unwrap_or_default(),
-                    };
-                    group.reply(inbound.reply, reply);
-                    return Ok(());
-                }
-                let (book, enrolment, me) = (&mut self.book, &self.enrolment, self.me);
-                let mut recaller = Recaller {
-                    store: self.store.as_ref(),
-                    swept: &self.swept,
-                    recalled: &mut self.recalled,
-                };
-                group.receive(
-                    self.store.as_ref(),
-                    &self.metrics,
-                    Peer::Partner,
-                    inbound,
-                    |from, id, message| {
-                        super::enrol::admit(enrolment, book, from, &message)?;
-                        let relays = Relays { me, book };
-                        let input = registration::input_of(now, from, id, message, &relays)?;
-                        // A store that cannot give the instance back leaves the message
-                        // unanswered (tried again), not refused: a refusal would be for good.
-                        recaller.recall(book, now, &input).map_err(|e| {
-                            NotApplied::Later(format!("reading its instance back: {e}"))
-                        })?;
-                        let applied = book.apply(now, input).map_err(|e| e.to_string())?;
-                        effects.extend(applied.effects);
-                        Ok(())
-                    },
-                )?;
-            }
+            Event::Inbound(inbound) => self.receive(now, inbound, group, effects)?,
             Event::Delivered(delivered) => self.delivered(now, delivered, group, effects)?,
             Event::Tick => self.apply_internal(now, Input::Tick, effects),
             Event::Verdict(Verdict::Suspect { peer, reason }) => {
@@ -245,6 +201,61 @@ impl ControllerActor {
             }
         }
         Ok(())
+    }
+
+    /// A message from a peer: a stranger's is refused unless it registers, where a peer is
+    /// is answered at once, anything else goes to the book (its instance read back first).
+    fn receive(
+        &mut self,
+        now: u64,
+        inbound: Inbound,
+        group: &mut Group,
+        effects: &mut Vec<Effect>,
+    ) -> Result<(), StoreError> {
+        // Strangers are refused everything but a registration the enrolment admits.
+        let from = NodeId::new(inbound.from.to_string());
+        if !matches!(inbound.envelope.message, Message::Register { .. })
+            && self.book.node(&from).is_none()
+            && !matches!(inbound.envelope.message, Message::Probe)
+        {
+            self.stranger(inbound, group);
+            return Ok(());
+        }
+        // Where a peer is: answered at once, never stored.
+        if let Message::Locate { peer } = &inbound.envelope.message {
+            let addrs = self.book.node(peer).map(|n| n.addrs.clone());
+            tracing::debug!(from = %inbound.from, %peer, ?addrs, "located");
+            let reply = Reply::Located {
+                addrs: addrs.unwrap_or_default(),
+            };
+            group.reply(inbound.reply, reply);
+            return Ok(());
+        }
+        let (book, enrolment, me) = (&mut self.book, &self.enrolment, self.me);
+        let mut recaller = Recaller {
+            store: self.store.as_ref(),
+            swept: &self.swept,
+            recalled: &mut self.recalled,
+        };
+        group.receive(
+            self.store.as_ref(),
+            &self.metrics,
+            Peer::Partner,
+            inbound,
+            |from, id, message| {
+                super::enrol::admit(enrolment, book, from, &message)?;
+                let relays = Relays { me, book };
+                let input = registration::input_of(now, from, id, message, &relays)?;
+                // A store that cannot give the instance back leaves the message
+                // unanswered (tried again), not refused: a refusal would be for good.
+                recaller
+                    .recall(book, now, &input)
+                    .map_err(|e| NotApplied::Later(format!("reading its instance back: {e}")))?;
+                let applied = book.apply(now, input).map_err(|e| e.to_string())?;
+                effects.extend(applied.effects);
+                Ok(())
+            },
+        )
     }
 
     /// A node answered a message of the controller's outbox: its entry leaves the outbox in

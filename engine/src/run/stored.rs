@@ -110,7 +110,7 @@ impl StoredRun {
                 key: run.key,
                 reason: e.to_string(),
             })?,
-            document: run.unwritten_document().cloned(),
+            document: run.unwritten.clone(),
         })
     }
 }

@@ -241,13 +241,13 @@ impl Lane {
         Some(!unreachable)
     }
 
-    /// Whether to ask where the peer is now: not more often than `every` per lane.
     /// Resolves at the lane's next change (the peer seen, a delivery through, a reset).
     pub(crate) async fn changed(&self) {
         let mut changes = self.changed.subscribe();
         let _ = changes.changed().await;
     }
 
+    /// Whether to ask where the peer is now: not more often than `every` per lane.
     pub(crate) fn locate_due(&self, every: Duration) -> bool {
         let now = Instant::now();
         let mut state = self.state();
