@@ -1,4 +1,4 @@
-//! Who may use the HTTP APIs (issue 15), through the real binaries: without a token or with
+//! Who may use the HTTP APIs, through the real binaries: without a token or with
 //! a wrong one the controller and the nodes answer 401, a token without the role 403 (the CLI
 //! exits 6 and says why); an operator submits, a viewer only reads; an administrator makes
 //! and revokes tokens with the CLI (a revoked token is 401 at once); a node's user token

@@ -1,4 +1,4 @@
-//! Proves backward and forward recovery (issue 13, item 5) with the real binaries: a
+//! Proves backward and forward recovery with the real binaries: a
 //! controller and two partners P1 and P2 as separate processes.
 //!
 //! - A chain A1 (P1) → A2 (P2) → A3 (P1) → A4 (P2) whose activities undo their work with a

@@ -1,4 +1,4 @@
-//! Proves instance data (issue 13, W1) with the real binaries: A on P1 writes `reading=42`,
+//! Proves instance data with the real binaries: A on P1 writes `reading=42`,
 //! B on P2 reads it and writes a file, C on P1 reads the file, for 20 instances at once, each
 //! seeing only its own values; a file over the inline limit travels by reference and is
 //! fetched from its holder; a person sets values and files with `complete --set/--file`

@@ -1,4 +1,4 @@
-//! A mesh no stranger can join (issue 15), through the real binaries: a node under a name
+//! A mesh no stranger can join, through the real binaries: a node under a name
 //! another key registered first is refused and gets no work, a node without a join token is
 //! refused, a revoked token no longer lets anyone in, the allow list does, and `nodes remove`
 //! frees a name for another key. Every refusal is counted at the controller.
@@ -144,11 +144,25 @@ fn tokens_the_allow_list_and_removing_a_node() {
     spec.join_token_file = None;
     let _n2 = Node::start(spec);
     controller.wait_registered(&["N2"]);
-    // A node already registered needs no token to come back (its key is its proof).
+    // A node already registered needs no token to come back (its key is its proof): the
+    // controller acknowledges its registration, refuses nothing, and it keeps running.
     drop(n1);
+    let refused_before = refused_registrations(&controller);
     let mut again = NodeSpec::loopback(&dir.join("n1"), "N1", "1", &controller.address);
     again.join_token_file = None;
-    let _n1 = Node::start(again);
+    let mut n1 = Node::start(again);
+    mobiwf_tests::harness::wait_for(
+        "the controller to acknowledge N1's registration without a token",
+        Duration::from_secs(30),
+        || {
+            n1.check_alive();
+            let page = n1.metrics().ok()?;
+            (metric(&page, "mobiwf_messages_sent_total", &[("kind", "register")]) >= 1.0)
+                .then_some(())
+        },
+    );
+    assert_eq!(refused_registrations(&controller), refused_before);
+    n1.check_alive();
 
     // N1's name goes to another key only after `nodes remove N1`.
     let main_token = controller.dir.join("join.token");

@@ -1,10 +1,11 @@
 //! Proves that a partner's notification survives a network cut: P2 runs in its own network
 //! namespace behind a veth link; while the link is down, P1 finishes the manual A2 and fails to
 //! notify P2 (its `/metrics` counts the failed sends); once the link is up again the
-//! notification is delivered (within a generous bound of the link's return), the instance
-//! succeeds, and no activity of P2 started twice.
+//! notification is delivered, the instance succeeds, and no activity of P2 started twice. How
+//! soon after the link's return the delivery happens is the benchmark's to measure.
 //!
-//! Needs root and `ip netns`; skipped (passes, with a message on stderr) otherwise.
+//! Needs root and `ip netns`; skipped otherwise (`scripts/test` lists the skips; with
+//! `MOBIWF_REQUIRE_NETNS=1`, as in CI, it fails).
 #![allow(clippy::unwrap_used, clippy::expect_used)]
 #![allow(clippy::too_many_lines)] // end-to-end scenarios read best from top to bottom
 
@@ -87,11 +88,11 @@ fn notification_is_delivered_after_the_link_comes_back() {
     );
     net.link(true);
     let back = Instant::now();
-    // The delivery resumes quickly: P1 tries a failing peer at least every 500 ms, and at
-    // once when it connects (the bound is generous; the benchmark measures it).
+    // P1 tries a failing peer again at least every 500 ms, and at once when it connects;
+    // the deadline only stops a test that would otherwise wait forever.
     wait_for(
         "P2 to apply both notifications after the link came back",
-        Duration::from_secs(10),
+        Duration::from_secs(60),
         || {
             let page = p2.metrics().ok()?;
             let n = metric(

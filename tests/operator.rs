@@ -17,7 +17,7 @@ use std::time::{Duration, Instant};
 
 use mobiwf_tests::harness::{
     CLI_TIMEOUT, Controller, Node, PAPER_PLACEMENT, assert_all_succeeded, http_get, metric,
-    paper_mesh, paper_workflow_with, run, wait_for, xml_text,
+    paper_mesh, paper_workflow_with, run, running, wait_for, xml_text,
 };
 use mobiwf_tests::{binary, scratch};
 use serde_json::Value;
@@ -102,17 +102,6 @@ fn logged(log: &Path, word: &str, instance: u64, activity: u64) -> bool {
         .any(|(w, i, a, _)| w == word && *i == instance && *a == activity)
 }
 
-/// True while process `pid` runs (a zombie has ended).
-fn alive(pid: u32) -> bool {
-    match std::fs::read_to_string(format!("/proc/{pid}/stat")) {
-        // `pid (comm) S ...`: the state follows the last `)`.
-        Ok(stat) => stat
-            .rsplit_once(')')
-            .is_some_and(|(_, rest)| !rest.trim_start().starts_with(['Z', 'X'])),
-        Err(_) => false,
-    }
-}
-
 /// A node's record of one activity (from its `/runs`), if it has one yet.
 fn node_record(node: &Node, instance: u64, activity: u64) -> Option<Value> {
     let path = format!("/runs?instance={instance}");
@@ -166,7 +155,22 @@ fn interrupt_holds_new_starts_until_resume() {
     let (controller, mut p1, mut p2) = paper_mesh(&dir);
     let nodes = controller.cli(&["nodes"], CLI_TIMEOUT);
     nodes.expect_code(0, "nodes");
-    assert!(nodes.stdout.contains("SUSPECTED"), "{}", nodes.stdout);
+    for (name, skills) in [("P1", "1,2,3"), ("P2", "1,3")] {
+        let row: Vec<&str> = nodes
+            .stdout
+            .lines()
+            .find(|l| l.split_whitespace().next() == Some(name))
+            .unwrap_or_else(|| panic!("no row for {name}:\n{}", nodes.stdout))
+            .split_whitespace()
+            .collect();
+        assert_eq!(row[1], skills, "{name}'s skills:\n{}", nodes.stdout);
+        assert_eq!(row[2], "no", "{name} is not suspected:\n{}", nodes.stdout);
+        assert!(
+            row[3].starts_with("/ip4/127.0.0.1/tcp/"),
+            "{}",
+            nodes.stdout
+        );
+    }
 
     let id = controller.submit(&file);
     let ids = id.to_string();
@@ -306,7 +310,8 @@ fn cancel_kills_running_work_and_ends_the_instance() {
         p2.check_alive();
         started(&log, id, 19)
     });
-    assert!(alive(pid), "A4's command {pid} is not running");
+    let command = gates.dir.display().to_string();
+    assert!(running(pid, &command), "A4's command {pid} is not running");
     wait_for("A2 (17) to succeed on P1", SOON, || {
         (node_state(&p1, id, 17).as_deref() == Some("succeeded")).then_some(())
     });
@@ -326,7 +331,7 @@ fn cancel_kills_running_work_and_ends_the_instance() {
     wait_for(
         format!("A4's command (pid {pid}) to be killed"),
         SOON,
-        || (!alive(pid)).then_some(()),
+        || (!running(pid, &command)).then_some(()),
     );
     for (node, a) in [(&p2, 19), (&p2, 20), (&p1, 18)] {
         wait_for(
@@ -335,10 +340,8 @@ fn cancel_kills_running_work_and_ends_the_instance() {
             || (node_state(node, id, a).as_deref() == Some("cancelled")).then_some(()),
         );
     }
-    // Nothing is left to run: opening every gate of the instance lets no command go on.
-    for a in [18, 19, 20] {
-        gates.open(id, a);
-    }
+    // Nothing is left to run: A4's command is dead, so it can no longer log its end, and
+    // A3 (18) and A5 (20) are final on their nodes without having started.
     let log_now = log_lines(&log);
     assert!(
         !logged(&log, "done", id, 19),
@@ -362,6 +365,12 @@ fn cancel_kills_running_work_and_ends_the_instance() {
     });
     let status = controller.status(id);
     assert_eq!(status["state"], "cancelled", "{status:#}");
+    for a in [18, 20] {
+        assert!(
+            activity(&status, a)["started_ms"].is_null(),
+            "activity {a} never started:\n{status:#}"
+        );
+    }
     for a in [18, 19, 20] {
         let view = activity(&status, a);
         assert_eq!(view["state"], "cancelled", "activity {a}:\n{status:#}");

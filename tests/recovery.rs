@@ -1,4 +1,4 @@
-//! Proves the failure rules (MISSION P5, P6, F1, F2) with the real binaries and short timeouts:
+//! Proves the failure rules with the real binaries and short timeouts:
 //! a partner killed for good is replaced by the contingency activity on another partner with
 //! the skill; a stalled partner that comes back after the contingency took over completes
 //! nothing twice; an activity with contingency 0 that runs past its `timeOut` releases its
@@ -12,7 +12,8 @@ use std::path::{Path, PathBuf};
 use std::time::Duration;
 
 use mobiwf_tests::harness::{
-    Controller, Node, log_line, paper_mesh, paper_workflow_with, start_nodes, wait_for, xml_text,
+    Controller, Node, gated, log_line, paper_mesh, paper_workflow_with, start_nodes, wait_for,
+    wait_gated_killed, xml_text,
 };
 use mobiwf_tests::scratch;
 use serde_json::Value;
@@ -233,10 +234,12 @@ fn an_activity_with_contingency_zero_that_runs_past_its_time_out_releases_its_su
     let dir = scratch("recovery-release").unwrap();
     let log = dir.join("log");
     let (controller, _p1, _p2) = paper_mesh(&dir);
-    // A2 (17, on P1, contingency 0) sleeps far past its timeOut of 1 s.
+    // A2 (17, on P1, contingency 0) waits for a gate that never opens, far past its timeOut
+    // of 1 s.
+    let never = dir.join("never");
     let xml = paper_workflow_with(|id| {
         let command = if id == 17 {
-            format!("sleep 30; {}", log_line(&log, "17"))
+            gated(&log, "17", &never)
         } else {
             log_line(&log, &id.to_string())
         };
@@ -267,11 +270,11 @@ fn an_activity_with_contingency_zero_that_runs_past_its_time_out_releases_its_su
     for succ in [18, 19, 20] {
         assert_eq!(activity(&status, succ)["state"], "succeeded", "{status:#}");
     }
+    // A2's command was killed: its process is gone (it would wait for its gate forever).
+    wait_gated_killed(&log, id, "17", &never, Duration::from_secs(30));
     let seen = lines(&log);
-    assert!(
-        !seen.contains_key(&format!("{id} 17")),
-        "A2's command was killed: {seen:?}"
-    );
+    assert_eq!(seen.get(&format!("{id} 17 start")), Some(&1), "{seen:?}");
+    assert!(!seen.contains_key(&format!("{id} 17")), "{seen:?}");
 }
 
 #[test]

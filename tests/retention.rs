@@ -1,4 +1,4 @@
-//! Proves issue 15's bounded memory and retention on the real binaries (a controller and the
+//! Proves the controller's bounded memory and retention on the real binaries (a controller and the
 //! paper's partners P1 and P2 as processes):
 //!
 //! - instances that finished leave the controller's memory (`mobiwf_instances_in_memory` is

@@ -1,7 +1,7 @@
-//! Bounded memory and ids over a node's lifetime (issue 15): finished instances leave the
-//! node's memory (`mobiwf_runs_in_memory`) yet `GET /runs` and `GET /instances/{id}/data`
-//! still show them, before and after a restart, and a finished instance's late words still
-//! reach it; and a node whose data directory is wiped with its key kept (a reinstalled
+//! Bounded memory and ids over a node's lifetime: finished instances leave the node's memory
+//! (`mobiwf_runs_in_memory`) yet `GET /runs` and `GET /instances/{id}/data` still show them,
+//! before and after a restart; a late word for a finished instance (an operator's rerun of
+//! its failed activity) still reaches it once it left memory, and carries it on; and a node whose data directory is wiped with its key kept (a reinstalled
 //! device, a lost disk) comes back as the same peer with a new store: its messages, numbered
 //! from 1 again, carry a new incarnation, so the controller and its partners take them as new
 //! rather than drop them as duplicates of the earlier store's. Instances still complete
@@ -10,8 +10,33 @@
 
 use std::time::{Duration, Instant};
 
-use mobiwf_tests::harness::{Node, PAPER_PLACEMENT, assert_all_succeeded, http_get, paper_mesh};
+use mobiwf_tests::harness::{
+    CLI_TIMEOUT, Node, PAPER_PLACEMENT, assert_all_succeeded, http_get, paper_mesh,
+    paper_workflow_with, xml_text,
+};
 use mobiwf_tests::{repo_root, scratch};
+
+/// The paper's workflow, A1 (16, on P1) writing the number `4200 + instance` as `reading`.
+fn paper_with_a_reading(dir: &std::path::Path) -> std::path::PathBuf {
+    let command = r#"echo $((4200 + MOBIWF_INSTANCE)) > "$MOBIWF_DATA_DIR/reading""#;
+    let xml = paper_workflow_with(|id| {
+        if id == 16 {
+            format!(
+                "<command>{}</command><writes>reading</writes>",
+                xml_text(command)
+            )
+        } else {
+            String::new()
+        }
+    })
+    .replace(
+        "</partners>",
+        r#"</partners><data><value name="reading" type="number"/></data>"#,
+    );
+    let file = dir.join("reading.xml");
+    std::fs::write(&file, xml).unwrap();
+    file
+}
 
 /// The node's `mobiwf_runs_in_memory`.
 fn runs_in_memory(node: &Node) -> Option<u64> {
@@ -63,7 +88,7 @@ fn runs(node: &Node) -> Vec<serde_json::Value> {
 fn finished_instances_leave_memory_and_are_still_shown_from_the_store() {
     let dir = scratch("retention").unwrap();
     let (controller, mut p1, p2) = paper_mesh(&dir);
-    let workflow = repo_root().join("examples/paper/workflow.xml");
+    let workflow = paper_with_a_reading(&dir);
     let mut ids = Vec::new();
     for _ in 0..3 {
         let id = controller.submit(&workflow);
@@ -78,7 +103,17 @@ fn finished_instances_leave_memory_and_are_still_shown_from_the_store() {
     }
     // The instance's data is read back from the store.
     let data = http_get(&p1.api, &format!("/instances/{}/data", ids[0])).unwrap();
-    assert!(data.trim_start().starts_with('['), "{data}");
+    let data: serde_json::Value = serde_json::from_str(&data).unwrap();
+    let reading = data
+        .as_array()
+        .and_then(|values| values.iter().find(|d| d["name"] == "reading"))
+        .unwrap_or_else(|| panic!("no reading in {data:#}"));
+    let expected = (4200 + ids[0]).to_string();
+    assert!(
+        reading["value"].to_string().contains(&expected),
+        "the reading of instance {} is {expected}: {data:#}",
+        ids[0]
+    );
     // After a restart only the live runs are loaded: none; the finished are still shown.
     p1.restart();
     assert_eq!(runs_in_memory(&p1), Some(0));
@@ -97,6 +132,44 @@ fn finished_instances_leave_memory_and_are_still_shown_from_the_store() {
     assert_all_succeeded(&controller.status(id), &PAPER_PLACEMENT);
     wait_none_in_memory(&p1);
     assert_eq!(runs(&p1).len(), 4);
+}
+
+#[test]
+fn a_late_word_reaches_a_finished_instance_that_left_memory() {
+    let dir = scratch("retention-late").unwrap();
+    let (controller, p1, p2) = paper_mesh(&dir);
+    // A4 (19, on P2, contingency -1) fails until the file `ok` exists: the instance fails.
+    let ok = dir.join("ok");
+    let xml = paper_workflow_with(|id| {
+        if id == 19 {
+            format!(
+                "<command>{}</command>",
+                xml_text(&format!("test -f '{}'", ok.display()))
+            )
+        } else {
+            String::new()
+        }
+    });
+    let file = dir.join("failing.xml");
+    std::fs::write(&file, xml).unwrap();
+    let id = controller.submit(&file);
+    controller.wait(id, 60).expect_code(1, "the instance fails");
+    // Both nodes ended their runs and let them go.
+    wait_none_in_memory(&p1);
+    wait_none_in_memory(&p2);
+
+    // The operator's rerun reaches P2 (and then P1) for an instance neither holds any more.
+    std::fs::write(&ok, "").unwrap();
+    controller
+        .cli(&["rerun", &id.to_string(), "19"], CLI_TIMEOUT)
+        .expect_code(0, "rerun of the failed A4");
+    controller
+        .wait(id, 60)
+        .expect_code(0, "the instance succeeds after the rerun");
+    assert_all_succeeded(&controller.status(id), &PAPER_PLACEMENT);
+    assert!(p2.spec.dir.join(format!("runs/{id}-2-19.1/exit")).exists());
+    wait_none_in_memory(&p1);
+    wait_none_in_memory(&p2);
 }
 
 #[test]

@@ -1,4 +1,4 @@
-//! Proves activity kinds and routing (issue 13, seed 002) with the real binaries: a command's
+//! Proves activity kinds and routing with the real binaries: a command's
 //! completion flag (`$MOBIWF_FLAG_FILE`) takes one route and the branch not taken is skipped
 //! on the other partner while an or-merge goes on; a person's `complete --flag` does the same;
 //! a 2-of-3 vote merge starts on the second success while the third still runs; a completion
@@ -9,7 +9,9 @@
 use std::path::{Path, PathBuf};
 use std::time::Duration;
 
-use mobiwf_tests::harness::{Controller, gated, log_line, paper_mesh, ran, wait_for, xml_text};
+use mobiwf_tests::harness::{
+    Controller, gated, log_line, paper_mesh, ran, wait_for, wait_gated_killed, xml_text,
+};
 use mobiwf_tests::scratch;
 use serde_json::Value;
 
@@ -271,7 +273,7 @@ fn a_vote_merge_starts_on_two_successes_of_three() {
 fn a_completion_activity_ends_the_instance_and_cancels_what_still_runs() {
     let dir = scratch("routing-completion").unwrap();
     let log = dir.join("ran.log");
-    let gate = dir.join("never");
+    let gate = dir.join("gate-1");
     let (controller, _p1, _p2) = paper_mesh(&dir);
     let file = workflow(
         &dir,
@@ -285,7 +287,11 @@ fn a_completion_activity_ends_the_instance_and_cancels_what_still_runs() {
                 &[],
                 format!(
                     "<completion>true</completion>{}",
-                    command(&log_line(&log, "3"))
+                    command(&format!(
+                        "{}; {}",
+                        started_first(&log, "1"),
+                        log_line(&log, "3")
+                    ))
                 ),
             ),
             act(4, true, &[], "<kind>dummy</kind>"),
@@ -306,11 +312,34 @@ fn a_completion_activity_ends_the_instance_and_cancels_what_still_runs() {
             .any(|t| t.contains("instance complete: completion activity A3 (3) succeeded")),
         "{history:#?}"
     );
-    // 1 was cancelled (stopped, if it had started) before its gate opened (it never will),
-    // and 2, which waited for it, never ran.
+    // 1 was running when 3 ended the instance (3 waited for its start): its command was
+    // killed, so opening its gate now lets nothing go on; 2, which waited for it, never ran.
+    wait_gated_killed(&log, id, "1", &gate, Duration::from_secs(30));
+    std::fs::write(&gate, "").unwrap();
     let lines = ran(&log, id);
+    assert_eq!(
+        lines.iter().filter(|l| *l == "1 start").count(),
+        1,
+        "{lines:?}"
+    );
     assert!(
         !lines.contains(&"1".to_owned()) && !lines.contains(&"2".to_owned()),
         "{lines:?}"
     );
+    let status = controller.status(id);
+    let two = status["activities"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|a| a["id"] == 2)
+        .unwrap();
+    assert!(two["started_ms"].is_null(), "2 never started: {status:#}");
+}
+
+/// A command line that waits until `what` of the same instance logged its start.
+fn started_first(log: &Path, what: &str) -> String {
+    format!(
+        "until grep -qx \"$MOBIWF_INSTANCE {what} start\" '{}' 2>/dev/null; do sleep 0.05; done",
+        log.display()
+    )
 }

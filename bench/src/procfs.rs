@@ -7,20 +7,18 @@ const CLK_TCK: f64 = 100.0;
 /// User + system CPU seconds the process has consumed so far.
 pub fn cpu_seconds(pid: u32) -> anyhow::Result<f64> {
     let stat = std::fs::read_to_string(format!("/proc/{pid}/stat"))?;
-    // The command name (field 2) is in parentheses and may hold spaces: count from after it.
-    let rest = stat
-        .rsplit_once(')')
-        .map(|(_, r)| r)
-        .ok_or_else(|| anyhow::anyhow!("unexpected /proc/{pid}/stat"))?;
+    cpu_seconds_in(&stat).ok_or_else(|| anyhow::anyhow!("unexpected /proc/{pid}/stat: {stat:?}"))
+}
+
+/// The user + system CPU seconds a `/proc/<pid>/stat` line tells.
+fn cpu_seconds_in(stat: &str) -> Option<f64> {
+    // The command name (field 2) is in parentheses and may hold spaces and parentheses: count
+    // from after the last `)`.
+    let (_, rest) = stat.rsplit_once(')')?;
     let fields: Vec<&str> = rest.split_whitespace().collect();
     // After the name: state is field 3; utime and stime are fields 14 and 15.
-    let field = |n: usize| -> anyhow::Result<f64> {
-        Ok(fields
-            .get(n - 3)
-            .ok_or_else(|| anyhow::anyhow!("short /proc/{pid}/stat"))?
-            .parse::<f64>()?)
-    };
-    Ok((field(14)? + field(15)?) / CLK_TCK)
+    let field = |n: usize| fields.get(n - 3)?.parse::<f64>().ok();
+    Some((field(14)? + field(15)?) / CLK_TCK)
 }
 
 /// A `kB` line of `/proc/<pid>/status` (`VmRSS`, `VmHWM`), in MiB.
@@ -56,11 +54,31 @@ mod tests {
     use super::*;
 
     #[test]
+    fn the_cpu_time_is_utime_plus_stime_after_a_name_with_spaces_and_parentheses() {
+        let stat = "4242 (a (b) c) S 1 4242 4242 0 -1 4194560 900 0 0 0 250 75 0 0 20 0 9 0 \
+                    1000 300000 700 18446744073709551615";
+        assert_eq!(cpu_seconds_in(stat), Some(3.25));
+        assert_eq!(cpu_seconds_in("4242 (sh) S 1 2"), None);
+        assert_eq!(cpu_seconds_in("no name here"), None);
+    }
+
+    #[test]
     fn this_process_has_consumed_cpu_and_holds_memory() {
         let me = std::process::id();
-        let spin: u64 = (0..20_000_000u64).fold(0, |a, b| a ^ b.wrapping_mul(31));
-        assert!(spin != 1);
-        assert!(cpu_seconds(me).unwrap() >= 0.0);
+        let before = cpu_seconds(me).unwrap();
+        // Spin until the kernel's tick count moves (a tick is 10 ms); a reading that never
+        // grows fails after far more work than a tick takes.
+        let mut spin = 0u64;
+        let mut rounds = 0;
+        while cpu_seconds(me).unwrap() <= before {
+            rounds += 1;
+            assert!(
+                rounds < 10_000,
+                "{rounds} rounds of work and no CPU time counted"
+            );
+            spin = (0..1_000_000u64).fold(spin, |a, b| a ^ b.wrapping_mul(31));
+            std::hint::black_box(spin);
+        }
         let (rss, peak) = (rss_mib(me).unwrap(), peak_rss_mib(me).unwrap());
         assert!(rss > 0.0 && peak >= rss, "rss {rss} peak {peak}");
     }

@@ -1,7 +1,10 @@
 //! A network namespace joined to the host by a veth link, for tests where a link is cut and
 //! restored, or a node moves to another address. Needs root and `ip netns`: [`Netns::create`]
-//! says why not, and the tests then skip with that message.
+//! says why not. A test then skips, unless [`REQUIRE_NETNS`] is `1` (CI sets it), where it
+//! fails: a skip passes in cargo's summary, and CI must not pass having run none of them.
+//! Each skip is also listed in the file [`SKIP_LOG`] names, for `scripts/test`'s summary.
 
+use std::io::Write;
 use std::process::Command;
 
 use super::{CLI_TIMEOUT, run};
@@ -33,19 +36,40 @@ pub struct Netns {
     pub ns_ip: String,
 }
 
+/// The environment variable that turns a namespace test's skip into a failure when `1`.
+pub const REQUIRE_NETNS: &str = "MOBIWF_REQUIRE_NETNS";
+
+/// The environment variable naming a file each skipped test appends a line to.
+pub const SKIP_LOG: &str = "MOBIWF_SKIP_LOG";
+
 impl Netns {
-    /// The namespace, or `None` (with the reason on stderr: the test is skipped) when this
-    /// machine does not allow it.
+    /// The namespace, or `None` when this machine does not allow it: the test is skipped
+    /// (the reason on stderr and in [`SKIP_LOG`]'s file), or fails when [`REQUIRE_NETNS`] is
+    /// `1`.
     pub fn create_or_skip(tag: &str) -> Option<Netns> {
-        match Netns::create(tag) {
-            Ok(net) => Some(net),
-            Err(why) => {
-                eprintln!(
-                    "skipped: cannot set up a network namespace ({why}); needs root and `ip netns`"
-                );
-                None
+        let why = match Netns::create(tag) {
+            Ok(net) => return Some(net),
+            Err(why) => why,
+        };
+        let what = format!("cannot set up a network namespace ({why}); needs root and `ip netns`");
+        assert!(
+            std::env::var_os(REQUIRE_NETNS).is_none_or(|v| v != "1"),
+            "{what}; {REQUIRE_NETNS}=1 says this test must run, not skip"
+        );
+        let test = std::thread::current().name().unwrap_or("a test").to_owned();
+        eprintln!("skipped {test}: {what}");
+        if let Some(file) = std::env::var_os(SKIP_LOG) {
+            let line = format!("{test}: {what}\n");
+            let written = std::fs::OpenOptions::new()
+                .create(true)
+                .append(true)
+                .open(&file)
+                .and_then(|mut f| f.write_all(line.as_bytes()));
+            if let Err(e) = written {
+                eprintln!("cannot list the skip in {}: {e}", file.to_string_lossy());
             }
         }
+        None
     }
 
     /// Creates the namespace; Err when this machine does not allow it. `tag` (a letter or
