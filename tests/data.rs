@@ -207,13 +207,20 @@ fn a_person_sets_values_and_files_and_a_wrong_type_is_refused() {
     let (instance, photo) = (id.to_string(), dir.join("report.txt"));
     std::fs::write(&photo, "pump ok").unwrap();
     let bad = p1.cli(&["complete", &instance, "1", "--set", "reading=lots"]);
-    assert_ne!(bad.code, Some(0), "{bad:?}");
+    bad.expect_code(1, "a value of the wrong type");
+    assert!(bad.stderr.contains("400 Bad Request"), "{}", bad.stderr);
     assert!(
         bad.stderr.contains("`reading` is a number"),
         "{}",
         bad.stderr
     );
     let undeclared = p1.cli(&["complete", &instance, "1", "--set", "photo=x"]);
+    undeclared.expect_code(1, "a value the activity does not write");
+    assert!(
+        undeclared.stderr.contains("400 Bad Request"),
+        "{}",
+        undeclared.stderr
+    );
     assert!(
         undeclared.stderr.contains("does not write `photo`"),
         "{}",

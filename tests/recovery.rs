@@ -100,9 +100,11 @@ fn kill_orphans(runs: &Path) {
         if dir.join("exit").exists() {
             continue;
         }
-        if let Ok(pid) = std::fs::read_to_string(dir.join("claim").join("pid")) {
+        // `claim/pid` holds the wrapper's pid and its start time.
+        let claim = std::fs::read_to_string(dir.join("claim").join("pid")).unwrap_or_default();
+        if let Some(pid) = claim.split_whitespace().next() {
             let _ = std::process::Command::new("kill")
-                .args(["-KILL", "--", &format!("-{}", pid.trim())])
+                .args(["-KILL", "--", &format!("-{pid}")])
                 .status();
         }
     }

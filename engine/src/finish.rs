@@ -55,7 +55,7 @@ impl Engine {
             (None, Ok(_)) => None,
         };
         if let (Some(reason), Finisher::Person) = (refused, by) {
-            return Err(Refusal::NotCompletable {
+            return Err(Refusal::InvalidCompletion {
                 instance,
                 activity,
                 reason,

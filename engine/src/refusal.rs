@@ -56,6 +56,17 @@ pub enum Refusal {
         /// Why.
         reason: String,
     },
+    /// What a person gave to complete the activity is invalid (a flag that is not one, data
+    /// of the wrong type or that the activity does not write): their input, not the moment.
+    #[error("activity {activity} of instance {instance} cannot be completed: {reason}")]
+    InvalidCompletion {
+        /// The instance.
+        instance: InstanceId,
+        /// The activity.
+        activity: ActivityId,
+        /// What is wrong with it.
+        reason: String,
+    },
     /// The activity is not a work item here.
     #[error("activity {activity} of instance {instance} is not a work item: {reason}")]
     NotAnItem {

@@ -5,7 +5,8 @@
 //!   `{"failed": bool, "detail": "..."}`: a person finishes one. 404 when the node has no such
 //!   activity, 409 when it cannot be completed now (not running, or automatic).
 //!   The body may also set instance data: `"set": {"reading": "42"}`, `"files": {"photo":
-//!   "<base64>"}` (400 when a content is not base64 or over `MAX_FILE_BYTES`).
+//!   "<base64>"}` (400 when a content is not base64 or over `MAX_FILE_BYTES`, a value is of
+//!   the wrong type or one the activity does not write, or the flag is not one).
 //! - `GET /instances/{instance}/data`: the instance data this node knows (JSON array).
 //! - `GET /files/{sha256}`: the content of a data file this node holds (404 when not).
 //! - `GET /runs`: every partition run on this node and each activity's state (JSON).
@@ -198,6 +199,9 @@ async fn complete(
         }
         Ok(Err(refusal @ Refusal::UnknownActivity { .. })) => {
             error(StatusCode::NOT_FOUND, refusal.to_string())
+        }
+        Ok(Err(refusal @ Refusal::InvalidCompletion { .. })) => {
+            error(StatusCode::BAD_REQUEST, refusal.to_string())
         }
         Ok(Err(refusal)) => error(StatusCode::CONFLICT, refusal.to_string()),
         Err(e) => unavailable(e),
