@@ -21,7 +21,8 @@ use mobiwf_tests::{repo_root, scratch};
 /// Requests the flooder keeps under way at once: far past `MAX_INBOUND_IN_FLIGHT_PER_PEER`.
 const FLOOD_AT_ONCE: u64 = 512;
 
-/// The nodes' `--inbound-per-peer-per-sec`: far under what of the flood reaches P2's gate.
+/// The nodes' `--inbound-per-peer-per-sec`: far under the rate at which the flood reaches
+/// P2's gate.
 /// At 200/s the gate shed in bursts, with pauses of seconds in which paper instances ran
 /// through unchallenged; at 20/s it sheds all the time.
 const RATE: &str = "20";

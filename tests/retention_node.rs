@@ -1,11 +1,11 @@
 //! Bounded memory and ids over a node's lifetime: finished instances leave the node's memory
 //! (`mobiwf_runs_in_memory`) yet `GET /runs` and `GET /instances/{id}/data` still show them,
 //! before and after a restart; a late word for a finished instance (an operator's rerun of
-//! its failed activity) still reaches it once it left memory, and carries it on; and a node whose data directory is wiped with its key kept (a reinstalled
-//! device, a lost disk) comes back as the same peer with a new store: its messages, numbered
-//! from 1 again, carry a new incarnation, so the controller and its partners take them as new
-//! rather than drop them as duplicates of the earlier store's. Instances still complete
-//! through it.
+//! its failed activity) still reaches it once it left memory, and carries it on; and a node
+//! whose data directory is wiped with its key kept (a reinstalled device, a lost disk) comes
+//! back as the same peer with a new store: its messages, numbered from 1 again, carry a new
+//! incarnation, so the controller and its partners take them as new rather than drop them as
+//! duplicates of the earlier store's. Instances still complete through it.
 #![allow(clippy::unwrap_used, clippy::expect_used)]
 
 use std::time::{Duration, Instant};

@@ -1,5 +1,5 @@
 //! An activity's command exited, or a person completed it: success ends it; a failure ends it
-//! or, as its `<retries>` allow, waits for the next try (MISSION F2).
+//! or, as its `<retries>` allow, waits for the next try.
 
 use mobiwf_proto::{ActivityId, ActivityState, InstanceId};
 use mobiwf_xml_schema::{ActivityKind, flag_problem};

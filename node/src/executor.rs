@@ -6,7 +6,8 @@
 //! runs under a small `sh` wrapper, in its own process group (so it outlives a killed node),
 //! which first *claims* the directory with an atomic `mkdir claim`; a second wrapper started for
 //! the same activity (after a restart) finds the claim and exits without running anything. The
-//! wrapper writes the command's exit status to `exit` (tmp + rename) when it ends. A restarted
+//! wrapper writes the command's exit status to `exit` (tmp + rename) when it ends (or
+//! `killed`, running nothing, when a kill came before it started: see [`kill`]). A restarted
 //! node therefore finds one of: no claim (never ran: run it), a claim and an `exit` (ran: use
 //! the status), or a claim and a live wrapper (still running: watch it). A claim whose wrapper
 //! is gone without an `exit` means the command was interrupted: the activity fails with that
@@ -36,10 +37,17 @@ const WRAPPER: &str = r#"d="$1"
 mkdir "$d/claim" 2>/dev/null || exit 0
 t=$(s=$(cat /proc/$$/stat 2>/dev/null) && s=${s##*) } && set -- $s && echo "${20}")
 echo "$$ $t" > "$d/claim/pid.tmp" && mv "$d/claim/pid.tmp" "$d/claim/pid"
-sh -c "$2" >>"$d/output" 2>&1 </dev/null
-s=$?
+if [ -e "$d/kill" ]; then
+  s=killed
+else
+  sh -c "$2" >>"$d/output" 2>&1 </dev/null
+  s=$?
+fi
 echo $s > "$d/exit.tmp" && mv "$d/exit.tmp" "$d/exit"
 "#;
+
+/// What the wrapper writes to `exit` when it found the kill mark and ran nothing.
+const KILLED_BEFORE_START: &str = "killed";
 
 /// What one execution asks for.
 #[derive(Debug, Clone)]
@@ -94,14 +102,22 @@ pub fn run_dir(data_dir: &Path, e: &Execution) -> PathBuf {
 }
 
 /// Kills the command of an execution (its wrapper's whole process group) with SIGKILL: it ran
-/// longer than its `timeOut`, was withdrawn, or its instance was cancelled.
+/// longer than its `timeOut`, was withdrawn, or its instance was cancelled. A command whose
+/// wrapper has not recorded its pid yet (or not even started) never runs: the kill leaves a
+/// mark, `kill`, that the wrapper looks for after recording its pid. Mark first, then read the
+/// pid; pid first, then look for the mark: one of the two sees the other.
 pub fn kill(data_dir: &Path, e: &Execution) -> Result<(), String> {
     let dir = run_dir(data_dir, e);
     if dir.join("exit").exists() {
         return Ok(());
     }
-    let text = std::fs::read_to_string(dir.join("claim").join("pid"))
-        .map_err(|e| format!("no process recorded in {}: {e}", dir.display()))?;
+    std::fs::create_dir_all(&dir)
+        .and_then(|()| std::fs::write(dir.join("kill"), ""))
+        .map_err(|err| format!("cannot mark {} killed: {err}", dir.display()))?;
+    let Ok(text) = std::fs::read_to_string(dir.join("claim").join("pid")) else {
+        // No pid recorded: the wrapper will find the mark.
+        return Ok(());
+    };
     let Some(wrapper) = Wrapper::parse(&text) else {
         return Err(format!(
             "the process recorded in {} is unreadable: {text:?}",
@@ -222,6 +238,9 @@ async fn watch(dir: &Path, e: &Execution, files: &Files) -> Ended {
 async fn read_exit(dir: &Path, e: &Execution, files: &Files) -> Option<Ended> {
     let text = std::fs::read_to_string(dir.join("exit")).ok()?;
     let code = text.trim();
+    if code == KILLED_BEFORE_START {
+        return Some(failed("killed before its command started".to_owned()));
+    }
     Some(if code == "0" {
         let written = if e.writes.is_empty() {
             Ok(Vec::new())

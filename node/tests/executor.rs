@@ -185,6 +185,25 @@ async fn a_running_command_can_be_killed_and_ends_failed() {
 }
 
 #[tokio::test]
+async fn a_command_killed_before_its_wrapper_started_never_runs() {
+    let dir = tempfile::tempdir().expect("tempdir");
+    let marker = dir.path().join("ran");
+    let e = execution(&format!("touch {}", marker.display()));
+    // The kill comes first (a timeOut or a cancel just after the start was decided).
+    kill(dir.path(), &e).expect("kill");
+    let ended = execute(dir.path(), &e, &CommandPolicy::Any).await;
+    assert!(!ended.succeeded, "{ended:?}");
+    assert_eq!(
+        ended.detail.as_deref(),
+        Some("killed before its command started")
+    );
+    assert!(!marker.exists(), "the command ran");
+    // Asked again (a restart): the same outcome, nothing run.
+    assert_eq!(execute(dir.path(), &e, &CommandPolicy::Any).await, ended);
+    assert!(!marker.exists(), "the command ran");
+}
+
+#[tokio::test]
 async fn a_command_reads_its_data_from_files_and_what_it_leaves_is_written() {
     use mobiwf_node::files::Files;
     use mobiwf_proto::{DataValue, Datum};

@@ -13,20 +13,32 @@ pub fn log_line(log: &Path, what: &str) -> String {
     format!("echo \"$MOBIWF_INSTANCE {what}\" >> '{}'", log.display())
 }
 
-/// A command that logs `<what> start`, records its pid (read with [`gated_pid`]), waits for
-/// the file `gate` to exist, and logs `<what>`.
+/// How many 50 ms ticks a gated command waits for its gate at most: none outlives a failed
+/// test by more than a minute.
+pub const GATE_LIMIT_TICKS: u32 = 1200;
+
+/// A command that records its pid (read with [`gated_pid`]), logs `<what> start`, waits for
+/// the file `gate` to exist (at most [`GATE_LIMIT_TICKS`]), and logs `<what>`.
 pub fn gated(log: &Path, what: &str, gate: &Path) -> String {
     format!(
-        "{}; echo $$ > \"{}\"; while [ ! -f '{}' ]; do sleep 0.05; done; {}",
+        "{}; {}; i=0; while [ ! -f '{}' ] && [ $i -lt {GATE_LIMIT_TICKS} ]; \
+         do sleep 0.05; i=$((i+1)); done; {}",
+        record_pid(log, what),
         log_line(log, &format!("{what} start")),
-        pid_file(log, "$MOBIWF_INSTANCE", what).display(),
         gate.display(),
         log_line(log, what)
     )
 }
 
+/// A command line that writes the shell's pid where [`gated_pid`] reads it (tmp + rename:
+/// never read half written).
+fn record_pid(log: &Path, what: &str) -> String {
+    let file = format!("'{}'.\"$MOBIWF_INSTANCE\"-{what}.pid", log.display());
+    format!("echo $$ > {file}.tmp && mv {file}.tmp {file}")
+}
+
 /// Where the gated command `what` of `instance` records its pid (beside `log`).
-fn pid_file(log: &Path, instance: &str, what: &str) -> PathBuf {
+fn pid_file(log: &Path, instance: u64, what: &str) -> PathBuf {
     let mut name = log.as_os_str().to_owned();
     name.push(format!(".{instance}-{what}.pid"));
     PathBuf::from(name)
@@ -34,7 +46,7 @@ fn pid_file(log: &Path, instance: &str, what: &str) -> PathBuf {
 
 /// The pid of the gated command `what` of `instance`, once it recorded it.
 pub fn gated_pid(log: &Path, instance: u64, what: &str) -> Option<u32> {
-    std::fs::read_to_string(pid_file(log, &instance.to_string(), what))
+    std::fs::read_to_string(pid_file(log, instance, what))
         .ok()?
         .trim()
         .parse()
@@ -55,18 +67,24 @@ pub fn running(pid: u32, command: &str) -> bool {
     live && String::from_utf8_lossy(&cmdline).contains(command)
 }
 
-/// Waits until the gated command `what` of `instance` (which recorded its pid: it started)
-/// no longer runs; panics after `timeout`. `gate` tells its process from another one that
-/// got its pid since.
+/// Waits until the gated command `what` of `instance` has started (recorded its pid) and no
+/// longer runs; panics after `timeout`. `gate` tells its process from another one that got its
+/// pid since.
 pub fn wait_gated_killed(log: &Path, instance: u64, what: &str, gate: &Path, timeout: Duration) {
-    let pid = gated_pid(log, instance, what)
-        .unwrap_or_else(|| panic!("the command of {what} in instance {instance} never started"));
     let gate = gate.display().to_string();
     wait_for(
-        format!("the command of {what} in instance {instance} (pid {pid}) to be killed"),
+        format!("the command of {what} in instance {instance} to start and be killed"),
         timeout,
-        || (!running(pid, &gate)).then_some(()),
+        || gated_pid(log, instance, what).filter(|pid| !running(*pid, &gate)),
     );
+}
+
+/// A process's start time in clock ticks since boot (`/proc/<pid>/stat`, field 22), `None`
+/// when it is gone.
+pub fn start_time(pid: u32) -> Option<u64> {
+    let stat = std::fs::read_to_string(format!("/proc/{pid}/stat")).ok()?;
+    let (_, after) = stat.rsplit_once(')')?;
+    after.split_whitespace().nth(19)?.parse().ok()
 }
 
 /// The lines of `log` for `instance`, in order, without the instance.

@@ -261,6 +261,11 @@ scenarios! {
         ] {
             let refusal = person_ends(&mut e, 1, written).expect_err("refused");
             assert!(refusal.to_string().contains(says), "{refusal}");
+            // The person's input is wrong, not the moment: the API answers 400, not 409.
+            assert!(
+                matches!(refusal, Refusal::InvalidCompletion { .. }),
+                "{refusal:?}"
+            );
             assert_eq!(state(&e, 1, 1), ActivityState::Ready);
         }
         assert!(e.data(InstanceId(1)).is_empty());
