@@ -117,6 +117,7 @@ impl Deriver<'_> {
 
     /// Activity `a` as the partition at `index` holds it.
     fn activity(&self, a: &Activity, index: usize) -> PartitionActivity {
+        crate::work::count(1 + a.preconditions.len());
         let preconditions = a
             .preconditions
             .iter()

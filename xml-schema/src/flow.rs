@@ -39,6 +39,7 @@ impl Names {
 
     /// Adds every name of `other`.
     pub(crate) fn add(&mut self, other: &Names) {
+        crate::work::count(self.0.len());
         for (word, more) in self.0.iter_mut().zip(&other.0) {
             *word |= more;
         }
@@ -46,6 +47,7 @@ impl Names {
 
     /// The names in both sets.
     pub(crate) fn and(&self, other: &Names) -> Names {
+        crate::work::count(self.0.len());
         Names(self.0.iter().zip(&other.0).map(|(a, b)| a & b).collect())
     }
 }
@@ -97,6 +99,7 @@ impl<'a> Flow<'a> {
                 names.len() - 1
             });
         }
+        crate::work::count(def.data.len() + def.activities.len());
         let mut index = HashMap::with_capacity(def.activities.len());
         for (i, a) in def.activities.iter().enumerate() {
             index.entry(a.id).or_insert(i);
@@ -143,6 +146,7 @@ impl<'a> Flow<'a> {
 
     /// The declared names among `names` (the others are left out).
     pub(crate) fn set(&self, names: &[String]) -> Names {
+        crate::work::count(names.len());
         let mut set = Names::none(self.names.len());
         for name in names {
             if let Some(&bit) = self.bit.get(name.as_str()) {
@@ -207,6 +211,7 @@ impl<'a> Flow<'a> {
 
     /// The names of `set`, in declaration order.
     pub(crate) fn names(&self, set: &Names) -> Vec<String> {
+        crate::work::count(self.names.len());
         (0..self.names.len())
             .filter(|&bit| set.contains(bit))
             .map(|bit| self.names[bit].to_owned())
@@ -228,6 +233,7 @@ fn predecessors(def: &WorkflowDefinition, index: &HashMap<ActivityId, usize>) ->
         .enumerate()
         .map(|(i, a)| {
             let terms = a.depends.as_ref().map(|r| r.terms()).unwrap_or_default();
+            crate::work::count(1 + a.preconditions.len() + terms.len());
             let ids = a.preconditions.iter().copied();
             let mut preds: Vec<usize> = ids
                 .chain(terms.into_iter().map(|(id, _)| id))
@@ -257,6 +263,7 @@ fn topological_order(preds: &[Vec<usize>]) -> (Vec<usize>, Vec<bool>) {
     let mut next = 0;
     while let Some(&i) = order.get(next) {
         next += 1;
+        crate::work::count(1 + succs[i].len());
         for &s in &succs[i] {
             waiting[s] -= 1;
             if waiting[s] == 0 {
@@ -304,6 +311,7 @@ impl StandIns {
             let mut on_path: HashSet<usize> = HashSet::new();
             let mut at = start;
             let found = loop {
+                crate::work::count(1);
                 if let Some(known) = origin[at] {
                     break known;
                 }
@@ -336,6 +344,7 @@ impl StandIns {
         let mut failed: Vec<usize> = Vec::new();
         for &i in self.namers.get(&x).map(Vec::as_slice).unwrap_or_default() {
             let origin = self.origin.get(i).copied().unwrap_or(i);
+            crate::work::count(1 + failed.len());
             if !failed.contains(&origin) {
                 failed.push(origin);
             }

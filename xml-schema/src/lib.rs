@@ -45,6 +45,7 @@ mod source_map;
 mod text;
 mod tree;
 mod validate;
+mod work;
 mod write;
 
 pub use derive::{

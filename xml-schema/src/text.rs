@@ -37,9 +37,11 @@ impl<'a> LineIndex<'a> {
         let line = self.line_starts.partition_point(|&start| start <= offset);
         let (last_offset, last_line, last_column) = self.cursor.get();
         let column = if last_line == line && last_offset <= offset {
+            crate::work::count(offset - last_offset);
             last_column + self.text[last_offset..offset].chars().count()
         } else {
             let start = self.line_starts[line - 1];
+            crate::work::count(offset - start);
             self.text[start..offset].chars().count() + 1
         };
         self.cursor.set((offset, line, column));

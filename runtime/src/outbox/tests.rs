@@ -1,5 +1,8 @@
 //! The lanes and the backoff without a network: a stand-in link whose peers are up or down,
-//! counting the attempts in flight per peer.
+//! counting the attempts in flight per peer. The tests that wait run on tokio's paused clock
+//! (the lanes' timers are tokio's): it moves on only when every task waits, straight to the
+//! next timer, so what happens at each instant is the same on every run, however loaded the
+//! machine.
 
 use std::collections::{HashMap, HashSet};
 use std::sync::{Arc, Mutex};
@@ -27,6 +30,8 @@ struct Fake {
     delivered: Mutex<Vec<(PeerId, Instant)>>,
     /// Every try: (to, seq, answered_below).
     tries: Mutex<Vec<(PeerId, u64, u64)>>,
+    /// When each try began, on the test's clock.
+    tried_at: Mutex<Vec<(PeerId, Instant)>>,
     /// How many more tries each peer leaves unanswered (it is up, but sheds them).
     unanswered: Mutex<HashMap<PeerId, usize>>,
     /// How many times the controller was asked where a peer is.
@@ -54,6 +59,7 @@ impl Link for FakeLink {
                 .lock()
                 .unwrap()
                 .push((to, envelope.id.seq, envelope.answered_below));
+            fake.tried_at.lock().unwrap().push((to, Instant::now()));
             {
                 let mut now = fake.in_flight.lock().unwrap();
                 let n = now.entry(to).or_default();
@@ -168,7 +174,31 @@ fn delivered_to(fake: &Fake, peer: PeerId) -> usize {
     delivered.iter().filter(|(p, _)| *p == peer).count()
 }
 
-#[tokio::test]
+fn attempts_to(fake: &Fake, peer: PeerId) -> usize {
+    fake.attempts
+        .lock()
+        .unwrap()
+        .get(&peer)
+        .copied()
+        .unwrap_or(0)
+}
+
+/// When the tries to `peer` from `since` on began.
+fn tries_since(fake: &Fake, peer: PeerId, since: Instant) -> Vec<Instant> {
+    let tried = fake.tried_at.lock().unwrap();
+    tried
+        .iter()
+        .filter(|(p, at)| *p == peer && *at >= since)
+        .map(|(_, at)| *at)
+        .collect()
+}
+
+/// The time between each try and the next.
+fn gaps(tries: &[Instant]) -> Vec<Duration> {
+    tries.windows(2).map(|w| w[1] - w[0]).collect()
+}
+
+#[tokio::test(start_paused = true)]
 async fn an_unreachable_peer_does_not_slow_the_others_and_is_probed_one_at_a_time() {
     let fake = Arc::new(Fake::default());
     let (down, up) = (PeerId::random(), PeerId::random());
@@ -180,38 +210,35 @@ async fn an_unreachable_peer_does_not_slow_the_others_and_is_probed_one_at_a_tim
     let outbox = outbox(&fake, backoff);
     // Far more messages to the dead peer than the global cap.
     outbox.dispatch(messages(down, 1, 2 * MAX_IN_FLIGHT as u64));
-    tokio::time::sleep(Duration::from_millis(100)).await;
-    let started = Instant::now();
+    // Its first round failed long ago, and its backoff is at the longest.
+    tokio::time::sleep(Duration::from_millis(300)).await;
     outbox.dispatch(messages(up, 10_000, 200));
-    wait_until(
-        "200 deliveries to the live peer",
-        Duration::from_secs(5),
-        || delivered_to(&fake, up) == 200,
-    )
-    .await;
-    // Each takes 2 ms, 32 at a time: well under a second unless the dead peer took the slots.
-    assert!(
-        started.elapsed() < Duration::from_secs(2),
-        "the live peer waited {:?}",
-        started.elapsed()
-    );
+    // Each takes 2 ms, 32 at a time: all are through after 7 rounds unless the dead peer's
+    // waiting deliveries hold the global slots (then none goes).
+    let rounds = 200_u32.div_ceil(MAX_IN_FLIGHT_PER_PEER as u32);
+    tokio::time::sleep(Duration::from_millis(2) * rounds + Duration::from_millis(1)).await;
+    assert_eq!(delivered_to(&fake, up), 200, "the live peer waited");
     let most = fake.most_in_flight.lock().unwrap().clone();
     assert!(most[&down] <= MAX_IN_FLIGHT_PER_PEER, "{most:?}");
     assert!(most[&up] <= MAX_IN_FLIGHT_PER_PEER, "{most:?}");
-    // Once it failed, one delivery at a time tries the dead peer.
-    let before = fake.attempts.lock().unwrap()[&down];
+    // Once it failed, one delivery at a time tries the dead peer, once per wait: each probe
+    // fails after 30 ms, the next goes when the backoff (40 ms by now) is over, not sooner
+    // nor later; not one per message.
     let now = fake.in_flight.lock().unwrap()[&down];
     fake.most_in_flight.lock().unwrap().insert(down, now);
-    tokio::time::sleep(Duration::from_millis(300)).await;
-    let after = fake.attempts.lock().unwrap()[&down];
+    let from = Instant::now();
+    tokio::time::sleep(Duration::from_millis(700)).await;
     assert_eq!(fake.most_in_flight.lock().unwrap()[&down], 1);
-    // One probe per (at most 40 ms of backoff + 30 ms of failing), not one per message.
-    assert!(after - before <= 300 / 40 + 2, "{} probes", after - before);
+    let probes = tries_since(&fake, down, from);
+    assert!(probes.len() >= 9, "{} probes in 700 ms", probes.len());
+    for gap in gaps(&probes) {
+        assert_eq!(gap, FAIL_AFTER + backoff.max, "between two probes");
+    }
     assert_eq!(outbox.depth(), 2 * MAX_IN_FLIGHT);
     outbox.shutdown();
 }
 
-#[tokio::test]
+#[tokio::test(start_paused = true)]
 async fn the_backoff_resets_when_the_peer_is_seen_and_everything_waiting_goes() {
     let fake = Arc::new(Fake::default());
     let peer = PeerId::random();
@@ -225,35 +252,18 @@ async fn the_backoff_resets_when_the_peer_is_seen_and_everything_waiting_goes() 
     // Let it fail long enough for the backoff to grow past seconds: the first round (one
     // lane full of attempts) counts once, then a probe per wait (20 ms, 40 ms, ... 1.28 s).
     wait_until("the backoff to grow", Duration::from_secs(10), || {
-        fake.attempts
-            .lock()
-            .unwrap()
-            .get(&peer)
-            .copied()
-            .unwrap_or(0)
-            >= MAX_IN_FLIGHT_PER_PEER + 7
+        attempts_to(&fake, peer) >= MAX_IN_FLIGHT_PER_PEER + 7
     })
     .await;
+    // The probe in flight fails; without the peer being seen the next would wait 2.56 s.
     fake.up.lock().unwrap().insert(peer);
-    let back = Instant::now();
     let seen = fake.seen.lock().unwrap().clone().unwrap();
     seen.send(peer).unwrap();
-    wait_until("all 50 delivered", Duration::from_secs(5), || {
-        delivered_to(&fake, peer) == 50
-    })
-    .await;
-    let last = fake
-        .delivered
-        .lock()
-        .unwrap()
-        .iter()
-        .map(|(_, at)| *at)
-        .max()
-        .unwrap();
-    assert!(
-        last - back < Duration::from_secs(1),
-        "delivered {:?} after the peer was seen",
-        last - back
+    tokio::time::sleep(Duration::from_millis(100)).await;
+    assert_eq!(
+        delivered_to(&fake, peer),
+        50,
+        "delivered within 100 ms of the peer being seen"
     );
     wait_until("the outbox to empty", Duration::from_secs(5), || {
         outbox.depth() == 0
@@ -262,7 +272,7 @@ async fn the_backoff_resets_when_the_peer_is_seen_and_everything_waiting_goes() 
     assert_eq!(outbox.inner.lanes.len(), 0, "idle lanes are dropped");
 }
 
-#[tokio::test]
+#[tokio::test(start_paused = true)]
 async fn a_peer_the_controller_finds_elsewhere_is_tried_there_at_once() {
     let fake = Arc::new(Fake::default());
     let peer = PeerId::random();
@@ -273,15 +283,17 @@ async fn a_peer_the_controller_finds_elsewhere_is_tried_there_at_once() {
     };
     let outbox = outbox(&fake, backoff);
     outbox.dispatch(messages(peer, 1, 3));
+    // Long before the backoff's 600 s are over.
     wait_until(
         "delivery at the new address",
         Duration::from_secs(5),
         || delivered_to(&fake, peer) == 3,
     )
     .await;
+    assert_eq!(*fake.relocations.lock().unwrap(), 1);
 }
 
-#[tokio::test]
+#[tokio::test(start_paused = true)]
 async fn failures_of_attempts_made_together_count_once() {
     let backoff = Backoff {
         min: Duration::from_millis(100),
@@ -294,15 +306,22 @@ async fn failures_of_attempts_made_together_count_once() {
     assert!(lane.failed() <= Duration::from_millis(100));
     lane.reset();
     assert_eq!(lane.failed(), Duration::from_millis(100));
-    tokio::time::sleep(Duration::from_millis(110)).await;
+    // Up to the end of the wait a failure is of the same round: what is left of the wait.
+    tokio::time::advance(Duration::from_millis(99)).await;
+    assert_eq!(lane.failed(), Duration::from_millis(1));
+    // From its end on, a failure is the next round's: the wait doubles.
+    tokio::time::advance(Duration::from_millis(1)).await;
     assert_eq!(lane.failed(), Duration::from_millis(200));
     lane.succeeded();
     assert!(lane.turn().await.is_some(), "no wait after a success");
     assert!(lane.locate_due(Duration::from_secs(60)));
+    tokio::time::advance(Duration::from_secs(59)).await;
     assert!(!lane.locate_due(Duration::from_secs(60)));
+    tokio::time::advance(Duration::from_secs(1)).await;
+    assert!(lane.locate_due(Duration::from_secs(60)));
 }
 
-#[tokio::test]
+#[tokio::test(start_paused = true)]
 async fn a_peer_is_told_unreachable_after_three_failed_tries_and_reachable_once_it_answers() {
     let (fake, outbox, mut news) = telling_outbox();
     let (down, up) = (PeerId::random(), PeerId::random());
@@ -321,8 +340,10 @@ async fn a_peer_is_told_unreachable_after_three_failed_tries_and_reachable_once_
         fake.attempts.lock().unwrap()[&down] >= UNREACHABLE_AFTER_FAILURES as usize,
         "told before {UNREACHABLE_AFTER_FAILURES} tries"
     );
-    // Nothing more while it stays down; the peer that answers is never news.
+    // Nothing more while it stays down and fails again; the peer that answers is never news.
+    let before = attempts_to(&fake, down);
     tokio::time::sleep(Duration::from_millis(200)).await;
+    assert!(attempts_to(&fake, down) >= before + 2, "not tried again");
     assert!(news.try_recv().is_err(), "told twice");
     fake.up.lock().unwrap().insert(down);
     let told = tokio::time::timeout(Duration::from_secs(10), news.recv()).await;
@@ -340,7 +361,7 @@ async fn a_peer_is_told_unreachable_after_three_failed_tries_and_reachable_once_
     assert!(news.try_recv().is_err(), "reachable told twice");
 }
 
-#[tokio::test]
+#[tokio::test(start_paused = true)]
 async fn a_message_left_unanswered_is_tried_again_after_a_pause_and_its_peer_is_not_taken_for_gone()
 {
     let (fake, outbox, mut news) = telling_outbox();
@@ -356,12 +377,11 @@ async fn a_message_left_unanswered_is_tried_again_after_a_pause_and_its_peer_is_
     })
     .await;
     assert_eq!(fake.attempts.lock().unwrap()[&busy], shed + 1);
-    // Paused between tries: 100 + 200 + 400 + 800 ms.
-    assert!(
-        started.elapsed() >= UNANSWERED_PAUSE_MIN * 15,
-        "tried again after {:?} in all",
-        started.elapsed()
-    );
+    // Paused between tries, the pause doubling: 100, 200, 400, 800 ms.
+    let pauses: Vec<Duration> = (0..shed as u32)
+        .map(|k| UNANSWERED_PAUSE_MIN * 2_u32.pow(k))
+        .collect();
+    assert_eq!(gaps(&tries_since(&fake, busy, started)), pauses);
     assert!(news.try_recv().is_err(), "a live peer was news");
     assert_eq!(
         *fake.relocations.lock().unwrap(),
@@ -371,7 +391,7 @@ async fn a_message_left_unanswered_is_tried_again_after_a_pause_and_its_peer_is_
     outbox.shutdown();
 }
 
-#[tokio::test]
+#[tokio::test(start_paused = true)]
 async fn each_try_tells_its_receiver_the_lowest_number_it_has_no_answer_for() {
     let fake = Arc::new(Fake::default());
     let (down, up) = (PeerId::random(), PeerId::random());

@@ -320,6 +320,7 @@ impl Ctx {
 
 /// The closest known name to a misspelt one, if close enough to be a likely typo.
 pub(crate) fn suggest<'a>(name: &str, known: &[&'a str]) -> Option<&'a str> {
+    crate::work::count(known.len());
     known
         .iter()
         .map(|k| {

@@ -30,6 +30,7 @@ fn first_pos(map: &SourceMap, nodes: &[Node]) -> Pos {
 pub(super) fn check_declarations(diags: &mut Vec<Diagnostic>, map: &SourceMap, items: &[DataItem]) {
     let mut first: HashMap<&str, usize> = HashMap::new();
     for (k, item) in items.iter().enumerate() {
+        crate::work::count(1);
         let at = first_pos(
             map,
             &[Node::DataItemAttr(k, "name"), Node::DataItem(k), Node::Data],
@@ -123,6 +124,7 @@ pub(super) fn check_list(
 ) {
     let mut seen: HashSet<&str> = HashSet::with_capacity(list.names.len());
     for (k, name) in list.names.iter().enumerate() {
+        crate::work::count(1);
         let pos = first_pos(map, &[(list.name)(k), list.at, list.activity]);
         if !seen.insert(name.as_str()) {
             diags.push(Diagnostic::new(
@@ -216,6 +218,7 @@ pub(super) fn check_reads_before(
     let stand_ins = StandIns::new(def, &flow);
     let contingencies = def.contingency_activities();
     for (i, a) in def.activities.iter().enumerate() {
+        crate::work::count(1);
         if a.data.reads.is_empty() || flow.index(a.id) != Some(i) || !flow.is_ordered(i) {
             continue;
         }
@@ -256,6 +259,7 @@ fn check_reads_in(
     let failed = failed.and_then(|f| def.activities.get(f)).map(|f| f.id);
     let mut seen: HashSet<&str> = HashSet::new();
     for (k, name) in a.data.reads.iter().enumerate() {
+        crate::work::count(1);
         let Some(bit) = flow.bit(name) else { continue };
         if before.contains(bit) || !seen.insert(name.as_str()) {
             continue;

@@ -12,6 +12,8 @@ mod partition;
 mod people;
 mod routing;
 mod rules;
+#[cfg(test)]
+mod tests;
 
 pub use definition::validate_definition;
 pub use partition::validate_partition;
