@@ -104,6 +104,9 @@ fn only_the_holder_completes_and_the_activity_then_ends_as_any_other() {
     let fx = claim(&mut e, 3100, (1, 3), "bob", ItemAction::Select, Some("N2"));
     assert!(unavailable(&verdict(&fx)));
     assert!(format!("{:?}", verdict(&fx)).contains("alice completed it"));
+    // Another user's completion is not taken for a repeat of hers.
+    let fx = claim(&mut e, 3150, (1, 3), "bob", complete(true, "fixed"), Some("N2"));
+    assert!(unavailable(&verdict(&fx)), "{:?}", verdict(&fx));
     // Her own again: the same completion (a retry) is done; another outcome is not taken.
     let fx = claim(&mut e, 3200, (1, 3), "alice", complete(true, "fixed"), Some("N1"));
     assert_eq!(verdict(&fx), Some(Verdict::Done));
@@ -185,14 +188,33 @@ fn delegation_records_its_grantor_and_only_the_holder_an_administrator_or_the_co
 
 fn method_all_copies_are_delegated_only_to_users_without_one() {
     let people_3 = tech(Method::All);
-    let mut e = host(directory(1, three()));
+    let mut users = three();
+    users.push(user("dave", "N4", &[("ops", 1)]));
+    let mut e = host(directory(1, users));
     deploy_manual(&mut e, 1000, 1, (3, &people_3));
     claim(&mut e, 2000, (1, 3), "alice", ItemAction::Select, Some("N1"));
     let fx = claim(&mut e, 2100, (1, 3), "alice", delegate("bob"), Some("N1"));
     assert!(invalid(&verdict(&fx), "already has a copy"));
     let fx = claim(&mut e, 2200, (1, 3), "ops", delegate("bob"), None);
     assert!(matches!(&item_events(&fx)[0][..], [ItemEvent::Refused { .. }]));
+    // Not even to a user without a copy: the controller holds none to hand on.
+    let fx = claim(&mut e, 2300, (1, 3), "ops", delegate("dave"), None);
+    assert!(
+        matches!(&item_events(&fx)[0][..], [ItemEvent::Refused { reason, .. }] if reason.contains("of their own"))
+    );
+    assert_eq!(holders(&e, 1, 3)[0], Some(("alice".to_owned(), None)));
     assert_eq!(item(&e, 1, 3).copies.len(), 3);
+}
+
+fn a_completion_by_a_user_it_is_not_offered_to_is_forbidden() {
+    let people_3 = tech(Method::Fcfa);
+    let mut users = three();
+    users.push(user("dave", "N4", &[("ops", 1)]));
+    let mut e = host(directory(1, users));
+    deploy_manual(&mut e, 1000, 1, (3, &people_3));
+    let fx = claim(&mut e, 1500, (1, 3), "dave", complete(true, "done"), Some("N4"));
+    assert!(forbidden(&verdict(&fx)), "{:?}", verdict(&fx));
+    assert!(format!("{:?}", verdict(&fx)).contains("not offered to you"));
 }
 
 fn an_administrator_inserts_and_removes_users() {
