@@ -377,3 +377,38 @@ fn an_answer_without_an_item_wakes_only_the_claim_it_names() {
     // A repeat wakes nobody.
     assert!(answers(&f.apply(answer("alice", item.activity.0)).unwrap()).is_empty());
 }
+
+#[test]
+fn a_claim_under_way_holds_back_only_its_users_decisions_on_its_item() {
+    let (mut f, item) = offered_to_alice_and_bob();
+    let other = info(7, 4);
+    f.item(snap(&other, 1, &["bob"], vec![], ItemStatus::Open));
+    f.apply(claim("alice", &item, ItemAction::Select)).unwrap();
+    // Bob's claim on the same item is decided here as ever: he does not hold it.
+    let applied = f.apply(claim("bob", &item, ItemAction::Release)).unwrap();
+    assert_eq!(applied.sent_to(), None);
+    assert!(matches!(applied.verdict(), Some(Verdict::Invalid { .. })));
+    // And so is Alice's on an item not offered to her.
+    let applied = f.apply(claim("alice", &other, ItemAction::Select)).unwrap();
+    assert_eq!(applied.sent_to(), None);
+    assert!(matches!(applied.verdict(), Some(Verdict::Forbidden { .. })));
+}
+
+#[test]
+fn the_verdict_of_a_claim_is_its_own_answer() {
+    let answered = |request| DeskEffect::Answered {
+        request,
+        user: UserId::new("alice"),
+        verdict: Verdict::Done,
+    };
+    let applied = Applied {
+        request: Some(2),
+        effects: vec![answered(1)],
+    };
+    assert_eq!(applied.verdict(), None, "another claim's answer");
+    let applied = Applied {
+        request: Some(2),
+        effects: vec![answered(1), answered(2)],
+    };
+    assert_eq!(applied.verdict(), Some(&Verdict::Done));
+}

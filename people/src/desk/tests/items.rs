@@ -433,6 +433,23 @@ fn the_wire_messages_for_the_desk_become_its_inputs() {
         }),
         Some(DeskInput::Notice(told))
     );
+    let answer = Answer {
+        user: UserId::new("alice"),
+        request: 9,
+        verdict: Verdict::Done,
+    };
+    assert_eq!(
+        DeskInput::from_message(Message::Answer {
+            instance: item.instance,
+            activity: item.activity,
+            answer: answer.clone(),
+        }),
+        Some(DeskInput::Answer {
+            instance: item.instance,
+            activity: item.activity,
+            answer,
+        })
+    );
     assert_eq!(DeskInput::from_message(Message::Probe), None);
 }
 
