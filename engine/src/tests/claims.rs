@@ -204,6 +204,12 @@ fn method_all_copies_are_delegated_only_to_users_without_one() {
     );
     assert_eq!(holders(&e, 1, 3)[0], Some(("alice".to_owned(), None)));
     assert_eq!(item(&e, 1, 3).copies.len(), 3);
+    // Its holder hands it to a user without a copy, who may hand it back: the copy was hers.
+    let fx = claim(&mut e, 2400, (1, 3), "alice", delegate("dave"), Some("N1"));
+    assert_eq!(verdict(&fx), Some(Verdict::Done));
+    let fx = claim(&mut e, 2500, (1, 3), "dave", delegate("alice"), Some("N4"));
+    assert_eq!(verdict(&fx), Some(Verdict::Done));
+    assert_eq!(holders(&e, 1, 3)[0], Some(("alice".to_owned(), Some("dave".to_owned()))));
 }
 
 fn a_completion_by_a_user_it_is_not_offered_to_is_forbidden() {

@@ -412,3 +412,25 @@ fn the_verdict_of_a_claim_is_its_own_answer() {
     };
     assert_eq!(applied.verdict(), Some(&Verdict::Done));
 }
+
+#[test]
+fn the_holders_claims_that_fit_their_hold_go_to_the_host() {
+    let mut f = Fixture::new();
+    let (release, delegate, unlock) = (info(7, 1), info(7, 2), info(7, 3));
+    for item in [&release, &delegate] {
+        f.item(snap(item, 1, &[], selected("alice", 10), ItemStatus::Open));
+    }
+    let locked = vec![holder("alice", Hold::Locked, 10, None)];
+    f.item(snap(&unlock, 1, &[], locked, ItemStatus::Open));
+    let to_bob = ItemAction::Delegate {
+        to: UserId::new("bob"),
+    };
+    for (item, action) in [
+        (&release, ItemAction::Release),
+        (&delegate, to_bob),
+        (&unlock, ItemAction::Unlock),
+    ] {
+        let applied = f.apply(claim("alice", item, action.clone())).unwrap();
+        assert_eq!(applied.sent_to(), Some(HOST), "{action:?}");
+    }
+}
