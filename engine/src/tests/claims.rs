@@ -260,6 +260,34 @@ fn an_administrator_inserts_and_removes_users() {
     assert_eq!(item(&e, 1, 3).unassigned, None);
 }
 
+fn an_insert_of_a_user_on_the_list_changes_nothing_and_one_of_a_user_off_it_is_kept_for_later() {
+    let people_3 = tech(Method::Fcfa);
+    let mut users = three();
+    users.push(user("erin", "N5", &[("other", 0)]));
+    let mut e = host(directory(1, users));
+    deploy_manual(&mut e, 1000, 1, (3, &people_3));
+    let version = item(&e, 1, 3).version;
+    let fx = claim(&mut e, 2000, (1, 3), "alice", ItemAction::Insert, None);
+    assert!(item_events(&fx).iter().all(Vec::is_empty), "{:?}", item_events(&fx));
+    assert_eq!(item(&e, 1, 3).version, version, "offered to her already");
+    // Inserted while someone holds it: offered to her once it is given back.
+    claim(&mut e, 2100, (1, 3), "bob", ItemAction::Select, Some("N2"));
+    let fx = claim(&mut e, 2200, (1, 3), "erin", ItemAction::Insert, None);
+    assert!(matches!(&item_events(&fx)[0][0], ItemEvent::Acted { .. }));
+    claim(&mut e, 2300, (1, 3), "bob", ItemAction::Release, Some("N2"));
+    assert_eq!(offered(&e, 1, 3), [vec!["alice", "bob", "carol", "erin"]]);
+}
+
+fn a_removal_closes_only_that_users_copy_of_method_all() {
+    let people_3 = tech(Method::All);
+    let mut e = host(directory(1, three()));
+    deploy_manual(&mut e, 1000, 1, (3, &people_3));
+    claim(&mut e, 2000, (1, 3), "carol", ItemAction::Remove, None);
+    let open: Vec<bool> = item(&e, 1, 3).copies.iter().map(|c| c.is_open()).collect();
+    assert_eq!(open, [true, true, false]);
+    assert_eq!(offered(&e, 1, 3), [vec!["alice"], vec!["bob"], vec![]]);
+}
+
 fn removing_every_copy_of_method_all_leaves_it_waiting_for_an_insert() {
     let people_3 = tech(Method::All);
     let mut e = host(directory(1, three()[..2].to_vec()));
