@@ -278,6 +278,21 @@ fn an_insert_of_a_user_on_the_list_changes_nothing_and_one_of_a_user_off_it_is_k
     assert_eq!(offered(&e, 1, 3), [vec!["alice", "bob", "carol", "erin"]]);
 }
 
+fn an_item_nobody_could_be_offered_is_inserted_or_delegated_into_its_first_copy() {
+    let people_3 = tech(Method::Fcfa);
+    let users = vec![user("erin", "N5", &[("other", 0)]), user("fred", "N6", &[("other", 0)])];
+    let mut e = host(directory(1, users.clone()));
+    deploy_manual(&mut e, 1000, 1, (3, &people_3));
+    assert!(item(&e, 1, 3).copies.is_empty(), "nobody plays the role");
+    claim(&mut e, 2000, (1, 3), "erin", ItemAction::Insert, None);
+    assert_eq!(offered(&e, 1, 3), [vec!["erin"]]);
+
+    let mut e = host(directory(1, users));
+    deploy_manual(&mut e, 1000, 1, (3, &people_3));
+    claim(&mut e, 2000, (1, 3), "ops", delegate("fred"), None);
+    assert_eq!(holders(&e, 1, 3), [Some(("fred".to_owned(), Some("ops".to_owned())))]);
+}
+
 fn a_removal_closes_only_that_users_copy_of_method_all() {
     let people_3 = tech(Method::All);
     let mut e = host(directory(1, three()));
