@@ -293,6 +293,22 @@ fn an_item_nobody_could_be_offered_is_inserted_or_delegated_into_its_first_copy(
     assert_eq!(holders(&e, 1, 3), [Some(("fred".to_owned(), Some("ops".to_owned())))]);
 }
 
+fn a_completion_without_words_leaves_the_activity_without_a_detail() {
+    let people_3 = tech(Method::Fcfa);
+    let mut e = host(directory(1, three()));
+    deploy_manual(&mut e, 1000, 1, (3, &people_3));
+    claim(&mut e, 2000, (1, 3), "alice", ItemAction::Select, Some("N1"));
+    let done = ItemAction::Complete {
+        succeeded: true,
+        detail: None,
+        flag: None,
+        data: Default::default(),
+    };
+    claim(&mut e, 2100, (1, 3), "alice", done, Some("N1"));
+    let record = e.record(InstanceId(1), ActivityId(3)).expect("record");
+    assert_eq!((record.state, record.detail), (ActivityState::Succeeded, None));
+}
+
 fn a_removal_closes_only_that_users_copy_of_method_all() {
     let people_3 = tech(Method::All);
     let mut e = host(directory(1, three()));
