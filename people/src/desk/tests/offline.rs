@@ -269,3 +269,27 @@ fn when_the_host_cannot_be_reached_only_items_held_with_their_data_here_go_on() 
         .unwrap();
     assert_eq!(sent(&select).len(), 1);
 }
+
+#[test]
+fn an_item_held_without_its_data_here_is_disabled_while_its_host_cannot_be_reached() {
+    let mut f = Fixture::new();
+    let (locked, selected) = (lockable(1), info(3, 1));
+    let held = |hold| vec![holder("alice", hold, 10, None)];
+    f.item(snap(&locked, 1, &[], held(Hold::Locked), ItemStatus::Open));
+    f.item(snap(
+        &selected,
+        1,
+        &[],
+        held(Hold::Selected),
+        ItemStatus::Open,
+    ));
+    f.apply(host_link(false)).unwrap();
+    for (item, action) in [
+        (&locked, ItemAction::Unlock),
+        (&selected, ItemAction::Release),
+    ] {
+        let refused = f.apply(claim("alice", item, action)).unwrap();
+        assert!(sent(&refused).is_empty(), "{item:?}");
+        assert!(reason(&answers(&refused)[0].2).contains("cannot be reached"));
+    }
+}
