@@ -155,6 +155,7 @@ fn going_away_twice_is_going_away_once_and_survives_a_restart() {
     let mut f = day();
     f.apply(away("alice")).unwrap();
     let since: Vec<_> = f.desk.away().map(|(u, at)| (u.clone(), at)).collect();
+    assert_eq!(since, [(UserId::new("alice"), f.now_ms)]);
     f.apply(away("alice")).unwrap();
     let again: Vec<_> = f.desk.away().map(|(u, at)| (u.clone(), at)).collect();
     assert_eq!(since, again);
