@@ -294,3 +294,26 @@ fn an_item_held_without_its_data_here_is_disabled_while_its_host_cannot_be_reach
         assert!(reason(&answers(&refused)[0].2).contains("cannot be reached"));
     }
 }
+
+#[test]
+fn items_are_copied_locked_first_then_selected_then_offered() {
+    let mut f = Fixture::new();
+    let held = |hold| vec![holder("alice", hold, 10, None)];
+    f.item(snap(&lockable(1), 1, &["alice"], vec![], ItemStatus::Open));
+    f.item(snap(
+        &lockable(2),
+        1,
+        &[],
+        held(Hold::Selected),
+        ItemStatus::Open,
+    ));
+    f.item(snap(
+        &lockable(3),
+        1,
+        &[],
+        held(Hold::Locked),
+        ItemStatus::Open,
+    ));
+    let order: Vec<_> = f.desk.to_copy().iter().map(|i| i.key().0.0).collect();
+    assert_eq!(order, [3, 2, 1]);
+}
