@@ -392,6 +392,16 @@ fn a_claim_under_way_holds_back_only_its_users_decisions_on_its_item() {
     let applied = f.apply(claim("alice", &other, ItemAction::Select)).unwrap();
     assert_eq!(applied.sent_to(), None);
     assert!(matches!(applied.verdict(), Some(Verdict::Forbidden { .. })));
+    // Only Alice's entry of the item shows her claim under way.
+    let pending = |user| -> Vec<Option<String>> {
+        f.desk
+            .worklist(user, Order::Arrival)
+            .iter()
+            .map(|e| e.pending.clone())
+            .collect()
+    };
+    assert_eq!(pending("alice"), [Some("select".to_owned())]);
+    assert_eq!(pending("bob"), [None, None]);
 }
 
 #[test]
