@@ -418,6 +418,18 @@ fn users_who_go_on_leave_lose_their_offers_and_the_item_finds_others() {
     assert_eq!(holders(&e, 1, 3), [Some(("bob".to_owned(), None))]);
 }
 
+fn a_method_all_item_whose_copies_were_all_taken_off_goes_to_a_user_of_a_newer_directory() {
+    let people_3 = tech(Method::All);
+    let mut e = host(directory(1, three()[..2].to_vec()));
+    deploy_manual(&mut e, 1000, 1, (3, &people_3));
+    claim(&mut e, 2000, (1, 3), "alice", ItemAction::Remove, None);
+    claim(&mut e, 2100, (1, 3), "bob", ItemAction::Remove, None);
+    assert!(item(&e, 1, 3).unassigned.is_some());
+    at(&mut e, 2200, Input::Directory(directory(2, three())));
+    assert_eq!(offered(&e, 1, 3), [vec![], vec![], vec!["carol"]], "not those taken off it");
+    assert_eq!(item(&e, 1, 3).unassigned, None);
+}
+
 fn a_user_an_administrator_took_off_an_item_is_not_offered_it_again() {
     let people_3 = tech(Method::Priority);
     let mut users = three();
