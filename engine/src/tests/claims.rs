@@ -430,6 +430,21 @@ fn a_method_all_item_whose_copies_were_all_taken_off_goes_to_a_user_of_a_newer_d
     assert_eq!(item(&e, 1, 3).unassigned, None);
 }
 
+fn an_item_whose_chosen_users_were_all_taken_off_says_so() {
+    let people_3 = tech(Method::Fcfa);
+    let mut e = host(directory(1, three()));
+    deploy_manual(&mut e, 1000, 1, (3, &people_3));
+    for (at_ms, user) in [(2000, "alice"), (2100, "bob")] {
+        claim(&mut e, at_ms, (1, 3), user, ItemAction::Remove, None);
+    }
+    // Carol, the last one offered it, goes on leave: the others were taken off it.
+    let mut users = three();
+    users[2] = on_leave(users[2].clone());
+    at(&mut e, 2300, Input::Directory(directory(2, users)));
+    let why = item(&e, 1, 3).unassigned.unwrap_or_default();
+    assert!(why.contains("taken off it by an administrator"), "{why}");
+}
+
 fn a_user_an_administrator_took_off_an_item_is_not_offered_it_again() {
     let people_3 = tech(Method::Priority);
     let mut users = three();
