@@ -86,6 +86,26 @@ fn passed_sent(fx: &[Effect]) -> Vec<Vec<u32>> {
 }
 
 scenarios! {
+fn a_deployment_that_names_no_hour_length_uses_the_nodes_then_an_hour() {
+    for (node_hour_ms, hour_ms) in [(Some(50), 50), (None, 3_600_000)] {
+        let mut e = host(org());
+        if let Some(ms) = node_hour_ms {
+            e.set_hour_ms(ms);
+        }
+        let input = Input::Deploy {
+            runs_on: Default::default(),
+            instance: InstanceId(1),
+            partition: PartitionId(1),
+            document: manual_doc(1, (3, &due_in(20, Method::Fcfa)), 0),
+            responsible: None,
+            hour_ms: None,
+        };
+        at(&mut e, 1000, input);
+        let due = item(&e, 1, 3).due.expect("a deadline");
+        assert_eq!((due.hour_ms, due.at_ms), (hour_ms, 1000 + 20 * hour_ms));
+    }
+}
+
 fn a_short_deadline_warns_the_offered_then_the_holder_at_12_6_and_0_hours_left() {
     let mut e = host(org());
     deploy_due(&mut e, 1000, 1, &due_in(20, Method::Fcfa), true);
