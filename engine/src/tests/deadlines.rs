@@ -86,6 +86,30 @@ fn passed_sent(fx: &[Effect]) -> Vec<Vec<u32>> {
 }
 
 scenarios! {
+fn an_item_nobody_can_be_offered_is_said_unassigned_once_as_its_thresholds_pass() {
+    let mut e = host(directory(1, vec![user("ron", "N9", &[])]));
+    let input = Input::Deploy {
+        runs_on: Default::default(),
+        instance: InstanceId(1),
+        partition: PartitionId(1),
+        document: manual_doc(1, (3, &due_in(20, Method::Fcfa)), 0),
+        responsible: None,
+        hour_ms: Some(HOUR),
+    };
+    let fx = at(&mut e, 1000, input);
+    let unassigned = |fx: &[Effect]| {
+        item_events(fx)
+            .into_iter()
+            .flatten()
+            .filter(|e| matches!(e, ItemEvent::Unassigned { .. }))
+            .count()
+    };
+    assert_eq!(unassigned(&fx), 1);
+    let fx = tick(&mut e, 1000 + 8 * HOUR);
+    assert_eq!(deadlines(&fx).len(), 1, "12 hours left");
+    assert_eq!(unassigned(&fx), 0, "said already");
+}
+
 fn a_deployment_that_names_no_hour_length_uses_the_nodes_then_an_hour() {
     for (node_hour_ms, hour_ms) in [(Some(50), 50), (None, 3_600_000)] {
         let mut e = host(org());
