@@ -110,6 +110,18 @@ fn an_item_nobody_can_be_offered_is_said_unassigned_once_as_its_thresholds_pass(
     assert_eq!(unassigned(&fx), 0, "said already");
 }
 
+fn an_item_nobody_was_offered_passes_to_the_responsible_user_at_24_hours_left() {
+    let mut e = host(directory(1, vec![user("ron", "N9", &[])]));
+    deploy_due(&mut e, 1000, 1, &due_in(30, Method::Fcfa), true);
+    assert!(item(&e, 1, 3).unassigned.is_some());
+    let version = item(&e, 1, 3).version;
+    let fx = tick(&mut e, 1000 + 6 * HOUR);
+    assert_eq!(hand_overs(&fx), [(vec![], "ron".to_owned())]);
+    assert_eq!(holders(&e, 1, 3), [Some(("ron".to_owned(), None))]);
+    assert_eq!(state(&e, 1, 3), ActivityState::Running, "taken up: it starts");
+    assert_eq!(item(&e, 1, 3).version, version + 1, "devices take the newer version");
+}
+
 fn a_deployment_that_names_no_hour_length_uses_the_nodes_then_an_hour() {
     for (node_hour_ms, hour_ms) in [(Some(50), 50), (None, 3_600_000)] {
         let mut e = host(org());
