@@ -309,6 +309,19 @@ fn a_completion_without_words_leaves_the_activity_without_a_detail() {
     assert_eq!((record.state, record.detail), (ActivityState::Succeeded, None));
 }
 
+fn a_method_all_copy_done_is_shown_done_to_its_device_and_not_revoked() {
+    let people_3 = tech(Method::All);
+    let mut e = host(directory(1, three()));
+    let fx = deploy_manual(&mut e, 1000, 1, (3, &people_3));
+    assert_eq!(sent_to(&fx, "N1").expect("offered").deadline_ms, None, "no timeOut");
+    claim(&mut e, 2000, (1, 3), "alice", ItemAction::Select, Some("N1"));
+    let fx = claim(&mut e, 2100, (1, 3), "alice", complete(true, "ok"), Some("N1"));
+    assert_eq!(state(&e, 1, 3), ActivityState::Running, "the others' copies are open");
+    let alice = sent_to(&fx, "N1").expect("alice told");
+    assert_eq!(alice.status, ItemStatus::Done { by: UserId::from("alice"), succeeded: true });
+    assert!(revoked_in(&item_events(&fx)[0]).is_empty(), "done, not taken from her");
+}
+
 fn a_removal_closes_only_that_users_copy_of_method_all() {
     let people_3 = tech(Method::All);
     let mut e = host(directory(1, three()));

@@ -262,5 +262,12 @@ fn an_extended_deadline_tells_again_what_is_ahead_and_nothing_behind() {
     assert!(hand_overs(&fx).is_empty());
     let fx = claim(&mut e, 4100, (1, 3), "ron", ItemAction::Extend { hours: 0 }, None);
     assert!(item_events(&fx)[0].iter().any(|e| matches!(e, ItemEvent::Refused { .. })));
+    // At most MAX_DEADLINE_HOURS at a time.
+    let most = mobiwf_xml_schema::limits::MAX_DEADLINE_HOURS;
+    let fx = claim(&mut e, 4200, (1, 3), "ron", ItemAction::Extend { hours: most + 1 }, None);
+    assert!(item_events(&fx)[0].iter().any(|e| matches!(e, ItemEvent::Refused { .. })));
+    let fx = claim(&mut e, 4300, (1, 3), "ron", ItemAction::Extend { hours: most }, None);
+    assert!(matches!(&item_events(&fx)[0][..], [ItemEvent::Acted { .. }]));
+    assert_eq!(item(&e, 1, 3).due.expect("due").hours, 30 + most);
 }
 }
