@@ -200,6 +200,23 @@ fn a_selected_item_passes_to_the_responsible_at_24_hours_left_and_the_late_resul
     assert_eq!(e.next_deadline(), None, "a done item has no thresholds left");
 }
 
+fn a_user_the_item_was_taken_from_works_on_it_again_once_given_it_back() {
+    let mut e = host(org());
+    deploy_due(&mut e, 1000, 1, &due_in(72, Method::Fcfa), true);
+    claim(&mut e, 4000, (1, 3), "alice", ItemAction::Select, Some("N1"));
+    let fx = tick(&mut e, 1000 + 48 * HOUR);
+    assert_eq!(hand_overs(&fx), [(vec!["alice".to_owned()], "ron".to_owned())]);
+    // Bob never had it: his select is refused as any other, not as a result taken from him.
+    let fx = claim(&mut e, 6000, (1, 3), "bob", ItemAction::Select, Some("N2"));
+    let v = verdict(&fx);
+    assert!(unavailable(&v) && !format!("{v:?}").contains("recorded and ignored"), "{v:?}");
+    let back = ItemAction::Delegate { to: UserId::from("alice") };
+    assert_eq!(verdict(&claim(&mut e, 6100, (1, 3), "ron", back, Some("N9"))), Some(Verdict::Done));
+    let done = ItemAction::Complete { succeeded: true, detail: None, flag: None, data: Default::default() };
+    assert_eq!(verdict(&claim(&mut e, 6200, (1, 3), "alice", done, Some("N1"))), Some(Verdict::Done));
+    assert_eq!(state(&e, 1, 3), ActivityState::Succeeded);
+}
+
 fn a_locked_item_is_handed_over_once_across_restarts() {
     let mut e = host(org());
     let mut disk = Disk::default();
