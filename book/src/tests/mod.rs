@@ -28,6 +28,7 @@ mod rerun;
 mod restore;
 mod retained;
 mod routing;
+mod transitions;
 
 /// A scenario: its name and its test.
 type Scenario = (&'static str, fn());

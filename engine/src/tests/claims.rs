@@ -104,6 +104,9 @@ fn only_the_holder_completes_and_the_activity_then_ends_as_any_other() {
     let fx = claim(&mut e, 3100, (1, 3), "bob", ItemAction::Select, Some("N2"));
     assert!(unavailable(&verdict(&fx)));
     assert!(format!("{:?}", verdict(&fx)).contains("alice completed it"));
+    // Another user's completion is not taken for a repeat of hers.
+    let fx = claim(&mut e, 3150, (1, 3), "bob", complete(true, "fixed"), Some("N2"));
+    assert!(unavailable(&verdict(&fx)), "{:?}", verdict(&fx));
     // Her own again: the same completion (a retry) is done; another outcome is not taken.
     let fx = claim(&mut e, 3200, (1, 3), "alice", complete(true, "fixed"), Some("N1"));
     assert_eq!(verdict(&fx), Some(Verdict::Done));
@@ -185,14 +188,39 @@ fn delegation_records_its_grantor_and_only_the_holder_an_administrator_or_the_co
 
 fn method_all_copies_are_delegated_only_to_users_without_one() {
     let people_3 = tech(Method::All);
-    let mut e = host(directory(1, three()));
+    let mut users = three();
+    users.push(user("dave", "N4", &[("ops", 1)]));
+    let mut e = host(directory(1, users));
     deploy_manual(&mut e, 1000, 1, (3, &people_3));
     claim(&mut e, 2000, (1, 3), "alice", ItemAction::Select, Some("N1"));
     let fx = claim(&mut e, 2100, (1, 3), "alice", delegate("bob"), Some("N1"));
     assert!(invalid(&verdict(&fx), "already has a copy"));
     let fx = claim(&mut e, 2200, (1, 3), "ops", delegate("bob"), None);
     assert!(matches!(&item_events(&fx)[0][..], [ItemEvent::Refused { .. }]));
+    // Not even to a user without a copy: the controller holds none to hand on.
+    let fx = claim(&mut e, 2300, (1, 3), "ops", delegate("dave"), None);
+    assert!(
+        matches!(&item_events(&fx)[0][..], [ItemEvent::Refused { reason, .. }] if reason.contains("of their own"))
+    );
+    assert_eq!(holders(&e, 1, 3)[0], Some(("alice".to_owned(), None)));
     assert_eq!(item(&e, 1, 3).copies.len(), 3);
+    // Its holder hands it to a user without a copy, who may hand it back: the copy was hers.
+    let fx = claim(&mut e, 2400, (1, 3), "alice", delegate("dave"), Some("N1"));
+    assert_eq!(verdict(&fx), Some(Verdict::Done));
+    let fx = claim(&mut e, 2500, (1, 3), "dave", delegate("alice"), Some("N4"));
+    assert_eq!(verdict(&fx), Some(Verdict::Done));
+    assert_eq!(holders(&e, 1, 3)[0], Some(("alice".to_owned(), Some("dave".to_owned()))));
+}
+
+fn a_completion_by_a_user_it_is_not_offered_to_is_forbidden() {
+    let people_3 = tech(Method::Fcfa);
+    let mut users = three();
+    users.push(user("dave", "N4", &[("ops", 1)]));
+    let mut e = host(directory(1, users));
+    deploy_manual(&mut e, 1000, 1, (3, &people_3));
+    let fx = claim(&mut e, 1500, (1, 3), "dave", complete(true, "done"), Some("N4"));
+    assert!(forbidden(&verdict(&fx)), "{:?}", verdict(&fx));
+    assert!(format!("{:?}", verdict(&fx)).contains("not offered to you"));
 }
 
 fn an_administrator_inserts_and_removes_users() {
@@ -230,6 +258,78 @@ fn an_administrator_inserts_and_removes_users() {
     claim(&mut e, 2800, (1, 3), "bob", ItemAction::Insert, None);
     assert_eq!(offered(&e, 1, 3), [vec!["bob"]]);
     assert_eq!(item(&e, 1, 3).unassigned, None);
+}
+
+fn an_insert_of_a_user_on_the_list_changes_nothing_and_one_of_a_user_off_it_is_kept_for_later() {
+    let people_3 = tech(Method::Fcfa);
+    let mut users = three();
+    users.push(user("erin", "N5", &[("other", 0)]));
+    let mut e = host(directory(1, users));
+    deploy_manual(&mut e, 1000, 1, (3, &people_3));
+    let version = item(&e, 1, 3).version;
+    let fx = claim(&mut e, 2000, (1, 3), "alice", ItemAction::Insert, None);
+    assert!(item_events(&fx).iter().all(Vec::is_empty), "{:?}", item_events(&fx));
+    assert_eq!(item(&e, 1, 3).version, version, "offered to her already");
+    // Inserted while someone holds it: offered to her once it is given back.
+    claim(&mut e, 2100, (1, 3), "bob", ItemAction::Select, Some("N2"));
+    let fx = claim(&mut e, 2200, (1, 3), "erin", ItemAction::Insert, None);
+    assert!(matches!(&item_events(&fx)[0][0], ItemEvent::Acted { .. }));
+    claim(&mut e, 2300, (1, 3), "bob", ItemAction::Release, Some("N2"));
+    assert_eq!(offered(&e, 1, 3), [vec!["alice", "bob", "carol", "erin"]]);
+}
+
+fn an_item_nobody_could_be_offered_is_inserted_or_delegated_into_its_first_copy() {
+    let people_3 = tech(Method::Fcfa);
+    let users = vec![user("erin", "N5", &[("other", 0)]), user("fred", "N6", &[("other", 0)])];
+    let mut e = host(directory(1, users.clone()));
+    deploy_manual(&mut e, 1000, 1, (3, &people_3));
+    assert!(item(&e, 1, 3).copies.is_empty(), "nobody plays the role");
+    claim(&mut e, 2000, (1, 3), "erin", ItemAction::Insert, None);
+    assert_eq!(offered(&e, 1, 3), [vec!["erin"]]);
+
+    let mut e = host(directory(1, users));
+    deploy_manual(&mut e, 1000, 1, (3, &people_3));
+    claim(&mut e, 2000, (1, 3), "ops", delegate("fred"), None);
+    assert_eq!(holders(&e, 1, 3), [Some(("fred".to_owned(), Some("ops".to_owned())))]);
+}
+
+fn a_completion_without_words_leaves_the_activity_without_a_detail() {
+    let people_3 = tech(Method::Fcfa);
+    let mut e = host(directory(1, three()));
+    deploy_manual(&mut e, 1000, 1, (3, &people_3));
+    claim(&mut e, 2000, (1, 3), "alice", ItemAction::Select, Some("N1"));
+    let done = ItemAction::Complete {
+        succeeded: true,
+        detail: None,
+        flag: None,
+        data: Default::default(),
+    };
+    claim(&mut e, 2100, (1, 3), "alice", done, Some("N1"));
+    let record = e.record(InstanceId(1), ActivityId(3)).expect("record");
+    assert_eq!((record.state, record.detail), (ActivityState::Succeeded, None));
+}
+
+fn a_method_all_copy_done_is_shown_done_to_its_device_and_not_revoked() {
+    let people_3 = tech(Method::All);
+    let mut e = host(directory(1, three()));
+    let fx = deploy_manual(&mut e, 1000, 1, (3, &people_3));
+    assert_eq!(sent_to(&fx, "N1").expect("offered").deadline_ms, None, "no timeOut");
+    claim(&mut e, 2000, (1, 3), "alice", ItemAction::Select, Some("N1"));
+    let fx = claim(&mut e, 2100, (1, 3), "alice", complete(true, "ok"), Some("N1"));
+    assert_eq!(state(&e, 1, 3), ActivityState::Running, "the others' copies are open");
+    let alice = sent_to(&fx, "N1").expect("alice told");
+    assert_eq!(alice.status, ItemStatus::Done { by: UserId::from("alice"), succeeded: true });
+    assert!(revoked_in(&item_events(&fx)[0]).is_empty(), "done, not taken from her");
+}
+
+fn a_removal_closes_only_that_users_copy_of_method_all() {
+    let people_3 = tech(Method::All);
+    let mut e = host(directory(1, three()));
+    deploy_manual(&mut e, 1000, 1, (3, &people_3));
+    claim(&mut e, 2000, (1, 3), "carol", ItemAction::Remove, None);
+    let open: Vec<bool> = item(&e, 1, 3).copies.iter().map(|c| c.is_open()).collect();
+    assert_eq!(open, [true, true, false]);
+    assert_eq!(offered(&e, 1, 3), [vec!["alice"], vec!["bob"], vec![]]);
 }
 
 fn removing_every_copy_of_method_all_leaves_it_waiting_for_an_insert() {
@@ -329,6 +429,33 @@ fn users_who_go_on_leave_lose_their_offers_and_the_item_finds_others() {
     users[1] = on_leave(users[1].clone());
     at(&mut e, 2200, Input::Directory(directory(3, users)));
     assert_eq!(holders(&e, 1, 3), [Some(("bob".to_owned(), None))]);
+}
+
+fn a_method_all_item_whose_copies_were_all_taken_off_goes_to_a_user_of_a_newer_directory() {
+    let people_3 = tech(Method::All);
+    let mut e = host(directory(1, three()[..2].to_vec()));
+    deploy_manual(&mut e, 1000, 1, (3, &people_3));
+    claim(&mut e, 2000, (1, 3), "alice", ItemAction::Remove, None);
+    claim(&mut e, 2100, (1, 3), "bob", ItemAction::Remove, None);
+    assert!(item(&e, 1, 3).unassigned.is_some());
+    at(&mut e, 2200, Input::Directory(directory(2, three())));
+    assert_eq!(offered(&e, 1, 3), [vec![], vec![], vec!["carol"]], "not those taken off it");
+    assert_eq!(item(&e, 1, 3).unassigned, None);
+}
+
+fn an_item_whose_chosen_users_were_all_taken_off_says_so() {
+    let people_3 = tech(Method::Fcfa);
+    let mut e = host(directory(1, three()));
+    deploy_manual(&mut e, 1000, 1, (3, &people_3));
+    for (at_ms, user) in [(2000, "alice"), (2100, "bob")] {
+        claim(&mut e, at_ms, (1, 3), user, ItemAction::Remove, None);
+    }
+    // Carol, the last one offered it, goes on leave: the others were taken off it.
+    let mut users = three();
+    users[2] = on_leave(users[2].clone());
+    at(&mut e, 2300, Input::Directory(directory(2, users)));
+    let why = item(&e, 1, 3).unassigned.unwrap_or_default();
+    assert!(why.contains("taken off it by an administrator"), "{why}");
 }
 
 fn a_user_an_administrator_took_off_an_item_is_not_offered_it_again() {

@@ -271,6 +271,71 @@ scenarios! {
         assert!(e.data(InstanceId(1)).is_empty());
     }
 
+    fn a_persons_completion_writes_its_values_when_the_item_ends_the_copy_done_last_winning() {
+        use super::people::{directory, host, location_of, node_of, tech, three, verdict, with_extensions};
+        use mobiwf_proto::{ItemAction, Verdict};
+        let doc = format!(
+            r#"<workflow id="1"><activities>
+            <activity id="1"><nameActivity>A</nameActivity><kind>manual</kind>
+              <writes>reading photo</writes></activity>
+            </activities>{DECLS}</workflow>"#
+        );
+        let doc = with_extensions(&doc, &[(1, &tech(mobiwf_xml_schema::Method::All))]);
+        let mut e = host(directory(1, three()[..2].to_vec()));
+        deploy(&mut e, 1, 1, &doc);
+        let act = |e: &mut Engine, now_ms, user: &str, action, missing: Vec<crate::data::Missing>| {
+            let device = if user == "alice" { "N1" } else { "N2" };
+            let input = Input::Claim {
+                missing,
+                offline_ms: None,
+                offered_ms: None,
+                instance: InstanceId(1),
+                activity: ActivityId(1),
+                user: user.into(),
+                action,
+                request: now_ms,
+                from: Some(node_of(device)),
+            };
+            e.apply(now_ms, input).expect("claim taken")
+        };
+        let complete = |values: Vec<(&str, DataValue)>| ItemAction::Complete {
+            succeeded: true,
+            detail: None,
+            flag: None,
+            data: mobiwf_proto::data::Written {
+                values: values.into_iter().map(|(n, v)| (n.to_owned(), v)).collect(),
+                ..Default::default()
+            },
+        };
+        act(&mut e, 2000, "alice", ItemAction::Select, Vec::new());
+        act(&mut e, 2000, "bob", ItemAction::Select, Vec::new());
+        let fx = act(&mut e, 2100, "alice", complete(vec![("reading", DataValue::String("forty".into()))]), Vec::new());
+        assert!(
+            matches!(verdict(&fx), Some(Verdict::Invalid { reason }) if reason.contains("is a number")),
+            "{:?}",
+            verdict(&fx)
+        );
+        let fx = act(&mut e, 2200, "alice", complete(vec![("reading", DataValue::String("41".into()))]), Vec::new());
+        assert_eq!(verdict(&fx), Some(Verdict::Done));
+        assert!(e.data(InstanceId(1)).is_empty(), "written when the item ends");
+        // Bob's photo did not come with his claim: it is fetched from his device.
+        let missing = crate::data::Missing { file: photo(), holder: location_of("N2") };
+        let values = vec![("reading", DataValue::String("42".into())), ("photo", DataValue::File(photo()))];
+        let fx = act(&mut e, 2300, "bob", complete(values), vec![missing]);
+        assert_eq!(state(&e, 1, 1), ActivityState::Succeeded);
+        let fetched: Vec<_> = fx
+            .iter()
+            .filter_map(|f| match f {
+                Effect::Fetch { file, from, .. } => Some((file.clone(), from.clone())),
+                _ => None,
+            })
+            .collect();
+        assert_eq!(fetched, [(photo(), location_of("N2"))]);
+        let data = e.data(InstanceId(1));
+        let values: Vec<_> = data.iter().map(|d| (d.name.as_str(), d.value.clone())).collect();
+        assert_eq!(values, [("photo", DataValue::File(photo())), ("reading", number("42"))]);
+    }
+
     fn an_instance_holds_at_most_max_instance_value_bytes_of_values() {
         use mobiwf_proto::data::{MAX_INSTANCE_VALUE_BYTES, MAX_VALUE_BYTES};
         let mut e = Engine::new();

@@ -86,6 +86,62 @@ fn passed_sent(fx: &[Effect]) -> Vec<Vec<u32>> {
 }
 
 scenarios! {
+fn an_item_nobody_can_be_offered_is_said_unassigned_once_as_its_thresholds_pass() {
+    let mut e = host(directory(1, vec![user("ron", "N9", &[])]));
+    let input = Input::Deploy {
+        runs_on: Default::default(),
+        instance: InstanceId(1),
+        partition: PartitionId(1),
+        document: manual_doc(1, (3, &due_in(20, Method::Fcfa)), 0),
+        responsible: None,
+        hour_ms: Some(HOUR),
+    };
+    let fx = at(&mut e, 1000, input);
+    let unassigned = |fx: &[Effect]| {
+        item_events(fx)
+            .into_iter()
+            .flatten()
+            .filter(|e| matches!(e, ItemEvent::Unassigned { .. }))
+            .count()
+    };
+    assert_eq!(unassigned(&fx), 1);
+    let fx = tick(&mut e, 1000 + 8 * HOUR);
+    assert_eq!(deadlines(&fx).len(), 1, "12 hours left");
+    assert_eq!(unassigned(&fx), 0, "said already");
+}
+
+fn an_item_nobody_was_offered_passes_to_the_responsible_user_at_24_hours_left() {
+    let mut e = host(directory(1, vec![user("ron", "N9", &[])]));
+    deploy_due(&mut e, 1000, 1, &due_in(30, Method::Fcfa), true);
+    assert!(item(&e, 1, 3).unassigned.is_some());
+    let version = item(&e, 1, 3).version;
+    let fx = tick(&mut e, 1000 + 6 * HOUR);
+    assert_eq!(hand_overs(&fx), [(vec![], "ron".to_owned())]);
+    assert_eq!(holders(&e, 1, 3), [Some(("ron".to_owned(), None))]);
+    assert_eq!(state(&e, 1, 3), ActivityState::Running, "taken up: it starts");
+    assert_eq!(item(&e, 1, 3).version, version + 1, "devices take the newer version");
+}
+
+fn a_deployment_that_names_no_hour_length_uses_the_nodes_then_an_hour() {
+    for (node_hour_ms, hour_ms) in [(Some(50), 50), (None, 3_600_000)] {
+        let mut e = host(org());
+        if let Some(ms) = node_hour_ms {
+            e.set_hour_ms(ms);
+        }
+        let input = Input::Deploy {
+            runs_on: Default::default(),
+            instance: InstanceId(1),
+            partition: PartitionId(1),
+            document: manual_doc(1, (3, &due_in(20, Method::Fcfa)), 0),
+            responsible: None,
+            hour_ms: None,
+        };
+        at(&mut e, 1000, input);
+        let due = item(&e, 1, 3).due.expect("a deadline");
+        assert_eq!((due.hour_ms, due.at_ms), (hour_ms, 1000 + 20 * hour_ms));
+    }
+}
+
 fn a_short_deadline_warns_the_offered_then_the_holder_at_12_6_and_0_hours_left() {
     let mut e = host(org());
     deploy_due(&mut e, 1000, 1, &due_in(20, Method::Fcfa), true);
@@ -142,6 +198,23 @@ fn a_selected_item_passes_to_the_responsible_at_24_hours_left_and_the_late_resul
     assert_eq!(verdict(&fx), Some(Verdict::Done));
     assert_eq!(state(&e, 1, 3), ActivityState::Succeeded);
     assert_eq!(e.next_deadline(), None, "a done item has no thresholds left");
+}
+
+fn a_user_the_item_was_taken_from_works_on_it_again_once_given_it_back() {
+    let mut e = host(org());
+    deploy_due(&mut e, 1000, 1, &due_in(72, Method::Fcfa), true);
+    claim(&mut e, 4000, (1, 3), "alice", ItemAction::Select, Some("N1"));
+    let fx = tick(&mut e, 1000 + 48 * HOUR);
+    assert_eq!(hand_overs(&fx), [(vec!["alice".to_owned()], "ron".to_owned())]);
+    // Bob never had it: his select is refused as any other, not as a result taken from him.
+    let fx = claim(&mut e, 6000, (1, 3), "bob", ItemAction::Select, Some("N2"));
+    let v = verdict(&fx);
+    assert!(unavailable(&v) && !format!("{v:?}").contains("recorded and ignored"), "{v:?}");
+    let back = ItemAction::Delegate { to: UserId::from("alice") };
+    assert_eq!(verdict(&claim(&mut e, 6100, (1, 3), "ron", back, Some("N9"))), Some(Verdict::Done));
+    let done = ItemAction::Complete { succeeded: true, detail: None, flag: None, data: Default::default() };
+    assert_eq!(verdict(&claim(&mut e, 6200, (1, 3), "alice", done, Some("N1"))), Some(Verdict::Done));
+    assert_eq!(state(&e, 1, 3), ActivityState::Succeeded);
 }
 
 fn a_locked_item_is_handed_over_once_across_restarts() {
@@ -206,5 +279,12 @@ fn an_extended_deadline_tells_again_what_is_ahead_and_nothing_behind() {
     assert!(hand_overs(&fx).is_empty());
     let fx = claim(&mut e, 4100, (1, 3), "ron", ItemAction::Extend { hours: 0 }, None);
     assert!(item_events(&fx)[0].iter().any(|e| matches!(e, ItemEvent::Refused { .. })));
+    // At most MAX_DEADLINE_HOURS at a time.
+    let most = mobiwf_xml_schema::limits::MAX_DEADLINE_HOURS;
+    let fx = claim(&mut e, 4200, (1, 3), "ron", ItemAction::Extend { hours: most + 1 }, None);
+    assert!(item_events(&fx)[0].iter().any(|e| matches!(e, ItemEvent::Refused { .. })));
+    let fx = claim(&mut e, 4300, (1, 3), "ron", ItemAction::Extend { hours: most }, None);
+    assert!(matches!(&item_events(&fx)[0][..], [ItemEvent::Acted { .. }]));
+    assert_eq!(item(&e, 1, 3).due.expect("due").hours, 30 + most);
 }
 }

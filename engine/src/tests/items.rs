@@ -188,6 +188,11 @@ fn each_fcfa_policy_offers_it_to_the_users_it_names() {
     deploy_manual(&mut e, 2000, 2, (3, &people_3));
     assert_eq!(offered(&e, 2, 3), [vec!["bob"]]);
 
+    // fewest-assigned 1 counts held items too: alice holds one.
+    let people_4 = tech_policy(Policy::FewestAssigned(1));
+    deploy_manual(&mut e, 2500, 3, (4, &people_4));
+    assert_eq!(offered(&e, 3, 4), [vec!["carol"]], "bob is offered one, alice holds one");
+
     // most-frequent 1 and most-recent 1: by the devices' connections.
     let mut dir = directory(2, three());
     for (device, connections, last) in [("N1", 1, 300), ("N2", 5, 100), ("N3", 3, 900)] {

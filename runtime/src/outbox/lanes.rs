@@ -272,3 +272,6 @@ impl Lane {
         self.bump();
     }
 }
+
+#[cfg(test)]
+mod tests;

@@ -377,3 +377,70 @@ fn an_answer_without_an_item_wakes_only_the_claim_it_names() {
     // A repeat wakes nobody.
     assert!(answers(&f.apply(answer("alice", item.activity.0)).unwrap()).is_empty());
 }
+
+#[test]
+fn a_claim_under_way_holds_back_only_its_users_decisions_on_its_item() {
+    let (mut f, item) = offered_to_alice_and_bob();
+    let other = info(7, 4);
+    f.item(snap(&other, 1, &["bob"], vec![], ItemStatus::Open));
+    f.apply(claim("alice", &item, ItemAction::Select)).unwrap();
+    // Bob's claim on the same item is decided here as ever: he does not hold it.
+    let applied = f.apply(claim("bob", &item, ItemAction::Release)).unwrap();
+    assert_eq!(applied.sent_to(), None);
+    assert!(matches!(applied.verdict(), Some(Verdict::Invalid { .. })));
+    // And so is Alice's on an item not offered to her.
+    let applied = f.apply(claim("alice", &other, ItemAction::Select)).unwrap();
+    assert_eq!(applied.sent_to(), None);
+    assert!(matches!(applied.verdict(), Some(Verdict::Forbidden { .. })));
+    // Only Alice's entry of the item shows her claim under way.
+    let pending = |user| -> Vec<Option<String>> {
+        f.desk
+            .worklist(user, Order::Arrival)
+            .iter()
+            .map(|e| e.pending.clone())
+            .collect()
+    };
+    assert_eq!(pending("alice"), [Some("select".to_owned())]);
+    assert_eq!(pending("bob"), [None, None]);
+}
+
+#[test]
+fn the_verdict_of_a_claim_is_its_own_answer() {
+    let answered = |request| DeskEffect::Answered {
+        request,
+        user: UserId::new("alice"),
+        verdict: Verdict::Done,
+    };
+    let applied = Applied {
+        request: Some(2),
+        effects: vec![answered(1)],
+    };
+    assert_eq!(applied.verdict(), None, "another claim's answer");
+    let applied = Applied {
+        request: Some(2),
+        effects: vec![answered(1), answered(2)],
+    };
+    assert_eq!(applied.verdict(), Some(&Verdict::Done));
+}
+
+#[test]
+fn the_holders_claims_that_fit_their_hold_go_to_the_host() {
+    let mut f = Fixture::new();
+    let (release, delegate, unlock) = (info(7, 1), info(7, 2), info(7, 3));
+    for item in [&release, &delegate] {
+        f.item(snap(item, 1, &[], selected("alice", 10), ItemStatus::Open));
+    }
+    let locked = vec![holder("alice", Hold::Locked, 10, None)];
+    f.item(snap(&unlock, 1, &[], locked, ItemStatus::Open));
+    let to_bob = ItemAction::Delegate {
+        to: UserId::new("bob"),
+    };
+    for (item, action) in [
+        (&release, ItemAction::Release),
+        (&delegate, to_bob),
+        (&unlock, ItemAction::Unlock),
+    ] {
+        let applied = f.apply(claim("alice", item, action.clone())).unwrap();
+        assert_eq!(applied.sent_to(), Some(HOST), "{action:?}");
+    }
+}

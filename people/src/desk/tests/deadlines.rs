@@ -218,3 +218,43 @@ fn an_extended_deadline_is_told_again_from_what_is_ahead() {
     assert_eq!(alice.len(), 5, "{alice:?}");
     assert!(alice[3].0.contains("6 hours") && alice[4].0.contains("is reached"));
 }
+
+#[test]
+fn a_completion_of_an_item_taken_away_without_a_hand_over_is_refused_here() {
+    // A 30-hour deadline not yet at 24 hours left, and a 24-hour one (its 24-hour threshold
+    // passed at once, but nothing is handed over when the deadline is no longer than that).
+    for (hours, passed) in [(30, &[][..]), (24, &[24][..])] {
+        let mut f = Fixture::new();
+        let held = vec![holder("alice", mobiwf_proto::Hold::Selected, 10, None)];
+        f.item(snap(
+            &due_info(hours, 5000, &[]),
+            1,
+            &[],
+            held,
+            ItemStatus::Open,
+        ));
+        // Taken off her worklist.
+        f.item(snap(
+            &due_info(hours, 5000, passed),
+            2,
+            &["bob"],
+            vec![],
+            ItemStatus::Open,
+        ));
+        let complete = ItemAction::Complete {
+            succeeded: true,
+            detail: None,
+            flag: None,
+            data: Default::default(),
+        };
+        let applied = f
+            .apply(claim("alice", &due_info(hours, 0, &[]), complete))
+            .unwrap();
+        assert_eq!(applied.sent_to(), None, "{hours} hours");
+        assert!(
+            matches!(applied.verdict(), Some(Verdict::Forbidden { .. })),
+            "{hours} hours: {:?}",
+            applied.verdict()
+        );
+    }
+}

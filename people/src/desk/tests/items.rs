@@ -433,6 +433,23 @@ fn the_wire_messages_for_the_desk_become_its_inputs() {
         }),
         Some(DeskInput::Notice(told))
     );
+    let answer = Answer {
+        user: UserId::new("alice"),
+        request: 9,
+        verdict: Verdict::Done,
+    };
+    assert_eq!(
+        DeskInput::from_message(Message::Answer {
+            instance: item.instance,
+            activity: item.activity,
+            answer: answer.clone(),
+        }),
+        Some(DeskInput::Answer {
+            instance: item.instance,
+            activity: item.activity,
+            answer,
+        })
+    );
     assert_eq!(DeskInput::from_message(Message::Probe), None);
 }
 
@@ -471,4 +488,37 @@ fn a_change_a_users_claim_under_way_may_have_caused_tells_them_through_its_answe
     assert_eq!(kinds("alice"), ["offered"]);
     assert_eq!(kinds("bob"), ["offered", "refused"]);
     assert_eq!(f.desk.pending().count(), 0);
+}
+
+#[test]
+fn a_user_whose_claim_is_under_way_is_answered_not_told_the_item_was_done_by_another() {
+    let mut f = Fixture::new();
+    let item = info(7, 3);
+    f.item(snap(&item, 1, &["alice", "bob"], vec![], ItemStatus::Open));
+    let request = f
+        .apply(claim("bob", &item, ItemAction::Select))
+        .unwrap()
+        .request
+        .unwrap();
+    let refused = Verdict::Unavailable {
+        reason: "no longer available: carol completed it".to_owned(),
+    };
+    let applied = f.item(answering(
+        snap(&item, 2, &[], vec![], done("carol")),
+        "bob",
+        request,
+        refused.clone(),
+    ));
+    assert_eq!(answers(&applied), [(request, UserId::new("bob"), refused)]);
+    let kinds = |user| -> Vec<String> { f.told(user).into_iter().map(|(k, _)| k).collect() };
+    assert!(
+        !kinds("bob").contains(&"revoked".to_owned()),
+        "{:?}",
+        kinds("bob")
+    );
+    assert!(
+        kinds("alice").contains(&"revoked".to_owned()),
+        "{:?}",
+        kinds("alice")
+    );
 }

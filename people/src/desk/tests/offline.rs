@@ -155,6 +155,7 @@ fn going_away_twice_is_going_away_once_and_survives_a_restart() {
     let mut f = day();
     f.apply(away("alice")).unwrap();
     let since: Vec<_> = f.desk.away().map(|(u, at)| (u.clone(), at)).collect();
+    assert_eq!(since, [(UserId::new("alice"), f.now_ms)]);
     f.apply(away("alice")).unwrap();
     let again: Vec<_> = f.desk.away().map(|(u, at)| (u.clone(), at)).collect();
     assert_eq!(since, again);
@@ -268,4 +269,51 @@ fn when_the_host_cannot_be_reached_only_items_held_with_their_data_here_go_on() 
         .apply(claim("bob", &lockable(2), ItemAction::Select))
         .unwrap();
     assert_eq!(sent(&select).len(), 1);
+}
+
+#[test]
+fn an_item_held_without_its_data_here_is_disabled_while_its_host_cannot_be_reached() {
+    let mut f = Fixture::new();
+    let (locked, selected) = (lockable(1), info(3, 1));
+    let held = |hold| vec![holder("alice", hold, 10, None)];
+    f.item(snap(&locked, 1, &[], held(Hold::Locked), ItemStatus::Open));
+    f.item(snap(
+        &selected,
+        1,
+        &[],
+        held(Hold::Selected),
+        ItemStatus::Open,
+    ));
+    f.apply(host_link(false)).unwrap();
+    for (item, action) in [
+        (&locked, ItemAction::Unlock),
+        (&selected, ItemAction::Release),
+    ] {
+        let refused = f.apply(claim("alice", item, action)).unwrap();
+        assert!(sent(&refused).is_empty(), "{item:?}");
+        assert!(reason(&answers(&refused)[0].2).contains("cannot be reached"));
+    }
+}
+
+#[test]
+fn items_are_copied_locked_first_then_selected_then_offered() {
+    let mut f = Fixture::new();
+    let held = |hold| vec![holder("alice", hold, 10, None)];
+    f.item(snap(&lockable(1), 1, &["alice"], vec![], ItemStatus::Open));
+    f.item(snap(
+        &lockable(2),
+        1,
+        &[],
+        held(Hold::Selected),
+        ItemStatus::Open,
+    ));
+    f.item(snap(
+        &lockable(3),
+        1,
+        &[],
+        held(Hold::Locked),
+        ItemStatus::Open,
+    ));
+    let order: Vec<_> = f.desk.to_copy().iter().map(|i| i.key().0.0).collect();
+    assert_eq!(order, [3, 2, 1]);
 }

@@ -121,3 +121,19 @@ fn a_damaged_or_foreign_entry_is_refused_with_its_key() {
     foreign.insert("desk/other".to_owned(), b"1".to_vec());
     assert_eq!(Desk::restore(foreign).unwrap_err().key, "desk/other");
 }
+
+#[test]
+fn changes_are_empty_only_without_puts_and_deletes() {
+    use crate::desk::DeskChanges;
+    assert!(DeskChanges::default().is_empty());
+    let put = DeskChanges {
+        puts: vec![("desk/meta".to_owned(), b"{}".to_vec())],
+        ..DeskChanges::default()
+    };
+    assert!(!put.is_empty());
+    let delete = DeskChanges {
+        deletes: vec!["desk/notice/1".to_owned()],
+        ..DeskChanges::default()
+    };
+    assert!(!delete.is_empty());
+}
