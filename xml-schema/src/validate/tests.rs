@@ -61,13 +61,13 @@ fn hostile_sizes_cost_linear_work() {
     assert_linear(
         "long lists and declarations",
         20_000,
-        steps_of_long_lists(4_000, 4_500, 20_000),
-        steps_of_long_lists(8_000, 9_000, 40_000),
+        || steps_of_long_lists(4_000, 4_500, 20_000),
+        || steps_of_long_lists(8_000, 9_000, 40_000),
     );
     assert_linear(
         "a chain of stand-ins",
         10_000,
-        steps_of_stand_in_chain(10_000),
-        steps_of_stand_in_chain(20_000),
+        || steps_of_stand_in_chain(10_000),
+        || steps_of_stand_in_chain(20_000),
     );
 }
