@@ -448,6 +448,24 @@ impl NodeActor {
         }
     }
 
+    /// Kills the command of `execution` (the engine gave up on it: `why`), off the actor task:
+    /// it reads files and runs `kill`.
+    fn kill(&self, execution: Execution, why: String) {
+        let span = tracing::info_span!(
+            "activity",
+            instance = %execution.instance,
+            activity = %execution.activity
+        );
+        let data_dir = self.data_dir.clone();
+        tokio::task::spawn_blocking(move || {
+            let _enter = span.enter();
+            match executor::kill(&data_dir, &execution) {
+                Ok(()) => tracing::info!("command killed: {why}"),
+                Err(e) => tracing::warn!("cannot kill the command: {e}"),
+            }
+        });
+    }
+
     /// Starts and kills the commands the engine asked for (after the state saying so is on
     /// disk).
     fn carry_out(&mut self, effects: Vec<Effect>) {
@@ -458,10 +476,8 @@ impl NodeActor {
                     activity,
                     attempt,
                     why,
-                } => {
-                    let span = tracing::info_span!("activity", instance = %key.instance, %activity);
-                    let _enter = span.enter();
-                    let execution = Execution {
+                } => self.kill(
+                    Execution {
                         instance: key.instance,
                         partition: key.partition,
                         activity,
@@ -471,12 +487,9 @@ impl NodeActor {
                         reads: Vec::new(),
                         writes: Vec::new(),
                         compensation: false,
-                    };
-                    match executor::kill(&self.data_dir, &execution) {
-                        Ok(()) => tracing::info!("command killed: {why}"),
-                        Err(e) => tracing::warn!("cannot kill the command: {e}"),
-                    }
-                }
+                    },
+                    why,
+                ),
                 Effect::Execute {
                     key,
                     activity,
