@@ -158,7 +158,7 @@ pub fn render(run: &Run<'_>) -> String {
     md
 }
 
-/// The delivery delay after a link returns (issue 14: within 1 s).
+/// The delivery delay after a link returns (the aim: within 1 s).
 fn returns_section(md: &mut String, run: &Run<'_>) {
     let Some(r) = run.returns else {
         return;

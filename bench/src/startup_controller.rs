@@ -1,7 +1,7 @@
-//! Startup at scale (issue 15 item 7): a controller data directory with many finished and
-//! some live instances, built through the controller's own store format
-//! (`mobiwf_controller::state::stage`), then `mobiwf-controller serve` started on it, timed
-//! from the spawn to the first answer of `GET /instances/{id}` for a live instance.
+//! Startup at scale: a controller data directory with many finished and some live instances, built
+//! through the controller's own store format (`mobiwf_controller::state::stage`), then
+//! `mobiwf-controller serve` started on it, timed from the spawn to the first answer of
+//! `GET /instances/{id}` for a live instance.
 //!
 //! The records come from the book itself: the paper's workflow submitted once on two
 //! registered nodes (a live instance, deploying) and once more and cancelled (a finished

@@ -1,8 +1,8 @@
-//! Startup at scale (issue 15, item 7): how long a node holding many idle partitions takes
-//! from `mobiwf-node run` to an API that answers. The data directory is built directly: the
-//! pure engine deploys the partitions in memory and its changes are written through the
-//! node's own `state::stage_changes`, exactly the records a node that received those
-//! deployments keeps, without running that many instances over the mesh first.
+//! Startup at scale: how long a node holding many idle partitions takes from `mobiwf-node run` to
+//! an API that answers. The data directory is built directly: the pure engine deploys the
+//! partitions in memory and its changes are written through the node's own `state::stage_changes`,
+//! exactly the records a node that received those deployments keeps, without running that many
+//! instances over the mesh first.
 
 use std::path::Path;
 use std::process::{Command, Stdio};

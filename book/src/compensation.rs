@@ -1,10 +1,11 @@
-//! Backward recovery (issue 13, item 5; seed 003 §4): when an instance ends cancelled (an
-//! operator's cancel) or failed (an activity failed with contingency -1), once nothing of it
-//! runs any more (every partition reported or was given up), the compensation of every
-//! activity that succeeded and has a `<compensation>` runs on the node that ran it, one at a
-//! time, in the reverse order of the activities' ends (their nodes' `finished_us`; the larger
-//! activity id first on a tie). The instance is `compensating`, then `compensated`, or
-//! `compensation_failed` at the first compensation that fails (the rest are not run).
+//! Backward recovery (*Algoritmo para recuperação de falhas em sistemas de gerenciamento de
+//! workflow*, §4): when an instance ends cancelled (an operator's cancel) or failed (an activity
+//! failed with contingency -1), once nothing of it runs any more (every partition reported or was
+//! given up), the compensation of every activity that succeeded and has a `<compensation>` runs on
+//! the node that ran it, one at a time, in the reverse order of the activities' ends (their nodes'
+//! `finished_us`; the larger activity id first on a tie). The instance is `compensating`, then
+//! `compensated`, or `compensation_failed` at the first compensation that fails (the rest are not
+//! run).
 //!
 //! The plan and how far it got are part of the instance ([`Compensation`]), stored with it:
 //! each `Message::Compensate` is staged with the state that asks for it, so a restarted

@@ -1,6 +1,7 @@
-//! A completion activity (`<completion>true</completion>`, seed 002's COMPLETION) succeeded:
-//! the instance is complete. Its own node cancelled what it runs of the instance at once; the
-//! controller tells every other node of the instance (`Message::Completed`), whose
+//! A completion activity (`<completion>true</completion>`: the COMPLETION activity of
+//! *A lightweight workflow engine based on a relational structure* (He, Li, Jiao, Liu), §3.2.1)
+//! succeeded: the instance is complete. Its own node cancelled what it runs of the instance at
+//! once; the controller tells every other node of the instance (`Message::Completed`), whose
 //! activities not final end cancelled with the completion as reason, and the instance ends
 //! succeeded when their results are in.
 

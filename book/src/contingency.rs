@@ -1,6 +1,6 @@
-//! Contingency activities (MISSION P6): placing a failed activity's contingency activity on
-//! another partner with the skill (its document derived by `mobiwf-xml-schema`), telling the
-//! successors' nodes to wait for it, and relaying to it the outcomes it waits for.
+//! Contingency activities: placing a failed activity's contingency activity on another partner with
+//! the skill (its document derived by `mobiwf-xml-schema`), telling the successors' nodes to wait
+//! for it, and relaying to it the outcomes it waits for.
 
 use std::collections::BTreeMap;
 

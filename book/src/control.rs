@@ -1,5 +1,5 @@
-//! Operator control (MISSION P7): interrupt (start nothing new), resume, cancel (everything
-//! not finished is cancelled, the instance is over). Every partner of the instance is told.
+//! Operator control: interrupt (start nothing new), resume, cancel (everything not finished is
+//! cancelled, the instance is over). Every partner of the instance is told.
 
 use std::collections::BTreeSet;
 

@@ -1,9 +1,8 @@
-//! The organisation directory as the controller keeps it (issue 12): the organisation
-//! document an operator applied and the registered devices, versioned. Every change (a
-//! document applied, a node registering) makes the next version, which goes to every
-//! registered node; hosts assign work from it, devices learn from it which users they serve.
-//! Submissions are checked against it: the responsible user and the roles, departments and
-//! teams the activities name must be in it.
+//! The organisation directory as the controller keeps it: the organisation document an operator
+//! applied and the registered devices, versioned. Every change (a document applied, a node
+//! registering) makes the next version, which goes to every registered node; hosts assign work from
+//! it, devices learn from it which users they serve. Submissions are checked against it: the
+//! responsible user and the roles, departments and teams the activities name must be in it.
 
 use std::collections::{BTreeMap, BTreeSet};
 
@@ -140,11 +139,12 @@ impl Book {
         }
     }
 
-    /// A device says which of its users are disconnected now (seed 004 §5.1.2 step 11, §5.1.3
-    /// step 1): the directory's next version, with them marked, goes to every node (hosts offer
-    /// an away user no new work; the failure detector leaves a node with an away user alone).
-    /// Only a registered device speaks for its users, only for those whose device it is, and
-    /// an older presence than the last taken (`seq`) changes nothing.
+    /// A device says which of its users are disconnected now (*Synchronization and Disconnected
+    /// Operation in WorkToDo* (IC-03-006), §5.1.2 step 11, §5.1.3 step 1): the directory's next
+    /// version, with them marked, goes to every node (hosts offer an away user no new work; the
+    /// failure detector leaves a node with an away user alone). Only a registered device speaks for
+    /// its users, only for those whose device it is, and an older presence than the last taken
+    /// (`seq`) changes nothing.
     pub(crate) fn presence(
         &mut self,
         peer: &NodeId,

@@ -1,5 +1,5 @@
 //! The event history of each instance: every transition the controller learnt or decided,
-//! with its time and partner, for `mobiwf-controller history` (MISSION P5-P7, F1 observable).
+//! with its time and partner, for `mobiwf-controller history`.
 //!
 //! Events are data ([`Event`]); the controller's API and command line render them as text.
 

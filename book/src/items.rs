@@ -1,10 +1,9 @@
-//! Work item events from their hosts (issue 12): a host tells the controller what happened to
-//! the work item of a manual activity (offered, unassigned, acted on, a claim refused,
-//! revoked, a deadline's threshold, the hand-over to the responsible user, who is told of
-//! both). Each event goes into the instance's history, and the instance keeps a summary of
-//! each item for `status`: who it is offered to, who holds it, who finished it. A host's
-//! answer to a claim of the controller's own (an operator's insert, remove or delegate) is
-//! recorded too.
+//! Work item events from their hosts: a host tells the controller what happened to the work item of
+//! a manual activity (offered, unassigned, acted on, a claim refused, revoked, a deadline's
+//! threshold, the hand-over to the responsible user, who is told of both). Each event goes into the
+//! instance's history, and the instance keeps a summary of each item for `status`: who it is
+//! offered to, who holds it, who finished it. A host's answer to a claim of the controller's own
+//! (an operator's insert, remove or delegate) is recorded too.
 
 use mobiwf_proto::{
     ActivityId, ActivityState, Answer, Hold, Holder, InstanceId, ItemAction, ItemEvent, ItemInfo,

@@ -7,9 +7,9 @@
 //! (their types in `io`); each input's handling is in a file of its own (`submit`,
 //! `delivered`, `reports`, `overdue`, `nodes`, `tick`, `control`, `hub`); failure decisions in
 //! `recovery` and `contingency`; the event history of each instance in `history`. The people
-//! side (issue 12): the organisation directory (`directory`), notices to an instance's
-//! responsible user (`notices`), work item events from the hosts (`items`) and the operators'
-//! worklist administration (`worklist`).
+//! side: the organisation directory (`directory`), notices to an instance's responsible user
+//! (`notices`), work item events from the hosts (`items`) and the operators' worklist
+//! administration (`worklist`).
 
 mod chain;
 mod compensation;

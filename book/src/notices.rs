@@ -1,9 +1,8 @@
-//! Notices to an instance's responsible user (issue 12): the instance started (was
-//! submitted), an activity of it failed or was cancelled, the instance ended. Each is tied to
-//! a transition that happens once (an instance joining or leaving the live set, an activity
-//! becoming final, which it never stops being), so a report that comes again tells nobody
-//! twice. A notice goes to the user's device (`Message::Notice`); a user without a registered
-//! device gets a history event instead.
+//! Notices to an instance's responsible user: the instance started (was submitted), an activity of
+//! it failed or was cancelled, the instance ended. Each is tied to a transition that happens once
+//! (an instance joining or leaving the live set, an activity becoming final, which it never stops
+//! being), so a report that comes again tells nobody twice. A notice goes to the user's device
+//! (`Message::Notice`); a user without a registered device gets a history event instead.
 
 use mobiwf_proto::{ActivityId, InstanceId, Message, NodeId, Notice};
 use mobiwf_xml_schema::UserId;

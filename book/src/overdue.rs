@@ -1,7 +1,7 @@
-//! Overdue preconditions (MISSION P5): a node says one of its activities waited longer than a
-//! precondition's `timeOut` for a remote predecessor. The controller sends the outcome again
-//! when it knows it; otherwise it gives the predecessor's own partner a grace period to report
-//! it, then withdraws it (fails it) and its contingency applies (at a tick).
+//! Overdue preconditions: a node says one of its activities waited longer than a precondition's
+//! `timeOut` for a remote predecessor. The controller sends the outcome again when it knows it;
+//! otherwise it gives the predecessor's own partner a grace period to report it, then withdraws it
+//! (fails it) and its contingency applies (at a tick).
 
 use mobiwf_proto::{ActivityId, InstanceId, NodeId, PartitionId};
 

@@ -1,4 +1,4 @@
-//! Which registered node runs which partition (MISSION P1).
+//! Which registered node runs which partition.
 //!
 //! A node registered under a workflow partner's name (or id) takes that partner's partitions.
 //! A partner that no registered node answers to is given to a node with every skill its

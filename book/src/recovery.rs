@@ -1,8 +1,8 @@
-//! What the controller decides when partners fail or are too slow (MISSION P5, P6, F1):
-//! giving up on a partition (its partner stopped answering, or its `timeOut` passed),
-//! withdrawing an activity whose successors waited too long, applying contingency rules
-//! (-1 block, 0 release, x > 0 run x on another partner with the skill), relaying outcomes to
-//! contingency activities, and deciding when an instance is over.
+//! What the controller decides when partners fail or are too slow: giving up on a partition (its
+//! partner stopped answering, or its `timeOut` passed), withdrawing an activity whose successors
+//! waited too long, applying contingency rules (-1 block, 0 release, x > 0 run x on another partner
+//! with the skill), relaying outcomes to contingency activities, and deciding when an instance is
+//! over.
 
 use std::collections::{BTreeMap, BTreeSet};
 
@@ -258,7 +258,7 @@ pub(crate) fn abandon(
         );
     }
     // Predecessors first, so that an activity whose predecessor here blocks it is cancelled,
-    // transitively (F1), rather than failed with its own contingency.
+    // transitively, rather than failed with its own contingency.
     let mut remaining = ids;
     let def = ctx.def;
     let preds = |id: ActivityId| -> Vec<ActivityId> {

@@ -1,4 +1,5 @@
-//! Forward recovery (issue 13, item 5; seed 003 §4): `mobiwf-controller rerun INSTANCE
+//! Forward recovery (*Algoritmo para recuperação de falhas em sistemas de gerenciamento de
+//! workflow*, §4): `mobiwf-controller rerun INSTANCE
 //! ACTIVITY`. Only a failed instance, none of whose compensations started, and only an
 //! activity that failed with contingency -1: it, and the activities cancelled because of it
 //! (transitively through their preconditions), go back to waiting; the instance runs again

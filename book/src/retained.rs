@@ -1,5 +1,5 @@
-//! Finished instances leave the book (issue 15, bounded memory): the book holds the
-//! instances that are not settled, and a settled one only while an input about it is applied.
+//! Finished instances leave the book, so that memory stays bounded: the book holds the instances
+//! that are not settled, and a settled one only while an input about it is applied.
 //!
 //! The daemon asks the book to let settled instances go once their changes are taken
 //! ([`Book::evict_settled`]); before it applies an input that names an instance the book does

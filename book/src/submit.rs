@@ -1,6 +1,6 @@
-//! Submission (MISSION P1): a definition is parsed (or found among the recent ones), placed
-//! on the registered nodes, cut into partition documents, and a new instance is recorded with
-//! a deployment to each partition's node.
+//! Submission: a definition is parsed (or found among the recent ones), placed on the registered
+//! nodes, cut into partition documents, and a new instance is recorded with a deployment to each
+//! partition's node.
 
 use std::collections::{BTreeMap, BTreeSet};
 use std::sync::Arc;

@@ -1,10 +1,9 @@
-//! Worklist administration by an operator (issue 12): insert a work item on a user's
-//! worklist, remove it from one, delegate it from one user to another. The controller checks
-//! what it can (the instance is not over, the activity is a people activity placed on a
-//! node and not finished, the users are in the directory) and sends the item's host a claim
-//! with a request number of its own; the host decides and tells (`ItemEvents`, and an `Item`
-//! answering the claim). Selecting, locking, releasing, unlocking and completing are the
-//! users' own, on their devices.
+//! Worklist administration by an operator: insert a work item on a user's worklist, remove it from
+//! one, delegate it from one user to another. The controller checks what it can (the instance is
+//! not over, the activity is a people activity placed on a node and not finished, the users are in
+//! the directory) and sends the item's host a claim with a request number of its own; the host
+//! decides and tells (`ItemEvents`, and an `Item` answering the claim). Selecting, locking,
+//! releasing, unlocking and completing are the users' own, on their devices.
 
 use mobiwf_proto::{ActivityId, InstanceId, ItemAction, Message};
 use mobiwf_xml_schema::UserId;

@@ -1,10 +1,9 @@
-//! What each route of the controller's API needs (issue 15): reading is the viewer's,
-//! running the work (submit, control, rerun, work item administration) the operator's, and
-//! the mesh and its people (join tokens, the allow list, removing nodes, the organisation)
-//! and the API tokens the administrator's. `/metrics` is read like any other page (viewer):
-//! it names peers' message kinds and counts, and Prometheus sends a bearer token
-//! (`authorization: credentials_file`). A route not in the table needs the administrator
-//! (closed by default); so does reading the token lists.
+//! What each route of the controller's API needs: reading is the viewer's, running the work
+//! (submit, control, rerun, work item administration) the operator's, and the mesh and its people
+//! (join tokens, the allow list, removing nodes, the organisation) and the API tokens the
+//! administrator's. `/metrics` is read like any other page (viewer): it names peers' message kinds
+//! and counts, and Prometheus sends a bearer token (`authorization: credentials_file`). A route not
+//! in the table needs the administrator (closed by default); so does reading the token lists.
 
 use axum::http::Method;
 use mobiwf_runtime::api_auth::{Need, Role};

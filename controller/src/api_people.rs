@@ -1,5 +1,5 @@
 //! The people side of the controller's HTTP API: the organisation directory and the
-//! administration of work items (W8).
+//! administration of work items.
 //!
 //! - `PUT /org?source=NAME` with an organisation document (XML) as the body: 200 `{"version":
 //!   N, "users": COUNT}`; 400 with every problem (`NAME:line:col: error: ...`). Every node

@@ -1,7 +1,7 @@
 //! `status INSTANCE --data`: the instance data, as the nodes that run the instance's partitions
 //! know it. The controller asks each of them (`ReadData`, answered at once, never stored) and
-//! shows the latest write of each name; it never keeps the values (MISSION W1: values travel
-//! partner to partner).
+//! shows the latest write of each name; it never keeps the values (values travel partner to
+//! partner).
 
 use std::collections::BTreeMap;
 use std::time::Duration;

@@ -1,5 +1,5 @@
-//! The failure detector (MISSION P6: "failure includes the responsible partner does not
-//! answer"): probes the nodes with unfinished work and says which stopped answering.
+//! The failure detector (a partner that does not answer has failed): probes the nodes with
+//! unfinished work and says which stopped answering.
 //!
 //! Every [`DetectorConfig::probe_every`], each watched node that has no probe in flight gets a
 //! `Probe` request (answered by the node without touching its store). A node that has not

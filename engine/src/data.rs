@@ -1,11 +1,11 @@
-//! Instance data (issue 13, MISSION W1): the values and files an instance's activities write,
-//! as this node knows them. Writes come from this node's activities (a command's data
-//! directory, a person's `complete --set`/`--file`) and from partners' notifications; of two
-//! writes of a name the later wins ([`Datum::supersedes`]), whatever the order they arrive in.
-//! A notification carries the names its receiver's activities, or those after them, read
-//! (`<carries>`). A file is only referenced here; its content is in the daemon's store, and
-//! one that has not arrived yet (too big to travel inline) is fetched from its holder while the
-//! activities that read it stay `synchronizing`.
+//! Instance data: the values and files an instance's activities write, as this node knows them.
+//! Writes come from this node's activities (a command's data directory, a person's
+//! `complete --set`/`--file`) and from partners' notifications; of two writes of a name the later
+//! wins ([`Datum::supersedes`]), whatever the order they arrive in. A notification carries the
+//! names its receiver's activities, or those after them, read (`<carries>`). A file is only
+//! referenced here; its content is in the daemon's store, and one that has not arrived yet (too big
+//! to travel inline) is fetched from its holder while the activities that read it stay
+//! `synchronizing`.
 
 use std::collections::BTreeSet;
 

@@ -102,9 +102,9 @@ pub enum Input {
         /// What to do.
         action: Control,
     },
-    /// Time passed: start the activities whose `timeToWait` ran out (MISSION P7), fail those
-    /// that ran longer than their `timeOut` (P5), try failed commands again, report overdue
-    /// preconditions. The daemon sends it at [`Engine::next_deadline`].
+    /// Time passed: start the activities whose `timeToWait` ran out, fail those that ran longer
+    /// than their `timeOut`, try failed commands again, report overdue preconditions. The daemon
+    /// sends it at [`Engine::next_deadline`].
     Tick,
     /// An activity finished.
     Finished {
@@ -169,9 +169,9 @@ pub enum Input {
     Directory(mobiwf_people::Directory),
     /// Deliveries to a peer failed `UNREACHABLE_AFTER_FAILURES` times in a row
     /// (`reachable: false`), or it answered again (`true`): the users whose device it is get
-    /// no new offers while it cannot be reached (seed 004 §5.3: marked inactive; they keep
-    /// what they hold and what they were offered), and once it answers, open items nobody
-    /// could be offered are assigned again.
+    /// no new offers while it cannot be reached (*Synchronization and Disconnected Operation in
+    /// WorkToDo* (IC-03-006), §5.3: marked inactive; they keep what they hold and what they were
+    /// offered), and once it answers, open items nobody could be offered are assigned again.
     Link {
         /// The peer.
         peer: NodeId,

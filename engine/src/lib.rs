@@ -5,19 +5,19 @@
 //! what changed together with the messages it produced in one synced batch, and only then
 //! carries out the effects (sending, starting commands, acknowledging).
 //!
-//! Execution rules (MISSION P3, P4, F1): an activity starts when every precondition is met, a
-//! local one from this partition's own state, a remote one from a notification; a finished
-//! activity notifies the partner of each adjacent in another partition directly, and the
-//! controller at once when `responseImmediate` is 1; when every activity of the partition is
-//! final, the partition result goes to the controller.
+//! Execution rules: an activity starts when every precondition is met, a local one from this
+//! partition's own state, a remote one from a notification; a finished activity notifies the
+//! partner of each adjacent in another partition directly, and the controller at once when
+//! `responseImmediate` is 1; when every activity of the partition is final, the partition result
+//! goes to the controller.
 //!
-//! Failure rules (MISSION P5-P7, F1, F2): a failed command is tried again as its `<retries>`
-//! say; then its successors are released (contingency 0), cancelled transitively (-1), or wait
-//! for contingency activity x (x > 0), which the controller places elsewhere and announces with
-//! a substitution (the failure is reported to the controller at once). Activities the
-//! controller withdraws (their partner was too slow to answer) fail without notifying anyone:
-//! the controller applies their contingency. A remote precondition that does not come within
-//! its `timeOut` is reported to the controller, which decides.
+//! Failure rules: a failed command is tried again as its `<retries>` say; then its successors are
+//! released (contingency 0), cancelled transitively (-1), or wait for contingency activity x
+//! (x > 0), which the controller places elsewhere and announces with a substitution (the failure
+//! is reported to the controller at once). Activities the controller withdraws (their partner was
+//! too slow to answer) fail without notifying anyone: the controller applies their contingency. A
+//! remote precondition that does not come within its `timeOut` is reported to the controller,
+//! which decides.
 
 //!
 //! Layout: this file holds the types and [`Engine::apply`], a dispatch of one call per input;

@@ -6,7 +6,8 @@
 //! its start was an emergency, how many tries failed) are not state: [`crate::run::Run`] keeps
 //! them next to the [`Life`] and updates them from the transition taken.
 //!
-//! **The WorkToDo states** (seed 004 §2.1) are this enum:
+//! **The WorkToDo states** (*Synchronization and Disconnected Operation in WorkToDo* (IC-03-006),
+//! §2.1) are this enum:
 //! - `NOT_READY` is [`Life::NotReady`]: a precondition or its dependency rule does not hold
 //!   yet;
 //! - `SYNCHRONIZING` is [`Life::Synchronizing`]: both hold; it waits for synchronization
@@ -18,7 +19,9 @@
 //!   (a held item given back returns it to `Ready`: [`Event::Return`]); [`Life::RetryWait`]
 //!   is the wait between two tries, shown as running;
 //! - `SUCCEEDED`, `FAILED`, `CANCELLED` are [`Life::Succeeded`], [`Life::Failed`],
-//!   [`Life::Cancelled`]; seed 002's skipped (a path not taken) is [`Life::Skipped`].
+//!   [`Life::Cancelled`]; an activity on a path not taken (by the routing rules of *A lightweight
+//!   workflow engine based on a relational structure* (He, Li, Jiao, Liu), §3.2.2) is
+//!   [`Life::Skipped`].
 //!
 //! A rerun (forward recovery, [`Event::Rerun`]) is the one way out of a final state: an
 //! operator's `rerun` puts a failed activity, and those cancelled because of it, back to

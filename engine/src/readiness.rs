@@ -1,7 +1,8 @@
 //! Whether a waiting activity can go on, never will, or is on a path not taken: its
 //! preconditions as its `<merge>` combines them (all of them, the first to finish, or N votes;
-//! seed 002), each precondition's outcome following routes (a route that led elsewhere skips
-//! the successor) and contingency substitutions, then its `<depends>` rule (`rules`).
+//! *A lightweight workflow engine based on a relational structure* (He, Li, Jiao, Liu), §3.2.1),
+//! each precondition's outcome following routes (a route that led elsewhere skips the successor)
+//! and contingency substitutions, then its `<depends>` rule (`rules`).
 
 use mobiwf_proto::{ActivityId, CANCELLED_BY_RULE, Outcome, StateSet};
 use mobiwf_xml_schema::{Merge, PartitionActivity, route_for};

@@ -1,9 +1,9 @@
-//! Finished instances leave memory (issue 15): an instance whose runs here can no longer
-//! change by themselves is *retired*, its runs and what the node knows of it dropped from the
-//! engine once they are written; the daemon reads them back from its store (*readmits* them)
-//! before it gives the engine any input about that instance (a late notification, an
-//! operator's rerun, a compensation the controller asks for, a query). The engine stays pure:
-//! it never reads the store, it is given what it needs.
+//! Finished instances leave memory: an instance whose runs here can no longer change by themselves
+//! is *retired*, its runs and what the node knows of it dropped from the engine once they are
+//! written; the daemon reads them back from its store (*readmits* them) before it gives the engine
+//! any input about that instance (a late notification, an operator's rerun, a compensation the
+//! controller asks for, a query). The engine stays pure: it never reads the store, it is given what
+//! it needs.
 
 use std::collections::BTreeSet;
 

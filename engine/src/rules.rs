@@ -1,8 +1,9 @@
-//! Dependency rules, evaluated (seed 004 §2.2): a term `activity → STATE` holds once its
-//! activity entered the state; it can no longer hold once the activity is final without
-//! having entered it; until then it is unknown. `and` and `or` combine these three values,
-//! so a rule is true, false or not yet decided, and once decided never changes (the states an
-//! activity entered only grow): a true rule lets its activity go on, a false one cancels it.
+//! Dependency rules, evaluated (*Synchronization and Disconnected Operation in WorkToDo*
+//! (IC-03-006), §2.2): a term `activity → STATE` holds once its activity entered the state; it can
+//! no longer hold once the activity is final without having entered it; until then it is unknown.
+//! `and` and `or` combine these three values, so a rule is true, false or not yet decided, and once
+//! decided never changes (the states an activity entered only grow): a true rule lets its activity
+//! go on, a false one cancels it.
 
 use mobiwf_proto::{ActivityId, ActivityState, StateSet};
 use mobiwf_xml_schema::{Rule, TaskState};

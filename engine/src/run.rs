@@ -165,7 +165,8 @@ impl Progress {
         }
     }
 
-    /// Every state it entered (what a dependency rule's term looks at, seed 004 §2.2).
+    /// Every state it entered (what a dependency rule's term looks at: *Synchronization and
+    /// Disconnected Operation in WorkToDo* (IC-03-006), §2.2).
     pub fn entered(&self) -> StateSet {
         let times = [self.synchronized_ms, self.ready_ms, self.started_ms];
         StateSet::of_times(times, self.life.wire())

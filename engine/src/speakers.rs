@@ -1,10 +1,9 @@
-//! Who may say what about an activity (issue 15): a partner's word (a notification, a state
-//! change) about an activity is taken only from the peer that runs it, as the controller
-//! said when it deployed the instance here (`Deploy::runs_on`) or placed a contingency
-//! activity (`Substitute`), or from the controller itself. A word that comes before this
-//! node knows who runs the activity (its deployment is still on the way) is kept, bounded,
-//! and judged when it does; a word from another peer is refused and said so
-//! ([`Effect::Refused`] for a kept one).
+//! Who may say what about an activity: a partner's word (a notification, a state change) about an
+//! activity is taken only from the peer that runs it, as the controller said when it deployed the
+//! instance here (`Deploy::runs_on`) or placed a contingency activity (`Substitute`), or from the
+//! controller itself. A word that comes before this node knows who runs the activity (its
+//! deployment is still on the way) is kept, bounded, and judged when it does; a word from another
+//! peer is refused and said so ([`Effect::Refused`] for a kept one).
 
 use std::collections::BTreeMap;
 

@@ -1,7 +1,8 @@
-//! Time passed ([`crate::Input::Tick`]): emergency starts (`timeToWait`, MISSION P7), activity
-//! `timeOut`s (P5), the next tries of failed commands (F2) and overdue remote preconditions
-//! (P5, told to the controller), and work items' `<deadline>` thresholds (`items::deadline`). Each run's earliest timer is kept in an ordered index, so
-//! that the next deadline and the due timers are found without looking at every run.
+//! Time passed ([`crate::Input::Tick`]): emergency starts (`timeToWait`), activity `timeOut`s, the
+//! next tries of failed commands and overdue remote preconditions (told to the controller), and
+//! work items' `<deadline>` thresholds (`items::deadline`). Each run's earliest timer is kept in an
+//! ordered index, so that the next deadline and the due timers are found without looking at every
+//! run.
 
 use mobiwf_proto::{ActivityId, Message};
 

@@ -1,8 +1,8 @@
-//! What each route of a node's API needs (issue 15): reading is the viewer's, completing
-//! manual work the operator's, the API tokens the administrator's; a user's own routes
-//! (`/users/{user}/...`: worklist, claims, notices, disconnect, reconnect) are also open to
-//! that user's token, and only those. `/metrics` is read like any other page (viewer). A
-//! route not in the table needs the administrator (closed by default).
+//! What each route of a node's API needs: reading is the viewer's, completing manual work the
+//! operator's, the API tokens the administrator's; a user's own routes (`/users/{user}/...`:
+//! worklist, claims, notices, disconnect, reconnect) are also open to that user's token, and only
+//! those. `/metrics` is read like any other page (viewer). A route not in the table needs the
+//! administrator (closed by default).
 
 use axum::http::Method;
 use mobiwf_runtime::api_auth::{Need, Role};

@@ -1,4 +1,5 @@
-//! The disconnection and reconnection protocols of the node's API (seed 004 §5.1.2-5.1.3):
+//! The disconnection and reconnection protocols of the node's API (*Synchronization and
+//! Disconnected Operation in WorkToDo* (IC-03-006), §5.1.2-5.1.3):
 //!
 //! - `POST /users/{user}/disconnect` with `{"max_wait_secs": N, "accept": false}`: refused
 //!   (409, `"reason": "selected"`) while the user holds a selected item; the values of their

@@ -1,5 +1,6 @@
 //! The people side of the node's HTTP API: the worklists and notices of the users whose
-//! device this node is, and their actions on work items (seed 004 Table 2).
+//! device this node is, and their actions on work items (*Synchronization and Disconnected
+//! Operation in WorkToDo* (IC-03-006), Table 2).
 //!
 //! - `GET /users/{user}/worklist?order=arrival|priority|deadline|size`: the items offered to
 //!   or held by the user (JSON array). 403 when the user's worklist is on another node.

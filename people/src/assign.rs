@@ -1,7 +1,8 @@
-//! Who a work item goes to (seed 002 §3.3 and §4.2, seed 004 Table 2): the candidates of the
-//! activity's basis minus those on leave or without a device, then the method (and for
-//! `fcfa` the notification policy) picks among them. Ties are broken by user id, so the same
-//! directory and load always give the same choice.
+//! Who a work item goes to (*A lightweight workflow engine based on a relational structure*
+//! (He, Li, Jiao, Liu), §3.3 and §4.2; *Synchronization and Disconnected Operation in WorkToDo*
+//! (IC-03-006), Table 2): the candidates of the activity's basis minus those on leave or without a
+//! device, then the method (and for `fcfa` the notification policy) picks among them. Ties are
+//! broken by user id, so the same directory and load always give the same choice.
 //!
 //! Load (open and held items per user) is what the host knows: the items it hosts. With one
 //! host per role's work that is exact; across hosts each counts its own (documented in

@@ -118,7 +118,8 @@ impl Directory {
             && !self.is_inactive(user.id.as_str())
     }
 
-    /// Whether the user's device cannot be reached from this node (seed 004 §5.3).
+    /// Whether the user's device cannot be reached from this node (*Synchronization and
+    /// Disconnected Operation in WorkToDo* (IC-03-006), §5.3).
     pub fn is_inactive(&self, user: &str) -> bool {
         self.device_of(user)
             .is_some_and(|d| self.unreachable.contains(&d.node))

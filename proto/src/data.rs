@@ -1,7 +1,7 @@
-//! Instance data on the wire (issue 13, MISSION W1): the values and file references an activity
-//! wrote, as they travel with notifications from the partner that has them to the partners whose
-//! activities read them, and the limits on them. File contents travel inline (base64) when
-//! small, else are fetched from the partner that holds them (`Message::Fetch`), in chunks.
+//! Instance data on the wire: the values and file references an activity wrote, as they travel with
+//! notifications from the partner that has them to the partners whose activities read them, and the
+//! limits on them. File contents travel inline (base64) when small, else are fetched from the
+//! partner that holds them (`Message::Fetch`), in chunks.
 
 use serde::{Deserialize, Serialize};
 

@@ -1,6 +1,8 @@
 //! What travels between a work item's host, the users' devices and the controller: the
 //! directory replica, claims on items, the host's view of an item for one device, item events
-//! for the controller's history, and notices to a user (seed 004 Table 2, seed 002 §3.3).
+//! for the controller's history, and notices to a user (*Synchronization and Disconnected Operation
+//! in WorkToDo* (IC-03-006), Table 2; *A lightweight workflow engine based on a relational
+//! structure* (He, Li, Jiao, Liu), §3.3).
 //!
 //! Every message goes through the durable outbox like the others; the host answers a claim
 //! with the item's new state (and the claim's answer) to the claimant's device, so a claim
@@ -175,7 +177,8 @@ pub struct ItemInfo {
 
 /// The notices before a `<deadline>`: when this many hours are left (only those shorter than
 /// the deadline; 0, the deadline itself, always), the holder (else everyone offered the item)
-/// and the instance's responsible user are told. Seed 000 §3.3.2.
+/// and the instance's responsible user are told. See *WorkToDo: um sistema de gerenciamento de
+/// workflows para ambientes de comunicação sem fio*, §3.3.2.
 pub const DEADLINE_THRESHOLDS: [u32; 5] = [48, 24, 12, 6, 0];
 
 /// At this many hours left (only when the deadline is longer) an item not done passes to the
@@ -272,7 +275,7 @@ pub struct Answer {
     pub verdict: Verdict,
 }
 
-/// What happened to a work item, for the controller's history and status (admin view, W8).
+/// What happened to a work item, for the controller's history and status (admin view).
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(tag = "event", rename_all = "snake_case")]
 pub enum ItemEvent {

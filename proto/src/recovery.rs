@@ -1,7 +1,6 @@
-//! What the recovery messages carry (issue 13, item 5): the controller asks a node to run an
-//! activity's compensation (backward recovery) and hears how it ended, or asks it to run
-//! failed and cancelled activities again (forward recovery). Apart from `wire` so that the
-//! one enum of messages only names them.
+//! What the recovery messages carry: the controller asks a node to run an activity's compensation
+//! (backward recovery) and hears how it ended, or asks it to run failed and cancelled activities
+//! again (forward recovery). Apart from `wire` so that the one enum of messages only names them.
 
 use serde::{Deserialize, Serialize};
 

@@ -7,9 +7,9 @@ use serde::{Deserialize, Serialize};
 use crate::TaskState;
 use crate::wire::ActivityRecord;
 
-/// Where an activity is in its life: WorkToDo's task states (seed 004 §2.1) and our
-/// `cancelled`. Stored and sent by name; `waiting`, the name earlier versions wrote for
-/// `not_ready`, is still read.
+/// Where an activity is in its life: WorkToDo's task states (*Synchronization and Disconnected
+/// Operation in WorkToDo* (IC-03-006), §2.1) and our `cancelled`. Stored and sent by name;
+/// `waiting`, the name earlier versions wrote for `not_ready`, is still read.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize, Deserialize)]
 #[serde(rename_all = "snake_case")]
 pub enum ActivityState {

@@ -283,7 +283,9 @@ pub enum Message {
         entered: StateSet,
     },
     /// Controller → node: activity `by`, marked `<completion>`, succeeded: the instance is
-    /// complete, and every activity of it not final is cancelled (seed 002's COMPLETION).
+    /// complete, and every activity of it not final is cancelled (the COMPLETION activity of
+    /// *A lightweight workflow engine based on a relational structure* (He, Li, Jiao, Liu),
+    /// §3.2.1).
     Completed {
         /// The instance.
         instance: InstanceId,
@@ -310,7 +312,7 @@ pub enum Message {
     },
     /// Node → controller: an activity waited longer than its precondition's `timeOut` for the
     /// notification of a remote predecessor. The controller decides whether that predecessor
-    /// failed (MISSION P5, P6).
+    /// failed.
     Overdue {
         /// The instance.
         instance: InstanceId,

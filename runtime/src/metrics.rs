@@ -296,7 +296,7 @@ impl Metrics {
             .set(i64::try_from(runs).unwrap_or(i64::MAX));
     }
 
-    /// The controller's instance metrics (issue 15: bounded memory, retention).
+    /// The controller's instance metrics (bounded memory, retention).
     fn register_instances(&self, registry: &mut Registry) {
         registry.register(
             "instances_in_memory",

@@ -1,4 +1,4 @@
-//! Partition derivation (MISSION L3): from a definition, the document each partner receives.
+//! Partition derivation: from a definition, the document each partner receives.
 //!
 //! Rules, as the paper's example shows them:
 //! - `adjacents` of an activity are the activities that list it as a precondition, each with

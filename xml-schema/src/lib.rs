@@ -1,9 +1,9 @@
-//! The MobiWfMS XML languages: a typed model of the workflow definition (seed 001, Figure 9)
-//! and of the partition document sent to partners (Figure 10), with a reader that reports
-//! every problem at once with line and column, a writer, cross-reference validation, and the
-//! derivation of partition documents from a definition. The organisation document (users,
-//! roles, departments, teams and their devices) is read, checked and written the same way
-//! (`load_organisation`, `write_organisation`).
+//! The MobiWfMS XML languages: a typed model of the workflow definition (*MobiWfMS*, "Linguagem de
+//! workflow do MobiWfMS", §4.1, Figure 9) and of the partition document sent to partners (§4.2,
+//! Figure 10), with a reader that reports every problem at once with line and column, a writer,
+//! cross-reference validation, and the derivation of partition documents from a definition. The
+//! organisation document (users, roles, departments, teams and their devices) is read, checked and
+//! written the same way (`load_organisation`, `write_organisation`).
 //!
 //! Instance data, an extension of both languages: a definition declares once, in `<data>`
 //! after `<partners>`, the named values and files every instance of it has of its own

@@ -1,12 +1,12 @@
 //! Snapshot tests over a corpus of broken MobiWfMS documents (`tests/broken/*.xml`).
 //!
-//! Why this exists: the validator's promise to users (MISSION L4, "bad input gets a clear
-//! error: what, where, how to fix") is only as good as the text it prints. Each file in the
-//! corpus holds one kind of problem (plus `many-problems.xml`, which holds several at once),
-//! named after the problem and starting with a `<!-- what is wrong -->` comment (except
-//! `empty-file.xml` and `not-xml.xml`, which cannot have one). The rendered diagnostics of
-//! every file are pinned as insta snapshots in `tests/snapshots/`, so any change in wording,
-//! position or number of diagnostics shows up in review.
+//! Why this exists: the validator's promise to users (bad input gets a clear error: what, where,
+//! how to fix) is only as good as the text it prints. Each file in the corpus holds one kind of
+//! problem (plus `many-problems.xml`, which holds several at once), named after the problem and
+//! starting with a `<!-- what is wrong -->` comment (except `empty-file.xml` and `not-xml.xml`,
+//! which cannot have one). The rendered diagnostics of every file are pinned as insta snapshots in
+//! `tests/snapshots/`, so any change in wording, position or number of diagnostics shows up in
+//! review.
 //!
 //! Besides the snapshots, this test enforces the contract that does not depend on wording:
 //! - every file yields at least one diagnostic, except `unplaced-contingency-ok.xml`, which is

@@ -1,7 +1,7 @@
-//! The `compensation` extension (backward recovery, issue 13) in both languages: reading it,
-//! its errors, writing it back, and its copy into derived partitions and into a stand-in's
-//! document (which carries the stand-in's own compensation, not the failed activity's). The
-//! broken-document corpus pins the full wording of its errors; these tests pin the behaviour.
+//! The `compensation` extension (backward recovery) in both languages: reading it, its errors,
+//! writing it back, and its copy into derived partitions and into a stand-in's document (which
+//! carries the stand-in's own compensation, not the failed activity's). The broken-document corpus
+//! pins the full wording of its errors; these tests pin the behaviour.
 #![allow(clippy::unwrap_used, clippy::expect_used)]
 
 mod common;

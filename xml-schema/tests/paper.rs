@@ -1,6 +1,6 @@
-//! The paper's example (seed 001, section 4.3): the definition is valid, and deriving its
-//! partitions gives exactly the published partition documents (as XML trees, ignoring
-//! whitespace, comments and `startTime`).
+//! The paper's example (*MobiWfMS*, "Linguagem de workflow do MobiWfMS", §4.3): the definition is
+//! valid, and deriving its partitions gives exactly the published partition documents (as XML
+//! trees, ignoring whitespace, comments and `startTime`).
 #![allow(clippy::unwrap_used, clippy::expect_used)]
 
 mod common;

@@ -1,6 +1,6 @@
-//! The `retries` extension (MISSION F2) in both languages: reading it, its errors, writing it
-//! back, and its copy into derived partitions. The broken-document corpus pins the full
-//! wording of its errors; these tests pin the behaviour.
+//! The `retries` extension in both languages: reading it, its errors, writing it back, and its copy
+//! into derived partitions. The broken-document corpus pins the full wording of its errors; these
+//! tests pin the behaviour.
 #![allow(clippy::unwrap_used, clippy::expect_used)]
 
 mod common;

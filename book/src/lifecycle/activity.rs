@@ -45,7 +45,8 @@ pub enum ActivityLifecycle {
     },
     /// Will never run: a predecessor blocks it (WorkToDo: `CANCELLED`).
     Cancelled,
-    /// Will never run: it is on a path not taken (seed 002's skipped).
+    /// Will never run: it is on a path not taken (skipped by the routing rules of *A lightweight
+    /// workflow engine based on a relational structure* (He, Li, Jiao, Liu), §3.2.2).
     Skipped,
     /// Ended by an operator's cancel: marked so by the controller at once, or said so by its
     /// node (`state`, with the operator's words). Its node's own final word is still taken

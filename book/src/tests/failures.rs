@@ -1,4 +1,4 @@
-//! Failure handling (MISSION P5-P7, F1): suspected partners, contingency activities, late words.
+//! Failure handling: suspected partners, contingency activities, late words.
 
 use super::*;
 

@@ -150,7 +150,7 @@ fn result(b: &mut Book, instance: u64, partition: u64, records: Vec<ActivityReco
     .expect("result");
 }
 
-// Failure handling (MISSION P5-P7, F1): scenarios on small definitions.
+// Failure handling: scenarios on small definitions.
 
 /// When `submit` submits, ms since the epoch; later inputs count from it.
 const T0: u64 = 1_173_543_574_000;
@@ -357,7 +357,7 @@ fn l(id: u64) -> Label {
 
 const WHY: &str = "partner P1 stopped answering (no answer to 3 probes)";
 
-// The people side (issue 12).
+// The people side.
 
 /// The organisation document of `org`, as an operator writes it.
 fn org_doc(org: &mobiwf_xml_schema::Organisation) -> String {

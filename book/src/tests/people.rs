@@ -1,6 +1,5 @@
-//! The people side (issue 12): the organisation directory and its versions, the responsible
-//! user and the people a submission names, notices, work item events, and worklist
-//! administration.
+//! The people side: the organisation directory and its versions, the responsible user and the
+//! people a submission names, notices, work item events, and worklist administration.
 
 use mobiwf_proto::{
     Answer, DeviceEntry, Hold, Holder, ItemAction, ItemEvent, ItemInfo, ItemStatus, Verdict,

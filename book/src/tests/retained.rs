@@ -1,6 +1,5 @@
-//! Settled instances leave the book and come back on demand (issue 15): let go once their
-//! changes are taken, unknown to inputs until recalled, then exactly as they were, their
-//! history numbered on.
+//! Settled instances leave the book and come back on demand: let go once their changes are taken,
+//! unknown to inputs until recalled, then exactly as they were, their history numbered on.
 
 use super::*;
 

@@ -1,8 +1,7 @@
-//! Settled instances read back for the book (issue 15, bounded memory): the book lets a
-//! settled instance go once its changes are on disk, and the actor hands it back
-//! (`Input::Recall`) before it applies an input that names it: a late report, a rerun, a
-//! compensation's answer, an operator's control (refused then with the reason). The store
-//! reads are here, so the book stays pure.
+//! Settled instances read back for the book: the book lets a settled instance go once its changes
+//! are on disk, and the actor hands it back (`Input::Recall`) before it applies an input that names
+//! it: a late report, a rerun, a compensation's answer, an operator's control (refused then with
+//! the reason). The store reads are here, so the book stays pure.
 
 use std::collections::BTreeSet;
 

@@ -1,7 +1,7 @@
-//! Who may join the mesh (issue 15): a node registers only with the controller's consent,
-//! a join token it presents or its peer id on the allow list, and a node name belongs to
-//! the first peer id that registered it. Pure: the actor asks it before the book hears of a
-//! registration, and stores what changes (`store.rs`).
+//! Who may join the mesh: a node registers only with the controller's consent, a join token it
+//! presents or its peer id on the allow list, and a node name belongs to the first peer id that
+//! registered it. Pure: the actor asks it before the book hears of a registration, and stores what
+//! changes (`store.rs`).
 
 mod store;
 

@@ -1,13 +1,14 @@
-//! Deadlines of work items (`<deadline>`, seed 000 §3.3.2, seed 004 §5.1.1): the host is the
-//! authority. An item's deadline counts from when it is offered (`Item::ready_ms`), in hours
-//! of `--hour-ms` ms (the deployment's, else the node's). At each threshold (48, 24, 12, 6
-//! hours left, each only when the deadline is longer, and 0) the item's snapshot goes again
-//! to its devices with the threshold passed (the desk there tells the holder, else everyone
-//! offered it) and an item event to the controller (which tells the instance's responsible
-//! user and keeps it in the history). At 24 hours left (only when the deadline is longer) an
-//! item not done passes to the responsible user, even when selected or locked: taken from
-//! everyone, the responsible holds it; a later result of those it was taken from is recorded
-//! (a refusal in the history) and ignored.
+//! Deadlines of work items (`<deadline>`; *WorkToDo: um sistema de gerenciamento de workflows para
+//! ambientes de comunicação sem fio*, §3.3.2; *Synchronization and Disconnected Operation in
+//! WorkToDo* (IC-03-006), §5.1.1): the host is the authority. An item's deadline counts from when
+//! it is offered (`Item::ready_ms`), in hours of `--hour-ms` ms (the deployment's, else the
+//! node's). At each threshold (48, 24, 12, 6 hours left, each only when the deadline is longer,
+//! and 0) the item's snapshot goes again to its devices with the threshold passed (the desk there
+//! tells the holder, else everyone offered it) and an item event to the controller (which tells the
+//! instance's responsible user and keeps it in the history). At 24 hours left (only when the
+//! deadline is longer) an item not done passes to the responsible user, even when selected or
+//! locked: taken from everyone, the responsible holds it; a later result of those it was taken from
+//! is recorded (a refusal in the history) and ignored.
 //!
 //! What passed is kept in the stored item (`Due::passed`), so every threshold fires once,
 //! also across restarts. The items' next thresholds are kept in an ordered index beside the

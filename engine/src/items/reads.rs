@@ -1,6 +1,8 @@
 //! What a work item reads, for the device of a user it is offered to or held by: the device
-//! copies it while connected, so that its user can work the item without the network (seed
-//! 004 §5.2, seed 000 §3.3.3). Asked with `Message::ItemData`, answered at once, never stored.
+//! copies it while connected, so that its user can work the item without the network
+//! (*Synchronization and Disconnected Operation in WorkToDo* (IC-03-006), §5.2; *WorkToDo: um
+//! sistema de gerenciamento de workflows para ambientes de comunicação sem fio*, §3.3.3). Asked
+//! with `Message::ItemData`, answered at once, never stored.
 
 use mobiwf_proto::{ActivityId, Datum, InstanceId, NodeId};
 

@@ -1,8 +1,8 @@
-//! Instance data (issue 13, W1): what an activity writes is kept per instance, carried to the
-//! partners whose activities read it (only the names their adjacents carry), and given to the
-//! commands that read it; of two writes the later wins whatever the order they arrive in; a
-//! file not held yet is fetched while its readers stay synchronizing; what a person or a
-//! command writes is checked against `<writes>` and the declared types.
+//! Instance data: what an activity writes is kept per instance, carried to the partners whose
+//! activities read it (only the names their adjacents carry), and given to the commands that read
+//! it; of two writes the later wins whatever the order they arrive in; a file not held yet is
+//! fetched while its readers stay synchronizing; what a person or a command writes is checked
+//! against `<writes>` and the declared types.
 
 use super::*;
 use mobiwf_proto::{DataValue, Datum, FileRef};

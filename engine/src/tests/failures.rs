@@ -200,7 +200,7 @@ fn the_end_of_an_earlier_try_is_ignored() {
     assert_eq!(notifies(&fx).len(), 1);
 }
 
-// Contingency (MISSION P6, F1).
+// Contingency.
 
 fn contingency_minus_one_cancels_successors_over_several_levels_and_blocks_remote_ones() {
     let mut e = Engine::new();

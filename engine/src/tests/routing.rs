@@ -1,7 +1,8 @@
-//! Activity kinds and routing (seed 002): routes by completion flag skip the successors not
-//! routed to, and skipping propagates along a dead path; or-merges start on the first
-//! predecessor (or the first with a flag), vote merges on N successes; a dummy passes at once;
-//! a completion activity cancels the rest of its instance.
+//! Activity kinds and routing (*A lightweight workflow engine based on a relational structure*
+//! (He, Li, Jiao, Liu), §3.2): routes by completion flag skip the successors not routed to, and
+//! skipping propagates along a dead path; or-merges start on the first predecessor (or the first
+//! with a flag), vote merges on N successes; a dummy passes at once; a completion activity cancels
+//! the rest of its instance.
 
 use super::*;
 use mobiwf_proto::Control;

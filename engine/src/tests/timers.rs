@@ -133,9 +133,8 @@ fn an_activity_that_runs_longer_than_its_time_out_fails_and_its_command_is_kille
     assert_eq!(e.next_deadline(), None);
 }
 
-// Retries (MISSION F2): a failed try is tried again after the wait, then the activity fails.
-// Precondition timeOut (MISSION P5): the controller hears of a remote precondition too slow to
-// come, once.
+// Retries: a failed try is tried again after the wait, then the activity fails. Precondition
+// timeOut: the controller hears of a remote precondition too slow to come, once.
 
 fn a_remote_precondition_not_heard_within_its_time_out_is_reported_overdue_once() {
     let mut e = Engine::new();

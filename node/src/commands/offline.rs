@@ -1,5 +1,6 @@
 //! `mobiwf-node disconnect` and `reconnect`: a field user takes their locked items offline and
-//! comes back (seed 004 §5.1.2-5.1.3), through the node's API.
+//! comes back (*Synchronization and Disconnected Operation in WorkToDo* (IC-03-006), §5.1.2-5.1.3),
+//! through the node's API.
 //!
 //! Exit codes of `disconnect`: 0 away; 3 the copy would take longer than `--max-wait` (the time
 //! needed is printed); 4 the disk lacks the space; 5 the user holds a selected item; 1 anything

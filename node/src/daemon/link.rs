@@ -1,7 +1,8 @@
-//! A link that breaks and comes back (seed 004 §5.3), on the node's actor: the outbox's news
-//! of a peer that cannot be reached (or answers again), and any message from it, go to the
-//! engine (as a host: that device's users inactive) and the desk (as a device: that host's
-//! items disabled); `GET /directory` shows the devices this node cannot reach.
+//! A link that breaks and comes back (*Synchronization and Disconnected Operation in WorkToDo*
+//! (IC-03-006), §5.3), on the node's actor: the outbox's news of a peer that cannot be reached (or
+//! answers again), and any message from it, go to the engine (as a host: that device's users
+//! inactive) and the desk (as a device: that host's items disabled); `GET /directory` shows the
+//! devices this node cannot reach.
 
 use libp2p::PeerId;
 use mobiwf_engine::Input;
@@ -11,8 +12,8 @@ use super::DirectoryView;
 use super::actor::{NodeActor, Produced};
 
 impl NodeActor {
-    /// A peer became unreachable or answered again (seed 004 §5.3): as a host, the users
-    /// whose device it is are inactive meanwhile; as a device, the items it hosts are
+    /// A peer became unreachable or answered again (the WorkToDo report, §5.3): as a host, the
+    /// users whose device it is are inactive meanwhile; as a device, the items it hosts are
     /// disabled but for those held with their data here.
     pub(super) fn link(
         &mut self,

@@ -1,9 +1,9 @@
 //! Work without the network, on the device's actor: copying what lockable items read while
 //! the device is connected (prefetch: the values from each item's host, then the files they
-//! name), and the two steps of the protocols the API drives (seed 004 §5.1.2-5.1.3): the
-//! plan of a disconnection (what is left to copy, checked without changing anything), going
-//! away and coming back (the desk's state and `Message::Presence` to the controller, in one
-//! batch).
+//! name), and the two steps of the protocols the API drives (*Synchronization and Disconnected
+//! Operation in WorkToDo* (IC-03-006), §5.1.2-5.1.3): the plan of a disconnection (what is left to
+//! copy, checked without changing anything), going away and coming back (the desk's state and
+//! `Message::Presence` to the controller, in one batch).
 
 use std::collections::{BTreeMap, BTreeSet};
 use std::time::Duration;

@@ -91,8 +91,9 @@ impl Desk {
     }
 }
 
-/// While the user is away only the items they locked can be worked on (seed 004 §5.1.2 step
-/// 10: the others are disabled until they reconnect).
+/// While the user is away only the items they locked can be worked on (*Synchronization and
+/// Disconnected Operation in WorkToDo* (IC-03-006), §5.1.2 step 10: the others are disabled until
+/// they reconnect).
 fn offline(item: &DeskItem, claim: &LocalClaim) -> Option<Verdict> {
     let user = claim.user.as_str();
     let locked = item.holder(user).is_some_and(|h| h.hold == Hold::Locked);

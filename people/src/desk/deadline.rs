@@ -1,13 +1,14 @@
-//! Deadlines kept by the device too (`<deadline>`, seed 000 §3.3.2): each snapshot of an item
-//! with a deadline carries its absolute end on the host's clock, the thresholds the host
-//! passed, and the host's clock when it was made. The desk keeps, per host, the smallest
-//! difference between its own clock on arrival and the host's at sending (clock skew plus the
-//! shortest transit seen: a snapshot that waited in an outbox never makes it later), and
-//! raises the threshold notices (48, 24, 12, 6 hours left, each only when the deadline is
-//! longer, and 0) on its own clock when they come, so a user whose device cannot reach the
-//! host is still told on time. A threshold is noticed once per item, whichever comes first:
-//! the desk's own timer ([`DeskInput::Tick`](super::DeskInput::Tick) at
-//! [`Desk::next_deadline`]) or the host's snapshot saying it passed.
+//! Deadlines kept by the device too (`<deadline>`; *WorkToDo: um sistema de gerenciamento de
+//! workflows para ambientes de comunicação sem fio*, §3.3.2): each snapshot of an item with a
+//! deadline carries its absolute end on the host's clock, the thresholds the host passed, and the
+//! host's clock when it was made. The desk keeps, per host, the smallest difference between its own
+//! clock on arrival and the host's at sending (clock skew plus the shortest transit seen: a
+//! snapshot that waited in an outbox never makes it later), and raises the threshold notices (48,
+//! 24, 12, 6 hours left, each only when the deadline is longer, and 0) on its own clock when they
+//! come, so a user whose device cannot reach the host is still told on time. A threshold is noticed
+//! once per item, whichever comes first: the desk's own timer
+//! ([`DeskInput::Tick`](super::DeskInput::Tick) at [`Desk::next_deadline`]) or the host's snapshot
+//! saying it passed.
 //!
 //! Who is told: the item's holders on this device, else the users here it is offered to.
 

@@ -1,9 +1,9 @@
-//! A link break (seed 004 §5.3): when this device fails to reach an item's host
-//! `UNREACHABLE_AFTER_FAILURES` times in a row, that host's items are disabled here, except
-//! those a user holds with what they read copied onto the device (locked for offline work, or
-//! selected and copied): those go on offline, their claims waiting in the outbox. The
-//! others show in the worklist with why, and a claim on one is refused at once rather than
-//! left waiting. They are enabled again as soon as the host answers.
+//! A link break (*Synchronization and Disconnected Operation in WorkToDo* (IC-03-006), §5.3): when
+//! this device fails to reach an item's host `UNREACHABLE_AFTER_FAILURES` times in a row, that
+//! host's items are disabled here, except those a user holds with what they read copied onto the
+//! device (locked for offline work, or selected and copied): those go on offline, their claims
+//! waiting in the outbox. The others show in the worklist with why, and a claim on one is refused
+//! at once rather than left waiting. They are enabled again as soon as the host answers.
 
 use std::collections::BTreeSet;
 

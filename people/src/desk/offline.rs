@@ -1,11 +1,13 @@
-//! Work without the network (seed 004 §5.1, seed 000 §3.3.3-3.3.5): a user disconnects and
-//! later reconnects; while away only the items they locked can be worked on, and what they do
-//! waits on this device until it can reach the items' hosts. Beside it, the copies of what a
-//! lockable item reads (its instance data, asked of its host; the files those values name,
-//! fetched by the daemon), so that the user can work it with the network gone.
+//! Work without the network (*Synchronization and Disconnected Operation in WorkToDo* (IC-03-006),
+//! §5.1; *WorkToDo: um sistema de gerenciamento de workflows para ambientes de comunicação sem
+//! fio*, §3.3.3-3.3.5): a user disconnects and later reconnects; while away only the items they
+//! locked can be worked on, and what they do waits on this device until it can reach the items'
+//! hosts. Beside it, the copies of what a lockable item reads (its instance data, asked of its
+//! host; the files those values name, fetched by the daemon), so that the user can work it with the
+//! network gone.
 //!
-//! The desk decides who may go (a user holding a selected item may not: seed 004 §5.1.2 step
-//! 2) and what is copied; the daemon measures what is left to copy against the time and disk
+//! The desk decides who may go (a user holding a selected item may not: the WorkToDo report, §5.1.2
+//! step 2) and what is copied; the daemon measures what is left to copy against the time and disk
 //! the user allows, fetches, and tells the controller (`Message::Presence`).
 
 use std::collections::BTreeSet;

@@ -1,5 +1,5 @@
-//! What the desk shows: a user's worklist in one of the WorkToDo views (seed 004 §4.4:
-//! arrival, priority, deadline, data size).
+//! What the desk shows: a user's worklist in one of the WorkToDo views (*Synchronization and
+//! Disconnected Operation in WorkToDo* (IC-03-006), §4.4: arrival, priority, deadline, data size).
 
 use std::cmp::Reverse;
 use std::fmt;
@@ -93,7 +93,7 @@ pub struct Entry {
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub offline: Option<super::Offline>,
     /// Why the user cannot work on it now: its host cannot be reached and what it reads is
-    /// not here in their hands (seed 004 §5.3).
+    /// not here in their hands (the WorkToDo report, §5.3).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub disabled: Option<String>,
 }

@@ -1,9 +1,9 @@
-//! Who may use a daemon's HTTP API (issue 15): bearer tokens, each granting a role
-//! (viewer < operator < administrator) or, on a node, one user's own worklist. Both daemons
-//! share it: the tokens (kept only as their SHA-256, in the daemon's store, synced before a
-//! new token is shown), the file `serve`/`run` writes the administrator's token to, the axum
-//! layer that answers 401/403 (`guard`), and the `/api-tokens` routes (`routes`). What each
-//! route needs is the daemon's own table (`controller::api_access`, `node::api_access`).
+//! Who may use a daemon's HTTP API: bearer tokens, each granting a role (viewer < operator <
+//! administrator) or, on a node, one user's own worklist. Both daemons share it: the tokens (kept
+//! only as their SHA-256, in the daemon's store, synced before a new token is shown), the file
+//! `serve`/`run` writes the administrator's token to, the axum layer that answers 401/403
+//! (`guard`), and the `/api-tokens` routes (`routes`). What each route needs is the daemon's own
+//! table (`controller::api_access`, `node::api_access`).
 
 mod client;
 mod guard;

@@ -1,11 +1,9 @@
-//! Limits of the mesh against exhaustion (issue 15): libp2p connection limits (in total, per
-//! peer, being set up), and a gate on inbound requests per peer: at most
-//! [`MAX_INBOUND_IN_FLIGHT_PER_PEER`] waiting for the application's answer and
-//! [`MAX_INBOUND_PER_PEER_PER_SEC`] a second (a token bucket), or what the operator set
-//! ([`InboundLimits`]). A request past either is shed:
-//! left unanswered, so its sender (our outbox) tries again later, and counted
-//! (`mobiwf_inbound_shed_total`). One peer's flood thus takes at most its share of the
-//! application's queue, and the others' requests go on.
+//! Limits of the mesh against exhaustion: libp2p connection limits (in total, per peer, being set
+//! up), and a gate on inbound requests per peer: at most [`MAX_INBOUND_IN_FLIGHT_PER_PEER`] waiting
+//! for the application's answer and [`MAX_INBOUND_PER_PEER_PER_SEC`] a second (a token bucket), or
+//! what the operator set ([`InboundLimits`]). A request past either is shed: left unanswered, so
+//! its sender (our outbox) tries again later, and counted (`mobiwf_inbound_shed_total`). One peer's
+//! flood thus takes at most its share of the application's queue, and the others' requests go on.
 
 use std::collections::HashMap;
 use std::time::Instant;

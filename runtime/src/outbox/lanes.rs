@@ -19,7 +19,8 @@ pub const MAX_IN_FLIGHT_PER_PEER: usize = 32;
 
 /// Failed tries in a row (attempts made together count once) after which a peer counts as
 /// unreachable: a host that fails this many deliveries to a device marks its users inactive,
-/// a device whose host fails them disables that host's items (seed 004 §5.3).
+/// a device whose host fails them disables that host's items (*Synchronization and Disconnected
+/// Operation in WorkToDo* (IC-03-006), §5.3).
 pub const UNREACHABLE_AFTER_FAILURES: u32 = 3;
 
 /// How a lane backs off: the first wait after a failure, and the longest.

@@ -120,8 +120,9 @@ pub enum ActivityKind {
     SemiAutomatic,
     /// A person does it and reports the outcome through a worklist.
     Manual,
-    /// Does nothing and passes at once (seed 002's DUMMY): a routing point, e.g. a merge
-    /// that only joins branches. No command, no people.
+    /// Does nothing and passes at once (the DUMMY activity of *A lightweight workflow engine based
+    /// on a relational structure* (He, Li, Jiao, Liu), §3.2.1): a routing point, e.g. a merge that
+    /// only joins branches. No command, no people.
     Dummy,
 }
 

@@ -1,7 +1,8 @@
-//! Instance data (MISSION W1, seed 000 §3.1.5): the named values and files a workflow declares
-//! once (`<data>`), which its activities read and write (`<reads>`, `<writes>`). Every instance
-//! has its own; values travel from the partner that wrote them to the partners whose activities
-//! read them, with the notifications (`<carries>` on adjacents says which).
+//! Instance data (*WorkToDo: um sistema de gerenciamento de workflows para ambientes de comunicação
+//! sem fio*, §3.1.5): the named values and files a workflow declares once (`<data>`), which its
+//! activities read and write (`<reads>`, `<writes>`). Every instance has its own; values travel
+//! from the partner that wrote them to the partners whose activities read them, with the
+//! notifications (`<carries>` on adjacents says which).
 
 /// What a declared name holds.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord)]

@@ -1,4 +1,5 @@
-//! The workflow definition language (seed 001, Figure 9), kept by the controller.
+//! The workflow definition language (*MobiWfMS*, "Linguagem de workflow do MobiWfMS", §4.1,
+//! Figure 9), kept by the controller.
 
 use std::collections::{HashMap, HashSet};
 
@@ -57,7 +58,8 @@ pub struct Activity {
     /// successor goes on).
     pub routes: Vec<super::rules::Route>,
     /// Extension `completion`: when it succeeds, the instance ends and every activity not
-    /// final is cancelled (seed 002's COMPLETION); default false.
+    /// final is cancelled (the COMPLETION activity of *A lightweight workflow engine based on a
+    /// relational structure* (He, Li, Jiao, Liu), §3.2.1); default false.
     pub completion: bool,
     /// Extension `kind`; default automatic.
     pub kind: ActivityKind,

@@ -1,6 +1,7 @@
-//! Completion flags (seed 002's COMPLETION_FLAG): the word a person or a command ends an
-//! activity with, which routes and `<merge flag>` read. One spelling rule for documents, the
-//! command line and the flag file a command writes.
+//! Completion flags (the COMPLETION_FLAG of *A lightweight workflow engine based on a relational
+//! structure* (He, Li, Jiao, Liu), §3.2.2): the word a person or a command ends an activity with,
+//! which routes and `<merge flag>` read. One spelling rule for documents, the command line and the
+//! flag file a command writes.
 
 use crate::limits::MAX_FLAG_CHARS;
 

@@ -1,5 +1,6 @@
-//! The typed model of both MobiWfMS XML languages: the workflow definition (Figure 9 of
-//! seed 001) and the partition document sent to a partner (Figure 10).
+//! The typed model of both MobiWfMS XML languages: the workflow definition (*MobiWfMS*, "Linguagem
+//! de workflow do MobiWfMS", §4.1, Figure 9) and the partition document sent to a partner (§4.2,
+//! Figure 10).
 //!
 //! The model is plain data: no positions (those live in [`crate::SourceMap`]), so that
 //! `read(write(x)) == x` holds for every value.

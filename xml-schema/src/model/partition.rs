@@ -1,4 +1,5 @@
-//! The partition document (seed 001, Figure 10): the part of a workflow one partner runs.
+//! The partition document (*MobiWfMS*, "Linguagem de workflow do MobiWfMS", §4.2, Figure 10): the
+//! part of a workflow one partner runs.
 
 use super::common::{ActivityId, ActivityKind, Contingency, Retries, Status, WorkflowId};
 

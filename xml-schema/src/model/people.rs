@@ -1,7 +1,10 @@
 //! The people side of the languages: the organisation document (users, roles, departments,
-//! teams; seed 000 §3.2.1, seed 002 §3.1) and the activity extensions that say who does a
-//! manual activity and how it is offered (`<role>`, `<assignment>`, `<policy>`,
-//! `<priority>`, `<disconnected>`, `<deadline>`; seed 004 Table 2, seed 002 §3.3).
+//! teams; *WorkToDo: um sistema de gerenciamento de workflows para ambientes de comunicação sem
+//! fio*, §3.2.1; *A lightweight workflow engine based on a relational structure*
+//! (He, Li, Jiao, Liu), §3.1) and the activity extensions that say who does a manual activity and
+//! how it is offered (`<role>`, `<assignment>`, `<policy>`, `<priority>`, `<disconnected>`,
+//! `<deadline>`; *Synchronization and Disconnected Operation in WorkToDo* (IC-03-006), Table 2;
+//! He et al., §3.3).
 
 /// Declares a text identifier: a `String` newtype that serializes as the bare text, with
 /// `new`, `as_str`, `Display`, conversions from text and comparisons with `str`. Shared with
@@ -152,7 +155,7 @@ pub struct User {
     pub device: Option<String>,
     /// `@onLeave` (default false): on leave, offered nothing new.
     pub on_leave: bool,
-    /// `@loggedOn` (default true): whether the person is working (seed 000's `logging_on`).
+    /// `@loggedOn` (default true): whether the person is working (He et al.'s `LOGGING_ON`, §3.1).
     pub logged_on: bool,
     /// `role` children: the roles this user plays, each with a priority.
     pub roles: Vec<RoleGrant>,

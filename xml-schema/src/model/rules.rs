@@ -1,10 +1,11 @@
-//! Dependency rules (WorkToDo, seed 004 §2.2): an activity may wait, beside its
-//! `preconditions` (all of them finished, as published), for a rule over other activities'
-//! states, written `<depends>` with nestable `<and>`/`<or>` over `<term activity state>`.
+//! Dependency rules (*Synchronization and Disconnected Operation in WorkToDo* (IC-03-006), §2.2):
+//! an activity may wait, beside its `preconditions` (all of them finished, as published), for a
+//! rule over other activities' states, written `<depends>` with nestable `<and>`/`<or>` over
+//! `<term activity state>`.
 
 use super::common::ActivityId;
 
-/// A task state as rules name it (seed 004 §2.1): where an activity is in its life.
+/// A task state as rules name it (the WorkToDo report, §2.1): where an activity is in its life.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash)]
 pub enum TaskState {
     /// `NOT_READY`: deployed, its conditions not yet met. Every activity enters it first.
@@ -38,7 +39,7 @@ impl TaskState {
         TaskState::Skipped,
     ];
 
-    /// The seed's spelling, which documents are written with.
+    /// The published spelling, which documents are written with.
     pub fn as_str(self) -> &'static str {
         match self {
             TaskState::NotReady => "NOT_READY",
@@ -52,7 +53,9 @@ impl TaskState {
         }
     }
 
-    /// The state a document names, in any case; seed 000's `SUCCEDED` is taken too.
+    /// The state a document names, in any case; `SUCCEDED`, as *WorkToDo: um sistema de
+    /// gerenciamento de workflows para ambientes de comunicação sem fio* spells it (§3.1.3), is
+    /// taken too.
     pub fn parse(text: &str) -> Option<TaskState> {
         let upper = text.trim().to_ascii_uppercase();
         if upper == "SUCCEDED" {
@@ -130,8 +133,9 @@ mod tests {
     }
 }
 
-/// Extension `merge`: when an activity with several preconditions may start (seed 002's
-/// AND_MERGE, OR_MERGE, VOTE_MERGE). Default [`Merge::All`].
+/// Extension `merge`: when an activity with several preconditions may start (AND_MERGE, OR_MERGE,
+/// VOTE_MERGE of *A lightweight workflow engine based on a relational structure*
+/// (He, Li, Jiao, Liu), §3.2.1). Default [`Merge::All`].
 #[derive(Debug, Clone, PartialEq, Eq, Default)]
 pub enum Merge {
     /// `and` (default, not written): every precondition finished (the published meaning).
@@ -150,9 +154,9 @@ pub enum Merge {
     },
 }
 
-/// One route of an activity's `<routes>` (seed 002's post-routing): when the activity ends
-/// with completion flag `flag` (a route without `flag`: with any flag no other route names,
-/// or none), the successors listed go on and its other successors are skipped.
+/// One route of an activity's `<routes>` (the post-routing rule of He et al., §3.2.2): when the
+/// activity ends with completion flag `flag` (a route without `flag`: with any flag no other route
+/// names, or none), the successors listed go on and its other successors are skipped.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct Route {
     /// `@flag`; `None` for the route taken otherwise.

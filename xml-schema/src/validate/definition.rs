@@ -1,4 +1,4 @@
-//! Checks a workflow definition's cross-references (MISSION L4).
+//! Checks a workflow definition's cross-references.
 
 use std::collections::{HashMap, HashSet};
 
@@ -455,7 +455,7 @@ fn check_placed(
     placed: &HashMap<ActivityId, (u64, Pos)>,
 ) {
     if def.partitions.is_empty() {
-        // The controller partitions the workflow itself (MISSION P1).
+        // The controller partitions the workflow itself.
         return;
     }
     let contingencies = def.contingency_activities();
