@@ -212,8 +212,13 @@ mod tests {
     }
 
     fn knowledge() -> impl Strategy<Value = BTreeMap<u64, StateSet>> {
+        knowledge_final_in(5)
+    }
+
+    /// As [`knowledge`], each activity final with a chance of 4 in `final_in`.
+    fn knowledge_final_in(final_in: usize) -> impl Strategy<Value = BTreeMap<u64, StateSet>> {
         // Each of the three activities: some non-final states entered, maybe an end.
-        let one = (0u16..16, 0usize..5).prop_map(|(mask, end)| {
+        let one = (0u16..16, 0usize..final_in).prop_map(|(mask, end)| {
             let mut s = StateSet::EMPTY;
             for (i, st) in ActivityState::ALL[..4].iter().enumerate() {
                 if mask & (1 << i) != 0 {
@@ -292,10 +297,13 @@ mod tests {
     }
 
     /// Decided once, decided for good: an activity entering more states never changes a true
-    /// or false rule. Counted as above: only a decided rule has something to keep.
+    /// or false rule. Counted: only a decided rule, one of whose activities enters more states,
+    /// has something to keep (a rule whose activities are all final sees nothing change). The
+    /// activities are final less often here (one in four) so that many do; a run checks about
+    /// a third of its cases, and fails under a sixth.
     #[test]
     fn a_decided_rule_stays_decided() {
-        let strategy = (rule_tree(), knowledge(), knowledge());
+        let strategy = (rule_tree(), knowledge_final_in(16), knowledge());
         let checked = run_counting(&strategy, |(rule, known, more)| {
             let entered = |a: ActivityId| known.get(&a.0).copied().unwrap_or_default();
             let before = evaluate(&rule, &entered);
@@ -308,16 +316,14 @@ mod tests {
                     now.union(more.get(&a.0).copied().unwrap_or_default())
                 }
             };
-            if before == Verdict::Unknown {
+            let changes = rule.terms().iter().any(|(a, _)| grown(*a) != entered(*a));
+            if before == Verdict::Unknown || !changes {
                 return Ok(false);
             }
             prop_assert_eq!(before, evaluate(&rule, &grown));
             Ok(true)
         });
-        eprintln!("decided {checked} of {CASES}");
-        assert!(
-            checked >= CASES * 3 / 4,
-            "decided {checked} of {CASES} cases"
-        );
+        eprintln!("checked {checked} of {CASES}");
+        assert!(checked >= CASES / 6, "checked {checked} of {CASES} cases");
     }
 }

@@ -3,7 +3,8 @@
 //! words of name sets combined, stand-in chains walked). The tests that guard against quadratic
 //! blow-up count these steps, at one size and twice it, instead of timing the work: a step
 //! count does not change with the machine's load. Outside the crate's own tests nothing is
-//! counted and `count` costs nothing.
+//! counted and `count` costs nothing. The guards see only the loops that count: a new loop
+//! whose work grows with the input must call `count` too.
 
 /// Counts `n` steps of the calling thread (in tests, panicking past the thread's budget).
 #[inline]
