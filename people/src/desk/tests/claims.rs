@@ -48,11 +48,7 @@ fn a_select_sends_one_claim_to_the_host_and_waits_for_its_answer() {
 #[test]
 fn the_first_select_wins_and_the_other_user_of_the_device_is_told_and_refused_here() {
     let (mut f, item) = offered_to_alice_and_bob();
-    let request = f
-        .apply(claim("alice", &item, ItemAction::Select))
-        .unwrap()
-        .request
-        .unwrap();
+    let request = f.claim("alice", &item, ItemAction::Select);
     let answered = f.item(answering(
         snap(&item, 2, &[], selected("alice", 11_500), ItemStatus::Open),
         "alice",
@@ -155,12 +151,7 @@ fn only_the_holder_releases_completes_or_delegates() {
     f.item(snap(&item, 2, &[], selected("alice", 1), ItemStatus::Open));
     for action in [
         ItemAction::Release,
-        ItemAction::Complete {
-            succeeded: true,
-            detail: None,
-            flag: None,
-            data: Default::default(),
-        },
+        completion(),
         ItemAction::Delegate {
             to: UserId::new("bob"),
         },
@@ -231,12 +222,7 @@ fn actions_that_do_not_fit_the_item_are_invalid() {
         "activity 3 may not be locked: it does not allow disconnected work (<disconnected>); \
          select it instead"
     );
-    let complete = ItemAction::Complete {
-        succeeded: true,
-        detail: None,
-        flag: None,
-        data: Default::default(),
-    };
+    let complete = completion();
     assert!(invalid(&mut f, "alice", &item, complete).contains("select or lock it"));
     assert!(invalid(&mut f, "alice", &item, ItemAction::Insert).contains("administrator"));
     assert!(invalid(&mut f, "alice", &item, ItemAction::Remove).contains("worklist remove 7 3"));
@@ -341,11 +327,7 @@ fn request_numbers_grow_across_local_and_sent_claims_and_restarts() {
 #[test]
 fn an_answer_without_an_item_wakes_only_the_claim_it_names() {
     let (mut f, item) = offered_to_alice_and_bob();
-    let request = f
-        .apply(claim("alice", &item, ItemAction::Select))
-        .unwrap()
-        .request
-        .unwrap();
+    let request = f.claim("alice", &item, ItemAction::Select);
     let answer = |user: &str, activity: u64| DeskInput::Answer {
         instance: item.instance,
         activity: mobiwf_proto::ActivityId(activity),

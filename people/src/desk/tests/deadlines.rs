@@ -4,7 +4,7 @@
 //! former holder, whose completion still goes to the host (which records it). Every step
 //! goes through the store round trip of [`Fixture::apply`].
 
-use mobiwf_proto::{ItemAction, ItemDeadline, ItemInfo, ItemStatus};
+use mobiwf_proto::{ItemDeadline, ItemInfo, ItemStatus};
 
 use super::*;
 use crate::desk::DEADLINE_NOTICE;
@@ -167,12 +167,7 @@ fn the_former_holder_is_told_of_the_hand_over_and_her_late_result_goes_to_the_ho
     assert_eq!(alice.len(), 1);
     assert!(alice[0].0.contains("responsible"), "{alice:?}");
     assert!(f.desk.notices("alice").iter().any(|n| n.kind == "revoked"));
-    let complete = ItemAction::Complete {
-        succeeded: true,
-        detail: None,
-        flag: None,
-        data: Default::default(),
-    };
+    let complete = completion();
     let applied = f
         .apply(claim("alice", &due_info(30, 0, &[]), complete))
         .unwrap();
@@ -241,12 +236,7 @@ fn a_completion_of_an_item_taken_away_without_a_hand_over_is_refused_here() {
             vec![],
             ItemStatus::Open,
         ));
-        let complete = ItemAction::Complete {
-            succeeded: true,
-            detail: None,
-            flag: None,
-            data: Default::default(),
-        };
+        let complete = completion();
         let applied = f
             .apply(claim("alice", &due_info(hours, 0, &[]), complete))
             .unwrap();

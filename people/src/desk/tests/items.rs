@@ -32,11 +32,7 @@ fn an_older_snapshot_is_ignored_but_its_answer_is_taken() {
     let mut f = Fixture::new();
     let item = info(7, 3);
     f.item(snap(&item, 1, &["alice", "bob"], vec![], ItemStatus::Open));
-    let request = f
-        .apply(claim("bob", &item, ItemAction::Select))
-        .unwrap()
-        .request
-        .unwrap();
+    let request = f.claim("bob", &item, ItemAction::Select);
     // The host's later change (alice holds it) comes before the one answering bob.
     f.item(snap(&item, 3, &[], selected("alice", 2), ItemStatus::Open));
     let told = f.desk.notices("bob").len();
@@ -68,11 +64,7 @@ fn an_answer_to_no_claim_under_way_is_a_repeat_and_ignored() {
     let mut f = Fixture::new();
     let item = info(7, 3);
     f.item(snap(&item, 1, &["alice"], vec![], ItemStatus::Open));
-    let request = f
-        .apply(claim("alice", &item, ItemAction::Select))
-        .unwrap()
-        .request
-        .unwrap();
+    let request = f.claim("alice", &item, ItemAction::Select);
     let with_answer = answering(
         snap(&item, 2, &[], selected("alice", 1), ItemStatus::Open),
         "alice",
@@ -88,11 +80,7 @@ fn a_refusal_from_the_host_answers_the_claim_and_tells_the_user() {
     let mut f = Fixture::new();
     let item = info(7, 3);
     f.item(snap(&item, 1, &["alice"], vec![], ItemStatus::Open));
-    let request = f
-        .apply(claim("alice", &item, ItemAction::Select))
-        .unwrap()
-        .request
-        .unwrap();
+    let request = f.claim("alice", &item, ItemAction::Select);
     let verdict = Verdict::Unavailable {
         reason: "activity 3 of instance 7 is no longer available: carol holds it".to_owned(),
     };
@@ -126,16 +114,7 @@ fn done_by_someone_else_is_no_longer_available_and_ones_own_completion_says_noth
         ItemStatus::Open,
     ));
     let request = f
-        .apply(claim(
-            "alice",
-            &item,
-            ItemAction::Complete {
-                succeeded: true,
-                detail: None,
-                flag: None,
-                data: Default::default(),
-            },
-        ))
+        .apply(claim("alice", &item, completion()))
         .unwrap()
         .request
         .unwrap();
@@ -458,16 +437,8 @@ fn a_change_a_users_claim_under_way_may_have_caused_tells_them_through_its_answe
     let mut f = Fixture::new();
     let item = info(7, 3);
     f.item(snap(&item, 1, &["alice", "bob"], vec![], ItemStatus::Open));
-    let alice = f
-        .apply(claim("alice", &item, ItemAction::Select))
-        .unwrap()
-        .request
-        .unwrap();
-    let bob = f
-        .apply(claim("bob", &item, ItemAction::Select))
-        .unwrap()
-        .request
-        .unwrap();
+    let alice = f.claim("alice", &item, ItemAction::Select);
+    let bob = f.claim("bob", &item, ItemAction::Select);
     // The host answers bob (refused) in a later version than alice's, which comes last.
     let refusal = Verdict::Unavailable {
         reason: "activity 3 of instance 7 is no longer available: alice holds it".to_owned(),
@@ -495,11 +466,7 @@ fn a_user_whose_claim_is_under_way_is_answered_not_told_the_item_was_done_by_ano
     let mut f = Fixture::new();
     let item = info(7, 3);
     f.item(snap(&item, 1, &["alice", "bob"], vec![], ItemStatus::Open));
-    let request = f
-        .apply(claim("bob", &item, ItemAction::Select))
-        .unwrap()
-        .request
-        .unwrap();
+    let request = f.claim("bob", &item, ItemAction::Select);
     let refused = Verdict::Unavailable {
         reason: "no longer available: carol completed it".to_owned(),
     };

@@ -144,6 +144,16 @@ pub(super) fn done(by: &str) -> ItemStatus {
     }
 }
 
+/// A plain completion: succeeded, no detail, flag or data.
+pub(super) fn completion() -> ItemAction {
+    ItemAction::Complete {
+        succeeded: true,
+        detail: None,
+        flag: None,
+        data: Default::default(),
+    }
+}
+
 pub(super) fn notice(user: &str, instance: u64, text: &str, at_ms: u64) -> Notice {
     Notice {
         user: UserId::new(user),
@@ -182,6 +192,15 @@ impl Fixture {
         let applied = self.desk.apply(self.now_ms, &self.dir, &self.me, input);
         self.commit();
         applied
+    }
+
+    /// Applies `user`'s claim of `action` on the item of `info`, one the host must answer:
+    /// the number of its request.
+    pub(super) fn claim(&mut self, user: &str, info: &ItemInfo, action: ItemAction) -> u64 {
+        self.apply(claim(user, info, action))
+            .unwrap()
+            .request
+            .expect("a claim the host answers")
     }
 
     pub(super) fn item(&mut self, snapshot: ItemSnapshot) -> Applied {

@@ -123,12 +123,7 @@ fn while_away_only_locked_items_show_and_can_be_worked_on() {
     );
     assert!(sent(&refused).is_empty());
     // A completion of the locked item waits for the host, saying when she did it.
-    let complete = ItemAction::Complete {
-        succeeded: true,
-        detail: None,
-        flag: None,
-        data: Default::default(),
-    };
+    let complete = completion();
     let applied = f.apply(claim("alice", &lockable(1), complete)).unwrap();
     let sent = sent(&applied);
     assert_eq!(sent.len(), 1);
@@ -249,12 +244,7 @@ fn when_the_host_cannot_be_reached_only_items_held_with_their_data_here_go_on() 
         "{verdicts:?}"
     );
     // The locked and copied item goes on: its completion waits for the host.
-    let complete = ItemAction::Complete {
-        succeeded: true,
-        detail: None,
-        flag: None,
-        data: Default::default(),
-    };
+    let complete = completion();
     let applied = f.apply(claim("alice", &lockable(1), complete)).unwrap();
     assert_eq!(sent(&applied).len(), 1);
     // The host answers again: everything is enabled.

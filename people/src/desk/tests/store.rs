@@ -20,11 +20,7 @@ fn a_device_killed_and_restarted_shows_the_same_worklist() {
     f.item(snap(&a, 1, &["alice", "bob"], vec![], ItemStatus::Open));
     f.item(snap(&b, 1, &["bob"], vec![], ItemStatus::Open));
     f.item(snap(&c, 1, &["alice"], vec![], ItemStatus::Open));
-    let request = f
-        .apply(claim("alice", &a, ItemAction::Select))
-        .unwrap()
-        .request
-        .unwrap();
+    let request = f.claim("alice", &a, ItemAction::Select);
     f.item(answering(
         snap(&a, 2, &[], selected("alice", 9), ItemStatus::Open),
         "alice",
