@@ -32,16 +32,31 @@ fn due_in(hours: u32, method: Method) -> People {
 
 /// Deploys manual activity 3 of `instance` with `people` at `now_ms`, Ron responsible (when
 /// `responsible`), an hour of [`HOUR`] ms.
-fn deploy_due(e: &mut Engine, now_ms: u64, instance: u64, people: &People, responsible: bool) {
-    let input = Input::Deploy {
+fn deploy_due(
+    e: &mut Engine,
+    now_ms: u64,
+    instance: u64,
+    people: &People,
+    responsible: bool,
+) -> Vec<Effect> {
+    at(
+        e,
+        now_ms,
+        deployment(instance, people, responsible, Some(HOUR)),
+    )
+}
+
+/// The deployment of instance `instance`'s manual activity 3 for `people`, with ron
+/// responsible or nobody, and the hour length it names.
+fn deployment(instance: u64, people: &People, responsible: bool, hour_ms: Option<u64>) -> Input {
+    Input::Deploy {
         runs_on: Default::default(),
         instance: InstanceId(instance),
         partition: PartitionId(1),
         document: manual_doc(instance, (3, people), 0),
         responsible: responsible.then(|| UserId::from("ron")),
-        hour_ms: Some(HOUR),
-    };
-    at(e, now_ms, input);
+        hour_ms,
+    }
 }
 
 /// The deadline events sent to the controller: (hours left, users told).
@@ -88,15 +103,7 @@ fn passed_sent(fx: &[Effect]) -> Vec<Vec<u32>> {
 scenarios! {
 fn an_item_nobody_can_be_offered_is_said_unassigned_once_as_its_thresholds_pass() {
     let mut e = host(directory(1, vec![user("ron", "N9", &[])]));
-    let input = Input::Deploy {
-        runs_on: Default::default(),
-        instance: InstanceId(1),
-        partition: PartitionId(1),
-        document: manual_doc(1, (3, &due_in(20, Method::Fcfa)), 0),
-        responsible: None,
-        hour_ms: Some(HOUR),
-    };
-    let fx = at(&mut e, 1000, input);
+    let fx = deploy_due(&mut e, 1000, 1, &due_in(20, Method::Fcfa), false);
     let unassigned = |fx: &[Effect]| {
         item_events(fx)
             .into_iter()
@@ -128,15 +135,7 @@ fn a_deployment_that_names_no_hour_length_uses_the_nodes_then_an_hour() {
         if let Some(ms) = node_hour_ms {
             e.set_hour_ms(ms);
         }
-        let input = Input::Deploy {
-            runs_on: Default::default(),
-            instance: InstanceId(1),
-            partition: PartitionId(1),
-            document: manual_doc(1, (3, &due_in(20, Method::Fcfa)), 0),
-            responsible: None,
-            hour_ms: None,
-        };
-        at(&mut e, 1000, input);
+        at(&mut e, 1000, deployment(1, &due_in(20, Method::Fcfa), false, None));
         let due = item(&e, 1, 3).due.expect("a deadline");
         assert_eq!((due.hour_ms, due.at_ms), (hour_ms, 1000 + 20 * hour_ms));
     }
