@@ -16,16 +16,14 @@ use std::path::{Path, PathBuf};
 use std::time::{Duration, Instant};
 
 use mobiwf_tests::harness::{
-    CLI_TIMEOUT, Controller, Node, PAPER_PLACEMENT, assert_all_succeeded, http_get, metric,
-    paper_mesh, paper_workflow_with, run, running, wait_for, xml_text,
+    CLI_TIMEOUT, Controller, GATE_LIMIT_TICKS, Node, PAPER_PLACEMENT, assert_all_succeeded,
+    http_get, metric, paper_mesh, paper_workflow_with, run, running, wait_for, xml_text,
 };
 use mobiwf_tests::{binary, scratch};
 use serde_json::Value;
 
 /// How long the test waits for something that should happen at once.
 const SOON: Duration = Duration::from_secs(30);
-/// How long a gated command waits for its gate at most (so none outlives a failed test long).
-const GATE_LIMIT_TICKS: u32 = 1200; // × 0.05 s = 60 s
 
 /// The gates of the gated commands: `DIR/<instance>-<activity>`, or `DIR/all`. Dropping it
 /// opens every gate, so no command is left waiting after the test.

@@ -11,9 +11,10 @@ use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
 use std::time::Duration;
 
+use mobiwf_node::executor::Wrapper;
 use mobiwf_tests::harness::{
-    Controller, Node, gated, log_line, paper_mesh, paper_workflow_with, start_nodes, start_time,
-    wait_for, wait_gated_killed, xml_text,
+    Controller, Node, gated, log_line, paper_mesh, paper_workflow_with, start_nodes, wait_for,
+    wait_gated_killed, xml_text,
 };
 use mobiwf_tests::scratch;
 use serde_json::Value;
@@ -100,19 +101,12 @@ fn kill_orphans(runs: &Path) {
         if dir.join("exit").exists() {
             continue;
         }
-        // `claim/pid` holds the wrapper's pid and its start time: a pid another process got
-        // since has another start time, and its group is left alone.
+        // The claim records the wrapper's pid and start time: a pid another process got since
+        // is not taken for it, and its group is left alone.
         let claim = std::fs::read_to_string(dir.join("claim").join("pid")).unwrap_or_default();
-        let mut words = claim.split_whitespace();
-        let (Some(pid), Some(started)) = (
-            words.next().and_then(|w| w.parse::<u32>().ok()),
-            words.next().and_then(|w| w.parse::<u64>().ok()),
-        ) else {
-            continue;
-        };
-        if start_time(pid) == Some(started) {
+        if let Some(wrapper) = Wrapper::parse(&claim).filter(Wrapper::alive) {
             let _ = std::process::Command::new("kill")
-                .args(["-KILL", "--", &format!("-{pid}")])
+                .args(["-KILL", "--", &format!("-{}", wrapper.pid)])
                 .status();
         }
     }

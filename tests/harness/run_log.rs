@@ -79,14 +79,6 @@ pub fn wait_gated_killed(log: &Path, instance: u64, what: &str, gate: &Path, tim
     );
 }
 
-/// A process's start time in clock ticks since boot (`/proc/<pid>/stat`, field 22), `None`
-/// when it is gone.
-pub fn start_time(pid: u32) -> Option<u64> {
-    let stat = std::fs::read_to_string(format!("/proc/{pid}/stat")).ok()?;
-    let (_, after) = stat.rsplit_once(')')?;
-    after.split_whitespace().nth(19)?.parse().ok()
-}
-
 /// The lines of `log` for `instance`, in order, without the instance.
 pub fn ran(log: &Path, instance: u64) -> Vec<String> {
     let prefix = format!("{instance} ");
