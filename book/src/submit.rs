@@ -56,17 +56,7 @@ impl Book {
         let mut effects = Vec::new();
         let mut partitions = Vec::new();
         let mut placed: BTreeMap<ActivityId, (PartitionId, NodeName)> = BTreeMap::new();
-        // Who runs what, for every node of the instance: whose word each takes.
-        let runs_on: BTreeMap<ActivityId, NodeId> = derived
-            .iter()
-            .filter_map(|d| Some((d, &nodes[*placement.node_of.get(&d.partner)?])))
-            .flat_map(|(d, node)| {
-                d.document
-                    .activities
-                    .iter()
-                    .map(|a| (a.id, node.peer.clone()))
-            })
-            .collect();
+        let runs_on = runs_on(&derived, &placement, &nodes);
         for d in derived {
             let Some(&i) = placement.node_of.get(&d.partner) else {
                 continue;
@@ -157,6 +147,24 @@ impl Book {
 }
 
 /// A new partition, sent to `node`, with its deadline when it has a `timeOut`.
+/// Who runs what, for every node of the instance: whose word each takes.
+fn runs_on(
+    derived: &[DerivedPartition],
+    placement: &Placement,
+    nodes: &[NodeInfo],
+) -> BTreeMap<ActivityId, NodeId> {
+    derived
+        .iter()
+        .filter_map(|d| Some((d, &nodes[*placement.node_of.get(&d.partner)?])))
+        .flat_map(|(d, node)| {
+            d.document
+                .activities
+                .iter()
+                .map(|a| (a.id, node.peer.clone()))
+        })
+        .collect()
+}
+
 fn partition_view(
     placement: &Placement,
     d: &DerivedPartition,
