@@ -1,0 +1,212 @@
+//! What the node's core is given and what it answers: the inputs (a peer's message once
+//! translated, time, a command's end, people's and operators' words, a link's news), the
+//! messages it sends, and the replies the daemon hands to whoever asked once the changes are
+//! written.
+
+use std::collections::BTreeSet;
+
+use mobiwf_engine::{Finisher, Input, Refusal, Target};
+use mobiwf_people::{DeskInput, ItemKey, LocalClaim};
+use mobiwf_proto::{
+    ActivityId, DataValue, Datum, FileRef, InstanceId, Message, NodeId, PartitionId, UserId,
+    Verdict,
+};
+
+/// One input to the node's core.
+#[derive(Debug, Clone)]
+pub enum NodeInput {
+    /// A peer's message for the partition engine (see [`crate::NodeCore::accept`]).
+    Engine(Input),
+    /// A peer's message for the desk (see [`crate::NodeCore::accept`]).
+    Desk(DeskInput),
+    /// The node's next deadline came.
+    Tick,
+    /// A command (or a compensation) the engine started ended.
+    Ended(CommandEnd),
+    /// A person finishes a manual activity of the node's worklist.
+    Complete(PersonEnd),
+    /// A user acts on a work item through this node, their device.
+    Claim(LocalClaim),
+    /// A claim of this node's desk on an item of its own engine, once its instance is back
+    /// in memory ([`crate::Output::deferred`]).
+    LocalClaim(Input),
+    /// Deliveries to a peer failed too often (`reachable: false`), or it was heard from again.
+    Link {
+        /// The peer.
+        peer: NodeId,
+        /// True when it answers again.
+        reachable: bool,
+    },
+    /// A file content is whole on this node; the instances that waited for it.
+    Fetched {
+        /// The content.
+        file: FileRef,
+        /// The instances that wait for it.
+        waiting: BTreeSet<InstanceId>,
+    },
+    /// An item's host answered what the item reads, for offline work.
+    Copied {
+        /// The item.
+        key: ItemKey,
+        /// What it reads.
+        data: Vec<Datum>,
+        /// The files among them already on this node.
+        held: Vec<FileRef>,
+    },
+    /// A user of this device goes away.
+    Away(UserId),
+    /// A user of this device comes back.
+    Back(UserId),
+}
+
+impl NodeInput {
+    /// The instance of the engine's this input is about, if any.
+    pub fn instance(&self) -> Option<InstanceId> {
+        match self {
+            NodeInput::Engine(input) | NodeInput::LocalClaim(input) => input.instance(),
+            NodeInput::Ended(end) => Some(end.instance),
+            NodeInput::Complete(end) => Some(end.instance),
+            _ => None,
+        }
+    }
+}
+
+/// How a command or a compensation the engine started ended.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct CommandEnd {
+    /// Its instance.
+    pub instance: InstanceId,
+    /// Its partition.
+    pub partition: PartitionId,
+    /// Its activity.
+    pub activity: ActivityId,
+    /// Which try it was (0 the first).
+    pub attempt: u32,
+    /// True for a compensation.
+    pub compensation: bool,
+    /// True when it succeeded.
+    pub succeeded: bool,
+    /// What it said.
+    pub detail: Option<String>,
+    /// The completion flag it chose.
+    pub flag: Option<String>,
+    /// The instance data it set.
+    pub written: Vec<(String, DataValue)>,
+}
+
+/// How a person ended an activity of the node's worklist.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct PersonEnd {
+    /// The instance.
+    pub instance: InstanceId,
+    /// The activity.
+    pub activity: ActivityId,
+    /// True when the work was done.
+    pub succeeded: bool,
+    /// The person's words.
+    pub detail: Option<String>,
+    /// The completion flag they chose.
+    pub flag: Option<String>,
+    /// The instance data they set (`--set`, `--file`: files already in the file store).
+    pub written: Vec<(String, DataValue)>,
+}
+
+impl PersonEnd {
+    /// The engine's input.
+    pub(crate) fn input(self) -> Input {
+        Input::Finished {
+            instance: self.instance,
+            activity: self.activity,
+            succeeded: self.succeeded,
+            detail: self.detail,
+            by: Finisher::Person,
+            attempt: 0,
+            flag: self.flag,
+            written: self.written,
+        }
+    }
+}
+
+/// A message to send once the changes are written.
+#[derive(Debug, Clone)]
+pub struct Outgoing {
+    /// To whom: the controller, or a partner's location.
+    pub to: Target,
+    /// What.
+    pub message: Message,
+}
+
+/// The answer to an input someone waits for.
+#[derive(Debug)]
+pub enum Reply {
+    /// What a user's action on a work item came to.
+    Claim(ClaimOutcome),
+    /// A person's completion: applied, or the engine's refusal.
+    Completion(Result<(), Refusal>),
+    /// A disconnection or a reconnection.
+    Presence(Result<(), Refused>),
+}
+
+/// What a user's action on a work item came to.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum ClaimOutcome {
+    /// Decided: by this node's desk, or by the item's host.
+    Answered(Verdict),
+    /// Sent to the item's host, which has not answered yet; the answer will show in the
+    /// worklist.
+    Pending {
+        /// The desk's number for the claim.
+        request: u64,
+        /// Where it was sent.
+        host: String,
+    },
+    /// The user's worklist is not on this node (or the user is unknown).
+    NotHere(String),
+    /// This node's desk has no such item for the user.
+    UnknownItem(String),
+}
+
+/// Why a user may not go, or is not here.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Refused {
+    /// Their worklist is on another node, or they are unknown.
+    NotHere(String),
+    /// They hold selected items.
+    Selected(String),
+}
+
+/// Something worth the daemon's log.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Note {
+    /// How much it matters.
+    pub level: Level,
+    /// What happened.
+    pub text: String,
+}
+
+/// How much a [`Note`] matters.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Level {
+    /// Worth knowing.
+    Info,
+    /// Something went wrong, and the node went on.
+    Warn,
+}
+
+impl Note {
+    /// A note worth knowing.
+    pub fn info(text: String) -> Note {
+        Note {
+            level: Level::Info,
+            text,
+        }
+    }
+
+    /// A note of something gone wrong.
+    pub fn warn(text: String) -> Note {
+        Note {
+            level: Level::Warn,
+            text,
+        }
+    }
+}
