@@ -125,7 +125,10 @@ impl NodeCore {
         let now_ms = now_us / 1000;
         match input {
             NodeInput::Engine(input) => {
-                let effects = self.engine.apply_us(now_us, input).map_err(NotTaken::from)?;
+                let effects = self
+                    .engine
+                    .apply_us(now_us, input)
+                    .map_err(NotTaken::from)?;
                 self.route(now_us, effects, Vec::new(), &mut out);
             }
             NodeInput::Desk(input) => {
@@ -140,7 +143,8 @@ impl NodeCore {
             NodeInput::Complete(end) => {
                 let input = end.input();
                 let result = self.engine.apply_us(now_us, input);
-                let result = result.map(|effects| self.route(now_us, effects, Vec::new(), &mut out));
+                let result =
+                    result.map(|effects| self.route(now_us, effects, Vec::new(), &mut out));
                 out.reply = Some(Reply::Completion(result));
             }
             NodeInput::Claim(claim) => self.claim(now_us, claim, &mut out),
@@ -219,12 +223,18 @@ impl NodeCore {
 
     /// Time passed: the engine's timers and the desk's deadline notices.
     fn tick(&mut self, now_us: u64, out: &mut Output) {
-        let effects = self.engine.apply_us(now_us, Input::Tick).unwrap_or_else(|e| {
-            out.notes.push(Note::warn(format!("timer: {e}")));
-            Vec::new()
-        });
+        let effects = self
+            .engine
+            .apply_us(now_us, Input::Tick)
+            .unwrap_or_else(|e| {
+                out.notes.push(Note::warn(format!("timer: {e}")));
+                Vec::new()
+            });
         let dir = self.engine.directory();
-        let desk = match self.desk.apply(now_us / 1000, dir, &self.who.name, DeskInput::Tick) {
+        let desk = match self
+            .desk
+            .apply(now_us / 1000, dir, &self.who.name, DeskInput::Tick)
+        {
             Ok(applied) => applied.effects,
             Err(e) => {
                 out.notes.push(Note::warn(format!("desk timer: {e}")));
@@ -279,8 +289,9 @@ impl NodeCore {
         let dir = self.engine.directory();
         let held = DeskInput::FileHeld(file.clone());
         if let Err(e) = self.desk.apply(now_us / 1000, dir, &self.who.name, held) {
-            out.notes
-                .push(Note::warn(format!("a fetched file for an item's copy: {e}")));
+            out.notes.push(Note::warn(format!(
+                "a fetched file for an item's copy: {e}"
+            )));
         }
         for instance in waiting {
             let input = Input::Fetched {

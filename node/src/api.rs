@@ -184,16 +184,15 @@ async fn complete(
         Ok(written) => written,
         Err(why) => return error(StatusCode::BAD_REQUEST, why),
     };
-    let outcome = PersonEnd {
+    let end = PersonEnd {
+        instance: InstanceId(instance),
+        activity: ActivityId(activity),
         succeeded: !failed,
         detail,
         flag,
         written,
     };
-    match client
-        .complete(InstanceId(instance), ActivityId(activity), outcome)
-        .await
-    {
+    match client.complete(end).await {
         Ok(Ok(())) => {
             Json(serde_json::json!({ "instance": instance, "activity": activity })).into_response()
         }

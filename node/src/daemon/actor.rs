@@ -1,15 +1,15 @@
-//! The node's actor: the one owner of the partition engine. It applies each group of events
-//! to the engine and stages what changed and what to send; once the shell has written the
-//! group, it starts and kills commands, answers people and queries, and publishes the next
-//! deadline.
+//! The node's actor: the one owner of the node's core. It gives each event of a group to the
+//! core (reading back from the store what the core needs first) and stages what changed and
+//! what to send; once the shell has written the group, it starts and kills commands, answers
+//! people and queries, and publishes the next deadline.
 
 use std::path::PathBuf;
 use std::sync::Arc;
 
 use libp2p::{Multiaddr, PeerId};
-use mobiwf_engine::{Effect, Engine, Finisher, Input, Refusal, Run, Target};
-use mobiwf_people::DeskInput;
-use mobiwf_proto::{ActivityState, ActivityTypeId, Message, NodeName};
+use mobiwf_engine::{Effect, Refusal, Run, Target};
+use mobiwf_node_core::{ClaimOutcome, CommandEnd, NodeCore, NodeInput, NotTaken, Output, Reply};
+use mobiwf_proto::{ActivityTypeId, Message, NodeId};
 use mobiwf_runtime::daemon::{Actor, Destination, Group, NotApplied, Sequencer};
 use mobiwf_runtime::metrics::{Metrics, Peer};
 use mobiwf_runtime::outbox::Outbox;
@@ -18,16 +18,15 @@ use tokio::sync::{mpsc, oneshot, watch};
 use tracing::Instrument;
 
 use super::people::SentClaim;
-use super::translate::{Routed, route_of};
-use super::{ClaimOutcome, Command, Event, Query, RunView, RunsPage, WorklistEntry};
+use super::{Command, Event, Query, RunView, RunsPage, WorklistEntry};
 use crate::executor::{self, Execution};
 use crate::state;
 
 pub(super) struct NodeActor {
-    pub(super) engine: Engine,
+    /// The node's decisions: its engine and desk.
+    pub(super) core: NodeCore,
     pub(super) store: Arc<dyn Store>,
     pub(super) metrics: Arc<Metrics>,
-    pub(super) name: NodeName,
     pub(super) data_dir: PathBuf,
     /// Which `<command>`s this node runs (`--commands`).
     pub(super) commands: Arc<crate::command_policy::CommandPolicy>,
@@ -35,10 +34,8 @@ pub(super) struct NodeActor {
     pub(super) controller: (PeerId, Multiaddr),
     /// The actor's own queue, for the commands it starts to report their end.
     pub(super) events: mpsc::Sender<Event>,
-    /// The engine's next deadline, for the timer task.
+    /// The node's next deadline, for the timer task.
     pub(super) deadline: watch::Sender<Option<u64>>,
-    /// The worklists and notices of the users whose device this node is.
-    pub(super) desk: mobiwf_people::Desk,
     /// API calls waiting for a host's answer to their claim, by request number.
     pub(super) waiters: std::collections::HashMap<u64, oneshot::Sender<ClaimOutcome>>,
     /// The contents of instance data files.
@@ -49,16 +46,10 @@ pub(super) struct NodeActor {
     pub(super) fetching: super::data::Fetching,
     /// The copies for offline work under way.
     pub(super) copying: super::offline::Copying,
-    /// The peers deliveries failed to, not heard from since (`Event::Link`).
-    pub(super) unreachable: std::collections::BTreeSet<PeerId>,
 }
 
 /// A person's completion waiting for its answer, and the answer.
 type Completion = (oneshot::Sender<Result<(), Refusal>>, Result<(), Refusal>);
-
-/// What the engine and the desk asked for while a group's events were applied; carried out
-/// by `route` before the write.
-pub(super) type Produced = (Vec<Effect>, Vec<mobiwf_people::DeskEffect>);
 
 /// What to do once a group of events is on disk.
 #[derive(Default)]
@@ -91,30 +82,28 @@ impl Actor for NodeActor {
     ) -> Result<After, StoreError> {
         let now = mobiwf_runtime::process::now_us();
         let mut after = After::default();
-        let mut produced = Produced::default();
         for event in events {
-            if let Event::Offline(command) = event {
-                self.offline(now / 1000, command, (group, seq), &mut after)?;
-                continue;
-            }
-            self.apply_one(now, event, group, &mut produced, &mut after)?;
+            self.apply_one(now, event, (group, seq), &mut after)?;
         }
-        let (engine, desk) = produced;
-        self.route(now, engine, desk, (group, seq), &mut after)?;
         // An encoding failure stops the daemon before anything is written (the store is not
         // given an empty value for a run), as a failed write does.
-        let changes = self.engine.take_changes().map_err(|e| StoreError::Encode {
+        let changes = self.core.take_changes().map_err(|e| StoreError::Encode {
             what: "the engine's changes".to_owned(),
             why: e.to_string(),
         })?;
         state::stage_changes(&mut group.batch, &changes);
-        super::memory::retire_finished(&mut self.engine, &changes, &mut group.batch);
+        for (instance, retired) in self.core.retire_finished(&changes) {
+            state::stage_retired(&mut group.batch, instance, retired);
+        }
         self.metrics
-            .set_runs_in_memory(self.engine.runs_in_memory());
-        let desk = self.desk.take_changes().map_err(|e| StoreError::Encode {
-            what: "the desk's changes".to_owned(),
-            why: e.to_string(),
-        })?;
+            .set_runs_in_memory(self.core.engine().runs_in_memory());
+        let desk = self
+            .core
+            .take_desk_changes()
+            .map_err(|e| StoreError::Encode {
+                what: "the desk's changes".to_owned(),
+                why: e.to_string(),
+            })?;
         state::stage_desk(&mut group.batch, desk);
         Ok(after)
     }
@@ -123,8 +112,7 @@ impl Actor for NodeActor {
         self.answer_claims(&mut after);
         // What waits on this commit goes first (messages, commands, answers); logs and
         // metrics of the transitions after.
-        self.deadline
-            .send_replace(next_deadline(&self.engine, &self.desk));
+        self.deadline.send_replace(self.core.next_deadline());
         self.carry_out(after.effects);
         self.prune_fetches();
         self.copy_items(mobiwf_runtime::process::now_us() / 1000);
@@ -140,24 +128,12 @@ impl Actor for NodeActor {
         for (reply, result) in after.presences {
             let _ = reply.send(result);
         }
-        for t in self.engine.take_transitions() {
-            let span = tracing::info_span!("activity", instance = %t.key.instance, activity = %t.activity, name = %t.name);
-            let _enter = span.enter();
-            // Passing synchronizing and ready on the way to running is told at debug level.
-            if t.state.is_pending() {
-                tracing::debug!(state = t.state.as_str(), "activity {}", t.state.as_str());
-            } else {
-                tracing::info!(state = t.state.as_str(), "activity {}", t.state.as_str());
-            }
-            self.metrics.activity_entered(t.state.as_str());
-            match t.state {
-                ActivityState::Running => self.metrics.activity_started(),
-                s if s.is_final() => self.metrics.activity_finished(s.as_str()),
-                _ => {}
-            }
-        }
+        super::journal::transitions(&self.metrics, self.core.take_transitions());
     }
 }
+
+/// The group being applied, and its sequencer (for the messages it sends).
+pub(super) type Writing<'a> = (&'a mut Group, &'a mut Sequencer);
 
 impl NodeActor {
     /// Registers with the controller, and restarts the commands that were running when the
@@ -171,7 +147,7 @@ impl NodeActor {
     ) -> anyhow::Result<()> {
         let mut group = Group::default();
         let message = Message::Register {
-            name: self.name.clone(),
+            name: self.core.identity().name.clone(),
             skills: skills.to_vec(),
             addrs: addrs.to_vec(),
             join_token,
@@ -179,7 +155,7 @@ impl NodeActor {
         let (to, role) = self.destination(Target::Controller);
         group.send(seq, to, role, message)?;
         group.write_now(self.store.as_ref(), seq, outbox)?;
-        let resumed = self.engine.resume();
+        let resumed = self.core.resume();
         self.carry_out(resumed);
         Ok(())
     }
@@ -194,25 +170,90 @@ impl NodeActor {
         }
     }
 
-    /// A message from a peer, through the apply-once prelude, to the engine or the desk.
+    /// One input to the core: the instance it is about read back first when it was retired;
+    /// what it came to staged in the group. Gives back the reply for whoever asked.
+    pub(super) fn step(
+        &mut self,
+        now: u64,
+        input: NodeInput,
+        writing: Writing<'_>,
+        after: &mut After,
+    ) -> Result<Option<Reply>, StoreError> {
+        self.readmit(&input)?;
+        match self.core.apply(now, input) {
+            Ok(out) => self.settle(now, out, writing, after),
+            Err(e) => {
+                tracing::warn!("{e}");
+                Ok(None)
+            }
+        }
+    }
+
+    /// Reads back the instance `input` is about when the engine retired it.
+    fn readmit(&mut self, input: &NodeInput) -> Result<(), StoreError> {
+        if let Some(instance) = self.core.needs(input) {
+            let stored = state::load_instance(self.store.as_ref(), instance)?;
+            self.core.readmit(stored);
+        }
+        Ok(())
+    }
+
+    /// Stages what the core decided: messages into the group's outbox (small files inline),
+    /// commands and answers for after the write; applies the claims it deferred until their
+    /// instance is back in memory. Gives back the reply.
+    fn settle(
+        &mut self,
+        now: u64,
+        out: Output,
+        (group, seq): Writing<'_>,
+        after: &mut After,
+    ) -> Result<Option<Reply>, StoreError> {
+        let mut pending = std::collections::VecDeque::from([out]);
+        let mut reply = None;
+        while let Some(out) = pending.pop_front() {
+            reply = reply.or(out.reply);
+            super::journal::notes(out.notes);
+            for mut sent in out.sends {
+                let location = self.core.engine().location();
+                super::data::inline(&self.files, location, &mut sent.message);
+                let (to, role) = self.destination(sent.to);
+                group.send(seq, to, role, sent.message)?;
+            }
+            after.effects.extend(out.effects);
+            after.answers.extend(out.answers);
+            for claim in out.deferred {
+                let input = NodeInput::LocalClaim(claim);
+                self.readmit(&input)?;
+                match self.core.apply(now, input) {
+                    Ok(out) => pending.push_back(out),
+                    Err(e) => tracing::warn!("a claim of this node's users: {e}"),
+                }
+            }
+        }
+        Ok(reply)
+    }
+
+    /// A message from a peer, through the apply-once prelude, to the core.
     fn receive(
         &mut self,
         now: u64,
         inbound: mobiwf_runtime::mesh::Inbound,
-        group: &mut Group,
-        produced: &mut Produced,
+        (group, seq): Writing<'_>,
+        after: &mut After,
     ) -> Result<(), StoreError> {
-        if self.unreachable.contains(&inbound.from) {
+        let from = NodeId::new(inbound.from.to_string());
+        if self.core.is_unreachable(&from) {
             // Any word from a peer says it is back.
-            self.link(now, inbound.from, true, produced);
+            let back = NodeInput::Link {
+                peer: from.clone(),
+                reachable: true,
+            };
+            self.step(now, back, (group, seq), after)?;
         }
-        let (effects, desk_effects) = produced;
-        let inbound = match self.answer_at_once(inbound, group) {
-            Some(inbound) => inbound,
-            None => return Ok(()),
+        let Some(inbound) = self.answer_at_once(inbound, group) else {
+            return Ok(());
         };
-        let from_controller = inbound.from == self.controller.0;
-        let role = if from_controller {
+        let role = if inbound.from == self.controller.0 {
             Peer::Controller
         } else {
             Peer::Partner
@@ -227,150 +268,94 @@ impl NodeActor {
                 return Ok(());
             }
         };
-        let (engine, desk, name) = (&mut self.engine, &mut self.desk, &self.name);
-        let store = self.store.as_ref();
+        let (core, store) = (&mut self.core, self.store.as_ref());
         let mut failed = None;
-        group.receive(store, &self.metrics, role, inbound, |from, _id, message| {
-            let missing = missing?;
-            match route_of(from, from_controller, message)? {
-                Routed::Engine(mut input) => {
-                    // A store that fails stops the daemon: nothing of this group is
-                    // written or answered (the refusal below never leaves).
-                    if let Err(e) = super::memory::readmit(engine, store, &input) {
+        let mut output = None;
+        group.receive(store, &self.metrics, role, inbound, |_, _id, message| {
+            let input = core.accept(&from, message, missing).map_err(not_applied)?;
+            super::journal::taken(&input);
+            if let Some(instance) = core.needs(&input) {
+                // A store that fails stops the daemon: nothing of this group is written or
+                // answered (the refusal below never leaves).
+                match state::load_instance(store, instance) {
+                    Ok(stored) => core.readmit(stored),
+                    Err(e) => {
                         let why = e.to_string();
                         failed = Some(e);
                         return Err(why.into());
                     }
-                    match &mut input {
-                        Input::Notified { carried, .. } => carried.missing = missing,
-                        Input::Claim { missing: m, .. } => *m = missing,
-                        _ => {}
-                    }
-                    let applied = engine.apply_us(now, input).map_err(|r| match r {
-                        // No room now for a word about an instance not deployed here yet:
-                        // the sender tries again, by when the deployment may have come.
-                        Refusal::TooEarly { .. } => NotApplied::Later(r.to_string()),
-                        r => NotApplied::Refused(r.to_string()),
-                    })?;
-                    effects.extend(applied);
-                    Ok(())
-                }
-                Routed::Desk(input) => {
-                    super::translate::answer_from_its_host(desk, from, &input)?;
-                    let applied = desk
-                        .apply(now / 1000, engine.directory(), name, input)
-                        .map_err(|r| r.to_string())?;
-                    desk_effects.extend(applied.effects);
-                    Ok(())
                 }
             }
+            output = Some(core.apply(now, input).map_err(not_applied)?);
+            Ok(())
         })?;
-        failed.map_or(Ok(()), Err)
+        if let Some(e) = failed {
+            return Err(e);
+        }
+        if let Some(out) = output {
+            self.settle(now, out, (group, seq), after)?;
+        }
+        Ok(())
     }
 
     fn apply_one(
         &mut self,
         now: u64,
         event: Event,
-        group: &mut Group,
-        produced: &mut Produced,
+        writing: Writing<'_>,
         after: &mut After,
     ) -> Result<(), StoreError> {
-        let (effects, desk_effects) = produced;
         match event {
-            Event::Inbound(inbound) => self.receive(now, inbound, group, produced)?,
+            Event::Inbound(inbound) => self.receive(now, inbound, writing, after)?,
             Event::Command(Command::Claim { claim, reply, sent }) => {
-                let produced = self.claim(now / 1000, claim, (reply, sent), after);
-                desk_effects.extend(produced);
+                match self.step(now, NodeInput::Claim(claim), writing, after)? {
+                    Some(Reply::Claim(ClaimOutcome::Pending { request, host })) => {
+                        after.sent.push(SentClaim {
+                            request,
+                            host,
+                            sent,
+                            reply,
+                        });
+                    }
+                    Some(Reply::Claim(outcome)) => after.claims.push((reply, outcome)),
+                    _ => {}
+                }
             }
             Event::Tick => {
-                match self.engine.apply_us(now, Input::Tick) {
-                    Ok(applied) => effects.extend(applied),
-                    Err(e) => tracing::warn!("timer: {e}"),
-                }
-                let dir = self.engine.directory();
-                match self
-                    .desk
-                    .apply(now / 1000, dir, &self.name, DeskInput::Tick)
-                {
-                    Ok(applied) => desk_effects.extend(applied.effects),
-                    Err(e) => tracing::warn!("desk timer: {e}"),
-                }
+                self.step(now, NodeInput::Tick, writing, after)?;
             }
             Event::Ended { execution, ended } => {
-                self.command_ended(now, execution, ended, effects)?;
-            }
-            Event::Command(Command::Complete {
-                instance,
-                activity,
-                outcome,
-                reply,
-            }) => {
-                let input = Input::Finished {
-                    instance,
-                    activity,
-                    succeeded: outcome.succeeded,
-                    detail: outcome.detail,
-                    by: Finisher::Person,
-                    attempt: 0,
-                    flag: outcome.flag,
-                    written: outcome.written,
+                let end = CommandEnd {
+                    instance: execution.instance,
+                    partition: execution.partition,
+                    activity: execution.activity,
+                    attempt: execution.attempt,
+                    compensation: execution.compensation,
+                    succeeded: ended.succeeded,
+                    detail: ended.detail,
+                    flag: ended.flag,
+                    written: ended.written,
                 };
-                super::memory::readmit(&mut self.engine, self.store.as_ref(), &input)?;
-                let result = self
-                    .engine
-                    .apply_us(now, input)
-                    .map(|applied| effects.extend(applied));
-                after.completions.push((reply, result));
+                self.step(now, NodeInput::Ended(end), writing, after)?;
+            }
+            Event::Command(Command::Complete { end, reply }) => {
+                if let Some(Reply::Completion(result)) =
+                    self.step(now, NodeInput::Complete(end), writing, after)?
+                {
+                    after.completions.push((reply, result));
+                }
             }
             Event::Query(query) => after.queries.push(query),
-            Event::Fetched(file) => self.fetched(now, &file, effects),
-            // Applied by `apply`, which has the sequencer.
-            Event::Offline(_) => {}
-            Event::Link(news) => self.link(now, news.peer, news.reachable, produced),
-        }
-        Ok(())
-    }
-
-    /// A command or a compensation the engine started ended: the engine hears how.
-    fn command_ended(
-        &mut self,
-        now: u64,
-        execution: Execution,
-        ended: executor::Ended,
-        effects: &mut Vec<Effect>,
-    ) -> Result<(), StoreError> {
-        let instance = Some(execution.instance);
-        super::memory::readmit_instance(&mut self.engine, self.store.as_ref(), instance)?;
-        if execution.compensation {
-            let input = Input::CompensationEnded {
-                instance: execution.instance,
-                partition: execution.partition,
-                activity: execution.activity,
-                succeeded: ended.succeeded,
-                detail: ended.detail,
-            };
-            match self.engine.apply_us(now, input) {
-                Ok(applied) => effects.extend(applied),
-                Err(e) => tracing::warn!("a compensation's end: {e}"),
+            Event::Fetched(file) => {
+                let waiting = self.fetching.done(&file);
+                self.step(now, NodeInput::Fetched { file, waiting }, writing, after)?;
             }
-            return Ok(());
-        }
-        let input = Input::Finished {
-            instance: execution.instance,
-            activity: execution.activity,
-            succeeded: ended.succeeded,
-            detail: ended.detail,
-            by: Finisher::Command,
-            attempt: execution.attempt,
-            flag: ended.flag,
-            written: ended.written,
-        };
-        match self.engine.apply_us(now, input) {
-            Ok(applied) => effects.extend(applied),
-            // Its activity was decided before (timeOut, withdrawal, cancel): the command had
-            // been killed, or its word comes too late.
-            Err(e) => tracing::info!("a command ended after its activity was decided: {e}"),
+            Event::Offline(command) => self.offline(now, command, writing, after)?,
+            Event::Link(news) => {
+                let peer = NodeId::new(news.peer.to_string());
+                let reachable = news.reachable;
+                self.step(now, NodeInput::Link { peer, reachable }, writing, after)?;
+            }
         }
         Ok(())
     }
@@ -378,11 +363,11 @@ impl NodeActor {
     fn answer(&self, query: Query) {
         match query {
             Query::Worklist(reply) => {
-                let _ = reply.send(self.engine.worklist());
+                let _ = reply.send(self.core.engine().worklist());
             }
             Query::Data(instance, reply) => {
                 let mut data =
-                    match super::memory::data(&self.engine, self.store.as_ref(), instance) {
+                    match super::memory::data(self.core.engine(), self.store.as_ref(), instance) {
                         Ok(data) => data,
                         Err(e) => {
                             tracing::error!("reading instance {instance}'s data: {e}");
@@ -390,7 +375,7 @@ impl NodeActor {
                         }
                     };
                 // On a device: what its users' items of the instance read, as copied.
-                for copy in self.desk.items().filter_map(|i| {
+                for copy in self.core.desk().items().filter_map(|i| {
                     (i.info.instance == instance)
                         .then_some(i.copy.as_ref())
                         .flatten()
@@ -406,7 +391,12 @@ impl NodeActor {
                 let _ = reply.send(data);
             }
             Query::Runs(wanted, reply) => {
-                match super::memory::runs_page(&self.engine, self.store.as_ref(), wanted, view) {
+                match super::memory::runs_page(
+                    self.core.engine(),
+                    self.store.as_ref(),
+                    wanted,
+                    view,
+                ) {
                     Ok((runs, next)) => {
                         let next = next.map(|i| i.0);
                         let _ = reply.send(RunsPage { runs, next });
@@ -416,7 +406,7 @@ impl NodeActor {
                 }
             }
             Query::UserWorklist { user, order, reply } => {
-                let dir = self.engine.directory();
+                let dir = self.core.engine().directory();
                 let entry = |entry: mobiwf_people::Entry| WorklistEntry {
                     host_name: mobiwf_runtime::outbox::peer_of(&entry.info.host)
                         .ok()
@@ -427,19 +417,21 @@ impl NodeActor {
                     entry,
                     user: user.clone(),
                 };
-                let answer = mobiwf_people::desk::here(dir, &self.name, user.as_str())
-                    .map(|_| {
-                        let list = self.desk.worklist(user.as_str(), order);
-                        list.into_iter().map(entry).collect()
-                    })
-                    .map_err(|e| e.to_string());
+                let answer =
+                    mobiwf_people::desk::here(dir, &self.core.identity().name, user.as_str())
+                        .map(|_| {
+                            let list = self.core.desk().worklist(user.as_str(), order);
+                            list.into_iter().map(entry).collect()
+                        })
+                        .map_err(|e| e.to_string());
                 let _ = reply.send(answer);
             }
             Query::Notices { user, reply } => {
-                let dir = self.engine.directory();
-                let answer = mobiwf_people::desk::here(dir, &self.name, user.as_str())
-                    .map(|_| self.desk.notices(user.as_str()).to_vec())
-                    .map_err(|e| e.to_string());
+                let dir = self.core.engine().directory();
+                let answer =
+                    mobiwf_people::desk::here(dir, &self.core.identity().name, user.as_str())
+                        .map(|_| self.core.desk().notices(user.as_str()).to_vec())
+                        .map_err(|e| e.to_string());
                 let _ = reply.send(answer);
             }
             Query::Directory(reply) => {
@@ -483,7 +475,7 @@ impl NodeActor {
                         activity,
                         attempt,
                         command: String::new(),
-                        partner: self.name.to_string(),
+                        partner: self.core.identity().name.to_string(),
                         reads: Vec::new(),
                         writes: Vec::new(),
                         compensation: false,
@@ -503,7 +495,7 @@ impl NodeActor {
                     activity,
                     attempt,
                     command,
-                    partner: self.name.to_string(),
+                    partner: self.core.identity().name.to_string(),
                     reads,
                     writes,
                     compensation: false,
@@ -519,7 +511,7 @@ impl NodeActor {
                     activity,
                     attempt: 0,
                     command,
-                    partner: self.name.to_string(),
+                    partner: self.core.identity().name.to_string(),
                     reads,
                     writes: Vec::new(),
                     compensation: true,
@@ -579,11 +571,10 @@ fn view(run: &Run) -> RunView {
     }
 }
 
-/// When the node must tick next: the engine's earliest timer or the desk's next deadline
-/// notice, whichever comes first (both on this node's clock).
-pub(super) fn next_deadline(engine: &Engine, desk: &mobiwf_people::Desk) -> Option<u64> {
-    match (engine.next_deadline(), desk.next_deadline()) {
-        (Some(a), Some(b)) => Some(a.min(b)),
-        (a, b) => a.or(b),
+/// The apply-once prelude's word for a message the core did not take.
+fn not_applied(not: NotTaken) -> NotApplied {
+    match not {
+        NotTaken::Refused(why) => NotApplied::Refused(why),
+        NotTaken::Later(why) => NotApplied::Later(why),
     }
 }

@@ -11,7 +11,7 @@ use std::time::Duration;
 
 use base64::Engine as _;
 use base64::engine::general_purpose::STANDARD;
-use mobiwf_engine::{Effect, Input, Missing};
+use mobiwf_engine::Missing;
 use mobiwf_proto::data::{FETCH_CHUNK_BYTES, MAX_INLINE_FILE_BYTES, MAX_INLINE_TOTAL_BYTES};
 use mobiwf_proto::{
     DataValue, Envelope, FileBody, FileRef, InstanceId, ItemAction, Message, MessageId, NodeId,
@@ -296,7 +296,7 @@ impl super::actor::NodeActor {
             Message::ReadData { instance } if inbound.from == self.controller.0 => {
                 // A finished instance is read back from the store; a store that fails leaves
                 // the question unanswered (asked again).
-                match super::memory::data(&self.engine, self.store.as_ref(), *instance) {
+                match super::memory::data(self.core.engine(), self.store.as_ref(), *instance) {
                     Ok(data) => Reply::Data { data },
                     Err(e) => {
                         tracing::error!("reading instance {instance}'s data: {e}");
@@ -309,7 +309,7 @@ impl super::actor::NodeActor {
             },
             Message::ItemData { instance, activity } => {
                 let device = NodeId::new(inbound.from.to_string());
-                match self.engine.item_reads(*instance, *activity, &device) {
+                match self.core.engine().item_reads(*instance, *activity, &device) {
                     Ok(data) => Reply::Data { data },
                     Err(reason) => Reply::Refused { reason },
                 }
@@ -348,29 +348,9 @@ impl super::actor::NodeActor {
         self.fetching.started(file, handle.abort_handle());
     }
 
-    /// A fetch ended with the content whole: every instance that waited for it goes on, and
-    /// no copy for offline work waits for it any more.
-    pub(super) fn fetched(&mut self, now: u64, file: &FileRef, effects: &mut Vec<Effect>) {
-        let dir = self.engine.directory();
-        let held = mobiwf_people::DeskInput::FileHeld(file.clone());
-        if let Err(e) = self.desk.apply(now / 1000, dir, &self.name, held) {
-            tracing::warn!("a fetched file for an item's copy: {e}");
-        }
-        for instance in self.fetching.done(file) {
-            let input = Input::Fetched {
-                instance,
-                file: file.clone(),
-            };
-            match self.engine.apply_us(now, input) {
-                Ok(applied) => effects.extend(applied),
-                Err(e) => tracing::warn!("a fetched file: {e}"),
-            }
-        }
-    }
-
     /// Stops the fetches no instance waits for any more (it was cancelled or completed).
     pub(super) fn prune_fetches(&mut self) {
-        let engine = &self.engine;
+        let engine = self.core.engine();
         self.fetching.prune(|instance, file| {
             engine
                 .known(instance)

@@ -1,61 +1,13 @@
-//! Finished instances leave memory, the daemon's side: after each group the instances it
-//! touched that are finished are retired from the engine (their state is in the group's
-//! batch), and before the engine is given an input about an instance it no longer holds, the
-//! instance is read back from the store (`state::load_instance`) and readmitted. Queries read
-//! retired instances from the store. The engine never reads the store itself.
+//! Finished instances leave memory, the daemon's side of what the API reads: the node core
+//! retires finished instances after each group and the actor reads one back before an input
+//! about it (`NodeCore::needs`); the API's pages of runs and an instance's data read retired
+//! instances from the store. The engine never reads the store itself.
 
-use mobiwf_engine::{Changes, Engine, Input, Run};
+use mobiwf_engine::{Engine, Run};
 use mobiwf_proto::{Datum, InstanceId};
-use mobiwf_runtime::store::{Batch, Store, StoreError};
+use mobiwf_runtime::store::{Store, StoreError};
 
 use crate::state;
-
-/// Gives the engine back the instance `input` is about, when it was retired.
-pub(super) fn readmit(
-    engine: &mut Engine,
-    store: &dyn Store,
-    input: &Input,
-) -> Result<(), StoreError> {
-    readmit_instance(engine, store, input.instance())
-}
-
-/// Gives the engine back `instance` when it was retired (nothing when the store holds
-/// nothing of it: a new instance).
-pub(super) fn readmit_instance(
-    engine: &mut Engine,
-    store: &dyn Store,
-    instance: Option<InstanceId>,
-) -> Result<(), StoreError> {
-    let Some(instance) = instance else {
-        return Ok(());
-    };
-    if engine.holds(instance) {
-        return Ok(());
-    }
-    let stored = state::load_instance(store, instance)?;
-    if !stored.is_empty() {
-        engine.readmit(stored);
-    }
-    Ok(())
-}
-
-/// Retires the finished instances among those whose state `changes` writes and those read
-/// back for this group, marking them in `batch` (`state::stage_retired`) so that the next
-/// start does not load them; a readmitted instance that goes on loses its mark.
-pub(super) fn retire_finished(engine: &mut Engine, changes: &Changes, batch: &mut Batch) {
-    let readmitted = engine.take_readmitted();
-    let mut touched = readmitted.clone();
-    touched.extend(changes.runs.iter().map(|r| r.key.instance));
-    touched.extend(changes.known.iter().map(|k| k.instance));
-    touched.extend(changes.items.iter().map(|i| i.instance));
-    for instance in touched {
-        if engine.retire(instance) {
-            state::stage_retired(batch, instance, true);
-        } else if readmitted.contains(&instance) {
-            state::stage_retired(batch, instance, false);
-        }
-    }
-}
 
 /// The most runs one page of `GET /runs` holds, and what a page holds when the caller does not
 /// say.
@@ -142,8 +94,9 @@ pub(super) fn data(
 mod tests {
     #![allow(clippy::unwrap_used, clippy::expect_used)]
     use super::*;
+    use mobiwf_engine::Input;
     use mobiwf_proto::PartitionId;
-    use mobiwf_runtime::store::{Durability, MemoryStore};
+    use mobiwf_runtime::store::{Batch, Durability, MemoryStore};
 
     const PARTITION_1: &str = include_str!("../../../examples/paper/partition-1.xml");
 

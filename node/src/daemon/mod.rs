@@ -4,15 +4,17 @@
 //! (messages from the mesh, finished commands, people's commands, queries); each group of
 //! events is applied, written with the messages it caused and the ids of the messages it
 //! applied in **one synced batch**, and only then acknowledged, sent and acted on (commands
-//! started). What a message means to the engine is the pure translation of `translate`.
+//! started). Every decision is the pure node core's (`mobiwf_node_core`): what a message
+//! means, who may send it, the engine and the desk passing each other messages; this shell
+//! reads and writes the disk, talks to the mesh and runs commands.
 
 mod actor;
 mod data;
-mod link;
+mod directory;
+mod journal;
 mod memory;
 mod offline;
 mod people;
-mod translate;
 
 use std::net::SocketAddr;
 use std::path::PathBuf;
@@ -20,7 +22,7 @@ use std::sync::Arc;
 
 use libp2p::Multiaddr;
 use mobiwf_engine::{Refusal, WorkItem};
-use mobiwf_proto::{ActivityId, ActivityTypeId, InstanceId, NodeName, PartitionId, UserId};
+use mobiwf_proto::{ActivityId, ActivityTypeId, InstanceId, NodeId, NodeName, PartitionId, UserId};
 use mobiwf_runtime::api_auth;
 use mobiwf_runtime::daemon::{self, Base, Daemon, Setup};
 use mobiwf_runtime::mesh::Inbound;
@@ -33,8 +35,19 @@ use crate::executor::{Ended, Execution};
 use crate::state;
 
 pub use memory::{MAX_RUNS_PAGE, RunsWanted};
-pub use offline::{Departure, Refused};
-pub use translate::check_locations;
+pub use mobiwf_node_core::{ClaimOutcome, PersonEnd, Refused};
+pub use offline::Departure;
+
+/// Every adjacent's location in a partition document must be a full libp2p address, or its
+/// notification could never be delivered.
+pub fn check_locations(document: &str) -> Result<(), String> {
+    mobiwf_node_core::check_locations(peer_of, document)
+}
+
+/// The peer id at the end of a full libp2p address, as the node core reads locations.
+pub(crate) fn peer_of(location: &str) -> Result<NodeId, String> {
+    outbox::peer_of(location).map(|(peer, _)| NodeId::new(peer.to_string()))
+}
 
 /// How to start a node.
 pub struct NodeConfig {
@@ -144,25 +157,6 @@ enum Event {
     Link(mobiwf_runtime::outbox::LinkNews),
 }
 
-/// What a user's action on a work item came to.
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub enum ClaimOutcome {
-    /// Decided: by this node's desk, or by the item's host.
-    Answered(mobiwf_proto::Verdict),
-    /// Sent to the item's host, which has not answered yet; the answer will show in the
-    /// worklist.
-    Pending {
-        /// The desk's number for the claim.
-        request: u64,
-        /// Where it was sent.
-        host: String,
-    },
-    /// The user's worklist is not on this node (or the user is unknown).
-    NotHere(String),
-    /// This node's desk has no such item for the user.
-    UnknownItem(String),
-}
-
 /// One item of a user's worklist as the API shows it: the desk's entry, with its host's node
 /// name (`host`; the address is `host_address`) and its holder.
 #[derive(Debug, Clone)]
@@ -218,24 +212,9 @@ enum Command {
     },
     /// A person finishes a manual activity.
     Complete {
-        instance: InstanceId,
-        activity: ActivityId,
-        outcome: PersonEnd,
+        end: PersonEnd,
         reply: oneshot::Sender<Result<(), Refusal>>,
     },
-}
-
-/// How a person ended an activity of the node's worklist.
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub struct PersonEnd {
-    /// True when the work was done.
-    pub succeeded: bool,
-    /// The person's words.
-    pub detail: Option<String>,
-    /// The completion flag they chose.
-    pub flag: Option<String>,
-    /// The instance data they set (`--set`, `--file`: files already in the file store).
-    pub written: Vec<(String, mobiwf_proto::DataValue)>,
 }
 
 /// What the API asks.
@@ -357,21 +336,9 @@ impl NodeClient {
     }
 
     /// A person finishes a manual activity. `Ok(Err(_))`: the engine refused.
-    pub async fn complete(
-        &self,
-        instance: InstanceId,
-        activity: ActivityId,
-        outcome: PersonEnd,
-    ) -> anyhow::Result<Result<(), Refusal>> {
-        self.ask(|reply| {
-            Event::Command(Command::Complete {
-                instance,
-                activity,
-                outcome,
-                reply,
-            })
-        })
-        .await
+    pub async fn complete(&self, end: PersonEnd) -> anyhow::Result<Result<(), Refusal>> {
+        self.ask(|reply| Event::Command(Command::Complete { end, reply }))
+            .await
     }
 }
 
@@ -407,24 +374,28 @@ pub async fn start(config: NodeConfig) -> anyhow::Result<Node> {
     engine.set_location(location);
     engine.set_hour_ms(config.hour_ms);
     let desk = state::load_desk(base.store.as_ref())?;
-    let (deadline, deadline_rx) = watch::channel(actor::next_deadline(&engine, &desk));
+    let who = mobiwf_node_core::Identity {
+        me: NodeId::new(base.mesh.peer_id().to_string()),
+        name: config.name.clone(),
+        controller: NodeId::new(controller_peer.to_string()),
+        peer_of,
+    };
+    let core = mobiwf_node_core::NodeCore::new(engine, desk, who);
+    let (deadline, deadline_rx) = watch::channel(core.next_deadline());
     let mut actor = actor::NodeActor {
-        engine,
+        core,
         store: base.store.clone(),
         metrics: base.metrics.clone(),
-        name: config.name.clone(),
         data_dir: config.data_dir.clone(),
         commands: Arc::new(config.commands.clone()),
         controller: (controller_peer, controller_addr),
         events: base.events.clone(),
         deadline,
-        desk,
         waiters: std::collections::HashMap::new(),
         files: crate::files::Files::new(&config.data_dir),
         mesh: base.mesh.clone(),
         fetching: data::Fetching::default(),
         copying: offline::Copying::new(config.prefetch),
-        unreachable: std::collections::BTreeSet::new(),
     };
     actor.register(
         &mut seq,

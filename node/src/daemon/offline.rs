@@ -8,17 +8,16 @@
 use std::collections::{BTreeMap, BTreeSet};
 use std::time::Duration;
 
-use mobiwf_people::{DeskInput, DeskRefusal, ItemKey};
-use mobiwf_proto::{Datum, Envelope, FileRef, Message, MessageId, NodeId, Reply, UserId};
-use mobiwf_runtime::daemon::{Group, Sequencer};
+use mobiwf_node_core::{NodeInput, Refused, Reply};
+use mobiwf_people::ItemKey;
+use mobiwf_proto::{Datum, Envelope, FileRef, Message, MessageId, NodeId, UserId};
 use mobiwf_runtime::mesh::MeshHandle;
 use mobiwf_runtime::outbox;
 use mobiwf_runtime::store::StoreError;
 use tokio::sync::{mpsc, oneshot};
 
 use super::Event;
-use super::actor::{After, NodeActor};
-use mobiwf_engine::Target;
+use super::actor::{After, NodeActor, Writing};
 
 /// The most items whose values are asked of their hosts at once.
 pub const MAX_COPIES_AT_ONCE: usize = 8;
@@ -42,15 +41,6 @@ pub struct Departure {
     pub missing: Vec<(FileRef, String)>,
     /// The bytes still to fetch (what broken-off fetches have already is not counted).
     pub bytes: u64,
-}
-
-/// Why a user may not go, or is not here.
-#[derive(Debug, Clone)]
-pub enum Refused {
-    /// Their worklist is on another node, or they are unknown.
-    NotHere(String),
-    /// They hold selected items.
-    Selected(String),
 }
 
 /// A plan's answer, waiting for the write.
@@ -116,9 +106,9 @@ impl NodeActor {
     /// Answers wait in `after` until the group is on disk.
     pub(super) fn offline(
         &mut self,
-        now_ms: u64,
+        now: u64,
         command: OfflineCommand,
-        (group, seq): (&mut Group, &mut Sequencer),
+        writing: Writing<'_>,
         after: &mut After,
     ) -> Result<(), StoreError> {
         match command {
@@ -130,20 +120,23 @@ impl NodeActor {
                 after.plans.push((reply, plan));
             }
             OfflineCommand::Disconnect { user, reply } => {
-                let input = DeskInput::Disconnect(user.clone());
-                let result = self.presence(now_ms, input, (group, seq))?;
-                after.presences.push((reply, result));
+                let reply_of = self.step(now, NodeInput::Away(user), writing, after)?;
+                if let Some(Reply::Presence(result)) = reply_of {
+                    after.presences.push((reply, result));
+                }
             }
             OfflineCommand::Reconnect { user, reply } => {
                 self.copying.wanted.remove(&user);
-                let input = DeskInput::Reconnect(user.clone());
-                let result = self.presence(now_ms, input, (group, seq))?;
-                after.presences.push((reply, result));
+                let reply_of = self.step(now, NodeInput::Back(user), writing, after)?;
+                if let Some(Reply::Presence(result)) = reply_of {
+                    after.presences.push((reply, result));
+                }
             }
             OfflineCommand::Copied { key, data } => {
                 self.copying.asking.remove(&key);
                 let Some(data) = data else {
-                    self.copying.refused.insert(key, now_ms + REFUSED_PAUSE_MS);
+                    let until = now / 1000 + REFUSED_PAUSE_MS;
+                    self.copying.refused.insert(key, until);
                     return Ok(());
                 };
                 let held = data
@@ -154,55 +147,26 @@ impl NodeActor {
                     })
                     .filter(|f| self.files.has(f))
                     .collect();
-                let input = DeskInput::Copied {
-                    instance: key.0,
-                    activity: key.1,
-                    data,
-                    held,
-                };
-                let dir = self.engine.directory();
-                if let Err(e) = self.desk.apply(now_ms, dir, &self.name, input) {
-                    tracing::warn!("an item's copy: {e}");
-                }
+                let copied = NodeInput::Copied { key, data, held };
+                self.step(now, copied, writing, after)?;
             }
         }
         Ok(())
     }
 
-    /// The desk's change, and the controller told the device's whole presence (in the same
-    /// batch), every time: a presence that arrives late never undoes a newer one.
-    fn presence(
-        &mut self,
-        now_ms: u64,
-        input: DeskInput,
-        (group, seq): (&mut Group, &mut Sequencer),
-    ) -> Result<Result<(), Refused>, StoreError> {
-        let dir = self.engine.directory();
-        match self.desk.apply(now_ms, dir, &self.name, input) {
-            Err(e @ DeskRefusal::Selected { .. }) => Ok(Err(Refused::Selected(e.to_string()))),
-            Err(e) => Ok(Err(Refused::NotHere(e.to_string()))),
-            Ok(_) => {
-                let (away, number) = self.desk.presence();
-                let (to, role) = self.destination(Target::Controller);
-                let message = Message::Presence { away, seq: number };
-                group.send(seq, to, role, message)?;
-                Ok(Ok(()))
-            }
-        }
-    }
-
     /// What a disconnection of `user` must still copy.
     fn departure(&self, user: &UserId) -> Result<Departure, Refused> {
-        let dir = self.engine.directory();
-        mobiwf_people::desk::here(dir, &self.name, user.as_str())
+        let dir = self.core.engine().directory();
+        mobiwf_people::desk::here(dir, &self.core.identity().name, user.as_str())
             .map_err(|e| Refused::NotHere(e.to_string()))?;
-        self.desk
+        self.core
+            .desk()
             .may_go(user)
             .map_err(|e| Refused::Selected(e.to_string()))?;
         let mut plan = Departure::default();
         // A file two locked items read is fetched once: counted once.
         let mut counted = BTreeSet::new();
-        for item in self.desk.locked_by(user.as_str()) {
+        for item in self.core.desk().locked_by(user.as_str()) {
             let label = format!(
                 "activity {} of instance {}",
                 item.info.activity, item.info.instance
@@ -228,12 +192,13 @@ impl NodeActor {
     /// copy that have none yet, and fetches the files of those that have them; stops asking
     /// about and fetching for items no longer to copy.
     pub(super) fn copy_items(&mut self, now_ms: u64) {
-        if self.desk.items().next().is_none() && self.copying.asking.is_empty() {
+        if self.core.desk().items().next().is_none() && self.copying.asking.is_empty() {
             return;
         }
         let copying = &self.copying;
         let wanted: Vec<(ItemKey, String, Option<Vec<FileRef>>)> = self
-            .desk
+            .core
+            .desk()
             .to_copy()
             .into_iter()
             .filter(|i| {
@@ -292,7 +257,7 @@ impl NodeActor {
         let me = NodeId::new(self.mesh.peer_id().to_string());
         if outbox::peer_of(&host).is_ok_and(|(peer, _)| peer == self.mesh.peer_id()) {
             // Its host is this node: the engine answers here, in the next group.
-            let data = self.engine.item_reads(key.0, key.1, &me).ok();
+            let data = self.core.engine().item_reads(key.0, key.1, &me).ok();
             let command = OfflineCommand::Copied { key, data };
             if self.events.try_send(Event::Offline(command)).is_err() {
                 tracing::debug!(
@@ -356,8 +321,8 @@ async fn ask_once(ask: &Ask) -> Result<Option<Vec<Datum>>, String> {
         },
     };
     match ask.mesh.request(peer, vec![addr], envelope).await {
-        Ok(Reply::Data { data }) => Ok(Some(data)),
-        Ok(Reply::Refused { reason }) => {
+        Ok(mobiwf_proto::Reply::Data { data }) => Ok(Some(data)),
+        Ok(mobiwf_proto::Reply::Refused { reason }) => {
             tracing::info!(host = %ask.host, "the host will not tell an item's values: {reason}");
             Ok(None)
         }

@@ -1,0 +1,86 @@
+//! What the node's log says of the core's decisions: the controller's orders taken, the
+//! core's notes, and each activity's change of state (with the metrics counting them).
+
+use mobiwf_engine::{Input, Transition};
+use mobiwf_node_core::{Level, NodeInput, Note};
+use mobiwf_proto::ActivityState;
+use mobiwf_runtime::metrics::Metrics;
+
+/// Logs an order of the controller's the core took (before the engine applies it).
+pub(super) fn taken(input: &NodeInput) {
+    let NodeInput::Engine(input) = input else {
+        return;
+    };
+    match input {
+        Input::Directory(d) => {
+            tracing::info!(version = d.version, "organisation directory received")
+        }
+        Input::Deploy {
+            instance,
+            partition,
+            ..
+        } => tracing::info!(%instance, %partition, "partition deployed"),
+        Input::Completed { instance, by } => {
+            tracing::info!(%instance, %by, "the instance was completed by its completion activity");
+        }
+        Input::Withdraw {
+            instance,
+            activities,
+            reason,
+        } => {
+            let ids: Vec<u64> = activities.iter().map(|a| a.0).collect();
+            tracing::warn!(%instance, activities = ?ids, %reason, "the controller withdrew activities");
+        }
+        Input::Substitute {
+            instance,
+            replaced,
+            by,
+            ..
+        } => tracing::info!(%instance, %replaced, %by, "contingency activity runs instead"),
+        Input::Control { instance, action } => {
+            tracing::info!(%instance, action = action.as_str(), "operator control");
+        }
+        Input::Compensate {
+            instance, activity, ..
+        } => tracing::info!(%instance, %activity, "compensation asked for"),
+        Input::Rerun {
+            instance,
+            partition,
+            activities,
+        } => {
+            let ids: Vec<u64> = activities.iter().map(|a| a.0).collect();
+            tracing::info!(%instance, %partition, activities = ?ids, "operator rerun");
+        }
+        _ => {}
+    }
+}
+
+/// Logs the core's notes.
+pub(super) fn notes(notes: Vec<Note>) {
+    for note in notes {
+        match note.level {
+            Level::Info => tracing::info!("{}", note.text),
+            Level::Warn => tracing::warn!("{}", note.text),
+        }
+    }
+}
+
+/// Logs and counts the activities' changes of state.
+pub(super) fn transitions(metrics: &Metrics, transitions: Vec<Transition>) {
+    for t in transitions {
+        let span = tracing::info_span!("activity", instance = %t.key.instance, activity = %t.activity, name = %t.name);
+        let _enter = span.enter();
+        // Passing synchronizing and ready on the way to running is told at debug level.
+        if t.state.is_pending() {
+            tracing::debug!(state = t.state.as_str(), "activity {}", t.state.as_str());
+        } else {
+            tracing::info!(state = t.state.as_str(), "activity {}", t.state.as_str());
+        }
+        metrics.activity_entered(t.state.as_str());
+        match t.state {
+            ActivityState::Running => metrics.activity_started(),
+            s if s.is_final() => metrics.activity_finished(s.as_str()),
+            _ => {}
+        }
+    }
+}
