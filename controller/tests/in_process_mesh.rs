@@ -352,16 +352,14 @@ async fn time_to_wait_starts_an_activity_whose_preconditions_are_late() {
         );
     }
     m.p1.client()
-        .complete(
-            id,
-            mobiwf_proto::ActivityId(17),
-            mobiwf_node::daemon::PersonEnd {
-                succeeded: true,
-                detail: None,
-                flag: None,
-                written: Vec::new(),
-            },
-        )
+        .complete(mobiwf_node::daemon::PersonEnd {
+            instance: id,
+            activity: mobiwf_proto::ActivityId(17),
+            succeeded: true,
+            detail: None,
+            flag: None,
+            written: Vec::new(),
+        })
         .await
         .expect("ask")
         .expect("completed");

@@ -21,6 +21,9 @@ mod local;
 mod people;
 mod translate;
 
+#[cfg(test)]
+mod tests;
+
 use std::collections::BTreeSet;
 
 use mobiwf_engine::{Changes, Effect, EncodeError, Engine, Finisher, Input, StoredInstance};

@@ -1,0 +1,369 @@
+//! Scenarios: what each message from whom comes to, claims decided on this node without the
+//! network, answers only from the right host, links and presence told once.
+
+use mobiwf_engine::{Input, Target};
+use mobiwf_people::Order;
+use mobiwf_proto::{
+    ActivityId, Control, Holder, InstanceId, ItemAction, ItemInfo, ItemStatus, Message, NodeId,
+    Notice, Outcome, PartitionId, StateSet, UserId, Verdict,
+};
+
+use super::*;
+use crate::{ClaimOutcome, NotTaken, Refused, Reply};
+
+fn refused(result: Result<NodeInput, NotTaken>) -> String {
+    match result {
+        Err(NotTaken::Refused(why)) => why,
+        other => panic!("expected a refusal, got {other:?}"),
+    }
+}
+
+/// A snapshot of item (instance 9, activity 1) hosted by `host`, offered to alice.
+fn item_from(host: &str, holders: Vec<Holder>, answer: Option<mobiwf_proto::Answer>) -> Message {
+    Message::Item {
+        info: ItemInfo {
+            instance: InstanceId(9),
+            partition: PartitionId(1),
+            activity: ActivityId(1),
+            name: "Inspect".to_owned(),
+            description: String::new(),
+            kind: "manual".to_owned(),
+            priority: 0,
+            disconnected: false,
+            ready_ms: 0,
+            deadline_ms: None,
+            host: host.to_owned(),
+            due: None,
+        },
+        version: 1,
+        offered: if holders.is_empty() {
+            vec![UserId::from("alice")]
+        } else {
+            Vec::new()
+        },
+        holders,
+        status: ItemStatus::Open,
+        answer,
+    }
+}
+
+#[test]
+fn a_claim_on_an_item_hosted_here_is_decided_without_the_network() {
+    let mut core = deployed();
+    // The deployment's snapshot reached alice's worklist here, not through the network.
+    let list = core.desk().worklist("alice", Order::Arrival);
+    assert_eq!(list.len(), 1, "{list:?}");
+    let out = core
+        .apply(3_000_000, alice(1, ItemAction::Select))
+        .expect("a claim is decided");
+    let Some(Reply::Claim(ClaimOutcome::Pending { request, host })) = &out.reply else {
+        panic!("a claim goes to the item's host: {:?}", out.reply);
+    };
+    let (request, host) = (*request, host.clone());
+    assert_eq!(host, ME);
+    // The host (this node) answered within the same input.
+    assert_eq!(out.answers, vec![(request, Verdict::Done)]);
+    assert!(sent_to_me(&out).is_empty(), "{:?}", sent_to_me(&out));
+    let list = core.desk().worklist("alice", Order::Arrival);
+    assert_eq!(list[0].state, mobiwf_people::EntryState::Selected);
+    // The controller hears of it (item events) through the network.
+    assert!(
+        out.sends
+            .iter()
+            .any(|s| s.to == Target::Controller && matches!(s.message, Message::ItemEvents { .. })),
+        "{:?}",
+        out.sends
+    );
+}
+
+#[test]
+fn a_user_whose_device_is_another_node_is_not_here() {
+    let mut core = deployed();
+    let bob = NodeInput::Claim(mobiwf_people::LocalClaim {
+        user: UserId::from("bob"),
+        instance: InstanceId(1),
+        activity: ActivityId(1),
+        action: ItemAction::Select,
+    });
+    let out = core.apply(3_000_000, bob).expect("decided");
+    assert!(
+        matches!(out.reply, Some(Reply::Claim(ClaimOutcome::NotHere(_)))),
+        "{:?}",
+        out.reply
+    );
+    assert!(out.sends.is_empty());
+}
+
+#[test]
+fn only_the_controller_orders_and_a_node_takes_no_reports() {
+    let core = node();
+    let control = Message::Control {
+        instance: InstanceId(1),
+        action: Control::Cancel,
+    };
+    assert_eq!(
+        refused(core.accept(&partner(), control.clone(), Ok(Vec::new()))),
+        "only this node's controller sends control messages"
+    );
+    assert!(core.accept(&controller(), control, Ok(Vec::new())).is_ok());
+    let notify = Message::Notify {
+        data: Vec::new(),
+        files: Vec::new(),
+        holder: None,
+        instance: InstanceId(1),
+        activity: ActivityId(2),
+        outcome: Outcome::Released,
+        entered: StateSet::EMPTY,
+        flag: None,
+        routed: None,
+    };
+    let taken = core.accept(&partner(), notify, Ok(Vec::new()));
+    assert!(
+        matches!(&taken, Ok(NodeInput::Engine(Input::Notified { from: Some(p), .. })) if *p == partner()),
+        "{taken:?}"
+    );
+    assert_eq!(
+        refused(core.accept(&controller(), Message::Probe, Ok(Vec::new()))),
+        "a node does not take probe messages"
+    );
+    // Contents the daemon could not keep refuse the message, whatever it is.
+    let bad = core.accept(&controller(), directory(), Err("a bad file".to_owned()));
+    assert_eq!(refused(bad), "a bad file");
+}
+
+#[test]
+fn a_document_with_an_unreachable_adjacent_is_refused() {
+    let document = include_str!("../../../examples/paper/partition-1.xml");
+    let deploy = Message::Deploy {
+        instance: InstanceId(1),
+        partition: PartitionId(1),
+        document: document.to_owned(),
+        responsible: None,
+        hour_ms: None,
+        runs_on: Default::default(),
+    };
+    let why = refused(node().accept(&controller(), deploy, Ok(Vec::new())));
+    assert!(
+        why.contains("adjacent 19") && why.contains("/p2p/"),
+        "{why}"
+    );
+}
+
+#[test]
+fn people_messages_come_from_whom_they_should() {
+    let core = node();
+    // An item's snapshot only from its host.
+    let taken = core.accept(
+        &partner(),
+        item_from(PARTNER, Vec::new(), None),
+        Ok(Vec::new()),
+    );
+    assert!(matches!(taken, Ok(NodeInput::Desk(_))), "{taken:?}");
+    let why = refused(core.accept(
+        &controller(),
+        item_from(PARTNER, Vec::new(), None),
+        Ok(Vec::new()),
+    ));
+    assert!(why.contains("comes from its host"), "{why}");
+    // The directory and notices only from the controller.
+    let why = refused(core.accept(&partner(), directory(), Ok(Vec::new())));
+    assert_eq!(why, "only this node's controller sends directory messages");
+    let taken = core.accept(&controller(), directory(), Ok(Vec::new()));
+    assert!(
+        matches!(&taken, Ok(NodeInput::Engine(Input::Directory(d))) if d.version == 1),
+        "{taken:?}"
+    );
+    let notice = Message::Notice {
+        notice: Notice {
+            user: UserId::from("alice"),
+            instance: InstanceId(1),
+            activity: None,
+            kind: "ended".to_owned(),
+            text: String::new(),
+            at_ms: 0,
+        },
+    };
+    let why = refused(core.accept(&partner(), notice.clone(), Ok(Vec::new())));
+    assert_eq!(why, "only this node's controller sends notice messages");
+    assert!(matches!(
+        core.accept(&controller(), notice, Ok(Vec::new())),
+        Ok(NodeInput::Desk(_))
+    ));
+    // A claim names its sender, a device, or none for the controller.
+    let claim = Message::Claim {
+        instance: InstanceId(1),
+        activity: ActivityId(1),
+        user: UserId::from("bob"),
+        action: ItemAction::Select,
+        request: 7,
+        offline_ms: None,
+        offered_ms: None,
+    };
+    let taken = core.accept(&partner(), claim.clone(), Ok(Vec::new()));
+    assert!(
+        matches!(&taken, Ok(NodeInput::Engine(Input::Claim { from: Some(p), .. })) if *p == partner()),
+        "{taken:?}"
+    );
+    let taken = core.accept(&controller(), claim, Ok(Vec::new()));
+    assert!(
+        matches!(
+            &taken,
+            Ok(NodeInput::Engine(Input::Claim { from: None, .. }))
+        ),
+        "{taken:?}"
+    );
+    // A directory whose document does not load is refused, with its problems.
+    let bad = Message::Directory {
+        version: 3,
+        document: "<organisation><users><user/></users></organisation>".to_owned(),
+        devices: Vec::new(),
+    };
+    let why = refused(core.accept(&controller(), bad, Ok(Vec::new())));
+    assert!(why.contains("does not load"), "{why}");
+}
+
+#[test]
+fn an_answer_to_a_claim_comes_only_from_the_host_it_went_to() {
+    let mut core = node();
+    hear(&mut core, 1_000, &controller(), directory()).expect("the directory");
+    hear(
+        &mut core,
+        2_000,
+        &partner(),
+        item_from(PARTNER, Vec::new(), None),
+    )
+    .expect("the item");
+    let claim = NodeInput::Claim(mobiwf_people::LocalClaim {
+        user: UserId::from("alice"),
+        instance: InstanceId(9),
+        activity: ActivityId(1),
+        action: ItemAction::Select,
+    });
+    let out = core.apply(3_000_000, claim).expect("decided");
+    let Some(Reply::Claim(ClaimOutcome::Pending { request, host })) = &out.reply else {
+        panic!("sent to its host: {:?}", out.reply);
+    };
+    let (request, host) = (*request, host.clone());
+    assert_eq!(host, PARTNER);
+    assert!(
+        out.sends
+            .iter()
+            .any(|s| matches!(&s.to, Target::Partner(l) if l == PARTNER)
+                && matches!(s.message, Message::Claim { .. })),
+        "{:?}",
+        out.sends
+    );
+    let answer = |verdict| Message::Answer {
+        instance: InstanceId(9),
+        activity: ActivityId(1),
+        answer: mobiwf_proto::Answer {
+            user: UserId::from("alice"),
+            request,
+            verdict,
+        },
+    };
+    let stranger = NodeId::new("peer-stranger");
+    let why = refused(core.accept(&stranger, answer(Verdict::Done), Ok(Vec::new())));
+    assert!(why.contains("comes from the item's host"), "{why}");
+    let out = hear(&mut core, 4_000, &partner(), answer(Verdict::Done)).expect("the answer");
+    assert_eq!(out.answers, vec![(request, Verdict::Done)]);
+}
+
+#[test]
+fn a_refused_message_changes_nothing() {
+    let mut core = deployed();
+    let worklist = core.engine().worklist();
+    let items = core.desk().worklist("alice", Order::Arrival);
+    let stranger = NodeId::new("peer-stranger");
+    let refused_ones = [
+        (partner(), deployment(2)),
+        (partner(), directory()),
+        (stranger.clone(), item_from(PARTNER, Vec::new(), None)),
+        (
+            partner(),
+            Message::Control {
+                instance: InstanceId(1),
+                action: Control::Cancel,
+            },
+        ),
+        (controller(), Message::Probe),
+    ];
+    for (from, message) in refused_ones {
+        let kind = message.kind();
+        assert!(hear(&mut core, 5_000, &from, message).is_err(), "{kind}");
+        let changes = core.take_changes().expect("changes");
+        assert!(
+            changes.runs.is_empty() && changes.known.is_empty() && changes.items.is_empty(),
+            "{kind}"
+        );
+        assert!(changes.directory.is_none(), "{kind}");
+        assert!(core.take_desk_changes().expect("desk").is_empty(), "{kind}");
+    }
+    assert_eq!(core.engine().worklist(), worklist);
+    assert_eq!(core.desk().worklist("alice", Order::Arrival), items);
+}
+
+#[test]
+fn a_links_news_is_told_once() {
+    let mut core = deployed();
+    let news = |reachable| NodeInput::Link {
+        peer: partner(),
+        reachable,
+    };
+    let out = core.apply(3_000_000, news(false)).expect("news");
+    assert!(core.is_unreachable(&partner()));
+    assert!(
+        out.notes
+            .iter()
+            .any(|n| n.text.contains("cannot be reached")),
+        "{:?}",
+        out.notes
+    );
+    // The engine hears it: bob, whose device the partner is, is inactive here.
+    assert!(core.engine().directory().unreachable.contains(&partner()));
+    let again = core.apply(3_100_000, news(false)).expect("news");
+    assert!(
+        again.notes.is_empty() && again.sends.is_empty(),
+        "{again:?}"
+    );
+    let back = core.apply(3_200_000, news(true)).expect("news");
+    assert!(!core.is_unreachable(&partner()));
+    assert!(
+        back.notes.iter().any(|n| n.text.contains("answers again")),
+        "{:?}",
+        back.notes
+    );
+    assert!(!core.engine().directory().unreachable.contains(&partner()));
+}
+
+#[test]
+fn going_away_tells_the_controller_and_a_stranger_is_not_here() {
+    let mut core = deployed();
+    let out = core
+        .apply(3_000_000, NodeInput::Away(UserId::from("alice")))
+        .expect("decided");
+    assert!(
+        matches!(out.reply, Some(Reply::Presence(Ok(())))),
+        "{:?}",
+        out.reply
+    );
+    let presence: Vec<_> = out
+        .sends
+        .iter()
+        .filter(|s| s.to == Target::Controller)
+        .map(|s| &s.message)
+        .collect();
+    assert!(
+        matches!(presence[..], [Message::Presence { away, seq: 1 }] if away == &vec![UserId::from("alice")]),
+        "{presence:?}"
+    );
+    let out = core
+        .apply(3_100_000, NodeInput::Away(UserId::from("bob")))
+        .expect("decided");
+    assert!(
+        matches!(out.reply, Some(Reply::Presence(Err(Refused::NotHere(_))))),
+        "{:?}",
+        out.reply
+    );
+    assert!(out.sends.is_empty());
+}
