@@ -1,7 +1,7 @@
 //! The shape of the code, checked on every test run: the pure cores are a boundary, not a
-//! convention (the partition engine, the node's core, the controller's book, the people's desk and directory,
-//! the messages and the document languages link neither the network, the disk nor the async
-//! runtime: `cargo tree` over their normal dependencies proves it), and no
+//! convention (the partition engine, the node's core, the controller's book, the people's
+//! desk and directory, the messages and the document languages link neither the network, the
+//! disk nor the async runtime: `cargo tree` over their normal dependencies proves it), and no
 //! source file outside tests grows past [`MAX_SOURCE_LINES`]. (Functions are held to 80 lines
 //! by clippy's `too_many_lines`, see `clippy.toml`.)
 
