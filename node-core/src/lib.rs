@@ -15,6 +15,8 @@
 //! rounds of messages between the engine and the desk on this node; `people` users' claims,
 //! presence and copies for offline work; `link` the peers that cannot be reached.
 
+#[cfg(any(test, feature = "fixtures"))]
+pub mod fixtures;
 mod input;
 mod link;
 mod local;

@@ -1,5 +1,5 @@
-//! A mobiwf partner node: the durable state of the pure partition engine (`mobiwf-engine`)
-//! (`state`), the daemon that connects it to the mesh, the store and the commands it runs (`daemon`,
+//! A mobiwf partner node: the durable state of its pure core (`mobiwf-node-core`: the
+//! partition engine and the users' desk) (`state`), the daemon that connects it to the mesh, the store and the commands it runs (`daemon`,
 //! `executor`, with the data directory of a run in `run_data` and the contents of data files in
 //! `files`), and the HTTP API (`api`), with what each of its routes needs (`api_access`:
 //! bearer tokens, roles and users' own tokens).
@@ -15,6 +15,9 @@ pub mod files;
 pub mod inbound_args;
 pub mod run_data;
 pub mod state;
+
+#[cfg(test)]
+mod tests;
 
 pub use daemon::{
     API_TOKEN_FILE, ClaimOutcome, DirectoryView, Node, NodeClient, NodeConfig, WorklistEntry, start,

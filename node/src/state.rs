@@ -134,6 +134,43 @@ pub fn stage_desk(batch: &mut Batch, changes: mobiwf_people::DeskChanges) {
     }
 }
 
+/// Reads back from the store the instance `input` is about when the core let go of it
+/// (retired it from memory, finished), before the core is given `input`.
+pub fn readmit_for(
+    core: &mut mobiwf_node_core::NodeCore,
+    store: &dyn Store,
+    input: &mobiwf_node_core::NodeInput,
+) -> Result<(), StoreError> {
+    if let Some(instance) = core.needs(input) {
+        core.readmit(load_instance(store, instance)?);
+    }
+    Ok(())
+}
+
+/// Stages everything the node's core changed since the last call: the engine's changes, the
+/// retired marks of the instances it let go of, the desk's changes. An encoding failure stops
+/// the daemon before anything is written (the store is not given an empty value for a run),
+/// as a failed write does.
+pub fn stage_core(
+    batch: &mut Batch,
+    core: &mut mobiwf_node_core::NodeCore,
+) -> Result<(), StoreError> {
+    let changes = core.take_changes().map_err(|e| StoreError::Encode {
+        what: "the engine's changes".to_owned(),
+        why: e.to_string(),
+    })?;
+    stage_changes(batch, &changes);
+    for (instance, retired) in core.retire_finished(&changes) {
+        stage_retired(batch, instance, retired);
+    }
+    let desk = core.take_desk_changes().map_err(|e| StoreError::Encode {
+        what: "the desk's changes".to_owned(),
+        why: e.to_string(),
+    })?;
+    stage_desk(batch, desk);
+    Ok(())
+}
+
 /// The desk (the worklists and notices of this node's users), as the store holds it.
 pub fn load_desk(store: &dyn Store) -> Result<mobiwf_people::Desk, StoreError> {
     let prefix = mobiwf_people::desk::PREFIX;

@@ -85,26 +85,9 @@ impl Actor for NodeActor {
         for event in events {
             self.apply_one(now, event, (group, seq), &mut after)?;
         }
-        // An encoding failure stops the daemon before anything is written (the store is not
-        // given an empty value for a run), as a failed write does.
-        let changes = self.core.take_changes().map_err(|e| StoreError::Encode {
-            what: "the engine's changes".to_owned(),
-            why: e.to_string(),
-        })?;
-        state::stage_changes(&mut group.batch, &changes);
-        for (instance, retired) in self.core.retire_finished(&changes) {
-            state::stage_retired(&mut group.batch, instance, retired);
-        }
+        state::stage_core(&mut group.batch, &mut self.core)?;
         self.metrics
             .set_runs_in_memory(self.core.engine().runs_in_memory());
-        let desk = self
-            .core
-            .take_desk_changes()
-            .map_err(|e| StoreError::Encode {
-                what: "the desk's changes".to_owned(),
-                why: e.to_string(),
-            })?;
-        state::stage_desk(&mut group.batch, desk);
         Ok(after)
     }
 
@@ -191,11 +174,7 @@ impl NodeActor {
 
     /// Reads back the instance `input` is about when the engine retired it.
     fn readmit(&mut self, input: &NodeInput) -> Result<(), StoreError> {
-        if let Some(instance) = self.core.needs(input) {
-            let stored = state::load_instance(self.store.as_ref(), instance)?;
-            self.core.readmit(stored);
-        }
-        Ok(())
+        state::readmit_for(&mut self.core, self.store.as_ref(), input)
     }
 
     /// Stages what the core decided: messages into the group's outbox (small files inline),
@@ -274,17 +253,12 @@ impl NodeActor {
         group.receive(store, &self.metrics, role, inbound, |_, _id, message| {
             let input = core.accept(&from, message, missing).map_err(not_applied)?;
             super::journal::taken(&input);
-            if let Some(instance) = core.needs(&input) {
-                // A store that fails stops the daemon: nothing of this group is written or
-                // answered (the refusal below never leaves).
-                match state::load_instance(store, instance) {
-                    Ok(stored) => core.readmit(stored),
-                    Err(e) => {
-                        let why = e.to_string();
-                        failed = Some(e);
-                        return Err(why.into());
-                    }
-                }
+            // A store that fails stops the daemon: nothing of this group is written or
+            // answered (the refusal below never leaves).
+            if let Err(e) = state::readmit_for(core, store, &input) {
+                let why = e.to_string();
+                failed = Some(e);
+                return Err(why.into());
             }
             output = Some(core.apply(now, input).map_err(not_applied)?);
             Ok(())
