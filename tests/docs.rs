@@ -122,7 +122,10 @@ fn every_relative_link_in_the_docs_leads_to_a_file_and_heading() {
             }
         }
     }
-    assert!(links > 20, "only {links} links found: is the parser broken?");
+    assert!(
+        links > 20,
+        "only {links} links found: is the parser broken?"
+    );
     assert!(broken.is_empty(), "dead links:\n{}", broken.join("\n"));
 }
 
@@ -149,8 +152,14 @@ fn every_example_document_the_docs_name_exists() {
             rest = &tail[end..];
         }
     }
-    assert!(named > 5, "only {named} example documents named: is the scan broken?");
-    assert!(missing.is_empty(), "the docs name missing examples: {missing:?}");
+    assert!(
+        named > 5,
+        "only {named} example documents named: is the scan broken?"
+    );
+    assert!(
+        missing.is_empty(),
+        "the docs name missing examples: {missing:?}"
+    );
 }
 
 #[test]
@@ -158,7 +167,10 @@ fn the_anchors_are_made_as_github_makes_them() {
     let text = "# Title\n## Roaming: addressed by peer id\n```\n# not a heading\n```\n### Mutation testing (cargo-mutants, not in CI)\n";
     let found = anchors(text);
     assert!(found.contains("roaming-addressed-by-peer-id"), "{found:?}");
-    assert!(found.contains("mutation-testing-cargo-mutants-not-in-ci"), "{found:?}");
+    assert!(
+        found.contains("mutation-testing-cargo-mutants-not-in-ci"),
+        "{found:?}"
+    );
     assert!(!found.contains("not-a-heading"), "{found:?}");
     assert_eq!(
         link_targets("see [a](docs/a.md#x) and [b](b.md)"),
