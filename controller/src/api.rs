@@ -1,4 +1,4 @@
-//! The controller's HTTP API for operators (JSON; documented in the README).
+//! The controller's HTTP API for operators (JSON; documented in `docs/http-api.md`).
 //!
 //! - `POST /instances?source=NAME` with a workflow definition (XML) as the body: 201
 //!   `{"instance": ID}`; 400 with the document's problems (`NAME:line:col: error: ...`); 409

@@ -1,5 +1,5 @@
-//! The enrolment part of the operators' HTTP API (who may join the mesh; documented in the
-//! README):
+//! The enrolment part of the operators' HTTP API (who may join the mesh; documented in
+//! `docs/http-api.md` and `docs/security.md`):
 //!
 //! - `POST /tokens` with `{"label": "..."}` (optional): a new join token, 201 `{"id", "token",
 //!   "label"}`; the token is shown this once (the controller keeps its hash).

@@ -357,7 +357,7 @@ impl Event {
     }
 }
 
-/// The table as markdown; `ARCHITECTURE.md` shows it, and a test fails when the two differ.
+/// The table as markdown; `docs/lifecycles.md` shows it, and a test fails when the two differ.
 pub fn table_markdown() -> String {
     let mut s = String::from("| from | event | to |\n|---|---|---|\n");
     for (from, event, to) in TRANSITIONS {

@@ -200,8 +200,8 @@ fn paper_fixtures_are_valid() {
 }
 
 /// The example workflows beside the paper's (`examples/people`, `examples/recovery`,
-/// `examples/rules`) pass both the XSD and the loader: what the README tells users to submit
-/// is valid.
+/// `examples/rules`) pass both the XSD and the loader: what the docs tell users to
+/// submit is valid.
 #[test]
 fn example_workflows_are_valid() {
     let mut problems = Vec::new();

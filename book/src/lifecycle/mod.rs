@@ -1,7 +1,7 @@
 //! The lifecycles of what the controller keeps: an activity (as the controller sees it), a
 //! partition and an instance. Each is one enum with one event enum and ONE transition
 //! function; every change of state in the book goes through it, so that what can happen to a
-//! thing is written in one place (and in `ARCHITECTURE.md`, from the tables here).
+//! thing is written in one place (and in `docs/lifecycles.md`, from the tables here).
 //!
 //! The stored and shown structs (`ActivityView`, `PartitionView`, `Instance`) keep their
 //! fields, so the JSON is what it always was: a lifecycle value is derived from the fields
@@ -45,7 +45,7 @@ pub struct Transition {
     pub event: &'static str,
     /// The kind of state after.
     pub to: &'static str,
-    /// What causes it, in words (for `ARCHITECTURE.md`).
+    /// What causes it, in words (for `docs/lifecycles.md`).
     pub cause: &'static str,
 }
 

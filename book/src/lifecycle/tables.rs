@@ -1,6 +1,6 @@
 //! The allowed transitions of each lifecycle, by kind, with their causes: the transition
 //! functions refuse what these tables do not list, the coverage test wants each exercised, and
-//! `ARCHITECTURE.md` shows them.
+//! `docs/lifecycles.md` shows them.
 
 use super::Transition;
 

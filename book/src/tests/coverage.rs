@@ -1,6 +1,6 @@
 //! Transition coverage: every transition the lifecycle tables allow is exercised by some
 //! scenario, every scenario takes only allowed ones (the transition functions refuse the
-//! others), and `ARCHITECTURE.md` shows the tables as they are.
+//! others), and `docs/lifecycles.md` shows the tables as they are.
 
 use std::collections::BTreeSet;
 
@@ -67,7 +67,7 @@ fn the_tables_list_each_transition_once() {
     }
 }
 
-/// The tables as `ARCHITECTURE.md` shows them.
+/// The tables as `docs/lifecycles.md` shows them.
 pub(crate) fn markdown(lifecycle: &str, table: &[Transition]) -> String {
     let mut s =
         format!("#### {lifecycle}\n\n| from | event | to | what causes it |\n|---|---|---|---|\n");
@@ -79,12 +79,12 @@ pub(crate) fn markdown(lifecycle: &str, table: &[Transition]) -> String {
 
 #[test]
 fn lifecycle_md_shows_the_tables() {
-    let md = include_str!("../../../ARCHITECTURE.md");
+    let md = include_str!("../../../docs/lifecycles.md");
     for (lifecycle, table) in TABLES {
         let expected = markdown(lifecycle, table);
         assert!(
             md.contains(&expected),
-            "ARCHITECTURE.md does not show the {lifecycle} table as it is; it should read:\n{expected}"
+            "docs/lifecycles.md does not show the {lifecycle} table as it is; it should read:\n{expected}"
         );
     }
 }

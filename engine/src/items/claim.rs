@@ -5,6 +5,10 @@
 //! insert and remove: an administrator or the controller.
 //!
 //! The decision works on a copy of the item: a refusal leaves the item as it was.
+//!
+//! A device's claim names the offer it acted on (`offered_ms`, the item's `ready_ms` there):
+//! one made on an earlier offer (the activity was rerun since) is "no longer available", and a
+//! repeat of a completion is done only when it says the same.
 
 use std::collections::BTreeSet;
 

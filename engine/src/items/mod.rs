@@ -13,6 +13,9 @@
 //! newer directory comes), `claim` arbitrates the users' actions, `deadline` keeps `<deadline>`s (notices, the
 //! hand-over to the responsible user), `send` builds the messages,
 //! `store` encodes and restores the host's state.
+//!
+//! Activities without people extensions keep the node-wide worklist (`Engine::worklist`,
+//! finished with `Finished { by: Person }`); an activity with them refuses that input.
 
 mod assign;
 mod claim;

@@ -106,7 +106,7 @@ fn final_states_take_no_event_but_a_rerun_of_a_failure() {
 
 #[test]
 fn lifecycle_md_shows_the_table() {
-    let text = include_str!("../../../ARCHITECTURE.md");
+    let text = include_str!("../../../docs/lifecycles.md");
     let table = crate::lifecycle::table_markdown();
     // A header and a row per transition: an empty or cut table would be in any text.
     assert!(table.starts_with("| from | event | to |\n|---|---|---|\n"));
@@ -117,7 +117,7 @@ fn lifecycle_md_shows_the_table() {
     assert!(table.contains("| Failed | Rerun | NotReady |\n"));
     assert!(
         text.contains(&table),
-        "ARCHITECTURE.md's activity lifecycle is out of date; its table is:\n{}",
+        "docs/lifecycles.md's activity lifecycle is out of date; its table is:\n{}",
         crate::lifecycle::table_markdown()
     );
 }

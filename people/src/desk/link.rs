@@ -4,6 +4,7 @@
 //! device (locked for offline work, or selected and copied): those go on offline, their claims
 //! waiting in the outbox. The others show in the worklist with why, and a claim on one is refused
 //! at once rather than left waiting. They are enabled again as soon as the host answers.
+//! Not stored (a restart finds out again), so left out of the desk's equality.
 
 use std::collections::BTreeSet;
 

@@ -14,6 +14,8 @@
 //! `claim` a user's action, `item` a host's snapshot (and the notices it causes), `deadline`
 //! the deadline notices on this device's clock, `notices`
 //! the notice lists, `view` the worklists, `store` what the daemon writes and reads back.
+//! Finished items are remembered (to answer "no longer available" without asking the host) up
+//! to [`MAX_FINISHED_ITEMS`].
 
 mod claim;
 mod deadline;
