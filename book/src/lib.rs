@@ -52,7 +52,8 @@ pub use io::{Applied, BookError, Effect, Input};
 pub use items::ItemSummary;
 pub use lifecycle::instance::InstanceState;
 pub use lifecycle::{
-    ActivityEvent, ActivityLifecycle, Grace, InstanceEvent, PartitionEvent, PartitionLifecycle,
+    ActivityEvent, ActivityEventKind, ActivityKind, ActivityLifecycle, Grace, InstanceEvent,
+    InstanceEventKind, Kind, PartitionEvent, PartitionEventKind, PartitionKind, PartitionLifecycle,
     Refusal, Replacement, Transition, Undecided,
 };
 pub use model::{

@@ -149,7 +149,7 @@ fn check_activity(inst: &Instance, activity: ActivityId) -> Result<(), String> {
     let ActivityLifecycle::Failed { replaced } = life else {
         return Err(format!(
             "{name} of instance {id} is {}: only a failed activity is rerun",
-            life.kind()
+            life.kind().name()
         ));
     };
     match (replaced, v.contingency) {

@@ -15,7 +15,7 @@
 
 use mobiwf_proto::{ActivityId, ActivityState};
 
-use super::{Refusal, check};
+use super::{Refusal, check, kinds};
 use crate::{ActivityView, CANCELLED_BY_OPERATOR};
 
 /// Where an activity is, as the controller knows it.
@@ -117,6 +117,59 @@ pub enum ActivityEvent {
     Rerun,
 }
 
+kinds! {
+    /// The kind of an [`ActivityLifecycle`], without its data (a failed activity's three
+    /// outcomes of its contingency are three kinds).
+    pub enum ActivityKind {
+        /// [`ActivityLifecycle::Unplaced`].
+        Unplaced => "unplaced",
+        /// [`ActivityLifecycle::Waiting`].
+        Waiting => "waiting",
+        /// [`ActivityLifecycle::Running`].
+        Running => "running",
+        /// [`ActivityLifecycle::Overdue`].
+        Overdue => "overdue",
+        /// [`ActivityLifecycle::Succeeded`].
+        Succeeded => "succeeded",
+        /// [`ActivityLifecycle::Failed`], nothing in its place ([`Replacement::No`]).
+        Failed => "failed",
+        /// [`ActivityLifecycle::Failed`], its contingency activity in its place.
+        Replaced => "replaced",
+        /// [`ActivityLifecycle::Failed`], its contingency activity in use already.
+        BlockedInstead => "blocked_instead",
+        /// [`ActivityLifecycle::Cancelled`].
+        Cancelled => "cancelled",
+        /// [`ActivityLifecycle::Skipped`].
+        Skipped => "skipped",
+        /// [`ActivityLifecycle::CancelledByOperator`].
+        CancelledByOperator => "cancelled_by_operator",
+    }
+}
+
+kinds! {
+    /// The kind of an [`ActivityEvent`], without its data.
+    pub enum ActivityEventKind {
+        /// [`ActivityEvent::Placed`].
+        Placed => "placed",
+        /// [`ActivityEvent::NodeSays`].
+        NodeSays => "node_says",
+        /// [`ActivityEvent::Decided`].
+        Decided => "decided",
+        /// [`ActivityEvent::OperatorCancel`].
+        OperatorCancel => "operator_cancel",
+        /// [`ActivityEvent::SaidOverdue`].
+        SaidOverdue => "said_overdue",
+        /// [`ActivityEvent::GraceOver`].
+        GraceOver => "grace_over",
+        /// [`ActivityEvent::StandInPlaced`].
+        StandInPlaced => "stand_in_placed",
+        /// [`ActivityEvent::StandInInUse`].
+        StandInInUse => "stand_in_in_use",
+        /// [`ActivityEvent::Rerun`].
+        Rerun => "rerun",
+    }
+}
+
 pub use super::tables::ACTIVITY as TRANSITIONS;
 
 impl Undecided {
@@ -131,25 +184,25 @@ impl Undecided {
 
 impl ActivityLifecycle {
     /// The kind of state, as the tables name it.
-    pub fn kind(&self) -> &'static str {
+    pub fn kind(&self) -> ActivityKind {
         match self {
-            ActivityLifecycle::Unplaced => "unplaced",
-            ActivityLifecycle::Waiting => "waiting",
-            ActivityLifecycle::Running => "running",
-            ActivityLifecycle::Overdue { .. } => "overdue",
-            ActivityLifecycle::Succeeded => "succeeded",
+            ActivityLifecycle::Unplaced => ActivityKind::Unplaced,
+            ActivityLifecycle::Waiting => ActivityKind::Waiting,
+            ActivityLifecycle::Running => ActivityKind::Running,
+            ActivityLifecycle::Overdue { .. } => ActivityKind::Overdue,
+            ActivityLifecycle::Succeeded => ActivityKind::Succeeded,
             ActivityLifecycle::Failed {
                 replaced: Replacement::No,
-            } => "failed",
+            } => ActivityKind::Failed,
             ActivityLifecycle::Failed {
                 replaced: Replacement::By(_),
-            } => "replaced",
+            } => ActivityKind::Replaced,
             ActivityLifecycle::Failed {
                 replaced: Replacement::InUse,
-            } => "blocked_instead",
-            ActivityLifecycle::Cancelled => "cancelled",
-            ActivityLifecycle::Skipped => "skipped",
-            ActivityLifecycle::CancelledByOperator { .. } => "cancelled_by_operator",
+            } => ActivityKind::BlockedInstead,
+            ActivityLifecycle::Cancelled => ActivityKind::Cancelled,
+            ActivityLifecycle::Skipped => ActivityKind::Skipped,
+            ActivityLifecycle::CancelledByOperator { .. } => ActivityKind::CancelledByOperator,
         }
     }
 
@@ -258,8 +311,8 @@ impl ActivityLifecycle {
     pub fn transition(self, event: &ActivityEvent) -> Result<ActivityLifecycle, Refusal> {
         let refusal = Refusal {
             lifecycle: "activity",
-            from: self.kind(),
-            event: event.kind(),
+            from: self.kind().name(),
+            event: event.kind().name(),
         };
         let to = self.target(event).ok_or(refusal)?;
         check(
@@ -273,17 +326,18 @@ impl ActivityLifecycle {
 
 impl ActivityEvent {
     /// The kind of event, as the tables name it.
-    pub fn kind(&self) -> &'static str {
+    pub fn kind(&self) -> ActivityEventKind {
+        use ActivityEventKind as K;
         match self {
-            ActivityEvent::Placed => "placed",
-            ActivityEvent::NodeSays { .. } => "node_says",
-            ActivityEvent::Decided(_) => "decided",
-            ActivityEvent::OperatorCancel => "operator_cancel",
-            ActivityEvent::SaidOverdue(_) => "said_overdue",
-            ActivityEvent::GraceOver => "grace_over",
-            ActivityEvent::StandInPlaced(_) => "stand_in_placed",
-            ActivityEvent::StandInInUse => "stand_in_in_use",
-            ActivityEvent::Rerun => "rerun",
+            ActivityEvent::Placed => K::Placed,
+            ActivityEvent::NodeSays { .. } => K::NodeSays,
+            ActivityEvent::Decided(_) => K::Decided,
+            ActivityEvent::OperatorCancel => K::OperatorCancel,
+            ActivityEvent::SaidOverdue(_) => K::SaidOverdue,
+            ActivityEvent::GraceOver => K::GraceOver,
+            ActivityEvent::StandInPlaced(_) => K::StandInPlaced,
+            ActivityEvent::StandInInUse => K::StandInInUse,
+            ActivityEvent::Rerun => K::Rerun,
         }
     }
 }

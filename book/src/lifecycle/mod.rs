@@ -20,9 +20,12 @@ pub mod tables;
 #[cfg(test)]
 pub(crate) mod coverage;
 
-pub use activity::{ActivityEvent, ActivityLifecycle, Grace, Replacement, Undecided};
-pub use instance::InstanceEvent;
-pub use partition::{PartitionEvent, PartitionLifecycle};
+pub use activity::{
+    ActivityEvent, ActivityEventKind, ActivityKind, ActivityLifecycle, Grace, Replacement,
+    Undecided,
+};
+pub use instance::{InstanceEvent, InstanceEventKind};
+pub use partition::{PartitionEvent, PartitionEventKind, PartitionKind, PartitionLifecycle};
 
 /// A transition its lifecycle does not allow: nothing changed.
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
@@ -36,37 +39,79 @@ pub struct Refusal {
     pub event: &'static str,
 }
 
-/// One allowed transition, by kind.
+/// A kind of state or event, without its data: what a table of transitions speaks of. Its
+/// `name` is the word the tables in `ARCHITECTURE.md` use.
+pub trait Kind: Copy + Eq + std::fmt::Debug {
+    /// The word for it.
+    fn name(self) -> &'static str;
+}
+
+/// Defines a kind enum with the word each variant goes by (`Kind::name`).
+macro_rules! kinds {
+    ($(#[$meta:meta])* pub enum $kind:ident { $($(#[$vmeta:meta])* $variant:ident => $name:literal,)* }) => {
+        $(#[$meta])*
+        #[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash)]
+        pub enum $kind {
+            $($(#[$vmeta])* $variant,)*
+        }
+
+        impl $kind {
+            /// The word for it, as the tables say it.
+            pub const fn name(self) -> &'static str {
+                match self {
+                    $($kind::$variant => $name,)*
+                }
+            }
+        }
+
+        impl $crate::lifecycle::Kind for $kind {
+            fn name(self) -> &'static str {
+                $kind::name(self)
+            }
+        }
+    };
+}
+pub(crate) use kinds;
+
+/// One allowed transition: from a kind of state `S`, on a kind of event `E`, to a kind of
+/// state.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub struct Transition {
+pub struct Transition<S, E> {
     /// The kind of state before.
-    pub from: &'static str,
+    pub from: S,
     /// The kind of event.
-    pub event: &'static str,
+    pub event: E,
     /// The kind of state after.
-    pub to: &'static str,
+    pub to: S,
     /// What causes it, in words (for `ARCHITECTURE.md`).
     pub cause: &'static str,
 }
 
+impl<S: Kind, E: Kind> Transition<S, E> {
+    /// The transition as words: (from, event, to).
+    pub fn names(&self) -> (&'static str, &'static str, &'static str) {
+        (self.from.name(), self.event.name(), self.to.name())
+    }
+}
+
 /// Checks `(from, event, to)` against `table`; records it when allowed (under `cfg(test)`).
-pub(crate) fn check(
+pub(crate) fn check<S: Kind, E: Kind>(
     lifecycle: &'static str,
-    table: &[Transition],
-    (from, event, to): (&'static str, &'static str, &'static str),
+    table: &[Transition<S, E>],
+    (from, event, to): (S, E, S),
 ) -> Result<(), Refusal> {
     if table
         .iter()
         .any(|t| t.from == from && t.event == event && t.to == to)
     {
         #[cfg(test)]
-        coverage::record(lifecycle, from, event, to);
+        coverage::record(lifecycle, from.name(), event.name(), to.name());
         Ok(())
     } else {
         Err(Refusal {
             lifecycle,
-            from,
-            event,
+            from: from.name(),
+            event: event.name(),
         })
     }
 }

@@ -8,7 +8,7 @@
 //!
 //! WorkToDo keeps this lifecycle: its new states are the activities'.
 
-use super::{Refusal, check};
+use super::{Refusal, check, kinds};
 use crate::PartitionView;
 
 /// Where a partition is.
@@ -49,17 +49,49 @@ pub enum PartitionEvent {
     Rerun,
 }
 
+kinds! {
+    /// The kind of a [`PartitionLifecycle`], without its data.
+    pub enum PartitionKind {
+        /// [`PartitionLifecycle::Sent`].
+        Sent => "sent",
+        /// [`PartitionLifecycle::Deployed`].
+        Deployed => "deployed",
+        /// [`PartitionLifecycle::Finished`].
+        Finished => "finished",
+        /// [`PartitionLifecycle::GivenUp`].
+        GivenUp => "given_up",
+        /// [`PartitionLifecycle::LateResult`].
+        LateResult => "late_result",
+    }
+}
+
+kinds! {
+    /// The kind of a [`PartitionEvent`], without its data.
+    pub enum PartitionEventKind {
+        /// [`PartitionEvent::Acknowledged`].
+        Acknowledged => "acknowledged",
+        /// [`PartitionEvent::Refused`].
+        Refused => "refused",
+        /// [`PartitionEvent::Result`].
+        Result => "result",
+        /// [`PartitionEvent::GiveUp`].
+        GiveUp => "give_up",
+        /// [`PartitionEvent::Rerun`].
+        Rerun => "rerun",
+    }
+}
+
 pub use super::tables::PARTITION as TRANSITIONS;
 
 impl PartitionLifecycle {
     /// The kind of state, as the tables name it.
-    pub fn kind(&self) -> &'static str {
+    pub fn kind(&self) -> PartitionKind {
         match self {
-            PartitionLifecycle::Sent => "sent",
-            PartitionLifecycle::Deployed => "deployed",
-            PartitionLifecycle::Finished => "finished",
-            PartitionLifecycle::GivenUp { .. } => "given_up",
-            PartitionLifecycle::LateResult { .. } => "late_result",
+            PartitionLifecycle::Sent => PartitionKind::Sent,
+            PartitionLifecycle::Deployed => PartitionKind::Deployed,
+            PartitionLifecycle::Finished => PartitionKind::Finished,
+            PartitionLifecycle::GivenUp { .. } => PartitionKind::GivenUp,
+            PartitionLifecycle::LateResult { .. } => PartitionKind::LateResult,
         }
     }
 
@@ -106,8 +138,8 @@ impl PartitionLifecycle {
     pub fn transition(self, event: &PartitionEvent) -> Result<PartitionLifecycle, Refusal> {
         let refusal = Refusal {
             lifecycle: "partition",
-            from: self.kind(),
-            event: event.kind(),
+            from: self.kind().name(),
+            event: event.kind().name(),
         };
         let to = self.target(event).ok_or(refusal)?;
         check(
@@ -121,13 +153,13 @@ impl PartitionLifecycle {
 
 impl PartitionEvent {
     /// The kind of event, as the tables name it.
-    pub fn kind(&self) -> &'static str {
+    pub fn kind(&self) -> PartitionEventKind {
         match self {
-            PartitionEvent::Acknowledged => "acknowledged",
-            PartitionEvent::Refused => "refused",
-            PartitionEvent::Result => "result",
-            PartitionEvent::GiveUp(_) => "give_up",
-            PartitionEvent::Rerun => "rerun",
+            PartitionEvent::Acknowledged => PartitionEventKind::Acknowledged,
+            PartitionEvent::Refused => PartitionEventKind::Refused,
+            PartitionEvent::Result => PartitionEventKind::Result,
+            PartitionEvent::GiveUp(_) => PartitionEventKind::GiveUp,
+            PartitionEvent::Rerun => PartitionEventKind::Rerun,
         }
     }
 }
