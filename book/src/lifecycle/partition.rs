@@ -2,14 +2,15 @@
 //! finished (its result came back), or given up (its partner stopped answering or its
 //! `timeOut` passed), possibly with its result coming late.
 //!
-//! Derived from the fields of [`PartitionView`] (`deployed`, `finished`, `abandoned`) and
-//! written back to them, so the stored JSON is unchanged. Facts stay fields: node, peer,
-//! deadline, `stands_for`.
+//! [`PartitionView`](crate::PartitionView) keeps a [`PartitionLifecycle`] as its state, and
+//! only [`PartitionLifecycle::step`] changes it. It is stored as the fields it always had
+//! (`deployed`, `finished`, `abandoned`: [`PartitionLifecycle::from_fields`] and
+//! [`PartitionLifecycle::fields`]), so the stored JSON is unchanged. Facts stay fields: node,
+//! peer, deadline, `stands_for`.
 //!
 //! WorkToDo keeps this lifecycle: its new states are the activities'.
 
 use super::{Refusal, check, kinds};
-use crate::PartitionView;
 
 /// Where a partition is.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -164,40 +165,66 @@ impl PartitionEvent {
     }
 }
 
-impl PartitionView {
-    /// Where the partition is, from its fields.
-    pub fn lifecycle(&self) -> PartitionLifecycle {
-        match (&self.abandoned, self.finished) {
-            (None, false) if self.deployed => PartitionLifecycle::Deployed,
-            (None, false) => PartitionLifecycle::Sent,
-            (None, true) => PartitionLifecycle::Finished,
-            (Some(reason), false) => PartitionLifecycle::GivenUp {
-                reason: reason.clone(),
-                acknowledged: self.deployed,
-            },
-            (Some(reason), true) => PartitionLifecycle::LateResult {
-                reason: reason.clone(),
-            },
+impl PartitionLifecycle {
+    /// Its node acknowledged it (or sent its result, which says as much).
+    pub fn is_acknowledged(&self) -> bool {
+        match self {
+            PartitionLifecycle::Sent => false,
+            PartitionLifecycle::GivenUp { acknowledged, .. } => *acknowledged,
+            PartitionLifecycle::Deployed
+            | PartitionLifecycle::Finished
+            | PartitionLifecycle::LateResult { .. } => true,
         }
     }
 
-    /// Applies `event` to the partition: its fields as the new state has them. On `Err`,
-    /// nothing changed.
+    /// Its result came back (in time or late).
+    pub fn is_finished(&self) -> bool {
+        matches!(
+            self,
+            PartitionLifecycle::Finished | PartitionLifecycle::LateResult { .. }
+        )
+    }
+
+    /// Why the controller gave up on it, once it did.
+    pub fn abandoned(&self) -> Option<&str> {
+        match self {
+            PartitionLifecycle::GivenUp { reason, .. }
+            | PartitionLifecycle::LateResult { reason } => Some(reason),
+            _ => None,
+        }
+    }
+
+    /// Applies `event`: the state after it, or why there is none (then nothing changed).
     pub(crate) fn step(&mut self, event: &PartitionEvent) -> Result<PartitionLifecycle, Refusal> {
-        let to = self.lifecycle().transition(event)?;
-        let (deployed, finished, abandoned) = match &to {
-            PartitionLifecycle::Sent => (false, false, None),
-            PartitionLifecycle::Deployed => (true, false, None),
-            PartitionLifecycle::Finished => (true, true, None),
-            PartitionLifecycle::GivenUp {
-                reason,
-                acknowledged,
-            } => (*acknowledged, false, Some(reason.clone())),
-            PartitionLifecycle::LateResult { reason } => (true, true, Some(reason.clone())),
-        };
-        self.deployed = deployed;
-        self.finished = finished;
-        self.abandoned = abandoned;
+        let to = self.clone().transition(event)?;
+        *self = to.clone();
         Ok(to)
+    }
+
+    /// The state a partition stored with these fields is in.
+    pub(crate) fn from_fields(
+        deployed: bool,
+        finished: bool,
+        abandoned: Option<String>,
+    ) -> PartitionLifecycle {
+        match (abandoned, finished) {
+            (None, false) if deployed => PartitionLifecycle::Deployed,
+            (None, false) => PartitionLifecycle::Sent,
+            (None, true) => PartitionLifecycle::Finished,
+            (Some(reason), false) => PartitionLifecycle::GivenUp {
+                reason,
+                acknowledged: deployed,
+            },
+            (Some(reason), true) => PartitionLifecycle::LateResult { reason },
+        }
+    }
+
+    /// The fields it is stored as: (`deployed`, `finished`, `abandoned`).
+    pub(crate) fn fields(&self) -> (bool, bool, Option<String>) {
+        (
+            self.is_acknowledged(),
+            self.is_finished(),
+            self.abandoned().map(str::to_owned),
+        )
     }
 }

@@ -125,7 +125,7 @@ fn waiting_again_keeps_the_state_its_node_said_before_the_start() {
         a.step(&ActivityEvent::GraceOver),
         Ok(ActivityLifecycle::Waiting)
     );
-    assert_eq!((a.state, a.overdue), (ActivityState::Ready, None));
+    assert_eq!((a.state(), a.overdue()), (ActivityState::Ready, None));
 }
 
 #[test]
