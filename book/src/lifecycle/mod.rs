@@ -3,14 +3,16 @@
 //! function; every change of state in the book goes through it, so that what can happen to a
 //! thing is written in one place (and in `ARCHITECTURE.md`, from the tables here).
 //!
-//! The stored and shown structs (`ActivityView`, `PartitionView`, `Instance`) keep their
-//! fields, so the JSON is what it always was: a lifecycle value is derived from the fields
-//! (`lifecycle()`) and written back to them by the transition (`step`).
+//! The lifecycle is the stored state: `ActivityView` and `PartitionView` keep theirs in a
+//! private field that only its `step` (the transition function applied in place) changes, and
+//! `Instance` keeps its [`instance::InstanceState`]. The JSON is what it always was: the views
+//! are stored through repr types (`crate::model`) that spell the state out as the old fields.
 //!
 //! Each lifecycle has a `const` table of its allowed transitions (from, event, to, cause), by
-//! kind; the transition function refuses what the table does not list. Under `cfg(test)` each
-//! transition taken is recorded (`coverage`), and a test fails when an allowed transition is
-//! never exercised by the scenario tests.
+//! kind: an enum of its kinds of state and one of its kinds of event ([`Kind`], with the word
+//! each goes by); the transition function refuses what the table does not list. Under
+//! `cfg(test)` each transition taken is recorded (`coverage`), and a test fails when an allowed
+//! transition is never exercised by the scenario tests.
 
 pub mod activity;
 pub mod instance;
