@@ -32,7 +32,7 @@ pub(crate) fn walk(inst: &Instance, id: ActivityId, way: Way) -> Vec<&ActivityVi
             break;
         }
         at = match way {
-            Way::ToStandIns => v.replaced_by,
+            Way::ToStandIns => v.replaced_by(),
             Way::ToOrigin => v.stands_for,
         };
     }

@@ -64,9 +64,7 @@ impl Instance {
 
 /// True when every partition reported its result or was given up.
 fn reported(inst: &Instance) -> bool {
-    inst.partitions
-        .iter()
-        .all(|p| p.finished || p.abandoned.is_some())
+    inst.partitions.iter().all(|p| p.is_over())
 }
 
 /// The compensations to run, the last activity to end first.
@@ -75,7 +73,7 @@ fn plan(inst: &Instance) -> Vec<ActivityId> {
         .activities
         .iter()
         .filter(|a| a.compensable && a.partition.is_some())
-        .filter(|a| a.state == ActivityState::Succeeded)
+        .filter(|a| a.state() == ActivityState::Succeeded)
         .map(|a| {
             let at = a
                 .finished_us

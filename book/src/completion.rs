@@ -31,7 +31,7 @@ fn complete(inst: &mut Instance, ctx: &mut Ctx<'_>, by: ActivityId) {
     let nodes: Vec<NodeInfo> = inst
         .partitions
         .iter()
-        .filter(|p| !p.finished && p.abandoned.is_none())
+        .filter(|p| !p.is_over())
         .filter_map(|p| ctx.nodes.get(&p.peer).cloned())
         .collect();
     let mut told = Vec::new();

@@ -37,7 +37,7 @@ pub(crate) fn relay_to_stand_ins(inst: &mut Instance, ctx: &mut Ctx<'_>) {
         let Some(p) = x.partition.and_then(|p| partition(inst, p)) else {
             continue;
         };
-        if x.stands_for.is_none() || x.state.is_final() || p.abandoned.is_some() {
+        if x.stands_for.is_none() || x.state().is_final() || p.abandoned().is_some() {
             continue;
         }
         for &pre in &x.awaits {
@@ -145,7 +145,7 @@ fn choose_node(
             let load = inst
                 .partitions
                 .iter()
-                .filter(|p| p.peer == n.peer && !p.finished && p.abandoned.is_none())
+                .filter(|p| p.peer == n.peer && !p.is_over())
                 .count();
             (load, n.name.clone())
         })
@@ -228,16 +228,8 @@ fn record_placement(
     awaits: Vec<ActivityId>,
 ) -> PartitionId {
     let pid = PartitionId(inst.partitions.iter().map(|p| p.id.0).max().unwrap_or(0) + 1);
-    inst.partitions.push(PartitionView {
-        id: pid,
-        node: node.name.clone(),
-        peer: node.peer.clone(),
-        deployed: false,
-        finished: false,
-        deadline_ms: None,
-        stands_for: Some(a),
-        abandoned: None,
-    });
+    inst.partitions
+        .push(PartitionView::sent(pid, node, None, Some(a)));
     if let Some(v) = view_mut(inst, x) {
         // Allowed: `x` is not placed (`place` checked).
         let _ = v.step(&ActivityEvent::Placed);

@@ -29,7 +29,7 @@ impl Book {
         let peers: BTreeSet<NodeId> = inst
             .partitions
             .iter()
-            .filter(|p| p.abandoned.is_none())
+            .filter(|p| p.abandoned().is_none())
             .map(|p| p.peer.clone())
             .collect();
         let mut effects: Vec<Effect> = peers

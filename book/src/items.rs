@@ -134,8 +134,8 @@ fn follow_item(inst: &mut Instance, activity: ActivityId) -> bool {
         return false;
     };
     // A word the lifecycle does not take (an item event after the end) changes nothing.
-    !a.state.is_final()
-        && a.state != state
+    !a.state().is_final()
+        && a.state() != state
         && a.step(&ActivityEvent::NodeSays {
             state,
             by_operator: false,

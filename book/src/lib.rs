@@ -52,7 +52,8 @@ pub use io::{Applied, BookError, Effect, Input};
 pub use items::ItemSummary;
 pub use lifecycle::instance::InstanceState;
 pub use lifecycle::{
-    ActivityEvent, ActivityLifecycle, Grace, InstanceEvent, PartitionEvent, PartitionLifecycle,
+    ActivityEvent, ActivityEventKind, ActivityKind, ActivityLifecycle, Grace, InstanceEvent,
+    InstanceEventKind, Kind, PartitionEvent, PartitionEventKind, PartitionKind, PartitionLifecycle,
     Refusal, Replacement, Transition, Undecided,
 };
 pub use model::{
@@ -284,7 +285,11 @@ impl Book {
             .instances
             .get_mut(&id)
             .ok_or(BookError::UnknownInstance(id))?;
-        let was_final: Vec<bool> = inst.activities.iter().map(|a| a.state.is_final()).collect();
+        let was_final: Vec<bool> = inst
+            .activities
+            .iter()
+            .map(|a| a.state().is_final())
+            .collect();
         let mut ctx = Ctx {
             nodes: &self.nodes,
             def: self.definitions.get(&id).map(|d| &**d),
@@ -378,12 +383,12 @@ impl Book {
         let partitions = self
             .live()
             .flat_map(|i| i.partitions.iter())
-            .filter(|p| !p.finished && p.abandoned.is_none())
+            .filter(|p| !p.is_over())
             .filter_map(|p| p.deadline_ms);
         let overdue = self
             .live()
             .flat_map(|i| i.activities.iter())
-            .filter_map(|a| a.overdue.as_ref().map(|(at, _)| *at));
+            .filter_map(|a| a.overdue().map(|grace| grace.at_ms));
         partitions.chain(overdue).min()
     }
 
@@ -393,7 +398,7 @@ impl Book {
         let mut peers: BTreeSet<&NodeId> = self
             .live()
             .flat_map(|i| i.partitions.iter())
-            .filter(|p| !p.finished && p.abandoned.is_none())
+            .filter(|p| !p.is_over())
             .map(|p| &p.peer)
             .collect();
         peers.extend(

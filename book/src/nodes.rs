@@ -52,7 +52,7 @@ impl Book {
             let parts: Vec<PartitionId> = self.instances[&id]
                 .partitions
                 .iter()
-                .filter(|p| &p.peer == peer && !p.finished && p.abandoned.is_none())
+                .filter(|p| &p.peer == peer && !p.is_over())
                 .map(|p| p.id)
                 .collect();
             if parts.is_empty() {

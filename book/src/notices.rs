@@ -90,7 +90,7 @@ pub(crate) fn newly_ended(inst: &Instance, was_final: &[bool]) -> Vec<(ActivityI
     inst.activities
         .iter()
         .zip(was_final)
-        .filter(|(a, was)| !**was && a.state.is_final())
+        .filter(|(a, was)| !**was && a.state().is_final())
         .filter_map(|(a, _)| {
             let verb = match a.lifecycle() {
                 ActivityLifecycle::Failed { .. } => "failed",

@@ -54,10 +54,9 @@ impl Book {
             .activities
             .iter()
             .filter_map(|a| {
-                a.overdue
-                    .clone()
-                    .filter(|(at, _)| *at <= now_ms)
-                    .map(|(_, why)| (a.id, why))
+                a.overdue()
+                    .filter(|grace| grace.at_ms <= now_ms)
+                    .map(|grace| (a.id, grace.reason.clone()))
             })
             .collect();
         if decide.is_empty() {
@@ -68,11 +67,9 @@ impl Book {
                 if let Some(v) = recovery::view_mut(inst, a) {
                     // Not final: back to where it was, withdrawn next. Final: its partner
                     // reported it during the grace; the timer is dropped.
-                    if v.step(&ActivityEvent::GraceOver).is_err() {
-                        v.overdue = None;
-                    }
+                    v.grace_over();
                 }
-                if recovery::view(inst, a).is_some_and(|v| !v.state.is_final()) {
+                if recovery::view(inst, a).is_some_and(|v| !v.state().is_final()) {
                     recovery::withdraw(inst, ctx, a, &why);
                 }
             }
@@ -104,8 +101,8 @@ fn said_overdue(
         recovery::notify_peer(inst, ctx, from_peer, precondition, outcome);
         return;
     }
-    let undecided = recovery::view(inst, precondition).is_some_and(|v| !v.state.is_final());
-    let pending = recovery::view(inst, precondition).is_some_and(|v| v.overdue.is_some());
+    let undecided = recovery::view(inst, precondition).is_some_and(|v| !v.state().is_final());
+    let pending = recovery::view(inst, precondition).is_some_and(|v| v.overdue().is_some());
     if undecided {
         if !pending {
             let then = OverdueThen::DecidesIn {

@@ -89,7 +89,7 @@ pub(crate) fn holder<'n>(
     id: ActivityId,
 ) -> Option<(&'n NodeInfo, PartitionId)> {
     let p = partition(inst, view(inst, id)?.partition?)?;
-    if p.abandoned.is_some() {
+    if p.abandoned().is_some() {
         return None;
     }
     Some((nodes.get(&p.peer)?, p.id))
@@ -119,14 +119,14 @@ pub(crate) fn successors(
 /// contingency activities; `None` while undecided.
 pub(crate) fn effective_outcome(inst: &Instance, id: ActivityId) -> Option<Outcome> {
     for v in chain::walk(inst, id, Way::ToStandIns) {
-        match v.state {
+        match v.state() {
             ActivityState::Succeeded => return Some(Outcome::Succeeded),
             ActivityState::Cancelled => return Some(Outcome::Blocked),
             ActivityState::Skipped => return Some(Outcome::Skipped),
-            ActivityState::Failed => match (v.contingency, v.replaced_by) {
+            ActivityState::Failed => match (v.contingency, v.replaced_by()) {
                 (Contingency::Release, _) => return Some(Outcome::Released),
                 (Contingency::Block, _) => return Some(Outcome::Blocked),
-                _ if v.blocked_instead => return Some(Outcome::Blocked),
+                _ if v.blocked_instead() => return Some(Outcome::Blocked),
                 // The stand-in decides: the walk goes on to it.
                 (_, Some(_)) => {}
                 (_, None) => return None,
@@ -234,7 +234,7 @@ pub(crate) fn abandon(
     let ids: Vec<ActivityId> = inst
         .activities
         .iter()
-        .filter(|a| a.partition == Some(partition_id) && !a.state.is_final())
+        .filter(|a| a.partition == Some(partition_id) && !a.state().is_final())
         .map(|a| a.id)
         .collect();
     ctx.log(
@@ -338,14 +338,14 @@ pub(crate) fn notify_peer(
     };
     let mut flag = None;
     let mut routed = None;
-    if let Some(v) = view(inst, id).filter(|v| v.state.is_final()) {
+    if let Some(v) = view(inst, id).filter(|v| v.state().is_final()) {
         flag = v.flag.clone();
         // A success whose routes chose: the successors they lead to.
         routed = ctx
             .def
             .and_then(|d| d.activities.iter().find(|a| a.id == id))
             .and_then(|a| routed_to(&a.routes, flag.as_deref()))
-            .filter(|_| v.state == ActivityState::Succeeded);
+            .filter(|_| v.state() == ActivityState::Succeeded);
     }
     if let Some(node) = ctx.nodes.get(to_peer).cloned() {
         ctx.send(
@@ -400,23 +400,20 @@ pub(crate) fn settle(inst: &mut Instance, ctx: &mut Ctx<'_>) {
 /// Ends the instance once every partition finished or was given up and no contingency
 /// activity waits to be placed.
 fn finish_if_done(inst: &mut Instance, ctx: &mut Ctx<'_>) {
-    let partitions_done = inst
-        .partitions
-        .iter()
-        .all(|p| p.finished || p.abandoned.is_some());
+    let partitions_done = inst.partitions.iter().all(|p| p.is_over());
     let placing = inst.completed_by.is_none() && inst.activities.iter().any(awaits_stand_in);
     if !partitions_done || placing {
         return;
     }
     let blocking = |a: &&ActivityView| {
-        a.state == ActivityState::Failed
-            && (a.contingency == Contingency::Block || a.blocked_instead)
+        a.state() == ActivityState::Failed
+            && (a.contingency == Contingency::Block || a.blocked_instead())
     };
     // A cancellation the workflow designed (a dependency rule that can no longer hold, a
     // completion activity that ended the instance) is no failure.
     let failure_cancel = |a: &&ActivityView| {
         a.partition.is_some()
-            && a.state == ActivityState::Cancelled
+            && a.state() == ActivityState::Cancelled
             && !a.detail.as_deref().is_some_and(cancelled_by_design)
     };
     let cause = inst
@@ -432,7 +429,7 @@ fn finish_if_done(inst: &mut Instance, ctx: &mut Ctx<'_>) {
             .as_ref()
             .map(|n| format!(" on {n}"))
             .unwrap_or_default();
-        let verb = if a.state == ActivityState::Cancelled {
+        let verb = if a.state() == ActivityState::Cancelled {
             "was cancelled"
         } else {
             "failed"
@@ -463,7 +460,7 @@ fn entered_of(inst: &Instance, id: ActivityId) -> StateSet {
     let Some(v) = view(inst, id) else {
         return StateSet::EMPTY.with(ActivityState::NotReady);
     };
-    StateSet::of_times([v.synchronized_ms, v.ready_ms, v.started_ms], v.state)
+    StateSet::of_times([v.synchronized_ms, v.ready_ms, v.started_ms], v.state())
 }
 
 /// Tells the nodes whose dependency rules name `id` (in other partitions than its own) the

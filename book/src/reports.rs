@@ -103,14 +103,14 @@ fn update(inst: &mut Instance, ctx: &mut Ctx<'_>, partition: PartitionId, record
         // Kept only where it orders compensations: a workflow without them writes no more.
         a.finished_us = record.finished_us.filter(|_| a.compensable);
         a.detail = record.detail.clone();
-    } else if a.state.is_final() {
-        if record.state.is_final() && record.state != a.state {
+    } else if a.state().is_final() {
+        if record.state.is_final() && record.state != a.state() {
             events.push((Some(ctx.now), late_word(a, name, node.as_ref(), record)));
         }
     } else if a.step(&word).is_ok() {
         events.extend(take_word(a, name, record, was_retried));
     }
-    let taken = a.state == record.state;
+    let taken = a.state() == record.state;
     for (at, what) in events {
         let at = at.unwrap_or(ctx.now);
         ctx.history
@@ -173,7 +173,7 @@ fn late_word(
         activity: name,
         state: record.state,
         on: node.cloned(),
-        decided: a.state,
+        decided: a.state(),
         reason: a.detail.clone().unwrap_or_default(),
     }
 }

@@ -106,7 +106,7 @@ fn what_reruns(
     let again = cancelled_because(inst, def, activity);
     for a in &again {
         let p = view(inst, *a).and_then(|v| v.partition);
-        if let Some(reason) = p.and_then(|p| partition(inst, p)?.abandoned.clone()) {
+        if let Some(reason) = p.and_then(|p| partition(inst, p)?.abandoned().map(str::to_owned)) {
             return Err(format!(
                 "the controller gave up on the partition of {} of instance {} ({reason}): \
                  nothing would run it again",
@@ -149,7 +149,7 @@ fn check_activity(inst: &Instance, activity: ActivityId) -> Result<(), String> {
     let ActivityLifecycle::Failed { replaced } = life else {
         return Err(format!(
             "{name} of instance {id} is {}: only a failed activity is rerun",
-            life.kind()
+            life.kind().name()
         ));
     };
     match (replaced, v.contingency) {
@@ -286,7 +286,7 @@ pub(crate) fn send_last_if_due(inst: &mut Instance, ctx: &mut Ctx<'_>) {
     let abandoned: BTreeSet<PartitionId> = inst
         .partitions
         .iter()
-        .filter(|p| p.abandoned.is_some())
+        .filter(|p| p.abandoned().is_some())
         .map(|p| p.id)
         .collect();
     pending.awaiting.retain(|p| !abandoned.contains(p));

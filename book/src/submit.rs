@@ -2,10 +2,10 @@
 //! nodes, cut into partition documents, and a new instance is recorded with a deployment to each
 //! partition's node.
 
-use std::collections::{BTreeMap, BTreeSet};
+use std::collections::BTreeMap;
 use std::sync::Arc;
 
-use mobiwf_proto::{ActivityId, ActivityState, InstanceId, Message, NodeId, NodeName, PartitionId};
+use mobiwf_proto::{ActivityId, InstanceId, Message, NodeId, NodeName, PartitionId};
 use mobiwf_xml_schema::{
     DeriveOptions, DerivedPartition, UserId, WorkflowDefinition, WorkflowId, derive_partitions,
 };
@@ -177,16 +177,8 @@ fn partition_view(
         .iter()
         .find(|p| p.id == d.partition)
         .map_or(0, |p| p.time_out_secs);
-    PartitionView {
-        id: d.partition,
-        node: node.name.clone(),
-        peer: node.peer.clone(),
-        deployed: false,
-        finished: false,
-        deadline_ms: (time_out > 0).then(|| now_ms + u64::from(time_out) * 1000),
-        stands_for: None,
-        abandoned: None,
-    }
+    let deadline_ms = (time_out > 0).then(|| now_ms + u64::from(time_out) * 1000);
+    PartitionView::sent(d.partition, node, deadline_ms, None)
 }
 
 /// A new activity, in the partition and on the node it was placed on (none for a contingency
@@ -195,30 +187,9 @@ fn activity_view(
     a: &mobiwf_xml_schema::Activity,
     at: Option<&(PartitionId, NodeName)>,
 ) -> ActivityView {
-    ActivityView {
-        id: a.id,
-        name: a.name.clone(),
-        partition: at.map(|p| p.0),
-        node: at.map(|p| p.1.clone()),
-        state: ActivityState::NotReady,
-        synchronized_ms: None,
-        ready_ms: None,
-        started_ms: None,
-        flag: None,
-        finished_ms: None,
-        finished_us: None,
-        compensable: a.compensation.is_some(),
-        detail: None,
-        contingency: a.contingency,
-        emergency: false,
-        retried: 0,
-        replaced_by: None,
-        stands_for: None,
-        blocked_instead: false,
-        awaits: Vec::new(),
-        relayed: BTreeSet::new(),
-        overdue: None,
-    }
+    let mut v = ActivityView::new(a.id, a.name.clone(), at.cloned(), a.contingency);
+    v.compensable = a.compensation.is_some();
+    v
 }
 
 /// A time as the documents' `startTime` writes it: `2007/3/10 16:19:34` (UTC).

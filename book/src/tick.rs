@@ -32,7 +32,7 @@ impl Book {
         let due: Vec<PartitionId> = self.instances[&id]
             .partitions
             .iter()
-            .filter(|p| !p.finished && p.abandoned.is_none())
+            .filter(|p| !p.is_over())
             .filter(|p| p.deadline_ms.is_some_and(|d| d <= now_ms))
             .map(|p| p.id)
             .collect();

@@ -88,10 +88,10 @@ impl Book {
             return refuse(format!("instance {instance} has no activity {activity}"));
         };
         let name = label_text(inst, activity);
-        if a.state.is_final() {
+        if a.state().is_final() {
             return refuse(format!(
                 "{name} of instance {instance} is {}: its work item is closed",
-                a.state.as_str()
+                a.state().as_str()
             ));
         }
         let people = self
@@ -111,7 +111,7 @@ impl Book {
                  activity waiting for a partner)"
             ));
         };
-        if let Some(why) = &p.abandoned {
+        if let Some(why) = p.abandoned() {
             return refuse(format!(
                 "the controller gave up on partition {} that runs {name} of instance \
                  {instance} ({why})",

@@ -133,7 +133,7 @@ async fn run_instances(m: &Mesh, count: usize) -> Vec<mobiwf_proto::InstanceId> 
             .expect("instance");
         assert_eq!(inst.state, InstanceState::Succeeded, "{inst:#?}");
         for a in &inst.activities {
-            assert_eq!(a.state, ActivityState::Succeeded, "{a:?}");
+            assert_eq!(a.state(), ActivityState::Succeeded, "{a:?}");
             let expected = if [16, 17, 18].contains(&a.id.0) {
                 "P1"
             } else {
@@ -371,7 +371,7 @@ async fn time_to_wait_starts_an_activity_whose_preconditions_are_late() {
     assert_eq!(inst.state, InstanceState::Succeeded, "{inst:#?}");
     let a5 = inst.activities.iter().find(|a| a.id.0 == 20).expect("A5");
     assert!(
-        a5.emergency && a5.state == ActivityState::Succeeded,
+        a5.emergency && a5.state() == ActivityState::Succeeded,
         "{a5:?}"
     );
     let others_normal = inst
@@ -414,11 +414,11 @@ async fn an_activity_over_its_time_out_is_killed_and_fails_the_instance_with_the
             .find(|a| a.id.0 == id)
             .expect("activity")
     };
-    assert_eq!(state(19).state, ActivityState::Failed);
+    assert_eq!(state(19).state(), ActivityState::Failed);
     assert_eq!(
         state(19).detail.as_deref(),
         Some("ran longer than its timeOut of 1 s")
     );
-    assert_eq!(state(18).state, ActivityState::Cancelled);
-    assert_eq!(state(20).state, ActivityState::Cancelled);
+    assert_eq!(state(18).state(), ActivityState::Cancelled);
+    assert_eq!(state(20).state(), ActivityState::Cancelled);
 }

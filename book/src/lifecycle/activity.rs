@@ -1,11 +1,15 @@
 //! An activity's lifecycle as the controller sees it: what its node says, what the controller
 //! decides (failures, operator's cancel, overdue withdrawals) and what its contingency did.
 //!
-//! Derived from the fields of [`ActivityView`] (`state`, `partition`, `overdue`, `detail` when
-//! it is the operator's cancel, `replaced_by`, `blocked_instead`) and written back to them,
-//! so the stored JSON is unchanged. Facts that are not state stay fields: times, node,
-//! `retried`, `emergency`, the contingency rule, `stands_for`, `awaits`/`relayed`, and the
-//! reason (`detail`).
+//! [`ActivityView`](crate::ActivityView) keeps an [`ActivityLife`] as its state: the
+//! [`ActivityLifecycle`], which of the three states before the start its node said, and an
+//! overdue timer that outlives the grace when the activity ended during it. Only
+//! [`ActivityLife::step`] changes it. It is stored as the fields it always had (`state`,
+//! `overdue`, `replaced_by`, `blocked_instead`, with `partition` and `detail` when it is the
+//! operator's cancel: [`ActivityLife::from_fields`], [`ActivityLife::fields`]), so the stored
+//! JSON is unchanged. Facts that are not state stay fields: times, node, `retried`,
+//! `emergency`, the contingency rule, `stands_for`, `awaits`/`relayed`, and the reason
+//! (`detail`).
 //!
 //! The WorkToDo model (next) refines this without a rewrite: `Waiting` becomes `NotReady`,
 //! `Synchronizing` (remote preconditions awaited) and `Ready`; `Running` gains a sibling
@@ -15,8 +19,8 @@
 
 use mobiwf_proto::{ActivityId, ActivityState};
 
-use super::{Refusal, check};
-use crate::{ActivityView, CANCELLED_BY_OPERATOR};
+use super::{Refusal, check, kinds};
+use crate::CANCELLED_BY_OPERATOR;
 
 /// Where an activity is, as the controller knows it.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -117,6 +121,59 @@ pub enum ActivityEvent {
     Rerun,
 }
 
+kinds! {
+    /// The kind of an [`ActivityLifecycle`], without its data (a failed activity's three
+    /// outcomes of its contingency are three kinds).
+    pub enum ActivityKind {
+        /// [`ActivityLifecycle::Unplaced`].
+        Unplaced => "unplaced",
+        /// [`ActivityLifecycle::Waiting`].
+        Waiting => "waiting",
+        /// [`ActivityLifecycle::Running`].
+        Running => "running",
+        /// [`ActivityLifecycle::Overdue`].
+        Overdue => "overdue",
+        /// [`ActivityLifecycle::Succeeded`].
+        Succeeded => "succeeded",
+        /// [`ActivityLifecycle::Failed`], nothing in its place ([`Replacement::No`]).
+        Failed => "failed",
+        /// [`ActivityLifecycle::Failed`], its contingency activity in its place.
+        Replaced => "replaced",
+        /// [`ActivityLifecycle::Failed`], its contingency activity in use already.
+        BlockedInstead => "blocked_instead",
+        /// [`ActivityLifecycle::Cancelled`].
+        Cancelled => "cancelled",
+        /// [`ActivityLifecycle::Skipped`].
+        Skipped => "skipped",
+        /// [`ActivityLifecycle::CancelledByOperator`].
+        CancelledByOperator => "cancelled_by_operator",
+    }
+}
+
+kinds! {
+    /// The kind of an [`ActivityEvent`], without its data.
+    pub enum ActivityEventKind {
+        /// [`ActivityEvent::Placed`].
+        Placed => "placed",
+        /// [`ActivityEvent::NodeSays`].
+        NodeSays => "node_says",
+        /// [`ActivityEvent::Decided`].
+        Decided => "decided",
+        /// [`ActivityEvent::OperatorCancel`].
+        OperatorCancel => "operator_cancel",
+        /// [`ActivityEvent::SaidOverdue`].
+        SaidOverdue => "said_overdue",
+        /// [`ActivityEvent::GraceOver`].
+        GraceOver => "grace_over",
+        /// [`ActivityEvent::StandInPlaced`].
+        StandInPlaced => "stand_in_placed",
+        /// [`ActivityEvent::StandInInUse`].
+        StandInInUse => "stand_in_in_use",
+        /// [`ActivityEvent::Rerun`].
+        Rerun => "rerun",
+    }
+}
+
 pub use super::tables::ACTIVITY as TRANSITIONS;
 
 impl Undecided {
@@ -131,25 +188,25 @@ impl Undecided {
 
 impl ActivityLifecycle {
     /// The kind of state, as the tables name it.
-    pub fn kind(&self) -> &'static str {
+    pub fn kind(&self) -> ActivityKind {
         match self {
-            ActivityLifecycle::Unplaced => "unplaced",
-            ActivityLifecycle::Waiting => "waiting",
-            ActivityLifecycle::Running => "running",
-            ActivityLifecycle::Overdue { .. } => "overdue",
-            ActivityLifecycle::Succeeded => "succeeded",
+            ActivityLifecycle::Unplaced => ActivityKind::Unplaced,
+            ActivityLifecycle::Waiting => ActivityKind::Waiting,
+            ActivityLifecycle::Running => ActivityKind::Running,
+            ActivityLifecycle::Overdue { .. } => ActivityKind::Overdue,
+            ActivityLifecycle::Succeeded => ActivityKind::Succeeded,
             ActivityLifecycle::Failed {
                 replaced: Replacement::No,
-            } => "failed",
+            } => ActivityKind::Failed,
             ActivityLifecycle::Failed {
                 replaced: Replacement::By(_),
-            } => "replaced",
+            } => ActivityKind::Replaced,
             ActivityLifecycle::Failed {
                 replaced: Replacement::InUse,
-            } => "blocked_instead",
-            ActivityLifecycle::Cancelled => "cancelled",
-            ActivityLifecycle::Skipped => "skipped",
-            ActivityLifecycle::CancelledByOperator { .. } => "cancelled_by_operator",
+            } => ActivityKind::BlockedInstead,
+            ActivityLifecycle::Cancelled => ActivityKind::Cancelled,
+            ActivityLifecycle::Skipped => ActivityKind::Skipped,
+            ActivityLifecycle::CancelledByOperator { .. } => ActivityKind::CancelledByOperator,
         }
     }
 
@@ -258,8 +315,8 @@ impl ActivityLifecycle {
     pub fn transition(self, event: &ActivityEvent) -> Result<ActivityLifecycle, Refusal> {
         let refusal = Refusal {
             lifecycle: "activity",
-            from: self.kind(),
-            event: event.kind(),
+            from: self.kind().name(),
+            event: event.kind().name(),
         };
         let to = self.target(event).ok_or(refusal)?;
         check(
@@ -273,89 +330,198 @@ impl ActivityLifecycle {
 
 impl ActivityEvent {
     /// The kind of event, as the tables name it.
-    pub fn kind(&self) -> &'static str {
+    pub fn kind(&self) -> ActivityEventKind {
+        use ActivityEventKind as K;
         match self {
-            ActivityEvent::Placed => "placed",
-            ActivityEvent::NodeSays { .. } => "node_says",
-            ActivityEvent::Decided(_) => "decided",
-            ActivityEvent::OperatorCancel => "operator_cancel",
-            ActivityEvent::SaidOverdue(_) => "said_overdue",
-            ActivityEvent::GraceOver => "grace_over",
-            ActivityEvent::StandInPlaced(_) => "stand_in_placed",
-            ActivityEvent::StandInInUse => "stand_in_in_use",
-            ActivityEvent::Rerun => "rerun",
+            ActivityEvent::Placed => K::Placed,
+            ActivityEvent::NodeSays { .. } => K::NodeSays,
+            ActivityEvent::Decided(_) => K::Decided,
+            ActivityEvent::OperatorCancel => K::OperatorCancel,
+            ActivityEvent::SaidOverdue(_) => K::SaidOverdue,
+            ActivityEvent::GraceOver => K::GraceOver,
+            ActivityEvent::StandInPlaced(_) => K::StandInPlaced,
+            ActivityEvent::StandInInUse => K::StandInInUse,
+            ActivityEvent::Rerun => K::Rerun,
         }
     }
 }
 
-impl ActivityView {
-    /// Where the activity is, from its fields.
-    pub fn lifecycle(&self) -> ActivityLifecycle {
-        let grace = self.overdue.as_ref().map(|(at_ms, reason)| Grace {
-            at_ms: *at_ms,
-            reason: reason.clone(),
-        });
-        let under = match self.state {
-            s if s.is_pending() && self.partition.is_none() => Some(Undecided::Unplaced),
-            s if s.is_pending() => Some(Undecided::Waiting),
-            ActivityState::Running => Some(Undecided::Running),
-            _ => None,
-        };
-        match (under, grace) {
-            (Some(under), Some(grace)) => return ActivityLifecycle::Overdue { under, grace },
-            (Some(under), None) => return under.lifecycle(),
-            (None, _) => {}
-        }
-        if self.detail.as_deref() == Some(CANCELLED_BY_OPERATOR) {
-            return ActivityLifecycle::CancelledByOperator { state: self.state };
-        }
-        match self.state {
-            ActivityState::Failed => ActivityLifecycle::Failed {
-                replaced: match (self.replaced_by, self.blocked_instead) {
-                    (Some(x), _) => Replacement::By(x),
-                    (None, true) => Replacement::InUse,
-                    (None, false) => Replacement::No,
-                },
+/// An activity's state as the book keeps it: its lifecycle, and what it keeps beside it.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct ActivityLife {
+    /// Where it is.
+    lifecycle: ActivityLifecycle,
+    /// Before its start (`Unplaced`, `Waiting`, or `Overdue` under them): which of not
+    /// ready, synchronizing and ready its node said. `NotReady` otherwise.
+    pending: ActivityState,
+    /// It ended during an overdue grace: the timer stays until the tick at its time drops it.
+    timer: Option<Grace>,
+}
+
+/// The fields an activity's state is stored as (beside `partition` and `detail`).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub(crate) struct StoredLife {
+    /// `state`.
+    pub state: ActivityState,
+    /// `overdue`: (when it is withdrawn, ms since the epoch; why).
+    pub overdue: Option<(u64, String)>,
+    /// `replaced_by`.
+    pub replaced_by: Option<ActivityId>,
+    /// `blocked_instead`.
+    pub blocked_instead: bool,
+}
+
+impl ActivityLife {
+    /// A new activity, not started: placed on a partition (`Waiting`) or not (`Unplaced`).
+    pub(crate) fn new(placed: bool) -> ActivityLife {
+        ActivityLife {
+            lifecycle: if placed {
+                ActivityLifecycle::Waiting
+            } else {
+                ActivityLifecycle::Unplaced
             },
-            state => ActivityLifecycle::ended(state, false),
+            pending: ActivityState::NotReady,
+            timer: None,
         }
     }
 
-    /// Applies `event` to the activity: its fields as the new state has them. On `Err`,
-    /// nothing changed. A final activity keeps a grace that ran out as a timer (`overdue`)
-    /// until the next tick drops it.
-    pub(crate) fn step(&mut self, event: &ActivityEvent) -> Result<ActivityLifecycle, Refusal> {
-        let to = self.lifecycle().transition(event)?;
+    /// Where it is.
+    pub fn lifecycle(&self) -> &ActivityLifecycle {
+        &self.lifecycle
+    }
+
+    /// Its state as the nodes and the API say it (before the start: the one its node said).
+    pub fn state(&self) -> ActivityState {
+        match self.lifecycle.state() {
+            s if s.is_pending() => self.pending,
+            s => s,
+        }
+    }
+
+    /// When and why the controller withdraws it, while it is overdue (or until the tick
+    /// drops the timer of one that ended during the grace).
+    pub fn overdue(&self) -> Option<&Grace> {
+        match &self.lifecycle {
+            ActivityLifecycle::Overdue { grace, .. } => Some(grace),
+            _ => self.timer.as_ref(),
+        }
+    }
+
+    /// The contingency activity that runs in its place, once it failed and one was placed.
+    pub fn replaced_by(&self) -> Option<ActivityId> {
+        match self.lifecycle {
+            ActivityLifecycle::Failed {
+                replaced: Replacement::By(x),
+            } => Some(x),
+            _ => None,
+        }
+    }
+
+    /// It failed and its contingency activity was in use already: its successors were
+    /// cancelled instead.
+    pub fn blocked_instead(&self) -> bool {
+        self.lifecycle
+            == ActivityLifecycle::Failed {
+                replaced: Replacement::InUse,
+            }
+    }
+
+    /// Applies `event`: the state after it, or why there is none (then nothing changed).
+    /// Ended for an operator's cancel, its `detail` says so. A final activity keeps a grace
+    /// that was running as a timer ([`ActivityLife::overdue`]) until the next tick drops it.
+    pub(crate) fn step(
+        &mut self,
+        event: &ActivityEvent,
+        detail: &mut Option<String>,
+    ) -> Result<ActivityLifecycle, Refusal> {
+        let to = self.lifecycle.clone().transition(event)?;
         // Waiting stands for the three states before the start: the one its node said is
         // kept (not ready, synchronizing, ready).
-        self.state = match (&to, event) {
+        let was = self.state();
+        self.pending = match (&to, event) {
             (ActivityLifecycle::Waiting, ActivityEvent::NodeSays { state, .. })
                 if state.is_pending() =>
             {
                 *state
             }
-            (ActivityLifecycle::Waiting, _) if self.state.is_pending() => self.state,
-            _ => to.state(),
+            (ActivityLifecycle::Waiting, _) if was.is_pending() => was,
+            _ => ActivityState::NotReady,
         };
-        match &to {
-            ActivityLifecycle::Unplaced
-            | ActivityLifecycle::Waiting
-            | ActivityLifecycle::Running => self.overdue = None,
-            ActivityLifecycle::Overdue { grace, .. } => {
-                self.overdue = Some((grace.at_ms, grace.reason.clone()));
-            }
-            ActivityLifecycle::Failed { replaced } => match replaced {
-                Replacement::No => {}
-                Replacement::By(x) => self.replaced_by = Some(*x),
-                Replacement::InUse => self.blocked_instead = true,
-            },
-            ActivityLifecycle::CancelledByOperator { .. } => {
-                self.detail = Some(CANCELLED_BY_OPERATOR.to_owned());
-            }
-            ActivityLifecycle::Succeeded
-            | ActivityLifecycle::Cancelled
-            | ActivityLifecycle::Skipped => {}
+        self.timer = if to.is_final() {
+            self.overdue().cloned()
+        } else {
+            None
+        };
+        if let ActivityLifecycle::CancelledByOperator { .. } = to {
+            *detail = Some(CANCELLED_BY_OPERATOR.to_owned());
         }
+        self.lifecycle = to.clone();
         Ok(to)
+    }
+
+    /// The overdue grace ran out: an activity not final goes back to where it was (the
+    /// caller withdraws it next); one that ended during the grace drops its timer.
+    pub(crate) fn grace_over(&mut self) {
+        let mut no_detail = None;
+        if self
+            .step(&ActivityEvent::GraceOver, &mut no_detail)
+            .is_err()
+        {
+            self.timer = None;
+        }
+    }
+
+    /// The state of an activity stored with these fields; `placed`: it has a partition;
+    /// `by_operator`: its detail is the operator's cancel.
+    pub(crate) fn from_fields(stored: StoredLife, placed: bool, by_operator: bool) -> ActivityLife {
+        let StoredLife {
+            state,
+            overdue,
+            replaced_by,
+            blocked_instead,
+        } = stored;
+        let grace = overdue.map(|(at_ms, reason)| Grace { at_ms, reason });
+        let under = match state {
+            s if s.is_pending() && !placed => Some(Undecided::Unplaced),
+            s if s.is_pending() => Some(Undecided::Waiting),
+            ActivityState::Running => Some(Undecided::Running),
+            _ => None,
+        };
+        let pending = if state.is_pending() {
+            state
+        } else {
+            ActivityState::NotReady
+        };
+        let (lifecycle, timer) = match (under, grace) {
+            (Some(under), Some(grace)) => (ActivityLifecycle::Overdue { under, grace }, None),
+            (Some(under), None) => (under.lifecycle(), None),
+            (None, timer) if by_operator => {
+                (ActivityLifecycle::CancelledByOperator { state }, timer)
+            }
+            (None, timer) if state == ActivityState::Failed => {
+                let replaced = match (replaced_by, blocked_instead) {
+                    (Some(x), _) => Replacement::By(x),
+                    (None, true) => Replacement::InUse,
+                    (None, false) => Replacement::No,
+                };
+                (ActivityLifecycle::Failed { replaced }, timer)
+            }
+            (None, timer) => (ActivityLifecycle::ended(state, false), timer),
+        };
+        ActivityLife {
+            lifecycle,
+            pending,
+            timer,
+        }
+    }
+
+    /// The fields it is stored as.
+    pub(crate) fn fields(&self) -> StoredLife {
+        StoredLife {
+            state: self.state(),
+            overdue: self.overdue().map(|g| (g.at_ms, g.reason.clone())),
+            replaced_by: self.replaced_by(),
+            blocked_instead: self.blocked_instead(),
+        }
     }
 }

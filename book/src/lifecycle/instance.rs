@@ -7,7 +7,7 @@
 
 use serde::{Deserialize, Serialize};
 
-use super::{Refusal, check};
+use super::{Kind, Refusal, check, kinds};
 
 /// Where an instance is.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
@@ -64,6 +64,39 @@ pub enum InstanceEvent {
     CompensationFailed,
     /// An operator reruns a failed activity of it.
     Rerun,
+}
+
+kinds! {
+    /// The kind of an [`InstanceEvent`], without its data.
+    pub enum InstanceEventKind {
+        /// [`InstanceEvent::AllDeployed`].
+        AllDeployed => "all_deployed",
+        /// [`InstanceEvent::Refused`].
+        Refused => "refused",
+        /// [`InstanceEvent::Interrupt`].
+        Interrupt => "interrupt",
+        /// [`InstanceEvent::Resume`].
+        Resume => "resume",
+        /// [`InstanceEvent::Cancel`].
+        Cancel => "cancel",
+        /// [`InstanceEvent::Ended`].
+        Ended => "ended",
+        /// [`InstanceEvent::Compensate`].
+        Compensate => "compensate",
+        /// [`InstanceEvent::Compensated`].
+        Compensated => "compensated",
+        /// [`InstanceEvent::CompensationFailed`].
+        CompensationFailed => "compensation_failed",
+        /// [`InstanceEvent::Rerun`].
+        Rerun => "rerun",
+    }
+}
+
+/// An instance's state has no data: it is its own kind.
+impl Kind for InstanceState {
+    fn name(self) -> &'static str {
+        self.as_str()
+    }
 }
 
 pub use super::tables::INSTANCE as TRANSITIONS;
@@ -149,32 +182,29 @@ impl InstanceState {
         let refusal = Refusal {
             lifecycle: "instance",
             from: self.as_str(),
-            event: event.kind(),
+            event: event.kind().name(),
         };
         let to = self.target(event).ok_or(refusal)?;
-        check(
-            "instance",
-            TRANSITIONS,
-            (self.as_str(), event.kind(), to.as_str()),
-        )?;
+        check("instance", TRANSITIONS, (self, event.kind(), to))?;
         Ok(to)
     }
 }
 
 impl InstanceEvent {
     /// The kind of event, as the tables name it.
-    pub fn kind(self) -> &'static str {
+    pub fn kind(self) -> InstanceEventKind {
+        use InstanceEventKind as K;
         match self {
-            InstanceEvent::AllDeployed => "all_deployed",
-            InstanceEvent::Refused => "refused",
-            InstanceEvent::Interrupt => "interrupt",
-            InstanceEvent::Resume { .. } => "resume",
-            InstanceEvent::Cancel => "cancel",
-            InstanceEvent::Ended { .. } => "ended",
-            InstanceEvent::Compensate => "compensate",
-            InstanceEvent::Compensated => "compensated",
-            InstanceEvent::CompensationFailed => "compensation_failed",
-            InstanceEvent::Rerun => "rerun",
+            InstanceEvent::AllDeployed => K::AllDeployed,
+            InstanceEvent::Refused => K::Refused,
+            InstanceEvent::Interrupt => K::Interrupt,
+            InstanceEvent::Resume { .. } => K::Resume,
+            InstanceEvent::Cancel => K::Cancel,
+            InstanceEvent::Ended { .. } => K::Ended,
+            InstanceEvent::Compensate => K::Compensate,
+            InstanceEvent::Compensated => K::Compensated,
+            InstanceEvent::CompensationFailed => K::CompensationFailed,
+            InstanceEvent::Rerun => K::Rerun,
         }
     }
 }

@@ -3,14 +3,16 @@
 //! function; every change of state in the book goes through it, so that what can happen to a
 //! thing is written in one place (and in `docs/lifecycles.md`, from the tables here).
 //!
-//! The stored and shown structs (`ActivityView`, `PartitionView`, `Instance`) keep their
-//! fields, so the JSON is what it always was: a lifecycle value is derived from the fields
-//! (`lifecycle()`) and written back to them by the transition (`step`).
+//! The lifecycle is the stored state: `ActivityView` and `PartitionView` keep theirs in a
+//! private field that only its `step` (the transition function applied in place) changes, and
+//! `Instance` keeps its [`instance::InstanceState`]. The JSON is what it always was: the views
+//! are stored through repr types (`crate::model`) that spell the state out as the old fields.
 //!
 //! Each lifecycle has a `const` table of its allowed transitions (from, event, to, cause), by
-//! kind; the transition function refuses what the table does not list. Under `cfg(test)` each
-//! transition taken is recorded (`coverage`), and a test fails when an allowed transition is
-//! never exercised by the scenario tests.
+//! kind: an enum of its kinds of state and one of its kinds of event ([`Kind`], with the word
+//! each goes by); the transition function refuses what the table does not list. Under
+//! `cfg(test)` each transition taken is recorded (`coverage`), and a test fails when an allowed
+//! transition is never exercised by the scenario tests.
 
 pub mod activity;
 pub mod instance;
@@ -20,9 +22,12 @@ pub mod tables;
 #[cfg(test)]
 pub(crate) mod coverage;
 
-pub use activity::{ActivityEvent, ActivityLifecycle, Grace, Replacement, Undecided};
-pub use instance::InstanceEvent;
-pub use partition::{PartitionEvent, PartitionLifecycle};
+pub use activity::{
+    ActivityEvent, ActivityEventKind, ActivityKind, ActivityLifecycle, Grace, Replacement,
+    Undecided,
+};
+pub use instance::{InstanceEvent, InstanceEventKind};
+pub use partition::{PartitionEvent, PartitionEventKind, PartitionKind, PartitionLifecycle};
 
 /// A transition its lifecycle does not allow: nothing changed.
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
@@ -36,37 +41,79 @@ pub struct Refusal {
     pub event: &'static str,
 }
 
-/// One allowed transition, by kind.
+/// A kind of state or event, without its data: what a table of transitions speaks of. Its
+/// `name` is the word the tables in `docs/lifecycles.md` use.
+pub trait Kind: Copy + Eq + std::fmt::Debug {
+    /// The word for it.
+    fn name(self) -> &'static str;
+}
+
+/// Defines a kind enum with the word each variant goes by (`Kind::name`).
+macro_rules! kinds {
+    ($(#[$meta:meta])* pub enum $kind:ident { $($(#[$vmeta:meta])* $variant:ident => $name:literal,)* }) => {
+        $(#[$meta])*
+        #[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash)]
+        pub enum $kind {
+            $($(#[$vmeta])* $variant,)*
+        }
+
+        impl $kind {
+            /// The word for it, as the tables say it.
+            pub const fn name(self) -> &'static str {
+                match self {
+                    $($kind::$variant => $name,)*
+                }
+            }
+        }
+
+        impl $crate::lifecycle::Kind for $kind {
+            fn name(self) -> &'static str {
+                $kind::name(self)
+            }
+        }
+    };
+}
+pub(crate) use kinds;
+
+/// One allowed transition: from a kind of state `S`, on a kind of event `E`, to a kind of
+/// state.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub struct Transition {
+pub struct Transition<S, E> {
     /// The kind of state before.
-    pub from: &'static str,
+    pub from: S,
     /// The kind of event.
-    pub event: &'static str,
+    pub event: E,
     /// The kind of state after.
-    pub to: &'static str,
+    pub to: S,
     /// What causes it, in words (for `docs/lifecycles.md`).
     pub cause: &'static str,
 }
 
+impl<S: Kind, E: Kind> Transition<S, E> {
+    /// The transition as words: (from, event, to).
+    pub fn names(&self) -> (&'static str, &'static str, &'static str) {
+        (self.from.name(), self.event.name(), self.to.name())
+    }
+}
+
 /// Checks `(from, event, to)` against `table`; records it when allowed (under `cfg(test)`).
-pub(crate) fn check(
+pub(crate) fn check<S: Kind, E: Kind>(
     lifecycle: &'static str,
-    table: &[Transition],
-    (from, event, to): (&'static str, &'static str, &'static str),
+    table: &[Transition<S, E>],
+    (from, event, to): (S, E, S),
 ) -> Result<(), Refusal> {
     if table
         .iter()
         .any(|t| t.from == from && t.event == event && t.to == to)
     {
         #[cfg(test)]
-        coverage::record(lifecycle, from, event, to);
+        coverage::record(lifecycle, from.name(), event.name(), to.name());
         Ok(())
     } else {
         Err(Refusal {
             lifecycle,
-            from,
-            event,
+            from: from.name(),
+            event: event.name(),
         })
     }
 }

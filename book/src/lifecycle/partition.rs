@@ -2,14 +2,15 @@
 //! finished (its result came back), or given up (its partner stopped answering or its
 //! `timeOut` passed), possibly with its result coming late.
 //!
-//! Derived from the fields of [`PartitionView`] (`deployed`, `finished`, `abandoned`) and
-//! written back to them, so the stored JSON is unchanged. Facts stay fields: node, peer,
-//! deadline, `stands_for`.
+//! [`PartitionView`](crate::PartitionView) keeps a [`PartitionLifecycle`] as its state, and
+//! only [`PartitionLifecycle::step`] changes it. It is stored as the fields it always had
+//! (`deployed`, `finished`, `abandoned`: [`PartitionLifecycle::from_fields`] and
+//! [`PartitionLifecycle::fields`]), so the stored JSON is unchanged. Facts stay fields: node,
+//! peer, deadline, `stands_for`.
 //!
 //! WorkToDo keeps this lifecycle: its new states are the activities'.
 
-use super::{Refusal, check};
-use crate::PartitionView;
+use super::{Refusal, check, kinds};
 
 /// Where a partition is.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -49,17 +50,49 @@ pub enum PartitionEvent {
     Rerun,
 }
 
+kinds! {
+    /// The kind of a [`PartitionLifecycle`], without its data.
+    pub enum PartitionKind {
+        /// [`PartitionLifecycle::Sent`].
+        Sent => "sent",
+        /// [`PartitionLifecycle::Deployed`].
+        Deployed => "deployed",
+        /// [`PartitionLifecycle::Finished`].
+        Finished => "finished",
+        /// [`PartitionLifecycle::GivenUp`].
+        GivenUp => "given_up",
+        /// [`PartitionLifecycle::LateResult`].
+        LateResult => "late_result",
+    }
+}
+
+kinds! {
+    /// The kind of a [`PartitionEvent`], without its data.
+    pub enum PartitionEventKind {
+        /// [`PartitionEvent::Acknowledged`].
+        Acknowledged => "acknowledged",
+        /// [`PartitionEvent::Refused`].
+        Refused => "refused",
+        /// [`PartitionEvent::Result`].
+        Result => "result",
+        /// [`PartitionEvent::GiveUp`].
+        GiveUp => "give_up",
+        /// [`PartitionEvent::Rerun`].
+        Rerun => "rerun",
+    }
+}
+
 pub use super::tables::PARTITION as TRANSITIONS;
 
 impl PartitionLifecycle {
     /// The kind of state, as the tables name it.
-    pub fn kind(&self) -> &'static str {
+    pub fn kind(&self) -> PartitionKind {
         match self {
-            PartitionLifecycle::Sent => "sent",
-            PartitionLifecycle::Deployed => "deployed",
-            PartitionLifecycle::Finished => "finished",
-            PartitionLifecycle::GivenUp { .. } => "given_up",
-            PartitionLifecycle::LateResult { .. } => "late_result",
+            PartitionLifecycle::Sent => PartitionKind::Sent,
+            PartitionLifecycle::Deployed => PartitionKind::Deployed,
+            PartitionLifecycle::Finished => PartitionKind::Finished,
+            PartitionLifecycle::GivenUp { .. } => PartitionKind::GivenUp,
+            PartitionLifecycle::LateResult { .. } => PartitionKind::LateResult,
         }
     }
 
@@ -106,8 +139,8 @@ impl PartitionLifecycle {
     pub fn transition(self, event: &PartitionEvent) -> Result<PartitionLifecycle, Refusal> {
         let refusal = Refusal {
             lifecycle: "partition",
-            from: self.kind(),
-            event: event.kind(),
+            from: self.kind().name(),
+            event: event.kind().name(),
         };
         let to = self.target(event).ok_or(refusal)?;
         check(
@@ -121,51 +154,77 @@ impl PartitionLifecycle {
 
 impl PartitionEvent {
     /// The kind of event, as the tables name it.
-    pub fn kind(&self) -> &'static str {
+    pub fn kind(&self) -> PartitionEventKind {
         match self {
-            PartitionEvent::Acknowledged => "acknowledged",
-            PartitionEvent::Refused => "refused",
-            PartitionEvent::Result => "result",
-            PartitionEvent::GiveUp(_) => "give_up",
-            PartitionEvent::Rerun => "rerun",
+            PartitionEvent::Acknowledged => PartitionEventKind::Acknowledged,
+            PartitionEvent::Refused => PartitionEventKind::Refused,
+            PartitionEvent::Result => PartitionEventKind::Result,
+            PartitionEvent::GiveUp(_) => PartitionEventKind::GiveUp,
+            PartitionEvent::Rerun => PartitionEventKind::Rerun,
         }
     }
 }
 
-impl PartitionView {
-    /// Where the partition is, from its fields.
-    pub fn lifecycle(&self) -> PartitionLifecycle {
-        match (&self.abandoned, self.finished) {
-            (None, false) if self.deployed => PartitionLifecycle::Deployed,
-            (None, false) => PartitionLifecycle::Sent,
-            (None, true) => PartitionLifecycle::Finished,
-            (Some(reason), false) => PartitionLifecycle::GivenUp {
-                reason: reason.clone(),
-                acknowledged: self.deployed,
-            },
-            (Some(reason), true) => PartitionLifecycle::LateResult {
-                reason: reason.clone(),
-            },
+impl PartitionLifecycle {
+    /// Its node acknowledged it (or sent its result, which says as much).
+    pub fn is_acknowledged(&self) -> bool {
+        match self {
+            PartitionLifecycle::Sent => false,
+            PartitionLifecycle::GivenUp { acknowledged, .. } => *acknowledged,
+            PartitionLifecycle::Deployed
+            | PartitionLifecycle::Finished
+            | PartitionLifecycle::LateResult { .. } => true,
         }
     }
 
-    /// Applies `event` to the partition: its fields as the new state has them. On `Err`,
-    /// nothing changed.
+    /// Its result came back (in time or late).
+    pub fn is_finished(&self) -> bool {
+        matches!(
+            self,
+            PartitionLifecycle::Finished | PartitionLifecycle::LateResult { .. }
+        )
+    }
+
+    /// Why the controller gave up on it, once it did.
+    pub fn abandoned(&self) -> Option<&str> {
+        match self {
+            PartitionLifecycle::GivenUp { reason, .. }
+            | PartitionLifecycle::LateResult { reason } => Some(reason),
+            _ => None,
+        }
+    }
+
+    /// Applies `event`: the state after it, or why there is none (then nothing changed).
     pub(crate) fn step(&mut self, event: &PartitionEvent) -> Result<PartitionLifecycle, Refusal> {
-        let to = self.lifecycle().transition(event)?;
-        let (deployed, finished, abandoned) = match &to {
-            PartitionLifecycle::Sent => (false, false, None),
-            PartitionLifecycle::Deployed => (true, false, None),
-            PartitionLifecycle::Finished => (true, true, None),
-            PartitionLifecycle::GivenUp {
-                reason,
-                acknowledged,
-            } => (*acknowledged, false, Some(reason.clone())),
-            PartitionLifecycle::LateResult { reason } => (true, true, Some(reason.clone())),
-        };
-        self.deployed = deployed;
-        self.finished = finished;
-        self.abandoned = abandoned;
+        let to = self.clone().transition(event)?;
+        *self = to.clone();
         Ok(to)
+    }
+
+    /// The state a partition stored with these fields is in.
+    pub(crate) fn from_fields(
+        deployed: bool,
+        finished: bool,
+        abandoned: Option<String>,
+    ) -> PartitionLifecycle {
+        match (abandoned, finished) {
+            (None, false) if deployed => PartitionLifecycle::Deployed,
+            (None, false) => PartitionLifecycle::Sent,
+            (None, true) => PartitionLifecycle::Finished,
+            (Some(reason), false) => PartitionLifecycle::GivenUp {
+                reason,
+                acknowledged: deployed,
+            },
+            (Some(reason), true) => PartitionLifecycle::LateResult { reason },
+        }
+    }
+
+    /// The fields it is stored as: (`deployed`, `finished`, `abandoned`).
+    pub(crate) fn fields(&self) -> (bool, bool, Option<String>) {
+        (
+            self.is_acknowledged(),
+            self.is_finished(),
+            self.abandoned().map(str::to_owned),
+        )
     }
 }

@@ -15,11 +15,11 @@ scenarios! {
         let mut b = three_nodes();
         submit(&mut b, &chain(-1)).expect("submit");
         let applied = suspect(&mut b, T0 + 1000, "peerA");
-        assert_eq!(partition_view(&b, 1).abandoned.as_deref(), Some(WHY));
-        assert_eq!(partition_view(&b, 2).abandoned, None);
+        assert_eq!(partition_view(&b, 1).abandoned(), Some(WHY));
+        assert_eq!(partition_view(&b, 2).abandoned(), None);
         let a1 = activity(&b, 1);
         assert_eq!(
-            (a1.state, a1.detail.as_deref()),
+            (a1.state(), a1.detail.as_deref()),
             (ActivityState::Failed, Some(WHY))
         );
         assert_eq!(
@@ -134,7 +134,7 @@ scenarios! {
             "the successors wait for activity 9"
         );
         let (a1, a9) = (activity(&b, 1), activity(&b, 9));
-        assert_eq!(a1.replaced_by, Some(ActivityId(9)));
+        assert_eq!(a1.replaced_by(), Some(ActivityId(9)));
         assert_eq!(
             (
                 a9.partition,
@@ -421,7 +421,7 @@ scenarios! {
         assert!(sent(&applied).is_empty());
         let a1 = activity(&b, 1);
         assert_eq!(
-            (a1.state, a1.detail.as_deref()),
+            (a1.state(), a1.detail.as_deref()),
             (ActivityState::Failed, Some(WHY))
         );
         let story = story(&b);
@@ -449,8 +449,8 @@ scenarios! {
         );
         let applied = suspect(&mut b, T0 + 2000, "peerC");
         let why = "partner spare stopped answering (no answer to 3 probes)";
-        assert_eq!(activity(&b, 9).state, ActivityState::Failed);
-        assert_eq!(partition_view(&b, 3).abandoned.as_deref(), Some(why));
+        assert_eq!(activity(&b, 9).state(), ActivityState::Failed);
+        assert_eq!(partition_view(&b, 3).abandoned(), Some(why));
         // Activity 9 blocks when it fails: activity 2, which waits for it, is told so.
         assert_eq!(
             sent(&applied),
@@ -504,10 +504,10 @@ scenarios! {
         );
         submit(&mut b, &xml).expect("submit");
         let applied = suspect(&mut b, T0 + 1000, "peerA");
-        assert_eq!(activity(&b, 1).state, ActivityState::Failed);
+        assert_eq!(activity(&b, 1).state(), ActivityState::Failed);
         // 2 never started: its predecessor blocks it, so it is cancelled, not failed with its own
         // contingency 0 (which would release 3).
-        assert_eq!(activity(&b, 2).state, ActivityState::Cancelled);
+        assert_eq!(activity(&b, 2).state(), ActivityState::Cancelled);
         assert!(sent(&applied).contains(&(
             "peerB".to_owned(),
             Message::Notify {

@@ -99,7 +99,7 @@ scenarios! {
         say(&mut b, T0 + 15, 1, 1, Succeeded, None);
         say(&mut b, T0 + 16, 2, 2, Running, None);
         say(&mut b, T0 + 17, 2, 2, Failed, Some("exit status 1"));
-        assert_eq!(activity(&b, 2).state, Failed);
+        assert_eq!(activity(&b, 2).state(), Failed);
         partition_result(&mut b, T0 + 20, 1, vec![record(1, Succeeded)]);
         partition_result(&mut b, T0 + 21, 1, vec![record(1, Succeeded)]);
         assert_eq!(partition_view(&b, 1).lifecycle(), PartitionLifecycle::Finished);
@@ -124,8 +124,8 @@ scenarios! {
         say(&mut b, T0 + 12_000, 1, 1, Running, None);
         assert!(matches!(lc(&b, 1), ActivityLifecycle::Overdue { .. }));
         b.apply(T0 + 11_000 + OVERDUE_GRACE_MS, Input::Tick).expect("tick");
-        assert_eq!(activity(&b, 1).state, Failed);
-        assert_eq!(activity(&b, 1).overdue, None);
+        assert_eq!(activity(&b, 1).state(), Failed);
+        assert_eq!(activity(&b, 1).overdue(), None);
     }
 
     fn an_overdue_activity_its_node_reports_ended_ends_as_its_node_says() {
@@ -140,10 +140,10 @@ scenarios! {
             overdue(&mut b, T0 + 11_000, 2, 1);
             say(&mut b, T0 + 12_000, 1, 1, state, detail);
             let a1 = activity(&b, 1);
-            assert_eq!((a1.state, a1.detail.as_deref()), (state, detail));
-            assert!(a1.overdue.is_some(), "the timer stays until the tick drops it");
+            assert_eq!((a1.state(), a1.detail.as_deref()), (state, detail));
+            assert!(a1.overdue().is_some(), "the timer stays until the tick drops it");
             b.apply(T0 + 13_000, Input::Tick).expect("tick");
-            assert_eq!(activity(&b, 1).overdue, None);
+            assert_eq!(activity(&b, 1).overdue(), None);
         }
     }
 
@@ -152,20 +152,20 @@ scenarios! {
         submit(&mut b, &one_three_two()).expect("submit");
         overdue(&mut b, T0 + 11_000, 2, 3);
         suspect(&mut b, T0 + 12_000, "peerA");
-        assert_eq!(activity(&b, 3).state, Cancelled, "1 blocks it");
+        assert_eq!(activity(&b, 3).state(), Cancelled, "1 blocks it");
 
         let mut b = three_nodes();
         submit(&mut b, &one_three_two()).expect("submit");
         overdue(&mut b, T0 + 11_000, 2, 1);
         suspect(&mut b, T0 + 12_000, "peerA");
-        assert_eq!(activity(&b, 1).state, Failed);
+        assert_eq!(activity(&b, 1).state(), Failed);
 
         let mut b = three_nodes();
         submit(&mut b, &one_three_two()).expect("submit");
         say(&mut b, T0 + 10, 1, 1, Running, None);
         say(&mut b, T0 + 11, 1, 3, Running, None);
         suspect(&mut b, T0 + 12_000, "peerA");
-        assert_eq!((activity(&b, 1).state, activity(&b, 3).state), (Failed, Cancelled));
+        assert_eq!((activity(&b, 1).state(), activity(&b, 3).state()), (Failed, Cancelled));
     }
 
     fn an_operators_cancel_ends_running_and_overdue_activities_and_their_nodes_words_are_taken() {
@@ -189,7 +189,7 @@ scenarios! {
         say(&mut b, T0 + 13_002, 1, 3, Cancelled, Some("precondition failed"));
         say(&mut b, T0 + 13_003, 2, 2, Failed, Some("exit status 2"));
         assert_eq!(
-            (activity(&b, 1).state, activity(&b, 2).state, activity(&b, 3).state),
+            (activity(&b, 1).state(), activity(&b, 2).state(), activity(&b, 3).state()),
             (Succeeded, Failed, Cancelled)
         );
     }
@@ -221,7 +221,7 @@ scenarios! {
         overdue(&mut b, T0 + 11_000, 2, 9);
         assert!(matches!(lc(&b, 9), ActivityLifecycle::Overdue { under: Undecided::Unplaced, .. }));
         b.apply(T0 + 13_000, Input::Tick).expect("tick");
-        assert_eq!(activity(&b, 9).state, Failed);
+        assert_eq!(activity(&b, 9).state(), Failed);
     }
 
     fn a_contingency_activity_that_runs_already_blocks_the_failed_ones_successors() {
@@ -247,9 +247,9 @@ scenarios! {
         submit(&mut b, &chain(-1)).expect("submit");
         suspect(&mut b, T0 + 10, "peerA");
         ack(&mut b, T0 + 11, 1);
-        assert!(partition_view(&b, 1).deployed);
+        assert!(partition_view(&b, 1).is_deployed());
         refuse(&mut b, T0 + 12, 1);
-        assert!(!partition_view(&b, 1).deployed);
+        assert!(!partition_view(&b, 1).is_deployed());
         assert_eq!(state_of(&b), InstanceState::Failed);
 
         let mut b = three_nodes();

@@ -28,6 +28,7 @@ mod rerun;
 mod restore;
 mod retained;
 mod routing;
+mod stored;
 mod transitions;
 
 /// A scenario: its name and its test.

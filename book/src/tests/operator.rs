@@ -84,13 +84,13 @@ scenarios! {
         assert_eq!(inst.state, InstanceState::Cancelled);
         assert_eq!(inst.finished_ms, Some(T0 + 2000));
         assert_eq!(
-            activity(&b, 1).state,
+            activity(&b, 1).state(),
             ActivityState::Succeeded,
             "already over"
         );
         let a2 = activity(&b, 2);
         assert_eq!(
-            (a2.state, a2.detail.as_deref()),
+            (a2.state(), a2.detail.as_deref()),
             (
                 ActivityState::Cancelled,
                 Some("the instance was cancelled by an operator")

@@ -24,10 +24,10 @@ scenarios! {
         assert_eq!(b.next_deadline(), Some(T0 + 30_000));
         let early = b.apply(T0 + 29_999, Input::Tick).expect("tick");
         assert!(early.effects.is_empty());
-        assert_eq!(partition_view(&b, 1).abandoned, None);
+        assert_eq!(partition_view(&b, 1).abandoned(), None);
         let applied = b.apply(T0 + 30_000, Input::Tick).expect("tick");
         let why = "partition 1 did not finish within its timeOut of 30 s";
-        assert_eq!(partition_view(&b, 1).abandoned.as_deref(), Some(why));
+        assert_eq!(partition_view(&b, 1).abandoned(), Some(why));
         assert_eq!(activity(&b, 1).detail.as_deref(), Some(why));
         assert_eq!(
             sent(&applied)[0],
@@ -112,7 +112,7 @@ scenarios! {
         assert_eq!(b.next_deadline(), Some(T0 + 11_000 + OVERDUE_GRACE_MS));
         let early = b.apply(T0 + 12_999, Input::Tick).expect("tick");
         assert!(early.effects.is_empty());
-        assert_eq!(activity(&b, 1).state, ActivityState::NotReady);
+        assert_eq!(activity(&b, 1).state(), ActivityState::NotReady);
 
         let applied = b.apply(T0 + 13_000, Input::Tick).expect("tick");
         let why = "N2 (2) on P2 waited more than 10 s (its precondition timeOut) for N1 (1)";
@@ -131,7 +131,7 @@ scenarios! {
         );
         let a1 = activity(&b, 1);
         assert_eq!(
-            (a1.state, a1.detail.as_deref()),
+            (a1.state(), a1.detail.as_deref()),
             (ActivityState::Failed, Some(why))
         );
         // Its contingency applies: activity 9 runs elsewhere.
@@ -141,7 +141,7 @@ scenarios! {
             Some("spare")
         );
         assert_eq!(
-            partition_view(&b, 1).abandoned,
+            partition_view(&b, 1).abandoned(),
             None,
             "only the activity is withdrawn"
         );
@@ -164,7 +164,7 @@ scenarios! {
         );
         let applied = b.apply(T0 + 13_000, Input::Tick).expect("tick");
         assert!(sent(&applied).is_empty(), "{:?}", sent(&applied));
-        assert_eq!(activity(&b, 1).state, ActivityState::Succeeded);
+        assert_eq!(activity(&b, 1).state(), ActivityState::Succeeded);
         assert_eq!(b.next_deadline(), None);
     }
 

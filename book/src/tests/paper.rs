@@ -75,7 +75,7 @@ scenarios! {
         .expect("report");
         let a2 = &b.instance(InstanceId(1)).expect("instance").activities[1];
         assert_eq!(
-            (a2.id, a2.state, a2.node.as_ref().map(NodeName::as_str)),
+            (a2.id, a2.state(), a2.node.as_ref().map(NodeName::as_str)),
             (ActivityId(17), ActivityState::Succeeded, Some("P1"))
         );
         result(
@@ -104,7 +104,7 @@ scenarios! {
         assert!(
             inst.activities
                 .iter()
-                .all(|a| a.state == ActivityState::Succeeded)
+                .all(|a| a.state() == ActivityState::Succeeded)
         );
     }
 

@@ -507,7 +507,7 @@ scenarios! {
                 ..ItemSummary::default()
             }
         );
-        assert_eq!(activity(&b, 1).state, ActivityState::Ready, "offered: ready");
+        assert_eq!(activity(&b, 1).state(), ActivityState::Ready, "offered: ready");
         let select = ItemEvent::Acted { user: "ann".into(), action: ItemAction::Select, offline_ms: None };
         let revoke = ItemEvent::Revoked { users: users(&["bob"]) };
         item_events(&mut b, "peerA", 1, T0 + 200, vec![select, revoke]);
@@ -525,7 +525,7 @@ scenarios! {
                 ..ItemSummary::default()
             }
         );
-        assert_eq!(activity(&b, 1).state, ActivityState::Running, "selected: running");
+        assert_eq!(activity(&b, 1).state(), ActivityState::Running, "selected: running");
         let refused = ItemEvent::Refused {
             user: "bob".into(),
             action: "select".to_owned(),

@@ -609,7 +609,7 @@ impl Promises {
                 let was_final = before
                     .get(&(inst.id, a.id))
                     .is_some_and(ActivityLifecycle::is_final);
-                if was_final && !a.state.is_final() {
+                if was_final && !a.state().is_final() {
                     self.noticed
                         .remove(&(inst.id, Some(a.id), crate::notices::FAILED.to_owned()));
                 }

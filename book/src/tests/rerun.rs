@@ -98,19 +98,19 @@ scenarios! {
         for id in [2, 3, 4] {
             let a = activity(&b, id);
             assert_eq!(
-                (a.state, a.finished_ms, a.detail),
+                (a.state(), a.finished_ms, a.detail),
                 (ActivityState::NotReady, None, None),
                 "activity {id}"
             );
         }
-        assert_eq!(activity(&b, 1).state, ActivityState::Succeeded);
-        assert_eq!(activity(&b, 5).state, ActivityState::Succeeded);
+        assert_eq!(activity(&b, 1).state(), ActivityState::Succeeded);
+        assert_eq!(activity(&b, 5).state(), ActivityState::Succeeded);
         assert_eq!(
             partition_view(&b, 1).deadline_ms,
             Some(T0 + 1000 + 30_000),
             "its timeOut counts from the rerun"
         );
-        assert!(!partition_view(&b, 1).finished && !partition_view(&b, 2).finished);
+        assert!(!partition_view(&b, 1).is_finished() && !partition_view(&b, 2).is_finished());
         assert!(story(&b).contains(&Event::Rerun {
             activity: l(2),
             with: vec![l(3), l(4)],

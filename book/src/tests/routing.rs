@@ -35,7 +35,7 @@ scenarios! {
         partition_result(&mut b, T0 + 100, 1, vec![record(1, ActivityState::Succeeded)]);
         let skipped = ended_as(2, ActivityState::Skipped, "precondition 1 is on a path not taken");
         partition_result(&mut b, T0 + 200, 2, vec![skipped]);
-        assert_eq!(activity(&b, 2).state, ActivityState::Skipped);
+        assert_eq!(activity(&b, 2).state(), ActivityState::Skipped);
         assert_eq!(state_of(&b), InstanceState::Succeeded);
     }
 

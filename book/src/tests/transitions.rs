@@ -1,7 +1,9 @@
 //! The transition functions driven directly, for what the scenarios cannot tell apart: a
 //! word the table would let through from the wrong state, and the table's own check.
 
-use crate::lifecycle::{ActivityEvent, ActivityLifecycle, check, tables::ACTIVITY};
+use crate::lifecycle::{
+    ActivityEvent, ActivityEventKind, ActivityKind, ActivityLifecycle, check, tables::ACTIVITY,
+};
 use mobiwf_proto::ActivityState;
 
 #[test]
@@ -38,13 +40,18 @@ fn the_table_check_takes_only_a_listed_triple() {
     let listed = ACTIVITY[0];
     assert!(check("activity", ACTIVITY, (listed.from, listed.event, listed.to)).is_ok());
     // Each part is in some row, but no row has all three.
+    use ActivityEventKind as E;
+    use ActivityKind as S;
     for triple in [
-        ("waiting", "node_says", "replaced"),
-        ("waiting", "stand_in_placed", "waiting"),
-        ("failed", "node_says", "waiting"),
+        (S::Waiting, E::NodeSays, S::Replaced),
+        (S::Waiting, E::StandInPlaced, S::Waiting),
+        (S::Failed, E::NodeSays, S::Waiting),
     ] {
         let refusal = check("activity", ACTIVITY, triple).expect_err("not listed");
-        assert_eq!((refusal.from, refusal.event), (triple.0, triple.1));
+        assert_eq!(
+            (refusal.from, refusal.event),
+            (triple.0.name(), triple.1.name())
+        );
     }
 }
 
@@ -118,7 +125,7 @@ fn waiting_again_keeps_the_state_its_node_said_before_the_start() {
         a.step(&ActivityEvent::GraceOver),
         Ok(ActivityLifecycle::Waiting)
     );
-    assert_eq!((a.state, a.overdue), (ActivityState::Ready, None));
+    assert_eq!((a.state(), a.overdue()), (ActivityState::Ready, None));
 }
 
 #[test]

@@ -246,10 +246,10 @@ async fn follow(
 
 fn show_progress(inst: &Instance, shown: &mut BTreeMap<ActivityId, ActivityState>) {
     for a in &inst.activities {
-        if a.state.is_pending() || shown.get(&a.id) == Some(&a.state) {
+        if a.state().is_pending() || shown.get(&a.id) == Some(&a.state()) {
             continue;
         }
-        shown.insert(a.id, a.state);
+        shown.insert(a.id, a.state());
         let when = a.finished_ms.or(a.started_ms).map_or(String::new(), |t| {
             format!(
                 "+{:.3}s",
@@ -261,7 +261,7 @@ fn show_progress(inst: &Instance, shown: &mut BTreeMap<ActivityId, ActivityState
             a.name,
             a.id,
             a.node.as_ref().map_or("-", |n| n.as_str()),
-            a.state.as_str()
+            a.state().as_str()
         );
     }
 }

@@ -26,7 +26,7 @@ fn detail(inst: &Instance, a: &ActivityView) -> String {
     let mut notes = Vec::new();
     if let Some(x) = a.stands_for {
         notes.push(format!("in place of {}", label(inst, x)));
-    } else if a.partition.is_none() && a.state.is_pending() {
+    } else if a.partition.is_none() && a.state().is_pending() {
         notes.push("contingency activity (not placed)".to_owned());
     }
     if a.emergency {
@@ -45,15 +45,16 @@ fn detail(inst: &Instance, a: &ActivityView) -> String {
         notes.extend(item_notes(item));
     }
     notes.extend(compensation_note(inst, a.id));
-    if let Some((at_ms, why)) = &a.overdue {
+    if let Some(grace) = a.overdue() {
         notes.push(format!(
-            "{why}: withdrawn at {} unless its partner reports it first",
-            at(inst.submitted_ms, Some(*at_ms))
+            "{}: withdrawn at {} unless its partner reports it first",
+            grace.reason,
+            at(inst.submitted_ms, Some(grace.at_ms))
         ));
     }
-    if let Some(x) = a.replaced_by {
+    if let Some(x) = a.replaced_by() {
         notes.push(format!("replaced by {}", label(inst, x)));
-    } else if a.blocked_instead {
+    } else if a.blocked_instead() {
         let x = match a.contingency {
             Contingency::Run(x) => x,
             Contingency::Block | Contingency::Release => ActivityId(1),
@@ -62,7 +63,7 @@ fn detail(inst: &Instance, a: &ActivityView) -> String {
             "its contingency activity {} was already in use: successors cancelled",
             label(inst, x)
         ));
-    } else if a.state == ActivityState::Failed {
+    } else if a.state() == ActivityState::Failed {
         match a.contingency {
             Contingency::Release => notes.push("successors released (contingency 0)".to_owned()),
             Contingency::Block => {
@@ -151,7 +152,7 @@ pub fn instance(inst: &Instance) -> String {
             "{:<8} {:<16} {:<10} {:<12} {:<10} {:<10} {}",
             a.id,
             a.name,
-            a.state.as_str(),
+            a.state().as_str(),
             a.node.as_ref().map_or("-", |n| n.as_str()),
             at(inst.submitted_ms, a.started_ms),
             at(inst.submitted_ms, a.finished_ms),
@@ -161,7 +162,7 @@ pub fn instance(inst: &Instance) -> String {
         out += "\n";
     }
     for p in &inst.partitions {
-        if let Some(why) = &p.abandoned {
+        if let Some(why) = p.abandoned() {
             out += &format!("partition {} on {} given up: {why}\n", p.id, p.node);
         }
     }
@@ -285,59 +286,58 @@ pub fn nodes(nodes: &[NodeInfo]) -> String {
 #[cfg(test)]
 mod tests {
     use mobiwf_book::PartitionView;
-    use mobiwf_proto::{ActivityTypeId, InstanceId, NodeId, NodeName, PartitionId};
+    use mobiwf_proto::{ActivityTypeId, InstanceId, NodeId, NodeName};
     use mobiwf_xml_schema::WorkflowId;
 
     use super::*;
 
-    fn view(id: u64, name: &str, state: ActivityState) -> ActivityView {
-        ActivityView {
-            id: ActivityId(id),
-            name: name.to_owned(),
-            partition: Some(PartitionId(1)),
-            node: Some(NodeName::new("P1")),
-            state,
-            synchronized_ms: None,
-            ready_ms: None,
-            started_ms: Some(1_000),
-            flag: None,
-            finished_ms: Some(2_000),
-            finished_us: None,
-            compensable: false,
-            detail: None,
-            contingency: Contingency::Block,
-            emergency: false,
-            retried: 0,
-            replaced_by: None,
-            stands_for: None,
-            blocked_instead: false,
-            awaits: Vec::new(),
-            relayed: std::collections::BTreeSet::new(),
-            overdue: None,
+    /// An activity as the store has it: on P1, started at 1 s and ended at 2 s, in `state`
+    /// (its state is the book's to change: `more` sets stored fields, as `replaced_by`).
+    fn view(
+        id: u64,
+        name: &str,
+        state: ActivityState,
+        more: &[(&str, serde_json::Value)],
+    ) -> ActivityView {
+        let mut v = serde_json::json!({
+            "id": id, "name": name, "partition": 1, "node": "P1", "state": state,
+            "started_ms": 1_000, "finished_ms": 2_000, "detail": null, "contingency": -1,
+        });
+        for (field, value) in more {
+            v[*field] = value.clone();
         }
+        serde_json::from_value(v).expect("an activity view")
     }
 
     #[test]
     fn status_says_why_and_what_the_contingency_did() {
-        let mut a2 = view(17, "A2", ActivityState::Failed);
+        let mut a2 = view(
+            17,
+            "A2",
+            ActivityState::Failed,
+            &[("replaced_by", 21.into())],
+        );
         a2.detail = Some("exit status 3".to_owned());
         a2.retried = 2;
         a2.contingency = Contingency::Run(ActivityId(21));
-        a2.replaced_by = Some(ActivityId(21));
-        let mut a2b = view(21, "A2b", ActivityState::Succeeded);
+        let mut a2b = view(21, "A2b", ActivityState::Succeeded, &[]);
         a2b.node = Some(NodeName::new("P2"));
         a2b.stands_for = Some(ActivityId(17));
         a2b.emergency = true;
-        let mut a4 = view(19, "A4", ActivityState::Failed);
+        let mut a4 = view(19, "A4", ActivityState::Failed, &[]);
         a4.contingency = Contingency::Release;
         a4.detail = Some("partner P2 stopped answering".to_owned());
-        let mut spare = view(22, "A9", ActivityState::NotReady);
-        (
-            spare.partition,
-            spare.node,
-            spare.started_ms,
-            spare.finished_ms,
-        ) = (None, None, None, None);
+        let unplaced = [
+            ("partition", serde_json::Value::Null),
+            ("node", serde_json::Value::Null),
+        ];
+        let mut spare = view(22, "A9", ActivityState::NotReady, &unplaced);
+        (spare.started_ms, spare.finished_ms) = (None, None);
+        let given_up: PartitionView = serde_json::from_value(serde_json::json!({
+            "id": 2, "node": "P2", "peer": "peer", "deployed": true, "finished": false,
+            "abandoned": "partner P2 stopped answering (no answer for 10 s)",
+        }))
+        .expect("a partition view");
         let inst = Instance {
             id: InstanceId(3),
             workflow: WorkflowId(18),
@@ -346,16 +346,7 @@ mod tests {
             detail: None,
             submitted_ms: 0,
             finished_ms: None,
-            partitions: vec![PartitionView {
-                id: PartitionId(2),
-                node: NodeName::new("P2"),
-                peer: NodeId::new("peer"),
-                deployed: true,
-                finished: false,
-                deadline_ms: None,
-                stands_for: None,
-                abandoned: Some("partner P2 stopped answering (no answer for 10 s)".to_owned()),
-            }],
+            partitions: vec![given_up],
             activities: vec![a2, a2b, a4, spare],
             responsible: None,
             items: Default::default(),

@@ -10,7 +10,13 @@ use mobiwf_proto::{
 use mobiwf_xml_schema::{Contingency, UserId, WorkflowId};
 use serde::{Deserialize, Serialize};
 
-use crate::{Compensation, InstanceState, ItemSummary, PendingRerun};
+use crate::lifecycle::activity::ActivityLife;
+use crate::{
+    ActivityEvent, ActivityLifecycle, Compensation, Grace, InstanceState, ItemSummary,
+    PartitionEvent, PartitionLifecycle, PendingRerun, Refusal,
+};
+
+mod repr;
 
 /// A registered node.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
@@ -45,8 +51,10 @@ pub struct Watched {
     pub suspected: bool,
 }
 
-/// One partition of an instance.
+/// One partition of an instance. Stored and shown as it always was (`repr::PartitionRepr`):
+/// its state as the fields `deployed`, `finished` and `abandoned`.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(from = "repr::PartitionRepr", into = "repr::PartitionRepr")]
 pub struct PartitionView {
     /// The partition id.
     pub id: PartitionId,
@@ -54,24 +62,19 @@ pub struct PartitionView {
     pub node: NodeName,
     /// That node's peer id.
     pub peer: NodeId,
-    /// True once the node acknowledged the partition.
-    pub deployed: bool,
-    /// True once its result came back.
-    pub finished: bool,
+    /// Where it is; only its transition changes it.
+    life: PartitionLifecycle,
     /// When the controller gives up on it (its `timeOut`), ms since the epoch.
-    #[serde(default)]
     pub deadline_ms: Option<u64>,
     /// For a contingency activity's partition: the failed activity it stands for.
-    #[serde(default)]
     pub stands_for: Option<ActivityId>,
-    /// Why the controller gave up on it (its partner stopped answering, or its `timeOut`
-    /// passed): its unfinished activities failed then.
-    #[serde(default)]
-    pub abandoned: Option<String>,
 }
 
-/// One activity of an instance as the controller knows it.
+/// One activity of an instance as the controller knows it. Stored and shown as it always
+/// was (`repr::ActivityRepr`): its state as the fields `state`, `overdue`, `replaced_by` and
+/// `blocked_instead`.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(from = "repr::ActivityRepr", into = "repr::ActivityRepr")]
 pub struct ActivityView {
     /// The activity id.
     pub id: ActivityId,
@@ -81,62 +84,165 @@ pub struct ActivityView {
     pub partition: Option<PartitionId>,
     /// The node that runs it.
     pub node: Option<NodeName>,
-    /// Its state.
-    pub state: ActivityState,
+    /// Where it is; only its transition changes it.
+    life: ActivityLife,
     /// When its preconditions and dependency rule held, ms since the epoch, as its node said.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
     pub synchronized_ms: Option<u64>,
     /// When it became ready (a manual one: was offered), as its node said.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
     pub ready_ms: Option<u64>,
     /// When it started, ms since the epoch.
     pub started_ms: Option<u64>,
     /// The completion flag it ended with, as its node said.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
     pub flag: Option<String>,
     /// When it finished, ms since the epoch.
     pub finished_ms: Option<u64>,
     /// `finished_ms` to the microsecond, as its node said: the order of compensations.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
     pub finished_us: Option<u64>,
     /// True when it has a `<compensation>`: undone when its instance is cancelled or fails
     /// after it succeeded.
-    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
     pub compensable: bool,
     /// Why it failed or was cancelled.
     pub detail: Option<String>,
     /// Its `contingencyActivityId`: -1 a failure blocks its successors, 0 releases them,
     /// x > 0 activity x runs instead. Stored and shown as that number.
-    #[serde(with = "contingency_code")]
     pub contingency: Contingency,
     /// True when its `timeToWait` ran out and it was started before its preconditions were met.
-    #[serde(default)]
     pub emergency: bool,
     /// How many times its command was tried again (`<retries>`).
-    #[serde(default)]
     pub retried: u32,
-    /// The contingency activity that ran in its place after it failed.
-    #[serde(default)]
-    pub replaced_by: Option<ActivityId>,
     /// For a contingency activity: the failed activity it ran in place of.
-    #[serde(default)]
     pub stands_for: Option<ActivityId>,
-    /// Its contingency activity could not be used (already in use): its successors were
-    /// cancelled instead.
-    #[serde(default)]
-    pub blocked_instead: bool,
     /// For a contingency activity placed before the failed one started: the preconditions it
     /// waits for (the controller relays their outcomes).
-    #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub awaits: Vec<ActivityId>,
     /// Those of `awaits` whose outcome was relayed.
-    #[serde(default, skip_serializing_if = "BTreeSet::is_empty")]
     pub relayed: BTreeSet<ActivityId>,
-    /// A successor waited longer than its precondition `timeOut` for this activity: unless
-    /// its own partner reports it final first, the controller withdraws it at this time (ms
-    /// since the epoch), for the reason.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub overdue: Option<(u64, String)>,
+}
+
+impl PartitionView {
+    /// A partition just sent to `node`.
+    pub fn sent(
+        id: PartitionId,
+        node: &NodeInfo,
+        deadline_ms: Option<u64>,
+        stands_for: Option<ActivityId>,
+    ) -> PartitionView {
+        PartitionView {
+            id,
+            node: node.name.clone(),
+            peer: node.peer.clone(),
+            life: PartitionLifecycle::Sent,
+            deadline_ms,
+            stands_for,
+        }
+    }
+
+    /// Where the partition is.
+    pub fn lifecycle(&self) -> PartitionLifecycle {
+        self.life.clone()
+    }
+
+    /// True once its node acknowledged it.
+    pub fn is_deployed(&self) -> bool {
+        self.life.is_acknowledged()
+    }
+
+    /// True once its result came back (in time or late).
+    pub fn is_finished(&self) -> bool {
+        self.life.is_finished()
+    }
+
+    /// True when nothing more is expected of it (finished or given up).
+    pub fn is_over(&self) -> bool {
+        self.life.is_over()
+    }
+
+    /// Why the controller gave up on it (its partner stopped answering, or its `timeOut`
+    /// passed), once it did: its unfinished activities failed then.
+    pub fn abandoned(&self) -> Option<&str> {
+        self.life.abandoned()
+    }
+
+    /// Applies `event` to the partition (its one transition function). On `Err`, nothing
+    /// changed.
+    pub(crate) fn step(&mut self, event: &PartitionEvent) -> Result<PartitionLifecycle, Refusal> {
+        self.life.step(event)
+    }
+}
+
+impl ActivityView {
+    /// A new activity, not started: placed on `at` (its partition and node), or a
+    /// contingency activity not placed (none).
+    pub fn new(
+        id: ActivityId,
+        name: String,
+        at: Option<(PartitionId, NodeName)>,
+        contingency: Contingency,
+    ) -> ActivityView {
+        let life = ActivityLife::new(at.is_some());
+        let (partition, node) = at.unzip();
+        ActivityView {
+            id,
+            name,
+            partition,
+            node,
+            life,
+            synchronized_ms: None,
+            ready_ms: None,
+            started_ms: None,
+            flag: None,
+            finished_ms: None,
+            finished_us: None,
+            compensable: false,
+            detail: None,
+            contingency,
+            emergency: false,
+            retried: 0,
+            stands_for: None,
+            awaits: Vec::new(),
+            relayed: BTreeSet::new(),
+        }
+    }
+
+    /// Where the activity is.
+    pub fn lifecycle(&self) -> ActivityLifecycle {
+        self.life.lifecycle().clone()
+    }
+
+    /// Its state as the nodes and the API say it.
+    pub fn state(&self) -> ActivityState {
+        self.life.state()
+    }
+
+    /// A successor waited longer than its precondition `timeOut` for it: unless its own
+    /// partner reports it final first, the controller withdraws it at this time, for this
+    /// reason. Also the timer of one that ended during the grace, until the tick drops it.
+    pub fn overdue(&self) -> Option<&Grace> {
+        self.life.overdue()
+    }
+
+    /// The contingency activity that ran in its place after it failed.
+    pub fn replaced_by(&self) -> Option<ActivityId> {
+        self.life.replaced_by()
+    }
+
+    /// Its contingency activity could not be used (already in use): its successors were
+    /// cancelled instead.
+    pub fn blocked_instead(&self) -> bool {
+        self.life.blocked_instead()
+    }
+
+    /// Applies `event` to the activity (its one transition function). On `Err`, nothing
+    /// changed.
+    pub(crate) fn step(&mut self, event: &ActivityEvent) -> Result<ActivityLifecycle, Refusal> {
+        self.life.step(event, &mut self.detail)
+    }
+
+    /// Its overdue grace ran out: back to where it was if not final (withdrawn next), its
+    /// timer dropped if it ended meanwhile.
+    pub(crate) fn grace_over(&mut self) {
+        self.life.grace_over();
+    }
 }
 
 /// The reason an operator's cancel gives the activities it ends (the nodes use the same
@@ -188,24 +294,6 @@ pub struct Instance {
     /// An operator's rerun whose messages are still going out (forward recovery).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub rerun: Option<PendingRerun>,
-}
-
-/// `contingency` as the number the documents use (-1, 0, x), as the store and the API always
-/// had it.
-mod contingency_code {
-    use mobiwf_xml_schema::Contingency;
-    use serde::{Deserialize, Deserializer, Serialize, Serializer, de::Error};
-
-    pub fn serialize<S: Serializer>(c: &Contingency, s: S) -> Result<S::Ok, S::Error> {
-        let code = i64::try_from(c.code()).map_err(serde::ser::Error::custom)?;
-        code.serialize(s)
-    }
-
-    pub fn deserialize<'de, D: Deserializer<'de>>(d: D) -> Result<Contingency, D::Error> {
-        let code = i64::deserialize(d)?;
-        Contingency::from_code(i128::from(code))
-            .ok_or_else(|| D::Error::custom(format!("no contingency {code}")))
-    }
 }
 
 impl Instance {
