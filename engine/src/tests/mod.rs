@@ -31,6 +31,7 @@ mod routing;
 mod rules;
 mod speakers;
 mod storage;
+mod stored_items;
 mod timers;
 
 /// A scenario test: its name and its body.
