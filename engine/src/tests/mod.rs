@@ -17,6 +17,7 @@ macro_rules! scenarios {
 mod claims;
 mod control;
 mod coverage;
+mod coverage_items;
 mod data;
 mod deadlines;
 mod execution;

@@ -310,9 +310,12 @@ fn check_versions(before: &State, after: &State) {
 }
 
 /// An item is open exactly while its activity runs; holders are not offered; offers go to
-/// the audience; `unassigned` says whether nobody is offered or holds it.
+/// the audience; `unassigned` says whether nobody is offered or holds it; its stored JSON
+/// reads back as the same item.
 fn check_items(e: &Engine) {
     for item in e.items() {
+        let json = serde_json::to_vec(item).expect("encode");
+        assert_eq!(&crate::StoredItem::decode(&json).expect("decode"), item);
         let life = e
             .runs()
             .find(|r| r.key == item.run_key())
