@@ -9,11 +9,12 @@
 //! through the usual paths (a holder's completion concludes it; a cancel, a withdrawal or a
 //! `timeOut` closes the item).
 //!
-//! Layout: this file holds the types; `assign` creates items and offers them (again, when a
-//! newer directory comes), `claim` arbitrates the users' actions, `deadline` keeps `<deadline>`s (notices, the
-//! hand-over to the responsible user), `send` builds the messages,
-//! `store` encodes and restores the host's state, `lifecycle` is the life of one copy (its
-//! states, the events that move it, the one transition function and its table).
+//! Layout: this file holds the item; `lifecycle` is the life of one copy (its states, the
+//! events that move it, the one transition function and its table; the copy's fields are
+//! private to it); `assign` creates items and offers them (again, when a newer directory
+//! comes), `claim` takes the users' actions and `decide` decides on each (guards, then one
+//! event), `deadline` keeps `<deadline>`s (notices, the hand-over to the responsible user),
+//! `end` ends them, `send` builds the messages, `store` encodes and restores the host's state.
 
 mod assign;
 mod claim;
