@@ -58,8 +58,10 @@ use mobiwf_proto::{ActivityId, ActivityState, InstanceId, Message, NodeId, Parti
 pub use compensate::Undo;
 pub use data::{Carried, Missing};
 pub use input::Input;
+pub use items::lifecycle as item_lifecycle;
 pub use items::{
-    Item, ItemCopy, ItemKey, RestoredPeople, StoredDirectory, StoredItem, StoredToken,
+    Completion, CopyLife, Item, ItemCopy, ItemKey, RestoredPeople, StoredDirectory, StoredItem,
+    StoredToken,
 };
 pub use known::{Known, MAX_SUBSTITUTIONS};
 pub use lifecycle::{Event, Life};

@@ -8,6 +8,7 @@ use mobiwf_people::{Choice, Directory, Load};
 use mobiwf_proto::{ActivityId, NodeId, UserId};
 use mobiwf_xml_schema::{ActivityKind, Method, People};
 
+use super::lifecycle::CopyEvent;
 use super::{Item, ItemCopy, ItemKey};
 use crate::run::RunKey;
 use crate::{Effect, Engine};
@@ -108,18 +109,19 @@ impl Engine {
         let before = item.involved();
         let mut after = item.clone();
         let dir = &self.host.directory;
+        // Both take only offered copies, which every `Offer` is allowed to.
         for copy in after
             .copies
             .iter_mut()
-            .filter(|c| c.is_open() && c.holder.is_none())
+            .filter(|c| c.is_open() && c.holder().is_none())
         {
-            copy.offered = kept(dir, &copy.offered);
+            let to = kept(dir, copy.offered());
+            let _ = copy.apply(CopyEvent::Offer { to, at_ms: None });
         }
         for copy in after.copies.iter_mut().filter(|c| c.orphaned()) {
-            copy.offered = available(dir, &copy.audience);
-            if !copy.offered.is_empty() {
-                copy.offered_ms = Some(now_ms);
-            }
+            let to = available(dir, copy.audience());
+            let at_ms = (!to.is_empty()).then_some(now_ms);
+            let _ = copy.apply(CopyEvent::Offer { to, at_ms });
         }
         let no_open_copy = !after.any_open_copy();
         if after.orphaned() && (no_open_copy || people.method != Method::All) {
@@ -156,10 +158,10 @@ impl Engine {
         let mut load = Load::default();
         for item in self.host.items.values().filter(|i| i.is_open()) {
             for copy in item.copies.iter().filter(|c| c.is_open()) {
-                for user in &copy.offered {
+                for user in copy.offered() {
                     *load.open.entry(user.clone()).or_default() += 1;
                 }
-                if let Some(h) = &copy.holder {
+                if let Some(h) = copy.holder() {
                     *load.open.entry(h.user.clone()).or_default() += 1;
                     *load.held.entry(h.user.clone()).or_default() += 1;
                 }
@@ -229,13 +231,16 @@ fn without(users: Vec<UserId>, removed: &BTreeSet<UserId>) -> Vec<UserId> {
     users.into_iter().filter(|u| !removed.contains(u)).collect()
 }
 
-/// The item's one copy, offered to `users`.
+/// The item's one copy, offered to `users` (a copy that is no longer offered, which an
+/// item assigned again does not have, refuses it and stays as it is).
 fn single(item: &mut Item, users: BTreeSet<UserId>, now_ms: u64) {
     match item.copies.first_mut() {
         Some(copy) => {
-            copy.audience = users.clone();
-            copy.offered = users;
-            copy.offered_ms = Some(now_ms);
+            let assign = CopyEvent::Assign {
+                to: users,
+                at_ms: now_ms,
+            };
+            let _ = copy.apply(assign);
         }
         None => item.copies.push(ItemCopy::offered_to(users, now_ms)),
     }

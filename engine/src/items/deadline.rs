@@ -17,13 +17,14 @@
 use std::collections::BTreeSet;
 
 use mobiwf_proto::{
-    DEFAULT_HOUR_MS, HAND_OVER_HOURS_LEFT, Hold, Holder, ItemDeadline, ItemEvent, ItemStatus,
-    UserId, Verdict, thresholds_of,
+    DEFAULT_HOUR_MS, HAND_OVER_HOURS_LEFT, Hold, Holder, ItemDeadline, ItemEvent, UserId, Verdict,
+    thresholds_of,
 };
 use mobiwf_xml_schema::Method;
 use mobiwf_xml_schema::limits::MAX_DEADLINE_HOURS;
 use serde::{Deserialize, Serialize};
 
+use super::lifecycle::CopyEvent;
 use super::{Item, ItemCopy, ItemKey};
 use crate::run::RunKey;
 use crate::{Effect, Engine};
@@ -236,19 +237,21 @@ fn hand_over(item: &mut Item, to: &UserId, all: bool, now_ms: u64) -> Vec<UserId
     );
     if all {
         let mut theirs = false;
+        // Open copies take both `Close` and `HandOver`.
         for copy in item.copies.iter_mut().filter(|c| c.is_open()) {
             if copy.held_by(to) {
                 theirs = true;
                 continue;
             }
-            copy.status = ItemStatus::Closed { why: why.clone() };
-            copy.ended_ms = Some(now_ms);
-            copy.offered.clear();
+            let close = CopyEvent::Close {
+                why: why.clone(),
+                at_ms: now_ms,
+            };
+            let _ = copy.apply(close);
         }
         if !theirs {
             let mut copy = ItemCopy::offered_to(BTreeSet::from([to.clone()]), now_ms);
-            copy.offered.clear();
-            copy.holder = Some(holder);
+            let _ = copy.apply(CopyEvent::HandOver { holder });
             item.copies.push(copy);
         }
     } else {
@@ -256,12 +259,9 @@ fn hand_over(item: &mut Item, to: &UserId, all: bool, now_ms: u64) -> Vec<UserId
             item.copies
                 .push(ItemCopy::offered_to(BTreeSet::new(), now_ms));
         }
+        // The one copy of an open item is open.
         if let Some(copy) = item.copies.first_mut() {
-            copy.offered.clear();
-            copy.audience = BTreeSet::from([to.clone()]);
-            if !copy.held_by(to) {
-                copy.holder = Some(holder);
-            }
+            let _ = copy.apply(CopyEvent::HandOver { holder });
         }
     }
     item.unassigned = None;
@@ -277,7 +277,7 @@ pub(crate) fn handed_away(item: &Item, user: &UserId) -> Option<String> {
     let to = item
         .copies
         .iter()
-        .filter_map(|c| c.holder.as_ref())
+        .filter_map(ItemCopy::holder)
         .map(|h| h.user.to_string())
         .next_back()
         .unwrap_or_else(|| "the responsible user".to_owned());

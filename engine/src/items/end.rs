@@ -5,7 +5,8 @@
 
 use mobiwf_proto::{ItemStatus, UserId};
 
-use super::ItemKey;
+use super::lifecycle::CopyEvent;
+use super::{ItemCopy, ItemKey};
 use crate::lifecycle::Event;
 use crate::run::RunKey;
 use crate::{ActivityId, Effect, Engine};
@@ -19,14 +20,11 @@ impl Engine {
         let (key, activity, now_ms) = (item.run_key(), item.activity, self.now_ms());
         let mut words = Vec::new();
         let mut failures = Vec::new();
-        for copy in &item.copies {
-            let ItemStatus::Done { by, succeeded } = &copy.status else {
-                continue;
-            };
-            if *succeeded {
-                words.extend(copy.detail.as_ref().map(|d| (by.clone(), d.clone())));
+        for (by, done) in item.copies.iter().filter_map(ItemCopy::done) {
+            if done.succeeded {
+                words.extend(done.detail.as_ref().map(|d| (by.clone(), d.clone())));
             } else {
-                failures.push(failed_by(by, copy.detail.as_deref()));
+                failures.push(failed_by(by, done.detail.as_deref()));
             }
         }
         match item.status.clone() {
@@ -49,9 +47,10 @@ impl Engine {
                 let flag = item
                     .copies
                     .iter()
-                    .filter(|c| c.flag.is_some())
-                    .max_by_key(|c| c.ended_ms)
-                    .and_then(|c| c.flag.clone());
+                    .filter_map(|c| c.done().map(|(_, done)| done))
+                    .filter(|done| done.flag.is_some())
+                    .max_by_key(|done| done.ended_ms)
+                    .and_then(|done| done.flag.clone());
                 let written = super::written::written_by_copies(item);
                 if let Some(run) = self.runs.get_mut(&key) {
                     run.set_flag(activity, flag);
@@ -89,10 +88,13 @@ impl Engine {
             let now_ms = self.now_ms();
             let before = item.involved();
             let mut after = item.clone();
+            // Open copies take `Close`.
             for copy in after.copies.iter_mut().filter(|c| c.is_open()) {
-                copy.status = ItemStatus::Closed { why: why.clone() };
-                copy.ended_ms = Some(now_ms);
-                copy.offered.clear();
+                let close = CopyEvent::Close {
+                    why: why.clone(),
+                    at_ms: now_ms,
+                };
+                let _ = copy.apply(close);
             }
             after.status = ItemStatus::Closed { why };
             after.unassigned = None;

@@ -9,10 +9,12 @@
 //! through the usual paths (a holder's completion concludes it; a cancel, a withdrawal or a
 //! `timeOut` closes the item).
 //!
-//! Layout: this file holds the types; `assign` creates items and offers them (again, when a
-//! newer directory comes), `claim` arbitrates the users' actions, `deadline` keeps `<deadline>`s (notices, the
-//! hand-over to the responsible user), `send` builds the messages,
-//! `store` encodes and restores the host's state.
+//! Layout: this file holds the item; `lifecycle` is the life of one copy (its states, the
+//! events that move it, the one transition function and its table; the copy's fields are
+//! private to it); `assign` creates items and offers them (again, when a newer directory
+//! comes), `claim` takes the users' actions and `decide` decides on each (guards, then one
+//! event), `deadline` keeps `<deadline>`s (notices, the hand-over to the responsible user),
+//! `end` ends them, `send` builds the messages, `store` encodes and restores the host's state.
 //!
 //! Activities without people extensions keep the node-wide worklist (`Engine::worklist`,
 //! finished with `Finished { by: Person }`); an activity with them refuses that input.
@@ -21,8 +23,10 @@ mod assign;
 mod claim;
 mod claimed;
 mod deadline;
+mod decide;
 mod eligible;
 mod end;
+pub mod lifecycle;
 mod reads;
 mod send;
 mod status;
@@ -32,9 +36,7 @@ mod written;
 use std::collections::{BTreeMap, BTreeSet};
 
 use mobiwf_people::Directory;
-use mobiwf_proto::{
-    ActivityId, Holder, InstanceId, ItemStatus, NodeId, PartitionId, RoleId, UserId,
-};
+use mobiwf_proto::{ActivityId, InstanceId, ItemStatus, NodeId, PartitionId, RoleId, UserId};
 use serde::{Deserialize, Serialize};
 
 use crate::run::RunKey;
@@ -42,6 +44,7 @@ use crate::run::RunKey;
 pub(crate) use claim::{Claim, INTERRUPTED};
 pub use deadline::Due;
 pub(crate) use deadline::handed_away;
+pub use lifecycle::{Completion, CopyLife, ItemCopy};
 pub use store::{RestoredPeople, StoredDirectory, StoredItem, StoredToken};
 
 /// Names a work item on its host: its instance and its activity.
@@ -82,38 +85,6 @@ pub struct Item {
     pub due: Option<Due>,
 }
 
-/// One copy of a work item: who it is for, who it is offered to, who holds it.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
-pub struct ItemCopy {
-    /// The users it was offered to (by the assignment, an insert, a delegation): it is
-    /// offered to them again when its holder releases it (minus those then on leave or
-    /// without a device).
-    pub audience: BTreeSet<UserId>,
-    /// The users it is offered to now (none while held).
-    pub offered: BTreeSet<UserId>,
-    /// Who holds it (selected or locked); once done, who did it.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub holder: Option<Holder>,
-    /// Open, done (by whom) or closed (why).
-    pub status: ItemStatus,
-    /// When it was last offered, in ms since the epoch.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub offered_ms: Option<u64>,
-    /// When it was done or closed, in ms since the epoch.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub ended_ms: Option<u64>,
-    /// What the user said when completing it.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub detail: Option<String>,
-    /// The completion flag the user chose when completing it.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub flag: Option<String>,
-    /// The instance data the user set when completing it (written when the activity
-    /// succeeds).
-    #[serde(default, skip_serializing_if = "std::collections::BTreeMap::is_empty")]
-    pub written: std::collections::BTreeMap<String, mobiwf_proto::DataValue>,
-}
-
 /// The users an item involves at one moment: offered an open copy, or holding one.
 #[derive(Debug, Clone, Default, PartialEq, Eq)]
 pub(crate) struct Involved {
@@ -127,45 +98,6 @@ impl Involved {
     /// Everyone offered or holding.
     pub(crate) fn users(&self) -> BTreeSet<UserId> {
         self.offered.union(&self.held).cloned().collect()
-    }
-}
-
-impl ItemCopy {
-    /// A copy offered to `users`.
-    pub(crate) fn offered_to(users: BTreeSet<UserId>, now_ms: u64) -> ItemCopy {
-        ItemCopy {
-            offered: users.clone(),
-            audience: users,
-            holder: None,
-            status: ItemStatus::Open,
-            offered_ms: Some(now_ms),
-            ended_ms: None,
-            detail: None,
-            flag: None,
-            written: Default::default(),
-        }
-    }
-
-    /// Whether it can still be worked on.
-    pub fn is_open(&self) -> bool {
-        self.status == ItemStatus::Open
-    }
-
-    /// Whether `user` holds it and it is open.
-    pub(crate) fn held_by(&self, user: &UserId) -> bool {
-        self.is_open() && self.holder.as_ref().is_some_and(|h| &h.user == user)
-    }
-
-    /// Whether the copy is `user`'s at all: they are or were offered it, hold it or did it.
-    pub(crate) fn concerns(&self, user: &UserId) -> bool {
-        self.audience.contains(user)
-            || self.offered.contains(user)
-            || self.holder.as_ref().is_some_and(|h| &h.user == user)
-    }
-
-    /// Open, not held and offered to nobody.
-    fn orphaned(&self) -> bool {
-        self.is_open() && self.holder.is_none() && self.offered.is_empty()
     }
 }
 
@@ -211,8 +143,8 @@ impl Item {
             ..Involved::default()
         };
         for copy in self.copies.iter().filter(|c| c.is_open()) {
-            involved.offered.extend(copy.offered.iter().cloned());
-            if let Some(h) = &copy.holder {
+            involved.offered.extend(copy.offered().iter().cloned());
+            if let Some(h) = copy.holder() {
                 involved.held.insert(h.user.clone());
             }
         }
@@ -237,14 +169,12 @@ impl Item {
     /// Whether someone took it up: a copy is held, or done by its user. Its activity is
     /// `Running` while this holds, `Ready` (offered) otherwise.
     pub(crate) fn taken(&self) -> bool {
-        self.copies.iter().any(|c| c.holder.is_some()) || self.any_done_copy()
+        self.copies.iter().any(|c| c.holder().is_some()) || self.any_done_copy()
     }
 
     /// Whether some copy was done by its user.
     pub(crate) fn any_done_copy(&self) -> bool {
-        self.copies
-            .iter()
-            .any(|c| matches!(c.status, ItemStatus::Done { .. }))
+        self.copies.iter().any(|c| c.done().is_some())
     }
 
     /// Marks it unassigned (with `why`) when nobody is offered it any more, or assigned.

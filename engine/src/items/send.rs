@@ -103,13 +103,10 @@ impl Engine {
             .copies
             .iter()
             .flat_map(|c| {
-                let done_by = match &c.status {
-                    ItemStatus::Done { by, .. } => Some(by),
-                    _ => None,
-                };
-                c.offered
+                let done_by = c.done().map(|(by, _)| by);
+                c.offered()
                     .iter()
-                    .chain(c.holder.as_ref().map(|h| &h.user))
+                    .chain(c.holder().map(|h| &h.user))
                     .chain(done_by)
             })
             .filter_map(|u| dir.device_of(u.as_str()).map(|d| (u, &d.name)))
@@ -123,7 +120,7 @@ impl Engine {
                 version: item.version,
                 offered: offered.iter().filter(|u| on(u)).cloned().collect(),
                 holders: open
-                    .filter_map(|c| c.holder.clone())
+                    .filter_map(|c| c.holder().cloned())
                     .filter(|h| on(&h.user))
                     .collect(),
                 status: device_status(item, &on),
@@ -181,10 +178,7 @@ impl Engine {
 fn done_by(item: &Item) -> BTreeSet<UserId> {
     item.copies
         .iter()
-        .filter_map(|c| match &c.status {
-            ItemStatus::Done { by, .. } => Some(by.clone()),
-            _ => None,
-        })
+        .filter_map(|c| c.done().map(|(by, _)| by.clone()))
         .collect()
 }
 
@@ -193,7 +187,7 @@ fn done_by(item: &Item) -> BTreeSet<UserId> {
 /// for users it was taken from, done or closed once the activity ended).
 fn device_status(item: &Item, on: &impl Fn(&UserId) -> bool) -> ItemStatus {
     let theirs = |c: &&super::ItemCopy| {
-        c.offered.iter().any(on) || c.holder.as_ref().is_some_and(|h| on(&h.user))
+        c.offered().iter().any(on) || c.holder().is_some_and(|h| on(&h.user))
     };
     if item
         .copies
@@ -205,6 +199,6 @@ fn device_status(item: &Item, on: &impl Fn(&UserId) -> bool) -> ItemStatus {
     }
     item.copies
         .iter()
-        .find(|c| matches!(&c.status, ItemStatus::Done { by, .. } if on(by)))
-        .map_or_else(|| item.status.clone(), |c| c.status.clone())
+        .find(|c| c.done().is_some_and(|(by, _)| on(by)))
+        .map_or_else(|| item.status.clone(), super::ItemCopy::status)
 }

@@ -21,9 +21,9 @@ pub(super) fn overall(item: &Item) -> ItemStatus {
     let done: Vec<(&UserId, bool, Option<u64>)> = item
         .copies
         .iter()
-        .filter_map(|c| match &c.status {
-            ItemStatus::Done { by, succeeded } => Some((by, *succeeded, c.ended_ms)),
-            _ => None,
+        .filter_map(|c| {
+            c.done()
+                .map(|(by, done)| (by, done.succeeded, c.ended_ms()))
         })
         .collect();
     match done.iter().max_by_key(|(_, _, at)| *at) {

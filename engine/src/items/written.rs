@@ -1,16 +1,16 @@
 //! The instance data a person sets when completing a work item (`complete --user U --set ...
 //! --file ...`): checked against the activity's `<writes>` and the declared types when the
-//! claim comes (a wrong value refuses the claim, with the reason), kept on the user's copy,
+//! claim comes (a wrong value refuses the claim, with the reason), kept on the user's copy (its completion),
 //! and written when the item's activity succeeds (of several copies, method `all`, the copy
 //! done last wins a name). Files whose content did not come with the claim are fetched from
 //! the user's device at once.
 
 use std::collections::BTreeMap;
 
-use mobiwf_proto::{DataValue, ItemAction, ItemStatus, UserId};
+use mobiwf_proto::{DataValue, ItemAction};
 
-use super::Item;
 use super::claim::Claim;
+use super::{Item, ItemCopy};
 use crate::{Effect, Engine};
 
 impl Engine {
@@ -54,27 +54,13 @@ impl Engine {
     }
 }
 
-/// Keeps what `user` wrote on the copy they completed.
-pub(super) fn note_written(item: &mut Item, user: &UserId, written: BTreeMap<String, DataValue>) {
-    if written.is_empty() {
-        return;
-    }
-    if let Some(copy) = item
-        .copies
-        .iter_mut()
-        .find(|c| matches!(&c.status, ItemStatus::Done { by, .. } if by == user))
-    {
-        copy.written = written;
-    }
-}
-
 /// What the copies of a finished item wrote, the copy done last winning a name.
 pub(super) fn written_by_copies(item: &Item) -> Vec<(String, DataValue)> {
     let mut copies: Vec<_> = item.copies.iter().collect();
-    copies.sort_by_key(|c| c.ended_ms);
+    copies.sort_by_key(|c| c.ended_ms());
     let mut all = BTreeMap::new();
-    for copy in copies {
-        all.extend(copy.written.clone());
+    for (_, done) in copies.into_iter().filter_map(ItemCopy::done) {
+        all.extend(done.written.clone());
     }
     all.into_iter().collect()
 }

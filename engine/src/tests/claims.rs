@@ -1,6 +1,6 @@
 //! Scenarios of users' claims on work items: release and unlock offer it again, lock needs
 //! `<disconnected>`, only the holder completes (and the activity then ends as any other),
-//! delegation, an administrator's insert and remove, items closed when their activity ends
+//! delegation, an administrator's insert and remove (of the holder or of anyone else), items closed when their activity ends
 //! otherwise, and holders kept across restarts.
 
 use mobiwf_proto::{Hold, ItemAction, ItemEvent, ItemStatus, UserId, Verdict};
@@ -258,6 +258,21 @@ fn an_administrator_inserts_and_removes_users() {
     claim(&mut e, 2800, (1, 3), "bob", ItemAction::Insert, None);
     assert_eq!(offered(&e, 1, 3), [vec!["bob"]]);
     assert_eq!(item(&e, 1, 3).unassigned, None);
+}
+
+fn removing_a_user_while_another_holds_it_keeps_the_hold_and_takes_them_off_the_audience() {
+    let people_3 = tech(Method::Fcfa);
+    let mut e = host(directory(1, three()));
+    deploy_manual(&mut e, 1000, 1, (3, &people_3));
+    claim(&mut e, 2000, (1, 3), "alice", ItemAction::Select, Some("N1"));
+    let fx = claim(&mut e, 2100, (1, 3), "bob", ItemAction::Remove, None);
+    assert!(matches!(&item_events(&fx)[0][0], ItemEvent::Acted { action: ItemAction::Remove, .. }));
+    assert_eq!(holders(&e, 1, 3), [Some(("alice".to_owned(), None))]);
+    // Given back, it goes to the rest of its audience: not to bob.
+    claim(&mut e, 2200, (1, 3), "alice", ItemAction::Release, Some("N1"));
+    assert_eq!(offered(&e, 1, 3), [vec!["alice", "carol"]]);
+    let fx = claim(&mut e, 2300, (1, 3), "bob", ItemAction::Select, Some("N2"));
+    assert!(forbidden(&verdict(&fx)), "bob was taken off it");
 }
 
 fn an_insert_of_a_user_on_the_list_changes_nothing_and_one_of_a_user_off_it_is_kept_for_later() {

@@ -1,31 +1,35 @@
-//! Transition coverage of the lifecycle (as temporalio/sdk-core's `transition_coverage`):
-//! every scenario runs again, one after the other, each on a thread of its own whose recorder
-//! collects the transitions it took; every transition of the table must be reached, and none
-//! outside it.
+//! Transition coverage of the lifecycles (as temporalio/sdk-core's `transition_coverage`):
+//! every scenario runs again, one after the other, each on a thread of its own whose recorders
+//! collect the transitions it took; every transition of the activity's table and of the work
+//! item copy's (`coverage_items`) must be reached, and none outside them.
 
 use std::collections::BTreeSet;
 
 use super::ALL_SCENARIOS;
+use crate::item_lifecycle;
 use crate::lifecycle::{Event, Life};
 use crate::lifecycle::{EventKind, StateKind, TRANSITIONS, coverage, transition};
 
 #[test]
 fn every_transition_of_the_table_is_taken_by_a_scenario_and_no_other() {
     let mut taken = BTreeSet::new();
+    let mut copies_taken = BTreeSet::new();
     for (name, scenario) in ALL_SCENARIOS.iter().flat_map(|m| m.iter()) {
         let scenario = *scenario;
         let run = std::thread::Builder::new()
             .name((*name).to_owned())
             .spawn(move || {
                 scenario();
-                coverage::take()
+                (coverage::take(), item_lifecycle::coverage::take())
             })
             .expect("thread");
-        let from_scenario = run
+        let (from_scenario, copies) = run
             .join()
             .unwrap_or_else(|_| panic!("scenario {name} failed"));
         taken.extend(from_scenario);
+        copies_taken.extend(copies);
     }
+    super::coverage_items::check(&copies_taken);
     let table: BTreeSet<_> = TRANSITIONS.iter().copied().collect();
     let never: Vec<_> = table.difference(&taken).collect();
     let outside: Vec<_> = taken.difference(&table).collect();

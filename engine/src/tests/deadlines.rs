@@ -245,7 +245,7 @@ fn method_all_copies_close_and_the_responsible_gets_one() {
     assert_eq!(hand_overs(&fx), [(vec!["alice".to_owned(), "bob".to_owned()], "ron".to_owned())]);
     let copies = item(&e, 1, 3).copies;
     assert_eq!(copies.iter().filter(|c| c.is_open()).count(), 1);
-    assert!(copies.iter().filter(|c| !c.is_open()).all(|c| matches!(&c.status, ItemStatus::Closed { why } if why.contains("responsible"))));
+    assert!(copies.iter().filter(|c| !c.is_open()).all(|c| matches!(&c.status(), ItemStatus::Closed { why } if why.contains("responsible"))));
     assert_eq!(holders(&e, 1, 3).last(), Some(&Some(("ron".to_owned(), None))));
 }
 

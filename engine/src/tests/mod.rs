@@ -17,6 +17,7 @@ macro_rules! scenarios {
 mod claims;
 mod control;
 mod coverage;
+mod coverage_items;
 mod data;
 mod deadlines;
 mod execution;
@@ -31,6 +32,7 @@ mod routing;
 mod rules;
 mod speakers;
 mod storage;
+mod stored_items;
 mod timers;
 
 /// A scenario test: its name and its body.

@@ -342,7 +342,7 @@ pub(super) fn offered(e: &Engine, instance: u64, id: u64) -> Vec<Vec<String>> {
     item(e, instance, id)
         .copies
         .iter()
-        .map(|c| c.offered.iter().map(|u| u.to_string()).collect())
+        .map(|c| c.offered().iter().map(|u| u.to_string()).collect())
         .collect()
 }
 
@@ -352,7 +352,7 @@ pub(super) fn holders(e: &Engine, instance: u64, id: u64) -> Vec<Option<(String,
         .copies
         .iter()
         .map(|c| {
-            c.holder.as_ref().map(|h| {
+            c.holder().map(|h| {
                 let grantor = h.grantor.as_ref().map(|g| g.to_string());
                 (h.user.to_string(), grantor)
             })

@@ -265,8 +265,8 @@ impl World {
         };
         let mut who: Vec<(UserId, Option<Hold>)> = Vec::new();
         for copy in item.copies.iter().filter(|c| c.is_open()) {
-            who.extend(copy.holder.iter().map(|h| (h.user.clone(), Some(h.hold))));
-            who.extend(copy.offered.iter().map(|u| (u.clone(), None)));
+            who.extend(copy.holder().iter().map(|h| (h.user.clone(), Some(h.hold))));
+            who.extend(copy.offered().iter().map(|u| (u.clone(), None)));
         }
         if who.is_empty() {
             return Some(Input::Tick);
@@ -310,9 +310,12 @@ fn check_versions(before: &State, after: &State) {
 }
 
 /// An item is open exactly while its activity runs; holders are not offered; offers go to
-/// the audience; `unassigned` says whether nobody is offered or holds it.
+/// the audience; `unassigned` says whether nobody is offered or holds it; its stored JSON
+/// reads back as the same item.
 fn check_items(e: &Engine) {
     for item in e.items() {
+        let json = serde_json::to_vec(item).expect("encode");
+        assert_eq!(&crate::StoredItem::decode(&json).expect("decode"), item);
         let life = e
             .runs()
             .find(|r| r.key == item.run_key())
@@ -321,14 +324,14 @@ fn check_items(e: &Engine) {
         assert_eq!(item.is_open(), !life.is_final(), "{item:?} {life:?}");
         let mut nobody = true;
         for copy in &item.copies {
-            if let Some(h) = &copy.holder {
-                assert!(!copy.offered.contains(&h.user), "{item:?}");
+            if let Some(h) = copy.holder() {
+                assert!(!copy.offered().contains(&h.user), "{item:?}");
             }
-            assert!(copy.offered.is_subset(&copy.audience), "{item:?}");
+            assert!(copy.offered().is_subset(copy.audience()), "{item:?}");
             if copy.is_open() {
-                nobody &= copy.offered.is_empty() && copy.holder.is_none();
+                nobody &= copy.offered().is_empty() && copy.holder().is_none();
             } else {
-                assert!(copy.offered.is_empty(), "{item:?}");
+                assert!(copy.offered().is_empty(), "{item:?}");
             }
             assert!(item.is_open() || !copy.is_open(), "{item:?}");
         }
