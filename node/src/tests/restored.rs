@@ -14,6 +14,8 @@ use proptest::prelude::*;
 
 use crate::state;
 
+/// One thing that happens to the node (boxing the message would only make the test longer).
+#[allow(clippy::large_enum_variant)]
 #[derive(Debug, Clone)]
 enum Step {
     Hear(NodeId, Message),
