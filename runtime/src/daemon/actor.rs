@@ -1,6 +1,7 @@
 //! The actor loop both daemons run: take the events that are waiting, let the daemon's actor
-//! apply them to its pure core, write everything they caused in one synced batch (off the
-//! async worker threads), and only then send, acknowledge and let the actor act.
+//! apply them to its pure core, write everything they caused in one synced batch, and only
+//! then send, acknowledge and let the actor act; all of that on a blocking thread, so that no
+//! async worker ever waits for the disk.
 
 use std::sync::Arc;
 
@@ -50,11 +51,14 @@ pub struct Shell {
 }
 
 /// The actor loop: takes the events that are waiting (at most [`MAX_GROUP`]) and gives them to
-/// the actor together, so that they share one synced write, made on a blocking thread so that
-/// no async worker waits for the disk. When applying or writing fails (the store failed), the
-/// loop stops rather than go on with a state the disk does not have, and says why through
-/// `fatal`. It also stops, between two groups, when `stop` turns true: a group under way is
-/// finished first (its write is never left running behind a stopped daemon).
+/// the actor together, so that they share one synced write. Applying them, the write and what
+/// the actor does once it is on disk run on one blocking thread per group: whatever of it
+/// touches the disk (the write, a finished instance read back, a file kept or read) never
+/// holds an async worker, which only waits for events. When applying or writing fails (the
+/// store failed), the loop stops rather than go on with a state the disk does not have, and
+/// says why through `fatal`. It also stops, between two groups, when `stop` turns true: a
+/// group under way is finished first (its write is never left running behind a stopped
+/// daemon).
 pub async fn run<A: Actor>(
     mut actor: A,
     mut events: mpsc::Receiver<A::Event>,
@@ -78,27 +82,39 @@ pub async fn run<A: Actor>(
                 Err(_) => break,
             }
         }
-        let mut group = Group::default();
-        let applied = actor.apply(taken, &mut group, &mut shell.seq);
-        let after = match applied {
-            Ok(after) => after,
-            Err(e) => return stop(&fatal, &e),
+        let cycle = tokio::task::spawn_blocking(move || {
+            let done = commit(&mut actor, taken, &mut shell);
+            (actor, shell, done)
+        });
+        let done;
+        (actor, shell, done) = match cycle.await {
+            Ok(cycle) => cycle,
+            Err(e) => return stop(&fatal, &format!("the actor's thread failed: {e}")),
         };
-        let (batch, written) = group.finish(&mut shell.seq);
-        let wrote = !batch.is_empty();
-        if wrote {
-            let store = shell.store.clone();
-            let write = tokio::task::spawn_blocking(move || store.write(batch, Durability::Synced));
-            match write.await {
-                Ok(Ok(())) => {}
-                Ok(Err(e)) => return stop(&fatal, &e),
-                Err(e) => return stop(&fatal, &format!("the store writer failed: {e}")),
-            }
+        if let Err(e) = done {
+            return stop(&fatal, &e);
         }
-        // On disk: now act.
-        written.hand_over(&shell.outbox);
-        actor.committed(after, wrote);
     }
+}
+
+/// One group: applied, written (synced) when it changed anything, its messages handed to the
+/// outbox and its replies given, then acted on. On the group's blocking thread.
+fn commit<A: Actor>(
+    actor: &mut A,
+    taken: Vec<A::Event>,
+    shell: &mut Shell,
+) -> Result<(), StoreError> {
+    let mut group = Group::default();
+    let after = actor.apply(taken, &mut group, &mut shell.seq)?;
+    let (batch, written) = group.finish(&mut shell.seq);
+    let wrote = !batch.is_empty();
+    if wrote {
+        shell.store.write(batch, Durability::Synced)?;
+    }
+    // On disk: now act.
+    written.hand_over(&shell.outbox);
+    actor.committed(after, wrote);
+    Ok(())
 }
 
 fn stop(fatal: &watch::Sender<Option<String>>, e: &dyn std::fmt::Display) {
