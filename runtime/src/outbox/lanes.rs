@@ -12,6 +12,8 @@ use libp2p::PeerId;
 use tokio::sync::{Semaphore, SemaphorePermit, watch};
 use tokio::time::Instant;
 
+use super::backoff::{Gate, LaneState};
+
 /// Most deliveries to one peer in flight at the same time (the global cap is
 /// [`super::MAX_IN_FLIGHT`]): a peer whose link just went down holds at most this many slots
 /// until its first failure, then one.
@@ -24,7 +26,7 @@ pub const MAX_IN_FLIGHT_PER_PEER: usize = 32;
 pub const UNREACHABLE_AFTER_FAILURES: u32 = 3;
 
 /// How a lane backs off: the first wait after a failure, and the longest.
-#[derive(Debug, Clone, Copy)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct Backoff {
     /// First wait after a failure; it doubles on every failed probe.
     pub min: Duration,
@@ -90,31 +92,14 @@ impl Lanes {
     }
 }
 
-/// One peer's lane.
+/// One peer's lane: its decisions ([`LaneState`]) behind a lock, and the waiting.
 pub(crate) struct Lane {
     slots: Semaphore,
     /// Held by the one delivery that probes a failing peer.
     probe: Semaphore,
-    state: Mutex<State>,
+    state: Mutex<LaneState>,
     /// Bumped on every change of `state`, to wake the deliveries waiting.
     changed: watch::Sender<u64>,
-    backoff: Backoff,
-}
-
-#[derive(Debug)]
-struct State {
-    /// The last attempt failed (and no later one got through).
-    failing: bool,
-    /// The next wait after a failure.
-    wait: Duration,
-    /// No attempt before this.
-    retry_at: Option<Instant>,
-    /// When the peer's whereabouts were last asked for.
-    located_at: Option<Instant>,
-    /// Failed tries in a row.
-    failures: u32,
-    /// Whether the peer was said to be unreachable (and not yet reachable again).
-    told_unreachable: bool,
 }
 
 /// Leave to attempt one delivery: a slot of the lane, and the probe while the peer fails.
@@ -128,20 +113,12 @@ impl Lane {
         Lane {
             slots: Semaphore::new(MAX_IN_FLIGHT_PER_PEER),
             probe: Semaphore::new(1),
-            state: Mutex::new(State {
-                failing: false,
-                wait: backoff.min,
-                retry_at: None,
-                located_at: None,
-                failures: 0,
-                told_unreachable: false,
-            }),
+            state: Mutex::new(LaneState::new(backoff)),
             changed: watch::channel(0).0,
-            backoff,
         }
     }
 
-    fn state(&self) -> std::sync::MutexGuard<'_, State> {
+    pub(super) fn state(&self) -> std::sync::MutexGuard<'_, LaneState> {
         self.state.lock().unwrap_or_else(PoisonError::into_inner)
     }
 
@@ -157,20 +134,18 @@ impl Lane {
             // The slot first: the state is read once it is ours, so that a delivery that
             // waited for a slot while the peer went down does not go without the probe.
             let slot = self.slots.acquire().await.ok()?;
-            let (retry_at, failing) = {
-                let state = self.state();
-                (state.retry_at, state.failing)
-            };
-            if let Some(at) = retry_at.filter(|at| *at > Instant::now()) {
-                drop(slot);
-                tokio::select! {
-                    () = tokio::time::sleep_until(at) => {}
-                    _ = changed.changed() => {}
+            let gate = self.state().gate(Instant::now());
+            let probe = match gate {
+                Gate::Wait(at) => {
+                    drop(slot);
+                    tokio::select! {
+                        () = tokio::time::sleep_until(at) => {}
+                        _ = changed.changed() => {}
+                    }
+                    continue;
                 }
-                continue;
-            }
-            let probe = if failing {
-                match self.probe.try_acquire() {
+                Gate::Go { probe: false } => None,
+                Gate::Go { probe: true } => match self.probe.try_acquire() {
                     Ok(probe) => Some(probe),
                     Err(_) => {
                         // Another delivery probes: wait for what it finds.
@@ -180,9 +155,7 @@ impl Lane {
                         }
                         continue;
                     }
-                }
-            } else {
-                None
+                },
             };
             return Some(Turn {
                 _slot: slot,
@@ -193,15 +166,7 @@ impl Lane {
 
     /// The peer answered: no backoff, everyone goes.
     pub(crate) fn succeeded(&self) {
-        let was_failing = {
-            let mut state = self.state();
-            let was = state.failing || state.retry_at.is_some();
-            state.failing = false;
-            state.wait = self.backoff.min;
-            state.retry_at = None;
-            state.failures = 0;
-            was
-        };
+        let was_failing = self.state().succeeded();
         if was_failing {
             self.bump();
         }
@@ -210,21 +175,7 @@ impl Lane {
     /// An attempt failed: the lane waits before the next probe, twice as long as the last
     /// time (failures of attempts made together count once). Returns the wait.
     pub(crate) fn failed(&self) -> Duration {
-        let now = Instant::now();
-        let wait = {
-            let mut state = self.state();
-            state.failing = true;
-            match state.retry_at {
-                Some(at) if at > now => at - now,
-                _ => {
-                    let wait = state.wait;
-                    state.failures = state.failures.saturating_add(1);
-                    state.retry_at = Some(now + wait);
-                    state.wait = (wait * 2).min(self.backoff.max);
-                    wait
-                }
-            }
-        };
+        let wait = self.state().failed(Instant::now());
         self.bump();
         wait
     }
@@ -233,13 +184,7 @@ impl Lane {
     /// unreachable ([`UNREACHABLE_AFTER_FAILURES`] failed tries in a row), `Some(true)` when
     /// it answered again after that; each is told once.
     pub(crate) fn reachability_news(&self) -> Option<bool> {
-        let mut state = self.state();
-        let unreachable = state.failures >= UNREACHABLE_AFTER_FAILURES;
-        if unreachable == state.told_unreachable {
-            return None;
-        }
-        state.told_unreachable = unreachable;
-        Some(!unreachable)
+        self.state().reachability_news()
     }
 
     /// Resolves at the lane's next change (the peer seen, a delivery through, a reset).
@@ -250,26 +195,13 @@ impl Lane {
 
     /// Whether to ask where the peer is now: not more often than `every` per lane.
     pub(crate) fn locate_due(&self, every: Duration) -> bool {
-        let now = Instant::now();
-        let mut state = self.state();
-        if state
-            .located_at
-            .is_some_and(|at| now.duration_since(at) < every)
-        {
-            return false;
-        }
-        state.located_at = Some(now);
-        true
+        self.state().locate_due(Instant::now(), every)
     }
 
     /// The peer is reachable again (seen, or found at a new address): the backoff starts
     /// over and the next probe goes now.
     pub(crate) fn reset(&self) {
-        {
-            let mut state = self.state();
-            state.wait = self.backoff.min;
-            state.retry_at = None;
-        }
+        self.state().reset();
         self.bump();
     }
 }

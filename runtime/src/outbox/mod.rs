@@ -6,10 +6,10 @@
 //! which makes the effect exactly once. Messages to oneself (two partitions of one instance on
 //! the same node) go through the same path, delivered to the local inbound queue.
 //!
-//! Deliveries go in per-destination lanes (`lanes`): a cap per peer under the global one, and
-//! a backoff per peer that resets the moment the peer is connected again. A peer is addressed
-//! by its id: the mesh dials it where it was last heard to be, and after a failure a node asks
-//! its controller where the peer is now (`link`).
+//! Deliveries go in per-destination lanes (`lanes`, their decisions pure in `backoff`): a cap
+//! per peer under the global one, and a backoff per peer that resets the moment the peer is
+//! connected again. A peer is addressed by its id: the mesh dials it where it was last heard to
+//! be, and after a failure a node asks its controller where the peer is now (`link`).
 //!
 //! Every try tells the receiver `answered_below`: the lowest sequence number still unanswered
 //! among this outbox's messages to it. Everything it was sent numbered below was answered and
@@ -19,6 +19,7 @@
 //! once the entry's removal is on disk (synced), or, for an owner that removes entries itself,
 //! once the owner's group that removed it is written ([`Outbox::release`]).
 
+mod backoff;
 mod lanes;
 mod link;
 #[cfg(test)]

@@ -27,7 +27,7 @@ fn lane() -> Lane {
 
 /// The wait after the last failure is over, as if the clock had run to it.
 fn wait_over(lane: &Lane) {
-    lane.state().retry_at = None;
+    lane.state().wait_over();
 }
 
 fn may_go_now(lane: &Lane) -> bool {

@@ -1,0 +1,210 @@
+//! The decisions of one peer's lane, pure: whether a delivery may try now (and whether it must
+//! be the one probe of a failing peer), how long to wait after a failure, when the peer counts
+//! as unreachable and when as back, when to ask where it is now. Driven by the lane's events
+//! and the time it is given; the lane (`lanes`) keeps one behind a lock and does the waiting,
+//! so a simulator can drive these decisions on its own clock.
+
+use std::time::Duration;
+
+use tokio::time::Instant;
+
+use super::lanes::{Backoff, UNREACHABLE_AFTER_FAILURES};
+
+/// What a delivery may do now.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) enum Gate {
+    /// Nothing before this.
+    Wait(Instant),
+    /// Try now; `probe`: the peer fails, so only one delivery at a time (the probe) tries.
+    Go {
+        /// Whether this try must be the lane's one probe.
+        probe: bool,
+    },
+}
+
+/// One peer's backoff and reachability.
+#[derive(Debug, Clone)]
+pub(crate) struct LaneState {
+    backoff: Backoff,
+    /// The last attempt failed (and no later one got through).
+    failing: bool,
+    /// The next wait after a failure.
+    wait: Duration,
+    /// No attempt before this.
+    retry_at: Option<Instant>,
+    /// When the peer's whereabouts were last asked for.
+    located_at: Option<Instant>,
+    /// Failed tries in a row.
+    failures: u32,
+    /// Whether the peer was said to be unreachable (and not yet reachable again).
+    told_unreachable: bool,
+}
+
+impl LaneState {
+    /// A lane nothing failed on.
+    pub(crate) fn new(backoff: Backoff) -> LaneState {
+        LaneState {
+            backoff,
+            failing: false,
+            wait: backoff.min,
+            retry_at: None,
+            located_at: None,
+            failures: 0,
+            told_unreachable: false,
+        }
+    }
+
+    /// What a delivery may do at `now`.
+    pub(crate) fn gate(&self, now: Instant) -> Gate {
+        match self.retry_at {
+            Some(at) if at > now => Gate::Wait(at),
+            _ => Gate::Go {
+                probe: self.failing,
+            },
+        }
+    }
+
+    /// The peer answered: no backoff, everyone goes. True when that changes anything (the
+    /// deliveries waiting are to be woken).
+    pub(crate) fn succeeded(&mut self) -> bool {
+        let was_failing = self.failing || self.retry_at.is_some();
+        self.failing = false;
+        self.wait = self.backoff.min;
+        self.retry_at = None;
+        self.failures = 0;
+        was_failing
+    }
+
+    /// An attempt failed at `now`: the lane waits before the next probe, twice as long as the
+    /// last time (failures of attempts made together count once). Returns the wait.
+    pub(crate) fn failed(&mut self, now: Instant) -> Duration {
+        self.failing = true;
+        match self.retry_at {
+            Some(at) if at > now => at - now,
+            _ => {
+                let wait = self.wait;
+                self.failures = self.failures.saturating_add(1);
+                self.retry_at = Some(now + wait);
+                self.wait = (wait * 2).min(self.backoff.max);
+                wait
+            }
+        }
+    }
+
+    /// What the lane's owner has not been told yet: `Some(false)` when the peer just became
+    /// unreachable ([`UNREACHABLE_AFTER_FAILURES`] failed tries in a row), `Some(true)` when
+    /// it answered again after that; each is told once.
+    pub(crate) fn reachability_news(&mut self) -> Option<bool> {
+        let unreachable = self.failures >= UNREACHABLE_AFTER_FAILURES;
+        if unreachable == self.told_unreachable {
+            return None;
+        }
+        self.told_unreachable = unreachable;
+        Some(!unreachable)
+    }
+
+    /// Whether to ask where the peer is now: not more often than `every`.
+    pub(crate) fn locate_due(&mut self, now: Instant, every: Duration) -> bool {
+        if self
+            .located_at
+            .is_some_and(|at| now.duration_since(at) < every)
+        {
+            return false;
+        }
+        self.located_at = Some(now);
+        true
+    }
+
+    /// The peer is reachable again (seen, or found at a new address): the backoff starts
+    /// over and the next probe goes now.
+    pub(crate) fn reset(&mut self) {
+        self.wait = self.backoff.min;
+        self.retry_at = None;
+    }
+
+    /// Lets the next try go now, as if the wait were over (tests stand in for the clock).
+    #[cfg(test)]
+    pub(crate) fn wait_over(&mut self) {
+        self.retry_at = None;
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    #![allow(clippy::unwrap_used)]
+    use super::*;
+
+    fn state() -> LaneState {
+        LaneState::new(Backoff {
+            min: Duration::from_millis(100),
+            max: Duration::from_millis(350),
+        })
+    }
+
+    /// A fixed instant to count from: the decisions read no clock.
+    fn t0() -> Instant {
+        Instant::now()
+    }
+
+    #[test]
+    fn waits_double_from_the_shortest_up_to_the_longest_and_a_failing_peer_is_probed() {
+        let (mut s, t) = (state(), t0());
+        assert_eq!(s.gate(t), Gate::Go { probe: false });
+        let mut now = t;
+        let mut waits = Vec::new();
+        for _ in 0..4 {
+            let wait = s.failed(now);
+            assert_eq!(s.gate(now), Gate::Wait(now + wait));
+            waits.push(wait.as_millis());
+            now += wait;
+            assert_eq!(s.gate(now), Gate::Go { probe: true });
+        }
+        assert_eq!(waits, vec![100, 200, 350, 350]);
+    }
+
+    #[test]
+    fn failures_within_one_wait_count_once() {
+        let (mut s, t) = (state(), t0());
+        let first = s.failed(t);
+        let second = s.failed(t + Duration::from_millis(40));
+        assert_eq!((first.as_millis(), second.as_millis()), (100, 60));
+        assert_eq!(s.failures, 1);
+    }
+
+    #[test]
+    fn unreachable_after_failures_in_a_row_and_back_are_each_told_once() {
+        let (mut s, t) = (state(), t0());
+        let mut now = t;
+        for _ in 0..UNREACHABLE_AFTER_FAILURES - 1 {
+            now += s.failed(now);
+            assert_eq!(s.reachability_news(), None);
+        }
+        s.failed(now);
+        assert_eq!(s.reachability_news(), Some(false));
+        assert_eq!(s.reachability_news(), None);
+        assert!(s.succeeded());
+        assert_eq!(s.reachability_news(), Some(true));
+        assert_eq!(s.reachability_news(), None);
+        assert!(!s.succeeded(), "a success on a lane that does not fail changes nothing");
+    }
+
+    #[test]
+    fn a_reset_lets_the_next_probe_go_now_with_the_shortest_wait() {
+        let (mut s, t) = (state(), t0());
+        let mut now = t;
+        now += s.failed(now);
+        s.failed(now);
+        s.reset();
+        assert_eq!(s.gate(now), Gate::Go { probe: true });
+        assert_eq!(s.failed(now), Duration::from_millis(100));
+    }
+
+    #[test]
+    fn the_peer_is_located_at_most_once_per_period() {
+        let (mut s, t) = (state(), t0());
+        let every = Duration::from_secs(1);
+        assert!(s.locate_due(t, every));
+        assert!(!s.locate_due(t + Duration::from_millis(999), every));
+        assert!(s.locate_due(t + every, every));
+    }
+}
