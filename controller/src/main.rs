@@ -286,10 +286,13 @@ fn main() -> ExitCode {
     };
     match outcome {
         Ok(code) => code,
-        Err(e) => {
-            eprintln!("mobiwf-controller: error: {e:#}");
-            ExitCode::from(commands::api_client::exit_code_of(&e, 2))
-        }
+        Err(e) => match e.downcast_ref::<commands::api_client::Said>() {
+            Some(said) => ExitCode::from(said.0),
+            None => {
+                eprintln!("mobiwf-controller: error: {e:#}");
+                ExitCode::from(commands::api_client::exit_code_of(&e, 2))
+            }
+        },
     }
 }
 
@@ -368,7 +371,10 @@ async fn dispatch(command: Command) -> anyhow::Result<ExitCode> {
         } => commands::enrol::nodes(action).await,
         Command::Nodes { json, api, .. } => commands::status::nodes(&api, json).await,
         Command::Tokens(command) => commands::enrol::tokens(command).await,
-        Command::ApiTokens(command) => commands::api_tokens::run(command).await,
+        Command::ApiTokens(command) => {
+            mobiwf_runtime::api_auth::api_tokens(command).await?;
+            Ok(ExitCode::SUCCESS)
+        }
         Command::Validate { .. } | Command::Partition { .. } | Command::Demo { .. } => {
             Ok(ExitCode::SUCCESS)
         }
