@@ -4,8 +4,11 @@
 
 use std::collections::{BTreeMap, BTreeSet};
 use std::sync::Arc;
+use std::time::Duration;
 
-use mobiwf_proto::{ActivityId, ActivityState, InstanceId, Message, NodeId, NodeName, PartitionId};
+use mobiwf_proto::{
+    ActivityId, ActivityState, InstanceId, Message, Millis, NodeId, NodeName, PartitionId,
+};
 use mobiwf_xml_schema::{
     DeriveOptions, DerivedPartition, UserId, WorkflowDefinition, WorkflowId, derive_partitions,
 };
@@ -183,7 +186,9 @@ fn partition_view(
         peer: node.peer.clone(),
         deployed: false,
         finished: false,
-        deadline_ms: (time_out > 0).then(|| now_ms + u64::from(time_out) * 1000),
+        deadline_ms: (time_out > 0)
+            .then(|| Millis(now_ms).saturating_add(Duration::from_secs(time_out.into())))
+            .map(Millis::as_u64),
         stands_for: None,
         abandoned: None,
     }
@@ -223,7 +228,7 @@ fn activity_view(
 
 /// A time as the documents' `startTime` writes it: `2007/3/10 16:19:34` (UTC).
 pub fn format_time(ms: u64) -> String {
-    let secs = ms / 1000;
+    let secs = Millis(ms).as_secs();
     let days = i64::try_from(secs / 86_400).unwrap_or(0);
     let rem = secs % 86_400;
     // Days since 1970-01-01 to a civil date (Howard Hinnant's algorithm).

@@ -2,12 +2,12 @@
 
 use crate::render::ShownEvent;
 use mobiwf_book::{ActivityView, Instance, InstanceState, NodeInfo};
-use mobiwf_proto::{ActivityId, ActivityState, DataValue};
+use mobiwf_proto::{ActivityId, ActivityState, DataValue, Millis};
 use mobiwf_xml_schema::Contingency;
 
 fn at(base: u64, ms: Option<u64>) -> String {
     match ms {
-        Some(ms) => format!("+{:.3}s", ms.saturating_sub(base) as f64 / 1000.0),
+        Some(ms) => format!("+{}", Millis(ms).since(Millis(base))),
         None => "-".to_owned(),
     }
 }

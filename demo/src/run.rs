@@ -10,7 +10,7 @@ use std::time::Duration;
 use mobiwf_book::{Instance, InstanceState};
 use mobiwf_controller::ControllerConfig;
 use mobiwf_node::NodeConfig;
-use mobiwf_proto::{ActivityId, ActivityState};
+use mobiwf_proto::{ActivityId, ActivityState, Millis};
 use mobiwf_runtime::metrics::Peer;
 
 use anyhow::Context;
@@ -255,10 +255,7 @@ fn show_progress(inst: &Instance, shown: &mut BTreeMap<ActivityId, ActivityState
         }
         shown.insert(a.id, a.state);
         let when = a.finished_ms.or(a.started_ms).map_or(String::new(), |t| {
-            format!(
-                "+{:.3}s",
-                t.saturating_sub(inst.submitted_ms) as f64 / 1000.0
-            )
+            format!("+{}", Millis(t).since(Millis(inst.submitted_ms)))
         });
         println!(
             "  {when:>9}  {} ({}) on {}: {}",
