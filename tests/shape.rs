@@ -1,7 +1,9 @@
 //! The shape of the code, checked on every test run: the pure cores are a boundary, not a
 //! convention (the partition engine, the node's core, the controller's book, the people's
 //! desk and directory, the messages and the document languages link neither the network, the
-//! disk nor the async runtime: `cargo tree` over their normal dependencies proves it), and no
+//! disk nor the async runtime: `cargo tree` over their normal dependencies proves it), the two
+//! daemons link neither each other (they meet only on the mesh; the demo, which runs both, is
+//! a crate above them), and no
 //! source file outside tests grows past [`MAX_SOURCE_LINES`]. (Functions are held to 80 lines
 //! by clippy's `too_many_lines`, see `clippy.toml`.)
 
@@ -77,6 +79,25 @@ fn the_pure_cores_link_no_io_crates() {
     }
 }
 
+#[test]
+fn the_daemons_link_neither_each_other() {
+    for (package, other) in [
+        ("mobiwf-controller", "mobiwf-node"),
+        ("mobiwf-node", "mobiwf-controller"),
+    ] {
+        let deps = normal_dependencies(package);
+        assert!(
+            deps.iter().any(|d| d == "mobiwf-runtime"),
+            "cargo tree -p {package} did not list its dependencies: {deps:?}"
+        );
+        assert!(
+            !deps.iter().any(|d| d == other),
+            "{package} links {other}: what both need belongs in mobiwf-runtime (or \
+             mobiwf-proto), and what runs both in one process in mobiwf-demo"
+        );
+    }
+}
+
 /// The longest a source file outside tests may be, in lines.
 const MAX_SOURCE_LINES: usize = 600;
 
@@ -91,6 +112,7 @@ const SOURCE_DIRS: &[&str] = &[
     "runtime/src",
     "node/src",
     "controller/src",
+    "demo/src",
     "bench/src",
 ];
 

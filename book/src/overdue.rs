@@ -3,7 +3,7 @@
 //! otherwise it gives the predecessor's own partner a grace period to report it, then withdraws it
 //! (fails it) and its contingency applies (at a tick).
 
-use mobiwf_proto::{ActivityId, InstanceId, NodeId, PartitionId};
+use mobiwf_proto::{ActivityId, InstanceId, Millis, NodeId, PartitionId};
 
 use crate::chain::{self, Way};
 use crate::history::{Event, OverdueThen};
@@ -106,7 +106,7 @@ fn said_overdue(
     if undecided {
         if !pending {
             let then = OverdueThen::DecidesIn {
-                secs: OVERDUE_GRACE_MS / 1000,
+                secs: Millis(OVERDUE_GRACE_MS).as_secs(),
             };
             let what = event(inst, then);
             ctx.log(inst, Some(precondition), node.as_ref(), what);

@@ -13,8 +13,11 @@
 //! meanwhile is not waited for).
 
 use std::collections::BTreeSet;
+use std::time::Duration;
 
-use mobiwf_proto::{ActivityId, InstanceId, Message, PartitionId, Rerun, cancelled_by_design};
+use mobiwf_proto::{
+    ActivityId, InstanceId, Message, Millis, PartitionId, Rerun, cancelled_by_design,
+};
 use mobiwf_xml_schema::{Contingency, WorkflowDefinition};
 use serde::{Deserialize, Serialize};
 
@@ -207,14 +210,14 @@ fn cancelled_because(
     again
 }
 
-/// Each partition's `timeOut` in the definition, in seconds (a rerun partition's deadline
-/// counts from the rerun).
-fn partition_timeouts(def: Option<&WorkflowDefinition>) -> Vec<(PartitionId, u64)> {
+/// Each partition's `timeOut` in the definition (a rerun partition's deadline counts from the
+/// rerun).
+fn partition_timeouts(def: Option<&WorkflowDefinition>) -> Vec<(PartitionId, Duration)> {
     def.map(|d| {
         d.partitions
             .iter()
             .filter(|p| p.time_out_secs > 0)
-            .map(|p| (p.id, u64::from(p.time_out_secs) * 1000))
+            .map(|p| (p.id, Duration::from_secs(p.time_out_secs.into())))
             .collect()
     })
     .unwrap_or_default()
@@ -225,7 +228,7 @@ fn restart(
     inst: &mut Instance,
     ctx: &mut Ctx<'_>,
     again: &[ActivityId],
-    deadlines: &[(PartitionId, u64)],
+    deadlines: &[(PartitionId, Duration)],
 ) {
     // Allowed: the instance is failed (checked before).
     let _ = inst.step(InstanceEvent::Rerun);
@@ -250,8 +253,9 @@ fn restart(
         .filter(|p| partitions.contains(&p.id))
     {
         let _ = p.step(&PartitionEvent::Rerun);
-        if let Some((_, ms)) = deadlines.iter().find(|(id, _)| *id == p.id) {
-            p.deadline_ms = (p.stands_for.is_none()).then_some(ctx.now + ms);
+        if let Some((_, time_out)) = deadlines.iter().find(|(id, _)| *id == p.id) {
+            let deadline = Millis(ctx.now).saturating_add(*time_out);
+            p.deadline_ms = (p.stands_for.is_none()).then_some(deadline.as_u64());
         }
     }
     let failed = again[0];

@@ -4,8 +4,9 @@
 
 use std::collections::BTreeMap;
 use std::sync::Arc;
+use std::time::Duration;
 
-use mobiwf_proto::{ActivityId, InstanceId, Message, NodeId, NodeName, PartitionId};
+use mobiwf_proto::{ActivityId, InstanceId, Message, Millis, NodeId, NodeName, PartitionId};
 use mobiwf_xml_schema::{
     DeriveOptions, DerivedPartition, UserId, WorkflowDefinition, WorkflowId, derive_partitions,
 };
@@ -177,7 +178,9 @@ fn partition_view(
         .iter()
         .find(|p| p.id == d.partition)
         .map_or(0, |p| p.time_out_secs);
-    let deadline_ms = (time_out > 0).then(|| now_ms + u64::from(time_out) * 1000);
+    let deadline_ms = (time_out > 0)
+        .then(|| Millis(now_ms).saturating_add(Duration::from_secs(time_out.into())))
+        .map(Millis::as_u64);
     PartitionView::sent(d.partition, node, deadline_ms, None)
 }
 
@@ -194,7 +197,7 @@ fn activity_view(
 
 /// A time as the documents' `startTime` writes it: `2007/3/10 16:19:34` (UTC).
 pub fn format_time(ms: u64) -> String {
-    let secs = ms / 1000;
+    let secs = Millis(ms).as_secs();
     let days = i64::try_from(secs / 86_400).unwrap_or(0);
     let rem = secs % 86_400;
     // Days since 1970-01-01 to a civil date (Howard Hinnant's algorithm).

@@ -2,7 +2,9 @@
 //! (`state`), the daemon that connects it to the mesh and the store (`daemon`), and the
 //! operators' HTTP API (`api`), which shows instance data by asking the nodes (`data`), with
 //! what each of its routes needs (`api_access`: bearer tokens and roles), pages the instance
-//! list from the store (`listing`) and deletes old finished instances (`retention`).
+//! list from the store (`listing`) and deletes old finished instances (`retention`); history
+//! events in words (`render`) and instances, histories and nodes as tables (`table`) for the
+//! command line and the demo.
 
 pub mod api;
 pub mod api_access;
@@ -16,5 +18,6 @@ pub mod listing;
 pub mod render;
 pub mod retention;
 pub mod state;
+pub mod table;
 
 pub use daemon::{Controller, ControllerClient, ControllerConfig, start};

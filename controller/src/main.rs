@@ -1,5 +1,5 @@
 //! `mobiwf-controller`: the operator's command line for the central controller: the daemon
-//! (`serve`), the embedded demo (`demo`), instance commands (`submit`, `status`, `wait`,
+//! (`serve`), instance commands (`submit`, `status`, `wait`,
 //! `history`, `list`, `nodes`), the operator's controls (`interrupt`, `resume`, `cancel`),
 //! who may join and who may use the API (`tokens`, `api-tokens`), and document tools
 //! (`validate`, `partition`). Commands that talk to the API show a token (`--token-file`,
@@ -26,22 +26,13 @@ struct Cli {
 
 #[derive(Subcommand)]
 enum Command {
-    /// Run a controller and the nodes a workflow needs in this process, and run it once.
-    ///
-    /// Temporary data directories, loopback only, no configuration. Without FILE, the paper's
-    /// example workflow. Exit 0 when the instance succeeded, 1 when it failed, 2 when it did
-    /// not finish in time.
+    /// The demo is its own program, `mobiwf-demo` (`scripts/demo`): it runs a controller and
+    /// nodes in one process, and the controller does not link the node. Says so.
+    #[command(hide = true)]
     Demo {
-        /// A workflow definition (default: the paper's example).
-        #[arg(value_name = "FILE")]
-        file: Option<PathBuf>,
-        /// Give up after this many seconds.
-        #[arg(long, value_name = "SECS", default_value_t = 60)]
-        timeout: u64,
-        /// The length of an hour for work items' <deadline>s, in ms.
-        #[arg(long, value_name = "MS", default_value_t = mobiwf_proto::DEFAULT_HOUR_MS,
-              value_parser = clap::value_parser!(u64).range(1..))]
-        hour_ms: u64,
+        /// Whatever was given: the demo's own options.
+        #[arg(trailing_var_arg = true, allow_hyphen_values = true)]
+        _args: Vec<String>,
     },
     /// Run the controller daemon.
     Serve(commands::serve::ServeArgs),
@@ -284,26 +275,34 @@ fn main() -> ExitCode {
             out,
             start_time,
         } => commands::partition::run(&file, &out, start_time),
+        Command::Demo { .. } => {
+            eprintln!(
+                "mobiwf-controller: the demo is its own program now: run `mobiwf-demo` \
+                 (built with the workspace, `cargo run -p mobiwf-demo`) or `scripts/demo`"
+            );
+            Ok(ExitCode::from(2))
+        }
         other => run_async(other),
     };
     match outcome {
         Ok(code) => code,
-        Err(e) => {
-            eprintln!("mobiwf-controller: error: {e:#}");
-            ExitCode::from(commands::api_client::exit_code_of(&e, 2))
-        }
+        Err(e) => match e.downcast_ref::<commands::api_client::Said>() {
+            Some(said) => ExitCode::from(said.0),
+            None => {
+                eprintln!("mobiwf-controller: error: {e:#}");
+                ExitCode::from(commands::api_client::exit_code_of(&e, 2))
+            }
+        },
     }
 }
 
 fn run_async(command: Command) -> anyhow::Result<ExitCode> {
-    let quiet = matches!(command, Command::Demo { .. });
     tracing_subscriber::fmt()
         .with_writer(std::io::stderr)
         .with_ansi(std::io::IsTerminal::is_terminal(&std::io::stderr()))
         .with_env_filter(
-            tracing_subscriber::EnvFilter::try_from_default_env().unwrap_or_else(|_| {
-                tracing_subscriber::EnvFilter::new(if quiet { "warn" } else { "info" })
-            }),
+            tracing_subscriber::EnvFilter::try_from_default_env()
+                .unwrap_or_else(|_| tracing_subscriber::EnvFilter::new("info")),
         )
         .init();
     let runtime = tokio::runtime::Runtime::new()?;
@@ -313,11 +312,6 @@ fn run_async(command: Command) -> anyhow::Result<ExitCode> {
 /// Carries out one command that needs the runtime.
 async fn dispatch(command: Command) -> anyhow::Result<ExitCode> {
     match command {
-        Command::Demo {
-            file,
-            timeout,
-            hour_ms,
-        } => commands::demo::run(file.as_deref(), timeout, hour_ms).await,
         Command::Serve(args) => commands::serve::run(args).await,
         Command::Submit {
             file,
@@ -377,7 +371,12 @@ async fn dispatch(command: Command) -> anyhow::Result<ExitCode> {
         } => commands::enrol::nodes(action).await,
         Command::Nodes { json, api, .. } => commands::status::nodes(&api, json).await,
         Command::Tokens(command) => commands::enrol::tokens(command).await,
-        Command::ApiTokens(command) => commands::api_tokens::run(command).await,
-        Command::Validate { .. } | Command::Partition { .. } => Ok(ExitCode::SUCCESS),
+        Command::ApiTokens(command) => {
+            mobiwf_runtime::api_auth::api_tokens(command).await?;
+            Ok(ExitCode::SUCCESS)
+        }
+        Command::Validate { .. } | Command::Partition { .. } | Command::Demo { .. } => {
+            Ok(ExitCode::SUCCESS)
+        }
     }
 }

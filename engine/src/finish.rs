@@ -1,7 +1,9 @@
 //! An activity's command exited, or a person completed it: success ends it; a failure ends it
 //! or, as its `<retries>` allow, waits for the next try.
 
-use mobiwf_proto::{ActivityId, ActivityState, InstanceId};
+use std::time::Duration;
+
+use mobiwf_proto::{ActivityId, ActivityState, InstanceId, Millis};
 use mobiwf_xml_schema::{ActivityKind, flag_problem};
 
 use crate::lifecycle::{Event, Life};
@@ -171,7 +173,9 @@ impl Engine {
             return;
         }
         let note = format!("try {} of {} failed: {why}", p.retried + 1, count + 1);
-        let at_ms = now_ms + u64::from(wait) * 1000;
+        let at_ms = Millis(now_ms)
+            .saturating_add(Duration::from_secs(wait.into()))
+            .as_u64();
         self.step(key, activity, Event::TryFailed { at_ms, note });
         // An interrupted instance starts nothing, not even a next try: it waits for the
         // resumption (its timer is held until then, see `Run::timer`).

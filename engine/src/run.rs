@@ -1,9 +1,10 @@
 //! One partition of one instance on this node: its document and the state of each activity.
 
 use std::collections::{BTreeMap, BTreeSet};
+use std::time::Duration;
 
 use mobiwf_proto::{
-    ActivityId, ActivityRecord, ActivityState, InstanceId, Outcome, PartitionId, StateSet,
+    ActivityId, ActivityRecord, ActivityState, InstanceId, Millis, Outcome, PartitionId, StateSet,
 };
 use mobiwf_xml_schema::{ActivityKind, Contingency, PartitionActivity, PartitionDocument};
 use serde::{Deserialize, Serialize};
@@ -427,12 +428,17 @@ impl Run {
     ) -> Option<(u64, Timer)> {
         let p = self.progress(act.id)?;
         let held = known.is_some_and(|k| k.interrupted || k.cancelled);
-        let secs = |s: u32| u64::from(s) * 1000;
+        // `secs` seconds after `from` (ms), saturating.
+        let after = |from: u64, secs: u32| {
+            Millis(from)
+                .saturating_add(Duration::from_secs(secs.into()))
+                .as_u64()
+        };
         match p.life {
             Life::NotReady if !held => {
                 let emergency = (act.time_to_wait_secs > 0).then(|| {
                     (
-                        self.deployed_ms + secs(act.time_to_wait_secs),
+                        after(self.deployed_ms, act.time_to_wait_secs),
                         Timer::Emergency,
                     )
                 });
@@ -444,7 +450,7 @@ impl Run {
                     .filter(|p| self.remote_outcome(p.id, known).is_none())
                     .map(|p| {
                         (
-                            self.deployed_ms + secs(p.time_out_secs),
+                            after(self.deployed_ms, p.time_out_secs),
                             Timer::Overdue {
                                 precondition: p.id,
                                 time_out_secs: p.time_out_secs,
@@ -467,7 +473,7 @@ impl Run {
                     }
                 };
                 Some((
-                    since.unwrap_or(self.deployed_ms) + secs(act.time_out_secs),
+                    after(since.unwrap_or(self.deployed_ms), act.time_out_secs),
                     Timer::RunTooLong,
                 ))
             }

@@ -12,7 +12,6 @@ pub mod command_policy;
 pub mod daemon;
 pub mod executor;
 pub mod files;
-pub mod inbound_args;
 pub mod run_data;
 pub mod state;
 

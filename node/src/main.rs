@@ -283,7 +283,7 @@ async fn dispatch(command: Command) -> anyhow::Result<()> {
             accept,
         } => commands::offline::disconnect(&api, &user, max_wait, accept).await,
         Command::Reconnect { api, user } => commands::offline::reconnect(&api, &user).await,
-        Command::ApiTokens(command) => commands::api_tokens::run(command).await,
+        Command::ApiTokens(command) => mobiwf_runtime::api_auth::api_tokens(command).await,
         Command::Inspect { .. } => Ok(()),
     }
 }

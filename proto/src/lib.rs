@@ -1,5 +1,5 @@
-//! The plain types the controller, the nodes and their pure cores share: typed ids (`ids`) and
-//! the wire messages with their limits (`wire`).
+//! The plain types the controller, the nodes and their pure cores share: typed ids (`ids`),
+//! milliseconds (`time`) and the wire messages with their limits (`wire`).
 //!
 //! **Architecture invariant:** no I/O and no codec. The framing lives in `mobiwf-runtime`;
 //! this crate only says what a message is, so that the partition engine and the controller's
@@ -10,6 +10,7 @@ mod ids;
 pub mod people;
 pub mod recovery;
 mod states;
+mod time;
 pub mod wire;
 
 pub use data::{DataValue, Datum, FileBody, FileRef, Written};
@@ -21,6 +22,7 @@ pub use people::{
     thresholds_of,
 };
 pub use recovery::{Compensate, Compensated, Rerun};
+pub use time::Millis;
 pub use wire::{
     ActivityRecord, ActivityState, CANCELLED_BY_OPERATOR, CANCELLED_BY_RULE, Control, Envelope,
     MAX_MESSAGE_BYTES, Message, MessageId, Outcome, PROTOCOL, Reply, StateSet, cancelled_by_design,

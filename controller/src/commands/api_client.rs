@@ -1,12 +1,15 @@
-//! Talking to a running controller's HTTP API from the command line.
+//! Talking to a running controller's HTTP API from the command line: where it is (`--api`),
+//! the token to show it, and how an answer that is not a success ends the command. The token
+//! and the token check's refusal are the runtime's (`mobiwf_runtime::api_auth`), as the node's
+//! CLI has them.
 
 use std::path::PathBuf;
 use std::process::ExitCode;
 
 use anyhow::Context;
-use mobiwf_runtime::api_auth::{
-    EXIT_NOT_AUTHORISED, bearer_client, is_auth_refusal, token_from_env,
-};
+use mobiwf_runtime::api_auth::{ApiCli, authorised, bearer_client, token};
+
+pub use mobiwf_runtime::api_auth::exit_code_of;
 
 /// The default API address of `serve`, and of the commands that talk to it.
 pub const DEFAULT_API: &str = "127.0.0.1:7700";
@@ -36,39 +39,54 @@ impl ApiArgs {
     /// An HTTP client that shows the token (`--token-file`, else `$MOBIWF_TOKEN`, else none:
     /// the controller then answers 401 unless it runs `--insecure-no-auth`).
     pub fn client(&self) -> anyhow::Result<reqwest::Client> {
-        let token = match &self.token_file {
-            Some(file) => Some(mobiwf_runtime::secret::read_token_file(file)?),
-            None => token_from_env(TOKEN_ENV),
-        };
-        bearer_client(token.as_deref())
+        bearer_client(token(self.token_file.as_deref(), TOKEN_ENV, None)?.as_deref())
     }
 }
 
-/// The API refused the request for want of a token (401) or of a role (403): the command
-/// exits with [`EXIT_NOT_AUTHORISED`].
+/// The controller's API for the commands the CLIs share (`api-tokens`): a refusal ends the
+/// command as [`failure`] says (exit 1 for `refusals`, 3 otherwise).
+impl ApiCli for ApiArgs {
+    const INSECURE: &'static str = "serve --insecure-no-auth";
+
+    fn url(&self, path: &str) -> anyhow::Result<String> {
+        Ok(ApiArgs::url(self, path))
+    }
+
+    fn client(&self) -> anyhow::Result<reqwest::Client> {
+        ApiArgs::client(self)
+    }
+
+    async fn call(
+        &self,
+        request: reqwest::RequestBuilder,
+        refusals: &[u16],
+    ) -> anyhow::Result<serde_json::Value> {
+        match json(request, self).await? {
+            Ok(body) => Ok(body),
+            Err(refused) => Err(Said(failure_code(Ok(refused), refusals)).into()),
+        }
+    }
+
+    fn time(ms: u64) -> String {
+        mobiwf_book::format_time(ms)
+    }
+}
+
+/// An error already told to the user: the command ends with this exit code and says
+/// nothing more.
 #[derive(Debug)]
-pub struct NotAuthorised(pub String);
+pub struct Said(pub u8);
 
-impl std::fmt::Display for NotAuthorised {
+impl std::fmt::Display for Said {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        write!(f, "not authorised: {}", self.0)
+        write!(f, "exit {}", self.0)
     }
 }
 
-impl std::error::Error for NotAuthorised {}
-
-/// The exit code of an error: [`EXIT_NOT_AUTHORISED`] when the API refused the token,
-/// `otherwise` else.
-pub fn exit_code_of(e: &anyhow::Error, otherwise: u8) -> u8 {
-    if e.downcast_ref::<NotAuthorised>().is_some() {
-        EXIT_NOT_AUTHORISED
-    } else {
-        otherwise
-    }
-}
+impl std::error::Error for Said {}
 
 /// An answer of the API: the JSON body on success, the API's error message otherwise; a
-/// refused token is an error ([`NotAuthorised`]).
+/// refused token is an error (`NotAuthorised`).
 pub async fn json(
     request: reqwest::RequestBuilder,
     api: &ApiArgs,
@@ -80,22 +98,13 @@ pub async fn json(
             api.api
         )
     })?;
+    let response = authorised(response).await?;
     let status = response.status();
-    let challenged = response
-        .headers()
-        .contains_key(reqwest::header::WWW_AUTHENTICATE);
     let text = response
         .text()
         .await
         .context("the controller's answer was cut off")?;
     let body: Option<serde_json::Value> = serde_json::from_str(&text).ok();
-    if is_auth_refusal(status.as_u16(), challenged) {
-        let message = body
-            .as_ref()
-            .and_then(|b| b["error"].as_str())
-            .map_or_else(|| format!("HTTP {status}"), str::to_owned);
-        return Err(NotAuthorised(message).into());
-    }
     match body {
         Some(body) if status.is_success() => Ok(Ok(body)),
         Some(body) if body["error"].is_string() => {
@@ -115,14 +124,19 @@ pub async fn json(
 /// unknown instance, a state where it does not apply), [`EXIT_NOT_AUTHORISED`] when it
 /// refused the token, 3 when it could not be asked or answered otherwise.
 pub fn failure(answer: anyhow::Result<(u16, String)>, refusals: &[u16]) -> ExitCode {
+    ExitCode::from(failure_code(answer, refusals))
+}
+
+/// [`failure`]'s exit code, after saying why.
+fn failure_code(answer: anyhow::Result<(u16, String)>, refusals: &[u16]) -> u8 {
     match answer {
         Ok((status, message)) => {
             eprintln!("mobiwf-controller: {message}");
-            ExitCode::from(if refusals.contains(&status) { 1 } else { 3 })
+            if refusals.contains(&status) { 1 } else { 3 }
         }
         Err(e) => {
             eprintln!("mobiwf-controller: error: {e:#}");
-            ExitCode::from(exit_code_of(&e, 3))
+            exit_code_of(&e, 3)
         }
     }
 }

@@ -5,7 +5,7 @@ use std::process::ExitCode;
 use mobiwf_controller::render::ShownEvent;
 
 use super::api_client::{ApiArgs, failure, json};
-use super::table;
+use mobiwf_controller::table;
 
 /// Prints the history (exit 0); exit 1 when there is no such instance, 3 when the controller
 /// cannot be asked.

@@ -3,8 +3,6 @@
 pub mod api_client;
 pub mod api_tokens;
 pub mod control;
-pub mod demo;
-pub mod demo_people;
 pub mod enrol;
 pub mod history;
 pub mod org;
@@ -12,7 +10,6 @@ pub mod partition;
 pub mod serve;
 pub mod status;
 pub mod submit;
-pub mod table;
 pub mod validate;
 pub mod wait;
 pub mod worklist;

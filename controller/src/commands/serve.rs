@@ -66,7 +66,7 @@ pub struct ServeArgs {
     #[arg(long, value_name = "DURATION", value_parser = mobiwf_controller::retention::parse_duration)]
     pub retain_finished: Option<std::time::Duration>,
     #[command(flatten)]
-    pub inbound: mobiwf_node::inbound_args::InboundArgs,
+    pub inbound: mobiwf_runtime::mesh::InboundArgs,
 }
 
 /// `--routing`.

@@ -7,7 +7,7 @@ use mobiwf_book::{Instance, NodeInfo};
 use mobiwf_controller::listing::Page;
 
 use super::api_client::{ApiArgs, json};
-use super::table;
+use mobiwf_controller::table;
 
 /// Shows one instance (exit 1 when there is no such instance).
 pub async fn instance(api: &ApiArgs, id: u64, as_json: bool) -> anyhow::Result<ExitCode> {

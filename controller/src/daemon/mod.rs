@@ -221,7 +221,7 @@ pub async fn start(config: ControllerConfig) -> anyhow::Result<Controller> {
         mesh: base.mesh.clone(),
         store: base.store.clone(),
     };
-    let router = guarded(&config, &base, crate::api::router(client.clone()))?;
+    let router = base.guarded(auth_settings(&config), crate::api::router(client.clone()))?;
     let span = tracing::info_span!("controller");
     let controller = base
         .launch(actor, seq, span, client, (config.api, router))
@@ -233,26 +233,16 @@ pub async fn start(config: ControllerConfig) -> anyhow::Result<Controller> {
     Ok(controller)
 }
 
-/// `router` with the API token routes, behind the token check, once the administrator's
-/// token file is there.
-fn guarded<E>(
-    config: &ControllerConfig,
-    base: &Base<E>,
-    router: axum::Router,
-) -> anyhow::Result<axum::Router> {
-    let settings = api_auth::AuthSettings {
+/// Who may use the API: its token check, the administrator's token file, what each route
+/// needs.
+fn auth_settings(config: &ControllerConfig) -> api_auth::AuthSettings {
+    api_auth::AuthSettings {
         enforce: config.api_auth,
         users: false,
         command: "mobiwf-controller",
         token_file: config.data_dir.join(OPERATOR_TOKEN_FILE),
-    };
-    api_auth::protect(
-        base.store.clone(),
-        settings,
-        crate::api_access::need,
-        base.metrics.clone(),
-        router,
-    )
+        need: crate::api_access::need,
+    }
 }
 
 /// Starts the retention sweeps when `retain` is set (`--retain-finished`); the retention in

@@ -1,11 +1,12 @@
-//! Finding a running node's HTTP API from the command line, and calling it.
+//! Finding a running node's HTTP API from the command line, and calling it. The token and the
+//! token check's refusal are the runtime's (`mobiwf_runtime::api_auth`), as the controller's
+//! CLI has them; what is the node's own: `--data-dir` (its `api` and `api.token` files) and
+//! that an answer that is not a success is an error (exit 1, or an [`Exit`] code).
 
 use std::path::PathBuf;
 
 use anyhow::Context;
-use mobiwf_runtime::api_auth::{
-    EXIT_NOT_AUTHORISED, bearer_client, is_auth_refusal, token_from_env,
-};
+use mobiwf_runtime::api_auth::{ApiCli, EXIT_NOT_AUTHORISED, bearer_client, token};
 
 /// The environment variable that may hold a node API token itself (`--token-file` is read
 /// first). Not the controller's `MOBIWF_TOKEN`: a controller's token exported for its CLI is
@@ -33,18 +34,11 @@ impl ApiArgs {
     /// The token to show: `--token-file`, else `$MOBIWF_NODE_TOKEN`, else the data
     /// directory's `api.token` when there is one; none otherwise.
     pub fn token(&self) -> anyhow::Result<Option<String>> {
-        if let Some(file) = &self.token_file {
-            return Ok(Some(mobiwf_runtime::secret::read_token_file(file)?));
-        }
-        if let Some(token) = token_from_env(TOKEN_ENV) {
-            return Ok(Some(token));
-        }
-        match &self.data_dir {
-            Some(dir) if dir.join(mobiwf_node::API_TOKEN_FILE).exists() => Ok(Some(
-                mobiwf_runtime::secret::read_token_file(&dir.join(mobiwf_node::API_TOKEN_FILE))?,
-            )),
-            _ => Ok(None),
-        }
+        let own = self
+            .data_dir
+            .as_ref()
+            .map(|dir| dir.join(mobiwf_node::API_TOKEN_FILE));
+        token(self.token_file.as_deref(), TOKEN_ENV, own.as_deref())
     }
 
     /// An HTTP client that shows the token ([`ApiArgs::token`]) with every request.
@@ -75,25 +69,48 @@ impl ApiArgs {
     }
 }
 
+/// The node's API for the commands the CLIs share (`api-tokens`): a refusal is an error, as
+/// [`check`] makes it.
+impl ApiCli for ApiArgs {
+    const INSECURE: &'static str = "run --insecure-no-auth";
+
+    fn url(&self, path: &str) -> anyhow::Result<String> {
+        Ok(format!("{}{path}", self.base_url()?))
+    }
+
+    fn client(&self) -> anyhow::Result<reqwest::Client> {
+        ApiArgs::client(self)
+    }
+
+    async fn call(
+        &self,
+        request: reqwest::RequestBuilder,
+        _refusals: &[u16],
+    ) -> anyhow::Result<serde_json::Value> {
+        Ok(check(request.send().await?).await?.json().await?)
+    }
+
+    fn time(ms: u64) -> String {
+        mobiwf_runtime::process::time_of_day_utc(ms)
+    }
+}
+
 /// `response`, unless it is the token check's refusal (401, or 403 with
 /// `WWW-Authenticate`): then an [`Exit`] with `EXIT_NOT_AUTHORISED` and the API's message.
 pub async fn authorised(response: reqwest::Response) -> anyhow::Result<reqwest::Response> {
-    let status = response.status();
-    let challenged = response
-        .headers()
-        .contains_key(reqwest::header::WWW_AUTHENTICATE);
-    if !is_auth_refusal(status.as_u16(), challenged) {
-        return Ok(response);
-    }
-    let body: serde_json::Value = response.json().await.unwrap_or_default();
-    Err(Exit {
-        code: EXIT_NOT_AUTHORISED,
-        message: format!(
-            "not authorised: {} (HTTP {status})",
-            body["error"].as_str().unwrap_or("no details")
-        ),
-    }
-    .into())
+    mobiwf_runtime::api_auth::authorised(response)
+        .await
+        .map_err(|refused| {
+            Exit {
+                code: EXIT_NOT_AUTHORISED,
+                message: format!(
+                    "not authorised: {} (HTTP {})",
+                    refused.error.as_deref().unwrap_or("no details"),
+                    refused.status
+                ),
+            }
+            .into()
+        })
 }
 
 /// Turns an error answer of the API into an error with its message.

@@ -72,7 +72,7 @@ pub struct RunArgs {
     #[arg(long)]
     pub insecure_no_auth: bool,
     #[command(flatten)]
-    pub inbound: mobiwf_node::inbound_args::InboundArgs,
+    pub inbound: mobiwf_runtime::mesh::InboundArgs,
 }
 
 /// Runs the node until Ctrl-C or SIGTERM.

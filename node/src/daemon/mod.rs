@@ -415,31 +415,21 @@ pub async fn start(config: NodeConfig) -> anyhow::Result<Node> {
         files: crate::files::Files::new(&config.data_dir),
         mesh: base.mesh.clone(),
     };
-    let router = guarded(&config, &base, crate::api::router(client.clone()))?;
+    let router = base.guarded(auth_settings(&config), crate::api::router(client.clone()))?;
     let span = tracing::info_span!("node", name = %config.name);
     tracing::info!(name = %config.name, "runs {}", config.commands.describe());
     base.launch(actor, seq, span, client, (config.api, router))
         .await
 }
 
-/// `router` with the API token routes, behind the token check, once the administrator's
-/// token file is there.
-fn guarded<E>(
-    config: &NodeConfig,
-    base: &Base<E>,
-    router: axum::Router,
-) -> anyhow::Result<axum::Router> {
-    let settings = api_auth::AuthSettings {
+/// Who may use the API: its token check, the administrator's token file, what each route
+/// needs.
+fn auth_settings(config: &NodeConfig) -> api_auth::AuthSettings {
+    api_auth::AuthSettings {
         enforce: config.api_auth,
         users: true,
         command: "mobiwf-node",
         token_file: config.data_dir.join(API_TOKEN_FILE),
-    };
-    api_auth::protect(
-        base.store.clone(),
-        settings,
-        crate::api_access::need,
-        base.metrics.clone(),
-        router,
-    )
+        need: crate::api_access::need,
+    }
 }

@@ -12,16 +12,16 @@ use axum::response::{IntoResponse, Response};
 use super::{ApiTokens, Need};
 use crate::metrics::Metrics;
 
-/// A daemon's `router` with the API token routes, behind the token check, once the
-/// administrator's token file is there (`settings.token_file`): what both daemons serve.
+/// A daemon's `router` with the API token routes, behind the token check (each request
+/// needing what `settings.need` says), once the administrator's token file is there
+/// (`settings.token_file`): what both daemons serve (`daemon::Base::guarded`).
 pub fn protect(
     store: Arc<dyn crate::store::Store>,
     settings: super::AuthSettings,
-    need: fn(&Method, &str) -> Need,
     metrics: Arc<Metrics>,
     router: axum::Router,
 ) -> anyhow::Result<axum::Router> {
-    let enforce = settings.enforce;
+    let (enforce, need) = (settings.enforce, settings.need);
     let tokens = Arc::new(ApiTokens::open(store, settings)?);
     tokens.ensure_file(crate::process::now_ms())?;
     if !enforce {
@@ -140,6 +140,7 @@ mod tests {
             users: true,
             command: "mobiwf-node",
             token_file: dir.path().join("api.token"),
+            need: |_, _| Need::Role(Role::Viewer),
         };
         let tokens = ApiTokens::open(Arc::new(MemoryStore::new()), settings).unwrap();
         (dir, tokens)

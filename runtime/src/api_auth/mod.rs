@@ -2,9 +2,12 @@
 //! administrator) or, on a node, one user's own worklist. Both daemons share it: the tokens (kept
 //! only as their SHA-256, in the daemon's store, synced before a new token is shown), the file
 //! `serve`/`run` writes the administrator's token to, the axum layer that answers 401/403
-//! (`guard`), and the `/api-tokens` routes (`routes`). What each route needs is the daemon's own
-//! table (`controller::api_access`, `node::api_access`).
+//! (`guard`), the `/api-tokens` routes (`routes`), and the client side both CLIs share: the
+//! token a command shows and the check's refusal (`client`), the `api-tokens` command (`cli`).
+//! What each route needs is the daemon's own table (`controller::api_access`,
+//! `node::api_access`).
 
+mod cli;
 mod client;
 mod guard;
 mod listing;
@@ -13,7 +16,8 @@ mod tokens;
 
 use serde::{Deserialize, Serialize};
 
-pub use client::{bearer_client, token_from_env};
+pub use cli::{ApiCli, ApiTokensCommand, GrantArgs, api_tokens};
+pub use client::{NotAuthorised, authorised, bearer_client, exit_code_of, token, token_from_env};
 pub use guard::{guard, protect};
 pub use listing::{grant, listing};
 pub use routes::routes;

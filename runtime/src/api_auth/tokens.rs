@@ -28,6 +28,9 @@ pub struct AuthSettings {
     /// The file that holds the administrator's token (the daemon writes it at start; 401
     /// answers name it).
     pub token_file: PathBuf,
+    /// What a request needs, by its method and path: the daemon's table (its
+    /// `api_access::need`).
+    pub need: fn(&axum::http::Method, &str) -> super::Need,
 }
 
 /// Why a token was not made.
@@ -221,6 +224,7 @@ mod tests {
             users,
             command: "mobiwf-node",
             token_file: dir.join("api.token"),
+            need: |_, _| super::super::Need::Role(Role::Viewer),
         }
     }
 

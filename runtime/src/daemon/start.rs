@@ -145,6 +145,17 @@ impl<E: Send + 'static> Base<E> {
         Ok(Sequencer::load(self.store.as_ref(), self.peer_id)?)
     }
 
+    /// `router` with the API token routes (`/api-tokens`), behind the token check `auth`
+    /// says, once the administrator's token file is there; the tokens in this daemon's store,
+    /// refusals counted in its metrics.
+    pub fn guarded(
+        &self,
+        auth: crate::api_auth::AuthSettings,
+        router: axum::Router,
+    ) -> anyhow::Result<axum::Router> {
+        crate::api_auth::protect(self.store.clone(), auth, self.metrics.clone(), router)
+    }
+
     /// Runs `actor` on the queue (inside `span`), serves `api` on `api_addr`, and returns the
     /// running daemon with `client` for asking it things.
     pub async fn launch<A, C>(

@@ -39,12 +39,14 @@ use libp2p::{Multiaddr, PeerId, Swarm};
 use tokio::sync::{broadcast, mpsc, oneshot, watch};
 
 pub mod addresses;
+pub mod inbound_args;
 pub mod limits;
 pub mod private;
 pub mod relay;
 mod task;
 
 pub use addresses::Freshness;
+pub use inbound_args::InboundArgs;
 pub use limits::InboundLimits;
 pub use relay::RelayCounters;
 use task::{Behaviour, Task};

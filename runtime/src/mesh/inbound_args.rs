@@ -1,8 +1,8 @@
-//! The command-line options of the mesh's per-peer limits on inbound requests, shared by
-//! `mobiwf-node run` and `mobiwf-controller serve`.
+//! The command-line options of the mesh's per-peer limits on inbound requests: both daemons
+//! take them (`mobiwf-node run`, `mobiwf-controller serve`), so they live with the limits.
 
-use mobiwf_runtime::mesh::InboundLimits;
-use mobiwf_runtime::mesh::limits::{MAX_INBOUND_IN_FLIGHT_PER_PEER, MAX_INBOUND_PER_PEER_PER_SEC};
+use super::InboundLimits;
+use super::limits::{MAX_INBOUND_IN_FLIGHT_PER_PEER, MAX_INBOUND_PER_PEER_PER_SEC};
 
 /// How much one peer may ask of this daemon at once; past it, its requests are shed (left
 /// unanswered: a partner's outbox tries again) and counted in `mobiwf_inbound_shed_total`.

@@ -1,4 +1,4 @@
-//! The people part of `demo`: an organisation (examples/organisation.xml), a host node N1 and
+//! The demo's second part, people: an organisation (examples/organisation.xml), a host node N1 and
 //! two field devices N2 (alice, carol) and N3 (bob), and the valve inspection workflow
 //! (examples/people/inspection.xml) whose manual activity is offered to every technician.
 //! Alice selects it on N2, bob's worklist on N3 loses it and his select is refused, alice
@@ -13,12 +13,12 @@ use mobiwf_node::{ClaimOutcome, Node};
 use mobiwf_people::Order;
 use mobiwf_proto::{ActivityId, InstanceId, ItemAction, UserId, Verdict};
 
-use super::demo::start_node;
+use super::run::start_node;
 
 /// The organisation the demo applies.
-const ORGANISATION: &[u8] = include_bytes!("../../../examples/organisation.xml");
+const ORGANISATION: &[u8] = include_bytes!("../../examples/organisation.xml");
 /// The workflow with a manual activity for technicians.
-const INSPECTION: &[u8] = include_bytes!("../../../examples/people/inspection.xml");
+const INSPECTION: &[u8] = include_bytes!("../../examples/people/inspection.xml");
 /// The manual activity of the inspection workflow.
 const INSPECT: ActivityId = ActivityId(2);
 

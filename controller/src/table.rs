@@ -1,13 +1,13 @@
 //! Tables of instances, activities, instance data, histories and nodes for the terminal.
 
+use crate::render::ShownEvent;
 use mobiwf_book::{ActivityView, Instance, InstanceState, NodeInfo};
-use mobiwf_controller::render::ShownEvent;
-use mobiwf_proto::{ActivityId, ActivityState, DataValue};
+use mobiwf_proto::{ActivityId, ActivityState, DataValue, Millis};
 use mobiwf_xml_schema::Contingency;
 
 fn at(base: u64, ms: Option<u64>) -> String {
     match ms {
-        Some(ms) => format!("+{:.3}s", ms.saturating_sub(base) as f64 / 1000.0),
+        Some(ms) => format!("+{}", Millis(ms).since(Millis(base))),
         None => "-".to_owned(),
     }
 }
@@ -174,7 +174,7 @@ const SHOWN_VALUE_CHARS: usize = 60;
 
 /// An instance's data, a line per name: its latest value, who wrote it and when (since the
 /// instance's submission); then the nodes that did not answer.
-pub fn data(inst: &Instance, view: &mobiwf_controller::data::DataView) -> String {
+pub fn data(inst: &Instance, view: &crate::data::DataView) -> String {
     let mut out = format!(
         "instance {}: {} data value(s)\n{:<16} {:<8} {:<24} {:<10} VALUE\n",
         inst.id,

@@ -1,6 +1,6 @@
-//! `demo [FILE]`: a controller and the partner nodes a workflow needs, in this process, on
-//! loopback, with temporary data directories; runs the workflow once and shows its progress
-//! and the final table. The paper's example is the default.
+//! The demo's first part: a controller and the partner nodes a workflow needs, started in
+//! this process, the workflow run once, its progress shown as the controller learns of it,
+//! then the final table.
 
 use std::collections::BTreeMap;
 use std::path::Path;
@@ -10,13 +10,14 @@ use std::time::Duration;
 use mobiwf_book::{Instance, InstanceState};
 use mobiwf_controller::ControllerConfig;
 use mobiwf_node::NodeConfig;
-use mobiwf_proto::{ActivityId, ActivityState};
+use mobiwf_proto::{ActivityId, ActivityState, Millis};
 use mobiwf_runtime::metrics::Peer;
 
-use super::table;
+use anyhow::Context;
+use mobiwf_controller::table;
 
 /// The paper's example workflow, shipped in the binary so the demo runs from anywhere.
-const PAPER: &[u8] = include_bytes!("../../../examples/paper/workflow.xml");
+const PAPER: &[u8] = include_bytes!("../../examples/paper/workflow.xml");
 
 fn loopback() -> anyhow::Result<Vec<libp2p::Multiaddr>> {
     Ok(vec!["/ip4/127.0.0.1/tcp/0".parse()?])
@@ -58,7 +59,10 @@ async fn start_controller(
 /// Runs the demo; exit 0 when the instance succeeded, 1 otherwise.
 pub async fn run(file: Option<&Path>, timeout_secs: u64, hour_ms: u64) -> anyhow::Result<ExitCode> {
     let (bytes, source) = match file {
-        Some(f) => (super::read(f)?, f.display().to_string()),
+        Some(f) => (
+            std::fs::read(f).with_context(|| format!("cannot read {}", f.display()))?,
+            f.display().to_string(),
+        ),
         None => (PAPER.to_vec(), "examples/paper/workflow.xml".to_owned()),
     };
     let def = match mobiwf_xml_schema::load_definition(&bytes) {
@@ -100,7 +104,7 @@ pub async fn run(file: Option<&Path>, timeout_secs: u64, hour_ms: u64) -> anyhow
     print!("{}", table::instance(&inst));
     // Without a file, the demo goes on with people: a manual activity on worklists.
     let people_ok = if file.is_none() && inst.state == InstanceState::Succeeded {
-        super::demo_people::run(&client, dir.path(), &controller_addr, deadline).await?
+        super::people::run(&client, dir.path(), &controller_addr, deadline).await?
     } else {
         true
     };
@@ -119,7 +123,7 @@ pub async fn run(file: Option<&Path>, timeout_secs: u64, hour_ms: u64) -> anyhow
         | InstanceState::Running
         | InstanceState::Interrupted
         | InstanceState::Compensating => {
-            eprintln!("mobiwf-controller: instance {id} did not finish within {timeout_secs} s");
+            eprintln!("mobiwf-demo: instance {id} did not finish within {timeout_secs} s");
             ExitCode::from(2)
         }
     })
@@ -251,10 +255,7 @@ fn show_progress(inst: &Instance, shown: &mut BTreeMap<ActivityId, ActivityState
         }
         shown.insert(a.id, a.state());
         let when = a.finished_ms.or(a.started_ms).map_or(String::new(), |t| {
-            format!(
-                "+{:.3}s",
-                t.saturating_sub(inst.submitted_ms) as f64 / 1000.0
-            )
+            format!("+{}", Millis(t).since(Millis(inst.submitted_ms)))
         });
         println!(
             "  {when:>9}  {} ({}) on {}: {}",
