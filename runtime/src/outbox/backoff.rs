@@ -185,7 +185,10 @@ mod tests {
         assert!(s.succeeded());
         assert_eq!(s.reachability_news(), Some(true));
         assert_eq!(s.reachability_news(), None);
-        assert!(!s.succeeded(), "a success on a lane that does not fail changes nothing");
+        assert!(
+            !s.succeeded(),
+            "a success on a lane that does not fail changes nothing"
+        );
     }
 
     #[test]
