@@ -6,19 +6,7 @@ use mobiwf_xml_schema::{ActivityKind, flag_problem};
 
 use crate::lifecycle::{Event, Life};
 use crate::run::RunKey;
-use crate::{Effect, Engine, Finisher, Refusal};
-
-/// The end of a try or of a person's work, as [`crate::Input::Finished`] says it.
-pub(crate) struct Ended {
-    pub(crate) instance: InstanceId,
-    pub(crate) activity: ActivityId,
-    pub(crate) succeeded: bool,
-    pub(crate) detail: Option<String>,
-    pub(crate) by: Finisher,
-    pub(crate) attempt: u32,
-    pub(crate) flag: Option<String>,
-    pub(crate) written: Vec<(String, mobiwf_proto::DataValue)>,
-}
+use crate::{Effect, Ended, Engine, Finisher, Refusal};
 
 impl Engine {
     /// A try or a person's work ended. Refused when the activity is not running here or is

@@ -5,7 +5,7 @@
 
 use std::collections::BTreeSet;
 
-use mobiwf_engine::{Finisher, Input, Refusal, Target};
+use mobiwf_engine::{Claimed, Ended, Finisher, Input, Refusal, Target};
 use mobiwf_people::{DeskInput, ItemKey, LocalClaim};
 use mobiwf_proto::{
     ActivityId, DataValue, Datum, FileRef, InstanceId, Message, NodeId, PartitionId, UserId,
@@ -29,7 +29,7 @@ pub enum NodeInput {
     Claim(LocalClaim),
     /// A claim of this node's desk on an item of its own engine, once its instance is back
     /// in memory ([`crate::Output::deferred`]).
-    LocalClaim(Input),
+    LocalClaim(Claimed),
     /// Deliveries to a peer failed too often (`reachable: false`), or it was heard from again.
     Link {
         /// The peer.
@@ -63,7 +63,8 @@ impl NodeInput {
     /// The instance of the engine's this input is about, if any.
     pub fn instance(&self) -> Option<InstanceId> {
         match self {
-            NodeInput::Engine(input) | NodeInput::LocalClaim(input) => input.instance(),
+            NodeInput::Engine(input) => input.instance(),
+            NodeInput::LocalClaim(claimed) => Some(claimed.claim.instance),
             NodeInput::Ended(end) => Some(end.instance),
             NodeInput::Complete(end) => Some(end.instance),
             _ => None,
@@ -114,7 +115,7 @@ pub struct PersonEnd {
 impl PersonEnd {
     /// The engine's input.
     pub(crate) fn input(self) -> Input {
-        Input::Finished {
+        Input::Finished(Ended {
             instance: self.instance,
             activity: self.activity,
             succeeded: self.succeeded,
@@ -123,7 +124,7 @@ impl PersonEnd {
             attempt: 0,
             flag: self.flag,
             written: self.written,
-        }
+        })
     }
 }
 

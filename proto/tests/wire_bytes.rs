@@ -9,10 +9,11 @@
 #![allow(clippy::unwrap_used, clippy::too_many_lines, missing_docs)]
 
 use mobiwf_proto::{
-    ActivityId, ActivityRecord, ActivityState, ActivityTypeId, Answer, Compensate, Compensated,
-    Control, DataValue, Datum, DeviceEntry, FileBody, FileRef, Hold, Holder, InstanceId,
-    ItemAction, ItemDeadline, ItemEvent, ItemInfo, ItemStatus, Message, NodeId, NodeName, Notice,
-    Outcome, PartitionId, Rerun, StateSet, UserId, Verdict, Written,
+    ActivityId, ActivityRecord, ActivityState, ActivityTypeId, Answer, Claim, Compensate,
+    Compensated, Control, DataValue, Datum, Deploy, DeviceEntry, FileBody, FileRef, Hold, Holder,
+    InstanceId, ItemAction, ItemDeadline, ItemEvent, ItemInfo, ItemSnapshot, ItemStatus, Message,
+    NodeId, NodeName, Notice, Notify, Outcome, PartitionId, Rerun, StateChanged, StateSet, UserId,
+    Verdict, Written,
 };
 
 const FIXTURE: &str = include_str!("fixtures/messages.jsonl");
@@ -94,15 +95,15 @@ fn samples() -> Vec<Message> {
             addrs: vec![addr()],
             join_token: Some("t0k".into()),
         },
-        Message::Deploy {
+        Message::Deploy(Deploy {
             instance: InstanceId(7),
             partition: PartitionId(2),
             document: "<workflow/>".into(),
             responsible: Some(user.clone()),
             hour_ms: Some(1_000),
             runs_on: vec![(ActivityId(3), NodeId::new("12D3KooWPeer"))],
-        },
-        Message::Notify {
+        }),
+        Message::Notify(Notify {
             instance: InstanceId(7),
             activity: ActivityId(3),
             outcome: Outcome::Released,
@@ -125,12 +126,12 @@ fn samples() -> Vec<Message> {
                 base64: "aGk=".into(),
             }],
             holder: Some(addr()),
-        },
-        Message::StateChanged {
+        }),
+        Message::StateChanged(StateChanged {
             instance: InstanceId(7),
             activity: ActivityId(3),
             entered: StateSet::default().with(ActivityState::Ready),
-        },
+        }),
         Message::Completed {
             instance: InstanceId(7),
             by: ActivityId(9),
@@ -181,7 +182,7 @@ fn samples() -> Vec<Message> {
                 presence_seq: 4,
             }],
         },
-        Message::Claim {
+        Message::Claim(Claim {
             instance: InstanceId(7),
             activity: ActivityId(3),
             user: user.clone(),
@@ -189,8 +190,8 @@ fn samples() -> Vec<Message> {
             request: 12,
             offline_ms: Some(40),
             offered_ms: Some(1_000),
-        },
-        Message::Claim {
+        }),
+        Message::Claim(Claim {
             instance: InstanceId(7),
             activity: ActivityId(3),
             user: user.clone(),
@@ -198,8 +199,8 @@ fn samples() -> Vec<Message> {
             request: 13,
             offline_ms: None,
             offered_ms: None,
-        },
-        Message::Item {
+        }),
+        Message::Item(ItemSnapshot {
             info: info(),
             version: 5,
             offered: vec![user.clone()],
@@ -220,8 +221,8 @@ fn samples() -> Vec<Message> {
                     reason: "gone".into(),
                 },
             }),
-        },
-        Message::Item {
+        }),
+        Message::Item(ItemSnapshot {
             info: ItemInfo {
                 due: None,
                 deadline_ms: None,
@@ -230,9 +231,11 @@ fn samples() -> Vec<Message> {
             version: 6,
             offered: Vec::new(),
             holders: Vec::new(),
-            status: ItemStatus::Closed { why: "cancelled".into() },
+            status: ItemStatus::Closed {
+                why: "cancelled".into(),
+            },
             answer: None,
-        },
+        }),
         Message::Answer {
             instance: InstanceId(7),
             activity: ActivityId(3),
@@ -313,15 +316,15 @@ fn samples() -> Vec<Message> {
         addrs: Vec::new(),
         join_token: None,
     });
-    out.push(Message::Deploy {
+    out.push(Message::Deploy(Deploy {
         instance: InstanceId(7),
         partition: PartitionId(2),
         document: "<workflow/>".into(),
         responsible: None,
         hour_ms: None,
         runs_on: Vec::new(),
-    });
-    out.push(Message::Notify {
+    }));
+    out.push(Message::Notify(Notify {
         instance: InstanceId(7),
         activity: ActivityId(3),
         outcome: Outcome::Succeeded,
@@ -331,7 +334,7 @@ fn samples() -> Vec<Message> {
         data: Vec::new(),
         files: Vec::new(),
         holder: None,
-    });
+    }));
     out
 }
 
@@ -351,7 +354,11 @@ fn every_message_encodes_to_the_bytes_it_had_and_decodes_from_them() {
 #[test]
 fn every_kind_of_message_is_in_the_fixture() {
     let kinds: std::collections::BTreeSet<&str> = samples().iter().map(Message::kind).collect();
-    assert_eq!(kinds.len(), 26, "a kind of message without bytes in the fixture");
+    assert_eq!(
+        kinds.len(),
+        26,
+        "a kind of message without bytes in the fixture"
+    );
 }
 
 /// Prints the fixture's lines (run with `--ignored --nocapture` to write them anew: only

@@ -15,11 +15,10 @@ pub(super) fn taken(input: &NodeInput) {
         Input::Directory(d) => {
             tracing::info!(version = d.version, "organisation directory received")
         }
-        Input::Deploy {
-            instance,
-            partition,
-            ..
-        } => tracing::info!(%instance, %partition, "partition deployed"),
+        Input::Deploy(d) => {
+            let (instance, partition) = (d.instance, d.partition);
+            tracing::info!(%instance, %partition, "partition deployed");
+        }
         Input::Completed { instance, by } => {
             tracing::info!(%instance, %by, "the instance was completed by its completion activity");
         }
@@ -40,15 +39,13 @@ pub(super) fn taken(input: &NodeInput) {
         Input::Control { instance, action } => {
             tracing::info!(%instance, action = action.as_str(), "operator control");
         }
-        Input::Compensate {
-            instance, activity, ..
-        } => tracing::info!(%instance, %activity, "compensation asked for"),
-        Input::Rerun {
-            instance,
-            partition,
-            activities,
-        } => {
-            let ids: Vec<u64> = activities.iter().map(|a| a.0).collect();
+        Input::Compensate(c) => {
+            let (instance, activity) = (c.instance, c.activity);
+            tracing::info!(%instance, %activity, "compensation asked for");
+        }
+        Input::Rerun(r) => {
+            let (instance, partition) = (r.instance, r.partition);
+            let ids: Vec<u64> = r.activities.iter().map(|a| a.0).collect();
             tracing::info!(%instance, %partition, activities = ?ids, "operator rerun");
         }
         _ => {}
