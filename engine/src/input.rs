@@ -124,18 +124,13 @@ pub struct Ended {
     pub instance: InstanceId,
     /// The activity.
     pub activity: ActivityId,
-    /// True when it succeeded.
-    pub succeeded: bool,
-    /// Why it failed (exit status, the person's words).
-    pub detail: Option<String>,
+    /// How it ended.
+    pub finish: Finish,
     /// Who says so.
     pub by: Finisher,
     /// Which try of the command ended (ignored for people): the end of an earlier try that
     /// was given up on is ignored.
     pub attempt: u32,
-    /// The completion flag it ended with (a person's choice, or what its command wrote to its
-    /// flag file), read by routes and `<merge flag>`.
-    pub flag: Option<String>,
     /// The instance data it wrote (kept when it succeeded): each a name of its `<writes>`; a
     /// person's text for a number is checked as a number. A file's content is already in the
     /// daemon's store.
@@ -152,4 +147,44 @@ pub struct Claimed {
     /// The files a completion names whose content the daemon does not hold, and where to
     /// fetch them (the claimant's device).
     pub missing: Vec<Missing>,
+}
+
+/// How an activity's work ended, as its command or its person says.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Finish {
+    /// It succeeded.
+    Succeeded {
+        /// What was said of it (the person's words).
+        detail: Option<String>,
+        /// The completion flag it ended with (a person's choice, or what its command wrote to
+        /// its flag file), read by routes and `<merge flag>`.
+        flag: Option<String>,
+    },
+    /// It failed: a failure has no completion flag (routes and `<merge flag>` read only a
+    /// success's).
+    Failed {
+        /// Why (exit status, the person's words).
+        detail: Option<String>,
+    },
+}
+
+impl Finish {
+    /// True when it succeeded.
+    pub fn succeeded(&self) -> bool {
+        matches!(self, Finish::Succeeded { .. })
+    }
+
+    /// What was said of it, success or failure.
+    pub fn detail(&self) -> Option<&str> {
+        match self {
+            Finish::Succeeded { detail, .. } | Finish::Failed { detail } => detail.as_deref(),
+        }
+    }
+
+    /// Its words, success or failure, taken.
+    pub fn into_detail(self) -> Option<String> {
+        match self {
+            Finish::Succeeded { detail, .. } | Finish::Failed { detail } => detail,
+        }
+    }
 }

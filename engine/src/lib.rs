@@ -57,7 +57,7 @@ use mobiwf_proto::{ActivityId, ActivityState, InstanceId, Message, NodeId, Parti
 
 pub use compensate::Undo;
 pub use data::{Carried, Missing};
-pub use input::{Changed, Claimed, Ended, Input, Notified};
+pub use input::{Changed, Claimed, Ended, Finish, Input, Notified};
 pub use items::lifecycle as item_lifecycle;
 pub use items::{
     Completion, CopyLife, Item, ItemCopy, ItemKey, RestoredPeople, StoredDirectory, StoredItem,

@@ -258,19 +258,17 @@ impl NodeCore {
                 instance: end.instance,
                 partition: end.partition,
                 activity: end.activity,
-                succeeded: end.succeeded,
-                detail: end.detail,
+                succeeded: end.finish.succeeded(),
+                detail: end.finish.into_detail(),
             });
             (input, "a compensation's end")
         } else {
             let input = Input::Finished(Ended {
                 instance: end.instance,
                 activity: end.activity,
-                succeeded: end.succeeded,
-                detail: end.detail,
+                finish: end.finish,
                 by: Finisher::Command,
                 attempt: end.attempt,
-                flag: end.flag,
                 written: end.written,
             });
             // Its activity was decided before (timeOut, withdrawal, cancel): the command had

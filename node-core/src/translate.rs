@@ -187,8 +187,9 @@ fn route_of(
 }
 
 /// What the controller orders (only it deploys, withdraws, substitutes, controls, completes,
-/// asks for compensations and reruns), or why a node does not take `message`; a document whose adjacents cannot be reached is refused
-/// before it is deployed (its notifications could never be delivered).
+/// asks for compensations and reruns), or why a node does not take `message`; a document
+/// whose adjacents cannot be reached is refused before it is deployed (its notifications
+/// could never be delivered).
 fn controller_input(peer_of: PeerOf, message: Message) -> Result<Input, String> {
     Ok(match message {
         Message::Deploy(deploy) => {

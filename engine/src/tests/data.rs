@@ -74,11 +74,12 @@ fn finished(
     Input::Finished(crate::Ended {
         instance: InstanceId(instance),
         activity: ActivityId(activity),
-        succeeded: true,
-        detail: None,
+        finish: crate::Finish::Succeeded {
+            detail: None,
+            flag: None,
+        },
         by,
         attempt: 0,
-        flag: None,
         written: written
             .into_iter()
             .map(|(n, v)| (n.to_owned(), v))

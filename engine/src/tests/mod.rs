@@ -211,11 +211,18 @@ fn finished(
             written: Vec::new(),
             instance: InstanceId(instance),
             activity: ActivityId(activity),
-            succeeded: ok,
-            detail: (!ok).then(|| "exit status 1".to_owned()),
+            finish: if ok {
+                crate::Finish::Succeeded {
+                    detail: (!ok).then(|| "exit status 1".to_owned()),
+                    flag: None,
+                }
+            } else {
+                crate::Finish::Failed {
+                    detail: (!ok).then(|| "exit status 1".to_owned()),
+                }
+            },
             by,
             attempt: 0,
-            flag: None,
         }),
     )
 }
@@ -309,11 +316,18 @@ fn ended(
         written: Vec::new(),
         instance: InstanceId(instance),
         activity: ActivityId(activity),
-        succeeded: ok,
-        detail: (!ok).then(|| "exit status 1".to_owned()),
+        finish: if ok {
+            crate::Finish::Succeeded {
+                detail: (!ok).then(|| "exit status 1".to_owned()),
+                flag: None,
+            }
+        } else {
+            crate::Finish::Failed {
+                detail: (!ok).then(|| "exit status 1".to_owned()),
+            }
+        },
         by: Finisher::Command,
         attempt,
-        flag: None,
     });
     at(e, now_ms, input)
 }

@@ -375,15 +375,18 @@ fn input_of(op: &Op, docs: &[(u64, u64, String)]) -> Option<Input> {
             written: Vec::new(),
             instance: InstanceId(instance),
             activity: ActivityId(activity),
-            succeeded: ok,
-            detail: (!ok).then(|| "exit status 1".to_owned()),
-            by: if person {
-                Finisher::Person
+            finish: if ok {
+                crate::Finish::Succeeded {
+                    detail: None,
+                    flag: None,
+                }
             } else {
-                Finisher::Command
+                crate::Finish::Failed {
+                    detail: Some("exit status 1".to_owned()),
+                }
             },
+            by: [Finisher::Command, Finisher::Person][usize::from(person)],
             attempt,
-            flag: None,
         }),
         Op::Tick(_) => Input::Tick,
         Op::Withdraw(i, a) => Input::Withdraw {

@@ -51,11 +51,12 @@ fn ended_with_flag(
         written: Vec::new(),
         instance: InstanceId(instance),
         activity: ActivityId(activity),
-        succeeded: true,
-        detail: None,
+        finish: crate::Finish::Succeeded {
+            detail: None,
+            flag: Some(flag.to_owned()),
+        },
         by: Finisher::Command,
         attempt: 0,
-        flag: Some(flag.to_owned()),
     });
     at(e, now_ms, input)
 }
@@ -254,7 +255,7 @@ scenarios! {
             }],
         );
         deploy(&mut e, 56, 1, &d);
-        let finish = |flag: &str| Input::Finished(crate::Ended { written: Vec::new(), instance: InstanceId(56), activity: ActivityId(1), succeeded: true, detail: None, by: Finisher::Person, attempt: 0, flag: Some(flag.to_owned()) });
+        let finish = |flag: &str| Input::Finished(crate::Ended { written: Vec::new(), instance: InstanceId(56), activity: ActivityId(1), finish: crate::Finish::Succeeded { detail: None, flag: Some(flag.to_owned()) }, by: Finisher::Person, attempt: 0 });
         let err = e.apply(2000, finish("two words")).unwrap_err();
         assert!(err.to_string().contains("' '"), "{err}");
         assert_eq!(state(&e, 56, 1), ActivityState::Ready, "nothing changed");

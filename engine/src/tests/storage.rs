@@ -57,7 +57,7 @@ fn records_keep_start_and_end_to_the_microsecond() {
     };
     e.apply(
         5000,
-        Input::Finished(crate::Ended { written: Vec::new(), instance: InstanceId(1), activity: ActivityId(3), succeeded: true, detail: None, by: Finisher::Command, attempt: 0, flag: None }),
+        Input::Finished(crate::Ended { written: Vec::new(), instance: InstanceId(1), activity: ActivityId(3), finish: crate::Finish::Succeeded { detail: None, flag: None }, by: Finisher::Command, attempt: 0 }),
     )
     .expect("finished");
     assert_eq!(rec(&e).finished_us, Some(5_000_000));

@@ -305,9 +305,7 @@ impl NodeActor {
                     activity: execution.activity,
                     attempt: execution.attempt,
                     compensation: execution.compensation,
-                    succeeded: ended.succeeded,
-                    detail: ended.detail,
-                    flag: ended.flag,
+                    finish: ended.finish,
                     written: ended.written,
                 };
                 self.step(now, NodeInput::Ended(end), writing, after)?;
@@ -528,7 +526,7 @@ impl NodeActor {
                 } else {
                     "command ended"
                 };
-                tracing::info!(succeeded = ended.succeeded, "{what}");
+                tracing::info!(succeeded = ended.finish.succeeded(), "{what}");
                 let _ = events.send(Event::Ended { execution, ended }).await;
             }
             .instrument(span),
