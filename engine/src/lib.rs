@@ -42,6 +42,7 @@ mod notify;
 mod progress;
 mod readiness;
 mod refusal;
+mod refused;
 mod rerun;
 mod retire;
 pub mod rules;
@@ -66,6 +67,7 @@ pub use items::{
 pub use known::{Known, MAX_SUBSTITUTIONS};
 pub use lifecycle::{Event, Life};
 pub use refusal::Refusal;
+pub use refused::{MAX_REFUSALS_KEPT, Refusals, RefusedTransition};
 pub use retire::StoredInstance;
 pub use run::{Progress, Run, RunKey, StoredRun};
 pub use speakers::{EarlyWord, MAX_EARLY_INSTANCES, MAX_EARLY_WORDS, Said};
@@ -198,6 +200,8 @@ pub struct Engine {
     dirty_runs: BTreeSet<RunKey>,
     dirty_known: BTreeSet<InstanceId>,
     transitions: Vec<Transition>,
+    /// The transitions the lifecycle table refused since the daemon last took them.
+    refusals: Refusals,
     /// Messages decided while an activity changed state (`Engine::step`, which has no list
     /// of effects): added to the effects of the input being applied.
     told: Vec<Effect>,

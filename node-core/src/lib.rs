@@ -219,6 +219,12 @@ impl NodeCore {
         self.engine.take_transitions()
     }
 
+    /// The transitions the engine's lifecycle table refused since the last call (a bug: the
+    /// daemon logs and counts them).
+    pub fn take_refused_transitions(&mut self) -> mobiwf_engine::Refusals {
+        self.engine.take_refused_transitions()
+    }
+
     /// When the node must tick next: the engine's earliest timer or the desk's next deadline
     /// notice, whichever comes first (both on this node's clock).
     pub fn next_deadline(&self) -> Option<u64> {

@@ -112,6 +112,7 @@ impl Actor for NodeActor {
             let _ = reply.send(result);
         }
         super::journal::transitions(&self.metrics, self.core.take_transitions());
+        super::journal::refused(&self.metrics, self.core.take_refused_transitions());
     }
 }
 
