@@ -63,7 +63,7 @@ fn flood(
                                 incarnation: 1,
                                 seq,
                             },
-                            message: Message::Notify {
+                            message: Message::Notify(mobiwf_proto::Notify {
                                 instance: InstanceId(1_000_000 + seq % 5_000),
                                 activity: ActivityId(17),
                                 outcome: Outcome::Succeeded,
@@ -73,7 +73,7 @@ fn flood(
                                 data: Vec::new(),
                                 files: Vec::new(),
                                 holder: None,
-                            },
+                            }),
                         };
                         sent.fetch_add(1, Ordering::Relaxed);
                         let _ = handle.request(peer, vec![addr.clone()], envelope).await;

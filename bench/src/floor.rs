@@ -55,7 +55,7 @@ fn notification(origin: &PeerId, seq: u64) -> Envelope {
             origin: origin.to_string().into(),
             seq,
         },
-        message: Message::Notify {
+        message: Message::Notify(mobiwf_proto::Notify {
             data: Vec::new(),
             files: Vec::new(),
             holder: None,
@@ -65,7 +65,7 @@ fn notification(origin: &PeerId, seq: u64) -> Envelope {
             entered: mobiwf_proto::StateSet::EMPTY,
             flag: None,
             routed: None,
-        },
+        }),
     }
 }
 

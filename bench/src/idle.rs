@@ -140,14 +140,14 @@ async fn deploy_all(
                     origin: me.to_string().into(),
                     seq: instance,
                 },
-                message: Message::Deploy {
+                message: Message::Deploy(mobiwf_proto::Deploy {
                     instance: mobiwf_proto::InstanceId(instance),
                     partition: mobiwf_proto::PartitionId(2),
                     document: partition(instance, my_address),
                     responsible: None,
                     hour_ms: None,
                     runs_on: Default::default(),
-                },
+                }),
             };
             deliver(mesh, node, addrs.clone(), envelope)
         })

@@ -122,14 +122,14 @@ fn build(node_dir: &Path, partitions: u64) -> anyhow::Result<()> {
         let mut batch = Batch::default();
         for _ in 0..PER_BATCH.min(partitions - instance) {
             instance += 1;
-            let deploy = Input::Deploy {
-                runs_on: Default::default(),
+            let deploy = Input::Deploy(mobiwf_proto::Deploy {
                 instance: InstanceId(instance),
                 partition: PartitionId(2),
                 document: crate::idle::partition(instance, &elsewhere),
                 responsible: None,
                 hour_ms: None,
-            };
+                runs_on: Vec::new(),
+            });
             engine
                 .apply(1_000, deploy)
                 .map_err(|refusal| anyhow::anyhow!("deploying {instance}: {refusal:?}"))?;

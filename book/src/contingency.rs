@@ -87,14 +87,14 @@ pub(crate) fn place(inst: &mut Instance, ctx: &mut Ctx<'_>, a: ActivityId, x: Ac
     let pid = record_placement(inst, ctx, (a, x), &node, awaits);
     ctx.send(
         &node,
-        Message::Deploy {
+        Message::Deploy(mobiwf_proto::Deploy {
             runs_on: inst.runs_on().into_iter().collect(),
             instance: inst.id,
             partition: pid,
             responsible: inst.responsible.clone(),
             hour_ms: crate::submit::hour_ms_for(&document, ctx.hour_ms),
             document: mobiwf_xml_schema::write_partition(&document),
-        },
+        }),
     );
     let location = node.addrs.first().cloned().unwrap_or_default();
     for holder in holders.values() {

@@ -246,12 +246,12 @@ impl Book {
                 (waiting, precondition),
                 time_out_secs,
             ),
-            Message::Notify {
+            Message::Notify(mobiwf_proto::Notify {
                 instance, activity, ..
-            }
-            | Message::StateChanged {
+            })
+            | Message::StateChanged(mobiwf_proto::StateChanged {
                 instance, activity, ..
-            } if matches!(self.routing, Routing::Hub { .. }) => {
+            }) if matches!(self.routing, Routing::Hub { .. }) => {
                 self.relay(peer, instance, activity, message.clone())
             }
             Message::ItemEvents {
@@ -260,7 +260,9 @@ impl Book {
                 at_ms,
                 events,
             } => self.item_events(peer, instance, activity, at_ms, &events),
-            Message::Item { info, answer, .. } => self.answered(now_ms, peer, &info, answer),
+            Message::Item(mobiwf_proto::ItemSnapshot { info, answer, .. }) => {
+                self.answered(now_ms, peer, &info, answer)
+            }
             Message::Compensated(answer) => self.compensated(now_ms, peer, &answer),
             Message::Presence { away, seq } => self.presence(peer, away, seq),
             other => Err(BookError::Unexpected(other.kind())),

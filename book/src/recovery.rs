@@ -350,7 +350,7 @@ pub(crate) fn notify_peer(
     if let Some(node) = ctx.nodes.get(to_peer).cloned() {
         ctx.send(
             &node,
-            Message::Notify {
+            Message::Notify(mobiwf_proto::Notify {
                 instance: inst.id,
                 activity: id,
                 outcome,
@@ -362,7 +362,7 @@ pub(crate) fn notify_peer(
                 data: Vec::new(),
                 files: Vec::new(),
                 holder: None,
-            },
+            }),
         );
     }
 }
@@ -482,11 +482,11 @@ fn tell_rule_partners(inst: &Instance, ctx: &mut Ctx<'_>, id: ActivityId) {
         .collect();
     let entered = entered_of(inst, id);
     for node in nodes {
-        let message = Message::StateChanged {
+        let message = Message::StateChanged(mobiwf_proto::StateChanged {
             instance: inst.id,
             activity: id,
             entered,
-        };
+        });
         ctx.send(&node, message);
     }
 }

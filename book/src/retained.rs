@@ -97,10 +97,10 @@ fn message_instance(message: &Message) -> Option<InstanceId> {
         Message::Report { instance, .. }
         | Message::PartitionResult { instance, .. }
         | Message::Overdue { instance, .. }
-        | Message::Notify { instance, .. }
-        | Message::StateChanged { instance, .. }
+        | Message::Notify(mobiwf_proto::Notify { instance, .. })
+        | Message::StateChanged(mobiwf_proto::StateChanged { instance, .. })
         | Message::ItemEvents { instance, .. } => Some(*instance),
-        Message::Item { info, .. } => Some(info.instance),
+        Message::Item(mobiwf_proto::ItemSnapshot { info, .. }) => Some(info.instance),
         Message::Compensated(answer) => Some(answer.instance),
         _ => None,
     }

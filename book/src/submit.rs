@@ -70,14 +70,14 @@ impl Book {
             effects.push(Effect::Send {
                 to: node.peer.clone(),
                 addrs: node.addrs.clone(),
-                message: Message::Deploy {
+                message: Message::Deploy(mobiwf_proto::Deploy {
                     instance: id,
                     partition: d.partition,
                     document: mobiwf_xml_schema::write_partition(&d.document),
                     responsible: responsible.clone(),
                     hour_ms: hour_ms_for(&d.document, self.hour_ms),
                     runs_on: runs_on.clone().into_iter().collect(),
-                },
+                }),
             });
         }
         let activities = def

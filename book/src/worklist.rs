@@ -54,7 +54,7 @@ impl Book {
             effects: vec![Effect::Send {
                 to: node.peer,
                 addrs: node.addrs,
-                message: Message::Claim {
+                message: Message::Claim(mobiwf_proto::Claim {
                     instance,
                     activity,
                     user,
@@ -63,7 +63,7 @@ impl Book {
                     offline_ms: None,
                     // The controller's word is for whatever item there is now.
                     offered_ms: None,
-                },
+                }),
             }],
             instance: None,
         })

@@ -355,9 +355,10 @@ async fn time_to_wait_starts_an_activity_whose_preconditions_are_late() {
         .complete(mobiwf_node::daemon::PersonEnd {
             instance: id,
             activity: mobiwf_proto::ActivityId(17),
-            succeeded: true,
-            detail: None,
-            flag: None,
+            finish: mobiwf_node::daemon::Finish::Succeeded {
+                detail: None,
+                flag: None,
+            },
             written: Vec::new(),
         })
         .await

@@ -116,14 +116,18 @@ impl Engine {
     }
 
     /// The compensation command of `activity` ended: kept, and the controller told.
-    pub(crate) fn compensation_ended(
-        &mut self,
-        key: RunKey,
-        activity: ActivityId,
-        succeeded: bool,
-        detail: Option<String>,
-        effects: &mut Vec<Effect>,
-    ) {
+    pub(crate) fn compensation_ended(&mut self, ended: Compensated, effects: &mut Vec<Effect>) {
+        let Compensated {
+            instance,
+            partition,
+            activity,
+            succeeded,
+            detail,
+        } = ended;
+        let key = RunKey {
+            instance,
+            partition,
+        };
         let Some(run) = self.runs.get_mut(&key) else {
             return;
         };

@@ -3,7 +3,11 @@
 //! interrupt, resume or cancel. The orders are kept in `Known` (an order can overtake the
 //! deployment it applies to) and carried out by `end_by_order` at each advance.
 
-use mobiwf_proto::{ActivityId, CANCELLED_BY_OPERATOR, Control, InstanceId, completed_reason};
+use std::collections::BTreeMap;
+
+use mobiwf_proto::{
+    ActivityId, CANCELLED_BY_OPERATOR, Control, InstanceId, NodeId, completed_reason,
+};
 
 use crate::lifecycle::{Event, Life};
 use crate::progress::runs_command;
@@ -30,8 +34,25 @@ impl Engine {
         self.advance_instance(instance, effects);
     }
 
+    /// Contingency activity `by` runs in place of failed `replaced` on `peer` (whose word
+    /// about it is taken from now on).
+    pub(crate) fn substitute_at(
+        &mut self,
+        instance: InstanceId,
+        replaced: ActivityId,
+        by: ActivityId,
+        peer: Option<NodeId>,
+        effects: &mut Vec<Effect>,
+    ) {
+        self.substitute(instance, replaced, by, effects);
+        if let Some(peer) = peer {
+            self.learn_speakers(instance, BTreeMap::from([(by, peer)]));
+            self.replay_early(instance, effects);
+        }
+    }
+
     /// Contingency activity `by` runs in place of failed `replaced`; the first word stands.
-    pub(crate) fn substitute(
+    fn substitute(
         &mut self,
         instance: InstanceId,
         replaced: ActivityId,

@@ -1,7 +1,7 @@
 //! The controller deploys a partition of an instance: the run is created (or the same
 //! document again is a no-op) and whatever is ready starts.
 
-use mobiwf_proto::UserId;
+use mobiwf_proto::{Deploy, UserId};
 
 use crate::run::{Run, RunKey};
 use crate::{Effect, Engine, Refusal};
@@ -13,9 +13,39 @@ pub(crate) struct InstancePeople {
 }
 
 impl Engine {
+    /// The controller deploys a partition: it runs, and the words kept until this node knew
+    /// who runs the instance's activities are judged.
+    pub(crate) fn deploy(
+        &mut self,
+        deploy: Deploy,
+        now_ms: u64,
+        effects: &mut Vec<Effect>,
+    ) -> Result<(), Refusal> {
+        let Deploy {
+            instance,
+            partition,
+            document,
+            responsible,
+            hour_ms,
+            runs_on,
+        } = deploy;
+        let key = RunKey {
+            instance,
+            partition,
+        };
+        let people = InstancePeople {
+            responsible,
+            hour_ms,
+        };
+        self.deploy_run(key, document, people, now_ms, effects)?;
+        self.learn_speakers(instance, runs_on.into_iter().collect());
+        self.replay_early(instance, effects);
+        Ok(())
+    }
+
     /// A partition document arrives for `key`. Refused, with nothing changed, when it does
     /// not load, names another instance, or differs from the one deployed before.
-    pub(crate) fn deploy(
+    fn deploy_run(
         &mut self,
         key: RunKey,
         document: String,

@@ -8,19 +8,7 @@ use mobiwf_xml_schema::{ActivityKind, flag_problem};
 
 use crate::lifecycle::{Event, Life};
 use crate::run::RunKey;
-use crate::{Effect, Engine, Finisher, Refusal};
-
-/// The end of a try or of a person's work, as [`crate::Input::Finished`] says it.
-pub(crate) struct Ended {
-    pub(crate) instance: InstanceId,
-    pub(crate) activity: ActivityId,
-    pub(crate) succeeded: bool,
-    pub(crate) detail: Option<String>,
-    pub(crate) by: Finisher,
-    pub(crate) attempt: u32,
-    pub(crate) flag: Option<String>,
-    pub(crate) written: Vec<(String, mobiwf_proto::DataValue)>,
-}
+use crate::{Effect, Ended, Engine, Finish, Finisher, Refusal};
 
 impl Engine {
     /// A try or a person's work ended. Refused when the activity is not running here or is
@@ -34,23 +22,22 @@ impl Engine {
         let Ended {
             instance,
             activity,
-            succeeded,
-            detail,
+            finish,
             by,
             attempt,
-            flag,
             written,
         } = ended;
         let key = self.finishable(instance, activity, by)?;
         let Some(p) = self.runs.get(&key).and_then(|r| r.progress(activity)) else {
             return Ok(());
         };
-        let written = if succeeded {
-            self.accepted_writes(key, activity, written)
-        } else {
-            Ok(Vec::new())
+        let (written, bad_flag) = match &finish {
+            Finish::Succeeded { flag, .. } => (
+                self.accepted_writes(key, activity, written),
+                flag.as_deref().and_then(flag_problem),
+            ),
+            Finish::Failed { .. } => (Ok(Vec::new()), None),
         };
-        let bad_flag = flag.as_deref().and_then(flag_problem);
         let refused = match (&bad_flag, &written) {
             (Some(reason), _) => Some(reason.clone()),
             (None, Err(reason)) => Some(reason.clone()),
@@ -87,15 +74,20 @@ impl Engine {
         } else if let Err(reason) = written {
             let why = format!("its command wrote data it may not: {reason}");
             self.fail(key, activity, why, now_ms, effects);
-        } else if succeeded {
-            if let Some(run) = self.runs.get_mut(&key) {
-                run.set_flag(activity, flag);
-            }
-            self.keep_writes(key, activity, written.unwrap_or_default());
-            self.conclude(key, activity, Event::Succeed { detail }, effects);
         } else {
-            let why = detail.unwrap_or_else(|| "failed".to_owned());
-            self.fail(key, activity, why, now_ms, effects);
+            match finish {
+                Finish::Succeeded { detail, flag } => {
+                    if let Some(run) = self.runs.get_mut(&key) {
+                        run.set_flag(activity, flag);
+                    }
+                    self.keep_writes(key, activity, written.unwrap_or_default());
+                    self.conclude(key, activity, Event::Succeed { detail }, effects);
+                }
+                Finish::Failed { detail } => {
+                    let why = detail.unwrap_or_else(|| "failed".to_owned());
+                    self.fail(key, activity, why, now_ms, effects);
+                }
+            }
         }
         self.advance(key, effects);
         Ok(())

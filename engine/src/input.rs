@@ -1,55 +1,19 @@
 //! The inputs of the engine: everything that happens to a node's partitions, one variant
 //! each (the daemon turns messages, commands' ends, people's actions and time into these).
 
-use std::collections::BTreeMap;
+use mobiwf_proto::{ActivityId, Claim, Control, InstanceId, NodeId, Notify, StateChanged};
 
-use mobiwf_proto::{
-    ActivityId, Control, InstanceId, ItemAction, NodeId, Outcome, PartitionId, StateSet, UserId,
-};
-
-use crate::{Carried, Finisher, Missing};
+use crate::{Finisher, Missing};
 
 /// What happens to the engine.
 #[derive(Debug, Clone, PartialEq)]
 pub enum Input {
-    /// The controller sends a partition of an instance.
-    Deploy {
-        /// The instance.
-        instance: InstanceId,
-        /// The partition.
-        partition: PartitionId,
-        /// The partition document, as XML.
-        document: String,
-        /// The instance's responsible user, when it has one: told of its items' deadlines
-        /// and given an item 24 hours before its deadline.
-        responsible: Option<UserId>,
-        /// The length of an hour for `<deadline>`s, in ms; `None`: this node's own
-        /// ([`Engine::set_hour_ms`]).
-        hour_ms: Option<u64>,
-        /// The peer running each activity of the instance: whose word about it is taken
-        /// (empty: everyone's, as before this was sent).
-        runs_on: BTreeMap<ActivityId, NodeId>,
-    },
+    /// The controller sends a partition of an instance. Its `hour_ms`, when `None`, is this
+    /// node's own ([`Engine::set_hour_ms`]); an empty `runs_on` takes everyone's word about
+    /// every activity, as before it was sent.
+    Deploy(mobiwf_proto::Deploy),
     /// Another partner says an activity finished.
-    Notified {
-        /// Who says so: a partner's peer id, `None` for the controller (relays, contingency
-        /// outcomes), whose word is always taken.
-        from: Option<NodeId>,
-        /// The instance.
-        instance: InstanceId,
-        /// The finished activity.
-        activity: ActivityId,
-        /// What it means for its successors.
-        outcome: Outcome,
-        /// Every state it entered, when a dependency rule here names it (else empty).
-        entered: StateSet,
-        /// The completion flag it ended with, if any.
-        flag: Option<String>,
-        /// Where its routes led (the successors that go on), when it has routes.
-        routed: Option<Vec<ActivityId>>,
-        /// The instance data it carries.
-        carried: Carried,
-    },
+    Notified(Notified),
     /// The daemon holds the content of a file it was asked to fetch ([`Effect::Fetch`]).
     Fetched {
         /// The instance that needed it.
@@ -58,16 +22,7 @@ pub enum Input {
         file: mobiwf_proto::FileRef,
     },
     /// Another partner says an activity that a dependency rule here names entered a state.
-    StateChanged {
-        /// Who says so (as for [`Input::Notified`]).
-        from: Option<NodeId>,
-        /// The instance.
-        instance: InstanceId,
-        /// The activity.
-        activity: ActivityId,
-        /// Every state it entered so far.
-        entered: StateSet,
-    },
+    StateChanged(Changed),
     /// The controller says these activities failed (their partner did not answer in time).
     Withdraw {
         /// The instance.
@@ -107,62 +62,16 @@ pub enum Input {
     /// sends it at [`Engine::next_deadline`].
     Tick,
     /// An activity finished.
-    Finished {
-        /// The instance.
-        instance: InstanceId,
-        /// The activity.
-        activity: ActivityId,
-        /// True when it succeeded.
-        succeeded: bool,
-        /// Why it failed (exit status, the person's words).
-        detail: Option<String>,
-        /// Who says so.
-        by: Finisher,
-        /// Which try of the command ended (ignored for people): the end of an earlier try
-        /// that was given up on is ignored.
-        attempt: u32,
-        /// The completion flag it ended with (a person's choice, or what its command wrote
-        /// to its flag file), read by routes and `<merge flag>`.
-        flag: Option<String>,
-        /// The instance data it wrote (kept when it succeeded): each a name of its `<writes>`;
-        /// a person's text for a number is checked as a number. A file's content is already
-        /// in the daemon's store.
-        written: Vec<(String, mobiwf_proto::DataValue)>,
-    },
+    Finished(Ended),
     /// The controller asks for the compensation of an activity of a partition here (backward
     /// recovery): it runs when the activity succeeded and has one; the controller is told how
     /// it ended, or why it cannot run.
-    Compensate {
-        /// The instance.
-        instance: InstanceId,
-        /// The partition.
-        partition: PartitionId,
-        /// The activity.
-        activity: ActivityId,
-    },
+    Compensate(mobiwf_proto::Compensate),
     /// The compensation command of an activity ended.
-    CompensationEnded {
-        /// The instance.
-        instance: InstanceId,
-        /// The partition.
-        partition: PartitionId,
-        /// The activity.
-        activity: ActivityId,
-        /// True on exit status 0.
-        succeeded: bool,
-        /// Why it failed.
-        detail: Option<String>,
-    },
+    CompensationEnded(mobiwf_proto::Compensated),
     /// An operator reruns a failed activity (forward recovery): those of `activities` this
     /// partition holds go back to `NotReady`, and what was heard of each is forgotten.
-    Rerun {
-        /// The instance.
-        instance: InstanceId,
-        /// The partition.
-        partition: PartitionId,
-        /// Every activity rerun (of all partitions).
-        activities: Vec<ActivityId>,
-    },
+    Rerun(mobiwf_proto::Rerun),
     /// The controller sent a version of the organisation directory: kept when newer than
     /// the one held (an older one is ignored); then every open work item nobody could be
     /// offered is assigned again.
@@ -181,27 +90,101 @@ pub enum Input {
     /// A user acts on a work item hosted here (see `items`). The answer goes to the
     /// claimant's device as the `answer` of a `Message::Item`; a claim from the controller
     /// is answered only in the `Message::ItemEvents` (a refusal).
-    Claim {
-        /// The instance.
-        instance: InstanceId,
-        /// The activity.
-        activity: ActivityId,
-        /// Who acts (for insert and remove: whose worklist).
-        user: UserId,
-        /// What they do.
-        action: ItemAction,
-        /// The sender's number for the claim, carried by the answer.
-        request: u64,
-        /// The peer id of the device that sent it; `None` when the controller sent it.
-        from: Option<NodeId>,
-        /// The files a completion names whose content the daemon does not hold, and where
-        /// to fetch them (the claimant's device).
-        missing: Vec<Missing>,
-        /// When the user acted, when they did it disconnected (ms since the epoch, their
-        /// device's clock); told to the controller with the item's events.
-        offline_ms: Option<u64>,
-        /// Which offer of the item the user acted on (its `ready_ms` on their device); `None`
-        /// from the controller. Another offer since: the claim is for an item that is gone.
-        offered_ms: Option<u64>,
+    Claim(Claimed),
+}
+
+/// A partner's word that an activity finished ([`Input::Notified`]).
+#[derive(Debug, Clone, PartialEq)]
+pub struct Notified {
+    /// Who says so: a partner's peer id, `None` for the controller (relays, contingency
+    /// outcomes), whose word is always taken.
+    pub from: Option<NodeId>,
+    /// What it says. Its inline `files` and `holder` are the daemon's, which keeps the
+    /// contents and says which files are still `missing`.
+    pub notify: Notify,
+    /// The files among its data whose content the daemon does not hold, and where to fetch
+    /// them.
+    pub missing: Vec<Missing>,
+}
+
+/// A partner's word that an activity a dependency rule here names entered a state
+/// ([`Input::StateChanged`]).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Changed {
+    /// Who says so (as for [`Notified::from`]).
+    pub from: Option<NodeId>,
+    /// What it says.
+    pub change: StateChanged,
+}
+
+/// The end of a command's try or of a person's work ([`Input::Finished`]).
+#[derive(Debug, Clone, PartialEq)]
+pub struct Ended {
+    /// The instance.
+    pub instance: InstanceId,
+    /// The activity.
+    pub activity: ActivityId,
+    /// How it ended.
+    pub finish: Finish,
+    /// Who says so.
+    pub by: Finisher,
+    /// Which try of the command ended (ignored for people): the end of an earlier try that
+    /// was given up on is ignored.
+    pub attempt: u32,
+    /// The instance data it wrote (kept when it succeeded): each a name of its `<writes>`; a
+    /// person's text for a number is checked as a number. A file's content is already in the
+    /// daemon's store.
+    pub written: Vec<(String, mobiwf_proto::DataValue)>,
+}
+
+/// A user's action on a work item hosted here ([`Input::Claim`]).
+#[derive(Debug, Clone, PartialEq)]
+pub struct Claimed {
+    /// The claim as it came.
+    pub claim: Claim,
+    /// The peer id of the device that sent it; `None` when the controller sent it.
+    pub from: Option<NodeId>,
+    /// The files a completion names whose content the daemon does not hold, and where to
+    /// fetch them (the claimant's device).
+    pub missing: Vec<Missing>,
+}
+
+/// How an activity's work ended, as its command or its person says.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Finish {
+    /// It succeeded.
+    Succeeded {
+        /// What was said of it (the person's words).
+        detail: Option<String>,
+        /// The completion flag it ended with (a person's choice, or what its command wrote to
+        /// its flag file), read by routes and `<merge flag>`.
+        flag: Option<String>,
     },
+    /// It failed: a failure has no completion flag (routes and `<merge flag>` read only a
+    /// success's).
+    Failed {
+        /// Why (exit status, the person's words).
+        detail: Option<String>,
+    },
+}
+
+impl Finish {
+    /// True when it succeeded.
+    pub fn succeeded(&self) -> bool {
+        matches!(self, Finish::Succeeded { .. })
+    }
+
+    /// What was said of it, success or failure.
+    pub fn detail(&self) -> Option<&str> {
+        match self {
+            Finish::Succeeded { detail, .. } | Finish::Failed { detail } => detail.as_deref(),
+        }
+    }
+
+    /// Its words, success or failure, taken.
+    pub fn into_detail(self) -> Option<String> {
+        match self {
+            Finish::Succeeded { detail, .. } | Finish::Failed { detail } => detail,
+        }
+    }
 }

@@ -42,6 +42,7 @@ mod notify;
 mod progress;
 mod readiness;
 mod refusal;
+mod refused;
 mod rerun;
 mod retire;
 pub mod rules;
@@ -57,7 +58,7 @@ use mobiwf_proto::{ActivityId, ActivityState, InstanceId, Message, NodeId, Parti
 
 pub use compensate::Undo;
 pub use data::{Carried, Missing};
-pub use input::Input;
+pub use input::{Changed, Claimed, Ended, Finish, Input, Notified};
 pub use items::lifecycle as item_lifecycle;
 pub use items::{
     Completion, CopyLife, Item, ItemCopy, ItemKey, RestoredPeople, StoredDirectory, StoredItem,
@@ -66,6 +67,7 @@ pub use items::{
 pub use known::{Known, MAX_SUBSTITUTIONS};
 pub use lifecycle::{Event, Life};
 pub use refusal::Refusal;
+pub use refused::{MAX_REFUSALS_KEPT, Refusals, RefusedTransition};
 pub use retire::StoredInstance;
 pub use run::{Progress, Run, RunKey, StoredRun};
 pub use speakers::{EarlyWord, MAX_EARLY_INSTANCES, MAX_EARLY_WORDS, Said};
@@ -198,6 +200,8 @@ pub struct Engine {
     dirty_runs: BTreeSet<RunKey>,
     dirty_known: BTreeSet<InstanceId>,
     transitions: Vec<Transition>,
+    /// The transitions the lifecycle table refused since the daemon last took them.
+    refusals: Refusals,
     /// Messages decided while an activity changed state (`Engine::step`, which has no list
     /// of effects): added to the effects of the input being applied.
     told: Vec<Effect>,
@@ -269,27 +273,9 @@ impl Engine {
     /// One call per input; each input's handling lives in its own module.
     fn dispatch(&mut self, now_ms: u64, input: Input, fx: &mut Vec<Effect>) -> Result<(), Refusal> {
         match input {
-            Input::Deploy {
-                instance,
-                partition,
-                document,
-                responsible,
-                hour_ms,
-                runs_on,
-            } => {
-                let key = RunKey {
-                    instance,
-                    partition,
-                };
-                let people = deploy::InstancePeople {
-                    responsible,
-                    hour_ms,
-                };
-                self.deploy(key, document, people, now_ms, fx)?;
-                self.learn_speakers(instance, runs_on);
-                self.replay_early(instance, fx);
-            }
-            Input::Notified { .. } | Input::StateChanged { .. } => self.partner_word(input, fx)?,
+            Input::Deploy(deploy) => self.deploy(deploy, now_ms, fx)?,
+            Input::Notified(notified) => self.notified_by(notified, fx)?,
+            Input::StateChanged(changed) => self.changed_by(changed, fx)?,
             Input::Fetched { instance, file } => self.fetched(instance, &file, fx),
             Input::Withdraw {
                 instance,
@@ -301,115 +287,17 @@ impl Engine {
                 replaced,
                 by,
                 peer,
-            } => {
-                self.substitute(instance, replaced, by, fx);
-                if let Some(peer) = peer {
-                    self.learn_speakers(instance, BTreeMap::from([(by, peer)]));
-                    self.replay_early(instance, fx);
-                }
-            }
+            } => self.substitute_at(instance, replaced, by, peer, fx),
             Input::Control { instance, action } => self.control(instance, action, fx),
             Input::Completed { instance, by } => self.complete_instance(instance, by, fx),
             Input::Tick => self.tick(now_ms, fx),
-            Input::Finished { .. }
-            | Input::Directory(_)
-            | Input::Link { .. }
-            | Input::Claim { .. } => self.dispatch_work(now_ms, input, fx)?,
-            Input::Compensate { .. } | Input::CompensationEnded { .. } | Input::Rerun { .. } => {
-                self.dispatch_recovery(now_ms, input, fx)
-            }
-        }
-        Ok(())
-    }
-
-    /// The inputs of backward and forward recovery: compensations and reruns.
-    fn dispatch_recovery(&mut self, now_ms: u64, input: Input, fx: &mut Vec<Effect>) {
-        match input {
-            Input::Compensate {
-                instance,
-                partition,
-                activity,
-            } => self.compensate(instance, partition, activity, fx),
-            Input::CompensationEnded {
-                instance,
-                partition,
-                activity,
-                succeeded,
-                detail,
-            } => {
-                let key = RunKey {
-                    instance,
-                    partition,
-                };
-                self.compensation_ended(key, activity, succeeded, detail, fx)
-            }
-            Input::Rerun {
-                instance,
-                partition,
-                activities,
-            } => self.rerun(now_ms, instance, partition, activities, fx),
-            _ => {}
-        }
-    }
-
-    /// The inputs about work and people: a command's or a person's end, a directory, a
-    /// user's claim.
-    fn dispatch_work(
-        &mut self,
-        now_ms: u64,
-        input: Input,
-        fx: &mut Vec<Effect>,
-    ) -> Result<(), Refusal> {
-        match input {
-            Input::Finished {
-                instance,
-                activity,
-                succeeded,
-                detail,
-                by,
-                attempt,
-                flag,
-                written,
-            } => {
-                let ended = finish::Ended {
-                    instance,
-                    activity,
-                    succeeded,
-                    detail,
-                    by,
-                    attempt,
-                    flag,
-                    written,
-                };
-                self.finished(now_ms, ended, fx)?
-            }
+            Input::Finished(ended) => self.finished(now_ms, ended, fx)?,
             Input::Directory(directory) => self.take_directory(directory, fx),
             Input::Link { peer, reachable } => self.link(&peer, reachable, fx),
-            Input::Claim {
-                instance,
-                activity,
-                user,
-                action,
-                request,
-                from,
-                missing,
-                offline_ms,
-                offered_ms,
-            } => {
-                let claim = items::Claim {
-                    missing,
-                    offline_ms,
-                    offered_ms,
-                    instance,
-                    activity,
-                    user,
-                    action,
-                    request,
-                    from,
-                };
-                self.claim(claim, fx)?
-            }
-            _ => {}
+            Input::Claim(claimed) => self.claim(claimed, fx)?,
+            Input::Compensate(c) => self.compensate(c.instance, c.partition, c.activity, fx),
+            Input::CompensationEnded(ended) => self.compensation_ended(ended, fx),
+            Input::Rerun(r) => self.rerun(now_ms, r.instance, r.partition, r.activities, fx),
         }
         Ok(())
     }

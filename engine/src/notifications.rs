@@ -38,7 +38,7 @@ impl Engine {
             let data = self.carried(key.instance, &carries);
             let has_file = data.iter().any(|d| matches!(d.value, DataValue::File(_)));
             let message = match outcome {
-                Some(outcome) => Message::Notify {
+                Some(outcome) => Message::Notify(mobiwf_proto::Notify {
                     instance: key.instance,
                     activity,
                     outcome,
@@ -49,12 +49,12 @@ impl Engine {
                     // The daemon puts the small files' contents inline before sending.
                     files: Vec::new(),
                     holder: has_file.then(|| self.location().to_owned()),
-                },
-                None if ruled => Message::StateChanged {
+                }),
+                None if ruled => Message::StateChanged(mobiwf_proto::StateChanged {
                     instance: key.instance,
                     activity,
                     entered,
-                },
+                }),
                 None => continue,
             };
             out.push(Effect::Send {
@@ -121,11 +121,11 @@ pub(crate) fn state_changed(
         .into_iter()
         .map(|location| Effect::Send {
             to: Target::Partner(location.to_owned()),
-            message: Message::StateChanged {
+            message: Message::StateChanged(mobiwf_proto::StateChanged {
                 instance: key.instance,
                 activity,
                 entered,
-            },
+            }),
         })
         .collect()
 }

@@ -53,7 +53,9 @@ impl Engine {
             Ok(None) => return false,
             Err(not_allowed) => {
                 // The engine asks only for what its guards allowed: this is a bug, loud in
-                // tests, and changes nothing otherwise.
+                // tests; otherwise it changes nothing and is recorded for the daemon's log
+                // and metrics (`refused`).
+                self.record_refused(key, activity, not_allowed);
                 if cfg!(test) {
                     panic!("{not_allowed}");
                 }

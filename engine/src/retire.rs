@@ -152,19 +152,19 @@ impl Input {
     /// The instance this input is about, if it is about one (the daemon readmits it first).
     pub fn instance(&self) -> Option<InstanceId> {
         match self {
-            Input::Deploy { instance, .. }
-            | Input::Notified { instance, .. }
-            | Input::Fetched { instance, .. }
-            | Input::StateChanged { instance, .. }
+            Input::Deploy(deploy) => Some(deploy.instance),
+            Input::Notified(notified) => Some(notified.notify.instance),
+            Input::StateChanged(changed) => Some(changed.change.instance),
+            Input::Finished(ended) => Some(ended.instance),
+            Input::Compensate(c) => Some(c.instance),
+            Input::CompensationEnded(c) => Some(c.instance),
+            Input::Rerun(r) => Some(r.instance),
+            Input::Claim(claimed) => Some(claimed.claim.instance),
+            Input::Fetched { instance, .. }
             | Input::Withdraw { instance, .. }
             | Input::Substitute { instance, .. }
             | Input::Completed { instance, .. }
-            | Input::Control { instance, .. }
-            | Input::Finished { instance, .. }
-            | Input::Compensate { instance, .. }
-            | Input::CompensationEnded { instance, .. }
-            | Input::Rerun { instance, .. }
-            | Input::Claim { instance, .. } => Some(*instance),
+            | Input::Control { instance, .. } => Some(*instance),
             Input::Tick | Input::Directory(_) | Input::Link { .. } => None,
         }
     }

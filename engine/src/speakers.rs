@@ -12,7 +12,7 @@ use serde::{Deserialize, Serialize};
 
 use crate::data::{Carried, Missing};
 use crate::notify::Word;
-use crate::{Effect, Engine, Input, Refusal};
+use crate::{Changed, Effect, Engine, Notified, Refusal};
 
 /// The most words kept for one instance before this node knows who runs their activities.
 pub const MAX_EARLY_WORDS: usize = 256;
@@ -74,42 +74,52 @@ pub enum Said {
 }
 
 impl Engine {
-    /// A partner's word ([`Input::Notified`] or [`Input::StateChanged`]): taken, kept for
+    /// A partner's word that an activity ended ([`Input::Notified`]): taken, kept for
     /// later, or refused.
-    pub(crate) fn partner_word(
+    pub(crate) fn notified_by(
         &mut self,
-        input: Input,
+        notified: Notified,
         fx: &mut Vec<Effect>,
     ) -> Result<(), Refusal> {
-        let (from, instance, activity, said) = match input {
-            Input::Notified {
-                from,
-                instance,
-                activity,
-                outcome,
-                entered,
-                flag,
-                routed,
-                carried,
-            } => {
-                let said = Said::End {
-                    outcome,
-                    entered,
-                    flag,
-                    routed,
-                    data: carried.data,
-                    missing: carried.missing,
-                };
-                (from, instance, activity, said)
-            }
-            Input::StateChanged {
-                from,
-                instance,
-                activity,
-                entered,
-            } => (from, instance, activity, Said::States { entered }),
-            _ => return Ok(()),
+        let Notified {
+            from,
+            notify,
+            missing,
+        } = notified;
+        let said = Said::End {
+            outcome: notify.outcome,
+            entered: notify.entered,
+            flag: notify.flag,
+            routed: notify.routed,
+            data: notify.data,
+            missing,
         };
+        self.partner_word(from, notify.instance, notify.activity, said, fx)
+    }
+
+    /// A partner's word that an activity entered states ([`Input::StateChanged`]): taken,
+    /// kept for later, or refused.
+    pub(crate) fn changed_by(
+        &mut self,
+        changed: Changed,
+        fx: &mut Vec<Effect>,
+    ) -> Result<(), Refusal> {
+        let Changed { from, change } = changed;
+        let said = Said::States {
+            entered: change.entered,
+        };
+        self.partner_word(from, change.instance, change.activity, said, fx)
+    }
+
+    /// A partner's word about `activity` of `instance`: taken, kept for later, or refused.
+    fn partner_word(
+        &mut self,
+        from: Option<NodeId>,
+        instance: InstanceId,
+        activity: ActivityId,
+        said: Said,
+        fx: &mut Vec<Effect>,
+    ) -> Result<(), Refusal> {
         match self.may_say(instance, activity, from.as_ref())? {
             Say::Yes => self.take_word(instance, activity, said, fx),
             Say::Early(from) => self.keep_early(instance, from, activity, said)?,

@@ -130,14 +130,14 @@ pub fn deployment(instance: u64) -> Message {
         role: Some(RoleId::from("tech")),
         ..People::default()
     };
-    Message::Deploy {
+    Message::Deploy(mobiwf_proto::Deploy {
         instance: InstanceId(instance),
         partition: PartitionId(1),
         document: mobiwf_xml_schema::write_partition(&doc),
         responsible: None,
         hour_ms: None,
         runs_on: Default::default(),
-    }
+    })
 }
 
 /// Gives `message` from `from` to the core at `now_ms`, as the daemon does.

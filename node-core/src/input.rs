@@ -5,7 +5,7 @@
 
 use std::collections::BTreeSet;
 
-use mobiwf_engine::{Finisher, Input, Refusal, Target};
+use mobiwf_engine::{Claimed, Ended, Finish, Finisher, Input, Refusal, Target};
 use mobiwf_people::{DeskInput, ItemKey, LocalClaim};
 use mobiwf_proto::{
     ActivityId, DataValue, Datum, FileRef, InstanceId, Message, NodeId, PartitionId, UserId,
@@ -29,7 +29,7 @@ pub enum NodeInput {
     Claim(LocalClaim),
     /// A claim of this node's desk on an item of its own engine, once its instance is back
     /// in memory ([`crate::Output::deferred`]).
-    LocalClaim(Input),
+    LocalClaim(Claimed),
     /// Deliveries to a peer failed too often (`reachable: false`), or it was heard from again.
     Link {
         /// The peer.
@@ -63,7 +63,8 @@ impl NodeInput {
     /// The instance of the engine's this input is about, if any.
     pub fn instance(&self) -> Option<InstanceId> {
         match self {
-            NodeInput::Engine(input) | NodeInput::LocalClaim(input) => input.instance(),
+            NodeInput::Engine(input) => input.instance(),
+            NodeInput::LocalClaim(claimed) => Some(claimed.claim.instance),
             NodeInput::Ended(end) => Some(end.instance),
             NodeInput::Complete(end) => Some(end.instance),
             _ => None,
@@ -84,12 +85,8 @@ pub struct CommandEnd {
     pub attempt: u32,
     /// True for a compensation.
     pub compensation: bool,
-    /// True when it succeeded.
-    pub succeeded: bool,
-    /// What it said.
-    pub detail: Option<String>,
-    /// The completion flag it chose.
-    pub flag: Option<String>,
+    /// How it ended (a compensation's flag is not read).
+    pub finish: Finish,
     /// The instance data it set.
     pub written: Vec<(String, DataValue)>,
 }
@@ -101,12 +98,9 @@ pub struct PersonEnd {
     pub instance: InstanceId,
     /// The activity.
     pub activity: ActivityId,
-    /// True when the work was done.
-    pub succeeded: bool,
-    /// The person's words.
-    pub detail: Option<String>,
-    /// The completion flag they chose.
-    pub flag: Option<String>,
+    /// How the work ended: the person's words, and the completion flag they chose when it
+    /// was done.
+    pub finish: Finish,
     /// The instance data they set (`--set`, `--file`: files already in the file store).
     pub written: Vec<(String, DataValue)>,
 }
@@ -114,16 +108,14 @@ pub struct PersonEnd {
 impl PersonEnd {
     /// The engine's input.
     pub(crate) fn input(self) -> Input {
-        Input::Finished {
+        Input::Finished(Ended {
             instance: self.instance,
             activity: self.activity,
-            succeeded: self.succeeded,
-            detail: self.detail,
+            finish: self.finish,
             by: Finisher::Person,
             attempt: 0,
-            flag: self.flag,
             written: self.written,
-        }
+        })
     }
 }
 

@@ -28,9 +28,11 @@ mod tests;
 
 use std::collections::BTreeSet;
 
-use mobiwf_engine::{Changes, Effect, EncodeError, Engine, Finisher, Input, StoredInstance};
+use mobiwf_engine::{
+    Changes, Claimed, Effect, EncodeError, Ended, Engine, Finisher, Input, StoredInstance,
+};
 use mobiwf_people::{Desk, DeskChanges, DeskEncodeError, DeskInput};
-use mobiwf_proto::{InstanceId, NodeId, NodeName};
+use mobiwf_proto::{Compensated, InstanceId, NodeId, NodeName};
 
 pub use input::{
     ClaimOutcome, CommandEnd, Level, NodeInput, Note, Outgoing, PersonEnd, Refused, Reply,
@@ -80,7 +82,7 @@ pub struct Output {
     /// Claims of this node's desk on items of its own engine whose instance is not in
     /// memory: the daemon reads the instance back ([`NodeCore::readmit`]) and applies each
     /// as [`NodeInput::LocalClaim`] in the same group.
-    pub deferred: Vec<Input>,
+    pub deferred: Vec<Claimed>,
     /// What is worth the daemon's log.
     pub notes: Vec<Note>,
 }
@@ -217,6 +219,12 @@ impl NodeCore {
         self.engine.take_transitions()
     }
 
+    /// The transitions the engine's lifecycle table refused since the last call (a bug: the
+    /// daemon logs and counts them).
+    pub fn take_refused_transitions(&mut self) -> mobiwf_engine::Refusals {
+        self.engine.take_refused_transitions()
+    }
+
     /// When the node must tick next: the engine's earliest timer or the desk's next deadline
     /// notice, whichever comes first (both on this node's clock).
     pub fn next_deadline(&self) -> Option<u64> {
@@ -252,25 +260,23 @@ impl NodeCore {
     /// A command or a compensation the engine started ended: the engine hears how.
     fn ended(&mut self, now_us: u64, end: CommandEnd, out: &mut Output) {
         let (input, late) = if end.compensation {
-            let input = Input::CompensationEnded {
+            let input = Input::CompensationEnded(Compensated {
                 instance: end.instance,
                 partition: end.partition,
                 activity: end.activity,
-                succeeded: end.succeeded,
-                detail: end.detail,
-            };
+                succeeded: end.finish.succeeded(),
+                detail: end.finish.into_detail(),
+            });
             (input, "a compensation's end")
         } else {
-            let input = Input::Finished {
+            let input = Input::Finished(Ended {
                 instance: end.instance,
                 activity: end.activity,
-                succeeded: end.succeeded,
-                detail: end.detail,
+                finish: end.finish,
                 by: Finisher::Command,
                 attempt: end.attempt,
-                flag: end.flag,
                 written: end.written,
-            };
+            });
             // Its activity was decided before (timeOut, withdrawal, cancel): the command had
             // been killed, or its word comes too late.
             (input, "a command ended after its activity was decided")

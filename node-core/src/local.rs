@@ -5,11 +5,10 @@
 
 use std::collections::VecDeque;
 
-use mobiwf_engine::{Effect, Input, Target};
+use mobiwf_engine::{Claimed, Effect, Input, Target};
 use mobiwf_people::{DeskEffect, DeskInput};
-use mobiwf_proto::Message;
+use mobiwf_proto::{Claim, Message};
 
-use crate::translate::claim_input;
 use crate::{NodeCore, Note, Outgoing, Output};
 
 /// The most rounds of messages between this node's engine and desk for one input: each round
@@ -37,7 +36,7 @@ impl NodeCore {
                 match effect {
                     Effect::Send {
                         to: Target::Partner(location),
-                        message: message @ (Message::Item { .. } | Message::Answer { .. }),
+                        message: message @ (Message::Item(_) | Message::Answer { .. }),
                     } if local && self.is_me(&location) => {
                         desk.extend(self.for_own_desk(now_us, message, out));
                     }
@@ -50,14 +49,13 @@ impl NodeCore {
                     DeskEffect::Answered {
                         request, verdict, ..
                     } => out.answers.push((request, verdict)),
-                    DeskEffect::Send { to, message } if local && self.is_me(&to) => {
-                        let me = Some(self.who.me.clone());
-                        let Some(input) = claim_input(*message, me) else {
-                            let text = "the desk sent something other than a claim".to_owned();
-                            out.notes.push(Note::warn(text));
-                            continue;
+                    DeskEffect::Send { to, claim } if local && self.is_me(&to) => {
+                        let input = Claimed {
+                            claim: *claim,
+                            from: Some(self.who.me.clone()),
+                            missing: Vec::new(),
                         };
-                        if input.instance().is_some_and(|i| !self.engine.holds(i)) {
+                        if !self.engine.holds(input.claim.instance) {
                             // A late claim on an item of a retired instance is judged once the
                             // instance is read back (unavailable, or done for a repeat), not
                             // as unknown.
@@ -68,9 +66,9 @@ impl NodeCore {
                         engine.extend(effects);
                         desk.extend(answered);
                     }
-                    DeskEffect::Send { to, message } => out.sends.push(Outgoing {
+                    DeskEffect::Send { to, claim } => out.sends.push(Outgoing {
                         to: Target::Partner(to),
-                        message: *message,
+                        message: Message::Claim(*claim),
                     }),
                 }
             }
@@ -78,19 +76,22 @@ impl NodeCore {
     }
 
     /// A claim of this node's desk whose instance was read back into memory.
-    pub(crate) fn local_claim(&mut self, now_us: u64, input: Input, out: &mut Output) {
-        let (effects, answered) = self.judge_local_claim(now_us, input);
+    pub(crate) fn local_claim(&mut self, now_us: u64, claimed: Claimed, out: &mut Output) {
+        let (effects, answered) = self.judge_local_claim(now_us, claimed);
         self.route(now_us, effects, answered, out);
     }
 
     /// The engine judges a claim of this node's desk; its refusal is the user's answer.
-    fn judge_local_claim(&mut self, now_us: u64, input: Input) -> (Vec<Effect>, Vec<DeskEffect>) {
-        match self.engine.apply_us(now_us, input.clone()) {
+    fn judge_local_claim(
+        &mut self,
+        now_us: u64,
+        claimed: Claimed,
+    ) -> (Vec<Effect>, Vec<DeskEffect>) {
+        let claim = claimed.claim.clone();
+        match self.engine.apply_us(now_us, Input::Claim(claimed)) {
             Ok(effects) => (effects, Vec::new()),
             Err(e) => {
-                let Some(answer) = refusal(input, e.to_string()) else {
-                    return (Vec::new(), Vec::new());
-                };
+                let answer = refusal(claim, e.to_string());
                 let directory = self.engine.directory();
                 let answered = self
                     .desk
@@ -128,25 +129,15 @@ impl NodeCore {
 }
 
 /// The desk's input that answers a claim of this node's own engine refused, with the reason.
-fn refusal(claim: Input, reason: String) -> Option<DeskInput> {
-    let Input::Claim {
-        instance,
-        activity,
-        user,
-        request,
-        ..
-    } = claim
-    else {
-        return None;
-    };
+fn refusal(claim: Claim, reason: String) -> DeskInput {
     let verdict = mobiwf_proto::Verdict::Invalid { reason };
-    Some(DeskInput::Answer {
-        instance,
-        activity,
+    DeskInput::Answer {
+        instance: claim.instance,
+        activity: claim.activity,
         answer: mobiwf_proto::Answer {
-            user,
-            request,
+            user: claim.user,
+            request: claim.request,
             verdict,
         },
-    })
+    }
 }

@@ -5,9 +5,9 @@
 //! the directory and notices; partners notify; an item's snapshot comes only from its host,
 //! and an answer to a claim only from the host the claim went to.
 
-use mobiwf_engine::{Input, Missing, Refusal};
+use mobiwf_engine::{Changed, Claimed, Input, Missing, Notified, Refusal};
 use mobiwf_people::{DeskInput, Directory};
-use mobiwf_proto::{Message, NodeId};
+use mobiwf_proto::{Claim, Message, NodeId, Notify};
 
 use crate::{NodeCore, NodeInput, PeerOf};
 
@@ -59,20 +59,24 @@ impl NodeCore {
         let missing = missing?;
         let from_controller = *from == self.who.controller;
         let peer_of = self.who.peer_of;
-        let mut input = match route_of(peer_of, from, from_controller, message)? {
-            NodeInput::Desk(input) => {
+        match route_of(peer_of, from, from_controller, message)? {
+            Route::Desk(input) => {
                 self.answer_from_its_host(from, &input)?;
-                return Ok(NodeInput::Desk(input));
+                Ok(NodeInput::Desk(input))
             }
-            NodeInput::Engine(input) => input,
-            other => return Ok(other),
-        };
-        match &mut input {
-            Input::Notified { carried, .. } => carried.missing = missing,
-            Input::Claim { missing: m, .. } => *m = missing,
-            _ => {}
+            Route::Engine(input) => Ok(NodeInput::Engine(input)),
+            // The words that name files get what the daemon could not keep.
+            Route::Notified(notify, sender) => Ok(NodeInput::Engine(Input::Notified(Notified {
+                from: sender,
+                notify,
+                missing,
+            }))),
+            Route::Claim(claim, sender) => Ok(NodeInput::Engine(Input::Claim(Claimed {
+                claim,
+                from: sender,
+                missing,
+            }))),
         }
-        Ok(NodeInput::Engine(input))
     }
 
     /// Refuses an answer to a claim of this device that does not come from the host the
@@ -96,13 +100,23 @@ impl NodeCore {
     }
 }
 
+/// Where a message goes: an input of the desk or of the engine, or one of the engine's words
+/// that name files (a notification, a completion claim), which still wait for what the daemon
+/// could not keep. `Option<NodeId>`: the sending node, none for the controller.
+enum Route {
+    Desk(DeskInput),
+    Engine(Input),
+    Notified(Notify, Option<NodeId>),
+    Claim(Claim, Option<NodeId>),
+}
+
 /// The core and input `message` from `from` stands for, or why the node refuses it.
 fn route_of(
     peer_of: PeerOf,
     from: &NodeId,
     from_controller: bool,
     message: Message,
-) -> Result<NodeInput, String> {
+) -> Result<Route, String> {
     let kind = message.kind();
     let only_controller = |what: &str| {
         if from_controller {
@@ -111,6 +125,7 @@ fn route_of(
             Err(format!("only this node's controller sends {what} messages"))
         }
     };
+    let sender = (!from_controller).then(|| from.clone());
     Ok(match message {
         Message::Directory {
             version,
@@ -120,132 +135,66 @@ fn route_of(
             only_controller(kind)?;
             let directory =
                 Directory::parse(version, document, devices).map_err(|e| e.to_string())?;
-            NodeInput::Engine(Input::Directory(directory))
+            Route::Engine(Input::Directory(directory))
         }
-        message @ Message::Claim { .. } => {
-            let sender = (!from_controller).then(|| from.clone());
-            NodeInput::Engine(claim_input(message, sender).ok_or("not a claim")?)
-        }
-        message @ Message::Item { .. } => {
-            if let Message::Item { info, .. } = &message {
-                let host = peer_of(&info.host)?;
-                if host != *from {
-                    return Err(format!(
-                        "a work item's snapshot comes from its host ({}), not from {from}",
-                        info.host
-                    ));
-                }
+        Message::Claim(claim) => Route::Claim(claim, sender),
+        Message::Notify(notify) => Route::Notified(notify, sender),
+        Message::StateChanged(change) => Route::Engine(Input::StateChanged(Changed {
+            from: sender,
+            change,
+        })),
+        Message::Item(snapshot) => {
+            let host = peer_of(&snapshot.info.host)?;
+            if host != *from {
+                return Err(format!(
+                    "a work item's snapshot comes from its host ({}), not from {from}",
+                    snapshot.info.host
+                ));
             }
-            NodeInput::Desk(DeskInput::from_message(message).ok_or("not an item")?)
+            Route::Desk(DeskInput::Item(Box::new(snapshot)))
         }
         // Matched by the desk against a claim of its own under way (request, item, user).
-        message @ Message::Answer { .. } => {
-            NodeInput::Desk(DeskInput::from_message(message).ok_or("not an answer")?)
-        }
-        message @ Message::Notice { .. } => {
+        Message::Answer {
+            instance,
+            activity,
+            answer,
+        } => Route::Desk(DeskInput::Answer {
+            instance,
+            activity,
+            answer,
+        }),
+        Message::Notice { notice } => {
             only_controller(kind)?;
-            NodeInput::Desk(DeskInput::from_message(message).ok_or("not a notice")?)
+            Route::Desk(DeskInput::Notice(notice))
         }
-        other => NodeInput::Engine(input_of(peer_of, from, from_controller, other)?),
+        other => {
+            let controllers_only = matches!(
+                other,
+                Message::Deploy(_)
+                    | Message::Withdraw { .. }
+                    | Message::Substitute { .. }
+                    | Message::Control { .. }
+                    | Message::Completed { .. }
+                    | Message::Compensate(_)
+                    | Message::Rerun(_)
+            );
+            if controllers_only {
+                only_controller(kind)?;
+            }
+            Route::Engine(controller_input(peer_of, other)?)
+        }
     })
 }
 
-/// The engine input `message` from `from` stands for, or why the node refuses it: only its
-/// controller deploys, withdraws, substitutes, controls, asks for compensations and reruns;
-/// partners notify; a document whose adjacents cannot be reached is refused before it is
-/// deployed (its notifications could never be delivered).
-fn input_of(
-    peer_of: PeerOf,
-    from: &NodeId,
-    from_controller: bool,
-    message: Message,
-) -> Result<Input, String> {
-    let kind = message.kind();
-    let controllers_only = matches!(
-        message,
-        Message::Deploy { .. }
-            | Message::Withdraw { .. }
-            | Message::Substitute { .. }
-            | Message::Control { .. }
-            | Message::Completed { .. }
-            | Message::Compensate(_)
-            | Message::Rerun(_)
-    );
-    if controllers_only && !from_controller {
-        return Err(format!("only this node's controller sends {kind} messages"));
-    }
-    match message {
-        Message::Notify { .. } | Message::StateChanged { .. } => {
-            let sender = (!from_controller).then(|| from.clone());
-            partner_input(message, sender)
-        }
-        other => controller_input(peer_of, other),
-    }
-}
-
-/// A partner's word about an activity it runs (`from`: `None` when the controller relays
-/// it); the engine checks the sender runs the activity.
-fn partner_input(message: Message, from: Option<NodeId>) -> Result<Input, String> {
-    Ok(match message {
-        Message::Notify {
-            instance,
-            activity,
-            outcome,
-            entered,
-            flag,
-            routed,
-            data,
-            // Inline contents and the holder are the daemon's, which keeps the contents and
-            // says which files are still missing.
-            files: _,
-            holder: _,
-        } => Input::Notified {
-            from,
-            instance,
-            activity,
-            outcome,
-            entered,
-            flag,
-            routed,
-            carried: mobiwf_engine::Carried {
-                data,
-                missing: Vec::new(),
-            },
-        },
-        Message::StateChanged {
-            instance,
-            activity,
-            entered,
-        } => Input::StateChanged {
-            from,
-            instance,
-            activity,
-            entered,
-        },
-        other => return Err(format!("a node does not take {} messages", other.kind())),
-    })
-}
-
-/// What the controller orders.
+/// What the controller orders (only it deploys, withdraws, substitutes, controls, completes,
+/// asks for compensations and reruns), or why a node does not take `message`; a document
+/// whose adjacents cannot be reached is refused before it is deployed (its notifications
+/// could never be delivered).
 fn controller_input(peer_of: PeerOf, message: Message) -> Result<Input, String> {
     Ok(match message {
-        Message::Deploy {
-            instance,
-            partition,
-            document,
-            responsible,
-            hour_ms,
-            runs_on,
-        } => {
-            check_locations(peer_of, &document)?;
-            Input::Deploy {
-                instance,
-                partition,
-                document,
-                responsible,
-                hour_ms,
-                runs_on: runs_on.into_iter().collect(),
-            }
+        Message::Deploy(deploy) => {
+            check_locations(peer_of, &deploy.document)?;
+            Input::Deploy(deploy)
         }
         Message::Completed { instance, by } => Input::Completed { instance, by },
         Message::Withdraw {
@@ -270,46 +219,10 @@ fn controller_input(peer_of: PeerOf, message: Message) -> Result<Input, String> 
             peer: peer_of(&location).ok(),
         },
         Message::Control { instance, action } => Input::Control { instance, action },
-        Message::Compensate(c) => Input::Compensate {
-            instance: c.instance,
-            partition: c.partition,
-            activity: c.activity,
-        },
-        Message::Rerun(r) => Input::Rerun {
-            instance: r.instance,
-            partition: r.partition,
-            activities: r.activities,
-        },
+        Message::Compensate(c) => Input::Compensate(c),
+        Message::Rerun(r) => Input::Rerun(r),
         other => return Err(format!("a node does not take {} messages", other.kind())),
     })
-}
-
-/// The engine input of a claim: `from` is the sending node (a device), none for the
-/// controller.
-pub(crate) fn claim_input(message: Message, from: Option<NodeId>) -> Option<Input> {
-    match message {
-        Message::Claim {
-            instance,
-            activity,
-            user,
-            action,
-            request,
-            offline_ms,
-            offered_ms,
-        } => Some(Input::Claim {
-            instance,
-            activity,
-            user,
-            action,
-            request,
-            from,
-            offline_ms,
-            offered_ms,
-            // Filled in by `NodeCore::accept` from what the daemon kept.
-            missing: Vec::new(),
-        }),
-        _ => None,
-    }
 }
 
 /// Every adjacent's location must be a full libp2p address, or its notification could never be

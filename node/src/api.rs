@@ -31,7 +31,7 @@ use mobiwf_proto::{ActivityId, InstanceId};
 use serde::Deserialize;
 
 use crate::daemon::{MAX_RUNS_PAGE, NodeClient, PersonEnd, RunsWanted};
-use mobiwf_engine::Refusal;
+use mobiwf_engine::{Finish, Refusal};
 
 /// The body of a completion.
 #[derive(Debug, Default, Deserialize, serde::Serialize)]
@@ -184,12 +184,26 @@ async fn complete(
         Ok(written) => written,
         Err(why) => return error(StatusCode::BAD_REQUEST, why),
     };
+    let (instance, activity) = (InstanceId(instance), ActivityId(activity));
+    let finish = if failed {
+        // A failure has no completion flag: a well-formed one is ignored, as ever, and a
+        // malformed one refused as the engine refuses it on a success.
+        if let Some(reason) = flag.as_deref().and_then(mobiwf_xml_schema::flag_problem) {
+            let refusal = Refusal::InvalidCompletion {
+                instance,
+                activity,
+                reason,
+            };
+            return error(StatusCode::BAD_REQUEST, refusal.to_string());
+        }
+        Finish::Failed { detail }
+    } else {
+        Finish::Succeeded { detail, flag }
+    };
     let end = PersonEnd {
-        instance: InstanceId(instance),
-        activity: ActivityId(activity),
-        succeeded: !failed,
-        detail,
-        flag,
+        instance,
+        activity,
+        finish,
         written,
     };
     match client.complete(end).await {

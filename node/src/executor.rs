@@ -19,6 +19,7 @@
 //! The command finds the instance data it reads in `MOBIWF_DATA_DIR` (`<run dir>/data`, filled
 //! once before the first wrapper starts) and leaves there what it writes (`run_data`).
 
+use mobiwf_engine::Finish;
 use mobiwf_proto::{ActivityId, DataValue, Datum, InstanceId, PartitionId};
 use mobiwf_xml_schema::DataKind;
 
@@ -75,13 +76,9 @@ pub struct Execution {
 /// How an execution ended.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct Ended {
-    /// True on exit status 0.
-    pub succeeded: bool,
-    /// Why it failed, when it did.
-    pub detail: Option<String>,
-    /// The completion flag it wrote to `$MOBIWF_FLAG_FILE` (trimmed), when it succeeded and
-    /// wrote one. The engine checks its spelling.
-    pub flag: Option<String>,
+    /// A success on exit status 0, with the completion flag it wrote to `$MOBIWF_FLAG_FILE`
+    /// (trimmed) when it wrote one (the engine checks its spelling); else a failure and why.
+    pub finish: Finish,
     /// The instance data it wrote, when it succeeded (files already in the file store).
     pub written: Vec<(String, DataValue)>,
 }
@@ -254,9 +251,7 @@ async fn read_exit(dir: &Path, e: &Execution, files: &Files) -> Option<Ended> {
         };
         match (read_flag(dir), written) {
             (Ok(flag), Ok(written)) => Ended {
-                succeeded: true,
-                detail: None,
-                flag,
+                finish: Finish::Succeeded { detail: None, flag },
                 written,
             },
             (Err(why), _) | (_, Err(why)) => failed(why),
@@ -327,9 +322,9 @@ pub fn start_time(pid: u32) -> Option<u64> {
 
 fn failed(detail: String) -> Ended {
     Ended {
-        succeeded: false,
-        detail: Some(detail),
-        flag: None,
+        finish: Finish::Failed {
+            detail: Some(detail),
+        },
         written: Vec::new(),
     }
 }

@@ -378,28 +378,33 @@ mod tests {
 
     /// The paper's partition 1 deployed as instance 18.
     fn deploy_18() -> Input {
-        Input::Deploy {
-            runs_on: Default::default(),
+        Input::Deploy(mobiwf_proto::Deploy {
             instance: InstanceId(18),
             partition: PartitionId(1),
             document: PARTITION_1.to_owned(),
             responsible: None,
             hour_ms: None,
-        }
+            runs_on: Vec::new(),
+        })
     }
 
     /// Instance 18's remote activity 19 succeeded: its run then finishes.
     fn heard_19() -> Input {
-        Input::Notified {
+        Input::Notified(mobiwf_engine::Notified {
             from: None,
-            carried: Default::default(),
-            instance: InstanceId(18),
-            activity: mobiwf_proto::ActivityId(19),
-            outcome: Outcome::Succeeded,
-            entered: mobiwf_proto::StateSet::EMPTY,
-            flag: None,
-            routed: None,
-        }
+            notify: mobiwf_proto::Notify {
+                instance: InstanceId(18),
+                activity: mobiwf_proto::ActivityId(19),
+                outcome: Outcome::Succeeded,
+                entered: mobiwf_proto::StateSet::EMPTY,
+                flag: None,
+                routed: None,
+                data: Vec::new(),
+                files: Vec::new(),
+                holder: None,
+            },
+            missing: Vec::new(),
+        })
     }
 
     #[test]

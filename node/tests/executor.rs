@@ -30,7 +30,7 @@ async fn a_command_runs_once_with_its_environment_and_its_exit_decides() {
     );
     let e = execution(&cmd);
     let first = execute(dir.path(), &e, &CommandPolicy::Any).await;
-    assert!(first.succeeded, "{first:?}");
+    assert!(first.finish.succeeded(), "{first:?}");
     // Asked again (a restart that finds the activity running): the recorded outcome, no rerun.
     let second = execute(dir.path(), &e, &CommandPolicy::Any).await;
     assert_eq!(first, second);
@@ -42,11 +42,8 @@ async fn a_failing_command_fails_with_its_status_and_output_is_kept() {
     let dir = tempfile::tempdir().expect("tempdir");
     let e = execution("echo oops; exit 3");
     let ended = execute(dir.path(), &e, &CommandPolicy::Any).await;
-    assert!(!ended.succeeded);
-    assert_eq!(
-        ended.detail.as_deref(),
-        Some("command exited with status 3")
-    );
+    assert!(!ended.finish.succeeded());
+    assert_eq!(ended.finish.detail(), Some("command exited with status 3"));
     let output = std::fs::read_to_string(run_dir(dir.path(), &e).join("output")).expect("output");
     assert_eq!(output, "oops\n");
 }
@@ -64,11 +61,11 @@ async fn a_claimed_run_whose_process_is_gone_is_reported_interrupted_not_rerun()
     dead.wait().expect("wait");
     std::fs::write(run.join("claim").join("pid"), pid.to_string()).expect("pid");
     let ended = execute(dir.path(), &e, &CommandPolicy::Any).await;
-    assert!(!ended.succeeded);
+    assert!(!ended.finish.succeeded());
     assert!(
         ended
-            .detail
-            .as_deref()
+            .finish
+            .detail()
             .unwrap_or("")
             .starts_with("interrupted"),
         "{ended:?}"
@@ -120,8 +117,8 @@ async fn a_live_pid_with_another_start_time_is_not_taken_for_the_wrapper() {
     .expect("judged at once, not watched while the stranger lives");
     assert!(
         ended
-            .detail
-            .as_deref()
+            .finish
+            .detail()
             .unwrap_or("")
             .starts_with("interrupted"),
         "{ended:?}"
@@ -159,7 +156,7 @@ async fn the_wrapper_records_its_own_start_time() {
     assert!(wrapper.alive());
     kill(dir.path(), &e).expect("kill");
     let ended = running.await.expect("join");
-    assert!(!ended.succeeded, "{ended:?}");
+    assert!(!ended.finish.succeeded(), "{ended:?}");
 }
 
 #[tokio::test]
@@ -181,7 +178,7 @@ async fn a_running_command_can_be_killed_and_ends_failed() {
     }
     kill(dir.path(), &e).expect("kill");
     let ended = running.await.expect("join");
-    assert!(!ended.succeeded, "{ended:?}");
+    assert!(!ended.finish.succeeded(), "{ended:?}");
 }
 
 #[tokio::test]
@@ -192,9 +189,9 @@ async fn a_command_killed_before_its_wrapper_started_never_runs() {
     // The kill comes first (a timeOut or a cancel just after the start was decided).
     kill(dir.path(), &e).expect("kill");
     let ended = execute(dir.path(), &e, &CommandPolicy::Any).await;
-    assert!(!ended.succeeded, "{ended:?}");
+    assert!(!ended.finish.succeeded(), "{ended:?}");
     assert_eq!(
-        ended.detail.as_deref(),
+        ended.finish.detail(),
         Some("killed before its command started")
     );
     assert!(!marker.exists(), "the command ran");
@@ -227,7 +224,7 @@ async fn a_command_reads_its_data_from_files_and_what_it_leaves_is_written() {
         ("report".into(), DataKind::File),
     ];
     let ended = execute(dir.path(), &e, &CommandPolicy::Any).await;
-    assert!(ended.succeeded, "{ended:?}");
+    assert!(ended.finish.succeeded(), "{ended:?}");
     let report = files.put_bytes(b"report of P1").expect("put");
     assert_eq!(
         ended.written,
@@ -253,7 +250,8 @@ async fn a_compensation_runs_once_in_its_own_directory_and_says_it_is_one() {
     assert!(
         execute(dir.path(), &work, &CommandPolicy::Any)
             .await
-            .succeeded
+            .finish
+            .succeeded()
     );
     let undo = Execution {
         compensation: true,
@@ -263,13 +261,15 @@ async fn a_compensation_runs_once_in_its_own_directory_and_says_it_is_one() {
     assert!(
         execute(dir.path(), &undo, &CommandPolicy::Any)
             .await
-            .succeeded
+            .finish
+            .succeeded()
     );
     // Asked again (a restarted node): what happened, not a second run.
     assert!(
         execute(dir.path(), &undo, &CommandPolicy::Any)
             .await
-            .succeeded
+            .finish
+            .succeeded()
     );
     // A rerun's try counts on from the earlier ones: a directory of its own too.
     let again = Execution { attempt: 1, ..work };
@@ -277,7 +277,8 @@ async fn a_compensation_runs_once_in_its_own_directory_and_says_it_is_one() {
     assert!(
         execute(dir.path(), &again, &CommandPolicy::Any)
             .await
-            .succeeded
+            .finish
+            .succeeded()
     );
     assert_eq!(
         std::fs::read_to_string(&log).expect("log"),
@@ -291,8 +292,8 @@ async fn a_refused_command_never_starts_and_fails_with_the_reason() {
     let marker = dir.path().join("ran");
     let e = execution(&format!("touch {}", marker.display()));
     let ended = execute(dir.path(), &e, &CommandPolicy::None).await;
-    assert!(!ended.succeeded);
-    let detail = ended.detail.unwrap_or_default();
+    assert!(!ended.finish.succeeded());
+    let detail = ended.finish.into_detail().unwrap_or_default();
     assert!(detail.contains("--commands none"), "{detail}");
     assert!(!marker.exists(), "the refused command ran");
     assert!(!run_dir(dir.path(), &e).join("claim").exists());
@@ -302,11 +303,17 @@ async fn a_refused_command_never_starts_and_fails_with_the_reason() {
 async fn a_command_started_before_a_restart_is_followed_whatever_the_policy_is_now() {
     let dir = tempfile::tempdir().expect("tempdir");
     let e = execution("exit 0");
-    assert!(execute(dir.path(), &e, &CommandPolicy::Any).await.succeeded);
+    assert!(
+        execute(dir.path(), &e, &CommandPolicy::Any)
+            .await
+            .finish
+            .succeeded()
+    );
     // Restarted with --commands none: the run that happened is reported, not refused.
     assert!(
         execute(dir.path(), &e, &CommandPolicy::None)
             .await
-            .succeeded
+            .finish
+            .succeeded()
     );
 }

@@ -9,6 +9,7 @@ pub mod data;
 mod ids;
 pub mod people;
 pub mod recovery;
+pub mod run;
 mod states;
 mod time;
 pub mod wire;
@@ -17,11 +18,12 @@ pub use data::{DataValue, Datum, FileBody, FileRef, Written};
 pub use ids::{InstanceId, NodeId, NodeName};
 pub use mobiwf_xml_schema::{ActivityId, ActivityTypeId, PartitionId, TaskState};
 pub use people::{
-    Answer, DEADLINE_THRESHOLDS, DEFAULT_HOUR_MS, DeviceEntry, HAND_OVER_HOURS_LEFT, Hold, Holder,
-    ItemAction, ItemDeadline, ItemEvent, ItemInfo, ItemStatus, Notice, RoleId, UserId, Verdict,
-    thresholds_of,
+    Answer, Claim, DEADLINE_THRESHOLDS, DEFAULT_HOUR_MS, DeviceEntry, HAND_OVER_HOURS_LEFT, Hold,
+    Holder, ItemAction, ItemDeadline, ItemEvent, ItemInfo, ItemSnapshot, ItemStatus, Notice,
+    RoleId, UserId, Verdict, thresholds_of,
 };
 pub use recovery::{Compensate, Compensated, Rerun};
+pub use run::{Deploy, Notify, StateChanged};
 pub use time::Millis;
 pub use wire::{
     ActivityRecord, ActivityState, CANCELLED_BY_OPERATOR, CANCELLED_BY_RULE, Control, Envelope,

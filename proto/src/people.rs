@@ -118,6 +118,51 @@ impl ItemAction {
     }
 }
 
+/// Device (or controller, for insert and remove) → host: a user acts on a work item
+/// ([`crate::Message::Claim`]).
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct Claim {
+    /// The instance.
+    pub instance: InstanceId,
+    /// The activity.
+    pub activity: ActivityId,
+    /// Who acts.
+    pub user: UserId,
+    /// What they do.
+    pub action: ItemAction,
+    /// The sender's number for this claim; the answer carries it.
+    pub request: u64,
+    /// When the user acted, in ms since the epoch, when they did it while disconnected
+    /// (the claim waited on their device until it reconnected).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub offline_ms: Option<u64>,
+    /// Which offer of the item the user acted on: its `ItemInfo::ready_ms` on their
+    /// device. An item offered again since (its activity rerun) is another item: the
+    /// claim is answered "no longer available" instead of acting on the new one.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub offered_ms: Option<u64>,
+}
+
+/// Host → device: a work item as this device's users see it now ([`crate::Message::Item`]).
+/// Newer versions win (messages may arrive out of order).
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct ItemSnapshot {
+    /// What the item is.
+    pub info: ItemInfo,
+    /// Grows with every change of the item on its host; an older one than a device holds is
+    /// ignored (its answer is still taken).
+    pub version: u64,
+    /// This device's users it is offered to (not held).
+    pub offered: Vec<UserId>,
+    /// This device's users holding it (a copy each, for method `all`).
+    pub holders: Vec<Holder>,
+    /// Open, done or closed.
+    pub status: ItemStatus,
+    /// The answer to this device's claim, when the change answers one.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub answer: Option<Answer>,
+}
+
 /// How a user holds an item.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize, Deserialize)]
 #[serde(rename_all = "snake_case")]

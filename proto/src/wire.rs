@@ -7,11 +7,10 @@
 
 use serde::{Deserialize, Serialize};
 
-use crate::data::{Datum, FileBody, FileRef};
-use crate::people::{
-    Answer, DeviceEntry, Holder, ItemAction, ItemEvent, ItemInfo, ItemStatus, Notice, UserId,
-};
+use crate::data::{Datum, FileRef};
+use crate::people::{Answer, Claim, DeviceEntry, ItemEvent, ItemSnapshot, Notice, UserId};
 use crate::recovery::{Compensate, Compensated, Rerun};
+use crate::run::{Deploy, Notify, StateChanged};
 use crate::{ActivityId, ActivityTypeId, InstanceId, NodeId, NodeName, PartitionId};
 
 /// The request-response protocol name (and version) of mobiwf execution messages.
@@ -216,72 +215,13 @@ pub enum Message {
         join_token: Option<String>,
     },
     /// Controller → node: run this partition of this instance.
-    Deploy {
-        /// The instance.
-        instance: InstanceId,
-        /// The partition's id in the workflow definition.
-        partition: PartitionId,
-        /// The partition document (MobiWfMS partition XML; `workflow@id` is the instance).
-        document: String,
-        /// The instance's responsible user (`submit --responsible`): told of its work items'
-        /// deadlines and given an item 24 hours before its deadline. Left out when none.
-        #[serde(default, skip_serializing_if = "Option::is_none")]
-        responsible: Option<crate::UserId>,
-        /// The length of an hour for its `<deadline>`s, in ms (the controller's `--hour-ms`);
-        /// sent only with a partition that has deadlines, else the node's own `--hour-ms`.
-        #[serde(default, skip_serializing_if = "Option::is_none")]
-        hour_ms: Option<u64>,
-        /// The peer that runs each activity of the instance (as placed when this was sent),
-        /// as (activity, peer) pairs: the node takes a partner's word about an activity only
-        /// from its peer. Left out when empty (a deployment from before: every partner's
-        /// word is taken). Pairs, not a map: a map's number keys do not survive this
-        /// internally tagged enum's decoding.
-        #[serde(default, skip_serializing_if = "Vec::is_empty")]
-        runs_on: Vec<(ActivityId, NodeId)>,
-    },
+    Deploy(Deploy),
     /// Node → node: an activity that one of yours waits for has finished.
-    Notify {
-        /// The instance.
-        instance: InstanceId,
-        /// The finished activity (a precondition of the receiver's activity).
-        activity: ActivityId,
-        /// What it means for the successors.
-        outcome: Outcome,
-        /// Every state it entered, when the receiver's dependency rules name it (empty when
-        /// only preconditions wait for it).
-        #[serde(default, skip_serializing_if = "StateSet::is_empty")]
-        entered: StateSet,
-        /// The completion flag it ended with, if any (`<merge flag>` reads it).
-        #[serde(default, skip_serializing_if = "Option::is_none")]
-        flag: Option<String>,
-        /// When its `<routes>` chose: the successors the route leads to; its other successors
-        /// are skipped. `None`: every successor goes on.
-        #[serde(default, skip_serializing_if = "Option::is_none")]
-        routed: Option<Vec<ActivityId>>,
-        /// The instance data the receiver's activities (or the ones after them) read, as the
-        /// sender knows it (`<carries>` of the adjacents says which names).
-        #[serde(default, skip_serializing_if = "Vec::is_empty")]
-        data: Vec<Datum>,
-        /// The contents of the files among `data` that travel inline (up to
-        /// `MAX_INLINE_FILE_BYTES` each).
-        #[serde(default, skip_serializing_if = "Vec::is_empty")]
-        files: Vec<FileBody>,
-        /// Where the files among `data` not carried inline are fetched from (the sender's
-        /// location), when there are such files.
-        #[serde(default, skip_serializing_if = "Option::is_none")]
-        holder: Option<String>,
-    },
+    Notify(Notify),
     /// Node → node: an activity that a dependency rule of yours names entered a state the
     /// rule looks at (not final: its end comes as a [`Message::Notify`], or as this message
     /// when the end has no outcome for successors yet).
-    StateChanged {
-        /// The instance.
-        instance: InstanceId,
-        /// The activity.
-        activity: ActivityId,
-        /// Every state it entered so far.
-        entered: StateSet,
-    },
+    StateChanged(StateChanged),
     /// Controller → node: activity `by`, marked `<completion>`, succeeded: the instance is
     /// complete, and every activity of it not final is cancelled (the COMPLETION activity of
     /// *A lightweight workflow engine based on a relational structure* (He, Li, Jiao, Liu),
@@ -370,44 +310,10 @@ pub enum Message {
         devices: Vec<DeviceEntry>,
     },
     /// Device (or controller, for insert and remove) → host: a user acts on a work item.
-    Claim {
-        /// The instance.
-        instance: InstanceId,
-        /// The activity.
-        activity: ActivityId,
-        /// Who acts.
-        user: UserId,
-        /// What they do.
-        action: ItemAction,
-        /// The sender's number for this claim; the answer carries it.
-        request: u64,
-        /// When the user acted, in ms since the epoch, when they did it while disconnected
-        /// (the claim waited on their device until it reconnected).
-        #[serde(default, skip_serializing_if = "Option::is_none")]
-        offline_ms: Option<u64>,
-        /// Which offer of the item the user acted on: its `ItemInfo::ready_ms` on their
-        /// device. An item offered again since (its activity rerun) is another item: the
-        /// claim is answered "no longer available" instead of acting on the new one.
-        #[serde(default, skip_serializing_if = "Option::is_none")]
-        offered_ms: Option<u64>,
-    },
+    Claim(Claim),
     /// Host → device: a work item as this device's users see it now. Newer versions win
     /// (messages may arrive out of order).
-    Item {
-        /// What the item is.
-        info: ItemInfo,
-        /// Grows with every change of the item on its host.
-        version: u64,
-        /// This device's users it is offered to (not held).
-        offered: Vec<UserId>,
-        /// This device's users holding it (a copy each, for method `all`).
-        holders: Vec<Holder>,
-        /// Open, done or closed.
-        status: ItemStatus,
-        /// The answer to this device's claim, when the change answers one.
-        #[serde(default, skip_serializing_if = "Option::is_none")]
-        answer: Option<Answer>,
-    },
+    Item(ItemSnapshot),
     /// Host → device: the answer to a claim on something that is not (or not yet) a work
     /// item on that host (the activity has not started, or names no role), so there is no
     /// item to send.
@@ -492,9 +398,9 @@ impl Message {
     pub fn kind(&self) -> &'static str {
         match self {
             Message::Register { .. } => "register",
-            Message::Deploy { .. } => "deploy",
-            Message::Notify { .. } => "notify",
-            Message::StateChanged { .. } => "state_changed",
+            Message::Deploy(_) => "deploy",
+            Message::Notify(_) => "notify",
+            Message::StateChanged(_) => "state_changed",
             Message::Completed { .. } => "completed",
             Message::Report { .. } => "report",
             Message::PartitionResult { .. } => "partition_result",
@@ -504,8 +410,8 @@ impl Message {
             Message::Control { .. } => "control",
             Message::Probe => "probe",
             Message::Directory { .. } => "directory",
-            Message::Claim { .. } => "claim",
-            Message::Item { .. } => "item",
+            Message::Claim(_) => "claim",
+            Message::Item(_) => "item",
             Message::Answer { .. } => "answer",
             Message::ItemEvents { .. } => "item_events",
             Message::Notice { .. } => "notice",

@@ -166,7 +166,7 @@ mod tests {
                 origin: "origin".into(),
                 seq: 7,
             },
-            message: Message::Notify {
+            message: Message::Notify(mobiwf_proto::Notify {
                 data: Vec::new(),
                 files: Vec::new(),
                 holder: None,
@@ -176,7 +176,7 @@ mod tests {
                 entered: mobiwf_proto::StateSet::EMPTY,
                 flag: None,
                 routed: None,
-            },
+            }),
         }
     }
 
@@ -213,7 +213,7 @@ mod tests {
                 origin: "origin".into(),
                 seq: 8,
             },
-            message: Message::Deploy {
+            message: Message::Deploy(mobiwf_proto::Deploy {
                 instance: mobiwf_proto::InstanceId(1),
                 partition: mobiwf_proto::PartitionId(2),
                 document: "<workflow/>".into(),
@@ -223,7 +223,7 @@ mod tests {
                     (mobiwf_proto::ActivityId(16), "p1".into()),
                     (mobiwf_proto::ActivityId(19), "p2".into()),
                 ],
-            },
+            }),
         };
         let bytes = serde_json::to_vec(&sent).unwrap();
         assert_eq!(serde_json::from_slice::<Envelope>(&bytes).unwrap(), sent);
@@ -253,14 +253,14 @@ mod tests {
     #[tokio::test]
     async fn oversized_message_is_not_written() {
         let mut big = envelope();
-        big.message = Message::Deploy {
+        big.message = Message::Deploy(mobiwf_proto::Deploy {
             instance: mobiwf_proto::InstanceId(1),
             partition: mobiwf_proto::PartitionId(1),
             document: "x".repeat(MAX_MESSAGE_BYTES),
             responsible: None,
             hour_ms: None,
             runs_on: Default::default(),
-        };
+        });
         let mut buf = Cursor::new(Vec::new());
         let err = WireCodec
             .write_request(&STREAM_PROTOCOL, &mut buf, big)

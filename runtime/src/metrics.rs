@@ -64,6 +64,7 @@ pub struct Metrics {
     activities_started: Counter,
     activities_finished: Family<StateLabels, Counter>,
     activities_entered: Family<StateLabels, Counter>,
+    transitions_refused: Counter,
     outbox_depth: Gauge,
     runs_in_memory: Gauge,
     instances_in_memory: Gauge,
@@ -92,6 +93,7 @@ impl Metrics {
             activities_started: Counter::default(),
             activities_finished: Family::default(),
             activities_entered: Family::default(),
+            transitions_refused: Counter::default(),
             outbox_depth: Gauge::default(),
             runs_in_memory: Gauge::default(),
             instances_in_memory: Gauge::default(),
@@ -118,6 +120,12 @@ impl Metrics {
             "duplicate_messages",
             "Messages received again (a retry) and acknowledged without applying them twice",
             m.duplicates.clone(),
+        );
+        registry.register(
+            "engine_transitions_refused",
+            "Changes of an activity's state the engine asked for and its lifecycle table refused \
+             (a bug: nothing changed)",
+            m.transitions_refused.clone(),
         );
         registry.register(
             "activities_started",
@@ -266,6 +274,11 @@ impl Metrics {
         self.activities_started.inc();
     }
 
+    /// Counts `count` transitions the engine's lifecycle table refused.
+    pub fn transitions_refused(&self, count: u64) {
+        self.transitions_refused.inc_by(count);
+    }
+
     /// Counts an activity that entered task state `state`.
     pub fn activity_entered(&self, state: &str) {
         self.activities_entered
@@ -330,5 +343,23 @@ impl Metrics {
         // Writing into a String cannot fail.
         let _ = prometheus_client::encoding::text::encode(&mut out, &self.registry);
         out
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn refused_transitions_are_exported_as_a_counter() {
+        let m = Metrics::new();
+        m.transitions_refused(2);
+        m.transitions_refused(1);
+        let text = m.encode();
+        assert!(
+            text.lines()
+                .any(|l| l == "mobiwf_engine_transitions_refused_total 3"),
+            "{text}"
+        );
     }
 }

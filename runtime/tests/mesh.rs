@@ -39,7 +39,7 @@ fn notify(origin: &MeshHandle, seq: u64) -> Envelope {
             origin: origin.peer_id().to_string().into(),
             seq,
         },
-        message: Message::Notify {
+        message: Message::Notify(mobiwf_proto::Notify {
             data: Vec::new(),
             files: Vec::new(),
             holder: None,
@@ -49,7 +49,7 @@ fn notify(origin: &MeshHandle, seq: u64) -> Envelope {
             entered: mobiwf_proto::StateSet::EMPTY,
             flag: None,
             routed: None,
-        },
+        }),
     }
 }
 
@@ -347,14 +347,14 @@ async fn oversized_request_is_refused_by_the_sender() {
             origin: a.peer_id().to_string().into(),
             seq: 1,
         },
-        message: Message::Deploy {
+        message: Message::Deploy(mobiwf_proto::Deploy {
             instance: mobiwf_proto::InstanceId(1),
             partition: mobiwf_proto::PartitionId(1),
             document: "x".repeat(MAX_MESSAGE_BYTES),
             responsible: None,
             hour_ms: None,
             runs_on: Default::default(),
-        },
+        }),
     };
     let err = a
         .request(b.peer_id(), b.listen_addrs(), big)
@@ -502,7 +502,7 @@ async fn oversized_frame_is_refused_by_the_receiver() {
             origin: "raw".into(),
             seq: 1,
         },
-        message: Message::Notify {
+        message: Message::Notify(mobiwf_proto::Notify {
             data: Vec::new(),
             files: Vec::new(),
             holder: None,
@@ -512,7 +512,7 @@ async fn oversized_frame_is_refused_by_the_receiver() {
             entered: mobiwf_proto::StateSet::EMPTY,
             flag: None,
             routed: None,
-        },
+        }),
     };
     let mut body = serde_json::to_vec(&envelope).unwrap();
     body.resize(MAX_MESSAGE_BYTES + 1, b' ');

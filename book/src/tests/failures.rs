@@ -37,7 +37,7 @@ scenarios! {
                 // Contingency -1: the successor elsewhere is blocked.
                 (
                     "peerB".to_owned(),
-                    Message::Notify {
+                    Message::Notify(mobiwf_proto::Notify {
                         data: Vec::new(),
                         files: Vec::new(),
                         holder: None,
@@ -47,7 +47,7 @@ scenarios! {
                         entered: mobiwf_proto::StateSet::EMPTY,
                         flag: None,
                         routed: None,
-                    }
+                    })
                 ),
             ]
         );
@@ -73,7 +73,7 @@ scenarios! {
         let applied = suspect(&mut b, T0 + 1000, "peerA");
         assert!(sent(&applied).contains(&(
             "peerB".to_owned(),
-            Message::Notify {
+            Message::Notify(mobiwf_proto::Notify {
                 data: Vec::new(),
                 files: Vec::new(),
                 holder: None,
@@ -83,7 +83,7 @@ scenarios! {
                 entered: mobiwf_proto::StateSet::EMPTY,
                 flag: None,
                 routed: None,
-            }
+            })
         )));
         partition_result(
             &mut b,
@@ -130,7 +130,7 @@ scenarios! {
         assert!(
             !sent(&applied)
                 .iter()
-                .any(|(_, m)| matches!(m, Message::Notify { .. })),
+                .any(|(_, m)| matches!(m, Message::Notify(_))),
             "the successors wait for activity 9"
         );
         let (a1, a9) = (activity(&b, 1), activity(&b, 9));
@@ -393,7 +393,7 @@ scenarios! {
             sent(&applied),
             vec![(
                 "peerD".to_owned(),
-                Message::Notify {
+                Message::Notify(mobiwf_proto::Notify {
                     data: Vec::new(),
                     files: Vec::new(),
                     holder: None,
@@ -403,7 +403,7 @@ scenarios! {
                     entered: mobiwf_proto::StateSet::EMPTY,
                     flag: None,
                     routed: None,
-                }
+                })
             )]
         );
     }
@@ -466,7 +466,7 @@ scenarios! {
                 ),
                 (
                     "peerB".to_owned(),
-                    Message::Notify {
+                    Message::Notify(mobiwf_proto::Notify {
                         data: Vec::new(),
                         files: Vec::new(),
                         holder: None,
@@ -476,7 +476,7 @@ scenarios! {
                         entered: mobiwf_proto::StateSet::EMPTY,
                         flag: None,
                         routed: None,
-                    }
+                    })
                 ),
             ]
         );
@@ -510,7 +510,7 @@ scenarios! {
         assert_eq!(activity(&b, 2).state(), ActivityState::Cancelled);
         assert!(sent(&applied).contains(&(
             "peerB".to_owned(),
-            Message::Notify {
+            Message::Notify(mobiwf_proto::Notify {
                 data: Vec::new(),
                 files: Vec::new(),
                 holder: None,
@@ -520,7 +520,7 @@ scenarios! {
                 entered: mobiwf_proto::StateSet::EMPTY,
                 flag: None,
                 routed: None,
-            }
+            })
         )));
         partition_result(
             &mut b,

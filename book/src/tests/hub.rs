@@ -29,7 +29,7 @@ scenarios! {
             assert!(remote.iter().all(|l| l == HUB), "{remote:?}");
         }
         // A2 (17, on P1) finished: its remote successor A4 (19) is on P2, and only P2 hears.
-        let notify = |activity| Message::Notify {
+        let notify = |activity| Message::Notify(mobiwf_proto::Notify {
             data: Vec::new(),
             files: Vec::new(),
             holder: None,
@@ -39,7 +39,7 @@ scenarios! {
             entered: mobiwf_proto::StateSet::EMPTY,
             flag: None,
             routed: None,
-        };
+        });
         let relayed = from_node(&mut b, T0, "peerA", notify(17));
         assert_eq!(sent(&relayed), vec![("peerB".to_owned(), notify(17))]);
         // A4 (19, on P2) finished: A3 (18) waits for it on P1.
@@ -76,7 +76,7 @@ scenarios! {
             address: HUB.to_owned(),
         });
         submit(&mut b, PAPER).expect("submit");
-        let notify = Message::Notify {
+        let notify = Message::Notify(mobiwf_proto::Notify {
             data: Vec::new(),
             files: Vec::new(),
             holder: None,
@@ -86,7 +86,7 @@ scenarios! {
             entered: mobiwf_proto::StateSet::EMPTY,
             flag: None,
             routed: None,
-        };
+        });
         // A2 (17) is in partition 1; A4 (19), waiting for it, in partition 2 on the same node.
         let relayed = from_node(&mut b, T0, "peerA", notify.clone());
         assert_eq!(sent(&relayed), vec![("peerA".to_owned(), notify.clone())]);

@@ -98,11 +98,11 @@ fn deploys(applied: &Applied) -> Vec<(String, u64, String)> {
             _ => None,
         })
         .map(|(to, message)| match message {
-            Message::Deploy {
+            Message::Deploy(mobiwf_proto::Deploy {
                 partition,
                 document,
                 ..
-            } => (to.to_string(), partition.0, document.clone()),
+            }) => (to.to_string(), partition.0, document.clone()),
             other => panic!("expected a deployment, got {other:?}"),
         })
         .collect()
@@ -268,11 +268,11 @@ fn deployed(applied: &Applied) -> Vec<(String, u64, String)> {
     sent(applied)
         .into_iter()
         .filter_map(|(to, m)| match m {
-            Message::Deploy {
+            Message::Deploy(mobiwf_proto::Deploy {
                 partition,
                 document,
                 ..
-            } => Some((to, partition.0, document)),
+            }) => Some((to, partition.0, document)),
             _ => None,
         })
         .collect()

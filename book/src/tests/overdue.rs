@@ -68,7 +68,7 @@ scenarios! {
             sent(&applied),
             vec![(
                 "peerB".to_owned(),
-                Message::Notify {
+                Message::Notify(mobiwf_proto::Notify {
                     data: Vec::new(),
                     files: Vec::new(),
                     holder: None,
@@ -78,7 +78,7 @@ scenarios! {
                     entered: mobiwf_proto::StateSet::EMPTY,
                     flag: None,
                     routed: None,
-                }
+                })
             )]
         );
         assert!(story(&b).iter().any(|e| matches!(

@@ -70,7 +70,7 @@ fn admin(
 }
 
 fn claim(activity: u64, user: &str, action: ItemAction, request: u64) -> Message {
-    Message::Claim {
+    Message::Claim(mobiwf_proto::Claim {
         instance: InstanceId(1),
         activity: ActivityId(activity),
         user: user.into(),
@@ -78,7 +78,7 @@ fn claim(activity: u64, user: &str, action: ItemAction, request: u64) -> Message
         request,
         offline_ms: None,
         offered_ms: None,
-    }
+    })
 }
 
 scenarios! {
@@ -750,14 +750,14 @@ scenarios! {
         let verdict = Verdict::Forbidden {
             reason: "cid has no registered device".to_owned(),
         };
-        let item = |answer| Message::Item {
+        let item = |answer| Message::Item(mobiwf_proto::ItemSnapshot {
             info: info.clone(),
             version: 2,
             offered: vec![],
             holders: vec![],
             status: ItemStatus::Open,
             answer,
-        };
+        });
         let answer = Answer {
             user: "cid".into(),
             request: 1,
@@ -794,7 +794,7 @@ scenarios! {
         let deploys: Vec<(Option<UserId>, Option<u64>)> = sent(&applied)
             .into_iter()
             .filter_map(|(_, m)| match m {
-                Message::Deploy { responsible, hour_ms, .. } => Some((responsible, hour_ms)),
+                Message::Deploy(mobiwf_proto::Deploy { responsible, hour_ms, .. }) => Some((responsible, hour_ms)),
                 _ => None,
             })
             .collect();

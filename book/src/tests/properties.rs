@@ -642,12 +642,12 @@ impl Promises {
                         "noticed twice: {notice:?} on {input:?}"
                     );
                 }
-                Message::Claim {
+                Message::Claim(mobiwf_proto::Claim {
                     instance,
                     activity,
                     request,
                     ..
-                } => {
+                }) => {
                     assert_eq!(request, self.last_request + 1, "{input:?}");
                     self.last_request = request;
                     let inst = b.instance(instance).expect("claimed instance");
@@ -710,7 +710,7 @@ fn run(ops: &[(u64, Op)]) {
         let Ok(applied) = applied else { continue };
         for e in &applied.effects {
             if let Effect::Send {
-                message: Message::Deploy { instance, .. },
+                message: Message::Deploy(mobiwf_proto::Deploy { instance, .. }),
                 ..
             } = e
             {

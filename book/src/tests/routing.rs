@@ -117,11 +117,11 @@ scenarios! {
         let running = mobiwf_proto::StateSet::EMPTY
             .with(ActivityState::NotReady)
             .with(ActivityState::Running);
-        let word = Message::StateChanged {
+        let word = Message::StateChanged(mobiwf_proto::StateChanged {
             instance: InstanceId(1),
             activity: ActivityId(1),
             entered: running,
-        };
+        });
         let relayed = from_node(&mut b, T0 + 100, "peerA", word.clone());
         assert_eq!(sent(&relayed), vec![("peerB".to_owned(), word)]);
     }
@@ -144,7 +144,7 @@ scenarios! {
         let applied = suspect(&mut b, T0 + 1000, "peerA");
         let told: Vec<(String, Message)> = sent(&applied)
             .into_iter()
-            .filter(|(_, m)| matches!(m, Message::StateChanged { .. }))
+            .filter(|(_, m)| matches!(m, Message::StateChanged(_)))
             .collect();
         let failed = mobiwf_proto::StateSet::EMPTY
             .with(ActivityState::NotReady)
@@ -153,11 +153,11 @@ scenarios! {
             told,
             [(
                 "peerB".to_owned(),
-                Message::StateChanged {
+                Message::StateChanged(mobiwf_proto::StateChanged {
                     instance: InstanceId(1),
                     activity: ActivityId(1),
                     entered: failed,
-                }
+                })
             )]
         );
     }

@@ -275,11 +275,11 @@ impl ControllerActor {
                 partition: rerun.partition,
             };
             self.apply_internal(now, input, effects);
-        } else if let Message::Deploy {
+        } else if let Message::Deploy(mobiwf_proto::Deploy {
             instance,
             partition,
             ..
-        } = message.envelope.message
+        }) = message.envelope.message
         {
             let refused = match reply {
                 Reply::Ack => None,

@@ -9,37 +9,18 @@
 //! repeat of a completion is done only when it says the same.
 
 use mobiwf_people::Directory;
-use mobiwf_proto::{
-    ActivityId, Answer, InstanceId, ItemAction, ItemEvent, NodeId, UserId, Verdict,
-};
+use mobiwf_proto::{Answer, ItemEvent, UserId, Verdict};
 use mobiwf_xml_schema::People;
 
 use super::send::Reply;
 use super::status::overall;
 use super::{Involved, Item};
 use crate::lifecycle::{Event, Life};
-use crate::{Effect, Engine, Refusal};
+use crate::{Claimed, Effect, Engine, Refusal};
 
 /// Why work is not taken up while its instance is interrupted.
 pub(crate) const INTERRUPTED: &str =
     "its instance is interrupted: nothing new starts until an operator resumes it";
-
-/// A user's action on a work item, as [`crate::Input::Claim`] says it.
-pub(crate) struct Claim {
-    pub(crate) instance: InstanceId,
-    pub(crate) activity: ActivityId,
-    pub(crate) user: UserId,
-    pub(crate) action: ItemAction,
-    pub(crate) request: u64,
-    /// The device it came from; `None` from the controller.
-    pub(crate) from: Option<NodeId>,
-    /// The files a completion names whose content is not here, and where to fetch them.
-    pub(crate) missing: Vec<crate::data::Missing>,
-    /// When the user acted, when they did it disconnected.
-    pub(crate) offline_ms: Option<u64>,
-    /// Which offer of the item the user acted on (`Item::ready_ms` as their device saw it).
-    pub(crate) offered_ms: Option<u64>,
-}
 
 /// What the host decided.
 pub(super) enum Decided {
@@ -68,15 +49,15 @@ impl Engine {
     /// sending node is not a registered device, or the controller names an activity this node
     /// does not run. Every other verdict is the answer sent to the claimant's device, and told
     /// to the controller when it is a refusal.
-    pub(crate) fn claim(&mut self, claim: Claim, fx: &mut Vec<Effect>) -> Result<(), Refusal> {
-        let (people, device) = match self.claimed(&claim) {
+    pub(crate) fn claim(&mut self, claimed: Claimed, fx: &mut Vec<Effect>) -> Result<(), Refusal> {
+        let (people, device) = match self.claimed(&claimed) {
             Ok(found) => found,
             Err(refusal @ (Refusal::NotAnItem { .. } | Refusal::UnknownActivity { .. })) => {
-                return self.no_item(&claim, refusal, fx);
+                return self.no_item(&claimed, refusal, fx);
             }
             Err(refusal) => return Err(refusal),
         };
-        let id = (claim.instance, claim.activity);
+        let id = (claimed.claim.instance, claimed.claim.activity);
         let Some(item) = self.host.items.get(&id) else {
             return Ok(());
         };
@@ -84,19 +65,19 @@ impl Engine {
         let ctx = Ctx {
             dir,
             people: &people,
-            user: &claim.user,
-            admin: claim.from.is_none() || dir.is_administrator(claim.user.as_str()),
+            user: &claimed.claim.user,
+            admin: claimed.from.is_none() || dir.is_administrator(claimed.claim.user.as_str()),
             now_ms: self.now_ms(),
         };
         let before = item.involved();
         let mut after = item.clone();
-        let decided = self.judge(&claim, item, &ctx, &mut after);
+        let decided = self.judge(&claimed, item, &ctx, &mut after);
         let reply = |verdict: Verdict| {
             device.clone().map(|device| Reply {
                 device,
                 answer: Answer {
-                    user: claim.user.clone(),
-                    request: claim.request,
+                    user: claimed.claim.user.clone(),
+                    request: claimed.claim.request,
                     verdict,
                 },
             })
@@ -104,8 +85,8 @@ impl Engine {
         match decided {
             Decided::Refused(verdict) => {
                 let event = ItemEvent::Refused {
-                    user: claim.user.clone(),
-                    action: claim.action.as_str().to_owned(),
+                    user: claimed.claim.user.clone(),
+                    action: claimed.claim.action.as_str().to_owned(),
                     reason: reason_of(&verdict),
                 };
                 self.answer(id, reply(verdict), vec![event], fx);
@@ -113,8 +94,8 @@ impl Engine {
             Decided::Unchanged => self.answer(id, reply(Verdict::Done), Vec::new(), fx),
             Decided::Changed => {
                 let reply = reply(Verdict::Done);
-                self.fetch_claimed(&claim, fx);
-                self.commit_claim(&claim, &before, after, reply, fx);
+                self.fetch_claimed(&claimed, fx);
+                self.commit_claim(&claimed, &before, after, reply, fx);
             }
         }
         Ok(())
@@ -124,31 +105,36 @@ impl Engine {
     /// theirs, what they write does not fit, the item was handed away from them, or taking it
     /// up while the instance is interrupted), or `decide`'s verdict with the change made to
     /// `after`.
-    fn judge(&self, claim: &Claim, item: &Item, ctx: &Ctx, after: &mut Item) -> Decided {
-        let decided = match (&claim.from, self.claimed_writes(claim)) {
-            (Some(node), _) if !self.host.is_device_of(&claim.user, node) => {
+    fn judge(&self, claimed: &Claimed, item: &Item, ctx: &Ctx, after: &mut Item) -> Decided {
+        let decided = match (&claimed.from, self.claimed_writes(claimed)) {
+            (Some(node), _) if !self.host.is_device_of(&claimed.claim.user, node) => {
                 Decided::Refused(Verdict::Forbidden {
-                    reason: format!("{}'s worklist is not on this device", claim.user),
+                    reason: format!("{}'s worklist is not on this device", claimed.claim.user),
                 })
             }
             (_, Err(reason)) => Decided::Refused(Verdict::Invalid { reason }),
             // Acted on an earlier offer of it (its activity was rerun since): that item is gone.
-            (Some(_), _) if claim.offered_ms.is_some_and(|at| at != item.ready_ms) => {
+            (Some(_), _)
+                if claimed
+                    .claim
+                    .offered_ms
+                    .is_some_and(|at| at != item.ready_ms) =>
+            {
                 Decided::Refused(Verdict::Unavailable {
                     reason: "no longer available: it was offered again since you acted on it"
                         .to_owned(),
                 })
             }
-            (Some(_), _) if let Some(reason) = super::handed_away(item, &claim.user) => {
+            (Some(_), _) if let Some(reason) = super::handed_away(item, &claimed.claim.user) => {
                 Decided::Refused(Verdict::Unavailable { reason })
             }
-            (_, Ok(written)) => super::decide::decide(ctx, after, &claim.action, written),
+            (_, Ok(written)) => super::decide::decide(ctx, after, &claimed.claim.action, written),
         };
         // Taking up work that nobody had taken starts its activity: not while an operator
         // holds the instance.
         let interrupted = self
             .known
-            .get(&claim.instance)
+            .get(&claimed.claim.instance)
             .is_some_and(|k| k.interrupted);
         match decided {
             Decided::Changed if interrupted && !item.taken() && after.taken() => {
@@ -164,7 +150,7 @@ impl Engine {
     /// finished the last open copy, the activity ends.
     fn commit_claim(
         &mut self,
-        claim: &Claim,
+        claimed: &Claimed,
         before: &Involved,
         mut after: Item,
         reply: Option<Reply>,
@@ -177,7 +163,7 @@ impl Engine {
         if ends {
             after.status = overall(&after);
         }
-        let (user, action) = (&claim.user, claim.action.as_str());
+        let (user, action) = (&claimed.claim.user, claimed.claim.action.as_str());
         after.settle(|| format!("nobody left to offer it to after {user}'s {action}"));
         after.version += 1;
         let taken = after.taken();
@@ -185,10 +171,10 @@ impl Engine {
         self.host.dirty_items.insert(id);
         self.follow_item(id, taken, fx);
         let acted = ItemEvent::Acted {
-            user: claim.user.clone(),
+            user: claimed.claim.user.clone(),
             // Told to the controller: without the values, which never pass through it.
-            action: claim.action.without_data(),
-            offline_ms: claim.offline_ms,
+            action: claimed.claim.action.without_data(),
+            offline_ms: claimed.claim.offline_ms,
         };
         self.publish(id, before, reply, vec![acted], fx);
         if ends {

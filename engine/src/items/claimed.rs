@@ -4,7 +4,7 @@
 use mobiwf_proto::{ActivityId, Answer, DeviceEntry, InstanceId, ItemEvent, Message, Verdict};
 use mobiwf_xml_schema::People;
 
-use super::claim::Claim;
+use crate::Claimed;
 use crate::run::RunKey;
 use crate::{Effect, Engine, Refusal, Target};
 
@@ -14,20 +14,20 @@ impl Engine {
     /// is here; otherwise the claim is refused to its sender.
     pub(super) fn no_item(
         &self,
-        claim: &Claim,
+        claimed: &Claimed,
         refusal: Refusal,
         fx: &mut Vec<Effect>,
     ) -> Result<(), Refusal> {
         let reason = refusal.to_string();
-        let (instance, activity) = (claim.instance, claim.activity);
-        match &claim.from {
+        let (instance, activity) = (claimed.claim.instance, claimed.claim.activity);
+        match &claimed.from {
             Some(node) => {
                 let Some(device) = self.host.directory.device_by_node(node) else {
                     return Err(refusal);
                 };
                 let answer = Answer {
-                    user: claim.user.clone(),
-                    request: claim.request,
+                    user: claimed.claim.user.clone(),
+                    request: claimed.claim.request,
                     verdict: Verdict::Invalid { reason },
                 };
                 fx.push(Effect::Send {
@@ -48,8 +48,8 @@ impl Engine {
                         activity,
                         at_ms: self.now_ms(),
                         events: vec![ItemEvent::Refused {
-                            user: claim.user.clone(),
-                            action: claim.action.as_str().to_owned(),
+                            user: claimed.claim.user.clone(),
+                            action: claimed.claim.action.as_str().to_owned(),
                             reason,
                         }],
                     },
@@ -60,8 +60,11 @@ impl Engine {
         }
     }
 
-    pub(super) fn claimed(&self, claim: &Claim) -> Result<(People, Option<DeviceEntry>), Refusal> {
-        let (instance, activity) = (claim.instance, claim.activity);
+    pub(super) fn claimed(
+        &self,
+        claimed: &Claimed,
+    ) -> Result<(People, Option<DeviceEntry>), Refusal> {
+        let (instance, activity) = (claimed.claim.instance, claimed.claim.activity);
         let key = self.run_of(instance, activity)?;
         let not_item = |reason: &str| Refusal::NotAnItem {
             instance,
@@ -76,7 +79,7 @@ impl Engine {
         }
         let dir = &self.host.directory;
         let device =
-            match &claim.from {
+            match &claimed.from {
                 None => None,
                 Some(node) => Some(dir.device_by_node(node).cloned().ok_or_else(|| {
                     Refusal::UnknownDevice {

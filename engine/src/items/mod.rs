@@ -41,7 +41,7 @@ use serde::{Deserialize, Serialize};
 
 use crate::run::RunKey;
 
-pub(crate) use claim::{Claim, INTERRUPTED};
+pub(crate) use claim::INTERRUPTED;
 pub use deadline::Due;
 pub(crate) use deadline::handed_away;
 pub use lifecycle::{Completion, CopyLife, ItemCopy};

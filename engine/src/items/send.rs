@@ -115,7 +115,7 @@ impl Engine {
         for device in devices.values() {
             let on = |u: &UserId| home.get(u) == Some(&&device.name);
             let open = item.copies.iter().filter(|c| c.is_open());
-            let message = Message::Item {
+            let message = Message::Item(mobiwf_proto::ItemSnapshot {
                 info: info.clone(),
                 version: item.version,
                 offered: offered.iter().filter(|u| on(u)).cloned().collect(),
@@ -128,7 +128,7 @@ impl Engine {
                     .as_ref()
                     .filter(|r| r.device.name == device.name)
                     .map(|r| r.answer.clone()),
-            };
+            });
             fx.push(Effect::Send {
                 to: Target::Partner(device.location.clone()),
                 message,

@@ -9,8 +9,8 @@ use std::collections::BTreeMap;
 
 use mobiwf_proto::{DataValue, ItemAction};
 
-use super::claim::Claim;
 use super::{Item, ItemCopy};
+use crate::Claimed;
 use crate::{Effect, Engine};
 
 impl Engine {
@@ -18,13 +18,13 @@ impl Engine {
     /// no values).
     pub(super) fn claimed_writes(
         &self,
-        claim: &Claim,
+        claimed: &Claimed,
     ) -> Result<BTreeMap<String, DataValue>, String> {
         let ItemAction::Complete {
             succeeded: true,
             data,
             ..
-        } = &claim.action
+        } = &claimed.claim.action
         else {
             return Ok(BTreeMap::new());
         };
@@ -32,7 +32,7 @@ impl Engine {
             return Ok(BTreeMap::new());
         }
         let key = self
-            .run_of(claim.instance, claim.activity)
+            .run_of(claimed.claim.instance, claimed.claim.activity)
             .map_err(|r| r.to_string())?;
         let written = data
             .values
@@ -40,16 +40,16 @@ impl Engine {
             .map(|(n, v)| (n.clone(), v.clone()))
             .collect();
         Ok(self
-            .accepted_writes(key, claim.activity, written)?
+            .accepted_writes(key, claimed.claim.activity, written)?
             .into_iter()
             .collect())
     }
 
     /// A granted completion: the files it names that are not here are fetched from the
     /// claimant's device.
-    pub(super) fn fetch_claimed(&mut self, claim: &Claim, fx: &mut Vec<Effect>) {
-        for missing in &claim.missing {
-            self.want_file(claim.instance, missing.clone(), fx);
+    pub(super) fn fetch_claimed(&mut self, claimed: &Claimed, fx: &mut Vec<Effect>) {
+        for missing in &claimed.missing {
+            self.want_file(claimed.claim.instance, missing.clone(), fx);
         }
     }
 }

@@ -121,17 +121,7 @@ fn a_claim_on_an_earlier_offer_of_the_item_is_no_longer_available() {
     let mut e = host(directory(1, three()));
     let fx = deploy_manual(&mut e, 1000, 1, (3, &people_3));
     let ready = sent_to(&fx, "N1").expect("offered").ready_ms;
-    let on = |offered_ms: u64, now_ms: u64| Input::Claim {
-        missing: Vec::new(),
-        offline_ms: None,
-        offered_ms: Some(offered_ms),
-        instance: InstanceId(1),
-        activity: ActivityId(3),
-        user: UserId::from("alice"),
-        action: ItemAction::Select,
-        request: now_ms,
-        from: Some(node_of("N1")),
-    };
+    let on = |offered_ms: u64, now_ms: u64| Input::Claim(crate::Claimed { claim: mobiwf_proto::Claim { instance: InstanceId(1), activity: ActivityId(3), user: UserId::from("alice"), action: ItemAction::Select, request: now_ms, offline_ms: None, offered_ms: Some(offered_ms) }, from: Some(node_of("N1")), missing: Vec::new() });
     // Made on an offer before this one (its activity ran again since): not this item.
     let fx = e.apply(2000, on(ready - 1, 2000)).expect("taken");
     assert!(unavailable(&verdict(&fx)), "{:?}", verdict(&fx));
@@ -399,7 +389,7 @@ fn items_are_closed_when_their_activity_ends_otherwise() {
 
     // Timed out.
     let document = manual_doc(3, (3, &people_3), 10);
-    at(&mut e, 1000, Input::Deploy { runs_on: Default::default(), instance: InstanceId(3), partition: PartitionId(1), document, responsible: None, hour_ms: None });
+    at(&mut e, 1000, Input::Deploy(mobiwf_proto::Deploy { instance: InstanceId(3), partition: PartitionId(1), document, responsible: None, hour_ms: None, runs_on: Vec::new() }));
     let fx = tick(&mut e, 11_000);
     assert_eq!(state(&e, 3, 3), ActivityState::Failed);
     assert!(sent(&fx).iter().all(|s| matches!(&s.status, ItemStatus::Closed { why } if why.contains("timeOut"))));

@@ -49,16 +49,7 @@ fn a_withdrawn_running_activity_fails_without_a_word_and_its_command_is_killed()
     assert!(
         e.apply(
             2500,
-            Input::Finished {
-                written: Vec::new(),
-                instance: InstanceId(50),
-                activity: ActivityId(1),
-                succeeded: true,
-                detail: None,
-                by: Finisher::Command,
-                attempt: 0,
-                flag: None,
-            }
+            Input::Finished(crate::Ended { written: Vec::new(), instance: InstanceId(50), activity: ActivityId(1), finish: crate::Finish::Succeeded { detail: None, flag: None }, by: Finisher::Command, attempt: 0 })
         )
         .is_err()
     );

@@ -71,19 +71,20 @@ fn finished(
     by: Finisher,
     written: Vec<(&str, DataValue)>,
 ) -> Input {
-    Input::Finished {
+    Input::Finished(crate::Ended {
         instance: InstanceId(instance),
         activity: ActivityId(activity),
-        succeeded: true,
-        detail: None,
+        finish: crate::Finish::Succeeded {
+            detail: None,
+            flag: None,
+        },
         by,
         attempt: 0,
-        flag: None,
         written: written
             .into_iter()
             .map(|(n, v)| (n.to_owned(), v))
             .collect(),
-    }
+    })
 }
 
 /// Activity `activity`'s command succeeded, leaving `written`.
@@ -106,7 +107,7 @@ fn carried_in(effects: &[Effect]) -> Vec<Datum> {
         .iter()
         .find_map(|e| match e {
             Effect::Send {
-                message: Message::Notify { data, .. },
+                message: Message::Notify(mobiwf_proto::Notify { data, .. }),
                 ..
             } => Some(data.clone()),
             _ => None,
@@ -115,16 +116,21 @@ fn carried_in(effects: &[Effect]) -> Vec<Datum> {
 }
 
 fn notified_with(e: &mut Engine, now_ms: u64, instance: u64, carried: Carried) -> Vec<Effect> {
-    let input = Input::Notified {
+    let input = Input::Notified(crate::Notified {
         from: None,
-        instance: InstanceId(instance),
-        activity: ActivityId(1),
-        outcome: Outcome::Succeeded,
-        entered: StateSet::EMPTY,
-        flag: None,
-        routed: None,
-        carried,
-    };
+        notify: mobiwf_proto::Notify {
+            instance: InstanceId(instance),
+            activity: ActivityId(1),
+            outcome: Outcome::Succeeded,
+            entered: StateSet::EMPTY,
+            flag: None,
+            routed: None,
+            data: carried.data,
+            files: Vec::new(),
+            holder: None,
+        },
+        missing: carried.missing,
+    });
     at(e, now_ms, input)
 }
 
@@ -159,7 +165,7 @@ scenarios! {
             "the adjacent carries photo and reading, never note"
         );
         let holder = fx.iter().find_map(|f| match f {
-            Effect::Send { message: Message::Notify { holder, .. }, .. } => Some(holder.clone()),
+            Effect::Send { message: Message::Notify(mobiwf_proto::Notify { holder, .. }), .. } => Some(holder.clone()),
             _ => None,
         });
         assert_eq!(holder, Some(Some(String::new())), "a file names its holder (this node)");
@@ -174,7 +180,7 @@ scenarios! {
         person_ends(&mut e, 1, Vec::new()).expect("completed");
         let fx = ended(&mut e, 4000, 1, 2, true, 0);
         let notify = fx.iter().find_map(|f| match f {
-            Effect::Send { message: m @ Message::Notify { .. }, .. } => Some(m.clone()),
+            Effect::Send { message: m @ Message::Notify(_), .. } => Some(m.clone()),
             _ => None,
         });
         let json = serde_json::to_string(&notify.expect("a notification")).expect("json");
@@ -188,15 +194,7 @@ scenarios! {
         let input = |d: &Datum| Carried { data: vec![d.clone()], missing: Vec::new() };
         notified_with(&mut e, 1000, 1, input(&newer));
         // The older write comes later with another activity's word: it loses.
-        let late = Input::Notified { from: None,
-            instance: InstanceId(1),
-            activity: ActivityId(5),
-            outcome: Outcome::Succeeded,
-            entered: StateSet::EMPTY,
-            flag: None,
-            routed: None,
-            carried: input(&older),
-        };
+        let late = { let carried: crate::Carried = input(&older); Input::Notified(crate::Notified { from: None, notify: mobiwf_proto::Notify { instance: InstanceId(1), activity: ActivityId(5), outcome: Outcome::Succeeded, entered: StateSet::EMPTY, flag: None, routed: None, data: carried.data, files: Vec::new(), holder: None }, missing: carried.missing }) };
         at(&mut e, 1002, late);
         assert_eq!(e.data(InstanceId(1)), vec![newer]);
     }
@@ -285,17 +283,7 @@ scenarios! {
         deploy(&mut e, 1, 1, &doc);
         let act = |e: &mut Engine, now_ms, user: &str, action, missing: Vec<crate::data::Missing>| {
             let device = if user == "alice" { "N1" } else { "N2" };
-            let input = Input::Claim {
-                missing,
-                offline_ms: None,
-                offered_ms: None,
-                instance: InstanceId(1),
-                activity: ActivityId(1),
-                user: user.into(),
-                action,
-                request: now_ms,
-                from: Some(node_of(device)),
-            };
+            let input = Input::Claim(crate::Claimed { claim: mobiwf_proto::Claim { instance: InstanceId(1), activity: ActivityId(1), user: user.into(), action, request: now_ms, offline_ms: None, offered_ms: None }, from: Some(node_of(device)), missing });
             e.apply(now_ms, input).expect("claim taken")
         };
         let complete = |values: Vec<(&str, DataValue)>| ItemAction::Complete {
@@ -344,15 +332,7 @@ scenarios! {
         let data = (0..full)
             .map(|i| datum(&format!("v{i}"), DataValue::String("x".repeat(MAX_VALUE_BYTES)), 9, 1))
             .collect();
-        let input = Input::Notified { from: None,
-            instance: InstanceId(1),
-            activity: ActivityId(9),
-            outcome: Outcome::Succeeded,
-            entered: StateSet::EMPTY,
-            flag: None,
-            routed: None,
-            carried: Carried { data, missing: Vec::new() },
-        };
+        let input = { let carried: crate::Carried = Carried { data, missing: Vec::new() }; Input::Notified(crate::Notified { from: None, notify: mobiwf_proto::Notify { instance: InstanceId(1), activity: ActivityId(9), outcome: Outcome::Succeeded, entered: StateSet::EMPTY, flag: None, routed: None, data: carried.data, files: Vec::new(), holder: None }, missing: carried.missing }) };
         at(&mut e, 2000, input);
         let refusal = person_ends(&mut e, 1, vec![("note", DataValue::String("one more".into()))])
             .expect_err("over the limit");
@@ -370,11 +350,7 @@ scenarios! {
         person_ends(&mut e, 1, vec![("reading", DataValue::String("42".into()))]).expect("done");
         let report = FileRef { sha256: "cd".repeat(32), size: 10 };
         command_wrote(&mut e, 4000, (1, 2), vec![("photo", DataValue::File(report.clone()))]);
-        let input = Input::Compensate {
-            instance: InstanceId(1),
-            partition: PartitionId(1),
-            activity: ActivityId(2),
-        };
+        let input = Input::Compensate(mobiwf_proto::Compensate { instance: InstanceId(1), partition: PartitionId(1), activity: ActivityId(2) });
         let fx = at(&mut e, 5000, input);
         let Some(Effect::Compensate { reads, .. }) =
             fx.iter().find(|f| matches!(f, Effect::Compensate { .. }))

@@ -49,14 +49,14 @@ fn deploy_due(
 /// The deployment of instance `instance`'s manual activity 3 for `people`, with ron
 /// responsible or nobody, and the hour length it names.
 fn deployment(instance: u64, people: &People, responsible: bool, hour_ms: Option<u64>) -> Input {
-    Input::Deploy {
-        runs_on: Default::default(),
+    Input::Deploy(mobiwf_proto::Deploy {
         instance: InstanceId(instance),
         partition: PartitionId(1),
         document: manual_doc(instance, (3, people), 0),
         responsible: responsible.then(|| UserId::from("ron")),
         hour_ms,
-    }
+        runs_on: Vec::new(),
+    })
 }
 
 /// The deadline events sent to the controller: (hours left, users told).
@@ -92,7 +92,7 @@ fn passed_sent(fx: &[Effect]) -> Vec<Vec<u32>> {
     fx.iter()
         .filter_map(|f| match f {
             Effect::Send {
-                message: Message::Item { info, .. },
+                message: Message::Item(mobiwf_proto::ItemSnapshot { info, .. }),
                 ..
             } => info.due.as_ref().map(|d| d.passed.clone()),
             _ => None,

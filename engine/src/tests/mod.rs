@@ -164,14 +164,14 @@ fn doc(instance: u64, acts: &[A]) -> String {
 fn deploy(e: &mut Engine, instance: u64, partition: u64, document: &str) -> Vec<Effect> {
     e.apply(
         1000,
-        Input::Deploy {
-            runs_on: Default::default(),
+        Input::Deploy(mobiwf_proto::Deploy {
             instance: InstanceId(instance),
             partition: PartitionId(partition),
             document: document.to_owned(),
             responsible: None,
             hour_ms: None,
-        },
+            runs_on: Vec::new(),
+        }),
     )
     .expect("deploy")
 }
@@ -179,16 +179,21 @@ fn deploy(e: &mut Engine, instance: u64, partition: u64, document: &str) -> Vec<
 fn notified(e: &mut Engine, instance: u64, activity: u64, outcome: Outcome) -> Vec<Effect> {
     e.apply(
         2000,
-        Input::Notified {
+        Input::Notified(crate::Notified {
             from: None,
-            carried: Default::default(),
-            instance: InstanceId(instance),
-            activity: ActivityId(activity),
-            outcome,
-            entered: StateSet::EMPTY,
-            flag: None,
-            routed: None,
-        },
+            notify: mobiwf_proto::Notify {
+                instance: InstanceId(instance),
+                activity: ActivityId(activity),
+                outcome,
+                entered: StateSet::EMPTY,
+                flag: None,
+                routed: None,
+                data: Vec::new(),
+                files: Vec::new(),
+                holder: None,
+            },
+            missing: Vec::new(),
+        }),
     )
     .expect("notified")
 }
@@ -202,16 +207,23 @@ fn finished(
 ) -> Result<Vec<Effect>, Refusal> {
     e.apply(
         3000,
-        Input::Finished {
+        Input::Finished(crate::Ended {
             written: Vec::new(),
             instance: InstanceId(instance),
             activity: ActivityId(activity),
-            succeeded: ok,
-            detail: (!ok).then(|| "exit status 1".to_owned()),
+            finish: if ok {
+                crate::Finish::Succeeded {
+                    detail: (!ok).then(|| "exit status 1".to_owned()),
+                    flag: None,
+                }
+            } else {
+                crate::Finish::Failed {
+                    detail: (!ok).then(|| "exit status 1".to_owned()),
+                }
+            },
             by,
             attempt: 0,
-            flag: None,
-        },
+        }),
     )
 }
 
@@ -222,9 +234,9 @@ fn notifies(effects: &[Effect]) -> Vec<(String, u64, Outcome)> {
             Effect::Send {
                 to: Target::Partner(loc),
                 message:
-                    Message::Notify {
+                    Message::Notify(mobiwf_proto::Notify {
                         activity, outcome, ..
-                    },
+                    }),
             } => Some((loc.clone(), activity.0, *outcome)),
             _ => None,
         })
@@ -273,16 +285,21 @@ fn notify_at(
     activity: u64,
     outcome: Outcome,
 ) -> Vec<Effect> {
-    let input = Input::Notified {
+    let input = Input::Notified(crate::Notified {
         from: None,
-        carried: Default::default(),
-        instance: InstanceId(instance),
-        activity: ActivityId(activity),
-        outcome,
-        entered: StateSet::EMPTY,
-        flag: None,
-        routed: None,
-    };
+        notify: mobiwf_proto::Notify {
+            instance: InstanceId(instance),
+            activity: ActivityId(activity),
+            outcome,
+            entered: StateSet::EMPTY,
+            flag: None,
+            routed: None,
+            data: Vec::new(),
+            files: Vec::new(),
+            holder: None,
+        },
+        missing: Vec::new(),
+    });
     at(e, now_ms, input)
 }
 
@@ -295,16 +312,23 @@ fn ended(
     ok: bool,
     attempt: u32,
 ) -> Vec<Effect> {
-    let input = Input::Finished {
+    let input = Input::Finished(crate::Ended {
         written: Vec::new(),
         instance: InstanceId(instance),
         activity: ActivityId(activity),
-        succeeded: ok,
-        detail: (!ok).then(|| "exit status 1".to_owned()),
+        finish: if ok {
+            crate::Finish::Succeeded {
+                detail: (!ok).then(|| "exit status 1".to_owned()),
+                flag: None,
+            }
+        } else {
+            crate::Finish::Failed {
+                detail: (!ok).then(|| "exit status 1".to_owned()),
+            }
+        },
         by: Finisher::Command,
         attempt,
-        flag: None,
-    };
+    });
     at(e, now_ms, input)
 }
 

@@ -178,14 +178,14 @@ pub(super) fn deploy_manual(
     instance: u64,
     activity: (u64, &People),
 ) -> Vec<Effect> {
-    let input = Input::Deploy {
-        runs_on: Default::default(),
+    let input = Input::Deploy(mobiwf_proto::Deploy {
         instance: InstanceId(instance),
         partition: PartitionId(1),
         document: manual_doc(instance, activity, 0),
         responsible: None,
         hour_ms: None,
-    };
+        runs_on: Vec::new(),
+    });
     at(e, now_ms, input)
 }
 
@@ -200,17 +200,19 @@ pub(super) fn try_claim(
 ) -> Result<Vec<Effect>, Refusal> {
     e.apply(
         now_ms,
-        Input::Claim {
-            missing: Vec::new(),
-            offline_ms: None,
-            offered_ms: None,
-            instance: InstanceId(instance),
-            activity: ActivityId(id),
-            user: UserId::from(user),
-            action,
-            request: now_ms,
+        Input::Claim(crate::Claimed {
+            claim: mobiwf_proto::Claim {
+                instance: InstanceId(instance),
+                activity: ActivityId(id),
+                user: UserId::from(user),
+                action,
+                request: now_ms,
+                offline_ms: None,
+                offered_ms: None,
+            },
             from: device.map(node_of),
-        },
+            missing: Vec::new(),
+        }),
     )
 }
 
@@ -250,14 +252,14 @@ pub(super) fn sent(effects: &[Effect]) -> Vec<Sent> {
             Effect::Send {
                 to: Target::Partner(loc),
                 message:
-                    Message::Item {
+                    Message::Item(mobiwf_proto::ItemSnapshot {
                         info,
                         version,
                         offered,
                         holders,
                         status,
                         answer,
-                    },
+                    }),
             } => Some(Sent {
                 device: loc.strip_prefix(&prefix).unwrap_or(loc).to_owned(),
                 version: *version,

@@ -348,45 +348,46 @@ fn input_of(op: &Op, docs: &[(u64, u64, String)]) -> Option<Input> {
     Some(match op.clone() {
         Op::Deploy(n) => {
             let (instance, partition, document) = docs.get(n)?.clone();
-            Input::Deploy {
-                runs_on: Default::default(),
+            Input::Deploy(mobiwf_proto::Deploy {
                 instance: InstanceId(instance),
                 partition: PartitionId(partition),
                 document,
                 responsible: None,
                 hour_ms: None,
-            }
+                runs_on: Vec::new(),
+            })
         }
-        Op::Notify(i, a, outcome) => Input::Notified {
+        Op::Notify(i, a, outcome) => Input::Notified(crate::Notified {
             from: None,
-            carried: Default::default(),
-            instance: InstanceId(i),
-            activity: ActivityId(a),
-            outcome,
-            entered: entered_for(outcome),
-            flag: None,
-            routed: None,
-        },
+            notify: mobiwf_proto::Notify {
+                entered: entered_for(outcome),
+                ..mobiwf_proto::Notify::new(InstanceId(i), ActivityId(a), outcome)
+            },
+            missing: Vec::new(),
+        }),
         Op::Finish {
             instance,
             activity,
             ok,
             person,
             attempt,
-        } => Input::Finished {
+        } => Input::Finished(crate::Ended {
             written: Vec::new(),
             instance: InstanceId(instance),
             activity: ActivityId(activity),
-            succeeded: ok,
-            detail: (!ok).then(|| "exit status 1".to_owned()),
-            by: if person {
-                Finisher::Person
+            finish: if ok {
+                crate::Finish::Succeeded {
+                    detail: None,
+                    flag: None,
+                }
             } else {
-                Finisher::Command
+                crate::Finish::Failed {
+                    detail: Some("exit status 1".to_owned()),
+                }
             },
+            by: [Finisher::Command, Finisher::Person][usize::from(person)],
             attempt,
-            flag: None,
-        },
+        }),
         Op::Tick(_) => Input::Tick,
         Op::Withdraw(i, a) => Input::Withdraw {
             instance: InstanceId(i),
@@ -403,23 +404,23 @@ fn input_of(op: &Op, docs: &[(u64, u64, String)]) -> Option<Input> {
             instance: InstanceId(i),
             action,
         },
-        Op::Rerun(i, p, activities) => Input::Rerun {
+        Op::Rerun(i, p, activities) => Input::Rerun(mobiwf_proto::Rerun {
             instance: InstanceId(i),
             partition: PartitionId(p),
             activities: activities.into_iter().map(ActivityId).collect(),
-        },
-        Op::Compensate(i, p, a) => Input::Compensate {
+        }),
+        Op::Compensate(i, p, a) => Input::Compensate(mobiwf_proto::Compensate {
             instance: InstanceId(i),
             partition: PartitionId(p),
             activity: ActivityId(a),
-        },
-        Op::CompensationEnded(i, p, a, ok) => Input::CompensationEnded {
+        }),
+        Op::CompensationEnded(i, p, a, ok) => Input::CompensationEnded(mobiwf_proto::Compensated {
             instance: InstanceId(i),
             partition: PartitionId(p),
             activity: ActivityId(a),
             succeeded: ok,
             detail: (!ok).then(|| "exit status 1".to_owned()),
-        },
+        }),
         Op::Restart => return None,
     })
 }
@@ -434,11 +435,11 @@ struct Orders {
 
 impl Orders {
     fn note(&mut self, input: &Input) {
-        if let Input::Rerun {
+        if let Input::Rerun(mobiwf_proto::Rerun {
             instance,
             partition,
             activities,
-        } = input
+        }) = input
         {
             // The one way out of a final state; the instance's interruption is over.
             let key = RunKey {

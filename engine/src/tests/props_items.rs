@@ -201,14 +201,14 @@ impl World {
     fn input(&mut self, op: &Op) -> Option<Input> {
         self.n += 1;
         Some(match *op {
-            Op::Deploy(i) => Input::Deploy {
-                runs_on: Default::default(),
+            Op::Deploy(i) => Input::Deploy(mobiwf_proto::Deploy {
                 instance: InstanceId(i),
                 partition: PartitionId(1),
                 document: item_doc(i, 5 * u32::try_from(i).unwrap_or(1), &self.assigned),
                 responsible: None,
                 hour_ms: None,
-            },
+                runs_on: Vec::new(),
+            }),
             Op::Claim(i, a, u, kind, sender) => {
                 let (name, device) = USERS.get(u).map_or(("zed", "N1"), |(n, d, _)| (*n, *d));
                 let from = match sender {
@@ -217,17 +217,19 @@ impl World {
                     2 => Some(node_of("N1")),
                     _ => Some(node_of("N7")),
                 };
-                Input::Claim {
-                    missing: Vec::new(),
-                    offline_ms: None,
-                    offered_ms: None,
-                    instance: InstanceId(i),
-                    activity: ActivityId(a),
-                    user: UserId::from(name),
-                    action: action(kind, self.n),
-                    request: self.n,
+                Input::Claim(crate::Claimed {
+                    claim: mobiwf_proto::Claim {
+                        instance: InstanceId(i),
+                        activity: ActivityId(a),
+                        user: UserId::from(name),
+                        action: action(kind, self.n),
+                        request: self.n,
+                        offline_ms: None,
+                        offered_ms: None,
+                    },
                     from,
-                }
+                    missing: Vec::new(),
+                })
             }
             Op::Work(i, a, pick, n) => return self.work((i, a), pick, n),
             Op::Directory(newer, leave) => {
@@ -284,17 +286,19 @@ impl World {
             .directory()
             .device_of(user.as_str())
             .map(|d| d.node.clone());
-        Some(Input::Claim {
-            missing: Vec::new(),
-            offline_ms: None,
-            offered_ms: None,
-            instance: InstanceId(i),
-            activity: ActivityId(a),
-            user,
-            action,
-            request: n,
+        Some(Input::Claim(crate::Claimed {
+            claim: mobiwf_proto::Claim {
+                instance: InstanceId(i),
+                activity: ActivityId(a),
+                user,
+                action,
+                request: n,
+                offline_ms: None,
+                offered_ms: None,
+            },
             from: device,
-        })
+            missing: Vec::new(),
+        }))
     }
 }
 
@@ -363,12 +367,12 @@ fn check_sends(e: &Engine, effects: &[Effect]) {
             }
             (
                 Target::Partner(loc),
-                Message::Item {
+                Message::Item(mobiwf_proto::ItemSnapshot {
                     offered,
                     holders,
                     info,
                     ..
-                },
+                }),
             ) => {
                 let device = dir
                     .devices

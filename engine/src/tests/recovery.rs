@@ -39,31 +39,31 @@ fn chain(instance: u64) -> String {
 }
 
 fn compensate(e: &mut Engine, now_ms: u64, instance: u64, partition: u64, a: u64) -> Vec<Effect> {
-    let input = Input::Compensate {
+    let input = Input::Compensate(mobiwf_proto::Compensate {
         instance: InstanceId(instance),
         partition: PartitionId(partition),
         activity: ActivityId(a),
-    };
+    });
     at(e, now_ms, input)
 }
 
 fn compensation_ended(e: &mut Engine, now_ms: u64, instance: u64, a: u64, ok: bool) -> Vec<Effect> {
-    let input = Input::CompensationEnded {
+    let input = Input::CompensationEnded(mobiwf_proto::Compensated {
         instance: InstanceId(instance),
         partition: PartitionId(1),
         activity: ActivityId(a),
         succeeded: ok,
         detail: (!ok).then(|| "command exited with status 3".to_owned()),
-    };
+    });
     at(e, now_ms, input)
 }
 
 fn rerun(e: &mut Engine, now_ms: u64, instance: u64, activities: &[u64]) -> Vec<Effect> {
-    let input = Input::Rerun {
+    let input = Input::Rerun(mobiwf_proto::Rerun {
         instance: InstanceId(instance),
         partition: PartitionId(1),
         activities: activities.iter().copied().map(ActivityId).collect(),
-    };
+    });
     at(e, now_ms, input)
 }
 
@@ -305,11 +305,7 @@ fn a_rerun_work_item_is_offered_again_at_a_newer_version() {
     let fx = e
         .apply(
             4000,
-            Input::Rerun {
-                instance: InstanceId(1),
-                partition: PartitionId(1),
-                activities: vec![ActivityId(3), ActivityId(43)],
-            },
+            Input::Rerun(mobiwf_proto::Rerun { instance: InstanceId(1), partition: PartitionId(1), activities: vec![ActivityId(3), ActivityId(43)] }),
         )
         .expect("rerun");
     assert_eq!(state(&e, 1, 3), ActivityState::Ready);

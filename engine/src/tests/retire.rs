@@ -48,11 +48,11 @@ fn a_finished_instance_leaves_only_once_written_and_comes_back_for_a_compensatio
 
     // The controller asks for its compensation: the daemon readmits it first.
     readmit(&mut e, &disk, 1);
-    let input = Input::Compensate {
+    let input = Input::Compensate(mobiwf_proto::Compensate {
         instance: InstanceId(1),
         partition: PartitionId(1),
         activity: ActivityId(1),
-    };
+    });
     assert_eq!(input.instance(), Some(InstanceId(1)));
     let fx = at(&mut e, 5000, input);
     assert!(
@@ -62,23 +62,23 @@ fn a_finished_instance_leaves_only_once_written_and_comes_back_for_a_compensatio
     );
     commit(&mut e, &mut disk);
     assert!(!e.retire(InstanceId(1)), "its compensation runs");
-    let ended = Input::CompensationEnded {
+    let ended = Input::CompensationEnded(mobiwf_proto::Compensated {
         instance: InstanceId(1),
         partition: PartitionId(1),
         activity: ActivityId(1),
         succeeded: true,
         detail: None,
-    };
+    });
     at(&mut e, 6000, ended);
     commit(&mut e, &mut disk);
     assert!(e.retire(InstanceId(1)));
     // Back again, it remembers the compensation ran: not run twice.
     readmit(&mut e, &disk, 1);
-    let again = Input::Compensate {
+    let again = Input::Compensate(mobiwf_proto::Compensate {
         instance: InstanceId(1),
         partition: PartitionId(1),
         activity: ActivityId(1),
-    };
+    });
     let fx = at(&mut e, 7000, again);
     assert!(
         !fx.iter().any(|f| matches!(f, Effect::Compensate { .. })),
@@ -101,11 +101,11 @@ fn a_failed_instance_retired_is_rerun_after_it_is_readmitted() {
     let fx = at(
         &mut e,
         9000,
-        Input::Rerun {
+        Input::Rerun(mobiwf_proto::Rerun {
             instance: InstanceId(3),
             partition: PartitionId(1),
             activities: vec![ActivityId(1)],
-        },
+        }),
     );
     assert_eq!(executes(&fx), vec![(1, 1)], "{fx:?}");
     commit(&mut e, &mut disk);

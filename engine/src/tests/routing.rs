@@ -47,16 +47,17 @@ fn ended_with_flag(
     activity: u64,
     flag: &str,
 ) -> Vec<Effect> {
-    let input = Input::Finished {
+    let input = Input::Finished(crate::Ended {
         written: Vec::new(),
         instance: InstanceId(instance),
         activity: ActivityId(activity),
-        succeeded: true,
-        detail: None,
+        finish: crate::Finish::Succeeded {
+            detail: None,
+            flag: Some(flag.to_owned()),
+        },
         by: Finisher::Command,
         attempt: 0,
-        flag: Some(flag.to_owned()),
-    };
+    });
     at(e, now_ms, input)
 }
 
@@ -77,7 +78,7 @@ scenarios! {
             .iter()
             .filter_map(|e| match e {
                 Effect::Send {
-                    message: Message::Notify { flag, routed, .. },
+                    message: Message::Notify(mobiwf_proto::Notify { flag, routed, .. }),
                     ..
                 } => Some((flag.clone(), routed.clone())),
                 _ => None,
@@ -112,15 +113,7 @@ scenarios! {
         let fx = at(
             &mut e,
             1500,
-            Input::Notified { from: None,
-                carried: Default::default(),
-                instance: InstanceId(51),
-                activity: ActivityId(1),
-                outcome: Outcome::Succeeded,
-                entered: StateSet::EMPTY,
-                flag: Some("rejected".to_owned()),
-                routed: Some(vec![ActivityId(3)]),
-            },
+            Input::Notified(crate::Notified { from: None, notify: mobiwf_proto::Notify { instance: InstanceId(51), activity: ActivityId(1), outcome: Outcome::Succeeded, entered: StateSet::EMPTY, flag: Some("rejected".to_owned()), routed: Some(vec![ActivityId(3)]), data: Vec::new(), files: Vec::new(), holder: None }, missing: Vec::new() }),
         );
         assert_eq!(state(&e, 51, 6), ActivityState::Skipped);
         assert_eq!(result_of(&fx), Some(vec![(6, ActivityState::Skipped)]));
@@ -262,16 +255,7 @@ scenarios! {
             }],
         );
         deploy(&mut e, 56, 1, &d);
-        let finish = |flag: &str| Input::Finished {
-            written: Vec::new(),
-            instance: InstanceId(56),
-            activity: ActivityId(1),
-            succeeded: true,
-            detail: None,
-            by: Finisher::Person,
-            attempt: 0,
-            flag: Some(flag.to_owned()),
-        };
+        let finish = |flag: &str| Input::Finished(crate::Ended { written: Vec::new(), instance: InstanceId(56), activity: ActivityId(1), finish: crate::Finish::Succeeded { detail: None, flag: Some(flag.to_owned()) }, by: Finisher::Person, attempt: 0 });
         let err = e.apply(2000, finish("two words")).unwrap_err();
         assert!(err.to_string().contains("' '"), "{err}");
         assert_eq!(state(&e, 56, 1), ActivityState::Ready, "nothing changed");

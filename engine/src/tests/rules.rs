@@ -44,9 +44,9 @@ fn state_changes(effects: &[Effect]) -> Vec<(String, u64, Vec<ActivityState>)> {
             Effect::Send {
                 to: Target::Partner(loc),
                 message:
-                    Message::StateChanged {
+                    Message::StateChanged(mobiwf_proto::StateChanged {
                         activity, entered, ..
-                    },
+                    }),
             } => Some((loc.clone(), activity.0, entered.iter().collect())),
             _ => None,
         })
@@ -103,11 +103,7 @@ scenarios! {
             }],
         );
         deploy(&mut e, 41, 2, &d);
-        let input = |entered: StateSet| Input::StateChanged { from: None,
-            instance: InstanceId(41),
-            activity: ActivityId(1),
-            entered,
-        };
+        let input = |entered: StateSet| Input::StateChanged(crate::Changed { from: None, change: mobiwf_proto::StateChanged { instance: InstanceId(41), activity: ActivityId(1), entered } });
         let ready = StateSet::EMPTY
             .with(ActivityState::NotReady)
             .with(ActivityState::Synchronizing)
@@ -137,15 +133,7 @@ scenarios! {
         let fx = at(
             &mut e,
             1500,
-            Input::Notified { from: None,
-                carried: Default::default(),
-                instance: InstanceId(42),
-                activity: ActivityId(1),
-                outcome: Outcome::Blocked,
-                entered,
-                flag: None,
-                routed: None,
-            },
+            Input::Notified(crate::Notified { from: None, notify: mobiwf_proto::Notify { instance: InstanceId(42), activity: ActivityId(1), outcome: Outcome::Blocked, entered, flag: None, routed: None, data: Vec::new(), files: Vec::new(), holder: None }, missing: Vec::new() }),
         );
         assert_eq!(state(&e, 42, 2), ActivityState::Cancelled);
         assert!(result_of(&fx).is_some(), "the partition is done");
@@ -180,7 +168,7 @@ scenarios! {
             .filter_map(|e| match e {
                 Effect::Send {
                     to: Target::Partner(loc),
-                    message: Message::Notify { entered, .. },
+                    message: Message::Notify(mobiwf_proto::Notify { entered, .. }),
                 } => Some((loc.clone(), entered.iter().collect())),
                 _ => None,
             })
@@ -259,13 +247,7 @@ scenarios! {
         at(
             &mut e,
             1000,
-            Input::Deploy { runs_on: Default::default(),
-                instance: InstanceId(2),
-                partition: PartitionId(1),
-                document,
-                responsible: None,
-                hour_ms: None,
-            },
+            Input::Deploy(mobiwf_proto::Deploy { instance: InstanceId(2), partition: PartitionId(1), document, responsible: None, hour_ms: None, runs_on: Vec::new() }),
         );
         assert_eq!(state(&e, 2, 9), ActivityState::NotReady);
         let fx = claim(&mut e, 2000, (2, 3), "alice", ItemAction::Select, Some("N1"));

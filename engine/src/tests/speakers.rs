@@ -8,16 +8,21 @@ use super::*;
 use mobiwf_proto::NodeId;
 
 fn word(from: Option<&str>, instance: u64, activity: u64) -> Input {
-    Input::Notified {
+    Input::Notified(crate::Notified {
         from: from.map(NodeId::new),
-        carried: Default::default(),
-        instance: InstanceId(instance),
-        activity: ActivityId(activity),
-        outcome: Outcome::Released,
-        entered: StateSet::EMPTY,
-        flag: None,
-        routed: None,
-    }
+        notify: mobiwf_proto::Notify {
+            instance: InstanceId(instance),
+            activity: ActivityId(activity),
+            outcome: Outcome::Released,
+            entered: StateSet::EMPTY,
+            flag: None,
+            routed: None,
+            data: Vec::new(),
+            files: Vec::new(),
+            holder: None,
+        },
+        missing: Vec::new(),
+    })
 }
 
 fn deploy_with(e: &mut Engine, instance: u64, runs_on: &[(u64, &str)]) -> Vec<Effect> {
@@ -27,14 +32,14 @@ fn deploy_with(e: &mut Engine, instance: u64, runs_on: &[(u64, &str)]) -> Vec<Ef
         .collect();
     e.apply(
         1000,
-        Input::Deploy {
-            runs_on,
+        Input::Deploy(mobiwf_proto::Deploy {
             instance: InstanceId(instance),
             partition: PartitionId(2),
             document: waits_for_remote_1(instance),
             responsible: None,
             hour_ms: None,
-        },
+            runs_on: (runs_on).into_iter().collect(),
+        }),
     )
     .expect("deploy")
 }

@@ -23,13 +23,7 @@ fn records_keep_start_and_end_to_the_microsecond() {
     );
     e.apply_us(
         1_000_123,
-        Input::Deploy { runs_on: Default::default(),
-            instance: InstanceId(1),
-            partition: PartitionId(1),
-            document,
-            responsible: None,
-            hour_ms: None,
-        },
+        Input::Deploy(mobiwf_proto::Deploy { instance: InstanceId(1), partition: PartitionId(1), document, responsible: None, hour_ms: None, runs_on: Vec::new() }),
     )
     .expect("deploy");
     // Activity 3 starts at deployment and waits for its command.
@@ -44,15 +38,7 @@ fn records_keep_start_and_end_to_the_microsecond() {
     // Activity 1 (no command) starts and finishes when its precondition's word comes.
     e.apply_us(
         2_345_678,
-        Input::Notified { from: None,
-            carried: Default::default(),
-            instance: InstanceId(1),
-            activity: ActivityId(9),
-            outcome: Outcome::Succeeded,
-            entered: mobiwf_proto::StateSet::EMPTY,
-            flag: None,
-            routed: None,
-        },
+        Input::Notified(crate::Notified { from: None, notify: mobiwf_proto::Notify { instance: InstanceId(1), activity: ActivityId(9), outcome: Outcome::Succeeded, entered: mobiwf_proto::StateSet::EMPTY, flag: None, routed: None, data: Vec::new(), files: Vec::new(), holder: None }, missing: Vec::new() }),
     )
     .expect("notified");
     let one = e
@@ -71,16 +57,7 @@ fn records_keep_start_and_end_to_the_microsecond() {
     };
     e.apply(
         5000,
-        Input::Finished {
-            written: Vec::new(),
-            instance: InstanceId(1),
-            activity: ActivityId(3),
-            succeeded: true,
-            detail: None,
-            by: Finisher::Command,
-            attempt: 0,
-            flag: None,
-        },
+        Input::Finished(crate::Ended { written: Vec::new(), instance: InstanceId(1), activity: ActivityId(3), finish: crate::Finish::Succeeded { detail: None, flag: None }, by: Finisher::Command, attempt: 0 }),
     )
     .expect("finished");
     assert_eq!(rec(&e).finished_us, Some(5_000_000));
@@ -122,14 +99,7 @@ fn a_runs_document_is_handed_over_once_and_its_later_changes_come_without_it() {
     assert_ne!(other, PARTITION_1, "the fixture names A1");
     let refused = e.apply(
         1000,
-        Input::Deploy {
-            runs_on: Default::default(),
-            instance: InstanceId(18),
-            partition: PartitionId(1),
-            document: other,
-            responsible: None,
-            hour_ms: None,
-        },
+        Input::Deploy(mobiwf_proto::Deploy { instance: InstanceId(18), partition: PartitionId(1), document: other, responsible: None, hour_ms: None, runs_on: Vec::new() }),
     );
     assert!(matches!(refused, Err(Refusal::Conflict { .. })), "{refused:?}");
 }

@@ -47,20 +47,22 @@ fn message() -> impl Strategy<Value = Message> {
             action(),
             1u64..5
         )
-            .prop_map(|(i, user, action, request)| Message::Claim {
-                instance: InstanceId(i),
-                activity: ActivityId(1),
-                user: UserId::from(user),
-                action,
-                request,
-                offline_ms: None,
-                offered_ms: None,
-            }),
+            .prop_map(
+                |(i, user, action, request)| Message::Claim(mobiwf_proto::Claim {
+                    instance: InstanceId(i),
+                    activity: ActivityId(1),
+                    user: UserId::from(user),
+                    action,
+                    request,
+                    offline_ms: None,
+                    offered_ms: None,
+                })
+            ),
         instance.clone().prop_map(|i| Message::Control {
             instance: InstanceId(i),
             action: Control::Cancel,
         }),
-        instance.prop_map(|i| Message::Notify {
+        instance.prop_map(|i| Message::Notify(mobiwf_proto::Notify {
             data: Vec::new(),
             files: Vec::new(),
             holder: None,
@@ -70,7 +72,7 @@ fn message() -> impl Strategy<Value = Message> {
             entered: StateSet::EMPTY,
             flag: None,
             routed: None,
-        }),
+        })),
         Just(Message::Probe),
     ]
 }

@@ -20,7 +20,7 @@ fn refused(result: Result<NodeInput, NotTaken>) -> String {
 
 /// A snapshot of item (instance 9, activity 1) hosted by `host`, offered to alice.
 fn item_from(host: &str, holders: Vec<Holder>, answer: Option<mobiwf_proto::Answer>) -> Message {
-    Message::Item {
+    Message::Item(mobiwf_proto::ItemSnapshot {
         info: ItemInfo {
             instance: InstanceId(9),
             partition: PartitionId(1),
@@ -44,7 +44,7 @@ fn item_from(host: &str, holders: Vec<Holder>, answer: Option<mobiwf_proto::Answ
         holders,
         status: ItemStatus::Open,
         answer,
-    }
+    })
 }
 
 #[test]
@@ -106,7 +106,7 @@ fn only_the_controller_orders_and_a_node_takes_no_reports() {
         "only this node's controller sends control messages"
     );
     assert!(core.accept(&controller(), control, Ok(Vec::new())).is_ok());
-    let notify = Message::Notify {
+    let notify = Message::Notify(mobiwf_proto::Notify {
         data: Vec::new(),
         files: Vec::new(),
         holder: None,
@@ -116,10 +116,10 @@ fn only_the_controller_orders_and_a_node_takes_no_reports() {
         entered: StateSet::EMPTY,
         flag: None,
         routed: None,
-    };
+    });
     let taken = core.accept(&partner(), notify, Ok(Vec::new()));
     assert!(
-        matches!(&taken, Ok(NodeInput::Engine(Input::Notified { from: Some(p), .. })) if *p == partner()),
+        matches!(&taken, Ok(NodeInput::Engine(Input::Notified(mobiwf_engine::Notified { from: Some(p), .. }))) if *p == partner()),
         "{taken:?}"
     );
     assert_eq!(
@@ -134,14 +134,14 @@ fn only_the_controller_orders_and_a_node_takes_no_reports() {
 #[test]
 fn a_document_with_an_unreachable_adjacent_is_refused() {
     let document = include_str!("../../../examples/paper/partition-1.xml");
-    let deploy = Message::Deploy {
+    let deploy = Message::Deploy(mobiwf_proto::Deploy {
         instance: InstanceId(1),
         partition: PartitionId(1),
         document: document.to_owned(),
         responsible: None,
         hour_ms: None,
         runs_on: Default::default(),
-    };
+    });
     let why = refused(node().accept(&controller(), deploy, Ok(Vec::new())));
     assert!(
         why.contains("adjacent 19") && why.contains("/p2p/"),
@@ -190,7 +190,7 @@ fn people_messages_come_from_whom_they_should() {
         Ok(NodeInput::Desk(_))
     ));
     // A claim names its sender, a device, or none for the controller.
-    let claim = Message::Claim {
+    let claim = Message::Claim(mobiwf_proto::Claim {
         instance: InstanceId(1),
         activity: ActivityId(1),
         user: UserId::from("bob"),
@@ -198,17 +198,20 @@ fn people_messages_come_from_whom_they_should() {
         request: 7,
         offline_ms: None,
         offered_ms: None,
-    };
+    });
     let taken = core.accept(&partner(), claim.clone(), Ok(Vec::new()));
     assert!(
-        matches!(&taken, Ok(NodeInput::Engine(Input::Claim { from: Some(p), .. })) if *p == partner()),
+        matches!(&taken, Ok(NodeInput::Engine(Input::Claim(mobiwf_engine::Claimed { from: Some(p), .. }))) if *p == partner()),
         "{taken:?}"
     );
     let taken = core.accept(&controller(), claim, Ok(Vec::new()));
     assert!(
         matches!(
             &taken,
-            Ok(NodeInput::Engine(Input::Claim { from: None, .. }))
+            Ok(NodeInput::Engine(Input::Claim(mobiwf_engine::Claimed {
+                from: None,
+                ..
+            })))
         ),
         "{taken:?}"
     );
@@ -249,7 +252,7 @@ fn an_answer_to_a_claim_comes_only_from_the_host_it_went_to() {
         out.sends
             .iter()
             .any(|s| matches!(&s.to, Target::Partner(l) if l == PARTNER)
-                && matches!(s.message, Message::Claim { .. })),
+                && matches!(s.message, Message::Claim(_))),
         "{:?}",
         out.sends
     );

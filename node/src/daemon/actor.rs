@@ -112,6 +112,7 @@ impl Actor for NodeActor {
             let _ = reply.send(result);
         }
         super::journal::transitions(&self.metrics, self.core.take_transitions());
+        super::journal::refused(&self.metrics, self.core.take_refused_transitions());
     }
 }
 
@@ -305,9 +306,7 @@ impl NodeActor {
                     activity: execution.activity,
                     attempt: execution.attempt,
                     compensation: execution.compensation,
-                    succeeded: ended.succeeded,
-                    detail: ended.detail,
-                    flag: ended.flag,
+                    finish: ended.finish,
                     written: ended.written,
                 };
                 self.step(now, NodeInput::Ended(end), writing, after)?;
@@ -528,7 +527,7 @@ impl NodeActor {
                 } else {
                     "command ended"
                 };
-                tracing::info!(succeeded = ended.succeeded, "{what}");
+                tracing::info!(succeeded = ended.finish.succeeded(), "{what}");
                 let _ = events.send(Event::Ended { execution, ended }).await;
             }
             .instrument(span),

@@ -38,19 +38,19 @@ pub const FETCH_RETRY_MAX: Duration = Duration::from_secs(30);
 /// kept only under its own hash).
 pub(super) fn unpack(files: &Files, message: &Message) -> Result<Vec<Missing>, NotKept> {
     match message {
-        Message::Notify {
+        Message::Notify(mobiwf_proto::Notify {
             data,
             files: bodies,
             holder,
             ..
-        } => {
+        }) => {
             let values = data.iter().map(|d| (d.name.as_str(), &d.value));
             keep(files, values, bodies, holder.as_ref())
         }
-        Message::Claim {
+        Message::Claim(mobiwf_proto::Claim {
             action: ItemAction::Complete { data, .. },
             ..
-        } => {
+        }) => {
             let values = data.values.iter().map(|(n, v)| (n.as_str(), v));
             keep(files, values, &data.files, data.holder.as_ref())
         }
@@ -134,18 +134,18 @@ fn keep<'a>(
 /// from the holder, this node (`me`), which a completion names.
 pub(super) fn inline(files: &Files, me: &str, message: &mut Message) {
     let (refs, bodies, holder): (Vec<FileRef>, _, _) = match message {
-        Message::Notify {
+        Message::Notify(mobiwf_proto::Notify {
             data,
             files: bodies,
             ..
-        } => {
+        }) => {
             let refs = data.iter().filter_map(|d| file_of(&d.value)).collect();
             (refs, bodies, None)
         }
-        Message::Claim {
+        Message::Claim(mobiwf_proto::Claim {
             action: ItemAction::Complete { data, .. },
             ..
-        } => {
+        }) => {
             let refs = data.values.values().filter_map(file_of).collect();
             (refs, &mut data.files, Some(&mut data.holder))
         }

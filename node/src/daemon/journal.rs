@@ -1,7 +1,7 @@
 //! What the node's log says of the core's decisions: the controller's orders taken, the
 //! core's notes, and each activity's change of state (with the metrics counting them).
 
-use mobiwf_engine::{Input, Transition};
+use mobiwf_engine::{Input, Refusals, Transition};
 use mobiwf_node_core::{Level, NodeInput, Note};
 use mobiwf_proto::ActivityState;
 use mobiwf_runtime::metrics::Metrics;
@@ -15,11 +15,10 @@ pub(super) fn taken(input: &NodeInput) {
         Input::Directory(d) => {
             tracing::info!(version = d.version, "organisation directory received")
         }
-        Input::Deploy {
-            instance,
-            partition,
-            ..
-        } => tracing::info!(%instance, %partition, "partition deployed"),
+        Input::Deploy(d) => {
+            let (instance, partition) = (d.instance, d.partition);
+            tracing::info!(%instance, %partition, "partition deployed");
+        }
         Input::Completed { instance, by } => {
             tracing::info!(%instance, %by, "the instance was completed by its completion activity");
         }
@@ -40,15 +39,13 @@ pub(super) fn taken(input: &NodeInput) {
         Input::Control { instance, action } => {
             tracing::info!(%instance, action = action.as_str(), "operator control");
         }
-        Input::Compensate {
-            instance, activity, ..
-        } => tracing::info!(%instance, %activity, "compensation asked for"),
-        Input::Rerun {
-            instance,
-            partition,
-            activities,
-        } => {
-            let ids: Vec<u64> = activities.iter().map(|a| a.0).collect();
+        Input::Compensate(c) => {
+            let (instance, activity) = (c.instance, c.activity);
+            tracing::info!(%instance, %activity, "compensation asked for");
+        }
+        Input::Rerun(r) => {
+            let (instance, partition) = (r.instance, r.partition);
+            let ids: Vec<u64> = r.activities.iter().map(|a| a.0).collect();
             tracing::info!(%instance, %partition, activities = ?ids, "operator rerun");
         }
         _ => {}
@@ -82,5 +79,64 @@ pub(super) fn transitions(metrics: &Metrics, transitions: Vec<Transition>) {
             s if s.is_final() => metrics.activity_finished(s.as_str()),
             _ => {}
         }
+    }
+}
+
+/// Logs and counts the changes of state the engine asked for and its lifecycle table refused:
+/// a bug of the engine's, which changed nothing.
+pub(super) fn refused(metrics: &Metrics, refusals: Refusals) {
+    if refusals.count == 0 {
+        return;
+    }
+    metrics.transitions_refused(refusals.count);
+    let shown = refusals.latest.len() as u64;
+    for r in refusals.latest {
+        tracing::warn!(
+            instance = %r.key.instance,
+            partition = %r.key.partition,
+            activity = %r.activity,
+            "the engine asked for a change of state its lifecycle does not allow: {}",
+            r.not_allowed
+        );
+    }
+    if refusals.count > shown {
+        let more = refusals.count - shown;
+        tracing::warn!("{more} more refused changes of state were not kept");
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use mobiwf_engine::lifecycle::{self, Event, Life};
+    use mobiwf_engine::{RefusedTransition, RunKey};
+    use mobiwf_proto::{ActivityId, InstanceId, PartitionId};
+
+    use super::*;
+
+    #[test]
+    fn every_refused_transition_is_counted_even_those_not_kept() {
+        let not_allowed = lifecycle::transition(&Life::Succeeded { detail: None }, Event::Start)
+            .expect_err("a succeeded activity does not start");
+        let refusals = Refusals {
+            count: 70,
+            latest: [RefusedTransition {
+                key: RunKey {
+                    instance: InstanceId(1),
+                    partition: PartitionId(1),
+                },
+                activity: ActivityId(2),
+                not_allowed,
+            }]
+            .into(),
+        };
+        let metrics = Metrics::new();
+        refused(&metrics, refusals);
+        refused(&metrics, Refusals::default());
+        let text = metrics.encode();
+        assert!(
+            text.lines()
+                .any(|l| l == "mobiwf_engine_transitions_refused_total 70"),
+            "{text}"
+        );
     }
 }

@@ -108,8 +108,7 @@ mod tests {
         let store = MemoryStore::new();
         let runs = [(1, 1), (2, 1), (3, 1), (3, 2), (4, 1), (5, 1)];
         for (instance, partition) in runs {
-            let deploy = Input::Deploy {
-                runs_on: Default::default(),
+            let deploy = Input::Deploy(mobiwf_proto::Deploy {
                 instance: InstanceId(instance),
                 partition: PartitionId(partition),
                 document: PARTITION_1.replace(
@@ -118,7 +117,8 @@ mod tests {
                 ),
                 responsible: None,
                 hour_ms: None,
-            };
+                runs_on: Vec::new(),
+            });
             if instance >= 4 {
                 engine.apply(1000, deploy.clone()).expect("deploy");
             }

@@ -35,6 +35,7 @@ use crate::executor::{Ended, Execution};
 use crate::state;
 
 pub use memory::{MAX_RUNS_PAGE, RunsWanted};
+pub use mobiwf_engine::Finish;
 pub use mobiwf_node_core::{ClaimOutcome, PersonEnd, Refused};
 pub use offline::Departure;
 

@@ -8,9 +8,7 @@
 //! user has a claim on the item under way, only "ended" is decided here: the host orders the
 //! claims.
 
-use mobiwf_proto::{
-    HAND_OVER_HOURS_LEFT, Hold, ItemAction, ItemStatus, Message, NodeName, Verdict,
-};
+use mobiwf_proto::{Claim, HAND_OVER_HOURS_LEFT, Hold, ItemAction, ItemStatus, NodeName, Verdict};
 
 use super::{Applied, Desk, DeskEffect, DeskItem, DeskRefusal, LocalClaim, PendingClaim};
 use crate::Directory;
@@ -56,7 +54,7 @@ impl Desk {
                 verdict,
             },
             None => {
-                let message = Message::Claim {
+                let sent = Claim {
                     instance: claim.instance,
                     activity: claim.activity,
                     user: claim.user.clone(),
@@ -80,7 +78,7 @@ impl Desk {
                 );
                 DeskEffect::Send {
                     to: host,
-                    message: Box::new(message),
+                    claim: Box::new(sent),
                 }
             }
         };

@@ -32,8 +32,8 @@ mod tests;
 use std::collections::{BTreeMap, BTreeSet};
 
 use mobiwf_proto::{
-    ActivityId, Answer, Datum, FileRef, Holder, InstanceId, ItemAction, ItemInfo, ItemStatus,
-    Message, NodeName, Notice, UserId, Verdict,
+    ActivityId, Answer, Claim, Datum, FileRef, Holder, InstanceId, ItemAction, ItemInfo,
+    ItemStatus, Message, NodeName, Notice, UserId, Verdict,
 };
 use mobiwf_xml_schema::User;
 use serde::{Deserialize, Serialize};
@@ -41,6 +41,7 @@ use serde::{Deserialize, Serialize};
 use crate::Directory;
 
 pub use deadline::DEADLINE_NOTICE;
+pub use mobiwf_proto::ItemSnapshot;
 pub use offline::{ItemCopy, Offline};
 pub use store::{DeskChanges, DeskEncodeError, DeskRestoreError, PREFIX, item_key};
 pub use view::{Entry, EntryState, Order};
@@ -132,24 +133,6 @@ pub struct PendingClaim {
     pub offline: bool,
 }
 
-/// A host's `Message::Item`: the item as this device's users see it now.
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub struct ItemSnapshot {
-    /// What the item is.
-    pub info: ItemInfo,
-    /// Grows with every change of the item on its host; an older one than the desk holds
-    /// is ignored (its answer is still taken).
-    pub version: u64,
-    /// This device's users it is offered to.
-    pub offered: Vec<UserId>,
-    /// This device's users holding it.
-    pub holders: Vec<Holder>,
-    /// Open, done or closed.
-    pub status: ItemStatus,
-    /// The answer to one of this desk's claims, when the change answers one.
-    pub answer: Option<Answer>,
-}
-
 /// A user of this device acts on an item (the local API).
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct LocalClaim {
@@ -218,21 +201,7 @@ impl DeskInput {
     /// other message.
     pub fn from_message(message: Message) -> Option<DeskInput> {
         match message {
-            Message::Item {
-                info,
-                version,
-                offered,
-                holders,
-                status,
-                answer,
-            } => Some(DeskInput::Item(Box::new(ItemSnapshot {
-                info,
-                version,
-                offered,
-                holders,
-                status,
-                answer,
-            }))),
+            Message::Item(snapshot) => Some(DeskInput::Item(Box::new(snapshot))),
             Message::Notice { notice } => Some(DeskInput::Notice(notice)),
             Message::Answer {
                 instance,
@@ -251,13 +220,13 @@ impl DeskInput {
 /// Something the daemon must do once the desk's changes are on disk.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub enum DeskEffect {
-    /// Send this `Message::Claim` to the item's host at `to` (through the outbox, or to the
-    /// node's own engine when `to` is this node).
+    /// Send this claim (a `Message::Claim`) to the item's host at `to` (through the outbox,
+    /// or to the node's own engine when `to` is this node).
     Send {
         /// The host's location (`ItemInfo::host`).
         to: String,
         /// The claim (boxed: it is much larger than an answer).
-        message: Box<Message>,
+        claim: Box<Claim>,
     },
     /// A claim got its answer: wake the API call waiting for `request`, if there is one.
     Answered {

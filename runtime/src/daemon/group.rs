@@ -373,7 +373,7 @@ mod tests {
     use mobiwf_proto::{ActivityId, InstanceId, Outcome};
 
     fn notify() -> Message {
-        Message::Notify {
+        Message::Notify(mobiwf_proto::Notify {
             data: Vec::new(),
             files: Vec::new(),
             holder: None,
@@ -383,7 +383,7 @@ mod tests {
             entered: mobiwf_proto::StateSet::EMPTY,
             flag: None,
             routed: None,
-        }
+        })
     }
 
     /// The one sender of these tests.

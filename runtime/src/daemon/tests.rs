@@ -91,7 +91,7 @@ impl Receiver {
 }
 
 fn notify() -> Message {
-    Message::Notify {
+    Message::Notify(mobiwf_proto::Notify {
         data: Vec::new(),
         files: Vec::new(),
         holder: None,
@@ -101,7 +101,7 @@ fn notify() -> Message {
         entered: mobiwf_proto::StateSet::EMPTY,
         flag: None,
         routed: None,
-    }
+    })
 }
 
 #[test]

@@ -23,7 +23,7 @@ fn a_select_sends_one_claim_to_the_host_and_waits_for_its_answer() {
         sent(&applied),
         vec![(
             HOST.to_owned(),
-            Message::Claim {
+            Message::Claim(mobiwf_proto::Claim {
                 instance: item.instance,
                 activity: item.activity,
                 user: UserId::new("alice"),
@@ -32,7 +32,7 @@ fn a_select_sends_one_claim_to_the_host_and_waits_for_its_answer() {
                 offline_ms: None,
                 // The offer it acts on.
                 offered_ms: Some(item.ready_ms),
-            }
+            })
         )]
     );
     let pending: Vec<_> = f.desk.pending().collect();

@@ -387,14 +387,14 @@ fn only_the_items_host_speaks_for_it() {
 #[test]
 fn the_wire_messages_for_the_desk_become_its_inputs() {
     let item = info(7, 3);
-    let message = Message::Item {
+    let message = Message::Item(mobiwf_proto::ItemSnapshot {
         info: item.clone(),
         version: 4,
         offered: users(&["alice"]),
         holders: vec![],
         status: ItemStatus::Open,
         answer: None,
-    };
+    });
     assert_eq!(
         DeskInput::from_message(message),
         Some(DeskInput::Item(Box::new(snap(

@@ -243,7 +243,7 @@ pub(super) fn sent(applied: &Applied) -> Vec<(String, Message)> {
         .effects
         .iter()
         .filter_map(|e| match e {
-            DeskEffect::Send { to, message } => Some((to.clone(), (**message).clone())),
+            DeskEffect::Send { to, claim } => Some((to.clone(), Message::Claim((**claim).clone()))),
             DeskEffect::Answered { .. } => None,
         })
         .collect()

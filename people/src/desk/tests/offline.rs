@@ -127,7 +127,7 @@ fn while_away_only_locked_items_show_and_can_be_worked_on() {
     let applied = f.apply(claim("alice", &lockable(1), complete)).unwrap();
     let sent = sent(&applied);
     assert_eq!(sent.len(), 1);
-    let Message::Claim { offline_ms, .. } = &sent[0].1 else {
+    let Message::Claim(mobiwf_proto::Claim { offline_ms, .. }) = &sent[0].1 else {
         panic!("{sent:?}")
     };
     assert_eq!(*offline_ms, Some(f.now_ms));
@@ -139,7 +139,7 @@ fn while_away_only_locked_items_show_and_can_be_worked_on() {
     let select = f
         .apply(claim("alice", &lockable(2), ItemAction::Select))
         .unwrap();
-    let Message::Claim { offline_ms, .. } = &super::sent(&select)[0].1 else {
+    let Message::Claim(mobiwf_proto::Claim { offline_ms, .. }) = &super::sent(&select)[0].1 else {
         panic!("a select goes to the host")
     };
     assert_eq!(*offline_ms, None);

@@ -1,0 +1,101 @@
+//! What the controller and the partners tell a node about the run of its partitions: a
+//! partition to run, a predecessor's end, a state a dependency rule looks at. Named structs,
+//! apart from `wire`, so that the node's core passes them along whole; each is the content of
+//! its [`crate::Message`] variant, and its bytes are the ones that variant always had.
+
+use serde::{Deserialize, Serialize};
+
+use crate::data::{Datum, FileBody};
+use crate::wire::Outcome;
+use crate::{ActivityId, InstanceId, NodeId, PartitionId, StateSet, UserId};
+
+/// Controller → node: run this partition of this instance ([`crate::Message::Deploy`]).
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct Deploy {
+    /// The instance.
+    pub instance: InstanceId,
+    /// The partition's id in the workflow definition.
+    pub partition: PartitionId,
+    /// The partition document (MobiWfMS partition XML; `workflow@id` is the instance).
+    pub document: String,
+    /// The instance's responsible user (`submit --responsible`): told of its work items'
+    /// deadlines and given an item 24 hours before its deadline. Left out when none.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub responsible: Option<UserId>,
+    /// The length of an hour for its `<deadline>`s, in ms (the controller's `--hour-ms`);
+    /// sent only with a partition that has deadlines, else the node's own `--hour-ms`.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub hour_ms: Option<u64>,
+    /// The peer that runs each activity of the instance (as placed when this was sent),
+    /// as (activity, peer) pairs: the node takes a partner's word about an activity only
+    /// from its peer. Left out when empty (a deployment from before: every partner's
+    /// word is taken). Pairs, not a map: a map's number keys do not survive the internally
+    /// tagged [`crate::Message`]'s decoding.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub runs_on: Vec<(ActivityId, NodeId)>,
+}
+
+/// Node → node: an activity that one of yours waits for has finished
+/// ([`crate::Message::Notify`]).
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct Notify {
+    /// The instance.
+    pub instance: InstanceId,
+    /// The finished activity (a precondition of the receiver's activity).
+    pub activity: ActivityId,
+    /// What it means for the successors.
+    pub outcome: Outcome,
+    /// Every state it entered, when the receiver's dependency rules name it (empty when
+    /// only preconditions wait for it).
+    #[serde(default, skip_serializing_if = "StateSet::is_empty")]
+    pub entered: StateSet,
+    /// The completion flag it ended with, if any (`<merge flag>` reads it).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub flag: Option<String>,
+    /// When its `<routes>` chose: the successors the route leads to; its other successors
+    /// are skipped. `None`: every successor goes on.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub routed: Option<Vec<ActivityId>>,
+    /// The instance data the receiver's activities (or the ones after them) read, as the
+    /// sender knows it (`<carries>` of the adjacents says which names).
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub data: Vec<Datum>,
+    /// The contents of the files among `data` that travel inline (up to
+    /// `MAX_INLINE_FILE_BYTES` each).
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub files: Vec<FileBody>,
+    /// Where the files among `data` not carried inline are fetched from (the sender's
+    /// location), when there are such files.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub holder: Option<String>,
+}
+
+impl Notify {
+    /// The bare word that `activity` of `instance` ended with `outcome`: no states, flag,
+    /// route or data.
+    pub fn new(instance: InstanceId, activity: ActivityId, outcome: Outcome) -> Notify {
+        Notify {
+            instance,
+            activity,
+            outcome,
+            entered: StateSet::default(),
+            flag: None,
+            routed: None,
+            data: Vec::new(),
+            files: Vec::new(),
+            holder: None,
+        }
+    }
+}
+
+/// Node → node: an activity that a dependency rule of yours names entered a state the rule
+/// looks at ([`crate::Message::StateChanged`]).
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct StateChanged {
+    /// The instance.
+    pub instance: InstanceId,
+    /// The activity.
+    pub activity: ActivityId,
+    /// Every state it entered so far.
+    pub entered: StateSet,
+}
