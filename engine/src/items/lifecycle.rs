@@ -439,11 +439,7 @@ impl CopyEvent {
 
 /// The table as markdown; `docs/lifecycles.md` shows it, and a test fails when the two differ.
 pub fn table_markdown() -> String {
-    let mut s = String::from("| from | event | to |\n|---|---|---|\n");
-    for (from, event, to) in TRANSITIONS {
-        s += &format!("| {from:?} | {event:?} | {to:?} |\n");
-    }
-    s
+    crate::lifecycle::markdown(TRANSITIONS)
 }
 
 /// Which transitions the scenario tests took, per thread.
