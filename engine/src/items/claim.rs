@@ -13,7 +13,6 @@ use mobiwf_proto::{Answer, ItemEvent, UserId, Verdict};
 use mobiwf_xml_schema::People;
 
 use super::send::Reply;
-use super::status::overall;
 use super::{Involved, Item};
 use crate::lifecycle::{Event, Life};
 use crate::{Claimed, Effect, Engine, Refusal};
@@ -157,12 +156,7 @@ impl Engine {
         fx: &mut Vec<Effect>,
     ) {
         let id = after.key();
-        // It ends when its last open copy is done; when every copy was taken off its users'
-        // worklists instead, it waits, unassigned, for an insert or a newer directory.
-        let ends = after.is_open() && !after.any_open_copy() && after.any_done_copy();
-        if ends {
-            after.status = overall(&after);
-        }
+        let ends = after.conclude();
         let (user, action) = (&claimed.claim.user, claimed.claim.action.as_str());
         after.settle(|| format!("nobody left to offer it to after {user}'s {action}"));
         after.version += 1;

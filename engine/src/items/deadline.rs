@@ -264,7 +264,7 @@ fn hand_over(item: &mut Item, to: &UserId, all: bool, now_ms: u64) -> Vec<UserId
             let _ = copy.apply(CopyEvent::HandOver { holder });
         }
     }
-    item.unassigned = None;
+    item.assigned();
     from.into_iter().collect()
 }
 

@@ -75,12 +75,8 @@ pub(super) fn decide(
     let decided = carry_out(ctx, item, decision);
     // An insert undoes the user's removal; a removal keeps later assignments from them.
     match (&decided, action) {
-        (Decided::Changed, ItemAction::Insert) => {
-            item.removed.remove(ctx.user);
-        }
-        (Decided::Changed, ItemAction::Remove) => {
-            item.removed.insert(ctx.user.clone());
-        }
+        (Decided::Changed, ItemAction::Insert) => item.taken_off(ctx.user, false),
+        (Decided::Changed, ItemAction::Remove) => item.taken_off(ctx.user, true),
         _ => {}
     }
     decided

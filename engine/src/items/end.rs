@@ -5,7 +5,6 @@
 
 use mobiwf_proto::{ItemStatus, UserId};
 
-use super::lifecycle::CopyEvent;
 use super::{ItemCopy, ItemKey};
 use crate::lifecycle::Event;
 use crate::run::RunKey;
@@ -88,16 +87,7 @@ impl Engine {
             let now_ms = self.now_ms();
             let before = item.involved();
             let mut after = item.clone();
-            // Open copies take `Close`.
-            for copy in after.copies.iter_mut().filter(|c| c.is_open()) {
-                let close = CopyEvent::Close {
-                    why: why.clone(),
-                    at_ms: now_ms,
-                };
-                let _ = copy.apply(close);
-            }
-            after.status = ItemStatus::Closed { why };
-            after.unassigned = None;
+            after.close(why, now_ms);
             after.version += 1;
             self.host.items.insert(id, after);
             self.host.dirty_items.insert(id);

@@ -66,8 +66,8 @@ pub struct Item {
     /// When the activity started and the item was created, in ms since the epoch.
     pub ready_ms: u64,
     /// Open while the activity runs; done once every copy is done; closed when the activity
-    /// ended otherwise.
-    pub status: ItemStatus,
+    /// ended otherwise. Changed only by [`Item::conclude`] and [`Item::close`].
+    status: ItemStatus,
     /// The copies: one for most methods, one per user for method `all`. Empty while nobody
     /// could ever be offered it.
     pub copies: Vec<ItemCopy>,
@@ -75,11 +75,11 @@ pub struct Item {
     /// assigned again when a newer directory comes. `None` when someone is offered or holds
     /// a copy, or once it ended.
     #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub unassigned: Option<String>,
+    unassigned: Option<String>,
     /// The users an administrator took it off (`remove`): no later assignment offers it to
     /// them again; an `insert` of theirs undoes it.
     #[serde(default, skip_serializing_if = "BTreeSet::is_empty")]
-    pub removed: BTreeSet<UserId>,
+    removed: BTreeSet<UserId>,
     /// Its `<deadline>`, when it has one: when, and the thresholds passed.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub due: Option<Due>,
@@ -134,6 +134,62 @@ impl Item {
     /// Whether the activity still waits for people.
     pub fn is_open(&self) -> bool {
         self.status == ItemStatus::Open
+    }
+
+    /// Open, done (by whom) or closed (why).
+    pub fn status(&self) -> &ItemStatus {
+        &self.status
+    }
+
+    /// Why nobody is offered it now, while that is so.
+    pub fn unassigned(&self) -> Option<&str> {
+        self.unassigned.as_deref()
+    }
+
+    /// The users an administrator took it off.
+    pub fn removed(&self) -> &BTreeSet<UserId> {
+        &self.removed
+    }
+
+    /// An open item whose last open copy was just finished ends: done (see
+    /// `status::overall`) when a copy was done; when every copy was taken off its users'
+    /// worklists instead, it stays open and waits, unassigned, for an insert or a newer
+    /// directory. True when it ended.
+    pub(crate) fn conclude(&mut self) -> bool {
+        let ends = self.is_open() && !self.any_open_copy() && self.any_done_copy();
+        if ends {
+            self.status = status::overall(self);
+        }
+        ends
+    }
+
+    /// Its activity ended otherwise (`why`): its open copies and the item close.
+    pub(crate) fn close(&mut self, why: String, at_ms: u64) {
+        for copy in self.copies.iter_mut().filter(|c| c.is_open()) {
+            let close = lifecycle::CopyEvent::Close {
+                why: why.clone(),
+                at_ms,
+            };
+            // An open copy takes `Close` in every state.
+            let _ = copy.apply(close);
+        }
+        self.status = ItemStatus::Closed { why };
+        self.unassigned = None;
+    }
+
+    /// Someone was given it (the deadline's hand-over): it is assigned.
+    pub(crate) fn assigned(&mut self) {
+        self.unassigned = None;
+    }
+
+    /// An administrator took it off `user`'s worklist (`taken_off`), or put it back on: no
+    /// later assignment offers it to a user taken off.
+    pub(crate) fn taken_off(&mut self, user: &UserId, taken_off: bool) {
+        if taken_off {
+            self.removed.insert(user.clone());
+        } else {
+            self.removed.remove(user);
+        }
     }
 
     /// Who it involves now.

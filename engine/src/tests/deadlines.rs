@@ -120,7 +120,7 @@ fn an_item_nobody_can_be_offered_is_said_unassigned_once_as_its_thresholds_pass(
 fn an_item_nobody_was_offered_passes_to_the_responsible_user_at_24_hours_left() {
     let mut e = host(directory(1, vec![user("ron", "N9", &[])]));
     deploy_due(&mut e, 1000, 1, &due_in(30, Method::Fcfa), true);
-    assert!(item(&e, 1, 3).unassigned.is_some());
+    assert!(item(&e, 1, 3).unassigned().is_some());
     let version = item(&e, 1, 3).version;
     let fx = tick(&mut e, 1000 + 6 * HOUR);
     assert_eq!(hand_overs(&fx), [(vec![], "ron".to_owned())]);

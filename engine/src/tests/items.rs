@@ -112,7 +112,7 @@ fn method_all_gives_each_user_a_copy_and_ends_when_every_copy_is_done() {
             assert_eq!(detail(&e, 1, 3), "alice: alice ok; bob: bob ok");
         }
     }
-    assert!(matches!(item(&e, 1, 3).status, ItemStatus::Done { succeeded: true, .. }));
+    assert!(matches!(item(&e, 1, 3).status(), ItemStatus::Done { succeeded: true, .. }));
 }
 
 fn priority_offers_it_to_the_user_with_the_highest_role_priority() {
@@ -289,12 +289,12 @@ fn an_item_nobody_can_take_waits_for_a_newer_directory() {
     let supervisor = vec![user("sam", "N9", &[("supervisor", 0)])];
     let fx = at(&mut e, 1500, Input::Directory(directory(1, supervisor)));
     assert!(fx.is_empty());
-    assert!(item(&e, 1, 3).unassigned.is_some());
+    assert!(item(&e, 1, 3).unassigned().is_some());
     // A newer one with Alice: offered to her.
     let fx = at(&mut e, 2000, Input::Directory(directory(3, three()[..1].to_vec())));
     assert_eq!(devices(&fx), ["N1"]);
     assert_eq!(offered_in(&item_events(&fx)[0]), ["alice"]);
-    assert_eq!(item(&e, 1, 3).unassigned, None);
+    assert_eq!(item(&e, 1, 3).unassigned(), None);
     assert_eq!(item(&e, 1, 3).version, 2);
     // An older directory is ignored.
     let fx = at(&mut e, 2500, Input::Directory(directory(2, three())));

@@ -340,7 +340,7 @@ fn check_items(e: &Engine) {
             assert!(item.is_open() || !copy.is_open(), "{item:?}");
         }
         assert_eq!(
-            item.unassigned.is_some(),
+            item.unassigned().is_some(),
             item.is_open() && nobody,
             "{item:?}"
         );

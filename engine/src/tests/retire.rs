@@ -157,7 +157,7 @@ fn an_instance_leaves_with_its_ended_work_items_and_comes_back_with_them() {
     // A late claim on it: the daemon readmits the instance first; the item is done.
     readmit(&mut e, &disk, 1);
     assert!(matches!(
-        item(&e, 1, 3).status,
+        item(&e, 1, 3).status(),
         ItemStatus::Done {
             succeeded: true,
             ..
