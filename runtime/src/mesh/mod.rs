@@ -34,6 +34,7 @@ pub mod addresses;
 pub mod limits;
 pub mod private;
 pub mod relay;
+mod requests;
 mod startup;
 mod task;
 
