@@ -34,6 +34,22 @@ pub struct Plan {
 /// One instance's end: when (since the start), how long it took, whether it succeeded.
 type End = (Duration, Duration, bool);
 
+/// What one soak measured, for its section.
+struct Measured {
+    /// The daemons, in the order of each sample's figures.
+    names: Vec<String>,
+    /// When (since the start), each daemon's resident memory in MiB.
+    samples: Vec<(Duration, Vec<f64>)>,
+    /// Every instance submitted that ended.
+    ends: Vec<End>,
+    /// Instances submitted.
+    submitted: u64,
+    /// Ticks at which nothing was submitted, [`MAX_IN_FLIGHT`] being under way.
+    skipped: u64,
+    /// How long instances were submitted.
+    length: Duration,
+}
+
 /// Runs the soak with the binaries in `bin_dir`; the section's markdown.
 pub async fn run(bin_dir: &Path, plan: &Plan) -> anyhow::Result<String> {
     if plan.seconds < 2.0 * WINDOW.as_secs_f64() {
@@ -97,8 +113,16 @@ pub async fn run(bin_dir: &Path, plan: &Plan) -> anyhow::Result<String> {
     let resident = in_memory(&cluster).await?;
     let ends = ends.lock().unwrap_or_else(PoisonError::into_inner).clone();
     let names: Vec<String> = daemons.into_iter().map(|(n, _)| n).collect();
-    let mut out = section(plan, &names, &samples, &ends, (submitted, skipped), length);
-    out.push_str(&by_minute(&names, &samples));
+    let measured = Measured {
+        names,
+        samples,
+        ends,
+        submitted,
+        skipped,
+        length,
+    };
+    let mut out = section(plan, &measured);
+    out.push_str(&by_minute(&measured.names, &measured.samples));
     out.push_str(&format!("\nHeld in memory at the end: {resident}.\n"));
     Ok(out)
 }
@@ -191,14 +215,16 @@ fn window(from: Duration, to: Duration, samples: &[(Duration, Vec<f64>)], ends: 
     }
 }
 
-fn section(
-    plan: &Plan,
-    names: &[String],
-    samples: &[(Duration, Vec<f64>)],
-    ends: &[End],
-    (submitted, skipped): (u64, u64),
-    length: Duration,
-) -> String {
+fn section(plan: &Plan, measured: &Measured) -> String {
+    let Measured {
+        names,
+        samples,
+        ends,
+        submitted,
+        skipped,
+        length,
+    } = measured;
+    let length = *length;
     let first = window(Duration::ZERO, WINDOW, samples, ends);
     let last = window(length - WINDOW, length, samples, ends);
     let failed = ends.iter().filter(|(_, _, ok)| !ok).count();
