@@ -65,6 +65,23 @@ pub async fn run(bin_dir: &Path, plan: &Plan) -> anyhow::Result<String> {
     let cluster = Cluster::start(bin_dir, Mode::P2p, &paper.partners).await?;
     let mut daemons: Vec<(String, u32)> = vec![("controller".into(), cluster.controller.pid())];
     daemons.extend(cluster.nodes.iter().map(|n| (n.name.clone(), n.pid())));
+    let measured = submit_and_sample(&cluster, &paper.xml, plan, daemons).await;
+    let resident = in_memory(&cluster).await?;
+    let mut out = section(plan, &measured);
+    out.push_str(&by_minute(&measured.names, &measured.samples));
+    out.push_str(&format!("\nHeld in memory at the end: {resident}.\n"));
+    Ok(out)
+}
+
+/// Submits `xml` at the plan's rate for its length (none while [`MAX_IN_FLIGHT`] are under
+/// way), sampling each of `daemons`' resident memory every [`SAMPLE_EVERY`], then waits up to
+/// [`DRAIN`] for what is under way to end.
+async fn submit_and_sample(
+    cluster: &Cluster,
+    xml: &str,
+    plan: &Plan,
+    daemons: Vec<(String, u32)>,
+) -> Measured {
     let ends: Arc<Mutex<Vec<End>>> = Arc::default();
     let mut samples: Vec<(Duration, Vec<f64>)> = Vec::new();
     let (mut submitted, mut skipped) = (0u64, 0u64);
@@ -88,7 +105,7 @@ pub async fn run(bin_dir: &Path, plan: &Plan) -> anyhow::Result<String> {
         in_flight.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
         let (api, xml, ends, in_flight) = (
             cluster.api.clone(),
-            paper.xml.clone(),
+            xml.to_owned(),
             ends.clone(),
             in_flight.clone(),
         );
@@ -110,21 +127,16 @@ pub async fn run(bin_dir: &Path, plan: &Plan) -> anyhow::Result<String> {
         tokio::time::sleep(Duration::from_millis(50)).await;
     }
     samples.push((started.elapsed(), rss_of(&daemons)));
-    let resident = in_memory(&cluster).await?;
     let ends = ends.lock().unwrap_or_else(PoisonError::into_inner).clone();
     let names: Vec<String> = daemons.into_iter().map(|(n, _)| n).collect();
-    let measured = Measured {
+    Measured {
         names,
         samples,
         ends,
         submitted,
         skipped,
         length,
-    };
-    let mut out = section(plan, &measured);
-    out.push_str(&by_minute(&measured.names, &measured.samples));
-    out.push_str(&format!("\nHeld in memory at the end: {resident}.\n"));
-    Ok(out)
+    }
 }
 
 /// What the daemons hold in memory once the soak drained (finished work must have left).
