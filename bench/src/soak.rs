@@ -34,6 +34,22 @@ pub struct Plan {
 /// One instance's end: when (since the start), how long it took, whether it succeeded.
 type End = (Duration, Duration, bool);
 
+/// What one soak measured, for its section.
+struct Measured {
+    /// The daemons, in the order of each sample's figures.
+    names: Vec<String>,
+    /// When (since the start), each daemon's resident memory in MiB.
+    samples: Vec<(Duration, Vec<f64>)>,
+    /// Every instance submitted that ended.
+    ends: Vec<End>,
+    /// Instances submitted.
+    submitted: u64,
+    /// Ticks at which nothing was submitted, [`MAX_IN_FLIGHT`] being under way.
+    skipped: u64,
+    /// How long instances were submitted.
+    length: Duration,
+}
+
 /// Runs the soak with the binaries in `bin_dir`; the section's markdown.
 pub async fn run(bin_dir: &Path, plan: &Plan) -> anyhow::Result<String> {
     if plan.seconds < 2.0 * WINDOW.as_secs_f64() {
@@ -49,6 +65,23 @@ pub async fn run(bin_dir: &Path, plan: &Plan) -> anyhow::Result<String> {
     let cluster = Cluster::start(bin_dir, Mode::P2p, &paper.partners).await?;
     let mut daemons: Vec<(String, u32)> = vec![("controller".into(), cluster.controller.pid())];
     daemons.extend(cluster.nodes.iter().map(|n| (n.name.clone(), n.pid())));
+    let measured = submit_and_sample(&cluster, &paper.xml, plan, daemons).await;
+    let resident = in_memory(&cluster).await?;
+    let mut out = section(plan, &measured);
+    out.push_str(&by_minute(&measured.names, &measured.samples));
+    out.push_str(&format!("\nHeld in memory at the end: {resident}.\n"));
+    Ok(out)
+}
+
+/// Submits `xml` at the plan's rate for its length (none while [`MAX_IN_FLIGHT`] are under
+/// way), sampling each of `daemons`' resident memory every [`SAMPLE_EVERY`], then waits up to
+/// [`DRAIN`] for what is under way to end.
+async fn submit_and_sample(
+    cluster: &Cluster,
+    xml: &str,
+    plan: &Plan,
+    daemons: Vec<(String, u32)>,
+) -> Measured {
     let ends: Arc<Mutex<Vec<End>>> = Arc::default();
     let mut samples: Vec<(Duration, Vec<f64>)> = Vec::new();
     let (mut submitted, mut skipped) = (0u64, 0u64);
@@ -72,7 +105,7 @@ pub async fn run(bin_dir: &Path, plan: &Plan) -> anyhow::Result<String> {
         in_flight.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
         let (api, xml, ends, in_flight) = (
             cluster.api.clone(),
-            paper.xml.clone(),
+            xml.to_owned(),
             ends.clone(),
             in_flight.clone(),
         );
@@ -94,13 +127,16 @@ pub async fn run(bin_dir: &Path, plan: &Plan) -> anyhow::Result<String> {
         tokio::time::sleep(Duration::from_millis(50)).await;
     }
     samples.push((started.elapsed(), rss_of(&daemons)));
-    let resident = in_memory(&cluster).await?;
     let ends = ends.lock().unwrap_or_else(PoisonError::into_inner).clone();
     let names: Vec<String> = daemons.into_iter().map(|(n, _)| n).collect();
-    let mut out = section(plan, &names, &samples, &ends, (submitted, skipped), length);
-    out.push_str(&by_minute(&names, &samples));
-    out.push_str(&format!("\nHeld in memory at the end: {resident}.\n"));
-    Ok(out)
+    Measured {
+        names,
+        samples,
+        ends,
+        submitted,
+        skipped,
+        length,
+    }
 }
 
 /// What the daemons hold in memory once the soak drained (finished work must have left).
@@ -191,14 +227,16 @@ fn window(from: Duration, to: Duration, samples: &[(Duration, Vec<f64>)], ends: 
     }
 }
 
-fn section(
-    plan: &Plan,
-    names: &[String],
-    samples: &[(Duration, Vec<f64>)],
-    ends: &[End],
-    (submitted, skipped): (u64, u64),
-    length: Duration,
-) -> String {
+fn section(plan: &Plan, measured: &Measured) -> String {
+    let Measured {
+        names,
+        samples,
+        ends,
+        submitted,
+        skipped,
+        length,
+    } = measured;
+    let length = *length;
     let first = window(Duration::ZERO, WINDOW, samples, ends);
     let last = window(length - WINDOW, length, samples, ends);
     let failed = ends.iter().filter(|(_, _, ok)| !ok).count();

@@ -262,7 +262,13 @@ impl ItemUser {
         hours: Option<u32>,
     ) -> anyhow::Result<ExitCode> {
         let item = (self.instance, self.activity);
-        commands::worklist::run(&self.api, item, action, &self.user, (to, hours)).await
+        let action = commands::worklist::Action {
+            action,
+            user: &self.user,
+            to,
+            hours,
+        };
+        commands::worklist::run(&self.api, item, action).await
     }
 }
 

@@ -35,7 +35,8 @@ pub async fn run(
         nodes.push(
             start_node(
                 dir,
-                (10 + i, mobiwf_proto::DEFAULT_HOUR_MS),
+                10 + i,
+                mobiwf_proto::DEFAULT_HOUR_MS,
                 name,
                 &[1],
                 controller,

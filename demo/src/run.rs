@@ -79,7 +79,7 @@ pub async fn run(file: Option<&Path>, timeout_secs: u64, hour_ms: u64) -> anyhow
     let wanted = nodes_wanted(&def);
     let mut nodes = Vec::new();
     for (i, (name, skills)) in wanted.iter().enumerate() {
-        nodes.push(start_node(dir.path(), (i, hour_ms), name, skills, &controller_addr).await?);
+        nodes.push(start_node(dir.path(), i, hour_ms, name, skills, &controller_addr).await?);
     }
 
     let client = controller.client();
@@ -182,10 +182,12 @@ fn nodes_wanted(def: &mobiwf_xml_schema::WorkflowDefinition) -> Vec<(String, Vec
     }
 }
 
-/// Starts the `i`-th node of the demo, named `name`, and says where it listens.
+/// Starts the `i`-th node of the demo, named `name`, with an hour of `hour_ms`, and says
+/// where it listens.
 pub(super) async fn start_node(
     dir: &Path,
-    (i, hour_ms): (usize, u64),
+    i: usize,
+    hour_ms: u64,
     name: &str,
     skills: &[u64],
     controller: &str,

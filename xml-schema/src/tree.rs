@@ -111,11 +111,11 @@ pub(crate) fn parse(text: &str, language: Language) -> Result<Element, Diagnosti
                 return Err(too_deep(&start, stack.len() + 1, at(offset)));
             }
             Event::Start(start) => {
-                let element = open(&start, (offset, &at), &mut elements, root.is_some())?;
+                let element = open(&start, offset, &at, &mut elements, root.is_some())?;
                 stack.push(element);
             }
             Event::Empty(start) => {
-                let element = open(&start, (offset, &at), &mut elements, root.is_some())?;
+                let element = open(&start, offset, &at, &mut elements, root.is_some())?;
                 close(element, &mut stack, &mut root);
             }
             Event::End(_) => {
@@ -252,11 +252,12 @@ fn ill_formed(error: &quick_xml::Error, pos: Pos, stack: &[Element]) -> Diagnost
     Diagnostic::new(pos, message)
 }
 
-/// Opens the element `start` found at byte `offset`; `at` turns a byte offset into a
-/// position.
+/// Opens the element `start` found at byte `offset` (`at` turns a byte offset into a
+/// position), counting it in `elements`.
 fn open(
     start: &BytesStart<'_>,
-    (offset, at): (u64, &impl Fn(u64) -> Pos),
+    offset: u64,
+    at: &impl Fn(u64) -> Pos,
     elements: &mut usize,
     root_done: bool,
 ) -> Result<Element, Diagnostic> {
@@ -277,6 +278,25 @@ fn open(
             format!("the document has more than {MAX_ELEMENTS} elements (MAX_ELEMENTS)"),
         ));
     }
+    let attrs = attributes(start, &name, offset, at)?;
+    Ok(Element {
+        name,
+        pos,
+        attrs,
+        children: Vec::new(),
+        text: String::new(),
+        text_pos: None,
+    })
+}
+
+/// The attributes of `start`, the tag of `<name>` at byte `offset`, each with its position.
+fn attributes(
+    start: &BytesStart<'_>,
+    name: &str,
+    offset: u64,
+    at: &impl Fn(u64) -> Pos,
+) -> Result<Vec<Attribute>, Diagnostic> {
+    let pos = at(offset);
     let mut attrs = Vec::new();
     for attr in start.attributes() {
         let attr = attr.map_err(|e| {
@@ -311,14 +331,7 @@ fn open(
             pos: at(offset + 1 + inside),
         });
     }
-    Ok(Element {
-        name,
-        pos,
-        attrs,
-        children: Vec::new(),
-        text: String::new(),
-        text_pos: None,
-    })
+    Ok(attrs)
 }
 
 fn close(element: Element, stack: &mut [Element], root: &mut Option<Element>) {
@@ -362,25 +375,7 @@ fn add_text(
         ));
     }
     if top.text_pos.is_none() && !text.trim().is_empty() {
-        let lead = text.len() - text.trim_start().len();
-        top.text_pos = Some(if lead == 0 {
-            pos
-        } else {
-            // Point at the first non-blank character, not the whitespace before it.
-            let lines = LineIndex::new(text);
-            let inner = lines.pos(lead);
-            if inner.line == 1 {
-                Pos {
-                    line: pos.line,
-                    column: pos.column + inner.column - 1,
-                }
-            } else {
-                Pos {
-                    line: pos.line + inner.line - 1,
-                    column: inner.column,
-                }
-            }
-        });
+        top.text_pos = Some(first_non_blank(text, pos));
     }
     if top.text.len() + text.len() > MAX_TEXT_BYTES {
         return Err(Diagnostic::new(
@@ -393,6 +388,27 @@ fn add_text(
     }
     top.text.push_str(text);
     Ok(())
+}
+
+/// Where the first non-blank character of `text`, found at `pos`, is: a value's position
+/// points at it, not at the whitespace before it.
+fn first_non_blank(text: &str, pos: Pos) -> Pos {
+    let lead = text.len() - text.trim_start().len();
+    if lead == 0 {
+        return pos;
+    }
+    let inner = LineIndex::new(text).pos(lead);
+    if inner.line == 1 {
+        Pos {
+            line: pos.line,
+            column: pos.column + inner.column - 1,
+        }
+    } else {
+        Pos {
+            line: pos.line + inner.line - 1,
+            column: inner.column,
+        }
+    }
 }
 
 fn predefined_entity(name: &str) -> Option<&'static str> {

@@ -7,8 +7,8 @@ use std::collections::BTreeSet;
 use std::sync::Arc;
 
 use libp2p::PeerId;
-use mobiwf_book::{Applied, Book, BookError, Effect, HistoryEvent, Input, Instance, Watched};
-use mobiwf_proto::{Control, InstanceId, Message, NodeId, Reply};
+use mobiwf_book::{Applied, Book, BookError, Effect, Input, Instance, Watched};
+use mobiwf_proto::{InstanceId, Message, NodeId, Reply};
 use mobiwf_runtime::daemon::{Actor, Destination, Group, NotApplied, Sequencer};
 use mobiwf_runtime::mesh::Inbound;
 use mobiwf_runtime::metrics::{Metrics, Peer};
@@ -47,15 +47,15 @@ pub(super) struct ControllerActor {
 /// An operator's command waiting for its answer, and the answer: a submission (the new
 /// instance), a control (the instance afterwards), an organisation applied (its directory
 /// version), an action on a work item (the host's name).
-type Answered<T> = (oneshot::Sender<Result<T, BookError>>, Result<T, BookError>);
+pub(super) type Answered<T> = (oneshot::Sender<Result<T, BookError>>, Result<T, BookError>);
 
 /// What to do once a group of events is on disk.
 #[derive(Default)]
 pub(super) struct After {
-    submitted: Vec<Answered<InstanceId>>,
-    controlled: Vec<Answered<Instance>>,
-    organisations: Vec<Answered<u64>>,
-    administered: Vec<Answered<String>>,
+    pub(super) submitted: Vec<Answered<InstanceId>>,
+    pub(super) controlled: Vec<Answered<Instance>>,
+    pub(super) organisations: Vec<Answered<u64>>,
+    pub(super) administered: Vec<Answered<String>>,
     pub(super) enrolled: Vec<(
         super::enrol::EnrolReply,
         Result<super::enrol::EnrolAnswer, String>,
@@ -298,158 +298,9 @@ impl ControllerActor {
         Ok(())
     }
 
-    /// An operator's command: applied to the book, answered after the write.
-    fn command(
-        &mut self,
-        now: u64,
-        command: Command,
-        effects: &mut Vec<Effect>,
-        after: &mut After,
-    ) {
-        match command {
-            Command::Submit {
-                definition,
-                source,
-                responsible,
-                reply,
-            } => {
-                let input = Input::Submit {
-                    definition,
-                    source,
-                    responsible,
-                };
-                let result = self.submit(now, input, effects);
-                after.submitted.push((reply, result));
-            }
-            Command::Control {
-                instance,
-                action,
-                reply,
-            } => {
-                let result = self.control(now, instance, action, effects);
-                after.controlled.push((reply, result));
-            }
-            Command::Rerun {
-                instance,
-                activity,
-                reply,
-            } => {
-                let result = self.rerun(now, instance, activity, effects);
-                after.controlled.push((reply, result));
-            }
-            Command::Organisation {
-                document,
-                org,
-                reply,
-            } => {
-                let result = self.organisation(now, Input::Organisation { document, org }, effects);
-                after.organisations.push((reply, result));
-            }
-            Command::Worklist {
-                instance,
-                activity,
-                user,
-                action,
-                reply,
-            } => {
-                let input = Input::Worklist {
-                    instance,
-                    activity,
-                    user,
-                    action,
-                };
-                let result = self.administer(now, input, effects);
-                after.administered.push((reply, result));
-            }
-            Command::Enrol { reply, .. } => {
-                let _ = reply.send(Err("enrolment is applied with its group".to_owned()));
-            }
-        }
-    }
-
-    /// A submission: the new instance.
-    fn submit(
-        &mut self,
-        now: u64,
-        input: Input,
-        effects: &mut Vec<Effect>,
-    ) -> Result<InstanceId, BookError> {
-        let applied = self.apply_book(now, input)?;
-        effects.extend(applied.effects);
-        let id = applied.instance.unwrap_or(InstanceId(0));
-        tracing::info_span!("instance", instance = %id)
-            .in_scope(|| tracing::info!("instance submitted"));
-        Ok(id)
-    }
-
-    /// An operator's control: the instance afterwards.
-    fn control(
-        &mut self,
-        now: u64,
-        instance: InstanceId,
-        action: Control,
-        effects: &mut Vec<Effect>,
-    ) -> Result<Instance, BookError> {
-        let applied = self.apply_book(now, Input::Control { instance, action })?;
-        effects.extend(applied.effects);
-        tracing::info!(%instance, action = action.as_str(), "operator control");
-        self.book
-            .instance(instance)
-            .cloned()
-            .ok_or(BookError::UnknownInstance(instance))
-    }
-
-    /// An operator's rerun: the instance afterwards.
-    fn rerun(
-        &mut self,
-        now: u64,
-        instance: InstanceId,
-        activity: mobiwf_proto::ActivityId,
-        effects: &mut Vec<Effect>,
-    ) -> Result<Instance, BookError> {
-        let applied = self.apply_book(now, Input::Rerun { instance, activity })?;
-        effects.extend(applied.effects);
-        tracing::info!(%instance, %activity, "operator rerun");
-        self.book
-            .instance(instance)
-            .cloned()
-            .ok_or(BookError::UnknownInstance(instance))
-    }
-
-    /// An organisation applied: the new directory version.
-    fn organisation(
-        &mut self,
-        now: u64,
-        input: Input,
-        effects: &mut Vec<Effect>,
-    ) -> Result<u64, BookError> {
-        let applied = self.apply_book(now, input)?;
-        effects.extend(applied.effects);
-        let version = self.book.directory().version;
-        tracing::info!(version, "organisation applied");
-        Ok(version)
-    }
-
-    /// An operator's action on a work item: the name of the node it is sent to.
-    fn administer(
-        &mut self,
-        now: u64,
-        input: Input,
-        effects: &mut Vec<Effect>,
-    ) -> Result<String, BookError> {
-        let applied = self.apply_book(now, input)?;
-        let host = applied.effects.iter().find_map(|e| match e {
-            Effect::Send { to, .. } => self.book.nodes().find(|n| &n.peer == to),
-            _ => None,
-        });
-        let host = host.map(|n| n.name.to_string()).unwrap_or_default();
-        effects.extend(applied.effects);
-        Ok(host)
-    }
-
     /// Applies an input the controller gives itself (deliveries, timers, the failure
     /// detector); the book refusing one is worth a warning, not an answer.
-    fn apply_internal(&mut self, now: u64, input: Input, effects: &mut Vec<Effect>) {
+    pub(super) fn apply_internal(&mut self, now: u64, input: Input, effects: &mut Vec<Effect>) {
         match self.apply_book(now, input) {
             Ok(applied) => effects.extend(applied.effects),
             Err(e) => tracing::warn!("{e}"),
@@ -457,7 +308,7 @@ impl ControllerActor {
     }
 
     /// Applies `input` to the book, the settled instance it names read back first.
-    fn apply_book(&mut self, now: u64, input: Input) -> Result<Applied, BookError> {
+    pub(super) fn apply_book(&mut self, now: u64, input: Input) -> Result<Applied, BookError> {
         let mut recaller = Recaller {
             store: self.store.as_ref(),
             swept: &self.swept,
@@ -492,44 +343,5 @@ impl ControllerActor {
         }
         self.swept.extend(done.deleted);
         Ok(done.more)
-    }
-
-    /// One instance: the book's, else the store's (a settled one).
-    fn read_instance(&self, id: InstanceId) -> Option<Instance> {
-        if let Some(inst) = self.book.instance(id) {
-            return Some(inst.clone());
-        }
-        state::read_instance(self.store.as_ref(), id)
-            .inspect_err(|e| tracing::error!(instance = %id, "cannot read instance: {e}"))
-            .ok()
-            .flatten()
-    }
-
-    /// One instance's history: the book's, else the store's (a settled one).
-    fn read_history(&self, id: InstanceId) -> Option<Vec<HistoryEvent>> {
-        if let Some(events) = self.book.history(id) {
-            return Some(events.to_vec());
-        }
-        state::read_history(self.store.as_ref(), id)
-            .inspect_err(|e| tracing::error!(instance = %id, "cannot read history: {e}"))
-            .ok()
-            .flatten()
-    }
-
-    fn answer(&self, query: Query) {
-        match query {
-            Query::Instance(id, reply) => {
-                let _ = reply.send(self.read_instance(id));
-            }
-            Query::Nodes(reply) => {
-                let _ = reply.send(self.book.nodes().cloned().collect());
-            }
-            Query::History(id, reply) => {
-                let _ = reply.send(self.read_history(id));
-            }
-            Query::Directory(reply) => {
-                let _ = reply.send(self.book.directory().clone());
-            }
-        }
     }
 }

@@ -1,6 +1,7 @@
 //! The controller daemon: the thin I/O shell around the bookkeeping (`mobiwf_book`).
 //!
-//! Built on `mobiwf_runtime::daemon`: one actor (`actor`) owns the book. Each group of events
+//! Built on `mobiwf_runtime::daemon`: one actor (`actor`) owns the book (its operators'
+//! commands are `operators`, what it is asked is `queries`). Each group of events
 //! (node messages, deliveries, commands, timer and failure-detector news) is applied, then
 //! the changes, the messages they cause and the ids of the applied messages are written in
 //! **one synced batch**; only then are acknowledgements, answers and messages sent. Readers
@@ -12,6 +13,8 @@ mod actor;
 mod client;
 mod client_enrol;
 mod enrol;
+mod operators;
+mod queries;
 mod recall;
 mod registration;
 

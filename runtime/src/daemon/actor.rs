@@ -7,7 +7,8 @@ use std::sync::Arc;
 
 use tokio::sync::{mpsc, watch};
 
-use super::group::{Group, Sequencer};
+use super::group::Group;
+use super::sequencer::Sequencer;
 use crate::outbox::Outbox;
 use crate::store::{Durability, Store, StoreError};
 

@@ -4,8 +4,9 @@
 //!   and the running [`Daemon`] both return (`client`, `failed`, `stop`);
 //! - `actor`: the [`Actor`] trait and the loop that applies events in groups and writes each
 //!   group in one synced batch before anything of it is sent or acknowledged;
-//! - `group`: one group on its way to disk, the apply-once prelude of inbound messages, and
-//!   the [`Sequencer`] that numbers outgoing messages (with the store's incarnation);
+//! - `group`: one group on its way to disk, and the apply-once prelude of inbound messages;
+//! - `sequencer`: the [`Sequencer`] that numbers outgoing messages (with the store's
+//!   incarnation), and parses the partner addresses they go to;
 //! - `seen`: which inbound messages were applied, per sender a floor and the keys above it;
 //! - here: forwarding queues into the actor's, asking the actor a question, the timer that
 //!   wakes it at its next stored deadline, and serving the HTTP API.
@@ -13,15 +14,15 @@
 mod actor;
 mod group;
 mod seen;
+mod sequencer;
 mod start;
 #[cfg(test)]
 mod tests;
 
 pub use actor::{Actor, MAX_GROUP, Shell, run};
-pub use group::{
-    Destination, Group, INCARNATION_KEY, MAX_CACHED_ADDRESSES, NotApplied, SEQ_KEY, Sequencer,
-};
+pub use group::{Destination, Group, NotApplied};
 pub use seen::MAX_SEEN_ABOVE_FLOOR;
+pub use sequencer::{INCARNATION_KEY, MAX_CACHED_ADDRESSES, SEQ_KEY, Sequencer};
 pub use start::{Base, Daemon, Setup};
 
 use std::net::SocketAddr;

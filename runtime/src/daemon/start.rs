@@ -12,7 +12,7 @@ use tokio::task::JoinHandle;
 use tracing::Instrument;
 
 use super::actor::{self, Actor, Shell};
-use super::group::Sequencer;
+use super::sequencer::Sequencer;
 use super::{EVENT_QUEUE, forward, open_store, serve_api};
 use crate::mesh::{self, Inbound, MeshConfig, MeshHandle};
 use crate::metrics::Metrics;

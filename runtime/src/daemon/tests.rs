@@ -8,8 +8,9 @@ use mobiwf_proto::{Envelope, Message, MessageId, NodeId, Reply};
 use proptest::prelude::*;
 use tokio::sync::oneshot;
 
-use super::group::{Group, Sequencer};
+use super::group::Group;
 use super::seen::MAX_SEEN_ABOVE_FLOOR;
+use super::sequencer::Sequencer;
 use crate::mesh::Inbound;
 use crate::metrics::{Metrics, Peer};
 use crate::store::{Durability, MemoryStore, Store};

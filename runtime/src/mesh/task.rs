@@ -1,6 +1,6 @@
-//! The task that owns the libp2p `Swarm`: it sends the handles' requests, hands inbound
-//! requests to the application and sends its answers back, keeps the listen addresses, and
-//! keeps the address book (what identify and the dials that worked say of each peer).
+//! The task that owns the libp2p `Swarm`: it takes the handles' commands, polls the swarm
+//! (the request-response exchanges themselves are `requests`), keeps the listen addresses,
+//! and keeps the address book (what identify and the dials that worked say of each peer).
 
 use std::collections::{HashMap, HashSet};
 use std::time::Duration;
@@ -8,10 +8,9 @@ use std::time::Duration;
 use futures::StreamExt;
 use futures::future::BoxFuture;
 use futures::stream::FuturesUnordered;
+use libp2p::core::ConnectedPoint;
 use libp2p::core::transport::ListenerId;
-use libp2p::request_response::{
-    self, InboundRequestId, OutboundFailure, OutboundRequestId, ResponseChannel,
-};
+use libp2p::request_response::{self, OutboundRequestId};
 use libp2p::swarm::behaviour::toggle::Toggle;
 use libp2p::swarm::{DialError, NetworkBehaviour, SwarmEvent};
 use libp2p::{Multiaddr, PeerId, Swarm, identify, relay};
@@ -19,9 +18,9 @@ use tokio::sync::{broadcast, mpsc, oneshot, watch};
 
 use super::addresses::{AddressBook, Freshness};
 use super::relay::{RelayCounters, RelayListen};
-use super::{Command, INBOUND_CAPACITY, Inbound, SendError};
+use super::requests::{Answer, PendingRequest};
+use super::{Command, Inbound, SendError};
 use crate::codec::WireCodec;
-use mobiwf_proto::{Envelope, Reply};
 
 /// The most peers whose last dial error is kept (to explain their failed requests); past it,
 /// the errors kept are forgotten.
@@ -39,21 +38,6 @@ pub(super) struct Behaviour {
     pub(super) limits: libp2p::connection_limits::Behaviour,
     pub(super) relay_client: relay::client::Behaviour,
     pub(super) relay: Toggle<relay::Behaviour>,
-}
-
-/// An outgoing request waiting for its reply.
-pub(super) struct PendingRequest {
-    to: PeerId,
-    reply: oneshot::Sender<Result<Reply, SendError>>,
-}
-
-/// An inbound request whose answer the application has given (or not).
-pub(super) struct Answer {
-    peer: PeerId,
-    request_id: InboundRequestId,
-    channel: ResponseChannel<Reply>,
-    /// `None` when the application took longer than the request timeout.
-    reply: Option<Result<Reply, oneshot::error::RecvError>>,
 }
 
 /// The swarm task's state.
@@ -169,85 +153,6 @@ impl Task {
         // application's receiver.
     }
 
-    fn send_request(
-        &mut self,
-        to: PeerId,
-        addrs: Vec<Multiaddr>,
-        envelope: Envelope,
-        reply: oneshot::Sender<Result<Reply, SendError>>,
-    ) {
-        // What the message was staged with is a hint: the book's newer addresses go first.
-        self.book.learn(to, &addrs, Freshness::Hint);
-        let addrs = self.book.addresses(&to);
-        if tracing::enabled!(tracing::Level::DEBUG) {
-            let (kind, message) = (envelope.message.kind(), &envelope.id);
-            tracing::debug!(%to, kind, %message, ?addrs, "sending request");
-        }
-        let request_id = self
-            .swarm
-            .behaviour_mut()
-            .rpc
-            .send_request_with_addresses(&to, envelope, addrs);
-        self.outbound
-            .insert(request_id, PendingRequest { to, reply });
-    }
-
-    fn answer(&mut self, answer: Answer) {
-        let Answer {
-            peer,
-            request_id,
-            channel,
-            reply,
-        } = answer;
-        self.gate.done(peer);
-        match reply {
-            Some(Ok(reply)) => {
-                tracing::debug!(%peer, %request_id, ?reply, "answering request");
-                if self
-                    .swarm
-                    .behaviour_mut()
-                    .rpc
-                    .send_response(channel, reply)
-                    .is_err()
-                {
-                    tracing::warn!(
-                        %peer, %request_id,
-                        "cannot answer: the request timed out or its connection closed"
-                    );
-                }
-            }
-            Some(Err(_)) => {
-                tracing::warn!(%peer, %request_id, "the application dropped a request unanswered");
-            }
-            None => {
-                tracing::warn!(
-                    %peer, %request_id,
-                    "the application did not answer a request within {:?}",
-                    self.request_timeout
-                );
-            }
-        }
-    }
-
-    fn deliver(&mut self, inbound: Inbound) {
-        match self.inbound.try_send(inbound) {
-            Ok(()) => {}
-            Err(mpsc::error::TrySendError::Full(inbound)) => {
-                tracing::warn!(
-                    "inbound channel full ({INBOUND_CAPACITY}); not reading further requests until \
-                     the application takes one"
-                );
-                self.blocked = Some(inbound);
-            }
-            Err(mpsc::error::TrySendError::Closed(inbound)) => {
-                tracing::warn!(
-                    from = %inbound.from,
-                    "no receiver for inbound requests; dropping one unanswered"
-                );
-            }
-        }
-    }
-
     /// A connection whose ping went unanswered is closed: the requests on it fail now, not
     /// at their timeout, and the outbox dials afresh (a peer that does not speak ping is
     /// left alone).
@@ -285,7 +190,7 @@ impl Task {
 
     fn on_swarm_event(&mut self, event: SwarmEvent<BehaviourEvent>) {
         match event {
-            SwarmEvent::Behaviour(BehaviourEvent::Rpc(event)) => self.on_behaviour_event(event),
+            SwarmEvent::Behaviour(BehaviourEvent::Rpc(event)) => self.on_rpc(event),
             SwarmEvent::Behaviour(BehaviourEvent::Identify(event)) => self.on_identify(event),
             SwarmEvent::Behaviour(BehaviourEvent::Ping(event)) => self.on_ping(event),
             SwarmEvent::Behaviour(BehaviourEvent::RelayClient(event)) => {
@@ -296,52 +201,18 @@ impl Task {
                 listener_id,
                 address,
             } => self.on_new_listen_addr(listener_id, address),
-            SwarmEvent::ExpiredListenAddr { address, .. } => {
-                if self.relay_server {
-                    self.swarm.remove_external_address(&address);
-                }
-                let address = address.with_p2p(self.peer_id).unwrap_or_else(|a| a);
-                tracing::info!(%address, "no longer listening");
-                self.forget_listen_addrs(&[address]);
-            }
+            SwarmEvent::ExpiredListenAddr { address, .. } => self.on_expired_listen_addr(address),
             SwarmEvent::ListenerClosed {
                 listener_id,
                 addresses,
                 reason,
             } => self.on_listener_closed(listener_id, addresses, reason),
             SwarmEvent::ListenerError { listener_id, error } => {
-                tracing::warn!("listener error: {error}");
-                if self.awaiting.contains(&listener_id)
-                    && let Some(ready) = self.ready.take()
-                {
-                    let _ = ready.send(Err(format!("a listener failed while starting: {error}")));
-                }
+                self.on_listener_error(listener_id, &error);
             }
             SwarmEvent::ConnectionEstablished {
                 peer_id, endpoint, ..
-            } => {
-                self.dial_errors.remove(&peer_id);
-                let address = endpoint.get_remote_address();
-                tracing::debug!(peer = %peer_id, %address, "connected");
-                if endpoint.is_relayed() {
-                    self.counters.relayed_connections.inc();
-                }
-                if endpoint.is_dialer() {
-                    // An address that worked is the one to dial next time.
-                    self.book
-                        .learn(peer_id, std::slice::from_ref(address), Freshness::Fresh);
-                }
-                // Nobody listening is fine.
-                let _ = self.seen.send(peer_id);
-                // The relay reachable again: its reservation at once, not after the backoff.
-                if self
-                    .relay
-                    .as_mut()
-                    .is_some_and(|r| r.relay_is_back(peer_id))
-                {
-                    self.listen_on_relay();
-                }
-            }
+            } => self.on_connected(peer_id, &endpoint),
             SwarmEvent::ConnectionClosed { peer_id, cause, .. } => match cause {
                 Some(e) => tracing::debug!(peer = %peer_id, "connection closed: {e}"),
                 None => tracing::debug!(peer = %peer_id, "connection closed"),
@@ -357,6 +228,47 @@ impl Task {
                 tracing::debug!(from = %send_back_addr, "incoming connection failed: {error}");
             }
             _ => {}
+        }
+    }
+
+    /// A connection to `peer`: its dial error is forgotten, an address we dialled is the one
+    /// to dial next time, deliveries waiting for it are told, and when it is our relay, the
+    /// reservation is asked for at once (not after the backoff).
+    fn on_connected(&mut self, peer: PeerId, endpoint: &ConnectedPoint) {
+        self.dial_errors.remove(&peer);
+        let address = endpoint.get_remote_address();
+        tracing::debug!(%peer, %address, "connected");
+        if endpoint.is_relayed() {
+            self.counters.relayed_connections.inc();
+        }
+        if endpoint.is_dialer() {
+            self.book
+                .learn(peer, std::slice::from_ref(address), Freshness::Fresh);
+        }
+        // Nobody listening is fine.
+        let _ = self.seen.send(peer);
+        if self.relay.as_mut().is_some_and(|r| r.relay_is_back(peer)) {
+            self.listen_on_relay();
+        }
+    }
+
+    /// An address we listened on is gone (an interface went away).
+    fn on_expired_listen_addr(&mut self, address: Multiaddr) {
+        if self.relay_server {
+            self.swarm.remove_external_address(&address);
+        }
+        let address = address.with_p2p(self.peer_id).unwrap_or_else(|a| a);
+        tracing::info!(%address, "no longer listening");
+        self.forget_listen_addrs(&[address]);
+    }
+
+    /// A listener failed; while starting, that fails the start.
+    fn on_listener_error(&mut self, listener_id: ListenerId, error: &std::io::Error) {
+        tracing::warn!("listener error: {error}");
+        if self.awaiting.contains(&listener_id)
+            && let Some(ready) = self.ready.take()
+        {
+            let _ = ready.send(Err(format!("a listener failed while starting: {error}")));
         }
     }
 
@@ -417,58 +329,6 @@ impl Task {
         });
     }
 
-    fn on_behaviour_event(&mut self, event: request_response::Event<Envelope, Reply>) {
-        match event {
-            request_response::Event::Message { peer, message, .. } => match message {
-                request_response::Message::Request {
-                    request_id,
-                    request,
-                    channel,
-                } => self.on_request(peer, request_id, request, channel),
-                request_response::Message::Response {
-                    request_id,
-                    response,
-                } => {
-                    tracing::debug!(from = %peer, %request_id, reply = ?response, "received reply");
-                    match self.outbound.remove(&request_id) {
-                        Some(pending) => {
-                            let _ = pending.reply.send(Ok(response));
-                        }
-                        None => tracing::warn!(
-                            from = %peer, %request_id,
-                            "reply to a request nobody waits for"
-                        ),
-                    }
-                }
-            },
-            request_response::Event::OutboundFailure {
-                peer,
-                request_id,
-                error,
-                ..
-            } => {
-                let error = self.send_error(peer, error);
-                tracing::warn!(to = %peer, %request_id, "request failed: {error}");
-                if let Some(pending) = self.outbound.remove(&request_id) {
-                    let _ = pending.reply.send(Err(error));
-                }
-            }
-            request_response::Event::InboundFailure {
-                peer,
-                request_id,
-                error,
-                ..
-            } => {
-                tracing::warn!(from = %peer, %request_id, "inbound request failed: {error}");
-            }
-            request_response::Event::ResponseSent {
-                peer, request_id, ..
-            } => {
-                tracing::debug!(to = %peer, %request_id, "reply sent");
-            }
-        }
-    }
-
     /// A peer told where it listens: dialled there from now on.
     fn on_identify(&mut self, event: identify::Event) {
         if let identify::Event::Received { peer_id, info, .. } = event
@@ -477,66 +337,6 @@ impl Task {
                 .learn(peer_id, &info.listen_addrs, Freshness::Fresh)
         {
             tracing::debug!(peer = %peer_id, addrs = ?info.listen_addrs, "identified");
-        }
-    }
-
-    /// A peer's request: handed to the application, whose answer (or silence past the request
-    /// timeout) goes back to the peer.
-    fn on_request(
-        &mut self,
-        peer: PeerId,
-        request_id: InboundRequestId,
-        request: Envelope,
-        channel: ResponseChannel<Reply>,
-    ) {
-        tracing::debug!(
-            from = %peer, %request_id,
-            kind = request.message.kind(), message = %request.id,
-            "received request"
-        );
-        if let Err(why) = self.gate.admit(peer, std::time::Instant::now()) {
-            // Unanswered: the sender tries again later.
-            tracing::debug!(from = %peer, %request_id, "request shed: {why}");
-            drop(channel);
-            return;
-        }
-        let (reply, answer) = oneshot::channel();
-        let timeout = self.request_timeout;
-        self.replies.push(Box::pin(async move {
-            let reply = tokio::time::timeout(timeout, answer).await.ok();
-            Answer {
-                peer,
-                request_id,
-                channel,
-                reply,
-            }
-        }));
-        self.deliver(Inbound {
-            from: peer,
-            envelope: request,
-            reply,
-        });
-    }
-
-    /// What a failed request to `peer` tells its sender, with the dial error when there was
-    /// one.
-    fn send_error(&self, peer: PeerId, error: OutboundFailure) -> SendError {
-        match error {
-            OutboundFailure::DialFailure => SendError::Dial {
-                peer,
-                reason: self
-                    .dial_errors
-                    .get(&peer)
-                    .cloned()
-                    .unwrap_or_else(|| "no reachable address".to_owned()),
-            },
-            OutboundFailure::Timeout => SendError::Timeout {
-                peer,
-                after: self.request_timeout,
-            },
-            OutboundFailure::ConnectionClosed => SendError::ConnectionClosed { peer },
-            OutboundFailure::UnsupportedProtocols => SendError::UnsupportedProtocol { peer },
-            OutboundFailure::Io(source) => SendError::Codec { peer, source },
         }
     }
 }

@@ -6,47 +6,47 @@
 //! which makes the effect exactly once. Messages to oneself (two partitions of one instance on
 //! the same node) go through the same path, delivered to the local inbound queue.
 //!
+//! What an entry is and how it is staged and removed is `entry`; delivering it is here.
+//!
 //! Deliveries go in per-destination lanes (`lanes`, their decisions pure in `backoff`): a cap
 //! per peer under the global one, and a backoff per peer that resets the moment the peer is
 //! connected again. A peer is addressed by its id: the mesh dials it where it was last heard to
 //! be, and after a failure a node asks its controller where the peer is now (`link`).
 //!
 //! Every try tells the receiver `answered_below`: the lowest sequence number still unanswered
-//! among this outbox's messages to it. Everything it was sent numbered below was answered and
-//! is never sent again, so the receiver forgets those ids (`daemon::seen`). A message leaves
-//! that count only once its answer cannot be asked for again with another answer: an
-//! acknowledgement at once (asked again, a receiver acknowledges a duplicate too), a refusal
-//! once the entry's removal is on disk (synced), or, for an owner that removes entries itself,
-//! once the owner's group that removed it is written ([`Outbox::release`]).
+//! among this outbox's messages to it (`unanswered`). Everything it was sent numbered below
+//! was answered and is never sent again, so the receiver forgets those ids (`daemon::seen`).
+//! A message leaves that count only once its answer cannot be asked for again with another
+//! answer: an acknowledgement at once (asked again, a receiver acknowledges a duplicate too), a
+//! refusal once the entry's removal is on disk (synced), or, for an owner that removes entries
+//! itself, once the owner's group that removed it is written ([`Outbox::release`]).
 
 mod backoff;
+mod entry;
 mod lanes;
 mod link;
 #[cfg(test)]
 mod tests;
+mod unanswered;
 
+pub use entry::{OUTBOX_PREFIX, Outgoing, REFUSED_PREFIX, peer_of, stage, stage_answered};
 pub use lanes::{Backoff, MAX_IN_FLIGHT_PER_PEER, UNREACHABLE_AFTER_FAILURES};
 pub use link::{LOCATE_TIMEOUT, Link, LinkError, MeshLink};
 
-use std::collections::{BTreeSet, HashMap};
+use std::sync::Arc;
 use std::sync::atomic::{AtomicUsize, Ordering};
-use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
 use libp2p::{Multiaddr, PeerId};
-use serde::{Deserialize, Serialize};
 use tokio::sync::{Semaphore, broadcast, mpsc, oneshot, watch};
 
 use crate::mesh::Inbound;
-use crate::metrics::{Metrics, Peer};
-use crate::store::{Batch, Durability, Store, StoreError, encode};
+use crate::metrics::Metrics;
+use crate::store::{Batch, Durability, Store, StoreError};
 use lanes::Lanes;
 use mobiwf_proto::{Envelope, NodeId, Reply};
+use unanswered::Unanswered;
 
-/// Key prefix of outbox entries: `out/<origin seq, 20 digits>`.
-pub const OUTBOX_PREFIX: &str = "out/";
-/// Key prefix of messages the receiver refused (kept for the operator to look at).
-pub const REFUSED_PREFIX: &str = "refused/";
 /// Most deliveries attempted at the same time, all peers together.
 pub const MAX_IN_FLIGHT: usize = 256;
 /// First wait before a retry to a peer; it doubles on every failure.
@@ -64,54 +64,6 @@ pub const UNANSWERED_PAUSE_MIN: Duration = Duration::from_millis(100);
 /// Longest pause before a message left unanswered is tried again.
 pub const UNANSWERED_PAUSE_MAX: Duration = Duration::from_secs(5);
 
-/// A message to deliver, as kept in the outbox.
-#[derive(Debug, Clone, Serialize, Deserialize)]
-pub struct Outgoing {
-    /// The receiver's peer id.
-    pub to: NodeId,
-    /// Addresses to dial the receiver at.
-    pub addrs: Vec<String>,
-    /// Whether the receiver is the controller or a partner (for metrics).
-    pub role: Peer,
-    /// The message.
-    pub envelope: Envelope,
-    /// `to` and `addrs` parsed, when the sender had them parsed already: delivery then does
-    /// not parse them again. Not stored; a message read back from the store is parsed once.
-    #[serde(skip)]
-    parsed: Option<(PeerId, Vec<Multiaddr>)>,
-}
-
-impl PartialEq for Outgoing {
-    fn eq(&self, other: &Self) -> bool {
-        (&self.to, &self.addrs, self.role, &self.envelope)
-            == (&other.to, &other.addrs, other.role, &other.envelope)
-    }
-}
-
-impl Outgoing {
-    /// A message to a peer whose id and addresses are parsed already.
-    pub fn parsed(peer: PeerId, addrs: Vec<Multiaddr>, role: Peer, envelope: Envelope) -> Self {
-        Outgoing {
-            to: NodeId::new(peer.to_string()),
-            addrs: addrs.iter().map(ToString::to_string).collect(),
-            role,
-            envelope,
-            parsed: Some((peer, addrs)),
-        }
-    }
-
-    /// A message to a peer given as text (parsed when it is delivered).
-    pub fn text(to: NodeId, addrs: Vec<String>, role: Peer, envelope: Envelope) -> Self {
-        Outgoing {
-            to,
-            addrs,
-            role,
-            envelope,
-            parsed: None,
-        }
-    }
-}
-
 /// A delivered message and its reply, for owners that want to know (the controller learns
 /// that a partition was deployed this way). Such an owner removes the entry itself, with
 /// [`stage_answered`], in the same batch as what it makes of the answer: so a crash cannot
@@ -122,43 +74,6 @@ pub struct Delivered {
     pub message: Outgoing,
     /// What the receiver answered.
     pub reply: Reply,
-}
-
-fn key(seq: u64) -> String {
-    format!("{OUTBOX_PREFIX}{seq:020}")
-}
-
-/// A refused message as kept under [`REFUSED_PREFIX`], for the operator.
-#[derive(Serialize)]
-struct RefusedRecord<'a> {
-    #[serde(flatten)]
-    message: &'a Outgoing,
-    refused: &'a str,
-}
-
-/// Adds to `batch` the removal of an answered message, and the record of a refusal.
-pub fn stage_answered(batch: &mut Batch, msg: &Outgoing, reply: &Reply) -> Result<(), StoreError> {
-    batch.delete(key(msg.envelope.id.seq));
-    if let Reply::Refused { reason } = reply {
-        let record = RefusedRecord {
-            message: msg,
-            refused: reason,
-        };
-        batch.put(
-            format!("{REFUSED_PREFIX}{:020}", msg.envelope.id.seq),
-            encode("a refused message", &record)?,
-        );
-    }
-    Ok(())
-}
-
-/// Adds `msg` to `batch`, so that it is written with the state change that caused it.
-pub fn stage(batch: &mut Batch, msg: &Outgoing) -> Result<(), StoreError> {
-    batch.put(
-        key(msg.envelope.id.seq),
-        encode("an outgoing message", msg)?,
-    );
-    Ok(())
 }
 
 /// The delivery side of the outbox.
@@ -340,7 +255,7 @@ impl Inner {
 
     async fn deliver_until_answered(&self, msg: &Outgoing) {
         let kind = msg.envelope.message.kind();
-        let (to, addrs) = match parse_destination(msg) {
+        let (to, addrs) = match msg.destination() {
             Ok(d) => d,
             Err(reason) => {
                 self.finish(msg, Reply::Refused { reason });
@@ -357,13 +272,7 @@ impl Inner {
                 let Ok(_slot) = self.slots.acquire().await else {
                     break;
                 };
-                let mut envelope = msg.envelope.clone();
-                envelope.answered_below = self
-                    .unanswered
-                    .lowest(&msg.to)
-                    .unwrap_or(envelope.id.seq)
-                    .min(envelope.id.seq);
-                self.attempt(to, &addrs, envelope).await
+                self.attempt(to, &addrs, self.stamped(msg)).await
             };
             // Left unanswered, it still reached a live peer: the lane goes on as after an answer.
             if let Err(LinkError::Failed(_)) = attempt {
@@ -407,6 +316,18 @@ impl Inner {
             }
         }
         self.lanes.done(to, lane);
+    }
+
+    /// The envelope of one try, telling the receiver the lowest number still unanswered
+    /// among this outbox's messages to it (at most this message's own).
+    fn stamped(&self, msg: &Outgoing) -> Envelope {
+        let mut envelope = msg.envelope.clone();
+        envelope.answered_below = self
+            .unanswered
+            .lowest(&msg.to)
+            .unwrap_or(envelope.id.seq)
+            .min(envelope.id.seq);
+        envelope
     }
 
     async fn attempt(
@@ -477,69 +398,5 @@ impl Inner {
                 self.unanswered.remove(&msg.to, msg.envelope.id.seq);
             }
         }
-    }
-}
-
-/// The numbers of the messages not answered yet, per receiver.
-#[derive(Default)]
-struct Unanswered(Mutex<HashMap<NodeId, BTreeSet<u64>>>);
-
-impl Unanswered {
-    fn with<T>(&self, f: impl FnOnce(&mut HashMap<NodeId, BTreeSet<u64>>) -> T) -> T {
-        // A panic elsewhere while holding it leaves the sets whole (inserts and removes).
-        let mut map = self
-            .0
-            .lock()
-            .unwrap_or_else(std::sync::PoisonError::into_inner);
-        f(&mut map)
-    }
-
-    fn add(&self, to: &NodeId, seq: u64) {
-        self.with(|map| map.entry(to.clone()).or_default().insert(seq));
-    }
-
-    fn remove(&self, to: &NodeId, seq: u64) {
-        self.with(|map| {
-            if let Some(set) = map.get_mut(to) {
-                set.remove(&seq);
-                if set.is_empty() {
-                    map.remove(to);
-                }
-            }
-        });
-    }
-
-    fn lowest(&self, to: &NodeId) -> Option<u64> {
-        self.with(|map| map.get(to).and_then(|set| set.first().copied()))
-    }
-}
-
-fn parse_destination(msg: &Outgoing) -> Result<(PeerId, Vec<Multiaddr>), String> {
-    if let Some(parsed) = &msg.parsed {
-        return Ok(parsed.clone());
-    }
-    let to: PeerId = msg
-        .to
-        .as_str()
-        .parse()
-        .map_err(|e| format!("bad peer id {:?}: {e}", msg.to.as_str()))?;
-    let mut addrs = Vec::new();
-    for a in &msg.addrs {
-        let addr: Multiaddr = a.parse().map_err(|e| format!("bad address {a:?}: {e}"))?;
-        addrs.push(addr);
-    }
-    Ok((to, addrs))
-}
-
-/// The peer id at the end of a multiaddr (`.../p2p/<peer id>`), as the documents' `ip` give it.
-pub fn peer_of(addr: &str) -> Result<(PeerId, Multiaddr), String> {
-    let ma: Multiaddr = addr
-        .parse()
-        .map_err(|e| format!("{addr:?} is not a multiaddr: {e}"))?;
-    match ma.iter().last() {
-        Some(libp2p::multiaddr::Protocol::P2p(peer)) => Ok((peer, ma)),
-        _ => Err(format!(
-            "{addr:?} does not end in /p2p/<peer id>; give the partner's full libp2p address"
-        )),
     }
 }

@@ -15,6 +15,7 @@ use tokio::sync::{broadcast, mpsc};
 use tokio::time::Instant;
 
 use super::*;
+use crate::metrics::Peer;
 use crate::store::MemoryStore;
 use mobiwf_proto::{Message, MessageId};
 

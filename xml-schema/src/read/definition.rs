@@ -88,21 +88,8 @@ pub(crate) fn read_definition(ctx: &mut Ctx, root: &Element) -> Option<WorkflowD
     if let Some(list) = root.child(&["activityTypes"]) {
         ctx.check_shape(list, "<activityTypes>", &[many(ACTIVITY_TYPE_NAMES)], false);
         for el in list.children_named(ACTIVITY_TYPE_NAMES) {
-            ctx.map
-                .set(Node::ActivityType(activity_types.len()), el.pos);
-            ctx.check_shape(
-                el,
-                &format!("<{}>", el.name),
-                &[one(&["description"])],
-                true,
-            );
-            activity_types.push(ActivityType {
-                id: ActivityTypeId(ctx.id_attr(el, &el.name).unwrap_or(0)),
-                description: el
-                    .child(&["description"])
-                    .map(|e| ctx.leaf(e).to_string())
-                    .unwrap_or_default(),
-            });
+            let index = activity_types.len();
+            activity_types.push(read_activity_type(ctx, el, index));
         }
     }
 
@@ -137,6 +124,23 @@ pub(crate) fn read_definition(ctx: &mut Ctx, root: &Element) -> Option<WorkflowD
         partners,
         data,
     })
+}
+
+fn read_activity_type(ctx: &mut Ctx, el: &Element, index: usize) -> ActivityType {
+    ctx.map.set(Node::ActivityType(index), el.pos);
+    ctx.check_shape(
+        el,
+        &format!("<{}>", el.name),
+        &[one(&["description"])],
+        true,
+    );
+    ActivityType {
+        id: ActivityTypeId(ctx.id_attr(el, &el.name).unwrap_or(0)),
+        description: el
+            .child(&["description"])
+            .map(|e| ctx.leaf(e).to_string())
+            .unwrap_or_default(),
+    }
 }
 
 fn read_activity(ctx: &mut Ctx, el: &Element, index: usize) -> Activity {

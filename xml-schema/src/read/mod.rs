@@ -2,7 +2,12 @@
 //!
 //! Structural problems (unknown or repeated elements, missing required ones, bad numbers) are
 //! reported here; cross-references (unknown ids, cycles, skills) by `validate`.
+//!
+//! Here: the reading context ([`Ctx`]) with the shape checks and the value readers every
+//! element uses; one module per part of a document (`activity`: the part of an activity
+//! both languages share).
 
+mod activity;
 mod data;
 mod definition;
 mod partition;
@@ -11,12 +16,13 @@ mod retries;
 mod routing;
 mod rules;
 
+pub(crate) use activity::read_common_activity;
 pub(crate) use definition::read_definition;
 pub(crate) use partition::read_partition;
 pub(crate) use routing::route_name;
 
 use crate::diagnostic::{Diagnostic, Pos};
-use crate::model::{ActivityId, ActivityKind, Contingency, Merge, Retries, Route, Status};
+use crate::model::{ActivityKind, Contingency, Status};
 use crate::source_map::{Node, SourceMap};
 use crate::tree::Element;
 
@@ -386,102 +392,6 @@ pub(crate) fn owner(what: &str, id: Option<u64>) -> String {
     match id {
         Some(id) => format!("{what} {id}"),
         None => format!("this {what}"),
-    }
-}
-
-/// The fields an `activity` has in both languages.
-pub(crate) struct CommonActivity {
-    pub id: ActivityId,
-    /// How messages name the activity (`activity 17`).
-    pub owner: String,
-    pub name: String,
-    pub description: String,
-    pub status: Status,
-    pub time_to_wait_secs: u32,
-    pub contingency: Contingency,
-    pub time_out_secs: u32,
-    pub kind: ActivityKind,
-    pub command: Option<String>,
-    pub compensation: Option<String>,
-    pub retries: Retries,
-    pub data: crate::model::DataAccess,
-    pub depends: Option<crate::model::Rule>,
-    pub merge: Merge,
-    pub routes: Vec<Route>,
-    pub completion: bool,
-    pub people: crate::model::People,
-}
-
-/// Reads the shared part of `activity[index]`: its id, shape (`spec` lists the children this
-/// language allows), field positions, and the fields of [`CommonActivity`].
-pub(crate) fn read_common_activity(
-    ctx: &mut Ctx,
-    el: &Element,
-    index: usize,
-    spec: &[Child],
-) -> CommonActivity {
-    ctx.map.set(Node::Activity(index), el.pos);
-    let id = ctx.id_attr(el, "activity");
-    let owner = owner("activity", id);
-    ctx.check_shape(el, &format!("<activity> ({owner})"), spec, true);
-    for child in &el.children {
-        if let Some(name) = spec
-            .iter()
-            .flat_map(|c| c.names)
-            .find(|n| **n == child.name)
-        {
-            let pos = child.value_pos();
-            ctx.map.set(Node::ActivityField(index, name), pos);
-        }
-    }
-    CommonActivity {
-        id: ActivityId(id.unwrap_or(0)),
-        name: ctx.text_of(el, "nameActivity"),
-        description: ctx.text_of(el, "descriptionActivity"),
-        status: el
-            .child(&["status"])
-            .and_then(|e| ctx.status(e, &owner))
-            .unwrap_or_default(),
-        time_to_wait_secs: el
-            .child(&["timeToWait"])
-            .and_then(|e| ctx.secs(e, &owner))
-            .unwrap_or(0),
-        contingency: el
-            .child(&["contingencyActivityId"])
-            .and_then(|e| ctx.contingency(e, &owner))
-            .unwrap_or_default(),
-        time_out_secs: el
-            .child(&["timeOut"])
-            .and_then(|e| ctx.secs(e, &owner))
-            .unwrap_or(0),
-        kind: el
-            .child(&["kind"])
-            .and_then(|e| ctx.kind(e, &owner))
-            .unwrap_or_default(),
-        command: el.child(&["command"]).map(|e| ctx.leaf(e).to_string()),
-        compensation: el.child(&["compensation"]).map(|e| ctx.leaf(e).to_string()),
-        retries: el
-            .child(&["retries"])
-            .map(|e| ctx.retries(e, &owner))
-            .unwrap_or_default(),
-        data: ctx.data_access(el, index, &owner),
-        depends: el
-            .child(&["depends"])
-            .and_then(|e| ctx.depends(e, index, &owner)),
-        merge: el
-            .child(&["merge"])
-            .and_then(|e| ctx.merge(e, index, &owner))
-            .unwrap_or_default(),
-        routes: el
-            .child(&["routes"])
-            .map(|e| ctx.routes(e, index, &owner))
-            .unwrap_or_default(),
-        completion: el
-            .child(&["completion"])
-            .and_then(|e| ctx.completion(e, &owner))
-            .unwrap_or(false),
-        people: ctx.people(el, &owner),
-        owner,
     }
 }
 

@@ -162,7 +162,9 @@ pub(super) fn check_access(
     diags: &mut Vec<Diagnostic>,
     map: &SourceMap,
     declared: &Declared<'_>,
-    (i, id, kind): (usize, ActivityId, ActivityKind),
+    i: usize,
+    id: ActivityId,
+    kind: ActivityKind,
     access: &DataAccess,
 ) {
     let read_name = |k| Node::ReadName(i, k);
@@ -235,7 +237,7 @@ pub(super) fn check_reads_before(
             if context.is_some_and(|f| !flow.is_ordered(f)) {
                 continue;
             }
-            check_reads_in(diags, def, map, &flow, (i, context));
+            check_reads_in(diags, def, map, &flow, i, context);
         }
     }
 }
@@ -247,7 +249,8 @@ fn check_reads_in(
     def: &WorkflowDefinition,
     map: &SourceMap,
     flow: &Flow<'_>,
-    (i, failed): (usize, Option<usize>),
+    i: usize,
+    failed: Option<usize>,
 ) {
     let Some(a) = def.activities.get(i) else {
         return;

@@ -7,7 +7,7 @@ use super::data::{Declared as DataNames, check_access, check_declarations, check
 use super::people::check_people;
 use super::routing::{Place, Targets, check_merge, check_routes};
 use super::rules::{check_dependency_cycles, check_depends, check_terms_on_stand_ins};
-use super::{check_command_and_retries, duplicates, list};
+use super::{Runs, check_command_and_retries, duplicates, list};
 use crate::diagnostic::{Diagnostic, Pos};
 use crate::model::{
     Activity, ActivityId, ActivityTypeId, Contingency, Partition, Partner, PartnerId,
@@ -123,18 +123,23 @@ fn check_activity(
     check_activity_type(diags, declared, map, i, a);
     check_preconditions(diags, declared, map, i, a);
     if let Some(rule) = &a.depends {
-        check_depends(diags, map, (i, a.id), rule, Some(&declared.activities));
-        check_terms_on_stand_ins(diags, map, (i, a.id), rule, &declared.contingencies);
+        check_depends(diags, map, i, a.id, rule, Some(&declared.activities));
+        check_terms_on_stand_ins(diags, map, i, a.id, rule, &declared.contingencies);
     }
     check_command_and_retries(
         diags,
         map,
-        (i, a.id, a.kind),
-        [a.command.as_deref(), a.compensation.as_deref()],
-        a.retries,
+        i,
+        a.id,
+        a.kind,
+        Runs {
+            command: a.command.as_deref(),
+            compensation: a.compensation.as_deref(),
+            retries: a.retries,
+        },
     );
     check_people(diags, map, i, a.id, a.kind, &a.people);
-    check_access(diags, map, &declared.data, (i, a.id, a.kind), &a.data);
+    check_access(diags, map, &declared.data, i, a.id, a.kind, &a.data);
     check_contingency(diags, declared, map, i, a);
     let place = Place { map, i, id: a.id };
     check_merge(diags, &place, &a.merge, a.preconditions.len());

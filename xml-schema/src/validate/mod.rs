@@ -91,16 +91,34 @@ fn retries_problem(id: ActivityId, kind: ActivityKind, retries: Retries) -> Opti
     }
 }
 
-/// Reports the problems of the `[command, compensation]` and `retries` of activity `id` of
-/// `kind` (the `i`th of its document), in either language: a dummy runs nothing and has
-/// nothing to undo, a compensation says what to run, only automatic activities are retried.
+/// What an activity runs, in either language: the fields [`check_command_and_retries`]
+/// checks together, because what each may be depends on the activity's kind.
+#[derive(Clone, Copy)]
+struct Runs<'a> {
+    /// The shell command that does the work.
+    command: Option<&'a str>,
+    /// The shell command that undoes it.
+    compensation: Option<&'a str>,
+    /// How often a failed run is tried again.
+    retries: Retries,
+}
+
+/// Reports the problems of what activity `id` of `kind` (the `i`th of its document) runs, in
+/// either language: a dummy runs nothing and has nothing to undo, a compensation says what to
+/// run, only automatic activities are retried.
 fn check_command_and_retries(
     diags: &mut Vec<Diagnostic>,
     map: &SourceMap,
-    (i, id, kind): (usize, ActivityId, ActivityKind),
-    [command, compensation]: [Option<&str>; 2],
-    retries: Retries,
+    i: usize,
+    id: ActivityId,
+    kind: ActivityKind,
+    runs: Runs<'_>,
 ) {
+    let Runs {
+        command,
+        compensation,
+        retries,
+    } = runs;
     if let Some(problem) = command_problem(id, kind, command) {
         diags.push(Diagnostic::new(
             map.pos_or(Node::ActivityField(i, "command"), Node::Activity(i)),

@@ -6,7 +6,7 @@ use super::data::{Declared, List, check_access, check_declarations, check_list};
 use super::people::check_people;
 use super::routing::{Place, Targets, check_merge, check_routes};
 use super::rules::check_depends;
-use super::{check_command_and_retries, duplicates};
+use super::{Runs, check_command_and_retries, duplicates};
 use crate::diagnostic::Diagnostic;
 use crate::model::{ActivityId, PartitionActivity, PartitionDocument};
 use crate::source_map::{Node, SourceMap};
@@ -32,7 +32,7 @@ pub fn validate_partition(doc: &PartitionDocument, map: &SourceMap) -> Vec<Diagn
     let here: HashSet<ActivityId> = doc.activities.iter().map(|a| a.id).collect();
     for (i, a) in doc.activities.iter().enumerate() {
         check_extensions(&mut diags, map, i, a);
-        check_access(&mut diags, map, &declared, (i, a.id, a.kind), &a.data);
+        check_access(&mut diags, map, &declared, i, a.id, a.kind, &a.data);
         check_preconditions(&mut diags, map, &here, i, a);
         check_adjacents(&mut diags, map, &here, i, a);
         check_carries(&mut diags, map, &declared, i, a);
@@ -46,14 +46,19 @@ fn check_extensions(diags: &mut Vec<Diagnostic>, map: &SourceMap, i: usize, a: &
     check_command_and_retries(
         diags,
         map,
-        (i, a.id, a.kind),
-        [a.command.as_deref(), a.compensation.as_deref()],
-        a.retries,
+        i,
+        a.id,
+        a.kind,
+        Runs {
+            command: a.command.as_deref(),
+            compensation: a.compensation.as_deref(),
+            retries: a.retries,
+        },
     );
     check_people(diags, map, i, a.id, a.kind, &a.people);
     if let Some(rule) = &a.depends {
         // A term may name an activity of another partition: not checked here.
-        check_depends(diags, map, (i, a.id), rule, None);
+        check_depends(diags, map, i, a.id, rule, None);
     }
     let place = Place { map, i, id: a.id };
     check_merge(diags, &place, &a.merge, a.preconditions.len());

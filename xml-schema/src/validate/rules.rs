@@ -52,7 +52,8 @@ impl Place<'_> {
 pub(super) fn check_depends(
     diags: &mut Vec<Diagnostic>,
     map: &SourceMap,
-    (i, id): (usize, ActivityId),
+    i: usize,
+    id: ActivityId,
     rule: &Rule,
     activities: Option<&HashSet<ActivityId>>,
 ) {
@@ -95,7 +96,8 @@ pub(super) fn check_depends(
 pub(super) fn check_terms_on_stand_ins(
     diags: &mut Vec<Diagnostic>,
     map: &SourceMap,
-    (i, id): (usize, ActivityId),
+    i: usize,
+    id: ActivityId,
     rule: &Rule,
     contingencies: &HashSet<ActivityId>,
 ) {

@@ -1,0 +1,42 @@
+//! The numbers of the messages each receiver has not answered yet: the lowest is what every
+//! try tells it as `answered_below`, so it can forget the ids below. Apart because three
+//! paths change it (dispatch, an answer taken, an owner's group written) and delivery reads it.
+
+use std::collections::{BTreeSet, HashMap};
+use std::sync::Mutex;
+
+use mobiwf_proto::NodeId;
+
+/// The numbers of the messages not answered yet, per receiver.
+#[derive(Default)]
+pub(super) struct Unanswered(Mutex<HashMap<NodeId, BTreeSet<u64>>>);
+
+impl Unanswered {
+    fn with<T>(&self, f: impl FnOnce(&mut HashMap<NodeId, BTreeSet<u64>>) -> T) -> T {
+        // A panic elsewhere while holding it leaves the sets whole (inserts and removes).
+        let mut map = self
+            .0
+            .lock()
+            .unwrap_or_else(std::sync::PoisonError::into_inner);
+        f(&mut map)
+    }
+
+    pub(super) fn add(&self, to: &NodeId, seq: u64) {
+        self.with(|map| map.entry(to.clone()).or_default().insert(seq));
+    }
+
+    pub(super) fn remove(&self, to: &NodeId, seq: u64) {
+        self.with(|map| {
+            if let Some(set) = map.get_mut(to) {
+                set.remove(&seq);
+                if set.is_empty() {
+                    map.remove(to);
+                }
+            }
+        });
+    }
+
+    pub(super) fn lowest(&self, to: &NodeId) -> Option<u64> {
+        self.with(|map| map.get(to).and_then(|set| set.first().copied()))
+    }
+}
