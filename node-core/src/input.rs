@@ -29,7 +29,7 @@ pub enum NodeInput {
     Claim(LocalClaim),
     /// A claim of this node's desk on an item of its own engine, once its instance is back
     /// in memory ([`crate::Output::deferred`]).
-    LocalClaim(Claimed),
+    OwnClaim(Claimed),
     /// Deliveries to a peer failed too often (`reachable: false`), or it was heard from again.
     Link {
         /// The peer.
@@ -64,7 +64,7 @@ impl NodeInput {
     pub fn instance(&self) -> Option<InstanceId> {
         match self {
             NodeInput::Engine(input) => input.instance(),
-            NodeInput::LocalClaim(claimed) => Some(claimed.claim.instance),
+            NodeInput::OwnClaim(claimed) => Some(claimed.claim.instance),
             NodeInput::Ended(end) => Some(end.instance),
             NodeInput::Complete(end) => Some(end.instance),
             _ => None,

@@ -81,7 +81,7 @@ pub struct Output {
     pub reply: Option<Reply>,
     /// Claims of this node's desk on items of its own engine whose instance is not in
     /// memory: the daemon reads the instance back ([`NodeCore::readmit`]) and applies each
-    /// as [`NodeInput::LocalClaim`] in the same group.
+    /// as [`NodeInput::OwnClaim`] in the same group.
     pub deferred: Vec<Claimed>,
     /// What is worth the daemon's log.
     pub notes: Vec<Note>,
@@ -155,7 +155,7 @@ impl NodeCore {
                 out.reply = Some(Reply::Completion(result));
             }
             NodeInput::Claim(claim) => self.claim(now_us, claim, &mut out),
-            NodeInput::LocalClaim(claim) => self.local_claim(now_us, claim, &mut out),
+            NodeInput::OwnClaim(claim) => self.local_claim(now_us, claim, &mut out),
             NodeInput::Link { peer, reachable } => self.link(now_us, peer, reachable, &mut out),
             NodeInput::Fetched { file, waiting } => self.fetched(now_us, file, waiting, &mut out),
             NodeInput::Copied { key, data, held } => self.copied(now_ms, key, data, held, &mut out),

@@ -24,7 +24,7 @@ impl NodeCore {
                 out.reply = Some(Reply::Claim(ClaimOutcome::NotHere(why)));
                 return;
             }
-            Err(e) => {
+            Err(e @ (DeskRefusal::UnknownItem { .. } | DeskRefusal::Selected { .. })) => {
                 out.reply = Some(Reply::Claim(ClaimOutcome::UnknownItem(e.to_string())));
                 return;
             }

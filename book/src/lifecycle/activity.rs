@@ -260,6 +260,17 @@ impl ActivityLifecycle {
         };
         Some(match (self, event) {
             (L::Unplaced, E::Placed) => L::Waiting,
+            // Placed during its grace: it waits on its partition, still overdue.
+            (
+                L::Overdue {
+                    under: Undecided::Unplaced,
+                    grace,
+                },
+                E::Placed,
+            ) => L::Overdue {
+                under: Undecided::Waiting,
+                grace: grace.clone(),
+            },
             (L::Overdue { under, grace }, E::NodeSays { state, .. }) if !state.is_final() => {
                 let under = match state {
                     ActivityState::Running => Undecided::Running,

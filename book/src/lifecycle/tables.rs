@@ -25,6 +25,12 @@ pub const ACTIVITY: &[Transition<ActivityKind, ActivityEventKind>] = {
             "a node says it waited too long for a contingency activity not placed",
         ),
         t(
+            S::Overdue,
+            E::Placed,
+            S::Overdue,
+            "a contingency activity overdue before it was placed is placed during the grace",
+        ),
+        t(
             S::Unplaced,
             E::Decided,
             S::Failed,

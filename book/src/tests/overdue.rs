@@ -1,6 +1,7 @@
 //! Time: partition `timeOut`s and overdue preconditions.
 
 use super::*;
+use crate::lifecycle::{ActivityLifecycle, Undecided};
 
 /// Node P2 says that activity 2 waited longer than 10 s for activity 1.
 fn overdue_1_for_2(b: &mut Book, now_ms: u64) -> Applied {
@@ -197,5 +198,43 @@ scenarios! {
             story(&b)
         );
         assert_eq!(b.next_deadline(), None, "nothing to withdraw");
+    }
+
+    fn a_stand_in_placed_during_its_overdue_grace_waits_there_and_restores_the_same() {
+        let mut b = book_with(&[node("peerA", "P1", &[1]), node("peerB", "P2", &[1])]);
+        submit(&mut b, &chain(9)).expect("submit");
+        report_failure(&mut b, T0 + 1000, 1, 1, "peerA");
+        // P2 waited too long for 9, the stand-in nobody can run yet.
+        let overdue = Message::Overdue {
+            instance: InstanceId(1),
+            waiting: ActivityId(2),
+            precondition: ActivityId(9),
+            time_out_secs: 10,
+        };
+        from_node(&mut b, T0 + 11_000, "peerB", overdue);
+        assert!(
+            matches!(
+                activity(&b, 9).lifecycle(),
+                ActivityLifecycle::Overdue { under: Undecided::Unplaced, .. }
+            ),
+            "{:?}",
+            activity(&b, 9).lifecycle()
+        );
+        let applied = b
+            .apply(T0 + 12_000, Input::Register(node("peerC", "spare", &[2])))
+            .expect("register");
+        assert_eq!(deployed(&applied).len(), 1);
+        let nine = activity(&b, 9);
+        assert_eq!(nine.node.as_ref().map(NodeName::as_str), Some("spare"));
+        assert!(
+            matches!(
+                nine.lifecycle(),
+                ActivityLifecycle::Overdue { under: Undecided::Waiting, .. }
+            ),
+            "{:?}",
+            nine.lifecycle()
+        );
+        let again = super::restore::rebuilt(b.take_changes());
+        assert_eq!(again.instance(InstanceId(1)), b.instance(InstanceId(1)));
     }
 }

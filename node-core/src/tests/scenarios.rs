@@ -370,3 +370,35 @@ fn going_away_tells_the_controller_and_a_stranger_is_not_here() {
     );
     assert!(out.sends.is_empty());
 }
+
+#[test]
+fn a_claim_of_this_nodes_desk_on_an_instance_not_in_memory_waits_for_it_to_be_read_back() {
+    let mut core = node();
+    hear(&mut core, 1_000, &controller(), directory()).expect("the directory");
+    // An item this node hosts, on alice's worklist here; the engine does not hold its
+    // instance (retired from memory, or never here).
+    hear(&mut core, 2_000, &me(), item_from(ME, Vec::new(), None)).expect("the item");
+    let claim = NodeInput::Claim(mobiwf_people::LocalClaim {
+        user: UserId::from("alice"),
+        instance: InstanceId(9),
+        activity: ActivityId(1),
+        action: ItemAction::Select,
+    });
+    let out = core.apply(3_000_000, claim).expect("decided");
+    let Some(Reply::Claim(ClaimOutcome::Pending { request, .. })) = &out.reply else {
+        panic!("sent to its host, this node: {:?}", out.reply);
+    };
+    let request = *request;
+    assert_eq!(out.deferred.len(), 1, "{out:?}");
+    assert!(sent_to_me(&out).is_empty(), "{:?}", out.sends);
+    let own = NodeInput::OwnClaim(out.deferred[0].clone());
+    assert_eq!(core.needs(&own), Some(InstanceId(9)));
+    // The store holds nothing of it: the engine's refusal is alice's answer.
+    core.readmit(mobiwf_engine::StoredInstance::default());
+    let out = core.apply(3_100_000, own).expect("decided");
+    assert!(
+        matches!(&out.answers[..], [(r, Verdict::Invalid { .. })] if *r == request),
+        "{:?}",
+        out.answers
+    );
+}

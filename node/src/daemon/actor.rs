@@ -1,7 +1,8 @@
 //! The node's actor: the one owner of the node's core. It gives each event of a group to the
 //! core (reading back from the store what the core needs first) and stages what changed and
 //! what to send; once the shell has written the group, it starts and kills commands, answers
-//! people and queries, and publishes the next deadline.
+//! people and queries, and publishes the next deadline. Each event's messages are staged as
+//! the core decides them, in the order of the events.
 
 use std::path::PathBuf;
 use std::sync::Arc;
@@ -166,8 +167,9 @@ impl NodeActor {
         self.readmit(&input)?;
         match self.core.apply(now, input) {
             Ok(out) => self.settle(now, out, writing, after),
+            // Only a peer's message can be refused, and those come through `receive`.
             Err(e) => {
-                tracing::warn!("{e}");
+                tracing::warn!("an input not taken: {e}");
                 Ok(None)
             }
         }
@@ -202,7 +204,7 @@ impl NodeActor {
             after.effects.extend(out.effects);
             after.answers.extend(out.answers);
             for claim in out.deferred {
-                let input = NodeInput::LocalClaim(claim);
+                let input = NodeInput::OwnClaim(claim);
                 self.readmit(&input)?;
                 match self.core.apply(now, input) {
                     Ok(out) => pending.push_back(out),

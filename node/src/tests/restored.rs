@@ -76,11 +76,12 @@ fn apply(core: &mut NodeCore, store: &MemoryStore, now_ms: u64, step: Step) {
         }),
         Step::Tick => NodeInput::Tick,
     };
-    let mut inputs = vec![input];
-    while let Some(input) = inputs.pop() {
+    // In order, as the actor's `settle` does.
+    let mut inputs = std::collections::VecDeque::from([input]);
+    while let Some(input) = inputs.pop_front() {
         state::readmit_for(core, store, &input).expect("read back");
         if let Ok(out) = core.apply(now_us, input) {
-            inputs.extend(out.deferred.into_iter().map(NodeInput::LocalClaim));
+            inputs.extend(out.deferred.into_iter().map(NodeInput::OwnClaim));
         }
     }
 }

@@ -83,8 +83,10 @@ pub async fn run<A: Actor>(
                 Err(_) => break,
             }
         }
+        // The daemon's span goes with the group to its thread: its logs say whose they are.
+        let span = tracing::Span::current();
         let cycle = tokio::task::spawn_blocking(move || {
-            let done = commit(&mut actor, taken, &mut shell);
+            let done = span.in_scope(|| commit(&mut actor, taken, &mut shell));
             (actor, shell, done)
         });
         let done;
