@@ -245,17 +245,11 @@ fn a_forged_notification_from_a_peer_that_does_not_run_the_predecessor_is_refuse
         .wait(id, 60)
         .expect_code(0, "the paper's instance");
     // A2 (17) runs on P1: a word about it from anyone else is refused, and counted.
-    let forged = mobiwf_proto::Message::Notify(mobiwf_proto::Notify {
-        instance: mobiwf_proto::InstanceId(id),
-        activity: mobiwf_proto::ActivityId(17),
-        outcome: mobiwf_proto::Outcome::Released,
-        entered: Default::default(),
-        flag: None,
-        routed: None,
-        data: Vec::new(),
-        files: Vec::new(),
-        holder: None,
-    });
+    let forged = mobiwf_proto::Message::Notify(mobiwf_proto::Notify::new(
+        mobiwf_proto::InstanceId(id),
+        mobiwf_proto::ActivityId(17),
+        mobiwf_proto::Outcome::Released,
+    ));
     let reply = forge(&p2.address, forged);
     let mobiwf_proto::Reply::Refused { reason } = reply else {
         panic!("a forged notification was taken: {reply:?}");

@@ -63,17 +63,11 @@ fn flood(
                                 incarnation: 1,
                                 seq,
                             },
-                            message: Message::Notify(mobiwf_proto::Notify {
-                                instance: InstanceId(1_000_000 + seq % 5_000),
-                                activity: ActivityId(17),
-                                outcome: Outcome::Succeeded,
-                                entered: Default::default(),
-                                flag: None,
-                                routed: None,
-                                data: Vec::new(),
-                                files: Vec::new(),
-                                holder: None,
-                            }),
+                            message: Message::Notify(mobiwf_proto::Notify::new(
+                                InstanceId(1_000_000 + seq % 5_000),
+                                ActivityId(17),
+                                Outcome::Succeeded,
+                            )),
                         };
                         sent.fetch_add(1, Ordering::Relaxed);
                         let _ = handle.request(peer, vec![addr.clone()], envelope).await;

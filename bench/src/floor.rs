@@ -55,17 +55,11 @@ fn notification(origin: &PeerId, seq: u64) -> Envelope {
             origin: origin.to_string().into(),
             seq,
         },
-        message: Message::Notify(mobiwf_proto::Notify {
-            data: Vec::new(),
-            files: Vec::new(),
-            holder: None,
-            instance: mobiwf_proto::InstanceId(1_000_000 + seq),
-            activity: mobiwf_proto::ActivityId(17),
-            outcome: Outcome::Succeeded,
-            entered: mobiwf_proto::StateSet::EMPTY,
-            flag: None,
-            routed: None,
-        }),
+        message: Message::Notify(mobiwf_proto::Notify::new(
+            mobiwf_proto::InstanceId(1_000_000 + seq),
+            mobiwf_proto::ActivityId(17),
+            Outcome::Succeeded,
+        )),
     }
 }
 

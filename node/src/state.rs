@@ -392,17 +392,11 @@ mod tests {
     fn heard_19() -> Input {
         Input::Notified(mobiwf_engine::Notified {
             from: None,
-            notify: mobiwf_proto::Notify {
-                instance: InstanceId(18),
-                activity: mobiwf_proto::ActivityId(19),
-                outcome: Outcome::Succeeded,
-                entered: mobiwf_proto::StateSet::EMPTY,
-                flag: None,
-                routed: None,
-                data: Vec::new(),
-                files: Vec::new(),
-                holder: None,
-            },
+            notify: mobiwf_proto::Notify::new(
+                InstanceId(18),
+                mobiwf_proto::ActivityId(19),
+                Outcome::Succeeded,
+            ),
             missing: Vec::new(),
         })
     }

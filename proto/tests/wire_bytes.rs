@@ -324,17 +324,11 @@ fn samples() -> Vec<Message> {
         hour_ms: None,
         runs_on: Vec::new(),
     }));
-    out.push(Message::Notify(Notify {
-        instance: InstanceId(7),
-        activity: ActivityId(3),
-        outcome: Outcome::Succeeded,
-        entered: StateSet::default(),
-        flag: None,
-        routed: None,
-        data: Vec::new(),
-        files: Vec::new(),
-        holder: None,
-    }));
+    out.push(Message::Notify(Notify::new(
+        InstanceId(7),
+        ActivityId(3),
+        Outcome::Succeeded,
+    )));
     out
 }
 

@@ -166,17 +166,11 @@ mod tests {
                 origin: "origin".into(),
                 seq: 7,
             },
-            message: Message::Notify(mobiwf_proto::Notify {
-                data: Vec::new(),
-                files: Vec::new(),
-                holder: None,
-                instance: mobiwf_proto::InstanceId(1),
-                activity: mobiwf_proto::ActivityId(2),
-                outcome: Outcome::Succeeded,
-                entered: mobiwf_proto::StateSet::EMPTY,
-                flag: None,
-                routed: None,
-            }),
+            message: Message::Notify(mobiwf_proto::Notify::new(
+                mobiwf_proto::InstanceId(1),
+                mobiwf_proto::ActivityId(2),
+                Outcome::Succeeded,
+            )),
         }
     }
 

@@ -39,17 +39,11 @@ fn notify(origin: &MeshHandle, seq: u64) -> Envelope {
             origin: origin.peer_id().to_string().into(),
             seq,
         },
-        message: Message::Notify(mobiwf_proto::Notify {
-            data: Vec::new(),
-            files: Vec::new(),
-            holder: None,
-            instance: mobiwf_proto::InstanceId(1),
-            activity: mobiwf_proto::ActivityId(seq),
-            outcome: Outcome::Succeeded,
-            entered: mobiwf_proto::StateSet::EMPTY,
-            flag: None,
-            routed: None,
-        }),
+        message: Message::Notify(mobiwf_proto::Notify::new(
+            mobiwf_proto::InstanceId(1),
+            mobiwf_proto::ActivityId(seq),
+            Outcome::Succeeded,
+        )),
     }
 }
 
@@ -502,17 +496,11 @@ async fn oversized_frame_is_refused_by_the_receiver() {
             origin: "raw".into(),
             seq: 1,
         },
-        message: Message::Notify(mobiwf_proto::Notify {
-            data: Vec::new(),
-            files: Vec::new(),
-            holder: None,
-            instance: mobiwf_proto::InstanceId(1),
-            activity: mobiwf_proto::ActivityId(1),
-            outcome: Outcome::Succeeded,
-            entered: mobiwf_proto::StateSet::EMPTY,
-            flag: None,
-            routed: None,
-        }),
+        message: Message::Notify(mobiwf_proto::Notify::new(
+            mobiwf_proto::InstanceId(1),
+            mobiwf_proto::ActivityId(1),
+            Outcome::Succeeded,
+        )),
     };
     let mut body = serde_json::to_vec(&envelope).unwrap();
     body.resize(MAX_MESSAGE_BYTES + 1, b' ');

@@ -37,17 +37,7 @@ scenarios! {
                 // Contingency -1: the successor elsewhere is blocked.
                 (
                     "peerB".to_owned(),
-                    Message::Notify(mobiwf_proto::Notify {
-                        data: Vec::new(),
-                        files: Vec::new(),
-                        holder: None,
-                        instance: InstanceId(1),
-                        activity: ActivityId(1),
-                        outcome: Outcome::Blocked,
-                        entered: mobiwf_proto::StateSet::EMPTY,
-                        flag: None,
-                        routed: None,
-                    })
+                    Message::Notify(mobiwf_proto::Notify::new(InstanceId(1), ActivityId(1), Outcome::Blocked))
                 ),
             ]
         );
@@ -73,17 +63,7 @@ scenarios! {
         let applied = suspect(&mut b, T0 + 1000, "peerA");
         assert!(sent(&applied).contains(&(
             "peerB".to_owned(),
-            Message::Notify(mobiwf_proto::Notify {
-                data: Vec::new(),
-                files: Vec::new(),
-                holder: None,
-                instance: InstanceId(1),
-                activity: ActivityId(1),
-                outcome: Outcome::Released,
-                entered: mobiwf_proto::StateSet::EMPTY,
-                flag: None,
-                routed: None,
-            })
+            Message::Notify(mobiwf_proto::Notify::new(InstanceId(1), ActivityId(1), Outcome::Released))
         )));
         partition_result(
             &mut b,
@@ -393,17 +373,7 @@ scenarios! {
             sent(&applied),
             vec![(
                 "peerD".to_owned(),
-                Message::Notify(mobiwf_proto::Notify {
-                    data: Vec::new(),
-                    files: Vec::new(),
-                    holder: None,
-                    instance: InstanceId(1),
-                    activity: ActivityId(10),
-                    outcome: Outcome::Succeeded,
-                    entered: mobiwf_proto::StateSet::EMPTY,
-                    flag: None,
-                    routed: None,
-                })
+                Message::Notify(mobiwf_proto::Notify::new(InstanceId(1), ActivityId(10), Outcome::Succeeded))
             )]
         );
     }
@@ -466,17 +436,7 @@ scenarios! {
                 ),
                 (
                     "peerB".to_owned(),
-                    Message::Notify(mobiwf_proto::Notify {
-                        data: Vec::new(),
-                        files: Vec::new(),
-                        holder: None,
-                        instance: InstanceId(1),
-                        activity: ActivityId(9),
-                        outcome: Outcome::Blocked,
-                        entered: mobiwf_proto::StateSet::EMPTY,
-                        flag: None,
-                        routed: None,
-                    })
+                    Message::Notify(mobiwf_proto::Notify::new(InstanceId(1), ActivityId(9), Outcome::Blocked))
                 ),
             ]
         );
@@ -510,17 +470,7 @@ scenarios! {
         assert_eq!(activity(&b, 2).state(), ActivityState::Cancelled);
         assert!(sent(&applied).contains(&(
             "peerB".to_owned(),
-            Message::Notify(mobiwf_proto::Notify {
-                data: Vec::new(),
-                files: Vec::new(),
-                holder: None,
-                instance: InstanceId(1),
-                activity: ActivityId(2),
-                outcome: Outcome::Blocked,
-                entered: mobiwf_proto::StateSet::EMPTY,
-                flag: None,
-                routed: None,
-            })
+            Message::Notify(mobiwf_proto::Notify::new(InstanceId(1), ActivityId(2), Outcome::Blocked))
         )));
         partition_result(
             &mut b,

@@ -29,17 +29,7 @@ scenarios! {
             assert!(remote.iter().all(|l| l == HUB), "{remote:?}");
         }
         // A2 (17, on P1) finished: its remote successor A4 (19) is on P2, and only P2 hears.
-        let notify = |activity| Message::Notify(mobiwf_proto::Notify {
-            data: Vec::new(),
-            files: Vec::new(),
-            holder: None,
-            instance: InstanceId(1),
-            activity: ActivityId(activity),
-            outcome: Outcome::Succeeded,
-            entered: mobiwf_proto::StateSet::EMPTY,
-            flag: None,
-            routed: None,
-        });
+        let notify = |activity| Message::Notify(mobiwf_proto::Notify::new(InstanceId(1), ActivityId(activity), Outcome::Succeeded));
         let relayed = from_node(&mut b, T0, "peerA", notify(17));
         assert_eq!(sent(&relayed), vec![("peerB".to_owned(), notify(17))]);
         // A4 (19, on P2) finished: A3 (18) waits for it on P1.
@@ -76,17 +66,7 @@ scenarios! {
             address: HUB.to_owned(),
         });
         submit(&mut b, PAPER).expect("submit");
-        let notify = Message::Notify(mobiwf_proto::Notify {
-            data: Vec::new(),
-            files: Vec::new(),
-            holder: None,
-            instance: InstanceId(1),
-            activity: ActivityId(17),
-            outcome: Outcome::Succeeded,
-            entered: mobiwf_proto::StateSet::EMPTY,
-            flag: None,
-            routed: None,
-        });
+        let notify = Message::Notify(mobiwf_proto::Notify::new(InstanceId(1), ActivityId(17), Outcome::Succeeded));
         // A2 (17) is in partition 1; A4 (19), waiting for it, in partition 2 on the same node.
         let relayed = from_node(&mut b, T0, "peerA", notify.clone());
         assert_eq!(sent(&relayed), vec![("peerA".to_owned(), notify.clone())]);

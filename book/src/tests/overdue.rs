@@ -69,17 +69,7 @@ scenarios! {
             sent(&applied),
             vec![(
                 "peerB".to_owned(),
-                Message::Notify(mobiwf_proto::Notify {
-                    data: Vec::new(),
-                    files: Vec::new(),
-                    holder: None,
-                    instance: InstanceId(1),
-                    activity: ActivityId(1),
-                    outcome: Outcome::Succeeded,
-                    entered: mobiwf_proto::StateSet::EMPTY,
-                    flag: None,
-                    routed: None,
-                })
+                Message::Notify(mobiwf_proto::Notify::new(InstanceId(1), ActivityId(1), Outcome::Succeeded))
             )]
         );
         assert!(story(&b).iter().any(|e| matches!(

@@ -181,17 +181,7 @@ fn notified(e: &mut Engine, instance: u64, activity: u64, outcome: Outcome) -> V
         2000,
         Input::Notified(crate::Notified {
             from: None,
-            notify: mobiwf_proto::Notify {
-                instance: InstanceId(instance),
-                activity: ActivityId(activity),
-                outcome,
-                entered: StateSet::EMPTY,
-                flag: None,
-                routed: None,
-                data: Vec::new(),
-                files: Vec::new(),
-                holder: None,
-            },
+            notify: mobiwf_proto::Notify::new(InstanceId(instance), ActivityId(activity), outcome),
             missing: Vec::new(),
         }),
     )
@@ -287,17 +277,7 @@ fn notify_at(
 ) -> Vec<Effect> {
     let input = Input::Notified(crate::Notified {
         from: None,
-        notify: mobiwf_proto::Notify {
-            instance: InstanceId(instance),
-            activity: ActivityId(activity),
-            outcome,
-            entered: StateSet::EMPTY,
-            flag: None,
-            routed: None,
-            data: Vec::new(),
-            files: Vec::new(),
-            holder: None,
-        },
+        notify: mobiwf_proto::Notify::new(InstanceId(instance), ActivityId(activity), outcome),
         missing: Vec::new(),
     });
     at(e, now_ms, input)

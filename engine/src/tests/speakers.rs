@@ -10,17 +10,11 @@ use mobiwf_proto::NodeId;
 fn word(from: Option<&str>, instance: u64, activity: u64) -> Input {
     Input::Notified(crate::Notified {
         from: from.map(NodeId::new),
-        notify: mobiwf_proto::Notify {
-            instance: InstanceId(instance),
-            activity: ActivityId(activity),
-            outcome: Outcome::Released,
-            entered: StateSet::EMPTY,
-            flag: None,
-            routed: None,
-            data: Vec::new(),
-            files: Vec::new(),
-            holder: None,
-        },
+        notify: mobiwf_proto::Notify::new(
+            InstanceId(instance),
+            ActivityId(activity),
+            Outcome::Released,
+        ),
         missing: Vec::new(),
     })
 }

@@ -4,9 +4,7 @@
 //! through the network.
 
 use mobiwf_people::Order;
-use mobiwf_proto::{
-    ActivityId, Control, InstanceId, ItemAction, Message, NodeId, Outcome, StateSet, UserId,
-};
+use mobiwf_proto::{ActivityId, Control, InstanceId, ItemAction, Message, NodeId, Outcome, UserId};
 use proptest::prelude::*;
 
 use super::*;
@@ -62,17 +60,11 @@ fn message() -> impl Strategy<Value = Message> {
             instance: InstanceId(i),
             action: Control::Cancel,
         }),
-        instance.prop_map(|i| Message::Notify(mobiwf_proto::Notify {
-            data: Vec::new(),
-            files: Vec::new(),
-            holder: None,
-            instance: InstanceId(i),
-            activity: ActivityId(5),
-            outcome: Outcome::Succeeded,
-            entered: StateSet::EMPTY,
-            flag: None,
-            routed: None,
-        })),
+        instance.prop_map(|i| Message::Notify(mobiwf_proto::Notify::new(
+            InstanceId(i),
+            ActivityId(5),
+            Outcome::Succeeded
+        ))),
         Just(Message::Probe),
     ]
 }

@@ -5,7 +5,7 @@ use mobiwf_engine::{Input, Target};
 use mobiwf_people::Order;
 use mobiwf_proto::{
     ActivityId, Control, Holder, InstanceId, ItemAction, ItemInfo, ItemStatus, Message, NodeId,
-    Notice, Outcome, PartitionId, StateSet, UserId, Verdict,
+    Notice, Outcome, PartitionId, UserId, Verdict,
 };
 
 use super::*;
@@ -106,17 +106,11 @@ fn only_the_controller_orders_and_a_node_takes_no_reports() {
         "only this node's controller sends control messages"
     );
     assert!(core.accept(&controller(), control, Ok(Vec::new())).is_ok());
-    let notify = Message::Notify(mobiwf_proto::Notify {
-        data: Vec::new(),
-        files: Vec::new(),
-        holder: None,
-        instance: InstanceId(1),
-        activity: ActivityId(2),
-        outcome: Outcome::Released,
-        entered: StateSet::EMPTY,
-        flag: None,
-        routed: None,
-    });
+    let notify = Message::Notify(mobiwf_proto::Notify::new(
+        InstanceId(1),
+        ActivityId(2),
+        Outcome::Released,
+    ));
     let taken = core.accept(&partner(), notify, Ok(Vec::new()));
     assert!(
         matches!(&taken, Ok(NodeInput::Engine(Input::Notified(mobiwf_engine::Notified { from: Some(p), .. }))) if *p == partner()),

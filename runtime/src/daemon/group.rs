@@ -240,17 +240,11 @@ mod tests {
     use mobiwf_proto::{ActivityId, InstanceId, Outcome};
 
     fn notify() -> Message {
-        Message::Notify(mobiwf_proto::Notify {
-            data: Vec::new(),
-            files: Vec::new(),
-            holder: None,
-            instance: InstanceId(1),
-            activity: ActivityId(2),
-            outcome: Outcome::Succeeded,
-            entered: mobiwf_proto::StateSet::EMPTY,
-            flag: None,
-            routed: None,
-        })
+        Message::Notify(mobiwf_proto::Notify::new(
+            InstanceId(1),
+            ActivityId(2),
+            Outcome::Succeeded,
+        ))
     }
 
     /// The one sender of these tests.

@@ -92,17 +92,11 @@ impl Receiver {
 }
 
 fn notify() -> Message {
-    Message::Notify(mobiwf_proto::Notify {
-        data: Vec::new(),
-        files: Vec::new(),
-        holder: None,
-        instance: mobiwf_proto::InstanceId(1),
-        activity: mobiwf_proto::ActivityId(2),
-        outcome: mobiwf_proto::Outcome::Succeeded,
-        entered: mobiwf_proto::StateSet::EMPTY,
-        flag: None,
-        routed: None,
-    })
+    Message::Notify(mobiwf_proto::Notify::new(
+        mobiwf_proto::InstanceId(1),
+        mobiwf_proto::ActivityId(2),
+        mobiwf_proto::Outcome::Succeeded,
+    ))
 }
 
 #[test]
