@@ -180,3 +180,37 @@ pub fn sent_to_me(out: &Output) -> Vec<&Message> {
         .map(|s| &s.message)
         .collect()
 }
+
+/// A snapshot of item (instance 9, activity 1) hosted by `host`, offered to alice when
+/// nobody holds it.
+pub fn item_from(
+    host: &str,
+    holders: Vec<mobiwf_proto::Holder>,
+    answer: Option<mobiwf_proto::Answer>,
+) -> Message {
+    Message::Item(mobiwf_proto::ItemSnapshot {
+        info: mobiwf_proto::ItemInfo {
+            instance: InstanceId(9),
+            partition: PartitionId(1),
+            activity: mobiwf_proto::ActivityId(1),
+            name: "Inspect".to_owned(),
+            description: String::new(),
+            kind: "manual".to_owned(),
+            priority: 0,
+            disconnected: false,
+            ready_ms: 0,
+            deadline_ms: None,
+            host: host.to_owned(),
+            due: None,
+        },
+        version: 1,
+        offered: if holders.is_empty() {
+            vec![UserId::from("alice")]
+        } else {
+            Vec::new()
+        },
+        holders,
+        status: mobiwf_proto::ItemStatus::Open,
+        answer,
+    })
+}

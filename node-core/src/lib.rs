@@ -87,18 +87,6 @@ pub struct Output {
     pub notes: Vec<Note>,
 }
 
-impl Output {
-    /// Adds `other`'s contents to this one's (its reply replaces none already there).
-    pub fn extend(&mut self, other: Output) {
-        self.sends.extend(other.sends);
-        self.effects.extend(other.effects);
-        self.answers.extend(other.answers);
-        self.reply = self.reply.take().or(other.reply);
-        self.deferred.extend(other.deferred);
-        self.notes.extend(other.notes);
-    }
-}
-
 impl NodeCore {
     /// The core of a node with its engine and desk (as loaded from the store).
     pub fn new(engine: Engine, desk: Desk, who: Identity) -> NodeCore {

@@ -147,6 +147,33 @@ pub fn readmit_for(
     Ok(())
 }
 
+/// `out` and what the claims it deferred came to: each claim of this node's desk on an
+/// instance the engine had let go of is applied once the instance is read back, in order
+/// (the claims those defer, after them). `out` comes first.
+pub fn with_deferred(
+    core: &mut mobiwf_node_core::NodeCore,
+    store: &dyn Store,
+    now_us: u64,
+    out: mobiwf_node_core::Output,
+) -> Result<Vec<mobiwf_node_core::Output>, StoreError> {
+    let mut outputs = vec![out];
+    let mut next = 0;
+    while let Some(out) = outputs.get_mut(next) {
+        let deferred = std::mem::take(&mut out.deferred);
+        next += 1;
+        for claim in deferred {
+            let input = mobiwf_node_core::NodeInput::OwnClaim(claim);
+            readmit_for(core, store, &input)?;
+            match core.apply(now_us, input) {
+                Ok(out) => outputs.push(out),
+                // Only a peer's message can be refused.
+                Err(e) => tracing::warn!("a claim of this node's users: {e}"),
+            }
+        }
+    }
+    Ok(outputs)
+}
+
 /// Stages everything the node's core changed since the last call: the engine's changes, the
 /// retired marks of the instances it let go of, the desk's changes. An encoding failure stops
 /// the daemon before anything is written (the store is not given an empty value for a run),

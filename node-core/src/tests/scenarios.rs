@@ -4,8 +4,8 @@
 use mobiwf_engine::{Input, Target};
 use mobiwf_people::Order;
 use mobiwf_proto::{
-    ActivityId, Control, Holder, InstanceId, ItemAction, ItemInfo, ItemStatus, Message, NodeId,
-    Notice, Outcome, PartitionId, UserId, Verdict,
+    ActivityId, Control, InstanceId, ItemAction, Message, NodeId, Notice, Outcome, PartitionId,
+    UserId, Verdict,
 };
 
 use super::*;
@@ -16,35 +16,6 @@ fn refused(result: Result<NodeInput, NotTaken>) -> String {
         Err(NotTaken::Refused(why)) => why,
         other => panic!("expected a refusal, got {other:?}"),
     }
-}
-
-/// A snapshot of item (instance 9, activity 1) hosted by `host`, offered to alice.
-fn item_from(host: &str, holders: Vec<Holder>, answer: Option<mobiwf_proto::Answer>) -> Message {
-    Message::Item(mobiwf_proto::ItemSnapshot {
-        info: ItemInfo {
-            instance: InstanceId(9),
-            partition: PartitionId(1),
-            activity: ActivityId(1),
-            name: "Inspect".to_owned(),
-            description: String::new(),
-            kind: "manual".to_owned(),
-            priority: 0,
-            disconnected: false,
-            ready_ms: 0,
-            deadline_ms: None,
-            host: host.to_owned(),
-            due: None,
-        },
-        version: 1,
-        offered: if holders.is_empty() {
-            vec![UserId::from("alice")]
-        } else {
-            Vec::new()
-        },
-        holders,
-        status: ItemStatus::Open,
-        answer,
-    })
 }
 
 #[test]

@@ -190,9 +190,8 @@ impl NodeActor {
         (group, seq): Writing<'_>,
         after: &mut After,
     ) -> Result<Option<Reply>, StoreError> {
-        let mut pending = std::collections::VecDeque::from([out]);
         let mut reply = None;
-        while let Some(out) = pending.pop_front() {
+        for out in state::with_deferred(&mut self.core, self.store.as_ref(), now, out)? {
             reply = reply.or(out.reply);
             super::journal::notes(out.notes);
             for mut sent in out.sends {
@@ -203,14 +202,6 @@ impl NodeActor {
             }
             after.effects.extend(out.effects);
             after.answers.extend(out.answers);
-            for claim in out.deferred {
-                let input = NodeInput::OwnClaim(claim);
-                self.readmit(&input)?;
-                match self.core.apply(now, input) {
-                    Ok(out) => pending.push_back(out),
-                    Err(e) => tracing::warn!("a claim of this node's users: {e}"),
-                }
-            }
         }
         Ok(reply)
     }

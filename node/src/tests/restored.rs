@@ -76,13 +76,9 @@ fn apply(core: &mut NodeCore, store: &MemoryStore, now_ms: u64, step: Step) {
         }),
         Step::Tick => NodeInput::Tick,
     };
-    // In order, as the actor's `settle` does.
-    let mut inputs = std::collections::VecDeque::from([input]);
-    while let Some(input) = inputs.pop_front() {
-        state::readmit_for(core, store, &input).expect("read back");
-        if let Ok(out) = core.apply(now_us, input) {
-            inputs.extend(out.deferred.into_iter().map(NodeInput::OwnClaim));
-        }
+    state::readmit_for(core, store, &input).expect("read back");
+    if let Ok(out) = core.apply(now_us, input) {
+        state::with_deferred(core, store, now_us, out).expect("read back");
     }
 }
 
@@ -138,4 +134,46 @@ proptest! {
         let again = restored(&store);
         prop_assert_eq!(shown(&again, &store), shown(&core, &store));
     }
+}
+
+#[test]
+fn a_claim_deferred_for_an_instance_not_in_memory_is_answered_in_the_same_input() {
+    let store = MemoryStore::new();
+    let mut core = node();
+    apply(
+        &mut core,
+        &store,
+        1_000,
+        Step::Hear(controller(), directory()),
+    );
+    // An item this node hosts on alice's worklist; the engine does not hold its instance and
+    // the store has nothing of it.
+    apply(
+        &mut core,
+        &store,
+        2_000,
+        Step::Hear(me(), item_from(ME, Vec::new(), None)),
+    );
+    let claim = NodeInput::Claim(mobiwf_people::LocalClaim {
+        user: mobiwf_proto::UserId::from("alice"),
+        instance: InstanceId(9),
+        activity: ActivityId(1),
+        action: ItemAction::Select,
+    });
+    let out = core.apply(3_000_000, claim).expect("decided");
+    assert_eq!(out.deferred.len(), 1, "{out:?}");
+    let outputs = state::with_deferred(&mut core, &store, 3_000_000, out).expect("read back");
+    assert_eq!(outputs.len(), 2, "{outputs:?}");
+    assert!(
+        outputs[0].deferred.is_empty(),
+        "taken from the first output"
+    );
+    assert!(
+        matches!(
+            &outputs[1].answers[..],
+            [(_, mobiwf_proto::Verdict::Invalid { .. })]
+        ),
+        "{:?}",
+        outputs[1].answers
+    );
 }
