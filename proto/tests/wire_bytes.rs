@@ -329,6 +329,56 @@ fn samples() -> Vec<Message> {
         ActivityId(3),
         Outcome::Succeeded,
     )));
+    out.push(Message::Report {
+        instance: InstanceId(7),
+        partition: PartitionId(2),
+        record: ActivityRecord {
+            activity: ActivityId(5),
+            state: ActivityState::Failed,
+            synchronized_ms: None,
+            ready_ms: None,
+            started_ms: None,
+            finished_ms: None,
+            started_us: None,
+            finished_us: None,
+            detail: Some("exit 2".into()),
+            emergency: false,
+            retried: 0,
+            flag: None,
+        },
+    });
+    out.push(Message::PartitionResult {
+        instance: InstanceId(7),
+        partition: PartitionId(2),
+        activities: Vec::new(),
+    });
+    out.push(Message::Directory {
+        version: 1,
+        document: String::new(),
+        devices: vec![DeviceEntry {
+            name: NodeName::new("P1"),
+            node: NodeId::new("12D3KooWPeer"),
+            location: addr(),
+            connections: 1,
+            last_connected_ms: 5,
+            away: Vec::new(),
+            presence_seq: 0,
+        }],
+    });
+    out.push(Message::Presence {
+        away: Vec::new(),
+        seq: 1,
+    });
+    out.push(Message::Notice {
+        notice: Notice {
+            user,
+            instance: InstanceId(7),
+            activity: None,
+            kind: "ended".into(),
+            text: "done".into(),
+            at_ms: 6,
+        },
+    });
     out
 }
 
