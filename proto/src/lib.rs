@@ -1,5 +1,6 @@
 //! The plain types the controller, the nodes and their pure cores share: typed ids (`ids`),
-//! milliseconds (`time`) and the wire messages with their limits (`wire`).
+//! milliseconds (`time`) and the wire messages with their limits (`wire`), each message's
+//! content named by what it is about (`run`, `reports`, `recovery`, `people`, `queries`).
 //!
 //! **Architecture invariant:** no I/O and no codec. The framing lives in `mobiwf-runtime`;
 //! this crate only says what a message is, so that the partition engine and the controller's
@@ -8,7 +9,9 @@
 pub mod data;
 mod ids;
 pub mod people;
+pub mod queries;
 pub mod recovery;
+pub mod reports;
 pub mod run;
 mod states;
 mod time;
@@ -18,15 +21,18 @@ pub use data::{DataValue, Datum, FileBody, FileRef, Written};
 pub use ids::{InstanceId, NodeId, NodeName};
 pub use mobiwf_xml_schema::{ActivityId, ActivityTypeId, PartitionId, TaskState};
 pub use people::{
-    Answer, Claim, DEADLINE_THRESHOLDS, DEFAULT_HOUR_MS, DeviceEntry, HAND_OVER_HOURS_LEFT, Hold,
-    Holder, ItemAction, ItemDeadline, ItemEvent, ItemInfo, ItemSnapshot, ItemStatus, Notice,
-    RoleId, UserId, Verdict, thresholds_of,
+    Answer, Claim, DEADLINE_THRESHOLDS, DEFAULT_HOUR_MS, DeviceEntry, DirectoryVersion,
+    HAND_OVER_HOURS_LEFT, Hold, Holder, ItemAction, ItemAnswer, ItemDeadline, ItemEvent,
+    ItemEvents, ItemInfo, ItemSnapshot, ItemStatus, Notice, Presence, RoleId, Tell, UserId,
+    Verdict, thresholds_of,
 };
+pub use queries::{Fetch, ItemData, Locate, ReadData};
 pub use recovery::{Compensate, Compensated, Rerun};
-pub use run::{Deploy, Notify, StateChanged};
+pub use reports::{Overdue, PartitionResult, Report};
+pub use run::{Completed, ControlInstance, Deploy, Notify, StateChanged, Substitute, Withdraw};
 pub use time::Millis;
 pub use wire::{
     ActivityRecord, ActivityState, CANCELLED_BY_OPERATOR, CANCELLED_BY_RULE, Control, Envelope,
-    MAX_MESSAGE_BYTES, Message, MessageId, Outcome, PROTOCOL, Reply, StateSet, cancelled_by_design,
-    completed_reason,
+    MAX_MESSAGE_BYTES, Message, MessageId, Outcome, PROTOCOL, Register, Reply, StateSet,
+    cancelled_by_design, completed_reason,
 };

@@ -1,6 +1,7 @@
 //! What travels between a work item's host, the users' devices and the controller: the
-//! directory replica, claims on items, the host's view of an item for one device, item events
-//! for the controller's history, and notices to a user (*Synchronization and Disconnected Operation
+//! directory replica, claims on items, the host's view of an item for one device, the answer to
+//! a claim on no item, item events for the controller's history, notices to a user, and which
+//! users of a device are away (*Synchronization and Disconnected Operation
 //! in WorkToDo* (IC-03-006), Table 2; *A lightweight workflow engine based on a relational
 //! structure* (He, Li, Jiao, Liu), §3.3).
 //!
@@ -37,6 +38,18 @@ pub struct DeviceEntry {
 
 fn is_zero(n: &u64) -> bool {
     *n == 0
+}
+
+/// Controller → node: the organisation directory, version `version` (a node keeps the
+/// highest it was sent and assigns work from it) ([`crate::Message::Directory`]).
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct DirectoryVersion {
+    /// Grows by one with every change (document applied, device registered).
+    pub version: u64,
+    /// The organisation document (XML), validated by the controller.
+    pub document: String,
+    /// The registered nodes: where each user's device is reached.
+    pub devices: Vec<DeviceEntry>,
 }
 
 /// What a user does to a work item.
@@ -320,6 +333,19 @@ pub struct Answer {
     pub verdict: Verdict,
 }
 
+/// Host → device: the answer to a claim on something that is not (or not yet) a work item on
+/// that host (the activity has not started, or names no role), so there is no item to send
+/// ([`crate::Message::Answer`]).
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct ItemAnswer {
+    /// The instance.
+    pub instance: InstanceId,
+    /// The activity.
+    pub activity: ActivityId,
+    /// The answer.
+    pub answer: Answer,
+}
+
 /// What happened to a work item, for the controller's history and status (admin view).
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(tag = "event", rename_all = "snake_case")]
@@ -380,6 +406,20 @@ pub enum ItemEvent {
     },
 }
 
+/// Host → controller: what happened to a work item, for its history and status
+/// ([`crate::Message::ItemEvents`]).
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct ItemEvents {
+    /// The instance.
+    pub instance: InstanceId,
+    /// The activity.
+    pub activity: ActivityId,
+    /// When, in ms since the epoch.
+    pub at_ms: u64,
+    /// What happened, in order.
+    pub events: Vec<ItemEvent>,
+}
+
 /// What a user is told on their device's notices.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 pub struct Notice {
@@ -396,4 +436,25 @@ pub struct Notice {
     pub text: String,
     /// When, in ms since the epoch.
     pub at_ms: u64,
+}
+
+/// Controller → device: tell a user something (the instances they are responsible for
+/// started, failed, ended) ([`crate::Message::Notice`]). The notice is a field of its own, not
+/// the message's fields: its `kind` would meet the message's.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct Tell {
+    /// What to tell.
+    pub notice: Notice,
+}
+
+/// Device → controller: the users of this device who are disconnected now (each disconnection
+/// and reconnection sends the whole set) ([`crate::Message::Presence`]). An away user gets no
+/// new offers; a node with an away user is not suspected. Messages may arrive out of order:
+/// the one with the highest `seq` wins.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct Presence {
+    /// The device's users who are away (none: everyone is back).
+    pub away: Vec<UserId>,
+    /// Grows with every presence the device sends.
+    pub seq: u64,
 }

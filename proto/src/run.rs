@@ -1,12 +1,14 @@
 //! What the controller and the partners tell a node about the run of its partitions: a
-//! partition to run, a predecessor's end, a state a dependency rule looks at. Named structs,
+//! partition to run, a predecessor's end, a state a dependency rule looks at, and the
+//! controller's orders about an instance under way (it is complete, activities are withdrawn,
+//! a stand-in runs instead, an operator's interruption, resumption or cancel). Named structs,
 //! apart from `wire`, so that the node's core passes them along whole; each is the content of
 //! its [`crate::Message`] variant, and its bytes are the ones that variant always had.
 
 use serde::{Deserialize, Serialize};
 
 use crate::data::{Datum, FileBody};
-use crate::wire::Outcome;
+use crate::wire::{Control, Outcome};
 use crate::{ActivityId, InstanceId, NodeId, PartitionId, StateSet, UserId};
 
 /// Controller → node: run this partition of this instance ([`crate::Message::Deploy`]).
@@ -98,4 +100,56 @@ pub struct StateChanged {
     pub activity: ActivityId,
     /// Every state it entered so far.
     pub entered: StateSet,
+}
+
+/// Controller → node: activity `by`, marked `<completion>`, succeeded: the instance is
+/// complete, and every activity of it not final is cancelled (the COMPLETION activity of
+/// *A lightweight workflow engine based on a relational structure* (He, Li, Jiao, Liu),
+/// §3.2.1) ([`crate::Message::Completed`]).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+pub struct Completed {
+    /// The instance.
+    pub instance: InstanceId,
+    /// The completion activity.
+    pub by: ActivityId,
+}
+
+/// Controller → node: the controller decided that these activities of your partition failed
+/// (their partner did not answer in time); abort them and leave their successors to the
+/// controller's contingency decision ([`crate::Message::Withdraw`]).
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct Withdraw {
+    /// The instance.
+    pub instance: InstanceId,
+    /// The partition.
+    pub partition: PartitionId,
+    /// The activities.
+    pub activities: Vec<ActivityId>,
+    /// Why.
+    pub reason: String,
+}
+
+/// Controller → node: activity `replaced` failed and contingency activity `by` runs in its
+/// place at `location`; your activities that wait for `replaced` wait for `by` instead, and a
+/// late word about `replaced` is ignored ([`crate::Message::Substitute`]).
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct Substitute {
+    /// The instance.
+    pub instance: InstanceId,
+    /// The failed activity.
+    pub replaced: ActivityId,
+    /// The contingency activity that runs instead.
+    pub by: ActivityId,
+    /// Where it runs (the partner's libp2p address).
+    pub location: String,
+}
+
+/// Controller → node: an operator interrupted, resumed or cancelled the instance
+/// ([`crate::Message::Control`]).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+pub struct ControlInstance {
+    /// The instance.
+    pub instance: InstanceId,
+    /// What to do.
+    pub action: Control,
 }

@@ -7,11 +7,15 @@
 
 use serde::{Deserialize, Serialize};
 
-use crate::data::{Datum, FileRef};
-use crate::people::{Answer, Claim, DeviceEntry, ItemEvent, ItemSnapshot, Notice, UserId};
+use crate::data::Datum;
+use crate::people::{
+    Claim, DirectoryVersion, ItemAnswer, ItemEvents, ItemSnapshot, Presence, Tell,
+};
+use crate::queries::{Fetch, ItemData, Locate, ReadData};
 use crate::recovery::{Compensate, Compensated, Rerun};
-use crate::run::{Deploy, Notify, StateChanged};
-use crate::{ActivityId, ActivityTypeId, InstanceId, NodeId, NodeName, PartitionId};
+use crate::reports::{Overdue, PartitionResult, Report};
+use crate::run::{Completed, ControlInstance, Deploy, Notify, StateChanged, Substitute, Withdraw};
+use crate::{ActivityId, ActivityTypeId, NodeId, NodeName};
 
 /// The request-response protocol name (and version) of mobiwf execution messages.
 /// Version 2: task states (`not_ready` for `waiting`), `StateChanged`, `Completed`, and the
@@ -196,24 +200,30 @@ impl Control {
     }
 }
 
-/// The content of a request.
+/// Node → controller: here I am, this is what I can do and where to reach me
+/// ([`Message::Register`]).
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct Register {
+    /// The node's name (matched against a workflow partner's name or id).
+    pub name: NodeName,
+    /// The activity types the node can run.
+    pub skills: Vec<ActivityTypeId>,
+    /// The node's listen addresses, each ending in `/p2p/<peer id>`.
+    pub addrs: Vec<String>,
+    /// The join token the node was given (`--join-token-file`), for a node the controller
+    /// does not know yet; a registered node needs none (its peer id is its proof). Left
+    /// out when none.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub join_token: Option<String>,
+}
+
+/// The content of a request: each kind carries a named struct (apart from `Probe`, which
+/// carries nothing), whose fields are the message's own on the wire, beside `kind`.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(tag = "kind", rename_all = "snake_case")]
 pub enum Message {
     /// Node → controller: here I am, this is what I can do and where to reach me.
-    Register {
-        /// The node's name (matched against a workflow partner's name or id).
-        name: NodeName,
-        /// The activity types the node can run.
-        skills: Vec<ActivityTypeId>,
-        /// The node's listen addresses, each ending in `/p2p/<peer id>`.
-        addrs: Vec<String>,
-        /// The join token the node was given (`--join-token-file`), for a node the controller
-        /// does not know yet; a registered node needs none (its peer id is its proof). Left
-        /// out when none.
-        #[serde(default, skip_serializing_if = "Option::is_none")]
-        join_token: Option<String>,
-    },
+    Register(Register),
     /// Controller → node: run this partition of this instance.
     Deploy(Deploy),
     /// Node → node: an activity that one of yours waits for has finished.
@@ -222,207 +232,91 @@ pub enum Message {
     /// rule looks at (not final: its end comes as a [`Message::Notify`], or as this message
     /// when the end has no outcome for successors yet).
     StateChanged(StateChanged),
-    /// Controller → node: activity `by`, marked `<completion>`, succeeded: the instance is
-    /// complete, and every activity of it not final is cancelled (the COMPLETION activity of
-    /// *A lightweight workflow engine based on a relational structure* (He, Li, Jiao, Liu),
-    /// §3.2.1).
-    Completed {
-        /// The instance.
-        instance: InstanceId,
-        /// The completion activity.
-        by: ActivityId,
-    },
+    /// Controller → node: a completion activity succeeded: the instance is complete.
+    Completed(Completed),
     /// Node → controller: an activity with `responseImmediate` 1 finished.
-    Report {
-        /// The instance.
-        instance: InstanceId,
-        /// The partition the activity belongs to.
-        partition: PartitionId,
-        /// The activity.
-        record: ActivityRecord,
-    },
+    Report(Report),
     /// Node → controller: every activity of the partition is final.
-    PartitionResult {
-        /// The instance.
-        instance: InstanceId,
-        /// The partition.
-        partition: PartitionId,
-        /// Every activity of the partition.
-        activities: Vec<ActivityRecord>,
-    },
+    PartitionResult(PartitionResult),
     /// Node → controller: an activity waited longer than its precondition's `timeOut` for the
-    /// notification of a remote predecessor. The controller decides whether that predecessor
-    /// failed.
-    Overdue {
-        /// The instance.
-        instance: InstanceId,
-        /// The waiting activity.
-        waiting: ActivityId,
-        /// The predecessor it waits for.
-        precondition: ActivityId,
-        /// The precondition's `timeOut`, in seconds.
-        time_out_secs: u32,
-    },
+    /// notification of a remote predecessor.
+    Overdue(Overdue),
     /// Controller → node: the controller decided that these activities of your partition
-    /// failed (their partner did not answer in time); abort them and leave their successors to
-    /// the controller's contingency decision.
-    Withdraw {
-        /// The instance.
-        instance: InstanceId,
-        /// The partition.
-        partition: PartitionId,
-        /// The activities.
-        activities: Vec<ActivityId>,
-        /// Why.
-        reason: String,
-    },
-    /// Controller → node: activity `replaced` failed and contingency activity `by` runs in
-    /// its place at `location`; your activities that wait for `replaced` wait for `by`
-    /// instead, and a late word about `replaced` is ignored.
-    Substitute {
-        /// The instance.
-        instance: InstanceId,
-        /// The failed activity.
-        replaced: ActivityId,
-        /// The contingency activity that runs instead.
-        by: ActivityId,
-        /// Where it runs (the partner's libp2p address).
-        location: String,
-    },
+    /// failed.
+    Withdraw(Withdraw),
+    /// Controller → node: a contingency activity runs in place of a failed one.
+    Substitute(Substitute),
     /// Controller → node: an operator interrupted, resumed or cancelled the instance.
-    Control {
-        /// The instance.
-        instance: InstanceId,
-        /// What to do.
-        action: Control,
-    },
+    Control(ControlInstance),
     /// Controller → node: are you there? Answered at once, never stored; the controller's
     /// failure detector sends it to partners with unfinished work.
     Probe,
-    /// Controller → node: the organisation directory, version `version` (a node keeps the
-    /// highest it was sent and assigns work from it).
-    Directory {
-        /// Grows by one with every change (document applied, device registered).
-        version: u64,
-        /// The organisation document (XML), validated by the controller.
-        document: String,
-        /// The registered nodes: where each user's device is reached.
-        devices: Vec<DeviceEntry>,
-    },
+    /// Controller → node: the organisation directory, at a version.
+    Directory(DirectoryVersion),
     /// Device (or controller, for insert and remove) → host: a user acts on a work item.
     Claim(Claim),
     /// Host → device: a work item as this device's users see it now. Newer versions win
     /// (messages may arrive out of order).
     Item(ItemSnapshot),
     /// Host → device: the answer to a claim on something that is not (or not yet) a work
-    /// item on that host (the activity has not started, or names no role), so there is no
-    /// item to send.
-    Answer {
-        /// The instance.
-        instance: InstanceId,
-        /// The activity.
-        activity: ActivityId,
-        /// The answer.
-        answer: Answer,
-    },
+    /// item on that host.
+    Answer(ItemAnswer),
     /// Host → controller: what happened to a work item (history, status).
-    ItemEvents {
-        /// The instance.
-        instance: InstanceId,
-        /// The activity.
-        activity: ActivityId,
-        /// When, in ms since the epoch.
-        at_ms: u64,
-        /// What happened, in order.
-        events: Vec<ItemEvent>,
-    },
-    /// Node → node: send me `FETCH_CHUNK_BYTES` of this file's content from `offset` on.
-    /// Answered at once with [`Reply::Chunk`] (or refused), never stored: a fetch that breaks
-    /// off is asked again from where it stopped.
-    Fetch {
-        /// The content's reference.
-        file: FileRef,
-        /// Where to start, in bytes.
-        offset: u64,
-    },
+    ItemEvents(ItemEvents),
+    /// Node → node: send me a chunk of this file's content. Answered at once with
+    /// [`Reply::Chunk`] (or refused), never stored.
+    Fetch(Fetch),
     /// Controller → node: what do you know of this instance's data? Answered at once with
-    /// [`Reply::Data`], never stored (`status --data`: values are shown, never kept, by the
-    /// controller).
-    ReadData {
-        /// The instance.
-        instance: InstanceId,
-    },
-    /// Device → host: what does this work item read? Answered at once with [`Reply::Data`]
-    /// (the values of the activity's `<reads>` the host knows), never stored; asked only by the
-    /// device of a user offered or holding the item, to copy it for offline work.
-    ItemData {
-        /// The instance.
-        instance: InstanceId,
-        /// The activity.
-        activity: ActivityId,
-    },
-    /// Device → controller: the users of this device who are disconnected now (each
-    /// disconnection and reconnection sends the whole set). An away user gets no new offers; a
-    /// node with an away user is not suspected. Messages may arrive out of order: the one with
-    /// the highest `seq` wins.
-    Presence {
-        /// The device's users who are away (none: everyone is back).
-        away: Vec<UserId>,
-        /// Grows with every presence the device sends.
-        seq: u64,
-    },
-    /// Controller → device: tell a user something (the instances they are responsible for
-    /// started, failed, ended).
-    Notice {
-        /// What to tell.
-        notice: Notice,
-    },
+    /// [`Reply::Data`], never stored.
+    ReadData(ReadData),
+    /// Device → host: what does this work item read? Answered at once with [`Reply::Data`],
+    /// never stored.
+    ItemData(ItemData),
+    /// Device → controller: the users of this device who are disconnected now.
+    Presence(Presence),
+    /// Controller → device: tell a user something.
+    Notice(Tell),
     /// Controller → node: run an activity's compensation (see [`crate::recovery`]).
     Compensate(Compensate),
     /// Node → controller: how a compensation ended.
     Compensated(Compensated),
     /// Controller → node: run failed and cancelled activities again.
     Rerun(Rerun),
-    /// Node → controller: where is this peer now? Answered at once with [`Reply::Located`]
-    /// (the addresses of its latest registration), never stored: a node whose deliveries to
-    /// a peer fail asks, and retries there (a peer restarted on another port or moved to
-    /// another network keeps its peer id).
-    Locate {
-        /// The peer sought.
-        peer: NodeId,
-    },
+    /// Node → controller: where is this peer now? Answered at once with [`Reply::Located`],
+    /// never stored.
+    Locate(Locate),
 }
 
 impl Message {
     /// A short name for logs and metrics labels.
     pub fn kind(&self) -> &'static str {
         match self {
-            Message::Register { .. } => "register",
+            Message::Register(_) => "register",
             Message::Deploy(_) => "deploy",
             Message::Notify(_) => "notify",
             Message::StateChanged(_) => "state_changed",
-            Message::Completed { .. } => "completed",
-            Message::Report { .. } => "report",
-            Message::PartitionResult { .. } => "partition_result",
-            Message::Overdue { .. } => "overdue",
-            Message::Withdraw { .. } => "withdraw",
-            Message::Substitute { .. } => "substitute",
-            Message::Control { .. } => "control",
+            Message::Completed(_) => "completed",
+            Message::Report(_) => "report",
+            Message::PartitionResult(_) => "partition_result",
+            Message::Overdue(_) => "overdue",
+            Message::Withdraw(_) => "withdraw",
+            Message::Substitute(_) => "substitute",
+            Message::Control(_) => "control",
             Message::Probe => "probe",
-            Message::Directory { .. } => "directory",
+            Message::Directory(_) => "directory",
             Message::Claim(_) => "claim",
             Message::Item(_) => "item",
-            Message::Answer { .. } => "answer",
-            Message::ItemEvents { .. } => "item_events",
-            Message::Notice { .. } => "notice",
-            Message::Fetch { .. } => "fetch",
-            Message::ReadData { .. } => "read_data",
-            Message::ItemData { .. } => "item_data",
-            Message::Presence { .. } => "presence",
+            Message::Answer(_) => "answer",
+            Message::ItemEvents(_) => "item_events",
+            Message::Notice(_) => "notice",
+            Message::Fetch(_) => "fetch",
+            Message::ReadData(_) => "read_data",
+            Message::ItemData(_) => "item_data",
+            Message::Presence(_) => "presence",
             Message::Compensate(_) => "compensate",
             Message::Compensated(_) => "compensated",
             Message::Rerun(_) => "rerun",
-            Message::Locate { .. } => "locate",
+            Message::Locate(_) => "locate",
         }
     }
 }

@@ -10,10 +10,12 @@
 
 use mobiwf_proto::{
     ActivityId, ActivityRecord, ActivityState, ActivityTypeId, Answer, Claim, Compensate,
-    Compensated, Control, DataValue, Datum, Deploy, DeviceEntry, FileBody, FileRef, Hold, Holder,
-    InstanceId, ItemAction, ItemDeadline, ItemEvent, ItemInfo, ItemSnapshot, ItemStatus, Message,
-    NodeId, NodeName, Notice, Notify, Outcome, PartitionId, Rerun, StateChanged, StateSet, UserId,
-    Verdict, Written,
+    Compensated, Completed, Control, ControlInstance, DataValue, Datum, Deploy, DeviceEntry,
+    DirectoryVersion, Fetch, FileBody, FileRef, Hold, Holder, InstanceId, ItemAction, ItemAnswer,
+    ItemData, ItemDeadline, ItemEvent, ItemEvents, ItemInfo, ItemSnapshot, ItemStatus, Locate,
+    Message, NodeId, NodeName, Notice, Notify, Outcome, Overdue, PartitionId, PartitionResult,
+    Presence, ReadData, Register, Report, Rerun, StateChanged, StateSet, Substitute, Tell, UserId,
+    Verdict, Withdraw, Written,
 };
 
 const FIXTURE: &str = include_str!("fixtures/messages.jsonl");
@@ -89,12 +91,12 @@ fn complete(succeeded: bool) -> ItemAction {
 fn samples() -> Vec<Message> {
     let user = UserId::new("ana");
     let mut out = vec![
-        Message::Register {
+        Message::Register(Register {
             name: NodeName::new("P1"),
             skills: vec![ActivityTypeId(1), ActivityTypeId(4)],
             addrs: vec![addr()],
             join_token: Some("t0k".into()),
-        },
+        }),
         Message::Deploy(Deploy {
             instance: InstanceId(7),
             partition: PartitionId(2),
@@ -132,44 +134,44 @@ fn samples() -> Vec<Message> {
             activity: ActivityId(3),
             entered: StateSet::default().with(ActivityState::Ready),
         }),
-        Message::Completed {
+        Message::Completed(Completed {
             instance: InstanceId(7),
             by: ActivityId(9),
-        },
-        Message::Report {
+        }),
+        Message::Report(Report {
             instance: InstanceId(7),
             partition: PartitionId(2),
             record: record(),
-        },
-        Message::PartitionResult {
+        }),
+        Message::PartitionResult(PartitionResult {
             instance: InstanceId(7),
             partition: PartitionId(2),
             activities: vec![record()],
-        },
-        Message::Overdue {
+        }),
+        Message::Overdue(Overdue {
             instance: InstanceId(7),
             waiting: ActivityId(4),
             precondition: ActivityId(3),
             time_out_secs: 30,
-        },
-        Message::Withdraw {
+        }),
+        Message::Withdraw(Withdraw {
             instance: InstanceId(7),
             partition: PartitionId(2),
             activities: vec![ActivityId(3)],
             reason: "too slow".into(),
-        },
-        Message::Substitute {
+        }),
+        Message::Substitute(Substitute {
             instance: InstanceId(7),
             replaced: ActivityId(3),
             by: ActivityId(8),
             location: addr(),
-        },
-        Message::Control {
+        }),
+        Message::Control(ControlInstance {
             instance: InstanceId(7),
             action: Control::Interrupt,
-        },
+        }),
         Message::Probe,
-        Message::Directory {
+        Message::Directory(DirectoryVersion {
             version: 3,
             document: "<organisation/>".into(),
             devices: vec![DeviceEntry {
@@ -181,7 +183,7 @@ fn samples() -> Vec<Message> {
                 away: vec![user.clone()],
                 presence_seq: 4,
             }],
-        },
+        }),
         Message::Claim(Claim {
             instance: InstanceId(7),
             activity: ActivityId(3),
@@ -236,7 +238,7 @@ fn samples() -> Vec<Message> {
             },
             answer: None,
         }),
-        Message::Answer {
+        Message::Answer(ItemAnswer {
             instance: InstanceId(7),
             activity: ActivityId(3),
             answer: Answer {
@@ -244,8 +246,8 @@ fn samples() -> Vec<Message> {
                 request: 1,
                 verdict: Verdict::Done,
             },
-        },
-        Message::ItemEvents {
+        }),
+        Message::ItemEvents(ItemEvents {
             instance: InstanceId(7),
             activity: ActivityId(3),
             at_ms: 8,
@@ -259,26 +261,26 @@ fn samples() -> Vec<Message> {
                     offline_ms: Some(2),
                 },
             ],
-        },
-        Message::Fetch {
+        }),
+        Message::Fetch(Fetch {
             file: FileRef {
                 sha256: sha(),
                 size: 9,
             },
             offset: 4,
-        },
-        Message::ReadData {
+        }),
+        Message::ReadData(ReadData {
             instance: InstanceId(7),
-        },
-        Message::ItemData {
+        }),
+        Message::ItemData(ItemData {
             instance: InstanceId(7),
             activity: ActivityId(3),
-        },
-        Message::Presence {
+        }),
+        Message::Presence(Presence {
             away: vec![user.clone()],
             seq: 2,
-        },
-        Message::Notice {
+        }),
+        Message::Notice(Tell {
             notice: Notice {
                 user: user.clone(),
                 instance: InstanceId(7),
@@ -287,7 +289,7 @@ fn samples() -> Vec<Message> {
                 text: "hello".into(),
                 at_ms: 6,
             },
-        },
+        }),
         Message::Compensate(Compensate {
             instance: InstanceId(7),
             partition: PartitionId(2),
@@ -305,17 +307,17 @@ fn samples() -> Vec<Message> {
             partition: PartitionId(2),
             activities: vec![ActivityId(3)],
         }),
-        Message::Locate {
+        Message::Locate(Locate {
             peer: NodeId::new("12D3KooWPeer"),
-        },
+        }),
     ];
     // The optional fields left out.
-    out.push(Message::Register {
+    out.push(Message::Register(Register {
         name: NodeName::new("P1"),
         skills: Vec::new(),
         addrs: Vec::new(),
         join_token: None,
-    });
+    }));
     out.push(Message::Deploy(Deploy {
         instance: InstanceId(7),
         partition: PartitionId(2),
@@ -329,7 +331,7 @@ fn samples() -> Vec<Message> {
         ActivityId(3),
         Outcome::Succeeded,
     )));
-    out.push(Message::Report {
+    out.push(Message::Report(Report {
         instance: InstanceId(7),
         partition: PartitionId(2),
         record: ActivityRecord {
@@ -346,13 +348,13 @@ fn samples() -> Vec<Message> {
             retried: 0,
             flag: None,
         },
-    });
-    out.push(Message::PartitionResult {
+    }));
+    out.push(Message::PartitionResult(PartitionResult {
         instance: InstanceId(7),
         partition: PartitionId(2),
         activities: Vec::new(),
-    });
-    out.push(Message::Directory {
+    }));
+    out.push(Message::Directory(DirectoryVersion {
         version: 1,
         document: String::new(),
         devices: vec![DeviceEntry {
@@ -364,12 +366,12 @@ fn samples() -> Vec<Message> {
             away: Vec::new(),
             presence_seq: 0,
         }],
-    });
-    out.push(Message::Presence {
+    }));
+    out.push(Message::Presence(Presence {
         away: Vec::new(),
         seq: 1,
-    });
-    out.push(Message::Notice {
+    }));
+    out.push(Message::Notice(Tell {
         notice: Notice {
             user,
             instance: InstanceId(7),
@@ -378,7 +380,7 @@ fn samples() -> Vec<Message> {
             text: "done".into(),
             at_ms: 6,
         },
-    });
+    }));
     out
 }
 
