@@ -265,9 +265,9 @@ fn a_forged_notification_from_a_peer_that_does_not_run_the_predecessor_is_refuse
     // A stranger's word to the controller is refused too.
     let reply = forge(
         &controller.address,
-        mobiwf_proto::Message::Locate {
+        mobiwf_proto::Message::Locate(mobiwf_proto::Locate {
             peer: mobiwf_proto::NodeId::new("x"),
-        },
+        }),
     );
     assert!(
         matches!(reply, mobiwf_proto::Reply::Refused { .. }),

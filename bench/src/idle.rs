@@ -9,7 +9,7 @@ use std::time::{Duration, Instant};
 
 use futures::StreamExt;
 use libp2p::{Multiaddr, identity::Keypair};
-use mobiwf_proto::{Envelope, Message, MessageId, Reply};
+use mobiwf_proto::{Envelope, Message, MessageId, Register, Reply};
 use mobiwf_runtime::mesh;
 
 use crate::procfs;
@@ -123,7 +123,7 @@ async fn deploy_all(
         .map_err(|_| anyhow::anyhow!("the node did not register within 30 s"))?
         .ok_or_else(|| anyhow::anyhow!("the mesh stopped"))?;
     let (node, addrs) = match &register.envelope.message {
-        Message::Register { addrs, .. } => (register.from, addrs.clone()),
+        Message::Register(Register { addrs, .. }) => (register.from, addrs.clone()),
         other => anyhow::bail!("expected the node's registration, got {}", other.kind()),
     };
     let _ = register.reply.send(Reply::Ack);

@@ -5,7 +5,7 @@
 //! activities not final end cancelled with the completion as reason, and the instance ends
 //! succeeded when their results are in.
 
-use mobiwf_proto::{ActivityId, ActivityRecord, ActivityState, Message};
+use mobiwf_proto::{ActivityId, ActivityRecord, ActivityState, Completed, Message};
 
 use crate::history::Event;
 use crate::recovery::{Ctx, label};
@@ -40,10 +40,10 @@ fn complete(inst: &mut Instance, ctx: &mut Ctx<'_>, by: ActivityId) {
             continue;
         }
         told.push(node.peer.clone());
-        let message = Message::Completed {
+        let message = Message::Completed(Completed {
             instance: inst.id,
             by,
-        };
+        });
         ctx.send(&node, message);
     }
     let what = Event::Completed {

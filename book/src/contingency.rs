@@ -4,7 +4,7 @@
 
 use std::collections::BTreeMap;
 
-use mobiwf_proto::{ActivityId, Message, NodeId, Outcome, PartitionId};
+use mobiwf_proto::{ActivityId, Message, NodeId, Outcome, PartitionId, Substitute};
 use mobiwf_xml_schema::{
     Activity, Adjacent, Contingency, DeriveOptions, WorkflowDefinition, WorkflowId,
     derive_contingency,
@@ -100,12 +100,12 @@ pub(crate) fn place(inst: &mut Instance, ctx: &mut Ctx<'_>, a: ActivityId, x: Ac
     for holder in holders.values() {
         ctx.send(
             holder,
-            Message::Substitute {
+            Message::Substitute(Substitute {
                 instance: inst.id,
                 replaced: a,
                 by: x,
                 location: location.clone(),
-            },
+            }),
         );
     }
 }

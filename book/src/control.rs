@@ -3,7 +3,7 @@
 
 use std::collections::BTreeSet;
 
-use mobiwf_proto::{Control, InstanceId, Message, NodeId};
+use mobiwf_proto::{Control, ControlInstance, InstanceId, Message, NodeId};
 
 use crate::history::Event;
 use crate::{
@@ -38,10 +38,10 @@ impl Book {
             .map(|node| Effect::Send {
                 to: node.peer.clone(),
                 addrs: node.addrs.clone(),
-                message: Message::Control {
+                message: Message::Control(ControlInstance {
                     instance: id,
                     action,
-                },
+                }),
             })
             .collect();
         let what = Event::Operator {

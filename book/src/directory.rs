@@ -7,7 +7,7 @@
 use std::collections::{BTreeMap, BTreeSet};
 
 use mobiwf_people::{Directory, DirectoryError};
-use mobiwf_proto::{DeviceEntry, InstanceId, Message, NodeId};
+use mobiwf_proto::{DeviceEntry, DirectoryVersion, InstanceId, Message, NodeId, Presence};
 use mobiwf_xml_schema::{Organisation, UserId, WorkflowDefinition};
 use serde::{Deserialize, Serialize};
 
@@ -32,7 +32,11 @@ pub struct PeopleRecord {
 impl PeopleRecord {
     /// The directory it holds, its document read again (`Directory::parse`).
     pub fn directory(&self) -> Result<Directory, DirectoryError> {
-        Directory::parse(self.version, self.document.clone(), self.devices.clone())
+        Directory::parse(DirectoryVersion {
+            version: self.version,
+            document: self.document.clone(),
+            devices: self.devices.clone(),
+        })
     }
 }
 
@@ -148,9 +152,9 @@ impl Book {
     pub(crate) fn presence(
         &mut self,
         peer: &NodeId,
-        away: Vec<UserId>,
-        seq: u64,
+        presence: Presence,
     ) -> Result<Applied, BookError> {
+        let Presence { away, seq } = presence;
         let dir = &self.directory;
         let Some(name) = dir
             .devices
@@ -214,11 +218,11 @@ impl Book {
 
     /// The directory as it is, to every registered node.
     fn send_directory(&self) -> Vec<Effect> {
-        let message = Message::Directory {
+        let message = Message::Directory(DirectoryVersion {
             version: self.directory.version,
             document: self.directory.document.clone(),
             devices: self.directory.devices.values().cloned().collect(),
-        };
+        });
         self.nodes
             .values()
             .map(|n| Effect::Send {

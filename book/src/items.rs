@@ -6,7 +6,7 @@
 //! (an operator's insert, remove or delegate) is recorded too.
 
 use mobiwf_proto::{
-    ActivityId, ActivityState, Answer, Hold, Holder, InstanceId, ItemAction, ItemEvent, ItemInfo,
+    ActivityId, ActivityState, Answer, Hold, Holder, ItemAction, ItemEvent, ItemEvents, ItemInfo,
     NodeId, PartitionId,
 };
 use mobiwf_xml_schema::UserId;
@@ -42,11 +42,9 @@ impl Book {
     pub(crate) fn item_events(
         &mut self,
         peer: &NodeId,
-        instance: InstanceId,
-        activity: ActivityId,
-        at_ms: u64,
-        events: &[ItemEvent],
+        told: &ItemEvents,
     ) -> Result<Applied, BookError> {
+        let (instance, activity, at_ms) = (told.instance, told.activity, told.at_ms);
         let Some(inst) = self.instances.get_mut(&instance) else {
             return Ok(Applied::default());
         };
@@ -56,7 +54,7 @@ impl Book {
         check_sender(inst, peer, partition)?;
         let node = view(inst, activity).and_then(|a| a.node.clone());
         let mut notices = Vec::new();
-        for event in events {
+        for event in &told.events {
             if let Some(notice) = responsible_notice(inst, activity, event) {
                 notices.push(notice);
             }

@@ -224,28 +224,9 @@ impl Book {
         message: Message,
     ) -> Result<Applied, BookError> {
         match message {
-            Message::Report {
-                instance,
-                partition,
-                record,
-            } => self.report(now_ms, peer, instance, partition, &record),
-            Message::PartitionResult {
-                instance,
-                partition,
-                activities,
-            } => self.partition_result(now_ms, peer, instance, partition, &activities),
-            Message::Overdue {
-                instance,
-                waiting,
-                precondition,
-                time_out_secs,
-            } => self.overdue(
-                now_ms,
-                peer,
-                instance,
-                (waiting, precondition),
-                time_out_secs,
-            ),
+            Message::Report(report) => self.report(now_ms, peer, &report),
+            Message::PartitionResult(result) => self.partition_result(now_ms, peer, &result),
+            Message::Overdue(overdue) => self.overdue(now_ms, peer, overdue),
             Message::Notify(mobiwf_proto::Notify {
                 instance, activity, ..
             })
@@ -254,18 +235,35 @@ impl Book {
             }) if matches!(self.routing, Routing::Hub { .. }) => {
                 self.relay(peer, instance, activity, message.clone())
             }
-            Message::ItemEvents {
-                instance,
-                activity,
-                at_ms,
-                events,
-            } => self.item_events(peer, instance, activity, at_ms, &events),
+            Message::ItemEvents(told) => self.item_events(peer, &told),
             Message::Item(mobiwf_proto::ItemSnapshot { info, answer, .. }) => {
                 self.answered(now_ms, peer, &info, answer)
             }
             Message::Compensated(answer) => self.compensated(now_ms, peer, &answer),
-            Message::Presence { away, seq } => self.presence(peer, away, seq),
-            other => Err(BookError::Unexpected(other.kind())),
+            Message::Presence(presence) => self.presence(peer, presence),
+            // A partner's word goes to its partners, unless the controller is the hub.
+            Message::Notify(_) | Message::StateChanged(_) => {
+                Err(BookError::Unexpected(message.kind()))
+            }
+            // Not a node's word to the book: what the controller sends, what a device tells
+            // its host, and what the controller's daemon answers or takes before the book.
+            Message::Register(_)
+            | Message::Deploy(_)
+            | Message::Completed(_)
+            | Message::Withdraw(_)
+            | Message::Substitute(_)
+            | Message::Control(_)
+            | Message::Probe
+            | Message::Directory(_)
+            | Message::Claim(_)
+            | Message::Answer(_)
+            | Message::Fetch(_)
+            | Message::ReadData(_)
+            | Message::ItemData(_)
+            | Message::Notice(_)
+            | Message::Compensate(_)
+            | Message::Rerun(_)
+            | Message::Locate(_) => Err(BookError::Unexpected(message.kind())),
         }
     }
 

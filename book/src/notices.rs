@@ -4,7 +4,7 @@
 //! being), so a report that comes again tells nobody twice. A notice goes to the user's device
 //! (`Message::Notice`); a user without a registered device gets a history event instead.
 
-use mobiwf_proto::{ActivityId, InstanceId, Message, NodeId, Notice};
+use mobiwf_proto::{ActivityId, InstanceId, Message, NodeId, Notice, Tell};
 use mobiwf_xml_schema::UserId;
 
 use crate::history::Event;
@@ -37,7 +37,7 @@ impl Book {
             Ok((to, addrs)) => effects.push(Effect::Send {
                 to,
                 addrs,
-                message: Message::Notice {
+                message: Message::Notice(Tell {
                     notice: Notice {
                         user,
                         instance: id,
@@ -46,7 +46,7 @@ impl Book {
                         text,
                         at_ms: now_ms,
                     },
-                },
+                }),
             }),
             Err(why) => {
                 let what = Event::NoticeUndelivered {

@@ -3,7 +3,7 @@
 //! otherwise it gives the predecessor's own partner a grace period to report it, then withdraws it
 //! (fails it) and its contingency applies (at a tick).
 
-use mobiwf_proto::{ActivityId, InstanceId, Millis, NodeId, PartitionId};
+use mobiwf_proto::{ActivityId, InstanceId, Millis, NodeId, Overdue, PartitionId};
 
 use crate::chain::{self, Way};
 use crate::history::{Event, OverdueThen};
@@ -20,21 +20,19 @@ impl Book {
         &mut self,
         now_ms: u64,
         peer: &NodeId,
-        instance: InstanceId,
-        (waiting, precondition): (ActivityId, ActivityId),
-        time_out_secs: u32,
+        said: Overdue,
     ) -> Result<Applied, BookError> {
-        let inst = self.instance_mut(instance)?;
+        let inst = self.instance_mut(said.instance)?;
         let partition = inst
             .activities
             .iter()
-            .find(|a| a.id == waiting)
+            .find(|a| a.id == said.waiting)
             .and_then(|a| a.partition)
             .unwrap_or(PartitionId(0));
         check_sender(inst, peer, partition)?;
         let mut effects = Vec::new();
-        self.with_instance(instance, now_ms, &mut effects, |inst, ctx| {
-            said_overdue(inst, ctx, peer, (waiting, precondition), time_out_secs);
+        self.with_instance(said.instance, now_ms, &mut effects, |inst, ctx| {
+            said_overdue(inst, ctx, peer, said);
         })?;
         Ok(Applied {
             effects,
@@ -80,13 +78,13 @@ impl Book {
 /// A node says one of its activities waited longer than a precondition's `timeOut`: if the
 /// controller knows the predecessor's outcome it relays it; otherwise the predecessor is
 /// withdrawn (failed) after the grace period and its contingency applies.
-fn said_overdue(
-    inst: &mut Instance,
-    ctx: &mut Ctx<'_>,
-    from_peer: &NodeId,
-    (waiting, precondition): (ActivityId, ActivityId),
-    secs: u32,
-) {
+fn said_overdue(inst: &mut Instance, ctx: &mut Ctx<'_>, from_peer: &NodeId, said: Overdue) {
+    let Overdue {
+        waiting,
+        precondition,
+        time_out_secs: secs,
+        ..
+    } = said;
     let node = ctx.nodes.get(from_peer).map(|n| n.name.clone());
     let event = |inst: &Instance, then| Event::Overdue {
         waiting: label(inst, waiting),

@@ -7,7 +7,7 @@
 use std::collections::{BTreeMap, BTreeSet};
 
 use mobiwf_proto::{
-    ActivityId, ActivityState, Message, NodeId, NodeName, Outcome, PartitionId, StateSet,
+    ActivityId, ActivityState, Message, NodeId, NodeName, Outcome, PartitionId, StateSet, Withdraw,
     cancelled_by_design,
 };
 use mobiwf_xml_schema::{Activity, Contingency, WorkflowDefinition, routed_to};
@@ -249,12 +249,12 @@ pub(crate) fn abandon(
     if let Some(node) = ctx.nodes.get(&peer).cloned() {
         ctx.send(
             &node,
-            Message::Withdraw {
+            Message::Withdraw(Withdraw {
                 instance: inst.id,
                 partition: partition_id,
                 activities: ids.clone(),
                 reason: reason.to_owned(),
-            },
+            }),
         );
     }
     // Predecessors first, so that an activity whose predecessor here blocks it is cancelled,
@@ -307,12 +307,12 @@ pub(crate) fn withdraw(inst: &mut Instance, ctx: &mut Ctx<'_>, id: ActivityId, r
         let node = node.clone();
         ctx.send(
             &node,
-            Message::Withdraw {
+            Message::Withdraw(Withdraw {
                 instance: inst.id,
                 partition: p,
                 activities: vec![id],
                 reason: reason.to_owned(),
-            },
+            }),
         );
     }
     fail(inst, ctx, id, reason);

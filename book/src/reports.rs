@@ -4,7 +4,9 @@
 //! changes), except that an activity that ended before an operator's cancel reached its node
 //! ended as its node says.
 
-use mobiwf_proto::{ActivityRecord, ActivityState, InstanceId, NodeId, NodeName, PartitionId};
+use mobiwf_proto::{
+    ActivityRecord, ActivityState, NodeId, NodeName, PartitionId, PartitionResult, Report,
+};
 
 use crate::completion;
 use crate::history::{Event, Label};
@@ -20,14 +22,13 @@ impl Book {
         &mut self,
         now_ms: u64,
         peer: &NodeId,
-        instance: InstanceId,
-        partition: PartitionId,
-        record: &ActivityRecord,
+        report: &Report,
     ) -> Result<Applied, BookError> {
+        let (instance, partition) = (report.instance, report.partition);
         check_sender(self.instance_mut(instance)?, peer, partition)?;
         let mut effects = Vec::new();
         self.with_instance(instance, now_ms, &mut effects, |inst, ctx| {
-            update(inst, ctx, partition, record);
+            update(inst, ctx, partition, &report.record);
         })?;
         Ok(Applied {
             effects,
@@ -40,14 +41,13 @@ impl Book {
         &mut self,
         now_ms: u64,
         peer: &NodeId,
-        instance: InstanceId,
-        partition: PartitionId,
-        activities: &[ActivityRecord],
+        result: &PartitionResult,
     ) -> Result<Applied, BookError> {
+        let (instance, partition) = (result.instance, result.partition);
         check_sender(self.instance_mut(instance)?, peer, partition)?;
         let mut effects = Vec::new();
         self.with_instance(instance, now_ms, &mut effects, |inst, ctx| {
-            for record in activities {
+            for record in &result.activities {
                 update(inst, ctx, partition, record);
             }
             if let Some(p) = inst.partitions.iter_mut().find(|p| p.id == partition) {

@@ -94,15 +94,33 @@ impl Input {
 /// The instance a node's message is about, if any.
 fn message_instance(message: &Message) -> Option<InstanceId> {
     match message {
-        Message::Report { instance, .. }
-        | Message::PartitionResult { instance, .. }
-        | Message::Overdue { instance, .. }
-        | Message::Notify(mobiwf_proto::Notify { instance, .. })
-        | Message::StateChanged(mobiwf_proto::StateChanged { instance, .. })
-        | Message::ItemEvents { instance, .. } => Some(*instance),
-        Message::Item(mobiwf_proto::ItemSnapshot { info, .. }) => Some(info.instance),
+        Message::Report(report) => Some(report.instance),
+        Message::PartitionResult(result) => Some(result.instance),
+        Message::Overdue(overdue) => Some(overdue.instance),
+        Message::Notify(notify) => Some(notify.instance),
+        Message::StateChanged(change) => Some(change.instance),
+        Message::ItemEvents(told) => Some(told.instance),
+        Message::Item(snapshot) => Some(snapshot.info.instance),
         Message::Compensated(answer) => Some(answer.instance),
-        _ => None,
+        // About no instance, or not a node's word to the controller (the book refuses it).
+        Message::Register(_)
+        | Message::Presence(_)
+        | Message::Probe
+        | Message::Locate(_)
+        | Message::Deploy(_)
+        | Message::Completed(_)
+        | Message::Withdraw(_)
+        | Message::Substitute(_)
+        | Message::Control(_)
+        | Message::Directory(_)
+        | Message::Claim(_)
+        | Message::Answer(_)
+        | Message::Fetch(_)
+        | Message::ReadData(_)
+        | Message::ItemData(_)
+        | Message::Notice(_)
+        | Message::Compensate(_)
+        | Message::Rerun(_) => None,
     }
 }
 

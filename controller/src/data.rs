@@ -8,7 +8,7 @@ use std::time::Duration;
 
 use libp2p::{Multiaddr, PeerId};
 use mobiwf_book::{Instance, NodeInfo};
-use mobiwf_proto::{Datum, Envelope, Message, MessageId, NodeId, Reply};
+use mobiwf_proto::{Datum, Envelope, Message, MessageId, NodeId, ReadData, Reply};
 use mobiwf_runtime::mesh::MeshHandle;
 use serde::Serialize;
 
@@ -92,7 +92,7 @@ async fn ask(
             origin: me.clone(),
             seq: 0,
         },
-        message: Message::ReadData { instance },
+        message: Message::ReadData(ReadData { instance }),
     };
     match tokio::time::timeout(READ_DATA_TIMEOUT, mesh.request(to, addrs, envelope)).await {
         Ok(Ok(Reply::Data { data })) => Ok(data),

@@ -1,7 +1,10 @@
 //! The inputs of the engine: everything that happens to a node's partitions, one variant
 //! each (the daemon turns messages, commands' ends, people's actions and time into these).
 
-use mobiwf_proto::{ActivityId, Claim, Control, InstanceId, NodeId, Notify, StateChanged};
+use mobiwf_proto::{
+    ActivityId, Claim, Completed, ControlInstance, InstanceId, NodeId, Notify, StateChanged,
+    Withdraw,
+};
 
 use crate::{Finisher, Missing};
 
@@ -23,15 +26,9 @@ pub enum Input {
     },
     /// Another partner says an activity that a dependency rule here names entered a state.
     StateChanged(Changed),
-    /// The controller says these activities failed (their partner did not answer in time).
-    Withdraw {
-        /// The instance.
-        instance: InstanceId,
-        /// The activities.
-        activities: Vec<ActivityId>,
-        /// Why.
-        reason: String,
-    },
+    /// The controller says these activities failed (their partner did not answer in time);
+    /// they are withdrawn by id, whatever partition the controller names.
+    Withdraw(Withdraw),
     /// The controller says contingency activity `by` runs in place of failed `replaced`.
     Substitute {
         /// The instance.
@@ -44,19 +41,9 @@ pub enum Input {
         peer: Option<NodeId>,
     },
     /// The controller says completion activity `by` succeeded: the instance is complete.
-    Completed {
-        /// The instance.
-        instance: InstanceId,
-        /// The completion activity.
-        by: ActivityId,
-    },
+    Completed(Completed),
     /// An operator interrupted, resumed or cancelled the instance.
-    Control {
-        /// The instance.
-        instance: InstanceId,
-        /// What to do.
-        action: Control,
-    },
+    Control(ControlInstance),
     /// Time passed: start the activities whose `timeToWait` ran out, fail those that ran longer
     /// than their `timeOut`, try failed commands again, report overdue preconditions. The daemon
     /// sends it at [`Engine::next_deadline`].

@@ -3,7 +3,9 @@
 //! (notifications, immediate reports), and the partition result once all is final. Every
 //! change of an activity's state goes through [`Engine::step`].
 
-use mobiwf_proto::{ActivityId, ActivityRecord, ActivityState, InstanceId, Message};
+use mobiwf_proto::{
+    ActivityId, ActivityRecord, ActivityState, InstanceId, Message, PartitionResult, Report,
+};
 use mobiwf_xml_schema::{ActivityKind, Contingency, PartitionActivity};
 
 use crate::lifecycle::{Event, Life};
@@ -119,11 +121,11 @@ impl Engine {
             self.touch_run(key);
             effects.push(Effect::Send {
                 to: Target::Controller,
-                message: Message::PartitionResult {
+                message: Message::PartitionResult(PartitionResult {
                     instance: key.instance,
                     partition: key.partition,
                     activities,
-                },
+                }),
             });
         }
     }
@@ -266,10 +268,10 @@ pub(crate) fn runs_command(act: &PartitionActivity) -> bool {
 pub(crate) fn report(key: RunKey, record: ActivityRecord) -> Effect {
     Effect::Send {
         to: Target::Controller,
-        message: Message::Report {
+        message: Message::Report(Report {
             instance: key.instance,
             partition: key.partition,
             record,
-        },
+        }),
     }
 }

@@ -160,11 +160,10 @@ impl Input {
             Input::CompensationEnded(c) => Some(c.instance),
             Input::Rerun(r) => Some(r.instance),
             Input::Claim(claimed) => Some(claimed.claim.instance),
-            Input::Fetched { instance, .. }
-            | Input::Withdraw { instance, .. }
-            | Input::Substitute { instance, .. }
-            | Input::Completed { instance, .. }
-            | Input::Control { instance, .. } => Some(*instance),
+            Input::Withdraw(w) => Some(w.instance),
+            Input::Completed(c) => Some(c.instance),
+            Input::Control(c) => Some(c.instance),
+            Input::Fetched { instance, .. } | Input::Substitute { instance, .. } => Some(*instance),
             Input::Tick | Input::Directory(_) | Input::Link { .. } => None,
         }
     }

@@ -4,7 +4,7 @@
 //! ordered index, so that the next deadline and the due timers are found without looking at every
 //! run.
 
-use mobiwf_proto::{ActivityId, Message};
+use mobiwf_proto::{ActivityId, Message, Overdue};
 
 use crate::progress::{report, runs_command};
 use crate::run::{RunKey, Timer};
@@ -97,12 +97,12 @@ impl Engine {
                 }
                 effects.push(Effect::Send {
                     to: Target::Controller,
-                    message: Message::Overdue {
+                    message: Message::Overdue(Overdue {
                         instance: key.instance,
                         waiting: activity,
                         precondition,
                         time_out_secs,
-                    },
+                    }),
                 });
             }
         }
@@ -118,8 +118,8 @@ impl Engine {
         self.start(key, activity, effects);
         // Told at once, unless it already finished and `conclude` told (responseImmediate).
         let told = effects[before..].iter().any(|e| {
-            matches!(e, Effect::Send { message: Message::Report { record, .. }, .. }
-                if record.activity == activity)
+            matches!(e, Effect::Send { message: Message::Report(report), .. }
+                if report.record.activity == activity)
         });
         if !told && let Some(record) = self.runs.get(&key).and_then(|r| r.record(activity)) {
             effects.push(report(key, record));

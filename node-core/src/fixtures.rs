@@ -6,7 +6,8 @@
 use mobiwf_engine::{Engine, Target};
 use mobiwf_people::{Desk, Directory};
 use mobiwf_proto::{
-    DeviceEntry, InstanceId, ItemAction, Message, NodeId, NodeName, PartitionId, RoleId, UserId,
+    DeviceEntry, DirectoryVersion, InstanceId, ItemAction, Message, NodeId, NodeName, PartitionId,
+    RoleId, UserId,
 };
 use mobiwf_xml_schema::{Organisation, People, Role, RoleGrant, User};
 
@@ -98,12 +99,13 @@ pub fn directory() -> Message {
         device("partner", partner(), PARTNER),
     ];
     let document = mobiwf_xml_schema::write_organisation(&org);
-    assert!(Directory::parse(1, document.clone(), devices.clone()).is_ok());
-    Message::Directory {
+    let sent = DirectoryVersion {
         version: 1,
         document,
         devices,
-    }
+    };
+    assert!(Directory::parse(sent.clone()).is_ok());
+    Message::Directory(sent)
 }
 
 /// The controller's deployment of `instance`: activity 1, manual, for role tech (first come,

@@ -7,7 +7,7 @@ use std::collections::VecDeque;
 
 use mobiwf_engine::{Claimed, Effect, Input, Target};
 use mobiwf_people::{DeskEffect, DeskInput};
-use mobiwf_proto::{Claim, Message};
+use mobiwf_proto::{Claim, ItemAnswer, Message};
 
 use crate::{NodeCore, Note, Outgoing, Output};
 
@@ -36,7 +36,7 @@ impl NodeCore {
                 match effect {
                     Effect::Send {
                         to: Target::Partner(location),
-                        message: message @ (Message::Item(_) | Message::Answer { .. }),
+                        message: message @ (Message::Item(_) | Message::Answer(_)),
                     } if local && self.is_me(&location) => {
                         desk.extend(self.for_own_desk(now_us, message, out));
                     }
@@ -131,7 +131,7 @@ impl NodeCore {
 /// The desk's input that answers a claim of this node's own engine refused, with the reason.
 fn refusal(claim: Claim, reason: String) -> DeskInput {
     let verdict = mobiwf_proto::Verdict::Invalid { reason };
-    DeskInput::Answer {
+    DeskInput::Answer(ItemAnswer {
         instance: claim.instance,
         activity: claim.activity,
         answer: mobiwf_proto::Answer {
@@ -139,5 +139,5 @@ fn refusal(claim: Claim, reason: String) -> DeskInput {
             request: claim.request,
             verdict,
         },
-    }
+    })
 }

@@ -53,10 +53,9 @@ impl NodeCore {
             Err(e @ DeskRefusal::Selected { .. }) => Err(Refused::Selected(e.to_string())),
             Err(e) => Err(Refused::NotHere(e.to_string())),
             Ok(_) => {
-                let (away, seq) = self.desk.presence();
                 out.sends.push(Outgoing {
                     to: Target::Controller,
-                    message: Message::Presence { away, seq },
+                    message: Message::Presence(self.desk.presence()),
                 });
                 Ok(())
             }

@@ -7,7 +7,7 @@
 
 use mobiwf_engine::{Changed, Claimed, Input, Missing, Notified, Refusal};
 use mobiwf_people::{DeskInput, Directory};
-use mobiwf_proto::{Claim, Message, NodeId, Notify};
+use mobiwf_proto::{Claim, ItemAnswer, Message, NodeId, Notify, Substitute};
 
 use crate::{NodeCore, NodeInput, PeerOf};
 
@@ -83,7 +83,7 @@ impl NodeCore {
     /// claim was sent to (request numbers are small and guessable: a stranger's answer would
     /// end the claim and tell the user done or refused while the real one is on its way).
     fn answer_from_its_host(&self, from: &NodeId, input: &DeskInput) -> Result<(), String> {
-        let DeskInput::Answer { answer, .. } = input else {
+        let DeskInput::Answer(ItemAnswer { answer, .. }) = input else {
             return Ok(());
         };
         let Some(claim) = self.desk.pending().find(|c| c.request == answer.request) else {
@@ -110,7 +110,10 @@ enum Route {
     Claim(Claim, Option<NodeId>),
 }
 
-/// The core and input `message` from `from` stands for, or why the node refuses it.
+/// The core and input `message` from `from` stands for, or why the node refuses it. Only the
+/// controller orders (deploys, withdraws, substitutes, controls, completes, asks for
+/// compensations and reruns); a document whose adjacents cannot be reached is refused before
+/// it is deployed (its notifications could never be delivered).
 fn route_of(
     peer_of: PeerOf,
     from: &NodeId,
@@ -118,24 +121,35 @@ fn route_of(
     message: Message,
 ) -> Result<Route, String> {
     let kind = message.kind();
-    let only_controller = |what: &str| {
+    let only_controller = || {
         if from_controller {
             Ok(())
         } else {
-            Err(format!("only this node's controller sends {what} messages"))
+            Err(format!("only this node's controller sends {kind} messages"))
         }
     };
+    let order = |input: Input| only_controller().map(|()| Route::Engine(input));
     let sender = (!from_controller).then(|| from.clone());
     Ok(match message {
-        Message::Directory {
-            version,
-            document,
-            devices,
-        } => {
-            only_controller(kind)?;
-            let directory =
-                Directory::parse(version, document, devices).map_err(|e| e.to_string())?;
+        Message::Deploy(deploy) => {
+            only_controller()?;
+            check_locations(peer_of, &deploy.document)?;
+            Route::Engine(Input::Deploy(deploy))
+        }
+        Message::Completed(completed) => order(Input::Completed(completed))?,
+        Message::Withdraw(withdraw) => order(Input::Withdraw(withdraw))?,
+        Message::Substitute(substitute) => order(substituted(peer_of, substitute))?,
+        Message::Control(control) => order(Input::Control(control))?,
+        Message::Compensate(compensate) => order(Input::Compensate(compensate))?,
+        Message::Rerun(rerun) => order(Input::Rerun(rerun))?,
+        Message::Directory(sent) => {
+            only_controller()?;
+            let directory = Directory::parse(sent).map_err(|e| e.to_string())?;
             Route::Engine(Input::Directory(directory))
+        }
+        Message::Notice(tell) => {
+            only_controller()?;
+            Route::Desk(DeskInput::Notice(tell.notice))
         }
         Message::Claim(claim) => Route::Claim(claim, sender),
         Message::Notify(notify) => Route::Notified(notify, sender),
@@ -154,75 +168,32 @@ fn route_of(
             Route::Desk(DeskInput::Item(Box::new(snapshot)))
         }
         // Matched by the desk against a claim of its own under way (request, item, user).
-        Message::Answer {
-            instance,
-            activity,
-            answer,
-        } => Route::Desk(DeskInput::Answer {
-            instance,
-            activity,
-            answer,
-        }),
-        Message::Notice { notice } => {
-            only_controller(kind)?;
-            Route::Desk(DeskInput::Notice(notice))
-        }
-        other => {
-            let controllers_only = matches!(
-                other,
-                Message::Deploy(_)
-                    | Message::Withdraw { .. }
-                    | Message::Substitute { .. }
-                    | Message::Control { .. }
-                    | Message::Completed { .. }
-                    | Message::Compensate(_)
-                    | Message::Rerun(_)
-            );
-            if controllers_only {
-                only_controller(kind)?;
-            }
-            Route::Engine(controller_input(peer_of, other)?)
-        }
+        Message::Answer(answered) => Route::Desk(DeskInput::Answer(answered)),
+        // What nodes tell the controller, and the questions the daemon answers at once.
+        Message::Register(_)
+        | Message::Report(_)
+        | Message::PartitionResult(_)
+        | Message::Overdue(_)
+        | Message::ItemEvents(_)
+        | Message::Presence(_)
+        | Message::Compensated(_)
+        | Message::Locate(_)
+        | Message::Probe
+        | Message::Fetch(_)
+        | Message::ReadData(_)
+        | Message::ItemData(_) => return Err(format!("a node does not take {kind} messages")),
     })
 }
 
-/// What the controller orders (only it deploys, withdraws, substitutes, controls, completes,
-/// asks for compensations and reruns), or why a node does not take `message`; a document
-/// whose adjacents cannot be reached is refused before it is deployed (its notifications
-/// could never be delivered).
-fn controller_input(peer_of: PeerOf, message: Message) -> Result<Input, String> {
-    Ok(match message {
-        Message::Deploy(deploy) => {
-            check_locations(peer_of, &deploy.document)?;
-            Input::Deploy(deploy)
-        }
-        Message::Completed { instance, by } => Input::Completed { instance, by },
-        Message::Withdraw {
-            instance,
-            partition: _,
-            activities,
-            reason,
-        } => Input::Withdraw {
-            instance,
-            activities,
-            reason,
-        },
-        Message::Substitute {
-            instance,
-            replaced,
-            by,
-            location,
-        } => Input::Substitute {
-            instance,
-            replaced,
-            by,
-            peer: peer_of(&location).ok(),
-        },
-        Message::Control { instance, action } => Input::Control { instance, action },
-        Message::Compensate(c) => Input::Compensate(c),
-        Message::Rerun(r) => Input::Rerun(r),
-        other => return Err(format!("a node does not take {} messages", other.kind())),
-    })
+/// The engine's input for a substitution: the peer at the stand-in's location is the one
+/// whose word about it is taken (none when the location names no peer).
+fn substituted(peer_of: PeerOf, substitute: Substitute) -> Input {
+    Input::Substitute {
+        instance: substitute.instance,
+        replaced: substitute.replaced,
+        by: substitute.by,
+        peer: peer_of(&substitute.location).ok(),
+    }
 }
 
 /// Every adjacent's location must be a full libp2p address, or its notification could never be

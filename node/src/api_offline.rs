@@ -19,7 +19,7 @@ use axum::extract::{Path, State};
 use axum::http::StatusCode;
 use axum::response::{IntoResponse, Response};
 use mobiwf_proto::data::FETCH_CHUNK_BYTES;
-use mobiwf_proto::{Envelope, FileRef, Message, MessageId, NodeId, Reply, UserId};
+use mobiwf_proto::{Envelope, Fetch, FileRef, Message, MessageId, NodeId, Reply, UserId};
 use mobiwf_runtime::outbox;
 use serde::Deserialize;
 use serde_json::json;
@@ -236,10 +236,10 @@ async fn measure(client: &NodeClient, plan: &Departure) -> Result<f64, String> {
             origin: NodeId::new(client.mesh.peer_id().to_string()),
             seq: 0,
         },
-        message: Message::Fetch {
+        message: Message::Fetch(Fetch {
             file: FileRef::clone(file),
             offset,
-        },
+        }),
     };
     let started = Instant::now();
     let reply = client

@@ -4,7 +4,7 @@
 
 use std::collections::{BTreeMap, BTreeSet};
 
-use mobiwf_proto::{DeviceEntry, NodeId, NodeName};
+use mobiwf_proto::{DeviceEntry, DirectoryVersion, NodeId, NodeName};
 use mobiwf_xml_schema::{Basis, DepartmentId, Organisation, People, RoleId, TeamId, User};
 
 /// The role whose members may administer worklists (insert, remove, delegate any item).
@@ -45,12 +45,14 @@ pub struct Directory {
 }
 
 impl Directory {
-    /// A directory from a `Message::Directory`'s parts; the document is read and checked.
-    pub fn parse(
-        version: u64,
-        document: String,
-        devices: Vec<DeviceEntry>,
-    ) -> Result<Directory, DirectoryError> {
+    /// A directory from what a `Message::Directory` carries (or its stored form); the document
+    /// is read and checked.
+    pub fn parse(sent: DirectoryVersion) -> Result<Directory, DirectoryError> {
+        let DirectoryVersion {
+            version,
+            document,
+            devices,
+        } = sent;
         let org = if document.trim().is_empty() {
             Organisation::default()
         } else {

@@ -5,7 +5,7 @@
 
 use super::restore::rebuilt;
 use super::*;
-use mobiwf_proto::{Compensate, Compensated};
+use mobiwf_proto::{Compensate, Compensated, Report};
 
 /// 1 (P1) → 2 (P2) → 3 (P1) → 4 (P2), each with a compensation but those in `without`.
 fn four(without: &[u64]) -> String {
@@ -61,11 +61,11 @@ fn running(without: &[u64]) -> Book {
 fn cancelled_after_three(b: &mut Book, compensable: bool) -> Applied {
     let at = |n: u64| T0 * 1000 + n;
     let report = |b: &mut Book, p: u64, peer: &str, id: u64, us: u64| {
-        let message = Message::Report {
+        let message = Message::Report(Report {
             instance: InstanceId(1),
             partition: PartitionId(p),
             record: ended_at(id, ActivityState::Succeeded, us),
-        };
+        });
         from_node(b, T0 + 20, peer, message);
     };
     report(b, 1, "peerA", 1, at(100));

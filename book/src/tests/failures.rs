@@ -1,6 +1,7 @@
 //! Failure handling: suspected partners, contingency activities, late words.
 
 use super::*;
+use mobiwf_proto::{Report, Substitute, Withdraw};
 
 /// Like `chain(9)`, but contingency activity 9 has its own contingency activity 8.
 fn chain_of_contingencies() -> String {
@@ -27,12 +28,12 @@ scenarios! {
             vec![
                 (
                     "peerA".to_owned(),
-                    Message::Withdraw {
+                    Message::Withdraw(Withdraw {
                         instance: InstanceId(1),
                         partition: PartitionId(1),
                         activities: vec![ActivityId(1)],
                         reason: WHY.to_owned(),
-                    }
+                    })
                 ),
                 // Contingency -1: the successor elsewhere is blocked.
                 (
@@ -100,12 +101,12 @@ scenarios! {
         );
         assert!(sent(&applied).contains(&(
             "peerB".to_owned(),
-            Message::Substitute {
+            Message::Substitute(Substitute {
                 instance: InstanceId(1),
                 replaced: ActivityId(1),
                 by: ActivityId(9),
                 location: addr("peerC"),
-            }
+            })
         )));
         assert!(
             !sent(&applied)
@@ -240,12 +241,12 @@ scenarios! {
         assert_eq!(activity(&b, 1).detail.as_deref(), Some("exit status 1"));
         assert!(sent(&applied).contains(&(
             "peerB".to_owned(),
-            Message::Substitute {
+            Message::Substitute(Substitute {
                 instance: InstanceId(1),
                 replaced: ActivityId(1),
                 by: ActivityId(9),
                 location: addr("peerB"),
-            }
+            })
         )));
         assert!(
             !sent(&applied).iter().any(|(to, _)| to == "peerA"),
@@ -296,12 +297,12 @@ scenarios! {
         let location = addr(&d[0].0);
         assert!(sent(&applied).contains(&(
             "peerB".to_owned(),
-            Message::Substitute {
+            Message::Substitute(Substitute {
                 instance: InstanceId(1),
                 replaced: ActivityId(9),
                 by: ActivityId(8),
                 location,
-            }
+            })
         )));
         let a8 = activity(&b, 8);
         assert_eq!(
@@ -363,11 +364,11 @@ scenarios! {
             &mut b,
             T0 + 3000,
             "peerA",
-            Message::Report {
+            Message::Report(Report {
                 instance: InstanceId(1),
                 partition: PartitionId(1),
                 record: record(10, ActivityState::Succeeded),
-            },
+            }),
         );
         assert_eq!(
             sent(&applied),
@@ -427,12 +428,12 @@ scenarios! {
             vec![
                 (
                     "peerC".to_owned(),
-                    Message::Withdraw {
+                    Message::Withdraw(Withdraw {
                         instance: InstanceId(1),
                         partition: PartitionId(3),
                         activities: vec![ActivityId(9)],
                         reason: why.to_owned(),
-                    }
+                    })
                 ),
                 (
                     "peerB".to_owned(),

@@ -4,6 +4,7 @@
 //! Each says what the book does today.
 
 use super::*;
+use mobiwf_proto::{Overdue, Report};
 
 fn ack(b: &mut Book, now_ms: u64, partition: u64) {
     let input = Input::Delivered {
@@ -37,11 +38,11 @@ fn say(
         detail: detail.map(str::to_owned),
         ..record(activity, state)
     };
-    let message = Message::Report {
+    let message = Message::Report(Report {
         instance: InstanceId(1),
         partition: PartitionId(partition),
         record,
-    };
+    });
     from_node(b, now_ms, &peer, message);
 }
 
@@ -56,12 +57,12 @@ fn control(b: &mut Book, now_ms: u64, action: Control) {
 /// `waiting`'s node says it waited too long for `precondition`.
 fn overdue(b: &mut Book, now_ms: u64, waiting: u64, precondition: u64) {
     let peer = peer_of(b, 1, partition_of(b, waiting));
-    let message = Message::Overdue {
+    let message = Message::Overdue(Overdue {
         instance: InstanceId(1),
         waiting: ActivityId(waiting),
         precondition: ActivityId(precondition),
         time_out_secs: 10,
-    };
+    });
     from_node(b, now_ms, &peer, message);
 }
 

@@ -53,7 +53,7 @@ const ALL_SCENARIOS: &[&[Scenario]] = &[
 use super::*;
 use mobiwf_proto::{
     ActivityId, ActivityRecord, ActivityState, ActivityTypeId, Control, InstanceId, Message,
-    NodeId, NodeName, Outcome, PartitionId,
+    NodeId, NodeName, Outcome, PartitionId, PartitionResult, Report, Tell,
 };
 
 const PAPER: &str = include_str!("../../../examples/paper/workflow.xml");
@@ -141,11 +141,11 @@ fn result(b: &mut Book, instance: u64, partition: u64, records: Vec<ActivityReco
         9,
         Input::FromNode {
             peer: NodeId::new(peer),
-            message: Message::PartitionResult {
+            message: Message::PartitionResult(PartitionResult {
                 instance: InstanceId(instance),
                 partition: PartitionId(partition),
                 activities: records,
-            },
+            }),
         },
     )
     .expect("result");
@@ -303,11 +303,11 @@ fn failed(activity: u64, detail: &str) -> ActivityRecord {
 
 /// A node reports that an activity of instance 1 failed.
 fn report_failure(b: &mut Book, now_ms: u64, activity: u64, partition: u64, peer: &str) -> Applied {
-    let message = Message::Report {
+    let message = Message::Report(Report {
         instance: InstanceId(1),
         partition: PartitionId(partition),
         record: failed(activity, "exit status 1"),
-    };
+    });
     from_node(b, now_ms, peer, message)
 }
 
@@ -318,11 +318,11 @@ fn partition_result(
     records: Vec<ActivityRecord>,
 ) -> Applied {
     let peer = peer_of(b, 1, partition);
-    let message = Message::PartitionResult {
+    let message = Message::PartitionResult(PartitionResult {
         instance: InstanceId(1),
         partition: PartitionId(partition),
         activities: records,
-    };
+    });
     from_node(b, now_ms, &peer, message)
 }
 
@@ -483,7 +483,7 @@ fn notices(applied: &Applied) -> Vec<(String, String, Option<u64>, String)> {
     sent(applied)
         .into_iter()
         .filter_map(|(to, m)| match m {
-            Message::Notice { notice } => {
+            Message::Notice(Tell { notice }) => {
                 Some((to, notice.kind, notice.activity.map(|a| a.0), notice.text))
             }
             _ => None,

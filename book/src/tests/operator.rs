@@ -1,6 +1,7 @@
 //! Operator control: interrupt, resume, cancel.
 
 use super::*;
+use mobiwf_proto::{ControlInstance, Report};
 
 scenarios! {
     fn operators_interrupt_and_resume_an_instance_and_every_partner_is_told() {
@@ -16,10 +17,10 @@ scenarios! {
             )
             .expect("interrupt");
         assert_eq!(state_of(&b), InstanceState::Interrupted);
-        let control = |action| Message::Control {
+        let control = |action| Message::Control(ControlInstance {
             instance: InstanceId(1),
             action,
-        };
+        });
         assert_eq!(
             sent(&applied),
             vec![
@@ -64,11 +65,11 @@ scenarios! {
             &mut b,
             T0 + 1000,
             "peerA",
-            Message::Report {
+            Message::Report(Report {
                 instance: InstanceId(1),
                 partition: PartitionId(1),
                 record: record(1, ActivityState::Succeeded),
-            },
+            }),
         );
         let applied = b
             .apply(

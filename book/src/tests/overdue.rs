@@ -2,15 +2,16 @@
 
 use super::*;
 use crate::lifecycle::{ActivityLifecycle, Undecided};
+use mobiwf_proto::{Overdue, Report, Withdraw};
 
 /// Node P2 says that activity 2 waited longer than 10 s for activity 1.
 fn overdue_1_for_2(b: &mut Book, now_ms: u64) -> Applied {
-    let overdue = Message::Overdue {
+    let overdue = Message::Overdue(Overdue {
         instance: InstanceId(1),
         waiting: ActivityId(2),
         precondition: ActivityId(1),
         time_out_secs: 10,
-    };
+    });
     from_node(b, now_ms, "peerB", overdue)
 }
 
@@ -34,12 +35,12 @@ scenarios! {
             sent(&applied)[0],
             (
                 "peerA".to_owned(),
-                Message::Withdraw {
+                Message::Withdraw(Withdraw {
                     instance: InstanceId(1),
                     partition: PartitionId(1),
                     activities: vec![ActivityId(1)],
                     reason: why.to_owned(),
-                }
+                })
             )
         );
         assert_eq!(b.next_deadline(), None);
@@ -52,18 +53,18 @@ scenarios! {
             &mut b,
             T0 + 1000,
             "peerA",
-            Message::Report {
+            Message::Report(Report {
                 instance: InstanceId(1),
                 partition: PartitionId(1),
                 record: record(1, ActivityState::Succeeded),
-            },
+            }),
         );
-        let overdue = Message::Overdue {
+        let overdue = Message::Overdue(Overdue {
             instance: InstanceId(1),
             waiting: ActivityId(2),
             precondition: ActivityId(1),
             time_out_secs: 10,
-        };
+        });
         let applied = from_node(&mut b, T0 + 11_000, "peerB", overdue.clone());
         assert_eq!(
             sent(&applied),
@@ -112,12 +113,12 @@ scenarios! {
             msgs[0],
             (
                 "peerA".to_owned(),
-                Message::Withdraw {
+                Message::Withdraw(Withdraw {
                     instance: InstanceId(1),
                     partition: PartitionId(1),
                     activities: vec![ActivityId(1)],
                     reason: why.to_owned(),
-                }
+                })
             )
         );
         let a1 = activity(&b, 1);
@@ -147,11 +148,11 @@ scenarios! {
             &mut b,
             T0 + 12_000,
             "peerA",
-            Message::Report {
+            Message::Report(Report {
                 instance: InstanceId(1),
                 partition: PartitionId(1),
                 record: record(1, ActivityState::Succeeded),
-            },
+            }),
         );
         let applied = b.apply(T0 + 13_000, Input::Tick).expect("tick");
         assert!(sent(&applied).is_empty(), "{:?}", sent(&applied));
@@ -195,12 +196,12 @@ scenarios! {
         submit(&mut b, &chain(9)).expect("submit");
         report_failure(&mut b, T0 + 1000, 1, 1, "peerA");
         // P2 waited too long for 9, the stand-in nobody can run yet.
-        let overdue = Message::Overdue {
+        let overdue = Message::Overdue(Overdue {
             instance: InstanceId(1),
             waiting: ActivityId(2),
             precondition: ActivityId(9),
             time_out_secs: 10,
-        };
+        });
         from_node(&mut b, T0 + 11_000, "peerB", overdue);
         assert!(
             matches!(

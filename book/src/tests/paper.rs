@@ -1,6 +1,7 @@
 //! Submission, placement and the paper's workflow running to its end.
 
 use super::*;
+use mobiwf_proto::Report;
 
 scenarios! {
     fn the_paper_goes_to_the_nodes_named_like_its_partners_and_completes() {
@@ -47,11 +48,11 @@ scenarios! {
             b.instance(InstanceId(1)).expect("instance").state,
             InstanceState::Running
         );
-        let report = Message::Report {
+        let report = Message::Report(Report {
             instance: InstanceId(1),
             partition: PartitionId(1),
             record: record(17, ActivityState::Succeeded),
-        };
+        });
         let err = b
             .apply(
                 9,
@@ -243,11 +244,11 @@ scenarios! {
                 1,
                 Input::FromNode {
                     peer: NodeId::new("x"),
-                    message: Message::Report {
+                    message: Message::Report(Report {
                         instance: InstanceId(7),
                         partition: PartitionId(1),
                         record: record(1, ActivityState::Succeeded),
-                    },
+                    }),
                 },
             )
             .unwrap_err();

@@ -2,7 +2,8 @@
 //! people a submission names, notices, work item events, and worklist administration.
 
 use mobiwf_proto::{
-    Answer, DeviceEntry, Hold, Holder, ItemAction, ItemEvent, ItemInfo, ItemStatus, Verdict,
+    Answer, DeviceEntry, DirectoryVersion, Hold, Holder, ItemAction, ItemEvent, ItemEvents,
+    ItemInfo, ItemStatus, Presence, Report, Verdict,
 };
 use mobiwf_xml_schema::{Basis, People, UserId};
 
@@ -13,11 +14,11 @@ fn directories(applied: &Applied) -> Vec<(String, u64, String, Vec<String>)> {
     sent(applied)
         .into_iter()
         .filter_map(|(to, m)| match m {
-            Message::Directory {
+            Message::Directory(DirectoryVersion {
                 version,
                 document,
                 devices,
-            } => Some((
+            }) => Some((
                 to,
                 version,
                 document,
@@ -42,12 +43,12 @@ fn users(ids: &[&str]) -> Vec<UserId> {
 }
 
 fn item_events(b: &mut Book, peer: &str, activity: u64, at_ms: u64, events: Vec<ItemEvent>) {
-    let message = Message::ItemEvents {
+    let message = Message::ItemEvents(ItemEvents {
         instance: InstanceId(1),
         activity: ActivityId(activity),
         at_ms,
         events,
-    };
+    });
     from_node(b, at_ms, peer, message);
 }
 
@@ -101,7 +102,7 @@ scenarios! {
         let devices: Vec<DeviceEntry> = b.directory().devices.values().cloned().collect();
         assert!(sent(&applied).iter().all(|(_, m)| matches!(
             m,
-            Message::Directory { devices: d, .. } if *d == devices
+            Message::Directory(DirectoryVersion { devices: d, .. }) if *d == devices
         )));
         let mut second = staff();
         second.users.retain(|u| u.id.as_str() != "dan");
@@ -179,7 +180,7 @@ scenarios! {
         let watched = |b: &Book| -> Vec<String> {
             b.watched().iter().map(|w| w.peer.to_string()).collect()
         };
-        let presence = |away: &[&str], seq: u64| Message::Presence { away: users(away), seq };
+        let presence = |away: &[&str], seq: u64| Message::Presence(Presence { away: users(away), seq });
         assert!(watched(&b).contains(&"peerA".to_owned()));
         let applied = from_node(&mut b, T0 + 1, "peerA", presence(&["ann"], 1));
         assert_eq!(b.directory().version, 5);
@@ -601,22 +602,22 @@ scenarios! {
         // Only the activity's host speaks of it; an unknown instance is ignored.
         let wrong = Input::FromNode {
             peer: NodeId::new("peerB"),
-            message: Message::ItemEvents {
+            message: Message::ItemEvents(ItemEvents {
                 instance: InstanceId(1),
                 activity: ActivityId(1),
                 at_ms: T0,
                 events: vec![],
-            },
+            }),
         };
         let err = b.apply(T0 + 600, wrong).unwrap_err();
         assert!(matches!(err, BookError::NotYours { .. }), "{err}");
         b.take_changes();
-        let unknown = Message::ItemEvents {
+        let unknown = Message::ItemEvents(ItemEvents {
             instance: InstanceId(9),
             activity: ActivityId(1),
             at_ms: T0,
             events: vec![ItemEvent::Revoked { users: users(&["ann"]) }],
-        };
+        });
         let applied = from_node(&mut b, T0 + 700, "peerA", unknown);
         assert!(applied.effects.is_empty());
         let changes = b.take_changes();
@@ -699,11 +700,11 @@ scenarios! {
             "N1 (1) of instance 2 names no <role>, <department> or <team>: it is on nobody's \
              worklist"
         );
-        from_node(&mut b, T0 + 6000, "peerB", Message::Report {
+        from_node(&mut b, T0 + 6000, "peerB", Message::Report(Report {
             instance: InstanceId(1),
             partition: PartitionId(2),
             record: record(2, ActivityState::Succeeded),
-        });
+        }));
         assert_eq!(
             refused(&mut b, 1, 2, "ann", ItemAction::Insert),
             "N2 (2) of instance 1 is succeeded: its work item is closed"
@@ -805,12 +806,12 @@ scenarios! {
         item_events(&mut b, "peerA", 1, T0 + 100, vec![offered]);
         let warned = ItemEvent::Deadline { hours_left: 24, told: users(&["bob"]) };
         let handed = ItemEvent::HandedOver { from: users(&["bob"]), to: "ann".into() };
-        let message = Message::ItemEvents {
+        let message = Message::ItemEvents(ItemEvents {
             instance: InstanceId(1),
             activity: ActivityId(1),
             at_ms: T0 + 700,
             events: vec![warned, handed],
-        };
+        });
         let applied = from_node(&mut b, T0 + 700, "peerA", message);
         let kinds: Vec<String> = notices(&applied).into_iter().map(|n| n.1).collect();
         assert_eq!(kinds, ["deadline", "handed_over"]);
@@ -829,12 +830,12 @@ scenarios! {
         // As the holder, her device tells her; at 0 she is told to decide.
         let six = ItemEvent::Deadline { hours_left: 6, told: users(&["ann"]) };
         let zero = ItemEvent::Deadline { hours_left: 0, told: users(&["ann"]) };
-        let message = Message::ItemEvents {
+        let message = Message::ItemEvents(ItemEvents {
             instance: InstanceId(1),
             activity: ActivityId(1),
             at_ms: T0 + 2500,
             events: vec![six, zero],
-        };
+        });
         let applied = from_node(&mut b, T0 + 2500, "peerA", message);
         let kinds: Vec<String> = notices(&applied).into_iter().map(|n| n.1).collect();
         assert_eq!(kinds, ["deadline_reached"]);

@@ -12,7 +12,9 @@
 
 use std::collections::{BTreeMap, BTreeSet};
 
-use mobiwf_proto::{Hold, ItemAction, ItemEvent};
+use mobiwf_proto::{
+    Hold, ItemAction, ItemEvent, ItemEvents, Overdue, PartitionResult, Report, Tell,
+};
 
 use proptest::prelude::*;
 
@@ -376,12 +378,12 @@ fn input(b: &Book, op: &Op) -> Option<Input> {
             };
             Input::FromNode {
                 peer: from,
-                message: Message::ItemEvents {
+                message: Message::ItemEvents(ItemEvents {
                     instance: inst.id,
                     activity: a.id,
                     at_ms: 7,
                     events: events.iter().map(|(k, u)| item_event(*k, *u)).collect(),
-                },
+                }),
             }
         }
         Op::Worklist {
@@ -422,11 +424,11 @@ fn input(b: &Book, op: &Op) -> Option<Input> {
             let a = pick(&inst.activities, *act)?;
             Input::FromNode {
                 peer: peer_for(&p, *peer),
-                message: Message::Report {
+                message: Message::Report(Report {
                     instance: inst.id,
                     partition: p.id,
                     record: record(a.id.0, STATES[*state]),
-                },
+                }),
             }
         }
         Op::Result {
@@ -449,11 +451,11 @@ fn input(b: &Book, op: &Op) -> Option<Input> {
                 .collect();
             Input::FromNode {
                 peer: peer_for(&p, *peer),
-                message: Message::PartitionResult {
+                message: Message::PartitionResult(PartitionResult {
                     instance: inst.id,
                     partition: p.id,
                     activities,
-                },
+                }),
             }
         }
         Op::Overdue {
@@ -475,12 +477,12 @@ fn input(b: &Book, op: &Op) -> Option<Input> {
             };
             Input::FromNode {
                 peer: from,
-                message: Message::Overdue {
+                message: Message::Overdue(Overdue {
                     instance: inst.id,
                     waiting: w.id,
                     precondition: p.id,
                     time_out_secs: 10,
-                },
+                }),
             }
         }
         Op::Suspect(n) => Input::Suspect {
@@ -631,7 +633,7 @@ impl Promises {
         }
         for (to, m) in sent(applied) {
             match m {
-                Message::Notice { notice } => {
+                Message::Notice(Tell { notice }) => {
                     let inst = b.instance(notice.instance).expect("noticed instance");
                     assert_eq!(inst.responsible.as_ref(), Some(&notice.user), "{notice:?}");
                     let device = b.directory().device_of(notice.user.as_str());

@@ -2,6 +2,7 @@
 //! unknown to inputs until recalled, then exactly as they were, their history numbered on.
 
 use super::*;
+use mobiwf_proto::PartitionResult;
 
 /// The book's changes as the store keeps them: each instance as its JSON says.
 fn stored(changes: &Changes, id: InstanceId) -> (Instance, Vec<HistoryEvent>) {
@@ -75,11 +76,11 @@ scenarios! {
             &mut b,
             T0 + 3000,
             "peerA",
-            Message::PartitionResult {
+            Message::PartitionResult(PartitionResult {
                 instance: InstanceId(1),
                 partition: PartitionId(1),
                 activities: Vec::new(),
-            },
+            }),
         );
         let changes = b.take_changes();
         let positions: Vec<usize> = changes

@@ -3,7 +3,7 @@
 //! instance), and the task states a node reports (history).
 
 use super::*;
-use mobiwf_proto::{CANCELLED_BY_RULE, completed_reason};
+use mobiwf_proto::{CANCELLED_BY_RULE, Completed, Report, completed_reason};
 
 /// 1 on P1 (partition 1) → 2 on P2 (partition 2); 1 is a completion activity when asked.
 fn two(completion: bool) -> String {
@@ -58,22 +58,22 @@ scenarios! {
     fn a_completion_activity_completes_the_instance_on_every_node() {
         let mut b = three_nodes();
         submit(&mut b, &two(true)).expect("submit");
-        let report = Message::Report {
+        let report = Message::Report(Report {
             instance: InstanceId(1),
             partition: PartitionId(1),
             record: record(1, ActivityState::Succeeded),
-        };
+        });
         let applied = from_node(&mut b, T0 + 100, "peerA", report);
         let completed: Vec<String> = sent(&applied)
             .into_iter()
-            .filter(|(_, m)| matches!(m, Message::Completed { by, .. } if *by == ActivityId(1)))
+            .filter(|(_, m)| matches!(m, Message::Completed(Completed { by, .. }) if *by == ActivityId(1)))
             .map(|(to, _)| to)
             .collect();
         assert_eq!(completed, ["peerA", "peerB"]);
         assert!(story(&b).contains(&Event::Completed { activity: l(1) }));
         // The result repeats the word: nobody is told twice.
         let again = partition_result(&mut b, T0 + 150, 1, vec![record(1, ActivityState::Succeeded)]);
-        assert!(!sent(&again).iter().any(|(_, m)| matches!(m, Message::Completed { .. })));
+        assert!(!sent(&again).iter().any(|(_, m)| matches!(m, Message::Completed(_))));
         let cancelled = ended_as(2, ActivityState::Cancelled, &completed_reason(ActivityId(1)));
         partition_result(&mut b, T0 + 200, 2, vec![cancelled]);
         assert_eq!(state_of(&b), InstanceState::Succeeded);

@@ -8,7 +8,7 @@ use std::sync::Arc;
 
 use libp2p::PeerId;
 use mobiwf_book::{Applied, Book, BookError, Effect, Input, Instance, Watched};
-use mobiwf_proto::{InstanceId, Message, NodeId, Reply};
+use mobiwf_proto::{InstanceId, Locate, Message, NodeId, Reply};
 use mobiwf_runtime::daemon::{Actor, Destination, Group, NotApplied, Sequencer};
 use mobiwf_runtime::mesh::Inbound;
 use mobiwf_runtime::metrics::{Metrics, Peer};
@@ -214,7 +214,7 @@ impl ControllerActor {
     ) -> Result<(), StoreError> {
         // Strangers are refused everything but a registration the enrolment admits.
         let from = NodeId::new(inbound.from.to_string());
-        if !matches!(inbound.envelope.message, Message::Register { .. })
+        if !matches!(inbound.envelope.message, Message::Register(_))
             && self.book.node(&from).is_none()
             && !matches!(inbound.envelope.message, Message::Probe)
         {
@@ -222,7 +222,7 @@ impl ControllerActor {
             return Ok(());
         }
         // Where a peer is: answered at once, never stored.
-        if let Message::Locate { peer } = &inbound.envelope.message {
+        if let Message::Locate(Locate { peer }) = &inbound.envelope.message {
             let addrs = self.book.node(peer).map(|n| n.addrs.clone());
             tracing::debug!(from = %inbound.from, %peer, ?addrs, "located");
             let reply = Reply::Located {

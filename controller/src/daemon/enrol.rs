@@ -5,7 +5,7 @@
 
 use libp2p::PeerId;
 use mobiwf_book::{Book, Effect, Input, NodeInfo};
-use mobiwf_proto::{Message, NodeId, NodeName, Reply};
+use mobiwf_proto::{Message, NodeId, NodeName, Register, Reply};
 use mobiwf_runtime::daemon::Group;
 use mobiwf_runtime::metrics::Peer;
 use mobiwf_runtime::store::StoreError;
@@ -90,9 +90,9 @@ pub(super) fn admit(
     message: &Message,
 ) -> Result<(), String> {
     let peer = NodeId::new(from.to_string());
-    let Message::Register {
+    let Message::Register(Register {
         name, join_token, ..
-    } = message
+    }) = message
     else {
         return match book.node(&peer) {
             Some(_) => Ok(()),

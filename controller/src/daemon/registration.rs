@@ -5,7 +5,7 @@
 use libp2p::PeerId;
 use libp2p::multiaddr::Protocol;
 use mobiwf_book::{Book, Input, NodeInfo};
-use mobiwf_proto::{Message, MessageId, NodeId};
+use mobiwf_proto::{Message, MessageId, NodeId, Register};
 use mobiwf_runtime::mesh::relay;
 use mobiwf_runtime::outbox;
 
@@ -31,35 +31,47 @@ pub(super) fn input_of(
     message: Message,
     relays: &Relays<'_>,
 ) -> Result<Input, String> {
-    let peer = NodeId::new(from.to_string());
     Ok(match message {
-        Message::Register {
-            name,
-            skills,
-            addrs,
-            join_token: _,
-        } => {
-            if addrs.is_empty() {
-                return Err("registration: no address to reach the node at".to_owned());
-            }
-            for addr in &addrs {
-                check_address(addr, from, relays).map_err(|e| format!("registration: {e}"))?;
-            }
-            tracing::info!(%name, %peer, "node registered");
-            Input::Register(NodeInfo {
-                peer,
-                name,
-                skills,
-                addrs,
-                registered_ms: now,
-                seq: id.seq,
-                suspected: None,
-            })
+        Message::Register(register) => {
+            Input::Register(registered(now, from, id, register, relays)?)
         }
         other => Input::FromNode {
-            peer,
+            peer: NodeId::new(from.to_string()),
             message: other,
         },
+    })
+}
+
+/// The node a registration makes known, once its addresses are checked.
+fn registered(
+    now: u64,
+    from: &PeerId,
+    id: &MessageId,
+    register: Register,
+    relays: &Relays<'_>,
+) -> Result<NodeInfo, String> {
+    let Register {
+        name,
+        skills,
+        addrs,
+        join_token: _,
+    } = register;
+    if addrs.is_empty() {
+        return Err("registration: no address to reach the node at".to_owned());
+    }
+    for addr in &addrs {
+        check_address(addr, from, relays).map_err(|e| format!("registration: {e}"))?;
+    }
+    let peer = NodeId::new(from.to_string());
+    tracing::info!(%name, %peer, "node registered");
+    Ok(NodeInfo {
+        peer,
+        name,
+        skills,
+        addrs,
+        registered_ms: now,
+        seq: id.seq,
+        suspected: None,
     })
 }
 
@@ -110,12 +122,12 @@ mod tests {
     use mobiwf_proto::{ActivityTypeId, NodeName};
 
     fn register(addrs: Vec<String>) -> Message {
-        Message::Register {
+        Message::Register(Register {
             name: NodeName::new("P1"),
             skills: vec![ActivityTypeId(1)],
             addrs,
             join_token: None,
-        }
+        })
     }
 
     fn id() -> MessageId {

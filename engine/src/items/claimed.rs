@@ -1,7 +1,10 @@
 //! Which work item a claim is about, and the answer to a claim about none: a device is
 //! answered so its user does not wait, the controller told through the item's events.
 
-use mobiwf_proto::{ActivityId, Answer, DeviceEntry, InstanceId, ItemEvent, Message, Verdict};
+use mobiwf_proto::{
+    ActivityId, Answer, DeviceEntry, InstanceId, ItemAnswer, ItemEvent, ItemEvents, Message,
+    Verdict,
+};
 use mobiwf_xml_schema::People;
 
 use crate::Claimed;
@@ -32,18 +35,18 @@ impl Engine {
                 };
                 fx.push(Effect::Send {
                     to: Target::Partner(device.location.clone()),
-                    message: Message::Answer {
+                    message: Message::Answer(ItemAnswer {
                         instance,
                         activity,
                         answer,
-                    },
+                    }),
                 });
                 Ok(())
             }
             None if matches!(refusal, Refusal::NotAnItem { .. }) => {
                 fx.push(Effect::Send {
                     to: Target::Controller,
-                    message: Message::ItemEvents {
+                    message: Message::ItemEvents(ItemEvents {
                         instance,
                         activity,
                         at_ms: self.now_ms(),
@@ -52,7 +55,7 @@ impl Engine {
                             action: claimed.claim.action.as_str().to_owned(),
                             reason,
                         }],
-                    },
+                    }),
                 });
                 Ok(())
             }

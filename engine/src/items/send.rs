@@ -10,7 +10,7 @@
 use std::collections::{BTreeMap, BTreeSet};
 
 use mobiwf_proto::{
-    Answer, DeviceEntry, ItemEvent, ItemInfo, ItemStatus, Message, NodeName, UserId,
+    Answer, DeviceEntry, ItemEvent, ItemEvents, ItemInfo, ItemStatus, Message, NodeName, UserId,
 };
 
 use super::{Involved, Item, ItemKey};
@@ -143,12 +143,12 @@ impl Engine {
         }
         fx.push(Effect::Send {
             to: Target::Controller,
-            message: Message::ItemEvents {
+            message: Message::ItemEvents(ItemEvents {
                 instance: item.instance,
                 activity: item.activity,
                 at_ms: self.now_ms(),
                 events,
-            },
+            }),
         });
     }
 

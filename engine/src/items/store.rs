@@ -4,7 +4,7 @@
 //! after a restart ([`Engine::with_people`]).
 
 use mobiwf_people::Directory;
-use mobiwf_proto::{ActivityId, DeviceEntry, InstanceId, RoleId, UserId};
+use mobiwf_proto::{ActivityId, DeviceEntry, DirectoryVersion, InstanceId, RoleId, UserId};
 use serde::{Deserialize, Serialize};
 
 use super::Item;
@@ -79,7 +79,12 @@ impl StoredDirectory {
     /// (`Directory::parse`).
     pub fn decode(state: &[u8]) -> Result<Directory, String> {
         let repr: DirectoryRepr = serde_json::from_slice(state).map_err(|e| e.to_string())?;
-        Directory::parse(repr.version, repr.document, repr.devices).map_err(|e| e.to_string())
+        let sent = DirectoryVersion {
+            version: repr.version,
+            document: repr.document,
+            devices: repr.devices,
+        };
+        Directory::parse(sent).map_err(|e| e.to_string())
     }
 }
 

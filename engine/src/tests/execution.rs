@@ -2,6 +2,7 @@
 //! worklist, refused documents.
 
 use super::*;
+use mobiwf_proto::{PartitionResult, Report};
 
 scenarios! {
 fn paper_partition_1_runs_until_it_needs_a4_then_finishes_on_its_notification() {
@@ -13,7 +14,7 @@ fn paper_partition_1_runs_until_it_needs_a4_then_finishes_on_its_notification() 
         vec![("139.82.3.146".to_owned(), 17, Outcome::Succeeded)]
     );
     assert!(
-        matches!(to_controller(&fx)[..], [Message::Report { record, .. }] if record.activity == ActivityId(17))
+        matches!(to_controller(&fx)[..], [Message::Report(Report { record, .. })] if record.activity == ActivityId(17))
     );
     assert_eq!(state(&e, 18, 18), ActivityState::NotReady);
 
@@ -25,11 +26,11 @@ fn paper_partition_1_runs_until_it_needs_a4_then_finishes_on_its_notification() 
     let ctl = to_controller(&fx);
     assert_eq!(ctl.len(), 2, "{ctl:?}");
     match ctl[1] {
-        Message::PartitionResult {
+        Message::PartitionResult(PartitionResult {
             instance,
             partition,
             activities,
-        } => {
+        }) => {
             assert_eq!((*instance, *partition), (InstanceId(18), PartitionId(1)));
             assert!(
                 activities
@@ -53,7 +54,7 @@ fn paper_partition_2_waits_for_a2_and_a3() {
     let fx = notified(&mut e, 18, 18, Outcome::Succeeded);
     assert!(matches!(
         to_controller(&fx).last(),
-        Some(Message::PartitionResult { .. })
+        Some(Message::PartitionResult(_))
     ));
 }
 
@@ -147,7 +148,7 @@ fn failure_with_contingency_minus_one_cancels_successors_transitively() {
         vec![("/remote/c".to_owned(), 2, Outcome::Blocked)]
     );
     match to_controller(&fx).last() {
-        Some(Message::PartitionResult { activities, .. }) => {
+        Some(Message::PartitionResult(PartitionResult { activities, .. })) => {
             assert_eq!(activities[0].detail.as_deref(), Some("exit status 1"));
             assert!(
                 activities[1]
@@ -238,7 +239,7 @@ fn manual_work_waits_on_the_worklist_for_a_person() {
     let fx = finished(&mut e, 9, 1, true, Finisher::Person).expect("complete");
     assert!(matches!(
         to_controller(&fx)[..],
-        [Message::PartitionResult { .. }]
+        [Message::PartitionResult(_)]
     ));
     assert!(e.worklist().is_empty());
     let unknown = finished(&mut e, 9, 42, true, Finisher::Person).unwrap_err();

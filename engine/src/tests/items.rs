@@ -2,7 +2,7 @@
 //! on-leave users, nobody then a newer directory), what devices and the controller are
 //! sent, and what restarts keep.
 
-use mobiwf_proto::{Hold, ItemAction, ItemEvent, ItemStatus, UserId, Verdict};
+use mobiwf_proto::{Hold, ItemAction, ItemAnswer, ItemEvent, ItemStatus, UserId, Verdict};
 use mobiwf_xml_schema::{Method, Policy};
 
 use super::people::*;
@@ -321,7 +321,7 @@ fn activities_without_people_keep_the_node_wide_worklist() {
     let answered = |fx: &[Effect]| {
         fx.iter()
             .filter_map(|f| match f {
-                Effect::Send { to: Target::Partner(to), message: Message::Answer { answer, .. } } => {
+                Effect::Send { to: Target::Partner(to), message: Message::Answer(ItemAnswer { answer, .. }) } => {
                     Some((to.clone(), answer.request, answer.verdict.clone()))
                 }
                 _ => None,

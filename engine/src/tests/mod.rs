@@ -56,7 +56,10 @@ pub(crate) const ALL_SCENARIOS: &[&[Scenario]] = &[
 ];
 
 use super::*;
-use mobiwf_proto::{ActivityId, InstanceId, PartitionId};
+use mobiwf_proto::{
+    ActivityId, ControlInstance, InstanceId, Overdue, PartitionId, PartitionResult, Report,
+    Withdraw,
+};
 use mobiwf_proto::{ActivityState, Control, Message, Outcome, StateSet};
 
 const PARTITION_1: &str = include_str!("../../../examples/paper/partition-1.xml");
@@ -329,17 +332,22 @@ fn withdraw(
     activities: &[u64],
     reason: &str,
 ) -> Vec<Effect> {
-    let input = Input::Withdraw {
+    let input = Input::Withdraw(Withdraw {
         instance: InstanceId(instance),
+        partition: PartitionId(1),
         activities: activities.iter().copied().map(ActivityId).collect(),
         reason: reason.to_owned(),
-    };
+    });
     at(e, now_ms, input)
 }
 
 fn control(e: &mut Engine, now_ms: u64, instance: u64, action: Control) -> Vec<Effect> {
     let instance = InstanceId(instance);
-    at(e, now_ms, Input::Control { instance, action })
+    at(
+        e,
+        now_ms,
+        Input::Control(ControlInstance { instance, action }),
+    )
 }
 
 /// (activity, attempt) of each command started.
@@ -373,7 +381,7 @@ fn reports(effects: &[Effect]) -> Vec<(u64, ActivityState)> {
     to_controller(effects)
         .into_iter()
         .filter_map(|m| match m {
-            Message::Report { record, .. } => Some((record.activity.0, record.state)),
+            Message::Report(Report { record, .. }) => Some((record.activity.0, record.state)),
             _ => None,
         })
         .collect()
@@ -382,7 +390,7 @@ fn reports(effects: &[Effect]) -> Vec<(u64, ActivityState)> {
 /// The states in the partition result sent, if one was.
 fn result_of(effects: &[Effect]) -> Option<Vec<(u64, ActivityState)>> {
     to_controller(effects).into_iter().find_map(|m| match m {
-        Message::PartitionResult { activities, .. } => {
+        Message::PartitionResult(PartitionResult { activities, .. }) => {
             Some(activities.iter().map(|r| (r.activity.0, r.state)).collect())
         }
         _ => None,
@@ -394,12 +402,12 @@ fn overdues(effects: &[Effect]) -> Vec<(u64, u64, u32)> {
     to_controller(effects)
         .into_iter()
         .filter_map(|m| match m {
-            Message::Overdue {
+            Message::Overdue(Overdue {
                 waiting,
                 precondition,
                 time_out_secs,
                 ..
-            } => Some((waiting.0, precondition.0, *time_out_secs)),
+            }) => Some((waiting.0, precondition.0, *time_out_secs)),
             _ => None,
         })
         .collect()

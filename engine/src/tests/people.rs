@@ -7,7 +7,8 @@ use std::collections::BTreeMap;
 
 use mobiwf_people::Directory;
 use mobiwf_proto::{
-    DeviceEntry, Hold, ItemAction, ItemEvent, ItemStatus, NodeId, NodeName, RoleId, UserId, Verdict,
+    DeviceEntry, DirectoryVersion, Hold, ItemAction, ItemEvent, ItemEvents, ItemStatus, NodeId,
+    NodeName, RoleId, UserId, Verdict,
 };
 use mobiwf_xml_schema::{Method, Organisation, People, Policy, Role, RoleGrant, User};
 
@@ -86,7 +87,12 @@ pub(super) fn directory(version: u64, users: Vec<User>) -> Directory {
         users,
     };
     let document = mobiwf_xml_schema::write_organisation(&org);
-    let dir = Directory::parse(version, document, devices).expect("organisation document");
+    let dir = Directory::parse(DirectoryVersion {
+        version,
+        document,
+        devices,
+    })
+    .expect("organisation document");
     assert_eq!(dir.org, org, "the document says what the scenario means");
     dir
 }
@@ -302,7 +308,7 @@ pub(super) fn item_events(effects: &[Effect]) -> Vec<Vec<ItemEvent>> {
     to_controller(effects)
         .into_iter()
         .filter_map(|m| match m {
-            Message::ItemEvents { events, .. } => Some(events.clone()),
+            Message::ItemEvents(ItemEvents { events, .. }) => Some(events.clone()),
             _ => None,
         })
         .collect()

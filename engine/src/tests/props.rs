@@ -9,7 +9,7 @@
 
 use std::collections::BTreeMap;
 
-use mobiwf_proto::{ActivityRecord, StateSet};
+use mobiwf_proto::{ActivityRecord, ControlInstance, PartitionId, StateSet, Withdraw};
 use proptest::prelude::*;
 
 use super::*;
@@ -389,21 +389,22 @@ fn input_of(op: &Op, docs: &[(u64, u64, String)]) -> Option<Input> {
             attempt,
         }),
         Op::Tick(_) => Input::Tick,
-        Op::Withdraw(i, a) => Input::Withdraw {
+        Op::Withdraw(i, a) => Input::Withdraw(Withdraw {
             instance: InstanceId(i),
+            partition: PartitionId(1),
             activities: vec![ActivityId(a)],
             reason: "too slow".to_owned(),
-        },
+        }),
         Op::Substitute(i, replaced, by) => Input::Substitute {
             peer: None,
             instance: InstanceId(i),
             replaced: ActivityId(replaced),
             by: ActivityId(by),
         },
-        Op::Control(i, action) => Input::Control {
+        Op::Control(i, action) => Input::Control(ControlInstance {
             instance: InstanceId(i),
             action,
-        },
+        }),
         Op::Rerun(i, p, activities) => Input::Rerun(mobiwf_proto::Rerun {
             instance: InstanceId(i),
             partition: PartitionId(p),
@@ -450,7 +451,7 @@ impl Orders {
                 .retain(|(k, a), _| *k != key || !activities.contains(a));
             self.interrupted.remove(instance);
         }
-        if let Input::Control { instance, action } = input {
+        if let Input::Control(ControlInstance { instance, action }) = input {
             match action {
                 Control::Cancel => {
                     self.cancelled.insert(*instance);

@@ -10,7 +10,10 @@
 
 use std::collections::BTreeMap;
 
-use mobiwf_proto::{Hold, ItemAction, ItemEvent, Message, UserId};
+use mobiwf_proto::{
+    ControlInstance, Hold, ItemAction, ItemEvent, ItemEvents, Message, PartitionId, UserId,
+    Withdraw,
+};
 use mobiwf_xml_schema::{Method, People, Policy, RoleId};
 use proptest::prelude::*;
 
@@ -245,15 +248,16 @@ impl World {
                 self.now_ms += ms;
                 Input::Tick
             }
-            Op::Withdraw(i, a) => Input::Withdraw {
+            Op::Withdraw(i, a) => Input::Withdraw(Withdraw {
                 instance: InstanceId(i),
+                partition: PartitionId(1),
                 activities: vec![ActivityId(a)],
                 reason: "too slow".to_owned(),
-            },
-            Op::Cancel(i) => Input::Control {
+            }),
+            Op::Cancel(i) => Input::Control(ControlInstance {
                 instance: InstanceId(i),
                 action: Control::Cancel,
-            },
+            }),
             Op::Restart => return None,
         })
     }
@@ -356,7 +360,7 @@ fn check_sends(e: &Engine, effects: &[Effect]) {
             continue;
         };
         match (to, message) {
-            (_, Message::ItemEvents { events, .. }) => {
+            (_, Message::ItemEvents(ItemEvents { events, .. })) => {
                 for user in events.iter().flat_map(|ev| match ev {
                     ItemEvent::Offered { users } => users.clone(),
                     _ => Vec::new(),

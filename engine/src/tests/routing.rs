@@ -5,7 +5,7 @@
 //! the rest of its instance.
 
 use super::*;
-use mobiwf_proto::Control;
+use mobiwf_proto::{Completed, Control};
 
 /// 1 (command) routes `approved` → 2, otherwise → 3; 2 and 3 have 1 as precondition (2 also
 /// on /remote/b); 4 waits for 2 and 3 with `merge`.
@@ -235,10 +235,10 @@ scenarios! {
         let again = at(
             &mut e,
             1600,
-            Input::Completed {
+            Input::Completed(Completed {
                 instance: InstanceId(55),
                 by: ActivityId(2),
-            },
+            }),
         );
         assert!(again.is_empty());
         let _ = control(&mut e, 1700, 55, Control::Cancel);
@@ -292,10 +292,10 @@ scenarios! {
         let fx = at(
             &mut e,
             1500,
-            Input::Completed {
+            Input::Completed(Completed {
                 instance: InstanceId(57),
                 by: ActivityId(9),
-            },
+            }),
         );
         assert_eq!(state(&e, 57, 1), ActivityState::Cancelled);
         assert_eq!(state(&e, 57, 2), ActivityState::Cancelled);

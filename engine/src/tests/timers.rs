@@ -2,6 +2,7 @@
 //! preconditions, and timers across restarts.
 
 use super::*;
+use mobiwf_proto::Report;
 
 /// Activity 2 waits for activity 1 of another partner at most 10 s, and for activity 3.
 fn overdue_doc(instance: u64) -> String {
@@ -59,7 +60,7 @@ fn time_to_wait_starts_a_waiting_activity_as_an_emergency_and_tells_the_controll
         "{fx:?}"
     );
     match to_controller(&fx)[..] {
-        [Message::Report { record, .. }] => {
+        [Message::Report(Report { record, .. })] => {
             assert!(
                 record.emergency && record.state == ActivityState::Running,
                 "{record:?}"

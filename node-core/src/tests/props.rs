@@ -4,7 +4,9 @@
 //! through the network.
 
 use mobiwf_people::Order;
-use mobiwf_proto::{ActivityId, Control, InstanceId, ItemAction, Message, NodeId, Outcome, UserId};
+use mobiwf_proto::{
+    ActivityId, Control, ControlInstance, InstanceId, ItemAction, Message, NodeId, Outcome, UserId,
+};
 use proptest::prelude::*;
 
 use super::*;
@@ -56,10 +58,12 @@ fn message() -> impl Strategy<Value = Message> {
                     offered_ms: None,
                 })
             ),
-        instance.clone().prop_map(|i| Message::Control {
-            instance: InstanceId(i),
-            action: Control::Cancel,
-        }),
+        instance
+            .clone()
+            .prop_map(|i| Message::Control(ControlInstance {
+                instance: InstanceId(i),
+                action: Control::Cancel,
+            })),
         instance.prop_map(|i| Message::Notify(mobiwf_proto::Notify::new(
             InstanceId(i),
             ActivityId(5),

@@ -4,8 +4,8 @@
 use mobiwf_engine::{Input, Target};
 use mobiwf_people::Order;
 use mobiwf_proto::{
-    ActivityId, Control, InstanceId, ItemAction, Message, NodeId, Notice, Outcome, PartitionId,
-    UserId, Verdict,
+    ActivityId, Control, ControlInstance, DirectoryVersion, InstanceId, ItemAction, ItemAnswer,
+    Message, NodeId, Notice, Outcome, PartitionId, Presence, Tell, UserId, Verdict,
 };
 
 use super::*;
@@ -41,7 +41,7 @@ fn a_claim_on_an_item_hosted_here_is_decided_without_the_network() {
     assert!(
         out.sends
             .iter()
-            .any(|s| s.to == Target::Controller && matches!(s.message, Message::ItemEvents { .. })),
+            .any(|s| s.to == Target::Controller && matches!(s.message, Message::ItemEvents(_))),
         "{:?}",
         out.sends
     );
@@ -68,10 +68,10 @@ fn a_user_whose_device_is_another_node_is_not_here() {
 #[test]
 fn only_the_controller_orders_and_a_node_takes_no_reports() {
     let core = node();
-    let control = Message::Control {
+    let control = Message::Control(ControlInstance {
         instance: InstanceId(1),
         action: Control::Cancel,
-    };
+    });
     assert_eq!(
         refused(core.accept(&partner(), control.clone(), Ok(Vec::new()))),
         "only this node's controller sends control messages"
@@ -138,7 +138,7 @@ fn people_messages_come_from_whom_they_should() {
         matches!(&taken, Ok(NodeInput::Engine(Input::Directory(d))) if d.version == 1),
         "{taken:?}"
     );
-    let notice = Message::Notice {
+    let notice = Message::Notice(Tell {
         notice: Notice {
             user: UserId::from("alice"),
             instance: InstanceId(1),
@@ -147,7 +147,7 @@ fn people_messages_come_from_whom_they_should() {
             text: String::new(),
             at_ms: 0,
         },
-    };
+    });
     let why = refused(core.accept(&partner(), notice.clone(), Ok(Vec::new())));
     assert_eq!(why, "only this node's controller sends notice messages");
     assert!(matches!(
@@ -181,11 +181,11 @@ fn people_messages_come_from_whom_they_should() {
         "{taken:?}"
     );
     // A directory whose document does not load is refused, with its problems.
-    let bad = Message::Directory {
+    let bad = Message::Directory(DirectoryVersion {
         version: 3,
         document: "<organisation><users><user/></users></organisation>".to_owned(),
         devices: Vec::new(),
-    };
+    });
     let why = refused(core.accept(&controller(), bad, Ok(Vec::new())));
     assert!(why.contains("does not load"), "{why}");
 }
@@ -221,14 +221,16 @@ fn an_answer_to_a_claim_comes_only_from_the_host_it_went_to() {
         "{:?}",
         out.sends
     );
-    let answer = |verdict| Message::Answer {
-        instance: InstanceId(9),
-        activity: ActivityId(1),
-        answer: mobiwf_proto::Answer {
-            user: UserId::from("alice"),
-            request,
-            verdict,
-        },
+    let answer = |verdict| {
+        Message::Answer(ItemAnswer {
+            instance: InstanceId(9),
+            activity: ActivityId(1),
+            answer: mobiwf_proto::Answer {
+                user: UserId::from("alice"),
+                request,
+                verdict,
+            },
+        })
     };
     let stranger = NodeId::new("peer-stranger");
     let why = refused(core.accept(&stranger, answer(Verdict::Done), Ok(Vec::new())));
@@ -249,10 +251,10 @@ fn a_refused_message_changes_nothing() {
         (stranger.clone(), item_from(PARTNER, Vec::new(), None)),
         (
             partner(),
-            Message::Control {
+            Message::Control(ControlInstance {
                 instance: InstanceId(1),
                 action: Control::Cancel,
-            },
+            }),
         ),
         (controller(), Message::Probe),
     ];
@@ -322,7 +324,7 @@ fn going_away_tells_the_controller_and_a_stranger_is_not_here() {
         .map(|s| &s.message)
         .collect();
     assert!(
-        matches!(presence[..], [Message::Presence { away, seq: 1 }] if away == &vec![UserId::from("alice")]),
+        matches!(presence[..], [Message::Presence(Presence { away, seq: 1 })] if away == &vec![UserId::from("alice")]),
         "{presence:?}"
     );
     let out = core

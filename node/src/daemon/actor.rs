@@ -10,7 +10,7 @@ use std::sync::Arc;
 use libp2p::{Multiaddr, PeerId};
 use mobiwf_engine::{Effect, Refusal, Run, Target};
 use mobiwf_node_core::{ClaimOutcome, CommandEnd, NodeCore, NodeInput, NotTaken, Output, Reply};
-use mobiwf_proto::{ActivityTypeId, Message, NodeId};
+use mobiwf_proto::{ActivityTypeId, Message, NodeId, Register};
 use mobiwf_runtime::daemon::{Actor, Destination, Group, NotApplied, Sequencer};
 use mobiwf_runtime::metrics::{Metrics, Peer};
 use mobiwf_runtime::outbox::Outbox;
@@ -131,12 +131,12 @@ impl NodeActor {
         addrs: &[String],
     ) -> anyhow::Result<()> {
         let mut group = Group::default();
-        let message = Message::Register {
+        let message = Message::Register(Register {
             name: self.core.identity().name.clone(),
             skills: skills.to_vec(),
             addrs: addrs.to_vec(),
             join_token,
-        };
+        });
         let (to, role) = self.destination(Target::Controller);
         group.send(seq, to, role, message)?;
         group.write_now(self.store.as_ref(), seq, outbox)?;

@@ -14,8 +14,8 @@ use base64::engine::general_purpose::STANDARD;
 use mobiwf_engine::Missing;
 use mobiwf_proto::data::{FETCH_CHUNK_BYTES, MAX_INLINE_FILE_BYTES, MAX_INLINE_TOTAL_BYTES};
 use mobiwf_proto::{
-    DataValue, Envelope, FileBody, FileRef, InstanceId, ItemAction, Message, MessageId, NodeId,
-    Reply,
+    DataValue, Envelope, Fetch, FileBody, FileRef, InstanceId, ItemAction, Message, MessageId,
+    NodeId, Reply,
 };
 use mobiwf_runtime::daemon::Group;
 use mobiwf_runtime::mesh::{Inbound, MeshHandle};
@@ -187,11 +187,11 @@ fn file_of(value: &DataValue) -> Option<FileRef> {
 
 /// The answer to a partner's fetch: a chunk of a held content, or why not (not held yet: the
 /// fetcher asks again later).
-pub(super) fn answer_fetch(files: &Files, file: &FileRef, offset: u64) -> Reply {
-    if let Some(problem) = file.problem() {
+pub(super) fn answer_fetch(files: &Files, fetch: &Fetch) -> Reply {
+    if let Some(problem) = fetch.file.problem() {
         return Reply::Refused { reason: problem };
     }
-    match files.read_chunk(file, offset, FETCH_CHUNK_BYTES) {
+    match files.read_chunk(&fetch.file, fetch.offset, FETCH_CHUNK_BYTES) {
         Ok(bytes) => Reply::Chunk {
             base64: STANDARD.encode(bytes),
         },
@@ -200,7 +200,7 @@ pub(super) fn answer_fetch(files: &Files, file: &FileRef, offset: u64) -> Reply 
 }
 
 /// What a fetch task needs.
-pub(super) struct Fetch {
+pub(super) struct FetchTask {
     pub(super) mesh: MeshHandle,
     pub(super) me: NodeId,
     pub(super) files: Files,
@@ -211,7 +211,7 @@ pub(super) struct Fetch {
 
 /// Fetches a content from its holder until it is whole here, however long the holder is
 /// away; then tells the actor (`Event::Fetched`).
-pub(super) async fn fetch(task: Fetch) {
+pub(super) async fn fetch(task: FetchTask) {
     let mut wait = FETCH_RETRY_FIRST;
     loop {
         match fetch_once(&task).await {
@@ -228,9 +228,9 @@ pub(super) async fn fetch(task: Fetch) {
 }
 
 /// Asks for the chunks from what is on disk on; `Ok` once the content is whole and kept.
-async fn fetch_once(task: &Fetch) -> Result<(), String> {
+async fn fetch_once(task: &FetchTask) -> Result<(), String> {
     let (peer, addr) = outbox::peer_of(&task.from)?;
-    let Fetch { files, file, .. } = task;
+    let FetchTask { files, file, .. } = task;
     loop {
         if files.has(file) {
             // Held (inline in another message meanwhile, or renamed before a crash).
@@ -248,10 +248,10 @@ async fn fetch_once(task: &Fetch) -> Result<(), String> {
                 origin: task.me.clone(),
                 seq: 0,
             },
-            message: Message::Fetch {
+            message: Message::Fetch(Fetch {
                 file: file.clone(),
                 offset,
-            },
+            }),
         };
         let reply = task
             .mesh
@@ -285,18 +285,19 @@ impl super::actor::NodeActor {
     /// other message.
     pub(super) fn answer_at_once(&self, inbound: Inbound, group: &mut Group) -> Option<Inbound> {
         let reply = match &inbound.envelope.message {
-            Message::Fetch { file, offset } => {
+            Message::Fetch(fetch) => {
                 // Reading a chunk is disk work: off the actor.
-                let (files, file, offset) = (self.files.clone(), file.clone(), *offset);
+                let (files, fetch) = (self.files.clone(), fetch.clone());
                 tokio::task::spawn_blocking(move || {
-                    let _ = inbound.reply.send(answer_fetch(&files, &file, offset));
+                    let _ = inbound.reply.send(answer_fetch(&files, &fetch));
                 });
                 return None;
             }
-            Message::ReadData { instance } if inbound.from == self.controller.0 => {
+            Message::ReadData(ask) if inbound.from == self.controller.0 => {
                 // A finished instance is read back from the store; a store that fails leaves
                 // the question unanswered (asked again).
-                match super::memory::data(self.core.engine(), self.store.as_ref(), *instance) {
+                let instance = ask.instance;
+                match super::memory::data(self.core.engine(), self.store.as_ref(), instance) {
                     Ok(data) => Reply::Data { data },
                     Err(e) => {
                         tracing::error!("reading instance {instance}'s data: {e}");
@@ -304,17 +305,43 @@ impl super::actor::NodeActor {
                     }
                 }
             }
-            Message::ReadData { .. } => Reply::Refused {
+            Message::ReadData(_) => Reply::Refused {
                 reason: "only this node's controller reads instance data".to_owned(),
             },
-            Message::ItemData { instance, activity } => {
+            Message::ItemData(ask) => {
                 let device = NodeId::new(inbound.from.to_string());
-                match self.core.engine().item_reads(*instance, *activity, &device) {
+                match self
+                    .core
+                    .engine()
+                    .item_reads(ask.instance, ask.activity, &device)
+                {
                     Ok(data) => Reply::Data { data },
                     Err(reason) => Reply::Refused { reason },
                 }
             }
-            _ => return Some(inbound),
+            Message::Register(_)
+            | Message::Deploy(_)
+            | Message::Notify(_)
+            | Message::StateChanged(_)
+            | Message::Completed(_)
+            | Message::Report(_)
+            | Message::PartitionResult(_)
+            | Message::Overdue(_)
+            | Message::Withdraw(_)
+            | Message::Substitute(_)
+            | Message::Control(_)
+            | Message::Probe
+            | Message::Directory(_)
+            | Message::Claim(_)
+            | Message::Item(_)
+            | Message::Answer(_)
+            | Message::ItemEvents(_)
+            | Message::Presence(_)
+            | Message::Notice(_)
+            | Message::Compensate(_)
+            | Message::Compensated(_)
+            | Message::Rerun(_)
+            | Message::Locate(_) => return Some(inbound),
         };
         group.reply(inbound.reply, reply);
         None
@@ -336,7 +363,7 @@ impl super::actor::NodeActor {
     }
 
     fn spawn_fetch(&mut self, file: FileRef, from: String) {
-        let task = Fetch {
+        let task = FetchTask {
             mesh: self.mesh.clone(),
             me: NodeId::new(self.mesh.peer_id().to_string()),
             files: self.files.clone(),

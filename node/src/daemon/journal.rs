@@ -19,15 +19,13 @@ pub(super) fn taken(input: &NodeInput) {
             let (instance, partition) = (d.instance, d.partition);
             tracing::info!(%instance, %partition, "partition deployed");
         }
-        Input::Completed { instance, by } => {
+        Input::Completed(c) => {
+            let (instance, by) = (c.instance, c.by);
             tracing::info!(%instance, %by, "the instance was completed by its completion activity");
         }
-        Input::Withdraw {
-            instance,
-            activities,
-            reason,
-        } => {
-            let ids: Vec<u64> = activities.iter().map(|a| a.0).collect();
+        Input::Withdraw(w) => {
+            let (instance, reason) = (w.instance, &w.reason);
+            let ids: Vec<u64> = w.activities.iter().map(|a| a.0).collect();
             tracing::warn!(%instance, activities = ?ids, %reason, "the controller withdrew activities");
         }
         Input::Substitute {
@@ -36,8 +34,9 @@ pub(super) fn taken(input: &NodeInput) {
             by,
             ..
         } => tracing::info!(%instance, %replaced, %by, "contingency activity runs instead"),
-        Input::Control { instance, action } => {
-            tracing::info!(%instance, action = action.as_str(), "operator control");
+        Input::Control(c) => {
+            let (instance, action) = (c.instance, c.action.as_str());
+            tracing::info!(%instance, action, "operator control");
         }
         Input::Compensate(c) => {
             let (instance, activity) = (c.instance, c.activity);
@@ -48,7 +47,15 @@ pub(super) fn taken(input: &NodeInput) {
             let ids: Vec<u64> = r.activities.iter().map(|a| a.0).collect();
             tracing::info!(%instance, %partition, activities = ?ids, "operator rerun");
         }
-        _ => {}
+        // Not an order: partners' words, claims, time, the ends of commands, links.
+        Input::Notified(_)
+        | Input::StateChanged(_)
+        | Input::Fetched { .. }
+        | Input::Claim(_)
+        | Input::Tick
+        | Input::Finished(_)
+        | Input::CompensationEnded(_)
+        | Input::Link { .. } => {}
     }
 }
 

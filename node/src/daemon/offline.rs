@@ -10,7 +10,7 @@ use std::time::Duration;
 
 use mobiwf_node_core::{NodeInput, Refused, Reply};
 use mobiwf_people::ItemKey;
-use mobiwf_proto::{Datum, Envelope, FileRef, Message, MessageId, NodeId, UserId};
+use mobiwf_proto::{Datum, Envelope, FileRef, ItemData, Message, MessageId, NodeId, UserId};
 use mobiwf_runtime::mesh::MeshHandle;
 use mobiwf_runtime::outbox;
 use mobiwf_runtime::store::StoreError;
@@ -315,10 +315,10 @@ async fn ask_once(ask: &Ask) -> Result<Option<Vec<Datum>>, String> {
             origin: ask.me.clone(),
             seq: 0,
         },
-        message: Message::ItemData {
+        message: Message::ItemData(ItemData {
             instance: ask.key.0,
             activity: ask.key.1,
-        },
+        }),
     };
     match ask.mesh.request(peer, vec![addr], envelope).await {
         Ok(mobiwf_proto::Reply::Data { data }) => Ok(Some(data)),

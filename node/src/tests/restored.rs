@@ -8,7 +8,7 @@
 use mobiwf_node_core::fixtures::*;
 use mobiwf_node_core::{NodeCore, NodeInput};
 use mobiwf_people::Order;
-use mobiwf_proto::{ActivityId, InstanceId, ItemAction, Message, NodeId};
+use mobiwf_proto::{ActivityId, ControlInstance, InstanceId, ItemAction, Message, NodeId};
 use mobiwf_runtime::store::{Batch, Durability, MemoryStore, Store};
 use proptest::prelude::*;
 
@@ -38,10 +38,10 @@ fn step() -> impl Strategy<Value = Step> {
     ];
     prop_oneof![
         2 => (1u64..4).prop_map(|i| Step::Hear(controller(), deployment(i))),
-        1 => (1u64..4).prop_map(|i| Step::Hear(controller(), Message::Control {
+        1 => (1u64..4).prop_map(|i| Step::Hear(controller(), Message::Control(ControlInstance {
             instance: InstanceId(i),
             action: mobiwf_proto::Control::Cancel,
-        })),
+        }))),
         3 => (1u64..4, action).prop_map(|(i, a)| Step::Alice(i, a)),
         2 => (1u64..4, any::<bool>()).prop_map(|(i, ok)| Step::Ended(i, ok)),
         1 => Just(Step::Tick),

@@ -11,7 +11,9 @@
 
 use std::collections::BTreeSet;
 
-use mobiwf_proto::{ActivityId, Answer, Holder, InstanceId, ItemStatus, Notice, UserId, Verdict};
+use mobiwf_proto::{
+    ActivityId, Answer, Holder, InstanceId, ItemAnswer, ItemStatus, Notice, UserId, Verdict,
+};
 
 use super::{Applied, Desk, DeskEffect, DeskItem, ItemKey, ItemSnapshot, MAX_FINISHED_ITEMS};
 
@@ -127,6 +129,19 @@ impl Desk {
             self.items.remove(&key);
             self.dirty.item_gone(key);
         }
+    }
+
+    /// The host's answer to a claim on something that is no work item there.
+    pub(super) fn answer_without_item(&mut self, now_ms: u64, answered: ItemAnswer) -> Applied {
+        let ItemAnswer {
+            instance,
+            activity,
+            answer,
+        } = answered;
+        let mut applied = Applied::default();
+        let label = format!("activity {activity} of instance {instance}");
+        self.answer(now_ms, (instance, activity, &label), answer, &mut applied);
+        applied
     }
 
     /// The host's answer to a claim under way: the waiting API call is woken, a refusal

@@ -32,7 +32,7 @@ mod tests;
 use std::collections::{BTreeMap, BTreeSet};
 
 use mobiwf_proto::{
-    ActivityId, Answer, Claim, Datum, FileRef, Holder, InstanceId, ItemAction, ItemInfo,
+    ActivityId, Claim, Datum, FileRef, Holder, InstanceId, ItemAction, ItemAnswer, ItemInfo,
     ItemStatus, Message, NodeName, Notice, UserId, Verdict,
 };
 use mobiwf_xml_schema::User;
@@ -161,14 +161,7 @@ pub enum DeskInput {
     Tick,
     /// Host → this device: the answer to a claim on something that is no work item there
     /// (`Message::Answer`); taken only for a claim under way with the same item and user.
-    Answer {
-        /// The instance.
-        instance: InstanceId,
-        /// The activity.
-        activity: ActivityId,
-        /// The answer.
-        answer: Answer,
-    },
+    Answer(ItemAnswer),
     /// A user of this device disconnects (`mobiwf-node disconnect`).
     Disconnect(UserId),
     /// A user of this device reconnects (`mobiwf-node reconnect`).
@@ -202,17 +195,31 @@ impl DeskInput {
     pub fn from_message(message: Message) -> Option<DeskInput> {
         match message {
             Message::Item(snapshot) => Some(DeskInput::Item(Box::new(snapshot))),
-            Message::Notice { notice } => Some(DeskInput::Notice(notice)),
-            Message::Answer {
-                instance,
-                activity,
-                answer,
-            } => Some(DeskInput::Answer {
-                instance,
-                activity,
-                answer,
-            }),
-            _ => None,
+            Message::Notice(tell) => Some(DeskInput::Notice(tell.notice)),
+            Message::Answer(answered) => Some(DeskInput::Answer(answered)),
+            Message::Register(_)
+            | Message::Deploy(_)
+            | Message::Notify(_)
+            | Message::StateChanged(_)
+            | Message::Completed(_)
+            | Message::Report(_)
+            | Message::PartitionResult(_)
+            | Message::Overdue(_)
+            | Message::Withdraw(_)
+            | Message::Substitute(_)
+            | Message::Control(_)
+            | Message::Probe
+            | Message::Directory(_)
+            | Message::Claim(_)
+            | Message::ItemEvents(_)
+            | Message::Fetch(_)
+            | Message::ReadData(_)
+            | Message::ItemData(_)
+            | Message::Presence(_)
+            | Message::Compensate(_)
+            | Message::Compensated(_)
+            | Message::Rerun(_)
+            | Message::Locate(_) => None,
         }
     }
 }
@@ -356,16 +363,7 @@ impl Desk {
             DeskInput::Notice(notice) => Ok(self.notice(dir, me, notice)),
             DeskInput::Claim(claim) => self.claim(now_ms, dir, me, claim),
             DeskInput::Tick => Ok(self.tick(now_ms)),
-            DeskInput::Answer {
-                instance,
-                activity,
-                answer,
-            } => {
-                let mut applied = Applied::default();
-                let label = format!("activity {activity} of instance {instance}");
-                self.answer(now_ms, (instance, activity, &label), answer, &mut applied);
-                Ok(applied)
-            }
+            DeskInput::Answer(answered) => Ok(self.answer_without_item(now_ms, answered)),
             DeskInput::Disconnect(user) => self.disconnect(now_ms, dir, me, &user),
             DeskInput::Reconnect(user) => self.reconnect(dir, me, &user),
             DeskInput::Copied {

@@ -12,7 +12,7 @@
 
 use std::collections::BTreeSet;
 
-use mobiwf_proto::{DataValue, Datum, FileRef, Hold, ItemAction, UserId};
+use mobiwf_proto::{DataValue, Datum, FileRef, Hold, ItemAction, Presence, UserId};
 use serde::{Deserialize, Serialize};
 
 use super::{Applied, Desk, DeskItem, DeskRefusal, ItemKey};
@@ -197,10 +197,13 @@ impl Desk {
 
     /// The presence to tell the controller now: the users away and the next number (stored
     /// with the desk's changes; the controller takes the highest it hears).
-    pub fn presence(&mut self) -> (Vec<UserId>, u64) {
+    pub fn presence(&mut self) -> Presence {
         self.presence_seq += 1;
         self.dirty.meta = true;
-        (self.away.keys().cloned().collect(), self.presence_seq)
+        Presence {
+            away: self.away.keys().cloned().collect(),
+            seq: self.presence_seq,
+        }
     }
 
     /// Whether the user disconnected and has not reconnected.

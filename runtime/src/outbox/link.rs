@@ -9,7 +9,7 @@ use libp2p::{Multiaddr, PeerId};
 use tokio::sync::broadcast;
 
 use crate::mesh::{Freshness, MeshHandle};
-use mobiwf_proto::{Envelope, Message, MessageId, NodeId, Reply};
+use mobiwf_proto::{Envelope, Locate, Message, MessageId, NodeId, Reply};
 
 /// How long a `locate` question to the controller may take.
 pub const LOCATE_TIMEOUT: Duration = Duration::from_secs(2);
@@ -126,9 +126,9 @@ async fn locate(
             origin: NodeId::new(mesh.peer_id().to_string()),
             seq: 0,
         },
-        message: Message::Locate {
+        message: Message::Locate(Locate {
             peer: NodeId::new(peer.to_string()),
-        },
+        }),
     };
     let answer = tokio::time::timeout(LOCATE_TIMEOUT, mesh.request(controller, addrs, envelope))
         .await

@@ -1,6 +1,6 @@
 //! A user acts on an item: what the desk answers alone, and what it sends to the host.
 
-use mobiwf_proto::{Hold, ItemAction, ItemStatus, Message, UserId, Verdict};
+use mobiwf_proto::{Hold, ItemAction, ItemAnswer, ItemStatus, Message, UserId, Verdict};
 
 use super::*;
 use crate::desk::Order;
@@ -328,16 +328,18 @@ fn request_numbers_grow_across_local_and_sent_claims_and_restarts() {
 fn an_answer_without_an_item_wakes_only_the_claim_it_names() {
     let (mut f, item) = offered_to_alice_and_bob();
     let request = f.claim("alice", &item, ItemAction::Select);
-    let answer = |user: &str, activity: u64| DeskInput::Answer {
-        instance: item.instance,
-        activity: mobiwf_proto::ActivityId(activity),
-        answer: mobiwf_proto::Answer {
-            user: UserId::new(user),
-            request,
-            verdict: Verdict::Invalid {
-                reason: "it has not started".to_owned(),
+    let answer = |user: &str, activity: u64| {
+        DeskInput::Answer(ItemAnswer {
+            instance: item.instance,
+            activity: mobiwf_proto::ActivityId(activity),
+            answer: mobiwf_proto::Answer {
+                user: UserId::new(user),
+                request,
+                verdict: Verdict::Invalid {
+                    reason: "it has not started".to_owned(),
+                },
             },
-        },
+        })
     };
     // Another user's or another item's answer with this number is not this claim's.
     assert!(answers(&f.apply(answer("bob", item.activity.0)).unwrap()).is_empty());

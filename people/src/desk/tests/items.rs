@@ -1,7 +1,7 @@
 //! The hosts' snapshots: what they replace, and what they tell the users; the controller's
 //! notices.
 
-use mobiwf_proto::{Hold, ItemAction, ItemStatus, Message, UserId, Verdict};
+use mobiwf_proto::{Hold, ItemAction, ItemAnswer, ItemStatus, Message, Tell, UserId, Verdict};
 
 use super::*;
 use crate::desk::{MAX_NOTICES_PER_USER, Order};
@@ -407,27 +407,23 @@ fn the_wire_messages_for_the_desk_become_its_inputs() {
     );
     let told = notice("alice", 1, "hello", 2);
     assert_eq!(
-        DeskInput::from_message(Message::Notice {
+        DeskInput::from_message(Message::Notice(Tell {
             notice: told.clone()
-        }),
+        })),
         Some(DeskInput::Notice(told))
     );
-    let answer = Answer {
-        user: UserId::new("alice"),
-        request: 9,
-        verdict: Verdict::Done,
+    let answered = ItemAnswer {
+        instance: item.instance,
+        activity: item.activity,
+        answer: Answer {
+            user: UserId::new("alice"),
+            request: 9,
+            verdict: Verdict::Done,
+        },
     };
     assert_eq!(
-        DeskInput::from_message(Message::Answer {
-            instance: item.instance,
-            activity: item.activity,
-            answer: answer.clone(),
-        }),
-        Some(DeskInput::Answer {
-            instance: item.instance,
-            activity: item.activity,
-            answer,
-        })
+        DeskInput::from_message(Message::Answer(answered.clone())),
+        Some(DeskInput::Answer(answered))
     );
     assert_eq!(DeskInput::from_message(Message::Probe), None);
 }

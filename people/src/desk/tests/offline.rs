@@ -3,7 +3,7 @@
 //! item).
 
 use mobiwf_proto::{
-    DataValue, Datum, FileRef, Hold, ItemAction, ItemStatus, Message, UserId, Verdict,
+    DataValue, Datum, FileRef, Hold, ItemAction, ItemStatus, Message, Presence, UserId, Verdict,
 };
 
 use super::*;
@@ -100,9 +100,13 @@ fn a_select_or_lock_under_way_keeps_the_user_here() {
     f.item(answering(snapshot, "alice", request, Verdict::Done));
     f.apply(away("alice")).unwrap();
     // Each presence told has the next number, kept across a restart.
-    assert_eq!(f.desk.presence(), (users(&["alice"]), 1));
+    let told = Presence {
+        away: users(&["alice"]),
+        seq: 1,
+    };
+    assert_eq!(f.desk.presence(), told);
     f.commit();
-    assert_eq!(f.desk.presence().1, 2);
+    assert_eq!(f.desk.presence().seq, 2);
 }
 
 #[test]
