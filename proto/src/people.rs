@@ -10,7 +10,7 @@
 
 use serde::{Deserialize, Serialize};
 
-use crate::{ActivityId, InstanceId, NodeId, NodeName, PartitionId};
+use crate::{ActivityId, InstanceId, Location, NodeId, NodeName, PartitionId};
 pub use mobiwf_xml_schema::{RoleId, UserId};
 
 /// A registered node as the directory knows it: where the worklists of its users live.
@@ -20,8 +20,9 @@ pub struct DeviceEntry {
     pub name: NodeName,
     /// Its peer id.
     pub node: NodeId,
-    /// Its full libp2p address (`.../p2p/<peer id>`), where hosts send its users' items.
-    pub location: String,
+    /// Its full libp2p address (`.../p2p/<peer id>`), where hosts send its users' items (its
+    /// first registered address: empty in an entry made before registrations had to give one).
+    pub location: Location,
     /// How many times it registered (connected) with the controller.
     pub connections: u32,
     /// When it last registered, in ms since the epoch.
@@ -211,7 +212,7 @@ pub struct ItemInfo {
     /// When its `timeOut` runs out, if it has one, in ms since the epoch.
     pub deadline_ms: Option<u64>,
     /// The host's full libp2p address: where claims go.
-    pub host: String,
+    pub host: Location,
     /// Its `<deadline>`, when it has one: the absolute end on the host's clock, the
     /// thresholds passed, and the host's clock when the snapshot was made (so a device keeps
     /// the deadline on its own clock while it cannot reach the host).
