@@ -398,3 +398,29 @@ pub struct Notice {
     /// When, in ms since the epoch.
     pub at_ms: u64,
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// The controller made a device's entry from its first registered address, or the empty
+    /// text when it had none: entries of either kind, as the book and the nodes stored them,
+    /// load and are written back byte for byte.
+    #[test]
+    fn device_entries_older_versions_stored_load_as_they_were() {
+        for (stored, peer) in [
+            (
+                r#"{"name":"ana@phone","node":"12D3KooWPeer","location":"","connections":1,"last_connected_ms":5}"#,
+                None,
+            ),
+            (
+                r#"{"name":"ana@phone","node":"12D3KooWPeer","location":"/ip4/10.0.0.2/tcp/4001/p2p/12D3KooWPeer","connections":2,"last_connected_ms":5,"away":["ana"],"presence_seq":3}"#,
+                Some("12D3KooWPeer"),
+            ),
+        ] {
+            let entry: DeviceEntry = serde_json::from_str(stored).unwrap();
+            assert_eq!(entry.location.peer().map(NodeId::as_str), peer);
+            assert_eq!(serde_json::to_string(&entry).unwrap(), stored);
+        }
+    }
+}
