@@ -1,5 +1,6 @@
 //! The plain types the controller, the nodes and their pure cores share: typed ids (`ids`),
-//! milliseconds (`time`), peers' addresses (`location`) and the wire messages with their limits (`wire`).
+//! milliseconds (`time`), peers' addresses (`location`) and the wire messages with their
+//! limits (`wire`).
 //!
 //! **Architecture invariant:** no I/O and no codec. The framing lives in `mobiwf-runtime`;
 //! this crate only says what a message is, so that the partition engine and the controller's
