@@ -41,8 +41,8 @@ pub use local::MAX_LOCAL_ROUNDS;
 pub use translate::{NotTaken, check_locations};
 
 /// Reads a full libp2p address a document gives (`.../p2p/<peer id>`), or says why the node
-/// could not dial it. The daemon gives libp2p's checks; once read, a [`Location`] carries its
-/// peer id, and the core never reads an address's text again.
+/// could not dial it. The daemon gives libp2p's checks (the core links no libp2p); the peer a
+/// [`Location`] names is read from the location, never from its text again.
 pub type ReadLocation = fn(&str) -> Result<Location, String>;
 
 /// Who this node is, and who its controller is.

@@ -267,9 +267,9 @@ fn handed(label: &str, h: &Holder) -> (&'static str, String) {
     }
 }
 
-/// A host's identity, whatever address it listens at: the peer id its address names (the
-/// text of an address that names none, which no other address is). The desk keeps the hosts'
-/// clock offsets under it.
+/// A host's identity, whatever address it listens at: the peer id its address names (for an
+/// address that names none, as older records may hold, its whole text). The desk keeps the
+/// hosts' clock offsets under it, as it always did.
 pub(super) fn host_key(location: &Location) -> &str {
     location.peer().map_or(location.as_str(), NodeId::as_str)
 }
