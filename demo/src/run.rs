@@ -200,7 +200,7 @@ pub(super) async fn start_node(
             .copied()
             .map(mobiwf_proto::ActivityTypeId)
             .collect(),
-        controller: controller.to_owned(),
+        controller: mobiwf_runtime::outbox::location(controller).map_err(anyhow::Error::msg)?,
         listen: loopback()?,
         api: "127.0.0.1:0".parse()?,
         store: None,

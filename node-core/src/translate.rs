@@ -9,7 +9,7 @@ use mobiwf_engine::{Changed, Claimed, Input, Missing, Notified, Refusal};
 use mobiwf_people::{DeskInput, Directory};
 use mobiwf_proto::{Claim, Message, NodeId, Notify};
 
-use crate::{NodeCore, NodeInput, PeerOf};
+use crate::{NodeCore, NodeInput, ReadLocation};
 
 /// Why the node does not take a message now.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -58,8 +58,8 @@ impl NodeCore {
         // Contents the daemon could not take refuse the message, whatever it is.
         let missing = missing?;
         let from_controller = *from == self.who.controller;
-        let peer_of = self.who.peer_of;
-        match route_of(peer_of, from, from_controller, message)? {
+        let read = self.who.read_location;
+        match route_of(read, from, from_controller, message)? {
             Route::Desk(input) => {
                 self.answer_from_its_host(from, &input)?;
                 Ok(NodeInput::Desk(input))
@@ -90,8 +90,8 @@ impl NodeCore {
             // Answers no claim under way: the desk ignores it.
             return Ok(());
         };
-        match (self.who.peer_of)(&claim.host) {
-            Ok(host) if host == *from => Ok(()),
+        match claim.host.peer() {
+            Some(host) if host == from => Ok(()),
             _ => Err(format!(
                 "an answer to a claim comes from the item's host ({}), not from {from}",
                 claim.host
@@ -112,7 +112,7 @@ enum Route {
 
 /// The core and input `message` from `from` stands for, or why the node refuses it.
 fn route_of(
-    peer_of: PeerOf,
+    read: ReadLocation,
     from: &NodeId,
     from_controller: bool,
     message: Message,
@@ -144,8 +144,8 @@ fn route_of(
             change,
         })),
         Message::Item(snapshot) => {
-            let host = peer_of(&snapshot.info.host)?;
-            if host != *from {
+            let host = snapshot.info.host.named_peer().map_err(|e| e.to_string())?;
+            if host != from {
                 return Err(format!(
                     "a work item's snapshot comes from its host ({}), not from {from}",
                     snapshot.info.host
@@ -181,7 +181,7 @@ fn route_of(
             if controllers_only {
                 only_controller(kind)?;
             }
-            Route::Engine(controller_input(peer_of, other)?)
+            Route::Engine(controller_input(read, other)?)
         }
     })
 }
@@ -190,10 +190,10 @@ fn route_of(
 /// asks for compensations and reruns), or why a node does not take `message`; a document
 /// whose adjacents cannot be reached is refused before it is deployed (its notifications
 /// could never be delivered).
-fn controller_input(peer_of: PeerOf, message: Message) -> Result<Input, String> {
+fn controller_input(read: ReadLocation, message: Message) -> Result<Input, String> {
     Ok(match message {
         Message::Deploy(deploy) => {
-            check_locations(peer_of, &deploy.document)?;
+            check_locations(read, &deploy.document)?;
             Input::Deploy(deploy)
         }
         Message::Completed { instance, by } => Input::Completed { instance, by },
@@ -216,7 +216,7 @@ fn controller_input(peer_of: PeerOf, message: Message) -> Result<Input, String> 
             instance,
             replaced,
             by,
-            peer: peer_of(&location).ok(),
+            peer: read(&location).ok().and_then(|at| at.peer().cloned()),
         },
         Message::Control { instance, action } => Input::Control { instance, action },
         Message::Compensate(c) => Input::Compensate(c),
@@ -227,7 +227,7 @@ fn controller_input(peer_of: PeerOf, message: Message) -> Result<Input, String> 
 
 /// Every adjacent's location must be a full libp2p address, or its notification could never be
 /// delivered.
-pub fn check_locations(peer_of: PeerOf, document: &str) -> Result<(), String> {
+pub fn check_locations(read: ReadLocation, document: &str) -> Result<(), String> {
     let doc = mobiwf_xml_schema::read_partition(document.as_bytes())
         .map_err(|d| d.render("partition document"))?
         .value;
@@ -235,7 +235,7 @@ pub fn check_locations(peer_of: PeerOf, document: &str) -> Result<(), String> {
         for adj in &act.adjacents {
             let local = doc.activities.iter().any(|a| a.id == adj.id);
             if !local {
-                peer_of(&adj.location)
+                read(&adj.location)
                     .map_err(|e| format!("activity {}: adjacent {}: {e}", act.id, adj.id))?;
             }
         }

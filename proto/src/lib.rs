@@ -1,5 +1,6 @@
 //! The plain types the controller, the nodes and their pure cores share: typed ids (`ids`),
-//! milliseconds (`time`) and the wire messages with their limits (`wire`).
+//! milliseconds (`time`), peers' addresses (`location`) and the wire messages with their
+//! limits (`wire`).
 //!
 //! **Architecture invariant:** no I/O and no codec. The framing lives in `mobiwf-runtime`;
 //! this crate only says what a message is, so that the partition engine and the controller's
@@ -7,6 +8,7 @@
 
 pub mod data;
 mod ids;
+mod location;
 pub mod people;
 pub mod recovery;
 pub mod run;
@@ -16,6 +18,7 @@ pub mod wire;
 
 pub use data::{DataValue, Datum, FileBody, FileRef, Written};
 pub use ids::{InstanceId, NodeId, NodeName};
+pub use location::{Location, NotALocation};
 pub use mobiwf_xml_schema::{ActivityId, ActivityTypeId, PartitionId, TaskState};
 pub use people::{
     Answer, Claim, DEADLINE_THRESHOLDS, DEFAULT_HOUR_MS, DeviceEntry, HAND_OVER_HOURS_LEFT, Hold,

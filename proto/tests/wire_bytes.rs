@@ -26,6 +26,11 @@ fn addr() -> String {
     "/ip4/127.0.0.1/tcp/4001/p2p/12D3KooWPeer".to_owned()
 }
 
+/// The address as the messages carry it: read once, with its peer id.
+fn at() -> mobiwf_proto::Location {
+    mobiwf_proto::Location::parse(addr()).unwrap()
+}
+
 fn info() -> ItemInfo {
     ItemInfo {
         instance: InstanceId(7),
@@ -38,7 +43,7 @@ fn info() -> ItemInfo {
         disconnected: true,
         ready_ms: 1_000,
         deadline_ms: Some(9_000),
-        host: addr(),
+        host: at(),
         due: Some(Box::new(ItemDeadline {
             hours: 48,
             at_ms: 50_000,
@@ -79,7 +84,7 @@ fn complete(succeeded: bool) -> ItemAction {
                 sha256: sha(),
                 base64: "aGk=".into(),
             }],
-            holder: Some(addr()),
+            holder: Some(at()),
         },
     }
 }
@@ -125,7 +130,7 @@ fn samples() -> Vec<Message> {
                 sha256: sha(),
                 base64: "aGk=".into(),
             }],
-            holder: Some(addr()),
+            holder: Some(at()),
         }),
         Message::StateChanged(StateChanged {
             instance: InstanceId(7),
@@ -175,7 +180,7 @@ fn samples() -> Vec<Message> {
             devices: vec![DeviceEntry {
                 name: NodeName::new("ana@phone"),
                 node: NodeId::new("12D3KooWPeer"),
-                location: addr(),
+                location: at(),
                 connections: 2,
                 last_connected_ms: 5,
                 away: vec![user.clone()],

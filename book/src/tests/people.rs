@@ -2,7 +2,8 @@
 //! people a submission names, notices, work item events, and worklist administration.
 
 use mobiwf_proto::{
-    Answer, DeviceEntry, Hold, Holder, ItemAction, ItemEvent, ItemInfo, ItemStatus, Verdict,
+    Answer, DeviceEntry, Hold, Holder, ItemAction, ItemEvent, ItemInfo, ItemStatus, Location,
+    Verdict,
 };
 use mobiwf_xml_schema::{Basis, People, UserId};
 
@@ -143,7 +144,7 @@ scenarios! {
         let tab = DeviceEntry {
             name: NodeName::new("tab"),
             node: NodeId::new("peerC"),
-            location: addr("peerC"),
+            location: Location::parse(addr("peerC")).unwrap(),
             connections: 1,
             last_connected_ms: T0 + 5,
             away: Vec::new(),
@@ -744,7 +745,7 @@ scenarios! {
             disconnected: false,
             ready_ms: T0,
             deadline_ms: None,
-            host: addr("peerB"),
+            host: Location::parse(addr("peerB")).unwrap(),
             due: None,
         };
         let verdict = Verdict::Forbidden {

@@ -107,7 +107,8 @@ pub async fn run(args: RunArgs) -> anyhow::Result<()> {
             .copied()
             .map(mobiwf_proto::ActivityTypeId)
             .collect(),
-        controller: args.controller.clone(),
+        controller: mobiwf_runtime::outbox::location(&args.controller)
+            .map_err(|e| anyhow::anyhow!("--controller: {e}"))?,
         listen,
         api: args.api,
         store: None,

@@ -374,11 +374,11 @@ impl NodeActor {
             Query::UserWorklist { user, order, reply } => {
                 let dir = self.core.engine().directory();
                 let entry = |entry: mobiwf_people::Entry| WorklistEntry {
-                    host_name: mobiwf_runtime::outbox::peer_of(&entry.info.host)
-                        .ok()
-                        .and_then(|(peer, _)| {
-                            dir.device_by_node(&mobiwf_proto::NodeId::new(peer.to_string()))
-                        })
+                    host_name: entry
+                        .info
+                        .host
+                        .peer()
+                        .and_then(|peer| dir.device_by_node(peer))
                         .map(|d| d.name.clone()),
                     entry,
                     user: user.clone(),

@@ -10,7 +10,7 @@ use std::time::Duration;
 
 use mobiwf_node_core::{NodeInput, Refused, Reply};
 use mobiwf_people::ItemKey;
-use mobiwf_proto::{Datum, Envelope, FileRef, Message, MessageId, NodeId, UserId};
+use mobiwf_proto::{Datum, Envelope, FileRef, Location, Message, MessageId, NodeId, UserId};
 use mobiwf_runtime::mesh::MeshHandle;
 use mobiwf_runtime::outbox;
 use mobiwf_runtime::store::StoreError;
@@ -38,7 +38,7 @@ pub struct Departure {
     pub uncopied: Vec<String>,
     /// The files still to fetch, each with where from (its item's host).
     #[serde(skip)]
-    pub missing: Vec<(FileRef, String)>,
+    pub missing: Vec<(FileRef, Location)>,
     /// The bytes still to fetch (what broken-off fetches have already is not counted).
     pub bytes: u64,
 }
@@ -86,7 +86,7 @@ pub(super) struct Copying {
     /// Users whose locked items are copied although prefetch is off.
     wanted: BTreeSet<UserId>,
     /// Items whose values are being asked of their hosts, with the host asked.
-    asking: BTreeMap<ItemKey, (String, tokio::task::AbortHandle)>,
+    asking: BTreeMap<ItemKey, (Location, tokio::task::AbortHandle)>,
     /// Items whose host refused, until when (ms since the epoch).
     refused: BTreeMap<ItemKey, u64>,
 }
@@ -196,7 +196,7 @@ impl NodeActor {
             return;
         }
         let copying = &self.copying;
-        let wanted: Vec<(ItemKey, String, Option<Vec<FileRef>>)> = self
+        let wanted: Vec<(ItemKey, Location, Option<Vec<FileRef>>)> = self
             .core
             .desk()
             .to_copy()
@@ -218,7 +218,7 @@ impl NodeActor {
         // less urgent stops, so that asks stuck on hosts that are down cannot keep a locked
         // item's copy (and its user's disconnection) waiting.
         let refused = &self.copying.refused;
-        let urgent: BTreeMap<ItemKey, &String> = wanted
+        let urgent: BTreeMap<ItemKey, &Location> = wanted
             .iter()
             .filter(|(k, _, missing)| missing.is_none() && !refused.contains_key(k))
             .take(MAX_COPIES_AT_ONCE)
@@ -248,14 +248,14 @@ impl NodeActor {
         }
     }
 
-    fn ask_item_data(&mut self, key: ItemKey, host: String) {
+    fn ask_item_data(&mut self, key: ItemKey, host: Location) {
         let busy = self.copying.asking.len() >= MAX_COPIES_AT_ONCE;
         if busy || self.copying.asking.contains_key(&key) || self.copying.refused.contains_key(&key)
         {
             return;
         }
         let me = NodeId::new(self.mesh.peer_id().to_string());
-        if outbox::peer_of(&host).is_ok_and(|(peer, _)| peer == self.mesh.peer_id()) {
+        if host.peer() == Some(&me) {
             // Its host is this node: the engine answers here, in the next group.
             let data = self.core.engine().item_reads(key.0, key.1, &me).ok();
             let command = OfflineCommand::Copied { key, data };
@@ -283,7 +283,7 @@ struct Ask {
     mesh: MeshHandle,
     me: NodeId,
     key: ItemKey,
-    host: String,
+    host: Location,
     events: mpsc::Sender<Event>,
 }
 

@@ -3,6 +3,7 @@
 //! is the node core's decision.)
 
 use mobiwf_node_core::ClaimOutcome;
+use mobiwf_proto::Location;
 use tokio::sync::oneshot;
 
 use super::actor::{After, NodeActor};
@@ -10,8 +11,8 @@ use super::actor::{After, NodeActor};
 /// A claim sent to a host, waiting for its answer after the group is on disk.
 pub(super) struct SentClaim {
     pub(super) request: u64,
-    pub(super) host: String,
-    pub(super) sent: oneshot::Sender<(u64, String)>,
+    pub(super) host: Location,
+    pub(super) sent: oneshot::Sender<(u64, Location)>,
     pub(super) reply: oneshot::Sender<ClaimOutcome>,
 }
 

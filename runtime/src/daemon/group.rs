@@ -3,7 +3,7 @@
 //! apply-once prelude every inbound message goes through.
 
 use libp2p::{Multiaddr, PeerId};
-use mobiwf_proto::{Envelope, Message, MessageId, NodeId, Reply};
+use mobiwf_proto::{Envelope, Location, Message, MessageId, NodeId, Reply};
 use tokio::sync::oneshot;
 
 use super::seen::{Seen, Verdict};
@@ -37,7 +37,7 @@ pub enum Destination {
     /// the controller registered).
     Peer(PeerId, Vec<Multiaddr>),
     /// A partner's full libp2p address as a document gives it (`.../p2p/<peer id>`).
-    Location(String),
+    Location(Location),
     /// A peer as the controller's book names it: its id and addresses as text.
     Text(NodeId, Vec<String>),
 }
@@ -187,12 +187,8 @@ impl Group {
                 Ok((peer, addr)) => Outgoing::parsed(peer, vec![addr], role, envelope),
                 Err(why) => {
                     tracing::error!(%location, "a message to an address that cannot be dialled: {why}");
-                    Outgoing::text(
-                        NodeId::new(location.clone()),
-                        vec![location],
-                        role,
-                        envelope,
-                    )
+                    let text = location.as_str().to_owned();
+                    Outgoing::text(NodeId::new(text.clone()), vec![text], role, envelope)
                 }
             },
             Destination::Text(peer, addrs) => Outgoing::text(peer, addrs, role, envelope),
@@ -394,12 +390,12 @@ mod tests {
         let me = PeerId::random();
         let mut seq = Sequencer::load(&store, me).unwrap();
         let partner = PeerId::random();
-        let location = format!("/ip4/127.0.0.1/tcp/1/p2p/{partner}");
+        let location = Location::parse(format!("/ip4/127.0.0.1/tcp/1/p2p/{partner}")).unwrap();
         let mut group = Group::default();
         for to in [
             Destination::Location(location.clone()),
             Destination::Location(location.clone()),
-            Destination::Location("not an address".to_owned()),
+            Destination::Location(Location::lenient("not an address")),
         ] {
             group.send(&mut seq, to, Peer::Partner, notify()).unwrap();
         }

@@ -29,7 +29,9 @@ mod link;
 mod tests;
 mod unanswered;
 
-pub use entry::{OUTBOX_PREFIX, Outgoing, REFUSED_PREFIX, peer_of, stage, stage_answered};
+pub use entry::{
+    OUTBOX_PREFIX, Outgoing, REFUSED_PREFIX, location, peer_of, stage, stage_answered,
+};
 pub use lanes::{Backoff, MAX_IN_FLIGHT_PER_PEER, UNREACHABLE_AFTER_FAILURES};
 pub use link::{LOCATE_TIMEOUT, Link, LinkError, MeshLink};
 
