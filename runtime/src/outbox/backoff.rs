@@ -11,13 +11,10 @@ use std::time::Duration;
 use super::lanes::{Backoff, UNREACHABLE_AFTER_FAILURES};
 
 /// A time on the clock that drives a lane's decisions: how long after that clock started.
-#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, PartialOrd, Ord)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord)]
 pub(crate) struct Moment(Duration);
 
 impl Moment {
-    /// When the clock started.
-    pub(crate) const START: Moment = Moment(Duration::ZERO);
-
     /// The moment `elapsed` after the clock started.
     pub(crate) fn after_start(elapsed: Duration) -> Moment {
         Moment(elapsed)
@@ -180,7 +177,7 @@ mod tests {
 
     /// The moment to count from: the decisions read no clock.
     fn t0() -> Moment {
-        Moment::START
+        Moment::after_start(Duration::ZERO)
     }
 
     #[test]
