@@ -6,7 +6,7 @@ use libp2p::{Multiaddr, PeerId};
 use mobiwf_proto::{Envelope, Location, Message, MessageId, NodeId, Reply};
 use tokio::sync::oneshot;
 
-use super::seen::{Seen, Verdict};
+use super::seen::{Seen, Verdict, foreign_id};
 use super::sequencer::Sequencer;
 use crate::mesh::Inbound;
 use crate::metrics::{Metrics, Peer};
@@ -105,12 +105,8 @@ impl Group {
             return Ok(());
         }
         let kind = message.kind();
-        if id.origin.as_str() != from.to_string() {
+        if let Some(reason) = foreign_id(&id, &from.to_string()) {
             metrics.refused(kind, role);
-            let reason = format!(
-                "the message id names {} as its sender but it came from {from}",
-                id.origin
-            );
             tracing::warn!(peer = %from, "refused a {kind} message: {reason}");
             self.acks.push((reply, Reply::Refused { reason }));
             return Ok(());
