@@ -255,24 +255,11 @@ pub fn transition(from: &Life, event: Event) -> Result<Life, NotAllowed> {
         (Life::NotReady, Event::Skip { detail }) => Life::Skipped {
             detail: Some(detail),
         },
-        (
-            Life::NotReady
-            | Life::Synchronizing
-            | Life::Ready
-            | Life::Running { .. }
-            | Life::RetryWait { .. },
-            Event::Withdraw { detail },
-        ) => Life::Failed {
+        // Withdrawn or cancelled: any activity not final yet.
+        (from, Event::Withdraw { detail }) if !from.is_final() => Life::Failed {
             detail: Some(detail),
         },
-        (
-            Life::NotReady
-            | Life::Synchronizing
-            | Life::Ready
-            | Life::Running { .. }
-            | Life::RetryWait { .. },
-            Event::Cancel { detail },
-        ) => Life::Cancelled {
+        (from, Event::Cancel { detail }) if !from.is_final() => Life::Cancelled {
             detail: Some(detail),
         },
         (Life::Failed { .. } | Life::Cancelled { .. }, Event::Rerun) => Life::NotReady,
