@@ -3,6 +3,7 @@
 
 pub mod corpus;
 pub mod extension;
+pub mod xmllint;
 
 use std::path::PathBuf;
 
