@@ -8,7 +8,9 @@
 
 mod common;
 
-use common::extension::{def_errors, load_def, partition, partition_errors, partition_xml};
+use common::extension::{
+    assert_read_back, def_errors, load_def, partition, partition_errors, partition_xml,
+};
 use mobiwf_xml_schema::{
     ActivityId, Adjacent, DeriveOptions, Diagnostics, Node, Rule, SourceMap, TaskState,
     WorkflowDefinition, derive_partitions, limits::MAX_RULE_TERMS, load_definition, load_partition,
@@ -528,13 +530,7 @@ fn the_example_with_rules_is_valid_and_derives_rule_successors() {
         vec![adjacent(2, "10.0.0.1", &[]), adjacent(5, "10.0.0.1", &[])]
     );
     assert!(!inspect.response_immediate);
-    for part in derived {
-        let text = write_partition(&part.document);
-        let back = load_partition(text.as_bytes())
-            .unwrap_or_else(|d| panic!("{}", d.render("derived")))
-            .value;
-        assert_eq!(back, part.document);
-    }
+    assert_read_back(&derived);
 }
 
 #[test]

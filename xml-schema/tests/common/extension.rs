@@ -1,9 +1,10 @@
 //! Documents for the tests of one language extension: a definition of two activities and a
 //! partition document of one, with the extension's elements in an activity, and loading a
-//! document to its value or its rendered diagnostics.
+//! document to its value or its rendered diagnostics; derived documents read back as written.
 
 use mobiwf_xml_schema::{
-    Diagnostics, PartitionDocument, WorkflowDefinition, load_definition, load_partition,
+    DerivedPartition, Diagnostics, PartitionDocument, WorkflowDefinition, load_definition,
+    load_partition, write_partition,
 };
 
 /// A two-activity definition, both in one partition; `extra` goes into activity 2 (line 5).
@@ -64,4 +65,15 @@ pub fn def_errors(xml: &str) -> String {
 /// The diagnostics of [`partition_xml`] with `extra` (which must have some), as `p.xml`.
 pub fn partition_errors(extra: &str) -> String {
     partition(extra).unwrap_err().render("p.xml")
+}
+
+/// Each derived partition document, written and read back, is the document itself.
+pub fn assert_read_back(derived: &[DerivedPartition]) {
+    for part in derived {
+        let text = write_partition(&part.document);
+        let back = load_partition(text.as_bytes())
+            .unwrap_or_else(|d| panic!("{}", d.render("derived")))
+            .value;
+        assert_eq!(back, part.document);
+    }
 }
