@@ -143,7 +143,7 @@ fn adjacent(adj: &Adjacent) -> String {
     let states: Vec<&str> = TaskState::ALL
         .iter()
         .filter(|s| adj.states.contains(s))
-        .map(|s| s.as_str())
+        .map(|s| s.published())
         .collect();
     let states = if states.is_empty() {
         String::new()
@@ -260,7 +260,7 @@ impl Out {
         match rule {
             Rule::Term { activity, state } => self.line(&format!(
                 "<term activity=\"{activity}\" state=\"{}\"/>",
-                state.as_str()
+                state.published()
             )),
             Rule::And(rules) => self.list("and", rules.is_empty(), |out| {
                 rules.iter().for_each(|r| out.rule(r));
