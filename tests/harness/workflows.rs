@@ -59,6 +59,14 @@ pub fn xml_text(s: &str) -> String {
         .replace('>', "&gt;")
 }
 
+/// One activity of an instance's `status --json`; the test fails when it has none.
+pub fn status_activity(status: &Value, id: u64) -> &Value {
+    status["activities"]
+        .as_array()
+        .and_then(|acts| acts.iter().find(|a| a["id"].as_u64() == Some(id)))
+        .unwrap_or_else(|| panic!("no activity {id} in:\n{status:#}"))
+}
+
 /// Checks an instance's `status --json`: every activity in state `succeeded`, and each on the
 /// node `expected` names for it (activity id, node name).
 pub fn assert_all_succeeded(status: &Value, expected: &[(u64, &str)]) {
