@@ -30,6 +30,8 @@
 
 mod compensate;
 mod control;
+#[cfg(test)]
+mod coverage;
 mod data;
 mod deploy;
 mod finish;

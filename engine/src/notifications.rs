@@ -113,11 +113,10 @@ pub(crate) fn state_changed(
     let Some(act) = run.activity(activity).filter(|_| !state.is_final()) else {
         return Vec::new();
     };
-    let wanted = state.task_state();
     let mut locations: Vec<&str> = Vec::new();
     for adjacent in &act.adjacents {
         if run.activity(adjacent.id).is_none()
-            && adjacent.states.contains(&wanted)
+            && adjacent.states.contains(&state)
             && !locations.contains(&adjacent.location.as_str())
         {
             locations.push(&adjacent.location);

@@ -43,15 +43,6 @@ pub struct Departure {
     pub bytes: u64,
 }
 
-/// A plan's answer, waiting for the write.
-pub(super) type PlanReply = (
-    oneshot::Sender<Result<Departure, Refused>>,
-    Result<Departure, Refused>,
-);
-
-/// A presence's answer, waiting for the write.
-pub(super) type PresenceReply = (oneshot::Sender<Result<(), Refused>>, Result<(), Refused>);
-
 /// The offline commands of the API.
 pub(super) enum OfflineCommand {
     /// What a disconnection of `user` must copy; copies their locked items' values now
@@ -103,12 +94,12 @@ impl Copying {
 
 impl NodeActor {
     /// An offline command, applied in the group (its changes are written with it).
-    /// Answers wait in `after` until the group is on disk.
+    /// Answers are owed by the group, given once it is on disk.
     pub(super) fn offline(
         &mut self,
         now: u64,
         command: OfflineCommand,
-        writing: Writing<'_>,
+        writing: &mut Writing<'_>,
         after: &mut After,
     ) -> Result<(), StoreError> {
         match command {
@@ -117,19 +108,19 @@ impl NodeActor {
                 if plan.is_ok() {
                     self.copying.wanted.insert(user);
                 }
-                after.plans.push((reply, plan));
+                writing.group.answer(reply, plan);
             }
             OfflineCommand::Disconnect { user, reply } => {
                 let reply_of = self.step(now, NodeInput::Away(user), writing, after)?;
                 if let Some(Reply::Presence(result)) = reply_of {
-                    after.presences.push((reply, result));
+                    writing.group.answer(reply, result);
                 }
             }
             OfflineCommand::Reconnect { user, reply } => {
                 self.copying.wanted.remove(&user);
                 let reply_of = self.step(now, NodeInput::Back(user), writing, after)?;
                 if let Some(Reply::Presence(result)) = reply_of {
-                    after.presences.push((reply, result));
+                    writing.group.answer(reply, result);
                 }
             }
             OfflineCommand::Copied { key, data } => {

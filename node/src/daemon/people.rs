@@ -17,12 +17,9 @@ pub(super) struct SentClaim {
 }
 
 impl NodeActor {
-    /// After the write: answers the claims decided, hands waiting claims their waiters, and
-    /// wakes those whose answer came.
+    /// After the write (the claims decided in the group were answered with it): hands
+    /// waiting claims their waiters, and wakes those whose answer came.
     pub(super) fn answer_claims(&mut self, after: &mut After) {
-        for (reply, outcome) in after.claims.drain(..) {
-            let _ = reply.send(outcome);
-        }
         for sent in after.sent.drain(..) {
             let _ = sent.sent.send((sent.request, sent.host));
             if self.waiters.len() >= MAX_WAITERS {

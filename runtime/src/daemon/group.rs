@@ -1,5 +1,5 @@
 //! One group of events on its way to disk: the changes, the messages they cause and the
-//! replies owed, staged together so that one synced write covers them all, and the
+//! replies owed (to peers, and to the daemon's own callers), staged together so that one synced write covers them all, and the
 //! apply-once prelude every inbound message goes through.
 
 use libp2p::{Multiaddr, PeerId};
@@ -50,25 +50,35 @@ pub struct Group {
     pub batch: Batch,
     seen: Seen,
     acks: Vec<(oneshot::Sender<Reply>, Reply)>,
+    answers: Vec<Answer>,
     outgoing: Vec<Outgoing>,
     answered: Vec<(NodeId, u64)>,
 }
+
+/// An answer owed to one of the daemon's own callers (an API call waiting on its channel),
+/// ready to be given.
+type Answer = Box<dyn FnOnce() + Send>;
 
 /// What the shell does once a group is on disk: send its messages, give its replies.
 pub(crate) struct Written {
     pub(crate) outgoing: Vec<Outgoing>,
     pub(crate) acks: Vec<(oneshot::Sender<Reply>, Reply)>,
+    answers: Vec<Answer>,
     pub(crate) answered: Vec<(NodeId, u64)>,
 }
 
 impl Written {
-    /// The group is on disk: hands its messages to the outbox and gives its replies.
+    /// The group is on disk: hands its messages to the outbox and gives its replies, to
+    /// peers and to the daemon's callers.
     pub(crate) fn hand_over(self, outbox: &crate::outbox::Outbox) {
         outbox.release(&self.answered);
         outbox.dispatch(self.outgoing);
         for (tx, reply) in self.acks {
             // A sender that gave up waiting is fine: it will send again, deduplicated.
             let _ = tx.send(reply);
+        }
+        for answer in self.answers {
+            answer();
         }
     }
 }
@@ -160,6 +170,16 @@ impl Group {
         self.acks.push((to, reply));
     }
 
+    /// Owes `answer` to a caller of the daemon's own (an API call waiting on `to`): given once
+    /// the group is on disk, as the peers' replies are, so that nobody hears of a change the
+    /// disk does not hold yet.
+    pub fn answer<T: Send + 'static>(&mut self, to: oneshot::Sender<T>, answer: T) {
+        self.answers.push(Box::new(move || {
+            // A caller that gave up waiting is fine.
+            let _ = to.send(answer);
+        }));
+    }
+
     /// Stages `message` for `to`: it gets the next message id and goes into the outbox in
     /// this group's batch, to be delivered once the batch is on disk. A location that cannot
     /// be parsed is staged as it is: delivery refuses it and records the refusal under
@@ -218,6 +238,7 @@ impl Group {
             Written {
                 outgoing: self.outgoing,
                 acks: self.acks,
+                answers: self.answers,
                 answered: self.answered,
             },
         )
@@ -428,5 +449,24 @@ mod tests {
         // Nothing new: the number is not written again.
         let (batch, _) = finish(Group::default(), &mut seq);
         assert!(batch.is_empty());
+    }
+
+    #[test]
+    fn a_callers_answer_is_given_with_the_written_group_never_before() {
+        let store = MemoryStore::default();
+        let mut seq = Sequencer::load(&store, PeerId::random()).unwrap();
+        let mut group = Group::default();
+        let (to, mut waiting) = oneshot::channel();
+        group.answer(to, 7_u64);
+        assert!(
+            waiting.try_recv().is_err(),
+            "not while the group is applied"
+        );
+        let (_, written) = group.finish(&mut seq);
+        assert!(waiting.try_recv().is_err(), "not before the write");
+        for answer in written.answers {
+            answer();
+        }
+        assert_eq!(waiting.try_recv().unwrap(), 7);
     }
 }
