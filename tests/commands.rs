@@ -6,16 +6,10 @@
 
 use std::path::Path;
 
-use mobiwf_tests::harness::{Controller, Node, NodeSpec, paper_workflow_with, xml_text};
+use mobiwf_tests::harness::{
+    Controller, Node, NodeSpec, paper_workflow_with, status_activity, xml_text,
+};
 use mobiwf_tests::scratch;
-use serde_json::Value;
-
-fn activity(status: &Value, id: u64) -> &Value {
-    status["activities"]
-        .as_array()
-        .and_then(|acts| acts.iter().find(|a| a["id"].as_u64() == Some(id)))
-        .unwrap_or_else(|| panic!("no activity {id} in:\n{status:#}"))
-}
 
 fn node(dir: &Path, name: &str, skills: &str, controller: &Controller, commands: &[&str]) -> Node {
     let mut spec = NodeSpec::loopback(
@@ -72,20 +66,24 @@ fn refused_commands_never_start_and_their_activities_fail_with_the_reason() {
         .expect_code(1, "the instance fails: A4's contingency -1 blocks A3");
     let status = controller.status(id);
 
-    assert_eq!(activity(&status, 16)["state"], "succeeded", "{status:#}");
+    assert_eq!(
+        status_activity(&status, 16)["state"],
+        "succeeded",
+        "{status:#}"
+    );
     assert!(
         ran.join("ran-16").exists(),
         "A1's allowed command did not run"
     );
 
-    let a2 = activity(&status, 17);
+    let a2 = status_activity(&status, 17);
     assert_eq!(a2["state"], "failed", "{status:#}");
     let why = a2["detail"].as_str().unwrap_or_default();
     assert!(why.contains("not in this node's allow file"), "{why}");
     assert!(!ran.join("ran-17").exists(), "A2's refused command ran");
 
     // A2's contingency 0 released A4, which P2 refused to run: nothing runs there.
-    let a4 = activity(&status, 19);
+    let a4 = status_activity(&status, 19);
     assert_eq!(a4["state"], "failed", "{status:#}");
     let why = a4["detail"].as_str().unwrap_or_default();
     assert!(

@@ -18,9 +18,10 @@
 use std::path::{Path, PathBuf};
 use std::time::Duration;
 
-use mobiwf_tests::harness::{CLI_TIMEOUT, Controller, paper_mesh, ran, wait_for, xml_text};
+use mobiwf_tests::harness::{
+    CLI_TIMEOUT, Controller, paper_mesh, ran, status_activity, wait_for, xml_text,
+};
 use mobiwf_tests::scratch;
-use serde_json::Value;
 
 /// How long the tests wait for an instance to get somewhere.
 const SOON: Duration = Duration::from_secs(60);
@@ -150,15 +151,6 @@ fn told(controller: &Controller, id: u64) -> Vec<String> {
         .collect()
 }
 
-fn activity(status: &Value, id: u64) -> &Value {
-    status["activities"]
-        .as_array()
-        .unwrap()
-        .iter()
-        .find(|a| a["id"].as_u64() == Some(id))
-        .unwrap_or_else(|| panic!("no activity {id} in:\n{status:#}"))
-}
-
 #[test]
 fn a_cancel_after_three_successes_compensates_them_in_reverse_on_their_partners() {
     let dir = scratch("compensation-cancel").unwrap();
@@ -189,7 +181,11 @@ fn a_cancel_after_three_successes_compensates_them_in_reverse_on_their_partners(
     assert_eq!(lines(&undone), ["A3 P1 1", "A2 P2 1", "A1 P1 1"]);
     let status = controller.status(id);
     assert_eq!(status["state"], "compensated", "{status:#}");
-    assert_eq!(activity(&status, 4)["state"], "cancelled", "{status:#}");
+    assert_eq!(
+        status_activity(&status, 4)["state"],
+        "cancelled",
+        "{status:#}"
+    );
     let table = controller.cli(&["status", &id.to_string()], CLI_TIMEOUT);
     assert!(table.stdout.contains("compensated"), "{}", table.stdout);
     let events = told(&controller, id);
@@ -330,7 +326,11 @@ fn a_rerun_of_the_failed_activity_carries_the_instance_on_to_success() {
         .expect_code(1, "wait for the failure");
     let status = controller.status(id);
     assert_eq!(status["state"], "failed", "{status:#}");
-    assert_eq!(activity(&status, 3)["state"], "cancelled", "{status:#}");
+    assert_eq!(
+        status_activity(&status, 3)["state"],
+        "cancelled",
+        "{status:#}"
+    );
 
     // Only the failed activity of a failed instance is rerun.
     let out = controller.cli(&["rerun", &ids, "3"], CLI_TIMEOUT);

@@ -6,12 +6,12 @@
 #![allow(clippy::unwrap_used, clippy::expect_used)]
 #![allow(clippy::too_many_lines)] // end-to-end scenarios read best from top to bottom
 
-use std::path::{Path, PathBuf};
+use std::path::Path;
 use std::time::{Duration, Instant};
 
 use mobiwf_tests::harness::{
     Controller, Node, NodeSpec, PAPER_PLACEMENT, activity_lines, assert_all_succeeded,
-    paper_workflow_with, wait_for, xml_text,
+    logging_workflow, wait_for,
 };
 use mobiwf_tests::scratch;
 
@@ -25,21 +25,6 @@ const ACTIVITIES: [u64; 5] = [16, 17, 18, 19, 20];
 enum Victim {
     PartnerP2,
     Controller,
-}
-
-/// Writes the paper's workflow with a command in every activity that takes a little time and
-/// then appends `$MOBIWF_INSTANCE $MOBIWF_ACTIVITY` to `log`.
-fn workflow(dir: &Path, log: &Path) -> PathBuf {
-    let xml = paper_workflow_with(|_| {
-        let command = format!(
-            "sleep 0.4; echo \"$MOBIWF_INSTANCE $MOBIWF_ACTIVITY\" >> '{}'",
-            log.display()
-        );
-        format!("<command>{}</command>", xml_text(&command))
-    });
-    let file = dir.join("workflow.xml");
-    std::fs::write(&file, xml).unwrap();
-    file
 }
 
 /// Commands a node started that have not recorded their exit status (see the node's
@@ -58,7 +43,8 @@ fn crash_and_recover(victim: Victim) {
     let started = Instant::now();
     let dir = scratch(&format!("crash-{victim:?}")).unwrap();
     let log = dir.join("ran.log");
-    let file = workflow(&dir, &log);
+    // Every command takes a little time: the crash comes while some run.
+    let file = logging_workflow(&dir, &log, Duration::from_millis(400));
 
     let mut controller = Controller::start(&dir.join("controller"), "/ip4/127.0.0.1/tcp/0");
     let mut p1 = Node::start(NodeSpec::loopback(

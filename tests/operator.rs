@@ -16,8 +16,8 @@ use std::path::{Path, PathBuf};
 use std::time::{Duration, Instant};
 
 use mobiwf_tests::harness::{
-    CLI_TIMEOUT, Controller, GATE_LIMIT_TICKS, Node, PAPER_PLACEMENT, assert_all_succeeded,
-    http_get, metric, paper_mesh, paper_workflow_with, run, running, wait_for, xml_text,
+    CLI_TIMEOUT, Controller, GATE_LIMIT_TICKS, PAPER_PLACEMENT, assert_all_succeeded, http_get,
+    metric, paper_mesh, paper_workflow_with, run, running, status_activity, wait_for, xml_text,
 };
 use mobiwf_tests::{binary, scratch};
 use serde_json::Value;
@@ -100,37 +100,11 @@ fn logged(log: &Path, word: &str, instance: u64, activity: u64) -> bool {
         .any(|(w, i, a, _)| w == word && *i == instance && *a == activity)
 }
 
-/// A node's record of one activity (from its `/runs`), if it has one yet.
-fn node_record(node: &Node, instance: u64, activity: u64) -> Option<Value> {
-    let path = format!("/runs?instance={instance}");
-    let page: Value = serde_json::from_str(&http_get(&node.api, &path).ok()?).ok()?;
-    page["runs"]
-        .as_array()?
-        .iter()
-        .filter(|r| r["instance"].as_u64() == Some(instance))
-        .flat_map(|r| r["activities"].as_array().cloned().unwrap_or_default())
-        .find(|a| a["activity"].as_u64() == Some(activity))
-}
-
-fn node_state(node: &Node, instance: u64, activity: u64) -> Option<String> {
-    node_record(node, instance, activity).and_then(|a| a["state"].as_str().map(str::to_owned))
-}
-
 /// Control messages the partners acknowledged (each after applying it durably).
 fn controls_acked(controller: &Controller) -> f64 {
     http_get(&controller.api, "/metrics").map_or(0.0, |page| {
         metric(&page, "mobiwf_messages_sent_total", &[("kind", "control")])
     })
-}
-
-/// One activity of `status --json`.
-fn activity(status: &Value, id: u64) -> &Value {
-    status["activities"]
-        .as_array()
-        .unwrap()
-        .iter()
-        .find(|a| a["id"].as_u64() == Some(id))
-        .unwrap_or_else(|| panic!("no activity {id} in:\n{status:#}"))
 }
 
 /// `history ID --json`, parsed.
@@ -201,12 +175,12 @@ fn interrupt_holds_new_starts_until_resume() {
     gates.open(id, 16);
     wait_for("A1 (16) to succeed on P1", SOON, || {
         p1.check_alive();
-        (node_state(&p1, id, 16).as_deref() == Some("succeeded")).then_some(())
+        (p1.state_of(id, 16).as_deref() == Some("succeeded")).then_some(())
     });
     let held_since = Instant::now();
     while held_since.elapsed() < Duration::from_secs(1) {
         assert_eq!(
-            node_state(&p1, id, 17).as_deref(),
+            p1.state_of(id, 17).as_deref(),
             Some("not_ready"),
             "A2 (17) left waiting while the instance is interrupted"
         );
@@ -243,7 +217,7 @@ fn interrupt_holds_new_starts_until_resume() {
         })
         .and_then(|e| e["at_ms"].as_u64())
         .unwrap_or_else(|| panic!("no resume in the history: {events:#?}"));
-    let a2_started = activity(&status, 17)["started_ms"].as_u64().unwrap();
+    let a2_started = status_activity(&status, 17)["started_ms"].as_u64().unwrap();
     assert!(
         a2_started >= resumed_at,
         "A2 (17) started at {a2_started}, before the resume at {resumed_at}"
@@ -311,7 +285,7 @@ fn cancel_kills_running_work_and_ends_the_instance() {
     let command = gates.dir.display().to_string();
     assert!(running(pid, &command), "A4's command {pid} is not running");
     wait_for("A2 (17) to succeed on P1", SOON, || {
-        (node_state(&p1, id, 17).as_deref() == Some("succeeded")).then_some(())
+        (p1.state_of(id, 17).as_deref() == Some("succeeded")).then_some(())
     });
 
     let out = controller.cli(&["cancel", &ids], CLI_TIMEOUT);
@@ -335,7 +309,7 @@ fn cancel_kills_running_work_and_ends_the_instance() {
         wait_for(
             format!("activity {a} to be cancelled on {}", node.spec.name),
             SOON,
-            || (node_state(node, id, a).as_deref() == Some("cancelled")).then_some(()),
+            || (node.state_of(id, a).as_deref() == Some("cancelled")).then_some(()),
         );
     }
     // Nothing is left to run: A4's command is dead (above), and A3 (18) and A5 (20) are final
@@ -361,12 +335,12 @@ fn cancel_kills_running_work_and_ends_the_instance() {
     assert_eq!(status["state"], "cancelled", "{status:#}");
     for a in [18, 20] {
         assert!(
-            activity(&status, a)["started_ms"].is_null(),
+            status_activity(&status, a)["started_ms"].is_null(),
             "activity {a} never started:\n{status:#}"
         );
     }
     for a in [18, 19, 20] {
-        let view = activity(&status, a);
+        let view = status_activity(&status, a);
         assert_eq!(view["state"], "cancelled", "activity {a}:\n{status:#}");
         assert!(
             view["detail"]
@@ -376,7 +350,11 @@ fn cancel_kills_running_work_and_ends_the_instance() {
         );
     }
     // A2 (17) finished before the cancel and told the controller at once (responseImmediate).
-    assert_eq!(activity(&status, 17)["state"], "succeeded", "{status:#}");
+    assert_eq!(
+        status_activity(&status, 17)["state"],
+        "succeeded",
+        "{status:#}"
+    );
     let table = controller.cli(&["status", &ids], CLI_TIMEOUT);
     table.expect_code(0, "status");
     eprintln!("{}", table.stdout);
@@ -441,13 +419,16 @@ fn cancel_kills_running_work_and_ends_the_instance() {
     // partition result: it is not responseImmediate), and A4 (19) had started on P2 when its
     // command was killed.
     let mut problems = Vec::new();
-    if activity(&status, 16)["state"] != "succeeded" {
+    if status_activity(&status, 16)["state"] != "succeeded" {
         problems.push(format!(
             "A1 (16) succeeded on P1 before the cancel, but the controller shows it {}",
-            activity(&status, 16)["state"]
+            status_activity(&status, 16)["state"]
         ));
     }
-    if activity(&status, 19)["started_ms"].as_u64().is_none() {
+    if status_activity(&status, 19)["started_ms"]
+        .as_u64()
+        .is_none()
+    {
         problems.push("A4 (19) ran on P2 until the cancel killed it, but the controller shows it never started".to_owned());
     }
     if !has("P2", Some(19), "A4 (19) started") {

@@ -495,7 +495,7 @@ fn a_rule_on_another_node_follows_the_selection_of_a_work_item() {
     });
     mesh.ok("alice", "select", id, 1, &[]);
     wait_for("2 ran on D1 once alice selected 1", SOON, || {
-        (mesh::node_state(&mesh.d1, id, 2).as_deref() == Some("succeeded")).then_some(())
+        (mesh.d1.state_of(id, 2).as_deref() == Some("succeeded")).then_some(())
     });
     wait_for("1 running at the controller", SOON, || {
         (state(1) == "running").then_some(())

@@ -17,7 +17,7 @@ use std::path::Path;
 use std::process::Command;
 
 use documents::{TECH, activity_lines, diagnostics, expect_problem, lines_with, single, workflow};
-use mesh::{Mesh, node_state};
+use mesh::Mesh;
 use mobiwf_tests::harness::{CLI_TIMEOUT, Controller, run};
 use mobiwf_tests::{binary, scratch};
 use serde_json::Value;
@@ -148,7 +148,7 @@ fn assignment_methods_and_policies_choose_the_right_users() {
     mesh.ok("alice", "select", all, 1, &[]);
     mesh.ok("alice", "complete", all, 1, &[]);
     // The host answered alice's completion: it has applied it, and one copy is still open.
-    let state = node_state(&mesh.h, all, 1);
+    let state = mesh.h.state_of(all, 1);
     assert_eq!(
         state.as_deref(),
         Some("running"),

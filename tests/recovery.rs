@@ -13,11 +13,10 @@ use std::time::Duration;
 
 use mobiwf_node::executor::Wrapper;
 use mobiwf_tests::harness::{
-    Controller, Node, gated, log_line, paper_mesh, paper_workflow_with, start_nodes, wait_for,
-    wait_gated_killed, xml_text,
+    Controller, Node, gated, log_line, paper_mesh, paper_workflow_with, start_nodes,
+    status_activity, wait_for, wait_gated_killed, xml_text,
 };
 use mobiwf_tests::scratch;
-use serde_json::Value;
 
 /// The failure detector's settings for these tests: a partner is suspected after 1.5 s
 /// without an answer.
@@ -112,16 +111,6 @@ fn kill_orphans(runs: &Path) {
     }
 }
 
-fn activity(status: &Value, id: u64) -> Value {
-    status["activities"]
-        .as_array()
-        .unwrap()
-        .iter()
-        .find(|a| a["id"].as_u64() == Some(id))
-        .cloned()
-        .unwrap_or_else(|| panic!("no activity {id} in:\n{status:#}"))
-}
-
 fn history(controller: &Controller, id: u64) -> String {
     let out = controller.cli(&["history", &id.to_string()], Duration::from_secs(10));
     out.expect_code(0, "history");
@@ -133,21 +122,25 @@ fn history(controller: &Controller, id: u64) -> String {
 fn assert_replaced(controller: &Controller, id: u64, log: &Path, reason: &str) {
     let status = controller.status(id);
     assert_eq!(status["state"], "succeeded", "{status:#}");
-    let a2 = activity(&status, 2);
+    let a2 = status_activity(&status, 2);
     assert_eq!(a2["state"], "failed", "{status:#}");
     assert!(
         a2["detail"].as_str().unwrap_or("").contains(reason),
         "A2's reason should say {reason:?}:\n{status:#}"
     );
     assert_eq!(a2["replaced_by"], 4, "{status:#}");
-    let a2b = activity(&status, 4);
+    let a2b = status_activity(&status, 4);
     assert_eq!(a2b["state"], "succeeded", "{status:#}");
     assert_eq!(
         a2b["node"], "P3",
         "A2b runs on the other partner with the skill"
     );
     assert_eq!(a2b["stands_for"], 2, "{status:#}");
-    assert_eq!(activity(&status, 3)["state"], "succeeded", "{status:#}");
+    assert_eq!(
+        status_activity(&status, 3)["state"],
+        "succeeded",
+        "{status:#}"
+    );
     let seen = lines(log);
     for line in [format!("{id} 1"), format!("{id} 3"), format!("{id} 4")] {
         assert_eq!(seen.get(&line), Some(&1), "{line:?} once in {seen:?}");
@@ -225,7 +218,7 @@ fn a_stalled_partner_that_comes_back_after_the_contingency_took_over_completes_n
     );
     let status = controller.status(id);
     assert_eq!(status["state"], "succeeded", "{status:#}");
-    assert_eq!(activity(&status, 2)["state"], "failed", "{status:#}");
+    assert_eq!(status_activity(&status, 2)["state"], "failed", "{status:#}");
     // Nothing ran twice: A3 ran once, after A2b; P2's late word about A2 changed nothing.
     let seen = lines(&log);
     assert_eq!(seen.get(&format!("{id} 3")), Some(&1), "{seen:?}");
@@ -262,7 +255,7 @@ fn an_activity_with_contingency_zero_that_runs_past_its_time_out_releases_its_su
         .wait(id, WAIT_SECS)
         .expect_code(0, "a released failure does not fail the instance");
     let status = controller.status(id);
-    let a2 = activity(&status, 17);
+    let a2 = status_activity(&status, 17);
     assert_eq!(a2["state"], "failed", "{status:#}");
     assert!(
         a2["detail"]
@@ -272,7 +265,11 @@ fn an_activity_with_contingency_zero_that_runs_past_its_time_out_releases_its_su
         "{status:#}"
     );
     for succ in [18, 19, 20] {
-        assert_eq!(activity(&status, succ)["state"], "succeeded", "{status:#}");
+        assert_eq!(
+            status_activity(&status, succ)["state"],
+            "succeeded",
+            "{status:#}"
+        );
     }
     // A2's command was killed: its process is gone (it would wait for its gate forever).
     wait_gated_killed(&log, id, "17", &never, Duration::from_secs(30));
@@ -312,7 +309,7 @@ fn a_remote_precondition_that_does_not_come_in_time_is_decided_by_the_controller
         "the controller to decide A2 failed",
         Duration::from_secs(30),
         || {
-            let a2 = activity(&controller.status(id), 17);
+            let a2 = status_activity(&controller.status(id), 17).clone();
             (a2["state"] == "failed").then_some(a2)
         },
     );
@@ -321,7 +318,7 @@ fn a_remote_precondition_that_does_not_come_in_time_is_decided_by_the_controller
         .wait(id, WAIT_SECS)
         .expect_code(0, "A2's release lets the rest run");
     let status = controller.status(id);
-    let a2 = activity(&status, 17);
+    let a2 = status_activity(&status, 17);
     assert!(
         a2["detail"]
             .as_str()
@@ -330,7 +327,11 @@ fn a_remote_precondition_that_does_not_come_in_time_is_decided_by_the_controller
         "{status:#}"
     );
     for succ in [18, 19, 20] {
-        assert_eq!(activity(&status, succ)["state"], "succeeded", "{status:#}");
+        assert_eq!(
+            status_activity(&status, succ)["state"],
+            "succeeded",
+            "{status:#}"
+        );
     }
 }
 
@@ -361,7 +362,7 @@ fn a_failing_command_is_tried_again_as_its_retries_say() {
         .wait(id, WAIT_SECS)
         .expect_code(0, "the third try succeeds");
     let status = controller.status(id);
-    let a1 = activity(&status, 16);
+    let a1 = status_activity(&status, 16);
     assert_eq!(a1["state"], "succeeded", "{status:#}");
     assert_eq!(a1["retried"], 2, "{status:#}");
     assert_eq!(

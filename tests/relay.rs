@@ -19,26 +19,12 @@ use std::time::{Duration, Instant};
 
 use mobiwf_tests::harness::{
     Controller, Netns, Node, NodeSpec, PAPER_PLACEMENT, activity_lines, assert_all_succeeded,
-    http_get, metric, paper_workflow_with, wait_for, xml_text,
+    http_get, logging_workflow, metric, wait_for,
 };
 use mobiwf_tests::scratch;
 
 /// How many instances run before the relay restarts.
 const INSTANCES: u64 = 3;
-
-/// The paper's workflow whose every activity appends "instance activity" to `log`.
-fn logging_workflow(dir: &Path, log: &Path) -> std::path::PathBuf {
-    let xml = paper_workflow_with(|_| {
-        let command = format!(
-            "echo \"$MOBIWF_INSTANCE $MOBIWF_ACTIVITY\" >> '{}'",
-            log.display()
-        );
-        format!("<command>{}</command>", xml_text(&command))
-    });
-    let file = dir.join("workflow.xml");
-    std::fs::write(&file, xml).unwrap();
-    file
-}
 
 /// A port free on the host's loopback now (P2 listens on it inside its namespace: the host's
 /// own 127.0.0.1 has nothing there).
@@ -86,7 +72,7 @@ fn a_node_nobody_can_dial_takes_part_through_the_controllers_relay() {
     };
     let dir = scratch("relay").unwrap();
     let log = dir.join("ran.log");
-    let workflow = logging_workflow(&dir, &log);
+    let workflow = logging_workflow(&dir, &log, Duration::ZERO);
 
     // The controller and P1 on the host, where the namespace can reach them.
     let on_host = format!("/ip4/{}/tcp/0", net.host_ip);

@@ -15,7 +15,7 @@ use std::time::{Duration, Instant};
 
 use mobiwf_tests::harness::{
     Controller, Netns, Node, NodeSpec, PAPER_PLACEMENT, activity_lines, assert_all_succeeded,
-    http_get, metric, paper_workflow_with, wait_deployed_and_offered, wait_for, xml_text,
+    http_get, logging_workflow, metric, paper_workflow_with, wait_deployed_and_offered, wait_for,
 };
 use mobiwf_tests::scratch;
 
@@ -186,15 +186,7 @@ fn churn_fifty_instances_complete_and_nothing_runs_twice() {
     };
     let dir = scratch("roaming-churn").unwrap();
     let log = dir.join("ran.log");
-    let xml = paper_workflow_with(|_| {
-        let command = format!(
-            "sleep 0.1; echo \"$MOBIWF_INSTANCE $MOBIWF_ACTIVITY\" >> '{}'",
-            log.display()
-        );
-        format!("<command>{}</command>", xml_text(&command))
-    });
-    let workflow = dir.join("workflow.xml");
-    std::fs::write(&workflow, xml).unwrap();
+    let workflow = logging_workflow(&dir, &log, Duration::from_millis(100));
     // The cuts are short: the controller must not give P2 up meanwhile.
     let (controller, mut p1, mut p2) = mesh_with_p2_in(&net, &dir, "30");
 

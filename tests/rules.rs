@@ -11,10 +11,9 @@ use std::path::{Path, PathBuf};
 use std::time::Duration;
 
 use mobiwf_tests::harness::{
-    Controller, Node, gated, log_line, paper_mesh, ran, wait_for, xml_text,
+    Controller, Node, gated, log_line, paper_mesh, ran, status_activity, wait_for, xml_text,
 };
 use mobiwf_tests::scratch;
-use serde_json::Value;
 
 /// How long the tests wait for an instance to end.
 const WAIT_SECS: u64 = 60;
@@ -75,19 +74,8 @@ fn rules_workflow(dir: &Path, log: &Path, first: &str, rule: &str) -> PathBuf {
     file
 }
 
-/// One activity of `status --json`.
-fn activity(status: &Value, id: u64) -> Value {
-    status["activities"]
-        .as_array()
-        .unwrap()
-        .iter()
-        .find(|a| a["id"].as_u64() == Some(id))
-        .cloned()
-        .unwrap_or_else(|| panic!("no activity {id} in {status:#}"))
-}
-
 fn state_of(controller: &Controller, id: u64, activity_id: u64) -> String {
-    activity(&controller.status(id), activity_id)["state"]
+    status_activity(&controller.status(id), activity_id)["state"]
         .as_str()
         .unwrap_or_default()
         .to_owned()
@@ -157,7 +145,7 @@ fn an_or_rule_runs_on_a_failure_and_a_running_term_releases_its_activity_early()
         (5, "succeeded"),
     ] {
         assert_eq!(
-            activity(&status, a)["state"],
+            status_activity(&status, a)["state"],
             state,
             "activity {a}: {status:#}"
         );
@@ -184,7 +172,7 @@ fn an_and_rule_that_can_no_longer_hold_cancels_its_activity() {
         .expect_code(0, "a cancelled activity does not fail the instance");
     let status = controller.status(id);
     assert_eq!(status["state"], "succeeded", "{status:#}");
-    let three = activity(&status, 3);
+    let three = status_activity(&status, 3);
     assert_eq!(three["state"], "cancelled", "{status:#}");
     assert!(
         three["detail"]
@@ -193,7 +181,11 @@ fn an_and_rule_that_can_no_longer_hold_cancels_its_activity() {
             .contains("and(1→FAILED, 2→SUCCEEDED) can no longer hold"),
         "{three:#}"
     );
-    assert_eq!(activity(&status, 5)["state"], "cancelled", "{status:#}");
+    assert_eq!(
+        status_activity(&status, 5)["state"],
+        "cancelled",
+        "{status:#}"
+    );
     assert!(!ran(&log, id).contains(&"3".to_owned()));
     assert!(
         history_of(&controller, id, 3)

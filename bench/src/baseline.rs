@@ -1,11 +1,13 @@
-//! What the baselines have in common: the figures a baseline script reports per shape, and
-//! running such a script, whose exit status 3 says it cannot run here (no network, no package),
-//! which the report then says instead of failing the benchmark.
+//! What the baselines have in common: the figures a baseline script reports per shape, how
+//! hard every script is driven, and running such a script, whose exit status 3 says it cannot
+//! run here (no network, no package), which the report then says instead of failing the
+//! benchmark.
 
-use std::path::Path;
+use std::path::PathBuf;
 use std::process::Command;
 
 use serde::Deserialize;
+use serde::de::DeserializeOwned;
 
 /// The exit status with which a baseline script says it cannot run here.
 const SKIPPED: i32 = 3;
@@ -36,13 +38,34 @@ pub struct Shape {
     pub worker_peak_rss_mb: f64,
 }
 
-/// Runs a baseline script that writes its JSON to `out`: `Ok(Err(why))` when it was skipped
-/// (or its interpreter is missing), an error when it failed.
-pub fn run_script(
+/// How a baseline script is driven, the same arguments for every one.
+#[derive(Debug, Clone)]
+pub struct Drive {
+    /// Instances run one at a time (`--sequential`).
+    pub sequential: usize,
+    /// Instances in flight at once (`--concurrency`).
+    pub concurrency: usize,
+    /// How long the concurrent run lasts, s (`--duration`).
+    pub duration_secs: f64,
+    /// Where the script writes its figures.
+    pub scratch: PathBuf,
+}
+
+/// Runs the baseline script `command` (its interpreter and script, and any arguments of its
+/// own) for `what`, driven as `drive` says, and reads the figures it writes:
+/// `Ok(Err(why))` when it was skipped (or its interpreter is missing), an error when it failed.
+pub fn run_script<T: DeserializeOwned>(
     what: &str,
     mut command: Command,
-    out: &Path,
-) -> anyhow::Result<Result<Vec<u8>, String>> {
+    drive: &Drive,
+) -> anyhow::Result<Result<T, String>> {
+    let out = drive.scratch.join(format!("{}.json", what.to_lowercase()));
+    command
+        .arg("--out")
+        .arg(&out)
+        .args(["--sequential", &drive.sequential.to_string()])
+        .args(["--concurrency", &drive.concurrency.to_string()])
+        .args(["--duration", &drive.duration_secs.to_string()]);
     let program = command.get_program().to_string_lossy().into_owned();
     let output = match command.output() {
         Ok(o) => o,
@@ -50,7 +73,7 @@ pub fn run_script(
     };
     let stderr = String::from_utf8_lossy(&output.stderr);
     match output.status.code() {
-        Some(0) => Ok(Ok(std::fs::read(out)?)),
+        Some(0) => Ok(Ok(serde_json::from_slice(&std::fs::read(out)?)?)),
         Some(SKIPPED) => {
             let why = stderr
                 .lines()

@@ -174,66 +174,23 @@ impl Cluster {
         partners: &[(String, Vec<u64>)],
     ) -> anyhow::Result<Cluster> {
         let dir = tempfile::Builder::new().prefix("mobiwf-bench-").tempdir()?;
-        let exe = |name: &str| -> PathBuf { bin_dir.join(name) };
-        let path = |p: &Path| p.display().to_string();
         let ctl_dir = dir.path().join("controller");
         let controller = Daemon::spawn(
             "controller",
-            &exe("mobiwf-controller"),
-            &[
-                "serve".into(),
-                "--data-dir".into(),
-                path(&ctl_dir),
-                "--listen".into(),
-                "/ip4/127.0.0.1/tcp/0".into(),
-                "--api".into(),
-                "127.0.0.1:0".into(),
-                "--routing".into(),
-                mode.as_str().into(),
-            ],
+            &bin_dir.join("mobiwf-controller"),
+            &controller_args(&ctl_dir, mode),
             &ctl_dir,
         )
         .await?;
         let mut nodes = Vec::new();
         for (name, skills) in partners {
             let node_dir = dir.path().join(name);
-            let skills: Vec<String> = skills.iter().map(u64::to_string).collect();
-            nodes.push(
-                Daemon::spawn(
-                    name,
-                    &exe("mobiwf-node"),
-                    &[
-                        "run".into(),
-                        "--data-dir".into(),
-                        path(&node_dir),
-                        "--name".into(),
-                        name.clone(),
-                        "--skills".into(),
-                        skills.join(","),
-                        "--controller".into(),
-                        controller.address.clone(),
-                        "--listen".into(),
-                        "/ip4/127.0.0.1/tcp/0".into(),
-                        "--join-token-file".into(),
-                        path(&ctl_dir.join("join.token")),
-                    ],
-                    &node_dir,
-                )
-                .await?,
-            );
+            let token = ctl_dir.join("join.token");
+            let args = node_args(&node_dir, name, skills, &controller.address, &token);
+            nodes.push(Daemon::spawn(name, &bin_dir.join("mobiwf-node"), &args, &node_dir).await?);
         }
         let api = ControllerApi::new(&controller.api, &controller.token)?;
-        let started = Instant::now();
-        loop {
-            let registered = api.node_names().await?;
-            if partners.iter().all(|(n, _)| registered.contains(n)) {
-                break;
-            }
-            if started.elapsed() > STARTUP {
-                anyhow::bail!("nodes not registered after {STARTUP:?}: {registered:?}");
-            }
-            tokio::time::sleep(Duration::from_millis(10)).await;
-        }
+        wait_registered(&api, partners).await?;
         let node_apis = nodes
             .iter()
             .map(|n| Ok((n.name.clone(), NodeApi::new(&n.api, &n.token)?)))
@@ -245,5 +202,65 @@ impl Cluster {
             node_apis,
             _dir: dir,
         })
+    }
+}
+
+/// The benchmark's controller: in `dir`, on loopback ports of its choosing, routing as `mode`.
+fn controller_args(dir: &Path, mode: Mode) -> Vec<String> {
+    vec![
+        "serve".into(),
+        "--data-dir".into(),
+        dir.display().to_string(),
+        "--listen".into(),
+        "/ip4/127.0.0.1/tcp/0".into(),
+        "--api".into(),
+        "127.0.0.1:0".into(),
+        "--routing".into(),
+        mode.as_str().into(),
+    ]
+}
+
+/// Partner `name`'s node with `skills`: in `dir`, on a loopback port of its choosing, joining
+/// the controller at `controller` with the join token in the file `join_token`.
+fn node_args(
+    dir: &Path,
+    name: &str,
+    skills: &[u64],
+    controller: &str,
+    join_token: &Path,
+) -> Vec<String> {
+    let skills: Vec<String> = skills.iter().map(u64::to_string).collect();
+    vec![
+        "run".into(),
+        "--data-dir".into(),
+        dir.display().to_string(),
+        "--name".into(),
+        name.to_owned(),
+        "--skills".into(),
+        skills.join(","),
+        "--controller".into(),
+        controller.to_owned(),
+        "--listen".into(),
+        "/ip4/127.0.0.1/tcp/0".into(),
+        "--join-token-file".into(),
+        join_token.display().to_string(),
+    ]
+}
+
+/// Waits until every partner's node is registered with the controller.
+async fn wait_registered(
+    api: &ControllerApi,
+    partners: &[(String, Vec<u64>)],
+) -> anyhow::Result<()> {
+    let started = Instant::now();
+    loop {
+        let registered = api.node_names().await?;
+        if partners.iter().all(|(n, _)| registered.contains(n)) {
+            return Ok(());
+        }
+        if started.elapsed() > STARTUP {
+            anyhow::bail!("nodes not registered after {STARTUP:?}: {registered:?}");
+        }
+        tokio::time::sleep(Duration::from_millis(10)).await;
     }
 }

@@ -107,7 +107,8 @@ fn synced_writes(me: &PeerId, samples: usize, db: &Path) -> anyhow::Result<Sampl
 
 async fn round_trips(keypair: Keypair, peer_dir: &Path, samples: usize) -> anyhow::Result<Samples> {
     let address = wait_for_address(peer_dir).await?;
-    let (to, addr) = mobiwf_runtime::outbox::peer_of(&address).map_err(|e| anyhow::anyhow!(e))?;
+    let location = mobiwf_runtime::outbox::location(&address).map_err(|e| anyhow::anyhow!(e))?;
+    let (to, addr) = mobiwf_runtime::outbox::peer_of(&location).map_err(|e| anyhow::anyhow!(e))?;
     let me = keypair.public().to_peer_id();
     let (mesh, _inbound) = mesh::start(MeshConfig::new(keypair, Vec::new())).await?;
     let mut times = Vec::new();

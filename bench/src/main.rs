@@ -395,6 +395,16 @@ async fn measure_returns(
     Ok(r)
 }
 
+/// How the baseline scripts are driven, as the run's arguments say.
+fn drive(args: &RunArgs, scratch: &std::path::Path) -> baseline::Drive {
+    baseline::Drive {
+        sequential: args.sequential,
+        concurrency: args.concurrency,
+        duration_secs: args.duration,
+        scratch: scratch.to_owned(),
+    }
+}
+
 /// The Temporal baseline, stock then tuned, or why it is left out.
 async fn temporal_baselines(
     args: &RunArgs,
@@ -405,16 +415,16 @@ async fn temporal_baselines(
         temporal.push(Err("left out (--no-temporal)".to_owned()));
         return Ok(temporal);
     }
-    // One instance at a time takes about half a second there: fewer of them.
-    let sequential = args.sequential.min(TEMPORAL_SEQUENTIAL);
+    let drive = baseline::Drive {
+        // One instance at a time takes about half a second there: fewer of them.
+        sequential: args.sequential.min(TEMPORAL_SEQUENTIAL),
+        ..drive(args, scratch)
+    };
     for setup in [temporal::Setup::Stock, temporal::Setup::Tuned] {
         eprintln!("{} ...", setup.label());
-        let (repo, dir) = (args.repo.clone(), scratch.to_owned());
-        let (conc, dur) = (args.concurrency, args.duration);
-        let result = tokio::task::spawn_blocking(move || {
-            temporal::run(&repo, setup, sequential, conc, dur, &dir)
-        })
-        .await??;
+        let (repo, drive) = (args.repo.clone(), drive.clone());
+        let result =
+            tokio::task::spawn_blocking(move || temporal::run(&repo, setup, &drive)).await??;
         match result {
             Ok(baseline) => temporal.push(Ok((setup, baseline))),
             Err(why) => {
@@ -436,10 +446,8 @@ async fn restate_baseline(
         return Ok(Err("left out (--no-restate)".to_owned()));
     }
     eprintln!("{} ...", restate::LABEL);
-    let (repo, dir) = (args.repo.clone(), scratch.to_owned());
-    let (seq, conc, dur) = (args.sequential, args.concurrency, args.duration);
-    let result =
-        tokio::task::spawn_blocking(move || restate::run(&repo, seq, conc, dur, &dir)).await??;
+    let (repo, drive) = (args.repo.clone(), drive(args, scratch));
+    let result = tokio::task::spawn_blocking(move || restate::run(&repo, &drive)).await??;
     match &result {
         Ok(b) => {
             for (shape, s) in &b.workloads {

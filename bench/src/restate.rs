@@ -10,7 +10,7 @@ use std::process::Command;
 
 use serde::Deserialize;
 
-use crate::baseline::Shape;
+use crate::baseline::{Drive, Shape};
 
 /// Its name in the report.
 pub const LABEL: &str = "Restate (stock)";
@@ -27,26 +27,8 @@ pub struct Baseline {
 }
 
 /// Runs the baseline: `Ok(Err(why))` when it was skipped.
-pub fn run(
-    repo: &Path,
-    sequential: usize,
-    concurrency: usize,
-    duration_secs: f64,
-    scratch: &Path,
-) -> anyhow::Result<Result<Baseline, String>> {
-    let out = scratch.join("restate.json");
+pub fn run(repo: &Path, drive: &Drive) -> anyhow::Result<Result<Baseline, String>> {
     let mut command = Command::new("bash");
-    command
-        .arg(repo.join("bench/restate/run.sh"))
-        .arg("--out")
-        .arg(&out)
-        .args(["--sequential", &sequential.to_string()])
-        .args(["--concurrency", &concurrency.to_string()])
-        .args(["--duration", &duration_secs.to_string()]);
-    Ok(
-        match crate::baseline::run_script("Restate", command, &out)? {
-            Ok(json) => Ok(serde_json::from_slice(&json)?),
-            Err(why) => Err(why),
-        },
-    )
+    command.arg(repo.join("bench/restate/run.sh"));
+    crate::baseline::run_script("Restate", command, drive)
 }

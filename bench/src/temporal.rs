@@ -8,7 +8,7 @@ use std::process::Command;
 
 use serde::Deserialize;
 
-use crate::baseline::Shape;
+use crate::baseline::{Drive, Shape};
 
 /// The script's output.
 #[derive(Debug, Clone, Deserialize)]
@@ -42,33 +42,11 @@ impl Setup {
 }
 
 /// Runs the baseline: `Ok(Err(why))` when it was skipped.
-pub fn run(
-    repo: &Path,
-    setup: Setup,
-    sequential: usize,
-    concurrency: usize,
-    duration_secs: f64,
-    scratch: &Path,
-) -> anyhow::Result<Result<Baseline, String>> {
-    let out = scratch.join("temporal.json");
+pub fn run(repo: &Path, setup: Setup, drive: &Drive) -> anyhow::Result<Result<Baseline, String>> {
     let mut command = Command::new("python3");
+    command.arg(repo.join("bench/temporal/run.py"));
     if setup == Setup::Tuned {
-        command
-            .arg(repo.join("bench/temporal/run.py"))
-            .arg("--tuned");
-    } else {
-        command.arg(repo.join("bench/temporal/run.py"));
+        command.arg("--tuned");
     }
-    command
-        .arg("--out")
-        .arg(&out)
-        .args(["--sequential", &sequential.to_string()])
-        .args(["--concurrency", &concurrency.to_string()])
-        .args(["--duration", &duration_secs.to_string()]);
-    Ok(
-        match crate::baseline::run_script("Temporal", command, &out)? {
-            Ok(json) => Ok(serde_json::from_slice(&json)?),
-            Err(why) => Err(why),
-        },
-    )
+    crate::baseline::run_script("Temporal", command, drive)
 }

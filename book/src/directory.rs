@@ -7,7 +7,9 @@
 use std::collections::{BTreeMap, BTreeSet};
 
 use mobiwf_people::{Directory, DirectoryError};
-use mobiwf_proto::{DeviceEntry, DirectoryVersion, InstanceId, Message, NodeId, Presence};
+use mobiwf_proto::{
+    DeviceEntry, DirectoryVersion, InstanceId, Location, Message, NodeId, Presence,
+};
 use mobiwf_xml_schema::{Organisation, UserId, WorkflowDefinition};
 use serde::{Deserialize, Serialize};
 
@@ -127,7 +129,9 @@ impl Book {
         let entry = DeviceEntry {
             name: node.name.clone(),
             node: node.peer.clone(),
-            location: node.addrs.first().cloned().unwrap_or_default(),
+            // The registration's first address, checked as it came in; the empty text when
+            // there is none (a node registered before registrations had to give one).
+            location: Location::lenient(node.addrs.first().cloned().unwrap_or_default()),
             connections,
             last_connected_ms: now_ms,
             away,

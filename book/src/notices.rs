@@ -78,7 +78,7 @@ impl Book {
         let addrs = self
             .nodes
             .get(&entry.node)
-            .map_or_else(|| vec![entry.location.clone()], |n| n.addrs.clone());
+            .map_or_else(|| vec![entry.location.to_string()], |n| n.addrs.clone());
         Ok((entry.node.clone(), addrs))
     }
 }

@@ -257,8 +257,13 @@ pub(crate) fn abandon(
             }),
         );
     }
-    // Predecessors first, so that an activity whose predecessor here blocks it is cancelled,
-    // transitively, rather than failed with its own contingency.
+    end_given_up(inst, ctx, ids, reason);
+}
+
+/// Ends activities `ids` of a partition given up on for `reason`, predecessors first, so that
+/// an activity whose predecessor here blocks it is cancelled, transitively, rather than
+/// failed with its own contingency.
+fn end_given_up(inst: &mut Instance, ctx: &mut Ctx<'_>, ids: Vec<ActivityId>, reason: &str) {
     let mut remaining = ids;
     let def = ctx.def;
     let preds = |id: ActivityId| -> Vec<ActivityId> {

@@ -54,32 +54,18 @@ impl Book {
         let placement = place(&def, &nodes)?;
         let id = InstanceId(self.last_instance.0 + 1);
         let derived = self.derive(&placement, &nodes, id, now_ms);
-        let mut effects = Vec::new();
-        let mut partitions = Vec::new();
-        let mut placed: BTreeMap<ActivityId, (PartitionId, NodeName)> = BTreeMap::new();
-        let runs_on = runs_on(&derived, &placement, &nodes);
-        for d in derived {
-            let Some(&i) = placement.node_of.get(&d.partner) else {
-                continue;
-            };
-            let node = &nodes[i];
-            for act in &d.document.activities {
-                placed.insert(act.id, (d.partition, node.name.clone()));
-            }
-            partitions.push(partition_view(&placement, &d, node, now_ms));
-            effects.push(Effect::Send {
-                to: node.peer.clone(),
-                addrs: node.addrs.clone(),
-                message: Message::Deploy(mobiwf_proto::Deploy {
-                    instance: id,
-                    partition: d.partition,
-                    document: mobiwf_xml_schema::write_partition(&d.document),
-                    responsible: responsible.clone(),
-                    hour_ms: hour_ms_for(&d.document, self.hour_ms),
-                    runs_on: runs_on.clone().into_iter().collect(),
-                }),
-            });
-        }
+        let Deployed {
+            partitions,
+            placed,
+            mut effects,
+        } = self.deploy(
+            id,
+            derived,
+            &placement,
+            &nodes,
+            responsible.as_ref(),
+            now_ms,
+        );
         let activities = def
             .activities
             .iter()
@@ -120,6 +106,51 @@ impl Book {
         })
     }
 
+    /// Sends each partition of new instance `id` to the node `placement` chose for it.
+    fn deploy(
+        &self,
+        id: InstanceId,
+        derived: Vec<DerivedPartition>,
+        placement: &Placement,
+        nodes: &[NodeInfo],
+        responsible: Option<&UserId>,
+        now_ms: u64,
+    ) -> Deployed {
+        let mut deployed = Deployed {
+            partitions: Vec::new(),
+            placed: BTreeMap::new(),
+            effects: Vec::new(),
+        };
+        let runs_on = runs_on(&derived, placement, nodes);
+        for d in derived {
+            let Some(&i) = placement.node_of.get(&d.partner) else {
+                continue;
+            };
+            let node = &nodes[i];
+            for act in &d.document.activities {
+                deployed
+                    .placed
+                    .insert(act.id, (d.partition, node.name.clone()));
+            }
+            deployed
+                .partitions
+                .push(partition_view(placement, &d, node, now_ms));
+            deployed.effects.push(Effect::Send {
+                to: node.peer.clone(),
+                addrs: node.addrs.clone(),
+                message: Message::Deploy(mobiwf_proto::Deploy {
+                    instance: id,
+                    partition: d.partition,
+                    document: mobiwf_xml_schema::write_partition(&d.document),
+                    responsible: responsible.cloned(),
+                    hour_ms: hour_ms_for(&d.document, self.hour_ms),
+                    runs_on: runs_on.clone().into_iter().collect(),
+                }),
+            });
+        }
+        deployed
+    }
+
     /// The partition documents of instance `id`, with the chosen nodes' locations.
     fn derive(
         &self,
@@ -147,7 +178,14 @@ impl Book {
     }
 }
 
-/// A new partition, sent to `node`, with its deadline when it has a `timeOut`.
+/// What deploying a new instance comes to: its partitions as the book records them, the
+/// partition and node each activity went to, and the messages that deploy them.
+struct Deployed {
+    partitions: Vec<PartitionView>,
+    placed: BTreeMap<ActivityId, (PartitionId, NodeName)>,
+    effects: Vec<Effect>,
+}
+
 /// Who runs what, for every node of the instance: whose word each takes.
 fn runs_on(
     derived: &[DerivedPartition],
@@ -166,6 +204,7 @@ fn runs_on(
         .collect()
 }
 
+/// A new partition, sent to `node`, with its deadline when it has a `timeOut`.
 fn partition_view(
     placement: &Placement,
     d: &DerivedPartition,

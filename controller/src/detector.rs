@@ -59,10 +59,54 @@ pub enum Verdict {
     },
 }
 
+/// What the probes of one watched node saw.
 struct Seen {
     last_answer: Instant,
     last_error: Option<String>,
+    /// It was reported suspected, and has not answered since.
     reported: bool,
+}
+
+impl Seen {
+    /// A probe came back: answered, or why not.
+    fn heard(&mut self, result: Result<(), String>) {
+        match result {
+            Ok(()) => {
+                self.last_answer = Instant::now();
+                self.last_error = None;
+            }
+            Err(e) => self.last_error = Some(e),
+        }
+    }
+
+    /// What to report of node `w` at `now`, if anything: it answers again (the book suspects
+    /// it, and it answered within two rounds), or it stopped answering (silent for
+    /// `suspect_after`, not reported yet).
+    fn verdict(&mut self, w: &Watched, now: Instant, config: &DetectorConfig) -> Option<Verdict> {
+        let silent = now.duration_since(self.last_answer);
+        let verdict = if w.suspected && silent < config.probe_every * 2 {
+            self.reported = false;
+            Some(Verdict::Answering {
+                peer: w.peer.to_string(),
+            })
+        } else if !w.suspected && !self.reported && silent >= config.suspect_after {
+            self.reported = true;
+            let saw = self.last_error.as_deref().unwrap_or("no answer");
+            Some(Verdict::Suspect {
+                peer: w.peer.to_string(),
+                reason: format!(
+                    "no answer to probes for {:.1} s: {saw}",
+                    silent.as_secs_f64()
+                ),
+            })
+        } else {
+            None
+        };
+        if !w.suspected && silent < config.suspect_after {
+            self.reported = false;
+        }
+        verdict
+    }
 }
 
 /// Starts the detector: it watches the nodes published on `watched` and sends verdicts.
@@ -86,13 +130,7 @@ pub fn start(
                     let Some((peer, result)) = answer else { return };
                     in_flight.remove(&peer);
                     if let Some(s) = seen.get_mut(&peer) {
-                        match result {
-                            Ok(()) => {
-                                s.last_answer = Instant::now();
-                                s.last_error = None;
-                            }
-                            Err(e) => s.last_error = Some(e),
-                        }
+                        s.heard(result);
                     }
                     continue;
                 }
@@ -107,29 +145,7 @@ pub fn start(
                     last_error: None,
                     reported: false,
                 });
-                let silent = now.duration_since(s.last_answer);
-                let verdict = if w.suspected && silent < config.probe_every * 2 {
-                    s.reported = false;
-                    Some(Verdict::Answering {
-                        peer: w.peer.to_string(),
-                    })
-                } else if !w.suspected && !s.reported && silent >= config.suspect_after {
-                    s.reported = true;
-                    let saw = s.last_error.as_deref().unwrap_or("no answer");
-                    Some(Verdict::Suspect {
-                        peer: w.peer.to_string(),
-                        reason: format!(
-                            "no answer to probes for {:.1} s: {saw}",
-                            silent.as_secs_f64()
-                        ),
-                    })
-                } else {
-                    None
-                };
-                if !w.suspected && silent < config.suspect_after {
-                    s.reported = false;
-                }
-                if let Some(v) = verdict
+                if let Some(v) = s.verdict(w, now, &config)
                     && verdicts.send(v).await.is_err()
                 {
                     return;
@@ -180,4 +196,50 @@ fn probe(
         };
         let _ = answers.send((peer_text, result));
     });
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn watched(suspected: bool) -> Watched {
+        Watched {
+            peer: mobiwf_proto::NodeId::new("p".to_owned()),
+            addrs: Vec::new(),
+            suspected,
+        }
+    }
+
+    #[test]
+    fn a_silent_node_is_suspected_once_and_reported_answering_when_it_answers_again() {
+        let config = DetectorConfig::default();
+        let start = Instant::now();
+        let mut seen = Seen {
+            last_answer: start,
+            last_error: Some("timeout".to_owned()),
+            reported: false,
+        };
+        let quiet = watched(false);
+        assert_eq!(
+            seen.verdict(&quiet, start + config.probe_every, &config),
+            None
+        );
+        let late = start + config.suspect_after;
+        assert_eq!(
+            seen.verdict(&quiet, late, &config),
+            Some(Verdict::Suspect {
+                peer: "p".to_owned(),
+                reason: "no answer to probes for 10.0 s: timeout".to_owned(),
+            })
+        );
+        assert_eq!(seen.verdict(&quiet, late, &config), None, "reported once");
+        seen.heard(Ok(()));
+        let now = seen.last_answer;
+        assert_eq!(
+            seen.verdict(&watched(true), now, &config),
+            Some(Verdict::Answering {
+                peer: "p".to_owned()
+            })
+        );
+    }
 }

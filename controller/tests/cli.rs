@@ -2,7 +2,7 @@
 //! and partition documents written to disk.
 #![allow(clippy::unwrap_used, clippy::expect_used)]
 
-use std::path::{Path, PathBuf};
+use std::path::Path;
 use std::process::{Command, Output};
 
 fn controller(args: &[&str]) -> Output {
@@ -20,11 +20,12 @@ fn example(name: &str) -> String {
         .to_string()
 }
 
-fn scratch(name: &str) -> PathBuf {
-    let dir = std::env::temp_dir().join(format!("mobiwf-cli-{}-{name}", std::process::id()));
-    let _ = std::fs::remove_dir_all(&dir);
-    std::fs::create_dir_all(&dir).unwrap();
-    dir
+/// A directory of its own for one test, removed when the test ends.
+fn scratch(name: &str) -> tempfile::TempDir {
+    tempfile::Builder::new()
+        .prefix(&format!("mobiwf-cli-{name}-"))
+        .tempdir()
+        .unwrap()
 }
 
 fn stdout(o: &Output) -> String {
@@ -47,7 +48,7 @@ fn validate_accepts_the_paper_documents() {
 #[test]
 fn validate_reports_every_problem_with_position_and_exits_1() {
     let dir = scratch("bad");
-    let file = dir.join("bad.xml");
+    let file = dir.path().join("bad.xml");
     let paper = std::fs::read_to_string(example("workflow.xml")).unwrap();
     let broken = paper
         .replacen(
@@ -92,7 +93,7 @@ fn partition_writes_documents_equal_to_the_published_ones() {
         "partition",
         &example("workflow.xml"),
         "--out",
-        dir.to_str().unwrap(),
+        dir.path().to_str().unwrap(),
     ]);
     assert_eq!(
         out.status.code(),
@@ -102,7 +103,7 @@ fn partition_writes_documents_equal_to_the_published_ones() {
     );
     for id in [1, 2] {
         let written = mobiwf_xml_schema::load_partition(
-            &std::fs::read(dir.join(format!("partition-{id}.xml"))).unwrap(),
+            &std::fs::read(dir.path().join(format!("partition-{id}.xml"))).unwrap(),
         )
         .unwrap()
         .value;
@@ -119,7 +120,7 @@ fn partition_writes_documents_equal_to_the_published_ones() {
 #[test]
 fn partition_refuses_an_invalid_definition_and_writes_nothing() {
     let dir = scratch("refused");
-    let file = dir.join("cycle.xml");
+    let file = dir.path().join("cycle.xml");
     let paper = std::fs::read_to_string(example("workflow.xml")).unwrap();
     std::fs::write(
         &file,
@@ -130,7 +131,7 @@ fn partition_refuses_an_invalid_definition_and_writes_nothing() {
         ),
     )
     .unwrap();
-    let out_dir = dir.join("out");
+    let out_dir = dir.path().join("out");
     let out = controller(&[
         "partition",
         file.to_str().unwrap(),

@@ -94,24 +94,7 @@ async fn inspect(
         .await?
         .map_err(|e| anyhow::anyhow!("{e}"))?;
     println!("instance {id} of {source} submitted (responsible: dave)");
-    for (node, user) in [(&n2, "alice"), (&n3, "bob"), (&n2, "carol")] {
-        let what = format!("the inspection to reach {user}'s worklist");
-        let entry = poll(&what, deadline, || async {
-            let list = node
-                .user_worklist(UserId::new(user), Order::Priority)
-                .await?;
-            let list = list.map_err(|e| anyhow::anyhow!("{e}"))?;
-            Ok(list.into_iter().find(|e| e.entry.info.instance == id))
-        })
-        .await?;
-        println!(
-            "  {user:<6} sees '{}' ({}), priority {}, {:?}",
-            entry.entry.info.name,
-            entry.entry.info.description,
-            entry.entry.info.priority,
-            entry.entry.state
-        );
-    }
+    show_offers(id, [(&n2, "alice"), (&n3, "bob"), (&n2, "carol")], deadline).await?;
     let select = |node: mobiwf_node::NodeClient, user: &'static str| async move {
         node.claim(UserId::new(user), id, INSPECT, ItemAction::Select)
             .await
@@ -141,8 +124,17 @@ async fn inspect(
     let completed = n2.claim(UserId::new("alice"), id, INSPECT, done).await?;
     println!("  alice completes it: {}", said(&completed));
     let succeeded = finish(client, id, deadline).await?;
-    // The responsible user's device (N1) is told of the start and the end.
-    let n1 = nodes[0].client();
+    show_notices(&nodes[0].client(), id, deadline).await?;
+    Ok(succeeded)
+}
+
+/// Waits for the responsible user's device (N1) to be told of the end, and shows what it was
+/// told of the instance.
+async fn show_notices(
+    n1: &mobiwf_node::NodeClient,
+    id: InstanceId,
+    deadline: tokio::time::Instant,
+) -> anyhow::Result<()> {
     let notices = poll("dave's notice of the end", deadline, || async {
         let notices = n1.notices(UserId::new("dave")).await?;
         let notices = notices.map_err(|e| anyhow::anyhow!("{e}"))?;
@@ -155,7 +147,35 @@ async fn inspect(
     for n in notices.iter().filter(|n| n.instance == id) {
         println!("  dave's notice on N1: {}: {}", n.kind, n.text);
     }
-    Ok(succeeded)
+    Ok(())
+}
+
+/// Waits for the inspection to reach each user's worklist on their node, and shows how it
+/// reads there.
+async fn show_offers(
+    id: InstanceId,
+    users: [(&mobiwf_node::NodeClient, &str); 3],
+    deadline: tokio::time::Instant,
+) -> anyhow::Result<()> {
+    for (node, user) in users {
+        let what = format!("the inspection to reach {user}'s worklist");
+        let entry = poll(&what, deadline, || async {
+            let list = node
+                .user_worklist(UserId::new(user), Order::Priority)
+                .await?;
+            let list = list.map_err(|e| anyhow::anyhow!("{e}"))?;
+            Ok(list.into_iter().find(|e| e.entry.info.instance == id))
+        })
+        .await?;
+        println!(
+            "  {user:<6} sees '{}' ({}), priority {}, {:?}",
+            entry.entry.info.name,
+            entry.entry.info.description,
+            entry.entry.info.priority,
+            entry.entry.state
+        );
+    }
+    Ok(())
 }
 
 /// Waits for the instance to end and prints its work item history.

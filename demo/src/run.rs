@@ -10,7 +10,7 @@ use std::time::Duration;
 use mobiwf_book::{Instance, InstanceState};
 use mobiwf_controller::ControllerConfig;
 use mobiwf_node::NodeConfig;
-use mobiwf_proto::{ActivityId, ActivityState, Millis};
+use mobiwf_proto::{ActivityId, ActivityState, InstanceId, Millis};
 use mobiwf_runtime::metrics::Peer;
 
 use anyhow::Context;
@@ -112,7 +112,14 @@ pub async fn run(file: Option<&Path>, timeout_secs: u64, hour_ms: u64) -> anyhow
         node.stop().await;
     }
     controller.stop().await;
-    Ok(match inst.state {
+    Ok(exit_code(inst.state, people_ok, id, timeout_secs))
+}
+
+/// The demo's exit status once instance `id` is in `state` (and the people part went as
+/// `people_ok` says): 0 when both succeeded, 1 when either failed, 2 when the instance did not
+/// finish within `timeout_secs`.
+fn exit_code(state: InstanceState, people_ok: bool, id: InstanceId, timeout_secs: u64) -> ExitCode {
+    match state {
         InstanceState::Succeeded if people_ok => ExitCode::SUCCESS,
         InstanceState::Succeeded => ExitCode::from(1),
         InstanceState::Failed
@@ -126,7 +133,7 @@ pub async fn run(file: Option<&Path>, timeout_secs: u64, hour_ms: u64) -> anyhow
             eprintln!("mobiwf-demo: instance {id} did not finish within {timeout_secs} s");
             ExitCode::from(2)
         }
-    })
+    }
 }
 
 /// The nodes register through the mesh: waits until the controller has heard `count` of them.
@@ -200,7 +207,7 @@ pub(super) async fn start_node(
             .copied()
             .map(mobiwf_proto::ActivityTypeId)
             .collect(),
-        controller: controller.to_owned(),
+        controller: mobiwf_runtime::outbox::location(controller).map_err(anyhow::Error::msg)?,
         listen: loopback()?,
         api: "127.0.0.1:0".parse()?,
         store: None,

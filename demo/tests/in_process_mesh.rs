@@ -55,7 +55,7 @@ async fn mesh_with(p2_behind_relay: bool) -> Mesh {
             .into_iter()
             .map(mobiwf_proto::ActivityTypeId)
             .collect(),
-        controller: controller.addrs[0].clone(),
+        controller: mobiwf_runtime::outbox::location(&controller.addrs[0]).expect("an address"),
         listen: loopback(),
         api: "127.0.0.1:0".parse().expect("addr"),
         store: Some(Arc::new(MemoryStore::new())),

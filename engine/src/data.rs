@@ -10,7 +10,7 @@
 use std::collections::BTreeSet;
 
 use mobiwf_proto::data::MAX_INSTANCE_VALUE_BYTES;
-use mobiwf_proto::{ActivityId, DataValue, Datum, FileRef, InstanceId};
+use mobiwf_proto::{ActivityId, DataValue, Datum, FileRef, InstanceId, Location};
 use mobiwf_xml_schema::{DataKind, PartitionActivity, number_problem};
 use serde::{Deserialize, Serialize};
 
@@ -24,7 +24,7 @@ pub struct Missing {
     /// The content's reference.
     pub file: FileRef,
     /// The location of a partner that holds it (the one whose notification referenced it).
-    pub holder: String,
+    pub holder: Location,
 }
 
 /// What a partner's notification says of the instance data.

@@ -3,12 +3,40 @@
 
 use std::time::Duration;
 
-use mobiwf_proto::{ActivityId, ActivityState, InstanceId, Millis};
+use mobiwf_proto::{ActivityId, ActivityState, DataValue, InstanceId, Millis};
 use mobiwf_xml_schema::{ActivityKind, flag_problem};
 
 use crate::lifecycle::{Event, Life};
 use crate::run::RunKey;
 use crate::{Effect, Ended, Engine, Finish, Finisher, Refusal};
+
+/// What is wrong with what a successful end left: the activity fails of it (a person's
+/// completion is refused instead).
+enum Flaw {
+    /// Its flag is not a flag.
+    Flag(String),
+    /// It wrote data the activity may not.
+    Writes(String),
+}
+
+impl Flaw {
+    /// What is wrong.
+    fn reason(&self) -> &str {
+        match self {
+            Flaw::Flag(reason) | Flaw::Writes(reason) => reason,
+        }
+    }
+
+    /// Why the activity fails of it.
+    fn why(&self) -> String {
+        match self {
+            Flaw::Flag(reason) => {
+                format!("its command wrote a flag file that is not a flag: {reason}")
+            }
+            Flaw::Writes(reason) => format!("its command wrote data it may not: {reason}"),
+        }
+    }
+}
 
 impl Engine {
     /// A try or a person's work ended. Refused when the activity is not running here or is
@@ -31,23 +59,12 @@ impl Engine {
         let Some(p) = self.runs.get(&key).and_then(|r| r.progress(activity)) else {
             return Ok(());
         };
-        let (written, bad_flag) = match &finish {
-            Finish::Succeeded { flag, .. } => (
-                self.accepted_writes(key, activity, written),
-                flag.as_deref().and_then(flag_problem),
-            ),
-            Finish::Failed { .. } => (Ok(Vec::new()), None),
-        };
-        let refused = match (&bad_flag, &written) {
-            (Some(reason), _) => Some(reason.clone()),
-            (None, Err(reason)) => Some(reason.clone()),
-            (None, Ok(_)) => None,
-        };
-        if let (Some(reason), Finisher::Person) = (refused, by) {
+        let checked = self.checked(key, activity, &finish, written);
+        if let (Err(flaw), Finisher::Person) = (&checked, by) {
             return Err(Refusal::InvalidCompletion {
                 instance,
                 activity,
-                reason,
+                reason: flaw.reason().to_owned(),
             });
         }
         let waiting_to_retry = matches!(p.life, Life::RetryWait { .. });
@@ -68,29 +85,57 @@ impl Engine {
             // The end of a try that was already given up on (killed on timeOut).
             return Ok(());
         }
-        if let Some(reason) = bad_flag {
-            let why = format!("its command wrote a flag file that is not a flag: {reason}");
-            self.fail(key, activity, why, now_ms, effects);
-        } else if let Err(reason) = written {
-            let why = format!("its command wrote data it may not: {reason}");
-            self.fail(key, activity, why, now_ms, effects);
-        } else {
-            match finish {
-                Finish::Succeeded { detail, flag } => {
-                    if let Some(run) = self.runs.get_mut(&key) {
-                        run.set_flag(activity, flag);
-                    }
-                    self.keep_writes(key, activity, written.unwrap_or_default());
-                    self.conclude(key, activity, Event::Succeed { detail }, effects);
-                }
-                Finish::Failed { detail } => {
-                    let why = detail.unwrap_or_else(|| "failed".to_owned());
-                    self.fail(key, activity, why, now_ms, effects);
-                }
-            }
-        }
+        self.take_end(key, activity, finish, checked, now_ms, effects);
         self.advance(key, effects);
         Ok(())
+    }
+
+    /// The data a success wrote, as the activity may write it, or what is wrong with what it
+    /// left (its flag first); a failure leaves nothing to check.
+    fn checked(
+        &self,
+        key: RunKey,
+        activity: ActivityId,
+        finish: &Finish,
+        written: Vec<(String, DataValue)>,
+    ) -> Result<Vec<(String, DataValue)>, Flaw> {
+        match finish {
+            Finish::Succeeded { flag, .. } => {
+                if let Some(reason) = flag.as_deref().and_then(flag_problem) {
+                    return Err(Flaw::Flag(reason));
+                }
+                self.accepted_writes(key, activity, written)
+                    .map_err(Flaw::Writes)
+            }
+            Finish::Failed { .. } => Ok(Vec::new()),
+        }
+    }
+
+    /// What a taken end comes to: a success concludes the activity with its flag and data; a
+    /// failure, or a success that left something wrong, fails it (or waits for its next try).
+    fn take_end(
+        &mut self,
+        key: RunKey,
+        activity: ActivityId,
+        finish: Finish,
+        checked: Result<Vec<(String, DataValue)>, Flaw>,
+        now_ms: u64,
+        effects: &mut Vec<Effect>,
+    ) {
+        match (finish, checked) {
+            (_, Err(flaw)) => self.fail(key, activity, flaw.why(), now_ms, effects),
+            (Finish::Succeeded { detail, flag }, Ok(written)) => {
+                if let Some(run) = self.runs.get_mut(&key) {
+                    run.set_flag(activity, flag);
+                }
+                self.keep_writes(key, activity, written);
+                self.conclude(key, activity, Event::Succeed { detail }, effects);
+            }
+            (Finish::Failed { detail }, Ok(_)) => {
+                let why = detail.unwrap_or_else(|| "failed".to_owned());
+                self.fail(key, activity, why, now_ms, effects);
+            }
+        }
     }
 
     /// The run of `activity` when it is running and `by` may finish it.

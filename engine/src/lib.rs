@@ -30,6 +30,8 @@
 
 mod compensate;
 mod control;
+#[cfg(test)]
+mod coverage;
 mod data;
 mod deploy;
 mod finish;
@@ -54,7 +56,7 @@ mod view;
 
 use std::collections::{BTreeMap, BTreeSet};
 
-use mobiwf_proto::{ActivityId, ActivityState, InstanceId, Message, NodeId, PartitionId};
+use mobiwf_proto::{ActivityId, ActivityState, InstanceId, Location, Message, NodeId, PartitionId};
 
 pub use compensate::Undo;
 pub use data::{Carried, Missing};
@@ -79,7 +81,7 @@ pub enum Target {
     /// The controller this node is registered with.
     Controller,
     /// The partner at this location (a libp2p multiaddr ending in `/p2p/<peer id>`).
-    Partner(String),
+    Partner(Location),
 }
 
 /// Something the daemon must do after the engine's changes are on disk.
@@ -145,7 +147,7 @@ pub enum Effect {
         /// The content's reference.
         file: mobiwf_proto::FileRef,
         /// The holder's location.
-        from: String,
+        from: Location,
     },
     /// Run the `<compensation>` of an activity that succeeded (in a run directory of its
     /// own, once); report the outcome as [`Input::CompensationEnded`].

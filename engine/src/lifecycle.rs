@@ -255,24 +255,11 @@ pub fn transition(from: &Life, event: Event) -> Result<Life, NotAllowed> {
         (Life::NotReady, Event::Skip { detail }) => Life::Skipped {
             detail: Some(detail),
         },
-        (
-            Life::NotReady
-            | Life::Synchronizing
-            | Life::Ready
-            | Life::Running { .. }
-            | Life::RetryWait { .. },
-            Event::Withdraw { detail },
-        ) => Life::Failed {
+        // Withdrawn or cancelled: any activity not final yet.
+        (from, Event::Withdraw { detail }) if !from.is_final() => Life::Failed {
             detail: Some(detail),
         },
-        (
-            Life::NotReady
-            | Life::Synchronizing
-            | Life::Ready
-            | Life::Running { .. }
-            | Life::RetryWait { .. },
-            Event::Cancel { detail },
-        ) => Life::Cancelled {
+        (from, Event::Cancel { detail }) if !from.is_final() => Life::Cancelled {
             detail: Some(detail),
         },
         (Life::Failed { .. } | Life::Cancelled { .. }, Event::Rerun) => Life::NotReady,
@@ -284,7 +271,7 @@ pub fn transition(from: &Life, event: Event) -> Result<Life, NotAllowed> {
         }
     };
     #[cfg(test)]
-    coverage::record(from_kind, event_kind, to.kind());
+    crate::coverage::record::<Taken>((from_kind, event_kind, to.kind()));
     Ok(to)
 }
 
@@ -372,27 +359,6 @@ pub(crate) fn markdown<S: std::fmt::Debug, E: std::fmt::Debug>(table: &[(S, E, S
     s
 }
 
-/// Which transitions the scenario tests took, per thread.
+/// A transition taken, as the coverage tests collect them (`crate::coverage`).
 #[cfg(test)]
-pub(crate) mod coverage {
-    use std::cell::RefCell;
-    use std::collections::BTreeSet;
-
-    use super::{EventKind, StateKind};
-
-    /// A transition taken.
-    pub(crate) type Taken = (StateKind, EventKind, StateKind);
-
-    thread_local! {
-        static TAKEN: RefCell<BTreeSet<Taken>> = const { RefCell::new(BTreeSet::new()) };
-    }
-
-    pub(super) fn record(from: StateKind, event: EventKind, to: StateKind) {
-        TAKEN.with(|t| t.borrow_mut().insert((from, event, to)));
-    }
-
-    /// The transitions this thread took since the last call.
-    pub(crate) fn take() -> BTreeSet<Taken> {
-        TAKEN.with(|t| std::mem::take(&mut *t.borrow_mut()))
-    }
-}
+pub(crate) type Taken = (StateKind, EventKind, StateKind);

@@ -5,7 +5,7 @@
 
 use std::collections::BTreeSet;
 
-use mobiwf_proto::{ActivityId, ActivityState, DataValue, Message, StateSet};
+use mobiwf_proto::{ActivityId, ActivityState, DataValue, Location, Message, StateSet};
 use mobiwf_xml_schema::{PartitionActivity, routed_to};
 
 use crate::run::{self, Progress, Run, RunKey};
@@ -48,7 +48,7 @@ impl Engine {
                     data,
                     // The daemon puts the small files' contents inline before sending.
                     files: Vec::new(),
-                    holder: has_file.then(|| self.location().to_owned()),
+                    holder: has_file.then(|| self.location().clone()),
                 }),
                 None if ruled => Message::StateChanged(mobiwf_proto::StateChanged {
                     instance: key.instance,
@@ -58,12 +58,22 @@ impl Engine {
                 None => continue,
             };
             out.push(Effect::Send {
-                to: Target::Partner(location.to_owned()),
+                to: partner_at(location),
                 message,
             });
         }
         out
     }
+}
+
+/// The partner at an adjacent's location (its `ip`). The run keeps the document's text, its
+/// one copy of the address, and reads the address from it for each message it makes: the node
+/// checked the remote adjacents' locations when it took the document (`check_locations` in
+/// `mobiwf-node-core`), so one that names no peer can only come from a run stored before that
+/// check, and goes to the daemon as it always did (whose delivery refuses it and records the
+/// refusal).
+fn partner_at(location: &str) -> Target {
+    Target::Partner(Location::lenient(location))
 }
 
 /// The partners of an activity's remote adjacents, each once, in document order: its
@@ -103,11 +113,10 @@ pub(crate) fn state_changed(
     let Some(act) = run.activity(activity).filter(|_| !state.is_final()) else {
         return Vec::new();
     };
-    let wanted = state.task_state();
     let mut locations: Vec<&str> = Vec::new();
     for adjacent in &act.adjacents {
         if run.activity(adjacent.id).is_none()
-            && adjacent.states.contains(&wanted)
+            && adjacent.states.contains(&state)
             && !locations.contains(&adjacent.location.as_str())
         {
             locations.push(&adjacent.location);
@@ -120,7 +129,7 @@ pub(crate) fn state_changed(
     locations
         .into_iter()
         .map(|location| Effect::Send {
-            to: Target::Partner(location.to_owned()),
+            to: partner_at(location),
             message: Message::StateChanged(mobiwf_proto::StateChanged {
                 instance: key.instance,
                 activity,

@@ -52,7 +52,6 @@ pub fn evaluate(rule: &Rule, entered: &impl Fn(ActivityId) -> StateSet) -> Verdi
 /// One term: every activity entered `NOT_READY`; any other state holds once entered, and
 /// never once the activity is final without it.
 fn term(entered: StateSet, state: TaskState) -> Verdict {
-    let state = ActivityState::of_task_state(state);
     if state == ActivityState::NotReady || entered.contains(state) {
         Verdict::True
     } else if entered.has_final() {
@@ -65,7 +64,7 @@ fn term(entered: StateSet, state: TaskState) -> Verdict {
 /// The rule in one line, as messages show it: `or(3→FAILED, and(4→SUCCEEDED, 5→RUNNING))`.
 pub fn describe(rule: &Rule) -> String {
     match rule {
-        Rule::Term { activity, state } => format!("{activity}→{}", state.as_str()),
+        Rule::Term { activity, state } => format!("{activity}→{}", state.published()),
         Rule::And(rules) => format!("and({})", list(rules)),
         Rule::Or(rules) => format!("or({})", list(rules)),
     }
@@ -192,9 +191,8 @@ mod tests {
     fn holds(rule: &Rule, world: &BTreeMap<u64, StateSet>) -> bool {
         match rule {
             Rule::Term { activity, state } => {
-                let s = ActivityState::of_task_state(*state);
-                s == ActivityState::NotReady
-                    || world.get(&activity.0).is_some_and(|e| e.contains(s))
+                *state == ActivityState::NotReady
+                    || world.get(&activity.0).is_some_and(|e| e.contains(*state))
             }
             Rule::And(rules) => rules.iter().all(|r| holds(r, world)),
             Rule::Or(rules) => rules.iter().any(|r| holds(r, world)),

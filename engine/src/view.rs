@@ -5,7 +5,7 @@
 use std::collections::BTreeMap;
 
 use mobiwf_people::Directory;
-use mobiwf_proto::{ActivityId, ActivityRecord, InstanceId, RoleId, UserId};
+use mobiwf_proto::{ActivityId, ActivityRecord, InstanceId, Location, RoleId, UserId};
 use mobiwf_xml_schema::ActivityKind;
 
 use crate::known::Known;
@@ -89,12 +89,12 @@ impl Engine {
     /// This node's own full libp2p address (`.../p2p/<peer id>`), which work items carry
     /// (`ItemInfo::host`) so that devices know where to send claims. Not stored: the daemon
     /// sets it at every start, before applying inputs.
-    pub fn set_location(&mut self, location: String) {
+    pub fn set_location(&mut self, location: Location) {
         self.host.location = location;
     }
 
     /// The address set with [`Engine::set_location`].
-    pub fn location(&self) -> &str {
+    pub fn location(&self) -> &Location {
         &self.host.location
     }
 }

@@ -6,8 +6,8 @@
 use mobiwf_engine::{Engine, Target};
 use mobiwf_people::{Desk, Directory};
 use mobiwf_proto::{
-    DeviceEntry, DirectoryVersion, InstanceId, ItemAction, Message, NodeId, NodeName, PartitionId,
-    RoleId, UserId,
+    DeviceEntry, DirectoryVersion, InstanceId, ItemAction, Location, Message, NodeId, NodeName,
+    PartitionId, RoleId, UserId,
 };
 use mobiwf_xml_schema::{Organisation, People, Role, RoleGrant, User};
 
@@ -18,12 +18,15 @@ pub const ME: &str = "/ip4/127.0.0.1/tcp/4001/p2p/peer-me";
 /// A partner's address: the device of bob.
 pub const PARTNER: &str = "/ip4/127.0.0.2/tcp/4001/p2p/peer-partner";
 
-/// Reads the peer id of a location as libp2p would (the text after the last `/p2p/`).
-pub fn peer_of(location: &str) -> Result<NodeId, String> {
-    match location.rsplit_once("/p2p/") {
-        Some((_, peer)) if !peer.is_empty() && !peer.contains('/') => Ok(NodeId::new(peer)),
-        _ => Err(format!("{location:?} does not end in /p2p/<peer id>")),
-    }
+/// Reads a location a document gives as the daemon would, short of libp2p's own checks (the
+/// fixtures' peer ids are no real keys): it must end in `/p2p/<peer id>`.
+pub fn read_location(text: &str) -> Result<Location, String> {
+    Location::parse(text).map_err(|e| e.to_string())
+}
+
+/// An address of these fixtures (one of [`ME`], [`PARTNER`]), read.
+pub fn at(address: &str) -> Location {
+    Location::parse(address).expect("a fixture's address")
 }
 
 /// This node's peer id.
@@ -47,14 +50,14 @@ pub fn identity() -> Identity {
         me: me(),
         name: NodeName::from("me"),
         controller: controller(),
-        peer_of,
+        read_location,
     }
 }
 
 /// A node that knows nothing yet, at [`ME`].
 pub fn node() -> NodeCore {
     let mut engine = Engine::new();
-    engine.set_location(ME.to_owned());
+    engine.set_location(at(ME));
     NodeCore::new(engine, Desk::default(), identity())
 }
 
@@ -88,7 +91,7 @@ pub fn directory() -> Message {
     let device = |name: &str, node: NodeId, location: &str| DeviceEntry {
         name: NodeName::from(name),
         node,
-        location: location.to_owned(),
+        location: at(location),
         connections: 1,
         last_connected_ms: 0,
         away: Vec::new(),
@@ -178,7 +181,7 @@ pub fn alice(instance: u64, action: ItemAction) -> NodeInput {
 pub fn sent_to_me(out: &Output) -> Vec<&Message> {
     out.sends
         .iter()
-        .filter(|s| matches!(&s.to, Target::Partner(l) if l == ME))
+        .filter(|s| matches!(&s.to, Target::Partner(l) if l.as_str() == ME))
         .map(|s| &s.message)
         .collect()
 }
@@ -202,7 +205,7 @@ pub fn item_from(
             disconnected: false,
             ready_ms: 0,
             deadline_ms: None,
-            host: host.to_owned(),
+            host: at(host),
             due: None,
         },
         version: 1,

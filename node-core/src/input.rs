@@ -8,8 +8,8 @@ use std::collections::BTreeSet;
 use mobiwf_engine::{Claimed, Ended, Finish, Finisher, Input, Refusal, Target};
 use mobiwf_people::{DeskInput, ItemKey, LocalClaim};
 use mobiwf_proto::{
-    ActivityId, DataValue, Datum, FileRef, InstanceId, Message, NodeId, PartitionId, UserId,
-    Verdict,
+    ActivityId, DataValue, Datum, FileRef, InstanceId, Location, Message, NodeId, PartitionId,
+    UserId, Verdict,
 };
 
 /// One input to the node's core.
@@ -150,7 +150,7 @@ pub enum ClaimOutcome {
         /// The desk's number for the claim.
         request: u64,
         /// Where it was sent.
-        host: String,
+        host: Location,
     },
     /// The user's worklist is not on this node (or the user is unknown).
     NotHere(String),

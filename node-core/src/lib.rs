@@ -32,7 +32,7 @@ use mobiwf_engine::{
     Changes, Claimed, Effect, EncodeError, Ended, Engine, Finisher, Input, StoredInstance,
 };
 use mobiwf_people::{Desk, DeskChanges, DeskEncodeError, DeskInput};
-use mobiwf_proto::{Compensated, InstanceId, NodeId, NodeName};
+use mobiwf_proto::{Compensated, InstanceId, Location, NodeId, NodeName};
 
 pub use input::{
     ClaimOutcome, CommandEnd, Level, NodeInput, Note, Outgoing, PersonEnd, Refused, Reply,
@@ -40,9 +40,10 @@ pub use input::{
 pub use local::MAX_LOCAL_ROUNDS;
 pub use translate::{NotTaken, check_locations};
 
-/// Reads the peer id at the end of a full libp2p address (`.../p2p/<peer id>`), or says why
-/// it is not one. The daemon gives libp2p's parser; the core parses no address itself.
-pub type PeerOf = fn(&str) -> Result<NodeId, String>;
+/// Reads a full libp2p address a document gives (`.../p2p/<peer id>`), or says why the node
+/// could not dial it. The daemon gives libp2p's checks (the core links no libp2p); the peer a
+/// [`Location`] names is read from the location, never from its text again.
+pub type ReadLocation = fn(&str) -> Result<Location, String>;
 
 /// Who this node is, and who its controller is.
 #[derive(Debug, Clone)]
@@ -53,8 +54,8 @@ pub struct Identity {
     pub name: NodeName,
     /// The controller's peer id: only it deploys, controls and sends the directory.
     pub controller: NodeId,
-    /// How a location is read.
-    pub peer_of: PeerOf,
+    /// How a location a document gives is read.
+    pub read_location: ReadLocation,
 }
 
 /// The node's engine and desk, and what it knows of its links.

@@ -27,7 +27,7 @@ impl NodeCore {
             "a peer cannot be reached"
         };
         out.notes.push(Note::info(format!("{word}: {peer}")));
-        let host = peer.as_str().to_owned();
+        let host = peer.clone();
         let input = Input::Link { peer, reachable };
         let effects = self.engine.apply_us(now_us, input).unwrap_or_else(|e| {
             out.notes.push(Note::warn(format!("a link's news: {e}")));

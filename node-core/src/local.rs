@@ -7,7 +7,7 @@ use std::collections::VecDeque;
 
 use mobiwf_engine::{Claimed, Effect, Input, Target};
 use mobiwf_people::{DeskEffect, DeskInput};
-use mobiwf_proto::{Claim, ItemAnswer, Message};
+use mobiwf_proto::{Claim, ItemAnswer, Location, Message};
 
 use crate::{NodeCore, Note, Outgoing, Output};
 
@@ -122,9 +122,9 @@ impl NodeCore {
         }
     }
 
-    /// Whether a location is this node's own.
-    pub(crate) fn is_me(&self, location: &str) -> bool {
-        (self.who.peer_of)(location).is_ok_and(|peer| peer == self.who.me)
+    /// Whether a location is this node's own: it names this node's peer.
+    pub(crate) fn is_me(&self, location: &Location) -> bool {
+        location.peer() == Some(&self.who.me)
     }
 }
 

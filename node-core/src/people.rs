@@ -33,7 +33,7 @@ impl NodeCore {
         if let Some(verdict) = applied.verdict() {
             out.reply = Some(Reply::Claim(ClaimOutcome::Answered(verdict.clone())));
         } else if let (Some(request), Some(host)) = (applied.request, applied.sent_to()) {
-            let host = host.to_owned();
+            let host = host.clone();
             out.reply = Some(Reply::Claim(ClaimOutcome::Pending { request, host }));
         }
         // The claim's own answer is the reply; a host's answer to it comes later.

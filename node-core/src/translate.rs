@@ -9,7 +9,7 @@ use mobiwf_engine::{Changed, Claimed, Input, Missing, Notified, Refusal};
 use mobiwf_people::{DeskInput, Directory};
 use mobiwf_proto::{Claim, ItemAnswer, Message, NodeId, Notify, Substitute};
 
-use crate::{NodeCore, NodeInput, PeerOf};
+use crate::{NodeCore, NodeInput, ReadLocation};
 
 /// Why the node does not take a message now.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -58,8 +58,8 @@ impl NodeCore {
         // Contents the daemon could not take refuse the message, whatever it is.
         let missing = missing?;
         let from_controller = *from == self.who.controller;
-        let peer_of = self.who.peer_of;
-        match route_of(peer_of, from, from_controller, message)? {
+        let read = self.who.read_location;
+        match route_of(read, from, from_controller, message)? {
             Route::Desk(input) => {
                 self.answer_from_its_host(from, &input)?;
                 Ok(NodeInput::Desk(input))
@@ -90,8 +90,8 @@ impl NodeCore {
             // Answers no claim under way: the desk ignores it.
             return Ok(());
         };
-        match (self.who.peer_of)(&claim.host) {
-            Ok(host) if host == *from => Ok(()),
+        match claim.host.peer() {
+            Some(host) if host == from => Ok(()),
             _ => Err(format!(
                 "an answer to a claim comes from the item's host ({}), not from {from}",
                 claim.host
@@ -115,7 +115,7 @@ enum Route {
 /// compensations and reruns); a document whose adjacents cannot be reached is refused before
 /// it is deployed (its notifications could never be delivered).
 fn route_of(
-    peer_of: PeerOf,
+    read: ReadLocation,
     from: &NodeId,
     from_controller: bool,
     message: Message,
@@ -133,12 +133,12 @@ fn route_of(
     Ok(match message {
         Message::Deploy(deploy) => {
             only_controller()?;
-            check_locations(peer_of, &deploy.document)?;
+            check_locations(read, &deploy.document)?;
             Route::Engine(Input::Deploy(deploy))
         }
         Message::Completed(completed) => order(Input::Completed(completed))?,
         Message::Withdraw(withdraw) => order(Input::Withdraw(withdraw))?,
-        Message::Substitute(substitute) => order(substituted(peer_of, substitute))?,
+        Message::Substitute(substitute) => order(substituted(read, substitute))?,
         Message::Control(control) => order(Input::Control(control))?,
         Message::Compensate(compensate) => order(Input::Compensate(compensate))?,
         Message::Rerun(rerun) => order(Input::Rerun(rerun))?,
@@ -158,8 +158,8 @@ fn route_of(
             change,
         })),
         Message::Item(snapshot) => {
-            let host = peer_of(&snapshot.info.host)?;
-            if host != *from {
+            let host = snapshot.info.host.named_peer().map_err(|e| e.to_string())?;
+            if host != from {
                 return Err(format!(
                     "a work item's snapshot comes from its host ({}), not from {from}",
                     snapshot.info.host
@@ -187,18 +187,20 @@ fn route_of(
 
 /// The engine's input for a substitution: the peer at the stand-in's location is the one
 /// whose word about it is taken (none when the location names no peer).
-fn substituted(peer_of: PeerOf, substitute: Substitute) -> Input {
+fn substituted(read: ReadLocation, substitute: Substitute) -> Input {
     Input::Substitute {
         instance: substitute.instance,
         replaced: substitute.replaced,
         by: substitute.by,
-        peer: peer_of(&substitute.location).ok(),
+        peer: read(&substitute.location)
+            .ok()
+            .and_then(|at| at.peer().cloned()),
     }
 }
 
 /// Every adjacent's location must be a full libp2p address, or its notification could never be
 /// delivered.
-pub fn check_locations(peer_of: PeerOf, document: &str) -> Result<(), String> {
+pub fn check_locations(read: ReadLocation, document: &str) -> Result<(), String> {
     let doc = mobiwf_xml_schema::read_partition(document.as_bytes())
         .map_err(|d| d.render("partition document"))?
         .value;
@@ -206,7 +208,7 @@ pub fn check_locations(peer_of: PeerOf, document: &str) -> Result<(), String> {
         for adj in &act.adjacents {
             let local = doc.activities.iter().any(|a| a.id == adj.id);
             if !local {
-                peer_of(&adj.location)
+                read(&adj.location)
                     .map_err(|e| format!("activity {}: adjacent {}: {e}", act.id, adj.id))?;
             }
         }

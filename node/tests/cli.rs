@@ -32,9 +32,8 @@ fn inspect_explains_the_paper_partition() {
 
 #[test]
 fn inspect_reports_problems_with_positions() {
-    let dir = std::env::temp_dir().join(format!("mobiwf-node-cli-{}", std::process::id()));
-    std::fs::create_dir_all(&dir).unwrap();
-    let file = dir.join("p.xml");
+    let dir = tempfile::tempdir().unwrap();
+    let file = dir.path().join("p.xml");
     std::fs::write(
         &file,
         "<workflow id=\"1\">\n  <activity id=\"1\"><local>1</local></activity>\n</workflow>\n",

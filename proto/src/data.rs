@@ -140,7 +140,7 @@ pub struct Written {
     pub files: Vec<FileBody>,
     /// Where the files not carried inline are fetched from.
     #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub holder: Option<String>,
+    pub holder: Option<crate::Location>,
 }
 
 impl Written {

@@ -1,6 +1,7 @@
 //! The plain types the controller, the nodes and their pure cores share: typed ids (`ids`),
-//! milliseconds (`time`) and the wire messages with their limits (`wire`), each message's
-//! content named by what it is about (`run`, `reports`, `recovery`, `people`, `queries`).
+//! milliseconds (`time`), peers' addresses (`location`) and the wire messages with their
+//! limits (`wire`), each message's content named by what it is about (`run`, `reports`,
+//! `recovery`, `people`, `queries`).
 //!
 //! **Architecture invariant:** no I/O and no codec. The framing lives in `mobiwf-runtime`;
 //! this crate only says what a message is, so that the partition engine and the controller's
@@ -8,6 +9,7 @@
 
 pub mod data;
 mod ids;
+mod location;
 pub mod people;
 pub mod queries;
 pub mod recovery;
@@ -19,6 +21,7 @@ pub mod wire;
 
 pub use data::{DataValue, Datum, FileBody, FileRef, Written};
 pub use ids::{InstanceId, NodeId, NodeName};
+pub use location::{Location, NotALocation};
 pub use mobiwf_xml_schema::{ActivityId, ActivityTypeId, PartitionId, TaskState};
 pub use people::{
     Answer, Claim, DEADLINE_THRESHOLDS, DEFAULT_HOUR_MS, DeviceEntry, DirectoryVersion,

@@ -11,7 +11,7 @@
 
 use serde::{Deserialize, Serialize};
 
-use crate::{ActivityId, InstanceId, NodeId, NodeName, PartitionId};
+use crate::{ActivityId, InstanceId, Location, NodeId, NodeName, PartitionId};
 pub use mobiwf_xml_schema::{RoleId, UserId};
 
 /// A registered node as the directory knows it: where the worklists of its users live.
@@ -21,8 +21,9 @@ pub struct DeviceEntry {
     pub name: NodeName,
     /// Its peer id.
     pub node: NodeId,
-    /// Its full libp2p address (`.../p2p/<peer id>`), where hosts send its users' items.
-    pub location: String,
+    /// Its full libp2p address (`.../p2p/<peer id>`), where hosts send its users' items (its
+    /// first registered address: empty in an entry made before registrations had to give one).
+    pub location: Location,
     /// How many times it registered (connected) with the controller.
     pub connections: u32,
     /// When it last registered, in ms since the epoch.
@@ -224,7 +225,7 @@ pub struct ItemInfo {
     /// When its `timeOut` runs out, if it has one, in ms since the epoch.
     pub deadline_ms: Option<u64>,
     /// The host's full libp2p address: where claims go.
-    pub host: String,
+    pub host: Location,
     /// Its `<deadline>`, when it has one: the absolute end on the host's clock, the
     /// thresholds passed, and the host's clock when the snapshot was made (so a device keeps
     /// the deadline on its own clock while it cannot reach the host).
@@ -457,4 +458,30 @@ pub struct Presence {
     pub away: Vec<UserId>,
     /// Grows with every presence the device sends.
     pub seq: u64,
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// The controller made a device's entry from its first registered address, or the empty
+    /// text when it had none: entries of either kind, as the book and the nodes stored them,
+    /// load and are written back byte for byte.
+    #[test]
+    fn device_entries_older_versions_stored_load_as_they_were() {
+        for (stored, peer) in [
+            (
+                r#"{"name":"ana@phone","node":"12D3KooWPeer","location":"","connections":1,"last_connected_ms":5}"#,
+                None,
+            ),
+            (
+                r#"{"name":"ana@phone","node":"12D3KooWPeer","location":"/ip4/10.0.0.2/tcp/4001/p2p/12D3KooWPeer","connections":2,"last_connected_ms":5,"away":["ana"],"presence_seq":3}"#,
+                Some("12D3KooWPeer"),
+            ),
+        ] {
+            let entry: DeviceEntry = serde_json::from_str(stored).unwrap();
+            assert_eq!(entry.location.peer().map(NodeId::as_str), peer);
+            assert_eq!(serde_json::to_string(&entry).unwrap(), stored);
+        }
+    }
 }

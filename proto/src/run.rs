@@ -9,7 +9,7 @@ use serde::{Deserialize, Serialize};
 
 use crate::data::{Datum, FileBody};
 use crate::wire::{Control, Outcome};
-use crate::{ActivityId, InstanceId, NodeId, PartitionId, StateSet, UserId};
+use crate::{ActivityId, InstanceId, Location, NodeId, PartitionId, StateSet, UserId};
 
 /// Controller → node: run this partition of this instance ([`crate::Message::Deploy`]).
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
@@ -69,7 +69,7 @@ pub struct Notify {
     /// Where the files among `data` not carried inline are fetched from (the sender's
     /// location), when there are such files.
     #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub holder: Option<String>,
+    pub holder: Option<Location>,
 }
 
 impl Notify {

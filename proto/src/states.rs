@@ -4,112 +4,16 @@
 
 use serde::{Deserialize, Serialize};
 
-use crate::TaskState;
 use crate::wire::ActivityRecord;
 
-/// Where an activity is in its life: WorkToDo's task states (*Synchronization and Disconnected
-/// Operation in WorkToDo* (IC-03-006), §2.1) and our `cancelled`. Stored and sent by name;
-/// `waiting`, the name earlier versions wrote for `not_ready`, is still read.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize, Deserialize)]
-#[serde(rename_all = "snake_case")]
-pub enum ActivityState {
-    /// Not started: its preconditions or dependency rule do not hold yet (or it is not yet
-    /// deployed).
-    #[serde(alias = "waiting")]
-    NotReady,
-    /// Its preconditions and dependency rule hold; it waits for synchronization.
-    Synchronizing,
-    /// Nothing holds it back: an automatic one starts at once, a manual one is offered.
-    Ready,
-    /// Started: its command runs, or a person holds its work item.
-    Running,
-    /// Finished with success.
-    Succeeded,
-    /// Finished without success.
-    Failed,
-    /// Will never run: a predecessor failed with contingency -1 or was cancelled.
-    Cancelled,
-    /// Will never run: it is on a path not taken (a route led elsewhere).
-    Skipped,
-}
+/// Where an activity is in its life, as the wire, the stores and the API name it: the task
+/// state the languages' dependency rules name, one type for both (its words, its stored
+/// names and the old `waiting` are there).
+pub use crate::TaskState as ActivityState;
 
-impl ActivityState {
-    /// True once the activity can no longer change.
-    pub fn is_final(self) -> bool {
-        matches!(
-            self,
-            ActivityState::Succeeded
-                | ActivityState::Failed
-                | ActivityState::Cancelled
-                | ActivityState::Skipped
-        )
-    }
-
-    /// The word used in tables and JSON.
-    pub fn as_str(self) -> &'static str {
-        match self {
-            ActivityState::NotReady => "not_ready",
-            ActivityState::Synchronizing => "synchronizing",
-            ActivityState::Ready => "ready",
-            ActivityState::Running => "running",
-            ActivityState::Succeeded => "succeeded",
-            ActivityState::Failed => "failed",
-            ActivityState::Cancelled => "cancelled",
-            ActivityState::Skipped => "skipped",
-        }
-    }
-
-    /// Every state, in the order an activity can pass them.
-    pub const ALL: [ActivityState; 8] = [
-        ActivityState::NotReady,
-        ActivityState::Synchronizing,
-        ActivityState::Ready,
-        ActivityState::Running,
-        ActivityState::Succeeded,
-        ActivityState::Failed,
-        ActivityState::Cancelled,
-        ActivityState::Skipped,
-    ];
-
-    /// True until the activity has started or ended: not ready, synchronizing or ready.
-    pub fn is_pending(self) -> bool {
-        matches!(
-            self,
-            ActivityState::NotReady | ActivityState::Synchronizing | ActivityState::Ready
-        )
-    }
-
-    /// The state as dependency rules name it.
-    pub fn task_state(self) -> TaskState {
-        match self {
-            ActivityState::NotReady => TaskState::NotReady,
-            ActivityState::Synchronizing => TaskState::Synchronizing,
-            ActivityState::Ready => TaskState::Ready,
-            ActivityState::Running => TaskState::Running,
-            ActivityState::Succeeded => TaskState::Succeeded,
-            ActivityState::Failed => TaskState::Failed,
-            ActivityState::Cancelled => TaskState::Cancelled,
-            ActivityState::Skipped => TaskState::Skipped,
-        }
-    }
-
-    /// The state a dependency rule names.
-    pub fn of_task_state(state: TaskState) -> ActivityState {
-        match state {
-            TaskState::NotReady => ActivityState::NotReady,
-            TaskState::Synchronizing => ActivityState::Synchronizing,
-            TaskState::Ready => ActivityState::Ready,
-            TaskState::Running => ActivityState::Running,
-            TaskState::Succeeded => ActivityState::Succeeded,
-            TaskState::Failed => ActivityState::Failed,
-            TaskState::Cancelled => ActivityState::Cancelled,
-            TaskState::Skipped => ActivityState::Skipped,
-        }
-    }
-
-    fn bit(self) -> u16 {
-        1 << (self as u16)
-    }
+/// `state`'s bit in a [`StateSet`]: its place in [`ActivityState::ALL`].
+fn bit(state: ActivityState) -> u16 {
+    1 << (state as u16)
 }
 
 /// The states an activity has entered, as a set: what its partner tells the partners whose
@@ -132,7 +36,7 @@ impl StateSet {
 
     /// Adds `state`.
     pub fn insert(&mut self, state: ActivityState) {
-        self.0 |= state.bit();
+        self.0 |= bit(state);
     }
 
     /// This set with `state` added.
@@ -144,7 +48,7 @@ impl StateSet {
 
     /// True when it holds `state`.
     pub fn contains(&self, state: ActivityState) -> bool {
-        self.0 & state.bit() != 0
+        self.0 & bit(state) != 0
     }
 
     /// Every state of both.

@@ -28,6 +28,11 @@ fn addr() -> String {
     "/ip4/127.0.0.1/tcp/4001/p2p/12D3KooWPeer".to_owned()
 }
 
+/// The address as the messages carry it: read once, with its peer id.
+fn at() -> mobiwf_proto::Location {
+    mobiwf_proto::Location::parse(addr()).unwrap()
+}
+
 fn info() -> ItemInfo {
     ItemInfo {
         instance: InstanceId(7),
@@ -40,7 +45,7 @@ fn info() -> ItemInfo {
         disconnected: true,
         ready_ms: 1_000,
         deadline_ms: Some(9_000),
-        host: addr(),
+        host: at(),
         due: Some(Box::new(ItemDeadline {
             hours: 48,
             at_ms: 50_000,
@@ -81,7 +86,7 @@ fn complete(succeeded: bool) -> ItemAction {
                 sha256: sha(),
                 base64: "aGk=".into(),
             }],
-            holder: Some(addr()),
+            holder: Some(at()),
         },
     }
 }
@@ -127,7 +132,7 @@ fn samples() -> Vec<Message> {
                 sha256: sha(),
                 base64: "aGk=".into(),
             }],
-            holder: Some(addr()),
+            holder: Some(at()),
         }),
         Message::StateChanged(StateChanged {
             instance: InstanceId(7),
@@ -177,7 +182,7 @@ fn samples() -> Vec<Message> {
             devices: vec![DeviceEntry {
                 name: NodeName::new("ana@phone"),
                 node: NodeId::new("12D3KooWPeer"),
-                location: addr(),
+                location: at(),
                 connections: 2,
                 last_connected_ms: 5,
                 away: vec![user.clone()],
@@ -360,7 +365,7 @@ fn samples() -> Vec<Message> {
         devices: vec![DeviceEntry {
             name: NodeName::new("P1"),
             node: NodeId::new("12D3KooWPeer"),
-            location: addr(),
+            location: at(),
             connections: 1,
             last_connected_ms: 5,
             away: Vec::new(),

@@ -379,6 +379,24 @@ impl Node {
         serde_json::from_str::<Value>(&body).ok()?["version"].as_u64()
     }
 
+    /// Its record of one activity (from its `/runs`), if it has one yet.
+    pub fn run_record(&self, instance: u64, activity: u64) -> Option<Value> {
+        let path = format!("/runs?instance={instance}");
+        let page: Value = serde_json::from_str(&http_get(&self.api, &path).ok()?).ok()?;
+        page["runs"]
+            .as_array()?
+            .iter()
+            .filter(|r| r["instance"].as_u64() == Some(instance))
+            .flat_map(|r| r["activities"].as_array().cloned().unwrap_or_default())
+            .find(|a| a["activity"].as_u64() == Some(activity))
+    }
+
+    /// Its state of one activity (from its `/runs`), if it has one yet.
+    pub fn state_of(&self, instance: u64, activity: u64) -> Option<String> {
+        self.run_record(instance, activity)
+            .and_then(|a| a["state"].as_str().map(str::to_owned))
+    }
+
     /// The worklist, as JSON.
     pub fn worklist(&self) -> Value {
         let out = self.cli(&["worklist", "--json"]);

@@ -1,5 +1,6 @@
 //! Workflow documents for the tests, and checks of an instance's outcome.
 
+use std::path::{Path, PathBuf};
 use std::time::Duration;
 
 use serde_json::Value;
@@ -30,11 +31,40 @@ pub fn paper_workflow_with(extra: impl Fn(u64) -> String) -> String {
     out
 }
 
+/// Writes `dir/workflow.xml`, the paper's workflow whose every activity's command waits
+/// `pause` (none when zero) and then appends `$MOBIWF_INSTANCE $MOBIWF_ACTIVITY` to `log`
+/// (what [`super::activity_lines`] counts); gives its path.
+pub fn logging_workflow(dir: &Path, log: &Path, pause: Duration) -> PathBuf {
+    let xml = paper_workflow_with(|_| {
+        let wait = if pause.is_zero() {
+            String::new()
+        } else {
+            format!("sleep {}; ", pause.as_secs_f64())
+        };
+        let command = format!(
+            "{wait}echo \"$MOBIWF_INSTANCE $MOBIWF_ACTIVITY\" >> '{}'",
+            log.display()
+        );
+        format!("<command>{}</command>", xml_text(&command))
+    });
+    let file = dir.join("workflow.xml");
+    std::fs::write(&file, xml).unwrap();
+    file
+}
+
 /// Escapes text for XML element content.
 pub fn xml_text(s: &str) -> String {
     s.replace('&', "&amp;")
         .replace('<', "&lt;")
         .replace('>', "&gt;")
+}
+
+/// One activity of an instance's `status --json`; the test fails when it has none.
+pub fn status_activity(status: &Value, id: u64) -> &Value {
+    status["activities"]
+        .as_array()
+        .and_then(|acts| acts.iter().find(|a| a["id"].as_u64() == Some(id)))
+        .unwrap_or_else(|| panic!("no activity {id} in:\n{status:#}"))
 }
 
 /// Checks an instance's `status --json`: every activity in state `succeeded`, and each on the

@@ -8,9 +8,7 @@ use std::collections::{BTreeMap, BTreeSet};
 use std::path::PathBuf;
 use std::time::Duration;
 
-use mobiwf_tests::harness::{
-    CLI_TIMEOUT, CmdOutput, Controller, Node, http_get, start_nodes_with, wait_for,
-};
+use mobiwf_tests::harness::{CLI_TIMEOUT, CmdOutput, Controller, Node, start_nodes_with, wait_for};
 use mobiwf_tests::scratch;
 use serde_json::Value;
 
@@ -298,17 +296,4 @@ pub(crate) fn users_after(what: &str, marker: &str) -> Vec<String> {
         .filter(|u| !u.is_empty())
         .map(str::to_owned)
         .collect()
-}
-
-/// The node state of one activity on `node` (from its `/runs`), if it has one yet.
-pub(crate) fn node_state(node: &Node, instance: u64, activity: u64) -> Option<String> {
-    let path = format!("/runs?instance={instance}");
-    let page: Value = serde_json::from_str(&http_get(&node.api, &path).ok()?).ok()?;
-    page["runs"]
-        .as_array()?
-        .iter()
-        .filter(|r| r["instance"].as_u64() == Some(instance))
-        .flat_map(|r| r["activities"].as_array().cloned().unwrap_or_default())
-        .find(|a| a["activity"].as_u64() == Some(activity))
-        .and_then(|a| a["state"].as_str().map(str::to_owned))
 }

@@ -7,9 +7,9 @@
 use std::fmt::Write as _;
 
 use crate::model::{
-    ActivityKind, Adjacent, Basis, DataAccess, DataItem, Merge, Method, PartitionActivity,
-    PartitionDocument, People, Policy, Precondition, Retries, Route, Rule, TaskState,
-    WorkflowDefinition,
+    Activity, ActivityKind, Adjacent, Basis, DataAccess, DataItem, Merge, Method,
+    PartitionActivity, PartitionDocument, People, Policy, Precondition, Retries, Route, Rule,
+    TaskState, WorkflowDefinition,
 };
 
 /// Writes a workflow definition.
@@ -19,29 +19,7 @@ pub fn write_definition(def: &WorkflowDefinition) -> String {
     out.leaf("description", &def.description);
     out.list("activities", def.activities.is_empty(), |out| {
         for a in &def.activities {
-            out.open("activity", Some(a.id.0));
-            out.leaf("nameActivity", &a.name);
-            out.leaf("descriptionActivity", &a.description);
-            out.leaf("activityTypeId", a.activity_type);
-            out.leaf("status", a.status.code());
-            out.leaf("timeToWait", a.time_to_wait_secs);
-            out.leaf("contingencyActivityId", a.contingency.code());
-            out.leaf("timeOut", a.time_out_secs);
-            out.list("preconditions", a.preconditions.is_empty(), |out| {
-                for p in &a.preconditions {
-                    out.leaf("preconditionId", p);
-                }
-            });
-            out.depends(a.depends.as_ref());
-            out.routing(&a.merge, &a.routes, a.completion);
-            out.extensions(
-                a.kind,
-                [a.command.as_deref(), a.compensation.as_deref()],
-                a.retries,
-            );
-            out.access(&a.data);
-            out.people(&a.people);
-            out.close("activity");
+            write_activity(out, a);
         }
     });
     out.list("activityTypes", def.activity_types.is_empty(), |out| {
@@ -80,6 +58,33 @@ pub fn write_definition(def: &WorkflowDefinition) -> String {
     out.data(&def.data);
     out.close("workflow");
     out.buf
+}
+
+/// One activity of a definition.
+fn write_activity(out: &mut Out, a: &Activity) {
+    out.open("activity", Some(a.id.0));
+    out.leaf("nameActivity", &a.name);
+    out.leaf("descriptionActivity", &a.description);
+    out.leaf("activityTypeId", a.activity_type);
+    out.leaf("status", a.status.code());
+    out.leaf("timeToWait", a.time_to_wait_secs);
+    out.leaf("contingencyActivityId", a.contingency.code());
+    out.leaf("timeOut", a.time_out_secs);
+    out.list("preconditions", a.preconditions.is_empty(), |out| {
+        for p in &a.preconditions {
+            out.leaf("preconditionId", p);
+        }
+    });
+    out.depends(a.depends.as_ref());
+    out.routing(&a.merge, &a.routes, a.completion);
+    out.extensions(
+        a.kind,
+        [a.command.as_deref(), a.compensation.as_deref()],
+        a.retries,
+    );
+    out.access(&a.data);
+    out.people(&a.people);
+    out.close("activity");
 }
 
 /// Writes a partition document.
@@ -138,7 +143,7 @@ fn adjacent(adj: &Adjacent) -> String {
     let states: Vec<&str> = TaskState::ALL
         .iter()
         .filter(|s| adj.states.contains(s))
-        .map(|s| s.as_str())
+        .map(|s| s.published())
         .collect();
     let states = if states.is_empty() {
         String::new()
@@ -255,7 +260,7 @@ impl Out {
         match rule {
             Rule::Term { activity, state } => self.line(&format!(
                 "<term activity=\"{activity}\" state=\"{}\"/>",
-                state.as_str()
+                state.published()
             )),
             Rule::And(rules) => self.list("and", rules.is_empty(), |out| {
                 rules.iter().for_each(|r| out.rule(r));

@@ -28,7 +28,7 @@ mod common;
 use std::fs;
 use std::path::Path;
 
-use common::corpus::{check_all, check_line_shape, files, what_is_wrong};
+use common::corpus::{check_all, check_lines, files, snapshot_settings};
 
 /// The one file in the corpus that is valid by the rule it exercises.
 const VALID_BY_RULE: &str = "unplaced-contingency-ok.xml";
@@ -56,21 +56,9 @@ fn check_file(path: &Path, failures: &mut Vec<String>) {
             diagnostics.is_empty()
         ));
     }
-    for line in rendered.lines() {
-        if let Err(why) = check_line_shape(file_name, &bytes, line) {
-            failures.push(format!(
-                "{file_name}: bad diagnostic line ({why}): {line:?}"
-            ));
-        }
-    }
+    check_lines(file_name, &bytes, &rendered, failures);
 
-    let mut settings = insta::Settings::clone_current();
-    settings.set_input_file(path);
-    if let Some(description) = what_is_wrong(&bytes) {
-        settings.set_description(description);
-    }
-    settings.set_omit_expression(true);
-    settings.bind(|| insta::assert_snapshot!(stem, rendered));
+    snapshot_settings(path, &bytes).bind(|| insta::assert_snapshot!(stem, rendered));
 }
 
 #[test]

@@ -12,11 +12,12 @@
 mod common;
 
 use std::fs;
-use std::io::ErrorKind;
 use std::path::{Path, PathBuf};
-use std::process::Command;
 
-use common::corpus::{check_all, check_line_shape, files, what_is_wrong};
+use common::corpus::{check_all, check_lines, files, snapshot_settings};
+use common::xmllint::{
+    EXPECT_MARKER, Verdict, XMLLINT_EXIT_INVALID, assert_no_problems, expected_error, xmllint,
+};
 use mobiwf_xml_schema::limits::{
     MAX_DEPARTMENTS, MAX_ID_CHARS, MAX_NAME_CHARS, MAX_ROLES, MAX_TEAMS, MAX_USERS,
 };
@@ -215,20 +216,8 @@ fn check_broken_file(path: &Path, failures: &mut Vec<String>) {
         }
         Err(diagnostics) => diagnostics.render(file_name),
     };
-    for line in rendered.lines() {
-        if let Err(why) = check_line_shape(file_name, &bytes, line) {
-            failures.push(format!(
-                "{file_name}: bad diagnostic line ({why}): {line:?}"
-            ));
-        }
-    }
-    let mut settings = insta::Settings::clone_current();
-    settings.set_input_file(path);
-    if let Some(description) = what_is_wrong(&bytes) {
-        settings.set_description(description);
-    }
-    settings.set_omit_expression(true);
-    settings.bind(|| insta::assert_snapshot!(stem, rendered));
+    check_lines(file_name, &bytes, &rendered, failures);
+    snapshot_settings(path, &bytes).bind(|| insta::assert_snapshot!(stem, rendered));
 }
 
 #[test]
@@ -553,12 +542,6 @@ proptest! {
 
 // ----------------------------------------------------------------------------- the XSD
 
-/// Exit code of `xmllint` when a well-formed document does not validate against the schema.
-const XMLLINT_EXIT_INVALID: i32 = 3;
-
-/// Marker that an invalid test document uses to say which error it must produce.
-const EXPECT_MARKER: &str = "expect-error:";
-
 /// Broken documents that XSD 1.0 cannot refuse: cycles (identity constraints cannot follow
 /// chains of parents), and a team named both in a user's `team` attribute and in a `team`
 /// child (a field cannot be an attribute on one node and a child's attribute on another).
@@ -573,46 +556,14 @@ fn schema() -> PathBuf {
     crate_dir().join("xsd/organisation.xsd")
 }
 
-/// Runs `xmllint --noout --schema xsd/organisation.xsd <document>`: exit code and stderr.
-fn xmllint(document: &Path) -> (Option<i32>, String) {
-    let output = Command::new("xmllint")
-        .arg("--noout")
-        .arg("--schema")
-        .arg(schema())
-        .arg(document)
-        .output();
-    let output = match output {
-        Ok(output) => output,
-        Err(error) if error.kind() == ErrorKind::NotFound => panic!(
-            "`xmllint` is not on PATH, so the XSD files cannot be checked. Install it with \
-             `apt-get install libxml2-utils` (Debian/Ubuntu; CI installs it) and run the tests \
-             again."
-        ),
-        Err(error) => panic!("cannot run xmllint: {error}"),
-    };
-    (
-        output.status.code(),
-        String::from_utf8_lossy(&output.stderr).into_owned(),
-    )
-}
-
 fn check_valid(document: &Path) -> Option<String> {
-    let (code, stderr) = xmllint(document);
+    let Verdict { code, stderr } = xmllint(&schema(), document);
     (code != Some(0)).then(|| {
         format!(
             "{} should validate against organisation.xsd but xmllint exited with {code:?}:\n{stderr}",
             document.display()
         )
     })
-}
-
-fn assert_no_problems(problems: &[String]) {
-    assert!(
-        problems.is_empty(),
-        "{} problem(s):\n\n{}",
-        problems.len(),
-        problems.join("\n")
-    );
 }
 
 #[test]
@@ -642,18 +593,14 @@ fn the_xsd_refuses_invalid_documents_for_the_expected_reason() {
     let mut problems = Vec::new();
     for document in invalid {
         let text = fs::read_to_string(&document).unwrap();
-        let Some(expected) = text
-            .find(EXPECT_MARKER)
-            .map(|start| &text[start + EXPECT_MARKER.len()..])
-            .and_then(|rest| rest.find("-->").map(|end| rest[..end].trim()))
-        else {
+        let Some(expected) = expected_error(&text) else {
             problems.push(format!(
                 "{}: add a `<!-- {EXPECT_MARKER} TEXT -->` comment",
                 document.display()
             ));
             continue;
         };
-        let (code, stderr) = xmllint(&document);
+        let Verdict { code, stderr } = xmllint(&schema(), &document);
         if code != Some(XMLLINT_EXIT_INVALID) || !stderr.contains(expected) {
             problems.push(format!(
                 "{} should be refused with `{expected}` (exit {XMLLINT_EXIT_INVALID}); xmllint \
@@ -674,7 +621,7 @@ fn the_xsd_refuses_the_broken_corpus() {
     let mut problems = Vec::new();
     for document in files(&fixture("broken")) {
         let name = document.file_name().unwrap().to_str().unwrap();
-        let (code, stderr) = xmllint(&document);
+        let Verdict { code, stderr } = xmllint(&schema(), &document);
         let refused = code != Some(0);
         if refused == BEYOND_XSD.contains(&name) {
             problems.push(format!(
@@ -703,7 +650,7 @@ fn the_xsd_and_the_reader_agree_on_the_count_limits() {
             let src = format!("<organisation><{section}>{items}</{section}></organisation>");
             let path = out.join(format!("{section}-{n}.xml"));
             fs::write(&path, &src).unwrap();
-            let (code, _) = xmllint(&path);
+            let Verdict { code, .. } = xmllint(&schema(), &path);
             let read = load_organisation(src.as_bytes()).is_ok();
             if (code == Some(0), read) != (n <= limit, n <= limit) {
                 problems.push(format!(

@@ -6,37 +6,12 @@
 
 mod common;
 
-use common::extension::{def_errors, load_def, partition, partition_errors};
+use common::extension::{definition, definition_errors, partition, partition_errors};
 use mobiwf_xml_schema::{
-    ActivityId, ActivityKind, Basis, DepartmentId, DeriveOptions, Diagnostics, Method, People,
-    Policy, RoleId, SourceMap, TeamId, WorkflowDefinition, derive_partitions, load_definition,
-    load_partition, validate_definition, validate_partition, write_definition, write_partition,
+    ActivityId, ActivityKind, Basis, DepartmentId, DeriveOptions, Method, People, Policy, RoleId,
+    SourceMap, TeamId, derive_partitions, load_definition, load_partition, validate_definition,
+    validate_partition, write_definition, write_partition,
 };
-
-/// A two-activity definition, both in one partition; `extra` goes into activity 2 (line 5).
-fn definition_xml(extra: &str) -> String {
-    format!(
-        r#"<workflow id="1">
-<activities>
-<activity id="1"><activityTypeId>1</activityTypeId></activity>
-<activity id="2"><activityTypeId>1</activityTypeId>
-{extra}
-<preconditions><preconditionId>1</preconditionId></preconditions></activity>
-</activities>
-<activityTypes><activityType id="1"/></activityTypes>
-<partitions><partition id="1"><partnerId>1</partnerId><activityId>1</activityId><activityId>2</activityId></partition></partitions>
-<partners><partner id="1"><ip>10.0.0.1</ip><skills><activityTypeId>1</activityTypeId></skills></partner></partners>
-</workflow>"#
-    )
-}
-
-fn definition(extra: &str) -> Result<WorkflowDefinition, Diagnostics> {
-    load_def(&definition_xml(extra))
-}
-
-fn definition_errors(extra: &str) -> String {
-    def_errors(&definition_xml(extra))
-}
 
 /// Every people element, with values other than the defaults, spread over lines 4 to 7 of a
 /// partition document (line 5 to 8 of a definition), in an order other than the written one.

@@ -6,6 +6,10 @@
 //! `src/derive/tests.rs`.
 #![allow(clippy::unwrap_used, clippy::expect_used)]
 
+mod common;
+
+use common::extension::assert_read_back;
+use common::valid_example;
 use mobiwf_xml_schema::{
     ActivityId, ActivityKind, DeriveOptions, Diagnostics, Merge, Node, PartitionDocument, Pos,
     Route, Rule, SourceMap, TaskState, WorkflowDefinition, derive_partitions, load_definition,
@@ -421,17 +425,9 @@ fn models_built_in_code_are_checked_too() {
     assert!(problems[1].message.contains("routes to 7"));
 }
 
-/// A valid example of `tests/xsd/valid` (also checked against the XSD by `xsd.rs`).
-fn example(name: &str) -> Vec<u8> {
-    let path = std::path::Path::new(env!("CARGO_MANIFEST_DIR"))
-        .join("tests/xsd/valid")
-        .join(name);
-    std::fs::read(&path).unwrap_or_else(|e| panic!("{}: {e}", path.display()))
-}
-
 #[test]
 fn the_approval_example_is_valid_and_derives_its_routes() {
-    let def = load_definition(&example("routing.workflow.xml"))
+    let def = load_definition(&valid_example("routing.workflow.xml"))
         .unwrap_or_else(|d| panic!("{}", d.render("routing.workflow.xml")))
         .value;
     let a = |id: u64| def.activity(ActivityId(id)).unwrap();
@@ -447,18 +443,12 @@ fn the_approval_example_is_valid_and_derives_its_routes() {
     assert!(def.activities.iter().filter(|x| x.completion).count() == 1);
     let written = write_definition(&def);
     assert_eq!(load_definition(written.as_bytes()).unwrap().value, def);
-    for part in derive_partitions(&def, &DeriveOptions::default()) {
-        let text = write_partition(&part.document);
-        let back = load_partition(text.as_bytes())
-            .unwrap_or_else(|d| panic!("{}", d.render("derived")))
-            .value;
-        assert_eq!(back, part.document);
-    }
+    assert_read_back(&derive_partitions(&def, &DeriveOptions::default()));
 }
 
 #[test]
 fn the_partition_example_with_routing_is_valid() {
-    let doc = load_partition(&example("routing.partition.xml"))
+    let doc = load_partition(&valid_example("routing.partition.xml"))
         .unwrap_or_else(|d| panic!("{}", d.render("routing.partition.xml")))
         .value;
     assert_eq!(doc.activities[0].routes.len(), 3);

@@ -8,7 +8,10 @@
 
 mod common;
 
-use common::extension::{def_errors, load_def, partition, partition_errors, partition_xml};
+use common::extension::{
+    assert_read_back, def_errors, load_def, partition, partition_errors, partition_xml,
+};
+use common::valid_example;
 use mobiwf_xml_schema::{
     ActivityId, Adjacent, DeriveOptions, Diagnostics, Node, Rule, SourceMap, TaskState,
     WorkflowDefinition, derive_partitions, limits::MAX_RULE_TERMS, load_definition, load_partition,
@@ -480,17 +483,9 @@ fn adjacent_states_are_written_canonically_and_only_when_there_are_some() {
     assert!(!write_partition(&plain).contains("states"));
 }
 
-/// The example definition with rules (also checked against the XSD by `xsd.rs`).
-fn example(name: &str) -> Vec<u8> {
-    let path = std::path::Path::new(env!("CARGO_MANIFEST_DIR"))
-        .join("tests/xsd/valid")
-        .join(name);
-    std::fs::read(&path).unwrap_or_else(|e| panic!("{}: {e}", path.display()))
-}
-
 #[test]
 fn the_example_with_rules_is_valid_and_derives_rule_successors() {
-    let def = load_definition(&example("rules.workflow.xml"))
+    let def = load_definition(&valid_example("rules.workflow.xml"))
         .unwrap_or_else(|d| panic!("{}", d.render("rules.workflow.xml")))
         .value;
     assert_eq!(
@@ -528,18 +523,12 @@ fn the_example_with_rules_is_valid_and_derives_rule_successors() {
         vec![adjacent(2, "10.0.0.1", &[]), adjacent(5, "10.0.0.1", &[])]
     );
     assert!(!inspect.response_immediate);
-    for part in derived {
-        let text = write_partition(&part.document);
-        let back = load_partition(text.as_bytes())
-            .unwrap_or_else(|d| panic!("{}", d.render("derived")))
-            .value;
-        assert_eq!(back, part.document);
-    }
+    assert_read_back(&derived);
 }
 
 #[test]
 fn the_partition_example_with_rules_is_valid() {
-    let doc = load_partition(&example("rules.partition.xml"))
+    let doc = load_partition(&valid_example("rules.partition.xml"))
         .unwrap_or_else(|d| panic!("{}", d.render("rules.partition.xml")))
         .value;
     let states: Vec<Vec<TaskState>> = doc.activities[0]

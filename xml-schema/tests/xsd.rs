@@ -20,17 +20,14 @@
 
 #![allow(clippy::unwrap_used, clippy::expect_used)]
 
+mod common;
+
 use std::fs;
-use std::io::ErrorKind;
 use std::path::{Path, PathBuf};
-use std::process::Command;
 
-/// Exit code of `xmllint` when a well-formed document does not validate against the schema
-/// (as opposed to 1: not well-formed, or 4: the schema itself does not compile).
-const XMLLINT_EXIT_INVALID: i32 = 3;
-
-/// Marker that an invalid test document uses to say which error it must produce.
-const EXPECT_MARKER: &str = "expect-error:";
+use common::xmllint::{
+    EXPECT_MARKER, XMLLINT_EXIT_INVALID, assert_no_problems, expected_error, xmllint,
+};
 
 /// Where this crate lives; the other paths are relative to it.
 fn crate_dir() -> PathBuf {
@@ -68,37 +65,6 @@ fn xml_files(dir: &Path) -> Vec<PathBuf> {
     files.sort();
     assert!(!files.is_empty(), "no *.xml file in {}", dir.display());
     files
-}
-
-/// Outcome of one `xmllint --noout --schema` run.
-struct Verdict {
-    /// Exit code; `None` when xmllint was killed by a signal.
-    code: Option<i32>,
-    /// What xmllint printed (its verdict and errors go to stderr).
-    stderr: String,
-}
-
-/// Runs `xmllint --noout --schema <schema> <document>`.
-fn xmllint(schema: &Path, document: &Path) -> Verdict {
-    let output = Command::new("xmllint")
-        .arg("--noout")
-        .arg("--schema")
-        .arg(schema)
-        .arg(document)
-        .output();
-    let output = match output {
-        Ok(output) => output,
-        Err(error) if error.kind() == ErrorKind::NotFound => panic!(
-            "`xmllint` is not on PATH, so the XSD files cannot be checked. Install it with \
-             `apt-get install libxml2-utils` (Debian/Ubuntu; CI installs it) and run the tests \
-             again."
-        ),
-        Err(error) => panic!("cannot run xmllint: {error}"),
-    };
-    Verdict {
-        code: output.status.code(),
-        stderr: String::from_utf8_lossy(&output.stderr).into_owned(),
-    }
 }
 
 /// Validates `document`; returns a description of the problem when it does not pass.
@@ -153,24 +119,6 @@ fn check_invalid(document: &Path) -> Option<String> {
             verdict.stderr
         )
     })
-}
-
-/// The text of the `<!-- expect-error: TEXT -->` comment of an invalid test document.
-fn expected_error(text: &str) -> Option<&str> {
-    let start = text.find(EXPECT_MARKER)? + EXPECT_MARKER.len();
-    let rest = &text[start..];
-    let end = rest.find("-->")?;
-    Some(rest[..end].trim()).filter(|expected| !expected.is_empty())
-}
-
-/// Panics with every problem at once, so one run shows all broken documents.
-fn assert_no_problems(problems: &[String]) {
-    assert!(
-        problems.is_empty(),
-        "{} problem(s):\n\n{}",
-        problems.len(),
-        problems.join("\n")
-    );
 }
 
 #[test]
@@ -252,7 +200,7 @@ fn shared_types_match_the_model() {
     let enumerated = |value: &str| xsd.contains(&format!("<xs:enumeration value=\"{value}\">"));
     let mut problems: Vec<String> = TaskState::ALL
         .iter()
-        .map(|s| s.as_str())
+        .map(|s| s.published())
         .chain(["automatic", "semiAutomatic", "manual", "dummy"])
         .filter(|value| !enumerated(value))
         .map(|value| format!("routing.xsd does not enumerate {value}"))
@@ -350,6 +298,7 @@ fn written_documents_are_valid() {
             problems.extend(check_valid(&path));
         }
     }
+    fs::remove_dir_all(&out).ok();
     assert!(carried, "some derived partition carries data");
     assert_no_problems(&problems);
 }

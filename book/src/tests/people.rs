@@ -3,7 +3,7 @@
 
 use mobiwf_proto::{
     Answer, DeviceEntry, DirectoryVersion, Hold, Holder, ItemAction, ItemEvent, ItemEvents,
-    ItemInfo, ItemStatus, Presence, Report, Verdict,
+    ItemInfo, ItemStatus, Location, Presence, Report, Verdict,
 };
 use mobiwf_xml_schema::{Basis, People, UserId};
 
@@ -144,7 +144,7 @@ scenarios! {
         let tab = DeviceEntry {
             name: NodeName::new("tab"),
             node: NodeId::new("peerC"),
-            location: addr("peerC"),
+            location: Location::parse(addr("peerC")).unwrap(),
             connections: 1,
             last_connected_ms: T0 + 5,
             away: Vec::new(),
@@ -745,7 +745,7 @@ scenarios! {
             disconnected: false,
             ready_ms: T0,
             deadline_ms: None,
-            host: addr("peerB"),
+            host: Location::parse(addr("peerB")).unwrap(),
             due: None,
         };
         let verdict = Verdict::Forbidden {

@@ -304,14 +304,7 @@ impl Stored {
             .instances
             .values()
             .map(|j| serde_json::from_str(j).expect("instance"));
-        let definitions = self
-            .definitions
-            .iter()
-            .map(|(id, xml)| {
-                let def = mobiwf_xml_schema::load_definition(xml).expect("definition");
-                (*id, std::sync::Arc::new(def.value))
-            })
-            .collect();
+        let definitions = super::restore::parsed(&self.definitions);
         let events = self
             .history
             .iter()

@@ -2,20 +2,30 @@
 
 use super::*;
 
+/// The definitions as the controller reads them back after a restart: parsed again from the
+/// XML it keeps.
+pub(super) fn parsed(
+    definitions: &[(InstanceId, Vec<u8>)],
+) -> Vec<(
+    InstanceId,
+    std::sync::Arc<mobiwf_xml_schema::WorkflowDefinition>,
+)> {
+    definitions
+        .iter()
+        .map(|(id, xml)| {
+            let def = mobiwf_xml_schema::load_definition(xml).expect("definition");
+            (*id, std::sync::Arc::new(def.value))
+        })
+        .collect()
+}
+
 /// The book rebuilt from `changes` as the controller does after a restart: instances through
 /// their JSON, definitions parsed again, the history's events, the people side through its
 /// JSON.
 pub(super) fn rebuilt(changes: Changes) -> Book {
     let json = serde_json::to_string(&changes.instances).expect("ser");
     let instances: Vec<Instance> = serde_json::from_str(&json).expect("de");
-    let definitions = changes
-        .definitions
-        .iter()
-        .map(|(id, xml)| {
-            let def = mobiwf_xml_schema::load_definition(xml).expect("definition");
-            (*id, std::sync::Arc::new(def.value))
-        })
-        .collect();
+    let definitions = parsed(&changes.definitions);
     let events = changes
         .history
         .iter()

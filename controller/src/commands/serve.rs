@@ -5,8 +5,7 @@ use std::path::PathBuf;
 use std::process::ExitCode;
 
 use libp2p::Multiaddr;
-use mobiwf_controller::ControllerConfig;
-use mobiwf_runtime::process::{wait_for_stop, write_atomically};
+use mobiwf_controller::{Controller, ControllerConfig};
 
 /// The daemon's options.
 #[derive(Debug, clap::Args)]
@@ -91,11 +90,20 @@ fn seconds(text: &str) -> Result<f64, String> {
 
 /// Runs the controller until Ctrl-C or SIGTERM.
 pub async fn run(args: ServeArgs) -> anyhow::Result<ExitCode> {
+    let controller = mobiwf_controller::start(config_of(&args)?).await?;
+    controller.publish_addresses(&args.data_dir)?;
+    announce(&args, &controller);
+    controller.run_until_stopped("the controller").await?;
+    Ok(ExitCode::SUCCESS)
+}
+
+/// The controller the options ask for (the private mesh's key made when its file is missing).
+fn config_of(args: &ServeArgs) -> anyhow::Result<ControllerConfig> {
     let swarm_key = match &args.swarm_key_file {
         Some(file) => Some(mobiwf_runtime::mesh::private::ensure_key_file(file)?),
         None => None,
     };
-    let controller = mobiwf_controller::start(ControllerConfig {
+    Ok(ControllerConfig {
         data_dir: args.data_dir.clone(),
         listen: args.listen.clone(),
         api: args.api,
@@ -113,15 +121,11 @@ pub async fn run(args: ServeArgs) -> anyhow::Result<ExitCode> {
         retain_finished: args.retain_finished,
         inbound: args.inbound.limits(),
     })
-    .await?;
-    write_atomically(
-        &args.data_dir.join("address"),
-        &(controller.addrs.join("\n") + "\n"),
-    )?;
-    write_atomically(
-        &args.data_dir.join("api"),
-        &format!("{}\n", controller.api_addr),
-    )?;
+}
+
+/// Tells the operator where the running controller is and how to reach it: its addresses,
+/// its API and the token for it, and how nodes join.
+fn announce(args: &ServeArgs, controller: &Controller) {
     println!("mobiwf-controller (peer {})", controller.peer_id);
     for addr in &controller.addrs {
         println!("  listening on {addr}");
@@ -160,13 +164,4 @@ pub async fn run(args: ServeArgs) -> anyhow::Result<ExitCode> {
             join.display()
         );
     }
-    tokio::select! {
-        r = wait_for_stop() => r?,
-        why = controller.failed() => {
-            controller.stop().await;
-            anyhow::bail!("the controller stopped: {why}");
-        }
-    }
-    controller.stop().await;
-    Ok(ExitCode::SUCCESS)
 }

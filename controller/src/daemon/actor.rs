@@ -7,14 +7,14 @@ use std::collections::BTreeSet;
 use std::sync::Arc;
 
 use libp2p::PeerId;
-use mobiwf_book::{Applied, Book, BookError, Effect, Input, Instance, Watched};
+use mobiwf_book::{Applied, Book, BookError, Effect, Input, Watched};
 use mobiwf_proto::{InstanceId, Locate, Message, NodeId, Reply};
 use mobiwf_runtime::daemon::{Actor, Destination, Group, NotApplied, Sequencer};
 use mobiwf_runtime::mesh::Inbound;
 use mobiwf_runtime::metrics::{Metrics, Peer};
 use mobiwf_runtime::outbox::Delivered;
 use mobiwf_runtime::store::{Store, StoreError};
-use tokio::sync::{broadcast, oneshot, watch};
+use tokio::sync::{broadcast, watch};
 
 use super::recall::Recaller;
 use super::registration::{self, Relays};
@@ -44,22 +44,10 @@ pub(super) struct ControllerActor {
     pub(super) recalled: Vec<InstanceId>,
 }
 
-/// An operator's command waiting for its answer, and the answer: a submission (the new
-/// instance), a control (the instance afterwards), an organisation applied (its directory
-/// version), an action on a work item (the host's name).
-pub(super) type Answered<T> = (oneshot::Sender<Result<T, BookError>>, Result<T, BookError>);
-
-/// What to do once a group of events is on disk.
+/// What to do once a group of events is on disk (the operators' commands are answered by the
+/// group itself: `Group::answer`).
 #[derive(Default)]
 pub(super) struct After {
-    pub(super) submitted: Vec<Answered<InstanceId>>,
-    pub(super) controlled: Vec<Answered<Instance>>,
-    pub(super) organisations: Vec<Answered<u64>>,
-    pub(super) administered: Vec<Answered<String>>,
-    pub(super) enrolled: Vec<(
-        super::enrol::EnrolReply,
-        Result<super::enrol::EnrolAnswer, String>,
-    )>,
     queries: Vec<Query>,
     /// The instances that changed, with whether they are settled now, and their state.
     changed: Vec<(InstanceId, bool, &'static str)>,
@@ -130,21 +118,6 @@ impl Actor for ControllerActor {
             *w = watched;
             differs
         });
-        for (tx, result) in after.controlled {
-            let _ = tx.send(result);
-        }
-        for (tx, result) in after.submitted {
-            let _ = tx.send(result);
-        }
-        for (tx, result) in after.organisations {
-            let _ = tx.send(result);
-        }
-        for (tx, result) in after.administered {
-            let _ = tx.send(result);
-        }
-        for (tx, result) in after.enrolled {
-            let _ = tx.send(result);
-        }
         for query in after.queries {
             self.answer(query);
         }
@@ -190,9 +163,9 @@ impl ControllerActor {
             }
             Event::Command(Command::Enrol { action, reply }) => {
                 let answer = self.enrol(now, action, group, effects)?;
-                super::enrol::keep(after, reply, answer);
+                group.answer(reply, answer);
             }
-            Event::Command(command) => self.command(now, command, effects, after),
+            Event::Command(command) => self.command(now, command, effects, group),
             Event::Query(query) => after.queries.push(query),
             Event::Sweep(reply) => {
                 let more = self.sweep(now, group)?;

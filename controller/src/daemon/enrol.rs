@@ -12,7 +12,7 @@ use mobiwf_runtime::store::StoreError;
 use serde::Serialize;
 use tokio::sync::oneshot;
 
-use super::actor::{After, ControllerActor};
+use super::actor::ControllerActor;
 use crate::enrolment::{Admission, Change, Enrolment, JoinToken};
 
 /// An operator's enrolment command.
@@ -220,9 +220,4 @@ impl ControllerActor {
             open: self.enrolment.open,
         }
     }
-}
-
-/// Keeps `reply` with `answer` for after the write.
-pub(super) fn keep(after: &mut After, reply: EnrolReply, answer: Result<EnrolAnswer, String>) {
-    after.enrolled.push((reply, answer));
 }

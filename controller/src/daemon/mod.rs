@@ -23,7 +23,7 @@ use std::path::PathBuf;
 use std::sync::Arc;
 
 use libp2p::Multiaddr;
-use mobiwf_book::{BookError, HistoryEvent, Instance, NodeInfo, Routing};
+use mobiwf_book::{BookError, HistoryEvent, Instance, NodeInfo, Routing, Watched};
 use mobiwf_proto::{Control, InstanceId};
 use mobiwf_runtime::api_auth;
 use mobiwf_runtime::daemon::{self, Base, Daemon, Setup};
@@ -183,19 +183,7 @@ pub async fn start(config: ControllerConfig) -> anyhow::Result<Controller> {
     let (finished, _) = broadcast::channel(FINISHED_QUEUE);
     let (deadline, deadline_rx) = watch::channel(book.next_deadline());
     let (watched, watched_rx) = watch::channel(book.watched());
-    let (verdicts_tx, verdicts) = mpsc::channel(daemon::EVENT_QUEUE);
-    base.tasks.push(daemon::forward(
-        verdicts,
-        base.events.clone(),
-        Event::Verdict,
-    ));
-    base.tasks.push(detector::start(
-        config.detector,
-        base.mesh.clone(),
-        base.peer_id,
-        watched_rx,
-        verdicts_tx,
-    ));
+    spawn_detector(&mut base, config.detector, watched_rx);
     base.tasks
         .push(daemon::timer(deadline_rx, base.events.clone(), || {
             Event::Tick
@@ -234,6 +222,28 @@ pub async fn start(config: ControllerConfig) -> anyhow::Result<Controller> {
         .ensure_join_token_file(&config.data_dir.join(JOIN_TOKEN_FILE))
         .await?;
     Ok(controller)
+}
+
+/// Starts the failure detector on the nodes the book says to watch (`watched`, as the actor
+/// publishes it); its verdicts come to the actor as events.
+fn spawn_detector(
+    base: &mut Base<Event>,
+    config: DetectorConfig,
+    watched: watch::Receiver<Vec<Watched>>,
+) {
+    let (verdicts_tx, verdicts) = mpsc::channel(daemon::EVENT_QUEUE);
+    base.tasks.push(daemon::forward(
+        verdicts,
+        base.events.clone(),
+        Event::Verdict,
+    ));
+    base.tasks.push(detector::start(
+        config,
+        base.mesh.clone(),
+        base.peer_id,
+        watched,
+        verdicts_tx,
+    ));
 }
 
 /// Who may use the API: its token check, the administrator's token file, what each route

@@ -1,5 +1,5 @@
 //! An operator's commands to the book (a submission, a control, a rerun, an organisation, an
-//! action on a work item): each applied in its group, its answer kept for after the write.
+//! action on a work item): each applied in its group, its answer given by the group after the write.
 //! Apart from the actor's loop because each command has its own input and answer, while the
 //! loop is the same for every event.
 
@@ -7,7 +7,9 @@ use mobiwf_book::{BookError, Effect, Input, Instance};
 use mobiwf_proto::{Control, InstanceId};
 
 use super::Command;
-use super::actor::{After, ControllerActor};
+use mobiwf_runtime::daemon::Group;
+
+use super::actor::ControllerActor;
 
 impl ControllerActor {
     /// An operator's command: applied to the book, answered after the write.
@@ -16,7 +18,7 @@ impl ControllerActor {
         now: u64,
         command: Command,
         effects: &mut Vec<Effect>,
-        after: &mut After,
+        group: &mut Group,
     ) {
         match command {
             Command::Submit {
@@ -31,7 +33,7 @@ impl ControllerActor {
                     responsible,
                 };
                 let result = self.submit(now, input, effects);
-                after.submitted.push((reply, result));
+                group.answer(reply, result);
             }
             Command::Control {
                 instance,
@@ -39,7 +41,7 @@ impl ControllerActor {
                 reply,
             } => {
                 let result = self.control(now, instance, action, effects);
-                after.controlled.push((reply, result));
+                group.answer(reply, result);
             }
             Command::Rerun {
                 instance,
@@ -47,7 +49,7 @@ impl ControllerActor {
                 reply,
             } => {
                 let result = self.rerun(now, instance, activity, effects);
-                after.controlled.push((reply, result));
+                group.answer(reply, result);
             }
             Command::Organisation {
                 document,
@@ -55,7 +57,7 @@ impl ControllerActor {
                 reply,
             } => {
                 let result = self.organisation(now, Input::Organisation { document, org }, effects);
-                after.organisations.push((reply, result));
+                group.answer(reply, result);
             }
             Command::Worklist {
                 instance,
@@ -71,7 +73,7 @@ impl ControllerActor {
                     action,
                 };
                 let result = self.administer(now, input, effects);
-                after.administered.push((reply, result));
+                group.answer(reply, result);
             }
             Command::Enrol { reply, .. } => {
                 let _ = reply.send(Err("enrolment is applied with its group".to_owned()));

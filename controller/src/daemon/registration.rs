@@ -80,7 +80,7 @@ fn registered(
 /// relay that is this controller or a registered node (not the sender itself), so that a
 /// node cannot have others dial through a stranger.
 fn check_address(addr: &str, from: &PeerId, relays: &Relays<'_>) -> Result<(), String> {
-    let (owner, addr) = outbox::peer_of(addr)?;
+    let (owner, addr) = outbox::peer_of(&outbox::location(addr)?)?;
     if owner != *from {
         return Err(format!("address {addr} is not the sender's ({from})"));
     }

@@ -300,7 +300,7 @@ pub fn transition(copy: &ItemCopy, event: CopyEvent) -> Result<ItemCopy, NotAllo
         _ => return Err(NotAllowed { from, event: kind }),
     };
     #[cfg(test)]
-    coverage::record(from, kind, next.life.kind());
+    crate::coverage::record::<Taken>((from, kind, next.life.kind()));
     Ok(next)
 }
 
@@ -442,27 +442,6 @@ pub fn table_markdown() -> String {
     crate::lifecycle::markdown(TRANSITIONS)
 }
 
-/// Which transitions the scenario tests took, per thread.
+/// A transition taken, as the coverage tests collect them (`crate::coverage`).
 #[cfg(test)]
-pub(crate) mod coverage {
-    use std::cell::RefCell;
-    use std::collections::BTreeSet;
-
-    use super::{EventKind, StateKind};
-
-    /// A transition taken.
-    pub(crate) type Taken = (StateKind, EventKind, StateKind);
-
-    thread_local! {
-        static TAKEN: RefCell<BTreeSet<Taken>> = const { RefCell::new(BTreeSet::new()) };
-    }
-
-    pub(super) fn record(from: StateKind, event: EventKind, to: StateKind) {
-        TAKEN.with(|t| t.borrow_mut().insert((from, event, to)));
-    }
-
-    /// The transitions this thread took since the last call.
-    pub(crate) fn take() -> BTreeSet<Taken> {
-        TAKEN.with(|t| std::mem::take(&mut *t.borrow_mut()))
-    }
-}
+pub(crate) type Taken = (StateKind, EventKind, StateKind);

@@ -36,7 +36,9 @@ mod written;
 use std::collections::{BTreeMap, BTreeSet};
 
 use mobiwf_people::Directory;
-use mobiwf_proto::{ActivityId, InstanceId, ItemStatus, NodeId, PartitionId, RoleId, UserId};
+use mobiwf_proto::{
+    ActivityId, InstanceId, ItemStatus, Location, NodeId, PartitionId, RoleId, UserId,
+};
 use serde::{Deserialize, Serialize};
 
 use crate::run::RunKey;
@@ -256,7 +258,7 @@ pub(crate) struct Host {
     /// The newest directory the controller sent.
     pub(crate) directory: Directory,
     /// This node's own full libp2p address, where devices send claims.
-    pub(crate) location: String,
+    pub(crate) location: Location,
     pub(crate) dirty_items: BTreeSet<ItemKey>,
     pub(crate) dirty_tokens: BTreeSet<RoleId>,
     pub(crate) dirty_directory: bool,

@@ -6,9 +6,10 @@
 use std::collections::BTreeSet;
 
 use super::ALL_SCENARIOS;
+use crate::coverage;
 use crate::item_lifecycle;
 use crate::lifecycle::{Event, Life};
-use crate::lifecycle::{EventKind, StateKind, TRANSITIONS, coverage, transition};
+use crate::lifecycle::{EventKind, StateKind, TRANSITIONS, Taken, transition};
 
 #[test]
 fn every_transition_of_the_table_is_taken_by_a_scenario_and_no_other() {
@@ -20,7 +21,10 @@ fn every_transition_of_the_table_is_taken_by_a_scenario_and_no_other() {
             .name((*name).to_owned())
             .spawn(move || {
                 scenario();
-                (coverage::take(), item_lifecycle::coverage::take())
+                (
+                    coverage::take::<Taken>(),
+                    coverage::take::<item_lifecycle::Taken>(),
+                )
             })
             .expect("thread");
         let (from_scenario, copies) = run
@@ -94,7 +98,7 @@ fn the_transition_function_allows_exactly_the_table() {
             }
         }
     }
-    coverage::take();
+    coverage::take::<Taken>();
 }
 
 #[test]

@@ -7,9 +7,10 @@ use std::collections::{BTreeMap, BTreeSet};
 use mobiwf_proto::{Hold, Holder, UserId};
 
 use crate::ItemCopy;
-use crate::item_lifecycle::coverage::{self, Taken};
+use crate::coverage;
 use crate::item_lifecycle::{
-    Completion, CopyEvent, CopyLife, EventKind, StateKind, TRANSITIONS, table_markdown, transition,
+    Completion, CopyEvent, CopyLife, EventKind, StateKind, TRANSITIONS, Taken, table_markdown,
+    transition,
 };
 
 /// Every transition of the table was taken by the scenarios, and none outside it.
@@ -71,7 +72,7 @@ fn copies() -> Vec<ItemCopy> {
             at_ms: 9,
         })
         .expect("close");
-    coverage::take();
+    coverage::take::<Taken>();
     vec![offered, held, done, closed]
 }
 
@@ -142,7 +143,7 @@ fn the_copy_transition_function_allows_exactly_the_table() {
     }
     let table: BTreeSet<_> = TRANSITIONS.iter().copied().collect();
     assert_eq!(reached, table);
-    coverage::take();
+    coverage::take::<Taken>();
 }
 
 #[test]
@@ -161,7 +162,7 @@ fn a_refused_event_leaves_the_copy_as_it_was() {
     };
     assert!(offered.apply(complete).is_err());
     assert_eq!(offered, before);
-    coverage::take();
+    coverage::take::<Taken>();
 }
 
 #[test]
@@ -199,7 +200,7 @@ fn the_events_keep_the_audience_and_the_offers() {
         .apply(CopyEvent::HandOver { holder: later })
         .expect("hand over again");
     assert_eq!(again, copy, "the responsible user keeps their hold");
-    coverage::take();
+    coverage::take::<Taken>();
 }
 
 #[test]

@@ -5,7 +5,7 @@
 //! against `<writes>` and the declared types.
 
 use super::*;
-use mobiwf_proto::{DataValue, Datum, FileRef};
+use mobiwf_proto::{DataValue, Datum, FileRef, Location};
 use mobiwf_xml_schema::DataKind;
 
 const DECLS: &str = r#"<data><value name="reading" type="number"/><value name="note" type="string"/><file name="photo"/></data>"#;
@@ -168,7 +168,7 @@ scenarios! {
             Effect::Send { message: Message::Notify(mobiwf_proto::Notify { holder, .. }), .. } => Some(holder.clone()),
             _ => None,
         });
-        assert_eq!(holder, Some(Some(String::new())), "a file names its holder (this node)");
+        assert_eq!(holder, Some(Some(Location::default())), "a file names its holder (this node)");
         // Each instance its own: another instance knows nothing.
         assert!(e.data(InstanceId(2)).is_empty());
         assert_eq!(e.data(InstanceId(1)).len(), 3);
@@ -207,12 +207,12 @@ scenarios! {
                 datum("photo", DataValue::File(photo()), 1, 10),
                 datum("reading", number("42"), 1, 10),
             ],
-            missing: vec![Missing { file: photo(), holder: "/remote/a".into() }],
+            missing: vec![Missing { file: photo(), holder: Location::lenient("/remote/a") }],
         };
         let fx = notified_with(&mut e, 2000, 7, carried);
         assert_eq!(
             fx.iter().filter(|f| matches!(f, Effect::Fetch { .. })).collect::<Vec<_>>(),
-            vec![&Effect::Fetch { instance: InstanceId(7), file: photo(), from: "/remote/a".into() }]
+            vec![&Effect::Fetch { instance: InstanceId(7), file: photo(), from: Location::lenient("/remote/a") }]
         );
         assert!(executes(&fx).is_empty(), "{fx:?}");
         assert_eq!(state(&e, 7, 2), ActivityState::Synchronizing);
@@ -232,7 +232,7 @@ scenarios! {
             deploy(&mut e, 7, 2, &reader(7));
             let carried = Carried {
                 data: vec![datum("photo", DataValue::File(photo()), 1, 10)],
-                missing: vec![Missing { file: photo(), holder: "/remote/a".into() }],
+                missing: vec![Missing { file: photo(), holder: Location::lenient("/remote/a") }],
             };
             notified_with(&mut e, 2000, 7, carried);
             assert_eq!(state(&e, 7, 2), ActivityState::Synchronizing);

@@ -276,7 +276,7 @@ fn users_away_get_no_new_offers_but_keep_theirs_and_only_their_devices_read_the_
 fn an_item_nobody_can_take_waits_for_a_newer_directory() {
     let people_3 = tech(Method::Fcfa);
     let mut e = Engine::new();
-    e.set_location(HOST.to_owned());
+    e.set_location(host_location());
     // No directory at all yet.
     let fx = deploy_manual(&mut e, 1000, 1, (3, &people_3));
     assert!(sent(&fx).is_empty());

@@ -230,7 +230,7 @@ fn notifies(effects: &[Effect]) -> Vec<(String, u64, Outcome)> {
                     Message::Notify(mobiwf_proto::Notify {
                         activity, outcome, ..
                     }),
-            } => Some((loc.clone(), activity.0, *outcome)),
+            } => Some((loc.to_string(), activity.0, *outcome)),
             _ => None,
         })
         .collect()

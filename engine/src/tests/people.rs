@@ -7,8 +7,8 @@ use std::collections::BTreeMap;
 
 use mobiwf_people::Directory;
 use mobiwf_proto::{
-    DeviceEntry, DirectoryVersion, Hold, ItemAction, ItemEvent, ItemEvents, ItemStatus, NodeId,
-    NodeName, RoleId, UserId, Verdict,
+    DeviceEntry, DirectoryVersion, Hold, ItemAction, ItemEvent, ItemEvents, ItemStatus, Location,
+    NodeId, NodeName, RoleId, UserId, Verdict,
 };
 use mobiwf_xml_schema::{Method, Organisation, People, Policy, Role, RoleGrant, User};
 
@@ -18,8 +18,13 @@ use super::*;
 pub(super) const HOST: &str = "/ip4/10.0.0.9/tcp/4001/p2p/peer-host";
 
 /// The address of device `name`.
-pub(super) fn location_of(device: &str) -> String {
-    format!("/ip4/10.0.0.1/tcp/4001/p2p/peer-{device}")
+pub(super) fn location_of(device: &str) -> Location {
+    Location::parse(format!("/ip4/10.0.0.1/tcp/4001/p2p/peer-{device}")).unwrap()
+}
+
+/// The host's address, as it is set on its engine.
+pub(super) fn host_location() -> Location {
+    Location::parse(HOST).unwrap()
 }
 
 /// The peer id of device `name`.
@@ -142,7 +147,7 @@ pub(super) fn with_extensions(document: &str, given: &[(u64, &People)]) -> Strin
 /// A host (address [`HOST`]) that took `dir` at 500 ms.
 pub(super) fn host(dir: Directory) -> Engine {
     let mut e = Engine::new();
-    e.set_location(HOST.to_owned());
+    e.set_location(host_location());
     at(&mut e, 500, Input::Directory(dir));
     e
 }
@@ -267,7 +272,11 @@ pub(super) fn sent(effects: &[Effect]) -> Vec<Sent> {
                         answer,
                     }),
             } => Some(Sent {
-                device: loc.strip_prefix(&prefix).unwrap_or(loc).to_owned(),
+                device: loc
+                    .as_str()
+                    .strip_prefix(prefix.as_str())
+                    .unwrap_or(loc.as_str())
+                    .to_owned(),
                 version: *version,
                 offered: offered.iter().map(|u| u.to_string()).collect(),
                 holders: holders
@@ -279,7 +288,7 @@ pub(super) fn sent(effects: &[Effect]) -> Vec<Sent> {
                     .collect(),
                 status: status.clone(),
                 verdict: answer.as_ref().map(|a| a.verdict.clone()),
-                host: info.host.clone(),
+                host: info.host.to_string(),
                 ready_ms: info.ready_ms,
                 deadline_ms: info.deadline_ms,
             }),
@@ -438,7 +447,7 @@ impl Disk {
                 .map(|v| StoredDirectory::decode(v).expect("directory")),
         };
         let mut e = Engine::restore(runs, known).with_people(people);
-        e.set_location(HOST.to_owned());
+        e.set_location(host_location());
         e
     }
 

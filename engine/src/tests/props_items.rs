@@ -389,7 +389,7 @@ fn check_sends(e: &Engine, effects: &[Effect]) {
                 };
                 assert!(offered.iter().all(on), "{offered:?} to {loc}");
                 assert!(holders.iter().all(|h| on(&h.user)), "{holders:?} to {loc}");
-                assert_eq!(info.host, HOST);
+                assert_eq!(info.host.as_str(), HOST);
             }
             _ => {}
         }

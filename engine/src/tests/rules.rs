@@ -47,7 +47,7 @@ fn state_changes(effects: &[Effect]) -> Vec<(String, u64, Vec<ActivityState>)> {
                     Message::StateChanged(mobiwf_proto::StateChanged {
                         activity, entered, ..
                     }),
-            } => Some((loc.clone(), activity.0, entered.iter().collect())),
+            } => Some((loc.to_string(), activity.0, entered.iter().collect())),
             _ => None,
         })
         .collect()
@@ -169,7 +169,7 @@ scenarios! {
                 Effect::Send {
                     to: Target::Partner(loc),
                     message: Message::Notify(mobiwf_proto::Notify { entered, .. }),
-                } => Some((loc.clone(), entered.iter().collect())),
+                } => Some((loc.to_string(), entered.iter().collect())),
                 _ => None,
             })
             .collect();

@@ -10,6 +10,7 @@ use mobiwf_proto::{
 
 use super::*;
 use crate::{ClaimOutcome, NotTaken, Refused, Reply};
+use mobiwf_proto::Location;
 
 fn refused(result: Result<NodeInput, NotTaken>) -> String {
     match result {
@@ -31,7 +32,7 @@ fn a_claim_on_an_item_hosted_here_is_decided_without_the_network() {
         panic!("a claim goes to the item's host: {:?}", out.reply);
     };
     let (request, host) = (*request, host.clone());
-    assert_eq!(host, ME);
+    assert_eq!(host, at(ME));
     // The host (this node) answered within the same input.
     assert_eq!(out.answers, vec![(request, Verdict::Done)]);
     assert!(sent_to_me(&out).is_empty(), "{:?}", sent_to_me(&out));
@@ -212,11 +213,11 @@ fn an_answer_to_a_claim_comes_only_from_the_host_it_went_to() {
         panic!("sent to its host: {:?}", out.reply);
     };
     let (request, host) = (*request, host.clone());
-    assert_eq!(host, PARTNER);
+    assert_eq!(host, at(PARTNER));
     assert!(
         out.sends
             .iter()
-            .any(|s| matches!(&s.to, Target::Partner(l) if l == PARTNER)
+            .any(|s| matches!(&s.to, Target::Partner(l) if *l == at(PARTNER))
                 && matches!(s.message, Message::Claim(_))),
         "{:?}",
         out.sends
@@ -368,4 +369,50 @@ fn a_claim_of_this_nodes_desk_on_an_instance_not_in_memory_waits_for_it_to_be_re
         "{:?}",
         out.answers
     );
+}
+
+/// The host's address with `host` in place in an item's snapshot.
+fn hosted_at(message: Message, host: Location) -> Message {
+    let Message::Item(mut snapshot) = message else {
+        panic!("a snapshot: {message:?}");
+    };
+    snapshot.info.host = host;
+    Message::Item(snapshot)
+}
+
+#[test]
+fn an_items_host_is_the_peer_its_address_names() {
+    let core = node();
+    let item = || item_from(PARTNER, Vec::new(), None);
+    // The same peer at another address is the same host.
+    let elsewhere = Location::parse("/ip4/10.9.9.9/udp/9/quic-v1/p2p/peer-partner").unwrap();
+    let taken = core.accept(&partner(), hosted_at(item(), elsewhere), Ok(Vec::new()));
+    assert!(matches!(taken, Ok(NodeInput::Desk(_))), "{taken:?}");
+    // An address that names no peer (as a peer may send it) names no host.
+    let nameless = Location::lenient("/ip4/127.0.0.2/tcp/4001");
+    let why = refused(core.accept(&partner(), hosted_at(item(), nameless), Ok(Vec::new())));
+    assert_eq!(
+        why,
+        "\"/ip4/127.0.0.2/tcp/4001\" does not end in /p2p/<peer id>; give the partner's full \
+         libp2p address"
+    );
+}
+
+#[test]
+fn this_nodes_own_items_are_known_by_its_peer_at_any_of_its_addresses() {
+    let mut core = node();
+    hear(&mut core, 1_000, &controller(), directory()).expect("the directory");
+    let another_address = Location::parse("/ip4/192.168.1.4/tcp/4001/p2p/peer-me").unwrap();
+    let item = hosted_at(item_from(ME, Vec::new(), None), another_address);
+    hear(&mut core, 2_000, &me(), item).expect("the item");
+    let claim = NodeInput::Claim(mobiwf_people::LocalClaim {
+        user: UserId::from("alice"),
+        instance: InstanceId(9),
+        activity: ActivityId(1),
+        action: ItemAction::Select,
+    });
+    let out = core.apply(3_000_000, claim).expect("decided");
+    // Its host is this node: the claim goes to the engine here, not over the network.
+    assert!(out.sends.is_empty(), "{:?}", out.sends);
+    assert_eq!(out.deferred.len(), 1, "{out:?}");
 }

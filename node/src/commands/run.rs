@@ -77,6 +77,29 @@ pub struct RunArgs {
 
 /// Runs the node until Ctrl-C or SIGTERM.
 pub async fn run(args: RunArgs) -> anyhow::Result<()> {
+    let node = mobiwf_node::start(config_of(&args)?).await?;
+    node.publish_addresses(&args.data_dir)?;
+    println!("mobiwf-node {} (peer {})", args.name, node.peer_id);
+    for addr in &node.addrs {
+        println!("  listening on {addr}");
+    }
+    println!("  API on http://{}", node.api_addr);
+    if args.insecure_no_auth {
+        println!(
+            "  the API checks NO tokens (--insecure-no-auth): anyone who reaches it may do anything"
+        );
+    } else {
+        println!(
+            "  API token (node administrator) in {}",
+            args.data_dir.join(mobiwf_node::API_TOKEN_FILE).display()
+        );
+    }
+    node.run_until_stopped("the node").await
+}
+
+/// The node the options ask for: where it listened last time when they name no address, the
+/// join token read from its file, the relay parsed.
+fn config_of(args: &RunArgs) -> anyhow::Result<NodeConfig> {
     let listen = if args.listen.is_empty() {
         previous_addresses(&args.data_dir)
     } else {
@@ -97,8 +120,8 @@ pub async fn run(args: RunArgs) -> anyhow::Result<()> {
             .map_err(|e| anyhow::anyhow!("--via-relay: {relay:?} is not a multiaddr: {e}"))
     })
     .transpose()?;
-    let (commands, swarm_key) = protection(&args)?;
-    let node = mobiwf_node::start(NodeConfig {
+    let (commands, swarm_key) = protection(args)?;
+    Ok(NodeConfig {
         data_dir: args.data_dir.clone(),
         name: args.name.clone().into(),
         skills: args
@@ -107,7 +130,8 @@ pub async fn run(args: RunArgs) -> anyhow::Result<()> {
             .copied()
             .map(mobiwf_proto::ActivityTypeId)
             .collect(),
-        controller: args.controller.clone(),
+        controller: mobiwf_runtime::outbox::location(&args.controller)
+            .map_err(|e| anyhow::anyhow!("--controller: {e}"))?,
         listen,
         api: args.api,
         store: None,
@@ -121,39 +145,6 @@ pub async fn run(args: RunArgs) -> anyhow::Result<()> {
         api_auth: !args.insecure_no_auth,
         inbound: args.inbound.limits(),
     })
-    .await?;
-    mobiwf_runtime::process::write_atomically(
-        &args.data_dir.join("address"),
-        &(node.addrs.join("\n") + "\n"),
-    )?;
-    mobiwf_runtime::process::write_atomically(
-        &args.data_dir.join("api"),
-        &format!("{}\n", node.api_addr),
-    )?;
-    println!("mobiwf-node {} (peer {})", args.name, node.peer_id);
-    for addr in &node.addrs {
-        println!("  listening on {addr}");
-    }
-    println!("  API on http://{}", node.api_addr);
-    if args.insecure_no_auth {
-        println!(
-            "  the API checks NO tokens (--insecure-no-auth): anyone who reaches it may do anything"
-        );
-    } else {
-        println!(
-            "  API token (node administrator) in {}",
-            args.data_dir.join(mobiwf_node::API_TOKEN_FILE).display()
-        );
-    }
-    tokio::select! {
-        r = mobiwf_runtime::process::wait_for_stop() => r?,
-        why = node.failed() => {
-            node.stop().await;
-            anyhow::bail!("the node stopped: {why}");
-        }
-    }
-    node.stop().await;
-    Ok(())
 }
 
 /// What `--commands` and `--swarm-key-file` say: the command policy and the private mesh's key.

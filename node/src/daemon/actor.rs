@@ -8,7 +8,7 @@ use std::path::PathBuf;
 use std::sync::Arc;
 
 use libp2p::{Multiaddr, PeerId};
-use mobiwf_engine::{Effect, Refusal, Run, Target};
+use mobiwf_engine::{Effect, Run, Target};
 use mobiwf_node_core::{ClaimOutcome, CommandEnd, NodeCore, NodeInput, NotTaken, Output, Reply};
 use mobiwf_proto::{ActivityTypeId, Message, NodeId, Register};
 use mobiwf_runtime::daemon::{Actor, Destination, Group, NotApplied, Sequencer};
@@ -49,26 +49,17 @@ pub(super) struct NodeActor {
     pub(super) copying: super::offline::Copying,
 }
 
-/// A person's completion waiting for its answer, and the answer.
-type Completion = (oneshot::Sender<Result<(), Refusal>>, Result<(), Refusal>);
-
-/// What to do once a group of events is on disk.
+/// What to do once a group of events is on disk (the answers of people's completions, claims
+/// and presences are given by the group itself: `Group::answer`).
 #[derive(Default)]
 pub(super) struct After {
-    completions: Vec<Completion>,
     /// Commands to start and kill.
     pub(super) effects: Vec<Effect>,
     queries: Vec<Query>,
-    /// Claims decided in this group, with their outcome.
-    pub(super) claims: Vec<(oneshot::Sender<ClaimOutcome>, ClaimOutcome)>,
     /// Claims sent to their hosts in this group.
     pub(super) sent: Vec<SentClaim>,
     /// Answers to claims that came in this group (request number, verdict).
     pub(super) answers: Vec<(u64, mobiwf_proto::Verdict)>,
-    /// Disconnection plans asked in this group.
-    pub(super) plans: Vec<super::offline::PlanReply>,
-    /// Disconnections and reconnections applied in this group.
-    pub(super) presences: Vec<super::offline::PresenceReply>,
 }
 
 impl Actor for NodeActor {
@@ -83,8 +74,9 @@ impl Actor for NodeActor {
     ) -> Result<After, StoreError> {
         let now = mobiwf_runtime::process::now_us();
         let mut after = After::default();
+        let mut writing = Writing { group, seq };
         for event in events {
-            self.apply_one(now, event, (group, seq), &mut after)?;
+            self.apply_one(now, event, &mut writing, &mut after)?;
         }
         state::stage_core(&mut group.batch, &mut self.core)?;
         self.metrics
@@ -100,25 +92,27 @@ impl Actor for NodeActor {
         self.carry_out(after.effects);
         self.prune_fetches();
         self.copy_items(mobiwf_runtime::process::now_us() / 1000);
-        for (tx, result) in after.completions {
-            let _ = tx.send(result);
-        }
         for query in after.queries {
             self.answer(query);
-        }
-        for (reply, plan) in after.plans {
-            let _ = reply.send(plan);
-        }
-        for (reply, result) in after.presences {
-            let _ = reply.send(result);
         }
         super::journal::transitions(&self.metrics, self.core.take_transitions());
         super::journal::refused(&self.metrics, self.core.take_refused_transitions());
     }
 }
 
-/// The group being applied, and its sequencer (for the messages it sends).
-pub(super) type Writing<'a> = (&'a mut Group, &'a mut Sequencer);
+/// Where an event's changes, messages and answers are staged: the group being applied, and
+/// the sequencer that numbers the messages it sends.
+pub(super) struct Writing<'a> {
+    pub(super) group: &'a mut Group,
+    seq: &'a mut Sequencer,
+}
+
+impl Writing<'_> {
+    /// Stages `message` for `to` in the group.
+    fn send(&mut self, to: Destination, role: Peer, message: Message) -> Result<(), StoreError> {
+        self.group.send(self.seq, to, role, message)
+    }
+}
 
 impl NodeActor {
     /// Registers with the controller, and restarts the commands that were running when the
@@ -161,7 +155,7 @@ impl NodeActor {
         &mut self,
         now: u64,
         input: NodeInput,
-        writing: Writing<'_>,
+        writing: &mut Writing<'_>,
         after: &mut After,
     ) -> Result<Option<Reply>, StoreError> {
         self.readmit(&input)?;
@@ -187,7 +181,7 @@ impl NodeActor {
         &mut self,
         now: u64,
         out: Output,
-        (group, seq): Writing<'_>,
+        writing: &mut Writing<'_>,
         after: &mut After,
     ) -> Result<Option<Reply>, StoreError> {
         let mut reply = None;
@@ -198,7 +192,7 @@ impl NodeActor {
                 let location = self.core.engine().location();
                 super::data::inline(&self.files, location, &mut sent.message);
                 let (to, role) = self.destination(sent.to);
-                group.send(seq, to, role, sent.message)?;
+                writing.send(to, role, sent.message)?;
             }
             after.effects.extend(out.effects);
             after.answers.extend(out.answers);
@@ -211,7 +205,7 @@ impl NodeActor {
         &mut self,
         now: u64,
         inbound: mobiwf_runtime::mesh::Inbound,
-        (group, seq): Writing<'_>,
+        writing: &mut Writing<'_>,
         after: &mut After,
     ) -> Result<(), StoreError> {
         let from = NodeId::new(inbound.from.to_string());
@@ -221,9 +215,9 @@ impl NodeActor {
                 peer: from.clone(),
                 reachable: true,
             };
-            self.step(now, back, (group, seq), after)?;
+            self.step(now, back, writing, after)?;
         }
-        let Some(inbound) = self.answer_at_once(inbound, group) else {
+        let Some(inbound) = self.answer_at_once(inbound, writing.group) else {
             return Ok(());
         };
         let role = if inbound.from == self.controller.0 {
@@ -244,6 +238,7 @@ impl NodeActor {
         let (core, store) = (&mut self.core, self.store.as_ref());
         let mut failed = None;
         let mut output = None;
+        let group = &mut *writing.group;
         group.receive(store, &self.metrics, role, inbound, |_, _id, message| {
             let input = core.accept(&from, message, missing).map_err(not_applied)?;
             super::journal::taken(&input);
@@ -261,7 +256,7 @@ impl NodeActor {
             return Err(e);
         }
         if let Some(out) = output {
-            self.settle(now, out, (group, seq), after)?;
+            self.settle(now, out, writing, after)?;
         }
         Ok(())
     }
@@ -270,7 +265,7 @@ impl NodeActor {
         &mut self,
         now: u64,
         event: Event,
-        writing: Writing<'_>,
+        writing: &mut Writing<'_>,
         after: &mut After,
     ) -> Result<(), StoreError> {
         match event {
@@ -285,7 +280,7 @@ impl NodeActor {
                             reply,
                         });
                     }
-                    Some(Reply::Claim(outcome)) => after.claims.push((reply, outcome)),
+                    Some(Reply::Claim(outcome)) => writing.group.answer(reply, outcome),
                     _ => {}
                 }
             }
@@ -308,7 +303,7 @@ impl NodeActor {
                 if let Some(Reply::Completion(result)) =
                     self.step(now, NodeInput::Complete(end), writing, after)?
                 {
-                    after.completions.push((reply, result));
+                    writing.group.answer(reply, result);
                 }
             }
             Event::Query(query) => after.queries.push(query),
@@ -374,11 +369,11 @@ impl NodeActor {
             Query::UserWorklist { user, order, reply } => {
                 let dir = self.core.engine().directory();
                 let entry = |entry: mobiwf_people::Entry| WorklistEntry {
-                    host_name: mobiwf_runtime::outbox::peer_of(&entry.info.host)
-                        .ok()
-                        .and_then(|(peer, _)| {
-                            dir.device_by_node(&mobiwf_proto::NodeId::new(peer.to_string()))
-                        })
+                    host_name: entry
+                        .info
+                        .host
+                        .peer()
+                        .and_then(|peer| dir.device_by_node(peer))
                         .map(|d| d.name.clone()),
                     entry,
                     user: user.clone(),

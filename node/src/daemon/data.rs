@@ -14,8 +14,8 @@ use base64::engine::general_purpose::STANDARD;
 use mobiwf_engine::Missing;
 use mobiwf_proto::data::{FETCH_CHUNK_BYTES, MAX_INLINE_FILE_BYTES, MAX_INLINE_TOTAL_BYTES};
 use mobiwf_proto::{
-    DataValue, Envelope, Fetch, FileBody, FileRef, InstanceId, ItemAction, Message, MessageId,
-    NodeId, Reply,
+    DataValue, Envelope, Fetch, FileBody, FileRef, InstanceId, ItemAction, Location, Message,
+    MessageId, NodeId, Reply,
 };
 use mobiwf_runtime::daemon::Group;
 use mobiwf_runtime::mesh::{Inbound, MeshHandle};
@@ -72,7 +72,7 @@ fn keep<'a>(
     files: &Files,
     values: impl Iterator<Item = (&'a str, &'a DataValue)>,
     bodies: &[FileBody],
-    holder: Option<&String>,
+    holder: Option<&Location>,
 ) -> Result<Vec<Missing>, NotKept> {
     let invalid = |why: String| Err(NotKept::Invalid(why));
     let mut refs: BTreeMap<&str, &FileRef> = BTreeMap::new();
@@ -132,7 +132,7 @@ fn keep<'a>(
 /// Puts the contents of the small files a notification or a completion carries inline (up to
 /// `MAX_INLINE_FILE_BYTES` each, `MAX_INLINE_TOTAL_BYTES` together); the others are fetched
 /// from the holder, this node (`me`), which a completion names.
-pub(super) fn inline(files: &Files, me: &str, message: &mut Message) {
+pub(super) fn inline(files: &Files, me: &Location, message: &mut Message) {
     let (refs, bodies, holder): (Vec<FileRef>, _, _) = match message {
         Message::Notify(mobiwf_proto::Notify {
             data,
@@ -174,7 +174,7 @@ pub(super) fn inline(files: &Files, me: &str, message: &mut Message) {
         }
     }
     if let (Some(holder), false) = (holder, all_inline) {
-        *holder = Some(me.to_owned());
+        *holder = Some(me.clone());
     }
 }
 
@@ -205,7 +205,7 @@ pub(super) struct FetchTask {
     pub(super) me: NodeId,
     pub(super) files: Files,
     pub(super) file: FileRef,
-    pub(super) from: String,
+    pub(super) from: Location,
     pub(super) events: mpsc::Sender<Event>,
 }
 
@@ -348,7 +348,7 @@ impl super::actor::NodeActor {
     }
 
     /// Starts fetching a file an instance needs, unless a fetch of it is under way.
-    pub(super) fn start_fetch(&mut self, instance: InstanceId, file: FileRef, from: String) {
+    pub(super) fn start_fetch(&mut self, instance: InstanceId, file: FileRef, from: Location) {
         if self.fetching.want(instance, &file) {
             self.spawn_fetch(file, from);
         }
@@ -356,13 +356,13 @@ impl super::actor::NodeActor {
 
     /// Starts fetching a file an item copied for offline work names, unless a fetch of it is
     /// under way.
-    pub(super) fn start_desk_fetch(&mut self, file: FileRef, from: String) {
+    pub(super) fn start_desk_fetch(&mut self, file: FileRef, from: Location) {
         if self.fetching.want_for_desk(&file) {
             self.spawn_fetch(file, from);
         }
     }
 
-    fn spawn_fetch(&mut self, file: FileRef, from: String) {
+    fn spawn_fetch(&mut self, file: FileRef, from: Location) {
         let task = FetchTask {
             mesh: self.mesh.clone(),
             me: NodeId::new(self.mesh.peer_id().to_string()),

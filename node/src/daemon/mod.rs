@@ -22,7 +22,9 @@ use std::sync::Arc;
 
 use libp2p::Multiaddr;
 use mobiwf_engine::{Refusal, WorkItem};
-use mobiwf_proto::{ActivityId, ActivityTypeId, InstanceId, NodeId, NodeName, PartitionId, UserId};
+use mobiwf_proto::{
+    ActivityId, ActivityTypeId, InstanceId, Location, NodeId, NodeName, PartitionId, UserId,
+};
 use mobiwf_runtime::api_auth;
 use mobiwf_runtime::daemon::{self, Base, Daemon, Setup};
 use mobiwf_runtime::mesh::Inbound;
@@ -42,12 +44,7 @@ pub use offline::Departure;
 /// Every adjacent's location in a partition document must be a full libp2p address, or its
 /// notification could never be delivered.
 pub fn check_locations(document: &str) -> Result<(), String> {
-    mobiwf_node_core::check_locations(peer_of, document)
-}
-
-/// The peer id at the end of a full libp2p address, as the node core reads locations.
-pub(crate) fn peer_of(location: &str) -> Result<NodeId, String> {
-    outbox::peer_of(location).map(|(peer, _)| NodeId::new(peer.to_string()))
+    mobiwf_node_core::check_locations(outbox::location, document)
 }
 
 /// How to start a node.
@@ -58,8 +55,9 @@ pub struct NodeConfig {
     pub name: NodeName,
     /// The activity types this node can run.
     pub skills: Vec<ActivityTypeId>,
-    /// The controller's full multiaddr (ending in `/p2p/<peer id>`).
-    pub controller: String,
+    /// The controller's full multiaddr (ending in `/p2p/<peer id>`): `--controller`, read
+    /// with [`outbox::location`].
+    pub controller: Location,
     /// Where to listen for other peers.
     pub listen: Vec<Multiaddr>,
     /// Where to serve the HTTP API.
@@ -209,7 +207,7 @@ enum Command {
         /// The outcome, once decided (now or when the host answers).
         reply: oneshot::Sender<ClaimOutcome>,
         /// The request number and the host, once the claim is on its way to the host.
-        sent: oneshot::Sender<(u64, String)>,
+        sent: oneshot::Sender<(u64, Location)>,
     },
     /// A person finishes a manual activity.
     Complete {
@@ -369,17 +367,17 @@ pub async fn start(config: NodeConfig) -> anyhow::Result<Node> {
     let mut engine = state::load(base.store.as_ref())?;
     base.metrics.set_runs_in_memory(engine.runs_in_memory());
     // Work items name their host by this address (the devices send claims there).
-    let location = base.addrs.first().cloned().ok_or_else(|| {
+    let location = base.addrs.first().ok_or_else(|| {
         anyhow::anyhow!("the node listens nowhere: give it an address to listen on (--listen)")
     })?;
-    engine.set_location(location);
+    engine.set_location(outbox::location(location).map_err(anyhow::Error::msg)?);
     engine.set_hour_ms(config.hour_ms);
     let desk = state::load_desk(base.store.as_ref())?;
     let who = mobiwf_node_core::Identity {
         me: NodeId::new(base.mesh.peer_id().to_string()),
         name: config.name.clone(),
         controller: NodeId::new(controller_peer.to_string()),
-        peer_of,
+        read_location: outbox::location,
     };
     let core = mobiwf_node_core::NodeCore::new(engine, desk, who);
     let (deadline, deadline_rx) = watch::channel(core.next_deadline());

@@ -10,7 +10,9 @@ use std::time::Duration;
 
 use mobiwf_node_core::{NodeInput, Refused, Reply};
 use mobiwf_people::ItemKey;
-use mobiwf_proto::{Datum, Envelope, FileRef, ItemData, Message, MessageId, NodeId, UserId};
+use mobiwf_proto::{
+    Datum, Envelope, FileRef, ItemData, Location, Message, MessageId, NodeId, UserId,
+};
 use mobiwf_runtime::mesh::MeshHandle;
 use mobiwf_runtime::outbox;
 use mobiwf_runtime::store::StoreError;
@@ -38,19 +40,10 @@ pub struct Departure {
     pub uncopied: Vec<String>,
     /// The files still to fetch, each with where from (its item's host).
     #[serde(skip)]
-    pub missing: Vec<(FileRef, String)>,
+    pub missing: Vec<(FileRef, Location)>,
     /// The bytes still to fetch (what broken-off fetches have already is not counted).
     pub bytes: u64,
 }
-
-/// A plan's answer, waiting for the write.
-pub(super) type PlanReply = (
-    oneshot::Sender<Result<Departure, Refused>>,
-    Result<Departure, Refused>,
-);
-
-/// A presence's answer, waiting for the write.
-pub(super) type PresenceReply = (oneshot::Sender<Result<(), Refused>>, Result<(), Refused>);
 
 /// The offline commands of the API.
 pub(super) enum OfflineCommand {
@@ -86,7 +79,7 @@ pub(super) struct Copying {
     /// Users whose locked items are copied although prefetch is off.
     wanted: BTreeSet<UserId>,
     /// Items whose values are being asked of their hosts, with the host asked.
-    asking: BTreeMap<ItemKey, (String, tokio::task::AbortHandle)>,
+    asking: BTreeMap<ItemKey, (Location, tokio::task::AbortHandle)>,
     /// Items whose host refused, until when (ms since the epoch).
     refused: BTreeMap<ItemKey, u64>,
 }
@@ -103,12 +96,12 @@ impl Copying {
 
 impl NodeActor {
     /// An offline command, applied in the group (its changes are written with it).
-    /// Answers wait in `after` until the group is on disk.
+    /// Answers are owed by the group, given once it is on disk.
     pub(super) fn offline(
         &mut self,
         now: u64,
         command: OfflineCommand,
-        writing: Writing<'_>,
+        writing: &mut Writing<'_>,
         after: &mut After,
     ) -> Result<(), StoreError> {
         match command {
@@ -117,19 +110,19 @@ impl NodeActor {
                 if plan.is_ok() {
                     self.copying.wanted.insert(user);
                 }
-                after.plans.push((reply, plan));
+                writing.group.answer(reply, plan);
             }
             OfflineCommand::Disconnect { user, reply } => {
                 let reply_of = self.step(now, NodeInput::Away(user), writing, after)?;
                 if let Some(Reply::Presence(result)) = reply_of {
-                    after.presences.push((reply, result));
+                    writing.group.answer(reply, result);
                 }
             }
             OfflineCommand::Reconnect { user, reply } => {
                 self.copying.wanted.remove(&user);
                 let reply_of = self.step(now, NodeInput::Back(user), writing, after)?;
                 if let Some(Reply::Presence(result)) = reply_of {
-                    after.presences.push((reply, result));
+                    writing.group.answer(reply, result);
                 }
             }
             OfflineCommand::Copied { key, data } => {
@@ -196,7 +189,7 @@ impl NodeActor {
             return;
         }
         let copying = &self.copying;
-        let wanted: Vec<(ItemKey, String, Option<Vec<FileRef>>)> = self
+        let wanted: Vec<(ItemKey, Location, Option<Vec<FileRef>>)> = self
             .core
             .desk()
             .to_copy()
@@ -218,7 +211,7 @@ impl NodeActor {
         // less urgent stops, so that asks stuck on hosts that are down cannot keep a locked
         // item's copy (and its user's disconnection) waiting.
         let refused = &self.copying.refused;
-        let urgent: BTreeMap<ItemKey, &String> = wanted
+        let urgent: BTreeMap<ItemKey, &Location> = wanted
             .iter()
             .filter(|(k, _, missing)| missing.is_none() && !refused.contains_key(k))
             .take(MAX_COPIES_AT_ONCE)
@@ -248,14 +241,14 @@ impl NodeActor {
         }
     }
 
-    fn ask_item_data(&mut self, key: ItemKey, host: String) {
+    fn ask_item_data(&mut self, key: ItemKey, host: Location) {
         let busy = self.copying.asking.len() >= MAX_COPIES_AT_ONCE;
         if busy || self.copying.asking.contains_key(&key) || self.copying.refused.contains_key(&key)
         {
             return;
         }
         let me = NodeId::new(self.mesh.peer_id().to_string());
-        if outbox::peer_of(&host).is_ok_and(|(peer, _)| peer == self.mesh.peer_id()) {
+        if host.peer() == Some(&me) {
             // Its host is this node: the engine answers here, in the next group.
             let data = self.core.engine().item_reads(key.0, key.1, &me).ok();
             let command = OfflineCommand::Copied { key, data };
@@ -283,7 +276,7 @@ struct Ask {
     mesh: MeshHandle,
     me: NodeId,
     key: ItemKey,
-    host: String,
+    host: Location,
     events: mpsc::Sender<Event>,
 }
 

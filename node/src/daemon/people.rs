@@ -3,6 +3,7 @@
 //! is the node core's decision.)
 
 use mobiwf_node_core::ClaimOutcome;
+use mobiwf_proto::Location;
 use tokio::sync::oneshot;
 
 use super::actor::{After, NodeActor};
@@ -10,18 +11,15 @@ use super::actor::{After, NodeActor};
 /// A claim sent to a host, waiting for its answer after the group is on disk.
 pub(super) struct SentClaim {
     pub(super) request: u64,
-    pub(super) host: String,
-    pub(super) sent: oneshot::Sender<(u64, String)>,
+    pub(super) host: Location,
+    pub(super) sent: oneshot::Sender<(u64, Location)>,
     pub(super) reply: oneshot::Sender<ClaimOutcome>,
 }
 
 impl NodeActor {
-    /// After the write: answers the claims decided, hands waiting claims their waiters, and
-    /// wakes those whose answer came.
+    /// After the write (the claims decided in the group were answered with it): hands
+    /// waiting claims their waiters, and wakes those whose answer came.
     pub(super) fn answer_claims(&mut self, after: &mut After) {
-        for (reply, outcome) in after.claims.drain(..) {
-            let _ = reply.send(outcome);
-        }
         for sent in after.sent.drain(..) {
             let _ = sent.sent.send((sent.request, sent.host));
             if self.waiters.len() >= MAX_WAITERS {

@@ -111,7 +111,7 @@ fn shown(core: &NodeCore, store: &MemoryStore) -> String {
 
 fn restored(store: &MemoryStore) -> NodeCore {
     let mut engine = state::load(store).expect("the engine loads");
-    engine.set_location(ME.to_owned());
+    engine.set_location(at(ME));
     let desk = state::load_desk(store).expect("the desk loads");
     NodeCore::new(engine, desk, identity())
 }

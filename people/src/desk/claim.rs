@@ -30,20 +30,8 @@ impl Desk {
                 activity: claim.activity,
             });
         };
-        let under_way = self
-            .pending
-            .values()
-            .any(|p| p.user == claim.user && (p.instance, p.activity) == key);
         let away = self.is_away(claim.user.as_str());
-        // A handed-away user's completion still goes to the host, which records it.
-        let handed = handed_away(item, &claim.action, claim.user.as_str());
-        let decided = if away && !handed {
-            offline(item, &claim)
-        } else {
-            None
-        }
-        .or_else(|| self.refused_disabled(item, claim.user.as_str()))
-        .or_else(|| decide(item, dir, &claim, under_way));
+        let decided = self.decided_here(item, dir, &claim);
         let host = item.info.host.clone();
         let offered_ms = item.info.ready_ms;
         let request = self.take_request();
@@ -86,6 +74,30 @@ impl Desk {
             request: Some(request),
             effects: vec![effect],
         })
+    }
+
+    /// What the desk's snapshot makes certain of `claim` on `item`, if anything: the host
+    /// decides the rest.
+    fn decided_here(
+        &self,
+        item: &DeskItem,
+        dir: &Directory,
+        claim: &LocalClaim,
+    ) -> Option<Verdict> {
+        let key = (claim.instance, claim.activity);
+        let under_way = self
+            .pending
+            .values()
+            .any(|p| p.user == claim.user && (p.instance, p.activity) == key);
+        // A handed-away user's completion still goes to the host, which records it.
+        let handed = handed_away(item, &claim.action, claim.user.as_str());
+        if self.is_away(claim.user.as_str()) && !handed {
+            offline(item, claim)
+        } else {
+            None
+        }
+        .or_else(|| self.refused_disabled(item, claim.user.as_str()))
+        .or_else(|| decide(item, dir, claim, under_way))
     }
 }
 

@@ -12,7 +12,7 @@
 //!
 //! Who is told: the item's holders on this device, else the users here it is offered to.
 
-use mobiwf_proto::{HAND_OVER_HOURS_LEFT, ItemDeadline, Notice, UserId, thresholds_of};
+use mobiwf_proto::{HAND_OVER_HOURS_LEFT, ItemDeadline, Location, Notice, UserId, thresholds_of};
 
 use super::{Applied, Desk, DeskItem, ItemKey};
 
@@ -62,12 +62,12 @@ impl Desk {
         now_ms: u64,
         key: ItemKey,
         due: &ItemDeadline,
-        host: &str,
+        host: &Location,
         before: Option<&DeskItem>,
     ) {
         let seen = i128::from(now_ms) - i128::from(due.sent_ms);
         let seen = i64::try_from(seen).unwrap_or(if seen < 0 { i64::MIN } else { i64::MAX });
-        let peer = super::item::host_peer(host).to_owned();
+        let peer = super::item::host_key(host).to_owned();
         let offset = self.offsets.get(&peer).map_or(seen, |o| (*o).min(seen));
         if self.offsets.get(&peer) != Some(&offset) {
             self.offsets.insert(peer, offset);
@@ -115,7 +115,7 @@ impl Desk {
             .find(|t| !item.warned.contains(t) && !due.passed.contains(t))?;
         let offset = self
             .offsets
-            .get(super::item::host_peer(&item.info.host))
+            .get(super::item::host_key(&item.info.host))
             .copied()
             .unwrap_or(0);
         let at = i128::from(due.threshold_ms(t)) + i128::from(offset);

@@ -12,7 +12,8 @@
 use std::collections::BTreeSet;
 
 use mobiwf_proto::{
-    ActivityId, Answer, Holder, InstanceId, ItemAnswer, ItemStatus, Notice, UserId, Verdict,
+    ActivityId, Answer, Holder, InstanceId, ItemAnswer, ItemStatus, Location, NodeId, Notice,
+    UserId, Verdict,
 };
 
 use super::{Applied, Desk, DeskEffect, DeskItem, ItemKey, ItemSnapshot, MAX_FINISHED_ITEMS};
@@ -32,7 +33,7 @@ impl Desk {
         if self
             .items
             .get(&key)
-            .is_some_and(|old| host_peer(&old.info.host) != host_peer(&snap.info.host))
+            .is_some_and(|old| host_key(&old.info.host) != host_key(&snap.info.host))
         {
             return Applied::default();
         }
@@ -280,10 +281,11 @@ fn handed(label: &str, h: &Holder) -> (&'static str, String) {
     }
 }
 
-/// The peer id part of a host's address (`.../p2p/<peer id>`): the host's identity, whatever
-/// address it listens at.
-pub(super) fn host_peer(location: &str) -> &str {
-    location.rsplit("/p2p/").next().unwrap_or(location)
+/// A host's identity, whatever address it listens at: the peer id its address names (for an
+/// address that names none, as older records may hold, its whole text). The desk keeps the
+/// hosts' clock offsets under it, as it always did.
+pub(super) fn host_key(location: &Location) -> &str {
+    location.peer().map_or(location.as_str(), NodeId::as_str)
 }
 
 fn revoked(label: &str, new: &DeskItem, user: &UserId) -> String {

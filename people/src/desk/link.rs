@@ -8,9 +8,8 @@
 
 use std::collections::BTreeSet;
 
-use mobiwf_proto::Verdict;
+use mobiwf_proto::{NodeId, Verdict};
 
-use super::item::host_peer;
 use super::offline::Offline;
 use super::{Applied, Desk, DeskItem};
 
@@ -18,7 +17,7 @@ use super::{Applied, Desk, DeskItem};
 /// failed deliveries), so not part of the desk's durable state, and left out of its equality
 /// (a restored desk equals the live one).
 #[derive(Debug, Clone, Default)]
-pub(super) struct Unreachable(BTreeSet<String>);
+pub(super) struct Unreachable(BTreeSet<NodeId>);
 
 impl PartialEq for Unreachable {
     fn eq(&self, _: &Self) -> bool {
@@ -30,7 +29,7 @@ impl Eq for Unreachable {}
 
 impl Desk {
     /// Deliveries to `host` (a peer id) failed, or it answered again.
-    pub(super) fn host_link(&mut self, host: String, reachable: bool) -> Applied {
+    pub(super) fn host_link(&mut self, host: NodeId, reachable: bool) -> Applied {
         if reachable {
             self.unreachable_hosts.0.remove(&host);
         } else {
@@ -42,7 +41,8 @@ impl Desk {
     /// Why `user` cannot work on `item` now (its host cannot be reached and what it reads is
     /// not on this device in their hands); `None` when they can.
     pub fn disabled(&self, item: &DeskItem, user: &str) -> Option<String> {
-        let host = host_peer(&item.info.host);
+        // Links are told of by peer id: a host whose address names none is never among them.
+        let host = item.info.host.peer()?;
         if !self.unreachable_hosts.0.contains(host) {
             return None;
         }

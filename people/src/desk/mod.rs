@@ -33,7 +33,7 @@ use std::collections::{BTreeMap, BTreeSet};
 
 use mobiwf_proto::{
     ActivityId, Claim, Datum, FileRef, Holder, InstanceId, ItemAction, ItemAnswer, ItemInfo,
-    ItemStatus, Message, NodeName, Notice, UserId, Verdict,
+    ItemStatus, Location, Message, NodeId, NodeName, Notice, UserId, Verdict,
 };
 use mobiwf_xml_schema::User;
 use serde::{Deserialize, Serialize};
@@ -124,7 +124,7 @@ pub struct PendingClaim {
     /// What they do.
     pub action: ItemAction,
     /// Where it was sent (the host's location).
-    pub host: String,
+    pub host: Location,
     /// When, in ms since the epoch.
     pub sent_ms: u64,
     /// True when the user was disconnected: the claim waits here until the host can be
@@ -183,7 +183,7 @@ pub enum DeskInput {
     /// (`reachable: false`), or it answered again (`true`).
     HostLink {
         /// The host's peer id.
-        host: String,
+        host: NodeId,
         /// True when it answered again.
         reachable: bool,
     },
@@ -231,7 +231,7 @@ pub enum DeskEffect {
     /// or to the node's own engine when `to` is this node).
     Send {
         /// The host's location (`ItemInfo::host`).
-        to: String,
+        to: Location,
         /// The claim (boxed: it is much larger than an answer).
         claim: Box<Claim>,
     },
@@ -271,9 +271,9 @@ impl Applied {
     }
 
     /// Where the claim was sent, when it was.
-    pub fn sent_to(&self) -> Option<&str> {
+    pub fn sent_to(&self) -> Option<&Location> {
         self.effects.iter().find_map(|e| match e {
-            DeskEffect::Send { to, .. } => Some(to.as_str()),
+            DeskEffect::Send { to, .. } => Some(to),
             DeskEffect::Answered { .. } => None,
         })
     }

@@ -1,12 +1,12 @@
 //! One group of events on its way to disk: the changes, the messages they cause and the
-//! replies owed, staged together so that one synced write covers them all, and the
+//! replies owed (to peers, and to the daemon's own callers), staged together so that one synced write covers them all, and the
 //! apply-once prelude every inbound message goes through.
 
 use libp2p::{Multiaddr, PeerId};
-use mobiwf_proto::{Envelope, Message, MessageId, NodeId, Reply};
+use mobiwf_proto::{Envelope, Location, Message, MessageId, NodeId, Reply};
 use tokio::sync::oneshot;
 
-use super::seen::{Seen, Verdict};
+use super::seen::{Seen, Verdict, foreign_id};
 use super::sequencer::Sequencer;
 use crate::mesh::Inbound;
 use crate::metrics::{Metrics, Peer};
@@ -37,7 +37,7 @@ pub enum Destination {
     /// the controller registered).
     Peer(PeerId, Vec<Multiaddr>),
     /// A partner's full libp2p address as a document gives it (`.../p2p/<peer id>`).
-    Location(String),
+    Location(Location),
     /// A peer as the controller's book names it: its id and addresses as text.
     Text(NodeId, Vec<String>),
 }
@@ -50,25 +50,35 @@ pub struct Group {
     pub batch: Batch,
     seen: Seen,
     acks: Vec<(oneshot::Sender<Reply>, Reply)>,
+    answers: Vec<Answer>,
     outgoing: Vec<Outgoing>,
     answered: Vec<(NodeId, u64)>,
 }
+
+/// An answer owed to one of the daemon's own callers (an API call waiting on its channel),
+/// ready to be given.
+type Answer = Box<dyn FnOnce() + Send>;
 
 /// What the shell does once a group is on disk: send its messages, give its replies.
 pub(crate) struct Written {
     pub(crate) outgoing: Vec<Outgoing>,
     pub(crate) acks: Vec<(oneshot::Sender<Reply>, Reply)>,
+    answers: Vec<Answer>,
     pub(crate) answered: Vec<(NodeId, u64)>,
 }
 
 impl Written {
-    /// The group is on disk: hands its messages to the outbox and gives its replies.
+    /// The group is on disk: hands its messages to the outbox and gives its replies, to
+    /// peers and to the daemon's callers.
     pub(crate) fn hand_over(self, outbox: &crate::outbox::Outbox) {
         outbox.release(&self.answered);
         outbox.dispatch(self.outgoing);
         for (tx, reply) in self.acks {
             // A sender that gave up waiting is fine: it will send again, deduplicated.
             let _ = tx.send(reply);
+        }
+        for answer in self.answers {
+            answer();
         }
     }
 }
@@ -105,12 +115,8 @@ impl Group {
             return Ok(());
         }
         let kind = message.kind();
-        if id.origin.as_str() != from.to_string() {
+        if let Some(reason) = foreign_id(&id, &from.to_string()) {
             metrics.refused(kind, role);
-            let reason = format!(
-                "the message id names {} as its sender but it came from {from}",
-                id.origin
-            );
             tracing::warn!(peer = %from, "refused a {kind} message: {reason}");
             self.acks.push((reply, Reply::Refused { reason }));
             return Ok(());
@@ -164,6 +170,16 @@ impl Group {
         self.acks.push((to, reply));
     }
 
+    /// Owes `answer` to a caller of the daemon's own (an API call waiting on `to`): given once
+    /// the group is on disk, as the peers' replies are, so that nobody hears of a change the
+    /// disk does not hold yet.
+    pub fn answer<T: Send + 'static>(&mut self, to: oneshot::Sender<T>, answer: T) {
+        self.answers.push(Box::new(move || {
+            // A caller that gave up waiting is fine.
+            let _ = to.send(answer);
+        }));
+    }
+
     /// Stages `message` for `to`: it gets the next message id and goes into the outbox in
     /// this group's batch, to be delivered once the batch is on disk. A location that cannot
     /// be parsed is staged as it is: delivery refuses it and records the refusal under
@@ -187,12 +203,8 @@ impl Group {
                 Ok((peer, addr)) => Outgoing::parsed(peer, vec![addr], role, envelope),
                 Err(why) => {
                     tracing::error!(%location, "a message to an address that cannot be dialled: {why}");
-                    Outgoing::text(
-                        NodeId::new(location.clone()),
-                        vec![location],
-                        role,
-                        envelope,
-                    )
+                    let text = location.as_str().to_owned();
+                    Outgoing::text(NodeId::new(text.clone()), vec![text], role, envelope)
                 }
             },
             Destination::Text(peer, addrs) => Outgoing::text(peer, addrs, role, envelope),
@@ -226,6 +238,7 @@ impl Group {
             Written {
                 outgoing: self.outgoing,
                 acks: self.acks,
+                answers: self.answers,
                 answered: self.answered,
             },
         )
@@ -394,12 +407,12 @@ mod tests {
         let me = PeerId::random();
         let mut seq = Sequencer::load(&store, me).unwrap();
         let partner = PeerId::random();
-        let location = format!("/ip4/127.0.0.1/tcp/1/p2p/{partner}");
+        let location = Location::parse(format!("/ip4/127.0.0.1/tcp/1/p2p/{partner}")).unwrap();
         let mut group = Group::default();
         for to in [
             Destination::Location(location.clone()),
             Destination::Location(location.clone()),
-            Destination::Location("not an address".to_owned()),
+            Destination::Location(Location::lenient("not an address")),
         ] {
             group.send(&mut seq, to, Peer::Partner, notify()).unwrap();
         }
@@ -436,5 +449,24 @@ mod tests {
         // Nothing new: the number is not written again.
         let (batch, _) = finish(Group::default(), &mut seq);
         assert!(batch.is_empty());
+    }
+
+    #[test]
+    fn a_callers_answer_is_given_with_the_written_group_never_before() {
+        let store = MemoryStore::default();
+        let mut seq = Sequencer::load(&store, PeerId::random()).unwrap();
+        let mut group = Group::default();
+        let (to, mut waiting) = oneshot::channel();
+        group.answer(to, 7_u64);
+        assert!(
+            waiting.try_recv().is_err(),
+            "not while the group is applied"
+        );
+        let (_, written) = group.finish(&mut seq);
+        assert!(waiting.try_recv().is_err(), "not before the write");
+        for answer in written.answers {
+            answer();
+        }
+        assert_eq!(waiting.try_recv().unwrap(), 7);
     }
 }

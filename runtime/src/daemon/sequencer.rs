@@ -5,7 +5,7 @@
 use std::collections::HashMap;
 
 use libp2p::{Multiaddr, PeerId};
-use mobiwf_proto::{MessageId, NodeId};
+use mobiwf_proto::{Location, MessageId, NodeId};
 
 use crate::outbox;
 use crate::store::{Batch, Durability, Store, StoreError};
@@ -74,15 +74,16 @@ impl Sequencer {
     }
 
     /// The peer and dial address of a partner's full libp2p address (`.../p2p/<peer id>`).
-    pub fn address(&mut self, location: &str) -> Result<(PeerId, Multiaddr), String> {
-        if let Some(found) = self.addresses.get(location) {
+    pub fn address(&mut self, location: &Location) -> Result<(PeerId, Multiaddr), String> {
+        if let Some(found) = self.addresses.get(location.as_str()) {
             return Ok(found.clone());
         }
         let parsed = outbox::peer_of(location)?;
         if self.addresses.len() >= MAX_CACHED_ADDRESSES {
             self.addresses.clear();
         }
-        self.addresses.insert(location.to_owned(), parsed.clone());
+        self.addresses
+            .insert(location.as_str().to_owned(), parsed.clone());
         Ok(parsed)
     }
 

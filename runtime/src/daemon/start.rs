@@ -228,6 +228,31 @@ impl<C: Clone> Daemon<C> {
     pub async fn stop(self) {
         self.running.stop().await;
     }
+
+    /// Writes where the daemon listens (`address`, one libp2p address a line) and where its
+    /// API is (`api`) into `data_dir`, where the command lines and scripts look for a running
+    /// daemon.
+    pub fn publish_addresses(&self, data_dir: &Path) -> anyhow::Result<()> {
+        crate::process::write_atomically(
+            &data_dir.join("address"),
+            &(self.addrs.join("\n") + "\n"),
+        )?;
+        crate::process::write_atomically(&data_dir.join("api"), &format!("{}\n", self.api_addr))
+    }
+
+    /// Runs until Ctrl-C or SIGTERM, then stops the daemon; an error when it stopped first on
+    /// its own (its store failed), saying why (`what`: the daemon, as the error names it).
+    pub async fn run_until_stopped(self, what: &str) -> anyhow::Result<()> {
+        tokio::select! {
+            r = crate::process::wait_for_stop() => r?,
+            why = self.failed() => {
+                self.stop().await;
+                anyhow::bail!("{what} stopped: {why}");
+            }
+        }
+        self.stop().await;
+        Ok(())
+    }
 }
 
 /// What a running daemon holds besides its actor's state: its mesh, its outbox, its actor

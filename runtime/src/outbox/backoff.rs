@@ -1,20 +1,57 @@
 //! The decisions of one peer's lane, pure: whether a delivery may try now (and whether it must
 //! be the one probe of a failing peer), how long to wait after a failure, when the peer counts
 //! as unreachable and when as back, when to ask where it is now. Driven by the lane's events
-//! and the time it is given; the lane (`lanes`) keeps one behind a lock and does the waiting,
-//! so a simulator can drive these decisions on its own clock.
+//! and the time it is given, a [`Moment`]: a plain value, not a clock. The lane (`lanes`)
+//! keeps one behind a lock, reads tokio's clock and converts it at its edge, and does the
+//! waiting; a test or a simulator drives these decisions on its own clock.
 
+use std::ops::{Add, AddAssign, Sub};
 use std::time::Duration;
 
-use tokio::time::Instant;
-
 use super::lanes::{Backoff, UNREACHABLE_AFTER_FAILURES};
+
+/// A time on the clock that drives a lane's decisions: how long after that clock started.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord)]
+pub(crate) struct Moment(Duration);
+
+impl Moment {
+    /// The moment `elapsed` after the clock started.
+    pub(crate) fn after_start(elapsed: Duration) -> Moment {
+        Moment(elapsed)
+    }
+
+    /// How long after the clock started this is.
+    pub(crate) fn since_start(self) -> Duration {
+        self.0
+    }
+}
+
+impl Add<Duration> for Moment {
+    type Output = Moment;
+    fn add(self, wait: Duration) -> Moment {
+        Moment(self.0.saturating_add(wait))
+    }
+}
+
+impl AddAssign<Duration> for Moment {
+    fn add_assign(&mut self, wait: Duration) {
+        *self = *self + wait;
+    }
+}
+
+/// How long from `earlier` to this; zero when `earlier` is later.
+impl Sub for Moment {
+    type Output = Duration;
+    fn sub(self, earlier: Moment) -> Duration {
+        self.0.saturating_sub(earlier.0)
+    }
+}
 
 /// What a delivery may do now.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub(crate) enum Gate {
     /// Nothing before this.
-    Wait(Instant),
+    Wait(Moment),
     /// Try now; `probe`: the peer fails, so only one delivery at a time (the probe) tries.
     Go {
         /// Whether this try must be the lane's one probe.
@@ -31,9 +68,9 @@ pub(crate) struct LaneState {
     /// The next wait after a failure.
     wait: Duration,
     /// No attempt before this.
-    retry_at: Option<Instant>,
+    retry_at: Option<Moment>,
     /// When the peer's whereabouts were last asked for.
-    located_at: Option<Instant>,
+    located_at: Option<Moment>,
     /// Failed tries in a row.
     failures: u32,
     /// Whether the peer was said to be unreachable (and not yet reachable again).
@@ -55,7 +92,7 @@ impl LaneState {
     }
 
     /// What a delivery may do at `now`.
-    pub(crate) fn gate(&self, now: Instant) -> Gate {
+    pub(crate) fn gate(&self, now: Moment) -> Gate {
         match self.retry_at {
             Some(at) if at > now => Gate::Wait(at),
             _ => Gate::Go {
@@ -77,7 +114,7 @@ impl LaneState {
 
     /// An attempt failed at `now`: the lane waits before the next probe, twice as long as the
     /// last time (failures of attempts made together count once). Returns the wait.
-    pub(crate) fn failed(&mut self, now: Instant) -> Duration {
+    pub(crate) fn failed(&mut self, now: Moment) -> Duration {
         self.failing = true;
         match self.retry_at {
             Some(at) if at > now => at - now,
@@ -104,11 +141,8 @@ impl LaneState {
     }
 
     /// Whether to ask where the peer is now: not more often than `every`.
-    pub(crate) fn locate_due(&mut self, now: Instant, every: Duration) -> bool {
-        if self
-            .located_at
-            .is_some_and(|at| now.duration_since(at) < every)
-        {
+    pub(crate) fn locate_due(&mut self, now: Moment, every: Duration) -> bool {
+        if self.located_at.is_some_and(|at| now - at < every) {
             return false;
         }
         self.located_at = Some(now);
@@ -141,9 +175,9 @@ mod tests {
         })
     }
 
-    /// A fixed instant to count from: the decisions read no clock.
-    fn t0() -> Instant {
-        Instant::now()
+    /// The moment to count from: the decisions read no clock.
+    fn t0() -> Moment {
+        Moment::after_start(Duration::ZERO)
     }
 
     #[test]
@@ -209,5 +243,77 @@ mod tests {
         assert!(s.locate_due(t, every));
         assert!(!s.locate_due(t + Duration::from_millis(999), every));
         assert!(s.locate_due(t + every, every));
+    }
+
+    /// What happens to a lane, on a clock the test moves.
+    #[derive(Debug, Clone)]
+    enum Event {
+        /// The clock moves on this many milliseconds.
+        Pass(u64),
+        Fail,
+        Succeed,
+        Reset,
+        /// Asked whether to locate the peer, at most once a second.
+        Locate,
+    }
+
+    fn event() -> impl proptest::strategy::Strategy<Value = Event> {
+        use proptest::prelude::*;
+        prop_oneof![
+            3 => (0u64..500).prop_map(Event::Pass),
+            3 => Just(Event::Fail),
+            1 => Just(Event::Succeed),
+            1 => Just(Event::Reset),
+            1 => Just(Event::Locate),
+        ]
+    }
+
+    proptest::proptest! {
+        #[test]
+        fn on_any_clock_a_lane_waits_within_its_bounds_and_tells_each_change_once(
+            events in proptest::collection::vec(event(), 0..120),
+        ) {
+            let (mut s, mut now) = (state(), t0());
+            let (min, max) = (Duration::from_millis(100), Duration::from_millis(350));
+            let every = Duration::from_secs(1);
+            let (mut news, mut located) = (Vec::new(), None::<Moment>);
+            for event in events {
+                match event {
+                    Event::Pass(ms) => now += Duration::from_millis(ms),
+                    Event::Fail => {
+                        let wait = s.failed(now);
+                        proptest::prop_assert!(!wait.is_zero() && wait <= max, "{wait:?}");
+                        proptest::prop_assert_eq!(s.gate(now), Gate::Wait(now + wait));
+                        proptest::prop_assert_eq!(s.gate(now + wait), Gate::Go { probe: true });
+                    }
+                    Event::Succeed => {
+                        s.succeeded();
+                        proptest::prop_assert_eq!(s.gate(now), Gate::Go { probe: false });
+                        proptest::prop_assert_eq!(s.failed(now), min, "the waits start over");
+                        s.succeeded();
+                    }
+                    Event::Reset => {
+                        s.reset();
+                        let go = matches!(s.gate(now), Gate::Go { .. });
+                        proptest::prop_assert!(go, "a reset lets the next try go now");
+                    }
+                    Event::Locate => {
+                        let due = s.locate_due(now, every);
+                        let expected = located.is_none_or(|at| now - at >= every);
+                        proptest::prop_assert_eq!(due, expected);
+                        if due {
+                            located = Some(now);
+                        }
+                    }
+                }
+                if let Gate::Wait(at) = s.gate(now) {
+                    proptest::prop_assert!(at > now && at - now <= max);
+                }
+                news.extend(s.reachability_news());
+            }
+            // Unreachable, then back, then unreachable...: never the same news twice in a row.
+            let alternating: Vec<bool> = (0..news.len()).map(|i| i % 2 == 1).collect();
+            proptest::prop_assert_eq!(news, alternating);
+        }
     }
 }

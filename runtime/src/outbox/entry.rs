@@ -8,7 +8,7 @@ use serde::{Deserialize, Serialize};
 
 use crate::metrics::Peer;
 use crate::store::{Batch, StoreError, encode};
-use mobiwf_proto::{Envelope, NodeId, Reply};
+use mobiwf_proto::{Envelope, Location, NodeId, Reply};
 
 /// Key prefix of outbox entries: `out/<origin seq, 20 digits>`.
 pub const OUTBOX_PREFIX: &str = "out/";
@@ -119,8 +119,25 @@ pub fn stage(batch: &mut Batch, msg: &Outgoing) -> Result<(), StoreError> {
     Ok(())
 }
 
-/// The peer id at the end of a multiaddr (`.../p2p/<peer id>`), as the documents' `ip` give it.
-pub fn peer_of(addr: &str) -> Result<(PeerId, Multiaddr), String> {
+/// An address someone gives (a document's `ip`, `--controller`, a registration), read once
+/// where it comes in: it must be a multiaddr libp2p can dial, ending in `/p2p/<peer id>`.
+pub fn location(text: &str) -> Result<Location, String> {
+    let (peer, _) = dialable(text)?;
+    let location = Location::parse(text).map_err(|e| e.to_string())?;
+    same_peer(&location, &peer)?;
+    Ok(location)
+}
+
+/// Where to dial the peer at `location`: its peer id and multiaddr, as libp2p reads them.
+pub fn peer_of(location: &Location) -> Result<(PeerId, Multiaddr), String> {
+    let (peer, addr) = dialable(location.as_str())?;
+    same_peer(location, &peer)?;
+    Ok((peer, addr))
+}
+
+/// The peer id at the end of a multiaddr (`.../p2p/<peer id>`) and the multiaddr: the one place
+/// an address's text is read with libp2p.
+fn dialable(addr: &str) -> Result<(PeerId, Multiaddr), String> {
     let ma: Multiaddr = addr
         .parse()
         .map_err(|e| format!("{addr:?} is not a multiaddr: {e}"))?;
@@ -129,5 +146,65 @@ pub fn peer_of(addr: &str) -> Result<(PeerId, Multiaddr), String> {
         _ => Err(format!(
             "{addr:?} does not end in /p2p/<peer id>; give the partner's full libp2p address"
         )),
+    }
+}
+
+/// The peer libp2p dials is the one the location carries: the pure cores decide by the
+/// latter (a base58 peer id reads back as the text it was read from, so they never differ
+/// for an address libp2p takes; checked all the same, since a mismatch would send one peer's
+/// messages to another).
+fn same_peer(location: &Location, peer: &PeerId) -> Result<(), String> {
+    match location.peer() {
+        Some(named) if named.as_str() == peer.to_base58() => Ok(()),
+        _ => Err(format!(
+            "{:?} names the peer {peer} to libp2p, not the one its text ends in",
+            location.as_str()
+        )),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn an_address_is_read_once_with_the_peer_libp2p_dials() {
+        let peer = PeerId::random();
+        for text in [
+            format!("/ip4/127.0.0.1/tcp/4001/p2p/{peer}"),
+            format!("/ip4/127.0.0.1/tcp/4001/ipfs/{peer}"),
+            format!(
+                "/ip4/10.0.0.1/tcp/1/p2p/{}/p2p-circuit/p2p/{peer}",
+                PeerId::random()
+            ),
+        ] {
+            let at = location(&text).unwrap();
+            assert_eq!(at.as_str(), text);
+            assert_eq!(at.peer().unwrap().as_str(), peer.to_string());
+            let (dialled, addr) = peer_of(&at).unwrap();
+            assert_eq!(dialled, peer);
+            assert_eq!(addr, text.parse::<Multiaddr>().unwrap());
+        }
+    }
+
+    #[test]
+    fn what_libp2p_cannot_dial_is_refused_with_what_it_was() {
+        let err = location("139.82.2.149").unwrap_err();
+        assert!(
+            err.starts_with("\"139.82.2.149\" is not a multiaddr"),
+            "{err}"
+        );
+        let err = location("/ip4/127.0.0.1/tcp/7711").unwrap_err();
+        assert_eq!(
+            err,
+            "\"/ip4/127.0.0.1/tcp/7711\" does not end in /p2p/<peer id>; give the partner's full \
+             libp2p address"
+        );
+        // A peer id libp2p does not take, though the text names one.
+        let text = "/ip4/127.0.0.1/tcp/4001/p2p/peer-partner";
+        assert!(location(text).is_err());
+        let err = peer_of(&Location::parse(text).unwrap()).unwrap_err();
+        assert!(err.contains("is not a multiaddr"), "{err}");
+        assert!(peer_of(&Location::lenient("")).is_err());
     }
 }

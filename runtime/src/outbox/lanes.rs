@@ -12,7 +12,7 @@ use libp2p::PeerId;
 use tokio::sync::{Semaphore, SemaphorePermit, watch};
 use tokio::time::Instant;
 
-use super::backoff::{Gate, LaneState};
+use super::backoff::{Gate, LaneState, Moment};
 
 /// Most deliveries to one peer in flight at the same time (the global cap is
 /// [`super::MAX_IN_FLIGHT`]): a peer whose link just went down holds at most this many slots
@@ -94,6 +94,8 @@ impl Lanes {
 
 /// One peer's lane: its decisions ([`LaneState`]) behind a lock, and the waiting.
 pub(crate) struct Lane {
+    /// Where the decisions' clock starts: tokio's instants become [`Moment`]s here, and back.
+    epoch: Instant,
     slots: Semaphore,
     /// Held by the one delivery that probes a failing peer.
     probe: Semaphore,
@@ -111,6 +113,7 @@ pub(crate) struct Turn<'a> {
 impl Lane {
     fn new(backoff: Backoff) -> Lane {
         Lane {
+            epoch: Instant::now(),
             slots: Semaphore::new(MAX_IN_FLIGHT_PER_PEER),
             probe: Semaphore::new(1),
             state: Mutex::new(LaneState::new(backoff)),
@@ -120,6 +123,11 @@ impl Lane {
 
     pub(super) fn state(&self) -> std::sync::MutexGuard<'_, LaneState> {
         self.state.lock().unwrap_or_else(PoisonError::into_inner)
+    }
+
+    /// Now, on the decisions' clock.
+    fn now(&self) -> Moment {
+        Moment::after_start(self.epoch.elapsed())
     }
 
     fn bump(&self) {
@@ -134,12 +142,12 @@ impl Lane {
             // The slot first: the state is read once it is ours, so that a delivery that
             // waited for a slot while the peer went down does not go without the probe.
             let slot = self.slots.acquire().await.ok()?;
-            let gate = self.state().gate(Instant::now());
+            let gate = self.state().gate(self.now());
             let probe = match gate {
                 Gate::Wait(at) => {
                     drop(slot);
                     tokio::select! {
-                        () = tokio::time::sleep_until(at) => {}
+                        () = tokio::time::sleep_until(self.epoch + at.since_start()) => {}
                         _ = changed.changed() => {}
                     }
                     continue;
@@ -175,7 +183,7 @@ impl Lane {
     /// An attempt failed: the lane waits before the next probe, twice as long as the last
     /// time (failures of attempts made together count once). Returns the wait.
     pub(crate) fn failed(&self) -> Duration {
-        let wait = self.state().failed(Instant::now());
+        let wait = self.state().failed(self.now());
         self.bump();
         wait
     }
@@ -195,7 +203,7 @@ impl Lane {
 
     /// Whether to ask where the peer is now: not more often than `every` per lane.
     pub(crate) fn locate_due(&self, every: Duration) -> bool {
-        self.state().locate_due(Instant::now(), every)
+        self.state().locate_due(self.now(), every)
     }
 
     /// The peer is reachable again (seen, or found at a new address): the backoff starts

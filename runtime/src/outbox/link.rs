@@ -92,11 +92,7 @@ impl Link for MeshLink {
             }
             match locate(&mesh, (controller, controller_addrs), peer).await {
                 Ok(addrs) => {
-                    let before = mesh.addresses(peer).await;
-                    let new = addrs.iter().any(|a| {
-                        let bare = strip_peer(a);
-                        !before.contains(&bare)
-                    });
+                    let new = any_new(&mesh.addresses(peer).await, &addrs);
                     if new {
                         tracing::info!(%peer, ?addrs, "the controller says the peer is elsewhere now");
                     }
@@ -134,11 +130,22 @@ async fn locate(
         .await
         .map_err(|_| format!("no answer within {LOCATE_TIMEOUT:?}"))?
         .map_err(|e| e.to_string())?;
+    located(answer)
+}
+
+/// The addresses a `locate` answer gives (those that parse), or why it gives none.
+fn located(answer: Reply) -> Result<Vec<Multiaddr>, String> {
     match answer {
         Reply::Located { addrs } => Ok(addrs.iter().filter_map(|a| a.parse().ok()).collect()),
         Reply::Refused { reason } => Err(format!("refused: {reason}")),
         other => Err(format!("an answer that is not a location: {other:?}")),
     }
+}
+
+/// Whether `found` (addresses ending in the peer's id) holds one the mesh does not know yet
+/// (`known`, as its address book keeps them: without the peer id).
+fn any_new(known: &[Multiaddr], found: &[Multiaddr]) -> bool {
+    found.iter().any(|a| !known.contains(&strip_peer(a)))
 }
 
 fn strip_peer(addr: &Multiaddr) -> Multiaddr {
@@ -147,4 +154,42 @@ fn strip_peer(addr: &Multiaddr) -> Multiaddr {
         addr.pop();
     }
     addr
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn addr(text: &str) -> Multiaddr {
+        text.parse().unwrap()
+    }
+
+    #[test]
+    fn a_locate_answer_gives_the_addresses_that_parse_or_why_none() {
+        let peer = PeerId::random();
+        let good = format!("/ip4/10.0.0.2/tcp/4002/p2p/{peer}");
+        let answer = Reply::Located {
+            addrs: vec![good.clone(), "not an address".to_owned()],
+        };
+        assert_eq!(located(answer), Ok(vec![addr(&good)]));
+        let refused = located(Reply::Refused {
+            reason: "stranger".to_owned(),
+        });
+        assert_eq!(refused, Err("refused: stranger".to_owned()));
+        assert!(located(Reply::Ack).unwrap_err().contains("not a location"));
+    }
+
+    #[test]
+    fn an_address_is_new_when_the_address_book_lacks_it_without_the_peer_id() {
+        let peer = PeerId::random();
+        let at = |ip: &str| addr(&format!("/ip4/{ip}/tcp/4002/p2p/{peer}"));
+        let bare = |ip: &str| addr(&format!("/ip4/{ip}/tcp/4002"));
+        let known = [bare("10.0.0.2")];
+        assert!(!any_new(&known, &[at("10.0.0.2")]));
+        assert!(any_new(&known, &[at("10.0.0.2"), at("10.0.0.3")]));
+        assert!(!any_new(&known, &[]), "nothing found is nothing new");
+        assert!(any_new(&[], &[at("10.0.0.2")]));
+        // Given without its peer id, it is compared as it is.
+        assert!(!any_new(&known, &[bare("10.0.0.2")]));
+    }
 }

@@ -10,7 +10,9 @@
 //!
 //! Deliveries go in per-destination lanes (`lanes`, their decisions pure in `backoff`): a cap
 //! per peer under the global one, and a backoff per peer that resets the moment the peer is
-//! connected again. A peer is addressed by its id: the mesh dials it where it was last heard to
+//! connected again. What one delivery makes of each try (settle, pause, try again) and how an
+//! answered entry is removed are pure too (`attempt`); the task here only sends, waits and
+//! writes. A peer is addressed by its id: the mesh dials it where it was last heard to
 //! be, and after a failure a node asks its controller where the peer is now (`link`).
 //!
 //! Every try tells the receiver `answered_below`: the lowest sequence number still unanswered
@@ -21,6 +23,7 @@
 //! refusal once the entry's removal is on disk (synced), or, for an owner that removes entries
 //! itself, once the owner's group that removed it is written ([`Outbox::release`]).
 
+mod attempt;
 mod backoff;
 mod entry;
 mod lanes;
@@ -29,7 +32,9 @@ mod link;
 mod tests;
 mod unanswered;
 
-pub use entry::{OUTBOX_PREFIX, Outgoing, REFUSED_PREFIX, peer_of, stage, stage_answered};
+pub use entry::{
+    OUTBOX_PREFIX, Outgoing, REFUSED_PREFIX, location, peer_of, stage, stage_answered,
+};
 pub use lanes::{Backoff, MAX_IN_FLIGHT_PER_PEER, UNREACHABLE_AFTER_FAILURES};
 pub use link::{LOCATE_TIMEOUT, Link, LinkError, MeshLink};
 
@@ -42,7 +47,8 @@ use tokio::sync::{Semaphore, broadcast, mpsc, oneshot, watch};
 
 use crate::mesh::Inbound;
 use crate::metrics::Metrics;
-use crate::store::{Batch, Durability, Store, StoreError};
+use crate::store::{Batch, Store, StoreError};
+use attempt::{Next, Removal, Tries};
 use lanes::Lanes;
 use mobiwf_proto::{Envelope, NodeId, Reply};
 use unanswered::Unanswered;
@@ -263,7 +269,7 @@ impl Inner {
             }
         };
         let lane = self.lanes.of(to, self.backoff);
-        let mut pause = UNANSWERED_PAUSE_MIN;
+        let mut tries = Tries::default();
         loop {
             let attempt = {
                 let Some(_turn) = lane.turn().await else {
@@ -274,8 +280,8 @@ impl Inner {
                 };
                 self.attempt(to, &addrs, self.stamped(msg)).await
             };
-            // Left unanswered, it still reached a live peer: the lane goes on as after an answer.
-            if let Err(LinkError::Failed(_)) = attempt {
+            let next = tries.after(attempt);
+            if next.peer_failed() {
                 self.metrics.send_failed(kind, msg.role);
                 lane.failed();
             } else {
@@ -287,21 +293,20 @@ impl Inner {
                     reachable,
                 });
             }
-            match attempt {
-                Ok(reply) => {
+            match next {
+                Next::Settle(reply) => {
                     if reply == Reply::Ack {
                         self.metrics.sent(kind, msg.role);
                     }
                     self.finish(msg, reply);
                     break;
                 }
-                Err(LinkError::Unanswered(why)) => {
+                Next::Pause { pause, why } => {
                     tracing::debug!(id = %msg.envelope.id, %to, "left unanswered, again in {pause:?}: {why}");
                     tokio::time::sleep(pause).await;
-                    pause = (pause * 2).min(UNANSWERED_PAUSE_MAX);
                 }
-                Err(LinkError::Failed(e)) => {
-                    tracing::debug!(id = %msg.envelope.id, %to, "send failed, retrying: {e}");
+                Next::Retry { why } => {
+                    tracing::debug!(id = %msg.envelope.id, %to, "send failed, retrying: {why}");
                     if lane.locate_due(LOCATE_EVERY) {
                         // The peer seen again meanwhile ends the wait for the answer: the
                         // next try goes at once, not up to LOCATE_TIMEOUT later.
@@ -322,11 +327,8 @@ impl Inner {
     /// among this outbox's messages to it (at most this message's own).
     fn stamped(&self, msg: &Outgoing) -> Envelope {
         let mut envelope = msg.envelope.clone();
-        envelope.answered_below = self
-            .unanswered
-            .lowest(&msg.to)
-            .unwrap_or(envelope.id.seq)
-            .min(envelope.id.seq);
+        envelope.answered_below =
+            unanswered::answered_below(self.unanswered.lowest(&msg.to), envelope.id.seq);
         envelope
     }
 
@@ -377,26 +379,15 @@ impl Inner {
             return;
         }
         let mut batch = Batch::default();
-        // Losing the delete of an acknowledged message with the machine only means one more
-        // delivery, acknowledged as a duplicate: the same answer. A refusal asked again after
-        // the receiver forgot the id would be acknowledged instead, so it is synced first.
-        let refused = matches!(reply, Reply::Refused { .. });
-        let durability = if refused {
-            Durability::Synced
-        } else {
-            Durability::Lazy
-        };
+        let removal = Removal::of(&reply);
         let written = stage_answered(&mut batch, msg, &reply)
-            .and_then(|()| self.store.write(batch, durability));
-        match written {
-            Ok(()) => self.unanswered.remove(&msg.to, msg.envelope.id.seq),
-            Err(e) if refused => {
-                tracing::error!("cannot remove a refused message from the outbox: {e}");
-            }
-            Err(e) => {
-                tracing::error!("cannot remove a delivered message from the outbox: {e}");
-                self.unanswered.remove(&msg.to, msg.envelope.id.seq);
-            }
+            .and_then(|()| self.store.write(batch, removal.durability()));
+        if let Err(e) = &written {
+            let what = removal.what();
+            tracing::error!("cannot remove {what} from the outbox: {e}");
+        }
+        if written.is_ok() || removal.released_unwritten() {
+            self.unanswered.remove(&msg.to, msg.envelope.id.seq);
         }
     }
 }

@@ -40,3 +40,52 @@ impl Unanswered {
         self.with(|map| map.get(to).and_then(|set| set.first().copied()))
     }
 }
+
+/// What a try of message `seq` tells its receiver as `answered_below`: the lowest number still
+/// unanswered among the messages to it (`lowest`), never above the message's own (which is not
+/// answered yet; `lowest` is missing only for a message not counted, which is never tried).
+pub(super) fn answered_below(lowest: Option<u64>, seq: u64) -> u64 {
+    lowest.unwrap_or(seq).min(seq)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_try_tells_the_lowest_unanswered_never_above_its_own_number() {
+        let rows = [
+            (Some(3), 7, 3),
+            (Some(7), 7, 7),
+            (Some(9), 7, 7),
+            (None, 7, 7),
+        ];
+        for (lowest, seq, told) in rows {
+            assert_eq!(answered_below(lowest, seq), told, "{lowest:?} {seq}");
+        }
+    }
+
+    #[test]
+    fn the_lowest_is_per_receiver_and_moves_as_numbers_are_answered() {
+        let (a, b) = (NodeId::new("a"), NodeId::new("b"));
+        let unanswered = Unanswered::default();
+        for seq in [5, 2, 9] {
+            unanswered.add(&a, seq);
+        }
+        unanswered.add(&b, 4);
+        assert_eq!(
+            (unanswered.lowest(&a), unanswered.lowest(&b)),
+            (Some(2), Some(4))
+        );
+        unanswered.remove(&a, 2);
+        unanswered.remove(&b, 4);
+        assert_eq!(
+            (unanswered.lowest(&a), unanswered.lowest(&b)),
+            (Some(5), None)
+        );
+        // A number answered twice, or never counted, changes nothing.
+        unanswered.remove(&a, 2);
+        unanswered.remove(&b, 1);
+        assert_eq!(unanswered.lowest(&a), Some(5));
+    }
+}

@@ -5,24 +5,37 @@
 
 use super::common::ActivityId;
 
-/// A task state as rules name it (the WorkToDo report, §2.1): where an activity is in its life.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash)]
+/// Where an activity is in its life: WorkToDo's task states (*Synchronization and Disconnected
+/// Operation in WorkToDo* (IC-03-006), §2.1) and our `cancelled`, as rules name them and as the
+/// wire, the stores and the API do (`mobiwf_proto::ActivityState` is this type). Documents
+/// spell them `NOT_READY` ([`TaskState::published`]); messages and stores by their snake-case
+/// name ([`TaskState::as_str`]), where `waiting`, the name earlier versions wrote for
+/// `not_ready`, is still read.
+#[derive(
+    Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash, serde::Serialize, serde::Deserialize,
+)]
+#[serde(rename_all = "snake_case")]
 pub enum TaskState {
-    /// `NOT_READY`: deployed, its conditions not yet met. Every activity enters it first.
+    /// `NOT_READY`: not started: deployed, its preconditions or dependency rule do not hold
+    /// yet (or it is not yet deployed). Every activity enters it first.
+    #[serde(alias = "waiting")]
     NotReady,
-    /// `SYNCHRONIZING`: its preconditions and dependency rule hold.
+    /// `SYNCHRONIZING`: its preconditions and dependency rule hold; it waits for
+    /// synchronization.
     Synchronizing,
-    /// `READY`: nothing holds it back; a manual one is offered to people.
+    /// `READY`: nothing holds it back: an automatic one starts at once, a manual one is
+    /// offered to people.
     Ready,
-    /// `RUNNING`: its command runs, or a person holds its work item.
+    /// `RUNNING`: started: its command runs, or a person holds its work item.
     Running,
-    /// `SUCCEEDED`.
+    /// `SUCCEEDED`: finished with success.
     Succeeded,
-    /// `FAILED`.
+    /// `FAILED`: finished without success.
     Failed,
-    /// `CANCELLED`: it will never run.
+    /// `CANCELLED`: it will never run: a predecessor failed with contingency -1 or was
+    /// cancelled.
     Cancelled,
-    /// `SKIPPED`: on a path not taken (a branch routed elsewhere); never runs.
+    /// `SKIPPED`: it will never run: it is on a path not taken (a route led elsewhere).
     Skipped,
 }
 
@@ -40,7 +53,7 @@ impl TaskState {
     ];
 
     /// The published spelling, which documents are written with.
-    pub fn as_str(self) -> &'static str {
+    pub fn published(self) -> &'static str {
         match self {
             TaskState::NotReady => "NOT_READY",
             TaskState::Synchronizing => "SYNCHRONIZING",
@@ -61,15 +74,37 @@ impl TaskState {
         if upper == "SUCCEDED" {
             return Some(TaskState::Succeeded);
         }
-        TaskState::ALL.into_iter().find(|s| s.as_str() == upper)
+        TaskState::ALL.into_iter().find(|s| s.published() == upper)
     }
 
-    /// True for the states an activity never leaves.
+    /// True once the activity can no longer change.
     pub fn is_final(self) -> bool {
         matches!(
             self,
             TaskState::Succeeded | TaskState::Failed | TaskState::Cancelled | TaskState::Skipped
         )
+    }
+
+    /// True until the activity has started or ended: not ready, synchronizing or ready.
+    pub fn is_pending(self) -> bool {
+        matches!(
+            self,
+            TaskState::NotReady | TaskState::Synchronizing | TaskState::Ready
+        )
+    }
+
+    /// The word used in messages, stores, tables and JSON.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            TaskState::NotReady => "not_ready",
+            TaskState::Synchronizing => "synchronizing",
+            TaskState::Ready => "ready",
+            TaskState::Running => "running",
+            TaskState::Succeeded => "succeeded",
+            TaskState::Failed => "failed",
+            TaskState::Cancelled => "cancelled",
+            TaskState::Skipped => "skipped",
+        }
     }
 }
 
@@ -128,7 +163,7 @@ mod tests {
         assert_eq!(TaskState::parse("SUCCEDED"), Some(TaskState::Succeeded));
         assert_eq!(TaskState::parse("DONE"), None);
         for s in TaskState::ALL {
-            assert_eq!(TaskState::parse(s.as_str()), Some(s));
+            assert_eq!(TaskState::parse(s.published()), Some(s));
         }
     }
 }

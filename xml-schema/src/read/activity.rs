@@ -2,10 +2,30 @@
 //! id, shape, field positions and the fields of [`CommonActivity`]. Apart from the reading
 //! context because it is a part of a document, read by both languages' readers.
 
-use super::{Child, Ctx, owner};
+use super::{Child, Ctx, one, owner};
 use crate::model::{ActivityId, ActivityKind, Contingency, Merge, Retries, Route, Status};
 use crate::source_map::Node;
 use crate::tree::Element;
+
+/// The children that say how an activity is done, last in an activity of either language and
+/// the same in both: its kind and commands, its retries, the data it reads and writes, and who
+/// does it.
+pub(crate) const HOW_DONE: &[Child] = &[
+    one(&["kind"]),
+    one(&["command"]),
+    one(&["compensation"]),
+    one(&["retries"]),
+    one(&["reads"]),
+    one(&["writes"]),
+    one(&["role"]),
+    one(&["department"]),
+    one(&["team"]),
+    one(&["assignment"]),
+    one(&["policy"]),
+    one(&["priority"]),
+    one(&["disconnected"]),
+    one(&["deadline"]),
+];
 
 /// The fields an `activity` has in both languages.
 pub(crate) struct CommonActivity {

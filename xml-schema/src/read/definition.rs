@@ -1,5 +1,6 @@
 //! Reads a workflow definition (Figure 9) from its element tree.
 
+use super::activity::HOW_DONE;
 use super::{Ctx, check_root, many, one, owner, read_common_activity};
 use crate::model::{
     Activity, ActivityId, ActivityType, ActivityTypeId, Partition, PartitionId, Partner, PartnerId,
@@ -16,34 +17,23 @@ const ROOT: &[super::Child] = &[
     one(&["partners"]),
     one(&["data"]),
 ];
-const ACTIVITY: &[super::Child] = &[
-    one(&["nameActivity"]),
-    one(&["descriptionActivity"]),
-    one(&["activityTypeId"]),
-    one(&["status"]),
-    one(&["timeToWait"]),
-    one(&["contingencyActivityId"]),
-    one(&["timeOut"]),
-    one(&["preconditions"]),
-    one(&["depends"]),
-    one(&["merge"]),
-    one(&["routes"]),
-    one(&["completion"]),
-    one(&["kind"]),
-    one(&["command"]),
-    one(&["compensation"]),
-    one(&["retries"]),
-    one(&["reads"]),
-    one(&["writes"]),
-    one(&["role"]),
-    one(&["department"]),
-    one(&["team"]),
-    one(&["assignment"]),
-    one(&["policy"]),
-    one(&["priority"]),
-    one(&["disconnected"]),
-    one(&["deadline"]),
-];
+const ACTIVITY: &[super::Child] = &super::joined::<26>(
+    &[
+        one(&["nameActivity"]),
+        one(&["descriptionActivity"]),
+        one(&["activityTypeId"]),
+        one(&["status"]),
+        one(&["timeToWait"]),
+        one(&["contingencyActivityId"]),
+        one(&["timeOut"]),
+        one(&["preconditions"]),
+        one(&["depends"]),
+        one(&["merge"]),
+        one(&["routes"]),
+        one(&["completion"]),
+    ],
+    HOW_DONE,
+);
 const ACTIVITY_TYPE_NAMES: &[&str] = &["activityType", "actitivityType"];
 const PARTITION: &[super::Child] = &[
     one(&["name"]),

@@ -27,6 +27,7 @@ use crate::source_map::{Node, SourceMap};
 use crate::tree::Element;
 
 /// A child element a parent may have: its name and accepted aliases, and whether it repeats.
+#[derive(Clone, Copy)]
 pub(crate) struct Child {
     names: &'static [&'static str],
     repeats: bool,
@@ -53,6 +54,27 @@ pub(crate) const fn many(names: &'static [&'static str]) -> Child {
         names,
         repeats: true,
     }
+}
+
+/// The children of `own` then those of `shared`, as one list of `N`: a language's own children
+/// of an element before the part both languages give it. `N` is checked when the constant is
+/// built.
+pub(crate) const fn joined<const N: usize>(own: &[Child], shared: &[Child]) -> [Child; N] {
+    assert!(
+        own.len() + shared.len() == N,
+        "N is the length of both lists"
+    );
+    let mut out = [one(&[]); N];
+    let mut i = 0;
+    while i < N {
+        out[i] = if i < own.len() {
+            own[i]
+        } else {
+            shared[i - own.len()]
+        };
+        i += 1;
+    }
+    out
 }
 
 /// Accumulates diagnostics and positions while reading one document.

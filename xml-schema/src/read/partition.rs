@@ -3,6 +3,7 @@
 //! Accepts the published variants: activities directly under `workflow` (Quadro 2 has no
 //! `activities` wrapper), `connectDelay` for a precondition's `timeOut`, and `Id` for `id`.
 
+use super::activity::HOW_DONE;
 use super::{Ctx, check_root, many, one, read_common_activity};
 use crate::model::{
     ActivityId, Adjacent, PartitionActivity, PartitionDocument, Precondition, WorkflowId,
@@ -16,35 +17,24 @@ const ROOT: &[super::Child] = &[
     many(&["activity"]),
     one(&["data"]),
 ];
-const ACTIVITY: &[super::Child] = &[
-    one(&["nameActivity"]),
-    one(&["descriptionActivity"]),
-    one(&["status"]),
-    one(&["responseImmediate"]),
-    one(&["timeToWait"]),
-    one(&["contingencyActivityId"]),
-    one(&["preconditions"]),
-    one(&["depends"]),
-    one(&["merge"]),
-    one(&["routes"]),
-    one(&["completion"]),
-    one(&["adjacents"]),
-    one(&["timeOut"]),
-    one(&["kind"]),
-    one(&["command"]),
-    one(&["compensation"]),
-    one(&["retries"]),
-    one(&["reads"]),
-    one(&["writes"]),
-    one(&["role"]),
-    one(&["department"]),
-    one(&["team"]),
-    one(&["assignment"]),
-    one(&["policy"]),
-    one(&["priority"]),
-    one(&["disconnected"]),
-    one(&["deadline"]),
-];
+const ACTIVITY: &[super::Child] = &super::joined::<27>(
+    &[
+        one(&["nameActivity"]),
+        one(&["descriptionActivity"]),
+        one(&["status"]),
+        one(&["responseImmediate"]),
+        one(&["timeToWait"]),
+        one(&["contingencyActivityId"]),
+        one(&["preconditions"]),
+        one(&["depends"]),
+        one(&["merge"]),
+        one(&["routes"]),
+        one(&["completion"]),
+        one(&["adjacents"]),
+        one(&["timeOut"]),
+    ],
+    HOW_DONE,
+);
 const TIME_OUT: &[&str] = &["timeOut", "connectDelay"];
 const PRECONDITION: &[super::Child] = &[one(&["status"]), one(&["local"]), one(TIME_OUT)];
 const ADJACENT: &[super::Child] = &[one(&["ip"]), one(&["states"]), one(&["carries"])];

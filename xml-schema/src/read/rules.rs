@@ -210,7 +210,7 @@ impl Ctx {
                     pos,
                     format!(
                         "{what} names {} twice; list each state once",
-                        state.as_str()
+                        state.published()
                     ),
                 ),
                 Some(state) => states.push(state),
@@ -228,7 +228,7 @@ impl Ctx {
 
 /// `NOT_READY, SYNCHRONIZING, ... or SKIPPED`.
 fn state_names() -> String {
-    let names: Vec<&str> = TaskState::ALL.iter().map(|s| s.as_str()).collect();
+    let names: Vec<&str> = TaskState::ALL.iter().map(|s| s.published()).collect();
     match names.split_last() {
         Some((last, init)) => format!("{} or {last}", init.join(", ")),
         None => String::new(),
@@ -237,7 +237,7 @@ fn state_names() -> String {
 
 /// The message for `raw`, which is not a task state: `said` says where it was found.
 fn unknown_state(said: &str, raw: &str) -> String {
-    let names: Vec<&str> = TaskState::ALL.iter().map(|s| s.as_str()).collect();
+    let names: Vec<&str> = TaskState::ALL.iter().map(|s| s.published()).collect();
     let hint = suggest(raw.trim(), &names)
         .map(|s| format!("; did you mean {s}?"))
         .unwrap_or_default();

@@ -1,6 +1,6 @@
 //! Helpers for the snapshot corpora of broken documents (`broken.rs`, `org.rs`): listing a
-//! corpus, the `<!-- what is wrong -->` comment, the shape every rendered line must have, and
-//! checking every file even when some panic.
+//! corpus, the `<!-- what is wrong -->` comment, the shape every rendered line must have, how a
+//! file's snapshot is taken, and checking every file even when some panic.
 
 use std::fs;
 use std::panic::{AssertUnwindSafe, catch_unwind};
@@ -72,6 +72,30 @@ pub fn check_line_shape(file_name: &str, source: &[u8], line: &str) -> Result<()
         }
     }
     Ok(())
+}
+
+/// Checks that every line of `rendered`, the diagnostics of `source`, has their shape
+/// ([`check_line_shape`]); what is wrong goes to `failures`.
+pub fn check_lines(file_name: &str, source: &[u8], rendered: &str, failures: &mut Vec<String>) {
+    for line in rendered.lines() {
+        if let Err(why) = check_line_shape(file_name, source, line) {
+            failures.push(format!(
+                "{file_name}: bad diagnostic line ({why}): {line:?}"
+            ));
+        }
+    }
+}
+
+/// How the snapshot of corpus file `path` (holding `source`) is taken: with the file as its
+/// input, its `<!-- what is wrong -->` comment as its description, and no expression.
+pub fn snapshot_settings(path: &Path, source: &[u8]) -> insta::Settings {
+    let mut settings = insta::Settings::clone_current();
+    settings.set_input_file(path);
+    if let Some(description) = what_is_wrong(source) {
+        settings.set_description(description);
+    }
+    settings.set_omit_expression(true);
+    settings
 }
 
 /// Runs `check` on every file, collecting contract failures it pushes and panics (from the

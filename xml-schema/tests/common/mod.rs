@@ -3,6 +3,7 @@
 
 pub mod corpus;
 pub mod extension;
+pub mod xmllint;
 
 use std::path::PathBuf;
 
@@ -14,6 +15,14 @@ pub fn example(name: &str) -> PathBuf {
     PathBuf::from(env!("CARGO_MANIFEST_DIR"))
         .join("../examples/paper")
         .join(name)
+}
+
+/// A valid example of `tests/xsd/valid` (also checked against the XSD by `xsd.rs`).
+pub fn valid_example(name: &str) -> Vec<u8> {
+    let path = PathBuf::from(env!("CARGO_MANIFEST_DIR"))
+        .join("tests/xsd/valid")
+        .join(name);
+    std::fs::read(&path).unwrap_or_else(|e| panic!("{}: {e}", path.display()))
 }
 
 /// The published fixtures (`../shared/fixtures/paper/`) next to the repository, if present.

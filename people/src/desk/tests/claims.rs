@@ -18,11 +18,11 @@ fn a_select_sends_one_claim_to_the_host_and_waits_for_its_answer() {
     let applied = f.apply(claim("alice", &item, ItemAction::Select)).unwrap();
     let request = applied.request.unwrap();
     assert_eq!(applied.verdict(), None);
-    assert_eq!(applied.sent_to(), Some(HOST));
+    assert_eq!(applied.sent_to(), Some(&host()));
     assert_eq!(
         sent(&applied),
         vec![(
-            HOST.to_owned(),
+            host(),
             Message::Claim(mobiwf_proto::Claim {
                 instance: item.instance,
                 activity: item.activity,
@@ -425,6 +425,6 @@ fn the_holders_claims_that_fit_their_hold_go_to_the_host() {
         (&unlock, ItemAction::Unlock),
     ] {
         let applied = f.apply(claim("alice", item, action.clone())).unwrap();
-        assert_eq!(applied.sent_to(), Some(HOST), "{action:?}");
+        assert_eq!(applied.sent_to(), Some(&host()), "{action:?}");
     }
 }

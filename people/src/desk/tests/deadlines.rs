@@ -171,7 +171,7 @@ fn the_former_holder_is_told_of_the_hand_over_and_her_late_result_goes_to_the_ho
     let applied = f
         .apply(claim("alice", &due_info(30, 0, &[]), complete))
         .unwrap();
-    assert_eq!(applied.sent_to(), Some(HOST), "the host records it");
+    assert_eq!(applied.sent_to(), Some(&host()), "the host records it");
     assert_eq!(
         f.desk.next_deadline(),
         None,

@@ -366,7 +366,7 @@ fn only_the_items_host_speaks_for_it() {
     let item = info(5, 2);
     f.item(snap(&item, 1, &["alice"], vec![], ItemStatus::Open));
     let mut forged = item.clone();
-    forged.host = "/ip4/10.0.0.9/tcp/1/p2p/12D3KooWSomeoneElse".to_owned();
+    forged.host = Location::parse("/ip4/10.0.0.9/tcp/1/p2p/12D3KooWSomeoneElse").unwrap();
     f.item(snap(&forged, 9, &[], vec![], done("mallory")));
     assert_eq!(
         f.desk.item(item.instance, item.activity).unwrap().version,
@@ -375,8 +375,8 @@ fn only_the_items_host_speaks_for_it() {
     assert_eq!(listed(&f.desk, "alice", Order::Arrival), [(5, 2)]);
     // The same host at another address is the same host.
     let mut moved = item.clone();
-    let peer = item.host.rsplit("/p2p/").next().unwrap().to_owned();
-    moved.host = format!("/ip4/127.0.0.1/tcp/9/p2p/{peer}");
+    let peer = item.host.peer().unwrap();
+    moved.host = Location::parse(format!("/ip4/127.0.0.1/tcp/9/p2p/{peer}")).unwrap();
     f.item(snap(&moved, 2, &[], vec![], done("bob")));
     assert_eq!(
         f.desk.item(item.instance, item.activity).unwrap().version,

@@ -15,8 +15,8 @@ mod views;
 use std::collections::BTreeMap;
 
 use mobiwf_proto::{
-    ActivityId, Answer, Hold, Holder, InstanceId, ItemAction, ItemInfo, ItemStatus, Message,
-    NodeName, Notice, PartitionId, UserId, Verdict,
+    ActivityId, Answer, Hold, Holder, InstanceId, ItemAction, ItemInfo, ItemStatus, Location,
+    Message, NodeName, Notice, PartitionId, UserId, Verdict,
 };
 use mobiwf_xml_schema::{Organisation, RoleGrant, RoleId, User};
 
@@ -65,6 +65,11 @@ pub(super) fn directory() -> Directory {
     }
 }
 
+/// The host's address, as items carry it.
+pub(super) fn host() -> Location {
+    Location::parse(HOST).unwrap()
+}
+
 /// An item of `instance`, activity `activity`, ready at 1000 ms.
 pub(super) fn info(instance: u64, activity: u64) -> ItemInfo {
     ItemInfo {
@@ -78,7 +83,7 @@ pub(super) fn info(instance: u64, activity: u64) -> ItemInfo {
         disconnected: false,
         ready_ms: 1000,
         deadline_ms: None,
-        host: HOST.to_owned(),
+        host: host(),
         due: None,
     }
 }
@@ -238,7 +243,7 @@ impl Fixture {
 }
 
 /// The claim messages among the effects, with where they go.
-pub(super) fn sent(applied: &Applied) -> Vec<(String, Message)> {
+pub(super) fn sent(applied: &Applied) -> Vec<(Location, Message)> {
     applied
         .effects
         .iter()

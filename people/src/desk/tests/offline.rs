@@ -214,7 +214,7 @@ fn locked_items_are_copied_first_and_items_that_may_not_go_offline_never() {
 
 fn host_link(reachable: bool) -> DeskInput {
     DeskInput::HostLink {
-        host: HOST.rsplit("/p2p/").next().unwrap().to_owned(),
+        host: host().peer().unwrap().clone(),
         reachable,
     }
 }

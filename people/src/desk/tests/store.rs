@@ -133,3 +133,26 @@ fn changes_are_empty_only_without_puts_and_deletes() {
     };
     assert!(!delete.is_empty());
 }
+
+/// A host's address is stored as its text: what older versions wrote loads whatever the text
+/// (the empty text, an address naming no peer), and is written back byte for byte.
+#[test]
+fn host_addresses_older_versions_stored_load_as_they_were() {
+    const ITEM: &str = r#"{"info":{"instance":4,"partition":1,"activity":2,"name":"Inspect 4.2","description":"look at the pump","kind":"manual","priority":0,"disconnected":false,"ready_ms":1000,"deadline_ms":null,"host":""},"version":1,"offered":["alice"],"holders":[],"status":{"status":"open"}}"#;
+    const CLAIM: &str = r#"{"request":1,"user":"alice","instance":4,"activity":2,"action":{"action":"select"},"host":"/ip4/10.0.0.9/tcp/4001","sent_ms":12000}"#;
+    let meta = format!(
+        r#"{{"next_request":2,"next_notice":2,"pending":[{CLAIM}],"presence_seq":0,"offsets":{{"12D3KooWHost":-5}}}}"#
+    );
+    let stored = [
+        ("desk/item/4/2".to_owned(), ITEM.as_bytes().to_vec()),
+        ("desk/meta".to_owned(), meta.into_bytes()),
+    ];
+    let desk = Desk::restore(stored).unwrap();
+    let item = desk.item(InstanceId(4), ActivityId(2)).unwrap();
+    assert_eq!((item.info.host.as_str(), item.info.host.peer()), ("", None));
+    assert_eq!(serde_json::to_string(item).unwrap(), ITEM);
+    let pending: Vec<&PendingClaim> = desk.pending().collect();
+    assert_eq!(pending[0].host.as_str(), "/ip4/10.0.0.9/tcp/4001");
+    assert_eq!(pending[0].host.peer(), None);
+    assert_eq!(serde_json::to_string(pending[0]).unwrap(), CLAIM);
+}

@@ -1,0 +1,157 @@
+//! The apply-once rule, pure: given what the receiver knows of a sender's messages (its floor,
+//! the ids applied earlier in this group) and one message's id and `answered_below`, whether
+//! the floor rises and what the message is: new, a duplicate, too far ahead, or a question
+//! only the message's own stored record answers. No store inside: the shell (`seen`) reads the
+//! floor and the record and writes what the rule decided, so a test or a simulator drives the
+//! rule with plain values.
+//!
+//! Why the rule holds (what the sender's outbox guarantees) is the shell's module doc.
+
+use std::collections::{BTreeSet, HashMap};
+
+use mobiwf_proto::{MessageId, NodeId};
+
+/// How far above a sender's floor a message may be numbered and still be taken; the keys kept
+/// per sender and incarnation are fewer. The numbers count all the sender's messages (to every
+/// receiver), so this is large; reaching it means one message of the sender's to this daemon
+/// stayed unanswered while it sent a million others.
+pub const MAX_SEEN_ABOVE_FLOOR: u64 = 1_000_000;
+
+/// What to make of an inbound message.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) enum Verdict {
+    /// Not applied before: apply it.
+    New,
+    /// Applied (or answered) before: acknowledge it without applying it.
+    Duplicate,
+    /// Too far above the floor: leave it unanswered, the sender tries again.
+    TooFarAhead,
+}
+
+/// A sender's floor moving up: every message of it numbered in `[from, to)` is known answered,
+/// so the records of those numbers go, in the batch that records the new floor.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub(crate) struct Raise {
+    /// The floor before (every record below it is gone already).
+    pub(crate) from: u64,
+    /// The floor after.
+    pub(crate) to: u64,
+    /// The ids applied earlier in this group below `to`: their records, staged in this
+    /// group's batch, go too.
+    pub(crate) forgotten: Vec<MessageId>,
+}
+
+/// What the floor and this group say of a message.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) enum Look {
+    /// Decided: below the floor, or applied earlier in this group.
+    Decided(Verdict),
+    /// At or above the floor and not applied in this group: its stored record decides.
+    ByRecord(ByRecord),
+}
+
+/// A message the stored record of its id decides.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) struct ByRecord {
+    /// It is [`MAX_SEEN_ABOVE_FLOOR`] or more above the floor.
+    too_far: bool,
+}
+
+impl ByRecord {
+    /// The verdict once it is known whether the store records the id as applied (`stored`):
+    /// a recorded id is a duplicate; one not recorded is new unless it is too far ahead.
+    pub(crate) fn verdict(self, stored: bool) -> Verdict {
+        if stored {
+            Verdict::Duplicate
+        } else if self.too_far {
+            Verdict::TooFarAhead
+        } else {
+            Verdict::New
+        }
+    }
+}
+
+/// What the rule makes of one message.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub(crate) struct Judgement {
+    /// The sender's floor raised by what the message says, if it was.
+    pub(crate) raise: Option<Raise>,
+    /// What the message is, or that its record decides.
+    pub(crate) look: Look,
+}
+
+/// One sender: its peer id and the incarnation of its store (a new store numbers afresh).
+type Sender = (NodeId, u64);
+
+fn sender(id: &MessageId) -> Sender {
+    (id.origin.clone(), id.incarnation)
+}
+
+/// What one group knows of the applied ids beyond the store: the floors it read or raised,
+/// and the ids it applied (both written with it).
+#[derive(Debug, Default)]
+pub(crate) struct Ledger {
+    applied: BTreeSet<MessageId>,
+    floors: HashMap<Sender, u64>,
+}
+
+impl Ledger {
+    /// The floor of `id`'s sender as this group knows it (read or raised in it); `None`: the
+    /// shell reads the stored one and gives it to [`Ledger::judge`].
+    pub(crate) fn floor(&self, id: &MessageId) -> Option<u64> {
+        self.floors.get(&sender(id)).copied()
+    }
+
+    /// Judges `id`, its sender's floor being `floor` ([`Ledger::floor`], or the stored one
+    /// when this group does not know it), after raising that floor to what the sender says
+    /// was answered: `answered_below`, never past the message's own number (it is not
+    /// answered yet), never down.
+    pub(crate) fn judge(&mut self, id: &MessageId, floor: u64, answered_below: u64) -> Judgement {
+        let wanted = answered_below.min(id.seq);
+        let raise = (wanted > floor).then(|| self.raise(id, floor, wanted));
+        let floor = floor.max(wanted);
+        self.floors.insert(sender(id), floor);
+        let look = if id.seq < floor || self.applied.contains(id) {
+            Look::Decided(Verdict::Duplicate)
+        } else {
+            Look::ByRecord(ByRecord {
+                too_far: id.seq - floor >= MAX_SEEN_ABOVE_FLOOR,
+            })
+        };
+        Judgement { raise, look }
+    }
+
+    /// Records `id` as applied in this group (the shell stages its record in the batch).
+    pub(crate) fn applied(&mut self, id: MessageId) {
+        self.applied.insert(id);
+    }
+
+    /// The floor of `id`'s sender goes from `from` up to `to`: the ids of that sender applied
+    /// in this group below `to` are forgotten.
+    fn raise(&mut self, id: &MessageId, from: u64, to: u64) -> Raise {
+        let at = |seq| MessageId { seq, ..id.clone() };
+        let forgotten: Vec<MessageId> = self.applied.range(at(0)..at(to)).cloned().collect();
+        for gone in &forgotten {
+            self.applied.remove(gone);
+        }
+        Raise {
+            from,
+            to,
+            forgotten,
+        }
+    }
+}
+
+/// Why a message is refused before its id is judged: its id names another sender than the
+/// peer it came from (`from`, as text), so that no peer can spend another's numbers.
+pub(crate) fn foreign_id(id: &MessageId, from: &str) -> Option<String> {
+    (id.origin.as_str() != from).then(|| {
+        format!(
+            "the message id names {} as its sender but it came from {from}",
+            id.origin
+        )
+    })
+}
+
+#[cfg(test)]
+mod tests;
