@@ -17,7 +17,7 @@ use serde::{Deserialize, Serialize};
 
 use crate::history::Event;
 use crate::recovery::{Ctx, label, label_text, view};
-use crate::{ActivityLifecycle, Instance, InstanceEvent, InstanceState};
+use crate::{ActivityLifecycle, Instance, InstanceEvent, InstanceState, Subject};
 
 /// An instance's backward recovery: its compensations in the order they run, and how far
 /// they got.
@@ -183,8 +183,9 @@ fn end(inst: &mut Instance, ctx: &mut Ctx<'_>, id: ActivityId, outcome: Result<(
                 ask_next(inst, ctx);
                 return;
             }
-            // Allowed: the instance is compensating (checked by the callers).
-            let _ = inst.step(InstanceEvent::Compensated);
+            // The instance is compensating (checked by the callers).
+            let step = inst.step(InstanceEvent::Compensated);
+            ctx.refused.report(inst.id, Subject::Instance, step);
         }
         Err(why) => {
             c.failed = Some((id, why.clone()));
@@ -199,7 +200,8 @@ fn end(inst: &mut Instance, ctx: &mut Ctx<'_>, id: ActivityId, outcome: Result<(
                 "the compensation of {}{on} failed: {why} (compensating because {cause})",
                 label_text(inst, id)
             ));
-            let _ = inst.step(InstanceEvent::CompensationFailed);
+            let step = inst.step(InstanceEvent::CompensationFailed);
+            ctx.refused.report(inst.id, Subject::Instance, step);
         }
     }
     inst.finished_ms = Some(ctx.now);

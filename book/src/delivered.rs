@@ -4,7 +4,9 @@
 use mobiwf_proto::{InstanceId, PartitionId};
 
 use crate::history::Event;
-use crate::{Applied, Book, BookError, InstanceEvent, InstanceState, PartitionEvent, all_deployed};
+use crate::{
+    Applied, Book, BookError, InstanceEvent, InstanceState, PartitionEvent, Subject, all_deployed,
+};
 
 impl Book {
     /// A node acknowledged (`refused` is `None`) or refused a partition.
@@ -15,7 +17,10 @@ impl Book {
         partition: PartitionId,
         refused: Option<String>,
     ) -> Result<Applied, BookError> {
-        let inst = self.instance_mut(instance)?;
+        let inst = self
+            .instances
+            .get_mut(&instance)
+            .ok_or(BookError::UnknownInstance(instance))?;
         if !inst.state.is_live() {
             return Ok(Applied::default());
         }
@@ -25,17 +30,21 @@ impl Book {
                 None => PartitionEvent::Acknowledged,
                 Some(_) => PartitionEvent::Refused,
             };
-            // Refused: an acknowledgement or refusal after its result changes nothing.
+            // Refused for a partition whose result came back or that was rerun (the delivery
+            // comes through the outbox, the result as a message: either can be first): a
+            // word that changes nothing.
             let _ = p.step(&event);
             node = Some(p.node.clone());
         }
         if let Some(reason) = &refused {
-            // Allowed: the instance is not final (checked above).
-            let _ = inst.step(InstanceEvent::Refused);
+            // The instance is not final (checked above).
+            let step = inst.step(InstanceEvent::Refused);
+            self.refused.report(instance, Subject::Instance, step);
             inst.finished_ms = Some(now_ms);
             inst.detail = Some(format!("partition {partition} was refused: {reason}"));
         } else if inst.state == InstanceState::Deploying && all_deployed(inst) {
-            let _ = inst.step(InstanceEvent::AllDeployed);
+            let step = inst.step(InstanceEvent::AllDeployed);
+            self.refused.report(instance, Subject::Instance, step);
         }
         let what = match refused {
             Some(reason) => Event::Refused { partition, reason },

@@ -18,7 +18,7 @@ use crate::history::{Event, History, Label};
 use crate::hub::Routing;
 use crate::{
     ActivityEvent, ActivityView, Effect, Instance, InstanceEvent, InstanceState, NodeInfo,
-    PartitionEvent, PartitionView,
+    PartitionEvent, PartitionView, Refusals, Subject,
 };
 
 /// What the recovery rules need besides the instance: borrowed from the book's other fields.
@@ -31,6 +31,8 @@ pub(crate) struct Ctx<'a> {
     pub routing: &'a Routing,
     /// The length of an hour for `<deadline>`s (`--hour-ms`).
     pub hour_ms: u64,
+    /// The transitions a lifecycle table refused (a bug), for the daemon.
+    pub refused: &'a mut Refusals,
 }
 
 impl Ctx<'_> {
@@ -440,10 +442,11 @@ fn finish_if_done(inst: &mut Instance, ctx: &mut Ctx<'_>) {
             a.detail.as_deref().unwrap_or("no reason given")
         )
     });
-    // Allowed: the instance is not final (`settle` checked).
-    let _ = inst.step(InstanceEvent::Ended {
+    // The instance is not final (`settle` checked).
+    let step = inst.step(InstanceEvent::Ended {
         failed: why.is_some(),
     });
+    ctx.refused.report(inst.id, Subject::Instance, step);
     if why.is_some() {
         inst.detail = why;
     }

@@ -26,7 +26,7 @@ use crate::history::Event;
 use crate::recovery::{Ctx, label, label_text, partition, view, view_mut};
 use crate::{
     ActivityEvent, ActivityLifecycle, Applied, Book, BookError, Instance, InstanceEvent,
-    InstanceState, PartitionEvent, Replacement,
+    InstanceState, PartitionEvent, Replacement, Subject,
 };
 
 /// A rerun whose last message waits for the others' acknowledgements.
@@ -230,8 +230,9 @@ fn restart(
     again: &[ActivityId],
     deadlines: &[(PartitionId, Duration)],
 ) {
-    // Allowed: the instance is failed (checked before).
-    let _ = inst.step(InstanceEvent::Rerun);
+    // The instance is failed (checked before).
+    let step = inst.step(InstanceEvent::Rerun);
+    ctx.refused.report(inst.id, Subject::Instance, step);
     inst.detail = None;
     inst.finished_ms = None;
     let mut partitions = BTreeSet::new();
@@ -252,6 +253,8 @@ fn restart(
         .iter_mut()
         .filter(|p| partitions.contains(&p.id))
     {
+        // Refused only by a partition whose result is not back (its instance failed on
+        // another partition's refusal): it stays deployed, where a rerun puts it.
         let _ = p.step(&PartitionEvent::Rerun);
         if let Some((_, time_out)) = deadlines.iter().find(|(id, _)| *id == p.id) {
             let deadline = Millis(ctx.now).saturating_add(*time_out);
