@@ -159,6 +159,7 @@ impl Actor for ControllerActor {
                 let _ = self.finished.send(id);
             }
         }
+        super::refused::journal(&self.metrics, self.book.take_refused_transitions());
     }
 }
 
