@@ -67,7 +67,7 @@ pub use items::{
 pub use known::{Known, MAX_SUBSTITUTIONS};
 pub use lifecycle::{Event, Life};
 pub use refusal::Refusal;
-pub use refused::{MAX_REFUSALS_KEPT, Refusals, RefusedTransition};
+pub use refused::{MAX_REFUSALS_KEPT, Refusals, Refused, RefusedTransition};
 pub use retire::StoredInstance;
 pub use run::{Progress, Run, RunKey, StoredRun};
 pub use speakers::{EarlyWord, MAX_EARLY_INSTANCES, MAX_EARLY_WORDS, Said};

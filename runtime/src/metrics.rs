@@ -136,8 +136,8 @@ impl Metrics {
         );
         registry.register(
             "engine_transitions_refused",
-            "Changes of an activity's state the engine asked for and its lifecycle table refused \
-             (a bug: nothing changed)",
+            "Changes of state of an activity or a work item copy the engine asked for and a \
+             lifecycle table refused (a bug: nothing changed)",
             m.transitions_refused.clone(),
         );
         registry.register(
@@ -293,7 +293,7 @@ impl Metrics {
         self.activities_started.inc();
     }
 
-    /// Counts `count` transitions the engine's lifecycle table refused.
+    /// Counts `count` transitions the engine's lifecycle tables refused.
     pub fn transitions_refused(&self, count: u64) {
         self.transitions_refused.inc_by(count);
     }
