@@ -37,14 +37,14 @@ impl Instance {
     /// compensation waits for its cancelled activities' nodes to report (`wait` waits for
     /// this).
     pub fn is_settled(&self) -> bool {
-        self.state.is_final() && !self.awaits_compensation()
+        self.state().is_final() && !self.awaits_compensation()
     }
 
     /// True while a cancelled instance waits for its partitions' last words before its
     /// compensations can be planned: some activity with a compensation succeeded, or may
     /// still say it did.
     fn awaits_compensation(&self) -> bool {
-        self.state == InstanceState::Cancelled
+        self.state() == InstanceState::Cancelled
             && self.compensation.is_none()
             && !reported(self)
             && self.activities.iter().any(|a| {
@@ -89,7 +89,10 @@ fn plan(inst: &Instance) -> Vec<ActivityId> {
 /// Begins the compensations of a cancelled or failed instance once every partition reported,
 /// when some succeeded activity has one; otherwise the instance stays as it ended.
 pub(crate) fn begin_if_due(inst: &mut Instance, ctx: &mut Ctx<'_>) {
-    let ended = matches!(inst.state, InstanceState::Cancelled | InstanceState::Failed);
+    let ended = matches!(
+        inst.state(),
+        InstanceState::Cancelled | InstanceState::Failed
+    );
     if !ended || inst.compensation.is_some() || !reported(inst) {
         return;
     }
@@ -148,7 +151,7 @@ pub(crate) fn on_answer(inst: &mut Instance, ctx: &mut Ctx<'_>, answer: &Compens
         .and_then(|c| c.order.get(c.done))
         .copied();
     let partition = view(inst, answer.activity).and_then(|v| v.partition);
-    if inst.state != InstanceState::Compensating
+    if inst.state() != InstanceState::Compensating
         || asked != Some(answer.activity)
         || partition != Some(answer.partition)
     {
@@ -206,7 +209,7 @@ fn end(inst: &mut Instance, ctx: &mut Ctx<'_>, id: ActivityId, outcome: Result<(
     }
     inst.finished_ms = Some(ctx.now);
     let what = Event::InstanceEnded {
-        state: inst.state,
+        state: inst.state(),
         detail: inst.detail.clone(),
     };
     ctx.log(inst, None, None, what);

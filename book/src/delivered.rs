@@ -21,7 +21,7 @@ impl Book {
             .instances
             .get_mut(&instance)
             .ok_or(BookError::UnknownInstance(instance))?;
-        if !inst.state.is_live() {
+        if !inst.state().is_live() {
             return Ok(Applied::default());
         }
         let mut node = None;
@@ -42,7 +42,7 @@ impl Book {
             self.refused.report(instance, Subject::Instance, step);
             inst.finished_ms = Some(now_ms);
             inst.detail = Some(format!("partition {partition} was refused: {reason}"));
-        } else if inst.state == InstanceState::Deploying && all_deployed(inst) {
+        } else if inst.state() == InstanceState::Deploying && all_deployed(inst) {
             let step = inst.step(InstanceEvent::AllDeployed);
             self.refused.report(instance, Subject::Instance, step);
         }

@@ -158,7 +158,7 @@ impl Book {
     ) -> Book {
         let live = instances
             .iter()
-            .filter(|i| !i.state.is_final())
+            .filter(|i| !i.state().is_final())
             .map(|i| i.id)
             .collect();
         Book {
@@ -309,7 +309,7 @@ impl Book {
         };
         f(inst, &mut ctx);
         recovery::settle(inst, &mut ctx);
-        if inst.state == InstanceState::Deploying && all_deployed(inst) {
+        if inst.state() == InstanceState::Deploying && all_deployed(inst) {
             let step = inst.step(InstanceEvent::AllDeployed);
             ctx.refused.report(id, Subject::Instance, step);
         }
@@ -326,7 +326,7 @@ impl Book {
     /// started, one that leaves it ended (again, after a rerun or its compensations): its responsible user is told (each happens once).
     fn track(&mut self, now_ms: u64, id: InstanceId, effects: &mut Vec<Effect>) {
         let (joined, left) = match self.instances.get(&id) {
-            Some(i) if !i.state.is_final() => (self.live.insert(id), false),
+            Some(i) if !i.state().is_final() => (self.live.insert(id), false),
             _ => (false, self.live.remove(&id)),
         };
         // One back under way for its recovery (a rerun: running; its compensations) did not
@@ -334,7 +334,7 @@ impl Book {
         let started = self
             .instances
             .get(&id)
-            .is_some_and(|i| i.state == InstanceState::Deploying);
+            .is_some_and(|i| i.state() == InstanceState::Deploying);
         if joined && started {
             let text = notices::started_text(&self.instances[&id]);
             self.notice(now_ms, id, None, notices::STARTED, text, effects);

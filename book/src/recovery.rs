@@ -373,7 +373,7 @@ pub(crate) fn notify_peer(
 /// outcomes to contingency activities waiting for them, and ends the instance when nothing
 /// can change any more.
 pub(crate) fn settle(inst: &mut Instance, ctx: &mut Ctx<'_>) {
-    if !inst.state.is_live() {
+    if !inst.state().is_live() {
         crate::compensation::begin_if_due(inst, ctx);
         return;
     }
@@ -381,7 +381,7 @@ pub(crate) fn settle(inst: &mut Instance, ctx: &mut Ctx<'_>) {
     // An interrupted instance starts nothing new: its contingency activities are placed when
     // it is resumed (a node that was not told of the interruption would run them at once).
     // A complete instance (its completion activity succeeded) places nothing more.
-    let holding = inst.state == InstanceState::Interrupted || inst.completed_by.is_some();
+    let holding = inst.state() == InstanceState::Interrupted || inst.completed_by.is_some();
     let pending: Vec<(ActivityId, ActivityId)> = inst
         .activities
         .iter()
@@ -452,7 +452,7 @@ fn finish_if_done(inst: &mut Instance, ctx: &mut Ctx<'_>) {
     }
     inst.finished_ms = Some(ctx.now);
     let what = Event::InstanceEnded {
-        state: inst.state,
+        state: inst.state(),
         detail: inst.detail.clone(),
     };
     ctx.log(inst, None, None, what);

@@ -124,14 +124,14 @@ fn what_reruns(
 /// Only a failed instance whose compensations did not start is rerun.
 fn check_instance(inst: &Instance) -> Result<(), String> {
     let id = inst.id;
-    match inst.state {
+    match inst.state() {
         InstanceState::Failed => Ok(()),
         InstanceState::Compensating
         | InstanceState::Compensated
         | InstanceState::CompensationFailed => Err(format!(
             "instance {id} is {}: its compensations have started (backward recovery), so it \
              is not rerun",
-            inst.state.as_str()
+            inst.state().as_str()
         )),
         state => Err(format!(
             "instance {id} is {}: only a failed instance is rerun",

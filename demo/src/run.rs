@@ -103,7 +103,7 @@ pub async fn run(file: Option<&Path>, timeout_secs: u64, hour_ms: u64) -> anyhow
     println!();
     print!("{}", table::instance(&inst));
     // Without a file, the demo goes on with people: a manual activity on worklists.
-    let people_ok = if file.is_none() && inst.state == InstanceState::Succeeded {
+    let people_ok = if file.is_none() && inst.state() == InstanceState::Succeeded {
         super::people::run(&client, dir.path(), &controller_addr, deadline).await?
     } else {
         true
@@ -112,7 +112,7 @@ pub async fn run(file: Option<&Path>, timeout_secs: u64, hour_ms: u64) -> anyhow
         node.stop().await;
     }
     controller.stop().await;
-    Ok(match inst.state {
+    Ok(match inst.state() {
         InstanceState::Succeeded if people_ok => ExitCode::SUCCESS,
         InstanceState::Succeeded => ExitCode::from(1),
         InstanceState::Failed
@@ -241,7 +241,7 @@ async fn follow(
             anyhow::bail!("instance {id} vanished");
         };
         show_progress(&inst, &mut shown);
-        if inst.state.is_final() {
+        if inst.state().is_final() {
             break Some(inst);
         }
         if !client.changed(seen, deadline).await {

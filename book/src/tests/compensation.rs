@@ -155,7 +155,7 @@ scenarios! {
         let fx = answer(&mut b, T0 + 80, 1, 1, true);
         assert!(asked(&fx).is_empty());
         let inst = b.instance(InstanceId(1)).expect("instance");
-        assert_eq!(inst.state, InstanceState::Compensated);
+        assert_eq!(inst.state(), InstanceState::Compensated);
         assert!(inst.is_settled());
         assert_eq!(inst.finished_ms, Some(T0 + 80));
         assert_eq!(inst.detail.as_deref(), Some("cancelled by an operator"));
@@ -217,7 +217,7 @@ scenarios! {
         let fx = answer(&mut b, T0 + 40, 2, 2, false);
         assert!(asked(&fx).is_empty(), "the first failure stops the rest");
         let inst = b.instance(InstanceId(1)).expect("instance");
-        assert_eq!(inst.state, InstanceState::CompensationFailed);
+        assert_eq!(inst.state(), InstanceState::CompensationFailed);
         assert_eq!(
             inst.detail.as_deref(),
             Some(
@@ -268,7 +268,7 @@ scenarios! {
         let last = cancelled_after_three(&mut b, false);
         assert!(asked(&last).is_empty());
         let inst = b.instance(InstanceId(1)).expect("instance");
-        assert_eq!(inst.state, InstanceState::Cancelled);
+        assert_eq!(inst.state(), InstanceState::Cancelled);
         assert_eq!(inst.compensation, None);
         assert!(inst.is_settled());
     }
@@ -286,7 +286,7 @@ scenarios! {
         assert_eq!(asked(&fx), vec![("peerA".to_owned(), 1, 1)]);
         answer(&mut restored, T0 + 80, 1, 1, true);
         assert_eq!(
-            restored.instance(InstanceId(1)).expect("i").state,
+            restored.instance(InstanceId(1)).expect("i").state(),
             InstanceState::Compensated
         );
     }

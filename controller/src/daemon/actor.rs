@@ -98,7 +98,7 @@ impl Actor for ControllerActor {
         after.changed = changes
             .instances
             .iter()
-            .map(|i| (i.id, i.is_settled(), i.state.as_str()))
+            .map(|i| (i.id, i.is_settled(), i.state().as_str()))
             .collect();
         let book_changed = !changes.nodes.is_empty()
             || !changes.removed_nodes.is_empty()
