@@ -77,8 +77,9 @@ pub struct Run {
 /// One activity of a run: its [`Life`] and the facts its record shows beside it.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct Progress {
-    /// Where it is.
-    pub life: Life,
+    /// Where it is; only `Run::step` changes it, through `lifecycle::transition` (read it
+    /// with [`Progress::life`]).
+    life: Life,
     /// When its preconditions and dependency rule held (it entered `Synchronizing`), in ms
     /// since the epoch.
     pub synchronized_ms: Option<u64>,
@@ -121,6 +122,11 @@ impl Progress {
             flag: None,
             earlier_tries: 0,
         }
+    }
+
+    /// Where it is.
+    pub fn life(&self) -> &Life {
+        &self.life
     }
 
     /// The number of its current try, counted over all its runs (0 the first): what names
