@@ -12,7 +12,7 @@
 //! controller neither asks twice nor forgets to (its outbox delivers what was staged), and a
 //! node's answer that comes again is ignored.
 
-use mobiwf_proto::{ActivityId, ActivityState, Compensate, Compensated, Message};
+use mobiwf_proto::{ActivityId, ActivityState, Compensate, Compensated, Message, Millis};
 use serde::{Deserialize, Serialize};
 
 use crate::history::Event;
@@ -77,7 +77,7 @@ fn plan(inst: &Instance) -> Vec<ActivityId> {
         .map(|a| {
             let at = a
                 .finished_us
-                .or_else(|| a.finished_ms.map(|ms| ms.saturating_mul(1000)))
+                .or_else(|| a.finished_ms.map(|ms| Millis(ms).as_micros()))
                 .unwrap_or(0);
             (at, a.id)
         })

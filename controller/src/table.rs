@@ -199,7 +199,10 @@ pub fn data(inst: &Instance, view: &crate::data::DataView) -> String {
             d.name,
             kind,
             label(inst, d.by),
-            at(inst.submitted_ms, Some(d.at_us / 1000)),
+            at(
+                inst.submitted_ms,
+                Some(Millis::from_micros(d.at_us).as_u64())
+            ),
             value.escape_debug()
         );
         out += line.trim_end();

@@ -381,14 +381,14 @@ impl Run {
         };
         let life = lifecycle::transition(&p.life, event)?;
         let before = std::mem::replace(&mut p.life, life);
-        let now_ms = now_us / 1000;
+        let now_ms = Millis::from_micros(now_us).as_u64();
         match p.life.kind() {
             StateKind::Synchronizing => p.synchronized_ms = Some(now_ms),
             StateKind::Ready => {
                 p.ready_ms.get_or_insert(now_ms);
             }
             StateKind::Running => {
-                p.started_ms = Some(now_us / 1000);
+                p.started_ms = Some(now_ms);
                 p.started_us = Some(now_us);
             }
             StateKind::RetryWait => {
@@ -401,7 +401,7 @@ impl Run {
             | StateKind::Failed
             | StateKind::Cancelled
             | StateKind::Skipped => {
-                p.finished_ms = Some(now_us / 1000);
+                p.finished_ms = Some(now_ms);
                 p.finished_us = Some(now_us);
                 p.note = None;
             }

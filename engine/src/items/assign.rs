@@ -5,7 +5,7 @@
 use std::collections::BTreeSet;
 
 use mobiwf_people::{Choice, Directory, Load};
-use mobiwf_proto::{ActivityId, NodeId, UserId};
+use mobiwf_proto::{ActivityId, Millis, NodeId, UserId};
 use mobiwf_xml_schema::{ActivityKind, Method, People};
 
 use super::lifecycle::{CopyEvent, NotAllowed};
@@ -16,7 +16,7 @@ use crate::{Effect, Engine};
 impl Engine {
     /// The time of the input being applied, in ms.
     pub(crate) fn now_ms(&self) -> u64 {
-        self.now_us / 1000
+        Millis::from_micros(self.now_us).as_u64()
     }
 
     /// The people extensions of an activity that goes to people's worklists; `None` for

@@ -22,7 +22,9 @@ use std::sync::Arc;
 
 use libp2p::Multiaddr;
 use mobiwf_engine::{Refusal, WorkItem};
-use mobiwf_proto::{ActivityId, ActivityTypeId, InstanceId, NodeId, NodeName, PartitionId, UserId};
+use mobiwf_proto::{
+    ActivityId, ActivityTypeId, InstanceId, Millis, NodeId, NodeName, PartitionId, UserId,
+};
 use mobiwf_runtime::api_auth;
 use mobiwf_runtime::daemon::{self, Base, Daemon, Setup};
 use mobiwf_runtime::mesh::Inbound;
@@ -405,7 +407,8 @@ pub async fn start(config: NodeConfig) -> anyhow::Result<Node> {
         &base.addrs,
     )?;
     // Copies for offline work resume at once, not at the first event.
-    actor.copy_items(mobiwf_runtime::process::now_us() / 1000);
+    let now = mobiwf_runtime::process::now_us();
+    actor.copy_items(Millis::from_micros(now).as_u64());
     base.tasks
         .push(daemon::timer(deadline_rx, base.events.clone(), || {
             Event::Tick
