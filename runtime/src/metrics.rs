@@ -135,18 +135,6 @@ impl Metrics {
             m.duplicates.clone(),
         );
         registry.register(
-            "engine_transitions_refused",
-            "Changes of state of an activity or a work item copy the engine asked for and a \
-             lifecycle table refused (a bug: nothing changed)",
-            m.transitions_refused.clone(),
-        );
-        registry.register(
-            "book_transitions_refused",
-            "Changes of state the controller's book asked for and a lifecycle table refused, by \
-             lifecycle, state and event (a bug: nothing changed)",
-            m.book_transitions_refused.clone(),
-        );
-        registry.register(
             "activities_started",
             "Activities started on this node",
             m.activities_started.clone(),
@@ -174,6 +162,7 @@ impl Metrics {
             m.runs_in_memory.clone(),
         );
         m.register_relay(&mut registry);
+        m.register_refused_transitions(&mut registry);
         m.register_protection(&mut registry);
         m.register_instances(&mut registry);
         Metrics { registry, ..m }
@@ -194,6 +183,23 @@ impl Metrics {
             "relayed_connections",
             "Connections of this daemon established through a relay (dialled or accepted)",
             self.relay.relayed_connections.clone(),
+        );
+    }
+
+    /// The counters of the transitions a core asked for and a lifecycle table refused: bugs
+    /// of the node's engine or the controller's book, which changed nothing.
+    fn register_refused_transitions(&self, registry: &mut Registry) {
+        registry.register(
+            "engine_transitions_refused",
+            "Changes of state of an activity or a work item copy the engine asked for and a \
+             lifecycle table refused (a bug: nothing changed)",
+            self.transitions_refused.clone(),
+        );
+        registry.register(
+            "book_transitions_refused",
+            "Changes of state the controller's book asked for and a lifecycle table refused, by \
+             lifecycle, state and event (a bug: nothing changed)",
+            self.book_transitions_refused.clone(),
         );
     }
 
