@@ -30,9 +30,9 @@ impl Book {
                 None => PartitionEvent::Acknowledged,
                 Some(_) => PartitionEvent::Refused,
             };
-            // Refused for a partition whose result came back or that was rerun (the delivery
-            // comes through the outbox, the result as a message: either can be first): a
-            // word that changes nothing.
+            // Refused for a partition whose result (in time or late) came before it: the
+            // acknowledgement comes through the outbox, the result as a message of its own,
+            // either first. It says nothing the result did not.
             let _ = p.step(&event);
             node = Some(p.node.clone());
         }
