@@ -44,7 +44,7 @@ scenarios! {
             .expect("delivered");
         }
         assert_eq!(
-            b.instance(InstanceId(1)).expect("instance").state,
+            b.instance(InstanceId(1)).expect("instance").state(),
             InstanceState::Running
         );
         let report = Message::Report {
@@ -87,7 +87,7 @@ scenarios! {
                 .to_vec(),
         );
         assert_eq!(
-            b.instance(InstanceId(1)).expect("instance").state,
+            b.instance(InstanceId(1)).expect("instance").state(),
             InstanceState::Running
         );
         result(
@@ -99,7 +99,7 @@ scenarios! {
                 .to_vec(),
         );
         let inst = b.instance(InstanceId(1)).expect("instance");
-        assert_eq!(inst.state, InstanceState::Succeeded);
+        assert_eq!(inst.state(), InstanceState::Succeeded);
         assert_eq!(inst.finished_ms, Some(9));
         assert!(
             inst.activities
@@ -135,7 +135,7 @@ scenarios! {
                 .to_vec(),
         );
         assert_eq!(
-            b.instance(InstanceId(1)).expect("instance").state,
+            b.instance(InstanceId(1)).expect("instance").state(),
             InstanceState::Succeeded
         );
         // A1 (16) has contingency -1.
@@ -158,7 +158,7 @@ scenarios! {
                 .to_vec(),
         );
         assert_eq!(
-            b.instance(InstanceId(2)).expect("instance").state,
+            b.instance(InstanceId(2)).expect("instance").state(),
             InstanceState::Failed
         );
     }
@@ -179,7 +179,7 @@ scenarios! {
         )
         .expect("delivered");
         let inst = b.instance(InstanceId(1)).expect("instance");
-        assert_eq!(inst.state, InstanceState::Failed);
+        assert_eq!(inst.state(), InstanceState::Failed);
         assert_eq!(inst.detail.as_deref(), Some("partition 2 was refused: bad"));
     }
 
