@@ -173,6 +173,8 @@ fn a_device_cut_off_from_its_host_still_raises_the_deadline_notices() {
     );
     let id = mesh.controller.submit(&file);
     mesh.wait_item("alice", id, 1, "offered");
+    // Both devices hold the offer before the host goes: what follows is theirs alone.
+    mesh.wait_item("bob", id, 1, "offered");
     mesh.h.kill();
     let cut_ms = now_ms();
 

@@ -12,12 +12,12 @@
 //! controller neither asks twice nor forgets to (its outbox delivers what was staged), and a
 //! node's answer that comes again is ignored.
 
-use mobiwf_proto::{ActivityId, ActivityState, Compensate, Compensated, Message};
+use mobiwf_proto::{ActivityId, ActivityState, Compensate, Compensated, Message, Millis};
 use serde::{Deserialize, Serialize};
 
 use crate::history::Event;
 use crate::recovery::{Ctx, label, label_text, view};
-use crate::{ActivityLifecycle, Instance, InstanceEvent, InstanceState};
+use crate::{ActivityLifecycle, Instance, InstanceEvent, InstanceState, Subject};
 
 /// An instance's backward recovery: its compensations in the order they run, and how far
 /// they got.
@@ -37,14 +37,14 @@ impl Instance {
     /// compensation waits for its cancelled activities' nodes to report (`wait` waits for
     /// this).
     pub fn is_settled(&self) -> bool {
-        self.state.is_final() && !self.awaits_compensation()
+        self.state().is_final() && !self.awaits_compensation()
     }
 
     /// True while a cancelled instance waits for its partitions' last words before its
     /// compensations can be planned: some activity with a compensation succeeded, or may
     /// still say it did.
     fn awaits_compensation(&self) -> bool {
-        self.state == InstanceState::Cancelled
+        self.state() == InstanceState::Cancelled
             && self.compensation.is_none()
             && !reported(self)
             && self.activities.iter().any(|a| {
@@ -77,7 +77,7 @@ fn plan(inst: &Instance) -> Vec<ActivityId> {
         .map(|a| {
             let at = a
                 .finished_us
-                .or_else(|| a.finished_ms.map(|ms| ms.saturating_mul(1000)))
+                .or_else(|| a.finished_ms.map(|ms| Millis(ms).as_micros()))
                 .unwrap_or(0);
             (at, a.id)
         })
@@ -89,7 +89,10 @@ fn plan(inst: &Instance) -> Vec<ActivityId> {
 /// Begins the compensations of a cancelled or failed instance once every partition reported,
 /// when some succeeded activity has one; otherwise the instance stays as it ended.
 pub(crate) fn begin_if_due(inst: &mut Instance, ctx: &mut Ctx<'_>) {
-    let ended = matches!(inst.state, InstanceState::Cancelled | InstanceState::Failed);
+    let ended = matches!(
+        inst.state(),
+        InstanceState::Cancelled | InstanceState::Failed
+    );
     if !ended || inst.compensation.is_some() || !reported(inst) {
         return;
     }
@@ -148,7 +151,7 @@ pub(crate) fn on_answer(inst: &mut Instance, ctx: &mut Ctx<'_>, answer: &Compens
         .and_then(|c| c.order.get(c.done))
         .copied();
     let partition = view(inst, answer.activity).and_then(|v| v.partition);
-    if inst.state != InstanceState::Compensating
+    if inst.state() != InstanceState::Compensating
         || asked != Some(answer.activity)
         || partition != Some(answer.partition)
     {
@@ -183,8 +186,9 @@ fn end(inst: &mut Instance, ctx: &mut Ctx<'_>, id: ActivityId, outcome: Result<(
                 ask_next(inst, ctx);
                 return;
             }
-            // Allowed: the instance is compensating (checked by the callers).
-            let _ = inst.step(InstanceEvent::Compensated);
+            // The instance is compensating (checked by the callers).
+            let step = inst.step(InstanceEvent::Compensated);
+            ctx.refused.report(inst.id, Subject::Instance, step);
         }
         Err(why) => {
             c.failed = Some((id, why.clone()));
@@ -199,12 +203,13 @@ fn end(inst: &mut Instance, ctx: &mut Ctx<'_>, id: ActivityId, outcome: Result<(
                 "the compensation of {}{on} failed: {why} (compensating because {cause})",
                 label_text(inst, id)
             ));
-            let _ = inst.step(InstanceEvent::CompensationFailed);
+            let step = inst.step(InstanceEvent::CompensationFailed);
+            ctx.refused.report(inst.id, Subject::Instance, step);
         }
     }
     inst.finished_ms = Some(ctx.now);
     let what = Event::InstanceEnded {
-        state: inst.state,
+        state: inst.state(),
         detail: inst.detail.clone(),
     };
     ctx.log(inst, None, None, what);

@@ -17,7 +17,7 @@ use crate::recovery::{
 };
 use crate::{
     ActivityEvent, ActivityLifecycle, ActivityView, Instance, NodeInfo, PartitionView, Replacement,
-    format_time,
+    Subject, format_time,
 };
 
 /// True for a failed activity whose contingency activity is still to be placed.
@@ -113,8 +113,9 @@ pub(crate) fn place(inst: &mut Instance, ctx: &mut Ctx<'_>, a: ActivityId, x: Ac
 /// Contingency activity `x` is in use already: the successors of `a` are cancelled instead.
 fn block_instead(inst: &mut Instance, ctx: &mut Ctx<'_>, a: ActivityId, x: ActivityId) {
     if let Some(v) = view_mut(inst, a) {
-        // Allowed: `a` awaits its stand-in (`settle` asked).
-        let _ = v.step(&ActivityEvent::StandInInUse);
+        // `a` awaits its stand-in (`settle` asked).
+        let step = v.step(&ActivityEvent::StandInInUse);
+        ctx.refused.report(inst.id, Subject::Activity(a), step);
     }
     let what = Event::ContingencyInUse {
         contingency: label(inst, x),
@@ -230,9 +231,15 @@ fn record_placement(
     let pid = PartitionId(inst.partitions.iter().map(|p| p.id.0).max().unwrap_or(0) + 1);
     inst.partitions
         .push(PartitionView::sent(pid, node, None, Some(a)));
+    let id = inst.id;
     if let Some(v) = view_mut(inst, x) {
-        // Allowed: `x` is not placed (`place` checked).
-        let _ = v.step(&ActivityEvent::Placed);
+        // `x` is not placed (`place` checked), but it may have been withdrawn already (a
+        // node said it waited too long for it): `placed` is then refused, and `x` placed all
+        // the same. Reachable (the property test reaches it), so counted and logged but not
+        // loud under test.
+        if let Err(refusal) = v.step(&ActivityEvent::Placed) {
+            ctx.refused.record(id, Subject::Activity(x), refusal);
+        }
         v.partition = Some(pid);
         v.node = Some(node.name.clone());
         v.stands_for = Some(a);
@@ -240,8 +247,9 @@ fn record_placement(
         v.detail = None;
     }
     if let Some(v) = view_mut(inst, a) {
-        // Allowed: `a` awaits its stand-in (`settle` asked).
-        let _ = v.step(&ActivityEvent::StandInPlaced(x));
+        // `a` awaits its stand-in (`settle` asked).
+        let step = v.step(&ActivityEvent::StandInPlaced(x));
+        ctx.refused.report(id, Subject::Activity(a), step);
     }
     let what = Event::ContingencyPlaced {
         contingency: label(inst, x),

@@ -22,7 +22,7 @@ impl Book {
         if apply_control(inst, now_ms, action).is_err() {
             return Err(BookError::NotNow {
                 instance: id,
-                state: inst.state.as_str(),
+                state: inst.state().as_str(),
                 action: action.as_str(),
             });
         }

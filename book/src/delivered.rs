@@ -4,7 +4,9 @@
 use mobiwf_proto::{InstanceId, PartitionId};
 
 use crate::history::Event;
-use crate::{Applied, Book, BookError, InstanceEvent, InstanceState, PartitionEvent, all_deployed};
+use crate::{
+    Applied, Book, BookError, InstanceEvent, InstanceState, PartitionEvent, Subject, all_deployed,
+};
 
 impl Book {
     /// A node acknowledged (`refused` is `None`) or refused a partition.
@@ -15,8 +17,11 @@ impl Book {
         partition: PartitionId,
         refused: Option<String>,
     ) -> Result<Applied, BookError> {
-        let inst = self.instance_mut(instance)?;
-        if !inst.state.is_live() {
+        let inst = self
+            .instances
+            .get_mut(&instance)
+            .ok_or(BookError::UnknownInstance(instance))?;
+        if !inst.state().is_live() {
             return Ok(Applied::default());
         }
         let mut node = None;
@@ -25,17 +30,21 @@ impl Book {
                 None => PartitionEvent::Acknowledged,
                 Some(_) => PartitionEvent::Refused,
             };
-            // Refused: an acknowledgement or refusal after its result changes nothing.
+            // Refused for a partition whose result (in time or late) came before it: the
+            // acknowledgement comes through the outbox, the result as a message of its own,
+            // either first. It says nothing the result did not.
             let _ = p.step(&event);
             node = Some(p.node.clone());
         }
         if let Some(reason) = &refused {
-            // Allowed: the instance is not final (checked above).
-            let _ = inst.step(InstanceEvent::Refused);
+            // The instance is not final (checked above).
+            let step = inst.step(InstanceEvent::Refused);
+            self.refused.report(instance, Subject::Instance, step);
             inst.finished_ms = Some(now_ms);
             inst.detail = Some(format!("partition {partition} was refused: {reason}"));
-        } else if inst.state == InstanceState::Deploying && all_deployed(inst) {
-            let _ = inst.step(InstanceEvent::AllDeployed);
+        } else if inst.state() == InstanceState::Deploying && all_deployed(inst) {
+            let step = inst.step(InstanceEvent::AllDeployed);
+            self.refused.report(instance, Subject::Instance, step);
         }
         let what = match refused {
             Some(reason) => Event::Refused { partition, reason },

@@ -29,6 +29,7 @@ mod notices;
 mod overdue;
 mod placement;
 mod recovery;
+mod refused;
 mod reports;
 mod rerun;
 mod retained;
@@ -62,6 +63,7 @@ pub use model::{
 };
 pub use placement::{Placement, PlacementError, place};
 use recovery::Ctx;
+pub use refused::{MAX_REFUSALS_KEPT, Refusals, RefusedTransition, Subject};
 pub use rerun::PendingRerun;
 pub use retained::{InstanceSummary, Recalled};
 pub use submit::format_time;
@@ -94,6 +96,8 @@ pub struct Book {
     dirty_people: bool,
     /// The length of an hour for `<deadline>`s, in ms (`--hour-ms`).
     hour_ms: u64,
+    /// The transitions a lifecycle table refused since the daemon last took them.
+    refused: Refusals,
 }
 
 /// What changed since the last [`Book::take_changes`].
@@ -133,6 +137,7 @@ impl Default for Book {
             last_request: 0,
             dirty_people: false,
             hour_ms: mobiwf_proto::DEFAULT_HOUR_MS,
+            refused: Refusals::default(),
         }
     }
 }
@@ -153,7 +158,7 @@ impl Book {
     ) -> Book {
         let live = instances
             .iter()
-            .filter(|i| !i.state.is_final())
+            .filter(|i| !i.state().is_final())
             .map(|i| i.id)
             .collect();
         Book {
@@ -298,12 +303,13 @@ impl Book {
             now: now_ms,
             routing: &self.routing,
             hour_ms: self.hour_ms,
+            refused: &mut self.refused,
         };
         f(inst, &mut ctx);
         recovery::settle(inst, &mut ctx);
-        if inst.state == InstanceState::Deploying && all_deployed(inst) {
-            // Allowed from `Deploying`, just checked.
-            let _ = inst.step(InstanceEvent::AllDeployed);
+        if inst.state() == InstanceState::Deploying && all_deployed(inst) {
+            let step = inst.step(InstanceEvent::AllDeployed);
+            ctx.refused.report(id, Subject::Instance, step);
         }
         let ended = notices::newly_ended(inst, &was_final);
         self.dirty_instances.insert(id);
@@ -318,7 +324,7 @@ impl Book {
     /// started, one that leaves it ended (again, after a rerun or its compensations): its responsible user is told (each happens once).
     fn track(&mut self, now_ms: u64, id: InstanceId, effects: &mut Vec<Effect>) {
         let (joined, left) = match self.instances.get(&id) {
-            Some(i) if !i.state.is_final() => (self.live.insert(id), false),
+            Some(i) if !i.state().is_final() => (self.live.insert(id), false),
             _ => (false, self.live.remove(&id)),
         };
         // One back under way for its recovery (a rerun: running; its compensations) did not
@@ -326,7 +332,7 @@ impl Book {
         let started = self
             .instances
             .get(&id)
-            .is_some_and(|i| i.state == InstanceState::Deploying);
+            .is_some_and(|i| i.state() == InstanceState::Deploying);
         if joined && started {
             let text = notices::started_text(&self.instances[&id]);
             self.notice(now_ms, id, None, notices::STARTED, text, effects);

@@ -128,7 +128,7 @@ pub(crate) fn started_text(inst: &Instance) -> String {
 /// The words of the notice that an instance ended.
 pub(crate) fn ended_text(inst: &Instance) -> String {
     let why = inst.detail.as_deref().unwrap_or("no reason given");
-    match inst.state {
+    match inst.state() {
         InstanceState::Succeeded => format!("{} succeeded", named(inst)),
         InstanceState::Cancelled => format!("{} was cancelled: {why}", named(inst)),
         InstanceState::Compensated => {

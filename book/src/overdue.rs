@@ -9,7 +9,7 @@ use crate::chain::{self, Way};
 use crate::history::{Event, OverdueThen};
 use crate::recovery::{self, Ctx, label, label_text};
 use crate::{
-    ActivityEvent, Applied, Book, BookError, Effect, Grace, Instance, OVERDUE_GRACE_MS,
+    ActivityEvent, Applied, Book, BookError, Effect, Grace, Instance, OVERDUE_GRACE_MS, Subject,
     check_sender,
 };
 
@@ -120,8 +120,10 @@ fn said_overdue(inst: &mut Instance, ctx: &mut Ctx<'_>, from_peer: &NodeId, said
                     at_ms: ctx.now + OVERDUE_GRACE_MS,
                     reason: waited,
                 };
-                // Allowed: it is not final and not overdue (checked above).
-                let _ = v.step(&ActivityEvent::SaidOverdue(grace));
+                // It is not final and not overdue (checked above).
+                let step = v.step(&ActivityEvent::SaidOverdue(grace));
+                ctx.refused
+                    .report(inst.id, Subject::Activity(precondition), step);
             }
         }
     } else {

@@ -18,7 +18,7 @@ use crate::history::{Event, History, Label};
 use crate::hub::Routing;
 use crate::{
     ActivityEvent, ActivityView, Effect, Instance, InstanceEvent, InstanceState, NodeInfo,
-    PartitionEvent, PartitionView,
+    PartitionEvent, PartitionView, Refusals, Subject,
 };
 
 /// What the recovery rules need besides the instance: borrowed from the book's other fields.
@@ -31,6 +31,8 @@ pub(crate) struct Ctx<'a> {
     pub routing: &'a Routing,
     /// The length of an hour for `<deadline>`s (`--hour-ms`).
     pub hour_ms: u64,
+    /// The transitions a lifecycle table refused (a bug), for the daemon.
+    pub refused: &'a mut Refusals,
 }
 
 impl Ctx<'_> {
@@ -376,7 +378,7 @@ pub(crate) fn notify_peer(
 /// outcomes to contingency activities waiting for them, and ends the instance when nothing
 /// can change any more.
 pub(crate) fn settle(inst: &mut Instance, ctx: &mut Ctx<'_>) {
-    if !inst.state.is_live() {
+    if !inst.state().is_live() {
         crate::compensation::begin_if_due(inst, ctx);
         return;
     }
@@ -384,7 +386,7 @@ pub(crate) fn settle(inst: &mut Instance, ctx: &mut Ctx<'_>) {
     // An interrupted instance starts nothing new: its contingency activities are placed when
     // it is resumed (a node that was not told of the interruption would run them at once).
     // A complete instance (its completion activity succeeded) places nothing more.
-    let holding = inst.state == InstanceState::Interrupted || inst.completed_by.is_some();
+    let holding = inst.state() == InstanceState::Interrupted || inst.completed_by.is_some();
     let pending: Vec<(ActivityId, ActivityId)> = inst
         .activities
         .iter()
@@ -445,16 +447,17 @@ fn finish_if_done(inst: &mut Instance, ctx: &mut Ctx<'_>) {
             a.detail.as_deref().unwrap_or("no reason given")
         )
     });
-    // Allowed: the instance is not final (`settle` checked).
-    let _ = inst.step(InstanceEvent::Ended {
+    // The instance is not final (`settle` checked).
+    let step = inst.step(InstanceEvent::Ended {
         failed: why.is_some(),
     });
+    ctx.refused.report(inst.id, Subject::Instance, step);
     if why.is_some() {
         inst.detail = why;
     }
     inst.finished_ms = Some(ctx.now);
     let what = Event::InstanceEnded {
-        state: inst.state,
+        state: inst.state(),
         detail: inst.detail.clone(),
     };
     ctx.log(inst, None, None, what);

@@ -13,7 +13,7 @@ use crate::history::{Event, Label};
 use crate::recovery::{Ctx, label};
 use crate::{
     ActivityEvent, ActivityLifecycle, ActivityView, Applied, Book, BookError,
-    CANCELLED_BY_OPERATOR, Instance, PartitionEvent, check_sender,
+    CANCELLED_BY_OPERATOR, Instance, PartitionEvent, Subject, check_sender,
 };
 
 impl Book {
@@ -52,7 +52,9 @@ impl Book {
             }
             if let Some(p) = inst.partitions.iter_mut().find(|p| p.id == partition) {
                 // Every state takes a result (again, or late).
-                let _ = p.step(&PartitionEvent::Result);
+                let step = p.step(&PartitionEvent::Result);
+                ctx.refused
+                    .report(inst.id, Subject::Partition(partition), step);
                 let (late, node) = (p.lifecycle().is_given_up(), p.node.clone());
                 let what = if late {
                     Event::LateResult { partition }

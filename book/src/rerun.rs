@@ -26,7 +26,7 @@ use crate::history::Event;
 use crate::recovery::{Ctx, label, label_text, partition, view, view_mut};
 use crate::{
     ActivityEvent, ActivityLifecycle, Applied, Book, BookError, Instance, InstanceEvent,
-    InstanceState, PartitionEvent, Replacement,
+    InstanceState, PartitionEvent, Replacement, Subject,
 };
 
 /// A rerun whose last message waits for the others' acknowledgements.
@@ -124,14 +124,14 @@ fn what_reruns(
 /// Only a failed instance whose compensations did not start is rerun.
 fn check_instance(inst: &Instance) -> Result<(), String> {
     let id = inst.id;
-    match inst.state {
+    match inst.state() {
         InstanceState::Failed => Ok(()),
         InstanceState::Compensating
         | InstanceState::Compensated
         | InstanceState::CompensationFailed => Err(format!(
             "instance {id} is {}: its compensations have started (backward recovery), so it \
              is not rerun",
-            inst.state.as_str()
+            inst.state().as_str()
         )),
         state => Err(format!(
             "instance {id} is {}: only a failed instance is rerun",
@@ -230,8 +230,9 @@ fn restart(
     again: &[ActivityId],
     deadlines: &[(PartitionId, Duration)],
 ) {
-    // Allowed: the instance is failed (checked before).
-    let _ = inst.step(InstanceEvent::Rerun);
+    // The instance is failed (checked before).
+    let step = inst.step(InstanceEvent::Rerun);
+    ctx.refused.report(inst.id, Subject::Instance, step);
     inst.detail = None;
     inst.finished_ms = None;
     let mut partitions = BTreeSet::new();
@@ -252,6 +253,8 @@ fn restart(
         .iter_mut()
         .filter(|p| partitions.contains(&p.id))
     {
+        // Refused only by a partition whose result is not back (its instance failed on
+        // another partition's refusal): it stays deployed, where a rerun puts it.
         let _ = p.step(&PartitionEvent::Rerun);
         if let Some((_, time_out)) = deadlines.iter().find(|(id, _)| *id == p.id) {
             let deadline = Millis(ctx.now).saturating_add(*time_out);

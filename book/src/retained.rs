@@ -47,7 +47,7 @@ impl Instance {
             id: self.id,
             workflow: self.workflow,
             description: self.description.clone(),
-            state: self.state,
+            state: self.state(),
             detail: self.detail.clone(),
             submitted_ms: self.submitted_ms,
             finished_ms: self.finished_ms,
@@ -148,7 +148,7 @@ impl Book {
             return Ok(Applied::default());
         }
         let def = self.parsed(&definition, &format!("stored definition of instance {id}"))?;
-        if !instance.state.is_final() {
+        if !instance.state().is_final() {
             self.live.insert(id);
         }
         self.definitions.insert(id, def);

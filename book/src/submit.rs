@@ -13,8 +13,8 @@ use mobiwf_xml_schema::{
 
 use crate::history::Event;
 use crate::{
-    ActivityView, Applied, Book, BookError, Effect, Instance, InstanceState, NodeInfo,
-    PartitionView, Placement, RECENT_DEFINITIONS, place,
+    ActivityView, Applied, Book, BookError, Effect, Instance, NodeInfo, PartitionView, Placement,
+    RECENT_DEFINITIONS, place,
 };
 
 impl Book {
@@ -76,25 +76,8 @@ impl Book {
             source: source.to_owned(),
             partitions: partitions.iter().map(|p| (p.id, p.node.clone())).collect(),
         };
-        self.instances.insert(
-            id,
-            Instance {
-                id,
-                workflow: def.id,
-                description: def.description.clone(),
-                state: InstanceState::Deploying,
-                detail: None,
-                submitted_ms: now_ms,
-                finished_ms: None,
-                partitions,
-                activities,
-                responsible,
-                items: BTreeMap::new(),
-                completed_by: None,
-                compensation: None,
-                rerun: None,
-            },
-        );
+        let inst = Instance::submitted(id, &def, now_ms, partitions, activities, responsible);
+        self.instances.insert(id, inst);
         self.dirty_instances.insert(id);
         self.history.push(id, now_ms, None, None, what);
         self.track(now_ms, id, &mut effects);

@@ -78,10 +78,10 @@ impl Book {
             .get(&instance)
             .ok_or(BookError::UnknownInstance(instance))?;
         let refuse = |why: String| Err(BookError::People(why));
-        if !inst.state.is_live() {
+        if !inst.state().is_live() {
             return refuse(format!(
                 "instance {instance} is {}: its work items are closed",
-                inst.state.as_str()
+                inst.state().as_str()
             ));
         }
         let Some(a) = view(inst, activity) else {

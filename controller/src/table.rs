@@ -134,12 +134,12 @@ pub fn instance(inst: &Instance) -> String {
         } else {
             format!(", {}", inst.description)
         },
-        inst.state.as_str()
+        inst.state().as_str()
     );
     if let Some(d) = &inst.detail {
         out += &format!(" ({d})");
     }
-    if inst.state == InstanceState::Interrupted {
+    if inst.state() == InstanceState::Interrupted {
         out += " (nothing new starts until `resume`)";
     }
     out += "\n";
@@ -199,7 +199,10 @@ pub fn data(inst: &Instance, view: &crate::data::DataView) -> String {
             d.name,
             kind,
             label(inst, d.by),
-            at(inst.submitted_ms, Some(d.at_us / 1000)),
+            at(
+                inst.submitted_ms,
+                Some(Millis::from_micros(d.at_us).as_u64())
+            ),
             value.escape_debug()
         );
         out += line.trim_end();
@@ -338,22 +341,13 @@ mod tests {
             "abandoned": "partner P2 stopped answering (no answer for 10 s)",
         }))
         .expect("a partition view");
-        let inst = Instance {
-            id: InstanceId(3),
-            workflow: WorkflowId(18),
-            description: String::new(),
-            state: InstanceState::Interrupted,
-            detail: None,
-            submitted_ms: 0,
-            finished_ms: None,
-            partitions: vec![given_up],
-            activities: vec![a2, a2b, a4, spare],
-            responsible: None,
-            items: Default::default(),
-            completed_by: None,
-            compensation: None,
-            rerun: None,
-        };
+        // Its state is the book's to change: the instance is read as the store has it.
+        let inst: Instance = serde_json::from_value(serde_json::json!({
+            "id": InstanceId(3), "workflow": WorkflowId(18), "description": "",
+            "state": InstanceState::Interrupted, "detail": null, "submitted_ms": 0,
+            "finished_ms": null, "partitions": [given_up], "activities": [a2, a2b, a4, spare],
+        }))
+        .expect("an instance");
         let text = instance(&inst);
         let line = |id: &str| {
             text.lines()

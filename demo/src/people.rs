@@ -185,7 +185,7 @@ async fn finish(
     deadline: tokio::time::Instant,
 ) -> anyhow::Result<bool> {
     let inst = client.wait(id, deadline).await?;
-    let state = inst.as_ref().map(|i| i.state);
+    let state = inst.as_ref().map(|i| i.state());
     println!(
         "instance {id}: {}",
         state.map_or("vanished", InstanceState::as_str)

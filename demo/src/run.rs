@@ -103,7 +103,7 @@ pub async fn run(file: Option<&Path>, timeout_secs: u64, hour_ms: u64) -> anyhow
     println!();
     print!("{}", table::instance(&inst));
     // Without a file, the demo goes on with people: a manual activity on worklists.
-    let people_ok = if file.is_none() && inst.state == InstanceState::Succeeded {
+    let people_ok = if file.is_none() && inst.state() == InstanceState::Succeeded {
         super::people::run(&client, dir.path(), &controller_addr, deadline).await?
     } else {
         true
@@ -112,7 +112,7 @@ pub async fn run(file: Option<&Path>, timeout_secs: u64, hour_ms: u64) -> anyhow
         node.stop().await;
     }
     controller.stop().await;
-    Ok(exit_code(inst.state, people_ok, id, timeout_secs))
+    Ok(exit_code(inst.state(), people_ok, id, timeout_secs))
 }
 
 /// The demo's exit status once instance `id` is in `state` (and the people part went as
@@ -248,7 +248,7 @@ async fn follow(
             anyhow::bail!("instance {id} vanished");
         };
         show_progress(&inst, &mut shown);
-        if inst.state.is_final() {
+        if inst.state().is_final() {
             break Some(inst);
         }
         if !client.changed(seen, deadline).await {

@@ -131,7 +131,7 @@ async fn run_instances(m: &Mesh, count: usize) -> Vec<mobiwf_proto::InstanceId> 
             .await
             .expect("ask")
             .expect("instance");
-        assert_eq!(inst.state, InstanceState::Succeeded, "{inst:#?}");
+        assert_eq!(inst.state(), InstanceState::Succeeded, "{inst:#?}");
         for a in &inst.activities {
             assert_eq!(a.state(), ActivityState::Succeeded, "{a:?}");
             let expected = if [16, 17, 18].contains(&a.id.0) {
@@ -369,7 +369,7 @@ async fn time_to_wait_starts_an_activity_whose_preconditions_are_late() {
         .await
         .expect("ask")
         .expect("instance");
-    assert_eq!(inst.state, InstanceState::Succeeded, "{inst:#?}");
+    assert_eq!(inst.state(), InstanceState::Succeeded, "{inst:#?}");
     let a5 = inst.activities.iter().find(|a| a.id.0 == 20).expect("A5");
     assert!(
         a5.emergency && a5.state() == ActivityState::Succeeded,
@@ -408,7 +408,7 @@ async fn an_activity_over_its_time_out_is_killed_and_fails_the_instance_with_the
         .await
         .expect("ask")
         .expect("instance");
-    assert_eq!(inst.state, InstanceState::Failed, "{inst:#?}");
+    assert_eq!(inst.state(), InstanceState::Failed, "{inst:#?}");
     let state = |id: u64| {
         inst.activities
             .iter()

@@ -115,7 +115,7 @@ impl Engine {
         };
         let mut ended = Vec::new();
         for act in &run.doc().activities {
-            let Some(p) = run.progress(act.id).filter(|p| !p.life.is_final()) else {
+            let Some(p) = run.progress(act.id).filter(|p| !p.life().is_final()) else {
                 continue;
             };
             let event = if known.cancelled {
@@ -133,7 +133,7 @@ impl Engine {
             } else {
                 continue;
             };
-            if matches!(p.life, Life::Running { .. }) && runs_command(act) {
+            if matches!(p.life(), Life::Running { .. }) && runs_command(act) {
                 let why = match &event {
                     Event::Cancel { detail } | Event::Withdraw { detail } => detail.clone(),
                     _ => String::new(),

@@ -67,8 +67,8 @@ impl Engine {
                 reason: flaw.reason().to_owned(),
             });
         }
-        let waiting_to_retry = matches!(p.life, Life::RetryWait { .. });
-        let (try_number, ready) = (p.try_number(), p.life == Life::Ready);
+        let waiting_to_retry = matches!(p.life(), Life::RetryWait { .. });
+        let (try_number, ready) = (p.try_number(), *p.life() == Life::Ready);
         let interrupted = self.known.get(&instance).is_some_and(|k| k.interrupted);
         if by == Finisher::Person && ready && interrupted {
             // Taking it up and finishing it would start it: not while the instance is held.

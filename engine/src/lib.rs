@@ -56,7 +56,9 @@ mod view;
 
 use std::collections::{BTreeMap, BTreeSet};
 
-use mobiwf_proto::{ActivityId, ActivityState, InstanceId, Location, Message, NodeId, PartitionId};
+use mobiwf_proto::{
+    ActivityId, ActivityState, InstanceId, Location, Message, Millis, NodeId, PartitionId,
+};
 
 pub use compensate::Undo;
 pub use data::{Carried, Missing};
@@ -69,7 +71,7 @@ pub use items::{
 pub use known::{Known, MAX_SUBSTITUTIONS};
 pub use lifecycle::{Event, Life};
 pub use refusal::Refusal;
-pub use refused::{MAX_REFUSALS_KEPT, Refusals, RefusedTransition};
+pub use refused::{MAX_REFUSALS_KEPT, Refusals, Refused, RefusedTransition};
 pub use retire::StoredInstance;
 pub use run::{Progress, Run, RunKey, StoredRun};
 pub use speakers::{EarlyWord, MAX_EARLY_INSTANCES, MAX_EARLY_WORDS, Said};
@@ -252,7 +254,7 @@ impl Engine {
 
     /// Applies one input at `now_ms`. On `Err`, nothing changed.
     pub fn apply(&mut self, now_ms: u64, input: Input) -> Result<Vec<Effect>, Refusal> {
-        self.apply_us(now_ms.saturating_mul(1000), input)
+        self.apply_us(Millis(now_ms).as_micros(), input)
     }
 
     /// [`Engine::apply`] with the time to the microsecond, which the activity records keep
@@ -260,7 +262,8 @@ impl Engine {
     pub fn apply_us(&mut self, now_us: u64, input: Input) -> Result<Vec<Effect>, Refusal> {
         self.now_us = now_us;
         let mut effects = Vec::new();
-        let result = self.dispatch(now_us / 1000, input, &mut effects);
+        let now_ms = Millis::from_micros(now_us).as_u64();
+        let result = self.dispatch(now_ms, input, &mut effects);
         if result.is_ok() {
             self.close_ended_items(&mut effects);
             effects.append(&mut self.told);

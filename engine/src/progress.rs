@@ -57,7 +57,7 @@ impl Engine {
                 // The engine asks only for what its guards allowed: this is a bug, loud in
                 // tests; otherwise it changes nothing and is recorded for the daemon's log
                 // and metrics (`refused`).
-                self.record_refused(key, activity, not_allowed);
+                self.record_refused(key, activity, not_allowed.into());
                 if cfg!(test) {
                     panic!("{not_allowed}");
                 }

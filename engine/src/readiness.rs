@@ -75,7 +75,7 @@ impl Run {
         let replaced = known.is_some_and(|k| k.replaced.contains_key(&id));
         if local && !replaced {
             let (act, p) = (self.activity(id)?, self.progress(id)?);
-            let outcome = outcome_of(p.life.wire(), act.contingency)?;
+            let outcome = outcome_of(p.life().wire(), act.contingency)?;
             let flag = p.flag.as_deref();
             let routed_away = outcome == Outcome::Succeeded
                 && !act.routes.is_empty()

@@ -77,8 +77,9 @@ pub struct Run {
 /// One activity of a run: its [`Life`] and the facts its record shows beside it.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct Progress {
-    /// Where it is.
-    pub life: Life,
+    /// Where it is; only `Run::step` changes it, through `lifecycle::transition` (read it
+    /// with [`Progress::life`]).
+    life: Life,
     /// When its preconditions and dependency rule held (it entered `Synchronizing`), in ms
     /// since the epoch.
     pub synchronized_ms: Option<u64>,
@@ -121,6 +122,11 @@ impl Progress {
             flag: None,
             earlier_tries: 0,
         }
+    }
+
+    /// Where it is.
+    pub fn life(&self) -> &Life {
+        &self.life
     }
 
     /// The number of its current try, counted over all its runs (0 the first): what names
@@ -375,14 +381,14 @@ impl Run {
         };
         let life = lifecycle::transition(&p.life, event)?;
         let before = std::mem::replace(&mut p.life, life);
-        let now_ms = now_us / 1000;
+        let now_ms = Millis::from_micros(now_us).as_u64();
         match p.life.kind() {
             StateKind::Synchronizing => p.synchronized_ms = Some(now_ms),
             StateKind::Ready => {
                 p.ready_ms.get_or_insert(now_ms);
             }
             StateKind::Running => {
-                p.started_ms = Some(now_us / 1000);
+                p.started_ms = Some(now_ms);
                 p.started_us = Some(now_us);
             }
             StateKind::RetryWait => {
@@ -395,7 +401,7 @@ impl Run {
             | StateKind::Failed
             | StateKind::Cancelled
             | StateKind::Skipped => {
-                p.finished_ms = Some(now_us / 1000);
+                p.finished_ms = Some(now_ms);
                 p.finished_us = Some(now_us);
                 p.note = None;
             }

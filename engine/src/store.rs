@@ -78,7 +78,7 @@ impl Engine {
                 let Some(p) = run.progress(act.id) else {
                     continue;
                 };
-                let running = matches!(p.life, Life::Running { .. });
+                let running = matches!(p.life(), Life::Running { .. });
                 if running && act.kind == ActivityKind::Automatic {
                     effects.extend(self.execute(run.key, act.id));
                 }

@@ -36,7 +36,7 @@ impl Engine {
                 };
                 let anyone = act.kind != ActivityKind::Automatic && !act.people.assigned();
                 // Ready; or running as versions before task states stored it while offered.
-                let waiting = matches!(p.life, Life::Ready | Life::Running { .. });
+                let waiting = matches!(p.life(), Life::Ready | Life::Running { .. });
                 if waiting && anyone {
                     items.push(WorkItem {
                         instance: run.key.instance,

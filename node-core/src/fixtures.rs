@@ -6,8 +6,8 @@
 use mobiwf_engine::{Engine, Target};
 use mobiwf_people::{Desk, Directory};
 use mobiwf_proto::{
-    DeviceEntry, DirectoryVersion, InstanceId, ItemAction, Location, Message, NodeId, NodeName,
-    PartitionId, RoleId, UserId,
+    DeviceEntry, DirectoryVersion, InstanceId, ItemAction, Location, Message, Millis, NodeId,
+    NodeName, PartitionId, RoleId, UserId,
 };
 use mobiwf_xml_schema::{Organisation, People, Role, RoleGrant, User};
 
@@ -153,7 +153,7 @@ pub fn hear(
     message: Message,
 ) -> Result<Output, crate::NotTaken> {
     let input = core.accept(from, message, Ok(Vec::new()))?;
-    core.apply(now_ms * 1000, input)
+    core.apply(Millis(now_ms).as_micros(), input)
 }
 
 /// A node that took the directory and instance 1's deployment (its item offered to alice

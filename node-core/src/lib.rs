@@ -32,7 +32,7 @@ use mobiwf_engine::{
     Changes, Claimed, Effect, EncodeError, Ended, Engine, Finisher, Input, StoredInstance,
 };
 use mobiwf_people::{Desk, DeskChanges, DeskEncodeError, DeskInput};
-use mobiwf_proto::{Compensated, InstanceId, Location, NodeId, NodeName};
+use mobiwf_proto::{Compensated, InstanceId, Location, Millis, NodeId, NodeName};
 
 pub use input::{
     ClaimOutcome, CommandEnd, Level, NodeInput, Note, Outgoing, PersonEnd, Refused, Reply,
@@ -118,7 +118,7 @@ impl NodeCore {
     /// every other input is decided, its refusals in [`Output::reply`] or [`Output::notes`].
     pub fn apply(&mut self, now_us: u64, input: NodeInput) -> Result<Output, NotTaken> {
         let mut out = Output::default();
-        let now_ms = now_us / 1000;
+        let now_ms = Millis::from_micros(now_us).as_u64();
         match input {
             NodeInput::Engine(input) => {
                 let effects = self
@@ -233,10 +233,12 @@ impl NodeCore {
                 Vec::new()
             });
         let dir = self.engine.directory();
-        let desk = match self
-            .desk
-            .apply(now_us / 1000, dir, &self.who.name, DeskInput::Tick)
-        {
+        let desk = match self.desk.apply(
+            Millis::from_micros(now_us).as_u64(),
+            dir,
+            &self.who.name,
+            DeskInput::Tick,
+        ) {
             Ok(applied) => applied.effects,
             Err(e) => {
                 out.notes.push(Note::warn(format!("desk timer: {e}")));
@@ -288,7 +290,12 @@ impl NodeCore {
     ) {
         let dir = self.engine.directory();
         let held = DeskInput::FileHeld(file.clone());
-        if let Err(e) = self.desk.apply(now_us / 1000, dir, &self.who.name, held) {
+        if let Err(e) = self.desk.apply(
+            Millis::from_micros(now_us).as_u64(),
+            dir,
+            &self.who.name,
+            held,
+        ) {
             out.notes.push(Note::warn(format!(
                 "a fetched file for an item's copy: {e}"
             )));

@@ -6,7 +6,7 @@
 
 use mobiwf_engine::Input;
 use mobiwf_people::DeskInput;
-use mobiwf_proto::NodeId;
+use mobiwf_proto::{Millis, NodeId};
 
 use crate::{NodeCore, Note, Output};
 
@@ -35,10 +35,12 @@ impl NodeCore {
         });
         let input = DeskInput::HostLink { host, reachable };
         let directory = self.engine.directory();
-        let desk = match self
-            .desk
-            .apply(now_us / 1000, directory, &self.who.name, input)
-        {
+        let desk = match self.desk.apply(
+            Millis::from_micros(now_us).as_u64(),
+            directory,
+            &self.who.name,
+            input,
+        ) {
             Ok(applied) => applied.effects,
             Err(e) => {
                 out.notes.push(Note::warn(format!("a link's news: {e}")));

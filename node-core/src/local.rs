@@ -7,7 +7,7 @@ use std::collections::VecDeque;
 
 use mobiwf_engine::{Claimed, Effect, Input, Target};
 use mobiwf_people::{DeskEffect, DeskInput};
-use mobiwf_proto::{Claim, ItemAnswer, Location, Message};
+use mobiwf_proto::{Claim, ItemAnswer, Location, Message, Millis};
 
 use crate::{NodeCore, Note, Outgoing, Output};
 
@@ -95,7 +95,12 @@ impl NodeCore {
                 let directory = self.engine.directory();
                 let answered = self
                     .desk
-                    .apply(now_us / 1000, directory, &self.who.name, answer)
+                    .apply(
+                        Millis::from_micros(now_us).as_u64(),
+                        directory,
+                        &self.who.name,
+                        answer,
+                    )
                     .map(|a| a.effects)
                     .unwrap_or_default();
                 (Vec::new(), answered)
@@ -109,10 +114,12 @@ impl NodeCore {
             return Vec::new();
         };
         let directory = self.engine.directory();
-        match self
-            .desk
-            .apply(now_us / 1000, directory, &self.who.name, input)
-        {
+        match self.desk.apply(
+            Millis::from_micros(now_us).as_u64(),
+            directory,
+            &self.who.name,
+            input,
+        ) {
             Ok(applied) => applied.effects,
             Err(e) => {
                 let text = format!("an item for this node's users: {e}");

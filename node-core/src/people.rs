@@ -6,7 +6,7 @@
 
 use mobiwf_engine::Target;
 use mobiwf_people::{DeskEffect, DeskInput, DeskRefusal, ItemKey, LocalClaim};
-use mobiwf_proto::{Datum, FileRef, Message};
+use mobiwf_proto::{Datum, FileRef, Message, Millis};
 
 use crate::{ClaimOutcome, NodeCore, Note, Outgoing, Output, Refused, Reply};
 
@@ -16,9 +16,12 @@ impl NodeCore {
     pub(crate) fn claim(&mut self, now_us: u64, claim: LocalClaim, out: &mut Output) {
         let input = DeskInput::Claim(claim);
         let directory = self.engine.directory();
-        let applied = self
-            .desk
-            .apply(now_us / 1000, directory, &self.who.name, input);
+        let applied = self.desk.apply(
+            Millis::from_micros(now_us).as_u64(),
+            directory,
+            &self.who.name,
+            input,
+        );
         let applied = match applied {
             Err(DeskRefusal::NotHere { why, .. }) => {
                 out.reply = Some(Reply::Claim(ClaimOutcome::NotHere(why)));

@@ -1,6 +1,7 @@
 //! Times and lengths of time in milliseconds, as a type: the stores and the wire hold bare
 //! numbers of milliseconds (times since the Unix epoch, as the daemons' clocks give them),
-//! the documents speak in seconds, and [`Millis`] is where one becomes the other, so that no
+//! the documents speak in seconds, the clocks and the activity records (`started_us`,
+//! `finished_us`) in microseconds, and [`Millis`] is where one becomes the other, so that no
 //! caller multiplies or divides by 1000 itself.
 
 use std::time::Duration;
@@ -27,6 +28,17 @@ impl Millis {
     /// The whole seconds in it (rounded down).
     pub const fn as_secs(self) -> u64 {
         self.0 / 1000
+    }
+
+    /// The whole milliseconds in `us` microseconds (rounded down): a time read to the
+    /// microsecond, as the decisions and the stores take it.
+    pub const fn from_micros(us: u64) -> Millis {
+        Millis(us / 1000)
+    }
+
+    /// The microseconds in it (saturating at the largest number of microseconds).
+    pub const fn as_micros(self) -> u64 {
+        self.0.saturating_mul(1000)
     }
 
     /// The bare number of milliseconds.
@@ -69,6 +81,19 @@ mod tests {
         assert_eq!(Millis(3999).as_secs(), 3);
         assert_eq!(Millis::from_secs(u64::MAX), Millis(u64::MAX));
         assert_eq!(Duration::from(Millis(1500)), Duration::from_millis(1500));
+    }
+
+    #[test]
+    fn microseconds_become_milliseconds_rounded_down_and_back() {
+        assert_eq!(Millis::from_micros(1_234_999), Millis(1_234));
+        assert_eq!(Millis::from_micros(999), Millis::ZERO);
+        assert_eq!(Millis(1_234).as_micros(), 1_234_000);
+        assert_eq!(Millis(u64::MAX).as_micros(), u64::MAX);
+        // What the callers divided by hand before: the same for every number.
+        for us in [0u64, 1, 999, 1000, 1001, 1_700_000_000_123_456, u64::MAX] {
+            assert_eq!(Millis::from_micros(us).as_u64(), us / 1000);
+            assert_eq!(Millis(us).as_micros(), us.saturating_mul(1000));
+        }
     }
 
     #[test]

@@ -44,6 +44,17 @@ pub struct StateLabels {
     pub state: String,
 }
 
+/// Labels of the book's refused-transition counter.
+#[derive(Debug, Clone, Hash, PartialEq, Eq, EncodeLabelSet)]
+pub struct RefusalLabels {
+    /// The lifecycle: `instance`, `partition` or `activity`.
+    pub lifecycle: String,
+    /// The kind of state it was in, as `docs/lifecycles.md` names it.
+    pub from: String,
+    /// The kind of event it did not take, as `docs/lifecycles.md` names it.
+    pub event: String,
+}
+
 /// Labels of the API's refused-request counter.
 #[derive(Debug, Clone, Hash, PartialEq, Eq, EncodeLabelSet)]
 pub struct StatusLabels {
@@ -65,6 +76,7 @@ pub struct Metrics {
     activities_finished: Family<StateLabels, Counter>,
     activities_entered: Family<StateLabels, Counter>,
     transitions_refused: Counter,
+    book_transitions_refused: Family<RefusalLabels, Counter>,
     outbox_depth: Gauge,
     runs_in_memory: Gauge,
     instances_in_memory: Gauge,
@@ -94,6 +106,7 @@ impl Metrics {
             activities_finished: Family::default(),
             activities_entered: Family::default(),
             transitions_refused: Counter::default(),
+            book_transitions_refused: Family::default(),
             outbox_depth: Gauge::default(),
             runs_in_memory: Gauge::default(),
             instances_in_memory: Gauge::default(),
@@ -120,12 +133,6 @@ impl Metrics {
             "duplicate_messages",
             "Messages received again (a retry) and acknowledged without applying them twice",
             m.duplicates.clone(),
-        );
-        registry.register(
-            "engine_transitions_refused",
-            "Changes of an activity's state the engine asked for and its lifecycle table refused \
-             (a bug: nothing changed)",
-            m.transitions_refused.clone(),
         );
         registry.register(
             "activities_started",
@@ -155,6 +162,7 @@ impl Metrics {
             m.runs_in_memory.clone(),
         );
         m.register_relay(&mut registry);
+        m.register_refused_transitions(&mut registry);
         m.register_protection(&mut registry);
         m.register_instances(&mut registry);
         Metrics { registry, ..m }
@@ -175,6 +183,23 @@ impl Metrics {
             "relayed_connections",
             "Connections of this daemon established through a relay (dialled or accepted)",
             self.relay.relayed_connections.clone(),
+        );
+    }
+
+    /// The counters of the transitions a core asked for and a lifecycle table refused: bugs
+    /// of the node's engine or the controller's book, which changed nothing.
+    fn register_refused_transitions(&self, registry: &mut Registry) {
+        registry.register(
+            "engine_transitions_refused",
+            "Changes of state of an activity or a work item copy the engine asked for and a \
+             lifecycle table refused (a bug: nothing changed)",
+            self.transitions_refused.clone(),
+        );
+        registry.register(
+            "book_transitions_refused",
+            "Changes of state the controller's book asked for and a lifecycle table refused, by \
+             lifecycle, state and event (a bug: nothing changed)",
+            self.book_transitions_refused.clone(),
         );
     }
 
@@ -274,9 +299,22 @@ impl Metrics {
         self.activities_started.inc();
     }
 
-    /// Counts `count` transitions the engine's lifecycle table refused.
+    /// Counts `count` transitions the engine's lifecycle tables refused.
     pub fn transitions_refused(&self, count: u64) {
         self.transitions_refused.inc_by(count);
+    }
+
+    /// Counts `count` transitions of `lifecycle` from `from` on `event` that the book's
+    /// lifecycle table refused.
+    pub fn book_transitions_refused(&self, lifecycle: &str, from: &str, event: &str, count: u64) {
+        let labels = RefusalLabels {
+            lifecycle: lifecycle.to_owned(),
+            from: from.to_owned(),
+            event: event.to_owned(),
+        };
+        self.book_transitions_refused
+            .get_or_create(&labels)
+            .inc_by(count);
     }
 
     /// Counts an activity that entered task state `state`.
@@ -361,5 +399,20 @@ mod tests {
                 .any(|l| l == "mobiwf_engine_transitions_refused_total 3"),
             "{text}"
         );
+    }
+
+    #[test]
+    fn the_books_refused_transitions_are_exported_by_lifecycle_state_and_event() {
+        let m = Metrics::new();
+        m.book_transitions_refused("instance", "succeeded", "rerun", 2);
+        m.book_transitions_refused("instance", "succeeded", "rerun", 1);
+        m.book_transitions_refused("partition", "sent", "rerun", 1);
+        let text = m.encode();
+        for line in [
+            r#"mobiwf_book_transitions_refused_total{lifecycle="instance",from="succeeded",event="rerun"} 3"#,
+            r#"mobiwf_book_transitions_refused_total{lifecycle="partition",from="sent",event="rerun"} 1"#,
+        ] {
+            assert!(text.lines().any(|l| l == line), "{line} in {text}");
+        }
     }
 }

@@ -1,7 +1,8 @@
 //! An instance's lifecycle: deploying, running, interrupted by an operator, and its final
 //! states; after a cancel or a failure, its backward recovery (compensating, then compensated
 //! or compensation failed), and after a failure an operator's rerun (forward recovery: running
-//! again). The lifecycle enum is [`InstanceState`] itself (stored and shown as it always was).
+//! again). The lifecycle enum is [`InstanceState`] itself (stored and shown as it always was);
+//! an instance keeps it in an [`InstanceLife`], which only its `step` changes.
 //!
 //! WorkToDo keeps this lifecycle; an instance-wide pause would be `Interrupted`.
 
@@ -209,10 +210,27 @@ impl InstanceEvent {
     }
 }
 
-impl crate::Instance {
-    /// Applies `event` to the instance's state. On `Err`, nothing changed.
+/// An instance's state as the book keeps it: only [`InstanceLife::step`] (the transition
+/// function applied in place) changes it. Stored as the bare [`InstanceState`], as the
+/// instance's `state` always was.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(transparent)]
+pub struct InstanceLife(InstanceState);
+
+impl InstanceLife {
+    /// A new instance: its partitions sent, none acknowledged.
+    pub(crate) fn deploying() -> InstanceLife {
+        InstanceLife(InstanceState::Deploying)
+    }
+
+    /// Where it is.
+    pub fn state(self) -> InstanceState {
+        self.0
+    }
+
+    /// Applies `event`: the state after it, or why there is none (then nothing changed).
     pub(crate) fn step(&mut self, event: InstanceEvent) -> Result<InstanceState, Refusal> {
-        self.state = self.state.transition(event)?;
-        Ok(self.state)
+        self.0 = self.0.transition(event)?;
+        Ok(self.0)
     }
 }

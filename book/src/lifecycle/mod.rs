@@ -30,7 +30,7 @@ pub use instance::{InstanceEvent, InstanceEventKind};
 pub use partition::{PartitionEvent, PartitionEventKind, PartitionKind, PartitionLifecycle};
 
 /// A transition its lifecycle does not allow: nothing changed.
-#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+#[derive(Debug, Clone, PartialEq, Eq, PartialOrd, Ord, Hash, thiserror::Error)]
 #[error("{lifecycle}: no transition from {from} on {event}")]
 pub struct Refusal {
     /// Which lifecycle (`activity`, `partition`, `instance`).

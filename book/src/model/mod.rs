@@ -7,13 +7,14 @@ use std::collections::{BTreeMap, BTreeSet};
 use mobiwf_proto::{
     ActivityId, ActivityState, ActivityTypeId, InstanceId, NodeId, NodeName, PartitionId,
 };
-use mobiwf_xml_schema::{Contingency, UserId, WorkflowId};
+use mobiwf_xml_schema::{Contingency, UserId, WorkflowDefinition, WorkflowId};
 use serde::{Deserialize, Serialize};
 
 use crate::lifecycle::activity::ActivityLife;
+use crate::lifecycle::instance::InstanceLife;
 use crate::{
-    ActivityEvent, ActivityLifecycle, Compensation, Grace, InstanceState, ItemSummary,
-    PartitionEvent, PartitionLifecycle, PendingRerun, Refusal,
+    ActivityEvent, ActivityLifecycle, Compensation, Grace, InstanceEvent, InstanceState,
+    ItemSummary, PartitionEvent, PartitionLifecycle, PendingRerun, Refusal,
 };
 
 mod repr;
@@ -266,8 +267,8 @@ pub struct Instance {
     pub workflow: WorkflowId,
     /// The workflow's description.
     pub description: String,
-    /// Where it is.
-    pub state: InstanceState,
+    /// Where it is; only its transition changes it (read it with [`Instance::state`]).
+    state: InstanceLife,
     /// Why it failed, when the reason is not an activity's.
     pub detail: Option<String>,
     /// When it was submitted, ms since the epoch.
@@ -297,6 +298,45 @@ pub struct Instance {
 }
 
 impl Instance {
+    /// A new instance of workflow `def`, submitted at `submitted_ms`: its partitions sent
+    /// (deploying), its activities not started.
+    pub(crate) fn submitted(
+        id: InstanceId,
+        def: &WorkflowDefinition,
+        submitted_ms: u64,
+        partitions: Vec<PartitionView>,
+        activities: Vec<ActivityView>,
+        responsible: Option<UserId>,
+    ) -> Instance {
+        Instance {
+            id,
+            workflow: def.id,
+            description: def.description.clone(),
+            state: InstanceLife::deploying(),
+            detail: None,
+            submitted_ms,
+            finished_ms: None,
+            partitions,
+            activities,
+            responsible,
+            items: BTreeMap::new(),
+            completed_by: None,
+            compensation: None,
+            rerun: None,
+        }
+    }
+
+    /// Where it is.
+    pub fn state(&self) -> InstanceState {
+        self.state.state()
+    }
+
+    /// Applies `event` to the instance (its one transition function). On `Err`, nothing
+    /// changed.
+    pub(crate) fn step(&mut self, event: InstanceEvent) -> Result<InstanceState, Refusal> {
+        self.state.step(event)
+    }
+
     /// The peer that runs each placed activity (its partition's node): what a deployment
     /// tells a node, so that it takes a partner's word about an activity only from its peer.
     pub fn runs_on(&self) -> BTreeMap<ActivityId, NodeId> {

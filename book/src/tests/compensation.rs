@@ -5,7 +5,7 @@
 
 use super::restore::rebuilt;
 use super::*;
-use mobiwf_proto::{Compensate, Compensated, Report};
+use mobiwf_proto::{Compensate, Compensated, Millis, Report};
 
 /// 1 (P1) → 2 (P2) → 3 (P1) → 4 (P2), each with a compensation but those in `without`.
 fn four(without: &[u64]) -> String {
@@ -35,7 +35,7 @@ fn four(without: &[u64]) -> String {
 fn ended_at(id: u64, state: ActivityState, us: u64) -> ActivityRecord {
     ActivityRecord {
         finished_us: Some(us),
-        finished_ms: Some(us / 1000),
+        finished_ms: Some(Millis::from_micros(us).as_u64()),
         ..record(id, state)
     }
 }
@@ -59,7 +59,7 @@ fn running(without: &[u64]) -> Book {
 /// 4 is cancelled on P2. Gives what the last partition result did. `compensable`: some of
 /// them have compensations (the instance is not settled until every partition reported).
 fn cancelled_after_three(b: &mut Book, compensable: bool) -> Applied {
-    let at = |n: u64| T0 * 1000 + n;
+    let at = |n: u64| Millis(T0).as_micros() + n;
     let report = |b: &mut Book, p: u64, peer: &str, id: u64, us: u64| {
         let message = Message::Report(Report {
             instance: InstanceId(1),
@@ -155,7 +155,7 @@ scenarios! {
         let fx = answer(&mut b, T0 + 80, 1, 1, true);
         assert!(asked(&fx).is_empty());
         let inst = b.instance(InstanceId(1)).expect("instance");
-        assert_eq!(inst.state, InstanceState::Compensated);
+        assert_eq!(inst.state(), InstanceState::Compensated);
         assert!(inst.is_settled());
         assert_eq!(inst.finished_ms, Some(T0 + 80));
         assert_eq!(inst.detail.as_deref(), Some("cancelled by an operator"));
@@ -192,7 +192,7 @@ scenarios! {
 
     fn a_failed_compensation_stops_the_rest_and_the_instance_says_which() {
         let mut b = running(&[]);
-        let at = |n: u64| T0 * 1000 + n;
+        let at = |n: u64| Millis(T0).as_micros() + n;
         partition_result(
             &mut b,
             T0 + 20,
@@ -217,7 +217,7 @@ scenarios! {
         let fx = answer(&mut b, T0 + 40, 2, 2, false);
         assert!(asked(&fx).is_empty(), "the first failure stops the rest");
         let inst = b.instance(InstanceId(1)).expect("instance");
-        assert_eq!(inst.state, InstanceState::CompensationFailed);
+        assert_eq!(inst.state(), InstanceState::CompensationFailed);
         assert_eq!(
             inst.detail.as_deref(),
             Some(
@@ -235,7 +235,7 @@ scenarios! {
 
     fn ends_at_the_same_time_compensate_the_larger_id_first_and_those_without_one_are_left() {
         let mut b = running(&[2]);
-        let same = T0 * 1000 + 500;
+        let same = Millis(T0).as_micros() + 500;
         partition_result(
             &mut b,
             T0 + 20,
@@ -268,7 +268,7 @@ scenarios! {
         let last = cancelled_after_three(&mut b, false);
         assert!(asked(&last).is_empty());
         let inst = b.instance(InstanceId(1)).expect("instance");
-        assert_eq!(inst.state, InstanceState::Cancelled);
+        assert_eq!(inst.state(), InstanceState::Cancelled);
         assert_eq!(inst.compensation, None);
         assert!(inst.is_settled());
     }
@@ -286,7 +286,7 @@ scenarios! {
         assert_eq!(asked(&fx), vec![("peerA".to_owned(), 1, 1)]);
         answer(&mut restored, T0 + 80, 1, 1, true);
         assert_eq!(
-            restored.instance(InstanceId(1)).expect("i").state,
+            restored.instance(InstanceId(1)).expect("i").state(),
             InstanceState::Compensated
         );
     }

@@ -269,7 +269,7 @@ scenarios! {
             vec![record(2, ActivityState::Cancelled)],
         );
         let inst = b.instance(InstanceId(1)).expect("instance");
-        assert_eq!(inst.state, InstanceState::Failed);
+        assert_eq!(inst.state(), InstanceState::Failed);
         assert_eq!(
             inst.detail.as_deref(),
             Some("N9 (9) on spare failed: disk full")
@@ -449,7 +449,7 @@ scenarios! {
             vec![record(2, ActivityState::Cancelled)],
         );
         let inst = b.instance(InstanceId(1)).expect("instance");
-        assert_eq!(inst.state, InstanceState::Failed);
+        assert_eq!(inst.state(), InstanceState::Failed);
         assert_eq!(
             inst.detail.as_deref(),
             Some(&*format!("N9 (9) on spare failed: {why}"))

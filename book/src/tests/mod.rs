@@ -339,7 +339,7 @@ fn partition_view(b: &Book, id: u64) -> PartitionView {
 }
 
 fn state_of(b: &Book) -> InstanceState {
-    b.instance(InstanceId(1)).expect("instance").state
+    b.instance(InstanceId(1)).expect("instance").state()
 }
 
 /// The history of instance 1, one event per line.

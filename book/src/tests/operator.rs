@@ -82,7 +82,7 @@ scenarios! {
             .expect("cancel");
         assert_eq!(sent(&applied).len(), 2);
         let inst = b.instance(InstanceId(1)).expect("instance");
-        assert_eq!(inst.state, InstanceState::Cancelled);
+        assert_eq!(inst.state(), InstanceState::Cancelled);
         assert_eq!(inst.finished_ms, Some(T0 + 2000));
         assert_eq!(
             activity(&b, 1).state(),

@@ -191,6 +191,49 @@ scenarios! {
         assert_eq!(b.next_deadline(), None, "nothing to withdraw");
     }
 
+    fn a_stand_in_withdrawn_before_it_was_asked_for_refuses_its_placement_and_it_is_reported() {
+        let mut b = book_with(&[node("peerA", "P1", &[1, 2]), node("peerB", "P2", &[1, 2])]);
+        let def = wf(
+            &[act(1, 9, &[]), act(2, -1, &[1]), spare(9, 8), spare(8, -1)],
+            &[(1, 1, 0, &[1]), (2, 2, 0, &[2])],
+        );
+        submit(&mut b, &def).expect("submit");
+        // P2 waited too long for 9, a stand-in nobody asked for: withdrawn after the grace,
+        // 8 in its place.
+        let overdue = Message::Overdue(Overdue {
+            instance: InstanceId(1),
+            waiting: ActivityId(2),
+            precondition: ActivityId(9),
+            time_out_secs: 10,
+        });
+        from_node(&mut b, T0 + 1000, "peerB", overdue);
+        b.apply(T0 + 1000 + OVERDUE_GRACE_MS, Input::Tick)
+            .expect("tick");
+        let replaced = ActivityLifecycle::Failed {
+            replaced: Replacement::By(ActivityId(8)),
+        };
+        assert_eq!(activity(&b, 9).lifecycle(), replaced);
+        assert_eq!(b.take_refused_transitions(), Refusals::default());
+        // Then 1 fails, and its contingency is 9: placing it is refused, and said so.
+        report_failure(&mut b, T0 + 5000, 1, 1, "peerA");
+        let refused = b.take_refused_transitions();
+        let placed = Refusal {
+            lifecycle: "activity",
+            from: "replaced",
+            event: "placed",
+        };
+        assert_eq!(refused.counts, BTreeMap::from([(placed.clone(), 1)]));
+        assert_eq!(
+            refused.latest.into_iter().collect::<Vec<_>>(),
+            vec![RefusedTransition {
+                instance: InstanceId(1),
+                subject: Subject::Activity(ActivityId(9)),
+                refusal: placed,
+            }]
+        );
+        assert_eq!(activity(&b, 9).lifecycle(), replaced, "nothing changed");
+    }
+
     fn a_stand_in_placed_during_its_overdue_grace_waits_there_and_restores_the_same() {
         let mut b = book_with(&[node("peerA", "P1", &[1]), node("peerB", "P2", &[1])]);
         submit(&mut b, &chain(9)).expect("submit");

@@ -45,7 +45,7 @@ scenarios! {
             .expect("delivered");
         }
         assert_eq!(
-            b.instance(InstanceId(1)).expect("instance").state,
+            b.instance(InstanceId(1)).expect("instance").state(),
             InstanceState::Running
         );
         let report = Message::Report(Report {
@@ -88,7 +88,7 @@ scenarios! {
                 .to_vec(),
         );
         assert_eq!(
-            b.instance(InstanceId(1)).expect("instance").state,
+            b.instance(InstanceId(1)).expect("instance").state(),
             InstanceState::Running
         );
         result(
@@ -100,7 +100,7 @@ scenarios! {
                 .to_vec(),
         );
         let inst = b.instance(InstanceId(1)).expect("instance");
-        assert_eq!(inst.state, InstanceState::Succeeded);
+        assert_eq!(inst.state(), InstanceState::Succeeded);
         assert_eq!(inst.finished_ms, Some(9));
         assert!(
             inst.activities
@@ -136,7 +136,7 @@ scenarios! {
                 .to_vec(),
         );
         assert_eq!(
-            b.instance(InstanceId(1)).expect("instance").state,
+            b.instance(InstanceId(1)).expect("instance").state(),
             InstanceState::Succeeded
         );
         // A1 (16) has contingency -1.
@@ -159,7 +159,7 @@ scenarios! {
                 .to_vec(),
         );
         assert_eq!(
-            b.instance(InstanceId(2)).expect("instance").state,
+            b.instance(InstanceId(2)).expect("instance").state(),
             InstanceState::Failed
         );
     }
@@ -180,7 +180,7 @@ scenarios! {
         )
         .expect("delivered");
         let inst = b.instance(InstanceId(1)).expect("instance");
-        assert_eq!(inst.state, InstanceState::Failed);
+        assert_eq!(inst.state(), InstanceState::Failed);
         assert_eq!(inst.detail.as_deref(), Some("partition 2 was refused: bad"));
     }
 

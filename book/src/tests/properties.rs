@@ -596,7 +596,7 @@ impl Promises {
         before: &BTreeMap<(InstanceId, ActivityId), ActivityLifecycle>,
     ) {
         for inst in b.instances() {
-            if states.get(&inst.id).is_some_and(|s| s.is_final()) && !inst.state.is_final() {
+            if states.get(&inst.id).is_some_and(|s| s.is_final()) && !inst.state().is_final() {
                 self.noticed
                     .remove(&(inst.id, None, crate::notices::ENDED.to_owned()));
             }
@@ -687,7 +687,7 @@ fn run(ops: &[(u64, Op)]) {
         };
         let before = snapshot(&b);
         let states: BTreeMap<InstanceId, InstanceState> =
-            b.instances().map(|i| (i.id, i.state)).collect();
+            b.instances().map(|i| (i.id, i.state())).collect();
         let resumed = match &input {
             Input::Control {
                 instance,
@@ -710,7 +710,7 @@ fn run(ops: &[(u64, Op)]) {
             } = e
             {
                 let was = states.get(instance).copied();
-                let is = b.instance(*instance).map(|i| i.state);
+                let is = b.instance(*instance).map(|i| i.state());
                 assert_ne!(
                     was,
                     Some(InstanceState::Cancelled),

@@ -34,6 +34,19 @@ fn stored_activities_load_and_are_written_again_byte_for_byte() {
 }
 
 #[test]
+fn an_instance_keeps_its_state_as_the_bare_word_it_always_was() {
+    let mut states = BTreeSet::new();
+    for line in INSTANCES.lines() {
+        let inst: Instance = serde_json::from_str(line).expect("an instance");
+        let word = format!("\"state\":\"{}\"", inst.state().as_str());
+        assert!(line.contains(&word), "{word} in {line}");
+        states.insert(inst.state().as_str());
+    }
+    let every: BTreeSet<&str> = InstanceState::ALL.iter().map(|s| s.as_str()).collect();
+    assert_eq!(states, every, "the examples hold every instance state");
+}
+
+#[test]
 fn the_stored_examples_hold_every_kind_of_state_and_load_in_it() {
     let mut activities = BTreeSet::new();
     let mut partitions = BTreeSet::new();

@@ -38,7 +38,7 @@ pub async fn run(api: &ApiArgs, id: u64, timeout: Option<u64>) -> anyhow::Result
             }
         };
         if inst.is_settled() {
-            if inst.state == InstanceState::Succeeded {
+            if inst.state() == InstanceState::Succeeded {
                 println!("instance {id} succeeded");
                 return Ok(ExitCode::SUCCESS);
             }
@@ -46,11 +46,11 @@ pub async fn run(api: &ApiArgs, id: u64, timeout: Option<u64>) -> anyhow::Result
                 .detail
                 .as_deref()
                 .unwrap_or("an activity failed or was cancelled");
-            println!("instance {id} {}: {why}", inst.state.as_str());
+            println!("instance {id} {}: {why}", inst.state().as_str());
             return Ok(ExitCode::from(1));
         }
         if deadline.is_some_and(|d| Instant::now() >= d) {
-            println!("instance {id} is still {} (timeout)", inst.state.as_str());
+            println!("instance {id} is still {} (timeout)", inst.state().as_str());
             return Ok(ExitCode::from(2));
         }
     }

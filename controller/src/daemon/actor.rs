@@ -86,7 +86,7 @@ impl Actor for ControllerActor {
         after.changed = changes
             .instances
             .iter()
-            .map(|i| (i.id, i.is_settled(), i.state.as_str()))
+            .map(|i| (i.id, i.is_settled(), i.state().as_str()))
             .collect();
         let book_changed = !changes.nodes.is_empty()
             || !changes.removed_nodes.is_empty()
@@ -132,6 +132,7 @@ impl Actor for ControllerActor {
                 let _ = self.finished.send(id);
             }
         }
+        super::refused::journal(&self.metrics, self.book.take_refused_transitions());
     }
 }
 

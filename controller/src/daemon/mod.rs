@@ -16,6 +16,7 @@ mod enrol;
 mod operators;
 mod queries;
 mod recall;
+mod refused;
 mod registration;
 
 use std::net::SocketAddr;

@@ -5,10 +5,10 @@
 use std::collections::BTreeSet;
 
 use mobiwf_people::{Choice, Directory, Load};
-use mobiwf_proto::{ActivityId, NodeId, UserId};
+use mobiwf_proto::{ActivityId, Millis, NodeId, UserId};
 use mobiwf_xml_schema::{ActivityKind, Method, People};
 
-use super::lifecycle::CopyEvent;
+use super::lifecycle::{CopyEvent, NotAllowed};
 use super::{Item, ItemCopy, ItemKey};
 use crate::run::RunKey;
 use crate::{Effect, Engine};
@@ -16,7 +16,7 @@ use crate::{Effect, Engine};
 impl Engine {
     /// The time of the input being applied, in ms.
     pub(crate) fn now_ms(&self) -> u64 {
-        self.now_us / 1000
+        Millis::from_micros(self.now_us).as_u64()
     }
 
     /// The people extensions of an activity that goes to people's worklists; `None` for
@@ -44,7 +44,9 @@ impl Engine {
         item.due = self.due_for(key, activity);
         let before = item.involved();
         let choice = self.choose_for(&people);
-        apply_choice(&mut item, choice, now_ms);
+        let mut refused = Vec::new();
+        apply_choice(&mut item, choice, now_ms, &mut refused);
+        self.record_copies_refused(key, activity, refused);
         let id = item.key();
         // After a rerun, the item of the earlier run is replaced: devices take the newer
         // version only.
@@ -109,6 +111,7 @@ impl Engine {
         let before = item.involved();
         let mut after = item.clone();
         let dir = &self.host.directory;
+        let mut refused = Vec::new();
         // Both take only offered copies, which every `Offer` is allowed to.
         for copy in after
             .copies
@@ -116,18 +119,19 @@ impl Engine {
             .filter(|c| c.is_open() && c.holder().is_none())
         {
             let to = kept(dir, copy.offered());
-            let _ = copy.apply(CopyEvent::Offer { to, at_ms: None });
+            copy.apply_allowed(CopyEvent::Offer { to, at_ms: None }, &mut refused);
         }
         for copy in after.copies.iter_mut().filter(|c| c.orphaned()) {
             let to = available(dir, copy.audience());
             let at_ms = (!to.is_empty()).then_some(now_ms);
-            let _ = copy.apply(CopyEvent::Offer { to, at_ms });
+            copy.apply_allowed(CopyEvent::Offer { to, at_ms }, &mut refused);
         }
         let no_open_copy = !after.any_open_copy();
         if after.orphaned() && (no_open_copy || people.method != Method::All) {
             let choice = self.choose_for(&people);
-            apply_choice(&mut after, choice, now_ms);
+            apply_choice(&mut after, choice, now_ms, &mut refused);
         }
+        self.record_copies_refused(after.run_key(), after.activity, refused);
         after.settle(|| "nobody can be offered it".to_owned());
         if self.host.items.get(&id) == Some(&after) {
             return;
@@ -193,8 +197,9 @@ pub(crate) fn available(dir: &Directory, users: &BTreeSet<UserId>) -> BTreeSet<U
 
 /// Applies the assignment's choice: one copy offered to the chosen users (reusing the
 /// orphaned copy of an item assigned again), or a copy per user (method `all`), or nothing;
-/// the users an administrator took the item off are left out.
-fn apply_choice(item: &mut Item, choice: Choice, now_ms: u64) {
+/// the users an administrator took the item off are left out. A copy's refusal (a bug) goes
+/// to `refused`.
+fn apply_choice(item: &mut Item, choice: Choice, now_ms: u64, refused: &mut Vec<NotAllowed>) {
     let mut nobody = None;
     let removed = item.removed.clone();
     let choice = match choice {
@@ -212,8 +217,8 @@ fn apply_choice(item: &mut Item, choice: Choice, now_ms: u64) {
         other => other,
     };
     match choice {
-        Choice::Offer(users) => single(item, users.into_iter().collect(), now_ms),
-        Choice::Fixed(user) => single(item, BTreeSet::from([user]), now_ms),
+        Choice::Offer(users) => single(item, users.into_iter().collect(), now_ms, refused),
+        Choice::Fixed(user) => single(item, BTreeSet::from([user]), now_ms, refused),
         Choice::Copies(users) => {
             for user in users {
                 if !item.copies.iter().any(|c| c.is_open() && c.concerns(&user)) {
@@ -231,16 +236,17 @@ fn without(users: Vec<UserId>, removed: &BTreeSet<UserId>) -> Vec<UserId> {
     users.into_iter().filter(|u| !removed.contains(u)).collect()
 }
 
-/// The item's one copy, offered to `users` (a copy that is no longer offered, which an
-/// item assigned again does not have, refuses it and stays as it is).
-fn single(item: &mut Item, users: BTreeSet<UserId>, now_ms: u64) {
+/// The item's one copy, offered to `users`. Only an orphaned item is assigned again, and its
+/// one copy is offered (to nobody): one that is not would refuse it, stay as it is, and the
+/// refusal go to `refused`.
+fn single(item: &mut Item, users: BTreeSet<UserId>, now_ms: u64, refused: &mut Vec<NotAllowed>) {
     match item.copies.first_mut() {
         Some(copy) => {
             let assign = CopyEvent::Assign {
                 to: users,
                 at_ms: now_ms,
             };
-            let _ = copy.apply(assign);
+            copy.apply_allowed(assign, refused);
         }
         None => item.copies.push(ItemCopy::offered_to(users, now_ms)),
     }

@@ -24,7 +24,7 @@ use mobiwf_xml_schema::Method;
 use mobiwf_xml_schema::limits::MAX_DEADLINE_HOURS;
 use serde::{Deserialize, Serialize};
 
-use super::lifecycle::CopyEvent;
+use super::lifecycle::{CopyEvent, NotAllowed};
 use super::{Item, ItemCopy, ItemKey};
 use crate::run::RunKey;
 use crate::{Effect, Engine};
@@ -191,8 +191,9 @@ impl Engine {
         }];
         let long = after.due.as_ref().is_some_and(|d| d.hours > hours_left);
         let mut handed = false;
+        let mut refused = Vec::new();
         if let (HAND_OVER_HOURS_LEFT, true, Some(to)) = (hours_left, long, &responsible) {
-            let from = hand_over(&mut after, to, all, now_ms);
+            let from = hand_over(&mut after, to, all, now_ms, &mut refused);
             if let Some(due) = after.due.as_mut() {
                 due.handed_from.extend(from.iter().cloned());
             }
@@ -211,6 +212,7 @@ impl Engine {
         }
         after.version += 1;
         let taken = after.taken();
+        self.record_copies_refused(after.run_key(), after.activity, refused);
         self.host.items.insert(id, after);
         self.host.dirty_items.insert(id);
         if handed && !interrupted {
@@ -222,8 +224,14 @@ impl Engine {
 
 /// Gives the item to `to`, the responsible user, selected: the item's one copy (its holder and
 /// offers replaced), or for method `all` a copy of theirs (the other open copies closed).
-/// Returns the users it was taken from.
-fn hand_over(item: &mut Item, to: &UserId, all: bool, now_ms: u64) -> Vec<UserId> {
+/// Returns the users it was taken from. A copy's refusal (a bug) goes to `refused`.
+fn hand_over(
+    item: &mut Item,
+    to: &UserId,
+    all: bool,
+    now_ms: u64,
+    refused: &mut Vec<NotAllowed>,
+) -> Vec<UserId> {
     let mut from: BTreeSet<UserId> = item.involved().users();
     from.remove(to);
     let holder = Holder {
@@ -247,11 +255,11 @@ fn hand_over(item: &mut Item, to: &UserId, all: bool, now_ms: u64) -> Vec<UserId
                 why: why.clone(),
                 at_ms: now_ms,
             };
-            let _ = copy.apply(close);
+            copy.apply_allowed(close, refused);
         }
         if !theirs {
             let mut copy = ItemCopy::offered_to(BTreeSet::from([to.clone()]), now_ms);
-            let _ = copy.apply(CopyEvent::HandOver { holder });
+            copy.apply_allowed(CopyEvent::HandOver { holder }, refused);
             item.copies.push(copy);
         }
     } else {
@@ -261,7 +269,7 @@ fn hand_over(item: &mut Item, to: &UserId, all: bool, now_ms: u64) -> Vec<UserId
         }
         // The one copy of an open item is open.
         if let Some(copy) = item.copies.first_mut() {
-            let _ = copy.apply(CopyEvent::HandOver { holder });
+            copy.apply_allowed(CopyEvent::HandOver { holder }, refused);
         }
     }
     item.assigned();

@@ -87,7 +87,9 @@ impl Engine {
             let now_ms = self.now_ms();
             let before = item.involved();
             let mut after = item.clone();
-            after.close(why, now_ms);
+            let mut refused = Vec::new();
+            after.close(why, now_ms, &mut refused);
+            self.record_copies_refused(key, activity, refused);
             after.version += 1;
             self.host.items.insert(id, after);
             self.host.dirty_items.insert(id);

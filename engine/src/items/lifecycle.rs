@@ -323,6 +323,15 @@ impl ItemCopy {
         Ok(())
     }
 
+    /// `event`, which the caller's guards allowed, happens to it (through [`transition`]);
+    /// refused (a bug), it stays as it was and the refusal is added to `refused`, for the
+    /// engine to record (`Engine::record_copies_refused`).
+    pub(crate) fn apply_allowed(&mut self, event: CopyEvent, refused: &mut Vec<NotAllowed>) {
+        if let Err(not_allowed) = self.apply(event) {
+            refused.push(not_allowed);
+        }
+    }
+
     /// Where it is in its life.
     pub fn life(&self) -> &CopyLife {
         &self.life

@@ -46,6 +46,7 @@ use crate::run::RunKey;
 pub(crate) use claim::INTERRUPTED;
 pub use deadline::Due;
 pub(crate) use deadline::handed_away;
+use lifecycle::NotAllowed;
 pub use lifecycle::{Completion, CopyLife, ItemCopy};
 pub use store::{RestoredPeople, StoredDirectory, StoredItem, StoredToken};
 
@@ -165,15 +166,16 @@ impl Item {
         ends
     }
 
-    /// Its activity ended otherwise (`why`): its open copies and the item close.
-    pub(crate) fn close(&mut self, why: String, at_ms: u64) {
+    /// Its activity ended otherwise (`why`): its open copies and the item close. A copy's
+    /// refusal (a bug) goes to `refused`.
+    pub(crate) fn close(&mut self, why: String, at_ms: u64, refused: &mut Vec<NotAllowed>) {
         for copy in self.copies.iter_mut().filter(|c| c.is_open()) {
             let close = lifecycle::CopyEvent::Close {
                 why: why.clone(),
                 at_ms,
             };
             // An open copy takes `Close` in every state.
-            let _ = copy.apply(close);
+            copy.apply_allowed(close, refused);
         }
         self.status = ItemStatus::Closed { why };
         self.unassigned = None;

@@ -8,9 +8,11 @@
 //! item's state only when it is not older than the one it has.
 
 use std::collections::{BTreeMap, BTreeSet};
+use std::time::Duration;
 
 use mobiwf_proto::{
-    Answer, DeviceEntry, ItemEvent, ItemEvents, ItemInfo, ItemStatus, Message, NodeName, UserId,
+    Answer, DeviceEntry, ItemEvent, ItemEvents, ItemInfo, ItemStatus, Message, Millis, NodeName,
+    UserId,
 };
 
 use super::{Involved, Item, ItemKey};
@@ -155,8 +157,9 @@ impl Engine {
     /// What the item is, from its activity.
     fn info(&self, item: &Item) -> Option<ItemInfo> {
         let act = self.runs.get(&item.run_key())?.activity(item.activity)?;
-        let deadline_ms =
-            (act.time_out_secs > 0).then(|| item.ready_ms + u64::from(act.time_out_secs) * 1000);
+        let time_out = Duration::from_secs(act.time_out_secs.into());
+        let deadline_ms = (act.time_out_secs > 0)
+            .then(|| Millis(item.ready_ms).saturating_add(time_out).as_u64());
         Some(ItemInfo {
             instance: item.instance,
             partition: item.partition,

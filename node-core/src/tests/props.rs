@@ -5,7 +5,8 @@
 
 use mobiwf_people::Order;
 use mobiwf_proto::{
-    ActivityId, Control, ControlInstance, InstanceId, ItemAction, Message, NodeId, Outcome, UserId,
+    ActivityId, Control, ControlInstance, InstanceId, ItemAction, Message, Millis, NodeId, Outcome,
+    UserId,
 };
 use proptest::prelude::*;
 
@@ -107,7 +108,7 @@ proptest! {
             let items = core.desk().worklist("alice", Order::Arrival);
             let applied = match step {
                 Step::Hear(from, message) => hear(&mut core, now_ms, &from, message),
-                Step::Claim(input) => core.apply(now_ms * 1000, input),
+                Step::Claim(input) => core.apply(Millis(now_ms).as_micros(), input),
             };
             match applied {
                 Ok(out) => prop_assert!(sent_to_me(&out).is_empty(), "{:?}", out.sends),

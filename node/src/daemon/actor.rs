@@ -10,7 +10,7 @@ use std::sync::Arc;
 use libp2p::{Multiaddr, PeerId};
 use mobiwf_engine::{Effect, Run, Target};
 use mobiwf_node_core::{ClaimOutcome, CommandEnd, NodeCore, NodeInput, NotTaken, Output, Reply};
-use mobiwf_proto::{ActivityTypeId, Message, NodeId, Register};
+use mobiwf_proto::{ActivityTypeId, Message, Millis, NodeId, Register};
 use mobiwf_runtime::daemon::{Actor, Destination, Group, NotApplied, Sequencer};
 use mobiwf_runtime::metrics::{Metrics, Peer};
 use mobiwf_runtime::outbox::Outbox;
@@ -91,7 +91,7 @@ impl Actor for NodeActor {
         self.deadline.send_replace(self.core.next_deadline());
         self.carry_out(after.effects);
         self.prune_fetches();
-        self.copy_items(mobiwf_runtime::process::now_us() / 1000);
+        self.copy_items(Millis::from_micros(mobiwf_runtime::process::now_us()).as_u64());
         for query in after.queries {
             self.answer(query);
         }

@@ -89,8 +89,8 @@ pub(super) fn transitions(metrics: &Metrics, transitions: Vec<Transition>) {
     }
 }
 
-/// Logs and counts the changes of state the engine asked for and its lifecycle table refused:
-/// a bug of the engine's, which changed nothing.
+/// Logs and counts the changes of state the engine asked for and a lifecycle table refused (an
+/// activity's or a work item copy's): a bug of the engine's, which changed nothing.
 pub(super) fn refused(metrics: &Metrics, refusals: Refusals) {
     if refusals.count == 0 {
         return;
@@ -132,7 +132,7 @@ mod tests {
                     partition: PartitionId(1),
                 },
                 activity: ActivityId(2),
-                not_allowed,
+                not_allowed: not_allowed.into(),
             }]
             .into(),
         };

@@ -23,7 +23,7 @@ use std::sync::Arc;
 use libp2p::Multiaddr;
 use mobiwf_engine::{Refusal, WorkItem};
 use mobiwf_proto::{
-    ActivityId, ActivityTypeId, InstanceId, Location, NodeId, NodeName, PartitionId, UserId,
+    ActivityId, ActivityTypeId, InstanceId, Location, Millis, NodeId, NodeName, PartitionId, UserId,
 };
 use mobiwf_runtime::api_auth;
 use mobiwf_runtime::daemon::{self, Base, Daemon, Setup};
@@ -403,7 +403,8 @@ pub async fn start(config: NodeConfig) -> anyhow::Result<Node> {
         &base.addrs,
     )?;
     // Copies for offline work resume at once, not at the first event.
-    actor.copy_items(mobiwf_runtime::process::now_us() / 1000);
+    let now = mobiwf_runtime::process::now_us();
+    actor.copy_items(Millis::from_micros(now).as_u64());
     base.tasks
         .push(daemon::timer(deadline_rx, base.events.clone(), || {
             Event::Tick

@@ -11,7 +11,7 @@ use std::time::Duration;
 use mobiwf_node_core::{NodeInput, Refused, Reply};
 use mobiwf_people::ItemKey;
 use mobiwf_proto::{
-    Datum, Envelope, FileRef, ItemData, Location, Message, MessageId, NodeId, UserId,
+    Datum, Envelope, FileRef, ItemData, Location, Message, MessageId, Millis, NodeId, UserId,
 };
 use mobiwf_runtime::mesh::MeshHandle;
 use mobiwf_runtime::outbox;
@@ -128,7 +128,7 @@ impl NodeActor {
             OfflineCommand::Copied { key, data } => {
                 self.copying.asking.remove(&key);
                 let Some(data) = data else {
-                    let until = now / 1000 + REFUSED_PAUSE_MS;
+                    let until = Millis::from_micros(now).as_u64() + REFUSED_PAUSE_MS;
                     self.copying.refused.insert(key, until);
                     return Ok(());
                 };

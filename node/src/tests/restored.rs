@@ -8,7 +8,7 @@
 use mobiwf_node_core::fixtures::*;
 use mobiwf_node_core::{NodeCore, NodeInput};
 use mobiwf_people::Order;
-use mobiwf_proto::{ActivityId, ControlInstance, InstanceId, ItemAction, Message, NodeId};
+use mobiwf_proto::{ActivityId, ControlInstance, InstanceId, ItemAction, Message, Millis, NodeId};
 use mobiwf_runtime::store::{Batch, Durability, MemoryStore, Store};
 use proptest::prelude::*;
 
@@ -51,7 +51,7 @@ fn step() -> impl Strategy<Value = Step> {
 /// Applies `step` as the daemon's actor does: the instance it is about read back from the
 /// store first when the core let go of it, and the claims it deferred for that reason after.
 fn apply(core: &mut NodeCore, store: &MemoryStore, now_ms: u64, step: Step) {
-    let now_us = now_ms * 1000;
+    let now_us = Millis(now_ms).as_micros();
     let input = match step {
         Step::Hear(from, message) => match core.accept(&from, message, Ok(Vec::new())) {
             Ok(input) => input,
