@@ -4,7 +4,7 @@
 
 use std::collections::BTreeMap;
 
-use mobiwf_proto::{ActivityId, Message, NodeId, Outcome, PartitionId, Substitute};
+use mobiwf_proto::{ActivityId, Location, Message, NodeId, Outcome, PartitionId, Substitute};
 use mobiwf_xml_schema::{
     Activity, Adjacent, Contingency, DeriveOptions, WorkflowDefinition, WorkflowId,
     derive_contingency,
@@ -96,7 +96,9 @@ pub(crate) fn place(inst: &mut Instance, ctx: &mut Ctx<'_>, a: ActivityId, x: Ac
             document: mobiwf_xml_schema::write_partition(&document),
         }),
     );
-    let location = node.addrs.first().cloned().unwrap_or_default();
+    // As the directory's device entries: a node registered without addresses is at the empty
+    // text, and its stand-in's word is then taken from no peer.
+    let location = Location::lenient(node.addrs.first().cloned().unwrap_or_default());
     for holder in holders.values() {
         ctx.send(
             holder,

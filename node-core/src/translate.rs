@@ -138,7 +138,7 @@ fn route_of(
         }
         Message::Completed(completed) => order(Input::Completed(completed))?,
         Message::Withdraw(withdraw) => order(Input::Withdraw(withdraw))?,
-        Message::Substitute(substitute) => order(substituted(read, substitute))?,
+        Message::Substitute(substitute) => order(substituted(substitute))?,
         Message::Control(control) => order(Input::Control(control))?,
         Message::Compensate(compensate) => order(Input::Compensate(compensate))?,
         Message::Rerun(rerun) => order(Input::Rerun(rerun))?,
@@ -187,14 +187,12 @@ fn route_of(
 
 /// The engine's input for a substitution: the peer at the stand-in's location is the one
 /// whose word about it is taken (none when the location names no peer).
-fn substituted(read: ReadLocation, substitute: Substitute) -> Input {
+fn substituted(substitute: Substitute) -> Input {
     Input::Substitute {
         instance: substitute.instance,
         replaced: substitute.replaced,
         by: substitute.by,
-        peer: read(&substitute.location)
-            .ok()
-            .and_then(|at| at.peer().cloned()),
+        peer: substitute.location.peer().cloned(),
     }
 }
 

@@ -141,7 +141,7 @@ pub struct Substitute {
     /// The contingency activity that runs instead.
     pub by: ActivityId,
     /// Where it runs (the partner's libp2p address).
-    pub location: String,
+    pub location: Location,
 }
 
 /// Controller → node: an operator interrupted, resumed or cancelled the instance

@@ -169,7 +169,7 @@ fn samples() -> Vec<Message> {
             instance: InstanceId(7),
             replaced: ActivityId(3),
             by: ActivityId(8),
-            location: addr(),
+            location: at(),
         }),
         Message::Control(ControlInstance {
             instance: InstanceId(7),

@@ -1,7 +1,7 @@
 //! Failure handling: suspected partners, contingency activities, late words.
 
 use super::*;
-use mobiwf_proto::{Report, Substitute, Withdraw};
+use mobiwf_proto::{Location, Report, Substitute, Withdraw};
 
 /// Like `chain(9)`, but contingency activity 9 has its own contingency activity 8.
 fn chain_of_contingencies() -> String {
@@ -105,7 +105,7 @@ scenarios! {
                 instance: InstanceId(1),
                 replaced: ActivityId(1),
                 by: ActivityId(9),
-                location: addr("peerC"),
+                location: Location::parse(addr("peerC")).unwrap(),
             })
         )));
         assert!(
@@ -245,7 +245,7 @@ scenarios! {
                 instance: InstanceId(1),
                 replaced: ActivityId(1),
                 by: ActivityId(9),
-                location: addr("peerB"),
+                location: Location::parse(addr("peerB")).unwrap(),
             })
         )));
         assert!(
@@ -301,7 +301,7 @@ scenarios! {
                 instance: InstanceId(1),
                 replaced: ActivityId(9),
                 by: ActivityId(8),
-                location,
+                location: Location::parse(location).unwrap(),
             })
         )));
         let a8 = activity(&b, 8);
