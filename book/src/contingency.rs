@@ -84,7 +84,7 @@ pub(crate) fn place(inst: &mut Instance, ctx: &mut Ctx<'_>, a: ActivityId, x: Ac
     let Some(document) = derive_contingency(def, x, &awaits, adjacents, &opts) else {
         return;
     };
-    let pid = record_placement(inst, ctx, (a, x), &node, awaits);
+    let pid = record_placement(inst, ctx, a, x, &node, awaits);
     ctx.send(
         &node,
         Message::Deploy(mobiwf_proto::Deploy {
@@ -226,7 +226,8 @@ fn successor_holders(
 fn record_placement(
     inst: &mut Instance,
     ctx: &mut Ctx<'_>,
-    (a, x): (ActivityId, ActivityId),
+    a: ActivityId,
+    x: ActivityId,
     node: &NodeInfo,
     awaits: Vec<ActivityId>,
 ) -> PartitionId {

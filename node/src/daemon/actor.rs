@@ -121,7 +121,8 @@ impl NodeActor {
         &mut self,
         seq: &mut Sequencer,
         outbox: &Outbox,
-        (skills, join_token): (&[ActivityTypeId], Option<String>),
+        skills: &[ActivityTypeId],
+        join_token: Option<String>,
         addrs: &[String],
     ) -> anyhow::Result<()> {
         let mut group = Group::default();

@@ -399,7 +399,8 @@ pub async fn start(config: NodeConfig) -> anyhow::Result<Node> {
     actor.register(
         &mut seq,
         &base.outbox,
-        (&config.skills, config.join_token.clone()),
+        &config.skills,
+        config.join_token.clone(),
         &base.addrs,
     )?;
     // Copies for offline work resume at once, not at the first event.

@@ -90,7 +90,7 @@ impl Link for MeshLink {
             if controller == peer {
                 return false;
             }
-            match locate(&mesh, (controller, controller_addrs), peer).await {
+            match locate(&mesh, controller, controller_addrs, peer).await {
                 Ok(addrs) => {
                     let new = any_new(&mesh.addresses(peer).await, &addrs);
                     if new {
@@ -111,7 +111,8 @@ impl Link for MeshLink {
 /// Asks the controller where `peer` is; its addresses as the controller knows them.
 async fn locate(
     mesh: &MeshHandle,
-    (controller, addrs): (PeerId, Vec<Multiaddr>),
+    controller: PeerId,
+    addrs: Vec<Multiaddr>,
     peer: PeerId,
 ) -> Result<Vec<Multiaddr>, String> {
     let envelope = Envelope {
