@@ -19,7 +19,7 @@
 //! The command finds the instance data it reads in `MOBIWF_DATA_DIR` (`<run dir>/data`, filled
 //! once before the first wrapper starts) and leaves there what it writes (`run_data`).
 
-use mobiwf_engine::Finish;
+use mobiwf_engine::{Finish, RunKey};
 use mobiwf_proto::{ActivityId, DataValue, Datum, InstanceId, PartitionId};
 use mobiwf_xml_schema::DataKind;
 
@@ -71,6 +71,24 @@ pub struct Execution {
     pub writes: Vec<(String, DataKind)>,
     /// True for the activity's compensation (its own run directory, `MOBIWF_COMPENSATION=1`).
     pub compensation: bool,
+}
+
+impl Execution {
+    /// The first try of `activity` of the run `key` on the node `partner`, with nothing to run
+    /// yet: what each kind of execution (a try, a compensation, a kill) fills in.
+    pub fn of(key: RunKey, activity: ActivityId, partner: String) -> Execution {
+        Execution {
+            instance: key.instance,
+            partition: key.partition,
+            activity,
+            attempt: 0,
+            command: String::new(),
+            partner,
+            reads: Vec::new(),
+            writes: Vec::new(),
+            compensation: false,
+        }
+    }
 }
 
 /// How an execution ended.

@@ -109,7 +109,7 @@ impl fmt::Display for NotALocation {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         write!(
             f,
-            "{:?} does not end in /p2p/<peer id>; give the partner's full libp2p address",
+            "{:?} does not end in /p2p/<peer id>; give its full libp2p address",
             self.text
         )
     }
@@ -156,7 +156,7 @@ mod tests {
             assert_eq!(
                 err.to_string(),
                 format!(
-                    "{text:?} does not end in /p2p/<peer id>; give the partner's full libp2p \
+                    "{text:?} does not end in /p2p/<peer id>; give its full libp2p \
                      address"
                 )
             );

@@ -198,7 +198,8 @@ impl Metrics {
         registry.register(
             "book_transitions_refused",
             "Changes of state the controller's book asked for and a lifecycle table refused, by \
-             lifecycle, state and event (a bug: nothing changed)",
+             lifecycle, state and event (a bug: nothing changed; but activity/replaced/placed, a \
+             contingency activity withdrawn before it was asked for, which is placed all the same)",
             self.book_transitions_refused.clone(),
         );
     }

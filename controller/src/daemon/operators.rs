@@ -1,14 +1,14 @@
 //! An operator's commands to the book (a submission, a control, a rerun, an organisation, an
-//! action on a work item): each applied in its group, its answer given by the group after the write.
+//! action on a work item): each applied in its group, its answer given by the group after the
+//! write.
 //! Apart from the actor's loop because each command has its own input and answer, while the
 //! loop is the same for every event.
 
 use mobiwf_book::{BookError, Effect, Input, Instance};
 use mobiwf_proto::{Control, InstanceId};
-
-use super::Command;
 use mobiwf_runtime::daemon::Group;
 
+use super::Command;
 use super::actor::ControllerActor;
 
 impl ControllerActor {

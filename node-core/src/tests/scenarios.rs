@@ -393,8 +393,8 @@ fn an_items_host_is_the_peer_its_address_names() {
     let why = refused(core.accept(&partner(), hosted_at(item(), nameless), Ok(Vec::new())));
     assert_eq!(
         why,
-        "\"/ip4/127.0.0.2/tcp/4001\" does not end in /p2p/<peer id>; give the partner's full \
-         libp2p address"
+        "\"/ip4/127.0.0.2/tcp/4001\" does not end in /p2p/<peer id>; give its full libp2p \
+         address"
     );
 }
 

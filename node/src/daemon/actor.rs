@@ -50,7 +50,7 @@ pub(super) struct NodeActor {
 }
 
 /// What to do once a group of events is on disk (the answers of people's completions, claims
-/// and presences are given by the group itself: `Group::answer`).
+/// and presences are given by the group itself, `Group::answer`, once this is done).
 #[derive(Default)]
 pub(super) struct After {
     /// Commands to start and kill.
@@ -86,8 +86,9 @@ impl Actor for NodeActor {
 
     fn committed(&mut self, mut after: After, _wrote: bool) {
         self.answer_claims(&mut after);
-        // What waits on this commit goes first (messages, commands, answers); logs and
-        // metrics of the transitions after.
+        // What waits on this commit goes first (commands, deadlines, copies, queries' answers;
+        // the messages went out before, the callers' answers come after); logs and metrics of
+        // the transitions last.
         self.deadline.send_replace(self.core.next_deadline());
         self.carry_out(after.effects);
         self.prune_fetches();
@@ -423,6 +424,8 @@ impl NodeActor {
     /// Starts and kills the commands the engine asked for (after the state saying so is on
     /// disk).
     fn carry_out(&mut self, effects: Vec<Effect>) {
+        let partner = self.core.identity().name.to_string();
+        let of = |key, activity| Execution::of(key, activity, partner.clone());
         for effect in effects {
             match effect {
                 Effect::Kill {
@@ -432,15 +435,8 @@ impl NodeActor {
                     why,
                 } => self.kill(
                     Execution {
-                        instance: key.instance,
-                        partition: key.partition,
-                        activity,
                         attempt,
-                        command: String::new(),
-                        partner: self.core.identity().name.to_string(),
-                        reads: Vec::new(),
-                        writes: Vec::new(),
-                        compensation: false,
+                        ..of(key, activity)
                     },
                     why,
                 ),
@@ -452,15 +448,11 @@ impl NodeActor {
                     reads,
                     writes,
                 } => self.spawn(Execution {
-                    instance: key.instance,
-                    partition: key.partition,
-                    activity,
                     attempt,
                     command,
-                    partner: self.core.identity().name.to_string(),
                     reads,
                     writes,
-                    compensation: false,
+                    ..of(key, activity)
                 }),
                 Effect::Compensate {
                     key,
@@ -468,15 +460,10 @@ impl NodeActor {
                     command,
                     reads,
                 } => self.spawn(Execution {
-                    instance: key.instance,
-                    partition: key.partition,
-                    activity,
-                    attempt: 0,
                     command,
-                    partner: self.core.identity().name.to_string(),
                     reads,
-                    writes: Vec::new(),
                     compensation: true,
+                    ..of(key, activity)
                 }),
                 Effect::Fetch {
                     instance,

@@ -283,7 +283,9 @@ fn handed(label: &str, h: &Holder) -> (&'static str, String) {
 
 /// A host's identity, whatever address it listens at: the peer id its address names (for an
 /// address that names none, as older records may hold, its whole text). The desk keeps the
-/// hosts' clock offsets under it, as it always did.
+/// hosts' clock offsets under it, as it did before addresses were typed, but for two spellings
+/// libp2p never prints (an `/ipfs/` peer, a relay circuit without its target), keyed otherwise
+/// then: such a host's offset is learnt again from its next item.
 pub(super) fn host_key(location: &Location) -> &str {
     location.peer().map_or(location.as_str(), NodeId::as_str)
 }

@@ -36,8 +36,9 @@ pub trait Actor: Send + 'static {
     ) -> Result<Self::After, StoreError>;
 
     /// The group is on disk (`wrote`: it changed something; false when there was nothing to
-    /// write), its messages handed to the outbox and its replies given: does what `after`
-    /// says.
+    /// write), its messages handed to the outbox and its peers' replies given: does what
+    /// `after` says. The answers owed to the daemon's own callers ([`Group::answer`]) are
+    /// given next.
     fn committed(&mut self, after: Self::After, wrote: bool);
 }
 
@@ -101,7 +102,8 @@ pub async fn run<A: Actor>(
 }
 
 /// One group: applied, written (synced) when it changed anything, its messages handed to the
-/// outbox and its replies given, then acted on. On the group's blocking thread.
+/// outbox and its peers' replies given, then acted on, then its callers answered. On the
+/// group's blocking thread.
 fn commit<A: Actor>(
     actor: &mut A,
     taken: Vec<A::Event>,
@@ -114,9 +116,10 @@ fn commit<A: Actor>(
     if wrote {
         shell.store.write(batch, Durability::Synced)?;
     }
-    // On disk: now act.
-    written.hand_over(&shell.outbox);
+    // On disk: now act, and answer the daemon's callers once acted on.
+    let owed = written.hand_over(&shell.outbox);
     actor.committed(after, wrote);
+    owed.give();
     Ok(())
 }
 

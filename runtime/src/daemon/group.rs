@@ -1,6 +1,6 @@
 //! One group of events on its way to disk: the changes, the messages they cause and the
-//! replies owed (to peers, and to the daemon's own callers), staged together so that one synced write covers them all, and the
-//! apply-once prelude every inbound message goes through.
+//! replies owed (to peers, and to the daemon's own callers), staged together so that one
+//! synced write covers them all, and the apply-once prelude every inbound message goes through.
 
 use libp2p::{Multiaddr, PeerId};
 use mobiwf_proto::{Envelope, Location, Message, MessageId, NodeId, Reply};
@@ -50,34 +50,46 @@ pub struct Group {
     pub batch: Batch,
     seen: Seen,
     acks: Vec<(oneshot::Sender<Reply>, Reply)>,
-    answers: Vec<Answer>,
+    answers: Vec<CallerAnswer>,
     outgoing: Vec<Outgoing>,
     answered: Vec<(NodeId, u64)>,
 }
 
 /// An answer owed to one of the daemon's own callers (an API call waiting on its channel),
 /// ready to be given.
-type Answer = Box<dyn FnOnce() + Send>;
+type CallerAnswer = Box<dyn FnOnce() + Send>;
 
 /// What the shell does once a group is on disk: send its messages, give its replies.
 pub(crate) struct Written {
     pub(crate) outgoing: Vec<Outgoing>,
     pub(crate) acks: Vec<(oneshot::Sender<Reply>, Reply)>,
-    answers: Vec<Answer>,
+    pub(crate) answers: Vec<CallerAnswer>,
     pub(crate) answered: Vec<(NodeId, u64)>,
 }
 
 impl Written {
-    /// The group is on disk: hands its messages to the outbox and gives its replies, to
-    /// peers and to the daemon's callers.
-    pub(crate) fn hand_over(self, outbox: &crate::outbox::Outbox) {
+    /// The group is on disk: hands its messages to the outbox and gives its replies to
+    /// peers; returns the answers owed to the daemon's callers, given once the actor has acted
+    /// on the group (a caller told its completion is taken finds the next command started).
+    pub(crate) fn hand_over(self, outbox: &crate::outbox::Outbox) -> Owed {
         outbox.release(&self.answered);
         outbox.dispatch(self.outgoing);
         for (tx, reply) in self.acks {
             // A sender that gave up waiting is fine: it will send again, deduplicated.
             let _ = tx.send(reply);
         }
-        for answer in self.answers {
+        Owed(self.answers)
+    }
+}
+
+/// The answers a written group owes the daemon's own callers.
+#[must_use = "the daemon's callers wait for these answers"]
+pub(crate) struct Owed(Vec<CallerAnswer>);
+
+impl Owed {
+    /// Gives every answer.
+    pub(crate) fn give(self) {
+        for answer in self.0 {
             answer();
         }
     }
@@ -171,8 +183,9 @@ impl Group {
     }
 
     /// Owes `answer` to a caller of the daemon's own (an API call waiting on `to`): given once
-    /// the group is on disk, as the peers' replies are, so that nobody hears of a change the
-    /// disk does not hold yet.
+    /// the group is on disk, so that nobody hears of a change the disk does not hold yet, and
+    /// the actor has acted on it (`Actor::committed`), so that what the change starts has
+    /// started.
     pub fn answer<T: Send + 'static>(&mut self, to: oneshot::Sender<T>, answer: T) {
         self.answers.push(Box::new(move || {
             // A caller that gave up waiting is fine.
@@ -226,7 +239,7 @@ impl Group {
         if !batch.is_empty() {
             store.write(batch, crate::store::Durability::Synced)?;
         }
-        written.hand_over(outbox);
+        written.hand_over(outbox).give();
         Ok(())
     }
 

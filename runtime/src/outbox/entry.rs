@@ -144,7 +144,7 @@ fn dialable(addr: &str) -> Result<(PeerId, Multiaddr), String> {
     match ma.iter().last() {
         Some(libp2p::multiaddr::Protocol::P2p(peer)) => Ok((peer, ma)),
         _ => Err(format!(
-            "{addr:?} does not end in /p2p/<peer id>; give the partner's full libp2p address"
+            "{addr:?} does not end in /p2p/<peer id>; give its full libp2p address"
         )),
     }
 }
@@ -197,8 +197,8 @@ mod tests {
         let err = location("/ip4/127.0.0.1/tcp/7711").unwrap_err();
         assert_eq!(
             err,
-            "\"/ip4/127.0.0.1/tcp/7711\" does not end in /p2p/<peer id>; give the partner's full \
-             libp2p address"
+            "\"/ip4/127.0.0.1/tcp/7711\" does not end in /p2p/<peer id>; give its full libp2p \
+             address"
         );
         // A peer id libp2p does not take, though the text names one.
         let text = "/ip4/127.0.0.1/tcp/4001/p2p/peer-partner";
