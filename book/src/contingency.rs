@@ -96,9 +96,7 @@ pub(crate) fn place(inst: &mut Instance, ctx: &mut Ctx<'_>, a: ActivityId, x: Ac
             document: mobiwf_xml_schema::write_partition(&document),
         }),
     );
-    // As the directory's device entries: a node registered without addresses is at the empty
-    // text, and its stand-in's word is then taken from no peer.
-    let location = Location::lenient(node.addrs.first().cloned().unwrap_or_default());
+    let location = Location::registered(&node.addrs);
     for holder in holders.values() {
         ctx.send(
             holder,

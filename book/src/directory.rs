@@ -131,7 +131,7 @@ impl Book {
             node: node.peer.clone(),
             // The registration's first address, checked as it came in; the empty text when
             // there is none (a node registered before registrations had to give one).
-            location: Location::lenient(node.addrs.first().cloned().unwrap_or_default()),
+            location: Location::registered(&node.addrs),
             connections,
             last_connected_ms: now_ms,
             away,

@@ -51,6 +51,12 @@ impl Location {
         Location { text, peer }
     }
 
+    /// Where a registered node is reached: the first of the addresses it registered with (the
+    /// empty text, naming no peer, when it gave none; registration checks every address).
+    pub fn registered(addrs: &[String]) -> Location {
+        Location::lenient(addrs.first().cloned().unwrap_or_default())
+    }
+
     /// The peer it names (its `/p2p/<peer id>`), if it names one.
     pub fn peer(&self) -> Option<&NodeId> {
         self.peer.as_ref()
