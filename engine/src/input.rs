@@ -156,6 +156,24 @@ pub enum Finish {
 }
 
 impl Finish {
+    /// An end as the wire and the stores spell it, a success or not beside the words and the
+    /// flag: a failure's flag is dropped (a failure has none).
+    pub fn of(succeeded: bool, detail: Option<String>, flag: Option<String>) -> Finish {
+        if succeeded {
+            Finish::Succeeded { detail, flag }
+        } else {
+            Finish::Failed { detail }
+        }
+    }
+
+    /// The completion flag of a success.
+    pub fn flag(&self) -> Option<&str> {
+        match self {
+            Finish::Succeeded { flag, .. } => flag.as_deref(),
+            Finish::Failed { .. } => None,
+        }
+    }
+
     /// True when it succeeded.
     pub fn succeeded(&self) -> bool {
         matches!(self, Finish::Succeeded { .. })

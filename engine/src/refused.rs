@@ -157,9 +157,10 @@ mod tests {
         // An offered copy is not completed: only its holder completes it.
         let complete = copy::CopyEvent::Complete {
             completion: crate::Completion {
-                succeeded: true,
-                detail: None,
-                flag: None,
+                finish: crate::Finish::Succeeded {
+                    detail: None,
+                    flag: None,
+                },
                 written: Default::default(),
                 ended_ms: 1,
             },

@@ -15,6 +15,7 @@ use super::claim::{Ctx, Decided};
 use super::lifecycle::{Completion, CopyEvent};
 use super::status::gone;
 use super::{Item, ItemCopy};
+use crate::Finish;
 
 /// What the host decides on one action, before anything changes: refused, nothing to do, or
 /// one event on one copy.
@@ -54,9 +55,7 @@ pub(super) fn decide(
                 ctx,
                 item,
                 Completion {
-                    succeeded: *succeeded,
-                    detail: detail.clone(),
-                    flag: flag.clone(),
+                    finish: Finish::of(*succeeded, detail.clone(), flag.clone()),
                     written,
                     ended_ms: ctx.now_ms,
                 },
@@ -197,10 +196,10 @@ fn give_back(ctx: &Ctx, item: &Item, hold: Hold) -> Decision {
 /// Complete: only the holder of a held copy.
 fn complete(ctx: &Ctx, item: &Item, completion: Completion) -> Decision {
     let user = ctx.user;
-    let succeeded = completion.succeeded;
+    let succeeded = completion.finish.succeeded();
     let Some(index) = item.copies.iter().position(|c| c.held_by(user)) else {
         let did = item.copies.iter().find_map(|c| match c.done() {
-            Some((by, done)) if by == user => Some(done.succeeded),
+            Some((by, done)) if by == user => Some(done.finish.succeeded()),
             _ => None,
         });
         // The same completion again (a retry) is done; another outcome is not taken.

@@ -8,7 +8,7 @@ use mobiwf_proto::{ItemStatus, UserId};
 use super::{ItemCopy, ItemKey};
 use crate::lifecycle::Event;
 use crate::run::RunKey;
-use crate::{ActivityId, Effect, Engine};
+use crate::{ActivityId, Effect, Engine, Finish};
 
 impl Engine {
     /// Every copy of the item is finished (its status says how): its activity ends.
@@ -20,10 +20,11 @@ impl Engine {
         let mut words = Vec::new();
         let mut failures = Vec::new();
         for (by, done) in item.copies.iter().filter_map(ItemCopy::done) {
-            if done.succeeded {
-                words.extend(done.detail.as_ref().map(|d| (by.clone(), d.clone())));
-            } else {
-                failures.push(failed_by(by, done.detail.as_deref()));
+            match &done.finish {
+                Finish::Succeeded { detail, .. } => {
+                    words.extend(detail.as_ref().map(|d| (by.clone(), d.clone())));
+                }
+                Finish::Failed { detail } => failures.push(failed_by(by, detail.as_deref())),
             }
         }
         match item.status.clone() {
@@ -47,9 +48,9 @@ impl Engine {
                     .copies
                     .iter()
                     .filter_map(|c| c.done().map(|(_, done)| done))
-                    .filter(|done| done.flag.is_some())
-                    .max_by_key(|done| done.ended_ms)
-                    .and_then(|done| done.flag.clone());
+                    .filter_map(|done| done.finish.flag().map(|flag| (done.ended_ms, flag)))
+                    .max_by_key(|(ended_ms, _)| *ended_ms)
+                    .map(|(_, flag)| flag.to_owned());
                 let written = super::written::written_by_copies(item);
                 if let Some(run) = self.runs.get_mut(&key) {
                     run.set_flag(activity, flag);

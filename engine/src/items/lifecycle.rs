@@ -19,6 +19,8 @@ use std::collections::{BTreeMap, BTreeSet};
 
 use mobiwf_proto::{DataValue, Holder, ItemStatus, UserId};
 
+use crate::Finish;
+
 /// One copy of a work item: who it is for, and where it is in its life.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct ItemCopy {
@@ -67,12 +69,8 @@ pub enum CopyLife {
 /// What a user said when completing a copy.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct Completion {
-    /// True when it succeeded.
-    pub succeeded: bool,
-    /// Their words.
-    pub detail: Option<String>,
-    /// The completion flag they chose.
-    pub flag: Option<String>,
+    /// Succeeded (their words, the completion flag they chose) or failed (their words).
+    pub finish: Finish,
     /// The instance data they set (written when the activity succeeds).
     pub written: BTreeMap<String, DataValue>,
     /// When, in ms since the epoch.
@@ -370,7 +368,7 @@ impl ItemCopy {
             CopyLife::Offered { .. } | CopyLife::Held { .. } => ItemStatus::Open,
             CopyLife::Done { holder, completion } => ItemStatus::Done {
                 by: holder.user.clone(),
-                succeeded: completion.succeeded,
+                succeeded: completion.finish.succeeded(),
             },
             CopyLife::Closed { why, .. } => ItemStatus::Closed { why: why.clone() },
         }

@@ -23,7 +23,7 @@ pub(super) fn overall(item: &Item) -> ItemStatus {
         .iter()
         .filter_map(|c| {
             c.done()
-                .map(|(by, done)| (by, done.succeeded, c.ended_ms()))
+                .map(|(by, done)| (by, done.finish.succeeded(), c.ended_ms()))
         })
         .collect();
     match done.iter().max_by_key(|(_, _, at)| *at) {

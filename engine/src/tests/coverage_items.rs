@@ -44,9 +44,10 @@ fn users(names: &[&str]) -> BTreeSet<UserId> {
 
 fn completion() -> Completion {
     Completion {
-        succeeded: true,
-        detail: None,
-        flag: None,
+        finish: crate::Finish::Succeeded {
+            detail: None,
+            flag: None,
+        },
         written: BTreeMap::new(),
         ended_ms: 9,
     }

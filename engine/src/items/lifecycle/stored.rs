@@ -10,6 +10,7 @@ use mobiwf_proto::{DataValue, Holder, ItemStatus, UserId};
 use serde::{Deserialize, Serialize};
 
 use super::{Completion, CopyLife, ItemCopy};
+use crate::Finish;
 
 /// A copy as JSON.
 #[derive(Serialize, Deserialize)]
@@ -41,8 +42,8 @@ impl From<&ItemCopy> for CopyRepr {
             status: copy.status(),
             offered_ms: Some(copy.offered_ms),
             ended_ms: copy.ended_ms(),
-            detail: completion.and_then(|c| c.detail.clone()),
-            flag: completion.and_then(|c| c.flag.clone()),
+            detail: completion.and_then(|c| c.finish.detail().map(str::to_owned)),
+            flag: completion.and_then(|c| c.finish.flag().map(str::to_owned)),
             written: completion.map(|c| c.written.clone()).unwrap_or_default(),
         }
     }
@@ -74,10 +75,10 @@ impl TryFrom<CopyRepr> for ItemCopy {
                 let ended_ms = repr
                     .ended_ms
                     .ok_or("a done work item copy without ended_ms")?;
+                // A failure has no flag (the activity's flag is a success's): one a device sent
+                // with it, which older versions kept, is dropped.
                 let completion = Completion {
-                    succeeded,
-                    detail: repr.detail,
-                    flag: repr.flag,
+                    finish: Finish::of(succeeded, repr.detail, repr.flag),
                     written: repr.written,
                     ended_ms,
                 };
