@@ -185,7 +185,7 @@ async fn complete(
         Err(why) => return error(StatusCode::BAD_REQUEST, why),
     };
     let (instance, activity) = (InstanceId(instance), ActivityId(activity));
-    let finish = if failed {
+    if failed {
         // A failure has no completion flag: a well-formed one is ignored, as ever, and a
         // malformed one refused as the engine refuses it on a success.
         if let Some(reason) = flag.as_deref().and_then(mobiwf_xml_schema::flag_problem) {
@@ -196,10 +196,8 @@ async fn complete(
             };
             return error(StatusCode::BAD_REQUEST, refusal.to_string());
         }
-        Finish::Failed { detail }
-    } else {
-        Finish::Succeeded { detail, flag }
-    };
+    }
+    let finish = Finish::of(!failed, detail, flag);
     let end = PersonEnd {
         instance,
         activity,

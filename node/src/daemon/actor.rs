@@ -1,7 +1,7 @@
 //! The node's actor: the one owner of the node's core. It gives each event of a group to the
 //! core (reading back from the store what the core needs first) and stages what changed and
 //! what to send; once the shell has written the group, it starts and kills commands, answers
-//! people and queries, and publishes the next deadline. Each event's messages are staged as
+//! queries and publishes the next deadline (people's answers are the group's, given after). Each event's messages are staged as
 //! the core decides them, in the order of the events.
 
 use std::path::PathBuf;
@@ -87,8 +87,8 @@ impl Actor for NodeActor {
     fn committed(&mut self, mut after: After, _wrote: bool) {
         self.answer_claims(&mut after);
         // What waits on this commit goes first (commands, deadlines, copies, queries' answers;
-        // the messages went out before, the callers' answers come after); logs and metrics of
-        // the transitions last.
+        // the messages went out before, the group's own answers, `Group::answer`, come after);
+        // logs and metrics of the transitions last.
         self.deadline.send_replace(self.core.next_deadline());
         self.carry_out(after.effects);
         self.prune_fetches();

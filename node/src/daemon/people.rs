@@ -17,8 +17,8 @@ pub(super) struct SentClaim {
 }
 
 impl NodeActor {
-    /// After the write (the claims decided in the group were answered with it): hands
-    /// waiting claims their waiters, and wakes those whose answer came.
+    /// After the write (the claims decided in the group are answered by the group once the
+    /// actor is done): hands waiting claims their waiters, and wakes those whose answer came.
     pub(super) fn answer_claims(&mut self, after: &mut After) {
         for sent in after.sent.drain(..) {
             let _ = sent.sent.send((sent.request, sent.host));

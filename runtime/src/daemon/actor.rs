@@ -1,7 +1,7 @@
 //! The actor loop both daemons run: take the events that are waiting, let the daemon's actor
 //! apply them to its pure core, write everything they caused in one synced batch, and only
-//! then send, acknowledge and let the actor act; all of that on a blocking thread, so that no
-//! async worker ever waits for the disk.
+//! then send, acknowledge, let the actor act and answer its callers; all of that on a blocking
+//! thread, so that no async worker ever waits for the disk.
 
 use std::sync::Arc;
 
@@ -21,7 +21,7 @@ pub trait Actor: Send + 'static {
     /// What the actor is sent: inbound messages, commands, queries, timer ticks.
     type Event: Send + 'static;
     /// What the actor does once a group's changes are on disk: carry out effects (start
-    /// commands), answer commands and queries, publish deadlines.
+    /// commands), answer queries, publish deadlines (commands are answered by the group).
     type After: Send + 'static;
 
     /// Applies a group of events to the core, staging in `group` every change to write, the

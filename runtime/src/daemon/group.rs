@@ -63,7 +63,7 @@ type CallerAnswer = Box<dyn FnOnce() + Send>;
 pub(crate) struct Written {
     pub(crate) outgoing: Vec<Outgoing>,
     pub(crate) acks: Vec<(oneshot::Sender<Reply>, Reply)>,
-    pub(crate) answers: Vec<CallerAnswer>,
+    answers: Vec<CallerAnswer>,
     pub(crate) answered: Vec<(NodeId, u64)>,
 }
 
@@ -185,7 +185,7 @@ impl Group {
     /// Owes `answer` to a caller of the daemon's own (an API call waiting on `to`): given once
     /// the group is on disk, so that nobody hears of a change the disk does not hold yet, and
     /// the actor has acted on it (`Actor::committed`), so that what the change starts has
-    /// started.
+    /// started (a group written outside the actor loop answers right after its write).
     pub fn answer<T: Send + 'static>(&mut self, to: oneshot::Sender<T>, answer: T) {
         self.answers.push(Box::new(move || {
             // A caller that gave up waiting is fine.
@@ -477,9 +477,9 @@ mod tests {
         );
         let (_, written) = group.finish(&mut seq);
         assert!(waiting.try_recv().is_err(), "not before the write");
-        for answer in written.answers {
-            answer();
-        }
+        let owed = Owed(written.answers);
+        assert!(waiting.try_recv().is_err(), "not before they are given");
+        owed.give();
         assert_eq!(waiting.try_recv().unwrap(), 7);
     }
 }
