@@ -127,3 +127,108 @@ fn stop(fatal: &watch::Sender<Option<String>>, e: &dyn std::fmt::Display) {
     tracing::error!("stopping: {e}");
     let _ = fatal.send(Some(e.to_string()));
 }
+
+#[cfg(test)]
+mod tests {
+    use std::sync::Mutex;
+
+    use futures::future::BoxFuture;
+    use libp2p::{Multiaddr, PeerId};
+    use mobiwf_proto::{Envelope, Reply};
+    use tokio::sync::oneshot::error::TryRecvError;
+    use tokio::sync::{broadcast, oneshot};
+
+    use super::*;
+    use crate::metrics::Metrics;
+    use crate::outbox::{Link, LinkError, Wiring};
+    use crate::store::MemoryStore;
+
+    /// A way out that nothing in these tests uses.
+    struct Nowhere(PeerId, broadcast::Sender<PeerId>);
+
+    impl Link for Nowhere {
+        fn me(&self) -> PeerId {
+            self.0
+        }
+        fn request(
+            &self,
+            _to: PeerId,
+            _addrs: Vec<Multiaddr>,
+            _envelope: Envelope,
+        ) -> BoxFuture<'static, Result<Reply, LinkError>> {
+            Box::pin(std::future::pending())
+        }
+        fn seen(&self) -> broadcast::Receiver<PeerId> {
+            self.1.subscribe()
+        }
+        fn relocate(&self, _peer: PeerId) -> BoxFuture<'static, bool> {
+            Box::pin(std::future::ready(false))
+        }
+    }
+
+    /// An actor whose events are callers waiting for an answer; when it acts on a group it
+    /// notes whether its caller had been answered already.
+    struct Answering {
+        caller: Arc<Mutex<oneshot::Receiver<u32>>>,
+        answered_before_acting: Option<bool>,
+    }
+
+    impl Actor for Answering {
+        type Event = oneshot::Sender<u32>;
+        type After = ();
+
+        fn apply(
+            &mut self,
+            events: Vec<Self::Event>,
+            group: &mut Group,
+            _seq: &mut Sequencer,
+        ) -> Result<(), StoreError> {
+            group.batch.put("done", "1");
+            for to in events {
+                group.answer(to, 7);
+            }
+            Ok(())
+        }
+
+        fn committed(&mut self, (): (), wrote: bool) {
+            assert!(wrote, "the group changed something");
+            let mut caller = self.caller.lock().expect("not poisoned");
+            self.answered_before_acting = Some(caller.try_recv() != Err(TryRecvError::Empty));
+        }
+    }
+
+    #[tokio::test]
+    async fn callers_are_answered_after_the_write_and_after_the_actor_acted() {
+        let store: Arc<dyn Store> = Arc::new(MemoryStore::new());
+        let me = PeerId::random();
+        let (local, _inbound) = mpsc::channel(1);
+        let wiring = Wiring {
+            link: Arc::new(Nowhere(me, broadcast::channel(1).0)),
+            local,
+            metrics: Arc::new(Metrics::new()),
+            delivered: None,
+            stop_on_refusal: None,
+            link_news: None,
+        };
+        let mut shell = Shell {
+            store: store.clone(),
+            outbox: Outbox::start(store.clone(), wiring).expect("outbox"),
+            seq: Sequencer::load(store.as_ref(), me).expect("sequencer"),
+        };
+        let (to, caller) = oneshot::channel();
+        let caller = Arc::new(Mutex::new(caller));
+        let mut actor = Answering {
+            caller: caller.clone(),
+            answered_before_acting: None,
+        };
+        commit(&mut actor, vec![to], &mut shell).expect("committed");
+        assert_eq!(
+            actor.answered_before_acting,
+            Some(false),
+            "not answered before the actor acted on the group"
+        );
+        assert!(store.get(b"done").expect("read").is_some(), "written");
+        let answer = caller.lock().expect("not poisoned").try_recv();
+        assert_eq!(answer, Ok(7), "answered once acted on");
+    }
+}
