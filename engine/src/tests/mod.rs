@@ -204,16 +204,7 @@ fn finished(
             written: Vec::new(),
             instance: InstanceId(instance),
             activity: ActivityId(activity),
-            finish: if ok {
-                crate::Finish::Succeeded {
-                    detail: (!ok).then(|| "exit status 1".to_owned()),
-                    flag: None,
-                }
-            } else {
-                crate::Finish::Failed {
-                    detail: (!ok).then(|| "exit status 1".to_owned()),
-                }
-            },
+            finish: crate::Finish::of(ok, (!ok).then(|| "exit status 1".to_owned()), None),
             by,
             attempt: 0,
         }),
@@ -299,16 +290,7 @@ fn ended(
         written: Vec::new(),
         instance: InstanceId(instance),
         activity: ActivityId(activity),
-        finish: if ok {
-            crate::Finish::Succeeded {
-                detail: (!ok).then(|| "exit status 1".to_owned()),
-                flag: None,
-            }
-        } else {
-            crate::Finish::Failed {
-                detail: (!ok).then(|| "exit status 1".to_owned()),
-            }
-        },
+        finish: crate::Finish::of(ok, (!ok).then(|| "exit status 1".to_owned()), None),
         by: Finisher::Command,
         attempt,
     });

@@ -375,16 +375,7 @@ fn input_of(op: &Op, docs: &[(u64, u64, String)]) -> Option<Input> {
             written: Vec::new(),
             instance: InstanceId(instance),
             activity: ActivityId(activity),
-            finish: if ok {
-                crate::Finish::Succeeded {
-                    detail: None,
-                    flag: None,
-                }
-            } else {
-                crate::Finish::Failed {
-                    detail: Some("exit status 1".to_owned()),
-                }
-            },
+            finish: crate::Finish::of(ok, (!ok).then(|| "exit status 1".to_owned()), None),
             by: [Finisher::Command, Finisher::Person][usize::from(person)],
             attempt,
         }),

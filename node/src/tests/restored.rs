@@ -64,14 +64,7 @@ fn apply(core: &mut NodeCore, store: &MemoryStore, now_ms: u64, step: Step) {
             activity: ActivityId(2),
             attempt: 0,
             compensation: false,
-            finish: if succeeded {
-                mobiwf_engine::Finish::Succeeded {
-                    detail: None,
-                    flag: None,
-                }
-            } else {
-                mobiwf_engine::Finish::Failed { detail: None }
-            },
+            finish: mobiwf_engine::Finish::of(succeeded, None, None),
             written: Vec::new(),
         }),
         Step::Tick => NodeInput::Tick,
