@@ -78,7 +78,7 @@ pub struct Book {
     /// The definitions submitted last, as submitted and parsed: a workflow submitted again
     /// (the usual case: one definition, many instances) is not parsed again, and its
     /// instances share one parsed copy.
-    recent: Vec<(Vec<u8>, Arc<WorkflowDefinition>)>,
+    recent: Vec<submit::Recent>,
     history: History,
     last_instance: InstanceId,
     dirty_nodes: BTreeSet<NodeId>,

@@ -147,7 +147,9 @@ impl Book {
         if self.instances.contains_key(&id) {
             return Ok(Applied::default());
         }
-        let def = self.parsed(&definition, &format!("stored definition of instance {id}"))?;
+        let def = self
+            .parsed(&definition, &format!("stored definition of instance {id}"))?
+            .def;
         if !instance.state().is_final() {
             self.live.insert(id);
         }

@@ -8,7 +8,8 @@ use std::time::Duration;
 
 use mobiwf_proto::{ActivityId, InstanceId, Message, Millis, NodeId, NodeName, PartitionId};
 use mobiwf_xml_schema::{
-    DeriveOptions, DerivedPartition, UserId, WorkflowDefinition, WorkflowId, derive_partitions,
+    DeriveOptions, DerivedPartition, Language, UserId, WorkflowDefinition, WorkflowId,
+    derive_partitions, write_definition,
 };
 
 use crate::history::Event;
@@ -17,26 +18,60 @@ use crate::{
     RECENT_DEFINITIONS, place,
 };
 
+/// A definition as submitted lately, kept parsed.
+#[derive(Debug)]
+pub(crate) struct Recent {
+    language: Language,
+    /// The text as submitted.
+    src: Vec<u8>,
+    parsed: Parsed,
+}
+
+/// A definition parsed, with the MobiWfMS XML bytes the controller stores for it.
+#[derive(Debug, Clone)]
+pub(crate) struct Parsed {
+    pub(crate) def: Arc<WorkflowDefinition>,
+    pub(crate) stored: Arc<[u8]>,
+}
+
 impl Book {
-    /// The definition in `xml`, parsed (or as parsed when it was submitted lately).
-    pub(crate) fn parsed(
-        &mut self,
-        xml: &[u8],
-        source: &str,
-    ) -> Result<Arc<WorkflowDefinition>, BookError> {
-        if let Some(i) = self.recent.iter().position(|(bytes, _)| bytes == xml) {
+    /// The definition in `src`, parsed (or as parsed when it was submitted lately), and the
+    /// bytes to store for it: `src` itself when it is MobiWfMS XML, else the MobiWfMS XML it
+    /// reads as, so a stored definition is always read back in one language. Its language is
+    /// told by `source`'s extension, else by its content ([`Language::of`]).
+    pub(crate) fn parsed(&mut self, src: &[u8], source: &str) -> Result<Parsed, BookError> {
+        let language = Language::of(source, src);
+        if let Some(i) = self
+            .recent
+            .iter()
+            .position(|r| r.language == language && r.src == src)
+        {
             let hit = self.recent.remove(i);
-            let def = hit.1.clone();
+            let parsed = hit.parsed.clone();
             self.recent.insert(0, hit);
-            return Ok(def);
+            return Ok(parsed);
         }
-        let def = mobiwf_xml_schema::load_definition(xml)
+        let def = mobiwf_xml_schema::load_definition_in(language, src)
             .map_err(|d| BookError::Invalid(d.render(source)))?
             .value;
-        let def = Arc::new(def);
-        self.recent.insert(0, (xml.to_vec(), def.clone()));
+        let stored = match language {
+            Language::MobiWfMs => src.to_vec(),
+            Language::Pdl | Language::Bpmn => write_definition(&def).into_bytes(),
+        };
+        let parsed = Parsed {
+            def: Arc::new(def),
+            stored: stored.into(),
+        };
+        self.recent.insert(
+            0,
+            Recent {
+                language,
+                src: src.to_vec(),
+                parsed: parsed.clone(),
+            },
+        );
         self.recent.truncate(RECENT_DEFINITIONS);
-        Ok(def)
+        Ok(parsed)
     }
 
     /// An operator submits a definition: a new instance, deployed to the placed nodes; its
@@ -48,7 +83,7 @@ impl Book {
         source: &str,
         responsible: Option<UserId>,
     ) -> Result<Applied, BookError> {
-        let def = self.parsed(xml, source)?;
+        let Parsed { def, stored } = self.parsed(xml, source)?;
         self.check_people(&def, responsible.as_ref())?;
         let nodes: Vec<NodeInfo> = self.nodes.values().cloned().collect();
         let placement = place(&def, &nodes)?;
@@ -81,7 +116,7 @@ impl Book {
         self.dirty_instances.insert(id);
         self.history.push(id, now_ms, None, None, what);
         self.track(now_ms, id, &mut effects);
-        self.new_definitions.push((id, xml.to_vec()));
+        self.new_definitions.push((id, stored.to_vec()));
         self.definitions.insert(id, def);
         Ok(Applied {
             effects,

@@ -33,13 +33,16 @@
 #![deny(missing_docs)]
 #![cfg_attr(not(test), deny(clippy::unwrap_used, clippy::expect_used))]
 
+mod bpmn;
 mod decode;
 mod derive;
 mod diagnostic;
 mod flow;
+mod language;
 pub mod limits;
 mod model;
 mod org;
+mod pdl;
 mod read;
 mod source_map;
 mod text;
@@ -52,6 +55,7 @@ pub use derive::{
     DeriveOptions, DerivedPartition, carried_names, derive_contingency, derive_partitions,
 };
 pub use diagnostic::{Diagnostic, Diagnostics, Pos};
+pub use language::{Language, load_definition_in};
 pub use model::*;
 pub use org::{load_organisation, validate_organisation, write_organisation};
 pub use source_map::{Node, SourceMap};

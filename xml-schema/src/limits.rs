@@ -61,6 +61,10 @@ pub const MAX_RULE_TERMS: usize = 256;
 /// command writes), in characters. A flag names a decision ("approved"), not a report.
 pub const MAX_FLAG_CHARS: usize = 64;
 
+/// Longest definition name (`<name>` of a workflow, `deploy --name`), in characters: a name
+/// operators type to start an instance.
+pub const MAX_DEFINITION_NAME_CHARS: usize = 64;
+
 /// Most names (`<value>` and `<file>`) one workflow's `<data>` may declare. Each instance keeps
 /// every one on the nodes that use it.
 pub const MAX_DATA_ITEMS: usize = 256;

@@ -17,6 +17,12 @@ pub fn write_definition(def: &WorkflowDefinition) -> String {
     let mut out = Out::new();
     out.open("workflow", Some(def.id.0));
     out.leaf("description", &def.description);
+    if let Some(name) = &def.name {
+        out.leaf("name", name);
+    }
+    if let Some(role) = &def.creator_role {
+        out.leaf("creatorRole", role);
+    }
     out.list("activities", def.activities.is_empty(), |out| {
         for a in &def.activities {
             write_activity(out, a);

@@ -345,9 +345,10 @@ fn definition() -> impl Strategy<Value = WorkflowDefinition> {
             location,
             skills: skills.into_iter().map(ActivityTypeId).collect(),
         });
+    let name = prop::option::of("[A-Za-z0-9_.-]{1,64}".prop_map(DefinitionName::new));
+    let creator_role = prop::option::of("[a-z][a-z0-9_-]{0,15}".prop_map(RoleId::new));
     (
-        any::<u64>(),
-        text(),
+        (any::<u64>(), text(), name, creator_role),
         prop::collection::vec(activity(), 0..5),
         prop::collection::vec(activity_type, 0..3),
         prop::collection::vec(partition, 0..3),
@@ -355,10 +356,19 @@ fn definition() -> impl Strategy<Value = WorkflowDefinition> {
         data(),
     )
         .prop_map(
-            |(id, description, activities, activity_types, partitions, partners, data)| {
+            |(
+                (id, description, name, creator_role),
+                activities,
+                activity_types,
+                partitions,
+                partners,
+                data,
+            )| {
                 WorkflowDefinition {
                     id: WorkflowId(id),
                     description,
+                    name,
+                    creator_role,
                     activities,
                     activity_types,
                     partitions,

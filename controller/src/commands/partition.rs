@@ -1,17 +1,21 @@
-//! `partition FILE --out DIR`: derive and write one partition document per partition.
+//! `partition FILE --out DIR`: derive and write one partition document per partition, from a
+//! definition in any of the three languages.
 
 use std::path::Path;
 use std::process::ExitCode;
 
 use anyhow::Context;
-use mobiwf_xml_schema::{DeriveOptions, derive_partitions, load_definition, write_partition};
+use mobiwf_xml_schema::{
+    DeriveOptions, Language, derive_partitions, load_definition_in, write_partition,
+};
 
 pub fn run(file: &Path, out: &Path, start_time: Option<String>) -> anyhow::Result<ExitCode> {
     let bytes = super::read(file)?;
-    let definition = match load_definition(&bytes) {
+    let name = file.display().to_string();
+    let definition = match load_definition_in(Language::of(&name, &bytes), &bytes) {
         Ok(loaded) => loaded.value,
         Err(diagnostics) => {
-            eprint!("{}", diagnostics.render(&file.display().to_string()));
+            eprint!("{}", diagnostics.render(&name));
             eprintln!("mobiwf-controller: no partition written: fix the problems above first");
             return Ok(ExitCode::from(1));
         }

@@ -1,10 +1,11 @@
 //! `validate FILE...`: every problem of every document (workflow definition, partition
-//! document or organisation document, detected), in compiler style.
+//! document or organisation document, detected; a definition in any of the three languages),
+//! in compiler style.
 
 use std::path::PathBuf;
 use std::process::ExitCode;
 
-use mobiwf_xml_schema::{DocumentKind, check, detect_kind};
+use mobiwf_xml_schema::{DocumentKind, Language, check, detect_kind, load_definition_in};
 
 pub fn run(files: &[PathBuf]) -> anyhow::Result<ExitCode> {
     let mut unreadable = false;
@@ -19,9 +20,16 @@ pub fn run(files: &[PathBuf]) -> anyhow::Result<ExitCode> {
                 continue;
             }
         };
-        let diagnostics = check(&bytes);
+        let language = Language::of(&name, &bytes);
+        let diagnostics = match language {
+            Language::MobiWfMs => check(&bytes),
+            Language::Pdl | Language::Bpmn => load_definition_in(language, &bytes)
+                .err()
+                .unwrap_or_default(),
+        };
         if diagnostics.is_empty() {
             let kind = match detect_kind(&bytes) {
+                _ if language != Language::MobiWfMs => "workflow definition",
                 Ok(DocumentKind::Partition) => "partition document",
                 Ok(DocumentKind::Organisation) => "organisation document",
                 _ => "workflow definition",

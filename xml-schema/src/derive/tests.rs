@@ -68,6 +68,8 @@ fn definition(activities: Vec<Activity>, first: &[u64]) -> WorkflowDefinition {
     WorkflowDefinition {
         id: WorkflowId(1),
         description: String::new(),
+        name: None,
+        creator_role: None,
         activities,
         activity_types: Vec::new(),
         partitions: vec![partition(1, one), partition(2, two)],

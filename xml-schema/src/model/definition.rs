@@ -3,6 +3,8 @@
 
 use std::collections::{HashMap, HashSet};
 
+use crate::limits::MAX_DEFINITION_NAME_CHARS;
+
 use super::common::{
     ActivityId, ActivityKind, ActivityTypeId, Contingency, PartitionId, PartnerId, Retries, Status,
     WorkflowId,
@@ -15,6 +17,12 @@ pub struct WorkflowDefinition {
     pub id: WorkflowId,
     /// `description`; empty when absent.
     pub description: String,
+    /// Extension `name`: what the controller deploys the definition under and operators
+    /// start it by; default none (then the operator names it when deploying).
+    pub name: Option<DefinitionName>,
+    /// Extension `creatorRole`: the role whose members may start instances of it; default
+    /// none (any operator may).
+    pub creator_role: Option<super::people::RoleId>,
     /// `activities/activity`, in document order.
     pub activities: Vec<Activity>,
     /// `activityTypes/activityType` (also spelled `actitivityType`).
@@ -116,6 +124,35 @@ pub struct Partner {
     pub location: String,
     /// `skills/activityTypeId`.
     pub skills: Vec<ActivityTypeId>,
+}
+
+crate::text_id!(
+    /// A deployed definition's name, which operators start instances by: 1 to
+    /// [`MAX_DEFINITION_NAME_CHARS`] of `A-Z a-z 0-9 _ . -` (see [`definition_name_problem`]).
+    DefinitionName
+);
+
+/// What is wrong with `name` as a definition's name, in words with what to do, or `None`
+/// when it is one.
+pub fn definition_name_problem(name: &str) -> Option<String> {
+    let chars = name.chars().count();
+    let fault = if name.is_empty() {
+        "a definition name cannot be empty".to_owned()
+    } else if chars > MAX_DEFINITION_NAME_CHARS {
+        format!(
+            "definition name of {chars} characters is over the limit of \
+             {MAX_DEFINITION_NAME_CHARS} (MAX_DEFINITION_NAME_CHARS)"
+        )
+    } else {
+        let bad = name
+            .chars()
+            .find(|c| !(c.is_ascii_alphanumeric() || matches!(c, '_' | '.' | '-')))?;
+        format!("definition name {name:?} holds {bad:?}")
+    };
+    Some(format!(
+        "{fault}; a name is 1 to {MAX_DEFINITION_NAME_CHARS} of the characters A-Z, a-z, 0-9, _, \
+         . and -, e.g. maintenance"
+    ))
 }
 
 impl WorkflowDefinition {

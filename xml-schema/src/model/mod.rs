@@ -18,7 +18,10 @@ pub use common::{
     WorkflowId,
 };
 pub use data::{DataAccess, DataItem, DataKind, data_name_problem, number_problem};
-pub use definition::{Activity, ActivityType, Partition, Partner, WorkflowDefinition};
+pub use definition::{
+    Activity, ActivityType, DefinitionName, Partition, Partner, WorkflowDefinition,
+    definition_name_problem,
+};
 pub use flag::{FlagFault, flag_fault, flag_problem};
 pub use partition::{Adjacent, PartitionActivity, PartitionDocument, Precondition};
 pub use people::{

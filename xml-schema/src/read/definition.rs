@@ -3,14 +3,16 @@
 use super::activity::HOW_DONE;
 use super::{Ctx, check_root, many, one, owner, read_common_activity};
 use crate::model::{
-    Activity, ActivityId, ActivityType, ActivityTypeId, Partition, PartitionId, Partner, PartnerId,
-    WorkflowDefinition, WorkflowId,
+    Activity, ActivityId, ActivityType, ActivityTypeId, DefinitionName, Partition, PartitionId,
+    Partner, PartnerId, RoleId, WorkflowDefinition, WorkflowId,
 };
 use crate::source_map::Node;
 use crate::tree::Element;
 
 const ROOT: &[super::Child] = &[
     one(&["description"]),
+    one(&["name"]),
+    one(&["creatorRole"]),
     one(&["activities"]),
     one(&["activityTypes"]),
     one(&["partitions"]),
@@ -59,6 +61,24 @@ pub(crate) fn read_definition(ctx: &mut Ctx, root: &Element) -> Option<WorkflowD
         .child(&["description"])
         .map(|e| ctx.leaf(e).to_string())
         .unwrap_or_default();
+    let name = root.child(&["name"]).map(|e| {
+        let text = ctx.leaf(e).trim().to_owned();
+        if let Some(problem) = crate::model::definition_name_problem(&text) {
+            ctx.error(e.pos, format!("<name>: {problem}"));
+        }
+        DefinitionName::new(text)
+    });
+    let creator_role = root.child(&["creatorRole"]).map(|e| {
+        let text = ctx.leaf(e).trim().to_owned();
+        if text.is_empty() {
+            ctx.error(
+                e.pos,
+                "<creatorRole> is empty; name the role whose members may start the workflow, \
+                 or leave the element out",
+            );
+        }
+        RoleId::new(text)
+    });
 
     let mut activities = Vec::new();
     if let Some(list) = root.child(&["activities"]) {
@@ -108,6 +128,8 @@ pub(crate) fn read_definition(ctx: &mut Ctx, root: &Element) -> Option<WorkflowD
     Some(WorkflowDefinition {
         id: WorkflowId(id),
         description,
+        name,
+        creator_role,
         activities,
         activity_types,
         partitions,
