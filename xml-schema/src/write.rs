@@ -7,7 +7,7 @@
 use std::fmt::Write as _;
 
 use crate::model::{
-    Activity, ActivityKind, Adjacent, Basis, DataAccess, DataItem, Merge, Method,
+    Activity, ActivityKind, Adjacent, Basis, DataAccess, DataItem, Input, Merge, Method,
     PartitionActivity, PartitionDocument, People, Policy, Precondition, Retries, Route, Rule,
     TaskState, WorkflowDefinition,
 };
@@ -319,7 +319,14 @@ impl Out {
         for item in items {
             let name = escape_attr(&item.name);
             match item.kind.type_name() {
-                Some(ty) => self.line(&format!("<value name=\"{name}\" type=\"{ty}\"/>")),
+                Some(ty) => {
+                    let input = match &item.input {
+                        Input::No => String::new(),
+                        Input::Required => " input=\"true\"".to_owned(),
+                        Input::Default(v) => format!(" default=\"{}\"", escape_attr(v)),
+                    };
+                    self.line(&format!("<value name=\"{name}\" type=\"{ty}\"{input}/>"));
+                }
                 None => self.line(&format!("<file name=\"{name}\"/>")),
             }
         }

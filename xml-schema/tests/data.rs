@@ -11,9 +11,9 @@ mod common;
 
 use common::extension::{def_errors, load_def, partition, partition_errors, partition_xml};
 use mobiwf_xml_schema::{
-    ActivityId, DataAccess, DataItem, DataKind, DeriveOptions, Node, SourceMap, derive_partitions,
-    limits::MAX_DATA_ITEMS, load_definition, load_partition, read_definition, read_partition,
-    validate_definition, validate_partition, write_definition, write_partition,
+    ActivityId, DataAccess, DataItem, DataKind, DeriveOptions, Input, Node, SourceMap,
+    derive_partitions, limits::MAX_DATA_ITEMS, load_definition, load_partition, read_definition,
+    read_partition, validate_definition, validate_partition, write_definition, write_partition,
 };
 
 /// Three activities, 2 after 1: 1 and 2 in partition 1, 3 in partition 2. `one`, `two` and
@@ -42,6 +42,7 @@ fn item(name: &str, kind: DataKind) -> DataItem {
     DataItem {
         name: name.to_owned(),
         kind,
+        input: Input::No,
     }
 }
 
@@ -226,11 +227,26 @@ fn a_read_needs_a_write_before_it() {
         errors,
         "d.xml:4:59: error: activity 2 reads `note`, but no activity before it writes it \
          (through preconditions and <depends> rules): add `note` to the <writes> of one of \
-         them\n\
+         them, or make it an input given at start (input=\"true\" on its <value>)\n\
          d.xml:5:59: error: activity 3 reads `reading`, but no activity comes before it (it has \
          no preconditions and no <depends> rule), so nothing can have written it: make it wait \
-         for an activity that writes `reading`, or remove `reading` from its <reads>\n"
+         for an activity that writes `reading`, make it an input given at start \
+         (input=\"true\" on its <value>), or remove `reading` from its <reads>\n"
     );
+    // An input is given when the instance starts: read before any write, required or
+    // defaulted.
+    let inputs = DATA
+        .replace(r#"type="number"/>"#, r#"type="number" input="true"/>"#)
+        .replace(r#"type="string"/>"#, r#"type="string" default="none"/>"#);
+    let read_inputs = definition_xml(
+        "<writes>reading</writes>",
+        "<reads>note reading</reads>",
+        "<reads>reading</reads>",
+        &inputs,
+    );
+    let loaded = load_def(&read_inputs).expect("inputs are read before any write");
+    assert_eq!(loaded.data[0].input, Input::Required);
+    assert_eq!(loaded.data[1].input, Input::Default("none".into()));
     // A <depends> rule puts its terms' activities before it, and before is transitive.
     let by_rule = definition_xml(
         "<writes>reading</writes>",

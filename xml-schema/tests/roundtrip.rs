@@ -148,7 +148,25 @@ fn data() -> impl Strategy<Value = Vec<DataItem>> {
         Just(DataKind::Number),
         Just(DataKind::File)
     ];
-    let item = (data_name(), kind).prop_map(|(name, kind)| DataItem { name, kind });
+    // An input only on a value; a default fits the value's type (the reader checks numbers).
+    let input = |kind: DataKind| match kind {
+        DataKind::File => Just(Input::No).boxed(),
+        DataKind::Number => prop_oneof![
+            Just(Input::No),
+            Just(Input::Required),
+            (-1000i32..1000).prop_map(|n| Input::Default(n.to_string())),
+        ]
+        .boxed(),
+        DataKind::String => prop_oneof![
+            Just(Input::No),
+            Just(Input::Required),
+            text().prop_map(Input::Default),
+        ]
+        .boxed(),
+    };
+    let item = (data_name(), kind)
+        .prop_flat_map(move |(name, kind)| (Just(name), Just(kind), input(kind)))
+        .prop_map(|(name, kind, input)| DataItem { name, kind, input });
     prop_oneof![
         2 => Just(Vec::new()),
         1 => prop::collection::vec(item, 1..5),

@@ -50,6 +50,29 @@ pub struct DataItem {
     pub name: String,
     /// What it holds.
     pub kind: DataKind,
+    /// Extensions `input` and `default` of a `<value>`: whether an operator gives it when
+    /// starting an instance; default not (activities write it).
+    pub input: Input,
+}
+
+/// Whether a declared value is an input of the instance, given when it starts.
+#[derive(Debug, Clone, PartialEq, Eq, Hash, Default)]
+pub enum Input {
+    /// Not an input: activities write it (no attribute).
+    #[default]
+    No,
+    /// An input every start must give (`input="true"`).
+    Required,
+    /// An input a start may give; this value when it does not (`default="..."`, which must
+    /// fit the value's type).
+    Default(String),
+}
+
+impl Input {
+    /// True for an input, given at start or defaulted.
+    pub fn is_input(&self) -> bool {
+        !matches!(self, Input::No)
+    }
 }
 
 /// The instance data an activity uses: extensions `<reads>` and `<writes>`, each a list of

@@ -17,7 +17,7 @@ pub use common::{
     ActivityId, ActivityKind, ActivityTypeId, Contingency, PartitionId, PartnerId, Retries, Status,
     WorkflowId,
 };
-pub use data::{DataAccess, DataItem, DataKind, data_name_problem, number_problem};
+pub use data::{DataAccess, DataItem, DataKind, Input, data_name_problem, number_problem};
 pub use definition::{
     Activity, ActivityType, DefinitionName, Partition, Partner, WorkflowDefinition,
     definition_name_problem,

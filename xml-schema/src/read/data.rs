@@ -8,7 +8,7 @@
 use super::rules::words;
 use super::{Child, Ctx, abbreviate, attr_pos, many, suggest};
 use crate::diagnostic::Pos;
-use crate::model::{DataAccess, DataItem, DataKind};
+use crate::model::{DataAccess, DataItem, DataKind, Input};
 use crate::source_map::Node;
 use crate::tree::Element;
 
@@ -51,8 +51,11 @@ impl Ctx {
             )
         } else {
             (
-                &["name", "type"][..],
-                format!("its attributes are name and type, e.g. {VALUE_EXAMPLE}"),
+                &["name", "type", "input", "default"][..],
+                format!(
+                    "its attributes are name, type, and input or default for a value given when \
+                     an instance starts, e.g. {VALUE_EXAMPLE}"
+                ),
             )
         };
         self.check_attrs(el, &what, allowed, &hint);
@@ -84,7 +87,56 @@ impl Ctx {
             self.map
                 .set(Node::DataItemAttr(k, "type"), attr_pos(el, "type"));
         }
-        Some(DataItem { name, kind })
+        let input = if is_file {
+            Input::No
+        } else {
+            self.input(el, &what, kind)
+        };
+        Some(DataItem { name, kind, input })
+    }
+
+    /// The `input` and `default` attributes of the `<value>` `el` (`what` in messages) of
+    /// `kind`: `input="true"` (or `false`, the default), or `default="..."` fitting `kind`;
+    /// not both.
+    fn input(&mut self, el: &Element, what: &str, kind: DataKind) -> Input {
+        let flag = el.attr(&["input"]).map(str::trim);
+        let default = el.attr(&["default"]);
+        let required = match flag {
+            None | Some("false") => false,
+            Some("true") => true,
+            Some(other) => {
+                self.error(
+                    attr_pos(el, "input"),
+                    format!(
+                        "{what} has input=\"{}\"; expected true (an operator gives it when an \
+                         instance starts) or false",
+                        abbreviate(other)
+                    ),
+                );
+                false
+            }
+        };
+        let Some(default) = default else {
+            return if required { Input::Required } else { Input::No };
+        };
+        if flag.is_some() {
+            self.error(
+                attr_pos(el, "input"),
+                format!(
+                    "{what} has both input and default; a default already makes it an input \
+                     that a start may leave out: remove input"
+                ),
+            );
+        }
+        if kind == DataKind::Number
+            && let Some(problem) = crate::model::number_problem(default)
+        {
+            self.error(
+                attr_pos(el, "default"),
+                format!("{what} has default=\"{}\": {problem}", abbreviate(default)),
+            );
+        }
+        Input::Default(default.to_owned())
     }
 
     /// The `type` of the `<value>` `el` (`what` in messages) declaring `name`: `string` or

@@ -264,7 +264,11 @@ fn check_reads_in(
     for (k, name) in a.data.reads.iter().enumerate() {
         crate::work::count(1);
         let Some(bit) = flow.bit(name) else { continue };
-        if before.contains(bit) || !seen.insert(name.as_str()) {
+        let input = def
+            .data
+            .iter()
+            .any(|d| d.name == *name && d.input.is_input());
+        if input || before.contains(bit) || !seen.insert(name.as_str()) {
             continue;
         }
         let pos = first_pos(
@@ -280,13 +284,15 @@ fn check_reads_in(
             ),
             None if flow.has_predecessors(i) => format!(
                 "activity {} reads `{name}`, but no activity before it writes it (through \
-                 preconditions and <depends> rules): add `{name}` to the <writes> of one of them",
+                 preconditions and <depends> rules): add `{name}` to the <writes> of one of them, \
+                 or make it an input given at start (input=\"true\" on its <value>)",
                 a.id
             ),
             None => format!(
                 "activity {} reads `{name}`, but no activity comes before it (it has no \
                  preconditions and no <depends> rule), so nothing can have written it: make it \
-                 wait for an activity that writes `{name}`, or remove `{name}` from its <reads>",
+                 wait for an activity that writes `{name}`, make it an input given at start \
+                 (input=\"true\" on its <value>), or remove `{name}` from its <reads>",
                 a.id
             ),
         };

@@ -4,12 +4,13 @@
 //! [`carried_names`], a long chain in linear time (counted in steps), cycles, and contingency documents.
 
 use super::*;
-use crate::model::{DataAccess, DataItem, DataKind};
+use crate::model::{DataAccess, DataItem, DataKind, Input};
 
 fn item(name: &str, kind: DataKind) -> DataItem {
     DataItem {
         name: name.to_owned(),
         kind,
+        input: Input::No,
     }
 }
 
