@@ -82,7 +82,7 @@ pub const MAX_RULE_DEPTH: usize = 11;
 /// the text of an XML element.
 pub const MAX_WORD_CHARS: usize = 256;
 
-/// Most problems one PDL text is reported with; reading stops after them. Each problem skips
-/// at least one word, so garbage would otherwise give one problem per word of a
-/// [`MAX_DOCUMENT_BYTES`] text.
+/// Most problems one PDL text is reported with: reading stops at this many problems of form,
+/// and problems beyond it are counted, not listed. A problem of form skips as little as one
+/// word, so garbage would otherwise give one problem per word of a [`MAX_DOCUMENT_BYTES`] text.
 pub const MAX_PDL_PROBLEMS: usize = 500;

@@ -55,7 +55,18 @@ fn the_paper_example_converts_both_ways_without_loss() {
 
 /// Names that collide with each other, with keywords, with numbers, or need quotes.
 const NAMES: [&str; 12] = [
-    "A", "A", "a", "", "and", "TO", "BLOCK", "17", "two words", "é", "x\"y", "INPUT",
+    "A",
+    "A",
+    "a",
+    "",
+    "and",
+    "TO",
+    "BLOCK",
+    "17",
+    "two words",
+    "é",
+    "x\"y",
+    "INPUT",
 ];
 
 /// A generated definition whose ids are few (so they repeat) and whose task and partner names
@@ -78,7 +89,9 @@ fn conflicting() -> impl Strategy<Value = WorkflowDefinition> {
                 a.id = ActivityId(id());
                 a.name = name();
                 a.activity_type = ActivityTypeId(id());
-                a.preconditions.iter_mut().for_each(|p| *p = ActivityId(id()));
+                a.preconditions
+                    .iter_mut()
+                    .for_each(|p| *p = ActivityId(id()));
                 for route in &mut a.routes {
                     route.to.iter_mut().for_each(|t| *t = ActivityId(id()));
                 }

@@ -47,7 +47,8 @@ impl Resolver<'_> {
         }
         for r in &task.preconditions {
             if let Some((pre, _)) = self.resolve(&tables.tasks, r) {
-                self.map.set(Node::Precondition(i, a.preconditions.len()), r.pos);
+                self.map
+                    .set(Node::Precondition(i, a.preconditions.len()), r.pos);
                 a.preconditions.push(ActivityId(pre));
             }
         }
@@ -102,7 +103,13 @@ impl Resolver<'_> {
     }
 
     /// The rule of the `i`th task's `DEPENDS`, its terms resolved and numbered.
-    fn depends(&mut self, i: usize, task: &Task, id: ActivityId, tables: &Tables<'_>) -> Option<Rule> {
+    fn depends(
+        &mut self,
+        i: usize,
+        task: &Task,
+        id: ActivityId,
+        tables: &Tables<'_>,
+    ) -> Option<Rule> {
         let (pos, rule) = task.depends.as_ref()?;
         self.map.set(Node::Depends(i), *pos);
         let mut walk = Walk { rules: 0, terms: 0 };
@@ -119,7 +126,13 @@ impl Resolver<'_> {
 
     /// One rule of the `i`th task: a term whose task names nothing is left out, and an `and`
     /// or `or` all of whose rules are.
-    fn rule(&mut self, i: usize, rule: &RuleAst, tables: &Tables<'_>, walk: &mut Walk) -> Option<Rule> {
+    fn rule(
+        &mut self,
+        i: usize,
+        rule: &RuleAst,
+        tables: &Tables<'_>,
+        walk: &mut Walk,
+    ) -> Option<Rule> {
         let (pos, inner, and) = match rule {
             RuleAst::Term { pos, task, state } => {
                 let (activity, _) = self.resolve(&tables.tasks, task)?;
@@ -146,7 +159,11 @@ impl Resolver<'_> {
             return None;
         }
         self.map.set(Node::Rule(i, k), *pos);
-        Some(if and { Rule::And(rules) } else { Rule::Or(rules) })
+        Some(if and {
+            Rule::And(rules)
+        } else {
+            Rule::Or(rules)
+        })
     }
 
     /// The routes of the `i`th task: a route all of whose tasks name nothing is left out.

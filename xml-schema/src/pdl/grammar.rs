@@ -35,14 +35,7 @@ impl Block {
     /// The keywords that start a clause of the block.
     pub fn keywords(self) -> &'static [&'static str] {
         match self {
-            Block::Top => &[
-                "WORKFLOW",
-                "TASK",
-                "APPLICATION",
-                "TASK_CLASS",
-                "WORKFLOW_DEFINITIONS",
-                "RELATIVE_ORDER",
-            ],
+            Block::Top => &["WORKFLOW", "TASK"],
             Block::Workflow => &[
                 "ID",
                 "DESCRIPTION",
@@ -50,7 +43,6 @@ impl Block {
                 "STRING",
                 "NUMBER",
                 "FILE",
-                "QUERY",
                 "TASK",
                 "PARTNER",
                 "PARTITION",
@@ -62,8 +54,6 @@ impl Block {
                 "PRIORITY",
                 "DEADLINE",
                 "DISCONNECTED_OPERATION",
-                "APPLICATION",
-                "TASK_CLASS",
             ],
             Block::Task => TASK,
             Block::Partner => &["ID", "DESCRIPTION", "ADDRESS", "SKILLS"],
@@ -78,7 +68,7 @@ impl Block {
             Block::Top => keyword != "WORKFLOW",
             Block::Workflow => matches!(
                 keyword,
-                "STRING" | "NUMBER" | "FILE" | "QUERY" | "TASK" | "PARTNER" | "PARTITION"
+                "STRING" | "NUMBER" | "FILE" | "TASK" | "PARTNER" | "PARTITION"
             ),
             Block::Task => keyword == "ROUTE",
             Block::Model | Block::Partner | Block::Partition | Block::File => false,
@@ -126,8 +116,6 @@ const TASK: &[&str] = &[
     "PRIORITY",
     "DISCONNECTED_OPERATION",
     "DEADLINE",
-    "APPLICATION",
-    "TASK_CLASS",
 ];
 
 /// Words with a meaning inside clauses (`RETRIES 2 WAIT 1 SECONDS`, `ROUTE TO`, `MERGE OR FLAG
@@ -137,6 +125,45 @@ const INNER: &[&str] = &[
     "AND", "OR", "VOTE",
 ];
 
+/// The parts of WorkToDo's language that mobiwf does not hold yet, wherever they are written,
+/// each with why and what to do instead.
+const REFUSED: &[(&str, &str)] = &[
+    (
+        "APPLICATION",
+        "mobiwf's definitions have no applications: an automatic task runs the shell command of \
+         its COMMAND clause; remove APPLICATION, and give the task a COMMAND",
+    ),
+    (
+        "TASK_CLASS",
+        "mobiwf does not synchronize classes of conflicting tasks yet; remove TASK_CLASS (the \
+         tasks then run without mutual exclusion)",
+    ),
+    (
+        "WORKFLOW_DEFINITIONS",
+        "mobiwf keeps no relative order between the instances of two definitions yet; remove \
+         the ordering (WORKFLOW_DEFINITIONS and its RELATIVE_ORDER) from this text",
+    ),
+    (
+        "RELATIVE_ORDER",
+        "mobiwf keeps no relative order between the instances of two definitions yet; remove \
+         the ordering (WORKFLOW_DEFINITIONS and its RELATIVE_ORDER) from this text",
+    ),
+    (
+        "QUERY",
+        "mobiwf's instance data holds STRING, NUMBER and FILE values, not database queries; \
+         declare what the query gives as a STRING or a FILE",
+    ),
+];
+
+/// Why `word`, a keyword of WorkToDo that mobiwf does not hold yet, is refused; `None` for any
+/// other word.
+pub(super) fn refused(word: &str) -> Option<&'static str> {
+    REFUSED
+        .iter()
+        .find(|(keyword, _)| *keyword == word)
+        .map(|(_, why)| *why)
+}
+
 /// True when `word` is spelt like a keyword of any block or inside a clause, in any case: the
 /// writer puts such a name in quotes, so it can never be taken for the keyword.
 pub(super) fn is_reserved(word: &str) -> bool {
@@ -144,6 +171,7 @@ pub(super) fn is_reserved(word: &str) -> bool {
         .iter()
         .flat_map(|b| b.keywords().iter())
         .chain(INNER)
+        .chain(REFUSED.iter().map(|(keyword, _)| keyword))
         .any(|k| k.eq_ignore_ascii_case(word))
 }
 
@@ -162,6 +190,7 @@ mod tests {
     #[test]
     fn keywords_are_reserved_in_any_case_and_find_their_block() {
         assert!(is_reserved("role") && is_reserved("TO") && is_reserved("and"));
+        assert!(is_reserved("query") && refused("QUERY").is_some() && refused("ROLE").is_none());
         assert!(!is_reserved("A1"));
         assert_eq!(home_of("SKILLS", Block::Task), Some(Block::Partner));
         assert_eq!(home_of("ROLE", Block::Task), None);

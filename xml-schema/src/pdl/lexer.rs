@@ -116,6 +116,7 @@ impl<'a> Lexer<'a> {
             let next = self.peek_second();
             let kind = match c {
                 '"' => return self.string(),
+                '\'' => return self.single_quoted(),
                 '{' | '}' | ';' | ':' | ',' | '(' | ')' => {
                     self.advance();
                     Kind::Punct(c)
@@ -208,7 +209,6 @@ impl<'a> Lexer<'a> {
         };
         let hint = match first {
             '#' | '/' => "; a comment starts with //",
-            '\'' => "; a text is written in double quotes, \"like this\"",
             '=' => "; a clause is a keyword and its value, e.g. NUMBER reading 42;",
             _ => "",
         };
@@ -232,7 +232,10 @@ impl<'a> Lexer<'a> {
     fn starts_token(&self, c: char) -> bool {
         let next = self.peek_second();
         c.is_alphabetic()
-            || matches!(c, '_' | '"' | '{' | '}' | ';' | ':' | ',' | '(' | ')' | '→')
+            || matches!(
+                c,
+                '_' | '"' | '\'' | '{' | '}' | ';' | ':' | ',' | '(' | ')' | '→'
+            )
             || starts_number(c, next)
             || (c == '-' && next == Some('>'))
             || (c == '/' && next == Some('/'))
@@ -289,6 +292,39 @@ impl<'a> Lexer<'a> {
             text,
             pos,
             end: self.pos,
+        }
+    }
+
+    /// A text in single quotes, up to the next one on its line: reported (texts are in double
+    /// quotes) and taken as the text it most likely is.
+    fn single_quoted(&mut self) -> Token<'a> {
+        let pos = self.pos;
+        self.advance();
+        let from = self.at;
+        while self.peek_char().is_some_and(|c| c != '\'' && c != '\n') {
+            self.advance();
+        }
+        let text = &self.text[from..self.at];
+        self.advance_if('\'');
+        self.problems.push(Diagnostic::new(
+            pos,
+            format!(
+                "a text is written in double quotes: \"{}\"",
+                crate::read::abbreviate(text)
+            ),
+        ));
+        Token {
+            kind: Kind::Str,
+            text: Cow::Borrowed(text),
+            pos,
+            end: self.pos,
+        }
+    }
+
+    /// Moves past the next character when it is `c`.
+    fn advance_if(&mut self, c: char) {
+        if self.peek_char() == Some(c) {
+            self.advance();
         }
     }
 
@@ -390,7 +426,10 @@ mod tests {
     fn positions_count_characters_and_lines() {
         let mut lexer = Lexer::new("é {\n  \"a\nb\" ;");
         let word = lexer.next_token();
-        assert_eq!((word.pos, word.end), (Pos::START, Pos { line: 1, column: 2 }));
+        assert_eq!(
+            (word.pos, word.end),
+            (Pos::START, Pos { line: 1, column: 2 })
+        );
         assert_eq!(lexer.next_token().pos, Pos { line: 1, column: 3 });
         let text = lexer.next_token();
         assert_eq!(text.text, "a\nb");

@@ -40,7 +40,7 @@ pub use write::write_pdl;
 use encoding_rs::{Encoding, UTF_8};
 
 use crate::diagnostic::{Diagnostic, Pos};
-use crate::limits::MAX_DOCUMENT_BYTES;
+use crate::limits::{MAX_DOCUMENT_BYTES, MAX_PDL_PROBLEMS};
 use crate::source_map::SourceMap;
 use crate::{Diagnostics, Loaded, WorkflowDefinition, validate_definition};
 
@@ -65,10 +65,29 @@ fn read_with(
     let text = decode(src).map_err(|d| Diagnostics(vec![d]))?;
     let (ast, mut diags) = parse::parse(&text);
     let mut map = SourceMap::default();
-    let Some(value) = names::build(ast, &mut diags, &mut map) else {
+    let value = ast.and_then(|ast| names::build(ast, &mut diags, &mut map));
+    let Some(value) = value else {
         return Err(Diagnostics(diags));
     };
-    crate::settle(value, diags, map, validate)
+    crate::settle(value, diags, map, validate).map_err(at_most_the_limit)
+}
+
+/// `problems`, the first [`MAX_PDL_PROBLEMS`] of them and a word on the rest when there are
+/// more.
+fn at_most_the_limit(mut problems: Diagnostics) -> Diagnostics {
+    let total = problems.len();
+    if total > MAX_PDL_PROBLEMS {
+        problems.0.truncate(MAX_PDL_PROBLEMS);
+        let pos = problems.0.last().map_or(Pos::START, |d| d.pos);
+        problems.0.push(Diagnostic::new(
+            pos,
+            format!(
+                "and {} more problems, not shown: at most {MAX_PDL_PROBLEMS} are                  (MAX_PDL_PROBLEMS); fix these first",
+                total - MAX_PDL_PROBLEMS
+            ),
+        ));
+    }
+    problems
 }
 
 /// The text of `src`: UTF-8 (a byte-order mark of UTF-8 or UTF-16 is honoured), at most
@@ -94,9 +113,13 @@ fn decode(src: &[u8]) -> Result<std::borrow::Cow<'_, str>, Diagnostic> {
             .map_err(|e| {
                 let valid = String::from_utf8_lossy(&body[..e.valid_up_to()]);
                 let pos = crate::text::LineIndex::new(&valid).pos(valid.len());
+                let byte = body.get(e.valid_up_to()).copied().unwrap_or_default();
                 Diagnostic::new(
                     pos,
-                    "this byte is not UTF-8; a PDL text is read as UTF-8: save it so",
+                    format!(
+                        "byte 0x{byte:02X} is not valid UTF-8; a PDL text is read as UTF-8: \
+                         save it so"
+                    ),
                 )
             });
     }

@@ -210,7 +210,7 @@ impl Resolver<'_> {
         None
     }
 
-    /// `; did you mean X?` for `name`, misspelt, while suggestions are left.
+    /// ` (did you mean X?)` for `name`, misspelt, while suggestions are left.
     fn suggestion(&mut self, table: &Table<'_>, name: &str) -> String {
         if self.suggestions_left == 0 || name.chars().count() > SUGGESTED_CHARS {
             return String::new();
@@ -223,7 +223,7 @@ impl Resolver<'_> {
             .filter(|n| n.chars().count() <= SUGGESTED_CHARS)
             .collect();
         suggest(name, &known)
-            .map(|s| format!("; did you mean `{s}`?"))
+            .map(|s| format!(" (did you mean `{s}`?)"))
             .unwrap_or_default()
     }
 
@@ -312,7 +312,7 @@ impl Resolver<'_> {
 }
 
 /// The task model of `task` that `index` found, for what it gives its tasks.
-pub(super) fn model_of<'m>(models: &'m [Model], index: Option<usize>) -> Option<&'m Model> {
+pub(super) fn model_of(models: &[Model], index: Option<usize>) -> Option<&Model> {
     index.and_then(|i| models.get(i))
 }
 

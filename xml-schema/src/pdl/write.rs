@@ -15,8 +15,8 @@ use super::lexer::{Kind, Lexer};
 use super::parse::KINDS;
 use crate::limits::MAX_WORD_CHARS;
 use crate::model::{
-    Activity, ActivityKind, Basis, Contingency, DataItem, DataKind, Input, Merge, Method, People, Policy, Rule,
-    Status, WorkflowDefinition,
+    Activity, ActivityKind, Basis, Contingency, DataItem, DataKind, Input, Merge, Method, People,
+    Policy, Rule, Status, WorkflowDefinition,
 };
 
 /// Writes a workflow definition as PDL text.
@@ -77,7 +77,10 @@ impl Refs {
     }
 
     fn to(&self, id: u64) -> String {
-        self.names.get(&id).cloned().unwrap_or_else(|| id.to_string())
+        self.names
+            .get(&id)
+            .cloned()
+            .unwrap_or_else(|| id.to_string())
     }
 
     fn list(&self, ids: impl Iterator<Item = u64>) -> String {

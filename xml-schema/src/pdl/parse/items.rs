@@ -1,23 +1,13 @@
 //! The top of a PDL text and the workflow's own clauses: the `WORKFLOW` block, task models,
-//! instance data, partners and partitions; and the parts of WorkToDo's language that mobiwf
-//! does not hold yet, each refused with why.
+//! instance data, partners and partitions.
 
 use super::Parser;
 use crate::diagnostic::Pos;
 use crate::model::{DataItem, DataKind, Input};
 use crate::pdl::ast::{Ast, Data, Id, Inherited, Model, PartitionDecl, PartnerDecl, Workflow};
-use crate::pdl::grammar::Block;
+use crate::pdl::grammar::{Block, refused};
 use crate::pdl::lexer::{Kind, Token};
 
-const APPLICATION: &str = "mobiwf's definitions have no applications: an automatic task runs \
-                           the shell command of its COMMAND clause; remove APPLICATION, and give \
-                           the task a COMMAND";
-const TASK_CLASS: &str = "mobiwf does not synchronize classes of conflicting tasks yet; remove \
-                          TASK_CLASS (the tasks then run without mutual exclusion)";
-const ORDERING: &str = "mobiwf keeps no relative order between the instances of two \
-                        definitions yet; remove the ordering from this text";
-const QUERY: &str = "mobiwf's instance data holds STRING, NUMBER and FILE values, not database \
-                     queries; declare what the query gives as a STRING or a FILE";
 const FILE_NAME: &str = "each instance has its own content for a file (written by a task), so \
                          mobiwf keeps no path for it; remove NAME";
 const FILE_SIZE: &str = "mobiwf measures a file when a task writes it; remove SIZE";
@@ -29,15 +19,17 @@ pub(super) fn file(p: &mut Parser<'_>) -> Ast {
         let token = p.peek().clone();
         match token.kind {
             Kind::End => break,
-            Kind::Word if Block::Top.keywords().contains(&token.text.as_ref()) => {
+            Kind::Word if token.is_word("WORKFLOW") => {
                 p.bump();
-                match token.text.as_ref() {
-                    "WORKFLOW" => workflow(p, &token, &mut ast),
-                    "TASK" => model(p, &token, &mut ast),
-                    "APPLICATION" => p.refuse(&token, APPLICATION),
-                    "TASK_CLASS" => p.refuse(&token, TASK_CLASS),
-                    _ => p.refuse(&token, ORDERING),
-                }
+                workflow(p, &token, &mut ast);
+            }
+            Kind::Word if token.is_word("TASK") => {
+                p.bump();
+                model(p, &token, &mut ast);
+            }
+            Kind::Word if refused(&token.text).is_some() => {
+                p.bump();
+                p.refuse(&token);
             }
             _ => {
                 p.unknown_clause(Block::Top, "a PDL text", &token);
@@ -90,7 +82,9 @@ fn workflow(p: &mut Parser<'_>, keyword: &Token<'_>, ast: &mut Ast) {
         partners: Vec::new(),
         partitions: Vec::new(),
     };
-    p.block(Block::Workflow, &owner, |p, kw| workflow_clause(p, kw, &mut wf));
+    p.block(Block::Workflow, &owner, |p, kw| {
+        workflow_clause(p, kw, &mut wf)
+    });
     match &ast.workflow {
         Some(first) => {
             let first = first.pos;
@@ -129,7 +123,6 @@ fn workflow_clause(p: &mut Parser<'_>, keyword: &Token<'_>, wf: &mut Workflow) {
             wf.creator_role = role;
         }
         "STRING" | "NUMBER" | "FILE" => return data(p, keyword, wf),
-        "QUERY" => return p.refuse(keyword, QUERY),
         "TASK" => return super::task::task(p, keyword, wf),
         "PARTNER" => return partner(p, keyword, wf),
         _ => return partition(p, keyword, wf),
@@ -164,7 +157,12 @@ fn data(p: &mut Parser<'_>, keyword: &Token<'_>, wf: &mut Workflow) {
     if kind == DataKind::File && p.peek().is_punct('{') {
         let owner = format!("file {}", crate::read::abbreviate(&name.text));
         p.block(Block::File, &owner, |p, kw| {
-            p.refuse(kw, if kw.text == "NAME" { FILE_NAME } else { FILE_SIZE });
+            let why = if kw.text == "NAME" {
+                FILE_NAME
+            } else {
+                FILE_SIZE
+            };
+            p.refuse_because(kw, why);
         });
         p.eat(';');
         return;
@@ -236,7 +234,9 @@ fn model(p: &mut Parser<'_>, keyword: &Token<'_>, ast: &mut Ast) {
         description: String::new(),
         inherited: Inherited::default(),
     };
-    p.block(Block::Model, &owner, |p, kw| model_clause(p, kw, &owner, &mut m));
+    p.block(Block::Model, &owner, |p, kw| {
+        model_clause(p, kw, &owner, &mut m)
+    });
     ast.models.push(m);
 }
 
@@ -254,23 +254,9 @@ fn model_clause(p: &mut Parser<'_>, keyword: &Token<'_>, owner: &str, m: &mut Mo
         "TYPE" => inherited.kind = p.kind(owner).map(|k| (k, at)),
         "PRIORITY" => inherited.priority = p.priority(owner).map(|n| (n, at)),
         "DEADLINE" => inherited.deadline = p.deadline(owner).map(|n| (n, at)),
-        "DISCONNECTED_OPERATION" => {
-            inherited.disconnected = p.disconnected(owner).map(|b| (b, at));
-        }
-        "APPLICATION" => return p.refuse(keyword, APPLICATION),
-        _ => return p.refuse(keyword, TASK_CLASS),
+        _ => inherited.disconnected = p.disconnected(owner).map(|b| (b, at)),
     }
     p.end_clause(&keyword.text);
-}
-
-/// `APPLICATION` or `TASK_CLASS` in a task: refused, as in a task model.
-pub(super) fn refuse_in_task(p: &mut Parser<'_>, keyword: &Token<'_>) {
-    let why = if keyword.text == "APPLICATION" {
-        APPLICATION
-    } else {
-        TASK_CLASS
-    };
-    p.refuse(keyword, why);
 }
 
 /// `PARTNER Name { ID; DESCRIPTION; ADDRESS; SKILLS }`, the keyword taken.

@@ -18,16 +18,18 @@ use std::borrow::Cow;
 use std::collections::VecDeque;
 
 use super::ast::Ast;
-use super::grammar::{Block, home_of};
+use super::grammar::{Block, home_of, refused};
 use super::lexer::{Kind, Lexer, Token};
 use crate::diagnostic::{Diagnostic, Pos};
 use crate::limits::MAX_PDL_PROBLEMS;
 use crate::read::suggest;
 
-/// Reads `text` into its [`Ast`]; the problems of form go to the returned list.
-pub(super) fn parse(text: &str) -> (Ast, Vec<Diagnostic>) {
+/// Reads `text` into its [`Ast`], with the problems of form; `None` for the tree when reading
+/// stopped at [`MAX_PDL_PROBLEMS`] (what was not read would only give more, misleading ones).
+pub(super) fn parse(text: &str) -> (Option<Ast>, Vec<Diagnostic>) {
     let mut p = Parser::new(text);
     let ast = items::file(&mut p);
+    let ast = (!p.stopped).then_some(ast);
     (ast, p.diags)
 }
 
@@ -118,7 +120,7 @@ impl<'a> Parser<'a> {
     /// Takes the next token.
     pub fn bump(&mut self) -> Token<'a> {
         self.fill(1);
-        let token = self.ahead.pop_front().unwrap_or_else(|| Token {
+        let token = self.ahead.pop_front().unwrap_or(Token {
             kind: Kind::End,
             text: Cow::Borrowed(""),
             pos: self.last_end,
@@ -255,6 +257,10 @@ impl<'a> Parser<'a> {
                 Kind::Punct(';') => {
                     self.bump();
                 }
+                Kind::Word if refused(&token.text).is_some() => {
+                    self.bump();
+                    self.refuse(&token);
+                }
                 Kind::Word if block.keywords().contains(&token.text.as_ref()) => {
                     self.bump();
                     self.once(block, owner, &token, &mut seen);
@@ -310,7 +316,9 @@ impl<'a> Parser<'a> {
                 home.shown()
             )
         } else if let Some(near) = suggest(&token.text, block.keywords()) {
-            format!("{found} is not a clause of {owner}; did you mean {near}? (keywords are upper case)")
+            format!(
+                "{found} is not a clause of {owner}; did you mean {near}? (keywords are upper case)"
+            )
         } else {
             format!(
                 "{found} is not a clause of {owner}; expected one of: {}",
@@ -320,12 +328,19 @@ impl<'a> Parser<'a> {
         self.error(token.pos, message);
     }
 
-    /// Reports `keyword` at `pos`, which WorkToDo has and mobiwf does not hold yet (`what`
-    /// says why and what to do), and skips its clause.
-    pub fn refuse(&mut self, keyword: &Token<'_>, what: &str) {
+    /// Reports `keyword` (taken), which WorkToDo has and mobiwf does not hold yet, with why
+    /// and what to do, and skips its clause.
+    pub fn refuse(&mut self, keyword: &Token<'_>) {
+        let why = refused(&keyword.text).unwrap_or("remove it");
+        self.refuse_because(keyword, why);
+    }
+
+    /// Reports `keyword` (taken), which mobiwf does not hold yet: `why` says why and what to
+    /// do; skips its clause.
+    pub fn refuse_because(&mut self, keyword: &Token<'_>, why: &str) {
         self.error(
             keyword.pos,
-            format!("{} is not supported yet: {what}", keyword.text),
+            format!("{} is not supported yet: {why}", keyword.text),
         );
         self.skip_clause();
     }

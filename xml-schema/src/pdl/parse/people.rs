@@ -27,7 +27,12 @@ const POLICIES: [&str; 5] = [
 
 impl Parser<'_> {
     /// One clause of people of `task` (`owner` in messages); false when `keyword` is none.
-    pub(super) fn people_clause(&mut self, keyword: &Token<'_>, owner: &str, task: &mut Task) -> bool {
+    pub(super) fn people_clause(
+        &mut self,
+        keyword: &Token<'_>,
+        owner: &str,
+        task: &mut Task,
+    ) -> bool {
         let at = self.here();
         let people = &mut task.activity.people;
         let field = match keyword.text.as_ref() {
@@ -119,7 +124,12 @@ impl Parser<'_> {
     fn policy(&mut self, owner: &str) -> Option<Policy> {
         let expected = "all, or fewest-assigned, fewest-selected, most-frequent or most-recent \
                         and how many candidates the item is offered to";
-        let which = self.choice(&format!("the POLICY of {owner}"), &POLICIES, expected, false)?;
+        let which = self.choice(
+            &format!("the POLICY of {owner}"),
+            &POLICIES,
+            expected,
+            false,
+        )?;
         if which == 0 {
             return Some(Policy::All);
         }
@@ -131,7 +141,10 @@ impl Parser<'_> {
         Policy::parse(&format!("{} {n}", POLICIES[which])).or_else(|| {
             self.error(
                 at,
-                format!("POLICY {} 0 offers the item to nobody; write 1 or more", POLICIES[which]),
+                format!(
+                    "POLICY {} 0 offers the item to nobody; write 1 or more",
+                    POLICIES[which]
+                ),
             );
             None
         })

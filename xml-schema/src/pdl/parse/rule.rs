@@ -40,7 +40,12 @@ impl Parser<'_> {
             self.skip_parenthesis();
             return None;
         }
-        let rules = self.operands(owner, depth + 1);
+        let (rules, written) = self.operands(owner, depth + 1);
+        if rules.is_empty() && written > 0 {
+            // Every rule inside was reported; leave this one out too, so that it is not
+            // reported again as empty.
+            return None;
+        }
         Some(if token.text.eq_ignore_ascii_case("and") {
             RuleAst::And(token.pos, rules)
         } else {
@@ -48,13 +53,16 @@ impl Parser<'_> {
         })
     }
 
-    /// The rules inside `and(` or `or(` (taken), up to its `)` (taken); none is an empty list.
-    fn operands(&mut self, owner: &str, depth: usize) -> Vec<RuleAst> {
+    /// The rules inside `and(` or `or(` (taken), up to its `)` (taken), and how many were
+    /// written (read or not); none is an empty list.
+    fn operands(&mut self, owner: &str, depth: usize) -> (Vec<RuleAst>, usize) {
         let mut rules = Vec::new();
+        let mut written = 0;
         if self.eat(')') {
-            return rules;
+            return (rules, written);
         }
         loop {
+            written += 1;
             let rule = self.rule_at(owner, depth);
             let read = rule.is_some();
             rules.extend(rule);
@@ -62,7 +70,7 @@ impl Parser<'_> {
                 continue;
             }
             if self.eat(')') {
-                return rules;
+                return (rules, written);
             }
             if read {
                 let found = self.peek().clone();
@@ -75,7 +83,7 @@ impl Parser<'_> {
                 );
             }
             self.skip_parenthesis();
-            return rules;
+            return (rules, written);
         }
     }
 

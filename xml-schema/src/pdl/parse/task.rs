@@ -53,7 +53,9 @@ pub(super) fn task(p: &mut Parser<'_>, keyword: &Token<'_>, wf: &mut Workflow) {
         reads: None,
         writes: None,
     };
-    p.block(Block::Task, &owner, |p, kw| clause(p, kw, &owner, &mut task));
+    p.block(Block::Task, &owner, |p, kw| {
+        clause(p, kw, &owner, &mut task)
+    });
     wf.tasks.push(task);
 }
 
@@ -61,7 +63,6 @@ pub(super) fn task(p: &mut Parser<'_>, keyword: &Token<'_>, wf: &mut Workflow) {
 fn clause(p: &mut Parser<'_>, keyword: &Token<'_>, owner: &str, task: &mut Task) {
     let at = p.here();
     let handled = match keyword.text.as_ref() {
-        "APPLICATION" | "TASK_CLASS" => return super::items::refuse_in_task(p, keyword),
         "ID" => {
             task.id = super::items::id(p);
             true
@@ -236,7 +237,12 @@ impl Parser<'_> {
         let expected = "AND (the default: every precondition finished), OR (the first to finish; \
                         OR FLAG approved: the first to finish with that completion flag) or VOTE \
                         n (n of them succeeded)";
-        let which = self.choice(&format!("the MERGE of {owner}"), &["AND", "OR", "VOTE"], expected, false)?;
+        let which = self.choice(
+            &format!("the MERGE of {owner}"),
+            &["AND", "OR", "VOTE"],
+            expected,
+            false,
+        )?;
         match which {
             0 => Some(Merge::All),
             1 => {

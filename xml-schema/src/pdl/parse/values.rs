@@ -61,7 +61,8 @@ impl Parser<'_> {
                 })
             }
             Kind::Number => {
-                let id = self.whole::<u64>(&format!("the id of {what}"), "a whole number, 0 or more")?;
+                let id =
+                    self.whole::<u64>(&format!("the id of {what}"), "a whole number, 0 or more")?;
                 Some(Ref {
                     to: Target::Id(id),
                     pos: token.pos,
@@ -140,10 +141,7 @@ impl Parser<'_> {
         if token.kind != Kind::Number {
             self.error(
                 token.pos,
-                format!(
-                    "expected {what}, {expected}, but found {}",
-                    token.shown()
-                ),
+                format!("expected {what}, {expected}, but found {}", token.shown()),
             );
             if token.kind == Kind::Word {
                 self.bump();
@@ -151,7 +149,11 @@ impl Parser<'_> {
             return None;
         }
         self.bump();
-        let value = token.text.parse::<i128>().ok().and_then(|n| T::try_from(n).ok());
+        let value = token
+            .text
+            .parse::<i128>()
+            .ok()
+            .and_then(|n| T::try_from(n).ok());
         if value.is_none() {
             self.error(
                 token.pos,
