@@ -4,7 +4,9 @@
 use super::Parser;
 use crate::diagnostic::Pos;
 use crate::model::{DataItem, DataKind, Input};
-use crate::pdl::ast::{Ast, Data, Id, Inherited, Model, PartitionDecl, PartnerDecl, Workflow};
+use crate::pdl::ast::{
+    Ast, Data, Id, Inherited, Model, Named, PartitionDecl, PartnerDecl, Workflow,
+};
 use crate::pdl::grammar::{Block, refused};
 use crate::pdl::lexer::{Kind, Token};
 
@@ -57,10 +59,11 @@ pub(super) fn id(p: &mut Parser<'_>) -> Id {
 
 /// `WORKFLOW [Name] { ... }`, its keyword taken.
 fn workflow(p: &mut Parser<'_>, keyword: &Token<'_>, ast: &mut Ast) {
+    // Names and roles without the white space around them, as the XML reader takes them.
     let name = if p.peek().is_punct('{') {
         None
     } else {
-        p.name("the name of the workflow")
+        p.name("the name of the workflow").map(trimmed)
     };
     if let Some(name) = &name
         && let Some(problem) = crate::model::definition_name_problem(&name.text)
@@ -110,9 +113,11 @@ fn workflow_clause(p: &mut Parser<'_>, keyword: &Token<'_>, wf: &mut Workflow) {
             }
         }
         "CREATOR_ROLE" => {
-            let role = p.name("the role whose members may start the workflow");
+            let role = p
+                .name("the role whose members may start the workflow")
+                .map(trimmed);
             if let Some(role) = &role
-                && role.text.trim().is_empty()
+                && role.text.is_empty()
             {
                 p.error(
                     role.pos,
@@ -128,6 +133,14 @@ fn workflow_clause(p: &mut Parser<'_>, keyword: &Token<'_>, wf: &mut Workflow) {
         _ => return partition(p, keyword, wf),
     }
     p.end_clause(&keyword.text);
+}
+
+/// `named` without the white space around it.
+fn trimmed(named: Named) -> Named {
+    Named {
+        text: named.text.trim().to_owned(),
+        pos: named.pos,
+    }
 }
 
 /// `STRING|NUMBER Name [value|INPUT];` or `FILE Name [{ }];`, the keyword taken.

@@ -204,7 +204,9 @@ impl<'a> Parser<'a> {
         let next = self.peek().clone();
         let forgotten = next.is_punct('}')
             || next.kind == Kind::End
-            || (next.kind == Kind::Word && block.keywords().contains(&next.text.as_ref()));
+            || (next.kind == Kind::Word
+                && (block.keywords().contains(&next.text.as_ref())
+                    || refused(&next.text).is_some()));
         if self.diags.len() == self.clause_start {
             let at = self.last_end;
             self.error(

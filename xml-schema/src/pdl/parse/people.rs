@@ -75,14 +75,15 @@ impl Parser<'_> {
     }
 
     /// The id after `ROLE`, `DEPARTMENT` or `TEAM` (`keyword`): a word or a quoted text, not
-    /// empty.
+    /// empty; without the white space around it, as the XML reader takes it.
     fn group(&mut self, keyword: &str, owner: &str) -> Option<String> {
         let what = format!(
             "the {} of the organisation whose members do {owner}",
             keyword.to_ascii_lowercase()
         );
         let named = self.name(&what)?;
-        if named.text.trim().is_empty() {
+        let id = named.text.trim();
+        if id.is_empty() {
             self.error(
                 named.pos,
                 format!(
@@ -93,7 +94,7 @@ impl Parser<'_> {
             );
             return None;
         }
-        Some(named.text)
+        Some(id.to_owned())
     }
 
     /// `ASSIGNMENT [BASIS role|department|team] [METHOD fcfa|all|least-working|priority|
