@@ -53,6 +53,28 @@ fn the_paper_example_converts_both_ways_without_loss() {
     assert_eq!(load_definition(as_xml.as_bytes()).unwrap().value, pdl);
 }
 
+#[test]
+fn every_example_definition_converts_to_pdl_and_back() {
+    let examples = [
+        "paper/workflow.xml",
+        "data/meter-reading.xml",
+        "people/inspection.xml",
+        "recovery/booking.xml",
+        "recovery/feed.xml",
+        "rules/approval.xml",
+        "rules/pump-check.xml",
+    ];
+    for name in examples {
+        let path = format!("{}/../examples/{name}", env!("CARGO_MANIFEST_DIR"));
+        let xml = load_definition(&std::fs::read(&path).unwrap())
+            .unwrap_or_else(|d| panic!("{}", d.render(name)))
+            .value;
+        let pdl = write_pdl(&xml);
+        let back = load_pdl(&pdl).unwrap_or_else(|d| panic!("{}\n{pdl}", d.render(name)));
+        assert_eq!(back.value, xml, "{name} as PDL:\n{pdl}");
+    }
+}
+
 /// Names that collide with each other, with keywords, with numbers, or need quotes.
 const NAMES: [&str; 12] = [
     "A",
