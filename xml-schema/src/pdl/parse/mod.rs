@@ -21,8 +21,7 @@ use super::ast::Ast;
 use super::grammar::{Block, home_of, refused};
 use super::lexer::{Kind, Lexer, Token};
 use crate::diagnostic::{Diagnostic, Pos};
-use crate::limits::MAX_PDL_PROBLEMS;
-use crate::read::suggest;
+use crate::limits::{MAX_PDL_PROBLEMS, MAX_WORD_CHARS};
 
 /// Reads `text` into its [`Ast`], with the problems of form; `None` for the tree when reading
 /// stopped at [`MAX_PDL_PROBLEMS`] (what was not read would only give more, misleading ones).
@@ -317,7 +316,7 @@ impl<'a> Parser<'a> {
                 "{found} is not a clause of {owner}: it belongs in {}",
                 home.shown()
             )
-        } else if let Some(near) = suggest(&token.text, block.keywords()) {
+        } else if let Some(near) = near(&token.text, block.keywords()) {
             format!(
                 "{found} is not a clause of {owner}; did you mean {near}? (keywords are upper case)"
             )
@@ -346,4 +345,13 @@ impl<'a> Parser<'a> {
         );
         self.skip_clause();
     }
+}
+
+/// The known word closest to `word`, if it is a likely misspelling of one; none for a word
+/// longer than [`MAX_WORD_CHARS`], whose comparison would cost more than it could tell.
+pub(super) fn near<'k>(word: &str, known: &[&'k str]) -> Option<&'k str> {
+    if word.len() > MAX_WORD_CHARS {
+        return None;
+    }
+    crate::read::suggest(word, known)
 }

@@ -8,7 +8,6 @@ use crate::limits::MAX_RULE_DEPTH;
 use crate::model::TaskState;
 use crate::pdl::ast::RuleAst;
 use crate::pdl::lexer::Kind;
-use crate::read::suggest;
 
 const EXAMPLE: &str = "e.g. DEPENDS and(Check -> SUCCEEDED, or(Pay -> FAILED, Ship -> RUNNING));";
 
@@ -139,7 +138,7 @@ impl Parser<'_> {
             .flatten();
         if state.is_none() {
             let names: Vec<&str> = TaskState::ALL.iter().map(|s| s.published()).collect();
-            let hint = suggest(&token.text, &names)
+            let hint = super::near(&token.text, &names)
                 .map(|s| format!("; did you mean {s}?"))
                 .unwrap_or_default();
             self.error(

@@ -7,7 +7,7 @@ use super::Parser;
 use crate::diagnostic::Pos;
 use crate::pdl::ast::{Named, Ref, Target};
 use crate::pdl::lexer::Kind;
-use crate::read::{abbreviate, suggest};
+use crate::read::abbreviate;
 
 impl Parser<'_> {
     /// A name: a word, or any text in double quotes. `what` says whose name it is, e.g.
@@ -245,7 +245,7 @@ impl Parser<'_> {
             self.bump();
         }
         if index.is_none() {
-            let hint = suggest(&token.text, choices)
+            let hint = super::near(&token.text, choices)
                 .map(|s| format!("; did you mean {s}?"))
                 .unwrap_or_default();
             self.error(
