@@ -65,7 +65,8 @@ impl Block {
     /// The clauses of the block that may be written more than once.
     pub fn repeats(self, keyword: &str) -> bool {
         match self {
-            Block::Top => keyword != "WORKFLOW",
+            // A second WORKFLOW is the workflow reader's to report, with where the first is.
+            Block::Top => true,
             Block::Workflow => matches!(
                 keyword,
                 "STRING" | "NUMBER" | "FILE" | "TASK" | "PARTNER" | "PARTITION"
