@@ -2,7 +2,7 @@
 
 use crate::render::ShownEvent;
 use mobiwf_book::{ActivityView, Instance, InstanceState, NodeInfo};
-use mobiwf_proto::{ActivityId, ActivityState, DataValue, Millis};
+use mobiwf_proto::{ActivityId, ActivityState, DataValue, Millis, Writer};
 use mobiwf_xml_schema::Contingency;
 
 fn at(base: u64, ms: Option<u64>) -> String {
@@ -194,15 +194,17 @@ pub fn data(inst: &Instance, view: &crate::data::DataView) -> String {
         } else {
             value
         };
+        // An input was given at the submission: shown at +0.
+        let (by, at_ms) = match d.by {
+            Writer::Input => ("input".to_owned(), inst.submitted_ms),
+            Writer::Activity(id) => (label(inst, id), Millis::from_micros(d.at_us).as_u64()),
+        };
         let line = format!(
             "{:<16} {:<8} {:<24} {:<10} {}",
             d.name,
             kind,
-            label(inst, d.by),
-            at(
-                inst.submitted_ms,
-                Some(Millis::from_micros(d.at_us).as_u64())
-            ),
+            by,
+            at(inst.submitted_ms, Some(at_ms)),
             value.escape_debug()
         );
         out += line.trim_end();

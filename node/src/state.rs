@@ -411,6 +411,7 @@ mod tests {
             document: PARTITION_1.to_owned(),
             responsible: None,
             hour_ms: None,
+            inputs: Default::default(),
             runs_on: Vec::new(),
         })
     }
