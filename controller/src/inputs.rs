@@ -10,6 +10,22 @@ use serde_json::Value;
 /// The query parameters that give inputs: `data.reading=42`.
 pub const QUERY_PREFIX: &str = "data.";
 
+/// The longest request target (path and query) the API's HTTP server takes; it answers 414
+/// past it (hyper's limit). The inputs travel in it, so together they are short: long text
+/// belongs in a `<file>` an activity writes.
+pub const MAX_REQUEST_TARGET_BYTES: usize = 65_534;
+
+/// Why a request whose target (path and query) is `len` bytes is not sent, if it is not.
+pub fn target_problem(len: usize) -> Option<String> {
+    (len > MAX_REQUEST_TARGET_BYTES).then(|| {
+        format!(
+            "the inputs are too long to send: the request would be {len} bytes long, over the \
+             {MAX_REQUEST_TARGET_BYTES} the API takes (MAX_REQUEST_TARGET_BYTES); long text \
+             belongs in a <file> an activity writes"
+        )
+    })
+}
+
 /// The inputs among a request's query parameters (those named `data.NAME`, in their order);
 /// the others are left to the route. Refused when a name is given twice.
 pub fn from_query(pairs: &[(String, String)]) -> Result<GivenInputs, String> {
@@ -108,16 +124,25 @@ mod tests {
     }
 
     #[test]
+    fn a_target_past_the_servers_limit_is_not_sent() {
+        assert_eq!(target_problem(MAX_REQUEST_TARGET_BYTES), None);
+        let words = target_problem(MAX_REQUEST_TARGET_BYTES + 1).unwrap();
+        assert!(words.contains("MAX_REQUEST_TARGET_BYTES"), "{words}");
+    }
+
+    #[test]
     fn a_json_file_gives_strings_and_numbers() {
         let mut given = GivenInputs::new();
         add_json(
             &mut given,
-            r#"{"reading": 42, "level": -3.5, "note": "north gate", "code": "1e3"}"#,
+            r#"{"reading": 42, "level": -3.5, "big": 1e3, "note": "north gate", "code": "1e3"}"#,
             "in.json",
         )
         .unwrap();
         assert_eq!(given.get("reading"), Some("42"));
         assert_eq!(given.get("level"), Some("-3.5"));
+        // A number as its JSON text: a string keeps another spelling.
+        assert_eq!(given.get("big"), Some("1000.0"));
         assert_eq!(given.get("note"), Some("north gate"));
         assert_eq!(given.get("code"), Some("1e3"));
         // Given again, on the command line or in the file: refused.

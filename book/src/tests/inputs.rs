@@ -111,6 +111,26 @@ scenarios! {
         assert_eq!(deployed_inputs(&applied), [("peerC".to_owned(), 3, all)]);
     }
 
+    fn the_examples_inputs_go_to_the_partners_that_read_them() {
+        let example = include_str!("../../../examples/data/meter-input.xml");
+        let mut b = book_with(&[node("peerA", "P1", &[1, 2, 3]), node("peerB", "P2", &[1, 3])]);
+        let applied = submit_with(&mut b, example, &[("reading", "142")]).expect("taken");
+        let of = |pairs: &[(&str, DataValue)]| -> InstanceInputs {
+            pairs.iter().map(|(n, v)| ((*n).to_owned(), v.clone())).collect()
+        };
+        assert_eq!(
+            deployed_inputs(&applied),
+            [
+                ("peerA".to_owned(), 1, of(&[("limit", number("100")), ("reading", number("142"))])),
+                (
+                    "peerB".to_owned(),
+                    2,
+                    of(&[("note", DataValue::String("none".into())), ("reading", number("142"))])
+                ),
+            ]
+        );
+    }
+
     fn inputs_are_stored_with_the_instance_and_read_back() {
         let mut b = three_nodes();
         submit_with(&mut b, &reading_chain(), &[("reading", "5")]).expect("taken");

@@ -72,6 +72,13 @@ pub async fn run(
         .query(&inputs::to_query(&given))
         .header("content-type", "application/xml")
         .body(bytes);
+    let built = request.try_clone().and_then(|r| r.build().ok());
+    let target = built.map_or(0, |r| {
+        r.url().path().len() + r.url().query().map_or(0, |q| q.len() + 1)
+    });
+    if let Some(problem) = inputs::target_problem(target) {
+        return Ok(not_started(&problem));
+    }
     match json(request, api).await? {
         Ok(body) => {
             println!("{}", body["instance"]);
