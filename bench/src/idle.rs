@@ -146,6 +146,7 @@ async fn deploy_all(
                     document: partition(instance, my_address),
                     responsible: None,
                     hour_ms: None,
+                    inputs: Default::default(),
                     runs_on: Default::default(),
                 }),
             };

@@ -111,6 +111,7 @@ fn templates() -> anyhow::Result<Templates> {
                 definition: xml.clone().into_bytes(),
                 source: "paper.xml".to_owned(),
                 responsible: None,
+                inputs: Default::default(),
             },
         )
     };

@@ -128,6 +128,7 @@ fn build(node_dir: &Path, partitions: u64) -> anyhow::Result<()> {
                 document: crate::idle::partition(instance, &elsewhere),
                 responsible: None,
                 hour_ms: None,
+                inputs: Default::default(),
                 runs_on: Vec::new(),
             });
             engine

@@ -93,6 +93,7 @@ pub(crate) fn place(inst: &mut Instance, ctx: &mut Ctx<'_>, a: ActivityId, x: Ac
             partition: pid,
             responsible: inst.responsible.clone(),
             hour_ms: crate::submit::hour_ms_for(&document, ctx.hour_ms),
+            inputs: crate::inputs::read_by(&inst.inputs, &document),
             document: mobiwf_xml_schema::write_partition(&document),
         }),
     );

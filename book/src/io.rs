@@ -3,7 +3,8 @@
 //! an input was refused (`BookError`).
 
 use mobiwf_proto::{
-    ActivityId, Control, InstanceId, ItemAction, Message, NodeId, NodeName, PartitionId,
+    ActivityId, Control, GivenInputs, InstanceId, ItemAction, Message, NodeId, NodeName,
+    PartitionId,
 };
 use mobiwf_xml_schema::{Organisation, UserId};
 
@@ -23,6 +24,9 @@ pub enum Input {
         /// The user told when it starts, when an activity of it fails or is cancelled, and
         /// when it ends (`--responsible`); must be in the organisation directory.
         responsible: Option<UserId>,
+        /// The instance's inputs given (`--data name=value`), checked against the values the
+        /// definition declares as inputs.
+        inputs: GivenInputs,
     },
     /// A node acknowledged or refused a partition.
     Delivered {
@@ -186,6 +190,10 @@ pub enum BookError {
     /// An operator's rerun that does not apply (the words say why and what to do).
     #[error("{0}")]
     Rerun(String),
+    /// The inputs given when starting an instance do not fit the definition: one line per
+    /// problem, then what it expects.
+    #[error("{0}")]
+    Inputs(String),
 }
 
 /// What `apply` did.

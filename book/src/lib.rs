@@ -20,6 +20,7 @@ mod delivered;
 mod directory;
 mod history;
 mod hub;
+mod inputs;
 mod io;
 mod items;
 mod lifecycle;
@@ -49,6 +50,7 @@ pub use compensation::Compensation;
 pub use directory::PeopleRecord;
 pub use history::{Event, History, HistoryEvent, Label, OverdueThen};
 pub use hub::Routing;
+pub use inputs::Start;
 pub use io::{Applied, BookError, Effect, Input};
 pub use items::ItemSummary;
 pub use lifecycle::instance::InstanceState;
@@ -198,7 +200,14 @@ impl Book {
                 definition,
                 source,
                 responsible,
-            } => self.submit(now_ms, &definition, &source, responsible),
+                inputs,
+            } => {
+                let start = Start {
+                    responsible,
+                    inputs,
+                };
+                self.submit(now_ms, &definition, &source, start)
+            }
             Input::Organisation { document, org } => self.organisation(document, org),
             Input::Worklist {
                 instance,

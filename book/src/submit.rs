@@ -8,11 +8,12 @@ use std::time::Duration;
 
 use mobiwf_proto::{ActivityId, InstanceId, Message, Millis, NodeId, NodeName, PartitionId};
 use mobiwf_xml_schema::{
-    DeriveOptions, DerivedPartition, Language, UserId, WorkflowDefinition, WorkflowId,
-    derive_partitions, write_definition,
+    DeriveOptions, DerivedPartition, Language, WorkflowDefinition, WorkflowId, derive_partitions,
+    write_definition,
 };
 
 use crate::history::Event;
+use crate::inputs::{CheckedStart, Start};
 use crate::{
     ActivityView, Applied, Book, BookError, Effect, Instance, NodeInfo, PartitionView, Placement,
     RECENT_DEFINITIONS, place,
@@ -75,16 +76,18 @@ impl Book {
     }
 
     /// An operator submits a definition: a new instance, deployed to the placed nodes; its
-    /// responsible user (if any) is told it started.
+    /// responsible user (if any) is told it started. Its inputs are checked and kept with it;
+    /// each partition's deployment carries those its activities read.
     pub(crate) fn submit(
         &mut self,
         now_ms: u64,
         xml: &[u8],
         source: &str,
-        responsible: Option<UserId>,
+        start: Start,
     ) -> Result<Applied, BookError> {
         let Parsed { def, stored } = self.parsed(xml, source)?;
-        self.check_people(&def, responsible.as_ref())?;
+        self.check_people(&def, start.responsible.as_ref())?;
+        let start = start.checked(&def)?;
         let nodes: Vec<NodeInfo> = self.nodes.values().cloned().collect();
         let placement = place(&def, &nodes)?;
         let id = InstanceId(self.last_instance.0 + 1);
@@ -93,14 +96,7 @@ impl Book {
             partitions,
             placed,
             mut effects,
-        } = self.deploy(
-            id,
-            derived,
-            &placement,
-            &nodes,
-            responsible.as_ref(),
-            now_ms,
-        );
+        } = self.deploy(id, derived, &placement, &nodes, &start, now_ms);
         let activities = def
             .activities
             .iter()
@@ -111,7 +107,12 @@ impl Book {
             source: source.to_owned(),
             partitions: partitions.iter().map(|p| (p.id, p.node.clone())).collect(),
         };
-        let inst = Instance::submitted(id, &def, now_ms, partitions, activities, responsible);
+        let CheckedStart {
+            responsible,
+            inputs,
+        } = start;
+        let mut inst = Instance::submitted(id, &def, now_ms, partitions, activities, responsible);
+        inst.inputs = inputs;
         self.instances.insert(id, inst);
         self.dirty_instances.insert(id);
         self.history.push(id, now_ms, None, None, what);
@@ -131,7 +132,7 @@ impl Book {
         derived: Vec<DerivedPartition>,
         placement: &Placement,
         nodes: &[NodeInfo],
-        responsible: Option<&UserId>,
+        start: &CheckedStart,
         now_ms: u64,
     ) -> Deployed {
         let mut deployed = Deployed {
@@ -160,9 +161,10 @@ impl Book {
                     instance: id,
                     partition: d.partition,
                     document: mobiwf_xml_schema::write_partition(&d.document),
-                    responsible: responsible.cloned(),
+                    responsible: start.responsible.clone(),
                     hour_ms: hour_ms_for(&d.document, self.hour_ms),
                     runs_on: runs_on.clone().into_iter().collect(),
+                    inputs: crate::inputs::read_by(&start.inputs, &d.document),
                 }),
             });
         }

@@ -1,8 +1,10 @@
 //! The controller's HTTP API for operators (JSON; documented in `docs/http-api.md`).
 //!
-//! - `POST /instances?source=NAME` with a workflow definition (XML) as the body: 201
-//!   `{"instance": ID}`; 400 with the document's problems (`NAME:line:col: error: ...`); 409
-//!   when no registered node can run it; 413 above `MAX_DOCUMENT_BYTES`.
+//! - `POST /instances?source=NAME` with a workflow definition (XML) as the body, and the
+//!   instance's inputs as `data.NAME=VALUE` parameters: 201 `{"instance": ID}`; 400 with the
+//!   document's problems (`NAME:line:col: error: ...`) or the inputs' (each, then what the
+//!   definition expects); 409 when no registered node can run it; 413 above
+//!   `MAX_DOCUMENT_BYTES`.
 //! - `GET /instances?state=S&workflow=W&since=MS&limit=N&after=ID`: a page of instance
 //!   summaries by id, `{instances, next}` (`crate::listing`: `next` is the `after` of the
 //!   next page, null at the end); 400 for an unknown state or a limit out of range.
@@ -97,27 +99,32 @@ pub(crate) fn unavailable(e: anyhow::Error) -> Response {
     error(StatusCode::SERVICE_UNAVAILABLE, format!("{e:#}"))
 }
 
-#[derive(Deserialize)]
-struct SubmitQuery {
-    source: Option<String>,
-    responsible: Option<String>,
-}
-
+/// `POST /instances?source=NAME&responsible=U&data.NAME=VALUE...`: the query's pairs in their
+/// order, so that the inputs (`crate::inputs`) may be any names.
 async fn submit(
     State(client): State<ControllerClient>,
-    Query(q): Query<SubmitQuery>,
+    Query(q): Query<Vec<(String, String)>>,
     body: axum::body::Bytes,
 ) -> Response {
-    let source = q.source.unwrap_or_else(|| "submitted workflow".to_owned());
-    let definition = body.to_vec();
-    let responsible = q.responsible.map(mobiwf_proto::UserId::new);
-    match client.submit(definition, source, responsible).await {
+    let first = |key: &str| q.iter().find(|(k, _)| k == key).map(|(_, v)| v.clone());
+    let source = first("source").unwrap_or_else(|| "submitted workflow".to_owned());
+    let inputs = match crate::inputs::from_query(&q) {
+        Ok(inputs) => inputs,
+        Err(e) => return error(StatusCode::BAD_REQUEST, e),
+    };
+    let start = mobiwf_book::Start {
+        responsible: first("responsible").map(mobiwf_proto::UserId::new),
+        inputs,
+    };
+    match client.submit(body.to_vec(), source, start).await {
         Ok(Ok(id)) => (
             StatusCode::CREATED,
             Json(serde_json::json!({ "instance": id })),
         )
             .into_response(),
-        Ok(Err(e @ BookError::Invalid(_))) => error(StatusCode::BAD_REQUEST, e.to_string()),
+        Ok(Err(e @ (BookError::Invalid(_) | BookError::Inputs(_)))) => {
+            error(StatusCode::BAD_REQUEST, e.to_string())
+        }
         Ok(Err(e)) => error(StatusCode::CONFLICT, e.to_string()),
         Err(e) => unavailable(e),
     }

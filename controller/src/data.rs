@@ -1,7 +1,8 @@
 //! `status INSTANCE --data`: the instance data, as the nodes that run the instance's partitions
 //! know it. The controller asks each of them (`ReadData`, answered at once, never stored) and
-//! shows the latest write of each name; it never keeps the values (values travel partner to
-//! partner).
+//! shows the latest write of each name; it keeps no value an activity wrote (values travel
+//! partner to partner), only the instance's inputs, given when it started, which every write
+//! of their name supersedes.
 
 use std::collections::BTreeMap;
 use std::time::Duration;
@@ -45,7 +46,13 @@ pub async fn read(mesh: &MeshHandle, inst: &Instance, nodes: &[NodeInfo]) -> Dat
         asking.spawn(async move { (name, ask(&mesh, &me, &peer, node.as_ref(), instance).await) });
     }
     let mut view = DataView::default();
-    let mut latest: BTreeMap<String, Datum> = BTreeMap::new();
+    // The inputs, also those no partition reads or whose node does not answer.
+    let mut latest: BTreeMap<String, Datum> = inst
+        .inputs
+        .data()
+        .into_iter()
+        .map(|d| (d.name.clone(), d))
+        .collect();
     while let Some(answer) = asking.join_next().await {
         let Ok((name, answer)) = answer else {
             continue;

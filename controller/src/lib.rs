@@ -1,6 +1,7 @@
 //! The mobiwf controller: the durable state of the pure instance bookkeeping (`mobiwf-book`)
 //! (`state`), the daemon that connects it to the mesh and the store (`daemon`), and the
-//! operators' HTTP API (`api`), which shows instance data by asking the nodes (`data`), with
+//! operators' HTTP API (`api`), which takes an instance's inputs with its submission
+//! (`inputs`) and shows instance data by asking the nodes (`data`), with
 //! what each of its routes needs (`api_access`: bearer tokens and roles), pages the instance
 //! list from the store (`listing`) and deletes old finished instances (`retention`); history
 //! events in words (`render`) and instances, histories and nodes as tables (`table`) for the
@@ -14,6 +15,7 @@ pub mod daemon;
 pub mod data;
 pub mod detector;
 pub mod enrolment;
+pub mod inputs;
 pub mod listing;
 pub mod render;
 pub mod retention;

@@ -36,7 +36,8 @@ enum Command {
     },
     /// Run the controller daemon.
     Serve(commands::serve::ServeArgs),
-    /// Start an instance of a workflow; prints its id.
+    /// Start an instance of a workflow, with its inputs (`--data`, `--data-file`); prints its
+    /// id.
     Submit {
         /// The workflow definition.
         #[arg(value_name = "FILE")]
@@ -45,6 +46,8 @@ enum Command {
         /// starts, when an activity fails and when it ends.
         #[arg(long, value_name = "USER")]
         responsible: Option<String>,
+        #[command(flatten)]
+        inputs: commands::submit::InputArgs,
         #[command(flatten)]
         api: ApiArgs,
     },
@@ -329,8 +332,9 @@ async fn dispatch(command: Command) -> anyhow::Result<ExitCode> {
         Command::Submit {
             file,
             responsible,
+            inputs,
             api,
-        } => commands::submit::run(&api, &file, responsible.as_deref()).await,
+        } => commands::submit::run(&api, &file, responsible.as_deref(), &inputs).await,
         Command::Org(OrgCommand::Apply { file, api }) => commands::org::apply(&api, &file).await,
         Command::Org(OrgCommand::Show { json, api }) => commands::org::show(&api, json).await,
         Command::Worklist(WorklistCommand::Insert(item)) => item.send("insert", None, None).await,

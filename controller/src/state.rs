@@ -262,3 +262,80 @@ pub fn number_after(key: &[u8], prefix: &[u8]) -> Option<u64> {
     let rest = key.get(prefix.len()..)?;
     std::str::from_utf8(rest.get(..20)?).ok()?.parse().ok()
 }
+
+#[cfg(test)]
+mod tests {
+    #![allow(clippy::unwrap_used, clippy::expect_used)]
+
+    use super::*;
+    use mobiwf_book::{Input, NodeInfo};
+    use mobiwf_proto::{ActivityTypeId, DataValue, GivenInputs, NodeId, NodeName};
+    use mobiwf_runtime::store::MemoryStore;
+
+    /// One activity on P1 that reads `reading`, an input.
+    const WORKFLOW: &str = r#"<workflow id="5"><activities>
+        <activity id="1"><activityTypeId>1</activityTypeId><reads>reading</reads></activity>
+        </activities><activityTypes><activityType id="1"/></activityTypes>
+        <partitions><partition id="1"><partnerId>1</partnerId><activityId>1</activityId></partition></partitions>
+        <partners><partner id="1"><name>P1</name><skills><activityTypeId>1</activityTypeId></skills></partner></partners>
+        <data><value name="reading" type="number" input="true"/></data></workflow>"#;
+
+    fn submit(book: &mut Book, xml: &str, given: &[(&str, &str)]) {
+        let mut inputs = GivenInputs::new();
+        for (name, text) in given {
+            inputs.give(*name, *text).unwrap();
+        }
+        let input = Input::Submit {
+            definition: xml.as_bytes().to_vec(),
+            source: "wf.xml".to_owned(),
+            responsible: None,
+            inputs,
+        };
+        book.apply(1_000, input).expect("submitted");
+    }
+
+    fn write(store: &MemoryStore, book: &mut Book) {
+        let mut batch = Batch::default();
+        stage(&mut batch, &book.take_changes()).unwrap();
+        store.write(batch, Durability::Synced).unwrap();
+    }
+
+    #[test]
+    fn an_instances_inputs_survive_a_restart_and_one_without_stores_none() {
+        let store = MemoryStore::new();
+        let mut book = Book::new();
+        let node = NodeInfo {
+            peer: NodeId::new("peerA"),
+            name: NodeName::new("P1"),
+            skills: vec![ActivityTypeId(1)],
+            addrs: vec!["/ip4/127.0.0.1/tcp/1/p2p/peerA".to_owned()],
+            registered_ms: 0,
+            seq: 1,
+            suspected: None,
+        };
+        book.apply(0, Input::Register(node)).unwrap();
+        submit(&mut book, WORKFLOW, &[("reading", "5")]);
+        let plain = WORKFLOW
+            .replace(r#" input="true""#, "")
+            .replace("<reads>reading</reads>", "");
+        submit(&mut book, &plain, &[]);
+        write(&store, &mut book);
+
+        let loaded = load(&store).unwrap();
+        let with = loaded.instance(InstanceId(1)).expect("instance 1");
+        assert_eq!(
+            with.inputs.get("reading"),
+            Some(&DataValue::Number("5".into()))
+        );
+        let without = loaded.instance(InstanceId(2)).expect("instance 2");
+        assert!(without.inputs.is_empty());
+        let stored = store
+            .get(instance_key(InstanceId(2)).as_bytes())
+            .unwrap()
+            .unwrap();
+        assert!(
+            !String::from_utf8(stored).unwrap().contains("inputs"),
+            "an instance without inputs is stored as before"
+        );
+    }
+}

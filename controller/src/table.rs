@@ -2,7 +2,7 @@
 
 use crate::render::ShownEvent;
 use mobiwf_book::{ActivityView, Instance, InstanceState, NodeInfo};
-use mobiwf_proto::{ActivityId, ActivityState, DataValue, Millis};
+use mobiwf_proto::{ActivityId, ActivityState, DataValue, Millis, Writer};
 use mobiwf_xml_schema::Contingency;
 
 fn at(base: u64, ms: Option<u64>) -> String {
@@ -143,6 +143,14 @@ pub fn instance(inst: &Instance) -> String {
         out += " (nothing new starts until `resume`)";
     }
     out += "\n";
+    if !inst.inputs.is_empty() {
+        let each: Vec<String> = inst
+            .inputs
+            .iter()
+            .map(|(name, value)| format!("{name}={}", value.shown().1.escape_debug()))
+            .collect();
+        out += &format!("inputs: {}\n", each.join(", "));
+    }
     out += &format!(
         "{:<8} {:<16} {:<10} {:<12} {:<10} {:<10} DETAIL\n",
         "ACTIVITY", "NAME", "STATE", "PARTNER", "STARTED", "FINISHED"
@@ -194,15 +202,17 @@ pub fn data(inst: &Instance, view: &crate::data::DataView) -> String {
         } else {
             value
         };
+        // An input was given at the submission: shown at +0.
+        let (by, at_ms) = match d.by {
+            Writer::Input => ("input".to_owned(), inst.submitted_ms),
+            Writer::Activity(id) => (label(inst, id), Millis::from_micros(d.at_us).as_u64()),
+        };
         let line = format!(
             "{:<16} {:<8} {:<24} {:<10} {}",
             d.name,
             kind,
-            label(inst, d.by),
-            at(
-                inst.submitted_ms,
-                Some(Millis::from_micros(d.at_us).as_u64())
-            ),
+            by,
+            at(inst.submitted_ms, Some(at_ms)),
             value.escape_debug()
         );
         out += line.trim_end();
@@ -383,6 +393,44 @@ mod tests {
             ),
             "{text}"
         );
+    }
+
+    #[test]
+    fn status_and_its_data_show_the_inputs() {
+        let inst: Instance = serde_json::from_value(serde_json::json!({
+            "id": 4, "workflow": 2, "description": "", "state": "running", "detail": null,
+            "submitted_ms": 5_000, "finished_ms": null, "partitions": [],
+            "activities": [view(1, "Check", ActivityState::Succeeded, &[])],
+            "inputs": { "note": { "string": "north \"gate\"" }, "reading": { "number": "5" } },
+        }))
+        .expect("an instance");
+        let text = instance(&inst);
+        assert!(
+            text.lines()
+                .any(|l| l == r#"inputs: note=north \"gate\", reading=5"#),
+            "{text}"
+        );
+        let mut written = inst.inputs.data();
+        written[1] = mobiwf_proto::Datum {
+            by: Writer::Activity(ActivityId(1)),
+            at_us: 7_000_000,
+            ..written[1].clone()
+        };
+        let view = crate::data::DataView {
+            data: written,
+            unanswered: Default::default(),
+        };
+        let text = data(&inst, &view);
+        let line = |name: &str| {
+            text.lines()
+                .find(|l| l.starts_with(name))
+                .unwrap_or_else(|| panic!("no {name} in\n{text}"))
+                .split_whitespace()
+                .collect::<Vec<_>>()
+                .join(" ")
+        };
+        assert_eq!(line("note"), r#"note string input +0.000s north \"gate\""#);
+        assert_eq!(line("reading"), "reading number Check (1) +2.000s 5");
     }
 
     #[test]

@@ -90,7 +90,14 @@ async fn inspect(
     let source = "examples/people/inspection.xml".to_owned();
     let responsible = Some(UserId::new("dave"));
     let id = client
-        .submit(INSPECTION.to_vec(), source.clone(), responsible)
+        .submit(
+            INSPECTION.to_vec(),
+            source.clone(),
+            mobiwf_book::Start {
+                responsible,
+                ..Default::default()
+            },
+        )
         .await?
         .map_err(|e| anyhow::anyhow!("{e}"))?;
     println!("instance {id} of {source} submitted (responsible: dave)");

@@ -85,7 +85,10 @@ pub async fn run(file: Option<&Path>, timeout_secs: u64, hour_ms: u64) -> anyhow
     let client = controller.client();
     let deadline = tokio::time::Instant::now() + Duration::from_secs(timeout_secs);
     wait_registered(&client, nodes.len(), deadline, timeout_secs).await?;
-    let id = match client.submit(bytes, source.clone(), None).await? {
+    let id = match client
+        .submit(bytes, source.clone(), mobiwf_book::Start::default())
+        .await?
+    {
         Ok(id) => id,
         Err(e) => {
             eprintln!("{e}");

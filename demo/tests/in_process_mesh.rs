@@ -118,7 +118,11 @@ async fn run_instances(m: &Mesh, count: usize) -> Vec<mobiwf_proto::InstanceId> 
     let mut ids = Vec::new();
     for _ in 0..count {
         let id = client
-            .submit(PAPER.to_vec(), "paper.xml".to_owned(), None)
+            .submit(
+                PAPER.to_vec(),
+                "paper.xml".to_owned(),
+                mobiwf_book::Start::default(),
+            )
             .await
             .expect("ask")
             .expect("submitted");
@@ -321,7 +325,11 @@ async fn time_to_wait_starts_an_activity_whose_preconditions_are_late() {
         .replace("<timeToWait>20</timeToWait>", "<timeToWait>1</timeToWait>");
     let client = m.controller.client();
     let id = client
-        .submit(workflow.into_bytes(), "paper-manual.xml".to_owned(), None)
+        .submit(
+            workflow.into_bytes(),
+            "paper-manual.xml".to_owned(),
+            mobiwf_book::Start::default(),
+        )
         .await
         .expect("ask")
         .expect("submitted");
@@ -398,7 +406,11 @@ async fn an_activity_over_its_time_out_is_killed_and_fails_the_instance_with_the
     );
     let client = m.controller.client();
     let id = client
-        .submit(workflow.into_bytes(), "paper-slow.xml".to_owned(), None)
+        .submit(
+            workflow.into_bytes(),
+            "paper-slow.xml".to_owned(),
+            mobiwf_book::Start::default(),
+        )
         .await
         .expect("ask")
         .expect("submitted");

@@ -10,8 +10,10 @@
 use std::collections::BTreeSet;
 
 use mobiwf_proto::data::MAX_INSTANCE_VALUE_BYTES;
-use mobiwf_proto::{ActivityId, DataValue, Datum, FileRef, InstanceId, Location};
-use mobiwf_xml_schema::{DataKind, PartitionActivity, number_problem};
+use mobiwf_proto::{
+    ActivityId, DataValue, Datum, FileRef, InstanceId, InstanceInputs, Location, Writer,
+};
+use mobiwf_xml_schema::{DataKind, PartitionActivity, PartitionDocument, number_problem};
 use serde::{Deserialize, Serialize};
 
 use crate::lifecycle::{Event, Life};
@@ -62,6 +64,15 @@ impl Engine {
             }
         }
         changed
+    }
+
+    /// Keeps the instance's inputs a deployment carries as its data, given before any
+    /// activity ran: a write of the same name known here already wins over them, and so does
+    /// every later one ([`Datum::supersedes`]), as if they had been written first.
+    pub(crate) fn seed_inputs(&mut self, instance: InstanceId, inputs: &InstanceInputs) {
+        for datum in inputs.data() {
+            self.put_datum(instance, datum);
+        }
     }
 
     /// Keeps `datum` when it supersedes the known value of its name; true when it did.
@@ -212,7 +223,7 @@ impl Engine {
             let datum = Datum {
                 name,
                 value,
-                by: activity,
+                by: Writer::Activity(activity),
                 at_us: self.now_us.max(after),
             };
             self.put_datum(key.instance, datum);
@@ -299,6 +310,28 @@ impl Engine {
             .map(|k| k.data.values().cloned().collect())
             .unwrap_or_default()
     }
+}
+
+/// Why the inputs deployed with a partition do not fit its document `doc` (each a declared
+/// value, of its type), if they do not. The controller checked them against the definition:
+/// this keeps a node from holding what its own activities could not have written.
+pub(crate) fn inputs_problem(doc: &PartitionDocument, inputs: &InstanceInputs) -> Option<String> {
+    let problems: Vec<String> = inputs
+        .iter()
+        .filter_map(|(name, value)| {
+            match typed(name, doc.data_kind(name), value.clone()) {
+                Ok(kept) if kept == *value => None,
+                Ok(_) => Some(format!(
+                    "`{name}` is a {}, not a {}",
+                    doc.data_kind(name).map_or("value", DataKind::as_str),
+                    value.shown().0
+                )),
+                Err(problem) => Some(problem),
+            }
+            .or_else(|| value.problem().map(|p| format!("`{name}`: {p}")))
+        })
+        .collect();
+    (!problems.is_empty()).then(|| problems.join("; "))
 }
 
 /// `value` as the declared `kind` of `name` holds it.

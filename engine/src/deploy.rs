@@ -1,15 +1,18 @@
 //! The controller deploys a partition of an instance: the run is created (or the same
-//! document again is a no-op) and whatever is ready starts.
+//! document again is a no-op), the instance's inputs it carries are kept as the instance's
+//! data, and whatever is ready starts.
 
-use mobiwf_proto::{Deploy, UserId};
+use mobiwf_proto::{Deploy, InstanceInputs, UserId};
 
 use crate::run::{Run, RunKey};
 use crate::{Effect, Engine, Refusal};
 
-/// What a deployment says about its instance's people: kept in `Known`.
-pub(crate) struct InstancePeople {
+/// What a deployment says about its instance beyond the partition's document: its people and
+/// its inputs, kept in `Known`.
+pub(crate) struct InstanceFacts {
     pub(crate) responsible: Option<UserId>,
     pub(crate) hour_ms: Option<u64>,
+    pub(crate) inputs: InstanceInputs,
 }
 
 impl Engine {
@@ -28,28 +31,31 @@ impl Engine {
             responsible,
             hour_ms,
             runs_on,
+            inputs,
         } = deploy;
         let key = RunKey {
             instance,
             partition,
         };
-        let people = InstancePeople {
+        let facts = InstanceFacts {
             responsible,
             hour_ms,
+            inputs,
         };
-        self.deploy_run(key, document, people, now_ms, effects)?;
+        self.deploy_run(key, document, facts, now_ms, effects)?;
         self.learn_speakers(instance, runs_on.into_iter().collect());
         self.replay_early(instance, effects);
         Ok(())
     }
 
     /// A partition document arrives for `key`. Refused, with nothing changed, when it does
-    /// not load, names another instance, or differs from the one deployed before.
+    /// not load, names another instance, differs from the one deployed before, or the inputs
+    /// it comes with do not fit its declarations.
     fn deploy_run(
         &mut self,
         key: RunKey,
         document: String,
-        people: InstancePeople,
+        facts: InstanceFacts,
         now_ms: u64,
         effects: &mut Vec<Effect>,
     ) -> Result<(), Refusal> {
@@ -63,16 +69,24 @@ impl Engine {
             });
         }
         let run = Run::new(key, document, now_ms)?;
-        if people.responsible.is_some() || people.hour_ms.is_some() {
+        if let Some(reason) = crate::data::inputs_problem(run.doc(), &facts.inputs) {
+            return Err(Refusal::BadInputs {
+                instance: key.instance,
+                partition: key.partition,
+                reason,
+            });
+        }
+        if facts.responsible.is_some() || facts.hour_ms.is_some() {
             let known = self.known.entry(key.instance).or_default();
-            if people.responsible.is_some() {
-                known.responsible = people.responsible;
+            if facts.responsible.is_some() {
+                known.responsible = facts.responsible;
             }
-            if people.hour_ms.is_some() {
-                known.hour_ms = people.hour_ms;
+            if facts.hour_ms.is_some() {
+                known.hour_ms = facts.hour_ms;
             }
             self.dirty_known.insert(key.instance);
         }
+        self.seed_inputs(key.instance, &facts.inputs);
         self.runs.insert(key, run);
         self.dirty_runs.insert(key);
         self.timers_stale.insert(key);

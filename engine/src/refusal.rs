@@ -38,6 +38,19 @@ pub enum Refusal {
         /// The partition.
         partition: PartitionId,
     },
+    /// The inputs deployed with a partition do not fit its document's declarations.
+    #[error(
+        "the inputs deployed with instance {instance}, partition {partition} do not fit its \
+         document: {reason}"
+    )]
+    BadInputs {
+        /// The instance.
+        instance: InstanceId,
+        /// The partition.
+        partition: PartitionId,
+        /// What does not fit.
+        reason: String,
+    },
     /// No such activity on this node.
     #[error("no activity {activity} of instance {instance} on this node")]
     UnknownActivity {

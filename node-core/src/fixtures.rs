@@ -141,6 +141,7 @@ pub fn deployment(instance: u64) -> Message {
         document: mobiwf_xml_schema::write_partition(&doc),
         responsible: None,
         hour_ms: None,
+        inputs: Default::default(),
         runs_on: Default::default(),
     })
 }

@@ -106,7 +106,7 @@ mod tests {
         Datum {
             name: name.into(),
             value,
-            by: ActivityId(1),
+            by: mobiwf_proto::Writer::Activity(ActivityId(1)),
             at_us: 1,
         }
     }

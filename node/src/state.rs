@@ -411,6 +411,7 @@ mod tests {
             document: PARTITION_1.to_owned(),
             responsible: None,
             hour_ms: None,
+            inputs: Default::default(),
             runs_on: Vec::new(),
         })
     }
@@ -426,6 +427,41 @@ mod tests {
             ),
             missing: Vec::new(),
         })
+    }
+
+    #[test]
+    fn the_inputs_a_partition_was_deployed_with_are_there_after_a_restart() {
+        let document = r#"<workflow id="4"><activities>
+            <activity id="3"><nameActivity>C</nameActivity><command>use</command>
+              <reads>reading</reads>
+              <preconditions><precondition id="1"><local>0</local></precondition></preconditions>
+            </activity></activities>
+            <data><value name="reading" type="number" input="true"/></data></workflow>"#;
+        let reading = mobiwf_proto::DataValue::Number("5".into());
+        let mut engine = Engine::new();
+        let deploy = Input::Deploy(mobiwf_proto::Deploy {
+            instance: InstanceId(4),
+            partition: PartitionId(2),
+            document: document.to_owned(),
+            responsible: None,
+            hour_ms: None,
+            runs_on: Vec::new(),
+            inputs: [("reading".to_owned(), reading.clone())]
+                .into_iter()
+                .collect(),
+        });
+        engine.apply(1000, deploy).expect("deploy");
+        let store = MemoryStore::new();
+        let mut batch = Batch::default();
+        stage_changes(&mut batch, &engine.take_changes().expect("changes"));
+        store.write(batch, Durability::Synced).unwrap();
+
+        let data = load(&store).expect("load").data(InstanceId(4));
+        assert_eq!(data.len(), 1);
+        assert_eq!(
+            (&data[0].value, data[0].by),
+            (&reading, mobiwf_proto::Writer::Input)
+        );
     }
 
     #[test]

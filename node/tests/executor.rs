@@ -216,7 +216,7 @@ async fn a_command_reads_its_data_from_files_and_what_it_leaves_is_written() {
     e.reads = vec![Datum {
         name: "reading".into(),
         value: DataValue::Number("42".into()),
-        by: ActivityId(1),
+        by: mobiwf_proto::Writer::Activity(ActivityId(1)),
         at_us: 5,
     }];
     e.writes = vec![

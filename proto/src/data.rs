@@ -107,23 +107,80 @@ impl DataValue {
 }
 
 /// One name's value in an instance, with the write it comes from: of two writes of a name,
-/// the later (`at_us`, then the larger activity id) wins, wherever they meet.
+/// the later (`at_us`, then the larger activity id) wins, wherever they meet; every write wins
+/// over an input of the instance.
 #[derive(Debug, Clone, PartialEq, Eq, Hash, Serialize, Deserialize)]
 pub struct Datum {
     /// The declared name.
     pub name: String,
     /// What it holds.
     pub value: DataValue,
-    /// The activity that wrote it.
-    pub by: ActivityId,
-    /// When that activity finished, in microseconds since the Unix epoch (its node's clock).
+    /// Who gave it its value: the activity that wrote it, or the start of the instance.
+    pub by: Writer,
+    /// When that activity finished, in microseconds since the Unix epoch (its node's clock);
+    /// 0 for an input.
     pub at_us: u64,
 }
 
 impl Datum {
     /// True when this write wins over `other` (a write of the same name).
     pub fn supersedes(&self, other: &Datum) -> bool {
-        (self.at_us, self.by) > (other.at_us, other.by)
+        // An input was given before any activity ran: every write supersedes it, whatever
+        // the writer's clock says.
+        let key = |d: &Datum| (d.by != Writer::Input, d.at_us, d.by);
+        key(self) > key(other)
+    }
+}
+
+/// Who gave a name its value in an instance. Its JSON is the activity's id (`3`), as it always
+/// was, or the word `"input"`.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize, Deserialize)]
+#[serde(from = "WriterRepr", into = "WriterRepr")]
+pub enum Writer {
+    /// An input of the instance: given when it started (or its default).
+    Input,
+    /// The activity that wrote it.
+    Activity(ActivityId),
+}
+
+impl std::fmt::Display for Writer {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match self {
+            Writer::Input => f.write_str("input"),
+            Writer::Activity(id) => write!(f, "activity {id}"),
+        }
+    }
+}
+
+/// A [`Writer`] as stored and sent: a bare activity id, or the word `input`.
+#[derive(Serialize, Deserialize)]
+#[serde(untagged)]
+enum WriterRepr {
+    Activity(ActivityId),
+    Word(WriterWord),
+}
+
+#[derive(Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+enum WriterWord {
+    Input,
+}
+
+impl From<WriterRepr> for Writer {
+    fn from(r: WriterRepr) -> Writer {
+        match r {
+            WriterRepr::Activity(id) => Writer::Activity(id),
+            WriterRepr::Word(WriterWord::Input) => Writer::Input,
+        }
+    }
+}
+
+impl From<Writer> for WriterRepr {
+    fn from(w: Writer) -> WriterRepr {
+        match w {
+            Writer::Input => WriterRepr::Word(WriterWord::Input),
+            Writer::Activity(id) => WriterRepr::Activity(id),
+        }
     }
 }
 
@@ -168,12 +225,41 @@ mod tests {
         let d = |by, at_us| Datum {
             name: "x".into(),
             value: DataValue::Number("1".into()),
-            by: ActivityId(by),
+            by: Writer::Activity(ActivityId(by)),
             at_us,
         };
         assert!(d(1, 10).supersedes(&d(2, 9)));
         assert!(d(2, 10).supersedes(&d(1, 10)));
         assert!(!d(1, 10).supersedes(&d(1, 10)));
+    }
+
+    #[test]
+    fn a_writer_is_an_activity_id_as_it_was_or_the_word_input() {
+        let written = serde_json::to_string(&Writer::Activity(ActivityId(3))).unwrap();
+        assert_eq!(written, "3");
+        let input = serde_json::to_string(&Writer::Input).unwrap();
+        assert_eq!(input, "\"input\"");
+        let back: Writer = serde_json::from_str("3").unwrap();
+        assert_eq!(back, Writer::Activity(ActivityId(3)));
+        let back: Writer = serde_json::from_str("\"input\"").unwrap();
+        assert_eq!(back, Writer::Input);
+        assert!(serde_json::from_str::<Writer>("\"output\"").is_err());
+        assert_eq!(Writer::Input.to_string(), "input");
+        assert_eq!(Writer::Activity(ActivityId(3)).to_string(), "activity 3");
+    }
+
+    #[test]
+    fn every_write_supersedes_an_input_whatever_its_time() {
+        let at = |by, at_us| Datum {
+            name: "x".into(),
+            value: DataValue::Number("1".into()),
+            by,
+            at_us,
+        };
+        let input = at(Writer::Input, 50);
+        let early = at(Writer::Activity(ActivityId(1)), 0);
+        assert!(early.supersedes(&input));
+        assert!(!input.supersedes(&early));
     }
 
     #[test]

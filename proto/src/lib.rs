@@ -1,7 +1,8 @@
 //! The plain types the controller, the nodes and their pure cores share: typed ids (`ids`),
-//! milliseconds (`time`), peers' addresses (`location`) and the wire messages with their
-//! limits (`wire`), each message's content named by what it is about (`run`, `reports`,
-//! `recovery`, `people`, `queries`).
+//! milliseconds (`time`), peers' addresses (`location`), instance data (`data`) and an
+//! instance's inputs (`inputs`), and the wire messages with their limits (`wire`), each
+//! message's content named by what it is about (`run`, `reports`, `recovery`, `people`,
+//! `queries`).
 //!
 //! **Architecture invariant:** no I/O and no codec. The framing lives in `mobiwf-runtime`;
 //! this crate only says what a message is, so that the partition engine and the controller's
@@ -9,6 +10,7 @@
 
 pub mod data;
 mod ids;
+pub mod inputs;
 mod location;
 pub mod people;
 pub mod queries;
@@ -19,8 +21,9 @@ mod states;
 mod time;
 pub mod wire;
 
-pub use data::{DataValue, Datum, FileBody, FileRef, Written};
+pub use data::{DataValue, Datum, FileBody, FileRef, Writer, Written};
 pub use ids::{InstanceId, NodeId, NodeName};
+pub use inputs::{GivenInputs, InstanceInputs};
 pub use location::{Location, NotALocation};
 pub use mobiwf_xml_schema::{ActivityId, ActivityTypeId, PartitionId, TaskState};
 pub use people::{

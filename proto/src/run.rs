@@ -8,6 +8,7 @@
 use serde::{Deserialize, Serialize};
 
 use crate::data::{Datum, FileBody};
+use crate::inputs::InstanceInputs;
 use crate::wire::{Control, Outcome};
 use crate::{ActivityId, InstanceId, Location, NodeId, PartitionId, StateSet, UserId};
 
@@ -35,6 +36,11 @@ pub struct Deploy {
     /// tagged [`crate::Message`]'s decoding.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub runs_on: Vec<(ActivityId, NodeId)>,
+    /// The inputs of the instance that this partition's activities read, as the controller
+    /// checked them (defaults filled in): the node keeps them as the instance's data, given
+    /// before any activity ran. Left out when there are none (as before inputs).
+    #[serde(default, skip_serializing_if = "InstanceInputs::is_empty")]
+    pub inputs: InstanceInputs,
 }
 
 /// Node → node: an activity that one of yours waits for has finished

@@ -11,11 +11,11 @@
 use mobiwf_proto::{
     ActivityId, ActivityRecord, ActivityState, ActivityTypeId, Answer, Claim, Compensate,
     Compensated, Completed, Control, ControlInstance, DataValue, Datum, Deploy, DeviceEntry,
-    DirectoryVersion, Fetch, FileBody, FileRef, Hold, Holder, InstanceId, ItemAction, ItemAnswer,
-    ItemData, ItemDeadline, ItemEvent, ItemEvents, ItemInfo, ItemSnapshot, ItemStatus, Locate,
-    Message, NodeId, NodeName, Notice, Notify, Outcome, Overdue, PartitionId, PartitionResult,
-    Presence, ReadData, Register, Report, Rerun, StateChanged, StateSet, Substitute, Tell, UserId,
-    Verdict, Withdraw, Written,
+    DirectoryVersion, Fetch, FileBody, FileRef, Hold, Holder, InstanceId, InstanceInputs,
+    ItemAction, ItemAnswer, ItemData, ItemDeadline, ItemEvent, ItemEvents, ItemInfo, ItemSnapshot,
+    ItemStatus, Locate, Message, NodeId, NodeName, Notice, Notify, Outcome, Overdue, PartitionId,
+    PartitionResult, Presence, ReadData, Register, Report, Rerun, StateChanged, StateSet,
+    Substitute, Tell, UserId, Verdict, Withdraw, Writer, Written,
 };
 
 const FIXTURE: &str = include_str!("fixtures/messages.jsonl");
@@ -108,6 +108,7 @@ fn samples() -> Vec<Message> {
             document: "<workflow/>".into(),
             responsible: Some(user.clone()),
             hour_ms: Some(1_000),
+            inputs: Default::default(),
             runs_on: vec![(ActivityId(3), NodeId::new("12D3KooWPeer"))],
         }),
         Message::Notify(Notify {
@@ -125,7 +126,7 @@ fn samples() -> Vec<Message> {
                     sha256: sha(),
                     size: 2,
                 }),
-                by: ActivityId(3),
+                by: Writer::Activity(ActivityId(3)),
                 at_us: 77,
             }],
             files: vec![FileBody {
@@ -329,6 +330,7 @@ fn samples() -> Vec<Message> {
         document: "<workflow/>".into(),
         responsible: None,
         hour_ms: None,
+        inputs: Default::default(),
         runs_on: Vec::new(),
     }));
     out.push(Message::Notify(Notify::new(
@@ -410,6 +412,36 @@ fn every_kind_of_message_is_in_the_fixture() {
         26,
         "a kind of message without bytes in the fixture"
     );
+}
+
+/// A deployment with the instance's inputs, and a notification carrying one of them, as they
+/// are sent since inputs came: the lines above are theirs without inputs, unchanged.
+#[test]
+fn inputs_travel_as_an_object_by_name_and_a_datum_given_at_start_says_input() {
+    let inputs: InstanceInputs = [
+        ("note".to_owned(), DataValue::String("north gate".into())),
+        ("reading".to_owned(), DataValue::Number("5".into())),
+    ]
+    .into_iter()
+    .collect();
+    let deploy = Message::Deploy(Deploy {
+        instance: InstanceId(7),
+        partition: PartitionId(2),
+        document: "<workflow/>".into(),
+        responsible: None,
+        hour_ms: None,
+        runs_on: Vec::new(),
+        inputs: inputs.clone(),
+    });
+    let line = r#"{"kind":"deploy","instance":7,"partition":2,"document":"<workflow/>","inputs":{"note":{"string":"north gate"},"reading":{"number":"5"}}}"#;
+    assert_eq!(serde_json::to_string(&deploy).unwrap(), line);
+    assert_eq!(serde_json::from_str::<Message>(line).unwrap(), deploy);
+    let mut notify = Notify::new(InstanceId(7), ActivityId(3), Outcome::Succeeded);
+    notify.data = inputs.data();
+    let notify = Message::Notify(notify);
+    let line = r#"{"kind":"notify","instance":7,"activity":3,"outcome":"succeeded","data":[{"name":"note","value":{"string":"north gate"},"by":"input","at_us":0},{"name":"reading","value":{"number":"5"},"by":"input","at_us":0}]}"#;
+    assert_eq!(serde_json::to_string(&notify).unwrap(), line);
+    assert_eq!(serde_json::from_str::<Message>(line).unwrap(), notify);
 }
 
 /// Prints the fixture's lines (run with `--ignored --nocapture` to write them anew: only

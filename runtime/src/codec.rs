@@ -213,6 +213,7 @@ mod tests {
                 document: "<workflow/>".into(),
                 responsible: Some(mobiwf_proto::UserId::new("ann")),
                 hour_ms: Some(100),
+                inputs: Default::default(),
                 runs_on: vec![
                     (mobiwf_proto::ActivityId(16), "p1".into()),
                     (mobiwf_proto::ActivityId(19), "p2".into()),
@@ -253,6 +254,7 @@ mod tests {
             document: "x".repeat(MAX_MESSAGE_BYTES),
             responsible: None,
             hour_ms: None,
+            inputs: Default::default(),
             runs_on: Default::default(),
         });
         let mut buf = Cursor::new(Vec::new());

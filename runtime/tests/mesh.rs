@@ -347,6 +347,7 @@ async fn oversized_request_is_refused_by_the_sender() {
             document: "x".repeat(MAX_MESSAGE_BYTES),
             responsible: None,
             hour_ms: None,
+            inputs: Default::default(),
             runs_on: Default::default(),
         }),
     };

@@ -5,7 +5,8 @@
 use std::collections::{BTreeMap, BTreeSet};
 
 use mobiwf_proto::{
-    ActivityId, ActivityState, ActivityTypeId, InstanceId, NodeId, NodeName, PartitionId,
+    ActivityId, ActivityState, ActivityTypeId, InstanceId, InstanceInputs, NodeId, NodeName,
+    PartitionId,
 };
 use mobiwf_xml_schema::{Contingency, UserId, WorkflowDefinition, WorkflowId};
 use serde::{Deserialize, Serialize};
@@ -295,6 +296,11 @@ pub struct Instance {
     /// An operator's rerun whose messages are still going out (forward recovery).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub rerun: Option<PendingRerun>,
+    /// Its inputs, as given when it started (checked, the defaults filled in): each
+    /// partition's deployment carries those its activities read, a contingency activity's
+    /// too. Left out when none (as stored before inputs).
+    #[serde(default, skip_serializing_if = "InstanceInputs::is_empty")]
+    pub inputs: InstanceInputs,
 }
 
 impl Instance {
@@ -323,6 +329,7 @@ impl Instance {
             completed_by: None,
             compensation: None,
             rerun: None,
+            inputs: InstanceInputs::new(),
         }
     }
 

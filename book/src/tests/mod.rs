@@ -18,6 +18,7 @@ mod compensation;
 mod coverage;
 mod failures;
 mod hub;
+mod inputs;
 mod lifecycles;
 mod operator;
 mod overdue;
@@ -39,6 +40,7 @@ const ALL_SCENARIOS: &[&[Scenario]] = &[
     compensation::ALL,
     failures::ALL,
     hub::ALL,
+    inputs::ALL,
     lifecycles::ALL,
     operator::ALL,
     overdue::ALL,
@@ -85,6 +87,7 @@ fn submit(b: &mut Book, xml: &str) -> Result<Applied, BookError> {
             definition: xml.as_bytes().to_vec(),
             source: "wf.xml".to_owned(),
             responsible: None,
+            inputs: Default::default(),
         },
     )
 }
@@ -474,6 +477,7 @@ fn submit_for(b: &mut Book, xml: &str, responsible: &str) -> Result<Applied, Boo
             definition: xml.as_bytes().to_vec(),
             source: "wf.xml".to_owned(),
             responsible: Some(responsible.into()),
+            inputs: Default::default(),
         },
     )
 }

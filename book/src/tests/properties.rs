@@ -345,6 +345,7 @@ fn input(b: &Book, op: &Op) -> Option<Input> {
             definition: definitions()[*d].as_bytes().to_vec(),
             source: "wf.xml".to_owned(),
             responsible: responsible.map(|u| USERS[u].into()),
+            inputs: Default::default(),
         },
         Op::Organisation(k) => {
             let document = org_doc(&organisation(*k));

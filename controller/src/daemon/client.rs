@@ -39,18 +39,19 @@ impl ControllerClient {
         self.ask(|reply| Event::Query(make(reply))).await
     }
 
-    /// Submits a workflow definition; the new instance's id, or why it was refused.
+    /// Submits a workflow definition, started as `start` says (its responsible user, its
+    /// inputs); the new instance's id, or why it was refused.
     pub async fn submit(
         &self,
         definition: Vec<u8>,
         source: String,
-        responsible: Option<mobiwf_proto::UserId>,
+        start: mobiwf_book::Start,
     ) -> anyhow::Result<Result<InstanceId, BookError>> {
         self.ask(|reply| {
             Event::Command(Command::Submit {
                 definition,
                 source,
-                responsible,
+                start,
                 reply,
             })
         })

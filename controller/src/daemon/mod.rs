@@ -112,7 +112,7 @@ enum Command {
     Submit {
         definition: Vec<u8>,
         source: String,
-        responsible: Option<mobiwf_proto::UserId>,
+        start: mobiwf_book::Start,
         reply: oneshot::Sender<Result<InstanceId, BookError>>,
     },
     /// An operator applies an organisation document (validated by the API).

@@ -24,13 +24,14 @@ impl ControllerActor {
             Command::Submit {
                 definition,
                 source,
-                responsible,
+                start,
                 reply,
             } => {
                 let input = Input::Submit {
                     definition,
                     source,
-                    responsible,
+                    responsible: start.responsible,
+                    inputs: start.inputs,
                 };
                 let result = self.submit(now, input, effects);
                 group.answer(reply, result);

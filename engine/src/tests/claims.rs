@@ -389,7 +389,7 @@ fn items_are_closed_when_their_activity_ends_otherwise() {
 
     // Timed out.
     let document = manual_doc(3, (3, &people_3), 10);
-    at(&mut e, 1000, Input::Deploy(mobiwf_proto::Deploy { instance: InstanceId(3), partition: PartitionId(1), document, responsible: None, hour_ms: None, runs_on: Vec::new() }));
+    at(&mut e, 1000, Input::Deploy(mobiwf_proto::Deploy { instance: InstanceId(3), partition: PartitionId(1), document, responsible: None, hour_ms: None, runs_on: Vec::new(), inputs: Default::default() }));
     let fx = tick(&mut e, 11_000);
     assert_eq!(state(&e, 3, 3), ActivityState::Failed);
     assert!(sent(&fx).iter().all(|s| matches!(&s.status, ItemStatus::Closed { why } if why.contains("timeOut"))));

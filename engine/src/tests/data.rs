@@ -5,7 +5,7 @@
 //! against `<writes>` and the declared types.
 
 use super::*;
-use mobiwf_proto::{DataValue, Datum, FileRef, Location};
+use mobiwf_proto::{DataValue, Datum, FileRef, Location, Writer};
 use mobiwf_xml_schema::DataKind;
 
 const DECLS: &str = r#"<data><value name="reading" type="number"/><value name="note" type="string"/><file name="photo"/></data>"#;
@@ -48,7 +48,7 @@ fn datum(name: &str, value: DataValue, by: u64, at_us: u64) -> Datum {
     Datum {
         name: name.into(),
         value,
-        by: ActivityId(by),
+        by: Writer::Activity(ActivityId(by)),
         at_us,
     }
 }

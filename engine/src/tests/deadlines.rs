@@ -55,6 +55,7 @@ fn deployment(instance: u64, people: &People, responsible: bool, hour_ms: Option
         document: manual_doc(instance, (3, people), 0),
         responsible: responsible.then(|| UserId::from("ron")),
         hour_ms,
+        inputs: Default::default(),
         runs_on: Vec::new(),
     })
 }

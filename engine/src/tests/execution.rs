@@ -257,7 +257,7 @@ fn bad_documents_are_refused_without_changing_anything() {
     let err = e
         .apply(
             0,
-            Input::Deploy(mobiwf_proto::Deploy { instance: InstanceId(1), partition: PartitionId(1), document: "<workflow id=\"1\"><nope/></workflow>".to_owned(), responsible: None, hour_ms: None, runs_on: Vec::new() }),
+            Input::Deploy(mobiwf_proto::Deploy { instance: InstanceId(1), partition: PartitionId(1), document: "<workflow id=\"1\"><nope/></workflow>".to_owned(), responsible: None, hour_ms: None, runs_on: Vec::new(), inputs: Default::default() }),
         )
         .unwrap_err();
     assert!(
@@ -267,7 +267,7 @@ fn bad_documents_are_refused_without_changing_anything() {
     let err = e
         .apply(
             0,
-            Input::Deploy(mobiwf_proto::Deploy { instance: InstanceId(2), partition: PartitionId(1), document: PARTITION_1.to_owned(), responsible: None, hour_ms: None, runs_on: Vec::new() }),
+            Input::Deploy(mobiwf_proto::Deploy { instance: InstanceId(2), partition: PartitionId(1), document: PARTITION_1.to_owned(), responsible: None, hour_ms: None, runs_on: Vec::new(), inputs: Default::default() }),
         )
         .unwrap_err();
     assert_eq!(
@@ -340,7 +340,7 @@ fn a_different_document_for_a_known_run_is_refused_and_one_partner_is_notified_o
     let err = e
         .apply(
             0,
-            Input::Deploy(mobiwf_proto::Deploy { instance: InstanceId(11), partition: PartitionId(1), document: other, responsible: None, hour_ms: None, runs_on: Vec::new() }),
+            Input::Deploy(mobiwf_proto::Deploy { instance: InstanceId(11), partition: PartitionId(1), document: other, responsible: None, hour_ms: None, runs_on: Vec::new(), inputs: Default::default() }),
         )
         .unwrap_err();
     assert_eq!(

@@ -354,7 +354,7 @@ fn the_item_carries_its_deadline_and_versions_grow_by_one_per_change() {
     let people_3 = mobiwf_xml_schema::People { priority: 7, ..tech(Method::Fcfa) };
     let mut e = host(directory(1, three()[..2].to_vec()));
     let document = manual_doc(1, (3, &people_3), 60);
-    let fx = at(&mut e, 1000, Input::Deploy(mobiwf_proto::Deploy { instance: InstanceId(1), partition: PartitionId(1), document, responsible: None, hour_ms: None, runs_on: Vec::new() }));
+    let fx = at(&mut e, 1000, Input::Deploy(mobiwf_proto::Deploy { instance: InstanceId(1), partition: PartitionId(1), document, responsible: None, hour_ms: None, runs_on: Vec::new(), inputs: Default::default() }));
     assert_eq!(sent(&fx)[0].deadline_ms, Some(61_000));
     let info = fx.iter().find_map(|f| match f {
         Effect::Send { message: Message::Item(mobiwf_proto::ItemSnapshot { info, .. }), .. } => Some(info.clone()),

@@ -22,6 +22,7 @@ mod data;
 mod deadlines;
 mod execution;
 mod failures;
+mod inputs;
 mod items;
 mod people;
 mod props;
@@ -46,6 +47,7 @@ pub(crate) const ALL_SCENARIOS: &[&[Scenario]] = &[
     data::SCENARIOS,
     execution::SCENARIOS,
     failures::SCENARIOS,
+    inputs::SCENARIOS,
     items::SCENARIOS,
     recovery::SCENARIOS,
     routing::SCENARIOS,
@@ -173,6 +175,7 @@ fn deploy(e: &mut Engine, instance: u64, partition: u64, document: &str) -> Vec<
             document: document.to_owned(),
             responsible: None,
             hour_ms: None,
+            inputs: Default::default(),
             runs_on: Vec::new(),
         }),
     )

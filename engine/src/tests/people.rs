@@ -195,6 +195,7 @@ pub(super) fn deploy_manual(
         document: manual_doc(instance, activity, 0),
         responsible: None,
         hour_ms: None,
+        inputs: Default::default(),
         runs_on: Vec::new(),
     });
     at(e, now_ms, input)

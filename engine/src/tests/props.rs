@@ -354,6 +354,7 @@ fn input_of(op: &Op, docs: &[(u64, u64, String)]) -> Option<Input> {
                 document,
                 responsible: None,
                 hour_ms: None,
+                inputs: Default::default(),
                 runs_on: Vec::new(),
             })
         }

@@ -210,6 +210,7 @@ impl World {
                 document: item_doc(i, 5 * u32::try_from(i).unwrap_or(1), &self.assigned),
                 responsible: None,
                 hour_ms: None,
+                inputs: Default::default(),
                 runs_on: Vec::new(),
             }),
             Op::Claim(i, a, u, kind, sender) => {

@@ -247,7 +247,7 @@ scenarios! {
         at(
             &mut e,
             1000,
-            Input::Deploy(mobiwf_proto::Deploy { instance: InstanceId(2), partition: PartitionId(1), document, responsible: None, hour_ms: None, runs_on: Vec::new() }),
+            Input::Deploy(mobiwf_proto::Deploy { instance: InstanceId(2), partition: PartitionId(1), document, responsible: None, hour_ms: None, runs_on: Vec::new(), inputs: Default::default() }),
         );
         assert_eq!(state(&e, 2, 9), ActivityState::NotReady);
         let fx = claim(&mut e, 2000, (2, 3), "alice", ItemAction::Select, Some("N1"));

@@ -32,6 +32,7 @@ fn deploy_with(e: &mut Engine, instance: u64, runs_on: &[(u64, &str)]) -> Vec<Ef
             document: waits_for_remote_1(instance),
             responsible: None,
             hour_ms: None,
+            inputs: Default::default(),
             runs_on: (runs_on).into_iter().collect(),
         }),
     )

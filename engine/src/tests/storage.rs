@@ -23,7 +23,7 @@ fn records_keep_start_and_end_to_the_microsecond() {
     );
     e.apply_us(
         1_000_123,
-        Input::Deploy(mobiwf_proto::Deploy { instance: InstanceId(1), partition: PartitionId(1), document, responsible: None, hour_ms: None, runs_on: Vec::new() }),
+        Input::Deploy(mobiwf_proto::Deploy { instance: InstanceId(1), partition: PartitionId(1), document, responsible: None, hour_ms: None, runs_on: Vec::new(), inputs: Default::default() }),
     )
     .expect("deploy");
     // Activity 3 starts at deployment and waits for its command.
@@ -99,7 +99,7 @@ fn a_runs_document_is_handed_over_once_and_its_later_changes_come_without_it() {
     assert_ne!(other, PARTITION_1, "the fixture names A1");
     let refused = e.apply(
         1000,
-        Input::Deploy(mobiwf_proto::Deploy { instance: InstanceId(18), partition: PartitionId(1), document: other, responsible: None, hour_ms: None, runs_on: Vec::new() }),
+        Input::Deploy(mobiwf_proto::Deploy { instance: InstanceId(18), partition: PartitionId(1), document: other, responsible: None, hour_ms: None, runs_on: Vec::new(), inputs: Default::default() }),
     );
     assert!(matches!(refused, Err(Refusal::Conflict { .. })), "{refused:?}");
 }

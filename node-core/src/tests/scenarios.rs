@@ -106,6 +106,7 @@ fn a_document_with_an_unreachable_adjacent_is_refused() {
         document: document.to_owned(),
         responsible: None,
         hour_ms: None,
+        inputs: Default::default(),
         runs_on: Default::default(),
     });
     let why = refused(node().accept(&controller(), deploy, Ok(Vec::new())));

@@ -117,6 +117,7 @@ mod tests {
                 ),
                 responsible: None,
                 hour_ms: None,
+                inputs: Default::default(),
                 runs_on: Vec::new(),
             });
             if instance >= 4 {

@@ -27,13 +27,13 @@ fn values() -> Vec<Datum> {
         Datum {
             name: "reading".to_owned(),
             value: DataValue::Number("5".to_owned()),
-            by: mobiwf_proto::ActivityId(1),
+            by: mobiwf_proto::Writer::Activity(mobiwf_proto::ActivityId(1)),
             at_us: 1,
         },
         Datum {
             name: "photo".to_owned(),
             value: DataValue::File(photo()),
-            by: mobiwf_proto::ActivityId(1),
+            by: mobiwf_proto::Writer::Activity(mobiwf_proto::ActivityId(1)),
             at_us: 1,
         },
     ]

@@ -1,0 +1,170 @@
+//! The inputs an operator gives when an instance starts, as the API and the command line take
+//! them: `data.NAME=VALUE` query parameters beside the document (so a client that gives none
+//! sends what it always sent), and a JSON object of name → value (`--data-file`). Each name
+//! once; what the values must be is the book's check, against the definition
+//! (`mobiwf_book::Start`).
+
+use mobiwf_proto::GivenInputs;
+use serde_json::Value;
+
+/// The query parameters that give inputs: `data.reading=42`.
+pub const QUERY_PREFIX: &str = "data.";
+
+/// The longest request target (path and query) the API's HTTP server takes; it answers 414
+/// past it (hyper's limit). The inputs travel in it, so together they are short: long text
+/// belongs in a `<file>` an activity writes.
+pub const MAX_REQUEST_TARGET_BYTES: usize = 65_534;
+
+/// Why a request whose target (path and query) is `len` bytes is not sent, if it is not.
+pub fn target_problem(len: usize) -> Option<String> {
+    (len > MAX_REQUEST_TARGET_BYTES).then(|| {
+        format!(
+            "the inputs are too long to send: the request would be {len} bytes long, over the \
+             {MAX_REQUEST_TARGET_BYTES} the API takes (MAX_REQUEST_TARGET_BYTES); long text \
+             belongs in a <file> an activity writes"
+        )
+    })
+}
+
+/// The inputs among a request's query parameters (those named `data.NAME`, in their order);
+/// the others are left to the route. Refused when a name is given twice.
+pub fn from_query(pairs: &[(String, String)]) -> Result<GivenInputs, String> {
+    let mut given = GivenInputs::new();
+    for (key, value) in pairs {
+        if let Some(name) = key.strip_prefix(QUERY_PREFIX) {
+            given.give(name, value.clone())?;
+        }
+    }
+    Ok(given)
+}
+
+/// The query parameters that give `given`: one `data.NAME=VALUE` each.
+pub fn to_query(given: &GivenInputs) -> Vec<(String, String)> {
+    given
+        .iter()
+        .map(|(name, text)| (format!("{QUERY_PREFIX}{name}"), text.to_owned()))
+        .collect()
+}
+
+/// Adds to `given` the inputs of `json`, a JSON object of name → value read from `source`
+/// (for the words): a string is taken as it is, a number as its JSON text (`42`, `3.5`; give
+/// a string to keep another spelling such as `1e3`); anything else is refused, and so is a
+/// name given already.
+pub fn add_json(given: &mut GivenInputs, json: &str, source: &str) -> Result<(), String> {
+    let value: Value = serde_json::from_str(json)
+        .map_err(|e| format!("{source} is not JSON: {e}; expected an object of name → value, e.g. {{\"reading\": 42, \"note\": \"north gate\"}}"))?;
+    let Value::Object(object) = value else {
+        return Err(format!(
+            "{source} holds JSON {}, not an object of name → value, e.g. {{\"reading\": 42}}",
+            kind(&value)
+        ));
+    };
+    let mut problems = Vec::new();
+    for (name, value) in object {
+        let text = match value {
+            Value::String(text) => text,
+            Value::Number(n) => n.to_string(),
+            other => {
+                problems.push(format!(
+                    "`{name}` in {source} is {}: give a string or a number",
+                    kind(&other)
+                ));
+                continue;
+            }
+        };
+        if let Err(problem) = given.give(name, text) {
+            problems.push(problem);
+        }
+    }
+    if problems.is_empty() {
+        Ok(())
+    } else {
+        Err(problems.join("\n"))
+    }
+}
+
+/// How the words name a JSON value's kind.
+fn kind(value: &Value) -> &'static str {
+    match value {
+        Value::Null => "null",
+        Value::Bool(_) => "a boolean",
+        Value::Number(_) => "a number",
+        Value::String(_) => "a string",
+        Value::Array(_) => "an array",
+        Value::Object(_) => "an object",
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn pairs(p: &[(&str, &str)]) -> Vec<(String, String)> {
+        p.iter()
+            .map(|(k, v)| ((*k).to_owned(), (*v).to_owned()))
+            .collect()
+    }
+
+    #[test]
+    fn the_query_gives_the_data_parameters_once_each_and_back() {
+        let q = pairs(&[
+            ("source", "wf.xml"),
+            ("data.reading", "42"),
+            ("data.note", "north gate"),
+        ]);
+        let given = from_query(&q).unwrap();
+        assert_eq!(given.get("reading"), Some("42"));
+        assert_eq!(given.get("note"), Some("north gate"));
+        assert_eq!(given.get("source"), None);
+        let back = to_query(&given);
+        assert_eq!(from_query(&back).unwrap(), given);
+        let twice = from_query(&pairs(&[("data.x", "1"), ("data.x", "2")])).unwrap_err();
+        assert!(twice.contains("`x` is given twice"), "{twice}");
+        assert!(from_query(&pairs(&[("source", "a")])).unwrap().is_empty());
+    }
+
+    #[test]
+    fn a_target_past_the_servers_limit_is_not_sent() {
+        assert_eq!(target_problem(MAX_REQUEST_TARGET_BYTES), None);
+        let words = target_problem(MAX_REQUEST_TARGET_BYTES + 1).unwrap();
+        assert!(words.contains("MAX_REQUEST_TARGET_BYTES"), "{words}");
+    }
+
+    #[test]
+    fn a_json_file_gives_strings_and_numbers() {
+        let mut given = GivenInputs::new();
+        add_json(
+            &mut given,
+            r#"{"reading": 42, "level": -3.5, "big": 1e3, "note": "north gate", "code": "1e3"}"#,
+            "in.json",
+        )
+        .unwrap();
+        assert_eq!(given.get("reading"), Some("42"));
+        assert_eq!(given.get("level"), Some("-3.5"));
+        // A number as its JSON text: a string keeps another spelling.
+        assert_eq!(given.get("big"), Some("1000.0"));
+        assert_eq!(given.get("note"), Some("north gate"));
+        assert_eq!(given.get("code"), Some("1e3"));
+        // Given again, on the command line or in the file: refused.
+        let again = add_json(&mut given, r#"{"reading": 1}"#, "in.json").unwrap_err();
+        assert!(again.contains("given twice"), "{again}");
+    }
+
+    #[test]
+    fn a_json_file_that_is_not_an_object_of_strings_and_numbers_is_refused_with_each_problem() {
+        let mut given = GivenInputs::new();
+        let words =
+            add_json(&mut given, r#"{"a": true, "b": null, "c": [1]}"#, "in.json").unwrap_err();
+        for says in [
+            "`a` in in.json is a boolean",
+            "`b` in in.json is null",
+            "`c` in in.json is an array",
+        ] {
+            assert!(words.contains(says), "{says} in {words}");
+        }
+        let words = add_json(&mut given, "[1]", "in.json").unwrap_err();
+        assert!(words.contains("not an object"), "{words}");
+        let words = add_json(&mut given, "{", "in.json").unwrap_err();
+        assert!(words.contains("in.json is not JSON"), "{words}");
+    }
+}
