@@ -10,7 +10,9 @@ use quick_xml::Reader;
 use quick_xml::events::{BytesRef, BytesStart, Event};
 
 use crate::diagnostic::{Diagnostic, Pos};
-use crate::limits::{MAX_ATTRIBUTES, MAX_DEPTH, MAX_ELEMENTS, MAX_TEXT_BYTES};
+use crate::limits::{
+    MAX_ATTRIBUTES, MAX_BPMN_ATTRIBUTES, MAX_BPMN_DEPTH, MAX_DEPTH, MAX_ELEMENTS, MAX_TEXT_BYTES,
+};
 use crate::text::LineIndex;
 
 /// An element with its attributes, child elements and text, and where it starts.
@@ -45,13 +47,48 @@ pub(crate) struct Language {
     pub opening: &'static str,
     /// What the messages call a document of the language, e.g. `a MobiWfMS document`.
     pub document: &'static str,
+    /// What the refusal of a DOCTYPE calls the language's documents, e.g. `MobiWfMS documents`.
+    pub documents: &'static str,
+    /// The deepest nesting accepted, its limit's name, and what the language needs.
+    pub depth: Limit,
+    /// The most attributes accepted on one element, and its limit's name.
+    pub attributes: Limit,
 }
+
+/// A named limit of the tree, as its messages name it.
+#[derive(Debug, Clone, Copy)]
+pub(crate) struct Limit {
+    /// The limit.
+    pub max: usize,
+    /// Its constant's name in `limits.rs`, e.g. `MAX_DEPTH`.
+    pub name: &'static str,
+    /// What the language needs, said after the limit (may be empty).
+    pub hint: &'static str,
+}
+
+/// The depth limit of the MobiWfMS languages.
+const MOBIWF_DEPTH: Limit = Limit {
+    max: MAX_DEPTH,
+    name: "MAX_DEPTH",
+    hint: "; the MobiWfMS languages need at most 6, more only for <and> and <or> nested in \
+           <depends>",
+};
+
+/// The attribute limit of the MobiWfMS languages.
+const MOBIWF_ATTRIBUTES: Limit = Limit {
+    max: MAX_ATTRIBUTES,
+    name: "MAX_ATTRIBUTES",
+    hint: "",
+};
 
 /// The two workflow languages (definition and partition documents).
 pub(crate) const WORKFLOW: Language = Language {
     root: "a <workflow> element",
     opening: "<workflow id=\"...\">",
     document: "a MobiWfMS document",
+    documents: "MobiWfMS documents",
+    depth: MOBIWF_DEPTH,
+    attributes: MOBIWF_ATTRIBUTES,
 };
 
 /// The organisation document.
@@ -59,6 +96,28 @@ pub(crate) const ORGANISATION: Language = Language {
     root: "an <organisation> element",
     opening: "<organisation>",
     document: "an organisation document",
+    documents: "MobiWfMS documents",
+    depth: MOBIWF_DEPTH,
+    attributes: MOBIWF_ATTRIBUTES,
+};
+
+/// A BPMN 2.0 document: its modelers write many namespace declarations on the root and nest
+/// diagram interchange and their own extensions deeper than the MobiWfMS languages.
+pub(crate) const BPMN: Language = Language {
+    root: "a <definitions> element of the BPMN 2.0 model namespace",
+    opening: "<definitions xmlns=\"http://www.omg.org/spec/BPMN/20100524/MODEL\">",
+    document: "a BPMN document",
+    documents: "BPMN documents",
+    depth: Limit {
+        max: MAX_BPMN_DEPTH,
+        name: "MAX_BPMN_DEPTH",
+        hint: "",
+    },
+    attributes: Limit {
+        max: MAX_BPMN_ATTRIBUTES,
+        name: "MAX_BPMN_ATTRIBUTES",
+        hint: "",
+    },
 };
 
 impl Element {
@@ -107,15 +166,24 @@ pub(crate) fn parse(text: &str, language: Language) -> Result<Element, Diagnosti
             .read_event()
             .map_err(|e| ill_formed(&e, at(reader.error_position()), &stack))?;
         match event {
-            Event::Start(start) | Event::Empty(start) if stack.len() >= MAX_DEPTH => {
-                return Err(too_deep(&start, stack.len() + 1, at(offset)));
+            Event::Start(start) | Event::Empty(start) if stack.len() >= language.depth.max => {
+                return Err(too_deep(&start, stack.len() + 1, at(offset), language.depth));
             }
             Event::Start(start) => {
-                let element = open(&start, offset, &at, &mut elements, root.is_some())?;
-                stack.push(element);
+                let opened = Opened {
+                    offset,
+                    root_done: root.is_some(),
+                    limit: language.attributes,
+                };
+                stack.push(open(&start, opened, &at, &mut elements)?);
             }
             Event::Empty(start) => {
-                let element = open(&start, offset, &at, &mut elements, root.is_some())?;
+                let opened = Opened {
+                    offset,
+                    root_done: root.is_some(),
+                    limit: language.attributes,
+                };
+                let element = open(&start, opened, &at, &mut elements)?;
                 close(element, &mut stack, &mut root);
             }
             Event::End(_) => {
@@ -130,23 +198,21 @@ pub(crate) fn parse(text: &str, language: Language) -> Result<Element, Diagnosti
                 let resolved = resolve_reference(&r, at(offset))?;
                 add_text(&mut stack, &resolved, at(offset), language)?;
             }
-            Event::DocType(_) => return Err(doctype_refused(at(offset))),
+            Event::DocType(_) => return Err(doctype_refused(at(offset), language)),
             Event::Comment(_) | Event::Decl(_) | Event::PI(_) => {}
             Event::Eof => return finish(&stack, root, at(offset), language),
         }
     }
 }
 
-/// Refuses `start` at nesting `depth` over [`MAX_DEPTH`]: deep nesting is a hostile input.
-fn too_deep(start: &BytesStart<'_>, depth: usize, pos: Pos) -> Diagnostic {
+/// Refuses `start` at nesting `depth` over the language's `limit`: deep nesting is a hostile
+/// input.
+fn too_deep(start: &BytesStart<'_>, depth: usize, pos: Pos, limit: Limit) -> Diagnostic {
     let name = start.name().as_ref().to_string();
+    let Limit { max, name: what, hint } = limit;
     Diagnostic::new(
         pos,
-        format!(
-            "<{name}> is nested {depth} levels deep, over the limit of {MAX_DEPTH} \
-             (MAX_DEPTH); the MobiWfMS languages need at most 6, more only for <and> and <or> \
-             nested in <depends>"
-        ),
+        format!("<{name}> is nested {depth} levels deep, over the limit of {max} ({what}){hint}"),
     )
 }
 
@@ -179,11 +245,14 @@ fn resolve_reference(r: &BytesRef<'_>, pos: Pos) -> Result<String, Diagnostic> {
 }
 
 /// Refuses a DOCTYPE: documents are read without DTDs, so no entities or external references.
-fn doctype_refused(pos: Pos) -> Diagnostic {
+fn doctype_refused(pos: Pos, language: Language) -> Diagnostic {
     Diagnostic::new(
         pos,
-        "<!DOCTYPE> is not allowed: MobiWfMS documents are read without DTDs, so entity \
-         declarations and external references are refused; remove the DOCTYPE declaration",
+        format!(
+            "<!DOCTYPE> is not allowed: {} are read without DTDs, so entity declarations and \
+             external references are refused; remove the DOCTYPE declaration",
+            language.documents
+        ),
     )
 }
 
@@ -252,15 +321,28 @@ fn ill_formed(error: &quick_xml::Error, pos: Pos, stack: &[Element]) -> Diagnost
     Diagnostic::new(pos, message)
 }
 
-/// Opens the element `start` found at byte `offset` (`at` turns a byte offset into a
-/// position), counting it in `elements`.
+/// Where and how an element is opened: its byte offset, whether the root already ended, and
+/// the language's attribute limit.
+#[derive(Clone, Copy)]
+struct Opened {
+    offset: u64,
+    root_done: bool,
+    limit: Limit,
+}
+
+/// Opens the element `start` (`at` turns a byte offset into a position), counting it in
+/// `elements`.
 fn open(
     start: &BytesStart<'_>,
-    offset: u64,
+    opened: Opened,
     at: &impl Fn(u64) -> Pos,
     elements: &mut usize,
-    root_done: bool,
 ) -> Result<Element, Diagnostic> {
+    let Opened {
+        offset,
+        root_done,
+        limit,
+    } = opened;
     let pos = at(offset);
     let name = start.name().as_ref().to_string();
     if root_done {
@@ -278,7 +360,7 @@ fn open(
             format!("the document has more than {MAX_ELEMENTS} elements (MAX_ELEMENTS)"),
         ));
     }
-    let attrs = attributes(start, &name, offset, at)?;
+    let attrs = attributes(start, &name, (offset, limit), at)?;
     Ok(Element {
         name,
         pos,
@@ -289,11 +371,12 @@ fn open(
     })
 }
 
-/// The attributes of `start`, the tag of `<name>` at byte `offset`, each with its position.
+/// The attributes of `start`, the tag of `<name>` at byte `offset`, each with its position; at
+/// most `limit` of them.
 fn attributes(
     start: &BytesStart<'_>,
     name: &str,
-    offset: u64,
+    (offset, limit): (u64, Limit),
     at: &impl Fn(u64) -> Pos,
 ) -> Result<Vec<Attribute>, Diagnostic> {
     let pos = at(offset);
@@ -302,10 +385,13 @@ fn attributes(
         let attr = attr.map_err(|e| {
             Diagnostic::new(pos, format!("<{name}> has a malformed attribute: {e}"))
         })?;
-        if attrs.len() == MAX_ATTRIBUTES {
+        if attrs.len() == limit.max {
             return Err(Diagnostic::new(
                 pos,
-                format!("<{name}> has more than {MAX_ATTRIBUTES} attributes (MAX_ATTRIBUTES)"),
+                format!(
+                    "<{name}> has more than {} attributes ({})",
+                    limit.max, limit.name
+                ),
             ));
         }
         let key = attr.key.as_ref().to_string();
