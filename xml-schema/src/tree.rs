@@ -167,7 +167,12 @@ pub(crate) fn parse(text: &str, language: Language) -> Result<Element, Diagnosti
             .map_err(|e| ill_formed(&e, at(reader.error_position()), &stack))?;
         match event {
             Event::Start(start) | Event::Empty(start) if stack.len() >= language.depth.max => {
-                return Err(too_deep(&start, stack.len() + 1, at(offset), language.depth));
+                return Err(too_deep(
+                    &start,
+                    stack.len() + 1,
+                    at(offset),
+                    language.depth,
+                ));
             }
             Event::Start(start) => {
                 let opened = Opened {
@@ -209,7 +214,11 @@ pub(crate) fn parse(text: &str, language: Language) -> Result<Element, Diagnosti
 /// input.
 fn too_deep(start: &BytesStart<'_>, depth: usize, pos: Pos, limit: Limit) -> Diagnostic {
     let name = start.name().as_ref().to_string();
-    let Limit { max, name: what, hint } = limit;
+    let Limit {
+        max,
+        name: what,
+        hint,
+    } = limit;
     Diagnostic::new(
         pos,
         format!("<{name}> is nested {depth} levels deep, over the limit of {max} ({what}){hint}"),

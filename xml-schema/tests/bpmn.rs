@@ -24,13 +24,20 @@ fn read(path: &str) -> (String, Vec<u8>) {
 fn imported(path: &str) -> String {
     let (name, bytes) = read(path);
     assert_eq!(Language::of(&name, &bytes), Language::Bpmn, "{name}");
-    assert_eq!(Language::sniff(&bytes), Language::Bpmn, "{name} by its content");
+    assert_eq!(
+        Language::sniff(&bytes),
+        Language::Bpmn,
+        "{name} by its content"
+    );
     let loaded = load_definition_in(Language::Bpmn, &bytes)
         .unwrap_or_else(|d| panic!("{name} is refused:\n{}", d.render(&name)));
     let xml = write_definition(&loaded.value);
     let again = load_definition(xml.as_bytes())
         .unwrap_or_else(|d| panic!("{name} as MobiWfMS XML is refused:\n{}", d.render(&name)));
-    assert_eq!(again.value, loaded.value, "{name} round-trips through MobiWfMS XML");
+    assert_eq!(
+        again.value, loaded.value,
+        "{name} round-trips through MobiWfMS XML"
+    );
     xml
 }
 
@@ -61,4 +68,15 @@ fn miwg_a_3_0_a_sub_process_with_boundary_events_is_refused() {
 #[test]
 fn miwg_b_2_0_triggers_loops_and_a_terminate_end_are_refused() {
     insta::assert_snapshot!(refused("tests/bpmn/B.2.0-first-process.bpmn"));
+}
+
+#[test]
+fn the_paper_s_example_in_bpmn_has_its_published_partitions() {
+    let xml = imported("../examples/bpmn/paper.bpmn");
+    insta::assert_snapshot!(xml);
+}
+
+#[test]
+fn the_purchase_example_maps_people_routes_and_a_timer() {
+    insta::assert_snapshot!(imported("../examples/bpmn/purchase.bpmn"));
 }

@@ -117,7 +117,10 @@ fn activity(
                     a.compensation = task.compensation.as_ref().map(|(c, _)| c.clone());
                     a.retries = task.retries;
                     a.people = task.people.clone();
-                    for (field, pos) in [("command", &task.command), ("compensation", &task.compensation)] {
+                    for (field, pos) in [
+                        ("command", &task.command),
+                        ("compensation", &task.compensation),
+                    ] {
                         if let Some((_, pos)) = pos {
                             map.set(Node::ActivityField(i, field), *pos);
                         }
@@ -127,18 +130,28 @@ fn activity(
                     }
                     if let Some(&(secs, stand_in)) = s.timers.get(&n) {
                         a.time_out_secs = secs;
-                        a.contingency = id_of_node(stand_in).map_or(Contingency::Block, Contingency::Run);
+                        a.contingency =
+                            id_of_node(stand_in).map_or(Contingency::Block, Contingency::Run);
                     }
                 }
                 Kind::Gateway { parallel, .. } if a.name.is_empty() => {
-                    a.name = if *parallel { "parallel gateway" } else { "exclusive gateway" }.to_owned();
+                    a.name = if *parallel {
+                        "parallel gateway"
+                    } else {
+                        "exclusive gateway"
+                    }
+                    .to_owned();
                 }
                 _ => {}
             }
         }
         Origin::BranchEnd(f) => {
             let end = &p.nodes[s.dst[f]];
-            a.name = if end.name.is_empty() { "end".to_owned() } else { end.name.clone() };
+            a.name = if end.name.is_empty() {
+                "end".to_owned()
+            } else {
+                end.name.clone()
+            };
             a.description = format!("where {} ends", p.flows[f].label);
         }
     }

@@ -11,7 +11,9 @@ use super::graph::{Kind, Process};
 use super::map::{Member, Origin};
 use super::shape::Shape;
 use crate::diagnostic::{Diagnostic, Pos};
-use crate::model::{ActivityId, ActivityType, ActivityTypeId, Partition, PartitionId, Partner, PartnerId};
+use crate::model::{
+    ActivityId, ActivityType, ActivityTypeId, Partition, PartitionId, Partner, PartnerId,
+};
 
 /// Where the activities run: their types, the partitions and partners.
 #[derive(Debug, Default)]
@@ -25,7 +27,11 @@ pub(crate) struct Placement {
 }
 
 /// The placement of `members` (member `k` has id `k + 1`) by the lanes of `p`.
-pub(crate) fn place(p: &Process, s: &Shape, members: &[Member]) -> Result<Placement, Vec<Diagnostic>> {
+pub(crate) fn place(
+    p: &Process,
+    s: &Shape,
+    members: &[Member],
+) -> Result<Placement, Vec<Diagnostic>> {
     if p.lanes.is_empty() {
         return Ok(Placement {
             types: vec![(
@@ -47,7 +53,10 @@ pub(crate) fn place(p: &Process, s: &Shape, members: &[Member]) -> Result<Placem
             Origin::Node(n) => n,
             Origin::BranchEnd(f) => s.src[f],
         };
-        let lane = lane_of.get(&node).copied().or_else(|| neighbour_lane(p, s, node, &lane_of));
+        let lane = lane_of
+            .get(&node)
+            .copied()
+            .or_else(|| neighbour_lane(p, s, node, &lane_of));
         if let Some(lane) = lane {
             lane_of_member.push(lane);
             continue;
@@ -103,7 +112,12 @@ fn lanes_of_nodes(p: &Process, s: &Shape, diags: &mut Vec<Diagnostic>) -> HashMa
 }
 
 /// The lane of a gateway drawn in no lane: that of a node it is connected to.
-fn neighbour_lane(p: &Process, s: &Shape, node: usize, lane_of: &HashMap<usize, usize>) -> Option<usize> {
+fn neighbour_lane(
+    p: &Process,
+    s: &Shape,
+    node: usize,
+    lane_of: &HashMap<usize, usize>,
+) -> Option<usize> {
     if !matches!(p.nodes[node].kind, Kind::Gateway { .. }) {
         return None;
     }
@@ -116,7 +130,10 @@ fn neighbour_lane(p: &Process, s: &Shape, node: usize, lane_of: &HashMap<usize, 
 fn by_lane(p: &Process, s: &Shape, members: &[Member], lane_of_member: &[usize]) -> Placement {
     let number = |k: usize| u64::try_from(k).unwrap_or(u64::MAX).saturating_add(1);
     let mut placement = Placement {
-        type_of: lane_of_member.iter().map(|&k| ActivityTypeId(number(k))).collect(),
+        type_of: lane_of_member
+            .iter()
+            .map(|&k| ActivityTypeId(number(k)))
+            .collect(),
         ..Placement::default()
     };
     for (k, lane) in p.lanes.iter().enumerate() {

@@ -61,7 +61,12 @@ pub(crate) fn members(p: &Process, s: &Shape) -> Result<Vec<Member>, Vec<Diagnos
     let id_of: HashMap<Origin, ActivityId> = origins
         .iter()
         .enumerate()
-        .map(|(k, (_, o))| (*o, ActivityId(u64::try_from(k).unwrap_or(u64::MAX).saturating_add(1))))
+        .map(|(k, (_, o))| {
+            (
+                *o,
+                ActivityId(u64::try_from(k).unwrap_or(u64::MAX).saturating_add(1)),
+            )
+        })
         .collect();
     let node_id = |n: usize| id_of.get(&Origin::Node(n)).copied();
     let mut diags = Vec::new();
@@ -70,14 +75,18 @@ pub(crate) fn members(p: &Process, s: &Shape) -> Result<Vec<Member>, Vec<Diagnos
     let mut branches: BTreeMap<usize, Vec<(usize, ActivityId)>> = BTreeMap::new();
     let mut always: BTreeMap<usize, BTreeSet<ActivityId>> = BTreeMap::new();
     for &(pos, origin) in &origins {
-        let Some(&me) = id_of.get(&origin) else { continue };
+        let Some(&me) = id_of.get(&origin) else {
+            continue;
+        };
         let (ups, merge) = match origin {
             Origin::Node(n) => sources(p, s, n, &mut diags),
             Origin::BranchEnd(f) => (branch_source(p, s, f), Merge::All),
         };
         let mut preconditions: Vec<(ActivityId, Pos)> = Vec::new();
         for up in ups {
-            let Some(pre) = node_id(up.node) else { continue };
+            let Some(pre) = node_id(up.node) else {
+                continue;
+            };
             if !preconditions.iter().any(|(id, _)| *id == pre) {
                 preconditions.push((pre, up.at));
             }
@@ -88,7 +97,11 @@ pub(crate) fn members(p: &Process, s: &Shape) -> Result<Vec<Member>, Vec<Diagnos
                 }
             }
         }
-        let merge = if preconditions.len() < 2 { Merge::All } else { merge };
+        let merge = if preconditions.len() < 2 {
+            Merge::All
+        } else {
+            merge
+        };
         members.push(Member {
             origin,
             pos,
@@ -99,12 +112,19 @@ pub(crate) fn members(p: &Process, s: &Shape) -> Result<Vec<Member>, Vec<Diagnos
     }
     for (decider, list) in branches {
         let Some(me) = node_id(decider) else { continue };
-        let Some(member) = members.iter_mut().find(|m| id_of.get(&m.origin) == Some(&me)) else {
+        let Some(member) = members
+            .iter_mut()
+            .find(|m| id_of.get(&m.origin) == Some(&me))
+        else {
             continue;
         };
         member.routes = routes(p, s, &list, always.get(&decider));
     }
-    if diags.is_empty() { Ok(members) } else { Err(diags) }
+    if diags.is_empty() {
+        Ok(members)
+    } else {
+        Err(diags)
+    }
 }
 
 /// Whether a flow into `node` reaches an activity (a task, a dummy, or the task a join is
@@ -165,8 +185,20 @@ fn up(p: &Process, s: &Shape, f: usize, diags: &mut Vec<Diagnostic>) -> Option<U
     for _ in 0..=p.nodes.len() {
         let from = s.src[flow];
         match s.roles[from] {
-            Role::Activity => return Some(Up { node: from, branch: None, at }),
-            Role::Split { decider } => return Some(Up { node: decider, branch: Some(flow), at }),
+            Role::Activity => {
+                return Some(Up {
+                    node: from,
+                    branch: None,
+                    at,
+                });
+            }
+            Role::Split { decider } => {
+                return Some(Up {
+                    node: decider,
+                    branch: Some(flow),
+                    at,
+                });
+            }
             Role::Through => match s.ins[from].first() {
                 Some(&before) => flow = before,
                 None => return None,
@@ -176,7 +208,10 @@ fn up(p: &Process, s: &Shape, f: usize, diags: &mut Vec<Diagnostic>) -> Option<U
     }
     diags.push(Diagnostic::new(
         at,
-        format!("{} comes out of a loop of gateways with no task in it; remove the loop", p.flows[f].label),
+        format!(
+            "{} comes out of a loop of gateways with no task in it; remove the loop",
+            p.flows[f].label
+        ),
     ));
     None
 }

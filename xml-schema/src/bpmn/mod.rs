@@ -37,7 +37,11 @@ pub(crate) fn load(src: &[u8]) -> Result<Loaded<WorkflowDefinition>, Diagnostics
         Some(p) if ctx.diags.is_empty() => p,
         _ => return Err(Diagnostics(ctx.diags)),
     };
-    if !process.nodes.iter().any(|n| matches!(n.kind, graph::Kind::Task(_))) {
+    if !process
+        .nodes
+        .iter()
+        .any(|n| matches!(n.kind, graph::Kind::Task(_)))
+    {
         return Err(Diagnostics(vec![Diagnostic::new(
             process.pos,
             "the process has no task: mobiwf runs tasks (task, serviceTask, scriptTask, \

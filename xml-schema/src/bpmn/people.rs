@@ -107,7 +107,15 @@ mod tests {
         assert_eq!(p.basis, Basis::Department);
         let p = read("team(north)").unwrap();
         assert_eq!(p.basis, Basis::Team);
-        for bad in ["", "user(alice)", "tech, clerk", "department:a, team:b", "group(x", "x y", "boss:x"] {
+        for bad in [
+            "",
+            "user(alice)",
+            "tech, clerk",
+            "department:a, team:b",
+            "group(x",
+            "x y",
+            "boss:x",
+        ] {
             assert!(read(bad).is_err(), "{bad}");
         }
     }

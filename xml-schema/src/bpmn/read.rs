@@ -42,7 +42,13 @@ const NOTES: &[&str] = &[
 ];
 
 /// The tasks the import reads.
-pub(crate) const TASKS: &[&str] = &["task", "serviceTask", "scriptTask", "userTask", "manualTask"];
+pub(crate) const TASKS: &[&str] = &[
+    "task",
+    "serviceTask",
+    "scriptTask",
+    "userTask",
+    "manualTask",
+];
 
 /// Reads the process of `root`; `None` when there is none to read (the problem is in `ctx`).
 pub(crate) fn read_root(ctx: &mut Ctx, root: &El<'_>) -> Option<Process> {
@@ -114,8 +120,12 @@ fn collaboration(ctx: &mut Ctx, el: &El<'_>) {
         if child.ns == Ns::Bpmn
             && !matches!(
                 child.local,
-                "participant" | "documentation" | "extensionElements" | "textAnnotation"
-                    | "association" | "group"
+                "participant"
+                    | "documentation"
+                    | "extensionElements"
+                    | "textAnnotation"
+                    | "association"
+                    | "group"
             )
         {
             ctx.diags.push(refusal(child));
@@ -215,7 +225,9 @@ fn lanes(ctx: &mut Ctx, el: &El<'_>, out: &mut Vec<Lane>) {
         let mut nodes = Vec::new();
         for child in lane.children.iter().filter(|c| c.ns == Ns::Bpmn) {
             match child.local {
-                "flowNodeRef" => nodes.push((child.raw.text.trim().to_owned(), child.raw.value_pos())),
+                "flowNodeRef" => {
+                    nodes.push((child.raw.text.trim().to_owned(), child.raw.value_pos()))
+                }
                 "documentation" | "extensionElements" | "partitionElement" => {}
                 _ => ctx.diags.push(refusal(child)),
             }

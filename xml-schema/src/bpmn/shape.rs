@@ -123,8 +123,16 @@ fn ends(
             0
         })
     };
-    let src = p.flows.iter().map(|f| end(f, &f.source, "sourceRef")).collect();
-    let dst = p.flows.iter().map(|f| end(f, &f.target, "targetRef")).collect();
+    let src = p
+        .flows
+        .iter()
+        .map(|f| end(f, &f.source, "sourceRef"))
+        .collect();
+    let dst = p
+        .flows
+        .iter()
+        .map(|f| end(f, &f.target, "targetRef"))
+        .collect();
     (src, dst)
 }
 
@@ -171,10 +179,17 @@ fn role(p: &Process, s: &Shape, i: usize, diags: &mut Vec<Diagnostic>) -> Role {
     };
     let (ins, outs) = (&s.ins[i], &s.outs[i]);
     if ins.is_empty() || outs.is_empty() {
-        let which = if ins.is_empty() { "incoming" } else { "outgoing" };
+        let which = if ins.is_empty() {
+            "incoming"
+        } else {
+            "outgoing"
+        };
         diags.push(Diagnostic::new(
             node.pos,
-            format!("{} has no {which} flow; connect it or remove it", node.label),
+            format!(
+                "{} has no {which} flow; connect it or remove it",
+                node.label
+            ),
         ));
         return Role::Through;
     }
@@ -277,10 +292,15 @@ fn split_flags(p: &Process, s: &mut Shape, diags: &mut Vec<Diagnostic>) {
             }
             s.flags.insert(f, flag);
         }
-        if let Some((id, pos)) = default.filter(|(d, _)| !s.outs[i].iter().any(|&f| p.flows[f].id == *d)) {
+        if let Some((id, pos)) =
+            default.filter(|(d, _)| !s.outs[i].iter().any(|&f| p.flows[f].id == *d))
+        {
             diags.push(Diagnostic::new(
                 pos,
-                format!("default {id:?} of {} is none of its outgoing flows; fix it", p.nodes[i].label),
+                format!(
+                    "default {id:?} of {} is none of its outgoing flows; fix it",
+                    p.nodes[i].label
+                ),
             ));
         }
     }
@@ -299,8 +319,7 @@ fn conditions_only_on_splits(p: &Process, s: &Shape, diags: &mut Vec<Diagnostic>
                 format!(
                     "{} has a condition but does not leave an exclusive gateway that chooses a \
                      branch: put an exclusive gateway after {} and the condition on its flow",
-                    flow.label,
-                    p.nodes[s.src[f]].label
+                    flow.label, p.nodes[s.src[f]].label
                 ),
             ));
         }

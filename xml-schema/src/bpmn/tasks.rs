@@ -30,7 +30,8 @@ const EXTENSIONS: &[Child] = &[
 
 /// The workflow engines' attributes that say how a service task is carried out: mobiwf
 /// cannot do what they say, so they are refused rather than run as a no-op.
-const ENGINE_IMPLEMENTATIONS: &[&str] = &["class", "delegateExpression", "expression", "type", "topic"];
+const ENGINE_IMPLEMENTATIONS: &[&str] =
+    &["class", "delegateExpression", "expression", "type", "topic"];
 
 /// Script formats that are shell commands.
 const SHELLS: &[&str] = &["sh", "bash", "shell", "text/x-sh", "application/x-sh"];
@@ -51,10 +52,14 @@ pub(crate) fn read(ctx: &mut Ctx, el: &El<'_>) -> Option<Task> {
     for child in &el.children {
         match (&child.ns, child.local) {
             (Ns::Bpmn, "incoming" | "outgoing") => {}
-            (Ns::Bpmn, "documentation") => task.description = super::xml::normalise(&child.raw.text),
+            (Ns::Bpmn, "documentation") => {
+                task.description = super::xml::normalise(&child.raw.text)
+            }
             (Ns::Bpmn, "extensionElements") => extensions(ctx, el, child, &mut task),
             (Ns::Bpmn, "ioSpecification") => empty_io(ctx, child),
-            (Ns::Bpmn, "potentialOwner" | "humanPerformer") if manual => owner(ctx, child, &mut task),
+            (Ns::Bpmn, "potentialOwner" | "humanPerformer") if manual => {
+                owner(ctx, child, &mut task)
+            }
             (Ns::Bpmn, "script") if el.local == "scriptTask" => script(ctx, el, child, &mut task),
             (Ns::Bpmn, _) => ctx.diags.push(refusal_in(el, child)),
             _ => {}
@@ -86,7 +91,9 @@ fn attributes(ctx: &mut Ctx, el: &El<'_>, task: &mut Task) {
                  gateway's flows"
             )),
             (Ns::Engine, "candidateGroups") if task.kind == ActivityKind::Manual => {
-                read_groups(value, &mut task.people).err().map(|p| format!("{label}: {p}"))
+                read_groups(value, &mut task.people)
+                    .err()
+                    .map(|p| format!("{label}: {p}"))
             }
             (Ns::Engine, "candidateGroups" | "candidateUsers" | "assignee") => Some(format!(
                 "{label}: {} is not imported: mobiwf offers a user or manual task to the \
@@ -111,9 +118,10 @@ fn attributes(ctx: &mut Ctx, el: &El<'_>, task: &mut Task) {
 /// `potentialOwner`/`humanPerformer`: the groups its `resourceAssignmentExpression`'s
 /// expression names.
 fn owner(ctx: &mut Ctx, el: &El<'_>, task: &mut Task) {
-    let expression = el
-        .bpmn_child("resourceAssignmentExpression")
-        .and_then(|r| r.bpmn_child("formalExpression").or_else(|| r.bpmn_child("expression")));
+    let expression = el.bpmn_child("resourceAssignmentExpression").and_then(|r| {
+        r.bpmn_child("formalExpression")
+            .or_else(|| r.bpmn_child("expression"))
+    });
     let Some(expression) = expression else {
         ctx.error(
             el.pos(),
@@ -212,8 +220,20 @@ fn extensions(ctx: &mut Ctx, task_el: &El<'_>, el: &El<'_>, task: &mut Task) {
     }
     task.people = people;
     if let Some(c) = bare.child(&["command"]) {
+        if task.kind == ActivityKind::Manual {
+            ctx.error(
+                c.pos,
+                format!(
+                    "{label}: a person does a user or manual task, so it runs no command; put \
+                     the command on a service task, or remove it"
+                ),
+            );
+        }
         if task.command.is_some() {
-            ctx.error(c.pos, format!("{label} has a script and a <mobiwf:command>; keep one"));
+            ctx.error(
+                c.pos,
+                format!("{label} has a script and a <mobiwf:command>; keep one"),
+            );
         }
         task.command = Some((ctx.leaf(c).to_owned(), c.value_pos()));
     }

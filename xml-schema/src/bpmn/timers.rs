@@ -14,10 +14,18 @@ use crate::diagnostic::Diagnostic;
 pub(crate) fn timers(p: &Process, s: &mut Shape, diags: &mut Vec<Diagnostic>) -> HashSet<usize> {
     let mut implied = HashSet::new();
     for (b, node) in p.nodes.iter().enumerate() {
-        let Kind::Timer { attached: (attached, at), secs } = &node.kind else {
+        let Kind::Timer {
+            attached: (attached, at),
+            secs,
+        } = &node.kind
+        else {
             continue;
         };
-        let task = s.index.get(attached).copied().filter(|&t| matches!(p.nodes[t].kind, Kind::Task(_)));
+        let task = s
+            .index
+            .get(attached)
+            .copied()
+            .filter(|&t| matches!(p.nodes[t].kind, Kind::Task(_)));
         let Some(task) = task else {
             diags.push(Diagnostic::new(
                 *at,
@@ -97,7 +105,10 @@ fn stand_in_problem(
         ));
     }
     let after = |n: usize| -> BTreeSet<usize> {
-        (0..p.flows.len()).filter(|&f| s.src[f] == n).map(|f| s.dst[f]).collect()
+        (0..p.flows.len())
+            .filter(|&f| s.src[f] == n)
+            .map(|f| s.dst[f])
+            .collect()
     };
     if after(task) != after(target) {
         return Some(Diagnostic::new(

@@ -73,7 +73,10 @@ pub(crate) fn duration_secs(text: &str) -> Result<u32, String> {
     };
     let mut total: u64 = 0;
     let mut parts = 0;
-    for (section, units) in [(Some(date), &[('D', 86_400)][..]), (time, &[('H', 3_600), ('M', 60), ('S', 1)][..])] {
+    for (section, units) in [
+        (Some(date), &[('D', 86_400)][..]),
+        (time, &[('H', 3_600), ('M', 60), ('S', 1)][..]),
+    ] {
         let Some(mut section) = section else { continue };
         for (unit, secs) in units {
             if let Some((n, after)) = section.split_once(*unit) {
@@ -108,10 +111,19 @@ mod tests {
             "approved",
             "${approved}",
         ] {
-            assert_eq!(condition_flag(text), Ok(Some("approved".to_owned())), "{text}");
+            assert_eq!(
+                condition_flag(text),
+                Ok(Some("approved".to_owned())),
+                "{text}"
+            );
         }
         assert_eq!(condition_flag("  "), Ok(None));
-        for text in ["true", "${amount > 100}", "flag == approved", "flag == 'two words'"] {
+        for text in [
+            "true",
+            "${amount > 100}",
+            "flag == approved",
+            "flag == 'two words'",
+        ] {
             assert!(condition_flag(text).is_err(), "{text}");
         }
     }
