@@ -52,7 +52,7 @@ pub(crate) fn members(p: &Process, s: &Shape) -> Result<Vec<Member>, Vec<Diagnos
             origins.push((n.pos, Origin::Node(i)));
         }
     }
-    for (&f, _) in &s.flags {
+    for &f in s.flags.keys() {
         if !reaches_activity(s, s.dst[f]) {
             origins.push((p.flows[f].pos, Origin::BranchEnd(f)));
         }

@@ -69,11 +69,8 @@ pub(crate) fn read_root(ctx: &mut Ctx, root: &El<'_>) -> Option<Process> {
     let mut processes = Vec::new();
     for child in &root.children {
         match &child.ns {
-            Ns::Bpmn if child.local == "process" => {
-                if has_flow(child) {
-                    processes.push(child);
-                }
-            }
+            Ns::Bpmn if child.local == "process" && has_flow(child) => processes.push(child),
+            Ns::Bpmn if child.local == "process" => {}
             Ns::Bpmn if child.local == "collaboration" => collaboration(ctx, child),
             Ns::Bpmn if DECLARATIONS.contains(&child.local) => {}
             Ns::Bpmn => ctx.diags.push(refusal(child)),
