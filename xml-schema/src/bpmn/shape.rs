@@ -250,6 +250,17 @@ fn split_flags(p: &Process, s: &mut Shape, diags: &mut Vec<Diagnostic>) {
             ));
         }
         deciders.insert(decider, i);
+        if s.timers.contains_key(&decider) {
+            diags.push(Diagnostic::new(
+                p.nodes[i].pos,
+                format!(
+                    "{} chooses by the flag of {}, which has a boundary timer: the task that \
+                     runs in its place when its time is up would end without that flag; put a \
+                     task without a timer before the gateway",
+                    p.nodes[i].label, p.nodes[decider].label
+                ),
+            ));
+        }
         let default = match &p.nodes[i].kind {
             Kind::Gateway { default, .. } => default.clone(),
             _ => None,

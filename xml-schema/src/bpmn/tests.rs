@@ -176,6 +176,16 @@ fn a_timer_on_a_task_is_its_time_out_and_its_target_the_contingency() {
         [1],
         "n waits for t, or for c standing in for it"
     );
+    let deciding = [
+        body.replace(&flow("1", "t", "n"), &flow("1", "t", "x"))
+            .replace(&flow("3", "c", "n"), &flow("3", "c", "x")),
+        r#"<bpmn2:exclusiveGateway id="x"/>"#.to_owned(),
+        task("m"),
+        flow("4", "x", "n"),
+        flow("5", "x", "m"),
+    ]
+    .concat();
+    assert!(refused(&deciding).contains("which has a boundary timer"));
     let elsewhere = body.replace(&flow("3", "c", "n"), "");
     assert!(refused(&elsewhere).contains("must lead where <bpmn2:task id=\"t\"> (\"t\") leads"));
 }
