@@ -261,59 +261,64 @@ fn split_flags(p: &Process, s: &mut Shape, diags: &mut Vec<Diagnostic>) {
                 ),
             ));
         }
-        let default = match &p.nodes[i].kind {
-            Kind::Gateway { default, .. } => default.clone(),
-            _ => None,
+        branch_flags(p, s, i, diags);
+    }
+}
+
+/// The flags of the flows out of the exclusive split `i` (see [`split_flags`]).
+fn branch_flags(p: &Process, s: &mut Shape, i: usize, diags: &mut Vec<Diagnostic>) {
+    let default = match &p.nodes[i].kind {
+        Kind::Gateway { default, .. } => default.clone(),
+        _ => None,
+    };
+    let mut seen: HashMap<String, usize> = HashMap::new();
+    for &f in &s.outs[i] {
+        let flow = &p.flows[f];
+        let flag = if default.as_ref().is_some_and(|(d, _)| *d == flow.id) {
+            None
+        } else if let Some((flag, _)) = &flow.condition {
+            Some(flag.clone())
+        } else if flag_fault(&flow.name).is_none() {
+            Some(flow.name.clone())
+        } else if flag_fault(&flow.id).is_none() {
+            Some(flow.id.clone())
+        } else {
+            diags.push(Diagnostic::new(
+                flow.pos,
+                format!(
+                    "{} out of {} tests no completion flag, and neither its name nor its id is \
+                     one; give it a condition such as ${{flag == 'approved'}}, or make it the \
+                     gateway's default",
+                    flow.label, p.nodes[i].label
+                ),
+            ));
+            continue;
         };
-        let mut seen: HashMap<String, usize> = HashMap::new();
-        for &f in &s.outs[i] {
-            let flow = &p.flows[f];
-            let flag = if default.as_ref().is_some_and(|(d, _)| *d == flow.id) {
-                None
-            } else if let Some((flag, _)) = &flow.condition {
-                Some(flag.clone())
-            } else if flag_fault(&flow.name).is_none() {
-                Some(flow.name.clone())
-            } else if flag_fault(&flow.id).is_none() {
-                Some(flow.id.clone())
-            } else {
+        if let Some(flag) = &flag {
+            if let Some(&other) = seen.get(flag) {
                 diags.push(Diagnostic::new(
                     flow.pos,
                     format!(
-                        "{} out of {} tests no completion flag, and neither its name nor its \
-                         id is one; give it a condition such as ${{flag == 'approved'}}, or \
-                         make it the gateway's default",
-                        flow.label, p.nodes[i].label
+                        "{} tests flag {flag}, as {} does: one flag chooses one branch; give \
+                         them different flags",
+                        flow.label, p.flows[other].label
                     ),
                 ));
-                continue;
-            };
-            if let Some(flag) = &flag {
-                if let Some(&other) = seen.get(flag) {
-                    diags.push(Diagnostic::new(
-                        flow.pos,
-                        format!(
-                            "{} tests flag {flag}, as {} does: one flag chooses one branch; \
-                             give them different flags",
-                            flow.label, p.flows[other].label
-                        ),
-                    ));
-                }
-                seen.insert(flag.clone(), f);
             }
-            s.flags.insert(f, flag);
+            seen.insert(flag.clone(), f);
         }
-        if let Some((id, pos)) =
-            default.filter(|(d, _)| !s.outs[i].iter().any(|&f| p.flows[f].id == *d))
-        {
-            diags.push(Diagnostic::new(
-                pos,
-                format!(
-                    "default {id:?} of {} is none of its outgoing flows; fix it",
-                    p.nodes[i].label
-                ),
-            ));
-        }
+        s.flags.insert(f, flag);
+    }
+    if let Some((id, pos)) =
+        default.filter(|(d, _)| !s.outs[i].iter().any(|&f| p.flows[f].id == *d))
+    {
+        diags.push(Diagnostic::new(
+            pos,
+            format!(
+                "default {id:?} of {} is none of its outgoing flows; fix it",
+                p.nodes[i].label
+            ),
+        ));
     }
 }
 
