@@ -17,6 +17,15 @@ pub const MAX_DEPTH: usize = 16;
 /// and `method` of `assignment`), the organisation document's `user` seven.
 pub const MAX_ATTRIBUTES: usize = 8;
 
+/// Deepest element nesting accepted in a BPMN document: diagram interchange nests six deep
+/// (`definitions/BPMNDiagram/BPMNPlane/BPMNShape/BPMNLabel/Bounds`), modelers' extension
+/// elements and nested lanes deeper.
+pub const MAX_BPMN_DEPTH: usize = 32;
+
+/// Most attributes accepted on one element of a BPMN document: modelers declare a dozen or
+/// more namespaces on the root, and give tasks their own attributes beside BPMN's.
+pub const MAX_BPMN_ATTRIBUTES: usize = 64;
+
 /// Longest text content of one element, in bytes (after decoding), e.g. a `command`.
 pub const MAX_TEXT_BYTES: usize = 64 * 1024;
 

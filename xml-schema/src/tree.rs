@@ -10,8 +10,12 @@ use quick_xml::Reader;
 use quick_xml::events::{BytesRef, BytesStart, Event};
 
 use crate::diagnostic::{Diagnostic, Pos};
-use crate::limits::{MAX_ATTRIBUTES, MAX_DEPTH, MAX_ELEMENTS, MAX_TEXT_BYTES};
+use crate::limits::{MAX_ELEMENTS, MAX_TEXT_BYTES};
 use crate::text::LineIndex;
+
+mod language;
+
+pub(crate) use language::{BPMN, Language, Limit, ORGANISATION, WORKFLOW};
 
 /// An element with its attributes, child elements and text, and where it starts.
 #[derive(Debug, Clone)]
@@ -35,31 +39,6 @@ pub(crate) struct Attribute {
     /// Position of the attribute's name.
     pub pos: Pos,
 }
-
-/// What a language's documents look like from outside, for the messages of this module.
-#[derive(Debug, Clone, Copy)]
-pub(crate) struct Language {
-    /// The root element, as messages name it: `a <workflow> element`.
-    pub root: &'static str,
-    /// How a document of the language opens, e.g. `<workflow id="...">`.
-    pub opening: &'static str,
-    /// What the messages call a document of the language, e.g. `a MobiWfMS document`.
-    pub document: &'static str,
-}
-
-/// The two workflow languages (definition and partition documents).
-pub(crate) const WORKFLOW: Language = Language {
-    root: "a <workflow> element",
-    opening: "<workflow id=\"...\">",
-    document: "a MobiWfMS document",
-};
-
-/// The organisation document.
-pub(crate) const ORGANISATION: Language = Language {
-    root: "an <organisation> element",
-    opening: "<organisation>",
-    document: "an organisation document",
-};
 
 impl Element {
     /// Children named `name` (or any of its aliases).
@@ -107,15 +86,29 @@ pub(crate) fn parse(text: &str, language: Language) -> Result<Element, Diagnosti
             .read_event()
             .map_err(|e| ill_formed(&e, at(reader.error_position()), &stack))?;
         match event {
-            Event::Start(start) | Event::Empty(start) if stack.len() >= MAX_DEPTH => {
-                return Err(too_deep(&start, stack.len() + 1, at(offset)));
+            Event::Start(start) | Event::Empty(start) if stack.len() >= language.depth.max => {
+                return Err(too_deep(
+                    &start,
+                    stack.len() + 1,
+                    at(offset),
+                    language.depth,
+                ));
             }
             Event::Start(start) => {
-                let element = open(&start, offset, &at, &mut elements, root.is_some())?;
-                stack.push(element);
+                let opened = Opened {
+                    offset,
+                    root_done: root.is_some(),
+                    limit: language.attributes,
+                };
+                stack.push(open(&start, opened, &at, &mut elements)?);
             }
             Event::Empty(start) => {
-                let element = open(&start, offset, &at, &mut elements, root.is_some())?;
+                let opened = Opened {
+                    offset,
+                    root_done: root.is_some(),
+                    limit: language.attributes,
+                };
+                let element = open(&start, opened, &at, &mut elements)?;
                 close(element, &mut stack, &mut root);
             }
             Event::End(_) => {
@@ -130,23 +123,25 @@ pub(crate) fn parse(text: &str, language: Language) -> Result<Element, Diagnosti
                 let resolved = resolve_reference(&r, at(offset))?;
                 add_text(&mut stack, &resolved, at(offset), language)?;
             }
-            Event::DocType(_) => return Err(doctype_refused(at(offset))),
+            Event::DocType(_) => return Err(doctype_refused(at(offset), language)),
             Event::Comment(_) | Event::Decl(_) | Event::PI(_) => {}
             Event::Eof => return finish(&stack, root, at(offset), language),
         }
     }
 }
 
-/// Refuses `start` at nesting `depth` over [`MAX_DEPTH`]: deep nesting is a hostile input.
-fn too_deep(start: &BytesStart<'_>, depth: usize, pos: Pos) -> Diagnostic {
+/// Refuses `start` at nesting `depth` over the language's `limit`: deep nesting is a hostile
+/// input.
+fn too_deep(start: &BytesStart<'_>, depth: usize, pos: Pos, limit: Limit) -> Diagnostic {
     let name = start.name().as_ref().to_string();
+    let Limit {
+        max,
+        name: what,
+        hint,
+    } = limit;
     Diagnostic::new(
         pos,
-        format!(
-            "<{name}> is nested {depth} levels deep, over the limit of {MAX_DEPTH} \
-             (MAX_DEPTH); the MobiWfMS languages need at most 6, more only for <and> and <or> \
-             nested in <depends>"
-        ),
+        format!("<{name}> is nested {depth} levels deep, over the limit of {max} ({what}){hint}"),
     )
 }
 
@@ -179,11 +174,14 @@ fn resolve_reference(r: &BytesRef<'_>, pos: Pos) -> Result<String, Diagnostic> {
 }
 
 /// Refuses a DOCTYPE: documents are read without DTDs, so no entities or external references.
-fn doctype_refused(pos: Pos) -> Diagnostic {
+fn doctype_refused(pos: Pos, language: Language) -> Diagnostic {
     Diagnostic::new(
         pos,
-        "<!DOCTYPE> is not allowed: MobiWfMS documents are read without DTDs, so entity \
-         declarations and external references are refused; remove the DOCTYPE declaration",
+        format!(
+            "<!DOCTYPE> is not allowed: {} are read without DTDs, so entity declarations and \
+             external references are refused; remove the DOCTYPE declaration",
+            language.documents
+        ),
     )
 }
 
@@ -252,15 +250,28 @@ fn ill_formed(error: &quick_xml::Error, pos: Pos, stack: &[Element]) -> Diagnost
     Diagnostic::new(pos, message)
 }
 
-/// Opens the element `start` found at byte `offset` (`at` turns a byte offset into a
-/// position), counting it in `elements`.
+/// Where and how an element is opened: its byte offset, whether the root already ended, and
+/// the language's attribute limit.
+#[derive(Clone, Copy)]
+struct Opened {
+    offset: u64,
+    root_done: bool,
+    limit: Limit,
+}
+
+/// Opens the element `start` (`at` turns a byte offset into a position), counting it in
+/// `elements`.
 fn open(
     start: &BytesStart<'_>,
-    offset: u64,
+    opened: Opened,
     at: &impl Fn(u64) -> Pos,
     elements: &mut usize,
-    root_done: bool,
 ) -> Result<Element, Diagnostic> {
+    let Opened {
+        offset,
+        root_done,
+        limit,
+    } = opened;
     let pos = at(offset);
     let name = start.name().as_ref().to_string();
     if root_done {
@@ -278,7 +289,7 @@ fn open(
             format!("the document has more than {MAX_ELEMENTS} elements (MAX_ELEMENTS)"),
         ));
     }
-    let attrs = attributes(start, &name, offset, at)?;
+    let attrs = attributes(start, &name, (offset, limit), at)?;
     Ok(Element {
         name,
         pos,
@@ -289,11 +300,12 @@ fn open(
     })
 }
 
-/// The attributes of `start`, the tag of `<name>` at byte `offset`, each with its position.
+/// The attributes of `start`, the tag of `<name>` at byte `offset`, each with its position; at
+/// most `limit` of them.
 fn attributes(
     start: &BytesStart<'_>,
     name: &str,
-    offset: u64,
+    (offset, limit): (u64, Limit),
     at: &impl Fn(u64) -> Pos,
 ) -> Result<Vec<Attribute>, Diagnostic> {
     let pos = at(offset);
@@ -302,10 +314,13 @@ fn attributes(
         let attr = attr.map_err(|e| {
             Diagnostic::new(pos, format!("<{name}> has a malformed attribute: {e}"))
         })?;
-        if attrs.len() == MAX_ATTRIBUTES {
+        if attrs.len() == limit.max {
             return Err(Diagnostic::new(
                 pos,
-                format!("<{name}> has more than {MAX_ATTRIBUTES} attributes (MAX_ATTRIBUTES)"),
+                format!(
+                    "<{name}> has more than {} attributes ({})",
+                    limit.max, limit.name
+                ),
             ));
         }
         let key = attr.key.as_ref().to_string();
@@ -425,6 +440,7 @@ fn predefined_entity(name: &str) -> Option<&'static str> {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::limits::MAX_DEPTH;
 
     #[test]
     fn builds_tree_with_positions() {
