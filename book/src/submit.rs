@@ -1,6 +1,7 @@
 //! Submission: a definition is parsed (or found among the recent ones), placed on the registered
 //! nodes, cut into partition documents, and a new instance is recorded with a deployment to each
-//! partition's node.
+//! partition's node. A start by name (`start`) comes to the same new instance
+//! ([`Book::instantiate`]) with a deployed definition, parsed when it was deployed.
 
 use std::collections::BTreeMap;
 use std::sync::Arc;
@@ -12,6 +13,7 @@ use mobiwf_xml_schema::{
     derive_partitions, write_definition,
 };
 
+use crate::definitions::DefinitionRef;
 use crate::history::Event;
 use crate::{
     ActivityView, Applied, Book, BookError, Effect, Instance, NodeInfo, PartitionView, Placement,
@@ -25,6 +27,29 @@ pub(crate) struct Recent {
     /// The text as submitted.
     src: Vec<u8>,
     parsed: Parsed,
+}
+
+/// A new instance to make (`Book::instantiate`): what a submission and a start by name both
+/// come to.
+#[derive(Debug)]
+pub(crate) struct NewInstance {
+    /// Its definition, parsed.
+    pub(crate) def: Arc<WorkflowDefinition>,
+    /// What its history says it came from: a file name, or the deployed definition.
+    pub(crate) source: String,
+    /// Where its definition is kept.
+    pub(crate) origin: Origin,
+    /// The user told when it starts, when an activity fails and when it ends.
+    pub(crate) responsible: Option<UserId>,
+}
+
+/// Where an instance's definition is kept.
+#[derive(Debug)]
+pub(crate) enum Origin {
+    /// Submitted whole: stored with the instance (these bytes).
+    Submitted(Arc<[u8]>),
+    /// Deployed: the instance names it, the registry keeps it.
+    Deployed(DefinitionRef),
 }
 
 /// A definition parsed, with the MobiWfMS XML bytes the controller stores for it.
@@ -84,6 +109,31 @@ impl Book {
         responsible: Option<UserId>,
     ) -> Result<Applied, BookError> {
         let Parsed { def, stored } = self.parsed(xml, source)?;
+        self.instantiate(
+            now_ms,
+            NewInstance {
+                def,
+                source: source.to_owned(),
+                origin: Origin::Submitted(stored),
+                responsible,
+            },
+        )
+    }
+
+    /// A new instance of a definition, submitted or deployed: checked against the
+    /// organisation, placed, deployed to the placed nodes; its responsible user (if any) is
+    /// told it started.
+    pub(crate) fn instantiate(
+        &mut self,
+        now_ms: u64,
+        new: NewInstance,
+    ) -> Result<Applied, BookError> {
+        let NewInstance {
+            def,
+            source,
+            origin,
+            responsible,
+        } = new;
         self.check_people(&def, responsible.as_ref())?;
         let nodes: Vec<NodeInfo> = self.nodes.values().cloned().collect();
         let placement = place(&def, &nodes)?;
@@ -107,16 +157,25 @@ impl Book {
             .map(|a| activity_view(a, placed.get(&a.id)))
             .collect();
         self.last_instance = id;
-        let what = Event::Submitted {
-            source: source.to_owned(),
-            partitions: partitions.iter().map(|p| (p.id, p.node.clone())).collect(),
+        let deployed = match &origin {
+            Origin::Submitted(_) => None,
+            Origin::Deployed(at) => Some(at.clone()),
         };
-        let inst = Instance::submitted(id, &def, now_ms, partitions, activities, responsible);
+        let what = Event::Submitted {
+            source,
+            partitions: partitions.iter().map(|p| (p.id, p.node.clone())).collect(),
+            definition: deployed.clone(),
+        };
+        let mut inst = Instance::submitted(id, &def, now_ms, partitions, activities, responsible);
+        inst.definition = deployed;
         self.instances.insert(id, inst);
         self.dirty_instances.insert(id);
         self.history.push(id, now_ms, None, None, what);
         self.track(now_ms, id, &mut effects);
-        self.new_definitions.push((id, stored.to_vec()));
+        match origin {
+            Origin::Submitted(stored) => self.new_definitions.push((id, stored.to_vec())),
+            Origin::Deployed(at) => self.registry.named(&at),
+        }
         self.definitions.insert(id, def);
         Ok(Applied {
             effects,

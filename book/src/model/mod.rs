@@ -13,8 +13,8 @@ use serde::{Deserialize, Serialize};
 use crate::lifecycle::activity::ActivityLife;
 use crate::lifecycle::instance::InstanceLife;
 use crate::{
-    ActivityEvent, ActivityLifecycle, Compensation, Grace, InstanceEvent, InstanceState,
-    ItemSummary, PartitionEvent, PartitionLifecycle, PendingRerun, Refusal,
+    ActivityEvent, ActivityLifecycle, Compensation, DefinitionRef, Grace, InstanceEvent,
+    InstanceState, ItemSummary, PartitionEvent, PartitionLifecycle, PendingRerun, Refusal,
 };
 
 mod repr;
@@ -295,6 +295,10 @@ pub struct Instance {
     /// An operator's rerun whose messages are still going out (forward recovery).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub rerun: Option<PendingRerun>,
+    /// The deployed definition it was started from (`start NAME`): its definition is the
+    /// registry's, not stored with it. None: submitted whole (`submit FILE`).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub definition: Option<DefinitionRef>,
 }
 
 impl Instance {
@@ -323,6 +327,7 @@ impl Instance {
             completed_by: None,
             compensation: None,
             rerun: None,
+            definition: None,
         }
     }
 
