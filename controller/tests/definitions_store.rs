@@ -52,9 +52,9 @@ fn keys(store: &MemoryStore, prefix: &str) -> Vec<String> {
         .collect()
 }
 
-#[test]
-fn instances_started_by_name_name_their_version_and_come_back_with_it() {
-    let store = MemoryStore::new();
+/// A store, and a book with the paper's partners that deployed the paper's workflow as
+/// `maintenance` and started an instance of it by name (not written yet).
+fn started_by_name() -> (MemoryStore, Book, InstanceId) {
     let mut book = Book::new();
     for n in [
         node("peerA", "P1", &[1, 2, 3]),
@@ -74,7 +74,13 @@ fn instances_started_by_name_name_their_version_and_come_back_with_it() {
         responsible: None,
         starter: Starter::Anyone,
     };
-    let started = book.apply(T0 + 1, Input::Start(start)).unwrap();
+    let applied = book.apply(T0 + 1, Input::Start(start)).unwrap();
+    (MemoryStore::new(), book, applied.instance.unwrap())
+}
+
+#[test]
+fn instances_started_by_name_name_their_version_and_come_back_with_it() {
+    let (store, mut book, started) = started_by_name();
     let submitted = book
         .apply(
             T0 + 2,
@@ -85,7 +91,7 @@ fn instances_started_by_name_name_their_version_and_come_back_with_it() {
             },
         )
         .unwrap();
-    let (started, submitted) = (started.instance.unwrap(), submitted.instance.unwrap());
+    let submitted = submitted.instance.unwrap();
     commit(&store, &mut book);
 
     assert_eq!(
@@ -157,31 +163,7 @@ fn instances_started_by_name_name_their_version_and_come_back_with_it() {
 
 #[test]
 fn a_removed_version_stays_while_a_stored_instance_names_it_and_goes_with_the_last() {
-    let store = MemoryStore::new();
-    let mut book = Book::new();
-    for n in [
-        node("peerA", "P1", &[1, 2, 3]),
-        node("peerB", "P2", &[1, 3]),
-    ] {
-        book.apply(T0, Input::Register(n)).unwrap();
-    }
-    let deploy = Deploy {
-        document: PAPER.as_bytes().to_vec(),
-        source: "paper.xml".to_owned(),
-        name: Some("maintenance".to_owned()),
-    };
-    book.deploy_definition(T0, deploy).unwrap();
-    let start = Start {
-        name: "maintenance".into(),
-        version: None,
-        responsible: None,
-        starter: Starter::Anyone,
-    };
-    let id = book
-        .apply(T0 + 1, Input::Start(start))
-        .unwrap()
-        .instance
-        .unwrap();
+    let (store, mut book, id) = started_by_name();
     let cancel = Input::Control {
         instance: id,
         action: Control::Cancel,
