@@ -65,7 +65,7 @@ pub enum Event {
     /// partitions went to these nodes.
     Submitted {
         /// The definition's name for error messages (a file name), or the deployed
-        /// definition's name and version.
+        /// definition's name.
         source: String,
         /// Each partition and the node that runs it.
         partitions: Vec<(PartitionId, NodeName)>,

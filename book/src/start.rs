@@ -56,7 +56,7 @@ impl Book {
             now_ms,
             NewInstance {
                 def,
-                source: at.to_string(),
+                source: at.name.to_string(),
                 origin: Origin::Deployed(at),
                 responsible: responsible.or(creator),
             },

@@ -408,7 +408,7 @@ mod tests {
     #[test]
     fn an_instance_started_by_name_says_its_definition() {
         let started = Event::Submitted {
-            source: "maintenance version 2".to_owned(),
+            source: "maintenance".to_owned(),
             partitions: vec![(PartitionId(1), NodeName::new("P1"))],
             definition: Some(mobiwf_book::DefinitionRef {
                 name: "maintenance".into(),

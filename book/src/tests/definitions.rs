@@ -150,7 +150,7 @@ scenarios! {
         assert!(matches!(
             &story(&b)[0],
             Event::Submitted { definition: Some(d), source, .. }
-                if *d == at("maintenance", 2) && source == "maintenance version 2"
+                if *d == at("maintenance", 2) && source == "maintenance"
         ));
         let changes = b.take_changes();
         assert!(changes.definitions.is_empty(), "no document stored per instance");
