@@ -83,6 +83,13 @@ impl Book {
         if let Some(problem) = definition_name_problem(&name) {
             return Err(BookError::Invalid(problem));
         }
+        // `.` and `..` are path steps to any HTTP client: the API could not name them.
+        if name.chars().all(|c| c == '.') {
+            return Err(BookError::Invalid(format!(
+                "a definition cannot be named {name:?}: a name of dots only cannot be named \
+                 in the API's paths; give it another (deploy --name NAME)"
+            )));
+        }
         let name = DefinitionName::new(name);
         if let Some((latest, current)) = self.registry.startable(&name, None)
             && *current.definition == *def

@@ -124,6 +124,8 @@ scenarios! {
         );
         let bad = deploy(&mut b, PAPER, Some("no/slash")).unwrap_err();
         assert!(matches!(&bad, BookError::Invalid(m) if m.contains("holds '/'")), "{bad}");
+        let dots = deploy(&mut b, PAPER, Some("..")).unwrap_err();
+        assert!(matches!(&dots, BookError::Invalid(m) if m.contains("dots only")), "{dots}");
         let broken = deploy(&mut b, "<workflow id=\"1\">", Some("x")).unwrap_err();
         assert!(matches!(&broken, BookError::Invalid(m) if m.contains("maintenance.xml:")), "{broken}");
         assert!(b.definitions().is_empty());
