@@ -3,8 +3,8 @@
 //! deployed definitions (`deploy`, `definitions`, `start`), the operator's controls
 //! (`interrupt`, `resume`, `cancel`),
 //! who may join and who may use the API (`tokens`, `api-tokens`), and document tools
-//! (`validate`, `partition`). Commands that talk to the API show a token (`--token-file`,
-//! `MOBIWF_TOKEN_FILE` or `MOBIWF_TOKEN`); exit 6 when it is refused.
+//! (`validate`, `partition`, `convert`). Commands that talk to the API show a token
+//! (`--token-file`, `MOBIWF_TOKEN_FILE` or `MOBIWF_TOKEN`); exit 6 when it is refused.
 
 mod commands;
 
@@ -202,6 +202,12 @@ enum Command {
         #[arg(long, value_name = "TEXT")]
         start_time: Option<String>,
     },
+    /// Write a workflow definition in another language: MobiWfMS XML or PDL.
+    ///
+    /// Reads FILE in any language (by its extension, else its content) and writes it to
+    /// standard output or --out. An invalid definition is refused with the same diagnostics as
+    /// `validate`, on standard error (exit 1); an unreadable file or unwritable output exits 2.
+    Convert(commands::convert::ConvertArgs),
 }
 
 #[derive(Subcommand)]
@@ -293,6 +299,7 @@ fn main() -> ExitCode {
             out,
             start_time,
         } => commands::partition::run(&file, &out, start_time),
+        Command::Convert(args) => commands::convert::run(&args),
         Command::Demo { .. } => {
             eprintln!(
                 "mobiwf-controller: the demo is its own program now: run `mobiwf-demo` \
@@ -396,8 +403,9 @@ async fn dispatch(command: Command) -> anyhow::Result<ExitCode> {
             mobiwf_runtime::api_auth::api_tokens(command).await?;
             Ok(ExitCode::SUCCESS)
         }
-        Command::Validate { .. } | Command::Partition { .. } | Command::Demo { .. } => {
-            Ok(ExitCode::SUCCESS)
-        }
+        Command::Validate { .. }
+        | Command::Partition { .. }
+        | Command::Convert(_)
+        | Command::Demo { .. } => Ok(ExitCode::SUCCESS),
     }
 }

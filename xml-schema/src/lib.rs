@@ -58,6 +58,7 @@ pub use diagnostic::{Diagnostic, Diagnostics, Pos};
 pub use language::{Language, load_definition_in};
 pub use model::*;
 pub use org::{load_organisation, validate_organisation, write_organisation};
+pub use pdl::{read_pdl, write_pdl};
 pub use source_map::{Node, SourceMap};
 pub use validate::{validate_definition, validate_partition};
 pub use write::{write_definition, write_partition};
@@ -154,24 +155,35 @@ pub(crate) fn load<T>(
     let Some(value) = value else {
         return Err(Diagnostics(ctx.diags));
     };
+    settle(value, ctx.diags, ctx.map, validate)
+}
+
+/// Checks `value`, read from a text (any language) with the problems of form `diags` and the
+/// places `map`, with `validate`: the document when nothing is wrong, else every problem.
+pub(crate) fn settle<T>(
+    value: T,
+    mut diags: Vec<Diagnostic>,
+    map: SourceMap,
+    validate: fn(&T, &SourceMap) -> Vec<Diagnostic>,
+) -> Result<Loaded<T>, Diagnostics> {
     // Cross-references are checked even when the form has problems, so one pass shows
     // everything. Where a value could not be read, the model holds a default; a
     // cross-reference problem at the very place of a form problem is that default echoing,
     // so it is left out.
-    let form_problems: HashSet<Pos> = ctx.diags.iter().map(|d| d.pos).collect();
-    let references = validate(&value, &ctx.map);
-    ctx.diags.extend(
+    let form_problems: HashSet<Pos> = diags.iter().map(|d| d.pos).collect();
+    let references = validate(&value, &map);
+    diags.extend(
         references
             .into_iter()
             .filter(|d| !form_problems.contains(&d.pos)),
     );
-    if ctx.diags.is_empty() {
+    if diags.is_empty() {
         Ok(Loaded {
             value,
-            source_map: ctx.map,
+            source_map: map,
         })
     } else {
-        Err(Diagnostics(ctx.diags))
+        Err(Diagnostics(diags))
     }
 }
 

@@ -71,3 +71,18 @@ pub const MAX_DATA_ITEMS: usize = 256;
 
 /// Longest data name, in characters. A name is also a file name in `MOBIWF_DATA_DIR`.
 pub const MAX_DATA_NAME_CHARS: usize = 64;
+
+/// Deepest nesting of `and(...)` and `or(...)` in one `DEPENDS` rule of a PDL text: as deep as
+/// [`MAX_DEPTH`] lets a `<depends>` of the XML nest (eleven `and`s and `or`s inside one
+/// another), so that every rule one language holds the other can hold too.
+pub const MAX_RULE_DEPTH: usize = 11;
+
+/// Longest bare word of a PDL text, in characters: a keyword, or a name or number written
+/// without quotes. A longer name is written in quotes, where [`MAX_TEXT_BYTES`] applies, as to
+/// the text of an XML element.
+pub const MAX_WORD_CHARS: usize = 256;
+
+/// Most problems one PDL text is reported with: reading stops at this many problems of form,
+/// and problems beyond it are counted, not listed. A problem of form skips as little as one
+/// word, so garbage would otherwise give one problem per word of a [`MAX_DOCUMENT_BYTES`] text.
+pub const MAX_PDL_PROBLEMS: usize = 500;

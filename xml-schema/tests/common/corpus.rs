@@ -1,6 +1,7 @@
-//! Helpers for the snapshot corpora of broken documents (`broken.rs`, `org.rs`): listing a
-//! corpus, the `<!-- what is wrong -->` comment, the shape every rendered line must have, how a
-//! file's snapshot is taken, and checking every file even when some panic.
+//! Helpers for the snapshot corpora of broken documents (`broken.rs`, `org.rs`,
+//! `broken_pdl.rs`): listing a corpus, the `<!-- what is wrong -->` (or `//`) comment, the shape
+//! every rendered line must have, how a file's snapshot is taken, and checking every file even
+//! when some panic.
 
 use std::fs;
 use std::panic::{AssertUnwindSafe, catch_unwind};
@@ -8,19 +9,33 @@ use std::path::{Path, PathBuf};
 
 /// All `*.xml` files in `dir`, sorted by name so the run order is stable.
 pub fn files(dir: &Path) -> Vec<PathBuf> {
+    files_ending(dir, "xml")
+}
+
+/// All files in `dir` with extension `ext`, sorted by name so the run order is stable.
+pub fn files_ending(dir: &Path, ext: &str) -> Vec<PathBuf> {
     let mut files: Vec<PathBuf> = fs::read_dir(dir)
         .unwrap_or_else(|e| panic!("cannot read corpus directory {}: {e}", dir.display()))
         .map(|entry| entry.expect("directory entry").path())
-        .filter(|path| path.extension().is_some_and(|ext| ext == "xml"))
+        .filter(|path| path.extension().is_some_and(|e| e == ext))
         .collect();
     files.sort();
     files
 }
 
-/// The text of the leading `<!-- what is wrong -->` comment, if there is one; it goes into
-/// the snapshot header so a reviewer sees the intent next to the output.
+/// The text of the leading `<!-- what is wrong -->` comment (or, in PDL, of the leading `//`
+/// comment lines), if there is one; it goes into the snapshot header so a reviewer sees the
+/// intent next to the output.
 pub fn what_is_wrong(bytes: &[u8]) -> Option<String> {
     let text = String::from_utf8_lossy(bytes);
+    if text.starts_with("//") {
+        let lines: Vec<&str> = text
+            .lines()
+            .map_while(|line| line.strip_prefix("//"))
+            .map(str::trim)
+            .collect();
+        return Some(lines.join(" "));
+    }
     let start = text.find("<!--")? + "<!--".len();
     let end = start + text[start..].find("-->")?;
     Some(text[start..end].trim().to_owned())
