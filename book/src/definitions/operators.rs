@@ -7,7 +7,7 @@
 use std::collections::BTreeMap;
 
 use mobiwf_proto::InstanceId;
-use mobiwf_xml_schema::{DefinitionName, definition_name_problem};
+use mobiwf_xml_schema::{DefinitionName, WorkflowDefinition, definition_name_problem};
 
 use super::{
     DefinitionRef, DefinitionSummary, DefinitionVersion, DeployedVersion, MAX_DEFINITION_VERSIONS,
@@ -33,7 +33,8 @@ pub struct Deployment {
     /// The version the name now starts.
     pub definition: DefinitionRef,
     /// True when the document made a new version; false when it reads as the latest one
-    /// (the same model: a change of layout, comments or language only), so nothing changed.
+    /// (the same model: a change of layout, comments, language or its own `<name>` only), so
+    /// nothing changed.
     pub new_version: bool,
 }
 
@@ -92,7 +93,7 @@ impl Book {
         }
         let name = DefinitionName::new(name);
         if let Some((latest, current)) = self.registry.startable(&name, None)
-            && *current.definition == *def
+            && same_model(&current.definition, &def)
         {
             return Ok(Deployment {
                 definition: latest,
@@ -219,6 +220,19 @@ impl Book {
         }
         running
     }
+}
+
+/// Whether two definitions are the same but for their own `<name>`: the name a definition is
+/// deployed under is the registry's, the document's only says it when the operator does not.
+fn same_model(a: &WorkflowDefinition, b: &WorkflowDefinition) -> bool {
+    if a.name == b.name {
+        return a == b;
+    }
+    let unnamed = |d: &WorkflowDefinition| WorkflowDefinition {
+        name: None,
+        ..d.clone()
+    };
+    unnamed(a) == unnamed(b)
 }
 
 /// No definition `name` can be started.

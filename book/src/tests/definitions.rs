@@ -96,6 +96,18 @@ scenarios! {
         assert_eq!((same.definition, same.new_version), (at("maintenance", 1), false));
         assert!(b.take_changes().registry.is_empty(), "a no-op writes nothing");
 
+        // The same definition in PDL, without a <name> of its own: nothing changes either.
+        let mut pdl = mobiwf_xml_schema::load_definition(PAPER.as_bytes()).expect("paper").value;
+        pdl.description = "one".to_owned();
+        let pdl = mobiwf_xml_schema::write_pdl(&pdl);
+        let request = Deploy {
+            document: pdl.into_bytes(),
+            source: "maintenance.pdl".to_owned(),
+            name: Some("maintenance".to_owned()),
+        };
+        let same = b.deploy_definition(T0, request).expect("pdl");
+        assert_eq!((same.definition, same.new_version), (at("maintenance", 1), false));
+
         let v2 = deploy(&mut b, &named(Some("maintenance"), None, "two"), None).expect("v2");
         assert_eq!((v2.definition, v2.new_version), (at("maintenance", 2), true));
         // Going back to v1's document is a change from the latest: the next version.
