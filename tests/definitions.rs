@@ -2,7 +2,7 @@
 //! as processes):
 //!
 //! - `deploy` stores a definition under its `<name>` as version 1; the same definition laid out
-//!   otherwise changes nothing (and says so); a changed one is version 2; `definitions` and
+//!   otherwise, or in PDL, changes nothing (and says so); a changed one is version 2; `definitions` and
 //!   `definitions show` show them; `start NAME` runs the latest to success on the partners,
 //!   `start NAME --version 1` the first even after the second exists; `status`, `history`
 //!   and the instance list show the name and version, and `list --definition` (alias
@@ -113,6 +113,16 @@ fn definitions_are_deployed_once_versioned_started_by_name_and_kept_across_resta
         again.stdout.starts_with("maintenance version 1 unchanged"),
         "{}",
         again.stdout
+    );
+    // The same definition in PDL, deployed under the name: nothing changes either.
+    let pdl = mobiwf_tests::repo_root().join("examples/paper/workflow.pdl");
+    let pdl = pdl.to_str().unwrap();
+    let in_pdl = cli(&controller, &["deploy", pdl, "--name", "maintenance"]);
+    in_pdl.expect_code(0, "deploy the PDL");
+    assert!(
+        in_pdl.stdout.starts_with("maintenance version 1 unchanged"),
+        "{}",
+        in_pdl.stdout
     );
     let second = cli(&controller, &["deploy", v2.to_str().unwrap()]);
     second.expect_code(0, "deploy v2");
