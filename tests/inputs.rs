@@ -2,10 +2,11 @@
 //! every start gives) and `note` (a string, `none` when not given); `submit --data reading=5`
 //! starts an instance whose activity B on the other partner (P2) reads them and writes what
 //! it read, which C on P1 checks; another instance started with `--data-file` (a JSON number
-//! and a string) sees its own values; a value that is not a number and a missing input are
-//! refused with what the workflow expects; `status --data` and the node's `data` show them as
-//! inputs, and the controller still has them after a restart. Commands append what they saw to
-//! a shared log, so it is read back, not assumed.
+//! and a string) sees its own values, and so does one of the workflow deployed and started by
+//! name (`start NAME --data`); a value that is not a number and a missing input are refused
+//! with what the workflow expects; `status --data` and the node's `data` show them as inputs,
+//! and the controller still has them after a restart. Commands append what they saw to a shared
+//! log, so it is read back, not assumed.
 #![allow(clippy::unwrap_used, clippy::expect_used)]
 
 use std::path::{Path, PathBuf};
@@ -87,7 +88,40 @@ fn inputs_given_at_start_reach_the_partner_that_reads_them_each_instance_its_own
     std::fs::write(&data_file, r#"{"reading": 7, "note": "north gate"}"#).unwrap();
     let path = data_file.display().to_string();
     let second = controller.submit_with(&file, &["--data-file", &path]);
-    for (id, saw) in [(first, "C saw 5 none"), (second, "C saw 7 north gate")] {
+    // Deployed once and started by name, the inputs go the same way.
+    let deployed = controller.cli(
+        &["deploy", file.to_str().unwrap(), "--name", "meter"],
+        Duration::from_secs(30),
+    );
+    deployed.expect_code(0, "deploy");
+    let started = controller.cli(
+        &[
+            "start",
+            "meter",
+            "--data",
+            "reading=9",
+            "--data",
+            "note=by name",
+        ],
+        Duration::from_secs(30),
+    );
+    started.expect_code(0, "start --data");
+    let third: u64 = started.stdout.trim().parse().unwrap();
+    let refused = controller.cli(
+        &["start", "meter", "--data", "reading=abc"],
+        Duration::from_secs(30),
+    );
+    refused.expect_code(1, "start with a bad input");
+    assert!(
+        refused.stderr.contains("`abc` is not a number"),
+        "{}",
+        refused.stderr
+    );
+    for (id, saw) in [
+        (first, "C saw 5 none"),
+        (second, "C saw 7 north gate"),
+        (third, "C saw 9 by name"),
+    ] {
         controller.wait(id, WAIT_SECS).expect_code(0, "wait");
         assert_eq!(ran(&log, id), [saw, "C ran"], "instance {id}");
     }

@@ -60,6 +60,7 @@ pub fn build(dir: &Path, finished: u64, live: u64) -> anyhow::Result<(u64, u64)>
                 .map(|(i, e)| (InstanceId(n), i, e.clone()))
                 .collect(),
             people: None,
+            registry: mobiwf_book::RegistryChanges::default(),
         };
         mobiwf_controller::state::stage(&mut batch, &changes)?;
         if n % BUILD_BATCH == 0 || n == total {

@@ -61,12 +61,17 @@ pub enum OverdueThen {
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(tag = "kind", rename_all = "snake_case")]
 pub enum Event {
-    /// An operator submitted the instance; its partitions went to these nodes.
+    /// An operator submitted the instance (or started it from a deployed definition); its
+    /// partitions went to these nodes.
     Submitted {
-        /// The definition's name for error messages (a file name).
+        /// The definition's name for error messages (a file name), or the deployed
+        /// definition's name.
         source: String,
         /// Each partition and the node that runs it.
         partitions: Vec<(PartitionId, NodeName)>,
+        /// The deployed definition it was started from, when started by name.
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        definition: Option<crate::DefinitionRef>,
     },
     /// A node acknowledged a partition.
     Deployed {

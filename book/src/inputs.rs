@@ -1,4 +1,4 @@
-//! An instance's inputs at its start: what an operator gave ([`Start`]), checked against the
+//! An instance's inputs at its start: what an operator gave ([`StartWith`]), checked against the
 //! values the definition declares as inputs (`input="true"`, `default="..."`), every problem at
 //! once, with the defaults filled in ([`CheckedStart`]); and, for each partition deployed
 //! (a contingency activity's too), the inputs its activities read. Apart from `submit` because
@@ -14,7 +14,7 @@ use crate::BookError;
 
 /// What an operator gives when an instance starts, besides its definition.
 #[derive(Debug, Clone, Default, PartialEq, Eq)]
-pub struct Start {
+pub struct StartWith {
     /// The user told when it starts, when an activity of it fails or is cancelled, and when
     /// it ends (`--responsible`); must be in the organisation directory.
     pub responsible: Option<UserId>,
@@ -22,7 +22,7 @@ pub struct Start {
     pub inputs: GivenInputs,
 }
 
-/// A [`Start`] the book took: its inputs checked against the definition, the defaults of
+/// A [`StartWith`] the book took: its inputs checked against the definition, the defaults of
 /// those not given filled in.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub(crate) struct CheckedStart {
@@ -30,7 +30,7 @@ pub(crate) struct CheckedStart {
     pub(crate) inputs: InstanceInputs,
 }
 
-impl Start {
+impl StartWith {
     /// This start for an instance of `def`: each input given must be a value `def` declares
     /// as an input, of its type; every required one must be given. Refused with every
     /// problem, one a line, and what `def` expects.
@@ -172,12 +172,12 @@ mod tests {
             .value
     }
 
-    fn start(given: &[(&str, &str)]) -> Start {
+    fn start(given: &[(&str, &str)]) -> StartWith {
         let mut inputs = GivenInputs::new();
         for (n, t) in given {
             inputs.give(*n, *t).expect("once");
         }
-        Start {
+        StartWith {
             responsible: None,
             inputs,
         }

@@ -28,6 +28,8 @@ pub enum Input {
         /// definition declares as inputs.
         inputs: GivenInputs,
     },
+    /// An operator starts an instance of a deployed definition by name.
+    Start(crate::Start),
     /// A node acknowledged or refused a partition.
     Delivered {
         /// The instance.
@@ -194,6 +196,35 @@ pub enum BookError {
     /// problem, then what it expects.
     #[error("{0}")]
     Inputs(String),
+    /// No deployed definition (or version of one) by that name to start, show or remove (the
+    /// words say what there is).
+    #[error("{0}")]
+    UnknownDefinition(String),
+    /// A definition's removal while instances of it run.
+    #[error(
+        "definition {name} has instances running: {}; wait for them to end, or cancel them, \
+         then remove it",
+        ids(instances)
+    )]
+    DefinitionRunning {
+        /// The definition's name.
+        name: mobiwf_xml_schema::DefinitionName,
+        /// Its instances not over.
+        instances: Vec<InstanceId>,
+    },
+    /// A start by someone the definition's creator role does not let start it (the words
+    /// say which role it needs).
+    #[error("{0}")]
+    NotCreator(String),
+    /// A deployment past the registry's limit (the words say what to do).
+    #[error("{0}")]
+    RegistryFull(String),
+}
+
+/// Instance ids as a list in words: `3, 5`.
+fn ids(instances: &[InstanceId]) -> String {
+    let ids: Vec<String> = instances.iter().map(ToString::to_string).collect();
+    ids.join(", ")
 }
 
 /// What `apply` did.

@@ -9,13 +9,15 @@
 //! `recovery` and `contingency`; the event history of each instance in `history`. The people
 //! side: the organisation directory (`directory`), notices to an instance's responsible user
 //! (`notices`), work item events from the hosts (`items`) and the operators' worklist
-//! administration (`worklist`).
+//! administration (`worklist`). The deployed definitions (`definitions`), which instances are
+//! started from by name (`start`).
 
 mod chain;
 mod compensation;
 mod completion;
 mod contingency;
 mod control;
+mod definitions;
 mod delivered;
 mod directory;
 mod history;
@@ -34,6 +36,7 @@ mod refused;
 mod reports;
 mod rerun;
 mod retained;
+mod start;
 mod submit;
 mod tick;
 mod worklist;
@@ -47,10 +50,14 @@ use mobiwf_xml_schema::WorkflowDefinition;
 
 pub use chain::MAX_CONTINGENCY_CHAIN;
 pub use compensation::Compensation;
+pub use definitions::{
+    DefinitionRef, DefinitionSummary, DefinitionVersion, Deploy, DeployedVersion, Deployment,
+    MAX_DEFINITION_VERSIONS, Registry, RegistryChanges, Removal, VersionRecord,
+};
 pub use directory::PeopleRecord;
 pub use history::{Event, History, HistoryEvent, Label, OverdueThen};
 pub use hub::Routing;
-pub use inputs::Start;
+pub use inputs::StartWith;
 pub use io::{Applied, BookError, Effect, Input};
 pub use items::ItemSummary;
 pub use lifecycle::instance::InstanceState;
@@ -68,6 +75,7 @@ use recovery::Ctx;
 pub use refused::{MAX_REFUSALS_KEPT, Refusals, RefusedTransition, Subject};
 pub use rerun::PendingRerun;
 pub use retained::{InstanceSummary, Recalled};
+pub use start::{Start, Starter};
 pub use submit::format_time;
 
 /// Everything the controller knows.
@@ -100,6 +108,8 @@ pub struct Book {
     hour_ms: u64,
     /// The transitions a lifecycle table refused since the daemon last took them.
     refused: Refusals,
+    /// The deployed definitions, by name and version.
+    registry: definitions::Registry,
 }
 
 /// What changed since the last [`Book::take_changes`].
@@ -119,6 +129,9 @@ pub struct Changes {
     pub history: Vec<(InstanceId, usize, HistoryEvent)>,
     /// The people side, when it changed (the directory, the last claim request number).
     pub people: Option<PeopleRecord>,
+    /// The deployed definitions changed: versions deployed, removed, or named by one more
+    /// or one less stored instance.
+    pub registry: RegistryChanges,
 }
 
 impl Default for Book {
@@ -140,6 +153,7 @@ impl Default for Book {
             dirty_people: false,
             hour_ms: mobiwf_proto::DEFAULT_HOUR_MS,
             refused: Refusals::default(),
+            registry: definitions::Registry::default(),
         }
     }
 }
@@ -202,12 +216,13 @@ impl Book {
                 responsible,
                 inputs,
             } => {
-                let start = Start {
+                let with = StartWith {
                     responsible,
                     inputs,
                 };
-                self.submit(now_ms, &definition, &source, start)
+                self.submit(now_ms, &definition, &source, with)
             }
+            Input::Start(start) => self.start(now_ms, start),
             Input::Organisation { document, org } => self.organisation(document, org),
             Input::Worklist {
                 instance,
@@ -469,6 +484,7 @@ impl Book {
             definitions: std::mem::take(&mut self.new_definitions),
             history: self.history.take_new(),
             people: std::mem::take(&mut self.dirty_people).then(|| self.people_record()),
+            registry: self.registry.take_changes(),
         }
     }
 

@@ -13,7 +13,9 @@ use mobiwf_proto::{InstanceId, Message};
 use mobiwf_xml_schema::{UserId, WorkflowId};
 use serde::{Deserialize, Serialize};
 
-use crate::{Applied, Book, BookError, HistoryEvent, Input, Instance, InstanceState};
+use crate::{
+    Applied, Book, BookError, DefinitionRef, HistoryEvent, Input, Instance, InstanceState,
+};
 
 /// What the instance list shows of an instance (kept by the daemon beside the instance).
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
@@ -38,6 +40,9 @@ pub struct InstanceSummary {
     pub responsible: Option<UserId>,
     /// True once it is final and has no compensation still to plan.
     pub settled: bool,
+    /// The deployed definition it was started from, when started by name.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub definition: Option<DefinitionRef>,
 }
 
 impl Instance {
@@ -53,6 +58,7 @@ impl Instance {
             finished_ms: self.finished_ms,
             responsible: self.responsible.clone(),
             settled: self.is_settled(),
+            definition: self.definition.clone(),
         }
     }
 }
@@ -62,8 +68,9 @@ impl Instance {
 pub struct Recalled {
     /// The instance as stored.
     pub instance: Instance,
-    /// Its workflow definition as submitted.
-    pub definition: Vec<u8>,
+    /// Its workflow definition as submitted; none when it names a deployed definition
+    /// (`Instance::definition`), which the book's registry holds.
+    pub definition: Option<Vec<u8>>,
     /// Its history, in the order the controller learnt it.
     pub history: Vec<HistoryEvent>,
 }
@@ -82,6 +89,7 @@ impl Input {
             Input::Recall(recalled) => Some(recalled.instance.id),
             Input::Register(_)
             | Input::Submit { .. }
+            | Input::Start(_)
             | Input::Suspect { .. }
             | Input::RemoveNode { .. }
             | Input::Answering { .. }
@@ -147,9 +155,28 @@ impl Book {
         if self.instances.contains_key(&id) {
             return Ok(Applied::default());
         }
-        let def = self
-            .parsed(&definition, &format!("stored definition of instance {id}"))?
-            .def;
+        let def = match (&instance.definition, definition) {
+            (Some(at), _) => self
+                .registry
+                .get(at)
+                .ok_or_else(|| {
+                    BookError::Invalid(format!(
+                        "stored instance {id} names definition {at}, which the controller does \
+                         not have"
+                    ))
+                })?
+                .definition
+                .clone(),
+            (None, Some(xml)) => {
+                self.parsed(&xml, &format!("stored definition of instance {id}"))?
+                    .def
+            }
+            (None, None) => {
+                return Err(BookError::Invalid(format!(
+                    "stored instance {id} has no definition"
+                )));
+            }
+        };
         if !instance.state().is_final() {
             self.live.insert(id);
         }

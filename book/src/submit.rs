@@ -1,6 +1,7 @@
 //! Submission: a definition is parsed (or found among the recent ones), placed on the registered
 //! nodes, cut into partition documents, and a new instance is recorded with a deployment to each
-//! partition's node.
+//! partition's node. A start by name (`start`) comes to the same new instance
+//! ([`Book::instantiate`]) with a deployed definition, parsed when it was deployed.
 
 use std::collections::BTreeMap;
 use std::sync::Arc;
@@ -12,8 +13,9 @@ use mobiwf_xml_schema::{
     write_definition,
 };
 
+use crate::definitions::DefinitionRef;
 use crate::history::Event;
-use crate::inputs::{CheckedStart, Start};
+use crate::inputs::{CheckedStart, StartWith};
 use crate::{
     ActivityView, Applied, Book, BookError, Effect, Instance, NodeInfo, PartitionView, Placement,
     RECENT_DEFINITIONS, place,
@@ -26,6 +28,29 @@ pub(crate) struct Recent {
     /// The text as submitted.
     src: Vec<u8>,
     parsed: Parsed,
+}
+
+/// A new instance to make (`Book::instantiate`): what a submission and a start by name both
+/// come to.
+#[derive(Debug)]
+pub(crate) struct NewInstance {
+    /// Its definition, parsed.
+    pub(crate) def: Arc<WorkflowDefinition>,
+    /// What its history says it came from: a file name, or the deployed definition.
+    pub(crate) source: String,
+    /// Where its definition is kept.
+    pub(crate) origin: Origin,
+    /// Its responsible user and its inputs, as given.
+    pub(crate) with: StartWith,
+}
+
+/// Where an instance's definition is kept.
+#[derive(Debug)]
+pub(crate) enum Origin {
+    /// Submitted whole: stored with the instance (these bytes).
+    Submitted(Arc<[u8]>),
+    /// Deployed: the instance names it, the registry keeps it.
+    Deployed(DefinitionRef),
 }
 
 /// A definition parsed, with the MobiWfMS XML bytes the controller stores for it.
@@ -83,11 +108,37 @@ impl Book {
         now_ms: u64,
         xml: &[u8],
         source: &str,
-        start: Start,
+        with: StartWith,
     ) -> Result<Applied, BookError> {
         let Parsed { def, stored } = self.parsed(xml, source)?;
-        self.check_people(&def, start.responsible.as_ref())?;
-        let start = start.checked(&def)?;
+        self.instantiate(
+            now_ms,
+            NewInstance {
+                def,
+                source: source.to_owned(),
+                origin: Origin::Submitted(stored),
+                with,
+            },
+        )
+    }
+
+    /// A new instance of a definition, submitted or deployed: checked against the
+    /// organisation, its inputs checked (the defaults filled in), placed, deployed to the
+    /// placed nodes (each partition with the inputs its activities read); its responsible
+    /// user (if any) is told it started.
+    pub(crate) fn instantiate(
+        &mut self,
+        now_ms: u64,
+        new: NewInstance,
+    ) -> Result<Applied, BookError> {
+        let NewInstance {
+            def,
+            source,
+            origin,
+            with,
+        } = new;
+        self.check_people(&def, with.responsible.as_ref())?;
+        let start = with.checked(&def)?;
         let nodes: Vec<NodeInfo> = self.nodes.values().cloned().collect();
         let placement = place(&def, &nodes)?;
         let id = InstanceId(self.last_instance.0 + 1);
@@ -103,9 +154,14 @@ impl Book {
             .map(|a| activity_view(a, placed.get(&a.id)))
             .collect();
         self.last_instance = id;
+        let deployed = match &origin {
+            Origin::Submitted(_) => None,
+            Origin::Deployed(at) => Some(at.clone()),
+        };
         let what = Event::Submitted {
-            source: source.to_owned(),
+            source,
             partitions: partitions.iter().map(|p| (p.id, p.node.clone())).collect(),
+            definition: deployed.clone(),
         };
         let CheckedStart {
             responsible,
@@ -113,11 +169,15 @@ impl Book {
         } = start;
         let mut inst = Instance::submitted(id, &def, now_ms, partitions, activities, responsible);
         inst.inputs = inputs;
+        inst.definition = deployed;
         self.instances.insert(id, inst);
         self.dirty_instances.insert(id);
         self.history.push(id, now_ms, None, None, what);
         self.track(now_ms, id, &mut effects);
-        self.new_definitions.push((id, stored.to_vec()));
+        match origin {
+            Origin::Submitted(stored) => self.new_definitions.push((id, stored.to_vec())),
+            Origin::Deployed(at) => self.registry.named(&at),
+        }
         self.definitions.insert(id, def);
         Ok(Applied {
             effects,

@@ -1,13 +1,13 @@
 //! The controller's HTTP API for operators (JSON; documented in `docs/http-api.md`).
 //!
-//! - `POST /instances?source=NAME` with a workflow definition (XML) as the body, and the
-//!   instance's inputs as `data.NAME=VALUE` parameters: 201 `{"instance": ID}`; 400 with the
-//!   document's problems (`NAME:line:col: error: ...`) or the inputs' (each, then what the
-//!   definition expects); 409 when no registered node can run it; 413 above
-//!   `MAX_DOCUMENT_BYTES`.
-//! - `GET /instances?state=S&workflow=W&since=MS&limit=N&after=ID`: a page of instance
-//!   summaries by id, `{instances, next}` (`crate::listing`: `next` is the `after` of the
-//!   next page, null at the end); 400 for an unknown state or a limit out of range.
+//! - `POST /instances?source=NAME` with a workflow definition (MobiWfMS XML, PDL or BPMN) as
+//!   the body, and the instance's inputs as `data.NAME=VALUE` parameters: 201
+//!   `{"instance": ID}`; 400 with the document's problems (`NAME:line:col: error: ...`) or the
+//!   inputs' (each, then what the definition expects); 409 when no registered node can run it;
+//!   413 above `MAX_DOCUMENT_BYTES`.
+//! - `GET /instances?state=S&workflow=W&since=MS&definition=NAME&limit=N&after=ID`: a page of
+//!   instance summaries by id, `{instances, next}` (`crate::listing`: `next` is the `after` of
+//!   the next page, null at the end); 400 for an unknown state or a limit out of range.
 //! - `GET /instances/{id}`: one instance with its partitions and activities; 404 if unknown.
 //! - `GET /instances/{id}/wait?timeout=SECS`: the same, once the instance is settled (final,
 //!   and its compensations, if any, over) or after
@@ -23,6 +23,7 @@
 //! - `GET /nodes`: the registered nodes (with `suspected`, the reason, while suspected).
 //! - The organisation directory and work item administration: see `api_people`.
 //! - Join tokens, the allow list and removing nodes: see `api_enrol`.
+//! - The deployed definitions and starting instances of them by name: see `api_definitions`.
 //! - API tokens (`/api-tokens`): see `mobiwf_runtime::api_auth`; what each route needs:
 //!   `api_access`.
 //! - `GET /metrics`: Prometheus text format.
@@ -71,6 +72,7 @@ pub fn router(client: ControllerClient) -> Router {
         )
         .route("/metrics", get(metrics))
         .merge(crate::api_enrol::routes())
+        .merge(crate::api_definitions::routes())
         .layer(DefaultBodyLimit::max(MAX_DOCUMENT_BYTES))
         .with_state(client)
 }
@@ -112,7 +114,7 @@ async fn submit(
         Ok(inputs) => inputs,
         Err(e) => return error(StatusCode::BAD_REQUEST, e),
     };
-    let start = mobiwf_book::Start {
+    let start = mobiwf_book::StartWith {
         responsible: first("responsible").map(mobiwf_proto::UserId::new),
         inputs,
     };
@@ -137,6 +139,7 @@ struct ListQuery {
     since: Option<u64>,
     limit: Option<usize>,
     after: Option<u64>,
+    definition: Option<String>,
 }
 
 async fn list(State(client): State<ControllerClient>, Query(q): Query<ListQuery>) -> Response {
@@ -159,6 +162,7 @@ async fn list(State(client): State<ControllerClient>, Query(q): Query<ListQuery>
         state,
         workflow: q.workflow,
         since_ms: q.since,
+        definition: q.definition,
     };
     match client
         .instances(filter, q.after.map(InstanceId), limit)

@@ -1,5 +1,7 @@
 //! What each route of the controller's API needs: reading is the viewer's, running the work
-//! (submit, control, rerun, work item administration) the operator's, and the mesh and its people
+//! (submit, deploy and remove definitions, start instances of them, control, rerun, work item
+//! administration) the operator's (a definition's creator role is checked further by the
+//! start itself, against the token's user), and the mesh and its people
 //! (join tokens, the allow list, removing nodes, the organisation) and the API tokens the
 //! administrator's. `/metrics` is read like any other page (viewer): it names peers' message kinds
 //! and counts, and Prometheus sends a bearer token (`authorization: credentials_file`). A route not
@@ -26,6 +28,8 @@ fn role(method: &Method, path: &str) -> Role {
     let runs_work = matches!(
         (method.as_str(), parts.as_slice()),
         ("POST", ["instances"])
+            | ("POST", ["definitions"] | ["definitions", _, "instances"])
+            | ("DELETE", ["definitions", _])
             | ("POST", ["instances", _, "interrupt" | "resume" | "cancel"])
             | (
                 "POST",
@@ -60,6 +64,12 @@ mod tests {
             ("POST", "/instances/7/cancel", Role::Operator),
             ("POST", "/instances/7/activities/2/rerun", Role::Operator),
             ("POST", "/instances/7/activities/2/worklist", Role::Operator),
+            ("GET", "/definitions", Role::Viewer),
+            ("GET", "/definitions/maintenance", Role::Viewer),
+            ("POST", "/definitions", Role::Operator),
+            ("DELETE", "/definitions/maintenance", Role::Operator),
+            ("POST", "/definitions/maintenance/instances", Role::Operator),
+            ("POST", "/definitions/maintenance", Role::Administrator),
             ("PUT", "/org", Role::Administrator),
             ("GET", "/tokens", Role::Administrator),
             ("POST", "/tokens", Role::Administrator),

@@ -2,7 +2,7 @@
 //! them: `data.NAME=VALUE` query parameters beside the document (so a client that gives none
 //! sends what it always sent), and a JSON object of name → value (`--data-file`). Each name
 //! once; what the values must be is the book's check, against the definition
-//! (`mobiwf_book::Start`).
+//! (`mobiwf_book::StartWith`).
 
 use mobiwf_proto::GivenInputs;
 use serde_json::Value;
@@ -59,6 +59,16 @@ pub fn add_json(given: &mut GivenInputs, json: &str, source: &str) -> Result<(),
             kind(&value)
         ));
     };
+    add_object(given, object, source)
+}
+
+/// Adds to `given` the inputs of a JSON object of name → value from `source` (for the words),
+/// as [`add_json`] takes them: the `data` of a start by name, and a `--data-file`'s content.
+pub fn add_object(
+    given: &mut GivenInputs,
+    object: serde_json::Map<String, Value>,
+    source: &str,
+) -> Result<(), String> {
     let mut problems = Vec::new();
     for (name, value) in object {
         let text = match value {

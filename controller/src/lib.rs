@@ -1,6 +1,7 @@
 //! The mobiwf controller: the durable state of the pure instance bookkeeping (`mobiwf-book`)
 //! (`state`), the daemon that connects it to the mesh and the store (`daemon`), and the
-//! operators' HTTP API (`api`), which takes an instance's inputs with its submission
+//! operators' HTTP API (`api`; the deployed definitions and starts by name:
+//! `api_definitions`), which takes an instance's inputs with its submission or start
 //! (`inputs`) and shows instance data by asking the nodes (`data`), with
 //! what each of its routes needs (`api_access`: bearer tokens and roles), pages the instance
 //! list from the store (`listing`) and deletes old finished instances (`retention`); history
@@ -9,6 +10,7 @@
 
 pub mod api;
 pub mod api_access;
+pub mod api_definitions;
 pub mod api_enrol;
 pub mod api_people;
 pub mod daemon;

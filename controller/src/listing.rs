@@ -32,6 +32,8 @@ pub struct Filter {
     pub workflow: Option<String>,
     /// Only those submitted at or after this time, ms since the epoch.
     pub since_ms: Option<u64>,
+    /// Only those started from the deployed definition of this name (any version).
+    pub definition: Option<String>,
 }
 
 impl Filter {
@@ -42,6 +44,11 @@ impl Filter {
                 .as_ref()
                 .is_none_or(|w| s.workflow.to_string() == *w)
             && self.since_ms.is_none_or(|since| s.submitted_ms >= since)
+            && self.definition.as_ref().is_none_or(|name| {
+                s.definition
+                    .as_ref()
+                    .is_some_and(|d| d.name.as_str() == name)
+            })
     }
 }
 

@@ -1,6 +1,7 @@
 //! `mobiwf-controller`: the operator's command line for the central controller: the daemon
-//! (`serve`), instance commands (`submit`, `status`, `wait`,
-//! `history`, `list`, `nodes`), the operator's controls (`interrupt`, `resume`, `cancel`),
+//! (`serve`), instance commands (`submit`, `status`, `wait`, `history`, `list`, `nodes`),
+//! deployed definitions (`deploy`, `definitions`, `start`), the operator's controls
+//! (`interrupt`, `resume`, `cancel`),
 //! who may join and who may use the API (`tokens`, `api-tokens`), and document tools
 //! (`validate`, `partition`, `convert`). Commands that talk to the API show a token
 //! (`--token-file`, `MOBIWF_TOKEN_FILE` or `MOBIWF_TOKEN`); exit 6 when it is refused.
@@ -51,6 +52,15 @@ enum Command {
         #[command(flatten)]
         api: ApiArgs,
     },
+    /// Deploy a workflow definition under its name (a changed document is the next version;
+    /// the same definition again changes nothing): instances are then started by name.
+    Deploy(commands::definitions::DeployArgs),
+    /// Start an instance of a deployed definition (its latest version unless told); prints
+    /// its id.
+    Start(commands::definitions::StartArgs),
+    /// List the deployed definitions; `definitions show NAME` prints one's document,
+    /// `definitions remove NAME` removes one.
+    Definitions(commands::definitions::DefinitionsArgs),
     /// Show an instance: its state and, per activity, state, partner, start and end, and why
     /// (failure reason, contingency activity, retries, emergency start); given-up partitions.
     Status {
@@ -131,7 +141,9 @@ enum Command {
         #[command(flatten)]
         api: ApiArgs,
     },
-    /// List the instances, a page at a time (by id; filters: --state, --workflow, --since).
+    /// List the instances, a page at a time (by id; filters: --state, --workflow,
+    /// --definition, --since).
+    #[command(visible_alias = "instances")]
     List {
         /// Print JSON (`{instances, next}`).
         #[arg(long)]
@@ -335,6 +347,9 @@ async fn dispatch(command: Command) -> anyhow::Result<ExitCode> {
             inputs,
             api,
         } => commands::submit::run(&api, &file, responsible.as_deref(), &inputs).await,
+        Command::Deploy(args) => commands::definitions::deploy(&args).await,
+        Command::Start(args) => commands::definitions::start(&args).await,
+        Command::Definitions(args) => commands::definitions::run(args).await,
         Command::Org(OrgCommand::Apply { file, api }) => commands::org::apply(&api, &file).await,
         Command::Org(OrgCommand::Show { json, api }) => commands::org::show(&api, json).await,
         Command::Worklist(WorklistCommand::Insert(item)) => item.send("insert", None, None).await,

@@ -87,12 +87,19 @@ pub fn what(event: &Event) -> String {
 /// Submission, deployment and the end of partitions, in words.
 fn partition_event(event: &Event) -> Option<String> {
     Some(match event {
-        Event::Submitted { source, partitions } => {
+        Event::Submitted {
+            source,
+            partitions,
+            definition,
+        } => {
             let placed: Vec<String> = partitions
                 .iter()
                 .map(|(p, node)| format!("{p} on {node}"))
                 .collect();
-            format!("submitted ({source}); partitions {}", placed.join(", "))
+            match definition {
+                Some(d) => format!("started: definition {d}; partitions {}", placed.join(", ")),
+                None => format!("submitted ({source}); partitions {}", placed.join(", ")),
+            }
         }
         Event::Deployed { partition } => format!("partition {partition} deployed"),
         Event::Refused { partition, reason } => {
@@ -399,6 +406,22 @@ mod tests {
     }
 
     #[test]
+    fn an_instance_started_by_name_says_its_definition() {
+        let started = Event::Submitted {
+            source: "maintenance".to_owned(),
+            partitions: vec![(PartitionId(1), NodeName::new("P1"))],
+            definition: Some(mobiwf_book::DefinitionRef {
+                name: "maintenance".into(),
+                version: mobiwf_book::DefinitionVersion(2),
+            }),
+        };
+        assert_eq!(
+            what(&started),
+            "started: definition maintenance version 2; partitions 1 on P1"
+        );
+    }
+
+    #[test]
     fn events_read_as_they_always_did() {
         let cases = [
             (
@@ -408,6 +431,7 @@ mod tests {
                         (PartitionId(1), NodeName::new("P1")),
                         (PartitionId(2), NodeName::new("P2")),
                     ],
+                    definition: None,
                 },
                 "submitted (wf.xml); partitions 1 on P1, 2 on P2",
             ),

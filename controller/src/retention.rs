@@ -3,12 +3,16 @@
 //! definition and history, [`RETENTION_BATCH`] at a time (one group of the actor each, so the
 //! controller goes on answering in between).
 //!
+//! A deployed definition is never deleted here: the sweep tells the book which versions the
+//! deleted instances named, and the book lets a removed version go with the last of them.
+//!
 //! The sweep walks the `fin/<ms>/<id>` index oldest first and stops at the first one too
 //! young. An index key whose instance was rerun since (not settled any more, or settled at
 //! another time) is stale: it is deleted and the instance left alone.
 
 use std::time::Duration;
 
+use mobiwf_book::DefinitionRef;
 use mobiwf_proto::InstanceId;
 use mobiwf_runtime::store::{Batch, Store, StoreError, unreadable};
 
@@ -65,6 +69,9 @@ pub fn parse_duration(text: &str) -> Result<Duration, String> {
 pub struct Swept {
     /// The instances deleted.
     pub deleted: Vec<InstanceId>,
+    /// The deployed definition versions they named, one entry per instance: the book is told
+    /// (`Book::released`), so that a removed version goes with its last instance.
+    pub released: Vec<DefinitionRef>,
     /// True when more may be due: sweep again at once.
     pub more: bool,
 }
@@ -91,8 +98,10 @@ pub fn sweep(
             young = true;
             break;
         }
-        let current = listing::summary_of(store, id)?
-            .is_some_and(|s| s.settled && state::finished_at(&s) == ms);
+        let summary = listing::summary_of(store, id)?;
+        let current = summary
+            .as_ref()
+            .is_some_and(|s| s.settled && state::finished_at(s) == ms);
         if !current {
             // Stale (rerun since, held or not): the store says it is not settled then.
             batch.delete(key.clone());
@@ -111,6 +120,7 @@ pub fn sweep(
         batch.delete(state::summary_key(id));
         batch.delete(state::definition_key(id));
         swept.deleted.push(id);
+        swept.released.extend(summary.and_then(|s| s.definition));
     }
     swept.more = full && progressed && !young;
     Ok(swept)
@@ -146,6 +156,7 @@ mod tests {
             finished_ms: Some(ms),
             responsible: None,
             settled,
+            definition: None,
         };
         let mut batch = Batch::default();
         batch.put(

@@ -5,7 +5,10 @@
 //! not settled, so the book holds it; startup reads only these), `fin/<finished ms>/<id>`
 //! (empty: it settled then; the retention sweep's index, checked against `sum/<id>` because a
 //! rerun leaves a stale one), `def/<id>` (the instance's workflow definition as submitted),
-//! `hist/<id>/<n>` (the n-th event of its history, JSON),
+//! `hist/<id>/<n>` (the n-th event of its history, JSON), `deployed/<name>/<version>` (a
+//! deployed definition's version: when, how many stored instances name it, whether it was
+//! removed; JSON) and `deployed-doc/<name>/<version>` (its document, MobiWfMS XML; an instance
+//! started by name has no `def/<id>`: it names its version),
 //! `meta/last_instance`, `meta/format` (2 once the `sum/`, `live/` and `fin/` indexes exist; a
 //! data directory of an earlier version is indexed once at startup), `meta/people` (the
 //! organisation directory and the last claim number, JSON), `meta/seq` (the last outgoing
@@ -26,14 +29,15 @@ use mobiwf_runtime::store::{
 use mobiwf_xml_schema::WorkflowDefinition;
 
 use mobiwf_book::{
-    Book, Changes, History, HistoryEvent, Instance, InstanceSummary, NodeInfo, PeopleRecord,
-    Recalled,
+    Book, Changes, DefinitionRef, History, HistoryEvent, Instance, InstanceSummary, NodeInfo,
+    PeopleRecord, Recalled, Registry, RegistryChanges, VersionRecord,
 };
 use mobiwf_proto::InstanceId;
 
 const LAST_INSTANCE_KEY: &str = "meta/last_instance";
 const PEOPLE_KEY: &str = "meta/people";
 const FORMAT_KEY: &str = "meta/format";
+const DEPLOYED_PREFIX: &str = "deployed/";
 /// The store format with the `sum/`, `live/` and `fin/` indexes.
 const FORMAT_INDEXED: u64 = 2;
 /// Instances indexed per synced batch when an earlier data directory is indexed.
@@ -57,6 +61,16 @@ fn live_key(id: InstanceId) -> String {
 /// `def/<id>`.
 pub fn definition_key(id: InstanceId) -> String {
     format!("def/{:020}", id.0)
+}
+
+/// `deployed/<name>/<version>`.
+pub fn deployed_key(at: &DefinitionRef) -> String {
+    format!("{DEPLOYED_PREFIX}{}/{:020}", at.name, at.version.0)
+}
+
+/// `deployed-doc/<name>/<version>`.
+pub fn deployed_document_key(at: &DefinitionRef) -> String {
+    format!("deployed-doc/{}/{:020}", at.name, at.version.0)
 }
 
 /// `hist/<id>/`, the prefix of an instance's history.
@@ -115,12 +129,44 @@ pub fn stage(batch: &mut Batch, changes: &Changes) -> Result<(), StoreError> {
         let value = encode(&key, event)?;
         batch.put(key, value);
     }
+    stage_registry(batch, &changes.registry)?;
     if let Some(people) = &changes.people {
         let value = encode(PEOPLE_KEY, people)?;
         batch.put(PEOPLE_KEY, value);
     }
     batch.put(LAST_INSTANCE_KEY, changes.last_instance.to_string());
     Ok(())
+}
+
+/// Adds the deployed definitions' changes to `batch`.
+fn stage_registry(batch: &mut Batch, changes: &RegistryChanges) -> Result<(), StoreError> {
+    for record in &changes.records {
+        let key = deployed_key(&record.at);
+        let value = encode(&key, record)?;
+        batch.put(key, value);
+    }
+    for (at, document) in &changes.documents {
+        batch.put(deployed_document_key(at), document.to_vec());
+    }
+    for at in &changes.deleted {
+        batch.delete(deployed_key(at));
+        batch.delete(deployed_document_key(at));
+    }
+    Ok(())
+}
+
+/// The deployed definitions as the store holds them, each version parsed once.
+fn load_registry(store: &dyn Store) -> Result<Registry, StoreError> {
+    let mut stored = Vec::new();
+    for (k, v) in store.scan_prefix(DEPLOYED_PREFIX.as_bytes())? {
+        let record: VersionRecord = decode(&k, &v)?;
+        let key = deployed_document_key(&record.at);
+        let document = store
+            .get(key.as_bytes())?
+            .ok_or_else(|| unreadable(key.as_bytes(), &"missing"))?;
+        stored.push((record, document));
+    }
+    Registry::restore(stored).map_err(|e| unreadable(DEPLOYED_PREFIX.as_bytes(), &e))
 }
 
 /// Marks the store as indexed (`sum/`, `live/`, `fin/`): for a store written only through
@@ -167,32 +213,22 @@ pub fn load(store: &dyn Store) -> Result<Book, StoreError> {
     for (k, v) in store.scan_prefix(b"node/")? {
         nodes.push(decode::<NodeInfo>(&k, &v)?);
     }
+    let mut live = LiveDefinitions {
+        registry: load_registry(store)?,
+        parsed: HashMap::new(),
+    };
     let mut instances = Vec::new();
     let mut definitions = Vec::new();
     let mut events = Vec::new();
-    // Instances of one workflow were submitted with the same bytes: parsed once, shared.
-    let mut parsed: HashMap<Vec<u8>, Arc<WorkflowDefinition>> = HashMap::new();
     for (k, _) in store.scan_prefix(b"live/")? {
         let id = InstanceId(number_after(&k, b"live/").ok_or_else(|| unreadable(&k, &"bad key"))?);
         let Some(inst) = read_instance(store, id)? else {
             continue;
         };
-        instances.push(inst);
-        let key = definition_key(id);
-        if let Some(xml) = store.get(key.as_bytes())? {
-            let def = match parsed.get(&xml) {
-                Some(def) => def.clone(),
-                None => {
-                    let def = mobiwf_xml_schema::load_definition(&xml)
-                        .map_err(|d| unreadable(key.as_bytes(), &d.render("stored definition")))?
-                        .value;
-                    let def = Arc::new(def);
-                    parsed.insert(xml, def.clone());
-                    def
-                }
-            };
+        if let Some(def) = live.of(store, &inst)? {
             definitions.push((id, def));
         }
+        instances.push(inst);
         events.extend(read_events(store, id)?.into_iter().map(|e| (id, e)));
     }
     let last_instance = read_number(store, LAST_INSTANCE_KEY)?;
@@ -202,7 +238,8 @@ pub fn load(store: &dyn Store) -> Result<Book, StoreError> {
         definitions,
         History::restore(events),
         InstanceId(last_instance),
-    );
+    )
+    .with_registry(live.registry);
     let Some(people) = store.get(PEOPLE_KEY.as_bytes())? else {
         return Ok(book);
     };
@@ -210,6 +247,48 @@ pub fn load(store: &dyn Store) -> Result<Book, StoreError> {
     let record: PeopleRecord = decode(key, &people)?;
     let directory = record.directory().map_err(|e| unreadable(key, &e))?;
     Ok(book.with_people(directory, record.last_request))
+}
+
+/// The definitions of the instances `load` reads: the deployed ones, and those stored with
+/// their instances, parsed once per document (instances of one workflow were submitted with
+/// the same bytes), shared.
+struct LiveDefinitions {
+    registry: Registry,
+    parsed: HashMap<Vec<u8>, Arc<WorkflowDefinition>>,
+}
+
+impl LiveDefinitions {
+    /// The definition of stored instance `inst`: the registry's version it names, or the
+    /// document stored with it (none when there is none).
+    fn of(
+        &mut self,
+        store: &dyn Store,
+        inst: &Instance,
+    ) -> Result<Option<Arc<WorkflowDefinition>>, StoreError> {
+        if let Some(at) = &inst.definition {
+            let deployed = self.registry.get(at).ok_or_else(|| {
+                let key = instance_key(inst.id);
+                unreadable(
+                    key.as_bytes(),
+                    &format!("it names {at}, which is not stored"),
+                )
+            })?;
+            return Ok(Some(deployed.definition.clone()));
+        }
+        let key = definition_key(inst.id);
+        let Some(xml) = store.get(key.as_bytes())? else {
+            return Ok(None);
+        };
+        if let Some(def) = self.parsed.get(&xml) {
+            return Ok(Some(def.clone()));
+        }
+        let def = mobiwf_xml_schema::load_definition(&xml)
+            .map_err(|d| unreadable(key.as_bytes(), &d.render("stored definition")))?
+            .value;
+        let def = Arc::new(def);
+        self.parsed.insert(xml, def.clone());
+        Ok(Some(def))
+    }
 }
 
 /// One instance as stored.
@@ -247,9 +326,15 @@ pub fn recall(store: &dyn Store, id: InstanceId) -> Result<Option<Recalled>, Sto
     let Some(instance) = read_instance(store, id)? else {
         return Ok(None);
     };
-    let definition = store
-        .get(definition_key(id).as_bytes())?
-        .ok_or_else(|| unreadable(definition_key(id).as_bytes(), &"missing"))?;
+    // One started by name names its definition, which the book's registry holds.
+    let definition = match instance.definition {
+        Some(_) => None,
+        None => Some(
+            store
+                .get(definition_key(id).as_bytes())?
+                .ok_or_else(|| unreadable(definition_key(id).as_bytes(), &"missing"))?,
+        ),
+    };
     Ok(Some(Recalled {
         instance,
         definition,

@@ -126,8 +126,11 @@ fn item_notes(item: &mobiwf_book::ItemSummary) -> Vec<String> {
 /// One instance and its activities, then its given-up partitions.
 pub fn instance(inst: &Instance) -> String {
     let mut out = format!(
-        "instance {} (workflow {}{}): {}",
+        "instance {} ({}workflow {}{}): {}",
         inst.id,
+        inst.definition
+            .as_ref()
+            .map_or(String::new(), |d| format!("definition {d}, ")),
         inst.workflow,
         if inst.description.is_empty() {
             String::new()
@@ -224,22 +227,73 @@ pub fn data(inst: &Instance, view: &crate::data::DataView) -> String {
     out
 }
 
+/// A deployed definition and version as a table cell: `maintenance v2` (`-`: none).
+fn definition_cell(d: Option<&mobiwf_book::DefinitionRef>) -> String {
+    d.map_or("-".to_owned(), |d| format!("{} v{}", d.name, d.version))
+}
+
 /// Every instance, one line each.
 pub fn instances(all: &[mobiwf_book::InstanceSummary]) -> String {
     let mut out = format!(
-        "{:<10} {:<10} {:<12} {:<10} DESCRIPTION\n",
-        "INSTANCE", "WORKFLOW", "STATE", "TOOK"
+        "{:<10} {:<10} {:<20} {:<12} {:<10} DESCRIPTION\n",
+        "INSTANCE", "WORKFLOW", "DEFINITION", "STATE", "TOOK"
     );
     for i in all {
         out += &format!(
-            "{:<10} {:<10} {:<12} {:<10} {}\n",
+            "{:<10} {:<10} {:<20} {:<12} {:<10} {}\n",
             i.id,
             i.workflow,
+            definition_cell(i.definition.as_ref()),
             i.state.as_str(),
             i.finished_ms
                 .map_or("-".to_owned(), |_| at(i.submitted_ms, i.finished_ms)),
             i.description
         );
+    }
+    out
+}
+
+/// Versions as ranges: `1-3,5`.
+fn version_ranges(versions: &[mobiwf_book::DefinitionVersion]) -> String {
+    let mut ranges: Vec<(u64, u64)> = Vec::new();
+    for v in versions.iter().map(|v| v.0) {
+        match ranges.last_mut() {
+            Some((_, last)) if *last + 1 == v => *last = v,
+            _ => ranges.push((v, v)),
+        }
+    }
+    let shown: Vec<String> = ranges
+        .iter()
+        .map(|(a, b)| {
+            if a == b {
+                a.to_string()
+            } else {
+                format!("{a}-{b}")
+            }
+        })
+        .collect();
+    shown.join(",")
+}
+
+/// Every deployed definition, one line each: the latest version, every version that can be
+/// started, when the latest was deployed, its instances not over, its creator role.
+pub fn definitions(all: &[mobiwf_book::DefinitionSummary]) -> String {
+    let mut out = format!(
+        "{:<24} {:<7} {:<12} {:<20} {:<8} CREATOR ROLE\n",
+        "NAME", "LATEST", "VERSIONS", "DEPLOYED (UTC)", "RUNNING"
+    );
+    for d in all {
+        let line = format!(
+            "{:<24} {:<7} {:<12} {:<20} {:<8} {}",
+            d.name,
+            d.latest,
+            version_ranges(&d.versions),
+            mobiwf_book::format_time(d.deployed_ms),
+            d.running,
+            d.creator_role.as_ref().map_or("-", |r| r.as_str())
+        );
+        out += line.trim_end();
+        out += "\n";
     }
     out
 }
@@ -479,6 +533,36 @@ mod tests {
         summary.holders.clear();
         summary.done_by.push("carol".into());
         assert_eq!(item_notes(&summary), ["done by carol"]);
+    }
+
+    #[test]
+    fn definitions_show_their_versions_as_ranges() {
+        let v = |n| mobiwf_book::DefinitionVersion(n);
+        let d = mobiwf_book::DefinitionSummary {
+            name: "maintenance".into(),
+            latest: v(5),
+            versions: vec![v(1), v(2), v(3), v(5)],
+            deployed_ms: 1_795_362_832_007,
+            creator_role: Some("tech".into()),
+            running: 2,
+        };
+        let text = definitions(&[d]);
+        let line = text.lines().nth(1).expect("a line");
+        assert_eq!(
+            line.split_whitespace().collect::<Vec<_>>(),
+            [
+                "maintenance",
+                "5",
+                "1-3,5",
+                "2026/11/22",
+                "15:53:52",
+                "2",
+                "tech"
+            ],
+            "{text}"
+        );
+        assert_eq!(version_ranges(&[v(1)]), "1");
+        assert_eq!(version_ranges(&[]), "");
     }
 
     #[test]

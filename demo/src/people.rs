@@ -93,7 +93,7 @@ async fn inspect(
         .submit(
             INSPECTION.to_vec(),
             source.clone(),
-            mobiwf_book::Start {
+            mobiwf_book::StartWith {
                 responsible,
                 ..Default::default()
             },

@@ -86,7 +86,7 @@ pub async fn run(file: Option<&Path>, timeout_secs: u64, hour_ms: u64) -> anyhow
     let deadline = tokio::time::Instant::now() + Duration::from_secs(timeout_secs);
     wait_registered(&client, nodes.len(), deadline, timeout_secs).await?;
     let id = match client
-        .submit(bytes, source.clone(), mobiwf_book::Start::default())
+        .submit(bytes, source.clone(), mobiwf_book::StartWith::default())
         .await?
     {
         Ok(id) => id,

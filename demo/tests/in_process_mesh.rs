@@ -121,7 +121,7 @@ async fn run_instances(m: &Mesh, count: usize) -> Vec<mobiwf_proto::InstanceId> 
             .submit(
                 PAPER.to_vec(),
                 "paper.xml".to_owned(),
-                mobiwf_book::Start::default(),
+                mobiwf_book::StartWith::default(),
             )
             .await
             .expect("ask")
@@ -328,7 +328,7 @@ async fn time_to_wait_starts_an_activity_whose_preconditions_are_late() {
         .submit(
             workflow.into_bytes(),
             "paper-manual.xml".to_owned(),
-            mobiwf_book::Start::default(),
+            mobiwf_book::StartWith::default(),
         )
         .await
         .expect("ask")
@@ -409,7 +409,7 @@ async fn an_activity_over_its_time_out_is_killed_and_fails_the_instance_with_the
         .submit(
             workflow.into_bytes(),
             "paper-slow.xml".to_owned(),
-            mobiwf_book::Start::default(),
+            mobiwf_book::StartWith::default(),
         )
         .await
         .expect("ask")

@@ -14,8 +14,8 @@ use serde::{Deserialize, Serialize};
 use crate::lifecycle::activity::ActivityLife;
 use crate::lifecycle::instance::InstanceLife;
 use crate::{
-    ActivityEvent, ActivityLifecycle, Compensation, Grace, InstanceEvent, InstanceState,
-    ItemSummary, PartitionEvent, PartitionLifecycle, PendingRerun, Refusal,
+    ActivityEvent, ActivityLifecycle, Compensation, DefinitionRef, Grace, InstanceEvent,
+    InstanceState, ItemSummary, PartitionEvent, PartitionLifecycle, PendingRerun, Refusal,
 };
 
 mod repr;
@@ -301,6 +301,10 @@ pub struct Instance {
     /// too. Left out when none (as stored before inputs).
     #[serde(default, skip_serializing_if = "InstanceInputs::is_empty")]
     pub inputs: InstanceInputs,
+    /// The deployed definition it was started from (`start NAME`): its definition is the
+    /// registry's, not stored with it. None: submitted whole (`submit FILE`).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub definition: Option<DefinitionRef>,
 }
 
 impl Instance {
@@ -330,6 +334,7 @@ impl Instance {
             compensation: None,
             rerun: None,
             inputs: InstanceInputs::new(),
+            definition: None,
         }
     }
 

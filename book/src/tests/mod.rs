@@ -16,6 +16,7 @@ macro_rules! scenarios {
 
 mod compensation;
 mod coverage;
+mod definitions;
 mod failures;
 mod hub;
 mod inputs;
@@ -38,6 +39,7 @@ type Scenario = (&'static str, fn());
 /// Every scenario, by module.
 const ALL_SCENARIOS: &[&[Scenario]] = &[
     compensation::ALL,
+    definitions::ALL,
     failures::ALL,
     hub::ALL,
     inputs::ALL,

@@ -57,7 +57,7 @@ scenarios! {
         // Recalled, it is what it was, and inputs about it apply as before.
         let recall = Input::Recall(Box::new(Recalled {
             instance: inst.clone(),
-            definition: PAPER.as_bytes().to_vec(),
+            definition: Some(PAPER.as_bytes().to_vec()),
             history: events,
         }));
         b.apply(T0 + 2000, recall).expect("recall");

@@ -1,6 +1,8 @@
-//! `api-tokens create --role R [--label L] | list | revoke ID`: the bearer tokens of the
-//! controller's HTTP API (administrators only). The command is both CLIs' own
-//! (`mobiwf_runtime::api_auth::api_tokens`); a controller's token speaks for a role.
+//! `api-tokens create --role R [--user U] [--label L] | list | revoke ID`: the bearer tokens
+//! of the controller's HTTP API (administrators only). The command is both CLIs' own
+//! (`mobiwf_runtime::api_auth::api_tokens`); a controller's token speaks for a role, and for
+//! the organisation user it names, if any (who starts instances: a definition's creator
+//! role).
 
 use serde_json::{Map, Value};
 
@@ -12,17 +14,26 @@ use super::api_client::ApiArgs;
 /// the limit), 6 not authorised, 3 the controller cannot be asked.
 pub type ApiTokensCommand = mobiwf_runtime::api_auth::ApiTokensCommand<ApiArgs, RoleArgs>;
 
-/// Whom a controller's token speaks for: anyone with a role.
+/// Whom a controller's token speaks for: anyone with a role, and the organisation user who
+/// holds it, if named.
 #[derive(Debug, clap::Args)]
 pub struct RoleArgs {
-    /// What it may do: viewer (read), operator (also submit, control, rerun, administer
-    /// work items) or administrator (everything).
+    /// What it may do: viewer (read), operator (also submit, start, control, rerun,
+    /// administer work items) or administrator (everything).
     #[arg(long, value_name = "ROLE")]
     role: String,
+    /// The organisation user it speaks for: `start` checks a definition's creator role
+    /// against them, and makes them the instance's responsible user unless told otherwise.
+    #[arg(long, value_name = "USER")]
+    user: Option<String>,
 }
 
 impl GrantArgs for RoleArgs {
     fn grant(&self) -> Map<String, Value> {
-        Map::from_iter([("role".to_owned(), Value::String(self.role.clone()))])
+        let mut grant = Map::from_iter([("role".to_owned(), Value::String(self.role.clone()))]);
+        if let Some(user) = &self.user {
+            grant.insert("user".to_owned(), Value::String(user.clone()));
+        }
+        grant
     }
 }

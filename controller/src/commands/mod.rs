@@ -4,6 +4,7 @@ pub mod api_client;
 pub mod api_tokens;
 pub mod control;
 pub mod convert;
+pub mod definitions;
 pub mod enrol;
 pub mod history;
 pub mod org;

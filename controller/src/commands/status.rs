@@ -65,6 +65,9 @@ pub struct ListArgs {
     /// Only instances submitted at or after this time, ms since the epoch.
     #[arg(long, value_name = "MS")]
     pub since: Option<u64>,
+    /// Only instances started from this deployed definition (any version).
+    #[arg(long, value_name = "NAME")]
+    pub definition: Option<String>,
     /// At most this many instances a page (1 to 1000; the controller's default is 100).
     #[arg(long, value_name = "N")]
     pub limit: Option<usize>,
@@ -85,6 +88,9 @@ impl ListArgs {
         }
         if let Some(w) = &self.workflow {
             q.push(("workflow", w.clone()));
+        }
+        if let Some(d) = &self.definition {
+            q.push(("definition", d.clone()));
         }
         if let Some(ms) = self.since {
             q.push(("since", ms.to_string()));

@@ -93,6 +93,7 @@ impl Actor for ControllerActor {
             || !changes.instances.is_empty()
             || !changes.history.is_empty()
             || !changes.definitions.is_empty()
+            || !changes.registry.is_empty()
             || changes.people.is_some();
         if book_changed {
             state::stage(&mut group.batch, &changes)?;
@@ -315,6 +316,8 @@ impl ControllerActor {
             );
             self.metrics.instances_deleted(done.deleted.len());
         }
+        // The versions they named: a removed one goes with its last instance, in this batch.
+        self.book.released(&done.released);
         self.swept.extend(done.deleted);
         Ok(done.more)
     }

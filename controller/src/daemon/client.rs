@@ -45,7 +45,7 @@ impl ControllerClient {
         &self,
         definition: Vec<u8>,
         source: String,
-        start: mobiwf_book::Start,
+        start: mobiwf_book::StartWith,
     ) -> anyhow::Result<Result<InstanceId, BookError>> {
         self.ask(|reply| {
             Event::Command(Command::Submit {

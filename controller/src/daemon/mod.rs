@@ -12,6 +12,7 @@
 mod actor;
 mod client;
 mod client_enrol;
+mod definitions;
 mod enrol;
 mod operators;
 mod queries;
@@ -38,6 +39,7 @@ use crate::state;
 
 pub use client::ControllerClient;
 pub use client_enrol::JOIN_TOKEN_FILE;
+pub use definitions::ShownDefinition;
 pub(crate) use enrol::EnrolAction;
 pub use enrol::{EnrolAnswer, TokenView};
 
@@ -112,7 +114,7 @@ enum Command {
     Submit {
         definition: Vec<u8>,
         source: String,
-        start: mobiwf_book::Start,
+        start: mobiwf_book::StartWith,
         reply: oneshot::Sender<Result<InstanceId, BookError>>,
     },
     /// An operator applies an organisation document (validated by the API).
@@ -140,6 +142,8 @@ enum Command {
         activity: mobiwf_proto::ActivityId,
         reply: oneshot::Sender<Result<Instance, BookError>>,
     },
+    /// An operator's word on the deployed definitions (deploy, remove, start by name).
+    Definitions(definitions::DefinitionCommand),
     /// An operator's enrolment command (join tokens, the allow list, removing a node).
     Enrol {
         action: EnrolAction,
@@ -153,6 +157,8 @@ enum Query {
     Nodes(oneshot::Sender<Vec<NodeInfo>>),
     History(InstanceId, oneshot::Sender<Option<Vec<HistoryEvent>>>),
     Directory(oneshot::Sender<mobiwf_people::Directory>),
+    /// The deployed definitions, or one of them.
+    Definitions(definitions::DefinitionQuery),
 }
 
 /// Opens the data directory, joins the mesh, resumes delivery and serves the API.

@@ -76,6 +76,7 @@ impl ControllerActor {
                 let result = self.administer(now, input, effects);
                 group.answer(reply, result);
             }
+            Command::Definitions(command) => self.definitions(now, command, effects, group),
             Command::Enrol { reply, .. } => {
                 let _ = reply.send(Err("enrolment is applied with its group".to_owned()));
             }

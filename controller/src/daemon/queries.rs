@@ -45,6 +45,7 @@ impl ControllerActor {
             Query::Directory(reply) => {
                 let _ = reply.send(self.book.directory().clone());
             }
+            Query::Definitions(query) => self.answer_definitions(query),
         }
     }
 }

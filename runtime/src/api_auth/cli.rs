@@ -7,7 +7,7 @@ use std::future::Future;
 
 use serde_json::{Map, Value};
 
-use super::{grant, listing};
+use super::{listing, whom};
 
 /// A daemon's API as its command line reaches it.
 pub trait ApiCli: clap::Args {
@@ -36,7 +36,8 @@ pub trait ApiCli: clap::Args {
 
 /// Whom a new token speaks for, as the command line takes it.
 pub trait GrantArgs: clap::Args {
-    /// The grant as `POST /api-tokens` takes it (`{"role": "viewer"}`, `{"user": "alice"}`).
+    /// The grant as `POST /api-tokens` takes it (`{"role": "viewer"}`, `{"user": "alice"}`,
+    /// on the controller `{"role": "operator", "user": "alice"}`).
     fn grant(&self) -> Map<String, Value>;
 }
 
@@ -81,11 +82,11 @@ pub async fn api_tokens<A: ApiCli, G: GrantArgs>(
 ) -> anyhow::Result<()> {
     match command {
         ApiTokensCommand::Create {
-            grant: whom,
+            grant: asked,
             label,
             api,
         } => {
-            let mut body = whom.grant();
+            let mut body = asked.grant();
             body.insert("label".to_owned(), Value::String(label));
             let url = api.url("/api-tokens")?;
             let request = api.client()?.post(url).json(&body);
@@ -94,7 +95,7 @@ pub async fn api_tokens<A: ApiCli, G: GrantArgs>(
             eprintln!(
                 "API token {} ({}) created",
                 made["id"].as_str().unwrap_or_default(),
-                grant(&made["grant"])
+                whom(&made)
             );
         }
         ApiTokensCommand::List { json, api } => {

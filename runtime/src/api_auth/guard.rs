@@ -1,6 +1,8 @@
 //! The check in front of every route of an API: `Authorization: Bearer TOKEN`, a token the
 //! daemon knows (else 401), whose grant covers what the route needs (else 403). Both answers
-//! carry `WWW-Authenticate: Bearer` (RFC 6750) and a JSON `{"error"}` saying what to do.
+//! carry `WWW-Authenticate: Bearer` (RFC 6750) and a JSON `{"error"}` saying what to do. A
+//! request let through carries who made it ([`Caller`], a request extension), also when the
+//! check is off.
 
 use std::sync::Arc;
 
@@ -9,7 +11,7 @@ use axum::http::{HeaderMap, HeaderValue, Method, StatusCode, header};
 use axum::middleware::Next;
 use axum::response::{IntoResponse, Response};
 
-use super::{ApiTokens, Need};
+use super::{ApiToken, ApiTokens, Caller, Need};
 use crate::metrics::Metrics;
 
 /// A daemon's `router` with the API token routes, behind the token check (each request
@@ -43,15 +45,27 @@ pub fn guard(
     metrics: Arc<Metrics>,
 ) -> axum::Router {
     if !tokens.settings().enforce {
-        return router;
+        return router.layer(axum::middleware::from_fn(
+            |mut request: Request, next: Next| async move {
+                request.extensions_mut().insert(Caller::Unchecked);
+                next.run(request).await
+            },
+        ));
     }
     router.layer(axum::middleware::from_fn(
-        move |request: Request, next: Next| {
+        move |mut request: Request, next: Next| {
             let (tokens, metrics) = (tokens.clone(), metrics.clone());
             async move {
                 let wanted = need(request.method(), request.uri().path());
                 match authorise(&tokens, request.headers(), &wanted) {
-                    Ok(()) => next.run(request).await,
+                    Ok(token) => {
+                        let caller = Caller::Token {
+                            id: token.id,
+                            user: token.user,
+                        };
+                        request.extensions_mut().insert(caller);
+                        next.run(request).await
+                    }
                     Err(refusal) => {
                         let (method, path) = (request.method(), request.uri().path());
                         tracing::debug!(%method, path, "API request refused: {}", refusal.1);
@@ -67,7 +81,7 @@ pub fn guard(
 /// Why a request is refused: its status, the message, the `WWW-Authenticate` value.
 type Refusal = (StatusCode, String, &'static str);
 
-fn authorise(tokens: &ApiTokens, headers: &HeaderMap, need: &Need) -> Result<(), Refusal> {
+fn authorise(tokens: &ApiTokens, headers: &HeaderMap, need: &Need) -> Result<ApiToken, Refusal> {
     let settings = tokens.settings();
     let Some(value) = headers.get(header::AUTHORIZATION) else {
         return Err((
@@ -103,7 +117,7 @@ fn authorise(tokens: &ApiTokens, headers: &HeaderMap, need: &Need) -> Result<(),
         ));
     };
     if need.allows(&token.grant) {
-        return Ok(());
+        return Ok(token);
     }
     Err((
         StatusCode::FORBIDDEN,

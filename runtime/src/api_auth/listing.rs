@@ -1,4 +1,5 @@
-//! How both CLIs' `api-tokens` commands show tokens: a grant as a word, the list as a table.
+//! How both CLIs' `api-tokens` commands show tokens: a grant as a word (with the user a
+//! controller's token speaks for), the list as a table.
 
 use serde_json::Value;
 
@@ -8,6 +9,15 @@ pub fn grant(value: &Value) -> String {
         (Some(role), _) => role.to_owned(),
         (None, Some(user)) => format!("user {user}"),
         _ => value.to_string(),
+    }
+}
+
+/// Whom a token as `GET /api-tokens` shows it speaks for: its grant, and the user it names
+/// (`operator for alice`).
+pub fn whom(token: &Value) -> String {
+    match token["user"].as_str() {
+        Some(user) => format!("{} for {user}", grant(&token["grant"])),
+        None => grant(&token["grant"]),
     }
 }
 
@@ -26,7 +36,7 @@ pub fn listing(body: &Value, switch: &str, created: impl Fn(u64) -> String) -> S
         out.push_str(&format!(
             "{:<14} {:<15} {:<24} {}\n",
             t["id"].as_str().unwrap_or_default(),
-            grant(&t["grant"]),
+            whom(&t),
             created(t["created_ms"].as_u64().unwrap_or_default()),
             t["label"].as_str().unwrap_or_default()
         ));
@@ -46,6 +56,7 @@ mod tests {
             "tokens": [
                 {"id": "t1", "grant": {"role": "viewer"}, "created_ms": 5, "label": "dash"},
                 {"id": "t2", "grant": {"user": "alice"}, "created_ms": 6, "label": ""},
+                {"id": "t3", "grant": {"role": "operator"}, "user": "bob", "created_ms": 7, "label": ""},
             ]
         });
         let text = listing(&body, "run --insecure-no-auth", |ms| format!("at {ms}"));
@@ -53,5 +64,6 @@ mod tests {
         assert!(text.contains("t1             viewer          at 5"));
         assert!(text.contains("user alice"));
         assert!(text.contains("dash"));
+        assert!(text.contains("t3             operator for bob"), "{text}");
     }
 }

@@ -19,7 +19,7 @@ use serde::{Deserialize, Serialize};
 pub use cli::{ApiCli, ApiTokensCommand, GrantArgs, api_tokens};
 pub use client::{NotAuthorised, authorised, bearer_client, exit_code_of, token, token_from_env};
 pub use guard::{guard, protect};
-pub use listing::{grant, listing};
+pub use listing::{grant, listing, whom};
 pub use routes::routes;
 pub use tokens::{ApiTokens, AuthSettings, NotMade};
 
@@ -141,6 +141,27 @@ pub struct ApiToken {
     pub label: String,
     /// When it was made, ms since the epoch.
     pub created_ms: u64,
+    /// On the controller, the organisation user a role token speaks for
+    /// (`api-tokens create --role R --user U`): who starts an instance, for a definition's
+    /// creator role, and its responsible user unless another is named. None on nodes (a
+    /// user's own token is [`Grant::User`]) and on tokens made before there were any.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub user: Option<String>,
+}
+
+/// Who made a request, as the token check saw it: what the check hands the routes (an axum
+/// request extension) that decide by the user a token speaks for.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Caller {
+    /// The API checks no tokens (`--insecure-no-auth`): whoever reaches it.
+    Unchecked,
+    /// A token the check took.
+    Token {
+        /// Its id.
+        id: String,
+        /// The organisation user it speaks for, if it names one ([`ApiToken::user`]).
+        user: Option<String>,
+    },
 }
 
 /// Whether an HTTP answer is the token check's refusal (401, or 403 with
@@ -182,15 +203,33 @@ mod tests {
 
     #[test]
     fn a_token_reads_back_as_stored() {
-        let token = ApiToken {
+        let mut token = ApiToken {
             id: "abc".into(),
             hash: "ab".repeat(32),
             grant: Grant::User("alice".into()),
             label: String::new(),
             created_ms: 5,
+            user: None,
         };
         let text = serde_json::to_string(&token).unwrap();
         assert!(text.contains(r#""grant":{"user":"alice"}"#), "{text}");
         assert_eq!(serde_json::from_str::<ApiToken>(&text).unwrap(), token);
+        token.grant = Grant::Role(Role::Operator);
+        token.user = Some("bob".into());
+        let text = serde_json::to_string(&token).unwrap();
+        assert!(text.ends_with(r#""created_ms":5,"user":"bob"}"#), "{text}");
+        assert_eq!(serde_json::from_str::<ApiToken>(&text).unwrap(), token);
+    }
+
+    #[test]
+    fn a_token_stored_before_tokens_named_users_loads_and_is_written_as_it_was() {
+        let stored = format!(
+            r#"{{"id":"0123456789ab","hash":"{}","grant":{{"role":"operator"}},"label":"ci","created_ms":1767225600000}}"#,
+            "cd".repeat(32)
+        );
+        let token: ApiToken = serde_json::from_str(&stored).unwrap();
+        assert_eq!(token.grant, Grant::Role(Role::Operator));
+        assert_eq!(token.user, None);
+        assert_eq!(serde_json::to_string(&token).unwrap(), stored);
     }
 }

@@ -1,10 +1,12 @@
 //! The API token routes both daemons serve (administrators only, by the daemons' tables):
 //!
 //! - `POST /api-tokens` with `{"role": "viewer"|"operator"|"administrator", "label": "..."}`
-//!   or, on a node, `{"user": "alice", "label": "..."}`: 201 `{"id", "token", "grant",
-//!   "label"}`, the token shown this once (the daemon keeps its hash); 400 what is wrong; 409
+//!   (on the controller also `"user"`: the organisation user the token speaks for) or, on a
+//!   node, `{"user": "alice", "label": "..."}`: 201 `{"id", "token", "grant", "label",
+//!   "user"}`, the token shown this once (the daemon keeps its hash); 400 what is wrong; 409
 //!   past `MAX_API_TOKENS`.
-//! - `GET /api-tokens`: `{"tokens": [{id, grant, label, created_ms}], "enforced"}`.
+//! - `GET /api-tokens`: `{"tokens": [{id, grant, label, created_ms, user}], "enforced"}`
+//!   (`user` only when the token names one).
 //! - `DELETE /api-tokens/{id}`: refused from the next request on; 404 if unknown.
 
 use std::sync::Arc;
@@ -39,12 +41,16 @@ struct CreateBody {
 }
 
 fn shown(token: &ApiToken) -> serde_json::Value {
-    json!({
+    let mut shown = json!({
         "id": token.id,
         "grant": token.grant,
         "label": token.label,
         "created_ms": token.created_ms,
-    })
+    });
+    if let Some(user) = &token.user {
+        shown["user"] = json!(user);
+    }
+    shown
 }
 
 fn error(status: StatusCode, message: String) -> Response {
@@ -52,24 +58,28 @@ fn error(status: StatusCode, message: String) -> Response {
 }
 
 async fn create(State(tokens): State<Arc<ApiTokens>>, Json(body): Json<CreateBody>) -> Response {
-    let grant = match (body.role, body.user) {
-        (Some(role), None) => match Role::parse(&role) {
-            Ok(role) => Grant::Role(role),
+    // A role with a user: on the controller, the user the token speaks for (a node refuses
+    // it); a user alone: a node's user token.
+    let (grant, user) = match (body.role, body.user) {
+        (Some(role), user) => match Role::parse(&role) {
+            Ok(role) => (Grant::Role(role), user),
             Err(e) => return error(StatusCode::BAD_REQUEST, e),
         },
-        (None, Some(user)) => Grant::User(user),
-        _ => {
+        (None, Some(user)) => (Grant::User(user), None),
+        (None, None) => {
             return error(
                 StatusCode::BAD_REQUEST,
-                "say whom the token is for: \"role\" (viewer, operator, administrator) or, on a \
-                 node, \"user\", not both"
+                "say whom the token is for: \"role\" (viewer, operator, administrator), with \
+                 \"user\" on the controller for the organisation user it speaks for; or, on a \
+                 node, \"user\" alone for the user's own token"
                     .to_owned(),
             );
         }
     };
     let label = body.label;
     let now = crate::process::now_ms();
-    let made = tokio::task::spawn_blocking(move || tokens.create(grant, label, now)).await;
+    let made =
+        tokio::task::spawn_blocking(move || tokens.create_for(grant, user, label, now)).await;
     match made {
         Ok(Ok(Ok((text, token)))) => {
             tracing::info!(id = %token.id, grant = %token.grant, "API token created");

@@ -21,7 +21,9 @@ pub struct AuthSettings {
     /// Check every request's token; false only by the operator's explicit choice
     /// (`--insecure-no-auth`).
     pub enforce: bool,
-    /// Whether tokens for one user (`/users/{user}/...` only) may be made: on nodes.
+    /// Whether tokens for one user (`/users/{user}/...` only) may be made: on nodes. Where
+    /// not (the controller), a role token may name the organisation user it speaks for
+    /// instead ([`super::ApiToken::user`]).
     pub users: bool,
     /// The daemon's command, for messages (`mobiwf-controller`, `mobiwf-node`).
     pub command: &'static str,
@@ -109,7 +111,19 @@ impl ApiTokens {
         label: String,
         now_ms: u64,
     ) -> anyhow::Result<Result<(String, ApiToken), NotMade>> {
-        if let Err(e) = self.check_request(&grant, &label) {
+        self.create_for(grant, None, label, now_ms)
+    }
+
+    /// [`ApiTokens::create`], the token speaking for organisation user `user` when one is
+    /// named (a role token on the controller).
+    pub fn create_for(
+        &self,
+        grant: Grant,
+        user: Option<String>,
+        label: String,
+        now_ms: u64,
+    ) -> anyhow::Result<Result<(String, ApiToken), NotMade>> {
+        if let Err(e) = self.check_request(&grant, user.as_deref(), &label) {
             return Ok(Err(NotMade::Invalid(e)));
         }
         let _writer = self.writer.lock().unwrap_or_else(|e| e.into_inner());
@@ -128,6 +142,7 @@ impl ApiTokens {
             grant,
             label,
             created_ms: now_ms,
+            user,
         };
         let key = format!("{TOKEN_KEY_PREFIX}{}", token.id);
         let mut batch = Batch::default();
@@ -179,34 +194,55 @@ impl ApiTokens {
         Ok(())
     }
 
-    fn check_request(&self, grant: &Grant, label: &str) -> Result<(), String> {
+    fn check_request(
+        &self,
+        grant: &Grant,
+        speaks_for: Option<&str>,
+        label: &str,
+    ) -> Result<(), String> {
         if label.chars().count() > MAX_API_LABEL_CHARS {
             return Err(format!(
                 "a token's label is at most {MAX_API_LABEL_CHARS} characters (MAX_API_LABEL_CHARS)"
             ));
         }
-        let Grant::User(user) = grant else {
-            return Ok(());
+        let user = match (grant, speaks_for) {
+            (Grant::Role(_), None) => return Ok(()),
+            (Grant::Role(_), Some(_)) if self.settings.users => {
+                return Err(format!(
+                    "a {} token speaks for a role or for one user, not both: give --role, or \
+                     --user alone for the user's own token",
+                    self.settings.command
+                ));
+            }
+            (Grant::User(_), Some(_)) => {
+                return Err("a user's own token names its user once".to_owned());
+            }
+            (Grant::Role(_), Some(user)) => user,
+            (Grant::User(_), None) if !self.settings.users => {
+                return Err(format!(
+                    "{} makes no user tokens (a user's token is made on their device: \
+                     `mobiwf-node api-tokens create --user U`); give a role, with --user U for \
+                     the organisation user it speaks for",
+                    self.settings.command
+                ));
+            }
+            (Grant::User(user), None) => user.as_str(),
         };
-        if !self.settings.users {
-            return Err(format!(
-                "{} makes no user tokens (a user's token is made on their device: `mobiwf-node \
-                 api-tokens create --user U`); give a role",
-                self.settings.command
-            ));
-        }
-        let fine = !user.is_empty()
-            && user.chars().count() <= MAX_USER_CHARS
-            && !user.contains(|c: char| c.is_whitespace() || c == '/');
-        if fine {
-            Ok(())
-        } else {
-            Err(format!(
-                "{user:?} is not a user id (one word of at most {MAX_USER_CHARS} characters, \
-                 without `/`, as in the organisation document)"
-            ))
-        }
+        user_id_problem(user).map_or(Ok(()), Err)
     }
+}
+
+/// What is wrong with `user` as a user id, if anything.
+fn user_id_problem(user: &str) -> Option<String> {
+    let fine = !user.is_empty()
+        && user.chars().count() <= MAX_USER_CHARS
+        && !user.contains(|c: char| c.is_whitespace() || c == '/');
+    (!fine).then(|| {
+        format!(
+            "{user:?} is not a user id (one word of at most {MAX_USER_CHARS} characters, \
+             without `/`, as in the organisation document)"
+        )
+    })
 }
 
 fn id_of(hash: &str) -> String {
@@ -265,6 +301,36 @@ mod tests {
             let refused = refused.unwrap().unwrap_err().to_string();
             assert!(refused.contains("not a user id"), "{refused}");
         }
+        let both = node.create_for(
+            Grant::Role(Role::Operator),
+            Some("bob".into()),
+            String::new(),
+            0,
+        );
+        let both = both.unwrap().unwrap_err().to_string();
+        assert!(both.contains("not both"), "{both}");
+        let (_, made) = controller
+            .create_for(
+                Grant::Role(Role::Operator),
+                Some("bob".into()),
+                String::new(),
+                0,
+            )
+            .unwrap()
+            .unwrap();
+        assert_eq!(made.user.as_deref(), Some("bob"));
+        let bad = controller.create_for(
+            Grant::Role(Role::Operator),
+            Some("a b".into()),
+            String::new(),
+            0,
+        );
+        assert!(
+            bad.unwrap()
+                .unwrap_err()
+                .to_string()
+                .contains("not a user id")
+        );
         let long = "x".repeat(MAX_API_LABEL_CHARS + 1);
         let refused = node.create(Grant::Role(Role::Viewer), long, 0);
         let refused = refused.unwrap().unwrap_err().to_string();

@@ -1,0 +1,311 @@
+//! Deployed definitions: versions (a changed document is the next one, the same model again
+//! changes nothing), starts by name that parse nothing and share the registry's definition,
+//! removal refused while instances run and versions kept while stored instances name them,
+//! the creator role, and a registry restored from its changes.
+
+use std::sync::Arc;
+
+use super::*;
+use crate::definitions::VersionRecord;
+
+/// The paper's workflow named `name`, with `creator` as its creator role and `description`,
+/// written as an operator would keep it.
+fn named(name: Option<&str>, creator: Option<&str>, description: &str) -> String {
+    let mut def = mobiwf_xml_schema::load_definition(PAPER.as_bytes())
+        .expect("paper")
+        .value;
+    def.name = name.map(mobiwf_xml_schema::DefinitionName::new);
+    def.creator_role = creator.map(Into::into);
+    def.description = description.to_owned();
+    mobiwf_xml_schema::write_definition(&def)
+}
+
+fn deploy(b: &mut Book, document: &str, name: Option<&str>) -> Result<Deployment, BookError> {
+    b.deploy_definition(
+        T0,
+        Deploy {
+            document: document.as_bytes().to_vec(),
+            source: "maintenance.xml".to_owned(),
+            name: name.map(str::to_owned),
+        },
+    )
+}
+
+fn start_as(
+    b: &mut Book,
+    name: &str,
+    version: Option<u64>,
+    starter: Starter,
+) -> Result<Applied, BookError> {
+    b.apply(
+        T0 + 10,
+        Input::Start(Start {
+            name: name.into(),
+            version: version.map(DefinitionVersion),
+            responsible: None,
+            starter,
+            inputs: Default::default(),
+        }),
+    )
+}
+
+fn start(b: &mut Book, name: &str, version: Option<u64>) -> Result<Applied, BookError> {
+    start_as(b, name, version, Starter::Anyone)
+}
+
+fn at(name: &str, version: u64) -> DefinitionRef {
+    DefinitionRef {
+        name: name.into(),
+        version: DefinitionVersion(version),
+    }
+}
+
+fn paper_nodes() -> Book {
+    book_with(&[
+        node("peerA", "P1", &[1, 2, 3]),
+        node("peerB", "P2", &[1, 3]),
+    ])
+}
+
+/// The book's registry changes as the store keeps them: records through their JSON, each
+/// with the document written for it.
+fn stored(changes: &RegistryChanges, documents: &mut BTreeMap<DefinitionRef, Vec<u8>>) {
+    for (at, document) in &changes.documents {
+        documents.insert(at.clone(), document.to_vec());
+    }
+    for at in &changes.deleted {
+        documents.remove(at);
+    }
+}
+
+scenarios! {
+    fn a_changed_document_is_the_next_version_and_the_same_model_again_changes_nothing() {
+        let mut b = paper_nodes();
+        let v1 = deploy(&mut b, &named(Some("maintenance"), None, "one"), None).expect("v1");
+        assert_eq!((v1.definition.clone(), v1.new_version), (at("maintenance", 1), true));
+        // The same model, laid out otherwise (the paper as published: its own spelling,
+        // comments, encoding): nothing changes.
+        let mut paper = mobiwf_xml_schema::load_definition(PAPER.as_bytes()).expect("paper").value;
+        paper.name = Some("maintenance".into());
+        paper.description = "one".to_owned();
+        let again = PAPER
+            .replace("<description>Workflow Exemplo</description>", "<description>one</description>  <name>maintenance</name>\n");
+        let read = mobiwf_xml_schema::load_definition(again.as_bytes()).expect("again").value;
+        assert_eq!(read, paper, "the test's second layout reads as the first");
+        b.take_changes();
+        let same = deploy(&mut b, &again, None).expect("same");
+        assert_eq!((same.definition, same.new_version), (at("maintenance", 1), false));
+        assert!(b.take_changes().registry.is_empty(), "a no-op writes nothing");
+
+        // The same definition in PDL, without a <name> of its own: nothing changes either.
+        let mut pdl = mobiwf_xml_schema::load_definition(PAPER.as_bytes()).expect("paper").value;
+        pdl.description = "one".to_owned();
+        let pdl = mobiwf_xml_schema::write_pdl(&pdl);
+        let request = Deploy {
+            document: pdl.into_bytes(),
+            source: "maintenance.pdl".to_owned(),
+            name: Some("maintenance".to_owned()),
+        };
+        let same = b.deploy_definition(T0, request).expect("pdl");
+        assert_eq!((same.definition, same.new_version), (at("maintenance", 1), false));
+
+        let v2 = deploy(&mut b, &named(Some("maintenance"), None, "two"), None).expect("v2");
+        assert_eq!((v2.definition, v2.new_version), (at("maintenance", 2), true));
+        // Going back to v1's document is a change from the latest: the next version.
+        let v3 = deploy(&mut b, &named(Some("maintenance"), None, "one"), None).expect("v3");
+        assert_eq!(v3.definition, at("maintenance", 3));
+        // --name wins over the document's own name.
+        let other = deploy(&mut b, &named(Some("maintenance"), None, "one"), Some("other"));
+        assert_eq!(other.expect("other").definition, at("other", 1));
+
+        let listed = b.definitions();
+        let names: Vec<&str> = listed.iter().map(|d| d.name.as_str()).collect();
+        assert_eq!(names, ["maintenance", "other"]);
+        assert_eq!(listed[0].latest, DefinitionVersion(3));
+        assert_eq!(listed[0].versions.len(), 3);
+        let (_, shown, deployed) = b.definition(&"maintenance".into(), Some(DefinitionVersion(2))).expect("v2");
+        assert_eq!(shown, at("maintenance", 2));
+        assert_eq!(deployed.definition.description, "two");
+    }
+
+    fn a_deployment_needs_a_good_name_and_a_good_document() {
+        let mut b = paper_nodes();
+        let unnamed = deploy(&mut b, PAPER, None).unwrap_err();
+        assert!(
+            matches!(&unnamed, BookError::Invalid(m) if m.contains("no <name>") && m.contains("--name")),
+            "{unnamed}"
+        );
+        let bad = deploy(&mut b, PAPER, Some("no/slash")).unwrap_err();
+        assert!(matches!(&bad, BookError::Invalid(m) if m.contains("holds '/'")), "{bad}");
+        let dots = deploy(&mut b, PAPER, Some("..")).unwrap_err();
+        assert!(matches!(&dots, BookError::Invalid(m) if m.contains("dots only")), "{dots}");
+        let broken = deploy(&mut b, "<workflow id=\"1\">", Some("x")).unwrap_err();
+        assert!(matches!(&broken, BookError::Invalid(m) if m.contains("maintenance.xml:")), "{broken}");
+        assert!(b.definitions().is_empty());
+        assert!(b.take_changes().registry.is_empty());
+    }
+
+    fn a_start_by_name_shares_the_deployed_definition_and_stores_only_its_name() {
+        let mut b = paper_nodes();
+        deploy(&mut b, &named(Some("maintenance"), None, "one"), None).expect("v1");
+        deploy(&mut b, &named(Some("maintenance"), None, "two"), None).expect("v2");
+        b.take_changes();
+        let latest = start(&mut b, "maintenance", None).expect("start");
+        assert_eq!(latest.instance, Some(InstanceId(1)));
+        assert_eq!(deploys(&latest).len(), 2, "both partitions deployed");
+        let first = start(&mut b, "maintenance", Some(1)).expect("start v1");
+        assert_eq!(first.instance, Some(InstanceId(2)));
+        let inst = |b: &Book, id| b.instance(InstanceId(id)).expect("instance").clone();
+        assert_eq!(inst(&b, 1).definition, Some(at("maintenance", 2)));
+        assert_eq!(inst(&b, 1).description, "two");
+        assert_eq!(inst(&b, 2).definition, Some(at("maintenance", 1)));
+        assert_eq!(inst(&b, 2).summary().definition, Some(at("maintenance", 1)));
+        let registry = b.registry().get(&at("maintenance", 2)).expect("v2").definition.clone();
+        assert!(Arc::ptr_eq(&b.definitions[&InstanceId(1)], &registry), "one parsed copy");
+        assert!(matches!(
+            &story(&b)[0],
+            Event::Submitted { definition: Some(d), source, .. }
+                if *d == at("maintenance", 2) && source == "maintenance"
+        ));
+        let changes = b.take_changes();
+        assert!(changes.definitions.is_empty(), "no document stored per instance");
+        let counts: Vec<(u64, u64)> = changes.registry.records.iter()
+            .map(|r| (r.at.version.0, r.instances))
+            .collect();
+        assert_eq!(counts, [(1, 1), (2, 1)]);
+        assert_eq!(b.definitions()[0].running, 2);
+
+        let none = start(&mut b, "maintenance", Some(7)).unwrap_err();
+        assert!(matches!(&none, BookError::UnknownDefinition(m) if m.contains("versions are 1 to 2")), "{none}");
+        let unknown = start(&mut b, "nothing", None).unwrap_err();
+        assert!(matches!(&unknown, BookError::UnknownDefinition(m) if m.contains("no definition is deployed as nothing")), "{unknown}");
+    }
+
+    fn a_definition_is_removed_only_when_no_instance_of_it_runs_and_kept_while_one_is_stored() {
+        let mut b = paper_nodes();
+        deploy(&mut b, &named(Some("maintenance"), None, "one"), None).expect("v1");
+        deploy(&mut b, &named(Some("maintenance"), None, "two"), None).expect("v2");
+        start(&mut b, "maintenance", Some(1)).expect("start");
+        let mut documents = BTreeMap::new();
+        stored(&b.take_changes().registry, &mut documents);
+        let refused = b.remove_definition(&"maintenance".into()).unwrap_err();
+        assert_eq!(
+            refused,
+            BookError::DefinitionRunning { name: "maintenance".into(), instances: vec![InstanceId(1)] }
+        );
+        assert!(refused.to_string().contains("instances running: 1"), "{refused}");
+        let cancel = Input::Control { instance: InstanceId(1), action: Control::Cancel };
+        b.apply(T0 + 20, cancel).expect("cancel");
+        let removal = b.remove_definition(&"maintenance".into()).expect("remove");
+        assert_eq!(removal.dropped, [DefinitionVersion(2)]);
+        assert_eq!(removal.kept, [DefinitionVersion(1)], "its finished instance names it");
+        let changes = b.take_changes().registry;
+        assert_eq!(changes.deleted, [at("maintenance", 2)]);
+        assert!(changes.records.iter().all(|r| r.retired && r.at == at("maintenance", 1)));
+        stored(&changes, &mut documents);
+        assert!(b.definitions().is_empty(), "a removed definition is not listed");
+        assert!(start(&mut b, "maintenance", Some(1)).is_err(), "nor started");
+        assert!(b.registry().get(&at("maintenance", 1)).is_some(), "but kept for its instance");
+
+        // Deployed again, it numbers on from the version kept.
+        let again = deploy(&mut b, &named(Some("maintenance"), None, "one"), None).expect("again");
+        assert_eq!(again.definition, at("maintenance", 2));
+        assert_eq!(b.definitions()[0].versions, [DefinitionVersion(2)]);
+
+        // The retention sweep deletes the finished instance: the retired version goes.
+        b.released(&[at("maintenance", 1)]);
+        assert!(b.registry().get(&at("maintenance", 1)).is_none());
+        let changes = b.take_changes().registry;
+        assert!(changes.deleted.contains(&at("maintenance", 1)), "{changes:?}");
+        stored(&changes, &mut documents);
+        assert_eq!(documents.keys().cloned().collect::<Vec<_>>(), [at("maintenance", 2)]);
+
+        let unknown = b.remove_definition(&"nothing".into()).unwrap_err();
+        assert!(matches!(unknown, BookError::UnknownDefinition(_)));
+    }
+
+    fn only_members_of_the_creator_role_start_it_and_the_starter_is_responsible_by_default() {
+        let mut b = paper_nodes();
+        apply_org(&mut b, T0, &staff()).expect("org");
+        deploy(&mut b, &named(Some("inspect"), Some("tech"), "one"), None).expect("deploy");
+        let token = |user: Option<&str>| Starter::Token { user: user.map(Into::into) };
+        let anon = start_as(&mut b, "inspect", None, token(None)).unwrap_err();
+        assert!(
+            matches!(&anon, BookError::NotCreator(m) if m.contains("role tech") && m.contains("speaks for no user")),
+            "{anon}"
+        );
+        let adm = start_as(&mut b, "inspect", None, token(Some("adm"))).unwrap_err();
+        assert!(
+            matches!(&adm, BookError::NotCreator(m) if m.contains("user adm may not start") && m.contains("role tech")),
+            "{adm}"
+        );
+        let stranger = start_as(&mut b, "inspect", None, token(Some("zed"))).unwrap_err();
+        assert!(matches!(stranger, BookError::NotCreator(_)));
+        assert!(b.instance(InstanceId(1)).is_none(), "nothing started");
+
+        let ann = start_as(&mut b, "inspect", None, token(Some("ann"))).expect("ann holds tech");
+        let id = ann.instance.expect("instance");
+        assert_eq!(b.instance(id).expect("instance").responsible, Some("ann".into()));
+        // An API without tokens checks nobody; nobody is responsible unless named.
+        let anyone = start(&mut b, "inspect", None).expect("anyone");
+        let id = anyone.instance.expect("instance");
+        assert_eq!(b.instance(id).expect("instance").responsible, None);
+        // A definition without a creator role: any token; its user is responsible when the
+        // directory has them, and an operator's choice wins.
+        deploy(&mut b, &named(Some("open"), None, "one"), None).expect("deploy");
+        let open = start_as(&mut b, "open", None, token(Some("adm"))).expect("open");
+        let id = open.instance.expect("instance");
+        assert_eq!(b.instance(id).expect("instance").responsible, Some("adm".into()));
+        let unknown = start_as(&mut b, "open", None, token(Some("zed"))).expect("open");
+        let id = unknown.instance.expect("instance");
+        assert_eq!(b.instance(id).expect("instance").responsible, None);
+        let chosen = b.apply(T0, Input::Start(Start {
+            name: "open".into(),
+            version: None,
+            responsible: Some("bob".into()),
+            starter: token(Some("ann")),
+            inputs: Default::default(),
+        })).expect("chosen");
+        let id = chosen.instance.expect("instance");
+        assert_eq!(b.instance(id).expect("instance").responsible, Some("bob".into()));
+    }
+
+    fn the_registry_restored_from_its_changes_is_the_same_and_its_instances_come_back() {
+        let mut b = paper_nodes();
+        deploy(&mut b, &named(Some("maintenance"), None, "one"), None).expect("v1");
+        start(&mut b, "maintenance", None).expect("start");
+        let changes = b.take_changes();
+        let mut documents = BTreeMap::new();
+        stored(&changes.registry, &mut documents);
+        let records: Vec<(VersionRecord, Vec<u8>)> = changes
+            .registry
+            .records
+            .iter()
+            .map(|r| {
+                let json = serde_json::to_string(r).expect("ser");
+                let record: VersionRecord = serde_json::from_str(&json).expect("de");
+                (record, documents[&r.at].clone())
+            })
+            .collect();
+        let registry = Registry::restore(records).expect("restore");
+        assert_eq!(&registry, b.registry());
+        let json = serde_json::to_string(&changes.registry.records[0]).expect("ser");
+        assert_eq!(json, r#"{"name":"maintenance","version":1,"deployed_ms":1173543574000,"instances":1}"#);
+
+        // The instance, let go once cancelled, comes back with the registry's definition.
+        b.apply(T0 + 20, Input::Control { instance: InstanceId(1), action: Control::Cancel }).expect("cancel");
+        let changes = b.take_changes();
+        let inst = changes.instances.iter().find(|i| i.id == InstanceId(1)).expect("changed").clone();
+        assert_eq!(b.evict_settled([InstanceId(1)]), [InstanceId(1)]);
+        let recall = Recalled { instance: inst.clone(), definition: None, history: Vec::new() };
+        b.apply(T0 + 30, Input::Recall(Box::new(recall))).expect("recall");
+        let shared = b.registry().get(&at("maintenance", 1)).expect("v1").definition.clone();
+        assert!(Arc::ptr_eq(&b.definitions[&InstanceId(1)], &shared));
+
+        // One that names a version the registry lacks is refused with the reason.
+        let mut lost = Book::new();
+        let recall = Recalled { instance: inst, definition: None, history: Vec::new() };
+        let refused = lost.apply(T0, Input::Recall(Box::new(recall))).unwrap_err();
+        assert!(refused.to_string().contains("names definition maintenance version 1"), "{refused}");
+    }
+}
