@@ -76,19 +76,9 @@ fn datum(controller: &Controller, id: u64, name: &str) -> Value {
         .unwrap_or_else(|| panic!("no {name} in {data:#}"))
 }
 
-#[test]
-fn inputs_given_at_start_reach_the_partner_that_reads_them_each_instance_its_own() {
-    let dir = scratch("inputs").unwrap();
-    let log = dir.join("ran.log");
-    let (mut controller, _p1, p2) = paper_mesh(&dir);
-    let file = workflow(&dir, &log);
-
-    let first = controller.submit_with(&file, &["--data", "reading=5"]);
-    let data_file = dir.join("inputs.json");
-    std::fs::write(&data_file, r#"{"reading": 7, "note": "north gate"}"#).unwrap();
-    let path = data_file.display().to_string();
-    let second = controller.submit_with(&file, &["--data-file", &path]);
-    // Deployed once and started by name, the inputs go the same way.
+/// The workflow in `file` deployed as `meter` and started by name with `reading` 9 and `note`
+/// "by name" (its id); a start with a reading that is no number is refused with why.
+fn started_by_name(controller: &Controller, file: &Path) -> u64 {
     let deployed = controller.cli(
         &["deploy", file.to_str().unwrap(), "--name", "meter"],
         Duration::from_secs(30),
@@ -117,6 +107,22 @@ fn inputs_given_at_start_reach_the_partner_that_reads_them_each_instance_its_own
         "{}",
         refused.stderr
     );
+    third
+}
+
+#[test]
+fn inputs_given_at_start_reach_the_partner_that_reads_them_each_instance_its_own() {
+    let dir = scratch("inputs").unwrap();
+    let log = dir.join("ran.log");
+    let (mut controller, _p1, p2) = paper_mesh(&dir);
+    let file = workflow(&dir, &log);
+
+    let first = controller.submit_with(&file, &["--data", "reading=5"]);
+    let data_file = dir.join("inputs.json");
+    std::fs::write(&data_file, r#"{"reading": 7, "note": "north gate"}"#).unwrap();
+    let path = data_file.display().to_string();
+    let second = controller.submit_with(&file, &["--data-file", &path]);
+    let third = started_by_name(&controller, &file);
     for (id, saw) in [
         (first, "C saw 5 none"),
         (second, "C saw 7 north gate"),
