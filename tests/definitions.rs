@@ -392,8 +392,10 @@ fn a_creator_role_lets_only_its_members_start_and_they_are_responsible() {
     assert_eq!(status, 201, "{body}");
     let other = body["instance"].as_u64().unwrap();
     assert_eq!(controller.status(other)["responsible"], "bob");
-    let (status, body) = start_with(&controller, &alice, r#"{"data": {}}"#);
+    // Inputs go in the body's data, checked against the definition's: it declares none.
+    let (status, body) = start_with(&controller, &alice, r#"{"data": {"reading": 4}}"#);
     assert_eq!(status, 400, "{body}");
+    assert!(body.to_string().contains("reading"), "{body}");
 }
 
 #[test]
