@@ -1,5 +1,6 @@
 //! The demo's first part: a controller and the partner nodes a workflow needs, started in
-//! this process, the workflow run once, its progress shown as the controller learns of it,
+//! this process, the workflow (in any of the three languages) deployed and one instance of it
+//! started by name, as operators run work, its progress shown as the controller learns of it,
 //! then the final table.
 
 use std::collections::BTreeMap;
@@ -18,6 +19,8 @@ use mobiwf_controller::table;
 
 /// The paper's example workflow, shipped in the binary so the demo runs from anywhere.
 const PAPER: &[u8] = include_bytes!("../../examples/paper/workflow.xml");
+/// Where [`PAPER`] comes from, as the demo names it.
+const PAPER_SOURCE: &str = "examples/paper/workflow.xml";
 
 fn loopback() -> anyhow::Result<Vec<libp2p::Multiaddr>> {
     Ok(vec!["/ip4/127.0.0.1/tcp/0".parse()?])
@@ -63,9 +66,10 @@ pub async fn run(file: Option<&Path>, timeout_secs: u64, hour_ms: u64) -> anyhow
             std::fs::read(f).with_context(|| format!("cannot read {}", f.display()))?,
             f.display().to_string(),
         ),
-        None => (PAPER.to_vec(), "examples/paper/workflow.xml".to_owned()),
+        None => (PAPER.to_vec(), PAPER_SOURCE.to_owned()),
     };
-    let def = match mobiwf_xml_schema::load_definition(&bytes) {
+    let language = mobiwf_xml_schema::Language::of(&source, &bytes);
+    let def = match mobiwf_xml_schema::load_definition_in(language, &bytes) {
         Ok(l) => l.value,
         Err(d) => {
             eprint!("{}", d.render(&source));
@@ -85,17 +89,9 @@ pub async fn run(file: Option<&Path>, timeout_secs: u64, hour_ms: u64) -> anyhow
     let client = controller.client();
     let deadline = tokio::time::Instant::now() + Duration::from_secs(timeout_secs);
     wait_registered(&client, nodes.len(), deadline, timeout_secs).await?;
-    let id = match client
-        .submit(bytes, source.clone(), mobiwf_book::StartWith::default())
-        .await?
-    {
-        Ok(id) => id,
-        Err(e) => {
-            eprintln!("{e}");
-            return Ok(ExitCode::from(1));
-        }
+    let Some(id) = deploy_and_start(&client, bytes, &source, &def).await? else {
+        return Ok(ExitCode::from(1));
     };
-    println!("\ninstance {id} of {source} submitted\n");
 
     let outcome = follow(&client, id, deadline).await?;
 
@@ -116,6 +112,67 @@ pub async fn run(file: Option<&Path>, timeout_secs: u64, hour_ms: u64) -> anyhow
     }
     controller.stop().await;
     Ok(exit_code(inst.state(), people_ok, id, timeout_secs))
+}
+
+/// Deploys the workflow in `bytes` under its own `<name>`, else the name of its file
+/// (`paper` for the one shipped), and starts an instance of it by name: its id, or none when
+/// the controller refused (said on standard error).
+async fn deploy_and_start(
+    client: &mobiwf_controller::daemon::ControllerClient,
+    bytes: Vec<u8>,
+    source: &str,
+    def: &mobiwf_xml_schema::WorkflowDefinition,
+) -> anyhow::Result<Option<InstanceId>> {
+    let name = match &def.name {
+        Some(name) => name.to_string(),
+        None => demo_name(source),
+    };
+    let request = mobiwf_book::Deploy {
+        document: bytes,
+        source: source.to_owned(),
+        name: Some(name.clone()),
+    };
+    let deployed = match client.deploy(request).await? {
+        Ok(deployed) => deployed.definition,
+        Err(e) => {
+            eprintln!("{e}");
+            return Ok(None);
+        }
+    };
+    let start = mobiwf_book::Start {
+        name: deployed.name.clone(),
+        version: None,
+        responsible: None,
+        starter: mobiwf_book::Starter::Anyone,
+        inputs: Default::default(),
+    };
+    match client.start(start).await? {
+        Ok(started) => {
+            println!(
+                "\n{source} deployed as {deployed}; instance {} started by name\n",
+                started.instance
+            );
+            Ok(Some(started.instance))
+        }
+        Err(e) => {
+            eprintln!("{e}");
+            Ok(None)
+        }
+    }
+}
+
+/// The name the demo deploys a workflow without a `<name>` under: its file's stem when that is
+/// a definition name, `paper` for the shipped example, else `demo`.
+fn demo_name(source: &str) -> String {
+    if source == PAPER_SOURCE {
+        return "paper".to_owned();
+    }
+    Path::new(source)
+        .file_stem()
+        .and_then(|s| s.to_str())
+        .filter(|s| mobiwf_xml_schema::definition_name_problem(s).is_none())
+        .unwrap_or("demo")
+        .to_owned()
 }
 
 /// The demo's exit status once instance `id` is in `state` (and the people part went as
