@@ -219,6 +219,10 @@ pub enum BookError {
     /// A deployment past the registry's limit (the words say what to do).
     #[error("{0}")]
     RegistryFull(String),
+    /// A start of a deployed version whose stored document does not read back (the words say
+    /// which and what to do).
+    #[error("{0}")]
+    Unreadable(String),
 }
 
 /// Instance ids as a list in words: `3, 5`.

@@ -52,7 +52,8 @@ pub use chain::MAX_CONTINGENCY_CHAIN;
 pub use compensation::Compensation;
 pub use definitions::{
     DefinitionRef, DefinitionSummary, DefinitionVersion, Deploy, DeployedVersion, Deployment,
-    MAX_DEFINITION_VERSIONS, Registry, RegistryChanges, Removal, VersionRecord,
+    MAX_DEFINITION_VERSIONS, Registry, RegistryChanges, Removal, UnreadableSummary,
+    UnreadableVersion, VersionRecord, VersionRole,
 };
 pub use directory::PeopleRecord;
 pub use history::{Event, History, HistoryEvent, Label, OverdueThen};

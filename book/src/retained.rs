@@ -10,7 +10,7 @@
 //! page of the instance list is read without the full instances.
 
 use mobiwf_proto::{InstanceId, Message};
-use mobiwf_xml_schema::{UserId, WorkflowId};
+use mobiwf_xml_schema::{Language, UserId, WorkflowId};
 use serde::{Deserialize, Serialize};
 
 use crate::{
@@ -168,8 +168,9 @@ impl Book {
                 .definition
                 .clone(),
             (None, Some(xml)) => {
-                self.parsed(&xml, &format!("stored definition of instance {id}"))?
-                    .def
+                // Stored bytes are MobiWfMS XML whatever the document was submitted in.
+                let source = format!("stored definition of instance {id}");
+                self.parsed(Language::MobiWfMs, &xml, &source)?.def
             }
             (None, None) => {
                 return Err(BookError::Invalid(format!(

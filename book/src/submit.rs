@@ -61,12 +61,18 @@ pub(crate) struct Parsed {
 }
 
 impl Book {
-    /// The definition in `src`, parsed (or as parsed when it was submitted lately), and the
-    /// bytes to store for it: `src` itself when it is MobiWfMS XML, else the MobiWfMS XML it
-    /// reads as, so a stored definition is always read back in one language. Its language is
-    /// told by `source`'s extension, else by its content ([`Language::of`]).
-    pub(crate) fn parsed(&mut self, src: &[u8], source: &str) -> Result<Parsed, BookError> {
-        let language = Language::of(source, src);
+    /// The definition in `src`, read as `language`, parsed (or as parsed when it was read
+    /// lately in that language), and the bytes to store for it: `src` itself when it is
+    /// MobiWfMS XML, else the MobiWfMS XML it reads as, so a stored definition is always read
+    /// back in one language. An operator's document is read in the language
+    /// [`Language::of`] tells; stored bytes are always read as [`Language::MobiWfMs`], never
+    /// guessed.
+    pub(crate) fn parsed(
+        &mut self,
+        language: Language,
+        src: &[u8],
+        source: &str,
+    ) -> Result<Parsed, BookError> {
         if let Some(i) = self
             .recent
             .iter()
@@ -110,7 +116,7 @@ impl Book {
         source: &str,
         with: StartWith,
     ) -> Result<Applied, BookError> {
-        let Parsed { def, stored } = self.parsed(xml, source)?;
+        let Parsed { def, stored } = self.parsed(Language::of(source, xml), xml, source)?;
         self.instantiate(
             now_ms,
             NewInstance {

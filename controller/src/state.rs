@@ -155,18 +155,26 @@ fn stage_registry(batch: &mut Batch, changes: &RegistryChanges) -> Result<(), St
     Ok(())
 }
 
-/// The deployed definitions as the store holds them, each version parsed once.
+/// The deployed definitions as the store holds them, each version parsed once. A version
+/// whose document does not read back is kept aside and logged, not fatal: the controller
+/// starts, `definitions` lists it as unreadable, and it is never started.
 fn load_registry(store: &dyn Store) -> Result<Registry, StoreError> {
     let mut stored = Vec::new();
     for (k, v) in store.scan_prefix(DEPLOYED_PREFIX.as_bytes())? {
         let record: VersionRecord = decode(&k, &v)?;
         let key = deployed_document_key(&record.at);
-        let document = store
-            .get(key.as_bytes())?
-            .ok_or_else(|| unreadable(key.as_bytes(), &"missing"))?;
+        let document = store.get(key.as_bytes())?;
         stored.push((record, document));
     }
-    Registry::restore(stored).map_err(|e| unreadable(DEPLOYED_PREFIX.as_bytes(), &e))
+    let registry = Registry::restore(stored);
+    for (at, u) in registry.unreadable() {
+        tracing::error!(
+            definition = %at,
+            problem = %u.problem,
+            "a stored definition version does not read back: kept as stored, never started"
+        );
+    }
+    Ok(registry)
 }
 
 /// Marks the store as indexed (`sum/`, `live/`, `fin/`): for a store written only through
@@ -259,13 +267,21 @@ struct LiveDefinitions {
 
 impl LiveDefinitions {
     /// The definition of stored instance `inst`: the registry's version it names, or the
-    /// document stored with it (none when there is none).
+    /// document stored with it (none when there is none, or when it does not read back: the
+    /// instance is kept without it, as one stored before definitions were, and logged).
     fn of(
         &mut self,
         store: &dyn Store,
         inst: &Instance,
     ) -> Result<Option<Arc<WorkflowDefinition>>, StoreError> {
         if let Some(at) = &inst.definition {
+            if let Some(u) = self.registry.unreadable_version(&at.name, at.version) {
+                tracing::error!(
+                    instance = %inst.id, definition = %at, problem = %u.problem,
+                    "a live instance's definition does not read back: kept without it"
+                );
+                return Ok(None);
+            }
             let deployed = self.registry.get(at).ok_or_else(|| {
                 let key = instance_key(inst.id);
                 unreadable(
@@ -282,10 +298,19 @@ impl LiveDefinitions {
         if let Some(def) = self.parsed.get(&xml) {
             return Ok(Some(def.clone()));
         }
-        let def = mobiwf_xml_schema::load_definition(&xml)
-            .map_err(|d| unreadable(key.as_bytes(), &d.render("stored definition")))?
-            .value;
-        let def = Arc::new(def);
+        let read =
+            mobiwf_xml_schema::load_definition_in(mobiwf_xml_schema::Language::MobiWfMs, &xml);
+        let def = match read {
+            Ok(read) => Arc::new(read.value),
+            Err(d) => {
+                tracing::error!(
+                    instance = %inst.id,
+                    problem = %d.render("stored definition"),
+                    "a live instance's stored definition does not read back: kept without it"
+                );
+                return Ok(None);
+            }
+        };
         self.parsed.insert(xml, def.clone());
         Ok(Some(def))
     }

@@ -294,6 +294,18 @@ pub fn definitions(all: &[mobiwf_book::DefinitionSummary]) -> String {
         );
         out += line.trim_end();
         out += "\n";
+        for r in &d.version_roles {
+            out += &format!(
+                "  version {}: its starts also need creator role {}\n",
+                r.version, r.role
+            );
+        }
+        for u in &d.unreadable {
+            out += &format!(
+                "  version {}: UNREADABLE, never started: {}\n",
+                u.version, u.problem
+            );
+        }
     }
     out
 }
@@ -544,7 +556,9 @@ mod tests {
             versions: vec![v(1), v(2), v(3), v(5)],
             deployed_ms: 1_795_362_832_007,
             creator_role: Some("tech".into()),
+            version_roles: Vec::new(),
             running: 2,
+            unreadable: Vec::new(),
         };
         let text = definitions(&[d]);
         let line = text.lines().nth(1).expect("a line");

@@ -200,3 +200,57 @@ fn a_removed_version_stays_while_a_stored_instance_names_it_and_goes_with_the_la
     );
     assert_eq!(InstanceId(1), id);
 }
+
+#[test]
+fn a_stored_document_that_does_not_read_back_does_not_stop_the_controller() {
+    let (store, mut book, started) = started_by_name();
+    let submitted = book
+        .apply(
+            T0 + 2,
+            Input::Submit {
+                definition: PAPER.as_bytes().to_vec(),
+                source: "paper.xml".to_owned(),
+                responsible: None,
+                inputs: Default::default(),
+            },
+        )
+        .unwrap()
+        .instance
+        .unwrap();
+    commit(&store, &mut book);
+    // The deployed version's document and the submitted instance's own one, damaged.
+    let mut batch = Batch::default();
+    let damaged = b"<workflow><activities>".to_vec();
+    batch.put(
+        state::deployed_document_key(&maintenance(1)),
+        damaged.clone(),
+    );
+    batch.put(state::definition_key(submitted), damaged);
+    store.write(batch, Durability::Synced).unwrap();
+
+    let mut loaded = state::load(&store).unwrap();
+    assert!(loaded.holds(started) && loaded.holds(submitted));
+    let listed = loaded.definitions();
+    assert_eq!(listed.len(), 1);
+    assert_eq!(listed[0].unreadable[0].version, DefinitionVersion(1));
+    assert!(listed[0].versions.is_empty());
+    let start = Start {
+        name: "maintenance".into(),
+        version: None,
+        responsible: None,
+        starter: Starter::Anyone,
+        inputs: Default::default(),
+    };
+    let refused = loaded.apply(T0 + 3, Input::Start(start)).unwrap_err();
+    assert!(
+        refused.to_string().contains("does not read back"),
+        "{refused}"
+    );
+    // Nothing was deleted or rewritten.
+    commit(&store, &mut loaded);
+    let doc = store
+        .get(state::deployed_document_key(&maintenance(1)).as_bytes())
+        .unwrap();
+    assert_eq!(doc.as_deref(), Some(&b"<workflow><activities>"[..]));
+    assert_eq!(keys(&store, "deployed/").len(), 1);
+}

@@ -15,6 +15,13 @@
 //!
 //! What the registry changed is written with the book's other changes ([`RegistryChanges`]
 //! in `Changes`): the record of each version (`VersionRecord`, small) and, once, its document.
+//!
+//! A stored document that does not read back (a damaged store, or a document an older
+//! controller wrote that this one refuses) does not stop the controller: the version is kept
+//! aside as stored ([`UnreadableVersion`]: nothing is deleted), `definitions` lists it with the
+//! reason, and it is never started. While it is the newest version of its name, no version of
+//! the name starts (its creator role, which governs every start, is unknown); deploying the
+//! document again makes a readable newest version, and removing the name retires it.
 
 mod operators;
 
@@ -119,11 +126,46 @@ pub struct DefinitionSummary {
     pub versions: Vec<DefinitionVersion>,
     /// When the latest version was deployed, ms since the epoch.
     pub deployed_ms: u64,
-    /// The role whose members may start it (the latest version's), if any.
+    /// The role whose members may start it (the latest version's), if any: every start, of
+    /// any version, needs it.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub creator_role: Option<RoleId>,
+    /// The older versions that name another creator role, which their starts need too.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub version_roles: Vec<VersionRole>,
     /// How many of its instances (any version) are not over.
     pub running: usize,
+    /// Its stored versions whose document cannot be read back: never started.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub unreadable: Vec<UnreadableSummary>,
+}
+
+/// A version's own creator role, when it differs from the latest version's.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct VersionRole {
+    /// The version.
+    pub version: DefinitionVersion,
+    /// Its `<creatorRole>`.
+    pub role: RoleId,
+}
+
+/// A stored version that cannot be read back, as `definitions` lists it.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct UnreadableSummary {
+    /// The version.
+    pub version: DefinitionVersion,
+    /// Why its document does not read.
+    pub problem: String,
+}
+
+/// A stored version whose document does not read back: kept as the store holds it, never
+/// started.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct UnreadableVersion {
+    /// Its record, as stored (its instance count still kept).
+    pub record: VersionRecord,
+    /// Why its document does not read.
+    pub problem: String,
 }
 
 /// Every deployed definition, by name and version.
@@ -134,17 +176,37 @@ pub struct Registry {
     dirty: BTreeSet<DefinitionRef>,
     /// Documents of versions deployed since the changes were last taken.
     new_documents: Vec<(DefinitionRef, Arc<[u8]>)>,
+    /// Stored versions whose document does not read back.
+    unreadable: BTreeMap<DefinitionRef, UnreadableVersion>,
 }
 
 impl Registry {
     /// The registry as the store holds it: each version's record with its document (MobiWfMS
-    /// XML, parsed here). Refused with the reason when a document cannot be read.
-    pub fn restore(stored: Vec<(VersionRecord, Vec<u8>)>) -> Result<Registry, String> {
+    /// XML, parsed here; none when the store lost it). A version whose document does not read
+    /// is kept aside ([`Registry::unreadable`]), never started.
+    pub fn restore(stored: Vec<(VersionRecord, Option<Vec<u8>>)>) -> Registry {
         let mut registry = Registry::default();
         for (record, document) in stored {
-            let definition = mobiwf_xml_schema::load_definition(&document)
-                .map_err(|d| d.render(&format!("stored definition {}", record.at)))?
-                .value;
+            let source = format!("stored definition {}", record.at);
+            let read = match document {
+                None => Err(format!("{source}: its document is missing from the store")),
+                Some(document) => mobiwf_xml_schema::load_definition_in(
+                    mobiwf_xml_schema::Language::MobiWfMs,
+                    &document,
+                )
+                .map(|read| (read.value, document))
+                .map_err(|d| d.render(&source)),
+            };
+            let (definition, document) = match read {
+                Ok(read) => read,
+                Err(problem) => {
+                    let at = record.at.clone();
+                    registry
+                        .unreadable
+                        .insert(at, UnreadableVersion { record, problem });
+                    continue;
+                }
+            };
             let version = DeployedVersion {
                 deployed_ms: record.deployed_ms,
                 definition: Arc::new(definition),
@@ -158,7 +220,43 @@ impl Registry {
                 .or_default()
                 .insert(record.at.version, version);
         }
-        Ok(registry)
+        registry
+    }
+
+    /// The stored versions whose document does not read back, by name and version.
+    pub fn unreadable(&self) -> impl Iterator<Item = (&DefinitionRef, &UnreadableVersion)> {
+        self.unreadable.iter()
+    }
+
+    /// The unreadable versions of `name` not retired, oldest first.
+    fn unreadable_of<'a>(
+        &'a self,
+        name: &'a DefinitionName,
+    ) -> impl Iterator<Item = (DefinitionVersion, &'a UnreadableVersion)> + 'a {
+        self.unreadable
+            .iter()
+            .filter(move |(at, u)| &at.name == name && !u.record.retired)
+            .map(|(at, u)| (at.version, u))
+    }
+
+    /// Why no version of `name` starts, when its newest version not retired is unreadable:
+    /// that version and its problem.
+    pub fn blocked<'a>(&'a self, name: &'a DefinitionName) -> Option<(DefinitionVersion, &'a str)> {
+        let (v, u) = self.unreadable_of(name).last()?;
+        let newest_readable = self.versions(name).last().copied();
+        (newest_readable < Some(v)).then_some((v, u.problem.as_str()))
+    }
+
+    /// Version `version` of `name` as kept aside, when its document does not read back.
+    pub fn unreadable_version(
+        &self,
+        name: &DefinitionName,
+        version: DefinitionVersion,
+    ) -> Option<&UnreadableVersion> {
+        self.unreadable.get(&DefinitionRef {
+            name: name.clone(),
+            version,
+        })
     }
 
     /// A stored version, retired or not: what an instance naming it runs.
@@ -173,6 +271,9 @@ impl Registry {
         name: &DefinitionName,
         version: Option<DefinitionVersion>,
     ) -> Option<(DefinitionRef, &DeployedVersion)> {
+        if self.blocked(name).is_some() {
+            return None;
+        }
         let versions = self.names.get(name)?;
         let (v, d) = match version {
             Some(v) => (v, versions.get(&v)?),
@@ -200,17 +301,27 @@ impl Registry {
         })
     }
 
-    /// The names that have a version to start, in order.
+    /// The names that have a version not retired (to start, or unreadable), in order.
     pub fn names(&self) -> impl Iterator<Item = &DefinitionName> {
-        self.names
+        let readable = self
+            .names
             .iter()
             .filter(|(_, versions)| versions.values().any(|d| !d.retired))
-            .map(|(name, _)| name)
+            .map(|(name, _)| name);
+        let unreadable = self
+            .unreadable
+            .iter()
+            .filter(|(_, u)| !u.record.retired)
+            .map(|(at, _)| &at.name);
+        readable
+            .chain(unreadable)
+            .collect::<BTreeSet<_>>()
+            .into_iter()
     }
 
-    /// How many versions are stored, retired ones included.
+    /// How many versions are stored, retired and unreadable ones included.
     pub fn stored_versions(&self) -> usize {
-        self.names.values().map(BTreeMap::len).sum()
+        self.names.values().map(BTreeMap::len).sum::<usize>() + self.unreadable.len()
     }
 
     /// The version after the highest stored one of `name` (1 for a new name).
@@ -220,7 +331,13 @@ impl Registry {
             .get(name)
             .and_then(|versions| versions.keys().next_back())
             .map_or(0, |v| v.0);
-        DefinitionVersion(last + 1)
+        let last_unreadable = self
+            .unreadable
+            .keys()
+            .filter(|at| &at.name == name)
+            .last()
+            .map_or(0, |at| at.version.0);
+        DefinitionVersion(last.max(last_unreadable) + 1)
     }
 
     /// Adds a new version.
@@ -244,6 +361,12 @@ impl Registry {
 
     /// One stored instance naming `at` was deleted: a retired version named by none goes.
     pub(crate) fn unnamed(&mut self, at: &DefinitionRef) {
+        if let Some(u) = self.unreadable.get_mut(at) {
+            // Kept aside as it is, never dropped: only its count follows the store.
+            u.record.instances = u.record.instances.saturating_sub(1);
+            self.dirty.insert(at.clone());
+            return;
+        }
         let Some(d) = self.version_mut(at) else {
             return;
         };
@@ -255,12 +378,19 @@ impl Registry {
     }
 
     /// Retires the versions of `name` that stored instances name and drops the others: the
-    /// versions dropped, and those kept.
+    /// versions dropped, and those kept. Unreadable versions are retired and kept as stored.
     fn remove(
         &mut self,
         name: &DefinitionName,
     ) -> (Vec<DefinitionVersion>, Vec<DefinitionVersion>) {
         let (mut dropped, mut kept) = (Vec::new(), Vec::new());
+        for (at, u) in self.unreadable.iter_mut() {
+            if &at.name == name && !u.record.retired {
+                u.record.retired = true;
+                kept.push(at.version);
+                self.dirty.insert(at.clone());
+            }
+        }
         for v in self.versions(name) {
             let at = DefinitionRef {
                 name: name.clone(),
@@ -278,6 +408,7 @@ impl Registry {
             }
             self.dirty.insert(at);
         }
+        kept.sort();
         (dropped, kept)
     }
 
@@ -308,7 +439,10 @@ impl Registry {
                     instances: d.instances,
                     retired: d.retired,
                 }),
-                None => changes.deleted.push(at),
+                None => match self.unreadable.get(&at) {
+                    Some(u) => changes.records.push(u.record.clone()),
+                    None => changes.deleted.push(at),
+                },
             }
         }
         // A version deployed and dropped before its changes were taken is never written (nor

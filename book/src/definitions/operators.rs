@@ -7,11 +7,11 @@
 use std::collections::BTreeMap;
 
 use mobiwf_proto::InstanceId;
-use mobiwf_xml_schema::{DefinitionName, WorkflowDefinition, definition_name_problem};
+use mobiwf_xml_schema::{DefinitionName, Language, WorkflowDefinition, definition_name_problem};
 
 use super::{
     DefinitionRef, DefinitionSummary, DefinitionVersion, DeployedVersion, MAX_DEFINITION_VERSIONS,
-    Registry,
+    Registry, UnreadableSummary, VersionRole,
 };
 use crate::submit::Parsed;
 use crate::{Book, BookError};
@@ -70,7 +70,8 @@ impl Book {
         now_ms: u64,
         request: Deploy,
     ) -> Result<Deployment, BookError> {
-        let Parsed { def, stored } = self.parsed(&request.document, &request.source)?;
+        let language = Language::of(&request.source, &request.document);
+        let Parsed { def, stored } = self.parsed(language, &request.document, &request.source)?;
         let name = match request.name {
             Some(name) => name,
             None => def.name.as_ref().map(ToString::to_string).ok_or_else(|| {
@@ -103,8 +104,10 @@ impl Book {
         if self.registry.stored_versions() >= MAX_DEFINITION_VERSIONS {
             return Err(BookError::RegistryFull(format!(
                 "the controller keeps {MAX_DEFINITION_VERSIONS} definition versions already \
-                 (MAX_DEFINITION_VERSIONS): remove definitions no longer needed \
-                 (`mobiwf-controller definitions remove NAME`)"
+                 (MAX_DEFINITION_VERSIONS), retired ones included: remove definitions no \
+                 longer needed (`mobiwf-controller definitions remove NAME`); a removed \
+                 version still named by finished instances goes once retention deletes them \
+                 (`serve --retain-finished`)"
             )));
         }
         let at = DefinitionRef {
@@ -129,7 +132,9 @@ impl Book {
     /// run (they are named); the versions finished instances in the store name are kept for
     /// them, retired.
     pub fn remove_definition(&mut self, name: &DefinitionName) -> Result<Removal, BookError> {
-        if self.registry.versions(name).is_empty() {
+        if self.registry.versions(name).is_empty()
+            && self.registry.unreadable_of(name).next().is_none()
+        {
             return Err(unknown(name));
         }
         let running: Vec<InstanceId> = self
@@ -190,6 +195,22 @@ impl Book {
         name: &DefinitionName,
         version: Option<DefinitionVersion>,
     ) -> BookError {
+        if let Some(v) = version
+            && let Some(u) = self.registry.unreadable_version(name, v)
+        {
+            return BookError::Unreadable(format!(
+                "definition {name} version {v} cannot be started: its stored document does not \
+                 read back ({}); deploy the document again to make a new version",
+                u.problem
+            ));
+        }
+        if let Some((v, problem)) = self.registry.blocked(name) {
+            return BookError::Unreadable(format!(
+                "definition {name} cannot be started: its latest version {v}, whose creator \
+                 role governs every start, does not read back ({problem}); deploy the document \
+                 again to make a new version, or remove the definition"
+            ));
+        }
         let versions = self.registry.versions(name);
         match (versions.first(), versions.last(), version) {
             (Some(first), Some(last), Some(v)) => BookError::UnknownDefinition(format!(
@@ -201,14 +222,53 @@ impl Book {
     }
 
     fn summary(&self, name: &DefinitionName, running: usize) -> Option<DefinitionSummary> {
+        let unreadable: Vec<UnreadableSummary> = self
+            .registry
+            .unreadable_of(name)
+            .map(|(version, u)| UnreadableSummary {
+                version,
+                problem: u.problem.clone(),
+            })
+            .collect();
+        if let Some((version, _)) = self.registry.blocked(name) {
+            let deployed_ms = self
+                .registry
+                .unreadable_version(name, version)
+                .map_or(0, |u| u.record.deployed_ms);
+            return Some(DefinitionSummary {
+                name: name.clone(),
+                latest: version,
+                versions: Vec::new(),
+                deployed_ms,
+                creator_role: None,
+                version_roles: Vec::new(),
+                running,
+                unreadable,
+            });
+        }
         let (latest, deployed) = self.registry.startable(name, None)?;
+        let creator_role = deployed.definition.creator_role.clone();
+        let versions = self.registry.versions(name);
+        let version_roles = versions
+            .iter()
+            .filter_map(|&version| {
+                let at = DefinitionRef {
+                    name: name.clone(),
+                    version,
+                };
+                let role = self.registry.get(&at)?.definition.creator_role.clone()?;
+                (Some(&role) != creator_role.as_ref()).then_some(VersionRole { version, role })
+            })
+            .collect();
         Some(DefinitionSummary {
             name: name.clone(),
             latest: latest.version,
-            versions: self.registry.versions(name),
+            versions,
             deployed_ms: deployed.deployed_ms,
-            creator_role: deployed.definition.creator_role.clone(),
+            creator_role,
+            version_roles,
             running,
+            unreadable,
         })
     }
 

@@ -277,17 +277,17 @@ scenarios! {
         let changes = b.take_changes();
         let mut documents = BTreeMap::new();
         stored(&changes.registry, &mut documents);
-        let records: Vec<(VersionRecord, Vec<u8>)> = changes
+        let records: Vec<(VersionRecord, Option<Vec<u8>>)> = changes
             .registry
             .records
             .iter()
             .map(|r| {
                 let json = serde_json::to_string(r).expect("ser");
                 let record: VersionRecord = serde_json::from_str(&json).expect("de");
-                (record, documents[&r.at].clone())
+                (record, Some(documents[&r.at].clone()))
             })
             .collect();
-        let registry = Registry::restore(records).expect("restore");
+        let registry = Registry::restore(records);
         assert_eq!(&registry, b.registry());
         let json = serde_json::to_string(&changes.registry.records[0]).expect("ser");
         assert_eq!(json, r#"{"name":"maintenance","version":1,"deployed_ms":1173543574000,"instances":1}"#);
@@ -308,4 +308,127 @@ scenarios! {
         let refused = lost.apply(T0, Input::Recall(Box::new(recall))).unwrap_err();
         assert!(refused.to_string().contains("names definition maintenance version 1"), "{refused}");
     }
+}
+
+/// A registry as the store holds it after `changes`: each record through its JSON, with its
+/// document, or with `bad` bytes (or none) for the versions named there.
+fn restored(
+    changes: &RegistryChanges,
+    documents: &BTreeMap<DefinitionRef, Vec<u8>>,
+    bad: &[(DefinitionRef, Option<&[u8]>)],
+) -> Registry {
+    let records = changes
+        .records
+        .iter()
+        .map(|r| {
+            let json = serde_json::to_string(r).expect("ser");
+            let record: VersionRecord = serde_json::from_str(&json).expect("de");
+            let document = match bad.iter().find(|(at, _)| at == &r.at) {
+                Some((_, bytes)) => bytes.map(<[u8]>::to_vec),
+                None => Some(documents[&r.at].clone()),
+            };
+            (record, document)
+        })
+        .collect();
+    Registry::restore(records)
+}
+
+#[test]
+#[rustfmt::skip]
+fn a_stored_version_that_does_not_read_back_is_kept_aside_reported_and_never_started() {
+    let mut b = paper_nodes();
+    deploy(&mut b, &named(Some("maintenance"), None, "one"), None).expect("v1");
+    deploy(&mut b, &named(Some("maintenance"), None, "two"), None).expect("v2");
+    deploy(&mut b, &named(Some("other"), None, "one"), None).expect("other");
+    start(&mut b, "maintenance", Some(2)).expect("start v2");
+    let changes = b.take_changes();
+    let mut documents = BTreeMap::new();
+    stored(&changes.registry, &mut documents);
+    let bad = [
+        (at("maintenance", 2), Some(&b"<workflow><activities>"[..])),
+        (at("other", 1), None),
+    ];
+    let registry = restored(&changes.registry, &documents, &bad);
+    let unreadable: Vec<&DefinitionRef> = registry.unreadable().map(|(at, _)| at).collect();
+    assert_eq!(unreadable, [&at("maintenance", 2), &at("other", 1)]);
+    let mut b = paper_nodes().with_registry(registry);
+
+    // Listed with the reason; the newest being unreadable, no version of the name starts
+    // (its creator role, which every start needs, is unknown).
+    let listed = b.definitions();
+    assert_eq!(listed.len(), 2, "{listed:?}");
+    assert_eq!((listed[0].latest, listed[0].versions.clone()), (DefinitionVersion(2), vec![]));
+    assert_eq!(listed[0].unreadable[0].version, DefinitionVersion(2));
+    assert!(listed[1].unreadable[0].problem.contains("missing"), "{listed:?}");
+    for version in [None, Some(1), Some(2)] {
+        let refused = start(&mut b, "maintenance", version).unwrap_err();
+        assert!(matches!(&refused, BookError::Unreadable(m) if m.contains("version 2")), "{refused}");
+    }
+    let shown = b.definition(&"maintenance".into(), Some(DefinitionVersion(2))).unwrap_err();
+    assert!(matches!(shown, BookError::Unreadable(_)), "{shown}");
+
+    // Deployed again: a new version past the unreadable one, which starts; the unreadable one
+    // is still listed and still never started.
+    let again = deploy(&mut b, &named(Some("maintenance"), None, "two"), None).expect("again");
+    assert_eq!((again.definition, again.new_version), (at("maintenance", 3), true));
+    start(&mut b, "maintenance", None).expect("v3 starts");
+    start(&mut b, "maintenance", Some(1)).expect("v1 starts");
+    assert!(matches!(start(&mut b, "maintenance", Some(2)), Err(BookError::Unreadable(_))));
+    assert_eq!(b.definitions()[0].unreadable.len(), 1);
+
+    // Retention forgets the instance that named it: its count follows, it is never dropped.
+    b.take_changes();
+    b.released(&[at("maintenance", 2)]);
+    let changes = b.take_changes().registry;
+    assert!(changes.deleted.is_empty(), "{changes:?}");
+    assert_eq!(changes.records.len(), 1);
+    assert_eq!((changes.records[0].instances, changes.records[0].retired), (0, false));
+
+    // A name whose only version is unreadable can be removed: retired, kept as stored.
+    let removed = b.remove_definition(&"other".into()).expect("remove");
+    assert_eq!((removed.dropped, removed.kept), (vec![], vec![DefinitionVersion(1)]));
+    let changes = b.take_changes().registry;
+    assert!(changes.deleted.is_empty() && changes.records[0].retired, "{changes:?}");
+    assert_eq!(b.definitions().len(), 1);
+}
+
+#[test]
+fn a_stored_definition_is_recalled_as_mobiwfms_xml_whatever_its_comments_say() {
+    let mut b = paper_nodes();
+    let xml = PAPER.replacen(
+        "<!--",
+        "<!-- a comment that mentions <definitions xmlns=\"bpmn\"> first -->\n<!--",
+        1,
+    );
+    let id = submit(&mut b, &xml)
+        .expect("submitted")
+        .instance
+        .expect("instance");
+    let control = Input::Control {
+        instance: id,
+        action: Control::Cancel,
+    };
+    b.apply(T0 + 20, control).expect("cancel");
+    let changes = b.take_changes();
+    let inst = changes
+        .instances
+        .iter()
+        .find(|i| i.id == id)
+        .expect("changed");
+    let stored = changes
+        .definitions
+        .iter()
+        .find(|(i, _)| *i == id)
+        .expect("stored");
+    // A book that never parsed it (no recent parse to find).
+    let mut fresh = paper_nodes();
+    let recall = Recalled {
+        instance: inst.clone(),
+        definition: Some(stored.1.clone()),
+        history: Vec::new(),
+    };
+    fresh
+        .apply(T0 + 30, Input::Recall(Box::new(recall)))
+        .expect("recalled");
+    assert!(fresh.instance(id).is_some());
 }
