@@ -11,8 +11,9 @@
 //!   controller restart, and a finished instance of a removed definition is still shown and
 //!   read back;
 //! - a definition's creator role: a token speaking for a user without the role gets 403 (and
-//!   one speaking for nobody), one with the role starts it (201) and its user is the
-//!   responsible one; an API without tokens (`--insecure-no-auth`) checks nobody.
+//!   one speaking for nobody), also for an older version without a role of its own (the
+//!   latest's governs every start) and for a `submit` of the document; one with the role
+//!   starts it (201) and its user is the responsible one; an API without tokens (`--insecure-no-auth`) checks nobody.
 #![allow(clippy::unwrap_used, clippy::expect_used)]
 #![allow(clippy::too_many_lines)] // end-to-end scenarios read best from top to bottom
 
@@ -334,6 +335,11 @@ fn a_creator_role_lets_only_its_members_start_and_they_are_responsible() {
     controller
         .cli(&["org", "apply", org.to_str().unwrap()], CLI_TIMEOUT)
         .expect_code(0, "org apply");
+    // Version 1 names no role; version 2 adds one, which then governs version 1's starts too.
+    let open = definition(&dir, "open.xml", "inspect", None, |_| String::new());
+    controller
+        .cli(&["deploy", open.to_str().unwrap()], CLI_TIMEOUT)
+        .expect_code(0, "deploy v1");
     let file = definition(&dir, "inspect.xml", "inspect", Some("tech"), |_| {
         String::new()
     });
@@ -372,6 +378,36 @@ fn a_creator_role_lets_only_its_members_start_and_they_are_responsible() {
         CLI_TIMEOUT,
     );
     out.expect_code(1, "start by bob");
+    assert!(out.stderr.contains("role tech"), "{}", out.stderr);
+    let (status, body) = start_with(&controller, &bob, r#"{"version": 1}"#);
+    assert_eq!(status, 403, "{body}");
+    assert!(
+        body["error"].as_str().unwrap().contains("latest version 2"),
+        "{body}"
+    );
+    // A document with a creator role is submitted only by a member, as it is started.
+    let token = std::fs::read_to_string(&bob).unwrap();
+    let xml = std::fs::read_to_string(&file).unwrap();
+    let answer = http_request(
+        &controller.api,
+        "POST",
+        "/instances?source=inspect.xml",
+        Some(token.trim()),
+        Some(&xml),
+    )
+    .unwrap();
+    assert_eq!(answer.status, 403, "{answer:?}");
+    assert!(answer.body.contains("role tech"), "{answer:?}");
+    let out = controller.cli(
+        &[
+            "submit",
+            file.to_str().unwrap(),
+            "--token-file",
+            bob.to_str().unwrap(),
+        ],
+        CLI_TIMEOUT,
+    );
+    assert_ne!(out.code, Some(0), "submit by bob: {}", out.stderr);
     assert!(out.stderr.contains("role tech"), "{}", out.stderr);
     assert_eq!(
         json(

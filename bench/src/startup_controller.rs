@@ -113,6 +113,7 @@ fn templates() -> anyhow::Result<Templates> {
                 source: "paper.xml".to_owned(),
                 responsible: None,
                 inputs: Default::default(),
+                starter: mobiwf_book::Starter::Anyone,
             },
         )
     };

@@ -27,6 +27,8 @@ pub enum Input {
         /// The instance's inputs given (`--data name=value`), checked against the values the
         /// definition declares as inputs.
         inputs: GivenInputs,
+        /// Who submits it: checked against the definition's creator role, as a start is.
+        starter: crate::Starter,
     },
     /// An operator starts an instance of a deployed definition by name.
     Start(crate::Start),

@@ -216,12 +216,18 @@ impl Book {
                 source,
                 responsible,
                 inputs,
+                starter,
             } => {
                 let with = StartWith {
                     responsible,
                     inputs,
                 };
-                self.submit(now_ms, &definition, &source, with)
+                let submitted = submit::Submitted {
+                    xml: &definition,
+                    source: &source,
+                    starter: &starter,
+                };
+                self.submit(now_ms, submitted, with)
             }
             Input::Start(start) => self.start(now_ms, start),
             Input::Organisation { document, org } => self.organisation(document, org),

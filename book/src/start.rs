@@ -1,10 +1,11 @@
 //! Starting an instance of a deployed definition by name (`start NAME`): the version asked for
-//! (the latest by default), checked against the definition's creator role, then the same
+//! (the latest by default), checked against the creator roles (that version's and the latest
+//! version's, which governs every start of the name), then the same
 //! submission as `submit` ([`Book::instantiate`]) with the registry's parsed definition:
 //! nothing is parsed, and the instance stores the name and version, not the document.
 
 use mobiwf_proto::GivenInputs;
-use mobiwf_xml_schema::{DefinitionName, UserId, WorkflowDefinition};
+use mobiwf_xml_schema::{DefinitionName, RoleId, UserId, WorkflowDefinition};
 
 use crate::StartWith;
 use crate::definitions::{DefinitionRef, DefinitionVersion};
@@ -56,7 +57,8 @@ impl Book {
             .startable(&name, version)
             .ok_or_else(|| self.not_startable(&name, version))?;
         let def = deployed.definition.clone();
-        let creator = self.may_start(&at, &def, &starter)?;
+        let needed = self.needed_roles(&at, &def);
+        let creator = self.may_start(&format!("definition {at}"), &needed, &starter)?;
         self.instantiate(
             now_ms,
             NewInstance {
@@ -71,14 +73,42 @@ impl Book {
         )
     }
 
-    /// Whether `starter` may start `def` (version `at`): anyone may, unless it names a creator
-    /// role (`<creatorRole>`), which the token's user must hold in the organisation
-    /// directory. The starter's user when the directory has them: the responsible user
-    /// unless another is given.
-    fn may_start(
+    /// The creator roles a start of `def` (version `at`) needs: its own `<creatorRole>`, and
+    /// the latest version's, which governs every start of the name (so a role added in a new
+    /// version closes the older ones too).
+    fn needed_roles(&self, at: &DefinitionRef, def: &WorkflowDefinition) -> Vec<Needed> {
+        let mut needed: Vec<Needed> = def
+            .creator_role
+            .iter()
+            .map(|role| Needed {
+                role: role.clone(),
+                whose: "its <creatorRole>".to_owned(),
+            })
+            .collect();
+        let latest = self.registry.startable(&at.name, None);
+        if let Some((latest, deployed)) = latest
+            && let Some(role) = &deployed.definition.creator_role
+            && def.creator_role.as_ref() != Some(role)
+        {
+            needed.push(Needed {
+                role: role.clone(),
+                whose: format!(
+                    "the <creatorRole> of its latest version {}, which every start of {} needs",
+                    latest.version, at.name
+                ),
+            });
+        }
+        needed
+    }
+
+    /// Whether `starter` may start `what`, which needs the `needed` creator roles: the
+    /// token's user must hold each in the organisation directory (with no token check,
+    /// nobody is checked). The starter's user when the directory has them: the responsible
+    /// user unless another is given.
+    pub(crate) fn may_start(
         &self,
-        at: &DefinitionRef,
-        def: &WorkflowDefinition,
+        what: &str,
+        needed: &[Needed],
         starter: &Starter,
     ) -> Result<Option<UserId>, BookError> {
         let user = match starter {
@@ -87,31 +117,46 @@ impl Book {
         };
         let dir = &self.directory;
         let known = user.filter(|u| dir.user(u.as_str()).is_some()).cloned();
-        let Some(role) = &def.creator_role else {
+        let Some(first) = needed.first() else {
             return Ok(known);
         };
-        match (starter, user) {
-            (Starter::Anyone, _) => Ok(None),
-            (Starter::Token { .. }, None) => Err(BookError::NotCreator(format!(
-                "definition {at} is started only by members of role {role} (its \
-                 <creatorRole>), and this token speaks for no user: start it with a token made \
-                 for a user who holds the role (`mobiwf-controller api-tokens create --role \
-                 operator --user USER`)"
-            ))),
-            (Starter::Token { .. }, Some(u)) => {
-                let holds = dir
-                    .user(u.as_str())
-                    .is_some_and(|x| x.roles.iter().any(|g| &g.role == role));
-                if holds {
-                    Ok(known)
-                } else {
-                    Err(BookError::NotCreator(format!(
-                        "user {u} may not start definition {at}: it needs role {role} (its \
-                         <creatorRole>), which {u} does not hold in {}",
-                        which(dir)
-                    )))
-                }
+        let Starter::Token { .. } = starter else {
+            return Ok(None);
+        };
+        let Some(u) = user else {
+            return Err(BookError::NotCreator(format!(
+                "{what} is started only by members of role {} ({}), and this token speaks for \
+                 no user: start it with a token made for a user who holds the role \
+                 (`mobiwf-controller api-tokens create --role operator --user USER`)",
+                first.role, first.whose
+            )));
+        };
+        let Some(member) = dir.user(u.as_str()) else {
+            return Err(BookError::NotCreator(format!(
+                "user {u} may not start {what}: it needs role {} ({}), and {u} is not in {}",
+                first.role,
+                first.whose,
+                which(dir)
+            )));
+        };
+        for n in needed {
+            if !member.roles.iter().any(|g| g.role == n.role) {
+                return Err(BookError::NotCreator(format!(
+                    "user {u} may not start {what}: it needs role {} ({}), which {u} does not \
+                     hold in {}",
+                    n.role,
+                    n.whose,
+                    which(dir)
+                )));
             }
         }
+        Ok(known)
     }
+}
+
+/// A creator role a start needs, and whose role it is (for the refusal's words).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub(crate) struct Needed {
+    pub(crate) role: RoleId,
+    pub(crate) whose: String,
 }

@@ -16,6 +16,7 @@ use mobiwf_xml_schema::{
 use crate::definitions::DefinitionRef;
 use crate::history::Event;
 use crate::inputs::{CheckedStart, StartWith};
+use crate::start::{Needed, Starter};
 use crate::{
     ActivityView, Applied, Book, BookError, Effect, Instance, NodeInfo, PartitionView, Placement,
     RECENT_DEFINITIONS, place,
@@ -51,6 +52,14 @@ pub(crate) enum Origin {
     Submitted(Arc<[u8]>),
     /// Deployed: the instance names it, the registry keeps it.
     Deployed(DefinitionRef),
+}
+
+/// A document an operator submits: its bytes, its name (a file name), and who submits it.
+#[derive(Debug, Clone, Copy)]
+pub(crate) struct Submitted<'a> {
+    pub(crate) xml: &'a [u8],
+    pub(crate) source: &'a str,
+    pub(crate) starter: &'a Starter,
 }
 
 /// A definition parsed, with the MobiWfMS XML bytes the controller stores for it.
@@ -107,16 +116,31 @@ impl Book {
     }
 
     /// An operator submits a definition: a new instance, deployed to the placed nodes; its
-    /// responsible user (if any) is told it started. Its inputs are checked and kept with it;
+    /// responsible user (if any) is told it started. A document with a creator role is
+    /// submitted only by a member of it, as it is started. Its inputs are checked and kept with it;
     /// each partition's deployment carries those its activities read.
     pub(crate) fn submit(
         &mut self,
         now_ms: u64,
-        xml: &[u8],
-        source: &str,
+        submitted: Submitted<'_>,
         with: StartWith,
     ) -> Result<Applied, BookError> {
+        let Submitted {
+            xml,
+            source,
+            starter,
+        } = submitted;
         let Parsed { def, stored } = self.parsed(Language::of(source, xml), xml, source)?;
+        // A submitted document's creator role is checked as a start's is.
+        let needed: Vec<Needed> = def
+            .creator_role
+            .iter()
+            .map(|role| Needed {
+                role: role.clone(),
+                whose: "its <creatorRole>".to_owned(),
+            })
+            .collect();
+        self.may_start(&format!("the workflow of {source}"), &needed, starter)?;
         self.instantiate(
             now_ms,
             NewInstance {

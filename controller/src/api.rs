@@ -3,8 +3,9 @@
 //! - `POST /instances?source=NAME` with a workflow definition (MobiWfMS XML, PDL or BPMN) as
 //!   the body, and the instance's inputs as `data.NAME=VALUE` parameters: 201
 //!   `{"instance": ID}`; 400 with the document's problems (`NAME:line:col: error: ...`) or the
-//!   inputs' (each, then what the definition expects); 409 when no registered node can run it;
-//!   413 above `MAX_DOCUMENT_BYTES`.
+//!   inputs' (each, then what the definition expects); 403 when the document has a creator
+//!   role the token's user does not hold (checked as a start's is); 409 when no registered
+//!   node can run it; 413 above `MAX_DOCUMENT_BYTES`.
 //! - `GET /instances?state=S&workflow=W&since=MS&definition=NAME&limit=N&after=ID`: a page of
 //!   instance summaries by id, `{instances, next}` (`crate::listing`: `next` is the `after` of
 //!   the next page, null at the end); 400 for an unknown state or a limit out of range.
@@ -106,6 +107,7 @@ pub(crate) fn unavailable(e: anyhow::Error) -> Response {
 async fn submit(
     State(client): State<ControllerClient>,
     Query(q): Query<Vec<(String, String)>>,
+    caller: Option<axum::Extension<mobiwf_runtime::api_auth::Caller>>,
     body: axum::body::Bytes,
 ) -> Response {
     let first = |key: &str| q.iter().find(|(k, _)| k == key).map(|(_, v)| v.clone());
@@ -118,16 +120,17 @@ async fn submit(
         responsible: first("responsible").map(mobiwf_proto::UserId::new),
         inputs,
     };
-    match client.submit(body.to_vec(), source, start).await {
+    let starter = crate::api_definitions::starter(caller);
+    match client
+        .submit_as(body.to_vec(), source, start, starter)
+        .await
+    {
         Ok(Ok(id)) => (
             StatusCode::CREATED,
             Json(serde_json::json!({ "instance": id })),
         )
             .into_response(),
-        Ok(Err(e @ (BookError::Invalid(_) | BookError::Inputs(_)))) => {
-            error(StatusCode::BAD_REQUEST, e.to_string())
-        }
-        Ok(Err(e)) => error(StatusCode::CONFLICT, e.to_string()),
+        Ok(Err(e)) => crate::api_definitions::refused(&e),
         Err(e) => unavailable(e),
     }
 }

@@ -42,8 +42,11 @@ pub fn routes() -> Router<ControllerClient> {
         .route("/definitions/{name}/instances", post(start))
 }
 
-/// A refusal of the book as an answer: the status its kind calls for.
-fn refused(e: &BookError) -> Response {
+/// A refusal of the book as an answer: the status its kind calls for (400 the request's
+/// content, 404 no such definition, 403 not a member of the creator role, 409 otherwise: the
+/// request is fine but the controller's state does not allow it). Every route that submits,
+/// deploys or starts answers through it.
+pub(crate) fn refused(e: &BookError) -> Response {
     let status = match e {
         BookError::Invalid(_) | BookError::Inputs(_) => StatusCode::BAD_REQUEST,
         BookError::UnknownDefinition(_) => StatusCode::NOT_FOUND,
@@ -51,6 +54,18 @@ fn refused(e: &BookError) -> Response {
         _ => StatusCode::CONFLICT,
     };
     error(status, e.to_string())
+}
+
+/// Who asks, as the token check saw them: a creator role is checked against them.
+pub(crate) fn starter(caller: Option<Extension<Caller>>) -> Starter {
+    match caller {
+        Some(Extension(Caller::Unchecked)) => Starter::Anyone,
+        Some(Extension(Caller::Token { user, .. })) => Starter::Token {
+            user: user.map(mobiwf_proto::UserId::new),
+        },
+        // Not through the token check: nobody's word, so no creator role is met.
+        None => Starter::Token { user: None },
+    }
 }
 
 #[derive(Deserialize)]
@@ -164,14 +179,7 @@ async fn start(
             }
         }
     };
-    let starter = match caller {
-        Some(Extension(Caller::Unchecked)) => Starter::Anyone,
-        Some(Extension(Caller::Token { user, .. })) => Starter::Token {
-            user: user.map(mobiwf_proto::UserId::new),
-        },
-        // Not through the token check: nobody's word, so no creator role is met.
-        None => Starter::Token { user: None },
-    };
+    let starter = starter(caller);
     let mut inputs = GivenInputs::new();
     if let Err(problem) = crate::inputs::add_object(&mut inputs, body.data, "the start's data") {
         return error(StatusCode::BAD_REQUEST, problem);

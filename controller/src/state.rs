@@ -400,6 +400,7 @@ mod tests {
             source: "wf.xml".to_owned(),
             responsible: None,
             inputs,
+            starter: mobiwf_book::Starter::Anyone,
         };
         book.apply(1_000, input).expect("submitted");
     }

@@ -90,6 +90,7 @@ fn instances_started_by_name_name_their_version_and_come_back_with_it() {
                 source: "paper.xml".to_owned(),
                 responsible: None,
                 inputs: Default::default(),
+                starter: mobiwf_book::Starter::Anyone,
             },
         )
         .unwrap();
@@ -212,6 +213,7 @@ fn a_stored_document_that_does_not_read_back_does_not_stop_the_controller() {
                 source: "paper.xml".to_owned(),
                 responsible: None,
                 inputs: Default::default(),
+                starter: mobiwf_book::Starter::Anyone,
             },
         )
         .unwrap()

@@ -6,7 +6,7 @@
 use std::sync::Arc;
 
 use super::*;
-use crate::definitions::VersionRecord;
+use crate::definitions::{VersionRecord, VersionRole};
 
 /// The paper's workflow named `name`, with `creator` as its creator role and `description`,
 /// written as an operator would keep it.
@@ -240,7 +240,10 @@ scenarios! {
             "{adm}"
         );
         let stranger = start_as(&mut b, "inspect", None, token(Some("zed"))).unwrap_err();
-        assert!(matches!(stranger, BookError::NotCreator(_)));
+        assert!(
+            matches!(&stranger, BookError::NotCreator(m) if m.contains("zed is not in the organisation directory")),
+            "{stranger}"
+        );
         assert!(b.instance(InstanceId(1)).is_none(), "nothing started");
 
         let ann = start_as(&mut b, "inspect", None, token(Some("ann"))).expect("ann holds tech");
@@ -431,4 +434,65 @@ fn a_stored_definition_is_recalled_as_mobiwfms_xml_whatever_its_comments_say() {
         .apply(T0 + 30, Input::Recall(Box::new(recall)))
         .expect("recalled");
     assert!(fresh.instance(id).is_some());
+}
+
+#[test]
+#[rustfmt::skip]
+fn the_latest_versions_creator_role_governs_every_start_and_each_versions_own_too() {
+    let mut b = paper_nodes();
+    apply_org(&mut b, T0, &staff()).expect("org");
+    let token = |user: &str| Starter::Token { user: Some(user.into()) };
+    deploy(&mut b, &named(Some("inspect"), None, "one"), None).expect("v1 without a role");
+    start_as(&mut b, "inspect", Some(1), token("adm")).expect("open while no version has one");
+    deploy(&mut b, &named(Some("inspect"), Some("tech"), "two"), None).expect("v2 with one");
+    // The role added in v2 closes v1 too.
+    let old = start_as(&mut b, "inspect", Some(1), token("adm")).unwrap_err();
+    assert!(
+        matches!(&old, BookError::NotCreator(m) if m.contains("role tech") && m.contains("latest version 2")),
+        "{old}"
+    );
+    start_as(&mut b, "inspect", Some(1), token("ann")).expect("ann holds tech");
+    let listed = &b.definitions()[0];
+    assert_eq!((listed.creator_role.clone(), listed.version_roles.clone()), (Some("tech".into()), vec![]));
+
+    // A version with a role of its own needs both.
+    deploy(&mut b, &named(Some("two"), Some("administrator"), "one"), None).expect("v1");
+    deploy(&mut b, &named(Some("two"), Some("tech"), "two"), None).expect("v2");
+    let ann = start_as(&mut b, "two", Some(1), token("ann")).unwrap_err();
+    assert!(matches!(&ann, BookError::NotCreator(m) if m.contains("role administrator")), "{ann}");
+    let adm = start_as(&mut b, "two", Some(1), token("adm")).unwrap_err();
+    assert!(matches!(&adm, BookError::NotCreator(m) if m.contains("role tech")), "{adm}");
+    let listed = b.definitions().into_iter().find(|d| d.name.as_str() == "two").expect("two");
+    assert_eq!(listed.creator_role, Some("tech".into()));
+    assert_eq!(
+        listed.version_roles,
+        [VersionRole { version: DefinitionVersion(1), role: "administrator".into() }]
+    );
+}
+
+#[test]
+#[rustfmt::skip]
+fn a_submitted_document_with_a_creator_role_is_submitted_only_by_a_member() {
+    let mut b = paper_nodes();
+    apply_org(&mut b, T0, &staff()).expect("org");
+    let xml = named(None, Some("tech"), "one");
+    let submit_as = |b: &mut Book, starter: Starter| {
+        b.apply(T0, Input::Submit {
+            definition: xml.as_bytes().to_vec(),
+            source: "wf.xml".to_owned(),
+            responsible: None,
+            inputs: Default::default(),
+            starter,
+        })
+    };
+    let token = |user: Option<&str>| Starter::Token { user: user.map(Into::into) };
+    let adm = submit_as(&mut b, token(Some("adm"))).unwrap_err();
+    assert!(matches!(&adm, BookError::NotCreator(m) if m.contains("user adm may not start") && m.contains("wf.xml")), "{adm}");
+    let nobody = submit_as(&mut b, token(None)).unwrap_err();
+    assert!(matches!(&nobody, BookError::NotCreator(m) if m.contains("speaks for no user")), "{nobody}");
+    let zed = submit_as(&mut b, token(Some("zed"))).unwrap_err();
+    assert!(matches!(&zed, BookError::NotCreator(m) if m.contains("zed is not in the organisation directory")), "{zed}");
+    assert!(b.instance(InstanceId(1)).is_none(), "nothing submitted");
+    submit_as(&mut b, token(Some("ann"))).expect("ann holds tech");
+    submit_as(&mut b, Starter::Anyone).expect("no token check");
 }

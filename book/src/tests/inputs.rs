@@ -39,6 +39,7 @@ fn submit_with(b: &mut Book, xml: &str, given: &[(&str, &str)]) -> Result<Applie
             source: "wf.xml".to_owned(),
             responsible: None,
             inputs,
+            starter: crate::Starter::Anyone,
         },
     )
 }

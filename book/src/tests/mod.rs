@@ -90,6 +90,7 @@ fn submit(b: &mut Book, xml: &str) -> Result<Applied, BookError> {
             source: "wf.xml".to_owned(),
             responsible: None,
             inputs: Default::default(),
+            starter: crate::Starter::Anyone,
         },
     )
 }
@@ -480,6 +481,7 @@ fn submit_for(b: &mut Book, xml: &str, responsible: &str) -> Result<Applied, Boo
             source: "wf.xml".to_owned(),
             responsible: Some(responsible.into()),
             inputs: Default::default(),
+            starter: crate::Starter::Anyone,
         },
     )
 }

@@ -346,6 +346,7 @@ fn input(b: &Book, op: &Op) -> Option<Input> {
             source: "wf.xml".to_owned(),
             responsible: responsible.map(|u| USERS[u].into()),
             inputs: Default::default(),
+            starter: crate::Starter::Anyone,
         },
         Op::Organisation(k) => {
             let document = org_doc(&organisation(*k));

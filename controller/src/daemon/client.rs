@@ -3,7 +3,7 @@
 
 use std::sync::Arc;
 
-use mobiwf_book::{BookError, HistoryEvent, Instance, NodeInfo};
+use mobiwf_book::{BookError, HistoryEvent, Instance, NodeInfo, Starter};
 use mobiwf_proto::{Control, InstanceId};
 use mobiwf_runtime::daemon;
 use mobiwf_runtime::metrics::Metrics;
@@ -40,18 +40,33 @@ impl ControllerClient {
     }
 
     /// Submits a workflow definition, started as `start` says (its responsible user, its
-    /// inputs); the new instance's id, or why it was refused.
+    /// inputs), by this process itself (no creator role is checked); the new instance's id,
+    /// or why it was refused.
     pub async fn submit(
         &self,
         definition: Vec<u8>,
         source: String,
         start: mobiwf_book::StartWith,
     ) -> anyhow::Result<Result<InstanceId, BookError>> {
+        self.submit_as(definition, source, start, Starter::Anyone)
+            .await
+    }
+
+    /// Submits a workflow definition for `starter` (the API's caller), whom its creator
+    /// role, if any, is checked against.
+    pub async fn submit_as(
+        &self,
+        definition: Vec<u8>,
+        source: String,
+        start: mobiwf_book::StartWith,
+        starter: Starter,
+    ) -> anyhow::Result<Result<InstanceId, BookError>> {
         self.ask(|reply| {
             Event::Command(Command::Submit {
                 definition,
                 source,
                 start,
+                starter,
                 reply,
             })
         })

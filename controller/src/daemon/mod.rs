@@ -115,6 +115,7 @@ enum Command {
         definition: Vec<u8>,
         source: String,
         start: mobiwf_book::StartWith,
+        starter: mobiwf_book::Starter,
         reply: oneshot::Sender<Result<InstanceId, BookError>>,
     },
     /// An operator applies an organisation document (validated by the API).

@@ -25,6 +25,7 @@ impl ControllerActor {
                 definition,
                 source,
                 start,
+                starter,
                 reply,
             } => {
                 let input = Input::Submit {
@@ -32,6 +33,7 @@ impl ControllerActor {
                     source,
                     responsible: start.responsible,
                     inputs: start.inputs,
+                    starter,
                 };
                 let result = self.submit(now, input, effects);
                 group.answer(reply, result);
