@@ -12,6 +12,36 @@ use mobiwf_xml_schema::{
 
 use crate::BookError;
 
+/// The most problems a start's inputs are refused with, one a line: past it the rest are
+/// counted, not shown (a start may give thousands of names).
+pub const MAX_INPUT_PROBLEMS: usize = 50;
+
+/// The longest an input's name is echoed in a problem, in characters: a longer one is cut.
+const MAX_ECHOED_NAME_CHARS: usize = 40;
+
+/// `problems`, at most [`MAX_INPUT_PROBLEMS`] of them, then how many more were not shown.
+pub fn capped(mut problems: Vec<String>) -> Vec<String> {
+    let more = problems.len().saturating_sub(MAX_INPUT_PROBLEMS);
+    if more > 0 {
+        problems.truncate(MAX_INPUT_PROBLEMS);
+        problems.push(format!(
+            "and {more} more problems, not shown: at most {MAX_INPUT_PROBLEMS} are \
+             (MAX_INPUT_PROBLEMS)"
+        ));
+    }
+    problems
+}
+
+/// An input's name as a problem echoes it: cut to a length that fits in a line.
+pub fn abbreviate(name: &str) -> String {
+    if name.chars().count() <= MAX_ECHOED_NAME_CHARS {
+        name.to_owned()
+    } else {
+        let cut: String = name.chars().take(MAX_ECHOED_NAME_CHARS).collect();
+        format!("{cut}...")
+    }
+}
+
 /// What an operator gives when an instance starts, besides its definition.
 #[derive(Debug, Clone, Default, PartialEq, Eq)]
 pub struct StartWith {
@@ -67,6 +97,7 @@ impl StartWith {
             ));
         }
         if !problems.is_empty() {
+            let mut problems = capped(problems);
             problems.push(expected(def));
             return Err(BookError::Inputs(problems.join("\n")));
         }
@@ -84,6 +115,7 @@ fn declared<'a>(def: &'a WorkflowDefinition, name: &str) -> Option<&'a DataItem>
 
 /// The value `text` given for `name`, declared as `item`, or why it cannot be given.
 fn given(item: Option<&DataItem>, name: &str, text: &str) -> Result<DataValue, String> {
+    let name = abbreviate(name);
     let Some(item) = item else {
         return Err(format!("`{name}` is not declared in the workflow's <data>"));
     };

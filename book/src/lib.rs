@@ -58,7 +58,7 @@ pub use definitions::{
 pub use directory::PeopleRecord;
 pub use history::{Event, History, HistoryEvent, Label, OverdueThen};
 pub use hub::Routing;
-pub use inputs::StartWith;
+pub use inputs::{MAX_INPUT_PROBLEMS, StartWith, abbreviate, capped};
 pub use io::{Applied, BookError, Effect, Input};
 pub use items::ItemSummary;
 pub use lifecycle::instance::InstanceState;

@@ -155,8 +155,9 @@ struct StartBody {
     version: Option<u64>,
     #[serde(default)]
     responsible: Option<String>,
+    /// Read as written: each number's exact text, a name given twice refused.
     #[serde(default)]
-    data: serde_json::Map<String, serde_json::Value>,
+    data: crate::inputs::JsonObject,
 }
 
 async fn start(

@@ -4,8 +4,10 @@
 //! once; what the values must be is the book's check, against the definition
 //! (`mobiwf_book::StartWith`).
 
+use mobiwf_book::{abbreviate, capped};
 use mobiwf_proto::GivenInputs;
-use serde_json::Value;
+use serde::de::{Deserialize, Deserializer, MapAccess, Visitor};
+use serde_json::value::RawValue;
 
 /// The query parameters that give inputs: `data.reading=42`.
 pub const QUERY_PREFIX: &str = "data.";
@@ -46,38 +48,81 @@ pub fn to_query(given: &GivenInputs) -> Vec<(String, String)> {
         .collect()
 }
 
+/// A JSON object of name → value as written: its members in their order, each value's JSON
+/// text untouched, so a number keeps its exact spelling (no round trip through a binary
+/// float: `12345678901234567890123` stays that). A name given twice is refused while it is
+/// read, naming it: JSON objects may repeat names, and keeping one silently would lose the
+/// other.
+#[derive(Debug, Default)]
+pub struct JsonObject(Vec<(String, Box<RawValue>)>);
+
+impl<'de> Deserialize<'de> for JsonObject {
+    fn deserialize<D: Deserializer<'de>>(deserializer: D) -> Result<Self, D::Error> {
+        struct Members;
+        impl<'de> Visitor<'de> for Members {
+            type Value = JsonObject;
+            fn expecting(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+                f.write_str("an object of name → value")
+            }
+            fn visit_map<A: MapAccess<'de>>(self, mut map: A) -> Result<JsonObject, A::Error> {
+                let mut members: Vec<(String, Box<RawValue>)> = Vec::new();
+                while let Some(name) = map.next_key::<String>()? {
+                    if members.iter().any(|(n, _)| *n == name) {
+                        return Err(serde::de::Error::custom(format!(
+                            "`{}` is given twice",
+                            abbreviate(&name)
+                        )));
+                    }
+                    let value = map.next_value()?;
+                    members.push((name, value));
+                }
+                Ok(JsonObject(members))
+            }
+        }
+        deserializer.deserialize_map(Members)
+    }
+}
+
 /// Adds to `given` the inputs of `json`, a JSON object of name → value read from `source`
-/// (for the words): a string is taken as it is, a number as its JSON text (`42`, `3.5`; give
-/// a string to keep another spelling such as `1e3`); anything else is refused, and so is a
-/// name given already.
+/// (for the words): a string is taken as it is, a number as its JSON text exactly as written
+/// (`42`, `3.50`, `1e3`); anything else is refused, and so is a name given twice or given
+/// already.
 pub fn add_json(given: &mut GivenInputs, json: &str, source: &str) -> Result<(), String> {
-    let value: Value = serde_json::from_str(json)
-        .map_err(|e| format!("{source} is not JSON: {e}; expected an object of name → value, e.g. {{\"reading\": 42, \"note\": \"north gate\"}}"))?;
-    let Value::Object(object) = value else {
+    let example =
+        "expected an object of name → value, e.g. {\"reading\": 42, \"note\": \"north gate\"}";
+    let value: Box<RawValue> =
+        serde_json::from_str(json).map_err(|e| format!("{source} is not JSON: {e}; {example}"))?;
+    if !value.get().starts_with('{') {
         return Err(format!(
             "{source} holds JSON {}, not an object of name → value, e.g. {{\"reading\": 42}}",
             kind(&value)
         ));
-    };
+    }
+    let object: JsonObject = serde_json::from_str(value.get())
+        .map_err(|e| format!("{source} is not an object of name → value: {e}; {example}"))?;
     add_object(given, object, source)
 }
 
 /// Adds to `given` the inputs of a JSON object of name → value from `source` (for the words),
 /// as [`add_json`] takes them: the `data` of a start by name, and a `--data-file`'s content.
-pub fn add_object(
-    given: &mut GivenInputs,
-    object: serde_json::Map<String, Value>,
-    source: &str,
-) -> Result<(), String> {
+pub fn add_object(given: &mut GivenInputs, object: JsonObject, source: &str) -> Result<(), String> {
     let mut problems = Vec::new();
-    for (name, value) in object {
-        let text = match value {
-            Value::String(text) => text,
-            Value::Number(n) => n.to_string(),
-            other => {
+    for (name, value) in object.0 {
+        let raw = value.get();
+        let text = match raw.as_bytes().first() {
+            Some(b'"') => match serde_json::from_str::<String>(raw) {
+                Ok(text) => text,
+                Err(e) => {
+                    problems.push(format!("`{}` in {source}: {e}", abbreviate(&name)));
+                    continue;
+                }
+            },
+            Some(b'-' | b'0'..=b'9') => raw.to_owned(),
+            _ => {
                 problems.push(format!(
-                    "`{name}` in {source} is {}: give a string or a number",
-                    kind(&other)
+                    "`{}` in {source} is {}: give a string or a number",
+                    abbreviate(&name),
+                    kind(&value)
                 ));
                 continue;
             }
@@ -89,19 +134,19 @@ pub fn add_object(
     if problems.is_empty() {
         Ok(())
     } else {
-        Err(problems.join("\n"))
+        Err(capped(problems).join("\n"))
     }
 }
 
-/// How the words name a JSON value's kind.
-fn kind(value: &Value) -> &'static str {
-    match value {
-        Value::Null => "null",
-        Value::Bool(_) => "a boolean",
-        Value::Number(_) => "a number",
-        Value::String(_) => "a string",
-        Value::Array(_) => "an array",
-        Value::Object(_) => "an object",
+/// How the words name a JSON value's kind (told by its first character: the text is JSON).
+fn kind(value: &RawValue) -> &'static str {
+    match value.get().as_bytes().first() {
+        Some(b'n') => "null",
+        Some(b't' | b'f') => "a boolean",
+        Some(b'"') => "a string",
+        Some(b'[') => "an array",
+        Some(b'{') => "an object",
+        _ => "a number",
     }
 }
 
@@ -151,13 +196,33 @@ mod tests {
         .unwrap();
         assert_eq!(given.get("reading"), Some("42"));
         assert_eq!(given.get("level"), Some("-3.5"));
-        // A number as its JSON text: a string keeps another spelling.
-        assert_eq!(given.get("big"), Some("1000.0"));
+        // A number as its JSON text, exactly as written.
+        assert_eq!(given.get("big"), Some("1e3"));
         assert_eq!(given.get("note"), Some("north gate"));
         assert_eq!(given.get("code"), Some("1e3"));
         // Given again, on the command line or in the file: refused.
         let again = add_json(&mut given, r#"{"reading": 1}"#, "in.json").unwrap_err();
         assert!(again.contains("given twice"), "{again}");
+    }
+
+    #[test]
+    fn a_json_number_keeps_its_exact_text_and_a_name_given_twice_is_refused() {
+        let mut given = GivenInputs::new();
+        let json = r#"{"account": 12345678901234567890123, "rate": 0.10000000000000000000001,
+            "tiny": -1.5E-400, "escaped": "a\"b\u00e9"}"#;
+        add_json(&mut given, json, "in.json").unwrap();
+        assert_eq!(given.get("account"), Some("12345678901234567890123"));
+        assert_eq!(given.get("rate"), Some("0.10000000000000000000001"));
+        assert_eq!(given.get("tiny"), Some("-1.5E-400"));
+        assert_eq!(given.get("escaped"), Some("a\"b\u{e9}"));
+        let mut given = GivenInputs::new();
+        let twice = add_json(&mut given, r#"{"a": 1, "a": 2}"#, "in.json").unwrap_err();
+        assert!(twice.contains("`a` is given twice"), "{twice}");
+        assert!(given.is_empty(), "nothing kept");
+        // Inside a start's body too.
+        let body = serde_json::from_str::<JsonObject>(r#"{"x": "1", "y": 2, "x": 3}"#);
+        let words = body.unwrap_err().to_string();
+        assert!(words.contains("`x` is given twice"), "{words}");
     }
 
     #[test]

@@ -149,3 +149,31 @@ scenarios! {
         assert!(!json.contains("inputs"), "{json}");
     }
 }
+
+#[test]
+fn a_start_with_many_undeclared_names_is_refused_with_a_capped_list_of_short_names() {
+    let mut b = three_nodes();
+    let names: Vec<String> = (0..crate::MAX_INPUT_PROBLEMS + 10)
+        .map(|i| format!("{i:03}{}", "x".repeat(100)))
+        .collect();
+    let given: Vec<(&str, &str)> = names.iter().map(|n| (n.as_str(), "1")).collect();
+    let refused = submit_with(&mut b, &reading_chain(), &given).unwrap_err();
+    let BookError::Inputs(words) = &refused else {
+        panic!("{refused}");
+    };
+    let lines: Vec<&str> = words.lines().collect();
+    let undeclared = lines
+        .iter()
+        .filter(|l| l.contains("is not declared"))
+        .count();
+    assert_eq!(undeclared, crate::MAX_INPUT_PROBLEMS, "{words}");
+    assert!(
+        words.contains("and 11 more problems, not shown") && words.contains("MAX_INPUT_PROBLEMS"),
+        "{words}"
+    );
+    assert!(!words.contains(&names[0]), "names are cut: {words}");
+    assert!(
+        words.contains(&format!("`{}...`", &names[0][..40])),
+        "{words}"
+    );
+}
