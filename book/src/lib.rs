@@ -76,7 +76,7 @@ use recovery::Ctx;
 pub use refused::{MAX_REFUSALS_KEPT, Refusals, RefusedTransition, Subject};
 pub use rerun::PendingRerun;
 pub use retained::{InstanceSummary, Recalled};
-pub use start::{Start, Starter};
+pub use start::{Start, StartedByName, Starter};
 pub use submit::format_time;
 
 /// Everything the controller knows.

@@ -4,14 +4,14 @@
 //! submission as `submit` ([`Book::instantiate`]) with the registry's parsed definition:
 //! nothing is parsed, and the instance stores the name and version, not the document.
 
-use mobiwf_proto::GivenInputs;
+use mobiwf_proto::{GivenInputs, InstanceId};
 use mobiwf_xml_schema::{DefinitionName, RoleId, UserId, WorkflowDefinition};
 
 use crate::StartWith;
 use crate::definitions::{DefinitionRef, DefinitionVersion};
 use crate::directory::which;
 use crate::submit::{NewInstance, Origin};
-use crate::{Applied, Book, BookError};
+use crate::{Applied, Book, BookError, Effect};
 
 /// Who asks for a start, as the API's token check saw them.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -42,9 +42,30 @@ pub struct Start {
     pub inputs: GivenInputs,
 }
 
+/// A start by name done: what to send, the new instance, and the version it runs.
+#[derive(Debug, Clone, PartialEq)]
+pub struct StartedByName {
+    /// Messages to send (the deployments).
+    pub effects: Vec<Effect>,
+    /// The new instance.
+    pub instance: InstanceId,
+    /// The deployed version it runs.
+    pub definition: DefinitionRef,
+}
+
 impl Book {
-    /// Starts an instance of a deployed definition (see [`Start`]).
+    /// Starts an instance of a deployed definition (`Input::Start`).
     pub(crate) fn start(&mut self, now_ms: u64, start: Start) -> Result<Applied, BookError> {
+        let started = self.start_by_name(now_ms, start)?;
+        Ok(Applied {
+            effects: started.effects,
+            instance: Some(started.instance),
+        })
+    }
+
+    /// Starts an instance of a deployed definition (see [`Start`]): the new instance and the
+    /// version it runs, as types (the daemon answers with both).
+    pub fn start_by_name(&mut self, now_ms: u64, start: Start) -> Result<StartedByName, BookError> {
         let Start {
             name,
             version,
@@ -59,18 +80,23 @@ impl Book {
         let def = deployed.definition.clone();
         let needed = self.needed_roles(&at, &def);
         let creator = self.may_start(&format!("definition {at}"), &needed, &starter)?;
-        self.instantiate(
+        let (effects, instance) = self.instantiate(
             now_ms,
             NewInstance {
                 def,
                 source: at.name.to_string(),
-                origin: Origin::Deployed(at),
+                origin: Origin::Deployed(at.clone()),
                 with: StartWith {
                     responsible: responsible.or(creator),
                     inputs,
                 },
             },
-        )
+        )?;
+        Ok(StartedByName {
+            effects,
+            instance,
+            definition: at,
+        })
     }
 
     /// The creator roles a start of `def` (version `at`) needs: its own `<creatorRole>`, and

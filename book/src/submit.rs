@@ -141,7 +141,7 @@ impl Book {
             })
             .collect();
         self.may_start(&format!("the workflow of {source}"), &needed, starter)?;
-        self.instantiate(
+        let (effects, id) = self.instantiate(
             now_ms,
             NewInstance {
                 def,
@@ -149,18 +149,22 @@ impl Book {
                 origin: Origin::Submitted(stored),
                 with,
             },
-        )
+        )?;
+        Ok(Applied {
+            effects,
+            instance: Some(id),
+        })
     }
 
     /// A new instance of a definition, submitted or deployed: checked against the
     /// organisation, its inputs checked (the defaults filled in), placed, deployed to the
     /// placed nodes (each partition with the inputs its activities read); its responsible
-    /// user (if any) is told it started.
+    /// user (if any) is told it started. What to send, and the new instance.
     pub(crate) fn instantiate(
         &mut self,
         now_ms: u64,
         new: NewInstance,
-    ) -> Result<Applied, BookError> {
+    ) -> Result<(Vec<Effect>, InstanceId), BookError> {
         let NewInstance {
             def,
             source,
@@ -209,10 +213,7 @@ impl Book {
             Origin::Deployed(at) => self.registry.named(&at),
         }
         self.definitions.insert(id, def);
-        Ok(Applied {
-            effects,
-            instance: Some(id),
-        })
+        Ok((effects, id))
     }
 
     /// Sends each partition of new instance `id` to the node `placement` chose for it.

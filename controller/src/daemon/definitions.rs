@@ -4,7 +4,7 @@
 
 use mobiwf_book::{
     BookError, DefinitionRef, DefinitionSummary, DefinitionVersion, Deploy, Deployment, Effect,
-    Input, Removal, Start,
+    Removal, Start, StartedByName,
 };
 use mobiwf_proto::InstanceId;
 use mobiwf_runtime::daemon::Group;
@@ -118,14 +118,13 @@ impl ControllerActor {
         start: Start,
         effects: &mut Vec<Effect>,
     ) -> Result<Started, BookError> {
-        let applied = self.apply_book(now, Input::Start(start))?;
-        effects.extend(applied.effects);
-        let instance = applied.instance.unwrap_or(InstanceId(0));
-        let definition = self
-            .book
-            .instance(instance)
-            .and_then(|i| i.definition.clone())
-            .ok_or(BookError::UnknownInstance(instance))?;
+        // A start names no stored instance: nothing to recall first (`apply_book`).
+        let StartedByName {
+            effects: sent,
+            instance,
+            definition,
+        } = self.book.start_by_name(now, start)?;
+        effects.extend(sent);
         tracing::info_span!("instance", %instance)
             .in_scope(|| tracing::info!(%definition, "instance started"));
         Ok(Started {

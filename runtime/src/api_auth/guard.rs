@@ -36,8 +36,9 @@ pub fn protect(
 }
 
 /// `router` behind the token check, each request needing what `need` says for its method
-/// and path; refusals counted in `metrics` (`mobiwf_api_refused_total{status}`). Without
-/// checking (`--insecure-no-auth`), `router` as it is.
+/// and path, and handed its [`Caller`] (the token's role and user); refusals counted in
+/// `metrics` (`mobiwf_api_refused_total{status}`). Without checking (`--insecure-no-auth`),
+/// every request passes, handed [`Caller::Unchecked`].
 pub fn guard(
     router: axum::Router,
     tokens: Arc<ApiTokens>,
