@@ -138,8 +138,8 @@ pub async fn start(args: &StartArgs) -> anyhow::Result<ExitCode> {
             .collect();
         body.insert("data".to_owned(), data.into());
     }
-    let path = format!("/definitions/{}/instances", args.name);
-    let request = api.client()?.post(api.url(&path)).json(&body);
+    let url = definition_url(api, &args.name, &["instances"])?;
+    let request = api.client()?.post(url).json(&body);
     match json(request, api).await? {
         Ok(body) => {
             println!("{}", body["instance"]);
@@ -156,6 +156,17 @@ pub async fn start(args: &StartArgs) -> anyhow::Result<ExitCode> {
             Ok(ExitCode::from(1))
         }
     }
+}
+
+/// The URL of `/definitions/NAME/REST...` on the API: the name is one path segment however it
+/// is spelt (`a/b`, `x?y` are encoded, not taken for another route or a query).
+fn definition_url(api: &ApiArgs, name: &str, rest: &[&str]) -> anyhow::Result<reqwest::Url> {
+    let mut url = reqwest::Url::parse(&api.url("/definitions"))?;
+    url.path_segments_mut()
+        .map_err(|()| anyhow::anyhow!("the API address {} takes no path", api.api))?
+        .push(name)
+        .extend(rest);
+    Ok(url)
 }
 
 /// `definitions ...`: the list (exit 0), one shown, or one removed (exit 1 refused).
@@ -193,7 +204,7 @@ async fn show(
 ) -> anyhow::Result<ExitCode> {
     let request = api
         .client()?
-        .get(api.url(&format!("/definitions/{name}")))
+        .get(definition_url(api, name, &[])?)
         .query(&[("version", version)]);
     let body = match json(request, api).await? {
         Ok(body) => body,
@@ -224,9 +235,7 @@ async fn show(
 }
 
 async fn remove(api: &ApiArgs, name: &str) -> anyhow::Result<ExitCode> {
-    let request = api
-        .client()?
-        .delete(api.url(&format!("/definitions/{name}")));
+    let request = api.client()?.delete(definition_url(api, name, &[])?);
     match json(request, api).await? {
         Ok(body) => {
             let kept = body["kept"].as_array().map_or(0, Vec::len);
@@ -244,5 +253,28 @@ async fn remove(api: &ApiArgs, name: &str) -> anyhow::Result<ExitCode> {
             eprintln!("mobiwf-controller: {message}");
             Ok(ExitCode::from(1))
         }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_definitions_name_is_one_path_segment_however_it_is_spelt() {
+        let api = ApiArgs {
+            api: "127.0.0.1:7000".to_owned(),
+            token_file: None,
+        };
+        let url = |name, rest: &[&str]| definition_url(&api, name, rest).unwrap().to_string();
+        assert_eq!(
+            url("maintenance", &["instances"]),
+            "http://127.0.0.1:7000/definitions/maintenance/instances"
+        );
+        assert_eq!(url("a/b", &[]), "http://127.0.0.1:7000/definitions/a%2Fb");
+        assert_eq!(
+            url("x?y#z", &["instances"]),
+            "http://127.0.0.1:7000/definitions/x%3Fy%23z/instances"
+        );
     }
 }
