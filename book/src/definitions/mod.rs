@@ -334,8 +334,7 @@ impl Registry {
         let last_unreadable = self
             .unreadable
             .keys()
-            .filter(|at| &at.name == name)
-            .last()
+            .rfind(|at| &at.name == name)
             .map_or(0, |at| at.version.0);
         DefinitionVersion(last.max(last_unreadable) + 1)
     }
