@@ -221,3 +221,21 @@ fn hostile_sizes_cost_linear_work() {
         || steps_of_a_chain(4_000),
     );
 }
+
+/// The steps of reading a text of `n` unclosed `\u{` escapes, one after another in one text.
+fn steps_of_escapes(n: usize) -> u64 {
+    let text = format!("WORKFLOW w {{ DESCRIPTION \"{}\"; }}", "\\u{".repeat(n));
+    let (result, steps) = steps_of(|| load(text.as_bytes()));
+    assert!(result.is_err());
+    steps
+}
+
+#[test]
+fn many_unclosed_escapes_cost_linear_work() {
+    assert_linear(
+        "a text of unclosed \\u{ escapes",
+        20_000,
+        || steps_of_escapes(20_000),
+        || steps_of_escapes(40_000),
+    );
+}
