@@ -4,6 +4,7 @@
 //! (PDL), and a subset of BPMN 2.0. Each reader gives the same model and a source map into its
 //! own text, so validation speaks of `file:line:col` in the file the person wrote.
 
+use crate::diagnostic::{Diagnostic, Pos};
 use crate::{Diagnostics, Loaded, WorkflowDefinition};
 
 /// The language a definition's text is written in.
@@ -91,11 +92,51 @@ pub fn load_definition_in(
     language: Language,
     src: &[u8],
 ) -> Result<Loaded<WorkflowDefinition>, Diagnostics> {
-    match language {
-        Language::MobiWfMs => crate::load_definition(src),
-        Language::Pdl => crate::pdl::load(src),
-        Language::Bpmn => crate::bpmn::load(src),
-    }
+    let loaded = match language {
+        Language::MobiWfMs => return crate::load_definition(src),
+        Language::Pdl => crate::pdl::load(src)?,
+        Language::Bpmn => crate::bpmn::load(src)?,
+    };
+    kept_as_xml(&loaded.value).map_err(|d| Diagnostics(vec![d]))?;
+    Ok(loaded)
+}
+
+/// Reads the definition in the language [`Language::of`] says `file_name` (a path or a bare
+/// name) with the text `src` is written in: what `validate`, `partition` and `convert` read.
+pub fn load_definition_named(
+    file_name: &str,
+    src: &[u8],
+) -> Result<Loaded<WorkflowDefinition>, Diagnostics> {
+    load_definition_in(Language::of(file_name, src), src)
+}
+
+/// Whether `def`, read from PDL or BPMN, can be kept as MobiWfMS XML: the controller stores and
+/// sends every definition so, and reads it back at every start. The readers refuse what the
+/// XML cannot hold where it is written; this catches the rest, chiefly a text within the
+/// limits of its own language whose XML is over [`crate::limits::MAX_DOCUMENT_BYTES`] or
+/// [`crate::limits::MAX_ELEMENTS`] (PDL is terser than XML). A MobiWfMS text needs no such
+/// check, and is spared its cost.
+fn kept_as_xml(def: &WorkflowDefinition) -> Result<(), Diagnostic> {
+    let xml = crate::write_definition(def);
+    let problem = match crate::load_definition(xml.as_bytes()) {
+        Ok(again) if again.value == *def => return Ok(()),
+        Ok(_) => "read back, it differs from what was written, which is a fault of mobiwf's; \
+                  please report it with this text"
+            .to_owned(),
+        Err(diags) => diags.0.first().map_or_else(String::new, |d| {
+            if d.message.contains("split") {
+                d.message.clone()
+            } else if d.message.contains("(MAX_") {
+                format!("{}; split the workflow into smaller ones", d.message)
+            } else {
+                format!("{} (at {} of the XML)", d.message, d.pos)
+            }
+        }),
+    };
+    Err(Diagnostic::new(
+        Pos::START,
+        format!("this definition cannot be kept as MobiWfMS XML: {problem}"),
+    ))
 }
 
 #[cfg(test)]
@@ -124,5 +165,35 @@ mod tests {
             Language::Bpmn
         );
         assert_eq!(Language::sniff(b""), Language::MobiWfMs);
+    }
+
+    #[test]
+    fn a_text_whose_xml_is_over_the_limits_is_refused() {
+        // Each one-line task is over 300 bytes and a dozen elements of XML.
+        let mut text = String::from("TASK S { } WORKFLOW w {\n");
+        let tasks = crate::limits::MAX_ELEMENTS / 12;
+        for k in 0..tasks {
+            text.push_str(&format!("TASK t{k} : S {{ }}\n"));
+        }
+        text.push('}');
+        assert!(text.len() < crate::limits::MAX_DOCUMENT_BYTES / 10);
+        let err = load_definition_in(Language::Pdl, text.as_bytes()).unwrap_err();
+        let message = &err.0[0].message;
+        assert!(
+            message.starts_with("this definition cannot be kept as MobiWfMS XML: the document"),
+            "{message}"
+        );
+        assert!(
+            message.contains("(MAX_DOCUMENT_BYTES); split the workflow"),
+            "{message}"
+        );
+    }
+
+    #[test]
+    fn tabs_line_breaks_and_returns_are_kept_as_xml() {
+        let text = "TASK S { } WORKFLOW w { DESCRIPTION \"a\\tb\\nc\\rd \\u{e9}\"; TASK t : S { } }";
+        let loaded = load_definition_named("w.pdl", text.as_bytes())
+            .unwrap_or_else(|d| panic!("{}", d.render("w.pdl")));
+        assert_eq!(loaded.value.description, "a\tb\nc\rd é");
     }
 }

@@ -362,7 +362,7 @@ fn attributes(
 fn value_problem(value: &str) -> Option<String> {
     if let Some(bad) = value.chars().find(|c| unwritable(*c)) {
         return Some(format!(
-            "{}, which XML documents may not hold; remove it",
+            "{}, which no XML document read here may hold; remove it",
             unwritable_name(bad)
         ));
     }
