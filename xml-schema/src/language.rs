@@ -191,7 +191,8 @@ mod tests {
 
     #[test]
     fn tabs_line_breaks_and_returns_are_kept_as_xml() {
-        let text = "TASK S { } WORKFLOW w { DESCRIPTION \"a\\tb\\nc\\rd \\u{e9}\"; TASK t : S { } }";
+        let text =
+            "TASK S { } WORKFLOW w { DESCRIPTION \"a\\tb\\nc\\rd \\u{e9}\"; TASK t : S { } }";
         let loaded = load_definition_named("w.pdl", text.as_bytes())
             .unwrap_or_else(|d| panic!("{}", d.render("w.pdl")));
         assert_eq!(loaded.value.description, "a\tb\nc\rd é");

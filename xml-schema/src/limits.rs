@@ -78,6 +78,16 @@ pub const MAX_DEFINITION_NAME_CHARS: usize = 64;
 /// every one on the nodes that use it.
 pub const MAX_DATA_ITEMS: usize = 256;
 
+/// Longest default of a `<value>` (`default="..."`, PDL's `STRING note "..."`), in bytes: the
+/// longest value an instance may hold (the runtime's per-value limit, `MAX_VALUE_BYTES` of
+/// `mobiwf-proto`, which a test there keeps equal), so that a default that passes here does
+/// not fail every start on the nodes.
+pub const MAX_DEFAULT_BYTES: usize = 64 * 1024;
+
+/// Most bytes of defaults one definition's `<data>` may hold, all values together: as much
+/// as one instance's values may hold (`MAX_INSTANCE_VALUE_BYTES` of `mobiwf-proto`).
+pub const MAX_DEFAULTS_BYTES: usize = 1 << 20;
+
 /// Longest data name, in characters. A name is also a file name in `MOBIWF_DATA_DIR`.
 pub const MAX_DATA_NAME_CHARS: usize = 64;
 

@@ -514,9 +514,17 @@ mod tests {
 
     #[test]
     fn attribute_values_hold_no_control_character_and_are_bounded() {
-        for doc in ["<w a=\"x&#1;y\"/>", "<w a=\"&#x7F;\"/>", "<w a=\"&#xFFFE;\"/>"] {
+        for doc in [
+            "<w a=\"x&#1;y\"/>",
+            "<w a=\"&#x7F;\"/>",
+            "<w a=\"&#xFFFE;\"/>",
+        ] {
             let err = parse(doc, BPMN).unwrap_err();
-            assert!(err.message.contains("attribute a of <w>"), "{}", err.message);
+            assert!(
+                err.message.contains("attribute a of <w>"),
+                "{}",
+                err.message
+            );
             assert_eq!(err.pos, Pos { line: 1, column: 4 });
         }
         let long = format!("<w a=\"{}\"/>", "x".repeat(MAX_TEXT_BYTES + 1));
