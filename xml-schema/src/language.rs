@@ -5,6 +5,7 @@
 //! own text, so validation speaks of `file:line:col` in the file the person wrote.
 
 use crate::diagnostic::{Diagnostic, Pos};
+use crate::limits::MAX_SNIFF_BYTES;
 use crate::{Diagnostics, Loaded, WorkflowDefinition};
 
 /// The language a definition's text is written in.
@@ -65,25 +66,52 @@ impl Language {
 }
 
 /// The root element's local name is `definitions` (BPMN's root, under any prefix): the first
-/// element that is not a declaration, comment or processing instruction. Only the first
-/// 64 KiB are looked at; a root further in than that is not worth finding here.
+/// element after the XML declaration, comments, processing instructions and the DOCTYPE, each
+/// skipped whole (a comment may mention `<definitions>`). Only the first [`MAX_SNIFF_BYTES`]
+/// are looked at.
 fn root_is_bpmn(src: &[u8]) -> bool {
-    let head = &src[..src.len().min(64 * 1024)];
+    let head = &src[..src.len().min(MAX_SNIFF_BYTES)];
     let text = String::from_utf8_lossy(head);
     let mut rest = text.as_ref();
-    while let Some(i) = rest.find('<') {
-        rest = &rest[i + 1..];
-        if rest.starts_with('?') || rest.starts_with('!') {
-            continue;
-        }
-        let name: String = rest
-            .chars()
-            .take_while(|c| !c.is_whitespace() && *c != '>' && *c != '/')
-            .collect();
-        let local = name.rsplit(':').next().unwrap_or(&name);
-        return local == "definitions";
+    loop {
+        let Some(i) = rest.find('<') else {
+            return false;
+        };
+        rest = &rest[i..];
+        let skipped = if rest.starts_with("<!--") {
+            rest.find("-->").map(|end| end + 3)
+        } else if rest.starts_with("<?") {
+            rest.find("?>").map(|end| end + 2)
+        } else if rest.starts_with("<!") {
+            declaration_end(rest)
+        } else {
+            let name: String = rest[1..]
+                .chars()
+                .take_while(|c| !c.is_whitespace() && *c != '>' && *c != '/')
+                .collect();
+            let local = name.rsplit(':').next().unwrap_or(&name);
+            return local == "definitions";
+        };
+        let Some(end) = skipped else {
+            return false;
+        };
+        rest = &rest[end..];
     }
-    false
+}
+
+/// Just after the `>` that ends the declaration (`<!DOCTYPE ...>`) `text` starts with: the
+/// first one outside its internal subset `[...]`, which holds declarations of its own.
+fn declaration_end(text: &str) -> Option<usize> {
+    let mut depth = 0usize;
+    for (i, c) in text.char_indices() {
+        match c {
+            '[' => depth += 1,
+            ']' => depth = depth.saturating_sub(1),
+            '>' if depth == 0 => return Some(i + 1),
+            _ => {}
+        }
+    }
+    None
 }
 
 /// Reads and validates a workflow definition written in `language`; every problem when there
@@ -165,6 +193,34 @@ mod tests {
             Language::Bpmn
         );
         assert_eq!(Language::sniff(b""), Language::MobiWfMs);
+    }
+
+    #[test]
+    fn what_comes_before_the_root_is_skipped_whole() {
+        let bpmn = "<definitions xmlns=\"http://www.omg.org/spec/BPMN/20100524/MODEL\"/>";
+        let workflow = "<workflow id=\"1\"/>";
+        for before in [
+            "<!-- copied from <definitions id=\"x\"> -->",
+            "<?xml version=\"1.0\"?><?tool <definitions> ?>",
+            "<!DOCTYPE workflow [<!ELEMENT definitions ANY> <!-- <definitions> -->]>",
+            "<!DOCTYPE workflow>\n<!---->",
+        ] {
+            let text = format!("{before}\n{workflow}");
+            assert_eq!(
+                Language::sniff(text.as_bytes()),
+                Language::MobiWfMs,
+                "{text}"
+            );
+            let text = format!("{before}\n{bpmn}");
+            assert_eq!(Language::sniff(text.as_bytes()), Language::Bpmn, "{text}");
+        }
+        // A comment not closed within the look-ahead hides the root: taken for MobiWfMS.
+        let long = format!("<!-- {} -->{bpmn}", "x".repeat(MAX_SNIFF_BYTES));
+        assert_eq!(Language::sniff(long.as_bytes()), Language::MobiWfMs);
+        assert_eq!(
+            Language::sniff(b"<!-- open <definitions/>"),
+            Language::MobiWfMs
+        );
     }
 
     #[test]

@@ -105,3 +105,9 @@ pub const MAX_WORD_CHARS: usize = 256;
 /// and problems beyond it are counted, not listed. A problem of form skips as little as one
 /// word, so garbage would otherwise give one problem per word of a [`MAX_DOCUMENT_BYTES`] text.
 pub const MAX_PDL_PROBLEMS: usize = 500;
+
+/// How much of a text's beginning is looked at to tell its language by content (a BPMN
+/// document's root element `definitions`), in bytes: declarations and comments before the
+/// root are short; a root further in than this is not looked for, and the text is taken for
+/// MobiWfMS XML.
+pub const MAX_SNIFF_BYTES: usize = 64 * 1024;
