@@ -111,3 +111,7 @@ pub const MAX_PDL_PROBLEMS: usize = 500;
 /// root are short; a root further in than this is not looked for, and the text is taken for
 /// MobiWfMS XML.
 pub const MAX_SNIFF_BYTES: usize = 64 * 1024;
+
+/// Longest `timeDuration` of a BPMN timer, in seconds: the most an activity's time limit
+/// (`timeOut`, whole seconds as a `u32`) holds, about 136 years.
+pub const MAX_DURATION_SECS: u32 = u32::MAX;
