@@ -5,9 +5,7 @@ use std::path::Path;
 use std::process::ExitCode;
 
 use anyhow::Context;
-use mobiwf_xml_schema::{
-    DeriveOptions, derive_partitions, load_definition_named, write_partition,
-};
+use mobiwf_xml_schema::{DeriveOptions, derive_partitions, load_definition_named, write_partition};
 
 pub fn run(file: &Path, out: &Path, start_time: Option<String>) -> anyhow::Result<ExitCode> {
     let bytes = super::read(file)?;
