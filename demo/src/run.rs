@@ -68,8 +68,7 @@ pub async fn run(file: Option<&Path>, timeout_secs: u64, hour_ms: u64) -> anyhow
         ),
         None => (PAPER.to_vec(), PAPER_SOURCE.to_owned()),
     };
-    let language = mobiwf_xml_schema::Language::of(&source, &bytes);
-    let def = match mobiwf_xml_schema::load_definition_in(language, &bytes) {
+    let def = match mobiwf_xml_schema::load_definition_named(&source, &bytes) {
         Ok(l) => l.value,
         Err(d) => {
             eprint!("{}", d.render(&source));

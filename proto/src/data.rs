@@ -221,6 +221,13 @@ mod tests {
     use super::*;
 
     #[test]
+    fn a_definition_s_defaults_are_bounded_as_an_instance_s_values() {
+        use mobiwf_xml_schema::limits::{MAX_DEFAULT_BYTES, MAX_DEFAULTS_BYTES};
+        assert_eq!(MAX_DEFAULT_BYTES, MAX_VALUE_BYTES);
+        assert_eq!(MAX_DEFAULTS_BYTES, MAX_INSTANCE_VALUE_BYTES);
+    }
+
+    #[test]
     fn the_later_write_wins_and_the_larger_id_breaks_a_tie() {
         let d = |by, at_us| Datum {
             name: "x".into(),

@@ -55,7 +55,7 @@ pub use derive::{
     DeriveOptions, DerivedPartition, carried_names, derive_contingency, derive_partitions,
 };
 pub use diagnostic::{Diagnostic, Diagnostics, Pos};
-pub use language::{Language, load_definition_in};
+pub use language::{Language, load_definition_in, load_definition_named};
 pub use model::*;
 pub use org::{load_organisation, validate_organisation, write_organisation};
 pub use pdl::{read_pdl, write_pdl};

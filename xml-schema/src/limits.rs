@@ -78,6 +78,16 @@ pub const MAX_DEFINITION_NAME_CHARS: usize = 64;
 /// every one on the nodes that use it.
 pub const MAX_DATA_ITEMS: usize = 256;
 
+/// Longest default of a `<value>` (`default="..."`, PDL's `STRING note "..."`), in bytes: the
+/// longest value an instance may hold (the runtime's per-value limit, `MAX_VALUE_BYTES` of
+/// `mobiwf-proto`, which a test there keeps equal), so that a default that passes here does
+/// not fail every start on the nodes.
+pub const MAX_DEFAULT_BYTES: usize = 64 * 1024;
+
+/// Most bytes of defaults one definition's `<data>` may hold, all values together: as much
+/// as one instance's values may hold (`MAX_INSTANCE_VALUE_BYTES` of `mobiwf-proto`).
+pub const MAX_DEFAULTS_BYTES: usize = 1 << 20;
+
 /// Longest data name, in characters. A name is also a file name in `MOBIWF_DATA_DIR`.
 pub const MAX_DATA_NAME_CHARS: usize = 64;
 
@@ -95,3 +105,13 @@ pub const MAX_WORD_CHARS: usize = 256;
 /// and problems beyond it are counted, not listed. A problem of form skips as little as one
 /// word, so garbage would otherwise give one problem per word of a [`MAX_DOCUMENT_BYTES`] text.
 pub const MAX_PDL_PROBLEMS: usize = 500;
+
+/// How much of a text's beginning is looked at to tell its language by content (a BPMN
+/// document's root element `definitions`), in bytes: declarations and comments before the
+/// root are short; a root further in than this is not looked for, and the text is taken for
+/// MobiWfMS XML.
+pub const MAX_SNIFF_BYTES: usize = 64 * 1024;
+
+/// Longest `timeDuration` of a BPMN timer, in seconds: the most an activity's time limit
+/// (`timeOut`, whole seconds as a `u32`) holds, about 136 years.
+pub const MAX_DURATION_SECS: u32 = u32::MAX;

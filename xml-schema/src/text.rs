@@ -52,6 +52,23 @@ impl<'a> LineIndex<'a> {
     }
 }
 
+/// True for a character the MobiWfMS XML reader refuses in a text or an attribute value, so
+/// that no reader may let it into a model that is kept as that XML: the control characters
+/// (C0 but tab, line feed and carriage return; DEL; C1), which XML 1.0 either cannot hold or
+/// holds only to lose them in transit, and U+FFFE and U+FFFF, which are not XML characters.
+pub(crate) fn unwritable(c: char) -> bool {
+    (c.is_control() && !matches!(c, '\t' | '\n' | '\r')) || matches!(c, '\u{FFFE}' | '\u{FFFF}')
+}
+
+/// How a message names the unwritable character `c`: `control character U+0001`.
+pub(crate) fn unwritable_name(c: char) -> String {
+    if c.is_control() {
+        format!("control character U+{:04X}", u32::from(c))
+    } else {
+        format!("the non-character U+{:04X}", u32::from(c))
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

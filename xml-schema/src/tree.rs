@@ -11,7 +11,7 @@ use quick_xml::events::{BytesRef, BytesStart, Event};
 
 use crate::diagnostic::{Diagnostic, Pos};
 use crate::limits::{MAX_ELEMENTS, MAX_TEXT_BYTES};
-use crate::text::LineIndex;
+use crate::text::{LineIndex, unwritable, unwritable_name};
 
 mod language;
 
@@ -340,13 +340,38 @@ fn attributes(
             .addr()
             .saturating_sub(start.as_ptr().addr());
         let inside = u64::try_from(inside).unwrap_or(0);
+        let attr_pos = at(offset + 1 + inside);
+        if let Some(problem) = value_problem(&value) {
+            return Err(Diagnostic::new(
+                attr_pos,
+                format!("attribute {key} of <{name}> holds {problem}"),
+            ));
+        }
         attrs.push(Attribute {
             name: key,
             value: value.into_owned(),
-            pos: at(offset + 1 + inside),
+            pos: attr_pos,
         });
     }
     Ok(attrs)
+}
+
+/// What is wrong with an attribute's `value` that no element text may hold either: a
+/// character the MobiWfMS XML cannot keep, or more than [`MAX_TEXT_BYTES`]. A model value read
+/// from an attribute is written back as a text or an attribute, and must read again.
+fn value_problem(value: &str) -> Option<String> {
+    if let Some(bad) = value.chars().find(|c| unwritable(*c)) {
+        return Some(format!(
+            "{}, which no XML document read here may hold; remove it",
+            unwritable_name(bad)
+        ));
+    }
+    (value.len() > MAX_TEXT_BYTES).then(|| {
+        format!(
+            "{} bytes, over the limit of {MAX_TEXT_BYTES} bytes (MAX_TEXT_BYTES); shorten it",
+            value.len()
+        )
+    })
 }
 
 fn close(element: Element, stack: &mut [Element], root: &mut Option<Element>) {
@@ -377,15 +402,12 @@ fn add_text(
             ),
         ));
     };
-    if let Some(bad) = text
-        .chars()
-        .find(|c| c.is_control() && !matches!(c, '\t' | '\n' | '\r'))
-    {
+    if let Some(bad) = text.chars().find(|c| unwritable(*c)) {
         return Err(Diagnostic::new(
             pos,
             format!(
-                "control character U+{:04X} is not allowed in XML text; remove it",
-                u32::from(bad)
+                "{} is not allowed in XML text; remove it",
+                unwritable_name(bad)
             ),
         ));
     }
@@ -488,6 +510,27 @@ mod tests {
     fn doctype_is_refused() {
         let err = parse("<!DOCTYPE w [<!ENTITY a \"aaaa\">]><w>&a;</w>", WORKFLOW).unwrap_err();
         assert!(err.message.contains("DOCTYPE"), "{}", err.message);
+    }
+
+    #[test]
+    fn attribute_values_hold_no_control_character_and_are_bounded() {
+        for doc in [
+            "<w a=\"x&#1;y\"/>",
+            "<w a=\"&#x7F;\"/>",
+            "<w a=\"&#xFFFE;\"/>",
+        ] {
+            let err = parse(doc, BPMN).unwrap_err();
+            assert!(
+                err.message.contains("attribute a of <w>"),
+                "{}",
+                err.message
+            );
+            assert_eq!(err.pos, Pos { line: 1, column: 4 });
+        }
+        let long = format!("<w a=\"{}\"/>", "x".repeat(MAX_TEXT_BYTES + 1));
+        let err = parse(&long, WORKFLOW).unwrap_err();
+        assert!(err.message.contains("MAX_TEXT_BYTES"), "{}", err.message);
+        assert!(parse("<w a=\"x&#9;&#10;&#13;y\"/>", WORKFLOW).is_ok());
     }
 
     #[test]

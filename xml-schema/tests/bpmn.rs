@@ -80,3 +80,8 @@ fn the_paper_s_example_in_bpmn_has_its_published_partitions() {
 fn the_purchase_example_maps_people_routes_and_a_timer() {
     insta::assert_snapshot!(imported("../examples/bpmn/purchase.bpmn"));
 }
+
+#[test]
+fn a_control_character_in_a_name_is_refused_where_it_is_written() {
+    insta::assert_snapshot!(refused("tests/bpmn/control-character.bpmn"));
+}

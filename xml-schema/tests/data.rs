@@ -398,3 +398,53 @@ fn the_example_with_data_is_valid_and_derives_what_travels() {
     .unwrap();
     load_partition(&hand_written).unwrap();
 }
+
+#[test]
+fn defaults_longer_than_an_instance_may_hold_are_refused() {
+    use mobiwf_xml_schema::limits::{MAX_DEFAULT_BYTES, MAX_DEFAULTS_BYTES};
+    // In the XML the attribute is refused where it is written.
+    let long = "x".repeat(MAX_DEFAULT_BYTES + 1);
+    let data = format!(r#"<data><value name="note" type="string" default="{long}"/></data>"#);
+    let errors = def_errors(&definition_xml("", "", "", &data));
+    assert_eq!(errors.lines().count(), 1, "{errors}");
+    assert!(errors.starts_with("d.xml:10:40: "), "{errors}");
+    // A model built in code, or read from PDL, is checked the same.
+    let mut def = load_def(&definition_xml("", "", "", DATA)).unwrap();
+    def.data[1].input = Input::Default("y".repeat(MAX_DEFAULT_BYTES + 1));
+    let problems = validate_definition(&def, &SourceMap::default());
+    assert_eq!(problems.len(), 1, "{problems:?}");
+    assert!(
+        problems[0].message.starts_with(&format!(
+            "the default of `note` is {} bytes, over the limit of {MAX_DEFAULT_BYTES} bytes",
+            MAX_DEFAULT_BYTES + 1
+        )),
+        "{}",
+        problems[0].message
+    );
+    def.data[1].input = Input::Default("y".repeat(MAX_DEFAULT_BYTES));
+    assert!(validate_definition(&def, &SourceMap::default()).is_empty());
+    def.data.extend(
+        (0..MAX_DEFAULTS_BYTES / MAX_DEFAULT_BYTES).map(|k| DataItem {
+            input: Input::Default("z".repeat(MAX_DEFAULT_BYTES)),
+            ..item(&format!("v{k}"), DataKind::String)
+        }),
+    );
+    let problems = validate_definition(&def, &SourceMap::default());
+    assert_eq!(problems.len(), 1, "{problems:?}");
+    assert!(
+        problems[0].message.contains("(MAX_DEFAULTS_BYTES)"),
+        "{}",
+        problems[0].message
+    );
+}
+
+#[test]
+fn a_pdl_default_over_the_limit_is_refused() {
+    let long = "x".repeat(mobiwf_xml_schema::limits::MAX_DEFAULT_BYTES + 1);
+    let text = format!("TASK S {{ }} WORKFLOW w {{ STRING note \"{long}\"; TASK t : S {{ }} }}");
+    let err =
+        mobiwf_xml_schema::load_definition_in(mobiwf_xml_schema::Language::Pdl, text.as_bytes())
+            .unwrap_err()
+            .render("w.pdl");
+    assert!(err.contains("MAX_"), "{err}");
+}

@@ -1,7 +1,7 @@
 //! Assembles the definition from the mapped members and their placement, with the source map
 //! that points every part of it back at the BPMN element it came from.
 
-use super::graph::{Kind, Process};
+use super::graph::{Kind, Process, Task};
 use super::lanes::Placement;
 use super::map::{Member, Origin};
 use super::shape::Shape;
@@ -67,6 +67,28 @@ pub(crate) fn definition(
     (def, map)
 }
 
+/// What the task `task` says of the `i`th activity `a`: its kind, description, command,
+/// compensation, retries and people, their positions recorded in `map`.
+fn task_fields(a: &mut Activity, task: &Task, map: &mut SourceMap, i: usize) {
+    a.kind = task.kind;
+    a.description = task.description.clone();
+    a.command = task.command.as_ref().map(|(c, _)| c.clone());
+    a.compensation = task.compensation.as_ref().map(|(c, _)| c.clone());
+    a.retries = task.retries;
+    a.people = task.people.clone();
+    for (field, pos) in [
+        ("command", &task.command),
+        ("compensation", &task.compensation),
+    ] {
+        if let Some((_, pos)) = pos {
+            map.set(Node::ActivityField(i, field), *pos);
+        }
+    }
+    if let Some(pos) = task.people_pos {
+        map.set(Node::ActivityField(i, "role"), pos);
+    }
+}
+
 /// The activity of member `m` (the `i`th, id `id`), its positions recorded in `map`.
 fn activity(
     p: &Process,
@@ -111,23 +133,7 @@ fn activity(
             a.name = node.name.clone();
             match &node.kind {
                 Kind::Task(task) => {
-                    a.kind = task.kind;
-                    a.description = task.description.clone();
-                    a.command = task.command.as_ref().map(|(c, _)| c.clone());
-                    a.compensation = task.compensation.as_ref().map(|(c, _)| c.clone());
-                    a.retries = task.retries;
-                    a.people = task.people.clone();
-                    for (field, pos) in [
-                        ("command", &task.command),
-                        ("compensation", &task.compensation),
-                    ] {
-                        if let Some((_, pos)) = pos {
-                            map.set(Node::ActivityField(i, field), *pos);
-                        }
-                    }
-                    if let Some(pos) = task.people_pos {
-                        map.set(Node::ActivityField(i, "role"), pos);
-                    }
+                    task_fields(&mut a, task, map, i);
                     if let Some(&(secs, stand_in)) = s.timers.get(&n) {
                         a.time_out_secs = secs;
                         a.contingency =

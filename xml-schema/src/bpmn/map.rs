@@ -46,28 +46,8 @@ struct Up {
 
 /// The members of `p`, in document order, with their preconditions, merges and routes.
 pub(crate) fn members(p: &Process, s: &Shape) -> Result<Vec<Member>, Vec<Diagnostic>> {
-    let mut origins: Vec<(Pos, Origin)> = Vec::new();
-    for (i, n) in p.nodes.iter().enumerate() {
-        if s.roles[i] == Role::Activity && !matches!(n.kind, Kind::Start | Kind::End) {
-            origins.push((n.pos, Origin::Node(i)));
-        }
-    }
-    for &f in s.flags.keys() {
-        if !reaches_activity(s, s.dst[f]) {
-            origins.push((p.flows[f].pos, Origin::BranchEnd(f)));
-        }
-    }
-    origins.sort_by_key(|(pos, _)| *pos);
-    let id_of: HashMap<Origin, ActivityId> = origins
-        .iter()
-        .enumerate()
-        .map(|(k, (_, o))| {
-            (
-                *o,
-                ActivityId(u64::try_from(k).unwrap_or(u64::MAX).saturating_add(1)),
-            )
-        })
-        .collect();
+    let origins = origins(p, s);
+    let id_of = ids(&origins);
     let node_id = |n: usize| id_of.get(&Origin::Node(n)).copied();
     let mut diags = Vec::new();
     let mut members = Vec::with_capacity(origins.len());
@@ -125,6 +105,39 @@ pub(crate) fn members(p: &Process, s: &Shape) -> Result<Vec<Member>, Vec<Diagnos
     } else {
         Err(diags)
     }
+}
+
+/// What becomes an activity, in document order: each node that is one (not a start or an
+/// end event), and each branch of an exclusive split that reaches no activity (a dummy where
+/// it ends).
+fn origins(p: &Process, s: &Shape) -> Vec<(Pos, Origin)> {
+    let mut origins: Vec<(Pos, Origin)> = Vec::new();
+    for (i, n) in p.nodes.iter().enumerate() {
+        if s.roles[i] == Role::Activity && !matches!(n.kind, Kind::Start | Kind::End) {
+            origins.push((n.pos, Origin::Node(i)));
+        }
+    }
+    for &f in s.flags.keys() {
+        if !reaches_activity(s, s.dst[f]) {
+            origins.push((p.flows[f].pos, Origin::BranchEnd(f)));
+        }
+    }
+    origins.sort_by_key(|(pos, _)| *pos);
+    origins
+}
+
+/// The activity id of each of `origins`: 1, 2, ... in their order.
+fn ids(origins: &[(Pos, Origin)]) -> HashMap<Origin, ActivityId> {
+    origins
+        .iter()
+        .enumerate()
+        .map(|(k, (_, o))| {
+            (
+                *o,
+                ActivityId(u64::try_from(k).unwrap_or(u64::MAX).saturating_add(1)),
+            )
+        })
+        .collect()
 }
 
 /// Whether a flow into `node` reaches an activity (a task, a dummy, or the task a join is

@@ -1,6 +1,7 @@
 //! The two BPMN texts the import reads as values: a sequence flow's condition (the completion
 //! flag it tests) and a timer's ISO 8601 duration.
 
+use crate::limits::MAX_DURATION_SECS;
 use crate::model::flag_problem;
 
 /// The completion flag a `conditionExpression` tests: `${flag == 'approved'}`,
@@ -93,9 +94,13 @@ pub(crate) fn duration_secs(text: &str) -> Result<u32, String> {
     if parts == 0 || total == 0 {
         return Err(bad());
     }
-    u32::try_from(total).map_err(|_| {
-        format!("timeDuration `{text}` is {total} seconds, longer than a time limit can be ({} seconds)", u32::MAX)
-    })
+    if total > u64::from(MAX_DURATION_SECS) {
+        return Err(format!(
+            "timeDuration `{text}` is {total} seconds, over the limit of {MAX_DURATION_SECS} \
+             seconds a time limit can hold (MAX_DURATION_SECS)"
+        ));
+    }
+    Ok(u32::try_from(total).unwrap_or(MAX_DURATION_SECS))
 }
 
 #[cfg(test)]
@@ -137,6 +142,10 @@ mod tests {
         for text in ["30", "PT", "P", "PT0S", "PT1.5S", "PT1S1M", "P1Y", "PT5X"] {
             assert!(duration_secs(text).is_err(), "{text}");
         }
-        assert!(duration_secs("P99999D").is_err());
+        assert!(
+            duration_secs("P99999D")
+                .unwrap_err()
+                .ends_with("(MAX_DURATION_SECS)")
+        );
     }
 }

@@ -26,6 +26,6 @@ pub use flag::{FlagFault, flag_fault, flag_problem};
 pub use partition::{Adjacent, PartitionActivity, PartitionDocument, Precondition};
 pub use people::{
     Basis, Department, DepartmentId, Method, Organisation, People, Policy, Role, RoleGrant, RoleId,
-    Team, TeamId, User, UserId,
+    Team, TeamId, User, UserId, role_id_problem,
 };
 pub use rules::{Merge, Route, Rule, TaskState, route_for, routed_to};

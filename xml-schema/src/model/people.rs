@@ -84,6 +84,31 @@ text_id!(
     /// `role@id`.
     RoleId
 );
+/// Why `id` cannot be a role id (`None` when it can), as the organisation document's ids are
+/// checked: one word, at most [`crate::limits::MAX_ID_CHARS`] characters. An empty id is each
+/// caller's to word.
+pub fn role_id_problem(id: &str) -> Option<String> {
+    use crate::limits::MAX_ID_CHARS;
+    let chars = id.chars().count();
+    if id.chars().any(char::is_whitespace) {
+        let word: Vec<&str> = id.split_whitespace().collect();
+        Some(format!(
+            "role id \"{}\" contains white space; a role id is one word, as in the organisation \
+             document, e.g. \"{}\"",
+            crate::read::abbreviate(id),
+            crate::read::abbreviate(&word.join("-"))
+        ))
+    } else if chars > MAX_ID_CHARS {
+        Some(format!(
+            "role id \"{}\" has {chars} characters, more than the {MAX_ID_CHARS} allowed \
+             (MAX_ID_CHARS); name a role of the organisation document",
+            crate::read::abbreviate(id)
+        ))
+    } else {
+        None
+    }
+}
+
 text_id!(
     /// `department@id`.
     DepartmentId

@@ -5,7 +5,8 @@
 use std::borrow::Cow;
 
 use crate::diagnostic::{Diagnostic, Pos};
-use crate::limits::{MAX_TEXT_BYTES, MAX_WORD_CHARS};
+use crate::limits::{MAX_PDL_PROBLEMS, MAX_TEXT_BYTES, MAX_WORD_CHARS};
+use crate::text::{unwritable, unwritable_name};
 
 /// What a token is.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -67,7 +68,8 @@ pub(super) struct Lexer<'a> {
     at: usize,
     /// Position of the next character.
     pos: Pos,
-    /// Problems met since the caller last took them.
+    /// Problems met since the caller last took them: at most [`MAX_PDL_PROBLEMS`], as the
+    /// parser reports no more (one text may hold a bad escape in every other character).
     pub problems: Vec<Diagnostic>,
 }
 
@@ -78,6 +80,13 @@ impl<'a> Lexer<'a> {
             at: 0,
             pos: Pos::START,
             problems: Vec::new(),
+        }
+    }
+
+    /// Keeps `problem`, unless [`MAX_PDL_PROBLEMS`] are already waiting to be taken.
+    fn problem(&mut self, pos: Pos, message: impl Into<String>) {
+        if self.problems.len() < MAX_PDL_PROBLEMS {
+            self.problems.push(Diagnostic::new(pos, message));
         }
     }
 
@@ -191,13 +200,13 @@ impl<'a> Lexer<'a> {
     fn check_length(&mut self, token: &Token<'_>) {
         let chars = token.text.chars().count();
         if chars > MAX_WORD_CHARS {
-            self.problems.push(Diagnostic::new(
+            self.problem(
                 token.pos,
                 format!(
                     "a word of {chars} characters is over the limit of {MAX_WORD_CHARS} \
                      (MAX_WORD_CHARS); write a long name in double quotes"
                 ),
-            ));
+            );
         }
     }
 
@@ -219,13 +228,13 @@ impl<'a> Lexer<'a> {
             }
             self.advance();
         }
-        self.problems.push(Diagnostic::new(
+        self.problem(
             pos,
             format!(
                 "{first:?} cannot stand here: PDL is made of keywords, names, numbers, \"texts\" \
                  and {{ }} ; : , ( ) ->{hint}"
             ),
-        ));
+        );
     }
 
     /// True when `c`, the next character, starts a token or a comment.
@@ -248,13 +257,15 @@ impl<'a> Lexer<'a> {
         self.advance();
         let mut value = String::new();
         let mut plain = true;
+        // The first character the MobiWfMS XML cannot hold, and where it is written.
+        let mut unwritable_at: Option<(char, Pos)> = None;
         loop {
             let Some(c) = self.peek_char() else {
-                self.problems.push(Diagnostic::new(
+                self.problem(
                     pos,
                     "this text in double quotes is never closed; add the closing \" (a \" inside \
                      a text is written \\\")",
-                ));
+                );
                 break;
             };
             if c == '"' {
@@ -266,20 +277,37 @@ impl<'a> Lexer<'a> {
                 let at = self.pos;
                 self.advance();
                 self.escape(at, &mut value);
+                if let Some(c) = value.chars().next_back().filter(|c| unwritable(*c)) {
+                    unwritable_at = unwritable_at.or(Some((c, at)));
+                }
             } else {
+                if unwritable(c) {
+                    unwritable_at = unwritable_at.or(Some((c, self.pos)));
+                }
                 self.advance();
                 value.push(c);
             }
         }
+        if let Some((c, at)) = unwritable_at {
+            self.problem(
+                at,
+                format!(
+                    "{} cannot be in a text: a definition is kept and sent as MobiWfMS XML, \
+                     which cannot hold it; remove it (a tab, line break or carriage return is \
+                     written \\t, \\n or \\r)",
+                    unwritable_name(c)
+                ),
+            );
+        }
         if value.len() > MAX_TEXT_BYTES {
-            self.problems.push(Diagnostic::new(
+            self.problem(
                 pos,
                 format!(
                     "a text of {} bytes is over the limit of {MAX_TEXT_BYTES} bytes \
                      (MAX_TEXT_BYTES); shorten it",
                     value.len()
                 ),
-            ));
+            );
         }
         let text = if plain {
             let raw = &self.text[from + 1..self.at];
@@ -306,13 +334,13 @@ impl<'a> Lexer<'a> {
         }
         let text = &self.text[from..self.at];
         self.advance_if('\'');
-        self.problems.push(Diagnostic::new(
+        self.problem(
             pos,
             format!(
                 "a text is written in double quotes: \"{}\"",
                 crate::read::abbreviate(text)
             ),
-        ));
+        );
         Token {
             kind: Kind::Str,
             text: Cow::Borrowed(text),
@@ -347,7 +375,7 @@ impl<'a> Lexer<'a> {
             }
             None => {
                 value.push('\\');
-                self.problems.push(Diagnostic::new(at, BAD_ESCAPE));
+                self.problem(at, BAD_ESCAPE);
             }
         }
     }
@@ -356,10 +384,18 @@ impl<'a> Lexer<'a> {
     fn unicode_escape(&mut self, at: Pos, value: &mut String) {
         self.advance();
         let rest = &self.text[self.at..];
+        // At most six digits and the `}`: the closing brace is looked for no further, so that
+        // a text of many unclosed `\u{` costs linear work.
         let digits = rest
             .strip_prefix('{')
-            .and_then(|r| r.find('}').map(|end| &r[..end]))
-            .filter(|d| (1..=6).contains(&d.len()));
+            .and_then(|r| {
+                r.char_indices()
+                    .take(MAX_ESCAPE_DIGITS + 1)
+                    .inspect(|_| crate::work::count(1))
+                    .find(|&(_, c)| c == '}')
+                    .map(|(end, _)| &r[..end])
+            })
+            .filter(|d| (1..=MAX_ESCAPE_DIGITS).contains(&d.len()));
         let c = digits
             .and_then(|d| u32::from_str_radix(d, 16).ok())
             .and_then(char::from_u32);
@@ -372,11 +408,14 @@ impl<'a> Lexer<'a> {
             }
             _ => {
                 value.push_str("\\u");
-                self.problems.push(Diagnostic::new(at, BAD_ESCAPE));
+                self.problem(at, BAD_ESCAPE);
             }
         }
     }
 }
+
+/// Most hexadecimal digits of a `\u{...}` escape: six name every character.
+const MAX_ESCAPE_DIGITS: usize = 6;
 
 const BAD_ESCAPE: &str = "unknown escape in a text: write \\\" for \", \\\\ for \\, \\n, \\r or \
                           \\t for a line break, carriage return or tab, or \\u{41} for any \
@@ -436,6 +475,43 @@ mod tests {
         assert_eq!(text.pos, Pos { line: 2, column: 3 });
         assert_eq!(lexer.next_token().pos, Pos { line: 3, column: 4 });
         assert!(lexer.problems.is_empty());
+    }
+
+    #[test]
+    fn texts_hold_no_character_the_xml_cannot() {
+        for (text, column) in [
+            ("x \"a\\u{0}b\"", 5),
+            ("x \"a\\u{1b}\"", 5),
+            ("x \"\\u{7f}\"", 4),
+            ("x \"ab\u{85}\"", 6),
+            ("x \"\u{1}\\u{1}\"", 4),
+            ("x \"\\u{FFFE}\"", 4),
+        ] {
+            let mut lexer = Lexer::new(text);
+            while lexer.next_token().kind != Kind::End {}
+            assert_eq!(lexer.problems.len(), 1, "{text:?}: {:?}", lexer.problems);
+            assert_eq!(lexer.problems[0].pos, Pos { line: 1, column }, "{text:?}");
+            assert!(lexer.problems[0].message.contains("MobiWfMS XML"));
+        }
+        let mut lexer = Lexer::new("x \"a\\tb\\r\\n\u{e9}\"");
+        while lexer.next_token().kind != Kind::End {}
+        assert!(lexer.problems.is_empty(), "{:?}", lexer.problems);
+    }
+
+    #[test]
+    fn bad_escapes_in_one_text_are_kept_up_to_the_limit() {
+        let text = format!("\"{}\"", "\\q".repeat(3 * MAX_PDL_PROBLEMS));
+        let mut lexer = Lexer::new(&text);
+        assert_eq!(lexer.next_token().kind, Kind::Str);
+        assert_eq!(lexer.problems.len(), MAX_PDL_PROBLEMS);
+    }
+
+    #[test]
+    fn an_escape_s_brace_is_looked_for_within_six_digits() {
+        let mut lexer = Lexer::new("\"\\u{1234567}\\u{41}\"");
+        let token = lexer.next_token();
+        assert_eq!(token.text, "\\u{1234567}A");
+        assert_eq!(lexer.problems.len(), 1);
     }
 
     #[test]

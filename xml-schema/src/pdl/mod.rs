@@ -82,7 +82,8 @@ fn at_most_the_limit(mut problems: Diagnostics) -> Diagnostics {
         problems.0.push(Diagnostic::new(
             pos,
             format!(
-                "and {} more problems, not shown: at most {MAX_PDL_PROBLEMS} are                  (MAX_PDL_PROBLEMS); fix these first",
+                "and {} more problems, not shown: at most {MAX_PDL_PROBLEMS} are listed \
+                 (MAX_PDL_PROBLEMS); fix these first",
                 total - MAX_PDL_PROBLEMS
             ),
         ));

@@ -221,3 +221,48 @@ fn hostile_sizes_cost_linear_work() {
         || steps_of_a_chain(4_000),
     );
 }
+
+/// The steps of reading a text of `n` unclosed `\u{` escapes, one after another in one text.
+fn steps_of_escapes(n: usize) -> u64 {
+    let text = format!("WORKFLOW w {{ DESCRIPTION \"{}\"; }}", "\\u{".repeat(n));
+    let (result, steps) = steps_of(|| load(text.as_bytes()));
+    assert!(result.is_err());
+    steps
+}
+
+#[test]
+fn many_unclosed_escapes_cost_linear_work() {
+    assert_linear(
+        "a text of unclosed \\u{ escapes",
+        20_000,
+        || steps_of_escapes(20_000),
+        || steps_of_escapes(40_000),
+    );
+}
+
+#[test]
+fn the_creator_role_is_a_role_id_in_both_languages() {
+    let text = "TASK S { }\nWORKFLOW w {\n  CREATOR_ROLE \"a b\";\n  TASK t : S { }\n}";
+    assert_eq!(
+        problems(text),
+        [
+            "t.pdl:3:16: error: CREATOR_ROLE: role id \"a b\" contains white space; a role id is \
+             one word, as in the organisation document, e.g. \"a-b\""
+        ]
+    );
+    let long = "r".repeat(crate::limits::MAX_ID_CHARS + 1);
+    let text = format!("TASK S {{ }} WORKFLOW w {{ CREATOR_ROLE {long}; TASK t : S {{ }} }}");
+    assert!(problems(&text)[0].contains("(MAX_ID_CHARS)"));
+    let xml = "<workflow id=\"1\">\n<creatorRole> a b </creatorRole>\n<activities><activity \
+               id=\"1\"><activityTypeId>1</activityTypeId></activity></activities>\
+               <activityTypes><activityType id=\"1\"/></activityTypes></workflow>";
+    let rendered = crate::load_definition(xml.as_bytes())
+        .expect_err("refused")
+        .render("w.xml");
+    assert!(
+        rendered
+            .starts_with("w.xml:2:15: error: <creatorRole>: role id \"a b\" contains white space"),
+        "{rendered}"
+    );
+    assert!(crate::load_definition(xml.replace(" a b ", " office ").as_bytes()).is_ok());
+}

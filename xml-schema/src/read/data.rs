@@ -87,6 +87,10 @@ impl Ctx {
             self.map
                 .set(Node::DataItemAttr(k, "type"), attr_pos(el, "type"));
         }
+        if el.attr(&["default"]).is_some() {
+            self.map
+                .set(Node::DataItemAttr(k, "default"), attr_pos(el, "default"));
+        }
         let input = if is_file {
             Input::No
         } else {

@@ -50,6 +50,30 @@ const PARTNER: &[super::Child] = &[
     one(&["skills"]),
 ];
 
+/// The definition's `<name>` `e`, checked as operators type it.
+fn definition_name(ctx: &mut Ctx, e: &Element) -> DefinitionName {
+    let text = ctx.leaf(e).trim().to_owned();
+    if let Some(problem) = crate::model::definition_name_problem(&text) {
+        ctx.error(e.pos, format!("<name>: {problem}"));
+    }
+    DefinitionName::new(text)
+}
+
+/// The definition's `<creatorRole>` `e`: a role id as the organisation document writes one.
+fn creator_role(ctx: &mut Ctx, e: &Element) -> RoleId {
+    let text = ctx.leaf(e).trim().to_owned();
+    if text.is_empty() {
+        ctx.error(
+            e.pos,
+            "<creatorRole> is empty; name the role whose members may start the workflow, or \
+             leave the element out",
+        );
+    } else if let Some(problem) = crate::model::role_id_problem(&text) {
+        ctx.error(e.value_pos(), format!("<creatorRole>: {problem}"));
+    }
+    RoleId::new(text)
+}
+
 /// Reads a definition; `None` only when the root is not `workflow`. Problems go to `ctx`.
 pub(crate) fn read_definition(ctx: &mut Ctx, root: &Element) -> Option<WorkflowDefinition> {
     if !check_root(ctx, root) {
@@ -61,24 +85,8 @@ pub(crate) fn read_definition(ctx: &mut Ctx, root: &Element) -> Option<WorkflowD
         .child(&["description"])
         .map(|e| ctx.leaf(e).to_string())
         .unwrap_or_default();
-    let name = root.child(&["name"]).map(|e| {
-        let text = ctx.leaf(e).trim().to_owned();
-        if let Some(problem) = crate::model::definition_name_problem(&text) {
-            ctx.error(e.pos, format!("<name>: {problem}"));
-        }
-        DefinitionName::new(text)
-    });
-    let creator_role = root.child(&["creatorRole"]).map(|e| {
-        let text = ctx.leaf(e).trim().to_owned();
-        if text.is_empty() {
-            ctx.error(
-                e.pos,
-                "<creatorRole> is empty; name the role whose members may start the workflow, \
-                 or leave the element out",
-            );
-        }
-        RoleId::new(text)
-    });
+    let name = root.child(&["name"]).map(|e| definition_name(ctx, e));
+    let creator_role = root.child(&["creatorRole"]).map(|e| creator_role(ctx, e));
 
     let mut activities = Vec::new();
     if let Some(list) = root.child(&["activities"]) {

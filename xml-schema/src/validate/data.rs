@@ -9,9 +9,9 @@ use std::collections::{HashMap, HashSet};
 
 use crate::diagnostic::{Diagnostic, Pos};
 use crate::flow::{Flow, StandIns};
-use crate::limits::MAX_DATA_ITEMS;
+use crate::limits::{MAX_DATA_ITEMS, MAX_DEFAULT_BYTES, MAX_DEFAULTS_BYTES};
 use crate::model::{
-    ActivityId, ActivityKind, DataAccess, DataItem, WorkflowDefinition, data_name_problem,
+    ActivityId, ActivityKind, DataAccess, DataItem, Input, WorkflowDefinition, data_name_problem,
 };
 use crate::read::suggest;
 use crate::source_map::{Node, SourceMap};
@@ -26,8 +26,10 @@ fn first_pos(map: &SourceMap, nodes: &[Node]) -> Pos {
 }
 
 /// Reports the problems of the declarations `items` (a document's `<data>`): names that are
-/// not data names, names declared twice, more than [`MAX_DATA_ITEMS`] of them.
+/// not data names, names declared twice, more than [`MAX_DATA_ITEMS`] of them, defaults longer
+/// than an instance's values may be.
 pub(super) fn check_declarations(diags: &mut Vec<Diagnostic>, map: &SourceMap, items: &[DataItem]) {
+    check_defaults(diags, map, items);
     let mut first: HashMap<&str, usize> = HashMap::new();
     for (k, item) in items.iter().enumerate() {
         crate::work::count(1);
@@ -67,6 +69,47 @@ pub(super) fn check_declarations(diags: &mut Vec<Diagnostic>, map: &SourceMap, i
                 "<data> declares {} names, over the limit of {MAX_DATA_ITEMS} (MAX_DATA_ITEMS); \
                  declare fewer, e.g. keep values that travel together in one <file>",
                 items.len()
+            ),
+        ));
+    }
+}
+
+/// Reports defaults over [`MAX_DEFAULT_BYTES`] each or [`MAX_DEFAULTS_BYTES`] together: the
+/// nodes refuse such values, so every start of the definition would fail.
+fn check_defaults(diags: &mut Vec<Diagnostic>, map: &SourceMap, items: &[DataItem]) {
+    let mut total = 0usize;
+    for (k, item) in items.iter().enumerate() {
+        let Input::Default(value) = &item.input else {
+            continue;
+        };
+        total = total.saturating_add(value.len());
+        if value.len() > MAX_DEFAULT_BYTES {
+            diags.push(Diagnostic::new(
+                first_pos(
+                    map,
+                    &[
+                        Node::DataItemAttr(k, "default"),
+                        Node::DataItem(k),
+                        Node::Data,
+                    ],
+                ),
+                format!(
+                    "the default of `{}` is {} bytes, over the limit of {MAX_DEFAULT_BYTES} \
+                     bytes for a value (MAX_DEFAULT_BYTES); shorten it, or make `{}` a <file>",
+                    item.name,
+                    value.len(),
+                    item.name
+                ),
+            ));
+        }
+    }
+    if total > MAX_DEFAULTS_BYTES {
+        diags.push(Diagnostic::new(
+            first_pos(map, &[Node::Data, Node::Root]),
+            format!(
+                "the defaults in <data> are {total} bytes together, over the limit of \
+                 {MAX_DEFAULTS_BYTES} bytes of values for one instance (MAX_DEFAULTS_BYTES); \
+                 shorten them, or keep long text in <file>s"
             ),
         ));
     }

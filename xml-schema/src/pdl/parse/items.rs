@@ -124,6 +124,10 @@ fn workflow_clause(p: &mut Parser<'_>, keyword: &Token<'_>, wf: &mut Workflow) {
                     "CREATOR_ROLE is empty; name the role whose members may start the workflow, \
                      or leave the clause out",
                 );
+            } else if let Some(role) = &role
+                && let Some(problem) = crate::model::role_id_problem(&role.text)
+            {
+                p.error(role.pos, format!("CREATOR_ROLE: {problem}"));
             }
             wf.creator_role = role;
         }
