@@ -103,14 +103,7 @@ impl Book {
     /// the latest version's, which governs every start of the name (so a role added in a new
     /// version closes the older ones too).
     fn needed_roles(&self, at: &DefinitionRef, def: &WorkflowDefinition) -> Vec<Needed> {
-        let mut needed: Vec<Needed> = def
-            .creator_role
-            .iter()
-            .map(|role| Needed {
-                role: role.clone(),
-                whose: "its <creatorRole>".to_owned(),
-            })
-            .collect();
+        let mut needed = Needed::own(def);
         let latest = self.registry.startable(&at.name, None);
         if let Some((latest, deployed)) = latest
             && let Some(role) = &deployed.definition.creator_role
@@ -185,4 +178,17 @@ impl Book {
 pub(crate) struct Needed {
     pub(crate) role: RoleId,
     pub(crate) whose: String,
+}
+
+impl Needed {
+    /// The role `def` names itself (`<creatorRole>`), if it names one.
+    pub(crate) fn own(def: &WorkflowDefinition) -> Vec<Needed> {
+        def.creator_role
+            .iter()
+            .map(|role| Needed {
+                role: role.clone(),
+                whose: "its <creatorRole>".to_owned(),
+            })
+            .collect()
+    }
 }

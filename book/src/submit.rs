@@ -132,14 +132,7 @@ impl Book {
         } = submitted;
         let Parsed { def, stored } = self.parsed(Language::of(source, xml), xml, source)?;
         // A submitted document's creator role is checked as a start's is.
-        let needed: Vec<Needed> = def
-            .creator_role
-            .iter()
-            .map(|role| Needed {
-                role: role.clone(),
-                whose: "its <creatorRole>".to_owned(),
-            })
-            .collect();
+        let needed = Needed::own(&def);
         self.may_start(&format!("the workflow of {source}"), &needed, starter)?;
         let (effects, id) = self.instantiate(
             now_ms,

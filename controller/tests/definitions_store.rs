@@ -79,22 +79,22 @@ fn started_by_name() -> (MemoryStore, Book, InstanceId) {
     (MemoryStore::new(), book, applied.instance.unwrap())
 }
 
+/// The paper's workflow submitted whole (its document stored with the instance): its id.
+fn submit_paper(book: &mut Book) -> InstanceId {
+    let submit = Input::Submit {
+        definition: PAPER.as_bytes().to_vec(),
+        source: "paper.xml".to_owned(),
+        responsible: None,
+        inputs: Default::default(),
+        starter: mobiwf_book::Starter::Anyone,
+    };
+    book.apply(T0 + 2, submit).unwrap().instance.unwrap()
+}
+
 #[test]
 fn instances_started_by_name_name_their_version_and_come_back_with_it() {
     let (store, mut book, started) = started_by_name();
-    let submitted = book
-        .apply(
-            T0 + 2,
-            Input::Submit {
-                definition: PAPER.as_bytes().to_vec(),
-                source: "paper.xml".to_owned(),
-                responsible: None,
-                inputs: Default::default(),
-                starter: mobiwf_book::Starter::Anyone,
-            },
-        )
-        .unwrap();
-    let submitted = submitted.instance.unwrap();
+    let submitted = submit_paper(&mut book);
     commit(&store, &mut book);
 
     assert_eq!(
@@ -205,20 +205,7 @@ fn a_removed_version_stays_while_a_stored_instance_names_it_and_goes_with_the_la
 #[test]
 fn a_stored_document_that_does_not_read_back_does_not_stop_the_controller() {
     let (store, mut book, started) = started_by_name();
-    let submitted = book
-        .apply(
-            T0 + 2,
-            Input::Submit {
-                definition: PAPER.as_bytes().to_vec(),
-                source: "paper.xml".to_owned(),
-                responsible: None,
-                inputs: Default::default(),
-                starter: mobiwf_book::Starter::Anyone,
-            },
-        )
-        .unwrap()
-        .instance
-        .unwrap();
+    let submitted = submit_paper(&mut book);
     commit(&store, &mut book);
     // The deployed version's document and the submitted instance's own one, damaged.
     let mut batch = Batch::default();
