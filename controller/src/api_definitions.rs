@@ -4,16 +4,20 @@
 //!   languages: 201 `{name, version, new_version: true}` when it made a new version, 200 with
 //!   `new_version: false` when it reads as the latest version already (nothing changed); 400
 //!   its problems, or no name (neither `name=` nor `<name>`); 409 past the registry's limit.
-//! - `GET /definitions`: `[{name, latest, versions, deployed_ms, creator_role, running}]`.
+//! - `GET /definitions`: `[{name, latest, versions, deployed_ms, creator_role, running, ...}]`
+//!   (with each older version's own role when it differs, and the versions that do not read
+//!   back as unreadable).
 //! - `GET /definitions/{name}?version=V`: that version (the latest by default) with its
 //!   document, `{name, version, deployed_ms, creator_role, latest, versions, running,
 //!   document}`; 404.
 //! - `DELETE /definitions/{name}`: `{name, dropped, kept}`; 404; 409 `{error, instances}` while
 //!   instances of it run.
-//! - `POST /definitions/{name}/instances`, body `{"version", "responsible"}` (both optional; an
-//!   empty body is `{}`): 201 `{instance, name, version}`; 404 no such definition or version;
-//!   403 the token's user may not start it (its creator role); 409 it cannot be placed or its
-//!   people are not in the directory; 400 a body that is not one.
+//! - `POST /definitions/{name}/instances`, body `{"version", "responsible", "data"}` (all
+//!   optional; an empty body is `{}`; `data`: the inputs, name → value): 201 `{instance, name,
+//!   version}`; 404 no such definition or version; 403 the token's user may not start it (its
+//!   creator role, or the latest version's); 409 it cannot be placed, its people are not in the
+//!   directory, or the version does not read back; 400 a body that is not one, or inputs that
+//!   do not fit.
 //!
 //! Who starts is the token's user ([`Caller`], which the token check hands each request): a
 //! definition's creator role is checked against them, and they are the responsible user

@@ -66,8 +66,10 @@ impl<'de> Deserialize<'de> for JsonObject {
             }
             fn visit_map<A: MapAccess<'de>>(self, mut map: A) -> Result<JsonObject, A::Error> {
                 let mut members: Vec<(String, Box<RawValue>)> = Vec::new();
+                // A set beside the list: a body of many names is checked in linear time.
+                let mut seen: std::collections::HashSet<String> = std::collections::HashSet::new();
                 while let Some(name) = map.next_key::<String>()? {
-                    if members.iter().any(|(n, _)| *n == name) {
+                    if !seen.insert(name.clone()) {
                         return Err(serde::de::Error::custom(format!(
                             "`{}` is given twice",
                             abbreviate(&name)

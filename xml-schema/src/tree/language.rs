@@ -18,6 +18,12 @@ pub(crate) struct Language {
     pub depth: Limit,
     /// The most attributes accepted on one element, and its limit's name.
     pub attributes: Limit,
+    /// Whether an attribute value must be what element text may hold (no character the
+    /// MobiWfMS XML cannot keep, at most `MAX_TEXT_BYTES`): BPMN's attribute values become
+    /// element text of the MobiWfMS XML the controller stores for the definition. The
+    /// MobiWfMS and organisation documents are stored as they were read, so their reading
+    /// stays what it was for the documents stored before.
+    pub text_like_attributes: bool,
 }
 
 /// A named limit of the tree, as its messages name it.
@@ -54,6 +60,7 @@ pub(crate) const WORKFLOW: Language = Language {
     documents: "MobiWfMS documents",
     depth: MOBIWF_DEPTH,
     attributes: MOBIWF_ATTRIBUTES,
+    text_like_attributes: false,
 };
 
 /// The organisation document.
@@ -64,6 +71,7 @@ pub(crate) const ORGANISATION: Language = Language {
     documents: "MobiWfMS documents",
     depth: MOBIWF_DEPTH,
     attributes: MOBIWF_ATTRIBUTES,
+    text_like_attributes: false,
 };
 
 /// A BPMN 2.0 document: its modelers write many namespace declarations on the root and nest
@@ -83,4 +91,5 @@ pub(crate) const BPMN: Language = Language {
         name: "MAX_BPMN_ATTRIBUTES",
         hint: "",
     },
+    text_like_attributes: true,
 };
