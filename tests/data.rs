@@ -10,7 +10,9 @@
 use std::path::{Path, PathBuf};
 use std::time::Duration;
 
-use mobiwf_tests::harness::{Controller, log_line, paper_mesh, ran, wait_for, xml_text};
+use mobiwf_tests::harness::{
+    A_B_C_PLACEMENT, Controller, log_line, paper_mesh, ran, wait_for, xml_text,
+};
 use mobiwf_tests::scratch;
 use serde_json::Value;
 
@@ -36,14 +38,7 @@ fn workflow(dir: &Path, a: &str, b: &str, c: &str) -> PathBuf {
     let xml = format!(
         "<workflow id=\"80\"><description>data</description><activities>{}{}{}</activities>\
          <activityTypes><activityType id=\"1\"/></activityTypes>\
-         <partitions>\
-           <partition id=\"1\"><partnerId>1</partnerId><activityId>1</activityId><activityId>3</activityId></partition>\
-           <partition id=\"2\"><partnerId>2</partnerId><activityId>2</activityId></partition>\
-         </partitions>\
-         <partners>\
-           <partner id=\"1\"><name>P1</name><skills><activityTypeId>1</activityTypeId></skills></partner>\
-           <partner id=\"2\"><name>P2</name><skills><activityTypeId>1</activityTypeId></skills></partner>\
-         </partners>\
+         {A_B_C_PLACEMENT}\
          <data><value name=\"reading\" type=\"number\"/><value name=\"tag\" type=\"string\"/>\
          <file name=\"report\"/></data></workflow>",
         act(1, &[], a),

@@ -12,7 +12,7 @@
 use std::path::{Path, PathBuf};
 use std::time::Duration;
 
-use mobiwf_tests::harness::{Controller, log_line, paper_mesh, ran, xml_text};
+use mobiwf_tests::harness::{A_B_C_PLACEMENT, Controller, log_line, paper_mesh, ran, xml_text};
 use mobiwf_tests::scratch;
 use serde_json::{Value, json};
 
@@ -42,14 +42,7 @@ fn workflow(dir: &Path, log: &Path) -> PathBuf {
              <command>{c}</command><reads>seen</reads></activity>\
          </activities>\
          <activityTypes><activityType id=\"1\"/></activityTypes>\
-         <partitions>\
-           <partition id=\"1\"><partnerId>1</partnerId><activityId>1</activityId><activityId>3</activityId></partition>\
-           <partition id=\"2\"><partnerId>2</partnerId><activityId>2</activityId></partition>\
-         </partitions>\
-         <partners>\
-           <partner id=\"1\"><name>P1</name><skills><activityTypeId>1</activityTypeId></skills></partner>\
-           <partner id=\"2\"><name>P2</name><skills><activityTypeId>1</activityTypeId></skills></partner>\
-         </partners>\
+         {A_B_C_PLACEMENT}\
          <data><value name=\"reading\" type=\"number\" input=\"true\"/>\
          <value name=\"note\" type=\"string\" default=\"none\"/>\
          <value name=\"seen\" type=\"string\"/></data></workflow>"

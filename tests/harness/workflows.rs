@@ -8,6 +8,17 @@ use serde_json::Value;
 use super::{Controller, Node, wait_for};
 use crate::repo_root;
 
+/// The placement of a workflow of three activities A (1), B (2) and C (3) of type 1 on the
+/// paper mesh's two partners: A and C on P1, B on P2, so what B reads or writes crosses the
+/// network both ways. Its `<partitions>` and `<partners>`, to go after `<activityTypes>`.
+pub const A_B_C_PLACEMENT: &str = "<partitions>\
+    <partition id=\"1\"><partnerId>1</partnerId><activityId>1</activityId><activityId>3</activityId></partition>\
+    <partition id=\"2\"><partnerId>2</partnerId><activityId>2</activityId></partition>\
+    </partitions><partners>\
+    <partner id=\"1\"><name>P1</name><skills><activityTypeId>1</activityTypeId></skills></partner>\
+    <partner id=\"2\"><name>P2</name><skills><activityTypeId>1</activityTypeId></skills></partner>\
+    </partners>";
+
 /// The paper's example workflow (`examples/paper/workflow.xml`) with `extra(activity id)`
 /// inserted in each `<activity>` (e.g. `<command>...</command>` or `<kind>manual</kind>`).
 pub fn paper_workflow_with(extra: impl Fn(u64) -> String) -> String {
