@@ -299,7 +299,13 @@ impl Book {
             | Message::Notice(_)
             | Message::Compensate(_)
             | Message::Rerun(_)
-            | Message::Locate(_) => Err(BookError::Unexpected(message.kind())),
+            | Message::Locate(_)
+            | Message::SyncGranted(_)
+            | Message::SyncRefused(_) => Err(BookError::Unexpected(message.kind())),
+            // The synchronization manager is still to come.
+            Message::BeginSync(_) | Message::EndSync(_) => {
+                Err(BookError::Unexpected(message.kind()))
+            }
         }
     }
 

@@ -110,6 +110,8 @@ fn message_instance(message: &Message) -> Option<InstanceId> {
         Message::ItemEvents(told) => Some(told.instance),
         Message::Item(snapshot) => Some(snapshot.info.instance),
         Message::Compensated(answer) => Some(answer.instance),
+        Message::BeginSync(begin) => Some(begin.ticket.instance),
+        Message::EndSync(end) => Some(end.ticket.instance),
         // About no instance, or not a node's word to the controller (the book refuses it).
         Message::Register(_)
         | Message::Presence(_)
@@ -128,6 +130,8 @@ fn message_instance(message: &Message) -> Option<InstanceId> {
         | Message::ItemData(_)
         | Message::Notice(_)
         | Message::Compensate(_)
+        | Message::SyncGranted(_)
+        | Message::SyncRefused(_)
         | Message::Rerun(_) => None,
     }
 }

@@ -178,6 +178,10 @@ fn route_of(
         | Message::Presence(_)
         | Message::Compensated(_)
         | Message::Locate(_)
+        | Message::BeginSync(_)
+        | Message::EndSync(_)
+        | Message::SyncGranted(_)
+        | Message::SyncRefused(_)
         | Message::Probe
         | Message::Fetch(_)
         | Message::ReadData(_)

@@ -18,6 +18,7 @@ pub mod recovery;
 pub mod reports;
 pub mod run;
 mod states;
+pub mod sync;
 mod time;
 pub mod wire;
 
@@ -36,6 +37,7 @@ pub use queries::{Fetch, ItemData, Locate, ReadData};
 pub use recovery::{Compensate, Compensated, Rerun};
 pub use reports::{Overdue, PartitionResult, Report};
 pub use run::{Completed, ControlInstance, Deploy, Notify, StateChanged, Substitute, Withdraw};
+pub use sync::{BeginSync, ClassName, EndSync, SyncGranted, SyncRefused, SyncTicket};
 pub use time::Millis;
 pub use wire::{
     ActivityRecord, ActivityState, CANCELLED_BY_OPERATOR, CANCELLED_BY_RULE, Control, Envelope,

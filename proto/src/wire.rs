@@ -285,6 +285,14 @@ pub enum Message {
     /// Node → controller: where is this peer now? Answered at once with [`Reply::Located`],
     /// never stored.
     Locate(Locate),
+    /// Node → controller: may this activity of a task class run (see [`crate::sync`])?
+    BeginSync(crate::sync::BeginSync),
+    /// Controller → node: the class is held for the activity: it may run.
+    SyncGranted(crate::sync::SyncGranted),
+    /// Controller → node: the activity waited too long for its class: it fails.
+    SyncRefused(crate::sync::SyncRefused),
+    /// Node → controller: the activity is final: its class is free of it.
+    EndSync(crate::sync::EndSync),
 }
 
 impl Message {
@@ -317,6 +325,10 @@ impl Message {
             Message::Compensated(_) => "compensated",
             Message::Rerun(_) => "rerun",
             Message::Locate(_) => "locate",
+            Message::BeginSync(_) => "begin_sync",
+            Message::SyncGranted(_) => "sync_granted",
+            Message::SyncRefused(_) => "sync_refused",
+            Message::EndSync(_) => "end_sync",
         }
     }
 }

@@ -310,6 +310,7 @@ fn partition_activity(
         command: a.command.clone(),
         compensation: a.compensation.clone(),
         retries: a.retries,
+        class: a.class.clone(),
         data: a.data.clone(),
         people: a.people.clone(),
     }

@@ -87,6 +87,7 @@ fn write_activity(out: &mut Out, a: &Activity) {
         a.kind,
         [a.command.as_deref(), a.compensation.as_deref()],
         a.retries,
+        a.class.as_ref(),
     );
     out.access(&a.data);
     out.people(&a.people);
@@ -137,6 +138,7 @@ fn write_partition_activity(out: &mut Out, a: &PartitionActivity) {
         a.kind,
         [a.command.as_deref(), a.compensation.as_deref()],
         a.retries,
+        a.class.as_ref(),
     );
     out.access(&a.data);
     out.people(&a.people);
@@ -229,7 +231,13 @@ impl Out {
 
     /// Our extensions, only where they differ from their defaults: `[command, compensation]`
     /// are the two commands of the activity.
-    fn extensions(&mut self, kind: ActivityKind, commands: [Option<&str>; 2], retries: Retries) {
+    fn extensions(
+        &mut self,
+        kind: ActivityKind,
+        commands: [Option<&str>; 2],
+        retries: Retries,
+        class: Option<&crate::model::ClassName>,
+    ) {
         if kind != ActivityKind::default() {
             self.leaf("kind", kind.as_str());
         }
@@ -245,6 +253,9 @@ impl Out {
                 "<retries><count>{}</count><wait>{}</wait></retries>",
                 retries.count, retries.wait_secs
             ));
+        }
+        if let Some(class) = class {
+            self.leaf("class", class);
         }
     }
 

@@ -104,6 +104,7 @@ proptest! {
                 command: None,
                 compensation: None,
                 retries: Retries::default(),
+                class: None,
                 people,
                 data: Default::default(),
             }],

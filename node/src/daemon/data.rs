@@ -341,7 +341,11 @@ impl super::actor::NodeActor {
             | Message::Compensate(_)
             | Message::Compensated(_)
             | Message::Rerun(_)
-            | Message::Locate(_) => return Some(inbound),
+            | Message::Locate(_)
+            | Message::BeginSync(_)
+            | Message::SyncGranted(_)
+            | Message::SyncRefused(_)
+            | Message::EndSync(_) => return Some(inbound),
         };
         group.reply(inbound.reply, reply);
         None

@@ -219,7 +219,11 @@ impl DeskInput {
             | Message::Compensate(_)
             | Message::Compensated(_)
             | Message::Rerun(_)
-            | Message::Locate(_) => None,
+            | Message::Locate(_)
+            | Message::BeginSync(_)
+            | Message::SyncGranted(_)
+            | Message::SyncRefused(_)
+            | Message::EndSync(_) => None,
         }
     }
 }

@@ -124,6 +124,7 @@ fn activity(
         command: None,
         compensation: None,
         retries: crate::model::Retries::default(),
+        class: None,
         data: crate::model::DataAccess::default(),
         people: crate::model::People::default(),
     };

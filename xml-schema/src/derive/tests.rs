@@ -39,6 +39,7 @@ fn activity(id: u64, preconditions: &[u64], depends: Option<Rule>) -> Activity {
         command: None,
         compensation: None,
         retries: Retries::default(),
+        class: None,
         data: crate::DataAccess::default(),
         people: People::default(),
     }

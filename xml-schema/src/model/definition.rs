@@ -79,6 +79,9 @@ pub struct Activity {
     pub compensation: Option<String>,
     /// Extension `retries` (automatic activities only): tries after a failed one; default none.
     pub retries: Retries,
+    /// Extension `class`: its task class, which the synchronization manager keeps apart from
+    /// the classes it conflicts with before it is ready; default none (no synchronization).
+    pub class: Option<super::classes::ClassName>,
     /// Extensions `reads` and `writes`: the instance data it uses; default none.
     pub data: super::data::DataAccess,
     /// Extensions `role`, `department`, `team`, `assignment`, `policy`, `priority`,

@@ -5,6 +5,7 @@
 //! The model is plain data: no positions (those live in [`crate::SourceMap`]), so that
 //! `read(write(x)) == x` holds for every value.
 
+mod classes;
 mod common;
 mod data;
 mod definition;
@@ -13,6 +14,7 @@ mod partition;
 mod people;
 mod rules;
 
+pub use classes::{ClassName, class_name_problem};
 pub use common::{
     ActivityId, ActivityKind, ActivityTypeId, Contingency, PartitionId, PartnerId, Retries, Status,
     WorkflowId,

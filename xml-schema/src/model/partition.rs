@@ -66,6 +66,8 @@ pub struct PartitionActivity {
     pub compensation: Option<String>,
     /// Extension `retries` (automatic activities only); default none.
     pub retries: Retries,
+    /// Extension `class`, as in the definition.
+    pub class: Option<super::classes::ClassName>,
     /// Extensions `reads` and `writes`, as in the definition.
     pub data: super::data::DataAccess,
     /// Extensions `role`, `department`, `team`, `assignment`, `policy`, `priority`,

@@ -74,6 +74,7 @@ impl Resolver<'_> {
                 "kind" => given.kind.map(|(_, pos)| pos),
                 "priority" => given.priority.map(|(_, pos)| pos),
                 "deadline" => given.deadline.map(|(_, pos)| pos),
+                "class" => given.class.as_ref().map(|(_, pos)| *pos),
                 _ => given.disconnected.map(|(_, pos)| pos),
             };
             let pos = pos.filter(|_| !written(task, field));
@@ -99,6 +100,9 @@ impl Resolver<'_> {
             && let Some((disconnected, _)) = given.disconnected
         {
             a.people.disconnected = disconnected;
+        }
+        if take("class") {
+            a.class = given.class.as_ref().map(|(class, _)| class.clone());
         }
     }
 

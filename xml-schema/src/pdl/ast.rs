@@ -71,6 +71,7 @@ pub(super) struct Inherited {
     pub priority: Option<(i64, Pos)>,
     pub deadline: Option<(u32, Pos)>,
     pub disconnected: Option<(bool, Pos)>,
+    pub class: Option<(crate::model::ClassName, Pos)>,
 }
 
 /// `TASK Name { ... }` outside the workflow: a task model, which is an activity type.
@@ -192,6 +193,7 @@ pub(super) fn blank_activity() -> Activity {
         command: None,
         compensation: None,
         retries: crate::model::Retries::default(),
+        class: None,
         data: crate::model::DataAccess::default(),
         people: crate::model::People::default(),
     }

@@ -54,6 +54,7 @@ impl Block {
                 "PRIORITY",
                 "DEADLINE",
                 "DISCONNECTED_OPERATION",
+                "TASK_CLASS",
             ],
             Block::Task => TASK,
             Block::Partner => &["ID", "DESCRIPTION", "ADDRESS", "SKILLS"],
@@ -107,6 +108,7 @@ const TASK: &[&str] = &[
     "COMMAND",
     "COMPENSATION",
     "RETRIES",
+    "TASK_CLASS",
     "IN_CONTEXT",
     "OUT_CONTEXT",
     "ROLE",
@@ -133,11 +135,6 @@ const REFUSED: &[(&str, &str)] = &[
         "APPLICATION",
         "mobiwf's definitions have no applications: an automatic task runs the shell command of \
          its COMMAND clause; remove APPLICATION, and give the task a COMMAND",
-    ),
-    (
-        "TASK_CLASS",
-        "mobiwf does not synchronize classes of conflicting tasks yet; remove TASK_CLASS (the \
-         tasks then run without mutual exclusion)",
     ),
     (
         "WORKFLOW_DEFINITIONS",

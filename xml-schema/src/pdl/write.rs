@@ -289,6 +289,9 @@ impl Writer {
             };
             c.push(format!("RETRIES {}{wait};", a.retries.count));
         }
+        if let Some(class) = &a.class {
+            c.push(format!("TASK_CLASS {};", word(class.as_str())));
+        }
         names_clause(&mut c, "IN_CONTEXT", &a.data.reads);
         names_clause(&mut c, "OUT_CONTEXT", &a.data.writes);
         people_clauses(&mut c, &a.people);

@@ -15,6 +15,7 @@ pub(crate) const HOW_DONE: &[Child] = &[
     one(&["command"]),
     one(&["compensation"]),
     one(&["retries"]),
+    one(&["class"]),
     one(&["reads"]),
     one(&["writes"]),
     one(&["role"]),
@@ -42,6 +43,7 @@ pub(crate) struct CommonActivity {
     pub command: Option<String>,
     pub compensation: Option<String>,
     pub retries: Retries,
+    pub class: Option<crate::model::ClassName>,
     pub data: crate::model::DataAccess,
     pub depends: Option<crate::model::Rule>,
     pub merge: Merge,
@@ -93,6 +95,7 @@ pub(crate) fn read_common_activity(
             .child(&["retries"])
             .map(|e| ctx.retries(e, &owner))
             .unwrap_or_default(),
+        class: el.child(&["class"]).and_then(|e| class(ctx, e, &owner)),
         data: ctx.data_access(el, index, &owner),
         depends: el
             .child(&["depends"])
@@ -111,6 +114,18 @@ pub(crate) fn read_common_activity(
             .unwrap_or(false),
         people: ctx.people(el, &owner),
         owner,
+    }
+}
+
+/// The activity's `<class>`: a class name, or an error where it is not one.
+fn class(ctx: &mut Ctx, e: &Element, owner: &str) -> Option<crate::model::ClassName> {
+    let text = ctx.leaf(e).trim().to_owned();
+    match crate::model::class_name_problem(&text) {
+        None => Some(crate::model::ClassName::new(text)),
+        Some(problem) => {
+            ctx.error(e.value_pos(), format!("<class> of {owner}: {problem}"));
+            None
+        }
     }
 }
 

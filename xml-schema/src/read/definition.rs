@@ -19,7 +19,7 @@ const ROOT: &[super::Child] = &[
     one(&["partners"]),
     one(&["data"]),
 ];
-const ACTIVITY: &[super::Child] = &super::joined::<26>(
+const ACTIVITY: &[super::Child] = &super::joined::<27>(
     &[
         one(&["nameActivity"]),
         one(&["descriptionActivity"]),
@@ -210,6 +210,7 @@ fn read_activity(ctx: &mut Ctx, el: &Element, index: usize) -> Activity {
         command: common.command,
         compensation: common.compensation,
         retries: common.retries,
+        class: common.class,
         data: common.data,
         people: common.people,
     }

@@ -17,7 +17,7 @@ const ROOT: &[super::Child] = &[
     many(&["activity"]),
     one(&["data"]),
 ];
-const ACTIVITY: &[super::Child] = &super::joined::<27>(
+const ACTIVITY: &[super::Child] = &super::joined::<28>(
     &[
         one(&["nameActivity"]),
         one(&["descriptionActivity"]),
@@ -109,6 +109,7 @@ fn read_activity(ctx: &mut Ctx, el: &Element, index: usize) -> PartitionActivity
         command: common.command,
         compensation: common.compensation,
         retries: common.retries,
+        class: common.class,
         data: common.data,
         people: common.people,
     }

@@ -14,6 +14,11 @@ pub fn text() -> impl Strategy<Value = String> {
         .prop_map(|s| s.chars().take(24).collect())
 }
 
+/// A task class, or none (as most activities have).
+pub fn class() -> impl Strategy<Value = Option<ClassName>> {
+    prop::option::of("[a-z][a-z0-9_-]{0,11}".prop_map(ClassName::new))
+}
+
 pub fn status() -> impl Strategy<Value = Status> {
     prop_oneof![
         Just(Status::Pending),
@@ -298,14 +303,14 @@ pub fn activity() -> impl Strategy<Value = Activity> {
             depends(),
             access(),
         ),
-        routing(),
+        (routing(), class()),
     )
         .prop_map(
             |(
                 (id, name, description, ty, status),
                 (wait, contingency, time_out, pre),
                 ((kind, people), command, compensation, retries, depends, data),
-                (merge, routes, completion),
+                ((merge, routes, completion), class),
             )| Activity {
                 id: ActivityId(id),
                 name,
@@ -324,6 +329,7 @@ pub fn activity() -> impl Strategy<Value = Activity> {
                 command,
                 compensation,
                 retries,
+                class,
                 people,
                 data,
             },
@@ -440,7 +446,7 @@ pub fn partition_document() -> impl Strategy<Value = PartitionDocument> {
             retries(),
             depends(),
         ),
-        (routing(), access()),
+        (routing(), access(), class()),
     )
         .prop_map(
             |(
@@ -454,7 +460,7 @@ pub fn partition_document() -> impl Strategy<Value = PartitionDocument> {
                     retries,
                     depends,
                 ),
-                ((merge, routes, completion), data),
+                ((merge, routes, completion), data, class),
             )| {
                 PartitionActivity {
                     id: ActivityId(id),
@@ -475,6 +481,7 @@ pub fn partition_document() -> impl Strategy<Value = PartitionDocument> {
                     command,
                     compensation,
                     retries,
+                    class,
                     people,
                     data,
                 }

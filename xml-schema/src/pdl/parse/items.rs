@@ -271,6 +271,7 @@ fn model_clause(p: &mut Parser<'_>, keyword: &Token<'_>, owner: &str, m: &mut Mo
         "TYPE" => inherited.kind = p.kind(owner).map(|k| (k, at)),
         "PRIORITY" => inherited.priority = p.priority(owner).map(|n| (n, at)),
         "DEADLINE" => inherited.deadline = p.deadline(owner).map(|n| (n, at)),
+        "TASK_CLASS" => inherited.class = p.class(owner).map(|c| (c, at)),
         _ => inherited.disconnected = p.disconnected(owner).map(|b| (b, at)),
     }
     p.end_clause(&keyword.text);

@@ -120,6 +120,10 @@ fn runs(p: &mut Parser<'_>, keyword: &Token<'_>, owner: &str, task: &mut Task) -
             a.retries = p.retries();
             "retries"
         }
+        "TASK_CLASS" => {
+            a.class = p.class(owner);
+            "class"
+        }
         "IN_CONTEXT" => {
             task.reads = Some(p.name_list(at));
             "reads"

@@ -10,6 +10,19 @@ use crate::pdl::lexer::Kind;
 use crate::read::abbreviate;
 
 impl Parser<'_> {
+    /// `TASK_CLASS name`: the task's class, checked as the XML's `<class>` is.
+    pub fn class(&mut self, owner: &str) -> Option<crate::model::ClassName> {
+        let named = self.name(&format!("the task class of {owner}"))?;
+        let text = named.text.trim();
+        match crate::model::class_name_problem(text) {
+            None => Some(crate::model::ClassName::new(text)),
+            Some(problem) => {
+                self.error(named.pos, format!("TASK_CLASS of {owner}: {problem}"));
+                None
+            }
+        }
+    }
+
     /// A name: a word, or any text in double quotes. `what` says whose name it is, e.g.
     /// `the name of a task`.
     pub fn name(&mut self, what: &str) -> Option<Named> {
