@@ -3,8 +3,9 @@
 //! the skill; a stalled partner that comes back after the contingency took over completes
 //! nothing twice; an activity with contingency 0 that runs past its `timeOut` releases its
 //! successors; a remote precondition that does not come in time is decided by the controller;
-//! a failing command is tried again as its `<retries>` say. Each command appends
-//! `instance activity` to a shared log, so "ran once" is counted, not assumed.
+//! a failing command is tried again as its `<retries>` say, and when they run out its
+//! contingency activity takes over. Each command appends `instance activity` to a shared log, so
+//! "ran once" is counted, not assumed.
 #![allow(clippy::unwrap_used, clippy::expect_used)]
 
 use std::collections::BTreeMap;
@@ -370,4 +371,57 @@ fn a_failing_command_is_tried_again_as_its_retries_say() {
         3,
         "three tries, no more"
     );
+}
+
+#[test]
+fn retries_that_run_out_leave_the_failure_to_the_contingency_activity() {
+    let dir = scratch("recovery-retries-out").unwrap();
+    let log = dir.join("log");
+    let (controller, _p1, _p2, _p3) = three_partners(&dir);
+    // A2 fails on every try: its two retries run out, then its contingency A2b takes over.
+    let file = contingency_workflow(&dir, &log, 0);
+    let a2 = format!(
+        "{}; sleep 0; {}",
+        log_line(&log, "2 start"),
+        log_line(&log, "2")
+    );
+    let failing = format!("{}; exit 3", log_line(&log, "2 try"));
+    let xml = std::fs::read_to_string(&file).unwrap().replace(
+        &format!("<command>{}</command>", xml_text(&a2)),
+        &format!(
+            "<command>{}</command><retries><count>2</count><wait>1</wait></retries>",
+            xml_text(&failing)
+        ),
+    );
+    assert!(xml.contains("<retries>"), "A2 got its retries:\n{xml}");
+    std::fs::write(&file, xml).unwrap();
+    let id = controller.submit(&file);
+    controller
+        .wait(id, WAIT_SECS)
+        .expect_code(0, "the contingency activity completes the instance");
+    let status = controller.status(id);
+    assert_eq!(status["state"], "succeeded", "{status:#}");
+    let a2 = status_activity(&status, 2);
+    assert_eq!(a2["state"], "failed", "{status:#}");
+    assert_eq!(a2["retried"], 2, "both retries were used: {status:#}");
+    assert_eq!(a2["replaced_by"], 4, "{status:#}");
+    assert_eq!(
+        status_activity(&status, 4)["state"],
+        "succeeded",
+        "{status:#}"
+    );
+    assert_eq!(
+        status_activity(&status, 3)["state"],
+        "succeeded",
+        "{status:#}"
+    );
+    let seen = lines(&log);
+    assert_eq!(
+        seen.get(&format!("{id} 2 try")),
+        Some(&3),
+        "three tries: {seen:?}"
+    );
+    for line in [format!("{id} 1"), format!("{id} 3"), format!("{id} 4")] {
+        assert_eq!(seen.get(&line), Some(&1), "{line:?} once in {seen:?}");
+    }
 }

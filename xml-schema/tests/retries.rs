@@ -205,3 +205,29 @@ fn derivation_copies_retries_into_the_partition() {
     let received = load_partition(text.as_bytes()).unwrap().value;
     assert_eq!(received, derived[0].document);
 }
+
+#[test]
+fn retry_waits_must_leave_time_within_the_time_out() {
+    let fits = "<timeOut>7</timeOut><retries><count>3</count><wait>2</wait></retries>";
+    assert_eq!(
+        definition(fits).unwrap().activities[1].retries,
+        retries(3, 2)
+    );
+    assert!(partition(fits).is_ok());
+    let whole = "<timeOut>6</timeOut><retries><count>3</count><wait>2</wait></retries>";
+    for errors in [definition_errors(whole), partition_errors(whole)] {
+        assert!(
+            errors.contains(
+                "waits 3 × 2 s = 6 s between its retries, not less than its timeOut of 6 s"
+            ),
+            "{errors}"
+        );
+    }
+    // No timeOut (0) bounds nothing; retries without waits fit any timeOut.
+    assert!(
+        definition("<timeOut>0</timeOut><retries><count>3</count><wait>9</wait></retries>").is_ok()
+    );
+    assert!(
+        partition("<timeOut>1</timeOut><retries><count>3</count><wait>0</wait></retries>").is_ok()
+    );
+}

@@ -136,6 +136,7 @@ fn check_activity(
             command: a.command.as_deref(),
             compensation: a.compensation.as_deref(),
             retries: a.retries,
+            time_out_secs: a.time_out_secs,
         },
     );
     check_people(diags, map, i, a.id, a.kind, &a.people);

@@ -101,6 +101,8 @@ struct Runs<'a> {
     compensation: Option<&'a str>,
     /// How often a failed run is tried again.
     retries: Retries,
+    /// `timeOut` in seconds, 0 = none: the longest run, which the retries' waits must fit in.
+    time_out_secs: u32,
 }
 
 /// Reports the problems of what activity `id` of `kind` (the `i`th of its document) runs, in
@@ -118,6 +120,7 @@ fn check_command_and_retries(
         command,
         compensation,
         retries,
+        time_out_secs,
     } = runs;
     if let Some(problem) = command_problem(id, kind, command) {
         diags.push(Diagnostic::new(
@@ -131,12 +134,31 @@ fn check_command_and_retries(
             problem,
         ));
     }
-    if let Some(problem) = retries_problem(id, kind, retries) {
+    let problem = retries_problem(id, kind, retries)
+        .or_else(|| retry_waits_problem(id, retries, time_out_secs));
+    if let Some(problem) = problem {
         diags.push(Diagnostic::new(
             map.pos_or(Node::ActivityField(i, "retries"), Node::Activity(i)),
             problem,
         ));
     }
+}
+
+/// What is wrong with waits of `retries` against a `timeOut` of `time_out_secs`, if anything:
+/// a retry waits "a predetermined time, not exceeding the activity's execution time" (*Algoritmo
+/// para Recuperação de Falhas em Sistemas de Gerenciamento de Workflow* (Farias, Almeida, Silva),
+/// §5), so waits that add up to the whole `timeOut` or more leave no time for the tries they wait
+/// for.
+fn retry_waits_problem(id: ActivityId, retries: Retries, time_out_secs: u32) -> Option<String> {
+    let waits = u64::from(retries.count) * u64::from(retries.wait_secs);
+    (time_out_secs > 0 && retries.count > 0 && waits >= u64::from(time_out_secs)).then(|| {
+        format!(
+            "activity {id} waits {} × {} s = {waits} s between its retries, not less than its \
+             timeOut of {time_out_secs} s, so the tries could not run within it; lower \
+             <wait> or <count> in <retries>, or raise <timeOut> above {waits}",
+            retries.count, retries.wait_secs
+        )
+    })
 }
 
 /// What is wrong with the `compensation` of activity `id` of `kind`, if anything: it must say
