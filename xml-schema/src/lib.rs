@@ -3,7 +3,9 @@
 //! Figure 10), with a reader that reports every problem at once with line and column, a writer,
 //! cross-reference validation, and the derivation of partition documents from a definition. The
 //! organisation document (users, roles, departments, teams and their devices) is read, checked and
-//! written the same way (`load_organisation`, `write_organisation`).
+//! written the same way (`load_organisation`, `write_organisation`), and so is the ordering
+//! document (`load_orderings_named`, in XML or PDL; `write_orderings`, `write_orderings_pdl`;
+//! `resolve_orderings` against the deployed definitions).
 //!
 //! Instance data, an extension of both languages: a definition declares once, in `<data>`
 //! after `<partners>`, the named values and files every instance of it has of its own
@@ -41,6 +43,7 @@ mod flow;
 mod language;
 pub mod limits;
 mod model;
+mod ordering;
 mod org;
 mod pdl;
 mod read;
@@ -57,8 +60,12 @@ pub use derive::{
 pub use diagnostic::{Diagnostic, Diagnostics, Pos};
 pub use language::{Language, load_definition_in, load_definition_named};
 pub use model::*;
+pub use ordering::{
+    ResolvedOrdering, load_orderings, load_orderings_in, load_orderings_named, resolve_orderings,
+    task_id, validate_orderings, write_orderings,
+};
 pub use org::{load_organisation, validate_organisation, write_organisation};
-pub use pdl::{read_pdl, write_pdl};
+pub use pdl::{read_pdl, write_orderings_pdl, write_pdl};
 pub use source_map::{Node, SourceMap};
 pub use validate::{validate_definition, validate_partition};
 pub use write::{write_definition, write_partition};
