@@ -45,7 +45,7 @@ fn read_ordering(ctx: &mut Ctx, el: &Element, i: usize) -> Ordering {
         if let Some(attr) = attr {
             ctx.map.set(Node::OrderingAttr(i, side.word()), attr.pos);
         }
-        attr.map(|a| a.value.trim().to_owned())
+        attr.map(|a| a.value.clone())
     });
     let what = match &names {
         [Some(first), Some(second)] => format!(
@@ -121,7 +121,7 @@ fn read_task(
     match (by_name, by_id) {
         (Some(name), None) => {
             ctx.map.set(Node::OrderTask(i, j, word), name.pos);
-            Some(TaskRef::Name(name.value.trim().to_owned()))
+            Some(TaskRef::Name(name.value.clone()))
         }
         (None, Some(id)) => {
             ctx.map.set(Node::OrderTask(i, j, word), id.pos);

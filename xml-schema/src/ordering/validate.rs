@@ -90,7 +90,9 @@ fn check_names(diags: &mut Vec<Diagnostic>, map: &SourceMap, i: usize, o: &Order
 /// no pair twice.
 fn check_pairs(diags: &mut Vec<Diagnostic>, map: &SourceMap, i: usize, o: &Ordering) {
     let whose = format!("the ordering of {} and {}", o.first, o.second);
-    if o.pairs.is_empty() {
+    // A pair written but not readable was reported where it is written.
+    let none_written = !map.pos(Node::Order(i, 0)).is_known();
+    if o.pairs.is_empty() && none_written {
         diags.push(Diagnostic::new(
             map.pos(Node::Ordering(i)),
             format!(

@@ -76,6 +76,8 @@ fn definitions(p: &mut Parser<'_>, map: &mut SourceMap, i: usize) -> Ordering {
         definition(p, map, i, Side::Second)
     } else {
         let next = p.peek().clone();
+        // The missing name is this problem, not one more.
+        map.set(Node::OrderingAttr(i, "second"), next.pos);
         p.error(
             next.pos,
             format!(
@@ -100,12 +102,14 @@ fn definition(
     i: usize,
     side: Side,
 ) -> Option<DefinitionName> {
+    let at = p.here();
+    // Where the name should be, so that the missing one is this problem, not one more.
+    map.set(Node::OrderingAttr(i, side.word()), at);
     let named = p.name(&format!(
         "the name of the {} definition, as it is deployed",
         side.word()
     ))?;
-    map.set(Node::OrderingAttr(i, side.word()), named.pos);
-    Some(DefinitionName::new(named.text.trim()))
+    Some(DefinitionName::new(named.text))
 }
 
 /// `{ T11 : T21; ... }` after `RELATIVE_ORDER`: the pairs of ordering `i`, added to it.
@@ -142,8 +146,9 @@ fn relative_order(p: &mut Parser<'_>, map: &mut SourceMap, (i, o): (usize, &mut 
             }
             _ => {
                 let j = o.pairs.len();
+                // Set before reading: a pair written but not read is no ordering without pairs.
+                map.set(Node::Order(i, j), token.pos);
                 if let Some(pair) = pair(p, map, (i, j), o) {
-                    map.set(Node::Order(i, j), token.pos);
                     o.pairs.push(pair);
                 }
             }
@@ -169,10 +174,7 @@ fn pair(
             p.error(
                 next.pos,
                 format!(
-                    "expected : between the two tasks of a pair (a task of {} : a task of {}), \
-                     but found {}",
-                    o.first,
-                    o.second,
+                    "expected : between the two tasks of a pair (First : Second), but found {}",
                     next.shown()
                 ),
             );
@@ -202,7 +204,7 @@ fn task(
     let Ref { to, pos } = p.reference(&what)?;
     map.set(Node::OrderTask(i, j, side.word()), pos);
     Some(match to {
-        Target::Name(name) => TaskRef::Name(name.trim().to_owned()),
+        Target::Name(name) => TaskRef::Name(name),
         Target::Id(id) => TaskRef::Id(ActivityId(id)),
     })
 }
