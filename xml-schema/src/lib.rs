@@ -94,6 +94,9 @@ pub enum DocumentKind {
     /// An organisation document (users, roles, departments, teams): its root is
     /// `organisation`.
     Organisation,
+    /// An ordering document (the relative order of tasks between two definitions' instances):
+    /// its root is `orderings`.
+    Orderings,
 }
 
 /// Reads and validates a workflow definition; every problem when there is any.
@@ -118,14 +121,14 @@ pub fn read_partition(src: &[u8]) -> Result<Loaded<PartitionDocument>, Diagnosti
 }
 
 /// Which language `src` is written in: an organisation document has the root
-/// `organisation`; a partition document has a `startTime`, activities directly under the root,
+/// `organisation`, an ordering document `orderings`; a partition document has a `startTime`, activities directly under the root,
 /// or activities with `responseImmediate`, `adjacents` or `precondition` elements; anything
 /// else is read as a definition.
 pub fn detect_kind(src: &[u8]) -> Result<DocumentKind, Diagnostics> {
     Ok(kind_of(&parse(src)?))
 }
 
-/// Every problem of a document of any of the three kinds (detected with [`detect_kind`]);
+/// Every problem of a document of any of the four kinds (detected with [`detect_kind`]);
 /// empty when the document is valid.
 pub fn check(src: &[u8]) -> Diagnostics {
     let root = match parse(src) {
@@ -137,6 +140,7 @@ pub fn check(src: &[u8]) -> Diagnostics {
         DocumentKind::Partition => load(&root, read::read_partition, validate_partition).err(),
         // Parsed again with the organisation's own wording of the tree's problems.
         DocumentKind::Organisation => load_organisation(src).err(),
+        DocumentKind::Orderings => load_orderings(src).err(),
     }
     .unwrap_or_default()
 }
@@ -201,6 +205,9 @@ fn no_validation<T>(_: &T, _: &SourceMap) -> Vec<Diagnostic> {
 fn kind_of(root: &Element) -> DocumentKind {
     if root.name == "organisation" {
         return DocumentKind::Organisation;
+    }
+    if root.name == "orderings" {
+        return DocumentKind::Orderings;
     }
     const PARTITION_ONLY: &[&str] = &["responseImmediate", "adjacents"];
     let partition_activity = |a: &Element| {

@@ -168,6 +168,15 @@ fn a_definition_s_text_holding_an_ordering_says_where_it_belongs() {
         "{}",
         err.render("p1.pdl")
     );
+    // `check` tells an ordering document by its root.
+    let (_, xml) = example("seed.xml");
+    assert_eq!(detect_kind(&xml).unwrap(), DocumentKind::Orderings);
+    assert!(check(&xml).is_empty());
+    assert!(
+        check(b"<orderings><ordering first=\"a\" second=\"a\"/></orderings>")
+            .render("o.xml")
+            .contains("orders a against itself")
+    );
     // And a BPMN file is no ordering.
     assert!(problems("o.bpmn", "<orderings/>").contains("BPMN has no orderings"));
 }
