@@ -183,7 +183,7 @@ pub(crate) fn id_attribute(side: Side) -> &'static str {
 }
 
 /// A definition name for messages to show.
-pub(crate) fn example_definition(side: Side) -> &'static str {
+fn example_definition(side: Side) -> &'static str {
     match side {
         Side::First => "maintenance",
         Side::Second => "billing",

@@ -51,7 +51,7 @@ pub fn validate_orderings(orderings: &Orderings, map: &SourceMap) -> Vec<Diagnos
                 }
             }
         }
-        check_pairs(&mut diags, map, i, ordering);
+        check_pairs(&mut diags, map, (i, names_ok), ordering);
     }
     diags
 }
@@ -86,13 +86,19 @@ fn check_names(diags: &mut Vec<Diagnostic>, map: &SourceMap, i: usize, o: &Order
     good
 }
 
-/// The pairs of ordering `i`: at least one, at most [`MAX_ORDER_PAIRS`], each task named,
-/// no pair twice.
-fn check_pairs(diags: &mut Vec<Diagnostic>, map: &SourceMap, i: usize, o: &Ordering) {
+/// The pairs of ordering `i`: at least one (said only when its names are good: an ordering
+/// that names no definition is first of all that), at most [`MAX_ORDER_PAIRS`], each task
+/// named, no pair twice.
+fn check_pairs(
+    diags: &mut Vec<Diagnostic>,
+    map: &SourceMap,
+    (i, names_ok): (usize, bool),
+    o: &Ordering,
+) {
     let whose = format!("the ordering of {} and {}", o.first, o.second);
     // A pair written but not readable was reported where it is written.
     let none_written = !map.pos(Node::Order(i, 0)).is_known();
-    if o.pairs.is_empty() && none_written {
+    if o.pairs.is_empty() && none_written && names_ok {
         diags.push(Diagnostic::new(
             map.pos(Node::Ordering(i)),
             format!(

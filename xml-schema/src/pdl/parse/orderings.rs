@@ -23,6 +23,7 @@ pub(super) fn orderings(p: &mut Parser<'_>, map: &mut SourceMap) -> Orderings {
             Kind::End => break,
             Kind::Word if token.is_word("WORKFLOW_DEFINITIONS") => {
                 p.bump();
+                p.clause_start = p.diags.len();
                 let i = doc.orderings.len();
                 map.set(Node::Ordering(i), token.pos);
                 doc.orderings.push(definitions(p, map, i));
@@ -72,7 +73,15 @@ pub(super) fn orderings(p: &mut Parser<'_>, map: &mut SourceMap) -> Orderings {
 /// `P1 : P2` after `WORKFLOW_DEFINITIONS`: the two definitions of ordering `i`.
 fn definitions(p: &mut Parser<'_>, map: &mut SourceMap, i: usize) -> Ordering {
     let first = definition(p, map, i, Side::First);
-    let second = if p.eat(':') {
+    let second = if first.is_none() {
+        // What follows the name that could not be read is not worth more problems, nor is
+        // the second name it leaves missing.
+        map.set(
+            Node::OrderingAttr(i, "second"),
+            map.pos(Node::OrderingAttr(i, "first")),
+        );
+        None
+    } else if p.eat(':') {
         definition(p, map, i, Side::Second)
     } else {
         let next = p.peek().clone();
@@ -138,6 +147,19 @@ fn relative_order(p: &mut Parser<'_>, map: &mut SourceMap, (i, o): (usize, &mut 
                 p.error(
                     open.pos,
                     "the { of RELATIVE_ORDER is never closed; add } after its last pair",
+                );
+                return;
+            }
+            // The next ordering: this one's } was forgotten.
+            Kind::Word if Block::Orderings.keywords().contains(&token.text.as_ref()) => {
+                p.error(
+                    open.pos,
+                    format!(
+                        "the {{ of RELATIVE_ORDER is never closed ({} follows at {}); add }} \
+                         after its last pair",
+                        token.shown(),
+                        token.pos
+                    ),
                 );
                 return;
             }
