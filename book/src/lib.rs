@@ -29,6 +29,7 @@ mod lifecycle;
 mod model;
 mod nodes;
 mod notices;
+pub mod ordering;
 mod overdue;
 mod placement;
 mod recovery;

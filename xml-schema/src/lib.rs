@@ -3,7 +3,9 @@
 //! Figure 10), with a reader that reports every problem at once with line and column, a writer,
 //! cross-reference validation, and the derivation of partition documents from a definition. The
 //! organisation document (users, roles, departments, teams and their devices) is read, checked and
-//! written the same way (`load_organisation`, `write_organisation`).
+//! written the same way (`load_organisation`, `write_organisation`), and so is the ordering
+//! document (`load_orderings_named`, in XML or PDL; `write_orderings`, `write_orderings_pdl`;
+//! `resolve_orderings` against the deployed definitions).
 //!
 //! Instance data, an extension of both languages: a definition declares once, in `<data>`
 //! after `<partners>`, the named values and files every instance of it has of its own
@@ -41,6 +43,7 @@ mod flow;
 mod language;
 pub mod limits;
 mod model;
+mod ordering;
 mod org;
 mod pdl;
 mod read;
@@ -57,8 +60,12 @@ pub use derive::{
 pub use diagnostic::{Diagnostic, Diagnostics, Pos};
 pub use language::{Language, load_definition_in, load_definition_named};
 pub use model::*;
+pub use ordering::{
+    ResolvedOrdering, load_orderings, load_orderings_in, load_orderings_named, resolve_orderings,
+    task_id, validate_orderings, write_orderings,
+};
 pub use org::{load_organisation, validate_organisation, write_organisation};
-pub use pdl::{read_pdl, write_pdl};
+pub use pdl::{read_pdl, write_orderings_pdl, write_pdl};
 pub use source_map::{Node, SourceMap};
 pub use validate::{validate_definition, validate_partition};
 pub use write::{write_definition, write_partition};
@@ -87,6 +94,9 @@ pub enum DocumentKind {
     /// An organisation document (users, roles, departments, teams): its root is
     /// `organisation`.
     Organisation,
+    /// An ordering document (the relative order of tasks between two definitions' instances):
+    /// its root is `orderings`.
+    Orderings,
 }
 
 /// Reads and validates a workflow definition; every problem when there is any.
@@ -111,14 +121,14 @@ pub fn read_partition(src: &[u8]) -> Result<Loaded<PartitionDocument>, Diagnosti
 }
 
 /// Which language `src` is written in: an organisation document has the root
-/// `organisation`; a partition document has a `startTime`, activities directly under the root,
+/// `organisation`, an ordering document `orderings`; a partition document has a `startTime`, activities directly under the root,
 /// or activities with `responseImmediate`, `adjacents` or `precondition` elements; anything
 /// else is read as a definition.
 pub fn detect_kind(src: &[u8]) -> Result<DocumentKind, Diagnostics> {
     Ok(kind_of(&parse(src)?))
 }
 
-/// Every problem of a document of any of the three kinds (detected with [`detect_kind`]);
+/// Every problem of a document of any of the four kinds (detected with [`detect_kind`]);
 /// empty when the document is valid.
 pub fn check(src: &[u8]) -> Diagnostics {
     let root = match parse(src) {
@@ -130,6 +140,7 @@ pub fn check(src: &[u8]) -> Diagnostics {
         DocumentKind::Partition => load(&root, read::read_partition, validate_partition).err(),
         // Parsed again with the organisation's own wording of the tree's problems.
         DocumentKind::Organisation => load_organisation(src).err(),
+        DocumentKind::Orderings => load_orderings(src).err(),
     }
     .unwrap_or_default()
 }
@@ -194,6 +205,9 @@ fn no_validation<T>(_: &T, _: &SourceMap) -> Vec<Diagnostic> {
 fn kind_of(root: &Element) -> DocumentKind {
     if root.name == "organisation" {
         return DocumentKind::Organisation;
+    }
+    if root.name == "orderings" {
+        return DocumentKind::Orderings;
     }
     const PARTITION_ONLY: &[&str] = &["responseImmediate", "adjacents"];
     let partition_activity = |a: &Element| {

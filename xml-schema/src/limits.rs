@@ -115,3 +115,11 @@ pub const MAX_SNIFF_BYTES: usize = 64 * 1024;
 /// Longest `timeDuration` of a BPMN timer, in seconds: the most an activity's time limit
 /// (`timeOut`, whole seconds as a `u32`) holds, about 136 years.
 pub const MAX_DURATION_SECS: u32 = u32::MAX;
+
+/// Most orderings (`<ordering>`, PDL's `WORKFLOW_DEFINITIONS`) one ordering document may hold.
+/// The controller looks through them at every request of an ordered task.
+pub const MAX_ORDERINGS: usize = 256;
+
+/// Most task pairs (`<order>`, the lines of a `RELATIVE_ORDER`) one ordering may hold: as many
+/// as a workflow's tasks could sensibly be paired with another's.
+pub const MAX_ORDER_PAIRS: usize = 1_000;

@@ -9,7 +9,7 @@ use crate::diagnostic::Pos;
 /// A part of a document, addressed by indexes into the model's vectors.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
 pub enum Node {
-    /// The root element (`workflow` or `organisation`).
+    /// The root element (`workflow`, `organisation` or `orderings`).
     Root,
     /// `activities/activity[i]`.
     Activity(usize),
@@ -94,6 +94,15 @@ pub enum Node {
     GrantAttr(usize, usize, &'static str),
     /// Team `j` of `user[i]`: its `team` attribute, or the `id` of a `team` child.
     UserTeam(usize, usize),
+    /// `ordering[i]` of an ordering document (PDL: its `WORKFLOW_DEFINITIONS`).
+    Ordering(usize),
+    /// Attribute `name` (`"first"` or `"second"`) of `ordering[i]` (PDL: the definition's name).
+    OrderingAttr(usize, &'static str),
+    /// Pair `j` of `ordering[i]` (`<order>`, PDL: a line of its `RELATIVE_ORDER`).
+    Order(usize, usize),
+    /// The task on side `name` (`"first"` or `"second"`) of pair `j` of `ordering[i]`: its
+    /// `first` or `firstId` attribute, PDL's name or number.
+    OrderTask(usize, usize, &'static str),
 }
 
 /// Positions of the parts of one read document.

@@ -5,6 +5,7 @@
 //! once), written by `write.rs`.
 
 mod read;
+pub(crate) use read::check_attrs;
 mod trees;
 mod validate;
 mod write;

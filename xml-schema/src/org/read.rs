@@ -253,7 +253,7 @@ fn text_attr(el: &Element, name: &str) -> String {
 
 /// Reports every attribute of `el` that is not in `allowed` (namespace declarations and
 /// `xsi:` attributes are always allowed), suggesting the closest allowed one.
-fn check_attrs(ctx: &mut Ctx, el: &Element, what: &str, allowed: &[&str]) {
+pub(crate) fn check_attrs(ctx: &mut Ctx, el: &Element, what: &str, allowed: &[&str]) {
     for attr in &el.attrs {
         let name = attr.name.as_str();
         if allowed.contains(&name)

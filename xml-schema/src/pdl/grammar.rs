@@ -18,11 +18,14 @@ pub(super) enum Block {
     Partition,
     /// `FILE Name { ... }`: WorkToDo's file attributes, not held yet.
     File,
+    /// An ordering text: `WORKFLOW_DEFINITIONS P1 : P2;` and its `RELATIVE_ORDER { ... }`,
+    /// never inside a definition's text.
+    Orderings,
 }
 
 impl Block {
     /// Every block, for finding where a keyword belongs.
-    pub const ALL: [Block; 7] = [
+    pub const ALL: [Block; 8] = [
         Block::Top,
         Block::Workflow,
         Block::Model,
@@ -30,6 +33,7 @@ impl Block {
         Block::Partner,
         Block::Partition,
         Block::File,
+        Block::Orderings,
     ];
 
     /// The keywords that start a clause of the block.
@@ -60,6 +64,7 @@ impl Block {
             Block::Partner => &["ID", "DESCRIPTION", "ADDRESS", "SKILLS"],
             Block::Partition => &["ID", "PARTNER", "TIMEOUT", "TASKS"],
             Block::File => &["NAME", "SIZE"],
+            Block::Orderings => &["WORKFLOW_DEFINITIONS", "RELATIVE_ORDER"],
         }
     }
 
@@ -67,7 +72,7 @@ impl Block {
     pub fn repeats(self, keyword: &str) -> bool {
         match self {
             // A second WORKFLOW is the workflow reader's to report, with where the first is.
-            Block::Top => true,
+            Block::Top | Block::Orderings => true,
             Block::Workflow => matches!(
                 keyword,
                 "STRING" | "NUMBER" | "FILE" | "TASK" | "PARTNER" | "PARTITION"
@@ -87,6 +92,10 @@ impl Block {
             Block::Partner => "a PARTNER { }",
             Block::Partition => "a PARTITION { }",
             Block::File => "a FILE { }",
+            Block::Orderings => {
+                "an ordering text of its own, which is applied with `mobiwf-controller \
+                 orderings apply FILE`, not deployed with a definition"
+            }
         }
     }
 }
@@ -137,16 +146,6 @@ const REFUSED: &[(&str, &str)] = &[
          its COMMAND clause; remove APPLICATION, and give the task a COMMAND",
     ),
     (
-        "WORKFLOW_DEFINITIONS",
-        "mobiwf keeps no relative order between the instances of two definitions yet; remove \
-         the ordering (WORKFLOW_DEFINITIONS and its RELATIVE_ORDER) from this text",
-    ),
-    (
-        "RELATIVE_ORDER",
-        "mobiwf keeps no relative order between the instances of two definitions yet; remove \
-         the ordering (WORKFLOW_DEFINITIONS and its RELATIVE_ORDER) from this text",
-    ),
-    (
         "QUERY",
         "mobiwf's instance data holds STRING, NUMBER and FILE values, not database queries; \
          declare what the query gives as a STRING or a FILE",
@@ -192,6 +191,11 @@ mod tests {
         assert!(!is_reserved("A1"));
         assert_eq!(home_of("SKILLS", Block::Task), Some(Block::Partner));
         assert_eq!(home_of("ROLE", Block::Task), None);
+        assert_eq!(
+            home_of("RELATIVE_ORDER", Block::Top),
+            Some(Block::Orderings)
+        );
+        assert!(is_reserved("workflow_definitions") && refused("RELATIVE_ORDER").is_none());
         assert!(Block::Task.repeats("ROUTE") && !Block::Task.repeats("ROLE"));
     }
 }

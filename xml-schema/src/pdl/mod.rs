@@ -25,16 +25,20 @@
 //!
 //! Here: the two entry points (read and load) and the bytes → text step; one module per step
 //! (`lexer`, `parse`, `names` and `activity` for names → ids, `write`), and the keywords
-//! (`grammar`).
+//! (`grammar`). An ordering text (`WORKFLOW_DEFINITIONS` and `RELATIVE_ORDER`) is read and
+//! written by `orderings`; a definition's text never holds one.
 
 mod activity;
 mod ast;
 mod grammar;
 mod lexer;
 mod names;
+mod orderings;
 mod parse;
 mod write;
 
+pub(crate) use orderings::load_orderings;
+pub use orderings::write_orderings_pdl;
 pub use write::write_pdl;
 
 use encoding_rs::{Encoding, UTF_8};

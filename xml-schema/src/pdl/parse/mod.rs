@@ -7,6 +7,7 @@
 //! values clauses take).
 
 mod items;
+mod orderings;
 mod people;
 mod rule;
 mod task;
@@ -30,6 +31,21 @@ pub(super) fn parse(text: &str) -> (Option<Ast>, Vec<Diagnostic>) {
     let ast = items::file(&mut p);
     let ast = (!p.stopped).then_some(ast);
     (ast, p.diags)
+}
+
+/// Reads `text`, an ordering text, into its orderings and where their parts are, with the
+/// problems of form; `None` when reading stopped at [`MAX_PDL_PROBLEMS`].
+pub(super) fn parse_orderings(
+    text: &str,
+) -> (
+    Option<(crate::Orderings, crate::SourceMap)>,
+    Vec<Diagnostic>,
+) {
+    let mut p = Parser::new(text);
+    let mut map = crate::SourceMap::default();
+    let doc = orderings::orderings(&mut p, &mut map);
+    let doc = (!p.stopped).then_some((doc, map));
+    (doc, p.diags)
 }
 
 /// The cursor over the tokens of one text, and the problems found so far.
