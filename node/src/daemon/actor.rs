@@ -47,6 +47,9 @@ pub(super) struct NodeActor {
     pub(super) fetching: super::data::Fetching,
     /// The copies for offline work under way.
     pub(super) copying: super::offline::Copying,
+    /// When the controller was last heard, and the leases of the commands run under a task
+    /// class's grant (`crate::lease`).
+    pub(super) leases: crate::lease::Leases,
 }
 
 /// What to do once a group of events is on disk (the answers of people's completions, claims
@@ -211,6 +214,10 @@ impl NodeActor {
         after: &mut After,
     ) -> Result<(), StoreError> {
         let from = NodeId::new(inbound.from.to_string());
+        if inbound.from == self.controller.0 {
+            // Any word from the controller, a probe too, keeps held commands' leases.
+            self.leases.heard(Millis::from_micros(now).as_u64());
+        }
         if self.core.is_unreachable(&from) {
             // Any word from a peer says it is back.
             let back = NodeInput::Link {
@@ -288,6 +295,16 @@ impl NodeActor {
             }
             Event::Tick => {
                 self.step(now, NodeInput::Tick, writing, after)?;
+            }
+            Event::Ended { execution, ended } if ended.lost && !execution.compensation => {
+                let lost = mobiwf_engine::Lost {
+                    instance: execution.instance,
+                    partition: execution.partition,
+                    activity: execution.activity,
+                    attempt: execution.attempt,
+                };
+                let input = NodeInput::Engine(mobiwf_engine::Input::SyncLost(lost));
+                self.step(now, input, writing, after)?;
             }
             Event::Ended { execution, ended } => {
                 let end = CommandEnd {
@@ -447,11 +464,16 @@ impl NodeActor {
                     command,
                     reads,
                     writes,
+                    lease_ms,
                 } => self.spawn(Execution {
                     attempt,
                     command,
                     reads,
                     writes,
+                    held: lease_ms.map(|lease_ms| executor::Hold {
+                        lease_ms,
+                        leases: self.leases.clone(),
+                    }),
                     ..of(key, activity)
                 }),
                 Effect::Compensate {

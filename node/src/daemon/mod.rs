@@ -395,7 +395,9 @@ pub async fn start(config: NodeConfig) -> anyhow::Result<Node> {
         mesh: base.mesh.clone(),
         fetching: data::Fetching::default(),
         copying: offline::Copying::new(config.prefetch),
+        leases: crate::lease::Leases::new(),
     };
+    actor.leases.spawn_refresher();
     actor.register(
         &mut seq,
         &base.outbox,
