@@ -18,6 +18,14 @@
 //!
 //! The command finds the instance data it reads in `MOBIWF_DATA_DIR` (`<run dir>/data`, filled
 //! once before the first wrapper starts) and leaves there what it writes (`run_data`).
+//!
+//! A command of an activity of a task class runs under its grant's lease (`crate::lease`): its
+//! wrapper is given a watchdog period and runs nothing (`exit` says `lost`) when the time in
+//! `<run dir>/lease` has passed; else a watchdog beside the command looks at that time every
+//! period and, once it passed, leaves the mark `lost` and kills the wrapper's whole process
+//! group (the command, the wrapper, itself), so the command stops even when its node is dead.
+//! A wrapper gone without an `exit` but with that mark ended by its lease: "synchronization
+//! lost" ([`Ended::lost`]). Any other command gets no period, hence no watchdog.
 
 use mobiwf_engine::{Finish, RunKey};
 use mobiwf_proto::{ActivityId, DataValue, Datum, InstanceId, PartitionId};
