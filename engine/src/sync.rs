@@ -22,8 +22,11 @@ use mobiwf_proto::{
 };
 use serde::{Deserialize, Serialize};
 
+use mobiwf_xml_schema::PartitionActivity;
+
 use crate::lifecycle::{Event, Life};
-use crate::run::RunKey;
+use crate::progress::runs_command;
+use crate::run::{Progress, RunKey};
 use crate::{Effect, Engine, Target};
 
 /// What a failure by a lost lease says.
@@ -186,27 +189,50 @@ impl Engine {
         self.advance(key, effects);
     }
 
-    /// The lease of a command that ran under a grant ran out and the command was killed:
-    /// its activity fails for good, once (the word about another try, or about an activity
-    /// no longer running, changes nothing).
+    /// The lease of a grant ran out: the command that ran under it was killed, or the
+    /// person's activity that held it (offered or taken) can no longer be done under it. The
+    /// activity fails for good, once (the word about another try of a command, or about an
+    /// activity no longer under way, changes nothing).
     pub(crate) fn sync_lost(&mut self, lost: Lost, effects: &mut Vec<Effect>) {
         let key = RunKey {
             instance: lost.instance,
             partition: lost.partition,
         };
-        let Some(p) = self.runs.get(&key).and_then(|r| r.progress(lost.activity)) else {
+        let Some(run) = self.runs.get(&key) else {
             return;
         };
-        let running = matches!(p.life(), Life::Running { .. });
-        if !running || p.try_number() != lost.attempt || !p.gate.granted() {
+        let (Some(act), Some(p)) = (run.activity(lost.activity), run.progress(lost.activity))
+        else {
             return;
-        }
-        let detail = format!(
-            "{SYNC_LOST}: its command was killed because its node did not hear from the \
-             controller within the grant's lease"
-        );
+        };
+        let detail = if runs_command(act) {
+            let running = matches!(p.life(), Life::Running { .. });
+            if !running || p.try_number() != lost.attempt || !p.gate.granted() {
+                return;
+            }
+            format!(
+                "{SYNC_LOST}: its command was killed because its node did not hear from the \
+                 controller within the grant's lease"
+            )
+        } else {
+            if held_by_person(act, p).is_none() {
+                return;
+            }
+            format!(
+                "{SYNC_LOST}: its host did not hear from the controller within the grant's \
+                 lease, so it may no longer be done"
+            )
+        };
         self.conclude(key, lost.activity, Event::Fail { detail }, effects);
         self.advance(key, effects);
+    }
+
+    /// The lease of the grant a person's activity holds while it is offered or taken (its
+    /// host fails it when that lease runs out without word from the controller:
+    /// [`Input::SyncLost`](crate::Input::SyncLost)); `None` for any other activity.
+    pub fn person_lease(&self, key: RunKey, activity: ActivityId) -> Option<u64> {
+        let run = self.runs.get(&key)?;
+        held_by_person(run.activity(activity)?, run.progress(activity)?)
     }
 
     /// An activity became final: the request it waits or holds with is released (once: it
@@ -240,6 +266,15 @@ impl Engine {
             })
         })
     }
+}
+
+/// The lease of the grant `act` holds when it is a person's activity (no command runs it),
+/// offered or taken.
+fn held_by_person(act: &PartitionActivity, p: &Progress) -> Option<u64> {
+    let under_way = matches!(p.life(), Life::Ready | Life::Running { .. });
+    (!runs_command(act) && under_way)
+        .then(|| p.gate.lease_ms())
+        .flatten()
 }
 
 fn begin(ticket: SyncTicket, class: ClassName) -> Effect {

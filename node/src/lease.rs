@@ -13,6 +13,12 @@
 //! counts a silent holder's class free only once its failure detector suspects the node,
 //! later than the lease ran out.
 //!
+//! A person's activity (manual or semi-automatic) holding a grant, offered or taken, cannot be
+//! killed: its host fails it instead ("synchronization lost") once it has not heard from the
+//! controller for the lease (counted from when it began watching it, at the latest: after a
+//! restart, from the start), and the person's device hears the item ended as for any other
+//! end (`people_out`).
+//!
 //! A command without a class has no lease file and no watchdog.
 
 use std::collections::BTreeMap;
@@ -20,6 +26,10 @@ use std::path::{Path, PathBuf};
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::{Arc, Mutex, Weak};
 use std::time::Duration;
+
+use mobiwf_engine::RunKey;
+use mobiwf_proto::ActivityId;
+use tokio::sync::mpsc;
 
 /// The name of a held command's lease file in its run directory.
 pub const LEASE_FILE: &str = "lease";
@@ -38,7 +48,21 @@ struct Inner {
     heard_ms: AtomicU64,
     /// The run directories of the running held commands.
     held: Mutex<BTreeMap<PathBuf, Held>>,
+    /// The persons' activities holding a grant, offered or taken.
+    people: Mutex<BTreeMap<(RunKey, ActivityId), PersonHold>>,
 }
+
+/// A person's activity holding a grant.
+#[derive(Debug, Clone, Copy)]
+struct PersonHold {
+    /// The grant's lease.
+    lease_ms: u64,
+    /// When the host began watching it (ms since the epoch).
+    since_ms: u64,
+}
+
+/// A person's activity whose lease ran out: (its run, the activity).
+pub type PersonOut = (RunKey, ActivityId);
 
 /// One running held command's lease.
 #[derive(Debug, Clone, Copy)]
@@ -123,9 +147,46 @@ impl Leases {
         problems
     }
 
-    /// Keeps the lease files up every [`LEASE_REFRESH`], until every handle is dropped.
-    pub fn spawn_refresher(&self) {
+    /// A person's activity holds a grant of `lease_ms`, offered or taken, from `now_ms` on
+    /// (again: its lease is still counted from when it was first watched).
+    pub fn watch_person(&self, key: RunKey, activity: ActivityId, lease_ms: u64, now_ms: u64) {
+        let mut people = self.0.people.lock().unwrap_or_else(|e| e.into_inner());
+        people
+            .entry((key, activity))
+            .or_insert(PersonHold {
+                lease_ms,
+                since_ms: now_ms,
+            })
+            .lease_ms = lease_ms;
+    }
+
+    /// A person's activity no longer holds a grant (it ended).
+    pub fn unwatch_person(&self, key: RunKey, activity: ActivityId) {
+        let mut people = self.0.people.lock().unwrap_or_else(|e| e.into_inner());
+        people.remove(&(key, activity));
+    }
+
+    /// The persons' activities whose lease ran out at `now_ms` (not heard from the controller
+    /// within it), each told once: they are no longer watched.
+    pub fn people_out(&self, now_ms: u64) -> Vec<PersonOut> {
+        let heard = self.heard_ms();
+        let mut people = self.0.people.lock().unwrap_or_else(|e| e.into_inner());
+        let out: Vec<PersonOut> = people
+            .iter()
+            .filter(|(_, h)| heard.max(h.since_ms).saturating_add(h.lease_ms) < now_ms)
+            .map(|(k, _)| *k)
+            .collect();
+        for k in &out {
+            people.remove(k);
+        }
+        out
+    }
+
+    /// Keeps the lease files up every [`LEASE_REFRESH`], until every handle is dropped; the
+    /// persons' activities whose lease ran out come out of the receiver.
+    pub fn spawn_refresher(&self) -> mpsc::UnboundedReceiver<PersonOut> {
         let weak: Weak<Inner> = Arc::downgrade(&self.0);
+        let (out_tx, out_rx) = mpsc::unbounded_channel();
         tokio::spawn(async move {
             let mut every = tokio::time::interval(LEASE_REFRESH);
             every.set_missed_tick_behavior(tokio::time::MissedTickBehavior::Delay);
@@ -135,6 +196,10 @@ impl Leases {
                     return;
                 };
                 let leases = Leases(inner);
+                for out in leases.people_out(mobiwf_runtime::process::now_ms()) {
+                    // Nobody listens (a test): nothing to tell.
+                    let _ = out_tx.send(out);
+                }
                 // Small writes, a few per tick at most: off the async workers all the same.
                 let written = tokio::task::spawn_blocking(move || leases.refresh()).await;
                 for problem in written.unwrap_or_default() {
@@ -142,6 +207,7 @@ impl Leases {
                 }
             }
         });
+        out_rx
     }
 }
 

@@ -207,3 +207,28 @@ fn a_lease_moves_only_forward_and_only_when_the_controller_is_heard() {
     assert!(leases.refresh().is_empty());
     assert_eq!(read_until(dir.path()), Some(11_500));
 }
+
+#[test]
+fn a_persons_activity_is_out_once_when_the_controller_was_not_heard_within_its_lease() {
+    use mobiwf_engine::RunKey;
+    let leases = Leases::new();
+    let key = RunKey {
+        instance: InstanceId(4),
+        partition: PartitionId(1),
+    };
+    let (a, b) = (ActivityId(2), ActivityId(3));
+    // Watched from 1000 (a restart: not heard yet), lease 500.
+    leases.watch_person(key, a, 500, 1000);
+    assert!(leases.people_out(1500).is_empty());
+    // Watching it again keeps when it was first watched.
+    leases.watch_person(key, a, 500, 1400);
+    assert_eq!(leases.people_out(1501), vec![(key, a)]);
+    assert!(leases.people_out(5000).is_empty(), "told once");
+    // Heard at 6000: b, watched since 5000, is out only after 6500.
+    leases.heard(6000);
+    leases.watch_person(key, b, 500, 5000);
+    assert!(leases.people_out(6500).is_empty());
+    // Ended before: never out.
+    leases.unwatch_person(key, b);
+    assert!(leases.people_out(9000).is_empty());
+}

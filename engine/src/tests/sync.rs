@@ -292,6 +292,41 @@ scenarios! {
         assert!(finished(&mut e, 1, 1, false, Finisher::Command).is_err());
     }
 
+    fn a_persons_activity_whose_lease_ran_out_fails_offered_or_taken() {
+        use super::people::{claim, directory, host, holders, tech, three, with_extensions};
+        for taken in [false, true] {
+            let mut e = host(directory(1, three()));
+            let plain = doc(1, &[A {
+                id: 3,
+                extra: "<kind>manual</kind>",
+                class: Some("press"),
+                ..A::default()
+            }]);
+            let people = tech(mobiwf_xml_schema::Method::Fcfa);
+            let d = with_extensions(&plain, &[(3, &people)]);
+            let fx = deploy(&mut e, 1, 1, &d);
+            assert_eq!(begins(&fx), vec![(ticket(1, 3, 0), "press".to_owned())]);
+            let key = RunKey { instance: InstanceId(1), partition: PartitionId(1) };
+            assert_eq!(e.person_lease(key, ActivityId(3)), None, "not granted yet");
+            grant(&mut e, 2000, ticket(1, 3, 0));
+            assert_eq!(state(&e, 1, 3), ActivityState::Ready);
+            assert_eq!(e.person_lease(key, ActivityId(3)), Some(LEASE));
+            if taken {
+                claim(&mut e, 2500, (1, 3), "alice", mobiwf_proto::ItemAction::Select, Some("N1"));
+                assert_eq!(state(&e, 1, 3), ActivityState::Running);
+                assert!(holders(&e, 1, 3)[0].is_some());
+                assert_eq!(e.person_lease(key, ActivityId(3)), Some(LEASE));
+            }
+            // A person's activity has no tries: whatever try the word names.
+            let fx = lost(&mut e, 3000, 1, 3, 7);
+            assert_eq!(state(&e, 1, 3), ActivityState::Failed, "taken: {taken}");
+            assert!(detail(&e, 1, 3).starts_with(crate::SYNC_LOST), "{}", detail(&e, 1, 3));
+            assert_eq!(ends(&fx), vec![ticket(1, 3, 0)]);
+            assert_eq!(e.person_lease(key, ActivityId(3)), None);
+            assert!(lost(&mut e, 3100, 1, 3, 0).is_empty());
+        }
+    }
+
     fn a_lost_lease_of_a_command_without_a_grant_changes_nothing() {
         let mut e = Engine::new();
         let d = doc(1, &[A { id: 1, command: Some("work"), ..A::default() }]);

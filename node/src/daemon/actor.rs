@@ -99,7 +99,9 @@ impl Actor for NodeActor {
         for query in after.queries {
             self.answer(query);
         }
-        super::journal::transitions(&self.metrics, self.core.take_transitions());
+        let transitions = self.core.take_transitions();
+        self.watch_people(&transitions);
+        super::journal::transitions(&self.metrics, transitions);
         super::journal::refused(&self.metrics, self.core.take_refused_transitions());
     }
 }
@@ -141,6 +143,16 @@ impl NodeActor {
         group.write_now(self.store.as_ref(), seq, outbox)?;
         let resumed = self.core.resume();
         self.carry_out(resumed);
+        // The persons' activities holding a grant are watched again, from now.
+        let now = mobiwf_runtime::process::now_ms();
+        let engine = self.core.engine();
+        for run in engine.runs() {
+            for act in &run.doc().activities {
+                if let Some(lease_ms) = engine.person_lease(run.key, act.id) {
+                    self.leases.watch_person(run.key, act.id, lease_ms, now);
+                }
+            }
+        }
         Ok(())
     }
 
@@ -296,6 +308,16 @@ impl NodeActor {
             Event::Tick => {
                 self.step(now, NodeInput::Tick, writing, after)?;
             }
+            Event::LeaseOut((key, activity)) => {
+                let lost = mobiwf_engine::Lost {
+                    instance: key.instance,
+                    partition: key.partition,
+                    activity,
+                    attempt: 0,
+                };
+                let input = NodeInput::Engine(mobiwf_engine::Input::SyncLost(lost));
+                self.step(now, input, writing, after)?;
+            }
             Event::Ended { execution, ended } if ended.lost && !execution.compensation => {
                 let lost = mobiwf_engine::Lost {
                     instance: execution.instance,
@@ -416,6 +438,19 @@ impl NodeActor {
             }
             Query::Directory(reply) => {
                 let _ = reply.send(self.directory_view());
+            }
+        }
+    }
+
+    /// Watches the persons' activities that came to hold a grant (offered or taken), and no
+    /// longer those that ended (`crate::lease`).
+    fn watch_people(&self, transitions: &[mobiwf_engine::Transition]) {
+        let now = mobiwf_runtime::process::now_ms();
+        for t in transitions {
+            if t.state.is_final() {
+                self.leases.unwatch_person(t.key, t.activity);
+            } else if let Some(lease_ms) = self.core.engine().person_lease(t.key, t.activity) {
+                self.leases.watch_person(t.key, t.activity, lease_ms, now);
             }
         }
     }

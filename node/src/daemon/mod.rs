@@ -143,6 +143,8 @@ enum Event {
     Tick,
     /// A command the engine started ended.
     Ended { execution: Execution, ended: Ended },
+    /// The lease of a grant a person's activity holds ran out (`crate::lease`).
+    LeaseOut(crate::lease::PersonOut),
     /// Someone wants the engine changed.
     Command(Command),
     /// Someone wants to know something; answered after the group is on disk, so that no
@@ -397,7 +399,12 @@ pub async fn start(config: NodeConfig) -> anyhow::Result<Node> {
         copying: offline::Copying::new(config.prefetch),
         leases: crate::lease::Leases::new(),
     };
-    actor.leases.spawn_refresher();
+    let people_out = actor.leases.spawn_refresher();
+    base.tasks.push(daemon::forward(
+        people_out,
+        base.events.clone(),
+        Event::LeaseOut,
+    ));
     actor.register(
         &mut seq,
         &base.outbox,
