@@ -11,7 +11,12 @@
 //! A command that runs under a grant runs under its lease (`lease_ms`): the node's executor
 //! kills it when the node has not heard from its controller for that long, and the engine is
 //! told ([`Input::SyncLost`](crate::Input::SyncLost)): the activity fails, "synchronization
-//! lost", without retries (a next try would run without the class).
+//! lost", without retries (a next try would run without the class). A person's activity
+//! holding a grant (offered or taken) is failed the same way when its host has not heard from
+//! the controller within the lease ([`Engine::person_lease`] says which the host watches).
+//!
+//! A compensation runs after its activity succeeded, hence released its class: it runs
+//! without one.
 //!
 //! An activity without a class never passes through here: it is admitted at once, as before
 //! task classes, and sends nothing more.
