@@ -146,8 +146,9 @@ impl Engine {
             })
     }
 
-    /// The activities of a run that synchronized but wait for files to arrive, and now have
-    /// them: they are admitted and start (an interrupted instance starts nothing).
+    /// The activities of a run that synchronized but wait for files to arrive (or, of a task
+    /// class, were granted it while their instance was interrupted), and now have them: they
+    /// are admitted and start (an interrupted instance starts nothing).
     pub(crate) fn admit_synchronized(&mut self, key: RunKey, effects: &mut Vec<Effect>) {
         let held = self.known.get(&key.instance).is_some_and(|k| k.interrupted);
         let Some(run) = self.runs.get(&key) else {
@@ -161,6 +162,8 @@ impl Engine {
             .activities
             .iter()
             .filter(|a| run.life(a.id) == Some(&Life::Synchronizing))
+            // One of a task class only once granted (`crate::sync`).
+            .filter(|a| a.class.is_none() || run.progress(a.id).is_some_and(|p| p.gate.granted()))
             .filter(|a| self.data_here(key.instance, a))
             .map(|a| a.id)
             .collect();

@@ -3,10 +3,10 @@
 
 use mobiwf_proto::{
     ActivityId, Claim, Completed, ControlInstance, InstanceId, NodeId, Notify, StateChanged,
-    Withdraw,
+    SyncGranted, SyncRefused, Withdraw,
 };
 
-use crate::{Finisher, Missing};
+use crate::{Finisher, Lost, Missing};
 
 /// What happens to the engine.
 #[derive(Debug, Clone, PartialEq)]
@@ -78,6 +78,13 @@ pub enum Input {
     /// claimant's device as the `answer` of a `Message::Item`; a claim from the controller
     /// is answered only in the `Message::ItemEvents` (a refusal).
     Claim(Claimed),
+    /// The controller's synchronization manager granted an activity's request for its class
+    /// (`crate::sync`): taken only for the request the activity waits with.
+    SyncGranted(SyncGranted),
+    /// The manager refused it (it waited too long): the activity fails.
+    SyncRefused(SyncRefused),
+    /// The daemon killed a command that ran under a grant: its lease ran out.
+    SyncLost(Lost),
 }
 
 /// A partner's word that an activity finished ([`Input::Notified`]).

@@ -22,7 +22,7 @@
 //!
 //! Layout: this file holds the types and [`Engine::apply`], a dispatch of one call per input;
 //! each input's handling has a file of its own (`deploy`, `notify`, `finish`, `control`,
-//! `timers`), `progress` moves runs on after any input, and every change of an activity's
+//! `timers`; `sync` the synchronization gate of activities of a task class), `progress` moves runs on after any input, and every change of an activity's
 //! state goes through the one transition function of `lifecycle`. `run` is one partition
 //! run, `known` what the node knows of an instance, `items` the work items this node hosts
 //! (assignment from the directory replica, users' claims), `store` what the daemon writes and
@@ -51,6 +51,7 @@ pub mod rules;
 mod run;
 mod speakers;
 mod store;
+mod sync;
 mod timers;
 mod view;
 
@@ -76,6 +77,7 @@ pub use retire::StoredInstance;
 pub use run::{Progress, Run, RunKey, StoredRun};
 pub use speakers::{EarlyWord, MAX_EARLY_INSTANCES, MAX_EARLY_WORDS, Said};
 pub use store::{Changes, EncodeError, StoredKnown};
+pub use sync::{Gate, Lost, Open, SYNC_LOST};
 
 /// Where a message from the engine goes.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -140,6 +142,10 @@ pub enum Effect {
         /// The names it may write, with what each holds: read back from `MOBIWF_DATA_DIR`
         /// when it succeeds.
         writes: Vec<(String, mobiwf_xml_schema::DataKind)>,
+        /// For an activity of a task class, the lease of its grant (ms): the command runs
+        /// only while its node heard from the controller within it (`crate::sync`); `None`
+        /// for any other, which runs as before task classes.
+        lease_ms: Option<u64>,
     },
     /// Get the content of a file the instance data references from the partner that holds it
     /// (in chunks, resuming where an earlier fetch stopped); then apply [`Input::Fetched`].
@@ -299,6 +305,9 @@ impl Engine {
             Input::Compensate(c) => self.compensate(c.instance, c.partition, c.activity, fx),
             Input::CompensationEnded(ended) => self.compensation_ended(ended, fx),
             Input::Rerun(r) => self.rerun(now_ms, r.instance, r.partition, r.activities, fx),
+            Input::SyncGranted(granted) => self.sync_granted(granted, fx),
+            Input::SyncRefused(refused) => self.sync_refused(refused, fx),
+            Input::SyncLost(lost) => self.sync_lost(lost, fx),
         }
         Ok(())
     }

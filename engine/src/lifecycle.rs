@@ -11,7 +11,10 @@
 //! - `NOT_READY` is [`Life::NotReady`]: a precondition or its dependency rule does not hold
 //!   yet;
 //! - `SYNCHRONIZING` is [`Life::Synchronizing`]: both hold; it waits for synchronization
-//!   (no synchronization manager exists yet, so it is admitted at once: [`Event::Admit`]);
+//!   (§4.8): an activity of a task class asks the controller's synchronization manager for
+//!   its class and is admitted ([`Event::Admit`]) once granted, or fails ([`Event::Fail`])
+//!   when refused (`crate::sync`); one without a class is admitted at once. Either also waits
+//!   here for the files it reads (`crate::data`);
 //! - `READY` is [`Life::Ready`]: an automatic activity starts at once; a manual or
 //!   semi-automatic one is offered (its work item, `crate::items`, is data of this state and
 //!   of the next) and stays here until a person selects or locks it;
@@ -97,7 +100,8 @@ pub enum Event {
         /// What was said.
         detail: Option<String>,
     },
-    /// It failed for good (no try left, done by a person, or its instance is cancelled).
+    /// It failed for good (no try left, done by a person, or its instance is cancelled), or
+    /// its request for its task class was refused or its grant lost (`crate::sync`).
     Fail {
         /// Why.
         detail: String,
@@ -202,6 +206,7 @@ pub const TRANSITIONS: &[(StateKind, EventKind, StateKind)] = {
         (S::NotReady, E::Withdraw, S::Failed),
         (S::NotReady, E::Cancel, S::Cancelled),
         (S::Synchronizing, E::Admit, S::Ready),
+        (S::Synchronizing, E::Fail, S::Failed),
         (S::Synchronizing, E::Withdraw, S::Failed),
         (S::Synchronizing, E::Cancel, S::Cancelled),
         (S::Ready, E::Start, S::Running),
@@ -241,9 +246,11 @@ pub fn transition(from: &Life, event: Event) -> Result<Life, NotAllowed> {
         (Life::Ready, Event::Start) => Life::Running { attempt: 0 },
         (Life::Running { .. }, Event::Return) => Life::Ready,
         (Life::Running { .. }, Event::Succeed { detail }) => Life::Succeeded { detail },
-        (Life::Running { .. } | Life::Ready, Event::Fail { detail }) => Life::Failed {
-            detail: Some(detail),
-        },
+        (Life::Running { .. } | Life::Ready | Life::Synchronizing, Event::Fail { detail }) => {
+            Life::Failed {
+                detail: Some(detail),
+            }
+        }
         (Life::Running { attempt }, Event::TryFailed { at_ms, .. }) => Life::RetryWait {
             attempt: attempt.saturating_add(1),
             at_ms,

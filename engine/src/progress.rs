@@ -70,6 +70,7 @@ impl Engine {
         self.touch_run(key);
         if after.is_final() {
             self.note_end(key, activity);
+            self.release_sync(key, activity);
         }
         if let (true, Some(name)) = (before != after, name) {
             self.transitions.push(Transition {
@@ -92,12 +93,14 @@ impl Engine {
     /// nothing changes; then sends the partition result if the partition is done.
     pub(crate) fn advance(&mut self, key: RunKey, effects: &mut Vec<Effect>) {
         self.end_by_order(key, effects);
-        // Only a missing file keeps an activity synchronizing (`fetched` admits it when the
-        // last one arrives): without one, this costs one lookup.
+        // Only a missing file or a grant not taken yet (its instance was interrupted) keeps
+        // an activity synchronizing that may go on (`fetched` admits it when the last file
+        // arrives): without either, this costs a lookup and a look at the run's classes.
         if self
             .known
             .get(&key.instance)
             .is_some_and(|k| !k.missing.is_empty())
+            || self.granted_waiting(key)
         {
             self.admit_synchronized(key, effects);
         }
@@ -150,11 +153,13 @@ impl Engine {
         None
     }
 
-    /// Its preconditions and rule hold (or its `timeToWait` ran out): it synchronizes, and,
-    /// with no synchronization manager yet, is ready at once, unless a file it reads has not
-    /// arrived (it is admitted when the file is fetched, `admit_synchronized`).
+    /// Its preconditions and rule hold (or its `timeToWait` ran out): it synchronizes. An
+    /// activity of a task class asks for its class and waits for the grant (`crate::sync`);
+    /// any other is ready at once, unless a file it reads has not arrived (it is admitted
+    /// when the file is fetched, `admit_synchronized`).
     pub(crate) fn start(&mut self, key: RunKey, activity: ActivityId, effects: &mut Vec<Effect>) {
-        if !self.step(key, activity, Event::Synchronize) {
+        if !self.step(key, activity, Event::Synchronize) || self.begin_sync(key, activity, effects)
+        {
             return;
         }
         let here = self
@@ -218,6 +223,7 @@ impl Engine {
             key,
             activity,
             attempt: self.try_number(key, activity),
+            lease_ms: run.progress(activity).and_then(|p| p.gate.lease_ms()),
             command,
             reads: self.reads_of(key.instance, act),
             writes,

@@ -163,6 +163,9 @@ impl Input {
             Input::Withdraw(w) => Some(w.instance),
             Input::Completed(c) => Some(c.instance),
             Input::Control(c) => Some(c.instance),
+            Input::SyncGranted(g) => Some(g.ticket.instance),
+            Input::SyncRefused(r) => Some(r.ticket.instance),
+            Input::SyncLost(l) => Some(l.instance),
             Input::Fetched { instance, .. } | Input::Substitute { instance, .. } => Some(*instance),
             Input::Tick | Input::Directory(_) | Input::Link { .. } => None,
         }

@@ -16,6 +16,7 @@ mod by_id;
 mod stored;
 use crate::known::Known;
 use crate::lifecycle::{self, Event, Life, NotAllowed, StateKind};
+use crate::sync::Gate;
 use by_id::ById;
 pub use stored::StoredRun;
 
@@ -104,6 +105,8 @@ pub struct Progress {
     /// The tries of its earlier runs (before an operator's rerun): this run's tries count on
     /// from there, so each has a run directory of its own.
     pub earlier_tries: u32,
+    /// Its requests for its task class (`crate::sync`); unused without a class.
+    pub(crate) gate: Gate,
 }
 
 impl Progress {
@@ -121,6 +124,7 @@ impl Progress {
             retried: 0,
             flag: None,
             earlier_tries: 0,
+            gate: Gate::default(),
         }
     }
 
@@ -144,6 +148,7 @@ impl Progress {
         };
         *self = Progress {
             earlier_tries: self.earlier_tries.saturating_add(tried),
+            gate: self.gate.start_over(),
             ..Progress::waiting()
         };
     }
@@ -217,6 +222,7 @@ impl Progress {
             retried: rec.retried,
             flag: rec.flag,
             earlier_tries: 0,
+            gate: Gate::default(),
         }
     }
 }
@@ -336,6 +342,11 @@ impl Run {
     /// Where activity `id` is, with the facts beside its state.
     pub fn progress(&self, id: ActivityId) -> Option<&Progress> {
         self.activities.get(&id)
+    }
+
+    /// The requests of activity `id` for its class, to change (`crate::sync`).
+    pub(crate) fn gate_mut(&mut self, id: ActivityId) -> Option<&mut Gate> {
+        self.activities.get_mut(&id).map(|p| &mut p.gate)
     }
 
     /// Where activity `id` is in its life.

@@ -15,7 +15,8 @@ use mobiwf_proto::{
 /// One input to the node's core.
 #[derive(Debug, Clone)]
 pub enum NodeInput {
-    /// A peer's message for the partition engine (see [`crate::NodeCore::accept`]).
+    /// A peer's message for the partition engine (see [`crate::NodeCore::accept`]), or the
+    /// daemon's word that a held command's lease ran out (`Input::SyncLost`).
     Engine(Input),
     /// A peer's message for the desk (see [`crate::NodeCore::accept`]).
     Desk(DeskInput),

@@ -18,6 +18,14 @@
 //!
 //! The command finds the instance data it reads in `MOBIWF_DATA_DIR` (`<run dir>/data`, filled
 //! once before the first wrapper starts) and leaves there what it writes (`run_data`).
+//!
+//! A command of an activity of a task class runs under its grant's lease (`crate::lease`): its
+//! wrapper is given a watchdog period and runs nothing (`exit` says `lost`) when the time in
+//! `<run dir>/lease` has passed; else a watchdog beside the command looks at that time every
+//! period and, once it passed, leaves the mark `lost` and kills the wrapper's whole process
+//! group (the command, the wrapper, itself), so the command stops even when its node is dead.
+//! A wrapper gone without an `exit` but with that mark ended by its lease: "synchronization
+//! lost" ([`Ended::lost`]). Any other command gets no period, hence no watchdog.
 
 use mobiwf_engine::{Finish, RunKey};
 use mobiwf_proto::{ActivityId, DataValue, Datum, InstanceId, PartitionId};
@@ -25,6 +33,7 @@ use mobiwf_xml_schema::DataKind;
 
 use crate::command_policy::CommandPolicy;
 use crate::files::Files;
+use crate::lease::{Leases, watchdog_period};
 use crate::run_data;
 use std::path::{Path, PathBuf};
 use std::time::Duration;
@@ -38,17 +47,33 @@ const WRAPPER: &str = r#"d="$1"
 mkdir "$d/claim" 2>/dev/null || exit 0
 t=$(s=$(cat /proc/$$/stat 2>/dev/null) && s=${s##*) } && set -- $s && echo "${20}")
 echo "$$ $t" > "$d/claim/pid.tmp" && mv "$d/claim/pid.tmp" "$d/claim/pid"
+fresh() { l=$(cat "$d/lease" 2>/dev/null); [ "$(date +%s%3N)" -le "${l:-0}" ] 2>/dev/null; }
 if [ -e "$d/kill" ]; then
   s=killed
+elif [ -n "$3" ] && ! fresh; then
+  s=lost
 else
+  if [ -n "$3" ]; then
+    (while sleep "$3"; do fresh || { : > "$d/lost"; kill -KILL 0; }; done) &
+    w=$!
+  fi
   sh -c "$2" >>"$d/output" 2>&1 </dev/null
   s=$?
+  if [ -n "$3" ]; then kill "$w" 2>/dev/null; fi
 fi
 echo $s > "$d/exit.tmp" && mv "$d/exit.tmp" "$d/exit"
 "#;
 
 /// What the wrapper writes to `exit` when it found the kill mark and ran nothing.
 const KILLED_BEFORE_START: &str = "killed";
+
+/// What the wrapper of a held command writes to `exit` when its lease had run out before
+/// the command started (it ran nothing).
+const LEASE_OUT_BEFORE_START: &str = "lost";
+
+/// The mark a held command's watchdog leaves before it kills the command's process group
+/// (the wrapper with it: no `exit` is written).
+const LOST_MARK: &str = "lost";
 
 /// What one execution asks for.
 #[derive(Debug, Clone)]
@@ -71,6 +96,18 @@ pub struct Execution {
     pub writes: Vec<(String, DataKind)>,
     /// True for the activity's compensation (its own run directory, `MOBIWF_COMPENSATION=1`).
     pub compensation: bool,
+    /// For an activity of a task class: the lease of its grant, under which it runs (the
+    /// wrapper's watchdog kills it once its lease file's time passed: `crate::lease`).
+    pub held: Option<Hold>,
+}
+
+/// The lease a held command runs under, and the node's lease files it is kept up with.
+#[derive(Debug, Clone)]
+pub struct Hold {
+    /// The grant's lease, in ms.
+    pub lease_ms: u64,
+    /// The node's leases.
+    pub leases: Leases,
 }
 
 impl Execution {
@@ -87,6 +124,7 @@ impl Execution {
             reads: Vec::new(),
             writes: Vec::new(),
             compensation: false,
+            held: None,
         }
     }
 }
@@ -99,6 +137,9 @@ pub struct Ended {
     pub finish: Finish,
     /// The instance data it wrote, when it succeeded (files already in the file store).
     pub written: Vec<(String, DataValue)>,
+    /// True when a held command's lease ran out (it was killed, or never started): its
+    /// activity fails for good, "synchronization lost".
+    pub lost: bool,
 }
 
 /// The largest flag file read, in bytes: a flag is at most `MAX_FLAG_CHARS` characters; a
@@ -166,7 +207,15 @@ pub async fn execute(data_dir: &Path, e: &Execution, commands: &CommandPolicy) -
         return ended;
     }
     if dir.join("claim").exists() {
-        return watch(&dir, e, &files).await;
+        // Left by an earlier run of the node: a held one's lease is kept up again.
+        if let Some(hold) = &e.held
+            && let Err(why) = hold.leases.hold(&dir, hold.lease_ms)
+        {
+            tracing::warn!(instance = %e.instance, activity = %e.activity, "{why}");
+        }
+        let ended = watch(&dir, e, &files).await;
+        release(&dir, e);
+        return ended;
     }
     if let Err(why) = commands.permits(&e.command) {
         tracing::warn!(instance = %e.instance, activity = %e.activity, "{why}");
@@ -186,12 +235,41 @@ pub async fn execute(data_dir: &Path, e: &Execution, commands: &CommandPolicy) -
             return failed(err);
         }
     }
+    // A held command starts only with its lease file written (its watchdog's first look).
+    let period = match &e.held {
+        Some(hold) => match hold.leases.hold(&dir, hold.lease_ms) {
+            Ok(()) => watchdog_period(hold.lease_ms),
+            Err(why) => return failed(why),
+        },
+        None => String::new(),
+    };
+    let ended = run_wrapper(&dir, e, &period, &files).await;
+    release(&dir, e);
+    ended.unwrap_or_else(failed)
+}
+
+/// The held command's lease file is no longer kept up once it ended.
+fn release(dir: &Path, e: &Execution) {
+    if let Some(hold) = &e.held {
+        hold.leases.release(dir);
+    }
+}
+
+/// Starts the wrapper (with the watchdog's `period` for a held command, empty for any other)
+/// and follows the command to its end.
+async fn run_wrapper(
+    dir: &Path,
+    e: &Execution,
+    period: &str,
+    files: &Files,
+) -> Result<Ended, String> {
     let spawned = Command::new("sh")
         .arg("-c")
         .arg(WRAPPER)
         .arg("mobiwf-wrapper")
-        .arg(&dir)
+        .arg(dir)
         .arg(&e.command)
+        .arg(period)
         .env("MOBIWF_INSTANCE", e.instance.to_string())
         .env("MOBIWF_ACTIVITY", e.activity.to_string())
         .env("MOBIWF_PARTITION", e.partition.to_string())
@@ -215,11 +293,11 @@ pub async fn execute(data_dir: &Path, e: &Execution, commands: &CommandPolicy) -
                 tracing::warn!("waiting for the command of activity {}: {err}", e.activity);
             }
         }
-        Err(err) => return failed(format!("cannot start sh: {err}")),
+        Err(err) => return Err(format!("cannot start sh: {err}")),
     }
     // Our wrapper ended: either it ran the command (exit is there) or it found the claim of a
     // wrapper started before a restart, which may still be running.
-    watch(&dir, e, &files).await
+    Ok(watch(dir, e, files).await)
 }
 
 async fn watch(dir: &Path, e: &Execution, files: &Files) -> Ended {
@@ -232,6 +310,9 @@ async fn watch(dir: &Path, e: &Execution, files: &Files) -> Ended {
                 let alive = Wrapper::parse(&text).is_some_and(|w| w.alive());
                 if !alive {
                     return read_exit(dir, e, files).await.unwrap_or_else(|| {
+                        if dir.join(LOST_MARK).exists() {
+                            return lost();
+                        }
                         failed(
                             "interrupted: the command's process ended without recording an exit \
                              status (killed with its node?); not run again"
@@ -256,6 +337,9 @@ async fn read_exit(dir: &Path, e: &Execution, files: &Files) -> Option<Ended> {
     if code == KILLED_BEFORE_START {
         return Some(failed("killed before its command started".to_owned()));
     }
+    if code == LEASE_OUT_BEFORE_START {
+        return Some(lost());
+    }
     Some(if code == "0" {
         let written = if e.writes.is_empty() {
             Ok(Vec::new())
@@ -271,6 +355,7 @@ async fn read_exit(dir: &Path, e: &Execution, files: &Files) -> Option<Ended> {
             (Ok(flag), Ok(written)) => Ended {
                 finish: Finish::Succeeded { detail: None, flag },
                 written,
+                lost: false,
             },
             (Err(why), _) | (_, Err(why)) => failed(why),
         }
@@ -344,5 +429,21 @@ fn failed(detail: String) -> Ended {
             detail: Some(detail),
         },
         written: Vec::new(),
+        lost: false,
+    }
+}
+
+/// A held command's lease ran out: it was killed (or never started).
+fn lost() -> Ended {
+    Ended {
+        finish: Finish::Failed {
+            detail: Some(format!(
+                "{}: its lease ran out without word from the controller; its command was \
+                 killed",
+                mobiwf_engine::SYNC_LOST
+            )),
+        },
+        written: Vec::new(),
+        lost: true,
     }
 }

@@ -17,6 +17,7 @@ fn execution(command: &str) -> Execution {
         reads: Vec::new(),
         writes: Vec::new(),
         compensation: false,
+        held: None,
     }
 }
 

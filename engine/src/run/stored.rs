@@ -1,7 +1,7 @@
 //! How a run is stored: the JSON of the form every version wrote (a wire record per
 //! activity, the retry times apart, and since forward and backward recovery the earlier
-//! tries and the compensations, both left out when empty), and a changed run as the store
-//! keeps it.
+//! tries and the compensations, and since task classes the activities' requests for their
+//! class, each left out when empty), and a changed run as the store keeps it.
 
 use std::collections::{BTreeMap, BTreeSet};
 
@@ -12,6 +12,8 @@ use super::{Progress, Run, RunKey, unparsed};
 use crate::compensate::Undo;
 use crate::lifecycle::Life;
 use crate::store::EncodeError;
+use crate::sync::Gate;
+
 /// A run as JSON: the form every version wrote.
 #[derive(Serialize, Deserialize)]
 struct RunRepr {
@@ -29,6 +31,9 @@ struct RunRepr {
     earlier_tries: BTreeMap<ActivityId, u32>,
     #[serde(default, skip_serializing_if = "BTreeMap::is_empty")]
     compensations: BTreeMap<ActivityId, Undo>,
+    /// Since task classes: the requests of the activities that made one.
+    #[serde(default, skip_serializing_if = "BTreeMap::is_empty")]
+    gates: BTreeMap<ActivityId, Gate>,
 }
 
 impl Serialize for Run {
@@ -60,6 +65,12 @@ impl Serialize for Run {
                 .map(|(id, p)| (*id, p.earlier_tries))
                 .collect(),
             compensations: self.compensations.clone(),
+            gates: self
+                .activities
+                .iter()
+                .filter(|(_, p)| !p.gate.is_unused())
+                .map(|(id, p)| (*id, p.gate.clone()))
+                .collect(),
         }
         .serialize(serializer)
     }
@@ -73,6 +84,7 @@ impl<'de> Deserialize<'de> for Run {
             .map(|(id, rec)| {
                 let mut p = Progress::from_record(rec, repr.retry_at.get(&id).copied());
                 p.earlier_tries = repr.earlier_tries.get(&id).copied().unwrap_or(0);
+                p.gate = repr.gates.remove(&id).unwrap_or_default();
                 (id, p)
             })
             .collect();

@@ -226,6 +226,27 @@ scenarios! {
         assert!(e.known(InstanceId(7)).expect("known").missing.is_empty());
     }
 
+    fn a_reader_of_a_task_class_starts_once_granted_and_its_file_is_here_in_either_order() {
+        for grant_first in [true, false] {
+            let mut e = Engine::new();
+            let d = reader(7).replace("<command>use</command>", "<command>use</command><class>press</class>");
+            deploy(&mut e, 7, 2, &d);
+            let carried = Carried {
+                data: vec![datum("photo", DataValue::File(photo()), 1, 10)],
+                missing: vec![Missing { file: photo(), holder: Location::lenient("/remote/a") }],
+            };
+            let fx = notified_with(&mut e, 2000, 7, carried);
+            assert!(fx.iter().any(|f| matches!(f, Effect::Send { message: Message::BeginSync(_), .. })), "{fx:?}");
+            let ticket = mobiwf_proto::SyncTicket { instance: InstanceId(7), partition: PartitionId(2), activity: ActivityId(2), round: 0 };
+            let grant = Input::SyncGranted(mobiwf_proto::SyncGranted { ticket, lease_ms: 5000 });
+            let fetched = Input::Fetched { instance: InstanceId(7), file: photo() };
+            let (first, second) = if grant_first { (grant, fetched) } else { (fetched, grant) };
+            assert!(executes(&at(&mut e, 3000, first)).is_empty());
+            assert_eq!(state(&e, 7, 2), ActivityState::Synchronizing);
+            assert_eq!(executes(&at(&mut e, 3100, second)), vec![(2, 0)]);
+        }
+    }
+
     fn a_reader_waiting_for_its_file_is_cancelled_or_withdrawn_like_any_other() {
         for (cancel, ends) in [(true, ActivityState::Cancelled), (false, ActivityState::Failed)] {
             let mut e = Engine::new();

@@ -34,6 +34,7 @@ mod rules;
 mod speakers;
 mod storage;
 mod stored_items;
+mod sync;
 mod timers;
 
 /// A scenario test: its name and its body.
@@ -54,6 +55,7 @@ pub(crate) const ALL_SCENARIOS: &[&[Scenario]] = &[
     rules::SCENARIOS,
     speakers::SCENARIOS,
     storage::SCENARIOS,
+    sync::SCENARIOS,
     timers::SCENARIOS,
 ];
 
@@ -92,6 +94,8 @@ struct A {
     depends: Option<&'static str>,
     /// (adjacent, `<states>` text) for adjacents that a rule names this activity for.
     adj_states: &'static [(u64, &'static str)],
+    /// `<class>`, its task class.
+    class: Option<&'static str>,
 }
 
 impl Default for A {
@@ -109,6 +113,7 @@ impl Default for A {
             pre_time_out: &[],
             depends: None,
             adj_states: &[],
+            class: None,
         }
     }
 }
@@ -125,6 +130,9 @@ fn doc(instance: u64, acts: &[A]) -> String {
         }
         if let Some((count, wait)) = a.retries {
             extra += &format!("<retries><count>{count}</count><wait>{wait}</wait></retries>");
+        }
+        if let Some(class) = a.class {
+            extra += &format!("<class>{class}</class>");
         }
         s += &format!(
             "<activity id=\"{}\"><nameActivity>N{}</nameActivity><status>0</status>\

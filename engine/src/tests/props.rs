@@ -128,6 +128,7 @@ fn gen_doc(instance: u64, acts: &[GenActivity]) -> String {
                 } else {
                     &[]
                 },
+                class: None,
             }
         })
         .collect();

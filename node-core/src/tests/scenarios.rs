@@ -417,3 +417,62 @@ fn this_nodes_own_items_are_known_by_its_peer_at_any_of_its_addresses() {
     assert!(out.sends.is_empty(), "{:?}", out.sends);
     assert_eq!(out.deferred.len(), 1, "{out:?}");
 }
+
+#[test]
+fn only_the_controller_answers_requests_for_classes_and_a_node_takes_none() {
+    use mobiwf_proto::{BeginSync, EndSync, SyncGranted, SyncRefused, SyncTicket};
+    let core = node();
+    let ticket = SyncTicket {
+        instance: InstanceId(1),
+        partition: PartitionId(1),
+        activity: ActivityId(1),
+        round: 0,
+    };
+    let granted = SyncGranted {
+        ticket,
+        lease_ms: 5000,
+    };
+    let refusal = SyncRefused {
+        ticket,
+        detail: "synchronization failed".to_owned(),
+    };
+    let taken = core.accept(
+        &controller(),
+        Message::SyncGranted(granted.clone()),
+        Ok(Vec::new()),
+    );
+    assert!(
+        matches!(&taken, Ok(NodeInput::Engine(Input::SyncGranted(g))) if *g == granted),
+        "{taken:?}"
+    );
+    let taken = core.accept(
+        &controller(),
+        Message::SyncRefused(refusal.clone()),
+        Ok(Vec::new()),
+    );
+    assert!(
+        matches!(&taken, Ok(NodeInput::Engine(Input::SyncRefused(r))) if *r == refusal),
+        "{taken:?}"
+    );
+    for (message, kind) in [
+        (Message::SyncGranted(granted), "sync_granted"),
+        (Message::SyncRefused(refusal), "sync_refused"),
+    ] {
+        let why = refused(core.accept(&partner(), message, Ok(Vec::new())));
+        assert_eq!(
+            why,
+            format!("only this node's controller sends {kind} messages")
+        );
+    }
+    let begin = Message::BeginSync(BeginSync {
+        ticket,
+        class: "press".into(),
+    });
+    let end = Message::EndSync(EndSync { ticket });
+    for message in [begin, end] {
+        for from in [controller(), partner()] {
+            let why = refused(core.accept(&from, message.clone(), Ok(Vec::new())));
+            assert!(why.starts_with("a node does not take"), "{why}");
+        }
+    }
+}

@@ -47,6 +47,9 @@ pub(super) struct NodeActor {
     pub(super) fetching: super::data::Fetching,
     /// The copies for offline work under way.
     pub(super) copying: super::offline::Copying,
+    /// When the controller was last heard, and the leases of the commands run under a task
+    /// class's grant (`crate::lease`).
+    pub(super) leases: crate::lease::Leases,
 }
 
 /// What to do once a group of events is on disk (the answers of people's completions, claims
@@ -96,7 +99,9 @@ impl Actor for NodeActor {
         for query in after.queries {
             self.answer(query);
         }
-        super::journal::transitions(&self.metrics, self.core.take_transitions());
+        let transitions = self.core.take_transitions();
+        self.watch_people(&transitions);
+        super::journal::transitions(&self.metrics, transitions);
         super::journal::refused(&self.metrics, self.core.take_refused_transitions());
     }
 }
@@ -138,6 +143,16 @@ impl NodeActor {
         group.write_now(self.store.as_ref(), seq, outbox)?;
         let resumed = self.core.resume();
         self.carry_out(resumed);
+        // The persons' activities holding a grant are watched again, from now.
+        let now = mobiwf_runtime::process::now_ms();
+        let engine = self.core.engine();
+        for run in engine.runs() {
+            for act in &run.doc().activities {
+                if let Some(lease_ms) = engine.person_lease(run.key, act.id) {
+                    self.leases.watch_person(run.key, act.id, lease_ms, now);
+                }
+            }
+        }
         Ok(())
     }
 
@@ -211,6 +226,10 @@ impl NodeActor {
         after: &mut After,
     ) -> Result<(), StoreError> {
         let from = NodeId::new(inbound.from.to_string());
+        if inbound.from == self.controller.0 {
+            // Any word from the controller, a probe too, keeps held commands' leases.
+            self.leases.heard(Millis::from_micros(now).as_u64());
+        }
         if self.core.is_unreachable(&from) {
             // Any word from a peer says it is back.
             let back = NodeInput::Link {
@@ -288,6 +307,26 @@ impl NodeActor {
             }
             Event::Tick => {
                 self.step(now, NodeInput::Tick, writing, after)?;
+            }
+            Event::LeaseOut((key, activity)) => {
+                let lost = mobiwf_engine::Lost {
+                    instance: key.instance,
+                    partition: key.partition,
+                    activity,
+                    attempt: 0,
+                };
+                let input = NodeInput::Engine(mobiwf_engine::Input::SyncLost(lost));
+                self.step(now, input, writing, after)?;
+            }
+            Event::Ended { execution, ended } if ended.lost && !execution.compensation => {
+                let lost = mobiwf_engine::Lost {
+                    instance: execution.instance,
+                    partition: execution.partition,
+                    activity: execution.activity,
+                    attempt: execution.attempt,
+                };
+                let input = NodeInput::Engine(mobiwf_engine::Input::SyncLost(lost));
+                self.step(now, input, writing, after)?;
             }
             Event::Ended { execution, ended } => {
                 let end = CommandEnd {
@@ -403,6 +442,19 @@ impl NodeActor {
         }
     }
 
+    /// Watches the persons' activities that came to hold a grant (offered or taken), and no
+    /// longer those that ended (`crate::lease`).
+    fn watch_people(&self, transitions: &[mobiwf_engine::Transition]) {
+        let now = mobiwf_runtime::process::now_ms();
+        for t in transitions {
+            if t.state.is_final() {
+                self.leases.unwatch_person(t.key, t.activity);
+            } else if let Some(lease_ms) = self.core.engine().person_lease(t.key, t.activity) {
+                self.leases.watch_person(t.key, t.activity, lease_ms, now);
+            }
+        }
+    }
+
     /// Kills the command of `execution` (the engine gave up on it: `why`), off the actor task:
     /// it reads files and runs `kill`.
     fn kill(&self, execution: Execution, why: String) {
@@ -447,11 +499,16 @@ impl NodeActor {
                     command,
                     reads,
                     writes,
+                    lease_ms,
                 } => self.spawn(Execution {
                     attempt,
                     command,
                     reads,
                     writes,
+                    held: lease_ms.map(|lease_ms| executor::Hold {
+                        lease_ms,
+                        leases: self.leases.clone(),
+                    }),
                     ..of(key, activity)
                 }),
                 Effect::Compensate {

@@ -47,6 +47,17 @@ pub(super) fn taken(input: &NodeInput) {
             let ids: Vec<u64> = r.activities.iter().map(|a| a.0).collect();
             tracing::info!(%instance, %partition, activities = ?ids, "operator rerun");
         }
+        Input::SyncGranted(g) => {
+            let t = g.ticket;
+            tracing::info!(instance = %t.instance, activity = %t.activity, round = t.round, lease_ms = g.lease_ms, "class granted");
+        }
+        Input::SyncRefused(r) => {
+            let t = r.ticket;
+            tracing::info!(instance = %t.instance, activity = %t.activity, round = t.round, "class refused: {}", r.detail);
+        }
+        Input::SyncLost(l) => {
+            tracing::warn!(instance = %l.instance, activity = %l.activity, "a held command's lease ran out: killed");
+        }
         // Not an order: partners' words, claims, time, the ends of commands, links.
         Input::Notified(_)
         | Input::StateChanged(_)

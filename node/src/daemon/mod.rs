@@ -143,6 +143,8 @@ enum Event {
     Tick,
     /// A command the engine started ended.
     Ended { execution: Execution, ended: Ended },
+    /// The lease of a grant a person's activity holds ran out (`crate::lease`).
+    LeaseOut(crate::lease::PersonOut),
     /// Someone wants the engine changed.
     Command(Command),
     /// Someone wants to know something; answered after the group is on disk, so that no
@@ -364,22 +366,7 @@ pub async fn start(config: NodeConfig) -> anyhow::Result<Node> {
     base.tasks
         .push(daemon::forward(link_rx, base.events.clone(), Event::Link));
     let mut seq = base.sequencer()?;
-    let mut engine = state::load(base.store.as_ref())?;
-    base.metrics.set_runs_in_memory(engine.runs_in_memory());
-    // Work items name their host by this address (the devices send claims there).
-    let location = base.addrs.first().ok_or_else(|| {
-        anyhow::anyhow!("the node listens nowhere: give it an address to listen on (--listen)")
-    })?;
-    engine.set_location(outbox::location(location).map_err(anyhow::Error::msg)?);
-    engine.set_hour_ms(config.hour_ms);
-    let desk = state::load_desk(base.store.as_ref())?;
-    let who = mobiwf_node_core::Identity {
-        me: NodeId::new(base.mesh.peer_id().to_string()),
-        name: config.name.clone(),
-        controller: NodeId::new(controller_peer.to_string()),
-        read_location: outbox::location,
-    };
-    let core = mobiwf_node_core::NodeCore::new(engine, desk, who);
+    let core = load_core(&base, &config, controller_peer)?;
     let (deadline, deadline_rx) = watch::channel(core.next_deadline());
     let mut actor = actor::NodeActor {
         core,
@@ -395,7 +382,14 @@ pub async fn start(config: NodeConfig) -> anyhow::Result<Node> {
         mesh: base.mesh.clone(),
         fetching: data::Fetching::default(),
         copying: offline::Copying::new(config.prefetch),
+        leases: crate::lease::Leases::new(),
     };
+    let people_out = actor.leases.spawn_refresher();
+    base.tasks.push(daemon::forward(
+        people_out,
+        base.events.clone(),
+        Event::LeaseOut,
+    ));
     actor.register(
         &mut seq,
         &base.outbox,
@@ -421,6 +415,31 @@ pub async fn start(config: NodeConfig) -> anyhow::Result<Node> {
     tracing::info!(name = %config.name, "runs {}", config.commands.describe());
     base.launch(actor, seq, span, client, (config.api, router))
         .await
+}
+
+/// The node's core as the store holds it: its engine (on this node's address and hour) and
+/// its desk.
+fn load_core(
+    base: &Base<Event>,
+    config: &NodeConfig,
+    controller_peer: libp2p::PeerId,
+) -> anyhow::Result<mobiwf_node_core::NodeCore> {
+    let mut engine = state::load(base.store.as_ref())?;
+    base.metrics.set_runs_in_memory(engine.runs_in_memory());
+    // Work items name their host by this address (the devices send claims there).
+    let location = base.addrs.first().ok_or_else(|| {
+        anyhow::anyhow!("the node listens nowhere: give it an address to listen on (--listen)")
+    })?;
+    engine.set_location(outbox::location(location).map_err(anyhow::Error::msg)?);
+    engine.set_hour_ms(config.hour_ms);
+    let desk = state::load_desk(base.store.as_ref())?;
+    let who = mobiwf_node_core::Identity {
+        me: NodeId::new(base.mesh.peer_id().to_string()),
+        name: config.name.clone(),
+        controller: NodeId::new(controller_peer.to_string()),
+        read_location: outbox::location,
+    };
+    Ok(mobiwf_node_core::NodeCore::new(engine, desk, who))
 }
 
 /// Who may use the API: its token check, the administrator's token file, what each route

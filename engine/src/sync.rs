@@ -1,0 +1,290 @@
+//! The synchronization gate of an activity of a task class (*Synchronization and Disconnected
+//! Operation in WorkToDo* (IC-03-006), §4.8): once its preconditions and rule hold it enters
+//! `Synchronizing`, takes its next round and asks the controller's synchronization manager
+//! for its class (`Message::BeginSync`); it is admitted only once the manager grants exactly
+//! that ticket (and the files it reads are here, as for any activity), and fails with the
+//! manager's words when the manager refuses it (no retries; its contingency applies as for
+//! any failure). Whenever it becomes final while it holds or waits for its class, its ticket
+//! is released (`Message::EndSync`), once. A rerun asks again with the next round, so an
+//! answer or a release meant for an earlier request is never taken for a later one.
+//!
+//! A command that runs under a grant runs under its lease (`lease_ms`): the node's executor
+//! kills it when the node has not heard from its controller for that long, and the engine is
+//! told ([`Input::SyncLost`](crate::Input::SyncLost)): the activity fails, "synchronization
+//! lost", without retries (a next try would run without the class). A person's activity
+//! holding a grant (offered or taken) is failed the same way when its host has not heard from
+//! the controller within the lease ([`Engine::person_lease`] says which the host watches).
+//!
+//! A compensation runs after its activity succeeded, hence released its class: it runs
+//! without one.
+//!
+//! An activity without a class never passes through here: it is admitted at once, as before
+//! task classes, and sends nothing more.
+
+use mobiwf_proto::{
+    ActivityId, BeginSync, ClassName, EndSync, InstanceId, Message, PartitionId, SyncGranted,
+    SyncRefused, SyncTicket,
+};
+use serde::{Deserialize, Serialize};
+
+use mobiwf_xml_schema::PartitionActivity;
+
+use crate::lifecycle::{Event, Life};
+use crate::progress::runs_command;
+use crate::run::{Progress, RunKey};
+use crate::{Effect, Engine, Target};
+
+/// What a failure by a lost lease says.
+pub const SYNC_LOST: &str = "synchronization lost";
+
+/// An activity's requests for its class: how many it made, and the one not released yet.
+/// Stored with its run (`gates`, only for activities that made a request), so a restart
+/// keeps the round and the wait.
+#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
+pub struct Gate {
+    /// The requests made so far: the next is round `rounds`.
+    #[serde(default)]
+    pub rounds: u32,
+    /// The request that waits or holds, not released yet.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub open: Option<Open>,
+}
+
+/// A request not released yet.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+pub struct Open {
+    /// Its round.
+    pub round: u32,
+    /// Once granted: the grant's lease (ms).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub lease_ms: Option<u64>,
+}
+
+impl Gate {
+    /// True when it made no request: nothing to store.
+    pub fn is_unused(&self) -> bool {
+        *self == Gate::default()
+    }
+
+    /// The lease of the grant it holds, if it holds one.
+    pub fn lease_ms(&self) -> Option<u64> {
+        self.open.and_then(|o| o.lease_ms)
+    }
+
+    /// True while it holds a grant.
+    pub fn granted(&self) -> bool {
+        self.lease_ms().is_some()
+    }
+
+    /// After an operator's rerun: no request open, the rounds counted on.
+    pub(crate) fn start_over(&self) -> Gate {
+        Gate {
+            rounds: self.rounds,
+            open: None,
+        }
+    }
+}
+
+/// A command that ran under a grant was killed because its lease ran out (its node did not
+/// hear from the controller for `lease_ms`, or was dead): the activity fails.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Lost {
+    /// The instance.
+    pub instance: InstanceId,
+    /// The partition.
+    pub partition: PartitionId,
+    /// The activity.
+    pub activity: ActivityId,
+    /// The try that was killed: the word about an earlier try is ignored.
+    pub attempt: u32,
+}
+
+fn ticket(key: RunKey, activity: ActivityId, round: u32) -> SyncTicket {
+    SyncTicket {
+        instance: key.instance,
+        partition: key.partition,
+        activity,
+        round,
+    }
+}
+
+fn key_of(ticket: &SyncTicket) -> RunKey {
+    RunKey {
+        instance: ticket.instance,
+        partition: ticket.partition,
+    }
+}
+
+impl Engine {
+    /// An activity that just entered `Synchronizing`: when it has a class, it takes its next
+    /// round and asks for the class; true then (it waits for the answer).
+    pub(crate) fn begin_sync(
+        &mut self,
+        key: RunKey,
+        activity: ActivityId,
+        effects: &mut Vec<Effect>,
+    ) -> bool {
+        let Some(run) = self.runs.get_mut(&key) else {
+            return false;
+        };
+        let Some(class) = run.activity(activity).and_then(|a| a.class.clone()) else {
+            return false;
+        };
+        let Some(gate) = run.gate_mut(activity) else {
+            return false;
+        };
+        let round = gate.rounds;
+        gate.rounds = round.saturating_add(1);
+        gate.open = Some(Open {
+            round,
+            lease_ms: None,
+        });
+        self.touch_run(key);
+        effects.push(begin(ticket(key, activity, round), class));
+        true
+    }
+
+    /// The manager granted a request: when it is the one this activity waits with, it is
+    /// admitted (once the files it reads are here and its instance is not interrupted). Any
+    /// other grant (an earlier round's, a repeated one) changes nothing.
+    pub(crate) fn sync_granted(&mut self, granted: SyncGranted, effects: &mut Vec<Effect>) {
+        let SyncGranted { ticket, lease_ms } = granted;
+        let key = key_of(&ticket);
+        let Some(run) = self.runs.get_mut(&key) else {
+            return;
+        };
+        if run.life(ticket.activity) != Some(&Life::Synchronizing) {
+            return;
+        }
+        let Some(open) = run
+            .gate_mut(ticket.activity)
+            .and_then(|g| g.open.as_mut())
+            .filter(|o| o.round == ticket.round && o.lease_ms.is_none())
+        else {
+            return;
+        };
+        open.lease_ms = Some(lease_ms);
+        self.touch_run(key);
+        self.admit_synchronized(key, effects);
+        self.advance(key, effects);
+    }
+
+    /// The manager refused the request this activity waits with: it fails with the
+    /// manager's words (the manager dropped the request: nothing to release).
+    pub(crate) fn sync_refused(&mut self, refused: SyncRefused, effects: &mut Vec<Effect>) {
+        let SyncRefused { ticket, detail } = refused;
+        let key = key_of(&ticket);
+        let Some(run) = self.runs.get_mut(&key) else {
+            return;
+        };
+        if run.life(ticket.activity) != Some(&Life::Synchronizing) {
+            return;
+        }
+        let Some(gate) = run.gate_mut(ticket.activity) else {
+            return;
+        };
+        if !gate
+            .open
+            .is_some_and(|o| o.round == ticket.round && o.lease_ms.is_none())
+        {
+            return;
+        }
+        gate.open = None;
+        self.conclude(key, ticket.activity, Event::Fail { detail }, effects);
+        self.advance(key, effects);
+    }
+
+    /// The lease of a grant ran out: the command that ran under it was killed, or the
+    /// person's activity that held it (offered or taken) can no longer be done under it. The
+    /// activity fails for good, once (the word about another try of a command, or about an
+    /// activity no longer under way, changes nothing).
+    pub(crate) fn sync_lost(&mut self, lost: Lost, effects: &mut Vec<Effect>) {
+        let key = RunKey {
+            instance: lost.instance,
+            partition: lost.partition,
+        };
+        let Some(run) = self.runs.get(&key) else {
+            return;
+        };
+        let (Some(act), Some(p)) = (run.activity(lost.activity), run.progress(lost.activity))
+        else {
+            return;
+        };
+        let detail = if runs_command(act) {
+            let running = matches!(p.life(), Life::Running { .. });
+            if !running || p.try_number() != lost.attempt || !p.gate.granted() {
+                return;
+            }
+            format!(
+                "{SYNC_LOST}: its command was killed because its node did not hear from the \
+                 controller within the grant's lease"
+            )
+        } else {
+            if held_by_person(act, p).is_none() {
+                return;
+            }
+            format!(
+                "{SYNC_LOST}: its host did not hear from the controller within the grant's \
+                 lease, so it may no longer be done"
+            )
+        };
+        self.conclude(key, lost.activity, Event::Fail { detail }, effects);
+        self.advance(key, effects);
+    }
+
+    /// The lease of the grant a person's activity holds while it is offered or taken (its
+    /// host fails it when that lease runs out without word from the controller:
+    /// [`Input::SyncLost`](crate::Input::SyncLost)); `None` for any other activity.
+    pub fn person_lease(&self, key: RunKey, activity: ActivityId) -> Option<u64> {
+        let run = self.runs.get(&key)?;
+        held_by_person(run.activity(activity)?, run.progress(activity)?)
+    }
+
+    /// An activity became final: the request it waits or holds with is released (once: it
+    /// is no longer open after).
+    pub(crate) fn release_sync(&mut self, key: RunKey, activity: ActivityId) {
+        let Some(open) = self
+            .runs
+            .get_mut(&key)
+            .and_then(|r| r.gate_mut(activity))
+            .and_then(|g| g.open.take())
+        else {
+            return;
+        };
+        self.touch_run(key);
+        self.told.push(Effect::Send {
+            to: Target::Controller,
+            message: Message::EndSync(EndSync {
+                ticket: ticket(key, activity, open.round),
+            }),
+        });
+    }
+
+    /// True when an activity of the run is granted and still synchronizing (it waits for a
+    /// file, or for its instance to be resumed).
+    pub(crate) fn granted_waiting(&self, key: RunKey) -> bool {
+        self.runs.get(&key).is_some_and(|run| {
+            run.doc().activities.iter().any(|a| {
+                a.class.is_some()
+                    && run.life(a.id) == Some(&Life::Synchronizing)
+                    && run.progress(a.id).is_some_and(|p| p.gate.granted())
+            })
+        })
+    }
+}
+
+/// The lease of the grant `act` holds when it is a person's activity (no command runs it),
+/// offered or taken.
+fn held_by_person(act: &PartitionActivity, p: &Progress) -> Option<u64> {
+    let under_way = matches!(p.life(), Life::Ready | Life::Running { .. });
+    (!runs_command(act) && under_way)
+        .then(|| p.gate.lease_ms())
+        .flatten()
+}
+
+fn begin(ticket: SyncTicket, class: ClassName) -> Effect {
+    Effect::Send {
+        to: Target::Controller,
+        message: Message::BeginSync(BeginSync { ticket, class }),
+    }
+}

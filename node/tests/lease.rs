@@ -1,0 +1,234 @@
+//! Fencing of commands held under a task class's grant, for real (processes, files, the
+//! wrapper's watchdog): a held command whose lease is no longer kept up is killed, even when
+//! the node that started it is gone; one whose lease is kept up runs to its end; a command
+//! without a class has no lease at all. Every wait polls for its condition, with a bound.
+#![allow(clippy::unwrap_used, clippy::expect_used)]
+
+use std::path::Path;
+use std::time::{Duration, SystemTime, UNIX_EPOCH};
+
+use mobiwf_node::command_policy::CommandPolicy;
+use mobiwf_node::executor::{Ended, Execution, Hold, execute, run_dir};
+use mobiwf_node::lease::{LEASE_FILE, Leases, read_until};
+use mobiwf_proto::{ActivityId, InstanceId, PartitionId};
+
+/// How long any condition is waited for before the test fails.
+const BOUND: Duration = Duration::from_secs(30);
+
+fn now_ms() -> u64 {
+    let since = SystemTime::now().duration_since(UNIX_EPOCH).expect("clock");
+    u64::try_from(since.as_millis()).expect("ms")
+}
+
+fn held(command: &str, lease_ms: u64, leases: &Leases) -> Execution {
+    Execution {
+        instance: InstanceId(4),
+        partition: PartitionId(1),
+        activity: ActivityId(2),
+        attempt: 0,
+        command: command.to_owned(),
+        partner: "P1".to_owned(),
+        reads: Vec::new(),
+        writes: Vec::new(),
+        compensation: false,
+        held: Some(Hold {
+            lease_ms,
+            leases: leases.clone(),
+        }),
+    }
+}
+
+/// Polls `condition` every 20 ms until it holds; fails the test past [`BOUND`].
+async fn until(what: &str, mut condition: impl FnMut() -> bool) {
+    let deadline = tokio::time::Instant::now() + BOUND;
+    while !condition() {
+        assert!(
+            tokio::time::Instant::now() < deadline,
+            "waited {BOUND:?} for {what}"
+        );
+        tokio::time::sleep(Duration::from_millis(20)).await;
+    }
+}
+
+/// True once process `pid` is gone (or a zombie nobody reaped yet: it runs nothing).
+fn dead(pid: u32) -> bool {
+    match std::fs::read_to_string(format!("/proc/{pid}/stat")) {
+        Err(_) => true,
+        Ok(stat) => stat
+            .rfind(')')
+            .and_then(|end| stat.get(end + 1..))
+            .and_then(|rest| rest.split_whitespace().next())
+            .is_some_and(|state| state == "Z"),
+    }
+}
+
+fn pid_in(file: &Path) -> Option<u32> {
+    std::fs::read_to_string(file).ok()?.trim().parse().ok()
+}
+
+fn assert_lost(ended: &Ended) {
+    assert!(ended.lost, "{ended:?}");
+    assert!(!ended.finish.succeeded());
+    let detail = ended.finish.detail().unwrap_or("");
+    assert!(detail.starts_with("synchronization lost"), "{detail}");
+}
+
+#[tokio::test]
+async fn a_held_command_whose_lease_is_not_kept_up_is_killed_even_with_its_node_gone() {
+    let dir = tempfile::tempdir().expect("tempdir");
+    let leases = Leases::new();
+    leases.heard(now_ms());
+    let pid_file = dir.path().join("command.pid");
+    // The command's own process: it would run for a minute.
+    let e = held(
+        &format!("echo $$ > {}; exec sleep 60", pid_file.display()),
+        300,
+        &leases,
+    );
+    let run = run_dir(dir.path(), &e);
+    // The node starts it, then is gone: the task that started it is dropped (nobody keeps
+    // the lease up; the command outlives its node by design).
+    let node = {
+        let (data, e) = (dir.path().to_owned(), e.clone());
+        tokio::spawn(async move { execute(&data, &e, &CommandPolicy::Any).await })
+    };
+    until("the command to start", || pid_in(&pid_file).is_some()).await;
+    node.abort();
+    let pid = pid_in(&pid_file).expect("pid");
+    until("the watchdog to kill the command", || dead(pid)).await;
+    assert!(run.join("lost").exists(), "the watchdog leaves its mark");
+    assert!(!run.join("exit").exists(), "the wrapper was killed with it");
+    // A node started again hears how it ended, as often as it asks: never run again.
+    let ended = tokio::time::timeout(BOUND, execute(dir.path(), &e, &CommandPolicy::Any))
+        .await
+        .expect("judged");
+    assert_lost(&ended);
+    assert_eq!(execute(dir.path(), &e, &CommandPolicy::Any).await, ended);
+}
+
+#[tokio::test]
+async fn a_held_command_whose_lease_is_kept_up_runs_to_its_end() {
+    let dir = tempfile::tempdir().expect("tempdir");
+    let leases = Leases::new();
+    leases.heard(now_ms());
+    leases.spawn_refresher();
+    // The controller is heard all along.
+    let hearing = {
+        let leases = leases.clone();
+        tokio::spawn(async move {
+            loop {
+                leases.heard(now_ms());
+                tokio::time::sleep(Duration::from_millis(50)).await;
+            }
+        })
+    };
+    let go = dir.path().join("go");
+    let e = held(
+        &format!(
+            "while [ ! -e {} ]; do sleep 0.05; done; echo done",
+            go.display()
+        ),
+        1000,
+        &leases,
+    );
+    let run = run_dir(dir.path(), &e);
+    let task = {
+        let (data, e) = (dir.path().to_owned(), e.clone());
+        tokio::spawn(async move { execute(&data, &e, &CommandPolicy::Any).await })
+    };
+    until("the lease file", || read_until(&run).is_some()).await;
+    let first = read_until(&run).expect("lease");
+    // It runs on past the time its first lease would have ended: the lease was kept up.
+    until("the first lease's end to pass", || now_ms() > first + 200).await;
+    assert!(read_until(&run).expect("lease") > first);
+    assert!(!run.join("exit").exists() && !run.join("lost").exists());
+    std::fs::write(&go, "").expect("go");
+    let ended = tokio::time::timeout(BOUND, task)
+        .await
+        .expect("ended")
+        .expect("joined");
+    hearing.abort();
+    assert!(ended.finish.succeeded(), "{ended:?}");
+    assert!(!ended.lost);
+    let output = std::fs::read_to_string(run.join("output")).expect("output");
+    assert_eq!(output, "done\n");
+}
+
+#[tokio::test]
+async fn a_held_command_whose_lease_ran_out_before_it_started_never_runs() {
+    let dir = tempfile::tempdir().expect("tempdir");
+    // The controller was never heard since the node started: its lease is over already.
+    let leases = Leases::new();
+    let marker = dir.path().join("ran");
+    let e = held(&format!("touch {}", marker.display()), 300, &leases);
+    let ended = tokio::time::timeout(BOUND, execute(dir.path(), &e, &CommandPolicy::Any))
+        .await
+        .expect("ended");
+    assert_lost(&ended);
+    assert!(!marker.exists(), "the command ran");
+}
+
+#[tokio::test]
+async fn a_command_without_a_class_has_no_lease() {
+    let dir = tempfile::tempdir().expect("tempdir");
+    let e = Execution {
+        held: None,
+        ..held("echo hi", 300, &Leases::new())
+    };
+    let ended = execute(dir.path(), &e, &CommandPolicy::Any).await;
+    assert!(ended.finish.succeeded() && !ended.lost, "{ended:?}");
+    let run = run_dir(dir.path(), &e);
+    assert!(!run.join(LEASE_FILE).exists());
+    assert!(!run.join("lost").exists());
+}
+
+#[test]
+fn a_lease_moves_only_forward_and_only_when_the_controller_is_heard() {
+    let dir = tempfile::tempdir().expect("tempdir");
+    let leases = Leases::new();
+    leases.heard(10_000);
+    leases.hold(dir.path(), 500).expect("held");
+    assert_eq!(read_until(dir.path()), Some(10_500));
+    // Not heard again: nothing moves.
+    assert!(leases.refresh().is_empty());
+    assert_eq!(read_until(dir.path()), Some(10_500));
+    // Heard: it moves on; an older word never moves it back.
+    leases.heard(11_000);
+    leases.heard(10_200);
+    assert!(leases.refresh().is_empty());
+    assert_eq!(read_until(dir.path()), Some(11_500));
+    // Watched again after a restart (not heard yet): the later time written before stays.
+    leases.release(dir.path());
+    let restarted = Leases::new();
+    restarted.hold(dir.path(), 500).expect("held");
+    assert_eq!(read_until(dir.path()), Some(11_500));
+    // A released command's lease is no longer kept up.
+    leases.heard(20_000);
+    assert!(leases.refresh().is_empty());
+    assert_eq!(read_until(dir.path()), Some(11_500));
+}
+
+#[test]
+fn a_persons_activity_is_out_once_when_the_controller_was_not_heard_within_its_lease() {
+    use mobiwf_engine::RunKey;
+    let leases = Leases::new();
+    let key = RunKey {
+        instance: InstanceId(4),
+        partition: PartitionId(1),
+    };
+    let (a, b) = (ActivityId(2), ActivityId(3));
+    // Watched from 1000 (a restart: not heard yet), lease 500.
+    leases.watch_person(key, a, 500, 1000);
+    assert!(leases.people_out(1500).is_empty());
+    // Watching it again keeps when it was first watched.
+    leases.watch_person(key, a, 500, 1400);
+    assert_eq!(leases.people_out(1501), vec![(key, a)]);
+    assert!(leases.people_out(5000).is_empty(), "told once");
+    // Heard at 6000: b, watched since 5000, is out only after 6500.
+    leases.heard(6000);
+    leases.watch_person(key, b, 500, 5000);
+    assert!(leases.people_out(6500).is_empty());
+    // Ended before: never out.
+    leases.unwatch_person(key, b);
+    assert!(leases.people_out(9000).is_empty());
+}
