@@ -34,6 +34,7 @@
 #![cfg_attr(not(test), deny(clippy::unwrap_used, clippy::expect_used))]
 
 mod bpmn;
+mod classes;
 mod decode;
 mod derive;
 mod diagnostic;
@@ -51,6 +52,7 @@ mod validate;
 mod work;
 mod write;
 
+pub use classes::{load_classes, validate_classes, write_classes};
 pub use derive::{
     DeriveOptions, DerivedPartition, carried_names, derive_contingency, derive_partitions,
 };

@@ -115,3 +115,11 @@ pub const MAX_SNIFF_BYTES: usize = 64 * 1024;
 /// Longest `timeDuration` of a BPMN timer, in seconds: the most an activity's time limit
 /// (`timeOut`, whole seconds as a `u32`) holds, about 136 years.
 pub const MAX_DURATION_SECS: u32 = u32::MAX;
+
+/// Most task classes a class document may declare. The controller checks every request
+/// against the classes it conflicts with; a plant has a few dozen kinds of exclusive work.
+pub const MAX_CLASSES: usize = 1_000;
+
+/// Longest `<maxWait>` of a task class, in seconds: a day. A request for a class waits at
+/// most this long before it is refused; longer is a typing mistake (minutes or milliseconds).
+pub const MAX_WAIT_SECS: u32 = 86_400;

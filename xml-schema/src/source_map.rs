@@ -94,6 +94,14 @@ pub enum Node {
     GrantAttr(usize, usize, &'static str),
     /// Team `j` of `user[i]`: its `team` attribute, or the `id` of a `team` child.
     UserTeam(usize, usize),
+    /// `class[i]` of a class document.
+    Class(usize),
+    /// The `id` of `class[i]` of a class document.
+    ClassId(usize),
+    /// The value of child element `name` (`"conflicts"` or `"maxWait"`) of `class[i]`.
+    ClassField(usize, &'static str),
+    /// Name `k` of the `<conflicts>` of `class[i]`.
+    ClassConflict(usize, usize),
 }
 
 /// Positions of the parts of one read document.
