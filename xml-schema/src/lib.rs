@@ -89,6 +89,9 @@ pub enum DocumentKind {
     /// An organisation document (users, roles, departments, teams): its root is
     /// `organisation`.
     Organisation,
+    /// A class document (task classes for the synchronization manager): its root is
+    /// `classes`.
+    Classes,
 }
 
 /// Reads and validates a workflow definition; every problem when there is any.
@@ -113,7 +116,7 @@ pub fn read_partition(src: &[u8]) -> Result<Loaded<PartitionDocument>, Diagnosti
 }
 
 /// Which language `src` is written in: an organisation document has the root
-/// `organisation`; a partition document has a `startTime`, activities directly under the root,
+/// `organisation`, a class document `classes`; a partition document has a `startTime`, activities directly under the root,
 /// or activities with `responseImmediate`, `adjacents` or `precondition` elements; anything
 /// else is read as a definition.
 pub fn detect_kind(src: &[u8]) -> Result<DocumentKind, Diagnostics> {
@@ -132,6 +135,7 @@ pub fn check(src: &[u8]) -> Diagnostics {
         DocumentKind::Partition => load(&root, read::read_partition, validate_partition).err(),
         // Parsed again with the organisation's own wording of the tree's problems.
         DocumentKind::Organisation => load_organisation(src).err(),
+        DocumentKind::Classes => load_classes(src).err(),
     }
     .unwrap_or_default()
 }
@@ -196,6 +200,9 @@ fn no_validation<T>(_: &T, _: &SourceMap) -> Vec<Diagnostic> {
 fn kind_of(root: &Element) -> DocumentKind {
     if root.name == "organisation" {
         return DocumentKind::Organisation;
+    }
+    if root.name == "classes" {
+        return DocumentKind::Classes;
     }
     const PARTITION_ONLY: &[&str] = &["responseImmediate", "adjacents"];
     let partition_activity = |a: &Element| {
