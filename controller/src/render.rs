@@ -114,7 +114,11 @@ fn sync_event(event: &Event) -> Option<String> {
             held,
             why,
         } => {
-            let what = if *held { "released class" } else { "stopped waiting for class" };
+            let what = if *held {
+                "released class"
+            } else {
+                "stopped waiting for class"
+            };
             format!("{} {what} {class}: {why}", label(activity))
         }
         _ => return None,

@@ -479,4 +479,60 @@ mod tests {
             "an instance without inputs is stored as before"
         );
     }
+
+    #[test]
+    fn the_class_document_and_the_managers_holders_and_waiters_survive_a_restart() {
+        use mobiwf_proto::{BeginSync, ClassName, Message, PartitionId, SyncTicket};
+        let store = MemoryStore::new();
+        let mut book = Book::new();
+        let node = NodeInfo {
+            peer: NodeId::new("peerA"),
+            name: NodeName::new("P1"),
+            skills: vec![ActivityTypeId(1)],
+            addrs: vec!["/ip4/127.0.0.1/tcp/1/p2p/peerA".to_owned()],
+            registered_ms: 0,
+            seq: 1,
+            suspected: None,
+        };
+        book.apply(0, Input::Register(node)).unwrap();
+        let text = r#"<classes><class id="press"><conflicts>press</conflicts></class></classes>"#;
+        let classes = mobiwf_xml_schema::load_classes(text.as_bytes())
+            .unwrap()
+            .value;
+        let input = Input::Classes {
+            document: text.to_owned(),
+            classes,
+        };
+        book.apply(0, input).unwrap();
+        let pressing = WORKFLOW.replace(
+            "<activityTypeId>1</activityTypeId><reads>",
+            "<activityTypeId>1</activityTypeId><class>press</class><reads>",
+        );
+        submit(&mut book, &pressing, &[("reading", "5")]);
+        submit(&mut book, &pressing, &[("reading", "6")]);
+        for instance in [1, 2] {
+            let ticket = SyncTicket {
+                instance: InstanceId(instance),
+                partition: PartitionId(1),
+                activity: mobiwf_proto::ActivityId(1),
+                round: 0,
+            };
+            let message = Message::BeginSync(BeginSync {
+                ticket,
+                class: ClassName::from("press"),
+            });
+            let peer = NodeId::new("peerA");
+            book.apply(2_000, Input::FromNode { peer, message })
+                .unwrap();
+        }
+        write(&store, &mut book);
+
+        let loaded = load(&store).unwrap();
+        assert_eq!(loaded.classes_record().document, text);
+        assert_eq!(loaded.classes().classes.len(), 1);
+        let state = loaded.sync_state();
+        let held: Vec<u64> = state.holders.iter().map(|e| e.ticket.instance.0).collect();
+        let waiting: Vec<u64> = state.waiters.iter().map(|e| e.ticket.instance.0).collect();
+        assert_eq!((held, waiting), (vec![1], vec![2]));
+    }
 }

@@ -158,7 +158,10 @@ async fn sync_show(api: &ApiArgs, as_json: bool) -> anyhow::Result<ExitCode> {
 
 /// `GET path` as JSON, or the exit code of its failure.
 async fn get(api: &ApiArgs, path: &str) -> Result<Value, ExitCode> {
-    let request = api.client().map_err(|e| failure(Err(e), &[]))?.get(api.url(path));
+    let request = api
+        .client()
+        .map_err(|e| failure(Err(e), &[]))?
+        .get(api.url(path));
     match json(request, api).await {
         Ok(Ok(body)) => Ok(body),
         Ok(Err(refused)) => Err(failure(Ok(refused), &[404])),
