@@ -10,6 +10,7 @@
 //!   `--json`) shows each class with the classes it may not run beside, as a restart keeps it;
 //! - `validate` knows a class document.
 #![allow(clippy::unwrap_used, clippy::expect_used)]
+#![allow(clippy::too_many_lines)] // end-to-end scenarios read best from top to bottom
 
 use std::path::PathBuf;
 
