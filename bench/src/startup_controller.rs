@@ -61,6 +61,8 @@ pub fn build(dir: &Path, finished: u64, live: u64) -> anyhow::Result<(u64, u64)>
                 .collect(),
             people: None,
             registry: mobiwf_book::RegistryChanges::default(),
+            classes: None,
+            sync: None,
         };
         mobiwf_controller::state::stage(&mut batch, &changes)?;
         if n % BUILD_BATCH == 0 || n == total {

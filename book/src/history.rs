@@ -8,7 +8,7 @@ use std::collections::BTreeMap;
 use mobiwf_proto::{
     ActivityId, ActivityState, Control, InstanceId, ItemAction, NodeName, PartitionId, Verdict,
 };
-use mobiwf_xml_schema::{ActivityTypeId, UserId};
+use mobiwf_xml_schema::{ActivityTypeId, ClassName, UserId};
 use serde::{Deserialize, Serialize};
 
 use crate::InstanceState;
@@ -354,6 +354,43 @@ pub enum Event {
         activity: Label,
         /// The activities cancelled because of it, waiting again with it.
         with: Vec<Label>,
+    },
+    /// An activity's request for its task class waits (`behind`: what holds a conflicting
+    /// class, then the earlier requests of one).
+    SyncWaiting {
+        /// The activity.
+        activity: Label,
+        /// Its class.
+        class: ClassName,
+        /// What it waits behind.
+        behind: Vec<crate::Blocker>,
+    },
+    /// The synchronization manager granted an activity its task class: it may run.
+    SyncGranted {
+        /// The activity.
+        activity: Label,
+        /// Its class.
+        class: ClassName,
+    },
+    /// The synchronization manager refused an activity its task class: it fails.
+    SyncRefused {
+        /// The activity.
+        activity: Label,
+        /// Its class.
+        class: ClassName,
+        /// Why, as its node was told.
+        detail: String,
+    },
+    /// An activity's hold of (or wait for) its task class ended.
+    SyncReleased {
+        /// The activity.
+        activity: Label,
+        /// Its class.
+        class: ClassName,
+        /// True when it held the class; false when it waited for it.
+        held: bool,
+        /// Why: its node said so, or what the controller saw.
+        why: String,
     },
     /// An event stored as text by an earlier version.
     #[serde(untagged)]

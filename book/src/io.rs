@@ -78,6 +78,15 @@ pub enum Input {
         /// What it says.
         org: Organisation,
     },
+    /// An operator applies a class document (validated by the daemon with
+    /// `mobiwf_xml_schema::load_classes`): the task classes the synchronization manager
+    /// decides by from now on.
+    Classes {
+        /// The document, as applied.
+        document: String,
+        /// What it says.
+        classes: mobiwf_xml_schema::ClassDocument,
+    },
     /// An operator inserts a work item on a user's worklist, removes it from one, or
     /// delegates it (`Delegate { to }`) from `user` to another: a claim sent to the item's
     /// host.
@@ -221,6 +230,11 @@ pub enum BookError {
     /// A deployment past the registry's limit (the words say what to do).
     #[error("{0}")]
     RegistryFull(String),
+    /// A definition naming a task class the controller's class document does not have, a
+    /// class document leaving out a class in use, or a node asking for a class its
+    /// activity does not have (the words say which and what to do; one line per problem).
+    #[error("{0}")]
+    Classes(String),
     /// A start of a deployed version whose stored document does not read back (the words say
     /// which and what to do).
     #[error("{0}")]

@@ -39,6 +39,7 @@ mod rerun;
 mod retained;
 mod start;
 mod submit;
+mod sync;
 mod tick;
 mod worklist;
 
@@ -79,6 +80,10 @@ pub use rerun::PendingRerun;
 pub use retained::{InstanceSummary, Recalled};
 pub use start::{Start, StartedByName, Starter};
 pub use submit::format_time;
+pub use sync::{
+    Blocker, ClassesRecord, DEFAULT_LEASE_MS, SyncEntry, SyncHolder, SyncRecord, SyncView,
+    SyncWaiter,
+};
 
 /// Everything the controller knows.
 #[derive(Debug)]
@@ -112,6 +117,15 @@ pub struct Book {
     refused: Refusals,
     /// The deployed definitions, by name and version.
     registry: definitions::Registry,
+    /// The class document in force, parsed, and as applied.
+    classes: mobiwf_xml_schema::ClassDocument,
+    classes_record: sync::ClassesRecord,
+    /// True when the class document changed since the last `take_changes`.
+    dirty_classes: bool,
+    /// The synchronization manager: who holds a task class, who waits.
+    sync: sync::Manager,
+    /// The lease a grant carries, ms.
+    lease_ms: u64,
 }
 
 /// What changed since the last [`Book::take_changes`].
@@ -134,6 +148,10 @@ pub struct Changes {
     /// The deployed definitions changed: versions deployed, removed, or named by one more
     /// or one less stored instance.
     pub registry: RegistryChanges,
+    /// The class document, when an operator applied one.
+    pub classes: Option<ClassesRecord>,
+    /// The synchronization manager's holders and waiters, when they changed.
+    pub sync: Option<SyncRecord>,
 }
 
 impl Default for Book {
@@ -156,6 +174,11 @@ impl Default for Book {
             hour_ms: mobiwf_proto::DEFAULT_HOUR_MS,
             refused: Refusals::default(),
             registry: definitions::Registry::default(),
+            classes: mobiwf_xml_schema::ClassDocument::default(),
+            classes_record: ClassesRecord::default(),
+            dirty_classes: false,
+            sync: sync::Manager::default(),
+            lease_ms: DEFAULT_LEASE_MS,
         }
     }
 }
@@ -203,8 +226,16 @@ impl Book {
         self
     }
 
-    /// Applies one input. On `Err`, nothing changed.
+    /// Applies one input. On `Err`, nothing changed. After every input the synchronization
+    /// manager looks again at its holders and waiters (releases, expiries, grants).
     pub fn apply(&mut self, now_ms: u64, input: Input) -> Result<Applied, BookError> {
+        let mut applied = self.dispatch(now_ms, input)?;
+        self.sync_after(now_ms, &mut applied.effects);
+        Ok(applied)
+    }
+
+    /// One input to its own handling.
+    fn dispatch(&mut self, now_ms: u64, input: Input) -> Result<Applied, BookError> {
         match input {
             Input::Register(node) => Ok(self.register(now_ms, node)),
             Input::Suspect { peer, reason } => self.suspect(now_ms, &peer, &reason),
@@ -232,6 +263,7 @@ impl Book {
             }
             Input::Start(start) => self.start(now_ms, start),
             Input::Organisation { document, org } => self.organisation(document, org),
+            Input::Classes { document, classes } => self.apply_classes(now_ms, document, classes),
             Input::Worklist {
                 instance,
                 activity,
@@ -303,10 +335,8 @@ impl Book {
             | Message::Locate(_)
             | Message::SyncGranted(_)
             | Message::SyncRefused(_) => Err(BookError::Unexpected(message.kind())),
-            // The synchronization manager is still to come.
-            Message::BeginSync(_) | Message::EndSync(_) => {
-                Err(BookError::Unexpected(message.kind()))
-            }
+            Message::BeginSync(begin) => self.begin_sync(now_ms, peer, begin),
+            Message::EndSync(end) => self.end_sync(now_ms, peer, &end),
         }
     }
 
@@ -433,7 +463,7 @@ impl Book {
             .live()
             .flat_map(|i| i.activities.iter())
             .filter_map(|a| a.overdue().map(|grace| grace.at_ms));
-        partitions.chain(overdue).min()
+        partitions.chain(overdue).chain(self.sync_deadline()).min()
     }
 
     /// The nodes the failure detector should watch: those running unfinished partitions of
@@ -499,6 +529,8 @@ impl Book {
             history: self.history.take_new(),
             people: std::mem::take(&mut self.dirty_people).then(|| self.people_record()),
             registry: self.registry.take_changes(),
+            classes: std::mem::take(&mut self.dirty_classes).then(|| self.classes_record.clone()),
+            sync: self.sync.take_dirty(),
         }
     }
 

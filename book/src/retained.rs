@@ -94,7 +94,8 @@ impl Input {
             | Input::RemoveNode { .. }
             | Input::Answering { .. }
             | Input::Tick
-            | Input::Organisation { .. } => None,
+            | Input::Organisation { .. }
+            | Input::Classes { .. } => None,
         }
     }
 }

@@ -165,6 +165,7 @@ impl Book {
             with,
         } = new;
         self.check_people(&def, with.responsible.as_ref())?;
+        self.check_classes(&def)?;
         let start = with.checked(&def)?;
         let nodes: Vec<NodeInfo> = self.nodes.values().cloned().collect();
         let placement = place(&def, &nodes)?;

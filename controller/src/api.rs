@@ -74,6 +74,7 @@ pub fn router(client: ControllerClient) -> Router {
         .route("/metrics", get(metrics))
         .merge(crate::api_enrol::routes())
         .merge(crate::api_definitions::routes())
+        .merge(crate::api_sync::routes())
         .layer(DefaultBodyLimit::max(MAX_DOCUMENT_BYTES))
         .with_state(client)
 }

@@ -31,13 +31,20 @@ pub(crate) struct SourceQuery {
     source: Option<String>,
 }
 
+impl SourceQuery {
+    /// The document's name for its problems, when given.
+    pub(crate) fn source(self) -> Option<String> {
+        self.source
+    }
+}
+
 pub(crate) async fn apply(
     State(client): State<ControllerClient>,
     Query(q): Query<SourceQuery>,
     body: axum::body::Bytes,
 ) -> Response {
     let source = q
-        .source
+        .source()
         .unwrap_or_else(|| "organisation document".to_owned());
     let org = match mobiwf_xml_schema::load_organisation(&body) {
         Ok(loaded) => loaded.value,

@@ -156,6 +156,12 @@ enum Command {
     /// The organisation directory: users, roles, departments, teams and their devices.
     #[command(subcommand)]
     Org(OrgCommand),
+    /// The task classes: which activities may not run at once, and how long one may wait.
+    #[command(subcommand)]
+    Classes(commands::classes::ClassesCommand),
+    /// The synchronization manager: who holds a task class now, who waits for one.
+    #[command(subcommand)]
+    Sync(commands::classes::SyncCommand),
     /// Administer a work item: the controller carries the change to the node hosting it.
     #[command(subcommand)]
     Worklist(WorklistCommand),
@@ -178,8 +184,8 @@ enum Command {
     /// (viewer, operator, administrator). Administrators only.
     #[command(subcommand)]
     ApiTokens(commands::api_tokens::ApiTokensCommand),
-    /// Check workflow definitions, partition documents and organisation documents (the kind is
-    /// detected).
+    /// Check workflow definitions, partition documents, organisation documents and class
+    /// documents (the kind is detected).
     ///
     /// Prints `file:line:col: error: message` for every problem found, or `file: ok` for a
     /// valid document. Exit status: 0 when every document is valid, 1 when any has a
@@ -352,6 +358,8 @@ async fn dispatch(command: Command) -> anyhow::Result<ExitCode> {
         Command::Definitions(args) => commands::definitions::run(args).await,
         Command::Org(OrgCommand::Apply { file, api }) => commands::org::apply(&api, &file).await,
         Command::Org(OrgCommand::Show { json, api }) => commands::org::show(&api, json).await,
+        Command::Classes(command) => commands::classes::classes(command).await,
+        Command::Sync(command) => commands::classes::sync(command).await,
         Command::Worklist(WorklistCommand::Insert(item)) => item.send("insert", None, None).await,
         Command::Worklist(WorklistCommand::Remove(item)) => item.send("remove", None, None).await,
         Command::Worklist(WorklistCommand::Delegate { item, to }) => {

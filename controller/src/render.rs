@@ -80,8 +80,67 @@ pub fn what(event: &Event) -> String {
         | Event::Administered { .. }
         | Event::AdminAnswered { .. }
         | Event::NoticeUndelivered { .. } => item_event(event),
+        Event::SyncWaiting { .. }
+        | Event::SyncGranted { .. }
+        | Event::SyncRefused { .. }
+        | Event::SyncReleased { .. } => sync_event(event),
     };
     words.unwrap_or_else(|| format!("{event:?}"))
+}
+
+/// The synchronization manager's decisions about an activity's task class, in words.
+fn sync_event(event: &Event) -> Option<String> {
+    Some(match event {
+        Event::SyncWaiting {
+            activity,
+            class,
+            behind,
+        } => format!(
+            "{} waits for class {class}, behind {}",
+            label(activity),
+            blockers(behind)
+        ),
+        Event::SyncGranted { activity, class } => {
+            format!("{} granted class {class}: it may run", label(activity))
+        }
+        Event::SyncRefused {
+            activity,
+            class,
+            detail,
+        } => format!("{} refused class {class}: {detail}", label(activity)),
+        Event::SyncReleased {
+            activity,
+            class,
+            held,
+            why,
+        } => {
+            let what = if *held {
+                "released class"
+            } else {
+                "stopped waiting for class"
+            };
+            format!("{} {what} {class}: {why}", label(activity))
+        }
+        _ => return None,
+    })
+}
+
+/// What a request waits behind: `instance 3's activity 1 (holds press), ...`.
+pub fn blockers(behind: &[mobiwf_book::Blocker]) -> String {
+    if behind.is_empty() {
+        return "nothing".to_owned();
+    }
+    let each: Vec<String> = behind
+        .iter()
+        .map(|b| {
+            let how = if b.holds { "holds" } else { "waits for" };
+            format!(
+                "instance {}'s activity {} ({how} {})",
+                b.ticket.instance, b.ticket.activity, b.class
+            )
+        })
+        .collect();
+    each.join(", ")
 }
 
 /// Submission, deployment and the end of partitions, in words.

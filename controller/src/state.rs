@@ -11,7 +11,9 @@
 //! started by name has no `def/<id>`: it names its version),
 //! `meta/last_instance`, `meta/format` (2 once the `sum/`, `live/` and `fin/` indexes exist; a
 //! data directory of an earlier version is indexed once at startup), `meta/people` (the
-//! organisation directory and the last claim number, JSON), `meta/seq` (the last outgoing
+//! organisation directory and the last claim number, JSON), `meta/classes` (the class document
+//! an operator applied last and when, JSON), `meta/sync` (the synchronization manager's
+//! holders and waiters, JSON; both written in the batch of the change), `meta/seq` (the last outgoing
 //! message's sequence number; the daemon shell's),
 //! `seen/<origin>/<seq>` (a message already applied), and the outbox's `out/...`. Numbers are
 //! zero-padded to 20 digits so that key order is numeric order.
@@ -29,13 +31,15 @@ use mobiwf_runtime::store::{
 use mobiwf_xml_schema::WorkflowDefinition;
 
 use mobiwf_book::{
-    Book, Changes, DefinitionRef, History, HistoryEvent, Instance, InstanceSummary, NodeInfo,
-    PeopleRecord, Recalled, Registry, RegistryChanges, VersionRecord,
+    Book, Changes, ClassesRecord, DefinitionRef, History, HistoryEvent, Instance, InstanceSummary,
+    NodeInfo, PeopleRecord, Recalled, Registry, RegistryChanges, SyncRecord, VersionRecord,
 };
 use mobiwf_proto::InstanceId;
 
 const LAST_INSTANCE_KEY: &str = "meta/last_instance";
 const PEOPLE_KEY: &str = "meta/people";
+const CLASSES_KEY: &str = "meta/classes";
+const SYNC_KEY: &str = "meta/sync";
 const FORMAT_KEY: &str = "meta/format";
 const DEPLOYED_PREFIX: &str = "deployed/";
 /// The store format with the `sum/`, `live/` and `fin/` indexes.
@@ -130,6 +134,14 @@ pub fn stage(batch: &mut Batch, changes: &Changes) -> Result<(), StoreError> {
         batch.put(key, value);
     }
     stage_registry(batch, &changes.registry)?;
+    if let Some(classes) = &changes.classes {
+        let value = encode(CLASSES_KEY, classes)?;
+        batch.put(CLASSES_KEY, value);
+    }
+    if let Some(sync) = &changes.sync {
+        let value = encode(SYNC_KEY, sync)?;
+        batch.put(SYNC_KEY, value);
+    }
     if let Some(people) = &changes.people {
         let value = encode(PEOPLE_KEY, people)?;
         batch.put(PEOPLE_KEY, value);
@@ -248,6 +260,7 @@ pub fn load(store: &dyn Store) -> Result<Book, StoreError> {
         InstanceId(last_instance),
     )
     .with_registry(live.registry);
+    let book = with_sync(store, book)?;
     let Some(people) = store.get(PEOPLE_KEY.as_bytes())? else {
         return Ok(book);
     };
@@ -255,6 +268,23 @@ pub fn load(store: &dyn Store) -> Result<Book, StoreError> {
     let record: PeopleRecord = decode(key, &people)?;
     let directory = record.directory().map_err(|e| unreadable(key, &e))?;
     Ok(book.with_people(directory, record.last_request))
+}
+
+/// The book with its stored class document and synchronization manager (none stored: no
+/// classes, nobody holding or waiting).
+fn with_sync(store: &dyn Store, book: Book) -> Result<Book, StoreError> {
+    let classes: ClassesRecord = match store.get(CLASSES_KEY.as_bytes())? {
+        Some(v) => decode(CLASSES_KEY.as_bytes(), &v)?,
+        None => ClassesRecord::default(),
+    };
+    let parsed = classes
+        .classes()
+        .map_err(|d| unreadable(CLASSES_KEY.as_bytes(), &d.render("stored class document")))?;
+    let sync: SyncRecord = match store.get(SYNC_KEY.as_bytes())? {
+        Some(v) => decode(SYNC_KEY.as_bytes(), &v)?,
+        None => SyncRecord::default(),
+    };
+    Ok(book.with_sync(classes, parsed, sync))
 }
 
 /// The definitions of the instances `load` reads: the deployed ones, and those stored with
@@ -448,5 +478,61 @@ mod tests {
             !String::from_utf8(stored).unwrap().contains("inputs"),
             "an instance without inputs is stored as before"
         );
+    }
+
+    #[test]
+    fn the_class_document_and_the_managers_holders_and_waiters_survive_a_restart() {
+        use mobiwf_proto::{BeginSync, ClassName, Message, PartitionId, SyncTicket};
+        let store = MemoryStore::new();
+        let mut book = Book::new();
+        let node = NodeInfo {
+            peer: NodeId::new("peerA"),
+            name: NodeName::new("P1"),
+            skills: vec![ActivityTypeId(1)],
+            addrs: vec!["/ip4/127.0.0.1/tcp/1/p2p/peerA".to_owned()],
+            registered_ms: 0,
+            seq: 1,
+            suspected: None,
+        };
+        book.apply(0, Input::Register(node)).unwrap();
+        let text = r#"<classes><class id="press"><conflicts>press</conflicts></class></classes>"#;
+        let classes = mobiwf_xml_schema::load_classes(text.as_bytes())
+            .unwrap()
+            .value;
+        let input = Input::Classes {
+            document: text.to_owned(),
+            classes,
+        };
+        book.apply(0, input).unwrap();
+        let pressing = WORKFLOW.replace(
+            "<activityTypeId>1</activityTypeId><reads>",
+            "<activityTypeId>1</activityTypeId><class>press</class><reads>",
+        );
+        submit(&mut book, &pressing, &[("reading", "5")]);
+        submit(&mut book, &pressing, &[("reading", "6")]);
+        for instance in [1, 2] {
+            let ticket = SyncTicket {
+                instance: InstanceId(instance),
+                partition: PartitionId(1),
+                activity: mobiwf_proto::ActivityId(1),
+                round: 0,
+            };
+            let message = Message::BeginSync(BeginSync {
+                ticket,
+                class: ClassName::from("press"),
+            });
+            let peer = NodeId::new("peerA");
+            book.apply(2_000, Input::FromNode { peer, message })
+                .unwrap();
+        }
+        write(&store, &mut book);
+
+        let loaded = load(&store).unwrap();
+        assert_eq!(loaded.classes_record().document, text);
+        assert_eq!(loaded.classes().classes.len(), 1);
+        let state = loaded.sync_state();
+        let held: Vec<u64> = state.holders.iter().map(|e| e.ticket.instance.0).collect();
+        let waiting: Vec<u64> = state.waiters.iter().map(|e| e.ticket.instance.0).collect();
+        assert_eq!((held, waiting), (vec![1], vec![2]));
     }
 }

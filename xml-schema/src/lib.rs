@@ -36,6 +36,7 @@
 #![cfg_attr(not(test), deny(clippy::unwrap_used, clippy::expect_used))]
 
 mod bpmn;
+mod classes;
 mod decode;
 mod derive;
 mod diagnostic;
@@ -54,6 +55,7 @@ mod validate;
 mod work;
 mod write;
 
+pub use classes::{load_classes, validate_classes, write_classes};
 pub use derive::{
     DeriveOptions, DerivedPartition, carried_names, derive_contingency, derive_partitions,
 };
@@ -97,6 +99,9 @@ pub enum DocumentKind {
     /// An ordering document (the relative order of tasks between two definitions' instances):
     /// its root is `orderings`.
     Orderings,
+    /// A class document (task classes for the synchronization manager): its root is
+    /// `classes`.
+    Classes,
 }
 
 /// Reads and validates a workflow definition; every problem when there is any.
@@ -121,7 +126,8 @@ pub fn read_partition(src: &[u8]) -> Result<Loaded<PartitionDocument>, Diagnosti
 }
 
 /// Which language `src` is written in: an organisation document has the root
-/// `organisation`, an ordering document `orderings`; a partition document has a `startTime`, activities directly under the root,
+/// `organisation`, an ordering document `orderings`, a class document `classes`; a partition
+/// document has a `startTime`, activities directly under the root,
 /// or activities with `responseImmediate`, `adjacents` or `precondition` elements; anything
 /// else is read as a definition.
 pub fn detect_kind(src: &[u8]) -> Result<DocumentKind, Diagnostics> {
@@ -141,6 +147,7 @@ pub fn check(src: &[u8]) -> Diagnostics {
         // Parsed again with the organisation's own wording of the tree's problems.
         DocumentKind::Organisation => load_organisation(src).err(),
         DocumentKind::Orderings => load_orderings(src).err(),
+        DocumentKind::Classes => load_classes(src).err(),
     }
     .unwrap_or_default()
 }
@@ -208,6 +215,9 @@ fn kind_of(root: &Element) -> DocumentKind {
     }
     if root.name == "orderings" {
         return DocumentKind::Orderings;
+    }
+    if root.name == "classes" {
+        return DocumentKind::Classes;
     }
     const PARTITION_ONLY: &[&str] = &["responseImmediate", "adjacents"];
     let partition_activity = |a: &Element| {

@@ -123,3 +123,10 @@ pub const MAX_ORDERINGS: usize = 256;
 /// Most task pairs (`<order>`, the lines of a `RELATIVE_ORDER`) one ordering may hold: as many
 /// as a workflow's tasks could sensibly be paired with another's.
 pub const MAX_ORDER_PAIRS: usize = 1_000;
+/// Most task classes a class document may declare. The controller checks every request
+/// against the classes it conflicts with; a plant has a few dozen kinds of exclusive work.
+pub const MAX_CLASSES: usize = 1_000;
+
+/// Longest `<maxWait>` of a task class, in seconds: a day. A request for a class waits at
+/// most this long before it is refused; longer is a typing mistake (minutes or milliseconds).
+pub const MAX_WAIT_SECS: u32 = 86_400;

@@ -103,6 +103,14 @@ pub enum Node {
     /// The task on side `name` (`"first"` or `"second"`) of pair `j` of `ordering[i]`: its
     /// `first` or `firstId` attribute, PDL's name or number.
     OrderTask(usize, usize, &'static str),
+    /// `class[i]` of a class document.
+    Class(usize),
+    /// The `id` of `class[i]` of a class document.
+    ClassId(usize),
+    /// The value of child element `name` (`"conflicts"` or `"maxWait"`) of `class[i]`.
+    ClassField(usize, &'static str),
+    /// Name `k` of the `<conflicts>` of `class[i]`.
+    ClassConflict(usize, usize),
 }
 
 /// Positions of the parts of one read document.

@@ -15,7 +15,7 @@ use crate::text::{LineIndex, unwritable, unwritable_name};
 
 mod language;
 
-pub(crate) use language::{BPMN, Language, Limit, ORDERINGS, ORGANISATION, WORKFLOW};
+pub(crate) use language::{BPMN, CLASSES, Language, Limit, ORDERINGS, ORGANISATION, WORKFLOW};
 
 /// An element with its attributes, child elements and text, and where it starts.
 #[derive(Debug, Clone)]

@@ -72,6 +72,7 @@ impl Book {
     ) -> Result<Deployment, BookError> {
         let language = Language::of(&request.source, &request.document);
         let Parsed { def, stored } = self.parsed(language, &request.document, &request.source)?;
+        self.check_classes(&def)?;
         let name = match request.name {
             Some(name) => name,
             None => def.name.as_ref().map(ToString::to_string).ok_or_else(|| {

@@ -31,6 +31,7 @@ mod restore;
 mod retained;
 mod routing;
 mod stored;
+mod sync;
 mod transitions;
 
 /// A scenario: its name and its test.
@@ -52,6 +53,7 @@ const ALL_SCENARIOS: &[&[Scenario]] = &[
     restore::ALL,
     retained::ALL,
     routing::ALL,
+    sync::ALL,
 ];
 
 use super::*;

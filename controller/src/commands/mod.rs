@@ -2,6 +2,7 @@
 
 pub mod api_client;
 pub mod api_tokens;
+pub mod classes;
 pub mod control;
 pub mod convert;
 pub mod definitions;

@@ -1,5 +1,5 @@
 //! `validate FILE...`: every problem of every document (workflow definition, partition
-//! document or organisation document, detected; a definition in any of the three languages),
+//! document, organisation document or class document, detected; a definition in any of the three languages),
 //! in compiler style.
 
 use std::path::PathBuf;
@@ -32,6 +32,8 @@ pub fn run(files: &[PathBuf]) -> anyhow::Result<ExitCode> {
                 _ if language != Language::MobiWfMs => "workflow definition",
                 Ok(DocumentKind::Partition) => "partition document",
                 Ok(DocumentKind::Organisation) => "organisation document",
+                Ok(DocumentKind::Classes) => "class document",
+                Ok(DocumentKind::Orderings) => "ordering document",
                 _ => "workflow definition",
             };
             println!("{name}: ok ({kind})");

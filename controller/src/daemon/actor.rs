@@ -94,7 +94,9 @@ impl Actor for ControllerActor {
             || !changes.history.is_empty()
             || !changes.definitions.is_empty()
             || !changes.registry.is_empty()
-            || changes.people.is_some();
+            || changes.people.is_some()
+            || changes.classes.is_some()
+            || changes.sync.is_some();
         if book_changed {
             state::stage(&mut group.batch, &changes)?;
         }

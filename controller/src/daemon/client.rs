@@ -89,6 +89,34 @@ impl ControllerClient {
         .await
     }
 
+    /// Applies a class document (already validated); how many classes it declares.
+    pub async fn apply_classes(
+        &self,
+        document: String,
+        classes: mobiwf_xml_schema::ClassDocument,
+    ) -> anyhow::Result<Result<usize, BookError>> {
+        self.ask(|reply| {
+            Event::Command(Command::Classes {
+                document,
+                classes,
+                reply,
+            })
+        })
+        .await
+    }
+
+    /// The class document in force, and as applied.
+    pub async fn classes(
+        &self,
+    ) -> anyhow::Result<(mobiwf_xml_schema::ClassDocument, mobiwf_book::ClassesRecord)> {
+        self.query(Query::Classes).await
+    }
+
+    /// The synchronization manager's holders and waiters.
+    pub async fn sync_view(&self) -> anyhow::Result<mobiwf_book::SyncView> {
+        self.query(Query::Sync).await
+    }
+
     /// The organisation directory.
     pub async fn directory(&self) -> anyhow::Result<mobiwf_people::Directory> {
         self.query(Query::Directory).await

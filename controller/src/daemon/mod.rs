@@ -124,6 +124,12 @@ enum Command {
         org: mobiwf_xml_schema::Organisation,
         reply: oneshot::Sender<Result<u64, BookError>>,
     },
+    /// An operator applies a class document (validated by the API).
+    Classes {
+        document: String,
+        classes: mobiwf_xml_schema::ClassDocument,
+        reply: oneshot::Sender<Result<usize, BookError>>,
+    },
     /// An operator's insert, remove or delegate of a work item.
     Worklist {
         instance: InstanceId,
@@ -158,6 +164,10 @@ enum Query {
     Nodes(oneshot::Sender<Vec<NodeInfo>>),
     History(InstanceId, oneshot::Sender<Option<Vec<HistoryEvent>>>),
     Directory(oneshot::Sender<mobiwf_people::Directory>),
+    /// The class document in force, as applied.
+    Classes(oneshot::Sender<(mobiwf_xml_schema::ClassDocument, mobiwf_book::ClassesRecord)>),
+    /// The synchronization manager's holders and waiters.
+    Sync(oneshot::Sender<mobiwf_book::SyncView>),
     /// The deployed definitions, or one of them.
     Definitions(definitions::DefinitionQuery),
 }
@@ -300,7 +310,12 @@ fn enrolment_of(store: &dyn Store, open: bool) -> anyhow::Result<crate::enrolmen
 
 /// The book as the store holds it, with the controller's hour and routing.
 fn book_of<E>(base: &Base<E>, config: &ControllerConfig) -> anyhow::Result<mobiwf_book::Book> {
-    let book = state::load(base.store.as_ref())?.with_hour_ms(config.hour_ms);
+    // A holder cut off from the controller must have stopped before the failure detector
+    // suspects its node and the class counts free: the lease is half the suspicion time.
+    let lease_ms = u64::try_from(config.detector.suspect_after.as_millis() / 2).unwrap_or(u64::MAX);
+    let book = state::load(base.store.as_ref())?
+        .with_hour_ms(config.hour_ms)
+        .with_lease_ms(lease_ms);
     Ok(if config.hub_routing {
         let address = base.addrs.first().cloned().ok_or_else(|| {
             anyhow::anyhow!("--routing hub needs the controller to listen somewhere (--listen)")

@@ -62,6 +62,21 @@ impl ControllerActor {
                 let result = self.organisation(now, Input::Organisation { document, org }, effects);
                 group.answer(reply, result);
             }
+            Command::Classes {
+                document,
+                classes,
+                reply,
+            } => {
+                let count = classes.classes.len();
+                let result = self
+                    .apply_book(now, Input::Classes { document, classes })
+                    .map(|applied| {
+                        effects.extend(applied.effects);
+                        tracing::info!(classes = count, "class document applied");
+                        count
+                    });
+                group.answer(reply, result);
+            }
             Command::Worklist {
                 instance,
                 activity,

@@ -45,6 +45,13 @@ impl ControllerActor {
             Query::Directory(reply) => {
                 let _ = reply.send(self.book.directory().clone());
             }
+            Query::Classes(reply) => {
+                let classes = self.book.classes().clone();
+                let _ = reply.send((classes, self.book.classes_record().clone()));
+            }
+            Query::Sync(reply) => {
+                let _ = reply.send(self.book.sync_view());
+            }
             Query::Definitions(query) => self.answer_definitions(query),
         }
     }

@@ -15,7 +15,7 @@ mod partition;
 mod people;
 mod rules;
 
-pub use classes::{ClassName, class_name_problem};
+pub use classes::{ClassDocument, ClassName, DEFAULT_MAX_WAIT_SECS, TaskClass, class_name_problem};
 pub use common::{
     ActivityId, ActivityKind, ActivityTypeId, Contingency, PartitionId, PartnerId, Retries, Status,
     WorkflowId,

@@ -20,6 +20,7 @@ pub(crate) use activity::read_common_activity;
 pub(crate) use definition::read_definition;
 pub(crate) use partition::read_partition;
 pub(crate) use routing::route_name;
+pub(crate) use rules::words;
 
 use crate::diagnostic::{Diagnostic, Pos};
 use crate::model::{ActivityKind, Contingency, Status};

@@ -248,7 +248,7 @@ fn unknown_state(said: &str, raw: &str) -> String {
 }
 
 /// The words of `text`, each with its position; `start` is where the first word is.
-pub(super) fn words(text: &str, start: Pos) -> Vec<(&str, Pos)> {
+pub(crate) fn words(text: &str, start: Pos) -> Vec<(&str, Pos)> {
     let mut out = Vec::new();
     let mut pos = start;
     let mut word_start: Option<(usize, Pos)> = None;

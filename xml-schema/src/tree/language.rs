@@ -85,6 +85,17 @@ pub(crate) const ORDERINGS: Language = Language {
     text_like_attributes: false,
 };
 
+/// The class document (task classes for the synchronization manager).
+pub(crate) const CLASSES: Language = Language {
+    root: "a <classes> element",
+    opening: "<classes>",
+    document: "a class document",
+    documents: "MobiWfMS documents",
+    depth: MOBIWF_DEPTH,
+    attributes: MOBIWF_ATTRIBUTES,
+    text_like_attributes: false,
+};
+
 /// A BPMN 2.0 document: its modelers write many namespace declarations on the root and nest
 /// diagram interchange and their own extensions deeper than the MobiWfMS languages.
 pub(crate) const BPMN: Language = Language {

@@ -1,0 +1,445 @@
+//! The synchronization manager in the book: who may ask for a class (only the node running the
+//! request's partition, for the class its definition names), what a request, a release and
+//! time do, the releases the controller makes itself (every hold and wait of an activity it
+//! knows final, of a partition it gave up or finished, of an instance over or gone: looked at
+//! after every input, so no path that ends one is missed), the class document an operator
+//! applies, and the messages and history events all this causes.
+
+use mobiwf_proto::{BeginSync, EndSync, Message, NodeId, SyncGranted, SyncRefused, SyncTicket};
+use mobiwf_xml_schema::{ClassDocument, Diagnostics, WorkflowDefinition, load_classes};
+use serde::{Deserialize, Serialize};
+
+use super::{Begun, Blocker, Ended, SyncEntry, SyncRecord};
+use crate::history::Event;
+use crate::recovery::{label, label_text};
+use crate::{Applied, Book, BookError, Effect, Instance};
+
+/// How long a grant's holder may go without hearing from the controller before it must have
+/// stopped (ms), unless told: half the failure detector's default suspicion time (10 s), so
+/// that a holder cut off has stopped before the controller counts its class free.
+pub const DEFAULT_LEASE_MS: u64 = 5_000;
+
+/// The class document as the store keeps it (`meta/classes`): as an operator applied it.
+#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
+pub struct ClassesRecord {
+    /// The document (empty: none applied yet).
+    pub document: String,
+    /// When it was applied, ms since the epoch.
+    pub applied_ms: u64,
+}
+
+impl ClassesRecord {
+    /// What the stored document says (none applied: no classes).
+    pub fn classes(&self) -> Result<ClassDocument, Diagnostics> {
+        if self.document.is_empty() {
+            return Ok(ClassDocument::default());
+        }
+        load_classes(self.document.as_bytes()).map(|l| l.value)
+    }
+}
+
+/// Why the controller itself ends a hold or wait (none: it stands).
+fn release_reason(book: &Book, t: &SyncTicket) -> Option<String> {
+    let Some(inst) = book.instances.get(&t.instance) else {
+        return Some(format!("instance {} is over", t.instance));
+    };
+    if inst.state().is_final() {
+        return Some(format!("the instance is {}", inst.state().as_str()));
+    }
+    match inst.partitions.iter().find(|p| p.id == t.partition) {
+        None => return Some(format!("the instance has no partition {}", t.partition)),
+        Some(p) if p.is_over() => {
+            return Some(format!(
+                "partition {} is over (given up or finished)",
+                t.partition
+            ));
+        }
+        Some(_) => {}
+    }
+    match inst.activities.iter().find(|a| a.id == t.activity) {
+        None => Some(format!("the instance has no activity {}", t.activity)),
+        Some(a) if a.state().is_final() => Some(format!("the activity is {}", a.state().as_str())),
+        Some(_) => None,
+    }
+}
+
+impl Book {
+    /// The book, granting leases of `lease_ms` ms (the controller gives half its failure
+    /// detector's suspicion time).
+    pub fn with_lease_ms(mut self, lease_ms: u64) -> Book {
+        self.lease_ms = lease_ms.max(1);
+        self
+    }
+
+    /// The book restored with its stored class document and synchronization state.
+    pub fn with_sync(
+        mut self,
+        classes: ClassesRecord,
+        parsed: ClassDocument,
+        state: SyncRecord,
+    ) -> Book {
+        self.classes_record = classes;
+        self.classes = parsed;
+        self.sync = super::Manager::restore(state);
+        self
+    }
+
+    /// The class document in force.
+    pub fn classes(&self) -> &ClassDocument {
+        &self.classes
+    }
+
+    /// The class document as applied (its text, when).
+    pub fn classes_record(&self) -> &ClassesRecord {
+        &self.classes_record
+    }
+
+    /// The lease a grant carries, ms.
+    pub fn lease_ms(&self) -> u64 {
+        self.lease_ms
+    }
+
+    /// The holders and waiters, as stored.
+    pub fn sync_state(&self) -> &SyncRecord {
+        self.sync.state()
+    }
+
+    /// An operator applies a class document. Refused when it leaves out a class an
+    /// activity of an instance not over names (its requests would have no class to wait for).
+    pub(crate) fn apply_classes(
+        &mut self,
+        now_ms: u64,
+        document: String,
+        classes: ClassDocument,
+    ) -> Result<Applied, BookError> {
+        let mut missing = Vec::new();
+        for id in &self.live {
+            let Some(def) = self.definitions.get(id) else {
+                continue;
+            };
+            for a in &def.activities {
+                if let Some(class) = a.class.as_ref().filter(|c| classes.class(c).is_none()) {
+                    missing.push(format!(
+                        "instance {id}'s activity {} names class {class}, which the document \
+                         leaves out",
+                        a.id
+                    ));
+                }
+            }
+        }
+        if !missing.is_empty() {
+            missing.push(
+                "keep those classes in the document until the instances end (or cancel them)"
+                    .to_owned(),
+            );
+            return Err(BookError::Classes(missing.join("\n")));
+        }
+        self.classes = classes;
+        self.classes_record = ClassesRecord {
+            document,
+            applied_ms: now_ms,
+        };
+        self.dirty_classes = true;
+        Ok(Applied::default())
+    }
+
+    /// A definition whose activity names a class the class document does not have is
+    /// refused, saying which activity, which class and what to do.
+    pub(crate) fn check_classes(&self, def: &WorkflowDefinition) -> Result<(), BookError> {
+        let problems: Vec<String> = def
+            .activities
+            .iter()
+            .filter_map(|a| {
+                let class = a.class.as_ref()?;
+                self.classes.class(class).is_none().then(|| {
+                    format!(
+                        "activity {} names class {class}, which the controller's class \
+                         document does not have: add it to the document and apply it \
+                         (mobiwf-controller classes apply FILE)",
+                        a.id
+                    )
+                })
+            })
+            .collect();
+        if problems.is_empty() {
+            Ok(())
+        } else {
+            Err(BookError::Classes(problems.join("\n")))
+        }
+    }
+
+    /// A node asks for its activity's class (beginSync).
+    pub(crate) fn begin_sync(
+        &mut self,
+        now_ms: u64,
+        peer: &NodeId,
+        begin: BeginSync,
+    ) -> Result<Applied, BookError> {
+        let t = begin.ticket;
+        let inst = self
+            .instances
+            .get(&t.instance)
+            .ok_or(BookError::UnknownInstance(t.instance))?;
+        self.check_asker(inst, peer, &begin)?;
+        let mut effects = Vec::new();
+        let node = self.nodes.get(peer).map(|n| n.name.clone());
+        let entry = SyncEntry {
+            ticket: t,
+            class: begin.class.clone(),
+            node: node.unwrap_or_else(|| mobiwf_proto::NodeName::new(peer.to_string())),
+            peer: peer.clone(),
+            since_ms: now_ms,
+        };
+        if let Some(why) = release_reason(self, &t) {
+            let detail = format!("synchronization refused: {why}");
+            self.refuse(now_ms, &entry, detail, &mut effects);
+            return Ok(Applied {
+                effects,
+                instance: None,
+            });
+        }
+        if self.classes.class(&begin.class).is_none() {
+            let detail = format!(
+                "synchronization failed: class {} is not in the controller's class document \
+                 (mobiwf-controller classes apply FILE)",
+                begin.class
+            );
+            self.refuse(now_ms, &entry, detail, &mut effects);
+            return Ok(Applied {
+                effects,
+                instance: None,
+            });
+        }
+        let mut superseded = Vec::new();
+        let begun = self
+            .sync
+            .begin(&self.classes, entry.clone(), &mut superseded);
+        for ended in superseded {
+            self.record_release(now_ms, &ended, "a later request of the activity came");
+        }
+        match begun {
+            Begun::Granted => self.grant(now_ms, &entry, &mut effects),
+            Begun::AlreadyHeld => effects.push(self.granted_message(&entry)),
+            Begun::Waiting(behind) => {
+                self.push_event(now_ms, &entry, |activity, class| Event::SyncWaiting {
+                    activity,
+                    class,
+                    behind,
+                });
+            }
+            Begun::AlreadyWaiting | Begun::Stale => {}
+        }
+        Ok(Applied {
+            effects,
+            instance: None,
+        })
+    }
+
+    /// Only the node that runs the request's partition asks, about an activity of that
+    /// partition, for the class its definition gives it.
+    fn check_asker(
+        &self,
+        inst: &Instance,
+        peer: &NodeId,
+        begin: &BeginSync,
+    ) -> Result<(), BookError> {
+        let t = begin.ticket;
+        crate::check_sender(inst, peer, t.partition)?;
+        let in_partition = inst
+            .activities
+            .iter()
+            .any(|a| a.id == t.activity && a.partition == Some(t.partition));
+        if !in_partition {
+            return Err(BookError::NotYours {
+                peer: peer.clone(),
+                instance: t.instance,
+                partition: t.partition,
+            });
+        }
+        let defined = self
+            .definitions
+            .get(&t.instance)
+            .and_then(|d| d.activities.iter().find(|a| a.id == t.activity))
+            .map(|a| a.class.as_ref());
+        match defined {
+            Some(Some(class)) if *class == begin.class => Ok(()),
+            // An instance kept without its definition: the node's word is all there is.
+            None => Ok(()),
+            Some(other) => Err(BookError::Classes(format!(
+                "activity {} of instance {} has {}, not class {}: its node asked for a class \
+                 its definition does not give it",
+                t.activity,
+                t.instance,
+                other.map_or("no class".to_owned(), |c| format!("class {c}")),
+                begin.class
+            ))),
+        }
+    }
+
+    /// A node releases its activity's class (endSync): exactly that request's hold or wait.
+    pub(crate) fn end_sync(
+        &mut self,
+        now_ms: u64,
+        peer: &NodeId,
+        end: &EndSync,
+    ) -> Result<Applied, BookError> {
+        let t = end.ticket;
+        // An instance the book let go has nothing held: the release is answered, not applied.
+        if let Some(inst) = self.instances.get(&t.instance) {
+            crate::check_sender(inst, peer, t.partition)?;
+        }
+        if let Some(ended) = self.sync.end(&t) {
+            self.record_release(now_ms, &ended, "its node said the activity is over");
+        }
+        Ok(Applied::default())
+    }
+
+    /// After every input: the holds and waits the controller ends itself; every waiter
+    /// nothing blocks any more granted (before the expiries: one freed by this very input is
+    /// not refused); the waiters past their `maxWait` refused, and what that frees granted.
+    pub(crate) fn sync_after(&mut self, now_ms: u64, effects: &mut Vec<Effect>) {
+        if self.sync.is_empty() {
+            return;
+        }
+        let state = self.sync.state().clone();
+        for entry in state.holders.iter().chain(&state.waiters) {
+            if let Some(why) = release_reason(self, &entry.ticket)
+                && let Some(ended) = self.sync.end(&entry.ticket)
+            {
+                self.record_release(now_ms, &ended, &why);
+            }
+        }
+        for entry in self.sync.grant_ready(&self.classes, now_ms) {
+            self.grant(now_ms, &entry, effects);
+        }
+        for (entry, behind) in self.sync.expire(&self.classes, now_ms) {
+            let waited = now_ms.saturating_sub(entry.since_ms) / 1000;
+            let detail = format!(
+                "synchronization failed: waited {waited} s for class {}, {}",
+                entry.class,
+                self.behind_text(&behind)
+            );
+            self.refuse(now_ms, &entry, detail, effects);
+        }
+        for entry in self.sync.grant_ready(&self.classes, now_ms) {
+            self.grant(now_ms, &entry, effects);
+        }
+    }
+
+    /// When the first waiter's `maxWait` runs out.
+    pub(crate) fn sync_deadline(&self) -> Option<u64> {
+        self.sync.next_expiry(&self.classes)
+    }
+
+    /// What a waiter waits behind, in words.
+    pub(crate) fn behind_text(&self, behind: &[Blocker]) -> String {
+        let Some(first) = behind.first() else {
+            return "nothing in its way any more".to_owned();
+        };
+        let who = self.request_text(&first.ticket);
+        let more = match behind.len() {
+            1 => String::new(),
+            n => format!(" and {} more", n - 1),
+        };
+        if first.holds {
+            format!("held by {who} (class {}){more}", first.class)
+        } else {
+            format!("behind {who}, waiting for class {}{more}", first.class)
+        }
+    }
+
+    /// `instance 12's activity press lid (3)`.
+    fn request_text(&self, t: &SyncTicket) -> String {
+        let activity = match self.instances.get(&t.instance) {
+            Some(inst) => label_text(inst, t.activity),
+            None => format!("activity {}", t.activity),
+        };
+        format!("instance {}'s {activity}", t.instance)
+    }
+
+    fn granted_message(&self, entry: &SyncEntry) -> Effect {
+        self.send(
+            &entry.peer,
+            Message::SyncGranted(SyncGranted {
+                ticket: entry.ticket,
+                lease_ms: self.lease_ms,
+            }),
+        )
+    }
+
+    fn grant(&mut self, now_ms: u64, entry: &SyncEntry, effects: &mut Vec<Effect>) {
+        effects.push(self.granted_message(entry));
+        self.push_event(now_ms, entry, |activity, class| Event::SyncGranted {
+            activity,
+            class,
+        });
+    }
+
+    fn refuse(
+        &mut self,
+        now_ms: u64,
+        entry: &SyncEntry,
+        detail: String,
+        effects: &mut Vec<Effect>,
+    ) {
+        effects.push(self.send(
+            &entry.peer,
+            Message::SyncRefused(SyncRefused {
+                ticket: entry.ticket,
+                detail: detail.clone(),
+            }),
+        ));
+        self.push_event(now_ms, entry, |activity, class| Event::SyncRefused {
+            activity,
+            class,
+            detail,
+        });
+    }
+
+    fn record_release(&mut self, now_ms: u64, ended: &Ended, why: &str) {
+        let held = ended.held;
+        self.push_event(now_ms, &ended.entry, |activity, class| {
+            Event::SyncReleased {
+                activity,
+                class,
+                held,
+                why: why.to_owned(),
+            }
+        });
+    }
+
+    /// Adds an event about `entry`'s activity to its instance's history (when the book
+    /// holds the instance).
+    fn push_event(
+        &mut self,
+        now_ms: u64,
+        entry: &SyncEntry,
+        what: impl FnOnce(crate::Label, mobiwf_xml_schema::ClassName) -> Event,
+    ) {
+        let t = entry.ticket;
+        let Some(inst) = self.instances.get(&t.instance) else {
+            return;
+        };
+        let event = what(label(inst, t.activity), entry.class.clone());
+        self.history.push(
+            t.instance,
+            now_ms,
+            Some(t.activity),
+            Some(&entry.node),
+            event,
+        );
+    }
+
+    /// A message to `peer`, at the addresses it registered.
+    fn send(&self, peer: &NodeId, message: Message) -> Effect {
+        Effect::Send {
+            to: peer.clone(),
+            addrs: self
+                .nodes
+                .get(peer)
+                .map(|n| n.addrs.clone())
+                .unwrap_or_default(),
+            message,
+        }
+    }
+}

@@ -1,0 +1,264 @@
+//! The synchronization manager (*Synchronization and Disconnected Operation in WorkToDo*
+//! (IC-03-006), §4.8): which requests hold a task class and which wait, decided for the whole
+//! conflict graph at once, so that two activities of conflicting classes never run together
+//! and no request starves.
+//!
+//! The rule: a request is granted at once iff no holder's class conflicts with its class and
+//! no earlier waiting request's class does; else it waits, in arrival order. Whenever a hold
+//! or a wait ends, the waiters are looked at again in arrival order, each granted under the
+//! same rule (first come, first served across the conflict graph: the oldest request, the one
+//! that has failed most, goes first). A waiter past its class's `maxWait` is refused. This file
+//! is the rule alone, on plain data; `book.rs` ties it to the book (who may ask, what the
+//! controller itself releases, the messages and the history), `view.rs` is what `sync show`
+//! shows.
+
+mod book;
+mod view;
+
+use mobiwf_proto::{ActivityId, InstanceId, NodeId, NodeName, PartitionId, SyncTicket};
+use mobiwf_xml_schema::{ClassDocument, ClassName, DEFAULT_MAX_WAIT_SECS};
+use serde::{Deserialize, Serialize};
+
+pub use book::{ClassesRecord, DEFAULT_LEASE_MS};
+pub use view::{SyncHolder, SyncView, SyncWaiter};
+
+/// One request for a class, holding it or waiting for it.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct SyncEntry {
+    /// The request.
+    pub ticket: SyncTicket,
+    /// Its class.
+    pub class: ClassName,
+    /// The node that runs its partition (its name, for people).
+    pub node: NodeName,
+    /// That node's peer id: where the answer goes.
+    pub peer: NodeId,
+    /// A holder: when it was granted; a waiter: when it asked. Ms since the epoch.
+    pub since_ms: u64,
+}
+
+impl SyncEntry {
+    /// True when it is a request of activity `activity` of partition `partition` of
+    /// `instance`, whatever its round.
+    fn of_activity(&self, instance: InstanceId, partition: PartitionId, a: ActivityId) -> bool {
+        let t = &self.ticket;
+        t.instance == instance && t.partition == partition && t.activity == a
+    }
+}
+
+/// The manager's state as the store keeps it (one value, `meta/sync`): the holders, and the
+/// waiters in arrival order.
+#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
+pub struct SyncRecord {
+    /// The requests that hold their class.
+    pub holders: Vec<SyncEntry>,
+    /// The requests that wait, the oldest first.
+    pub waiters: Vec<SyncEntry>,
+}
+
+/// What a request became.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub(crate) enum Begun {
+    /// Granted now.
+    Granted,
+    /// It held already (a repeated request): answered with the grant again.
+    AlreadyHeld,
+    /// It waits behind these (holders first, then earlier waiters).
+    Waiting(Vec<Blocker>),
+    /// It waited already: nothing new.
+    AlreadyWaiting,
+    /// A later round of the same activity holds or waits: this one is stale.
+    Stale,
+}
+
+/// What a waiting request waits behind.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct Blocker {
+    /// The request in the way.
+    pub ticket: SyncTicket,
+    /// Its class.
+    pub class: ClassName,
+    /// True when it holds its class; false when it is an earlier waiter.
+    pub holds: bool,
+}
+
+/// A hold or a wait that ended.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub(crate) struct Ended {
+    /// The request.
+    pub entry: SyncEntry,
+    /// True when it held; false when it waited.
+    pub held: bool,
+}
+
+/// The holders and waiters, with whether they changed since the book last handed them over.
+#[derive(Debug, Default)]
+pub(crate) struct Manager {
+    state: SyncRecord,
+    dirty: bool,
+}
+
+/// How long a request for `class` may wait, in ms.
+pub(crate) fn max_wait_ms(classes: &ClassDocument, class: &ClassName) -> u64 {
+    let secs = classes
+        .class(class)
+        .map_or(DEFAULT_MAX_WAIT_SECS, |c| c.max_wait_secs);
+    u64::from(secs).saturating_mul(1000)
+}
+
+impl Manager {
+    /// The manager as stored.
+    pub(crate) fn restore(state: SyncRecord) -> Manager {
+        Manager {
+            state,
+            dirty: false,
+        }
+    }
+
+    /// The state, as stored and shown.
+    pub(crate) fn state(&self) -> &SyncRecord {
+        &self.state
+    }
+
+    /// The state when it changed since the last call (for the store).
+    pub(crate) fn take_dirty(&mut self) -> Option<SyncRecord> {
+        std::mem::take(&mut self.dirty).then(|| self.state.clone())
+    }
+
+    /// True when nobody holds or waits.
+    pub(crate) fn is_empty(&self) -> bool {
+        self.state.holders.is_empty() && self.state.waiters.is_empty()
+    }
+
+    /// A request: granted at once, or waiting (see the module's rule). Earlier rounds of the
+    /// same activity end first (`superseded`): a node asks again only once the earlier
+    /// request's activity was final.
+    pub(crate) fn begin(
+        &mut self,
+        classes: &ClassDocument,
+        entry: SyncEntry,
+        superseded: &mut Vec<Ended>,
+    ) -> Begun {
+        let t = entry.ticket;
+        let same = |e: &SyncEntry| e.of_activity(t.instance, t.partition, t.activity);
+        let rounds = self.state.holders.iter().chain(&self.state.waiters);
+        if rounds.filter(|e| same(e)).any(|e| e.ticket.round > t.round) {
+            return Begun::Stale;
+        }
+        if self.state.holders.iter().any(|e| e.ticket == t) {
+            return Begun::AlreadyHeld;
+        }
+        if self.state.waiters.iter().any(|e| e.ticket == t) {
+            return Begun::AlreadyWaiting;
+        }
+        superseded.extend(self.remove_where(|e| same(e)));
+        self.dirty = true;
+        let blockers = self.blockers(classes, &entry.class, self.state.waiters.len());
+        if blockers.is_empty() {
+            self.state.holders.push(entry);
+            Begun::Granted
+        } else {
+            self.state.waiters.push(entry);
+            Begun::Waiting(blockers)
+        }
+    }
+
+    /// What a request of `class` that came after the first `earlier` waiters waits behind:
+    /// the holders of a conflicting class, then those earlier waiters of one.
+    pub(crate) fn blockers(
+        &self,
+        classes: &ClassDocument,
+        class: &ClassName,
+        earlier: usize,
+    ) -> Vec<Blocker> {
+        let holders = self.state.holders.iter().map(|e| (e, true));
+        let waiters = self.state.waiters.iter().take(earlier).map(|e| (e, false));
+        holders
+            .chain(waiters)
+            .filter(|(e, _)| classes.conflict(&e.class, class))
+            .map(|(e, holds)| Blocker {
+                ticket: e.ticket,
+                class: e.class.clone(),
+                holds,
+            })
+            .collect()
+    }
+
+    /// The hold or wait of exactly `ticket` ends (a release of another round frees nothing).
+    pub(crate) fn end(&mut self, ticket: &SyncTicket) -> Option<Ended> {
+        self.remove_where(|e| e.ticket == *ticket).pop()
+    }
+
+    /// Every hold and wait `pred` names ends.
+    pub(crate) fn remove_where(&mut self, pred: impl Fn(&SyncEntry) -> bool) -> Vec<Ended> {
+        let mut ended = Vec::new();
+        for (list, held) in [
+            (&mut self.state.holders, true),
+            (&mut self.state.waiters, false),
+        ] {
+            let (gone, kept): (Vec<SyncEntry>, Vec<SyncEntry>) =
+                std::mem::take(list).into_iter().partition(&pred);
+            *list = kept;
+            ended.extend(gone.into_iter().map(|entry| Ended { entry, held }));
+        }
+        if !ended.is_empty() {
+            self.dirty = true;
+        }
+        ended
+    }
+
+    /// Grants, in arrival order, every waiter nothing blocks any more (the rule of the
+    /// module's doc); what was granted, its `since_ms` now `now_ms`.
+    pub(crate) fn grant_ready(&mut self, classes: &ClassDocument, now_ms: u64) -> Vec<SyncEntry> {
+        let mut granted = Vec::new();
+        let mut i = 0;
+        while i < self.state.waiters.len() {
+            let class = self.state.waiters[i].class.clone();
+            if self.blockers(classes, &class, i).is_empty() {
+                let mut entry = self.state.waiters.remove(i);
+                entry.since_ms = now_ms;
+                self.state.holders.push(entry.clone());
+                granted.push(entry);
+                self.dirty = true;
+            } else {
+                i += 1;
+            }
+        }
+        granted
+    }
+
+    /// Removes and returns, in arrival order, every waiter whose class's `maxWait` ran out
+    /// at `now_ms`, each with what it waited behind then.
+    pub(crate) fn expire(
+        &mut self,
+        classes: &ClassDocument,
+        now_ms: u64,
+    ) -> Vec<(SyncEntry, Vec<Blocker>)> {
+        let mut refused = Vec::new();
+        let mut i = 0;
+        while i < self.state.waiters.len() {
+            let w = &self.state.waiters[i];
+            let due = w.since_ms.saturating_add(max_wait_ms(classes, &w.class));
+            if now_ms >= due {
+                let blockers = self.blockers(classes, &w.class, i);
+                refused.push((self.state.waiters.remove(i), blockers));
+                self.dirty = true;
+            } else {
+                i += 1;
+            }
+        }
+        refused
+    }
+
+    /// When the first waiter's `maxWait` runs out, ms since the epoch.
+    pub(crate) fn next_expiry(&self, classes: &ClassDocument) -> Option<u64> {
+        self.state
+            .waiters
+            .iter()
+            .map(|w| w.since_ms.saturating_add(max_wait_ms(classes, &w.class)))
+            .min()
+    }
+}
+
+#[cfg(test)]
+mod tests;

@@ -1,0 +1,288 @@
+//! The manager's rule on plain data: table-style cases for each way a request goes, then a
+//! property over random requests, releases and time.
+
+#![allow(clippy::unwrap_used, clippy::expect_used)]
+
+use mobiwf_proto::{ActivityId, InstanceId, NodeId, NodeName, PartitionId, SyncTicket};
+use mobiwf_xml_schema::{ClassDocument, ClassName, TaskClass};
+use proptest::prelude::*;
+
+use super::*;
+
+/// press excludes itself and drill; paint conflicts with nothing; drill with press only.
+fn plant() -> ClassDocument {
+    let class = |id: &str, conflicts: &[&str], max_wait_secs| TaskClass {
+        id: id.into(),
+        conflicts: conflicts.iter().map(|c| ClassName::from(*c)).collect(),
+        max_wait_secs,
+    };
+    ClassDocument {
+        classes: vec![
+            class("press", &["press", "drill"], 10),
+            class("drill", &[], 5),
+            class("paint", &[], 60),
+        ],
+    }
+}
+
+fn ticket(activity: u64, round: u32) -> SyncTicket {
+    SyncTicket {
+        instance: InstanceId(1),
+        partition: PartitionId(1),
+        activity: ActivityId(activity),
+        round,
+    }
+}
+
+fn entry(activity: u64, round: u32, class: &str, at: u64) -> SyncEntry {
+    SyncEntry {
+        ticket: ticket(activity, round),
+        class: class.into(),
+        node: NodeName::new("P1"),
+        peer: NodeId::new("peer1"),
+        since_ms: at,
+    }
+}
+
+fn begin(m: &mut Manager, c: &ClassDocument, e: SyncEntry) -> Begun {
+    m.begin(c, e, &mut Vec::new())
+}
+
+fn holders(m: &Manager) -> Vec<u64> {
+    m.state()
+        .holders
+        .iter()
+        .map(|e| e.ticket.activity.0)
+        .collect()
+}
+
+fn waiters(m: &Manager) -> Vec<u64> {
+    m.state()
+        .waiters
+        .iter()
+        .map(|e| e.ticket.activity.0)
+        .collect()
+}
+
+#[test]
+fn a_request_is_granted_or_waits_as_the_conflicts_say() {
+    // (held class, asked class, granted at once?)
+    let cases = [
+        ("press", "press", false),
+        ("press", "drill", false),
+        ("drill", "press", false),
+        ("drill", "drill", true),
+        ("paint", "paint", true),
+        ("paint", "press", true),
+        ("press", "paint", true),
+    ];
+    let c = plant();
+    for (held, asked, granted) in cases {
+        let mut m = Manager::default();
+        assert_eq!(begin(&mut m, &c, entry(1, 0, held, 0)), Begun::Granted);
+        let got = begin(&mut m, &c, entry(2, 0, asked, 0));
+        assert_eq!(
+            matches!(got, Begun::Granted),
+            granted,
+            "{held} held, {asked} asked: {got:?}"
+        );
+    }
+}
+
+#[test]
+fn a_later_request_waits_behind_an_earlier_conflicting_waiter_first_come_first_served() {
+    let c = plant();
+    let mut m = Manager::default();
+    begin(&mut m, &c, entry(1, 0, "drill", 0));
+    // press waits for the drill; a second drill, compatible with the first, would slip past
+    // the waiting press were it not first come, first served.
+    assert!(matches!(
+        begin(&mut m, &c, entry(2, 0, "press", 1)),
+        Begun::Waiting(_)
+    ));
+    let Begun::Waiting(behind) = begin(&mut m, &c, entry(3, 0, "drill", 2)) else {
+        panic!("the second drill waits behind the press");
+    };
+    assert_eq!(
+        behind,
+        vec![Blocker {
+            ticket: ticket(2, 0),
+            class: "press".into(),
+            holds: false
+        }]
+    );
+    // paint conflicts with nobody: granted although others wait.
+    assert_eq!(begin(&mut m, &c, entry(4, 0, "paint", 3)), Begun::Granted);
+    // The drill ends: the press goes first; the second drill still waits, now behind it.
+    assert!(m.end(&ticket(1, 0)).is_some());
+    assert_eq!(
+        m.grant_ready(&c, 10)
+            .iter()
+            .map(|e| e.ticket.activity.0)
+            .collect::<Vec<_>>(),
+        [2]
+    );
+    assert_eq!(waiters(&m), [3]);
+    m.end(&ticket(2, 0));
+    assert_eq!(m.grant_ready(&c, 11).len(), 1);
+    assert_eq!(holders(&m), [4, 3]);
+}
+
+#[test]
+fn repeated_requests_are_idempotent_and_a_stale_round_is_ignored() {
+    let c = plant();
+    let mut m = Manager::default();
+    assert_eq!(begin(&mut m, &c, entry(1, 0, "press", 0)), Begun::Granted);
+    assert_eq!(
+        begin(&mut m, &c, entry(1, 0, "press", 5)),
+        Begun::AlreadyHeld
+    );
+    assert!(matches!(
+        begin(&mut m, &c, entry(2, 0, "press", 1)),
+        Begun::Waiting(_)
+    ));
+    assert_eq!(
+        begin(&mut m, &c, entry(2, 0, "press", 6)),
+        Begun::AlreadyWaiting
+    );
+    assert_eq!(m.state().waiters.len(), 1);
+    assert_eq!(
+        m.state().waiters[0].since_ms,
+        1,
+        "a repeat does not restart the wait"
+    );
+    // Round 1 of activity 1 supersedes its round 0 (ended with it), then round 0 is stale.
+    let mut superseded = Vec::new();
+    let got = m.begin(&c, entry(1, 1, "press", 7), &mut superseded);
+    assert_eq!(superseded.len(), 1);
+    assert!(superseded[0].held && superseded[0].entry.ticket == ticket(1, 0));
+    assert!(
+        matches!(got, Begun::Waiting(_)),
+        "behind the earlier waiter 2"
+    );
+    assert_eq!(begin(&mut m, &c, entry(1, 0, "press", 8)), Begun::Stale);
+}
+
+#[test]
+fn a_release_ends_exactly_its_round() {
+    let c = plant();
+    let mut m = Manager::default();
+    begin(&mut m, &c, entry(1, 3, "press", 0));
+    assert_eq!(m.end(&ticket(1, 2)), None, "an older round frees nothing");
+    assert_eq!(holders(&m), [1]);
+    let ended = m.end(&ticket(1, 3)).expect("its own round");
+    assert!(ended.held);
+    assert!(m.is_empty());
+}
+
+#[test]
+fn a_waiter_is_refused_when_its_class_wait_runs_out_and_not_before() {
+    let c = plant();
+    let mut m = Manager::default();
+    begin(&mut m, &c, entry(1, 0, "press", 0));
+    begin(&mut m, &c, entry(2, 0, "drill", 1_000));
+    begin(&mut m, &c, entry(3, 0, "press", 2_000));
+    // drill waits 5 s: due at 6000; press 10 s: due at 12000.
+    assert_eq!(m.next_expiry(&c), Some(6_000));
+    assert!(m.expire(&c, 5_999).is_empty());
+    let refused = m.expire(&c, 6_000);
+    assert_eq!(refused.len(), 1);
+    assert_eq!(refused[0].0.ticket, ticket(2, 0));
+    assert!(refused[0].1[0].holds, "it waited behind the holder");
+    assert_eq!(waiters(&m), [3]);
+    assert_eq!(m.next_expiry(&c), Some(12_000));
+}
+
+#[test]
+fn an_unknown_class_waits_the_default_time() {
+    let m = Manager::restore(SyncRecord {
+        holders: vec![],
+        waiters: vec![entry(1, 0, "gone", 0)],
+    });
+    assert_eq!(m.next_expiry(&ClassDocument::default()), Some(60_000));
+}
+
+/// One step of a random run.
+#[derive(Debug, Clone)]
+enum Step {
+    Begin { activity: u64, class: usize },
+    End { activity: u64 },
+    Wait { ms: u64 },
+}
+
+fn steps() -> impl Strategy<Value = Vec<Step>> {
+    let step = prop_oneof![
+        (0..8u64, 0..3usize).prop_map(|(activity, class)| Step::Begin { activity, class }),
+        (0..8u64).prop_map(|activity| Step::End { activity }),
+        (0..4_000u64).prop_map(|ms| Step::Wait { ms }),
+    ];
+    prop::collection::vec(step, 0..60)
+}
+
+/// The invariants after every step: no two holders conflict; no waiter could be granted (it
+/// has a blocker); no waiter is past its wait.
+fn check(m: &Manager, c: &ClassDocument, now: u64) -> Result<(), TestCaseError> {
+    let h = &m.state().holders;
+    for (i, a) in h.iter().enumerate() {
+        for b in &h[i + 1..] {
+            prop_assert!(
+                !c.conflict(&a.class, &b.class),
+                "{a:?} and {b:?} hold conflicting classes"
+            );
+        }
+    }
+    for (i, w) in m.state().waiters.iter().enumerate() {
+        prop_assert!(
+            !m.blockers(c, &w.class, i).is_empty(),
+            "{w:?} waits for nothing"
+        );
+        prop_assert!(now < w.since_ms + max_wait_ms(c, &w.class), "{w:?} overdue");
+    }
+    Ok(())
+}
+
+proptest! {
+    #[test]
+    fn conflicting_classes_are_never_held_at_once_and_every_waiter_is_answered(run in steps()) {
+        let c = plant();
+        let names = ["press", "drill", "paint"];
+        let mut m = Manager::default();
+        let mut now = 0;
+        let mut asked = std::collections::BTreeSet::new();
+        let mut answered = std::collections::BTreeSet::new();
+        for step in run {
+            match step {
+                Step::Begin { activity, class } => {
+                    match begin(&mut m, &c, entry(activity, 0, names[class], now)) {
+                        Begun::Granted => { answered.insert(activity); }
+                        Begun::Waiting(_) => { asked.insert(activity); }
+                        _ => {}
+                    }
+                }
+                Step::End { activity } => {
+                    m.end(&ticket(activity, 0));
+                    asked.remove(&activity);
+                }
+                Step::Wait { ms } => {
+                    now += ms;
+                    for (e, _) in m.expire(&c, now) {
+                        answered.insert(e.ticket.activity.0);
+                    }
+                }
+            }
+            for e in m.grant_ready(&c, now) {
+                answered.insert(e.ticket.activity.0);
+            }
+            check(&m, &c, now)?;
+        }
+        // Time passes past every wait: every waiter left is answered, granted or refused.
+        now += 60_000;
+        for (e, _) in m.expire(&c, now) {
+            answered.insert(e.ticket.activity.0);
+        }
+        prop_assert!(m.state().waiters.is_empty());
+        for a in asked {
+            prop_assert!(answered.contains(&a), "activity {a} asked and was never answered");
+        }
+    }
+}

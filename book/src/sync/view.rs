@@ -1,0 +1,104 @@
+//! What `GET /sync` and `mobiwf-controller sync show` show: every holder (class, instance,
+//! activity, node, since when) and every waiter (the same, and what it waits behind), the
+//! waiters in the order they will be looked at.
+
+use mobiwf_proto::{ActivityId, InstanceId, NodeName, PartitionId};
+use mobiwf_xml_schema::ClassName;
+use serde::Serialize;
+
+use super::{Blocker, SyncEntry};
+use crate::Book;
+
+/// The synchronization manager's state, for people.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+pub struct SyncView {
+    /// The lease a grant carries, ms.
+    pub lease_ms: u64,
+    /// The requests that hold their class.
+    pub holders: Vec<SyncHolder>,
+    /// The requests that wait, the oldest first.
+    pub waiters: Vec<SyncWaiter>,
+}
+
+/// One holder.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+pub struct SyncHolder {
+    /// Its class.
+    pub class: ClassName,
+    /// The instance.
+    pub instance: InstanceId,
+    /// Its partition.
+    pub partition: PartitionId,
+    /// The activity.
+    pub activity: ActivityId,
+    /// The activity's name (empty when it has none).
+    pub name: String,
+    /// The request's round.
+    pub round: u32,
+    /// The node that runs it.
+    pub node: NodeName,
+    /// When it was granted, ms since the epoch.
+    pub since_ms: u64,
+}
+
+/// One waiter.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+pub struct SyncWaiter {
+    /// What it is, as a holder would be (`since_ms`: when it asked).
+    #[serde(flatten)]
+    pub request: SyncHolder,
+    /// When its class's `maxWait` runs out and it is refused, ms since the epoch.
+    pub refused_at_ms: u64,
+    /// What it waits behind: holders of a conflicting class, then earlier waiters of one.
+    pub behind: Vec<Blocker>,
+    /// The same, in words.
+    pub behind_text: String,
+}
+
+impl Book {
+    /// The holders and waiters, for people.
+    pub fn sync_view(&self) -> SyncView {
+        let state = self.sync.state();
+        let waiters = state
+            .waiters
+            .iter()
+            .enumerate()
+            .map(|(i, w)| {
+                let behind = self.sync.blockers(&self.classes, &w.class, i);
+                SyncWaiter {
+                    request: self.sync_holder(w),
+                    refused_at_ms: w
+                        .since_ms
+                        .saturating_add(super::max_wait_ms(&self.classes, &w.class)),
+                    behind_text: self.behind_text(&behind),
+                    behind,
+                }
+            })
+            .collect();
+        SyncView {
+            lease_ms: self.lease_ms,
+            holders: state.holders.iter().map(|h| self.sync_holder(h)).collect(),
+            waiters,
+        }
+    }
+
+    fn sync_holder(&self, e: &SyncEntry) -> SyncHolder {
+        let t = e.ticket;
+        let name = self
+            .instances
+            .get(&t.instance)
+            .and_then(|i| i.activities.iter().find(|a| a.id == t.activity))
+            .map(|a| a.name.clone())
+            .unwrap_or_default();
+        SyncHolder {
+            class: e.class.clone(),
+            instance: t.instance,
+            partition: t.partition,
+            activity: t.activity,
+            name,
+            round: t.round,
+            node: e.node.clone(),
+            since_ms: e.since_ms,
+        }
+    }
+}

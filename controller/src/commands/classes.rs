@@ -1,0 +1,199 @@
+//! `classes apply FILE`, `classes show [--json]` and `sync show [--json]`: the task classes the
+//! synchronization manager decides by, and who holds and waits for them now.
+
+use std::path::{Path, PathBuf};
+use std::process::ExitCode;
+
+use clap::Subcommand;
+use serde_json::Value;
+
+use super::api_client::{ApiArgs, failure, json};
+
+/// `mobiwf-controller classes ...`.
+#[derive(Subcommand)]
+pub enum ClassesCommand {
+    /// Apply a class document (XML): the task classes, which conflict, how long a request may
+    /// wait. Exit 1 with every problem (`file:line:col`) when it is invalid, or when it leaves
+    /// out a class an instance not over names.
+    Apply {
+        /// The class document.
+        #[arg(value_name = "FILE")]
+        file: PathBuf,
+        #[command(flatten)]
+        api: ApiArgs,
+    },
+    /// Show the classes: each with the classes it may not run beside and its maxWait.
+    Show {
+        /// Print JSON (with the document as applied).
+        #[arg(long)]
+        json: bool,
+        #[command(flatten)]
+        api: ApiArgs,
+    },
+}
+
+/// `mobiwf-controller sync ...`.
+#[derive(Subcommand)]
+pub enum SyncCommand {
+    /// Show who holds a task class now, and who waits for one (and behind whom).
+    Show {
+        /// Print JSON.
+        #[arg(long)]
+        json: bool,
+        #[command(flatten)]
+        api: ApiArgs,
+    },
+}
+
+/// Runs a `classes` command.
+pub async fn classes(command: ClassesCommand) -> anyhow::Result<ExitCode> {
+    match command {
+        ClassesCommand::Apply { file, api } => apply(&api, &file).await,
+        ClassesCommand::Show { json, api } => show(&api, json).await,
+    }
+}
+
+/// Runs a `sync` command.
+pub async fn sync(command: SyncCommand) -> anyhow::Result<ExitCode> {
+    match command {
+        SyncCommand::Show { json, api } => sync_show(&api, json).await,
+    }
+}
+
+/// Sends the class document; prints how many classes it declares (exit 0) or every problem
+/// (exit 1).
+async fn apply(api: &ApiArgs, file: &Path) -> anyhow::Result<ExitCode> {
+    let bytes = super::read(file)?;
+    let request = api
+        .client()?
+        .put(api.url("/classes"))
+        .query(&[("source", file.display().to_string())])
+        .header("content-type", "application/xml")
+        .body(bytes);
+    match json(request, api).await? {
+        Ok(body) => {
+            println!(
+                "class document applied: {} classes; requests for them are decided by it from now on",
+                body["classes"]
+            );
+            Ok(ExitCode::SUCCESS)
+        }
+        Err((_, message)) => {
+            eprintln!("{}", message.trim_end());
+            eprintln!("mobiwf-controller: the class document was not applied");
+            Ok(ExitCode::from(1))
+        }
+    }
+}
+
+/// Prints one line per class (JSON with `--json`).
+async fn show(api: &ApiArgs, as_json: bool) -> anyhow::Result<ExitCode> {
+    let body = match get(api, "/classes").await {
+        Ok(body) => body,
+        Err(code) => return Ok(code),
+    };
+    if as_json {
+        println!("{}", serde_json::to_string_pretty(&body)?);
+        return Ok(ExitCode::SUCCESS);
+    }
+    let classes = body["classes"].as_array().cloned().unwrap_or_default();
+    if classes.is_empty() {
+        println!("no classes (apply a class document: mobiwf-controller classes apply FILE)");
+        return Ok(ExitCode::SUCCESS);
+    }
+    println!("{:<16} {:<9} CONFLICTS WITH", "CLASS", "MAX WAIT");
+    for c in classes {
+        println!(
+            "{:<16} {:<9} {}",
+            text(&c["id"]),
+            format!("{} s", c["max_wait_secs"]),
+            list(&c["conflicts_with"]),
+        );
+    }
+    Ok(ExitCode::SUCCESS)
+}
+
+/// Prints the holders, then the waiters in the order they will be looked at.
+async fn sync_show(api: &ApiArgs, as_json: bool) -> anyhow::Result<ExitCode> {
+    let body = match get(api, "/sync").await {
+        Ok(body) => body,
+        Err(code) => return Ok(code),
+    };
+    if as_json {
+        println!("{}", serde_json::to_string_pretty(&body)?);
+        return Ok(ExitCode::SUCCESS);
+    }
+    println!("lease {} ms", body["lease_ms"]);
+    let holders = body["holders"].as_array().cloned().unwrap_or_default();
+    let waiters = body["waiters"].as_array().cloned().unwrap_or_default();
+    if holders.is_empty() && waiters.is_empty() {
+        println!("no activity holds or waits for a class");
+        return Ok(ExitCode::SUCCESS);
+    }
+    println!(
+        "{:<8} {:<12} {:<9} {:<20} {:<10} {:<20} BEHIND",
+        "", "CLASS", "INSTANCE", "ACTIVITY", "NODE", "SINCE"
+    );
+    for (what, row) in holders
+        .iter()
+        .map(|h| ("holds", h))
+        .chain(waiters.iter().map(|w| ("waits", w)))
+    {
+        let since = row["since_ms"]
+            .as_u64()
+            .map_or_else(|| "-".to_owned(), mobiwf_book::format_time);
+        println!(
+            "{:<8} {:<12} {:<9} {:<20} {:<10} {:<20} {}",
+            what,
+            text(&row["class"]),
+            text(&row["instance"]),
+            activity(row),
+            text(&row["node"]),
+            since,
+            row["behind_text"].as_str().unwrap_or("-"),
+        );
+    }
+    Ok(ExitCode::SUCCESS)
+}
+
+/// `GET path` as JSON, or the exit code of its failure.
+async fn get(api: &ApiArgs, path: &str) -> Result<Value, ExitCode> {
+    let request = api
+        .client()
+        .map_err(|e| failure(Err(e), &[]))?
+        .get(api.url(path));
+    match json(request, api).await {
+        Ok(Ok(body)) => Ok(body),
+        Ok(Err(refused)) => Err(failure(Ok(refused), &[404])),
+        Err(e) => Err(failure(Err(e), &[])),
+    }
+}
+
+/// `press lid (1)`, or `activity 1` without a name.
+fn activity(row: &Value) -> String {
+    match row["name"].as_str() {
+        Some(name) if !name.is_empty() => format!("{name} ({})", row["activity"]),
+        _ => format!("activity {}", row["activity"]),
+    }
+}
+
+fn list(value: &Value) -> String {
+    let items: Vec<String> = value
+        .as_array()
+        .map(|a| a.iter().map(text).collect())
+        .unwrap_or_default();
+    if items.is_empty() {
+        "-".to_owned()
+    } else {
+        items.join(",")
+    }
+}
+
+fn text(value: &Value) -> String {
+    match value {
+        Value::Null => "-".to_owned(),
+        Value::String(s) if s.is_empty() => "-".to_owned(),
+        Value::String(s) => s.clone(),
+        other => other.to_string(),
+    }
+}
