@@ -481,6 +481,9 @@ impl Book {
                 .filter(|n| n.suspected.is_some())
                 .map(|n| &n.peer),
         );
+        // A node holding a task class is watched until it releases it: only its suspicion
+        // frees a class whose holder never says so.
+        peers.extend(self.sync_holders());
         // A node whose user disconnected on purpose is not suspected while they are away: its
         // own partitions go on offline and report when it is back.
         let away: BTreeSet<&NodeId> = self

@@ -145,14 +145,26 @@ impl Engine {
     }
 
     /// The manager granted a request: when it is the one this activity waits with, it is
-    /// admitted (once the files it reads are here and its instance is not interrupted). Any
-    /// other grant (an earlier round's, a repeated one) changes nothing.
+    /// admitted (once the files it reads are here and its instance is not interrupted). A
+    /// repeated grant changes nothing; a grant of a request released already (an earlier
+    /// round's, whose request reached the manager late) is released again, so the manager
+    /// does not keep the class for a request nobody waits with.
     pub(crate) fn sync_granted(&mut self, granted: SyncGranted, effects: &mut Vec<Effect>) {
         let SyncGranted { ticket, lease_ms } = granted;
         let key = key_of(&ticket);
         let Some(run) = self.runs.get_mut(&key) else {
             return;
         };
+        let released = run.gate_mut(ticket.activity).is_some_and(|g| {
+            ticket.round < g.rounds && g.open.is_none_or(|o| o.round != ticket.round)
+        });
+        if released {
+            effects.push(Effect::Send {
+                to: Target::Controller,
+                message: Message::EndSync(EndSync { ticket }),
+            });
+            return;
+        }
         if run.life(ticket.activity) != Some(&Life::Synchronizing) {
             return;
         }

@@ -38,7 +38,25 @@ impl ClassesRecord {
     }
 }
 
-/// Why the controller itself ends a hold or wait (none: it stands).
+/// Why the controller itself ends a hold (none: it stands). Whatever the book decided about
+/// its activity (withdrawn, cancelled, its instance over), the holder's command may still run
+/// until its node carries the order out: a hold ends by the node's release, or once the
+/// failure detector suspects the node, which the holder's lease (half the suspicion time) has
+/// outlived: its command is dead by then. The detector watches every holder's node
+/// ([`Book::watched`]), so a holder whose node died is never kept forever.
+fn hold_release_reason(book: &Book, entry: &SyncEntry) -> Option<String> {
+    match book.nodes.get(&entry.peer) {
+        None => Some(format!("node {} is no longer known", entry.node)),
+        Some(n) if n.suspected.is_some() => Some(format!(
+            "node {} is suspected: the grant's lease ran out there",
+            entry.node
+        )),
+        Some(_) => None,
+    }
+}
+
+/// Why the controller itself ends a wait (none: it stands): nothing runs under a wait, so it
+/// ends as soon as the book knows its activity will not run.
 fn release_reason(book: &Book, t: &SyncTicket) -> Option<String> {
     let Some(inst) = book.instances.get(&t.instance) else {
         return Some(format!("instance {} is over", t.instance));
@@ -302,10 +320,20 @@ impl Book {
             return;
         }
         let state = self.sync.state().clone();
-        for entry in state.holders.iter().chain(&state.waiters) {
-            if let Some(why) = release_reason(self, &entry.ticket)
-                && let Some(ended) = self.sync.end(&entry.ticket)
-            {
+        let holds = state
+            .holders
+            .iter()
+            .map(|e| (e, hold_release_reason(self, e)));
+        let waits = state
+            .waiters
+            .iter()
+            .map(|e| (e, release_reason(self, &e.ticket)));
+        let ends: Vec<(SyncEntry, String)> = holds
+            .chain(waits)
+            .filter_map(|(e, why)| Some((e.clone(), why?)))
+            .collect();
+        for (entry, why) in ends {
+            if let Some(ended) = self.sync.end(&entry.ticket) {
                 self.record_release(now_ms, &ended, &why);
             }
         }
@@ -324,6 +352,11 @@ impl Book {
         for entry in self.sync.grant_ready(&self.classes, now_ms) {
             self.grant(now_ms, &entry, effects);
         }
+    }
+
+    /// The nodes that hold a class.
+    pub(crate) fn sync_holders(&self) -> impl Iterator<Item = &NodeId> {
+        self.sync.state().holders.iter().map(|e| &e.peer)
     }
 
     /// When the first waiter's `maxWait` runs out.
