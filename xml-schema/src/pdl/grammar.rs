@@ -18,11 +18,13 @@ pub(super) enum Block {
     Partition,
     /// `FILE Name { ... }`: WorkToDo's file attributes, not held yet.
     File,
+    /// `APPLICATION Name { ... }` at the top: an application semi-automatic tasks start.
+    Application,
 }
 
 impl Block {
     /// Every block, for finding where a keyword belongs.
-    pub const ALL: [Block; 7] = [
+    pub const ALL: [Block; 8] = [
         Block::Top,
         Block::Workflow,
         Block::Model,
@@ -30,12 +32,13 @@ impl Block {
         Block::Partner,
         Block::Partition,
         Block::File,
+        Block::Application,
     ];
 
     /// The keywords that start a clause of the block.
     pub fn keywords(self) -> &'static [&'static str] {
         match self {
-            Block::Top => &["WORKFLOW", "TASK"],
+            Block::Top => &["WORKFLOW", "TASK", "APPLICATION"],
             Block::Workflow => &[
                 "ID",
                 "DESCRIPTION",
@@ -55,11 +58,13 @@ impl Block {
                 "DEADLINE",
                 "DISCONNECTED_OPERATION",
                 "TASK_CLASS",
+                "APPLICATION",
             ],
             Block::Task => TASK,
             Block::Partner => &["ID", "DESCRIPTION", "ADDRESS", "SKILLS"],
             Block::Partition => &["ID", "PARTNER", "TIMEOUT", "TASKS"],
             Block::File => &["NAME", "SIZE"],
+            Block::Application => &["COMMAND", "SIZE", "OS"],
         }
     }
 
@@ -73,7 +78,9 @@ impl Block {
                 "STRING" | "NUMBER" | "FILE" | "TASK" | "PARTNER" | "PARTITION"
             ),
             Block::Task => keyword == "ROUTE",
-            Block::Model | Block::Partner | Block::Partition | Block::File => false,
+            Block::Model | Block::Partner | Block::Partition | Block::File | Block::Application => {
+                false
+            }
         }
     }
 
@@ -87,6 +94,7 @@ impl Block {
             Block::Partner => "a PARTNER { }",
             Block::Partition => "a PARTITION { }",
             Block::File => "a FILE { }",
+            Block::Application => "an APPLICATION { }",
         }
     }
 }
@@ -109,6 +117,7 @@ const TASK: &[&str] = &[
     "COMPENSATION",
     "RETRIES",
     "TASK_CLASS",
+    "APPLICATION",
     "IN_CONTEXT",
     "OUT_CONTEXT",
     "ROLE",
@@ -131,11 +140,6 @@ const INNER: &[&str] = &[
 /// The parts of WorkToDo's language that mobiwf does not hold yet, wherever they are written,
 /// each with why and what to do instead.
 const REFUSED: &[(&str, &str)] = &[
-    (
-        "APPLICATION",
-        "mobiwf's definitions have no applications: an automatic task runs the shell command of \
-         its COMMAND clause; remove APPLICATION, and give the task a COMMAND",
-    ),
     (
         "WORKFLOW_DEFINITIONS",
         "mobiwf keeps no relative order between the instances of two definitions yet; remove \
@@ -193,5 +197,7 @@ mod tests {
         assert_eq!(home_of("SKILLS", Block::Task), Some(Block::Partner));
         assert_eq!(home_of("ROLE", Block::Task), None);
         assert!(Block::Task.repeats("ROUTE") && !Block::Task.repeats("ROLE"));
+        assert!(is_reserved("application") && refused("APPLICATION").is_none());
+        assert_eq!(home_of("OS", Block::Task), Some(Block::Application));
     }
 }
