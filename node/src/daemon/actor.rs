@@ -47,6 +47,8 @@ pub(super) struct NodeActor {
     pub(super) fetching: super::data::Fetching,
     /// The copies for offline work under way.
     pub(super) copying: super::offline::Copying,
+    /// The applications of semi-automatic items running on this device.
+    pub(super) running: super::applications::Running,
 }
 
 /// What to do once a group of events is on disk (the answers of people's completions, claims
@@ -93,6 +95,7 @@ impl Actor for NodeActor {
         self.carry_out(after.effects);
         self.prune_fetches();
         self.copy_items(Millis::from_micros(mobiwf_runtime::process::now_us()).as_u64());
+        self.launch_applications();
         for query in after.queries {
             self.answer(query);
         }
@@ -295,11 +298,14 @@ impl NodeActor {
                     partition: execution.partition,
                     activity: execution.activity,
                     attempt: execution.attempt,
-                    compensation: execution.compensation,
+                    compensation: execution.run.is_compensation(),
                     finish: ended.finish,
                     written: ended.written,
                 };
                 self.step(now, NodeInput::Ended(end), writing, after)?;
+            }
+            Event::ApplicationEnded { key, user, ended } => {
+                self.application_ended(now, (key, user), ended, writing, after)?;
             }
             Event::Command(Command::Complete { end, reply }) => {
                 if let Some(Reply::Completion(result)) =
@@ -462,7 +468,7 @@ impl NodeActor {
                 } => self.spawn(Execution {
                     command,
                     reads,
-                    compensation: true,
+                    run: executor::RunKind::Compensation,
                     ..of(key, activity)
                 }),
                 Effect::Fetch {
@@ -498,7 +504,7 @@ impl NodeActor {
         tokio::spawn(
             async move {
                 let ended = executor::execute(&data_dir, &execution, &commands).await;
-                let what = if execution.compensation {
+                let what = if execution.run.is_compensation() {
                     "compensation ended"
                 } else {
                     "command ended"

@@ -9,6 +9,7 @@
 //! reads and writes the disk, talks to the mesh and runs commands.
 
 mod actor;
+mod applications;
 mod data;
 mod directory;
 mod journal;
@@ -86,6 +87,9 @@ pub struct NodeConfig {
     /// Check the API's bearer tokens and roles; false only by the operator's explicit
     /// choice (`run --insecure-no-auth`).
     pub api_auth: bool,
+    /// The applications installed on this device (`--application NAME`): a disconnection
+    /// does not count them among what it takes along.
+    pub applications: Vec<mobiwf_xml_schema::ApplicationId>,
     /// The per-peer limits on requests from the mesh (`--inbound-in-flight-per-peer`,
     /// `--inbound-per-peer-per-sec`).
     pub inbound: mobiwf_runtime::mesh::InboundLimits,
@@ -152,6 +156,12 @@ enum Event {
     Fetched(mobiwf_proto::FileRef),
     /// Work without the network: a user's disconnection or reconnection, an item's copy.
     Offline(offline::OfflineCommand),
+    /// The application a user of this device selected an item for ended.
+    ApplicationEnded {
+        key: mobiwf_people::ItemKey,
+        user: UserId,
+        ended: Ended,
+    },
     /// A peer became unreachable, or answered again (the outbox's news, or a message from it).
     Link(mobiwf_runtime::outbox::LinkNews),
 }
@@ -379,7 +389,11 @@ pub async fn start(config: NodeConfig) -> anyhow::Result<Node> {
         controller: NodeId::new(controller_peer.to_string()),
         read_location: outbox::location,
     };
-    let core = mobiwf_node_core::NodeCore::new(engine, desk, who);
+    let mut core = mobiwf_node_core::NodeCore::new(engine, desk, who);
+    core.set_device(mobiwf_people::DeviceProfile {
+        os: std::env::consts::OS.to_owned(),
+        installed: config.applications.iter().cloned().collect(),
+    });
     let (deadline, deadline_rx) = watch::channel(core.next_deadline());
     let mut actor = actor::NodeActor {
         core,
@@ -395,6 +409,7 @@ pub async fn start(config: NodeConfig) -> anyhow::Result<Node> {
         mesh: base.mesh.clone(),
         fetching: data::Fetching::default(),
         copying: offline::Copying::new(config.prefetch),
+        running: applications::Running::default(),
     };
     actor.register(
         &mut seq,
@@ -406,6 +421,7 @@ pub async fn start(config: NodeConfig) -> anyhow::Result<Node> {
     // Copies for offline work resume at once, not at the first event.
     let now = mobiwf_runtime::process::now_us();
     actor.copy_items(Millis::from_micros(now).as_u64());
+    actor.launch_applications();
     base.tasks
         .push(daemon::timer(deadline_rx, base.events.clone(), || {
             Event::Tick
