@@ -374,26 +374,7 @@ pub async fn start(config: NodeConfig) -> anyhow::Result<Node> {
     base.tasks
         .push(daemon::forward(link_rx, base.events.clone(), Event::Link));
     let mut seq = base.sequencer()?;
-    let mut engine = state::load(base.store.as_ref())?;
-    base.metrics.set_runs_in_memory(engine.runs_in_memory());
-    // Work items name their host by this address (the devices send claims there).
-    let location = base.addrs.first().ok_or_else(|| {
-        anyhow::anyhow!("the node listens nowhere: give it an address to listen on (--listen)")
-    })?;
-    engine.set_location(outbox::location(location).map_err(anyhow::Error::msg)?);
-    engine.set_hour_ms(config.hour_ms);
-    let desk = state::load_desk(base.store.as_ref())?;
-    let who = mobiwf_node_core::Identity {
-        me: NodeId::new(base.mesh.peer_id().to_string()),
-        name: config.name.clone(),
-        controller: NodeId::new(controller_peer.to_string()),
-        read_location: outbox::location,
-    };
-    let mut core = mobiwf_node_core::NodeCore::new(engine, desk, who);
-    core.set_device(mobiwf_people::DeviceProfile {
-        os: std::env::consts::OS.to_owned(),
-        installed: config.applications.iter().cloned().collect(),
-    });
+    let core = load_core(&base, &config, controller_peer)?;
     let (deadline, deadline_rx) = watch::channel(core.next_deadline());
     let mut actor = actor::NodeActor {
         core,
@@ -437,6 +418,37 @@ pub async fn start(config: NodeConfig) -> anyhow::Result<Node> {
     tracing::info!(name = %config.name, "runs {}", config.commands.describe());
     base.launch(actor, seq, span, client, (config.api, router))
         .await
+}
+
+/// The node's core as its store left it: the engine (addressed where the node listens, with
+/// the node's hour), the desk, who the node is, and what the device is (its operating system
+/// and `--application`s).
+fn load_core(
+    base: &Base<Event>,
+    config: &NodeConfig,
+    controller_peer: libp2p::PeerId,
+) -> anyhow::Result<mobiwf_node_core::NodeCore> {
+    let mut engine = state::load(base.store.as_ref())?;
+    base.metrics.set_runs_in_memory(engine.runs_in_memory());
+    // Work items name their host by this address (the devices send claims there).
+    let location = base.addrs.first().ok_or_else(|| {
+        anyhow::anyhow!("the node listens nowhere: give it an address to listen on (--listen)")
+    })?;
+    engine.set_location(outbox::location(location).map_err(anyhow::Error::msg)?);
+    engine.set_hour_ms(config.hour_ms);
+    let desk = state::load_desk(base.store.as_ref())?;
+    let who = mobiwf_node_core::Identity {
+        me: NodeId::new(base.mesh.peer_id().to_string()),
+        name: config.name.clone(),
+        controller: NodeId::new(controller_peer.to_string()),
+        read_location: outbox::location,
+    };
+    let mut core = mobiwf_node_core::NodeCore::new(engine, desk, who);
+    core.set_device(mobiwf_people::DeviceProfile {
+        os: std::env::consts::OS.to_owned(),
+        installed: config.applications.iter().cloned().collect(),
+    });
+    Ok(core)
 }
 
 /// Who may use the API: its token check, the administrator's token file, what each route
