@@ -1,6 +1,6 @@
-//! Model → PDL text: the task models first (one per activity type), then the workflow with
-//! its data, tasks, partners and partitions; a clause only where its field differs from the
-//! default, `ID` only where the id is not the one its place gives.
+//! Model → PDL text: the applications first, then the task models (one per activity type),
+//! then the workflow with its data, tasks, partners and partitions; a clause only where its
+//! field differs from the default, `ID` only where the id is not the one its place gives.
 //!
 //! Whatever the model, the text reads back to it: a name is written bare only when it is a
 //! plain word and no keyword, else in quotes with escapes; a reference is a name only when that
