@@ -282,6 +282,7 @@ pub(super) async fn start_node(
         commands: mobiwf_node::command_policy::CommandPolicy::Any,
         api_auth: true,
         inbound: Default::default(),
+        applications: Vec::new(),
     })
     .await?;
     let skills: Vec<String> = skills.iter().map(u64::to_string).collect();

@@ -71,6 +71,7 @@ async fn mesh_with(p2_behind_relay: bool) -> Mesh {
         commands: mobiwf_node::command_policy::CommandPolicy::Any,
         api_auth: true,
         inbound: Default::default(),
+        applications: Vec::new(),
     };
     let p1 = mobiwf_node::start(node("P1", vec![1, 2, 3]))
         .await

@@ -54,6 +54,16 @@ pub enum NodeInput {
         /// The files among them already on this node.
         held: Vec<FileRef>,
     },
+    /// The application a user of this device selected an item for ended
+    /// (`Desk::to_launch`): its completion is claimed as theirs, or they are told.
+    ApplicationEnded {
+        /// The item.
+        key: ItemKey,
+        /// The user it ran for.
+        user: UserId,
+        /// How it ended.
+        end: mobiwf_people::AppEnd,
+    },
     /// A user of this device goes away.
     Away(UserId),
     /// A user of this device comes back.

@@ -99,6 +99,12 @@ impl NodeCore {
         }
     }
 
+    /// What this device is (its operating system and installed applications), from the
+    /// daemon's configuration at each start.
+    pub fn set_device(&mut self, profile: mobiwf_people::DeviceProfile) {
+        self.desk.set_device(profile);
+    }
+
     /// The partition engine, for the daemon's queries.
     pub fn engine(&self) -> &Engine {
         &self.engine
@@ -148,6 +154,10 @@ impl NodeCore {
             NodeInput::Link { peer, reachable } => self.link(now_us, peer, reachable, &mut out),
             NodeInput::Fetched { file, waiting } => self.fetched(now_us, file, waiting, &mut out),
             NodeInput::Copied { key, data, held } => self.copied(now_ms, key, data, held, &mut out),
+            NodeInput::ApplicationEnded { key, user, end } => {
+                let input = DeskInput::ApplicationEnded { key, user, end };
+                self.application_ended(now_us, input, &mut out);
+            }
             NodeInput::Away(user) => self.presence(now_ms, DeskInput::Disconnect(user), &mut out),
             NodeInput::Back(user) => self.presence(now_ms, DeskInput::Reconnect(user), &mut out),
         }

@@ -2,7 +2,7 @@
 //! to the item's host), going away and coming back (*Synchronization and Disconnected
 //! Operation in WorkToDo* (IC-03-006), §5.1.2-5.1.3: the desk's state and the controller told
 //! the device's whole presence, in the same batch), and the values an item's host gave for
-//! offline work.
+//! offline work or an item's application, and how that application ended.
 
 use mobiwf_engine::Target;
 use mobiwf_people::{DeskEffect, DeskInput, DeskRefusal, ItemKey, LocalClaim};
@@ -64,6 +64,26 @@ impl NodeCore {
             }
         };
         out.reply = Some(Reply::Presence(result));
+    }
+
+    /// An application ran for an item of a user of this device and ended: the desk's
+    /// completion claim goes to the item's host like the user's own.
+    pub(crate) fn application_ended(&mut self, now_us: u64, input: DeskInput, out: &mut Output) {
+        let directory = self.engine.directory();
+        let now_ms = Millis::from_micros(now_us).as_u64();
+        match self.desk.apply(now_ms, directory, &self.who.name, input) {
+            Ok(applied) => {
+                let effects = applied
+                    .effects
+                    .into_iter()
+                    .filter(|e| !matches!(e, DeskEffect::Answered { .. }))
+                    .collect();
+                self.route(now_us, Vec::new(), effects, out);
+            }
+            Err(e) => out
+                .notes
+                .push(Note::warn(format!("an item's application ended: {e}"))),
+        }
     }
 
     /// An item's host answered what the item reads.

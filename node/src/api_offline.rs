@@ -8,7 +8,10 @@
 //!   `needed_secs`, unless `accept`) and against the free disk (507, `"reason": "disk"`); then
 //!   copied (resuming broken-off fetches); then the user is away: only their locked items can
 //!   be worked on, what they do waits on this device, and the controller offers them nothing
-//!   new. 200 with what was copied.
+//!   new. 200 with what was copied. The applications of the locked items this device has not
+//!   installed (`run --application NAME` says which it has) are listed (`applications`, each
+//!   with `name` and `size_kib`), and their sizes (`application_bytes`) count against the free
+//!   disk with the bytes to copy.
 //! - `POST /users/{user}/reconnect`: every item can be worked on again; the controller is told;
 //!   what the user did while away is on its way to the hosts already (the outbox). 200.
 
@@ -73,11 +76,14 @@ pub(crate) async fn disconnect(
         Err(response) => return response,
     };
     match client.files.free_bytes() {
-        Ok(free) if free < plan.bytes => {
+        Ok(free) if free < plan.bytes.saturating_add(plan.application_bytes) => {
             let message = format!(
-                "copying {user}'s locked items needs {} bytes, and the disk has {free} free: make \
+                "copying {user}'s locked items needs {} bytes, and the applications they start \
+                 that this device has not installed {} bytes ({}); the disk has {free} free: make \
                  room, or unlock items and try again",
-                plan.bytes
+                plan.bytes,
+                plan.application_bytes,
+                taken(&plan),
             );
             return refusal(
                 StatusCode::INSUFFICIENT_STORAGE,
@@ -104,6 +110,8 @@ pub(crate) async fn disconnect(
             "away": true,
             "locked": copied.locked,
             "copied_bytes": plan.bytes,
+            "applications": plan.applications,
+            "application_bytes": plan.application_bytes,
         }))
         .into_response(),
         Ok(Err(refused)) => refused_response(refused),
@@ -273,9 +281,23 @@ fn refusal(
         "reason": reason,
         "bytes": plan.bytes,
         "locked": plan.locked,
+        "applications": plan.applications,
+        "application_bytes": plan.application_bytes,
         "needed_secs": needed.map(|d| d.as_secs_f64()),
     });
     (status, Json(body)).into_response()
+}
+
+/// The applications a disconnection takes along, named with their sizes (`editor 2048 KiB`).
+fn taken(plan: &Departure) -> String {
+    if plan.applications.is_empty() {
+        return "none".to_owned();
+    }
+    plan.applications
+        .iter()
+        .map(|a| format!("{} {} KiB", a.name, a.size_kib))
+        .collect::<Vec<_>>()
+        .join(", ")
 }
 
 fn refused_response(refused: Refused) -> Response {

@@ -2,7 +2,8 @@
 //!
 //! Each execution has a directory `DATA/runs/<instance>-<partition>-<activity>/` (with
 //! `.<try>` appended for the second try on, `<retries>`, counted over an activity's reruns;
-//! `.compensation` for its compensation, backward recovery). The command
+//! `.compensation` for its compensation, backward recovery; `.application` for the application
+//! a user of this device selected a semi-automatic item for, on the device). The command
 //! runs under a small `sh` wrapper, in its own process group (so it outlives a killed node),
 //! which first *claims* the directory with an atomic `mkdir claim`; a second wrapper started for
 //! the same activity (after a restart) finds the claim and exits without running anything. The
@@ -94,8 +95,9 @@ pub struct Execution {
     pub reads: Vec<Datum>,
     /// The names it may write, read back from `MOBIWF_DATA_DIR` when it succeeds.
     pub writes: Vec<(String, DataKind)>,
-    /// True for the activity's compensation (its own run directory, `MOBIWF_COMPENSATION=1`).
-    pub compensation: bool,
+    /// What it runs: a try of the activity's command, its compensation, or its work item's
+    /// application.
+    pub run: RunKind,
     /// For an activity of a task class: the lease of its grant, under which it runs (the
     /// wrapper's watchdog kills it once its lease file's time passed: `crate::lease`).
     pub held: Option<Hold>,
@@ -108,6 +110,28 @@ pub struct Hold {
     pub lease_ms: u64,
     /// The node's leases.
     pub leases: Leases,
+}
+
+/// What an execution runs, each in a run directory of its own.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum RunKind {
+    /// A try of an automatic activity's command.
+    Try,
+    /// The activity's compensation (`MOBIWF_COMPENSATION=1`).
+    Compensation,
+    /// The application of a semi-automatic work item, on the device of the user who selected
+    /// it (`MOBIWF_USER` names them).
+    Application {
+        /// Who selected it.
+        user: mobiwf_proto::UserId,
+    },
+}
+
+impl RunKind {
+    /// Whether it is the activity's compensation.
+    pub fn is_compensation(&self) -> bool {
+        *self == RunKind::Compensation
+    }
 }
 
 impl Execution {
@@ -123,8 +147,8 @@ impl Execution {
             partner,
             reads: Vec::new(),
             writes: Vec::new(),
-            compensation: false,
             held: None,
+            run: RunKind::Try,
         }
     }
 }
@@ -149,10 +173,11 @@ const MAX_FLAG_FILE_BYTES: u64 = 1024;
 /// The directory of one execution.
 pub fn run_dir(data_dir: &Path, e: &Execution) -> PathBuf {
     let name = format!("{}-{}-{}", e.instance, e.partition, e.activity);
-    let name = match (e.compensation, e.attempt) {
-        (true, _) => format!("{name}.compensation"),
-        (false, 0) => name,
-        (false, n) => format!("{name}.{n}"),
+    let name = match (&e.run, e.attempt) {
+        (RunKind::Compensation, _) => format!("{name}.compensation"),
+        (RunKind::Application { .. }, _) => format!("{name}.application"),
+        (RunKind::Try, 0) => name,
+        (RunKind::Try, n) => format!("{name}.{n}"),
     };
     data_dir.join("runs").join(name)
 }
@@ -263,7 +288,11 @@ async fn run_wrapper(
     period: &str,
     files: &Files,
 ) -> Result<Ended, String> {
-    let spawned = Command::new("sh")
+    let mut command = Command::new("sh");
+    if let RunKind::Application { user } = &e.run {
+        command.env("MOBIWF_USER", user.as_str());
+    }
+    let spawned = command
         .arg("-c")
         .arg(WRAPPER)
         .arg("mobiwf-wrapper")
@@ -279,7 +308,7 @@ async fn run_wrapper(
         .env("MOBIWF_DATA_DIR", dir.join("data"))
         .env(
             "MOBIWF_COMPENSATION",
-            if e.compensation { "1" } else { "0" },
+            if e.run.is_compensation() { "1" } else { "0" },
         )
         .stdin(std::process::Stdio::null())
         .stdout(std::process::Stdio::null())

@@ -16,7 +16,7 @@ fn execution(command: &str) -> Execution {
         partner: "P1".to_owned(),
         reads: Vec::new(),
         writes: Vec::new(),
-        compensation: false,
+        run: mobiwf_node::executor::RunKind::Try,
         held: None,
     }
 }
@@ -255,7 +255,7 @@ async fn a_compensation_runs_once_in_its_own_directory_and_says_it_is_one() {
             .succeeded()
     );
     let undo = Execution {
-        compensation: true,
+        run: mobiwf_node::executor::RunKind::Compensation,
         ..work.clone()
     };
     assert!(run_dir(dir.path(), &undo).ends_with("3-1-7.compensation"));

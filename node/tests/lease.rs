@@ -30,7 +30,7 @@ fn held(command: &str, lease_ms: u64, leases: &Leases) -> Execution {
         partner: "P1".to_owned(),
         reads: Vec::new(),
         writes: Vec::new(),
-        compensation: false,
+        run: mobiwf_node::executor::RunKind::Try,
         held: Some(Hold {
             lease_ms,
             leases: leases.clone(),

@@ -14,8 +14,8 @@ pub mod directory;
 
 pub use assign::{Choice, Load, choose};
 pub use desk::{
-    Applied, Desk, DeskChanges, DeskEffect, DeskEncodeError, DeskInput, DeskItem, DeskRefusal,
-    DeskRestoreError, Entry, EntryState, ItemCopy, ItemKey, ItemSnapshot, LocalClaim, Offline,
-    Order, PendingClaim,
+    AppEnd, AppEnded, AppToTake, Applied, Desk, DeskChanges, DeskEffect, DeskEncodeError,
+    DeskInput, DeskItem, DeskRefusal, DeskRestoreError, DeviceProfile, Entry, EntryState, ItemCopy,
+    ItemKey, ItemSnapshot, Launch, LocalClaim, Offline, Order, PendingClaim,
 };
 pub use directory::{ADMINISTRATOR, Directory, DirectoryError};

@@ -29,9 +29,9 @@ pub use location::{Location, NotALocation};
 pub use mobiwf_xml_schema::{ActivityId, ActivityTypeId, PartitionId, TaskState};
 pub use people::{
     Answer, Claim, DEADLINE_THRESHOLDS, DEFAULT_HOUR_MS, DeviceEntry, DirectoryVersion,
-    HAND_OVER_HOURS_LEFT, Hold, Holder, ItemAction, ItemAnswer, ItemDeadline, ItemEvent,
-    ItemEvents, ItemInfo, ItemSnapshot, ItemStatus, Notice, Presence, RoleId, Tell, UserId,
-    Verdict, thresholds_of,
+    HAND_OVER_HOURS_LEFT, Hold, Holder, ItemAction, ItemAnswer, ItemApplication, ItemDeadline,
+    ItemEvent, ItemEvents, ItemInfo, ItemSnapshot, ItemStatus, Notice, Presence, RoleId, Tell,
+    UserId, Verdict, thresholds_of,
 };
 pub use queries::{Fetch, ItemData, Locate, ReadData};
 pub use recovery::{Compensate, Compensated, Rerun};

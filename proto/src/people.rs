@@ -232,6 +232,23 @@ pub struct ItemInfo {
     /// (Boxed: most items have none, and every message is as large as its largest kind.)
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub due: Option<Box<ItemDeadline>>,
+    /// Its `<application>` (semi-automatic activities), when it has one: what the device of
+    /// the user who selects it runs. (Boxed: most items have none.)
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub application: Option<Box<ItemApplication>>,
+}
+
+/// The application of a work item, as its host tells the devices of its users: the
+/// application itself and the instance data it may write (what its device reads back from
+/// `MOBIWF_DATA_DIR` when it exits 0).
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct ItemApplication {
+    /// The application (`<application id>` with its command, size and os).
+    #[serde(flatten)]
+    pub application: mobiwf_xml_schema::Application,
+    /// The activity's `<writes>`, each with what it holds as the partition declares it.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub writes: Vec<(String, mobiwf_xml_schema::DataKind)>,
 }
 
 /// The notices before a `<deadline>`: when this many hours are left (only those shorter than

@@ -53,6 +53,7 @@ fn info() -> ItemInfo {
             sent_ms: 2_000,
             passed: vec![24, 12],
         })),
+        application: None,
     }
 }
 

@@ -138,7 +138,7 @@ impl Deriver<'_> {
             .collect();
         let response_immediate = adjacents.iter().any(|(_, remote)| *remote);
         let adjacents = adjacents.into_iter().map(|(adj, _)| adj).collect();
-        partition_activity(a, preconditions, adjacents, response_immediate)
+        partition_activity(self.def, a, preconditions, adjacents, response_immediate)
     }
 
     /// The adjacent of `from` for its successor `to`, which the partition at `home` holds: at
@@ -207,7 +207,7 @@ pub fn derive_contingency(
         .collect();
     let flow = Flow::new(def);
     let adjacents = data::stand_in_carries(def, &flow, a, adjacents);
-    let mut stand_in = partition_activity(a, preconditions, adjacents, true);
+    let mut stand_in = partition_activity(def, a, preconditions, adjacents, true);
     stand_in.merge = Merge::All;
     stand_in.routes.clear();
     let activities = vec![stand_in];
@@ -283,9 +283,10 @@ fn precondition(
     }
 }
 
-/// Activity `a` of the definition as a partition document holds it; its `status` and
-/// extensions are copied.
+/// Activity `a` of `def` as a partition document holds it; its `status` and extensions are
+/// copied, and the application it names is copied whole (its node's users' devices run it).
 fn partition_activity(
+    def: &WorkflowDefinition,
     a: &Activity,
     preconditions: Vec<Precondition>,
     adjacents: Vec<Adjacent>,
@@ -311,6 +312,10 @@ fn partition_activity(
         compensation: a.compensation.clone(),
         retries: a.retries,
         class: a.class.clone(),
+        application: a
+            .application
+            .as_ref()
+            .and_then(|name| def.application(name).cloned()),
         data: a.data.clone(),
         people: a.people.clone(),
     }

@@ -60,6 +60,9 @@ pub enum Node {
     DataItem(usize),
     /// Attribute `name` (`"name"` or `"type"`) of declaration `k` of `<data>`.
     DataItemAttr(usize, &'static str),
+    /// `applications/application[k]` of a definition (the `k`th of the model's
+    /// `applications`).
+    Application(usize),
     /// `activityTypes/activityType[i]`.
     ActivityType(usize),
     /// `partitions/partition[i]`.

@@ -62,6 +62,13 @@ pub fn write_definition(def: &WorkflowDefinition) -> String {
         }
     });
     out.data(&def.data);
+    if !def.applications.is_empty() {
+        out.open("applications", None);
+        for application in &def.applications {
+            out.application(application);
+        }
+        out.close("applications");
+    }
     out.close("workflow");
     out.buf
 }
@@ -89,6 +96,9 @@ fn write_activity(out: &mut Out, a: &Activity) {
         a.retries,
         a.class.as_ref(),
     );
+    if let Some(name) = &a.application {
+        out.leaf("application", name);
+    }
     out.access(&a.data);
     out.people(&a.people);
     out.close("activity");
@@ -140,6 +150,9 @@ fn write_partition_activity(out: &mut Out, a: &PartitionActivity) {
         a.retries,
         a.class.as_ref(),
     );
+    if let Some(application) = &a.application {
+        out.application(application);
+    }
     out.access(&a.data);
     out.people(&a.people);
     out.close("activity");
@@ -318,6 +331,24 @@ impl Out {
                 self.line(&names_element(name, names));
             }
         }
+    }
+
+    /// An application: its id, its command, and its size and os where they differ from their
+    /// defaults.
+    fn application(&mut self, application: &crate::model::Application) {
+        self.line(&format!(
+            "<application id=\"{}\">",
+            escape_attr(application.id.as_str())
+        ));
+        self.depth += 1;
+        self.leaf("command", &application.command);
+        if application.size_kib != 0 {
+            self.leaf("size", application.size_kib);
+        }
+        if let Some(os) = &application.os {
+            self.leaf("os", os);
+        }
+        self.close("application");
     }
 
     /// The data declarations of a document, only when there are some: a `<value>` with its

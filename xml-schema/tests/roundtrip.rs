@@ -105,6 +105,7 @@ proptest! {
                 compensation: None,
                 retries: Retries::default(),
                 class: None,
+                application: None,
                 people,
                 data: Default::default(),
             }],

@@ -154,6 +154,7 @@ fn paper_fixtures_are_valid() {
 fn example_workflows_are_valid() {
     let mut problems = Vec::new();
     for dir in [
+        "../examples/applications",
         "../examples/people",
         "../examples/recovery",
         "../examples/rules",

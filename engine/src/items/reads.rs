@@ -2,7 +2,8 @@
 //! copies it while connected, so that its user can work the item without the network
 //! (*Synchronization and Disconnected Operation in WorkToDo* (IC-03-006), §5.2; *WorkToDo: um
 //! sistema de gerenciamento de workflows para ambientes de comunicação sem fio*, §3.3.3). Asked
-//! with `Message::ItemData`, answered at once, never stored.
+//! with `Message::ItemData`, answered at once, never stored. The same copy gives an item's
+//! application (semi-automatic activities) its inputs on the device that runs it.
 
 use mobiwf_proto::{ActivityId, Datum, InstanceId, NodeId};
 
@@ -46,9 +47,10 @@ impl Engine {
         else {
             return Err(format!("{label} is not in a partition run here"));
         };
-        if !act.people.disconnected {
+        if !act.people.disconnected && act.application.is_none() {
             return Err(format!(
-                "{label} may not be taken offline (no <disconnected>): nothing to copy"
+                "{label} may not be taken offline (no <disconnected>) and starts no \
+                 application: nothing to copy"
             ));
         }
         Ok(self.reads_of(instance, act))

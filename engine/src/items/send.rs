@@ -173,6 +173,19 @@ impl Engine {
             deadline_ms,
             host: self.host.location.clone(),
             due: item.due.as_ref().map(|d| Box::new(d.wire(self.now_ms()))),
+            application: act.application.as_ref().map(|application| {
+                let doc = self.runs.get(&item.run_key()).map(|r| r.doc());
+                let writes = act
+                    .data
+                    .writes
+                    .iter()
+                    .filter_map(|name| Some((name.clone(), doc?.data_kind(name)?)))
+                    .collect();
+                Box::new(mobiwf_proto::ItemApplication {
+                    application: application.clone(),
+                    writes,
+                })
+            }),
         })
     }
 }

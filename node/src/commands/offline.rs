@@ -34,6 +34,25 @@ pub async fn disconnect(
          {user}`",
         value["copied_bytes"].as_u64().unwrap_or(0)
     );
+    let taken: Vec<String> = value["applications"]
+        .as_array()
+        .into_iter()
+        .flatten()
+        .map(|a| {
+            format!(
+                "{} ({} KiB)",
+                a["name"].as_str().unwrap_or("?"),
+                a["size_kib"]
+            )
+        })
+        .collect();
+    if !taken.is_empty() {
+        println!(
+            "applications its locked items start, not installed on this device (run \
+             --application NAME says which are): {}",
+            taken.join(", ")
+        );
+    }
     Ok(())
 }
 

@@ -35,6 +35,11 @@ pub struct RunArgs {
     /// `disconnect` then copies its user's locked items, and only those.
     #[arg(long)]
     pub no_prefetch: bool,
+    /// An application installed on this device (repeatable), by its name in workflow
+    /// definitions (`<application id>`): a disconnection does not count its size among what
+    /// the device takes along.
+    #[arg(long = "application", value_name = "NAME")]
+    pub applications: Vec<String>,
     /// The length of an hour for work items' <deadline>s, in ms, for deployments whose
     /// controller does not say (tests and demos use less, e.g. 100).
     #[arg(long, value_name = "MS", default_value_t = mobiwf_proto::DEFAULT_HOUR_MS,
@@ -144,6 +149,7 @@ fn config_of(args: &RunArgs) -> anyhow::Result<NodeConfig> {
         swarm_key,
         api_auth: !args.insecure_no_auth,
         inbound: args.inbound.limits(),
+        applications: installed(&args.applications)?,
     })
 }
 
@@ -194,4 +200,17 @@ fn previous_addresses(data_dir: &std::path::Path) -> Vec<Multiaddr> {
     } else {
         previous
     }
+}
+
+/// The applications `--application` names, each checked as a definition's application ids are.
+fn installed(names: &[String]) -> anyhow::Result<Vec<mobiwf_xml_schema::ApplicationId>> {
+    names
+        .iter()
+        .map(
+            |name| match mobiwf_xml_schema::application_id_problem(name) {
+                None => Ok(mobiwf_xml_schema::ApplicationId::new(name.as_str())),
+                Some(problem) => Err(anyhow::anyhow!("--application: {problem}")),
+            },
+        )
+        .collect()
 }

@@ -50,6 +50,8 @@ pub(super) struct NodeActor {
     /// When the controller was last heard, and the leases of the commands run under a task
     /// class's grant (`crate::lease`).
     pub(super) leases: crate::lease::Leases,
+    /// The applications of semi-automatic items running on this device.
+    pub(super) running: super::applications::Running,
 }
 
 /// What to do once a group of events is on disk (the answers of people's completions, claims
@@ -96,6 +98,7 @@ impl Actor for NodeActor {
         self.carry_out(after.effects);
         self.prune_fetches();
         self.copy_items(Millis::from_micros(mobiwf_runtime::process::now_us()).as_u64());
+        self.launch_applications();
         for query in after.queries {
             self.answer(query);
         }
@@ -318,7 +321,9 @@ impl NodeActor {
                 let input = NodeInput::Engine(mobiwf_engine::Input::SyncLost(lost));
                 self.step(now, input, writing, after)?;
             }
-            Event::Ended { execution, ended } if ended.lost && !execution.compensation => {
+            Event::Ended { execution, ended }
+                if ended.lost && execution.run == crate::executor::RunKind::Try =>
+            {
                 let lost = mobiwf_engine::Lost {
                     instance: execution.instance,
                     partition: execution.partition,
@@ -334,11 +339,14 @@ impl NodeActor {
                     partition: execution.partition,
                     activity: execution.activity,
                     attempt: execution.attempt,
-                    compensation: execution.compensation,
+                    compensation: execution.run.is_compensation(),
                     finish: ended.finish,
                     written: ended.written,
                 };
                 self.step(now, NodeInput::Ended(end), writing, after)?;
+            }
+            Event::ApplicationEnded { key, user, ended } => {
+                self.application_ended(now, (key, user), ended, writing, after)?;
             }
             Event::Command(Command::Complete { end, reply }) => {
                 if let Some(Reply::Completion(result)) =
@@ -519,7 +527,7 @@ impl NodeActor {
                 } => self.spawn(Execution {
                     command,
                     reads,
-                    compensation: true,
+                    run: executor::RunKind::Compensation,
                     ..of(key, activity)
                 }),
                 Effect::Fetch {
@@ -555,7 +563,7 @@ impl NodeActor {
         tokio::spawn(
             async move {
                 let ended = executor::execute(&data_dir, &execution, &commands).await;
-                let what = if execution.compensation {
+                let what = if execution.run.is_compensation() {
                     "compensation ended"
                 } else {
                     "command ended"

@@ -9,6 +9,7 @@
 //! reads and writes the disk, talks to the mesh and runs commands.
 
 mod actor;
+mod applications;
 mod data;
 mod directory;
 mod journal;
@@ -86,6 +87,9 @@ pub struct NodeConfig {
     /// Check the API's bearer tokens and roles; false only by the operator's explicit
     /// choice (`run --insecure-no-auth`).
     pub api_auth: bool,
+    /// The applications installed on this device (`--application NAME`): a disconnection
+    /// does not count them among what it takes along.
+    pub applications: Vec<mobiwf_xml_schema::ApplicationId>,
     /// The per-peer limits on requests from the mesh (`--inbound-in-flight-per-peer`,
     /// `--inbound-per-peer-per-sec`).
     pub inbound: mobiwf_runtime::mesh::InboundLimits,
@@ -154,6 +158,12 @@ enum Event {
     Fetched(mobiwf_proto::FileRef),
     /// Work without the network: a user's disconnection or reconnection, an item's copy.
     Offline(offline::OfflineCommand),
+    /// The application a user of this device selected an item for ended.
+    ApplicationEnded {
+        key: mobiwf_people::ItemKey,
+        user: UserId,
+        ended: Ended,
+    },
     /// A peer became unreachable, or answered again (the outbox's news, or a message from it).
     Link(mobiwf_runtime::outbox::LinkNews),
 }
@@ -383,6 +393,7 @@ pub async fn start(config: NodeConfig) -> anyhow::Result<Node> {
         fetching: data::Fetching::default(),
         copying: offline::Copying::new(config.prefetch),
         leases: crate::lease::Leases::new(),
+        running: applications::Running::default(),
     };
     let people_out = actor.leases.spawn_refresher();
     base.tasks.push(daemon::forward(
@@ -400,6 +411,7 @@ pub async fn start(config: NodeConfig) -> anyhow::Result<Node> {
     // Copies for offline work resume at once, not at the first event.
     let now = mobiwf_runtime::process::now_us();
     actor.copy_items(Millis::from_micros(now).as_u64());
+    actor.launch_applications();
     base.tasks
         .push(daemon::timer(deadline_rx, base.events.clone(), || {
             Event::Tick
@@ -417,8 +429,9 @@ pub async fn start(config: NodeConfig) -> anyhow::Result<Node> {
         .await
 }
 
-/// The node's core as the store holds it: its engine (on this node's address and hour) and
-/// its desk.
+/// The node's core as its store left it: the engine (addressed where the node listens, with
+/// the node's hour), the desk, who the node is, and what the device is (its operating system
+/// and `--application`s).
 fn load_core(
     base: &Base<Event>,
     config: &NodeConfig,
@@ -439,7 +452,12 @@ fn load_core(
         controller: NodeId::new(controller_peer.to_string()),
         read_location: outbox::location,
     };
-    Ok(mobiwf_node_core::NodeCore::new(engine, desk, who))
+    let mut core = mobiwf_node_core::NodeCore::new(engine, desk, who);
+    core.set_device(mobiwf_people::DeviceProfile {
+        os: std::env::consts::OS.to_owned(),
+        installed: config.applications.iter().cloned().collect(),
+    });
+    Ok(core)
 }
 
 /// Who may use the API: its token check, the administrator's token file, what each route

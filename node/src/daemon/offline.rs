@@ -43,6 +43,11 @@ pub struct Departure {
     pub missing: Vec<(FileRef, Location)>,
     /// The bytes still to fetch (what broken-off fetches have already is not counted).
     pub bytes: u64,
+    /// The applications of the locked items that this device does not have installed
+    /// (`--application`): the device takes them along, so their sizes count against its disk.
+    pub applications: Vec<mobiwf_people::AppToTake>,
+    /// Their sizes together, in bytes.
+    pub application_bytes: u64,
 }
 
 /// The offline commands of the API.
@@ -178,6 +183,12 @@ impl NodeActor {
             }
             plan.locked.push(label);
         }
+        plan.applications = self.core.desk().applications_to_take(user.as_str());
+        plan.application_bytes = plan
+            .applications
+            .iter()
+            .map(|a| a.size_kib.saturating_mul(1024))
+            .fold(0, u64::saturating_add);
         Ok(plan)
     }
 
@@ -199,6 +210,9 @@ impl NodeActor {
                     || i.holders.iter().any(|h| {
                         h.hold == mobiwf_proto::Hold::Locked && copying.wanted.contains(&h.user)
                     })
+                    // A selected item's application needs its inputs here.
+                    || (i.info.application.is_some()
+                        && i.holders.iter().any(|h| h.hold == mobiwf_proto::Hold::Selected))
             })
             .map(|i| {
                 let missing = i.copy.as_ref().map(|c| c.missing.clone());

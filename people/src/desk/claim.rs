@@ -98,6 +98,7 @@ impl Desk {
         }
         .or_else(|| self.refused_disabled(item, claim.user.as_str()))
         .or_else(|| decide(item, dir, claim, under_way))
+        .or_else(|| self.wrong_os(item, &claim.action))
     }
 }
 

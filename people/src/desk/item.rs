@@ -67,6 +67,7 @@ impl Desk {
                 finished_ms: None,
                 copy: self.items.get(&key).and_then(|old| old.copy.clone()),
                 warned: Vec::new(),
+                app_ended: self.items.get(&key).and_then(|old| old.app_ended.clone()),
             };
             let before = self.items.get(&key).cloned();
             self.replace(now_ms, key, new, &quiet);

@@ -17,6 +17,7 @@
 //! Finished items are remembered (to answer "no longer available" without asking the host) up
 //! to [`MAX_FINISHED_ITEMS`].
 
+mod application;
 mod claim;
 mod deadline;
 mod item;
@@ -40,6 +41,7 @@ use serde::{Deserialize, Serialize};
 
 use crate::Directory;
 
+pub use application::{AppEnd, AppEnded, AppToTake, DeviceProfile, Launch};
 pub use deadline::DEADLINE_NOTICE;
 pub use mobiwf_proto::ItemSnapshot;
 pub use offline::{ItemCopy, Offline};
@@ -86,6 +88,9 @@ pub struct DeskItem {
     /// own timer or the host's snapshot: each is told once.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub warned: Vec<u32>,
+    /// Its application ended on this device (semi-automatic items): it never runs again here.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub app_ended: Option<AppEnded>,
 }
 
 impl DeskItem {
@@ -179,6 +184,16 @@ pub enum DeskInput {
     },
     /// A file is whole on this device (fetched, or received inline).
     FileHeld(FileRef),
+    /// The application a user of this device selected the item for ended
+    /// ([`Desk::to_launch`]).
+    ApplicationEnded {
+        /// The item.
+        key: ItemKey,
+        /// The user it ran for.
+        user: UserId,
+        /// How it ended.
+        end: AppEnd,
+    },
     /// Deliveries to a host failed `UNREACHABLE_AFTER_FAILURES` times in a row
     /// (`reachable: false`), or it answered again (`true`).
     HostLink {
@@ -345,6 +360,9 @@ pub struct Desk {
     /// The hosts (peer ids) this device failed to reach and that have not answered since:
     /// their items are disabled (`link`). Not stored: a restarted device finds out again.
     unreachable_hosts: link::Unreachable,
+    /// What this device is: its operating system and installed applications (configuration,
+    /// not stored).
+    device: application::DeviceProfile,
     dirty: store::Dirty,
 }
 
@@ -378,6 +396,9 @@ impl Desk {
             } => Ok(self.copied(now_ms, (instance, activity), data, &|f| held.contains(f))),
             DeskInput::FileHeld(file) => Ok(self.file_held(&file)),
             DeskInput::HostLink { host, reachable } => Ok(self.host_link(host, reachable)),
+            DeskInput::ApplicationEnded { key, user, end } => {
+                Ok(self.application_ended(now_ms, dir, me, (key, user), end))
+            }
         }
     }
 

@@ -216,13 +216,15 @@ impl Desk {
         self.away.iter().map(|(u, at)| (u, *at))
     }
 
-    /// The open lockable items offered to or held by this device's users, in the order the
-    /// daemon copies them: locked first, then selected, then offered; each by arrival.
+    /// The open lockable items, and those that start an application, offered to or held by
+    /// this device's users, in the order the daemon copies them: locked first, then selected,
+    /// then offered; each by arrival.
     pub fn to_copy(&self) -> Vec<&DeskItem> {
         let mut items: Vec<&DeskItem> = self
             .items
             .values()
-            .filter(|i| i.is_lockable() && (!i.offered.is_empty() || !i.holders.is_empty()))
+            .filter(|i| i.is_lockable() || (i.is_open() && i.info.application.is_some()))
+            .filter(|i| !i.offered.is_empty() || !i.holders.is_empty())
             .collect();
         items.sort_by_key(|i| {
             let rank = if i.holders.iter().any(|h| h.hold == Hold::Locked) {

@@ -50,6 +50,7 @@ pub(crate) fn definition(
         partitions: Vec::new(),
         partners: Vec::new(),
         data: Vec::new(),
+        applications: Vec::new(),
     };
     for (i, (t, pos)) in placement.types.into_iter().enumerate() {
         map.set(Node::ActivityType(i), pos);
@@ -125,6 +126,7 @@ fn activity(
         compensation: None,
         retries: crate::model::Retries::default(),
         class: None,
+        application: None,
         data: crate::model::DataAccess::default(),
         people: crate::model::People::default(),
     };

@@ -40,6 +40,7 @@ fn activity(id: u64, preconditions: &[u64], depends: Option<Rule>) -> Activity {
         compensation: None,
         retries: Retries::default(),
         class: None,
+        application: None,
         data: crate::DataAccess::default(),
         people: People::default(),
     }
@@ -76,6 +77,7 @@ fn definition(activities: Vec<Activity>, first: &[u64]) -> WorkflowDefinition {
         partitions: vec![partition(1, one), partition(2, two)],
         partners: vec![partner(1), partner(2)],
         data: Vec::new(),
+        applications: Vec::new(),
     }
 }
 

@@ -4,8 +4,11 @@
 //! from the partner that wrote them to the partners whose activities read them, with the
 //! notifications (`<carries>` on adjacents says which).
 
-/// What a declared name holds.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord)]
+/// What a declared name holds (as the wire names it: `string`, `number`, `file`).
+#[derive(
+    Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord, serde::Serialize, serde::Deserialize,
+)]
+#[serde(rename_all = "snake_case")]
 pub enum DataKind {
     /// `<value type="string">`: text.
     String,

@@ -34,6 +34,9 @@ pub struct WorkflowDefinition {
     /// Extension `data` (after `partners`): the instance data its activities read and write,
     /// in document order; default none.
     pub data: Vec<super::data::DataItem>,
+    /// Extension `applications` (after `data`): the programs its semi-automatic activities
+    /// start on their user's device, in document order; default none.
+    pub applications: Vec<super::applications::Application>,
 }
 
 /// One activity of a definition.
@@ -82,6 +85,10 @@ pub struct Activity {
     /// Extension `class`: its task class, which the synchronization manager keeps apart from
     /// the classes it conflicts with before it is ready; default none (no synchronization).
     pub class: Option<super::classes::ClassName>,
+    /// Extension `application` (semi-automatic activities): the application of the
+    /// definition's `applications` that its user's device starts when they select it; default
+    /// none (the user does the work and completes it).
+    pub application: Option<super::applications::ApplicationId>,
     /// Extensions `reads` and `writes`: the instance data it uses; default none.
     pub data: super::data::DataAccess,
     /// Extensions `role`, `department`, `team`, `assignment`, `policy`, `priority`,
@@ -184,6 +191,14 @@ impl WorkflowDefinition {
             index.entry(a.id).or_insert(a);
         }
         index
+    }
+
+    /// The application with this id, if any.
+    pub fn application(
+        &self,
+        id: &super::applications::ApplicationId,
+    ) -> Option<&super::applications::Application> {
+        self.applications.iter().find(|a| &a.id == id)
     }
 
     /// The partner with this id, if any.

@@ -5,6 +5,7 @@
 //! The model is plain data: no positions (those live in [`crate::SourceMap`]), so that
 //! `read(write(x)) == x` holds for every value.
 
+mod applications;
 mod classes;
 mod common;
 mod data;
@@ -15,7 +16,11 @@ mod partition;
 mod people;
 mod rules;
 
+pub use applications::{
+    Application, ApplicationId, MAX_APPLICATION_KIB, application_id_problem, os_problem,
+};
 pub use classes::{ClassDocument, ClassName, DEFAULT_MAX_WAIT_SECS, TaskClass, class_name_problem};
+
 pub use common::{
     ActivityId, ActivityKind, ActivityTypeId, Contingency, PartitionId, PartnerId, Retries, Status,
     WorkflowId,

@@ -68,6 +68,10 @@ pub struct PartitionActivity {
     pub retries: Retries,
     /// Extension `class`, as in the definition.
     pub class: Option<super::classes::ClassName>,
+    /// Extension `application`: the whole application the definition's activity names (its
+    /// id, command, size and os), so that the device of the user who selects the item can run
+    /// it; default none.
+    pub application: Option<super::applications::Application>,
     /// Extensions `reads` and `writes`, as in the definition.
     pub data: super::data::DataAccess,
     /// Extensions `role`, `department`, `team`, `assignment`, `policy`, `priority`,

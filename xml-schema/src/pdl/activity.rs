@@ -75,6 +75,7 @@ impl Resolver<'_> {
                 "priority" => given.priority.map(|(_, pos)| pos),
                 "deadline" => given.deadline.map(|(_, pos)| pos),
                 "class" => given.class.as_ref().map(|(_, pos)| *pos),
+                "application" => given.application.as_ref().map(|(_, pos)| *pos),
                 _ => given.disconnected.map(|(_, pos)| pos),
             };
             let pos = pos.filter(|_| !written(task, field));
@@ -103,6 +104,9 @@ impl Resolver<'_> {
         }
         if take("class") {
             a.class = given.class.as_ref().map(|(class, _)| class.clone());
+        }
+        if take("application") {
+            a.application = given.application.as_ref().map(|(name, _)| name.clone());
         }
     }
 

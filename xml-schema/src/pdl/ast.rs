@@ -36,6 +36,9 @@ pub(super) struct Ast {
     pub workflow: Option<Workflow>,
     /// The task models (`TASK Name { ... }` outside the workflow), in text order.
     pub models: Vec<Model>,
+    /// The applications (`APPLICATION Name { ... }`), in text order, each with where its
+    /// keyword is.
+    pub applications: Vec<(crate::model::Application, Pos)>,
 }
 
 /// `WORKFLOW [Name] { ... }`.
@@ -72,6 +75,7 @@ pub(super) struct Inherited {
     pub deadline: Option<(u32, Pos)>,
     pub disconnected: Option<(bool, Pos)>,
     pub class: Option<(crate::model::ClassName, Pos)>,
+    pub application: Option<(crate::model::ApplicationId, Pos)>,
 }
 
 /// `TASK Name { ... }` outside the workflow: a task model, which is an activity type.
@@ -194,6 +198,7 @@ pub(super) fn blank_activity() -> Activity {
         compensation: None,
         retries: crate::model::Retries::default(),
         class: None,
+        application: None,
         data: crate::model::DataAccess::default(),
         people: crate::model::People::default(),
     }

@@ -21,11 +21,13 @@ pub(super) enum Block {
     /// An ordering text: `WORKFLOW_DEFINITIONS P1 : P2;` and its `RELATIVE_ORDER { ... }`,
     /// never inside a definition's text.
     Orderings,
+    /// `APPLICATION Name { ... }` at the top: an application semi-automatic tasks start.
+    Application,
 }
 
 impl Block {
     /// Every block, for finding where a keyword belongs.
-    pub const ALL: [Block; 8] = [
+    pub const ALL: [Block; 9] = [
         Block::Top,
         Block::Workflow,
         Block::Model,
@@ -34,12 +36,13 @@ impl Block {
         Block::Partition,
         Block::File,
         Block::Orderings,
+        Block::Application,
     ];
 
     /// The keywords that start a clause of the block.
     pub fn keywords(self) -> &'static [&'static str] {
         match self {
-            Block::Top => &["WORKFLOW", "TASK"],
+            Block::Top => &["WORKFLOW", "TASK", "APPLICATION"],
             Block::Workflow => &[
                 "ID",
                 "DESCRIPTION",
@@ -59,12 +62,14 @@ impl Block {
                 "DEADLINE",
                 "DISCONNECTED_OPERATION",
                 "TASK_CLASS",
+                "APPLICATION",
             ],
             Block::Task => TASK,
             Block::Partner => &["ID", "DESCRIPTION", "ADDRESS", "SKILLS"],
             Block::Partition => &["ID", "PARTNER", "TIMEOUT", "TASKS"],
             Block::File => &["NAME", "SIZE"],
             Block::Orderings => &["WORKFLOW_DEFINITIONS", "RELATIVE_ORDER"],
+            Block::Application => &["COMMAND", "SIZE", "OS"],
         }
     }
 
@@ -78,7 +83,9 @@ impl Block {
                 "STRING" | "NUMBER" | "FILE" | "TASK" | "PARTNER" | "PARTITION"
             ),
             Block::Task => keyword == "ROUTE",
-            Block::Model | Block::Partner | Block::Partition | Block::File => false,
+            Block::Model | Block::Partner | Block::Partition | Block::File | Block::Application => {
+                false
+            }
         }
     }
 
@@ -96,6 +103,7 @@ impl Block {
                 "an ordering text of its own, which is applied with `mobiwf-controller \
                  orderings apply FILE`, not deployed with a definition"
             }
+            Block::Application => "an APPLICATION { }",
         }
     }
 }
@@ -118,6 +126,7 @@ const TASK: &[&str] = &[
     "COMPENSATION",
     "RETRIES",
     "TASK_CLASS",
+    "APPLICATION",
     "IN_CONTEXT",
     "OUT_CONTEXT",
     "ROLE",
@@ -139,18 +148,11 @@ const INNER: &[&str] = &[
 
 /// The parts of WorkToDo's language that mobiwf does not hold yet, wherever they are written,
 /// each with why and what to do instead.
-const REFUSED: &[(&str, &str)] = &[
-    (
-        "APPLICATION",
-        "mobiwf's definitions have no applications: an automatic task runs the shell command of \
-         its COMMAND clause; remove APPLICATION, and give the task a COMMAND",
-    ),
-    (
-        "QUERY",
-        "mobiwf's instance data holds STRING, NUMBER and FILE values, not database queries; \
+const REFUSED: &[(&str, &str)] = &[(
+    "QUERY",
+    "mobiwf's instance data holds STRING, NUMBER and FILE values, not database queries; \
          declare what the query gives as a STRING or a FILE",
-    ),
-];
+)];
 
 /// Why `word`, a keyword of WorkToDo that mobiwf does not hold yet, is refused; `None` for any
 /// other word.
@@ -197,5 +199,7 @@ mod tests {
         );
         assert!(is_reserved("workflow_definitions") && refused("RELATIVE_ORDER").is_none());
         assert!(Block::Task.repeats("ROUTE") && !Block::Task.repeats("ROLE"));
+        assert!(is_reserved("application") && refused("APPLICATION").is_none());
+        assert_eq!(home_of("OS", Block::Task), Some(Block::Application));
     }
 }

@@ -30,7 +30,11 @@ pub(super) fn build(
     diags: &mut Vec<Diagnostic>,
     map: &mut SourceMap,
 ) -> Option<WorkflowDefinition> {
-    let Ast { workflow, models } = ast;
+    let Ast {
+        workflow,
+        models,
+        applications,
+    } = ast;
     let wf = workflow?;
     let mut r = Resolver {
         diags,
@@ -69,6 +73,14 @@ pub(super) fn build(
     let partners = r.partners(&wf, &partner_ids, &tables);
     let partitions = r.partitions(&wf, &partition_ids, &tables);
     let data = r.data(&wf);
+    let applications = applications
+        .into_iter()
+        .enumerate()
+        .map(|(k, (application, pos))| {
+            r.map.set(Node::Application(k), pos);
+            application
+        })
+        .collect();
     Some(WorkflowDefinition {
         id: WorkflowId(wf.id.map_or(1, |(id, _)| id)),
         description: wf.description,
@@ -79,6 +91,7 @@ pub(super) fn build(
         partitions,
         partners,
         data,
+        applications,
     })
 }
 

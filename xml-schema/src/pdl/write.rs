@@ -1,6 +1,6 @@
-//! Model → PDL text: the task models first (one per activity type), then the workflow with
-//! its data, tasks, partners and partitions; a clause only where its field differs from the
-//! default, `ID` only where the id is not the one its place gives.
+//! Model → PDL text: the applications first, then the task models (one per activity type),
+//! then the workflow with its data, tasks, partners and partitions; a clause only where its
+//! field differs from the default, `ID` only where the id is not the one its place gives.
 //!
 //! Whatever the model, the text reads back to it: a name is written bare only when it is a
 //! plain word and no keyword, else in quotes with escapes; a reference is a name only when that
@@ -171,6 +171,20 @@ impl Writer {
     }
 
     fn write(mut self, def: &WorkflowDefinition, model_names: &[String]) -> String {
+        for application in &def.applications {
+            let mut clauses = vec![format!("COMMAND {};", quoted(&application.command))];
+            if application.size_kib != 0 {
+                clauses.push(format!("SIZE {};", application.size_kib));
+            }
+            if let Some(os) = &application.os {
+                clauses.push(format!("OS {};", word(os)));
+            }
+            let head = format!("APPLICATION {}", word(application.id.as_str()));
+            self.block(0, &head, &clauses);
+        }
+        if !def.applications.is_empty() {
+            self.out.push('\n');
+        }
         let mut before = None;
         for (t, name) in def.activity_types.iter().zip(model_names) {
             let mut clauses = Vec::new();
@@ -291,6 +305,9 @@ impl Writer {
         }
         if let Some(class) = &a.class {
             c.push(format!("TASK_CLASS {};", word(class.as_str())));
+        }
+        if let Some(application) = &a.application {
+            c.push(format!("APPLICATION {};", word(application.as_str())));
         }
         names_clause(&mut c, "IN_CONTEXT", &a.data.reads);
         names_clause(&mut c, "OUT_CONTEXT", &a.data.writes);

@@ -16,6 +16,7 @@ pub(crate) const HOW_DONE: &[Child] = &[
     one(&["compensation"]),
     one(&["retries"]),
     one(&["class"]),
+    one(&["application"]),
     one(&["reads"]),
     one(&["writes"]),
     one(&["role"]),

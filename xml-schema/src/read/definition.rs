@@ -18,8 +18,9 @@ const ROOT: &[super::Child] = &[
     one(&["partitions"]),
     one(&["partners"]),
     one(&["data"]),
+    one(&["applications"]),
 ];
-const ACTIVITY: &[super::Child] = &super::joined::<27>(
+const ACTIVITY: &[super::Child] = &super::joined::<28>(
     &[
         one(&["nameActivity"]),
         one(&["descriptionActivity"]),
@@ -133,6 +134,10 @@ pub(crate) fn read_definition(ctx: &mut Ctx, root: &Element) -> Option<WorkflowD
         .child(&["data"])
         .map(|e| ctx.data(e))
         .unwrap_or_default();
+    let applications = root
+        .child(&["applications"])
+        .map(|e| ctx.applications(e))
+        .unwrap_or_default();
     Some(WorkflowDefinition {
         id: WorkflowId(id),
         description,
@@ -143,6 +148,7 @@ pub(crate) fn read_definition(ctx: &mut Ctx, root: &Element) -> Option<WorkflowD
         partitions,
         partners,
         data,
+        applications,
     })
 }
 
@@ -211,6 +217,9 @@ fn read_activity(ctx: &mut Ctx, el: &Element, index: usize) -> Activity {
         compensation: common.compensation,
         retries: common.retries,
         class: common.class,
+        application: el
+            .child(&["application"])
+            .and_then(|e| ctx.application_name(e, owner)),
         data: common.data,
         people: common.people,
     }

@@ -8,6 +8,7 @@
 //! both languages share).
 
 mod activity;
+mod applications;
 mod data;
 mod definition;
 mod partition;

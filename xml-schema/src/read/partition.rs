@@ -17,7 +17,7 @@ const ROOT: &[super::Child] = &[
     many(&["activity"]),
     one(&["data"]),
 ];
-const ACTIVITY: &[super::Child] = &super::joined::<28>(
+const ACTIVITY: &[super::Child] = &super::joined::<29>(
     &[
         one(&["nameActivity"]),
         one(&["descriptionActivity"]),
@@ -110,6 +110,9 @@ fn read_activity(ctx: &mut Ctx, el: &Element, index: usize) -> PartitionActivity
         compensation: common.compensation,
         retries: common.retries,
         class: common.class,
+        application: el
+            .child(&["application"])
+            .and_then(|e| ctx.application(e, &common.owner)),
         data: common.data,
         people: common.people,
     }

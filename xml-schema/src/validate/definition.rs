@@ -25,6 +25,7 @@ pub fn validate_definition(def: &WorkflowDefinition, map: &SourceMap) -> Vec<Dia
     for (i, a) in def.activities.iter().enumerate() {
         check_activity(&mut diags, &declared, map, i, a);
     }
+    super::applications::check_applications(&mut diags, def, map);
     check_cycles(&mut diags, def, map);
     check_dependency_cycles(&mut diags, def, map);
     check_reads_before(&mut diags, def, map);

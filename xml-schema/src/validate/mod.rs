@@ -5,6 +5,7 @@
 //! Each check reports at the place in the document a person would edit, and says how to fix
 //! it. All checks run, so one pass shows every problem.
 
+mod applications;
 mod cycles;
 mod data;
 mod definition;
@@ -187,12 +188,20 @@ fn compensation_problem(
 }
 
 /// What is wrong with the `command` of activity `id` of `kind`, if anything: a dummy runs
-/// nothing.
+/// nothing, and a person does manual work themselves (the command would never run).
 fn command_problem(id: ActivityId, kind: ActivityKind, command: Option<&str>) -> Option<String> {
-    (kind == ActivityKind::Dummy && command.is_some()).then(|| {
-        format!(
+    command?;
+    match kind {
+        ActivityKind::Dummy => Some(format!(
             "activity {id} is a dummy and has a <command>: a dummy activity passes at once and \
              runs nothing; remove <command>, or make the activity <kind>automatic</kind>"
-        )
-    })
+        )),
+        ActivityKind::Manual => Some(format!(
+            "activity {id} is manual and has a <command>, which would never run: a person does \
+             manual work and completes it; remove <command>, make the activity \
+             <kind>automatic</kind>, or make it <kind>semiAutomatic</kind> with an \
+             <application> its user's device starts"
+        )),
+        ActivityKind::Automatic | ActivityKind::SemiAutomatic => None,
+    }
 }

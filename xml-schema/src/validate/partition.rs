@@ -57,6 +57,12 @@ fn check_extensions(diags: &mut Vec<Diagnostic>, map: &SourceMap, i: usize, a: &
         },
     );
     check_people(diags, map, i, a.id, a.kind, &a.people);
+    if a.application.is_some()
+        && let Some(problem) = super::applications::kind_problem(a.id, a.kind)
+    {
+        let pos = map.pos_or(Node::ActivityField(i, "application"), Node::Activity(i));
+        diags.push(Diagnostic::new(pos, problem));
+    }
     if let Some(rule) = &a.depends {
         // A term may name an activity of another partition: not checked here.
         check_depends(diags, map, i, a.id, rule, None);

@@ -14,6 +14,28 @@ pub fn text() -> impl Strategy<Value = String> {
         .prop_map(|s| s.chars().take(24).collect())
 }
 
+/// An application's name.
+pub fn application_id() -> impl Strategy<Value = ApplicationId> {
+    "[a-z][a-z0-9_-]{0,11}".prop_map(ApplicationId::new)
+}
+
+/// An application as the readers keep one: a usable name, a command that is not blank, any
+/// size up to the limit, an operating system or none.
+pub fn application() -> impl Strategy<Value = Application> {
+    (
+        application_id(),
+        (text(), "[a-z]").prop_map(|(t, c)| format!("{c}{t}")),
+        prop_oneof![Just(0u64), 1..=MAX_APPLICATION_KIB],
+        prop::option::of("[a-z][a-z0-9_]{0,7}"),
+    )
+        .prop_map(|(id, command, size_kib, os)| Application {
+            id,
+            command,
+            size_kib,
+            os,
+        })
+}
+
 /// A task class, or none (as most activities have).
 pub fn class() -> impl Strategy<Value = Option<ClassName>> {
     prop::option::of("[a-z][a-z0-9_-]{0,11}".prop_map(ClassName::new))
@@ -303,14 +325,14 @@ pub fn activity() -> impl Strategy<Value = Activity> {
             depends(),
             access(),
         ),
-        (routing(), class()),
+        (routing(), class(), prop::option::of(application_id())),
     )
         .prop_map(
             |(
                 (id, name, description, ty, status),
                 (wait, contingency, time_out, pre),
                 ((kind, people), command, compensation, retries, depends, data),
-                ((merge, routes, completion), class),
+                ((merge, routes, completion), class, application),
             )| Activity {
                 id: ActivityId(id),
                 name,
@@ -330,6 +352,7 @@ pub fn activity() -> impl Strategy<Value = Activity> {
                 compensation,
                 retries,
                 class,
+                application,
                 people,
                 data,
             },
@@ -377,7 +400,7 @@ pub fn definition() -> impl Strategy<Value = WorkflowDefinition> {
         prop::collection::vec(activity_type, 0..3),
         prop::collection::vec(partition, 0..3),
         prop::collection::vec(partner, 0..3),
-        data(),
+        (data(), prop::collection::vec(application(), 0..3)),
     )
         .prop_map(
             |(
@@ -386,7 +409,7 @@ pub fn definition() -> impl Strategy<Value = WorkflowDefinition> {
                 activity_types,
                 partitions,
                 partners,
-                data,
+                (data, applications),
             )| {
                 WorkflowDefinition {
                     id: WorkflowId(id),
@@ -398,6 +421,7 @@ pub fn definition() -> impl Strategy<Value = WorkflowDefinition> {
                     partitions,
                     partners,
                     data,
+                    applications,
                 }
             },
         )
@@ -446,7 +470,12 @@ pub fn partition_document() -> impl Strategy<Value = PartitionDocument> {
             retries(),
             depends(),
         ),
-        (routing(), access(), class()),
+        (
+            routing(),
+            access(),
+            class(),
+            prop::option::of(application()),
+        ),
     )
         .prop_map(
             |(
@@ -460,7 +489,7 @@ pub fn partition_document() -> impl Strategy<Value = PartitionDocument> {
                     retries,
                     depends,
                 ),
-                ((merge, routes, completion), data, class),
+                ((merge, routes, completion), data, class, application),
             )| {
                 PartitionActivity {
                     id: ActivityId(id),
@@ -482,6 +511,7 @@ pub fn partition_document() -> impl Strategy<Value = PartitionDocument> {
                     compensation,
                     retries,
                     class,
+                    application,
                     people,
                     data,
                 }

@@ -5,6 +5,7 @@
 
 #![allow(clippy::unwrap_used, clippy::expect_used)]
 
+mod application;
 mod claims;
 mod deadlines;
 mod items;
@@ -85,6 +86,7 @@ pub(super) fn info(instance: u64, activity: u64) -> ItemInfo {
         deadline_ms: None,
         host: host(),
         due: None,
+        application: None,
     }
 }
 
@@ -225,7 +227,9 @@ impl Fixture {
             assert!(key.starts_with(super::PREFIX), "{key}");
             self.store.insert(key, value);
         }
-        let restored = Desk::restore(self.store.clone()).unwrap();
+        let mut restored = Desk::restore(self.store.clone()).unwrap();
+        // What the device is comes from the daemon's configuration at each start.
+        restored.set_device(self.desk.device().clone());
         assert_eq!(
             restored, self.desk,
             "the desk restored from its store differs"

@@ -29,6 +29,12 @@ pub(super) fn file(p: &mut Parser<'_>) -> Ast {
                 p.bump();
                 model(p, &token, &mut ast);
             }
+            Kind::Word if token.is_word("APPLICATION") => {
+                p.bump();
+                if let Some(application) = super::values::application(p) {
+                    ast.applications.push((application, token.pos));
+                }
+            }
             Kind::Word if refused(&token.text).is_some() => {
                 p.bump();
                 p.refuse(&token);
@@ -272,6 +278,9 @@ fn model_clause(p: &mut Parser<'_>, keyword: &Token<'_>, owner: &str, m: &mut Mo
         "PRIORITY" => inherited.priority = p.priority(owner).map(|n| (n, at)),
         "DEADLINE" => inherited.deadline = p.deadline(owner).map(|n| (n, at)),
         "TASK_CLASS" => inherited.class = p.class(owner).map(|c| (c, at)),
+        "APPLICATION" => {
+            inherited.application = p.application_name(owner).map(|name| (name, at));
+        }
         _ => inherited.disconnected = p.disconnected(owner).map(|b| (b, at)),
     }
     p.end_clause(&keyword.text);

@@ -124,6 +124,10 @@ fn runs(p: &mut Parser<'_>, keyword: &Token<'_>, owner: &str, task: &mut Task) -
             a.class = p.class(owner);
             "class"
         }
+        "APPLICATION" => {
+            a.application = p.application_name(owner);
+            "application"
+        }
         "IN_CONTEXT" => {
             task.reads = Some(p.name_list(at));
             "reads"

@@ -23,6 +23,20 @@ impl Parser<'_> {
         }
     }
 
+    /// `APPLICATION name` in a task or a task model: the application it starts, checked as the
+    /// XML's `<application>` is (whether the definition has it is `validate`'s to say).
+    pub fn application_name(&mut self, owner: &str) -> Option<crate::model::ApplicationId> {
+        let named = self.name(&format!("the application of {owner}"))?;
+        let text = named.text.trim();
+        match crate::model::application_id_problem(text) {
+            None => Some(crate::model::ApplicationId::new(text)),
+            Some(problem) => {
+                self.error(named.pos, format!("APPLICATION of {owner}: {problem}"));
+                None
+            }
+        }
+    }
+
     /// A name: a word, or any text in double quotes. `what` says whose name it is, e.g.
     /// `the name of a task`.
     pub fn name(&mut self, what: &str) -> Option<Named> {
@@ -273,4 +287,71 @@ impl Parser<'_> {
     pub fn here(&mut self) -> Pos {
         self.peek().pos
     }
+}
+
+/// `APPLICATION Name { COMMAND text; SIZE n; OS word; }` at the top, its keyword taken: an
+/// application, as the XML's `<application id>` holds it. `None` when its name or command is
+/// missing or wrong (the problems are reported).
+pub(super) fn application(p: &mut Parser<'_>) -> Option<crate::model::Application> {
+    use crate::model::{ApplicationId, MAX_APPLICATION_KIB, application_id_problem, os_problem};
+    let Some(name) = p.name("the name of an application") else {
+        p.skip_clause();
+        return None;
+    };
+    let text = name.text.trim().to_owned();
+    let owner = format!("application {}", abbreviate(&text));
+    let id = match application_id_problem(&text) {
+        None => Some(ApplicationId::new(text)),
+        Some(problem) => {
+            p.error(name.pos, format!("the name of an application: {problem}"));
+            None
+        }
+    };
+    let (mut command, mut size_kib, mut os) = (None, 0, None);
+    p.block(crate::pdl::grammar::Block::Application, &owner, |p, kw| {
+        let at = p.here();
+        match kw.text.as_ref() {
+            "COMMAND" => match p.text("the COMMAND") {
+                Some(text) if text.trim().is_empty() => p.error(
+                    at,
+                    format!("the COMMAND of {owner} is empty; write the command line its device runs with sh -c"),
+                ),
+                given => command = given,
+            },
+            "SIZE" => {
+                let expected = format!("a size in KiB from 0 to {MAX_APPLICATION_KIB} (MAX_APPLICATION_KIB)");
+                match p.whole::<u64>("the SIZE", &expected) {
+                    Some(n) if n > MAX_APPLICATION_KIB => {
+                        p.error(at, format!("the SIZE of {owner} is {n}; expected {expected}"));
+                    }
+                    Some(n) => size_kib = n,
+                    None => {}
+                }
+            }
+            _ => {
+                if let Some(word) = p.name(&format!("the OS of {owner}")) {
+                    match os_problem(word.text.trim()) {
+                        None => os = Some(word.text.trim().to_owned()),
+                        Some(problem) => p.error(word.pos, format!("the OS of {owner}: {problem}")),
+                    }
+                }
+            }
+        }
+        p.end_clause(&kw.text);
+    });
+    if command.is_none() {
+        p.error(
+            name.pos,
+            format!(
+                "{owner} has no COMMAND; add the command line its device runs with sh -c, e.g. \
+                 COMMAND \"editor \\\"$MOBIWF_DATA_DIR\\\"\";"
+            ),
+        );
+    }
+    Some(crate::model::Application {
+        id: id?,
+        command: command?,
+        size_kib,
+        os,
+    })
 }
