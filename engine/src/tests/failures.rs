@@ -143,7 +143,7 @@ fn a_time_out_during_a_try_kills_that_try_and_counts_as_a_failed_try() {
             id: 1,
             command: Some("sleep 60"),
             time_out: 2,
-            retries: Some((1, 3)),
+            retries: Some((1, 1)),
             ..A::default()
         }],
     );
@@ -151,7 +151,7 @@ fn a_time_out_during_a_try_kills_that_try_and_counts_as_a_failed_try() {
     assert_eq!(e.next_deadline(), Some(3000));
     let fx = tick(&mut e, 3000);
     assert_eq!(kills(&fx), vec![(1, 0)]);
-    assert_eq!(executes(&fx), vec![], "the next try waits 3 s");
+    assert_eq!(executes(&fx), vec![], "the next try waits 1 s");
     let rec = e.record(InstanceId(23), ActivityId(1)).expect("record");
     assert_eq!((rec.state, rec.retried), (ActivityState::Running, 1));
     assert_eq!(
@@ -160,16 +160,16 @@ fn a_time_out_during_a_try_kills_that_try_and_counts_as_a_failed_try() {
     );
     assert_eq!(
         e.next_deadline(),
-        Some(6000),
+        Some(4000),
         "the timeOut does not run while waiting"
     );
-    assert_eq!(executes(&tick(&mut e, 6000)), vec![(1, 1)]);
+    assert_eq!(executes(&tick(&mut e, 4000)), vec![(1, 1)]);
     assert_eq!(
         e.next_deadline(),
-        Some(8000),
+        Some(6000),
         "the new try has its own timeOut"
     );
-    let fx = tick(&mut e, 8000);
+    let fx = tick(&mut e, 6000);
     assert_eq!(kills(&fx), vec![(1, 1)]);
     assert_eq!(state(&e, 23, 1), ActivityState::Failed);
     assert_eq!(detail(&e, 23, 1), "ran longer than its timeOut of 2 s");
