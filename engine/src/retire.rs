@@ -163,6 +163,7 @@ impl Input {
             Input::Withdraw(w) => Some(w.instance),
             Input::Completed(c) => Some(c.instance),
             Input::Control(c) => Some(c.instance),
+            Input::Pause(order) => Some(order.instance),
             Input::Fetched { instance, .. } | Input::Substitute { instance, .. } => Some(*instance),
             Input::Tick | Input::Directory(_) | Input::Link { .. } => None,
         }

@@ -15,7 +15,7 @@ use crate::compensate::Undo;
 mod by_id;
 mod stored;
 use crate::known::Known;
-use crate::lifecycle::{self, Event, Life, NotAllowed, StateKind};
+use crate::lifecycle::{self, Event, Life, NotAllowed, PausedFrom, StateKind};
 use by_id::ById;
 pub use stored::StoredRun;
 
@@ -101,9 +101,15 @@ pub struct Progress {
     pub retried: u32,
     /// The completion flag it ended with (a person's or its command's).
     pub flag: Option<String>,
-    /// The tries of its earlier runs (before an operator's rerun): this run's tries count on
-    /// from there, so each has a run directory of its own.
+    /// The tries of its earlier runs (before an operator's rerun), and those killed by a
+    /// pause: this run's tries count on from there, so each has a run directory of its own.
     pub earlier_tries: u32,
+    /// How long it was paused since its `timeOut` began to count (the start of its try, or
+    /// the offer of its item): the `timeOut` moves by it.
+    pub paused_for_ms: u64,
+    /// While it is paused: the end of its command that came meanwhile, taken when it is
+    /// resumed.
+    pub held_end: Option<crate::pause::HeldEnd>,
 }
 
 impl Progress {
@@ -121,6 +127,8 @@ impl Progress {
             retried: 0,
             flag: None,
             earlier_tries: 0,
+            paused_for_ms: 0,
+            held_end: None,
         }
     }
 
@@ -146,6 +154,19 @@ impl Progress {
             earlier_tries: self.earlier_tries.saturating_add(tried),
             ..Progress::waiting()
         };
+    }
+
+    /// Paused again as it was stored (its record gave the state it resumes to).
+    fn pause_again(&mut self, since_ms: u64, killed: bool, held_end: Option<crate::pause::HeldEnd>) {
+        let resume = match (&self.life, killed) {
+            (Life::Ready, _) => PausedFrom::Ready,
+            (Life::Running { attempt }, false) => PausedFrom::Running { attempt: *attempt },
+            (Life::Running { attempt }, true) => PausedFrom::Killed { attempt: *attempt },
+            // A record that shows neither was not paused.
+            _ => return,
+        };
+        self.life = Life::Paused { resume, since_ms };
+        self.held_end = held_end;
     }
 
     /// The record the wire and the API show.
@@ -217,8 +238,15 @@ impl Progress {
             retried: rec.retried,
             flag: rec.flag,
             earlier_tries: 0,
+            paused_for_ms: 0,
+            held_end: None,
         }
     }
+}
+
+/// How long a pause lasted, when `resumed` ends one at `now_ms`.
+fn paused(resumed: Option<(PausedFrom, u64)>, now_ms: u64) -> u64 {
+    resumed.map_or(0, |(_, since)| now_ms.saturating_sub(since))
 }
 
 fn index_of(doc: &PartitionDocument) -> ById<usize> {
@@ -379,31 +407,58 @@ impl Run {
             Event::TryFailed { note, .. } => Some(note.clone()),
             _ => None,
         };
+        let resumed = match (&p.life, &event) {
+            (Life::Paused { resume, since_ms }, Event::Resume) => Some((*resume, *since_ms)),
+            _ => None,
+        };
         let life = lifecycle::transition(&p.life, event)?;
         let before = std::mem::replace(&mut p.life, life);
         let now_ms = Millis::from_micros(now_us).as_u64();
-        match p.life.kind() {
-            StateKind::Synchronizing => p.synchronized_ms = Some(now_ms),
-            StateKind::Ready => {
+        let automatic = self
+            .index
+            .get(&id)
+            .and_then(|&i| self.doc.activities.get(i))
+            .is_some_and(|a| matches!(a.kind, ActivityKind::Automatic | ActivityKind::Dummy));
+        match (p.life.kind(), resumed) {
+            (StateKind::Synchronizing, _) => p.synchronized_ms = Some(now_ms),
+            (StateKind::Ready, resumed) => {
                 p.ready_ms.get_or_insert(now_ms);
+                p.paused_for_ms = p.paused_for_ms.saturating_add(paused(resumed, now_ms));
             }
-            StateKind::Running => {
+            // Runs on: the same try, its time paused not counted.
+            (StateKind::Running, Some((PausedFrom::Running { .. }, since))) => {
+                p.paused_for_ms = p.paused_for_ms.saturating_add(now_ms.saturating_sub(since));
+            }
+            (StateKind::Running, resumed) => {
+                if let Some((PausedFrom::Killed { .. }, _)) = resumed {
+                    // A new try: a run directory of its own, its retries untouched.
+                    p.earlier_tries = p.earlier_tries.saturating_add(1);
+                }
+                // A command's timeOut counts from its try's start; a person's from the offer.
+                if automatic || resumed.is_some() {
+                    p.paused_for_ms = 0;
+                }
                 p.started_ms = Some(now_ms);
                 p.started_us = Some(now_us);
             }
-            StateKind::RetryWait => {
+            (StateKind::RetryWait, _) => {
                 p.retried += 1;
                 p.note = note;
             }
+            (StateKind::Paused, _) => {}
             // Only a rerun leads back here.
-            StateKind::NotReady => p.start_over(),
-            StateKind::Succeeded
-            | StateKind::Failed
-            | StateKind::Cancelled
-            | StateKind::Skipped => {
+            (StateKind::NotReady, _) => p.start_over(),
+            (
+                StateKind::Succeeded
+                | StateKind::Failed
+                | StateKind::Cancelled
+                | StateKind::Skipped,
+                _,
+            ) => {
                 p.finished_ms = Some(now_ms);
                 p.finished_us = Some(now_us);
                 p.note = None;
+                p.held_end = None;
             }
         }
         Ok(Some((before.wire(), p.life.wire())))
@@ -426,7 +481,8 @@ impl Run {
     /// and its remote preconditions' `timeOut`s; while it runs, its `timeOut`, or the end of
     /// the wait before its next try. All count from stored times (deployment, start, failed
     /// try), so they survive restarts. An interrupted instance starts nothing: only `timeOut`s
-    /// of running activities count then.
+    /// of running activities count then. A paused activity has none; its `timeOut` moves by
+    /// the time it was paused.
     pub(crate) fn timer(
         &self,
         act: &PartitionActivity,
@@ -478,13 +534,40 @@ impl Run {
                         p.ready_ms.or(p.started_ms)
                     }
                 };
-                Some((
-                    after(since.unwrap_or(self.deployed_ms), act.time_out_secs),
-                    Timer::RunTooLong,
-                ))
+                let since = since
+                    .unwrap_or(self.deployed_ms)
+                    .saturating_add(p.paused_for_ms);
+                Some((after(since, act.time_out_secs), Timer::RunTooLong))
             }
             _ => None,
         }
+    }
+
+    /// Holds the end of a command that came while activity `id` is paused with its try
+    /// running on (`crate::pause`); the end of a killed try, or of an earlier one, is not
+    /// held. True when it was held.
+    pub(crate) fn hold_end(&mut self, ended: &crate::Ended) -> bool {
+        let Some(p) = self.activities.get_mut(&ended.activity) else {
+            return false;
+        };
+        let runs_on = matches!(
+            p.life,
+            Life::Paused {
+                resume: PausedFrom::Running { .. },
+                ..
+            }
+        );
+        if !runs_on || ended.attempt != p.try_number() {
+            return false;
+        }
+        p.held_end = Some(crate::pause::HeldEnd {
+            attempt: ended.attempt,
+            succeeded: ended.finish.succeeded(),
+            detail: ended.finish.detail().map(str::to_owned),
+            flag: ended.finish.flag().map(str::to_owned),
+            written: ended.written.clone(),
+        });
+        true
     }
 
     /// Keeps the completion flag activity `id` ends with (set before its end is taken).

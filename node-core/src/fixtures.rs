@@ -208,6 +208,7 @@ pub fn item_from(
             deadline_ms: None,
             host: at(host),
             due: None,
+            paused_ms: None,
         },
         version: 1,
         offered: if holders.is_empty() {

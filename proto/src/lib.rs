@@ -12,6 +12,7 @@ pub mod data;
 mod ids;
 pub mod inputs;
 mod location;
+pub mod pause;
 pub mod people;
 pub mod queries;
 pub mod recovery;
@@ -33,6 +34,7 @@ pub use people::{
     ItemEvents, ItemInfo, ItemSnapshot, ItemStatus, Notice, Presence, RoleId, Tell, UserId,
     Verdict, thresholds_of,
 };
+pub use pause::{PauseAction, PauseOrder, PauseOutcome, PauseReport};
 pub use queries::{Fetch, ItemData, Locate, ReadData};
 pub use recovery::{Compensate, Compensated, Rerun};
 pub use reports::{Overdue, PartitionResult, Report};

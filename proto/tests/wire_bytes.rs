@@ -53,6 +53,7 @@ fn info() -> ItemInfo {
             sent_ms: 2_000,
             passed: vec![24, 12],
         })),
+        paused_ms: None,
     }
 }
 
@@ -233,6 +234,7 @@ fn samples() -> Vec<Message> {
         Message::Item(ItemSnapshot {
             info: ItemInfo {
                 due: None,
+                paused_ms: None,
                 deadline_ms: None,
                 ..info()
             },

@@ -747,6 +747,7 @@ scenarios! {
             deadline_ms: None,
             host: Location::parse(addr("peerB")).unwrap(),
             due: None,
+            paused_ms: None,
         };
         let verdict = Verdict::Forbidden {
             reason: "cid has no registered device".to_owned(),

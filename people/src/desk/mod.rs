@@ -223,7 +223,9 @@ impl DeskInput {
             | Message::BeginSync(_)
             | Message::SyncGranted(_)
             | Message::SyncRefused(_)
-            | Message::EndSync(_) => None,
+            | Message::EndSync(_)
+            | Message::Pause(_)
+            | Message::PauseReport(_) => None,
         }
     }
 }

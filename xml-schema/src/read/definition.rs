@@ -19,7 +19,7 @@ const ROOT: &[super::Child] = &[
     one(&["partners"]),
     one(&["data"]),
 ];
-const ACTIVITY: &[super::Child] = &super::joined::<27>(
+const ACTIVITY: &[super::Child] = &super::joined::<28>(
     &[
         one(&["nameActivity"]),
         one(&["descriptionActivity"]),

@@ -17,7 +17,7 @@ const ROOT: &[super::Child] = &[
     many(&["activity"]),
     one(&["data"]),
 ];
-const ACTIVITY: &[super::Child] = &super::joined::<28>(
+const ACTIVITY: &[super::Child] = &super::joined::<29>(
     &[
         one(&["nameActivity"]),
         one(&["descriptionActivity"]),

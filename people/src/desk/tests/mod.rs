@@ -85,6 +85,7 @@ pub(super) fn info(instance: u64, activity: u64) -> ItemInfo {
         deadline_ms: None,
         host: host(),
         due: None,
+        paused_ms: None,
     }
 }
 
