@@ -30,6 +30,7 @@ mod model;
 mod nodes;
 mod notices;
 mod overdue;
+mod pause;
 mod placement;
 mod recovery;
 mod refused;
@@ -65,7 +66,7 @@ pub use lifecycle::instance::InstanceState;
 pub use lifecycle::{
     ActivityEvent, ActivityEventKind, ActivityKind, ActivityLifecycle, Grace, InstanceEvent,
     InstanceEventKind, Kind, PartitionEvent, PartitionEventKind, PartitionKind, PartitionLifecycle,
-    Refusal, Replacement, Transition, Undecided,
+    PausedBy, Refusal, Replacement, Transition, Undecided,
 };
 pub use model::{
     ActivityView, CANCELLED_BY_OPERATOR, Instance, NodeInfo, OVERDUE_GRACE_MS, PartitionView,
@@ -211,6 +212,12 @@ impl Book {
             Input::RemoveNode { name } => self.remove_node(now_ms, &name),
             Input::Tick => self.tick(now_ms),
             Input::Control { instance, action } => self.control(now_ms, instance, action),
+            Input::Pause {
+                instance,
+                activity,
+                action,
+                by,
+            } => self.pause(now_ms, instance, activity, action, by),
             Input::Submit {
                 definition,
                 source,
@@ -277,6 +284,7 @@ impl Book {
             }
             Message::Compensated(answer) => self.compensated(now_ms, peer, &answer),
             Message::Presence(presence) => self.presence(peer, presence),
+            Message::PauseReport(report) => self.pause_report(peer, &report),
             // A partner's word goes to its partners, unless the controller is the hub.
             Message::Notify(_) | Message::StateChanged(_) => {
                 Err(BookError::Unexpected(message.kind()))
@@ -301,7 +309,8 @@ impl Book {
             | Message::Rerun(_)
             | Message::Locate(_)
             | Message::SyncGranted(_)
-            | Message::SyncRefused(_) => Err(BookError::Unexpected(message.kind())),
+            | Message::SyncRefused(_)
+            | Message::Pause(_) => Err(BookError::Unexpected(message.kind())),
             // The synchronization manager is still to come.
             Message::BeginSync(_) | Message::EndSync(_) => {
                 Err(BookError::Unexpected(message.kind()))

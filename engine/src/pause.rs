@@ -17,8 +17,7 @@
 //! (`Message::PauseReport`), which shows it in the status and history.
 
 use mobiwf_proto::{
-    ActivityId, DataValue, InstanceId, Message, PauseAction, PauseOrder, PauseOutcome,
-    PauseReport,
+    ActivityId, DataValue, InstanceId, Message, PauseAction, PauseOrder, PauseOutcome, PauseReport,
 };
 use serde::{Deserialize, Serialize};
 
@@ -109,7 +108,10 @@ impl Engine {
         kill: bool,
         fx: &mut Vec<Effect>,
     ) -> Result<PauseOutcome, String> {
-        let run = self.runs.get(&key).ok_or_else(|| "it is not here".to_owned())?;
+        let run = self
+            .runs
+            .get(&key)
+            .ok_or_else(|| "it is not here".to_owned())?;
         let (Some(act), Some(p)) = (run.activity(activity), run.progress(activity)) else {
             return Err("it is not here".to_owned());
         };
@@ -167,7 +169,10 @@ impl Engine {
         activity: ActivityId,
         fx: &mut Vec<Effect>,
     ) -> Result<PauseOutcome, String> {
-        let run = self.runs.get(&key).ok_or_else(|| "it is not here".to_owned())?;
+        let run = self
+            .runs
+            .get(&key)
+            .ok_or_else(|| "it is not here".to_owned())?;
         let (Some(act), Some(p)) = (run.activity(activity), run.progress(activity)) else {
             return Err("it is not here".to_owned());
         };
@@ -177,10 +182,7 @@ impl Engine {
                 p.life().wire().as_str()
             ));
         };
-        let interrupted = self
-            .known
-            .get(&key.instance)
-            .is_some_and(|k| k.interrupted);
+        let interrupted = self.known.get(&key.instance).is_some_and(|k| k.interrupted);
         if interrupted && matches!(resume, PausedFrom::Killed { .. }) {
             return Err(
                 "its instance is interrupted: its command would run again; resume the instance \
@@ -218,7 +220,10 @@ impl Engine {
     /// The end of a command that came while its activity is paused (and was not killed):
     /// held; `false` when the activity is not paused so.
     pub(crate) fn hold_end(&mut self, key: RunKey, ended: &Ended) -> bool {
-        let held = self.runs.get_mut(&key).is_some_and(|run| run.hold_end(ended));
+        let held = self
+            .runs
+            .get_mut(&key)
+            .is_some_and(|run| run.hold_end(ended));
         if held {
             self.touch_run(key);
         }
@@ -226,7 +231,13 @@ impl Engine {
     }
 
     /// Takes the end held while the activity was paused, as if it came now.
-    fn take_held(&mut self, key: RunKey, activity: ActivityId, held: HeldEnd, fx: &mut Vec<Effect>) {
+    fn take_held(
+        &mut self,
+        key: RunKey,
+        activity: ActivityId,
+        held: HeldEnd,
+        fx: &mut Vec<Effect>,
+    ) {
         let ended = Ended {
             instance: key.instance,
             activity,
@@ -271,11 +282,18 @@ impl Engine {
     }
 
     /// Since when `activity` is paused and whether its `<deadline>` stops meanwhile.
-    pub(crate) fn pause_of(&self, instance: InstanceId, activity: ActivityId) -> Option<(u64, bool)> {
+    pub(crate) fn pause_of(
+        &self,
+        instance: InstanceId,
+        activity: ActivityId,
+    ) -> Option<(u64, bool)> {
         let key = self.run_of(instance, activity).ok()?;
         let run = self.runs.get(&key)?;
         let since = run.life(activity)?.paused_since()?;
         let people = &run.activity(activity)?.people;
-        Some((since, people.pause_stops_deadline && people.deadline.is_some()))
+        Some((
+            since,
+            people.pause_stops_deadline && people.deadline.is_some(),
+        ))
     }
 }

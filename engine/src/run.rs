@@ -157,7 +157,12 @@ impl Progress {
     }
 
     /// Paused again as it was stored (its record gave the state it resumes to).
-    fn pause_again(&mut self, since_ms: u64, killed: bool, held_end: Option<crate::pause::HeldEnd>) {
+    fn pause_again(
+        &mut self,
+        since_ms: u64,
+        killed: bool,
+        held_end: Option<crate::pause::HeldEnd>,
+    ) {
         let resume = match (&self.life, killed) {
             (Life::Ready, _) => PausedFrom::Ready,
             (Life::Running { attempt }, false) => PausedFrom::Running { attempt: *attempt },

@@ -28,13 +28,13 @@ pub use ids::{InstanceId, NodeId, NodeName};
 pub use inputs::{GivenInputs, InstanceInputs};
 pub use location::{Location, NotALocation};
 pub use mobiwf_xml_schema::{ActivityId, ActivityTypeId, PartitionId, TaskState};
+pub use pause::{PauseAction, PauseOrder, PauseOutcome, PauseReport};
 pub use people::{
     Answer, Claim, DEADLINE_THRESHOLDS, DEFAULT_HOUR_MS, DeviceEntry, DirectoryVersion,
     HAND_OVER_HOURS_LEFT, Hold, Holder, ItemAction, ItemAnswer, ItemDeadline, ItemEvent,
     ItemEvents, ItemInfo, ItemSnapshot, ItemStatus, Notice, Presence, RoleId, Tell, UserId,
     Verdict, thresholds_of,
 };
-pub use pause::{PauseAction, PauseOrder, PauseOutcome, PauseReport};
 pub use queries::{Fetch, ItemData, Locate, ReadData};
 pub use recovery::{Compensate, Compensated, Rerun};
 pub use reports::{Overdue, PartitionResult, Report};

@@ -114,10 +114,14 @@ mod tests {
         let line = r#"{"kind":"pause","instance":7,"activity":3,"action":{"action":"pause","kill":true},"by":"op"}"#;
         assert_eq!(serde_json::to_string(&order).unwrap(), line);
         assert_eq!(serde_json::from_str::<Message>(line).unwrap(), order);
-        let plain = r#"{"kind":"pause","instance":7,"activity":3,"action":{"action":"pause"},"by":"op"}"#;
+        let plain =
+            r#"{"kind":"pause","instance":7,"activity":3,"action":{"action":"pause"},"by":"op"}"#;
         assert!(matches!(
             serde_json::from_str::<Message>(plain).unwrap(),
-            Message::Pause(PauseOrder { action: PauseAction::Pause { kill: false }, .. })
+            Message::Pause(PauseOrder {
+                action: PauseAction::Pause { kill: false },
+                ..
+            })
         ));
 
         let report = Message::PauseReport(PauseReport {

@@ -534,7 +534,10 @@ fn the_reader_agrees_with_the_xsd_test_documents() {
 #[test]
 fn pause_stops_deadline_is_read_written_and_needs_a_deadline() {
     let plain = definition("<kind>manual</kind><role>tech</role><deadline>8</deadline>").unwrap();
-    assert!(!plain.activities[1].people.pause_stops_deadline, "the default: it runs on");
+    assert!(
+        !plain.activities[1].people.pause_stops_deadline,
+        "the default: it runs on"
+    );
     assert!(!write_definition(&plain).contains("pauseStopsDeadline"));
 
     let def = definition(
@@ -545,13 +548,20 @@ fn pause_stops_deadline_is_read_written_and_needs_a_deadline() {
     assert!(def.activities[1].people.pause_stops_deadline);
     let written = write_definition(&def);
     assert!(
-        written.contains("<deadline>8</deadline>\n      <pauseStopsDeadline>true</pauseStopsDeadline>"),
+        written.contains(
+            "<deadline>8</deadline>\n      <pauseStopsDeadline>true</pauseStopsDeadline>"
+        ),
         "{written}"
     );
     assert_eq!(load_definition(written.as_bytes()).unwrap().value, def);
     let pdl = mobiwf_xml_schema::write_pdl(&def);
     assert!(pdl.contains("PAUSE_STOPS_DEADLINE true;"), "{pdl}");
-    assert_eq!(mobiwf_xml_schema::load_definition_in(mobiwf_xml_schema::Language::Pdl, pdl.as_bytes()).unwrap().value, def);
+    assert_eq!(
+        mobiwf_xml_schema::load_definition_in(mobiwf_xml_schema::Language::Pdl, pdl.as_bytes())
+            .unwrap()
+            .value,
+        def
+    );
 
     let doc = partition(
         "<kind>manual</kind><role>tech</role><deadline>8</deadline>\
@@ -559,10 +569,17 @@ fn pause_stops_deadline_is_read_written_and_needs_a_deadline() {
     )
     .unwrap();
     assert!(doc.activities[0].people.pause_stops_deadline);
-    assert_eq!(load_partition(write_partition(&doc).as_bytes()).unwrap().value, doc);
+    assert_eq!(
+        load_partition(write_partition(&doc).as_bytes())
+            .unwrap()
+            .value,
+        doc
+    );
 
     assert_eq!(
-        definition_errors("<kind>manual</kind><role>tech</role>\n<pauseStopsDeadline>true</pauseStopsDeadline>"),
+        definition_errors(
+            "<kind>manual</kind><role>tech</role>\n<pauseStopsDeadline>true</pauseStopsDeadline>"
+        ),
         "d.xml:6:21: error: activity 2 has <pauseStopsDeadline> but no <deadline> to stop; add \
          <deadline> with its hours, or remove <pauseStopsDeadline>\n"
     );

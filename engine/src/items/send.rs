@@ -173,7 +173,9 @@ impl Engine {
             deadline_ms,
             host: self.host.location.clone(),
             due: item.due.as_ref().map(|d| Box::new(d.wire(self.now_ms()))),
-            paused_ms: self.pause_of(item.instance, item.activity).map(|(since, _)| since),
+            paused_ms: self
+                .pause_of(item.instance, item.activity)
+                .map(|(since, _)| since),
         })
     }
 }

@@ -50,15 +50,28 @@ fn refused(fx: &[Effect]) -> String {
 }
 
 fn life(e: &Engine, instance: u64, activity: u64) -> Life {
-    let key = e.run_of(InstanceId(instance), ActivityId(activity)).expect("run");
-    e.runs[&key].life(ActivityId(activity)).expect("life").clone()
+    let key = e
+        .run_of(InstanceId(instance), ActivityId(activity))
+        .expect("run");
+    e.runs[&key]
+        .life(ActivityId(activity))
+        .expect("life")
+        .clone()
 }
 
 /// Instance 1: automatic activity 1 with a command and a `timeOut` of `time_out` s, deployed
 /// at 1000 ms: it runs (try 0).
 fn running(time_out: u32) -> Engine {
     let mut e = Engine::new();
-    let d = doc(1, &[A { id: 1, command: Some("work"), time_out, ..A::default() }]);
+    let d = doc(
+        1,
+        &[A {
+            id: 1,
+            command: Some("work"),
+            time_out,
+            ..A::default()
+        }],
+    );
     assert_eq!(executes(&deploy(&mut e, 1, 1, &d)), [(1, 0)]);
     e
 }
