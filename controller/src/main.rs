@@ -95,13 +95,34 @@ enum Command {
         #[command(flatten)]
         api: ApiArgs,
     },
-    /// Resume an interrupted instance.
+    /// Resume an interrupted instance, or, with ACTIVITY, a paused activity of it.
     ///
-    /// Exit 0 done, 1 refused (the instance is not interrupted) or unknown, 3 the controller
-    /// cannot be asked.
+    /// Exit 0 done (for an activity: asked of its node, which tells the controller; the
+    /// history shows it), 1 refused (the instance is not interrupted, the activity is not
+    /// paused) or unknown, 3 the controller cannot be asked.
     Resume {
         /// The instance id.
         instance: u64,
+        /// The id of a paused activity to resume (the instance stays as it is).
+        activity: Option<u64>,
+        #[command(flatten)]
+        api: ApiArgs,
+    },
+    /// Pause an activity where it is (its holder keeps its work item; nothing starts, ends or
+    /// times out meanwhile) until `resume INSTANCE ACTIVITY`.
+    ///
+    /// Exit 0 asked of its node (it tells the controller: `status` shows it paused, the
+    /// history who and when, or why its node refused), 1 refused (the instance is over, the
+    /// activity ended or is paused already) or unknown, 3 the controller cannot be asked.
+    Pause {
+        /// The instance id.
+        instance: u64,
+        /// The activity id.
+        activity: u64,
+        /// Kill its running command: it runs again, as a new try, when resumed (without, it
+        /// runs on and its end is held until then).
+        #[arg(long)]
+        kill: bool,
         #[command(flatten)]
         api: ApiArgs,
     },
@@ -380,9 +401,22 @@ async fn dispatch(command: Command) -> anyhow::Result<ExitCode> {
         Command::Interrupt { instance, api } => {
             commands::control::run(&api, instance, Control::Interrupt).await
         }
-        Command::Resume { instance, api } => {
-            commands::control::run(&api, instance, Control::Resume).await
-        }
+        Command::Resume {
+            instance,
+            activity: None,
+            api,
+        } => commands::control::run(&api, instance, Control::Resume).await,
+        Command::Resume {
+            instance,
+            activity: Some(activity),
+            api,
+        } => commands::control::pause(&api, instance, activity, None).await,
+        Command::Pause {
+            instance,
+            activity,
+            kill,
+            api,
+        } => commands::control::pause(&api, instance, activity, Some(kill)).await,
         Command::Cancel { instance, api } => {
             commands::control::run(&api, instance, Control::Cancel).await
         }

@@ -45,6 +45,16 @@ fn detail(inst: &Instance, a: &ActivityView) -> String {
         notes.extend(item_notes(item));
     }
     notes.extend(compensation_note(inst, a.id));
+    if let Some(pause) = a.paused() {
+        notes.push(format!(
+            "paused by {} at {} (was {}; `resume {} {}` goes on)",
+            pause.by,
+            at(inst.submitted_ms, Some(pause.since_ms)),
+            a.state().as_str(),
+            inst.id,
+            a.id
+        ));
+    }
     if let Some(grace) = a.overdue() {
         notes.push(format!(
             "{}: withdrawn at {} unless its partner reports it first",
@@ -163,7 +173,11 @@ pub fn instance(inst: &Instance) -> String {
             "{:<8} {:<16} {:<10} {:<12} {:<10} {:<10} {}",
             a.id,
             a.name,
-            a.state().as_str(),
+            if a.paused().is_some() {
+                "paused"
+            } else {
+                a.state().as_str()
+            },
             a.node.as_ref().map_or("-", |n| n.as_str()),
             at(inst.submitted_ms, a.started_ms),
             at(inst.submitted_ms, a.finished_ms),

@@ -1,7 +1,7 @@
 //! What a message from a peer means to the node: a translation into an input of the
 //! partition engine or of the desk (its users' worklists), or the reason the node refuses it
 //! (before anything changes). Who may send what is decided here: only the controller
-//! deploys, withdraws, substitutes, controls, asks for compensations and reruns, and sends
+//! deploys, withdraws, substitutes, controls, pauses, asks for compensations and reruns, and sends
 //! the directory and notices; partners notify; an item's snapshot comes only from its host,
 //! and an answer to a claim only from the host the claim went to.
 
@@ -142,6 +142,7 @@ fn route_of(
         Message::Control(control) => order(Input::Control(control))?,
         Message::Compensate(compensate) => order(Input::Compensate(compensate))?,
         Message::Rerun(rerun) => order(Input::Rerun(rerun))?,
+        Message::Pause(pause) => order(Input::Pause(pause))?,
         Message::Directory(sent) => {
             only_controller()?;
             let directory = Directory::parse(sent).map_err(|e| e.to_string())?;
@@ -182,6 +183,7 @@ fn route_of(
         | Message::EndSync(_)
         | Message::SyncGranted(_)
         | Message::SyncRefused(_)
+        | Message::PauseReport(_)
         | Message::Probe
         | Message::Fetch(_)
         | Message::ReadData(_)

@@ -47,6 +47,10 @@ pub(super) fn taken(input: &NodeInput) {
             let ids: Vec<u64> = r.activities.iter().map(|a| a.0).collect();
             tracing::info!(%instance, %partition, activities = ?ids, "operator rerun");
         }
+        Input::Pause(p) => {
+            let (instance, activity, action) = (p.instance, p.activity, p.action.as_str());
+            tracing::info!(%instance, %activity, action, by = %p.by, "operator pause order");
+        }
         // Not an order: partners' words, claims, time, the ends of commands, links.
         Input::Notified(_)
         | Input::StateChanged(_)
