@@ -118,10 +118,13 @@ impl Book {
             .ok_or(BookError::Unexpected("pause_report"))?;
         crate::check_sender(inst, peer, partition)?;
         let event = match &report.outcome {
-            PauseOutcome::Paused { .. } => Some(ActivityEvent::Paused(PausedBy {
-                by: report.by.clone(),
-                since_ms: report.at_ms,
-            })),
+            PauseOutcome::Paused { state, .. } => Some(ActivityEvent::Paused {
+                pause: PausedBy {
+                    by: report.by.clone(),
+                    since_ms: report.at_ms,
+                },
+                state: *state,
+            }),
             PauseOutcome::Resumed { state, .. } => Some(ActivityEvent::Resumed(*state)),
             PauseOutcome::Refused { .. } => None,
         };

@@ -101,6 +101,7 @@ fn pause_words(event: &Event) -> String {
             PauseOutcome::Paused {
                 killed,
                 clock_stopped,
+                ..
             } => {
                 let killed = if *killed { ", its command killed" } else { "" };
                 let clock = if *clock_stopped {

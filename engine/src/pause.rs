@@ -135,6 +135,7 @@ impl Engine {
             }
         }
         let killed = kill && matches!(p.life(), Life::Running { .. }) && runs_command(act);
+        let state = p.life().wire();
         let clock_stopped = act.people.pause_stops_deadline && act.people.deadline.is_some();
         if killed {
             fx.push(Effect::Kill {
@@ -156,6 +157,7 @@ impl Engine {
         );
         self.item_changed(key.instance, activity, 0, fx);
         Ok(PauseOutcome::Paused {
+            state,
             killed,
             clock_stopped,
         })

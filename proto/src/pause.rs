@@ -54,6 +54,8 @@ pub struct PauseOrder {
 pub enum PauseOutcome {
     /// It is paused.
     Paused {
+        /// The state it was paused in (ready or running): where it goes back to.
+        state: ActivityState,
         /// Its running command was killed (it runs again when resumed).
         #[serde(default, skip_serializing_if = "std::ops::Not::not")]
         killed: bool,

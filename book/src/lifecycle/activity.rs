@@ -139,8 +139,13 @@ pub enum ActivityEvent {
     StandInInUse,
     /// An operator reruns it (failed), or the failed activity it was cancelled because of.
     Rerun,
-    /// Its node says it was paused.
-    Paused(PausedBy),
+    /// Its node says it was paused, in `state` (ready or running).
+    Paused {
+        /// Who and when.
+        pause: PausedBy,
+        /// The state it was paused in.
+        state: ActivityState,
+    },
     /// Its node says it was resumed, in this state (ready or running).
     Resumed(ActivityState),
 }
@@ -293,8 +298,11 @@ impl ActivityLifecycle {
         };
         Some(match (self, event) {
             (L::Unplaced, E::Placed) => L::Waiting,
-            (L::Waiting | L::Running, E::Paused(pause)) => L::Paused {
-                under: undecided?,
+            (L::Waiting | L::Running, E::Paused { pause, state }) => L::Paused {
+                under: match state {
+                    ActivityState::Running => Undecided::Running,
+                    _ => Undecided::Waiting,
+                },
                 pause: pause.clone(),
             },
             (L::Paused { .. }, E::Resumed(state)) if !state.is_final() => L::ended(*state, false),
@@ -402,7 +410,7 @@ impl ActivityEvent {
             ActivityEvent::StandInPlaced(_) => K::StandInPlaced,
             ActivityEvent::StandInInUse => K::StandInInUse,
             ActivityEvent::Rerun => K::Rerun,
-            ActivityEvent::Paused(_) => K::Paused,
+            ActivityEvent::Paused { .. } => K::Paused,
             ActivityEvent::Resumed(_) => K::Resumed,
         }
     }
@@ -511,11 +519,12 @@ impl ActivityLife {
                 }
         );
         self.pending = match (waits, event) {
-            (true, ActivityEvent::NodeSays { state, .. } | ActivityEvent::Resumed(state))
-                if state.is_pending() =>
-            {
-                *state
-            }
+            (
+                true,
+                ActivityEvent::NodeSays { state, .. }
+                | ActivityEvent::Resumed(state)
+                | ActivityEvent::Paused { state, .. },
+            ) if state.is_pending() => *state,
             (true, _) if was.is_pending() => was,
             _ => ActivityState::NotReady,
         };

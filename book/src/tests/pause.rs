@@ -40,7 +40,13 @@ fn told(b: &mut Book, at_ms: u64, by: &str, outcome: PauseOutcome) -> Applied {
 }
 
 fn paused() -> PauseOutcome {
+    paused_in(ActivityState::Running)
+}
+
+/// Paused while it was `state`.
+fn paused_in(state: ActivityState) -> PauseOutcome {
     PauseOutcome::Paused {
+        state,
         killed: false,
         clock_stopped: false,
     }
@@ -105,7 +111,7 @@ scenarios! {
     fn a_holder_pauses_an_offered_or_selected_item_and_a_late_word_leaves_it_paused() {
         let mut b = chain_book();
         says(&mut b, T0 + 50, ActivityState::Ready);
-        told(&mut b, T0 + 200, "alice", paused());
+        told(&mut b, T0 + 200, "alice", paused_in(ActivityState::Ready));
         assert!(matches!(activity(&b, 1).lifecycle(), ActivityLifecycle::Paused { under: Undecided::Waiting, .. }));
         // Its start, said before the pause, comes after it.
         says(&mut b, T0 + 150, ActivityState::Running);

@@ -83,7 +83,7 @@ fn a_paused_command_runs_on_and_its_end_is_held_until_it_is_resumed() {
     assert!(kills(&fx).is_empty(), "not killed unless asked");
     assert_eq!(
         pause_reports(&fx),
-        [("op".to_owned(), PauseOutcome::Paused { killed: false, clock_stopped: false })]
+        [("op".to_owned(), PauseOutcome::Paused { state: ActivityState::Running, killed: false, clock_stopped: false })]
     );
     assert_eq!(life(&e, 1, 1), Life::Paused { resume: PausedFrom::Running { attempt: 0 }, since_ms: 2000 });
     assert_eq!(state(&e, 1, 1), ActivityState::Running, "the wire shows where it goes back to");
@@ -194,7 +194,7 @@ fn the_holder_pauses_a_selected_item_which_stays_theirs_and_resumes_it() {
 
     let fx = claim(&mut e, 1300, (1, 3), "alice", ItemAction::Pause, Some("N1"));
     assert_eq!(verdict(&fx), Some(Verdict::Done));
-    assert_eq!(pause_reports(&fx), [("alice".to_owned(), PauseOutcome::Paused { killed: false, clock_stopped: false })]);
+    assert_eq!(pause_reports(&fx), [("alice".to_owned(), PauseOutcome::Paused { state: ActivityState::Running, killed: false, clock_stopped: false })]);
     assert_eq!(holders(&e, 1, 3), [Some(("alice".to_owned(), None))], "she keeps it");
     assert_eq!(life(&e, 1, 3), Life::Paused { resume: PausedFrom::Running { attempt: 0 }, since_ms: 1300 });
 
@@ -220,7 +220,7 @@ fn a_deadline_that_pause_stops_moves_by_the_paused_time_and_fires_nothing_meanwh
     claim(&mut e, 1100, (1, 3), "alice", ItemAction::Select, Some("N1"));
     assert_eq!(e.next_deadline(), Some(1000 + 8 * HOUR), "12 hours left");
     let fx = claim(&mut e, 1200, (1, 3), "alice", ItemAction::Pause, Some("N1"));
-    assert_eq!(pause_reports(&fx), [("alice".to_owned(), PauseOutcome::Paused { killed: false, clock_stopped: true })]);
+    assert_eq!(pause_reports(&fx), [("alice".to_owned(), PauseOutcome::Paused { state: ActivityState::Running, killed: false, clock_stopped: true })]);
     assert_eq!(e.next_deadline(), None, "its clock stopped");
     let mut e = disk.restart(&mut e);
     assert_eq!(e.next_deadline(), None, "stopped across a restart");
