@@ -358,6 +358,18 @@ fn run_async(command: Command) -> anyhow::Result<ExitCode> {
     runtime.block_on(dispatch(command))
 }
 
+impl WorklistCommand {
+    /// An administrator's word on a work item, carried to its host.
+    async fn run(self) -> anyhow::Result<ExitCode> {
+        match self {
+            WorklistCommand::Insert(item) => item.send("insert", None, None).await,
+            WorklistCommand::Remove(item) => item.send("remove", None, None).await,
+            WorklistCommand::Delegate { item, to } => item.send("delegate", Some(&to), None).await,
+            WorklistCommand::Extend { item, hours } => item.send("extend", None, Some(hours)).await,
+        }
+    }
+}
+
 /// Carries out one command that needs the runtime.
 async fn dispatch(command: Command) -> anyhow::Result<ExitCode> {
     match command {
@@ -373,14 +385,7 @@ async fn dispatch(command: Command) -> anyhow::Result<ExitCode> {
         Command::Definitions(args) => commands::definitions::run(args).await,
         Command::Org(OrgCommand::Apply { file, api }) => commands::org::apply(&api, &file).await,
         Command::Org(OrgCommand::Show { json, api }) => commands::org::show(&api, json).await,
-        Command::Worklist(WorklistCommand::Insert(item)) => item.send("insert", None, None).await,
-        Command::Worklist(WorklistCommand::Remove(item)) => item.send("remove", None, None).await,
-        Command::Worklist(WorklistCommand::Delegate { item, to }) => {
-            item.send("delegate", Some(&to), None).await
-        }
-        Command::Worklist(WorklistCommand::Extend { item, hours }) => {
-            item.send("extend", None, Some(hours)).await
-        }
+        Command::Worklist(command) => command.run().await,
         Command::Status {
             instance,
             json,
@@ -403,14 +408,9 @@ async fn dispatch(command: Command) -> anyhow::Result<ExitCode> {
         }
         Command::Resume {
             instance,
-            activity: None,
+            activity,
             api,
-        } => commands::control::run(&api, instance, Control::Resume).await,
-        Command::Resume {
-            instance,
-            activity: Some(activity),
-            api,
-        } => commands::control::pause(&api, instance, activity, None).await,
+        } => commands::control::resume(&api, instance, activity).await,
         Command::Pause {
             instance,
             activity,

@@ -286,6 +286,35 @@ impl ActivityLifecycle {
         }
     }
 
+    /// What its node's word of a pause makes of it: paused in the state it was in, back to
+    /// the state it was resumed in; a word of its node from before the pause (messages may
+    /// come out of order) leaves it paused, a final one ends it.
+    fn pause_target(&self, event: &ActivityEvent) -> Option<ActivityLifecycle> {
+        use ActivityEvent as E;
+        use ActivityLifecycle as L;
+        let under = |state: &ActivityState| match state {
+            ActivityState::Running => Undecided::Running,
+            _ => Undecided::Waiting,
+        };
+        Some(match (self, event) {
+            (L::Waiting | L::Running, E::Paused { pause, state }) => L::Paused {
+                under: under(state),
+                pause: pause.clone(),
+            },
+            (L::Paused { .. }, E::Resumed(state)) if !state.is_final() => L::ended(*state, false),
+            (L::Paused { pause, .. }, E::NodeSays { state, .. }) if !state.is_final() => {
+                L::Paused {
+                    under: under(state),
+                    pause: pause.clone(),
+                }
+            }
+            (L::Paused { .. }, E::NodeSays { state, by_operator }) => {
+                L::ended(*state, *by_operator)
+            }
+            _ => return None,
+        })
+    }
+
     /// What the rules make of `event` in this state, before the table is consulted.
     fn target(&self, event: &ActivityEvent) -> Option<ActivityLifecycle> {
         use ActivityEvent as E;
@@ -298,25 +327,8 @@ impl ActivityLifecycle {
         };
         Some(match (self, event) {
             (L::Unplaced, E::Placed) => L::Waiting,
-            (L::Waiting | L::Running, E::Paused { pause, state }) => L::Paused {
-                under: match state {
-                    ActivityState::Running => Undecided::Running,
-                    _ => Undecided::Waiting,
-                },
-                pause: pause.clone(),
-            },
-            (L::Paused { .. }, E::Resumed(state)) if !state.is_final() => L::ended(*state, false),
-            // A word of its node from before the pause (messages may come out of order): it
-            // stays paused.
-            (L::Paused { pause, .. }, E::NodeSays { state, .. }) if !state.is_final() => {
-                L::Paused {
-                    under: match state {
-                        ActivityState::Running => Undecided::Running,
-                        _ => Undecided::Waiting,
-                    },
-                    pause: pause.clone(),
-                }
-            }
+            (L::Waiting | L::Running | L::Paused { .. }, E::Paused { .. } | E::Resumed(_))
+            | (L::Paused { .. }, E::NodeSays { .. }) => return self.pause_target(event),
             // Placed during its grace: it waits on its partition, still overdue.
             (
                 L::Overdue {

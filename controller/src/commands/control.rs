@@ -47,6 +47,14 @@ pub async fn rerun(api: &ApiArgs, id: u64, activity: u64) -> anyhow::Result<Exit
     }
 }
 
+/// `resume INSTANCE [ACTIVITY]`: the instance after an interruption, or a paused activity.
+pub async fn resume(api: &ApiArgs, id: u64, activity: Option<u64>) -> anyhow::Result<ExitCode> {
+    match activity {
+        None => run(api, id, Control::Resume).await,
+        Some(activity) => pause(api, id, activity, None).await,
+    }
+}
+
 /// Asks the controller to have the node of `activity` of instance `id` pause it (`kill`:
 /// `Some`, killing its running command or not) or resume it (`None`). Exit 0 when asked, 1
 /// when refused (with the controller's reason) or unknown, 3 when the controller cannot be
