@@ -323,6 +323,9 @@ impl ActivityLifecycle {
             L::Unplaced => Some(Undecided::Unplaced),
             L::Waiting => Some(Undecided::Waiting),
             L::Running => Some(Undecided::Running),
+            // Overdue while paused: the controller withdraws it when the grace runs out
+            // (unless its node reports it final first), paused or not.
+            L::Paused { under, .. } => Some(*under),
             _ => None,
         };
         Some(match (self, event) {

@@ -342,6 +342,12 @@ pub const ACTIVITY: &[Transition<ActivityKind, ActivityEventKind>] = {
             S::CancelledByOperator,
             "an operator cancels the instance while it is paused",
         ),
+        t(
+            S::Paused,
+            E::SaidOverdue,
+            S::Overdue,
+            "a successor's node says it waited too long for it while it is paused",
+        ),
     ]
 };
 

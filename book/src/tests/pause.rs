@@ -147,6 +147,23 @@ scenarios! {
         assert!(matches!(activity(&b, 1).lifecycle(), ActivityLifecycle::CancelledByOperator { .. }));
     }
 
+    fn a_paused_activity_a_successor_waited_too_long_for_is_overdue_all_the_same() {
+        let mut b = chain_book();
+        says(&mut b, T0 + 50, ActivityState::Running);
+        told(&mut b, T0 + 200, "op", paused());
+        let overdue = Message::Overdue(mobiwf_proto::Overdue {
+            instance: InstanceId(1),
+            waiting: ActivityId(2),
+            precondition: ActivityId(1),
+            time_out_secs: 10,
+        });
+        from_node(&mut b, T0 + 300, "peerB", overdue);
+        assert!(matches!(
+            activity(&b, 1).lifecycle(),
+            ActivityLifecycle::Overdue { under: Undecided::Running, .. }
+        ));
+    }
+
     fn what_the_book_knows_cannot_be_paused_or_resumed_is_refused_with_what_to_do() {
         let mut b = chain_book();
         let err = order(&mut b, 1, PauseAction::Resume).expect_err("not paused");
