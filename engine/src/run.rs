@@ -13,6 +13,7 @@ use crate::Refusal;
 use crate::compensate::Undo;
 
 mod by_id;
+mod paused;
 mod stored;
 use crate::known::Known;
 use crate::lifecycle::{self, Event, Life, NotAllowed, PausedFrom, StateKind};
@@ -156,24 +157,6 @@ impl Progress {
         };
     }
 
-    /// Paused again as it was stored (its record gave the state it resumes to).
-    fn pause_again(
-        &mut self,
-        since_ms: u64,
-        killed: bool,
-        held_end: Option<crate::pause::HeldEnd>,
-    ) {
-        let resume = match (&self.life, killed) {
-            (Life::Ready, _) => PausedFrom::Ready,
-            (Life::Running { attempt }, false) => PausedFrom::Running { attempt: *attempt },
-            (Life::Running { attempt }, true) => PausedFrom::Killed { attempt: *attempt },
-            // A record that shows neither was not paused.
-            _ => return,
-        };
-        self.life = Life::Paused { resume, since_ms };
-        self.held_end = held_end;
-    }
-
     /// The record the wire and the API show.
     pub fn record(&self, activity: ActivityId) -> ActivityRecord {
         let detail = match self.life.final_detail() {
@@ -247,11 +230,6 @@ impl Progress {
             held_end: None,
         }
     }
-}
-
-/// How long a pause lasted, when `resumed` ends one at `now_ms`.
-fn paused(resumed: Option<(PausedFrom, u64)>, now_ms: u64) -> u64 {
-    resumed.map_or(0, |(_, since)| now_ms.saturating_sub(since))
 }
 
 fn index_of(doc: &PartitionDocument) -> ById<usize> {
@@ -428,7 +406,9 @@ impl Run {
             (StateKind::Synchronizing, _) => p.synchronized_ms = Some(now_ms),
             (StateKind::Ready, resumed) => {
                 p.ready_ms.get_or_insert(now_ms);
-                p.paused_for_ms = p.paused_for_ms.saturating_add(paused(resumed, now_ms));
+                p.paused_for_ms = p
+                    .paused_for_ms
+                    .saturating_add(paused::lasted(resumed, now_ms));
             }
             // Runs on: the same try, its time paused not counted.
             (StateKind::Running, Some((PausedFrom::Running { .. }, since))) => {
@@ -546,33 +526,6 @@ impl Run {
             }
             _ => None,
         }
-    }
-
-    /// Holds the end of a command that came while activity `id` is paused with its try
-    /// running on (`crate::pause`); the end of a killed try, or of an earlier one, is not
-    /// held. True when it was held.
-    pub(crate) fn hold_end(&mut self, ended: &crate::Ended) -> bool {
-        let Some(p) = self.activities.get_mut(&ended.activity) else {
-            return false;
-        };
-        let runs_on = matches!(
-            p.life,
-            Life::Paused {
-                resume: PausedFrom::Running { .. },
-                ..
-            }
-        );
-        if !runs_on || ended.attempt != p.try_number() {
-            return false;
-        }
-        p.held_end = Some(crate::pause::HeldEnd {
-            attempt: ended.attempt,
-            succeeded: ended.finish.succeeded(),
-            detail: ended.finish.detail().map(str::to_owned),
-            flag: ended.finish.flag().map(str::to_owned),
-            written: ended.written.clone(),
-        });
-        true
     }
 
     /// Keeps the completion flag activity `id` ends with (set before its end is taken).

@@ -11,12 +11,10 @@
 //! `emergency`, the contingency rule, `stands_for`, `awaits`/`relayed`, and the reason
 //! (`detail`).
 //!
-//! A paused activity (its node said an operator or its item's holder paused it: the PAUSING
-//! state of *A lightweight workflow engine based on a relational structure* (He, Li, Jiao,
-//! Liu)) is [`ActivityLifecycle::Paused`], with the state it goes back to when resumed, and
-//! who paused it when. The WorkToDo model (next) refines this without a rewrite: `Waiting`
-//! becomes `NotReady`, `Synchronizing` (remote preconditions awaited) and `Ready`; the final
-//! variants stay (`Succeeded`, `Failed`, `Cancelled`). The nodes will say
+//! A paused activity (the PAUSING state of *A lightweight workflow engine based on a
+//! relational structure* (He, Li, Jiao, Liu)) is [`ActivityLifecycle::Paused`] (`paused`).
+//! The WorkToDo model (next) refines this without a rewrite: `Waiting` becomes `NotReady`,
+//! `Synchronizing` (remote preconditions awaited) and `Ready`; the final variants stay (`Succeeded`, `Failed`, `Cancelled`). The nodes will say
 //! those states through [`ActivityEvent::NodeSays`]; work items (offered, selected, locked by a
 //! holder) will be data of `Ready`/`Running`, with events of their own.
 
@@ -24,6 +22,9 @@ use mobiwf_proto::{ActivityId, ActivityState};
 
 use super::{Refusal, check, kinds};
 use crate::CANCELLED_BY_OPERATOR;
+
+mod paused;
+pub use paused::PausedBy;
 
 /// Where an activity is, as the controller knows it.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -90,15 +91,6 @@ pub struct Grace {
     pub at_ms: u64,
     /// The reason it is withdrawn for.
     pub reason: String,
-}
-
-/// Who paused an activity, and when (its node's clock).
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub struct PausedBy {
-    /// An operator's name or a user id.
-    pub by: String,
-    /// When, in ms since the epoch.
-    pub since_ms: u64,
 }
 
 /// What became of a failed activity's contingency.
@@ -284,35 +276,6 @@ impl ActivityLifecycle {
             }
             ActivityState::Running => ActivityLifecycle::Running,
         }
-    }
-
-    /// What its node's word of a pause makes of it: paused in the state it was in, back to
-    /// the state it was resumed in; a word of its node from before the pause (messages may
-    /// come out of order) leaves it paused, a final one ends it.
-    fn pause_target(&self, event: &ActivityEvent) -> Option<ActivityLifecycle> {
-        use ActivityEvent as E;
-        use ActivityLifecycle as L;
-        let under = |state: &ActivityState| match state {
-            ActivityState::Running => Undecided::Running,
-            _ => Undecided::Waiting,
-        };
-        Some(match (self, event) {
-            (L::Waiting | L::Running, E::Paused { pause, state }) => L::Paused {
-                under: under(state),
-                pause: pause.clone(),
-            },
-            (L::Paused { .. }, E::Resumed(state)) if !state.is_final() => L::ended(*state, false),
-            (L::Paused { pause, .. }, E::NodeSays { state, .. }) if !state.is_final() => {
-                L::Paused {
-                    under: under(state),
-                    pause: pause.clone(),
-                }
-            }
-            (L::Paused { .. }, E::NodeSays { state, by_operator }) => {
-                L::ended(*state, *by_operator)
-            }
-            _ => return None,
-        })
     }
 
     /// What the rules make of `event` in this state, before the table is consulted.
