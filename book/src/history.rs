@@ -209,6 +209,21 @@ pub enum Event {
         /// The failed activity.
         failed: Label,
     },
+    /// An operator asked the node of an activity to pause or resume it.
+    PauseAsked {
+        /// What.
+        action: mobiwf_proto::PauseAction,
+        /// The operator.
+        by: String,
+    },
+    /// An activity's node paused or resumed it (for an operator or its item's holder), or
+    /// refused an operator's order.
+    Pause {
+        /// Who paused or resumed it.
+        by: String,
+        /// What became of it.
+        outcome: mobiwf_proto::PauseOutcome,
+    },
     /// An operator interrupted, resumed or cancelled the instance.
     Operator {
         /// What.

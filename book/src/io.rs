@@ -69,6 +69,17 @@ pub enum Input {
         /// What to do.
         action: Control,
     },
+    /// An operator pauses or resumes one activity (its node decides, and tells).
+    Pause {
+        /// The instance.
+        instance: InstanceId,
+        /// The activity.
+        activity: mobiwf_proto::ActivityId,
+        /// Pause (perhaps killing its command) or resume.
+        action: mobiwf_proto::PauseAction,
+        /// Who asks (the operator's name, for the history).
+        by: String,
+    },
     /// An operator applies an organisation document (validated by the daemon with
     /// `mobiwf_xml_schema::load_organisation`): the directory's next version, sent to every
     /// registered node.
@@ -200,6 +211,10 @@ pub enum BookError {
     /// to do; one line per problem).
     #[error("{0}")]
     People(String),
+    /// An operator's pause or resumption of an activity that does not apply (the words say
+    /// why and what to do).
+    #[error("{0}")]
+    Pause(String),
     /// An operator's rerun that does not apply (the words say why and what to do).
     #[error("{0}")]
     Rerun(String),

@@ -306,8 +306,8 @@ fn acted(item: &mut ItemSummary, user: &UserId, action: &ItemAction, at_ms: u64)
             item.offered.retain(|u| u != user);
             item.holders.retain(|h| &h.user != user);
         }
-        // Who holds or is offered it does not change.
-        ItemAction::Extend { .. } => {}
+        // Who holds or is offered it does not change (a pause keeps its holder).
+        ItemAction::Extend { .. } | ItemAction::Pause | ItemAction::Resume => {}
     }
 }
 

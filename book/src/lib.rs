@@ -31,6 +31,7 @@ mod nodes;
 mod notices;
 pub mod ordering;
 mod overdue;
+mod pause;
 mod placement;
 mod recovery;
 mod refused;
@@ -67,7 +68,7 @@ pub use lifecycle::instance::InstanceState;
 pub use lifecycle::{
     ActivityEvent, ActivityEventKind, ActivityKind, ActivityLifecycle, Grace, InstanceEvent,
     InstanceEventKind, Kind, PartitionEvent, PartitionEventKind, PartitionKind, PartitionLifecycle,
-    Refusal, Replacement, Transition, Undecided,
+    PausedBy, Refusal, Replacement, Transition, Undecided,
 };
 pub use model::{
     ActivityView, CANCELLED_BY_OPERATOR, Instance, NodeInfo, OVERDUE_GRACE_MS, PartitionView,
@@ -243,6 +244,12 @@ impl Book {
             Input::RemoveNode { name } => self.remove_node(now_ms, &name),
             Input::Tick => self.tick(now_ms),
             Input::Control { instance, action } => self.control(now_ms, instance, action),
+            Input::Pause {
+                instance,
+                activity,
+                action,
+                by,
+            } => self.pause(now_ms, instance, activity, action, by),
             Input::Submit {
                 definition,
                 source,
@@ -310,6 +317,7 @@ impl Book {
             }
             Message::Compensated(answer) => self.compensated(now_ms, peer, &answer),
             Message::Presence(presence) => self.presence(peer, presence),
+            Message::PauseReport(report) => self.pause_report(peer, &report),
             // A partner's word goes to its partners, unless the controller is the hub.
             Message::Notify(_) | Message::StateChanged(_) => {
                 Err(BookError::Unexpected(message.kind()))
@@ -334,7 +342,8 @@ impl Book {
             | Message::Rerun(_)
             | Message::Locate(_)
             | Message::SyncGranted(_)
-            | Message::SyncRefused(_) => Err(BookError::Unexpected(message.kind())),
+            | Message::SyncRefused(_)
+            | Message::Pause(_) => Err(BookError::Unexpected(message.kind())),
             Message::BeginSync(begin) => self.begin_sync(now_ms, peer, begin),
             Message::EndSync(end) => self.end_sync(now_ms, peer, &end),
         }

@@ -81,6 +81,7 @@ impl Input {
     pub fn instance(&self) -> Option<InstanceId> {
         match self {
             Input::Control { instance, .. }
+            | Input::Pause { instance, .. }
             | Input::Worklist { instance, .. }
             | Input::Delivered { instance, .. }
             | Input::Rerun { instance, .. }
@@ -113,6 +114,7 @@ fn message_instance(message: &Message) -> Option<InstanceId> {
         Message::Compensated(answer) => Some(answer.instance),
         Message::BeginSync(begin) => Some(begin.ticket.instance),
         Message::EndSync(end) => Some(end.ticket.instance),
+        Message::PauseReport(report) => Some(report.instance),
         // About no instance, or not a node's word to the controller (the book refuses it).
         Message::Register(_)
         | Message::Presence(_)
@@ -133,6 +135,7 @@ fn message_instance(message: &Message) -> Option<InstanceId> {
         | Message::Compensate(_)
         | Message::SyncGranted(_)
         | Message::SyncRefused(_)
+        | Message::Pause(_)
         | Message::Rerun(_) => None,
     }
 }

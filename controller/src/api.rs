@@ -19,6 +19,12 @@
 //! - `POST /instances/{id}/activities/{activity}/rerun`: an operator reruns a failed activity
 //!   of a failed instance (forward recovery); 200 with the instance afterwards, 404 if
 //!   unknown, 409 with `{"error": ...}` saying why not.
+//! - `POST /instances/{id}/activities/{activity}/pause?kill=true|false` and `.../resume`: an
+//!   operator asks the activity's node to pause it (`kill`: its running command is killed and
+//!   runs again, as a new try, when resumed) or to resume it; 200 with the instance as the
+//!   controller knows it (the activity shows `paused` once its node says so; a refusal of the
+//!   node is in the history), 404 if unknown, 409 with `{"error": ...}` when the controller
+//!   knows it does not apply (the instance is over, the activity ended, is not paused).
 //! - `GET /instances/{id}/history`: the instance's events in the order the controller learnt
 //!   them (`[{at_ms, activity, partner, what}]`); 404 if unknown.
 //! - `GET /nodes`: the registered nodes (with `suspected`, the reason, while suspected).
@@ -37,7 +43,7 @@ use axum::extract::{DefaultBodyLimit, Path, Query, State};
 use axum::http::StatusCode;
 use axum::response::{IntoResponse, Response};
 use axum::routing::{get, post};
-use mobiwf_proto::{Control, InstanceId};
+use mobiwf_proto::{Control, InstanceId, PauseAction};
 use mobiwf_xml_schema::limits::MAX_DOCUMENT_BYTES;
 use serde::Deserialize;
 
@@ -62,6 +68,11 @@ pub fn router(client: ControllerClient) -> Router {
         .route("/instances/{id}/resume", post(resume))
         .route("/instances/{id}/cancel", post(cancel))
         .route("/instances/{id}/activities/{activity}/rerun", post(rerun))
+        .route("/instances/{id}/activities/{activity}/pause", post(pause))
+        .route(
+            "/instances/{id}/activities/{activity}/resume",
+            post(resume_activity),
+        )
         .route("/nodes", get(nodes))
         .route(
             "/org",
@@ -237,6 +248,64 @@ async fn control(client: ControllerClient, id: u64, action: Control) -> Response
         Ok(Err(e @ BookError::UnknownInstance(_))) => error(StatusCode::NOT_FOUND, e.to_string()),
         Ok(Err(e)) => error(StatusCode::CONFLICT, e.to_string()),
         Err(e) => unavailable(e),
+    }
+}
+
+/// `?kill=true` of a pause.
+#[derive(Deserialize, Default)]
+struct PauseQuery {
+    #[serde(default)]
+    kill: bool,
+}
+
+/// An operator pauses an activity: the instance afterwards (its node says when it is
+/// paused), 404 unknown, 409 not applicable now.
+async fn pause(
+    State(client): State<ControllerClient>,
+    caller: Option<axum::Extension<mobiwf_runtime::api_auth::Caller>>,
+    Path((id, activity)): Path<(u64, u64)>,
+    Query(q): Query<PauseQuery>,
+) -> Response {
+    let action = PauseAction::Pause { kill: q.kill };
+    pause_or_resume(client, caller, (id, activity), action).await
+}
+
+/// An operator resumes a paused activity: as [`pause`].
+async fn resume_activity(
+    State(client): State<ControllerClient>,
+    caller: Option<axum::Extension<mobiwf_runtime::api_auth::Caller>>,
+    Path((id, activity)): Path<(u64, u64)>,
+) -> Response {
+    pause_or_resume(client, caller, (id, activity), PauseAction::Resume).await
+}
+
+async fn pause_or_resume(
+    client: ControllerClient,
+    caller: Option<axum::Extension<mobiwf_runtime::api_auth::Caller>>,
+    (id, activity): (u64, u64),
+    action: PauseAction,
+) -> Response {
+    let by = operator_name(caller);
+    let activity = mobiwf_proto::ActivityId(activity);
+    match client.pause(InstanceId(id), activity, action, by).await {
+        Ok(Ok(inst)) => Json(inst).into_response(),
+        Ok(Err(e @ BookError::UnknownInstance(_))) => error(StatusCode::NOT_FOUND, e.to_string()),
+        Ok(Err(e)) => error(StatusCode::CONFLICT, e.to_string()),
+        Err(e) => unavailable(e),
+    }
+}
+
+/// Who an operator is, for the history: the user their token speaks for, else the token's
+/// id; `operator` when the API checks no tokens.
+fn operator_name(caller: Option<axum::Extension<mobiwf_runtime::api_auth::Caller>>) -> String {
+    match caller {
+        Some(axum::Extension(mobiwf_runtime::api_auth::Caller::Token {
+            user: Some(user), ..
+        })) => user,
+        Some(axum::Extension(mobiwf_runtime::api_auth::Caller::Token { id, .. })) => {
+            format!("token {id}")
+        }
+        _ => "operator".to_owned(),
     }
 }
 

@@ -33,7 +33,13 @@ fn role(method: &Method, path: &str) -> Role {
             | ("POST", ["instances", _, "interrupt" | "resume" | "cancel"])
             | (
                 "POST",
-                ["instances", _, "activities", _, "rerun" | "worklist"]
+                [
+                    "instances",
+                    _,
+                    "activities",
+                    _,
+                    "rerun" | "worklist" | "pause" | "resume"
+                ]
             )
     );
     if runs_work {
@@ -63,6 +69,8 @@ mod tests {
             ("POST", "/instances/7/resume", Role::Operator),
             ("POST", "/instances/7/cancel", Role::Operator),
             ("POST", "/instances/7/activities/2/rerun", Role::Operator),
+            ("POST", "/instances/7/activities/2/pause", Role::Operator),
+            ("POST", "/instances/7/activities/2/resume", Role::Operator),
             ("POST", "/instances/7/activities/2/worklist", Role::Operator),
             ("GET", "/definitions", Role::Viewer),
             ("GET", "/definitions/maintenance", Role::Viewer),

@@ -95,13 +95,34 @@ enum Command {
         #[command(flatten)]
         api: ApiArgs,
     },
-    /// Resume an interrupted instance.
+    /// Resume an interrupted instance, or, with ACTIVITY, a paused activity of it.
     ///
-    /// Exit 0 done, 1 refused (the instance is not interrupted) or unknown, 3 the controller
-    /// cannot be asked.
+    /// Exit 0 done (for an activity: asked of its node, which tells the controller; the
+    /// history shows it), 1 refused (the instance is not interrupted, the activity is not
+    /// paused) or unknown, 3 the controller cannot be asked.
     Resume {
         /// The instance id.
         instance: u64,
+        /// The id of a paused activity to resume (the instance stays as it is).
+        activity: Option<u64>,
+        #[command(flatten)]
+        api: ApiArgs,
+    },
+    /// Pause an activity where it is (its holder keeps its work item; nothing starts, ends or
+    /// times out meanwhile) until `resume INSTANCE ACTIVITY`.
+    ///
+    /// Exit 0 asked of its node (it tells the controller: `status` shows it paused, the
+    /// history who and when, or why its node refused), 1 refused (the instance is over, the
+    /// activity ended or is paused already) or unknown, 3 the controller cannot be asked.
+    Pause {
+        /// The instance id.
+        instance: u64,
+        /// The activity id.
+        activity: u64,
+        /// Kill its running command: it runs again, as a new try, when resumed (without, it
+        /// runs on and its end is held until then).
+        #[arg(long)]
+        kill: bool,
         #[command(flatten)]
         api: ApiArgs,
     },
@@ -343,6 +364,18 @@ fn run_async(command: Command) -> anyhow::Result<ExitCode> {
     runtime.block_on(dispatch(command))
 }
 
+impl WorklistCommand {
+    /// An administrator's word on a work item, carried to its host.
+    async fn run(self) -> anyhow::Result<ExitCode> {
+        match self {
+            WorklistCommand::Insert(item) => item.send("insert", None, None).await,
+            WorklistCommand::Remove(item) => item.send("remove", None, None).await,
+            WorklistCommand::Delegate { item, to } => item.send("delegate", Some(&to), None).await,
+            WorklistCommand::Extend { item, hours } => item.send("extend", None, Some(hours)).await,
+        }
+    }
+}
+
 /// Carries out one command that needs the runtime.
 async fn dispatch(command: Command) -> anyhow::Result<ExitCode> {
     match command {
@@ -360,14 +393,7 @@ async fn dispatch(command: Command) -> anyhow::Result<ExitCode> {
         Command::Org(OrgCommand::Show { json, api }) => commands::org::show(&api, json).await,
         Command::Classes(command) => commands::classes::classes(command).await,
         Command::Sync(command) => commands::classes::sync(command).await,
-        Command::Worklist(WorklistCommand::Insert(item)) => item.send("insert", None, None).await,
-        Command::Worklist(WorklistCommand::Remove(item)) => item.send("remove", None, None).await,
-        Command::Worklist(WorklistCommand::Delegate { item, to }) => {
-            item.send("delegate", Some(&to), None).await
-        }
-        Command::Worklist(WorklistCommand::Extend { item, hours }) => {
-            item.send("extend", None, Some(hours)).await
-        }
+        Command::Worklist(command) => command.run().await,
         Command::Status {
             instance,
             json,
@@ -388,9 +414,17 @@ async fn dispatch(command: Command) -> anyhow::Result<ExitCode> {
         Command::Interrupt { instance, api } => {
             commands::control::run(&api, instance, Control::Interrupt).await
         }
-        Command::Resume { instance, api } => {
-            commands::control::run(&api, instance, Control::Resume).await
-        }
+        Command::Resume {
+            instance,
+            activity,
+            api,
+        } => commands::control::resume(&api, instance, activity).await,
+        Command::Pause {
+            instance,
+            activity,
+            kill,
+            api,
+        } => commands::control::pause(&api, instance, activity, Some(kill)).await,
         Command::Cancel { instance, api } => {
             commands::control::run(&api, instance, Control::Cancel).await
         }

@@ -84,6 +84,7 @@ pub fn what(event: &Event) -> String {
         | Event::SyncGranted { .. }
         | Event::SyncRefused { .. }
         | Event::SyncReleased { .. } => sync_event(event),
+        Event::PauseAsked { .. } | Event::Pause { .. } => Some(pause_words(event)),
     };
     words.unwrap_or_else(|| format!("{event:?}"))
 }
@@ -141,6 +142,48 @@ pub fn blockers(behind: &[mobiwf_book::Blocker]) -> String {
         })
         .collect();
     each.join(", ")
+}
+
+/// A pause or resumption asked, done or refused, in words: `operator op asked to pause it
+/// (killing its command)`, `paused by alice (its deadline stops)`, `resumed by alice: running
+/// (its deadline moved 10 s later)`, `op's pause refused by its node: ...`.
+fn pause_words(event: &Event) -> String {
+    use mobiwf_proto::{PauseAction, PauseOutcome};
+    match event {
+        Event::PauseAsked { action, by } => match action {
+            PauseAction::Pause { kill: true } => {
+                format!("operator {by} asked to pause it (killing its command)")
+            }
+            action => format!("operator {by} asked to {} it", action.as_str()),
+        },
+        Event::Pause { by, outcome } => match outcome {
+            PauseOutcome::Paused {
+                killed,
+                clock_stopped,
+                ..
+            } => {
+                let killed = if *killed { ", its command killed" } else { "" };
+                let clock = if *clock_stopped {
+                    " (its deadline stops)"
+                } else {
+                    ""
+                };
+                format!("paused by {by}{killed}{clock}")
+            }
+            PauseOutcome::Resumed { state, moved_ms } if *moved_ms > 0 => format!(
+                "resumed by {by}: {} (its deadline moved {} later)",
+                state.as_str(),
+                mobiwf_proto::Millis(*moved_ms)
+            ),
+            PauseOutcome::Resumed { state, .. } => {
+                format!("resumed by {by}: {}", state.as_str())
+            }
+            PauseOutcome::Refused { reason } => {
+                format!("{by}'s pause or resume refused by its node: {reason}")
+            }
+        },
+        other => format!("{other:?}"),
+    }
 }
 
 /// Submission, deployment and the end of partitions, in words.
@@ -439,6 +482,8 @@ fn acted(user: &mobiwf_proto::UserId, action: &mobiwf_proto::ItemAction) -> Stri
         A::Insert => format!("inserted for {user}"),
         A::Remove => format!("removed for {user}"),
         A::Extend { hours } => format!("deadline extended by {hours} hours for {user}"),
+        A::Pause => format!("paused by {user}"),
+        A::Resume => format!("resumed by {user}"),
     }
 }
 

@@ -9,7 +9,7 @@ use mobiwf_proto::{
     ActivityId, CANCELLED_BY_OPERATOR, Control, InstanceId, NodeId, completed_reason,
 };
 
-use crate::lifecycle::{Event, Life};
+use crate::lifecycle::{Event, Life, PausedFrom};
 use crate::progress::runs_command;
 use crate::run::RunKey;
 use crate::{Effect, Engine};
@@ -133,7 +133,15 @@ impl Engine {
             } else {
                 continue;
             };
-            if matches!(p.life(), Life::Running { .. }) && runs_command(act) {
+            let runs = matches!(
+                p.life(),
+                Life::Running { .. }
+                    | Life::Paused {
+                        resume: PausedFrom::Running { .. },
+                        ..
+                    }
+            );
+            if runs && runs_command(act) {
                 let why = match &event {
                     Event::Cancel { detail } | Event::Withdraw { detail } => detail.clone(),
                     _ => String::new(),

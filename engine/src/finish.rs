@@ -47,6 +47,9 @@ impl Engine {
         ended: Ended,
         effects: &mut Vec<Effect>,
     ) -> Result<(), Refusal> {
+        if self.is_paused(ended.instance, ended.activity) {
+            return self.finished_while_paused(&ended);
+        }
         let Ended {
             instance,
             activity,
@@ -87,6 +90,23 @@ impl Engine {
         }
         self.take_end(key, activity, finish, checked, now_ms, effects);
         self.advance(key, effects);
+        Ok(())
+    }
+
+    /// An end that came while the activity is paused: a person's is refused (resume first);
+    /// a command's is held until the resumption (or ignored, the end of a killed try).
+    fn finished_while_paused(&mut self, ended: &Ended) -> Result<(), Refusal> {
+        let (instance, activity) = (ended.instance, ended.activity);
+        if ended.by == Finisher::Person {
+            return Err(Refusal::NotCompletable {
+                instance,
+                activity,
+                reason: crate::pause::PAUSED.to_owned(),
+            });
+        }
+        if let Ok(key) = self.run_of(instance, activity) {
+            self.hold_end(key, ended);
+        }
         Ok(())
     }
 

@@ -44,6 +44,9 @@ pub enum Input {
     Completed(Completed),
     /// An operator interrupted, resumed or cancelled the instance.
     Control(ControlInstance),
+    /// An operator pauses or resumes one activity (`pause`): carried out or refused, the
+    /// controller is told either way.
+    Pause(mobiwf_proto::PauseOrder),
     /// Time passed: start the activities whose `timeToWait` ran out, fail those that ran longer
     /// than their `timeOut`, try failed commands again, report overdue preconditions. The daemon
     /// sends it at [`Engine::next_deadline`].

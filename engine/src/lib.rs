@@ -22,7 +22,8 @@
 //!
 //! Layout: this file holds the types and [`Engine::apply`], a dispatch of one call per input;
 //! each input's handling has a file of its own (`deploy`, `notify`, `finish`, `control`,
-//! `timers`; `sync` the synchronization gate of activities of a task class), `progress` moves runs on after any input, and every change of an activity's
+//! `pause`, `timers`; `sync` the synchronization gate of activities of a task class), `progress`
+//! moves runs on after any input, and every change of an activity's
 //! state goes through the one transition function of `lifecycle`. `run` is one partition
 //! run, `known` what the node knows of an instance, `items` the work items this node hosts
 //! (assignment from the directory replica, users' claims), `store` what the daemon writes and
@@ -41,6 +42,7 @@ mod known;
 pub mod lifecycle;
 mod notifications;
 mod notify;
+mod pause;
 mod progress;
 mod readiness;
 mod refusal;
@@ -70,7 +72,8 @@ pub use items::{
     StoredToken,
 };
 pub use known::{Known, MAX_SUBSTITUTIONS};
-pub use lifecycle::{Event, Life};
+pub use lifecycle::{Event, Life, PausedFrom};
+pub use pause::HeldEnd;
 pub use refusal::Refusal;
 pub use refused::{MAX_REFUSALS_KEPT, Refusals, Refused, RefusedTransition};
 pub use retire::StoredInstance;
@@ -308,6 +311,7 @@ impl Engine {
             Input::SyncGranted(granted) => self.sync_granted(granted, fx),
             Input::SyncRefused(refused) => self.sync_refused(refused, fx),
             Input::SyncLost(lost) => self.sync_lost(lost, fx),
+            Input::Pause(order) => self.pause_order(order, fx),
         }
         Ok(())
     }

@@ -30,11 +30,16 @@
 //! operator's `rerun` puts a failed activity, and those cancelled because of it, back to
 //! `NotReady`, and their run starts over.
 //!
-//! Still to come: the paused state, a variant `Paused { resume: PausedFrom }` with events
-//! `Pause` and `Resume` (today an interruption is a fact of the whole instance,
-//! `Known::interrupted`, which holds pending activities and retries without changing their
-//! state). Each new variant adds rows to [`TRANSITIONS`], and the coverage test asks for a
-//! scenario that reaches each.
+//! **Paused** (the PAUSING state of *A lightweight workflow engine based on a relational
+//! structure* (He, Li, Jiao, Liu); *Synchronization and Disconnected Operation in WorkToDo*
+//! (IC-03-006), §5.3, case 2) is [`Life::Paused`]: an operator ([`Event::Pause`] from the
+//! controller's order) or the holder of its work item suspended a `Ready` or `Running`
+//! activity; [`PausedFrom`] says where [`Event::Resume`] takes it back. Its holder keeps the
+//! item; nothing starts, finishes or times out while it is paused (`crate::pause`). The wire
+//! shows the state it resumes to (the WorkToDo states have no paused one), and the stored run
+//! keeps the pause beside the record (`run::stored`). An interruption is a fact of the whole
+//! instance (`Known::interrupted`), not a state: it holds pending activities and retries
+//! without changing their state.
 
 use mobiwf_proto::ActivityState;
 
@@ -81,6 +86,31 @@ pub enum Life {
     Skipped {
         /// Why.
         detail: Option<String>,
+    },
+    /// Suspended by an operator or by its item's holder: goes back to `resume` when resumed.
+    Paused {
+        /// Where it goes on from.
+        resume: PausedFrom,
+        /// Since when, in ms since the epoch.
+        since_ms: u64,
+    },
+}
+
+/// Where a paused activity goes on from.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum PausedFrom {
+    /// It was ready (offered, or about to start): ready again.
+    Ready,
+    /// Try `attempt` ran, or a person held its item: it runs on (a command that ended while
+    /// it was paused ends it then).
+    Running {
+        /// The try that runs.
+        attempt: u32,
+    },
+    /// Try `attempt`'s command was killed when it was paused: the next try runs.
+    Killed {
+        /// The try that was killed.
+        attempt: u32,
     },
 }
 
@@ -138,6 +168,16 @@ pub enum Event {
     /// An operator reruns it (it failed) or the failed activity it waited for (it was
     /// cancelled because of that one): it waits again, from the start.
     Rerun,
+    /// An operator or its item's holder pauses it at `at_ms`; `kill`: its running command is
+    /// killed (the caller kills it).
+    Pause {
+        /// When, in ms since the epoch.
+        at_ms: u64,
+        /// Its command is killed: the next try runs when it is resumed.
+        kill: bool,
+    },
+    /// It goes on from where it was paused.
+    Resume,
 }
 
 /// The kind of a [`Life`], without its data: what the table of transitions speaks of.
@@ -161,6 +201,8 @@ pub enum StateKind {
     Cancelled,
     /// [`Life::Skipped`].
     Skipped,
+    /// [`Life::Paused`].
+    Paused,
 }
 
 /// The kind of an [`Event`], without its data.
@@ -192,6 +234,10 @@ pub enum EventKind {
     Cancel,
     /// [`Event::Rerun`].
     Rerun,
+    /// [`Event::Pause`].
+    Pause,
+    /// [`Event::Resume`].
+    Resume,
 }
 
 /// Every transition allowed: (from, event, to). Each is reached by a scenario test (the
@@ -224,6 +270,12 @@ pub const TRANSITIONS: &[(StateKind, EventKind, StateKind)] = {
         (S::RetryWait, E::Cancel, S::Cancelled),
         (S::Failed, E::Rerun, S::NotReady),
         (S::Cancelled, E::Rerun, S::NotReady),
+        (S::Ready, E::Pause, S::Paused),
+        (S::Running, E::Pause, S::Paused),
+        (S::Paused, E::Resume, S::Ready),
+        (S::Paused, E::Resume, S::Running),
+        (S::Paused, E::Withdraw, S::Failed),
+        (S::Paused, E::Cancel, S::Cancelled),
     ]
 };
 
@@ -270,6 +322,25 @@ pub fn transition(from: &Life, event: Event) -> Result<Life, NotAllowed> {
             detail: Some(detail),
         },
         (Life::Failed { .. } | Life::Cancelled { .. }, Event::Rerun) => Life::NotReady,
+        (Life::Ready, Event::Pause { at_ms, .. }) => Life::Paused {
+            resume: PausedFrom::Ready,
+            since_ms: at_ms,
+        },
+        (Life::Running { attempt }, Event::Pause { at_ms, kill }) => Life::Paused {
+            resume: if kill {
+                PausedFrom::Killed { attempt: *attempt }
+            } else {
+                PausedFrom::Running { attempt: *attempt }
+            },
+            since_ms: at_ms,
+        },
+        (Life::Paused { resume, .. }, Event::Resume) => match resume {
+            PausedFrom::Ready => Life::Ready,
+            PausedFrom::Running { attempt } => Life::Running { attempt: *attempt },
+            PausedFrom::Killed { attempt } => Life::Running {
+                attempt: attempt.saturating_add(1),
+            },
+        },
         _ => {
             return Err(NotAllowed {
                 from: from_kind,
@@ -295,17 +366,27 @@ impl Life {
             Life::Failed { .. } => StateKind::Failed,
             Life::Cancelled { .. } => StateKind::Cancelled,
             Life::Skipped { .. } => StateKind::Skipped,
+            Life::Paused { .. } => StateKind::Paused,
         }
     }
 
     /// The state the wire and the records show: a wait between tries is `running` (the
-    /// activity is under way).
+    /// activity is under way); a paused one shows the state it resumes to.
     pub fn wire(&self) -> ActivityState {
         match self {
             Life::NotReady => ActivityState::NotReady,
             Life::Synchronizing => ActivityState::Synchronizing,
-            Life::Ready => ActivityState::Ready,
-            Life::Running { .. } | Life::RetryWait { .. } => ActivityState::Running,
+            Life::Ready
+            | Life::Paused {
+                resume: PausedFrom::Ready,
+                ..
+            } => ActivityState::Ready,
+            Life::Running { .. }
+            | Life::RetryWait { .. }
+            | Life::Paused {
+                resume: PausedFrom::Running { .. } | PausedFrom::Killed { .. },
+                ..
+            } => ActivityState::Running,
             Life::Succeeded { .. } => ActivityState::Succeeded,
             Life::Failed { .. } => ActivityState::Failed,
             Life::Cancelled { .. } => ActivityState::Cancelled,
@@ -316,6 +397,14 @@ impl Life {
     /// True once it can no longer change (but by an operator's rerun).
     pub fn is_final(&self) -> bool {
         self.wire().is_final()
+    }
+
+    /// Since when it is paused, while it is.
+    pub fn paused_since(&self) -> Option<u64> {
+        match self {
+            Life::Paused { since_ms, .. } => Some(*since_ms),
+            _ => None,
+        }
     }
 
     /// Why it ended, once final.
@@ -347,6 +436,8 @@ impl Event {
             Event::Withdraw { .. } => EventKind::Withdraw,
             Event::Cancel { .. } => EventKind::Cancel,
             Event::Rerun => EventKind::Rerun,
+            Event::Pause { .. } => EventKind::Pause,
+            Event::Resume => EventKind::Resume,
         }
     }
 }

@@ -166,6 +166,7 @@ impl Input {
             Input::SyncGranted(g) => Some(g.ticket.instance),
             Input::SyncRefused(r) => Some(r.ticket.instance),
             Input::SyncLost(l) => Some(l.instance),
+            Input::Pause(order) => Some(order.instance),
             Input::Fetched { instance, .. } | Input::Substitute { instance, .. } => Some(*instance),
             Input::Tick | Input::Directory(_) | Input::Link { .. } => None,
         }

@@ -13,9 +13,10 @@ use crate::Refusal;
 use crate::compensate::Undo;
 
 mod by_id;
+mod paused;
 mod stored;
 use crate::known::Known;
-use crate::lifecycle::{self, Event, Life, NotAllowed, StateKind};
+use crate::lifecycle::{self, Event, Life, NotAllowed, PausedFrom, StateKind};
 use crate::sync::Gate;
 use by_id::ById;
 pub use stored::StoredRun;
@@ -102,11 +103,17 @@ pub struct Progress {
     pub retried: u32,
     /// The completion flag it ended with (a person's or its command's).
     pub flag: Option<String>,
-    /// The tries of its earlier runs (before an operator's rerun): this run's tries count on
-    /// from there, so each has a run directory of its own.
+    /// The tries of its earlier runs (before an operator's rerun), and those killed by a
+    /// pause: this run's tries count on from there, so each has a run directory of its own.
     pub earlier_tries: u32,
     /// Its requests for its task class (`crate::sync`); unused without a class.
     pub(crate) gate: Gate,
+    /// How long it was paused since its `timeOut` began to count (the start of its try, or
+    /// the offer of its item): the `timeOut` moves by it.
+    pub paused_for_ms: u64,
+    /// While it is paused: the end of its command that came meanwhile, taken when it is
+    /// resumed.
+    pub held_end: Option<crate::pause::HeldEnd>,
 }
 
 impl Progress {
@@ -125,6 +132,8 @@ impl Progress {
             flag: None,
             earlier_tries: 0,
             gate: Gate::default(),
+            paused_for_ms: 0,
+            held_end: None,
         }
     }
 
@@ -223,6 +232,8 @@ impl Progress {
             flag: rec.flag,
             earlier_tries: 0,
             gate: Gate::default(),
+            paused_for_ms: 0,
+            held_end: None,
         }
     }
 }
@@ -390,31 +401,60 @@ impl Run {
             Event::TryFailed { note, .. } => Some(note.clone()),
             _ => None,
         };
+        let resumed = match (&p.life, &event) {
+            (Life::Paused { resume, since_ms }, Event::Resume) => Some((*resume, *since_ms)),
+            _ => None,
+        };
         let life = lifecycle::transition(&p.life, event)?;
         let before = std::mem::replace(&mut p.life, life);
         let now_ms = Millis::from_micros(now_us).as_u64();
-        match p.life.kind() {
-            StateKind::Synchronizing => p.synchronized_ms = Some(now_ms),
-            StateKind::Ready => {
+        let automatic = self
+            .index
+            .get(&id)
+            .and_then(|&i| self.doc.activities.get(i))
+            .is_some_and(|a| matches!(a.kind, ActivityKind::Automatic | ActivityKind::Dummy));
+        match (p.life.kind(), resumed) {
+            (StateKind::Synchronizing, _) => p.synchronized_ms = Some(now_ms),
+            (StateKind::Ready, resumed) => {
                 p.ready_ms.get_or_insert(now_ms);
+                p.paused_for_ms = p
+                    .paused_for_ms
+                    .saturating_add(paused::lasted(resumed, now_ms));
             }
-            StateKind::Running => {
+            // Runs on: the same try, its time paused not counted.
+            (StateKind::Running, Some((PausedFrom::Running { .. }, since))) => {
+                p.paused_for_ms = p.paused_for_ms.saturating_add(now_ms.saturating_sub(since));
+            }
+            (StateKind::Running, resumed) => {
+                if let Some((PausedFrom::Killed { .. }, _)) = resumed {
+                    // A new try: a run directory of its own, its retries untouched.
+                    p.earlier_tries = p.earlier_tries.saturating_add(1);
+                }
+                // A command's timeOut counts from its try's start; a person's from the offer.
+                if automatic || resumed.is_some() {
+                    p.paused_for_ms = 0;
+                }
                 p.started_ms = Some(now_ms);
                 p.started_us = Some(now_us);
             }
-            StateKind::RetryWait => {
+            (StateKind::RetryWait, _) => {
                 p.retried += 1;
                 p.note = note;
             }
+            (StateKind::Paused, _) => {}
             // Only a rerun leads back here.
-            StateKind::NotReady => p.start_over(),
-            StateKind::Succeeded
-            | StateKind::Failed
-            | StateKind::Cancelled
-            | StateKind::Skipped => {
+            (StateKind::NotReady, _) => p.start_over(),
+            (
+                StateKind::Succeeded
+                | StateKind::Failed
+                | StateKind::Cancelled
+                | StateKind::Skipped,
+                _,
+            ) => {
                 p.finished_ms = Some(now_ms);
                 p.finished_us = Some(now_us);
                 p.note = None;
+                p.held_end = None;
             }
         }
         Ok(Some((before.wire(), p.life.wire())))
@@ -437,7 +477,8 @@ impl Run {
     /// and its remote preconditions' `timeOut`s; while it runs, its `timeOut`, or the end of
     /// the wait before its next try. All count from stored times (deployment, start, failed
     /// try), so they survive restarts. An interrupted instance starts nothing: only `timeOut`s
-    /// of running activities count then.
+    /// of running activities count then. A paused activity has none; its `timeOut` moves by
+    /// the time it was paused.
     pub(crate) fn timer(
         &self,
         act: &PartitionActivity,
@@ -489,10 +530,10 @@ impl Run {
                         p.ready_ms.or(p.started_ms)
                     }
                 };
-                Some((
-                    after(since.unwrap_or(self.deployed_ms), act.time_out_secs),
-                    Timer::RunTooLong,
-                ))
+                let since = since
+                    .unwrap_or(self.deployed_ms)
+                    .saturating_add(p.paused_for_ms);
+                Some((after(since, act.time_out_secs), Timer::RunTooLong))
             }
             _ => None,
         }

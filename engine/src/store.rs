@@ -78,7 +78,15 @@ impl Engine {
                 let Some(p) = run.progress(act.id) else {
                     continue;
                 };
-                let running = matches!(p.life(), Life::Running { .. });
+                // A paused try runs on too: its end is held until the resumption.
+                let running = matches!(
+                    p.life(),
+                    Life::Running { .. }
+                        | Life::Paused {
+                            resume: crate::lifecycle::PausedFrom::Running { .. },
+                            ..
+                        }
+                );
                 if running && act.kind == ActivityKind::Automatic {
                     effects.extend(self.execute(run.key, act.id));
                 }

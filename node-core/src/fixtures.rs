@@ -209,6 +209,7 @@ pub fn item_from(
             host: at(host),
             due: None,
             application: None,
+            paused_ms: None,
         },
         version: 1,
         offered: if holders.is_empty() {

@@ -1,8 +1,9 @@
 //! What a message from a peer means to the node: a translation into an input of the
 //! partition engine or of the desk (its users' worklists), or the reason the node refuses it
 //! (before anything changes). Who may send what is decided here: only the controller
-//! deploys, withdraws, substitutes, controls, asks for compensations and reruns, answers
-//! requests for task classes (grants and refusals), and sends the directory and notices; partners notify; an item's snapshot comes only from its host,
+//! deploys, withdraws, substitutes, controls, pauses, asks for compensations and reruns, answers
+//! requests for task classes (grants and refusals), and sends the directory and notices; partners
+//! notify; an item's snapshot comes only from its host,
 //! and an answer to a claim only from the host the claim went to.
 
 use mobiwf_engine::{Changed, Claimed, Input, Missing, Notified, Refusal};
@@ -145,6 +146,7 @@ fn route_of(
         // The synchronization manager's answers: only this node's controller holds it.
         Message::SyncGranted(granted) => order(Input::SyncGranted(granted))?,
         Message::SyncRefused(refused) => order(Input::SyncRefused(refused))?,
+        Message::Pause(pause) => order(Input::Pause(pause))?,
         Message::Directory(sent) => {
             only_controller()?;
             let directory = Directory::parse(sent).map_err(|e| e.to_string())?;
@@ -183,6 +185,7 @@ fn route_of(
         | Message::Locate(_)
         | Message::BeginSync(_)
         | Message::EndSync(_)
+        | Message::PauseReport(_)
         | Message::Probe
         | Message::Fetch(_)
         | Message::ReadData(_)

@@ -83,7 +83,7 @@ mod tests {
         assert_eq!(at("GET", "/users/alice/worklist"), alice(Role::Viewer));
         assert_eq!(at("GET", "/users/alice/notices"), alice(Role::Viewer));
         for action in [
-            "select", "release", "lock", "unlock", "complete", "delegate",
+            "select", "release", "lock", "unlock", "pause", "resume", "complete", "delegate",
         ] {
             let path = format!("/users/alice/worklist/7/2/{action}");
             assert_eq!(at("POST", &path), alice(Role::Operator));

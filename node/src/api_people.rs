@@ -5,10 +5,11 @@
 //! - `GET /users/{user}/worklist?order=arrival|priority|deadline|size`: the items offered to
 //!   or held by the user (JSON array). 403 when the user's worklist is on another node.
 //! - `POST /users/{user}/worklist/{instance}/{activity}/{action}` with action `select`,
-//!   `release`, `lock`, `unlock`, `complete` (body `{"failed": bool, "detail": "..."}`) or
-//!   `delegate` (body `{"to": "user"}`): 200 done; 202 sent to the item's host, which has not
-//!   answered within [`CLAIM_ANSWER_WAIT`] (the answer will show in the worklist); 409 "no
-//!   longer available" (someone else holds it, or it ended); 403 the user may not; 400 the
+//!   `release`, `lock`, `unlock`, `pause`, `resume`, `complete` (body `{"failed": bool,
+//!   "detail": "..."}`) or `delegate` (body `{"to": "user"}`): 200 done; 202 sent to the item's
+//!   host, which has not answered within [`CLAIM_ANSWER_WAIT`] (the answer will show in the
+//!   worklist); 409 "no longer available" (someone else holds it, or it ended), or a pause or
+//!   resume that does not apply now (the reason says what to do); 403 the user may not; 400 the
 //!   action does not apply (e.g. lock without `<disconnected>`); 404 no such item here.
 //! - `GET /users/{user}/notices`: what the user was told, oldest first.
 //! - `GET /directory`: the version of the organisation directory this node holds, and the
@@ -117,6 +118,12 @@ pub(crate) async fn act(
         Ok(ClaimOutcome::Answered(Verdict::Forbidden { reason })) => {
             error(StatusCode::FORBIDDEN, reason)
         }
+        // Pausing what is not ready or running, resuming what is not paused: not now.
+        Ok(ClaimOutcome::Answered(Verdict::Invalid { reason }))
+            if matches!(what, "pause" | "resume") =>
+        {
+            error(StatusCode::CONFLICT, reason)
+        }
         Ok(ClaimOutcome::Answered(Verdict::Invalid { reason })) => {
             error(StatusCode::BAD_REQUEST, reason)
         }
@@ -164,6 +171,8 @@ async fn action_of(
         "release" => ItemAction::Release,
         "lock" => ItemAction::Lock,
         "unlock" => ItemAction::Unlock,
+        "pause" => ItemAction::Pause,
+        "resume" => ItemAction::Resume,
         "complete" => ItemAction::Complete {
             succeeded: !body.failed,
             detail: body.detail,
@@ -192,7 +201,8 @@ async fn action_of(
             return Err((
                 StatusCode::NOT_FOUND,
                 format!(
-                    "no action '{other}': use select, release, lock, unlock, complete or delegate"
+                    "no action '{other}': use select, release, lock, unlock, pause, resume, \
+                     complete or delegate"
                 ),
             ));
         }

@@ -71,6 +71,11 @@ enum Command {
     Lock(ItemArgs),
     /// Give a locked item back: it is offered again.
     Unlock(ItemArgs),
+    /// Suspend work on an item you selected or locked: it stays yours, its activity is
+    /// paused (its deadline stops when the activity says `<pauseStopsDeadline>`).
+    Pause(ItemArgs),
+    /// Go on with an item you paused.
+    Resume(ItemArgs),
     /// Hand an item you hold (or, as an administrator, any held item) to another user.
     Delegate {
         #[command(flatten)]
@@ -243,6 +248,8 @@ async fn dispatch(command: Command) -> anyhow::Result<()> {
         Command::Release(item) => item.act("release", serde_json::json!({})).await,
         Command::Lock(item) => item.act("lock", serde_json::json!({})).await,
         Command::Unlock(item) => item.act("unlock", serde_json::json!({})).await,
+        Command::Pause(item) => item.act("pause", serde_json::json!({})).await,
+        Command::Resume(item) => item.act("resume", serde_json::json!({})).await,
         Command::Delegate { item, to } => {
             item.act("delegate", serde_json::json!({ "to": to })).await
         }

@@ -12,6 +12,7 @@ pub mod data;
 mod ids;
 pub mod inputs;
 mod location;
+pub mod pause;
 pub mod people;
 pub mod queries;
 pub mod recovery;
@@ -27,6 +28,7 @@ pub use ids::{InstanceId, NodeId, NodeName};
 pub use inputs::{GivenInputs, InstanceInputs};
 pub use location::{Location, NotALocation};
 pub use mobiwf_xml_schema::{ActivityId, ActivityTypeId, PartitionId, TaskState};
+pub use pause::{PauseAction, PauseOrder, PauseOutcome, PauseReport};
 pub use people::{
     Answer, Claim, DEADLINE_THRESHOLDS, DEFAULT_HOUR_MS, DeviceEntry, DirectoryVersion,
     HAND_OVER_HOURS_LEFT, Hold, Holder, ItemAction, ItemAnswer, ItemApplication, ItemDeadline,

@@ -94,6 +94,10 @@ pub enum ItemAction {
         /// How many hours later.
         hours: u32,
     },
+    /// The holder suspends work on the item (it stays theirs); its activity is paused.
+    Pause,
+    /// The holder goes on with a paused item.
+    Resume,
 }
 
 impl ItemAction {
@@ -128,6 +132,8 @@ impl ItemAction {
             ItemAction::Insert => "insert",
             ItemAction::Remove => "remove",
             ItemAction::Extend { .. } => "extend",
+            ItemAction::Pause => "pause",
+            ItemAction::Resume => "resume",
         }
     }
 }
@@ -232,6 +238,10 @@ pub struct ItemInfo {
     /// (Boxed: most items have none, and every message is as large as its largest kind.)
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub due: Option<Box<ItemDeadline>>,
+    /// Since when its activity is paused (by an operator or its holder), in ms since the
+    /// epoch on the host's clock; `None` while it is not.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub paused_ms: Option<u64>,
     /// Its `<application>` (semi-automatic activities), when it has one: what the device of
     /// the user who selects it runs. (Boxed: most items have none.)
     #[serde(default, skip_serializing_if = "Option::is_none")]

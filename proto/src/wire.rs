@@ -293,6 +293,11 @@ pub enum Message {
     SyncRefused(crate::sync::SyncRefused),
     /// Node → controller: the activity is final: its class is free of it.
     EndSync(crate::sync::EndSync),
+    /// Controller → node: an operator pauses or resumes one activity.
+    Pause(crate::pause::PauseOrder),
+    /// Node → controller: an activity was paused or resumed (by an operator or its holder),
+    /// or an operator's order was refused.
+    PauseReport(crate::pause::PauseReport),
 }
 
 impl Message {
@@ -329,6 +334,8 @@ impl Message {
             Message::SyncGranted(_) => "sync_granted",
             Message::SyncRefused(_) => "sync_refused",
             Message::EndSync(_) => "end_sync",
+            Message::Pause(_) => "pause",
+            Message::PauseReport(_) => "pause_report",
         }
     }
 }

@@ -54,6 +54,7 @@ fn info() -> ItemInfo {
             passed: vec![24, 12],
         })),
         application: None,
+        paused_ms: None,
     }
 }
 
@@ -234,6 +235,7 @@ fn samples() -> Vec<Message> {
         Message::Item(ItemSnapshot {
             info: ItemInfo {
                 due: None,
+                paused_ms: None,
                 deadline_ms: None,
                 ..info()
             },

@@ -405,6 +405,9 @@ impl Out {
         if let Some(hours) = people.deadline {
             self.leaf("deadline", hours);
         }
+        if people.pause_stops_deadline {
+            self.leaf("pauseStopsDeadline", "true");
+        }
     }
 }
 

@@ -31,6 +31,7 @@ fn full() -> People {
         priority: -7,
         disconnected: true,
         deadline: Some(72),
+        pause_stops_deadline: false,
     }
 }
 
@@ -527,5 +528,63 @@ fn the_reader_agrees_with_the_xsd_test_documents() {
             (Basis::Team, Method::All),
             (Basis::Role, Method::RoundRobin),
         ]
+    );
+}
+
+#[test]
+fn pause_stops_deadline_is_read_written_and_needs_a_deadline() {
+    let plain = definition("<kind>manual</kind><role>tech</role><deadline>8</deadline>").unwrap();
+    assert!(
+        !plain.activities[1].people.pause_stops_deadline,
+        "the default: it runs on"
+    );
+    assert!(!write_definition(&plain).contains("pauseStopsDeadline"));
+
+    let def = definition(
+        "<kind>manual</kind><role>tech</role><deadline>8</deadline>\
+         <pauseStopsDeadline>true</pauseStopsDeadline>",
+    )
+    .unwrap();
+    assert!(def.activities[1].people.pause_stops_deadline);
+    let written = write_definition(&def);
+    assert!(
+        written.contains(
+            "<deadline>8</deadline>\n      <pauseStopsDeadline>true</pauseStopsDeadline>"
+        ),
+        "{written}"
+    );
+    assert_eq!(load_definition(written.as_bytes()).unwrap().value, def);
+    let pdl = mobiwf_xml_schema::write_pdl(&def);
+    assert!(pdl.contains("PAUSE_STOPS_DEADLINE true;"), "{pdl}");
+    assert_eq!(
+        mobiwf_xml_schema::load_definition_in(mobiwf_xml_schema::Language::Pdl, pdl.as_bytes())
+            .unwrap()
+            .value,
+        def
+    );
+
+    let doc = partition(
+        "<kind>manual</kind><role>tech</role><deadline>8</deadline>\
+         <pauseStopsDeadline>true</pauseStopsDeadline>",
+    )
+    .unwrap();
+    assert!(doc.activities[0].people.pause_stops_deadline);
+    assert_eq!(
+        load_partition(write_partition(&doc).as_bytes())
+            .unwrap()
+            .value,
+        doc
+    );
+
+    assert_eq!(
+        definition_errors(
+            "<kind>manual</kind><role>tech</role>\n<pauseStopsDeadline>true</pauseStopsDeadline>"
+        ),
+        "d.xml:6:21: error: activity 2 has <pauseStopsDeadline> but no <deadline> to stop; add \
+         <deadline> with its hours, or remove <pauseStopsDeadline>\n"
+    );
+    assert!(
+        definition_errors("<kind>manual</kind><role>tech</role><deadline>8</deadline><pauseStopsDeadline>yes</pauseStopsDeadline>")
+            .contains("expected true (its <deadline> stops while the activity is paused)")
     );
 }

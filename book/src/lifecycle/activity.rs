@@ -11,9 +11,10 @@
 //! `emergency`, the contingency rule, `stands_for`, `awaits`/`relayed`, and the reason
 //! (`detail`).
 //!
+//! A paused activity (the PAUSING state of *A lightweight workflow engine based on a
+//! relational structure* (He, Li, Jiao, Liu)) is [`ActivityLifecycle::Paused`] (`paused`).
 //! The WorkToDo model (next) refines this without a rewrite: `Waiting` becomes `NotReady`,
-//! `Synchronizing` (remote preconditions awaited) and `Ready`; `Running` gains a sibling
-//! `Paused`; the final variants stay (`Succeeded`, `Failed`, `Cancelled`). The nodes will say
+//! `Synchronizing` (remote preconditions awaited) and `Ready`; the final variants stay (`Succeeded`, `Failed`, `Cancelled`). The nodes will say
 //! those states through [`ActivityEvent::NodeSays`]; work items (offered, selected, locked by a
 //! holder) will be data of `Ready`/`Running`, with events of their own.
 
@@ -21,6 +22,9 @@ use mobiwf_proto::{ActivityId, ActivityState};
 
 use super::{Refusal, check, kinds};
 use crate::CANCELLED_BY_OPERATOR;
+
+mod paused;
+pub use paused::PausedBy;
 
 /// Where an activity is, as the controller knows it.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -39,6 +43,14 @@ pub enum ActivityLifecycle {
         under: Undecided,
         /// When and why it is withdrawn.
         grace: Grace,
+    },
+    /// Paused on its node (by an operator or its item's holder): goes back to `under` when
+    /// resumed.
+    Paused {
+        /// Where it was (waiting or running).
+        under: Undecided,
+        /// Who paused it and when.
+        pause: PausedBy,
     },
     /// Finished with success (WorkToDo: `SUCCEEDED`).
     Succeeded,
@@ -119,6 +131,15 @@ pub enum ActivityEvent {
     StandInInUse,
     /// An operator reruns it (failed), or the failed activity it was cancelled because of.
     Rerun,
+    /// Its node says it was paused, in `state` (ready or running).
+    Paused {
+        /// Who and when.
+        pause: PausedBy,
+        /// The state it was paused in.
+        state: ActivityState,
+    },
+    /// Its node says it was resumed, in this state (ready or running).
+    Resumed(ActivityState),
 }
 
 kinds! {
@@ -133,6 +154,8 @@ kinds! {
         Running => "running",
         /// [`ActivityLifecycle::Overdue`].
         Overdue => "overdue",
+        /// [`ActivityLifecycle::Paused`].
+        Paused => "paused",
         /// [`ActivityLifecycle::Succeeded`].
         Succeeded => "succeeded",
         /// [`ActivityLifecycle::Failed`], nothing in its place ([`Replacement::No`]).
@@ -171,6 +194,10 @@ kinds! {
         StandInInUse => "stand_in_in_use",
         /// [`ActivityEvent::Rerun`].
         Rerun => "rerun",
+        /// [`ActivityEvent::Paused`].
+        Paused => "paused",
+        /// [`ActivityEvent::Resumed`].
+        Resumed => "resumed",
     }
 }
 
@@ -194,6 +221,7 @@ impl ActivityLifecycle {
             ActivityLifecycle::Waiting => ActivityKind::Waiting,
             ActivityLifecycle::Running => ActivityKind::Running,
             ActivityLifecycle::Overdue { .. } => ActivityKind::Overdue,
+            ActivityLifecycle::Paused { .. } => ActivityKind::Paused,
             ActivityLifecycle::Succeeded => ActivityKind::Succeeded,
             ActivityLifecycle::Failed {
                 replaced: Replacement::No,
@@ -215,7 +243,9 @@ impl ActivityLifecycle {
         match self {
             ActivityLifecycle::Unplaced | ActivityLifecycle::Waiting => ActivityState::NotReady,
             ActivityLifecycle::Running => ActivityState::Running,
-            ActivityLifecycle::Overdue { under, .. } => under.lifecycle().state(),
+            ActivityLifecycle::Overdue { under, .. } | ActivityLifecycle::Paused { under, .. } => {
+                under.lifecycle().state()
+            }
             ActivityLifecycle::Succeeded => ActivityState::Succeeded,
             ActivityLifecycle::Failed { .. } => ActivityState::Failed,
             ActivityLifecycle::Cancelled => ActivityState::Cancelled,
@@ -256,10 +286,15 @@ impl ActivityLifecycle {
             L::Unplaced => Some(Undecided::Unplaced),
             L::Waiting => Some(Undecided::Waiting),
             L::Running => Some(Undecided::Running),
+            // Overdue while paused: the controller withdraws it when the grace runs out
+            // (unless its node reports it final first), paused or not.
+            L::Paused { under, .. } => Some(*under),
             _ => None,
         };
         Some(match (self, event) {
             (L::Unplaced, E::Placed) => L::Waiting,
+            (L::Waiting | L::Running | L::Paused { .. }, E::Paused { .. } | E::Resumed(_))
+            | (L::Paused { .. }, E::NodeSays { .. }) => return self.pause_target(event),
             // Placed during its grace: it waits on its partition, still overdue.
             (
                 L::Overdue {
@@ -353,6 +388,8 @@ impl ActivityEvent {
             ActivityEvent::StandInPlaced(_) => K::StandInPlaced,
             ActivityEvent::StandInInUse => K::StandInInUse,
             ActivityEvent::Rerun => K::Rerun,
+            ActivityEvent::Paused { .. } => K::Paused,
+            ActivityEvent::Resumed(_) => K::Resumed,
         }
     }
 }
@@ -380,6 +417,8 @@ pub(crate) struct StoredLife {
     pub replaced_by: Option<ActivityId>,
     /// `blocked_instead`.
     pub blocked_instead: bool,
+    /// `paused`: who paused it and when.
+    pub paused: Option<PausedBy>,
 }
 
 impl ActivityLife {
@@ -449,13 +488,22 @@ impl ActivityLife {
         // Waiting stands for the three states before the start: the one its node said is
         // kept (not ready, synchronizing, ready).
         let was = self.state();
-        self.pending = match (&to, event) {
-            (ActivityLifecycle::Waiting, ActivityEvent::NodeSays { state, .. })
-                if state.is_pending() =>
-            {
-                *state
-            }
-            (ActivityLifecycle::Waiting, _) if was.is_pending() => was,
+        let waits = matches!(
+            to,
+            ActivityLifecycle::Waiting
+                | ActivityLifecycle::Paused {
+                    under: Undecided::Waiting,
+                    ..
+                }
+        );
+        self.pending = match (waits, event) {
+            (
+                true,
+                ActivityEvent::NodeSays { state, .. }
+                | ActivityEvent::Resumed(state)
+                | ActivityEvent::Paused { state, .. },
+            ) if state.is_pending() => *state,
+            (true, _) if was.is_pending() => was,
             _ => ActivityState::NotReady,
         };
         self.timer = if to.is_final() {
@@ -490,6 +538,7 @@ impl ActivityLife {
             overdue,
             replaced_by,
             blocked_instead,
+            paused,
         } = stored;
         let grace = overdue.map(|(at_ms, reason)| Grace { at_ms, reason });
         let under = match state {
@@ -504,6 +553,9 @@ impl ActivityLife {
             ActivityState::NotReady
         };
         let (lifecycle, timer) = match (under, grace) {
+            (Some(under), None) if let Some(pause) = paused => {
+                (ActivityLifecycle::Paused { under, pause }, None)
+            }
             (Some(under), Some(grace)) => (ActivityLifecycle::Overdue { under, grace }, None),
             (Some(under), None) => (under.lifecycle(), None),
             (None, timer) if by_operator => {
@@ -533,6 +585,15 @@ impl ActivityLife {
             overdue: self.overdue().map(|g| (g.at_ms, g.reason.clone())),
             replaced_by: self.replaced_by(),
             blocked_instead: self.blocked_instead(),
+            paused: self.paused().cloned(),
+        }
+    }
+
+    /// Who paused it and when, while it is paused.
+    pub fn paused(&self) -> Option<&PausedBy> {
+        match &self.lifecycle {
+            ActivityLifecycle::Paused { pause, .. } => Some(pause),
+            _ => None,
         }
     }
 }

@@ -23,8 +23,8 @@ pub mod tables;
 pub(crate) mod coverage;
 
 pub use activity::{
-    ActivityEvent, ActivityEventKind, ActivityKind, ActivityLifecycle, Grace, Replacement,
-    Undecided,
+    ActivityEvent, ActivityEventKind, ActivityKind, ActivityLifecycle, Grace, PausedBy,
+    Replacement, Undecided,
 };
 pub use instance::{InstanceEvent, InstanceEventKind};
 pub use partition::{PartitionEvent, PartitionEventKind, PartitionKind, PartitionLifecycle};

@@ -288,6 +288,66 @@ pub const ACTIVITY: &[Transition<ActivityKind, ActivityEventKind>] = {
             S::Waiting,
             "an operator reruns the failed activity it was cancelled because of",
         ),
+        t(
+            S::Waiting,
+            E::Paused,
+            S::Paused,
+            "its node says an operator or its item's holder paused it (an offered item)",
+        ),
+        t(
+            S::Running,
+            E::Paused,
+            S::Paused,
+            "its node says an operator or its item's holder paused it",
+        ),
+        t(
+            S::Paused,
+            E::Resumed,
+            S::Waiting,
+            "its node says it was resumed: offered again",
+        ),
+        t(
+            S::Paused,
+            E::Resumed,
+            S::Running,
+            "its node says it was resumed: it runs on, or its command runs again",
+        ),
+        t(
+            S::Paused,
+            E::NodeSays,
+            S::Paused,
+            "its node reports it not final while it is paused (a word from before the pause)",
+        ),
+        t(
+            S::Paused,
+            E::NodeSays,
+            S::Succeeded,
+            "its node reports it succeeded (its end, held while it was paused, taken when resumed)",
+        ),
+        t(
+            S::Paused,
+            E::NodeSays,
+            S::Failed,
+            "its node reports it failed (its end, held while it was paused, taken when resumed)",
+        ),
+        t(
+            S::Paused,
+            E::Decided,
+            S::Failed,
+            "its partition is given up while it is paused",
+        ),
+        t(
+            S::Paused,
+            E::OperatorCancel,
+            S::CancelledByOperator,
+            "an operator cancels the instance while it is paused",
+        ),
+        t(
+            S::Paused,
+            E::SaidOverdue,
+            S::Overdue,
+            "a successor's node says it waited too long for it while it is paused",
+        ),
     ]
 };
 

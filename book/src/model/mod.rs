@@ -223,6 +223,11 @@ impl ActivityView {
         self.life.overdue()
     }
 
+    /// Who paused it and when, while its node holds it paused.
+    pub fn paused(&self) -> Option<&crate::PausedBy> {
+        self.life.paused()
+    }
+
     /// The contingency activity that ran in its place after it failed.
     pub fn replaced_by(&self) -> Option<ActivityId> {
         self.life.replaced_by()

@@ -11,7 +11,7 @@ use serde::{Deserialize, Serialize};
 use super::{ActivityView, PartitionView};
 use crate::CANCELLED_BY_OPERATOR;
 use crate::PartitionLifecycle;
-use crate::lifecycle::activity::{ActivityLife, StoredLife};
+use crate::lifecycle::activity::{ActivityLife, PausedBy, StoredLife};
 
 /// A [`PartitionView`] as stored.
 #[derive(Debug, Clone, Serialize, Deserialize)]
@@ -101,6 +101,16 @@ pub(super) struct ActivityRepr {
     /// When the controller withdraws it (ms since the epoch), and why.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     overdue: Option<(u64, String)>,
+    /// Who paused it and when, while it is paused.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    paused: Option<PausedRepr>,
+}
+
+/// A pause as stored and shown: who, since when (ms since the epoch).
+#[derive(Debug, Clone, Serialize, Deserialize)]
+pub(super) struct PausedRepr {
+    by: String,
+    since_ms: u64,
 }
 
 impl From<ActivityRepr> for ActivityView {
@@ -110,6 +120,10 @@ impl From<ActivityRepr> for ActivityView {
             overdue: r.overdue,
             replaced_by: r.replaced_by,
             blocked_instead: r.blocked_instead,
+            paused: r.paused.map(|p| PausedBy {
+                by: p.by,
+                since_ms: p.since_ms,
+            }),
         };
         let by_operator = r.detail.as_deref() == Some(CANCELLED_BY_OPERATOR);
         ActivityView {
@@ -143,6 +157,7 @@ impl From<ActivityView> for ActivityRepr {
             overdue,
             replaced_by,
             blocked_instead,
+            paused,
         } = v.life.fields();
         ActivityRepr {
             id: v.id,
@@ -167,6 +182,10 @@ impl From<ActivityView> for ActivityRepr {
             awaits: v.awaits,
             relayed: v.relayed,
             overdue,
+            paused: paused.map(|p| PausedRepr {
+                by: p.by,
+                since_ms: p.since_ms,
+            }),
         }
     }
 }

@@ -24,6 +24,7 @@ mod lifecycles;
 mod operator;
 mod overdue;
 mod paper;
+mod pause;
 mod people;
 mod properties;
 mod rerun;
@@ -48,6 +49,7 @@ const ALL_SCENARIOS: &[&[Scenario]] = &[
     operator::ALL,
     overdue::ALL,
     paper::ALL,
+    pause::ALL,
     people::ALL,
     rerun::ALL,
     restore::ALL,

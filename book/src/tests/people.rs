@@ -748,6 +748,7 @@ scenarios! {
             host: Location::parse(addr("peerB")).unwrap(),
             due: None,
             application: None,
+            paused_ms: None,
         };
         let verdict = Verdict::Forbidden {
             reason: "cid has no registered device".to_owned(),

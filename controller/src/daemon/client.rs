@@ -204,6 +204,27 @@ impl ControllerClient {
         *self.version.borrow()
     }
 
+    /// Asks the node of `activity` of `instance` to pause or resume it (`by`: who asks); the
+    /// instance afterwards, or why not.
+    pub async fn pause(
+        &self,
+        instance: InstanceId,
+        activity: mobiwf_proto::ActivityId,
+        action: mobiwf_proto::PauseAction,
+        by: String,
+    ) -> anyhow::Result<Result<Instance, BookError>> {
+        self.ask(|reply| {
+            Event::Command(Command::Pause {
+                instance,
+                activity,
+                action,
+                by,
+                reply,
+            })
+        })
+        .await
+    }
+
     /// Reruns failed `activity` of failed instance `instance` (forward recovery); the
     /// instance afterwards, or why not.
     pub async fn rerun(

@@ -143,6 +143,14 @@ enum Command {
         action: Control,
         reply: oneshot::Sender<Result<Instance, BookError>>,
     },
+    /// An operator pauses or resumes one activity.
+    Pause {
+        instance: InstanceId,
+        activity: mobiwf_proto::ActivityId,
+        action: mobiwf_proto::PauseAction,
+        by: String,
+        reply: oneshot::Sender<Result<Instance, BookError>>,
+    },
     /// An operator reruns a failed activity.
     Rerun {
         instance: InstanceId,

@@ -46,6 +46,22 @@ impl ControllerActor {
                 let result = self.control(now, instance, action, effects);
                 group.answer(reply, result);
             }
+            Command::Pause {
+                instance,
+                activity,
+                action,
+                by,
+                reply,
+            } => {
+                let input = Input::Pause {
+                    instance,
+                    activity,
+                    action,
+                    by,
+                };
+                let result = self.operator(now, input, effects);
+                group.answer(reply, result);
+            }
             Command::Rerun {
                 instance,
                 activity,
@@ -126,6 +142,26 @@ impl ControllerActor {
         let applied = self.apply_book(now, Input::Control { instance, action })?;
         effects.extend(applied.effects);
         tracing::info!(%instance, action = action.as_str(), "operator control");
+        self.book
+            .instance(instance)
+            .cloned()
+            .ok_or(BookError::UnknownInstance(instance))
+    }
+
+    /// An operator's order about one instance (a pause or resumption): the instance
+    /// afterwards.
+    fn operator(
+        &mut self,
+        now: u64,
+        input: Input,
+        effects: &mut Vec<Effect>,
+    ) -> Result<Instance, BookError> {
+        let Some(instance) = input.instance() else {
+            return Err(BookError::Unexpected("order"));
+        };
+        tracing::info!(%instance, ?input, "operator order");
+        let applied = self.apply_book(now, input)?;
+        effects.extend(applied.effects);
         self.book
             .instance(instance)
             .cloned()

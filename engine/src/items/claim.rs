@@ -9,7 +9,7 @@
 //! repeat of a completion is done only when it says the same.
 
 use mobiwf_people::Directory;
-use mobiwf_proto::{Answer, ItemEvent, UserId, Verdict};
+use mobiwf_proto::{Answer, ItemAction, ItemEvent, PauseAction, UserId, Verdict};
 use mobiwf_xml_schema::People;
 
 use super::send::Reply;
@@ -71,6 +71,7 @@ impl Engine {
         let before = item.involved();
         let mut after = item.clone();
         let decided = self.judge(&claimed, item, &ctx, &mut after);
+        let decided = self.pause_claimed(&claimed, decided, &mut after, fx);
         let reply = |verdict: Verdict| {
             device.clone().map(|device| Reply {
                 device,
@@ -135,13 +136,52 @@ impl Engine {
             .known
             .get(&claimed.claim.instance)
             .is_some_and(|k| k.interrupted);
+        let paused = self.is_paused(claimed.claim.instance, claimed.claim.activity);
         match decided {
             Decided::Changed if interrupted && !item.taken() && after.taken() => {
                 Decided::Refused(Verdict::Invalid {
                     reason: INTERRUPTED.to_owned(),
                 })
             }
+            Decided::Changed if paused && !while_paused(&claimed.claim.action) => {
+                Decided::Refused(Verdict::Invalid {
+                    reason: crate::pause::PAUSED.to_owned(),
+                })
+            }
             other => other,
+        }
+    }
+
+    /// A granted pause or resume claim pauses or resumes the item's activity (its holder's
+    /// word, told to the controller); refused when the activity cannot be.
+    fn pause_claimed(
+        &mut self,
+        claimed: &Claimed,
+        decided: Decided,
+        after: &mut Item,
+        fx: &mut Vec<Effect>,
+    ) -> Decided {
+        let action = match (&decided, &claimed.claim.action) {
+            (Decided::Changed, ItemAction::Pause) => PauseAction::Pause { kill: false },
+            (Decided::Changed, ItemAction::Resume) => PauseAction::Resume,
+            _ => return decided,
+        };
+        let (instance, activity) = (claimed.claim.instance, claimed.claim.activity);
+        let Ok(key) = self.run_of(instance, activity) else {
+            return decided;
+        };
+        match self.pause_or_resume(key, activity, action, fx) {
+            Ok(outcome) => {
+                // The deadline the pause moved, on the item the claim goes on with.
+                if let Some(item) = self.host.items.get(&(instance, activity)) {
+                    after.due.clone_from(&item.due);
+                    after.version = item.version;
+                }
+                let by = claimed.claim.user.to_string();
+                self.tell_pause(instance, activity, by, outcome, fx);
+                Decided::Changed
+            }
+            Err(reason) => Decided::Refused(Verdict::Invalid { reason }),
         }
     }
 
@@ -198,6 +238,19 @@ impl Engine {
             self.advance(key, fx);
         }
     }
+}
+
+/// What a paused activity's item still takes: its resumption, and an administrator's
+/// insert, removal or extension.
+fn while_paused(action: &ItemAction) -> bool {
+    matches!(
+        action,
+        ItemAction::Pause
+            | ItemAction::Resume
+            | ItemAction::Insert
+            | ItemAction::Remove
+            | ItemAction::Extend { .. }
+    )
 }
 
 /// The words of a refusal.

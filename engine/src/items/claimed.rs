@@ -95,7 +95,7 @@ impl Engine {
     }
 
     /// The run that holds `activity` of `instance`.
-    pub(super) fn run_of(
+    pub(crate) fn run_of(
         &self,
         instance: InstanceId,
         activity: ActivityId,

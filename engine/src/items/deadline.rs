@@ -133,11 +133,13 @@ impl Engine {
         if let Some(at) = self.item_deadline_of.remove(&id) {
             self.item_deadlines.remove(&(at, id));
         }
+        // Its clock stopped while its activity is paused (`crate::pause`).
+        let stopped = self.pause_of(id.0, id.1).is_some_and(|(_, stops)| stops);
         let next = self
             .host
             .items
             .get(&id)
-            .filter(|i| i.is_open())
+            .filter(|i| i.is_open() && !stopped)
             .and_then(|i| i.due.as_ref())
             .and_then(Due::next);
         if let Some((_, at)) = next {

@@ -64,6 +64,9 @@ pub(super) fn decide(
         ItemAction::Delegate { to } => delegate(ctx, item, to),
         ItemAction::Insert => insert(ctx, item),
         ItemAction::Remove => remove(ctx, item),
+        // The activity is paused or resumed by the claim (`crate::pause`); the item stays
+        // its holder's.
+        ItemAction::Pause | ItemAction::Resume => return holder_only(ctx, item),
         ItemAction::Extend { hours } => {
             return match super::deadline::extend(item, *hours, ctx.admin, ctx.now_ms) {
                 Ok(()) => Decided::Changed,
@@ -108,6 +111,24 @@ fn carry_out(ctx: &Ctx, item: &mut Item, decision: Decision) -> Decided {
                 }),
             }
         }
+    }
+}
+
+/// Pause and resume: only the holder of an open copy.
+fn holder_only(ctx: &Ctx, item: &Item) -> Decided {
+    if let Some(verdict) = gone(&item.status) {
+        return Decided::Refused(verdict);
+    }
+    let holds = item
+        .copies
+        .iter()
+        .any(|c| c.is_open() && c.held_by(ctx.user));
+    if holds {
+        Decided::Changed
+    } else {
+        Decided::Refused(Verdict::Forbidden {
+            reason: "only its holder may pause or resume it: select it first".to_owned(),
+        })
     }
 }
 

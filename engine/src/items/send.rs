@@ -186,6 +186,9 @@ impl Engine {
                     writes,
                 })
             }),
+            paused_ms: self
+                .pause_of(item.instance, item.activity)
+                .map(|(since, _)| since),
         })
     }
 }

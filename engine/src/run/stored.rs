@@ -10,7 +10,8 @@ use serde::{Deserialize, Serialize};
 
 use super::{Progress, Run, RunKey, unparsed};
 use crate::compensate::Undo;
-use crate::lifecycle::Life;
+use crate::lifecycle::{Life, PausedFrom};
+use crate::pause::HeldEnd;
 use crate::store::EncodeError;
 use crate::sync::Gate;
 
@@ -34,6 +35,23 @@ struct RunRepr {
     /// Since task classes: the requests of the activities that made one.
     #[serde(default, skip_serializing_if = "BTreeMap::is_empty")]
     gates: BTreeMap<ActivityId, Gate>,
+    /// The paused activities (their records show the state they resume to).
+    #[serde(default, skip_serializing_if = "BTreeMap::is_empty")]
+    paused: BTreeMap<ActivityId, PausedRepr>,
+    /// How long each activity was paused since its `timeOut` began to count.
+    #[serde(default, skip_serializing_if = "BTreeMap::is_empty")]
+    paused_for: BTreeMap<ActivityId, u64>,
+}
+
+/// A pause as stored: since when, whether its command was killed, and the end of its
+/// command that came meanwhile.
+#[derive(Serialize, Deserialize)]
+struct PausedRepr {
+    since_ms: u64,
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    killed: bool,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    held_end: Option<HeldEnd>,
 }
 
 impl Serialize for Run {
@@ -71,6 +89,27 @@ impl Serialize for Run {
                 .filter(|(_, p)| !p.gate.is_unused())
                 .map(|(id, p)| (*id, p.gate.clone()))
                 .collect(),
+            paused: self
+                .activities
+                .iter()
+                .filter_map(|(id, p)| match p.life {
+                    Life::Paused { resume, since_ms } => Some((
+                        *id,
+                        PausedRepr {
+                            since_ms,
+                            killed: matches!(resume, PausedFrom::Killed { .. }),
+                            held_end: p.held_end.clone(),
+                        },
+                    )),
+                    _ => None,
+                })
+                .collect(),
+            paused_for: self
+                .activities
+                .iter()
+                .filter(|(_, p)| p.paused_for_ms > 0)
+                .map(|(id, p)| (*id, p.paused_for_ms))
+                .collect(),
         }
         .serialize(serializer)
     }
@@ -85,6 +124,10 @@ impl<'de> Deserialize<'de> for Run {
                 let mut p = Progress::from_record(rec, repr.retry_at.get(&id).copied());
                 p.earlier_tries = repr.earlier_tries.get(&id).copied().unwrap_or(0);
                 p.gate = repr.gates.remove(&id).unwrap_or_default();
+                p.paused_for_ms = repr.paused_for.get(&id).copied().unwrap_or(0);
+                if let Some(paused) = repr.paused.remove(&id) {
+                    p.pause_again(paused.since_ms, paused.killed, paused.held_end);
+                }
                 (id, p)
             })
             .collect();

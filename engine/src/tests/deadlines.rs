@@ -12,17 +12,17 @@ use super::people::*;
 use super::*;
 
 /// An hour, in ms, in these scenarios.
-const HOUR: u64 = 100;
+pub(super) const HOUR: u64 = 100;
 
 /// Alice (N1) and Bob (N2) of role tech, and Ron (N9), responsible, of no role.
-fn org() -> mobiwf_people::Directory {
+pub(super) fn org() -> mobiwf_people::Directory {
     let mut users = three()[..2].to_vec();
     users.push(user("ron", "N9", &[]));
     directory(1, users)
 }
 
 /// Role tech with a deadline of `hours`.
-fn due_in(hours: u32, method: Method) -> People {
+pub(super) fn due_in(hours: u32, method: Method) -> People {
     People {
         deadline: Some(hours),
         disconnected: true,
@@ -32,7 +32,7 @@ fn due_in(hours: u32, method: Method) -> People {
 
 /// Deploys manual activity 3 of `instance` with `people` at `now_ms`, Ron responsible (when
 /// `responsible`), an hour of [`HOUR`] ms.
-fn deploy_due(
+pub(super) fn deploy_due(
     e: &mut Engine,
     now_ms: u64,
     instance: u64,
@@ -61,7 +61,7 @@ fn deployment(instance: u64, people: &People, responsible: bool, hour_ms: Option
 }
 
 /// The deadline events sent to the controller: (hours left, users told).
-fn deadlines(fx: &[Effect]) -> Vec<(u32, Vec<String>)> {
+pub(super) fn deadlines(fx: &[Effect]) -> Vec<(u32, Vec<String>)> {
     item_events(fx)
         .into_iter()
         .flatten()

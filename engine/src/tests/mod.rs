@@ -24,6 +24,7 @@ mod execution;
 mod failures;
 mod inputs;
 mod items;
+mod pause;
 mod people;
 mod props;
 mod props_items;
@@ -50,6 +51,7 @@ pub(crate) const ALL_SCENARIOS: &[&[Scenario]] = &[
     failures::SCENARIOS,
     inputs::SCENARIOS,
     items::SCENARIOS,
+    pause::SCENARIOS,
     recovery::SCENARIOS,
     routing::SCENARIOS,
     rules::SCENARIOS,

@@ -78,6 +78,21 @@ fn only_the_controller_orders_and_a_node_takes_no_reports() {
         "only this node's controller sends control messages"
     );
     assert!(core.accept(&controller(), control, Ok(Vec::new())).is_ok());
+    let pause = Message::Pause(mobiwf_proto::PauseOrder {
+        instance: InstanceId(1),
+        activity: ActivityId(2),
+        action: mobiwf_proto::PauseAction::Pause { kill: true },
+        by: "op".to_owned(),
+    });
+    assert_eq!(
+        refused(core.accept(&partner(), pause.clone(), Ok(Vec::new()))),
+        "only this node's controller sends pause messages"
+    );
+    let taken = core.accept(&controller(), pause, Ok(Vec::new()));
+    assert!(
+        matches!(taken, Ok(NodeInput::Engine(Input::Pause(_)))),
+        "{taken:?}"
+    );
     let notify = Message::Notify(mobiwf_proto::Notify::new(
         InstanceId(1),
         ActivityId(2),

@@ -1,7 +1,9 @@
-//! `mobiwf-node worklist --user`, `select`, `release`, `lock`, `unlock`, `complete --user`,
-//! `delegate` and `notices`: a person's worklist on their device, through the node's API.
+//! `mobiwf-node worklist --user`, `select`, `release`, `lock`, `unlock`, `pause`, `resume`,
+//! `complete --user`, `delegate` and `notices`: a person's worklist on their device, through
+//! the node's API.
 //!
-//! Exit codes: 0 done; 4 "no longer available" (someone else holds the item, HTTP 409); 3 the
+//! Exit codes: 0 done; 4 "no longer available" (someone else holds the item, HTTP 409; or a
+//! pause or resume that does not apply now: the message says what to do); 3 the
 //! host has not answered yet (HTTP 202: the claim waits in the outbox, its answer will show in
 //! the worklist); 6 the API refused the token (`EXIT_NOT_AUTHORISED`); 1 anything else (not
 //! allowed 403, unknown item 404, invalid 400).
@@ -43,12 +45,18 @@ pub async fn worklist(api: &ApiArgs, user: &str, order: &str, json: bool) -> any
         "INSTANCE", "ACTIVITY", "NAME", "STATE", "PRIORITY", "GRANTOR", "OFFLINE"
     );
     for item in items {
+        // A paused item stays its holder's: shown paused until they resume it.
+        let state = if item["paused_ms"].is_u64() {
+            Value::String("paused".to_owned())
+        } else {
+            item["state"].clone()
+        };
         println!(
             "{:<9} {:<9} {:<18} {:<9} {:<9} {:<10} {:<11} {}",
             text(&item["instance"]),
             text(&item["activity"]),
             text(&item["name"]),
-            text(&item["state"]),
+            text(&state),
             text(&item["priority"]),
             text(&item["grantor"]),
             text(&item["offline"]),
@@ -86,7 +94,8 @@ pub async fn notices(api: &ApiArgs, user: &str, json: bool) -> anyhow::Result<()
     Ok(())
 }
 
-/// A user acts on a work item: `select`, `release`, `lock`, `unlock`, `complete`, `delegate`
+/// A user acts on a work item: `select`, `release`, `lock`, `unlock`, `pause`, `resume`,
+/// `complete`, `delegate`
 /// (`body` carries the completion or the delegate).
 pub async fn act(
     api: &ApiArgs,

@@ -342,6 +342,8 @@ impl super::actor::NodeActor {
             | Message::Compensated(_)
             | Message::Rerun(_)
             | Message::Locate(_)
+            | Message::Pause(_)
+            | Message::PauseReport(_)
             | Message::BeginSync(_)
             | Message::SyncGranted(_)
             | Message::SyncRefused(_)

@@ -58,6 +58,10 @@ pub(super) fn taken(input: &NodeInput) {
         Input::SyncLost(l) => {
             tracing::warn!(instance = %l.instance, activity = %l.activity, "a held command's lease ran out: killed");
         }
+        Input::Pause(p) => {
+            let (instance, activity, action) = (p.instance, p.activity, p.action.as_str());
+            tracing::info!(%instance, %activity, action, by = %p.by, "operator pause order");
+        }
         // Not an order: partners' words, claims, time, the ends of commands, links.
         Input::Notified(_)
         | Input::StateChanged(_)

@@ -147,6 +147,16 @@ fn decide(
             })
         }
         _ if under_way => None,
+        // The host decides whether the activity can be paused or resumed now.
+        ItemAction::Pause | ItemAction::Resume => {
+            item.holder(user).is_none().then(|| Verdict::Forbidden {
+                reason: format!(
+                    "you ({user}) do not hold {label}: only its holder may {} it; select it \
+                     first",
+                    claim.action.as_str()
+                ),
+            })
+        }
         ItemAction::Select | ItemAction::Lock => take(item, &claim.action, user, &label),
         ItemAction::Release
         | ItemAction::Unlock

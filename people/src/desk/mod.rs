@@ -238,7 +238,9 @@ impl DeskInput {
             | Message::BeginSync(_)
             | Message::SyncGranted(_)
             | Message::SyncRefused(_)
-            | Message::EndSync(_) => None,
+            | Message::EndSync(_)
+            | Message::Pause(_)
+            | Message::PauseReport(_) => None,
         }
     }
 }

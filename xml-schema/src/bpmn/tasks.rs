@@ -26,6 +26,7 @@ const EXTENSIONS: &[Child] = &[
     one(&["priority"]),
     one(&["disconnected"]),
     one(&["deadline"]),
+    one(&["pauseStopsDeadline"]),
 ];
 
 /// The workflow engines' attributes that say how a service task is carried out: mobiwf

@@ -351,6 +351,10 @@ pub struct People {
     /// 48, 24, 12, 6 and 0 hours left; at 24 left it passes to the instance's responsible
     /// user); `None`, the default, for none. From 1 to [`crate::limits::MAX_DEADLINE_HOURS`].
     pub deadline: Option<u32>,
+    /// `<pauseStopsDeadline>`: while the activity is paused its `<deadline>` stops (the
+    /// thresholds and the hand-over move by the time it was paused); default false: it runs
+    /// on. Only with a `<deadline>`.
+    pub pause_stops_deadline: bool,
 }
 
 impl People {

@@ -137,6 +137,7 @@ const TASK: &[&str] = &[
     "PRIORITY",
     "DISCONNECTED_OPERATION",
     "DEADLINE",
+    "PAUSE_STOPS_DEADLINE",
 ];
 
 /// Words with a meaning inside clauses (`RETRIES 2 WAIT 1 SECONDS`, `ROUTE TO`, `MERGE OR FLAG

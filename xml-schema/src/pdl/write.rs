@@ -427,4 +427,7 @@ fn people_clauses(c: &mut Vec<String>, people: &People) {
     if let Some(hours) = people.deadline {
         c.push(format!("DEADLINE {hours} HOURS;"));
     }
+    if people.pause_stops_deadline {
+        c.push("PAUSE_STOPS_DEADLINE true;".to_owned());
+    }
 }

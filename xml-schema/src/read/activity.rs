@@ -27,6 +27,7 @@ pub(crate) const HOW_DONE: &[Child] = &[
     one(&["priority"]),
     one(&["disconnected"]),
     one(&["deadline"]),
+    one(&["pauseStopsDeadline"]),
 ];
 
 /// The fields an `activity` has in both languages.

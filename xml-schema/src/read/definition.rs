@@ -20,7 +20,7 @@ const ROOT: &[super::Child] = &[
     one(&["data"]),
     one(&["applications"]),
 ];
-const ACTIVITY: &[super::Child] = &super::joined::<28>(
+const ACTIVITY: &[super::Child] = &super::joined::<29>(
     &[
         one(&["nameActivity"]),
         one(&["descriptionActivity"]),

@@ -17,7 +17,7 @@ const ROOT: &[super::Child] = &[
     many(&["activity"]),
     one(&["data"]),
 ];
-const ACTIVITY: &[super::Child] = &super::joined::<29>(
+const ACTIVITY: &[super::Child] = &super::joined::<30>(
     &[
         one(&["nameActivity"]),
         one(&["descriptionActivity"]),

@@ -61,6 +61,10 @@ impl Ctx {
             deadline: el
                 .child(&["deadline"])
                 .and_then(|e| self.deadline(e, owner)),
+            pause_stops_deadline: el
+                .child(&["pauseStopsDeadline"])
+                .and_then(|e| self.pause_stops_deadline(e, owner))
+                .unwrap_or(false),
         }
     }
 
@@ -248,6 +252,13 @@ impl Ctx {
     fn disconnected(&mut self, el: &Element, owner: &str) -> Option<bool> {
         const EXPECTED: &str = "true (a person may lock the item and work on it without the \
                                 network) or false (the default)";
+        self.true_false(el, owner, EXPECTED)
+    }
+
+    /// `<pauseStopsDeadline>`: `true` or `false`.
+    fn pause_stops_deadline(&mut self, el: &Element, owner: &str) -> Option<bool> {
+        const EXPECTED: &str = "true (its <deadline> stops while the activity is paused) or \
+                                false (the default: it runs on)";
         self.true_false(el, owner, EXPECTED)
     }
 }

@@ -90,6 +90,15 @@ pub(super) fn check_people(
         ));
     }
     check_method(diags, &place, id, people);
+    if people.pause_stops_deadline && people.deadline.is_none() {
+        diags.push(Diagnostic::new(
+            place.at("pauseStopsDeadline"),
+            format!(
+                "activity {id} has <pauseStopsDeadline> but no <deadline> to stop; add \
+                 <deadline> with its hours, or remove <pauseStopsDeadline>"
+            ),
+        ));
+    }
 }
 
 /// The people elements whose value is not the default, in the order of the language.
@@ -118,6 +127,9 @@ fn set_elements(people: &People) -> Vec<&'static str> {
     }
     if people.deadline.is_some() {
         set.push("deadline");
+    }
+    if people.pause_stops_deadline {
+        set.push("pauseStopsDeadline");
     }
     set
 }

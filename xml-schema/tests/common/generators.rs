@@ -241,14 +241,17 @@ pub fn assigned_people() -> impl Strategy<Value = People> {
             prop::option::of(group_id()),
         ),
         (0usize..5, policy(), any::<i64>(), any::<bool>()),
-        prop::option::of(1u32..=mobiwf_xml_schema::limits::MAX_DEADLINE_HOURS),
+        (
+            prop::option::of(1u32..=mobiwf_xml_schema::limits::MAX_DEADLINE_HOURS),
+            any::<bool>(),
+        ),
     )
         .prop_map(
             |(
                 basis,
                 (role, department, team),
                 (method, policy, priority, disconnected),
-                deadline,
+                (deadline, pause_stops),
             )| {
                 let mut people = People {
                     role: role.map(RoleId::new),
@@ -260,6 +263,7 @@ pub fn assigned_people() -> impl Strategy<Value = People> {
                     priority,
                     disconnected,
                     deadline,
+                    pause_stops_deadline: pause_stops && deadline.is_some(),
                 };
                 let methods = match basis {
                     Basis::Role => {

@@ -428,3 +428,19 @@ fn the_holders_claims_that_fit_their_hold_go_to_the_host() {
         assert_eq!(applied.sent_to(), Some(&host()), "{action:?}");
     }
 }
+
+#[test]
+fn only_the_holder_pauses_or_resumes_an_item_and_the_host_decides() {
+    let (mut f, item) = offered_to_alice_and_bob();
+    for action in [ItemAction::Pause, ItemAction::Resume] {
+        let applied = f.apply(claim("alice", &item, action.clone())).unwrap();
+        assert!(sent(&applied).is_empty(), "offered, not held: {applied:?}");
+        let verdict = applied.verdict().unwrap();
+        assert!(matches!(verdict, Verdict::Forbidden { .. }), "{verdict:?}");
+        assert!(reason(verdict).contains("only its holder"), "{verdict:?}");
+    }
+    f.item(snap(&item, 2, &[], selected("alice", 5), ItemStatus::Open));
+    let applied = f.apply(claim("alice", &item, ItemAction::Pause)).unwrap();
+    assert_eq!(applied.verdict(), None, "the host decides");
+    assert_eq!(applied.sent_to(), Some(&host()));
+}

@@ -87,6 +87,7 @@ pub(super) fn info(instance: u64, activity: u64) -> ItemInfo {
         host: host(),
         due: None,
         application: None,
+        paused_ms: None,
     }
 }
 

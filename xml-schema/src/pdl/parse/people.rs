@@ -68,6 +68,16 @@ impl Parser<'_> {
                 people.deadline = self.deadline(owner);
                 "deadline"
             }
+            "PAUSE_STOPS_DEADLINE" => {
+                people.pause_stops_deadline = self
+                    .truth(
+                        &format!("the PAUSE_STOPS_DEADLINE of {owner}"),
+                        "true (its DEADLINE stops while the task is paused) or false (the \
+                         default: it runs on)",
+                    )
+                    .unwrap_or(false);
+                "pauseStopsDeadline"
+            }
             _ => return false,
         };
         task.fields.push((field, at));
