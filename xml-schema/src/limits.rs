@@ -115,3 +115,6 @@ pub const MAX_SNIFF_BYTES: usize = 64 * 1024;
 /// Longest `timeDuration` of a BPMN timer, in seconds: the most an activity's time limit
 /// (`timeOut`, whole seconds as a `u32`) holds, about 136 years.
 pub const MAX_DURATION_SECS: u32 = u32::MAX;
+
+/// The most passes a `<loop>` may declare (`max`): a loop runs its body at most this often.
+pub const MAX_LOOP_PASSES: u32 = 1_000;

@@ -99,6 +99,7 @@ proptest! {
                 merge: Default::default(),
                 routes: Vec::new(),
                 completion: false,
+                loop_back: None,
                 time_out_secs: 0,
                 kind,
                 command: None,

@@ -10,6 +10,7 @@ mod common;
 mod data;
 mod definition;
 mod flag;
+mod loops;
 mod partition;
 mod people;
 mod rules;
@@ -25,6 +26,7 @@ pub use definition::{
     definition_name_problem,
 };
 pub use flag::{FlagFault, flag_fault, flag_problem};
+pub use loops::{Loop, LoopMember};
 pub use partition::{Adjacent, PartitionActivity, PartitionDocument, Precondition};
 pub use people::{
     Basis, Department, DepartmentId, Method, Organisation, People, Policy, Role, RoleGrant, RoleId,

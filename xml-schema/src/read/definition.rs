@@ -19,7 +19,7 @@ const ROOT: &[super::Child] = &[
     one(&["partners"]),
     one(&["data"]),
 ];
-const ACTIVITY: &[super::Child] = &super::joined::<27>(
+const ACTIVITY: &[super::Child] = &super::joined::<28>(
     &[
         one(&["nameActivity"]),
         one(&["descriptionActivity"]),
@@ -33,6 +33,7 @@ const ACTIVITY: &[super::Child] = &super::joined::<27>(
         one(&["merge"]),
         one(&["routes"]),
         one(&["completion"]),
+        one(&["loop"]),
     ],
     HOW_DONE,
 );
@@ -206,6 +207,7 @@ fn read_activity(ctx: &mut Ctx, el: &Element, index: usize) -> Activity {
         merge: common.merge,
         routes: common.routes,
         completion: common.completion,
+        loop_back: common.loop_back,
         kind: common.kind,
         command: common.command,
         compensation: common.compensation,

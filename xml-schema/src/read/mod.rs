@@ -10,6 +10,7 @@
 mod activity;
 mod data;
 mod definition;
+mod loops;
 mod partition;
 mod people;
 mod retries;

@@ -8,6 +8,7 @@
 mod cycles;
 mod data;
 mod definition;
+mod loops;
 mod partition;
 mod people;
 mod routing;

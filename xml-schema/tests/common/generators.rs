@@ -126,6 +126,29 @@ pub fn routing() -> impl Strategy<Value = (Merge, Vec<Route>, bool)> {
     (merge(), routes(), any::<bool>())
 }
 
+/// No loop (often), or a loop back to any id with any flag and limit (the validator refuses a
+/// bad one); in a partition document, with up to three members.
+pub fn loop_back(members: bool) -> impl Strategy<Value = Option<Loop>> {
+    let member =
+        (any::<u64>(), text(), data_names()).prop_map(|(id, location, carries)| LoopMember {
+            id: ActivityId(id),
+            location,
+            carries,
+        });
+    let body = prop::collection::vec(member, 0..if members { 4 } else { 1 });
+    prop_oneof![
+        3 => Just(None),
+        1 => (any::<u64>(), flag(), any::<u32>(), body).prop_map(|(to, while_flag, max, body)| {
+            Some(Loop {
+                to: ActivityId(to),
+                while_flag,
+                max,
+                body,
+            })
+        }),
+    ]
+}
+
 /// The states of an adjacent as the model keeps them: each once, in `TaskState::ALL` order.
 pub fn adjacent_states() -> impl Strategy<Value = Vec<TaskState>> {
     prop::sample::subsequence(TaskState::ALL.to_vec(), 0..=TaskState::ALL.len())
@@ -303,14 +326,14 @@ pub fn activity() -> impl Strategy<Value = Activity> {
             depends(),
             access(),
         ),
-        (routing(), class()),
+        (routing(), class(), loop_back(false)),
     )
         .prop_map(
             |(
                 (id, name, description, ty, status),
                 (wait, contingency, time_out, pre),
                 ((kind, people), command, compensation, retries, depends, data),
-                ((merge, routes, completion), class),
+                ((merge, routes, completion), class, loop_back),
             )| Activity {
                 id: ActivityId(id),
                 name,
@@ -325,6 +348,7 @@ pub fn activity() -> impl Strategy<Value = Activity> {
                 merge,
                 routes,
                 completion,
+                loop_back,
                 kind,
                 command,
                 compensation,
@@ -446,7 +470,7 @@ pub fn partition_document() -> impl Strategy<Value = PartitionDocument> {
             retries(),
             depends(),
         ),
-        (routing(), access(), class()),
+        (routing(), access(), class(), loop_back(true)),
     )
         .prop_map(
             |(
@@ -460,7 +484,7 @@ pub fn partition_document() -> impl Strategy<Value = PartitionDocument> {
                     retries,
                     depends,
                 ),
-                ((merge, routes, completion), data, class),
+                ((merge, routes, completion), data, class, loop_back),
             )| {
                 PartitionActivity {
                     id: ActivityId(id),
@@ -476,6 +500,7 @@ pub fn partition_document() -> impl Strategy<Value = PartitionDocument> {
                     merge,
                     routes,
                     completion,
+                    loop_back,
                     time_out_secs: time_out,
                     kind,
                     command,
