@@ -301,7 +301,8 @@ impl Book {
             | Message::Rerun(_)
             | Message::Locate(_)
             | Message::SyncGranted(_)
-            | Message::SyncRefused(_) => Err(BookError::Unexpected(message.kind())),
+            | Message::SyncRefused(_)
+            | Message::NewPass(_) => Err(BookError::Unexpected(message.kind())),
             // The synchronization manager is still to come.
             Message::BeginSync(_) | Message::EndSync(_) => {
                 Err(BookError::Unexpected(message.kind()))

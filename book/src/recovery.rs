@@ -369,6 +369,8 @@ pub(crate) fn notify_peer(
                 data: Vec::new(),
                 files: Vec::new(),
                 holder: None,
+                // Contingency activities stand outside loops: their first pass.
+                pass: mobiwf_proto::Pass::FIRST,
             }),
         );
     }
@@ -491,6 +493,7 @@ fn tell_rule_partners(inst: &Instance, ctx: &mut Ctx<'_>, id: ActivityId) {
     let entered = entered_of(inst, id);
     for node in nodes {
         let message = Message::StateChanged(mobiwf_proto::StateChanged {
+            pass: mobiwf_proto::Pass::FIRST,
             instance: inst.id,
             activity: id,
             entered,

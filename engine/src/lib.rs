@@ -22,7 +22,7 @@
 //!
 //! Layout: this file holds the types and [`Engine::apply`], a dispatch of one call per input;
 //! each input's handling has a file of its own (`deploy`, `notify`, `finish`, `control`,
-//! `timers`), `progress` moves runs on after any input, and every change of an activity's
+//! `timers`, `passes`), `progress` moves runs on after any input, and every change of an activity's
 //! state goes through the one transition function of `lifecycle`. `run` is one partition
 //! run, `known` what the node knows of an instance, `items` the work items this node hosts
 //! (assignment from the directory replica, users' claims), `store` what the daemon writes and
@@ -41,6 +41,7 @@ mod known;
 pub mod lifecycle;
 mod notifications;
 mod notify;
+mod passes;
 mod progress;
 mod readiness;
 mod refusal;
@@ -62,7 +63,7 @@ use mobiwf_proto::{
 
 pub use compensate::Undo;
 pub use data::{Carried, Missing};
-pub use input::{Changed, Claimed, Ended, Finish, Input, Notified};
+pub use input::{Changed, Claimed, Ended, Finish, Input, Notified, Passed};
 pub use items::lifecycle as item_lifecycle;
 pub use items::{
     Completion, CopyLife, Item, ItemCopy, ItemKey, RestoredPeople, StoredDirectory, StoredItem,
@@ -299,6 +300,7 @@ impl Engine {
             Input::Compensate(c) => self.compensate(c.instance, c.partition, c.activity, fx),
             Input::CompensationEnded(ended) => self.compensation_ended(ended, fx),
             Input::Rerun(r) => self.rerun(now_ms, r.instance, r.partition, r.activities, fx),
+            Input::NewPass(passed) => self.new_pass_by(passed, fx)?,
         }
         Ok(())
     }

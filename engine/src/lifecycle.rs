@@ -23,9 +23,11 @@
 //!   workflow engine based on a relational structure* (He, Li, Jiao, Liu), §3.2.2) is
 //!   [`Life::Skipped`].
 //!
-//! A rerun (forward recovery, [`Event::Rerun`]) is the one way out of a final state: an
-//! operator's `rerun` puts a failed activity, and those cancelled because of it, back to
-//! `NotReady`, and their run starts over.
+//! A rerun (forward recovery, [`Event::Rerun`]) and a loop's next pass ([`Event::NewPass`])
+//! are the ways out of a final state: an operator's `rerun` puts a failed activity, and those
+//! cancelled because of it, back to `NotReady`, and their run starts over; a loop that runs
+//! again puts the activities of its body, which all ended their pass, back to `NotReady` under
+//! the next serial number.
 //!
 //! Still to come: the paused state, a variant `Paused { resume: PausedFrom }` with events
 //! `Pause` and `Resume` (today an interruption is a fact of the whole instance,
@@ -134,6 +136,10 @@ pub enum Event {
     /// An operator reruns it (it failed) or the failed activity it waited for (it was
     /// cancelled because of that one): it waits again, from the start.
     Rerun,
+    /// The loop whose body holds it runs again (`crate::passes`): it ended its pass
+    /// (succeeded, or failed with contingency 0) and waits again, from the start, as the
+    /// next pass.
+    NewPass,
 }
 
 /// The kind of a [`Life`], without its data: what the table of transitions speaks of.
@@ -188,6 +194,8 @@ pub enum EventKind {
     Cancel,
     /// [`Event::Rerun`].
     Rerun,
+    /// [`Event::NewPass`].
+    NewPass,
 }
 
 /// Every transition allowed: (from, event, to). Each is reached by a scenario test (the
@@ -219,6 +227,8 @@ pub const TRANSITIONS: &[(StateKind, EventKind, StateKind)] = {
         (S::RetryWait, E::Cancel, S::Cancelled),
         (S::Failed, E::Rerun, S::NotReady),
         (S::Cancelled, E::Rerun, S::NotReady),
+        (S::Succeeded, E::NewPass, S::NotReady),
+        (S::Failed, E::NewPass, S::NotReady),
     ]
 };
 
@@ -263,6 +273,7 @@ pub fn transition(from: &Life, event: Event) -> Result<Life, NotAllowed> {
             detail: Some(detail),
         },
         (Life::Failed { .. } | Life::Cancelled { .. }, Event::Rerun) => Life::NotReady,
+        (Life::Succeeded { .. } | Life::Failed { .. }, Event::NewPass) => Life::NotReady,
         _ => {
             return Err(NotAllowed {
                 from: from_kind,
@@ -340,6 +351,7 @@ impl Event {
             Event::Withdraw { .. } => EventKind::Withdraw,
             Event::Cancel { .. } => EventKind::Cancel,
             Event::Rerun => EventKind::Rerun,
+            Event::NewPass => EventKind::NewPass,
         }
     }
 }

@@ -4,7 +4,8 @@ use std::collections::{BTreeMap, BTreeSet};
 use std::time::Duration;
 
 use mobiwf_proto::{
-    ActivityId, ActivityRecord, ActivityState, InstanceId, Millis, Outcome, PartitionId, StateSet,
+    ActivityId, ActivityRecord, ActivityState, InstanceId, Millis, Outcome, PartitionId, Pass,
+    StateSet,
 };
 use mobiwf_xml_schema::{ActivityKind, Contingency, PartitionActivity, PartitionDocument};
 use serde::{Deserialize, Serialize};
@@ -101,9 +102,11 @@ pub struct Progress {
     pub retried: u32,
     /// The completion flag it ended with (a person's or its command's).
     pub flag: Option<String>,
-    /// The tries of its earlier runs (before an operator's rerun): this run's tries count on
-    /// from there, so each has a run directory of its own.
+    /// The tries of its earlier runs (before an operator's rerun, or in a loop's earlier
+    /// passes): this run's tries count on from there, so each has a run directory of its own.
     pub earlier_tries: u32,
+    /// Its pass: the serial number of its run in a loop's body (the first otherwise).
+    pub pass: Pass,
 }
 
 impl Progress {
@@ -121,6 +124,7 @@ impl Progress {
             retried: 0,
             flag: None,
             earlier_tries: 0,
+            pass: Pass::FIRST,
         }
     }
 
@@ -135,7 +139,8 @@ impl Progress {
         self.earlier_tries.saturating_add(self.retried)
     }
 
-    /// An operator's rerun: it starts over, its earlier tries counted.
+    /// An operator's rerun or a new pass: it starts over, its earlier tries counted, in the
+    /// same pass (a new pass sets its own afterwards).
     fn start_over(&mut self) {
         let tried = if self.started_ms.is_some() {
             self.retried.saturating_add(1)
@@ -144,6 +149,7 @@ impl Progress {
         };
         *self = Progress {
             earlier_tries: self.earlier_tries.saturating_add(tried),
+            pass: self.pass,
             ..Progress::waiting()
         };
     }
@@ -155,6 +161,7 @@ impl Progress {
             None => self.note.clone(),
         };
         ActivityRecord {
+            pass: self.pass,
             activity,
             state: self.life.wire(),
             // A time equal to the next state's says nothing more (`StateSet::of_record`):
@@ -217,6 +224,7 @@ impl Progress {
             retried: rec.retried,
             flag: rec.flag,
             earlier_tries: 0,
+            pass: rec.pass,
         }
     }
 }
@@ -395,7 +403,7 @@ impl Run {
                 p.retried += 1;
                 p.note = note;
             }
-            // Only a rerun leads back here.
+            // Only a rerun or a new pass leads back here.
             StateKind::NotReady => p.start_over(),
             StateKind::Succeeded
             | StateKind::Failed
@@ -491,6 +499,13 @@ impl Run {
     pub(crate) fn set_flag(&mut self, id: ActivityId, flag: Option<String>) {
         if let Some(p) = self.activities.get_mut(&id) {
             p.flag = flag;
+        }
+    }
+
+    /// Activity `id` runs as pass `pass` (a loop's body started it).
+    pub(crate) fn set_pass(&mut self, id: ActivityId, pass: Pass) {
+        if let Some(p) = self.activities.get_mut(&id) {
+            p.pass = pass;
         }
     }
 

@@ -154,6 +154,10 @@ pub struct ActivityRecord {
     /// `$MOBIWF_FLAG_FILE`).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub flag: Option<String>,
+    /// The pass this record is about (a loop's body runs in passes); left out for the first,
+    /// so records from before loops are about it.
+    #[serde(default, skip_serializing_if = "crate::Pass::is_first")]
+    pub pass: crate::Pass,
 }
 
 /// The reason an operator's cancel gives the activities it ends: the controller records it and
@@ -293,6 +297,9 @@ pub enum Message {
     SyncRefused(crate::sync::SyncRefused),
     /// Node → controller: the activity is final: its class is free of it.
     EndSync(crate::sync::EndSync),
+    /// Node → node: a loop runs again: the activities of its body start their next pass
+    /// (see [`crate::passes`]).
+    NewPass(crate::passes::NewPass),
 }
 
 impl Message {
@@ -328,6 +335,7 @@ impl Message {
             Message::BeginSync(_) => "begin_sync",
             Message::SyncGranted(_) => "sync_granted",
             Message::SyncRefused(_) => "sync_refused",
+            Message::NewPass(_) => "new_pass",
             Message::EndSync(_) => "end_sync",
         }
     }

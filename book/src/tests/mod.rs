@@ -116,6 +116,7 @@ fn deploys(applied: &Applied) -> Vec<(String, u64, String)> {
 
 fn record(activity: u64, state: ActivityState) -> ActivityRecord {
     ActivityRecord {
+        pass: Default::default(),
         activity: ActivityId(activity),
         state,
         synchronized_ms: None,

@@ -24,6 +24,7 @@ mod execution;
 mod failures;
 mod inputs;
 mod items;
+mod loops;
 mod people;
 mod props;
 mod props_items;
@@ -49,6 +50,7 @@ pub(crate) const ALL_SCENARIOS: &[&[Scenario]] = &[
     failures::SCENARIOS,
     inputs::SCENARIOS,
     items::SCENARIOS,
+    loops::SCENARIOS,
     recovery::SCENARIOS,
     routing::SCENARIOS,
     rules::SCENARIOS,

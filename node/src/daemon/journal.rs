@@ -47,8 +47,10 @@ pub(super) fn taken(input: &NodeInput) {
             let ids: Vec<u64> = r.activities.iter().map(|a| a.0).collect();
             tracing::info!(%instance, %partition, activities = ?ids, "operator rerun");
         }
-        // Not an order: partners' words, claims, time, the ends of commands, links.
+        // Not an order: partners' words (a loop's new pass too), claims, time, the ends of
+        // commands, links.
         Input::Notified(_)
+        | Input::NewPass(_)
         | Input::StateChanged(_)
         | Input::Fetched { .. }
         | Input::Claim(_)

@@ -223,7 +223,8 @@ impl DeskInput {
             | Message::BeginSync(_)
             | Message::SyncGranted(_)
             | Message::SyncRefused(_)
-            | Message::EndSync(_) => None,
+            | Message::EndSync(_)
+            | Message::NewPass(_) => None,
         }
     }
 }

@@ -3,7 +3,7 @@
 //! languages; in a definition, that the head is before the end on a path, and that the body
 //! (every activity on the paths from the head to the end) can run again as a whole: nothing
 //! outside it waits for an activity of it but for the end, it holds no completion or
-//! contingency activity, it joins with `and` (an `or` or `vote` could leave a branch running
+//! contingency activity and none of its activities but the end names one, it joins with `and` (an `or` or `vote` could leave a branch running
 //! when the next pass starts), and no two loops share an activity (nested loops are not
 //! supported yet).
 
@@ -163,7 +163,8 @@ fn body_problem(
             ),
         ));
     }
-    if let Contingency::Run(x) = act.contingency {
+    // The end's contingency applies when it fails, which ends the loop.
+    if let (true, Contingency::Run(x)) = (b != end, act.contingency) {
         out.push(((b, Some("contingencyActivityId")), format!(
             "activity {b} is in the body of {loop_of} and names contingency activity {x}, which \
              would stand in for it in one pass only; use 0 (release) or -1 (block)"
