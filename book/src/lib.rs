@@ -30,6 +30,7 @@ mod model;
 mod nodes;
 mod notices;
 mod overdue;
+mod passes;
 mod placement;
 mod recovery;
 mod refused;

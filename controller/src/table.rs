@@ -161,7 +161,7 @@ pub fn instance(inst: &Instance) -> String {
     for a in &inst.activities {
         let line = format!(
             "{:<8} {:<16} {:<10} {:<12} {:<10} {:<10} {}",
-            a.id,
+            a.pass.of(a.id),
             a.name,
             a.state().as_str(),
             a.node.as_ref().map_or("-", |n| n.as_str()),

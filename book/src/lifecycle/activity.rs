@@ -119,6 +119,8 @@ pub enum ActivityEvent {
     StandInInUse,
     /// An operator reruns it (failed), or the failed activity it was cancelled because of.
     Rerun,
+    /// Its node says it is in a later pass of a loop's body: it waits again.
+    NewPass,
 }
 
 kinds! {
@@ -171,6 +173,8 @@ kinds! {
         StandInInUse => "stand_in_in_use",
         /// [`ActivityEvent::Rerun`].
         Rerun => "rerun",
+        /// [`ActivityEvent::NewPass`].
+        NewPass => "new_pass",
     }
 }
 
@@ -318,6 +322,13 @@ impl ActivityLifecycle {
                 | L::Cancelled,
                 E::Rerun,
             ) => L::Waiting,
+            (
+                L::Succeeded
+                | L::Failed {
+                    replaced: Replacement::No,
+                },
+                E::NewPass,
+            ) => L::Waiting,
             _ => return None,
         })
     }
@@ -353,6 +364,7 @@ impl ActivityEvent {
             ActivityEvent::StandInPlaced(_) => K::StandInPlaced,
             ActivityEvent::StandInInUse => K::StandInInUse,
             ActivityEvent::Rerun => K::Rerun,
+            ActivityEvent::NewPass => K::NewPass,
         }
     }
 }

@@ -288,6 +288,18 @@ pub const ACTIVITY: &[Transition<ActivityKind, ActivityEventKind>] = {
             S::Waiting,
             "an operator reruns the failed activity it was cancelled because of",
         ),
+        t(
+            S::Succeeded,
+            E::NewPass,
+            S::Waiting,
+            "its node says the loop whose body holds it runs it again (a new pass)",
+        ),
+        t(
+            S::Failed,
+            E::NewPass,
+            S::Waiting,
+            "its node says the loop runs it again after a failure that released its successors",
+        ),
     ]
 };
 

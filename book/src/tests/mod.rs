@@ -21,6 +21,7 @@ mod failures;
 mod hub;
 mod inputs;
 mod lifecycles;
+mod loops;
 mod operator;
 mod overdue;
 mod paper;
@@ -44,6 +45,7 @@ const ALL_SCENARIOS: &[&[Scenario]] = &[
     hub::ALL,
     inputs::ALL,
     lifecycles::ALL,
+    loops::ALL,
     operator::ALL,
     overdue::ALL,
     paper::ALL,
@@ -360,6 +362,7 @@ fn l(id: u64) -> Label {
     Label {
         id: ActivityId(id),
         name: format!("N{id}"),
+        pass: mobiwf_proto::Pass::FIRST,
     }
 }
 
