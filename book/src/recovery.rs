@@ -371,8 +371,8 @@ pub(crate) fn notify_peer(
                 data: Vec::new(),
                 files: Vec::new(),
                 holder: None,
-                // Contingency activities stand outside loops: their first pass.
-                pass: mobiwf_proto::Pass::FIRST,
+                // The pass the controller last heard of it in (a loop's body runs in passes).
+                pass: view(inst, id).map(|v| v.pass).unwrap_or_default(),
             }),
         );
     }

@@ -193,6 +193,9 @@ pub struct WorkItem {
     pub kind: String,
     /// When it was offered, in ms since the epoch.
     pub offered_ms: Option<u64>,
+    /// Its pass in a loop's body (left out for the first: the worklist shows `3#2`).
+    #[serde(default, skip_serializing_if = "mobiwf_proto::Pass::is_first")]
+    pub pass: mobiwf_proto::Pass,
 }
 
 /// The state of every partition run on one node.
