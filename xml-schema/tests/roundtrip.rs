@@ -159,7 +159,7 @@ proptest! {
 }
 
 /// The valid documents the mutations start from: the examples of all three languages.
-const EXAMPLES: [&str; 10] = [
+const EXAMPLES: [&str; 11] = [
     include_str!("../../examples/paper/workflow.xml"),
     include_str!("../../examples/paper/partition-1.xml"),
     include_str!("../../examples/paper/partition-2.xml"),
@@ -170,6 +170,7 @@ const EXAMPLES: [&str; 10] = [
     include_str!("../../examples/rules/approval.xml"),
     include_str!("../../examples/rules/pump-check.xml"),
     include_str!("../../examples/organisation.xml"),
+    include_str!("../../examples/loops/review.xml"),
 ];
 
 /// One change to a document. Each `usize` picks, modulo how many there are, which element,
