@@ -40,7 +40,7 @@ impl Engine {
             let has_file = data.iter().any(|d| matches!(d.value, DataValue::File(_)));
             let message = match outcome {
                 Some(outcome) => Message::Notify(mobiwf_proto::Notify {
-                    pass: pass,
+                    pass,
                     instance: key.instance,
                     activity,
                     outcome,
@@ -53,7 +53,7 @@ impl Engine {
                     holder: has_file.then(|| self.location().clone()),
                 }),
                 None if ruled => Message::StateChanged(mobiwf_proto::StateChanged {
-                    pass: pass,
+                    pass,
                     instance: key.instance,
                     activity,
                     entered,
@@ -135,7 +135,7 @@ pub(crate) fn state_changed(
         .map(|location| Effect::Send {
             to: partner_at(location),
             message: Message::StateChanged(mobiwf_proto::StateChanged {
-                pass: pass,
+                pass,
                 instance: key.instance,
                 activity,
                 entered,

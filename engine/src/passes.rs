@@ -176,10 +176,11 @@ impl Engine {
                     .is_some_and(|l| matches!(l, Life::Succeeded { .. } | Life::Failed { .. }));
                 // The body ends its pass before its end does (it joins with and): one that
                 // has not is left to its pass, whose words no longer count.
-                if ended && self.step(key, a, Event::NewPass) {
-                    if let Some(run) = self.runs.get_mut(&key) {
-                        run.set_pass(a, pass);
-                    }
+                if ended
+                    && self.step(key, a, Event::NewPass)
+                    && let Some(run) = self.runs.get_mut(&key)
+                {
+                    run.set_pass(a, pass);
                 }
             }
             if let Some(run) = self.runs.get_mut(&key) {

@@ -151,11 +151,9 @@ impl<'a> Flow<'a> {
                 for &s in &succs[i] {
                     needed.add(&self.needed[s]);
                 }
-                if walk > 0 {
-                    if let Some(&head) = back.get(&i) {
-                        let head = self.needed[head].clone();
-                        needed.add(&head);
-                    }
+                if let (true, Some(&head)) = (walk > 0, back.get(&i)) {
+                    let head = self.needed[head].clone();
+                    needed.add(&head);
                 }
                 self.needed[i] = needed;
             }

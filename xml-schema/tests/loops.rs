@@ -61,7 +61,10 @@ fn the_body_is_every_activity_on_a_path_from_the_head_to_the_end() {
         (6, &[5], ""),
     ]);
     let def = load_definition(xml.as_bytes()).unwrap().value;
-    assert_eq!(loop_body(&def, ActivityId(2), ActivityId(5)), ids(&[2, 3, 4, 5]));
+    assert_eq!(
+        loop_body(&def, ActivityId(2), ActivityId(5)),
+        ids(&[2, 3, 4, 5])
+    );
     // An activity alone is a loop of its own; a head after the end is no loop.
     assert_eq!(loop_body(&def, ActivityId(5), ActivityId(5)), ids(&[5]));
     assert!(loop_body(&def, ActivityId(6), ActivityId(5)).is_empty());
@@ -69,7 +72,11 @@ fn the_body_is_every_activity_on_a_path_from_the_head_to_the_end() {
 
 #[test]
 fn a_valid_loop_holds_its_body_whole() {
-    let ok = definition(&[(1, &[], ""), (2, &[1], ""), (3, &[2], LOOP_5_TO_2.replace('5', "3").as_str())]);
+    let ok = definition(&[
+        (1, &[], ""),
+        (2, &[1], ""),
+        (3, &[2], LOOP_5_TO_2.replace('5', "3").as_str()),
+    ]);
     assert_eq!(problems(&ok), "");
     // A side exit from the body is refused, at the activity that waits.
     let side = definition(&[
@@ -80,7 +87,10 @@ fn a_valid_loop_holds_its_body_whole() {
         (6, &[3], ""),
     ]);
     let p = problems(&side);
-    assert!(p.contains("activity 6 waits for activity 3 of the body"), "{p}");
+    assert!(
+        p.contains("activity 6 waits for activity 3 of the body"),
+        "{p}"
+    );
     // Nested loops are refused (not supported yet), as crossing ones are.
     let nested = definition(&[
         (1, &[], ""),
@@ -110,10 +120,14 @@ fn a_valid_loop_holds_its_body_whole() {
 fn the_end_s_document_lists_the_body_with_partners_and_the_data_of_the_next_pass() {
     let def = load_definition(REVIEW.as_bytes()).unwrap().value;
     let mut opts = DeriveOptions::default();
-    opts.locations
-        .insert(mobiwf_xml_schema::PartnerId(1), "/ip4/10.0.0.1/tcp/1".to_owned());
-    opts.locations
-        .insert(mobiwf_xml_schema::PartnerId(2), "/ip4/10.0.0.2/tcp/1".to_owned());
+    opts.locations.insert(
+        mobiwf_xml_schema::PartnerId(1),
+        "/ip4/10.0.0.1/tcp/1".to_owned(),
+    );
+    opts.locations.insert(
+        mobiwf_xml_schema::PartnerId(2),
+        "/ip4/10.0.0.2/tcp/1".to_owned(),
+    );
     let parts = derive_partitions(&def, &opts);
     let review = parts[1]
         .document
@@ -122,7 +136,10 @@ fn the_end_s_document_lists_the_body_with_partners_and_the_data_of_the_next_pass
         .find(|a| a.id == ActivityId(3))
         .unwrap();
     let l = review.loop_back.as_ref().unwrap();
-    assert_eq!((l.to, l.while_flag.as_str(), l.max), (ActivityId(2), "again", 4));
+    assert_eq!(
+        (l.to, l.while_flag.as_str(), l.max),
+        (ActivityId(2), "again", 4)
+    );
     assert_eq!(
         l.body,
         vec![
@@ -140,10 +157,18 @@ fn the_end_s_document_lists_the_body_with_partners_and_the_data_of_the_next_pass
         ]
     );
     // Edit's document has no loop (it is the head, not the end); the derived documents load.
-    assert!(parts[0].document.activities.iter().all(|a| a.loop_back.is_none()));
+    assert!(
+        parts[0]
+            .document
+            .activities
+            .iter()
+            .all(|a| a.loop_back.is_none())
+    );
     for part in &parts {
         let xml = mobiwf_xml_schema::write_partition(&part.document);
-        let back = mobiwf_xml_schema::load_partition(xml.as_bytes()).unwrap().value;
+        let back = mobiwf_xml_schema::load_partition(xml.as_bytes())
+            .unwrap()
+            .value;
         assert_eq!(back, part.document);
     }
 }
@@ -152,11 +177,24 @@ fn the_end_s_document_lists_the_body_with_partners_and_the_data_of_the_next_pass
 fn the_loop_reads_back_in_both_languages() {
     let def = load_definition(REVIEW.as_bytes()).unwrap().value;
     let xml = write_definition(&def);
-    assert!(xml.contains(r#"<loop to="2" while="again" max="4"/>"#), "{xml}");
+    assert!(
+        xml.contains(r#"<loop to="2" while="again" max="4"/>"#),
+        "{xml}"
+    );
     assert_eq!(load_definition(xml.as_bytes()).unwrap().value, def);
     let pdl = write_pdl(&def);
     assert!(pdl.contains("LOOP TO Edit WHILE again MAX 4;"), "{pdl}");
-    assert_eq!(load_definition_in(Language::Pdl, pdl.as_bytes()).unwrap().value, def);
+    assert_eq!(
+        load_definition_in(Language::Pdl, pdl.as_bytes())
+            .unwrap()
+            .value,
+        def
+    );
     let text = include_str!("../../examples/loops/review.pdl");
-    assert_eq!(load_definition_in(Language::Pdl, text.as_bytes()).unwrap().value, def);
+    assert_eq!(
+        load_definition_in(Language::Pdl, text.as_bytes())
+            .unwrap()
+            .value,
+        def
+    );
 }

@@ -12,7 +12,9 @@ use std::collections::{HashMap, HashSet};
 use crate::derive::loop_body;
 use crate::diagnostic::Diagnostic;
 use crate::limits::MAX_LOOP_PASSES;
-use crate::model::{ActivityId, Contingency, Loop, Merge, WorkflowDefinition, flag_problem};
+use crate::model::{
+    Activity, ActivityId, Contingency, Loop, Merge, WorkflowDefinition, flag_problem,
+};
 use crate::source_map::{Node, SourceMap};
 
 /// Reports a bad `while` flag or `max` of the loop `l` of activity `id`, the `i`th of its
@@ -42,24 +44,43 @@ pub(super) fn check_loop_attrs(
     }
 }
 
-/// Reports every problem of the loops of `def`.
-pub(super) fn check_loops(diags: &mut Vec<Diagnostic>, def: &WorkflowDefinition, map: &SourceMap) {
-    let by_id = def.activities_by_id();
-    let contingencies = def.contingency_activities();
-    let mut waiting: HashMap<ActivityId, Vec<ActivityId>> = HashMap::new();
-    for a in &def.activities {
-        let terms = a.depends.as_ref().map(|r| r.terms()).unwrap_or_default();
-        let awaited = a.preconditions.iter().copied();
-        for other in awaited.chain(terms.into_iter().map(|(id, _)| id)) {
-            waiting.entry(other).or_default().push(a.id);
+/// What the checks of every loop of a definition look up.
+struct Graph<'a> {
+    by_id: HashMap<ActivityId, &'a Activity>,
+    /// Each activity's index in the definition, for positions.
+    index: HashMap<ActivityId, usize>,
+    contingencies: HashSet<ActivityId>,
+    /// For each activity, those that wait for it (a precondition or a rule's term).
+    waiting: HashMap<ActivityId, Vec<ActivityId>>,
+}
+
+impl<'a> Graph<'a> {
+    fn new(def: &'a WorkflowDefinition) -> Self {
+        let mut waiting: HashMap<ActivityId, Vec<ActivityId>> = HashMap::new();
+        for a in &def.activities {
+            let terms = a.depends.as_ref().map(|r| r.terms()).unwrap_or_default();
+            let awaited = a.preconditions.iter().copied();
+            for other in awaited.chain(terms.into_iter().map(|(id, _)| id)) {
+                waiting.entry(other).or_default().push(a.id);
+            }
+        }
+        Graph {
+            by_id: def.activities_by_id(),
+            index: def
+                .activities
+                .iter()
+                .enumerate()
+                .map(|(i, a)| (a.id, i))
+                .collect(),
+            contingencies: def.contingency_activities(),
+            waiting,
         }
     }
-    let index: HashMap<ActivityId, usize> = def
-        .activities
-        .iter()
-        .enumerate()
-        .map(|(i, a)| (a.id, i))
-        .collect();
+}
+
+/// Reports every problem of the loops of `def`.
+pub(super) fn check_loops(diags: &mut Vec<Diagnostic>, def: &WorkflowDefinition, map: &SourceMap) {
+    let graph = Graph::new(def);
     // Each activity's loop, as the first loop whose body holds it; the pairs of loops told
     // they cross.
     let mut owner: HashMap<ActivityId, ActivityId> = HashMap::new();
@@ -68,43 +89,18 @@ pub(super) fn check_loops(diags: &mut Vec<Diagnostic>, def: &WorkflowDefinition,
         let Some(l) = &a.loop_back else {
             continue;
         };
-        check_loop_attrs(diags, map, (i, a.id), l);
         let end = a.id;
         let at = map.pos_or(Node::Loop(i), Node::Activity(i));
-        let mut problem = |text: String| diags.push(Diagnostic::new(at, text));
-        if !l.body.is_empty() {
-            problem(format!(
-                "the <loop> of activity {end} lists <member>s; derivation writes them into \
-                 partition documents: remove them from the definition"
-            ));
-        }
-        if !by_id.contains_key(&l.to) {
-            problem(format!(
-                "the <loop> of activity {end} goes back to activity {}, which is not an \
-                 activity of this workflow; fix to",
-                l.to
-            ));
+        let Some(body) = checked_body(diags, map, def, &graph, (i, end, l)) else {
             continue;
-        }
-        let body = loop_body(def, l.to, end);
-        if body.is_empty() {
-            problem(format!(
-                "the <loop> of activity {end} goes back to activity {}, which is not before \
-                 it on a path of preconditions; to names the first activity of each pass, one \
-                 that activity {end} waits for directly or not",
-                l.to
-            ));
-            continue;
-        }
+        };
         let inside: HashSet<ActivityId> = body.iter().copied().collect();
         for &b in &body {
-            let Some(act) = by_id.get(&b) else {
+            let Some(act) = graph.by_id.get(&b) else {
                 continue;
             };
-            for ((id, field), text) in
-                body_problem(end, l.to, (b, act), &contingencies, &waiting, &inside)
-            {
-                let pos = match (index.get(&id), field) {
+            for ((id, field), text) in body_problem(end, l.to, (b, act), &graph, &inside) {
+                let pos = match (graph.index.get(&id), field) {
                     (Some(&k), Some(field)) => {
                         map.pos_or(Node::ActivityField(k, field), Node::Activity(k))
                     }
@@ -116,17 +112,54 @@ pub(super) fn check_loops(diags: &mut Vec<Diagnostic>, def: &WorkflowDefinition,
             if let Some(other) = owner.insert(b, end)
                 && crossed.insert((other, end))
             {
-                diags.push(Diagnostic::new(
-                    at,
-                    format!(
-                        "the loops of activities {other} and {end} both hold activity {b}; loops \
+                let text = format!(
+                    "the loops of activities {other} and {end} both hold activity {b}; loops \
                      may not cross or nest (nested loops are not supported yet): make their \
                      bodies apart"
-                    ),
-                ));
+                );
+                diags.push(Diagnostic::new(at, text));
             }
         }
     }
+}
+
+/// The body of the loop `l` of activity `end` (the `i`th), once its attributes are checked
+/// and its head is an activity before it; `None` (reported) when there is none.
+fn checked_body(
+    diags: &mut Vec<Diagnostic>,
+    map: &SourceMap,
+    def: &WorkflowDefinition,
+    graph: &Graph<'_>,
+    (i, end, l): (usize, ActivityId, &Loop),
+) -> Option<Vec<ActivityId>> {
+    check_loop_attrs(diags, map, (i, end), l);
+    let at = map.pos_or(Node::Loop(i), Node::Activity(i));
+    let mut problem = |text: String| diags.push(Diagnostic::new(at, text));
+    if !l.body.is_empty() {
+        problem(format!(
+            "the <loop> of activity {end} lists <member>s; derivation writes them into \
+             partition documents: remove them from the definition"
+        ));
+    }
+    if !graph.by_id.contains_key(&l.to) {
+        problem(format!(
+            "the <loop> of activity {end} goes back to activity {}, which is not an activity \
+             of this workflow; fix to",
+            l.to
+        ));
+        return None;
+    }
+    let body = loop_body(def, l.to, end);
+    if body.is_empty() {
+        problem(format!(
+            "the <loop> of activity {end} goes back to activity {}, which is not before it on \
+             a path of preconditions; to names the first activity of each pass, one that \
+             activity {end} waits for directly or not",
+            l.to
+        ));
+        return None;
+    }
+    Some(body)
 }
 
 /// Where a problem is: the activity, and its child element (`None`: the activity itself).
@@ -137,9 +170,8 @@ type At = (ActivityId, Option<&'static str>);
 fn body_problem(
     end: ActivityId,
     head: ActivityId,
-    (b, act): (ActivityId, &crate::model::Activity),
-    contingencies: &HashSet<ActivityId>,
-    waiting: &HashMap<ActivityId, Vec<ActivityId>>,
+    (b, act): (ActivityId, &Activity),
+    graph: &Graph<'_>,
     inside: &HashSet<ActivityId>,
 ) -> Vec<(At, String)> {
     let mut out: Vec<(At, String)> = Vec::new();
@@ -153,7 +185,7 @@ fn body_problem(
             ),
         ));
     }
-    if contingencies.contains(&b) {
+    if graph.contingencies.contains(&b) {
         out.push((
             (b, None),
             format!(
@@ -181,7 +213,8 @@ fn body_problem(
         ));
     }
     if b != end {
-        let outside = waiting
+        let outside = graph
+            .waiting
             .get(&b)
             .into_iter()
             .flatten()
