@@ -168,6 +168,9 @@ impl Engine {
             if again.is_empty() {
                 continue;
             }
+            if let Some(run) = self.runs.get_mut(&key) {
+                run.overdue.retain(|(waiting, _)| !again.contains(waiting));
+            }
             for a in again {
                 let ended = self
                     .runs
@@ -186,7 +189,6 @@ impl Engine {
             if let Some(run) = self.runs.get_mut(&key) {
                 run.reported = false;
                 run.deployed_ms = now_ms;
-                run.overdue.clear();
             }
             self.touch_run(key);
         }

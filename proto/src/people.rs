@@ -232,6 +232,10 @@ pub struct ItemInfo {
     /// (Boxed: most items have none, and every message is as large as its largest kind.)
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub due: Option<Box<ItemDeadline>>,
+    /// The pass of a loop's body its activity is in (left out for the first: worklists show
+    /// `3#2`).
+    #[serde(default, skip_serializing_if = "crate::Pass::is_first")]
+    pub pass: crate::Pass,
 }
 
 /// The notices before a `<deadline>`: when this many hours are left (only those shorter than

@@ -35,6 +35,7 @@ fn at() -> mobiwf_proto::Location {
 
 fn info() -> ItemInfo {
     ItemInfo {
+        pass: Default::default(),
         instance: InstanceId(7),
         partition: PartitionId(2),
         activity: ActivityId(3),

@@ -156,7 +156,12 @@ impl Engine {
 
     /// What the item is, from its activity.
     fn info(&self, item: &Item) -> Option<ItemInfo> {
-        let act = self.runs.get(&item.run_key())?.activity(item.activity)?;
+        let run = self.runs.get(&item.run_key())?;
+        let act = run.activity(item.activity)?;
+        let pass = run
+            .progress(item.activity)
+            .map(|p| p.pass)
+            .unwrap_or_default();
         let time_out = Duration::from_secs(act.time_out_secs.into());
         let deadline_ms = (act.time_out_secs > 0)
             .then(|| Millis(item.ready_ms).saturating_add(time_out).as_u64());
@@ -173,6 +178,7 @@ impl Engine {
             deadline_ms,
             host: self.host.location.clone(),
             due: item.due.as_ref().map(|d| Box::new(d.wire(self.now_ms()))),
+            pass,
         })
     }
 }
