@@ -33,6 +33,9 @@ pub struct Label {
     pub id: ActivityId,
     /// Its name in the definition.
     pub name: String,
+    /// The pass of a loop's body it was in (left out for the first: `3#2` is pass 2 of 3).
+    #[serde(default, skip_serializing_if = "mobiwf_proto::Pass::is_first")]
+    pub pass: mobiwf_proto::Pass,
 }
 
 /// What the controller decided after a node said one of its activities waits too long for a
@@ -90,6 +93,12 @@ pub enum Event {
     /// millisecond shows only the state it reached).
     Synchronizing {
         /// The activity.
+        activity: Label,
+    },
+    /// The loop whose body holds an activity ran again: its node says it is in a new pass
+    /// (`activity` names it in that pass).
+    NewPass {
+        /// The activity, in its new pass.
         activity: Label,
     },
     /// An activity became ready (a manual one: offered), and stayed so for a while.

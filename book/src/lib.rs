@@ -31,6 +31,7 @@ mod nodes;
 mod notices;
 pub mod ordering;
 mod overdue;
+mod passes;
 mod pause;
 mod placement;
 mod recovery;
@@ -343,7 +344,8 @@ impl Book {
             | Message::Locate(_)
             | Message::SyncGranted(_)
             | Message::SyncRefused(_)
-            | Message::Pause(_) => Err(BookError::Unexpected(message.kind())),
+            | Message::Pause(_)
+            | Message::NewPass(_) => Err(BookError::Unexpected(message.kind())),
             Message::BeginSync(begin) => self.begin_sync(now_ms, peer, begin),
             Message::EndSync(end) => self.end_sync(now_ms, peer, &end),
         }

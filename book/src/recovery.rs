@@ -70,9 +70,11 @@ pub(crate) fn partition(inst: &Instance, id: PartitionId) -> Option<&PartitionVi
 
 /// An activity as history events name it.
 pub(crate) fn label(inst: &Instance, id: ActivityId) -> Label {
+    let v = view(inst, id);
     Label {
         id,
-        name: view(inst, id).map(|a| a.name.clone()).unwrap_or_default(),
+        name: v.map(|a| a.name.clone()).unwrap_or_default(),
+        pass: v.map(|a| a.pass).unwrap_or_default(),
     }
 }
 
@@ -369,6 +371,8 @@ pub(crate) fn notify_peer(
                 data: Vec::new(),
                 files: Vec::new(),
                 holder: None,
+                // The pass the controller last heard of it in (a loop's body runs in passes).
+                pass: view(inst, id).map(|v| v.pass).unwrap_or_default(),
             }),
         );
     }
@@ -404,10 +408,11 @@ pub(crate) fn settle(inst: &mut Instance, ctx: &mut Ctx<'_>) {
     crate::compensation::begin_if_due(inst, ctx);
 }
 
-/// Ends the instance once every partition finished or was given up and no contingency
-/// activity waits to be placed.
+/// Ends the instance once every partition finished or was given up, every loop's body said
+/// its last pass (`passes`), and no contingency activity waits to be placed.
 fn finish_if_done(inst: &mut Instance, ctx: &mut Ctx<'_>) {
-    let partitions_done = inst.partitions.iter().all(|p| p.is_over());
+    let partitions_done =
+        inst.partitions.iter().all(|p| p.is_over()) && crate::passes::loops_settled(inst, ctx.def);
     let placing = inst.completed_by.is_none() && inst.activities.iter().any(awaits_stand_in);
     if !partitions_done || placing {
         return;
@@ -491,6 +496,7 @@ fn tell_rule_partners(inst: &Instance, ctx: &mut Ctx<'_>, id: ActivityId) {
     let entered = entered_of(inst, id);
     for node in nodes {
         let message = Message::StateChanged(mobiwf_proto::StateChanged {
+            pass: mobiwf_proto::Pass::FIRST,
             instance: inst.id,
             activity: id,
             entered,

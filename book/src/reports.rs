@@ -2,7 +2,8 @@
 //! partition did (`PartitionResult`). A node's word is taken unless the controller decided
 //! the activity already: then it is recorded as late and ignored (a final state never
 //! changes), except that an activity that ended before an operator's cancel reached its node
-//! ended as its node says.
+//! ended as its node says, and that a word of a later pass of a loop's body starts that pass
+//! (`passes`); a word of an earlier pass is ignored.
 
 use mobiwf_proto::{
     ActivityRecord, ActivityState, NodeId, NodeName, PartitionId, PartitionResult, Report,
@@ -81,11 +82,20 @@ fn update(inst: &mut Instance, ctx: &mut Ctx<'_>, partition: PartitionId, record
     else {
         return;
     };
+    let a = &mut inst.activities[i];
+    // A word of an earlier pass changes nothing; one of a later pass starts it here first.
+    let Some(new_pass) = crate::passes::take_pass(a, record) else {
+        return;
+    };
     let name = label(inst, record.activity);
     let a = &mut inst.activities[i];
     let node = a.node.clone();
     let was_retried = a.retried;
-    let mut events = facts(a, &name, record);
+    let mut events: Vec<(Option<u64>, Event)> = new_pass
+        .into_iter()
+        .map(|what| (record.synchronized_ms.or(record.started_ms), what))
+        .collect();
+    events.extend(facts(a, &name, record));
     let word = ActivityEvent::NodeSays {
         state: record.state,
         by_operator: record.detail.as_deref() == Some(CANCELLED_BY_OPERATOR),

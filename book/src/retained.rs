@@ -126,6 +126,7 @@ fn message_instance(message: &Message) -> Option<InstanceId> {
         | Message::Substitute(_)
         | Message::Control(_)
         | Message::Directory(_)
+        | Message::NewPass(_)
         | Message::Claim(_)
         | Message::Answer(_)
         | Message::Fetch(_)

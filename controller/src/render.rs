@@ -30,12 +30,14 @@ impl From<&HistoryEvent> for ShownEvent {
     }
 }
 
-/// `A2 (17)`, or `activity 17` for an activity without a name.
+/// `A2 (17)`, or `activity 17` for an activity without a name; `A2 (17#2)` in pass 2 of a
+/// loop.
 fn label(l: &Label) -> String {
+    let id = l.pass.of(l.id);
     if l.name.is_empty() {
-        format!("activity {}", l.id)
+        format!("activity {id}")
     } else {
-        format!("{} ({})", l.name, l.id)
+        format!("{} ({id})", l.name)
     }
 }
 
@@ -50,6 +52,7 @@ pub fn what(event: &Event) -> String {
         | Event::LateResult { .. }
         | Event::GivenUp { .. } => partition_event(event),
         Event::Synchronizing { .. }
+        | Event::NewPass { .. }
         | Event::Ready { .. }
         | Event::Started { .. }
         | Event::StartedByEmergency { .. }
@@ -225,6 +228,11 @@ fn activity_event(event: &Event) -> Option<String> {
             format!("{} synchronizing: its conditions hold", label(activity))
         }
         Event::Ready { activity } => format!("{} ready", label(activity)),
+        Event::NewPass { activity } => format!(
+            "{} waits again: its loop runs pass {}",
+            label(activity),
+            activity.pass
+        ),
         Event::Started { activity } => format!("{} started", label(activity)),
         Event::StartedByEmergency { activity } => format!(
             "{} started by its timeToWait emergency trigger",
@@ -506,6 +514,7 @@ mod tests {
         Label {
             id: ActivityId(id),
             name: format!("N{id}"),
+            pass: mobiwf_proto::Pass::FIRST,
         }
     }
 
@@ -588,6 +597,7 @@ mod tests {
                     activity: Label {
                         id: ActivityId(4),
                         name: String::new(),
+                        pass: mobiwf_proto::Pass::FIRST,
                     },
                 },
                 "activity 4 started",

@@ -171,7 +171,7 @@ pub fn instance(inst: &Instance) -> String {
     for a in &inst.activities {
         let line = format!(
             "{:<8} {:<16} {:<10} {:<12} {:<10} {:<10} {}",
-            a.id,
+            a.pass.of(a.id),
             a.name,
             if a.paused().is_some() {
                 "paused"

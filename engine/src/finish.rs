@@ -1,5 +1,6 @@
-//! An activity's command exited, or a person completed it: success ends it; a failure ends it
-//! or, as its `<retries>` allow, waits for the next try.
+//! An activity's command exited, or a person completed it: success ends it (or, for the end of
+//! a loop, runs its body again: `passes`); a failure ends it or, as its `<retries>` allow,
+//! waits for the next try.
 
 use std::time::Duration;
 
@@ -7,6 +8,7 @@ use mobiwf_proto::{ActivityId, ActivityState, DataValue, InstanceId, Millis};
 use mobiwf_xml_schema::{ActivityKind, flag_problem};
 
 use crate::lifecycle::{Event, Life};
+use crate::passes::Turn;
 use crate::run::RunKey;
 use crate::{Effect, Ended, Engine, Finish, Finisher, Refusal};
 
@@ -149,7 +151,14 @@ impl Engine {
                     run.set_flag(activity, flag);
                 }
                 self.keep_writes(key, activity, written);
-                self.conclude(key, activity, Event::Succeed { detail }, effects);
+                match self.loop_turn(key, activity) {
+                    Turn::Out => self.conclude(key, activity, Event::Succeed { detail }, effects),
+                    Turn::Again(pass) => self.loop_again(key, activity, detail, pass, effects),
+                    Turn::Spent(max) => {
+                        let detail = format!("loop ran its {max} passes");
+                        self.conclude(key, activity, Event::Fail { detail }, effects);
+                    }
+                }
             }
             (Finish::Failed { detail }, Ok(_)) => {
                 let why = detail.unwrap_or_else(|| "failed".to_owned());

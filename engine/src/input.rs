@@ -88,6 +88,21 @@ pub enum Input {
     SyncRefused(SyncRefused),
     /// The daemon killed a command that ran under a grant: its lease ran out.
     SyncLost(Lost),
+    /// Another partner says a loop runs again: the activities of its body start their next
+    /// pass (see `passes`).
+    NewPass(Passed),
+}
+
+/// A partner's word that a loop runs again ([`Input::NewPass`]).
+#[derive(Debug, Clone, PartialEq)]
+pub struct Passed {
+    /// Who says so: the peer that runs the loop's end (`None`: the controller).
+    pub from: Option<NodeId>,
+    /// What it says. Its inline `files` and `holder` are the daemon's, as a notification's.
+    pub new_pass: mobiwf_proto::NewPass,
+    /// The files among its data whose content the daemon does not hold, and where to fetch
+    /// them.
+    pub missing: Vec<Missing>,
 }
 
 /// A partner's word that an activity finished ([`Input::Notified`]).

@@ -59,6 +59,11 @@ pub struct Known {
     /// about it is taken.
     #[serde(default, skip_serializing_if = "BTreeMap::is_empty")]
     pub runs_on: BTreeMap<ActivityId, mobiwf_proto::NodeId>,
+    /// The pass each remote activity of a loop's body is in, as far as this node heard (from
+    /// a new pass, or a word about a later pass); absent: the first. A word about an earlier
+    /// pass does not count.
+    #[serde(default, skip_serializing_if = "BTreeMap::is_empty")]
+    pub passes: BTreeMap<ActivityId, mobiwf_proto::Pass>,
     /// Partners' words kept until this node knows who runs their activity.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub early: Vec<crate::speakers::EarlyWord>,

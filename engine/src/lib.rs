@@ -22,8 +22,8 @@
 //!
 //! Layout: this file holds the types and [`Engine::apply`], a dispatch of one call per input;
 //! each input's handling has a file of its own (`deploy`, `notify`, `finish`, `control`,
-//! `pause`, `timers`; `sync` the synchronization gate of activities of a task class), `progress`
-//! moves runs on after any input, and every change of an activity's
+//! `pause`, `timers`, `passes`; `sync` the synchronization gate of activities of a task class),
+//! `progress` moves runs on after any input, and every change of an activity's
 //! state goes through the one transition function of `lifecycle`. `run` is one partition
 //! run, `known` what the node knows of an instance, `items` the work items this node hosts
 //! (assignment from the directory replica, users' claims), `store` what the daemon writes and
@@ -42,6 +42,7 @@ mod known;
 pub mod lifecycle;
 mod notifications;
 mod notify;
+mod passes;
 mod pause;
 mod progress;
 mod readiness;
@@ -65,7 +66,7 @@ use mobiwf_proto::{
 
 pub use compensate::Undo;
 pub use data::{Carried, Missing};
-pub use input::{Changed, Claimed, Ended, Finish, Input, Notified};
+pub use input::{Changed, Claimed, Ended, Finish, Input, Notified, Passed};
 pub use items::lifecycle as item_lifecycle;
 pub use items::{
     Completion, CopyLife, Item, ItemCopy, ItemKey, RestoredPeople, StoredDirectory, StoredItem,
@@ -201,6 +202,9 @@ pub struct WorkItem {
     pub kind: String,
     /// When it was offered, in ms since the epoch.
     pub offered_ms: Option<u64>,
+    /// Its pass in a loop's body (left out for the first: the worklist shows `3#2`).
+    #[serde(default, skip_serializing_if = "mobiwf_proto::Pass::is_first")]
+    pub pass: mobiwf_proto::Pass,
 }
 
 /// The state of every partition run on one node.
@@ -312,6 +316,7 @@ impl Engine {
             Input::SyncRefused(refused) => self.sync_refused(refused, fx),
             Input::SyncLost(lost) => self.sync_lost(lost, fx),
             Input::Pause(order) => self.pause_order(order, fx),
+            Input::NewPass(passed) => self.new_pass_by(passed, fx)?,
         }
         Ok(())
     }

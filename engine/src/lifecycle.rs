@@ -26,9 +26,11 @@
 //!   workflow engine based on a relational structure* (He, Li, Jiao, Liu), §3.2.2) is
 //!   [`Life::Skipped`].
 //!
-//! A rerun (forward recovery, [`Event::Rerun`]) is the one way out of a final state: an
-//! operator's `rerun` puts a failed activity, and those cancelled because of it, back to
-//! `NotReady`, and their run starts over.
+//! A rerun (forward recovery, [`Event::Rerun`]) and a loop's next pass ([`Event::NewPass`])
+//! are the ways out of a final state: an operator's `rerun` puts a failed activity, and those
+//! cancelled because of it, back to `NotReady`, and their run starts over; a loop that runs
+//! again puts the activities of its body, which all ended their pass, back to `NotReady` under
+//! the next serial number.
 //!
 //! **Paused** (the PAUSING state of *A lightweight workflow engine based on a relational
 //! structure* (He, Li, Jiao, Liu); *Synchronization and Disconnected Operation in WorkToDo*
@@ -178,6 +180,10 @@ pub enum Event {
     },
     /// It goes on from where it was paused.
     Resume,
+    /// The loop whose body holds it runs again (`crate::passes`): it ended its pass
+    /// (succeeded, or failed with contingency 0) and waits again, from the start, as the
+    /// next pass.
+    NewPass,
 }
 
 /// The kind of a [`Life`], without its data: what the table of transitions speaks of.
@@ -238,6 +244,8 @@ pub enum EventKind {
     Pause,
     /// [`Event::Resume`].
     Resume,
+    /// [`Event::NewPass`].
+    NewPass,
 }
 
 /// Every transition allowed: (from, event, to). Each is reached by a scenario test (the
@@ -276,6 +284,8 @@ pub const TRANSITIONS: &[(StateKind, EventKind, StateKind)] = {
         (S::Paused, E::Resume, S::Running),
         (S::Paused, E::Withdraw, S::Failed),
         (S::Paused, E::Cancel, S::Cancelled),
+        (S::Succeeded, E::NewPass, S::NotReady),
+        (S::Failed, E::NewPass, S::NotReady),
     ]
 };
 
@@ -341,6 +351,7 @@ pub fn transition(from: &Life, event: Event) -> Result<Life, NotAllowed> {
                 attempt: attempt.saturating_add(1),
             },
         },
+        (Life::Succeeded { .. } | Life::Failed { .. }, Event::NewPass) => Life::NotReady,
         _ => {
             return Err(NotAllowed {
                 from: from_kind,
@@ -438,6 +449,7 @@ impl Event {
             Event::Rerun => EventKind::Rerun,
             Event::Pause { .. } => EventKind::Pause,
             Event::Resume => EventKind::Resume,
+            Event::NewPass => EventKind::NewPass,
         }
     }
 }

@@ -30,6 +30,7 @@ impl Engine {
         let p = run.progress(activity);
         let entered = p.map(Progress::entered).unwrap_or_default();
         let flag = p.and_then(|p| p.flag.clone());
+        let pass = p.map(|p| p.pass).unwrap_or_default();
         let routed =
             routed_to(&act.routes, flag.as_deref()).filter(|_| state == ActivityState::Succeeded);
         let mut out = Vec::new();
@@ -39,6 +40,7 @@ impl Engine {
             let has_file = data.iter().any(|d| matches!(d.value, DataValue::File(_)));
             let message = match outcome {
                 Some(outcome) => Message::Notify(mobiwf_proto::Notify {
+                    pass,
                     instance: key.instance,
                     activity,
                     outcome,
@@ -51,6 +53,7 @@ impl Engine {
                     holder: has_file.then(|| self.location().clone()),
                 }),
                 None if ruled => Message::StateChanged(mobiwf_proto::StateChanged {
+                    pass,
                     instance: key.instance,
                     activity,
                     entered,
@@ -126,11 +129,13 @@ pub(crate) fn state_changed(
         .progress(activity)
         .map(Progress::entered)
         .unwrap_or_default();
+    let pass = run.progress(activity).map(|p| p.pass).unwrap_or_default();
     locations
         .into_iter()
         .map(|location| Effect::Send {
             to: partner_at(location),
             message: Message::StateChanged(mobiwf_proto::StateChanged {
+                pass,
                 instance: key.instance,
                 activity,
                 entered,

@@ -159,6 +159,7 @@ impl Input {
             Input::Compensate(c) => Some(c.instance),
             Input::CompensationEnded(c) => Some(c.instance),
             Input::Rerun(r) => Some(r.instance),
+            Input::NewPass(p) => Some(p.new_pass.instance),
             Input::Claim(claimed) => Some(claimed.claim.instance),
             Input::Withdraw(w) => Some(w.instance),
             Input::Completed(c) => Some(c.instance),

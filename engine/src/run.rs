@@ -4,7 +4,8 @@ use std::collections::{BTreeMap, BTreeSet};
 use std::time::Duration;
 
 use mobiwf_proto::{
-    ActivityId, ActivityRecord, ActivityState, InstanceId, Millis, Outcome, PartitionId, StateSet,
+    ActivityId, ActivityRecord, ActivityState, InstanceId, Millis, Outcome, PartitionId, Pass,
+    StateSet,
 };
 use mobiwf_xml_schema::{ActivityKind, Contingency, PartitionActivity, PartitionDocument};
 use serde::{Deserialize, Serialize};
@@ -103,8 +104,9 @@ pub struct Progress {
     pub retried: u32,
     /// The completion flag it ended with (a person's or its command's).
     pub flag: Option<String>,
-    /// The tries of its earlier runs (before an operator's rerun), and those killed by a
-    /// pause: this run's tries count on from there, so each has a run directory of its own.
+    /// The tries of its earlier runs (before an operator's rerun, or in a loop's earlier
+    /// passes), and those killed by a pause: this run's tries count on from there, so each has
+    /// a run directory of its own.
     pub earlier_tries: u32,
     /// Its requests for its task class (`crate::sync`); unused without a class.
     pub(crate) gate: Gate,
@@ -114,6 +116,8 @@ pub struct Progress {
     /// While it is paused: the end of its command that came meanwhile, taken when it is
     /// resumed.
     pub held_end: Option<crate::pause::HeldEnd>,
+    /// Its pass: the serial number of its run in a loop's body (the first otherwise).
+    pub pass: Pass,
 }
 
 impl Progress {
@@ -134,6 +138,7 @@ impl Progress {
             gate: Gate::default(),
             paused_for_ms: 0,
             held_end: None,
+            pass: Pass::FIRST,
         }
     }
 
@@ -148,7 +153,8 @@ impl Progress {
         self.earlier_tries.saturating_add(self.retried)
     }
 
-    /// An operator's rerun: it starts over, its earlier tries counted.
+    /// An operator's rerun or a new pass: it starts over, its earlier tries counted, in the
+    /// same pass (a new pass sets its own afterwards).
     fn start_over(&mut self) {
         let tried = if self.started_ms.is_some() {
             self.retried.saturating_add(1)
@@ -158,6 +164,7 @@ impl Progress {
         *self = Progress {
             earlier_tries: self.earlier_tries.saturating_add(tried),
             gate: self.gate.start_over(),
+            pass: self.pass,
             ..Progress::waiting()
         };
     }
@@ -169,6 +176,7 @@ impl Progress {
             None => self.note.clone(),
         };
         ActivityRecord {
+            pass: self.pass,
             activity,
             state: self.life.wire(),
             // A time equal to the next state's says nothing more (`StateSet::of_record`):
@@ -234,6 +242,7 @@ impl Progress {
             gate: Gate::default(),
             paused_for_ms: 0,
             held_end: None,
+            pass: rec.pass,
         }
     }
 }
@@ -442,7 +451,7 @@ impl Run {
                 p.note = note;
             }
             (StateKind::Paused, _) => {}
-            // Only a rerun leads back here.
+            // Only a rerun or a new pass leads back here.
             (StateKind::NotReady, _) => p.start_over(),
             (
                 StateKind::Succeeded
@@ -543,6 +552,13 @@ impl Run {
     pub(crate) fn set_flag(&mut self, id: ActivityId, flag: Option<String>) {
         if let Some(p) = self.activities.get_mut(&id) {
             p.flag = flag;
+        }
+    }
+
+    /// Activity `id` runs as pass `pass` (a loop's body started it).
+    pub(crate) fn set_pass(&mut self, id: ActivityId, pass: Pass) {
+        if let Some(p) = self.activities.get_mut(&id) {
+            p.pass = pass;
         }
     }
 

@@ -1,4 +1,5 @@
-//! Who may say what about an activity: a partner's word (a notification, a state change) about an
+//! Who may say what about an activity: a partner's word (a notification, a state change, a loop's
+//! new pass) about an
 //! activity is taken only from the peer that runs it, as the controller said when it deployed the
 //! instance here (`Deploy::runs_on`) or placed a contingency activity (`Substitute`), or from the
 //! controller itself. A word that comes before this node knows who runs the activity (its
@@ -7,12 +8,12 @@
 
 use std::collections::BTreeMap;
 
-use mobiwf_proto::{ActivityId, Datum, InstanceId, NodeId, Outcome, StateSet};
+use mobiwf_proto::{ActivityId, Datum, InstanceId, NodeId, Outcome, Pass, StateSet};
 use serde::{Deserialize, Serialize};
 
 use crate::data::{Carried, Missing};
 use crate::notify::Word;
-use crate::{Changed, Effect, Engine, Notified, Refusal};
+use crate::{Changed, Effect, Engine, Notified, Passed, Refusal};
 
 /// The most words kept for one instance before this node knows who runs their activities.
 pub const MAX_EARLY_WORDS: usize = 256;
@@ -65,11 +66,30 @@ pub enum Said {
         /// The files among them not held here yet.
         #[serde(default, skip_serializing_if = "Vec::is_empty")]
         missing: Vec<Missing>,
+        /// The pass it ended (the first when absent).
+        #[serde(default, skip_serializing_if = "Pass::is_first")]
+        pass: Pass,
     },
     /// The activity entered states.
     States {
         /// Every state entered so far.
         entered: StateSet,
+        /// The pass it is in (the first when absent).
+        #[serde(default, skip_serializing_if = "Pass::is_first")]
+        pass: Pass,
+    },
+    /// The loop the activity ends runs again: its body starts `pass`.
+    NewPass {
+        /// The pass that starts.
+        pass: Pass,
+        /// The loop's body.
+        activities: Vec<ActivityId>,
+        /// The data it carried.
+        #[serde(default, skip_serializing_if = "Vec::is_empty")]
+        data: Vec<Datum>,
+        /// The files among them not held here yet.
+        #[serde(default, skip_serializing_if = "Vec::is_empty")]
+        missing: Vec<Missing>,
     },
 }
 
@@ -93,8 +113,30 @@ impl Engine {
             routed: notify.routed,
             data: notify.data,
             missing,
+            pass: notify.pass,
         };
         self.partner_word(from, notify.instance, notify.activity, said, fx)
+    }
+
+    /// A partner's word that the loop its activity ends runs again ([`Input::NewPass`]):
+    /// taken from the peer that runs the loop's end, kept for later, or refused.
+    pub(crate) fn new_pass_by(
+        &mut self,
+        passed: Passed,
+        fx: &mut Vec<Effect>,
+    ) -> Result<(), Refusal> {
+        let Passed {
+            from,
+            new_pass,
+            missing,
+        } = passed;
+        let said = Said::NewPass {
+            pass: new_pass.pass,
+            activities: new_pass.activities,
+            data: new_pass.data,
+            missing,
+        };
+        self.partner_word(from, new_pass.instance, new_pass.by, said, fx)
     }
 
     /// A partner's word that an activity entered states ([`Input::StateChanged`]): taken,
@@ -107,6 +149,7 @@ impl Engine {
         let Changed { from, change } = changed;
         let said = Said::States {
             entered: change.entered,
+            pass: change.pass,
         };
         self.partner_word(from, change.instance, change.activity, said, fx)
     }
@@ -210,7 +253,11 @@ impl Engine {
                 routed,
                 data,
                 missing,
+                pass,
             } => {
+                if !self.word_pass(instance, activity, pass) {
+                    return;
+                }
                 let word = Word {
                     outcome,
                     entered,
@@ -219,7 +266,17 @@ impl Engine {
                 };
                 self.notified(instance, activity, word, Carried { data, missing }, fx);
             }
-            Said::States { entered } => self.state_changed(instance, activity, entered, fx),
+            Said::States { entered, pass } => {
+                if self.word_pass(instance, activity, pass) {
+                    self.state_changed(instance, activity, entered, fx);
+                }
+            }
+            Said::NewPass {
+                pass,
+                activities,
+                data,
+                missing,
+            } => self.passed(instance, pass, &activities, Carried { data, missing }, fx),
         }
     }
 

@@ -46,6 +46,7 @@ impl Engine {
                         description: act.description.clone(),
                         kind: act.kind.as_str().to_owned(),
                         offered_ms: p.ready_ms,
+                        pass: p.pass,
                     });
                 }
             }

@@ -196,6 +196,7 @@ pub fn item_from(
 ) -> Message {
     Message::Item(mobiwf_proto::ItemSnapshot {
         info: mobiwf_proto::ItemInfo {
+            pass: Default::default(),
             instance: InstanceId(9),
             partition: PartitionId(1),
             activity: mobiwf_proto::ActivityId(1),

@@ -3,12 +3,12 @@
 //! (before anything changes). Who may send what is decided here: only the controller
 //! deploys, withdraws, substitutes, controls, pauses, asks for compensations and reruns, answers
 //! requests for task classes (grants and refusals), and sends the directory and notices; partners
-//! notify; an item's snapshot comes only from its host,
+//! notify and start a loop's passes; an item's snapshot comes only from its host,
 //! and an answer to a claim only from the host the claim went to.
 
-use mobiwf_engine::{Changed, Claimed, Input, Missing, Notified, Refusal};
+use mobiwf_engine::{Changed, Claimed, Input, Missing, Notified, Passed, Refusal};
 use mobiwf_people::{DeskInput, Directory};
-use mobiwf_proto::{Claim, ItemAnswer, Message, NodeId, Notify, Substitute};
+use mobiwf_proto::{Claim, ItemAnswer, Message, NewPass, NodeId, Notify, Substitute};
 
 use crate::{NodeCore, NodeInput, ReadLocation};
 
@@ -77,6 +77,11 @@ impl NodeCore {
                 from: sender,
                 missing,
             }))),
+            Route::NewPass(new_pass, sender) => Ok(NodeInput::Engine(Input::NewPass(Passed {
+                from: sender,
+                new_pass,
+                missing,
+            }))),
         }
     }
 
@@ -109,6 +114,7 @@ enum Route {
     Engine(Input),
     Notified(Notify, Option<NodeId>),
     Claim(Claim, Option<NodeId>),
+    NewPass(NewPass, Option<NodeId>),
 }
 
 /// The core and input `message` from `from` stands for, or why the node refuses it. Only the
@@ -158,6 +164,7 @@ fn route_of(
         }
         Message::Claim(claim) => Route::Claim(claim, sender),
         Message::Notify(notify) => Route::Notified(notify, sender),
+        Message::NewPass(new_pass) => Route::NewPass(new_pass, sender),
         Message::StateChanged(change) => Route::Engine(Input::StateChanged(Changed {
             from: sender,
             change,

@@ -1,6 +1,6 @@
 //! The plain types the controller, the nodes and their pure cores share: typed ids (`ids`),
 //! milliseconds (`time`), peers' addresses (`location`), instance data (`data`) and an
-//! instance's inputs (`inputs`), and the wire messages with their limits (`wire`), each
+//! instance's inputs (`inputs`), a loop's passes (`passes`), and the wire messages with their limits (`wire`), each
 //! message's content named by what it is about (`run`, `reports`, `recovery`, `people`,
 //! `queries`).
 //!
@@ -12,6 +12,7 @@ pub mod data;
 mod ids;
 pub mod inputs;
 mod location;
+pub mod passes;
 pub mod pause;
 pub mod people;
 pub mod queries;
@@ -28,6 +29,7 @@ pub use ids::{InstanceId, NodeId, NodeName};
 pub use inputs::{GivenInputs, InstanceInputs};
 pub use location::{Location, NotALocation};
 pub use mobiwf_xml_schema::{ActivityId, ActivityTypeId, PartitionId, TaskState};
+pub use passes::{NewPass, Pass};
 pub use pause::{PauseAction, PauseOrder, PauseOutcome, PauseReport};
 pub use people::{
     Answer, Claim, DEADLINE_THRESHOLDS, DEFAULT_HOUR_MS, DeviceEntry, DirectoryVersion,

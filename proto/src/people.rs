@@ -246,6 +246,10 @@ pub struct ItemInfo {
     /// the user who selects it runs. (Boxed: most items have none.)
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub application: Option<Box<ItemApplication>>,
+    /// The pass of a loop's body its activity is in (left out for the first: worklists show
+    /// `3#2`).
+    #[serde(default, skip_serializing_if = "crate::Pass::is_first")]
+    pub pass: crate::Pass,
 }
 
 /// The application of a work item, as its host tells the devices of its users: the

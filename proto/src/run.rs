@@ -76,6 +76,10 @@ pub struct Notify {
     /// location), when there are such files.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub holder: Option<Location>,
+    /// The pass of the activity this is about (left out for the first): a word from an
+    /// earlier pass than the receiver knows of does not count.
+    #[serde(default, skip_serializing_if = "crate::Pass::is_first")]
+    pub pass: crate::Pass,
 }
 
 impl Notify {
@@ -92,6 +96,7 @@ impl Notify {
             data: Vec::new(),
             files: Vec::new(),
             holder: None,
+            pass: crate::Pass::FIRST,
         }
     }
 }
@@ -106,6 +111,9 @@ pub struct StateChanged {
     pub activity: ActivityId,
     /// Every state it entered so far.
     pub entered: StateSet,
+    /// The pass of the activity (left out for the first).
+    #[serde(default, skip_serializing_if = "crate::Pass::is_first")]
+    pub pass: crate::Pass,
 }
 
 /// Controller → node: activity `by`, marked `<completion>`, succeeded: the instance is

@@ -154,6 +154,10 @@ pub struct ActivityRecord {
     /// `$MOBIWF_FLAG_FILE`).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub flag: Option<String>,
+    /// The pass this record is about (a loop's body runs in passes); left out for the first,
+    /// so records from before loops are about it.
+    #[serde(default, skip_serializing_if = "crate::Pass::is_first")]
+    pub pass: crate::Pass,
 }
 
 /// The reason an operator's cancel gives the activities it ends: the controller records it and
@@ -298,6 +302,9 @@ pub enum Message {
     /// Node → controller: an activity was paused or resumed (by an operator or its holder),
     /// or an operator's order was refused.
     PauseReport(crate::pause::PauseReport),
+    /// Node → node: a loop runs again: the activities of its body start their next pass
+    /// (see [`crate::passes`]).
+    NewPass(crate::passes::NewPass),
 }
 
 impl Message {
@@ -333,6 +340,7 @@ impl Message {
             Message::BeginSync(_) => "begin_sync",
             Message::SyncGranted(_) => "sync_granted",
             Message::SyncRefused(_) => "sync_refused",
+            Message::NewPass(_) => "new_pass",
             Message::EndSync(_) => "end_sync",
             Message::Pause(_) => "pause",
             Message::PauseReport(_) => "pause_report",

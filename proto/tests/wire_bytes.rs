@@ -35,6 +35,7 @@ fn at() -> mobiwf_proto::Location {
 
 fn info() -> ItemInfo {
     ItemInfo {
+        pass: Default::default(),
         instance: InstanceId(7),
         partition: PartitionId(2),
         activity: ActivityId(3),
@@ -60,6 +61,7 @@ fn info() -> ItemInfo {
 
 fn record() -> ActivityRecord {
     ActivityRecord {
+        pass: Default::default(),
         activity: ActivityId(3),
         state: ActivityState::Succeeded,
         synchronized_ms: Some(1),
@@ -114,6 +116,7 @@ fn samples() -> Vec<Message> {
             runs_on: vec![(ActivityId(3), NodeId::new("12D3KooWPeer"))],
         }),
         Message::Notify(Notify {
+            pass: Default::default(),
             instance: InstanceId(7),
             activity: ActivityId(3),
             outcome: Outcome::Released,
@@ -138,6 +141,7 @@ fn samples() -> Vec<Message> {
             holder: Some(at()),
         }),
         Message::StateChanged(StateChanged {
+            pass: Default::default(),
             instance: InstanceId(7),
             activity: ActivityId(3),
             entered: StateSet::default().with(ActivityState::Ready),
@@ -345,6 +349,7 @@ fn samples() -> Vec<Message> {
         instance: InstanceId(7),
         partition: PartitionId(2),
         record: ActivityRecord {
+            pass: Default::default(),
             activity: ActivityId(5),
             state: ActivityState::Failed,
             synchronized_ms: None,

@@ -12,7 +12,7 @@
 //! - a precondition's `timeOut` (longest wait for it) is its activity's `timeOut`, or, when that
 //!   is 0 (no limit), the `timeOut` of the partition that runs it (0 when both are 0);
 //! - `status` values and the extensions (`timeOut`, `kind`, `command`, `compensation`,
-//!   `retries`, `depends`, `merge`, `routes`, `completion`, `reads`, `writes`, people) are
+//!   `retries`, `depends`, `merge`, `routes`, `completion`, `loop`, `reads`, `writes`, people) are
 //!   copied from the definition; a route leads to successors, which are adjacents, so a
 //!   derived document's routes name its adjacents;
 //! - instance data: an adjacent in another partition `carries` the names its successor, or an
@@ -20,6 +20,11 @@
 //!   an adjacent in the same partition carries nothing (the node keeps the instance's data);
 //!   a document's `<data>` declares, in definition order, every name its activities read or
 //!   write or its adjacents carry.
+//! - a `<loop>` is copied onto the loop's end with a `<member>` for each activity of its body
+//!   (the activities on the paths from its head to its end, [`loop_body`]) and where its
+//!   partner is reached, so the end's node tells each of them of a new pass; a member of
+//!   another partition `carries` what its next pass reads that the end, or an activity before
+//!   it, writes (the body's reads count as needed at the end: `crate::flow`).
 //!
 //! Contingency activities left out of every partition get no adjacent entry: they run only
 //! when the controller places them after a failure, and it then tells the waiting partners.
@@ -27,8 +32,10 @@
 //! rules for its preconditions.
 
 mod data;
+mod loops;
 
 pub use data::carried_names;
+pub use loops::loop_body;
 
 use std::collections::{BTreeMap, HashMap};
 
@@ -138,7 +145,15 @@ impl Deriver<'_> {
             .collect();
         let response_immediate = adjacents.iter().any(|(_, remote)| *remote);
         let adjacents = adjacents.into_iter().map(|(adj, _)| adj).collect();
-        partition_activity(self.def, a, preconditions, adjacents, response_immediate)
+        let mut derived =
+            partition_activity(self.def, a, preconditions, adjacents, response_immediate);
+        derived.loop_back = a.loop_back.as_ref().map(|l| {
+            loops::derived_loop(self.def, &self.flow, a.id, l, |member| {
+                let home = *self.partition_of.get(&member)?;
+                Some((self.location(home), home != index))
+            })
+        });
+        derived
     }
 
     /// The adjacent of `from` for its successor `to`, which the partition at `home` holds: at
@@ -306,6 +321,8 @@ fn partition_activity(
         merge: a.merge.clone(),
         routes: a.routes.clone(),
         completion: a.completion,
+        // A partition document's loop lists its body's members: `Deriver::activity` adds them.
+        loop_back: None,
         time_out_secs: a.time_out_secs,
         kind: a.kind,
         command: a.command.clone(),

@@ -135,12 +135,28 @@ impl<'a> Flow<'a> {
             }
             self.available[i] = available;
         }
-        for &i in order.iter().rev() {
-            let mut needed = self.set(access(i).map_or(&[][..], |d| &d.reads));
-            for &s in &succs[i] {
-                needed.add(&self.needed[s]);
+        // A loop's end comes before its head's next pass: what the head and those after it
+        // read is needed at the end too, so what the body writes reaches the next pass. One
+        // more reverse walk settles it, as loops do not nest.
+        let back: HashMap<usize, usize> = def
+            .activities
+            .iter()
+            .enumerate()
+            .filter_map(|(i, a)| Some((i, self.index(a.loop_back.as_ref()?.to)?)))
+            .collect();
+        let walks = if back.is_empty() { 1 } else { 2 };
+        for walk in 0..walks {
+            for &i in order.iter().rev() {
+                let mut needed = self.set(access(i).map_or(&[][..], |d| &d.reads));
+                for &s in &succs[i] {
+                    needed.add(&self.needed[s]);
+                }
+                if let (true, Some(&head)) = (walk > 0, back.get(&i)) {
+                    let head = self.needed[head].clone();
+                    needed.add(&head);
+                }
+                self.needed[i] = needed;
             }
-            self.needed[i] = needed;
         }
     }
 

@@ -58,6 +58,7 @@ mod write;
 pub use classes::{load_classes, validate_classes, write_classes};
 pub use derive::{
     DeriveOptions, DerivedPartition, carried_names, derive_contingency, derive_partitions,
+    loop_body,
 };
 pub use diagnostic::{Diagnostic, Diagnostics, Pos};
 pub use language::{Language, load_definition_in, load_definition_named};

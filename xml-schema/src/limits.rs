@@ -130,3 +130,6 @@ pub const MAX_CLASSES: usize = 1_000;
 /// Longest `<maxWait>` of a task class, in seconds: a day. A request for a class waits at
 /// most this long before it is refused; longer is a typing mistake (minutes or milliseconds).
 pub const MAX_WAIT_SECS: u32 = 86_400;
+
+/// The most passes a `<loop>` may declare (`max`): a loop runs its body at most this often.
+pub const MAX_LOOP_PASSES: u32 = 1_000;

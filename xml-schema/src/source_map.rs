@@ -42,6 +42,12 @@ pub enum Node {
     RouteFlag(usize, usize),
     /// The value of `to` `t` of route `r` of `activity[i]`.
     RouteTo(usize, usize, usize),
+    /// The `<loop>` of `activity[i]`.
+    Loop(usize),
+    /// Attribute `name` (`"to"`, `"while"` or `"max"`) of the `<loop>` of `activity[i]`.
+    LoopAttr(usize, &'static str),
+    /// `<member>` `m` of the `<loop>` of `activity[i]` (partition documents).
+    LoopMember(usize, usize),
     /// The `<reads>` of `activity[i]`: its first name (the element when it is empty).
     Reads(usize),
     /// Name `k` of the `<reads>` of `activity[i]`.

@@ -90,6 +90,7 @@ fn write_activity(out: &mut Out, a: &Activity) {
     });
     out.depends(a.depends.as_ref());
     out.routing(&a.merge, &a.routes, a.completion);
+    out.loop_back(a.loop_back.as_ref());
     out.extensions(
         a.kind,
         [a.command.as_deref(), a.compensation.as_deref()],
@@ -136,6 +137,7 @@ fn write_partition_activity(out: &mut Out, a: &PartitionActivity) {
     });
     out.depends(a.depends.as_ref());
     out.routing(&a.merge, &a.routes, a.completion);
+    out.loop_back(a.loop_back.as_ref());
     out.list("adjacents", a.adjacents.is_empty(), |out| {
         for adj in &a.adjacents {
             out.line(&adjacent(adj));
@@ -322,6 +324,39 @@ impl Out {
         if completion {
             self.leaf("completion", "true");
         }
+    }
+
+    /// The extension `loop`, only when the activity ends a loop: empty in a definition, its
+    /// body's members one per line in a partition document.
+    fn loop_back(&mut self, l: Option<&crate::model::Loop>) {
+        let Some(l) = l else {
+            return;
+        };
+        let open = format!(
+            "<loop to=\"{}\" while=\"{}\" max=\"{}\"",
+            l.to,
+            escape_attr(&l.while_flag),
+            l.max
+        );
+        if l.body.is_empty() {
+            self.line(&format!("{open}/>"));
+            return;
+        }
+        self.line(&format!("{open}>"));
+        self.depth += 1;
+        for m in &l.body {
+            let carries = if m.carries.is_empty() {
+                String::new()
+            } else {
+                format!(" carries=\"{}\"", escape_attr(&m.carries.join(" ")))
+            };
+            self.line(&format!(
+                "<member id=\"{}\" ip=\"{}\"{carries}/>",
+                m.id,
+                escape_attr(&m.location)
+            ));
+        }
+        self.close("loop");
     }
 
     /// The data extensions `reads` and `writes` of an activity, each only when it lists a name.

@@ -63,6 +63,7 @@ fn every_example_definition_converts_to_pdl_and_back() {
         "recovery/feed.xml",
         "rules/approval.xml",
         "rules/pump-check.xml",
+        "loops/review.xml",
     ];
     for name in examples {
         let path = format!("{}/../examples/{name}", env!("CARGO_MANIFEST_DIR"));

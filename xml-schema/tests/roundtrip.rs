@@ -99,6 +99,7 @@ proptest! {
                 merge: Default::default(),
                 routes: Vec::new(),
                 completion: false,
+                loop_back: None,
                 time_out_secs: 0,
                 kind,
                 command: None,
@@ -159,7 +160,7 @@ proptest! {
 }
 
 /// The valid documents the mutations start from: the examples of all three languages.
-const EXAMPLES: [&str; 10] = [
+const EXAMPLES: [&str; 11] = [
     include_str!("../../examples/paper/workflow.xml"),
     include_str!("../../examples/paper/partition-1.xml"),
     include_str!("../../examples/paper/partition-2.xml"),
@@ -170,6 +171,7 @@ const EXAMPLES: [&str; 10] = [
     include_str!("../../examples/rules/approval.xml"),
     include_str!("../../examples/rules/pump-check.xml"),
     include_str!("../../examples/organisation.xml"),
+    include_str!("../../examples/loops/review.xml"),
 ];
 
 /// One change to a document. Each `usize` picks, modulo how many there are, which element,

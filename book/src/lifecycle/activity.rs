@@ -140,6 +140,8 @@ pub enum ActivityEvent {
     },
     /// Its node says it was resumed, in this state (ready or running).
     Resumed(ActivityState),
+    /// Its node says it is in a later pass of a loop's body: it waits again.
+    NewPass,
 }
 
 kinds! {
@@ -198,6 +200,8 @@ kinds! {
         Paused => "paused",
         /// [`ActivityEvent::Resumed`].
         Resumed => "resumed",
+        /// [`ActivityEvent::NewPass`].
+        NewPass => "new_pass",
     }
 }
 
@@ -353,6 +357,13 @@ impl ActivityLifecycle {
                 | L::Cancelled,
                 E::Rerun,
             ) => L::Waiting,
+            (
+                L::Succeeded
+                | L::Failed {
+                    replaced: Replacement::No,
+                },
+                E::NewPass,
+            ) => L::Waiting,
             _ => return None,
         })
     }
@@ -390,6 +401,7 @@ impl ActivityEvent {
             ActivityEvent::Rerun => K::Rerun,
             ActivityEvent::Paused { .. } => K::Paused,
             ActivityEvent::Resumed(_) => K::Resumed,
+            ActivityEvent::NewPass => K::NewPass,
         }
     }
 }

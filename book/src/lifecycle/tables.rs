@@ -348,6 +348,18 @@ pub const ACTIVITY: &[Transition<ActivityKind, ActivityEventKind>] = {
             S::Overdue,
             "a successor's node says it waited too long for it while it is paused",
         ),
+        t(
+            S::Succeeded,
+            E::NewPass,
+            S::Waiting,
+            "its node says the loop whose body holds it runs it again (a new pass)",
+        ),
+        t(
+            S::Failed,
+            E::NewPass,
+            S::Waiting,
+            "its node says the loop runs it again after a failure that released its successors",
+        ),
     ]
 };
 

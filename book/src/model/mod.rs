@@ -119,6 +119,8 @@ pub struct ActivityView {
     pub awaits: Vec<ActivityId>,
     /// Those of `awaits` whose outcome was relayed.
     pub relayed: BTreeSet<ActivityId>,
+    /// The pass of a loop's body it is in, as its node last said (the first otherwise).
+    pub pass: mobiwf_proto::Pass,
 }
 
 impl PartitionView {
@@ -203,6 +205,7 @@ impl ActivityView {
             stands_for: None,
             awaits: Vec::new(),
             relayed: BTreeSet::new(),
+            pass: mobiwf_proto::Pass::FIRST,
         }
     }
 

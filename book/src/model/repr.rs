@@ -101,6 +101,9 @@ pub(super) struct ActivityRepr {
     /// When the controller withdraws it (ms since the epoch), and why.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     overdue: Option<(u64, String)>,
+    /// Its pass in a loop's body; left out for the first (as stored before loops).
+    #[serde(default, skip_serializing_if = "mobiwf_proto::Pass::is_first")]
+    pass: mobiwf_proto::Pass,
     /// Who paused it and when, while it is paused.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     paused: Option<PausedRepr>,
@@ -146,6 +149,7 @@ impl From<ActivityRepr> for ActivityView {
             stands_for: r.stands_for,
             awaits: r.awaits,
             relayed: r.relayed,
+            pass: r.pass,
         }
     }
 }
@@ -186,6 +190,7 @@ impl From<ActivityView> for ActivityRepr {
                 by: p.by,
                 since_ms: p.since_ms,
             }),
+            pass: v.pass,
         }
     }
 }

@@ -21,6 +21,7 @@ mod failures;
 mod hub;
 mod inputs;
 mod lifecycles;
+mod loops;
 mod operator;
 mod overdue;
 mod paper;
@@ -46,6 +47,7 @@ const ALL_SCENARIOS: &[&[Scenario]] = &[
     hub::ALL,
     inputs::ALL,
     lifecycles::ALL,
+    loops::ALL,
     operator::ALL,
     overdue::ALL,
     paper::ALL,
@@ -120,6 +122,7 @@ fn deploys(applied: &Applied) -> Vec<(String, u64, String)> {
 
 fn record(activity: u64, state: ActivityState) -> ActivityRecord {
     ActivityRecord {
+        pass: Default::default(),
         activity: ActivityId(activity),
         state,
         synchronized_ms: None,
@@ -363,6 +366,7 @@ fn l(id: u64) -> Label {
     Label {
         id: ActivityId(id),
         name: format!("N{id}"),
+        pass: mobiwf_proto::Pass::FIRST,
     }
 }
 

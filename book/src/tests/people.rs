@@ -735,6 +735,7 @@ scenarios! {
         submit(&mut b, &xml).expect("submit");
         admin(&mut b, 1, 2, "cid", ItemAction::Insert).expect("insert");
         let info = ItemInfo {
+            pass: Default::default(),
             instance: InstanceId(1),
             partition: PartitionId(2),
             activity: ActivityId(2),

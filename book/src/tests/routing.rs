@@ -118,6 +118,7 @@ scenarios! {
             .with(ActivityState::NotReady)
             .with(ActivityState::Running);
         let word = Message::StateChanged(mobiwf_proto::StateChanged {
+            pass: Default::default(),
             instance: InstanceId(1),
             activity: ActivityId(1),
             entered: running,
@@ -154,6 +155,7 @@ scenarios! {
             [(
                 "peerB".to_owned(),
                 Message::StateChanged(mobiwf_proto::StateChanged {
+                    pass: Default::default(),
                     instance: InstanceId(1),
                     activity: ActivityId(1),
                     entered: failed,

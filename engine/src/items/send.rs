@@ -156,7 +156,12 @@ impl Engine {
 
     /// What the item is, from its activity.
     fn info(&self, item: &Item) -> Option<ItemInfo> {
-        let act = self.runs.get(&item.run_key())?.activity(item.activity)?;
+        let run = self.runs.get(&item.run_key())?;
+        let act = run.activity(item.activity)?;
+        let pass = run
+            .progress(item.activity)
+            .map(|p| p.pass)
+            .unwrap_or_default();
         let time_out = Duration::from_secs(act.time_out_secs.into());
         let deadline_ms = (act.time_out_secs > 0)
             .then(|| Millis(item.ready_ms).saturating_add(time_out).as_u64());
@@ -189,6 +194,7 @@ impl Engine {
             paused_ms: self
                 .pause_of(item.instance, item.activity)
                 .map(|(since, _)| since),
+            pass,
         })
     }
 }

@@ -24,6 +24,7 @@ mod execution;
 mod failures;
 mod inputs;
 mod items;
+mod loops;
 mod pause;
 mod people;
 mod props;
@@ -52,6 +53,7 @@ pub(crate) const ALL_SCENARIOS: &[&[Scenario]] = &[
     inputs::SCENARIOS,
     items::SCENARIOS,
     pause::SCENARIOS,
+    loops::SCENARIOS,
     recovery::SCENARIOS,
     routing::SCENARIOS,
     rules::SCENARIOS,

@@ -103,7 +103,7 @@ scenarios! {
             }],
         );
         deploy(&mut e, 41, 2, &d);
-        let input = |entered: StateSet| Input::StateChanged(crate::Changed { from: None, change: mobiwf_proto::StateChanged { instance: InstanceId(41), activity: ActivityId(1), entered } });
+        let input = |entered: StateSet| Input::StateChanged(crate::Changed { from: None, change: mobiwf_proto::StateChanged { pass: Default::default(), instance: InstanceId(41), activity: ActivityId(1), entered } });
         let ready = StateSet::EMPTY
             .with(ActivityState::NotReady)
             .with(ActivityState::Synchronizing)
@@ -133,7 +133,7 @@ scenarios! {
         let fx = at(
             &mut e,
             1500,
-            Input::Notified(crate::Notified { from: None, notify: mobiwf_proto::Notify { instance: InstanceId(42), activity: ActivityId(1), outcome: Outcome::Blocked, entered, flag: None, routed: None, data: Vec::new(), files: Vec::new(), holder: None }, missing: Vec::new() }),
+            Input::Notified(crate::Notified { from: None, notify: mobiwf_proto::Notify { pass: Default::default(), instance: InstanceId(42), activity: ActivityId(1), outcome: Outcome::Blocked, entered, flag: None, routed: None, data: Vec::new(), files: Vec::new(), holder: None }, missing: Vec::new() }),
         );
         assert_eq!(state(&e, 42, 2), ActivityState::Cancelled);
         assert!(result_of(&fx).is_some(), "the partition is done");

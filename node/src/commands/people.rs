@@ -54,7 +54,10 @@ pub async fn worklist(api: &ApiArgs, user: &str, order: &str, json: bool) -> any
         println!(
             "{:<9} {:<9} {:<18} {:<9} {:<9} {:<10} {:<11} {}",
             text(&item["instance"]),
-            text(&item["activity"]),
+            match item["pass"].as_u64() {
+                Some(pass) => format!("{}#{pass}", text(&item["activity"])),
+                None => text(&item["activity"]),
+            },
             text(&item["name"]),
             text(&state),
             text(&item["priority"]),

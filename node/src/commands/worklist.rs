@@ -23,7 +23,11 @@ pub async fn run(api: &ApiArgs, json: bool) -> anyhow::Result<()> {
     for item in items {
         println!(
             "{:<10} {:<10} {:<16} {:<14} {}",
-            item.instance, item.activity, item.name, item.kind, item.description
+            item.instance,
+            item.pass.of(item.activity),
+            item.name,
+            item.kind,
+            item.description
         );
     }
     Ok(())

@@ -54,6 +54,15 @@ pub(super) fn unpack(files: &Files, message: &Message) -> Result<Vec<Missing>, N
             let values = data.values.iter().map(|(n, v)| (n.as_str(), v));
             keep(files, values, &data.files, data.holder.as_ref())
         }
+        Message::NewPass(mobiwf_proto::NewPass {
+            data,
+            files: bodies,
+            holder,
+            ..
+        }) => {
+            let values = data.iter().map(|d| (d.name.as_str(), &d.value));
+            keep(files, values, bodies, holder.as_ref())
+        }
         _ => Ok(Vec::new()),
     }
 }
@@ -135,6 +144,14 @@ fn keep<'a>(
 pub(super) fn inline(files: &Files, me: &Location, message: &mut Message) {
     let (refs, bodies, holder): (Vec<FileRef>, _, _) = match message {
         Message::Notify(mobiwf_proto::Notify {
+            data,
+            files: bodies,
+            ..
+        }) => {
+            let refs = data.iter().filter_map(|d| file_of(&d.value)).collect();
+            (refs, bodies, None)
+        }
+        Message::NewPass(mobiwf_proto::NewPass {
             data,
             files: bodies,
             ..
@@ -347,7 +364,8 @@ impl super::actor::NodeActor {
             | Message::BeginSync(_)
             | Message::SyncGranted(_)
             | Message::SyncRefused(_)
-            | Message::EndSync(_) => return Some(inbound),
+            | Message::EndSync(_)
+            | Message::NewPass(_) => return Some(inbound),
         };
         group.reply(inbound.reply, reply);
         None

@@ -62,8 +62,10 @@ pub(super) fn taken(input: &NodeInput) {
             let (instance, activity, action) = (p.instance, p.activity, p.action.as_str());
             tracing::info!(%instance, %activity, action, by = %p.by, "operator pause order");
         }
-        // Not an order: partners' words, claims, time, the ends of commands, links.
+        // Not an order: partners' words (a loop's new pass too), claims, time, the ends of
+        // commands, links.
         Input::Notified(_)
+        | Input::NewPass(_)
         | Input::StateChanged(_)
         | Input::Fetched { .. }
         | Input::Claim(_)

@@ -240,7 +240,8 @@ impl DeskInput {
             | Message::SyncRefused(_)
             | Message::EndSync(_)
             | Message::Pause(_)
-            | Message::PauseReport(_) => None,
+            | Message::PauseReport(_)
+            | Message::NewPass(_) => None,
         }
     }
 }

@@ -121,6 +121,7 @@ fn activity(
         merge: m.merge.clone(),
         routes: m.routes.iter().map(|(r, _)| r.clone()).collect(),
         completion: false,
+        loop_back: None,
         kind: ActivityKind::Dummy,
         command: None,
         compensation: None,

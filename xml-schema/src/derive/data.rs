@@ -38,6 +38,8 @@ pub(super) fn declarations(
     let mut used: HashSet<&str> = HashSet::new();
     for a in activities {
         let carried = a.adjacents.iter().flat_map(|adj| &adj.carries);
+        let looped = a.loop_back.iter().flat_map(|l| &l.body);
+        let carried = carried.chain(looped.flat_map(|m| &m.carries));
         used.extend(
             a.data
                 .reads

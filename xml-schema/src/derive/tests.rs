@@ -35,6 +35,7 @@ fn activity(id: u64, preconditions: &[u64], depends: Option<Rule>) -> Activity {
         merge: crate::Merge::default(),
         routes: Vec::new(),
         completion: false,
+        loop_back: None,
         kind: ActivityKind::Automatic,
         command: None,
         compensation: None,

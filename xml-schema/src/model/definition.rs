@@ -72,6 +72,8 @@ pub struct Activity {
     /// final is cancelled (the COMPLETION activity of *A lightweight workflow engine based on a
     /// relational structure* (He, Li, Jiao, Liu), §3.2.1); default false.
     pub completion: bool,
+    /// Extension `loop`: the back edge of a loop this activity ends; default none.
+    pub loop_back: Option<super::loops::Loop>,
     /// Extension `kind`; default automatic.
     pub kind: ActivityKind,
     /// Extension `command`: run with `sh -c` by automatic activities; absent = succeed at once.

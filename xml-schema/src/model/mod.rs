@@ -11,6 +11,7 @@ mod common;
 mod data;
 mod definition;
 mod flag;
+mod loops;
 mod ordering;
 mod partition;
 mod people;
@@ -31,6 +32,7 @@ pub use definition::{
     definition_name_problem,
 };
 pub use flag::{FlagFault, flag_fault, flag_problem};
+pub use loops::{Loop, LoopMember};
 pub use ordering::{OrderPair, Ordering, Orderings, Side, TaskRef};
 pub use partition::{Adjacent, PartitionActivity, PartitionDocument, Precondition};
 pub use people::{

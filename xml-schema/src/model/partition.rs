@@ -56,6 +56,8 @@ pub struct PartitionActivity {
     pub routes: Vec<super::rules::Route>,
     /// Extension `completion`, as in the definition.
     pub completion: bool,
+    /// Extension `loop`, as in the definition, with its body's members (derived).
+    pub loop_back: Option<super::loops::Loop>,
     /// Extension `timeOut`: the activity's longest run in seconds, 0 = none (default).
     pub time_out_secs: u32,
     /// Extension `kind`; default automatic.

@@ -7,7 +7,7 @@ use super::ast::{Model, RuleAst, Task};
 use super::names::{Resolver, Tables, model_of, written};
 use crate::diagnostic::Diagnostic;
 use crate::limits::MAX_RULE_TERMS;
-use crate::model::{Activity, ActivityId, ActivityTypeId, Contingency, Route, Rule};
+use crate::model::{Activity, ActivityId, ActivityTypeId, Contingency, Loop, Route, Rule};
 use crate::source_map::Node;
 
 /// How far the numbering of a rule's parts has come: rules (terms, `and`s, `or`s) and terms
@@ -62,6 +62,7 @@ impl Resolver<'_> {
         }
         a.depends = self.depends(i, task, a.id, tables);
         a.routes = self.routes(i, task, tables);
+        a.loop_back = self.loop_back(i, task, tables);
         self.access(i, task, &mut a);
         a
     }
@@ -199,6 +200,22 @@ impl Resolver<'_> {
             });
         }
         routes
+    }
+
+    /// The loop the `i`th task ends (`LOOP TO Task WHILE flag MAX n;`), its task resolved.
+    fn loop_back(&mut self, i: usize, task: &Task, tables: &Tables<'_>) -> Option<Loop> {
+        let (pos, l) = task.loop_back.as_ref()?;
+        let (to, _) = self.resolve(&tables.tasks, &l.to)?;
+        self.map.set(Node::Loop(i), *pos);
+        self.map.set(Node::LoopAttr(i, "to"), l.to.pos);
+        self.map.set(Node::LoopAttr(i, "while"), l.flag.pos);
+        self.map.set(Node::LoopAttr(i, "max"), l.max.1);
+        Some(Loop {
+            to: ActivityId(to),
+            while_flag: l.flag.text.clone(),
+            max: l.max.0,
+            body: Vec::new(),
+        })
     }
 
     /// The data the `i`th task reads and writes, each name at its place.

@@ -111,6 +111,8 @@ pub(super) struct Task {
     /// Where `FLAG` and the votes of `MERGE` are (`"flag"`, `"votes"`).
     pub merge_attrs: Vec<(&'static str, Pos)>,
     pub routes: Vec<RouteAst>,
+    /// `LOOP TO Task WHILE flag MAX n;`: where `LOOP` is, and the clause.
+    pub loop_back: Option<(Pos, LoopAst)>,
     /// `IN_CONTEXT` and `OUT_CONTEXT`.
     pub reads: Option<NameList>,
     pub writes: Option<NameList>,
@@ -141,6 +143,15 @@ pub(super) struct RouteAst {
     pub pos: Pos,
     pub flag: Option<Named>,
     pub to: Vec<Ref>,
+}
+
+/// `LOOP TO Task WHILE flag MAX n;` after its keyword.
+#[derive(Debug)]
+pub(super) struct LoopAst {
+    pub to: Ref,
+    pub flag: Named,
+    /// The most passes, and where the number is.
+    pub max: (u32, Pos),
 }
 
 /// A dependency rule as written: terms name tasks by reference.
@@ -193,6 +204,7 @@ pub(super) fn blank_activity() -> Activity {
         merge: crate::model::Merge::default(),
         routes: Vec::new(),
         completion: false,
+        loop_back: None,
         kind: ActivityKind::default(),
         command: None,
         compensation: None,

@@ -119,6 +119,7 @@ const TASK: &[&str] = &[
     "MERGE",
     "ROUTE",
     "COMPLETION",
+    "LOOP",
     "TIME_TO_WAIT",
     "TIMEOUT",
     "CONTINGENCY",
@@ -140,11 +141,11 @@ const TASK: &[&str] = &[
     "PAUSE_STOPS_DEADLINE",
 ];
 
-/// Words with a meaning inside clauses (`RETRIES 2 WAIT 1 SECONDS`, `ROUTE TO`, `MERGE OR FLAG
-/// x`, `CONTINGENCY RELEASE`, `and(...)`).
+/// Words with a meaning inside clauses (`RETRIES 2 WAIT 1 SECONDS`, `ROUTE TO`, `LOOP TO t
+/// WHILE f MAX n`, `MERGE OR FLAG x`, `CONTINGENCY RELEASE`, `and(...)`).
 const INNER: &[&str] = &[
     "INPUT", "SECONDS", "HOURS", "WAIT", "TO", "FLAG", "BASIS", "METHOD", "BLOCK", "RELEASE",
-    "AND", "OR", "VOTE",
+    "AND", "OR", "VOTE", "WHILE", "MAX",
 ];
 
 /// The parts of WorkToDo's language that mobiwf does not hold yet, wherever they are written,

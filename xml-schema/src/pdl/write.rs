@@ -316,7 +316,7 @@ impl Writer {
     }
 
     /// The clauses of where work flows around `a`: preconditions, rule, merge, routes,
-    /// completion.
+    /// completion, loop.
     fn flow_clauses(&self, c: &mut Vec<String>, a: &Activity) {
         if !a.preconditions.is_empty() {
             let pre = self.tasks.list(a.preconditions.iter().map(|p| p.0));
@@ -339,6 +339,14 @@ impl Writer {
         }
         if a.completion {
             c.push("COMPLETION true;".to_owned());
+        }
+        if let Some(l) = &a.loop_back {
+            let to = self.tasks.to(l.to.0);
+            c.push(format!(
+                "LOOP TO {to} WHILE {} MAX {};",
+                word(&l.while_flag),
+                l.max
+            ));
         }
     }
 

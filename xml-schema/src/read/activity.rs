@@ -51,6 +51,7 @@ pub(crate) struct CommonActivity {
     pub merge: Merge,
     pub routes: Vec<Route>,
     pub completion: bool,
+    pub loop_back: Option<crate::model::Loop>,
     pub people: crate::model::People,
 }
 
@@ -114,6 +115,9 @@ pub(crate) fn read_common_activity(
             .child(&["completion"])
             .and_then(|e| ctx.completion(e, &owner))
             .unwrap_or(false),
+        loop_back: el
+            .child(&["loop"])
+            .and_then(|e| ctx.loop_back(e, index, &owner)),
         people: ctx.people(el, &owner),
         owner,
     }

@@ -20,7 +20,7 @@ const ROOT: &[super::Child] = &[
     one(&["data"]),
     one(&["applications"]),
 ];
-const ACTIVITY: &[super::Child] = &super::joined::<29>(
+const ACTIVITY: &[super::Child] = &super::joined::<30>(
     &[
         one(&["nameActivity"]),
         one(&["descriptionActivity"]),
@@ -34,6 +34,7 @@ const ACTIVITY: &[super::Child] = &super::joined::<29>(
         one(&["merge"]),
         one(&["routes"]),
         one(&["completion"]),
+        one(&["loop"]),
     ],
     HOW_DONE,
 );
@@ -212,6 +213,7 @@ fn read_activity(ctx: &mut Ctx, el: &Element, index: usize) -> Activity {
         merge: common.merge,
         routes: common.routes,
         completion: common.completion,
+        loop_back: common.loop_back,
         kind: common.kind,
         command: common.command,
         compensation: common.compensation,

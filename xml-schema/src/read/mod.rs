@@ -11,6 +11,7 @@ mod activity;
 mod applications;
 mod data;
 mod definition;
+mod loops;
 mod partition;
 mod people;
 mod retries;

@@ -17,7 +17,7 @@ const ROOT: &[super::Child] = &[
     many(&["activity"]),
     one(&["data"]),
 ];
-const ACTIVITY: &[super::Child] = &super::joined::<30>(
+const ACTIVITY: &[super::Child] = &super::joined::<31>(
     &[
         one(&["nameActivity"]),
         one(&["descriptionActivity"]),
@@ -30,6 +30,7 @@ const ACTIVITY: &[super::Child] = &super::joined::<30>(
         one(&["merge"]),
         one(&["routes"]),
         one(&["completion"]),
+        one(&["loop"]),
         one(&["adjacents"]),
         one(&["timeOut"]),
     ],
@@ -104,6 +105,7 @@ fn read_activity(ctx: &mut Ctx, el: &Element, index: usize) -> PartitionActivity
         merge: common.merge,
         routes: common.routes,
         completion: common.completion,
+        loop_back: common.loop_back,
         time_out_secs: common.time_out_secs,
         kind: common.kind,
         command: common.command,

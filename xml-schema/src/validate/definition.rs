@@ -28,6 +28,7 @@ pub fn validate_definition(def: &WorkflowDefinition, map: &SourceMap) -> Vec<Dia
     super::applications::check_applications(&mut diags, def, map);
     check_cycles(&mut diags, def, map);
     check_dependency_cycles(&mut diags, def, map);
+    super::loops::check_loops(&mut diags, def, map);
     check_reads_before(&mut diags, def, map);
     check_partitions(&mut diags, def, map);
     check_skills(&mut diags, def, &declared, map);

@@ -9,6 +9,7 @@ mod applications;
 mod cycles;
 mod data;
 mod definition;
+mod loops;
 mod partition;
 mod people;
 mod routing;

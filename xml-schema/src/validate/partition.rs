@@ -71,6 +71,9 @@ fn check_extensions(diags: &mut Vec<Diagnostic>, map: &SourceMap, i: usize, a: &
     check_merge(diags, &place, &a.merge, a.preconditions.len());
     let adjacents: Vec<ActivityId> = a.adjacents.iter().map(|adj| adj.id).collect();
     check_routes(diags, &place, &a.routes, &Targets::Adjacents(&adjacents));
+    if let Some(l) = &a.loop_back {
+        super::loops::check_loop_attrs(diags, map, (i, a.id), l);
+    }
 }
 
 /// Checks that no precondition of `a` (the `i`th) is itself, and that each is marked local

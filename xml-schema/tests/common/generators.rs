@@ -148,6 +148,29 @@ pub fn routing() -> impl Strategy<Value = (Merge, Vec<Route>, bool)> {
     (merge(), routes(), any::<bool>())
 }
 
+/// No loop (often), or a loop back to any id with any flag and limit (the validator refuses a
+/// bad one); in a partition document, with up to three members.
+pub fn loop_back(members: bool) -> impl Strategy<Value = Option<Loop>> {
+    let member =
+        (any::<u64>(), text(), data_names()).prop_map(|(id, location, carries)| LoopMember {
+            id: ActivityId(id),
+            location,
+            carries,
+        });
+    let body = prop::collection::vec(member, 0..if members { 4 } else { 1 });
+    prop_oneof![
+        3 => Just(None),
+        1 => (any::<u64>(), flag(), any::<u32>(), body).prop_map(|(to, while_flag, max, body)| {
+            Some(Loop {
+                to: ActivityId(to),
+                while_flag,
+                max,
+                body,
+            })
+        }),
+    ]
+}
+
 /// The states of an adjacent as the model keeps them: each once, in `TaskState::ALL` order.
 pub fn adjacent_states() -> impl Strategy<Value = Vec<TaskState>> {
     prop::sample::subsequence(TaskState::ALL.to_vec(), 0..=TaskState::ALL.len())
@@ -329,14 +352,18 @@ pub fn activity() -> impl Strategy<Value = Activity> {
             depends(),
             access(),
         ),
-        (routing(), class(), prop::option::of(application_id())),
+        (
+            routing(),
+            class(),
+            (prop::option::of(application_id()), loop_back(false)),
+        ),
     )
         .prop_map(
             |(
                 (id, name, description, ty, status),
                 (wait, contingency, time_out, pre),
                 ((kind, people), command, compensation, retries, depends, data),
-                ((merge, routes, completion), class, application),
+                ((merge, routes, completion), class, (application, loop_back)),
             )| Activity {
                 id: ActivityId(id),
                 name,
@@ -351,6 +378,7 @@ pub fn activity() -> impl Strategy<Value = Activity> {
                 merge,
                 routes,
                 completion,
+                loop_back,
                 kind,
                 command,
                 compensation,
@@ -478,7 +506,7 @@ pub fn partition_document() -> impl Strategy<Value = PartitionDocument> {
             routing(),
             access(),
             class(),
-            prop::option::of(application()),
+            (prop::option::of(application()), loop_back(true)),
         ),
     )
         .prop_map(
@@ -493,7 +521,7 @@ pub fn partition_document() -> impl Strategy<Value = PartitionDocument> {
                     retries,
                     depends,
                 ),
-                ((merge, routes, completion), data, class, application),
+                ((merge, routes, completion), data, class, (application, loop_back)),
             )| {
                 PartitionActivity {
                     id: ActivityId(id),
@@ -509,6 +537,7 @@ pub fn partition_document() -> impl Strategy<Value = PartitionDocument> {
                     merge,
                     routes,
                     completion,
+                    loop_back,
                     time_out_secs: time_out,
                     kind,
                     command,

@@ -74,6 +74,7 @@ pub(super) fn host() -> Location {
 /// An item of `instance`, activity `activity`, ready at 1000 ms.
 pub(super) fn info(instance: u64, activity: u64) -> ItemInfo {
     ItemInfo {
+        pass: Default::default(),
         instance: InstanceId(instance),
         partition: PartitionId(1),
         activity: ActivityId(activity),

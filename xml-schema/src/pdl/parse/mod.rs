@@ -7,6 +7,7 @@
 //! values clauses take).
 
 mod items;
+mod loops;
 mod orderings;
 mod people;
 mod rule;

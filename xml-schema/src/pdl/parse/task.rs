@@ -50,6 +50,7 @@ pub(super) fn task(p: &mut Parser<'_>, keyword: &Token<'_>, wf: &mut Workflow) {
         depends: None,
         merge_attrs: Vec::new(),
         routes: Vec::new(),
+        loop_back: None,
         reads: None,
         writes: None,
     };
@@ -142,7 +143,7 @@ fn runs(p: &mut Parser<'_>, keyword: &Token<'_>, owner: &str, task: &mut Task) -
     true
 }
 
-/// The clauses of where the work flows: preconditions, merge, routes, completion and
+/// The clauses of where the work flows: preconditions, merge, routes, completion, loop and
 /// contingency; false when `keyword` is none of them.
 fn flows(p: &mut Parser<'_>, keyword: &Token<'_>, owner: &str, task: &mut Task) -> bool {
     let at = p.here();
@@ -168,6 +169,10 @@ fn flows(p: &mut Parser<'_>, keyword: &Token<'_>, owner: &str, task: &mut Task) 
                             finished is cancelled) or false (the default)";
             task.activity.completion = p.truth("COMPLETION", expected).unwrap_or(false);
             "completion"
+        }
+        "LOOP" => {
+            task.loop_back = p.loop_clause().map(|l| (keyword.pos, l));
+            "loop"
         }
         "CONTINGENCY" => {
             let (rule, stand_in) = p.contingency();

@@ -1,0 +1,87 @@
+//! Loops at the controller: a node's word of a later pass starts that pass in the activity's
+//! view (history), one of an earlier pass changes nothing, and the instance ends only once
+//! every activity of a loop's body said its last pass.
+
+use super::*;
+use crate::history::Event;
+use mobiwf_proto::Pass;
+
+/// 1 and 2 on P1, 3 (the end of a loop back to 2) and 4 on P2; 2's contingency is `two`.
+fn looping(two: i64) -> String {
+    wf(
+        &[
+            act(1, -1, &[]),
+            act(2, two, &[1]),
+            act(3, -1, &[2]),
+            act(4, -1, &[3]),
+        ],
+        &[(1, 1, 0, &[1, 2]), (2, 2, 0, &[3, 4])],
+    )
+    .replacen(
+        "<nameActivity>N3</nameActivity>",
+        r#"<nameActivity>N3</nameActivity><loop to="2" while="again" max="3"/>"#,
+        1,
+    )
+}
+
+fn in_pass(activity: u64, state: ActivityState, pass: u32) -> ActivityRecord {
+    let mut r = record(activity, state);
+    r.pass = Pass(pass);
+    r
+}
+
+scenarios! {
+    fn a_later_pass_waits_again_and_an_earlier_one_changes_nothing() {
+        let mut b = three_nodes();
+        submit(&mut b, &looping(-1)).expect("submit");
+        let done = |id| record(id, ActivityState::Succeeded);
+        partition_result(&mut b, T0 + 100, 1, vec![done(1), done(2)]);
+        partition_result(&mut b, T0 + 200, 1, vec![done(1), in_pass(2, ActivityState::Succeeded, 2)]);
+        assert_eq!(activity(&b, 2).pass, Pass(2));
+        let mut second = l(2);
+        second.pass = Pass(2);
+        assert!(story(&b).contains(&Event::NewPass { activity: second }), "{:?}", story(&b));
+        // A late word of the first pass: nothing changes.
+        let late = ended_in(2, ActivityState::Failed, 1);
+        partition_result(&mut b, T0 + 300, 1, vec![done(1), late]);
+        assert_eq!((activity(&b, 2).state(), activity(&b, 2).pass), (ActivityState::Succeeded, Pass(2)));
+        partition_result(&mut b, T0 + 400, 2, vec![in_pass(3, ActivityState::Succeeded, 2), done(4)]);
+        assert_eq!(state_of(&b), InstanceState::Succeeded);
+    }
+
+    fn the_instance_waits_for_the_last_pass_of_every_activity_of_the_body() {
+        let mut b = three_nodes();
+        submit(&mut b, &looping(-1)).expect("submit");
+        let done = |id| record(id, ActivityState::Succeeded);
+        partition_result(&mut b, T0 + 100, 1, vec![done(1), done(2)]);
+        // The end's partition reports its last pass before the head's does.
+        partition_result(&mut b, T0 + 200, 2, vec![in_pass(3, ActivityState::Succeeded, 2), done(4)]);
+        assert_eq!(state_of(&b), InstanceState::Running);
+        partition_result(&mut b, T0 + 300, 1, vec![done(1), in_pass(2, ActivityState::Succeeded, 2)]);
+        assert_eq!(state_of(&b), InstanceState::Succeeded);
+    }
+
+    fn a_released_failure_of_a_pass_waits_again_in_the_next() {
+        let mut b = three_nodes();
+        submit(&mut b, &looping(0)).expect("submit");
+        let failed = ended_in(2, ActivityState::Failed, 1);
+        partition_result(&mut b, T0 + 100, 1, vec![record(1, ActivityState::Succeeded), failed]);
+        assert_eq!(activity(&b, 2).state(), ActivityState::Failed);
+        let report = Message::Report(Report {
+            instance: InstanceId(1),
+            partition: PartitionId(1),
+            record: in_pass(2, ActivityState::Succeeded, 2),
+        });
+        let peer = peer_of(&b, 1, 1);
+        from_node(&mut b, T0 + 200, &peer, report);
+        let a = activity(&b, 2);
+        assert_eq!((a.state(), a.pass, a.detail), (ActivityState::Succeeded, Pass(2), None));
+    }
+}
+
+/// `activity` failed in `pass`.
+fn ended_in(activity: u64, state: ActivityState, pass: u32) -> ActivityRecord {
+    let mut r = in_pass(activity, state, pass);
+    r.detail = Some("exit status 1".to_owned());
+    r
+}
