@@ -46,21 +46,8 @@ impl ControllerActor {
                 let result = self.control(now, instance, action, effects);
                 group.answer(reply, result);
             }
-            Command::Pause {
-                instance,
-                activity,
-                action,
-                by,
-                reply,
-            } => {
-                let input = Input::Pause {
-                    instance,
-                    activity,
-                    action,
-                    by,
-                };
-                let result = self.operator(now, input, effects);
-                group.answer(reply, result);
+            command @ (Command::Pause { .. } | Command::Worklist { .. }) => {
+                self.activity_order(now, command, effects, group)
             }
             Command::Rerun {
                 instance,
@@ -83,14 +70,39 @@ impl ControllerActor {
                 classes,
                 reply,
             } => {
-                let count = classes.classes.len();
-                let result = self
-                    .apply_book(now, Input::Classes { document, classes })
-                    .map(|applied| {
-                        effects.extend(applied.effects);
-                        tracing::info!(classes = count, "class document applied");
-                        count
-                    });
+                let result = self.classes(now, Input::Classes { document, classes }, effects);
+                group.answer(reply, result);
+            }
+            Command::Definitions(command) => self.definitions(now, command, effects, group),
+            Command::Enrol { reply, .. } => {
+                let _ = reply.send(Err("enrolment is applied with its group".to_owned()));
+            }
+        }
+    }
+
+    /// An operator's order about one activity: pause or resume it, or act on its work item.
+    fn activity_order(
+        &mut self,
+        now: u64,
+        command: Command,
+        effects: &mut Vec<Effect>,
+        group: &mut Group,
+    ) {
+        match command {
+            Command::Pause {
+                instance,
+                activity,
+                action,
+                by,
+                reply,
+            } => {
+                let input = Input::Pause {
+                    instance,
+                    activity,
+                    action,
+                    by,
+                };
+                let result = self.operator(now, input, effects);
                 group.answer(reply, result);
             }
             Command::Worklist {
@@ -109,10 +121,7 @@ impl ControllerActor {
                 let result = self.administer(now, input, effects);
                 group.answer(reply, result);
             }
-            Command::Definitions(command) => self.definitions(now, command, effects, group),
-            Command::Enrol { reply, .. } => {
-                let _ = reply.send(Err("enrolment is applied with its group".to_owned()));
-            }
+            _ => {}
         }
     }
 
@@ -197,6 +206,20 @@ impl ControllerActor {
         let version = self.book.directory().version;
         tracing::info!(version, "organisation applied");
         Ok(version)
+    }
+
+    /// A class document applied: how many classes it declares.
+    fn classes(
+        &mut self,
+        now: u64,
+        input: Input,
+        effects: &mut Vec<Effect>,
+    ) -> Result<usize, BookError> {
+        let applied = self.apply_book(now, input)?;
+        effects.extend(applied.effects);
+        let count = self.book.classes().classes.len();
+        tracing::info!(classes = count, "class document applied");
+        Ok(count)
     }
 
     /// An operator's action on a work item: the name of the node it is sent to.
