@@ -210,7 +210,8 @@ fn kill_orphans(runs: &Path) -> usize {
             continue;
         }
         let claim = std::fs::read_to_string(dir.join("claim").join("pid")).unwrap_or_default();
-        if let Some(wrapper) = Wrapper::parse(&claim).filter(Wrapper::alive) {
+        // A wrapper the lease killed may stay a zombie until something reaps it: dead.
+        if let Some(wrapper) = Wrapper::parse(&claim).filter(|w| w.alive() && !zombie(w.pid)) {
             let _ = std::process::Command::new("kill")
                 .args(["-KILL", "--", &format!("-{}", wrapper.pid)])
                 .status();
@@ -218,6 +219,17 @@ fn kill_orphans(runs: &Path) -> usize {
         }
     }
     killed
+}
+
+/// True when process `pid` has ended and waits to be reaped (state `Z` or `X`).
+fn zombie(pid: u32) -> bool {
+    std::fs::read_to_string(format!("/proc/{pid}/stat"))
+        .ok()
+        .and_then(|stat| {
+            let (_, rest) = stat.rsplit_once(')')?;
+            Some(rest.trim_start().starts_with(['Z', 'X']))
+        })
+        .unwrap_or(false)
 }
 
 #[test]
