@@ -311,6 +311,7 @@ fn partition_activity(
         compensation: a.compensation.clone(),
         retries: a.retries,
         class: a.class.clone(),
+        ordered: false,
         data: a.data.clone(),
         people: a.people.clone(),
     }

@@ -140,6 +140,9 @@ fn write_partition_activity(out: &mut Out, a: &PartitionActivity) {
         a.retries,
         a.class.as_ref(),
     );
+    if a.ordered {
+        out.leaf("ordered", 1);
+    }
     out.access(&a.data);
     out.people(&a.people);
     out.close("activity");

@@ -105,6 +105,7 @@ proptest! {
                 compensation: None,
                 retries: Retries::default(),
                 class: None,
+                ordered: false,
                 people,
                 data: Default::default(),
             }],

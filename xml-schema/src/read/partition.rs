@@ -17,7 +17,7 @@ const ROOT: &[super::Child] = &[
     many(&["activity"]),
     one(&["data"]),
 ];
-const ACTIVITY: &[super::Child] = &super::joined::<28>(
+const ACTIVITY: &[super::Child] = &super::joined::<29>(
     &[
         one(&["nameActivity"]),
         one(&["descriptionActivity"]),
@@ -32,6 +32,7 @@ const ACTIVITY: &[super::Child] = &super::joined::<28>(
         one(&["completion"]),
         one(&["adjacents"]),
         one(&["timeOut"]),
+        one(&["ordered"]),
     ],
     HOW_DONE,
 );
@@ -110,6 +111,10 @@ fn read_activity(ctx: &mut Ctx, el: &Element, index: usize) -> PartitionActivity
         compensation: common.compensation,
         retries: common.retries,
         class: common.class,
+        ordered: el
+            .child(&["ordered"])
+            .and_then(|e| ctx.flag(e, owner, "ask the controller for its relative order"))
+            .unwrap_or(false),
         data: common.data,
         people: common.people,
     }

@@ -446,7 +446,7 @@ pub fn partition_document() -> impl Strategy<Value = PartitionDocument> {
             retries(),
             depends(),
         ),
-        (routing(), access(), class()),
+        (routing(), access(), (class(), any::<bool>())),
     )
         .prop_map(
             |(
@@ -460,7 +460,7 @@ pub fn partition_document() -> impl Strategy<Value = PartitionDocument> {
                     retries,
                     depends,
                 ),
-                ((merge, routes, completion), data, class),
+                ((merge, routes, completion), data, (class, ordered)),
             )| {
                 PartitionActivity {
                     id: ActivityId(id),
@@ -482,6 +482,7 @@ pub fn partition_document() -> impl Strategy<Value = PartitionDocument> {
                     compensation,
                     retries,
                     class,
+                    ordered,
                     people,
                     data,
                 }
