@@ -95,7 +95,8 @@ impl Input {
             | Input::Answering { .. }
             | Input::Tick
             | Input::Organisation { .. }
-            | Input::Classes { .. } => None,
+            | Input::Classes { .. }
+            | Input::Orderings { .. } => None,
         }
     }
 }

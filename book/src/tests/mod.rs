@@ -22,6 +22,7 @@ mod hub;
 mod inputs;
 mod lifecycles;
 mod operator;
+mod orderings;
 mod overdue;
 mod paper;
 mod people;
