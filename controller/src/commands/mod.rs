@@ -9,6 +9,7 @@ pub mod definitions;
 pub mod enrol;
 pub mod history;
 pub mod org;
+pub mod orderings;
 pub mod partition;
 pub mod serve;
 pub mod status;

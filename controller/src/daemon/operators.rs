@@ -77,6 +77,21 @@ impl ControllerActor {
                     });
                 group.answer(reply, result);
             }
+            Command::Orderings {
+                source,
+                document,
+                reply,
+            } => {
+                let result = self
+                    .apply_book(now, Input::Orderings { source, document })
+                    .map(|applied| {
+                        effects.extend(applied.effects);
+                        let count = self.book.orderings().orderings.len();
+                        tracing::info!(orderings = count, "ordering document applied");
+                        count
+                    });
+                group.answer(reply, result);
+            }
             Command::Worklist {
                 instance,
                 activity,
