@@ -539,7 +539,7 @@ mod tests {
             };
             let message = Message::BeginSync(BeginSync {
                 ticket,
-                class: ClassName::from("press"),
+                class: Some(ClassName::from("press")),
             });
             let peer = NodeId::new("peerA");
             book.apply(2_000, Input::FromNode { peer, message })
