@@ -37,7 +37,13 @@ fn timed(log: &Path, task: &str, gate: Option<&Path>) -> String {
 
 /// A definition of two tasks, `second` after `first`, on partner `partner`, each logging to
 /// `log`; `first` waits for `gate`.
-fn definition(dir: &Path, partner: &str, [first, second]: [&str; 2], log: &Path, gate: &Path) -> PathBuf {
+fn definition(
+    dir: &Path,
+    partner: &str,
+    [first, second]: [&str; 2],
+    log: &Path,
+    gate: &Path,
+) -> PathBuf {
     let activity = |id: u64, name: &str, pre: &str, command: String| {
         format!(
             "<activity id=\"{id}\"><nameActivity>{name}</nameActivity>\
@@ -54,7 +60,12 @@ fn definition(dir: &Path, partner: &str, [first, second]: [&str; 2], log: &Path,
          <partners><partner id=\"1\"><name>{partner}</name><skills><activityTypeId>1</activityTypeId>\
          </skills></partner></partners></workflow>",
         activity(1, first, "", timed(log, first, Some(gate))),
-        activity(2, second, "<preconditionId>1</preconditionId>", timed(log, second, None)),
+        activity(
+            2,
+            second,
+            "<preconditionId>1</preconditionId>",
+            timed(log, second, None)
+        ),
     );
     let file = dir.join(format!("{partner}.xml"));
     std::fs::write(&file, xml).unwrap();
@@ -97,14 +108,22 @@ fn started(controller: &Controller, name: &str) -> u64 {
 /// Waits until `log` shows that `task` of `instance` started.
 fn wait_started(log: &Path, instance: u64, task: &str) {
     let line = format!("{instance} {task} start ");
-    wait_for(format!("{line}in {}", log.display()), Duration::from_secs(WAIT_SECS), || {
-        std::fs::read_to_string(log).ok().filter(|l| l.lines().any(|l| l.starts_with(&line)))
-    });
+    wait_for(
+        format!("{line}in {}", log.display()),
+        Duration::from_secs(WAIT_SECS),
+        || {
+            std::fs::read_to_string(log)
+                .ok()
+                .filter(|l| l.lines().any(|l| l.starts_with(&line)))
+        },
+    );
 }
 
 fn activity<'a>(status: &'a Value, name: &str) -> &'a Value {
     let all = status["activities"].as_array().unwrap();
-    all.iter().find(|a| a["name"] == name).unwrap_or_else(|| panic!("no {name}: {status:#}"))
+    all.iter()
+        .find(|a| a["name"] == name)
+        .unwrap_or_else(|| panic!("no {name}: {status:#}"))
 }
 
 /// The seed ordering, with `first_def` (P1 or P2) started first: its first task is held at a
@@ -126,17 +145,31 @@ fn one_order(test: &str, document: &str, first_def: &str) {
     let p1 = definition(&dir, "P1", ["T11", "T12"], &logs[0], &p1_gate);
     let p2 = definition(&dir, "P2", ["T21", "T22"], &logs[1], &p2_gate);
     for (file, name) in [(&p1, "P1"), (&p2, "P2")] {
-        let out = controller.cli(&["deploy", file.to_str().unwrap(), "--name", name], CLI_TIMEOUT);
+        let out = controller.cli(
+            &["deploy", file.to_str().unwrap(), "--name", name],
+            CLI_TIMEOUT,
+        );
         out.expect_code(0, "deploy");
     }
-    let seed = mobiwf_tests::repo_root().join("examples/orderings").join(document);
+    let seed = mobiwf_tests::repo_root()
+        .join("examples/orderings")
+        .join(document);
     let out = controller.cli(&["orderings", "apply", seed.to_str().unwrap()], CLI_TIMEOUT);
     out.expect_code(0, "orderings apply");
-    assert!(out.stdout.contains("ordering document applied: 1 orderings"), "{}", out.stdout);
+    assert!(
+        out.stdout
+            .contains("ordering document applied: 1 orderings"),
+        "{}",
+        out.stdout
+    );
     controller.restart();
     let shown = controller.cli(&["orderings", "show"], CLI_TIMEOUT);
     shown.expect_code(0, "orderings show");
-    assert!(shown.stdout.contains("P1") && shown.stdout.contains("T12") && shown.stdout.contains("T22"), "{}", shown.stdout);
+    assert!(
+        shown.stdout.contains("P1") && shown.stdout.contains("T12") && shown.stdout.contains("T22"),
+        "{}",
+        shown.stdout
+    );
 
     let (second_def, [first_task, first_next], [later_task, later_next], first_log) =
         if first_def == "P1" {
@@ -161,15 +194,26 @@ fn one_order(test: &str, document: &str, first_def: &str) {
         },
     );
     let table = controller.cli(&["status", &later.to_string()], CLI_TIMEOUT);
-    assert!(table.stdout.contains(&words), "{}\n{status:#}", table.stdout);
+    assert!(
+        table.stdout.contains(&words),
+        "{}\n{status:#}",
+        table.stdout
+    );
     let history = serde_json::to_string(&controller.history(later)).unwrap();
-    assert!(history.contains(&format!("waits for the relative order of its instance: {words}")), "{history}");
+    assert!(
+        history.contains(&format!(
+            "waits for the relative order of its instance: {words}"
+        )),
+        "{history}"
+    );
     let sync = controller.cli(&["sync", "show"], CLI_TIMEOUT);
     assert!(sync.stdout.contains(&words), "{}", sync.stdout);
 
     std::fs::write(&gate, "").unwrap();
     for id in [first, later] {
-        controller.wait(id, WAIT_SECS).expect_code(0, "both instances succeed");
+        controller
+            .wait(id, WAIT_SECS)
+            .expect_code(0, "both instances succeed");
     }
     for (earlier, then) in [(first_task, later_task), (first_next, later_next)] {
         let (_, ended) = times(&logs, first, earlier);

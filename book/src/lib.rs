@@ -270,9 +270,7 @@ impl Book {
             Input::Start(start) => self.start(now_ms, start),
             Input::Organisation { document, org } => self.organisation(document, org),
             Input::Classes { document, classes } => self.apply_classes(now_ms, document, classes),
-            Input::Orderings { source, document } => {
-                self.apply_orderings(now_ms, source, document)
-            }
+            Input::Orderings { source, document } => self.apply_orderings(now_ms, source, document),
             Input::Worklist {
                 instance,
                 activity,

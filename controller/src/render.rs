@@ -143,7 +143,10 @@ fn order_event(event: &Event) -> Option<String> {
             )
         }
         Event::OrderReleased { activity, why } => {
-            format!("{} stopped waiting for its relative order: {why}", label(activity))
+            format!(
+                "{} stopped waiting for its relative order: {why}",
+                label(activity)
+            )
         }
         _ => return None,
     })

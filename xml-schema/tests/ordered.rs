@@ -19,7 +19,10 @@ fn ordered_is_read_and_defaults_to_not_ordered() {
 fn ordered_that_is_no_flag_is_refused_where_it_is() {
     let errors = partition_errors("<ordered>2</ordered>");
     assert!(errors.starts_with("p.xml:4:"), "{errors}");
-    assert!(errors.contains("<ordered> of activity 2 is 2; expected 0 or 1"), "{errors}");
+    assert!(
+        errors.contains("<ordered> of activity 2 is 2; expected 0 or 1"),
+        "{errors}"
+    );
 }
 
 #[test]
@@ -30,15 +33,22 @@ fn ordered_round_trips_and_is_written_only_when_set() {
     doc.activities[0].ordered = true;
     let written = write_partition(&doc);
     assert!(written.contains("<ordered>1</ordered>"), "{written}");
-    let back = mobiwf_xml_schema::load_partition(written.as_bytes()).unwrap().value;
+    let back = mobiwf_xml_schema::load_partition(written.as_bytes())
+        .unwrap()
+        .value;
     assert_eq!(back, doc);
 }
 
 #[test]
 fn a_definition_has_no_ordered_and_derivation_leaves_it_to_the_controller() {
     let errors = definition_errors("<ordered>1</ordered>");
-    assert!(errors.contains("<ordered> is not an element of"), "{errors}");
-    let def = load_definition(common::extension::definition_xml("").as_bytes()).unwrap().value;
+    assert!(
+        errors.contains("<ordered> is not an element of"),
+        "{errors}"
+    );
+    let def = load_definition(common::extension::definition_xml("").as_bytes())
+        .unwrap()
+        .value;
     for part in derive_partitions(&def, &DeriveOptions::default()) {
         assert!(part.document.activities.iter().all(|a| !a.ordered));
     }

@@ -339,7 +339,8 @@ impl Book {
             .get(&t.instance)
             .and_then(|d| d.activities.iter().find(|a| a.id == t.activity))
             .map(|a| a.class.as_ref());
-        let class_text = |c: Option<&ClassName>| c.map_or("no class".to_owned(), |c| format!("class {c}"));
+        let class_text =
+            |c: Option<&ClassName>| c.map_or("no class".to_owned(), |c| format!("class {c}"));
         match defined {
             Some(class) if class == begin.class.as_ref() => Ok(()),
             // An instance kept without its definition: the node's word is all there is.

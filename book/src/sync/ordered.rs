@@ -15,7 +15,7 @@ use std::sync::Arc;
 
 use mobiwf_proto::{ActivityId, ActivityState, InstanceId, NodeId, NodeName, SyncTicket};
 use mobiwf_xml_schema::{
-    ClassName, DefinitionName, Diagnostics, DerivedPartition, Orderings, WorkflowDefinition,
+    ClassName, DefinitionName, DerivedPartition, Diagnostics, Orderings, WorkflowDefinition,
     load_orderings_named, resolve_orderings,
 };
 use serde::{Deserialize, Serialize};
@@ -166,9 +166,7 @@ impl Book {
             .map_err(|d| BookError::Invalid(d.render(&source)))?;
         let registry = &self.registry;
         resolve_orderings(&loaded.value, &loaded.source_map, |name| {
-            registry
-                .startable(name, None)
-                .map(|(_, d)| &*d.definition)
+            registry.startable(name, None).map(|(_, d)| &*d.definition)
         })
         .map_err(|d| BookError::Invalid(d.render(&source)))?;
         self.ordering.book.apply(loaded.value);
@@ -191,7 +189,10 @@ impl Book {
         instance: InstanceId,
     ) -> Vec<ActivityId> {
         let mut marked = Vec::new();
-        for act in derived.iter_mut().flat_map(|d| d.document.activities.iter_mut()) {
+        for act in derived
+            .iter_mut()
+            .flat_map(|d| d.document.activities.iter_mut())
+        {
             let request = Request {
                 instance,
                 definition: name,
@@ -254,8 +255,7 @@ impl Book {
     /// The request `t` asks for its relative order: its instance gets a ticket if it holds
     /// none (stored with the manager's state); what it waits for.
     fn order_request(&mut self, t: SyncTicket) -> Vec<Wait> {
-        let Some((name, workflow)) = started_by_name(&self.instances, &self.definitions, t)
-        else {
+        let Some((name, workflow)) = started_by_name(&self.instances, &self.definitions, t) else {
             return Vec::new();
         };
         let request = Request {
@@ -278,8 +278,7 @@ impl Book {
 
     /// What the request `t` waits for in its relative order now.
     pub(crate) fn order_waits(&self, t: SyncTicket) -> Vec<Wait> {
-        let Some((name, workflow)) = started_by_name(&self.instances, &self.definitions, t)
-        else {
+        let Some((name, workflow)) = started_by_name(&self.instances, &self.definitions, t) else {
             return Vec::new();
         };
         let request = Request {
@@ -324,7 +323,10 @@ impl Book {
             if !self.order_waits(waiter.ticket).is_empty() {
                 continue;
             }
-            self.sync.state.ordered.retain(|w| w.ticket != waiter.ticket);
+            self.sync
+                .state
+                .ordered
+                .retain(|w| w.ticket != waiter.ticket);
             self.sync.dirty = true;
             let class = waiter.class.clone();
             self.order_event(now_ms, &waiter, |activity| Event::OrderPassed {
@@ -338,7 +340,10 @@ impl Book {
 
     /// An ordering waiter leaves (its activity or instance is over, or a later round came).
     fn end_order_wait(&mut self, now_ms: u64, waiter: &OrderWaiter, why: &str) {
-        self.sync.state.ordered.retain(|w| w.ticket != waiter.ticket);
+        self.sync
+            .state
+            .ordered
+            .retain(|w| w.ticket != waiter.ticket);
         self.sync.dirty = true;
         self.order_event(now_ms, waiter, |activity| Event::OrderReleased {
             activity,
@@ -400,6 +405,7 @@ impl Book {
         };
         let event = what(label(inst, t.activity));
         let node = Some(&waiter.node);
-        self.history.push(t.instance, now_ms, Some(t.activity), node, event);
+        self.history
+            .push(t.instance, now_ms, Some(t.activity), node, event);
     }
 }

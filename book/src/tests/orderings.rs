@@ -12,18 +12,25 @@ use crate::{Start, Starter};
 use mobiwf_proto::{BeginSync, SyncGranted, SyncTicket};
 
 const SEED: &str = include_str!("../../../examples/orderings/seed.xml");
-const CLASSES: &str = r#"<classes><class id="press"><conflicts>press</conflicts></class></classes>"#;
+const CLASSES: &str =
+    r#"<classes><class id="press"><conflicts>press</conflicts></class></classes>"#;
 
 /// `first` then `second` (its precondition), in one partition on partner `partner`, named
 /// as given; `class`: `first`'s task class.
 fn two_tasks(partner: u64, [first, second]: [&str; 2], class: Option<&str>) -> String {
-    let xml = wf(&[act(1, -1, &[]), act(2, -1, &[1])], &[(1, partner, 0, &[1, 2])]);
+    let xml = wf(
+        &[act(1, -1, &[]), act(2, -1, &[1])],
+        &[(1, partner, 0, &[1, 2])],
+    );
     let class = class.map_or(String::new(), |c| format!("<class>{c}</class>"));
     xml.replace(
         "<nameActivity>N1</nameActivity>",
         &format!("<nameActivity>{first}</nameActivity>{class}"),
     )
-    .replace("<nameActivity>N2</nameActivity>", &format!("<nameActivity>{second}</nameActivity>"))
+    .replace(
+        "<nameActivity>N2</nameActivity>",
+        &format!("<nameActivity>{second}</nameActivity>"),
+    )
 }
 
 /// P1 (peerA) and P2 (peerB); definitions P1 (T11, T12 on P1) and P2 (T21, T22 on P2, T21
@@ -84,7 +91,12 @@ fn ticket(instance: u64, activity: u64) -> SyncTicket {
 
 fn ask(b: &mut Book, at: u64, peer: &str, t: SyncTicket, class: Option<&str>) -> Applied {
     let class = class.map(Into::into);
-    from_node(b, at, peer, Message::BeginSync(BeginSync { ticket: t, class }))
+    from_node(
+        b,
+        at,
+        peer,
+        Message::BeginSync(BeginSync { ticket: t, class }),
+    )
 }
 
 fn grants(applied: &Applied) -> Vec<SyncTicket> {
@@ -109,7 +121,10 @@ fn succeeded(b: &mut Book, at: u64, peer: &str, instance: u64, activity: u64) ->
 
 fn view_of(b: &Book, instance: u64, activity: u64) -> ActivityView {
     let inst = b.instance(InstanceId(instance)).expect("instance");
-    let a = inst.activities.iter().find(|a| a.id == ActivityId(activity));
+    let a = inst
+        .activities
+        .iter()
+        .find(|a| a.id == ActivityId(activity));
     a.expect("activity").clone()
 }
 
@@ -120,7 +135,9 @@ fn order_events(b: &Book, instance: u64) -> Vec<String> {
         .filter_map(|e| match &e.what {
             Event::OrderWaiting { activity, after } => Some(format!("{} {after}", activity.name)),
             Event::OrderPassed { activity, .. } => Some(format!("{} passed", activity.name)),
-            Event::OrderReleased { activity, why } => Some(format!("{} left: {why}", activity.name)),
+            Event::OrderReleased { activity, why } => {
+                Some(format!("{} left: {why}", activity.name))
+            }
             _ => None,
         })
         .collect()
@@ -134,7 +151,9 @@ fn the_ordered_tasks_of_an_instance_started_by_name_are_marked_and_tell_their_en
     let (i, applied) = start(&mut b, "P1");
     let docs = deployed(&applied);
     assert_eq!(docs.len(), 1);
-    let doc = mobiwf_xml_schema::load_partition(docs[0].2.as_bytes()).expect("partition").value;
+    let doc = mobiwf_xml_schema::load_partition(docs[0].2.as_bytes())
+        .expect("partition")
+        .value;
     for a in &doc.activities {
         assert!(a.ordered && a.response_immediate, "{a:?}");
     }
@@ -152,7 +171,10 @@ fn the_seed_example_p1_first_then_p2_waits_after_each_paired_task() {
     let (i, _) = start(&mut b, "P1");
     let (j, _) = start(&mut b, "P2");
     // i asks first: it gets the first ticket and goes on at once, without a lease's class.
-    assert_eq!(grants(&ask(&mut b, T0 + 20, "peerA", ticket(i, 1), None)), vec![ticket(i, 1)]);
+    assert_eq!(
+        grants(&ask(&mut b, T0 + 20, "peerA", ticket(i, 1), None)),
+        vec![ticket(i, 1)]
+    );
     // j's T21 waits after i's T11: status and history say so, `sync show` too.
     assert!(grants(&ask(&mut b, T0 + 30, "peerB", ticket(j, 1), None)).is_empty());
     let t21 = view_of(&b, j, 1);
@@ -161,7 +183,10 @@ fn the_seed_example_p1_first_then_p2_waits_after_each_paired_task() {
     assert_eq!(order_events(&b, j), vec![format!("T21 {AFTER_1_T11}")]);
     let view = b.sync_view();
     assert_eq!(view.ordered.len(), 1);
-    assert_eq!(view.ordered[0].after, vec!["after instance 1's T11".to_owned()]);
+    assert_eq!(
+        view.ordered[0].after,
+        vec!["after instance 1's T11".to_owned()]
+    );
     assert!(view.holders.is_empty() && view.waiters.is_empty());
 
     // i's T11 ends: j's T21 is granted, its words leave its status.
@@ -170,9 +195,15 @@ fn the_seed_example_p1_first_then_p2_waits_after_each_paired_task() {
     assert_eq!(view_of(&b, j, 1).detail, None);
     assert!(b.sync_view().ordered.is_empty());
     // i's T12 asks and goes on; j's T22 waits after it, until it ends.
-    assert_eq!(grants(&ask(&mut b, T0 + 50, "peerA", ticket(i, 2), None)), vec![ticket(i, 2)]);
+    assert_eq!(
+        grants(&ask(&mut b, T0 + 50, "peerA", ticket(i, 2), None)),
+        vec![ticket(i, 2)]
+    );
     assert!(grants(&ask(&mut b, T0 + 60, "peerB", ticket(j, 2), None)).is_empty());
-    assert_eq!(grants(&succeeded(&mut b, T0 + 70, "peerA", i, 2)), vec![ticket(j, 2)]);
+    assert_eq!(
+        grants(&succeeded(&mut b, T0 + 70, "peerA", i, 2)),
+        vec![ticket(j, 2)]
+    );
     assert_eq!(
         order_events(&b, j),
         vec![
@@ -190,7 +221,10 @@ fn the_seed_example_p2_first_then_p1_waits_and_an_ended_instance_frees_it() {
     let mut b = seeded(None);
     let (i, _) = start(&mut b, "P1");
     let (j, _) = start(&mut b, "P2");
-    assert_eq!(grants(&ask(&mut b, T0 + 20, "peerB", ticket(j, 1), None)), vec![ticket(j, 1)]);
+    assert_eq!(
+        grants(&ask(&mut b, T0 + 20, "peerB", ticket(j, 1), None)),
+        vec![ticket(j, 1)]
+    );
     assert!(grants(&ask(&mut b, T0 + 30, "peerA", ticket(i, 1), None)).is_empty());
     let words = format!("waits for the relative order of its instance: after instance {j}'s T21");
     assert_eq!(view_of(&b, i, 1).detail.as_deref(), Some(words.as_str()));
@@ -216,37 +250,59 @@ fn an_ordered_task_of_a_class_waits_for_its_order_first_then_for_its_class() {
     ask(&mut b, T0 + 25, "peerB", ticket(k, 1), Some("press"));
     ask(&mut b, T0 + 30, "peerB", ticket(j, 1), Some("press"));
     let state = b.sync_state();
-    assert!(state.holders.is_empty() && state.waiters.is_empty(), "{state:?}");
+    assert!(
+        state.holders.is_empty() && state.waiters.is_empty(),
+        "{state:?}"
+    );
     assert_eq!(state.ordered.len(), 2);
     // i's T11 ends: both pass their order, in arrival order: k holds press, j waits for it
     // behind k (two instances of one definition are not ordered between themselves).
     let applied = succeeded(&mut b, T0 + 40, "peerA", i, 1);
     assert_eq!(grants(&applied), vec![ticket(k, 1)]);
     let state = b.sync_state();
-    assert_eq!(state.holders.iter().map(|h| h.ticket).collect::<Vec<_>>(), vec![ticket(k, 1)]);
-    assert_eq!(state.waiters.iter().map(|w| w.ticket).collect::<Vec<_>>(), vec![ticket(j, 1)]);
+    assert_eq!(
+        state.holders.iter().map(|h| h.ticket).collect::<Vec<_>>(),
+        vec![ticket(k, 1)]
+    );
+    assert_eq!(
+        state.waiters.iter().map(|w| w.ticket).collect::<Vec<_>>(),
+        vec![ticket(j, 1)]
+    );
     assert!(state.ordered.is_empty());
     // k's T21 ends and its node releases press (a hold ends only by its node's word or
     // suspicion): j's T21 is granted press.
     assert!(grants(&succeeded(&mut b, T0 + 50, "peerB", k, 1)).is_empty());
-    let release = Message::EndSync(mobiwf_proto::EndSync { ticket: ticket(k, 1) });
-    assert_eq!(grants(&from_node(&mut b, T0 + 51, "peerB", release)), vec![ticket(j, 1)]);
+    let release = Message::EndSync(mobiwf_proto::EndSync {
+        ticket: ticket(k, 1),
+    });
+    assert_eq!(
+        grants(&from_node(&mut b, T0 + 51, "peerB", release)),
+        vec![ticket(j, 1)]
+    );
 }
 
 #[test]
 fn a_document_is_resolved_against_the_deployed_definitions_with_every_problem_where_it_is() {
     let mut b = seeded(None);
     let bad = "WORKFLOW_DEFINITIONS P1 : P3;\nRELATIVE_ORDER {\n    T13 : T21;\n}\n";
-    let err = apply_orderings(&mut b, "bad.pdl", bad).expect_err("refused").to_string();
+    let err = apply_orderings(&mut b, "bad.pdl", bad)
+        .expect_err("refused")
+        .to_string();
     assert!(err.contains("bad.pdl:1:"), "{err}");
-    assert!(err.contains("no definition is deployed under the name P3"), "{err}");
+    assert!(
+        err.contains("no definition is deployed under the name P3"),
+        "{err}"
+    );
     assert!(err.contains("bad.pdl:3:"), "{err}");
     // The document in force is unchanged.
     assert_eq!(b.orderings_record().source, "seed.xml");
     let pdl = include_str!("../../../examples/orderings/seed.pdl");
     apply_orderings(&mut b, "seed.pdl", pdl).expect("applied");
     assert_eq!(b.orderings().orderings.len(), 1);
-    assert_eq!(b.take_changes().orderings.map(|r| r.source), Some("seed.pdl".to_owned()));
+    assert_eq!(
+        b.take_changes().orderings.map(|r| r.source),
+        Some("seed.pdl".to_owned())
+    );
 }
 
 #[test]

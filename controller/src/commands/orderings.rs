@@ -83,10 +83,15 @@ async fn show(api: &ApiArgs, as_json: bool) -> anyhow::Result<ExitCode> {
     }
     let orderings = body["orderings"].as_array().cloned().unwrap_or_default();
     if orderings.is_empty() {
-        println!("no orderings (apply an ordering document: mobiwf-controller orderings apply FILE)");
+        println!(
+            "no orderings (apply an ordering document: mobiwf-controller orderings apply FILE)"
+        );
         return Ok(ExitCode::SUCCESS);
     }
-    println!("{:<20} {:<20} {:<20} SECOND TASK", "FIRST", "SECOND", "FIRST TASK");
+    println!(
+        "{:<20} {:<20} {:<20} SECOND TASK",
+        "FIRST", "SECOND", "FIRST TASK"
+    );
     for o in orderings {
         let text = |v: &serde_json::Value| v.as_str().unwrap_or("-").to_owned();
         for p in o["pairs"].as_array().cloned().unwrap_or_default() {

@@ -70,7 +70,9 @@ fn begins(effects: &[Effect]) -> Vec<(SyncTicket, String)> {
         .filter_map(|m| match m {
             Message::BeginSync(BeginSync { ticket, class }) => Some((
                 *ticket,
-                class.as_ref().map_or_else(String::new, |c| c.as_str().to_owned()),
+                class
+                    .as_ref()
+                    .map_or_else(String::new, |c| c.as_str().to_owned()),
             )),
             _ => None,
         })
