@@ -126,31 +126,9 @@ fn activity<'a>(status: &'a Value, name: &str) -> &'a Value {
         .unwrap_or_else(|| panic!("no {name}: {status:#}"))
 }
 
-/// The seed ordering, with `first_def` (P1 or P2) started first: its first task is held at a
-/// gate while the other instance's paired task waits after it, in `synchronizing`.
-fn one_order(test: &str, document: &str, first_def: &str) {
-    let dir = scratch(test).unwrap();
-    let mut controller = Controller::start(&dir.join("controller"), "/ip4/127.0.0.1/tcp/0");
-    let _nodes = start_nodes(&dir, &controller, &[("P1", "1"), ("P2", "1")]);
-    let logs = [dir.join("log-p1"), dir.join("log-p2")];
-    let gate = dir.join("gate");
-    // Only the first started instance's first task waits for the gate (the other's would
-    // only after the gate is open: it is created before that one runs).
-    let (p1_gate, p2_gate) = if first_def == "P1" {
-        (gate.clone(), dir.join("open"))
-    } else {
-        (dir.join("open"), gate.clone())
-    };
-    std::fs::write(dir.join("open"), "").unwrap();
-    let p1 = definition(&dir, "P1", ["T11", "T12"], &logs[0], &p1_gate);
-    let p2 = definition(&dir, "P2", ["T21", "T22"], &logs[1], &p2_gate);
-    for (file, name) in [(&p1, "P1"), (&p2, "P2")] {
-        let out = controller.cli(
-            &["deploy", file.to_str().unwrap(), "--name", name],
-            CLI_TIMEOUT,
-        );
-        out.expect_code(0, "deploy");
-    }
+/// `orderings apply` of the seed ordering written in `document` (`seed.xml` or `seed.pdl`),
+/// checked with `orderings show` after a restart of the controller.
+fn apply_seed(controller: &mut Controller, document: &str) {
     let seed = mobiwf_tests::repo_root()
         .join("examples/orderings")
         .join(document);
@@ -170,6 +148,45 @@ fn one_order(test: &str, document: &str, first_def: &str) {
         "{}",
         shown.stdout
     );
+}
+
+/// Definitions P1 and P2 deployed under their names, each command logging to `logs`; only the
+/// first task of `first_def` waits for `gate` (the other's is already open).
+fn deploy_both(
+    controller: &Controller,
+    dir: &Path,
+    logs: &[PathBuf; 2],
+    first_def: &str,
+    gate: &Path,
+) {
+    let open = dir.join("open");
+    std::fs::write(&open, "").unwrap();
+    let (p1_gate, p2_gate) = if first_def == "P1" {
+        (gate, open.as_path())
+    } else {
+        (open.as_path(), gate)
+    };
+    let p1 = definition(dir, "P1", ["T11", "T12"], &logs[0], p1_gate);
+    let p2 = definition(dir, "P2", ["T21", "T22"], &logs[1], p2_gate);
+    for (file, name) in [(&p1, "P1"), (&p2, "P2")] {
+        let out = controller.cli(
+            &["deploy", file.to_str().unwrap(), "--name", name],
+            CLI_TIMEOUT,
+        );
+        out.expect_code(0, "deploy");
+    }
+}
+
+/// The seed ordering, with `first_def` (P1 or P2) started first: its first task is held at a
+/// gate while the other instance's paired task waits after it, in `synchronizing`.
+fn one_order(test: &str, document: &str, first_def: &str) {
+    let dir = scratch(test).unwrap();
+    let mut controller = Controller::start(&dir.join("controller"), "/ip4/127.0.0.1/tcp/0");
+    let _nodes = start_nodes(&dir, &controller, &[("P1", "1"), ("P2", "1")]);
+    let logs = [dir.join("log-p1"), dir.join("log-p2")];
+    let gate = dir.join("gate");
+    deploy_both(&controller, &dir, &logs, first_def, &gate);
+    apply_seed(&mut controller, document);
 
     let (second_def, [first_task, first_next], [later_task, later_next], first_log) =
         if first_def == "P1" {

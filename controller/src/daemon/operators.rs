@@ -67,14 +67,7 @@ impl ControllerActor {
                 classes,
                 reply,
             } => {
-                let count = classes.classes.len();
-                let result = self
-                    .apply_book(now, Input::Classes { document, classes })
-                    .map(|applied| {
-                        effects.extend(applied.effects);
-                        tracing::info!(classes = count, "class document applied");
-                        count
-                    });
+                let result = self.coordination(now, Input::Classes { document, classes }, effects);
                 group.answer(reply, result);
             }
             Command::Orderings {
@@ -82,14 +75,8 @@ impl ControllerActor {
                 document,
                 reply,
             } => {
-                let result = self
-                    .apply_book(now, Input::Orderings { source, document })
-                    .map(|applied| {
-                        effects.extend(applied.effects);
-                        let count = self.book.orderings().orderings.len();
-                        tracing::info!(orderings = count, "ordering document applied");
-                        count
-                    });
+                let input = Input::Orderings { source, document };
+                let result = self.coordination(now, input, effects);
                 group.answer(reply, result);
             }
             Command::Worklist {
@@ -112,6 +99,27 @@ impl ControllerActor {
             Command::Enrol { reply, .. } => {
                 let _ = reply.send(Err("enrolment is applied with its group".to_owned()));
             }
+        }
+    }
+
+    /// A class or ordering document applied: how many classes or orderings it holds.
+    fn coordination(
+        &mut self,
+        now: u64,
+        input: Input,
+        effects: &mut Vec<Effect>,
+    ) -> Result<usize, BookError> {
+        let classes = matches!(input, Input::Classes { .. });
+        let applied = self.apply_book(now, input)?;
+        effects.extend(applied.effects);
+        if classes {
+            let count = self.book.classes().classes.len();
+            tracing::info!(classes = count, "class document applied");
+            Ok(count)
+        } else {
+            let count = self.book.orderings().orderings.len();
+            tracing::info!(orderings = count, "ordering document applied");
+            Ok(count)
         }
     }
 
