@@ -12,7 +12,7 @@
 //!   asked), "refused_at_ms", "behind": [{"ticket", "class", "holds"}], "behind_text"}],
 //!   "ordered": [{"class" (null without one), "instance", "partition", "activity", "name",
 //!   "round", "node", "since_ms", "after": ["after instance 12's T11"], "after_text"}]}`: the
-//!   requests waiting for their instance's relative order.
+//!   requests waiting for their instance's relative order (left out while none does).
 //! - `PUT /orderings?source=NAME` with an ordering document (XML or PDL, told by NAME's
 //!   extension, else by the text) as the body: 200 `{"orderings": COUNT}`; 400 with every
 //!   problem (`NAME:line:col: error: ...`), the task names resolved against the deployed

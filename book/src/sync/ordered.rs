@@ -374,7 +374,8 @@ impl Book {
         }
     }
 
-    /// The wait's words leave the activity once it no longer waits for its order.
+    /// The wait's words leave the activity once it no longer waits for its order (its node's
+    /// or the controller's own words about its end replace them anyway).
     fn clear_waiting(&mut self, t: SyncTicket) {
         let Some(inst) = self.instances.get_mut(&t.instance) else {
             return;
@@ -386,7 +387,7 @@ impl Book {
             .detail
             .as_deref()
             .is_some_and(|d| d.starts_with(WAITS_FOR_ORDER));
-        if waiting && a.state().is_pending() {
+        if waiting {
             a.detail = None;
             self.dirty_instances.insert(t.instance);
         }

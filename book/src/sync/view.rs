@@ -19,7 +19,9 @@ pub struct SyncView {
     pub holders: Vec<SyncHolder>,
     /// The requests that wait, the oldest first.
     pub waiters: Vec<SyncWaiter>,
-    /// The requests that wait for their instance's relative order, the oldest first.
+    /// The requests that wait for their instance's relative order, the oldest first (left
+    /// out while none does, as before orderings).
+    #[serde(skip_serializing_if = "Vec::is_empty")]
     pub ordered: Vec<OrderWaiterView>,
 }
 
