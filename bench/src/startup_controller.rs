@@ -63,6 +63,7 @@ pub fn build(dir: &Path, finished: u64, live: u64) -> anyhow::Result<(u64, u64)>
             registry: mobiwf_book::RegistryChanges::default(),
             classes: None,
             sync: None,
+            orderings: None,
         };
         mobiwf_controller::state::stage(&mut batch, &changes)?;
         if n % BUILD_BATCH == 0 || n == total {

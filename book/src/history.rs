@@ -416,6 +416,31 @@ pub enum Event {
         /// Why: its node said so, or what the controller saw.
         why: String,
     },
+    /// A request of an ordered task waits for the relative order of its instance (`after`:
+    /// `waits for the relative order of its instance: after instance 12's T11`).
+    OrderWaiting {
+        /// The activity.
+        activity: Label,
+        /// What it waits after, in words.
+        after: String,
+    },
+    /// The tasks before an ordered task in its instance's relative order are over: it goes
+    /// on, to ask for its class if it has one, else granted.
+    OrderPassed {
+        /// The activity.
+        activity: Label,
+        /// Its class, asked for next.
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        class: Option<ClassName>,
+    },
+    /// A wait for the relative order ended without passing (its activity or instance is
+    /// over, a later request came, or the request was refused).
+    OrderReleased {
+        /// The activity.
+        activity: Label,
+        /// Why.
+        why: String,
+    },
     /// An event stored as text by an earlier version.
     #[serde(untagged)]
     Text(String),

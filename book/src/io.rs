@@ -98,6 +98,15 @@ pub enum Input {
         /// What it says.
         classes: mobiwf_xml_schema::ClassDocument,
     },
+    /// An operator applies an ordering document (XML or PDL): read, checked and resolved
+    /// against the deployed definitions by the book; it applies to instances placed from now
+    /// on.
+    Orderings {
+        /// Its name (a file name): its extension says its language.
+        source: String,
+        /// The document, as applied.
+        document: String,
+    },
     /// An operator inserts a work item on a user's worklist, removes it from one, or
     /// delegates it (`Delegate { to }`) from `user` to another: a claim sent to the item's
     /// host.

@@ -83,8 +83,8 @@ pub use retained::{InstanceSummary, Recalled};
 pub use start::{Start, StartedByName, Starter};
 pub use submit::format_time;
 pub use sync::{
-    Blocker, ClassesRecord, DEFAULT_LEASE_MS, SyncEntry, SyncHolder, SyncRecord, SyncView,
-    SyncWaiter,
+    Blocker, ClassesRecord, DEFAULT_LEASE_MS, OrderWaiter, OrderWaiterView, OrderingsRecord,
+    SyncEntry, SyncHolder, SyncRecord, SyncView, SyncWaiter,
 };
 
 /// Everything the controller knows.
@@ -128,6 +128,8 @@ pub struct Book {
     sync: sync::Manager,
     /// The lease a grant carries, ms.
     lease_ms: u64,
+    /// The ordering requirements between definitions: the document, the tickets.
+    ordering: sync::Ordering,
 }
 
 /// What changed since the last [`Book::take_changes`].
@@ -152,8 +154,11 @@ pub struct Changes {
     pub registry: RegistryChanges,
     /// The class document, when an operator applied one.
     pub classes: Option<ClassesRecord>,
-    /// The synchronization manager's holders and waiters, when they changed.
+    /// The synchronization manager's holders and waiters (and ordering tickets), when they
+    /// changed.
     pub sync: Option<SyncRecord>,
+    /// The ordering document, when an operator applied one.
+    pub orderings: Option<OrderingsRecord>,
 }
 
 impl Default for Book {
@@ -181,6 +186,7 @@ impl Default for Book {
             dirty_classes: false,
             sync: sync::Manager::default(),
             lease_ms: DEFAULT_LEASE_MS,
+            ordering: sync::Ordering::default(),
         }
     }
 }
@@ -272,6 +278,7 @@ impl Book {
             Input::Start(start) => self.start(now_ms, start),
             Input::Organisation { document, org } => self.organisation(document, org),
             Input::Classes { document, classes } => self.apply_classes(now_ms, document, classes),
+            Input::Orderings { source, document } => self.apply_orderings(now_ms, source, document),
             Input::Worklist {
                 instance,
                 activity,
@@ -545,6 +552,7 @@ impl Book {
             registry: self.registry.take_changes(),
             classes: std::mem::take(&mut self.dirty_classes).then(|| self.classes_record.clone()),
             sync: self.sync.take_dirty(),
+            orderings: self.ordering.take_dirty(),
         }
     }
 

@@ -96,7 +96,8 @@ impl Input {
             | Input::Answering { .. }
             | Input::Tick
             | Input::Organisation { .. }
-            | Input::Classes { .. } => None,
+            | Input::Classes { .. }
+            | Input::Orderings { .. } => None,
         }
     }
 }

@@ -170,7 +170,11 @@ impl Book {
         let nodes: Vec<NodeInfo> = self.nodes.values().cloned().collect();
         let placement = place(&def, &nodes)?;
         let id = InstanceId(self.last_instance.0 + 1);
-        let derived = self.derive(&placement, &nodes, id, now_ms);
+        let mut derived = self.derive(&placement, &nodes, id, now_ms);
+        let ordered = match &origin {
+            Origin::Deployed(at) => self.mark_ordered(&mut derived, &at.name, &def, id),
+            Origin::Submitted(_) => Vec::new(),
+        };
         let Deployed {
             partitions,
             placed,
@@ -198,6 +202,7 @@ impl Book {
         let mut inst = Instance::submitted(id, &def, now_ms, partitions, activities, responsible);
         inst.inputs = inputs;
         inst.definition = deployed;
+        inst.ordered = ordered.into_iter().collect();
         self.instances.insert(id, inst);
         self.dirty_instances.insert(id);
         self.history.push(id, now_ms, None, None, what);

@@ -2,7 +2,8 @@
 //! (submit, deploy and remove definitions, start instances of them, control, rerun, work item
 //! administration) the operator's (a definition's creator role is checked further by the
 //! start itself, against the token's user), and the mesh and its people
-//! (join tokens, the allow list, removing nodes, the organisation, the class document) and the API tokens the
+//! (join tokens, the allow list, removing nodes, the organisation, the class document, the
+//! ordering document) and the API tokens the
 //! administrator's. `/metrics` is read like any other page (viewer): it names peers' message kinds
 //! and counts, and Prometheus sends a bearer token (`authorization: credentials_file`). A route not
 //! in the table needs the administrator (closed by default); so does reading the token lists.
@@ -82,6 +83,8 @@ mod tests {
             ("GET", "/classes", Role::Viewer),
             ("GET", "/sync", Role::Viewer),
             ("PUT", "/classes", Role::Administrator),
+            ("GET", "/orderings", Role::Viewer),
+            ("PUT", "/orderings", Role::Administrator),
             ("GET", "/tokens", Role::Administrator),
             ("POST", "/tokens", Role::Administrator),
             ("DELETE", "/tokens/abc", Role::Administrator),

@@ -1,4 +1,5 @@
-//! The task classes and the synchronization manager in the controller's HTTP API.
+//! The task classes, the ordering requirements between definitions and the synchronization
+//! manager in the controller's HTTP API.
 //!
 //! - `PUT /classes?source=NAME` with a class document (XML) as the body: 200 `{"classes":
 //!   COUNT}`; 400 with every problem (`NAME:line:col: error: ...`); 409 when it leaves out a
@@ -8,7 +9,16 @@
 //!   class it may not run beside (either side naming the other).
 //! - `GET /sync`: `{"lease_ms", "holders": [{"class", "instance", "partition", "activity",
 //!   "name", "round", "node", "since_ms"}], "waiters": [{... as a holder (since: when it
-//!   asked), "refused_at_ms", "behind": [{"ticket", "class", "holds"}], "behind_text"}]}`.
+//!   asked), "refused_at_ms", "behind": [{"ticket", "class", "holds"}], "behind_text"}],
+//!   "ordered": [{"class" (null without one), "instance", "partition", "activity", "name",
+//!   "round", "node", "since_ms", "after": ["after instance 12's T11"], "after_text"}]}`: the
+//!   requests waiting for their instance's relative order (left out while none does).
+//! - `PUT /orderings?source=NAME` with an ordering document (XML or PDL, told by NAME's
+//!   extension, else by the text) as the body: 200 `{"orderings": COUNT}`; 400 with every
+//!   problem (`NAME:line:col: error: ...`), the task names resolved against the deployed
+//!   definitions. The administrator's, as the class document is.
+//! - `GET /orderings`: `{"applied_ms", "source", "document", "orderings": [{"first",
+//!   "second", "pairs": [{"first", "second"}]}]}`.
 
 use axum::Json;
 use axum::Router;
@@ -29,6 +39,7 @@ pub fn routes() -> Router<ControllerClient> {
     Router::new()
         .route("/classes", get(show).put(apply))
         .route("/sync", get(sync))
+        .route("/orderings", get(show_orderings).put(apply_orderings))
 }
 
 async fn apply(
@@ -90,6 +101,50 @@ pub fn view(doc: &ClassDocument) -> Value {
 async fn sync(State(client): State<ControllerClient>) -> Response {
     match client.sync_view().await {
         Ok(view) => Json(view).into_response(),
+        Err(e) => unavailable(e),
+    }
+}
+
+async fn apply_orderings(
+    State(client): State<ControllerClient>,
+    Query(q): Query<SourceQuery>,
+    body: axum::body::Bytes,
+) -> Response {
+    let source = q.source().unwrap_or_else(|| "ordering document".to_owned());
+    let Ok(document) = String::from_utf8(body.to_vec()) else {
+        let why = format!("{source}: the ordering document is not UTF-8 text; save it as UTF-8");
+        return error(StatusCode::BAD_REQUEST, why);
+    };
+    match client.apply_orderings(source, document).await {
+        Ok(Ok(count)) => Json(json!({ "orderings": count })).into_response(),
+        Ok(Err(e)) => error(StatusCode::BAD_REQUEST, e.to_string()),
+        Err(e) => unavailable(e),
+    }
+}
+
+async fn show_orderings(State(client): State<ControllerClient>) -> Response {
+    match client.orderings().await {
+        Ok((orderings, record)) => {
+            let each: Vec<Value> = orderings
+                .orderings
+                .iter()
+                .map(|o| {
+                    let pairs: Vec<Value> = o
+                        .pairs
+                        .iter()
+                        .map(|p| json!({ "first": p.first.to_string(), "second": p.second.to_string() }))
+                        .collect();
+                    json!({ "first": o.first, "second": o.second, "pairs": pairs })
+                })
+                .collect();
+            Json(json!({
+                "applied_ms": record.applied_ms,
+                "source": record.source,
+                "document": record.document,
+                "orderings": each,
+            }))
+            .into_response()
+        }
         Err(e) => unavailable(e),
     }
 }

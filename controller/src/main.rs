@@ -180,6 +180,10 @@ enum Command {
     /// The task classes: which activities may not run at once, and how long one may wait.
     #[command(subcommand)]
     Classes(commands::classes::ClassesCommand),
+    /// The ordering requirements between definitions: which tasks of two deployed
+    /// definitions' instances run in the order the instances first asked to run one.
+    #[command(subcommand)]
+    Orderings(commands::orderings::OrderingsCommand),
     /// The synchronization manager: who holds a task class now, who waits for one.
     #[command(subcommand)]
     Sync(commands::classes::SyncCommand),
@@ -393,6 +397,7 @@ async fn dispatch(command: Command) -> anyhow::Result<ExitCode> {
         Command::Org(OrgCommand::Show { json, api }) => commands::org::show(&api, json).await,
         Command::Classes(command) => commands::classes::classes(command).await,
         Command::Sync(command) => commands::classes::sync(command).await,
+        Command::Orderings(command) => commands::orderings::run(command).await,
         Command::Worklist(command) => command.run().await,
         Command::Status {
             instance,

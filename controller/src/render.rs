@@ -88,6 +88,9 @@ pub fn what(event: &Event) -> String {
         | Event::SyncRefused { .. }
         | Event::SyncReleased { .. } => sync_event(event),
         Event::PauseAsked { .. } | Event::Pause { .. } => Some(pause_words(event)),
+        Event::OrderWaiting { .. } | Event::OrderPassed { .. } | Event::OrderReleased { .. } => {
+            order_event(event)
+        }
     };
     words.unwrap_or_else(|| format!("{event:?}"))
 }
@@ -124,6 +127,30 @@ fn sync_event(event: &Event) -> Option<String> {
                 "stopped waiting for class"
             };
             format!("{} {what} {class}: {why}", label(activity))
+        }
+        _ => return None,
+    })
+}
+
+/// The synchronization manager's decisions about an ordered task's relative order, in words.
+fn order_event(event: &Event) -> Option<String> {
+    Some(match event {
+        Event::OrderWaiting { activity, after } => format!("{} {after}", label(activity)),
+        Event::OrderPassed { activity, class } => {
+            let next = class
+                .as_ref()
+                .map_or(String::new(), |c| format!("; it asks for class {c}"));
+            format!(
+                "{} may go on: the tasks before it in its instance's relative order are \
+                 over{next}",
+                label(activity)
+            )
+        }
+        Event::OrderReleased { activity, why } => {
+            format!(
+                "{} stopped waiting for its relative order: {why}",
+                label(activity)
+            )
         }
         _ => return None,
     })

@@ -13,7 +13,9 @@
 //! data directory of an earlier version is indexed once at startup), `meta/people` (the
 //! organisation directory and the last claim number, JSON), `meta/classes` (the class document
 //! an operator applied last and when, JSON), `meta/sync` (the synchronization manager's
-//! holders and waiters, JSON; both written in the batch of the change), `meta/seq` (the last outgoing
+//! holders and waiters, the requests waiting for their relative order and the ordering
+//! tickets, JSON; both written in the batch of the change), `meta/orderings` (the ordering
+//! document an operator applied last, its name and when, JSON), `meta/seq` (the last outgoing
 //! message's sequence number; the daemon shell's),
 //! `seen/<origin>/<seq>` (a message already applied), and the outbox's `out/...`. Numbers are
 //! zero-padded to 20 digits so that key order is numeric order.
@@ -32,7 +34,8 @@ use mobiwf_xml_schema::WorkflowDefinition;
 
 use mobiwf_book::{
     Book, Changes, ClassesRecord, DefinitionRef, History, HistoryEvent, Instance, InstanceSummary,
-    NodeInfo, PeopleRecord, Recalled, Registry, RegistryChanges, SyncRecord, VersionRecord,
+    NodeInfo, OrderingsRecord, PeopleRecord, Recalled, Registry, RegistryChanges, SyncRecord,
+    VersionRecord,
 };
 use mobiwf_proto::InstanceId;
 
@@ -40,6 +43,7 @@ const LAST_INSTANCE_KEY: &str = "meta/last_instance";
 const PEOPLE_KEY: &str = "meta/people";
 const CLASSES_KEY: &str = "meta/classes";
 const SYNC_KEY: &str = "meta/sync";
+const ORDERINGS_KEY: &str = "meta/orderings";
 const FORMAT_KEY: &str = "meta/format";
 const DEPLOYED_PREFIX: &str = "deployed/";
 /// The store format with the `sum/`, `live/` and `fin/` indexes.
@@ -141,6 +145,10 @@ pub fn stage(batch: &mut Batch, changes: &Changes) -> Result<(), StoreError> {
     if let Some(sync) = &changes.sync {
         let value = encode(SYNC_KEY, sync)?;
         batch.put(SYNC_KEY, value);
+    }
+    if let Some(orderings) = &changes.orderings {
+        let value = encode(ORDERINGS_KEY, orderings)?;
+        batch.put(ORDERINGS_KEY, value);
     }
     if let Some(people) = &changes.people {
         let value = encode(PEOPLE_KEY, people)?;
@@ -270,8 +278,8 @@ pub fn load(store: &dyn Store) -> Result<Book, StoreError> {
     Ok(book.with_people(directory, record.last_request))
 }
 
-/// The book with its stored class document and synchronization manager (none stored: no
-/// classes, nobody holding or waiting).
+/// The book with its stored class document, synchronization manager and ordering document
+/// (none stored: no classes, nobody holding or waiting, no orderings).
 fn with_sync(store: &dyn Store, book: Book) -> Result<Book, StoreError> {
     let classes: ClassesRecord = match store.get(CLASSES_KEY.as_bytes())? {
         Some(v) => decode(CLASSES_KEY.as_bytes(), &v)?,
@@ -284,7 +292,19 @@ fn with_sync(store: &dyn Store, book: Book) -> Result<Book, StoreError> {
         Some(v) => decode(SYNC_KEY.as_bytes(), &v)?,
         None => SyncRecord::default(),
     };
-    Ok(book.with_sync(classes, parsed, sync))
+    let orderings: OrderingsRecord = match store.get(ORDERINGS_KEY.as_bytes())? {
+        Some(v) => decode(ORDERINGS_KEY.as_bytes(), &v)?,
+        None => OrderingsRecord::default(),
+    };
+    let ordered = orderings.orderings().map_err(|d| {
+        unreadable(
+            ORDERINGS_KEY.as_bytes(),
+            &d.render("stored ordering document"),
+        )
+    })?;
+    Ok(book
+        .with_sync(classes, parsed, sync)
+        .with_orderings(orderings, ordered))
 }
 
 /// The definitions of the instances `load` reads: the deployed ones, and those stored with
@@ -519,7 +539,7 @@ mod tests {
             };
             let message = Message::BeginSync(BeginSync {
                 ticket,
-                class: ClassName::from("press"),
+                class: Some(ClassName::from("press")),
             });
             let peer = NodeId::new("peerA");
             book.apply(2_000, Input::FromNode { peer, message })

@@ -162,8 +162,10 @@ impl Engine {
             .activities
             .iter()
             .filter(|a| run.life(a.id) == Some(&Life::Synchronizing))
-            // One of a task class only once granted (`crate::sync`).
-            .filter(|a| a.class.is_none() || run.progress(a.id).is_some_and(|p| p.gate.granted()))
+            // One that asks the manager only once granted (`crate::sync`).
+            .filter(|a| {
+                !crate::sync::asks(a) || run.progress(a.id).is_some_and(|p| p.gate.granted())
+            })
             .filter(|a| self.data_here(key.instance, a))
             .map(|a| a.id)
             .collect();

@@ -154,7 +154,8 @@ impl Engine {
     }
 
     /// Its preconditions and rule hold (or its `timeToWait` ran out): it synchronizes. An
-    /// activity of a task class asks for its class and waits for the grant (`crate::sync`);
+    /// activity of a task class, or ordered, asks the manager and waits for the grant
+    /// (`crate::sync`);
     /// any other is ready at once, unless a file it reads has not arrived (it is admitted
     /// when the file is fetched, `admit_synchronized`).
     pub(crate) fn start(&mut self, key: RunKey, activity: ActivityId, effects: &mut Vec<Effect>) {
@@ -223,7 +224,9 @@ impl Engine {
             key,
             activity,
             attempt: self.try_number(key, activity),
-            lease_ms: run.progress(activity).and_then(|p| p.gate.lease_ms()),
+            lease_ms: run
+                .progress(activity)
+                .and_then(|p| crate::sync::fenced_lease(act, p)),
             command,
             reads: self.reads_of(key.instance, act),
             writes,

@@ -18,8 +18,14 @@
 //! A compensation runs after its activity succeeded, hence released its class: it runs
 //! without one.
 //!
-//! An activity without a class never passes through here: it is admitted at once, as before
-//! task classes, and sends nothing more.
+//! An activity the controller marked `ordered` (an ordering between definitions names it,
+//! *ibid.* §6.2) asks the same way, with its class or with none, and the manager grants it once
+//! the tasks it must follow are over (and its class, if any, is free). A grant to one without a
+//! class fences nothing: its command runs without a lease ([`fenced_lease`]); only a class's
+//! grant does.
+//!
+//! An activity with neither a class nor `ordered` never passes through here: it is admitted at
+//! once, as before task classes, and sends nothing more.
 
 use mobiwf_proto::{
     ActivityId, BeginSync, ClassName, EndSync, InstanceId, Message, PartitionId, SyncGranted,
@@ -116,8 +122,9 @@ fn key_of(ticket: &SyncTicket) -> RunKey {
 }
 
 impl Engine {
-    /// An activity that just entered `Synchronizing`: when it has a class, it takes its next
-    /// round and asks for the class; true then (it waits for the answer).
+    /// An activity that just entered `Synchronizing`: when it has a class or is ordered, it
+    /// takes its next round and asks the manager (for its class, if it has one); true then (it
+    /// waits for the answer).
     pub(crate) fn begin_sync(
         &mut self,
         key: RunKey,
@@ -127,7 +134,11 @@ impl Engine {
         let Some(run) = self.runs.get_mut(&key) else {
             return false;
         };
-        let Some(class) = run.activity(activity).and_then(|a| a.class.clone()) else {
+        let Some(class) = run
+            .activity(activity)
+            .filter(|a| asks(a))
+            .map(|a| a.class.clone())
+        else {
             return false;
         };
         let Some(gate) = run.gate_mut(activity) else {
@@ -224,7 +235,7 @@ impl Engine {
         };
         let detail = if runs_command(act) {
             let running = matches!(p.life(), Life::Running { .. });
-            if !running || p.try_number() != lost.attempt || !p.gate.granted() {
+            if !running || p.try_number() != lost.attempt || fenced_lease(act, p).is_none() {
                 return;
             }
             format!(
@@ -277,7 +288,7 @@ impl Engine {
     pub(crate) fn granted_waiting(&self, key: RunKey) -> bool {
         self.runs.get(&key).is_some_and(|run| {
             run.doc().activities.iter().any(|a| {
-                a.class.is_some()
+                asks(a)
                     && run.life(a.id) == Some(&Life::Synchronizing)
                     && run.progress(a.id).is_some_and(|p| p.gate.granted())
             })
@@ -290,11 +301,23 @@ impl Engine {
 fn held_by_person(act: &PartitionActivity, p: &Progress) -> Option<u64> {
     let under_way = matches!(p.life(), Life::Ready | Life::Running { .. });
     (!runs_command(act) && under_way)
-        .then(|| p.gate.lease_ms())
+        .then(|| fenced_lease(act, p))
         .flatten()
 }
 
-fn begin(ticket: SyncTicket, class: ClassName) -> Effect {
+/// True when `act` asks the manager before it is ready: it has a task class, or an ordering
+/// between definitions names it.
+pub(crate) fn asks(act: &PartitionActivity) -> bool {
+    act.class.is_some() || act.ordered
+}
+
+/// The lease `act` runs under: its grant's, when it holds one for a class. A grant of an
+/// activity without a class (only ordered) fences nothing.
+pub(crate) fn fenced_lease(act: &PartitionActivity, p: &Progress) -> Option<u64> {
+    act.class.as_ref().and(p.gate.lease_ms())
+}
+
+fn begin(ticket: SyncTicket, class: Option<ClassName>) -> Effect {
     Effect::Send {
         to: Target::Controller,
         message: Message::BeginSync(BeginSync { ticket, class }),

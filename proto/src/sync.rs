@@ -5,6 +5,10 @@
 //! bound; the node releases it when the activity is final (endSync). Apart from `wire` so that
 //! the one enum of messages only names them.
 //!
+//! An activity an ordering between definitions names (§6.2) asks the same way before it is
+//! ready, with its class if it has one, else with none: the manager then admits it once the
+//! tasks it must follow are over.
+//!
 //! One request is named by (instance, partition, activity, round): the round counts the
 //! activity's requests on its node (a rerun asks again with the next one), so that a release
 //! or an answer meant for an earlier request is never taken for a later one.
@@ -32,8 +36,10 @@ pub struct SyncTicket {
 pub struct BeginSync {
     /// The request.
     pub ticket: SyncTicket,
-    /// The activity's class.
-    pub class: ClassName,
+    /// The activity's class; none for an activity without one that an ordering between
+    /// definitions names (it asks only for its relative order).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub class: Option<ClassName>,
 }
 
 /// Controller → node: the class is held for this request; the activity may run.

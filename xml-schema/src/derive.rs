@@ -333,6 +333,7 @@ fn partition_activity(
             .application
             .as_ref()
             .and_then(|name| def.application(name).cloned()),
+        ordered: false,
         data: a.data.clone(),
         people: a.people.clone(),
     }

@@ -155,6 +155,9 @@ fn write_partition_activity(out: &mut Out, a: &PartitionActivity) {
     if let Some(application) = &a.application {
         out.application(application);
     }
+    if a.ordered {
+        out.leaf("ordered", 1);
+    }
     out.access(&a.data);
     out.people(&a.people);
     out.close("activity");

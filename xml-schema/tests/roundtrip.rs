@@ -107,6 +107,7 @@ proptest! {
                 retries: Retries::default(),
                 class: None,
                 application: None,
+                ordered: false,
                 people,
                 data: Default::default(),
             }],

@@ -313,6 +313,10 @@ pub struct Instance {
     /// registry's, not stored with it. None: submitted whole (`submit FILE`).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub definition: Option<DefinitionRef>,
+    /// Its activities an ordering between definitions named when it was placed (marked
+    /// `ordered` in its partitions): only their requests wait for its relative order.
+    #[serde(default, skip_serializing_if = "BTreeSet::is_empty")]
+    pub ordered: BTreeSet<ActivityId>,
 }
 
 impl Instance {
@@ -343,6 +347,7 @@ impl Instance {
             rerun: None,
             inputs: InstanceInputs::new(),
             definition: None,
+            ordered: BTreeSet::new(),
         }
     }
 

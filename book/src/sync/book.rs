@@ -6,10 +6,10 @@
 //! applies, and the messages and history events all this causes.
 
 use mobiwf_proto::{BeginSync, EndSync, Message, NodeId, SyncGranted, SyncRefused, SyncTicket};
-use mobiwf_xml_schema::{ClassDocument, Diagnostics, WorkflowDefinition, load_classes};
+use mobiwf_xml_schema::{ClassDocument, ClassName, Diagnostics, WorkflowDefinition, load_classes};
 use serde::{Deserialize, Serialize};
 
-use super::{Begun, Blocker, Ended, SyncEntry, SyncRecord};
+use super::{Begun, Blocker, Ended, OrderWaiter, SyncEntry, SyncRecord};
 use crate::history::Event;
 use crate::recovery::{label, label_text};
 use crate::{Applied, Book, BookError, Effect, Instance};
@@ -57,7 +57,7 @@ fn hold_release_reason(book: &Book, entry: &SyncEntry) -> Option<String> {
 
 /// Why the controller itself ends a wait (none: it stands): nothing runs under a wait, so it
 /// ends as soon as the book knows its activity will not run.
-fn release_reason(book: &Book, t: &SyncTicket) -> Option<String> {
+pub(super) fn release_reason(book: &Book, t: &SyncTicket) -> Option<String> {
     let Some(inst) = book.instances.get(&t.instance) else {
         return Some(format!("instance {} is over", t.instance));
     };
@@ -186,7 +186,9 @@ impl Book {
         }
     }
 
-    /// A node asks for its activity's class (beginSync).
+    /// A node asks for its activity's class, or for its relative order (beginSync): an
+    /// ordered task goes through its instance's relative order first (`ordered.rs`), then
+    /// to its class, or is granted when it has none.
     pub(crate) fn begin_sync(
         &mut self,
         now_ms: u64,
@@ -201,7 +203,7 @@ impl Book {
         self.check_asker(inst, peer, &begin)?;
         let mut effects = Vec::new();
         let node = self.nodes.get(peer).map(|n| n.name.clone());
-        let entry = SyncEntry {
+        let waiter = OrderWaiter {
             ticket: t,
             class: begin.class.clone(),
             node: node.unwrap_or_else(|| mobiwf_proto::NodeName::new(peer.to_string())),
@@ -210,24 +212,86 @@ impl Book {
         };
         if let Some(why) = release_reason(self, &t) {
             let detail = format!("synchronization refused: {why}");
-            self.refuse(now_ms, &entry, detail, &mut effects);
-            return Ok(Applied {
-                effects,
-                instance: None,
-            });
-        }
-        if self.classes.class(&begin.class).is_none() {
+            self.refuse_request(now_ms, &waiter, detail, &mut effects);
+        } else if let Some(class) = begin.class.filter(|c| self.classes.class(c).is_none()) {
             let detail = format!(
-                "synchronization failed: class {} is not in the controller's class document \
-                 (mobiwf-controller classes apply FILE)",
-                begin.class
+                "synchronization failed: class {class} is not in the controller's class \
+                 document (mobiwf-controller classes apply FILE)"
             );
-            self.refuse(now_ms, &entry, detail, &mut effects);
-            return Ok(Applied {
-                effects,
-                instance: None,
-            });
+            self.refuse_request(now_ms, &waiter, detail, &mut effects);
+        } else if !self.begin_ordered(now_ms, &waiter) {
+            self.go_on(now_ms, waiter, &mut effects);
         }
+        Ok(Applied {
+            effects,
+            instance: None,
+        })
+    }
+
+    /// A request whose relative order allows it goes on: to its class's stage, or granted
+    /// at once when it has no class (a grant that fences nothing: only a class's does).
+    pub(crate) fn go_on(&mut self, now_ms: u64, waiter: OrderWaiter, effects: &mut Vec<Effect>) {
+        let OrderWaiter {
+            ticket,
+            class,
+            node,
+            peer,
+            ..
+        } = waiter;
+        let Some(class) = class else {
+            effects.push(self.send(
+                &peer,
+                Message::SyncGranted(SyncGranted {
+                    ticket,
+                    lease_ms: self.lease_ms,
+                }),
+            ));
+            return;
+        };
+        let entry = SyncEntry {
+            ticket,
+            class,
+            node,
+            peer,
+            since_ms: now_ms,
+        };
+        self.class_stage(now_ms, entry, effects);
+    }
+
+    /// A request is refused; one without a class leaves its wait for the relative order.
+    fn refuse_request(
+        &mut self,
+        now_ms: u64,
+        waiter: &OrderWaiter,
+        detail: String,
+        effects: &mut Vec<Effect>,
+    ) {
+        let Some(class) = waiter.class.clone() else {
+            effects.push(self.send(
+                &waiter.peer,
+                Message::SyncRefused(SyncRefused {
+                    ticket: waiter.ticket,
+                    detail: detail.clone(),
+                }),
+            ));
+            self.order_event(now_ms, waiter, |activity| Event::OrderReleased {
+                activity,
+                why: detail,
+            });
+            return;
+        };
+        let entry = SyncEntry {
+            ticket: waiter.ticket,
+            class,
+            node: waiter.node.clone(),
+            peer: waiter.peer.clone(),
+            since_ms: waiter.since_ms,
+        };
+        self.refuse(now_ms, &entry, detail, effects);
+    }
+
+    /// A request for its class: granted at once, or waiting (the rule of the module `sync`).
+    fn class_stage(&mut self, now_ms: u64, entry: SyncEntry, effects: &mut Vec<Effect>) {
         let mut superseded = Vec::new();
         let begun = self
             .sync
@@ -236,7 +300,7 @@ impl Book {
             self.record_release(now_ms, &ended, "a later request of the activity came");
         }
         match begun {
-            Begun::Granted => self.grant(now_ms, &entry, &mut effects),
+            Begun::Granted => self.grant(now_ms, &entry, effects),
             Begun::AlreadyHeld => effects.push(self.granted_message(&entry)),
             Begun::Waiting(behind) => {
                 self.push_event(now_ms, &entry, |activity, class| Event::SyncWaiting {
@@ -247,10 +311,6 @@ impl Book {
             }
             Begun::AlreadyWaiting | Begun::Stale => {}
         }
-        Ok(Applied {
-            effects,
-            instance: None,
-        })
     }
 
     /// Only the node that runs the request's partition asks, about an activity of that
@@ -279,17 +339,19 @@ impl Book {
             .get(&t.instance)
             .and_then(|d| d.activities.iter().find(|a| a.id == t.activity))
             .map(|a| a.class.as_ref());
+        let class_text =
+            |c: Option<&ClassName>| c.map_or("no class".to_owned(), |c| format!("class {c}"));
         match defined {
-            Some(Some(class)) if *class == begin.class => Ok(()),
+            Some(class) if class == begin.class.as_ref() => Ok(()),
             // An instance kept without its definition: the node's word is all there is.
             None => Ok(()),
             Some(other) => Err(BookError::Classes(format!(
-                "activity {} of instance {} has {}, not class {}: its node asked for a class \
-                 its definition does not give it",
+                "activity {} of instance {} has {}, not {}: its node asked for a class its \
+                 definition does not give it",
                 t.activity,
                 t.instance,
-                other.map_or("no class".to_owned(), |c| format!("class {c}")),
-                begin.class
+                class_text(other),
+                class_text(begin.class.as_ref())
             ))),
         }
     }
@@ -316,6 +378,7 @@ impl Book {
     /// nothing blocks any more granted (before the expiries: one freed by this very input is
     /// not refused); the waiters past their `maxWait` refused, and what that frees granted.
     pub(crate) fn sync_after(&mut self, now_ms: u64, effects: &mut Vec<Effect>) {
+        self.ordering_after(now_ms, effects);
         if self.sync.is_empty() {
             return;
         }

@@ -10,9 +10,11 @@
 //! that has failed most, goes first). A waiter past its class's `maxWait` is refused. This file
 //! is the rule alone, on plain data; `book.rs` ties it to the book (who may ask, what the
 //! controller itself releases, the messages and the history), `view.rs` is what `sync show`
-//! shows.
+//! shows, `ordered.rs` the ordering requirements between definitions (a request of an ordered
+//! task waits for the relative order of its instance first, then for its class if it has one).
 
 mod book;
+mod ordered;
 mod view;
 
 use mobiwf_proto::{ActivityId, InstanceId, NodeId, NodeName, PartitionId, SyncTicket};
@@ -20,7 +22,9 @@ use mobiwf_xml_schema::{ClassDocument, ClassName, DEFAULT_MAX_WAIT_SECS};
 use serde::{Deserialize, Serialize};
 
 pub use book::{ClassesRecord, DEFAULT_LEASE_MS};
-pub use view::{SyncHolder, SyncView, SyncWaiter};
+pub(crate) use ordered::Ordering;
+pub use ordered::{OrderWaiter, OrderingsRecord};
+pub use view::{OrderWaiterView, SyncHolder, SyncView, SyncWaiter};
 
 /// One request for a class, holding it or waiting for it.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
@@ -47,13 +51,25 @@ impl SyncEntry {
 }
 
 /// The manager's state as the store keeps it (one value, `meta/sync`): the holders, and the
-/// waiters in arrival order.
+/// waiters in arrival order; since orderings between definitions, the requests that wait for
+/// their instance's relative order and the ordering tickets given (both left out while empty,
+/// so a state stored before them loads unchanged).
 #[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
 pub struct SyncRecord {
     /// The requests that hold their class.
     pub holders: Vec<SyncEntry>,
     /// The requests that wait, the oldest first.
     pub waiters: Vec<SyncEntry>,
+    /// The requests that wait for their instance's relative order, the oldest first.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub ordered: Vec<OrderWaiter>,
+    /// The ordering tickets given.
+    #[serde(default, skip_serializing_if = "no_tickets")]
+    pub tickets: crate::ordering::Tickets,
+}
+
+fn no_tickets(t: &crate::ordering::Tickets) -> bool {
+    *t == crate::ordering::Tickets::default()
 }
 
 /// What a request became.
@@ -125,9 +141,10 @@ impl Manager {
         std::mem::take(&mut self.dirty).then(|| self.state.clone())
     }
 
-    /// True when nobody holds or waits.
+    /// True when nobody holds or waits (for a class or for the relative order).
     pub(crate) fn is_empty(&self) -> bool {
-        self.state.holders.is_empty() && self.state.waiters.is_empty()
+        let s = &self.state;
+        s.holders.is_empty() && s.waiters.is_empty() && s.ordered.is_empty()
     }
 
     /// A request: granted at once, or waiting (see the module's rule). Earlier rounds of the

@@ -198,6 +198,7 @@ fn an_unknown_class_waits_the_default_time() {
     let m = Manager::restore(SyncRecord {
         holders: vec![],
         waiters: vec![entry(1, 0, "gone", 0)],
+        ..SyncRecord::default()
     });
     assert_eq!(m.next_expiry(&ClassDocument::default()), Some(60_000));
 }

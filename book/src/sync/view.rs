@@ -1,12 +1,13 @@
 //! What `GET /sync` and `mobiwf-controller sync show` show: every holder (class, instance,
 //! activity, node, since when) and every waiter (the same, and what it waits behind), the
-//! waiters in the order they will be looked at.
+//! waiters in the order they will be looked at; then the requests that wait for their
+//! instance's relative order (an ordering between definitions), with what they wait after.
 
 use mobiwf_proto::{ActivityId, InstanceId, NodeName, PartitionId};
 use mobiwf_xml_schema::ClassName;
 use serde::Serialize;
 
-use super::{Blocker, SyncEntry};
+use super::{Blocker, OrderWaiter, SyncEntry};
 use crate::Book;
 
 /// The synchronization manager's state, for people.
@@ -18,6 +19,35 @@ pub struct SyncView {
     pub holders: Vec<SyncHolder>,
     /// The requests that wait, the oldest first.
     pub waiters: Vec<SyncWaiter>,
+    /// The requests that wait for their instance's relative order, the oldest first (left
+    /// out while none does, as before orderings).
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub ordered: Vec<OrderWaiterView>,
+}
+
+/// One request waiting for its instance's relative order.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+pub struct OrderWaiterView {
+    /// Its class, asked for once its order allows it (none: granted then).
+    pub class: Option<ClassName>,
+    /// The instance.
+    pub instance: InstanceId,
+    /// Its partition.
+    pub partition: PartitionId,
+    /// The activity.
+    pub activity: ActivityId,
+    /// The activity's name (empty when it has none).
+    pub name: String,
+    /// The request's round.
+    pub round: u32,
+    /// The node that runs it.
+    pub node: NodeName,
+    /// When it asked, ms since the epoch.
+    pub since_ms: u64,
+    /// Each task it waits after: `after instance 12's T11`.
+    pub after: Vec<String>,
+    /// The same, in words: `waits for the relative order of its instance: after ...`.
+    pub after_text: String,
 }
 
 /// One holder.
@@ -75,21 +105,43 @@ impl Book {
                 }
             })
             .collect();
+        let ordered = state.ordered.iter().map(|w| self.order_waiter(w)).collect();
         SyncView {
             lease_ms: self.lease_ms,
             holders: state.holders.iter().map(|h| self.sync_holder(h)).collect(),
             waiters,
+            ordered,
         }
+    }
+
+    fn order_waiter(&self, w: &OrderWaiter) -> OrderWaiterView {
+        let t = w.ticket;
+        let waits = self.order_waits(t);
+        OrderWaiterView {
+            class: w.class.clone(),
+            instance: t.instance,
+            partition: t.partition,
+            activity: t.activity,
+            name: self.activity_name(t.instance, t.activity),
+            round: t.round,
+            node: w.node.clone(),
+            since_ms: w.since_ms,
+            after: waits.iter().map(ToString::to_string).collect(),
+            after_text: crate::ordering::describe(&waits),
+        }
+    }
+
+    fn activity_name(&self, instance: InstanceId, activity: ActivityId) -> String {
+        self.instances
+            .get(&instance)
+            .and_then(|i| i.activities.iter().find(|a| a.id == activity))
+            .map(|a| a.name.clone())
+            .unwrap_or_default()
     }
 
     fn sync_holder(&self, e: &SyncEntry) -> SyncHolder {
         let t = e.ticket;
-        let name = self
-            .instances
-            .get(&t.instance)
-            .and_then(|i| i.activities.iter().find(|a| a.id == t.activity))
-            .map(|a| a.name.clone())
-            .unwrap_or_default();
+        let name = self.activity_name(t.instance, t.activity);
         SyncHolder {
             class: e.class.clone(),
             instance: t.instance,

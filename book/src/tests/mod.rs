@@ -23,6 +23,7 @@ mod inputs;
 mod lifecycles;
 mod loops;
 mod operator;
+mod orderings;
 mod overdue;
 mod paper;
 mod pause;

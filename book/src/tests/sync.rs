@@ -73,7 +73,7 @@ fn ticket(instance: u64, activity: u64, round: u32) -> SyncTicket {
 fn ask(b: &mut Book, at: u64, peer: &str, t: SyncTicket, class: &str) -> Applied {
     let message = Message::BeginSync(BeginSync {
         ticket: t,
-        class: ClassName::from(class),
+        class: Some(ClassName::from(class)),
     });
     from_node(b, at, peer, message)
 }
@@ -196,7 +196,7 @@ scenarios! {
             peer: NodeId::new(peer),
             message: Message::BeginSync(BeginSync {
                 ticket: ticket(1, 1, 0),
-                class: class.into(),
+                class: Some(class.into()),
             }),
         };
         let err = b.apply(T0, from("peerB", "press")).expect_err("not its partition");

@@ -126,7 +126,8 @@ async fn sync_show(api: &ApiArgs, as_json: bool) -> anyhow::Result<ExitCode> {
     println!("lease {} ms", body["lease_ms"]);
     let holders = body["holders"].as_array().cloned().unwrap_or_default();
     let waiters = body["waiters"].as_array().cloned().unwrap_or_default();
-    if holders.is_empty() && waiters.is_empty() {
+    let ordered = body["ordered"].as_array().cloned().unwrap_or_default();
+    if holders.is_empty() && waiters.is_empty() && ordered.is_empty() {
         println!("no activity holds or waits for a class");
         return Ok(ExitCode::SUCCESS);
     }
@@ -134,11 +135,19 @@ async fn sync_show(api: &ApiArgs, as_json: bool) -> anyhow::Result<ExitCode> {
         "{:<8} {:<12} {:<9} {:<20} {:<10} {:<20} BEHIND",
         "", "CLASS", "INSTANCE", "ACTIVITY", "NODE", "SINCE"
     );
-    for (what, row) in holders
+    // The requests waiting for their instance's relative order: what they wait after.
+    let ordered = ordered.iter().map(|o| {
+        let mut row = o.clone();
+        row["behind_text"] = o["after_text"].clone();
+        ("orders", row)
+    });
+    let rows: Vec<(&str, Value)> = holders
         .iter()
-        .map(|h| ("holds", h))
-        .chain(waiters.iter().map(|w| ("waits", w)))
-    {
+        .map(|h| ("holds", h.clone()))
+        .chain(waiters.iter().map(|w| ("waits", w.clone())))
+        .chain(ordered)
+        .collect();
+    for (what, row) in &rows {
         let since = row["since_ms"]
             .as_u64()
             .map_or_else(|| "-".to_owned(), mobiwf_book::format_time);

@@ -8,6 +8,7 @@ pub mod convert;
 pub mod definitions;
 pub mod enrol;
 pub mod history;
+pub mod orderings;
 pub mod org;
 pub mod partition;
 pub mod serve;

@@ -96,7 +96,8 @@ impl Actor for ControllerActor {
             || !changes.registry.is_empty()
             || changes.people.is_some()
             || changes.classes.is_some()
-            || changes.sync.is_some();
+            || changes.sync.is_some()
+            || changes.orderings.is_some();
         if book_changed {
             state::stage(&mut group.batch, &changes)?;
         }

@@ -112,6 +112,30 @@ impl ControllerClient {
         self.query(Query::Classes).await
     }
 
+    /// Applies an ordering document (XML or PDL, told by `source`); how many orderings it
+    /// holds, or every problem.
+    pub async fn apply_orderings(
+        &self,
+        source: String,
+        document: String,
+    ) -> anyhow::Result<Result<usize, BookError>> {
+        self.ask(|reply| {
+            Event::Command(Command::Orderings {
+                source,
+                document,
+                reply,
+            })
+        })
+        .await
+    }
+
+    /// The ordering document in force, and as applied.
+    pub async fn orderings(
+        &self,
+    ) -> anyhow::Result<(mobiwf_xml_schema::Orderings, mobiwf_book::OrderingsRecord)> {
+        self.query(Query::Orderings).await
+    }
+
     /// The synchronization manager's holders and waiters.
     pub async fn sync_view(&self) -> anyhow::Result<mobiwf_book::SyncView> {
         self.query(Query::Sync).await

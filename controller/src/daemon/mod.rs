@@ -130,6 +130,13 @@ enum Command {
         classes: mobiwf_xml_schema::ClassDocument,
         reply: oneshot::Sender<Result<usize, BookError>>,
     },
+    /// An operator applies an ordering document (read and resolved by the book); how many
+    /// orderings it holds.
+    Orderings {
+        source: String,
+        document: String,
+        reply: oneshot::Sender<Result<usize, BookError>>,
+    },
     /// An operator's insert, remove or delegate of a work item.
     Worklist {
         instance: InstanceId,
@@ -176,6 +183,8 @@ enum Query {
     Classes(oneshot::Sender<(mobiwf_xml_schema::ClassDocument, mobiwf_book::ClassesRecord)>),
     /// The synchronization manager's holders and waiters.
     Sync(oneshot::Sender<mobiwf_book::SyncView>),
+    /// The ordering document in force, as applied.
+    Orderings(oneshot::Sender<(mobiwf_xml_schema::Orderings, mobiwf_book::OrderingsRecord)>),
     /// The deployed definitions, or one of them.
     Definitions(definitions::DefinitionQuery),
 }

@@ -70,7 +70,16 @@ impl ControllerActor {
                 classes,
                 reply,
             } => {
-                let result = self.classes(now, Input::Classes { document, classes }, effects);
+                let result = self.coordination(now, Input::Classes { document, classes }, effects);
+                group.answer(reply, result);
+            }
+            Command::Orderings {
+                source,
+                document,
+                reply,
+            } => {
+                let input = Input::Orderings { source, document };
+                let result = self.coordination(now, input, effects);
                 group.answer(reply, result);
             }
             Command::Definitions(command) => self.definitions(now, command, effects, group),
@@ -208,18 +217,25 @@ impl ControllerActor {
         Ok(version)
     }
 
-    /// A class document applied: how many classes it declares.
-    fn classes(
+    /// A class or ordering document applied: how many classes or orderings it holds.
+    fn coordination(
         &mut self,
         now: u64,
         input: Input,
         effects: &mut Vec<Effect>,
     ) -> Result<usize, BookError> {
+        let classes = matches!(input, Input::Classes { .. });
         let applied = self.apply_book(now, input)?;
         effects.extend(applied.effects);
-        let count = self.book.classes().classes.len();
-        tracing::info!(classes = count, "class document applied");
-        Ok(count)
+        if classes {
+            let count = self.book.classes().classes.len();
+            tracing::info!(classes = count, "class document applied");
+            Ok(count)
+        } else {
+            let count = self.book.orderings().orderings.len();
+            tracing::info!(orderings = count, "ordering document applied");
+            Ok(count)
+        }
     }
 
     /// An operator's action on a work item: the name of the node it is sent to.

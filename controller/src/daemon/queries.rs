@@ -52,6 +52,10 @@ impl ControllerActor {
             Query::Sync(reply) => {
                 let _ = reply.send(self.book.sync_view());
             }
+            Query::Orderings(reply) => {
+                let orderings = self.book.orderings().clone();
+                let _ = reply.send((orderings, self.book.orderings_record().clone()));
+            }
             Query::Definitions(query) => self.answer_definitions(query),
         }
     }

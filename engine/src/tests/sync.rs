@@ -68,9 +68,12 @@ fn begins(effects: &[Effect]) -> Vec<(SyncTicket, String)> {
     to_controller(effects)
         .into_iter()
         .filter_map(|m| match m {
-            Message::BeginSync(BeginSync { ticket, class }) => {
-                Some((*ticket, class.as_str().to_owned()))
-            }
+            Message::BeginSync(BeginSync { ticket, class }) => Some((
+                *ticket,
+                class
+                    .as_ref()
+                    .map_or_else(String::new, |c| c.as_str().to_owned()),
+            )),
             _ => None,
         })
         .collect()
@@ -168,6 +171,35 @@ scenarios! {
         let changes = e.take_changes().expect("changes");
         let text = String::from_utf8(changes.runs[0].state.clone()).expect("utf-8");
         assert!(!text.contains("gates"), "{text}");
+    }
+
+    fn an_ordered_activity_without_a_class_asks_with_none_and_runs_without_a_lease() {
+        let mut e = Engine::new();
+        let extra = "<ordered>1</ordered>";
+        let d = doc(1, &[A { id: 1, command: Some("work"), extra, ..A::default() }]);
+        let fx = deploy(&mut e, 1, 1, &d);
+        let asked: Vec<&Message> = to_controller(&fx)
+            .into_iter()
+            .filter(|m| matches!(m, Message::BeginSync(_)))
+            .collect();
+        let begin = BeginSync { ticket: ticket(1, 1, 0), class: None };
+        assert_eq!(asked, vec![&Message::BeginSync(begin.clone())]);
+        // On the wire it names no class.
+        let wire = serde_json::to_string(&begin).expect("encoded");
+        assert!(!wire.contains("class"), "{wire}");
+        assert!(executes(&fx).is_empty(), "{fx:?}");
+        assert_eq!(state(&e, 1, 1), ActivityState::Synchronizing);
+
+        let fx = grant(&mut e, 2000, ticket(1, 1, 0));
+        assert_eq!(executes(&fx), vec![(1, 0)]);
+        assert_eq!(leases(&fx), vec![None]);
+        // It runs under no lease: a word that one was lost changes nothing.
+        assert!(lost(&mut e, 2500, 1, 1, 0).is_empty());
+        assert_eq!(state(&e, 1, 1), ActivityState::Running);
+
+        let fx = ended(&mut e, 3000, 1, 1, true, 0);
+        assert_eq!(state(&e, 1, 1), ActivityState::Succeeded);
+        assert_eq!(ends(&fx), vec![ticket(1, 1, 0)]);
     }
 
     fn a_refused_request_fails_the_activity_without_retries_and_its_contingency_applies() {

@@ -481,7 +481,7 @@ fn only_the_controller_answers_requests_for_classes_and_a_node_takes_none() {
     }
     let begin = Message::BeginSync(BeginSync {
         ticket,
-        class: "press".into(),
+        class: Some("press".into()),
     });
     let end = Message::EndSync(EndSync { ticket });
     for message in [begin, end] {

@@ -74,6 +74,11 @@ pub struct PartitionActivity {
     /// id, command, size and os), so that the device of the user who selects the item can run
     /// it; default none.
     pub application: Option<super::applications::Application>,
+    /// Extension `ordered` (partition documents only): a task an ordering between
+    /// definitions names, for this instance's definition. The controller sets it when it
+    /// places an instance of a deployed definition; the node then asks the controller before
+    /// the activity is ready, as for a task class (with no class when it has none).
+    pub ordered: bool,
     /// Extensions `reads` and `writes`, as in the definition.
     pub data: super::data::DataAccess,
     /// Extensions `role`, `department`, `team`, `assignment`, `policy`, `priority`,

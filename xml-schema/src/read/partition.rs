@@ -17,7 +17,7 @@ const ROOT: &[super::Child] = &[
     many(&["activity"]),
     one(&["data"]),
 ];
-const ACTIVITY: &[super::Child] = &super::joined::<31>(
+const ACTIVITY: &[super::Child] = &super::joined::<32>(
     &[
         one(&["nameActivity"]),
         one(&["descriptionActivity"]),
@@ -33,6 +33,7 @@ const ACTIVITY: &[super::Child] = &super::joined::<31>(
         one(&["loop"]),
         one(&["adjacents"]),
         one(&["timeOut"]),
+        one(&["ordered"]),
     ],
     HOW_DONE,
 );
@@ -115,6 +116,10 @@ fn read_activity(ctx: &mut Ctx, el: &Element, index: usize) -> PartitionActivity
         application: el
             .child(&["application"])
             .and_then(|e| ctx.application(e, &common.owner)),
+        ordered: el
+            .child(&["ordered"])
+            .and_then(|e| ctx.flag(e, owner, "ask the controller for its relative order"))
+            .unwrap_or(false),
         data: common.data,
         people: common.people,
     }

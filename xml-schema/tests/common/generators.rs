@@ -506,7 +506,11 @@ pub fn partition_document() -> impl Strategy<Value = PartitionDocument> {
             routing(),
             access(),
             class(),
-            (prop::option::of(application()), loop_back(true)),
+            (
+                prop::option::of(application()),
+                loop_back(true),
+                any::<bool>(),
+            ),
         ),
     )
         .prop_map(
@@ -521,7 +525,7 @@ pub fn partition_document() -> impl Strategy<Value = PartitionDocument> {
                     retries,
                     depends,
                 ),
-                ((merge, routes, completion), data, class, (application, loop_back)),
+                ((merge, routes, completion), data, class, (application, loop_back, ordered)),
             )| {
                 PartitionActivity {
                     id: ActivityId(id),
@@ -545,6 +549,7 @@ pub fn partition_document() -> impl Strategy<Value = PartitionDocument> {
                     retries,
                     class,
                     application,
+                    ordered,
                     people,
                     data,
                 }
