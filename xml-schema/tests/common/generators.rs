@@ -481,9 +481,10 @@ pub fn adjacent() -> impl Strategy<Value = Adjacent> {
     )
 }
 
-pub fn partition_document() -> impl Strategy<Value = PartitionDocument> {
+/// Any activity of a partition document the reader accepts.
+pub fn partition_activity() -> impl Strategy<Value = PartitionActivity> {
     let (precondition, adjacent) = (precondition(), adjacent());
-    let activity = (
+    (
         (
             any::<u64>(),
             text(),
@@ -554,11 +555,14 @@ pub fn partition_document() -> impl Strategy<Value = PartitionDocument> {
                     data,
                 }
             },
-        );
+        )
+}
+
+pub fn partition_document() -> impl Strategy<Value = PartitionDocument> {
     (
         any::<u64>(),
         prop::option::of(text()),
-        prop::collection::vec(activity, 0..4),
+        prop::collection::vec(partition_activity(), 0..4),
         data(),
     )
         .prop_map(|(id, start_time, activities, data)| PartitionDocument {
