@@ -484,45 +484,6 @@ impl Book {
         partitions.chain(overdue).chain(self.sync_deadline()).min()
     }
 
-    /// The nodes the failure detector should watch: those running unfinished partitions of
-    /// instances not over, and the suspected ones (to notice when they answer again).
-    pub fn watched(&self) -> Vec<Watched> {
-        let mut peers: BTreeSet<&NodeId> = self
-            .live()
-            .flat_map(|i| i.partitions.iter())
-            .filter(|p| !p.is_over())
-            .map(|p| &p.peer)
-            .collect();
-        peers.extend(
-            self.nodes
-                .values()
-                .filter(|n| n.suspected.is_some())
-                .map(|n| &n.peer),
-        );
-        // A node holding a task class is watched until it releases it: only its suspicion
-        // frees a class whose holder never says so.
-        peers.extend(self.sync_holders());
-        // A node whose user disconnected on purpose is not suspected while they are away: its
-        // own partitions go on offline and report when it is back.
-        let away: BTreeSet<&NodeId> = self
-            .directory
-            .devices
-            .values()
-            .filter(|d| !d.away.is_empty())
-            .map(|d| &d.node)
-            .collect();
-        peers
-            .into_iter()
-            .filter(|p| !away.contains(p))
-            .filter_map(|p| self.nodes.get(p))
-            .map(|n| Watched {
-                peer: n.peer.clone(),
-                addrs: n.addrs.clone(),
-                suspected: n.suspected.is_some(),
-            })
-            .collect()
-    }
-
     /// One instance's history.
     pub fn history(&self, id: InstanceId) -> Option<&[HistoryEvent]> {
         self.instances

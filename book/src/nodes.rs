@@ -2,12 +2,15 @@
 //! detector's suspicion (the controller gives up on the node's unfinished partitions) and a
 //! suspected node answering again. A node that (re)joins or answers may be the one a
 //! contingency activity waits for: every live instance is settled again. A registration also
-//! updates the node's entry in the organisation directory (`directory`).
+//! updates the node's entry in the organisation directory (`directory`). Which nodes the
+//! failure detector watches is decided here too.
+
+use std::collections::BTreeSet;
 
 use mobiwf_proto::{NodeId, NodeName, PartitionId};
 
 use crate::recovery;
-use crate::{Applied, Book, BookError, Effect, NodeInfo};
+use crate::{Applied, Book, BookError, Effect, NodeInfo, Watched};
 
 impl Book {
     /// A node says who it is.
@@ -103,5 +106,48 @@ impl Book {
         let mut applied = self.settle_all(now_ms);
         applied.effects.insert(0, Effect::AnswersAgain { name });
         applied
+    }
+}
+
+impl Book {
+    /// The nodes the failure detector should watch: those running unfinished partitions of
+    /// instances not over, and the suspected ones (to notice when they answer again).
+    pub fn watched(&self) -> Vec<Watched> {
+        let mut peers: BTreeSet<&NodeId> = self
+            .live()
+            .flat_map(|i| i.partitions.iter())
+            .filter(|p| !p.is_over())
+            .map(|p| &p.peer)
+            .collect();
+        peers.extend(
+            self.nodes
+                .values()
+                .filter(|n| n.suspected.is_some())
+                .map(|n| &n.peer),
+        );
+        // A node whose user disconnected on purpose is not suspected while they are away: its
+        // own partitions go on offline and report when it is back.
+        // A node holding a task class is watched until it releases it, away or not: only its
+        // suspicion frees a class whose holder never says so (its lease ended the held work
+        // there before).
+        let holders: BTreeSet<&NodeId> = self.sync_holders().collect();
+        peers.extend(holders.iter().copied());
+        let away: BTreeSet<&NodeId> = self
+            .directory
+            .devices
+            .values()
+            .filter(|d| !d.away.is_empty())
+            .map(|d| &d.node)
+            .collect();
+        peers
+            .into_iter()
+            .filter(|p| !away.contains(p) || holders.contains(p))
+            .filter_map(|p| self.nodes.get(p))
+            .map(|n| Watched {
+                peer: n.peer.clone(),
+                addrs: n.addrs.clone(),
+                suspected: n.suspected.is_some(),
+            })
+            .collect()
     }
 }

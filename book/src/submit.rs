@@ -92,7 +92,7 @@ impl Book {
             self.recent.insert(0, hit);
             return Ok(parsed);
         }
-        let def = mobiwf_xml_schema::load_definition_in(language, src)
+        let def = mobiwf_xml_schema::load_new_definition_in(language, src)
             .map_err(|d| BookError::Invalid(d.render(source)))?
             .value;
         let stored = match language {

@@ -129,8 +129,33 @@ pub fn load_definition_in(
     Ok(loaded)
 }
 
+/// [`load_definition_in`] for a new definition (submitted, deployed, validated): held to the
+/// rules of [`crate::validate_new_definition`] too, which stored copies read back are not.
+pub fn load_new_definition_in(
+    language: Language,
+    src: &[u8],
+) -> Result<Loaded<WorkflowDefinition>, Diagnostics> {
+    let loaded = load_definition_in(language, src)?;
+    let problems = crate::validate_new_definition(&loaded.value, &loaded.source_map);
+    if problems.is_empty() {
+        Ok(loaded)
+    } else {
+        Err(Diagnostics(problems))
+    }
+}
+
+/// [`load_new_definition_in`] in the language [`Language::of`] says `file_name` (a path or a
+/// bare name) with the text `src` is written in: what `validate`, `partition` and `convert`
+/// read.
+pub fn load_new_definition_named(
+    file_name: &str,
+    src: &[u8],
+) -> Result<Loaded<WorkflowDefinition>, Diagnostics> {
+    load_new_definition_in(Language::of(file_name, src), src)
+}
+
 /// Reads the definition in the language [`Language::of`] says `file_name` (a path or a bare
-/// name) with the text `src` is written in: what `validate`, `partition` and `convert` read.
+/// name) with the text `src` is written in, as a stored copy is read back.
 pub fn load_definition_named(
     file_name: &str,
     src: &[u8],

@@ -61,7 +61,10 @@ pub use derive::{
     loop_body,
 };
 pub use diagnostic::{Diagnostic, Diagnostics, Pos};
-pub use language::{Language, load_definition_in, load_definition_named};
+pub use language::{
+    Language, load_definition_in, load_definition_named, load_new_definition_in,
+    load_new_definition_named,
+};
 pub use model::*;
 pub use ordering::{
     ResolvedOrdering, load_orderings, load_orderings_in, load_orderings_named, resolve_orderings,
@@ -70,7 +73,7 @@ pub use ordering::{
 pub use org::{load_organisation, validate_organisation, write_organisation};
 pub use pdl::{read_pdl, write_orderings_pdl, write_pdl};
 pub use source_map::{Node, SourceMap};
-pub use validate::{validate_definition, validate_partition};
+pub use validate::{validate_definition, validate_new_definition, validate_partition};
 pub use write::{write_definition, write_partition};
 
 use std::collections::HashSet;
@@ -143,7 +146,9 @@ pub fn check(src: &[u8]) -> Diagnostics {
         Err(diags) => return diags,
     };
     match kind_of(&root) {
-        DocumentKind::Definition => load(&root, read::read_definition, validate_definition).err(),
+        DocumentKind::Definition => {
+            load(&root, read::read_definition, validate_new_definition).err()
+        }
         DocumentKind::Partition => load(&root, read::read_partition, validate_partition).err(),
         // Parsed again with the organisation's own wording of the tree's problems.
         DocumentKind::Organisation => load_organisation(src).err(),

@@ -207,27 +207,31 @@ fn derivation_copies_retries_into_the_partition() {
 }
 
 #[test]
-fn retry_waits_must_leave_time_within_the_time_out() {
+fn retry_waits_must_leave_time_within_the_time_out_of_a_new_definition() {
     let fits = "<timeOut>7</timeOut><retries><count>3</count><wait>2</wait></retries>";
+    let new = |extra: &str| {
+        mobiwf_xml_schema::load_new_definition_in(
+            mobiwf_xml_schema::Language::MobiWfMs,
+            common::extension::definition_xml(extra).as_bytes(),
+        )
+    };
     assert_eq!(
-        definition(fits).unwrap().activities[1].retries,
+        new(fits).unwrap().value.activities[1].retries,
         retries(3, 2)
     );
-    assert!(partition(fits).is_ok());
     let whole = "<timeOut>6</timeOut><retries><count>3</count><wait>2</wait></retries>";
-    for errors in [definition_errors(whole), partition_errors(whole)] {
-        assert!(
-            errors.contains(
-                "waits 3 × 2 s = 6 s between its retries, not less than its timeOut of 6 s"
-            ),
-            "{errors}"
-        );
-    }
+    let errors = new(whole).unwrap_err().render("d.xml");
+    assert!(
+        errors
+            .contains("waits 3 × 2 s = 6 s between its retries, not less than its timeOut of 6 s"),
+        "{errors}"
+    );
+    assert!(errors.starts_with("d.xml:5:"), "at its <retries>: {errors}");
+    // A stored copy read back (a deployed version, an instance's document, a node's
+    // partition) is not held to it: an upgrade never makes it unreadable.
+    assert!(definition(whole).is_ok());
+    assert!(partition(whole).is_ok());
     // No timeOut (0) bounds nothing; retries without waits fit any timeOut.
-    assert!(
-        definition("<timeOut>0</timeOut><retries><count>3</count><wait>9</wait></retries>").is_ok()
-    );
-    assert!(
-        partition("<timeOut>1</timeOut><retries><count>3</count><wait>0</wait></retries>").is_ok()
-    );
+    assert!(new("<timeOut>0</timeOut><retries><count>3</count><wait>9</wait></retries>").is_ok());
+    assert!(new("<timeOut>1</timeOut><retries><count>3</count><wait>0</wait></retries>").is_ok());
 }

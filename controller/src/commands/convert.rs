@@ -7,7 +7,7 @@ use std::path::{Path, PathBuf};
 use std::process::ExitCode;
 
 use anyhow::Context;
-use mobiwf_xml_schema::{load_definition_named, write_definition, write_pdl};
+use mobiwf_xml_schema::{load_new_definition_named, write_definition, write_pdl};
 
 /// What `convert` is given.
 #[derive(clap::Args)]
@@ -35,7 +35,7 @@ enum Written {
 pub fn run(args: &ConvertArgs) -> anyhow::Result<ExitCode> {
     let bytes = super::read(&args.file)?;
     let name = args.file.display().to_string();
-    let definition = match load_definition_named(&name, &bytes) {
+    let definition = match load_new_definition_named(&name, &bytes) {
         Ok(loaded) => loaded.value,
         Err(diagnostics) => {
             eprint!("{}", diagnostics.render(&name));

@@ -5,12 +5,14 @@ use std::path::Path;
 use std::process::ExitCode;
 
 use anyhow::Context;
-use mobiwf_xml_schema::{DeriveOptions, derive_partitions, load_definition_named, write_partition};
+use mobiwf_xml_schema::{
+    DeriveOptions, derive_partitions, load_new_definition_named, write_partition,
+};
 
 pub fn run(file: &Path, out: &Path, start_time: Option<String>) -> anyhow::Result<ExitCode> {
     let bytes = super::read(file)?;
     let name = file.display().to_string();
-    let definition = match load_definition_named(&name, &bytes) {
+    let definition = match load_new_definition_named(&name, &bytes) {
         Ok(loaded) => loaded.value,
         Err(diagnostics) => {
             eprint!("{}", diagnostics.render(&name));

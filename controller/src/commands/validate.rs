@@ -5,7 +5,7 @@
 use std::path::PathBuf;
 use std::process::ExitCode;
 
-use mobiwf_xml_schema::{DocumentKind, Language, check, detect_kind, load_definition_in};
+use mobiwf_xml_schema::{DocumentKind, Language, check, detect_kind, load_new_definition_in};
 
 pub fn run(files: &[PathBuf]) -> anyhow::Result<ExitCode> {
     let mut unreadable = false;
@@ -23,7 +23,7 @@ pub fn run(files: &[PathBuf]) -> anyhow::Result<ExitCode> {
         let language = Language::of(&name, &bytes);
         let diagnostics = match language {
             Language::MobiWfMs => check(&bytes),
-            Language::Pdl | Language::Bpmn => load_definition_in(language, &bytes)
+            Language::Pdl | Language::Bpmn => load_new_definition_in(language, &bytes)
                 .err()
                 .unwrap_or_default(),
         };

@@ -138,7 +138,6 @@ fn check_activity(
             command: a.command.as_deref(),
             compensation: a.compensation.as_deref(),
             retries: a.retries,
-            time_out_secs: a.time_out_secs,
         },
     );
     check_people(diags, map, i, a.id, a.kind, &a.people);

@@ -26,7 +26,7 @@ use std::hash::Hash;
 
 use crate::diagnostic::{Diagnostic, Pos};
 use crate::limits::MAX_RETRIES;
-use crate::model::{ActivityId, ActivityKind, Retries};
+use crate::model::{ActivityId, ActivityKind, Retries, WorkflowDefinition};
 use crate::source_map::{Node, SourceMap};
 
 /// Reports every repeated id among `items` (at the repetition, naming the first).
@@ -103,8 +103,6 @@ struct Runs<'a> {
     compensation: Option<&'a str>,
     /// How often a failed run is tried again.
     retries: Retries,
-    /// `timeOut` in seconds, 0 = none: the longest run, which the retries' waits must fit in.
-    time_out_secs: u32,
 }
 
 /// Reports the problems of what activity `id` of `kind` (the `i`th of its document) runs, in
@@ -122,7 +120,6 @@ fn check_command_and_retries(
         command,
         compensation,
         retries,
-        time_out_secs,
     } = runs;
     if let Some(problem) = command_problem(id, kind, command) {
         diags.push(Diagnostic::new(
@@ -136,14 +133,30 @@ fn check_command_and_retries(
             problem,
         ));
     }
-    let problem = retries_problem(id, kind, retries)
-        .or_else(|| retry_waits_problem(id, retries, time_out_secs));
-    if let Some(problem) = problem {
+    if let Some(problem) = retries_problem(id, kind, retries) {
         diags.push(Diagnostic::new(
             map.pos_or(Node::ActivityField(i, "retries"), Node::Activity(i)),
             problem,
         ));
     }
+}
+
+/// Every problem of `def` as a new definition (submitted, deployed, validated): those of
+/// [`validate_definition`], and the rules added since definitions were first stored (retries
+/// whose waits fill the `timeOut`). A stored copy read back (a deployed version, a running
+/// instance's document, a node's partition) is held to [`validate_definition`] alone, so that
+/// no upgrade makes a stored definition unreadable.
+pub fn validate_new_definition(def: &WorkflowDefinition, map: &SourceMap) -> Vec<Diagnostic> {
+    let mut diags = validate_definition(def, map);
+    for (i, a) in def.activities.iter().enumerate() {
+        if let Some(problem) = retry_waits_problem(a.id, a.retries, a.time_out_secs) {
+            diags.push(Diagnostic::new(
+                map.pos_or(Node::ActivityField(i, "retries"), Node::Activity(i)),
+                problem,
+            ));
+        }
+    }
+    diags
 }
 
 /// What is wrong with waits of `retries` against a `timeOut` of `time_out_secs`, if anything:

@@ -53,7 +53,6 @@ fn check_extensions(diags: &mut Vec<Diagnostic>, map: &SourceMap, i: usize, a: &
             command: a.command.as_deref(),
             compensation: a.compensation.as_deref(),
             retries: a.retries,
-            time_out_secs: a.time_out_secs,
         },
     );
     check_people(diags, map, i, a.id, a.kind, &a.people);
