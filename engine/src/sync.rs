@@ -38,10 +38,18 @@ use mobiwf_xml_schema::PartitionActivity;
 use crate::lifecycle::{Event, Life};
 use crate::progress::runs_command;
 use crate::run::{Progress, RunKey};
-use crate::{Effect, Engine, Target};
+use crate::{Effect, Ended, Engine, Finish, Finisher, Target};
 
 /// What a failure by a lost lease says.
 pub const SYNC_LOST: &str = "synchronization lost";
+
+/// What a try killed by its lost lease says.
+fn lost_words() -> String {
+    format!(
+        "{SYNC_LOST}: its command was killed because its node did not hear from the controller \
+         within the grant's lease"
+    )
+}
 
 /// An activity's requests for its class: how many it made, and the one not released yet.
 /// Stored with its run (`gates`, only for activities that made a request), so a restart
@@ -234,14 +242,25 @@ impl Engine {
             return;
         };
         let detail = if runs_command(act) {
+            if matches!(p.life(), Life::Paused { .. }) && p.gate.granted() {
+                // Paused with its try running on: the killed try's end is held, as any end
+                // that comes while it is paused, and taken (a failed try) when it is resumed.
+                let ended = Ended {
+                    instance: lost.instance,
+                    activity: lost.activity,
+                    finish: Finish::of(false, Some(lost_words()), None),
+                    by: Finisher::Command,
+                    attempt: lost.attempt,
+                    written: Vec::new(),
+                };
+                self.hold_end(key, &ended);
+                return;
+            }
             let running = matches!(p.life(), Life::Running { .. });
             if !running || p.try_number() != lost.attempt || fenced_lease(act, p).is_none() {
                 return;
             }
-            format!(
-                "{SYNC_LOST}: its command was killed because its node did not hear from the \
-                 controller within the grant's lease"
-            )
+            lost_words()
         } else {
             if held_by_person(act, p).is_none() {
                 return;

@@ -164,3 +164,20 @@ WORKFLOW w {
             .all(|a| a.application == Some(ApplicationId::new("editor")))
     );
 }
+
+#[test]
+fn a_new_definition_may_not_give_an_application_a_task_class() {
+    let text = std::fs::read_to_string(
+        std::path::Path::new(env!("CARGO_MANIFEST_DIR"))
+            .join("../examples/applications/survey.xml"),
+    )
+    .unwrap();
+    assert!(mobiwf_xml_schema::check(text.as_bytes()).is_empty());
+    let classed = text.replacen("<application>", "<class>press</class><application>", 1);
+    assert_ne!(classed, text, "the example names an application");
+    let errors = mobiwf_xml_schema::check(classed.as_bytes()).render("survey.xml");
+    assert!(
+        errors.contains("has class press and application"),
+        "{errors}"
+    );
+}

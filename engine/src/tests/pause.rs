@@ -49,7 +49,7 @@ fn refused(fx: &[Effect]) -> String {
     }
 }
 
-fn life(e: &Engine, instance: u64, activity: u64) -> Life {
+pub(super) fn life(e: &Engine, instance: u64, activity: u64) -> Life {
     let key = e
         .run_of(InstanceId(instance), ActivityId(activity))
         .expect("run");

@@ -329,6 +329,32 @@ scenarios! {
         assert!(finished(&mut e, 1, 1, false, Finisher::Command).is_err());
     }
 
+    fn a_lease_lost_while_paused_fails_the_try_once_resumed() {
+        let mut e = Engine::new();
+        asked(&mut e, 1, &pressing(1, None, ""));
+        grant(&mut e, 2000, ticket(1, 1, 0));
+        let pause = Input::Pause(mobiwf_proto::PauseOrder {
+            instance: InstanceId(1),
+            activity: ActivityId(1),
+            action: mobiwf_proto::PauseAction::Pause { kill: false },
+            by: "op".to_owned(),
+        });
+        at(&mut e, 2500, pause);
+        // Its command, running on while paused, is killed by its lease: held as its end.
+        assert!(lost(&mut e, 3000, 1, 1, 0).is_empty());
+        assert!(matches!(super::pause::life(&e, 1, 1), crate::Life::Paused { .. }));
+        let resume = Input::Pause(mobiwf_proto::PauseOrder {
+            instance: InstanceId(1),
+            activity: ActivityId(1),
+            action: mobiwf_proto::PauseAction::Resume,
+            by: "op".to_owned(),
+        });
+        let fx = at(&mut e, 4000, resume);
+        assert_eq!(state(&e, 1, 1), ActivityState::Failed, "not running with nothing behind it");
+        assert!(detail(&e, 1, 1).contains(crate::SYNC_LOST), "{}", detail(&e, 1, 1));
+        assert_eq!(ends(&fx), vec![ticket(1, 1, 0)]);
+    }
+
     fn a_persons_activity_whose_lease_ran_out_fails_offered_or_taken() {
         use super::people::{claim, directory, host, holders, tech, three, with_extensions};
         for taken in [false, true] {

@@ -116,12 +116,12 @@ impl Desk {
     }
 
     /// The applications to run now: of the open items a user of this device holds selected
-    /// (and is not away), whose inputs are copied here whole, whose application has not ended
-    /// on this device, and that no claim of that user is under way on.
+    /// (and is not away), not paused, whose inputs are copied here whole, whose application
+    /// has not ended on this device, and that no claim of that user is under way on.
     pub fn to_launch(&self) -> Vec<Launch> {
         self.items
             .values()
-            .filter(|i| i.is_open() && i.app_ended.is_none())
+            .filter(|i| i.is_open() && i.app_ended.is_none() && i.info.paused_ms.is_none())
             .filter(|i| i.copy.as_ref().is_some_and(super::ItemCopy::is_whole))
             .filter_map(|i| {
                 let user = i.selected_by()?;

@@ -143,7 +143,7 @@ fn check_command_and_retries(
 
 /// Every problem of `def` as a new definition (submitted, deployed, validated): those of
 /// [`validate_definition`], and the rules added since definitions were first stored (retries
-/// whose waits fill the `timeOut`). A stored copy read back (a deployed version, a running
+/// whose waits fill the `timeOut`, a task class on an activity that runs an application). A stored copy read back (a deployed version, a running
 /// instance's document, a node's partition) is held to [`validate_definition`] alone, so that
 /// no upgrade makes a stored definition unreadable.
 pub fn validate_new_definition(def: &WorkflowDefinition, map: &SourceMap) -> Vec<Diagnostic> {
@@ -153,6 +153,21 @@ pub fn validate_new_definition(def: &WorkflowDefinition, map: &SourceMap) -> Vec
             diags.push(Diagnostic::new(
                 map.pos_or(Node::ActivityField(i, "retries"), Node::Activity(i)),
                 problem,
+            ));
+        }
+        if let (Some(class), Some(application)) = (&a.class, &a.application) {
+            // A class keeps work apart only where a lease can stop it; nothing stops an
+            // application on a user's device that cannot reach its host.
+            diags.push(Diagnostic::new(
+                map.pos_or(Node::ActivityField(i, "class"), Node::Activity(i)),
+                format!(
+                    "activity {} has class {class} and application {application}: an \
+                     application runs on the device of the user who selects the item, where no \
+                     lease stops it when its host loses the controller, so a class cannot keep \
+                     it apart from conflicting work; remove <class>, or make the activity manual \
+                     without <application>",
+                    a.id
+                ),
             ));
         }
     }
