@@ -158,6 +158,11 @@ impl Desk {
         if !item.is_open() || item.selected_by() != Some(&user) || item.app_ended.is_some() {
             return Applied::default();
         }
+        if item.info.paused_ms.is_some() {
+            // Stopped because its item was paused (or ended while it was): it runs again,
+            // from the start, once the item is resumed.
+            return Applied::default();
+        }
         let name = item
             .info
             .application

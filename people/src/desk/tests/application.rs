@@ -112,11 +112,16 @@ fn an_application_runs_once_its_item_is_selected_here_and_its_inputs_are_copied(
     let mut g = device(&[]);
     selected(&mut g, &item, 1);
     assert!(g.desk.to_launch().is_empty());
-    // A paused item starts nothing until it is resumed.
+    // A paused item starts nothing until it is resumed; its application stopped by the
+    // pause runs again then (its end while paused counts for nothing).
     let mut paused = item.clone();
     paused.paused_ms = Some(5);
     selected(&mut f, &paused, 3);
     assert!(f.desk.to_launch().is_empty(), "paused");
+    let stopped = f
+        .apply(ended(&item, AppEnd::Failed("killed".to_owned())))
+        .unwrap();
+    assert!(stopped.sent_to().is_none(), "{stopped:?}");
     selected(&mut f, &item, 4);
     assert_eq!(f.desk.to_launch().len(), 1, "resumed");
     // A new snapshot keeps what the desk knows; the item done by hand runs nothing.
