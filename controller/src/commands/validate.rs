@@ -1,6 +1,7 @@
 //! `validate FILE...`: every problem of every document (workflow definition, partition
-//! document, organisation document or class document, detected; a definition in any of the three languages),
-//! in compiler style.
+//! document, organisation, class or ordering document, detected; a definition in any of the
+//! three languages; an ordering document in XML), in compiler style, a new definition held to
+//! the rules stored copies are not (`validate_new_definition`).
 
 use std::path::PathBuf;
 use std::process::ExitCode;
