@@ -140,3 +140,33 @@ fn failure_code(answer: anyhow::Result<(u16, String)>, refusals: &[u16]) -> u8 {
         }
     }
 }
+
+/// A coordination document an administrator applies (`PUT path?source=FILE`, as the class and
+/// ordering documents are): prints `applied(answer)` (exit 0), or every problem and that
+/// `what` was not applied (exit 1).
+pub async fn apply_document(
+    api: &ApiArgs,
+    file: &std::path::Path,
+    (path, content_type): (&str, &str),
+    what: &str,
+    applied: impl Fn(&serde_json::Value) -> String,
+) -> anyhow::Result<std::process::ExitCode> {
+    let bytes = super::read(file)?;
+    let request = api
+        .client()?
+        .put(api.url(path))
+        .query(&[("source", file.display().to_string())])
+        .header("content-type", content_type)
+        .body(bytes);
+    match json(request, api).await? {
+        Ok(body) => {
+            println!("{}", applied(&body));
+            Ok(std::process::ExitCode::SUCCESS)
+        }
+        Err((_, message)) => {
+            eprintln!("{}", message.trim_end());
+            eprintln!("mobiwf-controller: the {what} was not applied");
+            Ok(std::process::ExitCode::from(1))
+        }
+    }
+}

@@ -7,7 +7,7 @@ use std::process::ExitCode;
 use clap::Subcommand;
 use serde_json::Value;
 
-use super::api_client::{ApiArgs, failure, json};
+use super::api_client::{ApiArgs, apply_document, failure, json};
 
 /// `mobiwf-controller classes ...`.
 #[derive(Subcommand)]
@@ -63,27 +63,14 @@ pub async fn sync(command: SyncCommand) -> anyhow::Result<ExitCode> {
 /// Sends the class document; prints how many classes it declares (exit 0) or every problem
 /// (exit 1).
 async fn apply(api: &ApiArgs, file: &Path) -> anyhow::Result<ExitCode> {
-    let bytes = super::read(file)?;
-    let request = api
-        .client()?
-        .put(api.url("/classes"))
-        .query(&[("source", file.display().to_string())])
-        .header("content-type", "application/xml")
-        .body(bytes);
-    match json(request, api).await? {
-        Ok(body) => {
-            println!(
-                "class document applied: {} classes; requests for them are decided by it from now on",
-                body["classes"]
-            );
-            Ok(ExitCode::SUCCESS)
-        }
-        Err((_, message)) => {
-            eprintln!("{}", message.trim_end());
-            eprintln!("mobiwf-controller: the class document was not applied");
-            Ok(ExitCode::from(1))
-        }
-    }
+    let target = ("/classes", "application/xml");
+    apply_document(api, file, target, "class document", |body| {
+        format!(
+            "class document applied: {} classes; requests for them are decided by it from now on",
+            body["classes"]
+        )
+    })
+    .await
 }
 
 /// Prints one line per class (JSON with `--json`).

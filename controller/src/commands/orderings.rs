@@ -7,7 +7,7 @@ use std::process::ExitCode;
 
 use clap::Subcommand;
 
-use super::api_client::{ApiArgs, failure, json};
+use super::api_client::{ApiArgs, apply_document, failure, json};
 
 /// `mobiwf-controller orderings ...`.
 #[derive(Subcommand)]
@@ -43,27 +43,14 @@ pub async fn run(command: OrderingsCommand) -> anyhow::Result<ExitCode> {
 /// Sends the ordering document; prints how many orderings it holds (exit 0) or every problem
 /// (exit 1).
 async fn apply(api: &ApiArgs, file: &Path) -> anyhow::Result<ExitCode> {
-    let bytes = super::read(file)?;
-    let request = api
-        .client()?
-        .put(api.url("/orderings"))
-        .query(&[("source", file.display().to_string())])
-        .header("content-type", "text/plain")
-        .body(bytes);
-    match json(request, api).await? {
-        Ok(body) => {
-            println!(
-                "ordering document applied: {} orderings; instances started from now on follow it",
-                body["orderings"]
-            );
-            Ok(ExitCode::SUCCESS)
-        }
-        Err((_, message)) => {
-            eprintln!("{}", message.trim_end());
-            eprintln!("mobiwf-controller: the ordering document was not applied");
-            Ok(ExitCode::from(1))
-        }
-    }
+    let target = ("/orderings", "text/plain");
+    apply_document(api, file, target, "ordering document", |body| {
+        format!(
+            "ordering document applied: {} orderings; instances started from now on follow it",
+            body["orderings"]
+        )
+    })
+    .await
 }
 
 /// Prints one line per pair of tasks (JSON with `--json`).
