@@ -455,16 +455,8 @@ mod tests {
         book.apply(1_000, input).expect("submitted");
     }
 
-    fn write(store: &MemoryStore, book: &mut Book) {
-        let mut batch = Batch::default();
-        stage(&mut batch, &book.take_changes()).unwrap();
-        store.write(batch, Durability::Synced).unwrap();
-    }
-
-    #[test]
-    fn an_instances_inputs_survive_a_restart_and_one_without_stores_none() {
-        let store = MemoryStore::new();
-        let mut book = Book::new();
+    /// Registers node P1 (peer `peerA`, skill 1).
+    fn register_p1(book: &mut Book) {
         let node = NodeInfo {
             peer: NodeId::new("peerA"),
             name: NodeName::new("P1"),
@@ -475,6 +467,19 @@ mod tests {
             suspected: None,
         };
         book.apply(0, Input::Register(node)).unwrap();
+    }
+
+    fn write(store: &MemoryStore, book: &mut Book) {
+        let mut batch = Batch::default();
+        stage(&mut batch, &book.take_changes()).unwrap();
+        store.write(batch, Durability::Synced).unwrap();
+    }
+
+    #[test]
+    fn an_instances_inputs_survive_a_restart_and_one_without_stores_none() {
+        let store = MemoryStore::new();
+        let mut book = Book::new();
+        register_p1(&mut book);
         submit(&mut book, WORKFLOW, &[("reading", "5")]);
         let plain = WORKFLOW
             .replace(r#" input="true""#, "")
@@ -505,16 +510,7 @@ mod tests {
         use mobiwf_proto::{BeginSync, ClassName, Message, PartitionId, SyncTicket};
         let store = MemoryStore::new();
         let mut book = Book::new();
-        let node = NodeInfo {
-            peer: NodeId::new("peerA"),
-            name: NodeName::new("P1"),
-            skills: vec![ActivityTypeId(1)],
-            addrs: vec!["/ip4/127.0.0.1/tcp/1/p2p/peerA".to_owned()],
-            registered_ms: 0,
-            seq: 1,
-            suspected: None,
-        };
-        book.apply(0, Input::Register(node)).unwrap();
+        register_p1(&mut book);
         let text = r#"<classes><class id="press"><conflicts>press</conflicts></class></classes>"#;
         let classes = mobiwf_xml_schema::load_classes(text.as_bytes())
             .unwrap()

@@ -100,6 +100,18 @@ impl Engine {
         });
     }
 
+    /// Activity `activity` of run `key` and its progress, or why an order about it cannot
+    /// be carried out here.
+    fn here(
+        &self,
+        key: RunKey,
+        activity: ActivityId,
+    ) -> Result<(&mobiwf_xml_schema::PartitionActivity, &crate::Progress), String> {
+        let run = self.runs.get(&key);
+        run.and_then(|r| r.activity(activity).zip(r.progress(activity)))
+            .ok_or_else(|| "it is not here".to_owned())
+    }
+
     /// Pauses a ready or running activity; `kill` kills its running command.
     fn pause(
         &mut self,
@@ -108,13 +120,7 @@ impl Engine {
         kill: bool,
         fx: &mut Vec<Effect>,
     ) -> Result<PauseOutcome, String> {
-        let run = self
-            .runs
-            .get(&key)
-            .ok_or_else(|| "it is not here".to_owned())?;
-        let (Some(act), Some(p)) = (run.activity(activity), run.progress(activity)) else {
-            return Err("it is not here".to_owned());
-        };
+        let (act, p) = self.here(key, activity)?;
         match p.life() {
             Life::Ready | Life::Running { .. } => {}
             Life::Paused { .. } => {
@@ -171,13 +177,7 @@ impl Engine {
         activity: ActivityId,
         fx: &mut Vec<Effect>,
     ) -> Result<PauseOutcome, String> {
-        let run = self
-            .runs
-            .get(&key)
-            .ok_or_else(|| "it is not here".to_owned())?;
-        let (Some(act), Some(p)) = (run.activity(activity), run.progress(activity)) else {
-            return Err("it is not here".to_owned());
-        };
+        let (act, p) = self.here(key, activity)?;
         let Life::Paused { resume, since_ms } = *p.life() else {
             return Err(format!(
                 "it is {}, not paused: there is nothing to resume",

@@ -125,6 +125,29 @@ fn started_by_name<'b>(
     Some((&at.name, definitions.get(&t.instance)?))
 }
 
+/// Request `t` as the relative order sees it, with the running instances it is decided
+/// against; none when its instance was not started by name (it takes no part).
+fn ordering_request<'b>(
+    instances: &'b BTreeMap<InstanceId, Instance>,
+    definitions: &'b BTreeMap<InstanceId, Arc<WorkflowDefinition>>,
+    t: SyncTicket,
+) -> Option<(Request<'b>, Live<'b>)> {
+    let (name, workflow) = started_by_name(instances, definitions, t)?;
+    let request = Request {
+        instance: t.instance,
+        definition: name,
+        workflow,
+        activity: t.activity,
+    };
+    Some((
+        request,
+        Live {
+            instances,
+            definitions,
+        },
+    ))
+}
+
 impl Book {
     /// The book restored with its stored ordering document (the tickets come with the
     /// manager's state: call after [`Book::with_sync`]).
@@ -255,18 +278,8 @@ impl Book {
     /// The request `t` asks for its relative order: its instance gets a ticket if it holds
     /// none (stored with the manager's state); what it waits for.
     fn order_request(&mut self, t: SyncTicket) -> Vec<Wait> {
-        let Some((name, workflow)) = started_by_name(&self.instances, &self.definitions, t) else {
+        let Some((request, live)) = ordering_request(&self.instances, &self.definitions, t) else {
             return Vec::new();
-        };
-        let request = Request {
-            instance: t.instance,
-            definition: name,
-            workflow,
-            activity: t.activity,
-        };
-        let live = Live {
-            instances: &self.instances,
-            definitions: &self.definitions,
         };
         let decision = self.ordering.book.request(&request, &live);
         if decision.assigned {
@@ -278,20 +291,10 @@ impl Book {
 
     /// What the request `t` waits for in its relative order now.
     pub(crate) fn order_waits(&self, t: SyncTicket) -> Vec<Wait> {
-        let Some((name, workflow)) = started_by_name(&self.instances, &self.definitions, t) else {
-            return Vec::new();
-        };
-        let request = Request {
-            instance: t.instance,
-            definition: name,
-            workflow,
-            activity: t.activity,
-        };
-        let live = Live {
-            instances: &self.instances,
-            definitions: &self.definitions,
-        };
-        self.ordering.book.waits(&request, &live)
+        match ordering_request(&self.instances, &self.definitions, t) {
+            Some((request, live)) => self.ordering.book.waits(&request, &live),
+            None => Vec::new(),
+        }
     }
 
     /// After every input: the tickets of instances that ended go; the ordering waiters whose
