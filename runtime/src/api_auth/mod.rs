@@ -21,7 +21,7 @@ pub use client::{NotAuthorised, authorised, bearer_client, exit_code_of, token, 
 pub use guard::{guard, protect};
 pub use listing::{grant, listing, whom};
 pub use routes::routes;
-pub use tokens::{ApiTokens, AuthSettings, NotMade};
+pub use tokens::{ApiTokens, AuthSettings, NotMade, user_id_problem};
 
 /// What an API token starts with: says what it is when found in a file or a log.
 pub const API_TOKEN_PREFIX: &str = "mwf_api_";

@@ -233,7 +233,7 @@ impl ApiTokens {
 }
 
 /// What is wrong with `user` as a user id, if anything.
-fn user_id_problem(user: &str) -> Option<String> {
+pub fn user_id_problem(user: &str) -> Option<String> {
     let fine = !user.is_empty()
         && user.chars().count() <= MAX_USER_CHARS
         && !user.contains(|c: char| c.is_whitespace() || c == '/');
