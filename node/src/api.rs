@@ -71,20 +71,46 @@ pub(crate) async fn written_off(
         .unwrap_or_else(|e| Err(format!("keeping the files stopped: {e}")))
 }
 
-/// What a completion sets, with its files kept in the file store; or what is wrong.
+/// What a completion sets, with its files (base64) kept in the file store; or what is wrong.
 pub(crate) fn written(
     files: &crate::files::Files,
     set: BTreeMap<String, String>,
     contents: BTreeMap<String, String>,
 ) -> Result<Vec<(String, DataValue)>, String> {
-    let mut out: Vec<(String, DataValue)> = set
-        .into_iter()
-        .map(|(name, value)| (name, DataValue::String(value)))
-        .collect();
+    let mut raw = Vec::with_capacity(contents.len());
     for (name, base64) in contents {
         let bytes = STANDARD
             .decode(base64.as_bytes())
             .map_err(|e| format!("the content of file `{name}` is not base64: {e}"))?;
+        raw.push((name, bytes));
+    }
+    kept(files, set, raw)
+}
+
+/// [`kept`], off the async workers (keeping a file is disk work).
+pub(crate) async fn kept_off(
+    files: &crate::files::Files,
+    set: BTreeMap<String, String>,
+    contents: Vec<(String, Vec<u8>)>,
+) -> Result<Vec<(String, DataValue)>, String> {
+    let files = files.clone();
+    tokio::task::spawn_blocking(move || kept(&files, set, contents))
+        .await
+        .unwrap_or_else(|e| Err(format!("keeping the files stopped: {e}")))
+}
+
+/// What a completion sets: its values as given, its files' contents kept in the file store
+/// (each at most `MAX_FILE_BYTES`); or what is wrong.
+pub(crate) fn kept(
+    files: &crate::files::Files,
+    set: BTreeMap<String, String>,
+    contents: Vec<(String, Vec<u8>)>,
+) -> Result<Vec<(String, DataValue)>, String> {
+    let mut out: Vec<(String, DataValue)> = set
+        .into_iter()
+        .map(|(name, value)| (name, DataValue::String(value)))
+        .collect();
+    for (name, bytes) in contents {
         if bytes.len() as u64 > MAX_FILE_BYTES {
             return Err(format!(
                 "file `{name}` holds {} bytes, over the limit of {MAX_FILE_BYTES} (MAX_FILE_BYTES)",

@@ -103,44 +103,83 @@ pub(crate) async fn act(
     };
     let what = action.as_str();
     let (instance, activity) = (InstanceId(instance), ActivityId(activity));
-    let outcome = client
-        .claim(UserId::new(user.clone()), instance, activity, action)
-        .await;
-    match outcome {
-        Ok(ClaimOutcome::Answered(Verdict::Done)) => Json(serde_json::json!({
+    match act_on(
+        &client,
+        UserId::new(user.clone()),
+        (instance, activity),
+        action,
+    )
+    .await
+    {
+        Acted::Done => Json(serde_json::json!({
             "user": user, "instance": instance, "activity": activity, "action": what,
             "result": "done",
         }))
         .into_response(),
+        Acted::Pending { request, message } => (
+            StatusCode::ACCEPTED,
+            Json(serde_json::json!({ "request": request, "message": message })),
+        )
+            .into_response(),
+        Acted::Refused(status, reason) => error(status, reason),
+    }
+}
+
+/// What a user's action on an item came to, as the API and the pages both tell it.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub(crate) enum Acted {
+    /// Done.
+    Done,
+    /// Sent to the item's host, which has not answered within [`CLAIM_ANSWER_WAIT`]: its
+    /// answer will show in the worklist.
+    Pending {
+        /// The desk's number for the claim.
+        request: u64,
+        /// What happened, in words.
+        message: String,
+    },
+    /// Not done: 409 "no longer available" (someone else holds it, or it ended) or a pause or
+    /// resume that does not apply now; 403 the user may not; 400 the action does not apply;
+    /// 404 no such item here; 503 the node is stopping. The reason says what to do.
+    Refused(StatusCode, String),
+}
+
+/// `user` does `action` on the item `(instance, activity)` through this node, their device:
+/// the desk decides or sends it to the item's host, as [`NodeClient::claim`] does.
+pub(crate) async fn act_on(
+    client: &NodeClient,
+    user: UserId,
+    (instance, activity): (InstanceId, ActivityId),
+    action: ItemAction,
+) -> Acted {
+    let what = action.as_str();
+    match client.claim(user, instance, activity, action).await {
+        Ok(ClaimOutcome::Answered(Verdict::Done)) => Acted::Done,
         Ok(ClaimOutcome::Answered(Verdict::Unavailable { reason })) => {
-            error(StatusCode::CONFLICT, reason)
+            Acted::Refused(StatusCode::CONFLICT, reason)
         }
         Ok(ClaimOutcome::Answered(Verdict::Forbidden { reason })) => {
-            error(StatusCode::FORBIDDEN, reason)
+            Acted::Refused(StatusCode::FORBIDDEN, reason)
         }
         // Pausing what is not ready or running, resuming what is not paused: not now.
         Ok(ClaimOutcome::Answered(Verdict::Invalid { reason }))
             if matches!(what, "pause" | "resume") =>
         {
-            error(StatusCode::CONFLICT, reason)
+            Acted::Refused(StatusCode::CONFLICT, reason)
         }
         Ok(ClaimOutcome::Answered(Verdict::Invalid { reason })) => {
-            error(StatusCode::BAD_REQUEST, reason)
+            Acted::Refused(StatusCode::BAD_REQUEST, reason)
         }
-        Ok(ClaimOutcome::Pending { request, host }) => (
-            StatusCode::ACCEPTED,
-            Json(serde_json::json!({
-                "request": request,
-                "message": format!(
-                    "{what} sent to the item's host {host}, which has not answered yet; \
-                     its answer will show in the worklist"
-                ),
-            })),
-        )
-            .into_response(),
-        Ok(ClaimOutcome::NotHere(reason)) => error(StatusCode::FORBIDDEN, reason),
-        Ok(ClaimOutcome::UnknownItem(reason)) => error(StatusCode::NOT_FOUND, reason),
-        Err(e) => unavailable(e),
+        Ok(ClaimOutcome::Pending { request, host }) => Acted::Pending {
+            request,
+            message: format!(
+                "{what} sent to the item's host {host}, which has not answered yet; its \
+                 answer will show in the worklist"
+            ),
+        },
+        Ok(ClaimOutcome::NotHere(reason)) => Acted::Refused(StatusCode::FORBIDDEN, reason),
+        Ok(ClaimOutcome::UnknownItem(reason)) => Acted::Refused(StatusCode::NOT_FOUND, reason),
+        Err(e) => Acted::Refused(StatusCode::SERVICE_UNAVAILABLE, format!("{e:#}")),
     }
 }
 
@@ -166,7 +205,44 @@ async fn action_of(
             })?
             .unwrap_or_default()
     };
-    Ok(match action {
+    let details = Details {
+        failed: body.failed,
+        detail: body.detail,
+        flag: body.flag,
+        to: body.to,
+        written: Vec::new(),
+    };
+    if action != "complete" {
+        return action_named(action, details);
+    }
+    let written = crate::api::written_off(files, body.set, body.files)
+        .await
+        .map_err(|why| (StatusCode::BAD_REQUEST, why))?;
+    action_named(action, Details { written, ..details })
+}
+
+/// What a `complete` or `delegate` says beyond its word, whatever carried it (a JSON body, a
+/// page's form).
+#[derive(Debug, Default)]
+pub(crate) struct Details {
+    /// The work could not be done.
+    pub(crate) failed: bool,
+    /// Why, or what was done.
+    pub(crate) detail: Option<String>,
+    /// The completion flag.
+    pub(crate) flag: Option<String>,
+    /// Whom a delegation gives the item.
+    pub(crate) to: Option<String>,
+    /// The values and files (kept already) a completion sets.
+    pub(crate) written: Vec<(String, mobiwf_proto::DataValue)>,
+}
+
+/// The action `word` names, with `details`; or the answer refusing it.
+pub(crate) fn action_named(
+    word: &str,
+    details: Details,
+) -> Result<ItemAction, (StatusCode, String)> {
+    Ok(match word {
         "select" => ItemAction::Select,
         "release" => ItemAction::Release,
         "lock" => ItemAction::Lock,
@@ -174,19 +250,15 @@ async fn action_of(
         "pause" => ItemAction::Pause,
         "resume" => ItemAction::Resume,
         "complete" => ItemAction::Complete {
-            succeeded: !body.failed,
-            detail: body.detail,
-            flag: body.flag,
+            succeeded: !details.failed,
+            detail: details.detail,
+            flag: details.flag,
             data: mobiwf_proto::Written {
-                values: crate::api::written_off(files, body.set, body.files)
-                    .await
-                    .map_err(|why| (StatusCode::BAD_REQUEST, why))?
-                    .into_iter()
-                    .collect(),
+                values: details.written.into_iter().collect(),
                 ..Default::default()
             },
         },
-        "delegate" => match body.to {
+        "delegate" => match details.to {
             Some(to) => ItemAction::Delegate {
                 to: UserId::new(to),
             },

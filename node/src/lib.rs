@@ -15,6 +15,7 @@ pub mod files;
 pub mod lease;
 pub mod run_data;
 pub mod state;
+pub mod web;
 
 #[cfg(test)]
 mod tests;

@@ -1,6 +1,7 @@
 //! `mobiwf-node`: a partner node's command line: the daemon (`run`), the worklist of manual
-//! work (`worklist`, `complete`), the explanation of partition documents (`inspect`) and the
-//! API's tokens (`api-tokens`). Commands given `--data-dir` show the node administrator's
+//! work (`worklist`, `complete`), the explanation of partition documents (`inspect`), the
+//! API's tokens (`api-tokens`) and a user's sign-in link to their worklist in the browser
+//! (`login-link`). Commands given `--data-dir` show the node administrator's
 //! token (`DIR/api.token`); `--token-file` (or `MOBIWF_NODE_TOKEN_FILE`, `MOBIWF_NODE_TOKEN`)
 //! shows another; exit 6 when the API refuses it.
 
@@ -151,6 +152,20 @@ enum Command {
         #[arg(long)]
         user: String,
     },
+    /// Print a sign-in link for a user's worklist in the browser: this node's address,
+    /// `/login?code=...`. The code works once, within 5 minutes; the session it opens lasts 12
+    /// hours and may do what the user's own token may (their worklist on this node, their
+    /// device). The node's administrators only.
+    LoginLink {
+        #[command(flatten)]
+        api: ApiArgs,
+        /// The user (their device is this node).
+        #[arg(long)]
+        user: String,
+        /// The page to go to once signed in (a path of this node, e.g. `/items/7/2`).
+        #[arg(long, default_value = "/")]
+        path: String,
+    },
     /// Check a partition document and show what this node would do with it.
     ///
     /// For each activity: its kind, what it waits for (local activities, or notifications
@@ -291,6 +306,9 @@ async fn dispatch(command: Command) -> anyhow::Result<()> {
         } => commands::offline::disconnect(&api, &user, max_wait, accept).await,
         Command::Reconnect { api, user } => commands::offline::reconnect(&api, &user).await,
         Command::ApiTokens(command) => mobiwf_runtime::api_auth::api_tokens(command).await,
+        Command::LoginLink { api, user, path } => {
+            commands::login_link::run(&api, &user, &path).await
+        }
         Command::Inspect { .. } => Ok(()),
     }
 }

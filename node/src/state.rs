@@ -177,11 +177,11 @@ pub fn with_deferred(
 /// Stages everything the node's core changed since the last call: the engine's changes, the
 /// retired marks of the instances it let go of, the desk's changes. An encoding failure stops
 /// the daemon before anything is written (the store is not given an empty value for a run),
-/// as a failed write does.
+/// as a failed write does. True when the desk changed.
 pub fn stage_core(
     batch: &mut Batch,
     core: &mut mobiwf_node_core::NodeCore,
-) -> Result<(), StoreError> {
+) -> Result<bool, StoreError> {
     let changes = core.take_changes().map_err(|e| StoreError::Encode {
         what: "the engine's changes".to_owned(),
         why: e.to_string(),
@@ -194,8 +194,9 @@ pub fn stage_core(
         what: "the desk's changes".to_owned(),
         why: e.to_string(),
     })?;
+    let changed = !desk.is_empty();
     stage_desk(batch, desk);
-    Ok(())
+    Ok(changed)
 }
 
 /// The desk (the worklists and notices of this node's users), as the store holds it.

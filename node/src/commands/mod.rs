@@ -5,6 +5,7 @@ pub mod api_tokens;
 pub mod complete;
 pub mod data;
 pub mod inspect;
+pub mod login_link;
 pub mod offline;
 pub mod people;
 pub mod run;

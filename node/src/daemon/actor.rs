@@ -8,7 +8,7 @@ use std::path::PathBuf;
 use std::sync::Arc;
 
 use libp2p::{Multiaddr, PeerId};
-use mobiwf_engine::{Effect, Run, Target};
+use mobiwf_engine::{Effect, Target};
 use mobiwf_node_core::{ClaimOutcome, CommandEnd, NodeCore, NodeInput, NotTaken, Output, Reply};
 use mobiwf_proto::{ActivityTypeId, Message, Millis, NodeId, Register};
 use mobiwf_runtime::daemon::{Actor, Destination, Group, NotApplied, Sequencer};
@@ -19,7 +19,7 @@ use tokio::sync::{mpsc, oneshot, watch};
 use tracing::Instrument;
 
 use super::people::SentClaim;
-use super::{Command, Event, Query, RunView, RunsPage, WorklistEntry};
+use super::{Command, Event, Query};
 use crate::executor::{self, Execution};
 use crate::state;
 
@@ -37,6 +37,8 @@ pub(super) struct NodeActor {
     pub(super) events: mpsc::Sender<Event>,
     /// The node's next deadline, for the timer task.
     pub(super) deadline: watch::Sender<Option<u64>>,
+    /// Goes up after each group that changed the desk, once it is on disk (`NodeClient::desk_news`).
+    pub(super) desk_news: watch::Sender<u64>,
     /// API calls waiting for a host's answer to their claim, by request number.
     pub(super) waiters: std::collections::HashMap<u64, oneshot::Sender<ClaimOutcome>>,
     /// The contents of instance data files.
@@ -65,6 +67,8 @@ pub(super) struct After {
     pub(super) sent: Vec<SentClaim>,
     /// Answers to claims that came in this group (request number, verdict).
     pub(super) answers: Vec<(u64, mobiwf_proto::Verdict)>,
+    /// Whether the group changed the desk (a worklist, a notice).
+    desk_changed: bool,
 }
 
 impl Actor for NodeActor {
@@ -83,7 +87,7 @@ impl Actor for NodeActor {
         for event in events {
             self.apply_one(now, event, &mut writing, &mut after)?;
         }
-        state::stage_core(&mut group.batch, &mut self.core)?;
+        after.desk_changed = state::stage_core(&mut group.batch, &mut self.core)?;
         self.metrics
             .set_runs_in_memory(self.core.engine().runs_in_memory());
         Ok(after)
@@ -95,6 +99,9 @@ impl Actor for NodeActor {
         // the messages went out before, the group's own answers, `Group::answer`, come after);
         // logs and metrics of the transitions last.
         self.deadline.send_replace(self.core.next_deadline());
+        if after.desk_changed {
+            self.desk_news.send_modify(|n| *n = n.wrapping_add(1));
+        }
         self.carry_out(after.effects);
         self.prune_fetches();
         self.copy_items(Millis::from_micros(mobiwf_runtime::process::now_us()).as_u64());
@@ -370,86 +377,6 @@ impl NodeActor {
         Ok(())
     }
 
-    fn answer(&self, query: Query) {
-        match query {
-            Query::Worklist(reply) => {
-                let _ = reply.send(self.core.engine().worklist());
-            }
-            Query::Data(instance, reply) => {
-                let mut data =
-                    match super::memory::data(self.core.engine(), self.store.as_ref(), instance) {
-                        Ok(data) => data,
-                        Err(e) => {
-                            tracing::error!("reading instance {instance}'s data: {e}");
-                            return;
-                        }
-                    };
-                // On a device: what its users' items of the instance read, as copied.
-                for copy in self.core.desk().items().filter_map(|i| {
-                    (i.info.instance == instance)
-                        .then_some(i.copy.as_ref())
-                        .flatten()
-                }) {
-                    for datum in &copy.data {
-                        match data.iter_mut().find(|d| d.name == datum.name) {
-                            Some(known) if datum.supersedes(known) => *known = datum.clone(),
-                            Some(_) => {}
-                            None => data.push(datum.clone()),
-                        }
-                    }
-                }
-                let _ = reply.send(data);
-            }
-            Query::Runs(wanted, reply) => {
-                match super::memory::runs_page(
-                    self.core.engine(),
-                    self.store.as_ref(),
-                    wanted,
-                    view,
-                ) {
-                    Ok((runs, next)) => {
-                        let next = next.map(|i| i.0);
-                        let _ = reply.send(RunsPage { runs, next });
-                    }
-                    // The caller hears that the node did not answer.
-                    Err(e) => tracing::error!("reading the runs: {e}"),
-                }
-            }
-            Query::UserWorklist { user, order, reply } => {
-                let dir = self.core.engine().directory();
-                let entry = |entry: mobiwf_people::Entry| WorklistEntry {
-                    host_name: entry
-                        .info
-                        .host
-                        .peer()
-                        .and_then(|peer| dir.device_by_node(peer))
-                        .map(|d| d.name.clone()),
-                    entry,
-                    user: user.clone(),
-                };
-                let answer =
-                    mobiwf_people::desk::here(dir, &self.core.identity().name, user.as_str())
-                        .map(|_| {
-                            let list = self.core.desk().worklist(user.as_str(), order);
-                            list.into_iter().map(entry).collect()
-                        })
-                        .map_err(|e| e.to_string());
-                let _ = reply.send(answer);
-            }
-            Query::Notices { user, reply } => {
-                let dir = self.core.engine().directory();
-                let answer =
-                    mobiwf_people::desk::here(dir, &self.core.identity().name, user.as_str())
-                        .map(|_| self.core.desk().notices(user.as_str()).to_vec())
-                        .map_err(|e| e.to_string());
-                let _ = reply.send(answer);
-            }
-            Query::Directory(reply) => {
-                let _ = reply.send(self.directory_view());
-            }
-        }
-    }
-
     /// Watches the persons' activities that came to hold a grant (offered or taken), and no
     /// longer those that ended (`crate::lease`).
     fn watch_people(&self, transitions: &[mobiwf_engine::Transition]) {
@@ -573,15 +500,6 @@ impl NodeActor {
             }
             .instrument(span),
         );
-    }
-}
-
-fn view(run: &Run) -> RunView {
-    RunView {
-        instance: run.key.instance,
-        partition: run.key.partition,
-        done: run.all_final(),
-        activities: run.records(),
     }
 }
 

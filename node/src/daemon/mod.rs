@@ -16,6 +16,7 @@ mod journal;
 mod memory;
 mod offline;
 mod people;
+mod queries;
 
 use std::net::SocketAddr;
 use std::path::PathBuf;
@@ -41,6 +42,7 @@ pub use memory::{MAX_RUNS_PAGE, RunsWanted};
 pub use mobiwf_engine::Finish;
 pub use mobiwf_node_core::{ClaimOutcome, PersonEnd, Refused};
 pub use offline::Departure;
+pub use queries::{ItemDetail, ReadValue};
 
 /// Every adjacent's location in a partition document must be a full libp2p address, or its
 /// notification could never be delivered.
@@ -113,6 +115,9 @@ pub struct NodeClient {
     pub files: crate::files::Files,
     /// The mesh (a disconnection measures the bandwidth to the hosts of its items).
     pub mesh: mobiwf_runtime::mesh::MeshHandle,
+    /// A number that goes up once the desk's changes of a group are on disk: what the pages'
+    /// live worklists wait on.
+    pub desk_news: watch::Receiver<u64>,
 }
 
 /// One partition run as the API shows it.
@@ -243,6 +248,11 @@ enum Query {
     },
     Directory(oneshot::Sender<DirectoryView>),
     Data(InstanceId, oneshot::Sender<Vec<mobiwf_proto::Datum>>),
+    /// One item of a user's worklist, for its page.
+    Item(
+        queries::ItemAsked,
+        oneshot::Sender<Result<Option<ItemDetail>, String>>,
+    ),
 }
 
 impl NodeClient {
@@ -283,6 +293,23 @@ impl NodeClient {
         user: mobiwf_proto::UserId,
     ) -> anyhow::Result<Result<Vec<mobiwf_proto::Notice>, String>> {
         self.ask(|reply| Event::Query(Query::Notices { user, reply }))
+            .await
+    }
+
+    /// One item of `user`'s worklist with what its page shows; `Ok(Ok(None))` when it is not
+    /// (or no longer) on it, `Ok(Err(why))` when the user's device is another node.
+    pub async fn item(
+        &self,
+        user: UserId,
+        instance: InstanceId,
+        activity: ActivityId,
+    ) -> anyhow::Result<Result<Option<ItemDetail>, String>> {
+        let asked = queries::ItemAsked {
+            user,
+            instance,
+            activity,
+        };
+        self.ask(|reply| Event::Query(Query::Item(asked, reply)))
             .await
     }
 
@@ -378,6 +405,7 @@ pub async fn start(config: NodeConfig) -> anyhow::Result<Node> {
     let mut seq = base.sequencer()?;
     let core = load_core(&base, &config, controller_peer)?;
     let (deadline, deadline_rx) = watch::channel(core.next_deadline());
+    let (desk_news, desk_news_rx) = watch::channel(0);
     let mut actor = actor::NodeActor {
         core,
         store: base.store.clone(),
@@ -387,6 +415,7 @@ pub async fn start(config: NodeConfig) -> anyhow::Result<Node> {
         controller: (controller_peer, controller_addr),
         events: base.events.clone(),
         deadline,
+        desk_news,
         waiters: std::collections::HashMap::new(),
         files: crate::files::Files::new(&config.data_dir),
         mesh: base.mesh.clone(),
@@ -421,8 +450,13 @@ pub async fn start(config: NodeConfig) -> anyhow::Result<Node> {
         metrics: base.metrics.clone(),
         files: crate::files::Files::new(&config.data_dir),
         mesh: base.mesh.clone(),
+        desk_news: desk_news_rx,
     };
-    let router = base.guarded(auth_settings(&config), crate::api::router(client.clone()))?;
+    let web = mobiwf_runtime::web::Web::open(base.store.clone(), web_settings(&base))?;
+    let api = crate::api::router(client.clone()).merge(web.link_routes());
+    let router = base
+        .guarded(auth_settings(&config), api)?
+        .merge(crate::web::router(client.clone(), web));
     let span = tracing::info_span!("node", name = %config.name);
     tracing::info!(name = %config.name, "runs {}", config.commands.describe());
     base.launch(actor, seq, span, client, (config.api, router))
@@ -458,6 +492,17 @@ fn load_core(
         installed: config.applications.iter().cloned().collect(),
     });
     Ok(core)
+}
+
+/// How the node's pages are served: a session cookie named after the node's peer id, links for
+/// one user each.
+fn web_settings(base: &Base<Event>) -> mobiwf_runtime::web::WebSettings {
+    mobiwf_runtime::web::WebSettings {
+        cookie: mobiwf_runtime::web::rules::cookie_name(&base.peer_id.to_string()),
+        secure: false,
+        how_to_sign_in: "mobiwf-node login-link --data-dir DIR --user YOU",
+        grants: mobiwf_runtime::web::LinkGrants::User,
+    }
 }
 
 /// Who may use the API: its token check, the administrator's token file, what each route

@@ -24,7 +24,7 @@ mod sessions;
 use std::sync::Arc;
 
 use axum::http::{HeaderMap, StatusCode, header};
-use axum::response::Response;
+use axum::response::{IntoResponse, Response};
 
 pub use assets::{script_path, style_path};
 pub use page::{Bar, CONTENT_SECURITY_POLICY, html, layout, message, secure_headers};
@@ -100,7 +100,7 @@ impl Web {
     /// The session of the request, or the page to answer instead: how to sign in (401), or,
     /// for a navigation from another site, the same page again from this one (a
     /// `SameSite=Strict` cookie is not sent on the first, and is on the second).
-    pub fn require(&self, headers: &HeaderMap, path: &str) -> Result<Signed, Response> {
+    pub fn require(&self, headers: &HeaderMap, path: &str) -> Result<Signed, Instead> {
         if let Some(signed) = self.signed(headers) {
             return Ok(signed);
         }
@@ -108,9 +108,12 @@ impl Web {
             .get("sec-fetch-site")
             .is_some_and(|v| v.as_bytes() == b"cross-site");
         if cross_site {
-            return Err(routes::again_from_here(path));
+            return Err(Instead(Box::new(routes::again_from_here(path))));
         }
-        Err(routes::sign_in_page(&self.settings, None))
+        Err(Instead(Box::new(routes::sign_in_page(
+            &self.settings,
+            None,
+        ))))
     }
 
     /// `None` when `presented` is the session's CSRF token, else the 403 page to answer.
@@ -126,6 +129,22 @@ impl Web {
              reload the page and try again.",
             Some(bar(signed, &csrf)),
         ))
+    }
+}
+
+/// The page to answer instead of the one asked for (how to sign in, a refusal).
+#[derive(Debug)]
+pub struct Instead(pub Box<Response>);
+
+impl IntoResponse for Instead {
+    fn into_response(self) -> Response {
+        *self.0
+    }
+}
+
+impl From<Response> for Instead {
+    fn from(page: Response) -> Instead {
+        Instead(Box::new(page))
     }
 }
 

@@ -142,7 +142,7 @@ async fn logout(
 ) -> Response {
     let signed = match web.require(&headers, "/") {
         Ok(signed) => signed,
-        Err(page) => return page,
+        Err(page) => return page.into_response(),
     };
     if let Some(refused) = web.csrf_refusal(&signed, form.csrf.as_deref()) {
         return refused;

@@ -1,0 +1,211 @@
+//! What the API and the pages ask the actor, answered once the group they came in is on disk
+//! (no answer shows a state the disk does not have): the worklists, the data, the runs, the
+//! notices, the directory, and one item of a user's worklist with what its page shows beside it
+//! (what the activity reads and writes, as far as this node knows).
+
+use mobiwf_engine::{Run, RunKey};
+use mobiwf_proto::{ActivityId, DataValue, Datum, InstanceId, UserId};
+use mobiwf_runtime::store::StoreError;
+use mobiwf_xml_schema::DataKind;
+
+use super::actor::NodeActor;
+use super::{Query, RunView, RunsPage, WorklistEntry};
+
+/// One item of a user's worklist as its page shows it.
+#[derive(Debug, Clone)]
+pub struct ItemDetail {
+    /// The worklist's line.
+    pub entry: WorklistEntry,
+    /// What the activity reads, each with its value when this node knows it; `None` when this
+    /// node holds neither the activity's partition nor a copy of what it reads.
+    pub reads: Option<Vec<ReadValue>>,
+    /// What the activity writes, each with its kind; `None` when this node does not know
+    /// (the item's host checks what a completion sets either way).
+    pub writes: Option<Vec<(String, DataKind)>>,
+}
+
+/// A name an activity reads, and its value when known here.
+#[derive(Debug, Clone)]
+pub struct ReadValue {
+    /// The declared name.
+    pub name: String,
+    /// Its value (a file names its content in the node's file store).
+    pub value: Option<DataValue>,
+}
+
+/// What the item page of `user`'s item asks.
+pub(super) struct ItemAsked {
+    pub(super) user: UserId,
+    pub(super) instance: InstanceId,
+    pub(super) activity: ActivityId,
+}
+
+impl NodeActor {
+    pub(super) fn answer(&self, query: Query) {
+        match query {
+            Query::Worklist(reply) => {
+                let _ = reply.send(self.core.engine().worklist());
+            }
+            Query::Data(instance, reply) => match self.known_data(instance) {
+                Ok(data) => {
+                    let _ = reply.send(data);
+                }
+                Err(e) => tracing::error!("reading instance {instance}'s data: {e}"),
+            },
+            Query::Runs(wanted, reply) => {
+                match super::memory::runs_page(
+                    self.core.engine(),
+                    self.store.as_ref(),
+                    wanted,
+                    view,
+                ) {
+                    Ok((runs, next)) => {
+                        let next = next.map(|i| i.0);
+                        let _ = reply.send(RunsPage { runs, next });
+                    }
+                    // The caller hears that the node did not answer.
+                    Err(e) => tracing::error!("reading the runs: {e}"),
+                }
+            }
+            Query::UserWorklist { user, order, reply } => {
+                let _ = reply.send(self.user_worklist(&user, order));
+            }
+            Query::Notices { user, reply } => {
+                let dir = self.core.engine().directory();
+                let answer =
+                    mobiwf_people::desk::here(dir, &self.core.identity().name, user.as_str())
+                        .map(|_| self.core.desk().notices(user.as_str()).to_vec())
+                        .map_err(|e| e.to_string());
+                let _ = reply.send(answer);
+            }
+            Query::Directory(reply) => {
+                let _ = reply.send(self.directory_view());
+            }
+            Query::Item(asked, reply) => match self.item_detail(&asked) {
+                Ok(answer) => {
+                    let _ = reply.send(answer);
+                }
+                Err(e) => tracing::error!("reading instance {}'s data: {e}", asked.instance),
+            },
+        }
+    }
+
+    /// `user`'s worklist in `order`, each line with its host's name; why not when the user's
+    /// device is another node.
+    fn user_worklist(
+        &self,
+        user: &UserId,
+        order: mobiwf_people::Order,
+    ) -> Result<Vec<WorklistEntry>, String> {
+        let dir = self.core.engine().directory();
+        let entry = |entry: mobiwf_people::Entry| WorklistEntry {
+            host_name: entry
+                .info
+                .host
+                .peer()
+                .and_then(|peer| dir.device_by_node(peer))
+                .map(|d| d.name.clone()),
+            entry,
+            user: user.clone(),
+        };
+        mobiwf_people::desk::here(dir, &self.core.identity().name, user.as_str())
+            .map(|_| {
+                let list = self.core.desk().worklist(user.as_str(), order);
+                list.into_iter().map(entry).collect()
+            })
+            .map_err(|e| e.to_string())
+    }
+
+    /// What the node knows of `instance`'s data: the engine's (read back when retired) and,
+    /// on a device, what its users' items of the instance read, as copied.
+    fn known_data(&self, instance: InstanceId) -> Result<Vec<Datum>, StoreError> {
+        let mut data = super::memory::data(self.core.engine(), self.store.as_ref(), instance)?;
+        let copies = self.core.desk().items().filter_map(|i| {
+            (i.info.instance == instance)
+                .then_some(i.copy.as_ref())
+                .flatten()
+        });
+        for copy in copies {
+            for datum in &copy.data {
+                match data.iter_mut().find(|d| d.name == datum.name) {
+                    Some(known) if datum.supersedes(known) => *known = datum.clone(),
+                    Some(_) => {}
+                    None => data.push(datum.clone()),
+                }
+            }
+        }
+        Ok(data)
+    }
+
+    /// The item of `asked.user`'s worklist, with what its activity reads and writes as far as
+    /// this node knows: from the partition when this node hosts it, else from the copy of
+    /// what it reads and its application's writes. `Ok(Err)`: the user's device is another
+    /// node; `Ok(Ok(None))`: the item is not (or no longer) on the user's worklist.
+    fn item_detail(
+        &self,
+        asked: &ItemAsked,
+    ) -> Result<Result<Option<ItemDetail>, String>, StoreError> {
+        let list = match self.user_worklist(&asked.user, mobiwf_people::Order::Arrival) {
+            Ok(list) => list,
+            Err(why) => return Ok(Err(why)),
+        };
+        let key = (asked.instance, asked.activity);
+        let Some(entry) = list
+            .into_iter()
+            .find(|e| (e.entry.info.instance, e.entry.info.activity) == key)
+        else {
+            return Ok(Ok(None));
+        };
+        let run_key = RunKey {
+            instance: asked.instance,
+            partition: entry.entry.info.partition,
+        };
+        let hosted = self.core.engine().run(&run_key).and_then(|run| {
+            let act = run.activity(asked.activity)?;
+            let kinds = |names: &[String]| -> Vec<(String, DataKind)> {
+                let kind = |n: &String| run.doc().data_kind(n).unwrap_or(DataKind::String);
+                names.iter().map(|n| (n.clone(), kind(n))).collect()
+            };
+            Some((kinds(&act.data.reads), kinds(&act.data.writes)))
+        });
+        let copy = self
+            .core
+            .desk()
+            .items()
+            .find(|i| i.key() == key)
+            .and_then(|i| i.copy.as_ref());
+        let names: Option<Vec<String>> = match (&hosted, copy) {
+            (Some((reads, _)), _) => Some(reads.iter().map(|(n, _)| n.clone()).collect()),
+            (None, Some(copy)) => Some(copy.data.iter().map(|d| d.name.clone()).collect()),
+            (None, None) => None,
+        };
+        let known = self.known_data(asked.instance)?;
+        let reads = names.map(|names| {
+            let value = |n: &String| known.iter().find(|d| &d.name == n).map(|d| d.value.clone());
+            let read = |name: String| ReadValue {
+                value: value(&name),
+                name,
+            };
+            names.into_iter().map(read).collect()
+        });
+        let application = entry.entry.info.application.as_ref();
+        let writes = match hosted {
+            Some((_, writes)) => Some(writes),
+            None => application.map(|a| a.writes.clone()),
+        };
+        Ok(Ok(Some(ItemDetail {
+            entry,
+            reads,
+            writes,
+        })))
+    }
+}
+
+fn view(run: &Run) -> RunView {
+    RunView {
+        instance: run.key.instance,
+        partition: run.key.partition,
+        done: run.all_final(),
+        activities: run.records(),
+    }
+}

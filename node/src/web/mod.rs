@@ -1,0 +1,162 @@
+//! The node's pages: each user whose device this node is works their worklist in a browser,
+//! signed in with a login link (`mobiwf-node login-link --user U`). A page's session stands for
+//! the user's own token: it reads that user's worklist and notices and acts as that user, and
+//! only through what the JSON API calls (`NodeClient`, `api_people::act_on`).
+//!
+//! - `GET /?order=arrival|priority|deadline|size`: the worklist (phone and desktop).
+//! - `GET /events?order=...`: the worklist, live (server-sent events: `events`).
+//! - `GET /items/{instance}/{activity}`, `POST .../{action}`, `GET .../files/{name}`: an
+//!   item's page, its actions, what it reads (`item`).
+//! - `GET /notices`: what the user was told.
+//! - Sign-in, sign-out, assets: `mobiwf_runtime::web`.
+//!
+//! Every page carries the runtime's security headers; every form its session's CSRF token.
+
+mod events;
+mod item;
+mod item_view;
+mod view;
+
+use axum::Router;
+use axum::extract::{DefaultBodyLimit, Query, State};
+use axum::http::{HeaderMap, StatusCode, Uri};
+use axum::response::{IntoResponse, Response};
+use axum::routing::{get, post};
+use mobiwf_people::Order;
+use mobiwf_proto::UserId;
+use mobiwf_runtime::api_auth::Grant;
+use mobiwf_runtime::web::{self, Signed, Web};
+use serde::Deserialize;
+
+use crate::daemon::NodeClient;
+
+/// What the pages' handlers share.
+#[derive(Clone)]
+pub(crate) struct Pages {
+    client: NodeClient,
+    web: Web,
+    /// How many live worklists may stream at once.
+    streams: std::sync::Arc<tokio::sync::Semaphore>,
+}
+
+/// The pages, on `client`, with the sessions of `web`; with the security headers.
+pub fn router(client: NodeClient, web: Web) -> Router {
+    let pages = Pages {
+        client,
+        web: web.clone(),
+        streams: std::sync::Arc::new(tokio::sync::Semaphore::new(events::MAX_EVENT_STREAMS)),
+    };
+    Router::new()
+        .route("/", get(worklist))
+        .route("/events", get(events::stream))
+        .route("/notices", get(notices))
+        .route("/items/{instance}/{activity}", get(item::page))
+        .route(
+            "/items/{instance}/{activity}/complete",
+            post(item::complete)
+                .layer(DefaultBodyLimit::max(crate::api::MAX_COMPLETION_BODY_BYTES)),
+        )
+        .route("/items/{instance}/{activity}/{action}", post(item::act))
+        .route(
+            "/items/{instance}/{activity}/files/{name}",
+            get(item::download),
+        )
+        .with_state(pages)
+        .layer(axum::middleware::from_fn(web::secure_headers))
+        .merge(web.routes())
+}
+
+/// The session of the request and the user it speaks for, or the page to answer instead:
+/// how to sign in, or (a session that is not a user's) a refusal.
+fn signed_user(
+    pages: &Pages,
+    headers: &HeaderMap,
+    uri: &Uri,
+) -> Result<(Signed, UserId), web::Instead> {
+    let path = uri.path_and_query().map_or("/", |p| p.as_str());
+    let signed = pages.web.require(headers, path)?;
+    match &signed.session.grant {
+        // A user's session may do what the user's own API token may (`api_access`: the
+        // `/users/{user}/...` routes of that user, and only those): every page acts as them.
+        Grant::User(user) => {
+            let user = UserId::new(user.clone());
+            Ok((signed, user))
+        }
+        other => {
+            let csrf = signed.csrf();
+            Err(web::message(
+                StatusCode::FORBIDDEN,
+                "Refused",
+                &format!("These pages are a user's worklist, and this session is for {other}."),
+                Some(web::bar(&signed, &csrf)),
+            )
+            .into())
+        }
+    }
+}
+
+/// A page for a signed-in user: `body` in the layout with the user's bar.
+fn signed_page(status: StatusCode, signed: &Signed, title: &str, body: &maud::Markup) -> Response {
+    let csrf = signed.csrf();
+    web::html(
+        status,
+        web::layout(title, Some(web::bar(signed, &csrf)), body),
+    )
+}
+
+/// The node could not answer (it is stopping), or the user's worklist is not here.
+fn trouble(signed: &Signed, status: StatusCode, why: &str) -> Response {
+    let csrf = signed.csrf();
+    web::message(status, "Not available", why, Some(web::bar(signed, &csrf)))
+}
+
+#[derive(Deserialize)]
+struct OrderQuery {
+    #[serde(default)]
+    order: Option<String>,
+}
+
+/// The order `?order=` names (arrival when none or unknown).
+fn order_of(q: &OrderQuery) -> Order {
+    q.order
+        .as_deref()
+        .and_then(Order::parse)
+        .unwrap_or_default()
+}
+
+async fn worklist(
+    State(pages): State<Pages>,
+    headers: HeaderMap,
+    uri: Uri,
+    Query(q): Query<OrderQuery>,
+) -> Response {
+    let (signed, user) = match signed_user(&pages, &headers, &uri) {
+        Ok(signed) => signed,
+        Err(page) => return page.into_response(),
+    };
+    let order = order_of(&q);
+    match pages.client.user_worklist(user.clone(), order).await {
+        Ok(Ok(entries)) => {
+            let now = mobiwf_runtime::process::now_ms();
+            let body = view::worklist_page(user.as_str(), &entries, order, now);
+            signed_page(StatusCode::OK, &signed, "Worklist", &body)
+        }
+        Ok(Err(not_here)) => trouble(&signed, StatusCode::FORBIDDEN, &not_here),
+        Err(e) => trouble(&signed, StatusCode::SERVICE_UNAVAILABLE, &format!("{e:#}")),
+    }
+}
+
+async fn notices(State(pages): State<Pages>, headers: HeaderMap, uri: Uri) -> Response {
+    let (signed, user) = match signed_user(&pages, &headers, &uri) {
+        Ok(signed) => signed,
+        Err(page) => return page.into_response(),
+    };
+    match pages.client.notices(user.clone()).await {
+        Ok(Ok(notices)) => {
+            let body = view::notices_page(user.as_str(), &notices);
+            signed_page(StatusCode::OK, &signed, "Notices", &body)
+        }
+        Ok(Err(not_here)) => trouble(&signed, StatusCode::FORBIDDEN, &not_here),
+        Err(e) => trouble(&signed, StatusCode::SERVICE_UNAVAILABLE, &format!("{e:#}")),
+    }
+}
