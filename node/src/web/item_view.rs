@@ -88,7 +88,7 @@ fn button(path: &str, action: &str, label: &str, csrf: &str, primary: bool) -> M
     html! {
         form method="post" action=(format!("{path}/{action}")) {
             input type="hidden" name="csrf" value=(csrf);
-            button.primary[primary] type="submit" name="action" value=(action) { (label) }
+            button class=[primary.then_some("primary")] type="submit" name="action" value=(action) { (label) }
         }
     }
 }

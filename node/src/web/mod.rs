@@ -17,6 +17,9 @@ mod item;
 mod item_view;
 mod view;
 
+#[cfg(test)]
+mod tests;
+
 use axum::Router;
 use axum::extract::{DefaultBodyLimit, Query, State};
 use axum::http::{HeaderMap, StatusCode, Uri};

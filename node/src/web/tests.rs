@@ -1,0 +1,224 @@
+//! The pages' rendering, pure: markup in data shows as text, the deadline counts down and
+//! turns red under its last notice, the buttons follow the item's state, the completion form
+//! is typed as the definition declares, and a refusal replaces the buttons.
+#![allow(clippy::unwrap_used)]
+
+use mobiwf_people::{Entry, EntryState, Offline, Order};
+use mobiwf_proto::{
+    ActivityId, DataValue, FileRef, InstanceId, ItemDeadline, ItemInfo, Location, PartitionId,
+    UserId,
+};
+use mobiwf_xml_schema::DataKind;
+
+use super::item_view::{Said, gone_page, item_page};
+use super::view::{countdown, fingerprint, worklist, worklist_page};
+use crate::daemon::{ItemDetail, ReadValue, WorklistEntry};
+
+const MARKUP: &str = "<script>alert(1)</script>";
+const ESCAPED: &str = "&lt;script&gt;alert(1)&lt;/script&gt;";
+
+fn entry(state: EntryState) -> WorklistEntry {
+    let info = ItemInfo {
+        pass: Default::default(),
+        instance: InstanceId(7),
+        partition: PartitionId(1),
+        activity: ActivityId(2),
+        name: MARKUP.to_owned(),
+        description: format!("check {MARKUP}"),
+        kind: "manual".to_owned(),
+        priority: 3,
+        disconnected: true,
+        ready_ms: 1000,
+        deadline_ms: None,
+        host: Location::lenient("/ip4/127.0.0.1/tcp/1/p2p/12D3KooWhost"),
+        due: None,
+        application: None,
+        paused_ms: None,
+    };
+    WorklistEntry {
+        entry: Entry {
+            info,
+            state,
+            since_ms: None,
+            grantor: None,
+            pending: None,
+            offline: Some(Offline::Ready),
+            disabled: None,
+        },
+        host_name: None,
+        user: UserId::new("alice"),
+    }
+}
+
+fn detail(state: EntryState) -> ItemDetail {
+    ItemDetail {
+        entry: entry(state),
+        reads: Some(vec![
+            ReadValue {
+                name: "site".to_owned(),
+                value: Some(DataValue::String(MARKUP.to_owned())),
+            },
+            ReadValue {
+                name: "plan".to_owned(),
+                value: Some(DataValue::File(FileRef {
+                    sha256: "ab".repeat(32),
+                    size: 12,
+                })),
+            },
+        ]),
+        writes: Some(vec![
+            ("reading".to_owned(), DataKind::Number),
+            ("photo".to_owned(), DataKind::File),
+            ("note".to_owned(), DataKind::String),
+        ]),
+    }
+}
+
+#[test]
+fn markup_in_names_and_values_shows_as_text() {
+    let entries = [entry(EntryState::Offered)];
+    let page = worklist_page("alice", &entries, Order::Priority, 0).into_string();
+    assert!(page.contains(ESCAPED), "{page}");
+    assert!(!page.contains(MARKUP), "{page}");
+    let item = item_page(&detail(EntryState::Selected), "c", None, 0).into_string();
+    assert!(item.contains(&format!("check {ESCAPED}")), "{item}");
+    assert!(!item.contains("<script"), "{item}");
+    let gone = gone_page(7, 2, &Said::Refused(MARKUP.to_owned())).into_string();
+    assert!(gone.contains(ESCAPED) && !gone.contains(MARKUP), "{gone}");
+}
+
+#[test]
+fn the_list_shows_each_items_facts_and_follows_its_order() {
+    let mut held = entry(EntryState::Locked);
+    held.entry.info.pass = mobiwf_proto::Pass(3);
+    let page = worklist_page("alice", &[held.clone()], Order::Deadline, 0).into_string();
+    assert!(
+        page.contains(&format!("{ESCAPED} #3")),
+        "the pass after the first: {page}"
+    );
+    assert!(
+        page.contains("priority 3") && page.contains("ready offline"),
+        "{page}"
+    );
+    assert!(
+        page.contains("held by alice") && page.contains("locked"),
+        "{page}"
+    );
+    assert!(
+        page.contains(r#"href="/?order=deadline" aria-current="page""#),
+        "{page}"
+    );
+    assert!(page.contains("/events?order=deadline&amp;since="), "{page}");
+    let empty = worklist(&[], Order::Arrival, "x", 0).into_string();
+    assert!(empty.contains("Nothing to do."), "{empty}");
+    // The fingerprint follows what is shown, not the clock.
+    let offered = [entry(EntryState::Offered)];
+    assert_eq!(
+        fingerprint(&offered, Order::Arrival),
+        fingerprint(&offered, Order::Arrival)
+    );
+    assert_ne!(
+        fingerprint(&offered, Order::Arrival),
+        fingerprint(&[held], Order::Arrival)
+    );
+    assert_ne!(
+        fingerprint(&offered, Order::Arrival),
+        fingerprint(&offered, Order::Size)
+    );
+}
+
+#[test]
+fn a_deadline_counts_down_and_is_red_under_its_last_notice() {
+    assert_eq!(countdown(3_600_000 + 5 * 60_000, 0), "in 1h 05m");
+    assert_eq!(countdown(61_000, 0), "in 1m 01s");
+    assert_eq!(countdown(0, 190_000), "3m 10s ago");
+    assert_eq!(countdown(2 * 86_400_000 + 3_600_000, 0), "in 2d 1h");
+    let hour = 1000;
+    let mut item = entry(EntryState::Selected);
+    item.entry.info.due = Some(Box::new(ItemDeadline {
+        hours: 48,
+        at_ms: 48 * hour,
+        hour_ms: hour,
+        sent_ms: 0,
+        passed: Vec::new(),
+    }));
+    // The last notice before the deadline is at 6 hours left.
+    let early = worklist(&[item.clone()], Order::Arrival, "x", 0).into_string();
+    assert!(
+        early.contains(&format!(r#"data-warn-ms="{}""#, 42 * hour)),
+        "{early}"
+    );
+    assert!(!early.contains("due late"), "{early}");
+    let late = worklist(&[item], Order::Arrival, "x", 42 * hour).into_string();
+    assert!(late.contains(r#"class="due late""#), "{late}");
+}
+
+#[test]
+fn the_buttons_follow_the_state_and_the_form_is_typed() {
+    let offered = item_page(&detail(EntryState::Offered), "tok", None, 0).into_string();
+    for action in ["select", "lock"] {
+        assert!(
+            offered.contains(&format!("/items/7/2/{action}")),
+            "{offered}"
+        );
+    }
+    assert!(!offered.contains("/items/7/2/complete"), "{offered}");
+    let selected = item_page(&detail(EntryState::Selected), "tok", None, 0).into_string();
+    for action in ["release", "pause", "complete", "delegate"] {
+        assert!(
+            selected.contains(&format!("/items/7/2/{action}")),
+            "{selected}"
+        );
+    }
+    assert!(
+        selected.contains(r#"type="number" step="any""#),
+        "{selected}"
+    );
+    assert!(
+        selected.contains(r#"type="file" name="file.photo""#),
+        "{selected}"
+    );
+    assert!(
+        selected.contains(r#"type="text" name="value.note""#),
+        "{selected}"
+    );
+    assert!(
+        selected.contains(r#"enctype="multipart/form-data""#),
+        "{selected}"
+    );
+    assert!(
+        selected.contains("/items/7/2/files/plan"),
+        "a file it reads: {selected}"
+    );
+    assert_eq!(
+        selected.matches(r#"name="csrf" value="tok""#).count(),
+        4,
+        "{selected}"
+    );
+    let mut unknown = detail(EntryState::Locked);
+    unknown.writes = None;
+    unknown.reads = None;
+    let page = item_page(&unknown, "tok", None, 0).into_string();
+    assert!(
+        page.contains(r#"name="values""#) && page.contains("/items/7/2/unlock"),
+        "{page}"
+    );
+    assert!(page.contains("its host holds it"), "{page}");
+}
+
+#[test]
+fn a_refusal_shows_where_the_buttons_were() {
+    let gone = Said::Refused("activity 2 is no longer available: bob holds it".to_owned());
+    let page = item_page(&detail(EntryState::Offered), "tok", Some(&gone), 0).into_string();
+    assert!(page.contains("no longer available: bob holds it"), "{page}");
+    assert!(
+        !page.contains("/items/7/2/select"),
+        "no stale button left: {page}"
+    );
+    let other = Said::Refused("no lock without disconnected".to_owned());
+    let page = item_page(&detail(EntryState::Offered), "tok", Some(&other), 0).into_string();
+    assert!(
+        page.contains("no lock without") && page.contains("/items/7/2/select"),
+        "{page}"
+    );
+}
