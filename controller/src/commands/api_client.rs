@@ -170,3 +170,63 @@ pub async fn apply_document(
         }
     }
 }
+
+/// GETs a document the controller keeps (`path`) and prints it: pretty JSON with `as_json`,
+/// else as `table` writes it. A refusal (404 included) is printed as any command's.
+pub async fn show_document(
+    api: &ApiArgs,
+    path: &str,
+    as_json: bool,
+    table: impl FnOnce(&serde_json::Value),
+) -> anyhow::Result<std::process::ExitCode> {
+    let body = match get_json(api, path).await {
+        Ok(body) => body,
+        Err(code) => return Ok(code),
+    };
+    if as_json {
+        println!("{}", serde_json::to_string_pretty(&body)?);
+    } else {
+        table(&body);
+    }
+    Ok(std::process::ExitCode::SUCCESS)
+}
+
+/// GETs `path` as JSON; a refusal or an unreachable controller already printed, as its exit
+/// code.
+pub async fn get_json(
+    api: &ApiArgs,
+    path: &str,
+) -> Result<serde_json::Value, std::process::ExitCode> {
+    let request = api
+        .client()
+        .map_err(|e| failure(Err(e), &[]))?
+        .get(api.url(path));
+    match json(request, api).await {
+        Ok(Ok(body)) => Ok(body),
+        Ok(Err(refused)) => Err(failure(Ok(refused), &[404])),
+        Err(e) => Err(failure(Err(e), &[])),
+    }
+}
+
+/// A JSON value as a table cell: `-` for nothing.
+pub fn cell(value: &serde_json::Value) -> String {
+    match value {
+        serde_json::Value::Null => "-".to_owned(),
+        serde_json::Value::String(s) if s.is_empty() => "-".to_owned(),
+        serde_json::Value::String(s) => s.clone(),
+        other => other.to_string(),
+    }
+}
+
+/// A JSON list as a table cell: its items joined by commas, `-` for none.
+pub fn list_cell(value: &serde_json::Value) -> String {
+    let items: Vec<String> = value
+        .as_array()
+        .map(|a| a.iter().map(cell).collect())
+        .unwrap_or_default();
+    if items.is_empty() {
+        "-".to_owned()
+    } else {
+        items.join(",")
+    }
+}
