@@ -1,10 +1,8 @@
-//! The mesh of the loop tests combined with task classes, pausing and orderings: a controller
-//! and partners P1 (activity type 1) and P2 (type 2) as processes, the loop's definition, the
-//! gates its commands wait at and the log they keep, read back into what ran when.
-// Shared by the loop test binaries: each uses a part.
-#![allow(dead_code)]
+//! The mesh of the loop tests combined with task classes and pausing: a controller and partners
+//! P1 (activity type 1) and P2 (type 2) as processes, the loop's definition, the gates its
+//! commands wait at and the log they keep, read back into what ran when.
 
-use std::path::{Path, PathBuf};
+use std::path::PathBuf;
 use std::time::Duration;
 
 use mobiwf_tests::harness::{
@@ -28,9 +26,10 @@ pub const PRESS: &str = "<class>press</class>";
 
 /// A controller (with the class document when `classes` is not empty) and partners P1 and P2.
 pub struct LoopMesh {
-    pub dir: PathBuf,
+    dir: PathBuf,
     pub controller: Controller,
-    pub p1: Node,
+    /// Kept running while the test runs.
+    _p1: Node,
     pub p2: Node,
     /// The commands' log: `<instance> <activity> <try> start|done <ns>` a line.
     log: PathBuf,
@@ -60,7 +59,7 @@ impl LoopMesh {
             gates,
             dir,
             controller,
-            p1,
+            _p1: p1,
             p2,
         }
     }
@@ -269,11 +268,6 @@ impl LoopMesh {
             .iter()
             .map(|e| e["what"].as_str().unwrap_or_default().to_owned())
             .collect()
-    }
-
-    /// The scratch directory.
-    pub fn dir(&self) -> &Path {
-        &self.dir
     }
 }
 
