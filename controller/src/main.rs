@@ -1,5 +1,6 @@
 //! `mobiwf-controller`: the operator's command line for the central controller: the daemon
-//! (`serve`), instance commands (`submit`, `status`, `wait`, `history`, `list`, `nodes`),
+//! (`serve`), instance commands (`submit`, `status`, `wait`, `history`, `graph`, `list`,
+//! `nodes`),
 //! deployed definitions (`deploy`, `definitions`, `start`), the operator's controls
 //! (`interrupt`, `resume`, `cancel`),
 //! who may join and who may use the API (`tokens`, `api-tokens`), and document tools
@@ -159,6 +160,22 @@ enum Command {
         /// Print JSON (the events in the order the controller learnt them).
         #[arg(long)]
         json: bool,
+        #[command(flatten)]
+        api: ApiArgs,
+    },
+    /// Draw an instance's graph: a lane per partner, its activities in columns by their
+    /// preconditions, coloured by state, on standard output as SVG (default) or DOT.
+    ///
+    /// Exit 1 when there is no such instance, 3 when the controller cannot be asked.
+    Graph {
+        /// The instance id.
+        instance: u64,
+        /// Write SVG (the default).
+        #[arg(long, conflicts_with = "dot")]
+        svg: bool,
+        /// Write Graphviz DOT.
+        #[arg(long)]
+        dot: bool,
         #[command(flatten)]
         api: ApiArgs,
     },
@@ -443,6 +460,16 @@ async fn dispatch(command: Command) -> anyhow::Result<ExitCode> {
             json,
             api,
         } => commands::history::run(&api, instance, json).await,
+        Command::Graph {
+            instance, dot, api, ..
+        } => {
+            let format = if dot {
+                mobiwf_graph::Format::Dot
+            } else {
+                mobiwf_graph::Format::Svg
+            };
+            commands::graph::run(&api, instance, format).await
+        }
         Command::List { json, list, api } => commands::status::list(&api, &list, json).await,
         Command::Nodes {
             action: Some(action),
