@@ -167,18 +167,7 @@ enum Command {
     /// preconditions, coloured by state, on standard output as SVG (default) or DOT.
     ///
     /// Exit 1 when there is no such instance, 3 when the controller cannot be asked.
-    Graph {
-        /// The instance id.
-        instance: u64,
-        /// Write SVG (the default).
-        #[arg(long, conflicts_with = "dot")]
-        svg: bool,
-        /// Write Graphviz DOT.
-        #[arg(long)]
-        dot: bool,
-        #[command(flatten)]
-        api: ApiArgs,
-    },
+    Graph(commands::graph::GraphArgs),
     /// List the instances, a page at a time (by id; filters: --state, --workflow,
     /// --definition, --since).
     #[command(visible_alias = "instances")]
@@ -460,16 +449,7 @@ async fn dispatch(command: Command) -> anyhow::Result<ExitCode> {
             json,
             api,
         } => commands::history::run(&api, instance, json).await,
-        Command::Graph {
-            instance, dot, api, ..
-        } => {
-            let format = if dot {
-                mobiwf_graph::Format::Dot
-            } else {
-                mobiwf_graph::Format::Svg
-            };
-            commands::graph::run(&api, instance, format).await
-        }
+        Command::Graph(args) => commands::graph::run(&args).await,
         Command::List { json, list, api } => commands::status::list(&api, &list, json).await,
         Command::Nodes {
             action: Some(action),
