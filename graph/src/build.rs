@@ -3,10 +3,10 @@
 //! (preconditions, with the flags of the routes that lead along them; contingency activities;
 //! loops' back edges).
 
-use std::collections::BTreeSet;
+use std::collections::{BTreeMap, BTreeSet};
 
-use mobiwf_book::{ActivityView, Instance};
-use mobiwf_proto::ActivityId;
+use mobiwf_book::{ActivityView, Instance, PartitionView};
+use mobiwf_proto::{ActivityId, PartitionId};
 use mobiwf_xml_schema::{Activity, Contingency, WorkflowDefinition};
 
 use crate::model::{ActivityBox, Edge, EdgeKind, Graph, LaneKey};
@@ -16,7 +16,13 @@ impl Graph {
     /// The graph of `inst`, with the edges of its definition `def` (none without it: the
     /// activities alone, as an instance stored before definitions were has them).
     pub fn of_instance(inst: &Instance, def: Option<&WorkflowDefinition>) -> Graph {
-        let activities: Vec<ActivityBox> = inst.activities.iter().map(|a| shown(inst, a)).collect();
+        let partitions: BTreeMap<PartitionId, &PartitionView> =
+            inst.partitions.iter().map(|p| (p.id, p)).collect();
+        let activities: Vec<ActivityBox> = inst
+            .activities
+            .iter()
+            .map(|a| shown(&partitions, a))
+            .collect();
         let present: BTreeSet<ActivityId> = activities.iter().map(|a| a.id).collect();
         let mut edges: Vec<Edge> = def.map_or_else(Vec::new, definition_edges);
         edges.retain(|e| present.contains(&e.from) && present.contains(&e.to));
@@ -43,12 +49,11 @@ fn title(inst: &Instance) -> String {
     )
 }
 
-/// One activity of `inst`, in its partner's lane; one the controller placed (its partition
-/// stands for a failed activity) or nobody placed yet in the controller's lane.
-fn shown(inst: &Instance, a: &ActivityView) -> ActivityBox {
-    let partition = a
-        .partition
-        .and_then(|p| inst.partitions.iter().find(|v| v.id == p));
+/// One activity, in the lane of the partner that runs its partition (of `partitions`); one
+/// the controller placed (its partition stands for a failed activity) or nobody placed yet
+/// in the controller's lane.
+fn shown(partitions: &BTreeMap<PartitionId, &PartitionView>, a: &ActivityView) -> ActivityBox {
+    let partition = a.partition.and_then(|p| partitions.get(&p).copied());
     let by_partner = partition.filter(|p| p.stands_for.is_none());
     let (lane, node) = match (by_partner, &a.node) {
         (Some(p), _) => (LaneKey::Partner(p.node.to_string()), None),

@@ -2,8 +2,8 @@
 //! partner's name), the activities coloured by state (`class="state-WORD"`, a `tooltip` with
 //! the whole name), the columns of the layout as `rank=same` groups (so `dot` keeps them),
 //! the edges styled by kind (a loop's back edge does not constrain the ranks) and greyed off
-//! the path taken, and the legend as a cluster of its own. Every name goes through
-//! [`escape::dot`].
+//! the path taken, and the legend as a row of the states' colours under the title. Every name
+//! goes through [`escape::dot`], or [`escape::xml`] in the title (an HTML-like label).
 
 use std::collections::BTreeMap;
 
@@ -17,11 +17,11 @@ pub fn dot(graph: &Graph) -> String {
     let layout = Layout::of(graph);
     let mut out = format!(
         "digraph \"mobiwf\" {{\n  graph [rankdir=LR, newrank=true, fontname=\"Helvetica\", \
-         labelloc=t, label=\"{}\"];\n  node [shape=box, style=\"rounded,filled\", \
+         labelloc=t, label={}];\n  node [shape=box, style=\"rounded,filled\", \
          fontname=\"Helvetica\", fontsize=11];\n  edge [fontname=\"Helvetica\", fontsize=10];\n",
-        escape::dot(&graph.title)
+        caption(&graph.title)
     );
-    for (i, band) in layout.lanes.iter().enumerate() {
+    for (i, (band, members)) in layout.lanes.iter().zip(layout.by_lane()).enumerate() {
         let note = match &band.key {
             LaneKey::Partner(_) => String::new(),
             LaneKey::Controller => format!(" ({})", LaneKey::Controller.note()),
@@ -32,10 +32,8 @@ pub fn dot(graph: &Graph) -> String {
             escape::dot(band.key.label()),
             crate::svg::lane_fill(i)
         );
-        for (a, placed) in graph.activities.iter().zip(&layout.boxes) {
-            if placed.lane == i {
-                out += &format!("    {}\n", node(a));
-            }
+        for a in members {
+            out += &format!("    {}\n", node(&graph.activities[a]));
         }
         out += "  }\n";
     }
@@ -68,7 +66,6 @@ pub fn dot(graph: &Graph) -> String {
             attributes.join(", ")
         );
     }
-    out += &legend();
     out += "}\n";
     out
 }
@@ -124,26 +121,30 @@ fn edge_style(kind: EdgeKind, greyed: bool) -> Vec<String> {
     out
 }
 
-/// The legend: a node per state, in a cluster of its own.
-fn legend() -> String {
-    let mut out = String::from(
-        "  subgraph \"cluster_legend\" {\n    label=\"legend\";\n    color=\"#dee2e6\";\n",
-    );
-    let mut ids = Vec::new();
+/// The graph's caption, an HTML-like label: the title (escaped as XML, which such labels
+/// are) above the legend, a row of the states' colours (so that the legend takes no rank).
+fn caption(title: &str) -> String {
+    let mut cells = String::new();
     for state in Shown::ALL {
         let style = state.style();
-        let dashed = if style.dashed { ",dashed" } else { "" };
-        out += &format!(
-            "    \"legend_{word}\" [label=\"{}\", style=\"rounded,filled{dashed}\", \
-             fillcolor=\"{}\", color=\"{}\", fontcolor=\"{}\"];\n",
-            state.label(),
+        let dashed = if style.dashed {
+            " style=\"dashed\""
+        } else {
+            ""
+        };
+        cells += &format!(
+            "<td bgcolor=\"{}\" color=\"{}\"{dashed}><font color=\"{}\">{}</font></td>",
             style.fill,
             style.stroke,
             style.text,
-            word = state.word(),
+            state.label(),
         );
-        ids.push(format!("\"legend_{}\";", state.word()));
     }
-    out += &format!("    {{ rank=same; {} }}\n  }}\n", ids.join(" "));
-    out
+    format!(
+        "<<table border=\"0\" cellborder=\"1\" cellspacing=\"4\" cellpadding=\"4\"><tr>\
+         <td colspan=\"{}\" border=\"0\">\
+         {}</td></tr><tr>{cells}</tr></table>>",
+        Shown::ALL.len(),
+        escape::xml(title)
+    )
 }

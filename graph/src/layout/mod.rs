@@ -93,6 +93,17 @@ pub struct Routed {
 }
 
 impl Layout {
+    /// The activities of each lane (positions in the graph), lane by lane.
+    pub fn by_lane(&self) -> Vec<Vec<usize>> {
+        let mut lanes = vec![Vec::new(); self.lanes.len()];
+        for (i, placed) in self.boxes.iter().enumerate() {
+            if let Some(lane) = lanes.get_mut(placed.lane) {
+                lane.push(i);
+            }
+        }
+        lanes
+    }
+
     /// Lays `graph` out.
     pub fn of(graph: &Graph) -> Layout {
         let n = graph.activities.len();
@@ -165,15 +176,15 @@ impl Layout {
 
 /// The left edge of column `c`'s boxes.
 fn column_x(c: usize) -> i64 {
-    MARGIN
-        + CAPTION_W
-        + COLUMN_GAP / 2
-        + i64::try_from(c).unwrap_or(i64::MAX / 4) * (BOX_W + COLUMN_GAP)
+    let columns = i64::try_from(c).unwrap_or(i64::MAX);
+    (MARGIN + CAPTION_W + COLUMN_GAP / 2).saturating_add(columns.saturating_mul(BOX_W + COLUMN_GAP))
 }
 
 /// The top of row `r` below a lane's first row (for `r` rows: their height and a gap).
 fn row_y(r: usize) -> i64 {
-    i64::try_from(r).unwrap_or(i64::MAX / 4) * (BOX_H + ROW_GAP)
+    i64::try_from(r)
+        .unwrap_or(i64::MAX)
+        .saturating_mul(BOX_H + ROW_GAP)
 }
 
 /// The lanes in order (partners as their first activity comes, the controller's last), and

@@ -45,13 +45,11 @@ pub fn svg(graph: &Graph) -> String {
         out += &band_rect(band, i, width);
     }
     out += &edges::all(graph, &layout);
-    for (i, band) in layout.lanes.iter().enumerate() {
+    for (band, members) in layout.lanes.iter().zip(layout.by_lane()) {
         out += &format!("<g class=\"lane\" {}>\n", lane_attributes(&band.key));
         out += &caption(band);
-        for (a, placed) in graph.activities.iter().zip(&layout.boxes) {
-            if placed.lane == i {
-                out += &activity(a, placed);
-            }
+        for i in members {
+            out += &activity(&graph.activities[i], &layout.boxes[i]);
         }
         out += "</g>\n";
     }

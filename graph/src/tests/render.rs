@@ -161,7 +161,15 @@ fn a_name_is_escaped_wherever_it_goes() {
     let dot = crate::dot(&g);
     assert!(dot.contains("label=\"P\\\"1&<x>\""), "{dot}");
     assert!(dot.contains("label=\"it's \\\"B\\\"\\\\n\\nid 2"), "{dot}");
-    assert!(dot.contains("<script>alert(1)</script>"), "{dot}");
+    assert!(
+        dot.contains("label=\"<script>alert(1)</script>\\nid 1"),
+        "{dot}"
+    );
+    // The title is in an HTML-like label: escaped as XML there.
+    assert!(
+        dot.contains("(&lt;script&gt;alert(1)&lt;/script&gt;)"),
+        "{dot}"
+    );
     // Outside escapes, quotes pair up: no name ends a string early.
     let unescaped = dot.replace("\\\\", "").replace("\\\"", "");
     for line in unescaped.lines() {
@@ -295,7 +303,12 @@ fn dot_has_a_cluster_per_lane_and_the_columns_as_ranks() {
     }
     assert!(dot.contains("class=\"state-running\""), "{dot}");
     assert!(dot.contains("\"2\" -> \"3\" [class=\"edge contingency\", color=\"#e03131\", fontcolor=\"#e03131\", style=dashed];"), "{dot}");
-    assert!(dot.contains("subgraph \"cluster_legend\""), "{dot}");
+    // The legend is in the caption, under the title: it takes no rank.
+    assert!(dot.contains("labelloc=t, label=<<table"), "{dot}");
+    for state in Shown::ALL {
+        let cell = format!("<td bgcolor=\"{}\"", state.style().fill);
+        assert!(dot.contains(&cell), "{state:?} in {dot}");
+    }
 }
 
 #[test]
