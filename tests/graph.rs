@@ -3,8 +3,9 @@
 //! P1's worklist) is drawn as SVG, read back with an XML reader: each activity's `data-state`
 //! is the state `status` shows for it, in the lane of the partner that runs it
 //! (`data-partner`); once A2 is completed and the instance has succeeded, every activity is
-//! drawn succeeded, and the DOT has a cluster per partner. An unknown instance and an
-//! unknown format are refused.
+//! drawn succeeded, with its edges from the definition stored with it, and the DOT has a
+//! cluster per partner; an instance started by name is drawn from its deployed version. An
+//! unknown instance and an unknown format are refused.
 #![allow(clippy::unwrap_used, clippy::expect_used)]
 
 use std::collections::BTreeMap;
@@ -161,6 +162,19 @@ fn the_graph_shows_each_activitys_state_in_its_partners_lane() {
         };
         assert_eq!(lane.as_deref(), Some(partner), "activity {a}: {svg}");
     }
+    // Settled, the instance has left the controller's memory: its graph is drawn from the
+    // definition stored with it, edges and all.
+    for edge in [
+        "16\" data-to=\"17",
+        "17\" data-to=\"19",
+        "19\" data-to=\"18",
+        "18\" data-to=\"20",
+    ] {
+        assert!(
+            svg.contains(&format!("data-from=\"{edge}\"")),
+            "{edge}: {svg}"
+        );
+    }
     let dot = graph(&controller, id, "--dot");
     assert!(dot.starts_with("digraph"), "{dot}");
     assert!(
@@ -172,6 +186,25 @@ fn the_graph_shows_each_activitys_state_in_its_partners_lane() {
         "{dot}"
     );
     assert_eq!(dot.matches("class=\"state-succeeded\"").count(), 5, "{dot}");
+
+    // One started by name is drawn from the deployed version it names.
+    let paper = mobiwf_tests::repo_root().join("examples/paper/workflow.xml");
+    controller
+        .cli(
+            &["deploy", paper.to_str().unwrap(), "--name", "paper"],
+            CLI_TIMEOUT,
+        )
+        .expect_code(0, "deploy");
+    let started = controller.cli(&["start", "paper"], CLI_TIMEOUT);
+    started.expect_code(0, "start paper");
+    let by_name: u64 = started.stdout.trim().parse().expect("an instance id");
+    controller.wait(by_name, 60).expect_code(0, "wait");
+    let svg = graph(&controller, by_name, "--svg");
+    assert!(svg.contains("data-from=\"17\" data-to=\"19\""), "{svg}");
+    assert!(
+        drawn(&svg).values().all(|(state, _)| state == "succeeded"),
+        "{svg}"
+    );
 }
 
 #[test]
