@@ -12,7 +12,7 @@ use std::collections::BTreeMap;
 use std::time::Duration;
 
 use mobiwf_tests::harness::{
-    CLI_TIMEOUT, Controller, api_token_of, http_request, paper_mesh, paper_workflow_with,
+    CLI_TIMEOUT, Controller, Node, api_token_of, http_request, paper_mesh, paper_workflow_with,
     status_activity, wait_deployed_and_offered, wait_for,
 };
 use mobiwf_tests::scratch;
@@ -91,11 +91,10 @@ fn graph(controller: &Controller, id: u64, format: &str) -> String {
     out.stdout
 }
 
-#[test]
-fn the_graph_shows_each_activitys_state_in_its_partners_lane() {
-    let dir = scratch("graph-states").unwrap();
-    let (controller, p1, _p2) = paper_mesh(&dir);
-    // A5's emergency start (`timeToWait`) would move the instance on by the clock: none.
+/// Instance of the paper's workflow whose A2 (17) is manual, submitted and held still: A2
+/// ready on P1's worklist, the controller told, nothing else to move until it is completed
+/// (A5's emergency start by `timeToWait` would move it by the clock: none).
+fn held_still(dir: &std::path::Path, controller: &Controller, p1: &Node) -> u64 {
     let xml = paper_workflow_with(|id| {
         if id == 17 {
             "<kind>manual</kind>".to_owned()
@@ -107,32 +106,28 @@ fn the_graph_shows_each_activitys_state_in_its_partners_lane() {
     let file = dir.join("workflow.xml");
     std::fs::write(&file, xml).unwrap();
     let id = controller.submit(&file);
-    wait_deployed_and_offered(&controller, &p1, id);
+    wait_deployed_and_offered(controller, p1, id);
     wait_for(
         "A2 (17) ready at the controller",
         Duration::from_secs(30),
         || (status_activity(&controller.status(id), 17)["state"] == "ready").then_some(()),
     );
+    id
+}
 
-    // Nothing moves until A2 is completed: the graph and the status agree.
-    let svg = graph(&controller, id, "--svg");
+/// The SVG of held instance `id` says what `status` says: each activity's state, in the lane
+/// of the node that runs it.
+fn assert_drawn_as_status(controller: &Controller, id: u64) {
+    let svg = graph(controller, id, "--svg");
     let status = controller.status(id);
     let on = |name: &str| Some(name.to_owned());
     let lanes: Vec<(u64, Option<String>)> = drawn(&svg)
         .iter()
         .map(|(a, (_, lane))| (*a, lane.clone()))
         .collect();
-    assert_eq!(
-        lanes,
-        vec![
-            (16, on("P1")),
-            (17, on("P1")),
-            (18, on("P1")),
-            (19, on("P2")),
-            (20, on("P2"))
-        ],
-        "{svg}"
-    );
+    let p1 = [16, 17, 18].map(|a| (a, on("P1")));
+    let p2 = [19, 20].map(|a| (a, on("P2")));
+    assert_eq!(lanes, [p1.as_slice(), p2.as_slice()].concat(), "{svg}");
     for (a, (state, lane)) in drawn(&svg) {
         let (shown_state, node) = &shown(&status)[&a];
         assert_eq!(&state, shown_state, "activity {a}: {svg}\n{status:#}");
@@ -148,11 +143,12 @@ fn the_graph_shows_each_activitys_state_in_its_partners_lane() {
     let default = controller.cli(&["graph", &id.to_string()], CLI_TIMEOUT);
     default.expect_code(0, "graph");
     assert_eq!(drawn(&default.stdout), drawn(&svg));
+}
 
-    p1.cli(&["complete", &id.to_string(), "17"])
-        .expect_code(0, "complete A2");
-    controller.wait(id, 60).expect_code(0, "wait");
-    let svg = graph(&controller, id, "--svg");
+/// Settled instance `id` of the paper's workflow is drawn succeeded, each activity in its
+/// partner's lane, with the edges of its definition, in SVG and in DOT.
+fn assert_drawn_succeeded(controller: &Controller, id: u64) {
+    let svg = graph(controller, id, "--svg");
     for (a, (state, lane)) in drawn(&svg) {
         assert_eq!(state, "succeeded", "activity {a}: {svg}");
         let partner = if [16, 17, 18].contains(&a) {
@@ -162,49 +158,45 @@ fn the_graph_shows_each_activitys_state_in_its_partners_lane() {
         };
         assert_eq!(lane.as_deref(), Some(partner), "activity {a}: {svg}");
     }
-    // Settled, the instance has left the controller's memory: its graph is drawn from the
-    // definition stored with it, edges and all.
-    for edge in [
-        "16\" data-to=\"17",
-        "17\" data-to=\"19",
-        "19\" data-to=\"18",
-        "18\" data-to=\"20",
-    ] {
-        assert!(
-            svg.contains(&format!("data-from=\"{edge}\"")),
-            "{edge}: {svg}"
-        );
+    for (from, to) in [(16, 17), (17, 19), (19, 18), (18, 20)] {
+        let edge = format!("data-from=\"{from}\" data-to=\"{to}\"");
+        assert!(svg.contains(&edge), "{edge}: {svg}");
     }
-    let dot = graph(&controller, id, "--dot");
+    let dot = graph(controller, id, "--dot");
     assert!(dot.starts_with("digraph"), "{dot}");
-    assert!(
-        dot.contains("subgraph \"cluster_lane_0\" {\n    label=\"P1\";"),
-        "{dot}"
-    );
-    assert!(
-        dot.contains("subgraph \"cluster_lane_1\" {\n    label=\"P2\";"),
-        "{dot}"
-    );
+    for (i, partner) in ["P1", "P2"].iter().enumerate() {
+        let cluster = format!("subgraph \"cluster_lane_{i}\" {{\n    label=\"{partner}\";");
+        assert!(dot.contains(&cluster), "{cluster}: {dot}");
+    }
     assert_eq!(dot.matches("class=\"state-succeeded\"").count(), 5, "{dot}");
+}
+
+#[test]
+fn the_graph_shows_each_activitys_state_in_its_partners_lane() {
+    let dir = scratch("graph-states").unwrap();
+    let (controller, p1, _p2) = paper_mesh(&dir);
+    let id = held_still(&dir, &controller, &p1);
+    // Nothing moves until A2 is completed: the graph and the status agree.
+    assert_drawn_as_status(&controller, id);
+
+    p1.cli(&["complete", &id.to_string(), "17"])
+        .expect_code(0, "complete A2");
+    controller.wait(id, 60).expect_code(0, "wait");
+    // Settled, the instance has left the controller's memory: its graph is drawn from the
+    // definition stored with it.
+    assert_drawn_succeeded(&controller, id);
 
     // One started by name is drawn from the deployed version it names.
     let paper = mobiwf_tests::repo_root().join("examples/paper/workflow.xml");
+    let paper = paper.to_str().unwrap();
     controller
-        .cli(
-            &["deploy", paper.to_str().unwrap(), "--name", "paper"],
-            CLI_TIMEOUT,
-        )
+        .cli(&["deploy", paper, "--name", "paper"], CLI_TIMEOUT)
         .expect_code(0, "deploy");
     let started = controller.cli(&["start", "paper"], CLI_TIMEOUT);
     started.expect_code(0, "start paper");
     let by_name: u64 = started.stdout.trim().parse().expect("an instance id");
     controller.wait(by_name, 60).expect_code(0, "wait");
-    let svg = graph(&controller, by_name, "--svg");
-    assert!(svg.contains("data-from=\"17\" data-to=\"19\""), "{svg}");
-    assert!(
-        drawn(&svg).values().all(|(state, _)| state == "succeeded"),
-        "{svg}"
-    );
+    assert_drawn_succeeded(&controller, by_name);
 }
 
 #[test]
