@@ -91,6 +91,32 @@ pub async fn json(
     request: reqwest::RequestBuilder,
     api: &ApiArgs,
 ) -> anyhow::Result<Result<serde_json::Value, (u16, String)>> {
+    let (status, text) = answer(request, api).await?;
+    match serde_json::from_str::<serde_json::Value>(&text) {
+        Ok(body) if status.is_success() => Ok(Ok(body)),
+        _ => Ok(Err(refusal(status, &text))),
+    }
+}
+
+/// An answer of the API that is not JSON on success (a graph): its body, or the API's error
+/// message; a refused token is an error (`NotAuthorised`).
+pub async fn text(
+    request: reqwest::RequestBuilder,
+    api: &ApiArgs,
+) -> anyhow::Result<Result<String, (u16, String)>> {
+    let (status, text) = answer(request, api).await?;
+    if status.is_success() {
+        Ok(Ok(text))
+    } else {
+        Ok(Err(refusal(status, &text)))
+    }
+}
+
+/// The status and body of the answer to `request`.
+async fn answer(
+    request: reqwest::RequestBuilder,
+    api: &ApiArgs,
+) -> anyhow::Result<(reqwest::StatusCode, String)> {
     let response = request.send().await.with_context(|| {
         format!(
             "cannot reach the controller's API at {} (is `mobiwf-controller serve` running? \
@@ -104,18 +130,16 @@ pub async fn json(
         .text()
         .await
         .context("the controller's answer was cut off")?;
-    let body: Option<serde_json::Value> = serde_json::from_str(&text).ok();
-    match body {
-        Some(body) if status.is_success() => Ok(Ok(body)),
-        Some(body) if body["error"].is_string() => {
-            let message = body["error"].as_str().unwrap_or_default().to_owned();
-            Ok(Err((status.as_u16(), message)))
-        }
-        // Answers that are not ours (a body over the size limit, a proxy): say what came.
-        _ => Ok(Err((
-            status.as_u16(),
-            format!("HTTP {status}: {}", text.trim()),
-        ))),
+    Ok((status, text))
+}
+
+/// What an answer that is not a success says: the API's `{"error": ...}` message, or, for
+/// answers that are not ours (a body over the size limit, a proxy), what came.
+fn refusal(status: reqwest::StatusCode, text: &str) -> (u16, String) {
+    let body: Option<serde_json::Value> = serde_json::from_str(text).ok();
+    match body.as_ref().and_then(|b| b["error"].as_str()) {
+        Some(message) => (status.as_u16(), message.to_owned()),
+        None => (status.as_u16(), format!("HTTP {status}: {}", text.trim())),
     }
 }
 

@@ -14,6 +14,7 @@ mod client;
 mod client_enrol;
 mod definitions;
 mod enrol;
+mod graph;
 mod operators;
 mod queries;
 mod recall;
@@ -178,6 +179,8 @@ enum Query {
     Instance(InstanceId, oneshot::Sender<Option<Instance>>),
     Nodes(oneshot::Sender<Vec<NodeInfo>>),
     History(InstanceId, oneshot::Sender<Option<Vec<HistoryEvent>>>),
+    /// An instance and its definition, for its graph.
+    Graph(InstanceId, oneshot::Sender<Option<graph::ToDraw>>),
     Directory(oneshot::Sender<mobiwf_people::Directory>),
     /// The class document in force, as applied.
     Classes(oneshot::Sender<(mobiwf_xml_schema::ClassDocument, mobiwf_book::ClassesRecord)>),
