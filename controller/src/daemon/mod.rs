@@ -51,6 +51,8 @@ pub struct ControllerConfig {
     pub listen: Vec<Multiaddr>,
     /// Where to serve the HTTP API.
     pub api: SocketAddr,
+    /// Serve it over TLS with this certificate and key (`serve --tls-cert/--tls-key`).
+    pub api_tls: Option<mobiwf_runtime::tls::ServerTls>,
     /// The store; `None` opens RocksDB in `data_dir/db`.
     pub store: Option<Arc<dyn Store>>,
     /// How eagerly partners that stop answering are suspected.
@@ -78,6 +80,13 @@ pub struct ControllerConfig {
     /// Delete settled instances that finished longer ago than this, with their history
     /// (`serve --retain-finished`); `None` keeps them.
     pub retain_finished: Option<std::time::Duration>,
+}
+
+impl ControllerConfig {
+    /// How the HTTP API is served (over TLS or not), for whoever builds its routes.
+    pub fn served(&self) -> mobiwf_runtime::tls::Served {
+        mobiwf_runtime::tls::Served::with(self.api_tls.as_ref())
+    }
 }
 
 /// The file in the controller's data directory that holds an administrator's API token
@@ -248,9 +257,14 @@ pub async fn start(config: ControllerConfig) -> anyhow::Result<Controller> {
         store: base.store.clone(),
     };
     let router = base.guarded(auth_settings(&config), crate::api::router(client.clone()))?;
+    let api = daemon::Api {
+        addr: config.api,
+        tls: config.api_tls.clone(),
+        router,
+    };
     let span = tracing::info_span!("controller");
     let controller = base
-        .launch(actor, seq, span, client, (config.api, router))
+        .launch(actor, seq, span, client, api)
         .await?;
     controller
         .client()
