@@ -127,7 +127,7 @@ pub async fn serve_api(api: Api) -> anyhow::Result<(SocketAddr, JoinHandle<()>)>
     let task = match api.tls {
         Some(tls) => tokio::spawn(async move { crate::tls::serve(listener, router, &tls).await }),
         None => {
-            if !bound.ip().is_loopback() {
+            if in_clear_text(bound, false) {
                 warn_clear_text(bound);
             }
             tokio::spawn(async move {
@@ -138,6 +138,12 @@ pub async fn serve_api(api: Api) -> anyhow::Result<(SocketAddr, JoinHandle<()>)>
         }
     };
     Ok((bound, task))
+}
+
+/// Whether an API bound to `bound`, over TLS or not, lets tokens cross a network in clear
+/// text: plain HTTP on anything but loopback (an unspecified 0.0.0.0 or :: included).
+pub(crate) fn in_clear_text(bound: SocketAddr, tls: bool) -> bool {
+    !tls && !bound.ip().is_loopback()
 }
 
 /// Says loudly that the API on `bound`, which other machines may reach, is plain HTTP.
