@@ -263,9 +263,7 @@ pub async fn start(config: ControllerConfig) -> anyhow::Result<Controller> {
         router,
     };
     let span = tracing::info_span!("controller");
-    let controller = base
-        .launch(actor, seq, span, client, api)
-        .await?;
+    let controller = base.launch(actor, seq, span, client, api).await?;
     controller
         .client()
         .ensure_join_token_file(&config.data_dir.join(JOIN_TOKEN_FILE))

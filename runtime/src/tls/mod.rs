@@ -22,8 +22,8 @@ use std::sync::Arc;
 
 use anyhow::Context;
 
-pub(crate) use accept::serve;
 pub use accept::HANDSHAKE_TIMEOUT;
+pub(crate) use accept::serve;
 pub use client::{ApiCaArgs, client_builder, client_config};
 pub use server::{ServerTls, TlsArgs};
 

@@ -134,7 +134,11 @@ fn bad_certificate_and_key_files_are_refused_naming_them() {
     let refusal = |cert: &Path, key: &Path| ServerTls::load(cert, key).unwrap_err().to_string();
     let cases = [
         (refusal(&pki.cert, &garbage), &garbage, "no PEM private key"),
-        (refusal(&pki.cert, &pki.cert), &pki.cert, "no PEM private key"),
+        (
+            refusal(&pki.cert, &pki.cert),
+            &pki.cert,
+            "no PEM private key",
+        ),
         (refusal(&pki.cert, &cut), &cut, "not a PEM file"),
         (refusal(&pki.key, &pki.key), &pki.key, "no PEM certificate"),
         (refusal(&pki.cert, &other.key), &other.key, "does not match"),
@@ -165,7 +169,10 @@ fn an_api_ca_file_is_read_at_once_and_refused_naming_it() {
     );
     let missing = pki.dir.path().join("missing.pem");
     let error = client_config(Some(&missing)).unwrap_err().to_string();
-    assert!(error.contains("--api-ca") && error.contains("missing.pem"), "{error}");
+    assert!(
+        error.contains("--api-ca") && error.contains("missing.pem"),
+        "{error}"
+    );
     assert!(client_config(Some(&pki.cert)).is_ok());
     assert!(client_config(None).is_ok());
 }
