@@ -135,6 +135,9 @@ fn announce(args: &ServeArgs, controller: &Controller) {
         println!("  listening on {addr}");
     }
     println!("  API on {}", controller.api_url());
+    if controller.served.tls {
+        println!("  the CLIs trust its certificate's CA with --api-ca FILE (or MOBIWF_API_CA)");
+    }
     println!(
         "  address and API written to {} and {}",
         args.data_dir.join("address").display(),

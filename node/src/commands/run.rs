@@ -93,6 +93,9 @@ pub async fn run(args: RunArgs) -> anyhow::Result<()> {
         println!("  listening on {addr}");
     }
     println!("  API on {}", node.api_url());
+    if node.served.tls {
+        println!("  the CLIs trust its certificate's CA with --api-ca FILE (or MOBIWF_API_CA)");
+    }
     if args.insecure_no_auth {
         println!(
             "  the API checks NO tokens (--insecure-no-auth): anyone who reaches it may do anything"
