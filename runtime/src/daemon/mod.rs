@@ -124,18 +124,16 @@ pub async fn serve_api(api: Api) -> anyhow::Result<(SocketAddr, JoinHandle<()>)>
         .await
         .with_context(|| format!("cannot serve the API on {}", api.addr))?;
     let bound = listener.local_addr()?;
+    if in_clear_text(bound, served.tls) {
+        warn_clear_text(bound);
+    }
     let task = match api.tls {
         Some(tls) => tokio::spawn(async move { crate::tls::serve(listener, router, &tls).await }),
-        None => {
-            if in_clear_text(bound, false) {
-                warn_clear_text(bound);
+        None => tokio::spawn(async move {
+            if let Err(e) = axum::serve(listener, router).await {
+                tracing::error!("API server stopped: {e}");
             }
-            tokio::spawn(async move {
-                if let Err(e) = axum::serve(listener, router).await {
-                    tracing::error!("API server stopped: {e}");
-                }
-            })
-        }
+        }),
     };
     Ok((bound, task))
 }
