@@ -7,7 +7,7 @@ use std::path::PathBuf;
 use std::process::ExitCode;
 
 use anyhow::Context;
-use mobiwf_runtime::api_auth::{ApiCli, authorised, bearer_client, token};
+use mobiwf_runtime::api_auth::{ApiCli, authorised, base_url, bearer_client, token};
 
 pub use mobiwf_runtime::api_auth::exit_code_of;
 
@@ -21,25 +21,33 @@ pub const TOKEN_ENV: &str = "MOBIWF_TOKEN";
 /// Where the controller's API is, and the token to show it.
 #[derive(Debug, Clone, clap::Args)]
 pub struct ApiArgs {
-    /// The controller's API address (HOST:PORT).
-    #[arg(long, value_name = "HOST:PORT", env = "MOBIWF_API", default_value = DEFAULT_API)]
+    /// The controller's API address: HOST:PORT (plain HTTP), or https://HOST:PORT for a
+    /// controller serving with --tls-cert (as its DIR/api file says).
+    #[arg(long, value_name = "[https://]HOST:PORT", env = "MOBIWF_API", default_value = DEFAULT_API)]
     pub api: String,
     /// A file holding an API token: the controller's DIR/operator.token (administrator), or
     /// one from `api-tokens create`. Without it, the token in $MOBIWF_TOKEN.
     #[arg(long, value_name = "FILE", env = "MOBIWF_TOKEN_FILE")]
     pub token_file: Option<PathBuf>,
+    /// Whom to trust for an https:// API.
+    #[command(flatten)]
+    pub ca: mobiwf_runtime::tls::ApiCaArgs,
 }
 
 impl ApiArgs {
     /// The URL of `path` on the API.
     pub fn url(&self, path: &str) -> String {
-        format!("http://{}{path}", self.api)
+        format!("{}{path}", base_url(&self.api))
     }
 
     /// An HTTP client that shows the token (`--token-file`, else `$MOBIWF_TOKEN`, else none:
-    /// the controller then answers 401 unless it runs `--insecure-no-auth`).
+    /// the controller then answers 401 unless it runs `--insecure-no-auth`), trusting
+    /// `--api-ca` for an https:// API.
     pub fn client(&self) -> anyhow::Result<reqwest::Client> {
-        bearer_client(token(self.token_file.as_deref(), TOKEN_ENV, None)?.as_deref())
+        bearer_client(
+            token(self.token_file.as_deref(), TOKEN_ENV, None)?.as_deref(),
+            self.ca.api_ca.as_deref(),
+        )
     }
 }
 
@@ -120,7 +128,7 @@ async fn answer(
     let response = request.send().await.with_context(|| {
         format!(
             "cannot reach the controller's API at {} (is `mobiwf-controller serve` running? \
-             give its address with --api)",
+             give its address with --api, and for https:// its CA with --api-ca)",
             api.api
         )
     })?;
