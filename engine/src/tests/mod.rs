@@ -25,6 +25,7 @@ mod failures;
 mod inputs;
 mod items;
 mod loops;
+mod loops_combined;
 mod pause;
 mod people;
 mod props;
@@ -54,6 +55,7 @@ pub(crate) const ALL_SCENARIOS: &[&[Scenario]] = &[
     items::SCENARIOS,
     pause::SCENARIOS,
     loops::SCENARIOS,
+    loops_combined::SCENARIOS,
     recovery::SCENARIOS,
     routing::SCENARIOS,
     rules::SCENARIOS,

@@ -119,7 +119,8 @@ impl NodeActor {
     /// What the node knows of `instance`'s data: the engine's (read back when retired) and,
     /// on a device, what its users' items of the instance read, as copied.
     fn known_data(&self, instance: InstanceId) -> Result<Vec<Datum>, StoreError> {
-        let mut data = super::memory::data(self.core.engine(), self.store.as_ref(), instance)?;
+        let mut data =
+            super::memory::data(self.core.engine(), self.store.as_ref(), instance)?.latest;
         let copies = self.core.desk().items().filter_map(|i| {
             (i.info.instance == instance)
                 .then_some(i.copy.as_ref())
