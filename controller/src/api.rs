@@ -272,11 +272,24 @@ async fn cancel(State(client): State<ControllerClient>, Path(id): Path<u64>) -> 
 
 /// An operator's control: the instance afterwards, 404 unknown, 409 not applicable now.
 async fn control(client: ControllerClient, id: u64, action: Control) -> Response {
+    match controlled(&client, id, action).await {
+        Ok(inst) => Json(inst).into_response(),
+        Err((status, message)) => error(status, message),
+    }
+}
+
+/// An operator's control, as the API and the console do it: the instance afterwards, or the
+/// status and words of the refusal (404 unknown, 409 not applicable now, 503 stopping).
+pub(crate) async fn controlled(
+    client: &ControllerClient,
+    id: u64,
+    action: Control,
+) -> Result<mobiwf_book::Instance, (StatusCode, String)> {
     match client.control(InstanceId(id), action).await {
-        Ok(Ok(inst)) => Json(inst).into_response(),
-        Ok(Err(e @ BookError::UnknownInstance(_))) => error(StatusCode::NOT_FOUND, e.to_string()),
-        Ok(Err(e)) => error(StatusCode::CONFLICT, e.to_string()),
-        Err(e) => unavailable(e),
+        Ok(Ok(inst)) => Ok(inst),
+        Ok(Err(e @ BookError::UnknownInstance(_))) => Err((StatusCode::NOT_FOUND, e.to_string())),
+        Ok(Err(e)) => Err((StatusCode::CONFLICT, e.to_string())),
+        Err(e) => Err((StatusCode::SERVICE_UNAVAILABLE, format!("{e:#}"))),
     }
 }
 

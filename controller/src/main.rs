@@ -1,6 +1,6 @@
 //! `mobiwf-controller`: the operator's command line for the central controller: the daemon
 //! (`serve`), instance commands (`submit`, `status`, `wait`, `history`, `graph`, `list`,
-//! `nodes`),
+//! `nodes`), the console's sign-in (`login-link`),
 //! deployed definitions (`deploy`, `definitions`, `start`), the operator's controls
 //! (`interrupt`, `resume`, `cancel`),
 //! who may join and who may use the API (`tokens`, `api-tokens`), and document tools
@@ -168,6 +168,21 @@ enum Command {
     ///
     /// Exit 1 when there is no such instance, 3 when the controller cannot be asked.
     Graph(commands::graph::GraphArgs),
+    /// Print a sign-in link for the console in the browser: the controller's address,
+    /// `/login?code=...`. The code works once, within 5 minutes; the session it opens lasts 12
+    /// hours and may do what a token of the role may (a viewer reads, an operator also
+    /// interrupts, resumes and cancels). The controller's administrators only.
+    LoginLink {
+        #[command(flatten)]
+        api: ApiArgs,
+        /// The role the session has: viewer, operator or administrator.
+        #[arg(long, default_value = "viewer")]
+        role: String,
+        /// The page to go to once signed in (a path of the console, e.g.
+        /// `/console/instances/7`).
+        #[arg(long, default_value = "/")]
+        path: String,
+    },
     /// List the instances, a page at a time (by id; filters: --state, --workflow,
     /// --definition, --since).
     #[command(visible_alias = "instances")]
@@ -450,6 +465,9 @@ async fn dispatch(command: Command) -> anyhow::Result<ExitCode> {
             api,
         } => commands::history::run(&api, instance, json).await,
         Command::Graph(args) => commands::graph::run(&args).await,
+        Command::LoginLink { api, role, path } => {
+            commands::login_link::run(&api, &role, &path).await
+        }
         Command::List { json, list, api } => commands::status::list(&api, &list, json).await,
         Command::Nodes {
             action: Some(action),

@@ -9,6 +9,7 @@ pub mod definitions;
 pub mod enrol;
 pub mod graph;
 pub mod history;
+pub mod login_link;
 pub mod orderings;
 pub mod org;
 pub mod partition;

@@ -259,7 +259,11 @@ pub async fn start(config: ControllerConfig) -> anyhow::Result<Controller> {
         mesh: base.mesh.clone(),
         store: base.store.clone(),
     };
-    let router = base.guarded(auth_settings(&config), crate::api::router(client.clone()))?;
+    let web = mobiwf_runtime::web::Web::open(base.store.clone(), web_settings(&base, &config))?;
+    let api = crate::api::router(client.clone()).merge(web.link_routes());
+    let router = base
+        .guarded(auth_settings(&config), api)?
+        .merge(crate::console::router(client.clone(), web));
     let api = daemon::Api {
         addr: config.api,
         tls: config.api_tls.clone(),
@@ -294,6 +298,17 @@ fn spawn_detector(
         watched,
         verdicts_tx,
     ));
+}
+
+/// How the console is served: a session cookie named after the controller's peer id,
+/// `Secure` when the API is served over TLS, links for a role.
+fn web_settings(base: &Base<Event>, config: &ControllerConfig) -> mobiwf_runtime::web::WebSettings {
+    mobiwf_runtime::web::WebSettings {
+        cookie: mobiwf_runtime::web::rules::cookie_name(&base.peer_id.to_string()),
+        secure: config.served().tls,
+        how_to_sign_in: "mobiwf-controller login-link --role viewer|operator|administrator",
+        grants: mobiwf_runtime::web::LinkGrants::Role,
+    }
 }
 
 /// Who may use the API: its token check, the administrator's token file, what each route

@@ -1,0 +1,26 @@
+//! `mobiwf-controller login-link [--role R] [--path P]`: asks the controller for a one-time
+//! login code for a role (`POST /login-links`, the administrators only) and prints the link
+//! that exchanges it for a console session: the controller's address, `/login?code=...`.
+
+use std::process::ExitCode;
+
+use super::api_client::{ApiArgs, failure, json};
+
+/// Prints the sign-in link of `role`, leading to `path` once signed in (exit 0); exit 1 when
+/// the controller refuses what was asked (an unknown role, a path not its own), 3 when it
+/// cannot be asked.
+pub async fn run(api: &ApiArgs, role: &str, path: &str) -> anyhow::Result<ExitCode> {
+    let body = serde_json::json!({ "role": role, "path": path });
+    let request = api.client()?.post(api.url("/login-links")).json(&body);
+    let made = match json(request, api).await {
+        Ok(Ok(made)) => made,
+        Ok(Err(refused)) => return Ok(failure(Ok(refused), &[400])),
+        Err(e) => return Ok(failure(Err(e), &[])),
+    };
+    let login = made["login"]
+        .as_str()
+        .ok_or_else(|| anyhow::anyhow!("the controller's answer has no link: {made}"))?;
+    println!("{}", api.url(login));
+    eprintln!("sign-in link for the {role} role: works once, within 5 minutes");
+    Ok(ExitCode::SUCCESS)
+}

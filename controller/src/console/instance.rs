@@ -1,0 +1,257 @@
+//! An instance's page (`GET /console/instances/{id}`): its graph as `graph --svg` draws it
+//! (each activity a group with `data-state`), its history as a timeline, its data as its
+//! nodes know it, its work items and who holds them; for a session whose role may control
+//! (operator and up), the interrupt, resume and cancel forms. `POST
+//! /console/instances/{id}/{action}` does what `POST /instances/{id}/{action}` does, through
+//! the same function (`crate::api::controlled`), and is refused (403) to a role the API
+//! refuses.
+
+use axum::Form;
+use axum::extract::{Path, State};
+use axum::http::{HeaderMap, Method, StatusCode, Uri, header};
+use axum::response::{IntoResponse, Response};
+use maud::{Markup, PreEscaped, html};
+use mobiwf_book::{HistoryEvent, Instance, ItemSummary};
+use mobiwf_proto::{Control, InstanceId};
+use mobiwf_runtime::web;
+use serde::Deserialize;
+
+use super::Console;
+use crate::data::DataView;
+
+/// The controls a page offers, with the words of their buttons.
+const CONTROLS: [(&str, Control, &str); 3] = [
+    ("interrupt", Control::Interrupt, "Interrupt"),
+    ("resume", Control::Resume, "Resume"),
+    ("cancel", Control::Cancel, "Cancel"),
+];
+
+/// What the page shows of an instance, read through the API's functions.
+struct Shown {
+    instance: Instance,
+    svg: String,
+    history: Vec<HistoryEvent>,
+    data: DataView,
+}
+
+/// `GET /console/instances/{id}`.
+pub(super) async fn page(
+    State(console): State<Console>,
+    headers: HeaderMap,
+    uri: Uri,
+    Path(id): Path<u64>,
+) -> Response {
+    let api_path = format!("/instances/{id}");
+    let signed = match super::allowed(&console, &headers, &uri, (&Method::GET, &api_path)) {
+        Ok(signed) => signed,
+        Err(instead) => return instead.into_response(),
+    };
+    let shown = match read(&console, InstanceId(id)).await {
+        Ok(Some(shown)) => shown,
+        Ok(None) => {
+            let why = format!("There is no instance {id}.");
+            return super::failed(&signed, StatusCode::NOT_FOUND, &why);
+        }
+        Err(e) => {
+            let why = format!("cannot read instance {id}: {e:#}");
+            return super::failed(&signed, StatusCode::SERVICE_UNAVAILABLE, &why);
+        }
+    };
+    let controls = super::may(
+        &signed.session.grant,
+        &Method::POST,
+        &format!("/instances/{id}/interrupt"),
+    );
+    let csrf = signed.csrf();
+    let body = body(&shown, controls.then_some(csrf.as_str()));
+    let title = format!("Instance {id}");
+    web::html(
+        StatusCode::OK,
+        web::layout(&title, Some(web::bar(&signed, &csrf)), &body),
+    )
+}
+
+/// The instance, its graph, history and data; `None` when there is no such instance.
+async fn read(console: &Console, id: InstanceId) -> anyhow::Result<Option<Shown>> {
+    let client = &console.client;
+    let Some(instance) = client.instance(id).await? else {
+        return Ok(None);
+    };
+    let svg = client
+        .graph(id, mobiwf_graph::Format::Svg)
+        .await?
+        .unwrap_or_default();
+    let history = client.history(id).await?.unwrap_or_default();
+    let nodes = client.nodes().await?;
+    let data = crate::data::read(&client.mesh, &instance, &nodes).await;
+    Ok(Some(Shown {
+        instance,
+        svg,
+        history,
+        data,
+    }))
+}
+
+/// The page's body; the control forms carry `csrf` when the session may control.
+fn body(shown: &Shown, csrf: Option<&str>) -> Markup {
+    let inst = &shown.instance;
+    html! {
+        h1 { "Instance " (inst.id.0) " " small { (inst.workflow.to_string()) } }
+        p.summary data-state=(inst.state().as_str()) {
+            (inst.description) " · " strong { (inst.state().as_str()) }
+            " · submitted " (mobiwf_book::format_time(inst.submitted_ms))
+            @if let Some(detail) = &inst.detail { " · " (detail) }
+        }
+        @if let Some(csrf) = csrf {
+            section.controls {
+                @for (word, _, label) in CONTROLS {
+                    form method="post" action=(format!("/console/instances/{}/{word}", inst.id.0)) {
+                        input type="hidden" name="csrf" value=(csrf);
+                        button type="submit" name="do" value=(word) { (label) }
+                    }
+                }
+            }
+        }
+        // The graph crate escapes every name it draws (`mobiwf_graph::escape`).
+        section.graph id="graph" { (PreEscaped(&shown.svg)) }
+        (items(inst))
+        (data(&shown.data))
+        (timeline(&shown.history))
+    }
+}
+
+/// The work items and who holds them.
+fn items(inst: &Instance) -> Markup {
+    let name = |id| {
+        inst.activities
+            .iter()
+            .find(|a| a.id == id)
+            .map_or(String::new(), |a| a.name.clone())
+    };
+    html! {
+        section.items {
+            h2 { "Work items" }
+            @if inst.items.is_empty() {
+                p.empty { "No work item." }
+            } @else {
+                table {
+                    thead { tr { th { "Activity" } th { "Held by" } th { "Offered to" } th { "Done by" } } }
+                    tbody {
+                        @for (id, item) in &inst.items {
+                            tr data-activity=(id.0) {
+                                td { (name(*id)) " (" (id.0) ")" }
+                                td { (held(item)) }
+                                td { (users(item.offered.iter().map(|u| u.as_str()))) }
+                                td { (users(item.done_by.iter().map(|u| u.as_str()))) }
+                            }
+                        }
+                    }
+                }
+            }
+        }
+    }
+}
+
+/// Who holds an item, how and since when.
+fn held(item: &ItemSummary) -> String {
+    let holders: Vec<String> = item
+        .holders
+        .iter()
+        .map(|h| {
+            let how = match h.hold {
+                mobiwf_proto::Hold::Selected => "selected",
+                mobiwf_proto::Hold::Locked => "locked",
+            };
+            let since = mobiwf_book::format_time(h.since_ms);
+            format!("{} ({how} since {since})", h.user.as_str())
+        })
+        .collect();
+    holders.join(", ")
+}
+
+fn users<'a>(names: impl Iterator<Item = &'a str>) -> String {
+    names.collect::<Vec<_>>().join(", ")
+}
+
+/// The instance data as its nodes know it, and the nodes that did not say.
+fn data(view: &DataView) -> Markup {
+    html! {
+        section.data {
+            h2 { "Data" }
+            @if view.data.is_empty() {
+                p.empty { "No data." }
+            } @else {
+                table {
+                    thead { tr { th { "Name" } th { "Value" } } }
+                    tbody {
+                        @for datum in &view.data {
+                            tr {
+                                td { (datum.name) }
+                                td { code { (serde_json::to_string(&datum.value).unwrap_or_default()) } }
+                            }
+                        }
+                    }
+                }
+            }
+            @for (node, why) in &view.unanswered {
+                p.refused { "Node " (node) " did not answer: " (why) }
+            }
+        }
+    }
+}
+
+/// The history, oldest first, in the words of `history`.
+fn timeline(history: &[HistoryEvent]) -> Markup {
+    html! {
+        section.history {
+            h2 { "History" }
+            ol.timeline {
+                @for event in history {
+                    li {
+                        time { (mobiwf_book::format_time(event.at_ms)) }
+                        @if let Some(partner) = &event.partner { " " span.partner { (partner.to_string()) } }
+                        " " (crate::render::what(&event.what))
+                    }
+                }
+            }
+        }
+    }
+}
+
+/// A control form: only its CSRF token.
+#[derive(Deserialize)]
+pub(super) struct ControlForm {
+    #[serde(default)]
+    csrf: Option<String>,
+}
+
+/// `POST /console/instances/{id}/{action}`: the control, then back to the page (303); 403
+/// for a role that may not or a form without the session's CSRF token.
+pub(super) async fn act(
+    State(console): State<Console>,
+    headers: HeaderMap,
+    uri: Uri,
+    Path((id, action)): Path<(u64, String)>,
+    Form(form): Form<ControlForm>,
+) -> Response {
+    let api_path = format!("/instances/{id}/{action}");
+    let signed = match super::allowed(&console, &headers, &uri, (&Method::POST, &api_path)) {
+        Ok(signed) => signed,
+        Err(instead) => return instead.into_response(),
+    };
+    if let Some(refused) = console.web.csrf_refusal(&signed, form.csrf.as_deref()) {
+        return refused;
+    }
+    let Some((_, control, _)) = CONTROLS.into_iter().find(|(word, _, _)| *word == action) else {
+        let why = format!("No control {action:?}: interrupt, resume or cancel.");
+        return super::failed(&signed, StatusCode::NOT_FOUND, &why);
+    };
+    match crate::api::controlled(&console.client, id, control).await {
+        Ok(_) => (
+            StatusCode::SEE_OTHER,
+            [(header::LOCATION, format!("/console/instances/{id}"))],
+        )
+            .into_response(),
+        Err((status, why)) => super::failed(&signed, status, &why),
+    }
+}

@@ -1,0 +1,97 @@
+//! The operator's console: the controller's instances in a browser, signed in with a login
+//! link (`mobiwf-controller login-link --role R`). A session stands for a token of its role
+//! and may do what such a token may: every page and action asks the API's own table
+//! (`crate::api_access::need`) and acts through the API's own functions.
+//!
+//! - `GET /?state=S&definition=NAME&id=ID&after=ID`: the instances, a page at a time
+//!   (`crate::listing`, as `GET /instances` pages them), filtered or found by id.
+//! - `GET /console/instances/{id}`, `POST /console/instances/{id}/{interrupt|resume|cancel}`:
+//!   an instance's page and an operator's controls (`instance`). The pages live under
+//!   `/console/` because the API's JSON has `/instances/...`.
+//! - Sign-in, sign-out, assets: `mobiwf_runtime::web`.
+//!
+//! Every page carries the runtime's security headers; every form its session's CSRF token.
+
+mod instance;
+mod list;
+
+use axum::Router;
+use axum::http::{HeaderMap, Method, StatusCode, Uri};
+use axum::routing::{get, post};
+use mobiwf_runtime::api_auth::Grant;
+use mobiwf_runtime::web::{self, Signed, Web};
+
+use crate::daemon::ControllerClient;
+
+/// What the pages' handlers share.
+#[derive(Clone)]
+pub(crate) struct Console {
+    client: ControllerClient,
+    web: Web,
+}
+
+/// The console's pages, on `client`, with the sessions of `web`; with the security headers.
+pub fn router(client: ControllerClient, web: Web) -> Router {
+    let console = Console {
+        client,
+        web: web.clone(),
+    };
+    Router::new()
+        .route("/", get(list::page))
+        .route("/console/instances/{id}", get(instance::page))
+        .route("/console/instances/{id}/{action}", post(instance::act))
+        .with_state(console)
+        .layer(axum::middleware::from_fn(web::secure_headers))
+        .merge(web.routes())
+}
+
+/// The session of the request, if it may make an API request with `method` on `api_path`;
+/// else the page to answer instead: how to sign in, or a refusal (403).
+fn allowed(
+    console: &Console,
+    headers: &HeaderMap,
+    uri: &Uri,
+    (method, api_path): (&Method, &str),
+) -> Result<Signed, web::Instead> {
+    let path = uri.path_and_query().map_or("/", |p| p.as_str());
+    let signed = console.web.require(headers, path)?;
+    if may(&signed.session.grant, method, api_path) {
+        return Ok(signed);
+    }
+    let csrf = signed.csrf();
+    Err(web::message(
+        StatusCode::FORBIDDEN,
+        "Refused",
+        "Your session's role may not do this: ask for a sign-in link with a role that may.",
+        Some(web::bar(&signed, &csrf)),
+    )
+    .into())
+}
+
+/// Whether `grant` may make an API request with `method` on `api_path`, as the API's table
+/// says.
+fn may(grant: &Grant, method: &Method, api_path: &str) -> bool {
+    crate::api_access::need(method, api_path).allows(grant)
+}
+
+/// A page that says the daemon could not do something (500, or what `status` says).
+fn failed(signed: &Signed, status: StatusCode, why: &str) -> axum::response::Response {
+    let csrf = signed.csrf();
+    web::message(status, "Not done", why, Some(web::bar(signed, &csrf)))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use mobiwf_runtime::api_auth::Role;
+
+    #[test]
+    fn a_viewer_reads_and_an_operator_also_controls() {
+        let viewer = Grant::Role(Role::Viewer);
+        let operator = Grant::Role(Role::Operator);
+        assert!(may(&viewer, &Method::GET, "/instances/7"));
+        assert!(!may(&viewer, &Method::POST, "/instances/7/interrupt"));
+        assert!(may(&operator, &Method::POST, "/instances/7/interrupt"));
+        assert!(!may(&Grant::User("ann".into()), &Method::GET, "/instances"));
+    }
+}
