@@ -64,6 +64,11 @@ pub(crate) struct Browser {
 impl Browser {
     /// A browser without a session, on `node`.
     pub(crate) fn on(node: &Node) -> Browser {
+        Browser::at(&node.api)
+    }
+
+    /// A browser without a session, on the daemon whose API is at `api` (HOST:PORT).
+    pub(crate) fn at(api: &str) -> Browser {
         let client = reqwest::Client::builder()
             .redirect(reqwest::redirect::Policy::none())
             .timeout(Duration::from_secs(30))
@@ -71,7 +76,7 @@ impl Browser {
             .unwrap();
         Browser {
             client,
-            base: format!("http://{}", node.api),
+            base: format!("http://{api}"),
             cookie: None,
         }
     }

@@ -1,0 +1,211 @@
+//! The controller's console over HTTP against the real binaries (a controller, P1 and P2 of
+//! the paper's workflow, its A2 a manual activity named `<script>alert(1)</script>` so the
+//! instance holds still on P1's worklist): no session is told how to sign in (401); a link
+//! from `mobiwf-controller login-link` is exchanged for a strict, HttpOnly cookie; the
+//! instances page lists the instance (and finds it by id); its page draws each activity with
+//! its `data-state` and shows the markup name as text; an operator interrupts and resumes it
+//! through the page's forms with the CSRF token (and not without it); a viewer sees no
+//! buttons and is refused (403) when posting by hand.
+//!
+//! Nothing waits for luck: every expectation that takes a moment is awaited with a deadline.
+#![allow(clippy::unwrap_used, clippy::expect_used)]
+#![allow(clippy::too_many_lines)] // an end-to-end scenario reads best from top to bottom
+
+#[path = "web/pages.rs"]
+mod pages;
+
+use std::time::Duration;
+
+use mobiwf_tests::harness::{
+    CLI_TIMEOUT, Controller, paper_mesh, paper_workflow_with, status_activity,
+    wait_deployed_and_offered, wait_for,
+};
+use mobiwf_tests::scratch;
+use pages::Browser;
+
+/// The activity name the pages must show as text.
+const MARKUP_NAME: &str = "<script>alert(1)</script>";
+
+/// `mobiwf-controller login-link [--role R]`: the URL it prints.
+fn login_link(controller: &Controller, role: Option<&str>) -> String {
+    let mut args = vec!["login-link"];
+    if let Some(role) = role {
+        args.extend(["--role", role]);
+    }
+    let out = controller.cli(&args, CLI_TIMEOUT);
+    out.expect_code(0, "login-link");
+    let url = out.stdout.trim().to_owned();
+    let api = format!("http://{}/login?code=mwf_login_", controller.api);
+    assert!(url.starts_with(&api), "login-link printed {url:?}");
+    url
+}
+
+/// A browser signed in to the console with `role`'s link (none: the default, viewer).
+async fn signed_in(controller: &Controller, role: Option<&str>) -> Browser {
+    let mut browser = Browser::at(&controller.api);
+    let signed = browser.open(&login_link(controller, role)).await;
+    assert_eq!(signed.status, 303, "{signed:?}");
+    assert_eq!(signed.header("location"), "/");
+    let cookie = signed.header("set-cookie");
+    for part in ["HttpOnly", "SameSite=Strict", "Path=/"] {
+        assert!(cookie.contains(part), "{part} in {cookie}");
+    }
+    browser
+}
+
+/// Instance of the paper's workflow held still: A2 (17), named [`MARKUP_NAME`], on P1's
+/// worklist.
+fn held_still(
+    dir: &std::path::Path,
+    controller: &Controller,
+    p1: &mobiwf_tests::harness::Node,
+) -> u64 {
+    let xml = paper_workflow_with(|id| {
+        if id == 17 {
+            "<kind>manual</kind>".to_owned()
+        } else {
+            String::new()
+        }
+    })
+    .replace("<timeToWait>20</timeToWait>", "<timeToWait>0</timeToWait>")
+    .replace(
+        "<nameActivity>A2</nameActivity>",
+        "<nameActivity>&lt;script&gt;alert(1)&lt;/script&gt;</nameActivity>",
+    );
+    let file = dir.join("workflow.xml");
+    std::fs::write(&file, xml).unwrap();
+    let id = controller.submit(&file);
+    wait_deployed_and_offered(controller, p1, id);
+    wait_for(
+        "A2 (17) ready at the controller",
+        Duration::from_secs(30),
+        || (status_activity(&controller.status(id), 17)["state"] == "ready").then_some(()),
+    );
+    id
+}
+
+/// Waits until the controller says instance `id` is in `state`.
+fn wait_state(controller: &Controller, id: u64, state: &str) {
+    wait_for(
+        &format!("instance {id} {state}"),
+        Duration::from_secs(30),
+        || (controller.status(id)["state"] == state).then_some(()),
+    );
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn an_operator_watches_and_controls_an_instance_in_the_console() {
+    let dir = scratch("console").unwrap();
+    let (controller, p1, _p2) = paper_mesh(&dir);
+    let id = held_still(&dir, &controller, &p1);
+    let page = format!("/console/instances/{id}");
+
+    // No session: how to sign in, nothing of the instances.
+    let anonymous = Browser::at(&controller.api);
+    for path in ["/", page.as_str()] {
+        let answer = anonymous.get(path).await;
+        assert_eq!(answer.status, 401, "{path}: {answer:?}");
+        assert!(answer.body.contains("login-link"), "{}", answer.body);
+        assert!(!answer.body.contains("alert(1)"), "{}", answer.body);
+    }
+    let refused = anonymous
+        .post(&format!("{page}/interrupt"), &[("csrf", "x")])
+        .await;
+    assert_eq!(refused.status, 401, "{refused:?}");
+
+    // The viewer (the default role): the list, the page, no buttons, 403 on a hand post.
+    let viewer = signed_in(&controller, None).await;
+    let list = viewer.get("/").await;
+    assert_eq!(list.status, 200, "{list:?}");
+    assert!(
+        list.header("content-security-policy")
+            .contains("script-src 'self'"),
+        "{list:?}"
+    );
+    let row = format!("href=\"/console/instances/{id}\"");
+    assert!(list.body.contains(&row), "{}", list.body);
+    let found = viewer.get(&format!("/?id={id}&state=running")).await;
+    assert!(found.body.contains(&row), "{}", found.body);
+    let filtered = viewer.get("/?state=succeeded").await;
+    assert!(!filtered.body.contains(&row), "{}", filtered.body);
+    let bad = viewer.get("/?state=nope").await;
+    assert_eq!(bad.status, 400, "{bad:?}");
+
+    let shown = viewer.get(&page).await;
+    assert_eq!(shown.status, 200, "{shown:?}");
+    for activity in [16, 17, 18, 19, 20] {
+        let drawn = format!("data-activity=\"{activity}\" data-state=\"");
+        assert!(shown.body.contains(&drawn), "{drawn}: {}", shown.body);
+    }
+    assert!(
+        shown
+            .body
+            .contains("data-activity=\"17\" data-state=\"ready\""),
+        "{}",
+        shown.body
+    );
+    assert!(!shown.body.contains(MARKUP_NAME), "{}", shown.body);
+    assert!(
+        shown.body.contains("&lt;script&gt;alert(1)&lt;/script&gt;"),
+        "{}",
+        shown.body
+    );
+    // The only script element is the asset: nothing inline.
+    assert_eq!(shown.body.matches("<script").count(), 1, "{}", shown.body);
+    assert!(!shown.body.contains("/interrupt\""), "{}", shown.body);
+    let csrf = shown.csrf();
+    let refused = viewer
+        .post(&format!("{page}/interrupt"), &[("csrf", &csrf)])
+        .await;
+    assert_eq!(refused.status, 403, "{refused:?}");
+    assert_eq!(controller.status(id)["state"], "running");
+
+    // The operator: the buttons; without the CSRF token nothing happens.
+    let operator = signed_in(&controller, Some("operator")).await;
+    let shown = operator.get(&page).await;
+    assert!(
+        shown.body.contains(&format!("action=\"{page}/interrupt\"")),
+        "{}",
+        shown.body
+    );
+    assert!(
+        shown.body.contains(&format!("action=\"{page}/resume\"")),
+        "{}",
+        shown.body
+    );
+    let csrf = shown.csrf();
+    let forged = operator.post(&format!("{page}/interrupt"), &[]).await;
+    assert_eq!(forged.status, 403, "{forged:?}");
+    assert_eq!(controller.status(id)["state"], "running");
+
+    let interrupted = operator
+        .post(&format!("{page}/interrupt"), &[("csrf", &csrf)])
+        .await;
+    assert_eq!(interrupted.status, 303, "{interrupted:?}");
+    assert_eq!(interrupted.header("location"), page);
+    wait_state(&controller, id, "interrupted");
+    let shown = operator.get(&page).await;
+    assert!(
+        shown.body.contains("data-state=\"interrupted\""),
+        "{}",
+        shown.body
+    );
+    // Interrupting again does not apply: said, with the API's status.
+    let again = operator
+        .post(&format!("{page}/interrupt"), &[("csrf", &csrf)])
+        .await;
+    assert_eq!(again.status, 409, "{again:?}");
+
+    let resumed = operator
+        .post(&format!("{page}/resume"), &[("csrf", &csrf)])
+        .await;
+    assert_eq!(resumed.status, 303, "{resumed:?}");
+    wait_state(&controller, id, "running");
+
+    // The history shows both, in the page's timeline.
+    let shown = operator.get(&page).await;
+    assert!(shown.body.contains("class=\"timeline\""), "{}", shown.body);
+    let history = controller.cli(&["history", &id.to_string()], CLI_TIMEOUT);
+    history.expect_code(0, "history");
+    assert!(history.stdout.contains("interrupt"), "{}", history.stdout);
+}
