@@ -5,7 +5,8 @@
 //! instances page lists the instance (and finds it by id); its page draws each activity with
 //! its `data-state` and shows the markup name as text; an operator interrupts and resumes it
 //! through the page's forms with the CSRF token (and not without it); a viewer sees no
-//! buttons and is refused (403) when posting by hand.
+//! buttons and is refused (403) when posting by hand; the graph the page follows shows A2
+//! succeeded once P1 reports it.
 //!
 //! Nothing waits for luck: every expectation that takes a moment is awaited with a deadline.
 #![allow(clippy::unwrap_used, clippy::expect_used)]
@@ -208,4 +209,34 @@ async fn an_operator_watches_and_controls_an_instance_in_the_console() {
     let history = controller.cli(&["history", &id.to_string()], CLI_TIMEOUT);
     history.expect_code(0, "history");
     assert!(history.stdout.contains("interrupt"), "{}", history.stdout);
+
+    // Live: the page's graph follows what the partners report (its script fetches the
+    // fragment it names again).
+    let fragment = format!("{page}/graph");
+    assert!(
+        shown.body.contains(&format!("data-refresh=\"{fragment}\"")),
+        "{}",
+        shown.body
+    );
+    assert_eq!(anonymous.get(&fragment).await.status, 401);
+    p1.cli(&["complete", &id.to_string(), "17"])
+        .expect_code(0, "complete A2");
+    let deadline = tokio::time::Instant::now() + Duration::from_secs(60);
+    loop {
+        let graph = viewer.get(&fragment).await;
+        assert_eq!(graph.status, 200, "{graph:?}");
+        assert!(graph.body.starts_with("<svg"), "{}", graph.body);
+        if graph
+            .body
+            .contains("data-activity=\"17\" data-state=\"succeeded\"")
+        {
+            break;
+        }
+        assert!(
+            tokio::time::Instant::now() < deadline,
+            "A2 never drawn succeeded: {}",
+            graph.body
+        );
+        tokio::time::sleep(Duration::from_millis(200)).await;
+    }
 }

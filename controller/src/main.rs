@@ -172,17 +172,7 @@ enum Command {
     /// `/login?code=...`. The code works once, within 5 minutes; the session it opens lasts 12
     /// hours and may do what a token of the role may (a viewer reads, an operator also
     /// interrupts, resumes and cancels). The controller's administrators only.
-    LoginLink {
-        #[command(flatten)]
-        api: ApiArgs,
-        /// The role the session has: viewer, operator or administrator.
-        #[arg(long, default_value = "viewer")]
-        role: String,
-        /// The page to go to once signed in (a path of the console, e.g.
-        /// `/console/instances/7`).
-        #[arg(long, default_value = "/")]
-        path: String,
-    },
+    LoginLink(commands::login_link::LoginLinkArgs),
     /// List the instances, a page at a time (by id; filters: --state, --workflow,
     /// --definition, --since).
     #[command(visible_alias = "instances")]
@@ -465,9 +455,7 @@ async fn dispatch(command: Command) -> anyhow::Result<ExitCode> {
             api,
         } => commands::history::run(&api, instance, json).await,
         Command::Graph(args) => commands::graph::run(&args).await,
-        Command::LoginLink { api, role, path } => {
-            commands::login_link::run(&api, &role, &path).await
-        }
+        Command::LoginLink(args) => commands::login_link::run(&args).await,
         Command::List { json, list, api } => commands::status::list(&api, &list, json).await,
         Command::Nodes {
             action: Some(action),
@@ -475,10 +463,7 @@ async fn dispatch(command: Command) -> anyhow::Result<ExitCode> {
         } => commands::enrol::nodes(action).await,
         Command::Nodes { json, api, .. } => commands::status::nodes(&api, json).await,
         Command::Tokens(command) => commands::enrol::tokens(command).await,
-        Command::ApiTokens(command) => {
-            mobiwf_runtime::api_auth::api_tokens(command).await?;
-            Ok(ExitCode::SUCCESS)
-        }
+        Command::ApiTokens(command) => commands::api_tokens::run(command).await,
         Command::Validate { .. }
         | Command::Partition { .. }
         | Command::Convert(_)

@@ -14,6 +14,12 @@ use super::api_client::ApiArgs;
 /// the limit), 6 not authorised, 3 the controller cannot be asked.
 pub type ApiTokensCommand = mobiwf_runtime::api_auth::ApiTokensCommand<ApiArgs, RoleArgs>;
 
+/// Carries out `command` (the runtime's); a refusal ends the command as its error says.
+pub async fn run(command: ApiTokensCommand) -> anyhow::Result<std::process::ExitCode> {
+    mobiwf_runtime::api_auth::api_tokens(command).await?;
+    Ok(std::process::ExitCode::SUCCESS)
+}
+
 /// Whom a controller's token speaks for: anyone with a role, and the organisation user who
 /// holds it, if named.
 #[derive(Debug, clap::Args)]

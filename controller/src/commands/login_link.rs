@@ -6,11 +6,26 @@ use std::process::ExitCode;
 
 use super::api_client::{ApiArgs, failure, json};
 
-/// Prints the sign-in link of `role`, leading to `path` once signed in (exit 0); exit 1 when
-/// the controller refuses what was asked (an unknown role, a path not its own), 3 when it
-/// cannot be asked.
-pub async fn run(api: &ApiArgs, role: &str, path: &str) -> anyhow::Result<ExitCode> {
-    let body = serde_json::json!({ "role": role, "path": path });
+/// What `login-link` is given.
+#[derive(clap::Args)]
+pub struct LoginLinkArgs {
+    /// The role the session has: viewer, operator or administrator.
+    #[arg(long, default_value = "viewer")]
+    role: String,
+    /// The page to go to once signed in (a path of the console, e.g.
+    /// `/console/instances/7`).
+    #[arg(long, default_value = "/")]
+    path: String,
+    #[command(flatten)]
+    api: ApiArgs,
+}
+
+/// Prints the sign-in link of the role, leading to the path once signed in (exit 0); exit 1
+/// when the controller refuses what was asked (an unknown role, a path not its own), 3 when
+/// it cannot be asked.
+pub async fn run(args: &LoginLinkArgs) -> anyhow::Result<ExitCode> {
+    let (api, role) = (&args.api, &args.role);
+    let body = serde_json::json!({ "role": role, "path": args.path });
     let request = api.client()?.post(api.url("/login-links")).json(&body);
     let made = match json(request, api).await {
         Ok(Ok(made)) => made,

@@ -4,7 +4,8 @@
 //! (operator and up), the interrupt, resume and cancel forms. `POST
 //! /console/instances/{id}/{action}` does what `POST /instances/{id}/{action}` does, through
 //! the same function (`crate::api::controlled`), and is refused (403) to a role the API
-//! refuses.
+//! refuses. `GET /console/instances/{id}/graph` is the graph alone, fetched again by the
+//! page's script (`data-refresh`) so the page follows what the partners report.
 
 use axum::Form;
 use axum::extract::{Path, State};
@@ -25,6 +26,9 @@ const CONTROLS: [(&str, Control, &str); 3] = [
     ("resume", Control::Resume, "Resume"),
     ("cancel", Control::Cancel, "Cancel"),
 ];
+
+/// How often the page's script fetches the graph again, ms.
+const REFRESH_MS: u64 = 3000;
 
 /// What the page shows of an instance, read through the API's functions.
 struct Shown {
@@ -71,6 +75,43 @@ pub(super) async fn page(
     )
 }
 
+/// `GET /console/instances/{id}/graph`: the graph alone (SVG, as `graph --svg` draws it),
+/// for the page to follow.
+pub(super) async fn graph(
+    State(console): State<Console>,
+    headers: HeaderMap,
+    uri: Uri,
+    Path(id): Path<u64>,
+) -> Response {
+    let api_path = format!("/instances/{id}/graph");
+    let signed = match super::allowed(&console, &headers, &uri, (&Method::GET, &api_path)) {
+        Ok(signed) => signed,
+        Err(instead) => return instead.into_response(),
+    };
+    match console
+        .client
+        .graph(InstanceId(id), mobiwf_graph::Format::Svg)
+        .await
+    {
+        Ok(Some(svg)) => (
+            [
+                (header::CONTENT_TYPE, "image/svg+xml"),
+                (header::CACHE_CONTROL, "no-store"),
+            ],
+            svg,
+        )
+            .into_response(),
+        Ok(None) => {
+            let why = format!("There is no instance {id}.");
+            super::failed(&signed, StatusCode::NOT_FOUND, &why)
+        }
+        Err(e) => {
+            let why = format!("cannot draw instance {id}: {e:#}");
+            super::failed(&signed, StatusCode::SERVICE_UNAVAILABLE, &why)
+        }
+    }
+}
+
 /// The instance, its graph, history and data; `None` when there is no such instance.
 async fn read(console: &Console, id: InstanceId) -> anyhow::Result<Option<Shown>> {
     let client = &console.client;
@@ -113,7 +154,11 @@ fn body(shown: &Shown, csrf: Option<&str>) -> Markup {
             }
         }
         // The graph crate escapes every name it draws (`mobiwf_graph::escape`).
-        section.graph id="graph" { (PreEscaped(&shown.svg)) }
+        section.graph id="graph"
+            data-refresh=(format!("/console/instances/{}/graph", inst.id.0))
+            data-refresh-ms=(REFRESH_MS) {
+            (PreEscaped(&shown.svg))
+        }
         (items(inst))
         (data(&shown.data))
         (timeline(&shown.history))

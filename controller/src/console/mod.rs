@@ -8,6 +8,8 @@
 //! - `GET /console/instances/{id}`, `POST /console/instances/{id}/{interrupt|resume|cancel}`:
 //!   an instance's page and an operator's controls (`instance`). The pages live under
 //!   `/console/` because the API's JSON has `/instances/...`.
+//! - `GET /console/instances/{id}/graph`: the graph alone, as the page's script fetches it
+//!   again every few seconds (`data-refresh`), so the page follows what the partners report.
 //! - Sign-in, sign-out, assets: `mobiwf_runtime::web`.
 //!
 //! Every page carries the runtime's security headers; every form its session's CSRF token.
@@ -39,6 +41,7 @@ pub fn router(client: ControllerClient, web: Web) -> Router {
     Router::new()
         .route("/", get(list::page))
         .route("/console/instances/{id}", get(instance::page))
+        .route("/console/instances/{id}/graph", get(instance::graph))
         .route("/console/instances/{id}/{action}", post(instance::act))
         .with_state(console)
         .layer(axum::middleware::from_fn(web::secure_headers))

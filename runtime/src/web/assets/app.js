@@ -43,8 +43,26 @@ function follow() {
   source.addEventListener("error", function () { document.body.classList.add("offline"); });
 }
 
+// A part of a page that follows the server (the console's graph): every `data-refresh-ms`,
+// its markup is fetched again from `data-refresh`.
+function refresh() {
+  document.querySelectorAll("[data-refresh]").forEach(function (el) {
+    var every = Number(el.getAttribute("data-refresh-ms")) || 3000;
+    setInterval(function () {
+      fetch(el.getAttribute("data-refresh"), { credentials: "same-origin" })
+        .then(function (r) { if (!r.ok) { throw new Error(String(r.status)); } return r.text(); })
+        .then(function (markup) {
+          el.innerHTML = markup;
+          document.body.classList.remove("offline");
+        })
+        .catch(function () { document.body.classList.add("offline"); });
+    }, every);
+  });
+}
+
 document.addEventListener("DOMContentLoaded", function () {
   tick();
   setInterval(tick, 1000);
   follow();
+  refresh();
 });
