@@ -461,19 +461,30 @@ pub async fn start(config: NodeConfig) -> anyhow::Result<Node> {
         mesh: base.mesh.clone(),
         desk_news: desk_news_rx,
     };
-    let web = mobiwf_runtime::web::Web::open(base.store.clone(), web_settings(&base))?;
-    let api = crate::api::router(client.clone()).merge(web.link_routes());
-    let router = base
-        .guarded(auth_settings(&config), api)?
-        .merge(crate::web::router(client.clone(), web));
     let span = tracing::info_span!("node", name = %config.name);
     tracing::info!(name = %config.name, "runs {}", config.commands.describe());
-    let api = daemon::Api {
+    let api = api(&base, &config, &client)?;
+    base.launch(actor, seq, span, client, api).await
+}
+
+/// What the node serves over HTTP: the API behind its token check (with the login links), and
+/// the users' pages, whose session is their check.
+fn api(
+    base: &Base<Event>,
+    config: &NodeConfig,
+    client: &NodeClient,
+) -> anyhow::Result<daemon::Api> {
+    let settings = web_settings(base, config);
+    let web = mobiwf_runtime::web::Web::open(base.store.clone(), settings)?;
+    let api = crate::api::router(client.clone()).merge(web.link_routes());
+    let router = base
+        .guarded(auth_settings(config), api)?
+        .merge(crate::web::router(client.clone(), web));
+    Ok(daemon::Api {
         addr: config.api,
         tls: config.api_tls.clone(),
         router,
-    };
-    base.launch(actor, seq, span, client, api).await
+    })
 }
 
 /// The node's core as its store left it: the engine (addressed where the node listens, with
@@ -507,12 +518,12 @@ fn load_core(
     Ok(core)
 }
 
-/// How the node's pages are served: a session cookie named after the node's peer id, links for
-/// one user each.
-fn web_settings(base: &Base<Event>) -> mobiwf_runtime::web::WebSettings {
+/// How the node's pages are served: a session cookie named after the node's peer id (`Secure`
+/// when the API is served over TLS), links for one user each.
+fn web_settings(base: &Base<Event>, config: &NodeConfig) -> mobiwf_runtime::web::WebSettings {
     mobiwf_runtime::web::WebSettings {
         cookie: mobiwf_runtime::web::rules::cookie_name(&base.peer_id.to_string()),
-        secure: false,
+        secure: config.served().tls,
         how_to_sign_in: "mobiwf-node login-link --data-dir DIR --user YOU",
         grants: mobiwf_runtime::web::LinkGrants::User,
     }
