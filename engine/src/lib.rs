@@ -150,6 +150,9 @@ pub enum Effect {
         /// only while its node heard from the controller within it (`crate::sync`); `None`
         /// for any other, which runs as before task classes.
         lease_ms: Option<u64>,
+        /// When the request whose grant gives that lease was asked (ms since the epoch, this
+        /// node's clock; 0 when not known): the lease counts from there at the latest.
+        asked_ms: u64,
     },
     /// Get the content of a file the instance data references from the partner that holds it
     /// (in chunks, resuming where an earlier fetch stopped); then apply [`Input::Fetched`].
