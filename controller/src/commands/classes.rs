@@ -130,7 +130,7 @@ async fn sync_show(api: &ApiArgs, as_json: bool) -> anyhow::Result<ExitCode> {
     });
     let rows: Vec<(&str, Value)> = holders
         .iter()
-        .map(|h| ("holds", h.clone()))
+        .map(|h| ("holds", holder_row(h)))
         .chain(waiters.iter().map(|w| ("waits", w.clone())))
         .chain(ordered)
         .collect();
@@ -150,6 +150,20 @@ async fn sync_show(api: &ApiArgs, as_json: bool) -> anyhow::Result<ExitCode> {
         );
     }
     Ok(ExitCode::SUCCESS)
+}
+
+/// A holder as a row: one whose node is suspected or gone says when its hold ends and why
+/// where a waiter says what it waits behind.
+fn holder_row(holder: &Value) -> Value {
+    let mut row = holder.clone();
+    if let Some(at) = holder["ending"]["at_ms"].as_u64() {
+        let why = holder["ending"]["why"].as_str().unwrap_or("-");
+        row["behind_text"] = Value::String(format!(
+            "ending at {}: {why}",
+            mobiwf_book::format_time(at)
+        ));
+    }
+    row
 }
 
 /// `GET path` as JSON, or the exit code of its failure.

@@ -146,13 +146,14 @@ impl NodeActor {
         group.write_now(self.store.as_ref(), seq, outbox)?;
         let resumed = self.core.resume();
         self.carry_out(resumed);
-        // The persons' activities holding a grant are watched again, from now.
-        let now = mobiwf_runtime::process::now_ms();
+        // The persons' activities holding a grant are watched again (their lease counts from
+        // their request, not from the restart).
         let engine = self.core.engine();
         for run in engine.runs() {
             for act in &run.doc().activities {
                 if let Some(lease_ms) = engine.person_lease(run.key, act.id) {
-                    self.leases.watch_person(run.key, act.id, lease_ms, now);
+                    let asked = engine.asked_ms(run.key, act.id);
+                    self.leases.watch_person(run.key, act.id, lease_ms, asked);
                 }
             }
         }
@@ -214,6 +215,7 @@ impl NodeActor {
                 let (to, role) = self.destination(sent.to);
                 writing.send(to, role, sent.message)?;
             }
+            self.unfence_killed(&out.effects);
             after.effects.extend(out.effects);
             after.answers.extend(out.answers);
         }
@@ -229,9 +231,13 @@ impl NodeActor {
         after: &mut After,
     ) -> Result<(), StoreError> {
         let from = NodeId::new(inbound.from.to_string());
-        if inbound.from == self.controller.0 {
-            // Any word from the controller, a probe too, keeps held commands' leases.
-            self.leases.heard(Millis::from_micros(now).as_u64());
+        if inbound.from == self.controller.0
+            && let Message::Probe(probe) = &inbound.envelope.message
+        {
+            // Answered after this group: its number is noted with a time before the answer
+            // leaves; its echo confirms an earlier answer (`crate::lease`).
+            self.leases
+                .probed(*probe, Millis::from_micros(now).as_u64());
         }
         if self.core.is_unreachable(&from) {
             // Any word from a peer says it is back.
@@ -453,12 +459,36 @@ impl NodeActor {
     /// Watches the persons' activities that came to hold a grant (offered or taken), and no
     /// longer those that ended (`crate::lease`).
     fn watch_people(&self, transitions: &[mobiwf_engine::Transition]) {
-        let now = mobiwf_runtime::process::now_ms();
+        let engine = self.core.engine();
         for t in transitions {
             if t.state.is_final() {
                 self.leases.unwatch_person(t.key, t.activity);
-            } else if let Some(lease_ms) = self.core.engine().person_lease(t.key, t.activity) {
-                self.leases.watch_person(t.key, t.activity, lease_ms, now);
+            } else if let Some(lease_ms) = engine.person_lease(t.key, t.activity) {
+                let asked = engine.asked_ms(t.key, t.activity);
+                self.leases.watch_person(t.key, t.activity, lease_ms, asked);
+            }
+        }
+    }
+
+    /// The tries the engine just decided to kill are no longer kept up under their lease, from
+    /// this group on (before it is written): should the kill not take, their watchdog ends
+    /// them by the time the engine releases their class without word of their end
+    /// (the engine's `sync.rs`).
+    fn unfence_killed(&self, effects: &[Effect]) {
+        let partner = self.core.identity().name.to_string();
+        for effect in effects {
+            if let Effect::Kill {
+                key,
+                activity,
+                attempt,
+                ..
+            } = effect
+            {
+                let e = Execution {
+                    attempt: *attempt,
+                    ..Execution::of(*key, *activity, partner.clone())
+                };
+                self.leases.release(&executor::run_dir(&self.data_dir, &e));
             }
         }
     }
@@ -508,6 +538,7 @@ impl NodeActor {
                     reads,
                     writes,
                     lease_ms,
+                    asked_ms,
                 } => self.spawn(Execution {
                     attempt,
                     command,
@@ -515,6 +546,7 @@ impl NodeActor {
                     writes,
                     held: lease_ms.map(|lease_ms| executor::Hold {
                         lease_ms,
+                        asked_ms,
                         leases: self.leases.clone(),
                     }),
                     ..of(key, activity)
