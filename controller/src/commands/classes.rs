@@ -158,10 +158,8 @@ fn holder_row(holder: &Value) -> Value {
     let mut row = holder.clone();
     if let Some(at) = holder["ending"]["at_ms"].as_u64() {
         let why = holder["ending"]["why"].as_str().unwrap_or("-");
-        row["behind_text"] = Value::String(format!(
-            "ending at {}: {why}",
-            mobiwf_book::format_time(at)
-        ));
+        row["behind_text"] =
+            Value::String(format!("ending at {}: {why}", mobiwf_book::format_time(at)));
     }
     row
 }
@@ -205,5 +203,27 @@ fn text(value: &Value) -> String {
         Value::String(s) if s.is_empty() => "-".to_owned(),
         Value::String(s) => s.clone(),
         other => other.to_string(),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_hold_that_ends_says_when_and_why_where_a_waiter_says_what_it_waits_behind() {
+        let standing = serde_json::json!({"class": "press", "since_ms": 1});
+        assert_eq!(holder_row(&standing), standing);
+        let ending = serde_json::json!({
+            "class": "press",
+            "ending": {"at_ms": 1_795_000_000_000_u64, "why": "node P1 was removed by an operator"}
+        });
+        let row = holder_row(&ending);
+        let text = row["behind_text"].as_str().unwrap_or_default();
+        let when = mobiwf_book::format_time(1_795_000_000_000);
+        assert_eq!(
+            text,
+            format!("ending at {when}: node P1 was removed by an operator")
+        );
     }
 }
