@@ -146,17 +146,7 @@ impl NodeActor {
         group.write_now(self.store.as_ref(), seq, outbox)?;
         let resumed = self.core.resume();
         self.carry_out(resumed);
-        // The persons' activities holding a grant are watched again (their lease counts from
-        // their request, not from the restart).
-        let engine = self.core.engine();
-        for run in engine.runs() {
-            for act in &run.doc().activities {
-                if let Some(lease_ms) = engine.person_lease(run.key, act.id) {
-                    let asked = engine.asked_ms(run.key, act.id);
-                    self.leases.watch_person(run.key, act.id, lease_ms, asked);
-                }
-            }
-        }
+        self.watch_held_people();
         Ok(())
     }
 
@@ -231,14 +221,7 @@ impl NodeActor {
         after: &mut After,
     ) -> Result<(), StoreError> {
         let from = NodeId::new(inbound.from.to_string());
-        if inbound.from == self.controller.0
-            && let Message::Probe(probe) = &inbound.envelope.message
-        {
-            // Answered after this group: its number is noted with a time before the answer
-            // leaves; its echo confirms an earlier answer (`crate::lease`).
-            self.leases
-                .probed(*probe, Millis::from_micros(now).as_u64());
-        }
+        self.note_probe(now, &inbound);
         if self.core.is_unreachable(&from) {
             // Any word from a peer says it is back.
             let back = NodeInput::Link {
@@ -452,43 +435,6 @@ impl NodeActor {
             }
             Query::Directory(reply) => {
                 let _ = reply.send(self.directory_view());
-            }
-        }
-    }
-
-    /// Watches the persons' activities that came to hold a grant (offered or taken), and no
-    /// longer those that ended (`crate::lease`).
-    fn watch_people(&self, transitions: &[mobiwf_engine::Transition]) {
-        let engine = self.core.engine();
-        for t in transitions {
-            if t.state.is_final() {
-                self.leases.unwatch_person(t.key, t.activity);
-            } else if let Some(lease_ms) = engine.person_lease(t.key, t.activity) {
-                let asked = engine.asked_ms(t.key, t.activity);
-                self.leases.watch_person(t.key, t.activity, lease_ms, asked);
-            }
-        }
-    }
-
-    /// The tries the engine just decided to kill are no longer kept up under their lease, from
-    /// this group on (before it is written): should the kill not take, their watchdog ends
-    /// them by the time the engine releases their class without word of their end
-    /// (the engine's `sync.rs`).
-    fn unfence_killed(&self, effects: &[Effect]) {
-        let partner = self.core.identity().name.to_string();
-        for effect in effects {
-            if let Effect::Kill {
-                key,
-                activity,
-                attempt,
-                ..
-            } = effect
-            {
-                let e = Execution {
-                    attempt: *attempt,
-                    ..Execution::of(*key, *activity, partner.clone())
-                };
-                self.leases.release(&executor::run_dir(&self.data_dir, &e));
             }
         }
     }
