@@ -54,8 +54,8 @@ pub const SYNC_LOST: &str = "synchronization lost";
 /// What a try killed by its lost lease says.
 fn lost_words() -> String {
     format!(
-        "{SYNC_LOST}: its command was killed because its node did not hear from the controller \
-         within the grant's lease"
+        "{SYNC_LOST}: its command was killed because the grant's lease ran out on its node (no \
+         round trip with the controller within it)"
     )
 }
 
@@ -138,8 +138,8 @@ impl Gate {
     }
 }
 
-/// A command that ran under a grant was killed because its lease ran out (its node did not
-/// hear from the controller for `lease_ms`, or was dead): the activity fails.
+/// A command that ran under a grant was killed because its lease ran out (no round trip of its
+/// node with the controller for `lease_ms`, or its node was dead): the activity fails.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct Lost {
     /// The instance.
@@ -307,8 +307,8 @@ impl Engine {
                 return;
             }
             format!(
-                "{SYNC_LOST}: its host did not hear from the controller within the grant's \
-                 lease, so it may no longer be done"
+                "{SYNC_LOST}: the grant's lease ran out on its host (no round trip with the \
+                 controller within it), so it may no longer be done"
             )
         };
         self.conclude(key, lost.activity, Event::Fail { detail }, effects);

@@ -53,10 +53,11 @@ pub struct BeginSync {
 pub struct SyncGranted {
     /// The request granted.
     pub ticket: SyncTicket,
-    /// How long the holder may go without hearing from the controller before it must have
-    /// stopped the activity (ms): the controller counts a silent holder's class free only
-    /// after its failure detector suspected the node, which is later than this, so that two
-    /// conflicting activities never run at once, even when the holder is cut off.
+    /// How long the holder may go without a round trip with the controller before it must
+    /// have stopped the activity (ms; see the module's doc): the controller counts a silent
+    /// holder's class free only after its failure detector suspected the node, which is later
+    /// than this, so that two conflicting activities never run at once, even when the holder
+    /// is cut off.
     pub lease_ms: u64,
 }
 

@@ -21,9 +21,9 @@ use crate::history::Event;
 use crate::recovery::{label, label_text};
 use crate::{Applied, Book, BookError, Effect, Instance};
 
-/// How long a grant's holder may go without hearing from the controller before it must have
-/// stopped (ms), unless told: half the failure detector's default suspicion time (10 s), so
-/// that a holder cut off has stopped before the controller counts its class free.
+/// How long a grant's holder may go without a round trip with the controller before it must
+/// have stopped (ms), unless told: half the failure detector's default suspicion time (10 s),
+/// so that a holder cut off has stopped before the controller counts its class free.
 pub const DEFAULT_LEASE_MS: u64 = 5_000;
 
 /// The class document as the store keeps it (`meta/classes`): as an operator applied it.

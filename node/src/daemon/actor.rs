@@ -47,7 +47,7 @@ pub(super) struct NodeActor {
     pub(super) fetching: super::data::Fetching,
     /// The copies for offline work under way.
     pub(super) copying: super::offline::Copying,
-    /// When the controller was last heard, and the leases of the commands run under a task
+    /// The round trips with the controller, and the leases of the commands run under a task
     /// class's grant (`crate::lease`).
     pub(super) leases: crate::lease::Leases,
     /// The applications of semi-automatic items running on this device.
