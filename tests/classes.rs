@@ -10,9 +10,8 @@
 //!   `--json`) shows each class with the classes it may not run beside, as a restart keeps it;
 //! - `validate` knows a class document.
 #![allow(clippy::unwrap_used, clippy::expect_used)]
-#![allow(clippy::too_many_lines)] // end-to-end scenarios read best from top to bottom
 
-use std::path::PathBuf;
+use std::path::{Path, PathBuf};
 
 use mobiwf_tests::harness::{CLI_TIMEOUT, Controller};
 use mobiwf_tests::scratch;
@@ -28,14 +27,9 @@ fn path(p: &std::path::Path) -> &str {
     p.to_str().unwrap()
 }
 
-#[test]
-fn classes_apply_show_and_sync_show_through_the_binary() {
-    let dir = scratch("classes-cli").unwrap();
-    let mut controller = Controller::start_with(
-        &dir.join("controller"),
-        "/ip4/127.0.0.1/tcp/0",
-        &["--suspect-after", "4"],
-    );
+/// A new controller has no classes, and nothing holds or waits; the lease is half its
+/// suspicion time.
+fn nothing_yet(controller: &Controller) {
     let out = controller.cli(&["classes", "show"], CLI_TIMEOUT);
     out.expect_code(0, "classes show");
     assert!(out.stdout.contains("no classes"), "{}", out.stdout);
@@ -45,8 +39,10 @@ fn classes_apply_show_and_sync_show_through_the_binary() {
         out.stdout,
         "lease 2000 ms\nno activity holds or waits for a class\n"
     );
+}
 
-    // A definition naming press and drill is refused while the controller has no classes.
+/// A definition naming press and drill is refused while the controller has no classes.
+fn unknown_classes_refused(controller: &Controller) {
     let workflow = example("press.workflow.xml");
     let out = controller.cli(&["submit", path(&workflow)], CLI_TIMEOUT);
     assert_ne!(out.code, Some(0), "{out:?}");
@@ -57,7 +53,10 @@ fn classes_apply_show_and_sync_show_through_the_binary() {
         "{}",
         out.stderr
     );
+}
 
+/// A broken class document is refused with every problem where it is written.
+fn broken_document_refused(controller: &Controller, dir: &Path) {
     let broken = dir.join("broken.classes.xml");
     std::fs::write(
         &broken,
@@ -78,9 +77,11 @@ fn classes_apply_show_and_sync_show_through_the_binary() {
         out.stderr
     );
     assert!(out.stderr.contains("the class document was not applied"));
+}
 
-    let plant = example("plant.classes.xml");
-    let out = controller.cli(&["classes", "apply", path(&plant)], CLI_TIMEOUT);
+/// The example is applied, and shown as a restart of the controller keeps it.
+fn example_applied_and_kept(controller: &mut Controller, plant: &Path) {
+    let out = controller.cli(&["classes", "apply", path(plant)], CLI_TIMEOUT);
     out.expect_code(0, "classes apply");
     assert!(
         out.stdout.contains("class document applied: 3 classes"),
@@ -113,7 +114,10 @@ paint            60 s      -
             .unwrap()
             .contains("<maxWait>30</maxWait>")
     );
+}
 
+/// `sync show --json` with classes and nothing holding or waiting.
+fn nobody_holds(controller: &Controller) {
     let out = controller.cli(&["sync", "show", "--json"], CLI_TIMEOUT);
     out.expect_code(0, "sync show --json");
     let body: Value = serde_json::from_str(&out.stdout).unwrap();
@@ -121,12 +125,32 @@ paint            60 s      -
         body,
         serde_json::json!({"lease_ms": 2000, "holders": [], "waiters": []})
     );
+}
 
+/// `validate` tells a class document.
+fn validated(plant: &Path) {
     let out = std::process::Command::new(mobiwf_tests::binary("mobiwf-controller").unwrap())
-        .args(["validate", path(&plant)])
+        .args(["validate", path(plant)])
         .output()
         .unwrap();
     let stdout = String::from_utf8_lossy(&out.stdout);
     assert!(out.status.success(), "{out:?}");
     assert!(stdout.contains("ok (class document)"), "{stdout}");
+}
+
+#[test]
+fn classes_apply_show_and_sync_show_through_the_binary() {
+    let dir = scratch("classes-cli").unwrap();
+    let mut controller = Controller::start_with(
+        &dir.join("controller"),
+        "/ip4/127.0.0.1/tcp/0",
+        &["--suspect-after", "4"],
+    );
+    nothing_yet(&controller);
+    unknown_classes_refused(&controller);
+    broken_document_refused(&controller, &dir);
+    let plant = example("plant.classes.xml");
+    example_applied_and_kept(&mut controller, &plant);
+    nobody_holds(&controller);
+    validated(&plant);
 }

@@ -3,8 +3,8 @@
 //! pass reads the round the last one wrote, carried peer to peer by the new pass), then exits
 //! and what follows runs once; a loop that asks for more passes than its `max` fails its end
 //! and its contingency activity takes over; a manual activity's second pass shows as `#2` on
-//! the node's worklist. Commands append `instance what` to a shared log, so what ran is read,
-//! not assumed.
+//! the node's worklist; the data keeps each pass's writes apart. Commands append `instance
+//! what` to a shared log, so what ran is read, not assumed.
 #![allow(clippy::unwrap_used, clippy::expect_used)]
 
 use std::path::{Path, PathBuf};
@@ -132,24 +132,60 @@ fn a_loop_across_two_partners_runs_three_passes_then_exits() {
     }
     let table = controller.cli(&["status", &id.to_string()], Duration::from_secs(30));
     assert!(table.stdout.contains("3#3"), "{}", table.stdout);
-    // The data: the last pass's write.
+    data_kept_by_pass(&controller, id);
+}
+
+/// The data of the three-pass loop: the last pass's write of `round` as its value, and each
+/// earlier pass's write kept apart, in JSON and in the table.
+fn data_kept_by_pass(controller: &mobiwf_tests::harness::Controller, id: u64) {
     let out = controller.cli(
         &["status", &id.to_string(), "--data", "--json"],
         Duration::from_secs(30),
     );
     out.expect_code(0, "status --data --json");
     let data: Value = serde_json::from_str(&out.stdout).unwrap();
-    let round = data["data"]
-        .as_array()
-        .unwrap()
-        .iter()
-        .find(|d| d["name"] == "round")
-        .cloned()
-        .unwrap_or_else(|| panic!("no round in {data:#}"));
+    let rounds = |list: &str| -> Vec<(String, Option<u64>, u64)> {
+        data[list]
+            .as_array()
+            .unwrap_or_else(|| panic!("no {list} in {data:#}"))
+            .iter()
+            .filter(|d| d["name"] == "round")
+            .map(|d| {
+                let value = d["value"]["number"].as_str().unwrap_or_default().to_owned();
+                (
+                    value,
+                    d["pass"].as_u64(),
+                    d["by"].as_u64().unwrap_or_default(),
+                )
+            })
+            .collect()
+    };
+    assert_eq!(rounds("data"), [("3".to_owned(), Some(3), 3)], "{data:#}");
+    // The first pass is left out of the bytes, as before loops.
     assert_eq!(
-        round["value"],
-        serde_json::json!({ "number": "3" }),
+        rounds("earlier"),
+        [("1".to_owned(), None, 3), ("2".to_owned(), Some(2), 3)],
         "{data:#}"
+    );
+    let table = controller.cli(
+        &["status", &id.to_string(), "--data"],
+        Duration::from_secs(30),
+    );
+    table.expect_code(0, "status --data");
+    let lines: Vec<&str> = table.stdout.lines().collect();
+    let at = |text: &str| {
+        lines
+            .iter()
+            .position(|l| l.contains(text))
+            .unwrap_or_else(|| panic!("{text}: {}", table.stdout))
+    };
+    let apart = at("written by earlier passes of loops: 2 value(s)");
+    assert!(at("A3 (3#3)") < apart, "{}", table.stdout);
+    assert!(apart < at("A3 (3#2)"), "{}", table.stdout);
+    assert!(
+        lines[apart..].iter().any(|l| l.contains("A3 (3) ")),
+        "{}",
+        table.stdout
     );
 }
 

@@ -10,12 +10,13 @@ use serde::Deserialize;
 /// How long one call may take (a wait for an instance included).
 const CALL_TIMEOUT: Duration = Duration::from_secs(120);
 
-/// A client that sends `token` with every request (`Authorization: Bearer`).
+/// A client that sends `token` with every request (`Authorization: Bearer`); its TLS is the
+/// CLIs' (`mobiwf_runtime::tls`), though the daemons the benchmark starts serve plain HTTP.
 pub(crate) fn client(token: &str) -> anyhow::Result<reqwest::Client> {
     let mut bearer = reqwest::header::HeaderValue::from_str(&format!("Bearer {token}"))?;
     bearer.set_sensitive(true);
     let headers = reqwest::header::HeaderMap::from_iter([(reqwest::header::AUTHORIZATION, bearer)]);
-    Ok(reqwest::Client::builder()
+    Ok(mobiwf_runtime::tls::client_builder(None)?
         .default_headers(headers)
         .timeout(CALL_TIMEOUT)
         .pool_max_idle_per_host(1024)

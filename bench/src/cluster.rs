@@ -96,7 +96,7 @@ impl Daemon {
             let address = address.lines().next().unwrap_or("").trim().to_owned();
             if !address.is_empty() && !api.trim().is_empty() {
                 daemon.address = address;
-                daemon.api = format!("http://{}", api.trim());
+                daemon.api = mobiwf_runtime::api_auth::base_url(&api);
                 // Written before the `api` file: one of the two is there.
                 let token = ["operator.token", "api.token"]
                     .map(|f| dir.join(f))

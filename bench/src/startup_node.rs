@@ -94,7 +94,7 @@ async fn first_answer(
                 std::fs::read_to_string(node_dir.join("api.token")),
             )
         {
-            let url = format!("http://{}/worklist", api.trim());
+            let url = format!("{}/worklist", mobiwf_runtime::api_auth::base_url(&api));
             asking = Some((crate::api::client(token.trim())?, url));
         }
         if let Some((client, url)) = &asking

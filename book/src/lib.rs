@@ -522,6 +522,12 @@ impl Book {
         self.instances.get(&id)
     }
 
+    /// The workflow definition of an instance the book holds, parsed, as submitted or
+    /// deployed; none for an instance it let go (settled) or does not know.
+    pub fn definition_of(&self, id: InstanceId) -> Option<&Arc<WorkflowDefinition>> {
+        self.definitions.get(&id)
+    }
+
     /// Every instance, by id.
     pub fn instances(&self) -> impl Iterator<Item = &Instance> {
         self.instances.values()

@@ -8,13 +8,16 @@
 //! its refusal is in the history.
 //!
 //! What the node did moves the activity's lifecycle (`paused`, then `resumed` to waiting or
-//! running) and is kept in the history with who and when.
+//! running) and is kept in the history with who and when. An activity of a loop's body the
+//! book knows final may be under way in a later pass it has not heard of: its pause goes to its
+//! node all the same, and the node's word names the pass (`crate::passes`).
 
 use mobiwf_proto::{
     ActivityId, InstanceId, Message, NodeId, PauseAction, PauseOrder, PauseOutcome, PauseReport,
 };
 
 use crate::history::Event;
+use crate::passes::may_run_again;
 use crate::recovery::{holder, label_text, view, view_mut};
 use crate::{
     ActivityEvent, ActivityLifecycle, Applied, Book, BookError, Effect, PausedBy, Subject,
@@ -49,7 +52,11 @@ impl Book {
             ));
         };
         let name = label_text(inst, activity);
+        // An activity of a loop's body may be under way in a pass the book has not heard of:
+        // its node knows.
+        let again = || may_run_again(inst, self.definitions.get(&id).map(AsRef::as_ref), activity);
         match (a.lifecycle(), action) {
+            (l, PauseAction::Pause { .. }) if l.is_final() && again() => {}
             (l, _) if l.is_final() => {
                 return refuse(format!(
                     "{name} of instance {id}: it is {}; only a ready or running activity \
@@ -111,12 +118,19 @@ impl Book {
         let id = report.instance;
         let inst = self
             .instances
-            .get_mut(&id)
+            .get(&id)
             .ok_or(BookError::UnknownInstance(id))?;
         let partition = view(inst, report.activity)
             .and_then(|a| a.partition)
             .ok_or(BookError::Unexpected("pause_report"))?;
         crate::check_sender(inst, peer, partition)?;
+        // A pause of a loop's later pass starts that pass in the activity's view; one of an
+        // earlier pass than the view's changes nothing but the history.
+        let current = self.word_pass(report.at_ms, id, report.activity, report.pass);
+        let inst = self
+            .instances
+            .get_mut(&id)
+            .ok_or(BookError::UnknownInstance(id))?;
         let event = match &report.outcome {
             PauseOutcome::Paused { state, .. } => Some(ActivityEvent::Paused {
                 pause: PausedBy {
@@ -128,7 +142,7 @@ impl Book {
             PauseOutcome::Resumed { state, .. } => Some(ActivityEvent::Resumed(*state)),
             PauseOutcome::Refused { .. } => None,
         };
-        if let Some(event) = event
+        if let Some(event) = event.filter(|_| current)
             && let Some(a) = view_mut(inst, report.activity)
         {
             // A word about an activity that ended meanwhile (its node's end came first)

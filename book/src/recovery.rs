@@ -78,11 +78,13 @@ pub(crate) fn label(inst: &Instance, id: ActivityId) -> Label {
     }
 }
 
-/// A short name for an activity in reasons sent to nodes: `A2 (17)`.
+/// A short name for an activity in reasons sent to nodes: `A2 (17)`, `A2 (17#2)` in a loop's
+/// second pass.
 pub(crate) fn label_text(inst: &Instance, id: ActivityId) -> String {
     match view(inst, id) {
-        Some(a) if !a.name.is_empty() => format!("{} ({id})", a.name),
-        _ => format!("activity {id}"),
+        Some(a) if !a.name.is_empty() => format!("{} ({})", a.name, a.pass.of(id)),
+        Some(a) => format!("activity {}", a.pass.of(id)),
+        None => format!("activity {id}"),
     }
 }
 

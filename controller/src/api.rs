@@ -27,6 +27,9 @@
 //!   knows it does not apply (the instance is over, the activity ended, is not paused).
 //! - `GET /instances/{id}/history`: the instance's events in the order the controller learnt
 //!   them (`[{at_ms, activity, partner, what}]`); 404 if unknown.
+//! - `GET /instances/{id}/graph?format=svg|dot`: the instance's graph (`mobiwf_graph`: a lane
+//!   per partner, its activities coloured by state), as SVG (`image/svg+xml`, the default) or
+//!   Graphviz DOT (`text/vnd.graphviz`); 400 for another format, 404 if unknown.
 //! - `GET /nodes`: the registered nodes (with `suspected`, the reason, while suspected).
 //! - The organisation directory and work item administration: see `api_people`.
 //! - Join tokens, the allow list and removing nodes: see `api_enrol`.
@@ -63,6 +66,7 @@ pub fn router(client: ControllerClient) -> Router {
         .route("/instances/{id}", get(instance))
         .route("/instances/{id}/wait", get(wait))
         .route("/instances/{id}/history", get(history))
+        .route("/instances/{id}/graph", get(graph))
         .route("/instances/{id}/data", get(data))
         .route("/instances/{id}/interrupt", post(interrupt))
         .route("/instances/{id}/resume", post(resume))
@@ -224,6 +228,31 @@ async fn history(State(client): State<ControllerClient>, Path(id): Path<u64>) ->
             let shown: Vec<ShownEvent> = events.iter().map(ShownEvent::from).collect();
             Json(shown).into_response()
         }
+        Ok(None) => error(StatusCode::NOT_FOUND, format!("no instance {id}")),
+        Err(e) => unavailable(e),
+    }
+}
+
+#[derive(Deserialize)]
+struct GraphQuery {
+    format: Option<String>,
+}
+
+async fn graph(
+    State(client): State<ControllerClient>,
+    Path(id): Path<u64>,
+    Query(q): Query<GraphQuery>,
+) -> Response {
+    let format = match mobiwf_graph::Format::parse(q.format.as_deref().unwrap_or("svg")) {
+        Ok(format) => format,
+        Err(e) => return error(StatusCode::BAD_REQUEST, e),
+    };
+    match client.graph(InstanceId(id), format).await {
+        Ok(Some(drawn)) => (
+            [(axum::http::header::CONTENT_TYPE, format.media_type())],
+            drawn,
+        )
+            .into_response(),
         Ok(None) => error(StatusCode::NOT_FOUND, format!("no instance {id}")),
         Err(e) => unavailable(e),
     }

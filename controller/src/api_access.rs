@@ -62,6 +62,7 @@ mod tests {
             ("GET", "/instances/7/wait", Role::Viewer),
             ("GET", "/instances/7/history", Role::Viewer),
             ("GET", "/instances/7/data", Role::Viewer),
+            ("GET", "/instances/7/graph", Role::Viewer),
             ("GET", "/nodes", Role::Viewer),
             ("GET", "/org", Role::Viewer),
             ("GET", "/metrics", Role::Viewer),

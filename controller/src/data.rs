@@ -2,13 +2,15 @@
 //! know it. The controller asks each of them (`ReadData`, answered at once, never stored) and
 //! shows the latest write of each name; it keeps no value an activity wrote (values travel
 //! partner to partner), only the instance's inputs, given when it started, which every write
-//! of their name supersedes.
+//! of their name supersedes. A loop's earlier passes are shown apart: the last write of each name
+//! in each pass before its latest.
 
 use std::collections::BTreeMap;
 use std::time::Duration;
 
 use libp2p::{Multiaddr, PeerId};
 use mobiwf_book::{Instance, NodeInfo};
+use mobiwf_proto::data_passes;
 use mobiwf_proto::{Datum, Envelope, Message, MessageId, NodeId, ReadData, Reply};
 use mobiwf_runtime::mesh::MeshHandle;
 use serde::Serialize;
@@ -21,6 +23,10 @@ pub const READ_DATA_TIMEOUT: Duration = Duration::from_secs(5);
 pub struct DataView {
     /// The latest write of each name any node knows, by name.
     pub data: Vec<Datum>,
+    /// What earlier passes of loops wrote: the last write of each name in each pass before
+    /// its latest, by name then pass.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub earlier: Vec<Datum>,
     /// The nodes that did not answer, with why: their values may be missing or older.
     pub unanswered: BTreeMap<String, String>,
 }
@@ -47,33 +53,19 @@ pub async fn read(mesh: &MeshHandle, inst: &Instance, nodes: &[NodeInfo]) -> Dat
     }
     let mut view = DataView::default();
     // The inputs, also those no partition reads or whose node does not answer.
-    let mut latest: BTreeMap<String, Datum> = inst
-        .inputs
-        .data()
-        .into_iter()
-        .map(|d| (d.name.clone(), d))
-        .collect();
+    let mut writes: Vec<Datum> = inst.inputs.data();
     while let Some(answer) = asking.join_next().await {
         let Ok((name, answer)) = answer else {
             continue;
         };
         match answer {
-            Ok(data) => {
-                for datum in data {
-                    let newer = latest
-                        .get(&datum.name)
-                        .is_none_or(|old| datum.supersedes(old));
-                    if newer {
-                        latest.insert(datum.name.clone(), datum);
-                    }
-                }
-            }
+            Ok(data) => writes.extend(data),
             Err(why) => {
                 view.unanswered.insert(name, why);
             }
         }
     }
-    view.data = latest.into_values().collect();
+    (view.data, view.earlier) = data_passes::merge(writes);
     view
 }
 

@@ -1,5 +1,6 @@
 //! `mobiwf-controller`: the operator's command line for the central controller: the daemon
-//! (`serve`), instance commands (`submit`, `status`, `wait`, `history`, `list`, `nodes`),
+//! (`serve`), instance commands (`submit`, `status`, `wait`, `history`, `graph`, `list`,
+//! `nodes`),
 //! deployed definitions (`deploy`, `definitions`, `start`), the operator's controls
 //! (`interrupt`, `resume`, `cancel`),
 //! who may join and who may use the API (`tokens`, `api-tokens`), and document tools
@@ -162,6 +163,11 @@ enum Command {
         #[command(flatten)]
         api: ApiArgs,
     },
+    /// Draw an instance's graph: a lane per partner, its activities in columns by their
+    /// preconditions, coloured by state, on standard output as SVG (default) or DOT.
+    ///
+    /// Exit 1 when there is no such instance, 3 when the controller cannot be asked.
+    Graph(commands::graph::GraphArgs),
     /// List the instances, a page at a time (by id; filters: --state, --workflow,
     /// --definition, --since).
     #[command(visible_alias = "instances")]
@@ -443,6 +449,7 @@ async fn dispatch(command: Command) -> anyhow::Result<ExitCode> {
             json,
             api,
         } => commands::history::run(&api, instance, json).await,
+        Command::Graph(args) => commands::graph::run(&args).await,
         Command::List { json, list, api } => commands::status::list(&api, &list, json).await,
         Command::Nodes {
             action: Some(action),

@@ -536,6 +536,7 @@ mod tests {
             let message = Message::BeginSync(BeginSync {
                 ticket,
                 class: Some(ClassName::from("press")),
+                pass: mobiwf_proto::Pass::FIRST,
             });
             let peer = NodeId::new("peerA");
             book.apply(2_000, Input::FromNode { peer, message })

@@ -14,9 +14,15 @@ fn at(base: u64, ms: Option<u64>) -> String {
 
 /// `A2 (17)`, or `activity 17` when it has no name or is not in the instance.
 fn label(inst: &Instance, id: ActivityId) -> String {
+    label_in(inst, id, mobiwf_proto::Pass::FIRST)
+}
+
+/// An activity of `inst` in pass `pass` of a loop: `Check (3#2)` (`Check (3)` in the first).
+fn label_in(inst: &Instance, id: ActivityId, pass: mobiwf_proto::Pass) -> String {
+    let serial = pass.of(id);
     match inst.activities.iter().find(|a| a.id == id) {
-        Some(a) if !a.name.is_empty() => format!("{} ({id})", a.name),
-        _ => format!("activity {id}"),
+        Some(a) if !a.name.is_empty() => format!("{} ({serial})", a.name),
+        _ => format!("activity {serial}"),
     }
 }
 
@@ -197,48 +203,64 @@ pub fn instance(inst: &Instance) -> String {
 /// The longest string `status --data` shows in full (`--json` shows every value whole).
 const SHOWN_VALUE_CHARS: usize = 60;
 
-/// An instance's data, a line per name: its latest value, who wrote it and when (since the
-/// instance's submission); then the nodes that did not answer.
+/// An instance's data, a line per name: its latest value, who wrote it (and in which pass of a
+/// loop, `#2`) and when (since the instance's submission); then what earlier passes wrote; then
+/// the nodes that did not answer.
 pub fn data(inst: &Instance, view: &crate::data::DataView) -> String {
+    let header = format!(
+        "{:<16} {:<8} {:<24} {:<10} VALUE\n",
+        "NAME", "TYPE", "WRITTEN BY", "AT"
+    );
     let mut out = format!(
-        "instance {}: {} data value(s)\n{:<16} {:<8} {:<24} {:<10} VALUE\n",
+        "instance {}: {} data value(s)\n{header}",
         inst.id,
-        view.data.len(),
-        "NAME",
-        "TYPE",
-        "WRITTEN BY",
-        "AT"
+        view.data.len()
     );
     for d in &view.data {
-        let (kind, value) = d.value.shown();
-        let long =
-            !matches!(d.value, DataValue::File(_)) && value.chars().count() > SHOWN_VALUE_CHARS;
-        let value = if long {
-            let cut: String = value.chars().take(SHOWN_VALUE_CHARS).collect();
-            format!("{cut}… (--json shows it whole)")
-        } else {
-            value
-        };
-        // An input was given at the submission: shown at +0.
-        let (by, at_ms) = match d.by {
-            Writer::Input => ("input".to_owned(), inst.submitted_ms),
-            Writer::Activity(id) => (label(inst, id), Millis::from_micros(d.at_us).as_u64()),
-        };
-        let line = format!(
-            "{:<16} {:<8} {:<24} {:<10} {}",
-            d.name,
-            kind,
-            by,
-            at(inst.submitted_ms, Some(at_ms)),
-            value.escape_debug()
+        out += &datum_line(inst, d);
+    }
+    if !view.earlier.is_empty() {
+        out += &format!(
+            "written by earlier passes of loops: {} value(s)\n{header}",
+            view.earlier.len()
         );
-        out += line.trim_end();
-        out += "\n";
+        for d in &view.earlier {
+            out += &datum_line(inst, d);
+        }
     }
     for (node, why) in &view.unanswered {
         out += &format!("node {node} did not answer ({why}): its values are not shown\n");
     }
     out
+}
+
+/// One value of `status --data`, a line.
+fn datum_line(inst: &Instance, d: &mobiwf_proto::Datum) -> String {
+    let (kind, value) = d.value.shown();
+    let long = !matches!(d.value, DataValue::File(_)) && value.chars().count() > SHOWN_VALUE_CHARS;
+    let value = if long {
+        let cut: String = value.chars().take(SHOWN_VALUE_CHARS).collect();
+        format!("{cut}… (--json shows it whole)")
+    } else {
+        value
+    };
+    // An input was given at the submission: shown at +0.
+    let (by, at_ms) = match d.by {
+        Writer::Input => ("input".to_owned(), inst.submitted_ms),
+        Writer::Activity(id) => (
+            label_in(inst, id, d.pass),
+            Millis::from_micros(d.at_us).as_u64(),
+        ),
+    };
+    let line = format!(
+        "{:<16} {:<8} {:<24} {:<10} {}",
+        d.name,
+        kind,
+        by,
+        at(inst.submitted_ms, Some(at_ms)),
+        value.escape_debug()
+    );
+    format!("{}\n", line.trim_end())
 }
 
 /// A deployed definition and version as a table cell: `maintenance v2` (`-`: none).

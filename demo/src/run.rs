@@ -35,6 +35,7 @@ async fn start_controller(
         data_dir: dir.join("controller"),
         listen: loopback()?,
         api: "127.0.0.1:0".parse()?,
+        api_tls: None,
         store: None,
         detector: Default::default(),
         hub_routing: false,
@@ -50,8 +51,8 @@ async fn start_controller(
     let controller_addr = controller.addrs.first().cloned().unwrap_or_default();
     println!("controller   {controller_addr}");
     println!(
-        "             API http://{} (token: {})",
-        controller.api_addr,
+        "             API {} (token: {})",
+        controller.api_url(),
         dir.join("controller")
             .join(mobiwf_controller::daemon::OPERATOR_TOKEN_FILE)
             .display()
@@ -269,6 +270,7 @@ pub(super) async fn start_node(
         controller: mobiwf_runtime::outbox::location(controller).map_err(anyhow::Error::msg)?,
         listen: loopback()?,
         api: "127.0.0.1:0".parse()?,
+        api_tls: None,
         store: None,
         prefetch: true,
         hour_ms,

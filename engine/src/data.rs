@@ -10,6 +10,7 @@
 use std::collections::BTreeSet;
 
 use mobiwf_proto::data::MAX_INSTANCE_VALUE_BYTES;
+use mobiwf_proto::data_passes;
 use mobiwf_proto::{
     ActivityId, DataValue, Datum, FileRef, InstanceId, InstanceInputs, Location, Writer,
 };
@@ -75,15 +76,13 @@ impl Engine {
         }
     }
 
-    /// Keeps `datum` when it supersedes the known value of its name; true when it did.
+    /// Keeps `datum` when it supersedes the known value of its name (true when it did), or
+    /// as what an earlier pass wrote ([`data_passes::keep`]).
     pub(crate) fn put_datum(&mut self, instance: InstanceId, datum: Datum) -> bool {
         let known = self.known.entry(instance).or_default();
-        let newer = known
-            .data
-            .get(&datum.name)
-            .is_none_or(|old| datum.supersedes(old));
-        if newer {
-            known.data.insert(datum.name.clone(), datum);
+        let before = known.earlier.len();
+        let newer = data_passes::keep(&mut known.data, &mut known.earlier, datum);
+        if newer || known.earlier.len() != before {
             self.touch_known(instance);
         }
         newer
@@ -225,11 +224,18 @@ impl Engine {
             let after = known
                 .and_then(|k| k.data.get(&name))
                 .map_or(0, |d| d.at_us.saturating_add(1));
+            let pass = self
+                .runs
+                .get(&key)
+                .and_then(|r| r.progress(activity))
+                .map(|p| p.pass)
+                .unwrap_or_default();
             let datum = Datum {
                 name,
                 value,
                 by: Writer::Activity(activity),
                 at_us: self.now_us.max(after),
+                pass,
             };
             self.put_datum(key.instance, datum);
         }
@@ -313,6 +319,15 @@ impl Engine {
         self.known
             .get(&instance)
             .map(|k| k.data.values().cloned().collect())
+            .unwrap_or_default()
+    }
+
+    /// What earlier passes of loops wrote, as this node kept it: the last write of each name
+    /// in each pass before its latest ([`data_passes`]).
+    pub fn earlier_data(&self, instance: InstanceId) -> Vec<Datum> {
+        self.known
+            .get(&instance)
+            .map(|k| k.earlier.clone())
             .unwrap_or_default()
     }
 }

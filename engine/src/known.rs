@@ -45,6 +45,10 @@ pub struct Known {
     /// The instance data as this node knows it, by name: written here or carried here.
     #[serde(default, skip_serializing_if = "BTreeMap::is_empty")]
     pub data: BTreeMap<String, mobiwf_proto::Datum>,
+    /// What earlier passes of loops wrote, superseded in `data` by a later pass: the last
+    /// write of each name in each such pass (`mobiwf_proto::data_passes`).
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub earlier: Vec<mobiwf_proto::Datum>,
     /// Files `data` references whose content is not here yet, being fetched.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub missing: Vec<crate::data::Missing>,

@@ -142,7 +142,8 @@ impl Engine {
 
     /// `activities` of `instance` start `pass`, where they are in an earlier one: what was
     /// heard of their earlier passes is forgotten, and this node's own, which ended their
-    /// pass, wait again from the start; the runs go on.
+    /// pass, wait again from the start, their `timeToWait` and preconditions' `timeOut`s
+    /// counted from now; the runs go on.
     pub(crate) fn begin_pass(
         &mut self,
         instance: InstanceId,
@@ -183,12 +184,13 @@ impl Engine {
                     && self.step(key, a, Event::NewPass)
                     && let Some(run) = self.runs.get_mut(&key)
                 {
-                    run.set_pass(a, pass);
+                    run.set_pass(a, pass, now_ms);
                 }
             }
+            // The pass's waiting timers count from now (`set_pass`); the rest of the run's,
+            // outside the body, still from its deployment.
             if let Some(run) = self.runs.get_mut(&key) {
                 run.reported = false;
-                run.deployed_ms = now_ms;
             }
             self.touch_run(key);
         }

@@ -88,6 +88,13 @@ impl Engine {
         outcome: PauseOutcome,
         fx: &mut Vec<Effect>,
     ) {
+        // Its pass, as every word about an activity names it: the controller may hear of a
+        // loop's next pass first from this.
+        let pass = self
+            .run_of(instance, activity)
+            .ok()
+            .and_then(|key| self.runs.get(&key)?.progress(activity).map(|p| p.pass))
+            .unwrap_or_default();
         fx.push(Effect::Send {
             to: Target::Controller,
             message: Message::PauseReport(PauseReport {
@@ -96,6 +103,7 @@ impl Engine {
                 by,
                 at_ms: self.now_ms(),
                 outcome,
+                pass,
             }),
         });
     }

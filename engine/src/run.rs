@@ -118,6 +118,9 @@ pub struct Progress {
     pub held_end: Option<crate::pause::HeldEnd>,
     /// Its pass: the serial number of its run in a loop's body (the first otherwise).
     pub pass: Pass,
+    /// When a loop's later pass of it began (ms since the epoch): its waiting timers count
+    /// from then, not from the deployment.
+    pub pass_began_ms: Option<u64>,
 }
 
 impl Progress {
@@ -139,6 +142,7 @@ impl Progress {
             paused_for_ms: 0,
             held_end: None,
             pass: Pass::FIRST,
+            pass_began_ms: None,
         }
     }
 
@@ -243,6 +247,7 @@ impl Progress {
             paused_for_ms: 0,
             held_end: None,
             pass: rec.pass,
+            pass_began_ms: None,
         }
     }
 }
@@ -486,9 +491,10 @@ impl Run {
     }
 
     /// The next timer of an activity, in ms since the epoch: while it waits, its `timeToWait`
-    /// and its remote preconditions' `timeOut`s; while it runs, its `timeOut`, or the end of
-    /// the wait before its next try. All count from stored times (deployment, start, failed
-    /// try), so they survive restarts. An interrupted instance starts nothing: only `timeOut`s
+    /// and its remote preconditions' `timeOut`s (from the deployment, or from the start of its
+    /// loop's pass); while it runs, its `timeOut`, or the end of the wait before its next try.
+    /// All count from stored times (deployment, pass, start, failed try), so they survive
+    /// restarts. An interrupted instance starts nothing: only `timeOut`s
     /// of running activities count then. A paused activity has none; its `timeOut` moves by
     /// the time it was paused.
     pub(crate) fn timer(
@@ -504,14 +510,11 @@ impl Run {
                 .saturating_add(Duration::from_secs(secs.into()))
                 .as_u64()
         };
+        let waits_since = p.pass_began_ms.unwrap_or(self.deployed_ms);
         match p.life {
             Life::NotReady if !held => {
-                let emergency = (act.time_to_wait_secs > 0).then(|| {
-                    (
-                        after(self.deployed_ms, act.time_to_wait_secs),
-                        Timer::Emergency,
-                    )
-                });
+                let emergency = (act.time_to_wait_secs > 0)
+                    .then(|| (after(waits_since, act.time_to_wait_secs), Timer::Emergency));
                 let overdue = act
                     .preconditions
                     .iter()
@@ -520,7 +523,7 @@ impl Run {
                     .filter(|p| self.remote_outcome(p.id, known).is_none())
                     .map(|p| {
                         (
-                            after(self.deployed_ms, p.time_out_secs),
+                            after(waits_since, p.time_out_secs),
                             Timer::Overdue {
                                 precondition: p.id,
                                 time_out_secs: p.time_out_secs,
@@ -559,10 +562,11 @@ impl Run {
         }
     }
 
-    /// Activity `id` runs as pass `pass` (a loop's body started it).
-    pub(crate) fn set_pass(&mut self, id: ActivityId, pass: Pass) {
+    /// Activity `id` runs as pass `pass`, begun at `now_ms` (a loop's body started it).
+    pub(crate) fn set_pass(&mut self, id: ActivityId, pass: Pass, now_ms: u64) {
         if let Some(p) = self.activities.get_mut(&id) {
             p.pass = pass;
+            p.pass_began_ms = Some(now_ms);
         }
     }
 

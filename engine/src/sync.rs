@@ -5,8 +5,9 @@
 //! that ticket (and the files it reads are here, as for any activity), and fails with the
 //! manager's words when the manager refuses it (no retries; its contingency applies as for
 //! any failure). Whenever it becomes final while it holds or waits for its class, its ticket
-//! is released (`Message::EndSync`), once. A rerun asks again with the next round, so an
-//! answer or a release meant for an earlier request is never taken for a later one.
+//! is released (`Message::EndSync`), once. A rerun, or a loop's next pass, asks again with the
+//! next round (naming its pass), so an answer or a release meant for an earlier request is
+//! never taken for a later one.
 //!
 //! A command that runs under a grant runs under its lease (`lease_ms`), counted at the latest
 //! from when its request was asked (`asked_ms`, kept with the request: the grant says the
@@ -36,7 +37,7 @@
 //! once, as before task classes, and sends nothing more.
 
 use mobiwf_proto::{
-    ActivityId, BeginSync, ClassName, EndSync, InstanceId, Message, PartitionId, SyncGranted,
+    ActivityId, BeginSync, ClassName, EndSync, InstanceId, Message, PartitionId, Pass, SyncGranted,
     SyncRefused, SyncTicket, fence_ms,
 };
 use serde::{Deserialize, Serialize};
@@ -188,6 +189,7 @@ impl Engine {
         else {
             return false;
         };
+        let pass = run.progress(activity).map(|p| p.pass).unwrap_or_default();
         let Some(gate) = run.gate_mut(activity) else {
             return false;
         };
@@ -200,7 +202,7 @@ impl Engine {
             killed: None,
         });
         self.touch_run(key);
-        effects.push(begin(ticket(key, activity, round), class));
+        effects.push(begin(ticket(key, activity, round), class, pass));
         true
     }
 
@@ -472,9 +474,13 @@ fn end(key: RunKey, activity: ActivityId, round: u32) -> Effect {
     }
 }
 
-fn begin(ticket: SyncTicket, class: Option<ClassName>) -> Effect {
+fn begin(ticket: SyncTicket, class: Option<ClassName>, pass: Pass) -> Effect {
     Effect::Send {
         to: Target::Controller,
-        message: Message::BeginSync(BeginSync { ticket, class }),
+        message: Message::BeginSync(BeginSync {
+            ticket,
+            class,
+            pass,
+        }),
     }
 }

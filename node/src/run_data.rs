@@ -108,6 +108,7 @@ mod tests {
             value,
             by: mobiwf_proto::Writer::Activity(ActivityId(1)),
             at_us: 1,
+            pass: Default::default(),
         }
     }
 

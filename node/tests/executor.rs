@@ -219,6 +219,7 @@ async fn a_command_reads_its_data_from_files_and_what_it_leaves_is_written() {
         value: DataValue::Number("42".into()),
         by: mobiwf_proto::Writer::Activity(ActivityId(1)),
         at_us: 5,
+        pass: Default::default(),
     }];
     e.writes = vec![
         ("reading".into(), DataKind::Number),

@@ -120,6 +120,10 @@ pub struct Datum {
     /// When that activity finished, in microseconds since the Unix epoch (its node's clock);
     /// 0 for an input.
     pub at_us: u64,
+    /// The writer's pass (a loop's body runs its activities again, each pass a new serial
+    /// number); left out of messages and records for the first, as before loops.
+    #[serde(default, skip_serializing_if = "crate::Pass::is_first")]
+    pub pass: crate::Pass,
 }
 
 impl Datum {
@@ -129,6 +133,14 @@ impl Datum {
         // the writer's clock says.
         let key = |d: &Datum| (d.by != Writer::Input, d.at_us, d.by);
         key(self) > key(other)
+    }
+
+    /// Who wrote it, in words: `input`, `activity 3`, `activity 3#2` (its second pass).
+    pub fn writer(&self) -> String {
+        match self.by {
+            Writer::Input => "input".to_owned(),
+            Writer::Activity(id) => format!("activity {}", self.pass.of(id)),
+        }
     }
 }
 
@@ -234,6 +246,7 @@ mod tests {
             value: DataValue::Number("1".into()),
             by: Writer::Activity(ActivityId(by)),
             at_us,
+            pass: Default::default(),
         };
         assert!(d(1, 10).supersedes(&d(2, 9)));
         assert!(d(2, 10).supersedes(&d(1, 10)));
@@ -262,6 +275,7 @@ mod tests {
             value: DataValue::Number("1".into()),
             by,
             at_us,
+            pass: Default::default(),
         };
         let input = at(Writer::Input, 50);
         let early = at(Writer::Activity(ActivityId(1)), 0);

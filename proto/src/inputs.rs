@@ -112,6 +112,7 @@ impl InstanceInputs {
                 value: value.clone(),
                 by: Writer::Input,
                 at_us: 0,
+                pass: Default::default(),
             })
             .collect()
     }
@@ -162,6 +163,7 @@ mod tests {
             value: DataValue::Number("6".into()),
             by: Writer::Activity(ActivityId(0)),
             at_us: 0,
+            pass: Default::default(),
         };
         assert!(written.supersedes(&seeded[0]));
         assert!(!seeded[0].supersedes(&written));

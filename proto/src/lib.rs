@@ -9,6 +9,7 @@
 //! book can speak it without linking the network stack.
 
 pub mod data;
+pub mod data_passes;
 mod ids;
 pub mod inputs;
 mod location;

@@ -97,6 +97,10 @@ pub struct PauseReport {
     pub at_ms: u64,
     /// What became of it.
     pub outcome: PauseOutcome,
+    /// The activity's pass (left out for the first, as before loops): the controller may hear
+    /// of a loop's next pass first from it.
+    #[serde(default, skip_serializing_if = "crate::Pass::is_first")]
+    pub pass: crate::Pass,
 }
 
 #[cfg(test)]
@@ -135,9 +139,20 @@ mod tests {
                 state: ActivityState::Running,
                 moved_ms: 40,
             },
+            pass: crate::Pass::FIRST,
         });
         let line = r#"{"kind":"pause_report","instance":7,"activity":3,"by":"ana","at_ms":5,"outcome":{"outcome":"resumed","state":"running","moved_ms":40}}"#;
         assert_eq!(serde_json::to_string(&report).unwrap(), line);
         assert_eq!(serde_json::from_str::<Message>(line).unwrap(), report);
+
+        // A later pass is named; the first is left out, as before loops.
+        let Message::PauseReport(mut later) = report else {
+            unreachable!("built above")
+        };
+        later.pass = crate::Pass(2);
+        let line = r#"{"kind":"pause_report","instance":7,"activity":3,"by":"ana","at_ms":5,"outcome":{"outcome":"resumed","state":"running","moved_ms":40},"pass":2}"#;
+        let later = Message::PauseReport(later);
+        assert_eq!(serde_json::to_string(&later).unwrap(), line);
+        assert_eq!(serde_json::from_str::<Message>(line).unwrap(), later);
     }
 }

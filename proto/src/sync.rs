@@ -10,8 +10,10 @@
 //! tasks it must follow are over.
 //!
 //! One request is named by (instance, partition, activity, round): the round counts the
-//! activity's requests on its node (a rerun asks again with the next one), so that a release
-//! or an answer meant for an earlier request is never taken for a later one.
+//! activity's requests on its node (a rerun, or a loop's next pass, asks again with the next
+//! one), so that a release or an answer meant for an earlier request is never taken for a later
+//! one. A request also names the activity's pass, as every word about an activity does: the
+//! controller may hear of a loop's next pass first from it.
 //!
 //! A grant fences its holder with a lease, which the node renews only on round trips: up to
 //! the time it sent something the controller is known to have received (the request the
@@ -21,7 +23,7 @@
 
 use serde::{Deserialize, Serialize};
 
-use crate::{ActivityId, InstanceId, PartitionId};
+use crate::{ActivityId, InstanceId, PartitionId, Pass};
 pub use mobiwf_xml_schema::ClassName;
 
 /// One request for a class, as every synchronization message names it.
@@ -46,6 +48,9 @@ pub struct BeginSync {
     /// definitions names (it asks only for its relative order).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub class: Option<ClassName>,
+    /// The activity's pass (left out for the first, as before loops).
+    #[serde(default, skip_serializing_if = "Pass::is_first")]
+    pub pass: Pass,
 }
 
 /// Controller → node: the class is held for this request; the activity may run.

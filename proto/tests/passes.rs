@@ -1,6 +1,7 @@
 //! A loop's passes on the wire: messages and records from before loops (without `pass`) are
 //! about the first pass, and the first pass is still written without it; a later pass is
-//! written and read back; a new pass travels as `new_pass`.
+//! written and read back; a new pass travels as `new_pass`; a request for a task class names
+//! its pass as every other word about an activity does.
 
 #![allow(clippy::unwrap_used, missing_docs)]
 
@@ -69,4 +70,25 @@ fn a_pass_shows_after_its_activity_from_the_second_on() {
     assert_eq!(Pass::FIRST.of(ActivityId(3)), "3");
     assert_eq!(Pass(2).of(ActivityId(3)), "3#2");
     assert_eq!(Pass(u32::MAX).next(), Pass(u32::MAX));
+}
+
+#[test]
+fn a_request_for_a_class_names_its_pass_from_the_second_on() {
+    let old = r#"{"kind":"begin_sync","ticket":{"instance":7,"partition":1,"activity":2,"round":1},"class":"press"}"#;
+    let Message::BeginSync(mut begin) = serde_json::from_str(old).unwrap() else {
+        panic!("a request")
+    };
+    assert_eq!(begin.pass, Pass::FIRST);
+    assert_eq!(
+        serde_json::to_string(&Message::BeginSync(begin.clone())).unwrap(),
+        old
+    );
+    begin.pass = Pass(2);
+    let later = Message::BeginSync(begin);
+    let text = serde_json::to_string(&later).unwrap();
+    assert_eq!(
+        text,
+        r#"{"kind":"begin_sync","ticket":{"instance":7,"partition":1,"activity":2,"round":1},"class":"press","pass":2}"#
+    );
+    assert_eq!(serde_json::from_str::<Message>(&text).unwrap(), later);
 }

@@ -133,6 +133,7 @@ fn samples() -> Vec<Message> {
                 }),
                 by: Writer::Activity(ActivityId(3)),
                 at_us: 77,
+                pass: Default::default(),
             }],
             files: vec![FileBody {
                 sha256: sha(),

@@ -2,7 +2,8 @@
 //! framing of the wire protocol (`mobiwf-proto`) on libp2p streams (`codec`), the libp2p swarm task behind a handle (`mesh`), node identities
 //! (`identity`), the durable store (`store`), the durable outbox (`outbox`), Prometheus metrics
 //! (`metrics`), process helpers (`process`), secrets (`secret`: tokens, private files) and
-//! the HTTP APIs' bearer tokens and roles (`api_auth`).
+//! the HTTP APIs' bearer tokens and roles (`api_auth`), and their TLS, served and spoken by
+//! the CLIs (`tls`).
 
 pub mod api_auth;
 pub mod daemon;
@@ -14,5 +15,6 @@ pub mod outbox;
 pub mod process;
 pub mod secret;
 pub mod store;
+pub mod tls;
 
 mod codec;

@@ -16,8 +16,10 @@ pub struct Controller {
     pub dir: PathBuf,
     /// Its libp2p address (ending in `/p2p/<peer id>`), what nodes get as `--controller`.
     pub address: String,
-    /// Its HTTP API (HOST:PORT).
+    /// Its HTTP API (HOST:PORT, or https://HOST:PORT when it serves with `--tls-cert`).
     pub api: String,
+    /// The CA its CLI calls trust (`MOBIWF_API_CA`), for a controller serving over TLS.
+    pub api_ca: Option<PathBuf>,
     daemon: Daemon,
     extra: Vec<String>,
 }
@@ -38,6 +40,7 @@ impl Controller {
             dir: dir.to_owned(),
             address,
             api,
+            api_ca: None,
             daemon,
             extra,
         }
@@ -85,15 +88,17 @@ impl Controller {
     }
 
     /// Runs `mobiwf-controller ARGS --api API`, with the administrator's token
-    /// (`MOBIWF_TOKEN_FILE=DIR/operator.token`).
+    /// (`MOBIWF_TOKEN_FILE=DIR/operator.token`) and, when it has one, the CA to trust
+    /// (`MOBIWF_API_CA`).
     pub fn cli(&self, args: &[&str], timeout: Duration) -> CmdOutput {
-        run(
-            Command::new(binary("mobiwf-controller").unwrap())
-                .args(args)
-                .args(["--api", &self.api])
-                .env("MOBIWF_TOKEN_FILE", self.token_file()),
-            timeout,
-        )
+        let mut cmd = Command::new(binary("mobiwf-controller").unwrap());
+        cmd.args(args)
+            .args(["--api", &self.api])
+            .env("MOBIWF_TOKEN_FILE", self.token_file());
+        if let Some(ca) = &self.api_ca {
+            cmd.env("MOBIWF_API_CA", ca);
+        }
+        run(&mut cmd, timeout)
     }
 
     /// The file holding its administrator's API token.

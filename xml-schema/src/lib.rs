@@ -44,6 +44,7 @@ mod flow;
 mod language;
 pub mod limits;
 mod model;
+mod named;
 mod ordering;
 mod org;
 mod pdl;
@@ -66,6 +67,7 @@ pub use language::{
     load_new_definition_named,
 };
 pub use model::*;
+pub use named::{Checked, check_named};
 pub use ordering::{
     ResolvedOrdering, load_orderings, load_orderings_in, load_orderings_named, resolve_orderings,
     task_id, validate_orderings, write_orderings,

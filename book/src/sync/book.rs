@@ -56,12 +56,11 @@ pub(super) fn release_reason(book: &Book, t: &SyncTicket) -> Option<String> {
     }
     match inst.partitions.iter().find(|p| p.id == t.partition) {
         None => return Some(format!("the instance has no partition {}", t.partition)),
-        Some(p) if p.is_over() => {
-            return Some(format!(
-                "partition {} is over (given up or finished)",
-                t.partition
-            ));
+        Some(p) if p.abandoned().is_some() => {
+            return Some(format!("partition {} was given up", t.partition));
         }
+        // A partition that finished runs again when a loop's body it holds starts a new
+        // pass: its activity's view says whether the request's pass is over.
         Some(_) => {}
     }
     match inst.activities.iter().find(|a| a.id == t.activity) {
@@ -191,6 +190,8 @@ impl Book {
             .get(&t.instance)
             .ok_or(BookError::UnknownInstance(t.instance))?;
         self.check_asker(inst, peer, &begin)?;
+        // A request of a loop's later pass starts that pass in the activity's view.
+        self.word_pass(now_ms, t.instance, t.activity, begin.pass);
         let mut effects = Vec::new();
         let node = self.nodes.get(peer).map(|n| n.name.clone());
         let waiter = OrderWaiter {

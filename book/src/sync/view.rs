@@ -3,8 +3,10 @@
 //! and every waiter (the same, and what it waits behind), the
 //! waiters in the order they will be looked at; then the requests that wait for their
 //! instance's relative order (an ordering between definitions), with what they wait after.
+//! Each names its activity's pass, as the book knows it (a request of a loop's later pass
+//! started that pass in the activity's view): left out for the first.
 
-use mobiwf_proto::{ActivityId, InstanceId, NodeName, PartitionId};
+use mobiwf_proto::{ActivityId, InstanceId, NodeName, PartitionId, Pass};
 use mobiwf_xml_schema::ClassName;
 use serde::Serialize;
 
@@ -41,6 +43,9 @@ pub struct OrderWaiterView {
     pub name: String,
     /// The request's round.
     pub round: u32,
+    /// The activity's pass (left out for the first).
+    #[serde(skip_serializing_if = "Pass::is_first")]
+    pub pass: Pass,
     /// The node that runs it.
     pub node: NodeName,
     /// When it asked, ms since the epoch.
@@ -66,6 +71,9 @@ pub struct SyncHolder {
     pub name: String,
     /// The request's round.
     pub round: u32,
+    /// The activity's pass (left out for the first).
+    #[serde(skip_serializing_if = "Pass::is_first")]
+    pub pass: Pass,
     /// The node that runs it.
     pub node: NodeName,
     /// When it was granted, ms since the epoch.
@@ -129,6 +137,7 @@ impl Book {
             activity: t.activity,
             name: self.activity_name(t.instance, t.activity),
             round: t.round,
+            pass: self.activity_pass(t.instance, t.activity),
             node: w.node.clone(),
             since_ms: w.since_ms,
             after: waits.iter().map(ToString::to_string).collect(),
@@ -144,6 +153,14 @@ impl Book {
             .unwrap_or_default()
     }
 
+    fn activity_pass(&self, instance: InstanceId, activity: ActivityId) -> Pass {
+        self.instances
+            .get(&instance)
+            .and_then(|i| i.activities.iter().find(|a| a.id == activity))
+            .map(|a| a.pass)
+            .unwrap_or_default()
+    }
+
     fn sync_holder(&self, e: &SyncEntry) -> SyncHolder {
         let t = e.ticket;
         let name = self.activity_name(t.instance, t.activity);
@@ -154,6 +171,7 @@ impl Book {
             activity: t.activity,
             name,
             round: t.round,
+            pass: self.activity_pass(t.instance, t.activity),
             node: e.node.clone(),
             since_ms: e.since_ms,
             ending: e.ending.clone(),

@@ -23,6 +23,7 @@ mod hub;
 mod inputs;
 mod lifecycles;
 mod loops;
+mod loops_combined;
 mod operator;
 mod orderings;
 mod overdue;
@@ -51,6 +52,7 @@ const ALL_SCENARIOS: &[&[Scenario]] = &[
     inputs::ALL,
     lifecycles::ALL,
     loops::ALL,
+    loops_combined::ALL,
     operator::ALL,
     overdue::ALL,
     paper::ALL,

@@ -95,7 +95,11 @@ fn ask(b: &mut Book, at: u64, peer: &str, t: SyncTicket, class: Option<&str>) ->
         b,
         at,
         peer,
-        Message::BeginSync(BeginSync { ticket: t, class }),
+        Message::BeginSync(BeginSync {
+            ticket: t,
+            class,
+            pass: mobiwf_proto::Pass::FIRST,
+        }),
     )
 }
 

@@ -35,6 +35,7 @@ fn told(b: &mut Book, at_ms: u64, by: &str, outcome: PauseOutcome) -> Applied {
         by: by.to_owned(),
         at_ms,
         outcome,
+        pass: mobiwf_proto::Pass::FIRST,
     });
     from_node(b, at_ms, "peerA", message)
 }
@@ -197,6 +198,7 @@ scenarios! {
             by: "op".to_owned(),
             at_ms: T0,
             outcome: paused(),
+            pass: mobiwf_proto::Pass::FIRST,
         });
         let input = Input::FromNode { peer: NodeId::new("peerB"), message };
         assert!(matches!(b.apply(T0 + 300, input), Err(BookError::NotYours { .. })));

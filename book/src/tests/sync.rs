@@ -74,6 +74,7 @@ pub(super) fn ask(b: &mut Book, at: u64, peer: &str, t: SyncTicket, class: &str)
     let message = Message::BeginSync(BeginSync {
         ticket: t,
         class: Some(ClassName::from(class)),
+        pass: mobiwf_proto::Pass::FIRST,
     });
     from_node(b, at, peer, message)
 }
@@ -197,6 +198,7 @@ scenarios! {
             message: Message::BeginSync(BeginSync {
                 ticket: ticket(1, 1, 0),
                 class: Some(class.into()),
+                pass: mobiwf_proto::Pass::FIRST,
             }),
         };
         let err = b.apply(T0, from("peerB", "press")).expect_err("not its partition");

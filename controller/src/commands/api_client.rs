@@ -7,7 +7,7 @@ use std::path::PathBuf;
 use std::process::ExitCode;
 
 use anyhow::Context;
-use mobiwf_runtime::api_auth::{ApiCli, authorised, bearer_client, token};
+use mobiwf_runtime::api_auth::{ApiCli, authorised, base_url, bearer_client, token};
 
 pub use mobiwf_runtime::api_auth::exit_code_of;
 
@@ -21,25 +21,33 @@ pub const TOKEN_ENV: &str = "MOBIWF_TOKEN";
 /// Where the controller's API is, and the token to show it.
 #[derive(Debug, Clone, clap::Args)]
 pub struct ApiArgs {
-    /// The controller's API address (HOST:PORT).
-    #[arg(long, value_name = "HOST:PORT", env = "MOBIWF_API", default_value = DEFAULT_API)]
+    /// The controller's API address: HOST:PORT (plain HTTP), or https://HOST:PORT for a
+    /// controller serving with --tls-cert (as its DIR/api file says).
+    #[arg(long, value_name = "[https://]HOST:PORT", env = "MOBIWF_API", default_value = DEFAULT_API)]
     pub api: String,
     /// A file holding an API token: the controller's DIR/operator.token (administrator), or
     /// one from `api-tokens create`. Without it, the token in $MOBIWF_TOKEN.
     #[arg(long, value_name = "FILE", env = "MOBIWF_TOKEN_FILE")]
     pub token_file: Option<PathBuf>,
+    /// Whom to trust for an https:// API.
+    #[command(flatten)]
+    pub ca: mobiwf_runtime::tls::ApiCaArgs,
 }
 
 impl ApiArgs {
     /// The URL of `path` on the API.
     pub fn url(&self, path: &str) -> String {
-        format!("http://{}{path}", self.api)
+        format!("{}{path}", base_url(&self.api))
     }
 
     /// An HTTP client that shows the token (`--token-file`, else `$MOBIWF_TOKEN`, else none:
-    /// the controller then answers 401 unless it runs `--insecure-no-auth`).
+    /// the controller then answers 401 unless it runs `--insecure-no-auth`), trusting
+    /// `--api-ca` for an https:// API.
     pub fn client(&self) -> anyhow::Result<reqwest::Client> {
-        bearer_client(token(self.token_file.as_deref(), TOKEN_ENV, None)?.as_deref())
+        bearer_client(
+            token(self.token_file.as_deref(), TOKEN_ENV, None)?.as_deref(),
+            self.ca.api_ca.as_deref(),
+        )
     }
 }
 
@@ -91,10 +99,36 @@ pub async fn json(
     request: reqwest::RequestBuilder,
     api: &ApiArgs,
 ) -> anyhow::Result<Result<serde_json::Value, (u16, String)>> {
+    let (status, text) = answer(request, api).await?;
+    match serde_json::from_str::<serde_json::Value>(&text) {
+        Ok(body) if status.is_success() => Ok(Ok(body)),
+        _ => Ok(Err(refusal(status, &text))),
+    }
+}
+
+/// An answer of the API that is not JSON on success (a graph): its body, or the API's error
+/// message; a refused token is an error (`NotAuthorised`).
+pub async fn text(
+    request: reqwest::RequestBuilder,
+    api: &ApiArgs,
+) -> anyhow::Result<Result<String, (u16, String)>> {
+    let (status, text) = answer(request, api).await?;
+    if status.is_success() {
+        Ok(Ok(text))
+    } else {
+        Ok(Err(refusal(status, &text)))
+    }
+}
+
+/// The status and body of the answer to `request`.
+async fn answer(
+    request: reqwest::RequestBuilder,
+    api: &ApiArgs,
+) -> anyhow::Result<(reqwest::StatusCode, String)> {
     let response = request.send().await.with_context(|| {
         format!(
             "cannot reach the controller's API at {} (is `mobiwf-controller serve` running? \
-             give its address with --api)",
+             give its address with --api, and for https:// its CA with --api-ca)",
             api.api
         )
     })?;
@@ -104,18 +138,16 @@ pub async fn json(
         .text()
         .await
         .context("the controller's answer was cut off")?;
-    let body: Option<serde_json::Value> = serde_json::from_str(&text).ok();
-    match body {
-        Some(body) if status.is_success() => Ok(Ok(body)),
-        Some(body) if body["error"].is_string() => {
-            let message = body["error"].as_str().unwrap_or_default().to_owned();
-            Ok(Err((status.as_u16(), message)))
-        }
-        // Answers that are not ours (a body over the size limit, a proxy): say what came.
-        _ => Ok(Err((
-            status.as_u16(),
-            format!("HTTP {status}: {}", text.trim()),
-        ))),
+    Ok((status, text))
+}
+
+/// What an answer that is not a success says: the API's `{"error": ...}` message, or, for
+/// answers that are not ours (a body over the size limit, a proxy), what came.
+fn refusal(status: reqwest::StatusCode, text: &str) -> (u16, String) {
+    let body: Option<serde_json::Value> = serde_json::from_str(text).ok();
+    match body.as_ref().and_then(|b| b["error"].as_str()) {
+        Some(message) => (status.as_u16(), message.to_owned()),
+        None => (status.as_u16(), format!("HTTP {status}: {}", text.trim())),
     }
 }
 
@@ -168,5 +200,65 @@ pub async fn apply_document(
             eprintln!("mobiwf-controller: the {what} was not applied");
             Ok(std::process::ExitCode::from(1))
         }
+    }
+}
+
+/// GETs a document the controller keeps (`path`) and prints it: pretty JSON with `as_json`,
+/// else as `table` writes it. A refusal (404 included) is printed as any command's.
+pub async fn show_document(
+    api: &ApiArgs,
+    path: &str,
+    as_json: bool,
+    table: impl FnOnce(&serde_json::Value),
+) -> anyhow::Result<std::process::ExitCode> {
+    let body = match get_json(api, path).await {
+        Ok(body) => body,
+        Err(code) => return Ok(code),
+    };
+    if as_json {
+        println!("{}", serde_json::to_string_pretty(&body)?);
+    } else {
+        table(&body);
+    }
+    Ok(std::process::ExitCode::SUCCESS)
+}
+
+/// GETs `path` as JSON; a refusal or an unreachable controller already printed, as its exit
+/// code.
+pub async fn get_json(
+    api: &ApiArgs,
+    path: &str,
+) -> Result<serde_json::Value, std::process::ExitCode> {
+    let request = api
+        .client()
+        .map_err(|e| failure(Err(e), &[]))?
+        .get(api.url(path));
+    match json(request, api).await {
+        Ok(Ok(body)) => Ok(body),
+        Ok(Err(refused)) => Err(failure(Ok(refused), &[404])),
+        Err(e) => Err(failure(Err(e), &[])),
+    }
+}
+
+/// A JSON value as a table cell: `-` for nothing.
+pub fn cell(value: &serde_json::Value) -> String {
+    match value {
+        serde_json::Value::Null => "-".to_owned(),
+        serde_json::Value::String(s) if s.is_empty() => "-".to_owned(),
+        serde_json::Value::String(s) => s.clone(),
+        other => other.to_string(),
+    }
+}
+
+/// A JSON list as a table cell: its items joined by commas, `-` for none.
+pub fn list_cell(value: &serde_json::Value) -> String {
+    let items: Vec<String> = value
+        .as_array()
+        .map(|a| a.iter().map(cell).collect())
+        .unwrap_or_default();
+    if items.is_empty() {
+        "-".to_owned()
+    } else {
+        items.join(",")
     }
 }

@@ -177,11 +177,15 @@ async fn get(api: &ApiArgs, path: &str) -> Result<Value, ExitCode> {
     }
 }
 
-/// `press lid (1)`, or `activity 1` without a name.
+/// `press lid (1)`, `press lid (1#2)` in a loop's second pass, or `activity 1` without a name.
 fn activity(row: &Value) -> String {
+    let id = match row["pass"].as_u64() {
+        Some(pass) => format!("{}#{pass}", row["activity"]),
+        None => row["activity"].to_string(),
+    };
     match row["name"].as_str() {
-        Some(name) if !name.is_empty() => format!("{name} ({})", row["activity"]),
-        _ => format!("activity {}", row["activity"]),
+        Some(name) if !name.is_empty() => format!("{name} ({id})"),
+        _ => format!("activity {id}"),
     }
 }
 

@@ -265,6 +265,7 @@ mod tests {
         let api = ApiArgs {
             api: "127.0.0.1:7000".to_owned(),
             token_file: None,
+            ca: Default::default(),
         };
         let url = |name, rest: &[&str]| definition_url(&api, name, rest).unwrap().to_string();
         assert_eq!(

@@ -7,6 +7,7 @@ pub mod control;
 pub mod convert;
 pub mod definitions;
 pub mod enrol;
+pub mod graph;
 pub mod history;
 pub mod orderings;
 pub mod org;

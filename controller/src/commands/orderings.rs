@@ -7,7 +7,7 @@ use std::process::ExitCode;
 
 use clap::Subcommand;
 
-use super::api_client::{ApiArgs, apply_document, failure, json};
+use super::api_client::{ApiArgs, apply_document, cell, show_document};
 
 /// `mobiwf-controller orderings ...`.
 #[derive(Subcommand)]
@@ -55,41 +55,29 @@ async fn apply(api: &ApiArgs, file: &Path) -> anyhow::Result<ExitCode> {
 
 /// Prints one line per pair of tasks (JSON with `--json`).
 async fn show(api: &ApiArgs, as_json: bool) -> anyhow::Result<ExitCode> {
-    let request = match api.client() {
-        Ok(client) => client.get(api.url("/orderings")),
-        Err(e) => return Ok(failure(Err(e), &[])),
-    };
-    let body = match json(request, api).await {
-        Ok(Ok(body)) => body,
-        Ok(Err(refused)) => return Ok(failure(Ok(refused), &[404])),
-        Err(e) => return Ok(failure(Err(e), &[])),
-    };
-    if as_json {
-        println!("{}", serde_json::to_string_pretty(&body)?);
-        return Ok(ExitCode::SUCCESS);
-    }
-    let orderings = body["orderings"].as_array().cloned().unwrap_or_default();
-    if orderings.is_empty() {
-        println!(
-            "no orderings (apply an ordering document: mobiwf-controller orderings apply FILE)"
-        );
-        return Ok(ExitCode::SUCCESS);
-    }
-    println!(
-        "{:<20} {:<20} {:<20} SECOND TASK",
-        "FIRST", "SECOND", "FIRST TASK"
-    );
-    for o in orderings {
-        let text = |v: &serde_json::Value| v.as_str().unwrap_or("-").to_owned();
-        for p in o["pairs"].as_array().cloned().unwrap_or_default() {
+    show_document(api, "/orderings", as_json, |body| {
+        let orderings = body["orderings"].as_array().cloned().unwrap_or_default();
+        if orderings.is_empty() {
             println!(
-                "{:<20} {:<20} {:<20} {}",
-                text(&o["first"]),
-                text(&o["second"]),
-                text(&p["first"]),
-                text(&p["second"]),
+                "no orderings (apply an ordering document: mobiwf-controller orderings apply FILE)"
             );
+            return;
         }
-    }
-    Ok(ExitCode::SUCCESS)
+        println!(
+            "{:<20} {:<20} {:<20} SECOND TASK",
+            "FIRST", "SECOND", "FIRST TASK"
+        );
+        for o in orderings {
+            for p in o["pairs"].as_array().cloned().unwrap_or_default() {
+                println!(
+                    "{:<20} {:<20} {:<20} {}",
+                    cell(&o["first"]),
+                    cell(&o["second"]),
+                    cell(&p["first"]),
+                    cell(&p["second"]),
+                );
+            }
+        }
+    })
+    .await
 }

@@ -21,9 +21,12 @@ pub struct ServeArgs {
         default_value = "/ip4/127.0.0.1/tcp/7701"
     )]
     pub listen: Vec<Multiaddr>,
-    /// Where to serve the operators' HTTP API.
+    /// Where to serve the operators' HTTP API. Another machine's address (or 0.0.0.0) wants
+    /// --tls-cert/--tls-key: tokens would otherwise cross the network in clear text.
     #[arg(long, value_name = "HOST:PORT", default_value = super::api_client::DEFAULT_API)]
     pub api: SocketAddr,
+    #[command(flatten)]
+    pub tls: mobiwf_runtime::tls::TlsArgs,
     /// How often each partner with unfinished work is probed, in seconds.
     #[arg(long, value_name = "SECS", default_value_t = 1.0, value_parser = seconds)]
     pub probe_every: f64,
@@ -107,6 +110,7 @@ fn config_of(args: &ServeArgs) -> anyhow::Result<ControllerConfig> {
         data_dir: args.data_dir.clone(),
         listen: args.listen.clone(),
         api: args.api,
+        api_tls: args.tls.load()?,
         store: None,
         detector: mobiwf_controller::detector::DetectorConfig {
             probe_every: std::time::Duration::from_secs_f64(args.probe_every),
@@ -130,7 +134,10 @@ fn announce(args: &ServeArgs, controller: &Controller) {
     for addr in &controller.addrs {
         println!("  listening on {addr}");
     }
-    println!("  API on http://{}", controller.api_addr);
+    println!("  API on {}", controller.api_url());
+    if controller.served.tls {
+        println!("  the CLIs trust its certificate's CA with --api-ca FILE (or MOBIWF_API_CA)");
+    }
     println!(
         "  address and API written to {} and {}",
         args.data_dir.join("address").display(),

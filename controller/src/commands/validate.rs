@@ -1,12 +1,14 @@
 //! `validate FILE...`: every problem of every document (workflow definition, partition
 //! document, organisation, class or ordering document, detected; a definition in any of the
-//! three languages; an ordering document in XML), in compiler style, a new definition held to
-//! the rules stored copies are not (`validate_new_definition`).
+//! three languages; an ordering document in XML or as a PDL ordering text), in compiler style,
+//! a new definition held to the rules stored copies are not (`validate_new_definition`). A
+//! document is checked on its own (`check_named`): what only the controller can check when it
+//! is applied is said in a note.
 
 use std::path::PathBuf;
 use std::process::ExitCode;
 
-use mobiwf_xml_schema::{DocumentKind, Language, check, detect_kind, load_new_definition_in};
+use mobiwf_xml_schema::{DocumentKind, check_named};
 
 pub fn run(files: &[PathBuf]) -> anyhow::Result<ExitCode> {
     let mut unreadable = false;
@@ -21,25 +23,14 @@ pub fn run(files: &[PathBuf]) -> anyhow::Result<ExitCode> {
                 continue;
             }
         };
-        let language = Language::of(&name, &bytes);
-        let diagnostics = match language {
-            Language::MobiWfMs => check(&bytes),
-            Language::Pdl | Language::Bpmn => load_new_definition_in(language, &bytes)
-                .err()
-                .unwrap_or_default(),
-        };
-        if diagnostics.is_empty() {
-            let kind = match detect_kind(&bytes) {
-                _ if language != Language::MobiWfMs => "workflow definition",
-                Ok(DocumentKind::Partition) => "partition document",
-                Ok(DocumentKind::Organisation) => "organisation document",
-                Ok(DocumentKind::Classes) => "class document",
-                Ok(DocumentKind::Orderings) => "ordering document",
-                _ => "workflow definition",
-            };
-            println!("{name}: ok ({kind})");
+        let checked = check_named(&name, &bytes);
+        if checked.problems.is_empty() {
+            println!("{name}: ok ({})", checked.kind.name());
+            if let Some(note) = left_to_the_controller(checked.kind) {
+                println!("{name}: note: {note}");
+            }
         } else {
-            print!("{}", diagnostics.render(&name));
+            print!("{}", checked.problems.render(&name));
             invalid = true;
         }
     }
@@ -50,4 +41,20 @@ pub fn run(files: &[PathBuf]) -> anyhow::Result<ExitCode> {
     } else {
         ExitCode::SUCCESS
     })
+}
+
+/// What a document of `kind` is checked against only when the controller applies it.
+fn left_to_the_controller(kind: DocumentKind) -> Option<&'static str> {
+    match kind {
+        DocumentKind::Orderings => Some(
+            "its definition and task names are not resolved here: only the controller knows \
+             the deployed definitions, and checks them when it is applied \
+             (mobiwf-controller orderings apply FILE)",
+        ),
+        DocumentKind::Classes => Some(
+            "whether it keeps every class a running instance names is checked only when it is \
+             applied (mobiwf-controller classes apply FILE)",
+        ),
+        DocumentKind::Definition | DocumentKind::Partition | DocumentKind::Organisation => None,
+    }
 }

@@ -35,7 +35,10 @@ impl ControllerClient {
         daemon::ask(&self.events, make).await
     }
 
-    async fn query<T>(&self, make: impl FnOnce(oneshot::Sender<T>) -> Query) -> anyhow::Result<T> {
+    pub(super) async fn query<T>(
+        &self,
+        make: impl FnOnce(oneshot::Sender<T>) -> Query,
+    ) -> anyhow::Result<T> {
         self.ask(|reply| Event::Query(make(reply))).await
     }
 

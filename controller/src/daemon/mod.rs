@@ -14,6 +14,7 @@ mod client;
 mod client_enrol;
 mod definitions;
 mod enrol;
+mod graph;
 mod operators;
 mod queries;
 mod recall;
@@ -51,6 +52,8 @@ pub struct ControllerConfig {
     pub listen: Vec<Multiaddr>,
     /// Where to serve the HTTP API.
     pub api: SocketAddr,
+    /// Serve it over TLS with this certificate and key (`serve --tls-cert/--tls-key`).
+    pub api_tls: Option<mobiwf_runtime::tls::ServerTls>,
     /// The store; `None` opens RocksDB in `data_dir/db`.
     pub store: Option<Arc<dyn Store>>,
     /// How eagerly partners that stop answering are suspected.
@@ -78,6 +81,13 @@ pub struct ControllerConfig {
     /// Delete settled instances that finished longer ago than this, with their history
     /// (`serve --retain-finished`); `None` keeps them.
     pub retain_finished: Option<std::time::Duration>,
+}
+
+impl ControllerConfig {
+    /// How the HTTP API is served (over TLS or not), for whoever builds its routes.
+    pub fn served(&self) -> mobiwf_runtime::tls::Served {
+        mobiwf_runtime::tls::Served::with(self.api_tls.as_ref())
+    }
 }
 
 /// The file in the controller's data directory that holds an administrator's API token
@@ -178,6 +188,8 @@ enum Query {
     Instance(InstanceId, oneshot::Sender<Option<Instance>>),
     Nodes(oneshot::Sender<Vec<NodeInfo>>),
     History(InstanceId, oneshot::Sender<Option<Vec<HistoryEvent>>>),
+    /// An instance and its definition, for its graph.
+    Graph(InstanceId, oneshot::Sender<Option<graph::ToDraw>>),
     Directory(oneshot::Sender<mobiwf_people::Directory>),
     /// The class document in force, as applied.
     Classes(oneshot::Sender<(mobiwf_xml_schema::ClassDocument, mobiwf_book::ClassesRecord)>),
@@ -248,10 +260,13 @@ pub async fn start(config: ControllerConfig) -> anyhow::Result<Controller> {
         store: base.store.clone(),
     };
     let router = base.guarded(auth_settings(&config), crate::api::router(client.clone()))?;
+    let api = daemon::Api {
+        addr: config.api,
+        tls: config.api_tls.clone(),
+        router,
+    };
     let span = tracing::info_span!("controller");
-    let controller = base
-        .launch(actor, seq, span, client, (config.api, router))
-        .await?;
+    let controller = base.launch(actor, seq, span, client, api).await?;
     controller
         .client()
         .ensure_join_token_file(&config.data_dir.join(JOIN_TOKEN_FILE))

@@ -10,7 +10,7 @@ use crate::state;
 
 impl ControllerActor {
     /// One instance: the book's, else the store's (a settled one).
-    fn read_instance(&self, id: InstanceId) -> Option<Instance> {
+    pub(super) fn read_instance(&self, id: InstanceId) -> Option<Instance> {
         if let Some(inst) = self.book.instance(id) {
             return Some(inst.clone());
         }
@@ -41,6 +41,9 @@ impl ControllerActor {
             }
             Query::History(id, reply) => {
                 let _ = reply.send(self.read_history(id));
+            }
+            Query::Graph(id, reply) => {
+                let _ = reply.send(self.read_to_draw(id));
             }
             Query::Directory(reply) => {
                 let _ = reply.send(self.book.directory().clone());

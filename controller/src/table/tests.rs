@@ -119,6 +119,7 @@ fn status_and_its_data_show_the_inputs() {
     };
     let view = crate::data::DataView {
         data: written,
+        earlier: Vec::new(),
         unanswered: Default::default(),
     };
     let text = data(&inst, &view);

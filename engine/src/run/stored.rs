@@ -1,7 +1,8 @@
 //! How a run is stored: the JSON of the form every version wrote (a wire record per
 //! activity, the retry times apart, and since forward and backward recovery the earlier
-//! tries and the compensations, and since task classes the activities' requests for their
-//! class, each left out when empty), and a changed run as the store keeps it.
+//! tries and the compensations, since task classes the activities' requests for their class,
+//! and since loops when each later pass began, each left out when empty), and a changed run as
+//! the store keeps it.
 
 use std::collections::{BTreeMap, BTreeSet};
 
@@ -41,6 +42,10 @@ struct RunRepr {
     /// How long each activity was paused since its `timeOut` began to count.
     #[serde(default, skip_serializing_if = "BTreeMap::is_empty")]
     paused_for: BTreeMap<ActivityId, u64>,
+    /// When a loop's later pass of each activity in one began (runs stored before, whose
+    /// deployment time a new pass moved, have none).
+    #[serde(default, skip_serializing_if = "BTreeMap::is_empty")]
+    pass_began: BTreeMap<ActivityId, u64>,
 }
 
 /// A pause as stored: since when, whether its command was killed, and the end of its
@@ -110,6 +115,11 @@ impl Serialize for Run {
                 .filter(|(_, p)| p.paused_for_ms > 0)
                 .map(|(id, p)| (*id, p.paused_for_ms))
                 .collect(),
+            pass_began: self
+                .activities
+                .iter()
+                .filter_map(|(id, p)| Some((*id, p.pass_began_ms?)))
+                .collect(),
         }
         .serialize(serializer)
     }
@@ -125,6 +135,7 @@ impl<'de> Deserialize<'de> for Run {
                 p.earlier_tries = repr.earlier_tries.get(&id).copied().unwrap_or(0);
                 p.gate = repr.gates.remove(&id).unwrap_or_default();
                 p.paused_for_ms = repr.paused_for.get(&id).copied().unwrap_or(0);
+                p.pass_began_ms = repr.pass_began.get(&id).copied();
                 if let Some(paused) = repr.paused.remove(&id) {
                     p.pause_again(paused.since_ms, paused.killed, paused.held_end);
                 }

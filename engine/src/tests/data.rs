@@ -50,6 +50,7 @@ fn datum(name: &str, value: DataValue, by: u64, at_us: u64) -> Datum {
         value,
         by: Writer::Activity(ActivityId(by)),
         at_us,
+        pass: Default::default(),
     }
 }
 

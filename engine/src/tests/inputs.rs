@@ -84,6 +84,7 @@ fn input(name: &str, value: DataValue) -> Datum {
         value,
         by: Writer::Input,
         at_us: 0,
+        pass: Default::default(),
     }
 }
 
@@ -95,6 +96,7 @@ fn notified_reading(e: &mut Engine, now_ms: u64, instance: u64, value: &str) -> 
         value: number(value),
         by: Writer::Activity(ActivityId(1)),
         at_us: 10,
+        pass: Default::default(),
     }];
     let input = Input::Notified(crate::Notified {
         from: None,

@@ -26,6 +26,7 @@ mod fence;
 mod inputs;
 mod items;
 mod loops;
+mod loops_combined;
 mod pause;
 mod people;
 mod props;
@@ -56,6 +57,7 @@ pub(crate) const ALL_SCENARIOS: &[&[Scenario]] = &[
     items::SCENARIOS,
     pause::SCENARIOS,
     loops::SCENARIOS,
+    loops_combined::SCENARIOS,
     recovery::SCENARIOS,
     routing::SCENARIOS,
     rules::SCENARIOS,

@@ -74,7 +74,7 @@ fn begins(effects: &[Effect]) -> Vec<(SyncTicket, String)> {
     to_controller(effects)
         .into_iter()
         .filter_map(|m| match m {
-            Message::BeginSync(BeginSync { ticket, class }) => Some((
+            Message::BeginSync(BeginSync { ticket, class, .. }) => Some((
                 *ticket,
                 class
                     .as_ref()
@@ -188,7 +188,11 @@ scenarios! {
             .into_iter()
             .filter(|m| matches!(m, Message::BeginSync(_)))
             .collect();
-        let begin = BeginSync { ticket: ticket(1, 1, 0), class: None };
+        let begin = BeginSync {
+            ticket: ticket(1, 1, 0),
+            class: None,
+            pass: mobiwf_proto::Pass::FIRST,
+        };
         assert_eq!(asked, vec![&Message::BeginSync(begin.clone())]);
         // On the wire it names no class.
         let wire = serde_json::to_string(&begin).expect("encoded");

@@ -486,6 +486,7 @@ fn only_the_controller_answers_requests_for_classes_and_a_node_takes_none() {
     let begin = Message::BeginSync(BeginSync {
         ticket,
         class: Some("press".into()),
+        pass: mobiwf_proto::Pass::FIRST,
     });
     let end = Message::EndSync(EndSync { ticket });
     for message in [begin, end] {

@@ -6,7 +6,7 @@
 use std::path::PathBuf;
 
 use anyhow::Context;
-use mobiwf_runtime::api_auth::{ApiCli, EXIT_NOT_AUTHORISED, bearer_client, token};
+use mobiwf_runtime::api_auth::{ApiCli, EXIT_NOT_AUTHORISED, base_url, bearer_client, token};
 
 /// The environment variable that may hold a node API token itself (`--token-file` is read
 /// first). Not the controller's `MOBIWF_TOKEN`: a controller's token exported for its CLI is
@@ -17,8 +17,9 @@ pub const TOKEN_ENV: &str = "MOBIWF_NODE_TOKEN";
 /// the token to show it.
 #[derive(Debug, clap::Args)]
 pub struct ApiArgs {
-    /// The node's API address (HOST:PORT).
-    #[arg(long, value_name = "HOST:PORT", conflicts_with = "data_dir")]
+    /// The node's API address: HOST:PORT (plain HTTP), or https://HOST:PORT for a node run
+    /// with --tls-cert (as its DIR/api file says).
+    #[arg(long, value_name = "[https://]HOST:PORT", conflicts_with = "data_dir")]
     pub api: Option<String>,
     /// The node's data directory (its `api` file says where the API is, its `api.token`
     /// holds the node administrator's token).
@@ -28,6 +29,9 @@ pub struct ApiArgs {
     /// user's own). Without it, $MOBIWF_NODE_TOKEN, else --data-dir's api.token.
     #[arg(long, value_name = "FILE", env = "MOBIWF_NODE_TOKEN_FILE")]
     pub token_file: Option<PathBuf>,
+    /// Whom to trust for an https:// API.
+    #[command(flatten)]
+    pub ca: mobiwf_runtime::tls::ApiCaArgs,
 }
 
 impl ApiArgs {
@@ -41,12 +45,13 @@ impl ApiArgs {
         token(self.token_file.as_deref(), TOKEN_ENV, own.as_deref())
     }
 
-    /// An HTTP client that shows the token ([`ApiArgs::token`]) with every request.
+    /// An HTTP client that shows the token ([`ApiArgs::token`]) with every request, trusting
+    /// `--api-ca` for an https:// API.
     pub fn client(&self) -> anyhow::Result<reqwest::Client> {
-        bearer_client(self.token()?.as_deref())
+        bearer_client(self.token()?.as_deref(), self.ca.api_ca.as_deref())
     }
 
-    /// The API's base URL.
+    /// The API's base URL (`https://` when `--api` or the `api` file says so).
     pub fn base_url(&self) -> anyhow::Result<String> {
         let addr = match (&self.api, &self.data_dir) {
             (Some(api), _) => api.clone(),
@@ -65,7 +70,7 @@ impl ApiArgs {
             }
             (None, None) => anyhow::bail!("say which node: --data-dir DIR or --api HOST:PORT"),
         };
-        Ok(format!("http://{addr}"))
+        Ok(base_url(&addr))
     }
 }
 

@@ -51,7 +51,7 @@ pub async fn run(
     println!("{:<16} {:<8} {:<10} VALUE", "NAME", "TYPE", "BY");
     for d in data {
         let (kind, value) = d.value.shown();
-        let by = d.by.to_string();
+        let by = d.writer();
         println!(
             "{:<16} {:<8} {:<10} {}",
             d.name,

@@ -28,9 +28,13 @@ pub struct RunArgs {
     /// restart; the first time, a free port on 127.0.0.1.
     #[arg(long, value_name = "MULTIADDR")]
     pub listen: Vec<Multiaddr>,
-    /// Where to serve the HTTP API (worklist, metrics); written to DIR/api.
+    /// Where to serve the HTTP API (worklist, metrics); written to DIR/api (`https://...`
+    /// over TLS). Another machine's address (or 0.0.0.0) wants --tls-cert/--tls-key: tokens
+    /// would otherwise cross the network in clear text.
     #[arg(long, value_name = "HOST:PORT", default_value = "127.0.0.1:0")]
     pub api: SocketAddr,
+    #[command(flatten)]
+    pub tls: mobiwf_runtime::tls::TlsArgs,
     /// Do not copy what lockable work items read in the background (metered networks): a
     /// `disconnect` then copies its user's locked items, and only those.
     #[arg(long)]
@@ -88,7 +92,10 @@ pub async fn run(args: RunArgs) -> anyhow::Result<()> {
     for addr in &node.addrs {
         println!("  listening on {addr}");
     }
-    println!("  API on http://{}", node.api_addr);
+    println!("  API on {}", node.api_url());
+    if node.served.tls {
+        println!("  the CLIs trust its certificate's CA with --api-ca FILE (or MOBIWF_API_CA)");
+    }
     if args.insecure_no_auth {
         println!(
             "  the API checks NO tokens (--insecure-no-auth): anyone who reaches it may do anything"
@@ -139,6 +146,7 @@ fn config_of(args: &RunArgs) -> anyhow::Result<NodeConfig> {
             .map_err(|e| anyhow::anyhow!("--controller: {e}"))?,
         listen,
         api: args.api,
+        api_tls: args.tls.load()?,
         store: None,
         prefetch: !args.no_prefetch,
         hour_ms: args.hour_ms,

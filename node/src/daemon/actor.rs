@@ -367,7 +367,7 @@ impl NodeActor {
             Query::Data(instance, reply) => {
                 let mut data =
                     match super::memory::data(self.core.engine(), self.store.as_ref(), instance) {
-                        Ok(data) => data,
+                        Ok(data) => data.latest,
                         Err(e) => {
                             tracing::error!("reading instance {instance}'s data: {e}");
                             return;

@@ -315,7 +315,11 @@ impl super::actor::NodeActor {
                 // the question unanswered (asked again).
                 let instance = ask.instance;
                 match super::memory::data(self.core.engine(), self.store.as_ref(), instance) {
-                    Ok(data) => Reply::Data { data },
+                    // Earlier passes' writes after the latest: the controller merges them
+                    // by pass; one that does not know of passes keeps the latest of each name.
+                    Ok(known) => Reply::Data {
+                        data: [known.latest, known.earlier].concat(),
+                    },
                     Err(e) => {
                         tracing::error!("reading instance {instance}'s data: {e}");
                         return None;

@@ -75,19 +75,36 @@ pub(super) fn runs_page<T>(
     Ok((page, next))
 }
 
+/// What a node knows of an instance's data: the latest write of each name, and what earlier
+/// passes of its loops wrote (`mobiwf_proto::data_passes`).
+pub(super) struct KnownData {
+    pub(super) latest: Vec<Datum>,
+    pub(super) earlier: Vec<Datum>,
+}
+
 /// The data of `instance`, from memory or, when it was retired, from the store.
 pub(super) fn data(
     engine: &Engine,
     store: &dyn Store,
     instance: InstanceId,
-) -> Result<Vec<Datum>, StoreError> {
+) -> Result<KnownData, StoreError> {
     if engine.holds(instance) {
-        return Ok(engine.data(instance));
+        return Ok(KnownData {
+            latest: engine.data(instance),
+            earlier: engine.earlier_data(instance),
+        });
     }
     let known = state::load_known_of(store, instance)?;
-    Ok(known
-        .map(|(_, k)| k.data.into_values().collect())
-        .unwrap_or_default())
+    Ok(known.map_or(
+        KnownData {
+            latest: Vec::new(),
+            earlier: Vec::new(),
+        },
+        |(_, k)| KnownData {
+            latest: k.data.into_values().collect(),
+            earlier: k.earlier,
+        },
+    ))
 }
 
 #[cfg(test)]

@@ -64,6 +64,8 @@ pub struct NodeConfig {
     pub listen: Vec<Multiaddr>,
     /// Where to serve the HTTP API.
     pub api: SocketAddr,
+    /// Serve it over TLS with this certificate and key (`run --tls-cert/--tls-key`).
+    pub api_tls: Option<mobiwf_runtime::tls::ServerTls>,
     /// The store to use; `None` opens RocksDB in `data_dir/db`.
     pub store: Option<Arc<dyn Store>>,
     /// Copy what lockable items read in the background while connected (`--no-prefetch`
@@ -94,6 +96,13 @@ pub struct NodeConfig {
     /// The per-peer limits on requests from the mesh (`--inbound-in-flight-per-peer`,
     /// `--inbound-per-peer-per-sec`).
     pub inbound: mobiwf_runtime::mesh::InboundLimits,
+}
+
+impl NodeConfig {
+    /// How the HTTP API is served (over TLS or not), for whoever builds its routes.
+    pub fn served(&self) -> mobiwf_runtime::tls::Served {
+        mobiwf_runtime::tls::Served::with(self.api_tls.as_ref())
+    }
 }
 
 /// The file in the node's data directory that holds the node's administrator API token
@@ -426,8 +435,12 @@ pub async fn start(config: NodeConfig) -> anyhow::Result<Node> {
     let router = base.guarded(auth_settings(&config), crate::api::router(client.clone()))?;
     let span = tracing::info_span!("node", name = %config.name);
     tracing::info!(name = %config.name, "runs {}", config.commands.describe());
-    base.launch(actor, seq, span, client, (config.api, router))
-        .await
+    let api = daemon::Api {
+        addr: config.api,
+        tls: config.api_tls.clone(),
+        router,
+    };
+    base.launch(actor, seq, span, client, api).await
 }
 
 /// The node's core as its store left it: the engine (addressed where the node listens, with

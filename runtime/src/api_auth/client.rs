@@ -1,16 +1,17 @@
 //! The client side of the token check, for both CLIs and the benchmark: an HTTP client that
-//! shows a bearer token with every request, the token a command shows (a file, the
-//! environment, or a file the daemon keeps), and the token check's refusal told apart from
-//! the daemon's own answers.
+//! shows a bearer token with every request (and speaks TLS as `crate::tls` says), the token a
+//! command shows (a file, the environment, or a file the daemon keeps), and the token check's
+//! refusal told apart from the daemon's own answers.
 
 use std::path::Path;
 
 use super::{EXIT_NOT_AUTHORISED, is_auth_refusal};
 
 /// An HTTP client that sends `Authorization: Bearer TOKEN` with every request (marked
-/// sensitive, so it never shows in a debug print), or a plain one without a token.
-pub fn bearer_client(token: Option<&str>) -> anyhow::Result<reqwest::Client> {
-    let mut builder = reqwest::Client::builder();
+/// sensitive, so it never shows in a debug print), or a plain one without a token; to an
+/// `https://` API it trusts the CA certificates in `ca` (`--api-ca`) and the platform's roots.
+pub fn bearer_client(token: Option<&str>, ca: Option<&Path>) -> anyhow::Result<reqwest::Client> {
+    let mut builder = crate::tls::client_builder(ca)?;
     if let Some(token) = token {
         let mut bearer = reqwest::header::HeaderValue::from_str(&format!("Bearer {token}"))
             .map_err(|_| anyhow::anyhow!("the API token holds characters a token cannot"))?;
@@ -21,6 +22,18 @@ pub fn bearer_client(token: Option<&str>) -> anyhow::Result<reqwest::Client> {
         )]));
     }
     Ok(builder.build()?)
+}
+
+/// The base URL of the API at `location`, as a CLI's `--api` or a daemon's `api` file gives
+/// it: `https://HOST:PORT` (or `http://...`) as it is, a bare `HOST:PORT` over plain HTTP.
+pub fn base_url(location: &str) -> String {
+    let location = location.trim().trim_end_matches('/');
+    let lower = location.to_ascii_lowercase();
+    if lower.starts_with("https://") || lower.starts_with("http://") {
+        location.to_owned()
+    } else {
+        format!("http://{location}")
+    }
 }
 
 /// The token in environment variable `var`, trimmed; none when unset or blank.
@@ -128,6 +141,14 @@ mod tests {
             token(Some(&missing), UNSET, Some(&own)).is_err(),
             "a --token-file that cannot be read is an error, not the next source"
         );
+    }
+
+    #[test]
+    fn an_api_location_is_plain_http_unless_it_says_its_scheme() {
+        assert_eq!(base_url("127.0.0.1:7700"), "http://127.0.0.1:7700");
+        assert_eq!(base_url("https://ctl:7700/\n"), "https://ctl:7700");
+        assert_eq!(base_url("HTTPS://ctl:7700"), "HTTPS://ctl:7700");
+        assert_eq!(base_url("http://[::1]:7700"), "http://[::1]:7700");
     }
 
     #[test]

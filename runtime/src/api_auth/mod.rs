@@ -17,7 +17,9 @@ mod tokens;
 use serde::{Deserialize, Serialize};
 
 pub use cli::{ApiCli, ApiTokensCommand, GrantArgs, api_tokens};
-pub use client::{NotAuthorised, authorised, bearer_client, exit_code_of, token, token_from_env};
+pub use client::{
+    NotAuthorised, authorised, base_url, bearer_client, exit_code_of, token, token_from_env,
+};
 pub use guard::{guard, protect};
 pub use listing::{grant, listing, whom};
 pub use routes::routes;

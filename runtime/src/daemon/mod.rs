@@ -10,7 +10,8 @@
 //! - `seen`: which inbound messages were applied, per sender a floor and the keys above it
 //!   (the rule pure in `seen/rule.rs`, the store's reads and writes around it);
 //! - here: forwarding queues into the actor's, asking the actor a question, the timer that
-//!   wakes it at its next stored deadline, and serving the HTTP API.
+//!   wakes it at its next stored deadline, and serving the HTTP API (over TLS by `crate::tls`
+//!   when the daemon has a certificate).
 
 mod actor;
 mod group;
@@ -103,22 +104,54 @@ pub async fn ask<E, T>(
         .map_err(|_| anyhow::anyhow!("the daemon is stopping"))
 }
 
-/// Serves `router` on `addr`; the address it is bound to, and the serving task.
-pub async fn serve_api(
-    addr: SocketAddr,
-    router: axum::Router,
-) -> anyhow::Result<(SocketAddr, JoinHandle<()>)> {
-    let router = crate::http_limits::limited(router);
-    let listener = tokio::net::TcpListener::bind(addr)
+/// How a daemon serves its HTTP API.
+pub struct Api {
+    /// Where.
+    pub addr: SocketAddr,
+    /// Over TLS with this certificate (`--tls-cert`, `--tls-key`); plain HTTP when `None`.
+    pub tls: Option<crate::tls::ServerTls>,
+    /// The routes (the token check included).
+    pub router: axum::Router,
+}
+
+/// Serves `api`; the address it is bound to, and the serving task. Every request carries
+/// how the API is served ([`crate::tls::Served`]). An API reachable from other machines
+/// without TLS is warned about: its tokens and cookies would cross the network in clear.
+pub async fn serve_api(api: Api) -> anyhow::Result<(SocketAddr, JoinHandle<()>)> {
+    let served = crate::tls::Served::with(api.tls.as_ref());
+    let router = crate::http_limits::limited(api.router).layer(axum::Extension(served));
+    let listener = tokio::net::TcpListener::bind(api.addr)
         .await
-        .with_context(|| format!("cannot serve the API on {addr}"))?;
+        .with_context(|| format!("cannot serve the API on {}", api.addr))?;
     let bound = listener.local_addr()?;
-    let task = tokio::spawn(async move {
-        if let Err(e) = axum::serve(listener, router).await {
-            tracing::error!("API server stopped: {e}");
-        }
-    });
+    if in_clear_text(bound, served.tls) {
+        warn_clear_text(bound);
+    }
+    let task = match api.tls {
+        Some(tls) => tokio::spawn(async move { crate::tls::serve(listener, router, &tls).await }),
+        None => tokio::spawn(async move {
+            if let Err(e) = axum::serve(listener, router).await {
+                tracing::error!("API server stopped: {e}");
+            }
+        }),
+    };
     Ok((bound, task))
+}
+
+/// Whether an API bound to `bound`, over TLS or not, lets tokens cross a network in clear
+/// text: plain HTTP on anything but loopback (an unspecified 0.0.0.0 or :: included).
+pub(crate) fn in_clear_text(bound: SocketAddr, tls: bool) -> bool {
+    !tls && !bound.ip().is_loopback()
+}
+
+/// Says loudly that the API on `bound`, which other machines may reach, is plain HTTP.
+fn warn_clear_text(bound: SocketAddr) {
+    tracing::warn!(
+        "the HTTP API on {bound} is reachable from other machines WITHOUT TLS: API tokens and \
+         session cookies travel in clear text, for anyone on the network to read and reuse; \
+         serve it over https with --tls-cert FILE --tls-key FILE (PEM; see docs/operating.md, \
+         \"TLS\"), or listen on 127.0.0.1"
+    );
 }
 
 /// Sends `tick()` to the actor when its next deadline (ms since the epoch, published on

@@ -13,7 +13,7 @@ use tracing::Instrument;
 
 use super::actor::{self, Actor, Shell};
 use super::sequencer::Sequencer;
-use super::{EVENT_QUEUE, forward, open_store, serve_api};
+use super::{Api, EVENT_QUEUE, forward, open_store, serve_api};
 use crate::mesh::{self, Inbound, MeshConfig, MeshHandle};
 use crate::metrics::Metrics;
 use crate::outbox::{Delivered, MeshLink, Outbox, Wiring};
@@ -156,15 +156,15 @@ impl<E: Send + 'static> Base<E> {
         crate::api_auth::protect(self.store.clone(), auth, self.metrics.clone(), router)
     }
 
-    /// Runs `actor` on the queue (inside `span`), serves `api` on `api_addr`, and returns the
-    /// running daemon with `client` for asking it things.
+    /// Runs `actor` on the queue (inside `span`), serves `api`, and returns the running
+    /// daemon with `client` for asking it things.
     pub async fn launch<A, C>(
         mut self,
         actor: A,
         seq: Sequencer,
         span: tracing::Span,
         client: C,
-        api: (SocketAddr, axum::Router),
+        api: Api,
     ) -> anyhow::Result<Daemon<C>>
     where
         A: Actor<Event = E>,
@@ -179,12 +179,14 @@ impl<E: Send + 'static> Base<E> {
         let actor = tokio::spawn(
             actor::run(actor, self.receiver, shell, fatal_tx, stop_rx).instrument(span),
         );
-        let (api_addr, served) = serve_api(api.0, api.1).await?;
-        self.tasks.push(served);
+        let served = crate::tls::Served::with(api.tls.as_ref());
+        let (api_addr, serving) = serve_api(api).await?;
+        self.tasks.push(serving);
         Ok(Daemon {
             peer_id: self.peer_id,
             addrs: self.addrs,
             api_addr,
+            served,
             client,
             running: Running {
                 mesh: self.mesh,
@@ -207,6 +209,8 @@ pub struct Daemon<C> {
     pub addrs: Vec<String>,
     /// Where its HTTP API listens.
     pub api_addr: SocketAddr,
+    /// How its HTTP API is served (over TLS or not).
+    pub served: crate::tls::Served,
     client: C,
     running: Running,
 }
@@ -229,15 +233,33 @@ impl<C: Clone> Daemon<C> {
         self.running.stop().await;
     }
 
+    /// Where its HTTP API is, as its CLIs take it (`--api`): `HOST:PORT` for plain HTTP,
+    /// `https://HOST:PORT` over TLS.
+    pub fn api_location(&self) -> String {
+        if self.served.tls {
+            format!("https://{}", self.api_addr)
+        } else {
+            self.api_addr.to_string()
+        }
+    }
+
+    /// Its HTTP API's URL, `http://HOST:PORT` or `https://HOST:PORT`.
+    pub fn api_url(&self) -> String {
+        format!("{}://{}", self.served.scheme(), self.api_addr)
+    }
+
     /// Writes where the daemon listens (`address`, one libp2p address a line) and where its
-    /// API is (`api`) into `data_dir`, where the command lines and scripts look for a running
-    /// daemon.
+    /// API is (`api`: [`Daemon::api_location`]) into `data_dir`, where the command lines and
+    /// scripts look for a running daemon.
     pub fn publish_addresses(&self, data_dir: &Path) -> anyhow::Result<()> {
         crate::process::write_atomically(
             &data_dir.join("address"),
             &(self.addrs.join("\n") + "\n"),
         )?;
-        crate::process::write_atomically(&data_dir.join("api"), &format!("{}\n", self.api_addr))
+        crate::process::write_atomically(
+            &data_dir.join("api"),
+            &format!("{}\n", self.api_location()),
+        )
     }
 
     /// Runs until Ctrl-C or SIGTERM, then stops the daemon; an error when it stopped first on

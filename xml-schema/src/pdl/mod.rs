@@ -37,8 +37,8 @@ mod orderings;
 mod parse;
 mod write;
 
-pub(crate) use orderings::load_orderings;
 pub use orderings::write_orderings_pdl;
+pub(crate) use orderings::{is_ordering_text, load_orderings};
 pub use write::write_pdl;
 
 use encoding_rs::{Encoding, UTF_8};

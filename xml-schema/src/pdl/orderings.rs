@@ -19,6 +19,17 @@ pub(crate) fn load_orderings(src: &[u8]) -> Result<Loaded<Orderings>, Diagnostic
         .map_err(super::at_most_the_limit)
 }
 
+/// Whether a PDL text is an ordering text: its first word (after white space and comments) is
+/// `WORKFLOW_DEFINITIONS` or `RELATIVE_ORDER`. A text that cannot be decoded is none: it is read
+/// as a definition, whose reader says what is wrong with it.
+pub(crate) fn is_ordering_text(src: &[u8]) -> bool {
+    let Ok(text) = super::decode(src) else {
+        return false;
+    };
+    let first = super::lexer::Lexer::new(&text).next_token();
+    first.is_word("WORKFLOW_DEFINITIONS") || first.is_word("RELATIVE_ORDER")
+}
+
 /// Writes orderings as a PDL text: one `WORKFLOW_DEFINITIONS` and its `RELATIVE_ORDER` per
 /// ordering; a task by its name (quoted where it is no plain word), or by its id.
 pub fn write_orderings_pdl(orderings: &Orderings) -> String {

@@ -46,6 +46,7 @@ fn copied(f: &mut Fixture, instance: u64) {
         value: DataValue::String("north".to_owned()),
         by: mobiwf_proto::Writer::Input,
         at_us: 0,
+        pass: Default::default(),
     }];
     f.apply(DeskInput::Copied {
         instance: InstanceId(instance),

@@ -29,12 +29,14 @@ fn values() -> Vec<Datum> {
             value: DataValue::Number("5".to_owned()),
             by: mobiwf_proto::Writer::Activity(mobiwf_proto::ActivityId(1)),
             at_us: 1,
+            pass: Default::default(),
         },
         Datum {
             name: "photo".to_owned(),
             value: DataValue::File(photo()),
             by: mobiwf_proto::Writer::Activity(mobiwf_proto::ActivityId(1)),
             at_us: 1,
+            pass: Default::default(),
         },
     ]
 }
