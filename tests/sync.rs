@@ -4,8 +4,10 @@
 //! node's log with the machine's clock, so overlaps are read from what ran, not from what the
 //! controller believes: 20 instances of a self-conflicting class on two partners never overlap;
 //! when the holder's node is SIGKILLed mid-task, its command dies with its lease and the class
-//! passes to a waiter on the other node once the failure detector suspects the dead one; 100
-//! requests on two conflicting classes all finish, never overlapping.
+//! passes to a waiter on the other node once the failure detector suspects the dead one; when
+//! an operator removes the holder's node, alive and mid-task, the class passes only once the
+//! holder's lease ran out there and its command died; 100 requests on two conflicting classes
+//! all finish, never overlapping.
 #![allow(clippy::unwrap_used, clippy::expect_used)]
 
 use std::path::{Path, PathBuf};
@@ -232,27 +234,23 @@ fn zombie(pid: u32) -> bool {
         .unwrap_or(false)
 }
 
-#[test]
-fn the_class_of_a_holder_killed_mid_task_passes_to_the_waiter_once_its_lease_ran_out() {
-    let dir = scratch("sync-killed").unwrap();
-    let detector = ["--probe-every", "0.25", "--suspect-after", "3"];
-    let (controller, mut p1, _p2) = mesh(&dir, &detector);
-    let logs = [dir.join("log-p1"), dir.join("log-p2")];
-    // The holder beats every 0.1 s for up to a minute; the waiter is short.
+/// A holder on P1 that beats every 0.1 s for up to a minute, and a waiter on P2 submitted
+/// once the holder beats (it cannot have run yet): their instance ids.
+fn held_and_waited(controller: &Controller, dir: &Path, logs: &[PathBuf; 2]) -> (u64, u64) {
     let beating = format!(
         "i=0; while [ $i -lt 600 ]; do echo \"$MOBIWF_INSTANCE press alive $(date +%s%N)\" >> '{}'; \
          sleep 0.1; i=$((i+1)); done",
         logs[0].display()
     );
     let holder = one_activity(
-        &dir,
+        dir,
         "holder",
         "P1",
         "press",
         &timed(&logs[0], "press", &beating),
     );
     let waiter = one_activity(
-        &dir,
+        dir,
         "waiter",
         "P2",
         "press",
@@ -270,11 +268,13 @@ fn the_class_of_a_holder_killed_mid_task_passes_to_the_waiter_once_its_lease_ran
         status["activities"][0]["state"], "succeeded",
         "the waiter cannot have run while the holder holds the class: {status:#}"
     );
-    p1.kill();
-    controller
-        .wait(second, WAIT_SECS)
-        .expect_code(0, "the waiter runs once the holder's node is suspected");
-    let spans = spans(&logs);
+    (first, second)
+}
+
+/// Panics unless the holder's command (instance `first`) stopped before the waiter's
+/// (`second`) started.
+fn assert_holder_stopped_first(logs: &[PathBuf; 2], first: u64, second: u64) {
+    let spans = spans(logs);
     let holder_span = spans.iter().find(|s| s.instance == first).unwrap();
     let waiter_span = spans.iter().find(|s| s.instance == second).unwrap();
     assert!(
@@ -283,9 +283,49 @@ fn the_class_of_a_holder_killed_mid_task_passes_to_the_waiter_once_its_lease_ran
         holder_span.end,
         waiter_span.start
     );
+}
+
+#[test]
+fn the_class_of_a_holder_killed_mid_task_passes_to_the_waiter_once_its_lease_ran_out() {
+    let dir = scratch("sync-killed").unwrap();
+    let detector = ["--probe-every", "0.25", "--suspect-after", "3"];
+    let (controller, mut p1, _p2) = mesh(&dir, &detector);
+    let logs = [dir.join("log-p1"), dir.join("log-p2")];
+    let (first, second) = held_and_waited(&controller, &dir, &logs);
+    p1.kill();
+    controller
+        .wait(second, WAIT_SECS)
+        .expect_code(0, "the waiter runs once the holder's node is suspected");
+    assert_holder_stopped_first(&logs, first, second);
     assert_eq!(
         kill_orphans(&dir.join("p1").join("runs")),
         0,
         "the lease killed the holder's command"
     );
+}
+
+#[test]
+fn the_class_of_a_removed_holder_passes_on_only_once_its_lease_ran_out_there() {
+    let dir = scratch("sync-removed").unwrap();
+    // A lease of 4 s: the holder's command outlives a release at the removal for certain.
+    let detector = ["--probe-every", "0.25", "--suspect-after", "8"];
+    let (controller, p1, _p2) = mesh(&dir, &detector);
+    let logs = [dir.join("log-p1"), dir.join("log-p2")];
+    let (first, second) = held_and_waited(&controller, &dir, &logs);
+    // P1 hangs mid-task (alive, its connections open, nothing answered or carried out):
+    // only its lease, no longer kept up, stops the command it left running.
+    p1.signal("STOP");
+    controller
+        .cli(&["nodes", "remove", "P1"], Duration::from_secs(30))
+        .expect_code(0, "nodes remove P1");
+    controller
+        .wait(second, WAIT_SECS)
+        .expect_code(0, "the waiter runs once the removed holder's lease ran out");
+    assert_holder_stopped_first(&logs, first, second);
+    assert_eq!(
+        kill_orphans(&dir.join("p1").join("runs")),
+        0,
+        "the lease killed the holder's command"
+    );
+    p1.signal("CONT");
 }

@@ -83,8 +83,8 @@ pub use retained::{InstanceSummary, Recalled};
 pub use start::{Start, StartedByName, Starter};
 pub use submit::format_time;
 pub use sync::{
-    Blocker, ClassesRecord, DEFAULT_LEASE_MS, OrderWaiter, OrderWaiterView, OrderingsRecord,
-    SyncEntry, SyncHolder, SyncRecord, SyncView, SyncWaiter,
+    Blocker, ClassesRecord, DEFAULT_LEASE_MS, Ending, OrderWaiter, OrderWaiterView,
+    OrderingsRecord, SyncEntry, SyncHolder, SyncRecord, SyncView, SyncWaiter,
 };
 
 /// Everything the controller knows.
@@ -338,7 +338,7 @@ impl Book {
             | Message::Withdraw(_)
             | Message::Substitute(_)
             | Message::Control(_)
-            | Message::Probe
+            | Message::Probe(_)
             | Message::Directory(_)
             | Message::Claim(_)
             | Message::Answer(_)

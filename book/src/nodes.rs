@@ -74,7 +74,8 @@ impl Book {
     }
 
     /// An operator removes the node named `name`: its unfinished partitions are given up as
-    /// for a suspected node, and it leaves the registered nodes (its name is free for another
+    /// for a suspected node, its holds of task classes end once its lease is over there
+    /// (`sync/fence.rs`), and it leaves the registered nodes (its name is free for another
     /// key; to come back it must enrol again).
     pub(crate) fn remove_node(
         &mut self,
@@ -88,6 +89,7 @@ impl Book {
             .map(|n| n.peer.clone())
             .ok_or_else(|| BookError::UnknownNode(name.clone()))?;
         let applied = self.suspect(now_ms, &peer, "removed by an operator")?;
+        self.fence_removed(now_ms, &peer, name);
         self.nodes.remove(&peer);
         self.dirty_nodes.insert(peer);
         Ok(applied)

@@ -119,7 +119,7 @@ fn message_instance(message: &Message) -> Option<InstanceId> {
         // About no instance, or not a node's word to the controller (the book refuses it).
         Message::Register(_)
         | Message::Presence(_)
-        | Message::Probe
+        | Message::Probe(_)
         | Message::Locate(_)
         | Message::Deploy(_)
         | Message::Completed(_)

@@ -8,11 +8,12 @@
 //!   "conflicts_with", "max_wait_secs"}]}`: `conflicts` as written, `conflicts_with` every
 //!   class it may not run beside (either side naming the other).
 //! - `GET /sync`: `{"lease_ms", "holders": [{"class", "instance", "partition", "activity",
-//!   "name", "round", "node", "since_ms"}], "waiters": [{... as a holder (since: when it
+//!   "name", "round", "node", "since_ms", "ending": {"at_ms", "why"}}], "waiters": [{... as a holder (since: when it
 //!   asked), "refused_at_ms", "behind": [{"ticket", "class", "holds"}], "behind_text"}],
 //!   "ordered": [{"class" (null without one), "instance", "partition", "activity", "name",
 //!   "round", "node", "since_ms", "after": ["after instance 12's T11"], "after_text"}]}`: the
-//!   requests waiting for their instance's relative order (left out while none does).
+//!   requests waiting for their instance's relative order (left out while none does);
+//!   `ending` only for a hold whose node is suspected or gone: when it ends and why.
 //! - `PUT /orderings?source=NAME` with an ordering document (XML or PDL, told by NAME's
 //!   extension, else by the text) as the body: 200 `{"orderings": COUNT}`; 400 with every
 //!   problem (`NAME:line:col: error: ...`), the task names resolved against the deployed

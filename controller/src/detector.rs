@@ -7,12 +7,19 @@
 //! from when it was first watched) is reported as suspected, with what the last probe saw; a
 //! suspected node that answers again is reported as answering. The book decides what a
 //! suspicion means for each instance.
+//!
+//! Each probe has a number, unique for this controller (they count on from its start time in
+//! microseconds, so a restarted controller does not use them again), and echoes the number
+//! of the latest probe whose answer came back from that node: a node renews the leases of the
+//! task classes it holds only on such round trips (`SyncGranted::lease_ms`), up to the time it
+//! sent that answer, which is before the answer arrived here, hence more than `suspect_after`
+//! (twice the lease) before this detector could suspect it.
 
 use std::collections::{BTreeMap, BTreeSet};
 use std::time::{Duration, Instant};
 
 use libp2p::{Multiaddr, PeerId};
-use mobiwf_proto::{Envelope, Message, MessageId, Reply};
+use mobiwf_proto::{Envelope, Message, MessageId, Probe, Reply};
 use mobiwf_runtime::mesh::MeshHandle;
 use tokio::sync::{mpsc, watch};
 use tokio::task::JoinHandle;
@@ -65,17 +72,38 @@ struct Seen {
     last_error: Option<String>,
     /// It was reported suspected, and has not answered since.
     reported: bool,
+    /// The number of the latest probe it answered (0: none yet).
+    answered: u64,
 }
 
 impl Seen {
-    /// A probe came back: answered, or why not.
-    fn heard(&mut self, result: Result<(), String>) {
+    /// Not probed yet, watched from `now`.
+    fn new(now: Instant) -> Seen {
+        Seen {
+            last_answer: now,
+            last_error: None,
+            reported: false,
+            answered: 0,
+        }
+    }
+
+    /// Probe `seq` came back: answered, or why not.
+    fn heard(&mut self, seq: u64, result: Result<(), String>) {
         match result {
             Ok(()) => {
                 self.last_answer = Instant::now();
                 self.last_error = None;
+                self.answered = self.answered.max(seq);
             }
             Err(e) => self.last_error = Some(e),
+        }
+    }
+
+    /// Probe `seq` for this node: it echoes the latest answer received.
+    fn probe(&self, seq: u64) -> Probe {
+        Probe {
+            seq,
+            echo: self.answered,
         }
     }
 
@@ -118,19 +146,20 @@ pub fn start(
     verdicts: mpsc::Sender<Verdict>,
 ) -> JoinHandle<()> {
     tokio::spawn(async move {
-        let (answers_tx, mut answers) = mpsc::unbounded_channel::<(String, Result<(), String>)>();
+        let (answers_tx, mut answers) = mpsc::unbounded_channel::<Answer>();
         let mut seen: BTreeMap<String, Seen> = BTreeMap::new();
         let mut in_flight: BTreeSet<String> = BTreeSet::new();
+        let mut next_seq = first_seq();
         let mut round = tokio::time::interval(config.probe_every);
         round.set_missed_tick_behavior(tokio::time::MissedTickBehavior::Delay);
         loop {
             tokio::select! {
                 _ = round.tick() => {}
                 answer = answers.recv() => {
-                    let Some((peer, result)) = answer else { return };
+                    let Some((peer, seq, result)) = answer else { return };
                     in_flight.remove(&peer);
                     if let Some(s) = seen.get_mut(&peer) {
-                        s.heard(result);
+                        s.heard(seq, result);
                     }
                     continue;
                 }
@@ -140,22 +169,31 @@ pub fn start(
             let live: BTreeSet<&str> = list.iter().map(|w| w.peer.as_str()).collect();
             seen.retain(|p, _| live.contains(p.as_str()));
             for w in &list {
-                let s = seen.entry(w.peer.to_string()).or_insert(Seen {
-                    last_answer: now,
-                    last_error: None,
-                    reported: false,
-                });
+                let s = seen
+                    .entry(w.peer.to_string())
+                    .or_insert_with(|| Seen::new(now));
                 if let Some(v) = s.verdict(w, now, &config)
                     && verdicts.send(v).await.is_err()
                 {
                     return;
                 }
                 if in_flight.insert(w.peer.to_string()) {
-                    probe(&mesh, me, w, config.suspect_after, answers_tx.clone());
+                    next_seq += 1;
+                    let sent = s.probe(next_seq);
+                    probe(&mesh, me, w, sent, config.suspect_after, answers_tx.clone());
                 }
             }
         }
     })
+}
+
+/// A probe's answer: the node, the probe's number, and whether it answered (or why not).
+type Answer = (String, u64, Result<(), String>);
+
+/// The first probe number of this run of the controller: its start in microseconds since the
+/// epoch, above every number an earlier run used (one probe per microsecond at most).
+fn first_seq() -> u64 {
+    mobiwf_runtime::process::now_us()
 }
 
 /// Sends one probe; its answer (or why there is none) goes to `answers`.
@@ -163,12 +201,13 @@ fn probe(
     mesh: &MeshHandle,
     me: PeerId,
     w: &Watched,
+    sent: Probe,
     timeout: Duration,
-    answers: mpsc::UnboundedSender<(String, Result<(), String>)>,
+    answers: mpsc::UnboundedSender<Answer>,
 ) {
     let peer_text = w.peer.to_string();
     let Ok(peer) = w.peer.as_str().parse::<PeerId>() else {
-        let _ = answers.send((peer_text, Err("not a peer id".to_owned())));
+        let _ = answers.send((peer_text, sent.seq, Err("not a peer id".to_owned())));
         return;
     };
     let addrs: Vec<Multiaddr> = w.addrs.iter().filter_map(|a| a.parse().ok()).collect();
@@ -182,7 +221,7 @@ fn probe(
                 origin: mobiwf_proto::NodeId::new(me.to_string()),
                 seq: 0,
             },
-            message: Message::Probe,
+            message: Message::Probe(sent),
         };
         let result = match tokio::time::timeout(timeout, mesh.request(peer, addrs, envelope)).await
         {
@@ -194,7 +233,7 @@ fn probe(
             Ok(Err(e)) => Err(e.to_string()),
             Err(_) => Err(format!("no answer within {} s", timeout.as_secs_f64())),
         };
-        let _ = answers.send((peer_text, result));
+        let _ = answers.send((peer_text, sent.seq, result));
     });
 }
 
@@ -215,9 +254,8 @@ mod tests {
         let config = DetectorConfig::default();
         let start = Instant::now();
         let mut seen = Seen {
-            last_answer: start,
             last_error: Some("timeout".to_owned()),
-            reported: false,
+            ..Seen::new(start)
         };
         let quiet = watched(false);
         assert_eq!(
@@ -233,7 +271,7 @@ mod tests {
             })
         );
         assert_eq!(seen.verdict(&quiet, late, &config), None, "reported once");
-        seen.heard(Ok(()));
+        seen.heard(1, Ok(()));
         let now = seen.last_answer;
         assert_eq!(
             seen.verdict(&watched(true), now, &config),
@@ -241,5 +279,24 @@ mod tests {
                 peer: "p".to_owned()
             })
         );
+    }
+
+    #[test]
+    fn a_probe_echoes_the_latest_answer_that_came_back_and_no_other() {
+        let mut seen = Seen::new(Instant::now());
+        assert_eq!(
+            seen.probe(10),
+            Probe { seq: 10, echo: 0 },
+            "nothing came back yet"
+        );
+        seen.heard(10, Ok(()));
+        assert_eq!(seen.probe(11), Probe { seq: 11, echo: 10 });
+        // Lost or refused answers echo nothing new; a late answer of an older probe does not
+        // take the place of a newer one.
+        seen.heard(11, Err("no answer within 10 s".to_owned()));
+        seen.heard(9, Ok(()));
+        assert_eq!(seen.probe(12), Probe { seq: 12, echo: 10 });
+        seen.heard(12, Ok(()));
+        assert_eq!(seen.probe(13).echo, 12);
     }
 }

@@ -113,7 +113,7 @@ impl Engine {
         let (Some(known), Some(run)) = (self.known.get(&key.instance), self.runs.get(&key)) else {
             return;
         };
-        let mut ended = Vec::new();
+        let (mut ended, mut kills) = (Vec::new(), Vec::new());
         for act in &run.doc().activities {
             let Some(p) = run.progress(act.id).filter(|p| !p.life().is_final()) else {
                 continue;
@@ -146,14 +146,13 @@ impl Engine {
                     Event::Cancel { detail } | Event::Withdraw { detail } => detail.clone(),
                     _ => String::new(),
                 };
-                effects.push(Effect::Kill {
-                    key,
-                    activity: act.id,
-                    attempt: p.try_number(),
-                    why,
-                });
+                kills.push((act.id, p.try_number(), why));
             }
             ended.push((act.id, event));
+        }
+        // Killed first: a held try's request then waits for the try's end (`sync`).
+        for (activity, attempt, why) in kills {
+            self.kill_try(key, activity, attempt, why, effects);
         }
         for (activity, event) in ended {
             self.step(key, activity, event);

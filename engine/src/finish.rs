@@ -49,6 +49,12 @@ impl Engine {
         ended: Ended,
         effects: &mut Vec<Effect>,
     ) -> Result<(), Refusal> {
+        if ended.by == Finisher::Command
+            && self.killed_try_ended(ended.instance, ended.activity, ended.attempt)
+        {
+            // The end of a killed held try of a final activity: it releases the request.
+            return Ok(());
+        }
         if self.is_paused(ended.instance, ended.activity) {
             return self.finished_while_paused(&ended);
         }

@@ -147,9 +147,12 @@ pub enum Effect {
         /// when it succeeds.
         writes: Vec<(String, mobiwf_xml_schema::DataKind)>,
         /// For an activity of a task class, the lease of its grant (ms): the command runs
-        /// only while its node heard from the controller within it (`crate::sync`); `None`
-        /// for any other, which runs as before task classes.
+        /// only while its node had a round trip with the controller within it
+        /// (`crate::sync`); `None` for any other, which runs as before task classes.
         lease_ms: Option<u64>,
+        /// When the request whose grant gives that lease was asked (ms since the epoch, this
+        /// node's clock; 0 when not known): the lease counts from there at the latest.
+        asked_ms: u64,
     },
     /// Get the content of a file the instance data references from the partner that holds it
     /// (in chunks, resuming where an earlier fetch stopped); then apply [`Input::Fetched`].

@@ -151,14 +151,10 @@ impl Engine {
         let killed = kill && matches!(p.life(), Life::Running { .. }) && runs_command(act);
         let state = p.life().wire();
         let clock_stopped = act.people.pause_stops_deadline && act.people.deadline.is_some();
+        let attempt = p.try_number();
         if killed {
-            fx.push(Effect::Kill {
-                key,
-                activity,
-                attempt: p.try_number(),
-                why: "its activity was paused with --kill: the next try runs when it is resumed"
-                    .to_owned(),
-            });
+            let why = "its activity was paused with --kill: the next try runs when it is resumed";
+            self.kill_try(key, activity, attempt, why.to_owned(), fx);
         }
         let at_ms = self.now_ms();
         self.step(

@@ -227,6 +227,7 @@ impl Engine {
             lease_ms: run
                 .progress(activity)
                 .and_then(|p| crate::sync::fenced_lease(act, p)),
+            asked_ms: run.progress(activity).map_or(0, |p| p.gate.asked_ms()),
             command,
             reads: self.reads_of(key.instance, act),
             writes,

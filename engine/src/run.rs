@@ -278,6 +278,9 @@ pub(crate) enum Timer {
     RunTooLong,
     /// `<retries>`: the wait after a failed try is over; run the command again.
     Retry,
+    /// A fence passed since a held try was killed without its end being told: release its
+    /// request (`crate::sync`).
+    Unfence,
     /// A remote precondition's `timeOut`: its notification did not come; tell the controller.
     Overdue {
         /// The precondition.
@@ -547,6 +550,7 @@ impl Run {
                     .saturating_add(p.paused_for_ms);
                 Some((after(since, act.time_out_secs), Timer::RunTooLong))
             }
+            ref life if life.is_final() => p.gate.unfenced_at().map(|at| (at, Timer::Unfence)),
             _ => None,
         }
     }

@@ -9,12 +9,20 @@
 //! next round (naming its pass), so an answer or a release meant for an earlier request is
 //! never taken for a later one.
 //!
-//! A command that runs under a grant runs under its lease (`lease_ms`): the node's executor
-//! kills it when the node has not heard from its controller for that long, and the engine is
-//! told ([`Input::SyncLost`](crate::Input::SyncLost)): the activity fails, "synchronization
-//! lost", without retries (a next try would run without the class). A person's activity
-//! holding a grant (offered or taken) is failed the same way when its host has not heard from
-//! the controller within the lease ([`Engine::person_lease`] says which the host watches).
+//! A command that runs under a grant runs under its lease (`lease_ms`), counted at the latest
+//! from when its request was asked (`asked_ms`, kept with the request: the grant says the
+//! controller received it) and kept up by the node on its round trips with the controller: the
+//! node's executor kills it once the lease ran out, and the engine is told
+//! ([`Input::SyncLost`](crate::Input::SyncLost)): the activity fails, "synchronization lost",
+//! without retries (a next try would run without the class). A person's activity holding a
+//! grant (offered or taken) is failed the same way when its host's lease ran out
+//! ([`Engine::person_lease`] says which the host watches).
+//!
+//! A held try the engine kills (withdrawn, cancelled, its instance completed, past its
+//! `timeOut`, paused with `--kill`) may still run until the kill took effect: its request
+//! is released only once the executor tells the end of that try, or, should it never tell, a
+//! fence ([`mobiwf_proto::fence_ms`]) after the kill, by when the try's lease, no longer kept
+//! up, has ended it (`Killed`).
 //!
 //! A compensation runs after its activity succeeded, hence released its class: it runs
 //! without one.
@@ -30,7 +38,7 @@
 
 use mobiwf_proto::{
     ActivityId, BeginSync, ClassName, EndSync, InstanceId, Message, PartitionId, Pass, SyncGranted,
-    SyncRefused, SyncTicket,
+    SyncRefused, SyncTicket, fence_ms,
 };
 use serde::{Deserialize, Serialize};
 
@@ -47,8 +55,8 @@ pub const SYNC_LOST: &str = "synchronization lost";
 /// What a try killed by its lost lease says.
 fn lost_words() -> String {
     format!(
-        "{SYNC_LOST}: its command was killed because its node did not hear from the controller \
-         within the grant's lease"
+        "{SYNC_LOST}: its command was killed because the grant's lease ran out on its node (no \
+         round trip with the controller within it)"
     )
 }
 
@@ -73,6 +81,24 @@ pub struct Open {
     /// Once granted: the grant's lease (ms).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub lease_ms: Option<u64>,
+    /// When it was asked (ms since the epoch, this node's clock): a grant says the controller
+    /// received it, so the lease counts from there at the latest. Absent in requests stored
+    /// before it (the lease then counts only from the node's round trips).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub asked_ms: Option<u64>,
+    /// A held try the engine killed and whose end was not told yet: the request is released
+    /// once it is, or a fence after the kill.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub killed: Option<Killed>,
+}
+
+/// A held try the engine ordered killed.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+pub struct Killed {
+    /// The try.
+    pub attempt: u32,
+    /// When the kill was ordered (ms since the epoch).
+    pub at_ms: u64,
 }
 
 impl Gate {
@@ -91,6 +117,19 @@ impl Gate {
         self.lease_ms().is_some()
     }
 
+    /// When the request it holds or waits with was asked (0: not known).
+    pub fn asked_ms(&self) -> u64 {
+        self.open.and_then(|o| o.asked_ms).unwrap_or(0)
+    }
+
+    /// When the request it holds is released at the latest after its killed try's end was
+    /// not told: a fence after the kill.
+    pub(crate) fn unfenced_at(&self) -> Option<u64> {
+        let open = self.open?;
+        let killed = open.killed?;
+        Some(killed.at_ms.saturating_add(fence_ms(open.lease_ms?)))
+    }
+
     /// After an operator's rerun: no request open, the rounds counted on.
     pub(crate) fn start_over(&self) -> Gate {
         Gate {
@@ -100,8 +139,8 @@ impl Gate {
     }
 }
 
-/// A command that ran under a grant was killed because its lease ran out (its node did not
-/// hear from the controller for `lease_ms`, or was dead): the activity fails.
+/// A command that ran under a grant was killed because its lease ran out (no round trip of its
+/// node with the controller for `lease_ms`, or its node was dead): the activity fails.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct Lost {
     /// The instance.
@@ -159,6 +198,8 @@ impl Engine {
         gate.open = Some(Open {
             round,
             lease_ms: None,
+            asked_ms: Some(mobiwf_proto::Millis::from_micros(self.now_us).as_u64()),
+            killed: None,
         });
         self.touch_run(key);
         effects.push(begin(ticket(key, activity, round), class, pass));
@@ -180,10 +221,7 @@ impl Engine {
             ticket.round < g.rounds && g.open.is_none_or(|o| o.round != ticket.round)
         });
         if released {
-            effects.push(Effect::Send {
-                to: Target::Controller,
-                message: Message::EndSync(EndSync { ticket }),
-            });
+            effects.push(end(key, ticket.activity, ticket.round));
             return;
         }
         if run.life(ticket.activity) != Some(&Life::Synchronizing) {
@@ -232,6 +270,9 @@ impl Engine {
     /// activity fails for good, once (the word about another try of a command, or about an
     /// activity no longer under way, changes nothing).
     pub(crate) fn sync_lost(&mut self, lost: Lost, effects: &mut Vec<Effect>) {
+        if self.killed_try_ended(lost.instance, lost.activity, lost.attempt) {
+            return;
+        }
         let key = RunKey {
             instance: lost.instance,
             partition: lost.partition,
@@ -268,8 +309,8 @@ impl Engine {
                 return;
             }
             format!(
-                "{SYNC_LOST}: its host did not hear from the controller within the grant's \
-                 lease, so it may no longer be done"
+                "{SYNC_LOST}: the grant's lease ran out on its host (no round trip with the \
+                 controller within it), so it may no longer be done"
             )
         };
         self.conclude(key, lost.activity, Event::Fail { detail }, effects);
@@ -285,23 +326,108 @@ impl Engine {
     }
 
     /// An activity became final: the request it waits or holds with is released (once: it
-    /// is no longer open after).
+    /// is no longer open after), unless a held try of it was killed and its end not told yet
+    /// (then once it is, [`Engine::killed_try_ended`], or a fence after the kill,
+    /// [`Engine::unfence`]).
     pub(crate) fn release_sync(&mut self, key: RunKey, activity: ActivityId) {
+        let Some(gate) = self.runs.get_mut(&key).and_then(|r| r.gate_mut(activity)) else {
+            return;
+        };
+        if gate.open.is_some_and(|o| o.killed.is_some()) {
+            return;
+        }
+        let Some(open) = gate.open.take() else {
+            return;
+        };
+        self.touch_run(key);
+        self.told.push(end(key, activity, open.round));
+    }
+
+    /// Kills try `attempt` of `activity`'s command (`why`, for the log). A held try is marked
+    /// killed: its request is not released before its end is told (the module's doc).
+    pub(crate) fn kill_try(
+        &mut self,
+        key: RunKey,
+        activity: ActivityId,
+        attempt: u32,
+        why: String,
+        effects: &mut Vec<Effect>,
+    ) {
+        effects.push(Effect::Kill {
+            key,
+            activity,
+            attempt,
+            why,
+        });
+        let at_ms = self.now_ms();
+        let Some(run) = self.runs.get_mut(&key) else {
+            return;
+        };
+        let held = run
+            .activity(activity)
+            .zip(run.progress(activity))
+            .is_some_and(|(act, p)| fenced_lease(act, p).is_some());
+        if let Some(open) = run.gate_mut(activity).and_then(|g| g.open.as_mut())
+            && held
+        {
+            open.killed = Some(Killed { attempt, at_ms });
+            self.touch_run(key);
+        }
+    }
+
+    /// The executor told the end of try `attempt` of `activity` (or that its lease killed
+    /// it): when it is the killed try its request waits for, the request no longer waits,
+    /// and is released if the activity is final. True when that is all the end means (the
+    /// activity is final).
+    pub(crate) fn killed_try_ended(
+        &mut self,
+        instance: InstanceId,
+        activity: ActivityId,
+        attempt: u32,
+    ) -> bool {
+        let Ok(key) = self.run_of(instance, activity) else {
+            return false;
+        };
+        let Some(run) = self.runs.get_mut(&key) else {
+            return false;
+        };
+        let is_final = run.life(activity).is_some_and(Life::is_final);
+        let Some(open) = run.gate_mut(activity).and_then(|g| g.open.as_mut()) else {
+            return false;
+        };
+        if open.killed.is_none_or(|k| k.attempt != attempt) {
+            return false;
+        }
+        open.killed = None;
+        self.touch_run(key);
+        if is_final {
+            self.release_sync(key, activity);
+        }
+        is_final
+    }
+
+    /// A fence passed since a held try was killed without its end being told: its lease,
+    /// no longer kept up, has ended it; the request is released.
+    pub(crate) fn unfence(&mut self, key: RunKey, activity: ActivityId) {
         let Some(open) = self
             .runs
             .get_mut(&key)
             .and_then(|r| r.gate_mut(activity))
-            .and_then(|g| g.open.take())
+            .and_then(|g| g.open.as_mut())
         else {
             return;
         };
-        self.touch_run(key);
-        self.told.push(Effect::Send {
-            to: Target::Controller,
-            message: Message::EndSync(EndSync {
-                ticket: ticket(key, activity, open.round),
-            }),
-        });
+        open.killed = None;
+        self.release_sync(key, activity);
+    }
+
+    /// When the request of `activity` whose grant a person's activity holds was asked (0:
+    /// not known): its lease counts from there at the latest.
+    pub fn asked_ms(&self, key: RunKey, activity: ActivityId) -> u64 {
+        self.runs
+            .get(&key)
+            .and_then(|r| r.progress(activity))
+            .map_or(0, |p| p.gate.asked_ms())
     }
 
     /// True when an activity of the run is granted and still synchronizing (it waits for a
@@ -336,6 +462,16 @@ pub(crate) fn asks(act: &PartitionActivity) -> bool {
 /// activity without a class (only ordered) fences nothing.
 pub(crate) fn fenced_lease(act: &PartitionActivity, p: &Progress) -> Option<u64> {
     act.class.as_ref().and(p.gate.lease_ms())
+}
+
+/// The release of round `round` of `activity`'s requests.
+fn end(key: RunKey, activity: ActivityId, round: u32) -> Effect {
+    Effect::Send {
+        to: Target::Controller,
+        message: Message::EndSync(EndSync {
+            ticket: ticket(key, activity, round),
+        }),
+    }
 }
 
 fn begin(ticket: SyncTicket, class: Option<ClassName>, pass: Pass) -> Effect {

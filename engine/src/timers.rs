@@ -87,6 +87,7 @@ impl Engine {
             Timer::Emergency => self.emergency_start(key, activity, effects),
             Timer::RunTooLong => self.time_out(key, activity, now_ms, effects),
             Timer::Retry => self.retry(key, activity, effects),
+            Timer::Unfence => self.unfence(key, activity),
             Timer::Overdue {
                 precondition,
                 time_out_secs,
@@ -143,12 +144,7 @@ impl Engine {
         let why = format!("ran longer than its timeOut of {} s", act.time_out_secs);
         if runs_command(act) {
             let attempt = run.progress(activity).map_or(0, |p| p.try_number());
-            effects.push(Effect::Kill {
-                key,
-                activity,
-                attempt,
-                why: why.clone(),
-            });
+            self.kill_try(key, activity, attempt, why.clone(), effects);
         }
         self.fail(key, activity, why, now_ms, effects);
     }

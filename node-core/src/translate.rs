@@ -193,7 +193,7 @@ fn route_of(
         | Message::BeginSync(_)
         | Message::EndSync(_)
         | Message::PauseReport(_)
-        | Message::Probe
+        | Message::Probe(_)
         | Message::Fetch(_)
         | Message::ReadData(_)
         | Message::ItemData(_) => return Err(format!("a node does not take {kind} messages")),

@@ -108,8 +108,19 @@ pub struct Execution {
 pub struct Hold {
     /// The grant's lease, in ms.
     pub lease_ms: u64,
+    /// When the request the grant answers was asked (ms since the epoch; 0: not known): the
+    /// lease counts from there at the latest.
+    pub asked_ms: u64,
     /// The node's leases.
     pub leases: Leases,
+}
+
+impl Hold {
+    /// The command in `dir` runs under this lease from now on (`Leases::hold`).
+    fn keep(&self, dir: &Path) -> Result<(), String> {
+        let now = mobiwf_runtime::process::now_ms();
+        self.leases.hold(dir, self.lease_ms, self.asked_ms, now)
+    }
 }
 
 /// What an execution runs, each in a run directory of its own.
@@ -234,7 +245,7 @@ pub async fn execute(data_dir: &Path, e: &Execution, commands: &CommandPolicy) -
     if dir.join("claim").exists() {
         // Left by an earlier run of the node: a held one's lease is kept up again.
         if let Some(hold) = &e.held
-            && let Err(why) = hold.leases.hold(&dir, hold.lease_ms)
+            && let Err(why) = hold.keep(&dir)
         {
             tracing::warn!(instance = %e.instance, activity = %e.activity, "{why}");
         }
@@ -262,7 +273,7 @@ pub async fn execute(data_dir: &Path, e: &Execution, commands: &CommandPolicy) -
     }
     // A held command starts only with its lease file written (its watchdog's first look).
     let period = match &e.held {
-        Some(hold) => match hold.leases.hold(&dir, hold.lease_ms) {
+        Some(hold) => match hold.keep(&dir) {
             Ok(()) => watchdog_period(hold.lease_ms),
             Err(why) => return failed(why),
         },

@@ -2,22 +2,30 @@
 //! at once, even when a holder's node is cut off from its controller or killed (its commands
 //! outlive it by design, `executor`).
 //!
-//! A grant carries a lease (`SyncGranted::lease_ms`). The node records when it last heard from
-//! its controller (any message from it, the failure detector's probes included: `heard`), and
-//! keeps for each running held command a lease file, `<run dir>/lease`, holding the time (ms
-//! since the epoch) until which the command may run: the last time it heard from the
-//! controller plus the lease. It only ever moves that time forward, and only when it hears from
-//! the controller again (`refresh`, every [`LEASE_REFRESH`]); a node that is dead or cut off
-//! moves it no more. The wrapper's watchdog (`executor`) kills the command's process group
-//! once that time passed, and the activity fails ("synchronization lost"). The controller
-//! counts a silent holder's class free only once its failure detector suspects the node,
-//! later than the lease ran out.
+//! A grant carries a lease (`SyncGranted::lease_ms`). The node renews it on round trips only:
+//! up to the latest time it sent something the controller is known to have received, plus the
+//! lease, on the node's own clock (no clock skew between them enters). Two things tell it so:
+//! the grant itself (its request, asked at `asked_ms`, reached the controller), and the
+//! controller's probes: the node notes when it answered each probe (`Probe::seq`), and a later
+//! probe's `echo` names the latest answer the controller received (`probed`). Hearing the
+//! controller alone renews nothing: a node that hears it while its own answers are lost does
+//! not keep running after the controller suspected it. The controller counts a silent holder's
+//! class free only once its failure detector suspects the node, at least `--suspect-after`
+//! (twice the lease) after the last answer it received, which is later than any time the node
+//! counts from plus the lease (see docs/coordination.md).
+//!
+//! For each running held command the node keeps a lease file, `<run dir>/lease`, holding the
+//! time (ms since the epoch) until which the command may run. It only ever moves that time
+//! forward, never once it passed (the watchdog is ending the command then), and only on a new
+//! round trip (`refresh`, every [`LEASE_REFRESH`]); a node that is dead or cut off moves it no
+//! more, nor does it for a try the engine killed (`release`). The wrapper's watchdog
+//! (`executor`) kills the command's process group once that time passed, and the activity
+//! fails ("synchronization lost").
 //!
 //! A person's activity (manual or semi-automatic) holding a grant, offered or taken, cannot be
-//! killed: its host fails it instead ("synchronization lost") once it has not heard from the
-//! controller for the lease (counted from when it began watching it, at the latest: after a
-//! restart, from the start), and the person's device hears the item ended as for any other
-//! end (`people_out`).
+//! killed: its host fails it instead ("synchronization lost") once its lease, counted the same
+//! way, ran out, and the person's device hears the item ended as for any other end
+//! (`people_out`).
 //!
 //! A command without a class has no lease file and no watchdog.
 
@@ -28,24 +36,31 @@ use std::sync::{Arc, Mutex, Weak};
 use std::time::Duration;
 
 use mobiwf_engine::RunKey;
-use mobiwf_proto::ActivityId;
+use mobiwf_proto::{ActivityId, Probe};
 use tokio::sync::mpsc;
 
 /// The name of a held command's lease file in its run directory.
 pub const LEASE_FILE: &str = "lease";
 
-/// How often the lease files of running held commands are brought up to the last time the
-/// controller was heard.
+/// How often the lease files of running held commands are brought up to the latest round
+/// trip with the controller.
 pub const LEASE_REFRESH: Duration = Duration::from_millis(100);
 
-/// The lease files of the running held commands, and when the controller was last heard.
+/// How many answers to probes whose echo has not come yet are remembered (the latest).
+const ANSWERS_KEPT: usize = 64;
+
+/// The lease files of the running held commands, and the node's round trips with its
+/// controller.
 #[derive(Clone, Default)]
 pub struct Leases(Arc<Inner>);
 
 #[derive(Default)]
 struct Inner {
-    /// When the controller was last heard, in ms since the epoch (0: not since the start).
-    heard_ms: AtomicU64,
+    /// The latest time the node sent something the controller is known to have received, in
+    /// ms since the epoch (0: nothing since the start).
+    confirmed_ms: AtomicU64,
+    /// When the node answered each of its controller's latest probes, by the probe's number.
+    answered: Mutex<BTreeMap<u64, u64>>,
     /// The run directories of the running held commands.
     held: Mutex<BTreeMap<PathBuf, Held>>,
     /// The persons' activities holding a grant, offered or taken.
@@ -57,8 +72,8 @@ struct Inner {
 struct PersonHold {
     /// The grant's lease.
     lease_ms: u64,
-    /// When the host began watching it (ms since the epoch).
-    since_ms: u64,
+    /// When its request was asked (ms since the epoch; 0: not known).
+    asked_ms: u64,
 }
 
 /// A person's activity whose lease ran out: (its run, the activity).
@@ -69,21 +84,32 @@ pub type PersonOut = (RunKey, ActivityId);
 struct Held {
     /// The grant's lease.
     lease_ms: u64,
+    /// When its request was asked (ms since the epoch; 0: not known).
+    asked_ms: u64,
     /// The time its lease file holds.
     until_ms: u64,
+}
+
+impl Held {
+    /// Until when it may run with the round trips confirmed up to `confirmed_ms`.
+    fn due(&self, confirmed_ms: u64) -> u64 {
+        confirmed_ms
+            .max(self.asked_ms)
+            .saturating_add(self.lease_ms)
+    }
 }
 
 impl std::fmt::Debug for Leases {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         f.debug_struct("Leases")
-            .field("heard_ms", &self.heard_ms())
+            .field("confirmed_ms", &self.confirmed_ms())
             .field("held", &self.lock().len())
             .finish()
     }
 }
 
 impl Leases {
-    /// No command held, the controller not heard yet.
+    /// No command held, no round trip with the controller yet.
     pub fn new() -> Leases {
         Leases::default()
     }
@@ -93,50 +119,81 @@ impl Leases {
         self.0.held.lock().unwrap_or_else(|e| e.into_inner())
     }
 
-    /// The controller was heard at `now_ms` (ms since the epoch).
-    pub fn heard(&self, now_ms: u64) {
-        self.0.heard_ms.fetch_max(now_ms, Ordering::Relaxed);
+    /// The controller is known to have received what the node sent at `sent_ms` (ms since
+    /// the epoch, this node's clock).
+    pub fn confirm(&self, sent_ms: u64) {
+        self.0.confirmed_ms.fetch_max(sent_ms, Ordering::Relaxed);
     }
 
-    /// When the controller was last heard (0: not since the node started).
-    pub fn heard_ms(&self) -> u64 {
-        self.0.heard_ms.load(Ordering::Relaxed)
+    /// The latest time the node sent something the controller is known to have received (0:
+    /// nothing since the node started).
+    pub fn confirmed_ms(&self) -> u64 {
+        self.0.confirmed_ms.load(Ordering::Relaxed)
+    }
+
+    /// The controller's probe came at `now_ms` and is answered: its number is noted with that
+    /// time, and the answer its echo names, if noted, is confirmed (sent at its noted time).
+    pub fn probed(&self, probe: Probe, now_ms: u64) {
+        let mut answered = self.0.answered.lock().unwrap_or_else(|e| e.into_inner());
+        if probe.echo != 0
+            && let Some(&sent) = answered.get(&probe.echo)
+        {
+            self.confirm(sent);
+            // Those numbered up to it can only confirm earlier times now.
+            answered.retain(|seq, _| *seq > probe.echo);
+        }
+        if probe.seq != 0 {
+            answered.insert(probe.seq, now_ms);
+            while answered.len() > ANSWERS_KEPT {
+                answered.pop_first();
+            }
+        }
     }
 
     /// A held command runs (or is watched again after a restart) in `dir` under a lease of
-    /// `lease_ms`: its lease file holds the last time the controller was heard plus the lease,
-    /// unless it already holds a later time (written before a restart), and is kept up from
-    /// now on. Before the command starts: a command whose lease file cannot be written must
-    /// not start.
-    pub fn hold(&self, dir: &Path, lease_ms: u64) -> Result<(), String> {
-        let until = self.heard_ms().saturating_add(lease_ms);
-        let written = read_until(dir);
-        let until_ms = match written {
-            Some(w) if w >= until => w,
+    /// `lease_ms` whose request was asked at `asked_ms`: its lease file holds the latest of
+    /// that and the confirmed round trips, plus the lease, unless it already holds a later
+    /// time or one that passed at `now_ms` (written before a restart: never moved back, nor
+    /// made to run again), and is kept up from now on. Before the command starts: a command
+    /// whose lease file cannot be written must not start.
+    pub fn hold(
+        &self,
+        dir: &Path,
+        lease_ms: u64,
+        asked_ms: u64,
+        now_ms: u64,
+    ) -> Result<(), String> {
+        let mut held = Held {
+            lease_ms,
+            asked_ms,
+            until_ms: 0,
+        };
+        let until = held.due(self.confirmed_ms());
+        held.until_ms = match read_until(dir) {
+            Some(w) if w >= until || w < now_ms => w,
             _ => {
                 write_until(dir, until)?;
                 until
             }
         };
-        self.lock()
-            .insert(dir.to_owned(), Held { lease_ms, until_ms });
+        self.lock().insert(dir.to_owned(), held);
         Ok(())
     }
 
-    /// The held command in `dir` ended: its lease file is no longer kept up.
+    /// The held command in `dir` ended, or was killed: its lease file is no longer kept up.
     pub fn release(&self, dir: &Path) {
         self.lock().remove(dir);
     }
 
-    /// Brings every held command's lease file up to the last time the controller was heard
-    /// plus its lease (never back). Gives what could not be written.
-    pub fn refresh(&self) -> Vec<String> {
-        let heard = self.heard_ms();
+    /// Brings every held command's lease file up to the latest round trip plus its lease
+    /// (never back, and never once it passed at `now_ms`). Gives what could not be written.
+    pub fn refresh(&self, now_ms: u64) -> Vec<String> {
+        let confirmed = self.confirmed_ms();
         let mut problems = Vec::new();
         let mut held = self.lock();
         for (dir, h) in held.iter_mut() {
-            let until = heard.saturating_add(h.lease_ms);
-            if until <= h.until_ms {
+            let until = h.due(confirmed);
+            if until <= h.until_ms || now_ms > h.until_ms {
                 continue;
             }
             match write_until(dir, until) {
@@ -147,17 +204,11 @@ impl Leases {
         problems
     }
 
-    /// A person's activity holds a grant of `lease_ms`, offered or taken, from `now_ms` on
-    /// (again: its lease is still counted from when it was first watched).
-    pub fn watch_person(&self, key: RunKey, activity: ActivityId, lease_ms: u64, now_ms: u64) {
+    /// A person's activity holds a grant of `lease_ms` whose request was asked at `asked_ms`,
+    /// offered or taken.
+    pub fn watch_person(&self, key: RunKey, activity: ActivityId, lease_ms: u64, asked_ms: u64) {
         let mut people = self.0.people.lock().unwrap_or_else(|e| e.into_inner());
-        people
-            .entry((key, activity))
-            .or_insert(PersonHold {
-                lease_ms,
-                since_ms: now_ms,
-            })
-            .lease_ms = lease_ms;
+        people.insert((key, activity), PersonHold { lease_ms, asked_ms });
     }
 
     /// A person's activity no longer holds a grant (it ended).
@@ -166,14 +217,14 @@ impl Leases {
         people.remove(&(key, activity));
     }
 
-    /// The persons' activities whose lease ran out at `now_ms` (not heard from the controller
-    /// within it), each told once: they are no longer watched.
+    /// The persons' activities whose lease ran out at `now_ms` (no round trip with the
+    /// controller within it), each told once: they are no longer watched.
     pub fn people_out(&self, now_ms: u64) -> Vec<PersonOut> {
-        let heard = self.heard_ms();
+        let confirmed = self.confirmed_ms();
         let mut people = self.0.people.lock().unwrap_or_else(|e| e.into_inner());
         let out: Vec<PersonOut> = people
             .iter()
-            .filter(|(_, h)| heard.max(h.since_ms).saturating_add(h.lease_ms) < now_ms)
+            .filter(|(_, h)| confirmed.max(h.asked_ms).saturating_add(h.lease_ms) < now_ms)
             .map(|(k, _)| *k)
             .collect();
         for k in &out {
@@ -196,12 +247,13 @@ impl Leases {
                     return;
                 };
                 let leases = Leases(inner);
-                for out in leases.people_out(mobiwf_runtime::process::now_ms()) {
+                let now = mobiwf_runtime::process::now_ms();
+                for out in leases.people_out(now) {
                     // Nobody listens (a test): nothing to tell.
                     let _ = out_tx.send(out);
                 }
                 // Small writes, a few per tick at most: off the async workers all the same.
-                let written = tokio::task::spawn_blocking(move || leases.refresh()).await;
+                let written = tokio::task::spawn_blocking(move || leases.refresh(now)).await;
                 for problem in written.unwrap_or_default() {
                     tracing::warn!("a lease not kept up: {problem}");
                 }
@@ -228,9 +280,9 @@ fn write_until(dir: &Path, until_ms: u64) -> Result<(), String> {
         .map_err(|e| format!("cannot write the lease file in {}: {e}", dir.display()))
 }
 
-/// How often a held command's watchdog looks at its lease file: a tenth of the lease, from
-/// 20 ms to half a second; as `sleep` takes it (seconds).
+/// How often a held command's watchdog looks at its lease file
+/// ([`mobiwf_proto::watchdog_period_ms`]), as `sleep` takes it (seconds).
 pub fn watchdog_period(lease_ms: u64) -> String {
-    let ms = (lease_ms / 10).clamp(20, 500);
+    let ms = mobiwf_proto::watchdog_period_ms(lease_ms);
     format!("{}.{:03}", ms / 1000, ms % 1000)
 }

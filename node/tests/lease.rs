@@ -1,7 +1,9 @@
 //! Fencing of commands held under a task class's grant, for real (processes, files, the
 //! wrapper's watchdog): a held command whose lease is no longer kept up is killed, even when
 //! the node that started it is gone; one whose lease is kept up runs to its end; a command
-//! without a class has no lease at all. Every wait polls for its condition, with a bound.
+//! without a class has no lease at all; a lease moves only on round trips with the controller
+//! (a probe heard renews nothing until a later one echoes its answer), and never once it
+//! passed. Every wait polls for its condition, with a bound.
 #![allow(clippy::unwrap_used, clippy::expect_used)]
 
 use std::path::Path;
@@ -10,7 +12,7 @@ use std::time::{Duration, SystemTime, UNIX_EPOCH};
 use mobiwf_node::command_policy::CommandPolicy;
 use mobiwf_node::executor::{Ended, Execution, Hold, execute, run_dir};
 use mobiwf_node::lease::{LEASE_FILE, Leases, read_until};
-use mobiwf_proto::{ActivityId, InstanceId, PartitionId};
+use mobiwf_proto::{ActivityId, InstanceId, PartitionId, Probe};
 
 /// How long any condition is waited for before the test fails.
 const BOUND: Duration = Duration::from_secs(30);
@@ -33,6 +35,7 @@ fn held(command: &str, lease_ms: u64, leases: &Leases) -> Execution {
         run: mobiwf_node::executor::RunKind::Try,
         held: Some(Hold {
             lease_ms,
+            asked_ms: 0,
             leases: leases.clone(),
         }),
     }
@@ -77,7 +80,7 @@ fn assert_lost(ended: &Ended) {
 async fn a_held_command_whose_lease_is_not_kept_up_is_killed_even_with_its_node_gone() {
     let dir = tempfile::tempdir().expect("tempdir");
     let leases = Leases::new();
-    leases.heard(now_ms());
+    leases.confirm(now_ms());
     let pid_file = dir.path().join("command.pid");
     // The command's own process: it would run for a minute.
     let e = held(
@@ -110,14 +113,14 @@ async fn a_held_command_whose_lease_is_not_kept_up_is_killed_even_with_its_node_
 async fn a_held_command_whose_lease_is_kept_up_runs_to_its_end() {
     let dir = tempfile::tempdir().expect("tempdir");
     let leases = Leases::new();
-    leases.heard(now_ms());
+    leases.confirm(now_ms());
     leases.spawn_refresher();
     // The controller is heard all along.
     let hearing = {
         let leases = leases.clone();
         tokio::spawn(async move {
             loop {
-                leases.heard(now_ms());
+                leases.confirm(now_ms());
                 tokio::time::sleep(Duration::from_millis(50)).await;
             }
         })
@@ -183,29 +186,73 @@ async fn a_command_without_a_class_has_no_lease() {
 }
 
 #[test]
-fn a_lease_moves_only_forward_and_only_when_the_controller_is_heard() {
+fn a_lease_moves_only_forward_and_only_on_a_round_trip() {
     let dir = tempfile::tempdir().expect("tempdir");
     let leases = Leases::new();
-    leases.heard(10_000);
-    leases.hold(dir.path(), 500).expect("held");
+    leases.confirm(10_000);
+    leases.hold(dir.path(), 500, 0, 10_000).expect("held");
     assert_eq!(read_until(dir.path()), Some(10_500));
-    // Not heard again: nothing moves.
-    assert!(leases.refresh().is_empty());
+    // No round trip since: nothing moves.
+    assert!(leases.refresh(10_100).is_empty());
     assert_eq!(read_until(dir.path()), Some(10_500));
-    // Heard: it moves on; an older word never moves it back.
-    leases.heard(11_000);
-    leases.heard(10_200);
-    assert!(leases.refresh().is_empty());
+    // A round trip: it moves on; an older one never moves it back.
+    leases.confirm(11_000);
+    leases.confirm(10_200);
+    assert!(leases.refresh(10_200).is_empty());
     assert_eq!(read_until(dir.path()), Some(11_500));
-    // Watched again after a restart (not heard yet): the later time written before stays.
+    // Watched again after a restart (no round trip yet): the later time written before stays.
     leases.release(dir.path());
     let restarted = Leases::new();
-    restarted.hold(dir.path(), 500).expect("held");
+    restarted.hold(dir.path(), 500, 0, 11_000).expect("held");
     assert_eq!(read_until(dir.path()), Some(11_500));
     // A released command's lease is no longer kept up.
-    leases.heard(20_000);
-    assert!(leases.refresh().is_empty());
+    leases.confirm(20_000);
+    assert!(leases.refresh(11_100).is_empty());
     assert_eq!(read_until(dir.path()), Some(11_500));
+}
+
+#[test]
+fn a_probe_heard_renews_nothing_until_a_later_one_echoes_its_answer() {
+    let leases = Leases::new();
+    // Probes come; their answers never reach the controller: no echo, nothing confirmed.
+    for seq in 1..=5 {
+        leases.probed(Probe { seq, echo: 0 }, 1_000 * seq);
+    }
+    assert_eq!(leases.confirmed_ms(), 0);
+    // An echo of an answer the node never gave (another controller's number) confirms nothing.
+    leases.probed(Probe { seq: 6, echo: 99 }, 6_000);
+    assert_eq!(leases.confirmed_ms(), 0);
+    // The controller received the answer to probe 4, sent at 4000 on the node's clock.
+    leases.probed(Probe { seq: 7, echo: 4 }, 7_000);
+    assert_eq!(leases.confirmed_ms(), 4_000);
+    // An older echo never moves it back; a probe of a controller without numbers renews
+    // nothing.
+    leases.probed(Probe { seq: 8, echo: 2 }, 8_000);
+    leases.probed(Probe::default(), 9_000);
+    assert_eq!(leases.confirmed_ms(), 4_000);
+    leases.probed(Probe { seq: 10, echo: 8 }, 10_000);
+    assert_eq!(leases.confirmed_ms(), 8_000);
+}
+
+#[test]
+fn a_grant_counts_from_its_request_and_a_lease_that_passed_is_never_renewed() {
+    let dir = tempfile::tempdir().expect("tempdir");
+    let leases = Leases::new();
+    // No round trip yet, but the request asked at 20000 was granted: it counts from there.
+    leases.hold(dir.path(), 500, 20_000, 20_100).expect("held");
+    assert_eq!(read_until(dir.path()), Some(20_500));
+    // The lease passed at 20600: a round trip after that renews nothing (the watchdog is
+    // ending the command).
+    leases.confirm(20_550);
+    assert!(leases.refresh(20_600).is_empty());
+    assert_eq!(read_until(dir.path()), Some(20_500));
+    // Nor does watching it again, after a restart.
+    let restarted = Leases::new();
+    restarted.confirm(20_550);
+    restarted
+        .hold(dir.path(), 500, 20_000, 20_600)
+        .expect("held");
+    assert_eq!(read_until(dir.path()), Some(20_500));
 }
 
 #[test]
@@ -217,15 +264,15 @@ fn a_persons_activity_is_out_once_when_the_controller_was_not_heard_within_its_l
         partition: PartitionId(1),
     };
     let (a, b) = (ActivityId(2), ActivityId(3));
-    // Watched from 1000 (a restart: not heard yet), lease 500.
+    // Asked at 1000, no round trip since, lease 500.
     leases.watch_person(key, a, 500, 1000);
     assert!(leases.people_out(1500).is_empty());
-    // Watching it again keeps when it was first watched.
-    leases.watch_person(key, a, 500, 1400);
+    // Watching it again (a restart) counts from its request still, not from now.
+    leases.watch_person(key, a, 500, 1000);
     assert_eq!(leases.people_out(1501), vec![(key, a)]);
     assert!(leases.people_out(5000).is_empty(), "told once");
-    // Heard at 6000: b, watched since 5000, is out only after 6500.
-    leases.heard(6000);
+    // A round trip of 6000: b, asked at 5000, is out only after 6500.
+    leases.confirm(6000);
     leases.watch_person(key, b, 500, 5000);
     assert!(leases.people_out(6500).is_empty());
     // Ended before: never out.

@@ -42,7 +42,10 @@ pub use queries::{Fetch, ItemData, Locate, ReadData};
 pub use recovery::{Compensate, Compensated, Rerun};
 pub use reports::{Overdue, PartitionResult, Report};
 pub use run::{Completed, ControlInstance, Deploy, Notify, StateChanged, Substitute, Withdraw};
-pub use sync::{BeginSync, ClassName, EndSync, SyncGranted, SyncRefused, SyncTicket};
+pub use sync::{
+    BeginSync, ClassName, EndSync, Probe, SyncGranted, SyncRefused, SyncTicket, fence_ms,
+    watchdog_period_ms,
+};
 pub use time::Millis;
 pub use wire::{
     ActivityRecord, ActivityState, CANCELLED_BY_OPERATOR, CANCELLED_BY_RULE, Control, Envelope,

@@ -221,8 +221,8 @@ pub struct Register {
     pub join_token: Option<String>,
 }
 
-/// The content of a request: each kind carries a named struct (apart from `Probe`, which
-/// carries nothing), whose fields are the message's own on the wire, beside `kind`.
+/// The content of a request: each kind carries a named struct, whose fields are the message's
+/// own on the wire, beside `kind`.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(tag = "kind", rename_all = "snake_case")]
 pub enum Message {
@@ -253,8 +253,8 @@ pub enum Message {
     /// Controller → node: an operator interrupted, resumed or cancelled the instance.
     Control(ControlInstance),
     /// Controller → node: are you there? Answered at once, never stored; the controller's
-    /// failure detector sends it to partners with unfinished work.
-    Probe,
+    /// failure detector sends it to partners with unfinished work (see [`crate::sync::Probe`]).
+    Probe(crate::sync::Probe),
     /// Controller → node: the organisation directory, at a version.
     Directory(DirectoryVersion),
     /// Device (or controller, for insert and remove) → host: a user acts on a work item.
@@ -322,7 +322,7 @@ impl Message {
             Message::Withdraw(_) => "withdraw",
             Message::Substitute(_) => "substitute",
             Message::Control(_) => "control",
-            Message::Probe => "probe",
+            Message::Probe(_) => "probe",
             Message::Directory(_) => "directory",
             Message::Claim(_) => "claim",
             Message::Item(_) => "item",

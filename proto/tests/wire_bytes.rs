@@ -183,7 +183,7 @@ fn samples() -> Vec<Message> {
             instance: InstanceId(7),
             action: Control::Interrupt,
         }),
-        Message::Probe,
+        Message::Probe(Default::default()),
         Message::Directory(DirectoryVersion {
             version: 3,
             document: "<organisation/>".into(),

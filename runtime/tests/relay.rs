@@ -20,7 +20,7 @@ fn probe(from: &MeshHandle, seq: u64) -> Envelope {
             origin: from.peer_id().to_string().into(),
             seq,
         },
-        message: Message::Probe,
+        message: Message::Probe(Default::default()),
     }
 }
 

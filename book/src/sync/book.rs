@@ -1,9 +1,16 @@
 //! The synchronization manager in the book: who may ask for a class (only the node running the
 //! request's partition, for the class its definition names), what a request, a release and
-//! time do, the releases the controller makes itself (every hold and wait of an activity it
-//! knows final, of a partition it gave up or finished, of an instance over or gone: looked at
-//! after every input, so no path that ends one is missed), the class document an operator
-//! applies, and the messages and history events all this causes.
+//! time do, the releases the controller makes itself (every wait of an activity it knows
+//! final, of a partition it gave up or finished, of an instance over or gone; every hold whose
+//! node is suspected or gone once its lease is over there, `fence.rs`: looked at after every
+//! input, so no path that ends one is missed), the class document an operator applies, and the
+//! messages and history events all this causes.
+//!
+//! Whatever the book decided about a holder's activity (withdrawn, cancelled, its instance
+//! over), its command may still run until its node carries the order out: a hold ends by the
+//! node's release, or once its node is suspected or gone and its lease ran out there. The
+//! failure detector watches every holder's node ([`Book::watched`]), so a holder whose node
+//! died is never kept forever.
 
 use mobiwf_proto::{BeginSync, EndSync, Message, NodeId, SyncGranted, SyncRefused, SyncTicket};
 use mobiwf_xml_schema::{ClassDocument, ClassName, Diagnostics, WorkflowDefinition, load_classes};
@@ -14,9 +21,9 @@ use crate::history::Event;
 use crate::recovery::{label, label_text};
 use crate::{Applied, Book, BookError, Effect, Instance};
 
-/// How long a grant's holder may go without hearing from the controller before it must have
-/// stopped (ms), unless told: half the failure detector's default suspicion time (10 s), so
-/// that a holder cut off has stopped before the controller counts its class free.
+/// How long a grant's holder may go without a round trip with the controller before it must
+/// have stopped (ms), unless told: half the failure detector's default suspicion time (10 s),
+/// so that a holder cut off has stopped before the controller counts its class free.
 pub const DEFAULT_LEASE_MS: u64 = 5_000;
 
 /// The class document as the store keeps it (`meta/classes`): as an operator applied it.
@@ -35,23 +42,6 @@ impl ClassesRecord {
             return Ok(ClassDocument::default());
         }
         load_classes(self.document.as_bytes()).map(|l| l.value)
-    }
-}
-
-/// Why the controller itself ends a hold (none: it stands). Whatever the book decided about
-/// its activity (withdrawn, cancelled, its instance over), the holder's command may still run
-/// until its node carries the order out: a hold ends by the node's release, or once the
-/// failure detector suspects the node, which the holder's lease (half the suspicion time) has
-/// outlived: its command is dead by then. The detector watches every holder's node
-/// ([`Book::watched`]), so a holder whose node died is never kept forever.
-fn hold_release_reason(book: &Book, entry: &SyncEntry) -> Option<String> {
-    match book.nodes.get(&entry.peer) {
-        None => Some(format!("node {} is no longer known", entry.node)),
-        Some(n) if n.suspected.is_some() => Some(format!(
-            "node {} is suspected: the grant's lease ran out there",
-            entry.node
-        )),
-        Some(_) => None,
     }
 }
 
@@ -255,6 +245,7 @@ impl Book {
             node,
             peer,
             since_ms: now_ms,
+            ending: None,
         };
         self.class_stage(now_ms, entry, effects);
     }
@@ -287,6 +278,7 @@ impl Book {
             node: waiter.node.clone(),
             peer: waiter.peer.clone(),
             since_ms: waiter.since_ms,
+            ending: None,
         };
         self.refuse(now_ms, &entry, detail, effects);
     }
@@ -369,7 +361,7 @@ impl Book {
         if let Some(inst) = self.instances.get(&t.instance) {
             crate::check_sender(inst, peer, t.partition)?;
         }
-        if let Some(ended) = self.sync.end(&t) {
+        if let Some(ended) = self.sync.end(&t, peer) {
             self.record_release(now_ms, &ended, "its node said the activity is over");
         }
         Ok(Applied::default())
@@ -383,21 +375,19 @@ impl Book {
         if self.sync.is_empty() {
             return;
         }
-        let state = self.sync.state().clone();
-        let holds = state
-            .holders
-            .iter()
-            .map(|e| (e, hold_release_reason(self, e)));
-        let waits = state
+        for ended in self.fenced_holds(now_ms) {
+            let why = ended.entry.ending.as_ref().map(|e| e.why.clone());
+            self.record_release(now_ms, &ended, &why.unwrap_or_default());
+        }
+        let waits: Vec<(SyncEntry, String)> = self
+            .sync
+            .state()
             .waiters
             .iter()
-            .map(|e| (e, release_reason(self, &e.ticket)));
-        let ends: Vec<(SyncEntry, String)> = holds
-            .chain(waits)
-            .filter_map(|(e, why)| Some((e.clone(), why?)))
+            .filter_map(|e| Some((e.clone(), release_reason(self, &e.ticket)?)))
             .collect();
-        for (entry, why) in ends {
-            if let Some(ended) = self.sync.end(&entry.ticket) {
+        for (entry, why) in waits {
+            if let Some(ended) = self.sync.end(&entry.ticket, &entry.peer) {
                 self.record_release(now_ms, &ended, &why);
             }
         }
@@ -423,9 +413,11 @@ impl Book {
         self.sync.state().holders.iter().map(|e| &e.peer)
     }
 
-    /// When the first waiter's `maxWait` runs out.
+    /// When the first waiter's `maxWait` runs out, or the first hold whose node is suspected
+    /// or gone ends.
     pub(crate) fn sync_deadline(&self) -> Option<u64> {
-        self.sync.next_expiry(&self.classes)
+        let expiry = self.sync.next_expiry(&self.classes);
+        expiry.into_iter().chain(self.sync.next_ending()).min()
     }
 
     /// What a waiter waits behind, in words.

@@ -11,9 +11,17 @@
 //! is the rule alone, on plain data; `book.rs` ties it to the book (who may ask, what the
 //! controller itself releases, the messages and the history), `view.rs` is what `sync show`
 //! shows, `ordered.rs` the ordering requirements between definitions (a request of an ordered
-//! task waits for the relative order of its instance first, then for its class if it has one).
+//! task waits for the relative order of its instance first, then for its class if it has one),
+//! `fence.rs` when the hold of a node that is suspected or gone ends.
+//!
+//! A request is its ticket *and* the peer that asked: the same ticket from another peer (its
+//! partition now runs elsewhere) is another request, which waits its turn as any other. It is
+//! never answered with the first peer's grant (that peer's command may still run under it),
+//! and neither ends the other: each ends by its own peer's release or when the controller ends
+//! it.
 
 mod book;
+mod fence;
 mod ordered;
 mod view;
 
@@ -22,6 +30,7 @@ use mobiwf_xml_schema::{ClassDocument, ClassName, DEFAULT_MAX_WAIT_SECS};
 use serde::{Deserialize, Serialize};
 
 pub use book::{ClassesRecord, DEFAULT_LEASE_MS};
+pub use fence::Ending;
 pub(crate) use ordered::Ordering;
 pub use ordered::{OrderWaiter, OrderingsRecord};
 pub use view::{OrderWaiterView, SyncHolder, SyncView, SyncWaiter};
@@ -39,6 +48,10 @@ pub struct SyncEntry {
     pub peer: NodeId,
     /// A holder: when it was granted; a waiter: when it asked. Ms since the epoch.
     pub since_ms: u64,
+    /// A holder whose node is suspected or gone: when its hold ends, and why (left out while
+    /// it stands, so an entry stored before it loads unchanged).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub ending: Option<Ending>,
 }
 
 impl SyncEntry {
@@ -47,6 +60,11 @@ impl SyncEntry {
     fn of_activity(&self, instance: InstanceId, partition: PartitionId, a: ActivityId) -> bool {
         let t = &self.ticket;
         t.instance == instance && t.partition == partition && t.activity == a
+    }
+
+    /// True when it is the request `ticket` of `peer`.
+    fn is(&self, ticket: &SyncTicket, peer: &NodeId) -> bool {
+        self.ticket == *ticket && self.peer == *peer
     }
 }
 
@@ -148,24 +166,26 @@ impl Manager {
     }
 
     /// A request: granted at once, or waiting (see the module's rule). Earlier rounds of the
-    /// same activity end first (`superseded`): a node asks again only once the earlier
-    /// request's activity was final.
+    /// same activity asked by the same peer end first (`superseded`): a node asks again only
+    /// once the earlier request's activity was final there. A request is its ticket and its
+    /// peer: another peer's request for the same ticket is another request (the module's doc).
     pub(crate) fn begin(
         &mut self,
         classes: &ClassDocument,
         entry: SyncEntry,
         superseded: &mut Vec<Ended>,
     ) -> Begun {
-        let t = entry.ticket;
-        let same = |e: &SyncEntry| e.of_activity(t.instance, t.partition, t.activity);
+        let (t, peer) = (entry.ticket, entry.peer.clone());
+        let same =
+            |e: &SyncEntry| e.peer == peer && e.of_activity(t.instance, t.partition, t.activity);
         let rounds = self.state.holders.iter().chain(&self.state.waiters);
         if rounds.filter(|e| same(e)).any(|e| e.ticket.round > t.round) {
             return Begun::Stale;
         }
-        if self.state.holders.iter().any(|e| e.ticket == t) {
+        if self.state.holders.iter().any(|e| e.is(&t, &peer)) {
             return Begun::AlreadyHeld;
         }
-        if self.state.waiters.iter().any(|e| e.ticket == t) {
+        if self.state.waiters.iter().any(|e| e.is(&t, &peer)) {
             return Begun::AlreadyWaiting;
         }
         superseded.extend(self.remove_where(|e| same(e)));
@@ -201,9 +221,10 @@ impl Manager {
             .collect()
     }
 
-    /// The hold or wait of exactly `ticket` ends (a release of another round frees nothing).
-    pub(crate) fn end(&mut self, ticket: &SyncTicket) -> Option<Ended> {
-        self.remove_where(|e| e.ticket == *ticket).pop()
+    /// The hold or wait of exactly `ticket` asked by `peer` ends (a release of another round,
+    /// or of another peer's request, frees nothing).
+    pub(crate) fn end(&mut self, ticket: &SyncTicket, peer: &NodeId) -> Option<Ended> {
+        self.remove_where(|e| e.is(ticket, peer)).pop()
     }
 
     /// Every hold and wait `pred` names ends.

@@ -41,7 +41,13 @@ fn entry(activity: u64, round: u32, class: &str, at: u64) -> SyncEntry {
         node: NodeName::new("P1"),
         peer: NodeId::new("peer1"),
         since_ms: at,
+        ending: None,
     }
+}
+
+/// The peer of [`entry`]'s requests.
+fn p1() -> NodeId {
+    NodeId::new("peer1")
 }
 
 fn begin(m: &mut Manager, c: &ClassDocument, e: SyncEntry) -> Begun {
@@ -114,7 +120,7 @@ fn a_later_request_waits_behind_an_earlier_conflicting_waiter_first_come_first_s
     // paint conflicts with nobody: granted although others wait.
     assert_eq!(begin(&mut m, &c, entry(4, 0, "paint", 3)), Begun::Granted);
     // The drill ends: the press goes first; the second drill still waits, now behind it.
-    assert!(m.end(&ticket(1, 0)).is_some());
+    assert!(m.end(&ticket(1, 0), &p1()).is_some());
     assert_eq!(
         m.grant_ready(&c, 10)
             .iter()
@@ -123,7 +129,7 @@ fn a_later_request_waits_behind_an_earlier_conflicting_waiter_first_come_first_s
         [2]
     );
     assert_eq!(waiters(&m), [3]);
-    m.end(&ticket(2, 0));
+    m.end(&ticket(2, 0), &p1());
     assert_eq!(m.grant_ready(&c, 11).len(), 1);
     assert_eq!(holders(&m), [4, 3]);
 }
@@ -168,9 +174,13 @@ fn a_release_ends_exactly_its_round() {
     let c = plant();
     let mut m = Manager::default();
     begin(&mut m, &c, entry(1, 3, "press", 0));
-    assert_eq!(m.end(&ticket(1, 2)), None, "an older round frees nothing");
+    assert_eq!(
+        m.end(&ticket(1, 2), &p1()),
+        None,
+        "an older round frees nothing"
+    );
     assert_eq!(holders(&m), [1]);
-    let ended = m.end(&ticket(1, 3)).expect("its own round");
+    let ended = m.end(&ticket(1, 3), &p1()).expect("its own round");
     assert!(ended.held);
     assert!(m.is_empty());
 }
@@ -201,6 +211,112 @@ fn an_unknown_class_waits_the_default_time() {
         ..SyncRecord::default()
     });
     assert_eq!(m.next_expiry(&ClassDocument::default()), Some(60_000));
+}
+
+/// `entry` asked by `peer`.
+fn asked_by(peer: &str, e: SyncEntry) -> SyncEntry {
+    SyncEntry {
+        peer: NodeId::new(peer),
+        ..e
+    }
+}
+
+#[test]
+fn another_peers_request_for_the_same_ticket_is_another_request() {
+    let c = plant();
+    let mut m = Manager::default();
+    assert_eq!(begin(&mut m, &c, entry(1, 0, "press", 0)), Begun::Granted);
+    // The same ticket from another peer: not the holder, so not answered with its grant;
+    // it waits as any other press would.
+    let other = asked_by("peer2", entry(1, 0, "press", 1));
+    assert!(matches!(
+        begin(&mut m, &c, other.clone()),
+        Begun::Waiting(_)
+    ));
+    assert_eq!(begin(&mut m, &c, other), Begun::AlreadyWaiting);
+    // Its later round supersedes nothing of the first peer's, and the first peer's earlier
+    // round is not stale for it.
+    let mut superseded = Vec::new();
+    let later = asked_by("peer2", entry(1, 1, "press", 2));
+    assert!(matches!(
+        m.begin(&c, later, &mut superseded),
+        Begun::Waiting(_)
+    ));
+    assert_eq!(superseded.len(), 1, "only its own round 0");
+    assert_eq!(superseded[0].entry.peer, NodeId::new("peer2"));
+    assert_eq!(holders(&m), [1]);
+    // A release names its peer: the other peer's frees nothing of the holder's.
+    assert_eq!(m.end(&ticket(1, 0), &NodeId::new("peer2")), None);
+    assert_eq!(holders(&m), [1]);
+    assert!(m.end(&ticket(1, 0), &NodeId::new("peer1")).is_some());
+    let granted = m.grant_ready(&c, 3);
+    assert_eq!(granted.len(), 1);
+    assert_eq!(
+        (granted[0].ticket, granted[0].peer.as_str()),
+        (ticket(1, 1), "peer2")
+    );
+    // A class compatible with itself: both peers hold, each its own request.
+    let mut m = Manager::default();
+    begin(&mut m, &c, entry(5, 0, "paint", 0));
+    let paint = asked_by("peer2", entry(5, 0, "paint", 1));
+    assert_eq!(begin(&mut m, &c, paint), Begun::Granted);
+    assert_eq!(holders(&m), [5, 5]);
+}
+
+#[test]
+fn a_hold_marked_ending_ends_when_its_time_comes_and_stands_again_when_its_node_is_back() {
+    let c = plant();
+    let mut m = Manager::default();
+    begin(&mut m, &c, entry(1, 0, "press", 0));
+    begin(&mut m, &c, entry(2, 0, "paint", 0));
+    let peer = NodeId::new("peer1");
+    assert_eq!(m.next_ending(), None);
+    m.mark_ending(&ticket(1, 0), &peer, 6_000, "removed");
+    // An earlier end never replaces a later one; a later one does.
+    m.mark_ending(&ticket(1, 0), &peer, 5_000, "suspected");
+    assert_eq!(m.next_ending(), Some(6_000));
+    m.mark_ending(&ticket(1, 0), &peer, 7_000, "removed again");
+    assert_eq!(m.next_ending(), Some(7_000));
+    assert!(m.due_endings(6_999).is_empty());
+    let ended = m.due_endings(7_000);
+    assert_eq!(ended.len(), 1);
+    assert!(ended[0].held);
+    assert_eq!(
+        ended[0].entry.ending.as_ref().map(|e| e.why.as_str()),
+        Some("removed again")
+    );
+    assert_eq!(holders(&m), [2]);
+    // Marked, then its node is back: it stands, and nothing ends it on time.
+    m.mark_ending(&ticket(2, 0), &peer, 8_000, "suspected");
+    m.take_dirty();
+    m.stand(&peer);
+    assert!(m.take_dirty().is_some(), "stored again");
+    assert_eq!(m.next_ending(), None);
+    assert!(m.due_endings(u64::MAX).is_empty());
+    assert_eq!(holders(&m), [2]);
+}
+
+#[test]
+fn a_state_stored_before_endings_loads_and_an_ending_is_stored_with_its_hold() {
+    // `meta/sync` as the code before endings wrote it.
+    let old = r#"{"holders":[{"ticket":{"instance":1,"partition":1,"activity":1,"round":0},"class":"press","node":"P1","peer":"peer1","since_ms":5}],"waiters":[]}"#;
+    let state: SyncRecord = serde_json::from_str(old).unwrap();
+    assert_eq!(state.holders, vec![entry(1, 0, "press", 5)]);
+    assert_eq!(
+        serde_json::to_string(&state).unwrap(),
+        old,
+        "written back the same"
+    );
+    let mut m = Manager::restore(state);
+    m.mark_ending(&ticket(1, 0), &NodeId::new("peer1"), 9, "removed");
+    let stored = m.take_dirty().expect("changed");
+    let text = serde_json::to_string(&stored).unwrap();
+    assert!(
+        text.contains(r#""ending":{"at_ms":9,"why":"removed"}"#),
+        "{text}"
+    );
+    let back: SyncRecord = serde_json::from_str(&text).unwrap();
+    assert_eq!(back, stored);
 }
 
 /// One step of a random run.
@@ -261,7 +377,7 @@ proptest! {
                     }
                 }
                 Step::End { activity } => {
-                    m.end(&ticket(activity, 0));
+                    m.end(&ticket(activity, 0), &p1());
                     asked.remove(&activity);
                 }
                 Step::Wait { ms } => {

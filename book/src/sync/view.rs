@@ -1,5 +1,6 @@
 //! What `GET /sync` and `mobiwf-controller sync show` show: every holder (class, instance,
-//! activity, node, since when) and every waiter (the same, and what it waits behind), the
+//! activity, node, since when; when and why its hold ends, once its node is suspected or gone)
+//! and every waiter (the same, and what it waits behind), the
 //! waiters in the order they will be looked at; then the requests that wait for their
 //! instance's relative order (an ordering between definitions), with what they wait after.
 //! Each names its activity's pass, as the book knows it (a request of a loop's later pass
@@ -9,7 +10,7 @@ use mobiwf_proto::{ActivityId, InstanceId, NodeName, PartitionId, Pass};
 use mobiwf_xml_schema::ClassName;
 use serde::Serialize;
 
-use super::{Blocker, OrderWaiter, SyncEntry};
+use super::{Blocker, Ending, OrderWaiter, SyncEntry};
 use crate::Book;
 
 /// The synchronization manager's state, for people.
@@ -77,6 +78,10 @@ pub struct SyncHolder {
     pub node: NodeName,
     /// When it was granted, ms since the epoch.
     pub since_ms: u64,
+    /// A hold whose node is suspected or gone: when it ends and why (left out while it
+    /// stands; never for a waiter).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub ending: Option<Ending>,
 }
 
 /// One waiter.
@@ -169,6 +174,7 @@ impl Book {
             pass: self.activity_pass(t.instance, t.activity),
             node: e.node.clone(),
             since_ms: e.since_ms,
+            ending: e.ending.clone(),
         }
     }
 }

@@ -18,6 +18,7 @@ mod compensation;
 mod coverage;
 mod definitions;
 mod failures;
+mod fence;
 mod hub;
 mod inputs;
 mod lifecycles;
@@ -46,6 +47,7 @@ const ALL_SCENARIOS: &[&[Scenario]] = &[
     compensation::ALL,
     definitions::ALL,
     failures::ALL,
+    fence::ALL,
     hub::ALL,
     inputs::ALL,
     lifecycles::ALL,

@@ -34,7 +34,7 @@ fn shop() -> String {
 }
 
 /// One press activity (1) in partition 1 on partner `partner`.
-fn one_press(partner: u64) -> String {
+pub(super) fn one_press(partner: u64) -> String {
     classed(
         &wf(&[act(1, -1, &[])], &[(1, partner, 0, &[1])]),
         &[(1, "press")],
@@ -55,13 +55,13 @@ fn apply_classes(b: &mut Book, text: &str) -> Result<Applied, BookError> {
 }
 
 /// P1 (peerA) and P2 (peerB), the classes applied.
-fn plant() -> Book {
+pub(super) fn plant() -> Book {
     let mut b = book_with(&[node("peerA", "P1", &[1, 2]), node("peerB", "P2", &[1, 2])]);
     apply_classes(&mut b, CLASSES).expect("classes");
     b
 }
 
-fn ticket(instance: u64, activity: u64, round: u32) -> SyncTicket {
+pub(super) fn ticket(instance: u64, activity: u64, round: u32) -> SyncTicket {
     SyncTicket {
         instance: InstanceId(instance),
         partition: PartitionId(1),
@@ -70,7 +70,7 @@ fn ticket(instance: u64, activity: u64, round: u32) -> SyncTicket {
     }
 }
 
-fn ask(b: &mut Book, at: u64, peer: &str, t: SyncTicket, class: &str) -> Applied {
+pub(super) fn ask(b: &mut Book, at: u64, peer: &str, t: SyncTicket, class: &str) -> Applied {
     let message = Message::BeginSync(BeginSync {
         ticket: t,
         class: Some(ClassName::from(class)),
@@ -79,12 +79,12 @@ fn ask(b: &mut Book, at: u64, peer: &str, t: SyncTicket, class: &str) -> Applied
     from_node(b, at, peer, message)
 }
 
-fn release(b: &mut Book, at: u64, peer: &str, t: SyncTicket) -> Applied {
+pub(super) fn release(b: &mut Book, at: u64, peer: &str, t: SyncTicket) -> Applied {
     from_node(b, at, peer, Message::EndSync(EndSync { ticket: t }))
 }
 
 /// The grants among the messages: (to, ticket).
-fn grants(applied: &Applied) -> Vec<(String, SyncTicket)> {
+pub(super) fn grants(applied: &Applied) -> Vec<(String, SyncTicket)> {
     sent(applied)
         .into_iter()
         .filter_map(|(to, m)| match m {
@@ -108,7 +108,7 @@ fn refusals(applied: &Applied) -> Vec<(String, SyncTicket, String)> {
         .collect()
 }
 
-fn holders(b: &Book) -> Vec<SyncTicket> {
+pub(super) fn holders(b: &Book) -> Vec<SyncTicket> {
     b.sync_state().holders.iter().map(|e| e.ticket).collect()
 }
 
@@ -117,7 +117,7 @@ fn waiters(b: &Book) -> Vec<SyncTicket> {
 }
 
 /// The synchronization events of instance `id`'s history, as (activity, kind).
-fn sync_events(b: &Book, id: u64) -> Vec<(u64, &'static str)> {
+pub(super) fn sync_events(b: &Book, id: u64) -> Vec<(u64, &'static str)> {
     b.history(InstanceId(id))
         .unwrap_or_default()
         .iter()

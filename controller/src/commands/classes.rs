@@ -130,7 +130,7 @@ async fn sync_show(api: &ApiArgs, as_json: bool) -> anyhow::Result<ExitCode> {
     });
     let rows: Vec<(&str, Value)> = holders
         .iter()
-        .map(|h| ("holds", h.clone()))
+        .map(|h| ("holds", holder_row(h)))
         .chain(waiters.iter().map(|w| ("waits", w.clone())))
         .chain(ordered)
         .collect();
@@ -150,6 +150,18 @@ async fn sync_show(api: &ApiArgs, as_json: bool) -> anyhow::Result<ExitCode> {
         );
     }
     Ok(ExitCode::SUCCESS)
+}
+
+/// A holder as a row: one whose node is suspected or gone says when its hold ends and why
+/// where a waiter says what it waits behind.
+fn holder_row(holder: &Value) -> Value {
+    let mut row = holder.clone();
+    if let Some(at) = holder["ending"]["at_ms"].as_u64() {
+        let why = holder["ending"]["why"].as_str().unwrap_or("-");
+        row["behind_text"] =
+            Value::String(format!("ending at {}: {why}", mobiwf_book::format_time(at)));
+    }
+    row
 }
 
 /// `GET path` as JSON, or the exit code of its failure.
@@ -195,5 +207,27 @@ fn text(value: &Value) -> String {
         Value::String(s) if s.is_empty() => "-".to_owned(),
         Value::String(s) => s.clone(),
         other => other.to_string(),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_hold_that_ends_says_when_and_why_where_a_waiter_says_what_it_waits_behind() {
+        let standing = serde_json::json!({"class": "press", "since_ms": 1});
+        assert_eq!(holder_row(&standing), standing);
+        let ending = serde_json::json!({
+            "class": "press",
+            "ending": {"at_ms": 1_795_000_000_000_u64, "why": "node P1 was removed by an operator"}
+        });
+        let row = holder_row(&ending);
+        let text = row["behind_text"].as_str().unwrap_or_default();
+        let when = mobiwf_book::format_time(1_795_000_000_000);
+        assert_eq!(
+            text,
+            format!("ending at {when}: node P1 was removed by an operator")
+        );
     }
 }

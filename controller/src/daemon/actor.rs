@@ -194,7 +194,7 @@ impl ControllerActor {
         let from = NodeId::new(inbound.from.to_string());
         if !matches!(inbound.envelope.message, Message::Register(_))
             && self.book.node(&from).is_none()
-            && !matches!(inbound.envelope.message, Message::Probe)
+            && !matches!(inbound.envelope.message, Message::Probe(_))
         {
             self.stranger(inbound, group);
             return Ok(());

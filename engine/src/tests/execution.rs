@@ -91,7 +91,7 @@ fn a_command_runs_once_and_its_exit_decides() {
     assert_eq!(
         fx,
         vec![Effect::Execute {
-            reads: Vec::new(), writes: Vec::new(), lease_ms: None,
+            reads: Vec::new(), writes: Vec::new(), lease_ms: None, asked_ms: 0,
             key: RunKey {
                 instance: InstanceId(5),
                 partition: PartitionId(1)

@@ -22,6 +22,7 @@ mod data;
 mod deadlines;
 mod execution;
 mod failures;
+mod fence;
 mod inputs;
 mod items;
 mod loops;
@@ -51,6 +52,7 @@ pub(crate) const ALL_SCENARIOS: &[&[Scenario]] = &[
     data::SCENARIOS,
     execution::SCENARIOS,
     failures::SCENARIOS,
+    fence::SCENARIOS,
     inputs::SCENARIOS,
     items::SCENARIOS,
     pause::SCENARIOS,

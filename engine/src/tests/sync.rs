@@ -6,10 +6,10 @@
 use super::*;
 use mobiwf_proto::{BeginSync, EndSync, SyncGranted, SyncRefused, SyncTicket};
 
-const LEASE: u64 = 5000;
+pub(super) const LEASE: u64 = 5000;
 
 /// Activity 1 of class `press` runs `work` (then tells remote activity 2), with `extra`.
-fn pressing(instance: u64, retries: Option<(u32, u32)>, extra: &'static str) -> String {
+pub(super) fn pressing(instance: u64, retries: Option<(u32, u32)>, extra: &'static str) -> String {
     doc(
         instance,
         &[A {
@@ -24,7 +24,7 @@ fn pressing(instance: u64, retries: Option<(u32, u32)>, extra: &'static str) -> 
     )
 }
 
-fn ticket(instance: u64, activity: u64, round: u32) -> SyncTicket {
+pub(super) fn ticket(instance: u64, activity: u64, round: u32) -> SyncTicket {
     SyncTicket {
         instance: InstanceId(instance),
         partition: PartitionId(1),
@@ -33,7 +33,7 @@ fn ticket(instance: u64, activity: u64, round: u32) -> SyncTicket {
     }
 }
 
-fn grant(e: &mut Engine, now_ms: u64, ticket: SyncTicket) -> Vec<Effect> {
+pub(super) fn grant(e: &mut Engine, now_ms: u64, ticket: SyncTicket) -> Vec<Effect> {
     at(
         e,
         now_ms,
@@ -53,7 +53,13 @@ fn refuse(e: &mut Engine, now_ms: u64, ticket: SyncTicket) -> Vec<Effect> {
     )
 }
 
-fn lost(e: &mut Engine, now_ms: u64, instance: u64, activity: u64, attempt: u32) -> Vec<Effect> {
+pub(super) fn lost(
+    e: &mut Engine,
+    now_ms: u64,
+    instance: u64,
+    activity: u64,
+    attempt: u32,
+) -> Vec<Effect> {
     let lost = crate::Lost {
         instance: InstanceId(instance),
         partition: PartitionId(1),
@@ -80,7 +86,7 @@ fn begins(effects: &[Effect]) -> Vec<(SyncTicket, String)> {
 }
 
 /// The tickets released.
-fn ends(effects: &[Effect]) -> Vec<SyncTicket> {
+pub(super) fn ends(effects: &[Effect]) -> Vec<SyncTicket> {
     to_controller(effects)
         .into_iter()
         .filter_map(|m| match m {
@@ -91,7 +97,7 @@ fn ends(effects: &[Effect]) -> Vec<SyncTicket> {
 }
 
 /// The leases of the commands started.
-fn leases(effects: &[Effect]) -> Vec<Option<u64>> {
+pub(super) fn leases(effects: &[Effect]) -> Vec<Option<u64>> {
     effects
         .iter()
         .filter_map(|e| match e {
@@ -103,7 +109,7 @@ fn leases(effects: &[Effect]) -> Vec<Option<u64>> {
 
 /// The engine a restarted node builds from what this one holds of instance `instance`
 /// (through JSON, as the store holds it), its runs' document being `document`.
-fn reborn(e: &Engine, instance: u64, document: &str) -> Engine {
+pub(super) fn reborn(e: &Engine, instance: u64, document: &str) -> Engine {
     let runs = e
         .runs()
         .map(|r| {
@@ -122,7 +128,7 @@ fn reborn(e: &Engine, instance: u64, document: &str) -> Engine {
 }
 
 /// Deploys `document` as instance `instance`, partition 1, and checks it asked for round 0.
-fn asked(e: &mut Engine, instance: u64, document: &str) {
+pub(super) fn asked(e: &mut Engine, instance: u64, document: &str) {
     let fx = deploy(e, instance, 1, document);
     assert_eq!(
         begins(&fx),
@@ -279,10 +285,15 @@ scenarios! {
                 })),
             };
             assert_eq!(state(&e, 1, 1), ends_in, "{how}");
-            assert_eq!(ends(&fx), vec![ticket(1, 1, 0)], "{how}: {fx:?}");
-            if how != "fail" {
+            let fx = if how == "fail" {
+                fx
+            } else {
+                // Its try is killed: the class is released once that try's end is told.
                 assert_eq!(kills(&fx), vec![(1, 0)], "{how}");
-            }
+                assert!(ends(&fx).is_empty(), "{how}: released with the kill: {fx:?}");
+                ended(&mut e, 3100, 1, 1, false, 0)
+            };
+            assert_eq!(ends(&fx), vec![ticket(1, 1, 0)], "{how}: {fx:?}");
         }
     }
 
@@ -513,7 +524,7 @@ fn a_request_is_stored_beside_the_records_and_a_run_stored_before_task_classes_l
     let json: serde_json::Value = serde_json::from_slice(&stored.state).expect("json");
     assert_eq!(
         json["gates"],
-        serde_json::json!({"1": {"rounds": 1, "open": {"round": 0, "lease_ms": LEASE}}})
+        serde_json::json!({"1": {"rounds": 1, "open": {"round": 0, "lease_ms": LEASE, "asked_ms": 1000}}})
     );
     // The same run as a version before task classes wrote it: no gates, nothing open.
     let mut old = json.clone();

@@ -70,7 +70,7 @@ fn message() -> impl Strategy<Value = Message> {
             ActivityId(5),
             Outcome::Succeeded
         ))),
-        Just(Message::Probe),
+        Just(Message::Probe(Default::default())),
     ]
 }
 

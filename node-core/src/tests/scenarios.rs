@@ -104,7 +104,11 @@ fn only_the_controller_orders_and_a_node_takes_no_reports() {
         "{taken:?}"
     );
     assert_eq!(
-        refused(core.accept(&controller(), Message::Probe, Ok(Vec::new()))),
+        refused(core.accept(
+            &controller(),
+            Message::Probe(Default::default()),
+            Ok(Vec::new())
+        )),
         "a node does not take probe messages"
     );
     // Contents the daemon could not keep refuse the message, whatever it is.
@@ -273,7 +277,7 @@ fn a_refused_message_changes_nothing() {
                 action: Control::Cancel,
             }),
         ),
-        (controller(), Message::Probe),
+        (controller(), Message::Probe(Default::default())),
     ];
     for (from, message) in refused_ones {
         let kind = message.kind();

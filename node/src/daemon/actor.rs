@@ -49,7 +49,7 @@ pub(super) struct NodeActor {
     pub(super) fetching: super::data::Fetching,
     /// The copies for offline work under way.
     pub(super) copying: super::offline::Copying,
-    /// When the controller was last heard, and the leases of the commands run under a task
+    /// The round trips with the controller, and the leases of the commands run under a task
     /// class's grant (`crate::lease`).
     pub(super) leases: crate::lease::Leases,
     /// The applications of semi-automatic items running on this device.
@@ -153,16 +153,7 @@ impl NodeActor {
         group.write_now(self.store.as_ref(), seq, outbox)?;
         let resumed = self.core.resume();
         self.carry_out(resumed);
-        // The persons' activities holding a grant are watched again, from now.
-        let now = mobiwf_runtime::process::now_ms();
-        let engine = self.core.engine();
-        for run in engine.runs() {
-            for act in &run.doc().activities {
-                if let Some(lease_ms) = engine.person_lease(run.key, act.id) {
-                    self.leases.watch_person(run.key, act.id, lease_ms, now);
-                }
-            }
-        }
+        self.watch_held_people();
         Ok(())
     }
 
@@ -221,6 +212,7 @@ impl NodeActor {
                 let (to, role) = self.destination(sent.to);
                 writing.send(to, role, sent.message)?;
             }
+            self.unfence_killed(&out.effects);
             after.effects.extend(out.effects);
             after.answers.extend(out.answers);
         }
@@ -236,10 +228,7 @@ impl NodeActor {
         after: &mut After,
     ) -> Result<(), StoreError> {
         let from = NodeId::new(inbound.from.to_string());
-        if inbound.from == self.controller.0 {
-            // Any word from the controller, a probe too, keeps held commands' leases.
-            self.leases.heard(Millis::from_micros(now).as_u64());
-        }
+        self.note_probe(now, &inbound);
         if self.core.is_unreachable(&from) {
             // Any word from a peer says it is back.
             let back = NodeInput::Link {
@@ -377,19 +366,6 @@ impl NodeActor {
         Ok(())
     }
 
-    /// Watches the persons' activities that came to hold a grant (offered or taken), and no
-    /// longer those that ended (`crate::lease`).
-    fn watch_people(&self, transitions: &[mobiwf_engine::Transition]) {
-        let now = mobiwf_runtime::process::now_ms();
-        for t in transitions {
-            if t.state.is_final() {
-                self.leases.unwatch_person(t.key, t.activity);
-            } else if let Some(lease_ms) = self.core.engine().person_lease(t.key, t.activity) {
-                self.leases.watch_person(t.key, t.activity, lease_ms, now);
-            }
-        }
-    }
-
     /// Kills the command of `execution` (the engine gave up on it: `why`), off the actor task:
     /// it reads files and runs `kill`.
     fn kill(&self, execution: Execution, why: String) {
@@ -435,6 +411,7 @@ impl NodeActor {
                     reads,
                     writes,
                     lease_ms,
+                    asked_ms,
                 } => self.spawn(Execution {
                     attempt,
                     command,
@@ -442,6 +419,7 @@ impl NodeActor {
                     writes,
                     held: lease_ms.map(|lease_ms| executor::Hold {
                         lease_ms,
+                        asked_ms,
                         leases: self.leases.clone(),
                     }),
                     ..of(key, activity)

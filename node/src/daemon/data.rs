@@ -351,7 +351,7 @@ impl super::actor::NodeActor {
             | Message::Withdraw(_)
             | Message::Substitute(_)
             | Message::Control(_)
-            | Message::Probe
+            | Message::Probe(_)
             | Message::Directory(_)
             | Message::Claim(_)
             | Message::Item(_)

@@ -12,6 +12,7 @@ mod actor;
 mod applications;
 mod data;
 mod directory;
+mod fencing;
 mod journal;
 mod memory;
 mod offline;

@@ -223,7 +223,7 @@ impl DeskInput {
             | Message::Withdraw(_)
             | Message::Substitute(_)
             | Message::Control(_)
-            | Message::Probe
+            | Message::Probe(_)
             | Message::Directory(_)
             | Message::Claim(_)
             | Message::ItemEvents(_)

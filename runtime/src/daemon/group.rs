@@ -122,7 +122,7 @@ impl Group {
                 },
             reply,
         } = inbound;
-        if matches!(message, Message::Probe) {
+        if matches!(message, Message::Probe(_)) {
             self.acks.push((reply, Reply::Ack));
             return Ok(());
         }
@@ -392,7 +392,7 @@ mod tests {
                 Err("no such instance".to_owned().into())
             })
             .unwrap();
-        let (probe, _b) = inbound(0, Message::Probe);
+        let (probe, _b) = inbound(0, Message::Probe(Default::default()));
         group
             .receive(&store, &metrics, Peer::Controller, probe, |_, _, _| {
                 panic!("a probe is not applied")

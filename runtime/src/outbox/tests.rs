@@ -156,7 +156,7 @@ fn messages(to: PeerId, from_seq: u64, n: u64) -> Vec<Outgoing> {
                     origin: NodeId::new("me"),
                     seq,
                 },
-                message: Message::Probe,
+                message: Message::Probe(Default::default()),
             };
             Outgoing::parsed(to, Vec::new(), Peer::Partner, envelope)
         })

@@ -425,7 +425,10 @@ fn the_wire_messages_for_the_desk_become_its_inputs() {
         DeskInput::from_message(Message::Answer(answered.clone())),
         Some(DeskInput::Answer(answered))
     );
-    assert_eq!(DeskInput::from_message(Message::Probe), None);
+    assert_eq!(
+        DeskInput::from_message(Message::Probe(Default::default())),
+        None
+    );
 }
 
 #[test]

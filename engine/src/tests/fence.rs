@@ -1,0 +1,140 @@
+//! A held try the engine kills releases its class only once the try is over (`crate::sync`):
+//! when the executor tells its end or that its lease killed it, or a fence after the kill
+//! when it never tells (a restart keeps the wait); a try without a class's grant releases at
+//! once, as before. A held command's lease counts from when its request was asked.
+
+use super::sync::{LEASE, asked, ends, grant, leases, lost, pressing, reborn, ticket};
+use super::*;
+use mobiwf_proto::fence_ms;
+
+/// Instance 1's pressing, granted at 2000 and running try 0.
+fn running() -> (Engine, String) {
+    let mut e = Engine::new();
+    let d = pressing(1, None, "");
+    asked(&mut e, 1, &d);
+    assert_eq!(
+        executes(&grant(&mut e, 2000, ticket(1, 1, 0))),
+        vec![(1, 0)]
+    );
+    (e, d)
+}
+
+/// Try `attempt` of instance 1's activity 1 ended (failed), as the executor tells it.
+fn try_ended(e: &mut Engine, attempt: u32) -> Result<Vec<Effect>, Refusal> {
+    let input = Input::Finished(crate::Ended {
+        written: Vec::new(),
+        instance: InstanceId(1),
+        activity: ActivityId(1),
+        finish: crate::Finish::of(false, Some("killed".to_owned()), None),
+        by: Finisher::Command,
+        attempt,
+    });
+    e.apply(3200, input)
+}
+
+scenarios! {
+    fn a_killed_holder_releases_its_class_once_its_try_ended_or_its_lease_killed_it() {
+        for told in ["ended", "lost"] {
+            let (mut e, _) = running();
+            let fx = withdraw(&mut e, 3000, 1, &[1], "too slow");
+            assert_eq!(kills(&fx), vec![(1, 0)]);
+            assert!(ends(&fx).is_empty(), "released with the kill: {fx:?}");
+            // A word about another try is not the killed one's end.
+            assert!(try_ended(&mut e, 1).is_err());
+            let fx = match told {
+                "ended" => ended(&mut e, 3500, 1, 1, false, 0),
+                _ => lost(&mut e, 3500, 1, 1, 0),
+            };
+            assert_eq!(ends(&fx), vec![ticket(1, 1, 0)], "{told}: {fx:?}");
+            assert_eq!(state(&e, 1, 1), ActivityState::Failed);
+            // Once: the same word again releases nothing more.
+            assert!(try_ended(&mut e, 0).is_err());
+            assert!(e.next_deadline().is_none(), "nothing left to wait for");
+        }
+    }
+
+    fn a_killed_try_whose_end_is_never_told_releases_its_class_a_fence_after_the_kill() {
+        let (mut e, d) = running();
+        let fx = control(&mut e, 3000, 1, Control::Cancel);
+        assert!(ends(&fx).is_empty(), "{fx:?}");
+        let due = 3000 + fence_ms(LEASE);
+        assert_eq!(e.next_deadline(), Some(due));
+        assert!(ends(&tick(&mut e, due - 1)).is_empty());
+        // A restart keeps the wait (the executor that followed the try is gone with it).
+        let mut e = reborn(&e, 1, &d);
+        assert!(e.resume().is_empty(), "a final activity's try is not followed again");
+        assert_eq!(e.next_deadline(), Some(due));
+        assert_eq!(ends(&tick(&mut e, due)), vec![ticket(1, 1, 0)]);
+        assert!(e.next_deadline().is_none());
+        // Its end, told late, releases nothing more.
+        assert!(ends(&lost(&mut e, due + 1, 1, 1, 0)).is_empty());
+    }
+
+    fn a_holder_killed_on_its_time_out_releases_its_class_once_the_try_ended() {
+        let mut e = Engine::new();
+        let d = doc(1, &[A {
+            id: 1,
+            command: Some("work"),
+            time_out: 5,
+            class: Some("press"),
+            ..A::default()
+        }]);
+        asked(&mut e, 1, &d);
+        grant(&mut e, 2000, ticket(1, 1, 0));
+        let fx = tick(&mut e, 7000);
+        assert_eq!(kills(&fx), vec![(1, 0)]);
+        assert_eq!(state(&e, 1, 1), ActivityState::Failed);
+        assert!(ends(&fx).is_empty(), "{fx:?}");
+        assert_eq!(ends(&ended(&mut e, 7100, 1, 1, false, 0)), vec![ticket(1, 1, 0)]);
+    }
+
+    fn a_holder_paused_with_its_try_killed_then_withdrawn_releases_once_the_try_ended() {
+        let (mut e, _) = running();
+        let pause = Input::Pause(mobiwf_proto::PauseOrder {
+            instance: InstanceId(1),
+            activity: ActivityId(1),
+            action: mobiwf_proto::PauseAction::Pause { kill: true },
+            by: "op".to_owned(),
+        });
+        assert_eq!(kills(&at(&mut e, 2500, pause)), vec![(1, 0)]);
+        let fx = withdraw(&mut e, 3000, 1, &[1], "too slow");
+        assert!(state(&e, 1, 1).is_final());
+        assert!(ends(&fx).is_empty(), "{fx:?}");
+        assert_eq!(ends(&ended(&mut e, 3100, 1, 1, false, 0)), vec![ticket(1, 1, 0)]);
+    }
+
+    fn a_killed_try_without_a_class_releases_its_relative_order_at_once() {
+        let mut e = Engine::new();
+        let extra = "<ordered>1</ordered>";
+        let d = doc(1, &[A { id: 1, command: Some("work"), extra, ..A::default() }]);
+        deploy(&mut e, 1, 1, &d);
+        grant(&mut e, 2000, ticket(1, 1, 0));
+        // Only a class's grant fences: nothing to wait for.
+        let fx = withdraw(&mut e, 3000, 1, &[1], "too slow");
+        assert_eq!(kills(&fx), vec![(1, 0)]);
+        assert_eq!(ends(&fx), vec![ticket(1, 1, 0)]);
+    }
+
+    fn a_held_command_runs_under_a_lease_counted_from_when_its_request_was_asked() {
+        let mut e = Engine::new();
+        let d = pressing(1, None, "");
+        // Asked at 1000 (the deployment), granted at 2000.
+        asked(&mut e, 1, &d);
+        let fx = grant(&mut e, 2000, ticket(1, 1, 0));
+        let asked_at: Vec<u64> = fx
+            .iter()
+            .filter_map(|f| match f {
+                Effect::Execute { asked_ms, .. } => Some(*asked_ms),
+                _ => None,
+            })
+            .collect();
+        assert_eq!(asked_at, vec![1000]);
+        assert_eq!(leases(&fx), vec![Some(LEASE)]);
+        // A restart follows it under the same lease, from the same time.
+        let e = reborn(&e, 1, &d);
+        let resumed = e.resume();
+        assert!(matches!(resumed[..], [Effect::Execute { asked_ms: 1000, .. }]), "{resumed:?}");
+        let key = RunKey { instance: InstanceId(1), partition: PartitionId(1) };
+        assert_eq!(e.asked_ms(key, ActivityId(1)), 1000);
+    }
+}
