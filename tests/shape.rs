@@ -1,7 +1,8 @@
 //! The shape of the code, checked on every test run: the pure cores are a boundary, not a
 //! convention (the partition engine, the node's core, the controller's book, the people's
-//! desk and directory, the messages and the document languages link neither the network, the
-//! disk nor the async runtime: `cargo tree` over their normal dependencies proves it), the two
+//! desk and directory, the messages, the document languages and the shell's delivery decisions
+//! link neither the network, the disk nor the async runtime: `cargo tree` over their normal
+//! dependencies proves it), the two
 //! daemons link neither each other (they meet only on the mesh; the demo, which runs both, is
 //! a crate above them), and no
 //! source file outside tests grows past [`MAX_SOURCE_LINES`]. (Functions are held to 80 lines
@@ -61,6 +62,7 @@ fn the_pure_cores_link_no_io_crates() {
         "mobiwf-people",
         "mobiwf-proto",
         "mobiwf-xml-schema",
+        "mobiwf-delivery",
     ] {
         let deps = normal_dependencies(package);
         // Every core depends on serde: seeing it proves the tree was listed.
@@ -105,6 +107,7 @@ const MAX_SOURCE_LINES: usize = 600;
 const SOURCE_DIRS: &[&str] = &[
     "xml-schema/src",
     "proto/src",
+    "delivery/src",
     "engine/src",
     "node-core/src",
     "book/src",
