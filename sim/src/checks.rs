@@ -218,3 +218,93 @@ fn allowed(was: &str, is: &str) -> bool {
         _ => false,
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use mobiwf_proto::{ActivityState, PartitionId, Pass};
+
+    fn record(state: ActivityState) -> ActivityRecord {
+        ActivityRecord {
+            activity: ActivityId(2),
+            state,
+            synchronized_ms: None,
+            ready_ms: None,
+            started_ms: None,
+            finished_ms: None,
+            started_us: None,
+            finished_us: None,
+            detail: None,
+            emergency: false,
+            retried: 0,
+            flag: None,
+            pass: Pass::default(),
+        }
+    }
+
+    fn key() -> RunKey {
+        RunKey {
+            instance: InstanceId(1),
+            partition: PartitionId(1),
+        }
+    }
+
+    fn dir(attempt: u32) -> RunDir {
+        RunDir {
+            instance: InstanceId(1),
+            partition: PartitionId(1),
+            activity: ActivityId(2),
+            kind: RunKind::Try(attempt),
+        }
+    }
+
+    #[test]
+    fn a_final_state_that_changes_on_its_node_is_caught() {
+        let mut checks = Checks::default();
+        for state in [ActivityState::Running, ActivityState::Succeeded] {
+            checks.node_wrote(1, &[(key(), vec![record(state)])], &[]);
+        }
+        assert!(checks.violations.is_empty(), "{:?}", checks.violations);
+        checks.node_wrote(1, &[(key(), vec![record(ActivityState::Failed)])], &[]);
+        assert_eq!(checks.violations.len(), 1, "{:?}", checks.violations);
+        // Another machine's run of the same activity is its own.
+        checks.node_wrote(2, &[(key(), vec![record(ActivityState::Failed)])], &[]);
+        assert_eq!(checks.violations.len(), 1);
+    }
+
+    #[test]
+    fn a_try_started_twice_and_conflicting_classes_at_once_are_caught() {
+        let mut checks = Checks::default();
+        checks.started(1, dir(0), None, 10);
+        checks.started(1, dir(1), None, 20);
+        assert!(checks.violations.is_empty());
+        checks.started(2, dir(1), None, 30);
+        assert_eq!(checks.violations.len(), 1, "{:?}", checks.violations);
+
+        let doc = "<classes><class id=\"press\"><conflicts>press</conflicts></class>\
+                   <class id=\"paint\"/></classes>";
+        let mut checks = Checks {
+            classes: mobiwf_xml_schema::load_classes(doc.as_bytes())
+                .expect("a class document")
+                .value,
+            ..Checks::default()
+        };
+        let other = |n| RunDir {
+            instance: InstanceId(n),
+            ..dir(0)
+        };
+        checks.started(1, other(1), Some(ClassName::from("paint")), 10);
+        checks.started(2, other(2), Some(ClassName::from("paint")), 11);
+        checks.started(1, other(3), Some(ClassName::from("press")), 12);
+        assert!(checks.violations.is_empty(), "{:?}", checks.violations);
+        checks.started(2, other(4), Some(ClassName::from("press")), 13);
+        assert_eq!(checks.violations.len(), 1);
+        checks.stopped(1, other(3), 14);
+        checks.started(2, other(5), Some(ClassName::from("press")), 15);
+        assert_eq!(checks.violations.len(), 2, "4 runs still");
+        checks.stopped(2, other(4), 16);
+        checks.started(1, other(6), Some(ClassName::from("press")), 17);
+        assert_eq!(checks.violations.len(), 3, "5 runs still");
+        assert_eq!(checks.commands_running(), 4);
+    }
+}

@@ -50,7 +50,7 @@ impl Sequencer {
     }
 
     /// The next message id.
-    pub fn next(&mut self) -> MessageId {
+    pub fn next_id(&mut self) -> MessageId {
         self.seq += 1;
         MessageId {
             origin: self.me.clone(),
@@ -236,7 +236,7 @@ impl Group {
             addrs,
             envelope: Envelope {
                 answered_below: 0,
-                id: seq.next(),
+                id: seq.next_id(),
                 message,
             },
         };

@@ -74,7 +74,7 @@ pub fn run(seed: u64, keep_trace: bool) -> Outcome {
     let deadline = quiet_at + world.setup.settle_within;
     let mut settled = false;
     while world.checks.violations.is_empty() && world.step(deadline) {
-        if world.quiet && world.steps % SETTLED_EVERY == 0 && world.unsettled().is_none() {
+        if world.quiet && world.steps.is_multiple_of(SETTLED_EVERY) && world.unsettled().is_none() {
             settled = true;
             break;
         }

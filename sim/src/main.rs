@@ -21,12 +21,17 @@ struct Args {
     /// Replay one seed, printing its whole trace.
     #[arg(long)]
     seed: Option<u64>,
+    /// Play every seed of the campaign, and list each failing one with what broke first
+    /// (instead of stopping at the first).
+    #[arg(long)]
+    keep_going: bool,
 }
 
 fn main() -> ExitCode {
     let args = Args::parse();
     match (args.seed, args.seeds) {
         (Some(seed), _) => replay(seed),
+        (None, Some(count)) if args.keep_going => survey(args.first_seed, count),
         (None, Some(count)) => campaign(args.first_seed, count),
         (None, None) => {
             eprintln!("mobiwf-sim: give --seeds N [--first-seed S], or --seed S");
@@ -83,6 +88,28 @@ fn campaign(first: u64, count: u64) -> ExitCode {
     report(started, count, steps, simulated);
     println!("all {count} seeds passed");
     ExitCode::SUCCESS
+}
+
+/// Plays seeds `first..first + count` and lists every failing one.
+fn survey(first: u64, count: u64) -> ExitCode {
+    let started = Instant::now();
+    let (mut steps, mut simulated, mut failed) = (0u64, 0u64, 0u64);
+    for seed in first..first.saturating_add(count) {
+        let outcome = mobiwf_sim::run(seed, false);
+        steps += outcome.steps;
+        simulated += outcome.simulated_us;
+        if let Some(first) = outcome.violations.first() {
+            failed += 1;
+            println!("seed {seed}: {first}");
+        }
+    }
+    report(started, count, steps, simulated);
+    println!("{failed} of {count} seeds failed");
+    if failed == 0 {
+        ExitCode::SUCCESS
+    } else {
+        ExitCode::FAILURE
+    }
 }
 
 fn report(started: Instant, seeds: u64, steps: u64, simulated_us: u64) {

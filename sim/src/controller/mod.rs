@@ -138,6 +138,10 @@ impl ControllerProc {
             .map(|i| i.id)
             .collect();
         store::stage(&mut group.batch, &changes)?;
+        // The book's own account of what happened, for the trace.
+        for (id, _, e) in &changes.history {
+            self.log.push(format!("instance {id}: {:?}", e.what));
+        }
         self.changed = changes.instances;
         settled.append(&mut self.recalled);
         self.book.evict_settled(settled);

@@ -39,7 +39,9 @@ pub struct NodeConfig {
     pub hour_ms: u64,
 }
 
-/// What a node's actor is given.
+/// What a node's actor is given. Inbound messages are the common case and the largest: a box
+/// per message would cost more than the rarer variants save (as the node daemon's own events).
+#[allow(clippy::large_enum_variant)]
 #[derive(Debug, Clone)]
 pub enum NodeEvent {
     /// A message from a peer (or from itself).
@@ -117,7 +119,7 @@ impl NodeProc {
             me: config.peer.clone(),
             name: config.name.clone(),
             controller: config.controller.clone(),
-            read_location: read_location,
+            read_location,
         };
         let mut core = NodeCore::new(engine, desk, who);
         core.set_device(DeviceProfile {

@@ -51,6 +51,9 @@ pub struct Act {
     pub class: Option<String>,
     /// `<completion>true</completion>`.
     pub completion: bool,
+    /// `<compensation>`: undoes its work when its instance is cancelled or fails after it
+    /// succeeded.
+    pub compensation: bool,
 }
 
 impl Act {
@@ -67,6 +70,7 @@ impl Act {
             looping: None,
             class: None,
             completion: false,
+            compensation: false,
         }
     }
 }
@@ -157,6 +161,9 @@ fn write_activity(x: &mut String, a: &Act) {
     match &a.kind {
         Kind::Automatic(command) => {
             let _ = write!(x, "<command>{command}</command>");
+            if a.compensation {
+                x.push_str("<compensation>sim ok=950 ms=50-400</compensation>");
+            }
             if a.retries > 0 {
                 let _ = write!(
                     x,
@@ -189,6 +196,7 @@ pub fn chain(rng: &mut Rng, nodes: usize, len: u64) -> Vec<Act> {
         let mut a = Act::new(id, node(rng, nodes), pre, command(rng, 850, 1500));
         a.contingency = if rng.chance(500) { 0 } else { -1 };
         a.retries = u32::try_from(rng.below(3)).unwrap_or(0);
+        a.compensation = rng.chance(300);
         acts.push(a);
     }
     acts

@@ -24,6 +24,11 @@ pub enum Script {
     Submit(usize),
     /// The operator interrupts, resumes or cancels the instance of definition `tag`.
     Control(usize, Control),
+    /// The operator interrupts the instance of definition `tag`, and resumes it this many µs
+    /// later.
+    Pause(usize, u64),
+    /// Once faults stopped: the operator resumes what is interrupted, every few seconds.
+    Sweep,
     /// A user looks at their worklist and acts.
     Turn(usize),
 }
@@ -61,8 +66,6 @@ pub struct Workload {
     pub script: Vec<(u64, Script)>,
     /// The instance each submitted definition became.
     pub instances: BTreeMap<usize, InstanceId>,
-    /// The definitions whose submission was handed to the controller and not yet written.
-    pub submitting: BTreeMap<usize, u64>,
     /// The definitions the controller refused, and why.
     pub refused: BTreeMap<usize, String>,
 }
@@ -132,10 +135,8 @@ pub fn draw(rng: &mut Rng, nodes: usize, until: u64) -> Workload {
 fn operators(rng: &mut Rng, w: &mut Workload, tag: usize, submitted: u64, until: u64) {
     if rng.chance(250) {
         let at = submitted + rng.range(100_000, 5_000_000);
-        w.script
-            .push((at, Script::Control(tag, Control::Interrupt)));
-        let back = at + rng.range(100_000, 8_000_000);
-        w.script.push((back, Script::Control(tag, Control::Resume)));
+        let back = rng.range(100_000, 8_000_000);
+        w.script.push((at, Script::Pause(tag, back)));
     }
     if rng.chance(100) {
         let at = submitted + rng.range(100_000, until.max(200_000));

@@ -58,21 +58,44 @@ impl World {
         if !self.running(pid) {
             return;
         }
-        let Some(claim) = self.choose(&user) else {
-            return;
+        let event = match self.presence(&user) {
+            Some(event) => event,
+            None => {
+                let Some(claim) = self.choose(&user) else {
+                    return;
+                };
+                let line = format!(
+                    "{} at {}: {} {}",
+                    user.id,
+                    self.name(pid),
+                    action_word(&claim.action),
+                    claim.activity
+                );
+                self.log(&line);
+                NodeEvent::Claim(claim)
+            }
         };
-        let line = format!(
-            "{} at {}: {:?} {}",
-            user.id,
-            self.name(pid),
-            claim.action,
-            claim.activity
-        );
-        self.log(&line);
         if let Some(n) = &mut self.nodes[pid - 1] {
-            n.pending.push(NodeEvent::Claim(claim));
+            n.pending.push(event);
             self.wake_soon(pid);
         }
+    }
+
+    /// Now and then a user goes away (to work without the network on what they locked), and
+    /// one who is away comes back (always, once faults stopped).
+    fn presence(&mut self, user: &User) -> Option<NodeEvent> {
+        let node = self.nodes.get(user.device)?.as_ref()?;
+        let away = node.core.desk().is_away(user.id.as_str());
+        let event = if away && (self.quiet || self.rng.chance(200)) {
+            NodeEvent::Back(user.id.clone())
+        } else if !away && !self.quiet && self.rng.chance(40) {
+            NodeEvent::Away(user.id.clone())
+        } else {
+            return None;
+        };
+        let line = format!("{}: {event:?}", user.id);
+        self.log(&line);
+        Some(event)
     }
 
     /// What `user` does now, from what their device shows them.
@@ -108,5 +131,15 @@ impl World {
             activity: entry.info.activity,
             action,
         })
+    }
+}
+
+/// A user's action, in a word for the trace.
+fn action_word(action: &ItemAction) -> String {
+    match action {
+        ItemAction::Complete { succeeded, .. } => {
+            format!("complete ({})", if *succeeded { "done" } else { "failed" })
+        }
+        other => format!("{other:?}").to_lowercase(),
     }
 }

@@ -30,6 +30,12 @@ impl World {
                 return;
             }
         };
+        // `learn_registered`: the address book knows where each registered node last said
+        // it is before anything is delivered.
+        for node in proc.book.nodes() {
+            let book = self.machines[CONTROLLER].book.entry(node.peer.clone());
+            book.or_default().extend(node.addrs.iter().cloned());
+        }
         self.controller = Some(proc);
         let addr = self.machines[CONTROLLER].addr(CONTROLLER);
         let line = format!("C: started at {addr}");
@@ -94,7 +100,6 @@ impl World {
             self.checks.holders(c.book.sync_state());
         }
         for (tag, answer) in answers {
-            self.workload.submitting.remove(&tag);
             match answer {
                 Ok(id) => {
                     self.workload.instances.insert(tag, id);

@@ -178,10 +178,6 @@ impl World {
         for pid in 0..self.machines.len() {
             self.start(pid);
         }
-        let tags: Vec<usize> = self.workload.instances.keys().copied().collect();
-        for tag in tags {
-            let resume = Script::Control(tag, mobiwf_proto::Control::Resume);
-            self.after(1_000, Event::Script(resume));
-        }
+        self.after(1_000, Event::Script(Script::Sweep));
     }
 }

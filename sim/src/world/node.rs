@@ -374,7 +374,7 @@ fn summary(
             ),
             NodeEvent::Tick => "tick".to_owned(),
             NodeEvent::Ended { dir, .. } => format!("ended {dir}"),
-            NodeEvent::Claim(c) => format!("claim {} {:?} {}", c.user, c.action, c.activity),
+            NodeEvent::Claim(c) => format!("claim {} {}", c.user, c.activity),
             NodeEvent::Link { reachable, .. } => format!("link {reachable}"),
             NodeEvent::Away(u) => format!("away {u}"),
             NodeEvent::Back(u) => format!("back {u}"),

@@ -14,7 +14,28 @@ const OPERATOR_RETRY_US: u64 = 2_000_000;
 /// How long an operator waits for a submission's answer before submitting again, µs.
 const SUBMIT_ANSWER_US: u64 = 10_000_000;
 
+/// How often the operator looks for interrupted instances once faults stopped, µs.
+const SWEEP_EVERY_US: u64 = 5_000_000;
+
 impl World {
+    /// Once faults stopped, the operator resumes every instance the controller last wrote as
+    /// interrupted (so that everything can finish), and looks again a little later.
+    fn sweep(&mut self) {
+        self.after(SWEEP_EVERY_US, Event::Script(Script::Sweep));
+        let interrupted: Vec<usize> = self
+            .workload
+            .instances
+            .iter()
+            .filter(|(_, id)| {
+                self.checks.instances.get(id) == Some(&mobiwf_book::InstanceState::Interrupted)
+            })
+            .map(|(tag, _)| *tag)
+            .collect();
+        for tag in interrupted {
+            self.operate(Script::Control(tag, Control::Resume));
+        }
+    }
+
     /// Carries out a step of the workload.
     pub(super) fn script(&mut self, script: Script) {
         match script {
@@ -57,16 +78,27 @@ impl World {
             }
             Script::Control(tag, action) => {
                 let Some(&instance) = self.workload.instances.get(tag) else {
-                    if *action != Control::Resume || self.workload.refused.contains_key(tag) {
-                        return;
-                    }
-                    self.after(OPERATOR_RETRY_US, Event::Script(script));
                     return;
                 };
                 Operator::Control {
                     instance,
                     action: *action,
                 }
+            }
+            Script::Pause(tag, back) => {
+                let Some(&instance) = self.workload.instances.get(tag) else {
+                    return;
+                };
+                let resume = Script::Control(*tag, Control::Resume);
+                self.after(*back, Event::Script(resume));
+                Operator::Control {
+                    instance,
+                    action: Control::Interrupt,
+                }
+            }
+            Script::Sweep => {
+                self.sweep();
+                return;
             }
             Script::Turn(_) => return,
         };

@@ -28,7 +28,8 @@ impl World {
                 Some(state) if state.is_final() => {}
                 state => {
                     let state = state.map_or("unknown", |s| s.as_str());
-                    return Some(format!("instance {id} ({}) is {state}", def.shape));
+                    let seen = self.describe(*id);
+                    return Some(format!("instance {id} ({}) is {state}: {seen}", def.shape));
                 }
             }
         }
@@ -41,6 +42,58 @@ impl World {
             return Some(format!("{} commands run", self.checks.commands_running()));
         }
         self.worklists_disagree()
+    }
+
+    /// What the controller and the nodes hold of instance `id`, in words.
+    fn describe(&self, id: InstanceId) -> String {
+        let disk = &self.machines[CONTROLLER].disk;
+        let inst = match self.controller.as_ref().and_then(|c| c.book.instance(id)) {
+            Some(inst) => Some(inst.clone()),
+            None => crate::controller::store::recall(disk, id)
+                .ok()
+                .flatten()
+                .map(|r| r.instance),
+        };
+        let mut words = Vec::new();
+        if let Some(inst) = inst {
+            for p in &inst.partitions {
+                words.push(format!(
+                    "partition {} on {}: {:?}",
+                    p.id,
+                    p.node,
+                    p.lifecycle().kind()
+                ));
+            }
+            for a in &inst.activities {
+                words.push(format!(
+                    "{} pass {}: {:?}",
+                    a.id,
+                    a.pass.0,
+                    a.lifecycle().kind()
+                ));
+            }
+        }
+        for (i, node) in self.nodes.iter().enumerate() {
+            let Some(node) = node else { continue };
+            let disk = &self.machines[i + 1].disk;
+            let Ok(stored) = crate::node::store::load_instance(disk, id) else {
+                continue;
+            };
+            for run in stored.runs.iter() {
+                let records: Vec<String> = run
+                    .records()
+                    .iter()
+                    .map(|r| format!("{} pass {}: {:?}", r.activity, r.pass.0, r.state))
+                    .collect();
+                let live = node.core.engine().holds(id);
+                words.push(format!(
+                    "on {} (in memory: {live}): {}",
+                    self.name(i + 1),
+                    records.join(", ")
+                ));
+            }
+        }
+        words.join("; ")
     }
 
     /// Why machine `pid` is not idle, if it is not.
