@@ -141,6 +141,11 @@ fn build(seed: u64, keep_trace: bool) -> World {
         .map(|l| l.value)
         .unwrap_or_default();
     let mut world = World::new(rng, setup, workload, keep_trace);
+    // Each node's clock is off by up to a second and a half (the controller's is the mesh's).
+    for pid in 1..=nodes {
+        let skew = world.rng.range(0, 3_000_000);
+        world.machines[pid].skew_us = i64::try_from(skew).unwrap_or(0) - 1_500_000;
+    }
     world.checks.classes = classes;
     world.weather = weather;
     world.net.breaks = weather.breaks;

@@ -4,7 +4,7 @@
 
 #[test]
 fn two_runs_of_a_seed_give_the_same_trace_byte_for_byte() {
-    for seed in [1, 4, 11, 61] {
+    for seed in [1, 4, 47, 130] {
         let first = mobiwf_sim::run(seed, true);
         let second = mobiwf_sim::run(seed, true);
         assert!(

@@ -63,7 +63,7 @@ impl World {
 
     /// The controller takes its waiting events as one group.
     pub(super) fn controller_group(&mut self) {
-        let now_ms = self.clock_ms();
+        let now_ms = self.clock_ms(CONTROLLER);
         let names = self.peer_names();
         let Some(proc) = self.controller.as_mut() else {
             return;

@@ -132,7 +132,7 @@ impl World {
         if machine && m.up {
             m.up = false;
             m.disk.machine_crash();
-            let now = self.clock_us();
+            let now = self.clock_us(pid);
             let running: Vec<_> = self.machines[pid].runs.running().collect();
             self.machines[pid].runs.machine_crash(now);
             for dir in running {

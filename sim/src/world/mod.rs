@@ -95,6 +95,8 @@ pub struct Machine {
     pub wake_at: Option<u64>,
     /// When its deadline timer fires, when one is scheduled.
     pub timer_at: Option<u64>,
+    /// How far its clock is off, µs (ahead when positive).
+    pub skew_us: i64,
 }
 
 impl Machine {
@@ -192,14 +194,15 @@ impl World {
         self.queue.insert((at, self.next_event), event);
     }
 
-    /// The time on the cores' clock, µs since the epoch.
-    pub fn clock_us(&self) -> u64 {
-        EPOCH_US + self.now
+    /// The time on machine `pid`'s clock, µs since the epoch (each machine's clock is off by
+    /// its own skew).
+    pub fn clock_us(&self, pid: Pid) -> u64 {
+        (EPOCH_US + self.now).saturating_add_signed(self.machines[pid].skew_us)
     }
 
-    /// The time on the cores' clock, ms since the epoch.
-    pub fn clock_ms(&self) -> u64 {
-        self.clock_us() / 1000
+    /// The time on machine `pid`'s clock, ms since the epoch.
+    pub fn clock_ms(&self, pid: Pid) -> u64 {
+        self.clock_us(pid) / 1000
     }
 
     /// A line of trace now.
@@ -319,13 +322,16 @@ impl World {
         self.at(at, Event::Wake(pid, run));
     }
 
-    /// Schedules `pid`'s deadline timer at `deadline_ms` (cores' clock), when it changed.
+    /// Schedules `pid`'s deadline timer at `deadline_ms` (on its clock), when it changed.
     pub fn set_timer(&mut self, pid: Pid, deadline_ms: Option<u64>) {
         let Some(ms) = deadline_ms else {
             self.machines[pid].timer_at = None;
             return;
         };
-        let at = (ms * 1000).saturating_sub(EPOCH_US).max(self.now);
+        let at = (ms * 1000)
+            .saturating_add_signed(-self.machines[pid].skew_us)
+            .saturating_sub(EPOCH_US)
+            .max(self.now);
         if self.machines[pid].timer_at == Some(at) {
             return;
         }
@@ -381,6 +387,7 @@ fn machine(peer: NodeId) -> Machine {
         book: BTreeMap::new(),
         wake_at: None,
         timer_at: None,
+        skew_us: 0,
     }
 }
 

@@ -81,7 +81,7 @@ impl World {
 
     /// Node `pid` takes its waiting events as one group.
     pub(super) fn node_group(&mut self, pid: Pid) {
-        let now_us = self.clock_us();
+        let now_us = self.clock_us(pid);
         let names = self.peer_names();
         let Some(proc) = self.nodes[pid - 1].as_mut() else {
             return;
@@ -156,7 +156,7 @@ impl World {
                     let Some((dir, _)) = NodeProc::run_dir(&effect) else {
                         continue;
                     };
-                    let now = self.clock_us();
+                    let now = self.clock_us(pid);
                     let line = format!("{}: kill {dir}", self.name(pid));
                     self.log(&line);
                     if let Some(ended) = self.machines[pid].runs.kill(dir, now) {
@@ -199,7 +199,7 @@ impl World {
             self.after(LEASE_REFRESH_US, Event::LeaseRefresh(pid, run));
         }
         let plan = plan(&mut self.rng, effect);
-        let now = self.clock_us();
+        let now = self.clock_us(pid);
         let asked = self.machines[pid].runs.execute(dir, until, now, || plan);
         let line = format!("{}: execute {dir}: {asked:?}", self.name(pid));
         self.log(&line);
@@ -211,10 +211,10 @@ impl World {
                 ends_at,
             } => {
                 self.checks.started(pid, dir, class, self.now);
-                self.at(
-                    ends_at - super::EPOCH_US,
-                    Event::ProcessEnd(pid, dir, process),
-                );
+                // Its end is on the machine's clock.
+                let when = ends_at.saturating_add_signed(-self.machines[pid].skew_us);
+                let when = when.saturating_sub(super::EPOCH_US);
+                self.at(when, Event::ProcessEnd(pid, dir, process));
                 if let Some(l) = lease_ms {
                     let period = (l / 10).clamp(20, 500) * 1000;
                     self.after(period, Event::Watchdog(pid, dir, process, period));
@@ -238,7 +238,7 @@ impl World {
         if !self.machines[pid].runs.alive(dir, process) {
             return;
         }
-        let now = self.clock_us();
+        let now = self.clock_us(pid);
         match self.machines[pid].runs.watchdog(dir, process, now) {
             Some(ended) => {
                 self.checks.stopped(pid, dir, self.now);
