@@ -47,8 +47,6 @@ pub struct Disk {
     /// What each lazy write since the last synced one replaced, newest last: undone by a
     /// machine crash.
     unsynced: Vec<(Vec<u8>, Option<Vec<u8>>)>,
-    /// Synced batches written, for the statistics.
-    pub synced_writes: u64,
 }
 
 impl Disk {
@@ -85,7 +83,6 @@ impl Disk {
     pub fn write_synced(&mut self, batch: Batch) {
         self.apply(batch, false);
         self.unsynced.clear();
-        self.synced_writes += 1;
     }
 
     /// Writes `batch` lazily: a machine crash may undo it.

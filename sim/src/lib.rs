@@ -41,6 +41,11 @@ pub const SETTLE_WITHIN_US: u64 = 600_000_000;
 /// How often (in steps) a run looks whether everything settled, once faults stopped.
 const SETTLED_EVERY: u64 = 32;
 
+/// Most steps a run takes: a run of a few minutes of simulated time takes a few thousand, so
+/// one past this spins (a timer that fires again and again at the same deadline, messages
+/// that bounce forever) and is reported as such.
+pub const MAX_STEPS: u64 = 2_000_000;
+
 /// What one seed came to.
 #[derive(Debug)]
 pub struct Outcome {
@@ -77,6 +82,10 @@ pub fn run(seed: u64, keep_trace: bool) -> Outcome {
         if world.quiet && world.steps.is_multiple_of(SETTLED_EVERY) && world.unsettled().is_none() {
             settled = true;
             break;
+        }
+        if world.steps >= MAX_STEPS {
+            let line = format!("{MAX_STEPS} steps without settling: something spins");
+            world.checks.fail(line);
         }
     }
     if world.checks.violations.is_empty() && !settled && world.unsettled().is_some() {

@@ -227,11 +227,6 @@ impl Outbox {
         }
     }
 
-    /// Whether number `seq` to `to` still counts as unanswered.
-    pub fn counts(&self, to: &NodeId, seq: u64) -> bool {
-        self.unanswered.get(to).is_some_and(|s| s.contains(&seq))
-    }
-
     /// How an answered entry leaves, as the runtime's delivery task decides it.
     pub fn removal(reply: &Reply) -> Removal {
         Removal::of(reply)

@@ -155,11 +155,6 @@ impl NodeProc {
         group
     }
 
-    /// The node's configuration.
-    pub fn config(&self) -> &NodeConfig {
-        &self.config
-    }
-
     fn destination(&self, to: Target) -> (NodeId, Vec<String>) {
         match to {
             Target::Controller => (

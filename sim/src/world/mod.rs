@@ -369,11 +369,6 @@ impl World {
             self.wake_soon(pid);
         }
     }
-
-    /// Events left in the queue.
-    pub fn queued(&self) -> usize {
-        self.queue.len()
-    }
 }
 
 fn machine(peer: NodeId) -> Machine {

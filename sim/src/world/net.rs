@@ -78,8 +78,6 @@ pub struct Net {
     pub reach_anyway: u32,
     /// Per mille of slow trips.
     pub slow: u32,
-    /// Requests sent, for the statistics.
-    pub sent: u64,
 }
 
 fn pair(a: Pid, b: Pid) -> (Pid, Pid) {
@@ -113,7 +111,6 @@ impl World {
         let target = self.pid_of(to);
         let bytes = serde_json::to_vec(envelope).unwrap_or_default();
         self.net.next += 1;
-        self.net.sent += 1;
         let req = self.net.next;
         let request = Request {
             from,
