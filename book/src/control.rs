@@ -26,6 +26,10 @@ impl Book {
                 action: action.as_str(),
             });
         }
+        // Numbered, so that its nodes take the operator's controls in the order given
+        // whatever order they arrive in.
+        inst.controls += 1;
+        let order = inst.controls;
         let peers: BTreeSet<NodeId> = inst
             .partitions
             .iter()
@@ -41,6 +45,7 @@ impl Book {
                 message: Message::Control(ControlInstance {
                     instance: id,
                     action,
+                    order,
                 }),
             })
             .collect();

@@ -68,14 +68,23 @@ impl Engine {
         self.advance_instance(instance, effects);
     }
 
-    /// An operator interrupted, resumed or cancelled the instance.
+    /// An operator interrupted, resumed or cancelled the instance (its `order`-th control, 0
+    /// when the controller did not count them). An interrupt or a resumption older than the
+    /// newest control taken is not taken: the controller's messages arrive in any order, and
+    /// the last the operator gave is what holds.
     pub(crate) fn control(
         &mut self,
         instance: InstanceId,
         action: Control,
+        order: u64,
         effects: &mut Vec<Effect>,
     ) {
         let known = self.known.entry(instance).or_default();
+        let overtaken = order != 0 && order <= known.control_order;
+        if overtaken && action != Control::Cancel {
+            return;
+        }
+        known.control_order = known.control_order.max(order);
         match action {
             Control::Interrupt => known.interrupted = true,
             Control::Resume => known.interrupted = false,

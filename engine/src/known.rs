@@ -42,6 +42,10 @@ pub struct Known {
     pub interrupted: bool,
     /// An operator cancelled the instance: everything not finished is cancelled.
     pub cancelled: bool,
+    /// The number of the newest operator's control taken (`ControlInstance::order`): an
+    /// older interrupt or resumption that arrives after it is not taken. Left out while 0.
+    #[serde(default, skip_serializing_if = "is_zero")]
+    pub control_order: u64,
     /// The instance data as this node knows it, by name: written here or carried here.
     #[serde(default, skip_serializing_if = "BTreeMap::is_empty")]
     pub data: BTreeMap<String, mobiwf_proto::Datum>,
@@ -71,6 +75,11 @@ pub struct Known {
     /// Partners' words kept until this node knows who runs their activity.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub early: Vec<crate::speakers::EarlyWord>,
+}
+
+#[allow(clippy::trivially_copy_pass_by_ref)]
+fn is_zero(n: &u64) -> bool {
+    *n == 0
 }
 
 impl Known {

@@ -305,7 +305,7 @@ impl Engine {
                 by,
                 peer,
             } => self.substitute_at(instance, replaced, by, peer, fx),
-            Input::Control(c) => self.control(c.instance, c.action, fx),
+            Input::Control(c) => self.control(c.instance, c.action, c.order, fx),
             Input::Completed(c) => self.complete_instance(c.instance, c.by, fx),
             Input::Tick => self.tick(now_ms, fx),
             Input::Finished(ended) => self.finished(now_ms, ended, fx)?,

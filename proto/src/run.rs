@@ -166,4 +166,16 @@ pub struct ControlInstance {
     pub instance: InstanceId,
     /// What to do.
     pub action: Control,
+    /// The control's number among the instance's controls, as the controller counted them
+    /// (1 for the first): a node takes an interrupt or a resumption only when it is newer
+    /// than the last it took, so that an interrupt overtaken by the resumption after it (the
+    /// outbox assumes no order) does not leave the instance interrupted. 0 (left out, a
+    /// controller before this) says nothing: taken as it comes.
+    #[serde(default, skip_serializing_if = "is_zero")]
+    pub order: u64,
+}
+
+#[allow(clippy::trivially_copy_pass_by_ref)]
+fn is_zero(n: &u64) -> bool {
+    *n == 0
 }

@@ -182,6 +182,7 @@ fn samples() -> Vec<Message> {
         Message::Control(ControlInstance {
             instance: InstanceId(7),
             action: Control::Interrupt,
+            order: 0,
         }),
         Message::Probe(Default::default()),
         Message::Directory(DirectoryVersion {

@@ -317,6 +317,15 @@ pub struct Instance {
     /// `ordered` in its partitions): only their requests wait for its relative order.
     #[serde(default, skip_serializing_if = "BTreeSet::is_empty")]
     pub ordered: BTreeSet<ActivityId>,
+    /// How many operator's controls (interrupt, resume, cancel) it was given: the number of
+    /// the last, which its message carries (`ControlInstance::order`). Left out while 0.
+    #[serde(default, skip_serializing_if = "is_zero")]
+    pub controls: u64,
+}
+
+#[allow(clippy::trivially_copy_pass_by_ref)]
+fn is_zero(n: &u64) -> bool {
+    *n == 0
 }
 
 impl Instance {
@@ -348,6 +357,7 @@ impl Instance {
             inputs: InstanceInputs::new(),
             definition: None,
             ordered: BTreeSet::new(),
+            controls: 0,
         }
     }
 

@@ -17,15 +17,17 @@ scenarios! {
             )
             .expect("interrupt");
         assert_eq!(state_of(&b), InstanceState::Interrupted);
-        let control = |action| Message::Control(ControlInstance {
+        // Numbered: the nodes take them in this order whatever order they arrive in.
+        let control = |action, order| Message::Control(ControlInstance {
             instance: InstanceId(1),
             action,
+            order,
         });
         assert_eq!(
             sent(&applied),
             vec![
-                ("peerA".to_owned(), control(Control::Interrupt)),
-                ("peerB".to_owned(), control(Control::Interrupt)),
+                ("peerA".to_owned(), control(Control::Interrupt, 1)),
+                ("peerB".to_owned(), control(Control::Interrupt, 1)),
             ]
         );
         let err = b
@@ -52,7 +54,14 @@ scenarios! {
             InstanceState::Deploying,
             "nothing acknowledged yet"
         );
-        assert_eq!(sent(&applied).len(), 2);
+        assert_eq!(
+            sent(&applied),
+            vec![
+                ("peerA".to_owned(), control(Control::Resume, 2)),
+                ("peerB".to_owned(), control(Control::Resume, 2)),
+            ],
+            "the refused interrupt counts for nothing"
+        );
         for action in [Control::Interrupt, Control::Resume] {
             assert!(story(&b).contains(&Event::Operator { action, told: 2 }));
         }

@@ -220,6 +220,7 @@ pub async fn start(config: ControllerConfig) -> anyhow::Result<Controller> {
     let mut base = Base::start(setup, Event::Inbound).await?;
     let seq = base.sequencer()?;
     let book = book_of(&base, &config)?;
+    learn_registered(&base, &book).await;
     base.metrics.set_instances_in_memory(book.resident());
     base.tasks.push(daemon::forward(
         delivered,
@@ -276,6 +277,22 @@ pub async fn start(config: ControllerConfig) -> anyhow::Result<Controller> {
         .ensure_join_token_file(&config.data_dir.join(JOIN_TOKEN_FILE))
         .await?;
     Ok(controller)
+}
+
+/// Tells the mesh's address book where every registered node said it is (its last
+/// registration), before anything is delivered: the book is in memory only, and the entries
+/// of the outbox carry the addresses their messages were staged with, which a node that moved
+/// and registered again while the controller was down has left (it may never connect to the
+/// controller by itself to be identified).
+async fn learn_registered<E>(base: &Base<E>, book: &mobiwf_book::Book) {
+    for node in book.nodes() {
+        let Ok(peer) = node.peer.as_str().parse::<libp2p::PeerId>() else {
+            continue;
+        };
+        let addrs: Vec<Multiaddr> = node.addrs.iter().filter_map(|a| a.parse().ok()).collect();
+        let fresh = mobiwf_runtime::mesh::Freshness::Fresh;
+        base.mesh.learn(peer, addrs, fresh).await;
+    }
 }
 
 /// Starts the failure detector on the nodes the book says to watch (`watched`, as the actor

@@ -383,4 +383,38 @@ fn an_interrupted_instance_stays_interrupted_after_a_restart() {
     let fx = control(&mut e, 8000, 87, Control::Resume);
     assert_eq!(executes(&fx), vec![(2, 0)]);
 }
+
+fn an_interrupt_overtaken_by_the_resumption_after_it_is_not_taken() {
+    let mut e = Engine::new();
+    let d = doc(
+        88,
+        &[A {
+            id: 2,
+            command: Some("true"),
+            pre: &[(1, false)],
+            ..A::default()
+        }],
+    );
+    deploy(&mut e, 88, 1, &d);
+    let numbered = |instance, action, order| {
+        Input::Control(ControlInstance {
+            instance: InstanceId(instance),
+            action,
+            order,
+        })
+    };
+    // The operator interrupted (1) then resumed (2); the resumption arrives first.
+    at(&mut e, 2000, numbered(88, Control::Resume, 2));
+    assert!(at(&mut e, 2100, numbered(88, Control::Interrupt, 1)).is_empty());
+    let fx = notify_at(&mut e, 3000, 88, 1, Outcome::Succeeded);
+    assert_eq!(executes(&fx), vec![(2, 0)], "the instance runs: it was resumed last");
+    // A newer interrupt is taken, and a cancel whatever its number.
+    let mut e = Engine::new();
+    deploy(&mut e, 88, 1, &d);
+    at(&mut e, 2000, numbered(88, Control::Interrupt, 3));
+    assert!(at(&mut e, 2100, numbered(88, Control::Resume, 2)).is_empty());
+    assert!(notify_at(&mut e, 3000, 88, 1, Outcome::Succeeded).is_empty());
+    at(&mut e, 3100, numbered(88, Control::Cancel, 1));
+    assert_eq!(state(&e, 88, 2), ActivityState::Cancelled);
+}
 }

@@ -347,7 +347,11 @@ fn control(e: &mut Engine, now_ms: u64, instance: u64, action: Control) -> Vec<E
     at(
         e,
         now_ms,
-        Input::Control(ControlInstance { instance, action }),
+        Input::Control(ControlInstance {
+            instance,
+            action,
+            order: 0,
+        }),
     )
 }
 

@@ -397,6 +397,7 @@ fn input_of(op: &Op, docs: &[(u64, u64, String)]) -> Option<Input> {
         Op::Control(i, action) => Input::Control(ControlInstance {
             instance: InstanceId(i),
             action,
+            order: 0,
         }),
         Op::Rerun(i, p, activities) => Input::Rerun(mobiwf_proto::Rerun {
             instance: InstanceId(i),
@@ -444,7 +445,10 @@ impl Orders {
                 .retain(|(k, a), _| *k != key || !activities.contains(a));
             self.interrupted.remove(instance);
         }
-        if let Input::Control(ControlInstance { instance, action }) = input {
+        if let Input::Control(ControlInstance {
+            instance, action, ..
+        }) = input
+        {
             match action {
                 Control::Cancel => {
                     self.cancelled.insert(*instance);

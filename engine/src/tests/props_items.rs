@@ -258,6 +258,7 @@ impl World {
             Op::Cancel(i) => Input::Control(ControlInstance {
                 instance: InstanceId(i),
                 action: Control::Cancel,
+                order: 0,
             }),
             Op::Restart => return None,
         })

@@ -64,6 +64,7 @@ fn message() -> impl Strategy<Value = Message> {
             .prop_map(|i| Message::Control(ControlInstance {
                 instance: InstanceId(i),
                 action: Control::Cancel,
+                order: 0,
             })),
         instance.prop_map(|i| Message::Notify(mobiwf_proto::Notify::new(
             InstanceId(i),

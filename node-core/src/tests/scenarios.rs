@@ -72,6 +72,7 @@ fn only_the_controller_orders_and_a_node_takes_no_reports() {
     let control = Message::Control(ControlInstance {
         instance: InstanceId(1),
         action: Control::Cancel,
+        order: 0,
     });
     assert_eq!(
         refused(core.accept(&partner(), control.clone(), Ok(Vec::new()))),
@@ -275,6 +276,7 @@ fn a_refused_message_changes_nothing() {
             Message::Control(ControlInstance {
                 instance: InstanceId(1),
                 action: Control::Cancel,
+                order: 0,
             }),
         ),
         (controller(), Message::Probe(Default::default())),

@@ -41,6 +41,7 @@ fn step() -> impl Strategy<Value = Step> {
         1 => (1u64..4).prop_map(|i| Step::Hear(controller(), Message::Control(ControlInstance {
             instance: InstanceId(i),
             action: mobiwf_proto::Control::Cancel,
+            order: 0,
         }))),
         3 => (1u64..4, action).prop_map(|(i, a)| Step::Alice(i, a)),
         2 => (1u64..4, any::<bool>()).prop_map(|(i, ok)| Step::Ended(i, ok)),

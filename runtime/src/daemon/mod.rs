@@ -8,7 +8,7 @@
 //! - `sequencer`: the [`Sequencer`] that numbers outgoing messages (with the store's
 //!   incarnation), and parses the partner addresses they go to;
 //! - `seen`: which inbound messages were applied, per sender a floor and the keys above it
-//!   (the rule pure in `seen/rule.rs`, the store's reads and writes around it);
+//!   (the rule pure in `mobiwf_delivery::seen`, the store's reads and writes around it);
 //! - here: forwarding queues into the actor's, asking the actor a question, the timer that
 //!   wakes it at its next stored deadline, and serving the HTTP API (over TLS by `crate::tls`
 //!   when the daemon has a certificate).

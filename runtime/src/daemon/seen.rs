@@ -15,18 +15,17 @@
 //! (the sender tries it again later, while its older messages get through and raise the
 //! floor): so at most that many keys are kept per sender and incarnation.
 //!
-//! The decisions are `rule` (pure); this is their shell: it reads the floors and keys the rule
-//! asks about and writes what it decided.
+//! The decisions are the rule of `mobiwf_delivery::seen` (pure, which the simulator drives
+//! too); this is their shell: it reads the floors and keys the rule asks about and writes what
+//! it decided.
 
-mod rule;
-
-pub use rule::MAX_SEEN_ABOVE_FLOOR;
-pub(crate) use rule::{Verdict, foreign_id};
+pub use mobiwf_delivery::MAX_SEEN_ABOVE_FLOOR;
+pub(crate) use mobiwf_delivery::{Verdict, foreign_id};
 
 use mobiwf_proto::MessageId;
 
 use crate::store::{Batch, Store, StoreError, read_number};
-use rule::{Ledger, Look, Raise};
+use mobiwf_delivery::{Ledger, Look, Raise};
 
 /// The apply-once rule of one group ([`Ledger`]), on the store.
 #[derive(Debug, Default)]

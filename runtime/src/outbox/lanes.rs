@@ -12,28 +12,13 @@ use libp2p::PeerId;
 use tokio::sync::{Semaphore, SemaphorePermit, watch};
 use tokio::time::Instant;
 
-use super::backoff::{Gate, LaneState, Moment};
+pub use mobiwf_delivery::{Backoff, UNREACHABLE_AFTER_FAILURES};
+use mobiwf_delivery::{Gate, LaneState, Moment};
 
 /// Most deliveries to one peer in flight at the same time (the global cap is
 /// [`super::MAX_IN_FLIGHT`]): a peer whose link just went down holds at most this many slots
 /// until its first failure, then one.
 pub const MAX_IN_FLIGHT_PER_PEER: usize = 32;
-
-/// Failed tries in a row (attempts made together count once) after which a peer counts as
-/// unreachable: a host that fails this many deliveries to a device marks its users inactive,
-/// a device whose host fails them disables that host's items (*Synchronization and Disconnected
-/// Operation in WorkToDo* (IC-03-006), §5.3).
-pub const UNREACHABLE_AFTER_FAILURES: u32 = 3;
-
-/// How a lane backs off: the first wait after a failure, and the longest.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub struct Backoff {
-    /// First wait after a failure; it doubles on every failed probe.
-    pub min: Duration,
-    /// Longest wait between probes: the longest a peer whose return nothing announces waits
-    /// for its next try.
-    pub max: Duration,
-}
 
 /// Every peer's lane.
 #[derive(Default)]

@@ -14,17 +14,7 @@ use mobiwf_proto::{Envelope, Locate, Message, MessageId, NodeId, Reply};
 /// How long a `locate` question to the controller may take.
 pub const LOCATE_TIMEOUT: Duration = Duration::from_secs(2);
 
-/// Why a delivery got no answer.
-#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
-pub enum LinkError {
-    /// The peer took it and let it go unanswered (it shed it, or will take it later): the
-    /// link works; the message is tried again after a pause.
-    #[error("left unanswered: {0}")]
-    Unanswered(String),
-    /// The peer could not be reached, or the exchange failed.
-    #[error("{0}")]
-    Failed(String),
-}
+pub use mobiwf_delivery::LinkError;
 
 /// The way messages leave.
 pub trait Link: Send + Sync + 'static {

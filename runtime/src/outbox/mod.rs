@@ -8,11 +8,12 @@
 //!
 //! What an entry is and how it is staged and removed is `entry`; delivering it is here.
 //!
-//! Deliveries go in per-destination lanes (`lanes`, their decisions pure in `backoff`): a cap
-//! per peer under the global one, and a backoff per peer that resets the moment the peer is
-//! connected again. What one delivery makes of each try (settle, pause, try again) and how an
-//! answered entry is removed are pure too (`attempt`); the task here only sends, waits and
-//! writes. A peer is addressed by its id: the mesh dials it where it was last heard to
+//! Deliveries go in per-destination lanes (`lanes`, their decisions pure in
+//! `mobiwf_delivery::lane`): a cap per peer under the global one, and a backoff per peer that
+//! resets the moment the peer is connected again. What one delivery makes of each try (settle,
+//! pause, try again) and how an answered entry is removed are pure too
+//! (`mobiwf_delivery::attempt`, which the simulator drives as well); the task here only sends,
+//! waits and writes. A peer is addressed by its id: the mesh dials it where it was last heard to
 //! be, and after a failure a node asks its controller where the peer is now (`link`).
 //!
 //! Every try tells the receiver `answered_below`: the lowest sequence number still unanswered
@@ -23,8 +24,6 @@
 //! refusal once the entry's removal is on disk (synced), or, for an owner that removes entries
 //! itself, once the owner's group that removed it is written ([`Outbox::release`]).
 
-mod attempt;
-mod backoff;
 mod entry;
 mod lanes;
 mod link;
@@ -47,9 +46,9 @@ use tokio::sync::{Semaphore, broadcast, mpsc, oneshot, watch};
 
 use crate::mesh::Inbound;
 use crate::metrics::Metrics;
-use crate::store::{Batch, Store, StoreError};
-use attempt::{Next, Removal, Tries};
+use crate::store::{Batch, Durability, Store, StoreError};
 use lanes::Lanes;
+use mobiwf_delivery::{Next, Removal, Tries};
 use mobiwf_proto::{Envelope, NodeId, Reply};
 use unanswered::Unanswered;
 
@@ -63,12 +62,7 @@ pub const RETRY_MIN: Duration = Duration::from_millis(50);
 pub const RETRY_MAX: Duration = Duration::from_millis(500);
 /// Least time between two questions to the controller about where one peer is.
 pub const LOCATE_EVERY: Duration = Duration::from_secs(1);
-/// First pause before a message its receiver left unanswered (shed past a limit, or to be
-/// taken later) is tried again; it doubles each time, up to [`UNANSWERED_PAUSE_MAX`]. The
-/// receiver's link works: this one message waits, the others to it go on.
-pub const UNANSWERED_PAUSE_MIN: Duration = Duration::from_millis(100);
-/// Longest pause before a message left unanswered is tried again.
-pub const UNANSWERED_PAUSE_MAX: Duration = Duration::from_secs(5);
+pub use mobiwf_delivery::{UNANSWERED_PAUSE_MAX, UNANSWERED_PAUSE_MIN};
 
 /// A delivered message and its reply, for owners that want to know (the controller learns
 /// that a partition was deployed this way). Such an owner removes the entry itself, with
@@ -328,7 +322,7 @@ impl Inner {
     fn stamped(&self, msg: &Outgoing) -> Envelope {
         let mut envelope = msg.envelope.clone();
         envelope.answered_below =
-            unanswered::answered_below(self.unanswered.lowest(&msg.to), envelope.id.seq);
+            mobiwf_delivery::answered_below(self.unanswered.lowest(&msg.to), envelope.id.seq);
         envelope
     }
 
@@ -381,7 +375,7 @@ impl Inner {
         let mut batch = Batch::default();
         let removal = Removal::of(&reply);
         let written = stage_answered(&mut batch, msg, &reply)
-            .and_then(|()| self.store.write(batch, removal.durability()));
+            .and_then(|()| self.store.write(batch, durability(removal)));
         if let Err(e) = &written {
             let what = removal.what();
             tracing::error!("cannot remove {what} from the outbox: {e}");
@@ -389,5 +383,15 @@ impl Inner {
         if written.is_ok() || removal.released_unwritten() {
             self.unanswered.remove(&msg.to, msg.envelope.id.seq);
         }
+    }
+}
+
+/// How the removal of an answered entry is written: a refusal's synced, an acknowledgement's
+/// lazily (asked again, the receiver acknowledges the duplicate).
+fn durability(removal: Removal) -> Durability {
+    if removal.synced() {
+        Durability::Synced
+    } else {
+        Durability::Lazy
     }
 }

@@ -1,5 +1,6 @@
 //! The numbers of the messages each receiver has not answered yet: the lowest is what every
-//! try tells it as `answered_below`, so it can forget the ids below. Apart because three
+//! try tells it as `answered_below` (`mobiwf_delivery::answered_below`), so it can forget the
+//! ids below. Apart because three
 //! paths change it (dispatch, an answer taken, an owner's group written) and delivery reads it.
 
 use std::collections::{BTreeSet, HashMap};
@@ -41,29 +42,9 @@ impl Unanswered {
     }
 }
 
-/// What a try of message `seq` tells its receiver as `answered_below`: the lowest number still
-/// unanswered among the messages to it (`lowest`), never above the message's own (which is not
-/// answered yet; `lowest` is missing only for a message not counted, which is never tried).
-pub(super) fn answered_below(lowest: Option<u64>, seq: u64) -> u64 {
-    lowest.unwrap_or(seq).min(seq)
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
-
-    #[test]
-    fn a_try_tells_the_lowest_unanswered_never_above_its_own_number() {
-        let rows = [
-            (Some(3), 7, 3),
-            (Some(7), 7, 7),
-            (Some(9), 7, 7),
-            (None, 7, 7),
-        ];
-        for (lowest, seq, told) in rows {
-            assert_eq!(answered_below(lowest, seq), told, "{lowest:?} {seq}");
-        }
-    }
 
     #[test]
     fn the_lowest_is_per_receiver_and_moves_as_numbers_are_answered() {

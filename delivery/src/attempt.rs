@@ -1,21 +1,37 @@
 //! What one delivery makes of each try, pure: the answer settles the entry; a message its
 //! receiver left unanswered waits a pause before it is tried again (the pause doubling, the
 //! peer counted as alive); a failed link is tried again when the lane lets it (the lane backs
-//! off: `backoff`). And how an answered entry leaves the outbox: a refusal is synced before its
-//! number leaves the count of the unanswered (`unanswered`). The delivery task (`mod.rs`) does
-//! the sending, the waiting and the writes.
+//! off: `lane`). And how an answered entry leaves the outbox: a refusal is synced before its
+//! number leaves the count of the unanswered ([`answered_below`]). The outbox's delivery task
+//! (`mobiwf_runtime::outbox`) and the simulator's (`mobiwf-sim`) do the sending, the waiting
+//! and the writes.
 
 use std::time::Duration;
 
 use mobiwf_proto::Reply;
 
-use super::link::LinkError;
-use super::{UNANSWERED_PAUSE_MAX, UNANSWERED_PAUSE_MIN};
-use crate::store::Durability;
+/// First pause before a message its receiver left unanswered (shed past a limit, or to be
+/// taken later) is tried again; it doubles each time, up to [`UNANSWERED_PAUSE_MAX`]. The
+/// receiver's link works: this one message waits, the others to it go on.
+pub const UNANSWERED_PAUSE_MIN: Duration = Duration::from_millis(100);
+/// Longest pause before a message left unanswered is tried again.
+pub const UNANSWERED_PAUSE_MAX: Duration = Duration::from_secs(5);
+
+/// Why a delivery got no answer.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+pub enum LinkError {
+    /// The peer took it and let it go unanswered (it shed it, or will take it later): the
+    /// link works; the message is tried again after a pause.
+    #[error("left unanswered: {0}")]
+    Unanswered(String),
+    /// The peer could not be reached, or the exchange failed.
+    #[error("{0}")]
+    Failed(String),
+}
 
 /// One message's delivery, across its tries.
 #[derive(Debug, Clone, PartialEq, Eq)]
-pub(crate) struct Tries {
+pub struct Tries {
     /// The pause before the next try of a message left unanswered.
     pause: Duration,
 }
@@ -30,7 +46,7 @@ impl Default for Tries {
 
 /// What the delivery does after a try.
 #[derive(Debug, Clone, PartialEq, Eq)]
-pub(crate) enum Next {
+pub enum Next {
     /// Answered: the entry is settled with the answer.
     Settle(Reply),
     /// Left unanswered by a live peer: the same message again after `pause`.
@@ -50,14 +66,14 @@ pub(crate) enum Next {
 impl Next {
     /// Whether the try tells the lane its peer failed: a message left unanswered still
     /// reached a live peer, so its lane goes on as after an answer.
-    pub(crate) fn peer_failed(&self) -> bool {
+    pub fn peer_failed(&self) -> bool {
         matches!(self, Next::Retry { .. })
     }
 }
 
 impl Tries {
     /// What to do after a try that ended with `attempt`.
-    pub(crate) fn after(&mut self, attempt: Result<Reply, LinkError>) -> Next {
+    pub fn after(&mut self, attempt: Result<Reply, LinkError>) -> Next {
         match attempt {
             Ok(reply) => Next::Settle(reply),
             Err(LinkError::Unanswered(why)) => {
@@ -72,7 +88,7 @@ impl Tries {
 
 /// How an answered entry leaves the outbox.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub(crate) enum Removal {
+pub enum Removal {
     /// Acknowledged (or any other answer but a refusal): asked again, the receiver gives the
     /// same answer (a duplicate is acknowledged), so losing the removal with the machine only
     /// costs one more delivery.
@@ -85,24 +101,24 @@ pub(crate) enum Removal {
 
 impl Removal {
     /// How the entry answered with `reply` leaves.
-    pub(crate) fn of(reply: &Reply) -> Removal {
+    pub fn of(reply: &Reply) -> Removal {
         match reply {
             Reply::Refused { .. } => Removal::Refused,
             _ => Removal::Answered,
         }
     }
 
-    /// How the removal is written.
-    pub(crate) fn durability(self) -> Durability {
+    /// Whether the removal is written synced (else lazily: it may be lost with the machine).
+    pub fn synced(self) -> bool {
         match self {
-            Removal::Answered => Durability::Lazy,
-            Removal::Refused => Durability::Synced,
+            Removal::Answered => false,
+            Removal::Refused => true,
         }
     }
 
     /// Whether the message's number leaves the count of the unanswered even when its removal
     /// could not be written.
-    pub(crate) fn released_unwritten(self) -> bool {
+    pub fn released_unwritten(self) -> bool {
         match self {
             Removal::Answered => true,
             Removal::Refused => false,
@@ -110,7 +126,7 @@ impl Removal {
     }
 
     /// What the entry is, for the log.
-    pub(crate) fn what(self) -> &'static str {
+    pub fn what(self) -> &'static str {
         match self {
             Removal::Answered => "a delivered message",
             Removal::Refused => "a refused message",
@@ -118,9 +134,29 @@ impl Removal {
     }
 }
 
+/// What a try of message `seq` tells its receiver as `answered_below`: the lowest number still
+/// unanswered among the messages to it (`lowest`), never above the message's own (which is not
+/// answered yet; `lowest` is missing only for a message not counted, which is never tried).
+pub fn answered_below(lowest: Option<u64>, seq: u64) -> u64 {
+    lowest.unwrap_or(seq).min(seq)
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn a_try_tells_the_lowest_unanswered_never_above_its_own_number() {
+        let rows = [
+            (Some(3), 7, 3),
+            (Some(7), 7, 7),
+            (Some(9), 7, 7),
+            (None, 7, 7),
+        ];
+        for (lowest, seq, told) in rows {
+            assert_eq!(answered_below(lowest, seq), told, "{lowest:?} {seq}");
+        }
+    }
 
     fn unanswered() -> Result<Reply, LinkError> {
         Err(LinkError::Unanswered("shed".to_owned()))
@@ -194,12 +230,12 @@ mod tests {
             reason: "no".to_owned(),
         });
         assert_eq!(refused, Removal::Refused);
-        assert_eq!(refused.durability(), Durability::Synced);
+        assert!(refused.synced());
         assert!(!refused.released_unwritten());
         for reply in [Reply::Ack, Reply::Located { addrs: Vec::new() }] {
             let answered = Removal::of(&reply);
             assert_eq!(answered, Removal::Answered, "{reply:?}");
-            assert_eq!(answered.durability(), Durability::Lazy);
+            assert!(!answered.synced());
             assert!(answered.released_unwritten());
         }
     }

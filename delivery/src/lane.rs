@@ -1,27 +1,42 @@
 //! The decisions of one peer's lane, pure: whether a delivery may try now (and whether it must
 //! be the one probe of a failing peer), how long to wait after a failure, when the peer counts
 //! as unreachable and when as back, when to ask where it is now. Driven by the lane's events
-//! and the time it is given, a [`Moment`]: a plain value, not a clock. The lane (`lanes`)
-//! keeps one behind a lock, reads tokio's clock and converts it at its edge, and does the
-//! waiting; a test or a simulator drives these decisions on its own clock.
+//! and the time it is given, a [`Moment`]: a plain value, not a clock. The outbox's lane
+//! (`mobiwf_runtime::outbox`, its `lanes` module) keeps one behind a lock, reads tokio's clock
+//! and converts it at its edge, and does the waiting; a test or the simulator (`mobiwf-sim`)
+//! drives these decisions on its own clock.
 
 use std::ops::{Add, AddAssign, Sub};
 use std::time::Duration;
 
-use super::lanes::{Backoff, UNREACHABLE_AFTER_FAILURES};
+/// Failed tries in a row (attempts made together count once) after which a peer counts as
+/// unreachable: a host that fails this many deliveries to a device marks its users inactive,
+/// a device whose host fails them disables that host's items (*Synchronization and Disconnected
+/// Operation in WorkToDo* (IC-03-006), §5.3).
+pub const UNREACHABLE_AFTER_FAILURES: u32 = 3;
+
+/// How a lane backs off: the first wait after a failure, and the longest.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Backoff {
+    /// First wait after a failure; it doubles on every failed probe.
+    pub min: Duration,
+    /// Longest wait between probes: the longest a peer whose return nothing announces waits
+    /// for its next try.
+    pub max: Duration,
+}
 
 /// A time on the clock that drives a lane's decisions: how long after that clock started.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord)]
-pub(crate) struct Moment(Duration);
+pub struct Moment(Duration);
 
 impl Moment {
     /// The moment `elapsed` after the clock started.
-    pub(crate) fn after_start(elapsed: Duration) -> Moment {
+    pub fn after_start(elapsed: Duration) -> Moment {
         Moment(elapsed)
     }
 
     /// How long after the clock started this is.
-    pub(crate) fn since_start(self) -> Duration {
+    pub fn since_start(self) -> Duration {
         self.0
     }
 }
@@ -49,7 +64,7 @@ impl Sub for Moment {
 
 /// What a delivery may do now.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub(crate) enum Gate {
+pub enum Gate {
     /// Nothing before this.
     Wait(Moment),
     /// Try now; `probe`: the peer fails, so only one delivery at a time (the probe) tries.
@@ -61,7 +76,7 @@ pub(crate) enum Gate {
 
 /// One peer's backoff and reachability.
 #[derive(Debug, Clone)]
-pub(crate) struct LaneState {
+pub struct LaneState {
     backoff: Backoff,
     /// The last attempt failed (and no later one got through).
     failing: bool,
@@ -79,7 +94,7 @@ pub(crate) struct LaneState {
 
 impl LaneState {
     /// A lane nothing failed on.
-    pub(crate) fn new(backoff: Backoff) -> LaneState {
+    pub fn new(backoff: Backoff) -> LaneState {
         LaneState {
             backoff,
             failing: false,
@@ -92,7 +107,7 @@ impl LaneState {
     }
 
     /// What a delivery may do at `now`.
-    pub(crate) fn gate(&self, now: Moment) -> Gate {
+    pub fn gate(&self, now: Moment) -> Gate {
         match self.retry_at {
             Some(at) if at > now => Gate::Wait(at),
             _ => Gate::Go {
@@ -103,7 +118,7 @@ impl LaneState {
 
     /// The peer answered: no backoff, everyone goes. True when that changes anything (the
     /// deliveries waiting are to be woken).
-    pub(crate) fn succeeded(&mut self) -> bool {
+    pub fn succeeded(&mut self) -> bool {
         let was_failing = self.failing || self.retry_at.is_some();
         self.failing = false;
         self.wait = self.backoff.min;
@@ -114,7 +129,7 @@ impl LaneState {
 
     /// An attempt failed at `now`: the lane waits before the next probe, twice as long as the
     /// last time (failures of attempts made together count once). Returns the wait.
-    pub(crate) fn failed(&mut self, now: Moment) -> Duration {
+    pub fn failed(&mut self, now: Moment) -> Duration {
         self.failing = true;
         match self.retry_at {
             Some(at) if at > now => at - now,
@@ -131,7 +146,7 @@ impl LaneState {
     /// What the lane's owner has not been told yet: `Some(false)` when the peer just became
     /// unreachable ([`UNREACHABLE_AFTER_FAILURES`] failed tries in a row), `Some(true)` when
     /// it answered again after that; each is told once.
-    pub(crate) fn reachability_news(&mut self) -> Option<bool> {
+    pub fn reachability_news(&mut self) -> Option<bool> {
         let unreachable = self.failures >= UNREACHABLE_AFTER_FAILURES;
         if unreachable == self.told_unreachable {
             return None;
@@ -141,7 +156,7 @@ impl LaneState {
     }
 
     /// Whether to ask where the peer is now: not more often than `every`.
-    pub(crate) fn locate_due(&mut self, now: Moment, every: Duration) -> bool {
+    pub fn locate_due(&mut self, now: Moment, every: Duration) -> bool {
         if self.located_at.is_some_and(|at| now - at < every) {
             return false;
         }
@@ -151,14 +166,13 @@ impl LaneState {
 
     /// The peer is reachable again (seen, or found at a new address): the backoff starts
     /// over and the next probe goes now.
-    pub(crate) fn reset(&mut self) {
+    pub fn reset(&mut self) {
         self.wait = self.backoff.min;
         self.retry_at = None;
     }
 
     /// Lets the next try go now, as if the wait were over (tests stand in for the clock).
-    #[cfg(test)]
-    pub(crate) fn wait_over(&mut self) {
+    pub fn wait_over(&mut self) {
         self.retry_at = None;
     }
 }

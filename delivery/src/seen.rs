@@ -1,9 +1,9 @@
 //! The apply-once rule, pure: given what the receiver knows of a sender's messages (its floor,
 //! the ids applied earlier in this group) and one message's id and `answered_below`, whether
 //! the floor rises and what the message is: new, a duplicate, too far ahead, or a question
-//! only the message's own stored record answers. No store inside: the shell (`seen`) reads the
-//! floor and the record and writes what the rule decided, so a test or a simulator drives the
-//! rule with plain values.
+//! only the message's own stored record answers. No store inside: the daemons' shell
+//! (`mobiwf_runtime::daemon`, its `seen` module) reads the floor and the record and writes what
+//! the rule decided, and the simulator (`mobiwf-sim`) drives the same rule on its own disk.
 //!
 //! Why the rule holds (what the sender's outbox guarantees) is the shell's module doc.
 
@@ -19,7 +19,7 @@ pub const MAX_SEEN_ABOVE_FLOOR: u64 = 1_000_000;
 
 /// What to make of an inbound message.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub(crate) enum Verdict {
+pub enum Verdict {
     /// Not applied before: apply it.
     New,
     /// Applied (or answered) before: acknowledge it without applying it.
@@ -31,19 +31,19 @@ pub(crate) enum Verdict {
 /// A sender's floor moving up: every message of it numbered in `[from, to)` is known answered,
 /// so the records of those numbers go, in the batch that records the new floor.
 #[derive(Debug, Clone, PartialEq, Eq)]
-pub(crate) struct Raise {
+pub struct Raise {
     /// The floor before (every record below it is gone already).
-    pub(crate) from: u64,
+    pub from: u64,
     /// The floor after.
-    pub(crate) to: u64,
+    pub to: u64,
     /// The ids applied earlier in this group below `to`: their records, staged in this
     /// group's batch, go too.
-    pub(crate) forgotten: Vec<MessageId>,
+    pub forgotten: Vec<MessageId>,
 }
 
 /// What the floor and this group say of a message.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub(crate) enum Look {
+pub enum Look {
     /// Decided: below the floor, or applied earlier in this group.
     Decided(Verdict),
     /// At or above the floor and not applied in this group: its stored record decides.
@@ -52,7 +52,7 @@ pub(crate) enum Look {
 
 /// A message the stored record of its id decides.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub(crate) struct ByRecord {
+pub struct ByRecord {
     /// It is [`MAX_SEEN_ABOVE_FLOOR`] or more above the floor.
     too_far: bool,
 }
@@ -60,7 +60,7 @@ pub(crate) struct ByRecord {
 impl ByRecord {
     /// The verdict once it is known whether the store records the id as applied (`stored`):
     /// a recorded id is a duplicate; one not recorded is new unless it is too far ahead.
-    pub(crate) fn verdict(self, stored: bool) -> Verdict {
+    pub fn verdict(self, stored: bool) -> Verdict {
         if stored {
             Verdict::Duplicate
         } else if self.too_far {
@@ -73,11 +73,11 @@ impl ByRecord {
 
 /// What the rule makes of one message.
 #[derive(Debug, Clone, PartialEq, Eq)]
-pub(crate) struct Judgement {
+pub struct Judgement {
     /// The sender's floor raised by what the message says, if it was.
-    pub(crate) raise: Option<Raise>,
+    pub raise: Option<Raise>,
     /// What the message is, or that its record decides.
-    pub(crate) look: Look,
+    pub look: Look,
 }
 
 /// One sender: its peer id and the incarnation of its store (a new store numbers afresh).
@@ -90,7 +90,7 @@ fn sender(id: &MessageId) -> Sender {
 /// What one group knows of the applied ids beyond the store: the floors it read or raised,
 /// and the ids it applied (both written with it).
 #[derive(Debug, Default)]
-pub(crate) struct Ledger {
+pub struct Ledger {
     applied: BTreeSet<MessageId>,
     floors: HashMap<Sender, u64>,
 }
@@ -98,7 +98,7 @@ pub(crate) struct Ledger {
 impl Ledger {
     /// The floor of `id`'s sender as this group knows it (read or raised in it); `None`: the
     /// shell reads the stored one and gives it to [`Ledger::judge`].
-    pub(crate) fn floor(&self, id: &MessageId) -> Option<u64> {
+    pub fn floor(&self, id: &MessageId) -> Option<u64> {
         self.floors.get(&sender(id)).copied()
     }
 
@@ -106,7 +106,7 @@ impl Ledger {
     /// when this group does not know it), after raising that floor to what the sender says
     /// was answered: `answered_below`, never past the message's own number (it is not
     /// answered yet), never down.
-    pub(crate) fn judge(&mut self, id: &MessageId, floor: u64, answered_below: u64) -> Judgement {
+    pub fn judge(&mut self, id: &MessageId, floor: u64, answered_below: u64) -> Judgement {
         let wanted = answered_below.min(id.seq);
         let raise = (wanted > floor).then(|| self.raise(id, floor, wanted));
         let floor = floor.max(wanted);
@@ -122,7 +122,7 @@ impl Ledger {
     }
 
     /// Records `id` as applied in this group (the shell stages its record in the batch).
-    pub(crate) fn applied(&mut self, id: MessageId) {
+    pub fn applied(&mut self, id: MessageId) {
         self.applied.insert(id);
     }
 
@@ -144,7 +144,7 @@ impl Ledger {
 
 /// Why a message is refused before its id is judged: its id names another sender than the
 /// peer it came from (`from`, as text), so that no peer can spend another's numbers.
-pub(crate) fn foreign_id(id: &MessageId, from: &str) -> Option<String> {
+pub fn foreign_id(id: &MessageId, from: &str) -> Option<String> {
     (id.origin.as_str() != from).then(|| {
         format!(
             "the message id names {} as its sender but it came from {from}",
