@@ -136,7 +136,7 @@ impl Group {
             answered_below,
             message,
         } = envelope;
-        if matches!(message, Message::Probe) {
+        if matches!(message, Message::Probe(_)) {
             self.acks.push((reply, Some(Reply::Ack)));
             return Received::Probe;
         }

@@ -283,7 +283,7 @@ impl ControllerProc {
     ) -> Result<(), String> {
         let from = inbound.from.clone();
         let message = &inbound.envelope.message;
-        if !matches!(message, Message::Register(_) | Message::Probe)
+        if !matches!(message, Message::Register(_) | Message::Probe(_))
             && self.book.node(&from).is_none()
         {
             let reason = format!("{from} is not a member of this mesh: register first");

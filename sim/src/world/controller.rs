@@ -157,7 +157,7 @@ impl World {
                     incarnation: 0,
                     seq: 0,
                 },
-                Message::Probe,
+                Message::Probe(mobiwf_proto::sync::Probe::default()),
             );
             self.request(
                 CONTROLLER,
