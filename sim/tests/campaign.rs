@@ -10,10 +10,7 @@ const PARTS: u64 = 5;
 
 /// Seeds left out because they find a bug known and not fixed yet (`regressions.rs` keeps
 /// each bug's seed as an ignored test): put back once it is fixed.
-const KNOWN_OPEN: &[(u64, &str)] = &[(
-    47,
-    "the synchronization manager ends a hold granted to a suspected node at once",
-)];
+const KNOWN_OPEN: &[(u64, &str)] = &[];
 
 fn part(n: u64) {
     assert!(n < PARTS);

@@ -36,11 +36,9 @@ fn a_restarted_controller_reaches_a_node_that_moved_meanwhile() {
 /// The synchronization manager grants a class to a waiter whose node is suspected, and ends
 /// that hold at the next input because its node is suspected ("the grant's lease ran out
 /// there"), while the grant is on its way: the node takes it, runs under it, and a
-/// conflicting request is granted beside it. The hold's end on suspicion assumes a grant given
-/// before the node went silent. In `book/src/sync`, which the fencing work rewrites (holds of
-/// a suspected node end only a lease after their grant).
+/// conflicting request is granted beside it. Fixed in `book/src/sync/fence.rs`: a suspected
+/// node's hold ends no sooner than the lease and two watchdog periods after its grant.
 #[test]
-#[ignore = "open: a hold granted to a suspected node ends at once (book/src/sync, fencing work)"]
 fn a_grant_to_a_suspected_node_does_not_free_its_class() {
     passes(47);
 }
