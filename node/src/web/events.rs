@@ -11,7 +11,8 @@ use std::convert::Infallible;
 use std::time::Duration;
 
 use axum::extract::{Query, State};
-use axum::http::{HeaderMap, StatusCode, Uri};
+use axum::http::request::Parts;
+use axum::http::{Method, StatusCode};
 use axum::response::sse::{Event, KeepAlive, Sse};
 use axum::response::{IntoResponse, Response};
 use mobiwf_people::Order;
@@ -51,11 +52,10 @@ struct Follow {
 
 pub(super) async fn stream(
     State(pages): State<Pages>,
-    headers: HeaderMap,
-    uri: Uri,
+    parts: Parts,
     Query(q): Query<EventsQuery>,
 ) -> Response {
-    let (signed, user) = match signed_user(&pages, &headers, &uri) {
+    let (signed, user) = match signed_user(&pages, &parts) {
         Ok(signed) => signed,
         Err(page) => return page.into_response(),
     };
@@ -63,7 +63,8 @@ pub(super) async fn stream(
         let why = format!("{MAX_EVENT_STREAMS} live worklists are open (MAX_EVENT_STREAMS)");
         return trouble(&signed, StatusCode::SERVICE_UNAVAILABLE, &why);
     };
-    let resumed = headers
+    let resumed = parts
+        .headers
         .get("last-event-id")
         .and_then(|v| v.to_str().ok())
         .map(str::to_owned);

@@ -8,7 +8,8 @@
 use std::collections::BTreeMap;
 
 use axum::extract::{Form, Multipart, Path, State};
-use axum::http::{HeaderMap, StatusCode, Uri, header};
+use axum::http::request::Parts;
+use axum::http::{StatusCode, header};
 use axum::response::{IntoResponse, Response};
 use mobiwf_proto::{ActivityId, DataValue, InstanceId, UserId};
 use mobiwf_runtime::web::Signed;
@@ -20,11 +21,10 @@ use crate::api_people::{Acted, Details, act_on, action_named};
 
 pub(super) async fn page(
     State(pages): State<Pages>,
-    headers: HeaderMap,
-    uri: Uri,
+    parts: Parts,
     Path((instance, activity)): Path<(u64, u64)>,
 ) -> Response {
-    let (signed, user) = match signed_user(&pages, &headers, &uri) {
+    let (signed, user) = match signed_user(&pages, &parts) {
         Ok(signed) => signed,
         Err(page) => return page.into_response(),
     };
@@ -91,12 +91,11 @@ pub(super) struct ActForm {
 
 pub(super) async fn act(
     State(pages): State<Pages>,
-    headers: HeaderMap,
-    uri: Uri,
+    parts: Parts,
     Path((instance, activity, action)): Path<(u64, u64, String)>,
     Form(form): Form<ActForm>,
 ) -> Response {
-    let (signed, user) = match signed_user(&pages, &headers, &uri) {
+    let (signed, user) = match signed_user(&pages, &parts) {
         Ok(signed) => signed,
         Err(page) => return page.into_response(),
     };
@@ -212,12 +211,11 @@ async fn completion_of(mut form: Multipart) -> Result<Completed, String> {
 
 pub(super) async fn complete(
     State(pages): State<Pages>,
-    headers: HeaderMap,
-    uri: Uri,
+    parts: Parts,
     Path((instance, activity)): Path<(u64, u64)>,
     form: Multipart,
 ) -> Response {
-    let (signed, user) = match signed_user(&pages, &headers, &uri) {
+    let (signed, user) = match signed_user(&pages, &parts) {
         Ok(signed) => signed,
         Err(page) => return page.into_response(),
     };
@@ -252,11 +250,10 @@ pub(super) async fn complete(
 
 pub(super) async fn download(
     State(pages): State<Pages>,
-    headers: HeaderMap,
-    uri: Uri,
+    parts: Parts,
     Path((instance, activity, name)): Path<(u64, u64, String)>,
 ) -> Response {
-    let (signed, user) = match signed_user(&pages, &headers, &uri) {
+    let (signed, user) = match signed_user(&pages, &parts) {
         Ok(signed) => signed,
         Err(page) => return page.into_response(),
     };

@@ -22,7 +22,8 @@ mod tests;
 
 use axum::Router;
 use axum::extract::{DefaultBodyLimit, Query, State};
-use axum::http::{HeaderMap, StatusCode, Uri};
+use axum::http::request::Parts;
+use axum::http::{Method, StatusCode};
 use axum::response::{IntoResponse, Response};
 use axum::routing::{get, post};
 use mobiwf_people::Order;
@@ -71,13 +72,12 @@ pub fn router(client: NodeClient, web: Web) -> Router {
 
 /// The session of the request and the user it speaks for, or the page to answer instead:
 /// how to sign in, or (a session that is not a user's) a refusal.
-fn signed_user(
-    pages: &Pages,
-    headers: &HeaderMap,
-    uri: &Uri,
-) -> Result<(Signed, UserId), web::Instead> {
-    let path = uri.path_and_query().map_or("/", |p| p.as_str());
-    let signed = pages.web.require(headers, path)?;
+fn signed_user(pages: &Pages, request: &Parts) -> Result<(Signed, UserId), web::Instead> {
+    // Only a page is opened again from here; a form's post is not repeated.
+    let uri = &request.uri;
+    let page =
+        (request.method == Method::GET).then(|| uri.path_and_query().map_or("/", |p| p.as_str()));
+    let signed = pages.web.require(&request.headers, page)?;
     match &signed.session.grant {
         // A user's session may do what the user's own API token may (`api_access`: the
         // `/users/{user}/...` routes of that user, and only those): every page acts as them.
@@ -129,11 +129,10 @@ fn order_of(q: &OrderQuery) -> Order {
 
 async fn worklist(
     State(pages): State<Pages>,
-    headers: HeaderMap,
-    uri: Uri,
+    parts: Parts,
     Query(q): Query<OrderQuery>,
 ) -> Response {
-    let (signed, user) = match signed_user(&pages, &headers, &uri) {
+    let (signed, user) = match signed_user(&pages, &parts) {
         Ok(signed) => signed,
         Err(page) => return page.into_response(),
     };
@@ -149,8 +148,8 @@ async fn worklist(
     }
 }
 
-async fn notices(State(pages): State<Pages>, headers: HeaderMap, uri: Uri) -> Response {
-    let (signed, user) = match signed_user(&pages, &headers, &uri) {
+async fn notices(State(pages): State<Pages>, parts: Parts) -> Response {
+    let (signed, user) = match signed_user(&pages, &parts) {
         Ok(signed) => signed,
         Err(page) => return page.into_response(),
     };

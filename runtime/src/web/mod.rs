@@ -98,16 +98,17 @@ impl Web {
     }
 
     /// The session of the request, or the page to answer instead: how to sign in (401), or,
-    /// for a navigation from another site, the same page again from this one (a
-    /// `SameSite=Strict` cookie is not sent on the first, and is on the second).
-    pub fn require(&self, headers: &HeaderMap, path: &str) -> Result<Signed, Instead> {
+    /// for a page (`page`: its path, `None` for a form's post) opened from another site, the
+    /// same page again from this one (a `SameSite=Strict` cookie is not sent on the first
+    /// navigation, and is on the second).
+    pub fn require(&self, headers: &HeaderMap, page: Option<&str>) -> Result<Signed, Instead> {
         if let Some(signed) = self.signed(headers) {
             return Ok(signed);
         }
         let cross_site = headers
             .get("sec-fetch-site")
             .is_some_and(|v| v.as_bytes() == b"cross-site");
-        if cross_site {
+        if let (true, Some(path)) = (cross_site, page) {
             return Err(Instead(Box::new(routes::again_from_here(path))));
         }
         Err(Instead(Box::new(routes::sign_in_page(

@@ -140,7 +140,7 @@ async fn logout(
     headers: HeaderMap,
     Form(form): Form<CsrfForm>,
 ) -> Response {
-    let signed = match web.require(&headers, "/") {
+    let signed = match web.require(&headers, None) {
         Ok(signed) => signed,
         Err(page) => return page.into_response(),
     };
