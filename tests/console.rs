@@ -88,7 +88,7 @@ fn held_still(
 /// Waits until the controller says instance `id` is in `state`.
 fn wait_state(controller: &Controller, id: u64, state: &str) {
     wait_for(
-        &format!("instance {id} {state}"),
+        format!("instance {id} {state}"),
         Duration::from_secs(30),
         || (controller.status(id)["state"] == state).then_some(()),
     );
