@@ -47,6 +47,7 @@ async fn a_restarted_controller_dials_a_node_where_it_last_registered() {
         api_auth: true,
         retain_finished: None,
         inbound: Default::default(),
+        api_tls: None,
     })
     .await
     .expect("the controller starts");

@@ -7,7 +7,7 @@ use std::process::ExitCode;
 use clap::Subcommand;
 use serde_json::Value;
 
-use super::api_client::{ApiArgs, apply_document, failure, json};
+use super::api_client::{ApiArgs, apply_document, cell, get_json, list_cell};
 
 /// `mobiwf-controller classes ...`.
 #[derive(Subcommand)]
@@ -75,7 +75,7 @@ async fn apply(api: &ApiArgs, file: &Path) -> anyhow::Result<ExitCode> {
 
 /// Prints one line per class (JSON with `--json`).
 async fn show(api: &ApiArgs, as_json: bool) -> anyhow::Result<ExitCode> {
-    let body = match get(api, "/classes").await {
+    let body = match get_json(api, "/classes").await {
         Ok(body) => body,
         Err(code) => return Ok(code),
     };
@@ -92,9 +92,9 @@ async fn show(api: &ApiArgs, as_json: bool) -> anyhow::Result<ExitCode> {
     for c in classes {
         println!(
             "{:<16} {:<9} {}",
-            text(&c["id"]),
+            cell(&c["id"]),
             format!("{} s", c["max_wait_secs"]),
-            list(&c["conflicts_with"]),
+            list_cell(&c["conflicts_with"]),
         );
     }
     Ok(ExitCode::SUCCESS)
@@ -102,7 +102,7 @@ async fn show(api: &ApiArgs, as_json: bool) -> anyhow::Result<ExitCode> {
 
 /// Prints the holders, then the waiters in the order they will be looked at.
 async fn sync_show(api: &ApiArgs, as_json: bool) -> anyhow::Result<ExitCode> {
-    let body = match get(api, "/sync").await {
+    let body = match get_json(api, "/sync").await {
         Ok(body) => body,
         Err(code) => return Ok(code),
     };
@@ -141,10 +141,10 @@ async fn sync_show(api: &ApiArgs, as_json: bool) -> anyhow::Result<ExitCode> {
         println!(
             "{:<8} {:<12} {:<9} {:<20} {:<10} {:<20} {}",
             what,
-            text(&row["class"]),
-            text(&row["instance"]),
+            cell(&row["class"]),
+            cell(&row["instance"]),
             activity(row),
-            text(&row["node"]),
+            cell(&row["node"]),
             since,
             row["behind_text"].as_str().unwrap_or("-"),
         );
@@ -164,19 +164,6 @@ fn holder_row(holder: &Value) -> Value {
     row
 }
 
-/// `GET path` as JSON, or the exit code of its failure.
-async fn get(api: &ApiArgs, path: &str) -> Result<Value, ExitCode> {
-    let request = api
-        .client()
-        .map_err(|e| failure(Err(e), &[]))?
-        .get(api.url(path));
-    match json(request, api).await {
-        Ok(Ok(body)) => Ok(body),
-        Ok(Err(refused)) => Err(failure(Ok(refused), &[404])),
-        Err(e) => Err(failure(Err(e), &[])),
-    }
-}
-
 /// `press lid (1)`, `press lid (1#2)` in a loop's second pass, or `activity 1` without a name.
 fn activity(row: &Value) -> String {
     let id = match row["pass"].as_u64() {
@@ -186,27 +173,6 @@ fn activity(row: &Value) -> String {
     match row["name"].as_str() {
         Some(name) if !name.is_empty() => format!("{name} ({id})"),
         _ => format!("activity {id}"),
-    }
-}
-
-fn list(value: &Value) -> String {
-    let items: Vec<String> = value
-        .as_array()
-        .map(|a| a.iter().map(text).collect())
-        .unwrap_or_default();
-    if items.is_empty() {
-        "-".to_owned()
-    } else {
-        items.join(",")
-    }
-}
-
-fn text(value: &Value) -> String {
-    match value {
-        Value::Null => "-".to_owned(),
-        Value::String(s) if s.is_empty() => "-".to_owned(),
-        Value::String(s) => s.clone(),
-        other => other.to_string(),
     }
 }
 

@@ -56,8 +56,9 @@ fn allowed(
     uri: &Uri,
     (method, api_path): (&Method, &str),
 ) -> Result<Signed, web::Instead> {
-    let path = uri.path_and_query().map_or("/", |p| p.as_str());
-    let signed = console.web.require(headers, path)?;
+    // A page opened from another site is loaded again from here; a form's post never is.
+    let page = (method == Method::GET).then(|| uri.path_and_query().map_or("/", |p| p.as_str()));
+    let signed = console.web.require(headers, page)?;
     if may(&signed.session.grant, method, api_path) {
         return Ok(signed);
     }

@@ -11,8 +11,8 @@ use std::convert::Infallible;
 use std::time::Duration;
 
 use axum::extract::{Query, State};
+use axum::http::StatusCode;
 use axum::http::request::Parts;
-use axum::http::{Method, StatusCode};
 use axum::response::sse::{Event, KeepAlive, Sse};
 use axum::response::{IntoResponse, Response};
 use mobiwf_people::Order;
