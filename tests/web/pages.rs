@@ -69,7 +69,9 @@ impl Browser {
 
     /// A browser without a session, on the daemon whose API is at `api` (HOST:PORT).
     pub(crate) fn at(api: &str) -> Browser {
-        let client = reqwest::Client::builder()
+        // Every reqwest client takes its TLS from `runtime::tls` (no default provider).
+        let client = mobiwf_runtime::tls::client_builder(None)
+            .unwrap()
             .redirect(reqwest::redirect::Policy::none())
             .timeout(Duration::from_secs(30))
             .build()
