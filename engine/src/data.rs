@@ -80,12 +80,11 @@ impl Engine {
     /// as what an earlier pass wrote ([`data_passes::keep`]).
     pub(crate) fn put_datum(&mut self, instance: InstanceId, datum: Datum) -> bool {
         let known = self.known.entry(instance).or_default();
-        let before = known.earlier.len();
-        let newer = data_passes::keep(&mut known.data, &mut known.earlier, datum);
-        if newer || known.earlier.len() != before {
+        let kept = data_passes::keep(&mut known.data, &mut known.earlier, datum);
+        if kept.latest || kept.earlier {
             self.touch_known(instance);
         }
-        newer
+        kept.latest
     }
 
     /// Asks the daemon to fetch a file this instance needs, once.

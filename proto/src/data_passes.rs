@@ -15,42 +15,62 @@ use crate::{DataValue, Datum, Writer};
 /// (`MAX_INSTANCE_VALUE_BYTES`) an answer with both stays far below `MAX_MESSAGE_BYTES`.
 pub const MAX_EARLIER_VALUE_BYTES: usize = 1 << 20;
 
+/// What [`keep`] changed: the latest value of the name, what earlier passes keep (either must
+/// be stored again).
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub struct Kept {
+    /// The name's latest value changed.
+    pub latest: bool,
+    /// What earlier passes keep changed.
+    pub earlier: bool,
+}
+
 /// Keeps `datum` among an instance's values: `latest` by name, `earlier` the last write of each
-/// (name, pass) older than the latest's pass. True when `latest` changed.
-pub fn keep(latest: &mut BTreeMap<String, Datum>, earlier: &mut Vec<Datum>, datum: Datum) -> bool {
+/// (name, pass) older than the latest's pass.
+pub fn keep(latest: &mut BTreeMap<String, Datum>, earlier: &mut Vec<Datum>, datum: Datum) -> Kept {
     let Some(old) = latest.get(&datum.name) else {
         latest.insert(datum.name.clone(), datum);
-        return true;
+        return Kept {
+            latest: true,
+            earlier: false,
+        };
     };
     if !datum.supersedes(old) {
-        if datum.pass != old.pass {
-            keep_earlier(earlier, datum);
-        }
-        return false;
+        let earlier = datum.pass != old.pass && keep_earlier(earlier, datum);
+        return Kept {
+            latest: false,
+            earlier,
+        };
     }
     let (name, pass) = (datum.name.clone(), datum.pass);
+    let mut changed = false;
     if let Some(old) = latest.insert(name.clone(), datum)
         && old.pass != pass
     {
-        keep_earlier(earlier, old);
+        changed = keep_earlier(earlier, old);
     }
     // The latest write stands for its own pass.
+    let before = earlier.len();
     earlier.retain(|d| !(d.name == name && d.pass == pass));
-    true
+    Kept {
+        latest: true,
+        earlier: changed || earlier.len() != before,
+    }
 }
 
-/// Keeps `datum` as the last write of its pass, unless a later one of that pass is kept.
-fn keep_earlier(earlier: &mut Vec<Datum>, datum: Datum) {
+/// Keeps `datum` as the last write of its pass, unless a later one of that pass is kept. True
+/// when what is kept changed.
+fn keep_earlier(earlier: &mut Vec<Datum>, datum: Datum) -> bool {
     if datum.by == Writer::Input {
         // An input was given before every pass; the latest write of its name replaced it.
-        return;
+        return false;
     }
     match earlier
         .iter_mut()
         .find(|d| d.name == datum.name && d.pass == datum.pass)
     {
         Some(kept) if datum.supersedes(kept) => *kept = datum,
-        Some(_) => return,
+        Some(_) => return false,
         None => earlier.push(datum),
     }
     earlier.sort_by(|a, b| (&a.name, a.pass).cmp(&(&b.name, b.pass)));
@@ -67,6 +87,7 @@ fn keep_earlier(earlier: &mut Vec<Datum>, datum: Datum) {
             None => break,
         }
     }
+    true
 }
 
 /// The string and number bytes of `data` (a file is a reference: its content is elsewhere).
@@ -173,6 +194,25 @@ mod tests {
             merge([input, w("round", "1", 1, 1, 10), w("round", "2", 5, 1, 20)]);
         assert_eq!(shown(&latest), [("round".into(), "2".into(), 1)]);
         assert!(earlier.is_empty());
+    }
+
+    #[test]
+    fn a_change_to_an_earlier_pass_alone_is_told() {
+        let (mut latest, mut earlier) = (BTreeMap::new(), Vec::new());
+        keep(&mut latest, &mut earlier, w("round", "1", 3, 1, 10));
+        keep(&mut latest, &mut earlier, w("round", "2", 3, 2, 20));
+        // A later write of pass 1 arrives late: the latest stays, pass 1's entry is replaced
+        // in place (the list's length does not change), and that must be stored.
+        let kept = keep(&mut latest, &mut earlier, w("round", "1b", 4, 1, 15));
+        assert_eq!(
+            kept,
+            Kept {
+                latest: false,
+                earlier: true
+            }
+        );
+        let again = keep(&mut latest, &mut earlier, w("round", "1a", 4, 1, 12));
+        assert_eq!(again, Kept::default());
     }
 
     #[test]
