@@ -83,7 +83,7 @@ pub use retained::{InstanceSummary, Recalled};
 pub use start::{Start, StartedByName, Starter};
 pub use submit::format_time;
 pub use sync::{
-    Blocker, ClassesRecord, DEFAULT_LEASE_MS, Ending, OrderWaiter, OrderWaiterView,
+    Blocker, ClassesRecord, DEFAULT_LEASE_MS, EndCause, Ending, OrderWaiter, OrderWaiterView,
     OrderingsRecord, SyncEntry, SyncHolder, SyncRecord, SyncView, SyncWaiter,
 };
 

@@ -30,6 +30,10 @@ use mobiwf_book::Watched;
 pub const DEFAULT_PROBE_EVERY: Duration = Duration::from_secs(1);
 /// Default of [`DetectorConfig::suspect_after`].
 pub const DEFAULT_SUSPECT_AFTER: Duration = Duration::from_secs(10);
+/// The shortest [`DetectorConfig::suspect_after`]: half of it is the lease of a class's
+/// grant, and a suspected node's hold is safe to end at suspicion only when that lease is at
+/// least two of its watchdog's periods (20 ms each at the least), `mobiwf_proto::fence_ms`.
+pub const MIN_SUSPECT_AFTER: Duration = Duration::from_millis(100);
 
 /// How eagerly nodes are suspected.
 #[derive(Debug, Clone, Copy)]

@@ -492,7 +492,8 @@ impl Run {
 
     /// The next timer of an activity, in ms since the epoch: while it waits, its `timeToWait`
     /// and its remote preconditions' `timeOut`s (from the deployment, or from the start of its
-    /// loop's pass); while it runs, its `timeOut`, or the end of the wait before its next try.
+    /// loop's pass); while it runs, its `timeOut`, or the end of the wait before its next try;
+    /// the fence of a killed held try whose end was not told, once final or started over.
     /// All count from stored times (deployment, pass, start, failed try), so they survive
     /// restarts. An interrupted instance starts nothing: only `timeOut`s
     /// of running activities count then. A paused activity has none; its `timeOut` moves by
@@ -511,7 +512,7 @@ impl Run {
                 .as_u64()
         };
         let waits_since = p.pass_began_ms.unwrap_or(self.deployed_ms);
-        match p.life {
+        let by_life = match p.life {
             Life::NotReady if !held => {
                 let emergency = (act.time_to_wait_secs > 0)
                     .then(|| (after(waits_since, act.time_to_wait_secs), Timer::Emergency));
@@ -552,7 +553,16 @@ impl Run {
             }
             ref life if life.is_final() => p.gate.unfenced_at().map(|at| (at, Timer::Unfence)),
             _ => None,
-        }
+        };
+        // An earlier run's or pass's killed held try, whatever the activity does now.
+        let lingering = p
+            .gate
+            .lingering_unfenced_at()
+            .map(|at| (at, Timer::Unfence));
+        by_life
+            .into_iter()
+            .chain(lingering)
+            .min_by_key(|(at, _)| *at)
     }
 
     /// Keeps the completion flag activity `id` ends with (set before its end is taken).

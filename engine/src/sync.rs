@@ -71,6 +71,11 @@ pub struct Gate {
     /// The request that waits or holds, not released yet.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub open: Option<Open>,
+    /// Requests of earlier runs or passes whose held try was killed and whose end was not
+    /// told when the activity started over: each is released once it is, or a fence after
+    /// its kill (left out while none, so a gate stored before them loads unchanged).
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub lingering: Vec<Open>,
 }
 
 /// A request not released yet.
@@ -125,17 +130,34 @@ impl Gate {
     /// When the request it holds is released at the latest after its killed try's end was
     /// not told: a fence after the kill.
     pub(crate) fn unfenced_at(&self) -> Option<u64> {
-        let open = self.open?;
-        let killed = open.killed?;
-        Some(killed.at_ms.saturating_add(fence_ms(open.lease_ms?)))
+        self.open.as_ref().and_then(Open::unfenced_at)
     }
 
-    /// After an operator's rerun: no request open, the rounds counted on.
+    /// When the first lingering request is released at the latest.
+    pub(crate) fn lingering_unfenced_at(&self) -> Option<u64> {
+        self.lingering.iter().filter_map(Open::unfenced_at).min()
+    }
+
+    /// After an operator's rerun or for a loop's next pass (only ever from a final state, so
+    /// the request still open, if any, is a killed held try's): no request open, the rounds
+    /// counted on, the killed try's request lingering until its end is told.
     pub(crate) fn start_over(&self) -> Gate {
+        let mut lingering = self.lingering.clone();
+        lingering.extend(self.open.filter(|o| o.killed.is_some()));
         Gate {
             rounds: self.rounds,
             open: None,
+            lingering,
         }
+    }
+}
+
+impl Open {
+    /// When it is released at the latest when it is a killed held try's whose end was not
+    /// told: a fence after the kill.
+    fn unfenced_at(&self) -> Option<u64> {
+        let killed = self.killed?;
+        Some(killed.at_ms.saturating_add(fence_ms(self.lease_ms?)))
     }
 }
 
@@ -218,7 +240,9 @@ impl Engine {
             return;
         };
         let released = run.gate_mut(ticket.activity).is_some_and(|g| {
-            ticket.round < g.rounds && g.open.is_none_or(|o| o.round != ticket.round)
+            ticket.round < g.rounds
+                && g.open.is_none_or(|o| o.round != ticket.round)
+                && !g.lingering.iter().any(|o| o.round == ticket.round)
         });
         if released {
             effects.push(end(key, ticket.activity, ticket.round));
@@ -392,7 +416,18 @@ impl Engine {
             return false;
         };
         let is_final = run.life(activity).is_some_and(Life::is_final);
-        let Some(open) = run.gate_mut(activity).and_then(|g| g.open.as_mut()) else {
+        let Some(gate) = run.gate_mut(activity) else {
+            return false;
+        };
+        let of_attempt = |o: &Open| o.killed.is_some_and(|k| k.attempt == attempt);
+        if let Some(i) = gate.lingering.iter().position(of_attempt) {
+            // An earlier run's or pass's killed try: over now, its request is released.
+            let round = gate.lingering.remove(i).round;
+            self.touch_run(key);
+            self.told.push(end(key, activity, round));
+            return true;
+        }
+        let Some(open) = gate.open.as_mut() else {
             return false;
         };
         if open.killed.is_none_or(|k| k.attempt != attempt) {
@@ -406,19 +441,30 @@ impl Engine {
         is_final
     }
 
-    /// A fence passed since a held try was killed without its end being told: its lease,
-    /// no longer kept up, has ended it; the request is released.
-    pub(crate) fn unfence(&mut self, key: RunKey, activity: ActivityId) {
-        let Some(open) = self
-            .runs
-            .get_mut(&key)
-            .and_then(|r| r.gate_mut(activity))
-            .and_then(|g| g.open.as_mut())
-        else {
+    /// A fence passed (at `now_ms`) since a held try was killed without its end being told:
+    /// its lease, no longer kept up, has ended it; its request is released (the open one of a
+    /// final activity, or a lingering one of an earlier run or pass).
+    pub(crate) fn unfence(&mut self, key: RunKey, activity: ActivityId, now_ms: u64) {
+        let Some(gate) = self.runs.get_mut(&key).and_then(|r| r.gate_mut(activity)) else {
             return;
         };
-        open.killed = None;
-        self.release_sync(key, activity);
+        let (due, kept): (Vec<Open>, Vec<Open>) = std::mem::take(&mut gate.lingering)
+            .into_iter()
+            .partition(|o| o.unfenced_at().is_some_and(|at| at <= now_ms));
+        gate.lingering = kept;
+        let open_due = gate.unfenced_at().is_some_and(|at| at <= now_ms);
+        if let Some(open) = gate.open.as_mut().filter(|_| open_due) {
+            open.killed = None;
+        }
+        if !due.is_empty() {
+            self.touch_run(key);
+        }
+        for open in due {
+            self.told.push(end(key, activity, open.round));
+        }
+        if open_due {
+            self.release_sync(key, activity);
+        }
     }
 
     /// When the request of `activity` whose grant a person's activity holds was asked (0:

@@ -87,7 +87,7 @@ impl Engine {
             Timer::Emergency => self.emergency_start(key, activity, effects),
             Timer::RunTooLong => self.time_out(key, activity, now_ms, effects),
             Timer::Retry => self.retry(key, activity, effects),
-            Timer::Unfence => self.unfence(key, activity),
+            Timer::Unfence => self.unfence(key, activity, now_ms),
             Timer::Overdue {
                 precondition,
                 time_out_secs,

@@ -127,7 +127,10 @@ pub struct Datum {
 }
 
 impl Datum {
-    /// True when this write wins over `other` (a write of the same name).
+    /// True when this write wins over `other` (a write of the same name): the later by its
+    /// writer's clock (one order for every node, so all agree whatever order writes arrive
+    /// in; a pass does not enter it, since a pass of one loop says nothing of another's or of
+    /// a write after the loop).
     pub fn supersedes(&self, other: &Datum) -> bool {
         // An input was given before any activity ran: every write supersedes it, whatever
         // the writer's clock says.

@@ -10,9 +10,12 @@ use std::collections::BTreeMap;
 
 use crate::{DataValue, Datum, Writer};
 
-/// The most bytes of string and number values an instance keeps of its earlier passes, all
-/// names together: past it the oldest passes' writes are forgotten first. With the latest values
-/// (`MAX_INSTANCE_VALUE_BYTES`) an answer with both stays far below `MAX_MESSAGE_BYTES`.
+/// The most bytes an instance keeps of its earlier passes' writes, all names together, each
+/// write counted as it travels (its JSON: name, value escaped, writer, time, pass): past it the
+/// oldest passes' writes are forgotten first. With the latest values (at most
+/// `MAX_INSTANCE_VALUE_BYTES` of text, six times that escaped) an answer carrying both stays
+/// far below `MAX_MESSAGE_BYTES`. A write counts at least `WRITE_OVERHEAD_BYTES`, so at most
+/// 4096 are kept: a long loop keeps its latest passes apart.
 pub const MAX_EARLIER_VALUE_BYTES: usize = 1 << 20;
 
 /// What [`keep`] changed: the latest value of the name, what earlier passes keep (either must
@@ -26,8 +29,21 @@ pub struct Kept {
 }
 
 /// Keeps `datum` among an instance's values: `latest` by name, `earlier` the last write of each
-/// (name, pass) older than the latest's pass.
+/// (name, pass) older than the latest's pass, within `MAX_EARLIER_VALUE_BYTES`.
 pub fn keep(latest: &mut BTreeMap<String, Datum>, earlier: &mut Vec<Datum>, datum: Datum) -> Kept {
+    let kept = keep_unbounded(latest, earlier, datum);
+    if kept.earlier {
+        trim(earlier);
+    }
+    kept
+}
+
+/// [`keep`] without the limits.
+fn keep_unbounded(
+    latest: &mut BTreeMap<String, Datum>,
+    earlier: &mut Vec<Datum>,
+    datum: Datum,
+) -> Kept {
     let Some(old) = latest.get(&datum.name) else {
         latest.insert(datum.name.clone(), datum);
         return Kept {
@@ -74,39 +90,73 @@ fn keep_earlier(earlier: &mut Vec<Datum>, datum: Datum) -> bool {
         None => earlier.push(datum),
     }
     earlier.sort_by(|a, b| (&a.name, a.pass).cmp(&(&b.name, b.pass)));
-    while bytes(earlier) > MAX_EARLIER_VALUE_BYTES {
-        let oldest = earlier
-            .iter()
-            .enumerate()
-            .min_by_key(|(_, d)| (d.pass, d.at_us))
-            .map(|(i, _)| i);
-        match oldest {
-            Some(i) => {
-                earlier.remove(i);
-            }
-            None => break,
-        }
-    }
     true
 }
 
-/// The string and number bytes of `data` (a file is a reference: its content is elsewhere).
-fn bytes(data: &[Datum]) -> usize {
-    data.iter()
-        .map(|d| match &d.value {
-            DataValue::String(t) | DataValue::Number(t) => t.len(),
-            DataValue::File(_) => 0,
+/// Forgets the oldest passes' writes (the oldest pass first, then the earliest written) until
+/// what is kept is within `MAX_EARLIER_VALUE_BYTES`. The result depends only on what was
+/// kept, not on the order it came in.
+fn trim(earlier: &mut Vec<Datum>) {
+    let mut total: usize = earlier.iter().map(travel_bytes).sum();
+    if total <= MAX_EARLIER_VALUE_BYTES {
+        return;
+    }
+    let mut by_age: Vec<usize> = (0..earlier.len()).collect();
+    by_age.sort_by_key(|&i| {
+        let d = &earlier[i];
+        (d.pass, d.at_us, d.name.clone())
+    });
+    let mut forgotten = vec![false; earlier.len()];
+    for i in by_age {
+        if total <= MAX_EARLIER_VALUE_BYTES {
+            break;
+        }
+        forgotten[i] = true;
+        total = total.saturating_sub(travel_bytes(&earlier[i]));
+    }
+    let mut i = 0;
+    earlier.retain(|_| {
+        let keep = !forgotten[i];
+        i += 1;
+        keep
+    });
+}
+
+/// At least the bytes of a write's JSON other than its name's and its text value's: the field
+/// names and punctuation, the writer, the time, the pass, a file's reference.
+const WRITE_OVERHEAD_BYTES: usize = 256;
+
+/// At least the bytes `datum` takes in a message (JSON): its name and text value as escaped,
+/// plus [`WRITE_OVERHEAD_BYTES`] (a file is its reference: its content travels apart).
+fn travel_bytes(datum: &Datum) -> usize {
+    let text = match &datum.value {
+        DataValue::String(t) | DataValue::Number(t) => escaped_len(t),
+        DataValue::File(_) => 0,
+    };
+    WRITE_OVERHEAD_BYTES + escaped_len(&datum.name) + text
+}
+
+/// The length of `text` as a JSON string's content: a quote, a backslash or a common control
+/// character takes two bytes, any other control character six.
+fn escaped_len(text: &str) -> usize {
+    text.chars()
+        .map(|c| match c {
+            '"' | '\\' | '\n' | '\r' | '\t' | '\u{8}' | '\u{c}' => 2,
+            c if u32::from(c) < 0x20 => 6,
+            c => c.len_utf8(),
         })
         .sum()
 }
 
 /// Merges writes from several holders (each node's latest and earlier values) by the rule of
-/// [`keep`]: the latest of each name, then the last write of each earlier pass, oldest first.
+/// [`keep`]: the latest of each name, then the last write of each earlier pass, oldest first;
+/// the limits apply once all are in, so the result does not depend on the order they came in.
 pub fn merge(writes: impl IntoIterator<Item = Datum>) -> (Vec<Datum>, Vec<Datum>) {
     let (mut latest, mut earlier) = (BTreeMap::new(), Vec::new());
     for d in writes {
-        keep(&mut latest, &mut earlier, d);
+        keep_unbounded(&mut latest, &mut earlier, d);
     }
+    trim(&mut earlier);
     (latest.into_values().collect(), earlier)
 }
 
@@ -215,13 +265,110 @@ mod tests {
         assert_eq!(again, Kept::default());
     }
 
+    fn passes(data: &[Datum]) -> Vec<u32> {
+        data.iter().map(|d| d.pass.0).collect()
+    }
+
+    fn travelling(data: &[Datum]) -> usize {
+        serde_json::to_vec(data).unwrap().len()
+    }
+
+    #[test]
+    fn a_write_is_counted_at_least_as_it_travels() {
+        let file = Datum {
+            value: DataValue::File(crate::FileRef {
+                sha256: "f".repeat(64),
+                size: u64::MAX,
+            }),
+            by: Writer::Activity(ActivityId(u64::MAX)),
+            at_us: u64::MAX,
+            pass: Pass(u32::MAX),
+            name: "n\"\u{1}é".into(),
+        };
+        let texts = [
+            "",
+            "plain",
+            "q\"b\\n\n\t\u{8}\u{c}\r\u{1}\u{1f}é€😀",
+            "\u{7f}",
+        ];
+        let mut writes = vec![file];
+        for t in texts {
+            let d = Datum {
+                value: DataValue::String(t.into()),
+                ..w("naïve \"name\"", "", u64::MAX, u32::MAX, u64::MAX)
+            };
+            writes.push(Datum {
+                value: DataValue::Number(t.into()),
+                ..d.clone()
+            });
+            writes.push(d);
+        }
+        writes.push(Datum {
+            by: Writer::Input,
+            ..w("x", "1", 0, 1, 0)
+        });
+        for d in writes {
+            let json = serde_json::to_vec(&d).unwrap().len();
+            assert!(
+                travel_bytes(&d) >= json,
+                "{d:?}: {} < {json}",
+                travel_bytes(&d)
+            );
+        }
+    }
+
     #[test]
     fn past_the_limit_the_oldest_passes_go_first() {
-        let big = "9".repeat(MAX_EARLIER_VALUE_BYTES / 3 + 1);
+        let big = "9".repeat(MAX_EARLIER_VALUE_BYTES / 3);
         let (_, earlier) = merge((1..=5).map(|p| w("round", &big, 3, p, u64::from(p))));
-        // Passes 1 to 4 are earlier; three of them would be over the limit.
-        assert_eq!(earlier.iter().map(|d| d.pass.0).collect::<Vec<_>>(), [3, 4]);
-        assert!(bytes(&earlier) <= MAX_EARLIER_VALUE_BYTES);
+        // Passes 1 to 4 are earlier; three of them, with their names and writers, are over.
+        assert_eq!(passes(&earlier), [3, 4]);
+        assert!(travelling(&earlier) <= MAX_EARLIER_VALUE_BYTES);
+    }
+
+    #[test]
+    fn escapes_names_and_files_count_as_they_travel() {
+        // A control character travels as six bytes: a sixth of the limit in such characters
+        // is a whole limit's worth: three writes of a third are over.
+        let escaped = "\u{1}".repeat(MAX_EARLIER_VALUE_BYTES / 6 / 3);
+        let (_, earlier) = merge((1..=4).map(|p| w("note", &escaped, 3, p, u64::from(p))));
+        assert_eq!(passes(&earlier), [2, 3], "three escaped thirds are over");
+        assert!(travelling(&earlier) <= MAX_EARLIER_VALUE_BYTES);
+        // Files have no value bytes, yet their references and names take room.
+        let file = |p: u32| Datum {
+            value: DataValue::File(crate::FileRef {
+                sha256: "a".repeat(64),
+                size: 1,
+            }),
+            ..w(&"n".repeat(200), "", 3, p, u64::from(p))
+        };
+        let (_, earlier) = merge((1..=4000).map(file));
+        assert!(travelling(&earlier) <= MAX_EARLIER_VALUE_BYTES);
+        assert!(earlier.len() < 3000, "{}", earlier.len());
+    }
+
+    #[test]
+    fn a_long_loop_keeps_its_latest_passes_whatever_the_order() {
+        let most = MAX_EARLIER_VALUE_BYTES / WRITE_OVERHEAD_BYTES;
+        let last = u32::try_from(most).unwrap() + 10;
+        let writes: Vec<Datum> = (1..=last)
+            .map(|p| w("round", "1", 3, p, u64::from(p)))
+            .collect();
+        let (latest, earlier) = merge(writes.clone());
+        assert_eq!(passes(&latest), [last]);
+        let first = earlier[0].pass.0;
+        assert!(first > 10, "{first}");
+        assert_eq!(passes(&earlier), (first..last).collect::<Vec<_>>());
+        assert!(earlier.len() <= most);
+        let mut reversed = writes.clone();
+        reversed.reverse();
+        assert_eq!(merge(reversed), (latest.clone(), earlier.clone()));
+        // Kept one by one (as a node does), the same.
+        let (mut l, mut e) = (BTreeMap::new(), Vec::new());
+        for d in writes {
+            keep(&mut l, &mut e, d);
+        }
+        assert_eq!((l.into_values().collect::<Vec<_>>(), e), (latest, earlier));
     }
 
     #[test]

@@ -12,7 +12,9 @@
 //! failure detector watches every holder's node ([`Book::watched`]), so a holder whose node
 //! died is never kept forever.
 
-use mobiwf_proto::{BeginSync, EndSync, Message, NodeId, SyncGranted, SyncRefused, SyncTicket};
+use mobiwf_proto::{
+    BeginSync, EndSync, Message, NodeId, SyncGranted, SyncRefused, SyncTicket, fence_ms,
+};
 use mobiwf_xml_schema::{ClassDocument, ClassName, Diagnostics, WorkflowDefinition, load_classes};
 use serde::{Deserialize, Serialize};
 
@@ -286,9 +288,13 @@ impl Book {
     /// A request for its class: granted at once, or waiting (the rule of the module `sync`).
     fn class_stage(&mut self, now_ms: u64, entry: SyncEntry, effects: &mut Vec<Effect>) {
         let mut superseded = Vec::new();
-        let begun = self
-            .sync
-            .begin(&self.classes, entry.clone(), &mut superseded);
+        let earlier_hold_ends_at = now_ms.saturating_add(fence_ms(self.lease_ms));
+        let begun = self.sync.begin(
+            &self.classes,
+            entry.clone(),
+            earlier_hold_ends_at,
+            &mut superseded,
+        );
         for ended in superseded {
             self.record_release(now_ms, &ended, "a later request of the activity came");
         }

@@ -9,7 +9,11 @@
 //! - a suspected node: its grant, when that is later than what the failure detector already
 //!   waited (it suspects a node only after `--suspect-after`, twice the lease, without an
 //!   answer to its probes; the node's request may be what its lease counts from);
-//! - a node no longer known otherwise: when the controller noticed it.
+//! - a node no longer known otherwise: when the controller noticed it;
+//! - a hold a later request of the same activity superseded (its node killed the try, which
+//!   may not be over yet, and its node releases it once it is): that request's arrival, later
+//!   than the kill, from when the try's lease is no longer kept up. The node being known
+//!   again does not let such a hold stand: it ends by its node's release or then.
 //!
 //! A hold whose node is known and not suspected again stands again. The end is stored with the
 //! hold ([`SyncEntry::ending`]), so a restart keeps it; the book's tick acts on it
@@ -26,13 +30,37 @@ use crate::Book;
 pub struct Ending {
     /// When it ends, ms since the epoch: its command is dead by then.
     pub at_ms: u64,
-    /// Why it ends (its node was removed, is suspected, is no longer known).
+    /// Why it ends (its node was removed, is suspected, is no longer known; a later request
+    /// superseded it).
     pub why: String,
+    /// What ends it (left out for its node, as stored before superseded holds ended so).
+    #[serde(default, skip_serializing_if = "EndCause::is_node")]
+    pub cause: EndCause,
+}
+
+/// What ends a hold.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum EndCause {
+    /// Its node was removed, is suspected or is no longer known: it stands again once its
+    /// node is back.
+    #[default]
+    Node,
+    /// A later request of its activity superseded it: it ends by its node's release or at
+    /// its end, whatever becomes of its node.
+    Superseded,
+}
+
+impl EndCause {
+    fn is_node(&self) -> bool {
+        *self == EndCause::Node
+    }
 }
 
 impl Manager {
-    /// The hold `ticket` of `peer` ends at `at_ms` for `why`, unless it is to end later
-    /// already.
+    /// The hold `ticket` of `peer` ends at `at_ms` for `why`, its node suspected or gone,
+    /// unless it is to end later already (a superseded hold stays superseded, its end moved
+    /// to the later time).
     pub(crate) fn mark_ending(
         &mut self,
         ticket: &SyncTicket,
@@ -41,20 +69,59 @@ impl Manager {
         why: &str,
     ) {
         for e in self.state.holders.iter_mut().filter(|e| e.is(ticket, peer)) {
-            if e.ending.as_ref().is_none_or(|end| end.at_ms < at_ms) {
-                e.ending = Some(Ending {
-                    at_ms,
-                    why: why.to_owned(),
-                });
-                self.dirty = true;
+            match &mut e.ending {
+                Some(end) if end.at_ms >= at_ms => continue,
+                Some(end) if end.cause == EndCause::Superseded => end.at_ms = at_ms,
+                slot => {
+                    *slot = Some(Ending {
+                        at_ms,
+                        why: why.to_owned(),
+                        cause: EndCause::Node,
+                    })
+                }
             }
+            self.dirty = true;
         }
     }
 
-    /// The holds of `peer` stand again: its node is back.
+    /// The hold `ticket` of `peer` was superseded by round `round` of its activity: it ends at
+    /// `at_ms` at the latest, whatever becomes of its node.
+    pub(crate) fn mark_superseded(
+        &mut self,
+        ticket: &SyncTicket,
+        peer: &NodeId,
+        at_ms: u64,
+        round: u32,
+    ) {
+        for e in self.state.holders.iter_mut().filter(|e| e.is(ticket, peer)) {
+            let at_ms = e.ending.as_ref().map_or(at_ms, |end| end.at_ms.max(at_ms));
+            if e.ending
+                .as_ref()
+                .is_some_and(|end| end.cause == EndCause::Superseded)
+            {
+                continue;
+            }
+            e.ending = Some(Ending {
+                at_ms,
+                why: format!(
+                    "round {round} of its activity superseded it: its try was killed and may \
+                     still run until its lease has ended it"
+                ),
+                cause: EndCause::Superseded,
+            });
+            self.dirty = true;
+        }
+    }
+
+    /// The holds of `peer` its node's suspicion or absence was ending stand again: its node is
+    /// back.
     pub(crate) fn stand(&mut self, peer: &NodeId) {
         for e in self.state.holders.iter_mut().filter(|e| &e.peer == peer) {
-            if e.ending.take().is_some() {
+            if e.ending
+                .as_ref()
+                .is_some_and(|end| end.cause == EndCause::Node)
+            {
+                e.ending = None;
                 self.dirty = true;
             }
         }

@@ -30,7 +30,7 @@ use mobiwf_xml_schema::{ClassDocument, ClassName, DEFAULT_MAX_WAIT_SECS};
 use serde::{Deserialize, Serialize};
 
 pub use book::{ClassesRecord, DEFAULT_LEASE_MS};
-pub use fence::Ending;
+pub use fence::{EndCause, Ending};
 pub(crate) use ordered::Ordering;
 pub use ordered::{OrderWaiter, OrderingsRecord};
 pub use view::{OrderWaiterView, SyncHolder, SyncView, SyncWaiter};
@@ -165,14 +165,19 @@ impl Manager {
         s.holders.is_empty() && s.waiters.is_empty() && s.ordered.is_empty()
     }
 
-    /// A request: granted at once, or waiting (see the module's rule). Earlier rounds of the
-    /// same activity asked by the same peer end first (`superseded`): a node asks again only
-    /// once the earlier request's activity was final there. A request is its ticket and its
-    /// peer: another peer's request for the same ticket is another request (the module's doc).
+    /// A request: granted at once, or waiting (see the module's rule). A node asks again for
+    /// an activity only once the earlier request's activity was final there, so an earlier
+    /// round of the same activity asked by the same peer that still waits ends now
+    /// (`superseded`); one that still holds may be a killed try whose kill has not taken
+    /// effect yet (its node releases it once it has): it holds on, ending at
+    /// `earlier_hold_ends_at` at the latest (by when its lease, no longer kept up since the
+    /// kill, has ended it). A request is its ticket and its peer: another peer's request for
+    /// the same ticket is another request (the module's doc).
     pub(crate) fn begin(
         &mut self,
         classes: &ClassDocument,
         entry: SyncEntry,
+        earlier_hold_ends_at: u64,
         superseded: &mut Vec<Ended>,
     ) -> Begun {
         let (t, peer) = (entry.ticket, entry.peer.clone());
@@ -188,7 +193,20 @@ impl Manager {
         if self.state.waiters.iter().any(|e| e.is(&t, &peer)) {
             return Begun::AlreadyWaiting;
         }
-        superseded.extend(self.remove_where(|e| same(e)));
+        let earlier_holds: Vec<SyncTicket> = self
+            .state
+            .holders
+            .iter()
+            .filter(|e| same(e))
+            .map(|e| e.ticket)
+            .collect();
+        for earlier in &earlier_holds {
+            self.mark_superseded(earlier, &peer, earlier_hold_ends_at, t.round);
+        }
+        let waiters = std::mem::take(&mut self.state.waiters);
+        let (gone, kept): (Vec<SyncEntry>, Vec<SyncEntry>) = waiters.into_iter().partition(same);
+        self.state.waiters = kept;
+        superseded.extend(gone.into_iter().map(|entry| Ended { entry, held: false }));
         self.dirty = true;
         let blockers = self.blockers(classes, &entry.class, self.state.waiters.len());
         if blockers.is_empty() {

@@ -50,8 +50,12 @@ fn p1() -> NodeId {
     NodeId::new("peer1")
 }
 
+/// How long after a later request an earlier round's hold ends at the latest (a fence).
+const FENCE_MS: u64 = 1000;
+
 fn begin(m: &mut Manager, c: &ClassDocument, e: SyncEntry) -> Begun {
-    m.begin(c, e, &mut Vec::new())
+    let ends_at = e.since_ms + FENCE_MS;
+    m.begin(c, e, ends_at, &mut Vec::new())
 }
 
 fn holders(m: &Manager) -> Vec<u64> {
@@ -157,16 +161,75 @@ fn repeated_requests_are_idempotent_and_a_stale_round_is_ignored() {
         1,
         "a repeat does not restart the wait"
     );
-    // Round 1 of activity 1 supersedes its round 0 (ended with it), then round 0 is stale.
+    // Round 1 of activity 1 supersedes its held round 0 (which holds on until its node
+    // releases it or its fence passed), then round 0 is stale.
     let mut superseded = Vec::new();
-    let got = m.begin(&c, entry(1, 1, "press", 7), &mut superseded);
-    assert_eq!(superseded.len(), 1);
-    assert!(superseded[0].held && superseded[0].entry.ticket == ticket(1, 0));
+    let got = m.begin(&c, entry(1, 1, "press", 7), 7 + FENCE_MS, &mut superseded);
     assert!(
-        matches!(got, Begun::Waiting(_)),
-        "behind the earlier waiter 2"
+        superseded.is_empty(),
+        "a hold is not ended by a later round"
+    );
+    let Begun::Waiting(behind) = got else {
+        panic!("round 1 waits: {got:?}");
+    };
+    assert_eq!(
+        behind
+            .iter()
+            .map(|b| (b.ticket, b.holds))
+            .collect::<Vec<_>>(),
+        [(ticket(1, 0), true), (ticket(2, 0), false)],
+        "behind its own earlier round, which may still run, and the earlier waiter 2"
     );
     assert_eq!(begin(&mut m, &c, entry(1, 0, "press", 8)), Begun::Stale);
+    // A later round supersedes an earlier waiting round at once.
+    let mut superseded = Vec::new();
+    m.begin(&c, entry(1, 2, "press", 9), 9 + FENCE_MS, &mut superseded);
+    assert_eq!(superseded.len(), 1);
+    assert!(!superseded[0].held && superseded[0].entry.ticket == ticket(1, 1));
+}
+
+#[test]
+fn a_superseded_hold_holds_until_released_or_fenced_whatever_its_node() {
+    let c = plant();
+    let mut m = Manager::default();
+    assert_eq!(begin(&mut m, &c, entry(1, 0, "press", 0)), Begun::Granted);
+    // The node killed round 0's try on its timeOut, and the loop's next pass asks at 100: the
+    // killed try may still run, so round 1 must not be granted beside it.
+    assert!(matches!(
+        begin(&mut m, &c, entry(1, 1, "press", 100)),
+        Begun::Waiting(_)
+    ));
+    assert_eq!(holders(&m), [1]);
+    let ending = m.state().holders[0].ending.clone().unwrap();
+    assert_eq!(
+        (ending.at_ms, ending.cause),
+        (100 + FENCE_MS, EndCause::Superseded)
+    );
+    // Its node being back (or suspected later) does not let it stand, nor end it sooner.
+    m.stand(&p1());
+    m.mark_ending(&ticket(1, 0), &p1(), 50, "suspected");
+    assert_eq!(m.state().holders[0].ending, Some(ending.clone()));
+    assert!(m.due_endings(100 + FENCE_MS - 1).is_empty());
+    // A later suspicion moves its end later, still superseded.
+    m.mark_ending(&ticket(1, 0), &p1(), 5000, "suspected");
+    let later = m.state().holders[0].ending.clone().unwrap();
+    assert_eq!((later.at_ms, later.cause), (5000, EndCause::Superseded));
+    assert_eq!(m.due_endings(5000).len(), 1);
+    assert_eq!(
+        m.grant_ready(&c, 5000)
+            .iter()
+            .map(|e| e.ticket)
+            .collect::<Vec<_>>(),
+        [ticket(1, 1)]
+    );
+    // Or its node's release of exactly round 0 (the killed try's end was told) ends it.
+    let mut m = Manager::default();
+    begin(&mut m, &c, entry(1, 0, "press", 0));
+    begin(&mut m, &c, entry(1, 1, "press", 100));
+    assert!(m.end(&ticket(1, 0), &p1()).is_some());
+    assert_eq!(m.grant_ready(&c, 101).len(), 1);
+    assert_eq!(holders(&m), [1]);
+    assert_eq!(m.state().holders[0].ticket, ticket(1, 1));
 }
 
 #[test]
@@ -239,7 +302,7 @@ fn another_peers_request_for_the_same_ticket_is_another_request() {
     let mut superseded = Vec::new();
     let later = asked_by("peer2", entry(1, 1, "press", 2));
     assert!(matches!(
-        m.begin(&c, later, &mut superseded),
+        m.begin(&c, later, 2 + FENCE_MS, &mut superseded),
         Begun::Waiting(_)
     ));
     assert_eq!(superseded.len(), 1, "only its own round 0");

@@ -32,7 +32,8 @@ pub struct ServeArgs {
     pub probe_every: f64,
     /// How long a partner may go without answering probes before the controller suspects it
     /// and applies the contingency rules of its unfinished activities, in seconds.
-    #[arg(long, value_name = "SECS", default_value_t = 10.0, value_parser = seconds)]
+    /// At least 0.1 (`MIN_SUSPECT_AFTER`).
+    #[arg(long, value_name = "SECS", default_value_t = 10.0, value_parser = suspect_seconds)]
     pub suspect_after: f64,
     /// How notifications travel between partners: `p2p`, partner to partner (the design), or
     /// `hub`, each through the controller, which relays it (a centralized engine, for
@@ -87,6 +88,18 @@ fn seconds(text: &str) -> Result<f64, String> {
         Ok(_) => Err("expected more than 0 and at most 86400 seconds".to_owned()),
         Err(_) => Err(format!(
             "{text:?} is not a number of seconds (e.g. 2 or 0.5)"
+        )),
+    }
+}
+
+/// `--suspect-after`: seconds, at least `MIN_SUSPECT_AFTER`.
+fn suspect_seconds(text: &str) -> Result<f64, String> {
+    let least = mobiwf_controller::detector::MIN_SUSPECT_AFTER.as_secs_f64();
+    match seconds(text)? {
+        s if s >= least => Ok(s),
+        _ => Err(format!(
+            "expected at least {least} seconds (MIN_SUSPECT_AFTER): half of it is the lease of \
+             a class's grant, which must outlast two looks of a held command's watchdog"
         )),
     }
 }
@@ -170,5 +183,20 @@ fn announce(args: &ServeArgs, controller: &Controller) {
             "  nodes join with --join-token-file {} (or `mobiwf-controller tokens create`)",
             join.display()
         );
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    #![allow(clippy::unwrap_used)]
+    use super::*;
+
+    #[test]
+    fn a_suspicion_shorter_than_two_watchdog_periods_of_its_lease_is_refused() {
+        assert_eq!(suspect_seconds("0.1"), Ok(0.1));
+        assert_eq!(suspect_seconds("10"), Ok(10.0));
+        let refused = suspect_seconds("0.05").unwrap_err();
+        assert!(refused.contains("MIN_SUSPECT_AFTER"), "{refused}");
+        assert!(suspect_seconds("0").unwrap_err().contains("more than 0"));
     }
 }

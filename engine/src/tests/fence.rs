@@ -103,6 +103,39 @@ scenarios! {
         assert_eq!(ends(&ended(&mut e, 3100, 1, 1, false, 0)), vec![ticket(1, 1, 0)]);
     }
 
+    fn a_killed_held_try_rerun_before_its_end_was_told_keeps_its_request_until_it_is() {
+        for told in ["ended", "lost", "never"] {
+            let (mut e, d) = running();
+            assert_eq!(kills(&withdraw(&mut e, 3000, 1, &[1], "too slow")), vec![(1, 0)]);
+            // The operator reruns it at once: the new run asks with round 1, while round 0,
+            // whose killed try may still run, is not released.
+            let rerun = Input::Rerun(mobiwf_proto::Rerun {
+                instance: InstanceId(1),
+                partition: PartitionId(1),
+                activities: vec![ActivityId(1)],
+            });
+            let fx = at(&mut e, 3100, rerun);
+            assert!(ends(&fx).is_empty(), "{told}: released by the rerun: {fx:?}");
+            assert_eq!(e.next_deadline(), Some(3000 + fence_ms(LEASE)), "{told}");
+            // A late grant of round 0 again is not given back while its try may run.
+            assert!(ends(&grant(&mut e, 3150, ticket(1, 1, 0))).is_empty(), "{told}");
+            // Kept over a restart.
+            let mut e = reborn(&e, 1, &d);
+            e.resume();
+            let fx = match told {
+                "ended" => ended(&mut e, 3200, 1, 1, false, 0),
+                "lost" => lost(&mut e, 3200, 1, 1, 0),
+                _ => tick(&mut e, 3000 + fence_ms(LEASE)),
+            };
+            assert_eq!(ends(&fx), vec![ticket(1, 1, 0)], "{told}: {fx:?}");
+            // Once, and the new run goes on untouched: granted, it runs try 1.
+            assert!(ends(&lost(&mut e, 3300 + fence_ms(LEASE), 1, 1, 0)).is_empty());
+            assert_eq!(state(&e, 1, 1), ActivityState::Synchronizing, "{told}");
+            let fx = grant(&mut e, 3400 + fence_ms(LEASE), ticket(1, 1, 1));
+            assert_eq!(executes(&fx), vec![(1, 1)], "{told}");
+        }
+    }
+
     fn a_killed_try_without_a_class_releases_its_relative_order_at_once() {
         let mut e = Engine::new();
         let extra = "<ordered>1</ordered>";
