@@ -17,7 +17,7 @@ use crate::{Effect, Engine};
 impl Engine {
     /// Reruns `activities` of partition `partition` (those of them it holds that failed or
     /// were cancelled); forgets what was heard of every one of them. The partition's result
-    /// is sent again when it is done again; its timers count from now.
+    /// is sent again when it is done again; the timers of those rerun count from now.
     pub(crate) fn rerun(
         &mut self,
         now_ms: u64,
@@ -58,10 +58,15 @@ impl Engine {
             return;
         }
         run.reported = false;
-        run.deployed_ms = now_ms;
         run.overdue.retain(|(waiting, _)| !again.contains(waiting));
-        for a in again {
+        for &a in &again {
             self.step(key, a, Event::Rerun);
+        }
+        // Their waits count from now; what was not rerun keeps its own.
+        if let Some(run) = self.runs.get_mut(&key) {
+            for a in again {
+                run.began_again(a, now_ms);
+            }
         }
         self.advance(key, effects);
     }

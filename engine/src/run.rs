@@ -118,8 +118,8 @@ pub struct Progress {
     pub held_end: Option<crate::pause::HeldEnd>,
     /// Its pass: the serial number of its run in a loop's body (the first otherwise).
     pub pass: Pass,
-    /// When a loop's later pass of it began (ms since the epoch): its waiting timers count
-    /// from then, not from the deployment.
+    /// When a loop's later pass of it, or its rerun, began (ms since the epoch): its waiting
+    /// timers count from then, not from the deployment.
     pub pass_began_ms: Option<u64>,
 }
 
@@ -576,6 +576,13 @@ impl Run {
     pub(crate) fn set_pass(&mut self, id: ActivityId, pass: Pass, now_ms: u64) {
         if let Some(p) = self.activities.get_mut(&id) {
             p.pass = pass;
+            p.pass_began_ms = Some(now_ms);
+        }
+    }
+
+    /// Activity `id` waits again from `now_ms` (an operator reran it), in the same pass.
+    pub(crate) fn began_again(&mut self, id: ActivityId, now_ms: u64) {
+        if let Some(p) = self.activities.get_mut(&id) {
             p.pass_began_ms = Some(now_ms);
         }
     }

@@ -235,6 +235,25 @@ fn a_rerun_forgets_the_end_heard_of_a_remote_activity() {
     assert_eq!(state(&e, 6, 2), ActivityState::Succeeded);
 }
 
+fn a_rerun_moves_the_timers_of_what_it_reruns_alone() {
+    let mut e = Engine::new();
+    // Activity 1 fails; activity 3 of the same partition waits for remote activity 4, overdue
+    // 30 s after the deployment (at 1000).
+    let d = doc(
+        10,
+        &[
+            A { id: 1, command: Some("false"), ..A::default() },
+            A { id: 3, command: Some("true"), pre: &[(4, false)], pre_time_out: &[(4, 30)], ..A::default() },
+        ],
+    );
+    deploy(&mut e, 10, 1, &d);
+    ended(&mut e, 1500, 10, 1, false, 0);
+    assert_eq!(state(&e, 10, 3), ActivityState::NotReady);
+    rerun(&mut e, 20_000, 10, &[1]);
+    // Activity 3 was not rerun: its wait still counts from the deployment.
+    assert_eq!(overdues(&tick(&mut e, 31_000)), vec![(3, 4, 30)]);
+}
+
 fn a_rerun_leaves_alone_what_did_not_fail_and_what_it_does_not_name() {
     let mut e = Engine::new();
     deploy(&mut e, 7, 1, &chain(7));
