@@ -7,12 +7,12 @@
 
 use mobiwf_proto::{
     ActivityId, ActivityState, Answer, Hold, Holder, ItemAction, ItemEvent, ItemEvents, ItemInfo,
-    NodeId, PartitionId,
+    NodeId, PartitionId, Pass,
 };
 use mobiwf_xml_schema::UserId;
 use serde::{Deserialize, Serialize};
 
-use crate::history::Event;
+use crate::history::{Event, Label};
 use crate::recovery::{label, view};
 use crate::{ActivityEvent, Applied, Book, BookError, Instance, check_sender};
 
@@ -53,23 +53,26 @@ impl Book {
             .unwrap_or(PartitionId(0));
         check_sender(inst, peer, partition)?;
         let node = view(inst, activity).and_then(|a| a.node.clone());
+        // Events of an item of an earlier pass than the activity's here, arriving late, are
+        // history under their own pass; they change nothing of the current pass's item.
+        let stale = view(inst, activity).is_some_and(|a| told.pass < a.pass);
         let mut notices = Vec::new();
         for event in &told.events {
-            if let Some(notice) = responsible_notice(inst, activity, event) {
+            if let Some(notice) = responsible_notice(inst, activity, event).filter(|_| !stale) {
                 notices.push(notice);
             }
-            let what = history_event(inst, activity, event);
+            let what = history_event(inst, activity, told.pass, event);
             self.history
                 .push(instance, at_ms, Some(activity), node.as_ref(), what);
             // A refused claim changes nothing of the item.
-            if !matches!(event, ItemEvent::Refused { .. }) {
+            if !stale && !matches!(event, ItemEvent::Refused { .. }) {
                 let item = inst.items.entry(activity).or_default();
                 summarise(item, event, at_ms);
                 item.last_change_ms = item.last_change_ms.max(at_ms);
                 self.dirty_instances.insert(instance);
             }
         }
-        if follow_item(inst, activity) {
+        if !stale && follow_item(inst, activity) {
             self.dirty_instances.insert(instance);
         }
         let mut effects = Vec::new();
@@ -141,9 +144,12 @@ fn follow_item(inst: &mut Instance, activity: ActivityId) -> bool {
         .is_ok()
 }
 
-/// A host's item event as a history event.
-fn history_event(inst: &Instance, activity: ActivityId, event: &ItemEvent) -> Event {
-    let activity = label(inst, activity);
+/// A host's item event of the item offered in pass `pass` as a history event.
+fn history_event(inst: &Instance, activity: ActivityId, pass: Pass, event: &ItemEvent) -> Event {
+    let activity = Label {
+        pass,
+        ..label(inst, activity)
+    };
     match event.clone() {
         ItemEvent::Offered { users } => Event::ItemOffered { activity, users },
         ItemEvent::Unassigned { why } => Event::ItemUnassigned { activity, why },

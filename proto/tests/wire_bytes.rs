@@ -263,6 +263,7 @@ fn samples() -> Vec<Message> {
             },
         }),
         Message::ItemEvents(ItemEvents {
+            pass: mobiwf_proto::Pass::FIRST,
             instance: InstanceId(7),
             activity: ActivityId(3),
             at_ms: 8,

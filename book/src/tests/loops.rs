@@ -49,6 +49,36 @@ scenarios! {
         assert_eq!(state_of(&b), InstanceState::Succeeded);
     }
 
+    fn a_late_item_event_of_an_earlier_pass_is_history_of_that_pass_alone() {
+        let mut b = three_nodes();
+        submit(&mut b, &looping(-1)).expect("submit");
+        let done = |id| record(id, ActivityState::Succeeded);
+        partition_result(&mut b, T0 + 100, 1, vec![done(1), done(2)]);
+        partition_result(&mut b, T0 + 200, 1, vec![done(1), in_pass(2, ActivityState::Running, 2)]);
+        let offered = |pass, at_ms, user: &str| {
+            Message::ItemEvents(mobiwf_proto::ItemEvents {
+                instance: InstanceId(1),
+                activity: ActivityId(2),
+                at_ms,
+                events: vec![mobiwf_proto::ItemEvent::Offered { users: vec![user.into()] }],
+                pass: Pass(pass),
+            })
+        };
+        // Pass 1's item, told late: its pass's history, nothing of the item now.
+        from_node(&mut b, T0 + 300, "peerA", offered(1, T0 + 150, "bob"));
+        let items = |b: &Book| b.instance(InstanceId(1)).expect("instance").items.clone();
+        assert!(!items(&b).contains_key(&ActivityId(2)), "{:?}", items(&b));
+        let labelled = |b: &Book, pass| {
+            story(b).iter().any(|e| matches!(e, Event::ItemOffered { activity, .. } if activity.id == ActivityId(2) && activity.pass == Pass(pass)))
+        };
+        assert!(labelled(&b, 1) && !labelled(&b, 2), "{:?}", story(&b));
+        // Pass 2's: the item now.
+        from_node(&mut b, T0 + 400, "peerA", offered(2, T0 + 400, "ann"));
+        let now = items(&b)[&ActivityId(2)].offered.clone();
+        assert_eq!(now, vec![mobiwf_xml_schema::UserId::from("ann")]);
+        assert!(labelled(&b, 2));
+    }
+
     fn the_instance_waits_for_the_last_pass_of_every_activity_of_the_body() {
         let mut b = three_nodes();
         submit(&mut b, &looping(-1)).expect("submit");

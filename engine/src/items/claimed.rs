@@ -2,7 +2,7 @@
 //! answered so its user does not wait, the controller told through the item's events.
 
 use mobiwf_proto::{
-    ActivityId, Answer, DeviceEntry, InstanceId, ItemAnswer, ItemEvent, ItemEvents, Message,
+    ActivityId, Answer, DeviceEntry, InstanceId, ItemAnswer, ItemEvent, ItemEvents, Message, Pass,
     Verdict,
 };
 use mobiwf_xml_schema::People;
@@ -55,6 +55,7 @@ impl Engine {
                             action: claimed.claim.action.as_str().to_owned(),
                             reason,
                         }],
+                        pass: self.pass_of(instance, activity),
                     }),
                 });
                 Ok(())
@@ -92,6 +93,14 @@ impl Engine {
                 })?),
             };
         Ok((people, device))
+    }
+
+    /// The pass `activity` of `instance` is in here (the first when it is not run here).
+    pub(crate) fn pass_of(&self, instance: InstanceId, activity: ActivityId) -> Pass {
+        self.run_of(instance, activity)
+            .ok()
+            .and_then(|k| self.runs.get(&k)?.progress(activity).map(|p| p.pass))
+            .unwrap_or_default()
     }
 
     /// The run that holds `activity` of `instance`.
