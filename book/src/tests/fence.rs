@@ -1,7 +1,8 @@
 //! The holds of a node that is removed or suspected end only once its lease ran out there
 //! (`sync/fence.rs`): a removal frees nothing at once, the tick frees it on time; a grant
 //! just before its node is suspected is kept a fence after the grant; a removed node that
-//! enrols again before then keeps its holds.
+//! enrols again before then keeps its holds; a hold a later round of its activity superseded
+//! (a killed try that may still run) holds on until its node releases it or its fence passed.
 
 use super::sync::{ask, grants, holders, one_press, plant, release, sync_events, ticket};
 use super::*;
@@ -73,6 +74,30 @@ scenarios! {
         assert!(grants(&tick(&mut b, end - 1)).is_empty());
         assert_eq!(grants(&tick(&mut b, end)), [("peerB".to_owned(), ticket(2, 1, 0))]);
         assert!(released_why(&b).contains("node P1 is suspected"), "{}", released_why(&b));
+    }
+
+    fn a_held_round_a_later_round_superseded_holds_on_until_released_or_fenced() {
+        for released in [true, false] {
+            let mut b = held_and_waited();
+            // The loop's next pass (or a rerun) of instance 1's activity asks at T0 + 100
+            // while its killed try may still run: nothing is granted beside it.
+            let asked = ask(&mut b, T0 + 100, "peerA", ticket(1, 1, 1), "press");
+            assert!(grants(&asked).is_empty(), "{:?}", sent(&asked));
+            assert_eq!(holders(&b), [ticket(1, 1, 0)]);
+            let end = T0 + 100 + fence_ms(crate::DEFAULT_LEASE_MS);
+            let ending = b.sync_view().holders[0].ending.clone().expect("ending");
+            assert_eq!((ending.at_ms, ending.cause), (end, crate::EndCause::Superseded));
+            assert!(ending.why.contains("round 1 of its activity superseded it"), "{}", ending.why);
+            // Its node answering probes does not let it stand.
+            assert!(grants(&tick(&mut b, end - 1)).is_empty());
+            let freed = if released {
+                release(&mut b, end - 1, "peerA", ticket(1, 1, 0))
+            } else {
+                tick(&mut b, end)
+            };
+            // First come, first served: instance 2 asked before round 1.
+            assert_eq!(grants(&freed), [("peerB".to_owned(), ticket(2, 1, 0))], "{released}");
+        }
     }
 
     fn a_removed_node_registered_again_before_its_holds_end_keeps_them() {
