@@ -445,14 +445,19 @@ impl Engine {
     /// its lease, no longer kept up, has ended it; its request is released (the open one of a
     /// final activity, or a lingering one of an earlier run or pass).
     pub(crate) fn unfence(&mut self, key: RunKey, activity: ActivityId, now_ms: u64) {
-        let Some(gate) = self.runs.get_mut(&key).and_then(|r| r.gate_mut(activity)) else {
+        let Some(run) = self.runs.get_mut(&key) else {
+            return;
+        };
+        // The open request only once final: until then a later try may run under it.
+        let is_final = run.life(activity).is_some_and(Life::is_final);
+        let Some(gate) = run.gate_mut(activity) else {
             return;
         };
         let (due, kept): (Vec<Open>, Vec<Open>) = std::mem::take(&mut gate.lingering)
             .into_iter()
             .partition(|o| o.unfenced_at().is_some_and(|at| at <= now_ms));
         gate.lingering = kept;
-        let open_due = gate.unfenced_at().is_some_and(|at| at <= now_ms);
+        let open_due = is_final && gate.unfenced_at().is_some_and(|at| at <= now_ms);
         if let Some(open) = gate.open.as_mut().filter(|_| open_due) {
             open.killed = None;
         }

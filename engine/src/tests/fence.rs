@@ -136,6 +136,37 @@ scenarios! {
         }
     }
 
+    fn a_lingering_requests_fence_releases_it_alone_while_a_later_try_runs_under_the_new_one() {
+        let (mut e, _) = running();
+        withdraw(&mut e, 3000, 1, &[1], "too slow");
+        let rerun = Input::Rerun(mobiwf_proto::Rerun {
+            instance: InstanceId(1),
+            partition: PartitionId(1),
+            activities: vec![ActivityId(1)],
+        });
+        at(&mut e, 3100, rerun);
+        assert_eq!(executes(&grant(&mut e, 3200, ticket(1, 1, 1))), vec![(1, 1)]);
+        // Try 1 is killed by a pause and try 2 runs on resumption, under round 1.
+        let order = |action| {
+            Input::Pause(mobiwf_proto::PauseOrder {
+                instance: InstanceId(1),
+                activity: ActivityId(1),
+                action,
+                by: "op".to_owned(),
+            })
+        };
+        assert_eq!(kills(&at(&mut e, 3300, order(mobiwf_proto::PauseAction::Pause { kill: true }))), vec![(1, 1)]);
+        assert_eq!(executes(&at(&mut e, 3400, order(mobiwf_proto::PauseAction::Resume))), vec![(1, 2)]);
+        // A late tick past both fences releases round 0 only: try 2 runs under round 1.
+        assert_eq!(ends(&tick(&mut e, 3300 + fence_ms(LEASE) + 10)), vec![ticket(1, 1, 0)]);
+        assert_eq!(state(&e, 1, 1), ActivityState::Running);
+        // Once it ends, round 1 goes too: try 1's fence passed already, so at the next tick.
+        let done = 9000 + fence_ms(LEASE);
+        assert!(ends(&ended(&mut e, done, 1, 1, true, 2)).is_empty());
+        assert!(e.next_deadline().is_some_and(|at| at <= done));
+        assert_eq!(ends(&tick(&mut e, done)), vec![ticket(1, 1, 1)]);
+    }
+
     fn a_killed_try_without_a_class_releases_its_relative_order_at_once() {
         let mut e = Engine::new();
         let extra = "<ordered>1</ordered>";
