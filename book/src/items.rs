@@ -55,13 +55,15 @@ impl Book {
         let node = view(inst, activity).and_then(|a| a.node.clone());
         // Events of an item of an earlier pass than the activity's here, arriving late, are
         // history under their own pass; they change nothing of the current pass's item.
-        let stale = view(inst, activity).is_some_and(|a| told.pass < a.pass);
+        let now = view(inst, activity).map(|a| a.pass).unwrap_or_default();
+        let pass = told.pass.unwrap_or(now);
+        let stale = pass < now;
         let mut notices = Vec::new();
         for event in &told.events {
             if let Some(notice) = responsible_notice(inst, activity, event).filter(|_| !stale) {
                 notices.push(notice);
             }
-            let what = history_event(inst, activity, told.pass, event);
+            let what = history_event(inst, activity, pass, event);
             self.history
                 .push(instance, at_ms, Some(activity), node.as_ref(), what);
             // A refused claim changes nothing of the item.

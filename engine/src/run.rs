@@ -19,8 +19,8 @@ mod timers;
 use crate::lifecycle::{self, Event, Life, NotAllowed, PausedFrom, StateKind};
 use crate::sync::Gate;
 use by_id::ById;
-pub(crate) use timers::Timer;
 pub use stored::StoredRun;
+pub(crate) use timers::Timer;
 
 /// Names a partition run: the instance and the partition.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize, Deserialize)]

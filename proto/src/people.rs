@@ -450,10 +450,10 @@ pub struct ItemEvents {
     pub at_ms: u64,
     /// What happened, in order.
     pub events: Vec<ItemEvent>,
-    /// The activity's pass the item was offered in (a loop's body offers it again in each);
-    /// left out for the first, as before loops.
-    #[serde(default, skip_serializing_if = "crate::Pass::is_first")]
-    pub pass: crate::Pass,
+    /// The activity's pass the item was offered in (a loop's body offers it again in each).
+    /// Absent from hosts older than it: then the pass the controller knows the activity in.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub pass: Option<crate::Pass>,
 }
 
 /// What a user is told on their device's notices.

@@ -263,7 +263,7 @@ fn samples() -> Vec<Message> {
             },
         }),
         Message::ItemEvents(ItemEvents {
-            pass: mobiwf_proto::Pass::FIRST,
+            pass: None,
             instance: InstanceId(7),
             activity: ActivityId(3),
             at_ms: 8,

@@ -61,7 +61,7 @@ scenarios! {
                 activity: ActivityId(2),
                 at_ms,
                 events: vec![mobiwf_proto::ItemEvent::Offered { users: vec![user.into()] }],
-                pass: Pass(pass),
+                pass: (pass > 0).then_some(Pass(pass)),
             })
         };
         // Pass 1's item, told late: its pass's history, nothing of the item now.
@@ -77,6 +77,10 @@ scenarios! {
         let now = items(&b)[&ActivityId(2)].offered.clone();
         assert_eq!(now, vec![mobiwf_xml_schema::UserId::from("ann")]);
         assert!(labelled(&b, 2));
+        // A host older than passes on items names none: its event is of the pass known here.
+        from_node(&mut b, T0 + 500, "peerA", offered(0, T0 + 500, "cy"));
+        let now = items(&b)[&ActivityId(2)].offered.clone();
+        assert!(now.contains(&mobiwf_xml_schema::UserId::from("cy")), "{now:?}");
     }
 
     fn the_instance_waits_for_the_last_pass_of_every_activity_of_the_body() {

@@ -44,7 +44,7 @@ fn users(ids: &[&str]) -> Vec<UserId> {
 
 fn item_events(b: &mut Book, peer: &str, activity: u64, at_ms: u64, events: Vec<ItemEvent>) {
     let message = Message::ItemEvents(ItemEvents {
-        pass: mobiwf_proto::Pass::FIRST,
+        pass: None,
         instance: InstanceId(1),
         activity: ActivityId(activity),
         at_ms,
@@ -604,7 +604,7 @@ scenarios! {
         let wrong = Input::FromNode {
             peer: NodeId::new("peerB"),
             message: Message::ItemEvents(ItemEvents {
-                pass: mobiwf_proto::Pass::FIRST,
+                pass: None,
                 instance: InstanceId(1),
                 activity: ActivityId(1),
                 at_ms: T0,
@@ -615,7 +615,7 @@ scenarios! {
         assert!(matches!(err, BookError::NotYours { .. }), "{err}");
         b.take_changes();
         let unknown = Message::ItemEvents(ItemEvents {
-            pass: mobiwf_proto::Pass::FIRST,
+            pass: None,
             instance: InstanceId(9),
             activity: ActivityId(1),
             at_ms: T0,
@@ -813,7 +813,7 @@ scenarios! {
         let warned = ItemEvent::Deadline { hours_left: 24, told: users(&["bob"]) };
         let handed = ItemEvent::HandedOver { from: users(&["bob"]), to: "ann".into() };
         let message = Message::ItemEvents(ItemEvents {
-            pass: mobiwf_proto::Pass::FIRST,
+            pass: None,
             instance: InstanceId(1),
             activity: ActivityId(1),
             at_ms: T0 + 700,
@@ -838,7 +838,7 @@ scenarios! {
         let six = ItemEvent::Deadline { hours_left: 6, told: users(&["ann"]) };
         let zero = ItemEvent::Deadline { hours_left: 0, told: users(&["ann"]) };
         let message = Message::ItemEvents(ItemEvents {
-            pass: mobiwf_proto::Pass::FIRST,
+            pass: None,
             instance: InstanceId(1),
             activity: ActivityId(1),
             at_ms: T0 + 2500,

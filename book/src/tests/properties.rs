@@ -374,7 +374,7 @@ fn input(b: &Book, op: &Op) -> Option<Input> {
             Input::FromNode {
                 peer: from,
                 message: Message::ItemEvents(ItemEvents {
-                    pass: mobiwf_proto::Pass::FIRST,
+                    pass: None,
                     instance: inst.id,
                     activity: a.id,
                     at_ms: 7,

@@ -55,7 +55,7 @@ impl Engine {
                             action: claimed.claim.action.as_str().to_owned(),
                             reason,
                         }],
-                        pass: self.pass_of(instance, activity),
+                        pass: Some(self.pass_of(instance, activity)),
                     }),
                 });
                 Ok(())

@@ -150,7 +150,7 @@ impl Engine {
                 activity: item.activity,
                 at_ms: self.now_ms(),
                 events,
-                pass: self.pass_of(item.instance, item.activity),
+                pass: Some(self.pass_of(item.instance, item.activity)),
             }),
         });
     }

@@ -120,5 +120,4 @@ impl Run {
             .chain(lingering)
             .min_by_key(|(at, _)| *at)
     }
-
 }
