@@ -13,7 +13,9 @@
 //!   "ordered": [{"class" (null without one), "instance", "partition", "activity", "name",
 //!   "round", "node", "since_ms", "after": ["after instance 12's T11"], "after_text"}]}`: the
 //!   requests waiting for their instance's relative order (left out while none does);
-//!   `ending` only for a hold whose node is suspected or gone: when it ends and why.
+//!   `ending` only for a hold whose node is suspected or gone, or that a later round of its
+//!   activity superseded: when it ends at the latest, why, and `"cause": "superseded"` for
+//!   the latter (left out for the former).
 //! - `PUT /orderings?source=NAME` with an ordering document (XML or PDL, told by NAME's
 //!   extension, else by the text) as the body: 200 `{"orderings": COUNT}`; 400 with every
 //!   problem (`NAME:line:col: error: ...`), the task names resolved against the deployed

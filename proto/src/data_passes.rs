@@ -94,17 +94,19 @@ fn keep_earlier(earlier: &mut Vec<Datum>, datum: Datum) -> bool {
 }
 
 /// Forgets the oldest passes' writes (the oldest pass first, then the earliest written) until
-/// what is kept is within `MAX_EARLIER_VALUE_BYTES`. The result depends only on what was
-/// kept, not on the order it came in.
+/// what is kept is within `MAX_EARLIER_VALUE_BYTES`. The result depends only on what is
+/// kept now (a node keeping writes one by one may have forgotten one that a later write,
+/// shrinking the total, would have left room for: only which earlier values are shown
+/// differs).
 fn trim(earlier: &mut Vec<Datum>) {
     let mut total: usize = earlier.iter().map(travel_bytes).sum();
     if total <= MAX_EARLIER_VALUE_BYTES {
         return;
     }
     let mut by_age: Vec<usize> = (0..earlier.len()).collect();
-    by_age.sort_by_key(|&i| {
-        let d = &earlier[i];
-        (d.pass, d.at_us, d.name.clone())
+    by_age.sort_by(|&i, &j| {
+        let (a, b) = (&earlier[i], &earlier[j]);
+        (a.pass, a.at_us, &a.name).cmp(&(b.pass, b.at_us, &b.name))
     });
     let mut forgotten = vec![false; earlier.len()];
     for i in by_age {
@@ -363,7 +365,7 @@ mod tests {
         let mut reversed = writes.clone();
         reversed.reverse();
         assert_eq!(merge(reversed), (latest.clone(), earlier.clone()));
-        // Kept one by one (as a node does), the same.
+        // Kept one by one in pass order (as a loop's node does), the same.
         let (mut l, mut e) = (BTreeMap::new(), Vec::new());
         for d in writes {
             keep(&mut l, &mut e, d);

@@ -248,6 +248,7 @@ impl Book {
             peer,
             since_ms: now_ms,
             ending: None,
+            wait_counts_from_ms: None,
         };
         self.class_stage(now_ms, entry, effects);
     }
@@ -281,6 +282,7 @@ impl Book {
             peer: waiter.peer.clone(),
             since_ms: waiter.since_ms,
             ending: None,
+            wait_counts_from_ms: None,
         };
         self.refuse(now_ms, &entry, detail, effects);
     }

@@ -85,32 +85,33 @@ impl Manager {
     }
 
     /// The hold `ticket` of `peer` was superseded by round `round` of its activity: it ends at
-    /// `at_ms` at the latest, whatever becomes of its node.
+    /// `at_ms` at the latest, whatever becomes of its node. When it ends at the latest (none:
+    /// no such hold).
     pub(crate) fn mark_superseded(
         &mut self,
         ticket: &SyncTicket,
         peer: &NodeId,
         at_ms: u64,
         round: u32,
-    ) {
+    ) -> Option<u64> {
+        let mut ends = None;
         for e in self.state.holders.iter_mut().filter(|e| e.is(ticket, peer)) {
-            let at_ms = e.ending.as_ref().map_or(at_ms, |end| end.at_ms.max(at_ms));
-            if e.ending
-                .as_ref()
-                .is_some_and(|end| end.cause == EndCause::Superseded)
-            {
-                continue;
+            let superseded = |end: &Ending| end.cause == EndCause::Superseded;
+            if !e.ending.as_ref().is_some_and(superseded) {
+                let at_ms = e.ending.as_ref().map_or(at_ms, |end| end.at_ms.max(at_ms));
+                e.ending = Some(Ending {
+                    at_ms,
+                    why: format!(
+                        "superseded by round {round} of its activity: held until its node \
+                         releases it or its killed try's lease has ended it"
+                    ),
+                    cause: EndCause::Superseded,
+                });
+                self.dirty = true;
             }
-            e.ending = Some(Ending {
-                at_ms,
-                why: format!(
-                    "round {round} of its activity superseded it: its try was killed and may \
-                     still run until its lease has ended it"
-                ),
-                cause: EndCause::Superseded,
-            });
-            self.dirty = true;
+            ends = ends.max(e.ending.as_ref().map(|end| end.at_ms));
         }
+        ends
     }
 
     /// The holds of `peer` its node's suspicion or absence was ending stand again: its node is

@@ -12,7 +12,8 @@
 //! controller itself releases, the messages and the history), `view.rs` is what `sync show`
 //! shows, `ordered.rs` the ordering requirements between definitions (a request of an ordered
 //! task waits for the relative order of its instance first, then for its class if it has one),
-//! `fence.rs` when the hold of a node that is suspected or gone ends.
+//! `fence.rs` when the hold of a node that is suspected or gone, or that a later round of its
+//! activity superseded, ends.
 //!
 //! A request is its ticket *and* the peer that asked: the same ticket from another peer (its
 //! partition now runs elsewhere) is another request, which waits its turn as any other. It is
@@ -52,6 +53,11 @@ pub struct SyncEntry {
     /// it stands, so an entry stored before it loads unchanged).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub ending: Option<Ending>,
+    /// A waiter behind its own activity's superseded earlier round: its class's `maxWait`
+    /// counts from when that round ends at the latest, not from its request (left out
+    /// otherwise).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub wait_counts_from_ms: Option<u64>,
 }
 
 impl SyncEntry {
@@ -65,6 +71,13 @@ impl SyncEntry {
     /// True when it is the request `ticket` of `peer`.
     fn is(&self, ticket: &SyncTicket, peer: &NodeId) -> bool {
         self.ticket == *ticket && self.peer == *peer
+    }
+
+    /// A waiter: when its class's `maxWait` runs out.
+    pub(crate) fn refused_at_ms(&self, classes: &ClassDocument) -> u64 {
+        self.wait_counts_from_ms
+            .unwrap_or(self.since_ms)
+            .saturating_add(max_wait_ms(classes, &self.class))
     }
 }
 
@@ -200,8 +213,10 @@ impl Manager {
             .filter(|e| same(e))
             .map(|e| e.ticket)
             .collect();
+        let mut entry = entry;
         for earlier in &earlier_holds {
-            self.mark_superseded(earlier, &peer, earlier_hold_ends_at, t.round);
+            let ends = self.mark_superseded(earlier, &peer, earlier_hold_ends_at, t.round);
+            entry.wait_counts_from_ms = entry.wait_counts_from_ms.max(ends);
         }
         let waiters = std::mem::take(&mut self.state.waiters);
         let (gone, kept): (Vec<SyncEntry>, Vec<SyncEntry>) = waiters.into_iter().partition(same);
@@ -273,6 +288,7 @@ impl Manager {
             if self.blockers(classes, &class, i).is_empty() {
                 let mut entry = self.state.waiters.remove(i);
                 entry.since_ms = now_ms;
+                entry.wait_counts_from_ms = None;
                 self.state.holders.push(entry.clone());
                 granted.push(entry);
                 self.dirty = true;
@@ -294,8 +310,7 @@ impl Manager {
         let mut i = 0;
         while i < self.state.waiters.len() {
             let w = &self.state.waiters[i];
-            let due = w.since_ms.saturating_add(max_wait_ms(classes, &w.class));
-            if now_ms >= due {
+            if now_ms >= w.refused_at_ms(classes) {
                 let blockers = self.blockers(classes, &w.class, i);
                 refused.push((self.state.waiters.remove(i), blockers));
                 self.dirty = true;
@@ -311,7 +326,7 @@ impl Manager {
         self.state
             .waiters
             .iter()
-            .map(|w| w.since_ms.saturating_add(max_wait_ms(classes, &w.class)))
+            .map(|w| w.refused_at_ms(classes))
             .min()
     }
 }

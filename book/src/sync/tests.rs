@@ -42,6 +42,7 @@ fn entry(activity: u64, round: u32, class: &str, at: u64) -> SyncEntry {
         peer: NodeId::new("peer1"),
         since_ms: at,
         ending: None,
+        wait_counts_from_ms: None,
     }
 }
 
@@ -186,6 +187,27 @@ fn repeated_requests_are_idempotent_and_a_stale_round_is_ignored() {
     m.begin(&c, entry(1, 2, "press", 9), 9 + FENCE_MS, &mut superseded);
     assert_eq!(superseded.len(), 1);
     assert!(!superseded[0].held && superseded[0].entry.ticket == ticket(1, 1));
+}
+
+#[test]
+fn a_later_rounds_max_wait_counts_from_when_its_own_earlier_round_ends_at_the_latest() {
+    let c = plant();
+    let mut m = Manager::default();
+    assert_eq!(begin(&mut m, &c, entry(1, 0, "press", 0)), Begun::Granted);
+    begin(&mut m, &c, entry(1, 1, "press", 100));
+    // press waits 10 s at most: counted from 100 + FENCE_MS, when round 0 ends at the latest.
+    let refused_at = 100 + FENCE_MS + 10_000;
+    assert_eq!(m.state().waiters[0].refused_at_ms(&c), refused_at);
+    assert_eq!(m.next_expiry(&c), Some(refused_at));
+    assert!(m.expire(&c, 100 + 10_000).is_empty());
+    assert_eq!(m.expire(&c, refused_at).len(), 1);
+    // Granted, it counts no more.
+    let mut m = Manager::default();
+    begin(&mut m, &c, entry(1, 0, "press", 0));
+    begin(&mut m, &c, entry(1, 1, "press", 100));
+    m.end(&ticket(1, 0), &p1());
+    let granted = m.grant_ready(&c, 200);
+    assert_eq!(granted[0].wait_counts_from_ms, None);
 }
 
 #[test]
@@ -380,19 +402,44 @@ fn a_state_stored_before_endings_loads_and_an_ending_is_stored_with_its_hold() {
     );
     let back: SyncRecord = serde_json::from_str(&text).unwrap();
     assert_eq!(back, stored);
+    // A superseded hold says so in its stored ending, and loads back as one.
+    let mut m = Manager::restore(back);
+    m.mark_superseded(&ticket(1, 0), &NodeId::new("peer1"), 20, 1);
+    let text = serde_json::to_string(&m.take_dirty().expect("changed")).unwrap();
+    assert!(
+        text.contains(r#""at_ms":20,"#) && text.contains(r#""cause":"superseded""#),
+        "{text}"
+    );
+    let back: SyncRecord = serde_json::from_str(&text).unwrap();
+    let ending = back.holders[0].ending.clone().unwrap();
+    assert_eq!((ending.at_ms, ending.cause), (20, EndCause::Superseded));
 }
 
 /// One step of a random run.
 #[derive(Debug, Clone)]
 enum Step {
-    Begin { activity: u64, class: usize },
-    End { activity: u64 },
-    Wait { ms: u64 },
+    /// A request of the activity; `again`: of its next round (a rerun or a loop's next pass,
+    /// its earlier round maybe still held by a killed try).
+    Begin {
+        activity: u64,
+        class: usize,
+        again: bool,
+    },
+    End {
+        activity: u64,
+    },
+    Wait {
+        ms: u64,
+    },
 }
 
 fn steps() -> impl Strategy<Value = Vec<Step>> {
     let step = prop_oneof![
-        (0..8u64, 0..3usize).prop_map(|(activity, class)| Step::Begin { activity, class }),
+        (0..8u64, 0..3usize, any::<bool>()).prop_map(|(activity, class, again)| Step::Begin {
+            activity,
+            class,
+            again
+        }),
         (0..8u64).prop_map(|activity| Step::End { activity }),
         (0..4_000u64).prop_map(|ms| Step::Wait { ms }),
     ];
@@ -416,7 +463,7 @@ fn check(m: &Manager, c: &ClassDocument, now: u64) -> Result<(), TestCaseError> 
             !m.blockers(c, &w.class, i).is_empty(),
             "{w:?} waits for nothing"
         );
-        prop_assert!(now < w.since_ms + max_wait_ms(c, &w.class), "{w:?} overdue");
+        prop_assert!(now < w.refused_at_ms(c), "{w:?} overdue");
     }
     Ok(())
 }
@@ -430,21 +477,41 @@ proptest! {
         let mut now = 0;
         let mut asked = std::collections::BTreeSet::new();
         let mut answered = std::collections::BTreeSet::new();
+        let mut rounds = std::collections::BTreeMap::<u64, u32>::new();
+        // The tries running under a grant, as their node sees them: until it releases them,
+        // or, once a later round came (their try killed), until that request's fence.
+        let mut running = std::collections::BTreeMap::<(u64, u32), Option<u64>>::new();
         for step in run {
             match step {
-                Step::Begin { activity, class } => {
-                    match begin(&mut m, &c, entry(activity, 0, names[class], now)) {
-                        Begun::Granted => { answered.insert(activity); }
+                Step::Begin { activity, class, again } => {
+                    let round = rounds.entry(activity).or_default();
+                    if again {
+                        *round += 1;
+                        let earlier = running.iter_mut().filter(|((a, r), _)| *a == activity && r < round);
+                        for (_, until) in earlier {
+                            until.get_or_insert(now + FENCE_MS);
+                        }
+                    }
+                    match begin(&mut m, &c, entry(activity, *round, names[class], now)) {
+                        Begun::Granted => {
+                            answered.insert(activity);
+                            running.insert((activity, *round), None);
+                        }
                         Begun::Waiting(_) => { asked.insert(activity); }
                         _ => {}
                     }
                 }
                 Step::End { activity } => {
-                    m.end(&ticket(activity, 0), &p1());
+                    // Its node releases every round it asked (killed tries over).
+                    for r in 0..=rounds.get(&activity).copied().unwrap_or_default() {
+                        m.end(&ticket(activity, r), &p1());
+                        running.remove(&(activity, r));
+                    }
                     asked.remove(&activity);
                 }
                 Step::Wait { ms } => {
                     now += ms;
+                    m.due_endings(now);
                     for (e, _) in m.expire(&c, now) {
                         answered.insert(e.ticket.activity.0);
                     }
@@ -452,11 +519,25 @@ proptest! {
             }
             for e in m.grant_ready(&c, now) {
                 answered.insert(e.ticket.activity.0);
+                running.insert((e.ticket.activity.0, e.ticket.round), None);
             }
+            running.retain(|_, until| until.is_none_or(|t| t > now));
             check(&m, &c, now)?;
+            // Whatever may still run holds its class at the manager.
+            for (a, r) in running.keys() {
+                prop_assert!(
+                    m.state().holders.iter().any(|h| h.ticket == ticket(*a, *r)),
+                    "activity {a} round {r} may still run but holds nothing"
+                );
+            }
         }
-        // Time passes past every wait: every waiter left is answered, granted or refused.
-        now += 60_000;
+        // Time passes past every fence and wait: every waiter left is answered, granted or
+        // refused.
+        now += 60_000 + 2 * FENCE_MS;
+        m.due_endings(now);
+        for e in m.grant_ready(&c, now) {
+            answered.insert(e.ticket.activity.0);
+        }
         for (e, _) in m.expire(&c, now) {
             answered.insert(e.ticket.activity.0);
         }

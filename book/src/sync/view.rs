@@ -110,9 +110,7 @@ impl Book {
                 let behind = self.sync.blockers(&self.classes, &w.class, i);
                 SyncWaiter {
                     request: self.sync_holder(w),
-                    refused_at_ms: w
-                        .since_ms
-                        .saturating_add(super::max_wait_ms(&self.classes, &w.class)),
+                    refused_at_ms: w.refused_at_ms(&self.classes),
                     behind_text: self.behind_text(&behind),
                     behind,
                 }

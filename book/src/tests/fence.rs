@@ -87,7 +87,7 @@ scenarios! {
             let end = T0 + 100 + fence_ms(crate::DEFAULT_LEASE_MS);
             let ending = b.sync_view().holders[0].ending.clone().expect("ending");
             assert_eq!((ending.at_ms, ending.cause), (end, crate::EndCause::Superseded));
-            assert!(ending.why.contains("round 1 of its activity superseded it"), "{}", ending.why);
+            assert!(ending.why.contains("superseded by round 1 of its activity"), "{}", ending.why);
             // Its node answering probes does not let it stand.
             assert!(grants(&tick(&mut b, end - 1)).is_empty());
             let freed = if released {
