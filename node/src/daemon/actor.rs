@@ -363,16 +363,21 @@ impl NodeActor {
             Event::Link(news) => {
                 let peer = NodeId::new(news.peer.to_string());
                 let reachable = news.reachable;
-                if reachable {
-                    self.cut_off.remove(&peer);
-                } else {
-                    let at = Millis::from_micros(now).as_u64();
-                    self.cut_off.entry(peer.clone()).or_insert(at);
-                }
+                self.note_link(now, &peer, reachable);
                 self.step(now, NodeInput::Link { peer, reachable }, writing, after)?;
             }
         }
         Ok(())
+    }
+
+    /// Keeps since when `peer` cannot be reached (`now` in µs), or forgets it once it answers.
+    fn note_link(&mut self, now: u64, peer: &NodeId, reachable: bool) {
+        if reachable {
+            self.cut_off.remove(peer);
+        } else {
+            let at = Millis::from_micros(now).as_u64();
+            self.cut_off.entry(peer.clone()).or_insert(at);
+        }
     }
 
     /// Kills the command of `execution` (the engine gave up on it: `why`), off the actor task:

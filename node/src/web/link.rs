@@ -25,7 +25,7 @@ use crate::api_offline::{self, DisconnectBody};
 const MAX_ANSWER_BYTES: usize = 256 * 1024;
 
 /// The link of `user` as the page shows it, or the page saying why not.
-async fn link_of(pages: &Pages, signed: &Signed, user: &UserId) -> Result<LinkView, Response> {
+async fn link_of(pages: &Pages, signed: &Signed, user: &UserId) -> Result<LinkView, Box<Response>> {
     let entries = answered(
         signed,
         pages
@@ -45,7 +45,7 @@ pub(super) async fn state(State(pages): State<Pages>, parts: Parts) -> Response 
     };
     match link_of(&pages, &signed, &user).await {
         Ok(view) => mobiwf_runtime::web::html(StatusCode::OK, link_view::link_state(&view)),
-        Err(page) => page,
+        Err(page) => *page,
     }
 }
 
@@ -126,7 +126,7 @@ pub(super) async fn reconnect(
     // What waits before the user comes back: the answer tells it.
     let before = match link_of(&pages, &signed, &user).await {
         Ok(view) => view,
-        Err(page) => return page,
+        Err(page) => return *page,
     };
     let answer =
         api_offline::reconnect(State(pages.client.clone()), Path(user.as_str().to_owned())).await;

@@ -161,11 +161,11 @@ async fn worklist_shown(
         pages.client.user_worklist(user.clone(), order).await,
     ) {
         Ok(entries) => entries,
-        Err(page) => return page,
+        Err(page) => return *page,
     };
     let link = match answered(signed, pages.client.link(user.clone()).await) {
         Ok(link) => link,
-        Err(page) => return page,
+        Err(page) => return *page,
     };
     let now = mobiwf_runtime::process::now_ms();
     let link =
@@ -176,15 +176,18 @@ async fn worklist_shown(
 
 /// What the node answered about a user, or the page saying why not: the user's worklist is
 /// not here (403), or the node could not answer (503).
-fn answered<T>(signed: &Signed, asked: anyhow::Result<Result<T, String>>) -> Result<T, Response> {
+fn answered<T>(
+    signed: &Signed,
+    asked: anyhow::Result<Result<T, String>>,
+) -> Result<T, Box<Response>> {
     match asked {
         Ok(Ok(answer)) => Ok(answer),
-        Ok(Err(not_here)) => Err(trouble(signed, StatusCode::FORBIDDEN, &not_here)),
-        Err(e) => Err(trouble(
+        Ok(Err(not_here)) => Err(Box::new(trouble(signed, StatusCode::FORBIDDEN, &not_here))),
+        Err(e) => Err(Box::new(trouble(
             signed,
             StatusCode::SERVICE_UNAVAILABLE,
             &format!("{e:#}"),
-        )),
+        ))),
     }
 }
 

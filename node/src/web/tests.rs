@@ -296,7 +296,7 @@ fn the_link_says_connected_cut_off_or_reconnecting_per_host() {
 fn the_link_offers_disconnect_while_connected_and_reconnect_while_away() {
     use super::link_view::{Told, link_section, link_view};
     let held = entry(EntryState::Locked);
-    let here = link_view(&[held.clone()], &link(None, None));
+    let here = link_view(std::slice::from_ref(&held), &link(None, None));
     let page = link_section(&here, "tok", None).into_string();
     assert!(
         page.contains(r#"action="/disconnect""#) && !page.contains(r#"action="/reconnect""#),
