@@ -303,8 +303,8 @@ pub fn reconnect_told(status: u16, body: &Value, before: &LinkView) -> Told {
         .map(|h| h.name.as_str())
         .collect();
     let mut words = format!(
-        "Reconnected: every item can be worked on again; {} of yours done while away \
-         are on their way to their hosts; {} item(s) stay locked to you.",
+        "Reconnected: every item can be worked on again. On their way to their hosts: {} of \
+         yours done while away. Locked to you: {} item(s).",
         actions(before.waiting),
         before.locked
     );
