@@ -5,8 +5,9 @@
 //! (403) and nothing happens; a session acts only as its user (another user's item is 403, the
 //! cookie is no session on another node); a select through the page takes the item off the
 //! other device's live worklist, which resumes after a reconnect from the last event it saw;
-//! the other user's stale select says "no longer available"; a completion through the page
-//! ends the instance; signing out ends the session.
+//! the other user's stale select says "no longer available"; the page shows the link to the
+//! host connected and refuses a disconnection while alice holds a selected item, saying why; a
+//! completion through the page ends the instance; signing out ends the session.
 //!
 //! Nothing waits for luck: every expectation that takes a moment is awaited with a deadline.
 #![allow(clippy::unwrap_used, clippy::expect_used)]
@@ -169,6 +170,39 @@ async fn a_person_works_their_worklist_in_the_browser() {
     );
     assert_ne!(dropped.id, first.id);
     drop(live);
+
+    // The link: connected to H. Holding a selected item, alice cannot disconnect: the page
+    // says why, with the API's status, and she stays connected; without the CSRF token
+    // nothing is tried.
+    let link = alice.get("/link").await;
+    assert_eq!(link.status, 200, "{link:?}");
+    assert!(
+        link.body.contains(r#"data-link="connected""#) && link.body.contains("host H: connected"),
+        "{}",
+        link.body
+    );
+    let forged = alice.post("/disconnect", &[("max_wait_secs", "30")]).await;
+    assert_eq!(
+        forged.status, 403,
+        "a disconnection without the CSRF token: {forged:?}"
+    );
+    let refused = alice
+        .post("/disconnect", &[("csrf", &csrf), ("max_wait_secs", "30")])
+        .await;
+    assert_eq!(refused.status, 409, "{refused:?}");
+    assert!(
+        refused
+            .body
+            .contains("Not disconnected: you hold a selected item"),
+        "{}",
+        refused.body
+    );
+    assert!(
+        refused.body.contains(r#"data-link="connected""#)
+            && refused.body.contains(r#"action="/disconnect""#),
+        "{}",
+        refused.body
+    );
 
     // A reconnect from an old event gets the list at once; from the last one, only news.
     let mut resumed = bob.events(Some(&first.id)).await;

@@ -44,10 +44,10 @@ pub const MIN_COPY_WAIT: Duration = Duration::from_secs(5);
 #[derive(Debug, Deserialize)]
 pub(crate) struct DisconnectBody {
     /// The longest the user will wait for the copy, in seconds.
-    max_wait_secs: u64,
+    pub(crate) max_wait_secs: u64,
     /// Copy whatever it takes (the user accepts a longer wait).
     #[serde(default)]
-    accept: bool,
+    pub(crate) accept: bool,
 }
 
 pub(crate) async fn disconnect(

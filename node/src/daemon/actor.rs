@@ -54,6 +54,9 @@ pub(super) struct NodeActor {
     pub(super) leases: crate::lease::Leases,
     /// The applications of semi-automatic items running on this device.
     pub(super) running: super::applications::Running,
+    /// The peers this node cannot reach now, with when the outbox said so (ms since the
+    /// epoch), for the worklist page's link state; forgotten on a restart, as the desk's.
+    pub(super) cut_off: std::collections::BTreeMap<NodeId, u64>,
 }
 
 /// What to do once a group of events is on disk (the answers of people's completions, claims
@@ -360,10 +363,21 @@ impl NodeActor {
             Event::Link(news) => {
                 let peer = NodeId::new(news.peer.to_string());
                 let reachable = news.reachable;
+                self.note_link(now, &peer, reachable);
                 self.step(now, NodeInput::Link { peer, reachable }, writing, after)?;
             }
         }
         Ok(())
+    }
+
+    /// Keeps since when `peer` cannot be reached (`now` in µs), or forgets it once it answers.
+    fn note_link(&mut self, now: u64, peer: &NodeId, reachable: bool) {
+        if reachable {
+            self.cut_off.remove(peer);
+        } else {
+            let at = Millis::from_micros(now).as_u64();
+            self.cut_off.entry(peer.clone()).or_insert(at);
+        }
     }
 
     /// Kills the command of `execution` (the engine gave up on it: `why`), off the actor task:

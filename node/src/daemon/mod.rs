@@ -43,7 +43,7 @@ pub use memory::{MAX_RUNS_PAGE, RunsWanted};
 pub use mobiwf_engine::Finish;
 pub use mobiwf_node_core::{ClaimOutcome, PersonEnd, Refused};
 pub use offline::Departure;
-pub use queries::{ItemDetail, ReadValue};
+pub use queries::{CutOff, ItemDetail, ReadValue, UserLink};
 
 /// Every adjacent's location in a partition document must be a full libp2p address, or its
 /// notification could never be delivered.
@@ -258,6 +258,11 @@ enum Query {
     },
     Directory(oneshot::Sender<DirectoryView>),
     Data(InstanceId, oneshot::Sender<Vec<mobiwf_proto::Datum>>),
+    /// Whether a user is away and which peers this node cannot reach, for the worklist page.
+    Link {
+        user: UserId,
+        reply: oneshot::Sender<Result<UserLink, String>>,
+    },
     /// One item of a user's worklist, for its page.
     Item(
         queries::ItemAsked,
@@ -320,6 +325,13 @@ impl NodeClient {
             activity,
         };
         self.ask(|reply| Event::Query(Query::Item(asked, reply)))
+            .await
+    }
+
+    /// Since when `user` is away (disconnected), and the peers this device cannot reach;
+    /// `Ok(Err(why))` when the user's device is another node.
+    pub async fn link(&self, user: UserId) -> anyhow::Result<Result<UserLink, String>> {
+        self.ask(|reply| Event::Query(Query::Link { user, reply }))
             .await
     }
 
@@ -433,6 +445,7 @@ pub async fn start(config: NodeConfig) -> anyhow::Result<Node> {
         copying: offline::Copying::new(config.prefetch),
         leases: crate::lease::Leases::new(),
         running: applications::Running::default(),
+        cut_off: std::collections::BTreeMap::new(),
     };
     let people_out = actor.leases.spawn_refresher();
     base.tasks.push(daemon::forward(

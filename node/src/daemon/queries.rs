@@ -33,6 +33,28 @@ pub struct ReadValue {
     pub value: Option<DataValue>,
 }
 
+/// Whether a user is away and which peers their device cannot reach, as the worklist page
+/// shows the link.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct UserLink {
+    /// Since when the user is away (disconnected), in ms since the epoch.
+    pub away_since_ms: Option<u64>,
+    /// The peers this device cannot reach now.
+    pub cut_off: Vec<CutOff>,
+}
+
+/// A peer this device cannot reach: deliveries to it failed `UNREACHABLE_AFTER_FAILURES`
+/// times in a row, and nothing was heard from it since.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct CutOff {
+    /// Its peer id.
+    pub peer: mobiwf_proto::NodeId,
+    /// Its node name, when the directory knows it.
+    pub name: Option<mobiwf_proto::NodeName>,
+    /// Since when, in ms since the epoch.
+    pub since_ms: u64,
+}
+
 /// What the item page of `user`'s item asks.
 pub(super) struct ItemAsked {
     pub(super) user: UserId,
@@ -78,6 +100,9 @@ impl NodeActor {
                         .map_err(|e| e.to_string());
                 let _ = reply.send(answer);
             }
+            Query::Link { user, reply } => {
+                let _ = reply.send(self.user_link(&user));
+            }
             Query::Directory(reply) => {
                 let _ = reply.send(self.directory_view());
             }
@@ -114,6 +139,32 @@ impl NodeActor {
                 list.into_iter().map(entry).collect()
             })
             .map_err(|e| e.to_string())
+    }
+
+    /// Since when `user` is away, and the peers this device cannot reach; why not when the
+    /// user's device is another node.
+    fn user_link(&self, user: &UserId) -> Result<UserLink, String> {
+        let dir = self.core.engine().directory();
+        mobiwf_people::desk::here(dir, &self.core.identity().name, user.as_str())
+            .map_err(|e| e.to_string())?;
+        let away_since_ms = self
+            .core
+            .desk()
+            .away()
+            .find_map(|(u, at)| (u == user).then_some(at));
+        let cut_off = self
+            .cut_off
+            .iter()
+            .map(|(peer, since_ms)| CutOff {
+                peer: peer.clone(),
+                name: dir.device_by_node(peer).map(|d| d.name.clone()),
+                since_ms: *since_ms,
+            })
+            .collect();
+        Ok(UserLink {
+            away_since_ms,
+            cut_off,
+        })
     }
 
     /// What the node knows of `instance`'s data: the engine's (read back when retired) and,

@@ -7,6 +7,8 @@
 //! - `GET /events?order=...`: the worklist, live (server-sent events: `events`).
 //! - `GET /items/{instance}/{activity}`, `POST .../{action}`, `GET .../files/{name}`: an
 //!   item's page, its actions, what it reads (`item`).
+//! - `GET /link`, `POST /disconnect`, `POST /reconnect`: the link to the hosts as the worklist
+//!   shows it, and taking the user's locked items offline and coming back (`link`).
 //! - `GET /notices`: what the user was told.
 //! - Sign-in, sign-out, assets: `mobiwf_runtime::web`.
 //!
@@ -15,6 +17,8 @@
 mod events;
 mod item;
 mod item_view;
+mod link;
+mod link_view;
 mod view;
 
 #[cfg(test)]
@@ -54,6 +58,9 @@ pub fn router(client: NodeClient, web: Web) -> Router {
         .route("/", get(worklist))
         .route("/events", get(events::stream))
         .route("/notices", get(notices))
+        .route("/link", get(link::state))
+        .route("/disconnect", post(link::disconnect))
+        .route("/reconnect", post(link::reconnect))
         .route("/items/{instance}/{activity}", get(item::page))
         .route(
             "/items/{instance}/{activity}/complete",
@@ -136,15 +143,51 @@ async fn worklist(
         Ok(signed) => signed,
         Err(page) => return page.into_response(),
     };
-    let order = order_of(&q);
-    match pages.client.user_worklist(user.clone(), order).await {
-        Ok(Ok(entries)) => {
-            let now = mobiwf_runtime::process::now_ms();
-            let body = view::worklist_page(user.as_str(), &entries, order, now);
-            signed_page(StatusCode::OK, &signed, "Worklist", &body)
-        }
-        Ok(Err(not_here)) => trouble(&signed, StatusCode::FORBIDDEN, &not_here),
-        Err(e) => trouble(&signed, StatusCode::SERVICE_UNAVAILABLE, &format!("{e:#}")),
+    worklist_shown(&pages, &signed, &user, order_of(&q), None, StatusCode::OK).await
+}
+
+/// The worklist page of `user` in `order`, with its link and what a Disconnect or Reconnect
+/// just came to (`told`), answered with `status`.
+async fn worklist_shown(
+    pages: &Pages,
+    signed: &Signed,
+    user: &UserId,
+    order: Order,
+    told: Option<&link_view::Told>,
+    status: StatusCode,
+) -> Response {
+    let entries = match answered(
+        signed,
+        pages.client.user_worklist(user.clone(), order).await,
+    ) {
+        Ok(entries) => entries,
+        Err(page) => return *page,
+    };
+    let link = match answered(signed, pages.client.link(user.clone()).await) {
+        Ok(link) => link,
+        Err(page) => return *page,
+    };
+    let now = mobiwf_runtime::process::now_ms();
+    let link =
+        link_view::link_section(&link_view::link_view(&entries, &link), &signed.csrf(), told);
+    let body = view::worklist_page(user.as_str(), &entries, order, now, &link);
+    signed_page(status, signed, "Worklist", &body)
+}
+
+/// What the node answered about a user, or the page saying why not: the user's worklist is
+/// not here (403), or the node could not answer (503).
+fn answered<T>(
+    signed: &Signed,
+    asked: anyhow::Result<Result<T, String>>,
+) -> Result<T, Box<Response>> {
+    match asked {
+        Ok(Ok(answer)) => Ok(answer),
+        Ok(Err(not_here)) => Err(Box::new(trouble(signed, StatusCode::FORBIDDEN, &not_here))),
+        Err(e) => Err(Box::new(trouble(
+            signed,
+            StatusCode::SERVICE_UNAVAILABLE,
+            &format!("{e:#}"),
+        ))),
     }
 }
 

@@ -77,7 +77,7 @@ fn detail(state: EntryState) -> ItemDetail {
 #[test]
 fn markup_in_names_and_values_shows_as_text() {
     let entries = [entry(EntryState::Offered)];
-    let page = worklist_page("alice", &entries, Order::Priority, 0).into_string();
+    let page = worklist_page("alice", &entries, Order::Priority, 0, &maud::html! {}).into_string();
     assert!(page.contains(ESCAPED), "{page}");
     assert!(!page.contains(MARKUP), "{page}");
     let item = item_page(&detail(EntryState::Selected), "c", None, 0).into_string();
@@ -91,7 +91,14 @@ fn markup_in_names_and_values_shows_as_text() {
 fn the_list_shows_each_items_facts_and_follows_its_order() {
     let mut held = entry(EntryState::Locked);
     held.entry.info.pass = mobiwf_proto::Pass(3);
-    let page = worklist_page("alice", &[held.clone()], Order::Deadline, 0).into_string();
+    let page = worklist_page(
+        "alice",
+        &[held.clone()],
+        Order::Deadline,
+        0,
+        &maud::html! {},
+    )
+    .into_string();
     assert!(
         page.contains(&format!("{ESCAPED} #3")),
         "the pass after the first: {page}"
@@ -220,5 +227,141 @@ fn a_refusal_shows_where_the_buttons_were() {
     assert!(
         page.contains("no lock without") && page.contains("/items/7/2/select"),
         "{page}"
+    );
+}
+
+fn link(away_since_ms: Option<u64>, cut_since_ms: Option<u64>) -> crate::daemon::UserLink {
+    crate::daemon::UserLink {
+        away_since_ms,
+        cut_off: cut_since_ms
+            .map(|since_ms| crate::daemon::CutOff {
+                peer: mobiwf_proto::NodeId::new("12D3KooWhost"),
+                name: None,
+                since_ms,
+            })
+            .into_iter()
+            .collect(),
+    }
+}
+
+#[test]
+fn the_link_says_connected_cut_off_or_reconnecting_per_host() {
+    use super::link_view::{HostState, link_state, link_view};
+    let mut held = entry(EntryState::Locked);
+    held.host_name = Some(mobiwf_proto::NodeName::new("H"));
+    let connected = link_view(&[held.clone()], &link(None, None));
+    assert_eq!(connected.word(), "connected");
+    assert_eq!(connected.hosts[0].name, "H");
+    assert_eq!(connected.locked, 1);
+    let shown = link_state(&connected).into_string();
+    assert!(shown.contains("host H: connected"), "{shown}");
+
+    // Cut off since 01:00:00 UTC (deliveries failed).
+    let cut = link_view(&[held.clone()], &link(None, Some(3_600_000)));
+    assert_eq!(
+        cut.hosts[0].state,
+        HostState::CutOff {
+            since_ms: 3_600_000
+        }
+    );
+    let shown = link_state(&cut).into_string();
+    assert!(
+        shown.contains(r#"data-link="cut-off""#)
+            && shown.contains("cut off since 01:00:00.000 UTC"),
+        "{shown}"
+    );
+
+    // An action sent and not answered: reconnecting to its host.
+    held.entry.pending = Some("complete".to_owned());
+    let back = link_view(&[held.clone()], &link(None, None));
+    assert_eq!(back.word(), "reconnecting");
+    assert_eq!(back.hosts[0].state, HostState::Reconnecting { waiting: 1 });
+    assert!(
+        link_state(&back)
+            .into_string()
+            .contains("reconnecting, 1 action not answered yet")
+    );
+
+    // Away: said first, whatever the hosts.
+    let away = link_view(&[held], &link(Some(7_200_000), Some(3_600_000)));
+    assert_eq!(away.word(), "away");
+    let shown = link_state(&away).into_string();
+    assert!(
+        shown.contains("Disconnected since 02:00:00.000 UTC"),
+        "{shown}"
+    );
+}
+
+#[test]
+fn the_link_offers_disconnect_while_connected_and_reconnect_while_away() {
+    use super::link_view::{Told, link_section, link_view};
+    let held = entry(EntryState::Locked);
+    let here = link_view(std::slice::from_ref(&held), &link(None, None));
+    let page = link_section(&here, "tok", None).into_string();
+    assert!(
+        page.contains(r#"action="/disconnect""#) && !page.contains(r#"action="/reconnect""#),
+        "{page}"
+    );
+    assert!(page.contains(r#"name="csrf" value="tok""#), "{page}");
+    assert!(page.contains("take my 1 locked items offline"), "{page}");
+    let away = link_view(&[held], &link(Some(1), None));
+    let told = Told::Refused(MARKUP.to_owned());
+    let page = link_section(&away, "tok", Some(&told)).into_string();
+    assert!(
+        page.contains(r#"action="/reconnect""#) && !page.contains(r#"action="/disconnect""#),
+        "{page}"
+    );
+    assert!(page.contains(ESCAPED) && !page.contains(MARKUP), "{page}");
+}
+
+#[test]
+fn the_protocol_s_answers_are_told_in_words() {
+    use super::link_view::{Told, disconnect_told, link_view, reconnect_told};
+    use serde_json::json;
+    let refused = disconnect_told(
+        409,
+        &json!({"error": "alice holds selected item A2", "reason": "selected"}),
+    );
+    let Told::Refused(why) = refused else {
+        panic!("a 409 is a refusal: {refused:?}")
+    };
+    assert!(
+        why.contains("you hold a selected item") && why.contains("alice holds selected item A2"),
+        "{why}"
+    );
+    let Told::Refused(why) =
+        disconnect_told(409, &json!({"error": "needs about 9 s", "reason": "time"}))
+    else {
+        panic!("a 409 is a refusal")
+    };
+    assert!(
+        why.contains("longer than you wait") && why.contains("needs about 9 s"),
+        "{why}"
+    );
+    let done = disconnect_told(
+        200,
+        &json!({"away": true, "locked": ["A1 of instance 3", "A1 of instance 4"],
+                "copied_bytes": 12, "applications": [{"name": "editor", "size_kib": 2}]}),
+    );
+    let Told::Done(what) = done else {
+        panic!("a 200 is done: {done:?}")
+    };
+    assert!(
+        what.contains("2 locked item(s) kept on this device")
+            && what.contains("A1 of instance 3, A1 of instance 4")
+            && what.contains("12 bytes copied")
+            && what.contains("editor (2 KiB)"),
+        "{what}"
+    );
+    let mut done_offline = entry(EntryState::Locked);
+    done_offline.entry.pending = Some("complete".to_owned());
+    let before = link_view(&[done_offline], &link(Some(1), Some(2)));
+    let Told::Done(what) = reconnect_told(200, &json!({"away": false}), &before) else {
+        panic!("a 200 is done")
+    };
+    assert!(
+        what.contains("1 action of yours done while away")
+            && what.contains("Still cut off from 12D3KooWhost"),
+        "{what}"
     );
 }

@@ -153,10 +153,18 @@ pub fn worklist(entries: &[WorklistEntry], order: Order, since: &str, now_ms: u6
     }
 }
 
-/// The worklist page's body: the orders, the list, the way to the notices.
-pub fn worklist_page(user: &str, entries: &[WorklistEntry], order: Order, now_ms: u64) -> Markup {
+/// The worklist page's body: the link to the hosts (`link`), the orders, the list, the way to
+/// the notices.
+pub fn worklist_page(
+    user: &str,
+    entries: &[WorklistEntry],
+    order: Order,
+    now_ms: u64,
+    link: &Markup,
+) -> Markup {
     html! {
         h1 { (user) "'s worklist" }
+        (link)
         nav.orders aria-label="Order" {
             @for o in Order::ALL {
                 @if o == order {
