@@ -308,7 +308,11 @@ async fn an_operator_sees_an_activity_end_in_the_console_without_a_reload() {
         .unwrap();
     until(&operator, a2, true, "the operator's page draws A2").await;
     assert!(
-        has(&operator, &format!(r#"form[action="{page}/interrupt"] button"#)).await,
+        has(
+            &operator,
+            &format!(r#"form[action="{page}/interrupt"] button"#)
+        )
+        .await,
         "the operator may interrupt"
     );
     assert!(
@@ -317,7 +321,10 @@ async fn an_operator_sees_an_activity_end_in_the_console_without_a_reload() {
         go.display()
     );
     let since = attribute(&operator, "[data-live]", "data-since").await;
-    assert!(since.is_string(), "the live part says what it shows: {since}");
+    assert!(
+        since.is_string(),
+        "the live part says what it shows: {since}"
+    );
     shoot(&operator, "console-instance-running").await;
     // A mark that a reload would wipe out.
     operator
@@ -349,7 +356,13 @@ async fn an_operator_sees_an_activity_end_in_the_console_without_a_reload() {
         .unwrap();
     for name in ["P1", "P2"] {
         let row = format!(r#"tr[data-node="{name}"][data-state="answering"]"#);
-        until(&operator, &row, true, &format!("the nodes page lists {name}")).await;
+        until(
+            &operator,
+            &row,
+            true,
+            &format!("the nodes page lists {name}"),
+        )
+        .await;
     }
     shoot(&operator, "console-nodes").await;
 

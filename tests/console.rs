@@ -226,7 +226,9 @@ async fn an_operator_watches_and_controls_an_instance_in_the_console() {
     let first = live.next(Duration::from_secs(30)).await;
     assert_eq!(first.kind, "instance", "{first:?}");
     assert!(
-        first.data.contains("data-activity=\"17\" data-state=\"ready\""),
+        first
+            .data
+            .contains("data-activity=\"17\" data-state=\"ready\""),
         "{first:?}"
     );
     assert!(!first.data.contains(MARKUP_NAME), "{first:?}");

@@ -36,7 +36,11 @@ pub(super) async fn page(State(console): State<Console>, headers: HeaderMap, uri
     let csrf = signed.csrf();
     web::html(
         StatusCode::OK,
-        web::layout("Nodes", Some(web::bar(&signed, &csrf)), &body(&nodes, &directory)),
+        web::layout(
+            "Nodes",
+            Some(web::bar(&signed, &csrf)),
+            &body(&nodes, &directory),
+        ),
     )
 }
 
@@ -74,7 +78,7 @@ fn row(node: &NodeInfo, directory: &Directory) -> Markup {
         tr data-node=(node.name.as_str()) data-state=(state) {
             td { (node.name.as_str()) }
             td { code.peer { (node.peer.as_str()) }
-                @for addr in &node.addrs { br; small { (addr) } }
+                @for addr in &node.addrs { br; small.addr { (addr) } }
             }
             td { (skills.join(", ")) }
             td {
@@ -165,8 +169,14 @@ mod tests {
             &directory(),
         )
         .into_string();
-        assert!(page.contains("data-node=\"D1\" data-state=\"answering\""), "{page}");
-        assert!(page.contains("data-node=\"D2\" data-state=\"suspected\""), "{page}");
+        assert!(
+            page.contains("data-node=\"D1\" data-state=\"answering\""),
+            "{page}"
+        );
+        assert!(
+            page.contains("data-node=\"D2\" data-state=\"suspected\""),
+            "{page}"
+        );
         assert!(page.contains("12D3KooD1"), "{page}");
         assert!(page.contains("1, 2"), "{page}");
         assert!(page.contains("suspected: no answer for 10 s"), "{page}");

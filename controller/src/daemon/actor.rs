@@ -94,7 +94,9 @@ impl Actor for ControllerActor {
             .map(|i| (i.id, i.is_settled(), i.state().as_str()))
             .collect();
         after.touched = changes.instances.iter().map(|i| i.id).collect();
-        after.touched.extend(changes.history.iter().map(|(id, _, _)| *id));
+        after
+            .touched
+            .extend(changes.history.iter().map(|(id, _, _)| *id));
         let book_changed = !changes.nodes.is_empty()
             || !changes.removed_nodes.is_empty()
             || !changes.instances.is_empty()
