@@ -52,7 +52,7 @@ fn body(nodes: &[NodeInfo], directory: &Directory) -> Markup {
         @if nodes.is_empty() {
             p.empty { "No node has registered." }
         } @else {
-            table.nodes {
+            div.wide { table.nodes {
                 thead { tr {
                     th { "Name" } th { "Peer id" } th { "Skills" } th { "Last registered" }
                     th { "State" } th { "Users" }
@@ -60,7 +60,7 @@ fn body(nodes: &[NodeInfo], directory: &Directory) -> Markup {
                 tbody {
                     @for node in nodes { (row(node, directory)) }
                 }
-            }
+            } }
         }
     }
 }
@@ -77,8 +77,8 @@ fn row(node: &NodeInfo, directory: &Directory) -> Markup {
     html! {
         tr data-node=(node.name.as_str()) data-state=(state) {
             td { (node.name.as_str()) }
-            td { code.peer { (node.peer.as_str()) }
-                @for addr in &node.addrs { br; small.addr { (addr) } }
+            td.peer { code { (node.peer.as_str()) }
+                @for addr in &node.addrs { br; small { (addr) } }
             }
             td { (skills.join(", ")) }
             td {
