@@ -2,6 +2,10 @@
 //! width): alice on D1 and bob on D2 both see an offered item on their own node's page; alice
 //! selects it on hers; bob's page drops the item without a reload (the live worklist), and
 //! bob's stale Select button, on the item's page he had open, says "no longer available".
+//! The controller's console too: an operator signed in with a login link opens an instance
+//! whose A2 waits for a file the test makes, and sees A2 drawn succeeded without a reload
+//! once it ran (the page's live stream); the nodes page lists the partners; a viewer's page
+//! has no control buttons, and a control posted from it by hand is refused (403).
 //! Screenshots of the pages (PNG) go to `target/<profile>/screenshots/`.
 //!
 //! Skipped, saying so, when `chromedriver` is not installed (`scripts/setup` installs
@@ -24,6 +28,7 @@ use std::time::{Duration, Instant};
 use documents::{TECH, workflow};
 use fantoccini::{Client, ClientBuilder, Locator};
 use mesh::{Mesh, SOON};
+use mobiwf_tests::harness::{CLI_TIMEOUT, Controller, paper_mesh, paper_workflow_with, xml_text};
 use serde_json::json;
 
 /// alice on D1, bob on D2, both in role tech.
@@ -244,6 +249,149 @@ async fn a_select_on_one_device_drops_the_item_from_the_other_without_a_reload()
     shoot(&bobs_item, "stale-select-bob").await;
 
     for client in [alice, bob, bobs_item] {
+        client.close().await.unwrap();
+    }
+}
+
+/// `mobiwf-controller login-link --role ROLE --path PATH`: the URL it prints.
+fn console_link(controller: &Controller, role: &str, path: &str) -> String {
+    let out = controller.cli(&["login-link", "--role", role, "--path", path], CLI_TIMEOUT);
+    out.expect_code(0, &format!("login-link --role {role}"));
+    out.stdout.trim().to_owned()
+}
+
+/// The value of `attribute` of the first element matching `css` (null when none).
+async fn attribute(client: &Client, css: &str, attribute: &str) -> serde_json::Value {
+    let script = format!(
+        "var el = document.querySelector({}); return el ? el.getAttribute({}) : null;",
+        json!(css),
+        json!(attribute)
+    );
+    client.execute(&script, vec![]).await.unwrap()
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn an_operator_sees_an_activity_end_in_the_console_without_a_reload() {
+    let Some(binary) = chromedriver() else {
+        eprintln!(
+            "skipped: chromedriver is not installed (apt-get install chromium chromium-driver, \
+             as scripts/setup does)"
+        );
+        return;
+    };
+    let dir = mobiwf_tests::scratch("console-browser").unwrap();
+    let (controller, _p1, _p2) = paper_mesh(&dir);
+    // A2 (17) runs until the test makes `go`; the others at once. A2 ends in another
+    // partition's precondition (A4's), so its node reports it at once (`responseImmediate`).
+    let go = dir.join("go");
+    let xml = paper_workflow_with(|id| {
+        let command = if id == 17 {
+            format!("while [ ! -e '{}' ]; do sleep 0.05; done", go.display())
+        } else {
+            "true".to_owned()
+        };
+        format!("<command>{}</command>", xml_text(&command))
+    })
+    .replace("<timeToWait>20</timeToWait>", "<timeToWait>0</timeToWait>");
+    let file = dir.join("workflow.xml");
+    std::fs::write(&file, xml).unwrap();
+    let id = controller.submit(&file);
+    let page = format!("/console/instances/{id}");
+    let a2 = r#"#graph g[data-activity="17"]"#;
+    let a2_done = r#"#graph g[data-activity="17"][data-state="succeeded"]"#;
+
+    let driver = start_driver(&binary);
+    let operator = browser(&driver).await;
+    operator
+        .goto(&console_link(&controller, "operator", &page))
+        .await
+        .unwrap();
+    until(&operator, a2, true, "the operator's page draws A2").await;
+    assert!(
+        has(
+            &operator,
+            &format!(r#"form[action="{page}/interrupt"] button"#)
+        )
+        .await,
+        "the operator may interrupt"
+    );
+    assert!(
+        !has(&operator, a2_done).await,
+        "A2 cannot have ended before the test made {}",
+        go.display()
+    );
+    let since = attribute(&operator, "[data-live]", "data-since").await;
+    assert!(
+        since.is_string(),
+        "the live part says what it shows: {since}"
+    );
+    shoot(&operator, "console-instance-running").await;
+    // A mark that a reload would wipe out.
+    operator
+        .execute("window.mobiwfMark = 42; return true;", vec![])
+        .await
+        .unwrap();
+
+    std::fs::write(&go, "").unwrap();
+    until(&operator, a2_done, true, "the page draws A2 succeeded").await;
+    let mark = operator
+        .execute("return window.mobiwfMark;", vec![])
+        .await
+        .unwrap();
+    assert_eq!(mark, json!(42), "the operator's page was not reloaded");
+    assert_ne!(
+        attribute(&operator, "[data-live]", "data-since").await,
+        since,
+        "the live stream, not the graph's fallback, brought the change"
+    );
+    shoot(&operator, "console-instance-succeeded").await;
+
+    // The nodes page, from the console's navigation.
+    operator
+        .find(Locator::Css(r#"nav.sections a[href="/console/nodes"]"#))
+        .await
+        .unwrap()
+        .click()
+        .await
+        .unwrap();
+    for name in ["P1", "P2"] {
+        let row = format!(r#"tr[data-node="{name}"][data-state="answering"]"#);
+        until(
+            &operator,
+            &row,
+            true,
+            &format!("the nodes page lists {name}"),
+        )
+        .await;
+    }
+    shoot(&operator, "console-nodes").await;
+
+    // A viewer: no control buttons; a control posted by hand, with the page's own CSRF
+    // token, is refused.
+    let viewer = browser(&driver).await;
+    viewer
+        .goto(&console_link(&controller, "viewer", &page))
+        .await
+        .unwrap();
+    until(&viewer, a2_done, true, "the viewer's page draws A2").await;
+    for action in ["interrupt", "resume", "cancel"] {
+        let button = format!(r#"form[action="{page}/{action}"]"#);
+        assert!(!has(&viewer, &button).await, "a viewer sees no {action}");
+    }
+    let forged = format!(
+        "var done = arguments[arguments.length - 1]; \
+         var csrf = document.querySelector('meta[name=\"csrf-token\"]').content; \
+         fetch({}, {{ method: 'POST', credentials: 'same-origin', \
+           headers: {{ 'content-type': 'application/x-www-form-urlencoded' }}, \
+           body: 'csrf=' + encodeURIComponent(csrf) }}) \
+           .then(function (r) {{ done(r.status); }}, function (e) {{ done(String(e)); }});",
+        json!(format!("{page}/cancel"))
+    );
+    let status = viewer.execute_async(&forged, vec![]).await.unwrap();
+    assert_eq!(status, json!(403), "a viewer's control is refused");
+    shoot(&viewer, "console-instance-viewer").await;
+
+    for client in [operator, viewer] {
         client.close().await.unwrap();
     }
 }

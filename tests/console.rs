@@ -5,8 +5,9 @@
 //! instances page lists the instance (and finds it by id); its page draws each activity with
 //! its `data-state` and shows the markup name as text; an operator interrupts and resumes it
 //! through the page's forms with the CSRF token (and not without it); a viewer sees no
-//! buttons and is refused (403) when posting by hand; the graph the page follows shows A2
-//! succeeded once P1 reports it.
+//! buttons and is refused (403) when posting by hand; the page's live stream sends what the
+//! page shows and then, without a reload, A2 succeeded once P1 reports it (the graph alone,
+//! the stream's fallback, too); one stream more than `MAX_CONSOLE_STREAMS` is refused (503).
 //!
 //! Nothing waits for luck: every expectation that takes a moment is awaited with a deadline.
 #![allow(clippy::unwrap_used, clippy::expect_used)]
@@ -210,8 +211,45 @@ async fn an_operator_watches_and_controls_an_instance_in_the_console() {
     history.expect_code(0, "history");
     assert!(history.stdout.contains("interrupt"), "{}", history.stdout);
 
-    // Live: the page's graph follows what the partners report (its script fetches the
-    // fragment it names again).
+    // Live: the page names its stream, which sends the part the page shows (at once to a
+    // page that shows an older one), then again, without a reload, once P1 reports A2
+    // succeeded; each event is news (its id differs from the one before).
+    let events = format!("{page}/events");
+    assert!(
+        shown.body.contains(&format!("data-live=\"{events}\"")),
+        "{}",
+        shown.body
+    );
+    assert!(shown.body.contains("data-since=\""), "{}", shown.body);
+    assert_eq!(anonymous.get(&events).await.status, 401);
+    let mut live = viewer.events_at(&format!("{events}?since=0"), None).await;
+    let first = live.next(Duration::from_secs(30)).await;
+    assert_eq!(first.kind, "instance", "{first:?}");
+    assert!(
+        first
+            .data
+            .contains("data-activity=\"17\" data-state=\"ready\""),
+        "{first:?}"
+    );
+    assert!(!first.data.contains(MARKUP_NAME), "{first:?}");
+    assert!(!first.data.contains("csrf"), "{first:?}");
+    p1.cli(&["complete", &id.to_string(), "17"])
+        .expect_code(0, "complete A2");
+    let mut last = first;
+    let deadline = tokio::time::Instant::now() + Duration::from_secs(60);
+    while !last
+        .data
+        .contains("data-activity=\"17\" data-state=\"succeeded\"")
+    {
+        let left = deadline.saturating_duration_since(tokio::time::Instant::now());
+        let next = live.next(left).await;
+        assert_ne!(next.id, last.id, "an event that is no news: {next:?}");
+        last = next;
+    }
+    drop(live);
+
+    // The graph alone, which the page's script fetches again only when the stream cannot be
+    // had.
     let fragment = format!("{page}/graph");
     assert!(
         shown.body.contains(&format!("data-refresh=\"{fragment}\"")),
@@ -219,8 +257,6 @@ async fn an_operator_watches_and_controls_an_instance_in_the_console() {
         shown.body
     );
     assert_eq!(anonymous.get(&fragment).await.status, 401);
-    p1.cli(&["complete", &id.to_string(), "17"])
-        .expect_code(0, "complete A2");
     let deadline = tokio::time::Instant::now() + Duration::from_secs(60);
     loop {
         let graph = viewer.get(&fragment).await;
@@ -239,4 +275,15 @@ async fn an_operator_watches_and_controls_an_instance_in_the_console() {
         );
         tokio::time::sleep(Duration::from_millis(200)).await;
     }
+
+    // At most MAX_CONSOLE_STREAMS live pages at once: one more is refused, clearly (503).
+    let max = mobiwf_controller::console::live::MAX_CONSOLE_STREAMS;
+    let mut open = Vec::new();
+    for _ in 0..max {
+        open.push(viewer.events_at(&events, None).await);
+    }
+    let over = viewer.get(&events).await;
+    assert_eq!(over.status, 503, "{over:?}");
+    assert!(over.body.contains("MAX_CONSOLE_STREAMS"), "{}", over.body);
+    drop(open);
 }

@@ -155,7 +155,13 @@ impl Browser {
 
     /// The live worklist of `order`, resumed after `last_id` when given.
     pub(crate) async fn events(&self, last_id: Option<&str>) -> Events {
-        let mut request = self.client.get(format!("{}/events", self.base));
+        self.events_at("/events", last_id).await
+    }
+
+    /// The server-sent events of `path` (a live worklist, a console's live instance),
+    /// resumed after `last_id` when given.
+    pub(crate) async fn events_at(&self, path: &str, last_id: Option<&str>) -> Events {
+        let mut request = self.client.get(format!("{}{path}", self.base));
         if let Some(cookie) = &self.cookie {
             request = request.header("cookie", cookie);
         }
@@ -163,7 +169,7 @@ impl Browser {
             request = request.header("last-event-id", id);
         }
         let response = request.send().await.unwrap();
-        assert_eq!(response.status(), 200, "GET /events: {response:?}");
+        assert_eq!(response.status(), 200, "GET {path}: {response:?}");
         let kind = response.headers()["content-type"].to_str().unwrap();
         assert!(kind.starts_with("text/event-stream"), "{kind}");
         Events {
@@ -209,7 +215,7 @@ impl Events {
     pub(crate) async fn next(&mut self, within: Duration) -> Event {
         tokio::time::timeout(within, self.next_event())
             .await
-            .unwrap_or_else(|_| panic!("no worklist event within {within:?}"))
+            .unwrap_or_else(|_| panic!("no event within {within:?}"))
     }
 
     async fn next_event(&mut self) -> Event {

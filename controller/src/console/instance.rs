@@ -4,14 +4,16 @@
 //! (operator and up), the interrupt, resume and cancel forms. `POST
 //! /console/instances/{id}/{action}` does what `POST /instances/{id}/{action}` does, through
 //! the same function (`crate::api::controlled`), and is refused (403) to a role the API
-//! refuses. `GET /console/instances/{id}/graph` is the graph alone, fetched again by the
-//! page's script (`data-refresh`) so the page follows what the partners report.
+//! refuses. The state, graph, work items and history follow what the partners report
+//! without a reload (`live`); `GET /console/instances/{id}/graph` is the graph alone, which
+//! the page's script fetches again (`data-refresh`) only when the live stream cannot be
+//! opened.
 
 use axum::Form;
 use axum::extract::{Path, State};
 use axum::http::{HeaderMap, Method, StatusCode, Uri, header};
 use axum::response::{IntoResponse, Response};
-use maud::{Markup, PreEscaped, html};
+use maud::{Markup, html};
 use mobiwf_book::{HistoryEvent, Instance, ItemSummary};
 use mobiwf_proto::{Control, InstanceId};
 use mobiwf_runtime::web;
@@ -27,14 +29,9 @@ const CONTROLS: [(&str, Control, &str); 3] = [
     ("cancel", Control::Cancel, "Cancel"),
 ];
 
-/// How often the page's script fetches the graph again, ms.
-const REFRESH_MS: u64 = 3000;
-
 /// What the page shows of an instance, read through the API's functions.
 struct Shown {
-    instance: Instance,
-    svg: String,
-    history: Vec<HistoryEvent>,
+    live: super::live::Live,
     data: DataView,
 }
 
@@ -114,35 +111,21 @@ pub(super) async fn graph(
 
 /// The instance, its graph, history and data; `None` when there is no such instance.
 async fn read(console: &Console, id: InstanceId) -> anyhow::Result<Option<Shown>> {
-    let client = &console.client;
-    let Some(instance) = client.instance(id).await? else {
+    let Some(live) = super::live::read(console, id).await? else {
         return Ok(None);
     };
-    let svg = client
-        .graph(id, mobiwf_graph::Format::Svg)
-        .await?
-        .unwrap_or_default();
-    let history = client.history(id).await?.unwrap_or_default();
+    let client = &console.client;
     let nodes = client.nodes().await?;
-    let data = crate::data::read(&client.mesh, &instance, &nodes).await;
-    Ok(Some(Shown {
-        instance,
-        svg,
-        history,
-        data,
-    }))
+    let data = crate::data::read(&client.mesh, &live.instance, &nodes).await;
+    Ok(Some(Shown { live, data }))
 }
 
 /// The page's body; the control forms carry `csrf` when the session may control.
 fn body(shown: &Shown, csrf: Option<&str>) -> Markup {
-    let inst = &shown.instance;
+    let inst = &shown.live.instance;
     html! {
+        (super::nav(None))
         h1 { "Instance " (inst.id.0) " " small { (inst.workflow.to_string()) } }
-        p.summary data-state=(inst.state().as_str()) {
-            (inst.description) " · " strong { (inst.state().as_str()) }
-            " · submitted " (mobiwf_book::format_time(inst.submitted_ms))
-            @if let Some(detail) = &inst.detail { " · " (detail) }
-        }
         @if let Some(csrf) = csrf {
             section.controls {
                 @for (word, _, label) in CONTROLS {
@@ -153,20 +136,13 @@ fn body(shown: &Shown, csrf: Option<&str>) -> Markup {
                 }
             }
         }
-        // The graph crate escapes every name it draws (`mobiwf_graph::escape`).
-        section.graph id="graph"
-            data-refresh=(format!("/console/instances/{}/graph", inst.id.0))
-            data-refresh-ms=(REFRESH_MS) {
-            (PreEscaped(&shown.svg))
-        }
-        (items(inst))
+        (super::live::section(&shown.live))
         (data(&shown.data))
-        (timeline(&shown.history))
     }
 }
 
 /// The work items and who holds them.
-fn items(inst: &Instance) -> Markup {
+pub(super) fn items(inst: &Instance) -> Markup {
     let name = |id| {
         inst.activities
             .iter()
@@ -246,7 +222,7 @@ fn data(view: &DataView) -> Markup {
 }
 
 /// The history, oldest first, in the words of `history`.
-fn timeline(history: &[HistoryEvent]) -> Markup {
+pub(super) fn timeline(history: &[HistoryEvent]) -> Markup {
     html! {
         section.history {
             h2 { "History" }

@@ -102,6 +102,7 @@ pub(super) async fn page(
     };
     let csrf = signed.csrf();
     let body = html! {
+        (super::nav(Some(super::Section::Instances)))
         h1 { "Instances" }
         (form(&q))
         (table(&page.instances))

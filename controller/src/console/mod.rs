@@ -8,18 +8,26 @@
 //! - `GET /console/instances/{id}`, `POST /console/instances/{id}/{interrupt|resume|cancel}`:
 //!   an instance's page and an operator's controls (`instance`). The pages live under
 //!   `/console/` because the API's JSON has `/instances/...`.
-//! - `GET /console/instances/{id}/graph`: the graph alone, as the page's script fetches it
-//!   again every few seconds (`data-refresh`), so the page follows what the partners report.
+//! - `GET /console/instances/{id}/events`: the instance's state, graph, work items and
+//!   history, live (server-sent events: `live`), so the page follows what the partners report
+//!   without a reload.
+//! - `GET /console/instances/{id}/graph`: the graph alone, which the page's script fetches
+//!   again every [`live::FALLBACK_MS`] (`data-refresh`) only when the live stream cannot be
+//!   opened (no `EventSource`, or refused: too many open).
+//! - `GET /console/nodes`: the registered nodes, their users and who is away (`nodes`).
 //! - Sign-in, sign-out, assets: `mobiwf_runtime::web`.
 //!
 //! Every page carries the runtime's security headers; every form its session's CSRF token.
 
 mod instance;
 mod list;
+pub mod live;
+mod nodes;
 
 use axum::Router;
 use axum::http::{HeaderMap, Method, StatusCode, Uri};
 use axum::routing::{get, post};
+use maud::{Markup, html};
 use mobiwf_runtime::api_auth::Grant;
 use mobiwf_runtime::web::{self, Signed, Web};
 
@@ -30,6 +38,8 @@ use crate::daemon::ControllerClient;
 pub(crate) struct Console {
     client: ControllerClient,
     web: Web,
+    /// How many live instance pages may stream at once ([`live::MAX_CONSOLE_STREAMS`]).
+    streams: std::sync::Arc<tokio::sync::Semaphore>,
 }
 
 /// The console's pages, on `client`, with the sessions of `web`; with the security headers.
@@ -37,10 +47,13 @@ pub fn router(client: ControllerClient, web: Web) -> Router {
     let console = Console {
         client,
         web: web.clone(),
+        streams: std::sync::Arc::new(tokio::sync::Semaphore::new(live::MAX_CONSOLE_STREAMS)),
     };
     Router::new()
         .route("/", get(list::page))
+        .route("/console/nodes", get(nodes::page))
         .route("/console/instances/{id}", get(instance::page))
+        .route("/console/instances/{id}/events", get(live::stream))
         .route("/console/instances/{id}/graph", get(instance::graph))
         .route("/console/instances/{id}/{action}", post(instance::act))
         .with_state(console)
@@ -76,6 +89,46 @@ fn allowed(
 /// says.
 fn may(grant: &Grant, method: &Method, api_path: &str) -> bool {
     crate::api_access::need(method, api_path).allows(grant)
+}
+
+/// The console's sections, as its navigation names them.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Section {
+    Instances,
+    Nodes,
+}
+
+impl Section {
+    const ALL: [Section; 2] = [Section::Instances, Section::Nodes];
+
+    fn path(self) -> &'static str {
+        match self {
+            Section::Instances => "/",
+            Section::Nodes => "/console/nodes",
+        }
+    }
+
+    fn words(self) -> &'static str {
+        match self {
+            Section::Instances => "Instances",
+            Section::Nodes => "Nodes",
+        }
+    }
+}
+
+/// The console's navigation, `current` marked.
+fn nav(current: Option<Section>) -> Markup {
+    html! {
+        nav.sections aria-label="Console" {
+            @for section in Section::ALL {
+                @if Some(section) == current {
+                    a href=(section.path()) aria-current="page" { (section.words()) }
+                } @else {
+                    a href=(section.path()) { (section.words()) }
+                }
+            }
+        }
+    }
 }
 
 /// A page that says the daemon could not do something (500, or what `status` says).

@@ -30,6 +30,9 @@ pub(super) struct ControllerActor {
     pub(super) metrics: Arc<Metrics>,
     pub(super) version: watch::Sender<u64>,
     pub(super) finished: broadcast::Sender<InstanceId>,
+    /// The instances each commit changed (their state, an activity, a history row): what the
+    /// console's live pages wait on.
+    pub(super) touched: broadcast::Sender<InstanceId>,
     /// The book's next deadline, for the timer task.
     pub(super) deadline: watch::Sender<Option<u64>>,
     /// The nodes the failure detector watches.
@@ -51,6 +54,8 @@ pub(super) struct After {
     queries: Vec<Query>,
     /// The instances that changed, with whether they are settled now, and their state.
     changed: Vec<(InstanceId, bool, &'static str)>,
+    /// The instances changed or given a history row.
+    touched: BTreeSet<InstanceId>,
 }
 
 impl Actor for ControllerActor {
@@ -88,6 +93,10 @@ impl Actor for ControllerActor {
             .iter()
             .map(|i| (i.id, i.is_settled(), i.state().as_str()))
             .collect();
+        after.touched = changes.instances.iter().map(|i| i.id).collect();
+        after
+            .touched
+            .extend(changes.history.iter().map(|(id, _, _)| *id));
         let book_changed = !changes.nodes.is_empty()
             || !changes.removed_nodes.is_empty()
             || !changes.instances.is_empty()
@@ -129,6 +138,10 @@ impl Actor for ControllerActor {
             self.version.send_modify(|v| *v += 1);
         }
         self.swept.clear();
+        for id in after.touched {
+            // Nobody following is fine.
+            let _ = self.touched.send(id);
+        }
         for (id, now_final, state) in after.changed {
             tracing::info!(instance = %id, state, "instance updated");
             if now_final {

@@ -19,6 +19,8 @@ pub struct ControllerClient {
     /// The instances that became settled (final, compensations over), as each commit makes
     /// them so.
     pub(super) finished: broadcast::Sender<InstanceId>,
+    /// The instances each commit changed (state, activities, history), once it is on disk.
+    pub(super) touched: broadcast::Sender<InstanceId>,
     /// The controller's metrics.
     pub metrics: Arc<Metrics>,
     /// The mesh, to ask nodes what they know of an instance's data.
@@ -224,6 +226,13 @@ impl ControllerClient {
         tokio::time::timeout_at(deadline, version.wait_for(|v| *v != seen))
             .await
             .is_ok()
+    }
+
+    /// The instances changed from now on, each once its change is on disk: a live page
+    /// subscribes before it reads, so that no change after its read goes unseen (one it falls
+    /// behind on is `Lagged`: read again).
+    pub fn touched(&self) -> broadcast::Receiver<InstanceId> {
+        self.touched.subscribe()
     }
 
     /// The current change counter.

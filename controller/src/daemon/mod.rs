@@ -7,7 +7,7 @@
 //! **one synced batch**; only then are acknowledgements, answers and messages sent. Readers
 //! (`client`, behind the API) ask the actor, and wait for changes on a version counter that
 //! the actor bumps after each commit, or, for one instance, for the actor's word that it
-//! became final (`wait`).
+//! became final (`wait`) or changed (`touched`, what the console's live pages follow).
 
 mod actor;
 mod client;
@@ -100,6 +100,10 @@ pub type Controller = Daemon<ControllerClient>;
 /// How many instances that became final a waiter may fall behind on before it asks the
 /// actor again (`broadcast` capacity).
 pub const FINISHED_QUEUE: usize = 4096;
+
+/// How many changed instances a live page may fall behind on before it reads its instance
+/// again anyway (`broadcast` capacity of `ControllerClient::touched`).
+pub const TOUCHED_QUEUE: usize = 4096;
 
 /// What the controller's actor is sent.
 enum Event {
@@ -229,6 +233,7 @@ pub async fn start(config: ControllerConfig) -> anyhow::Result<Controller> {
     ));
     let (version_tx, version) = watch::channel(0);
     let (finished, _) = broadcast::channel(FINISHED_QUEUE);
+    let (touched, _) = broadcast::channel(TOUCHED_QUEUE);
     let (deadline, deadline_rx) = watch::channel(book.next_deadline());
     let (watched, watched_rx) = watch::channel(book.watched());
     spawn_detector(&mut base, config.detector, watched_rx);
@@ -245,6 +250,7 @@ pub async fn start(config: ControllerConfig) -> anyhow::Result<Controller> {
         metrics: base.metrics.clone(),
         version: version_tx,
         finished: finished.clone(),
+        touched: touched.clone(),
         deadline,
         watched,
         me: base.peer_id,
@@ -256,6 +262,7 @@ pub async fn start(config: ControllerConfig) -> anyhow::Result<Controller> {
         events: base.events.clone(),
         version,
         finished,
+        touched,
         metrics: base.metrics.clone(),
         mesh: base.mesh.clone(),
         store: base.store.clone(),

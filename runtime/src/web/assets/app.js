@@ -43,11 +43,38 @@ function follow() {
   source.addEventListener("error", function () { document.body.classList.add("offline"); });
 }
 
-// A part of a page that follows the server (the console's graph): every `data-refresh-ms`,
-// its markup is fetched again from `data-refresh`.
+// A part of a page that follows the server (the console's instance): each `instance` event of
+// its `data-live` stream is the part as the server renders it, put in its place. Only when the
+// stream cannot be had (no EventSource, or the server refused it: too many open, signed out)
+// do the `[data-refresh]` parts inside fall back to being fetched again every
+// `data-refresh-ms`: slower, and only what they show (the graph).
+function live() {
+  var part = document.querySelector("[data-live]");
+  if (!part) { return; }
+  if (!window.EventSource) { refresh(); return; }
+  var url = part.getAttribute("data-live");
+  var since = part.getAttribute("data-since");
+  if (since) { url += "?since=" + encodeURIComponent(since); }
+  var source = new EventSource(url);
+  source.addEventListener("instance", function (event) {
+    var current = document.querySelector("[data-live]");
+    if (!current) { return; }
+    current.innerHTML = event.data;
+    current.setAttribute("data-since", event.lastEventId);
+  });
+  source.addEventListener("open", function () { document.body.classList.remove("offline"); });
+  source.addEventListener("error", function () {
+    document.body.classList.add("offline");
+    // Closed for good (the server refused it): the browser will not try again, so poll.
+    if (source.readyState === EventSource.CLOSED) { refresh(); }
+  });
+}
+
+// The fallback of `live`: every `data-refresh-ms`, a part's markup is fetched again from its
+// `data-refresh`.
 function refresh() {
   document.querySelectorAll("[data-refresh]").forEach(function (el) {
-    var every = Number(el.getAttribute("data-refresh-ms")) || 3000;
+    var every = Number(el.getAttribute("data-refresh-ms")) || 30000;
     setInterval(function () {
       fetch(el.getAttribute("data-refresh"), { credentials: "same-origin" })
         .then(function (r) { if (!r.ok) { throw new Error(String(r.status)); } return r.text(); })
@@ -64,5 +91,5 @@ document.addEventListener("DOMContentLoaded", function () {
   tick();
   setInterval(tick, 1000);
   follow();
-  refresh();
+  live();
 });
