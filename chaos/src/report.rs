@@ -29,7 +29,7 @@ pub struct Tally {
 pub fn render(tally: &Tally, verdict: &Verdict) -> String {
     let mut out = String::new();
     let mut row = |what: &str, value: String| {
-        let _ = writeln!(out, "  {what:<52} {value:>8}");
+        let _ = writeln!(out, "  {what:<56} {value:>8}");
     };
     row("seed", tally.seed.to_string());
     row(
@@ -40,18 +40,33 @@ pub fn render(tally: &Tally, verdict: &Verdict) -> String {
         let n = tally.faults.get(&kind).copied().unwrap_or(0);
         row(&format!("fault: {kind}"), n.to_string());
     }
-    row("faults injected", tally.faults.values().sum::<usize>().to_string());
-    row("instances submitted (an id returned)", tally.submitted.to_string());
-    row("submissions refused or timed out", tally.refused.to_string());
+    row(
+        "faults injected",
+        tally.faults.values().sum::<usize>().to_string(),
+    );
+    row(
+        "instances submitted (an id returned)",
+        tally.submitted.to_string(),
+    );
+    row(
+        "submissions refused or timed out",
+        tally.refused.to_string(),
+    );
     for (workflow, n) in &verdict.by_workflow {
         row(&format!("instances of {workflow}"), n.to_string());
     }
     for (state, n) in &verdict.by_state {
         row(&format!("instances {state}"), n.to_string());
     }
-    row("work items completed by people", tally.completions.to_string());
+    row(
+        "work items completed by people",
+        tally.completions.to_string(),
+    );
     row("marks read (command effects)", verdict.marks.to_string());
-    row("effects checked (instance, activity)", verdict.effects_checked.to_string());
+    row(
+        "effects checked (instance, activity)",
+        verdict.effects_checked.to_string(),
+    );
     row(
         "effects of activities shown failed (partner given up)",
         verdict.ran_shown_failed.to_string(),
@@ -83,8 +98,14 @@ mod tests {
         for kind in FaultKind::ALL {
             assert!(text.contains(&kind.to_string()), "{text}");
         }
-        assert!(text.lines().any(|l| l.contains("faults injected") && l.ends_with(" 2")));
-        assert!(text.lines().any(|l| l.contains("violations") && l.ends_with(" 1")));
+        assert!(
+            text.lines()
+                .any(|l| l.contains("faults injected") && l.ends_with(" 2"))
+        );
+        assert!(
+            text.lines()
+                .any(|l| l.contains("violations") && l.ends_with(" 1"))
+        );
         assert!(text.contains("VIOLATION: instance 1 activity 16 try 1 ran 2 times"));
     }
 }

@@ -103,7 +103,9 @@ fn kinds(shape: &Shape) -> Vec<FaultKind> {
     FaultKind::ALL
         .into_iter()
         .filter(|k| *k != FaultKind::CutLink || shape.namespaced.is_some())
-        .filter(|k| shape.nodes > 0 || matches!(k, FaultKind::KillController | FaultKind::StopController))
+        .filter(|k| {
+            shape.nodes > 0 || matches!(k, FaultKind::KillController | FaultKind::StopController)
+        })
         .collect()
 }
 

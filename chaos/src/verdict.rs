@@ -106,7 +106,8 @@ pub fn judge(submitted: &[u64], seen: &[Seen], marks: &[Mark], bad_lines: &[Stri
         ..Verdict::default()
     };
     for line in bad_lines {
-        v.violations.push(format!("a line of the marks file is no mark: {line:?}"));
+        v.violations
+            .push(format!("a line of the marks file is no mark: {line:?}"));
     }
     let mut counts: BTreeMap<(u64, u64), BTreeMap<u32, usize>> = BTreeMap::new();
     for m in marks {
@@ -119,8 +120,9 @@ pub fn judge(submitted: &[u64], seen: &[Seen], marks: &[Mark], bad_lines: &[Stri
     let by_id: BTreeMap<u64, &Seen> = seen.iter().map(|s| (s.id, s)).collect();
     for id in submitted {
         if !by_id.contains_key(id) {
-            v.violations
-                .push(format!("instance {id} was submitted and the controller does not know it"));
+            v.violations.push(format!(
+                "instance {id} was submitted and the controller does not know it"
+            ));
         }
     }
     for &(instance, activity) in counts.keys() {
@@ -145,8 +147,9 @@ fn judge_instance(s: &Seen, counts: &BTreeMap<(u64, u64), BTreeMap<u32, usize>>,
     *v.by_state.entry(s.state.clone()).or_insert(0) += 1;
     let id = s.id;
     let Some(workflow) = s.workflow else {
-        v.violations
-            .push(format!("instance {id} is of a workflow the run never submits"));
+        v.violations.push(format!(
+            "instance {id} is of a workflow the run never submits"
+        ));
         return;
     };
     *v.by_workflow.entry(workflow.name()).or_insert(0) += 1;
@@ -164,25 +167,31 @@ fn judge_instance(s: &Seen, counts: &BTreeMap<(u64, u64), BTreeMap<u32, usize>>,
         let at = format!("instance {id} ({}) activity {activity}", workflow.name());
         for (attempt, n) in tries {
             if *n > 1 {
-                v.violations.push(format!("{at} try {attempt} ran {n} times"));
+                v.violations
+                    .push(format!("{at} try {attempt} ran {n} times"));
             }
             if *attempt > max_tries {
-                v.violations
-                    .push(format!("{at} ran a try {attempt} beyond its {max_tries} by design"));
+                v.violations.push(format!(
+                    "{at} ran a try {attempt} beyond its {max_tries} by design"
+                ));
             }
             if *attempt > 1 && !tries.contains_key(&(attempt - 1)) {
-                v.violations
-                    .push(format!("{at} ran try {attempt} without try {}", attempt - 1));
+                v.violations.push(format!(
+                    "{at} ran try {attempt} without try {}",
+                    attempt - 1
+                ));
             }
         }
         let retried = tries.keys().any(|t| *t > 1);
         let fails_first = workflow == Workflow::Chain && activity == RETRIED && id % 2 == 1;
         if retried && !fails_first {
-            v.violations
-                .push(format!("{at} was tried again though its first try succeeds"));
+            v.violations.push(format!(
+                "{at} was tried again though its first try succeeds"
+            ));
         }
         let Some(shown) = s.activities.get(&activity) else {
-            v.violations.push(format!("{at} is missing from the controller's status"));
+            v.violations
+                .push(format!("{at} is missing from the controller's status"));
             continue;
         };
         let state = &shown.state;

@@ -139,9 +139,7 @@ fn chain(marks: &str) -> String {
             .iter()
             .map(|a| format!("<activityId>{a}</activityId>"))
             .collect();
-        partitions += &format!(
-            "<partition id=\"{n}\"><partnerId>{n}</partnerId>{ids}</partition>"
-        );
+        partitions += &format!("<partition id=\"{n}\"><partnerId>{n}</partnerId>{ids}</partition>");
         partners += &format!(
             "<partner id=\"{n}\"><name>P{n}</name><skills><activityTypeId>1</activityTypeId></skills></partner>"
         );
@@ -163,7 +161,9 @@ mod tests {
     fn every_activity_marks_instance_activity_and_try() {
         for w in Workflow::ALL {
             let xml = w.xml("/tmp/m'arks");
-            let marks = xml.matches("$MOBIWF_INSTANCE $MOBIWF_ACTIVITY $MOBIWF_TRY").count();
+            let marks = xml
+                .matches("$MOBIWF_INSTANCE $MOBIWF_ACTIVITY $MOBIWF_TRY")
+                .count();
             assert_eq!(marks, w.tries().len(), "{}", w.name());
             assert_eq!(xml.matches("</activity>").count(), w.tries().len());
         }

@@ -18,7 +18,8 @@ fn seen(id: u64, workflow: Workflow, state: &str, activity_state: &str) -> Seen 
             .tries()
             .keys()
             .map(|a| {
-                let retried = u32::from(workflow == Workflow::Chain && *a == RETRIED && id % 2 == 1);
+                let retried =
+                    u32::from(workflow == Workflow::Chain && *a == RETRIED && id % 2 == 1);
                 let shown = ActivitySeen {
                     state: activity_state.to_owned(),
                     retried,
@@ -47,7 +48,12 @@ fn shown(state: &str) -> ActivitySeen {
 
 fn clean_run() -> (Vec<u64>, Vec<Seen>, Vec<Mark>) {
     let ids = vec![1, 2, 3, 4];
-    let workflows = [Workflow::Paper, Workflow::Chain, Workflow::Chain, Workflow::Paper];
+    let workflows = [
+        Workflow::Paper,
+        Workflow::Chain,
+        Workflow::Chain,
+        Workflow::Paper,
+    ];
     let seen = ids
         .iter()
         .zip(workflows)
