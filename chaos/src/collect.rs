@@ -8,6 +8,7 @@ use anyhow::{Context, bail};
 use serde_json::Value;
 
 use crate::mesh::Controller;
+use mobiwf_chaos::suspicion::{Suspicion, suspicion_in};
 use mobiwf_chaos::verdict::{ActivitySeen, FINAL, Seen};
 use mobiwf_chaos::workflows::Workflow;
 
@@ -99,4 +100,23 @@ pub fn commands_done(node_dirs: &[std::path::PathBuf], period: Duration) {
     while commands_running(node_dirs) > 0 && start.elapsed() < period {
         std::thread::sleep(Duration::from_millis(200));
     }
+}
+
+/// Every time the controller gave up a node's partitions, from the histories of `instances`.
+pub fn suspicions(controller: &Controller, instances: &[u64]) -> anyhow::Result<Vec<Suspicion>> {
+    let mut all = Vec::new();
+    for id in instances {
+        let out = controller.cli(&["history", &id.to_string(), "--json"], READ_TIMEOUT)?;
+        if out.code != Some(0) {
+            bail!("history {id} --json: {}{}", out.stdout, out.stderr);
+        }
+        let events: Value = serde_json::from_str(&out.stdout)
+            .with_context(|| format!("history {id} --json printed invalid JSON"))?;
+        for e in events.as_array().context("history is no array")? {
+            let what = e["what"].as_str().unwrap_or_default();
+            let at = e["at_ms"].as_u64().unwrap_or_default();
+            all.extend(suspicion_in(what, e["partner"].as_str(), at));
+        }
+    }
+    Ok(all)
 }

@@ -8,5 +8,6 @@
 pub mod report;
 pub mod rng;
 pub mod schedule;
+pub mod suspicion;
 pub mod verdict;
 pub mod workflows;

@@ -12,6 +12,7 @@ use anyhow::Context;
 use crate::mesh::{Controller, Node};
 use crate::netns::Netns;
 use mobiwf_chaos::schedule::{Fault, FaultKind, Target};
+use mobiwf_chaos::suspicion::Window;
 
 /// The mesh as the nemesis and the workers share it.
 pub struct World {
@@ -123,14 +124,25 @@ fn wait_until(world: &mut World, start: Instant, at_ms: u64) -> anyhow::Result<(
     }
 }
 
-/// Carries out `plan` from `start`, then waits until `run_ms`; the faults injected, by kind.
-pub fn run(
-    world: &mut World,
-    plan: &[Fault],
-    start: Instant,
-    run_ms: u64,
-) -> anyhow::Result<BTreeMap<FaultKind, usize>> {
-    let mut done = BTreeMap::new();
+/// What the nemesis did: the faults injected, by kind, and when each node was struck.
+#[derive(Debug, Default)]
+pub struct Done {
+    /// The faults injected, by kind.
+    pub faults: BTreeMap<FaultKind, usize>,
+    /// When each node was struck (a stall of the controller strikes no node).
+    pub windows: Vec<Window>,
+}
+
+/// Now, in ms since the epoch (the controller's history's clock).
+fn epoch_ms() -> u64 {
+    std::time::SystemTime::now()
+        .duration_since(std::time::UNIX_EPOCH)
+        .map_or(0, |d| u64::try_from(d.as_millis()).unwrap_or(u64::MAX))
+}
+
+/// Carries out `plan` from `start`, then waits until `run_ms`.
+pub fn run(world: &mut World, plan: &[Fault], start: Instant, run_ms: u64) -> anyhow::Result<Done> {
+    let mut done = Done::default();
     for f in plan {
         wait_until(world, start, f.at_ms)?;
         let whom = world.name(f.target);
@@ -140,15 +152,22 @@ pub fn run(
             f.kind,
             Duration::from_millis(f.hold_ms).as_secs_f64()
         );
+        let from_ms = epoch_ms();
         world
             .strike(f)
             .with_context(|| format!("{} on {whom}", f.kind))?;
-        *done.entry(f.kind).or_insert(0) += 1;
-        // A stalled or cut-off daemon still runs: only the killed ones are not checked.
+        *done.faults.entry(f.kind).or_insert(0) += 1;
         std::thread::sleep(Duration::from_millis(f.hold_ms));
         world
             .heal(f)
             .with_context(|| format!("undoing {} on {whom}", f.kind))?;
+        if let Target::Node(_) = f.target {
+            done.windows.push(Window {
+                partner: whom,
+                from_ms,
+                to_ms: epoch_ms(),
+            });
+        }
     }
     wait_until(world, start, run_ms)?;
     Ok(done)

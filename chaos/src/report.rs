@@ -71,6 +71,10 @@ pub fn render(tally: &Tally, verdict: &Verdict) -> String {
         "effects of activities shown failed (partner given up)",
         verdict.ran_shown_failed.to_string(),
     );
+    row(
+        "nodes given up by the controller (suspicions)",
+        verdict.suspicions.to_string(),
+    );
     row("violations", verdict.violations.len().to_string());
     for v in &verdict.violations {
         let _ = writeln!(out, "VIOLATION: {v}");

@@ -12,6 +12,7 @@ use serde_json::Value;
 
 use mobiwf_chaos::report::{Tally, render};
 use mobiwf_chaos::schedule::{Shape, plan};
+use mobiwf_chaos::suspicion::{Suspicion, Window, false_suspicions};
 use mobiwf_chaos::verdict::{judge, parse_marks};
 use mobiwf_chaos::workflows::{NODES, Workflow};
 
@@ -210,13 +211,29 @@ pub fn run(args: &Args) -> anyhow::Result<bool> {
     let done = done?;
     let tally = Tally {
         seed,
-        faults: done,
+        faults: done.faults,
         submitted: submitted.ids.len(),
         refused: submitted.refused,
         completions: 0,
         namespaced,
     };
-    check(args, &mut world, &dir, &submitted.ids, tally)
+    let grace_ms = shape.suspect_after_ms + 3_000;
+    let judged = Judged {
+        ids: submitted.ids,
+        windows: done.windows,
+        grace_ms,
+    };
+    check(args, &mut world, &dir, &judged, tally)
+}
+
+/// What the checker holds the controller's view against, besides the marks.
+struct Judged {
+    /// The ids the submitter was given.
+    ids: Vec<u64>,
+    /// When each node was struck.
+    windows: Vec<Window>,
+    /// How long after a fault of a node its suspicion is still explained.
+    grace_ms: u64,
 }
 
 /// The settle period, the verdict and the table; true when clean.
@@ -224,7 +241,7 @@ fn check(
     args: &Args,
     world: &mut World,
     dir: &Path,
-    ids: &[u64],
+    judged: &Judged,
     tally: Tally,
 ) -> anyhow::Result<bool> {
     eprintln!(
@@ -244,7 +261,16 @@ fn check(
     let seen = collect::seen(&world.controller)?;
     let text = std::fs::read_to_string(dir.join("marks")).unwrap_or_default();
     let (marks, bad) = parse_marks(&text);
-    let verdict = judge(ids, &seen, &marks, &bad);
+    let mut verdict = judge(&judged.ids, &seen, &marks, &bad);
+    let ids: Vec<u64> = seen.iter().map(|s| s.id).collect();
+    let suspicions = collect::suspicions(&world.controller, &ids)?;
+    let distinct: std::collections::BTreeSet<&Suspicion> = suspicions.iter().collect();
+    verdict.suspicions = distinct.len();
+    verdict.violations.extend(false_suspicions(
+        &suspicions,
+        &judged.windows,
+        judged.grace_ms,
+    ));
     println!("{}", render(&tally, &verdict));
     let clean = verdict.violations.is_empty();
     if clean && args.dir.is_none() {

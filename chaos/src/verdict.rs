@@ -95,6 +95,9 @@ pub struct Verdict {
     /// Activities that left their mark though the controller shows them failed (a partner
     /// given up while its command ran: its later word changes nothing, by design).
     pub ran_shown_failed: usize,
+    /// Times the controller gave up a node's partitions (each node and time once), every one
+    /// of which a fault of that node must explain (`crate::suspicion`).
+    pub suspicions: usize,
     /// What broke a rule, one line each.
     pub violations: Vec<String>,
 }
