@@ -61,6 +61,13 @@ pub fn seen(controller: &Controller) -> anyhow::Result<Vec<Seen>> {
         }
         let status: Value = serde_json::from_str(&out.stdout)
             .with_context(|| format!("status {id} --json printed invalid JSON"))?;
+        let abandoned: Vec<u64> = status["partitions"]
+            .as_array()
+            .context("no partitions")?
+            .iter()
+            .filter(|p| !p["abandoned"].is_null())
+            .filter_map(|p| p["id"].as_u64())
+            .collect();
         let mut activities = std::collections::BTreeMap::new();
         for a in status["activities"].as_array().context("no activities")? {
             let shown = ActivitySeen {
@@ -69,6 +76,9 @@ pub fn seen(controller: &Controller) -> anyhow::Result<Vec<Seen>> {
                     .as_u64()
                     .and_then(|r| u32::try_from(r).ok())
                     .unwrap_or(0),
+                given_up: a["partition"]
+                    .as_u64()
+                    .is_some_and(|p| abandoned.contains(&p)),
             };
             activities.insert(a["id"].as_u64().context("an activity without id")?, shown);
         }

@@ -1,5 +1,6 @@
 //! The load: a submitter thread that submits the run's workflows in turn, one every few
-//! hundred milliseconds, through the controller's command line, whatever the nemesis is doing.
+//! hundred milliseconds, through the controller's command line, whatever the nemesis is doing;
+//! and a person who completes the work offered to people on P1 through its node's command line.
 //! A submission the controller does not answer in time (down, stalled) is counted as refused:
 //! if it was taken after all, the checker finds the instance in the controller's list.
 
@@ -8,6 +9,8 @@ use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{Arc, Mutex};
 use std::thread::JoinHandle;
 use std::time::Duration;
+
+use mobiwf_chaos::workflows::MANUAL;
 
 use crate::mesh::{Binaries, cli};
 
@@ -68,5 +71,67 @@ impl Submitter {
             }
             done
         })
+    }
+}
+
+/// A person at P1: completes the person's activity of every instance on P1's worklist,
+/// through the node's command line (its API), whatever the nemesis is doing to P1.
+pub struct Person {
+    /// The node program.
+    pub program: PathBuf,
+    /// P1's data directory (the command line finds its API and token there).
+    pub node_dir: PathBuf,
+}
+
+impl Person {
+    /// Starts working until `stop` is set; the thread gives the instances whose completion
+    /// the node acknowledged.
+    pub fn start(self, stop: Arc<AtomicBool>) -> JoinHandle<Vec<u64>> {
+        std::thread::spawn(move || {
+            let mut completed = Vec::new();
+            while !stop.load(Ordering::SeqCst) {
+                for id in self.offered() {
+                    if !completed.contains(&id) && self.complete(id) {
+                        completed.push(id);
+                    }
+                }
+                std::thread::sleep(Duration::from_millis(300));
+            }
+            completed
+        })
+    }
+
+    fn node(&self, args: &[&str]) -> Option<crate::daemon::Output> {
+        let mut cmd = std::process::Command::new(&self.program);
+        cmd.args(args).arg("--data-dir").arg(&self.node_dir);
+        crate::daemon::run(&mut cmd, SUBMIT_TIMEOUT).ok()
+    }
+
+    /// The instances whose person's activity is on the worklist.
+    fn offered(&self) -> Vec<u64> {
+        let Some(out) = self
+            .node(&["worklist", "--json"])
+            .filter(|o| o.code == Some(0))
+        else {
+            return Vec::new();
+        };
+        let items: serde_json::Value = serde_json::from_str(&out.stdout).unwrap_or_default();
+        items
+            .as_array()
+            .map(|items| {
+                items
+                    .iter()
+                    .filter(|w| w["activity"].as_u64() == Some(MANUAL))
+                    .filter_map(|w| w["instance"].as_u64())
+                    .collect()
+            })
+            .unwrap_or_default()
+    }
+
+    /// Completes it; true when the node acknowledged.
+    fn complete(&self, id: u64) -> bool {
+        let (id, activity) = (id.to_string(), MANUAL.to_string());
+        self.node(&["complete", &id, &activity])
+            .is_some_and(|o| o.code == Some(0))
     }
 }

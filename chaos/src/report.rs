@@ -19,7 +19,7 @@ pub struct Tally {
     pub submitted: usize,
     /// Submissions that failed or timed out (the controller down or stalled).
     pub refused: usize,
-    /// Person's completions of work items through the node API.
+    /// Completions of work items a node acknowledged to the person.
     pub completions: usize,
     /// The mesh ran one node in a network namespace.
     pub namespaced: bool,
@@ -59,8 +59,12 @@ pub fn render(tally: &Tally, verdict: &Verdict) -> String {
         row(&format!("instances {state}"), n.to_string());
     }
     row(
-        "work items completed by people",
+        "work items completed by a person (acknowledged)",
         tally.completions.to_string(),
+    );
+    row(
+        "completions checked against the controller",
+        verdict.completions_checked.to_string(),
     );
     row("marks read (command effects)", verdict.marks.to_string());
     row(
@@ -68,8 +72,8 @@ pub fn render(tally: &Tally, verdict: &Verdict) -> String {
         verdict.effects_checked.to_string(),
     );
     row(
-        "effects of activities shown failed (partner given up)",
-        verdict.ran_shown_failed.to_string(),
+        "effects in partitions given up (late words, by design)",
+        verdict.ran_given_up.to_string(),
     );
     row(
         "nodes given up by the controller (suspicions)",

@@ -5,6 +5,7 @@
 use std::path::{Path, PathBuf};
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{Arc, Mutex};
+use std::thread::JoinHandle;
 use std::time::{Duration, Instant};
 
 use anyhow::{Context, bail};
@@ -13,7 +14,7 @@ use serde_json::Value;
 use mobiwf_chaos::report::{Tally, render};
 use mobiwf_chaos::schedule::{Shape, plan};
 use mobiwf_chaos::suspicion::{Suspicion, Window, false_suspicions};
-use mobiwf_chaos::verdict::{judge, parse_marks};
+use mobiwf_chaos::verdict::{Evidence, judge, parse_marks};
 use mobiwf_chaos::workflows::{NODES, Workflow};
 
 use crate::mesh::{Binaries, Controller, Node, NodeSpec};
@@ -194,6 +195,13 @@ pub fn run(args: &Args) -> anyhow::Result<bool> {
         request_timeout_ms: REQUEST_TIMEOUT_MS,
     };
     let faults = plan(seed, &shape);
+    let person_stop = Arc::new(AtomicBool::new(false));
+    let p1 = world.nodes.first().context("no node")?;
+    let person = load::Person {
+        program: bins.path("mobiwf-node"),
+        node_dir: p1.spec.dir.clone(),
+    }
+    .start(Arc::clone(&person_stop));
     let stop = Arc::new(AtomicBool::new(false));
     let submitter = load::Submitter {
         bins: bins.clone(),
@@ -222,8 +230,9 @@ pub fn run(args: &Args) -> anyhow::Result<bool> {
         ids: submitted.ids,
         windows: done.windows,
         grace_ms,
+        person: Some((person, person_stop)),
     };
-    check(args, &mut world, &dir, &judged, tally)
+    check(args, &mut world, &dir, judged, tally)
 }
 
 /// What the checker holds the controller's view against, besides the marks.
@@ -234,6 +243,9 @@ struct Judged {
     windows: Vec<Window>,
     /// How long after a fault of a node its suspicion is still explained.
     grace_ms: u64,
+    /// The person at work (through the settle period: the last instances wait for her), and
+    /// what stops her.
+    person: Option<(JoinHandle<Vec<u64>>, Arc<AtomicBool>)>,
 }
 
 /// The settle period, the verdict and the table; true when clean.
@@ -241,8 +253,8 @@ fn check(
     args: &Args,
     world: &mut World,
     dir: &Path,
-    judged: &Judged,
-    tally: Tally,
+    mut judged: Judged,
+    mut tally: Tally,
 ) -> anyhow::Result<bool> {
     eprintln!(
         "chaos: faults over; settling (at most {} s)",
@@ -257,11 +269,25 @@ fn check(
     }
     let node_dirs: Vec<PathBuf> = world.nodes.iter().map(|n| n.spec.dir.clone()).collect();
     collect::commands_done(&node_dirs, Duration::from_secs(30));
+    let mut completed = Vec::new();
+    if let Some((person, stop)) = judged.person.take() {
+        stop.store(true, Ordering::SeqCst);
+        completed = person
+            .join()
+            .map_err(|_| anyhow::anyhow!("the person panicked"))?;
+    }
+    tally.completions = completed.len();
     world.check_alive()?;
     let seen = collect::seen(&world.controller)?;
     let text = std::fs::read_to_string(dir.join("marks")).unwrap_or_default();
     let (marks, bad) = parse_marks(&text);
-    let mut verdict = judge(&judged.ids, &seen, &marks, &bad);
+    let mut verdict = judge(&Evidence {
+        submitted: &judged.ids,
+        completed: &completed,
+        seen: &seen,
+        marks: &marks,
+        bad_lines: &bad,
+    });
     let ids: Vec<u64> = seen.iter().map(|s| s.id).collect();
     let suspicions = collect::suspicions(&world.controller, &ids)?;
     let distinct: std::collections::BTreeSet<&Suspicion> = suspicions.iter().collect();

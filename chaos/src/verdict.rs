@@ -8,11 +8,13 @@
 //! purpose, within its retries; tries in order); nothing is lost (every instance the submitter
 //! was given an id for is known to the controller, every instance is final, every activity the
 //! controller shows succeeded left its mark, and no mark belongs to an instance or activity
-//! the controller does not know).
+//! the controller does not know). A person's activity has no command and leaves no mark; a
+//! completion the node acknowledged is not lost (the activity succeeded, unless the instance
+//! failed: its partner given up, the person's word came too late).
 
 use std::collections::BTreeMap;
 
-use crate::workflows::{RETRIED, Workflow};
+use crate::workflows::{MANUAL, RETRIED, Workflow};
 
 /// One line of the marks file: a command's effect.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord)]
@@ -70,6 +72,8 @@ pub struct ActivitySeen {
     pub state: String,
     /// How many times it was tried again after a failed try.
     pub retried: u32,
+    /// The controller gave up its partition (its partner stopped answering).
+    pub given_up: bool,
 }
 
 /// The states an instance ends in.
@@ -92,9 +96,12 @@ pub struct Verdict {
     pub marks: usize,
     /// (instance, activity) pairs whose effects were checked against the controller's view.
     pub effects_checked: usize,
-    /// Activities that left their mark though the controller shows them failed (a partner
-    /// given up while its command ran: its later word changes nothing, by design).
-    pub ran_shown_failed: usize,
+    /// Activities that left their mark in a partition the controller gave up (shown failed,
+    /// or cancelled after a predecessor there): its partner's later word changes nothing, by
+    /// design.
+    pub ran_given_up: usize,
+    /// Completions of a person's activity acknowledged by its node, checked.
+    pub completions_checked: usize,
     /// Times the controller gave up a node's partitions (each node and time once), every one
     /// of which a fault of that node must explain (`crate::suspicion`).
     pub suspicions: usize,
@@ -102,8 +109,24 @@ pub struct Verdict {
     pub violations: Vec<String>,
 }
 
-/// The verdict over the ids the submitter was given, what the controller shows and the marks.
-pub fn judge(submitted: &[u64], seen: &[Seen], marks: &[Mark], bad_lines: &[String]) -> Verdict {
+/// What the checker holds against each other.
+#[derive(Debug, Clone, Copy)]
+pub struct Evidence<'a> {
+    /// The ids the submitter was given.
+    pub submitted: &'a [u64],
+    /// The instances whose person's activity a node acknowledged completed.
+    pub completed: &'a [u64],
+    /// What the controller shows of every instance it knows.
+    pub seen: &'a [Seen],
+    /// The marks file's marks.
+    pub marks: &'a [Mark],
+    /// Its lines that are no marks.
+    pub bad_lines: &'a [String],
+}
+
+/// The verdict over the evidence.
+pub fn judge(e: &Evidence<'_>) -> Verdict {
+    let (submitted, seen, marks, bad_lines) = (e.submitted, e.seen, e.marks, e.bad_lines);
     let mut v = Verdict {
         marks: marks.len(),
         ..Verdict::default()
@@ -141,8 +164,27 @@ pub fn judge(submitted: &[u64], seen: &[Seen], marks: &[Mark], bad_lines: &[Stri
     }
     for s in seen {
         judge_instance(s, &counts, &mut v);
+        if e.completed.contains(&s.id) {
+            judge_completion(s, &mut v);
+        }
     }
     v
+}
+
+/// A completion a node acknowledged: the activity succeeded, unless the instance failed.
+fn judge_completion(s: &Seen, v: &mut Verdict) {
+    v.completions_checked += 1;
+    let state = s
+        .activities
+        .get(&MANUAL)
+        .map_or("missing", |a| a.state.as_str());
+    if state != "succeeded" && s.state != "failed" {
+        v.violations.push(format!(
+            "instance {} activity {MANUAL}: a node acknowledged its completion, and the \
+             controller shows it {state} in an instance {}",
+            s.id, s.state
+        ));
+    }
 }
 
 /// The rules for one instance the controller shows.
@@ -168,6 +210,14 @@ fn judge_instance(s: &Seen, counts: &BTreeMap<(u64, u64), BTreeMap<u32, usize>>,
         v.effects_checked += 1;
         let tries = counts.get(&(id, activity)).unwrap_or(&none);
         let at = format!("instance {id} ({}) activity {activity}", workflow.name());
+        if max_tries == 0 {
+            if !tries.is_empty() {
+                v.violations.push(format!(
+                    "{at} is a person's work with no command, yet left a mark"
+                ));
+            }
+            continue;
+        }
         for (attempt, n) in tries {
             if *n > 1 {
                 v.violations
@@ -210,9 +260,10 @@ fn judge_instance(s: &Seen, counts: &BTreeMap<(u64, u64), BTreeMap<u32, usize>>,
                 .violations
                 .push(format!("{at} succeeded on the try that fails by design")),
             "succeeded" => {}
-            "failed" if !tries.is_empty() => v.ran_shown_failed += 1,
+            "failed" | "cancelled" if !tries.is_empty() && shown.given_up => v.ran_given_up += 1,
             _ if !tries.is_empty() => v.violations.push(format!(
-                "{at} left its mark though the controller shows it {state}"
+                "{at} left its mark though the controller shows it {state}, its partition not \
+                 given up"
             )),
             _ => {}
         }

@@ -1,7 +1,8 @@
 //! What the chaos run submits, and what the checker expects of each: the paper's workflow
-//! (`examples/paper/workflow.xml`, on P1 and P2) and a chain across the three nodes whose
+//! (`examples/paper/workflow.xml`, on P1 and P2), the same with its A2 a person's work on P1
+//! (completed through the node's API, no command), and a chain across the three nodes whose
 //! middle activity fails its first try in odd instances and is retried by design. Every
-//! activity's command leaves a mark, `<instance> <activity> <try>` on a line of the marks
+//! automatic activity's command leaves a mark, `<instance> <activity> <try>` on a line of the marks
 //! file, between two pauses: a kill or a stall finds commands before and after their effect.
 
 use std::collections::BTreeMap;
@@ -13,6 +14,10 @@ const PAPER: &str = include_str!("../../examples/paper/workflow.xml");
 pub const CHAIN_DESCRIPTION: &str = "chaos chain";
 /// The paper's description.
 pub const PAPER_DESCRIPTION: &str = "Workflow Exemplo";
+/// The description of the paper's workflow with a person's A2.
+pub const PEOPLE_DESCRIPTION: &str = "Workflow Exemplo, A2 by hand";
+/// The paper's activity a person completes in [`Workflow::People`] (on P1).
+pub const MANUAL: u64 = 17;
 
 /// The chain's activity that fails its first try in odd instances.
 pub const RETRIED: u64 = 3;
@@ -27,18 +32,21 @@ pub const NODES: [(&str, &str); 3] = [("P1", "1,2,3"), ("P2", "1,3"), ("P3", "1"
 pub enum Workflow {
     /// The paper's example.
     Paper,
+    /// The paper's example with A2 a person's work.
+    People,
     /// The chain over three nodes.
     Chain,
 }
 
 impl Workflow {
-    /// Both, in the order the submitter alternates them.
-    pub const ALL: [Workflow; 2] = [Workflow::Paper, Workflow::Chain];
+    /// Every one, in the order the submitter takes them in turn.
+    pub const ALL: [Workflow; 3] = [Workflow::Paper, Workflow::Chain, Workflow::People];
 
     /// Which workflow an instance runs, from its definition's description.
     pub fn from_description(description: &str) -> Option<Workflow> {
         match description {
             PAPER_DESCRIPTION => Some(Workflow::Paper),
+            PEOPLE_DESCRIPTION => Some(Workflow::People),
             CHAIN_DESCRIPTION => Some(Workflow::Chain),
             _ => None,
         }
@@ -48,14 +56,17 @@ impl Workflow {
     pub fn name(self) -> &'static str {
         match self {
             Workflow::Paper => "paper",
+            Workflow::People => "people",
             Workflow::Chain => "chain",
         }
     }
 
-    /// Its activities, each with how many tries it may take by design.
+    /// Its activities, each with how many tries its command may take by design (0: a
+    /// person's work, no command).
     pub fn tries(self) -> BTreeMap<u64, u32> {
         match self {
             Workflow::Paper => (16..=20).map(|a| (a, 1)).collect(),
+            Workflow::People => (16..=20).map(|a| (a, u32::from(a != MANUAL))).collect(),
             Workflow::Chain => (1..=6)
                 .map(|a| (a, if a == RETRIED { RETRIES + 1 } else { 1 }))
                 .collect(),
@@ -65,7 +76,8 @@ impl Workflow {
     /// The definition, its commands marking into `marks`.
     pub fn xml(self, marks: &str) -> String {
         match self {
-            Workflow::Paper => paper(marks),
+            Workflow::Paper => paper(marks, false),
+            Workflow::People => paper(marks, true),
             Workflow::Chain => chain(marks),
         }
     }
@@ -93,14 +105,31 @@ fn xml_text(s: &str) -> String {
         .replace('>', "&gt;")
 }
 
-/// The paper's workflow with a marking command in every activity.
-fn paper(marks: &str) -> String {
+/// The paper's workflow with a marking command in every activity; with `by_hand`, its A2 a
+/// person's work instead (and the description says so).
+fn paper(marks: &str, by_hand: bool) -> String {
+    if by_hand {
+        let old = format!("<description>{PAPER_DESCRIPTION}</description>");
+        let new = format!("<description>{PEOPLE_DESCRIPTION}</description>");
+        paper_with(&PAPER.replacen(&old, &new, 1), marks, true)
+    } else {
+        paper_with(PAPER, marks, false)
+    }
+}
+
+/// `text`, the paper's workflow, with the activities' commands or A2's `<kind>manual</kind>`.
+fn paper_with(text: &str, marks: &str, by_hand: bool) -> String {
     let mut out = String::new();
-    let mut rest = PAPER;
+    let mut rest = text;
     while let Some(end) = rest.find("</activity>") {
         out.push_str(&rest[..end]);
         out.push_str("  ");
-        out.push_str(&command(marks, false));
+        let manual = format!("<activity id=\"{MANUAL}\">");
+        if by_hand && rest[..end].contains(&manual) {
+            out.push_str("<kind>manual</kind>");
+        } else {
+            out.push_str(&command(marks, false));
+        }
         out.push_str("\n    </activity>");
         rest = &rest[end + "</activity>".len()..];
     }
@@ -158,13 +187,14 @@ mod tests {
     use super::*;
 
     #[test]
-    fn every_activity_marks_instance_activity_and_try() {
+    fn every_automatic_activity_marks_instance_activity_and_try() {
         for w in Workflow::ALL {
             let xml = w.xml("/tmp/m'arks");
             let marks = xml
                 .matches("$MOBIWF_INSTANCE $MOBIWF_ACTIVITY $MOBIWF_TRY")
                 .count();
-            assert_eq!(marks, w.tries().len(), "{}", w.name());
+            let automatic = w.tries().values().filter(|t| **t > 0).count();
+            assert_eq!(marks, automatic, "{}", w.name());
             assert_eq!(xml.matches("</activity>").count(), w.tries().len());
         }
     }
@@ -181,13 +211,25 @@ mod tests {
     }
 
     #[test]
+    fn the_people_workflow_is_the_papers_with_a2_by_hand() {
+        let xml = Workflow::People.xml("/m");
+        assert_eq!(xml.matches("<kind>manual</kind>").count(), 1);
+        let a2 = xml.find("<activity id=\"17\">").expect("A2");
+        let manual = xml.find("<kind>manual</kind>").expect("manual");
+        let a3 = xml.find("<activity id=\"18\">").expect("A3");
+        assert!(a2 < manual && manual < a3, "the manual kind is A2's");
+        assert_eq!(Workflow::People.tries()[&MANUAL], 0);
+        assert_eq!(Workflow::People.tries().len(), 5);
+    }
+
+    #[test]
     fn a_description_names_its_workflow() {
         for w in Workflow::ALL {
             let xml = w.xml("/m");
-            let description = if w == Workflow::Paper {
-                PAPER_DESCRIPTION
-            } else {
-                CHAIN_DESCRIPTION
+            let description = match w {
+                Workflow::Paper => PAPER_DESCRIPTION,
+                Workflow::People => PEOPLE_DESCRIPTION,
+                Workflow::Chain => CHAIN_DESCRIPTION,
             };
             assert!(xml.contains(&format!("<description>{description}</description>")));
             assert_eq!(Workflow::from_description(description), Some(w));

@@ -23,6 +23,7 @@ fn seen(id: u64, workflow: Workflow, state: &str, activity_state: &str) -> Seen 
                 let shown = ActivitySeen {
                     state: activity_state.to_owned(),
                     retried,
+                    given_up: false,
                 };
                 (*a, shown)
             })
@@ -32,7 +33,12 @@ fn seen(id: u64, workflow: Workflow, state: &str, activity_state: &str) -> Seen 
 
 /// One mark per activity, and the designed failing first try of an odd chain.
 fn clean_marks(id: u64, workflow: Workflow) -> Vec<Mark> {
-    let mut marks: Vec<Mark> = workflow.tries().keys().map(|a| mark(id, *a, 1)).collect();
+    let mut marks: Vec<Mark> = workflow
+        .tries()
+        .iter()
+        .filter(|(_, tries)| **tries > 0)
+        .map(|(a, _)| mark(id, *a, 1))
+        .collect();
     if workflow == Workflow::Chain && id % 2 == 1 {
         marks.push(mark(id, RETRIED, 2));
     }
@@ -43,16 +49,37 @@ fn shown(state: &str) -> ActivitySeen {
     ActivitySeen {
         state: state.to_owned(),
         retried: 0,
+        given_up: false,
     }
 }
 
+/// An activity in `state` in a partition the controller gave up.
+fn given_up(state: &str) -> ActivitySeen {
+    ActivitySeen {
+        given_up: true,
+        ..shown(state)
+    }
+}
+
+/// The verdict with no completions and no bad lines.
+fn judge_of(ids: &[u64], seen: &[Seen], marks: &[Mark]) -> Verdict {
+    judge(&Evidence {
+        submitted: ids,
+        completed: &[],
+        seen,
+        marks,
+        bad_lines: &[],
+    })
+}
+
 fn clean_run() -> (Vec<u64>, Vec<Seen>, Vec<Mark>) {
-    let ids = vec![1, 2, 3, 4];
+    let ids = vec![1, 2, 3, 4, 5];
     let workflows = [
         Workflow::Paper,
         Workflow::Chain,
         Workflow::Chain,
         Workflow::Paper,
+        Workflow::People,
     ];
     let seen = ids
         .iter()
@@ -77,11 +104,11 @@ fn marks_are_read_and_other_lines_kept_apart() {
 #[test]
 fn a_clean_run_has_no_violation() {
     let (ids, seen, marks) = clean_run();
-    let v = judge(&ids, &seen, &marks, &[]);
+    let v = judge_of(&ids, &seen, &marks);
     assert_eq!(v.violations, Vec::<String>::new());
-    assert_eq!(v.effects_checked, 5 + 6 + 6 + 5);
+    assert_eq!(v.effects_checked, 5 + 6 + 6 + 5 + 5);
     assert_eq!(v.marks, marks.len());
-    assert_eq!(v.by_state.get("succeeded"), Some(&4));
+    assert_eq!(v.by_state.get("succeeded"), Some(&5));
     assert_eq!(v.by_workflow.get("chain"), Some(&2));
 }
 
@@ -89,7 +116,7 @@ fn a_clean_run_has_no_violation() {
 fn violation_of(change: impl FnOnce(&mut Vec<u64>, &mut Vec<Seen>, &mut Vec<Mark>), says: &str) {
     let (mut ids, mut seen, mut marks) = clean_run();
     change(&mut ids, &mut seen, &mut marks);
-    let v = judge(&ids, &seen, &marks, &[]);
+    let v = judge_of(&ids, &seen, &marks);
     assert!(
         v.violations.iter().any(|line| line.contains(says)),
         "no violation says {says:?}: {:?}",
@@ -125,8 +152,8 @@ fn a_success_on_a_try_that_left_no_mark_is_a_violation() {
     violation_of(
         |_, s, _| {
             let retried = ActivitySeen {
-                state: "succeeded".into(),
                 retried: 1,
+                ..shown("succeeded")
             };
             s[0].activities.insert(16, retried);
         },
@@ -164,18 +191,26 @@ fn an_effect_the_controller_shows_as_never_run_is_a_violation() {
             s[0].state = "failed".into();
             s[0].activities.insert(18, shown("cancelled"));
         },
-        "shows it cancelled",
+        "shows it cancelled, its partition not given up",
+    );
+    violation_of(
+        |_, s, _| {
+            s[0].state = "failed".into();
+            s[0].activities.insert(18, shown("failed"));
+        },
+        "shows it failed, its partition not given up",
     );
 }
 
 #[test]
-fn an_effect_of_an_activity_shown_failed_is_counted_apart() {
+fn an_effect_in_a_partition_given_up_is_counted_apart() {
     let (ids, mut seen, marks) = clean_run();
     seen[0].state = "failed".into();
-    seen[0].activities.insert(19, shown("failed"));
-    let v = judge(&ids, &seen, &marks, &[]);
+    seen[0].activities.insert(16, given_up("failed"));
+    seen[0].activities.insert(17, given_up("cancelled"));
+    let v = judge_of(&ids, &seen, &marks);
     assert_eq!(v.violations, Vec::<String>::new());
-    assert_eq!(v.ran_shown_failed, 1);
+    assert_eq!(v.ran_given_up, 2);
     assert_eq!(v.by_state.get("failed"), Some(&1));
 }
 
@@ -188,13 +223,55 @@ fn an_activity_never_run_leaves_no_mark_and_breaks_nothing() {
         seen[0].activities.insert(a, shown("cancelled"));
     }
     marks.retain(|m| m.instance != 1);
-    let v = judge(&ids, &seen, &marks, &[]);
+    let v = judge_of(&ids, &seen, &marks);
     assert_eq!(v.violations, Vec::<String>::new());
 }
 
 #[test]
 fn bad_lines_are_violations() {
     let (ids, seen, marks) = clean_run();
-    let v = judge(&ids, &seen, &marks, &["junk".to_owned()]);
+    let v = judge(&Evidence {
+        submitted: &ids,
+        completed: &[],
+        seen: &seen,
+        marks: &marks,
+        bad_lines: &["junk".to_owned()],
+    });
     assert_eq!(v.violations.len(), 1);
+}
+
+#[test]
+fn a_persons_activity_leaves_no_mark() {
+    violation_of(
+        |_, _, m| m.push(mark(5, MANUAL, 1)),
+        "no command, yet left a mark",
+    );
+}
+
+#[test]
+fn an_acknowledged_completion_is_not_lost_unless_the_instance_failed() {
+    let (ids, mut seen, marks) = clean_run();
+    let evidence = |seen: &[Seen]| {
+        judge(&Evidence {
+            submitted: &ids,
+            completed: &[5],
+            seen,
+            marks: &marks,
+            bad_lines: &[],
+        })
+    };
+    let v = evidence(&seen);
+    assert_eq!((v.violations.len(), v.completions_checked), (0, 1));
+    seen[4].activities.insert(MANUAL, shown("cancelled"));
+    seen[4].state = "running".into();
+    let v = evidence(&seen);
+    assert!(
+        v.violations
+            .iter()
+            .any(|l| l.contains("acknowledged its completion")),
+        "{:?}",
+        v.violations
+    );
+    seen[4].state = "failed".into();
+    assert_eq!(evidence(&seen).violations, Vec::<String>::new());
 }
