@@ -4,9 +4,11 @@
 //! Every [`DetectorConfig::probe_every`], each watched node that has no probe in flight gets a
 //! `Probe` request (answered by the node without touching its store). A node that has not
 //! answered any probe for [`DetectorConfig::suspect_after`] (counted from its last answer, or
-//! from when it was first watched) is reported as suspected, with what the last probe saw; a
-//! suspected node that answers again is reported as answering. The book decides what a
-//! suspicion means for each instance.
+//! from when it was first watched, over the time the detector ran: a round that comes more
+//! than two rounds late means the controller itself was stopped or starved, and that pause is
+//! not counted against the nodes, which nobody probed then) is reported as suspected, with
+//! what the last probe saw; a suspected node that answers again is reported as answering. The
+//! book decides what a suspicion means for each instance.
 //!
 //! Each probe has a number, unique for this controller (they count on from its start time in
 //! microseconds, so a restarted controller does not use them again), and echoes the number
@@ -103,6 +105,12 @@ impl Seen {
         }
     }
 
+    /// The detector itself did not run for `paused` (its process stopped, its machine
+    /// suspended): nobody could answer it then, so that time is not the node's silence.
+    fn detector_paused(&mut self, paused: Duration, now: Instant) {
+        self.last_answer = (self.last_answer + paused).min(now);
+    }
+
     /// Probe `seq` for this node: it echoes the latest answer received.
     fn probe(&self, seq: u64) -> Probe {
         Probe {
@@ -156,6 +164,7 @@ pub fn start(
         let mut next_seq = first_seq();
         let mut round = tokio::time::interval(config.probe_every);
         round.set_missed_tick_behavior(tokio::time::MissedTickBehavior::Delay);
+        let mut last_round = Instant::now();
         loop {
             tokio::select! {
                 _ = round.tick() => {}
@@ -169,6 +178,12 @@ pub fn start(
                 }
             }
             let now = Instant::now();
+            if let Some(paused) = paused_for(last_round, now, config.probe_every) {
+                for s in seen.values_mut() {
+                    s.detector_paused(paused, now);
+                }
+            }
+            last_round = now;
             let list = watched.borrow().clone();
             let live: BTreeSet<&str> = list.iter().map(|w| w.peer.as_str()).collect();
             seen.retain(|p, _| live.contains(p.as_str()));
@@ -189,6 +204,13 @@ pub fn start(
             }
         }
     })
+}
+
+/// How long the detector did not run, when its round at `now` comes more than two rounds after
+/// the last one at `last`: the time past one round (`None` when it kept its pace).
+fn paused_for(last: Instant, now: Instant, probe_every: Duration) -> Option<Duration> {
+    let gap = now.saturating_duration_since(last);
+    (gap > probe_every * 2).then(|| gap - probe_every)
 }
 
 /// A probe's answer: the node, the probe's number, and whether it answered (or why not).
@@ -283,6 +305,44 @@ mod tests {
                 peer: "p".to_owned()
             })
         );
+    }
+
+    #[test]
+    fn a_pause_of_the_detector_itself_is_not_the_nodes_silence() {
+        let config = DetectorConfig::default();
+        let start = Instant::now();
+        let mut seen = Seen::new(start);
+        let quiet = watched(false);
+        // The controller was stopped for twice the suspect-after period: its next round.
+        let last_round = start + config.probe_every;
+        let resumed = last_round + config.suspect_after * 2;
+        let paused = paused_for(last_round, resumed, config.probe_every).expect("a pause");
+        assert_eq!(paused, config.suspect_after * 2 - config.probe_every);
+        seen.detector_paused(paused, resumed);
+        assert_eq!(
+            seen.verdict(&quiet, resumed, &config),
+            None,
+            "not suspected"
+        );
+        // A node still silent a suspect-after period of the detector's own running is.
+        let later = resumed + config.suspect_after;
+        assert!(matches!(
+            seen.verdict(&quiet, later, &config),
+            Some(Verdict::Suspect { .. })
+        ));
+        // Rounds at their pace, or one late by less than a round, are no pause.
+        assert_eq!(
+            paused_for(start, start + config.probe_every, config.probe_every),
+            None
+        );
+        assert_eq!(
+            paused_for(start, start + config.probe_every * 2, config.probe_every),
+            None
+        );
+        // A pause never moves the last answer past now.
+        let mut fresh = Seen::new(resumed);
+        fresh.detector_paused(config.suspect_after, resumed);
+        assert_eq!(fresh.last_answer, resumed);
     }
 
     #[test]

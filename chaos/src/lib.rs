@@ -1,0 +1,13 @@
+//! `mobiwf-chaos`: a chaos run of the real binaries. A controller and three nodes (one in a
+//! network namespace when the machine allows) run the paper's workflow (also with a person's
+//! activity, completed through a node's API) and a chain, submitted without pause, while a
+//! nemesis drawn from a seed kills, stalls, cuts off and moves them; then the faults stop, the
+//! mesh settles, and a checker holds every command's marks against what the controller shows.
+//! The plan ([`schedule`]) and the verdict ([`verdict`]) are pure; the rest runs processes.
+
+pub mod report;
+pub mod rng;
+pub mod schedule;
+pub mod suspicion;
+pub mod verdict;
+pub mod workflows;

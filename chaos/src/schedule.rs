@@ -1,0 +1,181 @@
+//! The nemesis's plan, drawn from the seed before anything runs: which fault strikes whom,
+//! when, and for how long. Pure, so that a seed names its faults and the plan's rules are
+//! tested without processes.
+//!
+//! Faults come one after another, never two at once (each ends, and the mesh has a short
+//! breath, before the next): the plan opens with one fault of every kind the mesh allows, in
+//! an order drawn from the seed, so that even a one-minute run injects each, then draws kinds
+//! at random until the run's time is used. Every fault ends within the run: afterwards the
+//! mesh is whole again and only settles.
+
+use std::fmt;
+
+use crate::rng::Rng;
+
+/// Who a fault strikes.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord)]
+pub enum Target {
+    /// The controller.
+    Controller,
+    /// The node of this index in the mesh.
+    Node(usize),
+}
+
+/// What a fault does.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord)]
+pub enum FaultKind {
+    /// SIGKILL, then the process started again on its data and address after the hold.
+    KillNode,
+    /// SIGKILL of the controller, started again on its data and address after the hold.
+    KillController,
+    /// SIGSTOP of a node for longer than the controller waits for it, then SIGCONT.
+    StopNode,
+    /// SIGSTOP of the controller for longer than a request to it waits, then SIGCONT.
+    StopController,
+    /// The namespaced node's link down for the hold, then up.
+    CutLink,
+    /// SIGKILL of a node, started again after the hold listening on another port.
+    MoveNode,
+}
+
+impl FaultKind {
+    /// Every kind, in the order the report lists them.
+    pub const ALL: [FaultKind; 6] = [
+        FaultKind::KillNode,
+        FaultKind::KillController,
+        FaultKind::StopNode,
+        FaultKind::StopController,
+        FaultKind::CutLink,
+        FaultKind::MoveNode,
+    ];
+}
+
+impl fmt::Display for FaultKind {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(match self {
+            FaultKind::KillNode => "kill node (SIGKILL, restart)",
+            FaultKind::KillController => "kill controller (SIGKILL, restart)",
+            FaultKind::StopNode => "stall node (SIGSTOP past suspect-after)",
+            FaultKind::StopController => "stall controller (SIGSTOP past request timeout)",
+            FaultKind::CutLink => "cut namespaced node's link",
+            FaultKind::MoveNode => "move node to another port",
+        })
+    }
+}
+
+/// One fault of the plan.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Fault {
+    /// When it strikes, in ms from the start of the faults.
+    pub at_ms: u64,
+    /// What it does.
+    pub kind: FaultKind,
+    /// Whom.
+    pub target: Target,
+    /// How long the process stays down, stalled or cut off, in ms.
+    pub hold_ms: u64,
+}
+
+impl Fault {
+    /// When it is over, in ms from the start of the faults.
+    pub fn end_ms(&self) -> u64 {
+        self.at_ms + self.hold_ms
+    }
+}
+
+/// What the plan is drawn for.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Shape {
+    /// How many nodes the mesh has (at least one).
+    pub nodes: usize,
+    /// The node in a network namespace, whose link can be cut (none: no cuts).
+    pub namespaced: Option<usize>,
+    /// How long faults go on, in ms.
+    pub run_ms: u64,
+    /// The controller's `--suspect-after`: a stalled node stays stopped longer.
+    pub suspect_after_ms: u64,
+    /// How long a request waits for its answer: a stalled controller stays stopped longer.
+    pub request_timeout_ms: u64,
+}
+
+/// The kinds this mesh allows.
+fn kinds(shape: &Shape) -> Vec<FaultKind> {
+    FaultKind::ALL
+        .into_iter()
+        .filter(|k| *k != FaultKind::CutLink || shape.namespaced.is_some())
+        .filter(|k| {
+            shape.nodes > 0 || matches!(k, FaultKind::KillController | FaultKind::StopController)
+        })
+        .collect()
+}
+
+/// How long a fault of `kind` lasts, drawn: a stall outlasts the timeout it is meant to pass by
+/// up to two seconds; a cut is short (TCP carries over it) or outlasts a request's timeout.
+fn hold(rng: &mut Rng, kind: FaultKind, shape: &Shape) -> u64 {
+    match kind {
+        FaultKind::KillNode | FaultKind::KillController => rng.range(200, 3_000),
+        FaultKind::MoveNode => rng.range(200, 2_000),
+        FaultKind::StopNode => shape.suspect_after_ms + rng.range(500, 2_000),
+        FaultKind::StopController => shape.request_timeout_ms + rng.range(500, 2_000),
+        FaultKind::CutLink => {
+            if rng.below(2) == 0 {
+                rng.range(1_000, 4_000)
+            } else {
+                shape.request_timeout_ms + rng.range(500, 3_000)
+            }
+        }
+    }
+}
+
+/// Whom a fault of `kind` strikes, drawn.
+fn target(rng: &mut Rng, kind: FaultKind, shape: &Shape) -> Target {
+    match kind {
+        FaultKind::KillController | FaultKind::StopController => Target::Controller,
+        FaultKind::CutLink => Target::Node(shape.namespaced.unwrap_or(0)),
+        FaultKind::KillNode | FaultKind::StopNode | FaultKind::MoveNode => {
+            let n = u64::try_from(shape.nodes).unwrap_or(1);
+            Target::Node(usize::try_from(rng.below(n)).unwrap_or(0))
+        }
+    }
+}
+
+/// The plan of `seed` for `shape`: faults one after another, every one ending within the run.
+pub fn plan(seed: u64, shape: &Shape) -> Vec<Fault> {
+    let mut rng = Rng::new(seed);
+    let allowed = kinds(shape);
+    let mut first = allowed.clone();
+    rng.shuffle(&mut first);
+    let mut faults = Vec::new();
+    // A first breath: the mesh starts its work before anything strikes.
+    let mut now = rng.range(1_000, 3_000);
+    let mut skipped = 0;
+    while skipped < 20 {
+        let kind = match first.pop() {
+            Some(kind) => kind,
+            None => {
+                let n = u64::try_from(allowed.len()).unwrap_or(1);
+                match allowed.get(usize::try_from(rng.below(n)).unwrap_or(0)) {
+                    Some(kind) => *kind,
+                    None => break,
+                }
+            }
+        };
+        let fault = Fault {
+            at_ms: now,
+            kind,
+            target: target(&mut rng, kind, shape),
+            hold_ms: hold(&mut rng, kind, shape),
+        };
+        if fault.end_ms() > shape.run_ms {
+            // Too long for what is left: a shorter kind may still fit.
+            skipped += 1;
+            continue;
+        }
+        now = fault.end_ms() + rng.range(500, 2_500);
+        faults.push(fault);
+    }
+    faults
+}
+
+#[cfg(test)]
+mod tests;
