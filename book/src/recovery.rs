@@ -268,7 +268,7 @@ pub(crate) fn abandon(
 
 /// Ends activities `ids` of a partition given up on for `reason`, predecessors first, so that
 /// an activity whose predecessor here blocks it is cancelled, transitively, rather than
-/// failed with its own contingency.
+/// failed with its own contingency; one its node said started fails (it ran).
 fn end_given_up(inst: &mut Instance, ctx: &mut Ctx<'_>, ids: Vec<ActivityId>, reason: &str) {
     let mut remaining = ids;
     let def = ctx.def;
@@ -288,8 +288,12 @@ fn end_given_up(inst: &mut Instance, ctx: &mut Ctx<'_>, ids: Vec<ActivityId>, re
             (ready, later)
         };
         for id in ready {
+            // One its node said started had its preconditions hold there: it failed with its
+            // partition, whatever the controller makes of its predecessors' ends it never got.
+            let started = view(inst, id).is_some_and(|a| a.state() == ActivityState::Running);
             let blocked_by = preds(id)
                 .into_iter()
+                .filter(|_| !started)
                 .find(|&p| effective_outcome(inst, p) == Some(Outcome::Blocked));
             match blocked_by {
                 Some(p) => cancel(

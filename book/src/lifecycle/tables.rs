@@ -199,12 +199,6 @@ pub const ACTIVITY: &[Transition<ActivityKind, ActivityEventKind>] = {
             "its partition is given up, or it is withdrawn (overdue)",
         ),
         t(
-            S::Running,
-            E::Decided,
-            S::Cancelled,
-            "its partition is given up and a predecessor there blocks it",
-        ),
-        t(
             S::Overdue,
             E::Decided,
             S::Failed,

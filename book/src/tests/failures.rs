@@ -12,6 +12,26 @@ fn chain_of_contingencies() -> String {
 }
 
 scenarios! {
+    fn a_given_up_activity_its_node_said_started_fails_rather_than_being_cancelled() {
+        let mut b = three_nodes();
+        let xml = wf(
+            &[act(1, -1, &[]), act(2, -1, &[1]), act(3, -1, &[2])],
+            &[(1, 1, 0, &[1, 2]), (2, 2, 0, &[3])],
+        );
+        submit(&mut b, &xml).expect("submit");
+        // P1 said A2 started (so A1's end let it start, though that word did not come).
+        let started = Message::Report(Report {
+            instance: InstanceId(1),
+            partition: PartitionId(1),
+            record: record(2, ActivityState::Running),
+        });
+        from_node(&mut b, T0 + 500, "peerA", started);
+        assert_eq!(activity(&b, 2).state(), ActivityState::Running);
+        suspect(&mut b, T0 + 1000, "peerA");
+        let a2 = activity(&b, 2);
+        assert_eq!((a2.state(), a2.detail.as_deref()), (ActivityState::Failed, Some(WHY)));
+    }
+
     fn a_suspected_nodes_unfinished_partitions_are_abandoned_and_withdrawn_from_it() {
         let mut b = three_nodes();
         submit(&mut b, &chain(-1)).expect("submit");
