@@ -41,10 +41,12 @@ use prometheus_client::metrics::counter::Counter;
 
 use super::limits::MAX_PENDING_INCOMING;
 
-/// The most inbound connections one source may have being set up at once. A peer dials each
-/// of our addresses at most `DIAL_CONCURRENCY` (8) at a time, and a handshake takes
-/// milliseconds: twice that leaves room for two peers behind one NAT dialling at once.
-pub const MAX_PENDING_INCOMING_PER_SOURCE: usize = 16;
+/// The most inbound connections one source may have being set up at once. A handshake takes
+/// milliseconds, but many peers behind one NAT (or on one host) may dial in the same instant,
+/// e.g. all reconnecting when this daemon restarts, each up to `DIAL_CONCURRENCY` (8) of our
+/// addresses at a time: 32 leaves room for such a burst, while one source still holds at
+/// most a quarter of `MAX_PENDING_INCOMING`.
+pub const MAX_PENDING_INCOMING_PER_SOURCE: usize = 32;
 /// How many of the `MAX_PENDING_INCOMING` slots for connections being set up only sources
 /// that completed a handshake before may take: strangers from many addresses together never
 /// hold them all.
