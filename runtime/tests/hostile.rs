@@ -16,9 +16,13 @@ use std::io::{ErrorKind, Read, Write};
 use std::net::{IpAddr, Ipv4Addr, SocketAddr};
 use std::time::{Duration, Instant};
 
+use futures::{AsyncRead, AsyncWrite, AsyncWriteExt, StreamExt};
 use libp2p::Multiaddr;
+use libp2p::StreamProtocol;
 use libp2p::identity::Keypair;
 use libp2p::multiaddr::Protocol;
+use libp2p::request_response::{self, ProtocolSupport};
+use libp2p::swarm::SwarmEvent;
 use mobiwf_proto::{Envelope, Message, MessageId, Outcome, Reply};
 use mobiwf_runtime::mesh::{self, MeshConfig, MeshHandle};
 use prometheus_client::metrics::counter::Counter;
@@ -270,5 +274,117 @@ async fn strangers_from_many_addresses_leave_room_for_a_member_that_connected_be
         "the node counted {} refused connections",
         refused.get()
     );
+    node.shutdown().await;
+}
+
+/// Streams a connected stranger opens and leaves hanging: past every per-connection limit.
+const STALLED_STREAMS: usize = 2000;
+
+/// A codec that starts each request (its length prefix) and never finishes it.
+#[derive(Clone, Default)]
+struct StallCodec;
+
+impl request_response::Codec for StallCodec {
+    type Protocol = StreamProtocol;
+    type Request = ();
+    type Response = ();
+
+    async fn read_request<T>(&mut self, _: &StreamProtocol, _: &mut T) -> std::io::Result<()>
+    where
+        T: AsyncRead + Unpin + Send,
+    {
+        Err(std::io::Error::other("not a server"))
+    }
+
+    async fn read_response<T>(&mut self, _: &StreamProtocol, _: &mut T) -> std::io::Result<()>
+    where
+        T: AsyncRead + Unpin + Send,
+    {
+        futures::future::pending().await
+    }
+
+    async fn write_request<T>(
+        &mut self,
+        _: &StreamProtocol,
+        io: &mut T,
+        (): (),
+    ) -> std::io::Result<()>
+    where
+        T: AsyncWrite + Unpin + Send,
+    {
+        io.write_all(&100u32.to_be_bytes()).await?;
+        io.flush().await?;
+        futures::future::pending().await
+    }
+
+    async fn write_response<T>(
+        &mut self,
+        _: &StreamProtocol,
+        _: &mut T,
+        (): (),
+    ) -> std::io::Result<()>
+    where
+        T: AsyncWrite + Unpin + Send,
+    {
+        Err(std::io::Error::other("not a server"))
+    }
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn members_connect_while_a_connected_stranger_leaves_streams_hanging() {
+    let (node, _refused) = victim().await;
+    let (calm, _) = members(&node).await;
+    let mut stranger = libp2p::SwarmBuilder::with_new_identity()
+        .with_tokio()
+        .with_tcp(
+            libp2p::tcp::Config::default(),
+            libp2p::noise::Config::new,
+            libp2p::yamux::Config::default,
+        )
+        .unwrap()
+        .with_behaviour(|_| {
+            request_response::Behaviour::<StallCodec>::new(
+                [(
+                    StreamProtocol::new(mobiwf_proto::PROTOCOL),
+                    ProtocolSupport::Outbound,
+                )],
+                request_response::Config::default()
+                    .with_request_timeout(Duration::from_secs(600))
+                    .with_max_concurrent_streams(STALLED_STREAMS),
+            )
+        })
+        .unwrap()
+        .build();
+    for addr in node.listen_addrs() {
+        stranger.add_peer_address(node.peer_id(), addr);
+    }
+    for _ in 0..STALLED_STREAMS {
+        stranger.behaviour_mut().send_request(&node.peer_id(), ());
+    }
+    let (opened_tx, opened) = tokio::sync::oneshot::channel();
+    let driver = tokio::spawn(async move {
+        let mut opened_tx = Some(opened_tx);
+        loop {
+            if let SwarmEvent::ConnectionEstablished { .. } = stranger.select_next_some().await
+                && let Some(tx) = opened_tx.take()
+            {
+                let _ = tx.send(());
+            }
+        }
+    });
+    tokio::time::timeout(PATIENCE, opened)
+        .await
+        .unwrap()
+        .unwrap();
+    let (stalled, failed) = members(&node).await;
+    println!(
+        "{MEMBERS} members: {calm:?} calm, {stalled:?} ({failed} failed tries) while a \
+         connected stranger left {STALLED_STREAMS} streams hanging"
+    );
+    assert_eq!(
+        failed, 0,
+        "members' requests failed while the stranger's streams hung"
+    );
+    driver.abort();
     node.shutdown().await;
 }
