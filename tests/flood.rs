@@ -1,4 +1,11 @@
-//! A flood from one peer does not stop the others: a stranger sends P2 as
+//! A flood does not stop the mesh's members. Half-open: a stranger opens hundreds of TCP
+//! connections to P2's libp2p port and never starts a handshake, while paper instances run
+//! between P1 and P2; P2 refuses the stranger's connections past its source's share
+//! (`mobiwf_connections_refused_total`), closes the ones it held at its inbound handshake
+//! deadline, and every instance completes (the times with and without the flood are printed,
+//! not asserted).
+//!
+//! Requests: a stranger sends P2 as
 //! many requests as it can, many at once, while paper instances run between P1 and P2. The
 //! per-peer inbound gate sheds what is past its share (`mobiwf_inbound_shed_total` counts
 //! it, and the count grows while the instances run) and every instance completes, each
@@ -8,6 +15,8 @@
 //! build had left.
 #![allow(clippy::unwrap_used, clippy::expect_used)]
 
+use std::io::{ErrorKind, Read};
+use std::net::SocketAddr;
 use std::sync::Arc;
 use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 
@@ -133,5 +142,105 @@ fn instances_between_two_nodes_complete_while_a_third_peer_floods_one_of_them() 
         sent.load(Ordering::Relaxed) > FLOOD_AT_ONCE,
         "the flooder sent {} requests",
         sent.load(Ordering::Relaxed)
+    );
+}
+
+/// Half-open connections the stranger opens to P2's port: far past every pending-connection
+/// limit.
+const HALF_OPEN: usize = 800;
+/// Paper instances run at once, during the half-open flood and again without it.
+const BATCH: usize = 20;
+
+/// Opens `n` TCP connections to `address`'s port from 127.0.0.2 (another source than the
+/// members' 127.0.0.1), and says nothing on them.
+fn half_open(address: &str, n: usize) -> Vec<std::net::TcpStream> {
+    let addr: libp2p::Multiaddr = address.parse().unwrap();
+    let port = addr
+        .iter()
+        .find_map(|p| match p {
+            libp2p::multiaddr::Protocol::Tcp(port) => Some(port),
+            _ => None,
+        })
+        .unwrap();
+    let to = SocketAddr::from(([127, 0, 0, 1], port));
+    let runtime = tokio::runtime::Builder::new_current_thread()
+        .enable_io()
+        .build()
+        .unwrap();
+    runtime.block_on(async {
+        let mut held = Vec::with_capacity(n);
+        for _ in 0..n {
+            let socket = tokio::net::TcpSocket::new_v4().unwrap();
+            socket.bind(SocketAddr::from(([127, 0, 0, 2], 0))).unwrap();
+            let stream = socket.connect(to).await.unwrap().into_std().unwrap();
+            stream.set_nonblocking(true).unwrap();
+            held.push(stream);
+        }
+        held
+    })
+}
+
+/// How many of `held` the node has closed (a read says end of file or reset).
+fn closed(held: &[std::net::TcpStream]) -> usize {
+    let mut buf = [0u8; 64];
+    held.iter()
+        .filter(|s| {
+            loop {
+                match (&mut &**s).read(&mut buf) {
+                    Ok(0) => break true,
+                    Ok(_) => continue,
+                    Err(e) if e.kind() == ErrorKind::WouldBlock => break false,
+                    Err(_) => break true,
+                }
+            }
+        })
+        .count()
+}
+
+/// Runs [`BATCH`] paper instances at once; every one must succeed. Returns how long they took.
+fn batch(controller: &Controller, what: &str) -> std::time::Duration {
+    let paper = repo_root().join("examples/paper/workflow.xml");
+    let started = std::time::Instant::now();
+    let ids: Vec<u64> = (0..BATCH).map(|_| controller.submit(&paper)).collect();
+    for id in &ids {
+        controller.wait(*id, 120).expect_code(0, what);
+        assert_all_succeeded(&controller.status(*id), &PAPER_PLACEMENT);
+    }
+    started.elapsed()
+}
+
+#[test]
+fn instances_complete_while_a_stranger_holds_half_open_connections_to_a_node() {
+    let dir = scratch("flood-half-open").unwrap();
+    let controller = Controller::start(&dir.join("controller"), "/ip4/127.0.0.1/tcp/0");
+    let nodes = [("P1", "1,2,3"), ("P2", "1,3")];
+    let nodes = start_nodes_with(&dir, &controller, &nodes, &[]);
+    let p2 = &nodes[1];
+    let refused = || {
+        metric(
+            &http_get(&p2.api, "/metrics").unwrap(),
+            "mobiwf_connections_refused_total",
+            &[],
+        )
+    };
+    let most_held = mobiwf_runtime::mesh::guard::MAX_PENDING_INCOMING_PER_SOURCE;
+
+    let held = half_open(&p2.address, HALF_OPEN);
+    mobiwf_tests::harness::wait_for(
+        "P2 refusing the connections past the stranger's share",
+        std::time::Duration::from_secs(60),
+        || (refused() >= (HALF_OPEN - most_held) as f64).then_some(()),
+    );
+    let flooded = batch(&controller, "a paper instance during the half-open flood");
+    mobiwf_tests::harness::wait_for(
+        "P2 closing the stranger's connections",
+        std::time::Duration::from_secs(60),
+        || (closed(&held) == HALF_OPEN).then_some(()),
+    );
+    let calm = batch(&controller, "a paper instance after the flood");
+    println!(
+        "{BATCH} paper instances: {flooded:?} while a stranger held {HALF_OPEN} half-open \
+         connections to P2, {calm:?} after; P2 refused {} connections",
+        refused()
     );
 }

@@ -72,6 +72,7 @@ pub struct Metrics {
     api_refused: Family<StatusLabels, Counter>,
     duplicates: Counter,
     inbound_shed: Counter,
+    connections_refused: Counter,
     activities_started: Counter,
     activities_finished: Family<StateLabels, Counter>,
     activities_entered: Family<StateLabels, Counter>,
@@ -102,6 +103,7 @@ impl Metrics {
             api_refused: Family::default(),
             duplicates: Counter::default(),
             inbound_shed: Counter::default(),
+            connections_refused: Counter::default(),
             activities_started: Counter::default(),
             activities_finished: Family::default(),
             activities_entered: Family::default(),
@@ -225,6 +227,13 @@ impl Metrics {
             self.inbound_shed.clone(),
         );
         registry.register(
+            "connections_refused",
+            "Inbound connections refused while being set up because their source address had \
+             too many being set up, or strangers held all the slots not kept for known sources \
+             (each source logged at most once a minute)",
+            self.connections_refused.clone(),
+        );
+        registry.register(
             "api_refused",
             "HTTP API requests refused by the token check, by status: 401 (no token this \
              daemon knows), 403 (a token without the role)",
@@ -288,6 +297,11 @@ impl Metrics {
     /// The counter of inbound requests the mesh sheds (given to the mesh).
     pub fn inbound_shed(&self) -> Counter {
         self.inbound_shed.clone()
+    }
+
+    /// The counter of inbound connections the mesh refused per source (`mesh::guard`).
+    pub fn connections_refused(&self) -> Counter {
+        self.connections_refused.clone()
     }
 
     /// Counts a duplicate received.

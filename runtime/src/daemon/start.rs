@@ -92,6 +92,7 @@ impl<E: Send + 'static> Base<E> {
             counters: metrics.relay_counters(),
             inbound: setup.inbound,
             shed: metrics.inbound_shed(),
+            refused_connections: metrics.connections_refused(),
             ..MeshConfig::new(keypair, setup.listen)
         };
         let (mesh, from_mesh) = mesh::start(config).await?;

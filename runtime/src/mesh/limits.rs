@@ -16,7 +16,8 @@ use prometheus_client::metrics::counter::Counter;
 pub const MAX_CONNECTIONS: u32 = 1024;
 /// The most established connections with one peer (a dial each way, a relayed one...).
 pub const MAX_CONNECTIONS_PER_PEER: u32 = 8;
-/// The most inbound connections being set up (TCP accepted, Noise and Yamux not done).
+/// The most inbound connections being set up (TCP accepted, Noise and Yamux not done); how
+/// many of them one source address, and strangers together, may hold is `guard`'s.
 pub const MAX_PENDING_INCOMING: u32 = 128;
 /// The most outbound connections being set up.
 pub const MAX_PENDING_OUTGOING: u32 = 256;

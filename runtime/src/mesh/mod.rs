@@ -12,6 +12,9 @@
 //! `relay`), and a daemon may serve as a relay for others ([`MeshConfig::relay_server`]);
 //! every daemon can dial circuit addresses.
 //!
+//! A stranger on the port holds at most its share of the connections being set up, and none
+//! for long (`guard`); the limits on connections and on each peer's requests are `limits`.
+//!
 //! Peers are addressed by peer id: the task keeps an address book (`addresses`) and dials a
 //! peer at the addresses it learnt last (identify, dials that worked, [`MeshHandle::learn`])
 //! before the ones a request was given. Every new connection is announced on
@@ -31,6 +34,7 @@ use libp2p::{Multiaddr, PeerId};
 use tokio::sync::{broadcast, mpsc, oneshot, watch};
 
 pub mod addresses;
+pub mod guard;
 pub mod inbound_args;
 pub mod limits;
 pub mod private;
@@ -91,6 +95,8 @@ pub struct MeshConfig {
     pub inbound: InboundLimits,
     /// Counts inbound requests shed by the per-peer limits (`limits`).
     pub shed: prometheus_client::metrics::counter::Counter,
+    /// Counts inbound connections refused by the limits per source address (`guard`).
+    pub refused_connections: prometheus_client::metrics::counter::Counter,
     /// A relay to listen on (its address, ending in `/p2p/<relay>`): for a daemon nobody can
     /// dial. It keeps a reservation there and is reached at
     /// [`MeshHandle::circuit_addr`]; `None` (the default): only `listen`.
@@ -115,6 +121,7 @@ impl MeshConfig {
             dial_timeout: DEFAULT_DIAL_TIMEOUT,
             inbound: InboundLimits::default(),
             shed: Default::default(),
+            refused_connections: Default::default(),
             via_relay: None,
             relay_server: false,
             counters: RelayCounters::default(),

@@ -8,17 +8,21 @@ use std::path::Path;
 use either::Either;
 use libp2p::core::muxing::StreamMuxerBox;
 use libp2p::core::transport::Boxed;
+use libp2p::core::transport::timeout::TransportTimeout;
 use libp2p::core::upgrade::Version;
 use libp2p::identity::Keypair;
 use libp2p::pnet::PnetConfig;
 pub use libp2p::pnet::PreSharedKey;
 use libp2p::{PeerId, Transport};
 
+use super::guard::INBOUND_HANDSHAKE_TIMEOUT;
+
 /// The largest swarm key file read, in bytes (the format takes about 100).
 pub const MAX_SWARM_KEY_FILE_BYTES: u64 = 4096;
 
 /// TCP (with `pnet` first, when there is a key), Noise and Yamux: what `with_tcp` builds, and
-/// the private network's handshake under it.
+/// the private network's handshake under it; an inbound connection's handshake must be done
+/// within [`INBOUND_HANDSHAKE_TIMEOUT`].
 pub fn transport(
     keypair: &Keypair,
     key: Option<PreSharedKey>,
@@ -30,12 +34,14 @@ pub fn transport(
         }
         None => Either::Right(tcp),
     };
-    Ok(base
+    let upgraded = base
         .upgrade(Version::V1Lazy)
         .authenticate(libp2p::noise::Config::new(keypair)?)
         .multiplex(libp2p::yamux::Config::default())
-        .map(|(peer, muxer), _| (peer, StreamMuxerBox::new(muxer)))
-        .boxed())
+        .map(|(peer, muxer), _| (peer, StreamMuxerBox::new(muxer)));
+    // A stranger's silent connection holds a slot for connections being set up only this
+    // long (dials keep the swarm's dial timeout).
+    Ok(TransportTimeout::with_ingoing_timeout(upgraded, INBOUND_HANDSHAKE_TIMEOUT).boxed())
 }
 
 /// A new random key, in the swarm key file format.

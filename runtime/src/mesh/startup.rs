@@ -18,7 +18,7 @@ use tokio::sync::{broadcast, mpsc, oneshot, watch};
 use super::task::{Behaviour, Task};
 use super::{
     COMMAND_CAPACITY, INBOUND_CAPACITY, Inbound, MAX_CONCURRENT_STREAMS, MeshConfig, MeshHandle,
-    PING_INTERVAL, PING_TIMEOUT, SEEN_CAPACITY, addresses, limits, private, relay,
+    PING_INTERVAL, PING_TIMEOUT, SEEN_CAPACITY, addresses, guard, limits, private, relay,
 };
 use crate::codec::{STREAM_PROTOCOL, WireCodec};
 
@@ -210,6 +210,7 @@ fn build_swarm(config: &MeshConfig) -> anyhow::Result<Swarm<Behaviour>> {
             ),
             relay_client,
             relay: relay_server.into(),
+            guard: guard::Guard::new(config.refused_connections.clone()),
             limits: limits::connections(),
         })?
         .with_swarm_config(|c| {

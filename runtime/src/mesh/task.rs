@@ -27,7 +27,8 @@ use crate::codec::WireCodec;
 pub const MAX_DIAL_ERRORS_KEPT: usize = 4096;
 
 /// What the swarm runs: the request-response protocol of the wire messages, identify, ping
-/// (a silent connection is closed), the relay client (dialing circuits, listening on one) and,
+/// (a silent connection is closed), the limits per source address and on connections, the
+/// relay client (dialing circuits, listening on one) and,
 /// when serving, the relay.
 #[derive(NetworkBehaviour)]
 #[behaviour(prelude = "libp2p::swarm::derive_prelude")]
@@ -35,6 +36,8 @@ pub(super) struct Behaviour {
     pub(super) rpc: request_response::Behaviour<WireCodec>,
     pub(super) identify: identify::Behaviour,
     pub(super) ping: libp2p::ping::Behaviour,
+    /// Before `limits`: a stranger's connection past its share takes no slot there.
+    pub(super) guard: super::guard::Guard,
     pub(super) limits: libp2p::connection_limits::Behaviour,
     pub(super) relay_client: relay::client::Behaviour,
     pub(super) relay: Toggle<relay::Behaviour>,
