@@ -16,10 +16,10 @@ use mobiwf_controller::cluster::{
 };
 use mobiwf_runtime::store::{Batch, Durability, Store};
 use mobiwf_tests::harness::{
-    Controller, Etcd, Node, NodeSpec, PAPER_PLACEMENT, activity_lines, assert_all_succeeded,
-    logging_workflow,
+    CLI_TIMEOUT, Controller, Etcd, Node, NodeSpec, PAPER_PLACEMENT, activity_lines,
+    assert_all_succeeded, logging_workflow, run,
 };
-use mobiwf_tests::scratch;
+use mobiwf_tests::{binary, scratch};
 use tokio::sync::watch;
 
 /// How often a member looks at the shard in the store test.
@@ -57,6 +57,10 @@ async fn a_shards_store_writes_only_while_its_epoch_owns_the_shard() {
     );
     let layout = Layout::new("store-test/");
     ensure_cluster(&link, &layout, None).await.unwrap();
+    // The shard count is fixed when the cluster is created.
+    let two = mobiwf_cluster::ShardCount::new(2);
+    let refused = ensure_cluster(&link, &layout, two).await.unwrap_err();
+    assert!(refused.to_string().contains("fixed"), "{refused}");
     let shard = ShardId(0);
     let a = join(&link, &layout, "a").await;
     let held = claim(&link, &layout, shard, &a, LOOK).await.unwrap();
@@ -225,6 +229,22 @@ fn a_standby_controller_takes_the_book_over_and_a_stopped_owner_is_fenced() {
         "B's log ends with:\n{tail}"
     );
     assert_all_succeeded(&c.status(id), &PAPER_PLACEMENT);
+
+    // `cluster` shows who owns the book now, at which epoch, from etcd itself.
+    let mut cluster = std::process::Command::new(binary("mobiwf-controller").unwrap());
+    cluster.args(["cluster", "--etcd", &etcd.url, "--json"]);
+    let out = run(&mut cluster, CLI_TIMEOUT);
+    out.expect_code(0, "cluster --json");
+    let shown: serde_json::Value = serde_json::from_str(&out.stdout).unwrap();
+    assert_eq!(shown["shards"][0]["owner"], "c", "{shown}");
+    assert!(shown["shards"][0]["epoch"].as_i64().unwrap() > 0, "{shown}");
+    let members: Vec<&str> = shown["members"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .filter_map(|m| m["member"].as_str())
+        .collect();
+    assert_eq!(members, ["c"], "only C is live: {shown}");
     etcd.check_alive();
 }
 
