@@ -11,6 +11,7 @@ use std::fmt::Display;
 use std::time::{Duration, Instant};
 
 mod daemons;
+mod etcd;
 mod http;
 mod netns;
 mod process;
@@ -18,6 +19,7 @@ mod run_log;
 mod workflows;
 
 pub use daemons::*;
+pub use etcd::*;
 pub use http::*;
 pub use netns::*;
 pub use process::*;

@@ -14,6 +14,7 @@ pub mod api_definitions;
 pub mod api_enrol;
 pub mod api_people;
 pub mod api_sync;
+pub mod cluster;
 pub mod console;
 pub mod daemon;
 pub mod data;

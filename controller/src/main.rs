@@ -38,6 +38,9 @@ enum Command {
     },
     /// Run the controller daemon.
     Serve(commands::serve::ServeArgs),
+    /// The members of a cluster of controllers (`serve --etcd`), each shard's owner and
+    /// epoch, as its etcd holds them.
+    Cluster(commands::cluster::ClusterArgs),
     /// Start an instance of a workflow, with its inputs (`--data`, `--data-file`); prints its
     /// id.
     Submit {
@@ -395,6 +398,7 @@ impl WorklistCommand {
 async fn dispatch(command: Command) -> anyhow::Result<ExitCode> {
     match command {
         Command::Serve(args) => commands::serve::run(args).await,
+        Command::Cluster(args) => commands::cluster::run(args).await,
         Command::Submit {
             file,
             responsible,

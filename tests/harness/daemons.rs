@@ -6,7 +6,7 @@ use std::time::Duration;
 
 use serde_json::Value;
 
-use super::process::{CmdOutput, Daemon, listen_part, run, start_publishing};
+use super::process::{CmdOutput, Daemon, listen_part, run, start_publishing, wait_published};
 use super::{CLI_TIMEOUT, STARTUP, http_get, remember_api_token, wait_for};
 use crate::binary;
 
@@ -67,6 +67,47 @@ impl Controller {
         remember_join_token(&address, dir);
         remember_api_token(&api, &dir.join("operator.token"));
         (daemon, address, api)
+    }
+
+    /// Starts a controller that publishes its `address` and `api` only later: one of a
+    /// cluster (`serve --etcd`) waiting to own the book. Its API is on a free loopback port.
+    pub fn start_standby(dir: &Path, listen: &str, extra: &[&str]) -> Standby {
+        std::fs::create_dir_all(dir).unwrap();
+        for f in ["address", "api"] {
+            let _ = std::fs::remove_file(dir.join(f));
+        }
+        let mut args: Vec<String> = vec![
+            "serve".into(),
+            "--data-dir".into(),
+            dir.display().to_string(),
+            "--listen".into(),
+            listen.into(),
+            "--api".into(),
+            "127.0.0.1:0".into(),
+        ];
+        args.extend(extra.iter().map(|s| (*s).to_owned()));
+        let log = dir.with_extension("log");
+        let program = binary("mobiwf-controller").unwrap();
+        Standby {
+            dir: dir.to_owned(),
+            daemon: Daemon::spawn("controller", &program, &args, &log, None),
+            extra: extra.iter().map(|s| (*s).to_owned()).collect(),
+        }
+    }
+
+    /// Sends a signal (`STOP`, `CONT`, ...) to the controller.
+    pub fn signal(&self, signal: &str) {
+        self.daemon.signal(signal);
+    }
+
+    /// Waits up to `timeout` for the controller to exit by itself; its exit code.
+    pub fn wait_exit(&mut self, timeout: Duration) -> Option<i32> {
+        self.daemon.wait_exit(timeout)
+    }
+
+    /// The end of its log.
+    pub fn log_tail(&self, n: usize) -> String {
+        self.daemon.log_tail(n)
     }
 
     /// SIGKILLs the controller.
@@ -174,6 +215,36 @@ impl Controller {
     }
 
     /// Panics, showing the log, if the process has exited.
+    pub fn check_alive(&mut self) {
+        self.daemon.check_alive();
+    }
+}
+
+/// A controller started before it publishes where it is ([`Controller::start_standby`]).
+pub struct Standby {
+    dir: PathBuf,
+    daemon: Daemon,
+    extra: Vec<String>,
+}
+
+impl Standby {
+    /// Waits up to `timeout` until it publishes its `address` and `api` (it owns the book),
+    /// then it is a controller like any other.
+    pub fn ready(mut self, timeout: Duration) -> Controller {
+        let (address, api) = wait_published("controller", &mut self.daemon, &self.dir, timeout);
+        remember_join_token(&address, &self.dir);
+        remember_api_token(&api, &self.dir.join("operator.token"));
+        Controller {
+            dir: self.dir,
+            address,
+            api,
+            api_ca: None,
+            daemon: self.daemon,
+            extra: self.extra,
+        }
+    }
+
+    /// Panics, showing its log, if it has exited.
     pub fn check_alive(&mut self) {
         self.daemon.check_alive();
     }

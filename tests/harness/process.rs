@@ -171,6 +171,17 @@ impl Daemon {
         }
     }
 
+    /// Waits up to `timeout` for the process to exit by itself; its exit code (`None` for a
+    /// signal). Panics, showing the log, when it is still running then.
+    pub fn wait_exit(&mut self, timeout: Duration) -> Option<i32> {
+        let child = self.child.as_mut().expect("the process was killed before");
+        let status = super::wait_for(format!("{} to exit", self.name), timeout, || {
+            child.try_wait().ok().flatten()
+        });
+        self.child = None;
+        status.code()
+    }
+
     /// Panics, showing the log, if the process has exited.
     pub fn check_alive(&mut self) {
         if let Some(child) = self.child.as_mut()
@@ -213,6 +224,23 @@ fn published(dir: &Path) -> Option<(String, String)> {
     let address = address.lines().next()?.trim().to_owned();
     let api = api.trim().to_owned();
     (!address.is_empty() && !api.is_empty()).then_some((address, api))
+}
+
+/// Waits until `daemon` (running) has published its `address` and `api` in `dir`.
+pub(super) fn wait_published(
+    name: &str,
+    daemon: &mut Daemon,
+    dir: &Path,
+    timeout: Duration,
+) -> (String, String) {
+    wait_for(
+        format!("{name} to write its address and api files"),
+        timeout,
+        || {
+            daemon.check_alive();
+            published(dir)
+        },
+    )
 }
 
 /// Starts a daemon that publishes `address` and `api` in `dir`, and waits for them.

@@ -3,6 +3,7 @@
 pub mod api_client;
 pub mod api_tokens;
 pub mod classes;
+pub mod cluster;
 pub mod control;
 pub mod convert;
 pub mod definitions;

@@ -5,6 +5,7 @@ use std::path::PathBuf;
 use std::process::ExitCode;
 
 use libp2p::Multiaddr;
+use mobiwf_controller::cluster::{FENCED_EXIT, Joined};
 use mobiwf_controller::{Controller, ControllerConfig};
 
 /// The daemon's options.
@@ -70,6 +71,8 @@ pub struct ServeArgs {
     pub retain_finished: Option<std::time::Duration>,
     #[command(flatten)]
     pub inbound: mobiwf_runtime::mesh::InboundArgs,
+    #[command(flatten)]
+    pub cluster: mobiwf_controller::cluster::ClusterArgs,
 }
 
 /// `--routing`.
@@ -105,11 +108,37 @@ fn suspect_seconds(text: &str) -> Result<f64, String> {
 }
 
 /// Runs the controller until Ctrl-C or SIGTERM.
+/// With `--etcd`, it first waits until it owns the book, and stops at once (exit status
+/// `FENCED_EXIT`) when it finds it no longer does.
 pub async fn run(args: ServeArgs) -> anyhow::Result<ExitCode> {
-    let controller = mobiwf_controller::start(config_of(&args)?).await?;
+    let joined = Joined::join(&args.cluster, &args.data_dir, args.api).await?;
+    let mut config = config_of(&args)?;
+    if let Some(joined) = &joined {
+        config.store = Some(joined.store());
+    }
+    let controller = mobiwf_controller::start(config).await?;
     controller.publish_addresses(&args.data_dir)?;
     announce(&args, &controller);
-    controller.run_until_stopped("the controller").await?;
+    let Some(joined) = joined else {
+        controller.run_until_stopped("the controller").await?;
+        return Ok(ExitCode::SUCCESS);
+    };
+    println!(
+        "  owns the book in etcd (member {}, epoch {})",
+        joined.membership.member,
+        joined.store().epoch()
+    );
+    tokio::select! {
+        // A write the fence refused also stops the daemon: the fence is told first.
+        biased;
+        why = joined.fenced() => {
+            // At once, not through the daemon's orderly stop: nothing more may be sent.
+            eprintln!("mobiwf-controller: {why}");
+            tracing::error!("{why}");
+            std::process::exit(i32::from(FENCED_EXIT));
+        }
+        stopped = controller.run_until_stopped("the controller") => stopped?,
+    }
     Ok(ExitCode::SUCCESS)
 }
 

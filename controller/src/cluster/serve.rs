@@ -1,0 +1,137 @@
+//! `serve --etcd`: the controller joins its cluster, waits until it owns the book's shard,
+//! runs with its book in etcd, and stops at once when it finds it was fenced.
+
+use std::net::SocketAddr;
+use std::path::Path;
+use std::sync::Arc;
+use std::time::Duration;
+
+use mobiwf_cluster::{MemberId, ShardCount, ShardId};
+use tokio::sync::watch;
+
+use super::{EtcdLink, Fenced, Layout, MemberRecord, Membership, ShardStore};
+
+/// The exit status of a controller that was fenced (a transaction found another epoch
+/// owning its shard, or its lease was lost).
+pub const FENCED_EXIT: u8 = 3;
+
+/// `serve`'s cluster options.
+#[derive(Debug, Clone, clap::Args)]
+pub struct ClusterArgs {
+    /// Keep the book in etcd, in a cluster of controllers (comma-separated client URLs,
+    /// e.g. http://10.0.0.1:2379,http://10.0.0.2:2379): the controller waits until it owns
+    /// the book, and another member takes it over when its lease lapses. Without it the book
+    /// is in DIR's RocksDB, as always.
+    #[arg(long, value_name = "URL[,URL]", value_delimiter = ',')]
+    pub etcd: Vec<String>,
+    /// How many shards the cluster spreads instances over, fixed when the cluster is
+    /// created; only 1 for now.
+    #[arg(long, value_name = "S", requires = "etcd",
+          value_parser = clap::value_parser!(u32).range(1..))]
+    pub shards: Option<u32>,
+    /// The prefix of the cluster's keys in etcd.
+    #[arg(long, value_name = "PREFIX", default_value = super::DEFAULT_PREFIX, requires = "etcd")]
+    pub etcd_prefix: String,
+    /// This controller's name in the cluster (default: the machine's host name and the API's
+    /// address).
+    #[arg(long, value_name = "NAME", requires = "etcd")]
+    pub member: Option<String>,
+    /// The time to live of this controller's etcd lease, in whole seconds: how long after it
+    /// stops answering another member may take its shard over.
+    #[arg(long, value_name = "SECS", default_value_t = 5, requires = "etcd",
+          value_parser = clap::value_parser!(u64).range(2..=600))]
+    pub etcd_lease: u64,
+}
+
+/// A controller in its cluster, owning the book's shard.
+pub struct Joined {
+    store: Arc<ShardStore>,
+    fenced: watch::Receiver<Option<Fenced>>,
+    lost: watch::Receiver<bool>,
+    /// Its membership.
+    pub membership: Membership,
+}
+
+impl Joined {
+    /// Connects to the cluster `args` name (none without `--etcd`), joins it, and waits until
+    /// this controller owns the book's shard.
+    pub async fn join(
+        args: &ClusterArgs,
+        data_dir: &Path,
+        api: SocketAddr,
+    ) -> anyhow::Result<Option<Joined>> {
+        if args.etcd.is_empty() {
+            return Ok(None);
+        }
+        std::fs::create_dir_all(data_dir)?;
+        let layout = Layout::new(&args.etcd_prefix);
+        let endpoints = args.etcd.clone();
+        let link =
+            Arc::new(tokio::task::spawn_blocking(move || EtcdLink::connect(&endpoints)).await??);
+        let shards = match args.shards {
+            Some(n) => Some(ShardCount::new(n).ok_or_else(|| anyhow::anyhow!("--shards 0"))?),
+            None => None,
+        };
+        super::ensure_cluster(&link, &layout, shards).await?;
+        let peer = super::ensure_identity(&link, &layout, data_dir).await?;
+        let record = MemberRecord {
+            member: MemberId(args.member.clone().unwrap_or_else(|| default_member(api))),
+            api: api.to_string(),
+        };
+        let ttl = Duration::from_secs(args.etcd_lease);
+        let membership = Membership::join(&link, &layout, &record, ttl).await?;
+        let (lost_tx, lost) = watch::channel(false);
+        membership.keep_alive(&link, lost_tx);
+        tracing::info!(member = %record.member, %peer, "joined the cluster; waiting to own the book");
+        let shard = ShardId(0);
+        let epoch = super::claim(&link, &layout, shard, &membership, ttl / 3).await?;
+        let (fenced_tx, fenced) = watch::channel(None);
+        let store = ShardStore::new(link.clone(), &layout, shard, epoch, fenced_tx);
+        Ok(Some(Joined {
+            store: Arc::new(store),
+            fenced,
+            lost,
+            membership,
+        }))
+    }
+
+    /// The book's store in etcd.
+    pub fn store(&self) -> Arc<ShardStore> {
+        self.store.clone()
+    }
+
+    /// Returns once this controller no longer owns its shard: a transaction was refused, or
+    /// its lease was lost (then a transaction that writes nothing says whether another
+    /// epoch owns the shard; a controller that cannot even ask stops all the same). Why.
+    pub async fn fenced(mut self) -> String {
+        let lost = tokio::select! {
+            _ = self.fenced.wait_for(Option::is_some) => false,
+            _ = self.lost.wait_for(|lost| *lost) => true,
+        };
+        if lost {
+            let store = self.store.clone();
+            let checked = tokio::task::spawn_blocking(move || store.check()).await;
+            if let Ok(Err(e)) = checked {
+                return e.to_string();
+            }
+        }
+        match self.store.fencing() {
+            Some(fenced) => fenced.to_string(),
+            None => "the cluster lease is lost and etcd could not say who owns the shard: \
+                     this controller may have been fenced, it stops"
+                .to_owned(),
+        }
+    }
+}
+
+/// The machine's host name and the API's address.
+fn default_member(api: SocketAddr) -> String {
+    let host = std::fs::read_to_string("/proc/sys/kernel/hostname")
+        .map(|h| h.trim().to_owned())
+        .unwrap_or_default();
+    if host.is_empty() {
+        api.to_string()
+    } else {
+        format!("{host}/{api}")
+    }
+}

@@ -1,0 +1,267 @@
+//! One shard's part of the controller's store, in etcd: the `Store` the daemon writes its
+//! groups through, each write one transaction that holds only while this controller's epoch
+//! still owns the shard.
+//!
+//! The entries are etcd keys `<shard>/kv/<store key>`. A write is
+//! `if create_revision(<shard>/owner) == epoch then <the batch> else get(<shard>/owner)`: a
+//! controller whose lease lapsed, and whose shard another claimed since (a new owner key, a
+//! new creation revision), cannot write a single key, whatever it believes; a lock alone
+//! would not stop it (the lock's holder may be paused past its lease and go on writing). A
+//! refused transaction fences it: every later write is refused at once, the `fenced`
+//! watch says so, and the serve loop stops the process before it sends anything more.
+
+use std::collections::BTreeMap;
+use std::sync::Arc;
+
+use mobiwf_cluster::{Epoch, ShardId};
+use mobiwf_runtime::store::{Batch, Durability, Entries, Op, Store, StoreError};
+use tokio::sync::watch;
+
+use super::Layout;
+use super::link::{Condition, EtcdLink, LinkError, Write};
+
+/// Entries read per etcd range request while a prefix is scanned.
+const SCAN_PAGE: i64 = 1000;
+
+/// Why a controller no longer owns its shard.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Fenced {
+    /// The shard.
+    pub shard: ShardId,
+    /// The epoch it held.
+    pub held: Epoch,
+    /// The owner key's epoch when the refusal came; `None` when there was none.
+    pub now: Option<Epoch>,
+}
+
+impl std::fmt::Display for Fenced {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        let now = match self.now {
+            Some(epoch) => format!("its owner is now epoch {epoch}"),
+            None => "it has no owner".to_owned(),
+        };
+        write!(
+            f,
+            "fenced: a transaction conditional on epoch {} owning shard {} failed ({now}); \
+             this controller no longer owns it and sends nothing more for it",
+            self.held, self.shard
+        )
+    }
+}
+
+/// The store of one shard, owned at one epoch.
+pub struct ShardStore {
+    link: Arc<EtcdLink>,
+    shard: ShardId,
+    owner_key: Vec<u8>,
+    prefix: Vec<u8>,
+    epoch: Epoch,
+    fenced: watch::Sender<Option<Fenced>>,
+}
+
+impl ShardStore {
+    /// The store of `shard`, which this controller owns at `epoch`; `fenced` is told when a
+    /// transaction finds it no longer does.
+    pub fn new(
+        link: Arc<EtcdLink>,
+        layout: &Layout,
+        shard: ShardId,
+        epoch: Epoch,
+        fenced: watch::Sender<Option<Fenced>>,
+    ) -> ShardStore {
+        ShardStore {
+            link,
+            shard,
+            owner_key: layout.owner(shard).into_bytes(),
+            prefix: layout.entries(shard).into_bytes(),
+            epoch,
+            fenced,
+        }
+    }
+
+    /// The epoch this store writes at.
+    pub fn epoch(&self) -> Epoch {
+        self.epoch
+    }
+
+    /// Whether a transaction found this store fenced.
+    pub fn fencing(&self) -> Option<Fenced> {
+        self.fenced.borrow().clone()
+    }
+
+    /// Checks, with a transaction that writes nothing, that this epoch still owns the shard;
+    /// fences the store when it does not.
+    pub fn check(&self) -> Result<(), StoreError> {
+        self.transact(Vec::new())
+    }
+
+    fn key(&self, key: &[u8]) -> Vec<u8> {
+        let mut full = self.prefix.clone();
+        full.extend_from_slice(key);
+        full
+    }
+
+    /// Entries in etcd's `[from, end)`, at most `limit` (0: all), with the shard's prefix
+    /// taken off their keys.
+    fn range(&self, from: Vec<u8>, end: Vec<u8>, limit: i64) -> Result<Entries, StoreError> {
+        let answer = self
+            .link
+            .run(move |etcd| async move { etcd.range(from, Some(end), limit).await })
+            .map_err(backend)?;
+        let cut = self.prefix.len();
+        Ok(answer
+            .into_iter()
+            .map(|kv| {
+                let key = kv.key.get(cut..).unwrap_or_default().to_vec();
+                (key, kv.value)
+            })
+            .collect())
+    }
+
+    /// Every entry from `from` on whose key starts with `prefix`, at most `limit` (None: all),
+    /// a page of etcd range requests at a time.
+    fn scan(
+        &self,
+        prefix: &[u8],
+        from: &[u8],
+        limit: Option<usize>,
+    ) -> Result<Entries, StoreError> {
+        let end = prefix_end(&self.key(prefix));
+        let mut next = self.key(if from > prefix { from } else { prefix });
+        let mut found = Entries::new();
+        loop {
+            let want = limit.map_or(SCAN_PAGE, |l| {
+                i64::try_from(l - found.len())
+                    .unwrap_or(SCAN_PAGE)
+                    .min(SCAN_PAGE)
+            });
+            let page = self.range(next.clone(), end.clone(), want)?;
+            let full = i64::try_from(page.len()).unwrap_or(i64::MAX) >= want;
+            let Some((last, _)) = page.last() else {
+                return Ok(found);
+            };
+            next = self.key(last);
+            next.push(0);
+            found.extend(page);
+            if !full || limit.is_some_and(|l| found.len() >= l) {
+                return Ok(found);
+            }
+        }
+    }
+
+    /// One transaction: `ops` if this epoch still owns the shard; fenced otherwise.
+    fn transact(&self, writes: Vec<Write>) -> Result<(), StoreError> {
+        if let Some(fenced) = self.fencing() {
+            return Err(StoreError::Backend(fenced.to_string()));
+        }
+        let owner = self.owner_key.clone();
+        let when = vec![Condition::Created(owner.clone(), self.epoch.0)];
+        let answer = self
+            .link
+            .run(move |etcd| async move { etcd.txn(when, writes, Some(owner)).await })
+            .map_err(backend)?;
+        if answer.succeeded {
+            return Ok(());
+        }
+        let fenced = Fenced {
+            shard: self.shard,
+            held: self.epoch,
+            now: answer.read.map(|kv| Epoch(kv.create_revision)),
+        };
+        tracing::error!(shard = %self.shard, epoch = %self.epoch, "{fenced}");
+        self.fenced.send_replace(Some(fenced.clone()));
+        Err(StoreError::Backend(fenced.to_string()))
+    }
+}
+
+/// The store's error for a failure to reach etcd.
+fn backend(e: LinkError) -> StoreError {
+    StoreError::Backend(e.to_string())
+}
+
+/// The first key after every key starting with `prefix` (etcd's range end for a prefix).
+pub fn prefix_end(prefix: &[u8]) -> Vec<u8> {
+    let mut end = prefix.to_vec();
+    while let Some(last) = end.pop() {
+        if last < 0xff {
+            end.push(last + 1);
+            return end;
+        }
+    }
+    // Every byte 0xff: to the end of the key space.
+    vec![0]
+}
+
+impl Store for ShardStore {
+    fn get(&self, key: &[u8]) -> Result<Option<Vec<u8>>, StoreError> {
+        let key = self.key(key);
+        let answer = self
+            .link
+            .run(move |etcd| async move { etcd.range(key, None, 1).await })
+            .map_err(backend)?;
+        Ok(answer.into_iter().next().map(|kv| kv.value))
+    }
+
+    fn scan_prefix(&self, prefix: &[u8]) -> Result<Entries, StoreError> {
+        self.scan(prefix, prefix, None)
+    }
+
+    fn scan_from(&self, prefix: &[u8], from: &[u8], limit: usize) -> Result<Entries, StoreError> {
+        if limit == 0 {
+            return Ok(Entries::new());
+        }
+        self.scan(prefix, from, Some(limit))
+    }
+
+    fn write(&self, batch: Batch, _durability: Durability) -> Result<(), StoreError> {
+        // etcd refuses a transaction that names a key twice: the last change of each key is
+        // the batch's effect on it.
+        let mut last = BTreeMap::new();
+        for op in batch.ops {
+            match op {
+                Op::Put(key, value) => last.insert(key, Some(value)),
+                Op::Delete(key) => last.insert(key, None),
+            };
+        }
+        let writes = last
+            .into_iter()
+            .map(|(key, value)| match value {
+                Some(value) => Write::Put(self.key(&key), value, None),
+                None => Write::Delete(self.key(&key)),
+            })
+            .collect();
+        // Every etcd write is durable (raft, then fsync) when it is answered: `Lazy` is as
+        // good as `Synced` here.
+        self.transact(writes)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_prefixs_range_ends_right_after_its_last_key() {
+        assert_eq!(prefix_end(b"a/kv/"), b"a/kv0".to_vec());
+        assert_eq!(prefix_end(b"a\xff"), b"b".to_vec());
+        assert_eq!(prefix_end(b"\xff\xff"), vec![0]);
+    }
+
+    #[test]
+    fn the_layout_keeps_each_shards_keys_apart() {
+        let layout = Layout::new("mobiwf/");
+        assert_eq!(layout.owner(ShardId(3)), "mobiwf/shards/00003/owner");
+        assert_eq!(layout.entries(ShardId(3)), "mobiwf/shards/00003/kv/");
+        assert!(
+            !layout
+                .entries(ShardId(3))
+                .starts_with(&layout.entries(ShardId(30)))
+        );
+        assert!(
+            !layout
+                .entries(ShardId(30))
+                .starts_with(&layout.entries(ShardId(3)))
+        );
+        assert_eq!(layout.members(), "mobiwf/members/");
+    }
+}

@@ -1,0 +1,126 @@
+//! A real etcd for the cluster tests: the `etcd` binary (Debian's `etcd-server`, installed by
+//! `scripts/setup`) on free loopback ports with a data directory of the test's. Without the
+//! binary a test skips, unless [`REQUIRE_ETCD`] is `1` (CI sets it), where it fails: a skip
+//! passes in cargo's summary, and CI must not pass having run none of them. Each skip is
+//! also listed in the file [`super::SKIP_LOG`] names, for `scripts/test`'s summary.
+
+use std::io::{Read as _, Write as _};
+use std::net::{TcpListener, TcpStream};
+use std::path::Path;
+use std::process::Command;
+use std::time::Duration;
+
+use super::{Daemon, SKIP_LOG, STARTUP, wait_for};
+
+/// The environment variable that turns an etcd test's skip into a failure when `1`.
+pub const REQUIRE_ETCD: &str = "MOBIWF_REQUIRE_ETCD";
+
+/// A running etcd, killed when dropped.
+pub struct Etcd {
+    /// Its client URL (`http://127.0.0.1:PORT`).
+    pub url: String,
+    daemon: Daemon,
+}
+
+/// A free loopback port (bound, then let go).
+fn free_port() -> u16 {
+    let listener = TcpListener::bind("127.0.0.1:0").expect("bind a loopback port");
+    listener.local_addr().expect("its address").port()
+}
+
+/// True when etcd at `port` says it is healthy.
+fn healthy(port: u16) -> bool {
+    let Ok(mut stream) = TcpStream::connect(("127.0.0.1", port)) else {
+        return false;
+    };
+    let _ = stream.set_read_timeout(Some(Duration::from_secs(2)));
+    if stream
+        .write_all(b"GET /health HTTP/1.0\r\nHost: 127.0.0.1\r\n\r\n")
+        .is_err()
+    {
+        return false;
+    }
+    let mut answer = String::new();
+    let _ = stream.read_to_string(&mut answer);
+    answer.contains("\"health\":\"true\"")
+}
+
+impl Etcd {
+    /// Starts etcd with its data in `dir`, or `None` when there is no `etcd` binary: the
+    /// test is skipped (the reason on stderr and in [`SKIP_LOG`]'s file), or fails when
+    /// [`REQUIRE_ETCD`] is `1`.
+    pub fn start_or_skip(dir: &Path) -> Option<Etcd> {
+        let found = Command::new("etcd")
+            .arg("--version")
+            .output()
+            .is_ok_and(|o| o.status.success());
+        if !found {
+            skip("there is no etcd binary (Debian's etcd-server; scripts/setup installs it)");
+            return None;
+        }
+        std::fs::create_dir_all(dir).unwrap();
+        let (client, peer) = (free_port(), free_port());
+        let client_url = format!("http://127.0.0.1:{client}");
+        let peer_url = format!("http://127.0.0.1:{peer}");
+        let args: Vec<String> = [
+            "--name",
+            "test",
+            "--data-dir",
+            &dir.join("data").display().to_string(),
+            "--listen-client-urls",
+            &client_url,
+            "--advertise-client-urls",
+            &client_url,
+            "--listen-peer-urls",
+            &peer_url,
+            "--initial-advertise-peer-urls",
+            &peer_url,
+            "--initial-cluster",
+            &format!("test={peer_url}"),
+            // A controller's group commit is one transaction: docs/cluster.md asks for these.
+            "--max-txn-ops",
+            "10000",
+            "--max-request-bytes",
+            "10485760",
+        ]
+        .iter()
+        .map(|s| (*s).to_owned())
+        .collect();
+        let program = std::path::PathBuf::from("etcd");
+        let mut daemon = Daemon::spawn("etcd", &program, &args, &dir.join("etcd.log"), None);
+        wait_for("etcd to be healthy", STARTUP, || {
+            daemon.check_alive();
+            healthy(client).then_some(())
+        });
+        Some(Etcd {
+            url: client_url,
+            daemon,
+        })
+    }
+
+    /// Panics, showing its log, if etcd has exited.
+    pub fn check_alive(&mut self) {
+        self.daemon.check_alive();
+    }
+}
+
+/// Logs a skipped test (or fails it when [`REQUIRE_ETCD`] is `1`).
+fn skip(what: &str) {
+    assert!(
+        std::env::var_os(REQUIRE_ETCD).is_none_or(|v| v != "1"),
+        "{what}; {REQUIRE_ETCD}=1 says this test must run, not skip"
+    );
+    let test = std::thread::current().name().unwrap_or("a test").to_owned();
+    eprintln!("skipped {test}: {what}");
+    if let Some(file) = std::env::var_os(SKIP_LOG) {
+        let line = format!("{test}: {what}\n");
+        let written = std::fs::OpenOptions::new()
+            .create(true)
+            .append(true)
+            .open(&file)
+            .and_then(|mut f| f.write_all(line.as_bytes()));
+        if let Err(e) = written {
+            eprintln!("cannot list the skip in {}: {e}", file.to_string_lossy());
+        }
+    }
+}
