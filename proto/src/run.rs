@@ -5,12 +5,14 @@
 //! apart from `wire`, so that the node's core passes them along whole; each is the content of
 //! its [`crate::Message`] variant, and its bytes are the ones that variant always had.
 
+use std::collections::BTreeMap;
+
 use serde::{Deserialize, Serialize};
 
 use crate::data::{Datum, FileBody};
 use crate::inputs::InstanceInputs;
 use crate::wire::{Control, Outcome};
-use crate::{ActivityId, InstanceId, Location, NodeId, PartitionId, StateSet, UserId};
+use crate::{ActivityId, InstanceId, Location, NodeId, PartitionId, Pass, StateSet, UserId};
 
 /// Controller → node: run this partition of this instance ([`crate::Message::Deploy`]).
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
@@ -141,6 +143,18 @@ pub struct Withdraw {
     pub activities: Vec<ActivityId>,
     /// Why.
     pub reason: String,
+    /// The pass of each activity the controller decided, where it is not the first (left out
+    /// then, as before loops): a later pass of the activity, which a loop's body may run on
+    /// its node after the decision, is not withdrawn.
+    #[serde(default, skip_serializing_if = "BTreeMap::is_empty")]
+    pub passes: BTreeMap<ActivityId, Pass>,
+}
+
+impl Withdraw {
+    /// The pass of `activity` this withdrawal is about.
+    pub fn pass_of(&self, activity: ActivityId) -> Pass {
+        self.passes.get(&activity).copied().unwrap_or_default()
+    }
 }
 
 /// Controller → node: activity `replaced` failed and contingency activity `by` runs in its

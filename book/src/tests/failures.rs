@@ -33,6 +33,7 @@ scenarios! {
                         partition: PartitionId(1),
                         activities: vec![ActivityId(1)],
                         reason: WHY.to_owned(),
+                        passes: std::collections::BTreeMap::new(),
                     })
                 ),
                 // Contingency -1: the successor elsewhere is blocked.
@@ -433,6 +434,7 @@ scenarios! {
                         partition: PartitionId(3),
                         activities: vec![ActivityId(9)],
                         reason: why.to_owned(),
+                        passes: std::collections::BTreeMap::new(),
                     })
                 ),
                 (
