@@ -98,6 +98,7 @@ impl World {
             self.machines[CONTROLLER].disk.write_synced(batch);
         }
         self.checks.controller_wrote(&changed);
+        self.checks.applied(CONTROLLER, &group.applied);
         if let Some(c) = &self.controller {
             self.checks.holders(c.book.sync_state());
         }

@@ -117,6 +117,7 @@ impl World {
         }
         self.checks
             .node_wrote(pid, &after.touched.runs, &after.touched.items);
+        self.checks.applied(pid, &group.applied);
         if self.crash_after_write(pid) {
             return;
         }
