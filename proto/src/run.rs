@@ -193,3 +193,36 @@ pub struct ControlInstance {
 fn is_zero(n: &u64) -> bool {
     *n == 0
 }
+
+#[cfg(test)]
+mod tests {
+    #![allow(clippy::unwrap_used)]
+    use super::*;
+
+    #[test]
+    fn a_withdrawal_names_a_later_pass_and_one_without_is_about_the_first() {
+        // As written before loops: about the first pass of each activity.
+        let old = r#"{"instance":7,"partition":2,"activities":[3,4],"reason":"too slow"}"#;
+        let w: Withdraw = serde_json::from_str(old).unwrap();
+        assert_eq!(w.pass_of(ActivityId(3)), Pass::FIRST);
+        assert_eq!(
+            serde_json::to_string(&w).unwrap(),
+            old,
+            "its bytes unchanged"
+        );
+        let later = Withdraw {
+            passes: [(ActivityId(4), Pass(3))].into_iter().collect(),
+            ..w
+        };
+        let line = serde_json::to_string(&later).unwrap();
+        assert_eq!(
+            line,
+            r#"{"instance":7,"partition":2,"activities":[3,4],"reason":"too slow","passes":{"4":3}}"#
+        );
+        let back: Withdraw = serde_json::from_str(&line).unwrap();
+        assert_eq!(
+            (back.pass_of(ActivityId(3)), back.pass_of(ActivityId(4))),
+            (Pass::FIRST, Pass(3))
+        );
+    }
+}
