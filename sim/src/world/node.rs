@@ -2,7 +2,7 @@
 //! resumed, the registration written and sent, the running commands asked for again), a group
 //! (applied, written synced, then its messages handed to the outbox, its answers given, its
 //! commands started and killed), and the commands' lives on the machine: their ends, their
-//! watchdogs, and the lease files the node keeps up while it hears from its controller.
+//! watchdogs, and the lease files the node keeps up on its round trips with its controller.
 
 use mobiwf_engine::Effect;
 use mobiwf_proto::DataValue;
