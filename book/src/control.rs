@@ -1,5 +1,6 @@
 //! Operator control: interrupt (start nothing new), resume, cancel (everything not finished is
-//! cancelled, the instance is over). Every partner of the instance is told.
+//! cancelled, the instance is over). Every partner of the instance is told, a partition given
+//! up on included.
 
 use std::collections::BTreeSet;
 
@@ -30,12 +31,9 @@ impl Book {
         // whatever order they arrive in.
         inst.controls += 1;
         let order = inst.controls;
-        let peers: BTreeSet<NodeId> = inst
-            .partitions
-            .iter()
-            .filter(|p| p.abandoned().is_none())
-            .map(|p| p.peer.clone())
-            .collect();
+        // A partition given up on is told too: its node may still run a loop's later pass
+        // of its activities (a withdrawal ends only the pass it names).
+        let peers: BTreeSet<NodeId> = inst.partitions.iter().map(|p| p.peer.clone()).collect();
         let mut effects: Vec<Effect> = peers
             .iter()
             .filter_map(|peer| self.nodes.get(peer))

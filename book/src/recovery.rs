@@ -7,8 +7,8 @@
 use std::collections::{BTreeMap, BTreeSet};
 
 use mobiwf_proto::{
-    ActivityId, ActivityState, Message, NodeId, NodeName, Outcome, PartitionId, StateSet, Withdraw,
-    cancelled_by_design,
+    ActivityId, ActivityState, Message, NodeId, NodeName, Outcome, PartitionId, Pass, StateSet,
+    Withdraw, cancelled_by_design,
 };
 use mobiwf_xml_schema::{Activity, Contingency, WorkflowDefinition, routed_to};
 
@@ -243,6 +243,7 @@ pub(crate) fn abandon(
         .filter(|a| a.partition == Some(partition_id) && !a.state().is_final())
         .map(|a| a.id)
         .collect();
+    let passes = passes_of(inst, &ids);
     ctx.log(
         inst,
         None,
@@ -260,10 +261,20 @@ pub(crate) fn abandon(
                 partition: partition_id,
                 activities: ids.clone(),
                 reason: reason.to_owned(),
+                passes,
             }),
         );
     }
     end_given_up(inst, ctx, ids, reason);
+}
+
+/// The pass the controller knows each of `ids` in, where it is not the first: what a
+/// withdrawal of them names, so that their node withdraws that pass and no later one.
+fn passes_of(inst: &Instance, ids: &[ActivityId]) -> BTreeMap<ActivityId, Pass> {
+    ids.iter()
+        .filter_map(|&id| view(inst, id).map(|v| (id, v.pass)))
+        .filter(|(_, pass)| !pass.is_first())
+        .collect()
 }
 
 /// Ends activities `ids` of a partition given up on for `reason`, predecessors first, so that
@@ -327,6 +338,7 @@ pub(crate) fn withdraw(inst: &mut Instance, ctx: &mut Ctx<'_>, id: ActivityId, r
                 partition: p,
                 activities: vec![id],
                 reason: reason.to_owned(),
+                passes: passes_of(inst, &[id]),
             }),
         );
     }

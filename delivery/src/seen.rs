@@ -61,13 +61,38 @@ impl ByRecord {
     /// The verdict once it is known whether the store records the id as applied (`stored`):
     /// a recorded id is a duplicate; one not recorded is new unless it is too far ahead.
     pub fn verdict(self, stored: bool) -> Verdict {
-        if stored {
+        if stored && !broken::lets_duplicates_through() {
             Verdict::Duplicate
         } else if self.too_far {
             Verdict::TooFarAhead
         } else {
             Verdict::New
         }
+    }
+}
+
+/// The guard broken on purpose, to show that the simulator catches a broken guard (its test
+/// `sim/tests/broken_guard.rs`): with the `broken-dedup` feature, a switch (off unless a test
+/// turns it on) makes a message applied before new again (below the floor, applied earlier in
+/// the group, or recorded). Without the feature there is no switch, and the guard always
+/// holds.
+pub mod broken {
+    #[cfg(feature = "broken-dedup")]
+    static LET_THROUGH: std::sync::atomic::AtomicBool = std::sync::atomic::AtomicBool::new(false);
+
+    /// From now on, in this whole process, a message recorded as applied is applied again
+    /// (`on`), or the guard holds again.
+    #[cfg(feature = "broken-dedup")]
+    pub fn let_duplicates_through(on: bool) {
+        LET_THROUGH.store(on, std::sync::atomic::Ordering::SeqCst);
+    }
+
+    /// Whether the guard is broken now.
+    pub(crate) fn lets_duplicates_through() -> bool {
+        #[cfg(feature = "broken-dedup")]
+        return LET_THROUGH.load(std::sync::atomic::Ordering::SeqCst);
+        #[cfg(not(feature = "broken-dedup"))]
+        false
     }
 }
 
@@ -111,7 +136,8 @@ impl Ledger {
         let raise = (wanted > floor).then(|| self.raise(id, floor, wanted));
         let floor = floor.max(wanted);
         self.floors.insert(sender(id), floor);
-        let look = if id.seq < floor || self.applied.contains(id) {
+        let seen = id.seq < floor || self.applied.contains(id);
+        let look = if seen && !broken::lets_duplicates_through() {
             Look::Decided(Verdict::Duplicate)
         } else {
             Look::ByRecord(ByRecord {

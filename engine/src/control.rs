@@ -6,7 +6,7 @@
 use std::collections::BTreeMap;
 
 use mobiwf_proto::{
-    ActivityId, CANCELLED_BY_OPERATOR, Control, InstanceId, NodeId, completed_reason,
+    ActivityId, CANCELLED_BY_OPERATOR, Control, InstanceId, NodeId, Withdraw, completed_reason,
 };
 
 use crate::lifecycle::{Event, Life, PausedFrom};
@@ -15,20 +15,24 @@ use crate::run::RunKey;
 use crate::{Effect, Engine};
 
 impl Engine {
-    /// The controller decided that `activities` failed.
-    pub(crate) fn withdraw(
-        &mut self,
-        instance: InstanceId,
-        activities: Vec<ActivityId>,
-        reason: String,
-        effects: &mut Vec<Effect>,
-    ) {
+    /// The controller decided that `activities` failed, each in the pass the withdrawal names
+    /// (that pass and any earlier one still here are withdrawn, a later one is not).
+    pub(crate) fn withdraw(&mut self, w: Withdraw, effects: &mut Vec<Effect>) {
+        let instance = w.instance;
         let known = self.known.entry(instance).or_default();
-        for activity in activities {
-            known
-                .withdrawn
-                .entry(activity)
-                .or_insert_with(|| reason.clone());
+        for &activity in &w.activities {
+            // The first word about a pass stands; one about a later pass replaces it.
+            let pass = w.pass_of(activity);
+            let was = known.withdrawn_passes.get(&activity).copied();
+            if known.withdrawn.contains_key(&activity) && pass <= was.unwrap_or_default() {
+                continue;
+            }
+            known.withdrawn.insert(activity, w.reason.clone());
+            if pass.is_first() {
+                known.withdrawn_passes.remove(&activity);
+            } else {
+                known.withdrawn_passes.insert(activity, pass);
+            }
         }
         self.touch_known(instance);
         self.advance_instance(instance, effects);
@@ -135,7 +139,7 @@ impl Engine {
                 Event::Cancel {
                     detail: completed_reason(by),
                 }
-            } else if let Some(reason) = known.withdrawn.get(&act.id) {
+            } else if let Some(reason) = known.withdrawal(act.id, p.pass) {
                 Event::Withdraw {
                     detail: format!("withdrawn by the controller: {reason}"),
                 }

@@ -38,6 +38,10 @@ pub struct Known {
     /// Activities the controller withdrew (it decided they failed), with its reason; kept here
     /// so that a withdrawal that overtakes its partition's deployment still applies.
     pub withdrawn: BTreeMap<ActivityId, String>,
+    /// The pass each withdrawal of `withdrawn` names, where it is not the first (absent: the
+    /// first, as stored before loops): a later pass of the activity is not withdrawn.
+    #[serde(default, skip_serializing_if = "BTreeMap::is_empty")]
+    pub withdrawn_passes: BTreeMap<ActivityId, mobiwf_proto::Pass>,
     /// An operator interrupted the instance: nothing new starts until it is resumed.
     pub interrupted: bool,
     /// An operator cancelled the instance: everything not finished is cancelled.
@@ -83,6 +87,13 @@ fn is_zero(n: &u64) -> bool {
 }
 
 impl Known {
+    /// The reason `id` was withdrawn for, when it was in `pass` or a later one (a withdrawal
+    /// names the pass the controller decided; an earlier pass still here is over too).
+    pub fn withdrawal(&self, id: ActivityId, pass: mobiwf_proto::Pass) -> Option<&String> {
+        let withdrawn = self.withdrawn_passes.get(&id).copied().unwrap_or_default();
+        self.withdrawn.get(&id).filter(|_| pass <= withdrawn)
+    }
+
     /// The activity whose outcome stands for `id`: itself, or the end of its substitution
     /// chain. `None` when the chain is longer than [`MAX_SUBSTITUTIONS`] (or loops). This is
     /// the engine's only walk along a substitution chain; every other use of `replaced` looks

@@ -298,7 +298,7 @@ impl Engine {
             Input::Notified(notified) => self.notified_by(notified, fx)?,
             Input::StateChanged(changed) => self.changed_by(changed, fx)?,
             Input::Fetched { instance, file } => self.fetched(instance, &file, fx),
-            Input::Withdraw(w) => self.withdraw(w.instance, w.activities, w.reason, fx),
+            Input::Withdraw(w) => self.withdraw(w, fx),
             Input::Substitute {
                 instance,
                 replaced,

@@ -197,6 +197,46 @@ impl Engine {
         self.advance_instance(instance, effects);
     }
 
+    /// This node's activities of `key` that ended their pass after a later one began (its
+    /// [`NewPass`] came while they had not ended theirs: their node had not heard yet that
+    /// the controller decided it, say) begin that later pass now, as `begin_pass` would have
+    /// had them. True when one did.
+    pub(crate) fn catch_up_passes(&mut self, key: RunKey) -> bool {
+        let (Some(known), Some(run)) = (self.known.get(&key.instance), self.runs.get(&key)) else {
+            return false;
+        };
+        let behind: Vec<(ActivityId, Pass)> = known
+            .passes
+            .iter()
+            .filter(|(a, pass)| {
+                run.progress(**a).is_some_and(|p| {
+                    p.pass < **pass
+                        && matches!(p.life(), Life::Succeeded { .. } | Life::Failed { .. })
+                })
+            })
+            .map(|(a, pass)| (*a, *pass))
+            .collect();
+        if behind.is_empty() {
+            return false;
+        }
+        let now_ms = mobiwf_proto::Millis::from_micros(self.now_us).as_u64();
+        let mut moved = false;
+        for (a, pass) in behind {
+            if self.step(key, a, Event::NewPass)
+                && let Some(run) = self.runs.get_mut(&key)
+            {
+                run.set_pass(a, pass, now_ms);
+                // Its partition is not done any more: its result is sent again when it is.
+                run.reported = false;
+                moved = true;
+            }
+        }
+        if moved {
+            self.touch_run(key);
+        }
+        moved
+    }
+
     /// A word about `activity` of `instance` in `pass`: false when it is stale (an earlier
     /// pass than this node knows of); a later pass forgets what was heard of the earlier.
     pub(crate) fn word_pass(

@@ -93,6 +93,11 @@ impl Engine {
     /// nothing changes; then sends the partition result if the partition is done.
     pub(crate) fn advance(&mut self, key: RunKey, effects: &mut Vec<Effect>) {
         self.end_by_order(key, effects);
+        // A pass that ended here after a later one began (`catch_up_passes`) may be withdrawn
+        // too.
+        if self.catch_up_passes(key) {
+            self.end_by_order(key, effects);
+        }
         // Only a missing file or a grant not taken yet (its instance was interrupted) keeps
         // an activity synchronizing that may go on (`fetched` admits it when the last file
         // arrives): without either, this costs a lookup and a look at the run's classes.

@@ -32,6 +32,7 @@ impl Engine {
             known.flags.remove(a);
             known.routed.remove(a);
             known.withdrawn.remove(a);
+            known.withdrawn_passes.remove(a);
         }
         // The instance runs again: an interruption it ended under is over.
         known.interrupted = false;

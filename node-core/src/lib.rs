@@ -13,11 +13,13 @@
 //! Layout: this file holds the core and its dispatch, one call per input; `input` the inputs
 //! and what they come to; `translate` what a message means and who may send it; `local` the
 //! rounds of messages between the engine and the desk on this node; `people` users' claims,
-//! presence and copies for offline work; `link` the peers that cannot be reached.
+//! presence and copies for offline work; `link` the peers that cannot be reached; `lease` how
+//! the node counts a grant's lease on its round trips with the controller.
 
 #[cfg(any(test, feature = "fixtures"))]
 pub mod fixtures;
 mod input;
+pub mod lease;
 mod link;
 mod local;
 mod people;
@@ -37,6 +39,7 @@ use mobiwf_proto::{Compensated, InstanceId, Location, Millis, NodeId, NodeName};
 pub use input::{
     ClaimOutcome, CommandEnd, Level, NodeInput, Note, Outgoing, PersonEnd, Refused, Reply,
 };
+pub use lease::RoundTrips;
 pub use local::MAX_LOCAL_ROUNDS;
 pub use translate::{NotTaken, check_locations};
 

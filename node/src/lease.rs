@@ -28,14 +28,17 @@
 //! (`people_out`).
 //!
 //! A command without a class has no lease file and no watchdog.
+//!
+//! How the round trips are counted, and when a lease file moves, are pure decisions
+//! (`mobiwf_node_core::lease`), shared with the simulator; this module keeps the files.
 
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
-use std::sync::atomic::{AtomicU64, Ordering};
-use std::sync::{Arc, Mutex, Weak};
+use std::sync::{Arc, Mutex, MutexGuard, Weak};
 use std::time::Duration;
 
 use mobiwf_engine::RunKey;
+use mobiwf_node_core::lease::{self, AtHold, RoundTrips};
 use mobiwf_proto::{ActivityId, Probe};
 use tokio::sync::mpsc;
 
@@ -46,9 +49,6 @@ pub const LEASE_FILE: &str = "lease";
 /// trip with the controller.
 pub const LEASE_REFRESH: Duration = Duration::from_millis(100);
 
-/// How many answers to probes whose echo has not come yet are remembered (the latest).
-const ANSWERS_KEPT: usize = 64;
-
 /// The lease files of the running held commands, and the node's round trips with its
 /// controller.
 #[derive(Clone, Default)]
@@ -56,11 +56,8 @@ pub struct Leases(Arc<Inner>);
 
 #[derive(Default)]
 struct Inner {
-    /// The latest time the node sent something the controller is known to have received, in
-    /// ms since the epoch (0: nothing since the start).
-    confirmed_ms: AtomicU64,
-    /// When the node answered each of its controller's latest probes, by the probe's number.
-    answered: Mutex<BTreeMap<u64, u64>>,
+    /// The node's round trips with its controller (the pure count, `mobiwf_node_core::lease`).
+    trips: Mutex<RoundTrips>,
     /// The run directories of the running held commands.
     held: Mutex<BTreeMap<PathBuf, Held>>,
     /// The persons' activities holding a grant, offered or taken.
@@ -93,9 +90,7 @@ struct Held {
 impl Held {
     /// Until when it may run with the round trips confirmed up to `confirmed_ms`.
     fn due(&self, confirmed_ms: u64) -> u64 {
-        confirmed_ms
-            .max(self.asked_ms)
-            .saturating_add(self.lease_ms)
+        lease::lease_until(confirmed_ms, self.asked_ms, self.lease_ms)
     }
 }
 
@@ -114,40 +109,32 @@ impl Leases {
         Leases::default()
     }
 
-    fn lock(&self) -> std::sync::MutexGuard<'_, BTreeMap<PathBuf, Held>> {
+    fn lock(&self) -> MutexGuard<'_, BTreeMap<PathBuf, Held>> {
         // A panic elsewhere while holding it left a map that is still whole.
         self.0.held.lock().unwrap_or_else(|e| e.into_inner())
+    }
+
+    fn trips(&self) -> MutexGuard<'_, RoundTrips> {
+        // As `lock`: every change of the count is whole.
+        self.0.trips.lock().unwrap_or_else(|e| e.into_inner())
     }
 
     /// The controller is known to have received what the node sent at `sent_ms` (ms since
     /// the epoch, this node's clock).
     pub fn confirm(&self, sent_ms: u64) {
-        self.0.confirmed_ms.fetch_max(sent_ms, Ordering::Relaxed);
+        self.trips().confirm(sent_ms);
     }
 
     /// The latest time the node sent something the controller is known to have received (0:
     /// nothing since the node started).
     pub fn confirmed_ms(&self) -> u64 {
-        self.0.confirmed_ms.load(Ordering::Relaxed)
+        self.trips().confirmed_ms()
     }
 
     /// The controller's probe came at `now_ms` and is answered: its number is noted with that
     /// time, and the answer its echo names, if noted, is confirmed (sent at its noted time).
     pub fn probed(&self, probe: Probe, now_ms: u64) {
-        let mut answered = self.0.answered.lock().unwrap_or_else(|e| e.into_inner());
-        if probe.echo != 0
-            && let Some(&sent) = answered.get(&probe.echo)
-        {
-            self.confirm(sent);
-            // Those numbered up to it can only confirm earlier times now.
-            answered.retain(|seq, _| *seq > probe.echo);
-        }
-        if probe.seq != 0 {
-            answered.insert(probe.seq, now_ms);
-            while answered.len() > ANSWERS_KEPT {
-                answered.pop_first();
-            }
-        }
+        self.trips().probed(probe, now_ms);
     }
 
     /// A held command runs (or is watched again after a restart) in `dir` under a lease of
@@ -168,10 +155,10 @@ impl Leases {
             asked_ms,
             until_ms: 0,
         };
-        let until = held.due(self.confirmed_ms());
-        held.until_ms = match read_until(dir) {
-            Some(w) if w >= until || w < now_ms => w,
-            _ => {
+        let due = held.due(self.confirmed_ms());
+        held.until_ms = match lease::at_hold(read_until(dir), due, now_ms) {
+            AtHold::Keep(w) => w,
+            AtHold::Write(until) => {
                 write_until(dir, until)?;
                 until
             }
@@ -192,10 +179,9 @@ impl Leases {
         let mut problems = Vec::new();
         let mut held = self.lock();
         for (dir, h) in held.iter_mut() {
-            let until = h.due(confirmed);
-            if until <= h.until_ms || now_ms > h.until_ms {
+            let Some(until) = lease::renewed(h.until_ms, h.due(confirmed), now_ms) else {
                 continue;
-            }
+            };
             match write_until(dir, until) {
                 Ok(()) => h.until_ms = until,
                 Err(e) => problems.push(e),
@@ -220,11 +206,11 @@ impl Leases {
     /// The persons' activities whose lease ran out at `now_ms` (no round trip with the
     /// controller within it), each told once: they are no longer watched.
     pub fn people_out(&self, now_ms: u64) -> Vec<PersonOut> {
-        let confirmed = self.confirmed_ms();
+        let trips = self.trips().clone();
         let mut people = self.0.people.lock().unwrap_or_else(|e| e.into_inner());
         let out: Vec<PersonOut> = people
             .iter()
-            .filter(|(_, h)| confirmed.max(h.asked_ms).saturating_add(h.lease_ms) < now_ms)
+            .filter(|(_, h)| trips.person_out(h.asked_ms, h.lease_ms, now_ms))
             .map(|(k, _)| *k)
             .collect();
         for k in &out {

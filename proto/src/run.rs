@@ -5,12 +5,14 @@
 //! apart from `wire`, so that the node's core passes them along whole; each is the content of
 //! its [`crate::Message`] variant, and its bytes are the ones that variant always had.
 
+use std::collections::BTreeMap;
+
 use serde::{Deserialize, Serialize};
 
 use crate::data::{Datum, FileBody};
 use crate::inputs::InstanceInputs;
 use crate::wire::{Control, Outcome};
-use crate::{ActivityId, InstanceId, Location, NodeId, PartitionId, StateSet, UserId};
+use crate::{ActivityId, InstanceId, Location, NodeId, PartitionId, Pass, StateSet, UserId};
 
 /// Controller → node: run this partition of this instance ([`crate::Message::Deploy`]).
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
@@ -141,6 +143,18 @@ pub struct Withdraw {
     pub activities: Vec<ActivityId>,
     /// Why.
     pub reason: String,
+    /// The pass of each activity the controller decided, where it is not the first (left out
+    /// then, as before loops): a later pass of the activity, which a loop's body may run on
+    /// its node after the decision, is not withdrawn.
+    #[serde(default, skip_serializing_if = "BTreeMap::is_empty")]
+    pub passes: BTreeMap<ActivityId, Pass>,
+}
+
+impl Withdraw {
+    /// The pass of `activity` this withdrawal is about.
+    pub fn pass_of(&self, activity: ActivityId) -> Pass {
+        self.passes.get(&activity).copied().unwrap_or_default()
+    }
 }
 
 /// Controller → node: activity `replaced` failed and contingency activity `by` runs in its
@@ -178,4 +192,37 @@ pub struct ControlInstance {
 #[allow(clippy::trivially_copy_pass_by_ref)]
 fn is_zero(n: &u64) -> bool {
     *n == 0
+}
+
+#[cfg(test)]
+mod tests {
+    #![allow(clippy::unwrap_used)]
+    use super::*;
+
+    #[test]
+    fn a_withdrawal_names_a_later_pass_and_one_without_is_about_the_first() {
+        // As written before loops: about the first pass of each activity.
+        let old = r#"{"instance":7,"partition":2,"activities":[3,4],"reason":"too slow"}"#;
+        let w: Withdraw = serde_json::from_str(old).unwrap();
+        assert_eq!(w.pass_of(ActivityId(3)), Pass::FIRST);
+        assert_eq!(
+            serde_json::to_string(&w).unwrap(),
+            old,
+            "its bytes unchanged"
+        );
+        let later = Withdraw {
+            passes: [(ActivityId(4), Pass(3))].into_iter().collect(),
+            ..w
+        };
+        let line = serde_json::to_string(&later).unwrap();
+        assert_eq!(
+            line,
+            r#"{"instance":7,"partition":2,"activities":[3,4],"reason":"too slow","passes":{"4":3}}"#
+        );
+        let back: Withdraw = serde_json::from_str(&line).unwrap();
+        assert_eq!(
+            (back.pass_of(ActivityId(3)), back.pass_of(ActivityId(4))),
+            (Pass::FIRST, Pass(3))
+        );
+    }
 }

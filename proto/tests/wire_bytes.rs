@@ -172,6 +172,7 @@ fn samples() -> Vec<Message> {
             partition: PartitionId(2),
             activities: vec![ActivityId(3)],
             reason: "too slow".into(),
+            passes: std::collections::BTreeMap::new(),
         }),
         Message::Substitute(Substitute {
             instance: InstanceId(7),

@@ -1,6 +1,7 @@
 //! The invariants, checked after every step on what the step changed, and once faults stop on
 //! everything (`settled`):
 //!
+//! - a message is applied at most once by its receiver (once its group is written);
 //! - an activity's command try starts once, on one node (its run directory is claimed once,
 //!   and no other node runs the same try of the same activity);
 //! - nothing final changes: an activity's final state on its node, for its pass; an activity's
@@ -14,11 +15,11 @@
 //! - once faults stop, within a bound: every instance is final, every outbox empty, no
 //!   command runs, and every user's worklist on their device agrees with the items' hosts.
 
-use std::collections::BTreeMap;
+use std::collections::{BTreeMap, BTreeSet};
 
 use mobiwf_book::{Instance, InstanceState, SyncRecord};
 use mobiwf_engine::{CopyLife, Item, RunKey};
-use mobiwf_proto::{ActivityId, ActivityRecord, InstanceId};
+use mobiwf_proto::{ActivityId, ActivityRecord, InstanceId, MessageId};
 use mobiwf_xml_schema::{ClassDocument, ClassName};
 
 use crate::node::executor::{RunDir, RunKind};
@@ -38,6 +39,7 @@ pub struct Checks {
     pub instances: BTreeMap<InstanceId, InstanceState>,
     running: BTreeMap<(Pid, RunDir), (Option<ClassName>, u64)>,
     tries: BTreeMap<(InstanceId, ActivityId, RunKind), Pid>,
+    applied: BTreeSet<(Pid, MessageId)>,
     /// Messages refused by their receivers, in words (worth a look, not a violation).
     pub refusals: Vec<String>,
 }
@@ -46,6 +48,19 @@ impl Checks {
     /// Something broke.
     pub fn fail(&mut self, what: String) {
         self.violations.push(what);
+    }
+
+    /// Machine `pid` wrote a group that applied the messages `ids`: none applied before.
+    pub fn applied(&mut self, pid: Pid, ids: &[MessageId]) {
+        for id in ids {
+            if !self.applied.insert((pid, id.clone())) {
+                let what = format!(
+                    "a message applied twice on machine {pid}: #{} of {} (incarnation {})",
+                    id.seq, id.origin, id.incarnation
+                );
+                self.fail(what);
+            }
+        }
     }
 
     /// A command started on machine `pid` (its class, if any) at `now`.
@@ -270,6 +285,22 @@ mod tests {
         // Another machine's run of the same activity is its own.
         checks.node_wrote(2, &[(key(), vec![record(ActivityState::Failed)])], &[]);
         assert_eq!(checks.violations.len(), 1);
+    }
+
+    #[test]
+    fn a_message_applied_twice_by_its_receiver_is_caught() {
+        let mut checks = Checks::default();
+        let id = |seq| MessageId {
+            origin: mobiwf_proto::NodeId::new("a"),
+            incarnation: 1,
+            seq,
+        };
+        checks.applied(1, &[id(1), id(2)]);
+        // Another receiver applies it once too.
+        checks.applied(2, &[id(1)]);
+        assert!(checks.violations.is_empty(), "{:?}", checks.violations);
+        checks.applied(1, &[id(3), id(2)]);
+        assert_eq!(checks.violations.len(), 1, "{:?}", checks.violations);
     }
 
     #[test]

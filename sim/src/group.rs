@@ -115,6 +115,8 @@ pub struct Group {
     pub outgoing: Vec<Outgoing>,
     /// Answered entries this group removed (an owner that removes them itself).
     pub answered: Vec<(NodeId, u64)>,
+    /// The ids of the messages it applied, for the checks.
+    pub applied: Vec<MessageId>,
 }
 
 impl Group {
@@ -158,6 +160,7 @@ impl Group {
         match apply(&from, &id, message) {
             Ok(()) => {
                 self.batch.put(id.seen_key(), Vec::new());
+                self.applied.push(id.clone());
                 self.ledger.applied(id);
                 self.acks.push((reply, Some(Reply::Ack)));
                 Received::Applied

@@ -1,11 +1,11 @@
-//! The CI-sized campaign: a few hundred seeds of the simulator, each a mesh with its workload
+//! The CI-sized campaign: a thousand seeds of the simulator, each a mesh with its workload
 //! and faults drawn from the seed, every invariant checked after every step and everything
 //! settled once the faults stop. A failing seed is named with what broke and the end of its
 //! trace; `cargo run -p mobiwf-sim -- --seed S` shows its whole trace. (Split in parts so that
 //! the test threads share them.)
 
 /// Seeds per part, and parts.
-const PER_PART: u64 = 60;
+const PER_PART: u64 = 200;
 const PARTS: u64 = 5;
 
 /// Seeds left out because they find a bug known and not fixed yet (`regressions.rs` keeps

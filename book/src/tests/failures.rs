@@ -53,6 +53,7 @@ scenarios! {
                         partition: PartitionId(1),
                         activities: vec![ActivityId(1)],
                         reason: WHY.to_owned(),
+                        passes: std::collections::BTreeMap::new(),
                     })
                 ),
                 // Contingency -1: the successor elsewhere is blocked.
@@ -453,6 +454,7 @@ scenarios! {
                         partition: PartitionId(3),
                         activities: vec![ActivityId(9)],
                         reason: why.to_owned(),
+                        passes: std::collections::BTreeMap::new(),
                     })
                 ),
                 (

@@ -67,6 +67,29 @@ scenarios! {
         }
     }
 
+    fn a_given_up_partitions_node_is_told_too() {
+        // A loop's later pass may still run on the node of a partition given up on: it hears
+        // the operator's controls as every other partner does.
+        let mut b = three_nodes();
+        submit(&mut b, &chain(0)).expect("submit");
+        suspect(&mut b, T0 + 500, "peerA");
+        assert_eq!(partition_view(&b, 1).abandoned(), Some(WHY));
+        for (at, action) in [(1000, Control::Interrupt), (2000, Control::Resume)] {
+            let input = Input::Control {
+                instance: InstanceId(1),
+                action,
+            };
+            let applied = b.apply(T0 + at, input).expect("control");
+            let told: Vec<String> = sent(&applied)
+                .into_iter()
+                .filter(|(_, m)| matches!(m, Message::Control(_)))
+                .map(|(peer, _)| peer)
+                .collect();
+            assert_eq!(told, vec!["peerA".to_owned(), "peerB".to_owned()], "{action:?}");
+            assert!(story(&b).contains(&Event::Operator { action, told: 2 }));
+        }
+    }
+
     fn an_operator_cancels_an_instance_its_activities_are_cancelled_and_it_is_over() {
         let mut b = three_nodes();
         submit(&mut b, &chain(-1)).expect("submit");

@@ -40,6 +40,7 @@ scenarios! {
                     partition: PartitionId(1),
                     activities: vec![ActivityId(1)],
                     reason: why.to_owned(),
+                    passes: std::collections::BTreeMap::new(),
                 })
             )
         );
@@ -118,6 +119,7 @@ scenarios! {
                     partition: PartitionId(1),
                     activities: vec![ActivityId(1)],
                     reason: why.to_owned(),
+                    passes: std::collections::BTreeMap::new(),
                 })
             )
         );

@@ -305,4 +305,73 @@ scenarios! {
         assert_eq!(executes(&fx), vec![(2, 1)]);
         assert_eq!((pass_of(&e, 2), pass_of(&e, 3)), (Pass(2), Pass(2)));
     }
+
+    fn a_withdrawal_names_its_pass_and_a_later_pass_still_runs() {
+        // The controller gave up on the head's partition and decided the head's first pass
+        // failed; the loop ran on elsewhere. Its withdrawal comes first, then the new pass.
+        let (mut p1, _, _) = first_pass();
+        let fx = withdraw(&mut p1, 1300, 70, &[2], "partner stopped answering");
+        assert!(kills(&fx).is_empty(), "the first pass is over here");
+        let fx = deliver(&mut p1, 1400, Message::NewPass(head_pass(2)));
+        assert_eq!(executes(&fx), vec![(2, 1)], "the second pass is not withdrawn");
+        assert_eq!(pass_of(&p1, 2), Pass(2));
+        assert_eq!(state(&p1, 70, 2), ActivityState::Running);
+        // A withdrawal of the second pass withdraws it.
+        let fx = withdraw_in(&mut p1, 1500, 2, Pass(2));
+        assert_eq!(kills(&fx), vec![(2, 1)]);
+        assert_eq!(state(&p1, 70, 2), ActivityState::Failed);
+        // A late copy of the first pass's withdrawal, after a third pass began, withdraws
+        // nothing.
+        let fx = deliver(&mut p1, 1600, Message::NewPass(head_pass(3)));
+        assert_eq!(executes(&fx), vec![(2, 2)]);
+        let fx = withdraw(&mut p1, 1700, 70, &[2], "partner stopped answering");
+        assert!(kills(&fx).is_empty());
+        assert_eq!((state(&p1, 70, 2), pass_of(&p1, 2)), (ActivityState::Running, Pass(3)));
+    }
+
+    fn a_pass_that_began_before_this_node_ended_its_own_begins_once_it_does() {
+        // The head still runs its first pass, which the controller decided (failed, its
+        // successors released): the loop's new pass comes before the withdrawal.
+        let mut p1 = Engine::new();
+        deploy(&mut p1, 70, 1, &head_side());
+        let fx = ended(&mut p1, 1100, 70, 1, true, 0);
+        assert_eq!(executes(&fx), vec![(2, 0)]);
+        let fx = deliver(&mut p1, 1200, Message::NewPass(head_pass(2)));
+        assert!(executes(&fx).is_empty(), "the first pass is left to run");
+        assert_eq!(pass_of(&p1, 2), Pass::FIRST);
+        // The withdrawal of the first pass ends it, and the second begins at once.
+        let fx = withdraw(&mut p1, 1300, 70, &[2], "partner stopped answering");
+        assert_eq!(kills(&fx), vec![(2, 0)]);
+        assert_eq!(executes(&fx), vec![(2, 1)]);
+        assert_eq!((state(&p1, 70, 2), pass_of(&p1, 2)), (ActivityState::Running, Pass(2)));
+        // Its end is told to the loop's end, naming the second pass.
+        let fx = ended(&mut p1, 1400, 70, 2, true, 1);
+        let Message::Notify(n) = only_word(&fx) else { panic!("{fx:?}") };
+        assert_eq!(n.pass, Pass(2));
+    }
+}
+
+/// The loop's end tells the head's node that pass `pass` began.
+fn head_pass(pass: u32) -> NewPass {
+    NewPass {
+        instance: InstanceId(70),
+        by: ActivityId(3),
+        pass: Pass(pass),
+        activities: vec![ActivityId(2), ActivityId(3)],
+        data: Vec::new(),
+        files: Vec::new(),
+        holder: None,
+    }
+}
+
+/// The controller withdraws `activity` of instance 70 in `pass`.
+fn withdraw_in(e: &mut Engine, now_ms: u64, activity: u64, pass: Pass) -> Vec<Effect> {
+    let input = Input::Withdraw(mobiwf_proto::Withdraw {
+        instance: InstanceId(70),
+        partition: PartitionId(1),
+        activities: vec![ActivityId(activity)],
+        reason: "partner stopped answering".to_owned(),
+        passes: [(ActivityId(activity), pass)].into_iter().collect(),
+    });
+    at(e, now_ms, input)
 }

@@ -338,6 +338,7 @@ fn withdraw(
         partition: PartitionId(1),
         activities: activities.iter().copied().map(ActivityId).collect(),
         reason: reason.to_owned(),
+        passes: std::collections::BTreeMap::new(),
     });
     at(e, now_ms, input)
 }

@@ -387,6 +387,7 @@ fn input_of(op: &Op, docs: &[(u64, u64, String)]) -> Option<Input> {
             partition: PartitionId(1),
             activities: vec![ActivityId(a)],
             reason: "too slow".to_owned(),
+            passes: std::collections::BTreeMap::new(),
         }),
         Op::Substitute(i, replaced, by) => Input::Substitute {
             peer: None,

@@ -254,6 +254,7 @@ impl World {
                 partition: PartitionId(1),
                 activities: vec![ActivityId(a)],
                 reason: "too slow".to_owned(),
+                passes: std::collections::BTreeMap::new(),
             }),
             Op::Cancel(i) => Input::Control(ControlInstance {
                 instance: InstanceId(i),

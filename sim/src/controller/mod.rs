@@ -87,11 +87,17 @@ pub struct ControllerProc {
 
 impl ControllerProc {
     /// The controller as its disk left it (`daemon::book_of`): the lease half the suspicion
-    /// time; `fresh` is the incarnation a new store gets.
-    pub fn start(me: NodeId, disk: &mut Disk, fresh: u64) -> Result<ControllerProc, String> {
+    /// time; `fresh` is the incarnation a new store gets, `first_seq` the number its failure
+    /// detector's probes count on from (its start, µs on its clock).
+    pub fn start(
+        me: NodeId,
+        disk: &mut Disk,
+        fresh: u64,
+        first_seq: u64,
+    ) -> Result<ControllerProc, String> {
         let book = store::load(disk)?.with_lease_ms(SUSPECT_AFTER_US / 1000 / 2);
         let seq = Sequencer::load(disk, me.clone(), fresh);
-        let mut detector = Detector::default();
+        let mut detector = Detector::numbered_from(first_seq);
         detector.watched = book.watched();
         Ok(ControllerProc {
             book,

@@ -165,9 +165,10 @@ impl Runs {
         if let Some(exit) = &entry.exit {
             return Asked::Ended(exit_ended(exit));
         }
-        if let Some(until) = lease {
-            // `Leases::hold`: never moved back.
-            entry.lease_until = Some(entry.lease_until.map_or(until, |w| w.max(until)));
+        if let Some(due) = lease {
+            // `Leases::hold`: never moved back, nor made to run again once it passed.
+            let held = mobiwf_node_core::lease::at_hold(entry.lease_until, due, now_us / 1000);
+            entry.lease_until = Some(held.until_ms());
         }
         if entry.claimed {
             return match entry.process {
@@ -255,12 +256,14 @@ impl Runs {
             .is_some_and(|(p, _)| *p == pid)
     }
 
-    /// The lease file of `dir` is brought up to `until` ms (`Leases::refresh`: never back).
-    pub fn refresh_lease(&mut self, dir: RunDir, until: u64) {
+    /// The lease file of `dir` is brought up to `due` ms at `now_ms` (`Leases::refresh`: never
+    /// back, and never once it passed).
+    pub fn refresh_lease(&mut self, dir: RunDir, due: u64, now_ms: u64) {
         if let Some(entry) = self.dirs.get_mut(&dir)
-            && entry.lease_until.is_some_and(|w| w < until)
+            && let Some(until) = entry.lease_until
+            && let Some(renewed) = mobiwf_node_core::lease::renewed(until, due, now_ms)
         {
-            entry.lease_until = Some(until);
+            entry.lease_until = Some(renewed);
         }
     }
 

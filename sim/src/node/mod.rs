@@ -13,7 +13,9 @@ pub mod store;
 use std::collections::{BTreeMap, BTreeSet};
 
 use mobiwf_engine::{Effect, Lost, Target};
-use mobiwf_node_core::{CommandEnd, Identity, NodeCore, NodeInput, NotTaken, Output, Reply};
+use mobiwf_node_core::{
+    CommandEnd, Identity, NodeCore, NodeInput, NotTaken, Output, Reply, RoundTrips,
+};
 use mobiwf_people::{DeviceProfile, LocalClaim};
 use mobiwf_proto::{ActivityTypeId, Location, Message, Millis, NodeId, NodeName, Register, UserId};
 
@@ -80,10 +82,10 @@ pub struct NodeProc {
     pub outbox: Outbox,
     /// The events waiting for the next group.
     pub pending: Vec<NodeEvent>,
-    /// When the controller was last heard, ms (`Leases::heard`).
-    pub heard_ms: u64,
-    /// The held commands whose lease files it keeps up, with their lease (ms).
-    pub held: BTreeMap<RunDir, u64>,
+    /// Its round trips with the controller (`Leases`: in memory, none at a start).
+    pub trips: RoundTrips,
+    /// The held commands whose lease files it keeps up, with their lease.
+    pub held: BTreeMap<RunDir, Hold>,
     /// The executions whose end it waits for.
     pub watching: BTreeSet<RunDir>,
     /// Its lease refresher runs (while it holds commands).
@@ -91,6 +93,16 @@ pub struct NodeProc {
     /// What its last group did, for the trace.
     pub log: Vec<String>,
     config: NodeConfig,
+}
+
+/// The lease a held command runs under (`executor::Hold`).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Hold {
+    /// The grant's lease, ms.
+    pub lease_ms: u64,
+    /// When the request the grant answers was asked (ms since the epoch, the node's clock; 0:
+    /// not known): the lease counts from there at the latest.
+    pub asked_ms: u64,
 }
 
 /// What a group came to, for the world to carry out once it is written.
@@ -132,7 +144,7 @@ impl NodeProc {
             seq,
             outbox: Outbox::new(config.peer.clone(), true),
             pending: Vec::new(),
-            heard_ms: 0,
+            trips: RoundTrips::new(),
             held: BTreeMap::new(),
             watching: BTreeSet::new(),
             refreshing: false,
@@ -255,6 +267,7 @@ impl NodeProc {
                 self.log
                     .push(format!("claim {request} answered: {verdict:?}"));
             }
+            self.unfence_killed(&out.effects);
             after.effects.extend(out.effects);
         }
         Ok(reply)
@@ -271,8 +284,12 @@ impl NodeProc {
         after: &mut After,
     ) -> Result<(), String> {
         let from = inbound.from.clone();
-        if from == self.config.controller {
-            self.heard_ms = self.heard_ms.max(Millis::from_micros(now).as_u64());
+        // `NodeActor::note_probe`: only the controller's probes count, and only once a later
+        // one echoes their answer; no other word renews a lease.
+        if from == self.config.controller
+            && let Message::Probe(probe) = &inbound.envelope.message
+        {
+            self.trips.probed(*probe, Millis::from_micros(now).as_u64());
         }
         if self.core.is_unreachable(&from) {
             let back = NodeInput::Link {
@@ -316,19 +333,30 @@ impl NodeProc {
         Ok(())
     }
 
-    /// The lease file time a held command of `lease_ms` gets now (`Leases::hold`).
-    pub fn lease_until(&self, lease_ms: u64) -> u64 {
-        self.heard_ms.saturating_add(lease_ms)
+    /// The tries the engine just decided to kill are no longer kept up under their lease,
+    /// from this group on (`NodeActor::unfence_killed`).
+    fn unfence_killed(&mut self, effects: &[Effect]) {
+        for effect in effects {
+            if let (Effect::Kill { .. }, Some((dir, _))) = (effect, NodeProc::run_dir(effect)) {
+                self.held.remove(&dir);
+            }
+        }
+    }
+
+    /// Until when a held command may run with the round trips so far (`Held::due`).
+    pub fn lease_until(&self, hold: Hold) -> u64 {
+        self.trips.lease_until(hold.asked_ms, hold.lease_ms)
     }
 
     /// The run directory an effect names, with the lease it runs under.
-    pub fn run_dir(effect: &Effect) -> Option<(RunDir, Option<u64>)> {
+    pub fn run_dir(effect: &Effect) -> Option<(RunDir, Option<Hold>)> {
         match effect {
             Effect::Execute {
                 key,
                 activity,
                 attempt,
                 lease_ms,
+                asked_ms,
                 ..
             } => Some((
                 RunDir {
@@ -337,7 +365,10 @@ impl NodeProc {
                     activity: *activity,
                     kind: RunKind::Try(*attempt),
                 },
-                *lease_ms,
+                lease_ms.map(|lease_ms| Hold {
+                    lease_ms,
+                    asked_ms: *asked_ms,
+                }),
             )),
             Effect::Compensate { key, activity, .. } => Some((
                 RunDir {

@@ -21,7 +21,9 @@ impl World {
         m.timer_at = None;
         m.book.clear();
         let me = m.peer.clone();
-        let proc = match ControllerProc::start(me, &mut m.disk, fresh) {
+        let first_seq = self.clock_us(CONTROLLER);
+        let m = &mut self.machines[CONTROLLER];
+        let proc = match ControllerProc::start(me, &mut m.disk, fresh, first_seq) {
             Ok(proc) => proc,
             Err(e) => {
                 let line = format!("C: cannot start: {e}");
@@ -96,6 +98,7 @@ impl World {
             self.machines[CONTROLLER].disk.write_synced(batch);
         }
         self.checks.controller_wrote(&changed);
+        self.checks.applied(CONTROLLER, &group.applied);
         if let Some(c) = &self.controller {
             self.checks.holders(c.book.sync_state());
         }
@@ -150,22 +153,17 @@ impl World {
             self.wake_soon(CONTROLLER);
         }
         let me = self.machines[CONTROLLER].peer.clone();
-        for (peer, addrs) in probes {
+        for out in probes {
             let envelope = Envelope::new(
                 MessageId {
                     origin: me.clone(),
                     incarnation: 0,
                     seq: 0,
                 },
-                Message::Probe(mobiwf_proto::sync::Probe::default()),
+                Message::Probe(out.probe),
             );
-            self.request(
-                CONTROLLER,
-                &peer,
-                &addrs,
-                &envelope,
-                Purpose::Probe(peer.clone()),
-            );
+            let purpose = Purpose::Probe(out.peer.clone(), out.probe.seq);
+            self.request(CONTROLLER, &out.peer, &out.addrs, &envelope, purpose);
         }
         self.after(PROBE_EVERY_US, Event::DetectorRound(run));
     }

@@ -31,8 +31,8 @@ pub const BREAK_NOTICED_US: u64 = 10_000_000;
 pub enum Purpose {
     /// A try of outbox entry `seq`.
     Outbox(u64),
-    /// A failure detector's probe of a node.
-    Probe(NodeId),
+    /// A failure detector's probe of a node, by its number.
+    Probe(NodeId, u64),
     /// A question to the controller of where `peer` is, for outbox entry `seq`.
     Locate(u64, NodeId),
 }
@@ -340,7 +340,7 @@ impl World {
         };
         match request.purpose {
             Purpose::Outbox(seq) => self.outbox_tried(request.from, seq, result),
-            Purpose::Probe(peer) => self.probed(&peer, result),
+            Purpose::Probe(peer, seq) => self.probed(&peer, seq, result),
             Purpose::Locate(seq, peer) => self.outbox_located(request.from, seq, &peer, result),
         }
     }

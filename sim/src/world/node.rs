@@ -2,7 +2,7 @@
 //! resumed, the registration written and sent, the running commands asked for again), a group
 //! (applied, written synced, then its messages handed to the outbox, its answers given, its
 //! commands started and killed), and the commands' lives on the machine: their ends, their
-//! watchdogs, and the lease files the node keeps up while it hears from its controller.
+//! watchdogs, and the lease files the node keeps up on its round trips with its controller.
 
 use mobiwf_engine::Effect;
 use mobiwf_proto::DataValue;
@@ -117,6 +117,7 @@ impl World {
         }
         self.checks
             .node_wrote(pid, &after.touched.runs, &after.touched.items);
+        self.checks.applied(pid, &group.applied);
         if self.crash_after_write(pid) {
             return;
         }
@@ -180,16 +181,16 @@ impl World {
 
     /// Runs an execution (`NodeActor::spawn`, `executor::execute`).
     fn spawn(&mut self, pid: Pid, effect: &Effect) {
-        let Some((dir, lease_ms)) = NodeProc::run_dir(effect) else {
+        let Some((dir, hold)) = NodeProc::run_dir(effect) else {
             return;
         };
         let Some(proc) = self.nodes[pid - 1].as_mut() else {
             return;
         };
-        let until = lease_ms.map(|l| proc.lease_until(l));
+        let until = hold.map(|h| proc.lease_until(h));
         let mut refresh = false;
-        if let Some(l) = lease_ms {
-            proc.held.insert(dir, l);
+        if let Some(h) = hold {
+            proc.held.insert(dir, h);
             refresh = !std::mem::replace(&mut proc.refreshing, true);
         }
         proc.watching.insert(dir);
@@ -215,8 +216,8 @@ impl World {
                 let when = ends_at.saturating_add_signed(-self.machines[pid].skew_us);
                 let when = when.saturating_sub(super::EPOCH_US);
                 self.at(when, Event::ProcessEnd(pid, dir, process));
-                if let Some(l) = lease_ms {
-                    let period = (l / 10).clamp(20, 500) * 1000;
+                if let Some(h) = hold {
+                    let period = mobiwf_proto::watchdog_period_ms(h.lease_ms) * 1000;
                     self.after(period, Event::Watchdog(pid, dir, process, period));
                 }
             }
@@ -265,23 +266,25 @@ impl World {
             proc.refreshing = false;
             return;
         }
+        let now_ms = self.clock_ms(pid);
         if let Some(proc) = &self.nodes[pid - 1] {
             let held: Vec<(RunDir, u64)> = proc
                 .held
                 .iter()
-                .map(|(d, l)| (*d, proc.heard_ms.saturating_add(*l)))
+                .map(|(d, h)| (*d, proc.lease_until(*h)))
                 .collect();
-            for (dir, until) in held {
-                self.machines[pid].runs.refresh_lease(dir, until);
+            for (dir, due) in held {
+                self.machines[pid].runs.refresh_lease(dir, due, now_ms);
             }
         }
         self.after(LEASE_REFRESH_US, Event::LeaseRefresh(pid, run));
     }
 
-    /// The failure detector's probe of `peer` came back.
+    /// The failure detector's probe `seq` of `peer` came back.
     pub(super) fn probed(
         &mut self,
         peer: &mobiwf_proto::NodeId,
+        seq: u64,
         result: Result<mobiwf_proto::Reply, mobiwf_delivery::LinkError>,
     ) {
         let now = self.now;
@@ -291,7 +294,7 @@ impl World {
             Err(e) => Err(e.to_string()),
         };
         if let Some(c) = &mut self.controller {
-            c.detector.heard(peer, now, result);
+            c.detector.heard(peer, seq, now, result);
         }
     }
 }
