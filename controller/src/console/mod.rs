@@ -15,6 +15,8 @@
 //!   again every [`live::FALLBACK_MS`] (`data-refresh`) only when the live stream cannot be
 //!   opened (no `EventSource`, or refused: too many open).
 //! - `GET /console/nodes`: the registered nodes, their users and who is away (`nodes`).
+//! - `GET /console/org`: the organisation: users, roles, departments, teams, devices, and who
+//!   is offered no new work and why (`org`).
 //! - Sign-in, sign-out, assets: `mobiwf_runtime::web`.
 //!
 //! Every page carries the runtime's security headers; every form its session's CSRF token.
@@ -23,6 +25,7 @@ mod instance;
 mod list;
 pub mod live;
 mod nodes;
+mod org;
 
 use axum::Router;
 use axum::http::{HeaderMap, Method, StatusCode, Uri};
@@ -52,6 +55,7 @@ pub fn router(client: ControllerClient, web: Web) -> Router {
     Router::new()
         .route("/", get(list::page))
         .route("/console/nodes", get(nodes::page))
+        .route("/console/org", get(org::page))
         .route("/console/instances/{id}", get(instance::page))
         .route("/console/instances/{id}/events", get(live::stream))
         .route("/console/instances/{id}/graph", get(instance::graph))
@@ -95,15 +99,17 @@ fn may(grant: &Grant, method: &Method, api_path: &str) -> bool {
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 enum Section {
     Instances,
+    Org,
     Nodes,
 }
 
 impl Section {
-    const ALL: [Section; 2] = [Section::Instances, Section::Nodes];
+    const ALL: [Section; 3] = [Section::Instances, Section::Org, Section::Nodes];
 
     fn path(self) -> &'static str {
         match self {
             Section::Instances => "/",
+            Section::Org => "/console/org",
             Section::Nodes => "/console/nodes",
         }
     }
@@ -111,6 +117,7 @@ impl Section {
     fn words(self) -> &'static str {
         match self {
             Section::Instances => "Instances",
+            Section::Org => "Organisation",
             Section::Nodes => "Nodes",
         }
     }
