@@ -12,7 +12,10 @@
 //! while there is none, then shows each user with their roles, department, teams and device
 //! and whether they are offered work (alice away after `mobiwf-node disconnect`, carol on
 //! leave, dave's device never registered), the roles, departments and teams with their
-//! members, and the registered devices.
+//! members, and the registered devices. A failed instance's page gives an operator a Rerun
+//! button for its failed activity (a viewer none, and 403 by hand); without the CSRF token
+//! nothing happens, with it the activity runs again and the instance succeeds, after which
+//! the button is gone and a rerun by hand is refused with the controller's reason (409).
 //!
 //! Nothing waits for luck: every expectation that takes a moment is awaited with a deadline.
 #![allow(clippy::unwrap_used, clippy::expect_used)]
@@ -389,4 +392,91 @@ async fn the_organisation_page_shows_who_works_where_and_who_gets_no_work() {
     // Names are text, never markup.
     assert!(!page.body.contains("<i>Bob"), "{}", page.body);
     assert!(page.body.contains("&lt;i&gt;Bob"), "{}", page.body);
+}
+
+/// A1 on P1, then A2 on P2 (contingency -1), which fails until the file `ok` exists.
+fn fails_until(ok: &std::path::Path) -> String {
+    let test = mobiwf_tests::harness::xml_text(&format!("test -f '{}'", ok.display()));
+    format!(
+        "<?xml version=\"1.0\" encoding=\"UTF-8\"?>\n<workflow id=\"1\">\
+         <description>rerun in the console</description><activities>\
+         <activity id=\"1\"><nameActivity>A1</nameActivity><activityTypeId>1</activityTypeId>\
+         <contingencyActivityId>-1</contingencyActivityId><preconditions/>\
+         <command>true</command></activity>\
+         <activity id=\"2\"><nameActivity>A2</nameActivity><activityTypeId>1</activityTypeId>\
+         <contingencyActivityId>-1</contingencyActivityId>\
+         <preconditions><preconditionId>1</preconditionId></preconditions>\
+         <command>{test}</command></activity></activities>\
+         <activityTypes><activityType id=\"1\"/></activityTypes><partitions>\
+         <partition id=\"1\"><partnerId>1</partnerId><activityId>1</activityId></partition>\
+         <partition id=\"2\"><partnerId>2</partnerId><activityId>2</activityId></partition>\
+         </partitions><partners>\
+         <partner id=\"1\"><name>P1</name><skills><activityTypeId>1</activityTypeId></skills></partner>\
+         <partner id=\"2\"><name>P2</name><skills><activityTypeId>1</activityTypeId></skills></partner>\
+         </partners></workflow>"
+    )
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn an_operator_reruns_a_failed_activity_from_its_instance_page() {
+    let dir = scratch("console-rerun").unwrap();
+    let ok = dir.join("ok");
+    let file = dir.join("rerun.xml");
+    std::fs::write(&file, fails_until(&ok)).unwrap();
+    let (controller, _p1, _p2) = paper_mesh(&dir);
+    let id = controller.submit(&file);
+    controller
+        .wait(id, 60)
+        .expect_code(1, "wait for the failure");
+    assert_eq!(controller.status(id)["state"], "failed");
+    let page = format!("/console/instances/{id}");
+    let rerun = format!("{page}/activities/2/rerun");
+    let form = format!("action=\"{rerun}\"");
+
+    // A viewer: no button, and 403 when posting by hand.
+    let viewer = signed_in(&controller, None).await;
+    let shown = viewer.get(&page).await;
+    assert_eq!(shown.status, 200, "{shown:?}");
+    assert!(!shown.body.contains("/rerun\""), "{}", shown.body);
+    let refused = viewer.post(&rerun, &[("csrf", &shown.csrf())]).await;
+    assert_eq!(refused.status, 403, "{refused:?}");
+
+    // An operator: a button for the failed A2 only; without the CSRF token nothing happens.
+    let operator = signed_in(&controller, Some("operator")).await;
+    let shown = operator.get(&page).await;
+    assert!(shown.body.contains(&form), "{}", shown.body);
+    assert!(shown.body.contains("Rerun A2 (2)"), "{}", shown.body);
+    assert!(
+        !shown.body.contains(&format!("{page}/activities/1/rerun")),
+        "{}",
+        shown.body
+    );
+    let forged = operator.post(&rerun, &[]).await;
+    assert_eq!(forged.status, 403, "{forged:?}");
+    assert_eq!(controller.status(id)["state"], "failed");
+
+    std::fs::write(&ok, "").unwrap();
+    let csrf = shown.csrf();
+    let done = operator.post(&rerun, &[("csrf", &csrf)]).await;
+    assert_eq!(done.status, 303, "{done:?}");
+    assert_eq!(done.header("location"), page);
+    wait_state(&controller, id, "succeeded");
+    let history = controller.cli(&["history", &id.to_string()], CLI_TIMEOUT);
+    history.expect_code(0, "history");
+    assert!(
+        history.stdout.contains("rerun of A2 (2) by an operator"),
+        "{}",
+        history.stdout
+    );
+
+    // Succeeded: no button, and a rerun by hand is refused with the controller's reason.
+    let shown = operator.get(&page).await;
+    assert!(!shown.body.contains(&form), "{}", shown.body);
+    let again = operator.post(&rerun, &[("csrf", &csrf)]).await;
+    assert_eq!(again.status, 409, "{again:?}");
+    assert!(
+        again.body.contains("only a failed instance is rerun"),
+        "{}",
+        again.body
+    );
 }

@@ -6,7 +6,8 @@
 //! - `GET /?state=S&definition=NAME&id=ID&after=ID`: the instances, a page at a time
 //!   (`crate::listing`, as `GET /instances` pages them), filtered or found by id.
 //! - `GET /console/instances/{id}`, `POST /console/instances/{id}/{interrupt|resume|cancel}`:
-//!   an instance's page and an operator's controls (`instance`). The pages live under
+//!   an instance's page and an operator's controls (`instance`), and
+//!   `POST /console/instances/{id}/activities/{activity}/rerun`: a failed activity rerun. The pages live under
 //!   `/console/` because the API's JSON has `/instances/...`.
 //! - `GET /console/instances/{id}/events`: the instance's state, graph, work items and
 //!   history, live (server-sent events: `live`), so the page follows what the partners report
@@ -60,6 +61,10 @@ pub fn router(client: ControllerClient, web: Web) -> Router {
         .route("/console/instances/{id}/events", get(live::stream))
         .route("/console/instances/{id}/graph", get(instance::graph))
         .route("/console/instances/{id}/{action}", post(instance::act))
+        .route(
+            "/console/instances/{id}/activities/{activity}/rerun",
+            post(instance::rerun),
+        )
         .with_state(console)
         .layer(axum::middleware::from_fn(web::secure_headers))
         .merge(web.routes())
