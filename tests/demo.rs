@@ -2,7 +2,8 @@
 //! people part, then stays up and prints two sign-in links, the operator's console and
 //! alice's worklist on N2; each link is exchanged for a session cookie and leads to a page
 //! that answers 200 (the console's instances; alice's worklist with the inspection left on
-//! it); SIGTERM then stops the demo, which exits 0.
+//! it); the command it prints for another console link makes one that works; SIGTERM then
+//! stops the demo, which exits 0.
 //!
 //! Nothing waits for luck: the demo's output is read with a deadline.
 #![allow(clippy::unwrap_used, clippy::expect_used)]
@@ -49,6 +50,23 @@ fn url_after(lines: &[String], label: &str) -> String {
     assert!(url.starts_with("http://127.0.0.1:"), "{line}");
     assert!(url.contains("/login?code=mwf_login_"), "{line}");
     url
+}
+
+/// Runs the command on the line that starts with `label` (`target/debug/BINARY ARGS`): the
+/// link it prints.
+fn run_hint(lines: &[String], label: &str, binary: &str) -> String {
+    let shown = format!("target/debug/{binary} ");
+    let args = lines
+        .iter()
+        .filter_map(|l| l.strip_prefix(label))
+        .find_map(|l| l.trim_start().strip_prefix(shown.as_str()))
+        .unwrap_or_else(|| panic!("no {label:?} {shown:?} in:\n{}", lines.join("\n")));
+    let out = Command::new(mobiwf_tests::binary(binary).unwrap())
+        .args(args.split_whitespace())
+        .output()
+        .unwrap();
+    assert!(out.status.success(), "{args}: {out:?}");
+    String::from_utf8(out.stdout).unwrap().trim().to_owned()
 }
 
 /// Opens the sign-in link `url` in a fresh browser: signed in, sent on to `/`, which answers.
@@ -101,6 +119,18 @@ async fn the_demo_stays_up_with_the_console_and_a_worklist_to_open() {
         "{}",
         instances.body
     );
+    // The commands the demo prints for other links make ones that work.
+    let again = run_hint(&lines, "new console link:", "mobiwf-controller");
+    let (_, instances) = sign_in(&again).await;
+    assert!(
+        instances.body.contains("href=\"/console/org\""),
+        "{}",
+        instances.body
+    );
+    let again = run_hint(&lines, "new worklist link:", "mobiwf-node");
+    let (_, alice) = sign_in(&again).await;
+    assert!(alice.body.contains("Inspect"), "{}", alice.body);
+
     let (_, alice) = sign_in(&worklist).await;
     assert!(alice.body.contains("alice"), "{}", alice.body);
     assert!(alice.body.contains("Inspect"), "{}", alice.body);

@@ -45,10 +45,12 @@ pub async fn show_links(
     dir: &Path,
     device: Option<(&mobiwf_node::Node, &Path, InstanceId)>,
 ) -> anyhow::Result<()> {
-    let controller_dir = dir.join("controller");
+    let token_file = dir
+        .join("controller")
+        .join(mobiwf_controller::daemon::OPERATOR_TOKEN_FILE);
     let console = login_link(
         &controller.api_url(),
-        &controller_dir.join(mobiwf_controller::daemon::OPERATOR_TOKEN_FILE),
+        &token_file,
         serde_json::json!({ "role": "operator", "path": "/" }),
     )
     .await?;
@@ -56,6 +58,12 @@ pub async fn show_links(
         "\n--- staying up: open these in a browser (each link works once, within 5 minutes) ---\n"
     );
     println!("console (operator):  {console}");
+    let again = format!(
+        "target/debug/mobiwf-controller login-link --role operator --api {} --token-file {}",
+        controller.api_url(),
+        token_file.display()
+    );
+    let mut hints = vec![("new console link: ", again)];
     if let Some((node, node_dir, id)) = device {
         let worklist = login_link(
             &node.api_url(),
@@ -64,6 +72,12 @@ pub async fn show_links(
         )
         .await?;
         println!("worklist ({USER}, N2): {worklist}");
+        let again = format!(
+            "target/debug/mobiwf-node login-link --user {USER} --api {} --token-file {}",
+            node.api_url(),
+            node_dir.join(mobiwf_node::API_TOKEN_FILE).display()
+        );
+        hints.push(("new worklist link:", again));
         println!(
             "\nOn the worklist, open the inspection (instance {id}), click Select, then \
              Complete; in the console, open instance {id} and watch it succeed."
@@ -71,10 +85,10 @@ pub async fn show_links(
     } else {
         println!("\nIn the console, open the instance to see its graph and history.");
     }
-    println!(
-        "New links: target/debug/mobiwf-controller login-link --role operator --data-dir {}",
-        controller_dir.display()
-    );
+    println!();
+    for (what, command) in hints {
+        println!("{what} {command}");
+    }
     println!("Ctrl-C stops the demo and deletes its data.");
     Ok(())
 }
