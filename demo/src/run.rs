@@ -139,13 +139,17 @@ async fn stay_up(
     let device = match people.get(1) {
         Some(n2) => {
             let deadline = tokio::time::Instant::now() + Duration::from_secs(timeout_secs);
-            let id = super::stay::leave_work(&controller.client(), &n2.client(), deadline).await?;
-            Some((n2, dir.join(super::people::N2_DIR), id))
+            let waiting =
+                super::stay::leave_work(&controller.client(), &n2.client(), deadline).await?;
+            Some(super::stay::Device {
+                node: n2,
+                dir: dir.join(super::people::N2_DIR),
+                waiting,
+            })
         }
         None => None,
     };
-    let device = device.as_ref().map(|(n2, d, id)| (*n2, d.as_path(), *id));
-    super::stay::show_links(controller, dir, device).await?;
+    super::stay::show_links(controller, dir, device.as_ref()).await?;
     super::stay::until_stopped().await
 }
 

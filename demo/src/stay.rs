@@ -9,8 +9,16 @@ use std::path::Path;
 use mobiwf_controller::ControllerClient;
 use mobiwf_proto::{InstanceId, UserId};
 
-/// The user whose worklist the demo leaves open, and her device's name.
+/// The user whose worklist the demo leaves open (on N2).
 pub const USER: &str = "alice";
+
+/// Alice's device as `--stay` shows it: the node, its data directory (its administrator
+/// token), and the instance left waiting on her worklist.
+pub struct Device<'a> {
+    pub node: &'a mobiwf_node::Node,
+    pub dir: std::path::PathBuf,
+    pub waiting: InstanceId,
+}
 
 /// A one-time sign-in link (`/login?code=...`) for the API at `api_url`, made with the
 /// administrator token in `token_file` from the request body `body` (`{"role": ...}` on the
@@ -39,11 +47,11 @@ pub async fn login_link(
 }
 
 /// Prints the console's link (an operator's) and, when the people part ran, alice's
-/// worklist's, and what to click; `item` is the instance waiting on her worklist.
+/// worklist's on `device`, and what to click.
 pub async fn show_links(
     controller: &mobiwf_controller::Controller,
     dir: &Path,
-    device: Option<(&mobiwf_node::Node, &Path, InstanceId)>,
+    device: Option<&Device<'_>>,
 ) -> anyhow::Result<()> {
     let token_file = dir
         .join("controller")
@@ -64,7 +72,12 @@ pub async fn show_links(
         token_file.display()
     );
     let mut hints = vec![("new console link: ", again)];
-    if let Some((node, node_dir, id)) = device {
+    if let Some(Device {
+        node,
+        dir: node_dir,
+        waiting: id,
+    }) = device
+    {
         let worklist = login_link(
             &node.api_url(),
             &node_dir.join(mobiwf_node::API_TOKEN_FILE),
