@@ -8,6 +8,14 @@
 //! buttons and is refused (403) when posting by hand; the page's live stream sends what the
 //! page shows and then, without a reload, A2 succeeded once P1 reports it (the graph alone,
 //! the stream's fallback, too); one stream more than `MAX_CONSOLE_STREAMS` is refused (503).
+//! The organisation page, reached from the navigation, says how to apply an organisation
+//! while there is none, then shows each user with their roles, department, teams and device
+//! and whether they are offered work (alice away after `mobiwf-node disconnect`, carol on
+//! leave, dave's device never registered), the roles, departments and teams with their
+//! members, and the registered devices. A failed instance's page gives an operator a Rerun
+//! button for its failed activity (a viewer none, and 403 by hand); without the CSRF token
+//! nothing happens, with it the activity runs again and the instance succeeds, after which
+//! the button is gone and a rerun by hand is refused with the controller's reason (409).
 //!
 //! Nothing waits for luck: every expectation that takes a moment is awaited with a deadline.
 #![allow(clippy::unwrap_used, clippy::expect_used)]
@@ -286,4 +294,189 @@ async fn an_operator_watches_and_controls_an_instance_in_the_console() {
     assert_eq!(over.status, 503, "{over:?}");
     assert!(over.body.contains("MAX_CONSOLE_STREAMS"), "{}", over.body);
     drop(open);
+}
+
+/// The organisation the organisation page is read with: alice on P1 (to be away), bob on P2,
+/// carol on leave, dave on a device that never registered; a markup name.
+const ORGANISATION: &str = r#"<organisation>
+  <roles><role id="tech" name="Technician"/><role id="supervisor"/></roles>
+  <departments><department id="ops"/><department id="field" parent="ops"/></departments>
+  <teams><team id="valves"/></teams>
+  <users>
+    <user id="alice" name="Alice" department="field" team="valves" device="P1"><role id="tech"/></user>
+    <user id="bob" name="&lt;i&gt;Bob&lt;/i&gt;" department="field" device="P2"><role id="tech" priority="2"/></user>
+    <user id="carol" name="Carol" department="ops" device="P2" onLeave="true"><role id="supervisor"/></user>
+    <user id="dave" name="Dave" device="D9"><role id="tech"/></user>
+  </users>
+</organisation>"#;
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn the_organisation_page_shows_who_works_where_and_who_gets_no_work() {
+    let dir = scratch("console-org").unwrap();
+    let (controller, p1, _p2) = paper_mesh(&dir);
+
+    let anonymous = Browser::at(&controller.api);
+    let refused = anonymous.get("/console/org").await;
+    assert_eq!(refused.status, 401, "{refused:?}");
+    assert!(!refused.body.contains("data-user"), "{}", refused.body);
+
+    // Before an organisation is applied: how to apply one; the navigation leads here.
+    let viewer = signed_in(&controller, None).await;
+    let list = viewer.get("/").await;
+    assert!(list.body.contains("href=\"/console/org\""), "{}", list.body);
+    let empty = viewer.get("/console/org").await;
+    assert_eq!(empty.status, 200, "{empty:?}");
+    assert!(empty.body.contains("org apply"), "{}", empty.body);
+    assert!(
+        empty
+            .body
+            .contains("href=\"/console/org\" aria-current=\"page\""),
+        "{}",
+        empty.body
+    );
+
+    let file = dir.join("organisation.xml");
+    std::fs::write(&file, ORGANISATION).unwrap();
+    controller
+        .cli(&["org", "apply", &file.display().to_string()], CLI_TIMEOUT)
+        .expect_code(0, "org apply");
+    p1.cli(&["disconnect", "--user", "alice", "--max-wait", "30"])
+        .expect_code(0, "alice disconnects");
+    wait_for(
+        "the controller to mark alice away",
+        Duration::from_secs(30),
+        || {
+            let org = controller.cli(&["org", "show", "--json"], CLI_TIMEOUT);
+            org.stdout.contains("\"away\"").then_some(())
+        },
+    );
+
+    let page = viewer.get("/console/org").await;
+    assert_eq!(page.status, 200, "{page:?}");
+    let row = |user: &str, state: &str| format!("data-user=\"{user}\" data-state=\"{state}\"");
+    for (user, state) in [
+        ("alice", "not-offered"),
+        ("bob", "available"),
+        ("carol", "not-offered"),
+        ("dave", "not-offered"),
+    ] {
+        assert!(
+            page.body.contains(&row(user, state)),
+            "{user}: {}",
+            page.body
+        );
+    }
+    for why in [
+        "away",
+        "on leave",
+        "device not registered",
+        "tech (priority 2)",
+    ] {
+        assert!(page.body.contains(why), "{why}: {}", page.body);
+    }
+    for group in [
+        "role:tech",
+        "role:supervisor",
+        "department:field",
+        "team:valves",
+    ] {
+        let marked = format!("data-group=\"{group}\"");
+        assert!(page.body.contains(&marked), "{group}: {}", page.body);
+    }
+    assert!(page.body.contains("alice, bob, dave"), "{}", page.body);
+    assert!(page.body.contains("(part of ops)"), "{}", page.body);
+    for device in ["P1", "P2"] {
+        let marked = format!("data-device=\"{device}\"");
+        assert!(page.body.contains(&marked), "{device}: {}", page.body);
+    }
+    // Names are text, never markup.
+    assert!(!page.body.contains("<i>Bob"), "{}", page.body);
+    assert!(page.body.contains("&lt;i&gt;Bob"), "{}", page.body);
+}
+
+/// A1 on P1, then A2 on P2 (contingency -1), which fails until the file `ok` exists.
+fn fails_until(ok: &std::path::Path) -> String {
+    let test = mobiwf_tests::harness::xml_text(&format!("test -f '{}'", ok.display()));
+    format!(
+        "<?xml version=\"1.0\" encoding=\"UTF-8\"?>\n<workflow id=\"1\">\
+         <description>rerun in the console</description><activities>\
+         <activity id=\"1\"><nameActivity>A1</nameActivity><activityTypeId>1</activityTypeId>\
+         <contingencyActivityId>-1</contingencyActivityId><preconditions/>\
+         <command>true</command></activity>\
+         <activity id=\"2\"><nameActivity>A2</nameActivity><activityTypeId>1</activityTypeId>\
+         <contingencyActivityId>-1</contingencyActivityId>\
+         <preconditions><preconditionId>1</preconditionId></preconditions>\
+         <command>{test}</command></activity></activities>\
+         <activityTypes><activityType id=\"1\"/></activityTypes><partitions>\
+         <partition id=\"1\"><partnerId>1</partnerId><activityId>1</activityId></partition>\
+         <partition id=\"2\"><partnerId>2</partnerId><activityId>2</activityId></partition>\
+         </partitions><partners>\
+         <partner id=\"1\"><name>P1</name><skills><activityTypeId>1</activityTypeId></skills></partner>\
+         <partner id=\"2\"><name>P2</name><skills><activityTypeId>1</activityTypeId></skills></partner>\
+         </partners></workflow>"
+    )
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn an_operator_reruns_a_failed_activity_from_its_instance_page() {
+    let dir = scratch("console-rerun").unwrap();
+    let ok = dir.join("ok");
+    let file = dir.join("rerun.xml");
+    std::fs::write(&file, fails_until(&ok)).unwrap();
+    let (controller, _p1, _p2) = paper_mesh(&dir);
+    let id = controller.submit(&file);
+    controller
+        .wait(id, 60)
+        .expect_code(1, "wait for the failure");
+    assert_eq!(controller.status(id)["state"], "failed");
+    let page = format!("/console/instances/{id}");
+    let rerun = format!("{page}/activities/2/rerun");
+    let form = format!("action=\"{rerun}\"");
+
+    // A viewer: no button, and 403 when posting by hand.
+    let viewer = signed_in(&controller, None).await;
+    let shown = viewer.get(&page).await;
+    assert_eq!(shown.status, 200, "{shown:?}");
+    assert!(!shown.body.contains("/rerun\""), "{}", shown.body);
+    let refused = viewer.post(&rerun, &[("csrf", &shown.csrf())]).await;
+    assert_eq!(refused.status, 403, "{refused:?}");
+
+    // An operator: a button for the failed A2 only; without the CSRF token nothing happens.
+    let operator = signed_in(&controller, Some("operator")).await;
+    let shown = operator.get(&page).await;
+    assert!(shown.body.contains(&form), "{}", shown.body);
+    assert!(shown.body.contains("Rerun A2 (2)"), "{}", shown.body);
+    assert!(
+        !shown.body.contains(&format!("{page}/activities/1/rerun")),
+        "{}",
+        shown.body
+    );
+    let forged = operator.post(&rerun, &[]).await;
+    assert_eq!(forged.status, 403, "{forged:?}");
+    assert_eq!(controller.status(id)["state"], "failed");
+
+    std::fs::write(&ok, "").unwrap();
+    let csrf = shown.csrf();
+    let done = operator.post(&rerun, &[("csrf", &csrf)]).await;
+    assert_eq!(done.status, 303, "{done:?}");
+    assert_eq!(done.header("location"), page);
+    wait_state(&controller, id, "succeeded");
+    let history = controller.cli(&["history", &id.to_string()], CLI_TIMEOUT);
+    history.expect_code(0, "history");
+    assert!(
+        history.stdout.contains("rerun of A2 (2) by an operator"),
+        "{}",
+        history.stdout
+    );
+
+    // Succeeded: no button, and a rerun by hand is refused with the controller's reason.
+    let shown = operator.get(&page).await;
+    assert!(!shown.body.contains(&form), "{}", shown.body);
+    let again = operator.post(&rerun, &[("csrf", &csrf)]).await;
+    assert_eq!(again.status, 409, "{again:?}");
+    assert!(
+        again.body.contains("only a failed instance is rerun"),
+        "{}",
+        again.body
+    );
 }

@@ -1,11 +1,13 @@
 //! `mobiwf-demo`: a controller and the partner nodes a workflow needs, in one process, on
 //! loopback, with temporary data directories; runs the workflow once and shows its progress
 //! and the final table (`run`). Without a file, the paper's example, then people at work on a
-//! manual activity (`people`). A crate of its own because it is the one program that links
+//! manual activity (`people`). With `--stay`, the daemons then stay up for a browser
+//! (`stay`). A crate of its own because it is the one program that links
 //! both daemons: the controller and the node know each other only through the mesh.
 
 mod people;
 mod run;
+mod stay;
 
 use std::path::PathBuf;
 use std::process::ExitCode;
@@ -30,6 +32,10 @@ struct Cli {
     #[arg(long, value_name = "MS", default_value_t = mobiwf_proto::DEFAULT_HOUR_MS,
           value_parser = clap::value_parser!(u64).range(1..))]
     hour_ms: u64,
+    /// Once the workflow ran, keep the controller and the nodes up until Ctrl-C or SIGTERM,
+    /// and print the sign-in links of the operator's console and of alice's worklist.
+    #[arg(long)]
+    stay: bool,
 }
 
 fn main() -> ExitCode {
@@ -45,7 +51,12 @@ fn main() -> ExitCode {
     let outcome = tokio::runtime::Runtime::new()
         .map_err(anyhow::Error::from)
         .and_then(|runtime| {
-            runtime.block_on(run::run(cli.file.as_deref(), cli.timeout, cli.hour_ms))
+            runtime.block_on(run::run(
+                cli.file.as_deref(),
+                cli.timeout,
+                cli.hour_ms,
+                cli.stay,
+            ))
         });
     match outcome {
         Ok(code) => code,

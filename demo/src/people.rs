@@ -19,16 +19,22 @@ use super::run::start_node;
 const ORGANISATION: &[u8] = include_bytes!("../../examples/organisation.xml");
 /// The workflow with a manual activity for technicians.
 const INSPECTION: &[u8] = include_bytes!("../../examples/people/inspection.xml");
+/// Where [`INSPECTION`] comes from, as the demo names it.
+const INSPECTION_SOURCE: &str = "examples/people/inspection.xml";
 /// The manual activity of the inspection workflow.
 const INSPECT: ActivityId = ActivityId(2);
 
-/// Runs the people part; true when the inspection instance succeeded.
+/// N2's data directory, under the demo's: alice's device.
+pub(super) const N2_DIR: &str = "node-11";
+
+/// Runs the people part: whether the inspection instance succeeded, and the nodes N1, N2, N3,
+/// still running (the caller stops them).
 pub async fn run(
     client: &ControllerClient,
     dir: &Path,
     controller: &str,
     deadline: tokio::time::Instant,
-) -> anyhow::Result<bool> {
+) -> anyhow::Result<(bool, Vec<Node>)> {
     println!("\n--- people: a manual activity on the technicians' worklists ---\n");
     let mut nodes = Vec::new();
     for (i, name) in ["N1", "N2", "N3"].iter().enumerate() {
@@ -58,10 +64,30 @@ pub async fn run(
         inspect(client, &nodes, deadline).await
     }
     .await;
-    for node in nodes {
-        node.stop().await;
+    match outcome {
+        Ok(succeeded) => Ok((succeeded, nodes)),
+        Err(e) => {
+            for node in nodes {
+                node.stop().await;
+            }
+            Err(e)
+        }
     }
-    outcome
+}
+
+/// Submits the inspection workflow (responsible: dave): its instance.
+pub(super) async fn submit_inspection(client: &ControllerClient) -> anyhow::Result<InstanceId> {
+    client
+        .submit(
+            INSPECTION.to_vec(),
+            INSPECTION_SOURCE.to_owned(),
+            mobiwf_book::StartWith {
+                responsible: Some(UserId::new("dave")),
+                ..Default::default()
+            },
+        )
+        .await?
+        .map_err(|e| anyhow::anyhow!("{e}"))
 }
 
 /// Waits until every node holds directory version `version`.
@@ -87,20 +113,8 @@ async fn inspect(
     deadline: tokio::time::Instant,
 ) -> anyhow::Result<bool> {
     let [_, n2, n3] = [0, 1, 2].map(|i| nodes[i].client());
-    let source = "examples/people/inspection.xml".to_owned();
-    let responsible = Some(UserId::new("dave"));
-    let id = client
-        .submit(
-            INSPECTION.to_vec(),
-            source.clone(),
-            mobiwf_book::StartWith {
-                responsible,
-                ..Default::default()
-            },
-        )
-        .await?
-        .map_err(|e| anyhow::anyhow!("{e}"))?;
-    println!("instance {id} of {source} submitted (responsible: dave)");
+    let id = submit_inspection(client).await?;
+    println!("instance {id} of {INSPECTION_SOURCE} submitted (responsible: dave)");
     show_offers(id, [(&n2, "alice"), (&n3, "bob"), (&n2, "carol")], deadline).await?;
     let select = |node: mobiwf_node::NodeClient, user: &'static str| async move {
         node.claim(UserId::new(user), id, INSPECT, ItemAction::Select)
@@ -222,7 +236,11 @@ fn said(outcome: &ClaimOutcome) -> String {
 
 /// Asks `probe` until it gives a value, at each change of the nodes' state (every 20 ms at
 /// most), or fails at the deadline.
-async fn poll<T, F, Fut>(what: &str, deadline: tokio::time::Instant, probe: F) -> anyhow::Result<T>
+pub(super) async fn poll<T, F, Fut>(
+    what: &str,
+    deadline: tokio::time::Instant,
+    probe: F,
+) -> anyhow::Result<T>
 where
     F: Fn() -> Fut,
     Fut: std::future::Future<Output = anyhow::Result<Option<T>>>,

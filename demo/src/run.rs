@@ -60,8 +60,14 @@ async fn start_controller(
     Ok(controller)
 }
 
-/// Runs the demo; exit 0 when the instance succeeded, 1 otherwise.
-pub async fn run(file: Option<&Path>, timeout_secs: u64, hour_ms: u64) -> anyhow::Result<ExitCode> {
+/// Runs the demo; exit 0 when the instance succeeded, 1 otherwise. With `stay`, the daemons
+/// then stay up until Ctrl-C or SIGTERM, their sign-in links printed (`stay`).
+pub async fn run(
+    file: Option<&Path>,
+    timeout_secs: u64,
+    hour_ms: u64,
+    stay: bool,
+) -> anyhow::Result<ExitCode> {
     let (bytes, source) = match file {
         Some(f) => (
             std::fs::read(f).with_context(|| format!("cannot read {}", f.display()))?,
@@ -102,16 +108,49 @@ pub async fn run(file: Option<&Path>, timeout_secs: u64, hour_ms: u64) -> anyhow
     println!();
     print!("{}", table::instance(&inst));
     // Without a file, the demo goes on with people: a manual activity on worklists.
-    let people_ok = if file.is_none() && inst.state() == InstanceState::Succeeded {
+    let (people_ok, people_nodes) = if file.is_none() && inst.state() == InstanceState::Succeeded {
         super::people::run(&client, dir.path(), &controller_addr, deadline).await?
     } else {
-        true
+        (true, Vec::new())
     };
-    for node in nodes {
+    if stay {
+        stay_up(&controller, dir.path(), &people_nodes, timeout_secs).await?;
+    } else {
+        println!(
+            "\nTo look at it in a browser (the console, alice's worklist): scripts/demo --stay"
+        );
+    }
+    for node in people_nodes.into_iter().chain(nodes) {
         node.stop().await;
     }
     controller.stop().await;
     Ok(exit_code(inst.state(), people_ok, id, timeout_secs))
+}
+
+/// `--stay`: leaves an inspection on alice's worklist on N2 (when the people part ran, its
+/// nodes `people`), prints the console's and her worklist's sign-in links, and returns on
+/// Ctrl-C or SIGTERM.
+async fn stay_up(
+    controller: &mobiwf_controller::Controller,
+    dir: &Path,
+    people: &[mobiwf_node::Node],
+    timeout_secs: u64,
+) -> anyhow::Result<()> {
+    let device = match people.get(1) {
+        Some(n2) => {
+            let deadline = tokio::time::Instant::now() + Duration::from_secs(timeout_secs);
+            let waiting =
+                super::stay::leave_work(&controller.client(), &n2.client(), deadline).await?;
+            Some(super::stay::Device {
+                node: n2,
+                dir: dir.join(super::people::N2_DIR),
+                waiting,
+            })
+        }
+        None => None,
+    };
+    super::stay::show_links(controller, dir, device.as_ref()).await?;
+    super::stay::until_stopped().await
 }
 
 /// Deploys the workflow in `bytes` under its own `<name>`, else the name of its file

@@ -4,7 +4,9 @@
 //! (operator and up), the interrupt, resume and cancel forms. `POST
 //! /console/instances/{id}/{action}` does what `POST /instances/{id}/{action}` does, through
 //! the same function (`crate::api::controlled`), and is refused (403) to a role the API
-//! refuses. The state, graph, work items and history follow what the partners report
+//! refuses. A failed instance's page also gives such a role a Rerun button per failed
+//! activity: `POST /console/instances/{id}/activities/{activity}/rerun`, the controller's
+//! rerun as `rerun INSTANCE ACTIVITY` asks it. The state, graph, work items and history follow what the partners report
 //! without a reload (`live`); `GET /console/instances/{id}/graph` is the graph alone, which
 //! the page's script fetches again (`data-refresh`) only when the live stream cannot be
 //! opened.
@@ -14,8 +16,8 @@ use axum::extract::{Path, State};
 use axum::http::{HeaderMap, Method, StatusCode, Uri, header};
 use axum::response::{IntoResponse, Response};
 use maud::{Markup, html};
-use mobiwf_book::{HistoryEvent, Instance, ItemSummary};
-use mobiwf_proto::{Control, InstanceId};
+use mobiwf_book::{HistoryEvent, Instance, InstanceState, ItemSummary};
+use mobiwf_proto::{ActivityId, ActivityState, Control, InstanceId};
 use mobiwf_runtime::web;
 use serde::Deserialize;
 
@@ -58,13 +60,15 @@ pub(super) async fn page(
             return super::failed(&signed, StatusCode::SERVICE_UNAVAILABLE, &why);
         }
     };
-    let controls = super::may(
-        &signed.session.grant,
-        &Method::POST,
-        &format!("/instances/{id}/interrupt"),
-    );
+    let grant = &signed.session.grant;
+    let controls = super::may(grant, &Method::POST, &format!("/instances/{id}/interrupt"));
+    let reruns = super::may(grant, &Method::POST, &rerun_api_path(id, 0));
     let csrf = signed.csrf();
-    let body = body(&shown, controls.then_some(csrf.as_str()));
+    let forms = Forms {
+        controls: controls.then_some(csrf.as_str()),
+        reruns: reruns.then_some(csrf.as_str()),
+    };
+    let body = body(&shown, &forms);
     let title = format!("Instance {id}");
     web::html(
         StatusCode::OK,
@@ -120,13 +124,25 @@ async fn read(console: &Console, id: InstanceId) -> anyhow::Result<Option<Shown>
     Ok(Some(Shown { live, data }))
 }
 
-/// The page's body; the control forms carry `csrf` when the session may control.
-fn body(shown: &Shown, csrf: Option<&str>) -> Markup {
+/// The forms a session gets, each with its CSRF token: the controls, and the reruns of a
+/// failed instance's failed activities; none for a role that may not.
+struct Forms<'a> {
+    controls: Option<&'a str>,
+    reruns: Option<&'a str>,
+}
+
+/// The API's path of a rerun (what the console's rerun is allowed as).
+fn rerun_api_path(id: u64, activity: u64) -> String {
+    format!("/instances/{id}/activities/{activity}/rerun")
+}
+
+/// The page's body, with the `forms` the session gets.
+fn body(shown: &Shown, forms: &Forms<'_>) -> Markup {
     let inst = &shown.live.instance;
     html! {
         (super::nav(None))
         h1 { "Instance " (inst.id.0) " " small { (inst.workflow.to_string()) } }
-        @if let Some(csrf) = csrf {
+        @if let Some(csrf) = forms.controls {
             section.controls {
                 @for (word, _, label) in CONTROLS {
                     form method="post" action=(format!("/console/instances/{}/{word}", inst.id.0)) {
@@ -136,8 +152,33 @@ fn body(shown: &Shown, csrf: Option<&str>) -> Markup {
                 }
             }
         }
+        @if let Some(csrf) = forms.reruns { (reruns(inst, csrf)) }
         (super::live::section(&shown.live))
         (data(&shown.data))
+    }
+}
+
+/// A failed instance's rerun forms, one per failed activity (what `rerun INSTANCE ACTIVITY`
+/// does); nothing for an instance in any other state. The controller says why when an
+/// activity cannot be rerun (its contingency took over, its partition was given up on).
+fn reruns(inst: &Instance, csrf: &str) -> Markup {
+    let failed: Vec<_> = inst
+        .activities
+        .iter()
+        .filter(|a| a.state() == ActivityState::Failed)
+        .collect();
+    html! {
+        @if inst.state() == InstanceState::Failed && !failed.is_empty() {
+            section.controls.reruns {
+                @for a in failed {
+                    form method="post"
+                        action=(format!("/console/instances/{}/activities/{}/rerun", inst.id.0, a.id.0)) {
+                        input type="hidden" name="csrf" value=(csrf);
+                        button type="submit" { "Rerun " (a.name) " (" (a.id.0) ")" }
+                    }
+                }
+            }
+        }
     }
 }
 
@@ -274,5 +315,42 @@ pub(super) async fn act(
         )
             .into_response(),
         Err((status, why)) => super::failed(&signed, status, &why),
+    }
+}
+
+/// `POST /console/instances/{id}/activities/{activity}/rerun`: the rerun (the controller's own,
+/// as `POST /instances/{id}/activities/{activity}/rerun` does it), then back to the page
+/// (303); 403 for a role that may not or a form without the session's CSRF token; 409 with
+/// the controller's reason when it does not apply.
+pub(super) async fn rerun(
+    State(console): State<Console>,
+    headers: HeaderMap,
+    uri: Uri,
+    Path((id, activity)): Path<(u64, u64)>,
+    Form(form): Form<ControlForm>,
+) -> Response {
+    let api_path = rerun_api_path(id, activity);
+    let signed = match super::allowed(&console, &headers, &uri, (&Method::POST, &api_path)) {
+        Ok(signed) => signed,
+        Err(instead) => return instead.into_response(),
+    };
+    if let Some(refused) = console.web.csrf_refusal(&signed, form.csrf.as_deref()) {
+        return refused;
+    }
+    match console
+        .client
+        .rerun(InstanceId(id), ActivityId(activity))
+        .await
+    {
+        Ok(Ok(_)) => (
+            StatusCode::SEE_OTHER,
+            [(header::LOCATION, format!("/console/instances/{id}"))],
+        )
+            .into_response(),
+        Ok(Err(e @ mobiwf_book::BookError::UnknownInstance(_))) => {
+            super::failed(&signed, StatusCode::NOT_FOUND, &e.to_string())
+        }
+        Ok(Err(e)) => super::failed(&signed, StatusCode::CONFLICT, &e.to_string()),
+        Err(e) => super::failed(&signed, StatusCode::SERVICE_UNAVAILABLE, &format!("{e:#}")),
     }
 }

@@ -6,7 +6,8 @@
 //! - `GET /?state=S&definition=NAME&id=ID&after=ID`: the instances, a page at a time
 //!   (`crate::listing`, as `GET /instances` pages them), filtered or found by id.
 //! - `GET /console/instances/{id}`, `POST /console/instances/{id}/{interrupt|resume|cancel}`:
-//!   an instance's page and an operator's controls (`instance`). The pages live under
+//!   an instance's page and an operator's controls (`instance`), and
+//!   `POST /console/instances/{id}/activities/{activity}/rerun`: a failed activity rerun. The pages live under
 //!   `/console/` because the API's JSON has `/instances/...`.
 //! - `GET /console/instances/{id}/events`: the instance's state, graph, work items and
 //!   history, live (server-sent events: `live`), so the page follows what the partners report
@@ -15,6 +16,8 @@
 //!   again every [`live::FALLBACK_MS`] (`data-refresh`) only when the live stream cannot be
 //!   opened (no `EventSource`, or refused: too many open).
 //! - `GET /console/nodes`: the registered nodes, their users and who is away (`nodes`).
+//! - `GET /console/org`: the organisation: users, roles, departments, teams, devices, and who
+//!   is offered no new work and why (`org`).
 //! - Sign-in, sign-out, assets: `mobiwf_runtime::web`.
 //!
 //! Every page carries the runtime's security headers; every form its session's CSRF token.
@@ -23,6 +26,7 @@ mod instance;
 mod list;
 pub mod live;
 mod nodes;
+mod org;
 
 use axum::Router;
 use axum::http::{HeaderMap, Method, StatusCode, Uri};
@@ -52,10 +56,15 @@ pub fn router(client: ControllerClient, web: Web) -> Router {
     Router::new()
         .route("/", get(list::page))
         .route("/console/nodes", get(nodes::page))
+        .route("/console/org", get(org::page))
         .route("/console/instances/{id}", get(instance::page))
         .route("/console/instances/{id}/events", get(live::stream))
         .route("/console/instances/{id}/graph", get(instance::graph))
         .route("/console/instances/{id}/{action}", post(instance::act))
+        .route(
+            "/console/instances/{id}/activities/{activity}/rerun",
+            post(instance::rerun),
+        )
         .with_state(console)
         .layer(axum::middleware::from_fn(web::secure_headers))
         .merge(web.routes())
@@ -95,15 +104,17 @@ fn may(grant: &Grant, method: &Method, api_path: &str) -> bool {
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 enum Section {
     Instances,
+    Org,
     Nodes,
 }
 
 impl Section {
-    const ALL: [Section; 2] = [Section::Instances, Section::Nodes];
+    const ALL: [Section; 3] = [Section::Instances, Section::Org, Section::Nodes];
 
     fn path(self) -> &'static str {
         match self {
             Section::Instances => "/",
+            Section::Org => "/console/org",
             Section::Nodes => "/console/nodes",
         }
     }
@@ -111,6 +122,7 @@ impl Section {
     fn words(self) -> &'static str {
         match self {
             Section::Instances => "Instances",
+            Section::Org => "Organisation",
             Section::Nodes => "Nodes",
         }
     }
