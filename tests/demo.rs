@@ -52,10 +52,10 @@ fn url_after(lines: &[String], label: &str) -> String {
     url
 }
 
-/// Runs the command on the line that starts with `label` (`target/debug/BINARY ARGS`): the
-/// link it prints.
+/// Runs the command on the line that starts with `label` (`cargo run -q -p BINARY -- ARGS`,
+/// run here with the binary cargo built): the link it prints.
 fn run_hint(lines: &[String], label: &str, binary: &str) -> String {
-    let shown = format!("target/debug/{binary} ");
+    let shown = format!("cargo run -q -p {binary} -- ");
     let args = lines
         .iter()
         .filter_map(|l| l.strip_prefix(label))

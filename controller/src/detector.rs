@@ -105,8 +105,8 @@ impl Seen {
         }
     }
 
-    /// The detector itself did not run for `paused` (its process stopped, its machine
-    /// suspended): nobody could answer it then, so that time is not the node's silence.
+    /// The detector itself did not run for `paused` (its process stopped or starved): nobody
+    /// could answer it then, so that time is not the node's silence.
     fn detector_paused(&mut self, paused: Duration, now: Instant) {
         self.last_answer = (self.last_answer + paused).min(now);
     }

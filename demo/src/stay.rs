@@ -67,7 +67,7 @@ pub async fn show_links(
     );
     println!("console (operator):  {console}");
     let again = format!(
-        "target/debug/mobiwf-controller login-link --role operator --api {} --token-file {}",
+        "cargo run -q -p mobiwf-controller -- login-link --role operator --api {} --token-file {}",
         controller.api_url(),
         token_file.display()
     );
@@ -86,7 +86,7 @@ pub async fn show_links(
         .await?;
         println!("worklist ({USER}, N2): {worklist}");
         let again = format!(
-            "target/debug/mobiwf-node login-link --user {USER} --api {} --token-file {}",
+            "cargo run -q -p mobiwf-node -- login-link --user {USER} --api {} --token-file {}",
             node.api_url(),
             node_dir.join(mobiwf_node::API_TOKEN_FILE).display()
         );

@@ -82,6 +82,10 @@ impl Etcd {
             "10000",
             "--max-request-bytes",
             "10485760",
+            "--auto-compaction-mode",
+            "periodic",
+            "--auto-compaction-retention",
+            "1h",
         ]
         .iter()
         .map(|s| (*s).to_owned())

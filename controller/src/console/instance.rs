@@ -6,8 +6,8 @@
 //! the same function (`crate::api::controlled`), and is refused (403) to a role the API
 //! refuses. A failed instance's page also gives such a role a Rerun button per failed
 //! activity: `POST /console/instances/{id}/activities/{activity}/rerun`, the controller's
-//! rerun as `rerun INSTANCE ACTIVITY` asks it. The state, graph, work items and history follow what the partners report
-//! without a reload (`live`); `GET /console/instances/{id}/graph` is the graph alone, which
+//! rerun as `rerun INSTANCE ACTIVITY` asks it. The state, graph, work items and history
+//! follow what the partners report without a reload (`live`); `GET /console/instances/{id}/graph` is the graph alone, which
 //! the page's script fetches again (`data-refresh`) only when the live stream cannot be
 //! opened.
 
