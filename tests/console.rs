@@ -230,6 +230,8 @@ async fn an_operator_watches_and_controls_an_instance_in_the_console() {
     );
     assert!(shown.body.contains("data-since=\""), "{}", shown.body);
     assert_eq!(anonymous.get(&events).await.status, 401);
+    let gone = viewer.get("/console/instances/987654/events").await;
+    assert_eq!(gone.status, 404, "a stream of no instance ends: {gone:?}");
     let mut live = viewer.events_at(&format!("{events}?since=0"), None).await;
     let first = live.next(Duration::from_secs(30)).await;
     assert_eq!(first.kind, "instance", "{first:?}");

@@ -135,6 +135,12 @@ pub(super) async fn stream(
         Ok(signed) => signed,
         Err(instead) => return instead.into_response(),
     };
+    // An instance that is not (or no longer) here: 404, so the page's EventSource stops
+    // instead of reconnecting for ever.
+    if !matches!(read(&console, InstanceId(id)).await, Ok(Some(_))) {
+        let why = format!("no instance {id} here (unknown, or removed by retention)");
+        return super::failed(&signed, StatusCode::NOT_FOUND, &why);
+    }
     let Ok(slot) = console.streams.clone().try_acquire_owned() else {
         let why =
             format!("{MAX_CONSOLE_STREAMS} live instance pages are open (MAX_CONSOLE_STREAMS)");
