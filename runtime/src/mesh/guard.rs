@@ -2,8 +2,9 @@
 //! connections to it and never finish the handshake; each one held a slot among the
 //! connections being set up (`limits::MAX_PENDING_INCOMING`) until the dial timeout, so a few
 //! hundred of them made every member's new connection be refused for seconds. Here, by the
-//! source address of each inbound connection being set up (an IPv4 address, an IPv6 /64, the
-//! block one host gets):
+//! source address of each inbound connection being set up (an IPv4 address, an IPv6 /64: the
+//! smallest block a stranger cannot easily hop out of, though a whole LAN may share it, as
+//! hosts behind one NAT share an IPv4 address):
 //!
 //! - one source holds at most [`MAX_PENDING_INCOMING_PER_SOURCE`] connections being set up;
 //! - sources that never completed a handshake (strangers) hold at most
@@ -66,7 +67,7 @@ const MAX_KNOWN_SOURCES: usize = 4096;
 const MAX_LOGGED_SOURCES: usize = 1024;
 
 /// Where an inbound connection comes from, as far as the limits are concerned: an IPv4
-/// address, or the /64 block of an IPv6 address (a host has one of those to itself).
+/// address, or the /64 block of an IPv6 address (one network, as a NAT's address is).
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
 pub(super) enum Source {
     V4(Ipv4Addr),
