@@ -6,7 +6,10 @@
 //! stop echoing (the node hears its controller, but its answers are lost on the way back), the
 //! node kills the held command when its lease ran out and fails the activity, "synchronization
 //! lost", releasing its class: it would otherwise have run on after a real controller
-//! suspected it and gave its class to another.
+//! suspected it and gave its class to another. A grant that comes after a silence longer than
+//! the lease since its request is not used (the controller may have given the class to
+//! another meanwhile): the node releases it and asks again, however fresh its round trips are
+//! by then.
 #![allow(clippy::unwrap_used, clippy::expect_used)]
 
 use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
@@ -218,4 +221,73 @@ fn a_held_command_runs_on_round_trips_and_dies_when_only_the_controller_is_heard
     assert!(detail.starts_with("synchronization lost"), "{detail}");
     let beats = std::fs::read_to_string(&beat).unwrap_or_default();
     assert!(beats.lines().count() < 300, "the command was not stopped");
+}
+
+#[test]
+fn a_grant_that_comes_after_a_silence_longer_than_its_lease_is_released_and_asked_again() {
+    let dir = scratch("fencing-late").unwrap();
+    let fake = FakeController::start();
+    let node = Node::start(NodeSpec::loopback(
+        &dir.join("p1"),
+        "P1",
+        "1",
+        &fake.address,
+    ));
+    fake.wait("the node to register", |m| {
+        matches!(m, Message::Register(_)).then_some(())
+    });
+    fake.probe(&node);
+    let ran = dir.join("ran");
+    let deploy = Deploy {
+        instance: InstanceId(3),
+        partition: PartitionId(1),
+        document: partition(3, &format!("touch '{}'", ran.display())),
+        responsible: None,
+        hour_ms: None,
+        runs_on: Vec::new(),
+        inputs: Default::default(),
+    };
+    fake.send(&node, Message::Deploy(deploy));
+    let first: SyncTicket = fake.wait("the node to ask for press", |m| match m {
+        Message::BeginSync(b) if b.ticket.instance == InstanceId(3) => Some(b.ticket),
+        _ => None,
+    });
+    // The node's answers are lost for longer than the lease (it sees no round trip: its
+    // lease for the request runs out), then get through again.
+    fake.echo.store(false, Ordering::Relaxed);
+    std::thread::sleep(Duration::from_millis(LEASE_MS + 1_000));
+    fake.echo.store(true, Ordering::Relaxed);
+    std::thread::sleep(Duration::from_millis(500));
+    // The grant the controller sent before it suspected the node arrives only now.
+    let late = SyncGranted {
+        ticket: first,
+        lease_ms: LEASE_MS,
+    };
+    fake.send(&node, Message::SyncGranted(late));
+    fake.wait("the late grant released", |m| match m {
+        Message::EndSync(e) if e.ticket == first => Some(()),
+        _ => None,
+    });
+    let again: SyncTicket = fake.wait("the node to ask again", |m| match m {
+        Message::BeginSync(b) if b.ticket.instance == InstanceId(3) && b.ticket.round == 1 => {
+            Some(b.ticket)
+        }
+        _ => None,
+    });
+    assert!(!ran.exists(), "the command ran under the late grant");
+    // The new request's grant, in time, runs it.
+    let granted = SyncGranted {
+        ticket: again,
+        lease_ms: LEASE_MS,
+    };
+    fake.send(&node, Message::SyncGranted(granted));
+    let (state, detail) = fake.wait("the partition's result", |m| match m {
+        Message::PartitionResult(r) if r.instance == InstanceId(3) => {
+            let a = &r.activities[0];
+            Some((a.state, a.detail.clone().unwrap_or_default()))
+        }
+        _ => None,
+    });
+    assert_eq!(state, ActivityState::Succeeded, "{detail}");
+    assert!(ran.exists(), "the command ran under the new grant");
 }

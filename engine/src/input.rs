@@ -84,6 +84,10 @@ pub enum Input {
     /// The controller's synchronization manager granted an activity's request for its class
     /// (`crate::sync`): taken only for the request the activity waits with.
     SyncGranted(SyncGranted),
+    /// A grant that came after the node's lease for its request ran out since the request was
+    /// asked (the daemon tells it from its round trips with the controller): not used; the
+    /// request is released and asked again (`crate::sync`).
+    SyncLapsed(SyncGranted),
     /// The manager refused it (it waited too long): the activity fails.
     SyncRefused(SyncRefused),
     /// The daemon killed a command that ran under a grant: its lease ran out.

@@ -316,6 +316,7 @@ impl Engine {
             Input::CompensationEnded(ended) => self.compensation_ended(ended, fx),
             Input::Rerun(r) => self.rerun(now_ms, r.instance, r.partition, r.activities, fx),
             Input::SyncGranted(granted) => self.sync_granted(granted, fx),
+            Input::SyncLapsed(granted) => self.sync_lapsed(granted, fx),
             Input::SyncRefused(refused) => self.sync_refused(refused, fx),
             Input::SyncLost(lost) => self.sync_lost(lost, fx),
             Input::Pause(order) => self.pause_order(order, fx),

@@ -164,7 +164,7 @@ impl Input {
             Input::Withdraw(w) => Some(w.instance),
             Input::Completed(c) => Some(c.instance),
             Input::Control(c) => Some(c.instance),
-            Input::SyncGranted(g) => Some(g.ticket.instance),
+            Input::SyncGranted(g) | Input::SyncLapsed(g) => Some(g.ticket.instance),
             Input::SyncRefused(r) => Some(r.ticket.instance),
             Input::SyncLost(l) => Some(l.instance),
             Input::Pause(order) => Some(order.instance),

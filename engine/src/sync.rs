@@ -264,6 +264,42 @@ impl Engine {
         self.advance(key, effects);
     }
 
+    /// A grant that came after this node's lease for its request ran out at some instant
+    /// since the request was asked (the daemon's round trips with the controller say so,
+    /// `mobiwf_node_core::lease`): the controller may have suspected the node meanwhile,
+    /// counted the class free and granted it to a conflicting activity, so the grant is not
+    /// used. When the activity still waits with that request, the request is released and the
+    /// activity asks again with its next round, which the manager grants afresh or queues.
+    /// Any other grant is taken as [`Engine::sync_granted`] takes it: a released round's is
+    /// released again, and one without a class (an ordering's) fences nothing.
+    pub(crate) fn sync_lapsed(&mut self, granted: SyncGranted, effects: &mut Vec<Effect>) {
+        let ticket = granted.ticket;
+        let key = key_of(&ticket);
+        let waits = self.runs.get_mut(&key).is_some_and(|run| {
+            run.life(ticket.activity) == Some(&Life::Synchronizing)
+                && run
+                    .activity(ticket.activity)
+                    .is_some_and(|a| a.class.is_some())
+                && run.gate_mut(ticket.activity).is_some_and(|g| {
+                    g.open
+                        .is_some_and(|o| o.round == ticket.round && o.lease_ms.is_none())
+                })
+        });
+        if !waits {
+            return self.sync_granted(granted, effects);
+        }
+        if let Some(gate) = self
+            .runs
+            .get_mut(&key)
+            .and_then(|run| run.gate_mut(ticket.activity))
+        {
+            gate.open = None;
+        }
+        effects.push(end(key, ticket.activity, ticket.round));
+        self.touch_run(key);
+        self.begin_sync(key, ticket.activity, effects);
+    }
+
     /// The manager refused the request this activity waits with: it fails with the
     /// manager's words (the manager dropped the request: nothing to release).
     pub(crate) fn sync_refused(&mut self, refused: SyncRefused, effects: &mut Vec<Effect>) {

@@ -5,6 +5,13 @@
 //! clock. Hearing the controller alone renews nothing: a node that hears it while its own
 //! answers are lost does not keep running after the controller suspected it.
 //!
+//! A grant may also come late: it waited in the controller's outbox while the node was cut
+//! off, the controller suspected the node and counted the class free, and the link healed.
+//! Round trips after the suspicion would make its lease look fresh, so the node also keeps the
+//! silences between its round trips ([`RoundTrips::lapsed_at`]): a grant whose lease ran out
+//! at any instant since its request was asked is not used (the engine releases it and asks
+//! again), as a lease file that passed is never renewed.
+//!
 //! The node's shell (`mobiwf-node`, `src/lease.rs`) keeps the lease files of its held commands
 //! with these decisions, and the simulator (`mobiwf-sim`) keeps its simulated ones with them.
 
@@ -14,6 +21,11 @@ use mobiwf_proto::Probe;
 
 /// How many answers to probes whose echo has not come yet are remembered (the latest).
 pub const ANSWERS_KEPT: usize = 64;
+
+/// How many silences between round trips are kept, each longer than every later one (a
+/// shorter, earlier one can lapse no lease a later, longer one does not): past it, the two
+/// oldest are taken as one, longer than both, so a grant is refused sooner, never used later.
+pub const SILENCES_KEPT: usize = 64;
 
 /// The node's round trips with its controller: the latest time it sent something the
 /// controller is known to have received, and when it answered each of the controller's latest
@@ -26,6 +38,25 @@ pub struct RoundTrips {
     confirmed_ms: u64,
     /// When the node answered each probe, by the probe's number.
     answered: BTreeMap<u64, u64>,
+    /// The silences between round trips, oldest first, each longer than every later one.
+    silences: Vec<Silence>,
+}
+
+/// A stretch of the node's clock without a round trip: from the latest confirmed send to
+/// when the next confirmation came. A lease counted from before it ran out within it when it
+/// is longer than the lease.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+struct Silence {
+    /// The latest confirmed send then (ms since the epoch, 0: none since the start).
+    from_ms: u64,
+    /// When the next confirmation came.
+    to_ms: u64,
+}
+
+impl Silence {
+    fn len(&self) -> u64 {
+        self.to_ms.saturating_sub(self.from_ms)
+    }
 }
 
 impl RoundTrips {
@@ -35,9 +66,46 @@ impl RoundTrips {
     }
 
     /// The controller is known to have received what the node sent at `sent_ms` (ms since the
-    /// epoch, the node's clock): never moves back.
-    pub fn confirm(&mut self, sent_ms: u64) {
-        self.confirmed_ms = self.confirmed_ms.max(sent_ms);
+    /// epoch, the node's clock), as the node learned at `now_ms`: never moves back. The silence
+    /// up to now is kept.
+    pub fn confirm(&mut self, sent_ms: u64, now_ms: u64) {
+        if sent_ms <= self.confirmed_ms {
+            return;
+        }
+        let silence = Silence {
+            from_ms: self.confirmed_ms,
+            to_ms: now_ms.max(sent_ms),
+        };
+        // An earlier silence no longer than this one lapses no lease this one does not.
+        while self
+            .silences
+            .last()
+            .is_some_and(|s| s.len() <= silence.len())
+        {
+            self.silences.pop();
+        }
+        self.silences.push(silence);
+        if self.silences.len() > SILENCES_KEPT {
+            let second = self.silences.remove(1);
+            let first = &mut self.silences[0];
+            first.to_ms = first.to_ms.max(second.to_ms);
+        }
+        self.confirmed_ms = sent_ms;
+    }
+
+    /// When the lease `lease_ms` of a request asked at `asked_ms` (0: not known) ran out at
+    /// some instant up to `now_ms`, if it did: a silence since the request longer than the
+    /// lease, or none of its round trips within the lease up to now. A grant for it must not
+    /// be used: the controller may have counted its class free meanwhile.
+    pub fn lapsed_at(&self, asked_ms: u64, lease_ms: u64, now_ms: u64) -> Option<u64> {
+        let ran_out = |from_ms: u64, to_ms: u64| {
+            let out = from_ms.max(asked_ms).saturating_add(lease_ms);
+            (to_ms > asked_ms && to_ms > out).then_some(out)
+        };
+        self.silences
+            .iter()
+            .find_map(|s| ran_out(s.from_ms, s.to_ms))
+            .or_else(|| ran_out(self.confirmed_ms, now_ms))
     }
 
     /// The latest time the node sent something the controller is known to have received (0:
@@ -54,7 +122,7 @@ impl RoundTrips {
         if probe.echo != 0
             && let Some(&sent) = self.answered.get(&probe.echo)
         {
-            self.confirm(sent);
+            self.confirm(sent, now_ms);
             // Those numbered up to it can only confirm earlier times now.
             self.answered.retain(|seq, _| *seq > probe.echo);
         }
@@ -73,9 +141,9 @@ impl RoundTrips {
     }
 
     /// Whether a person's activity holding a grant of `lease_ms` asked at `asked_ms` is out at
-    /// `now_ms`: no round trip within its lease.
+    /// `now_ms`: its lease ran out at some instant since (no round trip within it).
     pub fn person_out(&self, asked_ms: u64, lease_ms: u64, now_ms: u64) -> bool {
-        self.lease_until(asked_ms, lease_ms) < now_ms
+        self.lapsed_at(asked_ms, lease_ms, now_ms).is_some()
     }
 }
 
@@ -147,7 +215,7 @@ mod tests {
         assert_eq!(trips.confirmed_ms(), 4_000);
         trips.probed(Probe { seq: 10, echo: 8 }, 10_000);
         assert_eq!(trips.confirmed_ms(), 8_000);
-        trips.confirm(7_000);
+        trips.confirm(7_000, 11_000);
         assert_eq!(trips.confirmed_ms(), 8_000, "never back");
     }
 
@@ -182,12 +250,75 @@ mod tests {
         let mut trips = RoundTrips::new();
         assert_eq!(trips.lease_until(20_000, 500), 20_500);
         assert_eq!(trips.lease_until(0, 500), 500, "nothing known: long passed");
-        trips.confirm(21_000);
-        assert_eq!(trips.lease_until(20_000, 500), 21_500);
+        trips.confirm(20_300, 20_400);
+        assert_eq!(trips.lease_until(20_000, 500), 20_800);
         assert_eq!(trips.lease_until(22_000, 500), 22_500);
         assert_eq!(lease_until(u64::MAX, 0, 500), u64::MAX);
-        assert!(!trips.person_out(20_000, 500, 21_500));
-        assert!(trips.person_out(20_000, 500, 21_501));
+        assert!(!trips.person_out(20_000, 500, 20_800));
+        assert!(trips.person_out(20_000, 500, 20_801));
+    }
+
+    #[test]
+    fn a_lease_that_ran_out_since_its_request_stays_out_whatever_round_trips_came_after() {
+        let mut trips = RoundTrips::new();
+        // Round trips every 200 ms up to 10 s; then none until 13 s (cut off); then again.
+        for t in (200..=10_000).step_by(200) {
+            trips.confirm(t - 100, t);
+        }
+        trips.confirm(12_900, 13_000);
+        for t in (13_200..=15_000).step_by(200) {
+            trips.confirm(t - 100, t);
+        }
+        // Asked before the cut: its lease of 500 ran out at 9,900 + 500, whatever came after.
+        assert_eq!(trips.lapsed_at(9_500, 500, 15_000), Some(10_400));
+        assert!(trips.person_out(9_500, 500, 15_000));
+        // A lease longer than the cut did not run out.
+        assert_eq!(trips.lapsed_at(9_500, 3_200, 15_000), None);
+        // Asked during the cut: out from its request plus the lease.
+        assert_eq!(trips.lapsed_at(11_000, 500, 15_000), Some(11_500));
+        // Asked after it: fresh, until the round trips stop for longer than the lease.
+        assert_eq!(trips.lapsed_at(13_100, 500, 15_000), None);
+        assert_eq!(trips.lapsed_at(13_100, 500, 15_401), Some(15_400));
+        // Asked long before, on a lease longer than any silence: never out.
+        assert_eq!(trips.lapsed_at(100, 5_000, 15_000), None);
+        // Nothing known of the request (0): counted from the round trips alone.
+        assert_eq!(trips.lapsed_at(0, 500, 15_000), Some(9_900 + 500));
+    }
+
+    #[test]
+    fn after_a_start_a_request_counts_from_itself_until_a_round_trip() {
+        let mut trips = RoundTrips::new();
+        assert_eq!(trips.lapsed_at(1_000, 500, 1_500), None);
+        assert_eq!(trips.lapsed_at(1_000, 500, 1_501), Some(1_500));
+        // The first round trip came late: a request asked before it ran out meanwhile.
+        trips.confirm(1_800, 1_900);
+        assert_eq!(trips.lapsed_at(1_000, 500, 1_900), Some(1_500));
+        assert_eq!(trips.lapsed_at(1_600, 500, 1_900), None);
+    }
+
+    #[test]
+    fn past_the_silences_kept_the_oldest_are_taken_as_one_longer() {
+        let mut trips = RoundTrips::new();
+        // Silences each shorter than the one before: every one is kept, up to the bound.
+        let mut t = 0;
+        let mut first_end = 0;
+        for i in 0..(SILENCES_KEPT as u64 + 10) {
+            let len = 10_000 - i * 10;
+            t += len;
+            trips.confirm(t, t);
+            if i == 0 {
+                first_end = t;
+            }
+        }
+        assert_eq!(trips.silences.len(), SILENCES_KEPT);
+        // Never shorter than what they stand for: a lease of 9,995 asked at the first
+        // round trip ran out in the second silence (9,990 long) only if it is merged.
+        assert!(trips.lapsed_at(first_end, 9_995, t).is_some());
+        // A longer silence drops all the earlier, shorter ones (the merged one too).
+        let end = 2 * t;
+        trips.confirm(end, end);
+        assert_eq!(trips.silences.len(), 1);
+        assert_eq!(trips.lapsed_at(0, t - 1, end), Some(2 * t - 1));
     }
 
     #[test]

@@ -167,6 +167,32 @@ impl NodeCore {
         Ok(out)
     }
 
+    /// A grant of the controller's is used only when the node's lease for the request it
+    /// answers did not run out at any instant since the request was asked, as `trips` count
+    /// it at `now_ms` ([`RoundTrips::lapsed_at`]): else it comes to the engine as lapsed
+    /// (`Input::SyncLapsed`: released and asked for again), since the controller may have
+    /// counted the class free meanwhile. Any other input is left as it is. Called once the
+    /// instance is in memory ([`NodeCore::needs`]).
+    pub fn fence_grant(&self, input: NodeInput, trips: &RoundTrips, now_ms: u64) -> NodeInput {
+        let NodeInput::Engine(Input::SyncGranted(granted)) = input else {
+            return input;
+        };
+        let ticket = granted.ticket;
+        let key = mobiwf_engine::RunKey {
+            instance: ticket.instance,
+            partition: ticket.partition,
+        };
+        let asked_ms = self.engine.asked_ms(key, ticket.activity);
+        let lapsed = trips
+            .lapsed_at(asked_ms, granted.lease_ms, now_ms)
+            .is_some();
+        NodeInput::Engine(if lapsed {
+            Input::SyncLapsed(granted)
+        } else {
+            Input::SyncGranted(granted)
+        })
+    }
+
     /// The instance `input` is about that the engine does not hold in memory (a finished
     /// one it retired, or one it never had): the daemon reads it back from the store and
     /// gives it to [`NodeCore::readmit`] before applying `input`.

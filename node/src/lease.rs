@@ -120,9 +120,14 @@ impl Leases {
     }
 
     /// The controller is known to have received what the node sent at `sent_ms` (ms since
-    /// the epoch, this node's clock).
-    pub fn confirm(&self, sent_ms: u64) {
-        self.trips().confirm(sent_ms);
+    /// the epoch, this node's clock), as the node learned at `now_ms`.
+    pub fn confirm(&self, sent_ms: u64, now_ms: u64) {
+        self.trips().confirm(sent_ms, now_ms);
+    }
+
+    /// What `f` makes of the node's round trips with its controller so far.
+    pub fn with_trips<R>(&self, f: impl FnOnce(&RoundTrips) -> R) -> R {
+        f(&self.trips())
     }
 
     /// The latest time the node sent something the controller is known to have received (0:

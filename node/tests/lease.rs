@@ -80,7 +80,7 @@ fn assert_lost(ended: &Ended) {
 async fn a_held_command_whose_lease_is_not_kept_up_is_killed_even_with_its_node_gone() {
     let dir = tempfile::tempdir().expect("tempdir");
     let leases = Leases::new();
-    leases.confirm(now_ms());
+    leases.confirm(now_ms(), now_ms());
     let pid_file = dir.path().join("command.pid");
     // The command's own process: it would run for a minute.
     let e = held(
@@ -113,14 +113,14 @@ async fn a_held_command_whose_lease_is_not_kept_up_is_killed_even_with_its_node_
 async fn a_held_command_whose_lease_is_kept_up_runs_to_its_end() {
     let dir = tempfile::tempdir().expect("tempdir");
     let leases = Leases::new();
-    leases.confirm(now_ms());
+    leases.confirm(now_ms(), now_ms());
     leases.spawn_refresher();
     // The controller is heard all along.
     let hearing = {
         let leases = leases.clone();
         tokio::spawn(async move {
             loop {
-                leases.confirm(now_ms());
+                leases.confirm(now_ms(), now_ms());
                 tokio::time::sleep(Duration::from_millis(50)).await;
             }
         })
@@ -189,15 +189,15 @@ async fn a_command_without_a_class_has_no_lease() {
 fn a_lease_moves_only_forward_and_only_on_a_round_trip() {
     let dir = tempfile::tempdir().expect("tempdir");
     let leases = Leases::new();
-    leases.confirm(10_000);
+    leases.confirm(10_000, 10_000);
     leases.hold(dir.path(), 500, 0, 10_000).expect("held");
     assert_eq!(read_until(dir.path()), Some(10_500));
     // No round trip since: nothing moves.
     assert!(leases.refresh(10_100).is_empty());
     assert_eq!(read_until(dir.path()), Some(10_500));
     // A round trip: it moves on; an older one never moves it back.
-    leases.confirm(11_000);
-    leases.confirm(10_200);
+    leases.confirm(11_000, 11_000);
+    leases.confirm(10_200, 11_000);
     assert!(leases.refresh(10_200).is_empty());
     assert_eq!(read_until(dir.path()), Some(11_500));
     // Watched again after a restart (no round trip yet): the later time written before stays.
@@ -206,7 +206,7 @@ fn a_lease_moves_only_forward_and_only_on_a_round_trip() {
     restarted.hold(dir.path(), 500, 0, 11_000).expect("held");
     assert_eq!(read_until(dir.path()), Some(11_500));
     // A released command's lease is no longer kept up.
-    leases.confirm(20_000);
+    leases.confirm(20_000, 20_000);
     assert!(leases.refresh(11_100).is_empty());
     assert_eq!(read_until(dir.path()), Some(11_500));
 }
@@ -243,12 +243,12 @@ fn a_grant_counts_from_its_request_and_a_lease_that_passed_is_never_renewed() {
     assert_eq!(read_until(dir.path()), Some(20_500));
     // The lease passed at 20600: a round trip after that renews nothing (the watchdog is
     // ending the command).
-    leases.confirm(20_550);
+    leases.confirm(20_550, 20_550);
     assert!(leases.refresh(20_600).is_empty());
     assert_eq!(read_until(dir.path()), Some(20_500));
     // Nor does watching it again, after a restart.
     let restarted = Leases::new();
-    restarted.confirm(20_550);
+    restarted.confirm(20_550, 20_550);
     restarted
         .hold(dir.path(), 500, 20_000, 20_600)
         .expect("held");
@@ -271,10 +271,10 @@ fn a_persons_activity_is_out_once_when_the_controller_was_not_heard_within_its_l
     leases.watch_person(key, a, 500, 1000);
     assert_eq!(leases.people_out(1501), vec![(key, a)]);
     assert!(leases.people_out(5000).is_empty(), "told once");
-    // A round trip of 6000: b, asked at 5000, is out only after 6500.
-    leases.confirm(6000);
+    // A round trip of 5400: b, asked at 5000, is out only after 5900.
+    leases.confirm(5400, 5400);
     leases.watch_person(key, b, 500, 5000);
-    assert!(leases.people_out(6500).is_empty());
+    assert!(leases.people_out(5900).is_empty());
     // Ended before: never out.
     leases.unwatch_person(key, b);
     assert!(leases.people_out(9000).is_empty());

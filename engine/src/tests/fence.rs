@@ -1,9 +1,10 @@
 //! A held try the engine kills releases its class only once the try is over (`crate::sync`):
 //! when the executor tells its end or that its lease killed it, or a fence after the kill
 //! when it never tells (a restart keeps the wait); a try without a class's grant releases at
-//! once, as before. A held command's lease counts from when its request was asked.
+//! once, as before. A held command's lease counts from when its request was asked, and a
+//! grant that came after that lease ran out is not used: released, and asked for again.
 
-use super::sync::{LEASE, asked, ends, grant, leases, lost, pressing, reborn, ticket};
+use super::sync::{LEASE, asked, begins, ends, grant, leases, lost, pressing, reborn, ticket};
 use super::*;
 use mobiwf_proto::fence_ms;
 
@@ -200,5 +201,45 @@ scenarios! {
         assert!(matches!(resumed[..], [Effect::Execute { asked_ms: 1000, .. }]), "{resumed:?}");
         let key = RunKey { instance: InstanceId(1), partition: PartitionId(1) };
         assert_eq!(e.asked_ms(key, ActivityId(1)), 1000);
+    }
+
+    fn a_grant_that_came_after_its_lease_ran_out_is_released_and_asked_for_again() {
+        let mut e = Engine::new();
+        let d = pressing(1, None, "");
+        asked(&mut e, 1, &d);
+        let lapsed = |e: &mut Engine, now, ticket| {
+            at(e, now, Input::SyncLapsed(mobiwf_proto::SyncGranted { ticket, lease_ms: LEASE }))
+        };
+        let fx = lapsed(&mut e, 9000, ticket(1, 1, 0));
+        assert!(executes(&fx).is_empty(), "{fx:?}");
+        assert_eq!(ends(&fx), vec![ticket(1, 1, 0)]);
+        assert_eq!(begins(&fx), vec![(ticket(1, 1, 1), "press".to_owned())]);
+        assert_eq!(state(&e, 1, 1), ActivityState::Synchronizing);
+        let key = RunKey { instance: InstanceId(1), partition: PartitionId(1) };
+        assert_eq!(e.asked_ms(key, ActivityId(1)), 9000, "the new request counts from now");
+        // The same lapsed grant again, or the old round's grant as fresh: released again,
+        // nothing runs.
+        for fx in [lapsed(&mut e, 9100, ticket(1, 1, 0)), grant(&mut e, 9200, ticket(1, 1, 0))] {
+            assert!(executes(&fx).is_empty(), "{fx:?}");
+            assert_eq!(ends(&fx), vec![ticket(1, 1, 0)]);
+            assert!(begins(&fx).is_empty(), "{fx:?}");
+        }
+        // The new round's grant runs it.
+        assert_eq!(executes(&grant(&mut e, 9500, ticket(1, 1, 1))), vec![(1, 0)]);
+        // A lapsed word for the round it runs under changes nothing: its lease file rules.
+        let fx = lapsed(&mut e, 9600, ticket(1, 1, 1));
+        assert!(fx.is_empty(), "{fx:?}");
+        assert_eq!(state(&e, 1, 1), ActivityState::Running);
+    }
+
+    fn a_lapsed_grant_of_an_ordering_without_a_class_is_taken_as_it_fences_nothing() {
+        let mut e = Engine::new();
+        let extra = "<ordered>1</ordered>";
+        let d = doc(1, &[A { id: 1, command: Some("work"), extra, ..A::default() }]);
+        deploy(&mut e, 1, 1, &d);
+        let granted = mobiwf_proto::SyncGranted { ticket: ticket(1, 1, 0), lease_ms: LEASE };
+        let fx = at(&mut e, 9000, Input::SyncLapsed(granted));
+        assert_eq!(executes(&fx), vec![(1, 0)]);
+        assert!(ends(&fx).is_empty() && begins(&fx).is_empty(), "{fx:?}");
     }
 }

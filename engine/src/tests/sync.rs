@@ -70,7 +70,7 @@ pub(super) fn lost(
 }
 
 /// The tickets asked for, with their class.
-fn begins(effects: &[Effect]) -> Vec<(SyncTicket, String)> {
+pub(super) fn begins(effects: &[Effect]) -> Vec<(SyncTicket, String)> {
     to_controller(effects)
         .into_iter()
         .filter_map(|m| match m {

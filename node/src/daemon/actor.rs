@@ -258,13 +258,12 @@ impl NodeActor {
                 return Ok(());
             }
         };
-        let (core, store) = (&mut self.core, self.store.as_ref());
+        let (core, store, leases) = (&mut self.core, self.store.as_ref(), &self.leases);
         let mut failed = None;
         let mut output = None;
         let group = &mut *writing.group;
         group.receive(store, &self.metrics, role, inbound, |_, _id, message| {
             let input = core.accept(&from, message, missing).map_err(not_applied)?;
-            super::journal::taken(&input);
             // A store that fails stops the daemon: nothing of this group is written or
             // answered (the refusal below never leaves).
             if let Err(e) = state::readmit_for(core, store, &input) {
@@ -272,6 +271,9 @@ impl NodeActor {
                 failed = Some(e);
                 return Err(why.into());
             }
+            let now_ms = Millis::from_micros(now).as_u64();
+            let input = leases.with_trips(|trips| core.fence_grant(input, trips, now_ms));
+            super::journal::taken(&input);
             output = Some(core.apply(now, input).map_err(not_applied)?);
             Ok(())
         })?;

@@ -51,6 +51,10 @@ pub(super) fn taken(input: &NodeInput) {
             let t = g.ticket;
             tracing::info!(instance = %t.instance, activity = %t.activity, round = t.round, lease_ms = g.lease_ms, "class granted");
         }
+        Input::SyncLapsed(g) => {
+            let t = g.ticket;
+            tracing::warn!(instance = %t.instance, activity = %t.activity, round = t.round, lease_ms = g.lease_ms, "class granted after this node's lease for the request ran out (no round trip with the controller within it): released and asked for again");
+        }
         Input::SyncRefused(r) => {
             let t = r.ticket;
             tracing::info!(instance = %t.instance, activity = %t.activity, round = t.round, "class refused: {}", r.detail);

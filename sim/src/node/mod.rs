@@ -307,7 +307,7 @@ impl NodeProc {
                 .push((inbound.reply, Some(mobiwf_proto::Reply::Refused { reason })));
             return Ok(());
         }
-        let core = &mut self.core;
+        let (core, trips) = (&mut self.core, &self.trips);
         let mut failed = None;
         let mut output = None;
         let received = group.receive(disk, inbound, |_, _, message| {
@@ -318,6 +318,7 @@ impl NodeProc {
                 failed = Some(e.clone());
                 return Err(NotApplied::Refused(e));
             }
+            let input = core.fence_grant(input, trips, Millis::from_micros(now).as_u64());
             output = Some(core.apply(now, input).map_err(not_applied)?);
             Ok(())
         });
