@@ -9,9 +9,9 @@
 //! `tests/flood.rs` showed) could stop a node's every dial for as long as it held the port.
 //!
 //! Nothing in the mesh needs the listen port as a dial's source: there is no hole punching
-//! (the one use libp2p makes of it), identify's observed addresses are not used (the
-//! address book learns a peer's own listen addresses, and addresses we dialled), a relayed
-//! connection's address is the relay's, and `guard` knows a source by its IP address alone.
+//! (what libp2p keeps it for), identify's observed addresses are not used (the address book
+//! learns a peer's own listen addresses, and addresses we dialled), a relayed connection's
+//! address is the relay's, and `guard` knows a source by its IP address alone.
 
 use std::pin::Pin;
 use std::task::{Context, Poll};
