@@ -209,12 +209,7 @@ fn batch(controller: &Controller, what: &str) -> std::time::Duration {
     started.elapsed()
 }
 
-// Flaky: in one CI run of three, P1's dials to P2 failed with EADDRINUSE for the whole wait
-// (libp2p's TCP port reuse meeting a 4-tuple still in TIME_WAIT) and the first instance did
-// not complete in 120 s; to be understood before it runs in CI again. The guard's mechanism
-// is tested without it in `runtime/tests/hostile.rs`.
 #[test]
-#[ignore = "flaky: dials failing with EADDRINUSE during the flood; see the comment above"]
 fn instances_complete_while_a_stranger_holds_half_open_connections_to_a_node() {
     let dir = scratch("flood-half-open").unwrap();
     let controller = Controller::start(&dir.join("controller"), "/ip4/127.0.0.1/tcp/0");

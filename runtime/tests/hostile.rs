@@ -388,3 +388,34 @@ async fn members_connect_while_a_connected_stranger_leaves_streams_hanging() {
     driver.abort();
     node.shutdown().await;
 }
+
+/// A socket on the host that holds a node's listen port on another local address (as one of
+/// `flood`'s connections does when the kernel picks that port for it) must not stop the
+/// node's dials: a dial bound to the wildcard address and the listen port (libp2p's default)
+/// was refused with "address in use" for as long as the socket lived.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_node_dials_out_while_another_socket_holds_its_port_on_another_address() {
+    let (to, _refused) = victim().await;
+    let (node, _inbound) = mesh::start(MeshConfig::new(
+        Keypair::generate_ed25519(),
+        vec!["/ip4/127.0.0.1/tcp/0".parse().unwrap()],
+    ))
+    .await
+    .unwrap();
+    let port = socket_addr(&node).port();
+    let squatter = tokio::net::TcpSocket::new_v4().unwrap();
+    squatter.bind(SocketAddr::new(flooder(4), port)).unwrap();
+
+    let sent = node
+        .request(to.peer_id(), to.listen_addrs(), notify(&node, 1))
+        .await;
+    assert!(
+        sent.is_ok(),
+        "a dial failed while another socket held the node's port {port} on {}: {:?}",
+        flooder(4),
+        sent.map(|_| ()).map_err(|e| e.to_string())
+    );
+    drop(squatter);
+    node.shutdown().await;
+    to.shutdown().await;
+}

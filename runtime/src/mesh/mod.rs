@@ -1,11 +1,12 @@
 //! The libp2p swarm behind a cloneable handle, so the rest of the program can send requests and
 //! answer them without sharing the `Swarm` (which only one task can poll).
 //!
-//! [`start`] builds a swarm (TCP with nodelay, Noise, Yamux; request-response on
-//! `mobiwf_proto::PROTOCOL` with the length-prefixed JSON codec of `codec`; libp2p identify, so
-//! that peers tell each other where they listen), starts listening, spawns
-//! the task that owns it and returns a [`MeshHandle`] with the receiver of [`Inbound`]
-//! requests (starting is `startup`, the task itself is `task`). The application answers each inbound request on its `reply` oneshot; dropping it
+//! [`start`] builds a swarm (TCP with nodelay, each dial from a new port (`dial_port`), Noise,
+//! Yamux; request-response on `mobiwf_proto::PROTOCOL` with the length-prefixed JSON codec of
+//! `codec`; libp2p identify, so that peers tell each other where they listen), starts
+//! listening, spawns the task that owns it and returns a [`MeshHandle`] with the receiver of
+//! [`Inbound`] requests (starting is `startup`, the task itself is `task`). The application
+//! answers each inbound request on its `reply` oneshot; dropping it
 //! unanswered makes the requester see an error.
 //!
 //! A daemon nobody can dial listens on a relay's circuit instead ([`MeshConfig::via_relay`];
@@ -34,6 +35,7 @@ use libp2p::{Multiaddr, PeerId};
 use tokio::sync::{broadcast, mpsc, oneshot, watch};
 
 pub mod addresses;
+mod dial_port;
 pub mod guard;
 pub mod inbound_args;
 pub mod limits;

@@ -15,6 +15,7 @@ use libp2p::pnet::PnetConfig;
 pub use libp2p::pnet::PreSharedKey;
 use libp2p::{PeerId, Transport};
 
+use super::dial_port::NewPortDials;
 use super::guard::INBOUND_HANDSHAKE_TIMEOUT;
 
 /// The largest swarm key file read, in bytes (the format takes about 100).
@@ -22,12 +23,14 @@ pub const MAX_SWARM_KEY_FILE_BYTES: u64 = 4096;
 
 /// TCP (with `pnet` first, when there is a key), Noise and Yamux: what `with_tcp` builds, and
 /// the private network's handshake under it; an inbound connection's handshake must be done
-/// within [`INBOUND_HANDSHAKE_TIMEOUT`].
+/// within [`INBOUND_HANDSHAKE_TIMEOUT`], and every dial takes a new port (`dial_port`).
 pub fn transport(
     keypair: &Keypair,
     key: Option<PreSharedKey>,
 ) -> Result<Boxed<(PeerId, StreamMuxerBox)>, Box<dyn std::error::Error + Send + Sync>> {
-    let tcp = libp2p::tcp::tokio::Transport::new(libp2p::tcp::Config::new().nodelay(true));
+    let tcp = NewPortDials(libp2p::tcp::tokio::Transport::new(
+        libp2p::tcp::Config::new().nodelay(true),
+    ));
     let base = match key {
         Some(key) => {
             Either::Left(tcp.and_then(move |socket, _| PnetConfig::new(key).handshake(socket)))
