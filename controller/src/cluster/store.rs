@@ -138,8 +138,17 @@ impl ShardStore {
         Ok(())
     }
 
-    fn shared(&self) -> RwLockReadGuard<'_, ()> {
-        self.gate.read().unwrap_or_else(PoisonError::into_inner)
+    /// The gate held shared, the journal clear: what every read and single-transaction
+    /// write runs under. (A commit through the journal may fail between the look at the
+    /// journal and taking the gate: then the journal is finished first, again.)
+    fn settled(&self) -> Result<RwLockReadGuard<'_, ()>, StoreError> {
+        loop {
+            self.settle()?;
+            let shared = self.gate.read().unwrap_or_else(PoisonError::into_inner);
+            if !self.unfinished.load(Ordering::SeqCst) {
+                return Ok(shared);
+            }
+        }
     }
 
     fn alone(&self) -> RwLockWriteGuard<'_, ()> {
@@ -261,8 +270,7 @@ pub fn prefix_end(prefix: &[u8]) -> Vec<u8> {
 
 impl Store for ShardStore {
     fn get(&self, key: &[u8]) -> Result<Option<Vec<u8>>, StoreError> {
-        self.settle()?;
-        let _shared = self.shared();
+        let _shared = self.settled()?;
         let key = self.key(key);
         let answer = self
             .link
@@ -272,8 +280,7 @@ impl Store for ShardStore {
     }
 
     fn scan_prefix(&self, prefix: &[u8]) -> Result<Entries, StoreError> {
-        self.settle()?;
-        let _shared = self.shared();
+        let _shared = self.settled()?;
         self.scan(prefix, prefix, None)
     }
 
@@ -281,13 +288,11 @@ impl Store for ShardStore {
         if limit == 0 {
             return Ok(Entries::new());
         }
-        self.settle()?;
-        let _shared = self.shared();
+        let _shared = self.settled()?;
         self.scan(prefix, from, Some(limit))
     }
 
     fn write(&self, batch: Batch, _durability: Durability) -> Result<(), StoreError> {
-        self.settle()?;
         // etcd refuses a transaction that names a key twice: the last change of each key is
         // the batch's effect on it.
         let mut last = BTreeMap::new();
@@ -303,11 +308,14 @@ impl Store for ShardStore {
         // Every etcd write is durable (raft, then fsync) when it is answered: `Lazy` is as
         // good as `Synced` here.
         if parts.len() == 1 {
-            let _shared = self.shared();
+            let _shared = self.settled()?;
             let writes = entries.into_iter().map(|e| self.write_of(e)).collect();
             return self.transact(writes);
         }
         let _alone = self.alone();
+        if self.unfinished.load(Ordering::SeqCst) {
+            journal::recover(self)?;
+        }
         journal::commit(self, entries, &parts)
     }
 }
