@@ -32,14 +32,19 @@ use tokio::sync::watch;
 /// How often a member looks at the shard in the store test.
 const LOOK: Duration = Duration::from_millis(100);
 
-async fn join(link: &EtcdLink, layout: &Layout, name: &str) -> Membership {
+/// Joins as `name`, with a short lease kept alive (as a controller keeps its own) until it is
+/// revoked: a slow machine must not let it lapse while the test runs.
+async fn join(link: &Arc<EtcdLink>, layout: &Layout, name: &str) -> Membership {
     let record = MemberRecord {
         member: MemberId(name.to_owned()),
         api: "-".to_owned(),
     };
-    Membership::join(link, layout, &record, Duration::from_secs(2))
+    let membership = Membership::join(link, layout, &record, Duration::from_secs(2))
         .await
-        .unwrap()
+        .unwrap();
+    let (lost, _) = watch::channel(false);
+    membership.keep_alive(link, lost);
+    membership
 }
 
 fn keys(entries: &[(Vec<u8>, Vec<u8>)]) -> Vec<String> {
