@@ -144,7 +144,7 @@ fn classes_apply_show_and_sync_show_through_the_binary() {
     let mut controller = Controller::start_with(
         &dir.join("controller"),
         "/ip4/127.0.0.1/tcp/0",
-        &["--suspect-after", "4"],
+        &["--probe-every", "0.5", "--suspect-after", "4"],
     );
     nothing_yet(&controller);
     unknown_classes_refused(&controller);

@@ -36,6 +36,12 @@ pub const DEFAULT_SUSPECT_AFTER: Duration = Duration::from_secs(10);
 /// grant, and a suspected node's hold is safe to end at suspicion only when that lease is at
 /// least two of its watchdog's periods (20 ms each at the least), `mobiwf_proto::fence_ms`.
 pub const MIN_SUSPECT_AFTER: Duration = Duration::from_millis(100);
+/// The fewest probe periods in [`DetectorConfig::suspect_after`]: half of it is the lease of
+/// a class's grant, and a node confirms a round trip only once the next probe echoes its
+/// answer, so in steady state two probe periods pass between confirmations; the lease must
+/// cover those and half a period to spare, or ordinary jitter kills held commands and has
+/// every grant that waited asked for again.
+pub const MIN_PROBES_PER_SUSPICION: u32 = 5;
 
 /// How eagerly nodes are suspected.
 #[derive(Debug, Clone, Copy)]
@@ -44,6 +50,35 @@ pub struct DetectorConfig {
     pub probe_every: Duration,
     /// How long a node may go without answering before it is suspected.
     pub suspect_after: Duration,
+}
+
+impl DetectorConfig {
+    /// Why these settings would not keep a class's grant safe and usable, if they would not:
+    /// a holder cut off from the controller must have stopped before its node is suspected and
+    /// its class counts free (the lease is half the suspicion time, [`MIN_SUSPECT_AFTER`]),
+    /// and the lease must outlast the gap between a node's confirmed round trips
+    /// ([`MIN_PROBES_PER_SUSPICION`]).
+    pub fn check(&self) -> Result<(), String> {
+        if self.suspect_after < MIN_SUSPECT_AFTER {
+            return Err(format!(
+                "the failure detector's suspect_after of {:?} is below {MIN_SUSPECT_AFTER:?} \
+                 (MIN_SUSPECT_AFTER): a suspected node's class could count free before its \
+                 command is dead",
+                self.suspect_after
+            ));
+        }
+        let probes = MIN_PROBES_PER_SUSPICION;
+        if self.suspect_after < self.probe_every.saturating_mul(probes) {
+            return Err(format!(
+                "the failure detector's suspect_after of {:?} is less than {probes} probe \
+                 periods of {:?} (MIN_PROBES_PER_SUSPICION): the lease of a class's grant, half \
+                 of it, would not outlast the two probe periods between a node's confirmed \
+                 round trips; raise --suspect-after or lower --probe-every",
+                self.suspect_after, self.probe_every
+            ));
+        }
+        Ok(())
+    }
 }
 
 impl Default for DetectorConfig {
@@ -362,5 +397,24 @@ mod tests {
         assert_eq!(seen.probe(12), Probe { seq: 12, echo: 10 });
         seen.heard(12, Ok(()));
         assert_eq!(seen.probe(13).echo, 12);
+    }
+
+    #[test]
+    fn a_suspicion_too_short_for_its_lease_or_its_probes_is_refused() {
+        let config = |probe_ms, suspect_ms| DetectorConfig {
+            probe_every: Duration::from_millis(probe_ms),
+            suspect_after: Duration::from_millis(suspect_ms),
+        };
+        assert_eq!(DetectorConfig::default().check(), Ok(()));
+        assert_eq!(config(20, 100).check(), Ok(()));
+        assert_eq!(config(500, 4_000).check(), Ok(()));
+        assert_eq!(config(1_000, 5_000).check(), Ok(()));
+        let short = config(10, 50).check().unwrap_err();
+        assert!(short.contains("MIN_SUSPECT_AFTER"), "{short}");
+        let few = config(1_000, 4_000).check().unwrap_err();
+        assert!(
+            few.contains("MIN_PROBES_PER_SUSPICION") && few.contains("--probe-every"),
+            "{few}"
+        );
     }
 }

@@ -18,6 +18,11 @@
 //! grant (offered or taken) is failed the same way when its host's lease ran out
 //! ([`Engine::person_lease`] says which the host watches).
 //!
+//! A grant that comes after the node's lease for its request ran out at some instant since
+//! the request (`Input::SyncLapsed`, as the daemon's round trips tell it) is not used: the
+//! controller may have counted the class free meanwhile; the request is released and asked
+//! for again with the next round.
+//!
 //! A held try the engine kills (withdrawn, cancelled, its instance completed, past its
 //! `timeOut`, paused with `--kill`) may still run until the kill took effect: its request
 //! is released only once the executor tells the end of that try, or, should it never tell, a
@@ -55,8 +60,8 @@ pub const SYNC_LOST: &str = "synchronization lost";
 /// What a try killed by its lost lease says.
 fn lost_words() -> String {
     format!(
-        "{SYNC_LOST}: its command was killed because the grant's lease ran out on its node (no \
-         round trip with the controller within it)"
+        "{SYNC_LOST}: its command was killed (or never started) because the grant's lease ran \
+         out on its node (no round trip with the controller within it)"
     )
 }
 

@@ -97,18 +97,14 @@ impl RoundTrips {
     /// to `now_ms`, if it did: a silence since the request longer than the lease, or no round
     /// trip within the lease up to now. A grant for it must not be used: the controller may
     /// have counted its class free meanwhile. A request whose time is not known (0: stored
-    /// before requests kept it) counts from the latest round trip alone, as it did then.
+    /// before requests kept it, so by a node that restarted since) counts from the node's
+    /// start: its grant is asked for again, with a time.
     pub fn lapsed_at(&self, asked_ms: u64, lease_ms: u64, now_ms: u64) -> Option<u64> {
         let ran_out = |from_ms: u64, to_ms: u64| {
             let out = from_ms.max(asked_ms).saturating_add(lease_ms);
-            (to_ms > asked_ms && to_ms > out).then_some(out)
+            (to_ms > out).then_some(out)
         };
-        let silences = if asked_ms == 0 {
-            &[][..]
-        } else {
-            &self.silences[..]
-        };
-        silences
+        self.silences
             .iter()
             .find_map(|s| ran_out(s.from_ms, s.to_ms))
             .or_else(|| ran_out(self.confirmed_ms, now_ms))
@@ -190,7 +186,8 @@ impl AtHold {
 }
 
 /// A lease file that holds `written` (none: no file yet) is held at `now_ms` with `due_ms` the
-/// time the round trips give now ([`RoundTrips::lease_until`]).
+/// time the round trips give now ([`RoundTrips::due_at_hold`]: passed when the lease ran out
+/// since its request).
 pub fn at_hold(written: Option<u64>, due_ms: u64, now_ms: u64) -> AtHold {
     match written {
         Some(w) if w >= due_ms || w < now_ms => AtHold::Keep(w),
@@ -304,9 +301,10 @@ mod tests {
         assert_eq!(trips.lapsed_at(13_100, 500, 15_401), Some(15_400));
         // Asked long before, on a lease longer than any silence: never out.
         assert_eq!(trips.lapsed_at(100, 5_000, 15_000), None);
-        // Nothing known of the request (0): counted from the latest round trip alone.
-        assert_eq!(trips.lapsed_at(0, 500, 15_000), None);
-        assert_eq!(trips.lapsed_at(0, 500, 15_401), Some(15_400));
+        // Nothing known of the request (0): counted from the node's start, so out at the first
+        // silence longer than the lease.
+        assert_eq!(trips.lapsed_at(0, 500, 15_000), Some(10_400));
+        assert_eq!(RoundTrips::new().lapsed_at(0, 500, 501), Some(500));
     }
 
     #[test]
@@ -336,13 +334,14 @@ mod tests {
         }
         assert_eq!(trips.silences.len(), SILENCES_KEPT);
         // Never shorter than what they stand for: a lease of 9,995 asked at the first
-        // round trip ran out in the second silence (9,990 long) only if it is merged.
+        // round trip did not run out (the next silence is 9,990 long), but once the oldest
+        // silences are taken as one it counts as if it had: refused sooner, never used later.
         assert!(trips.lapsed_at(first_end, 9_995, t).is_some());
         // A longer silence drops all the earlier, shorter ones (the merged one too).
         let end = 2 * t;
         trips.confirm(end, end);
         assert_eq!(trips.silences.len(), 1);
-        assert_eq!(trips.lapsed_at(1, t - 1, end), Some(2 * t - 1));
+        assert_eq!(trips.lapsed_at(0, t - 1, end), Some(2 * t - 1));
     }
 
     #[test]

@@ -167,8 +167,8 @@ impl NodeCore {
         Ok(out)
     }
 
-    /// A grant of the controller's is used only when the node's lease for the request it
-    /// answers did not run out at any instant since the request was asked, as `trips` count
+    /// A grant of a class is used only when the node's lease for the request it answers did
+    /// not run out at any instant since the request was asked, as `trips` count
     /// it at `now_ms` ([`RoundTrips::lapsed_at`]): else it comes to the engine as lapsed
     /// (`Input::SyncLapsed`: released and asked for again), since the controller may have
     /// counted the class free meanwhile. Any other input is left as it is. Called once the
@@ -182,10 +182,17 @@ impl NodeCore {
             instance: ticket.instance,
             partition: ticket.partition,
         };
+        // A grant without a class (an ordering's) fences nothing: its wait may be long.
+        let classed = self
+            .engine
+            .run(&key)
+            .and_then(|run| run.activity(ticket.activity))
+            .is_some_and(|a| a.class.is_some());
         let asked_ms = self.engine.asked_ms(key, ticket.activity);
-        let lapsed = trips
-            .lapsed_at(asked_ms, granted.lease_ms, now_ms)
-            .is_some();
+        let lapsed = classed
+            && trips
+                .lapsed_at(asked_ms, granted.lease_ms, now_ms)
+                .is_some();
         NodeInput::Engine(if lapsed {
             Input::SyncLapsed(granted)
         } else {

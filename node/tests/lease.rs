@@ -190,7 +190,7 @@ fn a_lease_moves_only_forward_and_only_on_a_round_trip() {
     let dir = tempfile::tempdir().expect("tempdir");
     let leases = Leases::new();
     leases.confirm(10_000, 10_000);
-    leases.hold(dir.path(), 500, 0, 10_000).expect("held");
+    leases.hold(dir.path(), 500, 9_800, 10_000).expect("held");
     assert_eq!(read_until(dir.path()), Some(10_500));
     // No round trip since: nothing moves.
     assert!(leases.refresh(10_100).is_empty());
@@ -203,7 +203,9 @@ fn a_lease_moves_only_forward_and_only_on_a_round_trip() {
     // Watched again after a restart (no round trip yet): the later time written before stays.
     leases.release(dir.path());
     let restarted = Leases::new();
-    restarted.hold(dir.path(), 500, 0, 11_000).expect("held");
+    restarted
+        .hold(dir.path(), 500, 9_800, 11_000)
+        .expect("held");
     assert_eq!(read_until(dir.path()), Some(11_500));
     // A released command's lease is no longer kept up.
     leases.confirm(20_000, 20_000);

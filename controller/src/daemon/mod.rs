@@ -381,17 +381,7 @@ fn enrolment_of(store: &dyn Store, open: bool) -> anyhow::Result<crate::enrolmen
 
 /// The book as the store holds it, with the controller's hour and routing.
 fn book_of<E>(base: &Base<E>, config: &ControllerConfig) -> anyhow::Result<mobiwf_book::Book> {
-    // A holder cut off from the controller must have stopped before the failure detector
-    // suspects its node and the class counts free: the lease is half the suspicion time.
-    let least = crate::detector::MIN_SUSPECT_AFTER;
-    if config.detector.suspect_after < least {
-        anyhow::bail!(
-            "the failure detector's suspect_after of {:?} is below {least:?} \
-             (MIN_SUSPECT_AFTER): a suspected node's class could count free before its \
-             command is dead",
-            config.detector.suspect_after
-        );
-    }
+    config.detector.check().map_err(anyhow::Error::msg)?;
     let lease_ms = u64::try_from(config.detector.suspect_after.as_millis() / 2).unwrap_or(u64::MAX);
     let book = state::load(base.store.as_ref())?
         .with_hour_ms(config.hour_ms)
