@@ -35,7 +35,8 @@ fn held(command: &str, lease_ms: u64, leases: &Leases) -> Execution {
         run: mobiwf_node::executor::RunKind::Try,
         held: Some(Hold {
             lease_ms,
-            asked_ms: 0,
+            // Asked just now, as the grant that starts it answers.
+            asked_ms: now_ms(),
             leases: leases.clone(),
         }),
     }
@@ -160,10 +161,13 @@ async fn a_held_command_whose_lease_is_kept_up_runs_to_its_end() {
 #[tokio::test]
 async fn a_held_command_whose_lease_ran_out_before_it_started_never_runs() {
     let dir = tempfile::tempdir().expect("tempdir");
-    // The controller was never heard since the node started: its lease is over already.
+    // Asked 10 s ago, and no round trip with the controller since: its lease is over already.
     let leases = Leases::new();
     let marker = dir.path().join("ran");
-    let e = held(&format!("touch {}", marker.display()), 300, &leases);
+    let mut e = held(&format!("touch {}", marker.display()), 300, &leases);
+    if let Some(hold) = e.held.as_mut() {
+        hold.asked_ms = now_ms() - 10_000;
+    }
     let ended = tokio::time::timeout(BOUND, execute(dir.path(), &e, &CommandPolicy::Any))
         .await
         .expect("ended");
