@@ -269,7 +269,9 @@ fn deploy_form(form: &DeployForm, csrf: &str) -> Markup {
         form.deploy method="post" action="/console/definitions" {
             input type="hidden" name="csrf" value=(csrf);
             label { "Document (MobiWfMS XML, PDL or BPMN)"
-                textarea name="document" rows="16" spellcheck="false" required { (form.document) }
+                // A browser drops one newline right after the tag: this one, never the
+                // document's own first line.
+                textarea name="document" rows="16" wrap="off" spellcheck="false" required { "\n" (form.document) }
             }
             label { "Source name (optional: its extension .xml, .pdl or .bpmn tells the language) "
                 input type="text" name="source" value=(form.source) placeholder="maintenance.pdl";
@@ -302,7 +304,7 @@ mod tests {
         assert!(page.contains("2:2"), "{page}");
         assert!(page.contains("&lt;<mark>b</mark>&gt;"), "{page}");
         let typed = deploy_form(&form, "tok").into_string();
-        assert!(typed.contains(">a\n&lt;b&gt;\nc</textarea>"), "{typed}");
+        assert!(typed.contains(">\na\n&lt;b&gt;\nc</textarea>"), "{typed}");
         assert!(typed.contains("name=\"csrf\" value=\"tok\""), "{typed}");
 
         let deployed = Deployment {
