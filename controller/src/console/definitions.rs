@@ -15,7 +15,7 @@ use axum::response::{IntoResponse, Response};
 use maud::{Markup, html};
 use mobiwf_book::{BookError, DefinitionSummary, Deploy, Deployment};
 use mobiwf_runtime::web::{self, Signed};
-use mobiwf_xml_schema::{Diagnostics, Language};
+use mobiwf_xml_schema::{Diagnostics, Language, WorkflowDefinition};
 use serde::Deserialize;
 
 use super::Console;
@@ -112,13 +112,8 @@ pub(super) async fn post(
         }
     };
     let language = Language::of(form.source(), form.document.as_bytes());
-    let document = form.document.clone().into_bytes();
-    // The book reads a deployed document with this very function: the problems are the
-    // deploy's own, kept structured rather than rendered.
-    let read = tokio::task::spawn_blocking(move || {
-        mobiwf_xml_schema::load_new_definition_in(language, &document).map(|d| d.value)
-    })
-    .await;
+    let document = form.document.clone();
+    let read = tokio::task::spawn_blocking(move || read(language, &document)).await;
     let (status, outcome) = match read {
         Err(e) => {
             let why = format!("the document's check did not finish: {e}");
@@ -132,6 +127,13 @@ pub(super) async fn post(
         Ok(Ok(_)) => deployed(&console, &form).await,
     };
     answer(&console, &signed, status, &form, &outcome).await
+}
+
+/// `document` read as `language` and validated as a new definition: the book reads a
+/// deployed document with this very function, so the problems are the deploy's own, kept
+/// structured rather than rendered.
+fn read(language: Language, document: &str) -> Result<WorkflowDefinition, Diagnostics> {
+    mobiwf_xml_schema::load_new_definition_in(language, document.as_bytes()).map(|d| d.value)
 }
 
 /// The controller's deploy of the form's document, as `POST /definitions` asks it.
@@ -323,6 +325,43 @@ mod tests {
         };
         let page = said(&form, &Outcome::Deployed(same)).into_string();
         assert!(page.contains("already the latest version"), "{page}");
+    }
+
+    /// The line and column of `document`'s only problem, read as its `source` tells.
+    fn only_problem(source: &str, document: &str) -> (u32, u32) {
+        let Err(problems) = read(Language::of(source, document.as_bytes()), document) else {
+            panic!("{source} has problems");
+        };
+        assert_eq!(problems.len(), 1, "{problems}");
+        let pos = problems.0[0].pos;
+        (pos.line, pos.column)
+    }
+
+    /// `text` with its only `from` replaced by `to`, and the 1-based line it is on.
+    fn broken(text: &str, from: &str, to: &str) -> (String, u32) {
+        assert_eq!(text.matches(from).count(), 1, "{from}");
+        let line = text.lines().position(|l| l.contains(from)).unwrap() + 1;
+        (text.replace(from, to), u32::try_from(line).unwrap())
+    }
+
+    #[test]
+    fn each_language_s_problem_is_at_its_own_line() {
+        let xml = include_str!("../../../examples/paper/workflow.xml");
+        let (bad, line) = broken(
+            xml,
+            "<preconditionId>16</preconditionId>",
+            "<preconditionId>99</preconditionId>",
+        );
+        assert_eq!(only_problem("", &bad).0, line);
+        let pdl = include_str!("../../../examples/paper/workflow.pdl");
+        let (bad, line) = broken(pdl, "PRECONDITIONS A3;", "PRECONDITIONS A9;");
+        assert_eq!(only_problem("x.pdl", &bad).0, line);
+        assert_eq!(only_problem("", &bad).0, line, "PDL told by its content");
+        let bpmn = include_str!("../../../examples/bpmn/paper.bpmn");
+        assert!(
+            read(Language::of("", bpmn.as_bytes()), bpmn).is_ok(),
+            "BPMN told by its content"
+        );
     }
 
     #[test]
