@@ -26,7 +26,7 @@ use serde::Deserialize;
 use super::Console;
 use crate::daemon::ShownDefinition;
 
-/// The form fields that give inputs: `data.NAME`, as the API's query parameters do.
+// The form's fields that give inputs are named `data.NAME`, as the API's query parameters.
 use crate::inputs::QUERY_PREFIX;
 
 /// What the page's address asks.
