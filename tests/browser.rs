@@ -1,7 +1,8 @@
 //! The node's pages in a real browser (headless Chromium through chromedriver, at phone
 //! width): alice on D1 and bob on D2 both see an offered item on their own node's page; alice
-//! selects it on hers; bob's page drops the item without a reload (the live worklist), and
-//! bob's stale Select button, on the item's page he had open, says "no longer available".
+//! selects it on hers; bob's page drops the item without a reload (the live worklist), and so
+//! does its link to the hosts (fetched again); bob's stale Select button, on the item's page he
+//! had open, says "no longer available".
 //! The controller's console too: an operator signed in with a login link opens an instance
 //! whose A2 waits for a file the test makes, and sees A2 drawn succeeded without a reload
 //! once it ran (the page's live stream); the nodes page lists the partners; a viewer's page
@@ -73,6 +74,11 @@ async fn a_select_on_one_device_drops_the_item_from_the_other_without_a_reload()
     shoot(&alice, "worklist-alice").await;
     bob.goto(&pages::login_link(d2, "bob", None)).await.unwrap();
     until(&bob, &line, true, "bob's worklist shows the item").await;
+    let host_line = "li[data-host-link]";
+    assert!(
+        has(&bob, host_line).await,
+        "bob's link lists the item's host"
+    );
     bobs_item
         .goto(&pages::login_link(d2, "bob", Some(&item_path)))
         .await
@@ -127,6 +133,16 @@ async fn a_select_on_one_device_drops_the_item_from_the_other_without_a_reload()
         "bob's worklist says there is nothing to do"
     );
     shoot(&bob, "worklist-bob-after").await;
+    // The page's link to the hosts follows too (fetched again, not streamed): the host of an
+    // item he no longer has is no longer listed.
+    until(&bob, host_line, false, "bob's link drops the item's host").await;
+    assert_eq!(
+        bob.execute("return window.mobiwfMark;", vec![])
+            .await
+            .unwrap(),
+        json!(42),
+        "bob's page was not reloaded"
+    );
 
     bobs_item
         .find(Locator::Css(r#"button[value="select"]"#))

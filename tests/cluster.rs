@@ -4,12 +4,19 @@
 //! whose shard another member claimed since. Then the real binaries: two controllers on one
 //! etcd, the owner killed, the other takes the book over and an instance submitted before
 //! the kill completes; a stopped owner whose lease lapsed is fenced when it runs again.
+//!
+//! etcd runs with its default limits on one transaction (128 operations, 1.5 MiB): a larger
+//! batch lands whole through the shard's journal, a journal left half written is finished or
+//! dropped by whoever comes next, an entry no transaction can carry is refused with the limit
+//! named; and a controller whose retention sweep deletes forty instances in one group commit
+//! goes on, its book whole across a takeover.
 #![allow(clippy::unwrap_used, clippy::expect_used)]
 #![allow(clippy::too_many_lines)] // end-to-end scenarios read best from top to bottom
 
 use std::sync::Arc;
 use std::time::Duration;
 
+use mobiwf_cluster::txn::{self, TxnLimits};
 use mobiwf_cluster::{Epoch, MemberId, ShardId};
 use mobiwf_controller::cluster::{
     EtcdLink, Fenced, Layout, MemberRecord, Membership, ShardStore, claim, ensure_cluster,
@@ -17,7 +24,7 @@ use mobiwf_controller::cluster::{
 use mobiwf_runtime::store::{Batch, Durability, Store};
 use mobiwf_tests::harness::{
     CLI_TIMEOUT, Controller, Etcd, Node, NodeSpec, PAPER_PLACEMENT, activity_lines,
-    assert_all_succeeded, logging_workflow, run,
+    assert_all_succeeded, http_get, logging_workflow, paper_workflow_with, run, wait_for,
 };
 use mobiwf_tests::{binary, scratch};
 use tokio::sync::watch;
@@ -25,14 +32,19 @@ use tokio::sync::watch;
 /// How often a member looks at the shard in the store test.
 const LOOK: Duration = Duration::from_millis(100);
 
-async fn join(link: &EtcdLink, layout: &Layout, name: &str) -> Membership {
+/// Joins as `name`, with a short lease kept alive (as a controller keeps its own) until it is
+/// revoked: a slow machine must not let it lapse while the test runs.
+async fn join(link: &Arc<EtcdLink>, layout: &Layout, name: &str) -> Membership {
     let record = MemberRecord {
         member: MemberId(name.to_owned()),
         api: "-".to_owned(),
     };
-    Membership::join(link, layout, &record, Duration::from_secs(2))
+    let membership = Membership::join(link, layout, &record, Duration::from_secs(2))
         .await
-        .unwrap()
+        .unwrap();
+    let (lost, _) = watch::channel(false);
+    membership.keep_alive(link, lost);
+    membership
 }
 
 fn keys(entries: &[(Vec<u8>, Vec<u8>)]) -> Vec<String> {
@@ -245,6 +257,198 @@ fn a_standby_controller_takes_the_book_over_and_a_stopped_owner_is_fenced() {
         .filter_map(|m| m["member"].as_str())
         .collect();
     assert_eq!(members, ["c"], "only C is live: {shown}");
+    etcd.check_alive();
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_commit_too_large_for_one_transaction_lands_whole_or_not_at_all() {
+    let dir = scratch("cluster-journal").unwrap();
+    let Some(etcd) = Etcd::start_or_skip(&dir.join("etcd")) else {
+        return;
+    };
+    let url = etcd.url.clone();
+    let link = Arc::new(
+        tokio::task::spawn_blocking(move || EtcdLink::connect(&[url]))
+            .await
+            .unwrap()
+            .unwrap(),
+    );
+    let layout = Layout::new("journal-test/");
+    ensure_cluster(&link, &layout, None).await.unwrap();
+    let shard = ShardId(0);
+    let a = join(&link, &layout, "a").await;
+    let epoch = claim(&link, &layout, shard, &a, LOOK).await.unwrap();
+    let open = || {
+        let (fenced, _) = watch::channel(None);
+        ShardStore::new(link.clone(), &layout, shard, epoch, fenced)
+            .with_limits(TxnLimits::default())
+    };
+    let store = Arc::new(open());
+
+    // More writes than etcd takes in one transaction, and more bytes (three values of 700
+    // KiB): one batch, every entry there after it.
+    let mut batch = Batch::default();
+    for i in 0..300 {
+        batch.put(format!("n/{i:05}"), i.to_string());
+    }
+    for i in 0..3 {
+        batch.put(format!("big/{i}"), vec![b'x'; 700 * 1024]);
+    }
+    // A single entry larger than any transaction: refused, its batch not written at all.
+    let mut too_big = Batch::default();
+    too_big.put("n/00000", "changed");
+    too_big.put("huge", vec![b'x'; 2 * 1024 * 1024]);
+    let s = store.clone();
+    let (refused, all, big) = tokio::task::spawn_blocking(move || {
+        s.write(batch, Durability::Synced).unwrap();
+        let refused = s
+            .write(too_big, Durability::Synced)
+            .unwrap_err()
+            .to_string();
+        let (all, big) = (
+            s.scan_prefix(b"n/").unwrap(),
+            s.scan_prefix(b"big/").unwrap(),
+        );
+        (refused, all, big)
+    })
+    .await
+    .unwrap();
+    let left = journal_left(&link, &layout, shard).await;
+    assert_eq!(all.len(), 300);
+    assert_eq!(
+        all[0].1,
+        b"0".to_vec(),
+        "nothing of the refused batch landed"
+    );
+    assert_eq!(big.len(), 3);
+    assert!(big.iter().all(|(_, v)| v.len() == 700 * 1024));
+    assert!(left.is_empty(), "the journal is cleared after the commit");
+    assert!(refused.contains("huge"), "{refused}");
+    assert!(refused.contains("--max-request-bytes 1572864"), "{refused}");
+
+    // A writer stopped after sealing its journal, before applying it: the next store to read
+    // the shard applies it first. One stopped before sealing: its entries go, unapplied.
+    let journal = layout.journal(shard);
+    let entry = |i: usize, key: &str, value: Option<&[u8]>| {
+        (
+            format!("{journal}{}", txn::entry_name(i)).into_bytes(),
+            txn::encode_entry(key.as_bytes(), value),
+        )
+    };
+    let sealed = vec![
+        entry(0, "n/00001", None),
+        entry(1, "sealed/a", Some(b"1")),
+        (
+            format!("{journal}{}", txn::SEAL_NAME).into_bytes(),
+            txn::seal_value(2),
+        ),
+    ];
+    put_all(&link, sealed).await;
+    let s = Arc::new(open());
+    let (gone, applied) = tokio::task::spawn_blocking(move || {
+        (s.get(b"n/00001").unwrap(), s.get(b"sealed/a").unwrap())
+    })
+    .await
+    .unwrap();
+    assert_eq!((gone, applied), (None, Some(b"1".to_vec())));
+    put_all(&link, vec![entry(0, "unsealed/a", Some(b"1"))]).await;
+    let s = Arc::new(open());
+    let (unsealed, kept) = tokio::task::spawn_blocking(move || {
+        (s.get(b"unsealed/a").unwrap(), s.get(b"n/00002").unwrap())
+    })
+    .await
+    .unwrap();
+    assert_eq!((unsealed, kept), (None, Some(b"2".to_vec())));
+    let left = journal_left(&link, &layout, shard).await;
+    assert!(left.is_empty(), "no journal left: {left:?}");
+}
+
+/// The keys of `shard`'s journal in etcd.
+async fn journal_left(link: &EtcdLink, layout: &Layout, shard: ShardId) -> Vec<String> {
+    let prefix = layout.journal(shard).into_bytes();
+    let end = mobiwf_controller::cluster::store::prefix_end(&prefix);
+    let found = link
+        .call(move |etcd| async move { etcd.range(prefix, Some(end), 0).await })
+        .await
+        .unwrap();
+    found
+        .into_iter()
+        .map(|kv| String::from_utf8_lossy(&kv.key).into_owned())
+        .collect()
+}
+
+/// Puts `pairs` straight into etcd, as a writer that stopped half way left them.
+async fn put_all(link: &EtcdLink, pairs: Vec<(Vec<u8>, Vec<u8>)>) {
+    for (key, value) in pairs {
+        link.call(move |etcd| async move { etcd.put(key, value, None).await })
+            .await
+            .unwrap();
+    }
+}
+
+#[test]
+fn a_group_commit_over_etcds_limits_lands_whole_and_the_controller_goes_on() {
+    let dir = scratch("cluster-large-commit").unwrap();
+    let Some(mut etcd) = Etcd::start_or_skip(&dir.join("etcd")) else {
+        return;
+    };
+    let file = dir.join("quick.xml");
+    std::fs::write(&file, paper_workflow_with(|_| String::new())).unwrap();
+    let any_port = "/ip4/127.0.0.1/tcp/0";
+    let mut a = Controller::start_with(&dir.join("a"), any_port, &refs(&cluster_args(&etcd, "a")));
+    let _p1 = Node::start(NodeSpec::loopback(
+        &dir.join("p1"),
+        "P1",
+        "1,2,3",
+        &a.address,
+    ));
+    let _p2 = Node::start(NodeSpec::loopback(&dir.join("p2"), "P2", "1,3", &a.address));
+    a.wait_registered(&["P1", "P2"]);
+    let old: Vec<u64> = (0..40).map(|_| a.submit(&file)).collect();
+    for id in &old {
+        a.wait(*id, 60).expect_code(0, "wait");
+    }
+    a.kill();
+
+    // B takes the book over and deletes every finished instance at once: one group commit of
+    // each one's record, summary, index, definition and history, far over 128 writes.
+    let mut b_args = cluster_args(&etcd, "b");
+    b_args.extend(["--retain-finished".to_owned(), "1s".to_owned()]);
+    let mut b = Controller::start_standby(&dir.join("b"), any_port, &refs(&b_args))
+        .ready(Duration::from_secs(60));
+    for id in &old {
+        wait_for(
+            "the finished instances to be deleted",
+            Duration::from_secs(60),
+            || {
+                http_get(&b.api, &format!("/instances/{id}"))
+                    .err()
+                    .filter(|e| e.contains("404"))
+            },
+        );
+    }
+    b.check_alive();
+    let log = b.log_tail(100_000);
+    assert!(
+        log.contains("a group commit larger than one etcd transaction goes through the journal"),
+        "no commit over etcd's limits in B's log:\n{}",
+        b.log_tail(40)
+    );
+    // B goes on: a new instance runs to its end.
+    let new = b.submit(&file);
+    b.wait(new, 60).expect_code(0, "wait on B");
+    b.kill();
+
+    // C loads the book B left: the deleted instances are gone, the new one is there.
+    let mut c =
+        Controller::start_standby(&dir.join("c"), any_port, &refs(&cluster_args(&etcd, "c")))
+            .ready(Duration::from_secs(60));
+    assert_eq!(c.status(new)["state"], "succeeded");
+    for id in &old {
+        let gone = http_get(&c.api, &format!("/instances/{id}"));
+        assert!(gone.is_err_and(|e| e.contains("404")), "instance {id}");
+    }
+    c.check_alive();
     etcd.check_alive();
 }
 

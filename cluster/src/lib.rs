@@ -8,9 +8,12 @@
 //! for it (highest random weight, Thaler and Ravishankar, "Using name-based mappings to
 //! increase hit rates", section 3): when a member joins or leaves, only the shards it wins or
 //! held move.
+//!
+//! What one etcd transaction may carry, and how a commit is cut to fit it: [`txn`].
 
 mod claim;
 mod epoch;
+pub mod txn;
 
 pub use claim::{ClaimView, Decision, PATIENCE_LOOKS, SeenOwner, decide};
 pub use epoch::{Admitted, Epoch, EpochGate, Stale};

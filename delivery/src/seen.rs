@@ -29,10 +29,13 @@ pub enum Verdict {
 }
 
 /// A sender's floor moving up: every message of it numbered in `[from, to)` is known answered,
-/// so the records of those numbers go, in the batch that records the new floor.
+/// so the records of those numbers can go, from the batch that records the new floor on (a
+/// shell may delete a bounded number per batch and the rest later: a record below the floor
+/// is never looked at again).
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct Raise {
-    /// The floor before (every record below it is gone already).
+    /// The floor before (the records below it are gone already, or left by the shell for
+    /// later).
     pub from: u64,
     /// The floor after.
     pub to: u64,

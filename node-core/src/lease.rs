@@ -93,16 +93,22 @@ impl RoundTrips {
         self.confirmed_ms = sent_ms;
     }
 
-    /// When the lease `lease_ms` of a request asked at `asked_ms` (0: not known) ran out at
-    /// some instant up to `now_ms`, if it did: a silence since the request longer than the
-    /// lease, or none of its round trips within the lease up to now. A grant for it must not
-    /// be used: the controller may have counted its class free meanwhile.
+    /// When the lease `lease_ms` of a request asked at `asked_ms` ran out at some instant up
+    /// to `now_ms`, if it did: a silence since the request longer than the lease, or no round
+    /// trip within the lease up to now. A grant for it must not be used: the controller may
+    /// have counted its class free meanwhile. A request whose time is not known (0: stored
+    /// before requests kept it) counts from the latest round trip alone, as it did then.
     pub fn lapsed_at(&self, asked_ms: u64, lease_ms: u64, now_ms: u64) -> Option<u64> {
         let ran_out = |from_ms: u64, to_ms: u64| {
             let out = from_ms.max(asked_ms).saturating_add(lease_ms);
             (to_ms > asked_ms && to_ms > out).then_some(out)
         };
-        self.silences
+        let silences = if asked_ms == 0 {
+            &[][..]
+        } else {
+            &self.silences[..]
+        };
+        silences
             .iter()
             .find_map(|s| ran_out(s.from_ms, s.to_ms))
             .or_else(|| ran_out(self.confirmed_ms, now_ms))
@@ -138,6 +144,15 @@ impl RoundTrips {
     /// `asked_ms` (0: not known) may run with the round trips so far.
     pub fn lease_until(&self, asked_ms: u64, lease_ms: u64) -> u64 {
         lease_until(self.confirmed_ms, asked_ms, lease_ms)
+    }
+
+    /// The time a held command's lease file is made to hold when it starts at `now_ms` (or is
+    /// watched again after a restart, [`at_hold`] keeping a later or passed time written
+    /// before): when its lease ran out since its request, that instant (passed: the command
+    /// does not start), else the round trips' due time ([`RoundTrips::lease_until`]).
+    pub fn due_at_hold(&self, asked_ms: u64, lease_ms: u64, now_ms: u64) -> u64 {
+        self.lapsed_at(asked_ms, lease_ms, now_ms)
+            .unwrap_or_else(|| self.lease_until(asked_ms, lease_ms))
     }
 
     /// Whether a person's activity holding a grant of `lease_ms` asked at `asked_ms` is out at
@@ -256,6 +271,14 @@ mod tests {
         assert_eq!(lease_until(u64::MAX, 0, 500), u64::MAX);
         assert!(!trips.person_out(20_000, 500, 20_800));
         assert!(trips.person_out(20_000, 500, 20_801));
+        // At a hold: the due time while it never ran out, the instant it did once it has.
+        assert_eq!(trips.due_at_hold(20_000, 500, 20_800), 20_800);
+        assert_eq!(trips.due_at_hold(20_000, 500, 20_801), 20_800);
+        assert_eq!(
+            trips.due_at_hold(20_000, 200, 20_450),
+            20_200,
+            "a silence lapsed it"
+        );
     }
 
     #[test]
@@ -281,8 +304,9 @@ mod tests {
         assert_eq!(trips.lapsed_at(13_100, 500, 15_401), Some(15_400));
         // Asked long before, on a lease longer than any silence: never out.
         assert_eq!(trips.lapsed_at(100, 5_000, 15_000), None);
-        // Nothing known of the request (0): counted from the round trips alone.
-        assert_eq!(trips.lapsed_at(0, 500, 15_000), Some(9_900 + 500));
+        // Nothing known of the request (0): counted from the latest round trip alone.
+        assert_eq!(trips.lapsed_at(0, 500, 15_000), None);
+        assert_eq!(trips.lapsed_at(0, 500, 15_401), Some(15_400));
     }
 
     #[test]
@@ -318,7 +342,7 @@ mod tests {
         let end = 2 * t;
         trips.confirm(end, end);
         assert_eq!(trips.silences.len(), 1);
-        assert_eq!(trips.lapsed_at(0, t - 1, end), Some(2 * t - 1));
+        assert_eq!(trips.lapsed_at(1, t - 1, end), Some(2 * t - 1));
     }
 
     #[test]

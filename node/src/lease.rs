@@ -144,7 +144,8 @@ impl Leases {
 
     /// A held command runs (or is watched again after a restart) in `dir` under a lease of
     /// `lease_ms` whose request was asked at `asked_ms`: its lease file holds the latest of
-    /// that and the confirmed round trips, plus the lease, unless it already holds a later
+    /// that and the confirmed round trips, plus the lease (or, when that lease ran out at some
+    /// instant since the request, that instant: it does not start), unless it already holds a later
     /// time or one that passed at `now_ms` (written before a restart: never moved back, nor
     /// made to run again), and is kept up from now on. Before the command starts: a command
     /// whose lease file cannot be written must not start.
@@ -160,7 +161,7 @@ impl Leases {
             asked_ms,
             until_ms: 0,
         };
-        let due = held.due(self.confirmed_ms());
+        let due = self.trips().due_at_hold(asked_ms, lease_ms, now_ms);
         held.until_ms = match lease::at_hold(read_until(dir), due, now_ms) {
             AtHold::Keep(w) => w,
             AtHold::Write(until) => {

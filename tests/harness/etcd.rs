@@ -77,11 +77,8 @@ impl Etcd {
             &peer_url,
             "--initial-cluster",
             &format!("test={peer_url}"),
-            // A controller's group commit is one transaction: docs/cluster.md asks for these.
-            "--max-txn-ops",
-            "10000",
-            "--max-request-bytes",
-            "10485760",
+            // etcd's own limits on a transaction (128 operations, 1.5 MiB), as an operator's
+            // etcd has them: the controller cuts a larger group commit to fit.
             "--auto-compaction-mode",
             "periodic",
             "--auto-compaction-retention",

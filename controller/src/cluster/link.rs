@@ -72,6 +72,8 @@ pub enum Write {
     Put(Vec<u8>, Vec<u8>, Option<i64>),
     /// Removes a key.
     Delete(Vec<u8>),
+    /// Removes every key in `[from, end)`: one operation, however many keys.
+    DeleteRange(Vec<u8>, Vec<u8>),
 }
 
 /// What a transaction did.
@@ -221,6 +223,8 @@ impl Etcd {
                     "key": b64(key), "value": b64(value),
                     "lease": lease.unwrap_or(0).to_string() } }),
                 Write::Delete(key) => json!({ "request_delete_range": { "key": b64(key) } }),
+                Write::DeleteRange(from, end) => json!({ "request_delete_range": {
+                    "key": b64(from), "range_end": b64(end) } }),
             })
             .collect();
         let failure: Vec<Value> = otherwise

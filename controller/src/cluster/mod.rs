@@ -5,8 +5,10 @@
 //! etcd lease) and claims the shards rendezvous hashing gives it (`shards/<n>/owner`, bound
 //! to the same lease); the owner key's creation revision is the shard's epoch. The owner
 //! keeps the shard's entries under `shards/<n>/kv/` and writes each group commit as one
-//! transaction conditional on its epoch (`store`). When its lease lapses, the key goes with
-//! it, and another member claims the shard and loads the book from its keys.
+//! transaction conditional on its epoch (`store`), or, when it is larger than one etcd
+//! transaction may be, several through a journal that keeps it all-or-nothing (`journal`).
+//! When its lease lapses, the key goes with it, and another member claims the shard and loads
+//! the book from its keys.
 //!
 //! This first landing runs one shard (`--shards 1`): the whole book, the cluster-wide keys
 //! (registrations, the directory, enrolment, API tokens, definitions) included, is shard 0,
@@ -15,6 +17,7 @@
 //! put there by the first one), so a takeover looks to a node like its controller restarted
 //! at another address.
 
+mod journal;
 pub mod link;
 pub mod owner;
 pub mod serve;
@@ -69,6 +72,12 @@ impl Layout {
     /// `shards/<n>/kv/`: the shard's store entries.
     pub fn entries(&self, shard: ShardId) -> String {
         format!("{}shards/{:05}/kv/", self.prefix, shard.0)
+    }
+
+    /// `shards/<n>/journal/`: a group commit too big for one transaction while it is
+    /// written (`journal`).
+    pub fn journal(&self, shard: ShardId) -> String {
+        format!("{}shards/{:05}/journal/", self.prefix, shard.0)
     }
 }
 

@@ -6,6 +6,7 @@ use std::path::Path;
 use std::sync::Arc;
 use std::time::Duration;
 
+use mobiwf_cluster::txn::TxnLimits;
 use mobiwf_cluster::{MemberId, ShardCount, ShardId};
 use tokio::sync::watch;
 
@@ -41,6 +42,17 @@ pub struct ClusterArgs {
     #[arg(long, value_name = "SECS", default_value_t = 5, requires = "etcd",
           value_parser = clap::value_parser!(u64).range(2..=600))]
     pub etcd_lease: u64,
+    /// The most operations etcd takes in one transaction: its `--max-txn-ops` (give the same
+    /// when etcd runs with another). A larger group commit is cut in parts, all-or-nothing.
+    #[arg(long, value_name = "N", default_value_t = mobiwf_cluster::txn::ETCD_MAX_TXN_OPS,
+          requires = "etcd")]
+    pub etcd_max_txn_ops: usize,
+    /// The largest request etcd takes, in bytes: its `--max-request-bytes` (give the same
+    /// when etcd runs with another). A larger group commit is cut in parts; a single entry
+    /// larger than this is refused.
+    #[arg(long, value_name = "BYTES",
+          default_value_t = mobiwf_cluster::txn::ETCD_MAX_REQUEST_BYTES, requires = "etcd")]
+    pub etcd_max_request_bytes: usize,
 }
 
 /// A controller in its cluster, owning the book's shard.
@@ -65,6 +77,7 @@ impl Joined {
         }
         std::fs::create_dir_all(data_dir)?;
         let layout = Layout::new(&args.etcd_prefix);
+        let limits = TxnLimits::new(args.etcd_max_txn_ops, args.etcd_max_request_bytes)?;
         let endpoints = args.etcd.clone();
         let link =
             Arc::new(tokio::task::spawn_blocking(move || EtcdLink::connect(&endpoints)).await??);
@@ -86,7 +99,8 @@ impl Joined {
         let shard = ShardId(0);
         let epoch = super::claim(&link, &layout, shard, &membership, ttl / 3).await?;
         let (fenced_tx, fenced) = watch::channel(None);
-        let store = ShardStore::new(link.clone(), &layout, shard, epoch, fenced_tx);
+        let store =
+            ShardStore::new(link.clone(), &layout, shard, epoch, fenced_tx).with_limits(limits);
         Ok(Some(Joined {
             store: Arc::new(store),
             fenced,

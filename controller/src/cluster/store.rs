@@ -9,19 +9,29 @@
 //! would not stop it (the lock's holder may be paused past its lease and go on writing). A
 //! refused transaction fences it: every later write is refused at once, the `fenced`
 //! watch says so, and the serve loop stops the process before it sends anything more.
+//!
+//! A batch larger than one transaction may be (etcd's `--max-txn-ops` and
+//! `--max-request-bytes`, [`TxnLimits`]) goes through the shard's journal, several fenced
+//! transactions that land all or nothing (`journal` says why). While one does, no other read
+//! or write of this process runs (the store's gate), so none sees it half done; a write too
+//! large for any transaction is refused with an error naming the limit, before anything is
+//! sent.
 
 use std::collections::BTreeMap;
-use std::sync::Arc;
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::{Arc, PoisonError, RwLock, RwLockReadGuard, RwLockWriteGuard};
 
+use mobiwf_cluster::txn::{self, Entry, TxnLimits};
 use mobiwf_cluster::{Epoch, ShardId};
 use mobiwf_runtime::store::{Batch, Durability, Entries, Op, Store, StoreError};
 use tokio::sync::watch;
 
 use super::Layout;
+use super::journal::{self, Journal};
 use super::link::{Condition, EtcdLink, LinkError, Write};
 
 /// Entries read per etcd range request while a prefix is scanned.
-const SCAN_PAGE: i64 = 1000;
+pub(super) const SCAN_PAGE: i64 = 1000;
 
 /// Why a controller no longer owns its shard.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -51,12 +61,21 @@ impl std::fmt::Display for Fenced {
 
 /// The store of one shard, owned at one epoch.
 pub struct ShardStore {
-    link: Arc<EtcdLink>,
+    pub(super) link: Arc<EtcdLink>,
     shard: ShardId,
     owner_key: Vec<u8>,
     prefix: Vec<u8>,
+    pub(super) journal: Journal,
+    pub(super) limits: TxnLimits,
     epoch: Epoch,
     fenced: watch::Sender<Option<Fenced>>,
+    /// Held shared by every read and single-transaction write, alone by a commit through the
+    /// journal (and its recovery).
+    gate: RwLock<()>,
+    /// The journal may hold a commit that is not finished (or not cleared): set from the
+    /// start (a former owner may have left one) and while a commit goes through it; every
+    /// read and write finishes it first.
+    pub(super) unfinished: AtomicBool,
 }
 
 impl ShardStore {
@@ -74,9 +93,21 @@ impl ShardStore {
             shard,
             owner_key: layout.owner(shard).into_bytes(),
             prefix: layout.entries(shard).into_bytes(),
+            journal: Journal::new(layout.journal(shard).into_bytes()),
+            limits: TxnLimits::ETCD_DEFAULTS,
             epoch,
             fenced,
+            gate: RwLock::new(()),
+            unfinished: AtomicBool::new(true),
         }
+    }
+
+    /// The same store, for an etcd whose limits on one transaction are `limits` (etcd's
+    /// defaults otherwise).
+    #[must_use]
+    pub fn with_limits(mut self, limits: TxnLimits) -> ShardStore {
+        self.limits = limits;
+        self
     }
 
     /// The epoch this store writes at.
@@ -95,7 +126,52 @@ impl ShardStore {
         self.transact(Vec::new())
     }
 
-    fn key(&self, key: &[u8]) -> Vec<u8> {
+    /// Finishes, or clears, what the journal holds, when it may hold something: before this
+    /// store's first read or write, and after a commit through it failed half way.
+    fn settle(&self) -> Result<(), StoreError> {
+        if self.unfinished.load(Ordering::SeqCst) {
+            let _alone = self.alone();
+            if self.unfinished.load(Ordering::SeqCst) {
+                journal::recover(self)?;
+            }
+        }
+        Ok(())
+    }
+
+    /// The gate held shared, the journal clear: what every read and single-transaction
+    /// write runs under. (A commit through the journal may fail between the look at the
+    /// journal and taking the gate: then the journal is finished first, again.)
+    fn settled(&self) -> Result<RwLockReadGuard<'_, ()>, StoreError> {
+        loop {
+            self.settle()?;
+            let shared = self.gate.read().unwrap_or_else(PoisonError::into_inner);
+            if !self.unfinished.load(Ordering::SeqCst) {
+                return Ok(shared);
+            }
+        }
+    }
+
+    fn alone(&self) -> RwLockWriteGuard<'_, ()> {
+        self.gate.write().unwrap_or_else(PoisonError::into_inner)
+    }
+
+    /// The etcd write of `entry` (a store key, and its value or `None` to delete it).
+    pub(super) fn write_of(&self, (key, value): Entry) -> Write {
+        match value {
+            Some(value) => Write::Put(self.key(&key), value, None),
+            None => Write::Delete(self.key(&key)),
+        }
+    }
+
+    /// The bytes the write of `entry` adds to a transaction.
+    pub(super) fn size_of(&self, (key, value): &Entry) -> usize {
+        txn::write_size(
+            self.prefix.len() + key.len(),
+            value.as_ref().map_or(0, Vec::len),
+        )
+    }
+
+    pub(super) fn key(&self, key: &[u8]) -> Vec<u8> {
         let mut full = self.prefix.clone();
         full.extend_from_slice(key);
         full
@@ -149,8 +225,8 @@ impl ShardStore {
         }
     }
 
-    /// One transaction: `ops` if this epoch still owns the shard; fenced otherwise.
-    fn transact(&self, writes: Vec<Write>) -> Result<(), StoreError> {
+    /// One transaction: `writes` if this epoch still owns the shard; fenced otherwise.
+    pub(super) fn transact(&self, writes: Vec<Write>) -> Result<(), StoreError> {
         if let Some(fenced) = self.fencing() {
             return Err(StoreError::Backend(fenced.to_string()));
         }
@@ -175,7 +251,7 @@ impl ShardStore {
 }
 
 /// The store's error for a failure to reach etcd.
-fn backend(e: LinkError) -> StoreError {
+pub(super) fn backend(e: LinkError) -> StoreError {
     StoreError::Backend(e.to_string())
 }
 
@@ -194,6 +270,7 @@ pub fn prefix_end(prefix: &[u8]) -> Vec<u8> {
 
 impl Store for ShardStore {
     fn get(&self, key: &[u8]) -> Result<Option<Vec<u8>>, StoreError> {
+        let _shared = self.settled()?;
         let key = self.key(key);
         let answer = self
             .link
@@ -203,6 +280,7 @@ impl Store for ShardStore {
     }
 
     fn scan_prefix(&self, prefix: &[u8]) -> Result<Entries, StoreError> {
+        let _shared = self.settled()?;
         self.scan(prefix, prefix, None)
     }
 
@@ -210,6 +288,7 @@ impl Store for ShardStore {
         if limit == 0 {
             return Ok(Entries::new());
         }
+        let _shared = self.settled()?;
         self.scan(prefix, from, Some(limit))
     }
 
@@ -223,17 +302,34 @@ impl Store for ShardStore {
                 Op::Delete(key) => last.insert(key, None),
             };
         }
-        let writes = last
-            .into_iter()
-            .map(|(key, value)| match value {
-                Some(value) => Write::Put(self.key(&key), value, None),
-                None => Write::Delete(self.key(&key)),
-            })
-            .collect();
+        let entries: Vec<Entry> = last.into_iter().collect();
+        let sizes: Vec<usize> = entries.iter().map(|e| self.size_of(e)).collect();
+        let parts = txn::split(&sizes, self.limits).map_err(|e| too_big(&e, &entries))?;
         // Every etcd write is durable (raft, then fsync) when it is answered: `Lazy` is as
         // good as `Synced` here.
-        self.transact(writes)
+        if parts.len() == 1 {
+            let _shared = self.settled()?;
+            let writes = entries.into_iter().map(|e| self.write_of(e)).collect();
+            return self.transact(writes);
+        }
+        let _alone = self.alone();
+        if self.unfinished.load(Ordering::SeqCst) {
+            journal::recover(self)?;
+        }
+        journal::commit(self, entries, &parts)
     }
+}
+
+/// The store's error for a write no etcd transaction can carry: which key, how large, the
+/// limit, and what to do.
+pub(super) fn too_big(e: &txn::TooBig, entries: &[Entry]) -> StoreError {
+    let key = entries
+        .get(e.index)
+        .map(|(key, _)| String::from_utf8_lossy(key).into_owned())
+        .unwrap_or_default();
+    StoreError::Backend(format!(
+        "cannot write the entry {key} to etcd, nothing of its group was written: {e}"
+    ))
 }
 
 #[cfg(test)]

@@ -4,6 +4,7 @@
 #![allow(clippy::unwrap_used, clippy::expect_used)] // tests: a failure is the report
 
 mod fence;
+mod offline;
 mod props;
 mod scenarios;
 

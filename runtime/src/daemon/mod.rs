@@ -23,7 +23,7 @@ mod tests;
 
 pub use actor::{Actor, MAX_GROUP, Shell, run};
 pub use group::{Destination, Group, NotApplied};
-pub use seen::MAX_SEEN_ABOVE_FLOOR;
+pub use seen::{MAX_FORGOTTEN_PER_GROUP, MAX_SEEN_ABOVE_FLOOR};
 pub use sequencer::{INCARNATION_KEY, MAX_CACHED_ADDRESSES, SEQ_KEY, Sequencer};
 pub use start::{Base, Daemon, Setup};
 

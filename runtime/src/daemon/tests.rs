@@ -9,7 +9,7 @@ use proptest::prelude::*;
 use tokio::sync::oneshot;
 
 use super::group::Group;
-use super::seen::MAX_SEEN_ABOVE_FLOOR;
+use super::seen::{MAX_FORGOTTEN_PER_GROUP, MAX_SEEN_ABOVE_FLOOR};
 use super::sequencer::Sequencer;
 use crate::mesh::Inbound;
 use crate::metrics::{Metrics, Peer};
@@ -324,4 +324,55 @@ proptest! {
         prop_assert_eq!(applied, expected, "each applied exactly once");
         prop_assert_eq!(r.seen_keys(), 1, "only the last message's key is left");
     }
+}
+
+#[test]
+fn a_floor_jumping_over_many_keys_deletes_a_bounded_number_per_group_and_the_rest_later() {
+    let mut r = Receiver::new();
+    let s = PeerId::random();
+    let floor_key = MessageId {
+        origin: NodeId::new(s.to_string()),
+        incarnation: 3,
+        seq: 0,
+    }
+    .floor_key();
+    let floor = |r: &Receiver| {
+        String::from_utf8(
+            r.store
+                .get(floor_key.as_bytes())
+                .unwrap()
+                .unwrap_or_default(),
+        )
+        .unwrap()
+    };
+    // 1..=1200 applied while 1 stays the lowest unanswered: a key for each.
+    let many: Vec<(PeerId, u64, u64, u64)> = (1..=1200).map(|seq| (s, 3, seq, 1)).collect();
+    for chunk in many.chunks(300) {
+        r.group(chunk);
+    }
+    assert_eq!(r.seen_keys(), 1200);
+    // The sender had its answers: the floor passes all 1200 at once, but one group deletes
+    // only so many of their keys; the floor's key says from where keys remain.
+    r.group(&[(s, 3, 1201, 1201)]);
+    assert_eq!(r.seen_keys(), 1201 - MAX_FORGOTTEN_PER_GROUP);
+    assert_eq!(floor(&r), format!("1201 {}", MAX_FORGOTTEN_PER_GROUP + 1));
+    // Below the floor is a duplicate at once, its key deleted or not.
+    let replies = r.group(&[(s, 3, 2, 2), (s, 3, 1100, 2)]);
+    assert_eq!(replies, vec![Some(Reply::Ack); 2]);
+    assert_eq!(
+        r.seen_keys(),
+        1201 - MAX_FORGOTTEN_PER_GROUP,
+        "no raise, no sweep"
+    );
+    // The sender's next raises sweep the rest, a bounded number each.
+    r.group(&[(s, 3, 1202, 1202)]);
+    assert_eq!(r.seen_keys(), 1202 - 2 * MAX_FORGOTTEN_PER_GROUP);
+    r.group(&[(s, 3, 1203, 1203)]);
+    assert_eq!(r.seen_keys(), 1, "only 1203's key is left");
+    assert_eq!(
+        floor(&r),
+        "1203",
+        "nothing left below the floor: as it always was written"
+    );
+    assert_eq!(r.applied.len(), 1203, "each applied once");
 }

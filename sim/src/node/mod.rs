@@ -349,6 +349,12 @@ impl NodeProc {
         self.trips.lease_until(hold.asked_ms, hold.lease_ms)
     }
 
+    /// The time a held command's lease file is made to hold when it starts at `now_ms`
+    /// (`Leases::hold`).
+    pub fn due_at_hold(&self, hold: Hold, now_ms: u64) -> u64 {
+        self.trips.due_at_hold(hold.asked_ms, hold.lease_ms, now_ms)
+    }
+
     /// The run directory an effect names, with the lease it runs under.
     pub fn run_dir(effect: &Effect) -> Option<(RunDir, Option<Hold>)> {
         match effect {

@@ -184,10 +184,11 @@ impl World {
         let Some((dir, hold)) = NodeProc::run_dir(effect) else {
             return;
         };
+        let now_ms = self.clock_ms(pid);
         let Some(proc) = self.nodes[pid - 1].as_mut() else {
             return;
         };
-        let until = hold.map(|h| proc.lease_until(h));
+        let until = hold.map(|h| proc.due_at_hold(h, now_ms));
         let mut refresh = false;
         if let Some(h) = hold {
             proc.held.insert(dir, h);

@@ -51,7 +51,9 @@ function follow() {
 function live() {
   var part = document.querySelector("[data-live]");
   if (!part) { return; }
-  if (!window.EventSource) { refresh(); return; }
+  // Looked up when needed: each event puts new markup in the part.
+  var inside = function () { return part.querySelectorAll("[data-refresh]"); };
+  if (!window.EventSource) { refresh(inside()); return; }
   var url = part.getAttribute("data-live");
   var since = part.getAttribute("data-since");
   if (since) { url += "?since=" + encodeURIComponent(since); }
@@ -66,14 +68,16 @@ function live() {
   source.addEventListener("error", function () {
     document.body.classList.add("offline");
     // Closed for good (the server refused it): the browser will not try again, so poll.
-    if (source.readyState === EventSource.CLOSED) { refresh(); }
+    if (source.readyState === EventSource.CLOSED) { refresh(inside()); }
   });
 }
 
-// The fallback of `live`: every `data-refresh-ms`, a part's markup is fetched again from its
-// `data-refresh`.
-function refresh() {
-  document.querySelectorAll("[data-refresh]").forEach(function (el) {
+// Every `data-refresh-ms`, each of `parts` has its markup fetched again from its
+// `data-refresh`: the parts no stream keeps current (the worklist's link to the hosts, whose
+// state changes with no reload, as when a host answers a claim after the page was drawn), and
+// the fallback of `live` for those inside its part.
+function refresh(parts) {
+  Array.prototype.forEach.call(parts, function (el) {
     var every = Number(el.getAttribute("data-refresh-ms")) || 30000;
     setInterval(function () {
       fetch(el.getAttribute("data-refresh"), { credentials: "same-origin" })
@@ -92,4 +96,7 @@ document.addEventListener("DOMContentLoaded", function () {
   setInterval(tick, 1000);
   follow();
   live();
+  refresh(Array.prototype.filter.call(document.querySelectorAll("[data-refresh]"), function (el) {
+    return !el.closest("[data-live]");
+  }));
 });
