@@ -17,132 +17,33 @@
 
 #[path = "people/documents.rs"]
 mod documents;
+#[path = "web/driver.rs"]
+mod driver;
 #[path = "people/mesh.rs"]
 mod mesh;
 #[path = "web/pages.rs"]
 mod pages;
 
-use std::path::PathBuf;
-use std::process::{Child, Command, Stdio};
-use std::time::{Duration, Instant};
+use std::time::Instant;
 
 use documents::{TECH, workflow};
-use fantoccini::{Client, ClientBuilder, Locator};
-use mesh::{Mesh, SOON};
-use mobiwf_tests::harness::{CLI_TIMEOUT, Controller, paper_mesh, paper_workflow_with, xml_text};
+use driver::{
+    SKIPPED, attribute, browser, chromedriver, console_link, forged_post, has, shoot, start_driver,
+    until,
+};
+use fantoccini::Locator;
+use mesh::Mesh;
+use mobiwf_tests::harness::{paper_mesh, paper_workflow_with, xml_text};
 use serde_json::json;
 
 /// alice on D1, bob on D2, both in role tech.
 const USERS: &str = r#"    <user id="alice" name="Alice" device="D1"><role id="tech"/></user>
     <user id="bob" name="Bob" device="D2"><role id="tech"/></user>"#;
 
-/// How often a page is looked at while waiting for it to change.
-const POLL: Duration = Duration::from_millis(25);
-
-/// chromedriver, killed when dropped.
-struct Driver {
-    child: Child,
-    url: String,
-}
-
-impl Drop for Driver {
-    fn drop(&mut self) {
-        let _ = self.child.kill();
-        let _ = self.child.wait();
-    }
-}
-
-/// The chromedriver on the PATH, if there is one.
-fn chromedriver() -> Option<PathBuf> {
-    std::env::var_os("PATH")?
-        .to_str()?
-        .split(':')
-        .map(|dir| PathBuf::from(dir).join("chromedriver"))
-        .find(|p| p.is_file())
-}
-
-/// Starts chromedriver on a free port and waits until it answers.
-fn start_driver(binary: &PathBuf) -> Driver {
-    let port = std::net::TcpListener::bind("127.0.0.1:0")
-        .unwrap()
-        .local_addr()
-        .unwrap()
-        .port();
-    let child = Command::new(binary)
-        .arg(format!("--port={port}"))
-        .stdout(Stdio::null())
-        .stderr(Stdio::null())
-        .spawn()
-        .unwrap();
-    let driver = Driver {
-        child,
-        url: format!("http://127.0.0.1:{port}"),
-    };
-    mobiwf_tests::harness::wait_for("chromedriver to listen", SOON, || {
-        std::net::TcpStream::connect(("127.0.0.1", port)).ok()
-    });
-    driver
-}
-
-/// A new headless browser at phone width.
-async fn browser(driver: &Driver) -> Client {
-    let mut options = json!({
-        "args": ["--headless=new", "--no-sandbox", "--disable-gpu", "--disable-dev-shm-usage"],
-        "mobileEmulation": { "deviceMetrics": { "width": 390, "height": 844, "pixelRatio": 1 } },
-    });
-    if std::path::Path::new("/usr/bin/chromium").exists() {
-        options["binary"] = json!("/usr/bin/chromium");
-    }
-    let mut caps = serde_json::Map::new();
-    caps.insert("goog:chromeOptions".to_owned(), options);
-    let connector = hyper_util::client::legacy::connect::HttpConnector::new();
-    ClientBuilder::new(connector)
-        .capabilities(caps)
-        .connect(&driver.url)
-        .await
-        .expect("a chromedriver session")
-}
-
-/// Where the screenshots go: `screenshots/` beside the test binaries' `deps/`.
-fn screenshots() -> PathBuf {
-    let exe = std::env::current_exe().unwrap();
-    let profile = exe.parent().and_then(|d| d.parent()).unwrap();
-    let dir = profile.join("screenshots");
-    std::fs::create_dir_all(&dir).unwrap();
-    dir
-}
-
-async fn shoot(client: &Client, name: &str) {
-    let png = client.screenshot().await.unwrap();
-    assert!(png.starts_with(b"\x89PNG"), "a screenshot is a PNG");
-    let file = screenshots().join(format!("{name}.png"));
-    std::fs::write(&file, png).unwrap();
-    eprintln!("screenshot: {}", file.display());
-}
-
-/// Whether the page has an element matching `css`.
-async fn has(client: &Client, css: &str) -> bool {
-    let script = format!("return document.querySelector({}) !== null;", json!(css));
-    client.execute(&script, vec![]).await.unwrap() == json!(true)
-}
-
-/// Waits until `has(css) == present`; how long it took.
-async fn until(client: &Client, css: &str, present: bool, what: &str) -> Duration {
-    let start = Instant::now();
-    while has(client, css).await != present {
-        assert!(start.elapsed() < SOON, "{what}: not within {SOON:?}");
-        tokio::time::sleep(POLL).await;
-    }
-    start.elapsed()
-}
-
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_select_on_one_device_drops_the_item_from_the_other_without_a_reload() {
     let Some(binary) = chromedriver() else {
-        eprintln!(
-            "skipped: chromedriver is not installed (apt-get install chromium chromium-driver, \
-             as scripts/setup does)"
-        );
+        eprintln!("{SKIPPED}");
         return;
     };
     let mesh = Mesh::start("web-browser", USERS);
@@ -269,30 +170,10 @@ async fn a_select_on_one_device_drops_the_item_from_the_other_without_a_reload()
     }
 }
 
-/// `mobiwf-controller login-link --role ROLE --path PATH`: the URL it prints.
-fn console_link(controller: &Controller, role: &str, path: &str) -> String {
-    let out = controller.cli(&["login-link", "--role", role, "--path", path], CLI_TIMEOUT);
-    out.expect_code(0, &format!("login-link --role {role}"));
-    out.stdout.trim().to_owned()
-}
-
-/// The value of `attribute` of the first element matching `css` (null when none).
-async fn attribute(client: &Client, css: &str, attribute: &str) -> serde_json::Value {
-    let script = format!(
-        "var el = document.querySelector({}); return el ? el.getAttribute({}) : null;",
-        json!(css),
-        json!(attribute)
-    );
-    client.execute(&script, vec![]).await.unwrap()
-}
-
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn an_operator_sees_an_activity_end_in_the_console_without_a_reload() {
     let Some(binary) = chromedriver() else {
-        eprintln!(
-            "skipped: chromedriver is not installed (apt-get install chromium chromium-driver, \
-             as scripts/setup does)"
-        );
+        eprintln!("{SKIPPED}");
         return;
     };
     let dir = mobiwf_tests::scratch("console-browser").unwrap();
@@ -394,16 +275,7 @@ async fn an_operator_sees_an_activity_end_in_the_console_without_a_reload() {
         let button = format!(r#"form[action="{page}/{action}"]"#);
         assert!(!has(&viewer, &button).await, "a viewer sees no {action}");
     }
-    let forged = format!(
-        "var done = arguments[arguments.length - 1]; \
-         var csrf = document.querySelector('meta[name=\"csrf-token\"]').content; \
-         fetch({}, {{ method: 'POST', credentials: 'same-origin', \
-           headers: {{ 'content-type': 'application/x-www-form-urlencoded' }}, \
-           body: 'csrf=' + encodeURIComponent(csrf) }}) \
-           .then(function (r) {{ done(r.status); }}, function (e) {{ done(String(e)); }});",
-        json!(format!("{page}/cancel"))
-    );
-    let status = viewer.execute_async(&forged, vec![]).await.unwrap();
+    let status = forged_post(&viewer, &format!("{page}/cancel")).await;
     assert_eq!(status, json!(403), "a viewer's control is refused");
     shoot(&viewer, "console-instance-viewer").await;
 

@@ -183,8 +183,9 @@ fn next_link(q: &ListQuery, next: InstanceId) -> String {
     format!("/?{}", query.join("&"))
 }
 
-/// `text` as a query value: letters, digits and `-_.~` as they are, the rest `%XX`.
-fn encode(text: &str) -> String {
+/// `text` as a query value or a path segment: letters, digits and `-_.~` as they are, the
+/// rest `%XX`.
+pub(super) fn encode(text: &str) -> String {
     text.bytes()
         .map(|b| match b {
             b'A'..=b'Z' | b'a'..=b'z' | b'0'..=b'9' | b'-' | b'_' | b'.' | b'~' => {

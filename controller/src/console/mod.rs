@@ -18,10 +18,18 @@
 //! - `GET /console/nodes`: the registered nodes, their users and who is away (`nodes`).
 //! - `GET /console/org`: the organisation: users, roles, departments, teams, devices, and who
 //!   is offered no new work and why (`org`).
+//! - `GET /console/definitions`, `POST /console/definitions`: the deployed definitions and a
+//!   form that checks or deploys a document, its problems shown at their lines
+//!   (`definitions`, `excerpt`); `GET /console/definitions/{name}`, `POST
+//!   /console/definitions/{name}/start`: a definition's versions and document, and a Start
+//!   form with its inputs (`definition`).
 //! - Sign-in, sign-out, assets: `mobiwf_runtime::web`.
 //!
 //! Every page carries the runtime's security headers; every form its session's CSRF token.
 
+mod definition;
+mod definitions;
+mod excerpt;
 mod instance;
 mod list;
 pub mod live;
@@ -57,6 +65,12 @@ pub fn router(client: ControllerClient, web: Web) -> Router {
         .route("/", get(list::page))
         .route("/console/nodes", get(nodes::page))
         .route("/console/org", get(org::page))
+        .route(
+            "/console/definitions",
+            get(definitions::page).post(definitions::post),
+        )
+        .route("/console/definitions/{name}", get(definition::page))
+        .route("/console/definitions/{name}/start", post(definition::start))
         .route("/console/instances/{id}", get(instance::page))
         .route("/console/instances/{id}/events", get(live::stream))
         .route("/console/instances/{id}/graph", get(instance::graph))
@@ -104,16 +118,23 @@ fn may(grant: &Grant, method: &Method, api_path: &str) -> bool {
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 enum Section {
     Instances,
+    Definitions,
     Org,
     Nodes,
 }
 
 impl Section {
-    const ALL: [Section; 3] = [Section::Instances, Section::Org, Section::Nodes];
+    const ALL: [Section; 4] = [
+        Section::Instances,
+        Section::Definitions,
+        Section::Org,
+        Section::Nodes,
+    ];
 
     fn path(self) -> &'static str {
         match self {
             Section::Instances => "/",
+            Section::Definitions => "/console/definitions",
             Section::Org => "/console/org",
             Section::Nodes => "/console/nodes",
         }
@@ -122,6 +143,7 @@ impl Section {
     fn words(self) -> &'static str {
         match self {
             Section::Instances => "Instances",
+            Section::Definitions => "Definitions",
             Section::Org => "Organisation",
             Section::Nodes => "Nodes",
         }
