@@ -192,9 +192,10 @@ fn run_held(
     ended
 }
 
-#[test]
-fn a_held_command_runs_on_round_trips_and_dies_when_only_the_controller_is_heard() {
-    let dir = scratch("fencing").unwrap();
+/// A node P1 in a scratch directory named `name`, registered with a fake controller that
+/// probes it from now on.
+fn probed_node(name: &str) -> (std::path::PathBuf, FakeController, Node) {
+    let dir = scratch(name).unwrap();
     let fake = FakeController::start();
     let node = Node::start(NodeSpec::loopback(
         &dir.join("p1"),
@@ -206,6 +207,12 @@ fn a_held_command_runs_on_round_trips_and_dies_when_only_the_controller_is_heard
         matches!(m, Message::Register(_)).then_some(())
     });
     fake.probe(&node);
+    (dir, fake, node)
+}
+
+#[test]
+fn a_held_command_runs_on_round_trips_and_dies_when_only_the_controller_is_heard() {
+    let (dir, fake, node) = probed_node("fencing");
     // Round trips all along: 3 s of work under a 2 s lease ends as it should.
     let (state, detail) = run_held(&fake, &node, 1, "sleep 3");
     assert_eq!(state, ActivityState::Succeeded, "{detail}");
@@ -225,18 +232,7 @@ fn a_held_command_runs_on_round_trips_and_dies_when_only_the_controller_is_heard
 
 #[test]
 fn a_grant_that_comes_after_a_silence_longer_than_its_lease_is_released_and_asked_again() {
-    let dir = scratch("fencing-late").unwrap();
-    let fake = FakeController::start();
-    let node = Node::start(NodeSpec::loopback(
-        &dir.join("p1"),
-        "P1",
-        "1",
-        &fake.address,
-    ));
-    fake.wait("the node to register", |m| {
-        matches!(m, Message::Register(_)).then_some(())
-    });
-    fake.probe(&node);
+    let (dir, fake, node) = probed_node("fencing-late");
     let ran = dir.join("ran");
     let deploy = Deploy {
         instance: InstanceId(3),
