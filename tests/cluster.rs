@@ -464,3 +464,122 @@ fn cluster_args(etcd: &Etcd, member: &str) -> Vec<String> {
         .map(|s| (*s).to_owned())
         .collect()
 }
+
+/// `serve`'s options for member `member` with a lease of `secs` seconds.
+fn cluster_args_leased(etcd: &Etcd, member: &str, secs: &str) -> Vec<String> {
+    let mut args = cluster_args(etcd, member);
+    args[3] = secs.to_owned();
+    args
+}
+
+/// Waits until `standby`'s log holds `text`; panics, showing it, if it exits first.
+fn wait_in_log(standby: &mut mobiwf_tests::harness::Standby, what: &str, text: &str) {
+    wait_for(what, Duration::from_secs(60), || {
+        standby.check_alive();
+        standby.log_tail(100_000).contains(text).then_some(())
+    });
+}
+
+#[test]
+fn a_controller_started_before_its_etcd_waits_for_it_and_then_owns_the_book() {
+    let dir = scratch("cluster-etcd-late").unwrap();
+    let Some(mut etcd) = Etcd::planned_or_skip(&dir.join("etcd")) else {
+        return;
+    };
+    let any_port = "/ip4/127.0.0.1/tcp/0";
+    let mut standby =
+        Controller::start_standby(&dir.join("a"), any_port, &refs(&cluster_args(&etcd, "a")));
+    // It says it waits, naming the endpoint and the error, and stays up.
+    let waiting = format!("etcd at {} does not answer", etcd.url);
+    wait_in_log(
+        &mut standby,
+        "the controller to say it waits for etcd",
+        &waiting,
+    );
+    assert!(
+        standby.log_tail(100_000).contains("no endpoint answered"),
+        "the error is in the log:\n{}",
+        standby.log_tail(20)
+    );
+    // `cluster` says it cannot reach etcd, naming it.
+    let mut cluster = std::process::Command::new(binary("mobiwf-controller").unwrap());
+    cluster.args(["cluster", "--etcd", &etcd.url]);
+    let out = run(&mut cluster, CLI_TIMEOUT);
+    assert_ne!(out.code, Some(0), "cluster with etcd down: {}", out.stdout);
+    assert!(out.stderr.contains(&etcd.url), "{}", out.stderr);
+    standby.check_alive();
+
+    // etcd comes: the controller owns the book and runs an instance.
+    etcd.start();
+    let a = standby.ready(Duration::from_secs(60));
+    assert!(
+        a.log_tail(100_000).contains("answers again"),
+        "{}",
+        a.log_tail(20)
+    );
+    let file = dir.join("quick.xml");
+    std::fs::write(&file, paper_workflow_with(|_| String::new())).unwrap();
+    let _p1 = Node::start(NodeSpec::loopback(
+        &dir.join("p1"),
+        "P1",
+        "1,2,3",
+        &a.address,
+    ));
+    let _p2 = Node::start(NodeSpec::loopback(&dir.join("p2"), "P2", "1,3", &a.address));
+    a.wait_registered(&["P1", "P2"]);
+    let id = a.submit(&file);
+    a.wait(id, 60).expect_code(0, "wait");
+    assert_all_succeeded(&a.status(id), &PAPER_PLACEMENT);
+    etcd.check_alive();
+}
+
+#[test]
+fn a_standby_outlives_an_etcd_restart_and_takes_over_when_the_owner_is_killed() {
+    let dir = scratch("cluster-etcd-restart").unwrap();
+    let Some(mut etcd) = Etcd::start_or_skip(&dir.join("etcd")) else {
+        return;
+    };
+    let file = dir.join("quick.xml");
+    std::fs::write(&file, paper_workflow_with(|_| String::new())).unwrap();
+    let any_port = "/ip4/127.0.0.1/tcp/0";
+    // The owner's lease outlasts etcd's restart; the standby's (2 s) may lapse meanwhile.
+    let a_args = cluster_args_leased(&etcd, "a", "15");
+    let mut a = Controller::start_with(&dir.join("a"), any_port, &refs(&a_args));
+    let mut standby_b =
+        Controller::start_standby(&dir.join("b"), any_port, &refs(&cluster_args(&etcd, "b")));
+    let _p1 = Node::start(NodeSpec::loopback(
+        &dir.join("p1"),
+        "P1",
+        "1,2,3",
+        &a.address,
+    ));
+    let _p2 = Node::start(NodeSpec::loopback(&dir.join("p2"), "P2", "1,3", &a.address));
+    a.wait_registered(&["P1", "P2"]);
+    wait_in_log(&mut standby_b, "B to wait", "waiting to own the book");
+
+    // etcd goes away: B says it waits for it, and stays up; etcd comes back.
+    etcd.stop();
+    wait_in_log(
+        &mut standby_b,
+        "B to say etcd does not answer",
+        "does not answer",
+    );
+    etcd.start();
+    wait_in_log(&mut standby_b, "B to find etcd again", "answers again");
+    standby_b.check_alive();
+
+    // The owner went on: an instance runs on it after the restart.
+    let before = a.submit(&file);
+    a.wait(before, 60)
+        .expect_code(0, "wait on A after etcd's restart");
+    a.check_alive();
+
+    // A dies: B, which outlived the restart, takes the book over and runs an instance.
+    a.kill();
+    let b = standby_b.ready(Duration::from_secs(90));
+    assert_all_succeeded(&b.status(before), &PAPER_PLACEMENT);
+    let after = b.submit(&file);
+    b.wait(after, 60).expect_code(0, "wait on B");
+    assert_all_succeeded(&b.status(after), &PAPER_PLACEMENT);
+    etcd.check_alive();
+}

@@ -9,10 +9,13 @@
 //! increase hit rates", section 3): when a member joins or leaves, only the shards it wins or
 //! held move.
 //!
-//! What one etcd transaction may carry, and how a commit is cut to fit it: [`txn`].
+//! What one etcd transaction may carry, and how a commit is cut to fit it: [`txn`]. How a
+//! member waits for an etcd that does not answer, and until when its lease surely holds:
+//! [`retry`].
 
 mod claim;
 mod epoch;
+pub mod retry;
 pub mod txn;
 
 pub use claim::{ClaimView, Decision, PATIENCE_LOOKS, SeenOwner, decide};

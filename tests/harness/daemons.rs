@@ -248,6 +248,11 @@ impl Standby {
     pub fn check_alive(&mut self) {
         self.daemon.check_alive();
     }
+
+    /// The end of its log.
+    pub fn log_tail(&self, n: usize) -> String {
+        self.daemon.log_tail(n)
+    }
 }
 
 /// How to start a node.

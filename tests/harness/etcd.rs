@@ -15,11 +15,15 @@ use super::{Daemon, SKIP_LOG, STARTUP, wait_for};
 /// The environment variable that turns an etcd test's skip into a failure when `1`.
 pub const REQUIRE_ETCD: &str = "MOBIWF_REQUIRE_ETCD";
 
-/// A running etcd, killed when dropped.
+/// An etcd on fixed loopback ports with its data directory: running, or stopped (planned
+/// before it starts, or killed to be started again); killed when dropped.
 pub struct Etcd {
     /// Its client URL (`http://127.0.0.1:PORT`).
     pub url: String,
-    daemon: Daemon,
+    client: u16,
+    peer: u16,
+    dir: std::path::PathBuf,
+    daemon: Option<Daemon>,
 }
 
 /// A free loopback port (bound, then let go).
@@ -50,27 +54,42 @@ impl Etcd {
     /// test is skipped (the reason on stderr and in [`SKIP_LOG`]'s file), or fails when
     /// [`REQUIRE_ETCD`] is `1`.
     pub fn start_or_skip(dir: &Path) -> Option<Etcd> {
-        let found = Command::new("etcd")
-            .arg("--version")
-            .output()
-            .is_ok_and(|o| o.status.success());
-        if !found {
-            skip("there is no etcd binary (Debian's etcd-server; scripts/setup installs it)");
+        let mut etcd = Etcd::planned_or_skip(dir)?;
+        etcd.start();
+        Some(etcd)
+    }
+
+    /// An etcd not started yet, its ports chosen (a controller may be told its URL first),
+    /// or `None` as [`Etcd::start_or_skip`].
+    pub fn planned_or_skip(dir: &Path) -> Option<Etcd> {
+        if !etcd_or_skip() {
             return None;
         }
         std::fs::create_dir_all(dir).unwrap();
         let (client, peer) = (free_port(), free_port());
-        let client_url = format!("http://127.0.0.1:{client}");
-        let peer_url = format!("http://127.0.0.1:{peer}");
+        Some(Etcd {
+            url: format!("http://127.0.0.1:{client}"),
+            client,
+            peer,
+            dir: dir.to_owned(),
+            daemon: None,
+        })
+    }
+
+    /// Starts it (again, on the same ports and data) and waits until it is healthy.
+    pub fn start(&mut self) {
+        assert!(self.daemon.is_none(), "etcd is running already");
+        let client_url = &self.url;
+        let peer_url = format!("http://127.0.0.1:{}", self.peer);
         let args: Vec<String> = [
             "--name",
             "test",
             "--data-dir",
-            &dir.join("data").display().to_string(),
+            &self.dir.join("data").display().to_string(),
             "--listen-client-urls",
-            &client_url,
+            client_url,
             "--advertise-client-urls",
-            &client_url,
+            client_url,
             "--listen-peer-urls",
             &peer_url,
             "--initial-advertise-peer-urls",
@@ -88,21 +107,42 @@ impl Etcd {
         .map(|s| (*s).to_owned())
         .collect();
         let program = std::path::PathBuf::from("etcd");
-        let mut daemon = Daemon::spawn("etcd", &program, &args, &dir.join("etcd.log"), None);
+        let mut daemon = Daemon::spawn("etcd", &program, &args, &self.dir.join("etcd.log"), None);
+        let client = self.client;
         wait_for("etcd to be healthy", STARTUP, || {
             daemon.check_alive();
             healthy(client).then_some(())
         });
-        Some(Etcd {
-            url: client_url,
-            daemon,
-        })
+        self.daemon = Some(daemon);
+    }
+
+    /// Kills it (SIGKILL); [`Etcd::start`] starts it again with its data.
+    pub fn stop(&mut self) {
+        if let Some(mut daemon) = self.daemon.take() {
+            daemon.kill();
+        }
     }
 
     /// Panics, showing its log, if etcd has exited.
     pub fn check_alive(&mut self) {
-        self.daemon.check_alive();
+        self.daemon
+            .as_mut()
+            .expect("etcd was not started")
+            .check_alive();
     }
+}
+
+/// Whether there is an `etcd` binary; without one the test is skipped (or fails when
+/// [`REQUIRE_ETCD`] is `1`), as [`Etcd::start_or_skip`] says.
+pub fn etcd_or_skip() -> bool {
+    let found = Command::new("etcd")
+        .arg("--version")
+        .output()
+        .is_ok_and(|o| o.status.success());
+    if !found {
+        skip("there is no etcd binary (Debian's etcd-server; scripts/setup installs it)");
+    }
+    found
 }
 
 /// Logs a skipped test (or fails it when [`REQUIRE_ETCD`] is `1`).

@@ -39,7 +39,7 @@ use mobiwf_cluster::txn::{self, Entry};
 use mobiwf_runtime::store::{StoreError, unreadable};
 
 use super::link::{KeyValue, Write};
-use super::store::{SCAN_PAGE, ShardStore, backend, prefix_end, too_big};
+use super::store::{SCAN_PAGE, ShardStore, prefix_end, too_big};
 
 /// Where one shard's journal is.
 pub(super) struct Journal {
@@ -151,10 +151,7 @@ fn read(
     end: Option<Vec<u8>>,
     limit: i64,
 ) -> Result<Vec<KeyValue>, StoreError> {
-    store
-        .link
-        .run(move |etcd| async move { etcd.range(from, end, limit).await })
-        .map_err(backend)
+    store.read(from, end, limit)
 }
 
 /// Every key starting with `prefix`, a page at a time.

@@ -10,11 +10,12 @@
 //! controller already has.
 
 use std::future::Future;
-use std::sync::Arc;
+use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
 use base64::Engine as _;
 use base64::engine::general_purpose::STANDARD as B64;
+use mobiwf_cluster::retry::Complaints;
 use serde_json::{Value, json};
 
 /// How long any one call to etcd may take before it counts as failed.
@@ -31,6 +32,8 @@ pub enum LinkError {
     Refused {
         /// What was asked.
         call: &'static str,
+        /// The HTTP status of its answer.
+        status: u16,
         /// etcd's words.
         why: String,
     },
@@ -43,6 +46,19 @@ pub enum LinkError {
     /// The link's runtime is gone (the process is stopping).
     #[error("etcd: the link is closed")]
     Closed,
+}
+
+impl LinkError {
+    /// Whether asking again later may get another answer: etcd did not answer, or answered
+    /// that it cannot now (no leader, too busy: HTTP 5xx or 429). A refusal of the request
+    /// itself, an answer that cannot be read, or a closed link stay as they are.
+    pub fn is_transient(&self) -> bool {
+        match self {
+            LinkError::Unreachable(_) | LinkError::Timeout => true,
+            LinkError::Refused { status, .. } => *status >= 500 || *status == 429,
+            LinkError::Unreadable(_) | LinkError::Closed => false,
+        }
+    }
 }
 
 /// A key and its value as etcd holds them.
@@ -156,18 +172,22 @@ impl Etcd {
                 }
             };
             let status = response.status();
-            let answer: Value = response
-                .json()
-                .await
-                .map_err(|_| LinkError::Unreadable(call))?;
+            let answer = response.json::<Value>().await;
             if !status.is_success() {
-                let why = answer["error"].as_str().unwrap_or("no reason given");
-                return Err(LinkError::Refused {
+                let why = answer.as_ref().ok().and_then(|a| a["error"].as_str());
+                let refused = LinkError::Refused {
                     call,
-                    why: format!("{status}: {why}"),
-                });
+                    status: status.as_u16(),
+                    why: format!("{status}: {}", why.unwrap_or("no reason given")),
+                };
+                // A member that cannot answer now (no leader, too busy): another may.
+                if refused.is_transient() {
+                    failures.push(format!("{endpoint}: {refused}"));
+                    continue;
+                }
+                return Err(refused);
             }
-            return Ok(answer);
+            return answer.map_err(|_| LinkError::Unreadable(call));
         }
         Err(LinkError::Unreachable(failures.join("; ")))
     }
@@ -289,12 +309,24 @@ pub struct EtcdLink {
     /// `None` only while dropped.
     runtime: Option<tokio::runtime::Runtime>,
     etcd: Etcd,
+    /// What was said about etcd not answering, and when: one for the whole process, so that
+    /// an outage is said every few seconds, not once per caller, and its end once.
+    complaints: Mutex<Complaints>,
 }
 
 impl EtcdLink {
     /// A link to etcd at `endpoints` (`http://HOST:PORT`, `https://HOST:PORT`, or
     /// `HOST:PORT` for http), tried in order; checks that one answers.
     pub fn connect(endpoints: &[String]) -> anyhow::Result<EtcdLink> {
+        let link = EtcdLink::new(endpoints)?;
+        link.run(|etcd| async move { etcd.range(b"\0".to_vec(), None, 1).await })
+            .map_err(|e| anyhow::anyhow!("cannot reach etcd at {:?}: {e}", link.endpoints()))?;
+        Ok(link)
+    }
+
+    /// A link to etcd at `endpoints`, whether or not one answers now (a controller started
+    /// before its etcd waits for it).
+    pub fn new(endpoints: &[String]) -> anyhow::Result<EtcdLink> {
         if endpoints.is_empty() {
             anyhow::bail!("no etcd endpoint given");
         }
@@ -317,16 +349,44 @@ impl EtcdLink {
         let http = mobiwf_runtime::tls::client_builder(None)?
             .timeout(CALL_TIMEOUT)
             .build()?;
-        let link = EtcdLink {
+        Ok(EtcdLink {
             runtime: Some(runtime),
             etcd: Etcd {
                 http,
-                endpoints: Arc::new(endpoints.clone()),
+                endpoints: Arc::new(endpoints),
             },
-        };
-        link.run(|etcd| async move { etcd.range(b"\0".to_vec(), None, 1).await })
-            .map_err(|e| anyhow::anyhow!("cannot reach etcd at {endpoints:?}: {e}"))?;
-        Ok(link)
+            complaints: Mutex::new(Complaints::default()),
+        })
+    }
+
+    /// Says that etcd did not answer while `what` was done (`e`), asking again after `wait`:
+    /// the first time at once, then at most every few seconds.
+    pub fn complain(&self, what: &str, e: &dyn std::fmt::Display, wait: Duration) {
+        if self.complaints().failed(std::time::Instant::now()) {
+            tracing::warn!(
+                "etcd at {} does not answer ({what}): {e:#}; waiting for it, asking again in \
+                 {wait:?}",
+                self.endpoints().join(",")
+            );
+        }
+    }
+
+    /// A call got through: says once, after failures, that etcd answers again.
+    pub fn answered(&self) {
+        if self.complaints().succeeded() {
+            tracing::info!("etcd at {} answers again", self.endpoints().join(","));
+        }
+    }
+
+    fn complaints(&self) -> std::sync::MutexGuard<'_, Complaints> {
+        self.complaints
+            .lock()
+            .unwrap_or_else(std::sync::PoisonError::into_inner)
+    }
+
+    /// The endpoints it tries, in order.
+    pub fn endpoints(&self) -> &[String] {
+        &self.etcd.endpoints
     }
 
     /// Runs `call` on the link's runtime and waits for it, from any thread (blocking it, as

@@ -20,6 +20,7 @@
 mod journal;
 pub mod link;
 pub mod owner;
+pub mod patience;
 pub mod serve;
 pub mod store;
 

@@ -7,11 +7,13 @@ use std::sync::Arc;
 use std::time::Duration;
 
 use anyhow::Context as _;
+use mobiwf_cluster::retry::{Complaints, lease_holds_until};
 use mobiwf_cluster::{ClaimView, Decision, Epoch, MemberId, SeenOwner, ShardCount, ShardId};
 use serde::{Deserialize, Serialize};
 use tokio::sync::watch;
 
 use super::link::{Condition, Etcd, EtcdLink, KeyValue, Write};
+use super::patience::Patience;
 use super::store::prefix_end;
 use super::{ClusterRecord, Layout};
 
@@ -141,6 +143,9 @@ pub struct Membership {
     pub lease: i64,
     /// The lease's time to live.
     pub ttl: Duration,
+    /// When the grant of its lease was sent: the lease holds at least its time to live from
+    /// then.
+    granted_at: std::time::Instant,
 }
 
 impl Membership {
@@ -152,6 +157,7 @@ impl Membership {
         ttl: Duration,
     ) -> anyhow::Result<Membership> {
         let secs = i64::try_from(ttl.as_secs().max(1)).unwrap_or(i64::MAX);
+        let granted_at = std::time::Instant::now();
         let (lease, granted) = link
             .call(move |etcd| async move { etcd.lease_grant(secs).await })
             .await?;
@@ -163,35 +169,69 @@ impl Membership {
             member: record.member.clone(),
             lease,
             ttl: Duration::from_secs(granted.max(1).unsigned_abs()),
+            granted_at,
         })
     }
 
+    /// Ends its lease now, if etcd answers (a member that joins again leaves its old lease
+    /// behind; it would lapse on its own).
+    pub async fn leave(&self, link: &EtcdLink) {
+        let lease = self.lease;
+        if let Err(e) = link
+            .call(move |etcd| async move { etcd.lease_revoke(lease).await })
+            .await
+        {
+            tracing::debug!(lease, "could not end the old lease: {e}");
+        }
+    }
+
     /// Keeps the lease alive, a third of its time to live apart, until etcd says it is gone
-    /// or no renewal got through for a whole time to live: then `lost` is told (whatever it
-    /// held may have been claimed by another member since).
+    /// or it may lapse before a renewal gets through: then `lost` is told (whatever it held
+    /// may be claimed by another member from then on). The lease surely holds until its time
+    /// to live after the last renewal that got through was sent, less a margin
+    /// (`mobiwf_cluster::retry::lease_holds_until`): `lost` is told at that instant, not
+    /// later, so an owner cut off from etcd stops acting before another member may claim.
     pub fn keep_alive(&self, link: &Arc<EtcdLink>, lost: watch::Sender<bool>) {
-        let (lease, ttl) = (self.lease, self.ttl);
+        let (lease, ttl, granted_at) = (self.lease, self.ttl, self.granted_at);
         link.spawn(move |etcd| async move {
-            let why = renew(etcd, lease, ttl).await;
+            let why = renew(etcd, lease, ttl, granted_at).await;
             tracing::error!(lease, "the cluster lease is lost: {why}");
             lost.send_replace(true);
         });
     }
 }
 
-/// Renews `lease` a third of its time to live apart until it is lost; why.
-async fn renew(etcd: Etcd, lease: i64, ttl: Duration) -> String {
+/// Renews `lease` a third of its time to live apart until it is lost or may lapse; why.
+async fn renew(etcd: Etcd, lease: i64, ttl: Duration, granted_at: std::time::Instant) -> String {
     let every = ttl / 3;
-    let mut last_renewed = tokio::time::Instant::now();
+    let mut holds_until = lease_holds_until(granted_at, ttl);
+    let mut complaints = Complaints::default();
     loop {
-        tokio::time::sleep(every).await;
-        if last_renewed.elapsed() >= ttl {
-            return format!("no renewal got through for {ttl:?}");
+        let next = (std::time::Instant::now() + every).min(holds_until);
+        tokio::time::sleep_until(tokio::time::Instant::from_std(next)).await;
+        let sent = std::time::Instant::now();
+        if sent >= holds_until {
+            return format!(
+                "no renewal got through in time: etcd may end it any moment now (its time to \
+                 live is {ttl:?})"
+            );
         }
-        match tokio::time::timeout(every, etcd.lease_keep_alive(lease)).await {
-            Ok(Ok(left)) if left > 0 => last_renewed = tokio::time::Instant::now(),
+        let asked = etcd.lease_keep_alive(lease);
+        match tokio::time::timeout(every.min(holds_until - sent), asked).await {
+            Ok(Ok(left)) if left > 0 => {
+                holds_until = lease_holds_until(sent, Duration::from_secs(left.unsigned_abs()));
+                complaints.succeeded();
+            }
             Ok(Ok(_)) => return "etcd says it expired".to_owned(),
-            Ok(Err(_)) | Err(_) => {}
+            failed => {
+                if complaints.failed(std::time::Instant::now()) {
+                    let why = match failed {
+                        Ok(Err(e)) => e.to_string(),
+                        _ => "no answer".to_owned(),
+                    };
+                    tracing::warn!(lease, "a renewal of the cluster lease failed: {why}");
+                }
+            }
         }
     }
 }
@@ -257,7 +297,8 @@ async fn try_claim(
 }
 
 /// Waits until this member owns `shard` (claiming it when `mobiwf_cluster::decide` says so),
-/// looking every `look_every`; its epoch.
+/// looking every `look_every`; its epoch. While etcd does not answer it waits for it, saying
+/// so now and then (`patience`); other errors end it.
 pub async fn claim(
     link: &EtcdLink,
     layout: &Layout,
@@ -266,13 +307,23 @@ pub async fn claim(
     look_every: Duration,
 ) -> anyhow::Result<Epoch> {
     let mut ownerless_looks = 0;
+    let mut patience = Patience::new("waiting to own the book");
     loop {
-        let live: Vec<MemberId> = live_members(link, layout)
-            .await?
-            .into_iter()
-            .map(|m| m.member)
-            .collect();
-        let seen = owner(link, layout, shard).await?;
+        let looked = async {
+            let live = live_members(link, layout).await?;
+            Ok::<_, anyhow::Error>((live, owner(link, layout, shard).await?))
+        };
+        let (live, seen) = match looked.await {
+            Ok(looked) => {
+                patience.answered(link);
+                looked
+            }
+            Err(e) => {
+                patience.failed(link, e).await?;
+                continue;
+            }
+        };
+        let live: Vec<MemberId> = live.into_iter().map(|m| m.member).collect();
         let view = ClaimView {
             shard,
             me: &me.member,
@@ -288,7 +339,14 @@ pub async fn claim(
         match mobiwf_cluster::decide(&view) {
             Decision::Keep(epoch) => return Ok(epoch),
             Decision::Claim => {
-                if let Some(epoch) = try_claim(link, layout, shard, me).await? {
+                let claimed = match try_claim(link, layout, shard, me).await {
+                    Ok(claimed) => claimed,
+                    Err(e) => {
+                        patience.failed(link, e).await?;
+                        continue;
+                    }
+                };
+                if let Some(epoch) = claimed {
                     tracing::info!(%shard, %epoch, member = %me.member, "claimed the shard");
                     return Ok(epoch);
                 }

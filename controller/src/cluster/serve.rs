@@ -7,9 +7,10 @@ use std::sync::Arc;
 use std::time::Duration;
 
 use mobiwf_cluster::txn::TxnLimits;
-use mobiwf_cluster::{MemberId, ShardCount, ShardId};
+use mobiwf_cluster::{Epoch, MemberId, ShardCount, ShardId};
 use tokio::sync::watch;
 
+use super::patience::{from_etcd, patiently};
 use super::{EtcdLink, Fenced, Layout, MemberRecord, Membership, ShardStore};
 
 /// The exit status of a controller that was fenced (a transaction found another epoch
@@ -66,7 +67,9 @@ pub struct Joined {
 
 impl Joined {
     /// Connects to the cluster `args` name (none without `--etcd`), joins it, and waits until
-    /// this controller owns the book's shard.
+    /// this controller owns the book's shard. While etcd does not answer, it waits for it
+    /// (saying so now and then, `patience`); a lease that lapses while it waits is taken
+    /// again.
     pub async fn join(
         args: &ClusterArgs,
         data_dir: &Path,
@@ -79,28 +82,32 @@ impl Joined {
         let layout = Layout::new(&args.etcd_prefix);
         let limits = TxnLimits::new(args.etcd_max_txn_ops, args.etcd_max_request_bytes)?;
         let endpoints = args.etcd.clone();
-        let link =
-            Arc::new(tokio::task::spawn_blocking(move || EtcdLink::connect(&endpoints)).await??);
+        let link = Arc::new(tokio::task::spawn_blocking(move || EtcdLink::new(&endpoints)).await??);
         let shards = match args.shards {
             Some(n) => Some(ShardCount::new(n).ok_or_else(|| anyhow::anyhow!("--shards 0"))?),
             None => None,
         };
-        super::ensure_cluster(&link, &layout, shards).await?;
-        let peer = super::ensure_identity(&link, &layout, data_dir).await?;
+        tracing::info!("reaching etcd at {}", link.endpoints().join(","));
+        patiently(&link, "reading the cluster's settings", || {
+            super::ensure_cluster(&link, &layout, shards)
+        })
+        .await?;
+        let peer = patiently(&link, "reading the cluster's identity", || {
+            super::ensure_identity(&link, &layout, data_dir)
+        })
+        .await?;
         let record = MemberRecord {
             member: MemberId(args.member.clone().unwrap_or_else(|| default_member(api))),
             api: api.to_string(),
         };
         let ttl = Duration::from_secs(args.etcd_lease);
-        let membership = Membership::join(&link, &layout, &record, ttl).await?;
-        let (lost_tx, lost) = watch::channel(false);
-        membership.keep_alive(&link, lost_tx);
-        tracing::info!(member = %record.member, %peer, "joined the cluster; waiting to own the book");
         let shard = ShardId(0);
-        let epoch = super::claim(&link, &layout, shard, &membership, ttl / 3).await?;
+        let (membership, lost, epoch) = own(&link, &layout, shard, &record, ttl).await?;
+        tracing::info!(member = %record.member, %peer, %epoch, "owns the book");
         let (fenced_tx, fenced) = watch::channel(None);
-        let store =
-            ShardStore::new(link.clone(), &layout, shard, epoch, fenced_tx).with_limits(limits);
+        let store = ShardStore::new(link.clone(), &layout, shard, epoch, fenced_tx)
+            .with_limits(limits)
+            .with_lease(lost.clone());
         Ok(Some(Joined {
             store: Arc::new(store),
             fenced,
@@ -115,17 +122,19 @@ impl Joined {
     }
 
     /// Returns once this controller no longer owns its shard: a transaction was refused, or
-    /// its lease was lost (then a transaction that writes nothing says whether another
-    /// epoch owns the shard; a controller that cannot even ask stops all the same). Why.
+    /// its lease may have lapsed (then a transaction that writes nothing, given an eighth of
+    /// the lease, says whether another epoch owns the shard; a controller that cannot even ask
+    /// in that time stops all the same). Why.
     pub async fn fenced(mut self) -> String {
         let lost = tokio::select! {
             _ = self.fenced.wait_for(Option::is_some) => false,
             _ = self.lost.wait_for(|lost| *lost) => true,
         };
         if lost {
+            // Briefly: the lease may lapse at etcd within its margin from now.
             let store = self.store.clone();
-            let checked = tokio::task::spawn_blocking(move || store.check()).await;
-            if let Ok(Err(e)) = checked {
+            let checked = tokio::task::spawn_blocking(move || store.check());
+            if let Ok(Ok(Err(e))) = tokio::time::timeout(self.membership.ttl / 8, checked).await {
                 return e.to_string();
             }
         }
@@ -135,6 +144,43 @@ impl Joined {
                      this controller may have been fenced, it stops"
                 .to_owned(),
         }
+    }
+}
+
+/// Joins the cluster as `record` and waits until it owns `shard`: its membership, the watch
+/// its lease's loss is told on, and its epoch. A lease that may have lapsed while it waited
+/// (etcd did not answer for its time to live) is left and a new one taken, as is one etcd
+/// refuses a claim under; the member waits on.
+async fn own(
+    link: &Arc<EtcdLink>,
+    layout: &Layout,
+    shard: ShardId,
+    record: &MemberRecord,
+    ttl: Duration,
+) -> anyhow::Result<(Membership, watch::Receiver<bool>, Epoch)> {
+    loop {
+        let membership = patiently(link, "joining the cluster", || {
+            Membership::join(link, layout, record, ttl)
+        })
+        .await?;
+        let (lost_tx, mut lost) = watch::channel(false);
+        membership.keep_alive(link, lost_tx);
+        tracing::info!(member = %record.member, "joined the cluster; waiting to own the book");
+        let claimed = tokio::select! {
+            claimed = super::claim(link, layout, shard, &membership, ttl / 3) => Some(claimed),
+            _ = lost.wait_for(|lost| *lost) => None,
+        };
+        match claimed {
+            Some(Ok(epoch)) if !*lost.borrow() => return Ok((membership, lost, epoch)),
+            Some(Err(e)) if !from_etcd(&e) => return Err(e),
+            Some(Err(e)) => tracing::warn!("etcd refused a claim of the book: {e:#}"),
+            Some(Ok(_)) | None => {}
+        }
+        tracing::warn!(
+            member = %record.member,
+            "the cluster lease may have lapsed while this controller waited; it joins again"
+        );
+        membership.leave(link).await;
     }
 }
 

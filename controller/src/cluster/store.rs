@@ -19,8 +19,10 @@
 
 use std::collections::BTreeMap;
 use std::sync::atomic::{AtomicBool, Ordering};
-use std::sync::{Arc, PoisonError, RwLock, RwLockReadGuard, RwLockWriteGuard};
+use std::sync::{Arc, Mutex, PoisonError, RwLock, RwLockReadGuard, RwLockWriteGuard};
+use std::time::Duration;
 
+use mobiwf_cluster::retry::Backoff;
 use mobiwf_cluster::txn::{self, Entry, TxnLimits};
 use mobiwf_cluster::{Epoch, ShardId};
 use mobiwf_runtime::store::{Batch, Durability, Entries, Op, Store, StoreError};
@@ -28,7 +30,11 @@ use tokio::sync::watch;
 
 use super::Layout;
 use super::journal::{self, Journal};
-use super::link::{Condition, EtcdLink, LinkError, Write};
+use super::link::{Condition, EtcdLink, KeyValue, LinkError, Write};
+
+/// The longest wait of the store before it asks etcd again: its caller (a group commit, the
+/// outbox) is waiting, and the lease may lapse meanwhile.
+const RETRY_AT_MOST: Duration = Duration::from_secs(1);
 
 /// Entries read per etcd range request while a prefix is scanned.
 pub(super) const SCAN_PAGE: i64 = 1000;
@@ -76,6 +82,12 @@ pub struct ShardStore {
     /// start (a former owner may have left one) and while a commit goes through it; every
     /// read and write finishes it first.
     pub(super) unfinished: AtomicBool,
+    /// Held by each transaction from its first sending to its answer: one sent again after
+    /// its answer was lost is then still this process's latest (below).
+    sending: Mutex<()>,
+    /// Told when the cluster lease may have lapsed: until then a call etcd did not answer is
+    /// made again. `None`: never made again.
+    lease: Option<watch::Receiver<bool>>,
 }
 
 impl ShardStore {
@@ -99,7 +111,57 @@ impl ShardStore {
             fenced,
             gate: RwLock::new(()),
             unfinished: AtomicBool::new(true),
+            sending: Mutex::new(()),
+            lease: None,
         }
+    }
+
+    /// The same store, making a call etcd did not answer again until `lost` says the
+    /// controller's lease may have lapsed (not at all otherwise).
+    #[must_use]
+    pub fn with_lease(mut self, lost: watch::Receiver<bool>) -> ShardStore {
+        self.lease = Some(lost);
+        self
+    }
+
+    /// Whether the controller's lease surely holds, so a failed call may be made again.
+    fn lease_holds(&self) -> bool {
+        self.lease.as_ref().is_some_and(|lost| !*lost.borrow())
+    }
+
+    /// The answer of `call`, made again while etcd does not answer (or says it cannot now)
+    /// and the lease holds, after a growing wait; said in the log at most every few seconds.
+    fn ask<T>(&self, call: impl Fn() -> Result<T, LinkError>) -> Result<T, StoreError> {
+        let mut backoff = Backoff::default();
+        loop {
+            let e = match call() {
+                Ok(answer) => {
+                    self.link.answered();
+                    return Ok(answer);
+                }
+                Err(e) if e.is_transient() && self.lease_holds() => e,
+                Err(e) => return Err(backend(e)),
+            };
+            let wait = backoff.failed().min(RETRY_AT_MOST);
+            self.link
+                .complain("the book's store, while the cluster lease holds", &e, wait);
+            std::thread::sleep(wait);
+        }
+    }
+
+    /// The keys in `[from, end)` (`end` `None`: `from` alone), at most `limit` (0: all), as
+    /// etcd holds them.
+    pub(super) fn read(
+        &self,
+        from: Vec<u8>,
+        end: Option<Vec<u8>>,
+        limit: i64,
+    ) -> Result<Vec<KeyValue>, StoreError> {
+        self.ask(|| {
+            let (from, end) = (from.clone(), end.clone());
+            self.link
+                .run(move |etcd| async move { etcd.range(from, end, limit).await })
+        })
     }
 
     /// The same store, for an etcd whose limits on one transaction are `limits` (etcd's
@@ -122,8 +184,10 @@ impl ShardStore {
 
     /// Checks, with a transaction that writes nothing, that this epoch still owns the shard;
     /// fences the store when it does not.
+    /// It does not wait for a transaction of the store's that is being sent (nor sends
+    /// again): it is asked when the lease may have lapsed, and must answer soon.
     pub fn check(&self) -> Result<(), StoreError> {
-        self.transact(Vec::new())
+        self.send(Vec::new())
     }
 
     /// Finishes, or clears, what the journal holds, when it may hold something: before this
@@ -180,10 +244,7 @@ impl ShardStore {
     /// Entries in etcd's `[from, end)`, at most `limit` (0: all), with the shard's prefix
     /// taken off their keys.
     fn range(&self, from: Vec<u8>, end: Vec<u8>, limit: i64) -> Result<Entries, StoreError> {
-        let answer = self
-            .link
-            .run(move |etcd| async move { etcd.range(from, Some(end), limit).await })
-            .map_err(backend)?;
+        let answer = self.read(from, Some(end), limit)?;
         let cut = self.prefix.len();
         Ok(answer
             .into_iter()
@@ -226,16 +287,34 @@ impl ShardStore {
     }
 
     /// One transaction: `writes` if this epoch still owns the shard; fenced otherwise.
+    ///
+    /// A transaction whose answer was lost (etcd went away, the call timed out) may have
+    /// landed or not; it is sent again while the lease holds, and that is safe. Its writes
+    /// are puts and deletes of given values, so landing twice leaves what landing once does;
+    /// no other transaction of this process goes between the two (`sending`), so none of its
+    /// writes is undone by the second; and the second carries the same epoch's condition, so
+    /// if another member owns the shard by then it fails and fences this one, whether the
+    /// first landed (under an epoch that still owned the shard) or not. A group through the
+    /// journal is the same, one transaction at a time.
     pub(super) fn transact(&self, writes: Vec<Write>) -> Result<(), StoreError> {
+        let _one = self.sending.lock().unwrap_or_else(PoisonError::into_inner);
+        self.send(writes)
+    }
+
+    /// Sends one transaction of `writes`, conditional on this epoch (again while etcd does not
+    /// answer and the lease holds).
+    fn send(&self, writes: Vec<Write>) -> Result<(), StoreError> {
         if let Some(fenced) = self.fencing() {
             return Err(StoreError::Backend(fenced.to_string()));
         }
         let owner = self.owner_key.clone();
-        let when = vec![Condition::Created(owner.clone(), self.epoch.0)];
-        let answer = self
-            .link
-            .run(move |etcd| async move { etcd.txn(when, writes, Some(owner)).await })
-            .map_err(backend)?;
+        let epoch = self.epoch.0;
+        let answer = self.ask(|| {
+            let (owner, writes) = (owner.clone(), writes.clone());
+            let when = vec![Condition::Created(owner.clone(), epoch)];
+            self.link
+                .run(move |etcd| async move { etcd.txn(when, writes, Some(owner)).await })
+        })?;
         if answer.succeeded {
             return Ok(());
         }
@@ -271,11 +350,7 @@ pub fn prefix_end(prefix: &[u8]) -> Vec<u8> {
 impl Store for ShardStore {
     fn get(&self, key: &[u8]) -> Result<Option<Vec<u8>>, StoreError> {
         let _shared = self.settled()?;
-        let key = self.key(key);
-        let answer = self
-            .link
-            .run(move |etcd| async move { etcd.range(key, None, 1).await })
-            .map_err(backend)?;
+        let answer = self.read(self.key(key), None, 1)?;
         Ok(answer.into_iter().next().map(|kv| kv.value))
     }
 
