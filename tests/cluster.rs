@@ -32,6 +32,17 @@ use tokio::sync::watch;
 /// How often a member looks at the shard in the store test.
 const LOOK: Duration = Duration::from_millis(100);
 
+/// A link to `etcd` (its connection is made off the async workers, as the controller's is).
+async fn connect(etcd: &Etcd) -> Arc<EtcdLink> {
+    let url = etcd.url.clone();
+    Arc::new(
+        tokio::task::spawn_blocking(move || EtcdLink::connect(&[url]))
+            .await
+            .unwrap()
+            .unwrap(),
+    )
+}
+
 /// Joins as `name`, with a short lease kept alive (as a controller keeps its own) until it is
 /// revoked: a slow machine must not let it lapse while the test runs.
 async fn join(link: &Arc<EtcdLink>, layout: &Layout, name: &str) -> Membership {
@@ -60,13 +71,7 @@ async fn a_shards_store_writes_only_while_its_epoch_owns_the_shard() {
     let Some(etcd) = Etcd::start_or_skip(&dir.join("etcd")) else {
         return;
     };
-    let url = etcd.url.clone();
-    let link = Arc::new(
-        tokio::task::spawn_blocking(move || EtcdLink::connect(&[url]))
-            .await
-            .unwrap()
-            .unwrap(),
-    );
+    let link = connect(&etcd).await;
     let layout = Layout::new("store-test/");
     ensure_cluster(&link, &layout, None).await.unwrap();
     // The shard count is fixed when the cluster is created.
@@ -266,13 +271,7 @@ async fn a_commit_too_large_for_one_transaction_lands_whole_or_not_at_all() {
     let Some(etcd) = Etcd::start_or_skip(&dir.join("etcd")) else {
         return;
     };
-    let url = etcd.url.clone();
-    let link = Arc::new(
-        tokio::task::spawn_blocking(move || EtcdLink::connect(&[url]))
-            .await
-            .unwrap()
-            .unwrap(),
-    );
+    let link = connect(&etcd).await;
     let layout = Layout::new("journal-test/");
     ensure_cluster(&link, &layout, None).await.unwrap();
     let shard = ShardId(0);
