@@ -16,6 +16,6 @@ pub use assign::{Choice, Load, choose};
 pub use desk::{
     AppEnd, AppEnded, AppToTake, Applied, Desk, DeskChanges, DeskEffect, DeskEncodeError,
     DeskInput, DeskItem, DeskRefusal, DeskRestoreError, DeviceProfile, Entry, EntryState, ItemCopy,
-    ItemKey, ItemSnapshot, Launch, LocalClaim, Offline, Order, PendingClaim,
+    ItemKey, ItemSnapshot, Launch, LocalClaim, Offline, Order, PendingClaim, WorklistPage,
 };
 pub use directory::{ADMINISTRATOR, Directory, DirectoryError};

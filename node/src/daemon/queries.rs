@@ -11,6 +11,24 @@ use mobiwf_xml_schema::DataKind;
 use super::actor::NodeActor;
 use super::{Query, RunView, RunsPage, WorklistEntry};
 
+/// Which entries of a worklist a page shows: at most `limit` from the `from`th on.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Window {
+    /// How many come before the page.
+    pub from: usize,
+    /// The most the page shows.
+    pub limit: usize,
+}
+
+/// One page of a user's worklist: its entries, and how many the whole worklist holds.
+#[derive(Debug, Clone)]
+pub struct WorklistPage {
+    /// The page's entries, in the order asked.
+    pub entries: Vec<WorklistEntry>,
+    /// How many entries the whole worklist holds.
+    pub total: usize,
+}
+
 /// One item of a user's worklist as its page shows it.
 #[derive(Debug, Clone)]
 pub struct ItemDetail {
@@ -92,6 +110,14 @@ impl NodeActor {
             Query::UserWorklist { user, order, reply } => {
                 let _ = reply.send(self.user_worklist(&user, order));
             }
+            Query::UserWorklistPage {
+                user,
+                order,
+                window,
+                reply,
+            } => {
+                let _ = reply.send(self.user_worklist_page(&user, order, window));
+            }
             Query::Notices { user, reply } => {
                 let dir = self.core.engine().directory();
                 let answer =
@@ -122,6 +148,22 @@ impl NodeActor {
         user: &UserId,
         order: mobiwf_people::Order,
     ) -> Result<Vec<WorklistEntry>, String> {
+        let all = Window {
+            from: 0,
+            limit: usize::MAX,
+        };
+        self.user_worklist_page(user, order, all)
+            .map(|page| page.entries)
+    }
+
+    /// The entries of `user`'s worklist in `order` that `window` shows, each with its host's
+    /// name, and how many the worklist holds; why not when the user's device is another node.
+    fn user_worklist_page(
+        &self,
+        user: &UserId,
+        order: mobiwf_people::Order,
+        window: Window,
+    ) -> Result<WorklistPage, String> {
         let dir = self.core.engine().directory();
         let entry = |entry: mobiwf_people::Entry| WorklistEntry {
             host_name: entry
@@ -135,8 +177,14 @@ impl NodeActor {
         };
         mobiwf_people::desk::here(dir, &self.core.identity().name, user.as_str())
             .map(|_| {
-                let list = self.core.desk().worklist(user.as_str(), order);
-                list.into_iter().map(entry).collect()
+                let page =
+                    self.core
+                        .desk()
+                        .worklist_page(user.as_str(), order, window.from, window.limit);
+                WorklistPage {
+                    entries: page.entries.into_iter().map(entry).collect(),
+                    total: page.total,
+                }
             })
             .map_err(|e| e.to_string())
     }

@@ -25,7 +25,11 @@ use crate::api_offline::{self, DisconnectBody};
 const MAX_ANSWER_BYTES: usize = 256 * 1024;
 
 /// The link of `user` as the page shows it, or the page saying why not.
-async fn link_of(pages: &Pages, signed: &Signed, user: &UserId) -> Result<LinkView, Box<Response>> {
+pub(super) async fn link_of(
+    pages: &Pages,
+    signed: &Signed,
+    user: &UserId,
+) -> Result<LinkView, Box<Response>> {
     let entries = answered(
         signed,
         pages
@@ -143,7 +147,8 @@ async fn worklist_told(
     told: &Told,
     status: StatusCode,
 ) -> Response {
-    worklist_shown(pages, signed, user, Order::default(), Some(told), status).await
+    let first = super::view::Shown::first(Order::default());
+    worklist_shown(pages, signed, user, first, Some(told), status).await
 }
 
 /// An API answer's status and JSON body (`null` when it has none).

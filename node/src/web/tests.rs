@@ -11,8 +11,8 @@ use mobiwf_proto::{
 use mobiwf_xml_schema::DataKind;
 
 use super::item_view::{Said, gone_page, item_page};
-use super::view::{countdown, fingerprint, worklist, worklist_page};
-use crate::daemon::{ItemDetail, ReadValue, WorklistEntry};
+use super::view::{Shown, countdown, fingerprint, worklist, worklist_page};
+use crate::daemon::{ItemDetail, ReadValue, WorklistEntry, WorklistPage};
 
 const MARKUP: &str = "<script>alert(1)</script>";
 const ESCAPED: &str = "&lt;script&gt;alert(1)&lt;/script&gt;";
@@ -50,6 +50,14 @@ fn entry(state: EntryState) -> WorklistEntry {
     }
 }
 
+/// A list of one page holding all of `entries`.
+fn all(entries: &[WorklistEntry]) -> WorklistPage {
+    WorklistPage {
+        entries: entries.to_vec(),
+        total: entries.len(),
+    }
+}
+
 fn detail(state: EntryState) -> ItemDetail {
     ItemDetail {
         entry: entry(state),
@@ -77,7 +85,14 @@ fn detail(state: EntryState) -> ItemDetail {
 #[test]
 fn markup_in_names_and_values_shows_as_text() {
     let entries = [entry(EntryState::Offered)];
-    let page = worklist_page("alice", &entries, Order::Priority, 0, &maud::html! {}).into_string();
+    let page = worklist_page(
+        "alice",
+        &all(&entries),
+        Shown::first(Order::Priority),
+        0,
+        &maud::html! {},
+    )
+    .into_string();
     assert!(page.contains(ESCAPED), "{page}");
     assert!(!page.contains(MARKUP), "{page}");
     let item = item_page(&detail(EntryState::Selected), "c", None, 0).into_string();
@@ -93,8 +108,8 @@ fn the_list_shows_each_items_facts_and_follows_its_order() {
     held.entry.info.pass = mobiwf_proto::Pass(3);
     let page = worklist_page(
         "alice",
-        &[held.clone()],
-        Order::Deadline,
+        &all(&[held.clone()]),
+        Shown::first(Order::Deadline),
         0,
         &maud::html! {},
     )
@@ -116,21 +131,21 @@ fn the_list_shows_each_items_facts_and_follows_its_order() {
         "{page}"
     );
     assert!(page.contains("/events?order=deadline&amp;since="), "{page}");
-    let empty = worklist(&[], Order::Arrival, "x", 0).into_string();
+    let empty = worklist(&all(&[]), Shown::first(Order::Arrival), "x", 0).into_string();
     assert!(empty.contains("Nothing to do."), "{empty}");
     // The fingerprint follows what is shown, not the clock.
     let offered = [entry(EntryState::Offered)];
     assert_eq!(
-        fingerprint(&offered, Order::Arrival),
-        fingerprint(&offered, Order::Arrival)
+        fingerprint(&all(&offered), Shown::first(Order::Arrival)),
+        fingerprint(&all(&offered), Shown::first(Order::Arrival))
     );
     assert_ne!(
-        fingerprint(&offered, Order::Arrival),
-        fingerprint(&[held], Order::Arrival)
+        fingerprint(&all(&offered), Shown::first(Order::Arrival)),
+        fingerprint(&all(&[held]), Shown::first(Order::Arrival))
     );
     assert_ne!(
-        fingerprint(&offered, Order::Arrival),
-        fingerprint(&offered, Order::Size)
+        fingerprint(&all(&offered), Shown::first(Order::Arrival)),
+        fingerprint(&all(&offered), Shown::first(Order::Size))
     );
 }
 
@@ -150,13 +165,13 @@ fn a_deadline_counts_down_and_is_red_under_its_last_notice() {
         passed: Vec::new(),
     }));
     // The last notice before the deadline is at 6 hours left.
-    let early = worklist(&[item.clone()], Order::Arrival, "x", 0).into_string();
+    let early = worklist(&all(&[item.clone()]), Shown::first(Order::Arrival), "x", 0).into_string();
     assert!(
         early.contains(&format!(r#"data-warn-ms="{}""#, 42 * hour)),
         "{early}"
     );
     assert!(!early.contains("due late"), "{early}");
-    let late = worklist(&[item], Order::Arrival, "x", 42 * hour).into_string();
+    let late = worklist(&all(&[item]), Shown::first(Order::Arrival), "x", 42 * hour).into_string();
     assert!(late.contains(r#"class="due late""#), "{late}");
 }
 

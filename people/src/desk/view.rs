@@ -98,20 +98,60 @@ pub struct Entry {
     pub disabled: Option<String>,
 }
 
+/// One page of a user's worklist: the entries from `from` on, in the order asked, and how
+/// many the whole list holds.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct WorklistPage {
+    /// The page's entries.
+    pub entries: Vec<Entry>,
+    /// How many entries the whole worklist holds.
+    pub total: usize,
+}
+
 impl Desk {
     /// The open items offered to or held by `user`, in `order`; while the user is away, only
     /// those they locked (the others are disabled until they reconnect).
     pub fn worklist(&self, user: &str, order: Order) -> Vec<Entry> {
+        self.worklist_page(user, order, 0, usize::MAX).entries
+    }
+
+    /// At most `limit` entries of [`Desk::worklist`] from the `from`th on, and how many it
+    /// holds. Only the sort keys of the whole list are made and only the first `from + limit`
+    /// of them sorted: the entries (each a copy of its item) are made for the page alone.
+    pub fn worklist_page(
+        &self,
+        user: &str,
+        order: Order,
+        from: usize,
+        limit: usize,
+    ) -> WorklistPage {
         let away = self.is_away(user);
-        let mut entries: Vec<Entry> = self
+        let mut keyed: Vec<(SortKey, &DeskItem)> = self
             .items
             .values()
-            .filter(|i| i.is_open())
-            .filter_map(|i| self.entry(i, user))
-            .filter(|e| !away || e.state == EntryState::Locked)
+            .filter(|i| shows(i, user, away))
+            .map(|i| (sort_key(order, &i.info), i))
             .collect();
-        entries.sort_by_key(|e| sort_key(order, &e.info));
-        entries
+        let total = keyed.len();
+        let end = from.saturating_add(limit).min(total);
+        if from >= end {
+            return WorklistPage {
+                entries: Vec::new(),
+                total,
+            };
+        }
+        if end < total {
+            // Keys are unique (they end with instance and activity): the first `end` are the
+            // same whichever way the rest lie.
+            keyed.select_nth_unstable_by(end, |a, b| a.0.cmp(&b.0));
+            keyed.truncate(end);
+        }
+        keyed.sort_unstable_by(|a, b| a.0.cmp(&b.0));
+        let entries = keyed[from..]
+            .iter()
+            .filter_map(|(_, i)| self.entry(i, user))
+            .collect();
+        WorklistPage { entries, total }
     }
 
     fn entry(&self, item: &DeskItem, user: &str) -> Option<Entry> {
@@ -142,6 +182,18 @@ impl Desk {
             offline: item.info.disconnected.then(|| item.offline()),
             disabled: self.disabled(item, user),
         })
+    }
+}
+
+/// Whether `item` is on `user`'s worklist (what [`Desk::worklist`] lists): open, offered to
+/// or held by them; while they are away, locked by them.
+fn shows(item: &DeskItem, user: &str, away: bool) -> bool {
+    if !item.is_open() {
+        return false;
+    }
+    match item.holder(user) {
+        Some(h) => !away || h.hold == Hold::Locked,
+        None => !away && item.is_offered_to(user),
     }
 }
 
