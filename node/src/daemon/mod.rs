@@ -43,7 +43,7 @@ pub use memory::{MAX_RUNS_PAGE, RunsWanted};
 pub use mobiwf_engine::Finish;
 pub use mobiwf_node_core::{ClaimOutcome, PersonEnd, Refused};
 pub use offline::Departure;
-pub use queries::{CutOff, ItemDetail, ReadValue, UserLink, Window, WorklistPage};
+pub use queries::{CutOff, ItemDetail, ItemsHost, ReadValue, UserLink, Window, WorklistPage};
 
 /// Every adjacent's location in a partition document must be a full libp2p address, or its
 /// notification could never be delivered.

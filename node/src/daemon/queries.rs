@@ -3,6 +3,8 @@
 //! notices, the directory, and one item of a user's worklist with what its page shows beside it
 //! (what the activity reads and writes, as far as this node knows).
 
+use std::collections::BTreeMap;
+
 use mobiwf_engine::{Run, RunKey};
 use mobiwf_proto::{ActivityId, DataValue, Datum, InstanceId, UserId};
 use mobiwf_runtime::store::StoreError;
@@ -59,6 +61,23 @@ pub struct UserLink {
     pub away_since_ms: Option<u64>,
     /// The peers this device cannot reach now.
     pub cut_off: Vec<CutOff>,
+    /// The hosts of the user's items, by peer id.
+    pub hosts: Vec<ItemsHost>,
+    /// How many items the user holds locked (what a disconnection takes along).
+    pub locked: usize,
+    /// How many of the user's actions were sent to their hosts and not answered yet.
+    pub waiting: usize,
+}
+
+/// The host of some of a user's items.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct ItemsHost {
+    /// Its peer id.
+    pub peer: mobiwf_proto::NodeId,
+    /// Its node name, when the directory knows it.
+    pub name: Option<mobiwf_proto::NodeName>,
+    /// How many of the user's actions on its items it has not answered yet.
+    pub waiting: usize,
 }
 
 /// A peer this device cannot reach: deliveries to it failed `UNREACHABLE_AFTER_FAILURES`
@@ -189,8 +208,9 @@ impl NodeActor {
             .map_err(|e| e.to_string())
     }
 
-    /// Since when `user` is away, and the peers this device cannot reach; why not when the
-    /// user's device is another node.
+    /// Since when `user` is away, the peers this device cannot reach, and the hosts of the
+    /// user's items with what waits for them (counted on the desk, no entry copied); why not
+    /// when the user's device is another node.
     fn user_link(&self, user: &UserId) -> Result<UserLink, String> {
         let dir = self.core.engine().directory();
         mobiwf_people::desk::here(dir, &self.core.identity().name, user.as_str())
@@ -209,9 +229,28 @@ impl NodeActor {
                 since_ms: *since_ms,
             })
             .collect();
+        let (mut hosts, mut locked, mut waiting) = (BTreeMap::new(), 0, 0);
+        for item in self.core.desk().worklist_links(user.as_str()) {
+            locked += usize::from(item.locked);
+            waiting += usize::from(item.pending);
+            if let Some(peer) = item.host.peer() {
+                *hosts.entry(peer).or_insert(0) += usize::from(item.pending);
+            }
+        }
+        let hosts = hosts
+            .into_iter()
+            .map(|(peer, waiting)| ItemsHost {
+                peer: peer.clone(),
+                name: dir.device_by_node(peer).map(|d| d.name.clone()),
+                waiting,
+            })
+            .collect();
         Ok(UserLink {
             away_since_ms,
             cut_off,
+            hosts,
+            locked,
+            waiting,
         })
     }
 

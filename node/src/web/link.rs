@@ -30,15 +30,8 @@ pub(super) async fn link_of(
     signed: &Signed,
     user: &UserId,
 ) -> Result<LinkView, Box<Response>> {
-    let entries = answered(
-        signed,
-        pages
-            .client
-            .user_worklist(user.clone(), Order::default())
-            .await,
-    )?;
     let link = answered(signed, pages.client.link(user.clone()).await)?;
-    Ok(link_view::link_view(&entries, &link))
+    Ok(link_view::link_view(&link))
 }
 
 /// `GET /link`: the link's state, the markup the page replaces its own with.

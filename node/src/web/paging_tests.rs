@@ -215,7 +215,10 @@ fn an_item_taken_by_another_leaves_the_page_and_the_count() {
         "{html}"
     );
     assert!(html.contains("29 items · 1–10 shown"), "{html}");
-    assert!(html.contains(r#"href="/?order=arrival&amp;page=2&amp;limit=10""#), "{html}");
+    assert!(
+        html.contains(r#"href="/?order=arrival&amp;page=2&amp;limit=10""#),
+        "{html}"
+    );
     // A change after the page shows in the count, so the page's stream sends it too.
     let last = page(&desk, shown(Order::Arrival, 3, 10));
     apply(
@@ -248,32 +251,46 @@ fn ms(d: Duration) -> String {
 #[ignore = "a measurement: run by scripts/bench-worklist, prints timings"]
 fn bench_worklist_pages() {
     let desk = desk_of(10_000);
-    println!("| order | first page | page 100 | whole list (before pages) |");
-    println!("|---|---|---|---|");
+    // The whole list, as the page rendered it before pages (and the JSON API still answers).
+    let whole = |order: Order| WorklistPage {
+        entries: desk
+            .worklist("alice", order)
+            .into_iter()
+            .map(|entry| WorklistEntry {
+                entry,
+                host_name: None,
+                user: UserId::new("alice"),
+            })
+            .collect(),
+        total: 10_000,
+    };
+    println!("| order | first page | page 100 | desk's part of page 100 | whole list |");
+    println!("|---|---|---|---|---|");
     for order in Order::ALL {
-        let render = |shown: Shown| {
-            let list = page(&desk, shown);
-            let id = fingerprint(&list, shown);
-            worklist(&list, shown, &id, 0).into_string()
+        let render = |list: &WorklistPage, shown: Shown| {
+            let id = fingerprint(list, shown);
+            worklist(list, shown, &id, 0).into_string()
         };
-        let first = best(5, || render(Shown::first(order)));
-        let later = best(5, || render(shown(order, 100, super::view::DEFAULT_PAGE)));
-        let whole = best(3, || render(shown(order, 1, usize::MAX)));
+        let first = Shown::first(order);
+        let later = shown(order, 100, super::view::DEFAULT_PAGE);
+        let first_ms = best(5, || render(&page(&desk, first), first));
+        let later_ms = best(5, || render(&page(&desk, later), later));
+        let window = later.window();
+        let desk_ms = best(5, || {
+            desk.worklist_page("alice", order, window.from, window.limit)
+        });
+        let whole_ms = best(3, || render(&whole(order), first));
         println!(
-            "| {order} | {} | {} | {} |",
-            ms(first),
-            ms(later),
-            ms(whole)
+            "| {order} | {} | {} | {} | {} |",
+            ms(first_ms),
+            ms(later_ms),
+            ms(desk_ms),
+            ms(whole_ms)
         );
     }
-    let pure = best(5, || desk.worklist_page("alice", Order::Priority, 4950, 50));
-    println!("desk page alone (priority, page 100): {}", ms(pure));
-    let full = best(3, || desk.worklist("alice", Order::Arrival));
-    println!("desk whole list alone (arrival): {}", ms(full));
-    // The JSON API's listing: the whole list, as `GET /users/{user}/worklist` answers it.
+    // `GET /users/{user}/worklist`: the whole list as JSON (it is not paged).
     let api = best(3, || {
-        let list = page(&desk, shown(Order::Arrival, 1, usize::MAX));
-        serde_json::to_vec(&list.entries).unwrap()
+        serde_json::to_vec(&whole(Order::Arrival).entries).unwrap()
     });
-    println!("JSON API whole list (arrival): {}", ms(api));
+    println!("JSON API's listing, whole (arrival): {}", ms(api));
 }

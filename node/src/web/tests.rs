@@ -245,9 +245,22 @@ fn a_refusal_shows_where_the_buttons_were() {
     );
 }
 
-fn link(away_since_ms: Option<u64>, cut_since_ms: Option<u64>) -> crate::daemon::UserLink {
+/// The link of the user whose worklist is `held` alone, as the node counts it.
+fn link(
+    held: &WorklistEntry,
+    away_since_ms: Option<u64>,
+    cut_since_ms: Option<u64>,
+) -> crate::daemon::UserLink {
+    let waiting = usize::from(held.entry.pending.is_some());
     crate::daemon::UserLink {
         away_since_ms,
+        hosts: vec![crate::daemon::ItemsHost {
+            peer: held.entry.info.host.peer().unwrap().clone(),
+            name: held.host_name.clone(),
+            waiting,
+        }],
+        locked: usize::from(held.entry.state == EntryState::Locked),
+        waiting,
         cut_off: cut_since_ms
             .map(|since_ms| crate::daemon::CutOff {
                 peer: mobiwf_proto::NodeId::new("12D3KooWhost"),
@@ -264,7 +277,7 @@ fn the_link_says_connected_cut_off_or_reconnecting_per_host() {
     use super::link_view::{HostState, link_state, link_view};
     let mut held = entry(EntryState::Locked);
     held.host_name = Some(mobiwf_proto::NodeName::new("H"));
-    let connected = link_view(&[held.clone()], &link(None, None));
+    let connected = link_view(&link(&held, None, None));
     assert_eq!(connected.word(), "connected");
     assert_eq!(connected.hosts[0].name, "H");
     assert_eq!(connected.locked, 1);
@@ -272,7 +285,7 @@ fn the_link_says_connected_cut_off_or_reconnecting_per_host() {
     assert!(shown.contains("host H: connected"), "{shown}");
 
     // Cut off since 01:00:00 UTC (deliveries failed).
-    let cut = link_view(&[held.clone()], &link(None, Some(3_600_000)));
+    let cut = link_view(&link(&held, None, Some(3_600_000)));
     assert_eq!(
         cut.hosts[0].state,
         HostState::CutOff {
@@ -288,7 +301,7 @@ fn the_link_says_connected_cut_off_or_reconnecting_per_host() {
 
     // An action sent and not answered: reconnecting to its host.
     held.entry.pending = Some("complete".to_owned());
-    let back = link_view(&[held.clone()], &link(None, None));
+    let back = link_view(&link(&held, None, None));
     assert_eq!(back.word(), "reconnecting");
     assert_eq!(back.hosts[0].state, HostState::Reconnecting { waiting: 1 });
     assert!(
@@ -298,7 +311,7 @@ fn the_link_says_connected_cut_off_or_reconnecting_per_host() {
     );
 
     // Away: said first, whatever the hosts.
-    let away = link_view(&[held], &link(Some(7_200_000), Some(3_600_000)));
+    let away = link_view(&link(&held, Some(7_200_000), Some(3_600_000)));
     assert_eq!(away.word(), "away");
     let shown = link_state(&away).into_string();
     assert!(
@@ -311,7 +324,7 @@ fn the_link_says_connected_cut_off_or_reconnecting_per_host() {
 fn the_link_offers_disconnect_while_connected_and_reconnect_while_away() {
     use super::link_view::{Told, link_section, link_view};
     let held = entry(EntryState::Locked);
-    let here = link_view(std::slice::from_ref(&held), &link(None, None));
+    let here = link_view(&link(&held, None, None));
     let page = link_section(&here, "tok", None).into_string();
     assert!(
         page.contains(r#"action="/disconnect""#) && !page.contains(r#"action="/reconnect""#),
@@ -319,7 +332,7 @@ fn the_link_offers_disconnect_while_connected_and_reconnect_while_away() {
     );
     assert!(page.contains(r#"name="csrf" value="tok""#), "{page}");
     assert!(page.contains("take my 1 locked items offline"), "{page}");
-    let away = link_view(&[held], &link(Some(1), None));
+    let away = link_view(&link(&held, Some(1), None));
     let told = Told::Refused(MARKUP.to_owned());
     let page = link_section(&away, "tok", Some(&told)).into_string();
     assert!(
@@ -370,7 +383,7 @@ fn the_protocol_s_answers_are_told_in_words() {
     );
     let mut done_offline = entry(EntryState::Locked);
     done_offline.entry.pending = Some("complete".to_owned());
-    let before = link_view(&[done_offline], &link(Some(1), Some(2)));
+    let before = link_view(&link(&done_offline, Some(1), Some(2)));
     let Told::Done(what) = reconnect_told(200, &json!({"away": false}), &before) else {
         panic!("a 200 is done")
     };

@@ -4,7 +4,7 @@
 use std::cmp::Reverse;
 use std::fmt;
 
-use mobiwf_proto::{Hold, ItemInfo, UserId};
+use mobiwf_proto::{Hold, ItemInfo, Location, UserId};
 use serde::{Deserialize, Serialize};
 
 use super::{Desk, DeskItem};
@@ -108,6 +108,18 @@ pub struct WorklistPage {
     pub total: usize,
 }
 
+/// An entry of a user's worklist as far as the link to its host goes (the worklist page's
+/// link section).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct EntryLink<'a> {
+    /// Where its host is.
+    pub host: &'a Location,
+    /// Whether the user holds it locked.
+    pub locked: bool,
+    /// Whether a claim of the user on it waits for its host's answer.
+    pub pending: bool,
+}
+
 impl Desk {
     /// The open items offered to or held by `user`, in `order`; while the user is away, only
     /// those they locked (the others are disabled until they reconnect).
@@ -154,6 +166,29 @@ impl Desk {
         WorklistPage { entries, total }
     }
 
+    /// Of each entry of [`Desk::worklist`] (in no order), what the link to its host needs,
+    /// without a copy of the entry.
+    pub fn worklist_links(&self, user: &str) -> Vec<EntryLink<'_>> {
+        let away = self.is_away(user);
+        self.items
+            .values()
+            .filter(|i| shows(i, user, away))
+            .map(|i| EntryLink {
+                host: &i.info.host,
+                locked: i.holder(user).is_some_and(|h| h.hold == Hold::Locked),
+                pending: self.pending_of(i, user).is_some(),
+            })
+            .collect()
+    }
+
+    /// The user's latest claim on `item` sent to its host and not answered yet.
+    fn pending_of(&self, item: &DeskItem, user: &str) -> Option<&super::PendingClaim> {
+        self.pending
+            .values()
+            .rev()
+            .find(|p| p.user.as_str() == user && (p.instance, p.activity) == item.key())
+    }
+
     fn entry(&self, item: &DeskItem, user: &str) -> Option<Entry> {
         let (state, since_ms, grantor) = match item.holder(user) {
             Some(h) => (
@@ -168,10 +203,7 @@ impl Desk {
             None => return None,
         };
         let pending = self
-            .pending
-            .values()
-            .rev()
-            .find(|p| p.user.as_str() == user && (p.instance, p.activity) == item.key())
+            .pending_of(item, user)
             .map(|p| p.action.as_str().to_owned());
         Some(Entry {
             info: item.info.clone(),
