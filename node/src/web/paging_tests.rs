@@ -288,6 +288,9 @@ fn bench_worklist_pages() {
             ms(whole_ms)
         );
     }
+    // The link section of `GET /`: counted on the desk over the whole list.
+    let links = best(5, || desk.worklist_links("alice").len());
+    println!("link counts (GET / and GET /link): {}", ms(links));
     // `GET /users/{user}/worklist`: the whole list as JSON (it is not paged).
     let api = best(3, || {
         serde_json::to_vec(&whole(Order::Arrival).entries).unwrap()
