@@ -31,7 +31,7 @@ fn info(n: u64) -> ItemInfo {
         priority: i64::try_from(n % 7).unwrap(),
         disconnected: false,
         ready_ms: 1000 + (n * 37) % 1000,
-        deadline_ms: (n % 3 != 0).then_some(5_000_000 + (n * 7919) % 100_000),
+        deadline_ms: (!n.is_multiple_of(3)).then_some(5_000_000 + (n * 7919) % 100_000),
         host: Location::parse(HOST).unwrap(),
         due: None,
         application: None,

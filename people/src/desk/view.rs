@@ -158,7 +158,7 @@ impl Desk {
             keyed.select_nth_unstable_by(end, |a, b| a.0.cmp(&b.0));
             keyed.truncate(end);
         }
-        keyed.sort_unstable_by(|a, b| a.0.cmp(&b.0));
+        keyed.sort_unstable_by_key(|k| k.0);
         let entries = keyed[from..]
             .iter()
             .filter_map(|(_, i)| self.entry(i, user))
