@@ -196,3 +196,46 @@ fn the_links_follow_the_entries() {
     assert_eq!((locked, pending), (1, 1));
     assert!(links.iter().all(|l| *l.host == host()));
 }
+
+#[test]
+#[ignore = "a measurement: run by scripts/bench-worklist, prints timings"]
+fn bench_worklist_pages_on_the_desk() {
+    use std::time::{Duration, Instant};
+    let mut desk = crate::Desk::new();
+    let (dir, me) = (directory(), mobiwf_proto::NodeName::new("N2"));
+    for n in 1..=10_000u64 {
+        let mut item = info(n, 2);
+        item.priority = i64::try_from(n % 7).unwrap();
+        item.ready_ms = 1000 + (n * 37) % 1000;
+        item.deadline_ms = (!n.is_multiple_of(3)).then_some(5_000_000 + (n * 7919) % 100_000);
+        let snapshot = snap(&item, 1, &["alice", "bob"], vec![], ItemStatus::Open);
+        desk.apply(10_000, &dir, &me, DeskInput::Item(Box::new(snapshot)))
+            .unwrap();
+    }
+    let best = |f: &dyn Fn() -> usize| -> Duration {
+        (0..7)
+            .map(|_| {
+                let start = Instant::now();
+                std::hint::black_box(f());
+                start.elapsed()
+            })
+            .min()
+            .unwrap_or_default()
+    };
+    let ms = |d: Duration| format!("{:.2} ms", d.as_secs_f64() * 1000.0);
+    println!("| order | first page | page 100 | whole list |");
+    println!("|---|---|---|---|");
+    for order in Order::ALL {
+        let first = best(&|| desk.worklist_page("alice", order, 0, 50).entries.len());
+        let later = best(&|| desk.worklist_page("alice", order, 4950, 50).entries.len());
+        let whole = best(&|| desk.worklist("alice", order).len());
+        println!(
+            "| {order} | {} | {} | {} |",
+            ms(first),
+            ms(later),
+            ms(whole)
+        );
+    }
+    let links = best(&|| desk.worklist_links("alice").len());
+    println!("link counts: {}", ms(links));
+}
