@@ -133,6 +133,7 @@ fn the_list_shows_each_items_facts_and_follows_its_order() {
     assert!(page.contains("/events?order=deadline&amp;since="), "{page}");
     let empty = worklist(&all(&[]), Shown::first(Order::Arrival), "x", 0).into_string();
     assert!(empty.contains("Nothing to do."), "{empty}");
+    assert!(!empty.contains("pager"), "no count of nothing: {empty}");
     // The fingerprint follows what is shown, not the clock.
     let offered = [entry(EntryState::Offered)];
     assert_eq!(

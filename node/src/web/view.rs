@@ -236,7 +236,7 @@ pub fn worklist(list: &WorklistPage, shown: Shown, since: &str, now_ms: u64) -> 
                     }
                 }
             }
-            (pager(list, shown))
+            @if list.total > 0 { (pager(list, shown)) }
         }
     }
 }
