@@ -15,7 +15,8 @@ pub mod directory;
 pub use assign::{Choice, Load, choose};
 pub use desk::{
     AppEnd, AppEnded, AppToTake, Applied, Desk, DeskChanges, DeskEffect, DeskEncodeError,
-    DeskInput, DeskItem, DeskRefusal, DeskRestoreError, DeviceProfile, Entry, EntryState, ItemCopy,
-    ItemKey, ItemSnapshot, Launch, LocalClaim, Offline, Order, PendingClaim,
+    DeskInput, DeskItem, DeskRefusal, DeskRestoreError, DeviceProfile, Entry, EntryLink,
+    EntryState, ItemCopy, ItemKey, ItemSnapshot, Launch, LocalClaim, Offline, Order, PendingClaim,
+    WorklistPage,
 };
 pub use directory::{ADMINISTRATOR, Directory, DirectoryError};

@@ -43,7 +43,7 @@ pub use memory::{MAX_RUNS_PAGE, RunsWanted};
 pub use mobiwf_engine::Finish;
 pub use mobiwf_node_core::{ClaimOutcome, PersonEnd, Refused};
 pub use offline::Departure;
-pub use queries::{CutOff, ItemDetail, ReadValue, UserLink};
+pub use queries::{CutOff, ItemDetail, ItemsHost, ReadValue, UserLink, Window, WorklistPage};
 
 /// Every adjacent's location in a partition document must be a full libp2p address, or its
 /// notification could never be delivered.
@@ -252,6 +252,13 @@ enum Query {
         order: mobiwf_people::Order,
         reply: oneshot::Sender<Result<Vec<WorklistEntry>, String>>,
     },
+    /// One page of a user's worklist, for the worklist page.
+    UserWorklistPage {
+        user: mobiwf_proto::UserId,
+        order: mobiwf_people::Order,
+        window: Window,
+        reply: oneshot::Sender<Result<WorklistPage, String>>,
+    },
     Notices {
         user: mobiwf_proto::UserId,
         reply: oneshot::Sender<Result<Vec<mobiwf_proto::Notice>, String>>,
@@ -300,6 +307,25 @@ impl NodeClient {
     ) -> anyhow::Result<Result<Vec<WorklistEntry>, String>> {
         self.ask(|reply| Event::Query(Query::UserWorklist { user, order, reply }))
             .await
+    }
+
+    /// The entries of a user's worklist in `window`, and how many it holds; `Ok(Err(why))` when
+    /// it is not here.
+    pub async fn user_worklist_page(
+        &self,
+        user: mobiwf_proto::UserId,
+        order: mobiwf_people::Order,
+        window: Window,
+    ) -> anyhow::Result<Result<WorklistPage, String>> {
+        self.ask(|reply| {
+            Event::Query(Query::UserWorklistPage {
+                user,
+                order,
+                window,
+                reply,
+            })
+        })
+        .await
     }
 
     /// What a user was told, oldest first; `Ok(Err(why))` when their device is another node.

@@ -3,6 +3,8 @@
 //! notices, the directory, and one item of a user's worklist with what its page shows beside it
 //! (what the activity reads and writes, as far as this node knows).
 
+use std::collections::BTreeMap;
+
 use mobiwf_engine::{Run, RunKey};
 use mobiwf_proto::{ActivityId, DataValue, Datum, InstanceId, UserId};
 use mobiwf_runtime::store::StoreError;
@@ -10,6 +12,24 @@ use mobiwf_xml_schema::DataKind;
 
 use super::actor::NodeActor;
 use super::{Query, RunView, RunsPage, WorklistEntry};
+
+/// Which entries of a worklist a page shows: at most `limit` from the `from`th on.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Window {
+    /// How many come before the page.
+    pub from: usize,
+    /// The most the page shows.
+    pub limit: usize,
+}
+
+/// One page of a user's worklist: its entries, and how many the whole worklist holds.
+#[derive(Debug, Clone)]
+pub struct WorklistPage {
+    /// The page's entries, in the order asked.
+    pub entries: Vec<WorklistEntry>,
+    /// How many entries the whole worklist holds.
+    pub total: usize,
+}
 
 /// One item of a user's worklist as its page shows it.
 #[derive(Debug, Clone)]
@@ -41,6 +61,23 @@ pub struct UserLink {
     pub away_since_ms: Option<u64>,
     /// The peers this device cannot reach now.
     pub cut_off: Vec<CutOff>,
+    /// The hosts of the user's items, by peer id.
+    pub hosts: Vec<ItemsHost>,
+    /// How many items the user holds locked (what a disconnection takes along).
+    pub locked: usize,
+    /// How many of the user's actions were sent to their hosts and not answered yet.
+    pub waiting: usize,
+}
+
+/// The host of some of a user's items.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct ItemsHost {
+    /// Its peer id.
+    pub peer: mobiwf_proto::NodeId,
+    /// Its node name, when the directory knows it.
+    pub name: Option<mobiwf_proto::NodeName>,
+    /// How many of the user's actions on its items it has not answered yet.
+    pub waiting: usize,
 }
 
 /// A peer this device cannot reach: deliveries to it failed `UNREACHABLE_AFTER_FAILURES`
@@ -92,6 +129,14 @@ impl NodeActor {
             Query::UserWorklist { user, order, reply } => {
                 let _ = reply.send(self.user_worklist(&user, order));
             }
+            Query::UserWorklistPage {
+                user,
+                order,
+                window,
+                reply,
+            } => {
+                let _ = reply.send(self.user_worklist_page(&user, order, window));
+            }
             Query::Notices { user, reply } => {
                 let dir = self.core.engine().directory();
                 let answer =
@@ -122,6 +167,22 @@ impl NodeActor {
         user: &UserId,
         order: mobiwf_people::Order,
     ) -> Result<Vec<WorklistEntry>, String> {
+        let all = Window {
+            from: 0,
+            limit: usize::MAX,
+        };
+        self.user_worklist_page(user, order, all)
+            .map(|page| page.entries)
+    }
+
+    /// The entries of `user`'s worklist in `order` that `window` shows, each with its host's
+    /// name, and how many the worklist holds; why not when the user's device is another node.
+    fn user_worklist_page(
+        &self,
+        user: &UserId,
+        order: mobiwf_people::Order,
+        window: Window,
+    ) -> Result<WorklistPage, String> {
         let dir = self.core.engine().directory();
         let entry = |entry: mobiwf_people::Entry| WorklistEntry {
             host_name: entry
@@ -135,14 +196,21 @@ impl NodeActor {
         };
         mobiwf_people::desk::here(dir, &self.core.identity().name, user.as_str())
             .map(|_| {
-                let list = self.core.desk().worklist(user.as_str(), order);
-                list.into_iter().map(entry).collect()
+                let page =
+                    self.core
+                        .desk()
+                        .worklist_page(user.as_str(), order, window.from, window.limit);
+                WorklistPage {
+                    entries: page.entries.into_iter().map(entry).collect(),
+                    total: page.total,
+                }
             })
             .map_err(|e| e.to_string())
     }
 
-    /// Since when `user` is away, and the peers this device cannot reach; why not when the
-    /// user's device is another node.
+    /// Since when `user` is away, the peers this device cannot reach, and the hosts of the
+    /// user's items with what waits for them (counted on the desk, no entry copied); why not
+    /// when the user's device is another node.
     fn user_link(&self, user: &UserId) -> Result<UserLink, String> {
         let dir = self.core.engine().directory();
         mobiwf_people::desk::here(dir, &self.core.identity().name, user.as_str())
@@ -161,9 +229,28 @@ impl NodeActor {
                 since_ms: *since_ms,
             })
             .collect();
+        let (mut hosts, mut locked, mut waiting) = (BTreeMap::new(), 0, 0);
+        for item in self.core.desk().worklist_links(user.as_str()) {
+            locked += usize::from(item.locked);
+            waiting += usize::from(item.pending);
+            if let Some(peer) = item.host.peer() {
+                *hosts.entry(peer).or_insert(0) += usize::from(item.pending);
+            }
+        }
+        let hosts = hosts
+            .into_iter()
+            .map(|(peer, waiting)| ItemsHost {
+                peer: peer.clone(),
+                name: dir.device_by_node(peer).map(|d| d.name.clone()),
+                waiting,
+            })
+            .collect();
         Ok(UserLink {
             away_since_ms,
             cut_off,
+            hosts,
+            locked,
+            waiting,
         })
     }
 

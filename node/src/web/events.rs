@@ -1,6 +1,6 @@
-//! The live worklist: `GET /events?order=...` streams the signed-in user's worklist as
-//! server-sent events, one `worklist` event (the list as the page renders it) each time it
-//! changes, so a select on another device takes the item off this page without a reload. The
+//! The live worklist: `GET /events?order=...&page=...` streams a page of the signed-in user's
+//! worklist as server-sent events, one `worklist` event (the page of the list as the page
+//! renders it, with how many items there are) each time it changes, so a select on another device takes the item off this page without a reload. The
 //! stream wakes when the actor has written a group that changed the desk
 //! (`NodeClient::desk_news`), and looks again every [`RECHECK`] anyway. Each event's id is a
 //! fingerprint of the list it shows: a browser that reconnects sends the last one it saw
@@ -15,7 +15,6 @@ use axum::http::StatusCode;
 use axum::http::request::Parts;
 use axum::response::sse::{Event, KeepAlive, Sse};
 use axum::response::{IntoResponse, Response};
-use mobiwf_people::Order;
 use mobiwf_proto::UserId;
 use serde::Deserialize;
 use tokio::sync::{OwnedSemaphorePermit, watch};
@@ -31,8 +30,9 @@ pub const RECHECK: Duration = Duration::from_secs(15);
 
 #[derive(Deserialize)]
 pub(super) struct EventsQuery {
-    #[serde(default)]
-    order: Option<String>,
+    /// Which page: its order, number and size.
+    #[serde(flatten)]
+    page: super::PageQuery,
     /// The fingerprint of the list the page shows.
     #[serde(default)]
     since: Option<String>,
@@ -43,7 +43,7 @@ struct Follow {
     pages: Pages,
     token: String,
     user: UserId,
-    order: Order,
+    shown: view::Shown,
     /// The fingerprint of what the browser shows.
     last: Option<String>,
     news: watch::Receiver<u64>,
@@ -68,17 +68,12 @@ pub(super) async fn stream(
         .get("last-event-id")
         .and_then(|v| v.to_str().ok())
         .map(str::to_owned);
-    let order = q
-        .order
-        .as_deref()
-        .and_then(Order::parse)
-        .unwrap_or_default();
     let follow = Follow {
         news: pages.client.desk_news.clone(),
         pages,
         token: signed.token,
         user,
-        order,
+        shown: q.page.shown(),
         last: resumed.or(q.since),
         _slot: slot,
     };
@@ -100,18 +95,19 @@ impl Follow {
             self.pages.web.sessions.check(&self.token, now)?;
             // Seen before asking: a change written after the answer wakes the wait below.
             self.news.borrow_and_update();
-            let entries = match self
+            let (user, shown) = (self.user.clone(), self.shown);
+            let list = match self
                 .pages
                 .client
-                .user_worklist(self.user.clone(), self.order)
+                .user_worklist_page(user, shown.order, shown.window())
                 .await
             {
-                Ok(Ok(entries)) => entries,
+                Ok(Ok(list)) => list,
                 _ => return None,
             };
-            let id = view::fingerprint(&entries, self.order);
+            let id = view::fingerprint(&list, shown);
             if self.last.as_deref() != Some(id.as_str()) {
-                let list = view::worklist(&entries, self.order, &id, now).into_string();
+                let list = view::worklist(&list, shown, &id, now).into_string();
                 self.last = Some(id.clone());
                 return Some(Event::default().event("worklist").id(id).data(list));
             }

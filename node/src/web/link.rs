@@ -25,16 +25,13 @@ use crate::api_offline::{self, DisconnectBody};
 const MAX_ANSWER_BYTES: usize = 256 * 1024;
 
 /// The link of `user` as the page shows it, or the page saying why not.
-async fn link_of(pages: &Pages, signed: &Signed, user: &UserId) -> Result<LinkView, Box<Response>> {
-    let entries = answered(
-        signed,
-        pages
-            .client
-            .user_worklist(user.clone(), Order::default())
-            .await,
-    )?;
+pub(super) async fn link_of(
+    pages: &Pages,
+    signed: &Signed,
+    user: &UserId,
+) -> Result<LinkView, Box<Response>> {
     let link = answered(signed, pages.client.link(user.clone()).await)?;
-    Ok(link_view::link_view(&entries, &link))
+    Ok(link_view::link_view(&link))
 }
 
 /// `GET /link`: the link's state, the markup the page replaces its own with.
@@ -143,7 +140,8 @@ async fn worklist_told(
     told: &Told,
     status: StatusCode,
 ) -> Response {
-    worklist_shown(pages, signed, user, Order::default(), Some(told), status).await
+    let first = super::view::Shown::first(Order::default());
+    worklist_shown(pages, signed, user, first, Some(told), status).await
 }
 
 /// An API answer's status and JSON body (`null` when it has none).

@@ -12,10 +12,9 @@
 use std::collections::BTreeMap;
 
 use maud::{Markup, html};
-use mobiwf_people::EntryState;
 use serde_json::Value;
 
-use crate::daemon::{UserLink, WorklistEntry};
+use crate::daemon::UserLink;
 
 /// The wait a disconnection from the page offers for the copy of what the locked items read,
 /// in seconds (the form lets the user change it).
@@ -86,24 +85,20 @@ impl LinkView {
     }
 }
 
-/// The link of the user whose worklist is `entries`: the hosts of their items, and the named
-/// nodes this device cannot reach.
-pub fn link_view(entries: &[WorklistEntry], link: &UserLink) -> LinkView {
+/// The link of a user: the hosts of their items, and the named nodes this device cannot
+/// reach.
+pub fn link_view(link: &UserLink) -> LinkView {
     let cut: BTreeMap<&str, &crate::daemon::CutOff> =
         link.cut_off.iter().map(|c| (c.peer.as_str(), c)).collect();
     // By peer id: each host's name and how many actions wait for it.
     let mut hosts: BTreeMap<String, (String, usize)> = BTreeMap::new();
-    for entry in entries {
-        let info = &entry.entry.info;
-        let Some(peer) = info.host.peer() else {
-            continue;
-        };
-        let name = entry
-            .host_name
+    for host in &link.hosts {
+        let peer = host.peer.as_str();
+        let name = host
+            .name
             .as_ref()
-            .map_or_else(|| peer.as_str().to_owned(), |n| n.as_str().to_owned());
-        let host = hosts.entry(peer.as_str().to_owned()).or_insert((name, 0));
-        host.1 += usize::from(entry.entry.pending.is_some());
+            .map_or_else(|| peer.to_owned(), |n| n.as_str().to_owned());
+        hosts.entry(peer.to_owned()).or_insert((name, 0)).1 += host.waiting;
     }
     for c in &link.cut_off {
         if let Some(name) = &c.name {
@@ -129,11 +124,8 @@ pub fn link_view(entries: &[WorklistEntry], link: &UserLink) -> LinkView {
     LinkView {
         away_since_ms: link.away_since_ms,
         hosts,
-        locked: entries
-            .iter()
-            .filter(|e| e.entry.state == EntryState::Locked)
-            .count(),
-        waiting: entries.iter().filter(|e| e.entry.pending.is_some()).count(),
+        locked: link.locked,
+        waiting: link.waiting,
     }
 }
 

@@ -3,8 +3,10 @@
 //! the user's own token: it reads that user's worklist and notices and acts as that user, and
 //! only through what the JSON API calls (`NodeClient`, `api_people::act_on`).
 //!
-//! - `GET /?order=arrival|priority|deadline|size`: the worklist (phone and desktop).
-//! - `GET /events?order=...`: the worklist, live (server-sent events: `events`).
+//! - `GET /?order=arrival|priority|deadline|size&page=N&limit=M`: a page of the worklist
+//!   (phone and desktop), [`view::DEFAULT_PAGE`] items unless `limit` says otherwise.
+//! - `GET /events?order=...&page=...`: that page of the worklist, live (server-sent events:
+//!   `events`).
 //! - `GET /items/{instance}/{activity}`, `POST .../{action}`, `GET .../files/{name}`: an
 //!   item's page, its actions, what it reads (`item`).
 //! - `GET /link`, `POST /disconnect`, `POST /reconnect`: the link to the hosts as the worklist
@@ -21,6 +23,8 @@ mod link;
 mod link_view;
 mod view;
 
+#[cfg(test)]
+mod paging_tests;
 #[cfg(test)]
 mod tests;
 
@@ -120,57 +124,67 @@ fn trouble(signed: &Signed, status: StatusCode, why: &str) -> Response {
     web::message(status, "Not available", why, Some(web::bar(signed, &csrf)))
 }
 
+/// Which page of the worklist a request asks for; a value that cannot be read is taken as
+/// none (the first page, arrival order, the default size).
 #[derive(Deserialize)]
-struct OrderQuery {
+struct PageQuery {
     #[serde(default)]
     order: Option<String>,
+    #[serde(default)]
+    page: Option<String>,
+    #[serde(default)]
+    limit: Option<String>,
 }
 
-/// The order `?order=` names (arrival when none or unknown).
-fn order_of(q: &OrderQuery) -> Order {
-    q.order
-        .as_deref()
-        .and_then(Order::parse)
-        .unwrap_or_default()
+impl PageQuery {
+    fn shown(&self) -> view::Shown {
+        let order = self
+            .order
+            .as_deref()
+            .and_then(Order::parse)
+            .unwrap_or_default();
+        let number = |v: &Option<String>| v.as_deref().and_then(|v| v.parse().ok());
+        view::Shown::new(order, number(&self.page), number(&self.limit))
+    }
 }
 
 async fn worklist(
     State(pages): State<Pages>,
     parts: Parts,
-    Query(q): Query<OrderQuery>,
+    Query(q): Query<PageQuery>,
 ) -> Response {
     let (signed, user) = match signed_user(&pages, &parts) {
         Ok(signed) => signed,
         Err(page) => return page.into_response(),
     };
-    worklist_shown(&pages, &signed, &user, order_of(&q), None, StatusCode::OK).await
+    worklist_shown(&pages, &signed, &user, q.shown(), None, StatusCode::OK).await
 }
 
-/// The worklist page of `user` in `order`, with its link and what a Disconnect or Reconnect
+/// The worklist page `shown` of `user`, with its link and what a Disconnect or Reconnect
 /// just came to (`told`), answered with `status`.
 async fn worklist_shown(
     pages: &Pages,
     signed: &Signed,
     user: &UserId,
-    order: Order,
+    shown: view::Shown,
     told: Option<&link_view::Told>,
     status: StatusCode,
 ) -> Response {
-    let entries = match answered(
-        signed,
-        pages.client.user_worklist(user.clone(), order).await,
-    ) {
-        Ok(entries) => entries,
+    let list = pages
+        .client
+        .user_worklist_page(user.clone(), shown.order, shown.window())
+        .await;
+    let list = match answered(signed, list) {
+        Ok(list) => list,
         Err(page) => return *page,
     };
-    let link = match answered(signed, pages.client.link(user.clone()).await) {
+    let link = match link::link_of(pages, signed, user).await {
         Ok(link) => link,
         Err(page) => return *page,
     };
     let now = mobiwf_runtime::process::now_ms();
-    let link =
-        link_view::link_section(&link_view::link_view(&entries, &link), &signed.csrf(), told);
-    let body = view::worklist_page(user.as_str(), &entries, order, now, &link);
+    let link = link_view::link_section(&link, &signed.csrf(), told);
+    let body = view::worklist_page(user.as_str(), &list, shown, now, &link);
     signed_page(status, signed, "Worklist", &body)
 }
 

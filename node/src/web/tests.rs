@@ -11,8 +11,8 @@ use mobiwf_proto::{
 use mobiwf_xml_schema::DataKind;
 
 use super::item_view::{Said, gone_page, item_page};
-use super::view::{countdown, fingerprint, worklist, worklist_page};
-use crate::daemon::{ItemDetail, ReadValue, WorklistEntry};
+use super::view::{Shown, countdown, fingerprint, worklist, worklist_page};
+use crate::daemon::{ItemDetail, ReadValue, WorklistEntry, WorklistPage};
 
 const MARKUP: &str = "<script>alert(1)</script>";
 const ESCAPED: &str = "&lt;script&gt;alert(1)&lt;/script&gt;";
@@ -50,6 +50,14 @@ fn entry(state: EntryState) -> WorklistEntry {
     }
 }
 
+/// A list of one page holding all of `entries`.
+fn all(entries: &[WorklistEntry]) -> WorklistPage {
+    WorklistPage {
+        entries: entries.to_vec(),
+        total: entries.len(),
+    }
+}
+
 fn detail(state: EntryState) -> ItemDetail {
     ItemDetail {
         entry: entry(state),
@@ -77,7 +85,14 @@ fn detail(state: EntryState) -> ItemDetail {
 #[test]
 fn markup_in_names_and_values_shows_as_text() {
     let entries = [entry(EntryState::Offered)];
-    let page = worklist_page("alice", &entries, Order::Priority, 0, &maud::html! {}).into_string();
+    let page = worklist_page(
+        "alice",
+        &all(&entries),
+        Shown::first(Order::Priority),
+        0,
+        &maud::html! {},
+    )
+    .into_string();
     assert!(page.contains(ESCAPED), "{page}");
     assert!(!page.contains(MARKUP), "{page}");
     let item = item_page(&detail(EntryState::Selected), "c", None, 0).into_string();
@@ -93,8 +108,8 @@ fn the_list_shows_each_items_facts_and_follows_its_order() {
     held.entry.info.pass = mobiwf_proto::Pass(3);
     let page = worklist_page(
         "alice",
-        &[held.clone()],
-        Order::Deadline,
+        &all(&[held.clone()]),
+        Shown::first(Order::Deadline),
         0,
         &maud::html! {},
     )
@@ -116,21 +131,22 @@ fn the_list_shows_each_items_facts_and_follows_its_order() {
         "{page}"
     );
     assert!(page.contains("/events?order=deadline&amp;since="), "{page}");
-    let empty = worklist(&[], Order::Arrival, "x", 0).into_string();
+    let empty = worklist(&all(&[]), Shown::first(Order::Arrival), "x", 0).into_string();
     assert!(empty.contains("Nothing to do."), "{empty}");
+    assert!(!empty.contains("pager"), "no count of nothing: {empty}");
     // The fingerprint follows what is shown, not the clock.
     let offered = [entry(EntryState::Offered)];
     assert_eq!(
-        fingerprint(&offered, Order::Arrival),
-        fingerprint(&offered, Order::Arrival)
+        fingerprint(&all(&offered), Shown::first(Order::Arrival)),
+        fingerprint(&all(&offered), Shown::first(Order::Arrival))
     );
     assert_ne!(
-        fingerprint(&offered, Order::Arrival),
-        fingerprint(&[held], Order::Arrival)
+        fingerprint(&all(&offered), Shown::first(Order::Arrival)),
+        fingerprint(&all(&[held]), Shown::first(Order::Arrival))
     );
     assert_ne!(
-        fingerprint(&offered, Order::Arrival),
-        fingerprint(&offered, Order::Size)
+        fingerprint(&all(&offered), Shown::first(Order::Arrival)),
+        fingerprint(&all(&offered), Shown::first(Order::Size))
     );
 }
 
@@ -150,13 +166,13 @@ fn a_deadline_counts_down_and_is_red_under_its_last_notice() {
         passed: Vec::new(),
     }));
     // The last notice before the deadline is at 6 hours left.
-    let early = worklist(&[item.clone()], Order::Arrival, "x", 0).into_string();
+    let early = worklist(&all(&[item.clone()]), Shown::first(Order::Arrival), "x", 0).into_string();
     assert!(
         early.contains(&format!(r#"data-warn-ms="{}""#, 42 * hour)),
         "{early}"
     );
     assert!(!early.contains("due late"), "{early}");
-    let late = worklist(&[item], Order::Arrival, "x", 42 * hour).into_string();
+    let late = worklist(&all(&[item]), Shown::first(Order::Arrival), "x", 42 * hour).into_string();
     assert!(late.contains(r#"class="due late""#), "{late}");
 }
 
@@ -230,9 +246,22 @@ fn a_refusal_shows_where_the_buttons_were() {
     );
 }
 
-fn link(away_since_ms: Option<u64>, cut_since_ms: Option<u64>) -> crate::daemon::UserLink {
+/// The link of the user whose worklist is `held` alone, as the node counts it.
+fn link(
+    held: &WorklistEntry,
+    away_since_ms: Option<u64>,
+    cut_since_ms: Option<u64>,
+) -> crate::daemon::UserLink {
+    let waiting = usize::from(held.entry.pending.is_some());
     crate::daemon::UserLink {
         away_since_ms,
+        hosts: vec![crate::daemon::ItemsHost {
+            peer: held.entry.info.host.peer().unwrap().clone(),
+            name: held.host_name.clone(),
+            waiting,
+        }],
+        locked: usize::from(held.entry.state == EntryState::Locked),
+        waiting,
         cut_off: cut_since_ms
             .map(|since_ms| crate::daemon::CutOff {
                 peer: mobiwf_proto::NodeId::new("12D3KooWhost"),
@@ -249,7 +278,7 @@ fn the_link_says_connected_cut_off_or_reconnecting_per_host() {
     use super::link_view::{HostState, link_state, link_view};
     let mut held = entry(EntryState::Locked);
     held.host_name = Some(mobiwf_proto::NodeName::new("H"));
-    let connected = link_view(&[held.clone()], &link(None, None));
+    let connected = link_view(&link(&held, None, None));
     assert_eq!(connected.word(), "connected");
     assert_eq!(connected.hosts[0].name, "H");
     assert_eq!(connected.locked, 1);
@@ -257,7 +286,7 @@ fn the_link_says_connected_cut_off_or_reconnecting_per_host() {
     assert!(shown.contains("host H: connected"), "{shown}");
 
     // Cut off since 01:00:00 UTC (deliveries failed).
-    let cut = link_view(&[held.clone()], &link(None, Some(3_600_000)));
+    let cut = link_view(&link(&held, None, Some(3_600_000)));
     assert_eq!(
         cut.hosts[0].state,
         HostState::CutOff {
@@ -273,7 +302,7 @@ fn the_link_says_connected_cut_off_or_reconnecting_per_host() {
 
     // An action sent and not answered: reconnecting to its host.
     held.entry.pending = Some("complete".to_owned());
-    let back = link_view(&[held.clone()], &link(None, None));
+    let back = link_view(&link(&held, None, None));
     assert_eq!(back.word(), "reconnecting");
     assert_eq!(back.hosts[0].state, HostState::Reconnecting { waiting: 1 });
     assert!(
@@ -283,7 +312,7 @@ fn the_link_says_connected_cut_off_or_reconnecting_per_host() {
     );
 
     // Away: said first, whatever the hosts.
-    let away = link_view(&[held], &link(Some(7_200_000), Some(3_600_000)));
+    let away = link_view(&link(&held, Some(7_200_000), Some(3_600_000)));
     assert_eq!(away.word(), "away");
     let shown = link_state(&away).into_string();
     assert!(
@@ -296,7 +325,7 @@ fn the_link_says_connected_cut_off_or_reconnecting_per_host() {
 fn the_link_offers_disconnect_while_connected_and_reconnect_while_away() {
     use super::link_view::{Told, link_section, link_view};
     let held = entry(EntryState::Locked);
-    let here = link_view(std::slice::from_ref(&held), &link(None, None));
+    let here = link_view(&link(&held, None, None));
     let page = link_section(&here, "tok", None).into_string();
     assert!(
         page.contains(r#"action="/disconnect""#) && !page.contains(r#"action="/reconnect""#),
@@ -304,7 +333,7 @@ fn the_link_offers_disconnect_while_connected_and_reconnect_while_away() {
     );
     assert!(page.contains(r#"name="csrf" value="tok""#), "{page}");
     assert!(page.contains("take my 1 locked items offline"), "{page}");
-    let away = link_view(&[held], &link(Some(1), None));
+    let away = link_view(&link(&held, Some(1), None));
     let told = Told::Refused(MARKUP.to_owned());
     let page = link_section(&away, "tok", Some(&told)).into_string();
     assert!(
@@ -355,7 +384,7 @@ fn the_protocol_s_answers_are_told_in_words() {
     );
     let mut done_offline = entry(EntryState::Locked);
     done_offline.entry.pending = Some("complete".to_owned());
-    let before = link_view(&[done_offline], &link(Some(1), Some(2)));
+    let before = link_view(&link(&done_offline, Some(1), Some(2)));
     let Told::Done(what) = reconnect_told(200, &json!({"away": false}), &before) else {
         panic!("a 200 is done")
     };

@@ -1,24 +1,109 @@
-//! What the worklist page shows, pure (data and the time in, markup out): the list in one of
-//! the desk's orders, each line's facts (state, priority, the deadline counting down, offline
-//! readiness, holder, host), and the notices. `maud` escapes every value.
+//! What the worklist page shows, pure (data and the time in, markup out): one page of the
+//! list in one of the desk's orders (`Shown`), each line's facts (state, priority, the
+//! deadline counting down, offline readiness, holder, host), how many items there are with the
+//! way to the pages before and after, and the notices. `maud` escapes every value.
 
 use maud::{Markup, html};
 use mobiwf_people::{EntryState, Offline, Order};
 use mobiwf_proto::Notice;
 
-use crate::daemon::WorklistEntry;
+use crate::daemon::{Window, WorklistEntry, WorklistPage};
 
-/// The path of the live worklist of `order`, for a page that shows the list `since`
-/// (`/events?order=...&since=...`).
-pub fn events_path(order: Order, since: &str) -> String {
-    format!("/events?order={order}&since={since}")
+/// Items on a worklist page unless `?limit=` says otherwise.
+pub const DEFAULT_PAGE: usize = 50;
+/// The most items on one page.
+pub const MAX_PAGE: usize = 500;
+
+/// Which page of the worklist a browser shows: its order, its number (from 1) and its size.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Shown {
+    /// The order of the list.
+    pub order: Order,
+    /// The page's number, from 1.
+    pub page: usize,
+    /// The most items on a page, 1 to [`MAX_PAGE`].
+    pub limit: usize,
 }
 
-/// What identifies a list as shown (its items and their facts, in `order`): the live
-/// worklist's event ids. Not the time: a countdown moving on is not a change.
-pub fn fingerprint(entries: &[WorklistEntry], order: Order) -> String {
-    let shown = serde_json::to_string(entries).unwrap_or_default();
-    mobiwf_runtime::secret::hash(&format!("{order}\n{shown}"))[..16].to_owned()
+impl Shown {
+    /// Page `page` (the first when none or 0) of `limit` items ([`DEFAULT_PAGE`] when none,
+    /// at most [`MAX_PAGE`]) in `order`.
+    pub fn new(order: Order, page: Option<usize>, limit: Option<usize>) -> Shown {
+        Shown {
+            order,
+            page: page.unwrap_or(1).max(1),
+            limit: limit.unwrap_or(DEFAULT_PAGE).clamp(1, MAX_PAGE),
+        }
+    }
+
+    /// The first page of `order`, of the default size.
+    pub fn first(order: Order) -> Shown {
+        Shown::new(order, None, None)
+    }
+
+    /// The entries of the list it shows.
+    pub fn window(self) -> Window {
+        Window {
+            from: (self.page - 1).saturating_mul(self.limit),
+            limit: self.limit,
+        }
+    }
+
+    /// The query of page `page` in the same order and size: only the order for the first
+    /// page of the default size, so its address stays what it was before pages.
+    fn query(self, page: usize) -> String {
+        let mut query = format!("order={}", self.order);
+        if page > 1 {
+            query.push_str(&format!("&page={page}"));
+        }
+        if self.limit != DEFAULT_PAGE {
+            query.push_str(&format!("&limit={}", self.limit));
+        }
+        query
+    }
+}
+
+/// The path of the live worklist page `shown`, for a page that shows the list `since`
+/// (`/events?order=...&since=...`).
+pub fn events_path(shown: Shown, since: &str) -> String {
+    format!("/events?{}&since={since}", shown.query(shown.page))
+}
+
+/// What identifies a page as shown (its items and their facts, in its order, and how many the
+/// list holds): the live worklist's event ids. Not the time: a countdown moving on is not a
+/// change.
+pub fn fingerprint(list: &WorklistPage, shown: Shown) -> String {
+    let entries = serde_json::to_string(&list.entries).unwrap_or_default();
+    let page = format!("{} {} {}", shown.page, shown.limit, list.total);
+    mobiwf_runtime::secret::hash(&format!("{}\n{page}\n{entries}", shown.order))[..16].to_owned()
+}
+
+/// How many items there are, which of them the page shows, and the links to the pages before
+/// and after.
+fn pager(list: &WorklistPage, shown: Shown) -> Markup {
+    let from = shown.window().from;
+    let to = from + list.entries.len();
+    let more = to < list.total;
+    html! {
+        nav.pager aria-label="Pages" {
+            span.count {
+                @if list.total == 1 { "1 item" } @else { (list.total) " items" }
+                @if shown.page > 1 || more {
+                    @if list.entries.is_empty() {
+                        " · none on page " (shown.page)
+                    } @else {
+                        " · " (from + 1) "–" (to) " shown"
+                    }
+                }
+            }
+            @if shown.page > 1 {
+                a rel="prev" href=(format!("/?{}", shown.query(shown.page - 1))) { "Previous" }
+            }
+            @if more {
+                a rel="next" href=(format!("/?{}", shown.query(shown.page + 1))) { "Next" }
+            }
+        }
+    }
 }
 
 /// An item's activity name, with its pass of a loop's body after the first (`Inspect #2`).
@@ -133,15 +218,17 @@ pub fn facts(entry: &WorklistEntry, now_ms: u64) -> Markup {
     }
 }
 
-/// The list the page shows and the live stream replaces whole (`#worklist`).
-pub fn worklist(entries: &[WorklistEntry], order: Order, since: &str, now_ms: u64) -> Markup {
+/// The page of the list the page shows and the live stream replaces whole (`#worklist`).
+pub fn worklist(list: &WorklistPage, shown: Shown, since: &str, now_ms: u64) -> Markup {
     html! {
-        div #worklist data-events=(events_path(order, since)) {
-            @if entries.is_empty() {
+        div #worklist data-events=(events_path(shown, since)) {
+            @if list.total == 0 {
                 p.empty { "Nothing to do." }
+            } @else if list.entries.is_empty() {
+                p.empty { "Nothing on this page." }
             } @else {
                 ul.items {
-                    @for entry in entries {
+                    @for entry in &list.entries {
                         li data-item=(format!("{}/{}", entry.entry.info.instance, entry.entry.info.activity)) {
                             a.name href=(item_path(entry)) { (item_name(entry)) }
                             (facts(entry, now_ms))
@@ -149,32 +236,35 @@ pub fn worklist(entries: &[WorklistEntry], order: Order, since: &str, now_ms: u6
                     }
                 }
             }
+            @if list.total > 0 { (pager(list, shown)) }
         }
     }
 }
 
-/// The worklist page's body: the link to the hosts (`link`), the orders, the list, the way to
-/// the notices.
+/// The worklist page's body: the link to the hosts (`link`), the orders, the page of the list,
+/// the way to the notices.
 pub fn worklist_page(
     user: &str,
-    entries: &[WorklistEntry],
-    order: Order,
+    list: &WorklistPage,
+    shown: Shown,
     now_ms: u64,
     link: &Markup,
 ) -> Markup {
+    let order = shown.order;
     html! {
         h1 { (user) "'s worklist" }
         (link)
         nav.orders aria-label="Order" {
             @for o in Order::ALL {
+                @let href = format!("/?{}", Shown { order: o, page: 1, ..shown }.query(1));
                 @if o == order {
-                    a href=(format!("/?order={o}")) aria-current="page" { (o) }
+                    a href=(href) aria-current="page" { (o) }
                 } @else {
-                    a href=(format!("/?order={o}")) { (o) }
+                    a href=(href) { (o) }
                 }
             }
         }
-        (worklist(entries, order, &fingerprint(entries, order), now_ms))
+        (worklist(list, shown, &fingerprint(list, shown), now_ms))
         p { a href="/notices" { "Notices" } }
     }
 }

@@ -46,7 +46,7 @@ pub use deadline::DEADLINE_NOTICE;
 pub use mobiwf_proto::ItemSnapshot;
 pub use offline::{ItemCopy, Offline};
 pub use store::{DeskChanges, DeskEncodeError, DeskRestoreError, PREFIX, item_key};
-pub use view::{Entry, EntryState, Order};
+pub use view::{Entry, EntryLink, EntryState, Order, WorklistPage};
 
 /// The most notices kept per user; the oldest go first.
 pub const MAX_NOTICES_PER_USER: usize = 1000;

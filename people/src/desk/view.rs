@@ -4,7 +4,7 @@
 use std::cmp::Reverse;
 use std::fmt;
 
-use mobiwf_proto::{Hold, ItemInfo, UserId};
+use mobiwf_proto::{Hold, ItemInfo, Location, UserId};
 use serde::{Deserialize, Serialize};
 
 use super::{Desk, DeskItem};
@@ -98,20 +98,95 @@ pub struct Entry {
     pub disabled: Option<String>,
 }
 
+/// One page of a user's worklist: the entries from `from` on, in the order asked, and how
+/// many the whole list holds.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct WorklistPage {
+    /// The page's entries.
+    pub entries: Vec<Entry>,
+    /// How many entries the whole worklist holds.
+    pub total: usize,
+}
+
+/// An entry of a user's worklist as far as the link to its host goes (the worklist page's
+/// link section).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct EntryLink<'a> {
+    /// Where its host is.
+    pub host: &'a Location,
+    /// Whether the user holds it locked.
+    pub locked: bool,
+    /// Whether a claim of the user on it waits for its host's answer.
+    pub pending: bool,
+}
+
 impl Desk {
     /// The open items offered to or held by `user`, in `order`; while the user is away, only
     /// those they locked (the others are disabled until they reconnect).
     pub fn worklist(&self, user: &str, order: Order) -> Vec<Entry> {
+        self.worklist_page(user, order, 0, usize::MAX).entries
+    }
+
+    /// At most `limit` entries of [`Desk::worklist`] from the `from`th on, and how many it
+    /// holds. Only the sort keys of the whole list are made and only the first `from + limit`
+    /// of them sorted: the entries (each a copy of its item) are made for the page alone.
+    pub fn worklist_page(
+        &self,
+        user: &str,
+        order: Order,
+        from: usize,
+        limit: usize,
+    ) -> WorklistPage {
         let away = self.is_away(user);
-        let mut entries: Vec<Entry> = self
+        let mut keyed: Vec<(SortKey, &DeskItem)> = self
             .items
             .values()
-            .filter(|i| i.is_open())
-            .filter_map(|i| self.entry(i, user))
-            .filter(|e| !away || e.state == EntryState::Locked)
+            .filter(|i| shows(i, user, away))
+            .map(|i| (sort_key(order, &i.info), i))
             .collect();
-        entries.sort_by_key(|e| sort_key(order, &e.info));
-        entries
+        let total = keyed.len();
+        let end = from.saturating_add(limit).min(total);
+        if from >= end {
+            return WorklistPage {
+                entries: Vec::new(),
+                total,
+            };
+        }
+        if end < total {
+            // Keys are unique (they end with instance and activity): the first `end` are the
+            // same whichever way the rest lie.
+            keyed.select_nth_unstable_by(end, |a, b| a.0.cmp(&b.0));
+            keyed.truncate(end);
+        }
+        keyed.sort_unstable_by_key(|k| k.0);
+        let entries = keyed[from..]
+            .iter()
+            .filter_map(|(_, i)| self.entry(i, user))
+            .collect();
+        WorklistPage { entries, total }
+    }
+
+    /// Of each entry of [`Desk::worklist`] (in no order), what the link to its host needs,
+    /// without a copy of the entry.
+    pub fn worklist_links(&self, user: &str) -> Vec<EntryLink<'_>> {
+        let away = self.is_away(user);
+        self.items
+            .values()
+            .filter(|i| shows(i, user, away))
+            .map(|i| EntryLink {
+                host: &i.info.host,
+                locked: i.holder(user).is_some_and(|h| h.hold == Hold::Locked),
+                pending: self.pending_of(i, user).is_some(),
+            })
+            .collect()
+    }
+
+    /// The user's latest claim on `item` sent to its host and not answered yet.
+    fn pending_of(&self, item: &DeskItem, user: &str) -> Option<&super::PendingClaim> {
+        self.pending
+            .values()
+            .rev()
+            .find(|p| p.user.as_str() == user && (p.instance, p.activity) == item.key())
     }
 
     fn entry(&self, item: &DeskItem, user: &str) -> Option<Entry> {
@@ -128,10 +203,7 @@ impl Desk {
             None => return None,
         };
         let pending = self
-            .pending
-            .values()
-            .rev()
-            .find(|p| p.user.as_str() == user && (p.instance, p.activity) == item.key())
+            .pending_of(item, user)
             .map(|p| p.action.as_str().to_owned());
         Some(Entry {
             info: item.info.clone(),
@@ -142,6 +214,18 @@ impl Desk {
             offline: item.info.disconnected.then(|| item.offline()),
             disabled: self.disabled(item, user),
         })
+    }
+}
+
+/// Whether `item` is on `user`'s worklist (what [`Desk::worklist`] lists): open, offered to
+/// or held by them; while they are away, locked by them.
+fn shows(item: &DeskItem, user: &str, away: bool) -> bool {
+    if !item.is_open() {
+        return false;
+    }
+    match item.holder(user) {
+        Some(h) => !away || h.hold == Hold::Locked,
+        None => !away && item.is_offered_to(user),
     }
 }
 

@@ -137,3 +137,105 @@ fn an_entry_is_flat_json_with_the_items_fields() {
     let back: Entry = serde_json::from_value(json).unwrap();
     assert_eq!(back, entry);
 }
+
+#[test]
+fn a_page_is_its_slice_of_the_whole_list_in_every_order() {
+    let mut f = five();
+    // bob holds one (not on alice's list), alice holds one.
+    f.item(snap(
+        &info(2, 1),
+        2,
+        &[],
+        selected("bob", 1),
+        ItemStatus::Open,
+    ));
+    f.item(snap(
+        &info(3, 1),
+        2,
+        &[],
+        selected("alice", 1),
+        ItemStatus::Open,
+    ));
+    for order in Order::ALL {
+        let whole = f.desk.worklist("alice", order);
+        assert_eq!(whole.len(), 4);
+        for from in 0..=5 {
+            for limit in 1..=5 {
+                let page = f.desk.worklist_page("alice", order, from, limit);
+                let end = (from + limit).min(whole.len());
+                let expected = whole.get(from..end).unwrap_or_default();
+                assert_eq!(page.entries, expected, "{order} from {from} limit {limit}");
+                assert_eq!(page.total, 4);
+            }
+        }
+    }
+    assert_eq!(f.desk.worklist_page("bob", Order::Arrival, 0, 9).total, 1);
+}
+
+#[test]
+fn the_links_follow_the_entries() {
+    let mut f = five();
+    f.item(snap(
+        &info(3, 1),
+        2,
+        &[],
+        vec![holder("alice", Hold::Locked, 1, None)],
+        ItemStatus::Open,
+    ));
+    f.claim("alice", &info(1, 1), mobiwf_proto::ItemAction::Select);
+    let links = f.desk.worklist_links("alice");
+    let whole = f.desk.worklist("alice", Order::Arrival);
+    assert_eq!(links.len(), whole.len());
+    let locked = whole
+        .iter()
+        .filter(|e| e.state == EntryState::Locked)
+        .count();
+    let pending = whole.iter().filter(|e| e.pending.is_some()).count();
+    assert_eq!(links.iter().filter(|l| l.locked).count(), locked);
+    assert_eq!(links.iter().filter(|l| l.pending).count(), pending);
+    assert_eq!((locked, pending), (1, 1));
+    assert!(links.iter().all(|l| *l.host == host()));
+}
+
+#[test]
+#[ignore = "a measurement: run by scripts/bench-worklist, prints timings"]
+fn bench_worklist_pages_on_the_desk() {
+    use std::time::{Duration, Instant};
+    let mut desk = crate::Desk::new();
+    let (dir, me) = (directory(), mobiwf_proto::NodeName::new("N2"));
+    for n in 1..=10_000u64 {
+        let mut item = info(n, 2);
+        item.priority = i64::try_from(n % 7).unwrap();
+        item.ready_ms = 1000 + (n * 37) % 1000;
+        item.deadline_ms = (!n.is_multiple_of(3)).then_some(5_000_000 + (n * 7919) % 100_000);
+        let snapshot = snap(&item, 1, &["alice", "bob"], vec![], ItemStatus::Open);
+        desk.apply(10_000, &dir, &me, DeskInput::Item(Box::new(snapshot)))
+            .unwrap();
+    }
+    let best = |f: &dyn Fn() -> usize| -> Duration {
+        (0..7)
+            .map(|_| {
+                let start = Instant::now();
+                std::hint::black_box(f());
+                start.elapsed()
+            })
+            .min()
+            .unwrap_or_default()
+    };
+    let ms = |d: Duration| format!("{:.2} ms", d.as_secs_f64() * 1000.0);
+    println!("| order | first page | page 100 | whole list |");
+    println!("|---|---|---|---|");
+    for order in Order::ALL {
+        let first = best(&|| desk.worklist_page("alice", order, 0, 50).entries.len());
+        let later = best(&|| desk.worklist_page("alice", order, 4950, 50).entries.len());
+        let whole = best(&|| desk.worklist("alice", order).len());
+        println!(
+            "| {order} | {} | {} | {} |",
+            ms(first),
+            ms(later),
+            ms(whole)
+        );
+    }
+    let links = best(&|| desk.worklist_links("alice").len());
+    println!("link counts: {}", ms(links));
+}
