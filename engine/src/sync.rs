@@ -280,25 +280,17 @@ impl Engine {
     pub(crate) fn sync_lapsed(&mut self, granted: SyncGranted, effects: &mut Vec<Effect>) {
         let ticket = granted.ticket;
         let key = key_of(&ticket);
-        let waits = self.runs.get_mut(&key).is_some_and(|run| {
-            run.life(ticket.activity) == Some(&Life::Synchronizing)
-                && run
-                    .activity(ticket.activity)
-                    .is_some_and(|a| a.class.is_some())
-                && run.gate_mut(ticket.activity).is_some_and(|g| {
-                    g.open
-                        .is_some_and(|o| o.round == ticket.round && o.lease_ms.is_none())
-                })
+        let activity = ticket.activity;
+        let released = self.runs.get_mut(&key).and_then(|run| {
+            let waits = run.life(activity) == Some(&Life::Synchronizing)
+                && run.activity(activity).is_some_and(|a| a.class.is_some());
+            run.gate_mut(activity).filter(|_| waits).and_then(|g| {
+                g.open
+                    .take_if(|o| o.round == ticket.round && o.lease_ms.is_none())
+            })
         });
-        if !waits {
+        if released.is_none() {
             return self.sync_granted(granted, effects);
-        }
-        if let Some(gate) = self
-            .runs
-            .get_mut(&key)
-            .and_then(|run| run.gate_mut(ticket.activity))
-        {
-            gate.open = None;
         }
         effects.push(end(key, ticket.activity, ticket.round));
         self.touch_run(key);
