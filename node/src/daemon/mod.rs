@@ -247,12 +247,7 @@ enum Command {
 enum Query {
     Worklist(oneshot::Sender<Vec<WorkItem>>),
     Runs(RunsWanted, oneshot::Sender<RunsPage>),
-    UserWorklist {
-        user: mobiwf_proto::UserId,
-        order: mobiwf_people::Order,
-        reply: oneshot::Sender<Result<Vec<WorklistEntry>, String>>,
-    },
-    /// One page of a user's worklist, for the worklist page.
+    /// One page of a user's worklist, for the worklist page and the API.
     UserWorklistPage {
         user: mobiwf_proto::UserId,
         order: mobiwf_people::Order,
@@ -299,14 +294,19 @@ impl NodeClient {
             .await
     }
 
-    /// A user's worklist on this node, their device; `Ok(Err(why))` when it is not here.
+    /// A user's whole worklist on this node, their device; `Ok(Err(why))` when it is not here.
+    /// For a process that embeds the node; over HTTP, lists are paged.
     pub async fn user_worklist(
         &self,
         user: mobiwf_proto::UserId,
         order: mobiwf_people::Order,
     ) -> anyhow::Result<Result<Vec<WorklistEntry>, String>> {
-        self.ask(|reply| Event::Query(Query::UserWorklist { user, order, reply }))
-            .await
+        let all = Window {
+            from: 0,
+            limit: usize::MAX,
+        };
+        let page = self.user_worklist_page(user, order, all).await?;
+        Ok(page.map(|page| page.entries))
     }
 
     /// The entries of a user's worklist in `window`, and how many it holds; `Ok(Err(why))` when
