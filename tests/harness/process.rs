@@ -6,11 +6,11 @@ use std::process::Command;
 use std::sync::{Arc, Barrier};
 use std::time::Duration;
 
-use mobiwf_testkit::process::{self as testkit};
-pub use mobiwf_testkit::process::{Daemon, Output as CmdOutput, Program, listen_part};
+use mobiwf_testkit::process::{self as testkit, Program};
+pub use mobiwf_testkit::process::{Daemon, Output as CmdOutput, listen_part};
 
 /// The daemons' `RUST_LOG` when the environment sets none.
-pub const LOG_FILTER: &str = "info,mobiwf_runtime=debug";
+const LOG_FILTER: &str = "info,mobiwf_runtime=debug";
 
 /// The lines of a daemon's log shown when it exited while it should run.
 const SHOWN_LINES: usize = 60;
