@@ -228,6 +228,11 @@ impl Standby {
         or_panic(self.daemon.check_alive());
     }
 
+    /// Whether it has published its `address` and `api` (it owns the book), without waiting.
+    pub fn published(&self) -> bool {
+        self.dir.join("address").exists() && self.dir.join("api").exists()
+    }
+
     /// The end of its log.
     pub fn log_tail(&self, n: usize) -> String {
         self.daemon.log_tail(n)
