@@ -24,7 +24,8 @@ use mobiwf_controller::cluster::{
 use mobiwf_runtime::store::{Batch, Durability, Store};
 use mobiwf_tests::harness::{
     CLI_TIMEOUT, Controller, Etcd, Node, NodeSpec, PAPER_PLACEMENT, activity_lines,
-    assert_all_succeeded, http_get, logging_workflow, paper_workflow_with, run, wait_for,
+    assert_all_succeeded, http_get, http_request, logging_workflow, paper_workflow_with, run,
+    wait_for,
 };
 use mobiwf_tests::{binary, scratch};
 use tokio::sync::watch;
@@ -516,8 +517,17 @@ fn a_controller_started_before_its_etcd_waits_for_it_and_then_owns_the_book() {
         "{}",
         a.log_tail(20)
     );
-    let file = dir.join("quick.xml");
-    std::fs::write(&file, paper_workflow_with(|_| String::new())).unwrap();
+    // A document just under the limit is taken, and its group commit lands.
+    let plain = paper_workflow_with(|_| String::new());
+    let fill = 15_000 - plain.len() - "<!--  -->\n".len();
+    let near = plain.replacen(
+        "<workflow",
+        &format!("<!-- {} -->\n<workflow", "x".repeat(fill)),
+        1,
+    );
+    assert_eq!(near.len(), 15_000);
+    let file = dir.join("near.xml");
+    std::fs::write(&file, near).unwrap();
     let _p1 = Node::start(NodeSpec::loopback(
         &dir.join("p1"),
         "P1",
@@ -580,5 +590,55 @@ fn a_standby_outlives_an_etcd_restart_and_takes_over_when_the_owner_is_killed() 
     let after = b.submit(&file);
     b.wait(after, 60).expect_code(0, "wait on B");
     assert_all_succeeded(&b.status(after), &PAPER_PLACEMENT);
+    etcd.check_alive();
+}
+
+/// A document too large for an etcd transaction to carry is refused at the API's door (413,
+/// saying the limit, why and what to do), instead of reaching a group commit that etcd would
+/// refuse and that would stop the controller; the controller goes on and takes a document
+/// that fits.
+#[test]
+fn a_document_too_large_for_etcd_is_refused_at_the_door_and_the_controller_goes_on() {
+    let dir = scratch("cluster-oversize").unwrap();
+    let Some(mut etcd) = Etcd::start_or_skip(&dir.join("etcd")) else {
+        return;
+    };
+    // etcd takes 1.5 MiB; the controller is told 64 KiB: of which 60 KiB of writes, documents
+    // up to a quarter of that.
+    let mut args = cluster_args(&etcd, "a");
+    args.extend(["--etcd-max-request-bytes".to_owned(), "65536".to_owned()]);
+    let mut a = Controller::start_with(&dir.join("a"), "/ip4/127.0.0.1/tcp/0", &refs(&args));
+    let token = mobiwf_tests::harness::api_token_of(&a.api);
+    let padding = format!("<!-- {} -->", "x".repeat(20_000));
+    let big = paper_workflow_with(|_| String::new()).replacen(
+        "<workflow",
+        &format!("{padding}\n<workflow"),
+        1,
+    );
+    let answer = http_request(&a.api, "POST", "/instances", token.as_deref(), Some(&big)).unwrap();
+    assert_eq!(answer.status, 413, "{answer:?}");
+    for said in ["up to 15360 bytes", "--etcd-max-request-bytes", "etcd"] {
+        assert!(answer.body.contains(said), "{said}: {}", answer.body);
+    }
+    let file = dir.join("big.xml");
+    std::fs::write(&file, &big).unwrap();
+    let out = a.cli(&["submit", file.to_str().unwrap()], CLI_TIMEOUT);
+    assert_ne!(out.code, Some(0), "{}", out.stdout);
+    assert!(out.stderr.contains("up to 15360 bytes"), "{}", out.stderr);
+    a.check_alive();
+
+    let file = dir.join("quick.xml");
+    std::fs::write(&file, paper_workflow_with(|_| String::new())).unwrap();
+    let _p1 = Node::start(NodeSpec::loopback(
+        &dir.join("p1"),
+        "P1",
+        "1,2,3",
+        &a.address,
+    ));
+    let _p2 = Node::start(NodeSpec::loopback(&dir.join("p2"), "P2", "1,3", &a.address));
+    a.wait_registered(&["P1", "P2"]);
+    let id = a.submit(&file);
+    a.wait(id, 60).expect_code(0, "wait");
+    assert_all_succeeded(&a.status(id), &PAPER_PLACEMENT);
     etcd.check_alive();
 }

@@ -36,12 +36,16 @@ fn refs(v: &[String]) -> Vec<&str> {
 
 /// The standby that publishes first (it owns the book now), taken from `standbys`.
 fn next_owner(standbys: &mut Vec<(String, Standby)>) -> (String, Controller) {
-    let at = wait_for("another member to own the book", Duration::from_secs(60), || {
-        for (_, standby) in standbys.iter_mut() {
-            standby.check_alive();
-        }
-        standbys.iter().position(|(_, s)| s.published())
-    });
+    let at = wait_for(
+        "another member to own the book",
+        Duration::from_secs(60),
+        || {
+            for (_, standby) in standbys.iter_mut() {
+                standby.check_alive();
+            }
+            standbys.iter().position(|(_, s)| s.published())
+        },
+    );
     let (name, standby) = standbys.remove(at);
     (name, standby.ready(Duration::from_secs(10)))
 }
@@ -79,13 +83,18 @@ fn the_owner_killed_again_and_again_loses_no_instance_and_repeats_no_command() {
         let killed = Instant::now();
         let (next_name, next) = next_owner(&mut standbys);
         takeovers.push(killed.elapsed());
-        eprintln!("{name} killed; {next_name} serves the book {:?} later", killed.elapsed());
+        eprintln!(
+            "{name} killed; {next_name} serves the book {:?} later",
+            killed.elapsed()
+        );
         let again = start(&name);
         standbys.push((name, again));
         (name, owner) = (next_name, next);
     }
     for id in &ids {
-        owner.wait(*id, 120).expect_code(0, &format!("instance {id}"));
+        owner
+            .wait(*id, 120)
+            .expect_code(0, &format!("instance {id}"));
         assert_all_succeeded(&owner.status(*id), &PAPER_PLACEMENT);
     }
     p1.check_alive();
@@ -93,7 +102,10 @@ fn the_owner_killed_again_and_again_loses_no_instance_and_repeats_no_command() {
     let ran = activity_lines(&log);
     assert_eq!(ran.len(), ids.len() * PAPER_PLACEMENT.len(), "{ran:?}");
     let twice: Vec<_> = ran.iter().filter(|(_, n)| **n != 1).collect();
-    assert!(twice.is_empty(), "commands that ran more than once: {twice:?}");
+    assert!(
+        twice.is_empty(),
+        "commands that ran more than once: {twice:?}"
+    );
     takeovers.sort();
     eprintln!(
         "{KILLS} takeovers, {} instances: from the kill until the next owner served, \

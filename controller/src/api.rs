@@ -5,7 +5,8 @@
 //!   `{"instance": ID}`; 400 with the document's problems (`NAME:line:col: error: ...`) or the
 //!   inputs' (each, then what the definition expects); 403 when the document has a creator
 //!   role the token's user does not hold (checked as a start's is); 409 when no registered
-//!   node can run it; 413 above `MAX_DOCUMENT_BYTES`.
+//!   node can run it; 413 above `MAX_DOCUMENT_BYTES`, or less for a book kept in etcd
+//!   (`ControllerClient::largest_document`; the refusal says the limit and why).
 //! - `GET /instances?state=S&workflow=W&since=MS&definition=NAME&limit=N&after=ID`: a page of
 //!   instance summaries by id, `{instances, next}` (`crate::listing`: `next` is the `after` of
 //!   the next page, null at the end); 400 for an unknown state or a limit out of range.
@@ -47,7 +48,6 @@ use axum::http::StatusCode;
 use axum::response::{IntoResponse, Response};
 use axum::routing::{get, post};
 use mobiwf_proto::{Control, InstanceId, PauseAction};
-use mobiwf_xml_schema::limits::MAX_DOCUMENT_BYTES;
 use serde::Deserialize;
 
 use mobiwf_book::BookError;
@@ -61,6 +61,7 @@ pub const MAX_WAIT_SECS: u64 = 300;
 
 /// The routes above, on `client`.
 pub fn router(client: ControllerClient) -> Router {
+    let limit = client.largest_document();
     Router::new()
         .route("/instances", get(list).post(submit))
         .route("/instances/{id}", get(instance))
@@ -90,8 +91,35 @@ pub fn router(client: ControllerClient) -> Router {
         .merge(crate::api_enrol::routes())
         .merge(crate::api_definitions::routes())
         .merge(crate::api_sync::routes())
-        .layer(DefaultBodyLimit::max(MAX_DOCUMENT_BYTES))
+        .layer(DefaultBodyLimit::max(limit.bytes))
+        .layer(axum::middleware::from_fn(
+            move |request: axum::extract::Request, next: axum::middleware::Next| async move {
+                match declared_length(&request) {
+                    Some(length) if length > limit.bytes as u64 => {
+                        let why = limit.refusal(length);
+                        (
+                            StatusCode::PAYLOAD_TOO_LARGE,
+                            Json(serde_json::json!({ "error": why })),
+                        )
+                            .into_response()
+                    }
+                    _ => next.run(request).await,
+                }
+            },
+        ))
         .with_state(client)
+}
+
+/// The body's length as the request declares it (`Content-Length`); a body sent without it
+/// is held to the limit as it is read (`DefaultBodyLimit`).
+fn declared_length(request: &axum::extract::Request) -> Option<u64> {
+    request
+        .headers()
+        .get(axum::http::header::CONTENT_LENGTH)?
+        .to_str()
+        .ok()?
+        .parse()
+        .ok()
 }
 
 /// The instance data, as the nodes running the instance know it (`crate::data`).

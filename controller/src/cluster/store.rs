@@ -393,6 +393,10 @@ impl Store for ShardStore {
         }
         journal::commit(self, entries, &parts)
     }
+
+    fn largest_write(&self) -> Option<usize> {
+        Some(self.limits.budget())
+    }
 }
 
 /// The store's error for a write no etcd transaction can carry: which key, how large, the

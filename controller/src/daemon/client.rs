@@ -30,6 +30,27 @@ pub struct ControllerClient {
 }
 
 impl ControllerClient {
+    /// The largest document the API takes: [`MAX_DOCUMENT_BYTES`], or less when the book's
+    /// store limits one write (etcd): a quarter of that write, since a document is written
+    /// again inside other entries (its definition's record, its partitions' messages), its
+    /// text escaped as JSON (up to twice as long), and an entry over the limit would stop the
+    /// controller.
+    ///
+    /// [`MAX_DOCUMENT_BYTES`]: mobiwf_xml_schema::limits::MAX_DOCUMENT_BYTES
+    pub fn largest_document(&self) -> DocumentLimit {
+        let most = mobiwf_xml_schema::limits::MAX_DOCUMENT_BYTES;
+        match self.store.largest_write() {
+            Some(write) if write / 4 < most => DocumentLimit {
+                bytes: write / 4,
+                store_write: Some(write),
+            },
+            _ => DocumentLimit {
+                bytes: most,
+                store_write: None,
+            },
+        }
+    }
+
     pub(super) async fn ask<T>(
         &self,
         make: impl FnOnce(oneshot::Sender<T>) -> Event,
@@ -303,6 +324,36 @@ impl ControllerClient {
                     Ok(Ok(_) | Err(broadcast::error::RecvError::Lagged(_))) => break,
                 }
             }
+        }
+    }
+}
+
+/// The largest document the API takes, and the store's limit it comes from, if any.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct DocumentLimit {
+    /// The most bytes of a request's body.
+    pub bytes: usize,
+    /// The largest write of the store it was drawn from (etcd's), when it has one.
+    pub store_write: Option<usize>,
+}
+
+impl DocumentLimit {
+    /// Why a body of `length` bytes is refused, in words that say what to do.
+    pub fn refusal(&self, length: u64) -> String {
+        match self.store_write {
+            Some(write) => format!(
+                "the request's body is {length} bytes; this controller takes documents up to \
+                 {} bytes: its book is in etcd, whose transactions carry at most {write} bytes \
+                 (--etcd-max-request-bytes, etcd's --max-request-bytes), and a document is \
+                 kept inside larger entries; split the document, or raise etcd's \
+                 --max-request-bytes and give the controllers the same",
+                self.bytes
+            ),
+            None => format!(
+                "the request's body is {length} bytes; documents are at most {} bytes \
+                 (MAX_DOCUMENT_BYTES)",
+                self.bytes
+            ),
         }
     }
 }

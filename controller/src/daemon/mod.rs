@@ -38,7 +38,7 @@ use tokio::sync::{broadcast, mpsc, oneshot, watch};
 use crate::detector::{self, DetectorConfig, Verdict};
 use crate::state;
 
-pub use client::ControllerClient;
+pub use client::{ControllerClient, DocumentLimit};
 pub use client_enrol::JOIN_TOKEN_FILE;
 pub use definitions::ShownDefinition;
 pub(crate) use enrol::EnrolAction;

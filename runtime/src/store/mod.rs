@@ -107,6 +107,12 @@ pub trait Store: Send + Sync + 'static {
     fn scan_from(&self, prefix: &[u8], from: &[u8], limit: usize) -> Result<Entries, StoreError>;
     /// Applies `batch` atomically.
     fn write(&self, batch: Batch, durability: Durability) -> Result<(), StoreError>;
+    /// The largest write (key and value) one entry may be, when the store has such a limit
+    /// (etcd's request size); a write over it is refused and stops the daemon, so what comes
+    /// in from outside is held under it at the door. `None`: no limit but memory's.
+    fn largest_write(&self) -> Option<usize> {
+        None
+    }
 }
 
 /// The error for an entry that cannot be read back: damage, or another version's format.
