@@ -517,17 +517,8 @@ fn a_controller_started_before_its_etcd_waits_for_it_and_then_owns_the_book() {
         "{}",
         a.log_tail(20)
     );
-    // A document just under the limit is taken, and its group commit lands.
-    let plain = paper_workflow_with(|_| String::new());
-    let fill = 15_000 - plain.len() - "<!--  -->\n".len();
-    let near = plain.replacen(
-        "<workflow",
-        &format!("<!-- {} -->\n<workflow", "x".repeat(fill)),
-        1,
-    );
-    assert_eq!(near.len(), 15_000);
-    let file = dir.join("near.xml");
-    std::fs::write(&file, near).unwrap();
+    let file = dir.join("quick.xml");
+    std::fs::write(&file, paper_workflow_with(|_| String::new())).unwrap();
     let _p1 = Node::start(NodeSpec::loopback(
         &dir.join("p1"),
         "P1",
@@ -627,8 +618,44 @@ fn a_document_too_large_for_etcd_is_refused_at_the_door_and_the_controller_goes_
     assert!(out.stderr.contains("up to 15360 bytes"), "{}", out.stderr);
     a.check_alive();
 
-    let file = dir.join("quick.xml");
-    std::fs::write(&file, paper_workflow_with(|_| String::new())).unwrap();
+    // A document that passes the door but not as stored: PDL is stored as the MobiWfMS XML
+    // it reads as, longer; the book refuses it in words (the console's deploy meets the same
+    // check), and the controller goes on.
+    let mut def =
+        mobiwf_xml_schema::load_definition(paper_workflow_with(|_| String::new()).as_bytes())
+            .unwrap()
+            .value;
+    def.description = "y".repeat(6_000);
+    let pdl = mobiwf_xml_schema::write_pdl(&def);
+    let stored = mobiwf_xml_schema::write_definition(&def);
+    assert!(
+        pdl.len() < 15_360 && stored.len() > 15_360,
+        "{} {}",
+        pdl.len(),
+        stored.len()
+    );
+    let file = dir.join("long.pdl");
+    std::fs::write(&file, &pdl).unwrap();
+    let out = a.cli(&["submit", file.to_str().unwrap()], CLI_TIMEOUT);
+    assert_ne!(out.code, Some(0), "{}", out.stdout);
+    assert!(
+        out.stderr.contains("as the MobiWfMS XML it is stored as") && out.stderr.contains("413"),
+        "{}",
+        out.stderr
+    );
+    a.check_alive();
+
+    // A document just under the limit is taken, and its group commit lands.
+    let plain = paper_workflow_with(|_| String::new());
+    let fill = 15_000 - plain.len() - "<!--  -->\n".len();
+    let near = plain.replacen(
+        "<workflow",
+        &format!("<!-- {} -->\n<workflow", "x".repeat(fill)),
+        1,
+    );
+    assert_eq!(near.len(), 15_000);
+    let file = dir.join("near.xml");
+    std::fs::write(&file, near).unwrap();
     let _p1 = Node::start(NodeSpec::loopback(
         &dir.join("p1"),
         "P1",

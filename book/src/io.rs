@@ -183,6 +183,10 @@ pub enum BookError {
     /// The submitted definition has problems (rendered `file:line:col: error: ...` lines).
     #[error("{0}")]
     Invalid(String),
+    /// A document larger than the book takes ([`crate::Book::with_largest_document`]): the
+    /// words say how large, the limit and what to do.
+    #[error("{0}")]
+    TooLarge(String),
     /// The workflow cannot be placed on the registered nodes.
     #[error(transparent)]
     Placement(#[from] PlacementError),

@@ -115,6 +115,8 @@ pub struct Book {
     dirty_people: bool,
     /// The length of an hour for `<deadline>`s, in ms (`--hour-ms`).
     hour_ms: u64,
+    /// The largest document taken, as given and as stored ([`Book::with_largest_document`]).
+    largest_document: Option<usize>,
     /// The transitions a lifecycle table refused since the daemon last took them.
     refused: Refusals,
     /// The deployed definitions, by name and version.
@@ -179,6 +181,7 @@ impl Default for Book {
             last_request: 0,
             dirty_people: false,
             hour_ms: mobiwf_proto::DEFAULT_HOUR_MS,
+            largest_document: None,
             refused: Refusals::default(),
             registry: definitions::Registry::default(),
             classes: mobiwf_xml_schema::ClassDocument::default(),

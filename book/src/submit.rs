@@ -115,6 +115,41 @@ impl Book {
         Ok(parsed)
     }
 
+    /// The book, taking documents of at most `bytes`, both as given and as stored (a PDL or
+    /// BPMN document is stored as the MobiWfMS XML it reads as, which may be longer): for a
+    /// store that limits one write (etcd), which a document too large would stop.
+    pub fn with_largest_document(mut self, bytes: usize) -> Book {
+        self.largest_document = Some(bytes);
+        self
+    }
+
+    /// Refuses a document whose text (`given`, or as stored) is over the largest taken.
+    pub(crate) fn check_size(
+        &self,
+        source: &str,
+        given: usize,
+        stored: usize,
+    ) -> Result<(), BookError> {
+        let Some(most) = self.largest_document else {
+            return Ok(());
+        };
+        let size = given.max(stored);
+        if size <= most {
+            return Ok(());
+        }
+        let form = if stored > given {
+            " as the MobiWfMS XML it is stored as"
+        } else {
+            ""
+        };
+        Err(BookError::TooLarge(format!(
+            "{source} is {size} bytes{form}; this controller takes documents up to {most} \
+             bytes (its book is in etcd, which limits one write: split the document, or raise \
+             etcd's --max-request-bytes and give the controllers the same with \
+             --etcd-max-request-bytes)"
+        )))
+    }
+
     /// An operator submits a definition: a new instance, deployed to the placed nodes; its
     /// responsible user (if any) is told it started. A document with a creator role is
     /// submitted only by a member of it, as it is started. Its inputs are checked and kept with it;
@@ -131,6 +166,7 @@ impl Book {
             starter,
         } = submitted;
         let Parsed { def, stored } = self.parsed(Language::of(source, xml), xml, source)?;
+        self.check_size(source, xml.len(), stored.len())?;
         // A submitted document's creator role is checked as a start's is.
         let needed = Needed::own(&def);
         self.may_start(&format!("the workflow of {source}"), &needed, starter)?;

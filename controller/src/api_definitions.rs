@@ -55,6 +55,7 @@ pub(crate) fn refused(e: &BookError) -> Response {
         BookError::Invalid(_) | BookError::Inputs(_) => StatusCode::BAD_REQUEST,
         BookError::UnknownDefinition(_) => StatusCode::NOT_FOUND,
         BookError::NotCreator(_) => StatusCode::FORBIDDEN,
+        BookError::TooLarge(_) => StatusCode::PAYLOAD_TOO_LARGE,
         _ => StatusCode::CONFLICT,
     };
     error(status, e.to_string())

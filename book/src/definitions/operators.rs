@@ -78,6 +78,7 @@ impl Book {
     ) -> Result<Deployment, BookError> {
         let language = Language::of(&request.source, &request.document);
         let Parsed { def, stored } = self.parsed(language, &request.document, &request.source)?;
+        self.check_size(&request.source, request.document.len(), stored.len())?;
         self.check_classes(&def)?;
         let name = match request.name {
             Some(name) => name,

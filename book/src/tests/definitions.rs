@@ -496,3 +496,46 @@ fn a_submitted_document_with_a_creator_role_is_submitted_only_by_a_member() {
     submit_as(&mut b, token(Some("ann"))).expect("ann holds tech");
     submit_as(&mut b, Starter::Anyone).expect("no token check");
 }
+
+#[test]
+fn a_document_over_the_largest_taken_is_refused_as_given_or_as_stored() {
+    let xml = named(Some("maintenance"), None, "one");
+    let mut def = mobiwf_xml_schema::load_definition(xml.as_bytes())
+        .expect("paper")
+        .value;
+    def.description = "one".to_owned();
+    let pdl = mobiwf_xml_schema::write_pdl(&def);
+    let stored = mobiwf_xml_schema::write_definition(&def);
+    assert!(pdl.len() < stored.len(), "PDL is the terser");
+    let pdl_request = |b: &mut Book| {
+        b.deploy_definition(
+            T0,
+            Deploy {
+                document: pdl.clone().into_bytes(),
+                source: "maintenance.pdl".to_owned(),
+                name: None,
+            },
+        )
+    };
+    // Between the two: the PDL as given fits, as stored it does not.
+    let mut b = Book::new().with_largest_document(pdl.len() + 1);
+    let refused = pdl_request(&mut b).expect_err("over as stored");
+    assert!(matches!(refused, BookError::TooLarge(_)), "{refused:?}");
+    assert!(
+        refused
+            .to_string()
+            .contains("as the MobiWfMS XML it is stored as"),
+        "{refused}"
+    );
+    assert!(b.definitions().is_empty(), "nothing deployed");
+    let refused = deploy(&mut b, &xml, None).expect_err("over as given");
+    assert!(
+        refused
+            .to_string()
+            .contains(&format!("is {} bytes", xml.len())),
+        "{refused}"
+    );
+    let mut b = Book::new().with_largest_document(stored.len().max(xml.len()));
+    pdl_request(&mut b).expect("fits");
+    deploy(&mut b, &xml, None).expect("fits");
+}

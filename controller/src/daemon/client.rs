@@ -38,17 +38,7 @@ impl ControllerClient {
     ///
     /// [`MAX_DOCUMENT_BYTES`]: mobiwf_xml_schema::limits::MAX_DOCUMENT_BYTES
     pub fn largest_document(&self) -> DocumentLimit {
-        let most = mobiwf_xml_schema::limits::MAX_DOCUMENT_BYTES;
-        match self.store.largest_write() {
-            Some(write) if write / 4 < most => DocumentLimit {
-                bytes: write / 4,
-                store_write: Some(write),
-            },
-            _ => DocumentLimit {
-                bytes: most,
-                store_write: None,
-            },
-        }
+        DocumentLimit::of(self.store.as_ref())
     }
 
     pub(super) async fn ask<T>(
@@ -338,6 +328,21 @@ pub struct DocumentLimit {
 }
 
 impl DocumentLimit {
+    /// The limit a book kept in `store` takes documents to.
+    pub fn of(store: &dyn mobiwf_runtime::store::Store) -> DocumentLimit {
+        let most = mobiwf_xml_schema::limits::MAX_DOCUMENT_BYTES;
+        match store.largest_write() {
+            Some(write) if write / 4 < most => DocumentLimit {
+                bytes: write / 4,
+                store_write: Some(write),
+            },
+            _ => DocumentLimit {
+                bytes: most,
+                store_write: None,
+            },
+        }
+    }
+
     /// Why a body of `length` bytes is refused, in words that say what to do.
     pub fn refusal(&self, length: u64) -> String {
         match self.store_write {

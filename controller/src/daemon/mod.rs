@@ -383,9 +383,14 @@ fn enrolment_of(store: &dyn Store, open: bool) -> anyhow::Result<crate::enrolmen
 fn book_of<E>(base: &Base<E>, config: &ControllerConfig) -> anyhow::Result<mobiwf_book::Book> {
     config.detector.check().map_err(anyhow::Error::msg)?;
     let lease_ms = u64::try_from(config.detector.suspect_after.as_millis() / 2).unwrap_or(u64::MAX);
-    let book = state::load(base.store.as_ref())?
+    let mut book = state::load(base.store.as_ref())?
         .with_hour_ms(config.hour_ms)
         .with_lease_ms(lease_ms);
+    // Every document, whichever route brought it (API, console), as given and as stored.
+    let limit = DocumentLimit::of(base.store.as_ref());
+    if limit.store_write.is_some() {
+        book = book.with_largest_document(limit.bytes);
+    }
     Ok(if config.hub_routing {
         let address = base.addrs.first().cloned().ok_or_else(|| {
             anyhow::anyhow!("--routing hub needs the controller to listen somewhere (--listen)")
