@@ -13,7 +13,7 @@
 //! and one that heard the new owner of a shard takes nothing more from the owners before it.
 
 use mobiwf_cluster::{Admitted, EpochGate};
-use mobiwf_proto::{Epoch, NodeId, ShardEpoch};
+use mobiwf_proto::{Epoch, NodeId, ShardEpoch, ShardId};
 
 use crate::{NodeCore, NotTaken};
 
@@ -61,8 +61,8 @@ impl NodeCore {
         self
     }
 
-    /// The epoch known for `stamp`'s shard.
-    pub fn known_epoch(&self, shard: mobiwf_proto::ShardId) -> Option<Epoch> {
+    /// The highest epoch heard for `shard`, if any.
+    pub fn known_epoch(&self, shard: ShardId) -> Option<Epoch> {
         self.epochs.gate.known(shard)
     }
 
