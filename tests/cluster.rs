@@ -10,6 +10,10 @@
 //! dropped by whoever comes next, an entry no transaction can carry is refused with the limit
 //! named; and a controller whose retention sweep deletes forty instances in one group commit
 //! goes on, its book whole across a takeover.
+//!
+//! The nodes take nothing from an owner that was fenced: once a node heard the owner after
+//! it, a message of the older epoch is refused (a stopped owner's, in flight when it lost the
+//! book), and the stopped owner, running again, stops at its first write.
 #![allow(clippy::unwrap_used, clippy::expect_used)]
 #![allow(clippy::too_many_lines)] // end-to-end scenarios read best from top to bottom
 
@@ -24,8 +28,8 @@ use mobiwf_controller::cluster::{
 use mobiwf_runtime::store::{Batch, Durability, Store};
 use mobiwf_tests::harness::{
     CLI_TIMEOUT, Controller, Etcd, Node, NodeSpec, PAPER_PLACEMENT, activity_lines,
-    assert_all_succeeded, http_get, http_request, logging_workflow, paper_workflow_with, run,
-    wait_for,
+    assert_all_succeeded, http_get, http_request, logging_workflow, metric, paper_workflow_with,
+    run, wait_for,
 };
 use mobiwf_tests::{binary, scratch};
 use tokio::sync::watch;
@@ -582,6 +586,200 @@ fn a_standby_outlives_an_etcd_restart_and_takes_over_when_the_owner_is_killed() 
     b.wait(after, 60).expect_code(0, "wait on B");
     assert_all_succeeded(&b.status(after), &PAPER_PLACEMENT);
     etcd.check_alive();
+}
+
+#[test]
+fn a_fenced_owners_messages_are_refused_by_the_nodes_that_heard_the_owner_after_it() {
+    let dir = scratch("cluster-epochs").unwrap();
+    let Some(mut etcd) = Etcd::start_or_skip(&dir.join("etcd")) else {
+        return;
+    };
+    let log = dir.join("ran.log");
+    let file = logging_workflow(&dir, &log, Duration::from_millis(200));
+    let any_port = "/ip4/127.0.0.1/tcp/0";
+    // P2 is stalled for a while below: nobody suspects it meanwhile.
+    let patient = |member: &str| {
+        let mut args = cluster_args(&etcd, member);
+        args.extend(["--suspect-after".to_owned(), "120".to_owned()]);
+        args
+    };
+    let mut a = Controller::start_with(&dir.join("a"), any_port, &refs(&patient("a")));
+    let standby_b = Controller::start_standby(&dir.join("b"), any_port, &refs(&patient("b")));
+    let mut p1 = Node::start(NodeSpec::loopback(
+        &dir.join("p1"),
+        "P1",
+        "1,2,3",
+        &a.address,
+    ));
+    let mut p2 = Node::start(NodeSpec::loopback(&dir.join("p2"), "P2", "1,3", &a.address));
+    a.wait_registered(&["P1", "P2"]);
+    let epoch_a = owner_epoch(&etcd, "a");
+    let first = a.submit(&file);
+    a.wait(first, 60).expect_code(0, "wait on A");
+    for node in [&p1, &p2] {
+        wait_epoch(node, epoch_a);
+    }
+
+    // P2 stalls: A's deployment of a second instance to it waits in A's outbox. A is stopped
+    // past its lease; B takes the book over and deploys a third instance to both nodes.
+    p2.signal("STOP");
+    let second = a.submit(&file);
+    a.signal("STOP");
+    let b = standby_b.ready(Duration::from_secs(60));
+    let epoch_b = owner_epoch(&etcd, "b");
+    assert!(epoch_b > epoch_a, "epoch {epoch_b} after {epoch_a}");
+    p2.signal("CONT");
+    let third = b.submit(&file);
+    for node in [&p1, &p2] {
+        wait_epoch(node, epoch_b);
+    }
+
+    // A message A sent in the instant before it found it had lost the book, as its mesh
+    // stamps it (the cluster's peer, A's epoch): a deployment P2 would act on at once. Both
+    // nodes refuse it, saying why, and deploy nothing.
+    for node in [&p1, &p2] {
+        let before = stale_refused(node);
+        let reply = as_owner_at(&dir.join("b"), epoch_a, node, stray_deployment());
+        let mobiwf_proto::Reply::Refused { reason } = reply else {
+            panic!("a fenced owner's deployment was taken: {reply:?}");
+        };
+        let expected = format!("epoch {epoch_a} is older than epoch {epoch_b}");
+        assert!(reason.contains(&expected), "{reason}");
+        assert!(stale_refused(node) > before, "the refusal is counted");
+        assert!(node.log_tail(100_000).contains(&expected), "and logged");
+        assert_eq!(node.run_record(STRAY, 19), None, "nothing deployed");
+    }
+
+    // A runs again: whatever it still sends is refused by the nodes, its first write by
+    // etcd, and it stops as a fenced owner does.
+    a.signal("CONT");
+    let code = a.wait_exit(Duration::from_secs(60));
+    let tail = a.log_tail(20);
+    assert_eq!(code, Some(3), "A's exit; its log ends with:\n{tail}");
+    assert!(tail.contains("fenced"), "A's log ends with:\n{tail}");
+
+    // Every instance completes on B, each command having run once.
+    for id in [second, third] {
+        b.wait(id, 120).expect_code(0, "wait on B");
+        assert_all_succeeded(&b.status(id), &PAPER_PLACEMENT);
+    }
+    let ran = activity_lines(&log);
+    assert_eq!(ran.len(), 3 * PAPER_PLACEMENT.len(), "{ran:?}");
+    assert!(
+        ran.values().all(|n| *n == 1),
+        "a command ran twice: {ran:?}"
+    );
+    for node in [&p1, &p2] {
+        assert_eq!(known_epoch(node), epoch_b, "no node went back to A's epoch");
+    }
+    p1.check_alive();
+    p2.check_alive();
+    etcd.check_alive();
+}
+
+/// The instance of [`stray_deployment`], which no controller ever submitted.
+const STRAY: u64 = 999_999;
+
+/// A deployment of the paper's second partition (its adjacent left out: nothing to tell)
+/// for instance [`STRAY`].
+fn stray_deployment() -> mobiwf_proto::Message {
+    let document =
+        std::fs::read_to_string(mobiwf_tests::repo_root().join("examples/paper/partition-2.xml"))
+            .unwrap()
+            .replace(r#"<adjacent id="18"><ip>139.82.2.149</ip></adjacent>"#, "");
+    mobiwf_proto::Message::Deploy(mobiwf_proto::Deploy {
+        instance: mobiwf_proto::InstanceId(STRAY),
+        partition: mobiwf_proto::PartitionId(2),
+        document,
+        responsible: None,
+        hour_ms: None,
+        runs_on: Vec::new(),
+        inputs: Default::default(),
+    })
+}
+
+/// Sends `message` to `node` as an owner of shard 0 at `epoch` sends it: from the cluster's
+/// peer (its key, in a member's data directory `key_dir`), stamped by a mesh owned at that
+/// epoch. The node's reply.
+fn as_owner_at(
+    key_dir: &std::path::Path,
+    epoch: i64,
+    node: &Node,
+    message: mobiwf_proto::Message,
+) -> mobiwf_proto::Reply {
+    use mobiwf_runtime::mesh::{self, MeshConfig};
+    let runtime = tokio::runtime::Runtime::new().unwrap();
+    runtime.block_on(async {
+        let key = mobiwf_runtime::identity::load_or_create(key_dir).unwrap();
+        let config = MeshConfig {
+            epoch: Some(mobiwf_proto::ShardEpoch {
+                shard: ShardId(0),
+                epoch: Epoch(epoch),
+            }),
+            ..MeshConfig::new(key, Vec::new())
+        };
+        let (handle, _inbound) = mesh::start(config).await.unwrap();
+        let addr: libp2p::Multiaddr = node.address.parse().unwrap();
+        let peer = node
+            .address
+            .rsplit("/p2p/")
+            .next()
+            .unwrap()
+            .parse()
+            .unwrap();
+        // An id no owner ever gave: nothing of it was applied before.
+        let id = mobiwf_proto::MessageId {
+            origin: handle.peer_id().to_string().into(),
+            incarnation: 0x5ea1,
+            seq: 1,
+        };
+        let reply = handle
+            .request(peer, vec![addr], mobiwf_proto::Envelope::new(id, message))
+            .await
+            .unwrap();
+        handle.shutdown().await;
+        reply
+    })
+}
+
+/// The epoch of shard 0 once `member` owns it, as `cluster --json` shows it.
+fn owner_epoch(etcd: &Etcd, member: &str) -> i64 {
+    wait_for(
+        format!("{member} to own shard 0"),
+        Duration::from_secs(60),
+        || {
+            let mut cluster = std::process::Command::new(binary("mobiwf-controller").unwrap());
+            cluster.args(["cluster", "--etcd", &etcd.url, "--json"]);
+            let out = run(&mut cluster, CLI_TIMEOUT);
+            let shown: serde_json::Value = serde_json::from_str(&out.stdout).ok()?;
+            let shard = &shown["shards"][0];
+            (shard["owner"] == member).then(|| shard["epoch"].as_i64())?
+        },
+    )
+}
+
+/// The epoch of shard 0 `node` knows (0 for none), from its metrics.
+fn known_epoch(node: &Node) -> i64 {
+    let page = node.metrics().unwrap_or_default();
+    // An epoch is a revision of etcd's, far below 2^53: exact in the page's float.
+    #[allow(clippy::cast_possible_truncation)]
+    let epoch = metric(&page, "mobiwf_controller_epoch", &[("shard", "0")]) as i64;
+    epoch
+}
+
+/// Waits until `node` knows `epoch` for shard 0.
+fn wait_epoch(node: &Node, epoch: i64) {
+    wait_for(
+        format!("{} to hear epoch {epoch}", node.spec.name),
+        Duration::from_secs(60),
+        || (known_epoch(node) == epoch).then_some(()),
+    );
+}
+
+/// How many messages `node` refused for their stale epoch.
+fn stale_refused(node: &Node) -> f64 {
+    let page = node.metrics().unwrap();
+    metric(&page, "mobiwf_stale_epochs_refused_total", &[])
 }
 
 /// A document too large for an etcd transaction to carry is refused at the API's door (413,

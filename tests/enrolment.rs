@@ -225,6 +225,7 @@ fn forge(address: &str, message: mobiwf_proto::Message) -> mobiwf_proto::Reply {
         let peer = peer_of(address).parse().unwrap();
         let envelope = mobiwf_proto::Envelope {
             answered_below: 0,
+            epoch: None,
             id: mobiwf_proto::MessageId {
                 incarnation: 0,
                 origin: handle.peer_id().to_string().into(),

@@ -67,6 +67,7 @@ fn flood(
                         // Words about instances nobody runs: each must reach the node's actor.
                         let envelope = Envelope {
                             answered_below: 0,
+                            epoch: None,
                             id: MessageId {
                                 origin: origin.clone(),
                                 incarnation: 1,

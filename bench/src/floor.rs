@@ -50,6 +50,7 @@ impl Floor {
 fn notification(origin: &PeerId, seq: u64) -> Envelope {
     Envelope {
         answered_below: 0,
+        epoch: None,
         id: MessageId {
             incarnation: 0,
             origin: origin.to_string().into(),

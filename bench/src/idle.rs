@@ -135,6 +135,7 @@ async fn deploy_all(
         .map(|instance| {
             let envelope = Envelope {
                 answered_below: 0,
+                epoch: None,
                 id: MessageId {
                     incarnation: 0,
                     origin: me.to_string().into(),

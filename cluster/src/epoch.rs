@@ -3,21 +3,8 @@
 //! one known for its shard comes from an owner that was fenced, and is refused.
 
 use std::collections::BTreeMap;
-use std::fmt;
 
-use serde::{Deserialize, Serialize};
-
-use crate::ShardId;
-
-/// A shard owner's epoch (the owner key's `create_revision`; 0 is never one).
-#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize, Deserialize)]
-pub struct Epoch(pub i64);
-
-impl fmt::Display for Epoch {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        write!(f, "{}", self.0)
-    }
-}
+use crate::{Epoch, ShardId};
 
 /// A word (a message, a write) from an epoch older than the one known for its shard.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, thiserror::Error)]

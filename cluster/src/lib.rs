@@ -19,7 +19,9 @@ pub mod retry;
 pub mod txn;
 
 pub use claim::{ClaimView, Decision, PATIENCE_LOOKS, SeenOwner, decide};
-pub use epoch::{Admitted, Epoch, EpochGate, Stale};
+pub use epoch::{Admitted, EpochGate, Stale};
+/// A shard and its owner's epoch are named in `mobiwf-proto`, since messages carry them.
+pub use mobiwf_proto::{Epoch, ShardEpoch, ShardId};
 
 use std::collections::BTreeMap;
 use std::fmt;
@@ -50,16 +52,6 @@ impl ShardCount {
     /// Every shard, in order.
     pub fn all(self) -> impl Iterator<Item = ShardId> {
         (0..self.get()).map(ShardId)
-    }
-}
-
-/// One shard, `0..S`.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize, Deserialize)]
-pub struct ShardId(pub u32);
-
-impl fmt::Display for ShardId {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        write!(f, "{}", self.0)
     }
 }
 

@@ -86,6 +86,7 @@ async fn ask(
     let envelope = Envelope {
         // Never stored or deduplicated: sequence 0.
         answered_below: 0,
+        epoch: None,
         id: MessageId {
             incarnation: 0,
             origin: me.clone(),

@@ -277,6 +277,7 @@ fn probe(
         let envelope = Envelope {
             // Probes are never stored or deduplicated: sequence 0.
             answered_below: 0,
+            epoch: None,
             id: MessageId {
                 incarnation: 0,
                 origin: mobiwf_proto::NodeId::new(me.to_string()),

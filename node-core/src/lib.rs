@@ -14,8 +14,10 @@
 //! and what they come to; `translate` what a message means and who may send it; `local` the
 //! rounds of messages between the engine and the desk on this node; `people` users' claims,
 //! presence and copies for offline work; `link` the peers that cannot be reached; `lease` how
-//! the node counts a grant's lease on its round trips with the controller.
+//! the node counts a grant's lease on its round trips with the controller; `epochs` which
+//! owner of a clustered controller's book the node still takes messages from.
 
+mod epochs;
 #[cfg(any(test, feature = "fixtures"))]
 pub mod fixtures;
 mod input;
@@ -36,6 +38,7 @@ use mobiwf_engine::{
 use mobiwf_people::{Desk, DeskChanges, DeskEncodeError, DeskInput};
 use mobiwf_proto::{Compensated, InstanceId, Location, Millis, NodeId, NodeName};
 
+pub use epochs::Heard;
 pub use input::{
     ClaimOutcome, CommandEnd, Level, NodeInput, Note, Outgoing, PersonEnd, Refused, Reply,
 };
@@ -68,6 +71,8 @@ pub struct NodeCore {
     who: Identity,
     /// The peers deliveries failed to, not heard from since.
     unreachable: BTreeSet<NodeId>,
+    /// The highest epoch heard per shard of the controllers' book.
+    epochs: epochs::Epochs,
 }
 
 /// What one input came to: messages to stage with the changes, the engine's effects to carry
@@ -99,6 +104,7 @@ impl NodeCore {
             desk,
             who,
             unreachable: BTreeSet::new(),
+            epochs: epochs::Epochs::default(),
         }
     }
 

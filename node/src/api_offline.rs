@@ -239,6 +239,7 @@ async fn measure(client: &NodeClient, plan: &Departure) -> Result<f64, String> {
     let offset = 0;
     let envelope = Envelope {
         answered_below: 0,
+        epoch: None,
         id: MessageId {
             incarnation: 0,
             origin: NodeId::new(client.mesh.peer_id().to_string()),

@@ -9,9 +9,10 @@
 //! `mobiwf_people::desk`), the daemon shell's `seen/<origin>/<incarnation>/<seq>` and
 //! `seen-floor/<origin>/<incarnation>` (the messages already applied, `runtime::daemon`),
 //! `meta/incarnation` (this store's, in every message id) and `meta/seq` (the last sequence
-//! number given to an outgoing message), and the outbox's `out/...`. A finished instance's
-//! keys stay: the instance leaves memory (`Engine::retire`), is marked `retired/<instance>`
-//! (not loaded at start) and is read back with [`load_instance`].
+//! number given to an outgoing message), `epoch/<shard>` (the highest epoch heard from a
+//! clustered controller's owner of that shard, `daemon::epochs`), and the outbox's `out/...`.
+//! A finished instance's keys stay: the instance leaves memory (`Engine::retire`), is marked
+//! `retired/<instance>` (not loaded at start) and is read back with [`load_instance`].
 //! Numbers are zero-padded to 20 digits so that key order is numeric order.
 
 use mobiwf_runtime::store::{Batch, Durability, Store, StoreError, unreadable};

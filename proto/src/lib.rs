@@ -1,6 +1,7 @@
 //! The plain types the controller, the nodes and their pure cores share: typed ids (`ids`),
 //! milliseconds (`time`), peers' addresses (`location`), instance data (`data`) and an
-//! instance's inputs (`inputs`), a loop's passes (`passes`), and the wire messages with their limits (`wire`), each
+//! instance's inputs (`inputs`), a loop's passes (`passes`), the shard and epoch a clustered controller's
+//! messages carry (`shard`), and the wire messages with their limits (`wire`), each
 //! message's content named by what it is about (`run`, `reports`, `recovery`, `people`,
 //! `queries`).
 //!
@@ -20,6 +21,7 @@ pub mod queries;
 pub mod recovery;
 pub mod reports;
 pub mod run;
+mod shard;
 mod states;
 pub mod sync;
 mod time;
@@ -42,6 +44,7 @@ pub use queries::{Fetch, ItemData, Locate, ReadData};
 pub use recovery::{Compensate, Compensated, Rerun};
 pub use reports::{Overdue, PartitionResult, Report};
 pub use run::{Completed, ControlInstance, Deploy, Notify, StateChanged, Substitute, Withdraw};
+pub use shard::{Epoch, ShardEpoch, ShardId};
 pub use sync::{
     BeginSync, ClassName, EndSync, Probe, SyncGranted, SyncRefused, SyncTicket, fence_ms,
     watchdog_period_ms,

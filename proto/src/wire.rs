@@ -23,6 +23,9 @@ use crate::{ActivityId, ActivityTypeId, NodeId, NodeName};
 /// `Notify`, `Fetch` and `ReadData` with their `Chunk` and `Data` replies; `Compensate`,
 /// `Compensated` and `Rerun`. Version 4: the sender's `incarnation` in [`MessageId`] and
 /// `answered_below` on [`Envelope`] (what lets receivers forget the ids they applied).
+/// Within version 4, a clustered controller's `epoch` on [`Envelope`]: left out by every
+/// other sender and ignored by a receiver that does not know it (it then takes the message as
+/// before), so peers of either side still understand each other.
 pub const PROTOCOL: &str = "/mobiwf/exec/4";
 
 /// The largest request or reply frame accepted, in bytes. A partition document is at most
@@ -79,6 +82,12 @@ pub struct Envelope {
     /// forget their ids. Set by the outbox at each try; 0 says nothing.
     #[serde(default, skip_serializing_if = "is_zero")]
     pub answered_below: u64,
+    /// The shard and epoch of the clustered controller that sent it (`serve --etcd`), set by
+    /// its mesh at each try, never stored with the message: a node that heard a later epoch
+    /// of the shard refuses it, its sender having been fenced. Left out by every other
+    /// sender (a controller without a cluster, a node).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub epoch: Option<crate::ShardEpoch>,
     /// The content.
     pub message: Message,
 }
@@ -89,6 +98,7 @@ impl Envelope {
         Envelope {
             id,
             answered_below: 0,
+            epoch: None,
             message,
         }
     }

@@ -161,6 +161,7 @@ mod tests {
     fn envelope() -> Envelope {
         Envelope {
             answered_below: 0,
+            epoch: None,
             id: MessageId {
                 incarnation: 0,
                 origin: "origin".into(),
@@ -202,6 +203,7 @@ mod tests {
     fn a_deployment_naming_who_runs_what_round_trips() {
         let sent = Envelope {
             answered_below: 0,
+            epoch: None,
             id: MessageId {
                 incarnation: 0,
                 origin: "origin".into(),

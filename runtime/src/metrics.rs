@@ -62,6 +62,13 @@ pub struct StatusLabels {
     pub status: String,
 }
 
+/// Labels of the epoch gauge.
+#[derive(Debug, Clone, Hash, PartialEq, Eq, EncodeLabelSet)]
+pub struct ShardLabels {
+    /// The shard of the controllers' book.
+    pub shard: String,
+}
+
 /// The metrics one process keeps.
 pub struct Metrics {
     registry: Registry,
@@ -82,6 +89,8 @@ pub struct Metrics {
     runs_in_memory: Gauge,
     instances_in_memory: Gauge,
     instances_deleted: Counter,
+    stale_epochs: Counter,
+    epochs: Family<ShardLabels, Gauge>,
     relay: crate::mesh::RelayCounters,
 }
 
@@ -113,6 +122,8 @@ impl Metrics {
             runs_in_memory: Gauge::default(),
             instances_in_memory: Gauge::default(),
             instances_deleted: Counter::default(),
+            stale_epochs: Counter::default(),
+            epochs: Family::default(),
             relay: crate::mesh::RelayCounters::default(),
             registry: Registry::default(),
         };
@@ -167,7 +178,42 @@ impl Metrics {
         m.register_refused_transitions(&mut registry);
         m.register_protection(&mut registry);
         m.register_instances(&mut registry);
+        m.register_epochs(&mut registry);
         Metrics { registry, ..m }
+    }
+
+    /// What a node heard of the epochs of a clustered controller's book.
+    fn register_epochs(&self, registry: &mut Registry) {
+        registry.register(
+            "stale_epochs_refused",
+            "Messages of a controller that owned its shard of the book at an epoch older than \
+             the one known for it (fenced since), refused without being applied",
+            self.stale_epochs.clone(),
+        );
+        registry.register(
+            "controller_epoch",
+            "The highest epoch heard from the controllers of a cluster, by shard (none from a \
+             controller outside a cluster)",
+            self.epochs.clone(),
+        );
+    }
+
+    /// Counts a message refused for its stale epoch.
+    pub fn stale_epoch_refused(&self) {
+        self.stale_epochs.inc();
+    }
+
+    /// How many messages were refused for their stale epoch.
+    pub fn stale_epochs_refused(&self) -> u64 {
+        self.stale_epochs.get()
+    }
+
+    /// The highest epoch heard for `shard`.
+    pub fn set_controller_epoch(&self, shard: u32, epoch: i64) {
+        let labels = ShardLabels {
+            shard: shard.to_string(),
+        };
+        self.epochs.get_or_create(&labels).set(epoch);
     }
 
     fn register_relay(&self, registry: &mut Registry) {

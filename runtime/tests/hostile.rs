@@ -41,6 +41,7 @@ fn flooder(n: u8) -> IpAddr {
 fn notify(origin: &MeshHandle, seq: u64) -> Envelope {
     Envelope {
         answered_below: 0,
+        epoch: None,
         id: MessageId {
             incarnation: 0,
             origin: origin.peer_id().to_string().into(),

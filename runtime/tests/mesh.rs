@@ -34,6 +34,7 @@ async fn node(request_timeout: Duration) -> (MeshHandle, mpsc::Receiver<Inbound>
 fn notify(origin: &MeshHandle, seq: u64) -> Envelope {
     Envelope {
         answered_below: 0,
+        epoch: None,
         id: MessageId {
             incarnation: 0,
             origin: origin.peer_id().to_string().into(),
@@ -336,6 +337,7 @@ async fn oversized_request_is_refused_by_the_sender() {
 
     let big = Envelope {
         answered_below: 0,
+        epoch: None,
         id: MessageId {
             incarnation: 0,
             origin: a.peer_id().to_string().into(),
@@ -492,6 +494,7 @@ async fn oversized_frame_is_refused_by_the_receiver() {
     // makes it unacceptable.
     let envelope = Envelope {
         answered_below: 0,
+        epoch: None,
         id: MessageId {
             incarnation: 0,
             origin: "raw".into(),

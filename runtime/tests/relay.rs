@@ -15,6 +15,7 @@ use mobiwf_runtime::mesh::{self, MeshConfig, MeshHandle, RelayCounters};
 fn probe(from: &MeshHandle, seq: u64) -> Envelope {
     Envelope {
         answered_below: 0,
+        epoch: None,
         id: MessageId {
             incarnation: 0,
             origin: from.peer_id().to_string().into(),

@@ -136,6 +136,7 @@ impl Group {
         let Envelope {
             id,
             answered_below,
+            epoch: _,
             message,
         } = envelope;
         if matches!(message, Message::Probe(_)) {
@@ -239,6 +240,7 @@ impl Group {
             addrs,
             envelope: Envelope {
                 answered_below: 0,
+                epoch: None,
                 id: seq.next_id(),
                 message,
             },

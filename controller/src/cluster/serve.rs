@@ -134,8 +134,14 @@ impl Joined {
             // Briefly: the lease may lapse at etcd within its margin from now.
             let store = self.store.clone();
             let checked = tokio::task::spawn_blocking(move || store.check());
-            if let Ok(Ok(Err(e))) = tokio::time::timeout(self.membership.ttl / 8, checked).await {
-                return e.to_string();
+            let checked = tokio::time::timeout(self.membership.ttl / 8, checked);
+            tokio::select! {
+                // A write refused meanwhile says so at once: the daemon it stops must not
+                // be found stopped first (an orderly stop, another exit status).
+                _ = self.fenced.wait_for(Option::is_some) => {}
+                checked = checked => if let Ok(Ok(Err(e))) = checked {
+                    return e.to_string();
+                },
             }
         }
         match self.store.fencing() {

@@ -397,6 +397,15 @@ impl Store for ShardStore {
     fn largest_write(&self) -> Option<usize> {
         Some(self.limits.budget())
     }
+
+    /// The controller's messages carry the shard and the epoch it writes under: a node that
+    /// heard the owner after it refuses them.
+    fn owned_at(&self) -> Option<mobiwf_cluster::ShardEpoch> {
+        Some(mobiwf_cluster::ShardEpoch {
+            shard: self.shard,
+            epoch: self.epoch,
+        })
+    }
 }
 
 /// The store's error for a write no etcd transaction can carry: which key, how large, the

@@ -3,6 +3,7 @@
 
 #![allow(clippy::unwrap_used, clippy::expect_used)] // tests: a failure is the report
 
+mod epochs;
 mod fence;
 mod offline;
 mod props;

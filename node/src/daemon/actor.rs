@@ -230,6 +230,10 @@ impl NodeActor {
         writing: &mut Writing<'_>,
         after: &mut After,
     ) -> Result<(), StoreError> {
+        // An owner of the controllers' book that was fenced is not heard at all.
+        let Some(inbound) = self.admit_epoch(inbound, writing.group) else {
+            return Ok(());
+        };
         let from = NodeId::new(inbound.from.to_string());
         self.note_probe(now, &inbound);
         if self.core.is_unreachable(&from) {

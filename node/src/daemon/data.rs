@@ -260,6 +260,7 @@ async fn fetch_once(task: &FetchTask) -> Result<(), String> {
         let envelope = Envelope {
             // Fetches are never stored or deduplicated: sequence 0.
             answered_below: 0,
+            epoch: None,
             id: MessageId {
                 incarnation: 0,
                 origin: task.me.clone(),

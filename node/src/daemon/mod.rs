@@ -12,6 +12,7 @@ mod actor;
 mod applications;
 mod data;
 mod directory;
+mod epochs;
 mod fencing;
 mod journal;
 mod memory;
@@ -599,7 +600,9 @@ fn load_core(
         controller: NodeId::new(controller_peer.to_string()),
         read_location: outbox::location,
     };
-    let mut core = mobiwf_node_core::NodeCore::new(engine, desk, who);
+    let known = epochs::load(base.store.as_ref())?;
+    epochs::show(&base.metrics, &known);
+    let mut core = mobiwf_node_core::NodeCore::new(engine, desk, who).with_epochs(&known);
     core.set_device(mobiwf_people::DeviceProfile {
         os: std::env::consts::OS.to_owned(),
         installed: config.applications.iter().cloned().collect(),

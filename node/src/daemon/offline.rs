@@ -317,6 +317,7 @@ async fn ask_once(ask: &Ask) -> Result<Option<Vec<Datum>>, String> {
     let envelope = Envelope {
         // Asked again whenever needed, never stored: sequence 0.
         answered_below: 0,
+        epoch: None,
         id: MessageId {
             incarnation: 0,
             origin: ask.me.clone(),

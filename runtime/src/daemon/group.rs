@@ -118,6 +118,8 @@ impl Group {
                 Envelope {
                     id,
                     answered_below,
+                    // Judged before, by the daemon that cares (a node's core: `admit`).
+                    epoch: _,
                     message,
                 },
             reply,
@@ -207,6 +209,7 @@ impl Group {
     ) -> Result<(), StoreError> {
         let envelope = Envelope {
             answered_below: 0,
+            epoch: None,
             id: seq.next(),
             message,
         };
@@ -284,6 +287,7 @@ mod tests {
         let from = sender();
         let envelope = Envelope {
             answered_below: 0,
+            epoch: None,
             id: MessageId {
                 incarnation: 5,
                 origin: NodeId::new(from.to_string()),

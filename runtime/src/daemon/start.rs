@@ -93,6 +93,7 @@ impl<E: Send + 'static> Base<E> {
             inbound: setup.inbound,
             shed: metrics.inbound_shed(),
             refused_connections: metrics.connections_refused(),
+            epoch: store.owned_at(),
             ..MeshConfig::new(keypair, setup.listen)
         };
         let (mesh, from_mesh) = mesh::start(config).await?;

@@ -53,6 +53,7 @@ impl Receiver {
             let envelope = Envelope {
                 id,
                 answered_below,
+                epoch: None,
                 message: notify(),
             };
             let inbound = Inbound {

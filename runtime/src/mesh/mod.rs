@@ -110,6 +110,10 @@ pub struct MeshConfig {
     /// The private mesh's pre-shared key (`--swarm-key-file`): every connection needs it
     /// (`private`). `None` (the default): an open transport, Noise only.
     pub swarm_key: Option<libp2p::pnet::PreSharedKey>,
+    /// The shard and epoch of the book this daemon owns, for a controller in a cluster
+    /// (`serve --etcd`): every request it sends carries them ([`Envelope::epoch`]), so that a
+    /// node that heard a newer owner refuses them. `None` (the default): none is sent.
+    pub epoch: Option<mobiwf_proto::ShardEpoch>,
 }
 
 impl MeshConfig {
@@ -128,6 +132,7 @@ impl MeshConfig {
             relay_server: false,
             counters: RelayCounters::default(),
             swarm_key: None,
+            epoch: None,
         }
     }
 }
@@ -242,6 +247,8 @@ pub struct MeshHandle {
     deadline: Duration,
     /// Where peers reach this daemon through its relay, when it listens on one.
     circuit: Option<Multiaddr>,
+    /// What every request carries as its sender's shard and epoch ([`MeshConfig::epoch`]).
+    epoch: Option<mobiwf_proto::ShardEpoch>,
 }
 
 impl std::fmt::Debug for MeshHandle {
@@ -306,13 +313,19 @@ impl MeshHandle {
     /// Sends one request to `to` and waits for its reply. `addrs` are addresses to dial the
     /// peer at if there is no connection yet (each may end in `/p2p/<to>`); they are tried
     /// after the ones the address book learnt more recently. Waits at most the dial timeout
-    /// plus the request timeout (connecting, then the exchange).
+    /// plus the request timeout (connecting, then the exchange). A daemon that owns a shard
+    /// at an epoch says so in every request, here, at each try: whatever path the message
+    /// took (the outbox, a probe, a question), and never stored with it, so that the owner
+    /// after it sends what it staged with its own.
     pub async fn request(
         &self,
         to: PeerId,
         addrs: Vec<Multiaddr>,
-        envelope: Envelope,
+        mut envelope: Envelope,
     ) -> Result<Reply, SendError> {
+        if let Some(epoch) = self.epoch {
+            envelope.epoch = Some(epoch);
+        }
         let (reply, answer) = oneshot::channel();
         let command = Command::Request {
             to,

@@ -95,6 +95,7 @@ pub async fn start(config: MeshConfig) -> anyhow::Result<(MeshHandle, mpsc::Rece
         seen,
         deadline: config.dial_timeout.saturating_add(config.request_timeout),
         circuit,
+        epoch: config.epoch,
     };
     // Dropping `handle` on an error below stops the task.
     wait_started(&config, ready_rx, addrs_rx, unspecified).await?;

@@ -108,6 +108,7 @@ async fn locate(
     let envelope = Envelope {
         // Never stored or deduplicated, like a probe: sequence 0.
         answered_below: 0,
+        epoch: None,
         id: MessageId {
             incarnation: 0,
             origin: NodeId::new(mesh.peer_id().to_string()),

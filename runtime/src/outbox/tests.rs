@@ -158,6 +158,7 @@ fn messages(to: PeerId, from_seq: u64, n: u64) -> Vec<Outgoing> {
         .map(|seq| {
             let envelope = Envelope {
                 answered_below: 0,
+                epoch: None,
                 id: MessageId {
                     incarnation: 0,
                     origin: NodeId::new("me"),

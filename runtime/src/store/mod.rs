@@ -113,6 +113,12 @@ pub trait Store: Send + Sync + 'static {
     fn largest_write(&self) -> Option<usize> {
         None
     }
+    /// The shard and epoch this store writes under, for one owned by a member of a cluster
+    /// (a clustered controller's book in etcd): its daemon's messages carry them. `None` for
+    /// a store of its daemon's own.
+    fn owned_at(&self) -> Option<mobiwf_proto::ShardEpoch> {
+        None
+    }
 }
 
 /// The error for an entry that cannot be read back: damage, or another version's format.
