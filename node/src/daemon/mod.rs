@@ -17,6 +17,7 @@ mod fencing;
 mod journal;
 mod memory;
 mod offline;
+mod outbox_news;
 mod people;
 mod queries;
 
@@ -182,16 +183,9 @@ enum Event {
     },
     /// A peer became unreachable, or answered again (the outbox's news, or a message from it).
     Link(mobiwf_runtime::outbox::LinkNews),
-    /// A host refused a user's claim outright ([`refused_claim`]): its entry leaves the outbox
+    /// A host refused a user's claim outright (`outbox_news::refused_claim`): its entry leaves the outbox
     /// with the answer the desk makes of it, in one group.
     Refused(mobiwf_runtime::outbox::Delivered),
-}
-
-/// Which answers the actor takes from the outbox: a claim refused outright, whose user waits
-/// for an answer the host will never send. The outbox removes every other entry itself.
-fn refused_claim(sent: &outbox::Outgoing, reply: &mobiwf_proto::Reply) -> bool {
-    matches!(sent.envelope.message, mobiwf_proto::Message::Claim(_))
-        && matches!(reply, mobiwf_proto::Reply::Refused { .. })
 }
 
 /// One item of a user's worklist as the API shows it: the desk's entry, with its host's node
@@ -439,52 +433,12 @@ impl NodeClient {
     }
 }
 
-/// Where the node's outbox tells what its actor acts on: peers gone and back, and claims their
-/// hosts refused outright.
-struct OutboxNews {
-    link: mpsc::UnboundedSender<outbox::LinkNews>,
-    refused: outbox::DeliveredTo,
-}
-
-/// The receiving ends of [`OutboxNews`].
-struct OutboxTold {
-    link: mpsc::UnboundedReceiver<outbox::LinkNews>,
-    refused: mpsc::UnboundedReceiver<outbox::Delivered>,
-}
-
-impl OutboxNews {
-    fn channels() -> (OutboxNews, OutboxTold) {
-        let (link, link_rx) = mpsc::unbounded_channel();
-        let (to, refused_rx) = mpsc::unbounded_channel();
-        let refused = outbox::DeliveredTo {
-            to,
-            takes: refused_claim,
-        };
-        let told = OutboxTold {
-            link: link_rx,
-            refused: refused_rx,
-        };
-        (OutboxNews { link, refused }, told)
-    }
-}
-
-impl OutboxTold {
-    /// Hands what the outbox tells to the actor, as events.
-    fn forward(self, base: &mut Base<Event>) {
-        let events = base.events.clone();
-        base.tasks
-            .push(daemon::forward(self.link, events.clone(), Event::Link));
-        base.tasks
-            .push(daemon::forward(self.refused, events, Event::Refused));
-    }
-}
-
 /// Opens the data directory, joins the mesh, registers with the controller, resumes whatever
 /// was under way and serves the API.
 pub async fn start(config: NodeConfig) -> anyhow::Result<Node> {
     let (controller_peer, controller_addr) =
         outbox::peer_of(&config.controller).map_err(|e| anyhow::anyhow!("--controller: {e}"))?;
-    let (news, told) = OutboxNews::channels();
+    let (news, told) = outbox_news::OutboxNews::channels();
     let setup = Setup {
         data_dir: &config.data_dir,
         store: config.store.clone(),
