@@ -133,7 +133,7 @@ fn build(seed: u64, keep_trace: bool) -> World {
                 skills: vec![ActivityTypeId(1)],
                 controller: controller.clone(),
                 controller_addr: controller_addr.clone(),
-                hour_ms: mobiwf_proto::DEFAULT_HOUR_MS,
+                hour_ms: workload::defs::SIM_HOUR_MS,
             }
         })
         .collect();

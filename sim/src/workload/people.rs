@@ -106,11 +106,32 @@ impl World {
         if entry.pending.is_some() {
             return None;
         }
+        let paused = entry.info.paused_ms.is_some();
         let action = match entry.state {
             EntryState::Offered if entry.info.disconnected && self.rng.chance(300) => {
                 ItemAction::Lock
             }
             EntryState::Offered => ItemAction::Select,
+            // A paused item waits for its resumption: nothing else is taken meanwhile.
+            EntryState::Selected | EntryState::Locked if paused => {
+                if !self.quiet && !self.rng.chance(300) {
+                    return None;
+                }
+                ItemAction::Resume
+            }
+            EntryState::Selected | EntryState::Locked if !self.quiet && self.rng.chance(80) => {
+                ItemAction::Pause
+            }
+            EntryState::Selected | EntryState::Locked if !self.quiet && self.rng.chance(100) => {
+                let others: Vec<&User> = self
+                    .workload
+                    .users
+                    .iter()
+                    .filter(|u| u.id != user.id)
+                    .collect();
+                let to = self.rng.pick(&others)?;
+                ItemAction::Delegate { to: to.id.clone() }
+            }
             EntryState::Selected | EntryState::Locked if self.rng.chance(150) => {
                 if entry.state == EntryState::Locked {
                     ItemAction::Unlock
