@@ -156,6 +156,7 @@ fn build(seed: u64, keep_trace: bool) -> World {
         world.machines[pid].skew_us = i64::try_from(skew).unwrap_or(0) - 1_500_000;
     }
     world.checks.classes = classes;
+    world.checks.deadlines.responsible = world.workload.responsible.clone();
     world.weather = weather;
     world.net.breaks = weather.breaks;
     world.net.reach_anyway = weather.reach_anyway;

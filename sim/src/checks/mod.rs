@@ -12,11 +12,16 @@
 //!   activity it names leave its failed or cancelled state once at the controller and once on
 //!   each node that ran it (its new tries count on, so a try's run is still started once);
 //! - no work item has two holders (a copy held or done by two users at once), and no item is
-//!   completed twice;
+//!   completed twice; its deadline's thresholds pass on time, not before, and at its hand-over
+//!   the responsible user holds it (`deadlines`);
+//! - a command started is never new work of an interrupted or cancelled instance or of a
+//!   paused activity (the core's state right after the input that asked for it);
 //! - no two activities of conflicting task classes hold the synchronization manager's grant at
 //!   once, and no two of their commands run at once on the mesh's machines;
 //! - once faults stop, within a bound: every instance is final, every outbox empty, no
 //!   command runs, and every user's worklist on their device agrees with the items' hosts.
+
+pub mod deadlines;
 
 use std::collections::{BTreeMap, BTreeSet};
 
@@ -43,6 +48,8 @@ pub struct Checks {
     running: BTreeMap<(Pid, RunDir), (Option<ClassName>, u64)>,
     tries: BTreeMap<(InstanceId, ActivityId, RunKind), Pid>,
     applied: BTreeSet<(Pid, MessageId)>,
+    /// The deadlines' memory.
+    pub deadlines: deadlines::Deadlines,
     /// How many reruns the controller accepted that name each activity.
     reruns: BTreeMap<(InstanceId, ActivityId), u32>,
     /// How many times each activity run on a node left a final state for a rerun.
@@ -120,8 +127,14 @@ impl Checks {
         self.running.len()
     }
 
-    /// Node `pid` wrote these runs and items.
-    pub fn node_wrote(&mut self, pid: Pid, runs: &[(RunKey, Vec<ActivityRecord>)], items: &[Item]) {
+    /// Node `pid` wrote these runs and items at `now_ms` on its clock.
+    pub fn node_wrote(
+        &mut self,
+        pid: Pid,
+        runs: &[(RunKey, Vec<ActivityRecord>)],
+        items: &[Item],
+        now_ms: u64,
+    ) {
         for (key, records) in runs {
             for r in records {
                 self.node_record(pid, *key, r);
@@ -129,6 +142,9 @@ impl Checks {
         }
         for item in items {
             self.item(pid, item);
+            if let Some(what) = self.deadlines.wrote(pid, item, now_ms) {
+                self.fail(what);
+            }
         }
     }
 
@@ -334,13 +350,13 @@ mod tests {
     fn a_final_state_that_changes_on_its_node_is_caught() {
         let mut checks = Checks::default();
         for state in [ActivityState::Running, ActivityState::Succeeded] {
-            checks.node_wrote(1, &[(key(), vec![record(state)])], &[]);
+            checks.node_wrote(1, &[(key(), vec![record(state)])], &[], 0);
         }
         assert!(checks.violations.is_empty(), "{:?}", checks.violations);
-        checks.node_wrote(1, &[(key(), vec![record(ActivityState::Failed)])], &[]);
+        checks.node_wrote(1, &[(key(), vec![record(ActivityState::Failed)])], &[], 0);
         assert_eq!(checks.violations.len(), 1, "{:?}", checks.violations);
         // Another machine's run of the same activity is its own.
-        checks.node_wrote(2, &[(key(), vec![record(ActivityState::Failed)])], &[]);
+        checks.node_wrote(2, &[(key(), vec![record(ActivityState::Failed)])], &[], 0);
         assert_eq!(checks.violations.len(), 1);
     }
 
