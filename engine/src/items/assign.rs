@@ -83,7 +83,8 @@ impl Engine {
             now.is_some() && now != old.device_of(u.as_str()).map(|d| &d.name)
         };
         for item in self.host.items.values().filter(|i| i.is_open()) {
-            let users: BTreeSet<UserId> = item.involved().users().into_iter().filter(moved).collect();
+            let users: BTreeSet<UserId> =
+                item.involved().users().into_iter().filter(moved).collect();
             if !users.is_empty() {
                 self.send_views(item, &users, None, fx);
             }

@@ -60,7 +60,10 @@ impl Deadlines {
                 && due.hours > h
                 && item.is_open()
                 && let Some(to) = &self.responsible
-                && !item.copies.iter().any(|c| c.holder().is_some_and(|x| &x.user == to))
+                && !item
+                    .copies
+                    .iter()
+                    .any(|c| c.holder().is_some_and(|x| &x.user == to))
             {
                 return Some(what(format!(
                     "handed over {h} hours before its deadline, and the responsible user {to} \

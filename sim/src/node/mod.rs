@@ -354,7 +354,8 @@ impl NodeProc {
                 "its instance is interrupted"
             } else if known.is_some_and(|k| k.cancelled) {
                 "its instance is cancelled"
-            } else if let Some(Life::Paused { .. }) = engine.run(key).and_then(|r| r.life(*activity))
+            } else if let Some(Life::Paused { .. }) =
+                engine.run(key).and_then(|r| r.life(*activity))
             {
                 "it is paused"
             } else {

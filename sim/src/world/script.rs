@@ -57,7 +57,11 @@ impl World {
 
     /// The activities of `instance` the controller shows paused by an operator.
     fn paused_by_operator(&self, instance: InstanceId) -> Vec<ActivityId> {
-        let Some(inst) = self.controller.as_ref().and_then(|c| c.book.instance(instance)) else {
+        let Some(inst) = self
+            .controller
+            .as_ref()
+            .and_then(|c| c.book.instance(instance))
+        else {
             return Vec::new();
         };
         inst.activities
@@ -127,9 +131,7 @@ impl World {
                     definition: def.xml.clone(),
                     source: format!("{}-{tag}.xml", def.shape),
                     tag: *tag,
-                    responsible: def
-                        .manual
-                        .and_then(|_| self.workload.responsible.clone()),
+                    responsible: def.manual.and_then(|_| self.workload.responsible.clone()),
                 };
                 // Not answered in time (the group lost in a crash): submitted again.
                 self.after(SUBMIT_ANSWER_US, Event::Script(Script::Submit(*tag)));
