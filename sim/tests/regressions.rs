@@ -95,7 +95,7 @@ fn a_hand_over_to_a_user_whose_device_registers_later_reaches_their_worklist() {
 /// (`book/src/lifecycle/tables.rs`: paused, decided, cancelled).
 #[test]
 fn a_paused_activity_of_a_given_up_partition_is_cancelled_and_its_successors_hear_it() {
-    passes(2027);
+    passes(7318);
 }
 
 /// Open: an operator's rerun of a failed activity (A2 on P1) named the cancelled join after it

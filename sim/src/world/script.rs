@@ -110,23 +110,41 @@ impl World {
             return;
         }
         let op = match &script {
-            Script::Organisation => match &self.workload.organisation {
-                Some(doc) => Operator::Organisation(doc.clone()),
-                None => return,
-            },
-            Script::Classes => match &self.workload.classes {
-                Some(doc) => Operator::Classes(doc.clone()),
-                None => return,
-            },
+            Script::Sweep => {
+                self.sweep();
+                return;
+            }
+            Script::Turn(_) => return,
+            Script::Organisation | Script::Classes | Script::Submit(_) => self.document(&script),
+            _ => self.on_instance(&script),
+        };
+        let Some(op) = op else {
+            return;
+        };
+        let line = format!("operator: {script:?}");
+        self.log(&line);
+        if let Some(c) = &mut self.controller {
+            c.pending.push(CtlEvent::Operator(op));
+            self.wake_soon(CONTROLLER);
+        }
+    }
+
+    /// A document the operator applies or submits (none when there is nothing to do).
+    fn document(&mut self, script: &Script) -> Option<Operator> {
+        match script {
+            Script::Organisation => self
+                .workload
+                .organisation
+                .clone()
+                .map(Operator::Organisation),
+            Script::Classes => self.workload.classes.clone().map(Operator::Classes),
             Script::Submit(tag) => {
                 if self.workload.instances.contains_key(tag)
                     || self.workload.refused.contains_key(tag)
                 {
-                    return;
+                    return None;
                 }
-                let Some(def) = self.workload.defs.get(*tag) else {
-                    return;
-                };
+                let def = self.workload.defs.get(*tag)?;
                 let op = Operator::Submit {
                     definition: def.xml.clone(),
                     source: format!("{}-{tag}.xml", def.shape),
@@ -135,21 +153,23 @@ impl World {
                 };
                 // Not answered in time (the group lost in a crash): submitted again.
                 self.after(SUBMIT_ANSWER_US, Event::Script(Script::Submit(*tag)));
-                op
+                Some(op)
             }
-            Script::Control(tag, action) => {
-                let Some(&instance) = self.workload.instances.get(tag) else {
-                    return;
-                };
-                Operator::Control {
-                    instance,
-                    action: *action,
-                }
-            }
+            _ => None,
+        }
+    }
+
+    /// A command on a submitted instance, one of its activities or its work items (none
+    /// when the instance is not known yet, or there is nothing to do).
+    fn on_instance(&mut self, script: &Script) -> Option<Operator> {
+        let instance = |w: &World, tag: &usize| w.workload.instances.get(tag).copied();
+        Some(match script {
+            Script::Control(tag, action) => Operator::Control {
+                instance: instance(self, tag)?,
+                action: *action,
+            },
             Script::Pause(tag, back) => {
-                let Some(&instance) = self.workload.instances.get(tag) else {
-                    return;
-                };
+                let instance = instance(self, tag)?;
                 let resume = Script::Control(*tag, Control::Resume);
                 self.after(*back, Event::Script(resume));
                 Operator::Control {
@@ -163,9 +183,7 @@ impl World {
                 kill,
                 back,
             } => {
-                let Some(&instance) = self.workload.instances.get(tag) else {
-                    return;
-                };
+                let instance = instance(self, tag)?;
                 let resume = Script::ResumeActivity(*tag, *activity);
                 self.after(*back, Event::Script(resume));
                 Operator::Pause {
@@ -174,26 +192,19 @@ impl World {
                     action: PauseAction::Pause { kill: *kill },
                 }
             }
-            Script::ResumeActivity(tag, activity) => {
-                let Some(&instance) = self.workload.instances.get(tag) else {
-                    return;
-                };
-                Operator::Pause {
-                    instance,
-                    activity: *activity,
-                    action: PauseAction::Resume,
-                }
-            }
+            Script::ResumeActivity(tag, activity) => Operator::Pause {
+                instance: instance(self, tag)?,
+                activity: *activity,
+                action: PauseAction::Resume,
+            },
             Script::Rerun(tag, looks) => {
-                let Some(&instance) = self.workload.instances.get(tag) else {
-                    return;
-                };
+                let instance = instance(self, tag)?;
                 let Some(activity) = self.failed_activity(instance) else {
                     if *looks > 0 {
                         let again = Script::Rerun(*tag, looks - 1);
                         self.after(RERUN_LOOK_EVERY_US, Event::Script(again));
                     }
-                    return;
+                    return None;
                 };
                 Operator::Rerun { instance, activity }
             }
@@ -203,31 +214,17 @@ impl World {
                 from,
                 to,
             } => {
-                let Some(&instance) = self.workload.instances.get(tag) else {
-                    return;
-                };
                 let users = &self.workload.users;
-                let (Some(from), Some(to)) = (users.get(*from), users.get(*to)) else {
-                    return;
-                };
                 Operator::Worklist {
-                    instance,
+                    instance: instance(self, tag)?,
                     activity: *activity,
-                    user: from.id.clone(),
-                    action: ItemAction::Delegate { to: to.id.clone() },
+                    user: users.get(*from)?.id.clone(),
+                    action: ItemAction::Delegate {
+                        to: users.get(*to)?.id.clone(),
+                    },
                 }
             }
-            Script::Sweep => {
-                self.sweep();
-                return;
-            }
-            Script::Turn(_) => return,
-        };
-        let line = format!("operator: {script:?}");
-        self.log(&line);
-        if let Some(c) = &mut self.controller {
-            c.pending.push(CtlEvent::Operator(op));
-            self.wake_soon(CONTROLLER);
-        }
+            _ => return None,
+        })
     }
 }
