@@ -151,27 +151,30 @@ impl Checks {
     fn node_record(&mut self, pid: Pid, key: RunKey, r: &ActivityRecord) {
         let id = (pid, key, r.activity, r.pass.0);
         let state = format!("{:?}", r.state);
-        match self.node_final.get(&id).cloned() {
-            Some(was) if was != state && self.rerun_on_node(id, &was) => {
-                self.node_final.remove(&id);
-                if r.state.is_final() {
-                    self.node_final.insert(id, state);
-                }
-            }
-            Some(was) if was != state => {
-                let what = format!(
-                    "a final state changed on machine {pid}: instance {} activity {} (pass {}) \
-                     was {was}, is {state}",
-                    key.instance, r.activity, r.pass.0
-                );
-                self.fail(what);
-            }
-            Some(_) => {}
-            None if r.state.is_final() => {
+        let Some(was) = self.node_final.get(&id) else {
+            if r.state.is_final() {
                 self.node_final.insert(id, state);
             }
-            None => {}
+            return;
+        };
+        if *was == state {
+            return;
         }
+        // It changed (rare): only now is what it was copied out.
+        let was = was.clone();
+        if self.rerun_on_node(id, &was) {
+            self.node_final.remove(&id);
+            if r.state.is_final() {
+                self.node_final.insert(id, state);
+            }
+            return;
+        }
+        let what = format!(
+            "a final state changed on machine {pid}: instance {} activity {} (pass {}) was \
+             {was}, is {state}",
+            key.instance, r.activity, r.pass.0
+        );
+        self.fail(what);
     }
 
     /// Whether an activity run on a node whose final state was `was` may leave it now: it
