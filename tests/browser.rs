@@ -223,6 +223,19 @@ async fn an_operator_sees_an_activity_end_in_the_console_without_a_reload() {
         "the live part says what it shows: {since}"
     );
     shoot(&operator, "console-instance-running").await;
+    // At phone width the graph is drawn whole, at the page's width: no sideways scrolling.
+    let fits = operator
+        .execute(
+            "const g = document.querySelector('#graph'); \
+             return [g.scrollWidth, g.clientWidth, g.querySelector('svg').getAttribute('width')];",
+            vec![],
+        )
+        .await
+        .unwrap();
+    assert!(
+        fits[0].as_u64() <= fits[1].as_u64() && fits[1].as_u64() > Some(0),
+        "the graph fits the page's width (scroll, client, drawn width): {fits}"
+    );
     // A mark that a reload would wipe out.
     operator
         .execute("window.mobiwfMark = 42; return true;", vec![])

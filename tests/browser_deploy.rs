@@ -107,6 +107,25 @@ async fn an_operator_fixes_a_document_deploys_it_and_starts_it_by_name() {
     assert!(has(&operator, "p.empty").await, "a check deploys nothing");
     shoot(&operator, "console-deploy-problem").await;
 
+    // A document that reads but names a class the controller does not have: Check says what
+    // the deploy would refuse, and deploys nothing.
+    let press = std::fs::read_to_string(
+        std::path::Path::new(env!("CARGO_MANIFEST_DIR"))
+            .join("../examples/classes/press.workflow.xml"),
+    )
+    .unwrap();
+    paste(&operator, "form.deploy textarea", &press).await;
+    click(&operator, r#"form.deploy button[value="check"]"#).await;
+    until(&operator, "p.refused", true, "the check's refusal").await;
+    let refused = text(&operator, "p.refused").await;
+    assert!(
+        refused.as_str().unwrap().contains(
+            "activity 1 names class press, which the controller's class document does not have"
+        ),
+        "{refused}"
+    );
+    assert!(has(&operator, "p.empty").await, "a check deploys nothing");
+
     // Fixed and deployed: the page says so and links the definition.
     paste(&operator, "form.deploy textarea", &good).await;
     click(&operator, r#"form.deploy button[value="deploy"]"#).await;

@@ -13,7 +13,8 @@
 //! - a definition's creator role: a token speaking for a user without the role gets 403 (and
 //!   one speaking for nobody), also for an older version without a role of its own (the
 //!   latest's governs every start) and for a `submit` of the document; one with the role
-//!   starts it (201) and its user is the responsible one; an API without tokens (`--insecure-no-auth`) checks nobody.
+//!   starts it (201) and its user is the responsible one; an API without tokens (`--insecure-no-auth`) checks nobody;
+//!   in the console, a session whose login link names a user starts it as that user.
 #![allow(clippy::unwrap_used, clippy::expect_used)]
 #![allow(clippy::too_many_lines)] // end-to-end scenarios read best from top to bottom
 
@@ -432,6 +433,118 @@ fn a_creator_role_lets_only_its_members_start_and_they_are_responsible() {
     let (status, body) = start_with(&controller, &alice, r#"{"data": {"reading": 4}}"#);
     assert_eq!(status, 400, "{body}");
     assert!(body.to_string().contains("reading"), "{body}");
+
+    // The console: a session whose link names no user is told how to sign in; one acting as
+    // bob is refused in words; one acting as alice starts it, and she is responsible.
+    let page = "/console/definitions/inspect";
+    let nobody = Console::sign_in(&controller, &[]);
+    let (status, shown) = nobody.get(page);
+    assert_eq!(status, 200, "{shown}");
+    assert!(
+        shown.contains("login-link --role operator --user USER"),
+        "{shown}"
+    );
+    assert!(!shown.contains("form class=\"start\""), "{shown}");
+    let bob = Console::sign_in(&controller, &["--user", "bob"]);
+    let (status, refused) = bob.start(page);
+    assert_eq!(status, 403, "{refused}");
+    assert!(refused.contains("user bob may not start"), "{refused}");
+    let alice = Console::sign_in(&controller, &["--user", "alice"]);
+    let (status, head) = alice.start(page);
+    assert_eq!(status, 303, "{head}");
+    let id: u64 = head
+        .lines()
+        .find_map(|l| {
+            l.to_ascii_lowercase()
+                .strip_prefix("location: /console/instances/")
+                .map(str::to_owned)
+        })
+        .and_then(|id| id.trim().parse().ok())
+        .unwrap_or_else(|| panic!("goes to the new instance's page: {head}"));
+    controller.wait(id, 60).expect_code(0, "wait");
+    assert_eq!(controller.status(id)["responsible"], "alice");
+}
+
+/// A console session signed in through `login-link --role operator` (with more arguments),
+/// driven by plain HTTP: its cookie, and the CSRF token its pages carry.
+struct Console {
+    api: String,
+    cookie: String,
+}
+
+impl Console {
+    fn sign_in(controller: &Controller, more: &[&str]) -> Console {
+        let mut args = vec!["login-link", "--role", "operator"];
+        args.extend(more);
+        let out = controller.cli(&args, CLI_TIMEOUT);
+        out.expect_code(0, "login-link");
+        let link = out.stdout.trim();
+        let path = &link[link.find("/login").unwrap()..];
+        let (status, head, _) = raw(&controller.api, &format!("GET {path}"), "", "");
+        assert_eq!(status, 303, "{head}");
+        let cookie = head
+            .lines()
+            .find_map(|l| {
+                l.strip_prefix("set-cookie: ")
+                    .or(l.strip_prefix("Set-Cookie: "))
+            })
+            .and_then(|c| c.split(';').next())
+            .unwrap_or_else(|| panic!("a session cookie: {head}"))
+            .to_owned();
+        Console {
+            api: controller.api.clone(),
+            cookie,
+        }
+    }
+
+    fn get(&self, path: &str) -> (u16, String) {
+        let (status, _, body) = raw(&self.api, &format!("GET {path}"), &self.cookie, "");
+        (status, body)
+    }
+
+    /// Posts the page's Start form as it is (its CSRF token and version): the status, and
+    /// the head of a redirect or the body of a page.
+    fn start(&self, page: &str) -> (u16, String) {
+        let (_, shown) = self.get(page);
+        let field = |name: &str| {
+            let at = shown
+                .find(&format!("name=\"{name}\" value=\""))
+                .unwrap_or_else(|| panic!("the form's {name}: {shown}"));
+            let rest = &shown[at + name.len() + 15..];
+            rest[..rest.find('"').unwrap()].to_owned()
+        };
+        let form = format!("csrf={}&version={}", field("csrf"), field("version"));
+        let (status, head, body) = raw(
+            &self.api,
+            &format!("POST {page}/start"),
+            &self.cookie,
+            &form,
+        );
+        (status, if status == 303 { head } else { body })
+    }
+}
+
+/// One plain HTTP/1.1 request (`METHOD PATH`) with a cookie and a form body: status, head, body.
+fn raw(api: &str, request: &str, cookie: &str, form: &str) -> (u16, String, String) {
+    use std::io::{Read, Write};
+    let mut stream = std::net::TcpStream::connect(api).unwrap();
+    let cookie = if cookie.is_empty() {
+        String::new()
+    } else {
+        format!("Cookie: {cookie}\r\n")
+    };
+    write!(
+        stream,
+        "{request} HTTP/1.1\r\nHost: {api}\r\n{cookie}Content-Type: application/x-www-form-urlencoded\r\n\
+         Content-Length: {}\r\nConnection: close\r\n\r\n{form}",
+        form.len()
+    )
+    .unwrap();
+    let mut answer = String::new();
+    stream.read_to_string(&mut answer).unwrap();
+    let (head, body) = answer.split_once("\r\n\r\n").unwrap();
+    let status = head.split_whitespace().nth(1).unwrap().parse().unwrap();
+    (status, head.to_owned(), body.to_owned())
 }
 
 #[test]

@@ -15,13 +15,13 @@
 //! build had left.
 #![allow(clippy::unwrap_used, clippy::expect_used)]
 
-use std::io::{ErrorKind, Read};
-use std::net::SocketAddr;
+use std::net::{IpAddr, SocketAddr};
 use std::sync::Arc;
 use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 
 use mobiwf_proto::{ActivityId, Envelope, InstanceId, Message, MessageId, Outcome};
 use mobiwf_runtime::mesh::{self, MeshConfig};
+use mobiwf_testkit::flood::{self, closed};
 use mobiwf_tests::harness::{
     Controller, PAPER_PLACEMENT, assert_all_succeeded, http_get, metric, start_nodes_with,
 };
@@ -163,38 +163,12 @@ fn half_open(address: &str, n: usize) -> Vec<std::net::TcpStream> {
         })
         .unwrap();
     let to = SocketAddr::from(([127, 0, 0, 1], port));
+    let from = IpAddr::from([127, 0, 0, 2]);
     let runtime = tokio::runtime::Builder::new_current_thread()
         .enable_io()
         .build()
         .unwrap();
-    runtime.block_on(async {
-        let mut held = Vec::with_capacity(n);
-        for _ in 0..n {
-            let socket = tokio::net::TcpSocket::new_v4().unwrap();
-            socket.bind(SocketAddr::from(([127, 0, 0, 2], 0))).unwrap();
-            let stream = socket.connect(to).await.unwrap().into_std().unwrap();
-            stream.set_nonblocking(true).unwrap();
-            held.push(stream);
-        }
-        held
-    })
-}
-
-/// How many of `held` the node has closed (a read says end of file or reset).
-fn closed(held: &[std::net::TcpStream]) -> usize {
-    let mut buf = [0u8; 64];
-    held.iter()
-        .filter(|s| {
-            loop {
-                match (&mut &**s).read(&mut buf) {
-                    Ok(0) => break true,
-                    Ok(_) => continue,
-                    Err(e) if e.kind() == ErrorKind::WouldBlock => break false,
-                    Err(_) => break true,
-                }
-            }
-        })
-        .count()
+    runtime.block_on(flood::open(from, to, n, &[])).unwrap()
 }
 
 /// Runs [`BATCH`] paper instances at once; every one must succeed. Returns how long they took.

@@ -1,6 +1,8 @@
 //! Running the real daemons and commands of the workspace as separate processes: a controller
 //! and nodes that are killed when the test ends (even by a panic), command-line calls with a
-//! time limit, polling with deadlines, the node's Prometheus metrics, and workflow files.
+//! time limit, polling with deadlines, the node's Prometheus metrics, and workflow files. The
+//! processes and namespaces are `mobiwf-testkit`'s (shared with the chaos run), whose errors
+//! are panics here.
 //!
 //! Every helper that waits has a deadline and panics with a message saying what it was
 //! waiting for; a panicking test prints the end of each daemon's log as its guard is dropped.
@@ -8,6 +10,7 @@
 #![allow(clippy::unwrap_used, clippy::expect_used, clippy::panic)]
 
 use std::fmt::Display;
+use std::io::Write;
 use std::time::{Duration, Instant};
 
 mod daemons;
@@ -27,7 +30,7 @@ pub use run_log::*;
 pub use workflows::*;
 
 /// How long a daemon may take to write its `address` and `api` files.
-pub const STARTUP: Duration = Duration::from_secs(30);
+pub use mobiwf_testkit::process::STARTUP;
 /// How long one command-line call (not `wait`) may take.
 pub const CLI_TIMEOUT: Duration = Duration::from_secs(30);
 /// How often conditions are polled.
@@ -49,5 +52,30 @@ pub fn wait_for<T>(
             panic!("timed out after {timeout:?} waiting for {what}");
         }
         std::thread::sleep(POLL);
+    }
+}
+
+/// The environment variable naming a file each skipped test appends a line to.
+pub const SKIP_LOG: &str = "MOBIWF_SKIP_LOG";
+
+/// Skips the running test because of `what`: says so on stderr and in [`SKIP_LOG`]'s file;
+/// panics instead when the environment variable `require` is `1` (the test must run).
+pub fn skip(require: &str, what: &str) {
+    assert!(
+        std::env::var_os(require).is_none_or(|v| v != "1"),
+        "{what}; {require}=1 says this test must run, not skip"
+    );
+    let test = std::thread::current().name().unwrap_or("a test").to_owned();
+    eprintln!("skipped {test}: {what}");
+    if let Some(file) = std::env::var_os(SKIP_LOG) {
+        let line = format!("{test}: {what}\n");
+        let written = std::fs::OpenOptions::new()
+            .create(true)
+            .append(true)
+            .open(&file)
+            .and_then(|mut f| f.write_all(line.as_bytes()));
+        if let Err(e) = written {
+            eprintln!("cannot list the skip in {}: {e}", file.to_string_lossy());
+        }
     }
 }

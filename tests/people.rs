@@ -21,7 +21,11 @@ use std::process::Command;
 
 use documents::{TECH, single, workflow};
 use mesh::{Mesh, SOON, WAIT_SECS};
-use mobiwf_tests::harness::{CLI_TIMEOUT, CmdOutput, assert_all_succeeded, run_together, wait_for};
+use mobiwf_tests::harness::{
+    CLI_TIMEOUT, CmdOutput, api_token_of, assert_all_succeeded, http_request, run_together,
+    wait_for,
+};
+use serde_json::Value;
 
 /// alice on D1 and bob on D2 in role tech; carol (tech, on leave) on D2; dave, an
 /// administrator, on D1.
@@ -576,4 +580,69 @@ fn a_completion_on_a_device_carries_values_and_files_to_the_host() {
         "values never reach the controller: {text}"
     );
     assert!(mesh.h.log_tail(400).contains("file fetched"));
+}
+
+/// A worklist answered by the API in pages: `?limit=` items a page, the whole count in
+/// `X-Total-Count`, the next page named in `Link` while more follow, a page number or size
+/// that cannot be read refused with what to give; the CLI lists them all.
+#[test]
+fn the_worklist_api_answers_in_pages_and_the_cli_reads_them_all() {
+    let mesh = Mesh::start("people-pages", TWO_TECHS);
+    let file = mesh.write("pages.xml", &single(TECH));
+    let ids: Vec<u64> = (0..5).map(|_| mesh.controller.submit(&file)).collect();
+    for id in &ids {
+        mesh.wait_item("alice", *id, 1, "offered");
+    }
+    let listed: BTreeSet<u64> = mesh
+        .worklist("alice")
+        .iter()
+        .filter_map(|i| i["instance"].as_u64())
+        .collect();
+    assert_eq!(
+        listed,
+        ids.iter().copied().collect(),
+        "the CLI lists every item"
+    );
+
+    let token = api_token_of(&mesh.d1.api);
+    let get = |query: &str| {
+        let path = format!("/users/alice/worklist?{query}");
+        http_request(&mesh.d1.api, "GET", &path, token.as_deref(), None).unwrap()
+    };
+    let mut paged = Vec::new();
+    for (page, count, next) in [(1, 2, true), (2, 2, true), (3, 1, false)] {
+        let answer = get(&format!("order=priority&page={page}&limit=2"));
+        assert_eq!(answer.status, 200, "{answer:?}");
+        let head = answer.head.to_ascii_lowercase();
+        assert!(head.contains("x-total-count: 5"), "{}", answer.head);
+        let link = format!(
+            "</users/alice/worklist?order=priority&page={}&limit=2>; rel=\"next\"",
+            page + 1
+        );
+        assert_eq!(head.contains(&link), next, "page {page}: {}", answer.head);
+        let entries: Vec<Value> = serde_json::from_str(&answer.body).unwrap();
+        assert_eq!(entries.len(), count, "page {page}: {}", answer.body);
+        paged.extend(entries.iter().filter_map(|i| i["instance"].as_u64()));
+    }
+    let whole: Vec<u64> = {
+        let out = mesh.d1.cli(&[
+            "worklist", "--user", "alice", "--order", "priority", "--json",
+        ]);
+        out.expect_code(0, "worklist --order priority");
+        let items: Vec<Value> = serde_json::from_str(&out.stdout).unwrap();
+        items
+            .iter()
+            .filter_map(|i| i["instance"].as_u64())
+            .collect()
+    };
+    assert_eq!(paged, whole, "the pages are the whole list, in its order");
+    for bad in ["limit=0", "limit=501", "page=0", "page=two"] {
+        let answer = get(bad);
+        assert_eq!(answer.status, 400, "{bad}: {answer:?}");
+        assert!(
+            answer.body.contains("whole number"),
+            "{bad}: {}",
+            answer.body
+        );
+    }
 }

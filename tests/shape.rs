@@ -123,6 +123,7 @@ const SOURCE_DIRS: &[&str] = &[
     "demo/src",
     "bench/src",
     "sim/src",
+    "testkit/src",
 ];
 
 /// True for a test module (`tests.rs`, or anything under a `tests/` directory) of a crate's

@@ -6,7 +6,6 @@
 //! The plan ([`schedule`]) and the verdict ([`verdict`]) are pure; the rest runs processes.
 
 pub mod report;
-pub mod rng;
 pub mod schedule;
 pub mod suspicion;
 pub mod verdict;

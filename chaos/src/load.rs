@@ -11,6 +11,7 @@ use std::thread::JoinHandle;
 use std::time::Duration;
 
 use mobiwf_chaos::workflows::MANUAL;
+use mobiwf_testkit::process::{Output, run};
 
 use crate::mesh::{Binaries, cli};
 
@@ -101,10 +102,10 @@ impl Person {
         })
     }
 
-    fn node(&self, args: &[&str]) -> Option<crate::daemon::Output> {
+    fn node(&self, args: &[&str]) -> Option<Output> {
         let mut cmd = std::process::Command::new(&self.program);
         cmd.args(args).arg("--data-dir").arg(&self.node_dir);
-        crate::daemon::run(&mut cmd, SUBMIT_TIMEOUT).ok()
+        run(&mut cmd, SUBMIT_TIMEOUT).ok()
     }
 
     /// The instances whose person's activity is on the worklist.

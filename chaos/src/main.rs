@@ -6,11 +6,9 @@
 //! the run itself could not be made (3 when a namespace was required and could not be set up).
 
 mod collect;
-mod daemon;
 mod load;
 mod mesh;
 mod nemesis;
-mod netns;
 mod setup;
 
 use std::process::ExitCode;

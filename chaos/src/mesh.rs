@@ -8,7 +8,33 @@ use std::time::Duration;
 
 use anyhow::bail;
 
-use crate::daemon::{Daemon, Output, listen_part, run, start_publishing};
+use mobiwf_testkit::args;
+use mobiwf_testkit::process::{Daemon, Output, Program, listen_part, run, start_publishing};
+
+/// The daemons' `RUST_LOG` when the environment sets none.
+const LOG_FILTER: &str = "info";
+/// The lines of a daemon's log an error about it shows.
+const SHOWN_LINES: usize = 40;
+
+/// Starts the daemon `name` (`program args`, in `netns` when given) with data in `dir`, and
+/// waits until it has published its address and API.
+fn start_daemon(
+    name: &str,
+    program: &Path,
+    args: &[String],
+    dir: &Path,
+    netns: Option<&str>,
+) -> anyhow::Result<(Daemon, String, String)> {
+    let program = Program {
+        name,
+        path: program,
+        args,
+        netns,
+        log_filter: LOG_FILTER,
+        shown_lines: SHOWN_LINES,
+    };
+    start_publishing(&program, dir)
+}
 
 /// Where the binaries are.
 #[derive(Debug, Clone)]
@@ -58,14 +84,9 @@ impl Controller {
     }
 
     fn spawn(&mut self, listen: &str) -> anyhow::Result<()> {
-        let mut args: Vec<String> = ["serve", "--data-dir"].map(str::to_owned).to_vec();
-        args.push(self.dir.display().to_string());
-        args.extend(["--listen".to_owned(), listen.to_owned()]);
-        args.extend(["--api".to_owned(), "127.0.0.1:0".to_owned()]);
-        args.extend(self.args.iter().cloned());
+        let args = args::serve(&self.dir, listen, &self.args);
         let program = self.bins.path("mobiwf-controller");
-        let (daemon, address, api) =
-            start_publishing("controller", &program, &args, &self.dir, None)?;
+        let (daemon, address, api) = start_daemon("controller", &program, &args, &self.dir, None)?;
         if !self.address.is_empty() && address != self.address {
             bail!(
                 "the controller came back at {address}, not {}",
@@ -174,29 +195,22 @@ impl Node {
 
     fn spawn(&mut self) -> anyhow::Result<()> {
         let s = &self.spec;
-        let args: Vec<String> = vec![
-            "run".into(),
-            "--data-dir".into(),
-            s.dir.display().to_string(),
-            "--controller".into(),
-            s.controller.clone(),
-            "--name".into(),
-            s.name.clone(),
-            "--skills".into(),
-            s.skills.clone(),
-            "--listen".into(),
-            self.listen.clone(),
-            "--api".into(),
-            format!("{}:0", s.ip),
-            "--join-token-file".into(),
-            s.join_token.display().to_string(),
-            "--commands".into(),
-            "any".into(),
-        ];
+        let args = args::NodeRun {
+            dir: &s.dir,
+            controller: &s.controller,
+            name: &s.name,
+            skills: &s.skills,
+            listen: &self.listen,
+            api: &format!("{}:0", s.ip),
+            join_token_file: Some(&s.join_token),
+            commands: &["any".to_owned()],
+            extra: &[],
+        }
+        .args();
         let program = self.bins.path("mobiwf-node");
         let name = format!("node {}", s.name);
         let (daemon, address, _api) =
-            start_publishing(&name, &program, &args, &s.dir, s.netns.as_deref())?;
+            start_daemon(&name, &program, &args, &s.dir, s.netns.as_deref())?;
         self.listen = listen_part(&address);
         self.address = address;
         self.daemon = Some(daemon);

@@ -10,9 +10,9 @@ use std::time::{Duration, Instant};
 use anyhow::Context;
 
 use crate::mesh::{Controller, Node};
-use crate::netns::Netns;
 use mobiwf_chaos::schedule::{Fault, FaultKind, Target};
 use mobiwf_chaos::suspicion::Window;
+use mobiwf_testkit::netns::Netns;
 
 /// The mesh as the nemesis and the workers share it.
 pub struct World {

@@ -10,7 +10,7 @@
 
 use std::fmt;
 
-use crate::rng::Rng;
+use mobiwf_sim::rng::Rng;
 
 /// Who a fault strikes.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord)]

@@ -16,10 +16,10 @@ use mobiwf_chaos::schedule::{Shape, plan};
 use mobiwf_chaos::suspicion::{Suspicion, Window, false_suspicions};
 use mobiwf_chaos::verdict::{Evidence, judge, parse_marks};
 use mobiwf_chaos::workflows::{NODES, Workflow};
+use mobiwf_testkit::netns::{self, Netns};
 
 use crate::mesh::{Binaries, Controller, Node, NodeSpec};
 use crate::nemesis::World;
-use crate::netns::Netns;
 use crate::{Args, NetnsMode, collect, load, nemesis, seconds};
 
 /// How long a request waits for its answer on the mesh (`runtime`'s
@@ -49,7 +49,7 @@ fn namespace(mode: NetnsMode) -> anyhow::Result<Option<Netns>> {
     if mode == NetnsMode::Off {
         return Ok(None);
     }
-    match Netns::create() {
+    match Netns::create(netns::CHAOS, "") {
         Ok(net) => Ok(Some(net)),
         Err(e) if mode == NetnsMode::Require => Err(NoNetns(format!("{e:#}")).into()),
         Err(e) => {

@@ -38,6 +38,15 @@ pub enum NodeInput {
         /// True when it answers again.
         reachable: bool,
     },
+    /// A peer refused a message this node sent it (the outbox recorded the refusal): a
+    /// user's claim it carried is answered so, instead of waiting for an answer that will
+    /// never come.
+    Refused {
+        /// The message refused.
+        message: Message,
+        /// The receiver's words.
+        reason: String,
+    },
     /// A file content is whole on this node; the instances that waited for it.
     Fetched {
         /// The content.

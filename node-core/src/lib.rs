@@ -155,6 +155,9 @@ impl NodeCore {
             NodeInput::Claim(claim) => self.claim(now_us, claim, &mut out),
             NodeInput::OwnClaim(claim) => self.local_claim(now_us, claim, &mut out),
             NodeInput::Link { peer, reachable } => self.link(now_us, peer, reachable, &mut out),
+            NodeInput::Refused { message, reason } => {
+                self.refused(now_us, message, &reason, &mut out);
+            }
             NodeInput::Fetched { file, waiting } => self.fetched(now_us, file, waiting, &mut out),
             NodeInput::Copied { key, data, held } => self.copied(now_ms, key, data, held, &mut out),
             NodeInput::ApplicationEnded { key, user, end } => {

@@ -1,6 +1,7 @@
 //! The node's HTTP API: the worklist, completing manual work, partition runs, metrics.
 //!
-//! - `GET /worklist`: manual and semi-automatic activities waiting for a person (JSON array).
+//! - `GET /worklist?page=N&limit=M`: manual and semi-automatic activities waiting for a person
+//!   (a JSON array, paged as `api_paging` says).
 //! - `POST /instances/{instance}/activities/{activity}/complete` with an optional JSON body
 //!   `{"failed": bool, "detail": "..."}`: a person finishes one. 404 when the node has no such
 //!   activity, 409 when it cannot be completed now (not running, or automatic).
@@ -162,9 +163,16 @@ pub(crate) fn unavailable(e: anyhow::Error) -> Response {
     error(StatusCode::SERVICE_UNAVAILABLE, format!("{e:#}"))
 }
 
-async fn worklist(State(client): State<NodeClient>) -> Response {
+async fn worklist(
+    State(client): State<NodeClient>,
+    Query(paging): Query<crate::api_paging::PageParams>,
+) -> Response {
+    let page = match paging.page() {
+        Ok(page) => page,
+        Err(refused) => return *refused,
+    };
     match client.worklist().await {
-        Ok(items) => Json(items).into_response(),
+        Ok(items) => page.answer(page.slice(&items), items.len(), "/worklist", ""),
         Err(e) => unavailable(e),
     }
 }

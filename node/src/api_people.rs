@@ -2,8 +2,9 @@
 //! device this node is, and their actions on work items (*Synchronization and Disconnected
 //! Operation in WorkToDo* (IC-03-006), Table 2).
 //!
-//! - `GET /users/{user}/worklist?order=arrival|priority|deadline|size`: the items offered to
-//!   or held by the user (JSON array). 403 when the user's worklist is on another node.
+//! - `GET /users/{user}/worklist?order=arrival|priority|deadline|size&page=N&limit=M`: a page
+//!   of the items offered to or held by the user (JSON array, paged as
+//!   [`crate::api_paging`] says). 403 when the user's worklist is on another node.
 //! - `POST /users/{user}/worklist/{instance}/{activity}/{action}` with action `select`,
 //!   `release`, `lock`, `unlock`, `pause`, `resume`, `complete` (body `{"failed": bool,
 //!   "detail": "..."}`) or `delegate` (body `{"to": "user"}`): 200 done; 202 sent to the item's
@@ -22,9 +23,11 @@ use axum::extract::{Path, Query, State};
 use axum::http::StatusCode;
 use axum::response::{IntoResponse, Response};
 use mobiwf_proto::{ActivityId, InstanceId, ItemAction, UserId, Verdict};
+use percent_encoding::{NON_ALPHANUMERIC, utf8_percent_encode};
 use serde::Deserialize;
 
 use crate::api::{error, unavailable};
+use crate::api_paging::PageParams;
 use crate::daemon::{ClaimOutcome, NodeClient};
 
 /// How long an API call waits for the host's answer to a claim before answering 202.
@@ -40,6 +43,7 @@ pub(crate) async fn worklist(
     State(client): State<NodeClient>,
     Path(user): Path<String>,
     Query(q): Query<OrderQuery>,
+    Query(paging): Query<PageParams>,
 ) -> Response {
     let order = q.order.unwrap_or_else(|| "arrival".to_owned());
     let Some(order) = mobiwf_people::desk::Order::parse(&order) else {
@@ -48,8 +52,19 @@ pub(crate) async fn worklist(
             format!("unknown order '{order}': use arrival, priority, deadline or size"),
         );
     };
-    match client.user_worklist(UserId::new(user), order).await {
-        Ok(Ok(entries)) => Json(entries).into_response(),
+    let page = match paging.page() {
+        Ok(page) => page,
+        Err(refused) => return *refused,
+    };
+    let path = format!(
+        "/users/{}/worklist",
+        utf8_percent_encode(&user, NON_ALPHANUMERIC)
+    );
+    match client
+        .user_worklist_page(UserId::new(user), order, page.window())
+        .await
+    {
+        Ok(Ok(list)) => page.answer(&list.entries, list.total, &path, &format!("order={order}")),
         Ok(Err(not_here)) => error(StatusCode::FORBIDDEN, not_here),
         Err(e) => unavailable(e),
     }

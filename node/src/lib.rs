@@ -7,6 +7,7 @@
 pub mod api;
 pub mod api_access;
 pub mod api_offline;
+pub mod api_paging;
 pub mod api_people;
 pub mod command_policy;
 pub mod daemon;

@@ -12,7 +12,6 @@
 
 #![allow(clippy::unwrap_used, clippy::expect_used)]
 
-use std::io::{ErrorKind, Read, Write};
 use std::net::{IpAddr, Ipv4Addr, SocketAddr};
 use std::time::{Duration, Instant};
 
@@ -25,6 +24,7 @@ use libp2p::request_response::{self, ProtocolSupport};
 use libp2p::swarm::SwarmEvent;
 use mobiwf_proto::{Envelope, Message, MessageId, Outcome, Reply};
 use mobiwf_runtime::mesh::{self, MeshConfig, MeshHandle};
+use mobiwf_testkit::flood::{self, closed};
 use prometheus_client::metrics::counter::Counter;
 
 /// Half-open connections the flooder opens: far past every pending-connection limit.
@@ -88,40 +88,6 @@ fn socket_addr(handle: &MeshHandle) -> SocketAddr {
         }
     }
     SocketAddr::new(ip.unwrap(), port.unwrap())
-}
-
-/// Opens `n` TCP connections from `from` to `to`, writing `garbage` on each (nothing: a
-/// half-open connection that never starts its handshake).
-async fn flood(from: IpAddr, to: SocketAddr, n: usize, garbage: &[u8]) -> Vec<std::net::TcpStream> {
-    let mut held = Vec::with_capacity(n);
-    for _ in 0..n {
-        let socket = tokio::net::TcpSocket::new_v4().unwrap();
-        socket.bind(SocketAddr::new(from, 0)).unwrap();
-        let stream = socket.connect(to).await.unwrap().into_std().unwrap();
-        stream.set_nonblocking(true).unwrap();
-        if !garbage.is_empty() {
-            let _ = (&stream).write_all(garbage);
-        }
-        held.push(stream);
-    }
-    held
-}
-
-/// How many of `held` the other side has closed (a read says end of file or reset).
-fn closed(held: &[std::net::TcpStream]) -> usize {
-    let mut buf = [0u8; 256];
-    held.iter()
-        .filter(|s| {
-            loop {
-                match (&mut &**s).read(&mut buf) {
-                    Ok(0) => break true,
-                    Ok(_) => continue,
-                    Err(e) if e.kind() == ErrorKind::WouldBlock => break false,
-                    Err(_) => break true,
-                }
-            }
-        })
-        .count()
 }
 
 /// Waits (bounded by [`PATIENCE`], polling) until `done` holds; returns how long it took.
@@ -190,7 +156,9 @@ async fn members_connect_at_once_while_a_stranger_holds_half_open_connections() 
     let (calm, calm_failed) = members(&node).await;
 
     let started = Instant::now();
-    let held = flood(flooder(2), socket_addr(&node), FLOOD, &[]).await;
+    let held = flood::open(flooder(2), socket_addr(&node), FLOOD, &[])
+        .await
+        .unwrap();
     // The node has taken every connection: all but the few it holds are closed.
     let most_held = usize::try_from(mesh::limits::MAX_PENDING_INCOMING).unwrap();
     until("the node refusing the flood", || {
@@ -230,7 +198,9 @@ async fn members_connect_at_once_while_a_stranger_holds_half_open_connections() 
 async fn garbage_on_the_port_is_closed_and_members_still_connect() {
     let (node, _refused) = victim().await;
     let garbage: Vec<u8> = (0..4096u32).map(|i| (i * 7 + 13) as u8).collect();
-    let held = flood(flooder(3), socket_addr(&node), FLOOD / 4, &garbage).await;
+    let held = flood::open(flooder(3), socket_addr(&node), FLOOD / 4, &garbage)
+        .await
+        .unwrap();
     let took = until("the node closing every garbage connection", || {
         closed(&held) == held.len()
     })
@@ -252,7 +222,11 @@ async fn strangers_from_many_addresses_leave_room_for_a_member_that_connected_be
     let mut held = Vec::new();
     for n in 0..sources {
         let from = flooder(10 + u8::try_from(n).unwrap());
-        held.extend(flood(from, socket_addr(&node), per_source * 2, &[]).await);
+        held.extend(
+            flood::open(from, socket_addr(&node), per_source * 2, &[])
+                .await
+                .unwrap(),
+        );
     }
     let most_held = total - mesh::guard::PENDING_INCOMING_KEPT_FOR_KNOWN;
     until("the node refusing the strangers past their slots", || {

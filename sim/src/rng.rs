@@ -3,7 +3,8 @@
 //! seed, so that a seed replays byte for byte on any machine. Every choice of a run (the
 //! workload, the faults, the network's delays, the commands' ends) is drawn from it, in the
 //! order the run makes them; the workload draws from a stream of its own, forked first, so
-//! that what is run does not shift when the faults change.
+//! that what is run does not shift when the faults change. The chaos run (`mobiwf-chaos`)
+//! draws its plan of faults from it too: one generator, one algorithm, for both.
 
 use rand_core::{Rng as _, SeedableRng};
 use rand_pcg::Pcg64Mcg;
@@ -64,6 +65,14 @@ impl Rng {
             .ok()
             .and_then(|i| items.get(i))
     }
+
+    /// The items in an order drawn from the generator (Fisher-Yates).
+    pub fn shuffle<T>(&mut self, items: &mut [T]) {
+        for i in (1..items.len()).rev() {
+            let j = usize::try_from(self.below(i as u64 + 1)).unwrap_or(0);
+            items.swap(i, j);
+        }
+    }
 }
 
 #[cfg(test)]
@@ -91,5 +100,10 @@ mod tests {
         }
         assert_eq!(a.pick::<u8>(&[]), None);
         assert_eq!(Rng::new(1).below(0), 0);
+        let mut items = [1, 2, 3, 4, 5];
+        a.shuffle(&mut items);
+        let mut sorted = items;
+        sorted.sort_unstable();
+        assert_eq!(sorted, [1, 2, 3, 4, 5]);
     }
 }

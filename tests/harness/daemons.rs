@@ -4,9 +4,13 @@ use std::path::{Path, PathBuf};
 use std::process::Command;
 use std::time::Duration;
 
+use mobiwf_testkit::args;
+use mobiwf_testkit::process::spawn_publishing;
 use serde_json::Value;
 
-use super::process::{CmdOutput, Daemon, listen_part, run, start_publishing, wait_published};
+use super::process::{
+    CmdOutput, Daemon, listen_part, or_panic, program, run, start_publishing, wait_published,
+};
 use super::{CLI_TIMEOUT, STARTUP, http_get, remember_api_token, wait_for};
 use crate::binary;
 
@@ -47,23 +51,10 @@ impl Controller {
     }
 
     fn spawn(dir: &Path, listen: &str, extra: &[String]) -> (Daemon, String, String) {
-        let mut args: Vec<String> = vec![
-            "serve".into(),
-            "--data-dir".into(),
-            dir.display().to_string(),
-            "--listen".into(),
-            listen.into(),
-            "--api".into(),
-            "127.0.0.1:0".into(),
-        ];
-        args.extend(extra.iter().cloned());
-        let (daemon, address, api) = start_publishing(
-            "controller",
-            &binary("mobiwf-controller").unwrap(),
-            &args,
-            dir,
-            None,
-        );
+        let args = args::serve(dir, listen, extra);
+        let path = binary("mobiwf-controller").unwrap();
+        let (daemon, address, api) =
+            start_publishing(&program("controller", &path, &args, None), dir);
         remember_join_token(&address, dir);
         remember_api_token(&api, &dir.join("operator.token"));
         (daemon, address, api)
@@ -72,37 +63,25 @@ impl Controller {
     /// Starts a controller that publishes its `address` and `api` only later: one of a
     /// cluster (`serve --etcd`) waiting to own the book. Its API is on a free loopback port.
     pub fn start_standby(dir: &Path, listen: &str, extra: &[&str]) -> Standby {
-        std::fs::create_dir_all(dir).unwrap();
-        for f in ["address", "api"] {
-            let _ = std::fs::remove_file(dir.join(f));
-        }
-        let mut args: Vec<String> = vec![
-            "serve".into(),
-            "--data-dir".into(),
-            dir.display().to_string(),
-            "--listen".into(),
-            listen.into(),
-            "--api".into(),
-            "127.0.0.1:0".into(),
-        ];
-        args.extend(extra.iter().map(|s| (*s).to_owned()));
-        let log = dir.with_extension("log");
-        let program = binary("mobiwf-controller").unwrap();
+        let extra: Vec<String> = extra.iter().map(|s| (*s).to_owned()).collect();
+        let args = args::serve(dir, listen, &extra);
+        let path = binary("mobiwf-controller").unwrap();
+        let program = program("controller", &path, &args, None);
         Standby {
             dir: dir.to_owned(),
-            daemon: Daemon::spawn("controller", &program, &args, &log, None),
-            extra: extra.iter().map(|s| (*s).to_owned()).collect(),
+            daemon: or_panic(spawn_publishing(&program, dir)),
+            extra,
         }
     }
 
     /// Sends a signal (`STOP`, `CONT`, ...) to the controller.
     pub fn signal(&self, signal: &str) {
-        self.daemon.signal(signal);
+        or_panic(self.daemon.signal(signal));
     }
 
     /// Waits up to `timeout` for the controller to exit by itself; its exit code.
     pub fn wait_exit(&mut self, timeout: Duration) -> Option<i32> {
-        self.daemon.wait_exit(timeout)
+        or_panic(self.daemon.wait_exit(timeout))
     }
 
     /// The end of its log.
@@ -216,7 +195,7 @@ impl Controller {
 
     /// Panics, showing the log, if the process has exited.
     pub fn check_alive(&mut self) {
-        self.daemon.check_alive();
+        or_panic(self.daemon.check_alive());
     }
 }
 
@@ -231,7 +210,7 @@ impl Standby {
     /// Waits up to `timeout` until it publishes its `address` and `api` (it owns the book),
     /// then it is a controller like any other.
     pub fn ready(mut self, timeout: Duration) -> Controller {
-        let (address, api) = wait_published("controller", &mut self.daemon, &self.dir, timeout);
+        let (address, api) = wait_published(&mut self.daemon, &self.dir, timeout);
         remember_join_token(&address, &self.dir);
         remember_api_token(&api, &self.dir.join("operator.token"));
         Controller {
@@ -246,7 +225,12 @@ impl Standby {
 
     /// Panics, showing its log, if it has exited.
     pub fn check_alive(&mut self) {
-        self.daemon.check_alive();
+        or_panic(self.daemon.check_alive());
+    }
+
+    /// Whether it has published its `address` and `api` (it owns the book), without waiting.
+    pub fn published(&self) -> bool {
+        self.dir.join("address").exists() && self.dir.join("api").exists()
     }
 
     /// The end of its log.
@@ -347,37 +331,22 @@ impl Node {
     }
 
     fn spawn(spec: &NodeSpec) -> (Daemon, String, String) {
-        let mut args: Vec<String> = vec![
-            "run".into(),
-            "--data-dir".into(),
-            spec.dir.display().to_string(),
-            "--controller".into(),
-            spec.controller.clone(),
-            "--name".into(),
-            spec.name.clone(),
-            "--skills".into(),
-            spec.skills.clone(),
-            "--listen".into(),
-            spec.listen.clone(),
-            "--api".into(),
-            spec.api.clone(),
-        ];
-        if let Some(file) = &spec.join_token_file {
-            args.push("--join-token-file".into());
-            args.push(file.display().to_string());
+        let args = args::NodeRun {
+            dir: &spec.dir,
+            controller: &spec.controller,
+            name: &spec.name,
+            skills: &spec.skills,
+            listen: &spec.listen,
+            api: &spec.api,
+            join_token_file: spec.join_token_file.as_deref(),
+            commands: &spec.commands,
+            extra: &spec.extra,
         }
-        if !spec.commands.is_empty() {
-            args.push("--commands".into());
-            args.extend(spec.commands.iter().cloned());
-        }
-        args.extend(spec.extra.iter().cloned());
-        let (daemon, address, api) = start_publishing(
-            &format!("node {}", spec.name),
-            &binary("mobiwf-node").unwrap(),
-            &args,
-            &spec.dir,
-            spec.netns.as_deref(),
-        );
+        .args();
+        let name = format!("node {}", spec.name);
+        let path = binary("mobiwf-node").unwrap();
+        let program = program(&name, &path, &args, spec.netns.as_deref());
+        let (daemon, address, api) = start_publishing(&program, &spec.dir);
         remember_api_token(&api, &spec.dir.join("api.token"));
         (daemon, address, api)
     }
@@ -395,7 +364,7 @@ impl Node {
     /// Sends a signal to the node process: `STOP` stalls it (its connections stay open but
     /// nothing answers), `CONT` lets it go on.
     pub fn signal(&self, signal: &str) {
-        self.daemon.signal(signal);
+        or_panic(self.daemon.signal(signal));
     }
 
     /// Starts it again on the same data directory and libp2p address.
@@ -493,7 +462,7 @@ impl Node {
 
     /// Panics, showing the log, if the process has exited.
     pub fn check_alive(&mut self) {
-        self.daemon.check_alive();
+        or_panic(self.daemon.check_alive());
     }
 }
 

@@ -10,7 +10,8 @@ use std::path::Path;
 use std::process::Command;
 use std::time::Duration;
 
-use super::{Daemon, SKIP_LOG, STARTUP, wait_for};
+use super::process::{or_panic, program};
+use super::{Daemon, STARTUP, skip, wait_for};
 
 /// The environment variable that turns an etcd test's skip into a failure when `1`.
 pub const REQUIRE_ETCD: &str = "MOBIWF_REQUIRE_ETCD";
@@ -51,7 +52,7 @@ fn healthy(port: u16) -> bool {
 
 impl Etcd {
     /// Starts etcd with its data in `dir`, or `None` when there is no `etcd` binary: the
-    /// test is skipped (the reason on stderr and in [`SKIP_LOG`]'s file), or fails when
+    /// test is skipped (the reason on stderr and in [`super::SKIP_LOG`]'s file), or fails when
     /// [`REQUIRE_ETCD`] is `1`.
     pub fn start_or_skip(dir: &Path) -> Option<Etcd> {
         let mut etcd = Etcd::planned_or_skip(dir)?;
@@ -106,11 +107,12 @@ impl Etcd {
         .iter()
         .map(|s| (*s).to_owned())
         .collect();
-        let program = std::path::PathBuf::from("etcd");
-        let mut daemon = Daemon::spawn("etcd", &program, &args, &self.dir.join("etcd.log"), None);
+        let path = std::path::PathBuf::from("etcd");
+        let program = program("etcd", &path, &args, None);
+        let mut daemon = or_panic(Daemon::spawn(&program, &self.dir.join("etcd.log")));
         let client = self.client;
         wait_for("etcd to be healthy", STARTUP, || {
-            daemon.check_alive();
+            or_panic(daemon.check_alive());
             healthy(client).then_some(())
         });
         self.daemon = Some(daemon);
@@ -125,10 +127,12 @@ impl Etcd {
 
     /// Panics, showing its log, if etcd has exited.
     pub fn check_alive(&mut self) {
-        self.daemon
-            .as_mut()
-            .expect("etcd was not started")
-            .check_alive();
+        or_panic(
+            self.daemon
+                .as_mut()
+                .expect("etcd was not started")
+                .check_alive(),
+        );
     }
 }
 
@@ -140,28 +144,10 @@ pub fn etcd_or_skip() -> bool {
         .output()
         .is_ok_and(|o| o.status.success());
     if !found {
-        skip("there is no etcd binary (Debian's etcd-server; scripts/setup installs it)");
+        skip(
+            REQUIRE_ETCD,
+            "there is no etcd binary (Debian's etcd-server; scripts/setup installs it)",
+        );
     }
     found
-}
-
-/// Logs a skipped test (or fails it when [`REQUIRE_ETCD`] is `1`).
-fn skip(what: &str) {
-    assert!(
-        std::env::var_os(REQUIRE_ETCD).is_none_or(|v| v != "1"),
-        "{what}; {REQUIRE_ETCD}=1 says this test must run, not skip"
-    );
-    let test = std::thread::current().name().unwrap_or("a test").to_owned();
-    eprintln!("skipped {test}: {what}");
-    if let Some(file) = std::env::var_os(SKIP_LOG) {
-        let line = format!("{test}: {what}\n");
-        let written = std::fs::OpenOptions::new()
-            .create(true)
-            .append(true)
-            .open(&file)
-            .and_then(|mut f| f.write_all(line.as_bytes()));
-        if let Err(e) = written {
-            eprintln!("cannot list the skip in {}: {e}", file.to_string_lossy());
-        }
-    }
 }

@@ -62,6 +62,12 @@ impl Book {
         self
     }
 
+    /// What a deploy of `def` would refuse beyond the document itself: the classes its
+    /// activities name that the class document does not have.
+    pub fn check_definition(&self, def: &WorkflowDefinition) -> Result<(), BookError> {
+        self.check_classes(def)
+    }
+
     /// An operator deploys a definition: stored under its name as a new version, unless it
     /// reads as the latest version already (then nothing changes). Refused with the
     /// document's problems, without a name, or past [`MAX_DEFINITION_VERSIONS`].

@@ -1,6 +1,8 @@
-//! `mobiwf-controller login-link [--role R] [--path P]`: asks the controller for a one-time
-//! login code for a role (`POST /login-links`, the administrators only) and prints the link
-//! that exchanges it for a console session: the controller's address, `/login?code=...`.
+//! `mobiwf-controller login-link [--role R] [--user U] [--path P]`: asks the controller for a
+//! one-time login code for a role (`POST /login-links`, the administrators only) and prints
+//! the link that exchanges it for a console session: the controller's address,
+//! `/login?code=...`. With `--user`, the session acts as that organisation user where one
+//! counts (a definition's creator role), as `api-tokens create --role R --user U` does.
 
 use std::process::ExitCode;
 
@@ -12,6 +14,10 @@ pub struct LoginLinkArgs {
     /// The role the session has: viewer, operator or administrator.
     #[arg(long, default_value = "viewer")]
     role: String,
+    /// The organisation user the session acts as: starts of a definition with a creator role
+    /// check that role against them.
+    #[arg(long)]
+    user: Option<String>,
     /// The page to go to once signed in (a path of the console, e.g.
     /// `/console/instances/7`).
     #[arg(long, default_value = "/")]
@@ -25,7 +31,10 @@ pub struct LoginLinkArgs {
 /// it cannot be asked.
 pub async fn run(args: &LoginLinkArgs) -> anyhow::Result<ExitCode> {
     let (api, role) = (&args.api, &args.role);
-    let body = serde_json::json!({ "role": role, "path": args.path });
+    let mut body = serde_json::json!({ "role": role, "path": args.path });
+    if let Some(user) = &args.user {
+        body["user"] = serde_json::Value::String(user.clone());
+    }
     let request = api.client()?.post(api.url("/login-links")).json(&body);
     let made = match json(request, api).await {
         Ok(Ok(made)) => made,
@@ -36,6 +45,11 @@ pub async fn run(args: &LoginLinkArgs) -> anyhow::Result<ExitCode> {
         .as_str()
         .ok_or_else(|| anyhow::anyhow!("the controller's answer has no link: {made}"))?;
     println!("{}", api.url(login));
-    eprintln!("sign-in link for the {role} role: works once, within 5 minutes");
+    match &args.user {
+        Some(user) => eprintln!(
+            "sign-in link for the {role} role, acting as {user}: works once, within 5 minutes"
+        ),
+        None => eprintln!("sign-in link for the {role} role: works once, within 5 minutes"),
+    }
     Ok(ExitCode::SUCCESS)
 }

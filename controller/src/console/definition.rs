@@ -8,9 +8,11 @@
 //! (`POST /definitions/{name}/instances`) and goes to the new instance's page (303); a
 //! refusal is said in words on the page, which keeps what was typed.
 //!
-//! A console session speaks for no user of the organisation (its grant is a role), so a
-//! definition with a creator role is refused to it as to an API token that names no user:
-//! its page says so instead of offering a form that cannot succeed.
+//! A console session speaks for a role; its login link may also name the organisation user it
+//! acts as (`login-link --role R --user U`), as an API token may. A definition with a creator
+//! role starts only for a session that names a member (the start checks it, as the API's
+//! does); to a session that names none, its page says how to sign in instead of offering a
+//! form that cannot succeed.
 
 use axum::Form;
 use axum::extract::{Path, Query, State};
@@ -119,7 +121,10 @@ pub(super) async fn start(
         .collect();
     let outcome = match crate::inputs::from_query(&given) {
         Err(problem) => Err((StatusCode::BAD_REQUEST, problem)),
-        Ok(inputs) => started(&console, &name, version, inputs).await,
+        Ok(inputs) => {
+            let user = signed.session.user.clone();
+            started(&console, (&name, version), user, inputs).await
+        }
     };
     match outcome {
         Ok(instance) => (
@@ -138,18 +143,21 @@ pub(super) async fn start(
 }
 
 /// The controller's start, as `POST /definitions/{name}/instances` asks it for a token that
-/// names no user: the new instance's id, or the status and words of the refusal.
+/// names the session's `user` (or none): the new instance's id, or the status and words of
+/// the refusal.
 async fn started(
     console: &Console,
-    name: &str,
-    version: Option<DefinitionVersion>,
+    (name, version): (&str, Option<DefinitionVersion>),
+    user: Option<String>,
     inputs: GivenInputs,
 ) -> Result<u64, (StatusCode, String)> {
     let start = Start {
         name: DefinitionName::new(name),
         version,
         responsible: None,
-        starter: Starter::Token { user: None },
+        starter: Starter::Token {
+            user: user.map(mobiwf_proto::UserId::new),
+        },
         inputs,
     };
     match console.client.start(start).await {
@@ -187,7 +195,11 @@ async fn answer(
     };
     let csrf = signed.csrf();
     let starts = super::may(&signed.session.grant, &Method::POST, &start_api_path(name));
-    let body = body(&shown, said, starts.then_some(csrf.as_str()));
+    let starting = starts.then(|| Starting {
+        csrf: &csrf,
+        user: signed.session.user.as_deref(),
+    });
+    let body = body(&shown, said, starting);
     let title = format!("Definition {name}");
     web::html(
         status,
@@ -195,8 +207,16 @@ async fn answer(
     )
 }
 
-/// The page's body; the Start form when `csrf` is given (the role may start).
-fn body(shown: &ShownDefinition, said: &Said, csrf: Option<&str>) -> Markup {
+/// What the Start form needs of a session whose role may start: its CSRF token, and the
+/// organisation user it acts as, if its link named one.
+#[derive(Debug, Clone, Copy)]
+struct Starting<'a> {
+    csrf: &'a str,
+    user: Option<&'a str>,
+}
+
+/// The page's body; the Start form when the session may start (`starting`).
+fn body(shown: &ShownDefinition, said: &Said, starting: Option<Starting<'_>>) -> Markup {
     let name = shown.name.as_str();
     let instances = format!("/?definition={}", super::list::encode(name));
     html! {
@@ -219,24 +239,31 @@ fn body(shown: &ShownDefinition, said: &Said, csrf: Option<&str>) -> Markup {
         @if let Some(refusal) = &said.refusal {
             p.refused role="alert" { "Not started: " (refusal) }
         }
-        @if let Some(csrf) = csrf { (start_form(shown, said, csrf)) }
+        @if let Some(starting) = starting { (start_form(shown, said, starting)) }
         h2 { "Document" }
         (super::excerpt::numbered(&shown.document))
     }
 }
 
 /// The Start form: one field per declared input of the shown version.
-fn start_form(shown: &ShownDefinition, said: &Said, csrf: &str) -> Markup {
+fn start_form(shown: &ShownDefinition, said: &Said, starting: Starting<'_>) -> Markup {
     let name = shown.name.as_str();
-    if let Some(role) = &shown.creator_role {
-        return html! {
-            p.creator {
-                "Only members of role " (role.as_str()) " may start it, and a console session "
-                "speaks for no user: start it with an API token that names one ("
-                code { "mobiwf-controller start " (name) } ")."
-            }
-        };
-    }
+    let csrf = starting.csrf;
+    let creator = match (&shown.creator_role, starting.user) {
+        (Some(role), None) => {
+            return html! {
+                p.creator {
+                    "Only members of role " (role.as_str()) " may start it, and this session "
+                    "speaks for no user: sign in with a link that names one ("
+                    code { "mobiwf-controller login-link --role operator --user USER" } ")."
+                }
+            };
+        }
+        (Some(role), Some(user)) => html! {
+            p.creator { "Only members of role " (role.as_str()) " may start it: it starts as " (user) "." }
+        },
+        (None, _) => html! {},
+    };
     let read = mobiwf_xml_schema::load_definition_in(Language::MobiWfMs, shown.document.as_bytes());
     let Ok(read) = read else {
         return html! { p.refused { "This version does not read back: it cannot be started." } };
@@ -250,6 +277,7 @@ fn start_form(shown: &ShownDefinition, said: &Said, csrf: &str) -> Markup {
     let action = format!("{}/start", super::definitions::link(name));
     html! {
         h2 { "Start" }
+        (creator)
         form.start method="post" action=(action) {
             input type="hidden" name="csrf" value=(csrf);
             input type="hidden" name="version" value=(shown.version.0);
@@ -323,7 +351,7 @@ mod tests {
             refusal: Some("<b>no</b>".into()),
             typed: vec![("data.reading".into(), "4<2".into())],
         };
-        let page = body(&shown(&document(), None), &said, Some("tok")).into_string();
+        let page = body(&shown(&document(), None), &said, Some(starting(None))).into_string();
         assert!(!page.contains("<script"), "{page}");
         assert!(page.contains("&amp;lt;script&amp;gt;alert(1)"), "{page}");
         assert!(page.contains("Not started: &lt;b&gt;no"), "{page}");
@@ -361,10 +389,30 @@ mod tests {
         let page = body(
             &shown(&document(), Some("boss")),
             &Said::default(),
-            Some("t"),
+            Some(starting(None)),
         )
         .into_string();
         assert!(!page.contains("<form"), "{page}");
         assert!(page.contains("Only members of role boss"), "{page}");
+        assert!(
+            page.contains("login-link --role operator --user USER"),
+            "{page}"
+        );
+    }
+
+    #[test]
+    fn a_session_that_names_a_user_gets_the_form_of_a_creator_role() {
+        let page = body(
+            &shown(&document(), Some("boss")),
+            &Said::default(),
+            Some(starting(Some("carol"))),
+        )
+        .into_string();
+        assert!(page.contains("<form"), "{page}");
+        assert!(page.contains("it starts as carol"), "{page}");
+    }
+
+    fn starting(user: Option<&'static str>) -> Starting<'static> {
+        Starting { csrf: "tok", user }
     }
 }

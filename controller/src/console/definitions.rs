@@ -2,7 +2,8 @@
 //! each a link to its page (`definition`); for a role the API lets deploy, a form that takes a
 //! document in any of the three languages (MobiWfMS XML, PDL, BPMN), an optional source name
 //! (its extension tells the language, as `deploy FILE` does) and definition name.
-//! `POST /console/definitions` with `do=check` reads and validates the document only; with
+//! `POST /console/definitions` with `do=check` reads and validates the document and asks the
+//! controller what its deploy would refuse beyond it (classes its class document lacks); with
 //! `do=deploy` it deploys it through the controller's own deploy (`POST /definitions`). A
 //! document with problems is not deployed: the page shows each problem at its line and column
 //! with the lines around it (`excerpt`), from the reader's and validator's own
@@ -120,10 +121,7 @@ pub(super) async fn post(
             return super::failed(&signed, StatusCode::INTERNAL_SERVER_ERROR, &why);
         }
         Ok(Err(problems)) => (StatusCode::BAD_REQUEST, Outcome::Problems(problems)),
-        Ok(Ok(def)) if !deploy => {
-            let name = form.name().or(def.name.map(|n| n.to_string()));
-            (StatusCode::OK, Outcome::Checked { language, name })
-        }
+        Ok(Ok(def)) if !deploy => checked(&console, &form, language, def).await,
         Ok(Ok(_)) => deployed(&console, &form).await,
     };
     answer(&console, &signed, status, &form, &outcome).await
@@ -136,6 +134,35 @@ fn read(language: Language, document: &str) -> Result<WorkflowDefinition, Diagno
     mobiwf_xml_schema::load_new_definition_in(language, document.as_bytes()).map(|d| d.value)
 }
 
+/// A check of a document that reads and validates: what the controller's deploy would refuse
+/// beyond it (classes its class document lacks), or under which name it would deploy.
+async fn checked(
+    console: &Console,
+    form: &DeployForm,
+    language: Language,
+    def: WorkflowDefinition,
+) -> (StatusCode, Outcome) {
+    let name = form.name().or(def.name.as_ref().map(ToString::to_string));
+    match console.client.check_definition(def).await {
+        Ok(Ok(())) => (StatusCode::OK, Outcome::Checked { language, name }),
+        Ok(Err(e)) => refused(&e),
+        Err(e) => (
+            StatusCode::SERVICE_UNAVAILABLE,
+            Outcome::Refused(format!("the controller did not answer: {e:#}")),
+        ),
+    }
+}
+
+/// The controller's refusal of a deploy (or of a check), with the API's status.
+fn refused(e: &BookError) -> (StatusCode, Outcome) {
+    let status = crate::api_definitions::refused(e).status();
+    let words = match e {
+        BookError::Invalid(words) => words.clone(),
+        e => e.to_string(),
+    };
+    (status, Outcome::Refused(words))
+}
+
 /// The controller's deploy of the form's document, as `POST /definitions` asks it.
 async fn deployed(console: &Console, form: &DeployForm) -> (StatusCode, Outcome) {
     let request = Deploy {
@@ -146,14 +173,7 @@ async fn deployed(console: &Console, form: &DeployForm) -> (StatusCode, Outcome)
     match console.client.deploy(request).await {
         Ok(Ok(d)) if d.new_version => (StatusCode::CREATED, Outcome::Deployed(d)),
         Ok(Ok(d)) => (StatusCode::OK, Outcome::Deployed(d)),
-        Ok(Err(e)) => {
-            let status = crate::api_definitions::refused(&e).status();
-            let words = match e {
-                BookError::Invalid(words) => words,
-                e => e.to_string(),
-            };
-            (status, Outcome::Refused(words))
-        }
+        Ok(Err(e)) => refused(&e),
         Err(e) => (
             StatusCode::SERVICE_UNAVAILABLE,
             Outcome::Refused(format!("the controller did not answer: {e:#}")),

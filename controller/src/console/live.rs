@@ -24,8 +24,9 @@ use axum::response::{IntoResponse, Response};
 use maud::{Markup, PreEscaped, html};
 use mobiwf_book::{HistoryEvent, Instance};
 use mobiwf_proto::InstanceId;
+use mobiwf_runtime::web::streams::{RenderPace, StreamSlot};
 use serde::Deserialize;
-use tokio::sync::{OwnedSemaphorePermit, broadcast};
+use tokio::sync::broadcast;
 
 use super::Console;
 
@@ -94,6 +95,9 @@ pub(super) fn fragment(live: &Live) -> Markup {
             data-refresh-ms=(FALLBACK_MS) {
             (PreEscaped(&live.svg))
         }
+        p.graph-full {
+            a href=(format!("/console/instances/{}/graph", inst.id.0)) { "The graph at full size" }
+        }
         (super::instance::items(inst))
         (super::instance::timeline(&live.history))
     }
@@ -119,7 +123,8 @@ struct Follow {
     /// The fingerprint of what the browser shows.
     last: Option<String>,
     news: broadcast::Receiver<InstanceId>,
-    _slot: OwnedSemaphorePermit,
+    pace: RenderPace,
+    _slot: StreamSlot,
 }
 
 /// `GET /console/instances/{id}/events`.
@@ -141,10 +146,12 @@ pub(super) async fn stream(
         let why = format!("no instance {id} here (unknown, or removed by retention)");
         return super::failed(&signed, StatusCode::NOT_FOUND, &why);
     }
-    let Ok(slot) = console.streams.clone().try_acquire_owned() else {
-        let why =
-            format!("{MAX_CONSOLE_STREAMS} live instance pages are open (MAX_CONSOLE_STREAMS)");
-        return super::failed(&signed, StatusCode::SERVICE_UNAVAILABLE, &why);
+    let slot = match console.streams.take(&signed.token) {
+        Ok(slot) => slot,
+        Err(full) => {
+            let why = full.to_string();
+            return super::failed(&signed, StatusCode::SERVICE_UNAVAILABLE, &why);
+        }
     };
     let resumed = headers
         .get("last-event-id")
@@ -157,6 +164,7 @@ pub(super) async fn stream(
         token: signed.token,
         id: InstanceId(id),
         last: resumed.or(q.since),
+        pace: RenderPace::default(),
         _slot: slot,
     };
     let events = futures::stream::unfold(follow, |mut follow| async move {
@@ -175,10 +183,15 @@ impl Follow {
         loop {
             let now = mobiwf_runtime::process::now_ms();
             self.console.web.sessions.check(&self.token, now)?;
+            if self.pace.hold().await {
+                // News too soon after the last render: what comes meanwhile comes with it.
+                continue;
+            }
             let live = read(&self.console, self.id).await.ok().flatten()?;
             let shown = fragment(&live).into_string();
             let id = fingerprint(&shown);
             if self.last.as_deref() != Some(id.as_str()) {
+                self.pace.rendered();
                 self.last = Some(id.clone());
                 return Some(Event::default().event("instance").id(id).data(shown));
             }

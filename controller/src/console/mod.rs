@@ -51,7 +51,7 @@ pub(crate) struct Console {
     client: ControllerClient,
     web: Web,
     /// How many live instance pages may stream at once ([`live::MAX_CONSOLE_STREAMS`]).
-    streams: std::sync::Arc<tokio::sync::Semaphore>,
+    streams: web::streams::StreamSlots,
 }
 
 /// The console's pages, on `client`, with the sessions of `web`; with the security headers.
@@ -59,7 +59,7 @@ pub fn router(client: ControllerClient, web: Web) -> Router {
     let console = Console {
         client,
         web: web.clone(),
-        streams: std::sync::Arc::new(tokio::sync::Semaphore::new(live::MAX_CONSOLE_STREAMS)),
+        streams: web::streams::StreamSlots::new(live::MAX_CONSOLE_STREAMS, "MAX_CONSOLE_STREAMS"),
     };
     Router::new()
         .route("/", get(list::page))

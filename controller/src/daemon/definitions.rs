@@ -8,7 +8,7 @@ use mobiwf_book::{
 };
 use mobiwf_proto::InstanceId;
 use mobiwf_runtime::daemon::Group;
-use mobiwf_xml_schema::{DefinitionName, RoleId};
+use mobiwf_xml_schema::{DefinitionName, RoleId, WorkflowDefinition};
 use serde::{Deserialize, Serialize};
 use tokio::sync::oneshot;
 
@@ -38,6 +38,11 @@ pub(crate) enum DefinitionCommand {
 pub(crate) enum DefinitionQuery {
     /// Every one that can be started.
     List(oneshot::Sender<Vec<DefinitionSummary>>),
+    /// What a deploy of this definition would refuse beyond its document (its classes).
+    Check {
+        definition: Box<WorkflowDefinition>,
+        reply: oneshot::Sender<Result<(), BookError>>,
+    },
     /// One version of one, with its document.
     Show {
         name: DefinitionName,
@@ -139,6 +144,9 @@ impl ControllerActor {
             DefinitionQuery::List(reply) => {
                 let _ = reply.send(self.book.definitions());
             }
+            DefinitionQuery::Check { definition, reply } => {
+                let _ = reply.send(self.book.check_definition(&definition));
+            }
             DefinitionQuery::Show {
                 name,
                 version,
@@ -198,6 +206,22 @@ impl ControllerClient {
     pub async fn start(&self, start: Start) -> anyhow::Result<Result<Started, BookError>> {
         self.definition_command(|reply| DefinitionCommand::Start { start, reply })
             .await
+    }
+
+    /// What a deploy of `definition` would refuse beyond its document: classes the class
+    /// document does not have.
+    pub async fn check_definition(
+        &self,
+        definition: WorkflowDefinition,
+    ) -> anyhow::Result<Result<(), BookError>> {
+        let definition = Box::new(definition);
+        self.ask(|reply| {
+            Event::Query(Query::Definitions(DefinitionQuery::Check {
+                definition,
+                reply,
+            }))
+        })
+        .await
     }
 
     /// Every deployed definition that can be started.

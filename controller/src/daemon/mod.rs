@@ -212,7 +212,7 @@ pub async fn start(config: ControllerConfig) -> anyhow::Result<Controller> {
         data_dir: &config.data_dir,
         store: config.store.clone(),
         listen: config.listen.clone(),
-        delivered: Some(delivered_tx),
+        delivered: Some(mobiwf_runtime::outbox::DeliveredTo::all(delivered_tx)),
         locator: None,
         stop_on_refusal: &[],
         via_relay: None,

@@ -262,6 +262,72 @@ fn an_answer_to_a_claim_comes_only_from_the_host_it_went_to() {
 }
 
 #[test]
+fn a_claim_its_host_refuses_outright_is_answered_so() {
+    let mut core = node();
+    hear(&mut core, 1_000, &controller(), directory()).expect("the directory");
+    hear(
+        &mut core,
+        2_000,
+        &partner(),
+        item_from(PARTNER, Vec::new(), None),
+    )
+    .expect("the item");
+    let claim = NodeInput::Claim(mobiwf_people::LocalClaim {
+        user: UserId::from("alice"),
+        instance: InstanceId(9),
+        activity: ActivityId(1),
+        action: ItemAction::Select,
+    });
+    let out = core.apply(3_000_000, claim).expect("decided");
+    let Some(Reply::Claim(ClaimOutcome::Pending { request, .. })) = &out.reply else {
+        panic!("sent to its host: {:?}", out.reply);
+    };
+    let request = *request;
+    let sent = out
+        .sends
+        .iter()
+        .find(|s| matches!(s.message, Message::Claim(_)))
+        .map(|s| s.message.clone())
+        .expect("the claim sent");
+    assert!(core.desk().pending().any(|p| p.request == request));
+    // Another message refused changes nothing.
+    let other = NodeInput::Refused {
+        message: Message::Probe(Default::default()),
+        reason: "stranger".to_owned(),
+    };
+    let out = core.apply(4_000_000, other).expect("taken");
+    assert!(out.answers.is_empty(), "{:?}", out.answers);
+    assert!(core.desk().pending().any(|p| p.request == request));
+
+    let refused = NodeInput::Refused {
+        message: sent,
+        reason: "a stranger's message".to_owned(),
+    };
+    let out = core.apply(5_000_000, refused.clone()).expect("taken");
+    let [(answered, Verdict::Invalid { reason })] = out.answers.as_slice() else {
+        panic!("the claim answered as refused: {:?}", out.answers);
+    };
+    assert_eq!(*answered, request);
+    assert!(
+        reason.contains("its host refused the claim: a stranger's message"),
+        "{reason}"
+    );
+    assert!(
+        core.desk().pending().next().is_none(),
+        "nothing waits any more"
+    );
+    let told = core.desk().notices("alice");
+    assert!(
+        told.iter()
+            .any(|n| n.kind == "refused" && n.text.contains("a stranger's message")),
+        "{told:?}"
+    );
+    // The same refusal again (the outbox told twice, after a restart) is no news.
+    let out = core.apply(6_000_000, refused).expect("taken");
+    assert!(out.answers.is_empty(), "{:?}", out.answers);
+}
+
+#[test]
 fn a_refused_message_changes_nothing() {
     let mut core = deployed();
     let worklist = core.engine().worklist();

@@ -130,6 +130,39 @@ pub async fn check(response: reqwest::Response) -> anyhow::Result<reqwest::Respo
     anyhow::bail!("{message} (HTTP {status})")
 }
 
+/// Every page of the list at `url` (with `query`), read page after page while the API says
+/// more follow (its `Link: rel="next"`); an entry that moved onto a page already read, as the
+/// list changed meanwhile, is not read twice.
+pub async fn all_pages<T: serde::de::DeserializeOwned + serde::Serialize>(
+    client: &reqwest::Client,
+    url: &str,
+    query: &[(&str, &str)],
+) -> anyhow::Result<Vec<T>> {
+    let mut all: Vec<T> = Vec::new();
+    let mut read = std::collections::HashSet::new();
+    for page in 1usize.. {
+        let number = page.to_string();
+        let response = client
+            .get(url)
+            .query(query)
+            .query(&[("page", number.as_str())])
+            .send()
+            .await?;
+        let response = check(response).await?;
+        let more = response.headers().contains_key(reqwest::header::LINK);
+        let entries: Vec<T> = response.json().await?;
+        for entry in entries {
+            if read.insert(serde_json::to_string(&entry)?) {
+                all.push(entry);
+            }
+        }
+        if !more {
+            break;
+        }
+    }
+    Ok(all)
+}
+
 /// An error that ends the command with a code of its own (the worklist commands' 3 and 4).
 #[derive(Debug)]
 pub struct Exit {
@@ -146,3 +179,33 @@ impl std::fmt::Display for Exit {
 }
 
 impl std::error::Error for Exit {}
+
+#[cfg(test)]
+#[allow(clippy::unwrap_used)]
+mod tests {
+    use super::*;
+    use mobiwf_node::api_paging::PageParams;
+
+    /// The CLI's reader follows the pages to the end, each entry once.
+    #[tokio::test]
+    async fn all_pages_reads_every_page_once() {
+        use axum::extract::Query;
+        let all: Vec<u32> = (0..7).collect();
+        let app = axum::Router::new().route(
+            "/list",
+            axum::routing::get(move |Query(params): Query<PageParams>| {
+                let all = all.clone();
+                async move {
+                    let page = params.page().expect("a readable page");
+                    page.answer(page.slice(&all), all.len(), "/list", "")
+                }
+            }),
+        );
+        let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
+        let url = format!("http://{}/list", listener.local_addr().unwrap());
+        tokio::spawn(async move { axum::serve(listener, app).await });
+        let client = bearer_client(None, None).unwrap();
+        let read: Vec<u32> = all_pages(&client, &url, &[("limit", "3")]).await.unwrap();
+        assert_eq!(read, (0..7).collect::<Vec<_>>());
+    }
+}

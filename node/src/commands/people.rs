@@ -10,7 +10,7 @@
 
 use serde_json::Value;
 
-use crate::commands::api_client::{ApiArgs, Exit};
+use crate::commands::api_client::{ApiArgs, Exit, all_pages};
 
 /// Exit code of a claim the host refused because someone else holds the item.
 pub const EXIT_UNAVAILABLE: u8 = 4;
@@ -20,18 +20,7 @@ pub const EXIT_PENDING: u8 = 3;
 /// Prints a user's worklist as a table, or as JSON.
 pub async fn worklist(api: &ApiArgs, user: &str, order: &str, json: bool) -> anyhow::Result<()> {
     let url = format!("{}/users/{user}/worklist", api.base_url()?);
-    let response = api
-        .client()?
-        .get(&url)
-        .query(&[("order", order)])
-        .send()
-        .await?;
-    let items: Vec<Value> = answer(response)
-        .await?
-        .1
-        .as_array()
-        .cloned()
-        .unwrap_or_default();
+    let items: Vec<Value> = all_pages(&api.client()?, &url, &[("order", order)]).await?;
     if json {
         println!("{}", serde_json::to_string_pretty(&items)?);
         return Ok(());

@@ -1,13 +1,12 @@
 //! `mobiwf-node worklist`: the manual work waiting on a node.
 
-use crate::commands::api_client::{ApiArgs, check};
+use crate::commands::api_client::{ApiArgs, all_pages};
 use mobiwf_engine::WorkItem;
 
 /// Prints the worklist as a table, or as JSON.
 pub async fn run(api: &ApiArgs, json: bool) -> anyhow::Result<()> {
     let url = format!("{}/worklist", api.base_url()?);
-    let response = check(api.client()?.get(&url).send().await?).await?;
-    let items: Vec<WorkItem> = response.json().await?;
+    let items: Vec<WorkItem> = all_pages(&api.client()?, &url, &[]).await?;
     if json {
         println!("{}", serde_json::to_string_pretty(&items)?);
         return Ok(());

@@ -13,7 +13,7 @@ use mobiwf_node_core::{ClaimOutcome, CommandEnd, NodeCore, NodeInput, NotTaken, 
 use mobiwf_proto::{ActivityTypeId, Message, Millis, NodeId, Register};
 use mobiwf_runtime::daemon::{Actor, Destination, Group, NotApplied, Sequencer};
 use mobiwf_runtime::metrics::{Metrics, Peer};
-use mobiwf_runtime::outbox::Outbox;
+use mobiwf_runtime::outbox::{self, Outbox};
 use mobiwf_runtime::store::{Store, StoreError};
 use tokio::sync::{mpsc, oneshot, watch};
 use tracing::Instrument;
@@ -362,12 +362,30 @@ impl NodeActor {
                 self.step(now, NodeInput::Fetched { file, waiting }, writing, after)?;
             }
             Event::Offline(command) => self.offline(now, command, writing, after)?,
+            Event::Refused(refused) => self.refused(now, refused, writing, after)?,
             Event::Link(news) => {
                 let peer = NodeId::new(news.peer.to_string());
                 let reachable = news.reachable;
                 self.note_link(now, &peer, reachable);
                 self.step(now, NodeInput::Link { peer, reachable }, writing, after)?;
             }
+        }
+        Ok(())
+    }
+
+    /// A host refused a claim outright: its entry leaves the outbox in this group, with the
+    /// desk's answer to the user.
+    fn refused(
+        &mut self,
+        now: u64,
+        outbox::Delivered { message, reply }: outbox::Delivered,
+        writing: &mut Writing<'_>,
+        after: &mut After,
+    ) -> Result<(), StoreError> {
+        writing.group.answered(&message, &reply)?;
+        if let mobiwf_proto::Reply::Refused { reason } = reply {
+            let message = message.envelope.message;
+            self.step(now, NodeInput::Refused { message, reason }, writing, after)?;
         }
         Ok(())
     }

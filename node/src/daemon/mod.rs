@@ -181,6 +181,16 @@ enum Event {
     },
     /// A peer became unreachable, or answered again (the outbox's news, or a message from it).
     Link(mobiwf_runtime::outbox::LinkNews),
+    /// A host refused a user's claim outright ([`refused_claim`]): its entry leaves the outbox
+    /// with the answer the desk makes of it, in one group.
+    Refused(mobiwf_runtime::outbox::Delivered),
+}
+
+/// Which answers the actor takes from the outbox: a claim refused outright, whose user waits
+/// for an answer the host will never send. The outbox removes every other entry itself.
+fn refused_claim(sent: &outbox::Outgoing, reply: &mobiwf_proto::Reply) -> bool {
+    matches!(sent.envelope.message, mobiwf_proto::Message::Claim(_))
+        && matches!(reply, mobiwf_proto::Reply::Refused { .. })
 }
 
 /// One item of a user's worklist as the API shows it: the desk's entry, with its host's node
@@ -247,12 +257,7 @@ enum Command {
 enum Query {
     Worklist(oneshot::Sender<Vec<WorkItem>>),
     Runs(RunsWanted, oneshot::Sender<RunsPage>),
-    UserWorklist {
-        user: mobiwf_proto::UserId,
-        order: mobiwf_people::Order,
-        reply: oneshot::Sender<Result<Vec<WorklistEntry>, String>>,
-    },
-    /// One page of a user's worklist, for the worklist page.
+    /// One page of a user's worklist, for the worklist page and the API.
     UserWorklistPage {
         user: mobiwf_proto::UserId,
         order: mobiwf_people::Order,
@@ -299,14 +304,19 @@ impl NodeClient {
             .await
     }
 
-    /// A user's worklist on this node, their device; `Ok(Err(why))` when it is not here.
+    /// A user's whole worklist on this node, their device; `Ok(Err(why))` when it is not here.
+    /// For a process that embeds the node; over HTTP, lists are paged.
     pub async fn user_worklist(
         &self,
         user: mobiwf_proto::UserId,
         order: mobiwf_people::Order,
     ) -> anyhow::Result<Result<Vec<WorklistEntry>, String>> {
-        self.ask(|reply| Event::Query(Query::UserWorklist { user, order, reply }))
-            .await
+        let all = Window {
+            from: 0,
+            limit: usize::MAX,
+        };
+        let page = self.user_worklist_page(user, order, all).await?;
+        Ok(page.map(|page| page.entries))
     }
 
     /// The entries of a user's worklist in `window`, and how many it holds; `Ok(Err(why))` when
@@ -428,28 +438,67 @@ impl NodeClient {
     }
 }
 
+/// Where the node's outbox tells what its actor acts on: peers gone and back, and claims their
+/// hosts refused outright.
+struct OutboxNews {
+    link: mpsc::UnboundedSender<outbox::LinkNews>,
+    refused: outbox::DeliveredTo,
+}
+
+/// The receiving ends of [`OutboxNews`].
+struct OutboxTold {
+    link: mpsc::UnboundedReceiver<outbox::LinkNews>,
+    refused: mpsc::UnboundedReceiver<outbox::Delivered>,
+}
+
+impl OutboxNews {
+    fn channels() -> (OutboxNews, OutboxTold) {
+        let (link, link_rx) = mpsc::unbounded_channel();
+        let (to, refused_rx) = mpsc::unbounded_channel();
+        let refused = outbox::DeliveredTo {
+            to,
+            takes: refused_claim,
+        };
+        let told = OutboxTold {
+            link: link_rx,
+            refused: refused_rx,
+        };
+        (OutboxNews { link, refused }, told)
+    }
+}
+
+impl OutboxTold {
+    /// Hands what the outbox tells to the actor, as events.
+    fn forward(self, base: &mut Base<Event>) {
+        let events = base.events.clone();
+        base.tasks
+            .push(daemon::forward(self.link, events.clone(), Event::Link));
+        base.tasks
+            .push(daemon::forward(self.refused, events, Event::Refused));
+    }
+}
+
 /// Opens the data directory, joins the mesh, registers with the controller, resumes whatever
 /// was under way and serves the API.
 pub async fn start(config: NodeConfig) -> anyhow::Result<Node> {
     let (controller_peer, controller_addr) =
         outbox::peer_of(&config.controller).map_err(|e| anyhow::anyhow!("--controller: {e}"))?;
-    let (link_tx, link_rx) = tokio::sync::mpsc::unbounded_channel();
+    let (news, told) = OutboxNews::channels();
     let setup = Setup {
         data_dir: &config.data_dir,
         store: config.store.clone(),
         listen: config.listen.clone(),
-        delivered: None,
+        delivered: Some(news.refused),
         locator: Some((controller_peer, controller_addr.clone())),
         stop_on_refusal: &["register"],
         via_relay: config.via_relay.clone(),
         relay_server: config.relay_server,
         swarm_key: config.swarm_key,
         inbound: config.inbound,
-        link_news: Some(link_tx),
+        link_news: Some(news.link),
     };
     let mut base = Base::start(setup, Event::Inbound).await?;
-    base.tasks
-        .push(daemon::forward(link_rx, base.events.clone(), Event::Link));
+    told.forward(&mut base);
     let mut seq = base.sequencer()?;
     let core = load_core(&base, &config, controller_peer)?;
     let (deadline, deadline_rx) = watch::channel(core.next_deadline());

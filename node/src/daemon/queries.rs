@@ -126,9 +126,6 @@ impl NodeActor {
                     Err(e) => tracing::error!("reading the runs: {e}"),
                 }
             }
-            Query::UserWorklist { user, order, reply } => {
-                let _ = reply.send(self.user_worklist(&user, order));
-            }
             Query::UserWorklistPage {
                 user,
                 order,
@@ -160,21 +157,6 @@ impl NodeActor {
         }
     }
 
-    /// `user`'s worklist in `order`, each line with its host's name; why not when the user's
-    /// device is another node.
-    fn user_worklist(
-        &self,
-        user: &UserId,
-        order: mobiwf_people::Order,
-    ) -> Result<Vec<WorklistEntry>, String> {
-        let all = Window {
-            from: 0,
-            limit: usize::MAX,
-        };
-        self.user_worklist_page(user, order, all)
-            .map(|page| page.entries)
-    }
-
     /// The entries of `user`'s worklist in `order` that `window` shows, each with its host's
     /// name, and how many the worklist holds; why not when the user's device is another node.
     fn user_worklist_page(
@@ -183,8 +165,33 @@ impl NodeActor {
         order: mobiwf_people::Order,
         window: Window,
     ) -> Result<WorklistPage, String> {
+        self.here(user)?;
+        let page = self
+            .core
+            .desk()
+            .worklist_page(user.as_str(), order, window.from, window.limit);
+        Ok(WorklistPage {
+            entries: page
+                .entries
+                .into_iter()
+                .map(|entry| self.line(user, entry))
+                .collect(),
+            total: page.total,
+        })
+    }
+
+    /// Why not when `user`'s device is another node.
+    fn here(&self, user: &UserId) -> Result<(), String> {
         let dir = self.core.engine().directory();
-        let entry = |entry: mobiwf_people::Entry| WorklistEntry {
+        mobiwf_people::desk::here(dir, &self.core.identity().name, user.as_str())
+            .map(|_| ())
+            .map_err(|e| e.to_string())
+    }
+
+    /// A worklist entry of `user` with its host's name.
+    fn line(&self, user: &UserId, entry: mobiwf_people::Entry) -> WorklistEntry {
+        let dir = self.core.engine().directory();
+        WorklistEntry {
             host_name: entry
                 .info
                 .host
@@ -193,19 +200,7 @@ impl NodeActor {
                 .map(|d| d.name.clone()),
             entry,
             user: user.clone(),
-        };
-        mobiwf_people::desk::here(dir, &self.core.identity().name, user.as_str())
-            .map(|_| {
-                let page =
-                    self.core
-                        .desk()
-                        .worklist_page(user.as_str(), order, window.from, window.limit);
-                WorklistPage {
-                    entries: page.entries.into_iter().map(entry).collect(),
-                    total: page.total,
-                }
-            })
-            .map_err(|e| e.to_string())
+        }
     }
 
     /// Since when `user` is away, the peers this device cannot reach, and the hosts of the
@@ -284,17 +279,15 @@ impl NodeActor {
         &self,
         asked: &ItemAsked,
     ) -> Result<Result<Option<ItemDetail>, String>, StoreError> {
-        let list = match self.user_worklist(&asked.user, mobiwf_people::Order::Arrival) {
-            Ok(list) => list,
-            Err(why) => return Ok(Err(why)),
-        };
-        let key = (asked.instance, asked.activity);
-        let Some(entry) = list
-            .into_iter()
-            .find(|e| (e.entry.info.instance, e.entry.info.activity) == key)
+        if let Err(why) = self.here(&asked.user) {
+            return Ok(Err(why));
+        }
+        let desk = self.core.desk();
+        let Some(entry) = desk.worklist_entry(asked.user.as_str(), asked.instance, asked.activity)
         else {
             return Ok(Ok(None));
         };
+        let entry = self.line(&asked.user, entry);
         let run_key = RunKey {
             instance: asked.instance,
             partition: entry.entry.info.partition,
@@ -307,11 +300,8 @@ impl NodeActor {
             };
             Some((kinds(&act.data.reads), kinds(&act.data.writes)))
         });
-        let copy = self
-            .core
-            .desk()
-            .items()
-            .find(|i| i.key() == key)
+        let copy = desk
+            .item(asked.instance, asked.activity)
             .and_then(|i| i.copy.as_ref());
         let names: Option<Vec<String>> = match (&hosted, copy) {
             (Some((reads, _)), _) => Some(reads.iter().map(|(n, _)| n.clone()).collect()),

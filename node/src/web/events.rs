@@ -16,8 +16,9 @@ use axum::http::request::Parts;
 use axum::response::sse::{Event, KeepAlive, Sse};
 use axum::response::{IntoResponse, Response};
 use mobiwf_proto::UserId;
+use mobiwf_runtime::web::streams::{RenderPace, StreamSlot};
 use serde::Deserialize;
-use tokio::sync::{OwnedSemaphorePermit, watch};
+use tokio::sync::watch;
 
 use super::{Pages, signed_user, trouble, view};
 
@@ -47,7 +48,8 @@ struct Follow {
     /// The fingerprint of what the browser shows.
     last: Option<String>,
     news: watch::Receiver<u64>,
-    _slot: OwnedSemaphorePermit,
+    pace: RenderPace,
+    _slot: StreamSlot,
 }
 
 pub(super) async fn stream(
@@ -59,9 +61,12 @@ pub(super) async fn stream(
         Ok(signed) => signed,
         Err(page) => return page.into_response(),
     };
-    let Ok(slot) = pages.streams.clone().try_acquire_owned() else {
-        let why = format!("{MAX_EVENT_STREAMS} live worklists are open (MAX_EVENT_STREAMS)");
-        return trouble(&signed, StatusCode::SERVICE_UNAVAILABLE, &why);
+    let slot = match pages.streams.take(&signed.token) {
+        Ok(slot) => slot,
+        Err(full) => {
+            let why = full.to_string();
+            return trouble(&signed, StatusCode::SERVICE_UNAVAILABLE, &why);
+        }
     };
     let resumed = parts
         .headers
@@ -75,6 +80,7 @@ pub(super) async fn stream(
         user,
         shown: q.page.shown(),
         last: resumed.or(q.since),
+        pace: RenderPace::default(),
         _slot: slot,
     };
     let events = futures::stream::unfold(follow, |mut follow| async move {
@@ -107,6 +113,11 @@ impl Follow {
             };
             let id = view::fingerprint(&list, shown);
             if self.last.as_deref() != Some(id.as_str()) {
+                if self.pace.hold().await {
+                    // It came too soon after the last: what changed meanwhile comes with it.
+                    continue;
+                }
+                self.pace.rendered();
                 let list = view::worklist(&list, shown, &id, now).into_string();
                 self.last = Some(id.clone());
                 return Some(Event::default().event("worklist").id(id).data(list));

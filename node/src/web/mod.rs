@@ -47,8 +47,8 @@ use crate::daemon::NodeClient;
 pub(crate) struct Pages {
     client: NodeClient,
     web: Web,
-    /// How many live worklists may stream at once.
-    streams: std::sync::Arc<tokio::sync::Semaphore>,
+    /// How many live worklists may stream at once, in all and by session.
+    streams: web::streams::StreamSlots,
 }
 
 /// The pages, on `client`, with the sessions of `web`; with the security headers.
@@ -56,7 +56,7 @@ pub fn router(client: NodeClient, web: Web) -> Router {
     let pages = Pages {
         client,
         web: web.clone(),
-        streams: std::sync::Arc::new(tokio::sync::Semaphore::new(events::MAX_EVENT_STREAMS)),
+        streams: web::streams::StreamSlots::new(events::MAX_EVENT_STREAMS, "MAX_EVENT_STREAMS"),
     };
     Router::new()
         .route("/", get(worklist))

@@ -4,7 +4,7 @@
 use std::cmp::Reverse;
 use std::fmt;
 
-use mobiwf_proto::{Hold, ItemInfo, Location, UserId};
+use mobiwf_proto::{ActivityId, Hold, InstanceId, ItemInfo, Location, UserId};
 use serde::{Deserialize, Serialize};
 
 use super::{Desk, DeskItem};
@@ -164,6 +164,20 @@ impl Desk {
             .filter_map(|(_, i)| self.entry(i, user))
             .collect();
         WorklistPage { entries, total }
+    }
+
+    /// The entry of `user`'s worklist for one item, if the worklist shows it: what
+    /// [`Desk::worklist`] would list for that item, found by its key, not by listing.
+    pub fn worklist_entry(
+        &self,
+        user: &str,
+        instance: InstanceId,
+        activity: ActivityId,
+    ) -> Option<Entry> {
+        let item = self.items.get(&(instance, activity))?;
+        shows(item, user, self.is_away(user))
+            .then(|| self.entry(item, user))
+            .flatten()
     }
 
     /// Of each entry of [`Desk::worklist`] (in no order), what the link to its host needs,

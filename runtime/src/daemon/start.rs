@@ -16,7 +16,7 @@ use super::sequencer::Sequencer;
 use super::{Api, EVENT_QUEUE, forward, open_store, serve_api};
 use crate::mesh::{self, Inbound, MeshConfig, MeshHandle};
 use crate::metrics::Metrics;
-use crate::outbox::{Delivered, MeshLink, Outbox, Wiring};
+use crate::outbox::{DeliveredTo, MeshLink, Outbox, Wiring};
 use crate::store::Store;
 
 /// Where and how a daemon starts.
@@ -29,7 +29,7 @@ pub struct Setup<'a> {
     pub listen: Vec<Multiaddr>,
     /// Where the outbox reports answered messages, for a daemon that wants to know (the
     /// controller learns of deployments this way); `None`: the outbox removes them itself.
-    pub delivered: Option<mpsc::UnboundedSender<Delivered>>,
+    pub delivered: Option<DeliveredTo>,
     /// Whom to ask where a peer is when deliveries to it fail: a node's controller (its
     /// full address); `None` for the controller.
     pub locator: Option<(PeerId, Multiaddr)>,

@@ -76,6 +76,26 @@ pub struct Delivered {
     pub reply: Reply,
 }
 
+/// Where the answers an owner takes go, and which they are: the owner removes those entries
+/// itself ([`stage_answered`]) with what it makes of the answer; the outbox removes the rest.
+pub struct DeliveredTo {
+    /// Where the answers go.
+    pub to: mpsc::UnboundedSender<Delivered>,
+    /// Whether the owner takes this answer to this message.
+    pub takes: fn(&Outgoing, &Reply) -> bool,
+}
+
+impl DeliveredTo {
+    /// Every answer goes to the owner (the controller, which learns how a deployment or a
+    /// rerun was taken).
+    pub fn all(to: mpsc::UnboundedSender<Delivered>) -> DeliveredTo {
+        DeliveredTo {
+            to,
+            takes: |_, _| true,
+        }
+    }
+}
+
 /// The delivery side of the outbox.
 #[derive(Clone)]
 pub struct Outbox {
@@ -87,7 +107,7 @@ struct Inner {
     link: Arc<dyn Link>,
     local: mpsc::Sender<Inbound>,
     metrics: Arc<Metrics>,
-    delivered: Option<mpsc::UnboundedSender<Delivered>>,
+    delivered: Option<DeliveredTo>,
     stop_on_refusal: Option<StopOnRefusal>,
     link_news: Option<mpsc::UnboundedSender<LinkNews>>,
     depth: AtomicUsize,
@@ -108,7 +128,7 @@ pub struct Wiring {
     /// The daemon's metrics.
     pub metrics: Arc<Metrics>,
     /// Where answered messages go, for an owner that removes them itself.
-    pub delivered: Option<mpsc::UnboundedSender<Delivered>>,
+    pub delivered: Option<DeliveredTo>,
     /// Refusals the daemon cannot go on after (a node's registration).
     pub stop_on_refusal: Option<StopOnRefusal>,
     /// Where news of peers becoming unreachable and reachable again goes, for a daemon that
@@ -364,9 +384,11 @@ impl Inner {
                 )));
             }
         }
-        if let Some(delivered) = &self.delivered {
+        if let Some(delivered) = &self.delivered
+            && (delivered.takes)(msg, &reply)
+        {
             // The owner removes the entry with what it makes of the answer.
-            let _ = delivered.send(Delivered {
+            let _ = delivered.to.send(Delivered {
                 message: msg.clone(),
                 reply,
             });

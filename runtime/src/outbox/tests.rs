@@ -38,6 +38,8 @@ struct Fake {
     unanswered: Mutex<HashMap<PeerId, usize>>,
     /// How many times the controller was asked where a peer is.
     relocations: Mutex<usize>,
+    /// The messages (by number) every peer refuses.
+    refused: Mutex<HashSet<u64>>,
 }
 
 const FAIL_AFTER: Duration = Duration::from_millis(30);
@@ -79,7 +81,12 @@ impl Link for FakeLink {
                 *left = left.saturating_sub(1);
                 shed
             };
-            let result = if shed {
+            let refused = fake.refused.lock().unwrap().contains(&envelope.id.seq);
+            let result = if refused {
+                Ok(Reply::Refused {
+                    reason: "not yours".to_owned(),
+                })
+            } else if shed {
                 Err(LinkError::Unanswered("shed".to_owned()))
             } else if up {
                 tokio::time::sleep(Duration::from_millis(2)).await;
@@ -448,4 +455,60 @@ async fn each_try_tells_its_receiver_the_lowest_number_it_has_no_answer_for() {
     let tries = fake.tries.lock().unwrap();
     let last = tries.iter().rev().find(|(to, _, _)| *to == down).unwrap();
     assert_eq!(*last, (down, 6, 6), "all below 6 answered");
+}
+
+/// An owner that takes only refusals hears of those alone, and their entries stay unanswered
+/// until it releases them with its own write; the outbox removes the rest itself.
+#[tokio::test]
+async fn an_owner_takes_only_the_answers_it_asked_for() {
+    let fake = Arc::new(Fake::default());
+    let peer = PeerId::random();
+    fake.up.lock().unwrap().insert(peer);
+    fake.refused.lock().unwrap().insert(2);
+    let (to, mut taken) = mpsc::unbounded_channel();
+    let (local, _rx) = mpsc::channel(16);
+    let wiring = Wiring {
+        link: Arc::new(FakeLink(fake.clone(), PeerId::random())),
+        local,
+        metrics: Arc::new(Metrics::new()),
+        delivered: Some(DeliveredTo {
+            to,
+            takes: |_, reply| matches!(reply, Reply::Refused { .. }),
+        }),
+        stop_on_refusal: None,
+        link_news: None,
+    };
+    let backoff = Backoff {
+        min: Duration::from_millis(10),
+        max: Duration::from_millis(40),
+    };
+    let outbox = Outbox::start_with(Arc::new(MemoryStore::new()), wiring, backoff).unwrap();
+    outbox.dispatch(messages(peer, 1, 3));
+    let first = tokio::time::timeout(Duration::from_secs(10), taken.recv())
+        .await
+        .expect("the refusal is told")
+        .expect("the channel is open");
+    assert_eq!(first.message.envelope.id.seq, 2);
+    assert!(
+        matches!(first.reply, Reply::Refused { .. }),
+        "{:?}",
+        first.reply
+    );
+    let node = NodeId::new(peer.to_string());
+    wait_until(
+        "the acknowledged ones removed",
+        Duration::from_secs(10),
+        || delivered_to(&fake, peer) == 2,
+    )
+    .await;
+    wait_until("only the refused one left", Duration::from_secs(10), || {
+        outbox.lowest_unanswered(&node) == Some(2)
+    })
+    .await;
+    assert!(
+        taken.try_recv().is_err(),
+        "acknowledgements stay the outbox's"
+    );
+    outbox.release(&[(node.clone(), 2)]);
+    assert_eq!(outbox.lowest_unanswered(&node), None);
 }

@@ -10,6 +10,8 @@
 //!   `POST /login-links` (behind the token check: what `login-link` asks).
 //! - `page`: the layout, the plain pages, the security headers.
 //! - `assets`: the script and the style sheet, under names that hold their hash.
+//! - `streams`: how many live pages are open, in all and by session, and how often each
+//!   renders.
 //!
 //! A session carries exactly the rights of an API token with the same grant
 //! (`api_auth::Grant`): a user's own worklist on a node, a role on the controller; the pages
@@ -20,6 +22,7 @@ mod page;
 mod routes;
 pub mod rules;
 mod sessions;
+pub mod streams;
 
 use std::sync::Arc;
 

@@ -6,7 +6,8 @@
 //! - `POST /logout` (form field `csrf`): ends the session and clears the cookie.
 //! - `GET /assets/{name}`: the script and the style sheet.
 //! - `POST /login-links` with `{"user": "alice", "path": "/"}` (a node) or `{"role":
-//!   "operator", "path": "/"}` (the controller), on the API behind its token check: 201
+//!   "operator", "path": "/"}` (the controller; with `"user"` too, the organisation user the
+//!   session acts as where one counts: a definition's creator role), on the API behind its token check: 201
 //!   `{"code", "login", "expires_ms"}` (`login` is the path with the code: the daemon's address
 //!   before it makes the link); 400 what is wrong. The code is on disk before it is shown.
 
@@ -20,7 +21,7 @@ use serde::Deserialize;
 use serde_json::json;
 
 use super::page::{self, Bar, html as page_html, layout, message};
-use super::rules::{self, SESSION_TTL_MS};
+use super::rules::{self, SESSION_TTL_MS, Speaker};
 use super::{LinkGrants, Web, WebSettings};
 use crate::api_auth::{Grant, Role};
 
@@ -183,25 +184,38 @@ fn error(status: StatusCode, message: String) -> Response {
     (status, Json(json!({ "error": message }))).into_response()
 }
 
-/// Whom a link asked with `body` speaks for on a daemon whose links speak for `grants`.
-fn grant_of(grants: LinkGrants, body: &LinkBody) -> Result<Grant, String> {
+/// Whom a link asked with `body` speaks for on a daemon whose links speak for `grants`: a
+/// node's, one user; the controller's, a role, and maybe the organisation user it acts as.
+fn speaker_of(grants: LinkGrants, body: &LinkBody) -> Result<Speaker, String> {
+    let user_ok = |user: &String| crate::api_auth::user_id_problem(user).map_or(Ok(()), Err);
     match (grants, &body.user, &body.role) {
         (LinkGrants::User, Some(user), None) => {
-            crate::api_auth::user_id_problem(user).map_or(Ok(Grant::User(user.clone())), Err)
+            user_ok(user)?;
+            Ok(Grant::User(user.clone()).into())
         }
         (LinkGrants::User, _, _) => {
             Err("a node's login link is for one user: {\"user\": \"alice\"}".to_owned())
         }
-        (LinkGrants::Role, None, Some(role)) => Role::parse(role).map(Grant::Role),
-        (LinkGrants::Role, _, _) => {
-            Err("the controller's login link is for a role: {\"role\": \"operator\"}".to_owned())
+        (LinkGrants::Role, user, Some(role)) => {
+            if let Some(user) = user {
+                user_ok(user)?;
+            }
+            Ok(Speaker {
+                grant: Role::parse(role).map(Grant::Role)?,
+                user: user.clone(),
+            })
         }
+        (LinkGrants::Role, _, None) => Err(
+            "the controller's login link is for a role: {\"role\": \"operator\"} (and \
+             maybe the user it acts as: \"user\": \"alice\")"
+                .to_owned(),
+        ),
     }
 }
 
 async fn make_link(State(web): State<Web>, Json(body): Json<LinkBody>) -> Response {
-    let grant = match grant_of(web.settings.grants, &body) {
-        Ok(grant) => grant,
+    let speaker = match speaker_of(web.settings.grants, &body) {
+        Ok(speaker) => speaker,
         Err(why) => return error(StatusCode::BAD_REQUEST, why),
     };
     let then = match rules::local_path(body.path.as_deref().unwrap_or("/")) {
@@ -210,7 +224,7 @@ async fn make_link(State(web): State<Web>, Json(body): Json<LinkBody>) -> Respon
     };
     let now = crate::process::now_ms();
     let sessions = web.sessions.clone();
-    match tokio::task::spawn_blocking(move || sessions.issue(grant, then, now)).await {
+    match tokio::task::spawn_blocking(move || sessions.issue(speaker, then, now)).await {
         Ok(Ok((code, kept))) => {
             tracing::info!(code = %kept.id, grant = %kept.grant, "login link made");
             let login = format!("/login?code={code}");
@@ -234,19 +248,39 @@ mod tests {
         }
     }
 
+    fn grant(grants: LinkGrants, body: &LinkBody) -> Result<Grant, String> {
+        speaker_of(grants, body).map(|s| s.grant)
+    }
+
     #[test]
     fn a_node_links_a_user_and_the_controller_a_role() {
         assert_eq!(
-            grant_of(LinkGrants::User, &body(Some("alice"), None)),
+            grant(LinkGrants::User, &body(Some("alice"), None)),
             Ok(Grant::User("alice".into()))
         );
-        assert!(grant_of(LinkGrants::User, &body(Some("a b"), None)).is_err());
-        assert!(grant_of(LinkGrants::User, &body(None, Some("operator"))).is_err());
+        assert!(grant(LinkGrants::User, &body(Some("a b"), None)).is_err());
+        assert!(grant(LinkGrants::User, &body(None, Some("operator"))).is_err());
         assert_eq!(
-            grant_of(LinkGrants::Role, &body(None, Some("operator"))),
+            grant(LinkGrants::Role, &body(None, Some("operator"))),
             Ok(Grant::Role(Role::Operator))
         );
-        assert!(grant_of(LinkGrants::Role, &body(None, Some("root"))).is_err());
-        assert!(grant_of(LinkGrants::Role, &body(Some("alice"), None)).is_err());
+        assert!(grant(LinkGrants::Role, &body(None, Some("root"))).is_err());
+        assert!(grant(LinkGrants::Role, &body(Some("alice"), None)).is_err());
+    }
+
+    #[test]
+    fn a_controller_link_may_name_the_user_its_role_acts_as() {
+        assert_eq!(
+            speaker_of(LinkGrants::Role, &body(Some("alice"), Some("operator"))),
+            Ok(Speaker {
+                grant: Grant::Role(Role::Operator),
+                user: Some("alice".to_owned()),
+            })
+        );
+        assert!(speaker_of(LinkGrants::Role, &body(Some("a b"), Some("operator"))).is_err());
+        assert_eq!(
+            speaker_of(LinkGrants::Role, &body(None, Some("viewer"))).map(|s| s.user),
+            Ok(None)
+        );
     }
 }

@@ -32,10 +32,30 @@ pub struct LoginCode {
     pub hash: String,
     /// Whom the session it opens speaks for.
     pub grant: Grant,
+    /// The organisation user a role's session speaks for (the controller's
+    /// `login-link --role R --user U`), as an API token may ([`crate::api_auth::ApiToken::user`]).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub user: Option<String>,
     /// Where the browser goes once signed in (a path of this daemon).
     pub then: String,
     /// When it can no longer be exchanged, ms since the epoch.
     pub expires_ms: u64,
+}
+
+/// Whom a login link's session will speak for: a grant, and for a role on the controller,
+/// maybe the organisation user it acts as.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Speaker {
+    /// The rights.
+    pub grant: Grant,
+    /// The organisation user a role speaks for, if any.
+    pub user: Option<String>,
+}
+
+impl From<Grant> for Speaker {
+    fn from(grant: Grant) -> Speaker {
+        Speaker { grant, user: None }
+    }
 }
 
 /// A session as a daemon keeps it: its hash, never the cookie's value.
@@ -47,6 +67,10 @@ pub struct Session {
     pub hash: String,
     /// Whom it speaks for: exactly the rights of an API token with this grant.
     pub grant: Grant,
+    /// The organisation user a role's session speaks for, if its link named one: who starts
+    /// an instance, for a definition's creator role.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub user: Option<String>,
     /// When it began, ms since the epoch.
     pub created_ms: u64,
     /// When it ends, ms since the epoch.
@@ -171,6 +195,7 @@ mod tests {
 
     fn code(hash: &str, expires_ms: u64) -> LoginCode {
         LoginCode {
+            user: None,
             id: id_of(hash),
             hash: hash.to_owned(),
             grant: Grant::User("alice".into()),

@@ -10,9 +10,8 @@ use std::sync::{Arc, Mutex};
 
 use super::rules::{
     CODE_PREFIX, CODE_TTL_MS, CodeRefused, LoginCode, SESSION_PREFIX, SESSION_TTL_MS, Session,
-    id_of, is_over, take_code,
+    Speaker, id_of, is_over, take_code,
 };
-use crate::api_auth::Grant;
 use crate::secret;
 use crate::store::{Batch, Durability, Store, StoreError, encode, unreadable};
 
@@ -92,12 +91,12 @@ impl Sessions {
         self.tables.lock().unwrap_or_else(|e| e.into_inner())
     }
 
-    /// A new login code for `grant`, leading to `then` (a path, checked by the caller with
+    /// A new login code for `speaker`, leading to `then` (a path, checked by the caller with
     /// `rules::local_path`): its text, shown once, and what is kept; on disk when this
     /// returns. Blocks on the store's sync: call it off the async workers.
     pub fn issue(
         &self,
-        grant: Grant,
+        speaker: Speaker,
         then: String,
         now_ms: u64,
     ) -> anyhow::Result<(String, LoginCode)> {
@@ -106,7 +105,8 @@ impl Sessions {
         let code = LoginCode {
             id: id_of(&hash),
             hash,
-            grant,
+            grant: speaker.grant,
+            user: speaker.user,
             then,
             expires_ms: now_ms.saturating_add(CODE_TTL_MS),
         };
@@ -153,6 +153,7 @@ impl Sessions {
             id: id_of(&token_hash),
             hash: token_hash,
             grant: code.grant.clone(),
+            user: code.user.clone(),
             created_ms: now_ms,
             expires_ms: now_ms.saturating_add(SESSION_TTL_MS),
         };
@@ -231,6 +232,7 @@ fn oldest_past<T>(
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::api_auth::Grant;
     use crate::store::MemoryStore;
 
     fn alice() -> Grant {
@@ -241,7 +243,9 @@ mod tests {
     fn a_code_opens_one_session_and_is_kept_only_hashed() {
         let store: Arc<dyn Store> = Arc::new(MemoryStore::new());
         let sessions = Sessions::open(store.clone(), 0).unwrap();
-        let (code, kept) = sessions.issue(alice(), "/items/1/2".into(), 1_000).unwrap();
+        let (code, kept) = sessions
+            .issue(alice().into(), "/items/1/2".into(), 1_000)
+            .unwrap();
         assert!(code.starts_with(CODE_PREFIX));
         assert_eq!(kept.expires_ms, 1_000 + CODE_TTL_MS);
         let on_disk = store.scan_prefix(CODE_KEY.as_bytes()).unwrap();
@@ -282,10 +286,10 @@ mod tests {
     fn an_expired_code_opens_nothing_and_a_session_ends_on_sign_out() {
         let store: Arc<dyn Store> = Arc::new(MemoryStore::new());
         let sessions = Sessions::open(store.clone(), 0).unwrap();
-        let (code, _) = sessions.issue(alice(), "/".into(), 0).unwrap();
+        let (code, _) = sessions.issue(alice().into(), "/".into(), 0).unwrap();
         let late = sessions.redeem(&code, CODE_TTL_MS).unwrap().unwrap_err();
         assert_eq!(late, CodeRefused::Expired);
-        let (code, _) = sessions.issue(alice(), "/".into(), 0).unwrap();
+        let (code, _) = sessions.issue(alice().into(), "/".into(), 0).unwrap();
         let (signed, _) = sessions.redeem(&code, 1).unwrap().unwrap();
         sessions.end(&signed.session.id).unwrap();
         assert_eq!(sessions.check(&signed.token, 2), None);
@@ -297,9 +301,9 @@ mod tests {
     fn full_tables_drop_what_ends_first() {
         let store: Arc<dyn Store> = Arc::new(MemoryStore::new());
         let sessions = Sessions::open(store.clone(), 0).unwrap();
-        let (first, _) = sessions.issue(alice(), "/".into(), 0).unwrap();
+        let (first, _) = sessions.issue(alice().into(), "/".into(), 0).unwrap();
         for n in 1..=MAX_CODES as u64 {
-            sessions.issue(alice(), "/".into(), n).unwrap();
+            sessions.issue(alice().into(), "/".into(), n).unwrap();
         }
         assert_eq!(sessions.tables().codes.len(), MAX_CODES);
         assert_eq!(
@@ -315,15 +319,25 @@ mod tests {
     fn the_csrf_token_is_the_sessions() {
         let store: Arc<dyn Store> = Arc::new(MemoryStore::new());
         let sessions = Sessions::open(store, 0).unwrap();
-        let (code, _) = sessions.issue(alice(), "/".into(), 0).unwrap();
+        let (code, _) = sessions.issue(alice().into(), "/".into(), 0).unwrap();
         let (signed, _) = sessions.redeem(&code, 0).unwrap().unwrap();
         assert!(signed.csrf_ok(Some(&signed.csrf())));
         assert!(!signed.csrf_ok(None));
-        let (code, _) = sessions.issue(alice(), "/".into(), 0).unwrap();
+        let (code, _) = sessions.issue(alice().into(), "/".into(), 0).unwrap();
         let (other, _) = sessions.redeem(&code, 0).unwrap().unwrap();
         assert!(
             !signed.csrf_ok(Some(&other.csrf())),
             "each session has its own"
         );
+    }
+
+    #[test]
+    fn a_session_stored_before_sessions_named_a_user_still_loads() {
+        let stored = r#"{"id":"0123456789ab","hash":"00","grant":{"role":"operator"},"created_ms":1,"expires_ms":2}"#;
+        let session: Session = serde_json::from_str(stored).unwrap();
+        assert_eq!(session.user, None);
+        let code = r#"{"id":"0123456789ab","hash":"00","grant":{"user":"alice"},"then":"/","expires_ms":2}"#;
+        let code: LoginCode = serde_json::from_str(code).unwrap();
+        assert_eq!(code.user, None);
     }
 }

@@ -1,6 +1,6 @@
 //! The worklist views and the JSON the API returns.
 
-use mobiwf_proto::{Hold, ItemStatus, UserId};
+use mobiwf_proto::{ActivityId, Hold, InstanceId, ItemStatus, UserId};
 
 use super::*;
 use crate::desk::{Entry, EntryState, Order};
@@ -170,6 +170,62 @@ fn a_page_is_its_slice_of_the_whole_list_in_every_order() {
         }
     }
     assert_eq!(f.desk.worklist_page("bob", Order::Arrival, 0, 9).total, 1);
+}
+
+#[test]
+fn one_entry_is_what_the_whole_list_shows_for_its_item() {
+    let mut f = five();
+    f.item(snap(
+        &info(3, 1),
+        2,
+        &[],
+        vec![holder("alice", Hold::Locked, 1, None)],
+        ItemStatus::Open,
+    ));
+    f.item(snap(&info(5, 1), 1, &["bob"], vec![], ItemStatus::Open));
+    f.claim("alice", &info(1, 1), mobiwf_proto::ItemAction::Select);
+    for user in ["alice", "bob", "carol"] {
+        let whole = f.desk.worklist(user, Order::Arrival);
+        for key in [(1, 1), (2, 1), (3, 1), (4, 1), (4, 2), (5, 1), (9, 9)] {
+            let (instance, activity) = (InstanceId(key.0), ActivityId(key.1));
+            let listed = whole
+                .iter()
+                .find(|e| (e.info.instance, e.info.activity) == (instance, activity));
+            let one = f.desk.worklist_entry(user, instance, activity);
+            assert_eq!(one.as_ref(), listed, "{user} {key:?}");
+        }
+    }
+    assert!(
+        f.desk
+            .worklist_entry("alice", InstanceId(5), ActivityId(1))
+            .is_none()
+    );
+    assert!(
+        f.desk
+            .worklist_entry("bob", InstanceId(5), ActivityId(1))
+            .is_some()
+    );
+}
+
+#[test]
+fn while_away_one_entry_is_only_a_locked_item() {
+    let mut f = five();
+    f.item(snap(
+        &info(3, 1),
+        2,
+        &[],
+        vec![holder("alice", Hold::Locked, 1, None)],
+        ItemStatus::Open,
+    ));
+    let entry = |f: &Fixture, key: (u64, u64)| {
+        f.desk
+            .worklist_entry("alice", InstanceId(key.0), ActivityId(key.1))
+    };
+    assert!(entry(&f, (1, 1)).is_some());
+    f.apply(crate::desk::DeskInput::Disconnect(UserId::new("alice")))
+        .expect("alice holds nothing selected");
+    assert!(entry(&f, (1, 1)).is_none(), "offered items wait while away");
+    assert_eq!(entry(&f, (3, 1)).map(|e| e.state), Some(EntryState::Locked));
 }
 
 #[test]
