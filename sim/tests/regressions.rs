@@ -113,15 +113,14 @@ fn a_given_up_partitions_decided_end_reaches_a_rerun_node_after_its_rerun() {
     passes(18699);
 }
 
-/// Open: an operator paused a running activity with `--kill`; its node wrote the pause (the
-/// activity paused, its try killed) and crashed right after the write, before it killed the
-/// command, whose process outlives its daemon. Started again, the node asks again only for
-/// running tries (`Engine::resume`), not for the kill of a try paused with a kill, so the
-/// command ran on; the operator's resumption started the next try beside it (here two
-/// commands of the self-conflicting class `press` at once). In the engine: a restart should
-/// ask again for the kill of a try a pause killed.
+/// An operator paused a running activity with `--kill`; its node wrote the pause (the activity
+/// paused, its try killed) and crashed right after the write, before it killed the command,
+/// whose process outlives its daemon. Started again, the node asked again only for running
+/// tries, not for the kill of a try paused with a kill, so the command ran on, and the
+/// operator's resumption started the next try beside it (here two commands of the
+/// self-conflicting class `press` at once). Fixed in the engine: a restart asks again for the
+/// kill of a try a pause killed (`Engine::resume`).
 #[test]
-#[ignore = "open: a pause's kill lost in a crash right after its write leaves the killed try running beside the next"]
 fn a_pause_s_kill_lost_in_a_crash_is_asked_for_again_at_the_restart() {
     passes(38205);
 }
