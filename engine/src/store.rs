@@ -90,6 +90,25 @@ impl Engine {
                 if running && act.kind == ActivityKind::Automatic {
                     effects.extend(self.execute(run.key, act.id));
                 }
+                // A try a pause killed: its kill was written before it was carried out, and
+                // may have been lost with the node, its command running on; asked again
+                // (the kill of a try that ended does nothing).
+                let killed = matches!(
+                    p.life(),
+                    Life::Paused {
+                        resume: crate::lifecycle::PausedFrom::Killed { .. },
+                        ..
+                    }
+                );
+                if killed && act.kind == ActivityKind::Automatic {
+                    effects.push(Effect::Kill {
+                        key: run.key,
+                        activity: act.id,
+                        attempt: p.try_number(),
+                        why: "its activity was paused with --kill (asked again at the restart)"
+                            .to_owned(),
+                    });
+                }
             }
             // Compensations under way when the node stopped (run once by the executor).
             for (activity, undo) in &run.compensations {

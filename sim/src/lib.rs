@@ -133,7 +133,7 @@ fn build(seed: u64, keep_trace: bool) -> World {
                 skills: vec![ActivityTypeId(1)],
                 controller: controller.clone(),
                 controller_addr: controller_addr.clone(),
-                hour_ms: mobiwf_proto::DEFAULT_HOUR_MS,
+                hour_ms: workload::defs::SIM_HOUR_MS,
             }
         })
         .collect();
@@ -156,6 +156,7 @@ fn build(seed: u64, keep_trace: bool) -> World {
         world.machines[pid].skew_us = i64::try_from(skew).unwrap_or(0) - 1_500_000;
     }
     world.checks.classes = classes;
+    world.checks.deadlines.responsible = world.workload.responsible.clone();
     world.weather = weather;
     world.net.breaks = weather.breaks;
     world.net.reach_anyway = weather.reach_anyway;

@@ -332,6 +332,12 @@ pub const ACTIVITY: &[Transition<ActivityKind, ActivityEventKind>] = {
         ),
         t(
             S::Paused,
+            E::Decided,
+            S::Cancelled,
+            "its partition is given up while it is paused before its start and a predecessor there blocks it",
+        ),
+        t(
+            S::Paused,
             E::OperatorCancel,
             S::CancelledByOperator,
             "an operator cancels the instance while it is paused",

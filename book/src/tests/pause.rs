@@ -148,6 +148,32 @@ scenarios! {
         assert!(matches!(activity(&b, 1).lifecycle(), ActivityLifecycle::CancelledByOperator { .. }));
     }
 
+    fn a_paused_activity_a_predecessor_blocks_is_cancelled_when_its_partition_is_given_up() {
+        // 1 → 2 on P1 (peerA), 3 after 2 on P2 (peerB); 2 paused before its start.
+        let mut b = three_nodes();
+        let acts = [act(1, -1, &[]), act(2, -1, &[1]), act(3, -1, &[2])];
+        submit(&mut b, &wf(&acts, &[(1, 1, 0, &[1, 2]), (2, 2, 0, &[3])])).expect("submit");
+        let message = Message::PauseReport(PauseReport {
+            instance: InstanceId(1),
+            activity: ActivityId(2),
+            by: "op".to_owned(),
+            at_ms: T0 + 200,
+            outcome: paused_in(ActivityState::Ready),
+            pass: mobiwf_proto::Pass::FIRST,
+        });
+        from_node(&mut b, T0 + 200, "peerA", message);
+        assert!(matches!(activity(&b, 2).lifecycle(), ActivityLifecycle::Paused { under: Undecided::Waiting, .. }));
+
+        let applied = suspect(&mut b, T0 + 1000, "peerA");
+        assert_eq!(activity(&b, 1).state(), ActivityState::Failed);
+        assert_eq!(activity(&b, 2).state(), ActivityState::Cancelled, "not left paused for good");
+        // Activity 3's node hears that 2 will never end well: it does not wait for good.
+        let told_b = sent(&applied).into_iter().any(|(to, m)| {
+            to == "peerB" && matches!(&m, Message::Notify(n) if n.activity == ActivityId(2))
+        });
+        assert!(told_b, "{:?}", sent(&applied));
+    }
+
     fn a_paused_activity_a_successor_waited_too_long_for_is_overdue_all_the_same() {
         let mut b = chain_book();
         says(&mut b, T0 + 50, ActivityState::Running);

@@ -2,7 +2,7 @@
 //! comes for items nobody could be offered. The choice itself is `mobiwf_people::choose`;
 //! this file gives it the host's load and the role's round-robin token, and applies it.
 
-use std::collections::BTreeSet;
+use std::collections::{BTreeMap, BTreeSet};
 
 use mobiwf_people::{Choice, Directory, Load};
 use mobiwf_proto::{ActivityId, Millis, NodeId, UserId};
@@ -66,9 +66,43 @@ impl Engine {
         let mut directory = directory;
         // What this node saw of the links is its own: a new version does not undo it.
         directory.unreachable = std::mem::take(&mut self.host.directory.unreachable);
-        self.host.directory = directory;
+        let old = std::mem::replace(&mut self.host.directory, directory);
         self.host.dirty_directory = true;
+        let versions: BTreeMap<ItemKey, u64> = self
+            .host
+            .items
+            .values()
+            .filter(|i| i.is_open())
+            .map(|i| (i.key(), i.version))
+            .collect();
         self.assign_open_again(fx);
+        self.tell_new_devices(&old, &versions, fx);
+    }
+
+    /// The users of open items whose device the new directory names and the old did not (it
+    /// registered since, or the user moved to another): that device is sent the item, which
+    /// it could not be before (unless assigning it again just changed it, and so sent it to
+    /// every user it involves). A holder given the item while their device was not registered
+    /// (the responsible user at a hand-over) would otherwise never see it on their worklist.
+    fn tell_new_devices(
+        &self,
+        old: &Directory,
+        versions: &BTreeMap<ItemKey, u64>,
+        fx: &mut Vec<Effect>,
+    ) {
+        let dir = &self.host.directory;
+        let moved = |u: &UserId| {
+            let now = dir.device_of(u.as_str()).map(|d| &d.name);
+            now.is_some() && now != old.device_of(u.as_str()).map(|d| &d.name)
+        };
+        let unchanged = |i: &&Item| versions.get(&i.key()) == Some(&i.version);
+        for item in self.host.items.values().filter(unchanged) {
+            let users: BTreeSet<UserId> =
+                item.involved().users().into_iter().filter(moved).collect();
+            if !users.is_empty() {
+                self.send_views(item, &users, None, fx);
+            }
+        }
     }
 
     /// A device became unreachable or answered again (`Input::Link`); once it answers, its

@@ -81,7 +81,7 @@ impl Engine {
     }
 
     /// One `Message::Item` per device of `users`, and to the claimant's.
-    fn send_views(
+    pub(super) fn send_views(
         &self,
         item: &Item,
         users: &BTreeSet<UserId>,

@@ -217,6 +217,28 @@ fn a_user_the_item_was_taken_from_works_on_it_again_once_given_it_back() {
     assert_eq!(state(&e, 1, 3), ActivityState::Succeeded);
 }
 
+fn a_responsible_user_whose_device_registers_after_the_hand_over_is_sent_the_item() {
+    // Ron's device N9 has not registered when the item passes to him: nothing can tell it.
+    let mut unregistered = org();
+    unregistered.devices.retain(|name, _| name.as_str() != "N9");
+    let mut e = host(unregistered);
+    deploy_due(&mut e, 1000, 1, &due_in(30, Method::Fcfa), true);
+    claim(&mut e, 1100, (1, 3), "alice", ItemAction::Select, Some("N1"));
+    let fx = tick(&mut e, 1000 + 6 * HOUR);
+    assert_eq!(hand_overs(&fx), [(vec!["alice".to_owned()], "ron".to_owned())]);
+    assert!(sent_to(&fx, "N9").is_none(), "no device of ron's to tell");
+    // Once it registers (the directory's next version names it), it is sent the item he holds.
+    let mut registered = org();
+    registered.version = 2;
+    let fx = at(&mut e, 1700, Input::Directory(registered.clone()));
+    let ron = sent_to(&fx, "N9").expect("ron's device told once it registered");
+    assert_eq!(ron.holders, [("ron".to_owned(), mobiwf_proto::Hold::Selected, None)]);
+    // A version that changes no one's device tells nobody again.
+    registered.version = 3;
+    let fx = at(&mut e, 1800, Input::Directory(registered));
+    assert!(sent_to(&fx, "N9").is_none(), "{fx:?}");
+}
+
 fn a_locked_item_is_handed_over_once_across_restarts() {
     let mut e = host(org());
     let mut disk = Disk::default();

@@ -113,6 +113,8 @@ fn a_pause_with_kill_kills_the_command_and_the_resumption_runs_a_new_try() {
     ended(&mut e, 2100, 1, 1, false, 0);
     let mut e = restart(&mut e);
     assert_eq!(life(&e, 1, 1), Life::Paused { resume: PausedFrom::Killed { attempt: 0 }, since_ms: 2000 });
+    // The kill may have been lost with the node (written, not carried out): asked again.
+    assert_eq!(kills(&e.resume()), [(1, 0)]);
 
     let fx = order(&mut e, 3000, 1, PauseAction::Resume);
     assert_eq!(executes(&fx), [(1, 1)], "a try of its own (its run directory)");

@@ -11,12 +11,18 @@ pub mod detector;
 pub mod store;
 
 use mobiwf_book::{Applied, Book, BookError, Effect, Input, NodeInfo, Starter};
-use mobiwf_proto::{Control, GivenInputs, InstanceId, Locate, Message, MessageId, NodeId, Reply};
+use mobiwf_proto::{
+    ActivityId, Control, GivenInputs, InstanceId, ItemAction, Locate, Message, MessageId, NodeId,
+    PauseAction, Reply, UserId,
+};
 
 use crate::disk::Disk;
 use crate::group::{Group, Inbound, NotApplied, Received, Sequencer};
 use crate::outbox::{Outbox, Outgoing};
 use detector::{Detector, SUSPECT_AFTER_US};
+
+/// The name an operator's pauses are made under (`by`).
+pub const OPERATOR: &str = "operator";
 
 /// An operator's command.
 #[derive(Debug, Clone)]
@@ -29,6 +35,8 @@ pub enum Operator {
         source: String,
         /// The workload's tag of it.
         tag: usize,
+        /// Its responsible user (`--responsible`).
+        responsible: Option<UserId>,
     },
     /// Interrupt, resume or cancel an instance.
     Control {
@@ -36,6 +44,33 @@ pub enum Operator {
         instance: InstanceId,
         /// What.
         action: Control,
+    },
+    /// Pause or resume one activity of an instance.
+    Pause {
+        /// The instance.
+        instance: InstanceId,
+        /// The activity.
+        activity: ActivityId,
+        /// What.
+        action: PauseAction,
+    },
+    /// Rerun a failed activity of a failed instance.
+    Rerun {
+        /// The instance.
+        instance: InstanceId,
+        /// The activity that failed.
+        activity: ActivityId,
+    },
+    /// An administrator's action on a work item (a delegation: from `user` to another).
+    Worklist {
+        /// The instance.
+        instance: InstanceId,
+        /// The activity.
+        activity: ActivityId,
+        /// Whose worklist.
+        user: UserId,
+        /// What.
+        action: ItemAction,
     },
     /// Apply an organisation document.
     Organisation(String),
@@ -82,12 +117,15 @@ pub struct ControllerProc {
     /// The answers to the submissions of the last group, by the workload's tag: the new
     /// instance, or why it was refused (given once the group is written).
     pub answers: Vec<(usize, Result<InstanceId, String>)>,
+    /// The reruns the last group accepted: the instance and the activities put back to
+    /// waiting (for the checks: their final states may change once).
+    pub reruns: Vec<(InstanceId, Vec<ActivityId>)>,
     recalled: Vec<InstanceId>,
 }
 
 impl ControllerProc {
     /// The controller as its disk left it (`daemon::book_of`): the lease half the suspicion
-    /// time; `fresh` is the incarnation a new store gets, `first_seq` the number its failure
+    /// time, the run's short hour for deadlines (`--hour-ms`); `fresh` is the incarnation a new store gets, `first_seq` the number its failure
     /// detector's probes count on from (its start, µs on its clock).
     pub fn start(
         me: NodeId,
@@ -95,7 +133,9 @@ impl ControllerProc {
         fresh: u64,
         first_seq: u64,
     ) -> Result<ControllerProc, String> {
-        let book = store::load(disk)?.with_lease_ms(SUSPECT_AFTER_US / 1000 / 2);
+        let book = store::load(disk)?
+            .with_lease_ms(SUSPECT_AFTER_US / 1000 / 2)
+            .with_hour_ms(crate::workload::defs::SIM_HOUR_MS);
         let seq = Sequencer::load(disk, me.clone(), fresh);
         let mut detector = Detector::numbered_from(first_seq);
         detector.watched = book.watched();
@@ -107,6 +147,7 @@ impl ControllerProc {
             detector,
             log: Vec::new(),
             answers: Vec::new(),
+            reruns: Vec::new(),
             changed: Vec::new(),
             recalled: Vec::new(),
         })
@@ -210,17 +251,40 @@ impl ControllerProc {
                 definition,
                 source,
                 tag: t,
+                responsible,
             } => {
                 tag = Some(t);
                 Input::Submit {
                     definition: definition.into_bytes(),
                     source,
-                    responsible: None,
+                    responsible,
                     inputs: GivenInputs::default(),
                     starter: Starter::Anyone,
                 }
             }
             Operator::Control { instance, action } => Input::Control { instance, action },
+            Operator::Pause {
+                instance,
+                activity,
+                action,
+            } => Input::Pause {
+                instance,
+                activity,
+                action,
+                by: OPERATOR.to_owned(),
+            },
+            Operator::Rerun { instance, activity } => Input::Rerun { instance, activity },
+            Operator::Worklist {
+                instance,
+                activity,
+                user,
+                action,
+            } => Input::Worklist {
+                instance,
+                activity,
+                user,
+                action,
+            },
             Operator::Organisation(document) => {
                 let org = mobiwf_xml_schema::load_organisation(document.as_bytes())
                     .map_err(|d| d.render("organisation"))?
@@ -240,6 +304,7 @@ impl ControllerProc {
                     self.answers.push((tag, Ok(id)));
                     self.log.push(format!("instance {id} submitted"));
                 }
+                self.reruns.extend(reruns_in(&applied.effects));
                 effects.extend(applied.effects);
             }
             Err(e) => {
@@ -332,6 +397,18 @@ impl ControllerProc {
         }
         Ok(())
     }
+}
+
+/// The reruns an operator's command sent: each of its messages names the instance and every
+/// activity put back to waiting (one message of a rerun is enough).
+fn reruns_in(effects: &[Effect]) -> Option<(InstanceId, Vec<ActivityId>)> {
+    effects.iter().find_map(|e| match e {
+        Effect::Send {
+            message: Message::Rerun(rerun),
+            ..
+        } => Some((rerun.instance, rerun.activities.clone())),
+        _ => None,
+    })
 }
 
 /// Reads back the settled instance `input` names when the book let it go (`Recaller::recall`).

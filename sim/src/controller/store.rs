@@ -221,7 +221,8 @@ fn definition_of(
     Ok(Some(def))
 }
 
-fn read_instance(disk: &Disk, id: InstanceId) -> Result<Option<Instance>, String> {
+/// The instance `id` as last written, if it was (what `status` shows of a settled one).
+pub fn read_instance(disk: &Disk, id: InstanceId) -> Result<Option<Instance>, String> {
     let key = instance_key(id);
     disk.get(key.as_bytes())
         .map(|v| decode(key.as_bytes(), v))

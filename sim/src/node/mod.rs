@@ -12,7 +12,7 @@ pub mod store;
 
 use std::collections::{BTreeMap, BTreeSet};
 
-use mobiwf_engine::{Effect, Lost, Target};
+use mobiwf_engine::{Effect, Life, Lost, Target};
 use mobiwf_node_core::{
     CommandEnd, Identity, NodeCore, NodeInput, NotTaken, Output, Reply, RoundTrips,
 };
@@ -92,6 +92,10 @@ pub struct NodeProc {
     pub refreshing: bool,
     /// What its last group did, for the trace.
     pub log: Vec<String>,
+    /// The executions its last group asked for that must start nothing new, and why (its
+    /// instance interrupted or cancelled, its activity paused, right after the input that
+    /// asked): a command one of them starts is a violation (`World::spawn`).
+    pub forbidden: BTreeMap<RunDir, &'static str>,
     config: NodeConfig,
 }
 
@@ -149,6 +153,7 @@ impl NodeProc {
             watching: BTreeSet::new(),
             refreshing: false,
             log: Vec::new(),
+            forbidden: BTreeMap::new(),
             config,
         })
     }
@@ -194,6 +199,7 @@ impl NodeProc {
     ) -> Result<(Group, After), String> {
         let mut group = Group::default();
         let mut after = After::default();
+        self.forbidden.clear();
         for event in events {
             self.apply_one(disk, now_us, event, &mut group, &mut after)?;
         }
@@ -268,6 +274,7 @@ impl NodeProc {
                     .push(format!("claim {request} answered: {verdict:?}"));
             }
             self.unfence_killed(&out.effects);
+            self.note_forbidden(&out.effects);
             after.effects.extend(out.effects);
         }
         Ok(reply)
@@ -332,6 +339,32 @@ impl NodeProc {
             self.settle(disk, now, out, group, after)?;
         }
         Ok(())
+    }
+
+    /// Notes the executions just asked for whose instance is interrupted or cancelled, or
+    /// whose activity is paused: a command they start would be new work where none may start.
+    fn note_forbidden(&mut self, effects: &[Effect]) {
+        let engine = self.core.engine();
+        for effect in effects {
+            let Effect::Execute { key, activity, .. } = effect else {
+                continue;
+            };
+            let known = engine.known(key.instance);
+            let why = if known.is_some_and(|k| k.interrupted) {
+                "its instance is interrupted"
+            } else if known.is_some_and(|k| k.cancelled) {
+                "its instance is cancelled"
+            } else if let Some(Life::Paused { .. }) =
+                engine.run(key).and_then(|r| r.life(*activity))
+            {
+                "it is paused"
+            } else {
+                continue;
+            };
+            if let Some((dir, _)) = NodeProc::run_dir(effect) {
+                self.forbidden.insert(dir, why);
+            }
+        }
     }
 
     /// The tries the engine just decided to kill are no longer kept up under their lease,

@@ -12,6 +12,9 @@ use crate::rng::Rng;
 /// The paper's example, as published (partners P1 and P2).
 pub const PAPER: &str = include_str!("../../../examples/paper/workflow.xml");
 
+/// The paper's example's activities.
+pub const PAPER_ACTIVITIES: [u64; 5] = [16, 17, 18, 19, 20];
+
 /// What an activity is.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub enum Kind {
@@ -21,10 +24,26 @@ pub enum Kind {
     Manual {
         /// It may be locked for work without the network.
         lockable: bool,
+        /// Its `<deadline>`, when it has one.
+        deadline: Option<Deadline>,
     },
     /// It passes at once (a routing point).
     Dummy,
 }
+
+/// A work item's `<deadline>`: hours (of the run's short hour, `SIM_HOUR_MS`), and whether
+/// a pause stops it (`<pauseStopsDeadline>`).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Deadline {
+    /// `<deadline>`, hours.
+    pub hours: u32,
+    /// `<pauseStopsDeadline>true`.
+    pub pause_stops: bool,
+}
+
+/// The length of an hour for `<deadline>`s in a run (`--hour-ms`), ms: a deadline of 48 to
+/// 96 hours runs out in 5 to 10 s of simulated time, while the faults last.
+pub const SIM_HOUR_MS: u64 = 100;
 
 /// One activity of a generated definition.
 #[derive(Debug, Clone)]
@@ -175,12 +194,18 @@ fn write_activity(x: &mut String, a: &Act) {
                 let _ = write!(x, "<class>{class}</class>");
             }
         }
-        Kind::Manual { lockable } => {
+        Kind::Manual { lockable, deadline } => {
             x.push_str(
                 "<kind>manual</kind><role>tech</role><assignment basis=\"role\" method=\"fcfa\"/>",
             );
             if *lockable {
                 x.push_str("<disconnected>true</disconnected>");
+            }
+            if let Some(d) = deadline {
+                let _ = write!(x, "<deadline>{}</deadline>", d.hours);
+                if d.pause_stops {
+                    x.push_str("<pauseStopsDeadline>true</pauseStopsDeadline>");
+                }
             }
         }
         Kind::Dummy => x.push_str("<kind>dummy</kind>"),
@@ -270,11 +295,21 @@ pub fn looped(rng: &mut Rng, nodes: usize) -> Vec<Act> {
     vec![draft, edit, review, publish]
 }
 
-/// A report, an inspection done by a person (offered to every technician), a close.
+/// A report, an inspection done by a person (offered to every technician; now and then with
+/// a deadline that runs out while the run lasts), a close.
 pub fn people(rng: &mut Rng, nodes: usize) -> Vec<Act> {
     let report = Act::new(1, node(rng, nodes), Vec::new(), command(rng, 1000, 500));
     let lockable = rng.chance(400);
-    let inspect = Act::new(2, node(rng, nodes), vec![1], Kind::Manual { lockable });
+    let deadline = rng.chance(400).then(|| Deadline {
+        hours: u32::try_from(rng.range(12, 96)).unwrap_or(48),
+        pause_stops: rng.chance(500),
+    });
+    let inspect = Act::new(
+        2,
+        node(rng, nodes),
+        vec![1],
+        Kind::Manual { lockable, deadline },
+    );
     let close = Act::new(3, node(rng, nodes), vec![2], command(rng, 1000, 500));
     vec![report, inspect, close]
 }

@@ -1,7 +1,8 @@
 //! What a run does, drawn from the seed: the mesh (a controller and two to four nodes), the
 //! organisation (technicians on some nodes as their devices), the class document, the
 //! definitions submitted and when, the operators' interruptions, resumptions and cancels,
-//! and the users' turns at their worklists (`people`). `defs` writes the definitions; the
+//! their pauses of one activity, their reruns of a failed instance and their delegations of
+//! a work item, and the users' turns at their worklists (`people`). `defs` writes the definitions; the
 //! simulated commands read what to do from their command line ([`CommandSpec`]).
 
 pub mod defs;
@@ -9,7 +10,7 @@ pub mod people;
 
 use std::collections::BTreeMap;
 
-use mobiwf_proto::{Control, InstanceId, UserId};
+use mobiwf_proto::{ActivityId, Control, InstanceId, UserId};
 
 use crate::rng::Rng;
 
@@ -27,7 +28,37 @@ pub enum Script {
     /// The operator interrupts the instance of definition `tag`, and resumes it this many µs
     /// later.
     Pause(usize, u64),
-    /// Once faults stopped: the operator resumes what is interrupted, every few seconds.
+    /// The operator pauses activity `activity` of the instance of definition `tag` (killing
+    /// its command when `kill`), and resumes it `back` µs later.
+    PauseActivity {
+        /// The definition's tag.
+        tag: usize,
+        /// The activity.
+        activity: ActivityId,
+        /// Kill its running command (it runs again as a new try when resumed).
+        kill: bool,
+        /// How long until the resumption, µs.
+        back: u64,
+    },
+    /// The operator resumes activity `activity` of the instance of definition `tag`.
+    ResumeActivity(usize, ActivityId),
+    /// The operator looks whether the instance of definition `tag` failed, and reruns its
+    /// failed activity if it did; else looks again a little later, this many times more.
+    Rerun(usize, u32),
+    /// An administrator delegates the work item of activity `activity` of the instance of
+    /// definition `tag` from user `from` to user `to` (indexes into the users).
+    Delegate {
+        /// The definition's tag.
+        tag: usize,
+        /// The activity.
+        activity: ActivityId,
+        /// Who gives it.
+        from: usize,
+        /// Who gets it.
+        to: usize,
+    },
+    /// Once faults stopped: the operator resumes what is interrupted or paused, every few
+    /// seconds.
     Sweep,
     /// A user looks at their worklist and acts.
     Turn(usize),
@@ -49,6 +80,10 @@ pub struct Def {
     pub shape: &'static str,
     /// The document.
     pub xml: String,
+    /// Its activities.
+    pub activities: Vec<ActivityId>,
+    /// Its manual activity, if it has one.
+    pub manual: Option<ActivityId>,
 }
 
 /// The workload of one run.
@@ -68,6 +103,9 @@ pub struct Workload {
     pub instances: BTreeMap<usize, InstanceId>,
     /// The definitions the controller refused, and why.
     pub refused: BTreeMap<usize, String>,
+    /// The instances' responsible user (definitions with people are submitted with the
+    /// first user responsible: a deadline's hand-over goes to them).
+    pub responsible: Option<UserId>,
 }
 
 /// Draws the workload of a run over `nodes` nodes, its submissions before `until` µs.
@@ -78,44 +116,46 @@ pub fn draw(rng: &mut Rng, nodes: usize, until: u64) -> Workload {
     let mut uses_classes = false;
     for tag in 0..count {
         let id = 100 + tag;
-        let (shape, xml) = match rng.below(8) {
-            0 => ("paper", defs::PAPER.to_owned()),
+        let (shape, acts) = match rng.below(8) {
+            0 => ("paper", Vec::new()),
             1 => {
                 let len = rng.range(2, 5);
-                (
-                    "chain",
-                    defs::write(id, "chain", &defs::chain(rng, nodes, len), nodes),
-                )
+                ("chain", defs::chain(rng, nodes, len))
             }
             2 => {
                 let width = rng.range(2, 4);
-                let acts = defs::fan_out(rng, nodes, width);
-                ("fan-out", defs::write(id, "fan-out", &acts, nodes))
+                ("fan-out", defs::fan_out(rng, nodes, width))
             }
-            3 => (
-                "routes",
-                defs::write(id, "routes", &defs::routes(rng, nodes), nodes),
-            ),
-            4 => (
-                "loop",
-                defs::write(id, "loop", &defs::looped(rng, nodes), nodes),
-            ),
+            3 => ("routes", defs::routes(rng, nodes)),
+            4 => ("loop", defs::looped(rng, nodes)),
             5 | 6 => {
                 uses_people = true;
-                (
-                    "people",
-                    defs::write(id, "people", &defs::people(rng, nodes), nodes),
-                )
+                ("people", defs::people(rng, nodes))
             }
             _ => {
                 uses_classes = true;
-                (
-                    "classes",
-                    defs::write(id, "classes", &defs::classes(rng, nodes), nodes),
-                )
+                ("classes", defs::classes(rng, nodes))
             }
         };
-        w.defs.push(Def { shape, xml });
+        let def = if acts.is_empty() {
+            Def {
+                shape,
+                xml: defs::PAPER.to_owned(),
+                activities: defs::PAPER_ACTIVITIES.map(ActivityId).to_vec(),
+                manual: None,
+            }
+        } else {
+            Def {
+                shape,
+                xml: defs::write(id, shape, &acts, nodes),
+                activities: acts.iter().map(|a| ActivityId(a.id)).collect(),
+                manual: acts
+                    .iter()
+                    .find(|a| matches!(a.kind, defs::Kind::Manual { .. }))
+                    .map(|a| ActivityId(a.id)),
+            }
+        };
+        w.defs.push(def);
         let tag = usize::try_from(tag).unwrap_or(0);
         let at = rng.range(2_000_000, until.max(2_000_001));
         w.script.push((at, Script::Submit(tag)));
@@ -123,6 +163,7 @@ pub fn draw(rng: &mut Rng, nodes: usize, until: u64) -> Workload {
     }
     if uses_people {
         people::organise(rng, &mut w, nodes);
+        administrators(rng, &mut w);
     }
     if uses_classes {
         w.classes = Some(defs::CLASSES.to_owned());
@@ -131,7 +172,8 @@ pub fn draw(rng: &mut Rng, nodes: usize, until: u64) -> Workload {
     w
 }
 
-/// Now and then an operator interrupts an instance and resumes it later, or cancels it.
+/// Now and then an operator interrupts an instance and resumes it later, or cancels it,
+/// pauses one of its activities and resumes it later, or watches it to rerun it if it fails.
 fn operators(rng: &mut Rng, w: &mut Workload, tag: usize, submitted: u64, until: u64) {
     if rng.chance(250) {
         let at = submitted + rng.range(100_000, 5_000_000);
@@ -141,6 +183,60 @@ fn operators(rng: &mut Rng, w: &mut Workload, tag: usize, submitted: u64, until:
     if rng.chance(100) {
         let at = submitted + rng.range(100_000, until.max(200_000));
         w.script.push((at, Script::Control(tag, Control::Cancel)));
+    }
+    let activities = w.defs.get(tag).map(|d| d.activities.clone());
+    for _ in 0..rng.below(3) {
+        let Some(&activity) = activities.as_deref().and_then(|a| rng.pick(a)) else {
+            break;
+        };
+        let at = submitted + rng.range(100_000, 8_000_000);
+        let step = Script::PauseActivity {
+            tag,
+            activity,
+            kill: rng.chance(400),
+            back: rng.range(100_000, 6_000_000),
+        };
+        w.script.push((at, step));
+    }
+    if rng.chance(400) {
+        let at = submitted + rng.range(1_000_000, 6_000_000);
+        w.script.push((at, Script::Rerun(tag, RERUN_LOOKS)));
+    }
+}
+
+/// How many times an operator who watches an instance to rerun it looks (every few seconds).
+pub const RERUN_LOOKS: u32 = 12;
+
+/// Now and then an administrator delegates a work item from one user to another (its host
+/// decides whether it may: who holds it, whether it ended).
+fn administrators(rng: &mut Rng, w: &mut Workload) {
+    let users = w.users.len() as u64;
+    w.responsible = w.users.first().map(|u| u.id.clone());
+    let manual: Vec<(usize, ActivityId)> = w
+        .defs
+        .iter()
+        .enumerate()
+        .filter_map(|(tag, d)| Some((tag, d.manual?)))
+        .collect();
+    for (tag, activity) in manual {
+        if !rng.chance(350) {
+            continue;
+        }
+        let submitted = w
+            .script
+            .iter()
+            .find_map(|(at, s)| matches!(s, Script::Submit(t) if *t == tag).then_some(*at))
+            .unwrap_or(0);
+        let from = usize::try_from(rng.below(users)).unwrap_or(0);
+        let to = usize::try_from(rng.below(users)).unwrap_or(0);
+        let at = submitted + rng.range(500_000, 8_000_000);
+        let step = Script::Delegate {
+            tag,
+            activity,
+            from,
+            to,
+        };
+        w.script.push((at, step));
     }
 }
 

@@ -81,14 +81,21 @@ impl World {
         }
     }
 
-    /// Now and then a user goes away (to work without the network on what they locked), and
-    /// one who is away comes back (always, once faults stopped).
+    /// Now and then a user goes away, more often when they locked an item (to work on it
+    /// without the network: an offline copy, completed while away), and one who is away comes
+    /// back (always, once faults stopped).
     fn presence(&mut self, user: &User) -> Option<NodeEvent> {
         let node = self.nodes.get(user.device)?.as_ref()?;
-        let away = node.core.desk().is_away(user.id.as_str());
+        let desk = node.core.desk();
+        let away = desk.is_away(user.id.as_str());
+        let locked = desk
+            .worklist(user.id.as_str(), Order::Arrival)
+            .iter()
+            .any(|e| e.state == EntryState::Locked);
+        let leave = if locked { 400 } else { 40 };
         let event = if away && (self.quiet || self.rng.chance(200)) {
             NodeEvent::Back(user.id.clone())
-        } else if !away && !self.quiet && self.rng.chance(40) {
+        } else if !away && !self.quiet && self.rng.chance(leave) {
             NodeEvent::Away(user.id.clone())
         } else {
             return None;
@@ -106,11 +113,32 @@ impl World {
         if entry.pending.is_some() {
             return None;
         }
+        let paused = entry.info.paused_ms.is_some();
         let action = match entry.state {
-            EntryState::Offered if entry.info.disconnected && self.rng.chance(300) => {
+            EntryState::Offered if entry.info.disconnected && self.rng.chance(500) => {
                 ItemAction::Lock
             }
             EntryState::Offered => ItemAction::Select,
+            // A paused item waits for its resumption: nothing else is taken meanwhile.
+            EntryState::Selected | EntryState::Locked if paused => {
+                if !self.quiet && !self.rng.chance(300) {
+                    return None;
+                }
+                ItemAction::Resume
+            }
+            EntryState::Selected | EntryState::Locked if !self.quiet && self.rng.chance(80) => {
+                ItemAction::Pause
+            }
+            EntryState::Selected | EntryState::Locked if !self.quiet && self.rng.chance(100) => {
+                let others: Vec<&User> = self
+                    .workload
+                    .users
+                    .iter()
+                    .filter(|u| u.id != user.id)
+                    .collect();
+                let to = self.rng.pick(&others)?;
+                ItemAction::Delegate { to: to.id.clone() }
+            }
             EntryState::Selected | EntryState::Locked if self.rng.chance(150) => {
                 if entry.state == EntryState::Locked {
                     ItemAction::Unlock

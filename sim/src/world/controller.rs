@@ -90,12 +90,16 @@ impl World {
         let log = std::mem::take(&mut proc.log);
         let answers = std::mem::take(&mut proc.answers);
         let changed = std::mem::take(&mut proc.changed);
+        let reruns = std::mem::take(&mut proc.reruns);
         self.log(&format!("C: group [{summary}]"));
         for note in log {
             self.log(&format!("C:   {note}"));
         }
         if !batch.is_empty() {
             self.machines[CONTROLLER].disk.write_synced(batch);
+        }
+        for (instance, activities) in &reruns {
+            self.checks.rerun(*instance, activities);
         }
         self.checks.controller_wrote(&changed);
         self.checks.applied(CONTROLLER, &group.applied);

@@ -115,8 +115,10 @@ impl World {
         if !batch.is_empty() {
             self.machines[pid].disk.write_synced(batch);
         }
+        let now_ms = now_us / 1000;
         self.checks
-            .node_wrote(pid, &after.touched.runs, &after.touched.items);
+            .node_wrote(pid, &after.touched.runs, &after.touched.items, now_ms);
+        self.thresholds_on_time(pid, now_ms);
         self.checks.applied(pid, &group.applied);
         if self.crash_after_write(pid) {
             return;
@@ -130,6 +132,27 @@ impl World {
         self.pump(pid);
         self.reply_all(std::mem::take(&mut group.acks));
         self.node_committed(pid, after);
+    }
+
+    /// On a running host, no open item's deadline threshold waits long past its time (while
+    /// its activity is not paused).
+    fn thresholds_on_time(&mut self, pid: Pid, now_ms: u64) {
+        let Some(proc) = self.nodes[pid - 1].as_ref() else {
+            return;
+        };
+        let engine = proc.core.engine();
+        let late = engine.items().find_map(|item| {
+            let key = mobiwf_engine::RunKey {
+                instance: item.instance,
+                partition: item.partition,
+            };
+            let life = engine.run(&key).and_then(|r| r.life(item.activity));
+            let paused = matches!(life, Some(mobiwf_engine::Life::Paused { .. }));
+            crate::checks::deadlines::overdue(item, paused, now_ms)
+        });
+        if let Some(what) = late {
+            self.checks.fail(format!("{what} on machine {pid}"));
+        }
     }
 
     /// Once a group is written (`NodeActor::committed`): the deadline, the commands.
@@ -212,6 +235,13 @@ impl World {
                 pid: process,
                 ends_at,
             } => {
+                if let Some(why) = self.nodes[pid - 1]
+                    .as_ref()
+                    .and_then(|n| n.forbidden.get(&dir))
+                {
+                    let what = format!("new work where none may start: {dir} started: {why}");
+                    self.checks.fail(what);
+                }
                 self.checks.started(pid, dir, class, self.now);
                 // Its end is on the machine's clock.
                 let when = ends_at.saturating_add_signed(-self.machines[pid].skew_us);

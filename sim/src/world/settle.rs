@@ -92,6 +92,32 @@ impl World {
                     records.join(", ")
                 ));
             }
+            for item in node.core.engine().items().filter(|i| i.instance == id) {
+                let copies: Vec<String> = item
+                    .copies
+                    .iter()
+                    .map(|c| format!("{:?}", c.life()))
+                    .collect();
+                words.push(format!(
+                    "item {} on {}: {copies:?}",
+                    item.activity,
+                    self.name(i + 1)
+                ));
+            }
+        }
+        for user in &self.workload.users {
+            let Some(Some(node)) = self.nodes.get(user.device) else {
+                continue;
+            };
+            let shown: Vec<String> = node
+                .core
+                .desk()
+                .worklist(user.id.as_str(), Order::Arrival)
+                .into_iter()
+                .filter(|e| e.info.instance == id)
+                .map(|e| format!("{} {:?} pending {:?}", e.info.activity, e.state, e.pending))
+                .collect();
+            words.push(format!("{}'s worklist: {shown:?}", user.id));
         }
         words.join("; ")
     }

@@ -7,13 +7,21 @@
 //! - nothing final changes: an activity's final state on its node, for its pass; an activity's
 //!   final state at the controller (but the changes its table allows: a node's own word after
 //!   an operator's cancel, a failed one replaced by its contingency activity); an instance's
-//!   final state (but a failed or cancelled one going on to its compensations);
+//!   final state (but a failed or cancelled one going on to its compensations). An operator's
+//!   rerun the controller accepted lets the instance leave its failed state once, and each
+//!   activity it names leave its failed or cancelled state once at the controller and once on
+//!   each node that ran it (its new tries count on, so a try's run is still started once);
 //! - no work item has two holders (a copy held or done by two users at once), and no item is
-//!   completed twice;
+//!   completed twice; its deadline's thresholds pass on time, not before, and at its hand-over
+//!   the responsible user holds it (`deadlines`);
+//! - a command started is never new work of an interrupted or cancelled instance or of a
+//!   paused activity (the core's state right after the input that asked for it);
 //! - no two activities of conflicting task classes hold the synchronization manager's grant at
 //!   once, and no two of their commands run at once on the mesh's machines;
 //! - once faults stop, within a bound: every instance is final, every outbox empty, no
 //!   command runs, and every user's worklist on their device agrees with the items' hosts.
+
+pub mod deadlines;
 
 use std::collections::{BTreeMap, BTreeSet};
 
@@ -40,6 +48,14 @@ pub struct Checks {
     running: BTreeMap<(Pid, RunDir), (Option<ClassName>, u64)>,
     tries: BTreeMap<(InstanceId, ActivityId, RunKind), Pid>,
     applied: BTreeSet<(Pid, MessageId)>,
+    /// The deadlines' memory.
+    pub deadlines: deadlines::Deadlines,
+    /// How many reruns the controller accepted that name each activity.
+    reruns: BTreeMap<(InstanceId, ActivityId), u32>,
+    /// How many times each activity run on a node left a final state for a rerun.
+    node_reruns: BTreeMap<(Pid, RunKey, ActivityId, u32), u32>,
+    /// How many reruns may still take each instance out of its failed state.
+    instance_reruns: BTreeMap<InstanceId, u32>,
     /// Messages refused by their receivers, in words (worth a look, not a violation).
     pub refusals: Vec<String>,
 }
@@ -61,6 +77,17 @@ impl Checks {
                 self.fail(what);
             }
         }
+    }
+
+    /// The controller accepted an operator's rerun of `instance`: `activities` go back to
+    /// waiting.
+    pub fn rerun(&mut self, instance: InstanceId, activities: &[ActivityId]) {
+        for &a in activities {
+            *self.reruns.entry((instance, a)).or_default() += 1;
+        }
+        self.ctl_final
+            .retain(|(i, a, _), _| *i != instance || !activities.contains(a));
+        *self.instance_reruns.entry(instance).or_default() += 1;
     }
 
     /// A command started on machine `pid` (its class, if any) at `now`.
@@ -100,8 +127,14 @@ impl Checks {
         self.running.len()
     }
 
-    /// Node `pid` wrote these runs and items.
-    pub fn node_wrote(&mut self, pid: Pid, runs: &[(RunKey, Vec<ActivityRecord>)], items: &[Item]) {
+    /// Node `pid` wrote these runs and items at `now_ms` on its clock.
+    pub fn node_wrote(
+        &mut self,
+        pid: Pid,
+        runs: &[(RunKey, Vec<ActivityRecord>)],
+        items: &[Item],
+        now_ms: u64,
+    ) {
         for (key, records) in runs {
             for r in records {
                 self.node_record(pid, *key, r);
@@ -109,27 +142,57 @@ impl Checks {
         }
         for item in items {
             self.item(pid, item);
+            if let Some(what) = self.deadlines.wrote(pid, item, now_ms) {
+                self.fail(what);
+            }
         }
     }
 
     fn node_record(&mut self, pid: Pid, key: RunKey, r: &ActivityRecord) {
         let id = (pid, key, r.activity, r.pass.0);
         let state = format!("{:?}", r.state);
-        match self.node_final.get(&id) {
-            Some(was) if *was != state => {
-                let what = format!(
-                    "a final state changed on machine {pid}: instance {} activity {} (pass {}) \
-                     was {was}, is {state}",
-                    key.instance, r.activity, r.pass.0
-                );
-                self.fail(what);
-            }
-            Some(_) => {}
-            None if r.state.is_final() => {
+        let Some(was) = self.node_final.get(&id) else {
+            if r.state.is_final() {
                 self.node_final.insert(id, state);
             }
-            None => {}
+            return;
+        };
+        if *was == state {
+            return;
         }
+        // It changed (rare): only now is what it was copied out.
+        let was = was.clone();
+        if self.rerun_on_node(id, &was) {
+            self.node_final.remove(&id);
+            if r.state.is_final() {
+                self.node_final.insert(id, state);
+            }
+            return;
+        }
+        let what = format!(
+            "a final state changed on machine {pid}: instance {} activity {} (pass {}) was \
+             {was}, is {state}",
+            key.instance, r.activity, r.pass.0
+        );
+        self.fail(what);
+    }
+
+    /// Whether an activity run on a node whose final state was `was` may leave it now: it
+    /// failed or was cancelled, and a rerun the controller accepted names it that this run
+    /// did not take yet (then it is taken).
+    fn rerun_on_node(&mut self, id: (Pid, RunKey, ActivityId, u32), was: &str) -> bool {
+        let (_, key, activity, _) = id;
+        let allowed = self
+            .reruns
+            .get(&(key.instance, activity))
+            .copied()
+            .unwrap_or(0);
+        let taken = self.node_reruns.entry(id).or_default();
+        if !matches!(was, "Failed" | "Cancelled") || *taken >= allowed {
+            return false;
+        }
+        *taken += 1;
+        true
     }
 
     fn item(&mut self, pid: Pid, item: &Item) {
@@ -185,6 +248,7 @@ impl Checks {
                 && was != state
                 && !(matches!(was, InstanceState::Failed | InstanceState::Cancelled)
                     && state == InstanceState::Compensating)
+                && !(was == InstanceState::Failed && self.take_instance_rerun(inst.id))
             {
                 let what = format!(
                     "a final instance changed: {} was {}, is {}",
@@ -195,6 +259,18 @@ impl Checks {
                 self.fail(what);
             }
             self.instances.insert(inst.id, state);
+        }
+    }
+
+    /// Whether a rerun the controller accepted may take `instance` out of its failed state
+    /// (then it is taken).
+    fn take_instance_rerun(&mut self, instance: InstanceId) -> bool {
+        match self.instance_reruns.get_mut(&instance) {
+            Some(left) if *left > 0 => {
+                *left -= 1;
+                true
+            }
+            _ => false,
         }
     }
 
@@ -277,13 +353,13 @@ mod tests {
     fn a_final_state_that_changes_on_its_node_is_caught() {
         let mut checks = Checks::default();
         for state in [ActivityState::Running, ActivityState::Succeeded] {
-            checks.node_wrote(1, &[(key(), vec![record(state)])], &[]);
+            checks.node_wrote(1, &[(key(), vec![record(state)])], &[], 0);
         }
         assert!(checks.violations.is_empty(), "{:?}", checks.violations);
-        checks.node_wrote(1, &[(key(), vec![record(ActivityState::Failed)])], &[]);
+        checks.node_wrote(1, &[(key(), vec![record(ActivityState::Failed)])], &[], 0);
         assert_eq!(checks.violations.len(), 1, "{:?}", checks.violations);
         // Another machine's run of the same activity is its own.
-        checks.node_wrote(2, &[(key(), vec![record(ActivityState::Failed)])], &[]);
+        checks.node_wrote(2, &[(key(), vec![record(ActivityState::Failed)])], &[], 0);
         assert_eq!(checks.violations.len(), 1);
     }
 
