@@ -232,8 +232,9 @@ async fn an_operator_sees_an_activity_end_in_the_console_without_a_reload() {
         )
         .await
         .unwrap();
+    let (scroll, client) = (fits[0].as_u64().unwrap(), fits[1].as_u64().unwrap());
     assert!(
-        fits[0].as_u64() <= fits[1].as_u64() && fits[1].as_u64() > Some(0),
+        scroll <= client && client > 0,
         "the graph fits the page's width (scroll, client, drawn width): {fits}"
     );
     // A mark that a reload would wipe out.

@@ -13,8 +13,9 @@
 //! - a definition's creator role: a token speaking for a user without the role gets 403 (and
 //!   one speaking for nobody), also for an older version without a role of its own (the
 //!   latest's governs every start) and for a `submit` of the document; one with the role
-//!   starts it (201) and its user is the responsible one; an API without tokens (`--insecure-no-auth`) checks nobody;
-//!   in the console, a session whose login link names a user starts it as that user.
+//!   starts it (201) and its user is the responsible one; an API without tokens
+//!   (`--insecure-no-auth`) checks nobody; in the console, a session whose login link names a
+//!   user starts it as that user.
 #![allow(clippy::unwrap_used, clippy::expect_used)]
 #![allow(clippy::too_many_lines)] // end-to-end scenarios read best from top to bottom
 
@@ -528,6 +529,9 @@ impl Console {
 fn raw(api: &str, request: &str, cookie: &str, form: &str) -> (u16, String, String) {
     use std::io::{Read, Write};
     let mut stream = std::net::TcpStream::connect(api).unwrap();
+    stream
+        .set_read_timeout(Some(std::time::Duration::from_secs(30)))
+        .unwrap();
     let cookie = if cookie.is_empty() {
         String::new()
     } else {
@@ -535,7 +539,8 @@ fn raw(api: &str, request: &str, cookie: &str, form: &str) -> (u16, String, Stri
     };
     write!(
         stream,
-        "{request} HTTP/1.1\r\nHost: {api}\r\n{cookie}Content-Type: application/x-www-form-urlencoded\r\n\
+        "{request} HTTP/1.1\r\nHost: {api}\r\n{cookie}\
+         Content-Type: application/x-www-form-urlencoded\r\n\
          Content-Length: {}\r\nConnection: close\r\n\r\n{form}",
         form.len()
     )

@@ -232,7 +232,8 @@ fn body(shown: &ShownDefinition, said: &Said, starting: Option<Starting<'_>>) ->
                 }
                 " "
             }
-            "(latest " (shown.latest.0) "). Deployed " (mobiwf_book::format_time(shown.deployed_ms)) ". "
+            "(latest " (shown.latest.0) "). Deployed "
+            (mobiwf_book::format_time(shown.deployed_ms)) ". "
             @if let Some(role) = &shown.creator_role { "Creator role: " (role.as_str()) ". " }
             a href=(instances) { (shown.running) " running" }
         }
@@ -260,7 +261,9 @@ fn start_form(shown: &ShownDefinition, said: &Said, starting: Starting<'_>) -> M
             };
         }
         (Some(role), Some(user)) => html! {
-            p.creator { "Only members of role " (role.as_str()) " may start it: it starts as " (user) "." }
+            p.creator {
+                "Only members of role " (role.as_str()) " may start it: it starts as " (user) "."
+            }
         },
         (None, _) => html! {},
     };

@@ -146,7 +146,7 @@ pub(super) async fn stream(
         let why = format!("no instance {id} here (unknown, or removed by retention)");
         return super::failed(&signed, StatusCode::NOT_FOUND, &why);
     }
-    let slot = match console.streams.take(&signed.token) {
+    let slot = match console.streams.take(&signed.session.id) {
         Ok(slot) => slot,
         Err(full) => {
             let why = full.to_string();

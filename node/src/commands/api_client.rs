@@ -131,8 +131,10 @@ pub async fn check(response: reqwest::Response) -> anyhow::Result<reqwest::Respo
 }
 
 /// Every page of the list at `url` (with `query`), read page after page while the API says
-/// more follow (its `Link: rel="next"`); an entry that moved onto a page already read, as the
-/// list changed meanwhile, is not read twice.
+/// more follow (its `Link: rel="next"`) and a page brings something new (a server that
+/// answers the same page again ends the reading). Pages are read one after the other, not at
+/// one instant: an entry that moved onto a page already read as the list changed meanwhile
+/// is not read twice, one that moved back onto a page already read is missed.
 pub async fn all_pages<T: serde::de::DeserializeOwned + serde::Serialize>(
     client: &reqwest::Client,
     url: &str,
@@ -151,12 +153,13 @@ pub async fn all_pages<T: serde::de::DeserializeOwned + serde::Serialize>(
         let response = check(response).await?;
         let more = response.headers().contains_key(reqwest::header::LINK);
         let entries: Vec<T> = response.json().await?;
+        let before = all.len();
         for entry in entries {
             if read.insert(serde_json::to_string(&entry)?) {
                 all.push(entry);
             }
         }
-        if !more {
+        if !more || all.len() == before {
             break;
         }
     }

@@ -61,7 +61,7 @@ pub(super) async fn stream(
         Ok(signed) => signed,
         Err(page) => return page.into_response(),
     };
-    let slot = match pages.streams.take(&signed.token) {
+    let slot = match pages.streams.take(&signed.session.id) {
         Ok(slot) => slot,
         Err(full) => {
             let why = full.to_string();

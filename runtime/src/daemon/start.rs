@@ -27,8 +27,9 @@ pub struct Setup<'a> {
     pub store: Option<Arc<dyn Store>>,
     /// Where to listen for peers.
     pub listen: Vec<Multiaddr>,
-    /// Where the outbox reports answered messages, for a daemon that wants to know (the
-    /// controller learns of deployments this way); `None`: the outbox removes them itself.
+    /// Where the outbox reports the answers a daemon takes, and which (the controller all of
+    /// them: it learns of deployments this way; a node its users' claims refused outright);
+    /// `None`: the outbox removes every entry itself.
     pub delivered: Option<DeliveredTo>,
     /// Whom to ask where a peer is when deliveries to it fail: a node's controller (its
     /// full address); `None` for the controller.

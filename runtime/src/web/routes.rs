@@ -7,7 +7,8 @@
 //! - `GET /assets/{name}`: the script and the style sheet.
 //! - `POST /login-links` with `{"user": "alice", "path": "/"}` (a node) or `{"role":
 //!   "operator", "path": "/"}` (the controller; with `"user"` too, the organisation user the
-//!   session acts as where one counts: a definition's creator role), on the API behind its token check: 201
+//!   session acts as where one counts: a definition's creator role), on the API behind its
+//!   token check: 201
 //!   `{"code", "login", "expires_ms"}` (`login` is the path with the code: the daemon's address
 //!   before it makes the link); 400 what is wrong. The code is on disk before it is shown.
 
@@ -98,7 +99,13 @@ async fn login(
         Ok(Err(e)) => return failed(&format!("{e:#}")),
         Err(e) => return failed(&e.to_string()),
     };
-    tracing::info!(session = %signed.session.id, grant = %signed.session.grant, "signed in with a login link");
+    let user = signed.session.user.as_deref().unwrap_or("-");
+    tracing::info!(
+        session = %signed.session.id,
+        grant = %signed.session.grant,
+        acting_as = user,
+        "signed in with a login link"
+    );
     let cookie = rules::session_cookie(
         &web.settings.cookie,
         &signed.token,
@@ -226,7 +233,8 @@ async fn make_link(State(web): State<Web>, Json(body): Json<LinkBody>) -> Respon
     let sessions = web.sessions.clone();
     match tokio::task::spawn_blocking(move || sessions.issue(speaker, then, now)).await {
         Ok(Ok((code, kept))) => {
-            tracing::info!(code = %kept.id, grant = %kept.grant, "login link made");
+            let user = kept.user.as_deref().unwrap_or("-");
+            tracing::info!(code = %kept.id, grant = %kept.grant, acting_as = user, "login link made");
             let login = format!("/login?code={code}");
             let answer = json!({ "code": code, "login": login, "expires_ms": kept.expires_ms });
             (StatusCode::CREATED, Json(answer)).into_response()

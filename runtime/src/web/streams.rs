@@ -59,7 +59,7 @@ impl StreamSlots {
         }
     }
 
-    /// A place for one more live page of `session` (its token), or why not.
+    /// A place for one more live page of `session` (its id, never its token), or why not.
     pub fn take(&self, session: &str) -> Result<StreamSlot, StreamsFull> {
         let mut by_session = self
             .by_session
