@@ -523,17 +523,7 @@ fn a_controller_started_before_its_etcd_waits_for_it_and_then_owns_the_book() {
     );
     let file = dir.join("quick.xml");
     std::fs::write(&file, paper_workflow_with(|_| String::new())).unwrap();
-    let _p1 = Node::start(NodeSpec::loopback(
-        &dir.join("p1"),
-        "P1",
-        "1,2,3",
-        &a.address,
-    ));
-    let _p2 = Node::start(NodeSpec::loopback(&dir.join("p2"), "P2", "1,3", &a.address));
-    a.wait_registered(&["P1", "P2"]);
-    let id = a.submit(&file);
-    a.wait(id, 60).expect_code(0, "wait");
-    assert_all_succeeded(&a.status(id), &PAPER_PLACEMENT);
+    let _partners = partners_run(&dir, &a, &file);
     etcd.check_alive();
 }
 
@@ -854,16 +844,32 @@ fn a_document_too_large_for_etcd_is_refused_at_the_door_and_the_controller_goes_
     assert_eq!(near.len(), 15_000);
     let file = dir.join("near.xml");
     std::fs::write(&file, near).unwrap();
-    let _p1 = Node::start(NodeSpec::loopback(
-        &dir.join("p1"),
-        "P1",
-        "1,2,3",
-        &a.address,
-    ));
-    let _p2 = Node::start(NodeSpec::loopback(&dir.join("p2"), "P2", "1,3", &a.address));
-    a.wait_registered(&["P1", "P2"]);
-    let id = a.submit(&file);
-    a.wait(id, 60).expect_code(0, "wait");
-    assert_all_succeeded(&a.status(id), &PAPER_PLACEMENT);
+    let _partners = partners_run(&dir, &a, &file);
     etcd.check_alive();
+}
+
+/// The paper's partners P1 and P2 started on `controller` and registered, and `file` run
+/// there to success; the partners, to keep running while the test goes on.
+fn partners_run(
+    dir: &std::path::Path,
+    controller: &Controller,
+    file: &std::path::Path,
+) -> (Node, Node) {
+    let spec = |name: &str, skills: &str| {
+        NodeSpec::loopback(
+            &dir.join(name.to_lowercase()),
+            name,
+            skills,
+            &controller.address,
+        )
+    };
+    let partners = (
+        Node::start(spec("P1", "1,2,3")),
+        Node::start(spec("P2", "1,3")),
+    );
+    controller.wait_registered(&["P1", "P2"]);
+    let id = controller.submit(file);
+    controller.wait(id, 60).expect_code(0, "wait");
+    assert_all_succeeded(&controller.status(id), &PAPER_PLACEMENT);
+    partners
 }

@@ -212,8 +212,9 @@ fn people_messages_come_from_whom_they_should() {
     assert!(why.contains("does not load"), "{why}");
 }
 
-#[test]
-fn an_answer_to_a_claim_comes_only_from_the_host_it_went_to() {
+/// A node that knows the directory and alice's item hosted on the partner, once alice
+/// selected it: the select is sent to the partner and waits for its answer.
+fn alice_selects_a_partners_item() -> (crate::NodeCore, crate::Output) {
     let mut core = node();
     hear(&mut core, 1_000, &controller(), directory()).expect("the directory");
     hear(
@@ -230,6 +231,12 @@ fn an_answer_to_a_claim_comes_only_from_the_host_it_went_to() {
         action: ItemAction::Select,
     });
     let out = core.apply(3_000_000, claim).expect("decided");
+    (core, out)
+}
+
+#[test]
+fn an_answer_to_a_claim_comes_only_from_the_host_it_went_to() {
+    let (mut core, out) = alice_selects_a_partners_item();
     let Some(Reply::Claim(ClaimOutcome::Pending { request, host })) = &out.reply else {
         panic!("sent to its host: {:?}", out.reply);
     };
@@ -263,22 +270,7 @@ fn an_answer_to_a_claim_comes_only_from_the_host_it_went_to() {
 
 #[test]
 fn a_claim_its_host_refuses_outright_is_answered_so() {
-    let mut core = node();
-    hear(&mut core, 1_000, &controller(), directory()).expect("the directory");
-    hear(
-        &mut core,
-        2_000,
-        &partner(),
-        item_from(PARTNER, Vec::new(), None),
-    )
-    .expect("the item");
-    let claim = NodeInput::Claim(mobiwf_people::LocalClaim {
-        user: UserId::from("alice"),
-        instance: InstanceId(9),
-        activity: ActivityId(1),
-        action: ItemAction::Select,
-    });
-    let out = core.apply(3_000_000, claim).expect("decided");
+    let (mut core, out) = alice_selects_a_partners_item();
     let Some(Reply::Claim(ClaimOutcome::Pending { request, .. })) = &out.reply else {
         panic!("sent to its host: {:?}", out.reply);
     };
