@@ -7,7 +7,8 @@
 //! through the page's forms with the CSRF token (and not without it); a viewer sees no
 //! buttons and is refused (403) when posting by hand; the page's live stream sends what the
 //! page shows and then, without a reload, A2 succeeded once P1 reports it (the graph alone,
-//! the stream's fallback, too); one stream more than `MAX_CONSOLE_STREAMS` is refused (503).
+//! the stream's fallback, too); one stream more than `MAX_STREAMS_PER_SESSION` for one session,
+//! or than `MAX_CONSOLE_STREAMS` in all, is refused (503).
 //! The organisation page, reached from the navigation, says how to apply an organisation
 //! while there is none, then shows each user with their roles, department, teams and device
 //! and whether they are offered work (alice away after `mobiwf-node disconnect`, carol on
@@ -286,12 +287,26 @@ async fn an_operator_watches_and_controls_an_instance_in_the_console() {
         tokio::time::sleep(Duration::from_millis(200)).await;
     }
 
-    // At most MAX_CONSOLE_STREAMS live pages at once: one more is refused, clearly (503).
+    // At most MAX_STREAMS_PER_SESSION live pages for one session and MAX_CONSOLE_STREAMS in
+    // all: one more is refused, clearly (503, naming the limit).
     let max = mobiwf_controller::console::live::MAX_CONSOLE_STREAMS;
+    let per_session = mobiwf_runtime::web::streams::MAX_STREAMS_PER_SESSION;
     let mut open = Vec::new();
-    for _ in 0..max {
-        open.push(viewer.events_at(&events, None).await);
+    let mut sessions = Vec::new();
+    while open.len() < max {
+        let session = signed_in(&controller, None).await;
+        for _ in 0..per_session.min(max - open.len()) {
+            open.push(session.events_at(&events, None).await);
+        }
+        sessions.push(session);
     }
+    let full = sessions[0].get(&events).await;
+    assert_eq!(full.status, 503, "{full:?}");
+    assert!(
+        full.body.contains("MAX_STREAMS_PER_SESSION"),
+        "{}",
+        full.body
+    );
     let over = viewer.get(&events).await;
     assert_eq!(over.status, 503, "{over:?}");
     assert!(over.body.contains("MAX_CONSOLE_STREAMS"), "{}", over.body);
