@@ -27,9 +27,9 @@ use mobiwf_controller::cluster::{
 };
 use mobiwf_runtime::store::{Batch, Durability, Store};
 use mobiwf_tests::harness::{
-    CLI_TIMEOUT, Controller, Etcd, Node, NodeSpec, PAPER_PLACEMENT, activity_lines,
-    assert_all_succeeded, http_get, http_request, logging_workflow, metric, paper_workflow_with,
-    run, wait_for,
+    CLI_TIMEOUT, Controller, Etcd, Node, PAPER_PLACEMENT, activity_lines, assert_all_succeeded,
+    http_get, http_request, logging_workflow, metric, paper_partners, paper_workflow_with, run,
+    wait_for,
 };
 use mobiwf_tests::{binary, scratch};
 use tokio::sync::watch;
@@ -199,14 +199,7 @@ fn a_standby_controller_takes_the_book_over_and_a_stopped_owner_is_fenced() {
     let any_port = "/ip4/127.0.0.1/tcp/0";
     let mut a = Controller::start_with(&dir.join("a"), any_port, &refs(&a_args));
     let standby_b = Controller::start_standby(&dir.join("b"), any_port, &refs(&b_args));
-    let mut p1 = Node::start(NodeSpec::loopback(
-        &dir.join("p1"),
-        "P1",
-        "1,2,3",
-        &a.address,
-    ));
-    let mut p2 = Node::start(NodeSpec::loopback(&dir.join("p2"), "P2", "1,3", &a.address));
-    a.wait_registered(&["P1", "P2"]);
+    let (mut p1, mut p2) = paper_partners(&dir, &a);
 
     // The instance is in etcd once `submit` answers; its owner dies at once.
     let id = a.submit(&file);
@@ -400,14 +393,7 @@ fn a_group_commit_over_etcds_limits_lands_whole_and_the_controller_goes_on() {
     std::fs::write(&file, paper_workflow_with(|_| String::new())).unwrap();
     let any_port = "/ip4/127.0.0.1/tcp/0";
     let mut a = Controller::start_with(&dir.join("a"), any_port, &refs(&cluster_args(&etcd, "a")));
-    let _p1 = Node::start(NodeSpec::loopback(
-        &dir.join("p1"),
-        "P1",
-        "1,2,3",
-        &a.address,
-    ));
-    let _p2 = Node::start(NodeSpec::loopback(&dir.join("p2"), "P2", "1,3", &a.address));
-    a.wait_registered(&["P1", "P2"]);
+    let _partners = paper_partners(&dir, &a);
     let old: Vec<u64> = (0..40).map(|_| a.submit(&file)).collect();
     for id in &old {
         a.wait(*id, 60).expect_code(0, "wait");
@@ -541,14 +527,7 @@ fn a_standby_outlives_an_etcd_restart_and_takes_over_when_the_owner_is_killed() 
     let mut a = Controller::start_with(&dir.join("a"), any_port, &refs(&a_args));
     let mut standby_b =
         Controller::start_standby(&dir.join("b"), any_port, &refs(&cluster_args(&etcd, "b")));
-    let _p1 = Node::start(NodeSpec::loopback(
-        &dir.join("p1"),
-        "P1",
-        "1,2,3",
-        &a.address,
-    ));
-    let _p2 = Node::start(NodeSpec::loopback(&dir.join("p2"), "P2", "1,3", &a.address));
-    a.wait_registered(&["P1", "P2"]);
+    let _partners = paper_partners(&dir, &a);
     wait_in_log(&mut standby_b, "B to wait", "waiting to own the book");
 
     // etcd goes away: B says it waits for it, and stays up; etcd comes back.
@@ -595,14 +574,7 @@ fn a_fenced_owners_messages_are_refused_by_the_nodes_that_heard_the_owner_after_
     };
     let mut a = Controller::start_with(&dir.join("a"), any_port, &refs(&patient("a")));
     let standby_b = Controller::start_standby(&dir.join("b"), any_port, &refs(&patient("b")));
-    let mut p1 = Node::start(NodeSpec::loopback(
-        &dir.join("p1"),
-        "P1",
-        "1,2,3",
-        &a.address,
-    ));
-    let mut p2 = Node::start(NodeSpec::loopback(&dir.join("p2"), "P2", "1,3", &a.address));
-    a.wait_registered(&["P1", "P2"]);
+    let (mut p1, mut p2) = paper_partners(&dir, &a);
     let epoch_a = owner_epoch(&etcd, "a");
     let first = a.submit(&file);
     a.wait(first, 60).expect_code(0, "wait on A");
@@ -849,26 +821,14 @@ fn a_document_too_large_for_etcd_is_refused_at_the_door_and_the_controller_goes_
     etcd.check_alive();
 }
 
-/// The paper's partners P1 and P2 started on `controller` and registered, and `file` run
-/// there to success; the partners, to keep running while the test goes on.
+/// The paper's partners started on `controller`, and `file` run there to success; the
+/// partners, to keep running while the test goes on.
 fn partners_run(
     dir: &std::path::Path,
     controller: &Controller,
     file: &std::path::Path,
 ) -> (Node, Node) {
-    let spec = |name: &str, skills: &str| {
-        NodeSpec::loopback(
-            &dir.join(name.to_lowercase()),
-            name,
-            skills,
-            &controller.address,
-        )
-    };
-    let partners = (
-        Node::start(spec("P1", "1,2,3")),
-        Node::start(spec("P2", "1,3")),
-    );
-    controller.wait_registered(&["P1", "P2"]);
+    let partners = paper_partners(dir, controller);
     let id = controller.submit(file);
     controller.wait(id, 60).expect_code(0, "wait");
     assert_all_succeeded(&controller.status(id), &PAPER_PLACEMENT);

@@ -10,8 +10,8 @@
 use std::time::{Duration, Instant};
 
 use mobiwf_tests::harness::{
-    Controller, Etcd, Node, NodeSpec, PAPER_PLACEMENT, Standby, activity_lines,
-    assert_all_succeeded, logging_workflow, wait_for,
+    Controller, Etcd, PAPER_PLACEMENT, Standby, activity_lines, assert_all_succeeded,
+    logging_workflow, paper_partners, wait_for,
 };
 use mobiwf_tests::scratch;
 
@@ -67,12 +67,7 @@ fn the_owner_killed_again_and_again_loses_no_instance_and_repeats_no_command() {
         Controller::start_with(&dir.join("a"), ANY_PORT, &refs(&args))
     };
     let mut standbys = vec![("b".to_owned(), start("b")), ("c".to_owned(), start("c"))];
-    let spec = |name: &str, skills: &str| {
-        NodeSpec::loopback(&dir.join(name.to_lowercase()), name, skills, &first.address)
-    };
-    let mut p1 = Node::start(spec("P1", "1,2,3"));
-    let mut p2 = Node::start(spec("P2", "1,3"));
-    first.wait_registered(&["P1", "P2"]);
+    let (mut p1, mut p2) = paper_partners(&dir, &first);
 
     let (mut name, mut owner) = ("a".to_owned(), first);
     let mut ids = Vec::new();

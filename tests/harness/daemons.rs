@@ -505,9 +505,16 @@ pub fn start_nodes_with(
 /// with data under `dir`, registered.
 pub fn paper_mesh(dir: &Path) -> (Controller, Node, Node) {
     let controller = Controller::start(&dir.join("controller"), "/ip4/127.0.0.1/tcp/0");
-    let mut nodes = start_nodes(dir, &controller, &[("P1", "1,2,3"), ("P2", "1,3")]).into_iter();
+    let (p1, p2) = paper_partners(dir, &controller);
+    (controller, p1, p2)
+}
+
+/// The paper's partners P1 (skills 1, 2, 3) and P2 (1, 3) on loopback, with data in `dir/p1`
+/// and `dir/p2`, registered with `controller`.
+pub fn paper_partners(dir: &Path, controller: &Controller) -> (Node, Node) {
+    let mut nodes = start_nodes(dir, controller, &[("P1", "1,2,3"), ("P2", "1,3")]).into_iter();
     let (Some(p1), Some(p2)) = (nodes.next(), nodes.next()) else {
         unreachable!("two nodes were started")
     };
-    (controller, p1, p2)
+    (p1, p2)
 }

@@ -25,6 +25,19 @@ fn five() -> Fixture {
     f
 }
 
+/// [`five`], with item (3, 1) locked by alice since.
+fn five_with_3_locked_by_alice() -> Fixture {
+    let mut f = five();
+    f.item(snap(
+        &info(3, 1),
+        2,
+        &[],
+        vec![holder("alice", Hold::Locked, 1, None)],
+        ItemStatus::Open,
+    ));
+    f
+}
+
 #[test]
 fn arrival_is_the_oldest_offer_first_then_instance_and_activity() {
     let f = five();
@@ -174,14 +187,7 @@ fn a_page_is_its_slice_of_the_whole_list_in_every_order() {
 
 #[test]
 fn one_entry_is_what_the_whole_list_shows_for_its_item() {
-    let mut f = five();
-    f.item(snap(
-        &info(3, 1),
-        2,
-        &[],
-        vec![holder("alice", Hold::Locked, 1, None)],
-        ItemStatus::Open,
-    ));
+    let mut f = five_with_3_locked_by_alice();
     f.item(snap(&info(5, 1), 1, &["bob"], vec![], ItemStatus::Open));
     f.claim("alice", &info(1, 1), mobiwf_proto::ItemAction::Select);
     for user in ["alice", "bob", "carol"] {
@@ -209,14 +215,7 @@ fn one_entry_is_what_the_whole_list_shows_for_its_item() {
 
 #[test]
 fn while_away_one_entry_is_only_a_locked_item() {
-    let mut f = five();
-    f.item(snap(
-        &info(3, 1),
-        2,
-        &[],
-        vec![holder("alice", Hold::Locked, 1, None)],
-        ItemStatus::Open,
-    ));
+    let mut f = five_with_3_locked_by_alice();
     let entry = |f: &Fixture, key: (u64, u64)| {
         f.desk
             .worklist_entry("alice", InstanceId(key.0), ActivityId(key.1))
@@ -230,14 +229,7 @@ fn while_away_one_entry_is_only_a_locked_item() {
 
 #[test]
 fn the_links_follow_the_entries() {
-    let mut f = five();
-    f.item(snap(
-        &info(3, 1),
-        2,
-        &[],
-        vec![holder("alice", Hold::Locked, 1, None)],
-        ItemStatus::Open,
-    ));
+    let mut f = five_with_3_locked_by_alice();
     f.claim("alice", &info(1, 1), mobiwf_proto::ItemAction::Select);
     let links = f.desk.worklist_links("alice");
     let whole = f.desk.worklist("alice", Order::Arrival);
