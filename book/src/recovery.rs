@@ -149,7 +149,7 @@ pub(crate) fn effective_outcome(inst: &Instance, id: ActivityId) -> Option<Outco
 /// Tells the nodes that run successors of `id` in other partitions its outcome (the controller
 /// decided it: the node that ran `id` cannot be relied on to).
 pub(crate) fn notify_successors(
-    inst: &Instance,
+    inst: &mut Instance,
     ctx: &mut Ctx<'_>,
     id: ActivityId,
     outcome: Outcome,
@@ -345,14 +345,20 @@ pub(crate) fn withdraw(inst: &mut Instance, ctx: &mut Ctx<'_>, id: ActivityId, r
     fail(inst, ctx, id, reason);
 }
 
-/// Relays an outcome the controller knows to the node of one waiting activity.
+/// Relays an outcome the controller knows to the node of one waiting activity; held back
+/// while `id` is rerun and that node has not acknowledged its rerun, which would make it
+/// forget this word (`rerun::hold_back`).
 pub(crate) fn notify_peer(
-    inst: &Instance,
+    inst: &mut Instance,
     ctx: &mut Ctx<'_>,
     to_peer: &NodeId,
     id: ActivityId,
     outcome: Outcome,
 ) {
+    if crate::rerun::hold_back(inst, to_peer, id) {
+        return;
+    }
+    let inst = &*inst;
     // The states a dependency rule there may look at, as the controller knows them: sent
     // when some rule names the activity.
     let ruled = ctx

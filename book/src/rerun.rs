@@ -10,34 +10,57 @@
 //! before its rerun: the failed activity's partition, the only one where something can start
 //! at once (everything else waits for it), is sent its rerun last, once every other partition
 //! acknowledged its own ([`PendingRerun`], stored with the instance; a partition given up
-//! meanwhile is not waited for).
+//! meanwhile is not waited for). The ends the controller itself decides meanwhile (a
+//! partition given up, an activity withdrawn) would race a rerun still on its way, since the
+//! outbox keeps no order: what it tells a node of a listed activity waits, stored with the
+//! rerun, until that node acknowledged every rerun it was sent.
 
 use std::collections::BTreeSet;
 use std::time::Duration;
 
 use mobiwf_proto::{
-    ActivityId, InstanceId, Message, Millis, PartitionId, Rerun, cancelled_by_design,
+    ActivityId, InstanceId, Message, Millis, NodeId, PartitionId, Rerun, cancelled_by_design,
 };
 use mobiwf_xml_schema::{Contingency, WorkflowDefinition};
 use serde::{Deserialize, Serialize};
 
 use crate::chain::{self, Way};
 use crate::history::Event;
-use crate::recovery::{Ctx, label, label_text, partition, view, view_mut};
+use crate::recovery::{
+    Ctx, effective_outcome, label, label_text, notify_peer, partition, view, view_mut,
+};
 use crate::{
     ActivityEvent, ActivityLifecycle, Applied, Book, BookError, Instance, InstanceEvent,
     InstanceState, PartitionEvent, Replacement, Subject,
 };
 
-/// A rerun whose last message waits for the others' acknowledgements.
+/// A rerun some node has not acknowledged yet: its last message waits for the others'
+/// acknowledgements, and the controller's word on the activities rerun waits for those of
+/// the nodes it goes to.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 pub struct PendingRerun {
     /// The activities rerun, the failed one first.
     pub activities: Vec<ActivityId>,
-    /// The partitions whose node has not acknowledged its rerun yet.
+    /// The partitions whose node was sent its rerun and has not acknowledged it yet.
     pub awaiting: BTreeSet<PartitionId>,
     /// The failed activity's partition: sent its rerun once `awaiting` is empty.
     pub last: PartitionId,
+    /// `last` was sent its rerun (it is in `awaiting` until acknowledged). Stored before
+    /// this field, a pending rerun had not sent it.
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    pub last_sent: bool,
+    /// The ends of activities rerun the controller decided and held back from a node whose
+    /// rerun is not acknowledged (it would forget them): sent to it once it is.
+    #[serde(default, skip_serializing_if = "BTreeSet::is_empty")]
+    pub held: BTreeSet<(NodeId, ActivityId)>,
+}
+
+impl PendingRerun {
+    /// The partitions whose node has not acknowledged its rerun, sent or still to be sent.
+    fn unacknowledged(&self) -> impl Iterator<Item = PartitionId> + '_ {
+        let last = (!self.last_sent).then_some(self.last);
+        self.awaiting.iter().copied().chain(last)
+    }
 }
 
 impl Book {
@@ -276,16 +299,27 @@ fn restart(
     for p in &partitions {
         send(inst, ctx, *p, again);
     }
+    // What an earlier rerun held back of activities not rerun now is not forgotten by this
+    // one: it goes now. The rest is decided anew.
+    let earlier = inst.rerun.take().map(|r| r.held).unwrap_or_default();
+    for (peer, a) in earlier.into_iter().filter(|(_, a)| !again.contains(a)) {
+        if let Some(outcome) = effective_outcome(inst, a) {
+            notify_peer(inst, ctx, &peer, a, outcome);
+        }
+    }
     inst.rerun = Some(PendingRerun {
         activities: again.to_vec(),
         awaiting: partitions,
         last,
+        last_sent: false,
+        held: BTreeSet::new(),
     });
     send_last_if_due(inst, ctx);
 }
 
 /// Sends the failed activity's partition its rerun once no other partition's is awaited
-/// (acknowledged, or given up meanwhile).
+/// (acknowledged, or given up meanwhile), sends each node what was held back from it once
+/// its reruns are acknowledged, and forgets the rerun once every one is.
 pub(crate) fn send_last_if_due(inst: &mut Instance, ctx: &mut Ctx<'_>) {
     let Some(pending) = inst.rerun.as_mut() else {
         return;
@@ -297,12 +331,68 @@ pub(crate) fn send_last_if_due(inst: &mut Instance, ctx: &mut Ctx<'_>) {
         .map(|p| p.id)
         .collect();
     pending.awaiting.retain(|p| !abandoned.contains(p));
-    if !pending.awaiting.is_empty() {
-        return;
+    if pending.awaiting.is_empty() && !pending.last_sent {
+        pending.last_sent = true;
+        if !abandoned.contains(&pending.last) {
+            pending.awaiting.insert(pending.last);
+        }
+        let (last, activities) = (pending.last, pending.activities.clone());
+        send(inst, ctx, last, &activities);
     }
-    let (last, activities) = (pending.last, pending.activities.clone());
-    inst.rerun = None;
-    send(inst, ctx, last, &activities);
+    release(inst, ctx);
+    if inst
+        .rerun
+        .as_ref()
+        .is_some_and(|r| r.last_sent && r.awaiting.is_empty())
+    {
+        inst.rerun = None;
+    }
+}
+
+/// True when the controller's word on activity `id` must not go to node `to` yet: `id` is
+/// rerun and `to` has not acknowledged its rerun (it would forget the word when the rerun
+/// arrives). The word is recorded, to go once it has ([`release`]).
+pub(crate) fn hold_back(inst: &mut Instance, to: &NodeId, id: ActivityId) -> bool {
+    let Some(pending) = inst.rerun.as_ref() else {
+        return false;
+    };
+    if !pending.activities.contains(&id) || !unacknowledged_by(inst, pending, to) {
+        return false;
+    }
+    if let Some(pending) = inst.rerun.as_mut() {
+        pending.held.insert((to.clone(), id));
+    }
+    true
+}
+
+/// True when node `peer` holds a partition whose rerun it has not acknowledged.
+fn unacknowledged_by(inst: &Instance, pending: &PendingRerun, peer: &NodeId) -> bool {
+    pending
+        .unacknowledged()
+        .any(|p| partition(inst, p).is_some_and(|v| v.peer == *peer))
+}
+
+/// Sends each node whose reruns are all acknowledged (or given up) what was held back from
+/// it, as the controller knows it now.
+fn release(inst: &mut Instance, ctx: &mut Ctx<'_>) {
+    let Some(pending) = inst.rerun.as_ref() else {
+        return;
+    };
+    let due: Vec<(NodeId, ActivityId)> = pending
+        .held
+        .iter()
+        .filter(|(peer, _)| !unacknowledged_by(inst, pending, peer))
+        .cloned()
+        .collect();
+    if let Some(pending) = inst.rerun.as_mut() {
+        pending.held.retain(|h| !due.contains(h));
+    }
+    for (peer, a) in due {
+        // Held back only once decided: a final state never changes before the next rerun.
+        if let Some(outcome) = effective_outcome(inst, a) {
+            notify_peer(inst, ctx, &peer, a, outcome);
+        }
+    }
 }
 
 /// Sends partition `p`'s node the rerun of `activities`.

@@ -4,7 +4,8 @@
 //! (the one transition out of a final state, `Event::Rerun`), forgets what it heard of the
 //! others' ends (their new ends count), and runs on. The controller orders the messages so
 //! that no new end can overtake a node's forgetting: the failed activity's partition is sent
-//! its rerun last, once every other has acknowledged its own.
+//! its rerun last, once every other has acknowledged its own, and an end the controller
+//! decides itself (a partition given up) goes to a node only once it acknowledged its rerun.
 
 use std::collections::BTreeSet;
 

@@ -98,17 +98,15 @@ fn a_paused_activity_of_a_given_up_partition_is_cancelled_and_its_successors_hea
     passes(7318);
 }
 
-/// Open: an operator's rerun of a failed activity (A2 on P1) named the cancelled join after it
-/// (A4 on P2) and its successor (A5 on P1); P1's rerun waited for P2's acknowledgement, P2
+/// An operator's rerun of a failed activity (A2 on P1) named the cancelled join after it (A4
+/// on P2) and its successor (A5 on P1); P1's rerun waited for P2's acknowledgement, P2
 /// stopped answering and its partition was given up, and the controller decided A4 failed and
 /// told P1 (a notify) in the same breath as it sent P1 its rerun. The notify arrived first
 /// (the outbox keeps no order); P1's rerun then forgot what it had heard of A4, as a rerun
-/// does for the activities it names, and A5 waits for A4 for good. In the book
-/// (`rerun.rs`, `recovery.rs`): the decided ends of the activities a rerun names must reach a
-/// node only after it applied its rerun (sent on its acknowledgement), which is more than a
-/// local change.
+/// does for the activities it names, and A5 waited for A4 for good. Fixed in the book: the
+/// controller's word on an activity a rerun names waits, stored with the pending rerun, until
+/// the node it goes to acknowledged its reruns (`book/src/rerun.rs`: `hold_back`, `release`).
 #[test]
-#[ignore = "open: a rerun's node forgets an end the controller decided for a given-up partition before the rerun reached it"]
 fn a_given_up_partitions_decided_end_reaches_a_rerun_node_after_its_rerun() {
     passes(18699);
 }

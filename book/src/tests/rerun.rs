@@ -79,6 +79,45 @@ fn reruns(applied: &Applied) -> Vec<(String, u64, Vec<u64>)> {
         .collect()
 }
 
+/// 1 (P1) → 2 (P1) → 3 (P2) → 4 (P1): activity 2 failed, 3 and 4 were cancelled because of
+/// it; the instance failed.
+fn across_and_back() -> Book {
+    let xml = wf(
+        &[
+            act(1, -1, &[]),
+            act(2, -1, &[1]),
+            act(3, -1, &[2]),
+            act(4, -1, &[3]),
+        ],
+        &[(1, 1, 0, &[1, 2, 4]), (2, 2, 0, &[3])],
+    );
+    let mut b = book_with(&[node("peerA", "P1", &[1, 2]), node("peerB", "P2", &[1, 2])]);
+    submit(&mut b, &xml).expect("submit");
+    let blocked = |id: u64, by: u64| ActivityRecord {
+        detail: Some(format!("precondition {by} failed or was cancelled")),
+        ..record(id, ActivityState::Cancelled)
+    };
+    let p1 = vec![
+        record(1, ActivityState::Succeeded),
+        failed(2, "exit status 1"),
+        blocked(4, 3),
+    ];
+    partition_result(&mut b, T0 + 20, 2, vec![blocked(3, 2)]);
+    partition_result(&mut b, T0 + 30, 1, p1);
+    b
+}
+
+/// The notifications among the messages: (to, activity, outcome).
+fn notifies(applied: &Applied) -> Vec<(String, u64, Outcome)> {
+    sent(applied)
+        .into_iter()
+        .filter_map(|(to, m)| match m {
+            Message::Notify(n) => Some((to, n.activity.0, n.outcome)),
+            _ => None,
+        })
+        .collect()
+}
+
 fn acknowledged(b: &mut Book, now_ms: u64, partition: u64) -> Applied {
     let input = Input::RerunDelivered {
         instance: InstanceId(1),
@@ -233,5 +272,54 @@ scenarios! {
         assert_eq!(reruns(&fx), vec![("peerB".to_owned(), 2, vec![1, 2])]);
         let fx = acknowledged(&mut b, T0 + 200, 2);
         assert_eq!(reruns(&fx), vec![("peerA".to_owned(), 1, vec![1, 2])]);
+    }
+
+    fn a_decided_end_of_an_activity_rerun_reaches_a_node_only_after_it_acknowledged_its_rerun() {
+        let mut b = across_and_back();
+        assert_eq!(state_of(&b), InstanceState::Failed);
+        let fx = rerun(&mut b, T0 + 1000, 2).expect("rerun");
+        assert_eq!(reruns(&fx), vec![("peerB".to_owned(), 2, vec![2, 3, 4])]);
+        // P2 stops answering before it acknowledged: the controller decides 3 failed and
+        // sends P1 its rerun; P1 would forget 3's end if it came first (the outbox keeps no
+        // order), so it waits for P1's acknowledgement.
+        let fx = suspect(&mut b, T0 + 2000, "peerB");
+        assert_eq!(activity(&b, 3).state(), ActivityState::Failed);
+        assert_eq!(reruns(&fx), vec![("peerA".to_owned(), 1, vec![2, 3, 4])]);
+        assert_eq!(notifies(&fx), vec![]);
+        // Held back in the stored state: a restarted controller sends it all the same.
+        let mut b = rebuilt(b.take_changes());
+        let fx = acknowledged(&mut b, T0 + 2100, 1);
+        assert_eq!(
+            notifies(&fx),
+            vec![("peerA".to_owned(), 3, Outcome::Blocked)]
+        );
+        let inst = b.instance(InstanceId(1)).expect("instance");
+        assert_eq!(inst.rerun, None, "every rerun acknowledged");
+        assert_eq!(notifies(&acknowledged(&mut b, T0 + 2200, 1)), vec![]);
+        // P1 runs 2 again, hears that 3 failed, and cancels 4: the instance ends.
+        let cancelled = ActivityRecord {
+            detail: Some("precondition 3 failed or was cancelled".to_owned()),
+            ..record(4, ActivityState::Cancelled)
+        };
+        let p1 = vec![
+            record(1, ActivityState::Succeeded),
+            record(2, ActivityState::Succeeded),
+            cancelled,
+        ];
+        partition_result(&mut b, T0 + 3000, 1, p1);
+        assert_eq!(state_of(&b), InstanceState::Failed);
+    }
+
+    fn a_decided_end_goes_at_once_to_a_node_that_acknowledged_its_rerun() {
+        let mut b = across_and_back();
+        rerun(&mut b, T0 + 1000, 2).expect("rerun");
+        let fx = acknowledged(&mut b, T0 + 1100, 2);
+        assert_eq!(reruns(&fx), vec![("peerA".to_owned(), 1, vec![2, 3, 4])]);
+        acknowledged(&mut b, T0 + 1200, 1);
+        let fx = suspect(&mut b, T0 + 2000, "peerB");
+        assert_eq!(
+            notifies(&fx),
+            vec![("peerA".to_owned(), 3, Outcome::Blocked)]
+        );
     }
 }
