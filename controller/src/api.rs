@@ -43,7 +43,7 @@ use std::time::Duration;
 
 use axum::Json;
 use axum::Router;
-use axum::extract::{DefaultBodyLimit, Path, Query, State};
+use axum::extract::{Path, Query, State};
 use axum::http::StatusCode;
 use axum::response::{IntoResponse, Response};
 use axum::routing::{get, post};
@@ -62,7 +62,7 @@ pub const MAX_WAIT_SECS: u64 = 300;
 /// The routes above, on `client`.
 pub fn router(client: ControllerClient) -> Router {
     let limit = client.largest_document();
-    Router::new()
+    let routes = Router::new()
         .route("/instances", get(list).post(submit))
         .route("/instances/{id}", get(instance))
         .route("/instances/{id}/wait", get(wait))
@@ -90,36 +90,8 @@ pub fn router(client: ControllerClient) -> Router {
         .route("/metrics", get(metrics))
         .merge(crate::api_enrol::routes())
         .merge(crate::api_definitions::routes())
-        .merge(crate::api_sync::routes())
-        .layer(DefaultBodyLimit::max(limit.bytes))
-        .layer(axum::middleware::from_fn(
-            move |request: axum::extract::Request, next: axum::middleware::Next| async move {
-                match declared_length(&request) {
-                    Some(length) if length > limit.bytes as u64 => {
-                        let why = limit.refusal(length);
-                        (
-                            StatusCode::PAYLOAD_TOO_LARGE,
-                            Json(serde_json::json!({ "error": why })),
-                        )
-                            .into_response()
-                    }
-                    _ => next.run(request).await,
-                }
-            },
-        ))
-        .with_state(client)
-}
-
-/// The body's length as the request declares it (`Content-Length`); a body sent without it
-/// is held to the limit as it is read (`DefaultBodyLimit`).
-fn declared_length(request: &axum::extract::Request) -> Option<u64> {
-    request
-        .headers()
-        .get(axum::http::header::CONTENT_LENGTH)?
-        .to_str()
-        .ok()?
-        .parse()
-        .ok()
+        .merge(crate::api_sync::routes());
+    crate::body_limit::hold_to(routes, limit).with_state(client)
 }
 
 /// The instance data, as the nodes running the instance know it (`crate::data`).

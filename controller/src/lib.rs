@@ -1,6 +1,6 @@
 //! The mobiwf controller: the durable state of the pure instance bookkeeping (`mobiwf-book`)
 //! (`state`), the daemon that connects it to the mesh and the store (`daemon`), and the
-//! operators' HTTP API (`api`; the deployed definitions and starts by name:
+//! operators' HTTP API (`api`, its bodies held to the document limit by `body_limit`; the deployed definitions and starts by name:
 //! `api_definitions`), which takes an instance's inputs with its submission or start
 //! (`inputs`) and shows instance data by asking the nodes (`data`), with
 //! what each of its routes needs (`api_access`: bearer tokens and roles), pages the instance
@@ -14,6 +14,7 @@ pub mod api_definitions;
 pub mod api_enrol;
 pub mod api_people;
 pub mod api_sync;
+pub mod body_limit;
 pub mod cluster;
 pub mod console;
 pub mod daemon;

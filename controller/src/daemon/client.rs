@@ -343,11 +343,16 @@ impl DocumentLimit {
         }
     }
 
-    /// Why a body of `length` bytes is refused, in words that say what to do.
-    pub fn refusal(&self, length: u64) -> String {
+    /// Why a body of `length` bytes (unknown for a body sent without its length, refused as
+    /// it was read past the limit) is refused, in words that say what to do.
+    pub fn refusal(&self, length: Option<u64>) -> String {
+        let body = match length {
+            Some(length) => format!("the request's body is {length} bytes"),
+            None => "the request's body is over the limit".to_owned(),
+        };
         match self.store_write {
             Some(write) => format!(
-                "the request's body is {length} bytes; this controller takes documents up to \
+                "{body}; this controller takes documents up to \
                  {} bytes: its book is in etcd, whose transactions carry at most {write} bytes \
                  (--etcd-max-request-bytes, etcd's --max-request-bytes), and a document is \
                  kept inside larger entries; split the document, or raise etcd's \
@@ -355,7 +360,7 @@ impl DocumentLimit {
                 self.bytes
             ),
             None => format!(
-                "the request's body is {length} bytes; documents are at most {} bytes \
+                "{body}; documents are at most {} bytes \
                  (MAX_DOCUMENT_BYTES)",
                 self.bytes
             ),
