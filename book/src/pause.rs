@@ -5,7 +5,8 @@
 //! does when the holder of a work item pauses or resumes it (`Message::PauseReport`). The
 //! book refuses at once what it knows cannot be: an instance that is over, an activity that
 //! ended, is not placed, or (for a resumption) is not paused; the node refuses the rest, and
-//! its refusal is in the history.
+//! its refusal is in the history. The order goes to the activity's node even when its
+//! partition was given up on: that node may run a loop's later pass, and pause it.
 //!
 //! What the node did moves the activity's lifecycle (`paused`, then `resumed` to waiting or
 //! running) and is kept in the history with who and when. An activity of a loop's body the
@@ -18,7 +19,7 @@ use mobiwf_proto::{
 
 use crate::history::Event;
 use crate::passes::may_run_again;
-use crate::recovery::{holder, label_text, view, view_mut};
+use crate::recovery::{label_text, placed_on, view, view_mut};
 use crate::{
     ActivityEvent, ActivityLifecycle, Applied, Book, BookError, Effect, PausedBy, Subject,
 };
@@ -78,7 +79,9 @@ impl Book {
             }
             _ => {}
         }
-        let Some((node, partition)) = holder(inst, &self.nodes, activity) else {
+        // A given-up partition's node is told too: a loop's later pass it runs is paused and
+        // resumed there (what it paused, only it resumes).
+        let Some((node, partition)) = placed_on(inst, &self.nodes, activity) else {
             return refuse(format!(
                 "{name} of instance {id}: it is not placed on a registered node that runs it"
             ));

@@ -122,3 +122,17 @@ fn a_given_up_partitions_decided_end_reaches_a_rerun_node_after_its_rerun() {
 fn a_pause_s_kill_lost_in_a_crash_is_asked_for_again_at_the_restart() {
     passes(38205);
 }
+
+/// An operator paused a loop's body activity (A2 on P2) while P2 was down: the pause waited in
+/// the controller's outbox, and the resumption was refused (not paused yet). P2's partition
+/// was given up, the loop ran on, and once back P2 began the next pass of A2, then took the
+/// pause, which paused that pass (a pause names no pass: the book may not have heard of the
+/// pass under way). The controller heard of it, but refused every resumption: the activity
+/// was "not placed on a registered node that runs it", its partition given up; the loop
+/// waited for good. Fixed in the book: an operator's pause or resumption goes to the node
+/// its activity's partition was placed on even when that partition was given up
+/// (`book/src/pause.rs`, `recovery::placed_on`), as an instance's controls do.
+#[test]
+fn a_loop_s_later_pass_paused_on_a_given_up_partition_is_resumed() {
+    passes(47364);
+}
