@@ -136,3 +136,15 @@ fn a_pause_s_kill_lost_in_a_crash_is_asked_for_again_at_the_restart() {
 fn a_loop_s_later_pass_paused_on_a_given_up_partition_is_resumed() {
     passes(47364);
 }
+
+/// A user paused their item's activity (A2 on P1), resumed it, released it, and the
+/// operator's pause, delayed, paused it again on P1; P1's words reached the controller out of
+/// order (the outbox keeps none), the resumption last: the book had A2 going while P1 had it
+/// paused, so it refused the operator's resumption ("not paused") and P1 refused the user's
+/// select ("paused"), for good. Fixed in the book: a node's word on a pause or resumption
+/// said before the latest one applied moves nothing (`ActivityView::pause_word_ms`,
+/// `book/src/pause.rs`).
+#[test]
+fn a_resumption_overtaken_by_the_next_pause_leaves_the_activity_paused_in_the_book() {
+    passes(55394);
+}
