@@ -109,6 +109,7 @@ fn enter_pass(a: &mut ActivityView, pass: Pass) -> Option<Option<Event>> {
     a.detail = None;
     a.retried = 0;
     a.emergency = false;
+    a.pause_word_ms = None;
     Some(Some(Event::NewPass {
         activity: Label {
             id: a.id,

@@ -5,10 +5,12 @@
 //! does when the holder of a work item pauses or resumes it (`Message::PauseReport`). The
 //! book refuses at once what it knows cannot be: an instance that is over, an activity that
 //! ended, is not placed, or (for a resumption) is not paused; the node refuses the rest, and
-//! its refusal is in the history.
+//! its refusal is in the history. The order goes to the activity's node even when its
+//! partition was given up on: that node may run a loop's later pass, and pause it.
 //!
 //! What the node did moves the activity's lifecycle (`paused`, then `resumed` to waiting or
-//! running) and is kept in the history with who and when. An activity of a loop's body the
+//! running) and is kept in the history with who and when; a word said before the latest one
+//! applied (they may arrive in any order) moves nothing. An activity of a loop's body the
 //! book knows final may be under way in a later pass it has not heard of: its pause goes to its
 //! node all the same, and the node's word names the pass (`crate::passes`).
 
@@ -18,7 +20,7 @@ use mobiwf_proto::{
 
 use crate::history::Event;
 use crate::passes::may_run_again;
-use crate::recovery::{holder, label_text, view, view_mut};
+use crate::recovery::{label_text, placed_on, view, view_mut};
 use crate::{
     ActivityEvent, ActivityLifecycle, Applied, Book, BookError, Effect, PausedBy, Subject,
 };
@@ -78,7 +80,9 @@ impl Book {
             }
             _ => {}
         }
-        let Some((node, partition)) = holder(inst, &self.nodes, activity) else {
+        // A given-up partition's node is told too: a loop's later pass it runs is paused and
+        // resumed there (what it paused, only it resumes).
+        let Some((node, partition)) = placed_on(inst, &self.nodes, activity) else {
             return refuse(format!(
                 "{name} of instance {id}: it is not placed on a registered node that runs it"
             ));
@@ -146,11 +150,21 @@ impl Book {
             && let Some(a) = view_mut(inst, report.activity)
         {
             // A word about an activity that ended meanwhile (its node's end came first)
-            // changes nothing: the history keeps it.
-            if !a.lifecycle().is_final() {
-                let step = a.step(&event);
-                self.refused
-                    .report(id, Subject::Activity(report.activity), step);
+            // changes nothing, nor does one its node said before the latest word it applied
+            // (a resumption overtaken by the next pause would leave the activity paused on its
+            // node and not in the book, which then refuses the operator's resumption): the
+            // history keeps them. Words said in the same millisecond go in arrival order.
+            let stale = a.pause_word_ms.is_some_and(|last| report.at_ms < last);
+            if !a.lifecycle().is_final() && !stale {
+                a.pause_word_ms = Some(report.at_ms);
+                // Paused again, or resumed while the book had it going (its earlier words
+                // overtaken): it is where the word says already.
+                let paused = matches!(a.lifecycle(), ActivityLifecycle::Paused { .. });
+                if paused != matches!(event, ActivityEvent::Paused { .. }) {
+                    let step = a.step(&event);
+                    self.refused
+                        .report(id, Subject::Activity(report.activity), step);
+                }
             }
         }
         let partner = inst

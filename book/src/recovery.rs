@@ -101,6 +101,18 @@ pub(crate) fn holder<'n>(
     Some((nodes.get(&p.peer)?, p.id))
 }
 
+/// The registered node activity `id`'s partition was placed on, with the partition, given up
+/// on or not: that node may still run a loop's later pass of the activity (a withdrawal ends
+/// only the pass it names).
+pub(crate) fn placed_on<'n>(
+    inst: &Instance,
+    nodes: &'n BTreeMap<NodeId, NodeInfo>,
+    id: ActivityId,
+) -> Option<(&'n NodeInfo, PartitionId)> {
+    let p = partition(inst, view(inst, id)?.partition?)?;
+    Some((nodes.get(&p.peer)?, p.id))
+}
+
 /// The partition that runs activity `id`, when it is placed.
 pub(crate) fn partition_of(inst: &Instance, id: ActivityId) -> Option<PartitionId> {
     view(inst, id)?.partition

@@ -407,6 +407,7 @@ fn send(inst: &Instance, ctx: &mut Ctx<'_>, p: PartitionId, activities: &[Activi
         instance: inst.id,
         partition: p,
         activities: activities.to_vec(),
+        controls: inst.controls,
     });
     ctx.send(&node, message);
 }

@@ -314,7 +314,16 @@ impl Engine {
             Input::Claim(claimed) => self.claim(claimed, fx)?,
             Input::Compensate(c) => self.compensate(c.instance, c.partition, c.activity, fx),
             Input::CompensationEnded(ended) => self.compensation_ended(ended, fx),
-            Input::Rerun(r) => self.rerun(now_ms, r.instance, r.partition, r.activities, fx),
+            Input::Rerun(r) => {
+                self.rerun(
+                    now_ms,
+                    r.instance,
+                    r.partition,
+                    r.activities,
+                    r.controls,
+                    fx,
+                );
+            }
             Input::SyncGranted(granted) => self.sync_granted(granted, fx),
             Input::SyncLapsed(granted) => self.sync_lapsed(granted, fx),
             Input::SyncRefused(refused) => self.sync_refused(refused, fx),

@@ -17,7 +17,8 @@ use crate::{Effect, Engine};
 
 impl Engine {
     /// Reruns `activities` of partition `partition` (those of them it holds that failed or
-    /// were cancelled); forgets what was heard of every one of them. The partition's result
+    /// were cancelled); forgets what was heard of every one of them; takes no control numbered
+    /// `controls` or below from now on. The partition's result
     /// is sent again when it is done again; the timers of those rerun count from now.
     pub(crate) fn rerun(
         &mut self,
@@ -25,6 +26,7 @@ impl Engine {
         instance: InstanceId,
         partition: PartitionId,
         activities: Vec<ActivityId>,
+        controls: u64,
         effects: &mut Vec<Effect>,
     ) {
         let known = self.known.entry(instance).or_default();
@@ -35,8 +37,10 @@ impl Engine {
             known.withdrawn.remove(a);
             known.withdrawn_passes.remove(a);
         }
-        // The instance runs again: an interruption it ended under is over.
+        // The instance runs again: an interruption it ended under is over, and an operator's
+        // control the controller gave before the rerun, arriving after it, is overtaken.
         known.interrupted = false;
+        known.control_order = known.control_order.max(controls);
         self.touch_known(instance);
         let key = RunKey {
             instance,

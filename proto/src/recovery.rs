@@ -46,4 +46,15 @@ pub struct Rerun {
     pub partition: PartitionId,
     /// Every activity rerun (of all partitions), the failed one first.
     pub activities: Vec<ActivityId>,
+    /// The number of the instance's latest operator control when the rerun was decided
+    /// ([`crate::ControlInstance::order`]; 0, left out: none): a control numbered so far that
+    /// reaches the node after its rerun is overtaken by it (the outbox keeps no order; the
+    /// rerun ends the interruption the instance ended under, which a late interrupt would
+    /// bring back for good).
+    #[serde(default, skip_serializing_if = "is_zero")]
+    pub controls: u64,
+}
+
+fn is_zero(n: &u64) -> bool {
+    *n == 0
 }

@@ -323,6 +323,7 @@ fn samples() -> Vec<Message> {
             instance: InstanceId(7),
             partition: PartitionId(2),
             activities: vec![ActivityId(3)],
+            controls: 0,
         }),
         Message::Locate(Locate {
             peer: NodeId::new("12D3KooWPeer"),

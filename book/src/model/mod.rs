@@ -121,6 +121,10 @@ pub struct ActivityView {
     pub relayed: BTreeSet<ActivityId>,
     /// The pass of a loop's body it is in, as its node last said (the first otherwise).
     pub pass: mobiwf_proto::Pass,
+    /// When its node said its latest word on a pause or a resumption of it in this pass (ms
+    /// since the epoch, that node's clock): a word said before, arriving after it (the outbox
+    /// keeps no order), is stale.
+    pub pause_word_ms: Option<u64>,
 }
 
 impl PartitionView {
@@ -206,6 +210,7 @@ impl ActivityView {
             awaits: Vec::new(),
             relayed: BTreeSet::new(),
             pass: mobiwf_proto::Pass::FIRST,
+            pause_word_ms: None,
         }
     }
 

@@ -107,6 +107,9 @@ pub(super) struct ActivityRepr {
     /// Who paused it and when, while it is paused.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     paused: Option<PausedRepr>,
+    /// When its node said its latest word on a pause or a resumption of it.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pause_word_ms: Option<u64>,
 }
 
 /// A pause as stored and shown: who, since when (ms since the epoch).
@@ -150,6 +153,7 @@ impl From<ActivityRepr> for ActivityView {
             awaits: r.awaits,
             relayed: r.relayed,
             pass: r.pass,
+            pause_word_ms: r.pause_word_ms,
         }
     }
 }
@@ -191,6 +195,7 @@ impl From<ActivityView> for ActivityRepr {
                 since_ms: p.since_ms,
             }),
             pass: v.pass,
+            pause_word_ms: v.pause_word_ms,
         }
     }
 }

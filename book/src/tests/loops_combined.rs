@@ -4,7 +4,8 @@
 //! even after its partition reported the earlier pass (a finished partition runs again), and
 //! the holders, waiters and their words name the pass; an operator's pause of a body activity
 //! the book knows final goes to its node while the loop may run again, and the node's word of
-//! a later pass pauses that pass; once the loop ended, it is refused.
+//! a later pass pauses that pass, on a partition given up on too (its node may run that pass);
+//! once the loop ended, it is refused.
 
 use super::*;
 use crate::history::Event;
@@ -189,6 +190,50 @@ scenarios! {
         assert_eq!(two.pass, Pass(2));
         assert!(matches!(two.lifecycle(), ActivityLifecycle::Paused { .. }), "{two:?}");
         order(&mut b, PauseAction::Resume).expect("a paused pass is resumed through its node");
+    }
+
+    fn a_later_pass_on_a_given_up_partition_is_paused_and_resumed_through_its_node() {
+        let mut b = plant();
+        // peerA stops answering after 1's end: partition 1 is given up, 2's first pass decided
+        // failed, and the loop runs on (3 asks for another pass); peerA, back, may run it.
+        let one = Message::Report(Report {
+            instance: InstanceId(1),
+            partition: PartitionId(1),
+            record: record(1, ActivityState::Succeeded),
+        });
+        from_node(&mut b, T0 + 50, "peerA", one);
+        suspect(&mut b, T0 + 100, "peerA");
+        assert!(partition_view(&b, 1).abandoned().is_some());
+        let end = ActivityRecord {
+            flag: Some("again".to_owned()),
+            ..record(3, ActivityState::Succeeded)
+        };
+        let report = Message::Report(Report {
+            instance: InstanceId(1),
+            partition: PartitionId(2),
+            record: end,
+        });
+        from_node(&mut b, T0 + 150, "peerB", report);
+        let applied = order(&mut b, PauseAction::Pause { kill: true }).expect("sent to peerA");
+        assert!(matches!(&sent(&applied)[..], [(to, Message::Pause(_))] if to.as_str() == "peerA"));
+        let paused = Message::PauseReport(PauseReport {
+            instance: InstanceId(1),
+            activity: ActivityId(2),
+            by: "op".to_owned(),
+            at_ms: T0 + 400,
+            outcome: PauseOutcome::Paused {
+                state: ActivityState::Running,
+                killed: true,
+                clock_stopped: false,
+            },
+            pass: Pass(2),
+        });
+        from_node(&mut b, T0 + 400, "peerA", paused);
+        let two = activity(&b, 2);
+        assert!(matches!(two.lifecycle(), ActivityLifecycle::Paused { .. }), "{two:?} {:?}", story(&b));
+        // Only its node can resume what it paused: the loop would wait for good otherwise.
+        let applied = order(&mut b, PauseAction::Resume).expect("sent to peerA");
+        assert!(matches!(&sent(&applied)[..], [(to, Message::Pause(_))] if to.as_str() == "peerA"));
     }
 
     fn a_pause_of_a_body_activity_is_refused_once_its_loop_ended() {

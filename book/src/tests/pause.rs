@@ -1,7 +1,8 @@
 //! Pausing one activity: the operator's order goes to its node, the node's word moves the
 //! activity (paused, resumed) and the history keeps who and when; what the book knows cannot
-//! be paused or resumed is refused at once; a paused activity still ends, is given up or
-//! cancelled like any other.
+//! be paused or resumed is refused at once; a word its node said before the latest one
+//! applied moves nothing; a paused activity still ends, is given up or cancelled like any
+//! other.
 
 use super::*;
 use mobiwf_proto::{PauseAction, PauseOrder, PauseOutcome, PauseReport, Report};
@@ -107,6 +108,31 @@ scenarios! {
         assert!(story.contains(&Event::PauseAsked { action: PauseAction::Pause { kill: true }, by: "op".to_owned() }));
         assert!(story.contains(&Event::Pause { by: "op".to_owned(), outcome: paused() }));
         assert!(story.contains(&Event::Pause { by: "op".to_owned(), outcome: resumed(ActivityState::Running) }));
+    }
+
+    fn a_word_said_before_the_latest_one_applied_moves_nothing() {
+        let mut b = chain_book();
+        says(&mut b, T0 + 50, ActivityState::Running);
+        // The node paused it (a holder), resumed it, and paused it again (the operator); the
+        // resumption's word arrives last.
+        told(&mut b, T0 + 200, "u0", paused());
+        told(&mut b, T0 + 400, "op", paused_in(ActivityState::Ready));
+        told(&mut b, T0 + 300, "u0", resumed(ActivityState::Running));
+        assert!(is_paused(&b), "paused on its node: {:?}", activity(&b, 1).lifecycle());
+        // Stored and read back with its latest word's time: a later resumption moves it.
+        let inst = b.instance(InstanceId(1)).expect("instance");
+        let json = serde_json::to_string(inst).expect("json");
+        let back: Instance = serde_json::from_str(&json).expect("loads");
+        assert_eq!(back.activities[0].pause_word_ms, Some(T0 + 400));
+        order(&mut b, 1, PauseAction::Resume).expect("the operator resumes it through its node");
+        told(&mut b, T0 + 500, "op", resumed(ActivityState::Ready));
+        assert!(!is_paused(&b));
+        // A pause said before that resumption, arriving after it, leaves it resumed.
+        told(&mut b, T0 + 450, "u0", paused());
+        assert!(!is_paused(&b));
+        let story = story(&b);
+        let late = Event::Pause { by: "u0".to_owned(), outcome: resumed(ActivityState::Running) };
+        assert!(story.contains(&late), "the history keeps a stale word");
     }
 
     fn a_holder_pauses_an_offered_or_selected_item_and_a_late_word_leaves_it_paused() {

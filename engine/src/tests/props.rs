@@ -404,6 +404,7 @@ fn input_of(op: &Op, docs: &[(u64, u64, String)]) -> Option<Input> {
             instance: InstanceId(i),
             partition: PartitionId(p),
             activities: activities.into_iter().map(ActivityId).collect(),
+            controls: 0,
         }),
         Op::Compensate(i, p, a) => Input::Compensate(mobiwf_proto::Compensate {
             instance: InstanceId(i),
@@ -435,6 +436,7 @@ impl Orders {
             instance,
             partition,
             activities,
+            ..
         }) = input
         {
             // The one way out of a final state; the instance's interruption is over.

@@ -59,10 +59,22 @@ fn compensation_ended(e: &mut Engine, now_ms: u64, instance: u64, a: u64, ok: bo
 }
 
 fn rerun(e: &mut Engine, now_ms: u64, instance: u64, activities: &[u64]) -> Vec<Effect> {
+    rerun_after(e, now_ms, instance, activities, 0)
+}
+
+/// A rerun decided after the instance's `controls`-th operator control.
+fn rerun_after(
+    e: &mut Engine,
+    now_ms: u64,
+    instance: u64,
+    activities: &[u64],
+    controls: u64,
+) -> Vec<Effect> {
     let input = Input::Rerun(mobiwf_proto::Rerun {
         instance: InstanceId(instance),
         partition: PartitionId(1),
         activities: activities.iter().copied().map(ActivityId).collect(),
+        controls,
     });
     at(e, now_ms, input)
 }
@@ -205,6 +217,31 @@ fn a_rerun_runs_the_failed_activity_in_a_new_try_and_its_successors_wait_again()
     );
 }
 
+fn an_interrupt_given_before_a_rerun_and_arriving_after_it_is_overtaken() {
+    let mut e = Engine::new();
+    deploy(&mut e, 5, 1, &chain(5));
+    ended(&mut e, 1500, 5, 1, false, 0);
+    // The operator's interrupt (its first control) was on its way when the instance failed
+    // and was rerun; it arrives after the rerun, which ended that interruption.
+    let fx = rerun_after(&mut e, 9000, 5, &[1, 2], 1);
+    assert_eq!(executes(&fx), vec![(1, 1)]);
+    let late = Input::Control(ControlInstance {
+        instance: InstanceId(5),
+        action: Control::Interrupt,
+        order: 1,
+    });
+    at(&mut e, 9100, late);
+    assert!(!e.known(InstanceId(5)).is_some_and(|k| k.interrupted));
+    // A later control is taken.
+    let next = Input::Control(ControlInstance {
+        instance: InstanceId(5),
+        action: Control::Interrupt,
+        order: 2,
+    });
+    at(&mut e, 9200, next);
+    assert!(e.known(InstanceId(5)).is_some_and(|k| k.interrupted));
+}
+
 fn a_rerun_forgets_the_end_heard_of_a_remote_activity() {
     let mut e = Engine::new();
     let d = doc(
@@ -324,7 +361,7 @@ fn a_rerun_work_item_is_offered_again_at_a_newer_version() {
     let fx = e
         .apply(
             4000,
-            Input::Rerun(mobiwf_proto::Rerun { instance: InstanceId(1), partition: PartitionId(1), activities: vec![ActivityId(3), ActivityId(43)] }),
+            Input::Rerun(mobiwf_proto::Rerun { instance: InstanceId(1), partition: PartitionId(1), activities: vec![ActivityId(3), ActivityId(43)], controls: 0 }),
         )
         .expect("rerun");
     assert_eq!(state(&e, 1, 3), ActivityState::Ready);

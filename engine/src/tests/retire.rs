@@ -105,6 +105,7 @@ fn a_failed_instance_retired_is_rerun_after_it_is_readmitted() {
             instance: InstanceId(3),
             partition: PartitionId(1),
             activities: vec![ActivityId(1)],
+            controls: 0,
         }),
     );
     assert_eq!(executes(&fx), vec![(1, 1)], "{fx:?}");

@@ -423,6 +423,7 @@ scenarios! {
             instance: InstanceId(1),
             partition: PartitionId(1),
             activities: vec![ActivityId(1)],
+            controls: 0,
         });
         let fx = at(&mut e, 4000, rerun);
         assert_eq!(begins(&fx), vec![(ticket(1, 1, 1), "press".to_owned())]);

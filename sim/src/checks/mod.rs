@@ -19,7 +19,8 @@
 //! - no two activities of conflicting task classes hold the synchronization manager's grant at
 //!   once, and no two of their commands run at once on the mesh's machines;
 //! - once faults stop, within a bound: every instance is final, every outbox empty, no
-//!   command runs, and every user's worklist on their device agrees with the items' hosts.
+//!   command runs, no user's claim waits for an answer, and every user's worklist on their
+//!   device agrees with the items' hosts.
 
 pub mod deadlines;
 

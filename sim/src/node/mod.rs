@@ -21,7 +21,7 @@ use mobiwf_proto::{ActivityTypeId, Location, Message, Millis, NodeId, NodeName, 
 
 use crate::disk::Disk;
 use crate::group::{Group, Inbound, NotApplied, Received, Sequencer};
-use crate::outbox::Outbox;
+use crate::outbox::{Outbox, Outgoing};
 use executor::{Ended, RunDir, RunKind};
 
 /// Who a node is, as its command line says.
@@ -65,6 +65,14 @@ pub enum NodeEvent {
         peer: NodeId,
         /// True when it answers again.
         reachable: bool,
+    },
+    /// A host refused a claim of this device outright (the outbox hands the answer back,
+    /// `outbox_news::refused_claim`): the entry leaves with the desk's answer to the user.
+    Refused {
+        /// The claim message, as the outbox kept it.
+        msg: Outgoing,
+        /// The host's answer.
+        reply: mobiwf_proto::Reply,
     },
     /// A user of this device goes away.
     Away(UserId),
@@ -221,12 +229,38 @@ impl NodeProc {
             NodeEvent::Ended { dir, ended } => ended_input(dir, ended),
             NodeEvent::Claim(claim) => NodeInput::Claim(claim),
             NodeEvent::Link { peer, reachable } => NodeInput::Link { peer, reachable },
+            NodeEvent::Refused { msg, reply } => {
+                return self.refused(disk, now, msg, reply, group, after);
+            }
             NodeEvent::Away(user) => NodeInput::Away(user),
             NodeEvent::Back(user) => NodeInput::Back(user),
         };
         let reply = self.step(disk, now, input, group, after)?;
         if let Some(reply) = reply {
             self.log.push(reply_text(&reply));
+        }
+        Ok(())
+    }
+
+    /// A host refused a claim outright (`NodeActor::refused`): its entry leaves the outbox
+    /// in this group, with the desk's answer to the user (the outbox forgets its number once
+    /// the group is written).
+    fn refused(
+        &mut self,
+        disk: &Disk,
+        now: u64,
+        msg: Outgoing,
+        reply: mobiwf_proto::Reply,
+        group: &mut Group,
+        after: &mut After,
+    ) -> Result<(), String> {
+        group.answered(&msg, &reply);
+        if let mobiwf_proto::Reply::Refused { reason } = reply {
+            let message = msg.envelope.message;
+            let input = NodeInput::Refused { message, reason };
+            if let Some(reply) = self.step(disk, now, input, group, after)? {
+                self.log.push(reply_text(&reply));
+            }
         }
         Ok(())
     }
@@ -462,6 +496,14 @@ fn ended_input(dir: RunDir, ended: Ended) -> NodeInput {
             written: ended.written,
         }),
     }
+}
+
+/// Which answers the node's actor takes from its outbox (`outbox_news::refused_claim`): a
+/// claim refused outright, whose user waits for an answer the host will never send. The
+/// outbox removes every other entry itself.
+pub fn refused_claim(sent: &Outgoing, reply: &mobiwf_proto::Reply) -> bool {
+    matches!(sent.envelope.message, Message::Claim(_))
+        && matches!(reply, mobiwf_proto::Reply::Refused { .. })
 }
 
 /// The prelude's word for a message the core did not take.

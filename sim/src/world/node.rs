@@ -410,6 +410,7 @@ fn summary(
             NodeEvent::Ended { dir, .. } => format!("ended {dir}"),
             NodeEvent::Claim(c) => format!("claim {} {}", c.user, c.activity),
             NodeEvent::Link { reachable, .. } => format!("link {reachable}"),
+            NodeEvent::Refused { msg, .. } => format!("refused #{}", msg.envelope.id.seq),
             NodeEvent::Away(u) => format!("away {u}"),
             NodeEvent::Back(u) => format!("back {u}"),
         })

@@ -1,8 +1,9 @@
 //! What the processes' outboxes ask of the world, and what the world tells them back: a try
 //! goes out as a request, a wake-up is scheduled, the controller is asked where a peer is, a
 //! node hears a peer became unreachable or answers again, and an answered entry leaves (a
-//! node writes its removal itself, lazily for an acknowledgement and synced for a refusal; the
-//! controller removes it in its next group).
+//! node writes its removal itself, lazily for an acknowledgement and synced for a refusal,
+//! but for a claim refused outright, which its actor removes in its next group with the desk's
+//! answer; the controller removes every answered entry in its next group).
 
 use mobiwf_delivery::LinkError;
 use mobiwf_proto::{Envelope, Locate, Message, MessageId, NodeId, Reply};
@@ -161,6 +162,15 @@ impl World {
             }
             return;
         }
+        // A claim refused outright goes to the node's actor, which removes its entry with
+        // the desk's answer in its next group (`OutboxNews`).
+        if crate::node::refused_claim(&msg, &reply) {
+            if let Some(n) = &mut self.nodes[pid - 1] {
+                n.pending.push(NodeEvent::Refused { msg, reply });
+                self.wake_soon(pid);
+            }
+            return;
+        }
         // `Inner::finish`: the removal written as the answer says, then the number leaves
         // the count of the unanswered (the simulated disk never fails a write).
         let removal = Outbox::removal(&reply);
@@ -175,5 +185,77 @@ impl World {
         if let Some(n) = &mut self.nodes[pid - 1] {
             n.outbox.forget(&msg.to, msg.envelope.id.seq);
         }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use mobiwf_proto::{Message, Reply};
+
+    use crate::node::NodeEvent;
+    use crate::outbox::{OUTBOX_PREFIX, REFUSED_PREFIX};
+
+    /// A claim its host refuses outright goes back to its device's core, as the node
+    /// daemon's outbox hands it to its actor: in the node's next group the desk answers the
+    /// user, and the entry leaves the outbox with the refusal recorded. (No workload makes a
+    /// host refuse a claim yet: the refusal is given to a claim's try in flight here.)
+    #[test]
+    fn a_claim_refused_outright_is_answered_by_its_device() {
+        for seed in 0..2_000 {
+            let mut world = crate::build(seed, false);
+            world.weather.crash_after_write = 0;
+            let deadline = world.setup.quiet_at + world.setup.settle_within;
+            while world.checks.violations.is_empty() && world.step(deadline) {
+                for pid in 1..world.machines.len() {
+                    let claims: Vec<_> = world.nodes[pid - 1]
+                        .iter()
+                        .flat_map(|n| n.outbox.pending())
+                        .filter(|m| matches!(m.envelope.message, Message::Claim(_)))
+                        .cloned()
+                        .collect();
+                    for msg in claims {
+                        let Message::Claim(claim) = &msg.envelope.message else {
+                            continue;
+                        };
+                        let seq = msg.envelope.id.seq;
+                        let reason = "the sender is not a device here".to_owned();
+                        world.outbox_tried(pid, seq, Ok(Reply::Refused { reason }));
+                        let handed = world.nodes[pid - 1].as_ref().is_some_and(|n| {
+                            n.pending.iter().any(|e| {
+                                matches!(e, NodeEvent::Refused { msg, .. } if msg.envelope.id.seq == seq)
+                            })
+                        });
+                        if !handed {
+                            // Not in flight: the outbox took no answer for it.
+                            continue;
+                        }
+                        let waited = world.nodes[pid - 1].as_ref().is_some_and(|n| {
+                            n.core.desk().pending().any(|c| c.request == claim.request)
+                        });
+                        assert!(waited, "seed {seed}: the desk waited for the claim");
+                        world.node_group(pid);
+                        let node = world.nodes[pid - 1].as_ref().expect("the node runs");
+                        assert!(
+                            node.core
+                                .desk()
+                                .pending()
+                                .all(|c| c.request != claim.request),
+                            "seed {seed}: the claim still waits"
+                        );
+                        assert!(node.outbox.pending().all(|m| m.envelope.id.seq != seq));
+                        let disk = &world.machines[pid].disk;
+                        let entry = format!("{OUTBOX_PREFIX}{seq:020}");
+                        let record = format!("{REFUSED_PREFIX}{seq:020}");
+                        assert!(disk.get(entry.as_bytes()).is_none(), "seed {seed}: kept");
+                        assert!(
+                            disk.get(record.as_bytes()).is_some(),
+                            "seed {seed}: no record"
+                        );
+                        return;
+                    }
+                }
+            }
+        }
+        panic!("none of the first 2,000 seeds had a claim in flight to its host");
     }
 }

@@ -1,6 +1,7 @@
 //! Whether the world has settled once faults stopped: every instance submitted is final at
 //! the controller, every daemon runs with nothing waiting, every outbox is empty, no command
-//! runs, and every user's worklist on their device shows what the items' hosts hold for them.
+//! runs, no user's claim waits for an answer, and every user's worklist on their device shows
+//! what the items' hosts hold for them.
 //! What is not settled yet, in words (the liveness check reports it when the bound passes).
 
 use std::collections::BTreeSet;
@@ -40,6 +41,9 @@ impl World {
         }
         if self.checks.commands_running() > 0 {
             return Some(format!("{} commands run", self.checks.commands_running()));
+        }
+        if let Some(why) = self.claim_waiting() {
+            return Some(why);
         }
         self.worklists_disagree()
     }
@@ -154,6 +158,27 @@ impl World {
             ));
         }
         (pending > 0).then(|| format!("{} has {pending} events waiting", self.name(pid)))
+    }
+
+    /// A user's claim its device still waits for an answer to, if any: once the faults
+    /// stopped and the outboxes emptied, every claim was answered by its host, or refused and
+    /// answered so by the device itself.
+    fn claim_waiting(&self) -> Option<String> {
+        for (i, node) in self.nodes.iter().enumerate() {
+            let Some(node) = node else { continue };
+            if let Some(claim) = node.core.desk().pending().next() {
+                return Some(format!(
+                    "{}'s {:?} of {} {} on {} waits for an answer since {} ms",
+                    claim.user,
+                    claim.action,
+                    claim.instance,
+                    claim.activity,
+                    self.name(i + 1),
+                    claim.sent_ms
+                ));
+            }
+        }
+        None
     }
 
     /// A user whose device shows other items than their hosts hold for them, if any.
