@@ -28,7 +28,7 @@ const BATCH: usize = 3;
 /// Where a controller listens for nodes: any free port (each owner has its own).
 const ANY_PORT: &str = "/ip4/127.0.0.1/tcp/0";
 /// The owner's lease in the replacement test: the default, which outlasts an etcd election
-/// (one of 2 s does not: see docs/cluster.md).
+/// (one of 2 s not always: see docs/cluster.md).
 const LEASE: &str = "5";
 
 /// `serve`'s options for member `member` of the cluster on `etcd`, with a lease of `lease`
