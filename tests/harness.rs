@@ -15,6 +15,7 @@ use std::time::{Duration, Instant};
 
 mod daemons;
 mod etcd;
+mod etcd_cluster;
 mod http;
 mod netns;
 mod process;
@@ -23,6 +24,7 @@ mod workflows;
 
 pub use daemons::*;
 pub use etcd::*;
+pub use etcd_cluster::*;
 pub use http::*;
 pub use netns::*;
 pub use process::*;

@@ -28,13 +28,13 @@ pub struct Etcd {
 }
 
 /// A free loopback port (bound, then let go).
-fn free_port() -> u16 {
+pub(super) fn free_port() -> u16 {
     let listener = TcpListener::bind("127.0.0.1:0").expect("bind a loopback port");
     listener.local_addr().expect("its address").port()
 }
 
 /// True when etcd at `port` says it is healthy.
-fn healthy(port: u16) -> bool {
+pub(super) fn healthy(port: u16) -> bool {
     let Ok(mut stream) = TcpStream::connect(("127.0.0.1", port)) else {
         return false;
     };
@@ -48,6 +48,55 @@ fn healthy(port: u16) -> bool {
     let mut answer = String::new();
     let _ = stream.read_to_string(&mut answer);
     answer.contains("\"health\":\"true\"")
+}
+
+/// How to start one etcd member (of a cluster of one, or of several).
+pub(super) struct EtcdMember<'a> {
+    pub name: &'a str,
+    pub data: &'a Path,
+    pub log: &'a Path,
+    pub client: u16,
+    pub peer: u16,
+    /// `--initial-cluster`: `name=peer URL` of every member, this one too.
+    pub initial_cluster: &'a str,
+    /// Joining a cluster that runs (`--initial-cluster-state existing`), not starting one.
+    pub existing: bool,
+}
+
+/// Spawns etcd as `member` says, on loopback (not waiting for it to be healthy).
+pub(super) fn spawn_member(member: &EtcdMember<'_>) -> Daemon {
+    let client_url = format!("http://127.0.0.1:{}", member.client);
+    let peer_url = format!("http://127.0.0.1:{}", member.peer);
+    let args: Vec<String> = [
+        "--name",
+        member.name,
+        "--data-dir",
+        &member.data.display().to_string(),
+        "--listen-client-urls",
+        &client_url,
+        "--advertise-client-urls",
+        &client_url,
+        "--listen-peer-urls",
+        &peer_url,
+        "--initial-advertise-peer-urls",
+        &peer_url,
+        "--initial-cluster",
+        member.initial_cluster,
+        "--initial-cluster-state",
+        if member.existing { "existing" } else { "new" },
+        // etcd's own limits on a transaction (128 operations, 1.5 MiB), as an operator's
+        // etcd has them: the controller cuts a larger group commit to fit.
+        "--auto-compaction-mode",
+        "periodic",
+        "--auto-compaction-retention",
+        "1h",
+    ]
+    .iter()
+    .map(|s| (*s).to_owned())
+    .collect();
+    let path = std::path::PathBuf::from("etcd");
+    let program = program("etcd", &path, &args, None);
+    or_panic(Daemon::spawn(&program, member.log))
 }
 
 impl Etcd {
@@ -80,36 +129,16 @@ impl Etcd {
     /// Starts it (again, on the same ports and data) and waits until it is healthy.
     pub fn start(&mut self) {
         assert!(self.daemon.is_none(), "etcd is running already");
-        let client_url = &self.url;
         let peer_url = format!("http://127.0.0.1:{}", self.peer);
-        let args: Vec<String> = [
-            "--name",
-            "test",
-            "--data-dir",
-            &self.dir.join("data").display().to_string(),
-            "--listen-client-urls",
-            client_url,
-            "--advertise-client-urls",
-            client_url,
-            "--listen-peer-urls",
-            &peer_url,
-            "--initial-advertise-peer-urls",
-            &peer_url,
-            "--initial-cluster",
-            &format!("test={peer_url}"),
-            // etcd's own limits on a transaction (128 operations, 1.5 MiB), as an operator's
-            // etcd has them: the controller cuts a larger group commit to fit.
-            "--auto-compaction-mode",
-            "periodic",
-            "--auto-compaction-retention",
-            "1h",
-        ]
-        .iter()
-        .map(|s| (*s).to_owned())
-        .collect();
-        let path = std::path::PathBuf::from("etcd");
-        let program = program("etcd", &path, &args, None);
-        let mut daemon = or_panic(Daemon::spawn(&program, &self.dir.join("etcd.log")));
+        let mut daemon = spawn_member(&EtcdMember {
+            name: "test",
+            data: &self.dir.join("data"),
+            log: &self.dir.join("etcd.log"),
+            client: self.client,
+            peer: self.peer,
+            initial_cluster: &format!("test={peer_url}"),
+            existing: false,
+        });
         let client = self.client;
         wait_for("etcd to be healthy", STARTUP, || {
             or_panic(daemon.check_alive());

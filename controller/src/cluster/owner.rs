@@ -185,8 +185,9 @@ impl Membership {
         }
     }
 
-    /// Keeps the lease alive, a third of its time to live apart, until etcd says it is gone
-    /// or it may lapse before a renewal gets through: then `lost` is told (whatever it held
+    /// Keeps the lease alive, a third of its time to live apart (another renewal soon while one
+    /// is not answered), until etcd says it is gone or it may lapse before a renewal gets through:
+    /// then `lost` is told (whatever it held
     /// may be claimed by another member from then on). The lease surely holds until its time
     /// to live after the last renewal that got through was sent, less a margin
     /// (`mobiwf_cluster::retry::lease_holds_until`): `lost` is told at that instant, not
@@ -201,7 +202,17 @@ impl Membership {
     }
 }
 
-/// Renews `lease` a third of its time to live apart until it is lost or may lapse; why.
+/// How long a renewal without an answer waits before another is sent beside it. A renewal
+/// that reached a member just as etcd's leader died is not answered even once the others
+/// elected a new one (some 1-2 s on loopback), while one sent after the election is at once:
+/// waiting a third of the time to live for the first would let the lease be given up for
+/// lost when etcd renews again well within it. The first is not given up either: on a slow
+/// etcd it may be the one answered.
+const RENEW_AGAIN: Duration = Duration::from_millis(200);
+
+/// Renews `lease` a third of its time to live apart until it is lost or may lapse; why. Each
+/// round sends renewals [`RENEW_AGAIN`] apart until one is answered; the lease holds from the
+/// sending of the one answered.
 async fn renew(etcd: Etcd, lease: i64, ttl: Duration, granted_at: std::time::Instant) -> String {
     let every = ttl / 3;
     let mut holds_until = lease_holds_until(granted_at, ttl);
@@ -209,27 +220,44 @@ async fn renew(etcd: Etcd, lease: i64, ttl: Duration, granted_at: std::time::Ins
     loop {
         let next = (std::time::Instant::now() + every).min(holds_until);
         tokio::time::sleep_until(tokio::time::Instant::from_std(next)).await;
-        let sent = std::time::Instant::now();
-        if sent >= holds_until {
-            return format!(
-                "no renewal got through in time: etcd may end it any moment now (its time to \
-                 live is {ttl:?})"
-            );
-        }
-        let asked = etcd.lease_keep_alive(lease);
-        match tokio::time::timeout(every.min(holds_until - sent), asked).await {
-            Ok(Ok(left)) if left > 0 => {
-                holds_until = lease_holds_until(sent, Duration::from_secs(left.unsigned_abs()));
-                complaints.succeeded();
+        // Dropped at the end of the round: renewals still unanswered then are abandoned.
+        let mut asked = tokio::task::JoinSet::new();
+        'round: loop {
+            let sent = std::time::Instant::now();
+            if sent >= holds_until {
+                return format!(
+                    "no renewal got through in time: etcd may end it any moment now (its time \
+                     to live is {ttl:?})"
+                );
             }
-            Ok(Ok(_)) => return "etcd says it expired".to_owned(),
-            failed => {
-                if complaints.failed(std::time::Instant::now()) {
-                    let why = match failed {
-                        Ok(Err(e)) => e.to_string(),
-                        _ => "no answer".to_owned(),
-                    };
-                    tracing::warn!(lease, "a renewal of the cluster lease failed: {why}");
+            let renewing = etcd.clone();
+            asked.spawn(async move { (sent, renewing.lease_keep_alive(lease).await) });
+            let again = tokio::time::Instant::from_std((sent + RENEW_AGAIN).min(holds_until));
+            loop {
+                let answer = match tokio::time::timeout_at(again, asked.join_next()).await {
+                    // Time to send another.
+                    Err(_) => continue 'round,
+                    // Every renewal sent has failed: another once it is time.
+                    Ok(None) => {
+                        tokio::time::sleep_until(again).await;
+                        continue 'round;
+                    }
+                    Ok(Some(Err(_))) => continue,
+                    Ok(Some(Ok(answer))) => answer,
+                };
+                match answer {
+                    (sent, Ok(left)) if left > 0 => {
+                        holds_until =
+                            lease_holds_until(sent, Duration::from_secs(left.unsigned_abs()));
+                        complaints.succeeded();
+                        break 'round;
+                    }
+                    (_, Ok(_)) => return "etcd says it expired".to_owned(),
+                    (_, Err(e)) => {
+                        if complaints.failed(std::time::Instant::now()) {
+                            tracing::warn!(lease, "a renewal of the cluster lease failed: {e}");
+                        }
+                    }
                 }
             }
         }
