@@ -409,6 +409,9 @@ pub(crate) fn notify_peer(
                 holder: None,
                 // The pass the controller last heard of it in (a loop's body runs in passes).
                 pass: view(inst, id).map(|v| v.pass).unwrap_or_default(),
+                // The controller applies no rerun: its words on activities rerun are held
+                // back until the node applied its own (`rerun::hold_back`).
+                rerun: 0,
             }),
         );
     }

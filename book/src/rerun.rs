@@ -13,7 +13,11 @@
 //! meanwhile is not waited for). The ends the controller itself decides meanwhile (a
 //! partition given up, an activity withdrawn) would race a rerun still on its way, since the
 //! outbox keeps no order: what it tells a node of a listed activity waits, stored with the
-//! rerun, until that node acknowledged every rerun it was sent.
+//! rerun, until that node acknowledged every rerun it was sent. The ends nodes decide at
+//! once (an activity rerun with another failed precondition, cancelled again by its node as
+//! soon as its rerun arrives) are not the controller's to hold: each rerun is numbered
+//! (`Instance::reruns`, `Rerun::rerun`) and a node's notifies carry the latest it applied,
+//! so a node forgets only the words said before the rerun it applies.
 
 use std::collections::BTreeSet;
 use std::time::Duration;
@@ -295,6 +299,7 @@ fn restart(
     let Some(last) = view(inst, failed).and_then(|v| v.partition) else {
         return;
     };
+    inst.reruns += 1;
     partitions.remove(&last);
     for p in &partitions {
         send(inst, ctx, *p, again);
@@ -408,6 +413,7 @@ fn send(inst: &Instance, ctx: &mut Ctx<'_>, p: PartitionId, activities: &[Activi
         partition: p,
         activities: activities.to_vec(),
         controls: inst.controls,
+        rerun: inst.reruns,
     });
     ctx.send(&node, message);
 }

@@ -79,6 +79,14 @@ pub struct Known {
     /// Partners' words kept until this node knows who runs their activity.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub early: Vec<crate::speakers::EarlyWord>,
+    /// The latest rerun of the instance applied here (`Rerun::rerun`), which this node's
+    /// notifies carry. Left out while 0.
+    #[serde(default, skip_serializing_if = "is_zero")]
+    pub rerun: u64,
+    /// The sender's latest rerun applied when it said each end of `heard` (absent: none): a
+    /// rerun numbered so far that arrives later does not forget it.
+    #[serde(default, skip_serializing_if = "BTreeMap::is_empty")]
+    pub heard_in: BTreeMap<ActivityId, u64>,
 }
 
 #[allow(clippy::trivially_copy_pass_by_ref)]

@@ -320,7 +320,7 @@ impl Engine {
                     r.instance,
                     r.partition,
                     r.activities,
-                    r.controls,
+                    (r.controls, r.rerun),
                     fx,
                 );
             }

@@ -33,6 +33,8 @@ impl Engine {
         let pass = p.map(|p| p.pass).unwrap_or_default();
         let routed =
             routed_to(&act.routes, flag.as_deref()).filter(|_| state == ActivityState::Succeeded);
+        // Tells a partner's rerun still on its way that this end came after it.
+        let rerun = self.known.get(&key.instance).map_or(0, |k| k.rerun);
         let mut out = Vec::new();
         for (location, ruled, carries) in partners(run, act) {
             let entered = if ruled { entered } else { StateSet::EMPTY };
@@ -51,6 +53,7 @@ impl Engine {
                     // The daemon puts the small files' contents inline before sending.
                     files: Vec::new(),
                     holder: has_file.then(|| self.location().clone()),
+                    rerun,
                 }),
                 None if ruled => Message::StateChanged(mobiwf_proto::StateChanged {
                     pass,

@@ -1,5 +1,6 @@
 //! A partner says an activity finished, or entered a state a dependency rule here names: the
-//! first word about an end is kept and what waited for it goes on; a word about an activity a
+//! first word about an end is kept (unless a later one was said after a rerun its sender
+//! applied: the new end) and what waited for it goes on; a word about an activity a
 //! contingency activity replaced is a *late word*, recorded and ignored by preconditions.
 //! The states an activity entered are merged whatever the order the words come in (each
 //! says every state entered so far): rules name an activity's own states, replaced or not.
@@ -20,6 +21,8 @@ pub(crate) struct Word {
     pub(crate) flag: Option<String>,
     /// Where its routes led.
     pub(crate) routed: Option<Vec<ActivityId>>,
+    /// The sender's latest rerun of the instance applied when it said this.
+    pub(crate) rerun: u64,
 }
 
 impl Engine {
@@ -37,6 +40,7 @@ impl Engine {
             entered,
             flag,
             routed,
+            rerun,
         } = word;
         // A word about an activity a contingency activity replaced is recorded, not used: nor
         // is what it carries.
@@ -54,13 +58,22 @@ impl Engine {
                 self.touch_known(instance);
             }
             false
-        } else if let Entry::Vacant(e) = known.heard.entry(activity) {
-            e.insert(outcome);
-            if let Some(flag) = flag {
-                known.flags.insert(activity, flag);
-            }
-            if let Some(routed) = routed {
-                known.routed.insert(activity, routed);
+        } else if !known.heard.contains_key(&activity)
+            || rerun > known.heard_in.get(&activity).copied().unwrap_or_default()
+        {
+            // The first word wins, but an end said after a rerun the sender applied replaces
+            // one from before it: this node's own rerun, still on its way, keeps the newer.
+            known.heard.insert(activity, outcome);
+            match flag {
+                Some(flag) => known.flags.insert(activity, flag),
+                None => known.flags.remove(&activity),
+            };
+            match routed {
+                Some(routed) => known.routed.insert(activity, routed),
+                None => known.routed.remove(&activity),
+            };
+            if rerun > 0 {
+                known.heard_in.insert(activity, rerun);
             }
             self.touch_known(instance);
             true

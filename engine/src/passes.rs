@@ -252,6 +252,7 @@ impl Engine {
         }
         if pass > current {
             known.heard.remove(&activity);
+            known.heard_in.remove(&activity);
             known.flags.remove(&activity);
             known.routed.remove(&activity);
             known.states.remove(&activity);

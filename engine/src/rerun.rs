@@ -2,7 +2,9 @@
 //! The controller sends every node that holds one of the activities rerun (the failed one and
 //! those cancelled because of it) the whole list: the node puts its own back to `NotReady`
 //! (the one transition out of a final state, `Event::Rerun`), forgets what it heard of the
-//! others' ends (their new ends count), and runs on. The controller orders the messages so
+//! others' ends (their new ends count), and runs on. Reruns are numbered and a partner's
+//! notify carries the latest rerun its sender applied: an end said after the sender applied
+//! this rerun (decided there at once) is already the new end, and is kept. The controller orders the messages so
 //! that no new end can overtake a node's forgetting: the failed activity's partition is sent
 //! its rerun last, once every other has acknowledged its own, and an end the controller
 //! decides itself (a partition given up) goes to a node only once it acknowledged its rerun.
@@ -17,7 +19,8 @@ use crate::{Effect, Engine};
 
 impl Engine {
     /// Reruns `activities` of partition `partition` (those of them it holds that failed or
-    /// were cancelled); forgets what was heard of every one of them; takes no control numbered
+    /// were cancelled) as rerun number `number`; forgets what was heard of every one of them
+    /// from a partner that had not applied that rerun yet; takes no control numbered
     /// `controls` or below from now on. The partition's result
     /// is sent again when it is done again; the timers of those rerun count from now.
     pub(crate) fn rerun(
@@ -26,21 +29,29 @@ impl Engine {
         instance: InstanceId,
         partition: PartitionId,
         activities: Vec<ActivityId>,
-        controls: u64,
+        (controls, number): (u64, u64),
         effects: &mut Vec<Effect>,
     ) {
         let known = self.known.entry(instance).or_default();
         for a in &activities {
+            known.withdrawn.remove(a);
+            known.withdrawn_passes.remove(a);
+            // An end said by a partner that had applied this rerun (decided at once there,
+            // its notify overtaking this rerun) is the new end: kept. A rerun not numbered
+            // (0) forgets every end, as before numbers.
+            if number > 0 && known.heard_in.get(a).is_some_and(|&g| g >= number) {
+                continue;
+            }
+            known.heard_in.remove(a);
             known.heard.remove(a);
             known.flags.remove(a);
             known.routed.remove(a);
-            known.withdrawn.remove(a);
-            known.withdrawn_passes.remove(a);
         }
         // The instance runs again: an interruption it ended under is over, and an operator's
         // control the controller gave before the rerun, arriving after it, is overtaken.
         known.interrupted = false;
         known.control_order = known.control_order.max(controls);
+        known.rerun = known.rerun.max(number);
         self.touch_known(instance);
         let key = RunKey {
             instance,

@@ -69,6 +69,9 @@ pub enum Said {
         /// The pass it ended (the first when absent).
         #[serde(default, skip_serializing_if = "Pass::is_first")]
         pass: Pass,
+        /// The sender's latest rerun applied (`Notify::rerun`; absent: none).
+        #[serde(default, skip_serializing_if = "is_zero")]
+        rerun: u64,
     },
     /// The activity entered states.
     States {
@@ -93,6 +96,11 @@ pub enum Said {
     },
 }
 
+#[allow(clippy::trivially_copy_pass_by_ref)]
+fn is_zero(n: &u64) -> bool {
+    *n == 0
+}
+
 impl Engine {
     /// A partner's word that an activity ended ([`Input::Notified`]): taken, kept for
     /// later, or refused.
@@ -114,6 +122,7 @@ impl Engine {
             data: notify.data,
             missing,
             pass: notify.pass,
+            rerun: notify.rerun,
         };
         self.partner_word(from, notify.instance, notify.activity, said, fx)
     }
@@ -254,6 +263,7 @@ impl Engine {
                 data,
                 missing,
                 pass,
+                rerun,
             } => {
                 if !self.word_pass(instance, activity, pass) {
                     return;
@@ -263,6 +273,7 @@ impl Engine {
                     entered,
                     flag,
                     routed,
+                    rerun,
                 };
                 self.notified(instance, activity, word, Carried { data, missing }, fx);
             }

@@ -53,6 +53,12 @@ pub struct Rerun {
     /// bring back for good).
     #[serde(default, skip_serializing_if = "is_zero")]
     pub controls: u64,
+    /// The instance's rerun number (1 for its first; 0, left out: as sent before reruns were
+    /// numbered): the node forgets only the words heard from a partner that had not applied
+    /// this rerun yet ([`crate::Notify::rerun`]), so an end decided after a partner's rerun
+    /// that overtakes this one is kept.
+    #[serde(default, skip_serializing_if = "is_zero")]
+    pub rerun: u64,
 }
 
 fn is_zero(n: &u64) -> bool {

@@ -82,6 +82,12 @@ pub struct Notify {
     /// earlier pass than the receiver knows of does not count.
     #[serde(default, skip_serializing_if = "crate::Pass::is_first")]
     pub pass: crate::Pass,
+    /// The sender's latest rerun of the instance applied when it said this
+    /// ([`crate::Rerun::rerun`]; 0, left out: none, or the controller's word): a rerun
+    /// numbered higher that reaches the receiver later forgets the word, one numbered so far
+    /// does not (the word is about the end after it).
+    #[serde(default, skip_serializing_if = "is_zero")]
+    pub rerun: u64,
 }
 
 impl Notify {
@@ -99,6 +105,7 @@ impl Notify {
             files: Vec::new(),
             holder: None,
             pass: crate::Pass::FIRST,
+            rerun: 0,
         }
     }
 }

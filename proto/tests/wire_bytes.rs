@@ -117,6 +117,7 @@ fn samples() -> Vec<Message> {
         }),
         Message::Notify(Notify {
             pass: Default::default(),
+            rerun: 0,
             instance: InstanceId(7),
             activity: ActivityId(3),
             outcome: Outcome::Released,
@@ -324,6 +325,7 @@ fn samples() -> Vec<Message> {
             partition: PartitionId(2),
             activities: vec![ActivityId(3)],
             controls: 0,
+            rerun: 0,
         }),
         Message::Locate(Locate {
             peer: NodeId::new("12D3KooWPeer"),

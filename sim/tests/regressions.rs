@@ -164,14 +164,12 @@ fn an_interrupt_that_arrives_after_a_rerun_leaves_nothing_interrupted() {
 /// A fan-out whose A2 (P2) and A3 (P1) both failed, its join A4 (P1) and A5 (P2) cancelled:
 /// the operator reran A2, with A4 and A5. P1, sent its rerun first, put A4 back and cancelled
 /// it again at once (A3, not rerun, still failed) and told P2; that notify overtook P2's own
-/// rerun, which then forgot what it had heard of A4, and A5 waited for A4 for good. The rerun
-/// assumes the failed activity's partition is the only one where something can be decided at
-/// once; a listed activity with another failed precondition is decided at once too. Not fixed
-/// here: the book would have to pass on such an end to the nodes whose rerun it may overtake
-/// (as it holds back its own words, `book/src/rerun.rs`), or the nodes tell a partner's end
-/// from before their rerun from one after it (a rerun number in the notifies).
+/// rerun, which then forgot what it had heard of A4, and A5 waited for A4 for good. Fixed by
+/// numbering the reruns (`Rerun::rerun`, `Instance::reruns`): a node's notifies carry the
+/// latest rerun it applied (`Notify::rerun`), an end said after a rerun replaces one heard
+/// from before it, and a node's rerun forgets only the ends said before it
+/// (`engine/src/notify.rs`, `Engine::rerun`).
 #[test]
-#[ignore = "open: a rerun's end decided at once overtakes another node's rerun"]
 fn a_rerun_s_end_decided_at_once_elsewhere_does_not_overtake_the_rerun() {
     passes(65177);
 }

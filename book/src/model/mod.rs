@@ -326,6 +326,10 @@ pub struct Instance {
     /// the last, which its message carries (`ControlInstance::order`). Left out while 0.
     #[serde(default, skip_serializing_if = "is_zero")]
     pub controls: u64,
+    /// How many times an operator reran it: the number of the latest rerun, which its
+    /// messages carry (`Rerun::rerun`). Left out while 0.
+    #[serde(default, skip_serializing_if = "is_zero")]
+    pub reruns: u64,
 }
 
 #[allow(clippy::trivially_copy_pass_by_ref)]
@@ -363,6 +367,7 @@ impl Instance {
             definition: None,
             ordered: BTreeSet::new(),
             controls: 0,
+            reruns: 0,
         }
     }
 

@@ -121,6 +121,7 @@ fn notified_with(e: &mut Engine, now_ms: u64, instance: u64, carried: Carried) -
         from: None,
         notify: mobiwf_proto::Notify {
             pass: Default::default(),
+            rerun: 0,
             instance: InstanceId(instance),
             activity: ActivityId(1),
             outcome: Outcome::Succeeded,
@@ -196,7 +197,7 @@ scenarios! {
         let input = |d: &Datum| Carried { data: vec![d.clone()], missing: Vec::new() };
         notified_with(&mut e, 1000, 1, input(&newer));
         // The older write comes later with another activity's word: it loses.
-        let late = { let carried: crate::Carried = input(&older); Input::Notified(crate::Notified { from: None, notify: mobiwf_proto::Notify { pass: Default::default(), instance: InstanceId(1), activity: ActivityId(5), outcome: Outcome::Succeeded, entered: StateSet::EMPTY, flag: None, routed: None, data: carried.data, files: Vec::new(), holder: None }, missing: carried.missing }) };
+        let late = { let carried: crate::Carried = input(&older); Input::Notified(crate::Notified { from: None, notify: mobiwf_proto::Notify { pass: Default::default(), rerun: 0, instance: InstanceId(1), activity: ActivityId(5), outcome: Outcome::Succeeded, entered: StateSet::EMPTY, flag: None, routed: None, data: carried.data, files: Vec::new(), holder: None }, missing: carried.missing }) };
         at(&mut e, 1002, late);
         assert_eq!(e.data(InstanceId(1)), vec![newer]);
     }
@@ -355,7 +356,7 @@ scenarios! {
         let data = (0..full)
             .map(|i| datum(&format!("v{i}"), DataValue::String("x".repeat(MAX_VALUE_BYTES)), 9, 1))
             .collect();
-        let input = { let carried: crate::Carried = Carried { data, missing: Vec::new() }; Input::Notified(crate::Notified { from: None, notify: mobiwf_proto::Notify { pass: Default::default(), instance: InstanceId(1), activity: ActivityId(9), outcome: Outcome::Succeeded, entered: StateSet::EMPTY, flag: None, routed: None, data: carried.data, files: Vec::new(), holder: None }, missing: carried.missing }) };
+        let input = { let carried: crate::Carried = Carried { data, missing: Vec::new() }; Input::Notified(crate::Notified { from: None, notify: mobiwf_proto::Notify { pass: Default::default(), rerun: 0, instance: InstanceId(1), activity: ActivityId(9), outcome: Outcome::Succeeded, entered: StateSet::EMPTY, flag: None, routed: None, data: carried.data, files: Vec::new(), holder: None }, missing: carried.missing }) };
         at(&mut e, 2000, input);
         let refusal = person_ends(&mut e, 1, vec![("note", DataValue::String("one more".into()))])
             .expect_err("over the limit");

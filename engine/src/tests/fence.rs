@@ -115,6 +115,7 @@ scenarios! {
                 partition: PartitionId(1),
                 activities: vec![ActivityId(1)],
                 controls: 0,
+                rerun: 0,
             });
             let fx = at(&mut e, 3100, rerun);
             assert!(ends(&fx).is_empty(), "{told}: released by the rerun: {fx:?}");
@@ -146,6 +147,7 @@ scenarios! {
             partition: PartitionId(1),
             activities: vec![ActivityId(1)],
             controls: 0,
+            rerun: 0,
         });
         at(&mut e, 3100, rerun);
         assert_eq!(executes(&grant(&mut e, 3200, ticket(1, 1, 1))), vec![(1, 1)]);

@@ -405,6 +405,7 @@ fn input_of(op: &Op, docs: &[(u64, u64, String)]) -> Option<Input> {
             partition: PartitionId(p),
             activities: activities.into_iter().map(ActivityId).collect(),
             controls: 0,
+            rerun: 0,
         }),
         Op::Compensate(i, p, a) => Input::Compensate(mobiwf_proto::Compensate {
             instance: InstanceId(i),

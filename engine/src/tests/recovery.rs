@@ -75,6 +75,7 @@ fn rerun_after(
         partition: PartitionId(1),
         activities: activities.iter().copied().map(ActivityId).collect(),
         controls,
+        rerun: 0,
     });
     at(e, now_ms, input)
 }
@@ -361,7 +362,7 @@ fn a_rerun_work_item_is_offered_again_at_a_newer_version() {
     let fx = e
         .apply(
             4000,
-            Input::Rerun(mobiwf_proto::Rerun { instance: InstanceId(1), partition: PartitionId(1), activities: vec![ActivityId(3), ActivityId(43)], controls: 0 }),
+            Input::Rerun(mobiwf_proto::Rerun { instance: InstanceId(1), partition: PartitionId(1), activities: vec![ActivityId(3), ActivityId(43)], controls: 0, rerun: 0 }),
         )
         .expect("rerun");
     assert_eq!(state(&e, 1, 3), ActivityState::Ready);
@@ -371,5 +372,50 @@ fn a_rerun_work_item_is_offered_again_at_a_newer_version() {
     assert!(!views.is_empty());
     assert!(views.iter().all(|v| v.version == closed + 1), "{views:?}");
     assert_eq!(views[0].offered, ["alice"]);
+}
+
+fn an_end_said_after_the_partner_s_rerun_outlives_this_node_s_rerun_arriving_later() {
+    let mut e = Engine::new();
+    deploy(&mut e, 7, 1, &waits_for_remote_1(7));
+    notify_at(&mut e, 1500, 7, 1, Outcome::Blocked);
+    assert_eq!(state(&e, 7, 2), ActivityState::Cancelled);
+    // Rerun 1 names 1 and 2. Activity 1's node applied it first and said its new end at
+    // once, which overtook this node's rerun: it replaces the end from before.
+    let after = |outcome, n| mobiwf_proto::Notify {
+        rerun: n,
+        ..mobiwf_proto::Notify::new(InstanceId(7), ActivityId(1), outcome)
+    };
+    let told = |e: &mut Engine, now_ms, notify| {
+        let input = Input::Notified(crate::Notified {
+            from: None,
+            notify,
+            missing: Vec::new(),
+        });
+        at(e, now_ms, input)
+    };
+    told(&mut e, 2000, after(Outcome::Succeeded, 1));
+    // A duplicate of the word from before the rerun changes nothing.
+    told(&mut e, 2100, after(Outcome::Blocked, 0));
+    let rerun_numbered = |e: &mut Engine, now_ms, n| {
+        let input = Input::Rerun(mobiwf_proto::Rerun {
+            instance: InstanceId(7),
+            partition: PartitionId(1),
+            activities: vec![ActivityId(1), ActivityId(2)],
+            controls: 0,
+            rerun: n,
+        });
+        at(e, now_ms, input)
+    };
+    // The rerun keeps the end said after it: activity 2 runs at once, not waiting for good.
+    let fx = rerun_numbered(&mut e, 3000, 1);
+    assert_eq!(executes(&fx), vec![(2, 0)]);
+    // This node's notifies carry the rerun it applied.
+    assert_eq!(e.known(InstanceId(7)).map(|k| k.rerun), Some(1));
+    ended(&mut e, 4000, 7, 2, false, 0);
+    assert_eq!(state(&e, 7, 2), ActivityState::Failed);
+    // A later rerun forgets the end said before it.
+    let fx = rerun_numbered(&mut e, 5000, 2);
+    assert!(executes(&fx).is_empty(), "it waits for activity 1's new end");
+    assert_eq!(state(&e, 7, 2), ActivityState::NotReady);
 }
 }

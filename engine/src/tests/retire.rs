@@ -106,6 +106,7 @@ fn a_failed_instance_retired_is_rerun_after_it_is_readmitted() {
             partition: PartitionId(1),
             activities: vec![ActivityId(1)],
             controls: 0,
+            rerun: 0,
         }),
     );
     assert_eq!(executes(&fx), vec![(1, 1)], "{fx:?}");

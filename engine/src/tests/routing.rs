@@ -113,7 +113,7 @@ scenarios! {
         let fx = at(
             &mut e,
             1500,
-            Input::Notified(crate::Notified { from: None, notify: mobiwf_proto::Notify { pass: Default::default(), instance: InstanceId(51), activity: ActivityId(1), outcome: Outcome::Succeeded, entered: StateSet::EMPTY, flag: Some("rejected".to_owned()), routed: Some(vec![ActivityId(3)]), data: Vec::new(), files: Vec::new(), holder: None }, missing: Vec::new() }),
+            Input::Notified(crate::Notified { from: None, notify: mobiwf_proto::Notify { pass: Default::default(), rerun: 0, instance: InstanceId(51), activity: ActivityId(1), outcome: Outcome::Succeeded, entered: StateSet::EMPTY, flag: Some("rejected".to_owned()), routed: Some(vec![ActivityId(3)]), data: Vec::new(), files: Vec::new(), holder: None }, missing: Vec::new() }),
         );
         assert_eq!(state(&e, 51, 6), ActivityState::Skipped);
         assert_eq!(result_of(&fx), Some(vec![(6, ActivityState::Skipped)]));

@@ -133,7 +133,7 @@ scenarios! {
         let fx = at(
             &mut e,
             1500,
-            Input::Notified(crate::Notified { from: None, notify: mobiwf_proto::Notify { pass: Default::default(), instance: InstanceId(42), activity: ActivityId(1), outcome: Outcome::Blocked, entered, flag: None, routed: None, data: Vec::new(), files: Vec::new(), holder: None }, missing: Vec::new() }),
+            Input::Notified(crate::Notified { from: None, notify: mobiwf_proto::Notify { pass: Default::default(), rerun: 0, instance: InstanceId(42), activity: ActivityId(1), outcome: Outcome::Blocked, entered, flag: None, routed: None, data: Vec::new(), files: Vec::new(), holder: None }, missing: Vec::new() }),
         );
         assert_eq!(state(&e, 42, 2), ActivityState::Cancelled);
         assert!(result_of(&fx).is_some(), "the partition is done");

@@ -38,7 +38,7 @@ fn records_keep_start_and_end_to_the_microsecond() {
     // Activity 1 (no command) starts and finishes when its precondition's word comes.
     e.apply_us(
         2_345_678,
-        Input::Notified(crate::Notified { from: None, notify: mobiwf_proto::Notify { pass: Default::default(), instance: InstanceId(1), activity: ActivityId(9), outcome: Outcome::Succeeded, entered: mobiwf_proto::StateSet::EMPTY, flag: None, routed: None, data: Vec::new(), files: Vec::new(), holder: None }, missing: Vec::new() }),
+        Input::Notified(crate::Notified { from: None, notify: mobiwf_proto::Notify { pass: Default::default(), rerun: 0, instance: InstanceId(1), activity: ActivityId(9), outcome: Outcome::Succeeded, entered: mobiwf_proto::StateSet::EMPTY, flag: None, routed: None, data: Vec::new(), files: Vec::new(), holder: None }, missing: Vec::new() }),
     )
     .expect("notified");
     let one = e

@@ -424,6 +424,7 @@ scenarios! {
             partition: PartitionId(1),
             activities: vec![ActivityId(1)],
             controls: 0,
+            rerun: 0,
         });
         let fx = at(&mut e, 4000, rerun);
         assert_eq!(begins(&fx), vec![(ticket(1, 1, 1), "press".to_owned())]);
