@@ -114,8 +114,6 @@ fn the_etcd_leader_killed_with_the_owner_the_standby_takes_the_book_over() {
         "the etcd leader and the owner killed: the standby serves the book {:?} later",
         killed.elapsed()
     );
-    let elected = etcd.leader();
-    assert_ne!(elected, leader, "a killed member leads");
 
     // The killed member comes back with its data and catches up.
     etcd.restart(leader);

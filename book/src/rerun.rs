@@ -57,6 +57,16 @@ pub struct PendingRerun {
     /// rerun is not acknowledged (it would forget them): sent to it once it is.
     #[serde(default, skip_serializing_if = "BTreeSet::is_empty")]
     pub held: BTreeSet<(NodeId, ActivityId)>,
+    /// The number of the instance's latest operator control when the rerun was decided, which
+    /// every partition's rerun carries, the last one's too (sent later: a control given
+    /// meanwhile is newer than the rerun, and must not be taken as overtaken by it). 0 when
+    /// stored before this field: the node then learns nothing of the controls from it.
+    #[serde(default, skip_serializing_if = "is_zero")]
+    pub controls: u64,
+}
+
+fn is_zero(n: &u64) -> bool {
+    *n == 0
 }
 
 impl PendingRerun {
@@ -301,8 +311,9 @@ fn restart(
     };
     inst.reruns += 1;
     partitions.remove(&last);
+    let controls = inst.controls;
     for p in &partitions {
-        send(inst, ctx, *p, again);
+        send(inst, ctx, *p, again, controls);
     }
     // What an earlier rerun held back of activities not rerun now is not forgotten by this
     // one: it goes now. The rest is decided anew.
@@ -318,6 +329,7 @@ fn restart(
         last,
         last_sent: false,
         held: BTreeSet::new(),
+        controls,
     });
     send_last_if_due(inst, ctx);
 }
@@ -342,7 +354,8 @@ pub(crate) fn send_last_if_due(inst: &mut Instance, ctx: &mut Ctx<'_>) {
             pending.awaiting.insert(pending.last);
         }
         let (last, activities) = (pending.last, pending.activities.clone());
-        send(inst, ctx, last, &activities);
+        let controls = pending.controls;
+        send(inst, ctx, last, &activities, controls);
     }
     release(inst, ctx);
     if inst
@@ -400,8 +413,15 @@ fn release(inst: &mut Instance, ctx: &mut Ctx<'_>) {
     }
 }
 
-/// Sends partition `p`'s node the rerun of `activities`.
-fn send(inst: &Instance, ctx: &mut Ctx<'_>, p: PartitionId, activities: &[ActivityId]) {
+/// Sends partition `p`'s node the rerun of `activities`, decided when the instance's latest
+/// control was number `controls`.
+fn send(
+    inst: &Instance,
+    ctx: &mut Ctx<'_>,
+    p: PartitionId,
+    activities: &[ActivityId],
+    controls: u64,
+) {
     let Some(node) = partition(inst, p)
         .and_then(|v| ctx.nodes.get(&v.peer))
         .cloned()
@@ -412,7 +432,7 @@ fn send(inst: &Instance, ctx: &mut Ctx<'_>, p: PartitionId, activities: &[Activi
         instance: inst.id,
         partition: p,
         activities: activities.to_vec(),
-        controls: inst.controls,
+        controls,
         rerun: inst.reruns,
     });
     ctx.send(&node, message);

@@ -92,7 +92,14 @@ mod tests {
         let mut stream = tokio::net::TcpStream::connect(at).await.unwrap();
         stream.write_all(request).await.unwrap();
         let mut answer = Vec::new();
-        stream.read_to_end(&mut answer).await.unwrap();
+        // Bounded: a server that kept the connection open would fail the test, not hang it.
+        tokio::time::timeout(
+            std::time::Duration::from_secs(30),
+            stream.read_to_end(&mut answer),
+        )
+        .await
+        .expect("the server answers and closes")
+        .unwrap();
         String::from_utf8(answer).unwrap()
     }
 

@@ -48,8 +48,12 @@ impl Engine {
             known.routed.remove(a);
         }
         // The instance runs again: an interruption it ended under is over, and an operator's
-        // control the controller gave before the rerun, arriving after it, is overtaken.
-        known.interrupted = false;
+        // control the controller gave before the rerun, arriving after it, is overtaken. A
+        // control given after the rerun was decided and applied here first stands (a rerun
+        // without the number, from a controller before numbers, ends it as it did).
+        if controls == 0 || known.control_order <= controls {
+            known.interrupted = false;
+        }
         known.control_order = known.control_order.max(controls);
         known.rerun = known.rerun.max(number);
         self.touch_known(instance);

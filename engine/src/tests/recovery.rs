@@ -243,6 +243,29 @@ fn an_interrupt_given_before_a_rerun_and_arriving_after_it_is_overtaken() {
     assert!(e.known(InstanceId(5)).is_some_and(|k| k.interrupted));
 }
 
+fn an_interrupt_given_after_a_rerun_was_decided_and_arriving_before_it_stands() {
+    let mut e = Engine::new();
+    deploy(&mut e, 5, 1, &chain(5));
+    ended(&mut e, 1500, 5, 1, false, 0);
+    // The rerun was decided after the first control; the operator's interrupt (the second)
+    // came after that decision and reached the node before the rerun did.
+    let interrupt = Input::Control(ControlInstance {
+        instance: InstanceId(5),
+        action: Control::Interrupt,
+        order: 2,
+    });
+    at(&mut e, 8000, interrupt);
+    assert!(e.known(InstanceId(5)).is_some_and(|k| k.interrupted));
+    rerun_after(&mut e, 9000, 5, &[1, 2], 1);
+    assert!(
+        e.known(InstanceId(5)).is_some_and(|k| k.interrupted),
+        "the later interrupt stands"
+    );
+    // A rerun from a controller before control numbers (0) ends the interruption, as then.
+    rerun_after(&mut e, 9100, 5, &[1, 2], 0);
+    assert!(!e.known(InstanceId(5)).is_some_and(|k| k.interrupted));
+}
+
 fn a_rerun_forgets_the_end_heard_of_a_remote_activity() {
     let mut e = Engine::new();
     let d = doc(
