@@ -94,11 +94,11 @@ pub(crate) fn holder<'n>(
     nodes: &'n BTreeMap<NodeId, NodeInfo>,
     id: ActivityId,
 ) -> Option<(&'n NodeInfo, PartitionId)> {
-    let p = partition(inst, view(inst, id)?.partition?)?;
-    if p.abandoned().is_some() {
-        return None;
-    }
-    Some((nodes.get(&p.peer)?, p.id))
+    let (node, p) = placed_on(inst, nodes, id)?;
+    partition(inst, p)?
+        .abandoned()
+        .is_none()
+        .then_some((node, p))
 }
 
 /// The registered node activity `id`'s partition was placed on, with the partition, given up

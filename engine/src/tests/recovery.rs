@@ -104,6 +104,20 @@ fn answers(effects: &[Effect]) -> Vec<(u64, bool, Option<String>)> {
         .collect()
 }
 
+/// The operator's interrupt of `instance`, its `order`-th control.
+fn interrupt(instance: u64, order: u64) -> Input {
+    Input::Control(ControlInstance {
+        instance: InstanceId(instance),
+        action: Control::Interrupt,
+        order,
+    })
+}
+
+/// Whether this node holds `instance` interrupted.
+fn interrupted(e: &Engine, instance: u64) -> bool {
+    e.known(InstanceId(instance)).is_some_and(|k| k.interrupted)
+}
+
 scenarios! {
 fn a_compensation_runs_once_and_its_end_is_told_to_the_controller() {
     let mut e = Engine::new();
@@ -226,22 +240,13 @@ fn an_interrupt_given_before_a_rerun_and_arriving_after_it_is_overtaken() {
     // and was rerun; it arrives after the rerun, which ended that interruption.
     let fx = rerun_after(&mut e, 9000, 5, &[1, 2], 1);
     assert_eq!(executes(&fx), vec![(1, 1)]);
-    let late = Input::Control(ControlInstance {
-        instance: InstanceId(5),
-        action: Control::Interrupt,
-        order: 1,
-    });
-    at(&mut e, 9100, late);
-    assert!(!e.known(InstanceId(5)).is_some_and(|k| k.interrupted));
+    at(&mut e, 9100, interrupt(5, 1));
+    assert!(!interrupted(&e, 5));
     // A later control is taken.
-    let next = Input::Control(ControlInstance {
-        instance: InstanceId(5),
-        action: Control::Interrupt,
-        order: 2,
-    });
-    at(&mut e, 9200, next);
-    assert!(e.known(InstanceId(5)).is_some_and(|k| k.interrupted));
+    at(&mut e, 9200, interrupt(5, 2));
+    assert!(interrupted(&e, 5));
 }
+
 
 fn an_interrupt_given_after_a_rerun_was_decided_and_arriving_before_it_stands() {
     let mut e = Engine::new();
@@ -249,21 +254,13 @@ fn an_interrupt_given_after_a_rerun_was_decided_and_arriving_before_it_stands() 
     ended(&mut e, 1500, 5, 1, false, 0);
     // The rerun was decided after the first control; the operator's interrupt (the second)
     // came after that decision and reached the node before the rerun did.
-    let interrupt = Input::Control(ControlInstance {
-        instance: InstanceId(5),
-        action: Control::Interrupt,
-        order: 2,
-    });
-    at(&mut e, 8000, interrupt);
-    assert!(e.known(InstanceId(5)).is_some_and(|k| k.interrupted));
+    at(&mut e, 8000, interrupt(5, 2));
+    assert!(interrupted(&e, 5));
     rerun_after(&mut e, 9000, 5, &[1, 2], 1);
-    assert!(
-        e.known(InstanceId(5)).is_some_and(|k| k.interrupted),
-        "the later interrupt stands"
-    );
+    assert!(interrupted(&e, 5), "the later interrupt stands");
     // A rerun from a controller before control numbers (0) ends the interruption, as then.
     rerun_after(&mut e, 9100, 5, &[1, 2], 0);
-    assert!(!e.known(InstanceId(5)).is_some_and(|k| k.interrupted));
+    assert!(!interrupted(&e, 5));
 }
 
 fn a_rerun_forgets_the_end_heard_of_a_remote_activity() {
