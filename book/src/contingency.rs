@@ -12,8 +12,8 @@ use mobiwf_xml_schema::{
 
 use crate::history::Event;
 use crate::recovery::{
-    Ctx, effective_outcome, holder, label, notify_peer, notify_successors, partition, successors,
-    view, view_mut,
+    Ctx, awaiting_on, effective_outcome, label, notify_peer, notify_successors, partition,
+    successors, view, view_mut,
 };
 use crate::{
     ActivityEvent, ActivityLifecycle, ActivityView, Instance, NodeInfo, PartitionView, Replacement,
@@ -195,8 +195,9 @@ fn stand_in_awaits(inst: &Instance, def: &WorkflowDefinition, a: ActivityId) -> 
     }
 }
 
-/// The successors of `a` whose partition is live, as adjacents of its stand-in (at their
-/// node's location, or the hub's), and their nodes.
+/// The successors of `a` that may wait for it (their partition live, or a loop's later pass
+/// on a given-up one's node: `awaiting_on`), as adjacents of its stand-in (at their node's
+/// location, or the hub's), and their nodes.
 fn successor_holders(
     inst: &Instance,
     ctx: &Ctx<'_>,
@@ -206,7 +207,7 @@ fn successor_holders(
     let mut adjacents = Vec::new();
     let mut holders = BTreeMap::new();
     for s in successors(inst, def, a) {
-        if let Some((n, _)) = holder(inst, ctx.nodes, s) {
+        if let Some((n, _)) = awaiting_on(inst, ctx.nodes, def, s) {
             adjacents.push(Adjacent {
                 states: Vec::new(),
                 carries: Vec::new(),

@@ -113,6 +113,24 @@ pub(crate) fn placed_on<'n>(
     Some((nodes.get(&p.peer)?, p.id))
 }
 
+/// The node where activity `id` may still wait for its predecessors' ends, with its
+/// partition: its holder while its partition is live; once given up, the node it was placed
+/// on while a loop's later pass of `id` may begin there. A withdrawal ends only the pass it
+/// names, and the later pass waits for the same ends outside the loop's body, which that
+/// node heard of only if they came before the give-up.
+pub(crate) fn awaiting_on<'n>(
+    inst: &Instance,
+    nodes: &'n BTreeMap<NodeId, NodeInfo>,
+    def: &WorkflowDefinition,
+    id: ActivityId,
+) -> Option<(&'n NodeInfo, PartitionId)> {
+    holder(inst, nodes, id).or_else(|| {
+        crate::passes::may_run_again(inst, Some(def), id)
+            .then(|| placed_on(inst, nodes, id))
+            .flatten()
+    })
+}
+
 /// The partition that runs activity `id`, when it is placed.
 pub(crate) fn partition_of(inst: &Instance, id: ActivityId) -> Option<PartitionId> {
     view(inst, id)?.partition
@@ -179,7 +197,8 @@ pub(crate) fn notify_successors(
 }
 
 /// The nodes to tell that activity `id` ended: those running its successors in other
-/// partitions than its own (a node may run several partitions), each once.
+/// partitions than its own (a node may run several partitions), or that may run a loop's
+/// later pass of one on a partition given up (`awaiting_on`), each once.
 pub(crate) fn successor_nodes<'n>(
     inst: &Instance,
     nodes: &'n BTreeMap<NodeId, NodeInfo>,
@@ -190,7 +209,7 @@ pub(crate) fn successor_nodes<'n>(
     let mut told = BTreeSet::new();
     successors(inst, def, id)
         .into_iter()
-        .filter_map(|s| holder(inst, nodes, s))
+        .filter_map(|s| awaiting_on(inst, nodes, def, s))
         .filter(|(node, p)| Some(*p) != own && told.insert(node.peer.clone()))
         .map(|(node, _)| node)
         .collect()
@@ -528,7 +547,7 @@ fn tell_rule_partners(inst: &Instance, ctx: &mut Ctx<'_>, id: ActivityId) {
         .activities
         .iter()
         .filter(|a| rule_names(a, id))
-        .filter_map(|a| holder(inst, ctx.nodes, a.id))
+        .filter_map(|a| awaiting_on(inst, ctx.nodes, def, a.id))
         .filter(|(node, p)| Some(*p) != own && told.insert(node.peer.clone()))
         .map(|(node, _)| node.clone())
         .collect();

@@ -2,8 +2,8 @@
 //! own version (what it draws, in which order), so each was checked against the simulator at
 //! the commit that added it: with the bug back, it failed there as it says.
 //!
-//! The ignored ones fail today: bugs found and not fixed yet (each says where, and why it is
-//! not fixed here); `cargo test -p mobiwf-sim -- --ignored` runs them.
+//! A bug found and not fixed yet is kept as an ignored test (saying where, and why it is not
+//! fixed), which `cargo test -p mobiwf-sim -- --ignored` runs; none is open today.
 
 fn passes(seed: u64) {
     let outcome = mobiwf_sim::run(seed, false);
@@ -175,15 +175,16 @@ fn a_rerun_s_end_decided_at_once_elsewhere_does_not_overtake_the_rerun() {
 }
 
 /// A loop (A1 on P2, A2 on P1, A3 on P3 looping back to A2) whose P1 and P2 stopped answering
-/// together: the controller gave both partitions up and decided A1 and A2 failed; A2's
-/// contingency 0 released A3, which ran and asked for another pass of A2. P1, back, began A2's
-/// second pass, but nothing ever told it A1's end (decided by the controller for a partition
-/// given up), so that pass waits for A1 for good, and the instance never ends. Not fixed
-/// here: what a loop's later pass on a given-up partition's node is owed (the ends its
-/// preconditions had, or its cancellation) is the book's and the engine's to decide
-/// together, beyond this campaign's time.
+/// together: the controller gave both partitions up and decided A2 failed, then A1 (failed,
+/// blocking), but told A1's end only to the nodes of live partitions; A2's contingency 0
+/// released A3, which ran and asked for another pass of A2. P1, back, began A2's second pass
+/// (a withdrawal ends only the pass it names), which waited for good for A1's end: P2 never
+/// said it, and the controller did not tell a partition given up. Fixed in the book: an end
+/// the controller decides (or relays, hub routing; or a stand-in's adjacency) goes to the
+/// node a successor's partition was placed on, given up or not, while a loop's later pass of
+/// that successor may still begin there (`recovery::awaiting_on`); the pass hears A1 blocked
+/// and is cancelled, the loop and the instance end.
 #[test]
-#[ignore = "open: a loop's later pass on a given-up partition waits for a predecessor's end"]
 fn a_loop_s_later_pass_on_a_given_up_partition_hears_its_predecessor_s_end() {
     passes(74136);
 }

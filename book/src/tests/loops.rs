@@ -1,6 +1,7 @@
 //! Loops at the controller: a node's word of a later pass starts that pass in the activity's
-//! view (history), one of an earlier pass changes nothing, and the instance ends only once
-//! every activity of a loop's body said its last pass.
+//! view (history), one of an earlier pass changes nothing, the instance ends only once
+//! every activity of a loop's body said its last pass, and an end the controller decides
+//! reaches a given-up partition's node that may still run a later pass of its successor.
 
 use super::*;
 use crate::history::Event;
@@ -22,6 +23,45 @@ fn looping(two: i64) -> String {
         r#"<nameActivity>N3</nameActivity><loop to="2" while="again" max="3"/>"#,
         1,
     )
+}
+
+/// The loop of the simulator's campaign: 1 on P2 (peerB, partition 2), 2 on P1 (peerA,
+/// partition 1, contingency 0), 3 (the end of a loop back to 2) and 4 on P3 (peerC,
+/// partition 3).
+fn spread_loop() -> (Book, String) {
+    let xml = wf(
+        &[
+            act(1, -1, &[]),
+            act(2, 0, &[1]),
+            act(3, 0, &[2]),
+            act(4, -1, &[3]),
+        ],
+        &[(1, 1, 0, &[2]), (2, 2, 0, &[1]), (3, 3, 0, &[3, 4])],
+    )
+    .replacen(
+        "<nameActivity>N3</nameActivity>",
+        r#"<nameActivity>N3</nameActivity><loop to="2" while="again" max="3"/>"#,
+        1,
+    )
+    .replace(
+        "</partners>",
+        "<partner id=\"3\"><name>P3</name><description>d</description><ip>10.0.0.3</ip>\
+         <skills><activityTypeId>1</activityTypeId></skills></partner></partners>",
+    );
+    let b = book_with(&[
+        node("peerA", "P1", &[1, 2]),
+        node("peerB", "P2", &[1, 2]),
+        node("peerC", "P3", &[1, 2]),
+    ]);
+    (b, xml)
+}
+
+/// Whether `applied` tells peerA that activity 1 ended blocking its successors.
+fn tells_p1_of_1(applied: &Applied) -> bool {
+    sent(applied).iter().any(|(to, m)| {
+        to == "peerA"
+            && matches!(m, Message::Notify(n) if n.activity == ActivityId(1) && n.outcome == Outcome::Blocked)
+    })
 }
 
 fn in_pass(activity: u64, state: ActivityState, pass: u32) -> ActivityRecord {
@@ -110,6 +150,27 @@ scenarios! {
         from_node(&mut b, T0 + 200, &peer, report);
         let a = activity(&b, 2);
         assert_eq!((a.state(), a.pass, a.detail), (ActivityState::Succeeded, Pass(2), None));
+    }
+
+    fn a_decided_end_reaches_a_given_up_partition_s_node_while_the_loop_may_run_again_there() {
+        // P1 and P2 stop answering together: 2 fails first (its contingency releases 3), then
+        // 1. P1 may still begin 2's next pass (3 may ask for it), which waits for 1's end:
+        // the controller, which decided it, tells P1.
+        let (mut b, xml) = spread_loop();
+        submit(&mut b, &xml).expect("submit");
+        let first = suspect(&mut b, T0 + 100, "peerA");
+        assert!(!tells_p1_of_1(&first));
+        let applied = suspect(&mut b, T0 + 200, "peerB");
+        assert!(tells_p1_of_1(&applied), "{:?}", sent(&applied));
+        // The loop ended before 1 was decided: no pass of 2 waits on P1 any more.
+        let (mut b, xml) = spread_loop();
+        submit(&mut b, &xml).expect("submit");
+        suspect(&mut b, T0 + 100, "peerA");
+        let mut end = record(3, ActivityState::Succeeded);
+        end.flag = Some("good".to_owned());
+        partition_result(&mut b, T0 + 150, 3, vec![end, record(4, ActivityState::Succeeded)]);
+        let applied = suspect(&mut b, T0 + 200, "peerB");
+        assert!(!tells_p1_of_1(&applied), "{:?}", sent(&applied));
     }
 }
 
