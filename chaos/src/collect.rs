@@ -1,6 +1,7 @@
 //! After the faults: the settle period (the mesh whole again, until every instance the
 //! controller knows is final or the period is over), then what the controller shows of each
-//! instance (`list --all --json` and `status ID --json`), read into the checker's terms.
+//! instance (`list --all --json` and `status ID --json`), read into the checker's terms, and
+//! when each instance that succeeded was submitted and finished.
 
 use std::time::{Duration, Instant};
 
@@ -8,6 +9,7 @@ use anyhow::{Context, bail};
 use serde_json::Value;
 
 use crate::mesh::Controller;
+use mobiwf_chaos::cost::{Ended, EpochMs};
 use mobiwf_chaos::suspicion::{Suspicion, suspicion_in};
 use mobiwf_chaos::verdict::{ActivitySeen, FINAL, Seen};
 use mobiwf_chaos::workflows::Workflow;
@@ -15,8 +17,8 @@ use mobiwf_chaos::workflows::Workflow;
 /// How long one read of the controller may take.
 const READ_TIMEOUT: Duration = Duration::from_secs(30);
 
-/// Every instance the controller lists: (id, description, state).
-fn list(controller: &Controller) -> anyhow::Result<Vec<(u64, String, String)>> {
+/// Every instance the controller lists, as `list --all --json` shows it.
+fn listed(controller: &Controller) -> anyhow::Result<Vec<Value>> {
     let out = controller.cli(&["list", "--all", "--json"], READ_TIMEOUT)?;
     if out.code != Some(0) {
         bail!("list --all --json: {}{}", out.stdout, out.stderr);
@@ -26,14 +28,35 @@ fn list(controller: &Controller) -> anyhow::Result<Vec<(u64, String, String)>> {
     let pages = serde_json::Deserializer::from_str(&out.stdout).into_iter::<Value>();
     for page in pages {
         let page = page.context("list --all --json printed invalid JSON")?;
-        for i in page["instances"].as_array().context("no instances")? {
-            let id = i["id"].as_u64().context("an instance without id")?;
-            let description = i["description"].as_str().unwrap_or_default().to_owned();
-            let state = i["state"].as_str().unwrap_or_default().to_owned();
-            all.push((id, description, state));
-        }
+        all.extend(page["instances"].as_array().context("no instances")?.clone());
     }
     Ok(all)
+}
+
+/// Every instance the controller lists: (id, description, state).
+fn list(controller: &Controller) -> anyhow::Result<Vec<(u64, String, String)>> {
+    let mut all = Vec::new();
+    for i in listed(controller)? {
+        let id = i["id"].as_u64().context("an instance without id")?;
+        let description = i["description"].as_str().unwrap_or_default().to_owned();
+        let state = i["state"].as_str().unwrap_or_default().to_owned();
+        all.push((id, description, state));
+    }
+    Ok(all)
+}
+
+/// When each instance that succeeded was submitted and finished (the controller's times).
+pub fn ended(controller: &Controller) -> anyhow::Result<Vec<Ended>> {
+    Ok(listed(controller)?
+        .iter()
+        .filter(|i| i["state"].as_str() == Some("succeeded"))
+        .filter_map(|i| {
+            Some(Ended {
+                submitted: EpochMs(i["submitted_ms"].as_u64()?),
+                finished: EpochMs(i["finished_ms"].as_u64()?),
+            })
+        })
+        .collect())
 }
 
 /// Waits until every instance the controller lists is final, at most `period`; how long it

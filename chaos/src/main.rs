@@ -1,11 +1,13 @@
 //! `mobiwf-chaos`: runs a controller and three nodes of the real binaries (one node in a
 //! network namespace when the machine allows), submits the paper's workflow (with a person's
 //! A2 half of the time, completed through P1's API) and a chain without pause, and lets a
-//! nemesis drawn from `--seed` kill, stall, cut off and move them for `--minutes`; then the faults stop, the mesh settles, and the checker holds every command's
+//! nemesis drawn from `--seed` kill, stall, cut off and move them and set hostile peers at their
+//! doors for `--minutes`; then the faults stop, the mesh settles, and the checker holds every command's
 //! marks against what the controller shows. Prints a table; exits 1 on any violation, 2 when
 //! the run itself could not be made (3 when a namespace was required and could not be set up).
 
 mod collect;
+mod hostile;
 mod load;
 mod mesh;
 mod nemesis;

@@ -175,6 +175,8 @@ pub struct Node {
     listen: String,
     /// Its libp2p address.
     pub address: String,
+    /// Its HTTP API (HOST:PORT; a new port at each start).
+    pub api: String,
     bins: Binaries,
     daemon: Option<Daemon>,
 }
@@ -186,6 +188,7 @@ impl Node {
             listen: format!("/ip4/{}/tcp/0", spec.ip),
             spec,
             address: String::new(),
+            api: String::new(),
             bins: bins.clone(),
             daemon: None,
         };
@@ -209,10 +212,11 @@ impl Node {
         .args();
         let program = self.bins.path("mobiwf-node");
         let name = format!("node {}", s.name);
-        let (daemon, address, _api) =
+        let (daemon, address, api) =
             start_daemon(&name, &program, &args, &s.dir, s.netns.as_deref())?;
         self.listen = listen_part(&address);
         self.address = address;
+        self.api = api;
         self.daemon = Some(daemon);
         Ok(())
     }

@@ -1,7 +1,8 @@
 //! The nemesis: carries out the plan on the real processes, in real time. Each fault strikes
 //! at its time and is undone at its end (the killed process started again, the stalled one
-//! continued, the link restored, the moved node started on another port); between faults it
-//! checks that every daemon that should run still runs.
+//! continued, the link restored, the moved node started on another port, the hostile peers
+//! gone with their connections); between faults it checks that every daemon that should run
+//! still runs.
 
 use std::collections::BTreeMap;
 use std::sync::{Arc, Mutex};
@@ -9,7 +10,9 @@ use std::time::{Duration, Instant};
 
 use anyhow::Context;
 
+use crate::hostile::{self, Attack};
 use crate::mesh::{Controller, Node};
+use mobiwf_chaos::cost::{Connections, EpochMs, Phase, Span};
 use mobiwf_chaos::schedule::{Fault, FaultKind, Target};
 use mobiwf_chaos::suspicion::Window;
 use mobiwf_testkit::netns::Netns;
@@ -24,6 +27,8 @@ pub struct World {
     pub netns: Option<Netns>,
     /// The controller's API as it is now (it changes at each restart), for the workers.
     pub api: Arc<Mutex<String>>,
+    /// The hostile peers at a door, while a hostile fault lasts.
+    pub attack: Option<Attack>,
 }
 
 impl World {
@@ -63,9 +68,32 @@ impl World {
         }
     }
 
+    /// The door a hostile fault of `kind` knocks at on `target`: its mesh port or its API.
+    fn door(&self, kind: FaultKind, target: Target) -> anyhow::Result<std::net::SocketAddr> {
+        let (address, api) = match target {
+            Target::Controller => (&self.controller.address, &self.controller.api),
+            Target::Node(i) => {
+                let node = self.nodes.get(i).context("no such node")?;
+                (&node.address, &node.api)
+            }
+        };
+        if hostile::aims_at_api(kind) {
+            use std::net::ToSocketAddrs;
+            api.to_socket_addrs()?
+                .next()
+                .with_context(|| format!("the API {api} has no address"))
+        } else {
+            hostile::mesh_port(address)
+        }
+    }
+
     /// The fault begins.
     fn strike(&mut self, f: &Fault) -> anyhow::Result<()> {
         match f.kind {
+            FaultKind::FloodPort | FaultKind::SlowPeers | FaultKind::SlowLoris => {
+                let door = self.door(f.kind, f.target)?;
+                self.attack = Some(Attack::start(f.kind, door));
+            }
             FaultKind::KillController => self.controller.kill(),
             FaultKind::StopController => {
                 if let Some(d) = self.controller.daemon() {
@@ -83,9 +111,13 @@ impl World {
         Ok(())
     }
 
-    /// The fault ends.
-    fn heal(&mut self, f: &Fault) -> anyhow::Result<()> {
+    /// The fault ends; the hostile peers' connections, when it was theirs.
+    fn heal(&mut self, f: &Fault) -> anyhow::Result<Connections> {
         match f.kind {
+            FaultKind::FloodPort | FaultKind::SlowPeers | FaultKind::SlowLoris => {
+                let attack = self.attack.take().context("no hostile peer under way")?;
+                return attack.stop();
+            }
             FaultKind::KillController => {
                 self.controller.restart()?;
                 self.publish_api();
@@ -107,7 +139,7 @@ impl World {
             }
             FaultKind::CutLink => self.netns.as_ref().context("no namespace")?.link(true)?,
         }
-        Ok(())
+        Ok(Connections::default())
     }
 }
 
@@ -124,13 +156,19 @@ fn wait_until(world: &mut World, start: Instant, at_ms: u64) -> anyhow::Result<(
     }
 }
 
-/// What the nemesis did: the faults injected, by kind, and when each node was struck.
+/// What the nemesis did: the faults injected, by kind, when each node was struck, when each
+/// fault lasted, and the hostile peers' connections.
 #[derive(Debug, Default)]
 pub struct Done {
     /// The faults injected, by kind.
     pub faults: BTreeMap<FaultKind, usize>,
-    /// When each node was struck (a stall of the controller strikes no node).
+    /// When each node was struck (a stall of the controller strikes no node; a hostile peer
+    /// at its door does not excuse its being given up).
     pub windows: Vec<Window>,
+    /// Every fault, from its strike to its end.
+    pub spans: Vec<Span>,
+    /// The hostile peers' connections, over all their faults.
+    pub hostile: Connections,
 }
 
 /// Now, in ms since the epoch (the controller's history's clock).
@@ -158,14 +196,31 @@ pub fn run(world: &mut World, plan: &[Fault], start: Instant, run_ms: u64) -> an
             .with_context(|| format!("{} on {whom}", f.kind))?;
         *done.faults.entry(f.kind).or_insert(0) += 1;
         std::thread::sleep(Duration::from_millis(f.hold_ms));
-        world
+        let conns = world
             .heal(f)
             .with_context(|| format!("undoing {} on {whom}", f.kind))?;
-        if let Target::Node(_) = f.target {
+        let to_ms = epoch_ms();
+        if f.kind.is_hostile() {
+            eprintln!(
+                "chaos:          {} connections opened, {} closed by {whom}",
+                conns.opened, conns.closed
+            );
+            done.hostile += conns;
+        }
+        done.spans.push(Span {
+            phase: if f.kind.is_hostile() {
+                Phase::Hostile
+            } else {
+                Phase::Other
+            },
+            from: EpochMs(from_ms),
+            to: EpochMs(to_ms),
+        });
+        if matches!(f.target, Target::Node(_)) && !f.kind.is_hostile() {
             done.windows.push(Window {
                 partner: whom,
                 from_ms,
-                to_ms: epoch_ms(),
+                to_ms,
             });
         }
     }

@@ -1,10 +1,12 @@
 //! The table a chaos run prints at its end: the faults injected by kind, the instances
-//! submitted and how they ended, the effects checked, and the violations (each listed below
-//! the table). Pure: built from counts and the verdict.
+//! submitted and how they ended, what the faults cost them (end-to-end times by what was going
+//! on at their submission; the hostile peers' connections), the effects checked, and the
+//! violations (each listed below the table). Pure: built from counts and the verdict.
 
 use std::collections::BTreeMap;
 use std::fmt::Write as _;
 
+use crate::cost::{Connections, Latency, Phase};
 use crate::schedule::FaultKind;
 use crate::verdict::Verdict;
 
@@ -23,6 +25,10 @@ pub struct Tally {
     pub completions: usize,
     /// The mesh ran one node in a network namespace.
     pub namespaced: bool,
+    /// The end-to-end times of the instances that succeeded, by the phase of their submission.
+    pub latency: BTreeMap<Phase, Latency>,
+    /// The hostile peers' connections.
+    pub hostile: Connections,
 }
 
 /// The table, then every violation on a line of its own.
@@ -51,6 +57,21 @@ pub fn render(tally: &Tally, verdict: &Verdict) -> String {
     row(
         "submissions refused or timed out",
         tally.refused.to_string(),
+    );
+    for phase in Phase::ALL {
+        let l = tally.latency.get(&phase).copied().unwrap_or_default();
+        row(
+            &format!(
+                "end-to-end ms p50 / p99, submitted {} ({})",
+                phase.name(),
+                l.count
+            ),
+            format!("{} / {}", l.p50_ms, l.p99_ms),
+        );
+    }
+    row(
+        "hostile connections opened / closed by the daemon",
+        format!("{} / {}", tally.hostile.opened, tally.hostile.closed),
     );
     for (workflow, n) in &verdict.by_workflow {
         row(&format!("instances of {workflow}"), n.to_string());
@@ -98,6 +119,18 @@ mod tests {
             ..Tally::default()
         };
         tally.faults.insert(FaultKind::CutLink, 2);
+        tally.latency.insert(
+            Phase::Hostile,
+            Latency {
+                count: 4,
+                p50_ms: 900,
+                p99_ms: 2_400,
+            },
+        );
+        tally.hostile = Connections {
+            opened: 800,
+            closed: 700,
+        };
         let verdict = Verdict {
             violations: vec!["instance 1 activity 16 try 1 ran 2 times".to_owned()],
             ..Verdict::default()
@@ -115,5 +148,9 @@ mod tests {
                 .any(|l| l.contains("violations") && l.ends_with(" 1"))
         );
         assert!(text.contains("VIOLATION: instance 1 activity 16 try 1 ran 2 times"));
+        assert!(text.lines().any(|l| l.contains("during a hostile fault (4)")
+            && l.ends_with(" 900 / 2400")));
+        assert!(text.lines().any(|l| l.contains("with no fault on (0)")));
+        assert!(text.lines().any(|l| l.contains("hostile connections") && l.ends_with(" 800 / 700")));
     }
 }

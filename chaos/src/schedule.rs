@@ -4,8 +4,12 @@
 //!
 //! Faults come one after another, never two at once (each ends, and the mesh has a short
 //! breath, before the next): the plan opens with one fault of every kind the mesh allows, in
-//! an order drawn from the seed, so that even a one-minute run injects each, then draws kinds
-//! at random until the run's time is used. Every fault ends within the run: afterwards the
+//! an order drawn from the seed and with shorter breaths, so that even a one-minute run
+//! injects each, then draws kinds at random until the run's time is used. Besides what
+//! happens to the mesh's own processes, three kinds are hostile peers at a daemon's door
+//! (a flood of half-open connections, slow handshakes, a slow-loris on its HTTP API): they
+//! strike the controller or a node on the host, never the namespaced one (the flooder's own
+//! loopback addresses reach only the host). Every fault ends within the run: afterwards the
 //! mesh is whole again and only settles.
 
 use std::fmt;
@@ -36,18 +40,39 @@ pub enum FaultKind {
     CutLink,
     /// SIGKILL of a node, started again after the hold listening on another port.
     MoveNode,
+    /// Hundreds of half-open TCP connections to a daemon's mesh port, from many sources of
+    /// their own, silent, held (the ones it closes opened again) for the hold, then closed.
+    FloodPort,
+    /// Connections to a daemon's mesh port that trickle a byte of a handshake now and then
+    /// and never finish it, some never reading what the daemon says.
+    SlowPeers,
+    /// Slow-loris on a daemon's HTTP API: requests whose headers trickle a byte at a time and
+    /// never end, and requests sent again and again on connections that never read.
+    SlowLoris,
 }
 
 impl FaultKind {
     /// Every kind, in the order the report lists them.
-    pub const ALL: [FaultKind; 6] = [
+    pub const ALL: [FaultKind; 9] = [
         FaultKind::KillNode,
         FaultKind::KillController,
         FaultKind::StopNode,
         FaultKind::StopController,
         FaultKind::CutLink,
         FaultKind::MoveNode,
+        FaultKind::FloodPort,
+        FaultKind::SlowPeers,
+        FaultKind::SlowLoris,
     ];
+
+    /// A hostile peer at the target's door, rather than a blow to its process or link: the
+    /// target is owed its service meanwhile (no suspicion of it is explained by this fault).
+    pub fn is_hostile(self) -> bool {
+        matches!(
+            self,
+            FaultKind::FloodPort | FaultKind::SlowPeers | FaultKind::SlowLoris
+        )
+    }
 }
 
 impl fmt::Display for FaultKind {
@@ -59,6 +84,9 @@ impl fmt::Display for FaultKind {
             FaultKind::StopController => "stall controller (SIGSTOP past request timeout)",
             FaultKind::CutLink => "cut namespaced node's link",
             FaultKind::MoveNode => "move node to another port",
+            FaultKind::FloodPort => "hostile: flood a mesh port (half-open TCP)",
+            FaultKind::SlowPeers => "hostile: slow handshakes on a mesh port",
+            FaultKind::SlowLoris => "hostile: slow-loris on an HTTP API",
         })
     }
 }
@@ -104,7 +132,9 @@ fn kinds(shape: &Shape) -> Vec<FaultKind> {
         .into_iter()
         .filter(|k| *k != FaultKind::CutLink || shape.namespaced.is_some())
         .filter(|k| {
-            shape.nodes > 0 || matches!(k, FaultKind::KillController | FaultKind::StopController)
+            shape.nodes > 0
+                || k.is_hostile()
+                || matches!(k, FaultKind::KillController | FaultKind::StopController)
         })
         .collect()
 }
@@ -115,6 +145,12 @@ fn hold(rng: &mut Rng, kind: FaultKind, shape: &Shape) -> u64 {
     match kind {
         FaultKind::KillNode | FaultKind::KillController => rng.range(200, 3_000),
         FaultKind::MoveNode => rng.range(200, 2_000),
+        // Past the daemon's inbound handshake deadline (2 s), so the connections it holds are
+        // closed by it and opened again at least once; short enough that the first round of a
+        // one-minute run still fits.
+        FaultKind::FloodPort | FaultKind::SlowPeers | FaultKind::SlowLoris => {
+            rng.range(2_200, 3_000)
+        }
         FaultKind::StopNode => shape.suspect_after_ms + rng.range(500, 2_000),
         FaultKind::StopController => shape.request_timeout_ms + rng.range(500, 2_000),
         FaultKind::CutLink => {
@@ -136,6 +172,15 @@ fn target(rng: &mut Rng, kind: FaultKind, shape: &Shape) -> Target {
             let n = u64::try_from(shape.nodes).unwrap_or(1);
             Target::Node(usize::try_from(rng.below(n)).unwrap_or(0))
         }
+        FaultKind::FloodPort | FaultKind::SlowPeers | FaultKind::SlowLoris => {
+            let mut doors = vec![Target::Controller];
+            doors.extend(
+                (0..shape.nodes)
+                    .filter(|i| Some(*i) != shape.namespaced)
+                    .map(Target::Node),
+            );
+            rng.pick(&doors).copied().unwrap_or(Target::Controller)
+        }
     }
 }
 
@@ -150,6 +195,7 @@ pub fn plan(seed: u64, shape: &Shape) -> Vec<Fault> {
     let mut now = rng.range(1_000, 3_000);
     let mut skipped = 0;
     while skipped < 20 {
+        let opening = !first.is_empty();
         let kind = match first.pop() {
             Some(kind) => kind,
             None => {
@@ -171,7 +217,8 @@ pub fn plan(seed: u64, shape: &Shape) -> Vec<Fault> {
             skipped += 1;
             continue;
         }
-        now = fault.end_ms() + rng.range(500, 2_500);
+        // The opening round breathes less, so that one minute holds every kind.
+        now = fault.end_ms() + if opening { rng.range(500, 1_000) } else { rng.range(500, 2_500) };
         faults.push(fault);
     }
     faults

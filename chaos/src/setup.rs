@@ -11,6 +11,7 @@ use std::time::{Duration, Instant};
 use anyhow::{Context, bail};
 use serde_json::Value;
 
+use mobiwf_chaos::cost::{Span, latencies};
 use mobiwf_chaos::report::{Tally, render};
 use mobiwf_chaos::schedule::{Shape, plan};
 use mobiwf_chaos::suspicion::{Suspicion, Window, false_suspicions};
@@ -97,6 +98,7 @@ fn start_mesh(
         nodes,
         netns: net,
         api,
+        attack: None,
     })
 }
 
@@ -224,11 +226,14 @@ pub fn run(args: &Args) -> anyhow::Result<bool> {
         refused: submitted.refused,
         completions: 0,
         namespaced,
+        latency: std::collections::BTreeMap::new(),
+        hostile: done.hostile,
     };
     let grace_ms = shape.suspect_after_ms + 3_000;
     let judged = Judged {
         ids: submitted.ids,
         windows: done.windows,
+        spans: done.spans,
         grace_ms,
         person: Some((person, person_stop)),
     };
@@ -241,6 +246,8 @@ struct Judged {
     ids: Vec<u64>,
     /// When each node was struck.
     windows: Vec<Window>,
+    /// When each fault lasted.
+    spans: Vec<Span>,
     /// How long after a fault of a node its suspicion is still explained.
     grace_ms: u64,
     /// The person at work (through the settle period: the last instances wait for her), and
@@ -279,6 +286,7 @@ fn check(
     tally.completions = completed.len();
     world.check_alive()?;
     let seen = collect::seen(&world.controller)?;
+    tally.latency = latencies(&collect::ended(&world.controller)?, &judged.spans);
     let text = std::fs::read_to_string(dir.join("marks")).unwrap_or_default();
     let (marks, bad) = parse_marks(&text);
     let mut verdict = judge(&Evidence {
