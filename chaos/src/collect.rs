@@ -28,7 +28,12 @@ fn listed(controller: &Controller) -> anyhow::Result<Vec<Value>> {
     let pages = serde_json::Deserializer::from_str(&out.stdout).into_iter::<Value>();
     for page in pages {
         let page = page.context("list --all --json printed invalid JSON")?;
-        all.extend(page["instances"].as_array().context("no instances")?.clone());
+        all.extend(
+            page["instances"]
+                .as_array()
+                .context("no instances")?
+                .clone(),
+        );
     }
     Ok(all)
 }

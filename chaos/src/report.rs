@@ -148,9 +148,14 @@ mod tests {
                 .any(|l| l.contains("violations") && l.ends_with(" 1"))
         );
         assert!(text.contains("VIOLATION: instance 1 activity 16 try 1 ran 2 times"));
-        assert!(text.lines().any(|l| l.contains("during a hostile fault (4)")
-            && l.ends_with(" 900 / 2400")));
+        assert!(
+            text.lines()
+                .any(|l| l.contains("during a hostile fault (4)") && l.ends_with(" 900 / 2400"))
+        );
         assert!(text.lines().any(|l| l.contains("with no fault on (0)")));
-        assert!(text.lines().any(|l| l.contains("hostile connections") && l.ends_with(" 800 / 700")));
+        assert!(
+            text.lines()
+                .any(|l| l.contains("hostile connections") && l.ends_with(" 800 / 700"))
+        );
     }
 }

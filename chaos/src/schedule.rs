@@ -218,7 +218,12 @@ pub fn plan(seed: u64, shape: &Shape) -> Vec<Fault> {
             continue;
         }
         // The opening round breathes less, so that one minute holds every kind.
-        now = fault.end_ms() + if opening { rng.range(500, 1_000) } else { rng.range(500, 2_500) };
+        now = fault.end_ms()
+            + if opening {
+                rng.range(500, 1_000)
+            } else {
+                rng.range(500, 2_500)
+            };
         faults.push(fault);
     }
     faults

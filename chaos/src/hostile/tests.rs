@@ -73,7 +73,10 @@ fn a_flood_holds_hundreds_from_sources_of_its_own_and_opens_again_those_closed()
     first.set_nonblocking(true).unwrap();
     let mut buf = [0u8; 16];
     let silent = (&*first).read(&mut buf);
-    assert!(matches!(&silent, Err(e) if e.kind() == ErrorKind::WouldBlock), "{silent:?}");
+    assert!(
+        matches!(&silent, Err(e) if e.kind() == ErrorKind::WouldBlock),
+        "{silent:?}"
+    );
     // The daemon closes ten of them: the flood opens ten more, from the same source.
     let closed_from = accepted[0].1;
     let mut dropped = 0;
@@ -128,7 +131,10 @@ fn trickles_and_never_reads(kind: FaultKind, trickled: &[u8], repeated: &[u8]) {
     // fills the buffers between, then blocks.
     let deaf = deaf.unwrap();
     let got = read_at_least(deaf, repeated.len() * 2);
-    assert!(got.chunks(repeated.len()).all(|c| repeated.starts_with(c)), "{got:?}");
+    assert!(
+        got.chunks(repeated.len()).all(|c| repeated.starts_with(c)),
+        "{got:?}"
+    );
     deaf.set_nonblocking(true).unwrap();
     let chunk = [0u8; 65_536];
     let mut written = 0usize;
@@ -142,7 +148,10 @@ fn trickles_and_never_reads(kind: FaultKind, trickled: &[u8], repeated: &[u8]) {
             break false;
         }
     };
-    assert!(blocked, "{written} bytes written to a peer that never reads");
+    assert!(
+        blocked,
+        "{written} bytes written to a peer that never reads"
+    );
     let count = attack.stop().unwrap();
     assert!(count.opened >= 96, "{count:?}");
 }

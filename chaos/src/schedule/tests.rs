@@ -120,11 +120,18 @@ fn hostile_faults_strike_the_controller_and_every_node_on_the_host() {
         .filter(|f| f.kind.is_hostile())
         .map(|f| (f.kind, f.target))
         .collect();
-    for kind in [FaultKind::FloodPort, FaultKind::SlowPeers, FaultKind::SlowLoris] {
+    for kind in [
+        FaultKind::FloodPort,
+        FaultKind::SlowPeers,
+        FaultKind::SlowLoris,
+    ] {
         for target in [Target::Controller, Target::Node(0), Target::Node(2)] {
             assert!(struck.contains(&(kind, target)), "no {kind} on {target:?}");
         }
-        assert!(!struck.contains(&(kind, Target::Node(1))), "{kind} on the namespace");
+        assert!(
+            !struck.contains(&(kind, Target::Node(1))),
+            "{kind} on the namespace"
+        );
     }
 }
 
