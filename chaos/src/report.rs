@@ -1,6 +1,6 @@
 //! The table a chaos run prints at its end: the faults injected by kind, the instances
 //! submitted and how they ended, what the faults cost them (end-to-end times by what was going
-//! on at their submission; the hostile peers' connections), the effects checked, and the
+//! on while they ran; the hostile peers' connections), the effects checked, and the
 //! violations (each listed below the table). Pure: built from counts and the verdict.
 
 use std::collections::BTreeMap;
@@ -25,7 +25,7 @@ pub struct Tally {
     pub completions: usize,
     /// The mesh ran one node in a network namespace.
     pub namespaced: bool,
-    /// The end-to-end times of the instances that succeeded, by the phase of their submission.
+    /// The end-to-end times of the instances that succeeded, by the faults on while they ran.
     pub latency: BTreeMap<Phase, Latency>,
     /// The hostile peers' connections.
     pub hostile: Connections,
@@ -35,7 +35,7 @@ pub struct Tally {
 pub fn render(tally: &Tally, verdict: &Verdict) -> String {
     let mut out = String::new();
     let mut row = |what: &str, value: String| {
-        let _ = writeln!(out, "  {what:<56} {value:>8}");
+        let _ = writeln!(out, "  {what:<56} {value:>13}");
     };
     row("seed", tally.seed.to_string());
     row(
@@ -61,11 +61,7 @@ pub fn render(tally: &Tally, verdict: &Verdict) -> String {
     for phase in Phase::ALL {
         let l = tally.latency.get(&phase).copied().unwrap_or_default();
         row(
-            &format!(
-                "end-to-end ms p50 / p99, submitted {} ({})",
-                phase.name(),
-                l.count
-            ),
+            &format!("end-to-end ms p50 / p99, {} ({})", phase.name(), l.count),
             format!("{} / {}", l.p50_ms, l.p99_ms),
         );
     }
@@ -150,9 +146,9 @@ mod tests {
         assert!(text.contains("VIOLATION: instance 1 activity 16 try 1 ran 2 times"));
         assert!(
             text.lines()
-                .any(|l| l.contains("during a hostile fault (4)") && l.ends_with(" 900 / 2400"))
+                .any(|l| l.contains("hostile peers only (4)") && l.ends_with(" 900 / 2400"))
         );
-        assert!(text.lines().any(|l| l.contains("with no fault on (0)")));
+        assert!(text.lines().any(|l| l.contains("no fault (0)")));
         assert!(
             text.lines()
                 .any(|l| l.contains("hostile connections") && l.ends_with(" 800 / 700"))
