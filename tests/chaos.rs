@@ -1,6 +1,7 @@
 //! The chaos run in the test suite: one minute of faults, with a fixed seed, on the real
 //! binaries (`mobiwf-chaos`, see `chaos/`): the controller and nodes killed, stalled past
-//! their timeouts, moved to another port, the namespaced node's link cut, while the paper's
+//! their timeouts, moved to another port, the namespaced node's link cut, flooded and slowed by
+//! hostile peers at their doors, while the paper's
 //! workflow and a chain are submitted without pause; afterwards every instance must be final,
 //! every command's effect there once per try (a second try only by design), nothing lost, and
 //! no node given up that no fault struck. `scripts/chaos --minutes 30` runs it longer.
@@ -16,7 +17,8 @@ use std::time::{Duration, Instant};
 use mobiwf_tests::harness::{REQUIRE_NETNS, SKIP_LOG, run};
 use mobiwf_tests::{binary, scratch};
 
-/// The seed of the CI's run: its plan strikes every kind of fault within the minute.
+/// The seed of the CI's run: its plan strikes every kind of fault within the minute (the
+/// hostile peers' three kinds too).
 const SEED: u64 = 20_261_128;
 
 #[test]
@@ -69,8 +71,21 @@ fn a_minute_of_chaos_breaks_no_rule() {
     };
     assert_eq!(row("violations"), 0);
     assert!(
-        row("faults injected") >= 6,
+        row("faults injected") >= 8,
         "too few faults:\n{}",
+        out.stdout
+    );
+    // The hostile peers were at the doors, and the daemons closed what they held.
+    for kind in ["flood", "slow handshakes", "slow-loris"] {
+        assert!(
+            row(&format!("fault: hostile: {kind}")) >= 1,
+            "no {kind}:\n{}",
+            out.stdout
+        );
+    }
+    assert!(
+        row("hostile connections opened / closed") > 0,
+        "no hostile connection closed:\n{}",
         out.stdout
     );
     assert!(
