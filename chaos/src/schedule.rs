@@ -5,7 +5,8 @@
 //! Faults come one after another, never two at once (each ends, and the mesh has a short
 //! breath, before the next): the plan opens with one fault of every kind the mesh allows, in
 //! an order drawn from the seed and with shorter breaths, so that even a one-minute run
-//! injects each, then draws kinds at random until the run's time is used. Besides what
+//! injects each, then draws kinds at random until the run's time is used, leaving now and then
+//! a quiet stretch with no fault, whose instances are the baseline of the faults' cost. Besides what
 //! happens to the mesh's own processes, three kinds are hostile peers at a daemon's door
 //! (a flood of half-open connections, slow handshakes, a slow-loris on its HTTP API): they
 //! strike the controller or a node on the host, never the namespaced one (the flooder's own
@@ -184,6 +185,22 @@ fn target(rng: &mut Rng, kind: FaultKind, shape: &Shape) -> Target {
     }
 }
 
+/// The pause after a fault, drawn: the opening round breathes less, so that one minute holds
+/// every kind; later, one pause in four is a quiet stretch, long enough for instances to run
+/// from submission to end with no fault at all (the report's baseline for the faults' cost).
+fn breath(rng: &mut Rng, opening: bool) -> u64 {
+    if opening {
+        rng.range(500, 1_000)
+    } else if rng.below(4) == 0 {
+        rng.range(QUIET_MS.0, QUIET_MS.1)
+    } else {
+        rng.range(500, 2_500)
+    }
+}
+
+/// How long a quiet stretch lasts, in ms (from, to): several instances' end-to-end times.
+pub const QUIET_MS: (u64, u64) = (8_000, 12_000);
+
 /// The plan of `seed` for `shape`: faults one after another, every one ending within the run.
 pub fn plan(seed: u64, shape: &Shape) -> Vec<Fault> {
     let mut rng = Rng::new(seed);
@@ -217,13 +234,7 @@ pub fn plan(seed: u64, shape: &Shape) -> Vec<Fault> {
             skipped += 1;
             continue;
         }
-        // The opening round breathes less, so that one minute holds every kind.
-        now = fault.end_ms()
-            + if opening {
-                rng.range(500, 1_000)
-            } else {
-                rng.range(500, 2_500)
-            };
+        now = fault.end_ms() + breath(&mut rng, opening);
         faults.push(fault);
     }
     faults

@@ -145,3 +145,16 @@ fn a_mesh_of_no_node_is_still_flooded_at_the_controller() {
     assert!(faults.iter().all(|f| f.target == Target::Controller));
     assert!(faults.iter().any(|f| f.kind == FaultKind::FloodPort));
 }
+
+#[test]
+fn after_the_opening_round_the_plan_leaves_quiet_stretches() {
+    let s = shape(600_000, Some(1));
+    for seed in 0..50 {
+        let faults = plan(seed, &s);
+        let quiet = faults
+            .windows(2)
+            .filter(|p| p[1].at_ms - p[0].end_ms() >= QUIET_MS.0)
+            .count();
+        assert!(quiet >= 3, "seed {seed}: {quiet} quiet stretches");
+    }
+}
