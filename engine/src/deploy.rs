@@ -3,9 +3,10 @@
 //! data, and whatever is ready starts.
 
 use mobiwf_proto::{Deploy, InstanceInputs, UserId};
+use mobiwf_xml_schema::PartitionDocument;
 
 use crate::run::{Run, RunKey};
-use crate::{Effect, Engine, Refusal};
+use crate::{Effect, Engine, ReadLocation, Refusal};
 
 /// What a deployment says about its instance beyond the partition's document: its people and
 /// its inputs, kept in `Known`.
@@ -15,7 +16,29 @@ pub(crate) struct InstanceFacts {
     pub(crate) inputs: InstanceInputs,
 }
 
+/// Why one of `doc`'s remote adjacents' locations cannot be read, if one cannot: every
+/// adjacent outside the document must have a full libp2p address, or its notifications could
+/// never be delivered.
+pub fn unreadable_adjacent(read: ReadLocation, doc: &PartitionDocument) -> Option<String> {
+    doc.activities.iter().find_map(|act| {
+        act.adjacents
+            .iter()
+            .filter(|adj| !doc.activities.iter().any(|a| a.id == adj.id))
+            .find_map(|adj| {
+                read(&adj.location)
+                    .err()
+                    .map(|e| format!("activity {}: adjacent {}: {e}", act.id, adj.id))
+            })
+    })
+}
+
 impl Engine {
+    /// Deployments are refused when one of their remote adjacents' locations does not read
+    /// with `read` (the daemon's check, done on the document the run parses anyway).
+    pub fn set_read_location(&mut self, read: ReadLocation) {
+        self.read_location = Some(read);
+    }
+
     /// The controller deploys a partition: it runs, and the words kept until this node knew
     /// who runs the instance's activities are judged.
     pub(crate) fn deploy(
@@ -69,6 +92,16 @@ impl Engine {
             });
         }
         let run = Run::new(key, document, now_ms)?;
+        if let Some(reason) = self
+            .read_location
+            .and_then(|read| unreadable_adjacent(read, run.doc()))
+        {
+            return Err(Refusal::UnreadableLocation {
+                instance: key.instance,
+                partition: key.partition,
+                reason,
+            });
+        }
         if let Some(reason) = crate::data::inputs_problem(run.doc(), &facts.inputs) {
             return Err(Refusal::BadInputs {
                 instance: key.instance,

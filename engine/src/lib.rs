@@ -66,6 +66,7 @@ use mobiwf_proto::{
 
 pub use compensate::Undo;
 pub use data::{Carried, Missing};
+pub use deploy::unreadable_adjacent;
 pub use input::{Changed, Claimed, Ended, Finish, Input, Notified, Passed};
 pub use items::lifecycle as item_lifecycle;
 pub use items::{
@@ -247,7 +248,14 @@ pub struct Engine {
     hour_ms: u64,
     /// Instances readmitted since the last [`Engine::take_readmitted`] (`retire.rs`).
     readmitted: BTreeSet<InstanceId>,
+    /// How the daemon reads a document's locations; a deployment whose remote adjacent it
+    /// cannot read is refused (`deploy.rs`). None: every location is taken.
+    read_location: Option<ReadLocation>,
 }
+
+/// How a location a document gives is read (the daemon gives libp2p's checks; the pure cores
+/// link no libp2p).
+pub type ReadLocation = fn(&str) -> Result<mobiwf_proto::Location, String>;
 
 /// An activity that changed state (for logs and metrics).
 #[derive(Debug, Clone, PartialEq, Eq)]

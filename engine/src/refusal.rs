@@ -51,6 +51,17 @@ pub enum Refusal {
         /// What does not fit.
         reason: String,
     },
+    /// A remote adjacent's location cannot be read: its notifications could never be
+    /// delivered.
+    #[error("{reason}")]
+    UnreadableLocation {
+        /// The instance.
+        instance: InstanceId,
+        /// The partition.
+        partition: PartitionId,
+        /// Which adjacent, and why.
+        reason: String,
+    },
     /// No such activity on this node.
     #[error("no activity {activity} of instance {instance} on this node")]
     UnknownActivity {

@@ -36,7 +36,7 @@ use mobiwf_engine::{
     Changes, Claimed, Effect, EncodeError, Ended, Engine, Finisher, Input, StoredInstance,
 };
 use mobiwf_people::{Desk, DeskChanges, DeskEncodeError, DeskInput};
-use mobiwf_proto::{Compensated, InstanceId, Location, Millis, NodeId, NodeName};
+use mobiwf_proto::{Compensated, InstanceId, Millis, NodeId, NodeName};
 
 pub use epochs::Heard;
 pub use input::{
@@ -44,12 +44,12 @@ pub use input::{
 };
 pub use lease::RoundTrips;
 pub use local::MAX_LOCAL_ROUNDS;
-pub use translate::{NotTaken, check_locations};
+pub use translate::NotTaken;
 
 /// Reads a full libp2p address a document gives (`.../p2p/<peer id>`), or says why the node
 /// could not dial it. The daemon gives libp2p's checks (the core links no libp2p); the peer a
-/// [`Location`] names is read from the location, never from its text again.
-pub type ReadLocation = fn(&str) -> Result<Location, String>;
+/// [`mobiwf_proto::Location`] names is read from the location, never from its text again.
+pub type ReadLocation = mobiwf_engine::ReadLocation;
 
 /// Who this node is, and who its controller is.
 #[derive(Debug, Clone)]
@@ -98,7 +98,8 @@ pub struct Output {
 
 impl NodeCore {
     /// The core of a node with its engine and desk (as loaded from the store).
-    pub fn new(engine: Engine, desk: Desk, who: Identity) -> NodeCore {
+    pub fn new(mut engine: Engine, desk: Desk, who: Identity) -> NodeCore {
+        engine.set_read_location(who.read_location);
         NodeCore {
             engine,
             desk,

@@ -10,7 +10,7 @@ use mobiwf_engine::{Changed, Claimed, Input, Missing, Notified, Passed, Refusal}
 use mobiwf_people::{DeskInput, Directory};
 use mobiwf_proto::{Claim, ItemAnswer, Message, NewPass, NodeId, Notify, Substitute};
 
-use crate::{NodeCore, NodeInput, ReadLocation};
+use crate::{NodeCore, NodeInput};
 
 /// Why the node does not take a message now.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -59,8 +59,7 @@ impl NodeCore {
         // Contents the daemon could not take refuse the message, whatever it is.
         let missing = missing?;
         let from_controller = *from == self.who.controller;
-        let read = self.who.read_location;
-        match route_of(read, from, from_controller, message)? {
+        match route_of(from, from_controller, message)? {
             Route::Desk(input) => {
                 self.answer_from_its_host(from, &input)?;
                 Ok(NodeInput::Desk(input))
@@ -119,14 +118,9 @@ enum Route {
 
 /// The core and input `message` from `from` stands for, or why the node refuses it. Only the
 /// controller orders (deploys, withdraws, substitutes, controls, completes, asks for
-/// compensations and reruns); a document whose adjacents cannot be reached is refused before
-/// it is deployed (its notifications could never be delivered).
-fn route_of(
-    read: ReadLocation,
-    from: &NodeId,
-    from_controller: bool,
-    message: Message,
-) -> Result<Route, String> {
+/// compensations and reruns); a document whose adjacents cannot be reached is refused by the
+/// engine, on the document it parses (`Engine::set_read_location`).
+fn route_of(from: &NodeId, from_controller: bool, message: Message) -> Result<Route, String> {
     let kind = message.kind();
     let only_controller = || {
         if from_controller {
@@ -138,11 +132,9 @@ fn route_of(
     let order = |input: Input| only_controller().map(|()| Route::Engine(input));
     let sender = (!from_controller).then(|| from.clone());
     Ok(match message {
-        Message::Deploy(deploy) => {
-            only_controller()?;
-            check_locations(read, &deploy.document)?;
-            Route::Engine(Input::Deploy(deploy))
-        }
+        // The engine checks the adjacents' locations on the document it parses
+        // (`Engine::set_read_location`).
+        Message::Deploy(deploy) => order(Input::Deploy(deploy))?,
         Message::Completed(completed) => order(Input::Completed(completed))?,
         Message::Withdraw(withdraw) => order(Input::Withdraw(withdraw))?,
         Message::Substitute(substitute) => order(substituted(substitute))?,
@@ -209,22 +201,4 @@ fn substituted(substitute: Substitute) -> Input {
         by: substitute.by,
         peer: substitute.location.peer().cloned(),
     }
-}
-
-/// Every adjacent's location must be a full libp2p address, or its notification could never be
-/// delivered.
-pub fn check_locations(read: ReadLocation, document: &str) -> Result<(), String> {
-    let doc = mobiwf_xml_schema::read_partition(document.as_bytes())
-        .map_err(|d| d.render("partition document"))?
-        .value;
-    for act in &doc.activities {
-        for adj in &act.adjacents {
-            let local = doc.activities.iter().any(|a| a.id == adj.id);
-            if !local {
-                read(&adj.location)
-                    .map_err(|e| format!("activity {}: adjacent {}: {e}", act.id, adj.id))?;
-            }
-        }
-    }
-    Ok(())
 }

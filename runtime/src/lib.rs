@@ -12,6 +12,7 @@ pub mod identity;
 pub mod mesh;
 pub mod metrics;
 pub mod outbox;
+pub mod peer_text;
 pub mod process;
 pub mod secret;
 pub mod store;

@@ -204,7 +204,7 @@ impl ControllerActor {
         effects: &mut Vec<Effect>,
     ) -> Result<(), StoreError> {
         // Strangers are refused everything but a registration the enrolment admits.
-        let from = NodeId::new(inbound.from.to_string());
+        let from = mobiwf_runtime::peer_text::node_id(&inbound.from);
         if !matches!(inbound.envelope.message, Message::Register(_))
             && self.book.node(&from).is_none()
             && !matches!(inbound.envelope.message, Message::Probe(_))

@@ -17,7 +17,11 @@ pub(super) struct Relays<'a> {
 
 impl Relays<'_> {
     fn allows(&self, relay: &PeerId) -> bool {
-        *relay == self.me || self.book.node(&NodeId::new(relay.to_string())).is_some()
+        *relay == self.me
+            || self
+                .book
+                .node(&mobiwf_runtime::peer_text::node_id(relay))
+                .is_some()
     }
 }
 

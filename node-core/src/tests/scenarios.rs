@@ -121,7 +121,7 @@ fn only_the_controller_orders_and_a_node_takes_no_reports() {
 fn a_document_with_an_unreachable_adjacent_is_refused() {
     let document = include_str!("../../../examples/paper/partition-1.xml");
     let deploy = Message::Deploy(mobiwf_proto::Deploy {
-        instance: InstanceId(1),
+        instance: InstanceId(18),
         partition: PartitionId(1),
         document: document.to_owned(),
         responsible: None,
@@ -129,7 +129,13 @@ fn a_document_with_an_unreachable_adjacent_is_refused() {
         inputs: Default::default(),
         runs_on: Default::default(),
     });
-    let why = refused(node().accept(&controller(), deploy, Ok(Vec::new())));
+    let mut core = node();
+    let input = core
+        .accept(&controller(), deploy, Ok(Vec::new()))
+        .expect("the controller deploys");
+    // The engine reads the locations on the document it parses, and refuses it whole.
+    let why = refused(core.apply(1_000_000, input).map(|_| NodeInput::Tick));
+    assert!(core.engine().runs_in_memory() == 0, "nothing deployed");
     assert!(
         why.contains("adjacent 19") && why.contains("/p2p/"),
         "{why}"

@@ -234,7 +234,7 @@ impl NodeActor {
         let Some(inbound) = self.admit_epoch(inbound, writing.group) else {
             return Ok(());
         };
-        let from = NodeId::new(inbound.from.to_string());
+        let from = mobiwf_runtime::peer_text::node_id(&inbound.from);
         self.note_probe(now, &inbound);
         if self.core.is_unreachable(&from) {
             // Any word from a peer says it is back.

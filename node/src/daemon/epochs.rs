@@ -58,7 +58,7 @@ impl NodeActor {
     /// Judges `inbound`'s epoch: the message to go on with, or `None` when it was refused
     /// (its answer staged in `group`, given after the group's write as every answer is).
     pub(super) fn admit_epoch(&mut self, inbound: Inbound, group: &mut Group) -> Option<Inbound> {
-        let from = NodeId::new(inbound.from.to_string());
+        let from = mobiwf_runtime::peer_text::node_id(&inbound.from);
         match self.core.admit(&from, inbound.envelope.epoch) {
             Ok(Heard::Unstamped | Heard::Current) => Some(inbound),
             Ok(Heard::Newer { now, was }) => {

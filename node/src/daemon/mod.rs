@@ -47,12 +47,6 @@ pub use mobiwf_node_core::{ClaimOutcome, PersonEnd, Refused};
 pub use offline::Departure;
 pub use queries::{CutOff, ItemDetail, ItemsHost, ReadValue, UserLink, Window, WorklistPage};
 
-/// Every adjacent's location in a partition document must be a full libp2p address, or its
-/// notification could never be delivered.
-pub fn check_locations(document: &str) -> Result<(), String> {
-    mobiwf_node_core::check_locations(outbox::location, document)
-}
-
 /// How to start a node.
 pub struct NodeConfig {
     /// Where the node keeps its identity, database and command runs.

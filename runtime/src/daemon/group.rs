@@ -129,7 +129,7 @@ impl Group {
             return Ok(());
         }
         let kind = message.kind();
-        if let Some(reason) = foreign_id(&id, &from.to_string()) {
+        if let Some(reason) = foreign_id(&id, crate::peer_text::node_id(&from).as_str()) {
             metrics.refused(kind, role);
             tracing::warn!(peer = %from, "refused a {kind} message: {reason}");
             self.acks.push((reply, Reply::Refused { reason }));

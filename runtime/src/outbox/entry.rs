@@ -43,7 +43,7 @@ impl Outgoing {
     /// A message to a peer whose id and addresses are parsed already.
     pub fn parsed(peer: PeerId, addrs: Vec<Multiaddr>, role: Peer, envelope: Envelope) -> Self {
         Outgoing {
-            to: NodeId::new(peer.to_string()),
+            to: crate::peer_text::node_id(&peer),
             addrs: addrs.iter().map(ToString::to_string).collect(),
             role,
             envelope,
@@ -155,7 +155,7 @@ fn dialable(addr: &str) -> Result<(PeerId, Multiaddr), String> {
 /// messages to another).
 fn same_peer(location: &Location, peer: &PeerId) -> Result<(), String> {
     match location.peer() {
-        Some(named) if named.as_str() == peer.to_base58() => Ok(()),
+        Some(named) if *named == crate::peer_text::node_id(peer) => Ok(()),
         _ => Err(format!(
             "{:?} names the peer {peer} to libp2p, not the one its text ends in",
             location.as_str()

@@ -111,11 +111,11 @@ async fn locate(
         epoch: None,
         id: MessageId {
             incarnation: 0,
-            origin: NodeId::new(mesh.peer_id().to_string()),
+            origin: crate::peer_text::node_id(&mesh.peer_id()),
             seq: 0,
         },
         message: Message::Locate(Locate {
-            peer: NodeId::new(peer.to_string()),
+            peer: crate::peer_text::node_id(&peer),
         }),
     };
     let answer = tokio::time::timeout(LOCATE_TIMEOUT, mesh.request(controller, addrs, envelope))
