@@ -181,8 +181,8 @@ pub enum Event {
     /// It goes on from where it was paused.
     Resume,
     /// The loop whose body holds it runs again (`crate::passes`): it ended its pass
-    /// (succeeded, or failed with contingency 0) and waits again, from the start, as the
-    /// next pass.
+    /// (succeeded, failed, or cancelled while the controller decided it otherwise) and waits
+    /// again, from the start, as the next pass.
     NewPass,
 }
 
@@ -286,6 +286,7 @@ pub const TRANSITIONS: &[(StateKind, EventKind, StateKind)] = {
         (S::Paused, E::Cancel, S::Cancelled),
         (S::Succeeded, E::NewPass, S::NotReady),
         (S::Failed, E::NewPass, S::NotReady),
+        (S::Cancelled, E::NewPass, S::NotReady),
     ]
 };
 
@@ -351,7 +352,9 @@ pub fn transition(from: &Life, event: Event) -> Result<Life, NotAllowed> {
                 attempt: attempt.saturating_add(1),
             },
         },
-        (Life::Succeeded { .. } | Life::Failed { .. }, Event::NewPass) => Life::NotReady,
+        (Life::Succeeded { .. } | Life::Failed { .. } | Life::Cancelled { .. }, Event::NewPass) => {
+            Life::NotReady
+        }
         _ => {
             return Err(NotAllowed {
                 from: from_kind,

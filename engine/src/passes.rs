@@ -19,6 +19,7 @@ use mobiwf_proto::{ActivityId, DataValue, InstanceId, Location, Message, NewPass
 use mobiwf_xml_schema::Loop;
 
 use crate::data::Carried;
+use crate::known::Known;
 use crate::lifecycle::{Event, Life};
 use crate::progress::report;
 use crate::run::RunKey;
@@ -173,11 +174,12 @@ impl Engine {
                 run.overdue.retain(|(waiting, _)| !again.contains(waiting));
             }
             for a in again {
+                let ordered = self.known.get(&instance).is_some_and(ends_every_pass);
                 let ended = self
                     .runs
                     .get(&key)
                     .and_then(|r| r.life(a))
-                    .is_some_and(|l| matches!(l, Life::Succeeded { .. } | Life::Failed { .. }));
+                    .is_some_and(|l| ended_its_pass(l, ordered));
                 // The body ends its pass before its end does (it joins with and): one that
                 // has not is left to its pass, whose words no longer count.
                 if ended
@@ -205,14 +207,13 @@ impl Engine {
         let (Some(known), Some(run)) = (self.known.get(&key.instance), self.runs.get(&key)) else {
             return false;
         };
+        let ordered = ends_every_pass(known);
         let behind: Vec<(ActivityId, Pass)> = known
             .passes
             .iter()
             .filter(|(a, pass)| {
-                run.progress(**a).is_some_and(|p| {
-                    p.pass < **pass
-                        && matches!(p.life(), Life::Succeeded { .. } | Life::Failed { .. })
-                })
+                run.progress(**a)
+                    .is_some_and(|p| p.pass < **pass && ended_its_pass(p.life(), ordered))
             })
             .map(|(a, pass)| (*a, *pass))
             .collect();
@@ -261,4 +262,23 @@ impl Engine {
         }
         true
     }
+}
+
+/// Whether an activity that is `life` ended its pass, so that a later pass begins it. A
+/// cancelled one did too: its node may hear a decided end that blocks it (told to a given-up
+/// partition's node for a later pass) while the controller decided the pass failed and let the
+/// loop's end run on; the later pass waits again and hears that end anew. Not when an operator
+/// cancelled the instance or a completion activity completed it (`ordered`): those end every
+/// pass.
+fn ended_its_pass(life: &Life, ordered: bool) -> bool {
+    match life {
+        Life::Succeeded { .. } | Life::Failed { .. } => true,
+        Life::Cancelled { .. } => !ordered,
+        _ => false,
+    }
+}
+
+/// Whether an order ended the whole instance here (`ended_its_pass`).
+fn ends_every_pass(known: &Known) -> bool {
+    known.cancelled || known.completed_by.is_some()
 }

@@ -188,3 +188,19 @@ fn a_rerun_s_end_decided_at_once_elsewhere_does_not_overtake_the_rerun() {
 fn a_loop_s_later_pass_on_a_given_up_partition_hears_its_predecessor_s_end() {
     passes(74136);
 }
+
+/// The same loop (A1 on P1, A2 on P2 with contingency 0, A3 on P3 looping back to A2) after
+/// the fix for 74,136: the controller gave P2's partition up (A2 decided failed, which released
+/// A3), then P1's (A1 failed, blocking), and told A1's end to P2, as a later pass of A2 may
+/// begin there. P2, back, still had A2's first pass waiting (its withdrawal came later): it
+/// heard A1 blocked and cancelled it. A3 ran and asked for A2's second pass, and P2 did not
+/// begin it: a loop's next pass began only an activity that succeeded or failed, not one
+/// cancelled, so A3's second pass waited for good. A regression of that fix, which brought the
+/// word that cancels the pass. Fixed in the engine: a cancelled activity of the body begins
+/// the next pass too (`passes::ended_its_pass`, the lifecycle's `Cancelled` takes `NewPass`),
+/// unless an operator's cancel or a completion ended the instance; the pass hears A1 blocked
+/// again and is cancelled in pass 2, and the loop and the instance end.
+#[test]
+fn a_loop_s_head_cancelled_on_a_given_up_partition_begins_the_next_pass() {
+    passes(34820);
+}

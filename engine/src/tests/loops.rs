@@ -349,6 +349,42 @@ scenarios! {
         let Message::Notify(n) = only_word(&fx) else { panic!("{fx:?}") };
         assert_eq!(n.pass, Pass(2));
     }
+
+    fn a_head_cancelled_by_a_decided_end_begins_the_loop_s_next_pass() {
+        // The controller gave up on the head's partition and decided its first pass failed
+        // (contingency 0 let the loop's end run on), then told its node that 1, outside the
+        // body, blocks: the head there was cancelled, not withdrawn. The end asks for a
+        // second pass: it begins, hears 1 anew, and the end hears of it in pass 2.
+        let mut p1 = Engine::new();
+        deploy(&mut p1, 70, 1, &lone_head());
+        notify_at(&mut p1, 1100, 70, 1, Outcome::Blocked);
+        assert_eq!(state(&p1, 70, 2), ActivityState::Cancelled);
+        let fx = deliver(&mut p1, 1200, Message::NewPass(head_pass(2)));
+        assert_eq!((state(&p1, 70, 2), pass_of(&p1, 2)), (ActivityState::Cancelled, Pass(2)));
+        let Message::Notify(n) = only_word(&fx) else { panic!("{fx:?}") };
+        assert_eq!((n.activity, n.outcome, n.pass), (ActivityId(2), Outcome::Blocked, Pass(2)));
+        // An operator's cancel ends every pass: a new pass told afterwards begins none.
+        let mut p1 = Engine::new();
+        deploy(&mut p1, 70, 1, &lone_head());
+        control(&mut p1, 1100, 70, Control::Cancel);
+        let fx = deliver(&mut p1, 1200, Message::NewPass(head_pass(2)));
+        assert!(sent(&fx).is_empty(), "{fx:?}");
+        assert_eq!((state(&p1, 70, 2), pass_of(&p1, 2)), (ActivityState::Cancelled, Pass::FIRST));
+    }
+}
+
+/// Partition 1 on /remote/p1: only 2, the loop's head, which waits for 1 of another partner.
+fn lone_head() -> String {
+    doc(
+        70,
+        &[A {
+            id: 2,
+            command: Some("draft"),
+            pre: &[(1, false)],
+            adj: &[(3, "/remote/p2")],
+            ..A::default()
+        }],
+    )
 }
 
 /// The loop's end tells the head's node that pass `pass` began.
