@@ -8,7 +8,7 @@ use std::sync::Arc;
 
 use libp2p::PeerId;
 use mobiwf_book::{Applied, Book, BookError, Effect, Input, Watched};
-use mobiwf_proto::{InstanceId, Locate, Message, NodeId, Reply};
+use mobiwf_proto::{InstanceId, Locate, Message, Reply};
 use mobiwf_runtime::daemon::{Actor, Destination, Group, NotApplied, Sequencer};
 use mobiwf_runtime::mesh::Inbound;
 use mobiwf_runtime::metrics::{Metrics, Peer};

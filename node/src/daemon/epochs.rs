@@ -6,7 +6,7 @@
 //! node knows it after a restart whenever something it allowed is on disk.
 
 use mobiwf_node_core::{Heard, NotTaken};
-use mobiwf_proto::{Epoch, NodeId, Reply, ShardEpoch, ShardId};
+use mobiwf_proto::{Epoch, Reply, ShardEpoch, ShardId};
 use mobiwf_runtime::daemon::Group;
 use mobiwf_runtime::mesh::Inbound;
 use mobiwf_runtime::metrics::{Metrics, Peer};

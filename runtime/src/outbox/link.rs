@@ -9,7 +9,7 @@ use libp2p::{Multiaddr, PeerId};
 use tokio::sync::broadcast;
 
 use crate::mesh::{Freshness, MeshHandle};
-use mobiwf_proto::{Envelope, Locate, Message, MessageId, NodeId, Reply};
+use mobiwf_proto::{Envelope, Locate, Message, MessageId, Reply};
 
 /// How long a `locate` question to the controller may take.
 pub const LOCATE_TIMEOUT: Duration = Duration::from_secs(2);
