@@ -81,7 +81,12 @@ async fn a_plain_api_answers_with_how_it_is_served() {
         router,
     };
     let (addr, serving) = serve_api(api).await.unwrap();
-    let answer = reqwest::get(format!("http://{addr}/served")).await.unwrap();
+    let client = crate::tls::client_builder(None).unwrap().build().unwrap();
+    let answer = client
+        .get(format!("http://{addr}/served"))
+        .send()
+        .await
+        .unwrap();
     assert_eq!(answer.status(), 200);
     assert_eq!(answer.text().await.unwrap(), "tls=false");
     serving.abort();
