@@ -1,10 +1,15 @@
-//! Limits of the daemons' HTTP APIs against exhaustion: at most [`MAX_HTTP_IN_FLIGHT`]
-//! requests are served at once (one more is answered 503 at once, so a flood of requests
-//! cannot queue without bound or starve the actor). Body sizes are limited per route by the APIs themselves
-//! (`MAX_DOCUMENT_BYTES` for definitions, `MAX_COMPLETION_BODY_BYTES` for completions, axum's
-//! 2 MiB elsewhere).
+//! Limits of the daemons' HTTP APIs against exhaustion: at most [`MAX_API_CONNECTIONS`]
+//! connections are held at once (one more is closed at once: a crowd of idle or slow
+//! strangers cannot take the file descriptors the mesh and the store need), a client has
+//! [`API_HEADER_READ_TIMEOUT`] to send a request's header (a slow-loris connection is closed),
+//! and at most [`MAX_HTTP_IN_FLIGHT`] requests are served at once (one more is answered 503 at
+//! once, so a flood of requests cannot queue without bound or starve the actor). Body sizes
+//! are limited per route by the APIs themselves (`MAX_DOCUMENT_BYTES` for definitions,
+//! `MAX_COMPLETION_BODY_BYTES` for completions, axum's 2 MiB elsewhere). The connection limits
+//! are applied by the API's accept loop (`crate::daemon::serve_api`).
 
 use std::sync::Arc;
+use std::time::Duration;
 
 use axum::extract::Request;
 use axum::http::StatusCode;
@@ -15,6 +20,36 @@ use tokio::sync::Semaphore;
 /// The most HTTP requests one daemon serves at once (long waits such as `GET
 /// /instances/{id}/wait` included); one more gets 503 and `Retry-After: 1`.
 pub const MAX_HTTP_IN_FLIGHT: usize = 1024;
+
+/// The most connections one daemon's HTTP API holds at once, TLS handshakes under way
+/// included; one more is closed as soon as it is accepted (and the refusals are logged, at
+/// most every few seconds). Half of the common default of 1024 open files, so that the mesh's
+/// port and RocksDB keep theirs; with HTTP/1 one request per connection at a time, so this
+/// bounds the requests under way before [`MAX_HTTP_IN_FLIGHT`] does.
+pub const MAX_API_CONNECTIONS: usize = 512;
+
+/// How long a client of an HTTP API has to send a whole request header (from the connection's
+/// start, or from the end of its previous answer on a kept-alive connection) before its
+/// connection is closed: a client sending its header a byte at a time, or nothing, does not
+/// hold a connection for ever. An idle kept-alive connection is closed after as long.
+pub const API_HEADER_READ_TIMEOUT: Duration = Duration::from_secs(10);
+
+/// The limits an API's accept loop applies to its connections.
+#[derive(Debug, Clone, Copy)]
+pub(crate) struct ConnectionLimits {
+    /// The most connections held at once.
+    pub max_connections: usize,
+    /// How long a request header may take.
+    pub header_read_timeout: Duration,
+}
+
+impl ConnectionLimits {
+    /// A daemon's: [`MAX_API_CONNECTIONS`], [`API_HEADER_READ_TIMEOUT`].
+    pub const API: ConnectionLimits = ConnectionLimits {
+        max_connections: MAX_API_CONNECTIONS,
+        header_read_timeout: API_HEADER_READ_TIMEOUT,
+    };
+}
 
 /// `router` behind the in-flight limit.
 pub fn limited(router: axum::Router) -> axum::Router {

@@ -11,8 +11,11 @@
 //!   (the rule pure in `mobiwf_delivery::seen`, the store's reads and writes around it);
 //! - here: forwarding queues into the actor's, asking the actor a question, the timer that
 //!   wakes it at its next stored deadline, and serving the HTTP API (over TLS by `crate::tls`
-//!   when the daemon has a certificate).
+//!   when the daemon has a certificate);
+//! - `accept`: the API's accept loop, plain or over TLS, within the connection limits of
+//!   `crate::http_limits`.
 
+mod accept;
 mod actor;
 mod group;
 mod seen;
@@ -114,7 +117,8 @@ pub struct Api {
     pub router: axum::Router,
 }
 
-/// Serves `api`; the address it is bound to, and the serving task. Every request carries
+/// Serves `api` (within `crate::http_limits`' limits); the address it is bound to, and the
+/// serving task (abort it to stop: the connections close gracefully). Every request carries
 /// how the API is served ([`crate::tls::Served`]). An API reachable from other machines
 /// without TLS is warned about: its tokens and cookies would cross the network in clear.
 pub async fn serve_api(api: Api) -> anyhow::Result<(SocketAddr, JoinHandle<()>)> {
@@ -127,14 +131,11 @@ pub async fn serve_api(api: Api) -> anyhow::Result<(SocketAddr, JoinHandle<()>)>
     if in_clear_text(bound, served.tls) {
         warn_clear_text(bound);
     }
-    let task = match api.tls {
-        Some(tls) => tokio::spawn(async move { crate::tls::serve(listener, router, &tls).await }),
-        None => tokio::spawn(async move {
-            if let Err(e) = axum::serve(listener, router).await {
-                tracing::error!("API server stopped: {e}");
-            }
-        }),
-    };
+    let tls = api
+        .tls
+        .map(|tls| tokio_rustls::TlsAcceptor::from(tls.config()));
+    let limits = crate::http_limits::ConnectionLimits::API;
+    let task = tokio::spawn(accept::serve(listener, router, tls, limits));
     Ok((bound, task))
 }
 

@@ -3,14 +3,13 @@
 //!
 //! - `server`: the certificate and key a daemon serves with (`--tls-cert`, `--tls-key`),
 //!   checked at start;
-//! - `accept`: the accept loop that serves a router over TLS (each connection its own task,
-//!   every handshake under [`HANDSHAKE_TIMEOUT`]);
 //! - `client`: the rustls configuration every CLI's HTTP client uses (`--api-ca`, the
 //!   platform's roots);
 //! - here: [`Served`], how a daemon's API is served, for whoever builds its routes (the web
-//!   pages mark their cookies `Secure` by it).
+//!   pages mark their cookies `Secure` by it), and [`HANDSHAKE_TIMEOUT`].
+//!
+//! The API's accept loop, plain or over TLS, is `crate::daemon`'s (`serve_api`).
 
-mod accept;
 mod client;
 mod server;
 #[cfg(test)]
@@ -22,8 +21,6 @@ use std::sync::Arc;
 
 use anyhow::Context;
 
-pub use accept::HANDSHAKE_TIMEOUT;
-pub(crate) use accept::serve;
 pub use client::{ApiCaArgs, client_builder, client_config};
 pub use server::{ServerTls, TlsArgs};
 
@@ -48,6 +45,10 @@ impl Served {
         if self.tls { "https" } else { "http" }
     }
 }
+
+/// How long a client has to finish its TLS handshake with an API before its connection is
+/// dropped.
+pub const HANDSHAKE_TIMEOUT: std::time::Duration = std::time::Duration::from_secs(10);
 
 /// The largest PEM file read (a certificate chain, a key, a CA bundle such as the system's).
 pub const MAX_PEM_BYTES: u64 = 4 * 1024 * 1024;
