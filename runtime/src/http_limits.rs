@@ -23,10 +23,49 @@ pub const MAX_HTTP_IN_FLIGHT: usize = 1024;
 
 /// The most connections one daemon's HTTP API holds at once, TLS handshakes under way
 /// included; one more is closed as soon as it is accepted (and the refusals are logged, at
-/// most every few seconds). Half of the common default of 1024 open files, so that the mesh's
-/// port and RocksDB keep theirs; with HTTP/1 one request per connection at a time, so this
-/// bounds the requests under way before [`MAX_HTTP_IN_FLIGHT`] does.
-pub const MAX_API_CONNECTIONS: usize = 512;
+/// most every few seconds). Above [`MAX_HTTP_IN_FLIGHT`], so that a crowd of real requests
+/// is answered 503 (a client knows to come back) before connections are closed; the daemon
+/// raises its open-files limit to make room for them next to the mesh's and RocksDB's
+/// ([`raise_open_files`]).
+pub const MAX_API_CONNECTIONS: usize = 2 * MAX_HTTP_IN_FLIGHT;
+
+/// Open files a daemon wants: the API's connections and as many again for the mesh's
+/// connections, RocksDB's files and the rest.
+pub const OPEN_FILES_WANTED: u64 = 2 * MAX_API_CONNECTIONS as u64;
+
+/// Raises this process's soft limit of open files to its hard limit, as Go's runtime does
+/// for every program: the common soft default (1024) is below what [`MAX_API_CONNECTIONS`]
+/// assumes. Says so when even the hard limit is below [`OPEN_FILES_WANTED`]. Returns the
+/// soft limit now in force (None when it cannot be read).
+pub fn raise_open_files() -> Option<u64> {
+    use nix::sys::resource::{Resource, getrlimit, setrlimit};
+    let (soft, hard) = match getrlimit(Resource::RLIMIT_NOFILE) {
+        Ok(limits) => limits,
+        Err(e) => {
+            tracing::warn!("cannot read the limit of open files: {e}");
+            return None;
+        }
+    };
+    let now = if soft < hard {
+        match setrlimit(Resource::RLIMIT_NOFILE, hard, hard) {
+            Ok(()) => hard,
+            Err(e) => {
+                tracing::warn!("cannot raise the limit of open files from {soft} to {hard}: {e}");
+                soft
+            }
+        }
+    } else {
+        soft
+    };
+    if now < OPEN_FILES_WANTED {
+        tracing::warn!(
+            "this process may open only {now} files, fewer than the {OPEN_FILES_WANTED} its \
+             limits assume (MAX_API_CONNECTIONS connections and as many again for the mesh and \
+             the store): raise it (`ulimit -n`, or LimitNOFILE= in a systemd unit)"
+        );
+    }
+    Some(now)
+}
 
 /// How long a client of an HTTP API has to send a whole request header (from the connection's
 /// start, or from the end of its previous answer on a kept-alive connection) before its
@@ -87,6 +126,14 @@ fn busy() -> Response {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn the_open_files_limit_is_raised_to_the_hard_one() {
+        use nix::sys::resource::{Resource, getrlimit};
+        let now = raise_open_files().expect("the limit is readable");
+        let (soft, hard) = getrlimit(Resource::RLIMIT_NOFILE).expect("readable");
+        assert_eq!((now, soft), (hard, hard));
+    }
 
     #[tokio::test]
     async fn past_the_limit_requests_are_answered_busy_at_once() {

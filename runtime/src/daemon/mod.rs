@@ -122,6 +122,7 @@ pub struct Api {
 /// how the API is served ([`crate::tls::Served`]). An API reachable from other machines
 /// without TLS is warned about: its tokens and cookies would cross the network in clear.
 pub async fn serve_api(api: Api) -> anyhow::Result<(SocketAddr, JoinHandle<()>)> {
+    crate::http_limits::raise_open_files();
     let served = crate::tls::Served::with(api.tls.as_ref());
     let router = crate::http_limits::limited(api.router).layer(axum::Extension(served));
     let listener = tokio::net::TcpListener::bind(api.addr)
