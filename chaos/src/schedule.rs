@@ -146,9 +146,11 @@ fn hold(rng: &mut Rng, kind: FaultKind, shape: &Shape) -> u64 {
     match kind {
         FaultKind::KillNode | FaultKind::KillController => rng.range(200, 3_000),
         FaultKind::MoveNode => rng.range(200, 2_000),
-        // Past the daemon's inbound handshake deadline (2 s), so the connections it holds are
-        // closed by it and opened again at least once; short enough that the first round of a
-        // one-minute run still fits.
+        // Past the mesh's inbound handshake deadline (2 s), so the connections a flood or slow
+        // handshakes hold are closed by it and opened again at least once; short enough that
+        // the first round of a one-minute run still fits. Shorter than the API's header timeout
+        // (10 s): a slow-loris fault measures what it costs the mesh's members, the closing is
+        // the API's own tests' (`runtime/src/daemon/accept`).
         FaultKind::FloodPort | FaultKind::SlowPeers | FaultKind::SlowLoris => {
             rng.range(2_200, 3_000)
         }

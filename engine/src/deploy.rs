@@ -19,7 +19,7 @@ pub(crate) struct InstanceFacts {
 /// Why one of `doc`'s remote adjacents' locations cannot be read, if one cannot: every
 /// adjacent outside the document must have a full libp2p address, or its notifications could
 /// never be delivered.
-pub fn unreadable_adjacent(read: ReadLocation, doc: &PartitionDocument) -> Option<String> {
+pub(crate) fn unreadable_adjacent(read: ReadLocation, doc: &PartitionDocument) -> Option<String> {
     doc.activities.iter().find_map(|act| {
         act.adjacents
             .iter()

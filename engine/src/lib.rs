@@ -66,7 +66,6 @@ use mobiwf_proto::{
 
 pub use compensate::Undo;
 pub use data::{Carried, Missing};
-pub use deploy::unreadable_adjacent;
 pub use input::{Changed, Claimed, Ended, Finish, Input, Notified, Passed};
 pub use items::lifecycle as item_lifecycle;
 pub use items::{

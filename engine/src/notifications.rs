@@ -75,9 +75,9 @@ impl Engine {
 /// The partner at an adjacent's location (its `ip`). The run keeps the document's text, its
 /// one copy of the address, and reads the address from it for each message it makes: the node
 /// checked the remote adjacents' locations when it took the document
-/// (`Engine::set_read_location`), so one that names no peer can only come from a run stored before that
-/// check, and goes to the daemon as it always did (whose delivery refuses it and records the
-/// refusal).
+/// (`Engine::set_read_location`), so one that names no peer can only come from a run stored
+/// before that check, and goes to the daemon as it always did (whose delivery refuses it and
+/// records the refusal).
 fn partner_at(location: &str) -> Target {
     Target::Partner(Location::lenient(location))
 }

@@ -33,10 +33,14 @@ pub const MAX_API_CONNECTIONS: usize = 2 * MAX_HTTP_IN_FLIGHT;
 /// connections, RocksDB's files and the rest.
 pub const OPEN_FILES_WANTED: u64 = 2 * MAX_API_CONNECTIONS as u64;
 
-/// Raises this process's soft limit of open files to its hard limit, as Go's runtime does
-/// for every program: the common soft default (1024) is below what [`MAX_API_CONNECTIONS`]
-/// assumes. Says so when even the hard limit is below [`OPEN_FILES_WANTED`]. Returns the
-/// soft limit now in force (None when it cannot be read).
+/// The most this process raises its soft limit of open files to: commands a node starts
+/// inherit it, and an unlimited hard limit (macOS) cannot be a soft one.
+pub const OPEN_FILES_RAISED_TO: u64 = 16 * OPEN_FILES_WANTED;
+
+/// Raises this process's soft limit of open files towards its hard limit (at most
+/// [`OPEN_FILES_RAISED_TO`]), as Go's runtime does for every program: the common soft default
+/// (1024) is below what [`MAX_API_CONNECTIONS`] assumes. Says so when the limit stays below
+/// [`OPEN_FILES_WANTED`]. Returns the soft limit now in force (None when it cannot be read).
 pub fn raise_open_files() -> Option<u64> {
     use nix::sys::resource::{Resource, getrlimit, setrlimit};
     let (soft, hard) = match getrlimit(Resource::RLIMIT_NOFILE) {
@@ -46,11 +50,12 @@ pub fn raise_open_files() -> Option<u64> {
             return None;
         }
     };
-    let now = if soft < hard {
-        match setrlimit(Resource::RLIMIT_NOFILE, hard, hard) {
-            Ok(()) => hard,
+    let target = hard.min(OPEN_FILES_RAISED_TO);
+    let now = if soft < target {
+        match setrlimit(Resource::RLIMIT_NOFILE, target, hard) {
+            Ok(()) => target,
             Err(e) => {
-                tracing::warn!("cannot raise the limit of open files from {soft} to {hard}: {e}");
+                tracing::warn!("cannot raise the limit of open files from {soft} to {target}: {e}");
                 soft
             }
         }
@@ -128,11 +133,13 @@ mod tests {
     use super::*;
 
     #[test]
-    fn the_open_files_limit_is_raised_to_the_hard_one() {
+    fn the_open_files_limit_is_raised_towards_the_hard_one() {
         use nix::sys::resource::{Resource, getrlimit};
+        let (before, hard) = getrlimit(Resource::RLIMIT_NOFILE).expect("readable");
         let now = raise_open_files().expect("the limit is readable");
-        let (soft, hard) = getrlimit(Resource::RLIMIT_NOFILE).expect("readable");
-        assert_eq!((now, soft), (hard, hard));
+        let (soft, _) = getrlimit(Resource::RLIMIT_NOFILE).expect("readable");
+        let expected = before.max(hard.min(OPEN_FILES_RAISED_TO));
+        assert_eq!((now, soft), (expected, expected));
     }
 
     #[tokio::test]

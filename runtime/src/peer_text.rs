@@ -10,7 +10,8 @@ use libp2p::PeerId;
 use mobiwf_proto::NodeId;
 
 /// Most ids one thread remembers; past it the memo starts over. A daemon speaks with its
-/// controller or its nodes, far fewer.
+/// controller or its nodes, far fewer. Per thread: the actor's groups run on the blocking
+/// pool's threads, so the bound is this times the threads that ever applied a group.
 pub const REMEMBERED_PEERS: usize = 4096;
 
 thread_local! {

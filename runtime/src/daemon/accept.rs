@@ -4,7 +4,9 @@
 //! closed at once), is served by a task of its own (over TLS, after a handshake under
 //! [`HANDSHAKE_TIMEOUT`]), with HTTP/1.1 by hyper, which closes it when a request header takes
 //! longer than [`API_HEADER_READ_TIMEOUT`](crate::http_limits::API_HEADER_READ_TIMEOUT). A
-//! slow client holds only its own task and slot, never the accept loop. As `axum::serve`
+//! slow client holds only its own task and slot, never the accept loop. Only the header is
+//! timed: a body sent slowly or an answer never read holds its slot, and no cap per source
+//! address keeps one host from holding them all. As `axum::serve`
 //! does, the connections are closed gracefully (the request under way answered first) once
 //! the loop is stopped (its task aborted).
 

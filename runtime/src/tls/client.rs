@@ -25,9 +25,14 @@ pub struct ApiCaArgs {
 }
 
 /// A `reqwest` client builder speaking TLS as [`client_config`] says: every HTTP client of
-/// the workspace starts here (reqwest has no crypto provider of its own in this build).
+/// the workspace starts here (reqwest has no crypto provider of its own in this build). Idle
+/// connections are dropped well before a daemon closes them
+/// ([`API_HEADER_READ_TIMEOUT`](crate::http_limits::API_HEADER_READ_TIMEOUT)), so a request
+/// never goes out on a connection the server is closing.
 pub fn client_builder(ca: Option<&Path>) -> anyhow::Result<reqwest::ClientBuilder> {
-    Ok(reqwest::Client::builder().tls_backend_preconfigured(client_config(ca)?))
+    Ok(reqwest::Client::builder()
+        .tls_backend_preconfigured(client_config(ca)?)
+        .pool_idle_timeout(crate::http_limits::API_HEADER_READ_TIMEOUT / 2))
 }
 
 /// TLS 1.2 and 1.3 on `ring`, trusting the certificates in the PEM file `ca` (`--api-ca`;
