@@ -93,6 +93,22 @@ fn in_pass(activity: u64, state: ActivityState, pass: u32) -> ActivityRecord {
     }
 }
 
+/// Activity 2's node saying it paused the loop's second pass, at `T0 + 400`.
+fn paused_in_pass_two(killed: bool) -> Message {
+    Message::PauseReport(PauseReport {
+        instance: InstanceId(1),
+        activity: ActivityId(2),
+        by: "op".to_owned(),
+        at_ms: T0 + 400,
+        outcome: PauseOutcome::Paused {
+            state: ActivityState::Running,
+            killed,
+            clock_stopped: false,
+        },
+        pass: Pass(2),
+    })
+}
+
 /// Activity 2 of instance 1 in `pass`, as history events name it.
 fn two_in(pass: u32) -> crate::Label {
     crate::Label {
@@ -173,18 +189,7 @@ scenarios! {
             matches!(&orders[..], [Message::Pause(PauseOrder { activity: ActivityId(2), .. })]),
             "{orders:?}"
         );
-        let paused = Message::PauseReport(PauseReport {
-            instance: InstanceId(1),
-            activity: ActivityId(2),
-            by: "op".to_owned(),
-            at_ms: T0 + 400,
-            outcome: PauseOutcome::Paused {
-                state: ActivityState::Running,
-                killed: false,
-                clock_stopped: false,
-            },
-            pass: Pass(2),
-        });
+        let paused = paused_in_pass_two(false);
         from_node(&mut b, T0 + 400, "peerA", paused);
         let two = activity(&b, 2);
         assert_eq!(two.pass, Pass(2));
@@ -216,18 +221,7 @@ scenarios! {
         from_node(&mut b, T0 + 150, "peerB", report);
         let applied = order(&mut b, PauseAction::Pause { kill: true }).expect("sent to peerA");
         assert!(matches!(&sent(&applied)[..], [(to, Message::Pause(_))] if to.as_str() == "peerA"));
-        let paused = Message::PauseReport(PauseReport {
-            instance: InstanceId(1),
-            activity: ActivityId(2),
-            by: "op".to_owned(),
-            at_ms: T0 + 400,
-            outcome: PauseOutcome::Paused {
-                state: ActivityState::Running,
-                killed: true,
-                clock_stopped: false,
-            },
-            pass: Pass(2),
-        });
+        let paused = paused_in_pass_two(true);
         from_node(&mut b, T0 + 400, "peerA", paused);
         let two = activity(&b, 2);
         assert!(matches!(two.lifecycle(), ActivityLifecycle::Paused { .. }), "{two:?} {:?}", story(&b));
