@@ -52,6 +52,6 @@ pub use sync::{
 pub use time::Millis;
 pub use wire::{
     ActivityRecord, ActivityState, CANCELLED_BY_OPERATOR, CANCELLED_BY_RULE, Control, Envelope,
-    MAX_MESSAGE_BYTES, Message, MessageId, Outcome, PROTOCOL, Register, Reply, StateSet,
+    MAX_BATCH, MAX_MESSAGE_BYTES, Message, MessageId, Outcome, PROTOCOL, Register, Reply, StateSet,
     cancelled_by_design, completed_reason,
 };

@@ -1,7 +1,8 @@
 //! The messages controller and nodes exchange over libp2p, and the limits on them.
 //!
-//! Every request is an [`Envelope`]: a [`MessageId`] the receiver deduplicates on, and a
-//! [`Message`]. The answer is a [`Reply`]. Frames are a 4-byte big-endian length followed by
+//! Every message is an [`Envelope`]: a [`MessageId`] the receiver deduplicates on, and a
+//! [`Message`]. Its answer is a [`Reply`]. A request carries up to [`MAX_BATCH`] envelopes
+//! for one peer, its reply their answers in order. Frames are a 4-byte big-endian length followed by
 //! that many bytes of JSON; `PROTOCOL` carries the version, so an incompatible change gets a
 //! new protocol name and old peers refuse it at negotiation instead of misreading it.
 
@@ -25,8 +26,14 @@ use crate::{ActivityId, ActivityTypeId, NodeId, NodeName};
 /// `answered_below` on [`Envelope`] (what lets receivers forget the ids they applied).
 /// Within version 4, a clustered controller's `epoch` on [`Envelope`]: left out by every
 /// other sender and ignored by a receiver that does not know it (it then takes the message as
-/// before), so peers of either side still understand each other.
-pub const PROTOCOL: &str = "/mobiwf/exec/4";
+/// before), so peers of either side still understand each other. Version 5: a request carries
+/// a batch of envelopes to one peer (a JSON array of 1 to [`MAX_BATCH`]), its reply one answer
+/// for each in the same order (a [`Reply`], or `null` for one left unanswered): under load,
+/// the messages waiting for one peer share a stream, an encryption and a write.
+pub const PROTOCOL: &str = "/mobiwf/exec/5";
+
+/// The most envelopes one request carries; a receiver refuses a larger batch unread.
+pub const MAX_BATCH: usize = 32;
 
 /// The largest request or reply frame accepted, in bytes. A partition document is at most
 /// `mobiwf_xml_schema::limits::MAX_DOCUMENT_BYTES` (4 MiB); this leaves room for JSON escaping.

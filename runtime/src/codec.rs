@@ -3,7 +3,10 @@
 //!
 //! A frame is a 4-byte big-endian length followed by that many bytes of JSON. A frame longer
 //! than [`MAX_MESSAGE_BYTES`] is refused on both sides: the writer does not send it, and the
-//! reader fails as soon as it has read the length, without allocating for the body.
+//! reader fails as soon as it has read the length, without allocating for the body. A request
+//! is a batch: a JSON array of 1 to [`MAX_BATCH`] envelopes, each encoded once by its sender
+//! ([`encode`]) so that the mesh sizes a batch without encoding it again; the reply is an
+//! array of as many answers, `null` for one the receiver left unanswered.
 
 use std::io;
 
@@ -12,8 +15,9 @@ use libp2p::StreamProtocol;
 use libp2p::request_response;
 use serde::Serialize;
 use serde::de::DeserializeOwned;
+use serde_json::value::RawValue;
 
-use mobiwf_proto::{Envelope, MAX_MESSAGE_BYTES, PROTOCOL, Reply};
+use mobiwf_proto::{Envelope, MAX_BATCH, MAX_MESSAGE_BYTES, PROTOCOL, Reply};
 
 /// [`PROTOCOL`] as the stream protocol libp2p negotiates.
 pub(crate) const STREAM_PROTOCOL: StreamProtocol = StreamProtocol::new(PROTOCOL);
@@ -21,10 +25,55 @@ pub(crate) const STREAM_PROTOCOL: StreamProtocol = StreamProtocol::new(PROTOCOL)
 /// The length prefix of a frame, in bytes.
 const LENGTH_BYTES: usize = 4;
 
-/// The request-response codec of `mobiwf_proto::PROTOCOL`: requests are [`Envelope`]s, responses
-/// [`Reply`]s. It has no state; every stream carries one request and one response.
+/// The request-response codec of `mobiwf_proto::PROTOCOL`: requests are [`Batch`]es, responses
+/// one answer per envelope ([`Answers`]). It has no state; every stream carries one request and
+/// one response.
 #[derive(Debug, Clone, Copy, Default)]
 pub(crate) struct WireCodec;
+
+/// One envelope as JSON, encoded by its sender.
+pub(crate) type Encoded = Box<RawValue>;
+
+/// The envelopes of one request.
+#[derive(Debug)]
+pub(crate) enum Batch {
+    /// On their way out, encoded ([`encode`]).
+    Out(Vec<Encoded>),
+    /// As a peer sent them.
+    In(Vec<Envelope>),
+}
+
+/// The answers to a batch, in its order: `None` for an envelope left unanswered.
+pub(crate) type Answers = Vec<Option<Reply>>;
+
+/// The bytes a batch of one adds to its envelope (the brackets of the array).
+const ARRAY_BYTES: usize = 2;
+
+/// `envelope` as JSON, refused when even alone in a batch it would make a frame over the limit.
+pub(crate) fn encode(envelope: &Envelope) -> io::Result<Encoded> {
+    let encoded = serde_json::value::to_raw_value(envelope).map_err(|e| {
+        io::Error::new(
+            io::ErrorKind::InvalidData,
+            format!("cannot encode the request as JSON: {e}"),
+        )
+    })?;
+    let len = encoded.get().len() + ARRAY_BYTES;
+    if len > MAX_MESSAGE_BYTES {
+        return Err(too_large("request", len));
+    }
+    Ok(encoded)
+}
+
+/// The frame length of a batch of envelopes `lengths` long each.
+pub(crate) fn batch_bytes(lengths: impl IntoIterator<Item = usize>) -> usize {
+    let (mut bytes, mut count) = (ARRAY_BYTES, 0usize);
+    for len in lengths {
+        bytes += len;
+        count += 1;
+    }
+    // The commas between them.
+    bytes + count.saturating_sub(1)
+}
 
 /// An `InvalidData` error saying that a `what` frame of `len` bytes is over the limit.
 fn too_large(what: &str, len: usize) -> io::Error {
@@ -108,17 +157,28 @@ where
 
 impl request_response::Codec for WireCodec {
     type Protocol = StreamProtocol;
-    type Request = Envelope;
-    type Response = Reply;
+    type Request = Batch;
+    type Response = Answers;
 
-    async fn read_request<T>(&mut self, _: &StreamProtocol, io: &mut T) -> io::Result<Envelope>
+    async fn read_request<T>(&mut self, _: &StreamProtocol, io: &mut T) -> io::Result<Batch>
     where
         T: AsyncRead + Unpin + Send,
     {
-        read_frame(io, "request").await
+        let batch: Vec<Envelope> = read_frame(io, "request").await?;
+        if batch.is_empty() || batch.len() > MAX_BATCH {
+            return Err(io::Error::new(
+                io::ErrorKind::InvalidData,
+                format!(
+                    "a request of {} envelopes: a batch holds 1 to {MAX_BATCH} \
+                     (mobiwf_proto::MAX_BATCH)",
+                    batch.len()
+                ),
+            ));
+        }
+        Ok(Batch::In(batch))
     }
 
-    async fn read_response<T>(&mut self, _: &StreamProtocol, io: &mut T) -> io::Result<Reply>
+    async fn read_response<T>(&mut self, _: &StreamProtocol, io: &mut T) -> io::Result<Answers>
     where
         T: AsyncRead + Unpin + Send,
     {
@@ -129,24 +189,27 @@ impl request_response::Codec for WireCodec {
         &mut self,
         _: &StreamProtocol,
         io: &mut T,
-        request: Envelope,
+        request: Batch,
     ) -> io::Result<()>
     where
         T: AsyncWrite + Unpin + Send,
     {
-        write_frame(io, "request", &request).await
+        match request {
+            Batch::Out(encoded) => write_frame(io, "request", &encoded).await,
+            Batch::In(envelopes) => write_frame(io, "request", &envelopes).await,
+        }
     }
 
     async fn write_response<T>(
         &mut self,
         _: &StreamProtocol,
         io: &mut T,
-        reply: Reply,
+        answers: Answers,
     ) -> io::Result<()>
     where
         T: AsyncWrite + Unpin + Send,
     {
-        write_frame(io, "reply", &reply).await
+        write_frame(io, "reply", &answers).await
     }
 }
 
@@ -176,25 +239,62 @@ mod tests {
     }
 
     #[tokio::test]
-    async fn round_trip() {
+    async fn a_batch_round_trips_and_its_length_is_what_batch_bytes_says() {
         let mut codec = WireCodec;
+        let mut second = envelope();
+        second.id.seq = 8;
+        let encoded = vec![encode(&envelope()).unwrap(), encode(&second).unwrap()];
+        let expected = batch_bytes(encoded.iter().map(|e| e.get().len()));
         let mut buf = Cursor::new(Vec::new());
         codec
-            .write_request(&STREAM_PROTOCOL, &mut buf, envelope())
+            .write_request(&STREAM_PROTOCOL, &mut buf, Batch::Out(encoded))
             .await
             .unwrap();
         let bytes = buf.into_inner();
         let len = u32::from_be_bytes([bytes[0], bytes[1], bytes[2], bytes[3]]) as usize;
         assert_eq!(len, bytes.len() - 4);
-        assert_eq!(
-            serde_json::from_slice::<Envelope>(&bytes[4..]).unwrap(),
-            envelope()
-        );
+        assert_eq!(len, expected);
         let read = codec
             .read_request(&STREAM_PROTOCOL, &mut Cursor::new(bytes))
             .await
             .unwrap();
-        assert_eq!(read, envelope());
+        let Batch::In(read) = read else {
+            panic!("read as outgoing: {read:?}")
+        };
+        assert_eq!(read, vec![envelope(), second]);
+
+        let answers = vec![Some(Reply::Ack), None];
+        let mut buf = Cursor::new(Vec::new());
+        codec
+            .write_response(&STREAM_PROTOCOL, &mut buf, answers.clone())
+            .await
+            .unwrap();
+        let read = codec
+            .read_response(&STREAM_PROTOCOL, &mut Cursor::new(buf.into_inner()))
+            .await
+            .unwrap();
+        assert_eq!(read, answers);
+    }
+
+    #[tokio::test]
+    async fn an_empty_batch_or_one_past_max_batch_is_refused() {
+        for count in [0, MAX_BATCH + 1] {
+            let mut buf = Cursor::new(Vec::new());
+            WireCodec
+                .write_request(
+                    &STREAM_PROTOCOL,
+                    &mut buf,
+                    Batch::In(vec![envelope(); count]),
+                )
+                .await
+                .unwrap();
+            let err = WireCodec
+                .read_request(&STREAM_PROTOCOL, &mut Cursor::new(buf.into_inner()))
+                .await
+                .unwrap_err();
+            assert_eq!(err.kind(), io::ErrorKind::InvalidData);
+            assert!(err.to_string().contains("MAX_BATCH"), "{err}");
+        }
     }
 
     /// Every message kind with every optional field set must come back as it went (an
@@ -247,8 +347,8 @@ mod tests {
         assert!(err.to_string().contains("exceeds the limit"), "{err}");
     }
 
-    #[tokio::test]
-    async fn oversized_message_is_not_written() {
+    #[test]
+    fn an_envelope_too_large_for_a_frame_alone_is_not_encoded() {
         let mut big = envelope();
         big.message = Message::Deploy(mobiwf_proto::Deploy {
             instance: mobiwf_proto::InstanceId(1),
@@ -259,13 +359,8 @@ mod tests {
             inputs: Default::default(),
             runs_on: Default::default(),
         });
-        let mut buf = Cursor::new(Vec::new());
-        let err = WireCodec
-            .write_request(&STREAM_PROTOCOL, &mut buf, big)
-            .await
-            .unwrap_err();
+        let err = encode(&big).unwrap_err();
         assert!(err.to_string().contains("exceeds the limit"), "{err}");
-        assert!(buf.into_inner().is_empty());
     }
 
     #[tokio::test]

@@ -186,11 +186,19 @@ async fn many_concurrent_requests_are_all_answered() {
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 4)]
 async fn a_full_inbound_channel_holds_requests_back_without_losing_them() {
-    // Each peer may have its share waiting (the per-peer gate); enough peers fill the channel.
-    const EACH: u64 = mesh::limits::MAX_INBOUND_IN_FLIGHT_PER_PEER as u64;
-    const SENDERS: u64 = mesh::INBOUND_CAPACITY as u64 / EACH + 2;
+    // A small channel: each sender has at most MAX_BATCHES_IN_FLIGHT_PER_PEER requests under
+    // way, so a few senders fill it; what they send next goes in batches, the first of which
+    // finds the channel full again partway through.
+    const CAPACITY: usize = 8;
+    const SENDERS: usize = CAPACITY / mesh::MAX_BATCHES_IN_FLIGHT_PER_PEER + 2;
+    const EACH: u64 = 40;
     let timeout = Duration::from_secs(20);
-    let (b, b_inbound) = node(timeout).await;
+    let (b, b_inbound) = mesh::start(MeshConfig {
+        inbound_capacity: CAPACITY,
+        ..config(timeout)
+    })
+    .await
+    .unwrap();
     let mut senders = Vec::new();
     for _ in 0..SENDERS {
         senders.push(node(timeout).await);
@@ -210,7 +218,7 @@ async fn a_full_inbound_channel_holds_requests_back_without_losing_them() {
     // Nobody reads until the channel is full: the requests past it are held back (a bounded
     // channel), and each must still be answered once b reads.
     let started = Instant::now();
-    while b_inbound.len() < mesh::INBOUND_CAPACITY {
+    while b_inbound.len() < CAPACITY {
         assert!(
             started.elapsed() < timeout,
             "only {} queued",
@@ -224,10 +232,58 @@ async fn a_full_inbound_channel_holds_requests_back_without_losing_them() {
         assert_eq!(request.await.unwrap().unwrap(), Reply::Ack);
     }
     b.shutdown().await;
-    assert_eq!(server.await.unwrap() as u64, SENDERS * EACH);
+    assert_eq!(server.await.unwrap() as u64, SENDERS as u64 * EACH);
     for (a, _) in &senders {
         a.shutdown().await;
     }
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 4)]
+async fn each_message_of_a_batch_gets_its_own_answer() {
+    const N: u64 = 100;
+    let (a, _a_inbound) = node(Duration::from_secs(10)).await;
+    let (b, mut b_inbound) = node(Duration::from_secs(10)).await;
+    // b answers in the order the messages came: Ack, a refusal, or nothing (left unanswered,
+    // for the sender to try again).
+    let server = tokio::spawn(async move {
+        let mut served = 0u64;
+        while let Some(request) = b_inbound.recv().await {
+            let seq = request.envelope.id.seq;
+            match seq % 3 {
+                0 => drop(request.reply.send(Reply::Ack)),
+                1 => drop(request.reply.send(Reply::Refused {
+                    reason: seq.to_string(),
+                })),
+                _ => drop(request.reply),
+            }
+            served += 1;
+        }
+        served
+    });
+    let requests = (0..N).map(|seq| {
+        let a = a.clone();
+        let (to, addrs) = (b.peer_id(), b.listen_addrs());
+        async move { (seq, a.request(to, addrs, notify(&a, seq)).await) }
+    });
+    for (seq, result) in futures::future::join_all(requests).await {
+        match seq % 3 {
+            0 => assert_eq!(result.unwrap(), Reply::Ack, "{seq}"),
+            1 => assert_eq!(
+                result.unwrap(),
+                Reply::Refused {
+                    reason: seq.to_string()
+                },
+                "{seq}"
+            ),
+            _ => {
+                let err = result.unwrap_err();
+                assert!(err.unanswered(), "{seq}: {err:?}");
+            }
+        }
+    }
+    b.shutdown().await;
+    assert_eq!(server.await.unwrap(), N);
+    a.shutdown().await;
 }
 
 #[tokio::test]
@@ -367,10 +423,10 @@ async fn oversized_request_is_refused_by_the_sender() {
     assert!(text.contains(&b.peer_id().to_string()), "{text}");
     assert!(b_inbound.try_recv().is_err());
 
-    // The connection is still usable.
+    // Refused before anything was sent: the next message goes as usual.
     let server = serve(b_inbound, |_| Reply::Ack);
     let reply = a
-        .request(b.peer_id(), Vec::new(), notify(&a, 2))
+        .request(b.peer_id(), b.listen_addrs(), notify(&a, 2))
         .await
         .unwrap();
     assert_eq!(reply, Reply::Ack);
@@ -506,19 +562,23 @@ async fn oversized_frame_is_refused_by_the_receiver() {
             Outcome::Succeeded,
         )),
     };
-    let mut body = serde_json::to_vec(&envelope).unwrap();
-    body.resize(MAX_MESSAGE_BYTES + 1, b' ');
-    let outcome = exchange(body).await;
+    // A batch of one, `len` bytes in all.
+    let batch = |len: usize| {
+        let mut body = b"[".to_vec();
+        body.extend(serde_json::to_vec(&envelope).unwrap());
+        body.resize(len - 1, b' ');
+        body.push(b']');
+        body
+    };
+    let outcome = exchange(batch(MAX_MESSAGE_BYTES + 1)).await;
     assert!(outcome.is_err(), "got a reply: {outcome:?}");
     assert!(b_inbound.try_recv().is_err());
 
     // The same padded to exactly the limit is accepted.
     let server = serve(b_inbound, |_| Reply::Ack);
-    let mut body = serde_json::to_vec(&envelope).unwrap();
-    body.resize(MAX_MESSAGE_BYTES, b' ');
-    let reply = exchange(body).await.unwrap();
-    let reply: Reply = serde_json::from_slice(&reply[4..]).unwrap();
-    assert_eq!(reply, Reply::Ack);
+    let reply = exchange(batch(MAX_MESSAGE_BYTES)).await.unwrap();
+    let reply: Vec<Option<Reply>> = serde_json::from_slice(&reply[4..]).unwrap();
+    assert_eq!(reply, vec![Some(Reply::Ack)]);
 
     b.shutdown().await;
     assert_eq!(server.await.unwrap(), 1);

@@ -21,7 +21,7 @@
 //! before the ones a request was given. Every new connection is announced on
 //! [`MeshHandle::seen`], so that deliveries waiting for that peer go at once.
 //!
-//! The inbound channel is bounded ([`INBOUND_CAPACITY`]). When it is full the task stops
+//! The inbound channel is bounded ([`MeshConfig::inbound_capacity`]). When it is full the task stops
 //! polling the swarm (no further requests are read, and outgoing requests wait too) until the
 //! application takes one; commands and answers still go through meanwhile. So the consumer of
 //! the inbound channel must not wait for its own outgoing requests to complete while it lets
@@ -35,6 +35,7 @@ use libp2p::{Multiaddr, PeerId};
 use tokio::sync::{broadcast, mpsc, oneshot, watch};
 
 pub mod addresses;
+mod batches;
 mod dial_port;
 pub mod guard;
 pub mod inbound_args;
@@ -46,6 +47,7 @@ mod startup;
 mod task;
 
 pub use addresses::Freshness;
+pub use batches::MAX_BATCHES_IN_FLIGHT_PER_PEER;
 pub use inbound_args::InboundArgs;
 pub use limits::InboundLimits;
 pub use relay::RelayCounters;
@@ -95,6 +97,9 @@ pub struct MeshConfig {
     pub dial_timeout: Duration,
     /// The per-peer limits on inbound requests (default: `limits`' constants).
     pub inbound: InboundLimits,
+    /// How many inbound envelopes wait for the application at most (default
+    /// [`INBOUND_CAPACITY`]; at least 1).
+    pub inbound_capacity: usize,
     /// Counts inbound requests shed by the per-peer limits (`limits`).
     pub shed: prometheus_client::metrics::counter::Counter,
     /// Counts inbound connections refused by the limits per source address (`guard`).
@@ -126,6 +131,7 @@ impl MeshConfig {
             idle_timeout: DEFAULT_IDLE_TIMEOUT,
             dial_timeout: DEFAULT_DIAL_TIMEOUT,
             inbound: InboundLimits::default(),
+            inbound_capacity: INBOUND_CAPACITY,
             shed: Default::default(),
             refused_connections: Default::default(),
             via_relay: None,
@@ -206,6 +212,50 @@ impl SendError {
         matches!(self, SendError::Codec { source, .. }
             if source.get_ref().is_some_and(|e| e.is::<crate::codec::Unanswered>()))
     }
+
+    /// The same error again, for another envelope of the batch it ended (an I/O error's
+    /// source is kept as its text, and an unanswered one stays unanswered).
+    fn again(&self) -> SendError {
+        match self {
+            SendError::Dial { peer, reason } => SendError::Dial {
+                peer: *peer,
+                reason: reason.clone(),
+            },
+            SendError::Timeout { peer, after } => SendError::Timeout {
+                peer: *peer,
+                after: *after,
+            },
+            SendError::ConnectionClosed { peer } => SendError::ConnectionClosed { peer: *peer },
+            SendError::UnsupportedProtocol { peer } => {
+                SendError::UnsupportedProtocol { peer: *peer }
+            }
+            SendError::Codec { peer, source } => SendError::Codec {
+                peer: *peer,
+                source: match source
+                    .get_ref()
+                    .and_then(|e| e.downcast_ref::<crate::codec::Unanswered>())
+                {
+                    Some(unanswered) => io::Error::new(
+                        source.kind(),
+                        crate::codec::Unanswered(unanswered.0.clone()),
+                    ),
+                    None => io::Error::new(source.kind(), source.to_string()),
+                },
+            },
+            SendError::Stopped { peer } => SendError::Stopped { peer: *peer },
+        }
+    }
+
+    /// An envelope the peer answered `null`: it took it and let it go unanswered.
+    fn left_unanswered(peer: PeerId) -> SendError {
+        SendError::Codec {
+            peer,
+            source: io::Error::new(
+                io::ErrorKind::UnexpectedEof,
+                crate::codec::Unanswered("reply".to_owned()),
+            ),
+        }
+    }
 }
 
 /// What a handle asks the swarm task to do.
@@ -213,8 +263,8 @@ enum Command {
     Request {
         to: PeerId,
         addrs: Vec<Multiaddr>,
-        /// Boxed: an envelope is much larger than the other variant.
-        envelope: Box<Envelope>,
+        /// Encoded by the caller: off the swarm task, and sized for its batch.
+        envelope: crate::codec::Encoded,
         reply: oneshot::Sender<Result<Reply, SendError>>,
     },
     /// Where a peer is now (see [`MeshHandle::learn`]).
@@ -310,7 +360,8 @@ impl MeshHandle {
         answer.await.unwrap_or_default()
     }
 
-    /// Sends one request to `to` and waits for its reply. `addrs` are addresses to dial the
+    /// Sends one message to `to` and waits for its reply (under load, in one request with
+    /// others to the same peer: `batches`). `addrs` are addresses to dial the
     /// peer at if there is no connection yet (each may end in `/p2p/<to>`); they are tried
     /// after the ones the address book learnt more recently. Waits at most the dial timeout
     /// plus the request timeout (connecting, then the exchange). A daemon that owns a shard
@@ -326,11 +377,17 @@ impl MeshHandle {
         if let Some(epoch) = self.epoch {
             envelope.epoch = Some(epoch);
         }
+        if tracing::enabled!(tracing::Level::DEBUG) {
+            let (kind, message) = (envelope.message.kind(), &envelope.id);
+            tracing::debug!(%to, kind, %message, "sending request");
+        }
+        let envelope = crate::codec::encode(&envelope)
+            .map_err(|source| SendError::Codec { peer: to, source })?;
         let (reply, answer) = oneshot::channel();
         let command = Command::Request {
             to,
             addrs,
-            envelope: Box::new(envelope),
+            envelope,
             reply,
         };
         if self.commands.send(command).await.is_err() {

@@ -1,6 +1,6 @@
-//! The request-response exchanges the swarm task carries: the handles' requests out and their
-//! replies back, the peers' requests in to the application (through the per-peer gate) and its
-//! answers back. Apart from the task's connections and listeners because this is what the
+//! The request-response exchanges the swarm task carries: the handles' messages out (in
+//! batches per peer, `batches`) and their replies back, the peers' batches in to the
+//! application (each envelope through the per-peer gate) and its answers back. Apart from the task's connections and listeners because this is what the
 //! mesh is for, and what its callers see ([`SendError`]).
 
 use libp2p::request_response::{self, InboundRequestId, OutboundFailure, ResponseChannel};
@@ -8,93 +8,149 @@ use libp2p::{Multiaddr, PeerId};
 use tokio::sync::{mpsc, oneshot};
 
 use super::addresses::Freshness;
+use super::batches::{ReplyTo, Waiting};
 use super::task::Task;
-use super::{INBOUND_CAPACITY, Inbound, SendError};
-use mobiwf_proto::{Envelope, Reply};
+use super::{Inbound, SendError};
+use crate::codec::{Answers, Batch, Encoded};
+use mobiwf_proto::Envelope;
 
-/// An outgoing request waiting for its reply.
+/// An outgoing request waiting for its answers: one per envelope it carries, in order.
 pub(super) struct PendingRequest {
     pub(super) to: PeerId,
-    pub(super) reply: oneshot::Sender<Result<Reply, SendError>>,
+    pub(super) replies: Vec<ReplyTo>,
 }
 
-/// An inbound request whose answer the application has given (or not).
+/// An inbound request whose envelopes the application has answered (or not).
 pub(super) struct Answer {
     peer: PeerId,
     request_id: InboundRequestId,
-    channel: ResponseChannel<Reply>,
-    /// `None` when the application took longer than the request timeout.
-    reply: Option<Result<Reply, oneshot::error::RecvError>>,
+    channel: ResponseChannel<Answers>,
+    /// How many of its envelopes the gate let in (each holds a turn until answered).
+    admitted: usize,
+    /// One per envelope: `None` for one shed, dropped unanswered, or not answered within the
+    /// request timeout.
+    replies: Answers,
 }
 
 impl Task {
-    /// A handle's request: sent to the peer at the addresses the book knows, newest first; its
-    /// reply (or failure) goes back to the handle.
+    /// A handle's message for `to`: it waits in the peer's queue, and goes now when the peer
+    /// has room for another request (`batches`).
     pub(super) fn send_request(
         &mut self,
         to: PeerId,
         addrs: Vec<Multiaddr>,
-        envelope: Envelope,
-        reply: oneshot::Sender<Result<Reply, SendError>>,
+        envelope: Encoded,
+        reply: ReplyTo,
     ) {
         // What the message was staged with is a hint: the book's newer addresses go first.
         self.book.learn(to, &addrs, Freshness::Hint);
-        let addrs = self.book.addresses(&to);
-        if tracing::enabled!(tracing::Level::DEBUG) {
-            let (kind, message) = (envelope.message.kind(), &envelope.id);
-            tracing::debug!(%to, kind, %message, ?addrs, "sending request");
-        }
-        let request_id = self
-            .swarm
-            .behaviour_mut()
-            .rpc
-            .send_request_with_addresses(&to, envelope, addrs);
-        self.outbound
-            .insert(request_id, PendingRequest { to, reply });
+        self.queues.push(to, Waiting { envelope, reply });
+        self.send_next(to);
     }
 
-    /// The application answered a peer's request (or dropped it, or took too long): the
-    /// answer goes back on the request's stream, and the peer's turn in the gate ends.
+    /// Sends what waits for `to`, as many requests as may be under way.
+    fn send_next(&mut self, to: PeerId) {
+        while let Some(batch) = self.queues.next(to) {
+            let addrs = self.book.addresses(&to);
+            let (envelopes, replies): (Vec<Encoded>, Vec<ReplyTo>) =
+                batch.into_iter().map(|w| (w.envelope, w.reply)).unzip();
+            tracing::debug!(%to, envelopes = envelopes.len(), ?addrs, "sending request");
+            let request_id = self.swarm.behaviour_mut().rpc.send_request_with_addresses(
+                &to,
+                Batch::Out(envelopes),
+                addrs,
+            );
+            self.outbound
+                .insert(request_id, PendingRequest { to, replies });
+        }
+    }
+
+    /// A request of ours got its answers, or failed: each envelope's caller is told, and what
+    /// waits for the peer may go.
+    fn settle(
+        &mut self,
+        request_id: request_response::OutboundRequestId,
+        outcome: Result<Answers, SendError>,
+    ) {
+        let Some(PendingRequest { to, replies }) = self.outbound.remove(&request_id) else {
+            tracing::warn!(%request_id, "an answer to a request nobody waits for");
+            return;
+        };
+        match outcome {
+            Ok(answers) if answers.len() == replies.len() => {
+                for (reply, answer) in replies.into_iter().zip(answers) {
+                    let _ = reply.send(answer.ok_or_else(|| SendError::left_unanswered(to)));
+                }
+            }
+            Ok(answers) => {
+                let error = SendError::Codec {
+                    peer: to,
+                    source: std::io::Error::new(
+                        std::io::ErrorKind::InvalidData,
+                        format!(
+                            "{} answers to a request of {} envelopes",
+                            answers.len(),
+                            replies.len()
+                        ),
+                    ),
+                };
+                tracing::warn!(%to, %request_id, "{error}");
+                for reply in replies {
+                    let _ = reply.send(Err(error.again()));
+                }
+            }
+            Err(error) => {
+                tracing::warn!(%to, %request_id, "request failed: {error}");
+                for reply in replies {
+                    let _ = reply.send(Err(error.again()));
+                }
+            }
+        }
+        self.queues.finished(to);
+        self.send_next(to);
+    }
+
+    /// The application answered a peer's request (or some of it went unanswered): the answers
+    /// go back on the request's stream, and the peer's turns in the gate end.
     pub(super) fn answer(&mut self, answer: Answer) {
         let Answer {
             peer,
             request_id,
             channel,
-            reply,
+            admitted,
+            replies,
         } = answer;
-        self.gate.done(peer);
-        match reply {
-            Some(Ok(reply)) => {
-                tracing::debug!(%peer, %request_id, ?reply, "answering request");
-                if self
-                    .swarm
-                    .behaviour_mut()
-                    .rpc
-                    .send_response(channel, reply)
-                    .is_err()
-                {
-                    tracing::warn!(
-                        %peer, %request_id,
-                        "cannot answer: the request timed out or its connection closed"
-                    );
-                }
-            }
-            Some(Err(_)) => {
-                tracing::warn!(%peer, %request_id, "the application dropped a request unanswered");
-            }
-            None => {
-                tracing::warn!(
-                    %peer, %request_id,
-                    "the application did not answer a request within {:?}",
-                    self.request_timeout
-                );
-            }
+        for _ in 0..admitted {
+            self.gate.done(peer);
+        }
+        let unanswered = replies.iter().filter(|r| r.is_none()).count();
+        if unanswered > 0 {
+            tracing::debug!(
+                %peer, %request_id,
+                "{unanswered} of {} envelopes left unanswered (shed, dropped, or not answered \
+                 within {:?})",
+                replies.len(),
+                self.request_timeout
+            );
+        }
+        tracing::debug!(%peer, %request_id, ?replies, "answering request");
+        if self
+            .swarm
+            .behaviour_mut()
+            .rpc
+            .send_response(channel, replies)
+            .is_err()
+        {
+            tracing::warn!(
+                %peer, %request_id,
+                "cannot answer: the request timed out or its connection closed"
+            );
         }
     }
 
-    /// What the request-response protocol reports: a peer's request, a reply to one of ours,
-    /// a failure either way.
-    pub(super) fn on_rpc(&mut self, event: request_response::Event<Envelope, Reply>) {
+    /// What the request-response protocol reports: a peer's request, the answers to one of
+    /// ours, a failure either way.
+    pub(super) fn on_rpc(&mut self, event: request_response::Event<Batch, Answers>) {
         match event {
             request_response::Event::Message { peer, message, .. } => match message {
                 request_response::Message::Request {
@@ -106,16 +162,8 @@ impl Task {
                     request_id,
                     response,
                 } => {
-                    tracing::debug!(from = %peer, %request_id, reply = ?response, "received reply");
-                    match self.outbound.remove(&request_id) {
-                        Some(pending) => {
-                            let _ = pending.reply.send(Ok(response));
-                        }
-                        None => tracing::warn!(
-                            from = %peer, %request_id,
-                            "reply to a request nobody waits for"
-                        ),
-                    }
+                    tracing::debug!(from = %peer, %request_id, reply = ?response, "received answers");
+                    self.settle(request_id, Ok(response));
                 }
             },
             request_response::Event::OutboundFailure {
@@ -125,10 +173,7 @@ impl Task {
                 ..
             } => {
                 let error = self.send_error(peer, error);
-                tracing::warn!(to = %peer, %request_id, "request failed: {error}");
-                if let Some(pending) = self.outbound.remove(&request_id) {
-                    let _ = pending.reply.send(Err(error));
-                }
+                self.settle(request_id, Err(error));
             }
             request_response::Event::InboundFailure {
                 peer,
@@ -146,42 +191,59 @@ impl Task {
         }
     }
 
-    /// A peer's request: handed to the application, whose answer (or silence past the request
-    /// timeout) goes back to the peer.
+    /// A peer's request: each envelope the gate lets in goes to the application; the answers
+    /// (or silence past the request timeout) go back to the peer together.
     fn on_request(
         &mut self,
         peer: PeerId,
         request_id: InboundRequestId,
-        request: Envelope,
-        channel: ResponseChannel<Reply>,
+        request: Batch,
+        channel: ResponseChannel<Answers>,
     ) {
-        tracing::debug!(
-            from = %peer, %request_id,
-            kind = request.message.kind(), message = %request.id,
-            "received request"
-        );
-        if let Err(why) = self.gate.admit(peer, std::time::Instant::now()) {
-            // Unanswered: the sender tries again later.
-            tracing::debug!(from = %peer, %request_id, "request shed: {why}");
-            drop(channel);
-            return;
+        let envelopes: Vec<Envelope> = match request {
+            Batch::In(envelopes) => envelopes,
+            // What a codec reads is always `In`; an `Out` here would be a mistake of ours.
+            Batch::Out(_) => Vec::new(),
+        };
+        tracing::debug!(from = %peer, %request_id, envelopes = envelopes.len(), "received request");
+        let now = std::time::Instant::now();
+        let mut answers = Vec::with_capacity(envelopes.len());
+        for envelope in envelopes {
+            if let Err(why) = self.gate.admit(peer, now) {
+                // Unanswered: the sender tries it again later.
+                tracing::debug!(from = %peer, %request_id, message = %envelope.id, "shed: {why}");
+                answers.push(None);
+                continue;
+            }
+            let (reply, answer) = oneshot::channel();
+            answers.push(Some(answer));
+            self.deliver(Inbound {
+                from: peer,
+                envelope,
+                reply,
+            });
         }
-        let (reply, answer) = oneshot::channel();
-        let timeout = self.request_timeout;
+        let admitted = answers.iter().filter(|a| a.is_some()).count();
+        let deadline = tokio::time::Instant::now() + self.request_timeout;
         self.replies.push(Box::pin(async move {
-            let reply = tokio::time::timeout(timeout, answer).await.ok();
+            let mut replies = Vec::with_capacity(answers.len());
+            for answer in answers {
+                replies.push(match answer {
+                    Some(answer) => tokio::time::timeout_at(deadline, answer)
+                        .await
+                        .ok()
+                        .and_then(Result::ok),
+                    None => None,
+                });
+            }
             Answer {
                 peer,
                 request_id,
                 channel,
-                reply,
+                admitted,
+                replies,
             }
         }));
-        self.deliver(Inbound {
-            from: peer,
-            envelope: request,
-            reply,
-        });
     }
 
     /// What a failed request to `peer` tells its sender, with the dial error when there was
@@ -206,17 +268,23 @@ impl Task {
         }
     }
 
-    /// Hands a request to the application; when its channel is full, the request waits
-    /// in `blocked` and the swarm is not polled until there is room.
+    /// Hands an envelope to the application; when its channel is full, the envelope (and
+    /// the rest of its batch after it) waits in `blocked`, and the swarm is not polled until
+    /// there is room.
     fn deliver(&mut self, inbound: Inbound) {
+        if !self.blocked.is_empty() {
+            self.blocked.push_back(inbound);
+            return;
+        }
         match self.inbound.try_send(inbound) {
             Ok(()) => {}
             Err(mpsc::error::TrySendError::Full(inbound)) => {
                 tracing::warn!(
-                    "inbound channel full ({INBOUND_CAPACITY}); not reading further requests until \
-                     the application takes one"
+                    "inbound channel full ({} waiting); not reading further requests until the \
+                     application takes one",
+                    self.inbound.max_capacity()
                 );
-                self.blocked = Some(inbound);
+                self.blocked.push_back(inbound);
             }
             Err(mpsc::error::TrySendError::Closed(inbound)) => {
                 tracing::warn!(

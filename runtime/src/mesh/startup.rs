@@ -17,8 +17,8 @@ use tokio::sync::{broadcast, mpsc, oneshot, watch};
 
 use super::task::{Behaviour, Task};
 use super::{
-    COMMAND_CAPACITY, INBOUND_CAPACITY, Inbound, MAX_CONCURRENT_STREAMS, MeshConfig, MeshHandle,
-    PING_INTERVAL, PING_TIMEOUT, SEEN_CAPACITY, addresses, guard, limits, private, relay,
+    COMMAND_CAPACITY, Inbound, MAX_CONCURRENT_STREAMS, MeshConfig, MeshHandle, PING_INTERVAL,
+    PING_TIMEOUT, SEEN_CAPACITY, addresses, guard, limits, private, relay,
 };
 use crate::codec::{STREAM_PROTOCOL, WireCodec};
 
@@ -48,7 +48,7 @@ pub async fn start(config: MeshConfig) -> anyhow::Result<(MeshHandle, mpsc::Rece
     let listeners: Vec<ListenerId> = awaiting.iter().copied().collect();
 
     let (commands_tx, commands_rx) = mpsc::channel(COMMAND_CAPACITY);
-    let (inbound_tx, inbound_rx) = mpsc::channel(INBOUND_CAPACITY);
+    let (inbound_tx, inbound_rx) = mpsc::channel(config.inbound_capacity.max(1));
     let (addrs_tx, addrs_rx) = watch::channel(Vec::new());
     let (ready_tx, ready_rx) = oneshot::channel();
     let (reserved_tx, reserved_rx) = oneshot::channel();
@@ -68,8 +68,9 @@ pub async fn start(config: MeshConfig) -> anyhow::Result<(MeshHandle, mpsc::Rece
         peer_id,
         commands: commands_rx,
         inbound: inbound_tx,
-        blocked: None,
+        blocked: std::collections::VecDeque::new(),
         outbound: HashMap::new(),
+        queues: super::batches::Queues::default(),
         replies: FuturesUnordered::new(),
         listen_addrs: addrs_tx,
         listeners,

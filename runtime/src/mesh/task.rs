@@ -2,7 +2,7 @@
 //! (the request-response exchanges themselves are `requests`), keeps the listen addresses,
 //! and keeps the address book (what identify and the dials that worked say of each peer).
 
-use std::collections::{HashMap, HashSet};
+use std::collections::{HashMap, HashSet, VecDeque};
 use std::time::Duration;
 
 use futures::StreamExt;
@@ -49,10 +49,12 @@ pub(super) struct Task {
     pub(super) peer_id: PeerId,
     pub(super) commands: mpsc::Receiver<Command>,
     pub(super) inbound: mpsc::Sender<Inbound>,
-    /// An inbound request that did not fit in the channel; while it is here the swarm is not
-    /// polled.
-    pub(super) blocked: Option<Inbound>,
+    /// Inbound envelopes that did not fit in the channel (at most one batch's); while any is
+    /// here the swarm is not polled.
+    pub(super) blocked: VecDeque<Inbound>,
     pub(super) outbound: HashMap<OutboundRequestId, PendingRequest>,
+    /// The envelopes waiting to go, per peer.
+    pub(super) queues: super::batches::Queues,
     pub(super) replies: FuturesUnordered<BoxFuture<'static, Answer>>,
     pub(super) listen_addrs: watch::Sender<Vec<Multiaddr>>,
     /// Every listener, to close them on shutdown.
@@ -87,7 +89,7 @@ impl Task {
             tokio::select! {
                 command = self.commands.recv() => match command {
                     Some(Command::Request { to, addrs, envelope, reply }) => {
-                        self.send_request(to, addrs, *envelope, reply);
+                        self.send_request(to, addrs, envelope, reply);
                     }
                     Some(Command::Learn { peer, addrs, freshness }) => {
                         if self.book.learn(peer, &addrs, freshness) {
@@ -101,11 +103,13 @@ impl Task {
                     None => break None,
                 },
                 // An owned permit, so that the branches below can borrow `self`.
-                permit = self.inbound.clone().reserve_owned(), if self.blocked.is_some() => {
-                    if let Some(inbound) = self.blocked.take() {
+                permit = self.inbound.clone().reserve_owned(), if !self.blocked.is_empty() => {
+                    if let Some(inbound) = self.blocked.pop_front() {
                         match permit {
                             Ok(permit) => {
-                                tracing::debug!("inbound channel has room again; resuming");
+                                if self.blocked.is_empty() {
+                                    tracing::debug!("inbound channel has room again; resuming");
+                                }
                                 permit.send(inbound);
                             }
                             // The application is gone: dropping the request fails it.
@@ -116,7 +120,7 @@ impl Task {
                 Some(answer) = self.replies.next(), if !self.replies.is_empty() => {
                     self.answer(answer);
                 },
-                event = self.swarm.select_next_some(), if self.blocked.is_none() => {
+                event = self.swarm.select_next_some(), if self.blocked.is_empty() => {
                     self.on_swarm_event(event);
                 },
                 () = tokio::time::sleep_until(retry_at), if retry_due => {
@@ -140,11 +144,14 @@ impl Task {
             self.swarm.remove_listener(id);
         }
         self.listen_addrs.send_replace(Vec::new());
-        let pending = self.outbound.len();
+        let pending = self.outbound.len() + self.queues.waiting();
         for (_, request) in self.outbound.drain() {
-            let _ = request
-                .reply
-                .send(Err(SendError::Stopped { peer: request.to }));
+            for reply in request.replies {
+                let _ = reply.send(Err(SendError::Stopped { peer: request.to }));
+            }
+        }
+        for (peer, waiting) in self.queues.drain() {
+            let _ = waiting.reply.send(Err(SendError::Stopped { peer }));
         }
         tracing::info!(
             peer = %self.peer_id,
