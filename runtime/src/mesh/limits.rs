@@ -1,5 +1,5 @@
 //! Limits of the mesh against exhaustion: libp2p connection limits (in total, per peer, being set
-//! up), and a gate on inbound requests per peer: at most [`MAX_INBOUND_IN_FLIGHT_PER_PEER`] waiting
+//! up), and a gate on inbound requests per peer (each envelope of a batch counts as one): at most [`MAX_INBOUND_IN_FLIGHT_PER_PEER`] waiting
 //! for the application's answer and [`MAX_INBOUND_PER_PEER_PER_SEC`] a second (a token bucket), or
 //! what the operator set ([`InboundLimits`]). A request past either is shed: left unanswered, so
 //! its sender (our outbox) tries again later, and counted (`mobiwf_inbound_shed_total`). One peer's
