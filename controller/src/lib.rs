@@ -8,8 +8,10 @@
 //! events in words (`render`) and instances, histories and nodes as tables (`table`) for the
 //! command line and the demo.
 
+pub mod admission;
 pub mod api;
 pub mod api_access;
+pub mod api_admission;
 pub mod api_definitions;
 pub mod api_enrol;
 pub mod api_people;

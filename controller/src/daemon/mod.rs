@@ -81,6 +81,9 @@ pub struct ControllerConfig {
     /// Delete settled instances that finished longer ago than this, with their history
     /// (`serve --retain-finished`); `None` keeps them.
     pub retain_finished: Option<std::time::Duration>,
+    /// How many instances may be under way before a submission is answered 429
+    /// (`serve --admission-limit`; `crate::admission`).
+    pub admission: crate::admission::Policy,
 }
 
 impl ControllerConfig {
@@ -258,7 +261,10 @@ pub async fn start(config: ControllerConfig) -> anyhow::Result<Controller> {
         swept: std::collections::BTreeSet::new(),
         recalled: Vec::new(),
     };
+    let admission = crate::api_admission::Gate::new(config.admission, base.metrics.clone());
+    base.tasks.push(admission.follow(finished.subscribe()));
     let client = ControllerClient {
+        admission,
         events: base.events.clone(),
         version,
         finished,

@@ -1,0 +1,285 @@
+//! Admission control on instance submission, as a pure decision: past its capacity the system
+//! holds its throughput by refusing new instances at the door (429) instead of queueing them
+//! until every instance is slow. No clock, lock or I/O here: the API's shell
+//! (`crate::api_admission`) feeds it what it sees and carries out what it decides.
+//!
+//! What is limited is the *work under way*: the instances the book holds unsettled (every
+//! path that starts one counts) plus the submissions admitted and not yet answered by the
+//! actor. The bound adapts from the system's own latency, in the spirit of TCP Vegas and
+//! Netflix's Gradient2 concurrency limit: each settled instance admitted here is one sample
+//! of its end-to-end time; a short and a long time-weighted average of them are kept, and
+//! while the short one stays within [`TOLERANCE`] times the long one (no queue is building)
+//! the limit grows by about its square root, and when it grows past that the limit shrinks by
+//! their ratio (at most halving). Averages over *time*, not a count of samples, so that a
+//! high rate of completions cannot drag the long average up within a second. The limit stays
+//! within [`MIN_ADMISSION_LIMIT`] and [`MAX_ADMISSION_LIMIT`], and grows only while at least
+//! half of it is in use (an idle system has no evidence that more would be fine).
+
+use std::collections::BTreeMap;
+use std::time::Duration;
+
+use mobiwf_proto::{InstanceId, Millis};
+
+#[cfg(test)]
+mod tests;
+
+/// The floor of the adaptive limit: at least this many instances may be under way whatever
+/// the latency says (an idle system therefore never refuses one).
+pub const MIN_ADMISSION_LIMIT: usize = 32;
+
+/// The ceiling of the adaptive limit: never more instances under way than this.
+pub const MAX_ADMISSION_LIMIT: usize = 10_000;
+
+/// The adaptive limit before any instance has settled.
+pub const INITIAL_ADMISSION_LIMIT: usize = 256;
+
+/// The longest `Retry-After` a shed submission is told.
+pub const MAX_RETRY_AFTER: Duration = Duration::from_secs(30);
+
+/// How far the recent latency may exceed the long-run one before the limit shrinks (as
+/// Gradient2's `rttTolerance`).
+pub const TOLERANCE: f64 = 1.5;
+
+/// How quickly the short average follows new samples (its time constant).
+const SHORT_SPAN: Duration = Duration::from_secs(2);
+
+/// How quickly the long average follows new samples (its time constant).
+const LONG_SPAN: Duration = Duration::from_secs(60);
+
+/// The least factor the limit is multiplied by at one sample.
+const MIN_GRADIENT: f64 = 0.5;
+
+/// How much of a newly computed limit is taken at each sample (the rest is the old one).
+const SMOOTHING: f64 = 0.2;
+
+/// The most admitted instances whose admission time is kept for a latency sample (the
+/// oldest are forgotten first: a lost sample, never a lost slot).
+const TRACKED_MOST: usize = 2 * MAX_ADMISSION_LIMIT;
+
+/// How the bound is set (`serve --admission-limit`).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Policy {
+    /// Adapts from latency between the floor and the ceiling (`auto`, the default).
+    Adaptive,
+    /// A fixed number of instances under way (`N`, at least 1).
+    Fixed(usize),
+    /// Nothing is shed (`off`).
+    Off,
+}
+
+impl Policy {
+    /// `auto`, `off` or a whole number of instances (at least 1).
+    pub fn parse(text: &str) -> Result<Policy, String> {
+        match text {
+            "auto" => Ok(Policy::Adaptive),
+            "off" => Ok(Policy::Off),
+            number => match number.parse::<usize>() {
+                Ok(n) if n >= 1 => Ok(Policy::Fixed(n)),
+                _ => Err(format!(
+                    "{text:?} is not an admission limit: give `auto` (adapts between \
+                     {MIN_ADMISSION_LIMIT} and {MAX_ADMISSION_LIMIT}), `off`, or a number of \
+                     instances under way, at least 1"
+                )),
+            },
+        }
+    }
+}
+
+/// An admitted submission, to be handed back with its answer ([`Input::Answered`]).
+#[derive(Debug, PartialEq, Eq)]
+pub struct Ticket {
+    admitted_at: Millis,
+}
+
+/// What the shell tells the limiter.
+#[derive(Debug)]
+pub enum Input {
+    /// A submission asks to come in.
+    Arrive {
+        /// The instances the book holds unsettled now.
+        resident: usize,
+    },
+    /// An admitted submission was answered.
+    Answered {
+        /// The ticket its admission gave.
+        ticket: Ticket,
+        /// The instance it was stored as; `None` when it was not (refused, the daemon
+        /// stopping, the request dropped).
+        stored: Option<InstanceId>,
+    },
+    /// An instance became settled.
+    Settled {
+        /// Which.
+        instance: InstanceId,
+    },
+}
+
+/// What the limiter decided.
+#[derive(Debug, PartialEq)]
+pub enum Decision {
+    /// Let the submission in; hand the ticket back with its answer.
+    Admit(Ticket),
+    /// Refuse it: nothing of it is stored.
+    Shed(Shed),
+    /// Taken into account; nothing to do.
+    Noted,
+}
+
+/// Why a submission was shed, for its answer.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct Shed {
+    /// The instances under way when it came (unsettled, and admitted not yet answered).
+    pub under_way: usize,
+    /// The limit it met.
+    pub limit: usize,
+    /// How the limit is set.
+    pub policy: Policy,
+    /// When to submit again: about the time one instance takes now, whole seconds, at least 1
+    /// and at most [`MAX_RETRY_AFTER`].
+    pub retry_after: Duration,
+}
+
+/// The two time-weighted averages of the end-to-end times, in ms.
+#[derive(Debug, Clone, Copy)]
+struct Averages {
+    short: f64,
+    long: f64,
+    at: Millis,
+}
+
+/// The admission limiter: `apply(now, input) -> decision`.
+#[derive(Debug)]
+pub struct Admission {
+    policy: Policy,
+    /// The adaptive limit (fractional: it moves by less than one at a sample).
+    limit: f64,
+    /// Admitted, not yet answered.
+    pending: usize,
+    /// The instances under way at the last arrival, for the growth rule.
+    last_under_way: usize,
+    /// Stored instances admitted here, with when they were admitted.
+    admitted: BTreeMap<InstanceId, Millis>,
+    averages: Option<Averages>,
+}
+
+impl Admission {
+    /// A limiter set as `policy` says.
+    pub fn new(policy: Policy) -> Admission {
+        Admission {
+            policy,
+            limit: INITIAL_ADMISSION_LIMIT as f64,
+            pending: 0,
+            last_under_way: 0,
+            admitted: BTreeMap::new(),
+            averages: None,
+        }
+    }
+
+    /// The limit in force now.
+    pub fn limit(&self) -> usize {
+        match self.policy {
+            Policy::Adaptive => self.limit.round() as usize,
+            Policy::Fixed(n) => n,
+            Policy::Off => usize::MAX,
+        }
+    }
+
+    /// Submissions admitted and not yet answered.
+    pub fn pending(&self) -> usize {
+        self.pending
+    }
+
+    /// The one door for every change.
+    pub fn apply(&mut self, now: Millis, input: Input) -> Decision {
+        match input {
+            Input::Arrive { resident } => self.arrive(now, resident),
+            Input::Answered { ticket, stored } => {
+                self.pending = self.pending.saturating_sub(1);
+                if let Some(instance) = stored {
+                    self.track(instance, ticket.admitted_at);
+                }
+                Decision::Noted
+            }
+            Input::Settled { instance } => {
+                if let Some(at) = self.admitted.remove(&instance) {
+                    self.sample(now, now.since(at));
+                }
+                Decision::Noted
+            }
+        }
+    }
+
+    fn arrive(&mut self, now: Millis, resident: usize) -> Decision {
+        let under_way = resident.saturating_add(self.pending);
+        self.last_under_way = under_way;
+        let limit = self.limit();
+        if under_way < limit {
+            self.pending += 1;
+            return Decision::Admit(Ticket { admitted_at: now });
+        }
+        Decision::Shed(Shed {
+            under_way,
+            limit,
+            policy: self.policy,
+            retry_after: self.retry_after(),
+        })
+    }
+
+    fn track(&mut self, instance: InstanceId, at: Millis) {
+        self.admitted.insert(instance, at);
+        while self.admitted.len() > TRACKED_MOST {
+            self.admitted.pop_first();
+        }
+    }
+
+    /// One instance took `took` end to end: the averages move, and with them the limit.
+    fn sample(&mut self, now: Millis, took: Millis) {
+        let took = took.as_u64().max(1) as f64;
+        let averages = match self.averages {
+            None => Averages {
+                short: took,
+                long: took,
+                at: now,
+            },
+            Some(a) => {
+                let dt = now.since(a.at).as_u64() as f64;
+                let short = ewma(a.short, took, dt, SHORT_SPAN);
+                let mut long = ewma(a.long, took, dt, LONG_SPAN);
+                // Load dropped well below what the long average remembers: let it forget
+                // faster (as Gradient2 does), or the limit could grow on stale evidence.
+                if long > 2.0 * short {
+                    long *= 0.95;
+                }
+                Averages {
+                    short,
+                    long,
+                    at: now,
+                }
+            }
+        };
+        self.averages = Some(averages);
+        if self.policy != Policy::Adaptive {
+            return;
+        }
+        let gradient = (TOLERANCE * averages.long / averages.short).clamp(MIN_GRADIENT, 1.0);
+        if gradient >= 1.0 && (self.last_under_way as f64) < self.limit / 2.0 {
+            return;
+        }
+        let target = self.limit * gradient + self.limit.sqrt();
+        let smoothed = self.limit * (1.0 - SMOOTHING) + target * SMOOTHING;
+        self.limit = smoothed.clamp(MIN_ADMISSION_LIMIT as f64, MAX_ADMISSION_LIMIT as f64);
+    }
+
+    fn retry_after(&self) -> Duration {
+        let ms = self.averages.map_or(1000.0, |a| a.short);
+        let secs = (ms / 1000.0).ceil().max(1.0);
+        Duration::from_secs(secs as u64).min(MAX_RETRY_AFTER)
+    }
+}
+
+/// A time-weighted moving average: a sample `dt` ms after the last one weighs
+/// `1 - e^(-dt/span)`, so the average forgets at the same pace whatever the rate of samples.
+fn ewma(average: f64, sample: f64, dt: f64, span: Duration) -> f64 {
+    let weight = 1.0 - (-dt / span.as_millis() as f64).exp();
+    average + (sample - average) * weight
+}

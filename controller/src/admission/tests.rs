@@ -1,0 +1,223 @@
+#![allow(clippy::unwrap_used, clippy::expect_used, clippy::panic)]
+
+use proptest::prelude::*;
+
+use super::*;
+
+fn ms(n: u64) -> Millis {
+    Millis(n)
+}
+
+/// Admits one submission with `resident` unsettled; panics when it is shed.
+fn admit(a: &mut Admission, now: u64, resident: usize) -> Ticket {
+    match a.apply(ms(now), Input::Arrive { resident }) {
+        Decision::Admit(ticket) => ticket,
+        other => panic!("expected an admission, got {other:?}"),
+    }
+}
+
+/// Runs `rounds` instances one after another, each taking `took` ms, with `resident`
+/// unsettled beside them; the limit afterwards.
+fn run(a: &mut Admission, start: u64, rounds: u64, took: u64, resident: usize) -> usize {
+    for i in 0..rounds {
+        let now = start + i * 10;
+        let ticket = admit(a, now, resident);
+        let instance = InstanceId(start + i);
+        a.apply(
+            ms(now),
+            Input::Answered {
+                ticket,
+                stored: Some(instance),
+            },
+        );
+        a.apply(ms(now + took), Input::Settled { instance });
+    }
+    a.limit()
+}
+
+/// Instances admitted every 2 ms, nothing else unsettled, whose end-to-end times climb by
+/// `step` ms each from `first` (a queue building); the limit afterwards.
+fn climb(a: &mut Admission, start: u64, rounds: u64, first: u64, step: u64) -> usize {
+    for i in 0..rounds {
+        let now = start + 2 * i;
+        let ticket = admit(a, now, 0);
+        let instance = InstanceId(1_000_000 + start + i);
+        a.apply(
+            ms(now),
+            Input::Answered {
+                ticket,
+                stored: Some(instance),
+            },
+        );
+        a.apply(ms(now + first + step * i), Input::Settled { instance });
+    }
+    a.limit()
+}
+
+#[test]
+fn an_idle_system_admits() {
+    for policy in [Policy::Adaptive, Policy::Fixed(1), Policy::Off] {
+        let mut a = Admission::new(policy);
+        admit(&mut a, 0, 0);
+    }
+}
+
+#[test]
+fn past_a_fixed_limit_submissions_are_shed_with_the_limit_and_a_retry() {
+    let mut a = Admission::new(Policy::Fixed(3));
+    let t1 = admit(&mut a, 0, 1);
+    let _t2 = admit(&mut a, 0, 1);
+    // One unsettled and two admitted but not answered: three under way.
+    let shed = a.apply(ms(0), Input::Arrive { resident: 1 });
+    let Decision::Shed(shed) = shed else {
+        panic!("expected a shed, got {shed:?}");
+    };
+    assert_eq!((shed.under_way, shed.limit), (3, 3));
+    assert_eq!(shed.policy, Policy::Fixed(3));
+    assert_eq!(shed.retry_after, Duration::from_secs(1));
+    // A refused submission frees its slot.
+    a.apply(
+        ms(1),
+        Input::Answered {
+            ticket: t1,
+            stored: None,
+        },
+    );
+    admit(&mut a, 1, 1);
+}
+
+#[test]
+fn off_never_sheds() {
+    let mut a = Admission::new(Policy::Off);
+    admit(&mut a, 0, 1_000_000);
+}
+
+/// Each row: a steady load (end-to-end ms, instances kept under way), then what happens to
+/// the adaptive limit.
+#[test]
+fn the_adaptive_limit_follows_latency() {
+    // Flat latency with the limit in use: it grows.
+    let mut a = Admission::new(Policy::Adaptive);
+    let grown = run(&mut a, 0, 200, 50, INITIAL_ADMISSION_LIMIT / 2 + 1);
+    assert!(grown > INITIAL_ADMISSION_LIMIT, "grew to {grown}");
+    // Flat latency but mostly idle: no evidence, it stays.
+    let mut a = Admission::new(Policy::Adaptive);
+    assert_eq!(run(&mut a, 0, 200, 50, 0), INITIAL_ADMISSION_LIMIT);
+    // Latency climbing well past the long-run average: it shrinks, down to the floor.
+    let mut a = Admission::new(Policy::Adaptive);
+    run(&mut a, 0, 100, 50, 0);
+    let shrunk = run(&mut a, 10_000, 50, 5_000, 0);
+    assert!(shrunk < INITIAL_ADMISSION_LIMIT, "shrank to {shrunk}");
+    let floor = climb(&mut a, 20_000, 10_000, 5_000, 1);
+    assert_eq!(floor, MIN_ADMISSION_LIMIT);
+    // A long pause and then slow instances are a fresh start, not a queue: no shrinking.
+    let after_pause = run(&mut a, 1_000_000, 100, 60_000, 0);
+    assert!(after_pause >= MIN_ADMISSION_LIMIT);
+    // The retry follows the recent latency, within its bound.
+    let shed = a.apply(
+        ms(100_000_000),
+        Input::Arrive {
+            resident: 1_000_000,
+        },
+    );
+    let Decision::Shed(shed) = shed else {
+        panic!("expected a shed, got {shed:?}");
+    };
+    assert_eq!(shed.retry_after, MAX_RETRY_AFTER);
+}
+
+#[test]
+fn the_policy_reads_auto_off_and_numbers() {
+    assert_eq!(Policy::parse("auto"), Ok(Policy::Adaptive));
+    assert_eq!(Policy::parse("off"), Ok(Policy::Off));
+    assert_eq!(Policy::parse("40"), Ok(Policy::Fixed(40)));
+    for bad in ["0", "-1", "many", ""] {
+        let e = Policy::parse(bad).unwrap_err();
+        assert!(e.contains("auto") && e.contains("off"), "{e}");
+    }
+}
+
+/// One step of a random history.
+#[derive(Debug, Clone)]
+enum Step {
+    Arrive(usize),
+    Answer { stored: bool },
+    Settle(usize),
+    Wait(u64),
+}
+
+fn step() -> impl Strategy<Value = Step> {
+    prop_oneof![
+        (0usize..20_000).prop_map(Step::Arrive),
+        any::<bool>().prop_map(|stored| Step::Answer { stored }),
+        (0usize..64).prop_map(Step::Settle),
+        (0u64..120_000).prop_map(Step::Wait),
+    ]
+}
+
+fn policy() -> impl Strategy<Value = Policy> {
+    prop_oneof![
+        Just(Policy::Adaptive),
+        (1usize..500).prop_map(Policy::Fixed),
+        Just(Policy::Off),
+    ]
+}
+
+proptest! {
+    /// Whatever came before: a submission is admitted exactly when fewer than the limit are
+    /// under way, so an idle system (nothing unsettled, every ticket answered) always admits;
+    /// the adaptive limit stays within its floor and ceiling; every admission is counted until
+    /// it is answered, and a shed one is not counted at all.
+    #[test]
+    fn admission_is_exactly_the_limit(policy in policy(), steps in prop::collection::vec(step(), 0..300)) {
+        let mut a = Admission::new(policy);
+        let (mut now, mut next_id) = (0u64, 0u64);
+        let mut tickets: Vec<Ticket> = Vec::new();
+        let mut stored: Vec<InstanceId> = Vec::new();
+        for s in steps {
+            match s {
+                Step::Arrive(resident) => {
+                    let limit = a.limit();
+                    let under_way = resident + a.pending();
+                    match a.apply(ms(now), Input::Arrive { resident }) {
+                        Decision::Admit(t) => {
+                            prop_assert!(under_way < limit);
+                            tickets.push(t);
+                        }
+                        Decision::Shed(shed) => {
+                            prop_assert!(under_way >= limit);
+                            prop_assert_eq!((shed.under_way, shed.limit), (under_way, limit));
+                            prop_assert!(shed.retry_after >= Duration::from_secs(1));
+                            prop_assert!(shed.retry_after <= MAX_RETRY_AFTER);
+                        }
+                        Decision::Noted => prop_assert!(false, "an arrival is decided"),
+                    }
+                }
+                Step::Answer { stored: kept } => {
+                    if let Some(ticket) = tickets.pop() {
+                        let instance = kept.then(|| { next_id += 1; InstanceId(next_id) });
+                        stored.extend(instance);
+                        a.apply(ms(now), Input::Answered { ticket, stored: instance });
+                    }
+                }
+                Step::Settle(i) => {
+                    if !stored.is_empty() {
+                        let instance = stored.remove(i % stored.len());
+                        a.apply(ms(now), Input::Settled { instance });
+                    }
+                }
+                Step::Wait(dt) => now += dt,
+            }
+            prop_assert_eq!(a.pending(), tickets.len());
+            if policy == Policy::Adaptive {
+                prop_assert!((MIN_ADMISSION_LIMIT..=MAX_ADMISSION_LIMIT).contains(&a.limit()));
+            }
+        }
+        for ticket in tickets.drain(..) {
+            a.apply(ms(now), Input::Answered { ticket, stored: None });
+        }
+        prop_assert_eq!(a.pending(), 0);
+        let idle = a.apply(ms(now), Input::Arrive { resident: 0 });
+        prop_assert!(matches!(idle, Decision::Admit(_)), "idle, yet {:?}", idle);
+    }
+}
