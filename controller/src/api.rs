@@ -141,7 +141,7 @@ async fn submit(
     let starter = crate::api_definitions::starter(caller);
     let permit = match client.admission.admit() {
         Ok(permit) => permit,
-        Err(shed) => return shed,
+        Err(shed) => return crate::api_admission::too_many(&shed),
     };
     match client
         .submit_as(body.to_vec(), source, start, starter)

@@ -45,23 +45,23 @@ impl Gate {
         limiter.apply(now, input)
     }
 
-    /// Asks to let one submission in: a permit to hand its answer to, or the 429 to send.
-    pub fn admit(&self) -> Result<Permit, Response> {
+    /// Asks to let one submission in: a permit to hand its answer to, or why it is shed
+    /// (answer it with [`too_many`]).
+    pub fn admit(&self) -> Result<Permit, Shed> {
         let resident = self.metrics.instances_in_memory();
-        match self.apply(Input::Arrive { resident }) {
-            Decision::Admit(ticket) => Ok(Permit {
-                gate: self.clone(),
-                ticket: Some(ticket),
-            }),
+        let ticket = match self.apply(Input::Arrive { resident }) {
+            Decision::Admit(ticket) => Some(ticket),
             Decision::Shed(shed) => {
                 self.metrics.submission_shed();
-                Err(too_many(&shed))
+                return Err(shed);
             }
-            Decision::Noted => Err(crate::api::error(
-                StatusCode::INTERNAL_SERVER_ERROR,
-                "the admission limiter did not decide".to_owned(),
-            )),
-        }
+            // Never for an arrival; were it so, nothing was counted: let it in.
+            Decision::Noted => None,
+        };
+        Ok(Permit {
+            gate: self.clone(),
+            ticket,
+        })
     }
 
     /// Feeds the limiter every instance the actor says became settled, until the controller
@@ -118,7 +118,7 @@ impl Drop for Permit {
 
 /// The 429 of a shed submission: `Retry-After` in whole seconds, and a body that says which
 /// limit was met and what to do.
-fn too_many(shed: &Shed) -> Response {
+pub fn too_many(shed: &Shed) -> Response {
     let secs = shed.retry_after.as_secs().max(1);
     let how = match shed.policy {
         Policy::Adaptive => format!(

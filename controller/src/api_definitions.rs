@@ -200,7 +200,7 @@ async fn start(
     };
     let permit = match client.admission.admit() {
         Ok(permit) => permit,
-        Err(shed) => return shed,
+        Err(shed) => return crate::api_admission::too_many(&shed),
     };
     match client.start(start).await {
         Ok(Ok(started)) => {
