@@ -16,12 +16,17 @@ fn admit(a: &mut Admission, now: u64, resident: usize) -> Ticket {
     }
 }
 
-/// Runs `rounds` instances one after another, each taking `took` ms, with `resident`
-/// unsettled beside them; the limit afterwards.
-fn run(a: &mut Admission, start: u64, rounds: u64, took: u64, resident: usize) -> usize {
+/// Three quarters of the limit in use when `busy` (the limit moves), none otherwise.
+fn resident(a: &Admission, busy: bool) -> usize {
+    if busy { a.limit() * 3 / 4 } else { 0 }
+}
+
+/// Runs `rounds` instances one after another, each taking `took` ms, with the limit in use
+/// (`busy`) or not; the limit afterwards.
+fn run(a: &mut Admission, start: u64, rounds: u64, took: u64, busy: bool) -> usize {
     for i in 0..rounds {
         let now = start + i * 10;
-        let ticket = admit(a, now, resident);
+        let ticket = admit(a, now, resident(a, busy));
         let instance = InstanceId(start + i);
         a.apply(
             ms(now),
@@ -35,12 +40,12 @@ fn run(a: &mut Admission, start: u64, rounds: u64, took: u64, resident: usize) -
     a.limit()
 }
 
-/// Instances admitted every 2 ms, nothing else unsettled, whose end-to-end times climb by
-/// `step` ms each from `first` (a queue building); the limit afterwards.
+/// Instances admitted every 2 ms, the limit in use, whose end-to-end times climb by `step`
+/// ms each from `first` (a queue building); the limit afterwards.
 fn climb(a: &mut Admission, start: u64, rounds: u64, first: u64, step: u64) -> usize {
     for i in 0..rounds {
         let now = start + 2 * i;
-        let ticket = admit(a, now, 0);
+        let ticket = admit(a, now, resident(a, true));
         let instance = InstanceId(1_000_000 + start + i);
         a.apply(
             ms(now),
@@ -98,32 +103,38 @@ fn off_never_sheds() {
 fn the_adaptive_limit_follows_latency() {
     // Flat latency with the limit in use: it grows.
     let mut a = Admission::new(Policy::Adaptive);
-    let grown = run(&mut a, 0, 200, 50, INITIAL_ADMISSION_LIMIT / 2 + 1);
-    assert!(grown > INITIAL_ADMISSION_LIMIT, "grew to {grown}");
-    // Flat latency but mostly idle: no evidence, it stays.
+    let grown = run(&mut a, 0, 200, 50, true);
+    assert!(grown > 2 * INITIAL_ADMISSION_LIMIT, "grew to {grown}");
+    // Flat latency but less than half of it in use: no evidence, it stays.
     let mut a = Admission::new(Policy::Adaptive);
-    assert_eq!(run(&mut a, 0, 200, 50, 0), INITIAL_ADMISSION_LIMIT);
-    // Latency climbing well past the long-run average: it shrinks, down to the floor.
+    assert_eq!(run(&mut a, 0, 200, 50, false), INITIAL_ADMISSION_LIMIT);
+    // Latency jumping with less than half in use (a closed loop starting): it stays.
+    assert_eq!(
+        run(&mut a, 10_000, 50, 5_000, false),
+        INITIAL_ADMISSION_LIMIT
+    );
+    // Latency jumping well past the long-run average with the limit in use: it shrinks;
+    // climbing on, down to the floor.
     let mut a = Admission::new(Policy::Adaptive);
-    run(&mut a, 0, 100, 50, 0);
-    let shrunk = run(&mut a, 10_000, 50, 5_000, 0);
+    run(&mut a, 0, 100, 50, false);
+    let shrunk = run(&mut a, 10_000, 50, 5_000, true);
     assert!(shrunk < INITIAL_ADMISSION_LIMIT, "shrank to {shrunk}");
     let floor = climb(&mut a, 20_000, 10_000, 5_000, 1);
     assert_eq!(floor, MIN_ADMISSION_LIMIT);
-    // A long pause and then slow instances are a fresh start, not a queue: no shrinking.
-    let after_pause = run(&mut a, 1_000_000, 100, 60_000, 0);
-    assert!(after_pause >= MIN_ADMISSION_LIMIT);
-    // The retry follows the recent latency, within its bound.
-    let shed = a.apply(
-        ms(100_000_000),
-        Input::Arrive {
-            resident: 1_000_000,
-        },
-    );
-    let Decision::Shed(shed) = shed else {
-        panic!("expected a shed, got {shed:?}");
-    };
-    assert_eq!(shed.retry_after, MAX_RETRY_AFTER);
+    // The retry follows the recent latency (about 15 s by the end of the climb), within its
+    // bound.
+    assert_eq!(retry_after(&mut a, 100_000), Duration::from_secs(15));
+    run(&mut a, 10_000_000, 10, 120_000, false);
+    assert_eq!(retry_after(&mut a, 11_000_000), MAX_RETRY_AFTER);
+}
+
+/// The `Retry-After` of a submission shed at `now`.
+fn retry_after(a: &mut Admission, now: u64) -> Duration {
+    let resident = a.limit();
+    match a.apply(ms(now), Input::Arrive { resident }) {
+        Decision::Shed(shed) => shed.retry_after,
+        other => panic!("expected a shed, got {other:?}"),
+    }
 }
 
 #[test]
