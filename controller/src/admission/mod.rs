@@ -11,7 +11,10 @@
 //! while the short one stays within [`TOLERANCE`] times the long one (no queue is building)
 //! the limit grows by about its square root, and when it grows past that the limit shrinks by
 //! their ratio (at most halving). Averages over *time*, not a count of samples, so that a
-//! high rate of completions cannot drag the long average up within a second. The limit stays
+//! high rate of completions cannot drag the long average up within a second; and while half
+//! the limit is in use the long one rises ten times slower (`LONG_SPAN_LOADED`), so that a
+//! queue building under sustained overload does not soon pass for what instances take (the
+//! creep Gradient2 is known for). The limit stays
 //! within [`MIN_ADMISSION_LIMIT`] and [`MAX_ADMISSION_LIMIT`], and moves only while at least
 //! half of it is in use: below that the clients, not the limit, decide the load.
 
@@ -43,8 +46,14 @@ pub const TOLERANCE: f64 = 1.5;
 /// How quickly the short average follows new samples (its time constant).
 const SHORT_SPAN: Duration = Duration::from_secs(2);
 
-/// How quickly the long average follows new samples (its time constant).
+/// How quickly the long average follows new samples (its time constant) while less than half
+/// the limit is in use: what an unqueued instance takes.
 const LONG_SPAN: Duration = Duration::from_secs(60);
+
+/// How quickly the long average follows samples above it while half the limit or more is in
+/// use: slowly, or a queue that builds would soon pass for what instances take (the long
+/// average would creep up after the short one and the limit with it).
+const LONG_SPAN_LOADED: Duration = Duration::from_secs(600);
 
 /// The least factor the limit is multiplied by at one sample.
 const MIN_GRADIENT: f64 = 0.5;
@@ -244,7 +253,13 @@ impl Admission {
             Some(a) => {
                 let dt = now.since(a.at).as_u64() as f64;
                 let short = ewma(a.short, took, dt, SHORT_SPAN);
-                let mut long = ewma(a.long, took, dt, LONG_SPAN);
+                let loaded = (self.last_under_way as f64) >= self.limit / 2.0;
+                let span = if loaded && took > a.long {
+                    LONG_SPAN_LOADED
+                } else {
+                    LONG_SPAN
+                };
+                let mut long = ewma(a.long, took, dt, span);
                 // Load dropped well below what the long average remembers: let it forget
                 // faster (as Gradient2 does), or the limit could grow on stale evidence.
                 if long > 2.0 * short {

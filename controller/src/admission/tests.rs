@@ -232,3 +232,87 @@ proptest! {
         prop_assert!(matches!(idle, Decision::Admit(_)), "idle, yet {:?}", idle);
     }
 }
+
+/// What an open-loop overload did: instances finished in the last minute, submissions shed,
+/// instances under way at the end, the mean end-to-end ms in the last minute.
+#[derive(Debug)]
+struct Overload {
+    finished_last_minute: u64,
+    shed: u64,
+    under_way_at_end: usize,
+    mean_ms_last_minute: u64,
+}
+
+/// A FIFO server that finishes one instance every 2 ms (500 a second), each 40 ms after it
+/// starts, offered 550 submissions a second for `seconds`, behind `policy`.
+fn overload(policy: Policy, seconds: u64) -> Overload {
+    use std::collections::VecDeque;
+    let mut a = Admission::new(policy);
+    let mut queue: VecDeque<(InstanceId, u64, u64)> = VecDeque::new();
+    let (mut next_free, mut shed, mut finished, mut total_ms) = (0u64, 0u64, 0u64, 0u64);
+    let end_us = seconds * 1_000_000;
+    let last_minute = end_us.saturating_sub(60_000_000);
+    let mut k = 0u64;
+    loop {
+        let t = k * 1_000_000 / 550;
+        if t >= end_us {
+            break;
+        }
+        while let Some(&(instance, at, done)) = queue.front() {
+            if done > t {
+                break;
+            }
+            queue.pop_front();
+            a.apply(ms(done / 1000), Input::Settled { instance });
+            if done >= last_minute {
+                finished += 1;
+                total_ms += (done - at) / 1000;
+            }
+        }
+        let resident = queue.len();
+        match a.apply(ms(t / 1000), Input::Arrive { resident }) {
+            Decision::Admit(ticket) => {
+                let instance = InstanceId(k);
+                a.apply(
+                    ms(t / 1000),
+                    Input::Answered {
+                        ticket,
+                        stored: Some(instance),
+                    },
+                );
+                next_free = next_free.max(t) + 2_000;
+                queue.push_back((instance, t, next_free + 40_000));
+            }
+            _ => shed += 1,
+        }
+        k += 1;
+    }
+    Overload {
+        finished_last_minute: finished,
+        shed,
+        under_way_at_end: queue.len(),
+        mean_ms_last_minute: total_ms / finished.max(1),
+    }
+}
+
+/// The soak's overload, as a model on simulated time (deterministic, no clock): offered 10%
+/// more than it can finish for four minutes, the server behind the adaptive limit finishes as
+/// many in the last minute as without it, sheds about the excess, and keeps the queue, and so
+/// the end-to-end time, near what an unqueued instance takes (42 ms) instead of letting it
+/// grow without bound.
+#[test]
+fn past_capacity_the_limit_holds_throughput_and_sheds_the_rest() {
+    let unlimited = overload(Policy::Off, 240);
+    let limited = overload(Policy::Adaptive, 240);
+    let both = format!("off: {unlimited:?}\nadaptive: {limited:?}");
+    assert_eq!(unlimited.finished_last_minute, 30_000, "{both}");
+    assert_eq!(limited.finished_last_minute, 30_000, "{both}");
+    assert!(
+        unlimited.under_way_at_end > 10_000 && unlimited.mean_ms_last_minute > 10_000,
+        "{both}"
+    );
+    // 550 - 500 a second for 240 s: 12,000 too many.
+    assert!((10_800..=13_200).contains(&limited.shed), "{both}");
+    assert!(limited.under_way_at_end < 200, "{both}");
+    assert!(limited.mean_ms_last_minute < 4 * 42, "{both}");
+}
