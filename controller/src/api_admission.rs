@@ -24,12 +24,13 @@ pub struct Gate {
     limiter: Arc<Mutex<Admission>>,
     /// The clock's origin: the limiter's times are milliseconds since it.
     epoch: Instant,
-    /// Where the actor says how many instances it holds unsettled.
+    /// Where the 429s are counted, and where the actor says how many instances it holds
+    /// unsettled (none: nothing admitted here is under way).
     metrics: Arc<Metrics>,
 }
 
 impl Gate {
-    /// A gate set as `policy` says, reading the unsettled instances from `metrics`.
+    /// A gate set as `policy` says, on `metrics` (the 429s, the unsettled instances).
     pub fn new(policy: Policy, metrics: Arc<Metrics>) -> Gate {
         Gate {
             limiter: Arc::new(Mutex::new(Admission::new(policy))),
@@ -48,8 +49,10 @@ impl Gate {
     /// Asks to let one submission in: a permit to hand its answer to, or why it is shed
     /// (answer it with [`too_many`]).
     pub fn admit(&self) -> Result<Permit, Shed> {
-        let resident = self.metrics.instances_in_memory();
-        let ticket = match self.apply(Input::Arrive { resident }) {
+        if self.metrics.instances_in_memory() == 0 {
+            self.apply(Input::Idle);
+        }
+        let ticket = match self.apply(Input::Arrive) {
             Decision::Admit(ticket) => Some(ticket),
             Decision::Shed(shed) => {
                 self.metrics.submission_shed();
@@ -65,8 +68,10 @@ impl Gate {
     }
 
     /// Feeds the limiter every instance the actor says became settled, until the controller
-    /// stops. A word missed (the queue overflowed) is only a latency sample lost: the count
-    /// of instances under way is the book's own.
+    /// stops. A word missed (the queue overflowed, `FINISHED_QUEUE` behind) leaves that
+    /// instance counted until the book holds none unsettled ([`Input::Idle`]), it is taken to be
+    /// waiting (adaptive) or it is forgotten as the oldest: rare, and never a lost admitted
+    /// instance, only a slot for a while.
     pub fn follow(
         &self,
         mut finished: broadcast::Receiver<InstanceId>,

@@ -3,9 +3,14 @@
 //! until every instance is slow. No clock, lock or I/O here: the API's shell
 //! (`crate::api_admission`) feeds it what it sees and carries out what it decides.
 //!
-//! What is limited is the *work under way*: the instances the book holds unsettled (every
-//! path that starts one counts) plus the submissions admitted and not yet answered by the
-//! actor. The bound adapts from the system's own latency, in the spirit of TCP Vegas and
+//! What is limited is the *work under way*: the instances admitted here and not yet settled,
+//! and the submissions admitted and not yet answered by the actor. Not every instance the book
+//! holds: an instance that waits on a person for hours is under way but loads nothing, and a
+//! controller restarted with a thousand of them open must still take new ones. So under the
+//! adaptive limit an instance stops counting (and gives no sample) once it has been under way
+//! longer than [`MIN_WAITING_AFTER`], or twenty times what instances take, whichever is
+//! longer: by then it is waiting, not working. A fixed limit counts every instance admitted
+//! here until it settles. The bound adapts from the system's own latency, in the spirit of TCP Vegas and
 //! Netflix's Gradient2 concurrency limit: each settled instance admitted here is one sample
 //! of its end-to-end time; a short and a long time-weighted average of them are kept, and
 //! while the short one stays within [`TOLERANCE`] times the long one (no queue is building)
@@ -18,7 +23,7 @@
 //! within [`MIN_ADMISSION_LIMIT`] and [`MAX_ADMISSION_LIMIT`], and moves only while at least
 //! half of it is in use: below that the clients, not the limit, decide the load.
 
-use std::collections::BTreeMap;
+use std::collections::{BTreeMap, VecDeque};
 use std::time::Duration;
 
 use mobiwf_proto::{InstanceId, Millis};
@@ -61,9 +66,18 @@ const MIN_GRADIENT: f64 = 0.5;
 /// How much of a newly computed limit is taken at each sample (the rest is the old one).
 const SMOOTHING: f64 = 0.2;
 
-/// The most admitted instances whose admission time is kept for a latency sample (the
-/// oldest are forgotten first: a lost sample, never a lost slot).
+/// The most admitted instances kept (the oldest are forgotten first); above any limit but
+/// `off`'s, under which nothing is shed.
 const TRACKED_MOST: usize = 2 * MAX_ADMISSION_LIMIT;
+
+/// Under the adaptive limit, an instance under way longer than this (or than twenty times the
+/// long average, if longer) is taken to be waiting (on a person, a timer), not working: it no
+/// longer counts, nor gives a sample.
+pub const MIN_WAITING_AFTER: Duration = Duration::from_secs(60);
+
+/// How many settled instances of unknown admission are remembered, should one be reported
+/// settled before its submission's answer came back (then it is never counted).
+const EARLY_SETTLED_MOST: usize = 1024;
 
 /// How the bound is set (`serve --admission-limit`).
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -104,10 +118,7 @@ pub struct Ticket {
 #[derive(Debug)]
 pub enum Input {
     /// A submission asks to come in.
-    Arrive {
-        /// The instances the book holds unsettled now.
-        resident: usize,
-    },
+    Arrive,
     /// An admitted submission was answered.
     Answered {
         /// The ticket its admission gave.
@@ -121,6 +132,9 @@ pub enum Input {
         /// Which.
         instance: InstanceId,
     },
+    /// The book holds no instance unsettled: none admitted here is under way either (a word
+    /// of a settled instance missed is mended so).
+    Idle,
 }
 
 /// What the limiter decided.
@@ -166,8 +180,13 @@ pub struct Admission {
     pending: usize,
     /// The instances under way at the last arrival, for the growth rule.
     last_under_way: usize,
-    /// Stored instances admitted here, with when they were admitted.
+    /// Stored instances admitted here and not settled, with when they were admitted.
     admitted: BTreeMap<InstanceId, Millis>,
+    /// The same in the order they were stored, to forget the oldest (settled ones are
+    /// skipped as they come up).
+    order: VecDeque<(Millis, InstanceId)>,
+    /// Settled instances not (yet) known here, most recent last.
+    early: VecDeque<InstanceId>,
     averages: Option<Averages>,
 }
 
@@ -180,6 +199,8 @@ impl Admission {
             pending: 0,
             last_under_way: 0,
             admitted: BTreeMap::new(),
+            order: VecDeque::new(),
+            early: VecDeque::new(),
             averages: None,
         }
     }
@@ -198,10 +219,22 @@ impl Admission {
         self.pending
     }
 
+    /// The instances under way at `now`: admitted and not answered, or stored and not settled
+    /// (nor, under the adaptive limit, waiting).
+    pub fn under_way(&mut self, now: Millis) -> usize {
+        self.forget_waiting(now);
+        self.pending.saturating_add(self.admitted.len())
+    }
+
     /// The one door for every change.
     pub fn apply(&mut self, now: Millis, input: Input) -> Decision {
         match input {
-            Input::Arrive { resident } => self.arrive(now, resident),
+            Input::Arrive => self.arrive(now),
+            Input::Idle => {
+                self.admitted.clear();
+                self.order.clear();
+                Decision::Noted
+            }
             Input::Answered { ticket, stored } => {
                 self.pending = self.pending.saturating_sub(1);
                 if let Some(instance) = stored {
@@ -210,16 +243,23 @@ impl Admission {
                 Decision::Noted
             }
             Input::Settled { instance } => {
-                if let Some(at) = self.admitted.remove(&instance) {
-                    self.sample(now, now.since(at));
+                self.forget_waiting(now);
+                match self.admitted.remove(&instance) {
+                    Some(at) => self.sample(now, now.since(at)),
+                    None => {
+                        self.early.push_back(instance);
+                        if self.early.len() > EARLY_SETTLED_MOST {
+                            self.early.pop_front();
+                        }
+                    }
                 }
                 Decision::Noted
             }
         }
     }
 
-    fn arrive(&mut self, now: Millis, resident: usize) -> Decision {
-        let under_way = resident.saturating_add(self.pending);
+    fn arrive(&mut self, now: Millis) -> Decision {
+        let under_way = self.under_way(now);
         self.last_under_way = under_way;
         let limit = self.limit();
         if under_way < limit {
@@ -235,9 +275,44 @@ impl Admission {
     }
 
     fn track(&mut self, instance: InstanceId, at: Millis) {
+        if let Some(i) = self.early.iter().position(|e| *e == instance) {
+            // Settled before its answer came back: never under way here.
+            self.early.remove(i);
+            return;
+        }
         self.admitted.insert(instance, at);
-        while self.admitted.len() > TRACKED_MOST {
-            self.admitted.pop_first();
+        self.order.push_back((at, instance));
+        // Settled ones at the front are done with; past the bound the oldest go, settled
+        // or not (a lost count of a very old instance, never an unbounded list).
+        while self
+            .order
+            .front()
+            .is_some_and(|(_, i)| !self.admitted.contains_key(i))
+            || self.order.len() > TRACKED_MOST
+        {
+            self.forget_oldest();
+        }
+    }
+
+    /// Under the adaptive limit, forgets the instances under way so long that they are
+    /// waiting, not working.
+    fn forget_waiting(&mut self, now: Millis) {
+        if self.policy != Policy::Adaptive {
+            return;
+        }
+        let long = self.averages.map_or(0.0, |a| a.long);
+        let after = Duration::from_millis((20.0 * long) as u64).max(MIN_WAITING_AFTER);
+        while let Some(&(at, _)) = self.order.front() {
+            if now.since(at) <= Millis(u64::try_from(after.as_millis()).unwrap_or(u64::MAX)) {
+                return;
+            }
+            self.forget_oldest();
+        }
+    }
+
+    fn forget_oldest(&mut self) {
+        if let Some((_, instance)) = self.order.pop_front() {
+            self.admitted.remove(&instance);
         }
     }
 
