@@ -10,18 +10,20 @@
 //! adaptive limit an instance stops counting (and gives no sample) once it has been under way
 //! longer than [`MIN_WAITING_AFTER`], or twenty times what instances take, whichever is
 //! longer: by then it is waiting, not working. A fixed limit counts every instance admitted
-//! here until it settles. The bound adapts from the system's own latency, in the spirit of TCP Vegas and
-//! Netflix's Gradient2 concurrency limit: each settled instance admitted here is one sample
-//! of its end-to-end time; a short and a long time-weighted average of them are kept, and
-//! while the short one stays within [`TOLERANCE`] times the long one (no queue is building)
-//! the limit grows by about its square root, and when it grows past that the limit shrinks by
-//! their ratio (at most halving). Averages over *time*, not a count of samples, so that a
-//! high rate of completions cannot drag the long average up within a second; and while half
-//! the limit is in use the long one rises ten times slower (`LONG_SPAN_LOADED`), so that a
-//! queue building under sustained overload does not soon pass for what instances take (the
-//! creep Gradient2 is known for). The limit stays
-//! within [`MIN_ADMISSION_LIMIT`] and [`MAX_ADMISSION_LIMIT`], and moves only while at least
-//! half of it is in use: below that the clients, not the limit, decide the load.
+//! here until it settles.
+//!
+//! The bound adapts from the system's own latency, in the spirit of TCP Vegas and Netflix's
+//! Gradient2 concurrency limit: each settled instance admitted here is one sample of its
+//! end-to-end time; a short and a long time-weighted average of them are kept, and while the
+//! short one stays within [`TOLERANCE`] times the long one (no queue is building) the limit
+//! grows by about its square root, and when it grows past that the limit shrinks by their
+//! ratio (at most halving). Averages over *time*, not a count of samples, so that a high rate
+//! of completions cannot drag the long average up within a second; and while half the limit
+//! is in use the long one rises ten times slower (`LONG_SPAN_LOADED`), so that a queue
+//! building under sustained overload does not soon pass for what instances take (the creep
+//! Gradient2 is known for). The limit stays within [`MIN_ADMISSION_LIMIT`] and
+//! [`MAX_ADMISSION_LIMIT`], and moves only while at least half of it is in use: below that
+//! the clients, not the limit, decide the load.
 
 use std::collections::{BTreeMap, VecDeque};
 use std::time::Duration;

@@ -250,7 +250,10 @@ proptest! {
     /// the adaptive limit stays within its floor and ceiling; every admission is counted until
     /// it is answered, and a shed one is not counted at all.
     #[test]
-    fn admission_is_exactly_the_limit(policy in policy(), steps in prop::collection::vec(step(), 0..300)) {
+    fn admission_is_exactly_the_limit(
+        policy in policy(),
+        steps in prop::collection::vec(step(), 0..300),
+    ) {
         let mut a = Admission::new(policy);
         let (mut now, mut next_id) = (0u64, 0u64);
         let mut tickets: Vec<Ticket> = Vec::new();
