@@ -23,6 +23,32 @@ pub(crate) fn client(token: &str) -> anyhow::Result<reqwest::Client> {
         .build()?)
 }
 
+/// A submission the controller shed (429: too many instances under way; nothing was
+/// stored), as [`ControllerApi::submit`]'s error.
+#[derive(Debug)]
+pub struct Shed {
+    /// When the controller said to try again.
+    pub retry_after: Option<Duration>,
+    /// What it said.
+    pub message: String,
+}
+
+impl std::fmt::Display for Shed {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match self.retry_after {
+            Some(after) => write!(
+                f,
+                "submission shed (429, retry after {} s): {}",
+                after.as_secs(),
+                self.message
+            ),
+            None => write!(f, "submission shed (429): {}", self.message),
+        }
+    }
+}
+
+impl std::error::Error for Shed {}
+
 /// The controller's API.
 #[derive(Clone)]
 pub struct ControllerApi {
@@ -55,7 +81,7 @@ impl ControllerApi {
         })
     }
 
-    /// Submits a definition; the new instance's id.
+    /// Submits a definition; the new instance's id, or an error ([`Shed`] for a 429).
     pub async fn submit(&self, xml: &str) -> anyhow::Result<u64> {
         let response = self
             .http
@@ -63,6 +89,20 @@ impl ControllerApi {
             .body(xml.to_owned())
             .send()
             .await?;
+        if response.status() == reqwest::StatusCode::TOO_MANY_REQUESTS {
+            let retry_after = response
+                .headers()
+                .get(reqwest::header::RETRY_AFTER)
+                .and_then(|v| v.to_str().ok())
+                .and_then(|v| v.parse().ok())
+                .map(Duration::from_secs);
+            let message = response.text().await?;
+            return Err(Shed {
+                retry_after,
+                message,
+            }
+            .into());
+        }
         if !response.status().is_success() {
             anyhow::bail!("submission refused: {}", response.text().await?);
         }

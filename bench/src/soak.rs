@@ -1,8 +1,9 @@
 //! `mobiwf-bench soak`: paper instances at a steady rate for a long while (10 minutes by
 //! default) on a controller and its nodes, sampling every process's resident memory; the first
 //! and the last minute side by side show whether throughput, latency and memory stay flat as
-//! instances pile up (they must: finished work leaves memory). Writes the `soak` section of
-//! BENCHMARKS.md.
+//! instances pile up (they must: finished work leaves memory). Submissions the controller
+//! sheds at the door (429, its admission control) are counted apart from failed instances.
+//! Writes the `soak` section of BENCHMARKS.md.
 
 use std::path::Path;
 use std::sync::{Arc, Mutex, PoisonError};
@@ -31,8 +32,19 @@ pub struct Plan {
     pub rate: f64,
 }
 
-/// One instance's end: when (since the start), how long it took, whether it succeeded.
-type End = (Duration, Duration, bool);
+/// How one submission ended.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Outcome {
+    /// The instance succeeded.
+    Succeeded,
+    /// It was refused otherwise, failed, or did not end in time.
+    Failed,
+    /// The controller shed it at the door (429): nothing of it was stored.
+    Shed,
+}
+
+/// One submission's end: when (since the start), how long it took, how it ended.
+type End = (Duration, Duration, Outcome);
 
 /// What one soak measured, for its section.
 struct Measured {
@@ -111,11 +123,15 @@ async fn submit_and_sample(
         );
         tokio::spawn(async move {
             let at = Instant::now();
-            let ok = match api.submit(&xml).await {
-                Ok(id) => api.wait_succeeded(id).await.is_ok(),
-                Err(_) => false,
+            let outcome = match api.submit(&xml).await {
+                Ok(id) => match api.wait_succeeded(id).await {
+                    Ok(()) => Outcome::Succeeded,
+                    Err(_) => Outcome::Failed,
+                },
+                Err(e) if e.is::<crate::api::Shed>() => Outcome::Shed,
+                Err(_) => Outcome::Failed,
             };
-            let end = (started.elapsed(), at.elapsed(), ok);
+            let end = (started.elapsed(), at.elapsed(), outcome);
             ends.lock()
                 .unwrap_or_else(PoisonError::into_inner)
                 .push(end);
@@ -187,10 +203,11 @@ fn rss_of(daemons: &[(String, u32)]) -> Vec<f64> {
         .collect()
 }
 
-/// The figures of one window: instances finished a second, e2e p50 and p99 (ms), and each
-/// process's mean RSS (MiB).
+/// The figures of one window: instances finished a second, submissions shed a second, e2e
+/// p50 and p99 (ms), and each process's mean RSS (MiB).
 struct Window {
     throughput: f64,
+    shed: f64,
     p50_ms: f64,
     p99_ms: f64,
     rss: Vec<f64>,
@@ -199,7 +216,7 @@ struct Window {
 fn window(from: Duration, to: Duration, samples: &[(Duration, Vec<f64>)], ends: &[End]) -> Window {
     let mut latencies: Vec<f64> = ends
         .iter()
-        .filter(|(at, _, ok)| *ok && *at >= from && *at < to)
+        .filter(|(at, _, outcome)| *outcome == Outcome::Succeeded && *at >= from && *at < to)
         .map(|(_, took, _)| took.as_secs_f64() * 1000.0)
         .collect();
     latencies.sort_by(f64::total_cmp);
@@ -219,8 +236,13 @@ fn window(from: Duration, to: Duration, samples: &[(Duration, Vec<f64>)], ends: 
     let rss = (0..processes)
         .map(|i| inside.iter().map(|r| r[i]).sum::<f64>() / inside.len().max(1) as f64)
         .collect();
+    let shed = ends
+        .iter()
+        .filter(|(at, _, outcome)| *outcome == Outcome::Shed && *at >= from && *at < to)
+        .count();
     Window {
         throughput: latencies.len() as f64 / (to - from).as_secs_f64(),
+        shed: shed as f64 / (to - from).as_secs_f64(),
         p50_ms: pick(0.5),
         p99_ms: pick(0.99),
         rss,
@@ -239,7 +261,12 @@ fn section(plan: &Plan, measured: &Measured) -> String {
     let length = *length;
     let first = window(Duration::ZERO, WINDOW, samples, ends);
     let last = window(length - WINDOW, length, samples, ends);
-    let failed = ends.iter().filter(|(_, _, ok)| !ok).count();
+    let count = |which: Outcome| ends.iter().filter(|(_, _, o)| *o == which).count();
+    let (succeeded, failed, shed) = (
+        count(Outcome::Succeeded),
+        count(Outcome::Failed),
+        count(Outcome::Shed),
+    );
     let row = |what: &str, a: f64, b: f64| {
         let change = if a > 0.0 {
             (b - a) / a * 100.0
@@ -253,20 +280,23 @@ fn section(plan: &Plan, measured: &Measured) -> String {
          `mobiwf-bench soak --minutes {} --rate {}`: `paper` instances submitted at {} a \
          second for {:.0} minutes to a controller and its two nodes (release binaries, peer \
          to peer, loopback); each process's resident memory sampled every {} s. {submitted} \
-         submitted, {} succeeded, {failed} failed, {skipped} not submitted because {MAX_IN_FLIGHT} \
-         were already under way.\n\n| | first minute | last minute | change |\n|---|---|---|---|\n",
+         submitted: {succeeded} succeeded, {failed} failed, {shed} shed at the door (answered \
+         429 Too Many Requests by the controller's admission control, past its limit of \
+         instances under way: nothing of them was stored, so they are not failures); \
+         {skipped} not submitted because {MAX_IN_FLIGHT} were already under way.\n\n\
+         | | first minute | last minute | change |\n|---|---|---|---|\n",
         plan.seconds / 60.0,
         plan.rate,
         plan.rate,
         plan.seconds / 60.0,
         SAMPLE_EVERY.as_secs(),
-        ends.iter().filter(|(_, _, ok)| *ok).count(),
     );
     out.push_str(&row(
         "instances finished / s",
         first.throughput,
         last.throughput,
     ));
+    out.push_str(&row("submissions shed (429) / s", first.shed, last.shed));
     out.push_str(&row("end-to-end p50, ms", first.p50_ms, last.p50_ms));
     out.push_str(&row("end-to-end p99, ms", first.p99_ms, last.p99_ms));
     for (i, name) in names.iter().enumerate() {

@@ -6,7 +6,9 @@
 //!   inputs' (each, then what the definition expects); 403 when the document has a creator
 //!   role the token's user does not hold (checked as a start's is); 409 when no registered
 //!   node can run it; 413 above `MAX_DOCUMENT_BYTES`, or less for a book kept in etcd
-//!   (`ControllerClient::largest_document`; the refusal says the limit and why).
+//!   (`ControllerClient::largest_document`; the refusal says the limit and why); 429 with
+//!   `Retry-After` when too many instances are under way (`crate::api_admission`: nothing is
+//!   stored).
 //! - `GET /instances?state=S&workflow=W&since=MS&definition=NAME&limit=N&after=ID`: a page of
 //!   instance summaries by id, `{instances, next}` (`crate::listing`: `next` is the `after` of
 //!   the next page, null at the end); 400 for an unknown state or a limit out of range.
@@ -137,15 +139,22 @@ async fn submit(
         inputs,
     };
     let starter = crate::api_definitions::starter(caller);
+    let permit = match client.admission.admit() {
+        Ok(permit) => permit,
+        Err(shed) => return crate::api_admission::too_many(&shed),
+    };
     match client
         .submit_as(body.to_vec(), source, start, starter)
         .await
     {
-        Ok(Ok(id)) => (
-            StatusCode::CREATED,
-            Json(serde_json::json!({ "instance": id })),
-        )
-            .into_response(),
+        Ok(Ok(id)) => {
+            permit.stored(id);
+            (
+                StatusCode::CREATED,
+                Json(serde_json::json!({ "instance": id })),
+            )
+                .into_response()
+        }
         Ok(Err(e)) => crate::api_definitions::refused(&e),
         Err(e) => unavailable(e),
     }

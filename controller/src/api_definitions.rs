@@ -17,7 +17,8 @@
 //!   version}`; 404 no such definition or version; 403 the token's user may not start it (its
 //!   creator role, or the latest version's); 409 it cannot be placed, its people are not in the
 //!   directory, or the version does not read back; 400 a body that is not one, or inputs that
-//!   do not fit.
+//!   do not fit; 429 with `Retry-After` when too many instances are under way
+//!   (`crate::api_admission`: nothing is stored).
 //!
 //! Who starts is the token's user ([`Caller`], which the token check hands each request): a
 //! definition's creator role is checked against them, and they are the responsible user
@@ -197,8 +198,13 @@ async fn start(
         starter,
         inputs,
     };
+    let permit = match client.admission.admit() {
+        Ok(permit) => permit,
+        Err(shed) => return crate::api_admission::too_many(&shed),
+    };
     match client.start(start).await {
         Ok(Ok(started)) => {
+            permit.stored(started.instance);
             let body = json!({
                 "instance": started.instance,
                 "name": started.definition.name,

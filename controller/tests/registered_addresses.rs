@@ -46,6 +46,7 @@ async fn a_restarted_controller_dials_a_node_where_it_last_registered() {
         swarm_key: None,
         api_auth: true,
         retain_finished: None,
+        admission: mobiwf_controller::admission::Policy::Adaptive,
         inbound: Default::default(),
         api_tls: None,
     })

@@ -45,6 +45,7 @@ async fn start_controller(
         swarm_key: None,
         api_auth: true,
         retain_finished: None,
+        admission: mobiwf_controller::admission::Policy::Adaptive,
         inbound: Default::default(),
     })
     .await?;

@@ -89,6 +89,7 @@ pub struct Metrics {
     runs_in_memory: Gauge,
     instances_in_memory: Gauge,
     instances_deleted: Counter,
+    submissions_shed: Counter,
     stale_epochs: Counter,
     epochs: Family<ShardLabels, Gauge>,
     relay: crate::mesh::RelayCounters,
@@ -122,6 +123,7 @@ impl Metrics {
             runs_in_memory: Gauge::default(),
             instances_in_memory: Gauge::default(),
             instances_deleted: Counter::default(),
+            submissions_shed: Counter::default(),
             stale_epochs: Counter::default(),
             epochs: Family::default(),
             relay: crate::mesh::RelayCounters::default(),
@@ -422,12 +424,28 @@ impl Metrics {
              (serve --retain-finished)",
             self.instances_deleted.clone(),
         );
+        registry.register(
+            "submissions_shed",
+            "Instance submissions answered 429 by the controller's admission control (past its \
+             limit of instances under way; nothing of them was stored)",
+            self.submissions_shed.clone(),
+        );
     }
 
     /// Sets the number of instances held in memory.
     pub fn set_instances_in_memory(&self, count: usize) {
         self.instances_in_memory
             .set(i64::try_from(count).unwrap_or(i64::MAX));
+    }
+
+    /// The instances held in memory, as last set: the controller's unsettled ones.
+    pub fn instances_in_memory(&self) -> usize {
+        usize::try_from(self.instances_in_memory.get()).unwrap_or(0)
+    }
+
+    /// Counts one submission shed by admission control.
+    pub fn submission_shed(&self) {
+        self.submissions_shed.inc();
     }
 
     /// Counts finished instances deleted by the retention sweep.

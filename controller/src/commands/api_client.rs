@@ -99,10 +99,10 @@ pub async fn json(
     request: reqwest::RequestBuilder,
     api: &ApiArgs,
 ) -> anyhow::Result<Result<serde_json::Value, (u16, String)>> {
-    let (status, text) = answer(request, api).await?;
+    let (status, text, retry) = answer(request, api).await?;
     match serde_json::from_str::<serde_json::Value>(&text) {
         Ok(body) if status.is_success() => Ok(Ok(body)),
-        _ => Ok(Err(refusal(status, &text))),
+        _ => Ok(Err(refusal(status, &text, retry.as_deref()))),
     }
 }
 
@@ -112,19 +112,19 @@ pub async fn text(
     request: reqwest::RequestBuilder,
     api: &ApiArgs,
 ) -> anyhow::Result<Result<String, (u16, String)>> {
-    let (status, text) = answer(request, api).await?;
+    let (status, text, retry) = answer(request, api).await?;
     if status.is_success() {
         Ok(Ok(text))
     } else {
-        Ok(Err(refusal(status, &text)))
+        Ok(Err(refusal(status, &text, retry.as_deref())))
     }
 }
 
-/// The status and body of the answer to `request`.
+/// The status, body and `Retry-After` header of the answer to `request`.
 async fn answer(
     request: reqwest::RequestBuilder,
     api: &ApiArgs,
-) -> anyhow::Result<(reqwest::StatusCode, String)> {
+) -> anyhow::Result<(reqwest::StatusCode, String, Option<String>)> {
     let response = request.send().await.with_context(|| {
         format!(
             "cannot reach the controller's API at {} (is `mobiwf-controller serve` running? \
@@ -134,20 +134,48 @@ async fn answer(
     })?;
     let response = authorised(response).await?;
     let status = response.status();
+    let retry = response
+        .headers()
+        .get(reqwest::header::RETRY_AFTER)
+        .and_then(|v| v.to_str().ok())
+        .map(str::to_owned);
     let text = response
         .text()
         .await
         .context("the controller's answer was cut off")?;
-    Ok((status, text))
+    Ok((status, text, retry))
 }
 
+/// The exit status of a command that was shed (429: the controller takes no more instances
+/// for now): sysexits' `EX_TEMPFAIL`, "try again later", so that a script can tell it from a
+/// refusal.
+pub const EXIT_TRY_AGAIN: u8 = 75;
+
 /// What an answer that is not a success says: the API's `{"error": ...}` message, or, for
-/// answers that are not ours (a body over the size limit, a proxy), what came.
-fn refusal(status: reqwest::StatusCode, text: &str) -> (u16, String) {
+/// answers that are not ours (a body over the size limit, a proxy), what came. A 429 says so
+/// in words, with when to try again.
+fn refusal(status: reqwest::StatusCode, text: &str, retry: Option<&str>) -> (u16, String) {
     let body: Option<serde_json::Value> = serde_json::from_str(text).ok();
-    match body.as_ref().and_then(|b| b["error"].as_str()) {
-        Some(message) => (status.as_u16(), message.to_owned()),
-        None => (status.as_u16(), format!("HTTP {status}: {}", text.trim())),
+    let message = match body.as_ref().and_then(|b| b["error"].as_str()) {
+        Some(message) => message.to_owned(),
+        None => format!("HTTP {status}: {}", text.trim()),
+    };
+    if status == reqwest::StatusCode::TOO_MANY_REQUESTS {
+        let when = retry.map_or_else(String::new, |secs| format!(", retry after {secs} s"));
+        return (
+            status.as_u16(),
+            format!("the controller is too busy for this (429 Too Many Requests{when}): {message}"),
+        );
+    }
+    (status.as_u16(), message)
+}
+
+/// The exit status of a command refused as `status`: [`EXIT_TRY_AGAIN`] for a 429, else 1.
+pub fn refused_exit(status: u16) -> ExitCode {
+    if status == 429 {
+        ExitCode::from(EXIT_TRY_AGAIN)
+    } else {
+        ExitCode::from(1)
     }
 }
 

@@ -113,7 +113,8 @@ pub async fn deploy(args: &DeployArgs) -> anyhow::Result<ExitCode> {
     }
 }
 
-/// Starts an instance of a deployed definition: prints its id (exit 0), or why not (exit 1).
+/// Starts an instance of a deployed definition: prints its id (exit 0), or why not (exit 1;
+/// 75, `EXIT_TRY_AGAIN`, when the controller shed it: too many instances under way).
 pub async fn start(args: &StartArgs) -> anyhow::Result<ExitCode> {
     let api = &args.api;
     let mut body = serde_json::Map::new();
@@ -150,10 +151,10 @@ pub async fn start(args: &StartArgs) -> anyhow::Result<ExitCode> {
             );
             Ok(ExitCode::SUCCESS)
         }
-        Err((_, message)) => {
+        Err((status, message)) => {
             eprintln!("{}", message.trim_end());
             eprintln!("mobiwf-controller: no instance was started");
-            Ok(ExitCode::from(1))
+            Ok(super::api_client::refused_exit(status))
         }
     }
 }

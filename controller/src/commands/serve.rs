@@ -69,6 +69,14 @@ pub struct ServeArgs {
     /// m, h or d (e.g. 30d, 12h). Off by default: everything is kept.
     #[arg(long, value_name = "DURATION", value_parser = mobiwf_controller::retention::parse_duration)]
     pub retain_finished: Option<std::time::Duration>,
+    /// How many instances submitted or started through the API may be under way (not
+    /// settled) before a new one is answered 429 Too Many Requests with Retry-After: `auto`
+    /// adapts the limit from the instances' latency between MIN_ADMISSION_LIMIT (32) and
+    /// MAX_ADMISSION_LIMIT (10000), not counting those under way over a minute (waiting on
+    /// people); a number N fixes it, counting each until it settles; `off` sheds nothing.
+    #[arg(long, value_name = "auto|off|N", default_value = "auto",
+          value_parser = mobiwf_controller::admission::Policy::parse)]
+    pub admission_limit: mobiwf_controller::admission::Policy,
     #[command(flatten)]
     pub inbound: mobiwf_runtime::mesh::InboundArgs,
     #[command(flatten)]
@@ -165,6 +173,7 @@ fn config_of(args: &ServeArgs) -> anyhow::Result<ControllerConfig> {
         swarm_key,
         api_auth: !args.insecure_no_auth,
         retain_finished: args.retain_finished,
+        admission: args.admission_limit,
         inbound: args.inbound.limits(),
     })
 }

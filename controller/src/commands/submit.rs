@@ -8,7 +8,7 @@ use anyhow::Context;
 use mobiwf_controller::inputs;
 use mobiwf_proto::GivenInputs;
 
-use super::api_client::{ApiArgs, json};
+use super::api_client::{ApiArgs, json, refused_exit};
 
 /// The inputs of the instance started, as the command line gives them: what a workflow
 /// declares with `input="true"` (or a `default`) on a `<value>`.
@@ -52,7 +52,8 @@ fn name_value(arg: &str) -> Result<(String, String), String> {
     }
 }
 
-/// Prints the new instance id (exit 0), or why it was refused (exit 1).
+/// Prints the new instance id (exit 0), or why it was refused (exit 1; `EXIT_TRY_AGAIN`, 75,
+/// when the controller shed it: too many instances under way, submit it again later).
 pub async fn run(
     api: &ApiArgs,
     file: &Path,
@@ -84,7 +85,11 @@ pub async fn run(
             println!("{}", body["instance"]);
             Ok(ExitCode::SUCCESS)
         }
-        Err((_, message)) => Ok(not_started(&message)),
+        Err((status, message)) => {
+            eprintln!("{}", message.trim_end());
+            eprintln!("mobiwf-controller: the workflow was not started");
+            Ok(refused_exit(status))
+        }
     }
 }
 

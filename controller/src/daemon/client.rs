@@ -27,6 +27,8 @@ pub struct ControllerClient {
     pub mesh: mobiwf_runtime::mesh::MeshHandle,
     /// The store, for pages of the instance list (read from the summaries committed).
     pub(super) store: Arc<dyn mobiwf_runtime::store::Store>,
+    /// Admission control of the routes that create instances (`crate::api_admission`).
+    pub admission: crate::api_admission::Gate,
 }
 
 impl ControllerClient {

@@ -81,6 +81,9 @@ pub struct ControllerConfig {
     /// Delete settled instances that finished longer ago than this, with their history
     /// (`serve --retain-finished`); `None` keeps them.
     pub retain_finished: Option<std::time::Duration>,
+    /// How many instances may be under way before a submission is answered 429
+    /// (`serve --admission-limit`; `crate::admission`).
+    pub admission: crate::admission::Policy,
 }
 
 impl ControllerConfig {
@@ -237,10 +240,7 @@ pub async fn start(config: ControllerConfig) -> anyhow::Result<Controller> {
     let (deadline, deadline_rx) = watch::channel(book.next_deadline());
     let (watched, watched_rx) = watch::channel(book.watched());
     spawn_detector(&mut base, config.detector, watched_rx);
-    base.tasks
-        .push(daemon::timer(deadline_rx, base.events.clone(), || {
-            Event::Tick
-        }));
+    spawn_ticks(&mut base, deadline_rx);
     let retain_ms = spawn_sweeper(&mut base, config.retain_finished);
     let enrolment = enrolment_of(base.store.as_ref(), config.open_enrolment)?;
     let actor = actor::ControllerActor {
@@ -258,7 +258,10 @@ pub async fn start(config: ControllerConfig) -> anyhow::Result<Controller> {
         swept: std::collections::BTreeSet::new(),
         recalled: Vec::new(),
     };
+    let admission = crate::api_admission::Gate::new(config.admission, base.metrics.clone());
+    base.tasks.push(admission.follow(finished.subscribe()));
     let client = ControllerClient {
+        admission,
         events: base.events.clone(),
         version,
         finished,
@@ -300,6 +303,13 @@ async fn learn_registered<E>(base: &Base<E>, book: &mobiwf_book::Book) {
         let fresh = mobiwf_runtime::mesh::Freshness::Fresh;
         base.mesh.learn(peer, addrs, fresh).await;
     }
+}
+
+/// Ticks the actor at the book's next deadline (`deadline`, as the actor publishes it).
+fn spawn_ticks(base: &mut Base<Event>, deadline: watch::Receiver<Option<u64>>) {
+    let events = base.events.clone();
+    base.tasks
+        .push(daemon::timer(deadline, events, || Event::Tick));
 }
 
 /// Starts the failure detector on the nodes the book says to watch (`watched`, as the actor
