@@ -24,7 +24,7 @@ const CONCURRENCY: usize = 16;
 const IDLE_WINDOW: Duration = Duration::from_secs(5);
 
 /// A ratio of controller CPU per activity (100 partners over 16) up to this counts as flat:
-/// two runs of the same cluster differ by about this much.
+/// a margin for run-to-run noise.
 const FLAT: f64 = 1.2;
 
 /// The plan of a scale run, from the main run's.
@@ -137,7 +137,7 @@ pub fn verdict(first: &Row, last: &Row) -> String {
         "cannot be judged (no CPU measured)".to_owned()
     } else if cpu <= FLAT {
         format!(
-            "is flat (within {:.0} %, about what two runs of one cluster differ by)",
+            "is flat (within {:.0} %, the margin allowed for run-to-run noise)",
             (FLAT - 1.0) * 100.0
         )
     } else {
@@ -256,8 +256,8 @@ mod tests {
         assert_eq!(
             flat,
             "100 vs 16 partners: hops/s 0.90×, controller CPU per activity 1.1× (1.1× with its \
-             idle rate taken out): the controller's cost per activity is flat (within 20 %, about what two runs of one \
-             cluster differ by)."
+             idle rate taken out): the controller's cost per activity is flat (within 20 %, the margin \
+             allowed for run-to-run noise)."
         );
         let grows = verdict(&row(16, 2000.0, 50.0), &row(100, 1000.0, 150.0));
         assert!(grows.contains("hops/s 0.50×"), "{grows}");
