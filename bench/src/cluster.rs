@@ -11,6 +11,9 @@ use crate::api::{ControllerApi, NodeApi};
 /// How long a daemon may take to start and publish its addresses, or nodes to register.
 const STARTUP: Duration = Duration::from_secs(30);
 
+/// How many nodes start at once.
+const START_BATCH: usize = 16;
+
 /// How notifications travel (`mobiwf-controller serve --routing`).
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum Mode {
@@ -57,6 +60,14 @@ impl Daemon {
         args: &[String],
         dir: &Path,
     ) -> anyhow::Result<Daemon> {
+        let mut daemon = Daemon::launch(name, program, args, dir)?;
+        daemon.wait_published(Instant::now() + STARTUP).await?;
+        Ok(daemon)
+    }
+
+    /// Spawns `program args`, logging to `dir.log`, without waiting for it (so that many can
+    /// start at once).
+    fn launch(name: &str, program: &Path, args: &[String], dir: &Path) -> anyhow::Result<Daemon> {
         std::fs::create_dir_all(dir)?;
         for published in ["address", "api"] {
             let _ = std::fs::remove_file(dir.join(published));
@@ -73,7 +84,7 @@ impl Daemon {
             .stderr(log)
             .spawn()
             .map_err(|e| anyhow::anyhow!("cannot start {}: {e}", program.display()))?;
-        let mut daemon = Daemon {
+        Ok(Daemon {
             name: name.to_owned(),
             child,
             api: String::new(),
@@ -82,10 +93,15 @@ impl Daemon {
             program: program.to_owned(),
             args: args.to_vec(),
             dir: dir.to_owned(),
-        };
-        let started = Instant::now();
+        })
+    }
+
+    /// Waits until the process published its `address` and `api` files, at most until
+    /// `deadline`.
+    async fn wait_published(&mut self, deadline: Instant) -> anyhow::Result<()> {
+        let (name, dir) = (self.name.clone(), self.dir.clone());
         loop {
-            if let Some(status) = daemon.child.try_wait()? {
+            if let Some(status) = self.child.try_wait()? {
                 anyhow::bail!(
                     "{name} exited at start ({status}); its log: {}",
                     dir.with_extension("log").display()
@@ -95,19 +111,22 @@ impl Daemon {
             let (address, api) = (read("address"), read("api"));
             let address = address.lines().next().unwrap_or("").trim().to_owned();
             if !address.is_empty() && !api.trim().is_empty() {
-                daemon.address = address;
-                daemon.api = mobiwf_runtime::api_auth::base_url(&api);
+                self.address = address;
+                self.api = mobiwf_runtime::api_auth::base_url(&api);
                 // Written before the `api` file: one of the two is there.
                 let token = ["operator.token", "api.token"]
                     .map(|f| dir.join(f))
                     .into_iter()
                     .find(|f| f.exists())
                     .ok_or_else(|| anyhow::anyhow!("{name} wrote no API token file"))?;
-                daemon.token = mobiwf_runtime::secret::read_token_file(&token)?;
-                return Ok(daemon);
+                self.token = mobiwf_runtime::secret::read_token_file(&token)?;
+                return Ok(());
             }
-            if started.elapsed() > STARTUP {
-                anyhow::bail!("{name} did not publish its addresses in {STARTUP:?}");
+            if Instant::now() > deadline {
+                anyhow::bail!(
+                    "{name} did not publish its addresses in time; its log: {}",
+                    dir.with_extension("log").display()
+                );
             }
             tokio::time::sleep(Duration::from_millis(10)).await;
         }
@@ -182,12 +201,23 @@ impl Cluster {
             &ctl_dir,
         )
         .await?;
-        let mut nodes = Vec::new();
-        for (name, skills) in partners {
-            let node_dir = dir.path().join(name);
-            let token = ctl_dir.join("join.token");
-            let args = node_args(&node_dir, name, skills, &controller.address, &token);
-            nodes.push(Daemon::spawn(name, &bin_dir.join("mobiwf-node"), &args, &node_dir).await?);
+        let token = ctl_dir.join("join.token");
+        let mut nodes = Vec::with_capacity(partners.len());
+        // Nodes start a batch at a time: all at once, a hundred RocksDB opens on a small
+        // machine could outlast any fixed timeout; one at a time, a hundred take minutes.
+        for batch in partners.chunks(START_BATCH) {
+            let mut launched = Vec::with_capacity(batch.len());
+            for (name, skills) in batch {
+                let node_dir = dir.path().join(name);
+                let args = node_args(&node_dir, name, skills, &controller.address, &token);
+                let program = bin_dir.join("mobiwf-node");
+                launched.push(Daemon::launch(name, &program, &args, &node_dir)?);
+            }
+            let deadline = Instant::now() + STARTUP;
+            for node in &mut launched {
+                node.wait_published(deadline).await?;
+            }
+            nodes.extend(launched);
         }
         let api = ControllerApi::new(&controller.api, &controller.token)?;
         wait_registered(&api, partners).await?;
@@ -247,20 +277,59 @@ fn node_args(
     ]
 }
 
-/// Waits until every partner's node is registered with the controller.
+/// Waits until every partner's node is registered with the controller: [`STARTUP`], and a
+/// tenth of a second more per node (each registration is a synced write at the controller).
 async fn wait_registered(
     api: &ControllerApi,
     partners: &[(String, Vec<u64>)],
 ) -> anyhow::Result<()> {
+    let limit = STARTUP + Duration::from_millis(100) * u32::try_from(partners.len()).unwrap_or(0);
     let started = Instant::now();
     loop {
         let registered = api.node_names().await?;
-        if partners.iter().all(|(n, _)| registered.contains(n)) {
+        let missing: Vec<&str> = partners
+            .iter()
+            .map(|(n, _)| n.as_str())
+            .filter(|n| !registered.iter().any(|r| r == n))
+            .collect();
+        if missing.is_empty() {
             return Ok(());
         }
-        if started.elapsed() > STARTUP {
-            anyhow::bail!("nodes not registered after {STARTUP:?}: {registered:?}");
+        if started.elapsed() > limit {
+            anyhow::bail!(
+                "{} of {} nodes not registered with the controller after {limit:?}: {}",
+                missing.len(),
+                partners.len(),
+                brief_list(&missing)
+            );
         }
         tokio::time::sleep(Duration::from_millis(10)).await;
+    }
+}
+
+/// The first few names of `names`, and how many more.
+fn brief_list(names: &[&str]) -> String {
+    const SHOWN: usize = 8;
+    let mut text = names[..names.len().min(SHOWN)].join(", ");
+    if names.len() > SHOWN {
+        text += &format!(" and {} more", names.len() - SHOWN);
+    }
+    text
+}
+
+#[cfg(test)]
+mod tests {
+    #![allow(clippy::unwrap_used, clippy::expect_used)]
+    use super::*;
+
+    #[test]
+    fn a_long_list_of_missing_nodes_is_cut_short() {
+        assert_eq!(brief_list(&["B1", "B2"]), "B1, B2");
+        let many: Vec<String> = (1..=100).map(|i| format!("B{i}")).collect();
+        let many: Vec<&str> = many.iter().map(String::as_str).collect();
+        assert_eq!(
+            brief_list(&many),
+            "B1, B2, B3, B4, B5, B6, B7, B8 and 92 more"
+        );
     }
 }

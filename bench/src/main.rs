@@ -13,6 +13,7 @@ mod procfs;
 mod report;
 mod restate;
 mod returns;
+mod scale;
 mod sections;
 mod soak;
 mod startup_controller;
@@ -120,9 +121,16 @@ struct RunArgs {
     /// Samples of each floor measurement.
     #[arg(long, default_value_t = 1000)]
     floor_samples: usize,
-    /// Run only this workload (repeatable; default: all), e.g. to profile one.
+    /// Run only this workload (repeatable; default: all but the scale ones), e.g. to profile
+    /// one. `scale16` and `scale100` (a 128-activity chain over 16 and 100 partner nodes) run
+    /// only when named here or with --scale.
     #[arg(long, value_name = "NAME")]
     workload: Vec<String>,
+    /// Run the scale workloads (`scale16` and `scale100`, p2p) and write the report's `scale`
+    /// section (the rest of the report stays, unless other workloads are named too). Starts
+    /// 100 `mobiwf-node` processes: a few GiB of memory.
+    #[arg(long)]
+    scale: bool,
     /// Run only this mode (`p2p` or `hub`; repeatable; default: both).
     #[arg(long, value_name = "MODE")]
     mode: Vec<String>,
@@ -251,6 +259,47 @@ async fn run(mut args: RunArgs) -> anyhow::Result<()> {
         concurrency: args.concurrency,
         duration: Duration::from_secs_f64(args.duration),
     };
+    let scale = chosen_scale(&args)?;
+    if !scale.is_empty() {
+        // The main report first (when asked for too): it carries the old scale section,
+        // which the new one then replaces.
+        if args.workload.iter().any(|n| !is_scale(n)) {
+            main_report(&args, &bin_dir, &plan, started).await?;
+        }
+        let plan = scale::plan(&plan);
+        let rows = scale::run(&bin_dir, &scale, &plan).await?;
+        sections::write(
+            &args.out,
+            "scale",
+            &scale::section(&plan, &rows, &command_line()),
+        )?;
+        eprintln!("wrote the scale section of {}", args.out.display());
+        return Ok(());
+    }
+    main_report(&args, &bin_dir, &plan, started).await
+}
+
+/// True for the name of a scale workload.
+fn is_scale(name: &str) -> bool {
+    workloads::SCALE.iter().any(|(n, _, _)| *n == name)
+}
+
+/// The scale workloads `--scale` or `--workload` names.
+fn chosen_scale(args: &RunArgs) -> anyhow::Result<Vec<workloads::Workload>> {
+    let mut scale = workloads::scale()?;
+    if !args.scale {
+        scale.retain(|w| args.workload.iter().any(|n| n == w.name));
+    }
+    Ok(scale)
+}
+
+/// Every measurement but the scale ones, written as the report (its marked sections kept).
+async fn main_report(
+    args: &RunArgs,
+    bin_dir: &std::path::Path,
+    plan: &Plan,
+    started: Instant,
+) -> anyhow::Result<()> {
     let scratch = tempfile::Builder::new().prefix("mobiwf-bench-").tempdir()?;
 
     eprintln!("floor: libp2p round trips and synced writes ...");
@@ -262,24 +311,24 @@ async fn run(mut args: RunArgs) -> anyhow::Result<()> {
         floor.hop_floor_us()
     );
 
-    let workloads = chosen_workloads(&args)?;
-    let results = measure_workloads(&bin_dir, &workloads, &chosen_modes(&args), &plan).await?;
+    let workloads = chosen_workloads(args)?;
+    let results = measure_workloads(bin_dir, &workloads, &chosen_modes(args), plan).await?;
     let idle = if args.no_idle {
         None
     } else {
-        Some(measure_idle(&bin_dir, args.idle, scratch.path()).await?)
+        Some(measure_idle(bin_dir, args.idle, scratch.path()).await?)
     };
     let returns = if args.no_returns {
         None
     } else {
-        Some(measure_returns(&bin_dir, args.returns).await?)
+        Some(measure_returns(bin_dir, args.returns).await?)
     };
-    let temporal = temporal_baselines(&args, scratch.path()).await?;
-    let restate = restate_baseline(&args, scratch.path()).await?;
+    let temporal = temporal_baselines(args, scratch.path()).await?;
+    let restate = restate_baseline(args, scratch.path()).await?;
 
     let command = command_line();
     let markdown = report::render(&report::Run {
-        plan: &plan,
+        plan,
         floor: &floor,
         results,
         temporal,
@@ -314,10 +363,11 @@ fn release_binaries(given: Option<&PathBuf>) -> anyhow::Result<PathBuf> {
     Ok(bin_dir)
 }
 
-/// The workloads `--workload` names (all of them without it).
+/// The workloads `--workload` names (all of them without it, or when it names only scale
+/// ones).
 fn chosen_workloads(args: &RunArgs) -> anyhow::Result<Vec<workloads::Workload>> {
     let mut workloads = workloads::all()?;
-    if !args.workload.is_empty() {
+    if args.workload.iter().any(|n| !is_scale(n)) {
         workloads.retain(|w| args.workload.iter().any(|n| n == w.name));
     }
     Ok(workloads)

@@ -40,6 +40,8 @@ pub struct Figures {
     pub activities_per_s: f64,
     /// Instances run in the throughput phase (those in flight at its end included).
     pub throughput_instances: u64,
+    /// The throughput phase's whole time, s: its window and the last instances finishing.
+    pub throughput_s: f64,
     /// Messages the controller received and sent per instance, by kind.
     pub controller_messages: BTreeMap<String, f64>,
     /// Controller CPU per instance, ms.
@@ -154,6 +156,7 @@ async fn throughput(cluster: &Cluster, w: &Workload, plan: &Plan) -> anyhow::Res
         instances_per_s,
         activities_per_s: instances_per_s * w.activities() as f64,
         throughput_instances: total,
+        throughput_s: start.elapsed().as_secs_f64(),
         controller_messages: messages_after
             .iter()
             .map(|(k, v)| {

@@ -48,7 +48,7 @@ fn ms(us: Option<f64>) -> String {
 
 /// `a / b` with one decimal, or two significant digits below 1 (a baseline's throughput is
 /// a few hundredths of ours: `0.0×` would say nothing).
-fn ratio(a: f64, b: f64) -> String {
+pub fn ratio(a: f64, b: f64) -> String {
     if !(a.is_finite() && b.is_finite() && b > 0.0) {
         return "–".to_owned();
     }
@@ -61,7 +61,7 @@ fn ratio(a: f64, b: f64) -> String {
     }
 }
 
-fn first_line(program: &str, args: &[&str]) -> String {
+pub fn first_line(program: &str, args: &[&str]) -> String {
     std::process::Command::new(program)
         .args(args)
         .output()
@@ -77,7 +77,7 @@ fn first_line(program: &str, args: &[&str]) -> String {
         .unwrap_or_default()
 }
 
-fn machine() -> String {
+pub fn machine() -> String {
     let cpu = std::fs::read_to_string("/proc/cpuinfo")
         .ok()
         .and_then(|c| {

@@ -1,5 +1,5 @@
-//! The workflows the benchmark runs: `chain10`, `paper` and `fanout`, each a MobiWfMS
-//! definition whose activities are automatic and run no command, so that what is measured is
+//! The workflows the benchmark runs: `chain10`, `paper` and `fanout` (and, only when asked for,
+//! the `scale16` and `scale100` chains over many partners), each a MobiWfMS definition whose activities are automatic and run no command, so that what is measured is
 //! the runtime moving work between partners.
 
 use std::collections::BTreeMap;
@@ -98,6 +98,34 @@ pub fn all() -> anyhow::Result<Vec<Workload>> {
     ])
 }
 
+/// The activities of a scale workload's chain.
+pub const SCALE_CHAIN: u64 = 128;
+
+/// The scale workloads, smallest first (the section's ratio is the last over the first):
+/// name, partners, shape.
+pub const SCALE: [(&str, usize, &str); 2] = [
+    (
+        "scale16",
+        16,
+        "128 sequential activities round-robin over 16 partners",
+    ),
+    (
+        "scale100",
+        100,
+        "128 sequential activities round-robin over 100 partners",
+    ),
+];
+
+/// The scale workloads: a chain of [`SCALE_CHAIN`] activities round-robin over each partner
+/// count of [`SCALE`] (one node per partner). Not in [`all`]: a hundred nodes make a run of
+/// their own.
+pub fn scale() -> anyhow::Result<Vec<Workload>> {
+    SCALE
+        .iter()
+        .map(|&(name, n, shape)| Workload::from_xml(name, shape, chain(SCALE_CHAIN, n)))
+        .collect()
+}
+
 /// An activity of a generated workflow: automatic, no command, no timers.
 fn activity(id: u64, preconditions: &[u64]) -> String {
     let pre: String = preconditions
@@ -190,5 +218,30 @@ mod tests {
         let spread: std::collections::BTreeSet<&String> =
             (2..=21).map(|a| &fanout.partner_of[&a]).collect();
         assert_eq!(spread.len(), 4);
+    }
+
+    #[test]
+    fn the_scale_chains_visit_every_partner_round_robin() {
+        let scale = scale().expect("valid");
+        let names: Vec<&str> = scale.iter().map(|w| w.name).collect();
+        assert_eq!(names, ["scale16", "scale100"]);
+        for (w, (_, n, _)) in scale.iter().zip(SCALE) {
+            assert_eq!((w.activities(), w.partners.len()), (128, n));
+            for id in 2..=128u64 {
+                assert_eq!(w.preconditions[&id], vec![id - 1]);
+                assert_ne!(w.partner_of[&id], w.partner_of[&(id - 1)]);
+            }
+            // Activity i on partner B((i - 1) mod n + 1): the chain wraps round.
+            assert_eq!(w.partner_of[&1], "B1");
+            assert_eq!(w.partner_of[&(n as u64 + 1)], "B1");
+            let used: std::collections::BTreeSet<&String> = w.partner_of.values().collect();
+            assert_eq!(used.len(), n);
+        }
+        assert!(
+            all()
+                .expect("valid")
+                .iter()
+                .all(|w| !w.name.starts_with("scale"))
+        );
     }
 }
