@@ -2,8 +2,8 @@
 //!
 //! Every message is an [`Envelope`]: a [`MessageId`] the receiver deduplicates on, and a
 //! [`Message`]. Its answer is a [`Reply`]. A request carries up to [`MAX_BATCH`] envelopes
-//! for one peer, its reply their answers in order. Frames are a 4-byte big-endian length followed by
-//! that many bytes of JSON; `PROTOCOL` carries the version, so an incompatible change gets a
+//! for one peer, its reply their answers in order. Frames are a 4-byte big-endian length
+//! followed by that many bytes of JSON; `PROTOCOL` carries the version, so an incompatible change gets a
 //! new protocol name and old peers refuse it at negotiation instead of misreading it.
 
 use serde::{Deserialize, Serialize};
@@ -32,7 +32,8 @@ use crate::{ActivityId, ActivityTypeId, NodeId, NodeName};
 /// the messages waiting for one peer share a stream, an encryption and a write.
 pub const PROTOCOL: &str = "/mobiwf/exec/5";
 
-/// The most envelopes one request carries; a receiver refuses a larger batch unread.
+/// The most envelopes one request carries; a receiver refuses a larger batch before decoding
+/// any of its envelopes.
 pub const MAX_BATCH: usize = 32;
 
 /// The largest request or reply frame accepted, in bytes. A partition document is at most
@@ -362,6 +363,23 @@ impl Message {
             Message::Pause(_) => "pause",
             Message::PauseReport(_) => "pause_report",
         }
+    }
+}
+
+impl Message {
+    /// Whether the message goes in a request of its own, never waiting behind others to its
+    /// peer: a probe, whose round trip is the link's liveness and a lease's measure, and the
+    /// questions whose answers may be large (a file's chunk, an instance's data), which would
+    /// not fit a frame beside others. None of them is stored by its receiver.
+    pub fn goes_alone(&self) -> bool {
+        matches!(
+            self,
+            Message::Probe(_)
+                | Message::Locate(_)
+                | Message::Fetch(_)
+                | Message::ReadData(_)
+                | Message::ItemData(_)
+        )
     }
 }
 

@@ -39,8 +39,9 @@ pub(crate) type Encoded = Box<RawValue>;
 pub(crate) enum Batch {
     /// On their way out, encoded ([`encode`]).
     Out(Vec<Encoded>),
-    /// As a peer sent them.
-    In(Vec<Envelope>),
+    /// As a peer sent them, each decoded on its own: one that does not decode (a newer
+    /// peer's message kind, a bug) is left unanswered without sinking the others.
+    In(Vec<Result<Envelope, String>>),
 }
 
 /// The answers to a batch, in its order: `None` for an envelope left unanswered.
@@ -164,7 +165,8 @@ impl request_response::Codec for WireCodec {
     where
         T: AsyncRead + Unpin + Send,
     {
-        let batch: Vec<Envelope> = read_frame(io, "request").await?;
+        // The count is checked before any envelope is decoded.
+        let batch: Vec<Encoded> = read_frame(io, "request").await?;
         if batch.is_empty() || batch.len() > MAX_BATCH {
             return Err(io::Error::new(
                 io::ErrorKind::InvalidData,
@@ -175,7 +177,15 @@ impl request_response::Codec for WireCodec {
                 ),
             ));
         }
-        Ok(Batch::In(batch))
+        Ok(Batch::In(
+            batch
+                .iter()
+                .map(|raw| {
+                    serde_json::from_str(raw.get())
+                        .map_err(|e| format!("not a valid envelope: {e}"))
+                })
+                .collect(),
+        ))
     }
 
     async fn read_response<T>(&mut self, _: &StreamProtocol, io: &mut T) -> io::Result<Answers>
@@ -196,7 +206,10 @@ impl request_response::Codec for WireCodec {
     {
         match request {
             Batch::Out(encoded) => write_frame(io, "request", &encoded).await,
-            Batch::In(envelopes) => write_frame(io, "request", &envelopes).await,
+            Batch::In(_) => Err(io::Error::new(
+                io::ErrorKind::InvalidInput,
+                "a batch as it was received is not sent on",
+            )),
         }
     }
 
@@ -261,7 +274,7 @@ mod tests {
         let Batch::In(read) = read else {
             panic!("read as outgoing: {read:?}")
         };
-        assert_eq!(read, vec![envelope(), second]);
+        assert_eq!(read, vec![Ok(envelope()), Ok(second)]);
 
         let answers = vec![Some(Reply::Ack), None];
         let mut buf = Cursor::new(Vec::new());
@@ -280,12 +293,9 @@ mod tests {
     async fn an_empty_batch_or_one_past_max_batch_is_refused() {
         for count in [0, MAX_BATCH + 1] {
             let mut buf = Cursor::new(Vec::new());
+            let encoded = vec![encode(&envelope()).unwrap(); count];
             WireCodec
-                .write_request(
-                    &STREAM_PROTOCOL,
-                    &mut buf,
-                    Batch::In(vec![envelope(); count]),
-                )
+                .write_request(&STREAM_PROTOCOL, &mut buf, Batch::Out(encoded))
                 .await
                 .unwrap();
             let err = WireCodec
@@ -295,6 +305,31 @@ mod tests {
             assert_eq!(err.kind(), io::ErrorKind::InvalidData);
             assert!(err.to_string().contains("MAX_BATCH"), "{err}");
         }
+    }
+
+    #[tokio::test]
+    async fn an_envelope_that_does_not_decode_leaves_the_others_of_its_batch_readable() {
+        let good = encode(&envelope()).unwrap();
+        let odd =
+            RawValue::from_string(r#"{"id":{"kind":"from a newer peer"}}"#.to_owned()).unwrap();
+        let mut buf = Cursor::new(Vec::new());
+        WireCodec
+            .write_request(&STREAM_PROTOCOL, &mut buf, Batch::Out(vec![odd, good]))
+            .await
+            .unwrap();
+        let read = WireCodec
+            .read_request(&STREAM_PROTOCOL, &mut Cursor::new(buf.into_inner()))
+            .await
+            .unwrap();
+        let Batch::In(read) = read else {
+            panic!("read as outgoing: {read:?}")
+        };
+        assert!(
+            read[0]
+                .as_ref()
+                .is_err_and(|e| e.contains("not a valid envelope"))
+        );
+        assert_eq!(read[1], Ok(envelope()));
     }
 
     /// Every message kind with every optional field set must come back as it went (an

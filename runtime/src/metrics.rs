@@ -270,7 +270,7 @@ impl Metrics {
         );
         registry.register(
             "inbound_shed",
-            "Inbound requests left unanswered (their sender tries again) because their peer had \
+            "Inbound messages left unanswered (their sender tries again) because their peer had \
              too many waiting or sent too many a second",
             self.inbound_shed.clone(),
         );

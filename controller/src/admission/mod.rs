@@ -77,6 +77,10 @@ const TRACKED_MOST: usize = 2 * MAX_ADMISSION_LIMIT;
 /// longer counts, nor gives a sample.
 pub const MIN_WAITING_AFTER: Duration = Duration::from_secs(60);
 
+/// Under the adaptive limit, how many times the long average an instance may be under way
+/// before it counts as waiting (if longer than [`MIN_WAITING_AFTER`]).
+const WAITING_PAST_LONG_AVERAGE: f64 = 20.0;
+
 /// How many settled instances of unknown admission are remembered, should one be reported
 /// settled before its submission's answer came back (then it is never counted).
 const EARLY_SETTLED_MOST: usize = 1024;
@@ -248,12 +252,15 @@ impl Admission {
                 self.forget_waiting(now);
                 match self.admitted.remove(&instance) {
                     Some(at) => self.sample(now, now.since(at)),
-                    None => {
+                    // Settled before its answer came back (only while answers are owed:
+                    // otherwise one forgotten or cleared here, which must not fill the list).
+                    None if self.pending > 0 => {
                         self.early.push_back(instance);
                         if self.early.len() > EARLY_SETTLED_MOST {
                             self.early.pop_front();
                         }
                     }
+                    None => {}
                 }
                 Decision::Noted
             }
@@ -284,15 +291,23 @@ impl Admission {
         }
         self.admitted.insert(instance, at);
         self.order.push_back((at, instance));
-        // Settled ones at the front are done with; past the bound the oldest go, settled
-        // or not (a lost count of a very old instance, never an unbounded list).
+        // Settled ones at the front are done with.
         while self
             .order
             .front()
             .is_some_and(|(_, i)| !self.admitted.contains_key(i))
-            || self.order.len() > TRACKED_MOST
         {
             self.forget_oldest();
+        }
+        if self.order.len() > TRACKED_MOST {
+            // Settled ones further back go first; only past the bound with every one still
+            // under way does the oldest go (a lost count of a very old instance, never an
+            // unbounded list).
+            let admitted = &self.admitted;
+            self.order.retain(|(_, i)| admitted.contains_key(i));
+            while self.order.len() > TRACKED_MOST {
+                self.forget_oldest();
+            }
         }
     }
 
@@ -303,7 +318,8 @@ impl Admission {
             return;
         }
         let long = self.averages.map_or(0.0, |a| a.long);
-        let after = Duration::from_millis((20.0 * long) as u64).max(MIN_WAITING_AFTER);
+        let after =
+            Duration::from_millis((WAITING_PAST_LONG_AVERAGE * long) as u64).max(MIN_WAITING_AFTER);
         while let Some(&(at, _)) = self.order.front() {
             if now.since(at) <= Millis(u64::try_from(after.as_millis()).unwrap_or(u64::MAX)) {
                 return;

@@ -1,3 +1,6 @@
+//! The admission limiter driven through its inputs: random histories, the adaptive limit's table,
+//! the fixed and off policies, and a deterministic model of the soak past capacity.
+
 #![allow(clippy::unwrap_used, clippy::expect_used, clippy::panic)]
 
 use proptest::prelude::*;

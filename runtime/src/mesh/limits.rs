@@ -1,9 +1,10 @@
 //! Limits of the mesh against exhaustion: libp2p connection limits (in total, per peer, being set
-//! up), and a gate on inbound requests per peer (each envelope of a batch counts as one): at most [`MAX_INBOUND_IN_FLIGHT_PER_PEER`] waiting
-//! for the application's answer and [`MAX_INBOUND_PER_PEER_PER_SEC`] a second (a token bucket), or
-//! what the operator set ([`InboundLimits`]). A request past either is shed: left unanswered, so
-//! its sender (our outbox) tries again later, and counted (`mobiwf_inbound_shed_total`). One peer's
-//! flood thus takes at most its share of the application's queue, and the others' requests go on.
+//! up), and a gate on inbound messages per peer (each envelope of a batch counts as one): at
+//! most [`MAX_INBOUND_IN_FLIGHT_PER_PEER`] waiting for the application's answer and
+//! [`MAX_INBOUND_PER_PEER_PER_SEC`] a second (a token bucket), or what the operator set
+//! ([`InboundLimits`]). A message past either is shed: left unanswered, so its sender (our
+//! outbox) tries again later, and counted (`mobiwf_inbound_shed_total`). One peer's flood thus
+//! takes at most its share of the application's queue, and the others' messages go on.
 
 use std::collections::HashMap;
 use std::time::Instant;
@@ -21,9 +22,9 @@ pub const MAX_CONNECTIONS_PER_PEER: u32 = 8;
 pub const MAX_PENDING_INCOMING: u32 = 128;
 /// The most outbound connections being set up.
 pub const MAX_PENDING_OUTGOING: u32 = 256;
-/// The most requests of one peer waiting for the application's answer.
+/// The most messages of one peer waiting for the application's answer.
 pub const MAX_INBOUND_IN_FLIGHT_PER_PEER: u32 = 64;
-/// The most requests a second from one peer (sustained; a burst of as many is allowed).
+/// The most messages a second from one peer (sustained; a burst of as many is allowed).
 pub const MAX_INBOUND_PER_PEER_PER_SEC: u32 = 2000;
 /// How many peers' rates are remembered before idle ones are forgotten.
 const MAX_TRACKED_PEERS: usize = 4096;

@@ -21,9 +21,9 @@
 //! before the ones a request was given. Every new connection is announced on
 //! [`MeshHandle::seen`], so that deliveries waiting for that peer go at once.
 //!
-//! The inbound channel is bounded ([`MeshConfig::inbound_capacity`]). When it is full the task stops
-//! polling the swarm (no further requests are read, and outgoing requests wait too) until the
-//! application takes one; commands and answers still go through meanwhile. So the consumer of
+//! The inbound channel is bounded ([`MeshConfig::inbound_capacity`]). When it is full the task
+//! stops polling the swarm (no further requests are read, and outgoing requests wait too)
+//! until the application takes one; commands and answers still go through meanwhile. So the consumer of
 //! the inbound channel must not wait for its own outgoing requests to complete while it lets
 //! the channel fill up.
 
@@ -258,14 +258,21 @@ impl SendError {
     }
 }
 
+/// A message on its way to the swarm task.
+struct OutgoingEnvelope {
+    /// Encoded by the caller: off the swarm task, and sized for its batch.
+    envelope: crate::codec::Encoded,
+    /// It goes in a request of its own, at once ([`mobiwf_proto::Message::goes_alone`]).
+    alone: bool,
+    reply: oneshot::Sender<Result<Reply, SendError>>,
+}
+
 /// What a handle asks the swarm task to do.
 enum Command {
     Request {
         to: PeerId,
         addrs: Vec<Multiaddr>,
-        /// Encoded by the caller: off the swarm task, and sized for its batch.
-        envelope: crate::codec::Encoded,
-        reply: oneshot::Sender<Result<Reply, SendError>>,
+        outgoing: OutgoingEnvelope,
     },
     /// Where a peer is now (see [`MeshHandle::learn`]).
     Learn {
@@ -292,8 +299,8 @@ pub struct MeshHandle {
     listen_addrs: watch::Receiver<Vec<Multiaddr>>,
     /// Announces every connection established, with the peer's id.
     seen: broadcast::Sender<PeerId>,
-    /// The longest [`MeshHandle::request`] waits: one request timeout to connect, one for the
-    /// exchange.
+    /// The longest [`MeshHandle::request`] waits: the dial timeout to connect, one request
+    /// timeout waiting in its peer's queue behind the requests under way, one for its own.
     deadline: Duration,
     /// Where peers reach this daemon through its relay, when it listens on one.
     circuit: Option<Multiaddr>,
@@ -364,7 +371,8 @@ impl MeshHandle {
     /// others to the same peer: `batches`). `addrs` are addresses to dial the
     /// peer at if there is no connection yet (each may end in `/p2p/<to>`); they are tried
     /// after the ones the address book learnt more recently. Waits at most the dial timeout
-    /// plus the request timeout (connecting, then the exchange). A daemon that owns a shard
+    /// plus twice the request timeout (connecting, waiting behind the requests to the peer
+    /// under way, then its own exchange). A daemon that owns a shard
     /// at an epoch says so in every request, here, at each try: whatever path the message
     /// took (the outbox, a probe, a question), and never stored with it, so that the owner
     /// after it sends what it staged with its own.
@@ -381,14 +389,18 @@ impl MeshHandle {
             let (kind, message) = (envelope.message.kind(), &envelope.id);
             tracing::debug!(%to, kind, %message, "sending request");
         }
+        let alone = envelope.message.goes_alone();
         let envelope = crate::codec::encode(&envelope)
             .map_err(|source| SendError::Codec { peer: to, source })?;
         let (reply, answer) = oneshot::channel();
         let command = Command::Request {
             to,
             addrs,
-            envelope,
-            reply,
+            outgoing: OutgoingEnvelope {
+                envelope,
+                alone,
+                reply,
+            },
         };
         if self.commands.send(command).await.is_err() {
             return Err(SendError::Stopped { peer: to });
@@ -410,6 +422,46 @@ impl MeshHandle {
         let (done, stopped) = oneshot::channel();
         if self.commands.send(Command::Shutdown { done }).await.is_ok() {
             let _ = stopped.await;
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn an_error_told_again_for_another_envelope_of_its_batch_says_the_same() {
+        let peer = PeerId::random();
+        let unanswered = SendError::left_unanswered(peer);
+        assert!(unanswered.unanswered());
+        assert!(unanswered.again().unanswered(), "still unanswered");
+        assert_eq!(unanswered.again().to_string(), unanswered.to_string());
+
+        let codec = SendError::Codec {
+            peer,
+            source: io::Error::new(io::ErrorKind::InvalidData, "a frame over the limit"),
+        };
+        let again = codec.again();
+        assert!(!again.unanswered());
+        assert_eq!(again.to_string(), codec.to_string());
+        assert!(
+            matches!(&again, SendError::Codec { source, .. } if source.kind() == io::ErrorKind::InvalidData)
+        );
+        for error in [
+            SendError::Dial {
+                peer,
+                reason: "refused".to_owned(),
+            },
+            SendError::Timeout {
+                peer,
+                after: Duration::from_secs(3),
+            },
+            SendError::ConnectionClosed { peer },
+            SendError::UnsupportedProtocol { peer },
+            SendError::Stopped { peer },
+        ] {
+            assert_eq!(error.again().to_string(), error.to_string());
         }
     }
 }

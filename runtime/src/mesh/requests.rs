@@ -1,7 +1,8 @@
 //! The request-response exchanges the swarm task carries: the handles' messages out (in
 //! batches per peer, `batches`) and their replies back, the peers' batches in to the
-//! application (each envelope through the per-peer gate) and its answers back. Apart from the task's connections and listeners because this is what the
-//! mesh is for, and what its callers see ([`SendError`]).
+//! application (each envelope through the per-peer gate) and its answers back. Apart from the
+//! task's connections and listeners because this is what the mesh is for, and what its callers
+//! see ([`SendError`]).
 
 use libp2p::request_response::{self, InboundRequestId, OutboundFailure, ResponseChannel};
 use libp2p::{Multiaddr, PeerId};
@@ -10,14 +11,17 @@ use tokio::sync::{mpsc, oneshot};
 use super::addresses::Freshness;
 use super::batches::{ReplyTo, Waiting};
 use super::task::Task;
-use super::{Inbound, SendError};
-use crate::codec::{Answers, Batch, Encoded};
-use mobiwf_proto::Envelope;
+use super::{Inbound, OutgoingEnvelope, SendError};
+use crate::codec::{Answers, Batch, Encoded, batch_bytes};
+use mobiwf_proto::MAX_MESSAGE_BYTES;
 
 /// An outgoing request waiting for its answers: one per envelope it carries, in order.
 pub(super) struct PendingRequest {
     pub(super) to: PeerId,
     pub(super) replies: Vec<ReplyTo>,
+    /// Whether it holds one of its peer's turns (`batches`): a message that goes alone does
+    /// not.
+    queued: bool,
 }
 
 /// An inbound request whose envelopes the application has answered (or not).
@@ -33,36 +37,55 @@ pub(super) struct Answer {
 }
 
 impl Task {
-    /// A handle's message for `to`: it waits in the peer's queue, and goes now when the peer
-    /// has room for another request (`batches`).
+    /// A handle's message for `to`: it waits in the peer's queue, and goes when the peer has
+    /// room for another request (`batches`); one that goes alone (`Message::goes_alone`) goes
+    /// now, in a request of its own.
     pub(super) fn send_request(
         &mut self,
         to: PeerId,
         addrs: Vec<Multiaddr>,
-        envelope: Encoded,
-        reply: ReplyTo,
+        outgoing: OutgoingEnvelope,
     ) {
         // What the message was staged with is a hint: the book's newer addresses go first.
         self.book.learn(to, &addrs, Freshness::Hint);
-        self.queues.push(to, Waiting { envelope, reply });
-        self.send_next(to);
+        let OutgoingEnvelope {
+            envelope,
+            alone,
+            reply,
+        } = outgoing;
+        if alone {
+            self.send_batch(to, vec![Waiting { envelope, reply }], false);
+        } else {
+            self.queues.push(to, Waiting { envelope, reply });
+            self.send_next(to);
+        }
     }
 
     /// Sends what waits for `to`, as many requests as may be under way.
     fn send_next(&mut self, to: PeerId) {
         while let Some(batch) = self.queues.next(to) {
-            let addrs = self.book.addresses(&to);
-            let (envelopes, replies): (Vec<Encoded>, Vec<ReplyTo>) =
-                batch.into_iter().map(|w| (w.envelope, w.reply)).unzip();
-            tracing::debug!(%to, envelopes = envelopes.len(), ?addrs, "sending request");
-            let request_id = self.swarm.behaviour_mut().rpc.send_request_with_addresses(
-                &to,
-                Batch::Out(envelopes),
-                addrs,
-            );
-            self.outbound
-                .insert(request_id, PendingRequest { to, replies });
+            self.send_batch(to, batch, true);
         }
+    }
+
+    fn send_batch(&mut self, to: PeerId, batch: Vec<Waiting>, queued: bool) {
+        let addrs = self.book.addresses(&to);
+        let (envelopes, replies): (Vec<Encoded>, Vec<ReplyTo>) =
+            batch.into_iter().map(|w| (w.envelope, w.reply)).unzip();
+        tracing::debug!(%to, envelopes = envelopes.len(), ?addrs, "sending request");
+        let request_id = self.swarm.behaviour_mut().rpc.send_request_with_addresses(
+            &to,
+            Batch::Out(envelopes),
+            addrs,
+        );
+        self.outbound.insert(
+            request_id,
+            PendingRequest {
+                to,
+                replies,
+                queued,
+            },
+        );
     }
 
     /// A request of ours got its answers, or failed: each envelope's caller is told, and what
@@ -72,7 +95,12 @@ impl Task {
         request_id: request_response::OutboundRequestId,
         outcome: Result<Answers, SendError>,
     ) {
-        let Some(PendingRequest { to, replies }) = self.outbound.remove(&request_id) else {
+        let Some(PendingRequest {
+            to,
+            replies,
+            queued,
+        }) = self.outbound.remove(&request_id)
+        else {
             tracing::warn!(%request_id, "an answer to a request nobody waits for");
             return;
         };
@@ -106,8 +134,10 @@ impl Task {
                 }
             }
         }
-        self.queues.finished(to);
-        self.send_next(to);
+        if queued {
+            self.queues.finished(to);
+            self.send_next(to);
+        }
     }
 
     /// The application answered a peer's request (or some of it went unanswered): the answers
@@ -123,6 +153,7 @@ impl Task {
         for _ in 0..admitted {
             self.gate.done(peer);
         }
+        let replies = within_a_frame(replies);
         let unanswered = replies.iter().filter(|r| r.is_none()).count();
         if unanswered > 0 {
             tracing::debug!(
@@ -200,7 +231,7 @@ impl Task {
         request: Batch,
         channel: ResponseChannel<Answers>,
     ) {
-        let envelopes: Vec<Envelope> = match request {
+        let envelopes = match request {
             Batch::In(envelopes) => envelopes,
             // What a codec reads is always `In`; an `Out` here would be a mistake of ours.
             Batch::Out(_) => Vec::new(),
@@ -209,6 +240,15 @@ impl Task {
         let now = std::time::Instant::now();
         let mut answers = Vec::with_capacity(envelopes.len());
         for envelope in envelopes {
+            let envelope = match envelope {
+                Ok(envelope) => envelope,
+                Err(why) => {
+                    // Unanswered, as a request that did not decode always was.
+                    tracing::warn!(from = %peer, %request_id, "an envelope left unanswered: {why}");
+                    answers.push(None);
+                    continue;
+                }
+            };
             if let Err(why) = self.gate.admit(peer, now) {
                 // Unanswered: the sender tries it again later.
                 tracing::debug!(from = %peer, %request_id, message = %envelope.id, "shed: {why}");
@@ -293,5 +333,56 @@ impl Task {
                 );
             }
         }
+    }
+}
+
+/// The answers as they fit in one frame: past [`MAX_MESSAGE_BYTES`] together (a few large
+/// answers to questions batched by a peer that does not send them alone), the rest are left
+/// unanswered, for their senders to ask again.
+fn within_a_frame(mut replies: Answers) -> Answers {
+    if replies.len() < 2 {
+        // One answer always fits: each message kind's answer is bounded below the limit.
+        return replies;
+    }
+    let mut lengths = Vec::with_capacity(replies.len());
+    for reply in &mut replies {
+        // `null` for one left unanswered.
+        let len = reply
+            .as_ref()
+            .map_or(4, |r| serde_json::to_vec(r).map_or(usize::MAX, |v| v.len()));
+        let with = batch_bytes(lengths.iter().copied().chain([len]));
+        if with > MAX_MESSAGE_BYTES {
+            *reply = None;
+            lengths.push(4);
+        } else {
+            lengths.push(len);
+        }
+    }
+    replies
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use mobiwf_proto::Reply;
+
+    #[test]
+    fn answers_past_one_frame_together_are_left_unanswered() {
+        // A bit less than half a frame each: two fit, the third does not.
+        let chunk = || Reply::Chunk {
+            base64: "x".repeat(MAX_MESSAGE_BYTES / 2 - 100),
+        };
+        let replies = within_a_frame(vec![
+            Some(chunk()),
+            Some(Reply::Ack),
+            Some(chunk()),
+            Some(chunk()),
+        ]);
+        assert_eq!(
+            replies.iter().map(Option::is_some).collect::<Vec<_>>(),
+            vec![true, true, true, false]
+        );
+        let small = vec![Some(Reply::Ack), None, Some(Reply::Ack)];
+        assert_eq!(within_a_frame(small.clone()), small);
     }
 }

@@ -94,7 +94,9 @@ pub async fn start(config: MeshConfig) -> anyhow::Result<(MeshHandle, mpsc::Rece
         commands: commands_tx,
         listen_addrs: addrs_rx.clone(),
         seen,
-        deadline: config.dial_timeout.saturating_add(config.request_timeout),
+        deadline: config
+            .dial_timeout
+            .saturating_add(config.request_timeout.saturating_mul(2)),
         circuit,
         epoch: config.epoch,
     };

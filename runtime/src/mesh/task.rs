@@ -88,8 +88,8 @@ impl Task {
             let (retry_at, retry_due) = (self.relay_retry_at(), self.relay_retry_due());
             tokio::select! {
                 command = self.commands.recv() => match command {
-                    Some(Command::Request { to, addrs, envelope, reply }) => {
-                        self.send_request(to, addrs, envelope, reply);
+                    Some(Command::Request { to, addrs, outgoing }) => {
+                        self.send_request(to, addrs, outgoing);
                     }
                     Some(Command::Learn { peer, addrs, freshness }) => {
                         if self.book.learn(peer, &addrs, freshness) {
