@@ -68,7 +68,8 @@ const MIN_GRADIENT: f64 = 0.5;
 /// How much of a newly computed limit is taken at each sample (the rest is the old one).
 const SMOOTHING: f64 = 0.2;
 
-/// The most admitted instances kept (the oldest are forgotten first); above any limit but
+/// The most admitted instances under way kept (the oldest are forgotten first; with the
+/// settled ones not yet swept, the list is at most twice as long); above any limit but
 /// `off`'s, under which nothing is shed.
 const TRACKED_MOST: usize = 2 * MAX_ADMISSION_LIMIT;
 
@@ -299,15 +300,16 @@ impl Admission {
         {
             self.forget_oldest();
         }
-        if self.order.len() > TRACKED_MOST {
-            // Settled ones further back go first; only past the bound with every one still
-            // under way does the oldest go (a lost count of a very old instance, never an
-            // unbounded list).
+        if self.order.len() > TRACKED_MOST && self.order.len() >= 2 * self.admitted.len() {
+            // Settled ones further back go, in one pass once they are half the list (so the
+            // pass is paid for by as many settlements, never once per admission).
             let admitted = &self.admitted;
             self.order.retain(|(_, i)| admitted.contains_key(i));
-            while self.order.len() > TRACKED_MOST {
-                self.forget_oldest();
-            }
+        }
+        // Only past the bound with that many still under way does the oldest go (a lost
+        // count of a very old instance, never an unbounded list: at most twice the bound).
+        while self.admitted.len() > TRACKED_MOST {
+            self.forget_oldest();
         }
     }
 
