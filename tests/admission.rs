@@ -12,23 +12,25 @@
 use std::path::{Path, PathBuf};
 
 use mobiwf_tests::harness::{
-    CLI_TIMEOUT, Controller, GATE_LIMIT_TICKS, PAPER_PLACEMENT, api_token_of, assert_all_succeeded,
-    http_get, http_request, metric, paper_partners, paper_workflow_with, xml_text,
+    CLI_TIMEOUT, Controller, PAPER_PLACEMENT, api_token_of, assert_all_succeeded, gated, http_get,
+    http_request, metric, paper_partners, paper_workflow_with, xml_text,
 };
 use mobiwf_tests::scratch;
 use serde_json::Value;
 
-/// The paper's workflow, every activity waiting for the file `gate`.
+/// The paper's workflow, every activity waiting for the file `gate` (the harness's gated
+/// command, logging to `run.log` in `dir`).
 fn gated_workflow(dir: &Path, gate: &Path) -> PathBuf {
-    let command = format!(
-        "i=0; while [ ! -e '{}' ] && [ $i -lt {GATE_LIMIT_TICKS} ]; do sleep 0.05; \
-         i=$((i+1)); done",
-        gate.display()
-    );
+    let log = dir.join("run.log");
     let file = dir.join("gated.xml");
     std::fs::write(
         &file,
-        paper_workflow_with(|_| format!("<command>{}</command>", xml_text(&command))),
+        paper_workflow_with(|a| {
+            format!(
+                "<command>{}</command>",
+                xml_text(&gated(&log, &format!("A{a}"), gate))
+            )
+        }),
     )
     .unwrap();
     file
