@@ -290,6 +290,7 @@ impl NodeActor {
         Ok(())
     }
 
+    /// Gives one event to the core (or to the part of the actor that handles it).
     fn apply_one(
         &mut self,
         now: u64,
@@ -326,29 +327,8 @@ impl NodeActor {
                 let input = NodeInput::Engine(mobiwf_engine::Input::SyncLost(lost));
                 self.step(now, input, writing, after)?;
             }
-            Event::Ended { execution, ended }
-                if ended.lost && execution.run == crate::executor::RunKind::Try =>
-            {
-                let lost = mobiwf_engine::Lost {
-                    instance: execution.instance,
-                    partition: execution.partition,
-                    activity: execution.activity,
-                    attempt: execution.attempt,
-                };
-                let input = NodeInput::Engine(mobiwf_engine::Input::SyncLost(lost));
-                self.step(now, input, writing, after)?;
-            }
             Event::Ended { execution, ended } => {
-                let end = CommandEnd {
-                    instance: execution.instance,
-                    partition: execution.partition,
-                    activity: execution.activity,
-                    attempt: execution.attempt,
-                    compensation: execution.run.is_compensation(),
-                    finish: ended.finish,
-                    written: ended.written,
-                };
-                self.step(now, NodeInput::Ended(end), writing, after)?;
+                self.step(now, ended_input(&execution, ended), writing, after)?;
             }
             Event::ApplicationEnded { key, user, ended } => {
                 self.application_ended(now, (key, user), ended, writing, after)?;
@@ -525,4 +505,26 @@ fn not_applied(not: NotTaken) -> NotApplied {
         NotTaken::Refused(why) => NotApplied::Refused(why),
         NotTaken::Later(why) => NotApplied::Later(why),
     }
+}
+
+/// What an executor's end of a command is to the node core: a try that ran past its lost
+/// lease is the loss of the synchronization it ran under; any other end is the command's.
+fn ended_input(execution: &Execution, ended: executor::Ended) -> NodeInput {
+    if ended.lost && execution.run == executor::RunKind::Try {
+        return NodeInput::Engine(mobiwf_engine::Input::SyncLost(mobiwf_engine::Lost {
+            instance: execution.instance,
+            partition: execution.partition,
+            activity: execution.activity,
+            attempt: execution.attempt,
+        }));
+    }
+    NodeInput::Ended(CommandEnd {
+        instance: execution.instance,
+        partition: execution.partition,
+        activity: execution.activity,
+        attempt: execution.attempt,
+        compensation: execution.run.is_compensation(),
+        finish: ended.finish,
+        written: ended.written,
+    })
 }
