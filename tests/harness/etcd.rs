@@ -4,10 +4,13 @@
 //! passes in cargo's summary, and CI must not pass having run none of them. Each skip is
 //! also listed in the file [`super::SKIP_LOG`] names, for `scripts/test`'s summary.
 
+use std::collections::BTreeSet;
+use std::hash::{BuildHasher as _, RandomState};
 use std::io::{Read as _, Write as _};
 use std::net::{TcpListener, TcpStream};
 use std::path::Path;
 use std::process::Command;
+use std::sync::Mutex;
 use std::time::Duration;
 
 use super::process::{or_panic, program};
@@ -27,10 +30,30 @@ pub struct Etcd {
     daemon: Option<Daemon>,
 }
 
-/// A free loopback port (bound, then let go).
+/// A free loopback port for etcd to bind later: bound here, then let go, and never handed out
+/// twice by this process. It comes from below the kernel's ephemeral range: a port from that
+/// range (what binding port 0 gives) can be taken, before etcd binds it, as the local end of
+/// any outgoing connection on the machine, and the cluster tests make many.
 pub(super) fn free_port() -> u16 {
-    let listener = TcpListener::bind("127.0.0.1:0").expect("bind a loopback port");
-    listener.local_addr().expect("its address").port()
+    static HANDED_OUT: Mutex<BTreeSet<u16>> = Mutex::new(BTreeSet::new());
+    let low = std::fs::read_to_string("/proc/sys/net/ipv4/ip_local_port_range")
+        .ok()
+        .and_then(|range| range.split_whitespace().next()?.parse::<u16>().ok())
+        .filter(|low| *low > 12_000)
+        .unwrap_or(32_768);
+    let mut handed_out = HANDED_OUT.lock().unwrap_or_else(|e| e.into_inner());
+    let mut state = RandomState::new().hash_one(std::process::id());
+    loop {
+        // xorshift: enough to spread the tries; the bind below is what decides.
+        state ^= state << 13;
+        state ^= state >> 7;
+        state ^= state << 17;
+        let port = 10_000 + (state % u64::from(low - 10_000)) as u16;
+        if !handed_out.contains(&port) && TcpListener::bind(("127.0.0.1", port)).is_ok() {
+            handed_out.insert(port);
+            return port;
+        }
+    }
 }
 
 /// True when etcd at `port` says it is healthy.
