@@ -362,7 +362,7 @@ fn main() -> ExitCode {
         Err(e) => match e.downcast_ref::<commands::api_client::Said>() {
             Some(said) => ExitCode::from(said.0),
             None => {
-                eprintln!("mobiwf-controller: error: {e:#}");
+                mobiwf_runtime::process::print_error("mobiwf-controller", &e);
                 ExitCode::from(commands::api_client::exit_code_of(&e, 2))
             }
         },

@@ -61,7 +61,7 @@ fn main() -> ExitCode {
     match outcome {
         Ok(code) => code,
         Err(e) => {
-            eprintln!("mobiwf-demo: error: {e:#}");
+            mobiwf_runtime::process::print_error("mobiwf-demo", &e);
             ExitCode::from(2)
         }
     }

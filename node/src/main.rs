@@ -228,7 +228,7 @@ fn main() -> ExitCode {
     match result {
         Ok(()) => ExitCode::SUCCESS,
         Err(e) => {
-            eprintln!("mobiwf-node: error: {e:#}");
+            mobiwf_runtime::process::print_error("mobiwf-node", &e);
             let code = e
                 .downcast_ref::<commands::api_client::Exit>()
                 .map_or(1, |exit| exit.code);

@@ -1,5 +1,6 @@
 //! Small process-level helpers the controller and node daemons share: the wall clock, files
-//! they publish in their data directory, and waiting for a stop signal.
+//! they publish in their data directory, waiting for a stop signal, and how a command's error
+//! is printed.
 
 use std::path::Path;
 
@@ -49,4 +50,18 @@ pub async fn wait_for_stop() -> anyhow::Result<()> {
         _ = term.recv() => {}
     }
     Ok(())
+}
+
+/// Prints a command's error on stderr, `PROGRAM: error: ...` with its causes, and, when asked
+/// with `RUST_LIB_BACKTRACE=1`, where it arose: the frames name files and lines when the
+/// binary's debug information can be found (built in, or the `.debug` file `scripts/install`
+/// puts next to an installed binary). `RUST_BACKTRACE=1` alone, which asks for panics'
+/// backtraces, does not print one for every error a command meets.
+pub fn print_error(program: &str, error: &anyhow::Error) {
+    eprintln!("{program}: error: {error:#}");
+    let asked = std::env::var_os("RUST_LIB_BACKTRACE").is_some_and(|v| v != "0");
+    let backtrace = error.backtrace();
+    if asked && backtrace.status() == std::backtrace::BacktraceStatus::Captured {
+        eprintln!("where it arose:\n{backtrace}");
+    }
 }
