@@ -33,11 +33,13 @@ pub(crate) fn awaits_stand_in(a: &ActivityView) -> bool {
 /// known.
 pub(crate) fn relay_to_stand_ins(inst: &mut Instance, ctx: &mut Ctx<'_>) {
     let mut sends = Vec::new();
-    for x in &inst.activities {
+    // Only stand-ins are looked at: this runs on every change, over every activity, and
+    // finding a partition is a search of the instance's partitions.
+    for x in inst.activities.iter().filter(|x| x.stands_for.is_some()) {
         let Some(p) = x.partition.and_then(|p| partition(inst, p)) else {
             continue;
         };
-        if x.stands_for.is_none() || x.state().is_final() || p.abandoned().is_some() {
+        if x.state().is_final() || p.abandoned().is_some() {
             continue;
         }
         for &pre in &x.awaits {

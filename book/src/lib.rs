@@ -39,6 +39,7 @@ mod refused;
 mod reports;
 mod rerun;
 mod retained;
+mod speakers;
 mod start;
 mod submit;
 mod sync;

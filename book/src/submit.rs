@@ -267,6 +267,7 @@ impl Book {
             effects: Vec::new(),
         };
         let runs_on = runs_on(&derived, placement, nodes);
+        let loops = crate::speakers::LoopEnds::of(&derived);
         for d in derived {
             let Some(&i) = placement.node_of.get(&d.partner) else {
                 continue;
@@ -289,7 +290,10 @@ impl Book {
                     document: mobiwf_xml_schema::write_partition(&d.document),
                     responsible: start.responsible.clone(),
                     hour_ms: hour_ms_for(&d.document, self.hour_ms),
-                    runs_on: runs_on.clone().into_iter().collect(),
+                    runs_on: crate::speakers::told(
+                        &runs_on,
+                        &crate::speakers::heard_by(&d.document, &loops),
+                    ),
                     inputs: crate::inputs::read_by(&start.inputs, &d.document),
                 }),
             });
@@ -332,7 +336,7 @@ struct Deployed {
     effects: Vec<Effect>,
 }
 
-/// Who runs what, for every node of the instance: whose word each takes.
+/// Who runs what in the whole instance (each node is told the part whose word it takes).
 fn runs_on(
     derived: &[DerivedPartition],
     placement: &Placement,

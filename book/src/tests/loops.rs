@@ -71,6 +71,20 @@ fn in_pass(activity: u64, state: ActivityState, pass: u32) -> ActivityRecord {
 }
 
 scenarios! {
+    fn each_partition_is_told_who_runs_only_the_activities_whose_word_it_takes() {
+        let (mut b, xml) = spread_loop();
+        let applied = submit(&mut b, &xml).expect("submit");
+        let told = told_runs_on(&applied);
+        let pairs = |list: &[(u64, &str)]| -> Vec<(u64, String)> {
+            list.iter().map(|(a, p)| (*a, (*p).to_owned())).collect()
+        };
+        // 1 waits for nothing; 2 for 1 and, in the loop's body, for its end 3's new pass;
+        // 3 and 4 for 2 and 3. Nobody is told of the activities it never hears from.
+        assert_eq!(told[&2], pairs(&[(1, "peerB")]));
+        assert_eq!(told[&1], pairs(&[(1, "peerB"), (2, "peerA"), (3, "peerC")]));
+        assert_eq!(told[&3], pairs(&[(2, "peerA"), (3, "peerC"), (4, "peerC")]));
+    }
+
     fn a_later_pass_waits_again_and_an_earlier_one_changes_nothing() {
         let mut b = three_nodes();
         submit(&mut b, &looping(-1)).expect("submit");

@@ -296,6 +296,23 @@ fn deployed(applied: &Applied) -> Vec<(String, u64, String)> {
         .collect()
 }
 
+/// Who each deployment says runs what, by partition: (partition, [(activity, peer)]).
+fn told_runs_on(applied: &Applied) -> BTreeMap<u64, Vec<(u64, String)>> {
+    sent(applied)
+        .into_iter()
+        .filter_map(|(_, m)| match m {
+            Message::Deploy(d) => Some((
+                d.partition.0,
+                d.runs_on
+                    .iter()
+                    .map(|(a, peer)| (a.0, peer.to_string()))
+                    .collect(),
+            )),
+            _ => None,
+        })
+        .collect()
+}
+
 fn from_node(b: &mut Book, now_ms: u64, peer: &str, message: Message) -> Applied {
     let input = Input::FromNode {
         peer: NodeId::new(peer),

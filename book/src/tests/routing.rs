@@ -127,6 +127,20 @@ scenarios! {
         assert_eq!(sent(&relayed), vec![("peerB".to_owned(), word)]);
     }
 
+    fn a_partition_is_told_who_runs_the_activities_its_rules_name() {
+        // 2 on P2 depends on 1 (P1) running, with no precondition.
+        let xml = two(false).replacen("<preconditionId>1</preconditionId>", "", 1);
+        let xml = xml.replacen(
+            "<nameActivity>N2</nameActivity>",
+            r#"<nameActivity>N2</nameActivity><depends><term activity="1" state="RUNNING"/></depends>"#,
+            1,
+        );
+        let mut b = three_nodes();
+        let told = told_runs_on(&submit(&mut b, &xml).expect("submit"));
+        assert_eq!(told[&1], vec![(1, "peerA".to_owned())]);
+        assert_eq!(told[&2], vec![(1, "peerA".to_owned()), (2, "peerB".to_owned())]);
+    }
+
     fn a_failure_the_controller_decides_reaches_the_rules_that_name_it() {
         // 1 on P1 has contingency activity 9; 2 on P2 depends on 1 failing.
         let xml = wf(
