@@ -31,7 +31,8 @@ pub struct Deploy {
     /// sent only with a partition that has deadlines, else the node's own `--hour-ms`.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub hour_ms: Option<u64>,
-    /// The peer that runs each activity of the instance (as placed when this was sent),
+    /// The peer that runs each activity whose word this partition's node takes (its own, the
+    /// ones they wait for, the ends of the loops they are in; as placed when this was sent),
     /// as (activity, peer) pairs: the node takes a partner's word about an activity only
     /// from its peer. Left out when empty (a deployment from before: every partner's
     /// word is taken). Pairs, not a map: a map's number keys do not survive the internally
