@@ -77,13 +77,14 @@ fn names_our_lines(stderr: &str) -> bool {
 fn installed_programs_are_stripped_and_their_backtraces_still_name_files_and_lines() {
     let built = binary("mobiwf-controller").unwrap();
     let dir = scratch("install").unwrap();
-    let prefix = dir.join("prefix");
+    // A prefix as an operator may give it: relative to where the command runs, with a space.
+    let prefix = dir.join("installed here");
     let out = run(
         Command::new(repo_root().join("scripts/install"))
+            .current_dir(&dir)
             .arg("--bin-dir")
             .arg(built.parent().unwrap())
-            .arg("--prefix")
-            .arg(&prefix),
+            .args(["--prefix", "installed here"]),
         Duration::from_secs(300),
     );
     out.expect_code(0, "scripts/install");

@@ -1,45 +1,37 @@
 //! What a deployment tells a partition's node of who runs what: the peers of the activities
 //! whose word that node takes (a notification, a state change, a loop's new pass), and no
-//! more. Those are its own activities, the ones they wait for (preconditions and the terms of
-//! dependency rules) and the ends of the loops they are in, which say when a new pass begins.
-//! Telling every partition of every activity made each deployment's bytes (stored in the
-//! outbox, copied, encoded, sent) grow with the instance's partners twice over.
+//! more. Those are its own activities and every activity whose partner sends to one of them:
+//! read from the senders' side of the partition documents (an activity's adjacents, a loop
+//! end's body), the same lists the senders send by, so that the two cannot part. Telling every
+//! partition of every activity made each deployment's bytes (stored in the outbox, copied,
+//! encoded, sent) grow with the instance's partners twice over.
 
 use std::collections::{BTreeMap, BTreeSet};
 
 use mobiwf_proto::{ActivityId, NodeId};
-use mobiwf_xml_schema::{DerivedPartition, PartitionDocument};
+use mobiwf_xml_schema::DerivedPartition;
 
-/// The ends of the loops each activity is in (a body member of several loops hears each end).
-#[derive(Debug, Default)]
-pub(crate) struct LoopEnds(BTreeMap<ActivityId, Vec<ActivityId>>);
-
-impl LoopEnds {
-    /// The loops of an instance, from its partitions' documents: only a loop's end holds its
-    /// body (`<loop>`'s members), so the other partitions learn their ends here.
-    pub(crate) fn of(derived: &[DerivedPartition]) -> LoopEnds {
-        let mut ends: BTreeMap<ActivityId, Vec<ActivityId>> = BTreeMap::new();
-        for activity in derived.iter().flat_map(|d| &d.document.activities) {
-            if let Some(back) = &activity.loop_back {
-                for member in back.body_ids() {
-                    ends.entry(member).or_default().push(activity.id);
-                }
+/// For each partition of `derived` (in its order), the activities whose word its node takes.
+pub(crate) fn heard(derived: &[DerivedPartition]) -> Vec<BTreeSet<ActivityId>> {
+    let holder: BTreeMap<ActivityId, usize> = derived
+        .iter()
+        .enumerate()
+        .flat_map(|(i, d)| d.document.activities.iter().map(move |a| (a.id, i)))
+        .collect();
+    let mut heard: Vec<BTreeSet<ActivityId>> = derived
+        .iter()
+        .map(|d| d.document.activities.iter().map(|a| a.id).collect())
+        .collect();
+    for activity in derived.iter().flat_map(|d| &d.document.activities) {
+        // Its end (with the states a rule names) goes to its adjacents' partners; a loop
+        // end's new pass to its body's.
+        let adjacents = activity.adjacents.iter().map(|a| a.id);
+        let body = activity.loop_back.iter().flat_map(|l| l.body_ids());
+        for to in adjacents.chain(body) {
+            if let Some(&i) = holder.get(&to) {
+                heard[i].insert(activity.id);
             }
         }
-        LoopEnds(ends)
-    }
-}
-
-/// The activities whose word the node of `document` takes.
-pub(crate) fn heard_by(document: &PartitionDocument, loops: &LoopEnds) -> BTreeSet<ActivityId> {
-    let mut heard = BTreeSet::new();
-    for activity in &document.activities {
-        heard.insert(activity.id);
-        heard.extend(activity.preconditions.iter().map(|p| p.id));
-        if let Some(rule) = &activity.depends {
-            heard.extend(rule.terms().into_iter().map(|(a, _)| a));
-        }
-        heard.extend(loops.0.get(&activity.id).into_iter().flatten());
     }
     heard
 }

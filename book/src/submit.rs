@@ -267,8 +267,8 @@ impl Book {
             effects: Vec::new(),
         };
         let runs_on = runs_on(&derived, placement, nodes);
-        let loops = crate::speakers::LoopEnds::of(&derived);
-        for d in derived {
+        let heard = crate::speakers::heard(&derived);
+        for (d, heard) in derived.into_iter().zip(heard) {
             let Some(&i) = placement.node_of.get(&d.partner) else {
                 continue;
             };
@@ -290,10 +290,7 @@ impl Book {
                     document: mobiwf_xml_schema::write_partition(&d.document),
                     responsible: start.responsible.clone(),
                     hour_ms: hour_ms_for(&d.document, self.hour_ms),
-                    runs_on: crate::speakers::told(
-                        &runs_on,
-                        &crate::speakers::heard_by(&d.document, &loops),
-                    ),
+                    runs_on: crate::speakers::told(&runs_on, &heard),
                     inputs: crate::inputs::read_by(&start.inputs, &d.document),
                 }),
             });

@@ -67,8 +67,8 @@ pub struct Known {
     /// The length of an hour for its `<deadline>`s, in ms, as the controller deployed it.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub hour_ms: Option<u64>,
-    /// The peer that runs each activity of the instance, as the controller said: whose word
-    /// about it is taken.
+    /// The peer that runs each activity whose word this node takes (what its deployments and
+    /// substitutions said): whose word about it is taken.
     #[serde(default, skip_serializing_if = "BTreeMap::is_empty")]
     pub runs_on: BTreeMap<ActivityId, mobiwf_proto::NodeId>,
     /// The pass each remote activity of a loop's body is in, as far as this node heard (from

@@ -36,11 +36,7 @@ pub struct Etcd {
 /// any outgoing connection on the machine, and the cluster tests make many.
 pub(super) fn free_port() -> u16 {
     static HANDED_OUT: Mutex<BTreeSet<u16>> = Mutex::new(BTreeSet::new());
-    let low = std::fs::read_to_string("/proc/sys/net/ipv4/ip_local_port_range")
-        .ok()
-        .and_then(|range| range.split_whitespace().next()?.parse::<u16>().ok())
-        .filter(|low| *low > 12_000)
-        .unwrap_or(32_768);
+    let (from, count) = outside_ephemeral_range();
     let mut handed_out = HANDED_OUT.lock().unwrap_or_else(|e| e.into_inner());
     let mut state = RandomState::new().hash_one(std::process::id());
     loop {
@@ -48,11 +44,33 @@ pub(super) fn free_port() -> u16 {
         state ^= state << 13;
         state ^= state >> 7;
         state ^= state << 17;
-        let port = 10_000 + (state % u64::from(low - 10_000)) as u16;
+        let port = from + (state % u64::from(count)) as u16;
         if !handed_out.contains(&port) && TcpListener::bind(("127.0.0.1", port)).is_ok() {
             handed_out.insert(port);
             return port;
         }
+    }
+}
+
+/// The ports to choose from, (first, how many): below the kernel's ephemeral range, or above
+/// it when it starts low; nearly all ports when it covers nearly all (then a clash is a chance
+/// taken).
+fn outside_ephemeral_range() -> (u16, u16) {
+    let range: Vec<u16> = std::fs::read_to_string("/proc/sys/net/ipv4/ip_local_port_range")
+        .unwrap_or_default()
+        .split_whitespace()
+        .filter_map(|n| n.parse().ok())
+        .collect();
+    let (low, high) = match range[..] {
+        [low, high] => (low, high),
+        _ => (32_768, 60_999),
+    };
+    if low > 12_000 {
+        (10_000, low - 10_000)
+    } else if high < 63_000 {
+        (high + 1, u16::MAX - high)
+    } else {
+        (10_000, 22_768)
     }
 }
 

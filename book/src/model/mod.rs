@@ -382,8 +382,9 @@ impl Instance {
         self.state.step(event)
     }
 
-    /// The peer that runs each placed activity (its partition's node): what a deployment
-    /// tells a node, so that it takes a partner's word about an activity only from its peer.
+    /// The peer that runs each placed activity (its partition's node): a deployment tells a
+    /// node the part of it whose word the node takes (`crate::speakers`), so that it takes a
+    /// partner's word about an activity only from its peer.
     pub fn runs_on(&self) -> BTreeMap<ActivityId, NodeId> {
         self.activities
             .iter()

@@ -78,8 +78,10 @@ scenarios! {
         let pairs = |list: &[(u64, &str)]| -> Vec<(u64, String)> {
             list.iter().map(|(a, p)| (*a, (*p).to_owned())).collect()
         };
-        // 1 waits for nothing; 2 for 1 and, in the loop's body, for its end 3's new pass;
-        // 3 and 4 for 2 and 3. Nobody is told of the activities it never hears from.
+        // Keyed by partition. Partition 2 (activity 1, peerB) waits for nothing; partition 1
+        // (activity 2, peerA) for 1 and, in the loop's body, for its end 3's new pass;
+        // partition 3 (activities 3 and 4, peerC) for 2 and 3. Nobody is told of the
+        // activities it never hears from.
         assert_eq!(told[&2], pairs(&[(1, "peerB")]));
         assert_eq!(told[&1], pairs(&[(1, "peerB"), (2, "peerA"), (3, "peerC")]));
         assert_eq!(told[&3], pairs(&[(2, "peerA"), (3, "peerC"), (4, "peerC")]));
