@@ -3,8 +3,9 @@
 //! Every message is an [`Envelope`]: a [`MessageId`] the receiver deduplicates on, and a
 //! [`Message`]. Its answer is a [`Reply`]. A request carries up to [`MAX_BATCH`] envelopes
 //! for one peer, its reply their answers in order. Frames are a 4-byte big-endian length
-//! followed by that many bytes of JSON; `PROTOCOL` carries the version, so an incompatible change gets a
-//! new protocol name and old peers refuse it at negotiation instead of misreading it.
+//! followed by that many bytes of JSON; `PROTOCOL` carries the version, so an incompatible
+//! change gets a new protocol name and old peers refuse it at negotiation instead of
+//! misreading it.
 
 use serde::{Deserialize, Serialize};
 
@@ -364,9 +365,7 @@ impl Message {
             Message::PauseReport(_) => "pause_report",
         }
     }
-}
 
-impl Message {
     /// Whether the message goes in a request of its own, never waiting behind others to its
     /// peer: a probe, whose round trip is the link's liveness and a lease's measure, and the
     /// questions whose answers may be large (a file's chunk, an instance's data), which would

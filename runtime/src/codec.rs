@@ -65,15 +65,49 @@ pub(crate) fn encode(envelope: &Envelope) -> io::Result<Encoded> {
     Ok(encoded)
 }
 
-/// The frame length of a batch of envelopes `lengths` long each.
+/// The frame length of a batch of envelopes `lengths` long each (what the tests check a
+/// frame's real length against; the senders keep a [`FrameBytes`] as they fill one).
+#[cfg(test)]
 pub(crate) fn batch_bytes(lengths: impl IntoIterator<Item = usize>) -> usize {
-    let (mut bytes, mut count) = (ARRAY_BYTES, 0usize);
+    let mut frame = FrameBytes::EMPTY;
     for len in lengths {
-        bytes += len;
-        count += 1;
+        frame.add(len);
     }
-    // The commas between them.
-    bytes + count.saturating_sub(1)
+    frame.len()
+}
+
+/// The length of a batch's frame (a JSON array) kept as its items are added, so that filling
+/// a frame item by item costs one addition each.
+#[derive(Debug, Clone, Copy)]
+pub(crate) struct FrameBytes {
+    bytes: usize,
+    items: usize,
+}
+
+impl FrameBytes {
+    /// The frame of no item.
+    pub(crate) const EMPTY: FrameBytes = FrameBytes {
+        bytes: ARRAY_BYTES,
+        items: 0,
+    };
+
+    /// The frame's length with an item of `len` bytes more (and the comma before it).
+    pub(crate) fn with(self, len: usize) -> usize {
+        let comma = usize::from(self.items > 0);
+        self.bytes.saturating_add(len).saturating_add(comma)
+    }
+
+    /// Adds an item of `len` bytes.
+    pub(crate) fn add(&mut self, len: usize) {
+        self.bytes = self.with(len);
+        self.items += 1;
+    }
+
+    /// The frame's length.
+    #[cfg(test)]
+    pub(crate) fn len(self) -> usize {
+        self.bytes
+    }
 }
 
 /// An `InvalidData` error saying that a `what` frame of `len` bytes is over the limit.
@@ -251,6 +285,27 @@ mod tests {
         }
     }
 
+    /// The bytes a request carrying `encoded` is sent as.
+    async fn request_bytes(encoded: Vec<Encoded>) -> Vec<u8> {
+        let mut buf = Cursor::new(Vec::new());
+        WireCodec
+            .write_request(&STREAM_PROTOCOL, &mut buf, Batch::Out(encoded))
+            .await
+            .unwrap();
+        buf.into_inner()
+    }
+
+    /// What a receiver reads of a request's `bytes`: its envelopes, each decoded or not.
+    async fn read_request(bytes: Vec<u8>) -> io::Result<Vec<Result<Envelope, String>>> {
+        match WireCodec
+            .read_request(&STREAM_PROTOCOL, &mut Cursor::new(bytes))
+            .await?
+        {
+            Batch::In(read) => Ok(read),
+            Batch::Out(_) => panic!("read as outgoing"),
+        }
+    }
+
     #[tokio::test]
     async fn a_batch_round_trips_and_its_length_is_what_batch_bytes_says() {
         let mut codec = WireCodec;
@@ -258,22 +313,11 @@ mod tests {
         second.id.seq = 8;
         let encoded = vec![encode(&envelope()).unwrap(), encode(&second).unwrap()];
         let expected = batch_bytes(encoded.iter().map(|e| e.get().len()));
-        let mut buf = Cursor::new(Vec::new());
-        codec
-            .write_request(&STREAM_PROTOCOL, &mut buf, Batch::Out(encoded))
-            .await
-            .unwrap();
-        let bytes = buf.into_inner();
+        let bytes = request_bytes(encoded).await;
         let len = u32::from_be_bytes([bytes[0], bytes[1], bytes[2], bytes[3]]) as usize;
         assert_eq!(len, bytes.len() - 4);
         assert_eq!(len, expected);
-        let read = codec
-            .read_request(&STREAM_PROTOCOL, &mut Cursor::new(bytes))
-            .await
-            .unwrap();
-        let Batch::In(read) = read else {
-            panic!("read as outgoing: {read:?}")
-        };
+        let read = read_request(bytes).await.unwrap();
         assert_eq!(read, vec![Ok(envelope()), Ok(second)]);
 
         let answers = vec![Some(Reply::Ack), None];
@@ -292,16 +336,8 @@ mod tests {
     #[tokio::test]
     async fn an_empty_batch_or_one_past_max_batch_is_refused() {
         for count in [0, MAX_BATCH + 1] {
-            let mut buf = Cursor::new(Vec::new());
-            let encoded = vec![encode(&envelope()).unwrap(); count];
-            WireCodec
-                .write_request(&STREAM_PROTOCOL, &mut buf, Batch::Out(encoded))
-                .await
-                .unwrap();
-            let err = WireCodec
-                .read_request(&STREAM_PROTOCOL, &mut Cursor::new(buf.into_inner()))
-                .await
-                .unwrap_err();
+            let bytes = request_bytes(vec![encode(&envelope()).unwrap(); count]).await;
+            let err = read_request(bytes).await.unwrap_err();
             assert_eq!(err.kind(), io::ErrorKind::InvalidData);
             assert!(err.to_string().contains("MAX_BATCH"), "{err}");
         }
@@ -312,18 +348,9 @@ mod tests {
         let good = encode(&envelope()).unwrap();
         let odd =
             RawValue::from_string(r#"{"id":{"kind":"from a newer peer"}}"#.to_owned()).unwrap();
-        let mut buf = Cursor::new(Vec::new());
-        WireCodec
-            .write_request(&STREAM_PROTOCOL, &mut buf, Batch::Out(vec![odd, good]))
+        let read = read_request(request_bytes(vec![odd, good]).await)
             .await
             .unwrap();
-        let read = WireCodec
-            .read_request(&STREAM_PROTOCOL, &mut Cursor::new(buf.into_inner()))
-            .await
-            .unwrap();
-        let Batch::In(read) = read else {
-            panic!("read as outgoing: {read:?}")
-        };
         assert!(
             read[0]
                 .as_ref()

@@ -11,7 +11,7 @@ use libp2p::PeerId;
 use tokio::sync::oneshot;
 
 use super::SendError;
-use crate::codec::{Encoded, batch_bytes};
+use crate::codec::{Encoded, FrameBytes};
 use mobiwf_proto::{MAX_BATCH, MAX_MESSAGE_BYTES, Reply};
 
 /// Most requests to one peer under way at once; what comes meanwhile waits and goes together.
@@ -54,7 +54,7 @@ impl Queues {
             return None;
         }
         let mut batch: Vec<Waiting> = Vec::new();
-        let mut lengths = Vec::new();
+        let mut frame = FrameBytes::EMPTY;
         while batch.len() < MAX_BATCH {
             let Some(front) = queue.waiting.front() else {
                 break;
@@ -64,12 +64,11 @@ impl Queues {
                 continue;
             }
             let len = front.envelope.get().len();
-            let with = batch_bytes(lengths.iter().copied().chain([len]));
             // The first always fits (`codec::encode` refused any that alone would not).
-            if !batch.is_empty() && with > MAX_MESSAGE_BYTES {
+            if !batch.is_empty() && frame.with(len) > MAX_MESSAGE_BYTES {
                 break;
             }
-            lengths.push(len);
+            frame.add(len);
             batch.extend(queue.waiting.pop_front());
         }
         if batch.is_empty() {
@@ -109,6 +108,7 @@ impl Queues {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::codec::batch_bytes;
 
     fn waiting(bytes: usize) -> (Waiting, oneshot::Receiver<Result<Reply, SendError>>) {
         let (reply, answer) = oneshot::channel();

@@ -23,9 +23,9 @@
 //!
 //! The inbound channel is bounded ([`MeshConfig::inbound_capacity`]). When it is full the task
 //! stops polling the swarm (no further requests are read, and outgoing requests wait too)
-//! until the application takes one; commands and answers still go through meanwhile. So the consumer of
-//! the inbound channel must not wait for its own outgoing requests to complete while it lets
-//! the channel fill up.
+//! until the application takes one; commands and answers still go through meanwhile. So the
+//! consumer of the inbound channel must not wait for its own outgoing requests to complete
+//! while it lets the channel fill up.
 
 use std::io;
 use std::time::Duration;

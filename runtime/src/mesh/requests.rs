@@ -12,7 +12,7 @@ use super::addresses::Freshness;
 use super::batches::{ReplyTo, Waiting};
 use super::task::Task;
 use super::{Inbound, OutgoingEnvelope, SendError};
-use crate::codec::{Answers, Batch, Encoded, batch_bytes};
+use crate::codec::{Answers, Batch, Encoded, FrameBytes};
 use mobiwf_proto::MAX_MESSAGE_BYTES;
 
 /// An outgoing request waiting for its answers: one per envelope it carries, in order.
@@ -344,18 +344,17 @@ fn within_a_frame(mut replies: Answers) -> Answers {
         // One answer always fits: each message kind's answer is bounded below the limit.
         return replies;
     }
-    let mut lengths = Vec::with_capacity(replies.len());
+    let mut frame = FrameBytes::EMPTY;
     for reply in &mut replies {
         // `null` for one left unanswered.
         let len = reply
             .as_ref()
             .map_or(4, |r| serde_json::to_vec(r).map_or(usize::MAX, |v| v.len()));
-        let with = batch_bytes(lengths.iter().copied().chain([len]));
-        if with > MAX_MESSAGE_BYTES {
+        if frame.with(len) > MAX_MESSAGE_BYTES {
             *reply = None;
-            lengths.push(4);
+            frame.add(4);
         } else {
-            lengths.push(len);
+            frame.add(len);
         }
     }
     replies
