@@ -38,18 +38,15 @@ pub(super) fn free_port() -> u16 {
     static HANDED_OUT: Mutex<BTreeSet<u16>> = Mutex::new(BTreeSet::new());
     let (from, count) = outside_ephemeral_range();
     let mut handed_out = HANDED_OUT.lock().unwrap_or_else(|e| e.into_inner());
-    let mut state = RandomState::new().hash_one(std::process::id());
-    loop {
-        // xorshift: enough to spread the tries; the bind below is what decides.
-        state ^= state << 13;
-        state ^= state >> 7;
-        state ^= state << 17;
-        let port = from + (state % u64::from(count)) as u16;
-        if !handed_out.contains(&port) && TcpListener::bind(("127.0.0.1", port)).is_ok() {
-            handed_out.insert(port);
-            return port;
-        }
-    }
+    // From a random place in the range (test processes after one another start apart), the
+    // first port that binds.
+    let start = RandomState::new().hash_one(std::process::id()) % u64::from(count);
+    let port = (0..u64::from(count))
+        .map(|i| from + ((start + i) % u64::from(count)) as u16)
+        .find(|port| !handed_out.contains(port) && TcpListener::bind(("127.0.0.1", *port)).is_ok())
+        .expect("a free loopback port outside the ephemeral range");
+    handed_out.insert(port);
+    port
 }
 
 /// The ports to choose from, (first, how many): below the kernel's ephemeral range, or above
